@@ -1,0 +1,142 @@
+#include "experiments/trial.h"
+
+#include <array>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+
+namespace ditbench {
+namespace {
+
+template <typename Enum, std::size_t N>
+std::optional<Enum> FindByName(const std::array<std::pair<Enum, std::string_view>, N>& table,
+                               std::string_view name) {
+  for (const auto& [value, text] : table)
+    if (text == name) return value;
+  return std::nullopt;
+}
+
+template <typename Enum, std::size_t N>
+std::string_view NameOf(const std::array<std::pair<Enum, std::string_view>, N>& table,
+                        Enum value) {
+  for (const auto& [v, text] : table)
+    if (v == value) return text;
+  return "unknown";
+}
+
+constexpr std::array<std::pair<Scope, std::string_view>, 3> kScopes{{
+    {Scope::kForward, "forward"}, {Scope::kDenoise, "denoise"}, {Scope::kPipeline, "pipeline"}}};
+
+constexpr std::array<std::pair<Precision, std::string_view>, 4> kPrecisions{{
+    {Precision::kFp32, "fp32"},
+    {Precision::kTf32, "tf32"},
+    {Precision::kBf16, "bf16"},
+    {Precision::kFp16, "fp16"}}};
+
+constexpr std::array<std::pair<TrialStatus, std::string_view>, 9> kStatuses{{
+    {TrialStatus::kPending, "pending"},
+    {TrialStatus::kRunning, "running"},
+    {TrialStatus::kOk, "ok"},
+    {TrialStatus::kSkipped, "skipped"},
+    {TrialStatus::kOom, "oom"},
+    {TrialStatus::kTimeout, "timeout"},
+    {TrialStatus::kCrashed, "crashed"},
+    {TrialStatus::kFailed, "failed"},
+    {TrialStatus::kInterrupted, "interrupted"}}};
+
+}  // namespace
+
+std::string_view ScopeName(Scope scope) { return NameOf(kScopes, scope); }
+std::optional<Scope> ParseScope(std::string_view name) { return FindByName(kScopes, name); }
+std::string_view PrecisionName(Precision p) { return NameOf(kPrecisions, p); }
+std::optional<Precision> ParsePrecision(std::string_view name) {
+  return FindByName(kPrecisions, name);
+}
+std::string_view StatusName(TrialStatus s) { return NameOf(kStatuses, s); }
+std::optional<TrialStatus> ParseStatus(std::string_view name) {
+  return FindByName(kStatuses, name);
+}
+
+nlohmann::json CanonicalJson(const TrialConfig& c) {
+  // Every field, always: a default that changes between versions must change the key.
+  nlohmann::json repeats = {{"max", c.repeats.max},
+                            {"max_seconds", c.repeats.max_seconds},
+                            {"min", c.repeats.min},
+                            {"target_rel_ci", c.repeats.target_rel_ci}};
+  return {{"batch", c.batch},
+          {"cfg", c.cfg},
+          {"dp", c.dp},
+          {"model", c.model},
+          {"pipefusion", c.pipefusion},
+          {"precision", std::string(PrecisionName(c.precision))},
+          {"repeats", repeats},
+          {"resolution", c.resolution},
+          {"ring", c.ring},
+          {"scope", std::string(ScopeName(c.scope))},
+          {"seed", c.seed},
+          {"steps", c.steps},
+          {"timeout_s", c.timeout_s},
+          {"ulysses", c.ulysses},
+          {"warmup", c.warmup}};
+}
+
+std::string CanonicalText(const TrialConfig& config) { return CanonicalJson(config).dump(); }
+
+std::string TrialKey(const TrialConfig& config) {
+  return Sha256Hex(CanonicalText(config)).substr(0, 16);
+}
+
+TrialConfig TrialConfigFromJson(const nlohmann::json& j) {
+  TrialConfig c;
+  auto get = [&](const char* key, auto& out) {
+    if (!j.contains(key)) throw std::invalid_argument(fmt::format("missing key '{}'", key));
+    try {
+      j.at(key).get_to(out);
+    } catch (const nlohmann::json::exception&) {
+      throw std::invalid_argument(fmt::format("key '{}' has the wrong type", key));
+    }
+  };
+  std::string precision, scope;
+  get("model", c.model);
+  get("resolution", c.resolution);
+  get("precision", precision);
+  get("scope", scope);
+  get("batch", c.batch);
+  get("steps", c.steps);
+  get("warmup", c.warmup);
+  get("timeout_s", c.timeout_s);
+  get("seed", c.seed);
+  get("ulysses", c.ulysses);
+  get("ring", c.ring);
+  get("pipefusion", c.pipefusion);
+  get("cfg", c.cfg);
+  get("dp", c.dp);
+  if (!j.contains("repeats") || !j["repeats"].is_object())
+    throw std::invalid_argument("missing object 'repeats'");
+  const auto& r = j["repeats"];
+  c.repeats.min = r.value("min", 5);
+  c.repeats.max = r.value("max", 5);
+  c.repeats.target_rel_ci = r.value("target_rel_ci", 0.0);
+  c.repeats.max_seconds = r.value("max_seconds", 0.0);
+  auto p = ParsePrecision(precision);
+  if (!p) throw std::invalid_argument(fmt::format("unknown precision '{}'", precision));
+  c.precision = *p;
+  auto s = ParseScope(scope);
+  if (!s) throw std::invalid_argument(fmt::format("unknown scope '{}'", scope));
+  c.scope = *s;
+  return c;
+}
+
+std::string Sha256Hex(std::string_view text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
+  std::string hex;
+  hex.reserve(length * 2);
+  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+}  // namespace ditbench

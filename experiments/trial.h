@@ -1,0 +1,91 @@
+// A Trial is one fully resolved point of a sweep: every axis has a value, defaults applied.
+//
+// Identity: the canonical form is the trial's configuration as JSON with keys sorted, no
+// whitespace, integers as integers and durations in seconds (see docs/sweep-spec.md). The
+// trial key is the first 16 hex digits of the SHA-256 of that text. The same configuration
+// gives the same key on any machine; tests/experiments/trial_test.cc pins it with goldens.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ditbench {
+
+// When to stop timing a trial: never before `min` timed iterations, never after `max`; in
+// between, stop once the 95% confidence interval of the median is within `target_rel_ci` of
+// the median, or once `max_seconds` of timed work have been spent.
+struct Repeats {
+  int min = 5;
+  int max = 5;
+  double target_rel_ci = 0.0;  // 0: no early stop, run `min` iterations... up to `max`.
+  double max_seconds = 0.0;    // 0: no time budget.
+  bool operator==(const Repeats&) const = default;
+};
+
+// What the timed region of one iteration holds.
+enum class Scope {
+  kForward,   // one transformer forward
+  kDenoise,   // the denoising loop: `steps` forwards plus sampler steps
+  kPipeline,  // denoise + VAE decode
+};
+std::string_view ScopeName(Scope scope);
+std::optional<Scope> ParseScope(std::string_view name);
+
+enum class Precision { kFp32, kTf32, kBf16, kFp16 };
+std::string_view PrecisionName(Precision precision);
+std::optional<Precision> ParsePrecision(std::string_view name);
+
+struct TrialConfig {
+  std::string model = "pixart-alpha";
+  int resolution = 1024;  // image pixels per side (square)
+  Precision precision = Precision::kBf16;
+  Scope scope = Scope::kDenoise;
+  int batch = 1;
+  int steps = 20;
+  int warmup = 5;  // untimed benchmark warm-up iterations
+  Repeats repeats;
+  double timeout_s = 1800;
+  std::int64_t seed = 0;
+  // Parallel degrees. world size = dp * cfg * pipefusion * ring * ulysses.
+  int ulysses = 1;
+  int ring = 1;
+  int pipefusion = 1;
+  int cfg = 1;
+  int dp = 1;
+
+  int world_size() const { return dp * cfg * pipefusion * ring * ulysses; }
+  bool operator==(const TrialConfig&) const = default;
+};
+
+// The canonical JSON object of a configuration (see the file comment).
+nlohmann::json CanonicalJson(const TrialConfig& config);
+// The canonical text: CanonicalJson dumped with sorted keys and no whitespace.
+std::string CanonicalText(const TrialConfig& config);
+// First 16 hex digits of SHA-256(CanonicalText(config)).
+std::string TrialKey(const TrialConfig& config);
+// Inverse of CanonicalJson. Throws std::invalid_argument naming the bad key.
+TrialConfig TrialConfigFromJson(const nlohmann::json& json);
+
+// Lifecycle of a trial in the database. Stored as the lower-case name.
+enum class TrialStatus {
+  kPending,
+  kRunning,
+  kOk,
+  kSkipped,      // invalid by design; never launched
+  kOom,
+  kTimeout,
+  kCrashed,      // killed by a signal
+  kFailed,       // non-zero exit or bad result files
+  kInterrupted,  // found running after its coordinator died
+};
+std::string_view StatusName(TrialStatus status);
+std::optional<TrialStatus> ParseStatus(std::string_view name);
+
+// A hex SHA-256 digest of `text` (64 characters).
+std::string Sha256Hex(std::string_view text);
+
+}  // namespace ditbench

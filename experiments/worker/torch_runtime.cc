@@ -1,0 +1,188 @@
+#include "experiments/worker/torch_runtime.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include <ATen/DeviceAccelerator.h>
+#include <ATen/Parallel.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <c10/core/Event.h>
+#include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/version.h>
+
+#include "experiments/worker/cuda_info.h"
+
+extern char** environ;
+
+namespace ditbench {
+namespace {
+
+int EnvInt(const char* name, const char* fallback_name, int fallback) {
+  const char* value = std::getenv(name);
+  if (!value && fallback_name) value = std::getenv(fallback_name);
+  if (!value || !*value) return fallback;
+  char* end = nullptr;
+  long parsed = std::strtol(value, &end, 10);
+  if (*end != '\0' || parsed < 0 || parsed > 1 << 20)
+    throw std::invalid_argument(fmt::format("environment variable {}='{}' is not a valid integer",
+                                            name, value));
+  return static_cast<int>(parsed);
+}
+
+class DeviceEventClock final : public IterationClock {
+ public:
+  explicit DeviceEventClock(torch::Device device) : device_(device) {}
+  void Mark(int slot) override {
+    while (static_cast<int>(events_.size()) <= slot)
+      events_.emplace_back(device_.type(), c10::EventFlag::BACKEND_DEFAULT);  // timing on
+    events_[slot].record(at::accelerator::getCurrentStream(device_.index()));
+    last_ = slot;
+  }
+  void Synchronize() override { events_[last_].synchronize(); }
+  double ElapsedMs(int from, int to) override { return events_[from].elapsedTime(events_[to]); }
+
+ private:
+  torch::Device device_;
+  std::vector<c10::Event> events_;
+  int last_ = 0;
+};
+
+class HostClock final : public IterationClock {
+ public:
+  explicit HostClock(torch::Device device) : device_(device) {}
+  void Mark(int slot) override {
+    if (device_.is_cuda()) at::accelerator::synchronizeDevice(device_.index());
+    if (static_cast<int>(times_.size()) <= slot) times_.resize(slot + 1);
+    times_[slot] = std::chrono::steady_clock::now();
+  }
+  void Synchronize() override {}
+  double ElapsedMs(int from, int to) override {
+    return std::chrono::duration<double, std::milli>(times_[to] - times_[from]).count();
+  }
+
+ private:
+  torch::Device device_;
+  std::vector<std::chrono::steady_clock::time_point> times_;
+};
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  return "unknown";
+}
+
+}  // namespace
+
+RankEnvironment RankEnvironment::FromEnv() {
+  RankEnvironment env;
+  env.rank = EnvInt("RANK", "SLURM_PROCID", 0);
+  env.local_rank = EnvInt("LOCAL_RANK", "SLURM_LOCALID", 0);
+  env.world_size = EnvInt("WORLD_SIZE", "SLURM_NTASKS", 1);
+  env.local_world_size = EnvInt("LOCAL_WORLD_SIZE", nullptr, env.world_size);
+  env.master_port = EnvInt("MASTER_PORT", nullptr, 29500);
+  if (const char* addr = std::getenv("MASTER_ADDR"); addr && *addr) env.master_addr = addr;
+  if (env.rank >= env.world_size)
+    throw std::invalid_argument(
+        fmt::format("RANK={} is not below WORLD_SIZE={}", env.rank, env.world_size));
+  return env;
+}
+
+c10::intrusive_ptr<c10d::Backend> CreateBackend(const c10::intrusive_ptr<c10d::Store>& store,
+                                                int rank, int size, bool cuda) {
+  if (cuda) return CreateNcclBackend(store, rank, size);
+  auto options = c10d::ProcessGroupGloo::Options::create();
+  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
+}
+
+ProcessRankGroup::ProcessRankGroup(RankSubgroup group, torch::Device device)
+    : group_(std::move(group)), device_(device) {}
+
+void ProcessRankGroup::Barrier() {
+  if (group_.size == 1) return;
+  // An all-reduce on the compute device rather than c10d's barrier: NCCL's barrier picks its
+  // own device guess, and this orders the barrier on the stream the timed work uses.
+  AllReduceMax(0.0);
+}
+
+double ProcessRankGroup::AllReduceMax(double value) {
+  if (group_.size == 1) return value;
+  std::vector<torch::Tensor> t = {
+      torch::full({1}, value, torch::TensorOptions().dtype(torch::kFloat64).device(device_))};
+  c10d::AllreduceOptions options;
+  options.reduceOp = c10d::ReduceOp::MAX;
+  group_.backend->allreduce(t, options)->wait();
+  return t[0].item<double>();  // synchronizes the device
+}
+
+std::unique_ptr<IterationClock> MakeDeviceClock(torch::Device device) {
+  return std::make_unique<DeviceEventClock>(device);
+}
+
+std::unique_ptr<IterationClock> MakeHostClock(torch::Device device) {
+  return std::make_unique<HostClock>(device);
+}
+
+void ResetMemoryPeak(torch::Device device) {
+  if (device.is_cuda()) at::accelerator::resetPeakStats(device.index());
+}
+
+MemoryPeak ReadMemoryPeak(torch::Device device) {
+  MemoryPeak peak;
+  if (device.is_cuda()) {
+    auto stats = at::accelerator::getDeviceStats(device.index());
+    constexpr auto kAll = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+    peak.allocated_mb = stats.allocated_bytes[kAll].peak / 1048576.0;
+    peak.reserved_mb = stats.reserved_bytes[kAll].peak / 1048576.0;
+  } else {
+    struct rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);
+    peak.allocated_mb = usage.ru_maxrss / 1024.0;  // Linux reports KiB
+  }
+  return peak;
+}
+
+std::string DeviceName(torch::Device device) {
+  if (device.is_cuda()) return CudaDeviceName(device.index());
+  return "cpu";
+}
+
+nlohmann::json DescribeEnvironment(torch::Device device) {
+  nlohmann::json env;
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  env["host"] = host;
+  env["cpu_model"] = CpuModel();
+  env["cpu_count"] = std::thread::hardware_concurrency();
+  env["torch_threads"] = at::get_num_threads();
+  env["libtorch"] = TORCH_VERSION;
+  env["device"] = DeviceName(device);
+  if (device.is_cuda()) {
+    env["device_count"] = static_cast<int>(at::accelerator::deviceCount());
+    env.update(CudaVersions());
+  }
+  nlohmann::json vars = nlohmann::json::object();
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    if (kv.rfind("NCCL_", 0) == 0 || kv.rfind("CUDA_", 0) == 0 || kv.rfind("OMP_", 0) == 0 ||
+        kv.rfind("TORCH_", 0) == 0) {
+      auto eq = kv.find('=');
+      vars[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+  }
+  env["variables"] = vars;
+  return env;
+}
+
+}  // namespace ditbench

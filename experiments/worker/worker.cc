@@ -1,0 +1,112 @@
+#include "experiments/worker/worker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "experiments/validity.h"
+#include "experiments/worker/dit_trial.h"
+#include "experiments/worker/torch_runtime.h"
+
+namespace ditbench {
+namespace {
+
+int Finish(const std::filesystem::path& dir, RankResult& result, const char* status,
+           const std::string& error, int code) {
+  result.status = status;
+  result.error = error;
+  if (!error.empty()) std::cerr << "ditbench-worker: rank " << result.rank << ": " << error << "\n";
+  try {
+    WriteFileAtomically(RankResultPath(dir, result.rank), ToJson(result).dump(1));
+  } catch (const std::exception& e) {
+    std::cerr << "ditbench-worker: " << e.what() << "\n";
+    return kWorkerFailed;
+  }
+  return code;
+}
+
+}  // namespace
+
+int RunWorker(const WorkerOptions& options) {
+  RankResult result;
+  std::filesystem::path dir = options.result_dir.empty()
+                                  ? options.trial.parent_path()
+                                  : options.result_dir;
+  if (dir.empty()) dir = ".";
+  RankEnvironment env;
+  try {
+    env = RankEnvironment::FromEnv();
+  } catch (const std::exception& e) {
+    return Finish(dir, result, "invalid", e.what(), kWorkerInvalidConfig);
+  }
+  result.rank = env.rank;
+  result.world_size = env.world_size;
+
+  TrialFile trial;
+  try {
+    trial = ReadTrialFile(options.trial);
+  } catch (const std::exception& e) {
+    return Finish(dir, result, "invalid", e.what(), kWorkerInvalidConfig);
+  }
+  const TrialConfig& config = trial.config;
+  const bool cuda = trial.device == "cuda";
+  Capacity capacity{env.world_size, cuda};
+  if (auto reason = InvalidReason(config, capacity))
+    return Finish(dir, result, "invalid", *reason, kWorkerInvalidConfig);
+  if (config.world_size() != env.world_size)
+    return Finish(dir, result, "invalid",
+                  fmt::format("trial needs world size {} but WORLD_SIZE={}", config.world_size(),
+                              env.world_size),
+                  kWorkerInvalidConfig);
+
+  try {
+    if (cuda && !torch::cuda::is_available())
+      return Finish(dir, result, "invalid", "trial asks for cuda but no CUDA device is visible",
+                    kWorkerInvalidConfig);
+    torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank) : torch::kCPU;
+    if (!cuda) {
+      // Share the cores between the ranks of this node instead of oversubscribing them.
+      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      at::set_num_threads(std::max(1, cores / env.local_world_size));
+    }
+    result.device = DeviceName(device);
+    result.backend = env.world_size == 1 ? "none" : (cuda ? "nccl" : "gloo");
+
+    TrialGroups groups;
+    c10::intrusive_ptr<c10d::Store> store;
+    if (env.world_size > 1) {
+      c10d::TCPStoreOptions store_options;
+      store_options.port = static_cast<uint16_t>(env.master_port);
+      store_options.isServer = env.rank == 0;
+      store_options.numWorkers = env.world_size;
+      store_options.waitWorkers = true;
+      store_options.timeout = std::chrono::seconds(300);
+      store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+    } else {
+      store = c10::make_intrusive<c10d::HashStore>();
+    }
+    groups = BuildTrialGroups(config, env.rank, store,
+                              [cuda](const auto& s, int rank, int size) {
+                                return CreateBackend(s, rank, size, cuda);
+                              });
+    if (env.rank == 0) result.environment = DescribeEnvironment(device);
+    RunDitTrial(config, groups, device, result);
+  } catch (const c10::OutOfMemoryError& e) {
+    return Finish(dir, result, "oom", std::string("out of memory: ") + e.what_without_backtrace(),
+                  kWorkerOutOfMemory);
+  } catch (const c10::Error& e) {
+    return Finish(dir, result, "failed", e.what_without_backtrace(), kWorkerFailed);
+  } catch (const std::exception& e) {
+    return Finish(dir, result, "failed", e.what(), kWorkerFailed);
+  }
+  return Finish(dir, result, "ok", "", kWorkerOk);
+}
+
+}  // namespace ditbench

@@ -1,0 +1,17 @@
+// ditbench-worker's library entry point: one rank of one trial, following the worker contract
+// (experiments/worker_contract.h). Returns the process exit code (kWorkerOk, ...). Always
+// writes rank<r>.json, also on failure, so the coordinator can say what went wrong.
+#pragma once
+
+#include <filesystem>
+
+namespace ditbench {
+
+struct WorkerOptions {
+  std::filesystem::path trial;       // trial.json
+  std::filesystem::path result_dir;  // where rank<r>.json goes; default: the trial's folder
+};
+
+int RunWorker(const WorkerOptions& options);
+
+}  // namespace ditbench

@@ -1,0 +1,25 @@
+// ditbench-worker: one rank of one trial. Started by `ditbench run`, or by hand under torchrun
+// or srun with the same environment.
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+
+#include "experiments/worker/worker.h"
+
+int main(int argc, char** argv) {
+  ditbench::WorkerOptions options;
+  CLI::App app{"ditbench-worker: runs one rank of one benchmark trial"};
+  std::string trial, result_dir;
+  if (const char* env = std::getenv("DITBENCH_TRIAL")) trial = env;
+  if (const char* env = std::getenv("DITBENCH_RESULT")) result_dir = env;
+  app.add_option("--trial", trial, "trial.json written by the coordinator (or $DITBENCH_TRIAL)");
+  app.add_option("--result-dir", result_dir, "where rank<r>.json goes (or $DITBENCH_RESULT)");
+  CLI11_PARSE(app, argc, argv);
+  if (trial.empty()) {
+    std::fprintf(stderr, "ditbench-worker: error: no trial file: pass --trial or set DITBENCH_TRIAL\n");
+    return 2;
+  }
+  options.trial = trial;
+  options.result_dir = result_dir;
+  return ditbench::RunWorker(options);
+}

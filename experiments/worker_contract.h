@@ -1,0 +1,66 @@
+// The files exchanged between the coordinator and each rank (design section 5).
+//
+//   <run_dir>/trial.json    written by the coordinator: TrialFile
+//   <run_dir>/rank<r>.json  written by rank r, atomically (temp file + rename): RankResult
+//   <run_dir>/rank<r>.log   the rank's stdout and stderr
+//
+// Both are versioned JSON ("format" and "version" fields). A reader refuses a file of another
+// format or of a version newer than kContractVersion with a one-line message; the `command`
+// workload uses the same files, so external programs can be swept too.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/trial.h"
+#include "storage/records.h"
+
+namespace ditbench {
+
+inline constexpr int kContractVersion = 1;
+
+// Worker exit codes: how the coordinator tells the failure kinds apart.
+inline constexpr int kWorkerOk = 0;
+inline constexpr int kWorkerFailed = 1;
+inline constexpr int kWorkerInvalidConfig = 2;
+inline constexpr int kWorkerOutOfMemory = 3;
+
+struct TrialFile {
+  std::string trial_key;
+  std::string sweep;
+  TrialConfig config;
+  std::string device = "cpu";  // "cpu" or "cuda"
+};
+
+struct RankResult {
+  int rank = 0;
+  int world_size = 1;
+  std::string status = "ok";  // ok | failed | oom | invalid
+  std::string error;
+  std::string device;         // device name, e.g. "cpu" or "NVIDIA H100 80GB HBM3"
+  std::string backend;        // "gloo", "nccl", or "none" for world size 1
+  std::string stop_reason;    // why timing stopped: "max", "target_rel_ci", "max_seconds"
+  std::vector<Sample> samples;
+  std::optional<double> peak_mem_mb;
+  std::optional<double> peak_reserved_mb;
+  nlohmann::json environment = nlohmann::json::object();  // rank 0: versions, threads, ...
+};
+
+nlohmann::json ToJson(const TrialFile& trial);
+nlohmann::json ToJson(const RankResult& result);
+// Throw std::runtime_error with a one-line message naming the path and the problem.
+TrialFile ReadTrialFile(const std::filesystem::path& path);
+RankResult ReadRankResult(const std::filesystem::path& path);
+
+// Writes `text` to `path` atomically: a temp file in the same folder, fsync, rename.
+// Throws std::runtime_error on failure.
+void WriteFileAtomically(const std::filesystem::path& path, const std::string& text);
+
+std::filesystem::path RankResultPath(const std::filesystem::path& run_dir, int rank);
+std::filesystem::path RankLogPath(const std::filesystem::path& run_dir, int rank);
+
+}  // namespace ditbench

@@ -1,0 +1,141 @@
+#include "model_zoo/pixart.h"
+
+#include <cmath>
+
+namespace ditbench {
+namespace {
+
+namespace F = torch::nn::functional;
+
+torch::nn::LayerNorm PlainNorm(int64_t d) {
+  return torch::nn::LayerNorm(
+      torch::nn::LayerNormOptions({d}).elementwise_affine(false).eps(1e-6));
+}
+
+torch::Tensor GeluTanh(const torch::Tensor& x) {
+  return F::gelu(x, F::GELUFuncOptions().approximate("tanh"));
+}
+
+// x * (1 + scale) + shift with [B, D] modulation broadcast over tokens.
+torch::Tensor Modulate(const torch::Tensor& x, const torch::Tensor& shift,
+                       const torch::Tensor& scale) {
+  return x * (1 + scale.unsqueeze(1)) + shift.unsqueeze(1);
+}
+
+torch::Tensor SinCos1d(int64_t dim, const torch::Tensor& positions) {
+  auto omega = torch::arange(dim / 2, torch::kFloat64) / (dim / 2.0);
+  omega = 1.0 / torch::pow(10000.0, omega);
+  auto out = positions.to(torch::kFloat64).reshape({-1, 1}) * omega.reshape({1, -1});
+  return torch::cat({torch::sin(out), torch::cos(out)}, 1);
+}
+
+}  // namespace
+
+torch::Tensor TimestepFeatures(const torch::Tensor& timestep, int64_t dim) {
+  const int64_t half = dim / 2;
+  auto freqs = torch::exp(-std::log(10000.0) *
+                          torch::arange(half, torch::TensorOptions().dtype(torch::kFloat32)) /
+                          half)
+                   .to(timestep.device());
+  auto args = timestep.to(torch::kFloat32).unsqueeze(1) * freqs.unsqueeze(0);
+  return torch::cat({torch::cos(args), torch::sin(args)}, 1);
+}
+
+torch::Tensor SinCosPositions(int64_t hidden, int64_t grid) {
+  auto coords = torch::arange(grid, torch::kFloat64);
+  auto mesh = torch::meshgrid({coords, coords}, "xy");  // mesh[0]: column, mesh[1]: row
+  auto emb_w = SinCos1d(hidden / 2, mesh[0].reshape({-1}));
+  auto emb_h = SinCos1d(hidden / 2, mesh[1].reshape({-1}));
+  return torch::cat({emb_w, emb_h}, 1).to(torch::kFloat32);
+}
+
+PixArtBlockImpl::PixArtBlockImpl(const ModelConfig& c) : heads_(c.heads) {
+  const int64_t d = c.hidden;
+  scale_shift_table_ =
+      register_parameter("scale_shift_table", torch::randn({6, d}) / std::sqrt(double(d)));
+  norm1_ = register_module("norm1", PlainNorm(d));
+  norm2_ = register_module("norm2", PlainNorm(d));
+  qkv_ = register_module("qkv", torch::nn::Linear(d, 3 * d));
+  attn_out_ = register_module("attn_out", torch::nn::Linear(d, d));
+  cross_q_ = register_module("cross_q", torch::nn::Linear(d, d));
+  cross_kv_ = register_module("cross_kv", torch::nn::Linear(d, 2 * d));
+  cross_out_ = register_module("cross_out", torch::nn::Linear(d, d));
+  fc1_ = register_module("fc1", torch::nn::Linear(d, c.mlp_ratio * d));
+  fc2_ = register_module("fc2", torch::nn::Linear(c.mlp_ratio * d, d));
+}
+
+torch::Tensor PixArtBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& t6,
+                                       const torch::Tensor& text, const RankSubgroup& sp) {
+  const int64_t b = x.size(0), n = x.size(1), d = x.size(2), t = text.size(1);
+  const int64_t hd = d / heads_;
+  auto mod = (scale_shift_table_.unsqueeze(0) + t6).unbind(1);  // 6 x [B, D]
+  const auto &shift_msa = mod[0], &scale_msa = mod[1], &gate_msa = mod[2];
+  const auto &shift_mlp = mod[3], &scale_mlp = mod[4], &gate_mlp = mod[5];
+
+  auto h = Modulate(norm1_(x), shift_msa, scale_msa);
+  auto attn = UlyssesSelfAttention(qkv_(h).view({b, n, 3, heads_, hd}), sp);
+  auto out = x + gate_msa.unsqueeze(1) * attn_out_(attn.reshape({b, n, d}));
+
+  // Cross-attention: local queries against the full text; no communication needed.
+  auto q = cross_q_(out).view({b, n, heads_, hd});
+  auto kv = cross_kv_(text).view({b, t, 2, heads_, hd}).unbind(2);
+  out = out + cross_out_(Attention(q, kv[0], kv[1]).reshape({b, n, d}));
+
+  h = Modulate(norm2_(out), shift_mlp, scale_mlp);
+  return out + gate_mlp.unsqueeze(1) * fc2_(GeluTanh(fc1_(h)));
+}
+
+PixArtTransformerImpl::PixArtTransformerImpl(const ModelConfig& c) : config_(c) {
+  const int64_t d = c.hidden;
+  patch_embed_ = register_module(
+      "patch_embed",
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(c.in_channels, d, c.patch).stride(c.patch)));
+  t_fc1_ = register_module("t_fc1", torch::nn::Linear(256, d));
+  t_fc2_ = register_module("t_fc2", torch::nn::Linear(d, d));
+  t_block_ = register_module("t_block", torch::nn::Linear(d, 6 * d));
+  caption_fc1_ = register_module("caption_fc1", torch::nn::Linear(c.text_dim, d));
+  caption_fc2_ = register_module("caption_fc2", torch::nn::Linear(d, d));
+  blocks_ = register_module("blocks", torch::nn::ModuleList());
+  for (int i = 0; i < c.depth; ++i) blocks_->push_back(PixArtBlock(c));
+  final_table_ = register_parameter("final_table", torch::randn({2, d}) / std::sqrt(double(d)));
+  final_norm_ = register_module("final_norm", PlainNorm(d));
+  final_linear_ = register_module(
+      "final_linear", torch::nn::Linear(d, int64_t(c.patch) * c.patch * c.out_channels));
+}
+
+torch::Tensor PixArtTransformerImpl::forward(const torch::Tensor& latent,
+                                             const torch::Tensor& timestep,
+                                             const torch::Tensor& text, const RankSubgroup& sp,
+                                             const std::function<void()>& on_block_end) {
+  const auto& c = config_;
+  const int64_t b = latent.size(0), d = c.hidden, p = c.patch;
+  const int64_t grid = latent.size(2) / p;
+  const auto dtype = latent.scalar_type();
+
+  // Patch embedding + fixed positions: [B, N, D], N = grid * grid, row-major.
+  auto x = patch_embed_(latent).flatten(2).transpose(1, 2);
+  x = x + SinCosPositions(d, grid).to(x.device(), dtype).unsqueeze(0);
+  // This rank's patch rows.
+  const int64_t rows = grid / sp.size;
+  x = x.narrow(1, sp.rank * rows * grid, rows * grid);
+
+  // AdaLN-single: one timestep embedding, projected to six modulations shared by all blocks.
+  auto temb = t_fc2_(torch::silu(t_fc1_(TimestepFeatures(timestep, 256).to(dtype))));
+  auto t6 = t_block_(torch::silu(temb)).view({b, 6, d});
+  auto text_tokens = caption_fc2_(GeluTanh(caption_fc1_(text)));
+
+  for (const auto& module : *blocks_) {
+    x = module->as<PixArtBlockImpl>()->forward(x, t6, text_tokens, sp);
+    if (on_block_end) on_block_end();
+  }
+
+  auto final_mod = (final_table_.unsqueeze(0) + temb.unsqueeze(1)).unbind(1);
+  x = final_linear_(Modulate(final_norm_(x), final_mod[0], final_mod[1]));
+  x = AllGather(x, 1, sp);  // [B, N, p * p * C_out]
+
+  // Unpatchify: [B, grid, grid, p, p, C] -> [B, C, grid * p, grid * p].
+  x = x.view({b, grid, grid, p, p, c.out_channels}).permute({0, 5, 1, 3, 2, 4});
+  return x.reshape({b, c.out_channels, grid * p, grid * p});
+}
+
+}  // namespace ditbench

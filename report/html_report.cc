@@ -1,0 +1,464 @@
+#include "report/html_report.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <system_error>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "storage/results_db.h"
+#include "storage/statement.h"
+
+namespace ditbench {
+
+// Chart.js, inlined at build time from DITBENCH_CHARTJS (generated chartjs_data.cc).
+extern const char kChartJs[];
+extern const std::size_t kChartJsSize;
+
+namespace {
+
+// One row of the `results` view, as the report needs it.
+struct Row {
+  std::int64_t campaign = 0;
+  std::string sweep, trial_key, status, model, precision, scope, device, build, error;
+  std::int64_t resolution = 0, batch = 0, steps = 0;
+  std::int64_t ulysses = 0, ring = 0, pipefusion = 0, cfg = 0, dp = 0, world_size = 0;
+  std::optional<double> latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms;
+  std::optional<double> peak_mem_mb, tflops, mfu;
+  std::optional<std::int64_t> iterations;
+
+  bool measured() const { return status == "ok" && latency_ms.has_value(); }
+};
+
+// Trials are compared only within a group: same model, resolution, precision, scope, batch,
+// steps. Never across precisions or scopes.
+using GroupKey =
+    std::tuple<std::string, std::int64_t, std::string, std::string, std::int64_t, std::int64_t>;
+
+GroupKey KeyOf(const Row& row) {
+  return {row.model, row.resolution, row.precision, row.scope, row.batch, row.steps};
+}
+
+std::string GroupTitle(const GroupKey& key) {
+  const auto& [model, resolution, precision, scope, batch, steps] = key;
+  return fmt::format("{} · {} px · {} · {} · batch {} · {} steps", model, resolution, precision,
+                     scope, batch, steps);
+}
+
+std::string ConfigLabel(const Row& row) {
+  return fmt::format("u{} r{} pf{} cfg{} dp{}", row.ulysses, row.ring, row.pipefusion, row.cfg,
+                     row.dp);
+}
+
+std::string IsoTime(double unix_seconds) {
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return text;
+}
+
+std::string Number(const std::optional<double>& value, const char* format = "{:.2f}") {
+  return value ? fmt::format(fmt::runtime(format), *value) : "-";
+}
+
+std::string Percent(const std::optional<double>& fraction) {
+  return fraction ? fmt::format("{:.1f}%", *fraction * 100) : "-";
+}
+
+// JSON safe to embed in a <script> element: no '<', '>' or '&' (they only occur in strings).
+std::string ScriptJson(const nlohmann::json& json) {
+  std::string text = json.dump();
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& options) {
+  std::vector<CampaignInfo> all = db.Campaigns();
+  if (options.sweeps.empty() && options.campaigns.empty()) return all;
+  std::set<std::int64_t> chosen;
+  for (const std::string& sweep : options.sweeps) {
+    bool found = false;
+    std::set<std::string> known;
+    for (const CampaignInfo& c : all) {
+      known.insert(c.record.sweep_name);
+      if (c.record.sweep_name == sweep) {
+        chosen.insert(c.id);
+        found = true;
+      }
+    }
+    if (!found) {
+      throw std::invalid_argument(fmt::format("no sweep named '{}' in '{}' (known: {})", sweep,
+                                              options.db.string(), fmt::join(known, ", ")));
+    }
+  }
+  for (std::int64_t id : options.campaigns) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const auto& c) { return c.id == id; });
+    if (it == all.end()) {
+      throw std::invalid_argument(fmt::format("no campaign {} in '{}' ({} campaigns stored)", id,
+                                              options.db.string(), all.size()));
+    }
+    chosen.insert(id);
+  }
+  std::vector<CampaignInfo> selected;
+  for (CampaignInfo& c : all) {
+    if (chosen.count(c.id)) selected.push_back(std::move(c));
+  }
+  return selected;
+}
+
+std::vector<Row> ReadRows(sqlite3* db, const std::vector<CampaignInfo>& campaigns) {
+  std::vector<Row> rows;
+  if (campaigns.empty()) return rows;
+  std::string placeholders;
+  for (std::size_t i = 0; i < campaigns.size(); ++i) placeholders += i ? ", ?" : "?";
+  Statement query(db, fmt::format(R"sql(
+    SELECT campaign, sweep, trial_key, status, model, precision, scope, device, build, error,
+           resolution, batch, steps, ulysses, ring, pipefusion, cfg, dp, world_size,
+           latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
+           iterations
+    FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
+                                  placeholders));
+  for (std::size_t i = 0; i < campaigns.size(); ++i) {
+    query.Bind(static_cast<int>(i + 1), campaigns[i].id);
+  }
+  while (query.Step()) {
+    Row row;
+    int c = 0;
+    row.campaign = query.Int(c++);
+    for (std::string* text : {&row.sweep, &row.trial_key, &row.status, &row.model,
+                              &row.precision, &row.scope, &row.device, &row.build, &row.error}) {
+      *text = query.Text(c++);
+    }
+    for (std::int64_t* number : {&row.resolution, &row.batch, &row.steps, &row.ulysses,
+                                 &row.ring, &row.pipefusion, &row.cfg, &row.dp,
+                                 &row.world_size}) {
+      *number = query.Int(c++);
+    }
+    for (std::optional<double>* value :
+         {&row.latency_ms, &row.ci_low_ms, &row.ci_high_ms, &row.cov, &row.skew_ms,
+          &row.rank0_ms, &row.peak_mem_mb, &row.tflops, &row.mfu}) {
+      *value = query.OptionalDouble(c++);
+    }
+    if (!query.IsNull(c)) row.iterations = query.Int(c);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// The 1-GPU trial a row is compared with: an ok world-size-1 trial of the same group,
+// preferably from the same campaign, else from the newest campaign that has one.
+const Row* FindBaseline(const std::vector<Row>& group, const Row& row) {
+  const Row* best = nullptr;
+  for (const Row& candidate : group) {
+    if (candidate.world_size != 1 || !candidate.measured()) continue;
+    if (candidate.campaign == row.campaign) return &candidate;
+    if (!best || candidate.campaign > best->campaign) best = &candidate;
+  }
+  return best;
+}
+
+constexpr const char* kStyle = R"css(
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+td { white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f2f2f2; }
+.status-ok { color: #1a7f37; } .status-skipped { color: #777; }
+.status-oom, .status-timeout, .status-crashed, .status-failed, .status-interrupted {
+  color: #b42318; font-weight: bold; }
+td.error { max-width: 40em; white-space: pre-wrap; font-family: monospace; font-size: 0.85em; }
+.chart { position: relative; height: 320px; max-width: 900px; }
+.warning { background: #fff4e5; border-left: 4px solid #f79009; padding: 0.3em 0.8em; }
+.note { color: #555; font-size: 0.9em; }
+)css";
+
+constexpr const char* kChartScript = R"js(
+(function () {
+  var groups = JSON.parse(document.getElementById('ditbench-charts').textContent);
+  if (typeof Chart === 'undefined') return;
+  groups.forEach(function (g) {
+    var canvas = document.getElementById(g.id);
+    if (!canvas) return;
+    new Chart(canvas, {
+      type: 'bar',
+      data: {labels: g.labels,
+             datasets: [{label: 'median latency (ms)', data: g.median,
+                         backgroundColor: '#4e79a7'}]},
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false,
+        scales: {y: {beginAtZero: true, title: {display: true, text: 'median latency (ms)'}}},
+        plugins: {
+          legend: {display: false},
+          title: {display: true, text: g.title},
+          tooltip: {callbacks: {afterLabel: function (c) {
+            var lo = g.ci_low[c.dataIndex], hi = g.ci_high[c.dataIndex];
+            if (lo === null || hi === null) return '';
+            return '95% CI ' + lo.toFixed(2) + ' - ' + hi.toFixed(2) + ' ms';
+          }}}
+        }
+      }
+    });
+  });
+})();
+)js";
+
+void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
+                  const std::map<std::int64_t, int>& trials_per_campaign) {
+  std::set<std::string> sweeps;
+  for (const CampaignInfo& c : campaigns) sweeps.insert(c.record.sweep_name);
+  std::string sweep_list = HtmlEscape(fmt::format("{}", fmt::join(sweeps, ", ")));
+  auto now = std::chrono::system_clock::now();
+  html += fmt::format(
+      "<h1>ditbench report: {}</h1>\n<p class=\"note\">Generated {} by ditbench. Latencies "
+      "are medians of the slowest rank per iteration; CI is the 95% confidence interval of "
+      "the median.</p>\n",
+      sweep_list.empty() ? "no campaigns" : sweep_list,
+      IsoTime(std::chrono::duration<double>(now.time_since_epoch()).count()));
+  html += "<h2>Campaigns</h2>\n<table><tr><th>campaign</th><th>sweep</th><th>build</th>"
+          "<th>host</th><th>started</th><th>finished</th><th>spec</th><th>trials</th></tr>\n";
+  for (const CampaignInfo& c : campaigns) {
+    auto count = trials_per_campaign.find(c.id);
+    html += fmt::format(
+        "<tr><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td title=\"{}\">{}</td><td class=\"num\">{}</td></tr>\n",
+        c.id, HtmlEscape(c.record.sweep_name), HtmlEscape(c.record.build),
+        HtmlEscape(c.record.host), IsoTime(c.started_at),
+        c.finished_at ? IsoTime(*c.finished_at) : "unfinished",
+        HtmlEscape(c.record.sweep_path), HtmlEscape(c.record.spec_hash.substr(0, 12)),
+        count == trials_per_campaign.end() ? 0 : count->second);
+  }
+  html += "</table>\n";
+}
+
+void RenderStatusCounts(std::string& html, const std::vector<Row>& rows) {
+  std::map<std::string, int> counts;
+  for (const Row& row : rows) ++counts[row.status];
+  html += "<h2>Status</h2>\n<table><tr>";
+  for (const auto& [status, count] : counts) {
+    html += fmt::format("<th class=\"status-{0}\">{0}</th>", HtmlEscape(status));
+  }
+  html += "<th>total</th></tr>\n<tr>";
+  for (const auto& entry : counts) html += fmt::format("<td class=\"num\">{}</td>", entry.second);
+  html += fmt::format("<td class=\"num\">{}</td></tr></table>\n", rows.size());
+}
+
+void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaigns,
+                    const std::vector<Row>& rows) {
+  std::vector<std::string> warnings;
+  std::set<std::string> builds, devices;
+  for (const CampaignInfo& c : campaigns) {
+    builds.insert(c.record.build);
+    if (!c.finished_at) {
+      warnings.push_back(fmt::format("Campaign {} has not finished: its results may be partial.",
+                                     c.id));
+    }
+  }
+  if (builds.size() > 1) {
+    warnings.push_back(fmt::format(
+        "The campaigns come from {} different builds ({}): compare rows of one campaign.",
+        builds.size(), fmt::join(builds, ", ")));
+  }
+  std::vector<std::string> noisy;
+  for (const Row& row : rows) {
+    if (!row.measured()) continue;
+    devices.insert(row.device);
+    if (row.cov && *row.cov > 0.05) noisy.push_back(row.trial_key);
+  }
+  if (devices.size() > 1) {
+    warnings.push_back(
+        fmt::format("Trials ran on different devices ({}).", fmt::join(devices, ", ")));
+  }
+  if (!noisy.empty()) {
+    warnings.push_back(fmt::format(
+        "{} trial(s) are noisy (coefficient of variation above 5%): {}.", noisy.size(),
+        fmt::join(noisy.begin(), noisy.begin() + std::min<std::size_t>(noisy.size(), 10),
+                  ", ")));
+  }
+  if (warnings.empty()) return;
+  html += "<h2>Warnings</h2>\n";
+  for (const std::string& w : warnings) html += "<p class=\"warning\">" + HtmlEscape(w) + "</p>\n";
+}
+
+// One group: its chart (when it has measured trials) and its table, ranked by latency.
+void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
+                 std::vector<Row>& group) {
+  std::stable_sort(group.begin(), group.end(), [](const Row& a, const Row& b) {
+    if (a.measured() != b.measured()) return a.measured();
+    if (a.measured()) return *a.latency_ms < *b.latency_ms;
+    return std::tie(a.status, a.trial_key) < std::tie(b.status, b.trial_key);
+  });
+  std::set<std::int64_t> group_campaigns;
+  for (const Row& row : group) group_campaigns.insert(row.campaign);
+  bool several_campaigns = group_campaigns.size() > 1;
+  auto label = [&](const Row& row) {
+    return several_campaigns ? fmt::format("c{} {}", row.campaign, ConfigLabel(row))
+                             : ConfigLabel(row);
+  };
+
+  html += fmt::format("<h2>{}</h2>\n", HtmlEscape(GroupTitle(key)));
+  bool has_baseline = std::any_of(group.begin(), group.end(), [](const Row& r) {
+    return r.world_size == 1 && r.measured();
+  });
+  if (!has_baseline) {
+    html += "<p class=\"note\">No 1-GPU trial of this precision and scope: no speedup "
+            "shown.</p>\n";
+  }
+
+  nlohmann::json chart = {{"id", fmt::format("chart-{}", charts.size())},
+                          {"title", GroupTitle(key)},
+                          {"labels", nlohmann::json::array()},
+                          {"median", nlohmann::json::array()},
+                          {"ci_low", nlohmann::json::array()},
+                          {"ci_high", nlohmann::json::array()}};
+  for (const Row& row : group) {
+    if (!row.measured()) continue;
+    chart["labels"].push_back(label(row));
+    chart["median"].push_back(*row.latency_ms);
+    chart["ci_low"].push_back(row.ci_low_ms ? nlohmann::json(*row.ci_low_ms) : nullptr);
+    chart["ci_high"].push_back(row.ci_high_ms ? nlohmann::json(*row.ci_high_ms) : nullptr);
+  }
+  if (!chart["labels"].empty()) {
+    html += fmt::format("<div class=\"chart\"><canvas id=\"{}\"></canvas></div>\n",
+                        chart["id"].get<std::string>());
+    charts.push_back(std::move(chart));
+  }
+
+  html += "<table><tr><th>#</th><th>configuration</th><th>GPUs</th><th>campaign</th>"
+          "<th>trial</th><th>status</th><th>latency ms</th><th>95% CI ms</th><th>cov</th>"
+          "<th>skew ms</th><th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th>"
+          "<th>efficiency</th><th>TFLOPS</th><th>MFU</th><th>iterations</th><th>device</th>"
+          "<th>error</th></tr>\n";
+  int rank = 0;
+  for (const Row& row : group) {
+    std::string speedup = "-", efficiency = "-";
+    const Row* baseline = row.measured() ? FindBaseline(group, row) : nullptr;
+    if (baseline && *row.latency_ms > 0) {
+      double s = *baseline->latency_ms / *row.latency_ms;
+      speedup = fmt::format("{:.2f}x", s);
+      efficiency = fmt::format("{:.0f}%", 100 * s / static_cast<double>(row.world_size));
+    }
+    std::string ci = row.ci_low_ms && row.ci_high_ms
+                         ? fmt::format("{:.2f} – {:.2f}", *row.ci_low_ms, *row.ci_high_ms)
+                         : "-";
+    html += fmt::format(
+        "<tr id=\"trial-{}-{}\"><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td><code>{}</code></td><td class=\"status-{}\">{}</td>"
+        "<td class=\"num latency\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"error\">{}"
+        "</td></tr>\n",
+        row.campaign, HtmlEscape(row.trial_key), row.measured() ? fmt::format("{}", ++rank) : "",
+        HtmlEscape(label(row)), row.world_size, row.campaign, HtmlEscape(row.trial_key),
+        HtmlEscape(row.status), HtmlEscape(row.status), Number(row.latency_ms), ci,
+        Percent(row.cov), Number(row.skew_ms), Number(row.rank0_ms),
+        Number(row.peak_mem_mb, "{:.0f}"),
+        baseline ? fmt::format(" title=\"against {} ({:.2f} ms)\"",
+                               HtmlEscape(baseline->trial_key), *baseline->latency_ms)
+                 : "",
+        speedup, efficiency, Number(row.tflops, "{:.1f}"), Percent(row.mfu),
+        row.iterations ? fmt::format("{}", *row.iterations) : "-", HtmlEscape(row.device),
+        HtmlEscape(row.error));
+  }
+  html += "</table>\n";
+}
+
+}  // namespace
+
+std::string HtmlEscape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string RenderHtmlReport(const ReportOptions& options) {
+  std::unique_ptr<ResultsDb> db = ResultsDb::Open(options.db, /*read_only=*/true);
+  std::vector<CampaignInfo> campaigns = SelectCampaigns(*db, options);
+  std::vector<Row> rows = ReadRows(db->handle(), campaigns);
+
+  std::map<std::int64_t, int> trials_per_campaign;
+  std::map<GroupKey, std::vector<Row>> groups;
+  for (const Row& row : rows) {
+    ++trials_per_campaign[row.campaign];
+    groups[KeyOf(row)].push_back(row);
+  }
+
+  std::string html;
+  html.reserve(kChartJsSize + 64 * 1024);
+  html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  html += "<title>ditbench report</title>\n<style>";
+  html += kStyle;
+  html += "</style>\n<script>\n";
+  html.append(kChartJs, kChartJsSize);
+  html += "\n</script>\n</head>\n<body>\n";
+  RenderHeader(html, campaigns, trials_per_campaign);
+  RenderStatusCounts(html, rows);
+  RenderWarnings(html, campaigns, rows);
+  nlohmann::json charts = nlohmann::json::array();
+  if (rows.empty()) html += "<p>No trials selected.</p>\n";
+  for (auto& [key, group] : groups) RenderGroup(html, charts, key, group);
+  html += "<script type=\"application/json\" id=\"ditbench-charts\">" + ScriptJson(charts) +
+          "</script>\n<script>";
+  html += kChartScript;
+  html += "</script>\n</body>\n</html>\n";
+  return html;
+}
+
+void WriteHtmlReport(const ReportOptions& options) {
+  std::string html = RenderHtmlReport(options);
+  std::filesystem::path temporary = options.output;
+  temporary += ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(html.data(), static_cast<std::streamsize>(html.size()));
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      throw std::runtime_error(
+          fmt::format("cannot write report '{}'", options.output.string()));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, options.output, ec);
+  if (ec) {
+    std::filesystem::remove(temporary, ec);
+    throw std::runtime_error(
+        fmt::format("cannot write report '{}': {}", options.output.string(), ec.message()));
+  }
+}
+
+}  // namespace ditbench

@@ -1,0 +1,40 @@
+// The HTML comparison report: one self-contained file (Chart.js inlined, no network).
+//
+// Contents: a header (sweeps, campaigns with build and host, generation time), status
+// counts, warnings, and per group of comparable trials (same model, resolution, precision,
+// scope, batch, steps) a bar chart of median latency per parallel configuration and a table
+// ranked by latency with the 95% CI, noise, rank skew, memory, and the speedup and scaling
+// efficiency against the 1-GPU trial of the same group. Precisions and scopes are never
+// compared with each other.
+//
+// The report only reads the `results` view (opened read-only); it never changes the database.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ditbench {
+
+struct ReportOptions {
+  std::filesystem::path db;
+  // Campaigns to include: those of any named sweep plus those listed by id. Both empty: all.
+  std::vector<std::string> sweeps;
+  std::vector<std::int64_t> campaigns;
+  std::filesystem::path output;
+};
+
+// Writes the report to options.output (replaced atomically: written to a temporary file in
+// the same folder, then renamed). Throws StorageError for a missing or unreadable database,
+// std::invalid_argument for an unknown sweep or campaign (one line naming it), and
+// std::runtime_error when the output cannot be written.
+void WriteHtmlReport(const ReportOptions& options);
+
+// The report as text (what WriteHtmlReport writes). Same errors, minus output ones.
+std::string RenderHtmlReport(const ReportOptions& options);
+
+// `text` with &, <, >, " and ' replaced by character references.
+std::string HtmlEscape(const std::string& text);
+
+}  // namespace ditbench

@@ -1,0 +1,35 @@
+// The `ditbench` subcommands: a table of {name, help, define}, as in ninja's tool table.
+// Each subcommand lives in its own file and only adds its options to its CLI11 sub-app; the
+// returned function runs it and gives the process exit code (0 ok, 1 some trials failed,
+// 2 usage or spec error, 130 interrupted).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace ditbench {
+
+// Exit codes shared by all subcommands (design section 8).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitTrialsFailed = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInterrupted = 130;
+
+struct Command {
+  const char* name;
+  const char* help;
+  std::function<int()> (*define)(CLI::App& sub);
+};
+
+// The table, in the order `--help` lists them.
+const std::vector<Command>& Commands();
+
+std::function<int()> DefineRunCommand(CLI::App& sub);
+std::function<int()> DefineQueryCommand(CLI::App& sub);
+std::function<int()> DefineReportCommand(CLI::App& sub);
+
+}  // namespace ditbench

@@ -1,0 +1,14 @@
+#include "runner/command.h"
+
+namespace ditbench {
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> commands = {
+      {"run", "run a sweep: launch every trial and store the results", DefineRunCommand},
+      {"query", "print results from the database as a table, CSV or JSON", DefineQueryCommand},
+      {"report", "write a self-contained HTML report", DefineReportCommand},
+  };
+  return commands;
+}
+
+}  // namespace ditbench

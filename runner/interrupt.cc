@@ -1,0 +1,21 @@
+#include "runner/interrupt.h"
+
+#include <csignal>
+
+namespace ditbench {
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+extern "C" void OnSignal(int) { g_interrupted = 1; }
+
+}  // namespace
+
+void InstallInterruptHandler() {
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+}
+
+bool InterruptRequested() { return g_interrupted != 0; }
+
+}  // namespace ditbench

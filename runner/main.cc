@@ -1,0 +1,25 @@
+// ditbench: the coordinator CLI. Thin: each subcommand defines its options and its action.
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "runner/command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ditbench: benchmark sweeps of parallel Diffusion-Transformer inference"};
+  app.require_subcommand(1);
+  std::map<CLI::App*, std::function<int()>> actions;
+  for (const auto& command : ditbench::Commands()) {
+    CLI::App* sub = app.add_subcommand(command.name, command.help);
+    actions[sub] = command.define(*sub);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : ditbench::kExitUsage;
+  }
+  for (auto& [sub, action] : actions)
+    if (sub->parsed()) return action();
+  return ditbench::kExitUsage;
+}

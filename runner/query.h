@@ -1,0 +1,37 @@
+// `ditbench query`: reads the `results` view of a results database, read-only.
+//
+// Filters, columns and sort keys name columns of the view; they are checked against it
+// (unknown names are a usage error with a "did you mean"). Values are bound as SQL
+// parameters, never pasted into the SQL text. --sql runs one read-only statement as given.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ditbench {
+
+struct QueryOptions {
+  std::filesystem::path db = "results.db";
+  std::optional<std::string> sweep;
+  std::optional<std::int64_t> campaign;
+  std::optional<std::string> status;
+  // Each "column<op>value" with op one of = != < > <= >=; all must hold. A value that reads
+  // as a number is compared as a number.
+  std::vector<std::string> where;
+  // Empty: a compact set for `table`, every column for `csv` and `json`.
+  std::vector<std::string> columns;
+  std::string sort;            // "column" or "column:desc"; empty: campaign, group, latency
+  std::string format = "table";  // table | csv | json
+  std::string sql;             // when set, replaces all of the above but db and format
+};
+
+// Runs the query and prints the rows to `out`. Returns kExitOk, or kExitUsage after printing
+// one line "ditbench query: error: ..." to `err` (missing database, unknown column, malformed
+// filter, a --sql statement that is not read-only or fails).
+int RunQuery(const QueryOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace ditbench

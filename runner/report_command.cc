@@ -1,0 +1,38 @@
+// `ditbench report`: writes the HTML comparison report (report/html_report.h).
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "report/html_report.h"
+#include "runner/command.h"
+
+namespace ditbench {
+
+std::function<int()> DefineReportCommand(CLI::App& sub) {
+  struct Flags {
+    std::string db = "results.db";
+    std::string output = "report.html";
+    std::vector<std::string> sweeps;
+    std::vector<std::int64_t> campaigns;
+  };
+  auto flags = std::make_shared<Flags>();
+  sub.add_option("--db", flags->db, "Results database")->capture_default_str();
+  sub.add_option("--sweep", flags->sweeps, "Include the campaigns of these sweeps");
+  sub.add_option("--campaign", flags->campaigns, "Include these campaign ids");
+  sub.add_option("-o,--output", flags->output, "HTML file to write")->capture_default_str();
+  return [flags] {
+    ReportOptions options{flags->db, flags->sweeps, flags->campaigns, flags->output};
+    try {
+      WriteHtmlReport(options);
+    } catch (const std::exception& e) {
+      std::cerr << "ditbench report: error: " << e.what() << '\n';
+      return kExitUsage;
+    }
+    std::cout << "wrote " << options.output.string() << '\n';
+    return kExitOk;
+  };
+}
+
+}  // namespace ditbench

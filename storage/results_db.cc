@@ -1,0 +1,279 @@
+#include "storage/results_db.h"
+
+#include <chrono>
+#include <system_error>
+#include <utility>
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include "storage/schema.h"
+#include "storage/statement.h"
+
+namespace ditbench {
+namespace {
+
+double NowUnixSeconds() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+// Text columns that mean "none" when empty are stored as NULL.
+void BindTextOrNull(Statement& statement, int index, const std::string& text) {
+  if (text.empty()) {
+    statement.BindNull(index);
+  } else {
+    statement.Bind(index, text);
+  }
+}
+
+// Inserts or updates the trial row; returns its id (stable across updates).
+std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecord& trial,
+                         bool finished) {
+  Statement upsert(db, R"sql(
+    INSERT INTO trials (campaign_id, trial_key, config_json, status, error, world_size, device,
+                        run_dir, started_at, finished_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (campaign_id, trial_key) DO UPDATE SET
+      config_json = excluded.config_json, status = excluded.status, error = excluded.error,
+      world_size = excluded.world_size, device = excluded.device, run_dir = excluded.run_dir,
+      started_at = excluded.started_at, finished_at = excluded.finished_at
+    RETURNING id)sql");
+  upsert.Bind(1, campaign_id)
+      .Bind(2, trial.trial_key)
+      .Bind(3, trial.config.dump())
+      .Bind(4, StatusName(trial.status))
+      .Bind(6, trial.world_size);
+  BindTextOrNull(upsert, 5, trial.error);
+  BindTextOrNull(upsert, 7, trial.device);
+  BindTextOrNull(upsert, 8, trial.run_dir);
+  if (trial.started_at > 0) {
+    upsert.Bind(9, trial.started_at);
+  } else {
+    upsert.BindNull(9);
+  }
+  if (finished && trial.finished_at > 0) {
+    upsert.Bind(10, trial.finished_at);
+  } else {
+    upsert.BindNull(10);
+  }
+  if (!upsert.Step()) throw StorageError(SqliteErrorText(db, "trial upsert returned no id"));
+  std::int64_t id = upsert.Int(0);
+  upsert.Run();
+  return id;
+}
+
+void DeleteMeasurements(sqlite3* db, std::int64_t trial_id) {
+  Statement samples(db, "DELETE FROM samples WHERE trial_id = ?");
+  samples.Bind(1, trial_id).Run();
+  Statement metrics(db, "DELETE FROM trial_metrics WHERE trial_id = ?");
+  metrics.Bind(1, trial_id).Run();
+}
+
+void InsertSamples(sqlite3* db, std::int64_t trial_id, const std::vector<Sample>& samples) {
+  Statement insert(db,
+                   "INSERT INTO samples (trial_id, rank, iteration, stage, ms, warmup) "
+                   "VALUES (?, ?, ?, ?, ?, ?)");
+  for (const Sample& sample : samples) {
+    insert.Bind(1, trial_id)
+        .Bind(2, sample.rank)
+        .Bind(3, sample.iteration)
+        .Bind(4, sample.stage)
+        .Bind(5, sample.ms)
+        .Bind(6, sample.warmup ? 1 : 0);
+    insert.Run();
+    insert.Reset();
+  }
+}
+
+void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
+  Statement insert(db, R"sql(
+    INSERT INTO trial_metrics (trial_id, latency_ms, mean_ms, p90_ms, p99_ms, std_ms, min_ms,
+      max_ms, cov, ci_low_ms, ci_high_ms, rank0_ms, skew_ms, iterations, warmup, outliers,
+      peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
+  insert.Bind(1, trial_id)
+      .Bind(2, m.latency_ms)
+      .Bind(3, m.mean_ms)
+      .Bind(4, m.p90_ms)
+      .Bind(5, m.p99_ms)
+      .Bind(6, m.std_ms)
+      .Bind(7, m.min_ms)
+      .Bind(8, m.max_ms)
+      .Bind(9, m.cov)
+      .Bind(10, m.ci_low_ms)
+      .Bind(11, m.ci_high_ms)
+      .Bind(12, m.rank0_ms)
+      .Bind(13, m.skew_ms)
+      .Bind(14, m.iterations)
+      .Bind(15, m.warmup)
+      .Bind(16, m.outliers)
+      .Bind(17, m.peak_mem_mb)
+      .Bind(18, m.peak_reserved_mb)
+      .Bind(19, m.flops)
+      .Bind(20, m.tflops)
+      .Bind(21, m.mfu)
+      .Bind(22, m.images_per_s)
+      .Bind(23, m.tokens_per_s);
+  insert.Run();
+}
+
+}  // namespace
+
+std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bool read_only) {
+  if (read_only) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      throw StorageError(fmt::format("no results database at '{}'", path.string()));
+    }
+  }
+  int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  SqliteConnection db = OpenSqlite(path.string(), flags);
+  sqlite3_busy_timeout(db.get(), 5000);
+  Exec(db.get(), "PRAGMA foreign_keys = ON");
+  if (read_only) {
+    CheckSchemaForReading(db.get());
+  } else {
+    Exec(db.get(), "PRAGMA journal_mode = WAL");
+    MigrateSchema(db.get());
+  }
+  return std::unique_ptr<ResultsDb>(new ResultsDb(db.release(), path));
+}
+
+ResultsDb::ResultsDb(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
+
+ResultsDb::~ResultsDb() { SqliteCloser()(db_); }
+
+std::int64_t ResultsDb::ResumeOrCreateCampaign(const CampaignRecord& campaign, bool fresh) {
+  Transaction transaction(db_);
+  Statement add_sweep(db_,
+                      "INSERT INTO sweeps (name, created_at) VALUES (?, ?) "
+                      "ON CONFLICT (name) DO NOTHING");
+  add_sweep.Bind(1, campaign.sweep_name).Bind(2, NowUnixSeconds()).Run();
+  Statement find_sweep(db_, "SELECT id FROM sweeps WHERE name = ?");
+  find_sweep.Bind(1, campaign.sweep_name);
+  if (!find_sweep.Step()) throw StorageError(SqliteErrorText(db_, "sweep row vanished"));
+  std::int64_t sweep_id = find_sweep.Int(0);
+
+  if (!fresh) {
+    Statement newest(db_, "SELECT max(id) FROM campaigns WHERE sweep_id = ?");
+    newest.Bind(1, sweep_id);
+    if (newest.Step() && !newest.IsNull(0)) {
+      std::int64_t id = newest.Int(0);
+      Statement reopen(db_, "UPDATE campaigns SET finished_at = NULL WHERE id = ?");
+      reopen.Bind(1, id).Run();
+      transaction.Commit();
+      return id;
+    }
+  }
+  Statement insert(db_, R"sql(
+    INSERT INTO campaigns (sweep_id, spec_hash, spec_text, sweep_path, build, host,
+                           environment_json, started_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?))sql");
+  insert.Bind(1, sweep_id)
+      .Bind(2, campaign.spec_hash)
+      .Bind(3, campaign.spec_text)
+      .Bind(4, campaign.sweep_path)
+      .Bind(5, campaign.build)
+      .Bind(6, campaign.host)
+      .Bind(7, campaign.environment.dump())
+      .Bind(8, NowUnixSeconds());
+  insert.Run();
+  std::int64_t id = sqlite3_last_insert_rowid(db_);
+  transaction.Commit();
+  return id;
+}
+
+std::map<std::string, TrialStatus> ResultsDb::TrialStatuses(std::int64_t campaign_id) {
+  Statement query(db_, "SELECT trial_key, status FROM trials WHERE campaign_id = ?");
+  query.Bind(1, campaign_id);
+  std::map<std::string, TrialStatus> statuses;
+  while (query.Step()) {
+    std::string name = query.Text(1);
+    std::optional<TrialStatus> status = ParseStatus(name);
+    if (!status) {
+      throw StorageError(fmt::format("unknown status '{}' for trial {} in '{}'", name,
+                                     query.Text(0), path_.string()));
+    }
+    statuses.emplace(query.Text(0), *status);
+  }
+  return statuses;
+}
+
+int ResultsDb::MarkRunningAsInterrupted(std::int64_t campaign_id) {
+  Statement update(db_,
+                   "UPDATE trials SET status = 'interrupted' "
+                   "WHERE campaign_id = ? AND status = 'running'");
+  update.Bind(1, campaign_id).Run();
+  return sqlite3_changes(db_);
+}
+
+void ResultsDb::MarkRunning(std::int64_t campaign_id, const TrialRecord& trial) {
+  TrialRecord running = trial;
+  running.status = TrialStatus::kRunning;
+  running.error.clear();
+  Transaction transaction(db_);
+  std::int64_t trial_id = UpsertTrial(db_, campaign_id, running, /*finished=*/false);
+  DeleteMeasurements(db_, trial_id);
+  transaction.Commit();
+}
+
+void ResultsDb::RecordTrial(std::int64_t campaign_id, const TrialRecord& trial) {
+  Transaction transaction(db_);
+  std::int64_t trial_id = UpsertTrial(db_, campaign_id, trial, /*finished=*/true);
+  DeleteMeasurements(db_, trial_id);
+  InsertSamples(db_, trial_id, trial.samples);
+  if (trial.metrics) InsertMetrics(db_, trial_id, *trial.metrics);
+  transaction.Commit();
+}
+
+void ResultsDb::FinishCampaign(std::int64_t campaign_id) {
+  Statement update(db_, "UPDATE campaigns SET finished_at = ? WHERE id = ?");
+  update.Bind(1, NowUnixSeconds()).Bind(2, campaign_id).Run();
+  if (sqlite3_changes(db_) != 1) {
+    throw StorageError(
+        fmt::format("no campaign {} in '{}' to finish", campaign_id, path_.string()));
+  }
+}
+
+std::vector<CampaignInfo> ResultsDb::Campaigns() {
+  Statement query(db_, R"sql(
+    SELECT c.id, s.name, c.sweep_path, c.spec_hash, c.spec_text, c.build, c.host,
+           c.environment_json, c.started_at, c.finished_at
+    FROM campaigns c JOIN sweeps s ON s.id = c.sweep_id ORDER BY c.id)sql");
+  std::vector<CampaignInfo> campaigns;
+  while (query.Step()) {
+    CampaignInfo info;
+    info.id = query.Int(0);
+    info.record.sweep_name = query.Text(1);
+    info.record.sweep_path = query.Text(2);
+    info.record.spec_hash = query.Text(3);
+    info.record.spec_text = query.Text(4);
+    info.record.build = query.Text(5);
+    info.record.host = query.Text(6);
+    info.record.environment =
+        nlohmann::json::parse(query.Text(7), nullptr, /*allow_exceptions=*/false);
+    if (info.record.environment.is_discarded()) info.record.environment = nlohmann::json();
+    info.started_at = query.Double(8);
+    info.finished_at = query.OptionalDouble(9);
+    campaigns.push_back(std::move(info));
+  }
+  return campaigns;
+}
+
+std::vector<Sample> ResultsDb::Samples(std::int64_t campaign_id, const std::string& trial_key) {
+  Statement query(db_, R"sql(
+    SELECT s.rank, s.iteration, s.stage, s.ms, s.warmup
+    FROM samples s JOIN trials t ON t.id = s.trial_id
+    WHERE t.campaign_id = ? AND t.trial_key = ?
+    ORDER BY s.iteration, s.rank, s.stage)sql");
+  query.Bind(1, campaign_id).Bind(2, trial_key);
+  std::vector<Sample> samples;
+  while (query.Step()) {
+    samples.push_back(Sample{static_cast<int>(query.Int(0)), static_cast<int>(query.Int(1)),
+                             query.Text(2), query.Double(3), query.Int(4) != 0});
+  }
+  return samples;
+}
+
+}  // namespace ditbench

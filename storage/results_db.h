@@ -1,0 +1,86 @@
+// ResultsDb: the SQLite results database (schema in storage/schema.cc, docs/architecture.md).
+//
+// WAL mode, foreign keys on, a busy timeout, and a schema_version table with forward
+// migrations: a database newer than this build is refused with a clear message rather than
+// misread. Every finished trial is committed in its own transaction, so a coordinator killed
+// at any instant loses at most the trial in flight.
+//
+// Errors: every method throws StorageError (one line: what failed, the path, SQLite's message).
+// Thread-safety: one ResultsDb per thread; SQLite itself serialises writers across processes.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "storage/records.h"
+
+struct sqlite3;
+
+namespace ditbench {
+
+class StorageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The version this build writes. Databases with a lower version are migrated forward on open.
+inline constexpr int kSchemaVersion = 1;
+
+// A campaign as stored (for reports and comparisons).
+struct CampaignInfo {
+  std::int64_t id = 0;
+  CampaignRecord record;               // record.sweep_name names its sweep
+  double started_at = 0;               // unix seconds
+  std::optional<double> finished_at;   // unset while unfinished
+};
+
+class ResultsDb {
+ public:
+  // Opens or creates the database at `path`. `read_only` never creates or migrates.
+  static std::unique_ptr<ResultsDb> Open(const std::filesystem::path& path,
+                                         bool read_only = false);
+  ~ResultsDb();
+  ResultsDb(const ResultsDb&) = delete;
+  ResultsDb& operator=(const ResultsDb&) = delete;
+
+  // The newest campaign of `campaign.sweep_name` (resumed), or a new one when none exists or
+  // `fresh` is set. Returns its id.
+  std::int64_t ResumeOrCreateCampaign(const CampaignRecord& campaign, bool fresh);
+
+  // Status of every trial recorded in the campaign, by trial key.
+  std::map<std::string, TrialStatus> TrialStatuses(std::int64_t campaign_id);
+
+  // Trials left `running` by a dead coordinator become `interrupted`. Returns how many.
+  int MarkRunningAsInterrupted(std::int64_t campaign_id);
+
+  // Inserts or updates the trial row with status `running` (config, world size, start time).
+  void MarkRunning(std::int64_t campaign_id, const TrialRecord& trial);
+
+  // Replaces the trial's row, samples and metrics in one transaction.
+  void RecordTrial(std::int64_t campaign_id, const TrialRecord& trial);
+
+  // Stamps the campaign's finish time.
+  void FinishCampaign(std::int64_t campaign_id);
+
+  // Every campaign, oldest first.
+  std::vector<CampaignInfo> Campaigns();
+
+  // The trial's samples ordered by iteration, rank, stage; empty when the trial is unknown.
+  std::vector<Sample> Samples(std::int64_t campaign_id, const std::string& trial_key);
+
+  // The handle, for read-only queries by query/report. Owned by this object.
+  sqlite3* handle() const { return db_; }
+
+ private:
+  explicit ResultsDb(sqlite3* db, std::filesystem::path path);
+  sqlite3* db_;
+  std::filesystem::path path_;
+};
+
+}  // namespace ditbench

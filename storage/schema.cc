@@ -1,0 +1,207 @@
+#include "storage/schema.h"
+
+#include <iterator>
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include "storage/results_db.h"
+#include "storage/statement.h"
+
+namespace ditbench {
+namespace {
+
+// Schema version 1. Times are unix seconds (REAL); config_json is the trial's canonical JSON.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE sweeps (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  created_at REAL NOT NULL
+);
+CREATE TABLE campaigns (
+  id INTEGER PRIMARY KEY,
+  sweep_id INTEGER NOT NULL REFERENCES sweeps(id),
+  spec_hash TEXT NOT NULL,
+  spec_text TEXT NOT NULL,
+  sweep_path TEXT NOT NULL,
+  build TEXT NOT NULL,
+  host TEXT NOT NULL,
+  environment_json TEXT NOT NULL DEFAULT '{}',
+  started_at REAL NOT NULL,
+  finished_at REAL
+);
+CREATE INDEX campaigns_by_sweep ON campaigns(sweep_id);
+CREATE TABLE trials (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  trial_key TEXT NOT NULL,
+  config_json TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'ok', 'skipped', 'oom',
+                                         'timeout', 'crashed', 'failed', 'interrupted')),
+  error TEXT,
+  world_size INTEGER NOT NULL,
+  device TEXT,
+  run_dir TEXT,
+  started_at REAL,
+  finished_at REAL,
+  UNIQUE (campaign_id, trial_key)
+);
+CREATE TABLE samples (
+  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  rank INTEGER NOT NULL CHECK (rank >= 0),
+  iteration INTEGER NOT NULL CHECK (iteration >= 0),
+  stage TEXT NOT NULL,
+  ms REAL NOT NULL,
+  warmup INTEGER NOT NULL CHECK (warmup IN (0, 1))
+);
+CREATE INDEX samples_by_trial ON samples(trial_id);
+CREATE TABLE trial_metrics (
+  trial_id INTEGER PRIMARY KEY REFERENCES trials(id) ON DELETE CASCADE,
+  latency_ms REAL, mean_ms REAL, p90_ms REAL, p99_ms REAL, std_ms REAL,
+  min_ms REAL, max_ms REAL, cov REAL, ci_low_ms REAL, ci_high_ms REAL,
+  rank0_ms REAL, skew_ms REAL,
+  iterations INTEGER NOT NULL, warmup INTEGER NOT NULL, outliers INTEGER NOT NULL,
+  peak_mem_mb REAL, peak_reserved_mb REAL, flops REAL, tflops REAL, mfu REAL,
+  images_per_s REAL, tokens_per_s REAL
+);
+-- The public contract (design section 7): one row per trial. Columns may be added at the
+-- end; the leading ones never change meaning.
+CREATE VIEW results AS
+SELECT
+  c.id AS campaign,
+  s.name AS sweep,
+  t.trial_key AS trial_key,
+  t.status AS status,
+  json_extract(t.config_json, '$.model') AS model,
+  json_extract(t.config_json, '$.resolution') AS resolution,
+  json_extract(t.config_json, '$.precision') AS precision,
+  json_extract(t.config_json, '$.scope') AS scope,
+  json_extract(t.config_json, '$.batch') AS batch,
+  json_extract(t.config_json, '$.steps') AS steps,
+  json_extract(t.config_json, '$.ulysses') AS ulysses,
+  json_extract(t.config_json, '$.ring') AS ring,
+  json_extract(t.config_json, '$.pipefusion') AS pipefusion,
+  json_extract(t.config_json, '$.cfg') AS cfg,
+  json_extract(t.config_json, '$.dp') AS dp,
+  t.world_size AS world_size,
+  m.latency_ms AS latency_ms,
+  m.mean_ms AS mean_ms,
+  m.p90_ms AS p90_ms,
+  m.std_ms AS std_ms,
+  m.cov AS cov,
+  m.ci_low_ms AS ci_low_ms,
+  m.ci_high_ms AS ci_high_ms,
+  m.rank0_ms AS rank0_ms,
+  m.skew_ms AS skew_ms,
+  m.iterations AS iterations,
+  m.warmup AS warmup,
+  m.peak_mem_mb AS peak_mem_mb,
+  m.tflops AS tflops,
+  m.mfu AS mfu,
+  t.device AS device,
+  c.build AS build,
+  t.error AS error,
+  m.p99_ms AS p99_ms,
+  m.min_ms AS min_ms,
+  m.max_ms AS max_ms,
+  m.outliers AS outliers,
+  m.peak_reserved_mb AS peak_reserved_mb,
+  m.images_per_s AS images_per_s,
+  m.tokens_per_s AS tokens_per_s,
+  c.host AS host,
+  strftime('%Y-%m-%dT%H:%M:%SZ', t.started_at, 'unixepoch') AS started_at,
+  strftime('%Y-%m-%dT%H:%M:%SZ', t.finished_at, 'unixepoch') AS finished_at,
+  t.run_dir AS run_dir
+FROM trials t
+JOIN campaigns c ON c.id = t.campaign_id
+JOIN sweeps s ON s.id = c.sweep_id
+LEFT JOIN trial_metrics m ON m.trial_id = t.id;
+)sql";
+
+// kMigrations[v - 1] takes a database from version v - 1 to v.
+constexpr const char* kMigrations[] = {kSchemaV1};
+static_assert(std::size(kMigrations) == kSchemaVersion);
+
+bool HasTable(sqlite3* db, const char* name) {
+  Statement query(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  query.Bind(1, name);
+  return query.Step();
+}
+
+int CountUserObjects(sqlite3* db) {
+  Statement query(db, "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'");
+  return query.Step() ? static_cast<int>(query.Int(0)) : 0;
+}
+
+std::string DbFile(sqlite3* db) {
+  const char* file = sqlite3_db_filename(db, "main");
+  return file && *file ? file : ":memory:";
+}
+
+void RefuseNewer(sqlite3* db, int version) {
+  if (version > kSchemaVersion) {
+    throw StorageError(fmt::format(
+        "results database '{}' has schema version {}, newer than this build supports ({}); "
+        "use a newer ditbench",
+        DbFile(db), version, kSchemaVersion));
+  }
+}
+
+}  // namespace
+
+int ReadSchemaVersion(sqlite3* db) {
+  if (!HasTable(db, "schema_version")) return 0;
+  Statement query(db, "SELECT max(version) FROM schema_version");
+  if (!query.Step() || query.IsNull(0)) return 0;
+  return static_cast<int>(query.Int(0));
+}
+
+void MigrateSchema(sqlite3* db) {
+  // Read and migrate under one write lock, so two processes opening a fresh file at once
+  // do not both create the schema.
+  Transaction transaction(db);
+  int version = ReadSchemaVersion(db);
+  RefuseNewer(db, version);
+  if (version == 0 && CountUserObjects(db) > 0) {
+    throw StorageError(fmt::format(
+        "'{}' is not a ditbench results database (it has tables but no schema_version)",
+        DbFile(db)));
+  }
+  if (version == kSchemaVersion) return;  // rolls back the empty transaction
+  if (version == 0) Exec(db, "CREATE TABLE schema_version (version INTEGER NOT NULL)");
+  for (int next = version + 1; next <= kSchemaVersion; ++next) {
+    Exec(db, kMigrations[next - 1]);
+  }
+  Exec(db, "DELETE FROM schema_version");
+  Statement stamp(db, "INSERT INTO schema_version (version) VALUES (?)");
+  stamp.Bind(1, kSchemaVersion).Run();
+  transaction.Commit();
+}
+
+void CheckSchemaForReading(sqlite3* db) {
+  int version = ReadSchemaVersion(db);
+  RefuseNewer(db, version);
+  if (version == 0) {
+    throw StorageError(
+        fmt::format("'{}' is not a ditbench results database (no schema_version)", DbFile(db)));
+  }
+  if (version < kSchemaVersion) {
+    throw StorageError(fmt::format(
+        "results database '{}' has schema version {}, older than this build's ({}); open it "
+        "once with `ditbench run` to migrate it",
+        DbFile(db), version, kSchemaVersion));
+  }
+}
+
+const std::vector<std::string>& ResultsContractColumns() {
+  static const std::vector<std::string> columns = {
+      "campaign",   "sweep",      "trial_key",  "status",      "model",      "resolution",
+      "precision",  "scope",      "batch",      "steps",       "ulysses",    "ring",
+      "pipefusion", "cfg",        "dp",         "world_size",  "latency_ms", "mean_ms",
+      "p90_ms",     "std_ms",     "cov",        "ci_low_ms",   "ci_high_ms", "rank0_ms",
+      "skew_ms",    "iterations", "warmup",     "peak_mem_mb", "tflops",     "mfu",
+      "device",     "build",      "error"};
+  return columns;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,31 @@
+// The results database schema: tables, the public `results` view, and forward migrations.
+//
+// Version history (stored in the one-row table schema_version):
+//   1: sweeps, campaigns, trials, samples, trial_metrics; view `results`.
+// A database with a lower version is migrated forward, one transaction per step. A newer one,
+// or a file that is not a ditbench database, is refused with StorageError.
+#pragma once
+
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace ditbench {
+
+// The schema version recorded in `db`: 0 when the database has no schema_version table.
+int ReadSchemaVersion(sqlite3* db);
+
+// Brings `db` to kSchemaVersion. REQUIRES: opened for writing. Throws StorageError for a
+// newer schema or a database that holds other tables but no schema_version.
+void MigrateSchema(sqlite3* db);
+
+// Throws StorageError unless `db` is exactly at kSchemaVersion (for read-only opens, which
+// never migrate).
+void CheckSchemaForReading(sqlite3* db);
+
+// The contract columns of the `results` view, in order (design section 7). The view has
+// these first, then extras (p99_ms, min_ms, ..., run_dir).
+const std::vector<std::string>& ResultsContractColumns();
+
+}  // namespace ditbench

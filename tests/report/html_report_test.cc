@@ -1,0 +1,158 @@
+#include "report/html_report.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "storage/results_db.h"
+#include "tests/support/sample_results.h"
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Two sweeps: "sp" has bf16 trials at 1, 2 and 4 GPUs plus an fp16 trial at 2 GPUs (no fp16
+// baseline) and a failed trial; "other" has one trial.
+class HtmlReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = ResultsDb::Open(DbPath());
+    sp_ = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    db->RecordTrial(sp_, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
+    db->RecordTrial(sp_, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+    db->RecordTrial(sp_, test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 40));
+    db->RecordTrial(sp_, test::MakeTrial(test::MakeConfig(2, 1, Precision::kFp16),
+                                         TrialStatus::kOk, 40));
+    db->RecordTrial(sp_, test::MakeTrial(test::MakeConfig(2, 2), TrialStatus::kOom, 0,
+                                         "CUDA out of memory <script>alert(1)</script>"));
+    db->FinishCampaign(sp_);
+    other_ = db->ResumeOrCreateCampaign(test::MakeCampaign("other"), false);
+    db->RecordTrial(other_, test::MakeTrial(test::MakeConfig(8, 1, Precision::kBf16, 512),
+                                            TrialStatus::kOk, 7));
+  }
+
+  std::filesystem::path DbPath() const { return dir_ / "results.db"; }
+
+  std::string Render(std::vector<std::string> sweeps = {},
+                     std::vector<std::int64_t> campaigns = {}) {
+    return RenderHtmlReport({DbPath(), std::move(sweeps), std::move(campaigns), {}});
+  }
+
+  // The <tr> of one trial.
+  static std::string RowOf(const std::string& html, std::int64_t campaign,
+                           const TrialConfig& config) {
+    std::string id = "id=\"trial-" + std::to_string(campaign) + "-" + TrialKey(config) + "\"";
+    std::size_t start = html.find(id);
+    if (start == std::string::npos) return "";
+    return html.substr(start, html.find("</tr>", start) - start);
+  }
+
+  test::TempDir dir_;
+  std::int64_t sp_ = 0, other_ = 0;
+};
+
+TEST_F(HtmlReportTest, ChartJsIsInlinedAndNothingLoadsFromTheNetwork) {
+  std::string html = Render();
+  EXPECT_THAT(html, HasSubstr("Chart.js v3.9.1"));
+  EXPECT_THAT(html, HasSubstr("new Chart(canvas"));
+  EXPECT_THAT(html, Not(HasSubstr("<script src")));
+  EXPECT_THAT(html, Not(HasSubstr("<link")));
+  EXPECT_THAT(html, Not(HasSubstr("@import")));
+  EXPECT_THAT(html, HasSubstr("<canvas id=\"chart-0\">"));
+  EXPECT_THAT(html, HasSubstr("\"u2 r1 pf1 cfg1 dp1\""));
+}
+
+TEST_F(HtmlReportTest, TableListsEveryTrialWithStatusAndEscapedError) {
+  std::string html = Render();
+  for (int ulysses : {1, 2, 4}) {
+    EXPECT_THAT(RowOf(html, sp_, test::MakeConfig(ulysses)), HasSubstr("status-ok"));
+  }
+  std::string oom = RowOf(html, sp_, test::MakeConfig(2, 2));
+  EXPECT_THAT(oom, HasSubstr(">oom<"));
+  EXPECT_THAT(oom, HasSubstr("CUDA out of memory &lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_THAT(html, Not(HasSubstr("<script>alert(1)")));
+  std::string fastest = RowOf(html, sp_, test::MakeConfig(4));
+  EXPECT_THAT(fastest, HasSubstr(">40.00<"));
+  EXPECT_THAT(fastest, HasSubstr(">39.00 – 41.00<"));
+  EXPECT_THAT(fastest, HasSubstr(">250<"));  // peak memory: 1000 MB / 4 ranks
+}
+
+TEST_F(HtmlReportTest, SpeedupIsAgainstOneGpuTrialOfTheSamePrecisionOnly) {
+  std::string html = Render();
+  EXPECT_THAT(RowOf(html, sp_, test::MakeConfig(2)), HasSubstr(">2.00x<"));
+  EXPECT_THAT(RowOf(html, sp_, test::MakeConfig(2)), HasSubstr(">100%<"));  // efficiency
+  EXPECT_THAT(RowOf(html, sp_, test::MakeConfig(4)), HasSubstr(">2.50x<"));
+  EXPECT_THAT(RowOf(html, sp_, test::MakeConfig(1)), HasSubstr(">1.00x<"));
+  // fp16 at 40 ms would read 2.50x against the bf16 baseline: it must show no speedup.
+  std::string fp16 = RowOf(html, sp_, test::MakeConfig(2, 1, Precision::kFp16));
+  ASSERT_FALSE(fp16.empty());
+  EXPECT_THAT(fp16, HasSubstr("class=\"num speedup\">-<"));
+  EXPECT_THAT(html, HasSubstr("No 1-GPU trial of this precision and scope"));
+}
+
+TEST_F(HtmlReportTest, HeaderNamesSweepsCampaignsBuildAndStatusCounts) {
+  std::string html = Render();
+  EXPECT_THAT(html, HasSubstr("ditbench report: other, sp"));
+  EXPECT_THAT(html, HasSubstr("abc1234"));
+  EXPECT_THAT(html, HasSubstr("testhost"));
+  EXPECT_THAT(html, HasSubstr("<th class=\"status-ok\">ok</th>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\">6</td></tr></table>"));  // total
+  EXPECT_THAT(html, HasSubstr("has not finished"));  // campaign "other"
+}
+
+TEST_F(HtmlReportTest, SweepAndCampaignFiltersSelectCampaigns) {
+  std::string sp_only = Render({"sp"});
+  EXPECT_FALSE(RowOf(sp_only, sp_, test::MakeConfig(1)).empty());
+  EXPECT_TRUE(RowOf(sp_only, other_, test::MakeConfig(8, 1, Precision::kBf16, 512)).empty());
+  std::string other_only = Render({}, {other_});
+  EXPECT_TRUE(RowOf(other_only, sp_, test::MakeConfig(1)).empty());
+  EXPECT_FALSE(RowOf(other_only, other_, test::MakeConfig(8, 1, Precision::kBf16, 512)).empty());
+}
+
+TEST_F(HtmlReportTest, UnknownSweepOrCampaignIsAnError) {
+  EXPECT_THROW(Render({"nope"}), std::invalid_argument);
+  EXPECT_THROW(Render({}, {999}), std::invalid_argument);
+  try {
+    Render({"nope"});
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no sweep named 'nope'"));
+    EXPECT_THAT(e.what(), HasSubstr("known: other, sp"));
+  }
+}
+
+TEST_F(HtmlReportTest, ChartDataCannotCloseItsScriptElement) {
+  {
+    auto db = ResultsDb::Open(DbPath());
+    TrialConfig config = test::MakeConfig(1);
+    config.model = "evil</script><b>";
+    db->RecordTrial(sp_, test::MakeTrial(config, TrialStatus::kOk, 10));
+  }
+  std::string html = Render();
+  EXPECT_THAT(html, Not(HasSubstr("evil</script>")));
+  EXPECT_THAT(html, HasSubstr("evil&lt;/script&gt;&lt;b&gt;"));   // in the table heading
+  EXPECT_THAT(html, HasSubstr("evil\\u003c/script\\u003e"));     // in the chart JSON
+}
+
+TEST_F(HtmlReportTest, WriteHtmlReportWritesTheFileAndLeavesNoTemporary) {
+  std::filesystem::path out = dir_ / "report.html";
+  WriteHtmlReport({DbPath(), {}, {}, out});
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr("</html>"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "report.html.tmp"));
+  EXPECT_THROW(WriteHtmlReport({DbPath(), {}, {}, dir_ / "missing" / "r.html"}),
+               std::runtime_error);
+}
+
+TEST_F(HtmlReportTest, MissingDatabaseIsAnError) {
+  EXPECT_THROW(RenderHtmlReport({dir_ / "none.db", {}, {}, {}}), StorageError);
+}
+
+}  // namespace
+}  // namespace ditbench

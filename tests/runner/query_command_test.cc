@@ -1,0 +1,251 @@
+#include "runner/query.h"
+
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "runner/command.h"
+#include "storage/results_db.h"
+#include "tests/support/sample_results.h"
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+// Campaign 1 (sweep "sp"): bf16 at 1, 2, 4 GPUs (100, 50, 40 ms), an fp16 trial at 2048 px
+// and a failed trial whose error has a comma and quotes. Campaign 2 (sweep "other"): one.
+class QueryCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = ResultsDb::Open(DbPath());
+    std::int64_t sp = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
+    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 40));
+    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(2, 1, Precision::kFp16, 2048),
+                                        TrialStatus::kOk, 120));
+    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(2, 2), TrialStatus::kFailed, 0,
+                                        "rank 1 exited with 3, said \"boom\""));
+    std::int64_t other = db->ResumeOrCreateCampaign(test::MakeCampaign("other"), false);
+    db->RecordTrial(other, test::MakeTrial(test::MakeConfig(8), TrialStatus::kOk, 9));
+  }
+
+  std::filesystem::path DbPath() const { return dir_ / "results.db"; }
+
+  QueryOptions Options() const {
+    QueryOptions options;
+    options.db = DbPath();
+    return options;
+  }
+
+  int Run(const QueryOptions& options) {
+    out_.str("");
+    err_.str("");
+    return RunQuery(options, out_, err_);
+  }
+
+  // The rows of a JSON query.
+  nlohmann::json RunJson(QueryOptions options) {
+    options.format = "json";
+    EXPECT_EQ(Run(options), kExitOk) << err_.str();
+    return nlohmann::json::parse(out_.str());
+  }
+
+  static std::vector<double> Latencies(const nlohmann::json& rows) {
+    std::vector<double> latencies;
+    for (const auto& row : rows) latencies.push_back(row["latency_ms"].get<double>());
+    return latencies;
+  }
+
+  test::TempDir dir_;
+  std::ostringstream out_, err_;
+};
+
+TEST_F(QueryCommandTest, TablePrintsCompactColumnsForEveryTrial) {
+  ASSERT_EQ(Run(Options()), kExitOk) << err_.str();
+  std::string text = out_.str();
+  EXPECT_THAT(text, StartsWith("campaign  trial_key         status  model"));
+  EXPECT_THAT(text, HasSubstr("(6 rows)"));
+  EXPECT_THAT(text, HasSubstr("rank 1 exited with 3"));
+  EXPECT_THAT(text, Not(HasSubstr("spec_text")));
+}
+
+TEST_F(QueryCommandTest, TableAlignsTextLeftAndNumbersRight) {
+  QueryOptions options = Options();
+  options.campaign = 1;
+  options.where = {"precision=bf16"};
+  options.columns = {"trial_key", "latency_ms", "cov"};
+  options.sort = "latency_ms";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  auto line = [](const TrialConfig& config, const char* latency, const char* cov) {
+    return fmt::format("{:<16}  {:>10}  {:>8}\n", TrialKey(config), latency, cov);
+  };
+  EXPECT_EQ(out_.str(),
+            "trial_key         latency_ms       cov\n" +
+                line(test::MakeConfig(4), "40.00", "0.01235") +
+                line(test::MakeConfig(2), "50.00", "0.009901") +
+                line(test::MakeConfig(1), "100.0", "0.004975") +
+                line(test::MakeConfig(2, 2), "-", "-") + "(4 rows)\n");
+}
+
+TEST_F(QueryCommandTest, FiltersBySweepCampaignAndStatus) {
+  QueryOptions options = Options();
+  options.sweep = "other";
+  EXPECT_EQ(RunJson(options).size(), 1u);
+  options = Options();
+  options.campaign = 1;
+  EXPECT_EQ(RunJson(options).size(), 5u);
+  options.status = "failed";
+  nlohmann::json rows = RunJson(options);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["status"], "failed");
+}
+
+TEST_F(QueryCommandTest, WhereComparesNumbersNumericallyAndCombinesWithAnd) {
+  QueryOptions options = Options();
+  options.where = {"resolution>1000", "latency_ms<=50", "precision=bf16"};
+  options.sort = "latency_ms";
+  EXPECT_THAT(Latencies(RunJson(options)), ElementsAre(9, 40, 50));
+  options.where = {"resolution>=2048"};
+  EXPECT_THAT(Latencies(RunJson(options)), ElementsAre(120));
+  options.where = {"status!=ok"};
+  nlohmann::json failed = RunJson(options);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_TRUE(failed[0]["latency_ms"].is_null());
+}
+
+TEST_F(QueryCommandTest, WhereValuesAreBoundNotPastedIntoSql) {
+  QueryOptions options = Options();
+  options.where = {"model=x' OR '1'='1"};
+  EXPECT_TRUE(RunJson(options).empty());
+  options.where = {"model=pixart-alpha\"; DROP TABLE trials; --"};
+  EXPECT_TRUE(RunJson(options).empty());
+  EXPECT_EQ(RunJson(Options()).size(), 6u);
+}
+
+TEST_F(QueryCommandTest, QueryRejectsUnknownColumnWithSuggestion) {
+  QueryOptions options = Options();
+  options.where = {"latncy_ms<10"};
+  EXPECT_EQ(Run(options), kExitUsage);
+  std::string error = err_.str();
+  EXPECT_THAT(error, StartsWith("ditbench query: error: unknown column 'latncy_ms' in --where"));
+  EXPECT_THAT(error, HasSubstr("did you mean 'latency_ms'?"));
+  EXPECT_THAT(error, HasSubstr("valid columns: campaign, sweep, trial_key"));
+  EXPECT_EQ(std::count(error.begin(), error.end(), '\n'), 1);
+  EXPECT_TRUE(out_.str().empty());
+
+  options = Options();
+  options.columns = {"model", "ulyses"};
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("'ulyses' in --columns (did you mean 'ulysses'?)"));
+
+  options = Options();
+  options.sort = "\"; DROP TABLE trials; --";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("in --sort"));
+}
+
+TEST_F(QueryCommandTest, MalformedWhereAndUnknownStatusAreUsageErrors) {
+  for (const char* bad : {"resolution", "=5", "resolution>", "model!bf16"}) {
+    QueryOptions options = Options();
+    options.where = {bad};
+    EXPECT_EQ(Run(options), kExitUsage) << bad;
+    EXPECT_THAT(err_.str(), HasSubstr("malformed --where")) << bad;
+  }
+  QueryOptions options = Options();
+  options.status = "done";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("unknown status 'done'; valid statuses: pending, running"));
+}
+
+TEST_F(QueryCommandTest, SortDescendingPutsNullsLast) {
+  QueryOptions options = Options();
+  options.sort = "latency_ms:desc";
+  options.columns = {"latency_ms"};
+  nlohmann::json rows = RunJson(options);
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[0]["latency_ms"], 120.0);
+  EXPECT_EQ(rows[4]["latency_ms"], 9.0);
+  EXPECT_TRUE(rows[5]["latency_ms"].is_null());
+}
+
+TEST_F(QueryCommandTest, JsonPreservesNumericTypesAndNulls) {
+  QueryOptions options = Options();
+  options.status = "ok";
+  options.sweep = "other";
+  nlohmann::json rows = RunJson(options);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0]["resolution"].is_number_integer());
+  EXPECT_EQ(rows[0]["resolution"], 1024);
+  EXPECT_TRUE(rows[0]["latency_ms"].is_number_float());
+  EXPECT_TRUE(rows[0]["mfu"].is_null());
+  EXPECT_TRUE(rows[0]["error"].is_null());
+  EXPECT_EQ(rows[0]["sweep"], "other");
+  // Keys keep the view's column order (campaign first), not alphabetical order.
+  EXPECT_LT(out_.str().find("\"campaign\""), out_.str().find("\"batch\""));
+}
+
+TEST_F(QueryCommandTest, CsvQuotesFieldsPerRfc4180) {
+  QueryOptions options = Options();
+  options.format = "csv";
+  options.status = "failed";
+  options.columns = {"status", "world_size", "latency_ms", "error"};
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(),
+            "status,world_size,latency_ms,error\r\n"
+            "failed,4,,\"rank 1 exited with 3, said \"\"boom\"\"\"\r\n");
+}
+
+TEST_F(QueryCommandTest, SqlRunsReadOnlyStatements) {
+  QueryOptions options = Options();
+  options.sql = "SELECT precision, count(*) AS n FROM results GROUP BY precision ORDER BY 1";
+  options.format = "csv";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(), "precision,n\r\nbf16,5\r\nfp16,1\r\n");
+}
+
+TEST_F(QueryCommandTest, SqlRejectsWritesAndSecondStatements) {
+  QueryOptions options = Options();
+  options.sql = "DELETE FROM trials";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("--sql must be a read-only statement"));
+  options.sql = "SELECT 1; DELETE FROM trials";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("exactly one statement"));
+  options.sql = "SELEC nonsense";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("ditbench query: error: cannot prepare SQL"));
+  options.sql = "SELECT 1";
+  options.sweep = "sp";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("cannot be combined"));
+  EXPECT_EQ(RunJson(Options()).size(), 6u);
+}
+
+TEST_F(QueryCommandTest, MissingDatabaseIsOneLineError) {
+  QueryOptions options = Options();
+  options.db = dir_ / "nope.db";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_EQ(err_.str(), "ditbench query: error: no results database at '" +
+                            options.db.string() + "'\n");
+  EXPECT_FALSE(std::filesystem::exists(options.db));
+}
+
+TEST_F(QueryCommandTest, EmptyResultStillPrintsHeader) {
+  QueryOptions options = Options();
+  options.sweep = "none";
+  options.columns = {"trial_key", "latency_ms"};
+  ASSERT_EQ(Run(options), kExitOk);
+  EXPECT_EQ(out_.str(), "trial_key  latency_ms\n(0 rows)\n");
+}
+
+}  // namespace
+}  // namespace ditbench

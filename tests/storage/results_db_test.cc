@@ -1,0 +1,269 @@
+#include "storage/results_db.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "storage/schema.h"
+#include "storage/statement.h"
+#include "tests/support/sample_results.h"
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class ResultsDbTest : public ::testing::Test {
+ protected:
+  std::filesystem::path DbPath() const { return dir_ / "results.db"; }
+
+  // The first column of the first row of `sql` over a fresh connection, as text.
+  std::string QueryText(const std::string& sql) {
+    SqliteConnection db = OpenSqlite(DbPath().string(), SQLITE_OPEN_READONLY);
+    Statement statement(db.get(), sql);
+    return statement.Step() ? statement.Text(0) : "<no row>";
+  }
+
+  test::TempDir dir_;
+};
+
+TEST_F(ResultsDbTest, NewDatabaseHasSchemaVersionWalAndResultsView) {
+  auto db = ResultsDb::Open(DbPath());
+  EXPECT_EQ(ReadSchemaVersion(db->handle()), kSchemaVersion);
+  EXPECT_EQ(QueryText("PRAGMA journal_mode"), "wal");
+  Statement foreign_keys(db->handle(), "PRAGMA foreign_keys");
+  ASSERT_TRUE(foreign_keys.Step());
+  EXPECT_EQ(foreign_keys.Int(0), 1);
+  EXPECT_EQ(QueryText("SELECT type FROM sqlite_master WHERE name = 'results'"), "view");
+}
+
+TEST_F(ResultsDbTest, ReopeningKeepsDataAndDoesNotMigrateAgain) {
+  std::int64_t campaign = 0;
+  {
+    auto db = ResultsDb::Open(DbPath());
+    campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+  }
+  auto db = ResultsDb::Open(DbPath());
+  EXPECT_EQ(db->TrialStatuses(campaign).size(), 1u);
+  EXPECT_EQ(QueryText("SELECT count(*) FROM schema_version"), "1");
+}
+
+TEST_F(ResultsDbTest, NewerSchemaIsRefused) {
+  ResultsDb::Open(DbPath());
+  {
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Exec(raw.get(), "UPDATE schema_version SET version = 99");
+  }
+  for (bool read_only : {false, true}) {
+    try {
+      ResultsDb::Open(DbPath(), read_only);
+      FAIL() << "opened a database with a newer schema";
+    } catch (const StorageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("schema version 99, newer than this build supports (1)"));
+      EXPECT_THAT(e.what(), HasSubstr(DbPath().string()));
+    }
+  }
+}
+
+TEST_F(ResultsDbTest, ForeignDatabaseIsRefused) {
+  {
+    SqliteConnection raw =
+        OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    Exec(raw.get(), "CREATE TABLE recipes (name TEXT)");
+  }
+  EXPECT_THROW(
+      {
+        try {
+          ResultsDb::Open(DbPath());
+        } catch (const StorageError& e) {
+          EXPECT_THAT(e.what(), HasSubstr("not a ditbench results database"));
+          throw;
+        }
+      },
+      StorageError);
+}
+
+TEST_F(ResultsDbTest, ReadOnlyOpenOfMissingFileFailsWithoutCreatingIt) {
+  EXPECT_THROW(ResultsDb::Open(DbPath(), /*read_only=*/true), StorageError);
+  EXPECT_FALSE(std::filesystem::exists(DbPath()));
+}
+
+TEST_F(ResultsDbTest, ReadOnlyHandleCannotWrite) {
+  ResultsDb::Open(DbPath());
+  auto db = ResultsDb::Open(DbPath(), /*read_only=*/true);
+  EXPECT_THROW(Exec(db->handle(), "DELETE FROM sweeps"), StorageError);
+}
+
+TEST_F(ResultsDbTest, ResumeReturnsNewestCampaignOfTheSweepUnlessFresh) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t first = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  EXPECT_EQ(db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false), first);
+  std::int64_t second = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false), second);
+  std::int64_t other = db->ResumeOrCreateCampaign(test::MakeCampaign("other"), false);
+  EXPECT_NE(other, second);
+  EXPECT_EQ(QueryText("SELECT count(*) FROM sweeps"), "2");
+}
+
+TEST_F(ResultsDbTest, FinishCampaignStampsTimeAndResumeClearsIt) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t id = db->ResumeOrCreateCampaign(test::MakeCampaign("sp", "rev1+dirty"), false);
+  db->FinishCampaign(id);
+  std::vector<CampaignInfo> campaigns = db->Campaigns();
+  ASSERT_EQ(campaigns.size(), 1u);
+  EXPECT_EQ(campaigns[0].id, id);
+  EXPECT_EQ(campaigns[0].record.sweep_name, "sp");
+  EXPECT_EQ(campaigns[0].record.build, "rev1+dirty");
+  EXPECT_EQ(campaigns[0].record.environment["gpus"], 0);
+  ASSERT_TRUE(campaigns[0].finished_at.has_value());
+  EXPECT_GE(*campaigns[0].finished_at, campaigns[0].started_at);
+
+  db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  EXPECT_FALSE(db->Campaigns()[0].finished_at.has_value());
+  EXPECT_THROW(db->FinishCampaign(id + 100), StorageError);
+}
+
+TEST_F(ResultsDbTest, MarkRunningAsInterruptedOnlyTouchesRunningTrialsOfTheCampaign) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t a = db->ResumeOrCreateCampaign(test::MakeCampaign("a"), false);
+  std::int64_t b = db->ResumeOrCreateCampaign(test::MakeCampaign("b"), false);
+  TrialRecord ok = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100);
+  TrialRecord running = test::MakeTrial(test::MakeConfig(2), TrialStatus::kPending, 0);
+  db->RecordTrial(a, ok);
+  db->MarkRunning(a, running);
+  db->MarkRunning(b, running);
+
+  EXPECT_EQ(db->MarkRunningAsInterrupted(a), 1);
+  std::map<std::string, TrialStatus> statuses = db->TrialStatuses(a);
+  EXPECT_EQ(statuses.at(ok.trial_key), TrialStatus::kOk);
+  EXPECT_EQ(statuses.at(running.trial_key), TrialStatus::kInterrupted);
+  EXPECT_EQ(db->TrialStatuses(b).at(running.trial_key), TrialStatus::kRunning);
+  EXPECT_TRUE(db->TrialStatuses(a + 100).empty());
+}
+
+TEST_F(ResultsDbTest, RecordTrialReplacesSamplesInOneTransaction) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  TrialConfig config = test::MakeConfig(2);
+  db->MarkRunning(campaign, test::MakeTrial(config, TrialStatus::kPending, 0));
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  EXPECT_EQ(db->Samples(campaign, TrialKey(config)).size(), 6u);
+
+  TrialRecord again = test::MakeTrial(config, TrialStatus::kOk, 40);
+  again.samples.resize(2);
+  db->RecordTrial(campaign, again);
+
+  std::vector<Sample> samples = db->Samples(campaign, TrialKey(config));
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].ms, 80);
+  EXPECT_TRUE(samples[0].warmup);
+  EXPECT_EQ(QueryText("SELECT count(*) FROM trials"), "1");
+  EXPECT_EQ(QueryText("SELECT count(*) FROM trial_metrics"), "1");
+  EXPECT_EQ(QueryText("SELECT latency_ms FROM results"), "40.0");
+}
+
+TEST_F(ResultsDbTest, RecordTrialIsAtomicWhenASampleIsRejected) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  TrialConfig config = test::MakeConfig(2);
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+
+  TrialRecord bad = test::MakeTrial(config, TrialStatus::kFailed, 0, "should not land");
+  bad.samples.push_back({0, 0, "iteration", 1.0, false});
+  bad.samples.push_back({-1, 1, "iteration", 1.0, false});  // violates CHECK (rank >= 0)
+  EXPECT_THROW(db->RecordTrial(campaign, bad), StorageError);
+
+  EXPECT_EQ(db->TrialStatuses(campaign).at(TrialKey(config)), TrialStatus::kOk);
+  EXPECT_EQ(db->Samples(campaign, TrialKey(config)).size(), 6u);
+  EXPECT_EQ(QueryText("SELECT latency_ms FROM results"), "50.0");
+  // The connection is usable afterwards (the transaction was rolled back, not left open).
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 45));
+  EXPECT_EQ(QueryText("SELECT latency_ms FROM results"), "45.0");
+}
+
+TEST_F(ResultsDbTest, MarkRunningClearsOldMeasurements) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  TrialConfig config = test::MakeConfig(1);
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  db->MarkRunning(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  EXPECT_TRUE(db->Samples(campaign, TrialKey(config)).empty());
+  EXPECT_EQ(QueryText("SELECT status || ':' || ifnull(latency_ms, 'null') FROM results"),
+            "running:null");
+}
+
+TEST_F(ResultsDbTest, ResultsViewStartsWithTheContractColumns) {
+  auto db = ResultsDb::Open(DbPath());
+  Statement probe(db->handle(), "SELECT * FROM results LIMIT 0");
+  std::vector<std::string> columns;
+  for (int i = 0; i < probe.ColumnCount(); ++i) columns.push_back(probe.ColumnName(i));
+  const std::vector<std::string>& contract = ResultsContractColumns();
+  ASSERT_GE(columns.size(), contract.size());
+  EXPECT_EQ(std::vector<std::string>(columns.begin(), columns.begin() + contract.size()),
+            contract);
+  EXPECT_EQ(contract.front(), "campaign");
+  EXPECT_EQ(contract.back(), "error");
+}
+
+TEST_F(ResultsDbTest, ResultsViewExposesAxesMetricsAndCampaign) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp", "rev9"), false);
+  TrialConfig config = test::MakeConfig(2, 2, Precision::kFp16, 2048);
+  config.scope = Scope::kPipeline;
+  TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, 30);
+  trial.metrics->tflops = 12.5;
+  db->RecordTrial(campaign, trial);
+
+  Statement row(db->handle(),
+                "SELECT campaign, sweep, model, resolution, precision, scope, ulysses, ring, "
+                "world_size, latency_ms, warmup, iterations, tflops, mfu, build, error, "
+                "started_at FROM results");
+  ASSERT_TRUE(row.Step());
+  EXPECT_EQ(row.Int(0), campaign);
+  EXPECT_EQ(row.Text(1), "sp");
+  EXPECT_EQ(row.Text(2), "pixart-alpha");
+  EXPECT_EQ(row.ColumnType(3), SQLITE_INTEGER);
+  EXPECT_EQ(row.Int(3), 2048);
+  EXPECT_EQ(row.Text(4), "fp16");
+  EXPECT_EQ(row.Text(5), "pipeline");
+  EXPECT_EQ(row.Int(6), 2);
+  EXPECT_EQ(row.Int(7), 2);
+  EXPECT_EQ(row.Int(8), 4);
+  EXPECT_EQ(row.Double(9), 30);
+  EXPECT_EQ(row.Int(10), 1);  // warm-up iterations run, from the metrics
+  EXPECT_EQ(row.Int(11), 2);
+  EXPECT_EQ(row.Double(12), 12.5);
+  EXPECT_TRUE(row.IsNull(13));
+  EXPECT_EQ(row.Text(14), "rev9");
+  EXPECT_TRUE(row.IsNull(15));
+  EXPECT_EQ(row.Text(16), "2023-11-14T22:13:20Z");
+}
+
+TEST_F(ResultsDbTest, SkippedTrialHasNullMetricsAndItsReason) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(3), TrialStatus::kSkipped, 0,
+                                            "16 heads not divisible by ulysses 3"));
+  EXPECT_EQ(QueryText("SELECT status || '|' || error || '|' || ifnull(latency_ms, 'null') "
+                      "FROM results"),
+            "skipped|16 heads not divisible by ulysses 3|null");
+}
+
+TEST_F(ResultsDbTest, SamplesComeBackOrderedByIterationThenRank) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  TrialRecord trial = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
+  db->RecordTrial(campaign, trial);
+  std::vector<int> order;
+  for (const Sample& s : db->Samples(campaign, trial.trial_key)) {
+    order.push_back(s.iteration * 10 + s.rank);
+  }
+  EXPECT_THAT(order, ElementsAre(0, 1, 10, 11, 20, 21));
+}
+
+}  // namespace
+}  // namespace ditbench

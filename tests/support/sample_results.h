@@ -1,0 +1,73 @@
+// Builders of plausible campaign and trial records, for tests of storage, query and report.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "experiments/trial.h"
+#include "storage/records.h"
+
+namespace ditbench::test {
+
+inline CampaignRecord MakeCampaign(std::string sweep_name, std::string build = "abc1234") {
+  CampaignRecord campaign;
+  campaign.sweep_name = std::move(sweep_name);
+  campaign.sweep_path = "sweeps/" + campaign.sweep_name + ".yaml";
+  campaign.spec_text = "name: " + campaign.sweep_name + "\n";
+  campaign.spec_hash = Sha256Hex(campaign.spec_text);
+  campaign.build = std::move(build);
+  campaign.host = "testhost";
+  campaign.environment = {{"gpus", 0}};
+  return campaign;
+}
+
+inline TrialConfig MakeConfig(int ulysses, int ring = 1, Precision precision = Precision::kBf16,
+                              int resolution = 1024) {
+  TrialConfig config;
+  config.model = "pixart-alpha";
+  config.resolution = resolution;
+  config.precision = precision;
+  config.ulysses = ulysses;
+  config.ring = ring;
+  return config;
+}
+
+// A finished trial of `config`: `ok` with metrics centred on `latency_ms` and two samples per
+// rank, or another status with `error` and no metrics.
+inline TrialRecord MakeTrial(const TrialConfig& config, TrialStatus status, double latency_ms,
+                             std::string error = "") {
+  TrialRecord trial;
+  trial.trial_key = TrialKey(config);
+  trial.config = CanonicalJson(config);
+  trial.status = status;
+  trial.error = std::move(error);
+  trial.world_size = config.world_size();
+  trial.device = "cpu";
+  trial.run_dir = "runs/" + trial.trial_key;
+  trial.started_at = 1700000000;
+  trial.finished_at = 1700000060;
+  if (status != TrialStatus::kOk) return trial;
+  for (int rank = 0; rank < trial.world_size; ++rank) {
+    trial.samples.push_back({rank, 0, "iteration", latency_ms * 2, true});
+    trial.samples.push_back({rank, 1, "iteration", latency_ms, false});
+    trial.samples.push_back({rank, 2, "iteration", latency_ms + 1, false});
+  }
+  TrialMetrics m;
+  m.latency_ms = latency_ms;
+  m.mean_ms = latency_ms + 0.5;
+  m.p90_ms = m.p99_ms = m.max_ms = latency_ms + 1;
+  m.min_ms = latency_ms;
+  m.std_ms = 0.5;
+  m.cov = 0.5 / m.mean_ms;
+  m.ci_low_ms = latency_ms - 1;
+  m.ci_high_ms = latency_ms + 1;
+  m.rank0_ms = latency_ms;
+  m.skew_ms = 0.25;
+  m.iterations = 2;
+  m.warmup = 1;
+  m.peak_mem_mb = 1000.0 / trial.world_size;
+  trial.metrics = m;
+  return trial;
+}
+
+}  // namespace ditbench::test
