@@ -1,6 +1,6 @@
-# Tests of storage, statistics, the HTML report and `ditbench query`; included from
-# tests/CMakeLists.txt. runner/query_command.cc is compiled in directly so these tests do not
-# depend on how the CLI executable is assembled.
+# Tests of storage, statistics, the HTML report, `ditbench query` and `ditbench report`;
+# included from tests/CMakeLists.txt. runner/query_command.cc and runner/report_command.cc are
+# compiled in directly, so these tests do not depend on how the CLI executable is assembled.
 include(GoogleTest)
 
 add_executable(ditbench_storage_report_tests
@@ -9,6 +9,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/report/html_report_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/runner/query_command_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/../runner/query_command.cc
+  ${CMAKE_CURRENT_LIST_DIR}/../runner/report_command.cc
 )
 ditbench_target(ditbench_storage_report_tests)
 target_link_libraries(ditbench_storage_report_tests PRIVATE

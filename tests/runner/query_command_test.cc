@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include <CLI/CLI.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <fmt/format.h>
@@ -245,6 +246,47 @@ TEST_F(QueryCommandTest, EmptyResultStillPrintsHeader) {
   options.columns = {"trial_key", "latency_ms"};
   ASSERT_EQ(Run(options), kExitOk);
   EXPECT_EQ(out_.str(), "trial_key  latency_ms\n(0 rows)\n");
+}
+
+TEST_F(QueryCommandTest, CommandLineOptionsReachTheQuery) {
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("query");
+  std::function<int()> run = DefineQueryCommand(*sub);
+  app.parse("query --db " + DbPath().string() +
+                " --sweep sp --where ulysses>1 --where precision=bf16 --columns "
+                "trial_key,latency_ms --sort latency_ms:desc --format csv",
+            false);
+  ::testing::internal::CaptureStdout();
+  int code = run();
+  std::string text = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(code, kExitOk);
+  EXPECT_EQ(text, "trial_key,latency_ms\r\n" + TrialKey(test::MakeConfig(2)) + ",50\r\n" +
+                      TrialKey(test::MakeConfig(4)) + ",40\r\n" +
+                      TrialKey(test::MakeConfig(2, 2)) + ",\r\n");
+}
+
+// `ditbench report` wiring, over the same database.
+using ReportCommandTest = QueryCommandTest;
+
+TEST_F(ReportCommandTest, WritesTheFileOrFailsWithUsageCode) {
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("report");
+  std::function<int()> run = DefineReportCommand(*sub);
+  std::filesystem::path out = dir_ / "r.html";
+  app.parse("report --db " + DbPath().string() + " --sweep sp -o " + out.string(), false);
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(run(), kExitOk);
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "wrote " + out.string() + "\n");
+  EXPECT_TRUE(std::filesystem::exists(out));
+
+  CLI::App again;
+  CLI::App* sub_again = again.add_subcommand("report");
+  std::function<int()> run_again = DefineReportCommand(*sub_again);
+  again.parse("report --db " + DbPath().string() + " --sweep nope", false);
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run_again(), kExitUsage);
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              StartsWith("ditbench report: error: no sweep named 'nope'"));
 }
 
 }  // namespace

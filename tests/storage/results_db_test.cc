@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "storage/schema.h"
 #include "storage/statement.h"
@@ -183,6 +185,37 @@ TEST_F(ResultsDbTest, RecordTrialIsAtomicWhenASampleIsRejected) {
   // The connection is usable afterwards (the transaction was rolled back, not left open).
   db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 45));
   EXPECT_EQ(QueryText("SELECT latency_ms FROM results"), "45.0");
+}
+
+TEST_F(ResultsDbTest, CoordinatorKilledMidTransactionLeavesNoPartialTrial) {
+  std::int64_t campaign = 0;
+  TrialConfig config = test::MakeConfig(2);
+  {
+    auto db = ResultsDb::Open(DbPath());
+    campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
+  }
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child writes half a trial inside a transaction and dies without committing.
+    auto db = ResultsDb::Open(DbPath());
+    Transaction transaction(db->handle());
+    Exec(db->handle(),
+         "INSERT INTO trials (campaign_id, trial_key, config_json, status, world_size) "
+         "VALUES (1, 'half', '{}', 'ok', 2)");
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+
+  auto db = ResultsDb::Open(DbPath());
+  std::map<std::string, TrialStatus> statuses = db->TrialStatuses(campaign);
+  EXPECT_EQ(statuses.size(), 1u);
+  EXPECT_EQ(statuses.count("half"), 0u);
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));  // not locked
+  EXPECT_EQ(db->TrialStatuses(campaign).size(), 2u);
 }
 
 TEST_F(ResultsDbTest, MarkRunningClearsOldMeasurements) {

@@ -1,0 +1,138 @@
+// End to end: a YAML sweep through the real `ditbench` coordinator, real ditbench-worker
+// processes (two ranks over Gloo), the SQLite database, query and the HTML report.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+CommandResult Shell(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof(buffer), pipe)) result.output += buffer;
+  int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+class SweepEndToEndTest : public ::testing::Test {
+ protected:
+  std::string Ditbench(const std::string& args) {
+    return std::string(DITBENCH_BIN) + " " + args;
+  }
+  // Values of the first column of `sql`, as text.
+  std::vector<std::string> Query(const std::string& sql) {
+    sqlite3* db = nullptr;
+    std::vector<std::string> values;
+    EXPECT_EQ(sqlite3_open_v2((dir_ / "results.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr),
+              SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;
+    while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+      auto text = sqlite3_column_text(stmt, 0);
+      values.push_back(text ? reinterpret_cast<const char*>(text) : "NULL");
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return values;
+  }
+  test::TempDir dir_;
+};
+
+constexpr const char* kSweep = R"(name: e2e
+defaults:
+  model: pixart-alpha-tiny
+  resolution: 256
+  precision: fp32
+  steps: 2
+  warmup: 1
+  repeats: 3
+  timeout: 2m
+matrix:
+  ulysses: [1, 2, 3]
+)";
+
+TEST_F(SweepEndToEndTest, SweepRunsStoresResumesQueriesAndReports) {
+  std::ofstream(dir_ / "sweep.yaml") << kSweep;
+  const std::string db = (dir_ / "results.db").string();
+  auto run = Shell(Ditbench("run " + (dir_ / "sweep.yaml").string() + " --db " + db + " --gpus cpu:2"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  EXPECT_EQ(Query("SELECT status FROM results ORDER BY ulysses"),
+            (std::vector<std::string>{"ok", "ok", "skipped"}));
+  // Every measured column the quick start can fill is filled for ok trials.
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM results WHERE status = 'ok' AND latency_ms > 0 AND "
+                  "cov IS NOT NULL AND ci_low_ms <= latency_ms AND latency_ms <= ci_high_ms AND "
+                  "rank0_ms > 0 AND skew_ms >= 0 AND peak_mem_mb > 0 AND tflops > 0 AND "
+                  "iterations = 3 AND warmup = 1 AND device = 'cpu'")[0],
+            "2");
+  // One sample per rank per iteration (warm-up included and flagged) for the 2-rank trial.
+  const std::string two_rank =
+      "(SELECT t.id FROM trials t JOIN results r ON r.trial_key = t.trial_key WHERE r.ulysses = 2)";
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM samples WHERE stage = 'iteration' AND trial_id = " + two_rank)[0], "8");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM samples WHERE stage = 'iteration' AND warmup = 1 AND trial_id = " + two_rank)[0], "2");
+  EXPECT_EQ(Query("SELECT COUNT(DISTINCT rank) FROM samples WHERE trial_id = " + two_rank)[0], "2");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM samples WHERE stage = 'step:1' AND trial_id = " + two_rank)[0], "8");
+  // The trial's latency is the slowest rank's per iteration: never below rank 0's.
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM results WHERE status = 'ok' AND latency_ms >= rank0_ms")[0], "2");
+
+  // Resume: nothing runs again.
+  auto again = Shell(Ditbench("run " + (dir_ / "sweep.yaml").string() + " --db " + db + " --gpus cpu:2"));
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("done: 0 ran"), std::string::npos) << again.output;
+  EXPECT_EQ(again.output.find(": running"), std::string::npos) << again.output;
+
+  auto csv = Shell(Ditbench("query --db " + db + " --columns trial_key,status,ulysses --format csv"));
+  EXPECT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_NE(csv.output.find("trial_key,status,ulysses"), std::string::npos) << csv.output;
+
+  const auto html = dir_ / "report.html";
+  auto report = Shell(Ditbench("report --db " + db + " -o " + html.string()));
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+  std::ifstream in(html);
+  std::string page((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(page.find("new Chart("), std::string::npos);
+  EXPECT_EQ(page.find("<script src="), std::string::npos);
+}
+
+TEST_F(SweepEndToEndTest, MisspelledKeyExitsTwoWithFileLineColumn) {
+  std::ofstream(dir_ / "bad.yaml") << "name: bad\ndefaults:\n  modle: pixart-alpha-tiny\n";
+  auto r = Shell(Ditbench("run " + (dir_ / "bad.yaml").string() + " --db " +
+                          (dir_ / "results.db").string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("bad.yaml:3:3: 'modle'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("did you mean 'model'?"), std::string::npos) << r.output;
+}
+
+TEST_F(SweepEndToEndTest, WorkerFailureIsRecordedAndTheSweepGoesOn) {
+  // A worker that does not exist for one trial is impossible to express per trial; instead a
+  // timeout far below the trial's run time makes every trial time out, and the sweep finishes.
+  std::ofstream(dir_ / "slow.yaml") << "name: slow\ndefaults: {model: pixart-alpha-tiny, "
+                                       "resolution: 256, steps: 2, warmup: 1, repeats: 1000, "
+                                       "timeout: 2s}\nmatrix:\n  ulysses: [1, 2]\n";
+  auto r = Shell(Ditbench("run " + (dir_ / "slow.yaml").string() + " --db " +
+                          (dir_ / "results.db").string() + " --gpus cpu:2"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(Query("SELECT status FROM results ORDER BY ulysses"),
+            (std::vector<std::string>{"timeout", "timeout"}));
+  // No rank survived its trial.
+  EXPECT_EQ(Shell("pgrep -f 'ditbench-worker --trial " + dir_.path().string() + "'").exit_code, 1);
+}
+
+}  // namespace
+}  // namespace ditbench

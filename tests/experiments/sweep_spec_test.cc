@@ -1,0 +1,119 @@
+#include "experiments/sweep_spec.h"
+
+#include <gtest/gtest.h>
+
+namespace ditbench {
+namespace {
+
+constexpr const char* kQuickstart = R"(name: quick
+defaults:
+  model: pixart-alpha-tiny
+  steps: 4
+  warmup: 2
+  repeats: 5
+  timeout: 3m
+matrix:
+  resolution: [256, 512]
+  precision: [fp32, bf16]
+  ulysses: [1, 2]
+)";
+
+TEST(SweepSpecTest, ExpandsTheMatrixInFileOrderLastAxisFastest) {
+  ParseResult r = ParseSweep(kQuickstart, "quick.yaml");
+  ASSERT_TRUE(r.ok()) << r.errors[0].ToString();
+  auto trials = ExpandTrials(r.spec);
+  ASSERT_EQ(trials.size(), 8u);
+  EXPECT_EQ(trials[0].resolution, 256);
+  EXPECT_EQ(trials[0].precision, Precision::kFp32);
+  EXPECT_EQ(trials[0].ulysses, 1);
+  EXPECT_EQ(trials[1].ulysses, 2);
+  EXPECT_EQ(trials[2].precision, Precision::kBf16);
+  EXPECT_EQ(trials[7].resolution, 512);
+  for (const auto& t : trials) {
+    EXPECT_EQ(t.model, "pixart-alpha-tiny");
+    EXPECT_EQ(t.steps, 4);
+    EXPECT_EQ(t.warmup, 2);
+    EXPECT_EQ(t.repeats.min, 5);
+    EXPECT_EQ(t.repeats.max, 5);
+    EXPECT_DOUBLE_EQ(t.timeout_s, 180);
+  }
+}
+
+TEST(SweepSpecTest, MisspelledKeyIsLocatedWithSuggestion) {
+  ParseResult r = ParseSweep("name: x\nmatrix:\n  resolutoin: [256]\n", "bad.yaml");
+  ASSERT_EQ(r.errors.size(), 1u);
+  const auto& e = r.errors[0];
+  EXPECT_EQ(e.line, 3);
+  EXPECT_EQ(e.column, 3);
+  EXPECT_EQ(e.key, "resolutoin");
+  EXPECT_NE(e.ToString().find("bad.yaml:3:3:"), std::string::npos) << e.ToString();
+  EXPECT_NE(e.message.find("did you mean 'resolution'?"), std::string::npos) << e.message;
+}
+
+TEST(SweepSpecTest, EveryProblemIsReportedNotJustTheFirst) {
+  ParseResult r = ParseSweep(
+      "name: x\nbogus: 1\ndefaults:\n  steps: -3\n  model: pixart-alpa\nmatrix:\n  precision: [fp32, fp64]\n",
+      "many.yaml");
+  ASSERT_EQ(r.errors.size(), 4u);
+  EXPECT_EQ(r.errors[0].key, "bogus");
+  EXPECT_EQ(r.errors[1].key, "defaults.steps");
+  EXPECT_EQ(r.errors[1].line, 4);
+  EXPECT_EQ(r.errors[2].key, "defaults.model");
+  EXPECT_NE(r.errors[2].message.find("did you mean 'pixart-alpha'?"), std::string::npos);
+  EXPECT_EQ(r.errors[3].key, "matrix.precision");
+  EXPECT_EQ(r.errors[3].line, 7);
+  EXPECT_EQ(r.errors[3].column, 23);
+}
+
+TEST(SweepSpecTest, InvalidYamlIsADiagnosticNotAnException) {
+  ParseResult r = ParseSweep("name: [unclosed\n", "broken.yaml");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].message.find("invalid YAML"), std::string::npos);
+  EXPECT_GE(r.errors[0].line, 1);
+}
+
+TEST(SweepSpecTest, EmptyFileAndNonMapAreRejected) {
+  EXPECT_FALSE(ParseSweep("", "empty.yaml").ok());
+  EXPECT_FALSE(ParseSweep("- a\n- b\n", "list.yaml").ok());
+  EXPECT_FALSE(ParseSweep("matrix: {}\n", "noname.yaml").ok());
+}
+
+TEST(SweepSpecTest, MissingFileIsADiagnostic) {
+  ParseResult r = ParseSweepFile("/nonexistent/sweep.yaml");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].ToString().find("/nonexistent/sweep.yaml"), std::string::npos);
+}
+
+TEST(SweepSpecTest, DurationsAcceptUnits) {
+  double s = 0;
+  EXPECT_TRUE(ParseDuration("90s", &s));
+  EXPECT_DOUBLE_EQ(s, 90);
+  EXPECT_TRUE(ParseDuration("30m", &s));
+  EXPECT_DOUBLE_EQ(s, 1800);
+  EXPECT_TRUE(ParseDuration("2h", &s));
+  EXPECT_DOUBLE_EQ(s, 7200);
+  EXPECT_TRUE(ParseDuration(45, &s));
+  EXPECT_DOUBLE_EQ(s, 45);
+  EXPECT_FALSE(ParseDuration("2d", &s));
+  EXPECT_FALSE(ParseDuration("m", &s));
+  EXPECT_FALSE(ParseDuration("-1s", &s));
+}
+
+TEST(SweepSpecTest, RepeatsAcceptsAStoppingRuleMap) {
+  ParseResult r = ParseSweep(
+      "name: x\ndefaults:\n  repeats: {min: 10, max: 50, target_rel_ci: 0.01, max_seconds: 2m}\n",
+      "r.yaml");
+  ASSERT_TRUE(r.ok()) << r.errors[0].ToString();
+  EXPECT_EQ(r.spec.defaults.repeats, (Repeats{10, 50, 0.01, 120}));
+  EXPECT_FALSE(ParseSweep("name: x\ndefaults:\n  repeats: {min: 9, max: 3}\n", "r.yaml").ok());
+  EXPECT_FALSE(ParseSweep("name: x\ndefaults:\n  repeats: {mn: 9}\n", "r.yaml").ok());
+}
+
+TEST(SweepSpecTest, QuotedNumbersStayStrings) {
+  ParseResult r = ParseSweep("name: x\ndefaults:\n  steps: \"4\"\n", "q.yaml");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].key, "defaults.steps");
+}
+
+}  // namespace
+}  // namespace ditbench

@@ -1,0 +1,58 @@
+#include "experiments/validity.h"
+
+#include <gtest/gtest.h>
+
+namespace ditbench {
+namespace {
+
+TrialConfig PixArt(int resolution, int ulysses) {
+  TrialConfig c;
+  c.model = "pixart-alpha";
+  c.resolution = resolution;
+  c.ulysses = ulysses;
+  return c;
+}
+
+TEST(ValidityTest, PixArtHeadsRefuseUlyssesThree) {
+  auto reason = InvalidReason(PixArt(1024, 3), {8, true});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("16 heads are not divisible by ulysses=3"), std::string::npos) << *reason;
+}
+
+TEST(ValidityTest, ValidPixArtTrialPasses) {
+  EXPECT_EQ(InvalidReason(PixArt(1024, 8), {8, true}), std::nullopt);
+}
+
+TEST(ValidityTest, LatentRowsMustSplitEvenly) {
+  // 256 px -> 32 latent -> 16 patch rows; 16 heads allow ulysses 16 but there are 16 rows only
+  // at 256 px; at 128 px there are 8 rows.
+  auto reason = InvalidReason(PixArt(128, 16), {16, true});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("not divisible"), std::string::npos) << *reason;
+}
+
+TEST(ValidityTest, WorldSizeMustFitTheSlots) {
+  auto reason = InvalidReason(PixArt(1024, 4), {2, false});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("exceeds the 2 CPU slots"), std::string::npos) << *reason;
+}
+
+TEST(ValidityTest, UnimplementedStrategiesAreSkippedWithAReason) {
+  TrialConfig ring = PixArt(1024, 1);
+  ring.ring = 2;
+  ASSERT_TRUE(InvalidReason(ring, {8, true}));
+  EXPECT_NE(InvalidReason(ring, {8, true})->find("ring"), std::string::npos);
+  TrialConfig pipeline = PixArt(1024, 1);
+  pipeline.scope = Scope::kPipeline;
+  EXPECT_NE(InvalidReason(pipeline, {8, true})->find("VAE"), std::string::npos);
+}
+
+TEST(ValidityTest, Tf32IsRefusedOnCpu) {
+  TrialConfig c = PixArt(256, 1);
+  c.precision = Precision::kTf32;
+  EXPECT_TRUE(InvalidReason(c, {2, false}));
+  EXPECT_FALSE(InvalidReason(c, {2, true}));
+}
+
+}  // namespace
+}  // namespace ditbench

@@ -1,0 +1,60 @@
+#include "model_zoo/model_config.h"
+
+#include <gtest/gtest.h>
+
+namespace ditbench {
+namespace {
+
+TEST(ModelConfigTest, PixArtAlphaHasTheXl2Shape) {
+  const ModelConfig* m = FindModelPreset("pixart-alpha");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->depth, 28);
+  EXPECT_EQ(m->hidden, 1152);
+  EXPECT_EQ(m->heads, 16);
+  EXPECT_EQ(m->head_dim(), 72);
+  EXPECT_EQ(m->text_tokens, 120);
+  EXPECT_EQ(ImageTokens(*m, 1024), 4096);  // 1024 / 8 / 2 = 64 patch rows
+  EXPECT_EQ(FindModelPreset("pixart-sigma")->text_tokens, 300);
+  EXPECT_EQ(FindModelPreset("nope"), nullptr);
+}
+
+TEST(ModelConfigTest, PixArtAlphaHasAbout600MParameters) {
+  // PixArt-alpha XL/2 is published as 0.6B parameters.
+  const double params = double(ParameterCount(*FindModelPreset("pixart-alpha")));
+  EXPECT_GT(params, 0.58e9);
+  EXPECT_LT(params, 0.64e9);
+}
+
+TEST(ModelConfigTest, ForwardFlopsMatchesAHandCount) {
+  // A 1-block model small enough to count by hand: N=4 tokens, D=8, T=2, text_dim=4.
+  ModelConfig m;
+  m.depth = 1;
+  m.hidden = 8;
+  m.heads = 2;
+  m.patch = 2;
+  m.in_channels = 4;
+  m.out_channels = 8;
+  m.vae_downsample = 8;
+  m.text_tokens = 2;
+  m.text_dim = 4;
+  m.mlp_ratio = 4;
+  // 32 px -> 4 latent -> 2 patch rows -> N = 4.
+  const double n = 4, d = 8, t = 2;
+  double block = 2 * n * d * 3 * d + 2 * 2 * n * n * d + 2 * n * d * d  // self-attention
+                 + 2 * n * d * d + 2 * t * d * 2 * d + 2 * 2 * n * t * d + 2 * n * d * d  // cross
+                 + 2 * 2 * n * d * 4 * d;  // MLP
+  double once = 2 * n * 16 * d + 2 * t * 4 * d + 2 * t * d * d + 2 * 256 * d + 2 * d * d +
+                2 * d * 6 * d + 2 * n * d * 32;
+  EXPECT_DOUBLE_EQ(ForwardFlops(m, 32, 1), block + once);
+  EXPECT_DOUBLE_EQ(ForwardFlops(m, 32, 3), 3 * (block + once));
+}
+
+TEST(ModelConfigTest, AttentionMakesFlopsGrowFasterThanTokens) {
+  const ModelConfig& m = *FindModelPreset("pixart-alpha");
+  const double ratio = ForwardFlops(m, 2048, 1) / ForwardFlops(m, 1024, 1);
+  EXPECT_GT(ratio, 4.0);  // 4x tokens, and attention is quadratic
+  EXPECT_LT(ratio, 16.0);
+}
+
+}  // namespace
+}  // namespace ditbench
