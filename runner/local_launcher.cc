@@ -17,6 +17,17 @@
 namespace ditbench {
 namespace bp = boost::process;
 
+namespace {
+
+// SIGKILL to the trial's process group. A group whose members have all exited already (or that
+// never got one) is not an error: there is nothing left to kill.
+void KillAll(bp::group& group) {
+  std::error_code ignored;
+  group.terminate(ignored);
+}
+
+}  // namespace
+
 int FindFreePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) throw std::runtime_error("cannot create a socket to find a free port");
@@ -63,7 +74,7 @@ LaunchOutcome LocalLauncher::Run(const LaunchRequest& request) {
     }
   } catch (const std::exception& e) {
     outcome.launch_error = fmt::format("cannot start {}: {}", request.worker.string(), e.what());
-    group.terminate();
+    KillAll(group);
     for (auto& child : children) child.wait();
     return outcome;
   }
@@ -85,18 +96,18 @@ LaunchOutcome LocalLauncher::Run(const LaunchRequest& request) {
       ++finished;
       if ((exit.signal != 0 || exit.exit_code != 0) && !killed) {
         outcome.first_failed_rank = static_cast<int>(r);
-        group.terminate();
+        KillAll(group);
         killed = true;
       }
     }
     if (finished == children.size()) break;
     if (!killed && InterruptRequested()) {
-      group.terminate();
+      KillAll(group);
       killed = true;
     }
     if (!killed && std::chrono::steady_clock::now() >= deadline) {
       outcome.timed_out = true;
-      group.terminate();
+      KillAll(group);
       killed = true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -1,5 +1,7 @@
 #include "experiments/worker/dit_trial.h"
 
+#include <mutex>
+
 #include <ATen/Context.h>
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -30,6 +32,10 @@ class DitRank {
       : config_(config), groups_(groups), device_(device),
         model_config_(*FindModelPreset(config.model)), sampler_(config.steps) {
     dtype_ = ApplyPrecision(config.precision);
+    // LibTorch's default generator is process-wide: ranks that share a process (threads in
+    // tests) must not interleave their draws, or their weights would differ.
+    static std::mutex generator_mutex;
+    std::lock_guard<std::mutex> lock(generator_mutex);
     // Same seed on every rank: identical weights everywhere, as after loading a checkpoint.
     torch::manual_seed(static_cast<uint64_t>(config.seed));
     model_ = PixArtTransformer(model_config_);

@@ -12,10 +12,13 @@ namespace {
 using test::FakeClock;
 using test::ThreadRankGroups;
 
-// Work with `stages` stages, each closing with end_stage().
-Work StagedWork(int stages) {
-  return [stages](const EndStage& end_stage) {
-    for (int s = 0; s < stages; ++s) end_stage();
+// Work with `stages` stages; stage s of iteration i takes stage_ms(i, s) on `clock`.
+Work StagedWork(FakeClock& clock, int stages, std::function<double(int, int)> stage_ms) {
+  return [&clock, stages, stage_ms](const EndStage& end_stage) {
+    for (int s = 0; s < stages; ++s) {
+      clock.Advance(stage_ms(clock.iteration(), s));
+      end_stage();
+    }
   };
 }
 
@@ -27,12 +30,13 @@ std::vector<Sample> IterationSamples(const Measurement& m) {
 }
 
 TEST(MeasurementTest, WarmupIterationsAreKeptAndFlagged) {
-  FakeClock clock([](int iteration, int) { return iteration < 2 ? 100.0 : 10.0; });
+  FakeClock clock;
+  auto stage_ms = [](int iteration, int) { return iteration < 2 ? 100.0 : 10.0; };
   SingleRankGroup group;
   MeasureOptions options;
   options.warmup = 2;
   options.repeats = {3, 3, 0, 0};
-  Measurement m = Measure(options, group, clock, StagedWork(1));
+  Measurement m = Measure(options, group, clock, StagedWork(clock, 1, stage_ms));
   auto iterations = IterationSamples(m);
   ASSERT_EQ(iterations.size(), 5u);
   EXPECT_TRUE(iterations[0].warmup);
@@ -49,11 +53,12 @@ TEST(MeasurementTest, WarmupIterationsAreKeptAndFlagged) {
 }
 
 TEST(MeasurementTest, StageTimesAreRecordedPerStep) {
-  FakeClock clock([](int, int stage) { return 1.0 + stage; });  // 1, 2, 3 ms
+  FakeClock clock;
+  auto stage_ms = [](int, int stage) { return 1.0 + stage; };  // 1, 2, 3 ms
   SingleRankGroup group;
   MeasureOptions options;
   options.repeats = {1, 1, 0, 0};
-  Measurement m = Measure(options, group, clock, StagedWork(3));
+  Measurement m = Measure(options, group, clock, StagedWork(clock, 3, stage_ms));
   ASSERT_EQ(m.samples.size(), 4u);
   EXPECT_EQ(m.samples[0].stage, "iteration");
   EXPECT_DOUBLE_EQ(m.samples[0].ms, 6.0);
@@ -65,31 +70,34 @@ TEST(MeasurementTest, StageTimesAreRecordedPerStep) {
 }
 
 TEST(MeasurementTest, StopsWhenConfidenceIntervalIsTightButNeverBeforeMin) {
-  FakeClock clock([](int, int) { return 10.0; });  // perfectly stable
+  FakeClock clock;
+  auto stage_ms = [](int, int) { return 10.0; };  // perfectly stable
   SingleRankGroup group;
   MeasureOptions options;
   options.repeats = {7, 100, 0.01, 0};
-  Measurement m = Measure(options, group, clock, StagedWork(1));
+  Measurement m = Measure(options, group, clock, StagedWork(clock, 1, stage_ms));
   EXPECT_EQ(m.timed_iterations, 7);
   EXPECT_EQ(m.stop_reason, "target_rel_ci");
 }
 
 TEST(MeasurementTest, NoisyWorkRunsToMax) {
-  FakeClock clock([](int iteration, int) { return iteration % 2 ? 5.0 : 50.0; });
+  FakeClock clock;
+  auto stage_ms = [](int iteration, int) { return iteration % 2 ? 5.0 : 50.0; };
   SingleRankGroup group;
   MeasureOptions options;
   options.repeats = {3, 12, 0.001, 0};
-  Measurement m = Measure(options, group, clock, StagedWork(1));
+  Measurement m = Measure(options, group, clock, StagedWork(clock, 1, stage_ms));
   EXPECT_EQ(m.timed_iterations, 12);
   EXPECT_EQ(m.stop_reason, "max");
 }
 
 TEST(MeasurementTest, TimeBudgetStopsAfterMin) {
-  FakeClock clock([](int, int) { return 400.0; });
+  FakeClock clock;
+  auto stage_ms = [](int, int) { return 400.0; };
   SingleRankGroup group;
   MeasureOptions options;
   options.repeats = {2, 100, 0, 1.0};  // 1 s budget: 3 iterations of 400 ms
-  Measurement m = Measure(options, group, clock, StagedWork(1));
+  Measurement m = Measure(options, group, clock, StagedWork(clock, 1, stage_ms));
   EXPECT_EQ(m.timed_iterations, 3);
   EXPECT_EQ(m.stop_reason, "max_seconds");
 }
@@ -101,11 +109,12 @@ TEST(MeasurementTest, SlowRankSetsEveryRanksSeriesAndTheyStopTogether) {
   auto run = [&](int rank) {
     ThreadRankGroups::Group group(&shared, rank);
     // Rank 1 is 3x slower; the target CI would stop a stable rank early, but both must agree.
-    FakeClock clock([rank](int iteration, int) { return rank == 1 ? 30.0 + iteration % 3 : 10.0; });
+    FakeClock clock;
+    auto stage_ms = [rank](int iteration, int) { return rank == 1 ? 30.0 + iteration % 3 : 10.0; };
     MeasureOptions options;
     options.warmup = 1;
     options.repeats = {4, 9, 0.05, 0};
-    results[rank] = Measure(options, group, clock, StagedWork(1));
+    results[rank] = Measure(options, group, clock, StagedWork(clock, 1, stage_ms));
     barriers[rank] = group.barriers();
   };
   std::thread t0(run, 0), t1(run, 1);

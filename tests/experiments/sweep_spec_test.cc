@@ -62,7 +62,7 @@ TEST(SweepSpecTest, EveryProblemIsReportedNotJustTheFirst) {
   EXPECT_NE(r.errors[2].message.find("did you mean 'pixart-alpha'?"), std::string::npos);
   EXPECT_EQ(r.errors[3].key, "matrix.precision");
   EXPECT_EQ(r.errors[3].line, 7);
-  EXPECT_EQ(r.errors[3].column, 23);
+  EXPECT_EQ(r.errors[3].column, 21);  // the 'fp64' in [fp32, fp64]
 }
 
 TEST(SweepSpecTest, InvalidYamlIsADiagnosticNotAnException) {

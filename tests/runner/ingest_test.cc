@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "tests/support/temp_dir.h"

@@ -11,27 +11,22 @@
 
 namespace ditbench::test {
 
-// Each iteration's marks are spaced by the next scripted stage durations. `stage_ms(i, s)`
-// gives the duration of stage s of iteration i; the final segment (after the last stage) is 0.
+// A clock that only moves when told: the work calls Advance() to "spend" time, so each stage's
+// duration is exactly what the test scripted. Counts iterations by their start marks.
 class FakeClock final : public IterationClock {
  public:
-  explicit FakeClock(std::function<double(int iteration, int stage)> stage_ms)
-      : stage_ms_(std::move(stage_ms)) {}
+  void Advance(double ms) { now_ += ms; }
   void Mark(int slot) override {
-    if (slot == 0) {
-      ++iteration_;
-      times_.assign(1, now_);
-      return;
-    }
-    now_ += stage_ms_(iteration_, slot - 1);
-    times_.push_back(now_);
+    if (slot == 0) ++iteration_;
+    if (static_cast<int>(times_.size()) <= slot) times_.resize(slot + 1);
+    times_[slot] = now_;
   }
   void Synchronize() override { ++synchronized_; }
   double ElapsedMs(int from, int to) override { return times_.at(to) - times_.at(from); }
+  int iteration() const { return iteration_; }  // 0-based index of the current iteration
   int synchronized() const { return synchronized_; }
 
  private:
-  std::function<double(int, int)> stage_ms_;
   std::vector<double> times_;
   double now_ = 0;
   int iteration_ = -1;
