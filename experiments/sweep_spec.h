@@ -1,4 +1,5 @@
-// The sweep language: YAML file -> SweepSpec -> list of TrialConfig (docs/sweep-spec.md).
+// The sweep language: YAML file -> SweepSpec (docs/sweep-spec.md). Expansion into trials is in
+// experiments/sweep_expand.h.
 //
 // Parsing is pure: it reads the text it is given and reports every problem it finds, each
 // located at file:line:column with the offending key, what was expected and, for a misspelled
@@ -15,7 +16,7 @@
 
 namespace ditbench {
 
-// One problem in a sweep file. Lines and columns are 1-based.
+// One problem in a sweep file. Lines and columns are 1-based (0 when the file is unreadable).
 struct SpecDiagnostic {
   std::string file;
   int line = 0;
@@ -23,20 +24,34 @@ struct SpecDiagnostic {
   std::string key;      // the key the problem is about ("matrix.resolution"), may be empty
   std::string message;  // what is wrong and what was expected
 
-  // "file:line:column: key: message", one line.
+  // "file:line:column: 'key': message", one line.
   std::string ToString() const;
 };
 
-// One value of a matrix axis, with where it was written.
-struct AxisValue {
+// One value written in the file, with where it was written.
+struct Setting {
+  std::string key;  // a trial key, e.g. "resolution"
   nlohmann::json value;
   int line = 0;
   int column = 0;
 };
 
 struct Axis {
-  std::string key;  // a trial key, e.g. "resolution"
-  std::vector<AxisValue> values;
+  std::string key;
+  std::vector<Setting> values;  // every value has key == this key
+};
+
+// Axes advanced together: point i takes value i of every axis. All axes have equal lengths.
+struct ZipGroup {
+  std::vector<Axis> axes;
+  std::size_t size() const { return axes.empty() ? 0 : axes[0].values.size(); }
+};
+
+// A `where` expression over the trial's numeric axes (see sweep_expand.h for the variables).
+struct Constraint {
+  std::string expression;
+  int line = 0;
+  int column = 0;
 };
 
 struct SweepSpec {
@@ -44,9 +59,13 @@ struct SweepSpec {
   std::string description;
   std::string workload = "dit";
   std::filesystem::path path;
-  std::string text;          // the file's text, stored with the campaign
-  TrialConfig defaults;      // built-in defaults overridden by the file's `defaults`
-  std::vector<Axis> matrix;  // in file order; the last axis varies fastest
+  std::string text;                          // the file's text, stored with the campaign
+  TrialConfig defaults;                      // built-in defaults overridden by `defaults`
+  std::vector<Axis> matrix;                  // in file order; the last axis varies fastest
+  std::vector<ZipGroup> zip;                 // crossed with the matrix, after its axes
+  std::vector<std::vector<Setting>> include; // extra points, merged onto the defaults
+  std::vector<std::vector<Setting>> exclude; // partial points: matching trials are removed
+  std::vector<Constraint> where;             // every constraint must hold
 };
 
 struct ParseResult {
@@ -60,24 +79,7 @@ ParseResult ParseSweep(const std::string& text, const std::filesystem::path& pat
 // Reads and parses the file at `path`; an unreadable file is a diagnostic, not an exception.
 ParseResult ParseSweepFile(const std::filesystem::path& path);
 
-// The cartesian product of the matrix over the defaults, in file order.
-// REQUIRES: spec came from a ParseResult with no errors.
-std::vector<TrialConfig> ExpandTrials(const SweepSpec& spec);
-
-// The keys a trial may set (in `defaults` and `matrix`), sorted.
-const std::vector<std::string>& TrialKeys();
-
-// Sets `key` of `config` from `value`. On a bad value returns false and puts what was
-// expected into `*expected`. Unknown keys also return false.
-bool ApplySetting(TrialConfig& config, const std::string& key, const nlohmann::json& value,
-                  std::string* expected);
-
-// Seconds in a duration: a number of seconds, or a number with unit s, m or h ("90s", "2h").
-// Returns false for anything else.
-bool ParseDuration(const nlohmann::json& value, double* seconds);
-
-// The candidate closest to `word` by edit distance, if it is close enough to be a likely
-// misspelling; otherwise empty.
-std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);
+// The most trials one sweep may expand to; a larger product is a spec error.
+inline constexpr std::size_t kMaxTrials = 1'000'000;
 
 }  // namespace ditbench

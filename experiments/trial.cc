@@ -65,11 +65,17 @@ nlohmann::json CanonicalJson(const TrialConfig& c) {
                             {"max_seconds", c.repeats.max_seconds},
                             {"min", c.repeats.min},
                             {"target_rel_ci", c.repeats.target_rel_ci}};
+  nlohmann::json model = c.model;
+  if (!c.model_overrides.empty()) {
+    model = {{"preset", c.model}};
+    for (const auto& [key, value] : c.model_overrides) model[key] = value;
+  }
   return {{"batch", c.batch},
           {"cfg", c.cfg},
           {"dp", c.dp},
-          {"model", c.model},
+          {"model", model},
           {"pipefusion", c.pipefusion},
+          {"pipefusion_patches", c.effective_pipefusion_patches()},
           {"precision", std::string(PrecisionName(c.precision))},
           {"repeats", repeats},
           {"resolution", c.resolution},
@@ -99,7 +105,19 @@ TrialConfig TrialConfigFromJson(const nlohmann::json& j) {
     }
   };
   std::string precision, scope;
-  get("model", c.model);
+  if (!j.contains("model")) throw std::invalid_argument("missing key 'model'");
+  if (j["model"].is_string()) {
+    c.model = j["model"].get<std::string>();
+  } else if (j["model"].is_object() && j["model"].contains("preset") &&
+             j["model"]["preset"].is_string()) {
+    for (const auto& [key, value] : j["model"].items()) {
+      if (key == "preset") c.model = value.get<std::string>();
+      else if (value.is_number_integer()) c.model_overrides[key] = value.get<int>();
+      else throw std::invalid_argument(fmt::format("model dimension '{}' is not an integer", key));
+    }
+  } else {
+    throw std::invalid_argument("key 'model' must be a preset name or {preset: ...}");
+  }
   get("resolution", c.resolution);
   get("precision", precision);
   get("scope", scope);
@@ -111,6 +129,7 @@ TrialConfig TrialConfigFromJson(const nlohmann::json& j) {
   get("ulysses", c.ulysses);
   get("ring", c.ring);
   get("pipefusion", c.pipefusion);
+  get("pipefusion_patches", c.pipefusion_patches);
   get("cfg", c.cfg);
   get("dp", c.dp);
   if (!j.contains("repeats") || !j["repeats"].is_object())

@@ -1,12 +1,15 @@
 // A Trial is one fully resolved point of a sweep: every axis has a value, defaults applied.
 //
 // Identity: the canonical form is the trial's configuration as JSON with keys sorted, no
-// whitespace, integers as integers and durations in seconds (see docs/sweep-spec.md). The
+// whitespace, integers as integers and durations in seconds (see docs/sweep-spec.md). `model`
+// is the preset name, or {"preset": name, <dimension>: value...} when dimensions are
+// overridden; `pipefusion_patches` is always the effective number. The
 // trial key is the first 16 hex digits of the SHA-256 of that text. The same configuration
 // gives the same key on any machine; tests/experiments/trial_test.cc pins it with goldens.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,7 +43,8 @@ std::string_view PrecisionName(Precision precision);
 std::optional<Precision> ParsePrecision(std::string_view name);
 
 struct TrialConfig {
-  std::string model = "pixart-alpha";
+  std::string model = "pixart-alpha";  // a preset name (model_zoo/model_config.h)
+  std::map<std::string, int> model_overrides;  // preset dimensions replaced, e.g. depth
   int resolution = 1024;  // image pixels per side (square)
   Precision precision = Precision::kBf16;
   Scope scope = Scope::kDenoise;
@@ -54,10 +58,14 @@ struct TrialConfig {
   int ulysses = 1;
   int ring = 1;
   int pipefusion = 1;
+  int pipefusion_patches = 0;  // patches per image in PipeFusion; 0: equal to `pipefusion`
   int cfg = 1;
   int dp = 1;
 
   int world_size() const { return dp * cfg * pipefusion * ring * ulysses; }
+  int effective_pipefusion_patches() const {
+    return pipefusion_patches > 0 ? pipefusion_patches : pipefusion;
+  }
   bool operator==(const TrialConfig&) const = default;
 };
 

@@ -4,40 +4,46 @@
 
 namespace ditbench {
 
-std::optional<std::string> InvalidReason(const TrialConfig& c, const Capacity& capacity) {
-  const ModelConfig* model = FindModelPreset(c.model);
-  if (!model) return fmt::format("unknown model '{}'", c.model);
+namespace {
 
+std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capacity) {
+  std::string error;
+  auto resolved = ResolveModel(c.model, c.model_overrides, &error);
+  if (!resolved) return error;
+  const ModelConfig& model = *resolved;
+
+  // Shapes: the parallel degrees must split the model and the image evenly.
   const int sp = c.ring * c.ulysses;
-  const int latent = LatentSize(*model, c.resolution);
-  if (c.resolution % model->vae_downsample != 0 || latent % model->patch != 0)
+  const int unit = model.vae_downsample * model.patch;
+  if (c.resolution % unit != 0)
     return fmt::format("resolution {} is not a multiple of {} (VAE downsample {} x patch {})",
-                       c.resolution, model->vae_downsample * model->patch,
-                       model->vae_downsample, model->patch);
-  if (model->heads % c.ulysses != 0)
-    return fmt::format("{} heads are not divisible by ulysses={}", model->heads, c.ulysses);
-  const int grid = TokenGridSize(*model, c.resolution);
-  if (ImageTokens(*model, c.resolution) % sp != 0)
-    return fmt::format("{} image tokens are not divisible by ring x ulysses = {}",
-                       ImageTokens(*model, c.resolution), sp);
+                       c.resolution, unit, model.vae_downsample, model.patch);
+  if (model.heads % c.ulysses != 0)
+    return fmt::format("{} heads are not divisible by ulysses={}", model.heads, c.ulysses);
+  const int grid = TokenGridSize(model, c.resolution);
+  const std::int64_t tokens = ImageTokens(model, c.resolution);
+  if (tokens % sp != 0)
+    return fmt::format("{} image tokens are not divisible by ring x ulysses = {}", tokens, sp);
   if (grid % sp != 0)
     return fmt::format("latent height of {} patch rows is not divisible by the "
                        "sequence-parallel degree ring x ulysses = {}", grid, sp);
-  if (c.pipefusion > model->depth)
+  if (c.pipefusion > model.total_blocks())
     return fmt::format("pipefusion={} exceeds the model's {} transformer blocks", c.pipefusion,
-                       model->depth);
-  if (c.cfg == 2 && !model->negative_prompt)
-    return fmt::format("cfg=2 needs a model that batches a negative prompt; {} does not",
-                       c.model);
-
-  // Implemented in this build. Each of these is a missing feature, not a user error, and says so.
-  if (c.ring > 1) return "ring attention (ring > 1) is not implemented in this build yet";
-  if (c.pipefusion > 1) return "PipeFusion (pipefusion > 1) is not implemented in this build yet";
-  if (c.scope == Scope::kPipeline)
-    return "scope 'pipeline' needs a VAE decoder, which the model zoo does not have yet; "
-           "use 'denoise' or 'forward'";
-  if (!capacity.on_gpu && (c.precision == Precision::kTf32))
-    return "tf32 is a GPU tensor-core mode; on CPU it would silently be fp32";
+                       model.total_blocks());
+  const int patches = c.effective_pipefusion_patches();
+  if (c.pipefusion > 1) {
+    if (patches < c.pipefusion)
+      return fmt::format("pipefusion_patches={} is below the PipeFusion degree {}", patches,
+                         c.pipefusion);
+    if (grid % patches != 0)
+      return fmt::format("{} patch rows do not split into pipefusion_patches={}", grid, patches);
+    if ((grid / patches) % sp != 0)
+      return fmt::format("a PipeFusion patch of {} patch rows does not split over ring x "
+                         "ulysses = {}", grid / patches, sp);
+  }
+  if (c.cfg == 2 && !model.negative_prompt)
+    return fmt::format("cfg=2 needs a model that batches a negative prompt; {} does not "
+                       "(guidance is distilled into an embedding)", c.model);
 
   if (c.world_size() > capacity.slots)
     return fmt::format("world size {} (dp {} x cfg {} x pipefusion {} x ring {} x ulysses {}) "
@@ -45,6 +51,38 @@ std::optional<std::string> InvalidReason(const TrialConfig& c, const Capacity& c
                        c.world_size(), c.dp, c.cfg, c.pipefusion, c.ring, c.ulysses,
                        capacity.slots, capacity.on_gpu ? "GPUs" : "CPU slots");
   return std::nullopt;
+}
+
+// What this build implements. Each is a missing feature, not a user error, and says so.
+std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& capacity) {
+  // REQUIRES: BrokenRule(c, capacity) found nothing, so the model resolves.
+  std::string error;
+  auto model = ResolveModel(c.model, c.model_overrides, &error);
+  if (model->family != ModelFamily::kPixArt)
+    return fmt::format("the {} family ({}) has no worker implementation in this build yet; "
+                       "plan can estimate it, run cannot", FamilyName(model->family), c.model);
+  if (c.ring > 1) return "ring attention (ring > 1) is not implemented in this build yet";
+  if (c.pipefusion > 1) return "PipeFusion (pipefusion > 1) is not implemented in this build yet";
+  if (c.scope == Scope::kPipeline)
+    return "scope 'pipeline' needs a VAE decoder, which the model zoo does not have yet; "
+           "use 'denoise' or 'forward'";
+  if (!capacity.on_gpu && c.precision == Precision::kTf32)
+    return "tf32 is a GPU tensor-core mode; on CPU it would silently be fp32";
+  return std::nullopt;
+}
+
+}  // namespace
+
+Verdict Judge(const TrialConfig& config, const Capacity& capacity) {
+  Verdict v;
+  v.invalid = BrokenRule(config, capacity);
+  if (!v.invalid) v.unsupported = Unsupported(config, capacity);
+  return v;
+}
+
+std::optional<std::string> InvalidReason(const TrialConfig& config, const Capacity& capacity) {
+  Verdict v = Judge(config, capacity);
+  return v.invalid ? v.invalid : v.unsupported;
 }
 
 }  // namespace ditbench

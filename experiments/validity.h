@@ -16,13 +16,25 @@ struct Capacity {
   bool on_gpu = false;
 };
 
-// The reason `config` cannot run, or nullopt when it can. Rules, in order:
-//  * the model is a known preset;
-//  * heads divisible by ulysses; image tokens divisible by ring * ulysses; latent height
-//    (in patch rows) divisible by the sequence-parallel degree ring * ulysses;
-//  * pipefusion <= depth; cfg 2 only for models that batch a negative prompt;
-//  * strategies and scopes this build implements (ring, pipefusion and the VAE are not yet);
-//  * world size fits the capacity.
+// Whether a trial can run, in two parts.
+struct Verdict {
+  // Broken by the rules of the model and the machine, on any build:
+  //  * the model resolves (known preset, consistent overrides);
+  //  * heads divisible by ulysses; image tokens and latent height (in patch rows) divisible
+  //    by the sequence-parallel degree ring * ulysses;
+  //  * pipefusion <= transformer blocks; pipefusion_patches >= pipefusion, dividing the patch
+  //    rows, each patch's rows dividing by ring * ulysses;
+  //  * cfg 2 only for models that batch a negative prompt;
+  //  * world size within the GPUs or CPU slots.
+  std::optional<std::string> invalid;
+  // Valid, but this build cannot run it (a model family, strategy or scope not implemented
+  // yet, tf32 on CPU). `plan` still estimates such trials.
+  std::optional<std::string> unsupported;
+};
+
+Verdict Judge(const TrialConfig& config, const Capacity& capacity);
+
+// Why `config` will not run here (invalid first, then unsupported), or nullopt.
 std::optional<std::string> InvalidReason(const TrialConfig& config, const Capacity& capacity);
 
 }  // namespace ditbench

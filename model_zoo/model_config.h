@@ -7,18 +7,28 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace ditbench {
 
-enum class ModelFamily { kPixArt };
+// Architecture families. The worker implements kPixArt; the others are known to the planner
+// and validity rules (shapes, FLOPs) so that sweeps over them can be checked and estimated.
+enum class ModelFamily {
+  kPixArt,  // DiT blocks: self-attention, cross-attention to text, MLP; AdaLN-single
+  kMmDit,   // SD3: joint attention over image and text tokens, separate weights per stream
+  kFlux,    // Flux: double-stream (MM-DiT) blocks followed by single-stream blocks
+};
+std::string_view FamilyName(ModelFamily family);
 
 struct ModelConfig {
   std::string name;
   ModelFamily family = ModelFamily::kPixArt;
-  int depth = 28;            // transformer blocks
+  int depth = 28;            // transformer blocks (Flux: double-stream blocks)
+  int single_blocks = 0;     // Flux: single-stream blocks after the double-stream ones
   int hidden = 1152;         // model width
   int heads = 16;            // attention heads (head dim = hidden / heads)
   int patch = 2;             // latent patch size
@@ -31,7 +41,17 @@ struct ModelConfig {
   bool negative_prompt = true;  // classifier-free guidance batches a negative prompt
 
   int head_dim() const { return hidden / heads; }
+  // All transformer blocks (PipeFusion stages split these).
+  int total_blocks() const { return depth + single_blocks; }
 };
+
+// Dimensions a sweep may override on a preset (`model: {preset: pixart-alpha, depth: 14}`).
+const std::vector<std::string>& OverridableDimensions();
+// The preset `name` with `overrides` applied. On failure returns nullopt and says why in
+// `*error` (unknown preset, unknown dimension, a value out of range, hidden % heads != 0).
+std::optional<ModelConfig> ResolveModel(std::string_view name,
+                                        const std::map<std::string, int>& overrides,
+                                        std::string* error);
 
 // The preset named `name`, or nullptr.
 const ModelConfig* FindModelPreset(std::string_view name);
@@ -46,10 +66,12 @@ std::int64_t ImageTokens(const ModelConfig& model, int resolution);
 
 // Analytic FLOPs of one transformer forward over `samples` samples (a multiply-add counts 2).
 // Linear layers and attention matmuls only; norms, activations and softmax are left out
-// (documented in docs/measurement.md; tests/model_zoo/model_config_test.cc pins the formula).
+// (documented in docs/measurement.md; tests/model_zoo/model_config_test.cc pins the PixArt
+// formula against a hand count). MM-DiT and Flux: joint attention over image + text tokens.
 double ForwardFlops(const ModelConfig& model, int resolution, int samples);
 
-// Parameter count of the preset (exact for the model zoo's implementation).
+// Parameter count: exact for the model zoo's PixArt; for MM-DiT and Flux, the linear layers
+// and modulation of their blocks (embedders approximated), within a few percent.
 std::int64_t ParameterCount(const ModelConfig& model);
 
 }  // namespace ditbench

@@ -29,6 +29,7 @@ struct Command {
 const std::vector<Command>& Commands();
 
 std::function<int()> DefineRunCommand(CLI::App& sub);
+std::function<int()> DefinePlanCommand(CLI::App& sub);
 std::function<int()> DefineQueryCommand(CLI::App& sub);
 std::function<int()> DefineReportCommand(CLI::App& sub);
 

@@ -5,6 +5,8 @@ namespace ditbench {
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
       {"run", "run a sweep: launch every trial and store the results", DefineRunCommand},
+      {"plan", "show a sweep's trials, which are invalid and why, and estimates; runs nothing",
+       DefinePlanCommand},
       {"query", "print results from the database as a table, CSV or JSON", DefineQueryCommand},
       {"report", "write a self-contained HTML report", DefineReportCommand},
   };

@@ -83,7 +83,8 @@ TrialMetrics ComputeMetrics(const TrialConfig& config, const std::vector<RankRes
       m.peak_reserved_mb = std::max(m.peak_reserved_mb.value_or(0), *r.peak_reserved_mb);
   }
 
-  if (const ModelConfig* model = FindModelPreset(config.model)) {
+  std::string unused;
+  if (auto model = ResolveModel(config.model, config.model_overrides, &unused)) {
     const int forwards = config.scope == Scope::kForward ? 1 : config.steps;
     // Samples per forward over the whole trial: CFG batches a negative prompt; dp replicates.
     const int samples = config.batch * (model->negative_prompt ? 2 : 1) * config.dp;

@@ -56,6 +56,19 @@ bool IsFailure(TrialStatus s) {
 
 }  // namespace
 
+std::string GpuName() {
+  std::string name = "unknown GPU";
+  FILE* pipe = ::popen("nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null", "r");
+  if (!pipe) return name;
+  char line[256];
+  if (std::fgets(line, sizeof(line), pipe)) {
+    name = line;
+    while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
+  }
+  ::pclose(pipe);
+  return name.empty() ? "unknown GPU" : name;
+}
+
 Placement ResolvePlacement(const std::string& gpus) {
   Placement p;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -94,18 +107,6 @@ Placement ResolvePlacement(const std::string& gpus) {
   return p;
 }
 
-std::vector<PlannedTrial> PlanSweep(const SweepSpec& spec, const Capacity& capacity) {
-  std::vector<PlannedTrial> planned;
-  std::set<std::string> keys;
-  for (auto& config : ExpandTrials(spec)) {
-    std::string key = TrialKey(config);
-    if (!keys.insert(key).second) continue;
-    auto reason = InvalidReason(config, capacity);
-    planned.push_back({std::move(config), std::move(key), std::move(reason)});
-  }
-  return planned;
-}
-
 int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, std::ostream& err) {
   ParseResult parsed = ParseSweepFile(options.sweep);
   if (!parsed.ok()) {
@@ -120,7 +121,7 @@ int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, s
     err << "ditbench run: error: " << e.what() << "\n";
     return 2;
   }
-  auto trials = PlanSweep(spec, placement.capacity);
+  auto trials = PlanSweep(spec, placement.capacity).trials;
   const auto worker = options.worker.empty() ? DefaultWorker() : options.worker;
   if (!options.dry_run && !std::filesystem::exists(worker)) {
     err << "ditbench run: error: worker not found at " << worker.string()

@@ -14,6 +14,7 @@
 #include "experiments/sweep_spec.h"
 #include "experiments/validity.h"
 #include "runner/launcher.h"
+#include "runner/sweep_plan.h"
 
 namespace ditbench {
 
@@ -36,14 +37,8 @@ struct Placement {
 // Parses --gpus. "auto": the GPUs nvidia-smi lists, else CPU with one slot per core.
 // Throws std::invalid_argument with a one-line message on a malformed value.
 Placement ResolvePlacement(const std::string& gpus);
-
-struct PlannedTrial {
-  TrialConfig config;
-  std::string key;
-  std::optional<std::string> invalid_reason;
-};
-// Expanded, de-duplicated trials in sweep order, each with its validity.
-std::vector<PlannedTrial> PlanSweep(const SweepSpec& spec, const Capacity& capacity);
+// The first GPU's name from nvidia-smi, or "unknown GPU".
+std::string GpuName();
 
 // Runs the sweep; returns the exit code (0 ok/skipped, 1 some failed, 2 spec or usage error,
 // 130 interrupted). Progress goes to `out`, errors to `err`.

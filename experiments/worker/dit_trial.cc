@@ -25,12 +25,19 @@ RankSubgroup MakeSubgroup(const std::string& name, int rank, int size,
   return group;
 }
 
+ModelConfig ResolvedModel(const TrialConfig& config) {
+  std::string error;
+  auto model = ResolveModel(config.model, config.model_overrides, &error);
+  if (!model) throw std::invalid_argument(error);
+  return *model;
+}
+
 // Everything one rank needs to run iterations: model, inputs and sampler.
 class DitRank {
  public:
   DitRank(const TrialConfig& config, const TrialGroups& groups, torch::Device device)
       : config_(config), groups_(groups), device_(device),
-        model_config_(*FindModelPreset(config.model)), sampler_(config.steps) {
+        model_config_(ResolvedModel(config)), sampler_(config.steps) {
     dtype_ = ApplyPrecision(config.precision);
     // LibTorch's default generator is process-wide: ranks that share a process (threads in
     // tests) must not interleave their draws, or their weights would differ.

@@ -1,5 +1,8 @@
 #include "experiments/sweep_spec.h"
 
+#include "experiments/sweep_expand.h"
+#include "experiments/trial_settings.h"
+
 #include <gtest/gtest.h>
 
 namespace ditbench {
@@ -21,7 +24,7 @@ matrix:
 TEST(SweepSpecTest, ExpandsTheMatrixInFileOrderLastAxisFastest) {
   ParseResult r = ParseSweep(kQuickstart, "quick.yaml");
   ASSERT_TRUE(r.ok()) << r.errors[0].ToString();
-  auto trials = ExpandTrials(r.spec);
+  auto trials = ExpandSweep(r.spec, 8).trials;
   ASSERT_EQ(trials.size(), 8u);
   EXPECT_EQ(trials[0].resolution, 256);
   EXPECT_EQ(trials[0].precision, Precision::kFp32);

@@ -10,7 +10,8 @@ namespace {
 // if one changes, every stored result stops matching its trial. Change them only on purpose,
 // with a note in docs/sweep-spec.md.
 constexpr const char* kDefaultCanonical =
-    R"({"batch":1,"cfg":1,"dp":1,"model":"pixart-alpha","pipefusion":1,"precision":"bf16",)"
+    R"({"batch":1,"cfg":1,"dp":1,"model":"pixart-alpha","pipefusion":1,"pipefusion_patches":1,)"
+    R"("precision":"bf16",)"
     R"("repeats":{"max":5,"max_seconds":0.0,"min":5,"target_rel_ci":0.0},"resolution":1024,)"
     R"("ring":1,"scope":"denoise","seed":0,"steps":20,"timeout_s":1800.0,"ulysses":1,"warmup":5})";
 
@@ -20,12 +21,12 @@ TEST(TrialTest, CanonicalTextIsSortedCompactAndPinned) {
 
 TEST(TrialTest, KeyIsTheSha256PrefixOfTheCanonicalText) {
   EXPECT_EQ(TrialKey(TrialConfig{}), Sha256Hex(kDefaultCanonical).substr(0, 16));
-  EXPECT_EQ(TrialKey(TrialConfig{}), "b5d4f3a60cde8578");
+  EXPECT_EQ(TrialKey(TrialConfig{}), "6214459bd03bec56");
   TrialConfig tiny;
   tiny.model = "pixart-alpha-tiny";
   tiny.resolution = 256;
   tiny.ulysses = 2;
-  EXPECT_EQ(TrialKey(tiny), "21fe54f7551481a9");
+  EXPECT_EQ(TrialKey(tiny), "006b88b09cf19d6f");
 }
 
 TEST(TrialTest, Sha256MatchesAKnownVector) {
@@ -51,7 +52,26 @@ TEST(TrialTest, JsonRoundTripPreservesTheConfig) {
   c.repeats = {3, 9, 0.02, 60};
   c.cfg = 2;
   c.seed = -7;
+  c.pipefusion_patches = 4;
+  c.model_overrides = {{"depth", 14}, {"hidden", 768}};
   EXPECT_EQ(TrialConfigFromJson(CanonicalJson(c)), c);
+}
+
+TEST(TrialTest, OverriddenModelIsAnObjectAndPlainPresetAString) {
+  TrialConfig c;
+  EXPECT_TRUE(CanonicalJson(c)["model"].is_string());
+  c.model_overrides = {{"depth", 14}};
+  EXPECT_EQ(CanonicalJson(c)["model"].dump(), R"({"depth":14,"preset":"pixart-alpha"})");
+  EXPECT_NE(TrialKey(c), TrialKey(TrialConfig{}));
+}
+
+TEST(TrialTest, PipefusionPatchesDefaultToTheDegree) {
+  TrialConfig c;
+  c.pipefusion = 4;
+  EXPECT_EQ(CanonicalJson(c)["pipefusion_patches"], 4);
+  TrialConfig explicit_patches = c;
+  explicit_patches.pipefusion_patches = 4;
+  EXPECT_EQ(TrialKey(c), TrialKey(explicit_patches));  // same trial, same key
 }
 
 TEST(TrialTest, MalformedJsonNamesTheKey) {

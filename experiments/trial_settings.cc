@@ -1,0 +1,295 @@
+#include "experiments/trial_settings.h"
+
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "model_zoo/model_config.h"
+
+namespace ditbench {
+namespace {
+
+using Json = nlohmann::json;
+
+bool AsInt(const Json& v, int lo, int hi, int* out) {
+  if (!v.is_number_integer()) return false;
+  auto i = v.get<std::int64_t>();
+  if (i < lo || i > hi) return false;
+  *out = static_cast<int>(i);
+  return true;
+}
+
+bool AsNumber(const Json& v, double lo, double hi, double* out) {
+  if (!v.is_number()) return false;
+  double d = v.get<double>();
+  if (!(d >= lo && d <= hi)) return false;
+  *out = d;
+  return true;
+}
+
+std::string Join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+using Setter = std::function<bool(TrialConfig&, const Json&, std::string*)>;
+
+Setter IntSetter(int TrialConfig::*field, int lo, int hi) {
+  return [=](TrialConfig& c, const Json& v, std::string* expected) {
+    if (AsInt(v, lo, hi, &(c.*field))) return true;
+    *expected = fmt::format("an integer from {} to {}", lo, hi);
+    return false;
+  };
+}
+
+bool SetModel(TrialConfig& c, const Json& v, std::string* expected) {
+  std::string name;
+  std::map<std::string, int> overrides;
+  if (v.is_string()) {
+    name = v.get<std::string>();
+  } else if (v.is_object() && v.contains("preset") && v["preset"].is_string()) {
+    name = v["preset"].get<std::string>();
+    for (const auto& [key, value] : v.items()) {
+      if (key == "preset") continue;
+      int dim = 0;
+      if (std::find(OverridableDimensions().begin(), OverridableDimensions().end(), key) ==
+          OverridableDimensions().end()) {
+        *expected = fmt::format("model dimensions from: {}; not '{}'",
+                                Join(OverridableDimensions()), key);
+        auto guess = DidYouMean(key, OverridableDimensions());
+        if (!guess.empty()) *expected += fmt::format("; did you mean '{}'?", guess);
+        return false;
+      }
+      if (!AsInt(value, 0, 1 << 20, &dim)) {
+        *expected = fmt::format("an integer for model dimension '{}'", key);
+        return false;
+      }
+      overrides[key] = dim;
+    }
+  } else {
+    *expected = "a model preset name, or {preset: NAME, <dimension>: N, ...}";
+    return false;
+  }
+  std::string error;
+  if (!ResolveModel(name, overrides, &error)) {
+    if (!FindModelPreset(name)) {
+      *expected = "a model preset: " + Join(ModelPresetNames());
+      auto guess = DidYouMean(name, ModelPresetNames());
+      if (!guess.empty()) *expected += fmt::format("; did you mean '{}'?", guess);
+    } else {
+      *expected = "valid model dimensions (" + error + ")";
+    }
+    return false;
+  }
+  c.model = name;
+  c.model_overrides = std::move(overrides);
+  return true;
+}
+
+bool SetRepeats(TrialConfig& c, const Json& v, std::string* expected) {
+  int n = 0;
+  if (AsInt(v, 1, 1000000, &n)) {
+    c.repeats = Repeats{n, n, 0.0, 0.0};
+    return true;
+  }
+  *expected =
+      "a positive integer or a map {min, max, target_rel_ci, max_seconds} with 1 <= min <= max";
+  if (!v.is_object()) return false;
+  Repeats r{5, 5, 0.0, 0.0};
+  bool has_max = false;
+  for (const auto& [key, value] : v.items()) {
+    if (key == "min") {
+      if (!AsInt(value, 1, 1000000, &r.min)) return false;
+    } else if (key == "max") {
+      if (!AsInt(value, 1, 1000000, &r.max)) return false;
+      has_max = true;
+    } else if (key == "target_rel_ci") {
+      if (!AsNumber(value, 0.0, 1.0, &r.target_rel_ci)) return false;
+    } else if (key == "max_seconds") {
+      if (!ParseDuration(value, &r.max_seconds)) return false;
+    } else {
+      *expected = fmt::format("repeats keys min, max, target_rel_ci, max_seconds, not '{}'", key);
+      return false;
+    }
+  }
+  if (!has_max) r.max = std::max(r.min, r.max);
+  if (r.min > r.max) return false;
+  c.repeats = r;
+  return true;
+}
+
+const std::map<std::string, Setter>& Setters() {
+  static const std::map<std::string, Setter> setters = {
+      {"model", SetModel},
+      {"resolution", IntSetter(&TrialConfig::resolution, 16, 16384)},
+      {"precision",
+       [](TrialConfig& c, const Json& v, std::string* expected) {
+         auto p = v.is_string() ? ParsePrecision(v.get<std::string>()) : std::nullopt;
+         if (p) c.precision = *p;
+         *expected = "one of fp32, tf32, bf16, fp16";
+         return p.has_value();
+       }},
+      {"scope",
+       [](TrialConfig& c, const Json& v, std::string* expected) {
+         auto s = v.is_string() ? ParseScope(v.get<std::string>()) : std::nullopt;
+         if (s) c.scope = *s;
+         *expected = "one of forward, denoise, pipeline";
+         return s.has_value();
+       }},
+      {"batch", IntSetter(&TrialConfig::batch, 1, 4096)},
+      {"steps", IntSetter(&TrialConfig::steps, 1, 10000)},
+      {"warmup", IntSetter(&TrialConfig::warmup, 0, 10000)},
+      {"repeats", SetRepeats},
+      {"timeout",
+       [](TrialConfig& c, const Json& v, std::string* expected) {
+         double s = 0;
+         *expected = "a duration such as 90s, 30m or 2h";
+         if (!ParseDuration(v, &s) || s <= 0) return false;
+         c.timeout_s = s;
+         return true;
+       }},
+      {"seed",
+       [](TrialConfig& c, const Json& v, std::string* expected) {
+         *expected = "an integer";
+         if (!v.is_number_integer()) return false;
+         c.seed = v.get<std::int64_t>();
+         return true;
+       }},
+      {"ulysses", IntSetter(&TrialConfig::ulysses, 1, 1024)},
+      {"ring", IntSetter(&TrialConfig::ring, 1, 1024)},
+      {"pipefusion", IntSetter(&TrialConfig::pipefusion, 1, 1024)},
+      {"pipefusion_patches", IntSetter(&TrialConfig::pipefusion_patches, 1, 4096)},
+      {"cfg", IntSetter(&TrialConfig::cfg, 1, 2)},
+      {"dp", IntSetter(&TrialConfig::dp, 1, 1024)},
+  };
+  return setters;
+}
+
+// A YAML scalar as JSON: integer, then float, then boolean, else string. Quoted scalars
+// (tag "!") stay strings.
+Json ScalarToJson(const YAML::Node& node) {
+  const std::string& s = node.Scalar();
+  if (node.Tag() == "!") return s;
+  if (s.empty()) return s;
+  std::int64_t i = 0;
+  auto [iend, iec] = std::from_chars(s.data(), s.data() + s.size(), i);
+  if (iec == std::errc() && iend == s.data() + s.size()) return i;
+  double d = 0;
+  auto [dend, dec] = std::from_chars(s.data(), s.data() + s.size(), d);
+  if (dec == std::errc() && dend == s.data() + s.size()) return d;
+  if (s == "true") return true;
+  if (s == "false") return false;
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& TrialKeys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const auto& [name, setter] : Setters()) k.push_back(name);
+    return k;
+  }();
+  return keys;
+}
+
+bool ApplySetting(TrialConfig& config, const std::string& key, const Json& value,
+                  std::string* expected) {
+  auto it = Setters().find(key);
+  if (it == Setters().end()) {
+    *expected = "a known key";
+    return false;
+  }
+  return it->second(config, value, expected);
+}
+
+std::string CanonicalKeyOf(const std::string& setting_key) {
+  return setting_key == "timeout" ? "timeout_s" : setting_key;
+}
+
+bool ParseDuration(const Json& value, double* seconds) {
+  if (value.is_number()) {
+    *seconds = value.get<double>();
+    return *seconds >= 0 && *seconds < 1e9;
+  }
+  if (!value.is_string()) return false;
+  const std::string s = value.get<std::string>();
+  if (s.size() < 2) return false;
+  double scale = 0;
+  switch (s.back()) {
+    case 's': scale = 1; break;
+    case 'm': scale = 60; break;
+    case 'h': scale = 3600; break;
+    default: return false;
+  }
+  double number = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size() - 1, number);
+  if (ec != std::errc() || end != s.data() + s.size() - 1 || !(number >= 0) || number > 1e7)
+    return false;
+  *seconds = number * scale;
+  return true;
+}
+
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
+  if (word.size() > 64) return "";
+  auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        std::size_t next = std::min({row[j] + 1, row[j - 1] + 1,
+                                     diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = row[j];
+        row[j] = next;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    std::size_t d = distance(word, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+Json YamlToJson::Convert(const YAML::Node& node) { return Convert(node, 0); }
+
+Json YamlToJson::Convert(const YAML::Node& node, int depth) {
+  if (budget_ == 0) throw std::length_error("the document expands to too many nodes (an alias bomb?)");
+  --budget_;
+  if (depth > 64) throw std::invalid_argument("nesting deeper than 64 levels");
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      return ScalarToJson(node);
+    case YAML::NodeType::Sequence: {
+      Json out = Json::array();
+      for (const auto& item : node) out.push_back(Convert(item, depth + 1));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      Json out = Json::object();
+      for (const auto& kv : node) {
+        if (!kv.first.IsScalar()) throw std::invalid_argument("map keys must be plain strings");
+        out[kv.first.Scalar()] = Convert(kv.second, depth + 1);
+      }
+      return out;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace ditbench

@@ -1,0 +1,51 @@
+// The keys a sweep may set on a trial, how each value is checked, and the small parsing helpers
+// the sweep language shares (durations, "did you mean", YAML to JSON).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/trial.h"
+
+namespace YAML {
+class Node;
+}
+
+namespace ditbench {
+
+// The keys a trial may set (in `defaults`, `matrix`, `zip`, `include`, `exclude`), sorted.
+const std::vector<std::string>& TrialKeys();
+
+// Sets `key` of `config` from `value`. On a bad value returns false and puts what was
+// expected into `*expected`. Unknown keys also return false.
+bool ApplySetting(TrialConfig& config, const std::string& key, const nlohmann::json& value,
+                  std::string* expected);
+
+// The key of CanonicalJson that a setting writes ("timeout" -> "timeout_s").
+std::string CanonicalKeyOf(const std::string& setting_key);
+
+// Seconds in a duration: a number of seconds, or a number with unit s, m or h ("90s", "2h").
+bool ParseDuration(const nlohmann::json& value, double* seconds);
+
+// The candidate closest to `word` by edit distance, if close enough to be a likely
+// misspelling; otherwise empty.
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);
+
+// Converts YAML nodes to JSON: scalars become integers, floats, booleans or strings (quoted
+// scalars stay strings). Aliases are expanded, so the converter counts every node it visits and
+// throws std::length_error past `max_nodes` (an alias bomb), and std::invalid_argument past a
+// nesting depth of 64.
+class YamlToJson {
+ public:
+  explicit YamlToJson(std::size_t max_nodes = 1'000'000) : budget_(max_nodes) {}
+  nlohmann::json Convert(const YAML::Node& node);
+
+ private:
+  nlohmann::json Convert(const YAML::Node& node, int depth);
+  std::size_t budget_;
+};
+
+}  // namespace ditbench

@@ -1,0 +1,124 @@
+#include "runner/sweep_plan.h"
+
+#include <algorithm>
+#include <set>
+
+#include <sqlite3.h>
+
+#include "experiments/device_peaks.h"
+#include "model_zoo/model_config.h"
+
+namespace ditbench {
+namespace {
+
+double BytesPerElement(Precision p) {
+  return p == Precision::kBf16 || p == Precision::kFp16 ? 2.0 : 4.0;
+}
+
+// Median latencies of earlier ok trials by key, newest campaign first. Best effort: a missing
+// or unreadable database means no measurements.
+class EarlierResults {
+ public:
+  explicit EarlierResults(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::exists(path, ec)) return;
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK ||
+        sqlite3_prepare_v2(db_,
+                           "SELECT latency_ms FROM results WHERE trial_key = ? AND status = 'ok' "
+                           "AND latency_ms IS NOT NULL ORDER BY campaign DESC LIMIT 1",
+                           -1, &stmt_, nullptr) != SQLITE_OK)
+      stmt_ = nullptr;
+  }
+  ~EarlierResults() {
+    sqlite3_finalize(stmt_);
+    sqlite3_close(db_);
+  }
+  EarlierResults(const EarlierResults&) = delete;
+  EarlierResults& operator=(const EarlierResults&) = delete;
+
+  std::optional<double> LatencyMs(const std::string& key) {
+    if (!stmt_) return std::nullopt;
+    sqlite3_reset(stmt_);
+    sqlite3_bind_text(stmt_, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(stmt_) != SQLITE_ROW) return std::nullopt;
+    return sqlite3_column_double(stmt_, 0);
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+double TimedIterations(const TrialConfig& c, double iteration_ms) {
+  const double budget_iterations =
+      c.repeats.max_seconds > 0 && iteration_ms > 0 ? c.repeats.max_seconds * 1000 / iteration_ms
+                                                    : c.repeats.max;
+  return std::clamp(budget_iterations, double(c.repeats.min), double(c.repeats.max));
+}
+
+}  // namespace
+
+TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
+  TrialEstimate e;
+  e.source = "analytic";
+  std::string unused;
+  auto model = ResolveModel(c.model, c.model_overrides, &unused);
+  if (!model) return e;
+  const int forwards = c.scope == Scope::kForward ? 1 : c.steps;
+  const int samples = c.batch * (model->negative_prompt ? 2 : 1) * c.dp;
+  const double flops = forwards * ForwardFlops(*model, c.resolution, samples);
+  double per_rank_tflops = a.cpu_tflops_per_rank;
+  if (a.device != "cpu")
+    per_rank_tflops = DensePeakTflops(a.device, c.precision).value_or(100.0) * a.efficiency;
+  e.iteration_ms = flops / (per_rank_tflops * 1e12 * c.world_size()) * 1000;
+
+  const double bytes = BytesPerElement(c.precision);
+  // Weights: replicated on every rank, except that PipeFusion splits the blocks.
+  const double weights = double(ParameterCount(*model)) * bytes / c.pipefusion;
+  // Activations: a working set of about 16 hidden-wide tensors over this rank's tokens (flash
+  // attention keeps scores out of memory), for the samples this rank runs.
+  const double rank_tokens =
+      double(ImageTokens(*model, c.resolution) + model->text_tokens) / (c.ring * c.ulysses);
+  const double rank_samples = double(c.batch) * (model->negative_prompt ? 2 : 1) / c.cfg;
+  const double activations = 16.0 * rank_tokens * model->hidden * rank_samples * bytes;
+  e.memory_mb = (weights + activations) / 1048576.0;
+  e.trial_s = a.startup_s + (c.warmup + TimedIterations(c, e.iteration_ms)) * e.iteration_ms / 1000;
+  return e;
+}
+
+SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity, const PlanAssumptions& a,
+                    const std::filesystem::path& db) {
+  SweepPlan plan;
+  plan.counts = ExpandSweep(spec, capacity.slots);
+  EarlierResults earlier(db);
+  std::set<std::string> keys;
+  for (auto& config : plan.counts.trials) {
+    std::string key = TrialKey(config);
+    if (!keys.insert(key).second) {
+      ++plan.duplicates;
+      continue;
+    }
+    PlannedTrial t;
+    t.config = std::move(config);
+    t.key = std::move(key);
+    Verdict verdict = Judge(t.config, capacity);
+    t.invalid_reason = verdict.invalid ? verdict.invalid : verdict.unsupported;
+    t.unsupported = !verdict.invalid && verdict.unsupported;
+    if (!verdict.invalid) {
+      TrialEstimate e = AnalyticEstimate(t.config, a);
+      if (auto measured = earlier.LatencyMs(t.key)) {
+        e.iteration_ms = *measured;
+        e.trial_s = a.startup_s +
+                    (t.config.warmup + TimedIterations(t.config, *measured)) * *measured / 1000;
+        e.source = "measured";
+      }
+      if (!t.unsupported) plan.estimated_wall_s += e.trial_s;
+      t.estimate = e;
+    }
+    plan.trials.push_back(std::move(t));
+  }
+  plan.counts.trials.clear();
+  return plan;
+}
+
+}  // namespace ditbench

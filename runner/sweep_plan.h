@@ -1,0 +1,56 @@
+// Deciding what a sweep will run, before anything runs: expansion, validity and estimates.
+// Pure apart from reading earlier results; `ditbench plan` prints it and `ditbench run`
+// executes it.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiments/sweep_expand.h"
+#include "experiments/validity.h"
+
+namespace ditbench {
+
+struct TrialEstimate {
+  double iteration_ms = 0;  // one timed iteration of the trial's scope
+  double trial_s = 0;       // start-up + warm-up + timed iterations
+  double memory_mb = 0;     // per rank: weights + activation working set
+  std::string source;       // "measured" (an earlier ok result of this key) or "analytic"
+};
+
+struct PlannedTrial {
+  TrialConfig config;
+  std::string key;
+  std::optional<std::string> invalid_reason;  // why it will not run here (invalid or unsupported)
+  bool unsupported = false;                   // valid by the rules; this build cannot run it
+  std::optional<TrialEstimate> estimate;      // for trials valid by the rules
+};
+
+struct SweepPlan {
+  std::vector<PlannedTrial> trials;  // expanded, de-duplicated, in sweep order
+  std::size_t duplicates = 0;        // identical trials written twice (kept once)
+  ExpandedSweep counts;              // exclude / where removals (trials moved to `trials`)
+  double estimated_wall_s = 0;       // sum over the trials that will run
+};
+
+// What the estimates assume about the hardware.
+struct PlanAssumptions {
+  std::string device = "cpu";  // device name for the dense-peak table, or "cpu"
+  double efficiency = 0.35;    // fraction of dense peak a DiT forward reaches (GPU)
+  double cpu_tflops_per_rank = 0.05;
+  double startup_s = 3;        // process start, model build, rendezvous
+};
+
+// Expands and classifies `spec` for `capacity`. With `db` (may be empty or missing), earlier
+// ok results of the same trial key replace the analytic time estimate.
+SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity,
+                    const PlanAssumptions& assumptions = {},
+                    const std::filesystem::path& db = {});
+
+// The analytic estimate alone (no database).
+TrialEstimate AnalyticEstimate(const TrialConfig& config, const PlanAssumptions& assumptions);
+
+}  // namespace ditbench
