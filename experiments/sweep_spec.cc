@@ -243,8 +243,10 @@ class SpecReader {
       int position = 0;
       if (!CheckConstraint(c.expression, &problem, &position)) {
         YAML::Mark mark = item.Mark();
-        Error(mark, "where", fmt::format("in \"{}\" at character {}: {}", c.expression,
-                                         position + 1, problem));
+        const std::string shown =
+            c.expression.size() > 60 ? c.expression.substr(0, 57) + "..." : c.expression;
+        Error(mark, "where", fmt::format("in \"{}\" at character {}: {}", shown, position + 1,
+                                         problem));
         continue;
       }
       spec_.where.push_back(std::move(c));
@@ -274,9 +276,28 @@ class SpecReader {
 
 }  // namespace
 
+namespace {
+
+// One line, whatever the file held: control characters become escapes.
+std::string OneLine(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char ch : text) {
+    if (ch == '\n') out += "\\n";
+    else if (ch == '\r') out += "\\r";
+    else if (ch == '\t') out += "\\t";
+    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\x{:02x}", ch);
+    else out += static_cast<char>(ch);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string SpecDiagnostic::ToString() const {
-  if (key.empty()) return fmt::format("{}:{}:{}: {}", file, line, column, message);
-  return fmt::format("{}:{}:{}: '{}': {}", file, line, column, key, message);
+  if (key.empty()) return fmt::format("{}:{}:{}: {}", OneLine(file), line, column, OneLine(message));
+  return fmt::format("{}:{}:{}: '{}': {}", OneLine(file), line, column, OneLine(key),
+                     OneLine(message));
 }
 
 ParseResult ParseSweep(const std::string& text, const std::filesystem::path& path) {

@@ -172,3 +172,24 @@ TEST(SweepExpandTest, HostileInputsGiveDiagnostics) {
 
 }  // namespace
 }  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+// Found by the fuzzer: a folded multi-line `where` scalar put a newline into the message.
+TEST(SweepSpecDiagnosticsTest, MultiLineValuesStayOnOneLine) {
+  // A literal block scalar keeps its newline; a quoted key may hold an escaped one.
+  auto errors = ParseSweep("name: x\nwhere: |\n  ulysses <= gp\n  more\nmatrix:\n  \"bad\\nkey\": [1]\n",
+                           "multi.yaml").errors;
+  ASSERT_EQ(errors.size(), 2u);
+  std::string all;
+  for (const auto& e : errors) {
+    EXPECT_EQ(e.ToString().find('\n'), std::string::npos) << e.ToString();
+    all += e.ToString() + "|";
+  }
+  EXPECT_NE(all.find("'bad\\nkey'"), std::string::npos) << all;
+  EXPECT_NE(all.find("gp\\nmore"), std::string::npos) << all;
+}
+
+}  // namespace
+}  // namespace ditbench
