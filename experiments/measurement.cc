@@ -1,6 +1,6 @@
 #include "experiments/measurement.h"
 
-#include <fmt/format.h>
+#include <algorithm>
 
 #include "report/stats.h"
 
@@ -19,30 +19,75 @@ const char* StopReason(const Repeats& r, const std::vector<double>& slowest, dou
   return nullptr;
 }
 
+// Records stage boundaries as clock marks; turns them into samples after the synchronize.
+class MarkedStages final : public Stages {
+ public:
+  explicit MarkedStages(IterationClock& clock) : clock_(clock) {}
+  void StartIteration() {
+    next_slot_ = 0;
+    finished_.clear();
+    clock_.Mark(next_slot_++);
+  }
+  int FinishIteration() {
+    const int last = next_slot_;  // never above kMaxMarks - 1, never used by a stage mark
+    clock_.Mark(last);
+    return last;
+  }
+  void Begin(const std::string& name) override {
+    std::string full = open_.empty() ? name : open_.back().name + "/" + name;
+    open_.push_back({std::move(full), Mark()});
+  }
+  void End() override {
+    if (open_.empty()) return;
+    finished_.push_back({open_.back().name, open_.back().begin, Mark()});
+    open_.pop_back();
+  }
+  struct Interval {
+    std::string name;
+    int begin = 0;
+    int end = 0;
+  };
+  const std::vector<Interval>& finished() const { return finished_; }
+
+ private:
+  struct Open {
+    std::string name;
+    int begin;
+  };
+  int Mark() {
+    // Past the clock's capacity stages share one slot (reading as zero length) rather than
+    // fail; the last slot stays free for the iteration's end.
+    const int slot = next_slot_ < IterationClock::kMaxMarks - 1 ? next_slot_++
+                                                                : IterationClock::kMaxMarks - 2;
+    clock_.Mark(slot);
+    return slot;
+  }
+  IterationClock& clock_;
+  int next_slot_ = 0;
+  std::vector<Open> open_;
+  std::vector<Interval> finished_;
+};
+
 }  // namespace
 
 Measurement Measure(const MeasureOptions& options, RankGroup& group, IterationClock& clock,
                     const Work& work) {
   Measurement m;
   double spent_ms = 0;
+  MarkedStages stages(clock);
   for (int iteration = 0;; ++iteration) {
     const bool warmup = iteration < options.warmup;
-    int marks = 0;
     group.Barrier();
-    clock.Mark(marks++);
-    work([&] {
-      if (marks + 1 < IterationClock::kMaxMarks) clock.Mark(marks++);
-    });
-    clock.Mark(marks++);
+    stages.StartIteration();
+    work(stages);
+    const int last = stages.FinishIteration();
     clock.Synchronize();
 
-    const double total = clock.ElapsedMs(0, marks - 1);
+    const double total = clock.ElapsedMs(0, last);
     m.samples.push_back({group.rank(), iteration, "iteration", total, warmup});
-    // Stage k ends at mark k+1; the final mark closes the iteration, not a stage.
-    for (int stage = 0; stage + 2 < marks; ++stage)
-      m.samples.push_back({group.rank(), iteration,
-                           fmt::format("{}:{}", options.stage_prefix, stage),
-                           clock.ElapsedMs(stage, stage + 1), warmup});
+    for (const auto& interval : stages.finished())
+      m.samples.push_back({group.rank(), iteration, interval.name,
+                           clock.ElapsedMs(interval.begin, interval.end), warmup});
 
     const double slowest = group.AllReduceMax(total);
     if (warmup) continue;

@@ -1,7 +1,7 @@
 // The timing loop every trial goes through (design section 6), torch-free.
 //
-// Per iteration:   barrier across ranks -> mark start -> scoped work (marks after each
-//                  stage) -> mark end -> synchronize -> read elapsed times.
+// Per iteration:   barrier across ranks -> mark start -> scoped work (marks at the begin and
+//                  end of each stage) -> mark end -> synchronize -> read elapsed times.
 // Warm-up iterations run the same code and are kept, flagged. After every timed iteration the
 // ranks agree on the slowest rank's time (an all-reduce of the max), so every rank sees the same
 // series and takes the same stopping decision: never before `repeats.min`, always at
@@ -46,15 +46,22 @@ class IterationClock {
   static constexpr int kMaxMarks = 4096;
 };
 
-// Called by the work after each stage (denoising step, block) to mark its end.
-using EndStage = std::function<void()>;
+// Stages inside one iteration (denoising steps, transformer blocks), as nested intervals.
+// Each Begin/End pair becomes a sample named by the open stages joined with '/', e.g.
+// "step:3" or "step:3/block:12". REQUIRES: Begin and End balance within an iteration.
+class Stages {
+ public:
+  virtual ~Stages() = default;
+  virtual void Begin(const std::string& name) = 0;
+  virtual void End() = 0;
+};
+
 // One iteration of the scoped work.
-using Work = std::function<void(const EndStage& end_stage)>;
+using Work = std::function<void(Stages& stages)>;
 
 struct MeasureOptions {
   int warmup = 0;
   Repeats repeats;
-  std::string stage_prefix = "step";  // stage samples are named "<prefix>:<index>"
 };
 
 struct Measurement {

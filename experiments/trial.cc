@@ -77,6 +77,7 @@ nlohmann::json CanonicalJson(const TrialConfig& c) {
           {"pipefusion", c.pipefusion},
           {"pipefusion_patches", c.effective_pipefusion_patches()},
           {"precision", std::string(PrecisionName(c.precision))},
+          {"profile_blocks", c.profile_blocks},
           {"repeats", repeats},
           {"resolution", c.resolution},
           {"ring", c.ring},
@@ -130,6 +131,7 @@ TrialConfig TrialConfigFromJson(const nlohmann::json& j) {
   get("ring", c.ring);
   get("pipefusion", c.pipefusion);
   get("pipefusion_patches", c.pipefusion_patches);
+  get("profile_blocks", c.profile_blocks);
   get("cfg", c.cfg);
   get("dp", c.dp);
   if (!j.contains("repeats") || !j["repeats"].is_object())

@@ -51,6 +51,7 @@ struct TrialConfig {
   int batch = 1;
   int steps = 20;
   int warmup = 5;  // untimed benchmark warm-up iterations
+  bool profile_blocks = false;  // also time every transformer block (stage "step:i/block:j")
   Repeats repeats;
   double timeout_s = 1800;
   std::int64_t seed = 0;

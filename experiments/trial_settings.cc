@@ -165,6 +165,13 @@ const std::map<std::string, Setter>& Setters() {
       {"ring", IntSetter(&TrialConfig::ring, 1, 1024)},
       {"pipefusion", IntSetter(&TrialConfig::pipefusion, 1, 1024)},
       {"pipefusion_patches", IntSetter(&TrialConfig::pipefusion_patches, 1, 4096)},
+      {"profile_blocks",
+       [](TrialConfig& c, const Json& v, std::string* expected) {
+         *expected = "true or false";
+         if (!v.is_boolean()) return false;
+         c.profile_blocks = v.get<bool>();
+         return true;
+       }},
       {"cfg", IntSetter(&TrialConfig::cfg, 1, 2)},
       {"dp", IntSetter(&TrialConfig::dp, 1, 1024)},
   };

@@ -106,7 +106,7 @@ PixArtTransformerImpl::PixArtTransformerImpl(const ModelConfig& c) : config_(c) 
 torch::Tensor PixArtTransformerImpl::forward(const torch::Tensor& latent,
                                              const torch::Tensor& timestep,
                                              const torch::Tensor& text, const RankSubgroup& sp,
-                                             const std::function<void()>& on_block_end) {
+                                             const BlockHook& block_hook) {
   const auto& c = config_;
   const int64_t b = latent.size(0), d = c.hidden, p = c.patch;
   const int64_t grid = latent.size(2) / p;
@@ -124,9 +124,12 @@ torch::Tensor PixArtTransformerImpl::forward(const torch::Tensor& latent,
   auto t6 = t_block_(torch::silu(temb)).view({b, 6, d});
   auto text_tokens = caption_fc2_(GeluTanh(caption_fc1_(text)));
 
+  int index = 0;
   for (const auto& module : *blocks_) {
+    if (block_hook) block_hook(index, true);
     x = module->as<PixArtBlockImpl>()->forward(x, t6, text_tokens, sp);
-    if (on_block_end) on_block_end();
+    if (block_hook) block_hook(index, false);
+    ++index;
   }
 
   auto final_mod = (final_table_.unsqueeze(0) + temb.unsqueeze(1)).unbind(1);

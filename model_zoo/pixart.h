@@ -38,11 +38,12 @@ class PixArtTransformerImpl : public torch::nn::Module {
   explicit PixArtTransformerImpl(const ModelConfig& config);
 
   // latent: [B, C, h, w] (full, identical on every rank); timestep: [B]; text: [B, T, text_dim].
-  // Returns [B, out_channels, h, w] on every rank. `on_block_end` (may be empty) is called after
-  // each transformer block, for per-block timing.
+  // Returns [B, out_channels, h, w] on every rank. `block_hook` (may be empty) is called before
+  // (begin = true) and after each transformer block, for per-block timing.
+  using BlockHook = std::function<void(int block, bool begin)>;
   torch::Tensor forward(const torch::Tensor& latent, const torch::Tensor& timestep,
                         const torch::Tensor& text, const RankSubgroup& sp,
-                        const std::function<void()>& on_block_end = {});
+                        const BlockHook& block_hook = {});
 
   const ModelConfig& config() const { return config_; }
 

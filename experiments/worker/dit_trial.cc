@@ -1,6 +1,10 @@
 #include "experiments/worker/dit_trial.h"
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <thread>
 
 #include <ATen/Context.h>
 #include <fmt/format.h>
@@ -63,7 +67,8 @@ class DitRank {
   }
 
   // Guided noise prediction for latent x at sampler step i.
-  torch::Tensor PredictNoise(const torch::Tensor& x, int step, const std::function<void()>& on_block) {
+  torch::Tensor PredictNoise(const torch::Tensor& x, int step,
+                             const PixArtTransformerImpl::BlockHook& on_block) {
     const int64_t b = config_.batch;
     const bool split_cfg = groups_.cfg.size == 2;
     auto input = split_cfg ? x : torch::cat({x, x}, 0);
@@ -76,17 +81,22 @@ class DitRank {
     return uncond + kGuidanceScale * (cond - uncond);
   }
 
-  // One iteration of the trial's scope. `end_stage` closes each step (or block).
-  torch::Tensor Iterate(const EndStage& end_stage, bool per_block) {
-    std::function<void()> on_block;
-    if (per_block) on_block = end_stage;
+  // One iteration of the trial's scope: every denoising step is a stage, and with
+  // profile_blocks every transformer block inside it too. `stages` may be null (untimed).
+  torch::Tensor Iterate(Stages* stages) {
+    PixArtTransformerImpl::BlockHook on_block;
+    if (stages && config_.profile_blocks)
+      on_block = [stages](int block, bool begin) {
+        if (begin) stages->Begin(fmt::format("block:{}", block));
+        else stages->End();
+      };
     auto x = noise_;
     const int steps = config_.scope == Scope::kForward ? 1 : config_.steps;
     for (int i = 0; i < steps; ++i) {
+      if (stages) stages->Begin(fmt::format("step:{}", i));
       auto eps = PredictNoise(x, i, on_block);
-      if (config_.scope != Scope::kForward) x = sampler_.Step(i, x, eps);
-      else x = eps;
-      if (!per_block && end_stage) end_stage();
+      x = config_.scope == Scope::kForward ? eps : sampler_.Step(i, x, eps);
+      if (stages) stages->End();
     }
     return x;
   }
@@ -101,6 +111,17 @@ class DitRank {
   PixArtTransformer model_{nullptr};
   torch::Tensor noise_, text_;
 };
+
+// Test hook: DITBENCH_FAULT_SLOW_RANK="<rank>:<ms>" makes that rank sleep `ms` inside every
+// timed region, so tests can check that a slow rank shows up as skew and sets the latency.
+double InjectedDelayMs(int rank) {
+  const char* spec = std::getenv("DITBENCH_FAULT_SLOW_RANK");
+  if (!spec) return 0;
+  int slow_rank = -1;
+  double ms = 0;
+  if (std::sscanf(spec, "%d:%lf", &slow_rank, &ms) != 2 || slow_rank != rank || ms < 0) return 0;
+  return ms;
+}
 
 }  // namespace
 
@@ -144,9 +165,11 @@ void RunDitTrial(const TrialConfig& config, const TrialGroups& groups, torch::De
   MeasureOptions options;
   options.warmup = config.warmup;
   options.repeats = config.repeats;
-  options.stage_prefix = "step";
-  Measurement m = Measure(options, world, *clock,
-                          [&](const EndStage& end_stage) { dit.Iterate(end_stage, false); });
+  const double delay_ms = InjectedDelayMs(groups.world.rank);
+  Measurement m = Measure(options, world, *clock, [&](Stages& stages) {
+    dit.Iterate(&stages);
+    if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay_ms));
+  });
   result.samples = std::move(m.samples);
   result.stop_reason = m.stop_reason;
   MemoryPeak peak = ReadMemoryPeak(device);
@@ -158,7 +181,7 @@ torch::Tensor DenoiseOnce(const TrialConfig& config, const TrialGroups& groups,
                           torch::Device device) {
   c10::InferenceMode inference;
   DitRank dit(config, groups, device);
-  return dit.Iterate(EndStage{}, false).to(torch::kFloat32).cpu();
+  return dit.Iterate(nullptr).to(torch::kFloat32).cpu();
 }
 
 }  // namespace ditbench

@@ -2,7 +2,10 @@
 // processes (two ranks over Gloo), the SQLite database, query and the HTML report.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 #include <fstream>
 #include <memory>
 
@@ -108,6 +111,42 @@ TEST_F(SweepEndToEndTest, SweepRunsStoresResumesQueriesAndReports) {
   std::string page((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(page.find("new Chart("), std::string::npos);
   EXPECT_EQ(page.find("<script src="), std::string::npos);
+}
+
+// Median of `values` (the reference computation, independent of report/stats.cc).
+double ReferenceMedian(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+TEST_F(SweepEndToEndTest, SlowedRankShowsAsSkewAndSetsTheLatency) {
+  std::ofstream(dir_ / "slow.yaml") << "name: skew\ndefaults: {model: pixart-alpha-tiny, "
+                                       "resolution: 256, precision: fp32, steps: 2, warmup: 1, "
+                                       "repeats: 5, ulysses: 2, profile_blocks: true}\n";
+  const std::string db = (dir_ / "results.db").string();
+  auto run = Shell("DITBENCH_FAULT_SLOW_RANK=1:40 " +
+                   Ditbench("run " + (dir_ / "slow.yaml").string() + " --db " + db + " --gpus cpu:2"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const double latency = std::stod(Query("SELECT latency_ms FROM results")[0]);
+  const double rank0 = std::stod(Query("SELECT rank0_ms FROM results")[0]);
+  const double skew = std::stod(Query("SELECT skew_ms FROM results")[0]);
+  // Rank 1 sleeps 40 ms after the work; rank 0 waits for it only at the next barrier, which is
+  // outside the timed region. So rank 0 looks fast, the trial does not.
+  EXPECT_GT(skew, 35);
+  EXPECT_LT(skew, 60);
+  EXPECT_GT(latency, rank0 + 35);
+  // The stored statistics match a reference computation on the stored samples: per timed
+  // iteration the slowest rank, then the median.
+  std::vector<double> slowest;
+  for (const auto& v : Query("SELECT MAX(ms) FROM samples WHERE stage = 'iteration' AND "
+                             "warmup = 0 GROUP BY iteration ORDER BY iteration"))
+    slowest.push_back(std::stod(v));
+  ASSERT_EQ(slowest.size(), 5u);
+  EXPECT_NEAR(latency, ReferenceMedian(slowest), 1e-9);
+  // Per-block stages were recorded for both blocks of both steps, on both ranks.
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM samples WHERE stage = 'step:1/block:1'")[0], "12");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM samples WHERE stage LIKE 'step:%' AND stage NOT LIKE '%block%'")[0], "24");
 }
 
 TEST_F(SweepEndToEndTest, MisspelledKeyExitsTwoWithFileLineColumn) {

@@ -1,5 +1,6 @@
 #include "experiments/measurement.h"
 
+#include <map>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -14,10 +15,11 @@ using test::ThreadRankGroups;
 
 // Work with `stages` stages; stage s of iteration i takes stage_ms(i, s) on `clock`.
 Work StagedWork(FakeClock& clock, int stages, std::function<double(int, int)> stage_ms) {
-  return [&clock, stages, stage_ms](const EndStage& end_stage) {
+  return [&clock, stages, stage_ms](Stages& marks) {
     for (int s = 0; s < stages; ++s) {
+      marks.Begin("step:" + std::to_string(s));
       clock.Advance(stage_ms(clock.iteration(), s));
-      end_stage();
+      marks.End();
     }
   };
 }
@@ -67,6 +69,31 @@ TEST(MeasurementTest, StageTimesAreRecordedPerStep) {
   EXPECT_EQ(m.samples[3].stage, "step:2");
   EXPECT_DOUBLE_EQ(m.samples[3].ms, 3.0);
   EXPECT_EQ(clock.synchronized(), 1);
+}
+
+TEST(MeasurementTest, NestedStagesTimeEachBlockAndTheWholeStep) {
+  FakeClock clock;
+  SingleRankGroup group;
+  MeasureOptions options;
+  options.repeats = {1, 1, 0, 0};
+  Measurement m = Measure(options, group, clock, [&](Stages& stages) {
+    clock.Advance(5);  // before any step: counted in the iteration only
+    stages.Begin("step:0");
+    clock.Advance(1);  // embedding, outside the blocks
+    for (int b = 0; b < 2; ++b) {
+      stages.Begin("block:" + std::to_string(b));
+      clock.Advance(10.0 * (b + 1));
+      stages.End();
+    }
+    clock.Advance(2);  // final layer and sampler
+    stages.End();
+  });
+  std::map<std::string, double> ms;
+  for (const auto& s : m.samples) ms[s.stage] = s.ms;
+  EXPECT_DOUBLE_EQ(ms.at("iteration"), 38);
+  EXPECT_DOUBLE_EQ(ms.at("step:0"), 33);
+  EXPECT_DOUBLE_EQ(ms.at("step:0/block:0"), 10);
+  EXPECT_DOUBLE_EQ(ms.at("step:0/block:1"), 20);
 }
 
 TEST(MeasurementTest, StopsWhenConfidenceIntervalIsTightButNeverBeforeMin) {
