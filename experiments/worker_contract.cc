@@ -55,7 +55,8 @@ nlohmann::json ToJson(const RankResult& r) {
                       {"backend", r.backend},
                       {"stop_reason", r.stop_reason},
                       {"samples", samples},
-                      {"environment", r.environment}};
+                      {"environment", r.environment},
+                      {"clocks", r.clocks}};
   j["peak_mem_mb"] = r.peak_mem_mb ? nlohmann::json(*r.peak_mem_mb) : nlohmann::json();
   j["peak_reserved_mb"] =
       r.peak_reserved_mb ? nlohmann::json(*r.peak_reserved_mb) : nlohmann::json();
@@ -95,6 +96,7 @@ RankResult ReadRankResult(const std::filesystem::path& path) {
     if (j.contains("peak_reserved_mb") && j["peak_reserved_mb"].is_number())
       r.peak_reserved_mb = j["peak_reserved_mb"].get<double>();
     if (j.contains("environment")) r.environment = j["environment"];
+    if (j.contains("clocks")) r.clocks = j["clocks"];
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: malformed rank result: {}", path.string(), e.what()));
   }

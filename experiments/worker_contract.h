@@ -48,6 +48,9 @@ struct RankResult {
   std::optional<double> peak_mem_mb;
   std::optional<double> peak_reserved_mb;
   nlohmann::json environment = nlohmann::json::object();  // rank 0: versions, threads, ...
+  // GPU clocks over the timed part: {"available", "sm_mhz_min", "sm_mhz_max", "reasons",
+  // "throttled"}; null on CPU.
+  nlohmann::json clocks;
 };
 
 nlohmann::json ToJson(const TrialFile& trial);

@@ -32,5 +32,6 @@ std::function<int()> DefineRunCommand(CLI::App& sub);
 std::function<int()> DefinePlanCommand(CLI::App& sub);
 std::function<int()> DefineQueryCommand(CLI::App& sub);
 std::function<int()> DefineReportCommand(CLI::App& sub);
+std::function<int()> DefineEnvCommand(CLI::App& sub);
 
 }  // namespace ditbench

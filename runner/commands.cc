@@ -9,6 +9,7 @@ const std::vector<Command>& Commands() {
        DefinePlanCommand},
       {"query", "print results from the database as a table, CSV or JSON", DefineQueryCommand},
       {"report", "write a self-contained HTML report", DefineReportCommand},
+      {"env", "print what a campaign would record about this machine (JSON)", DefineEnvCommand},
   };
   return commands;
 }

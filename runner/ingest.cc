@@ -78,6 +78,12 @@ TrialMetrics ComputeMetrics(const TrialConfig& config, const std::vector<RankRes
   m.rank0_ms = rank0.empty() ? 0 : Median(rank0);
   m.skew_ms = Median(skew);
   for (const auto& r : ranks) {
+    if (r.clocks.is_object() && r.clocks.value("available", false)) {
+      m.throttled = m.throttled.value_or(false) || r.clocks.value("throttled", false);
+      const double lo = r.clocks.value("sm_mhz_min", 0.0), hi = r.clocks.value("sm_mhz_max", 0.0);
+      m.sm_clock_min_mhz = m.sm_clock_min_mhz ? std::min(*m.sm_clock_min_mhz, lo) : lo;
+      m.sm_clock_max_mhz = std::max(m.sm_clock_max_mhz.value_or(0), hi);
+    }
     if (r.peak_mem_mb) m.peak_mem_mb = std::max(m.peak_mem_mb.value_or(0), *r.peak_mem_mb);
     if (r.peak_reserved_mb)
       m.peak_reserved_mb = std::max(m.peak_reserved_mb.value_or(0), *r.peak_reserved_mb);
@@ -122,6 +128,7 @@ TrialRecord IngestTrial(const TrialConfig& config, const std::string& trial_key,
   }
   for (const auto& r : ranks) {
     if (record.device.empty()) record.device = r.device;
+    if (r.rank == 0) record.worker_environment = r.environment;
     record.samples.insert(record.samples.end(), r.samples.begin(), r.samples.end());
   }
   auto rank_error = [&](int rank) -> std::string {

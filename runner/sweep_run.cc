@@ -13,6 +13,7 @@
 
 #include "experiments/worker_contract.h"
 #include "runner/build_info.h"
+#include "runner/environment.h"
 #include "runner/ingest.h"
 #include "runner/interrupt.h"
 #include "storage/results_db.h"
@@ -149,9 +150,10 @@ int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, s
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
     record.host = host;
-    record.environment = {{"gpus", options.gpus},
-                          {"slots", placement.capacity.slots},
-                          {"on_gpu", placement.capacity.on_gpu}};
+    record.environment = CoordinatorEnvironment();
+    record.environment["gpus"] = options.gpus;
+    record.environment["slots"] = placement.capacity.slots;
+    record.environment["on_gpu"] = placement.capacity.on_gpu;
     campaign = db->ResumeOrCreateCampaign(record, options.fresh);
     if (int n = db->MarkRunningAsInterrupted(campaign))
       out << fmt::format("{} trial(s) left running by an earlier coordinator marked interrupted\n", n);
@@ -165,6 +167,7 @@ int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, s
                       ? std::filesystem::absolute(options.db).parent_path() / "runs"
                       : options.run_root;
   int ran = 0, ok = 0, failed = 0, skipped = 0, kept = 0, index = 0;
+  bool worker_described = false;
   out << fmt::format("campaign {} of sweep '{}': {} trials on {} {}\n", campaign, spec.name,
                      trials.size(), placement.capacity.slots,
                      placement.capacity.on_gpu ? "GPU(s)" : "CPU slot(s)");
@@ -232,6 +235,11 @@ int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, s
       record.started_at = running.started_at;
       record.finished_at = UnixNow();
       db->RecordTrial(campaign, record);
+      if (!worker_described && record.status == TrialStatus::kOk &&
+          record.worker_environment.is_object() && !record.worker_environment.empty()) {
+        db->UpdateCampaignEnvironment(campaign, {{"worker", record.worker_environment}});
+        worker_described = true;
+      }
     } catch (const std::exception& e) {
       // Storage or filesystem trouble: say so and stop; results already committed are safe.
       err << prefix << ": error: " << e.what() << "\n";

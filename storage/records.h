@@ -40,6 +40,10 @@ struct TrialMetrics {
   std::optional<double> mfu;               // tflops / dense peak; null when the device is unknown
   std::optional<double> images_per_s;
   std::optional<double> tokens_per_s;
+  // GPU clocks during the timed part (NVML), over all ranks; empty when not sampled.
+  std::optional<bool> throttled;           // a power, thermal or hardware slowdown was seen
+  std::optional<double> sm_clock_min_mhz;
+  std::optional<double> sm_clock_max_mhz;
 };
 
 // One finished (or skipped) trial, written in one transaction.
@@ -55,6 +59,9 @@ struct TrialRecord {
   double finished_at = 0;  // unix seconds
   std::vector<Sample> samples;
   std::optional<TrialMetrics> metrics;
+  // Rank 0's report of its environment (device, driver, library versions, threads, NCCL_*
+  // variables). The coordinator stores it with the campaign, not per trial.
+  nlohmann::json worker_environment;
 };
 
 // One execution of a sweep.

@@ -90,8 +90,9 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
   Statement insert(db, R"sql(
     INSERT INTO trial_metrics (trial_id, latency_ms, mean_ms, p90_ms, p99_ms, std_ms, min_ms,
       max_ms, cov, ci_low_ms, ci_high_ms, rank0_ms, skew_ms, iterations, warmup, outliers,
-      peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
+      peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s,
+      throttled, sm_clock_min_mhz, sm_clock_max_mhz)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
   insert.Bind(1, trial_id)
       .Bind(2, m.latency_ms)
       .Bind(3, m.mean_ms)
@@ -114,7 +115,10 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       .Bind(20, m.tflops)
       .Bind(21, m.mfu)
       .Bind(22, m.images_per_s)
-      .Bind(23, m.tokens_per_s);
+      .Bind(23, m.tokens_per_s)
+      .Bind(24, m.throttled ? std::optional<double>(*m.throttled ? 1.0 : 0.0) : std::nullopt)
+      .Bind(25, m.sm_clock_min_mhz)
+      .Bind(26, m.sm_clock_max_mhz);
   insert.Run();
 }
 
@@ -233,6 +237,19 @@ void ResultsDb::FinishCampaign(std::int64_t campaign_id) {
   if (sqlite3_changes(db_) != 1) {
     throw StorageError(
         fmt::format("no campaign {} in '{}' to finish", campaign_id, path_.string()));
+  }
+}
+
+void ResultsDb::UpdateCampaignEnvironment(std::int64_t campaign_id,
+                                          const nlohmann::json& environment) {
+  // json_patch merges objects key by key (RFC 7396), in one statement: no read-modify-write.
+  Statement update(db_,
+                   "UPDATE campaigns SET environment_json = json_patch(environment_json, ?) "
+                   "WHERE id = ?");
+  update.Bind(1, environment.dump()).Bind(2, campaign_id).Run();
+  if (sqlite3_changes(db_) != 1) {
+    throw StorageError(fmt::format("no campaign {} in '{}' to update", campaign_id,
+                                   path_.string()));
   }
 }
 

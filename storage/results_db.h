@@ -65,6 +65,9 @@ class ResultsDb {
   // Replaces the trial's row, samples and metrics in one transaction.
   void RecordTrial(std::int64_t campaign_id, const TrialRecord& trial);
 
+  // Merges `environment` into the campaign's environment (top-level keys replaced).
+  void UpdateCampaignEnvironment(std::int64_t campaign_id, const nlohmann::json& environment);
+
   // Stamps the campaign's finish time.
   void FinishCampaign(std::int64_t campaign_id);
 

@@ -62,7 +62,8 @@ CREATE TABLE trial_metrics (
   rank0_ms REAL, skew_ms REAL,
   iterations INTEGER NOT NULL, warmup INTEGER NOT NULL, outliers INTEGER NOT NULL,
   peak_mem_mb REAL, peak_reserved_mb REAL, flops REAL, tflops REAL, mfu REAL,
-  images_per_s REAL, tokens_per_s REAL
+  images_per_s REAL, tokens_per_s REAL,
+  throttled INTEGER, sm_clock_min_mhz REAL, sm_clock_max_mhz REAL
 );
 -- The public contract (design section 7): one row per trial. Columns may be added at the
 -- end; the leading ones never change meaning.
@@ -72,7 +73,8 @@ SELECT
   s.name AS sweep,
   t.trial_key AS trial_key,
   t.status AS status,
-  json_extract(t.config_json, '$.model') AS model,
+  COALESCE(json_extract(t.config_json, '$.model.preset'),
+           json_extract(t.config_json, '$.model')) AS model,
   json_extract(t.config_json, '$.resolution') AS resolution,
   json_extract(t.config_json, '$.precision') AS precision,
   json_extract(t.config_json, '$.scope') AS scope,
@@ -111,7 +113,14 @@ SELECT
   c.host AS host,
   strftime('%Y-%m-%dT%H:%M:%SZ', t.started_at, 'unixepoch') AS started_at,
   strftime('%Y-%m-%dT%H:%M:%SZ', t.finished_at, 'unixepoch') AS finished_at,
-  t.run_dir AS run_dir
+  t.run_dir AS run_dir,
+  m.throttled AS throttled,
+  m.sm_clock_min_mhz AS sm_clock_min_mhz,
+  m.sm_clock_max_mhz AS sm_clock_max_mhz,
+  json_extract(t.config_json, '$.pipefusion_patches') AS pipefusion_patches,
+  json_extract(t.config_json, '$.profile_blocks') AS profile_blocks,
+  CASE WHEN json_type(t.config_json, '$.model') = 'object'
+       THEN json_extract(t.config_json, '$.model') END AS model_overrides
 FROM trials t
 JOIN campaigns c ON c.id = t.campaign_id
 JOIN sweeps s ON s.id = c.sweep_id

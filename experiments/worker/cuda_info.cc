@@ -18,6 +18,12 @@ std::string CudaDeviceName(int device_index) {
   return at::cuda::getDeviceProperties(device_index)->name;
 }
 
+std::string CudaPciBusId(int device_index) {
+  char id[32] = {};
+  if (cudaDeviceGetPCIBusId(id, sizeof(id), device_index) != cudaSuccess) return "";
+  return id;
+}
+
 nlohmann::json CudaVersions() {
   nlohmann::json v;
   int runtime = 0, driver = 0;
@@ -41,6 +47,7 @@ c10::intrusive_ptr<c10d::Backend> CreateNcclBackend(const c10::intrusive_ptr<c10
 #else
 
 std::string CudaDeviceName(int) { return "cuda (LibTorch built without CUDA)"; }
+std::string CudaPciBusId(int) { return ""; }
 nlohmann::json CudaVersions() { return nlohmann::json::object(); }
 c10::intrusive_ptr<c10d::Backend> CreateNcclBackend(const c10::intrusive_ptr<c10d::Store>&, int,
                                                     int) {

@@ -11,6 +11,8 @@
 namespace ditbench {
 
 std::string CudaDeviceName(int device_index);
+// "0000:3B:00.0", for NVML; empty when unknown.
+std::string CudaPciBusId(int device_index);
 // {"cuda_runtime", "cudnn", "nccl", "driver"} as strings; missing ones are absent.
 nlohmann::json CudaVersions();
 // REQUIRES: a CUDA build of LibTorch; throws std::runtime_error otherwise.

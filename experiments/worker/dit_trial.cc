@@ -11,6 +11,8 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include "experiments/measurement.h"
+#include "experiments/worker/clock_monitor.h"
+#include "experiments/worker/cuda_info.h"
 #include "experiments/worker/torch_runtime.h"
 #include "model_zoo/model_config.h"
 #include "model_zoo/pixart.h"
@@ -165,11 +167,17 @@ void RunDitTrial(const TrialConfig& config, const TrialGroups& groups, torch::De
   MeasureOptions options;
   options.warmup = config.warmup;
   options.repeats = config.repeats;
+  std::unique_ptr<ClockMonitor> monitor;
+  if (device.is_cuda()) {
+    monitor = std::make_unique<ClockMonitor>(CudaPciBusId(device.index()));
+    monitor->Start();
+  }
   const double delay_ms = InjectedDelayMs(groups.world.rank);
   Measurement m = Measure(options, world, *clock, [&](Stages& stages) {
     dit.Iterate(&stages);
     if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay_ms));
   });
+  if (monitor) result.clocks = monitor->Stop().ToJson();
   result.samples = std::move(m.samples);
   result.stop_reason = m.stop_reason;
   MemoryPeak peak = ReadMemoryPeak(device);

@@ -34,6 +34,14 @@ int Finish(const std::filesystem::path& dir, RankResult& result, const char* sta
 
 }  // namespace
 
+int DescribeWorker() {
+  const bool cuda = torch::cuda::is_available();
+  nlohmann::json out = DescribeEnvironment(cuda ? torch::Device(torch::kCUDA, 0) : torch::kCPU);
+  out["cuda_available"] = cuda;
+  std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
 int RunWorker(const WorkerOptions& options) {
   RankResult result;
   std::filesystem::path dir = options.result_dir.empty()

@@ -14,4 +14,8 @@ struct WorkerOptions {
 
 int RunWorker(const WorkerOptions& options);
 
+// Prints the environment a rank would record (CPU, and the first CUDA device when one is
+// visible) as JSON to stdout. Returns 0.
+int DescribeWorker();
+
 }  // namespace ditbench

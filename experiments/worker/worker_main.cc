@@ -14,7 +14,11 @@ int main(int argc, char** argv) {
   if (const char* env = std::getenv("DITBENCH_RESULT")) result_dir = env;
   app.add_option("--trial", trial, "trial.json written by the coordinator (or $DITBENCH_TRIAL)");
   app.add_option("--result-dir", result_dir, "where rank<r>.json goes (or $DITBENCH_RESULT)");
+  bool describe = false;
+  app.add_flag("--describe", describe,
+               "print this machine's devices, driver and library versions as JSON, and exit");
   CLI11_PARSE(app, argc, argv);
+  if (describe) return ditbench::DescribeWorker();
   if (trial.empty()) {
     std::fprintf(stderr, "ditbench-worker: error: no trial file: pass --trial or set DITBENCH_TRIAL\n");
     return 2;

@@ -94,6 +94,10 @@ TEST_F(SweepEndToEndTest, SweepRunsStoresResumesQueriesAndReports) {
   // The trial's latency is the slowest rank's per iteration: never below rank 0's.
   EXPECT_EQ(Query("SELECT COUNT(*) FROM results WHERE status = 'ok' AND latency_ms >= rank0_ms")[0], "2");
 
+  // The campaign records the machine: the coordinator's view and rank 0's.
+  EXPECT_EQ(Query("SELECT json_extract(environment_json, '$.worker.libtorch') FROM campaigns")[0], "2.11.0");
+  EXPECT_EQ(Query("SELECT json_extract(environment_json, '$.cpu_count') > 0 FROM campaigns")[0], "1");
+
   // Resume: nothing runs again.
   auto again = Shell(Ditbench("run " + (dir_ / "sweep.yaml").string() + " --db " + db + " --gpus cpu:2"));
   EXPECT_EQ(again.exit_code, 0) << again.output;

@@ -131,3 +131,25 @@ TEST_F(IngestTrialTest, TimeoutIsRecorded) {
 
 }  // namespace
 }  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+TEST(IngestClocksTest, AnyThrottledRankFlagsTheTrialAndClocksSpanRanks) {
+  RankResult a = Rank(0, {10}), b = Rank(1, {10});
+  a.clocks = {{"available", true}, {"sm_mhz_min", 1980.0}, {"sm_mhz_max", 1980.0}, {"throttled", false}};
+  b.clocks = {{"available", true}, {"sm_mhz_min", 1410.0}, {"sm_mhz_max", 1980.0}, {"throttled", true}};
+  auto m = ComputeMetrics(TinyTwoRanks(), {a, b}, "NVIDIA H100 80GB HBM3");
+  ASSERT_TRUE(m.throttled);
+  EXPECT_TRUE(*m.throttled);
+  EXPECT_DOUBLE_EQ(*m.sm_clock_min_mhz, 1410);
+  EXPECT_DOUBLE_EQ(*m.sm_clock_max_mhz, 1980);
+}
+
+TEST(IngestClocksTest, NoClockSamplesMeansUnknownNotUnthrottled) {
+  auto m = ComputeMetrics(TinyTwoRanks(), {Rank(0, {10}), Rank(1, {10})}, "cpu");
+  EXPECT_FALSE(m.throttled.has_value());
+}
+
+}  // namespace
+}  // namespace ditbench

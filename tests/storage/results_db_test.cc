@@ -53,6 +53,35 @@ TEST_F(ResultsDbTest, ReopeningKeepsDataAndDoesNotMigrateAgain) {
   EXPECT_EQ(QueryText("SELECT count(*) FROM schema_version"), "1");
 }
 
+TEST_F(ResultsDbTest, CampaignEnvironmentIsMergedNotReplaced) {
+  std::int64_t id = 0;
+  {
+    auto db = ResultsDb::Open(DbPath());
+    CampaignRecord campaign = test::MakeCampaign("env");
+    campaign.environment = {{"host_cpu", "EPYC"}, {"gpus", "cpu:2"}};
+    id = db->ResumeOrCreateCampaign(campaign, false);
+    db->UpdateCampaignEnvironment(id, {{"worker", {{"libtorch", "2.11.0"}}}});
+  }
+  EXPECT_EQ(QueryText("SELECT json_extract(environment_json, '$.host_cpu') FROM campaigns"), "EPYC");
+  EXPECT_EQ(QueryText("SELECT json_extract(environment_json, '$.worker.libtorch') FROM campaigns"),
+            "2.11.0");
+  auto db = ResultsDb::Open(DbPath());
+  EXPECT_THROW(db->UpdateCampaignEnvironment(id + 100, {{"x", 1}}), StorageError);
+}
+
+TEST_F(ResultsDbTest, ThrottledTrialIsVisibleInResults) {
+  {
+    auto db = ResultsDb::Open(DbPath());
+    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("clocks"), false);
+    TrialRecord trial = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10.0);
+    trial.metrics->throttled = true;
+    trial.metrics->sm_clock_min_mhz = 1410;
+    db->RecordTrial(id, trial);
+  }
+  EXPECT_EQ(QueryText("SELECT throttled FROM results"), "1");
+  EXPECT_EQ(QueryText("SELECT sm_clock_min_mhz FROM results"), "1410.0");
+}
+
 TEST_F(ResultsDbTest, NewerSchemaIsRefused) {
   ResultsDb::Open(DbPath());
   {
