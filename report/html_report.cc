@@ -34,6 +34,7 @@ struct Row {
   std::optional<double> latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms;
   std::optional<double> peak_mem_mb, tflops, mfu;
   std::optional<std::int64_t> iterations;
+  bool throttled = false;  // the GPU slowed down during the timed part (NVML)
 
   bool measured() const { return status == "ok" && latency_ms.has_value(); }
 };
@@ -137,7 +138,7 @@ std::vector<Row> ReadRows(sqlite3* db, const std::vector<CampaignInfo>& campaign
     SELECT campaign, sweep, trial_key, status, model, precision, scope, device, build, error,
            resolution, batch, steps, ulysses, ring, pipefusion, cfg, dp, world_size,
            latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
-           iterations
+           iterations, throttled
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
                                   placeholders));
   for (std::size_t i = 0; i < campaigns.size(); ++i) {
@@ -162,6 +163,8 @@ std::vector<Row> ReadRows(sqlite3* db, const std::vector<CampaignInfo>& campaign
       *value = query.OptionalDouble(c++);
     }
     if (!query.IsNull(c)) row.iterations = query.Int(c);
+    ++c;
+    row.throttled = !query.IsNull(c) && query.Int(c) != 0;
     rows.push_back(std::move(row));
   }
   return rows;
@@ -281,11 +284,20 @@ void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaign
         "The campaigns come from {} different builds ({}): compare rows of one campaign.",
         builds.size(), fmt::join(builds, ", ")));
   }
-  std::vector<std::string> noisy;
+  std::vector<std::string> noisy, throttled;
   for (const Row& row : rows) {
     if (!row.measured()) continue;
     devices.insert(row.device);
     if (row.cov && *row.cov > 0.05) noisy.push_back(row.trial_key);
+    if (row.throttled) throttled.push_back(row.trial_key);
+  }
+  if (!throttled.empty()) {
+    warnings.push_back(fmt::format(
+        "{} trial(s) ran while the GPU throttled (power, thermal or hardware slowdown): {}. "
+        "Their latencies understate the hardware.",
+        throttled.size(),
+        fmt::join(throttled.begin(),
+                  throttled.begin() + std::min<std::size_t>(throttled.size(), 10), ", ")));
   }
   if (devices.size() > 1) {
     warnings.push_back(

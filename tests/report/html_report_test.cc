@@ -156,3 +156,25 @@ TEST_F(HtmlReportTest, MissingDatabaseIsAnError) {
 
 }  // namespace
 }  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+TEST(HtmlReportThrottleTest, ThrottledTrialsAreWarnedAbout) {
+  test::TempDir dir;
+  {
+    auto db = ResultsDb::Open(dir / "results.db");
+    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("hot"), false);
+    TrialRecord hot = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10);
+    hot.metrics->throttled = true;
+    db->RecordTrial(id, hot);
+    db->RecordTrial(id, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 6));
+    db->FinishCampaign(id);
+  }
+  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}});
+  EXPECT_NE(html.find("1 trial(s) ran while the GPU throttled"), std::string::npos);
+  EXPECT_NE(html.find(TrialKey(test::MakeConfig(1))), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ditbench

@@ -1,0 +1,151 @@
+// Does ditbench report what a careful engineer would measure by hand? The same operation is
+// timed two ways in one process, interleaved round by round so that machine noise hits both:
+//   ditbench  : Measure() with the worker's clock (device events on GPU; synchronize + steady
+//               clock on CPU), barrier, stage marks, median of the timed iterations;
+//   textbook  : warm up, then per iteration synchronize, read the clock, run, synchronize,
+//               read the clock (on GPU: a raw event pair on the current stream); median.
+// Operations: a square matrix product, and one PixArt transformer forward.
+//
+//   build/bench/fidelity_bench [--device cpu|cuda] [--size N] [--model NAME]
+//                              [--resolution PX] [--rounds R] [--iterations K]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <ATen/DeviceAccelerator.h>
+#include <CLI/CLI.hpp>
+#include <c10/core/Event.h>
+
+#include "experiments/measurement.h"
+#include "experiments/worker/dit_trial.h"
+#include "experiments/worker/torch_runtime.h"
+#include "model_zoo/model_config.h"
+#include "model_zoo/pixart.h"
+#include "report/stats.h"
+
+namespace ditbench {
+namespace {
+
+
+void Sync(torch::Device device) {
+  if (device.is_cuda()) at::accelerator::synchronizeDevice(device.index());
+}
+
+// The hand-written loop: warm-up, then `iterations` individually timed runs.
+std::vector<double> Textbook(const std::function<void()>& op, torch::Device device, int warmup,
+                             int iterations) {
+  for (int i = 0; i < warmup; ++i) op();
+  std::vector<double> ms;
+  for (int i = 0; i < iterations; ++i) {
+    if (device.is_cuda()) {
+      c10::Event start(device.type(), c10::EventFlag::BACKEND_DEFAULT);
+      c10::Event end(device.type(), c10::EventFlag::BACKEND_DEFAULT);
+      start.record(at::accelerator::getCurrentStream(device.index()));
+      op();
+      end.record(at::accelerator::getCurrentStream(device.index()));
+      end.synchronize();
+      ms.push_back(start.elapsedTime(end));
+    } else {
+      Sync(device);
+      auto t0 = std::chrono::steady_clock::now();
+      op();
+      Sync(device);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  return ms;
+}
+
+// ditbench's loop: the measurement harness every trial goes through.
+std::vector<double> Ditbench(const std::function<void()>& op, torch::Device device, int warmup,
+                             int iterations) {
+  SingleRankGroup group;
+  auto clock = device.is_cpu() ? MakeHostClock(device) : MakeDeviceClock(device);
+  MeasureOptions options;
+  options.warmup = warmup;
+  options.repeats = {iterations, iterations, 0, 0};
+  Measurement m = Measure(options, group, *clock, [&](Stages&) { op(); });
+  return m.slowest_ms;
+}
+
+struct Row {
+  std::string name;
+  std::vector<double> ours, theirs;
+};
+
+void Compare(Row& row, const std::function<void()>& op, torch::Device device, int rounds,
+             int iterations) {
+  for (int r = 0; r < rounds; ++r) {
+    // Alternate which method goes first, so neither always runs on a warmer machine.
+    auto a = [&] { auto v = Ditbench(op, device, 3, iterations); row.ours.insert(row.ours.end(), v.begin(), v.end()); };
+    auto b = [&] { auto v = Textbook(op, device, 3, iterations); row.theirs.insert(row.theirs.end(), v.begin(), v.end()); };
+    if (r % 2 == 0) { a(); b(); } else { b(); a(); }
+  }
+}
+
+}  // namespace
+}  // namespace ditbench
+
+int main(int argc, char** argv) {
+  using namespace ditbench;
+  std::string device_name = "cpu", model_name = "pixart-alpha-tiny", precision = "fp32";
+  int size = 1024, resolution = 512, rounds = 6, iterations = 15;
+  CLI::App app{"fidelity_bench: ditbench's timing against a textbook loop"};
+  app.add_option("--device", device_name)->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--size", size, "matrix product size N (N x N by N x N)");
+  app.add_option("--model", model_name);
+  app.add_option("--resolution", resolution);
+  app.add_option("--precision", precision)->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  app.add_option("--rounds", rounds);
+  app.add_option("--iterations", iterations, "timed iterations per method per round");
+  CLI11_PARSE(app, argc, argv);
+
+  torch::Device device = device_name == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::kCPU;
+  c10::InferenceMode inference;
+  const auto dtype = ApplyPrecision(*ParsePrecision(precision));
+  auto opts = torch::TensorOptions().dtype(dtype).device(device);
+
+  std::vector<Row> rows;
+  {
+    auto a = torch::randn({size, size}, opts), b = torch::randn({size, size}, opts);
+    torch::Tensor c;
+    Row row{"matmul " + std::to_string(size) + "^3 " + precision, {}, {}};
+    Compare(row, [&] { c = torch::mm(a, b); }, device, rounds, iterations);
+    rows.push_back(row);
+  }
+  {
+    std::string error;
+    auto config = ResolveModel(model_name, {}, &error);
+    if (!config) {
+      std::fprintf(stderr, "fidelity_bench: %s\n", error.c_str());
+      return 2;
+    }
+    torch::manual_seed(0);
+    PixArtTransformer model(*config);
+    model->to(device, dtype);
+    model->eval();
+    const int latent = LatentSize(*config, resolution);
+    auto x = torch::randn({2, config->in_channels, latent, latent}, opts);
+    auto t = torch::full({2}, 999.0, torch::TensorOptions().device(device));
+    auto text = torch::randn({2, config->text_tokens, config->text_dim}, opts);
+    RankSubgroup single;
+    torch::Tensor out;
+    Row row{model_name + " forward " + std::to_string(resolution) + "px " + precision, {}, {}};
+    Compare(row, [&] { out = model->forward(x, t, text, single); }, device, rounds, iterations);
+    rows.push_back(row);
+  }
+
+  std::printf("device: %s; %d rounds x %d timed iterations per method, interleaved\n",
+              DeviceName(device).c_str(), rounds, iterations);
+  std::printf("| operation | ditbench median (ms) | textbook median (ms) | ratio | ditbench CoV | textbook CoV |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- |\n");
+  for (const auto& row : rows) {
+    Summary ours = Summarize(row.ours), theirs = Summarize(row.theirs);
+    std::printf("| %s | %.3f | %.3f | %.4f | %.3f | %.3f |\n", row.name.c_str(), ours.median,
+                theirs.median, ours.median / theirs.median, ours.cov, theirs.cov);
+  }
+  return 0;
+}
