@@ -243,35 +243,6 @@ bool ParseDuration(const Json& value, double* seconds) {
   return true;
 }
 
-std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
-  if (word.size() > 64) return "";
-  auto distance = [](const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-      std::size_t diagonal = row[0];
-      row[0] = i;
-      for (std::size_t j = 1; j <= b.size(); ++j) {
-        std::size_t next = std::min({row[j] + 1, row[j - 1] + 1,
-                                     diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        diagonal = row[j];
-        row[j] = next;
-      }
-    }
-    return row[b.size()];
-  };
-  std::string best;
-  std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
-  for (const auto& c : candidates) {
-    std::size_t d = distance(word, c);
-    if (d < best_distance) {
-      best_distance = d;
-      best = c;
-    }
-  }
-  return best;
-}
-
 Json YamlToJson::Convert(const YAML::Node& node) { return Convert(node, 0); }
 
 Json YamlToJson::Convert(const YAML::Node& node, int depth) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/did_you_mean.h"
 #include "experiments/trial.h"
 
 namespace YAML {
@@ -29,10 +30,6 @@ std::string CanonicalKeyOf(const std::string& setting_key);
 
 // Seconds in a duration: a number of seconds, or a number with unit s, m or h ("90s", "2h").
 bool ParseDuration(const nlohmann::json& value, double* seconds);
-
-// The candidate closest to `word` by edit distance, if close enough to be a likely
-// misspelling; otherwise empty.
-std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);
 
 // Converts YAML nodes to JSON: scalars become integers, floats, booleans or strings (quoted
 // scalars stay strings). Aliases are expanded, so the converter counts every node it visits and

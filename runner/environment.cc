@@ -7,23 +7,11 @@
 #include <string>
 #include <thread>
 
+#include "experiments/host_info.h"
 #include "generated/build_id.h"
-
-extern char** environ;
 
 namespace ditbench {
 namespace {
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  return "unknown";
-}
 
 // Each line of a command's output, or empty when it fails.
 nlohmann::json Lines(const char* command) {
@@ -44,9 +32,7 @@ nlohmann::json Lines(const char* command) {
 
 nlohmann::json CoordinatorEnvironment() {
   nlohmann::json env;
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  env["host"] = host;
+  env["host"] = Hostname();
   env["cpu_model"] = CpuModel();
   env["cpu_count"] = std::thread::hardware_concurrency();
   env["git_revision"] = DITBENCH_GIT_REVISION;
@@ -55,16 +41,7 @@ nlohmann::json CoordinatorEnvironment() {
       "nvidia-smi --query-gpu=index,name,driver_version,memory.total,pci.bus_id,"
       "clocks.max.sm --format=csv,noheader 2>/dev/null");
   env["topology"] = Lines("nvidia-smi topo -m 2>/dev/null");
-  nlohmann::json vars = nlohmann::json::object();
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    for (const char* prefix : {"NCCL_", "CUDA_", "OMP_", "TORCH_"})
-      if (kv.rfind(prefix, 0) == 0) {
-        auto eq = kv.find('=');
-        vars[kv.substr(0, eq)] = kv.substr(eq + 1);
-      }
-  }
-  env["variables"] = vars;
+  env["variables"] = VariablesWithPrefixes({"NCCL_", "CUDA_", "OMP_", "TORCH_"});
   return env;
 }
 

@@ -14,6 +14,8 @@
 
 #include "runner/command.h"
 #include "runner/query.h"
+
+#include "experiments/did_you_mean.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
 
@@ -43,33 +45,10 @@ struct Condition {
   std::string column, op, value;
 };
 
-std::size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 void CheckColumn(const std::string& name, const std::vector<std::string>& valid,
                  const char* option) {
   if (std::find(valid.begin(), valid.end(), name) != valid.end()) return;
-  std::string best;
-  std::size_t best_distance = std::max<std::size_t>(2, name.size() / 3) + 1;
-  for (const std::string& column : valid) {
-    std::size_t d = EditDistance(name, column);
-    if (d < best_distance) {
-      best = column;
-      best_distance = d;
-    }
-  }
+  const std::string best = DidYouMean(name, valid);
   std::string hint = best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
   throw UsageError(fmt::format("unknown column '{}' in {}{}; valid columns: {}", name, option,
                                hint, fmt::join(valid, ", ")));

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "experiments/host_info.h"
 #include "experiments/worker_contract.h"
 #include "runner/build_info.h"
 #include "runner/environment.h"
@@ -147,9 +148,7 @@ int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, s
     record.spec_hash = Sha256Hex(spec.text);
     record.spec_text = spec.text;
     record.build = BuildId();
-    char host[256] = {};
-    gethostname(host, sizeof(host) - 1);
-    record.host = host;
+    record.host = Hostname();
     record.environment = CoordinatorEnvironment();
     record.environment["gpus"] = options.gpus;
     record.environment["slots"] = placement.capacity.slots;

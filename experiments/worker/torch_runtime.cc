@@ -16,9 +16,8 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/version.h>
 
+#include "experiments/host_info.h"
 #include "experiments/worker/cuda_info.h"
-
-extern char** environ;
 
 namespace ditbench {
 namespace {
@@ -70,17 +69,6 @@ class HostClock final : public IterationClock {
   torch::Device device_;
   std::vector<std::chrono::steady_clock::time_point> times_;
 };
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  return "unknown";
-}
 
 }  // namespace
 
@@ -160,9 +148,7 @@ std::string DeviceName(torch::Device device) {
 
 nlohmann::json DescribeEnvironment(torch::Device device) {
   nlohmann::json env;
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  env["host"] = host;
+  env["host"] = Hostname();
   env["cpu_model"] = CpuModel();
   env["cpu_count"] = std::thread::hardware_concurrency();
   env["torch_threads"] = at::get_num_threads();
@@ -172,16 +158,7 @@ nlohmann::json DescribeEnvironment(torch::Device device) {
     env["device_count"] = static_cast<int>(at::accelerator::deviceCount());
     env.update(CudaVersions());
   }
-  nlohmann::json vars = nlohmann::json::object();
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    if (kv.rfind("NCCL_", 0) == 0 || kv.rfind("CUDA_", 0) == 0 || kv.rfind("OMP_", 0) == 0 ||
-        kv.rfind("TORCH_", 0) == 0) {
-      auto eq = kv.find('=');
-      vars[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-  }
-  env["variables"] = vars;
+  env["variables"] = VariablesWithPrefixes({"NCCL_", "CUDA_", "OMP_", "TORCH_"});
   return env;
 }
 

@@ -136,10 +136,11 @@ TEST_F(SweepEndToEndTest, SlowedRankShowsAsSkewAndSetsTheLatency) {
   const double rank0 = std::stod(Query("SELECT rank0_ms FROM results")[0]);
   const double skew = std::stod(Query("SELECT skew_ms FROM results")[0]);
   // Rank 1 sleeps 40 ms after the work; rank 0 waits for it only at the next barrier, which is
-  // outside the timed region. So rank 0 looks fast, the trial does not.
-  EXPECT_GT(skew, 35);
-  EXPECT_LT(skew, 60);
-  EXPECT_GT(latency, rank0 + 35);
+  // outside the timed region. So rank 0 looks fast, the trial does not. (Unslowed trials show
+  // well under 2 ms of skew; the margins absorb a busy 2-core machine.)
+  EXPECT_GT(skew, 25);
+  EXPECT_LT(skew, 150);
+  EXPECT_GT(latency, rank0 + 25);
   // The stored statistics match a reference computation on the stored samples: per timed
   // iteration the slowest rank, then the median.
   std::vector<double> slowest;
