@@ -295,6 +295,7 @@ std::string OneLine(const std::string& text) {
 }  // namespace
 
 std::string SpecDiagnostic::ToString() const {
+  if (line == 0) return fmt::format("{}: {}", OneLine(file), OneLine(message));  // the whole file
   if (key.empty()) return fmt::format("{}:{}:{}: {}", OneLine(file), line, column, OneLine(message));
   return fmt::format("{}:{}:{}: '{}': {}", OneLine(file), line, column, OneLine(key),
                      OneLine(message));

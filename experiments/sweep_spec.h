@@ -24,7 +24,7 @@ struct SpecDiagnostic {
   std::string key;      // the key the problem is about ("matrix.resolution"), may be empty
   std::string message;  // what is wrong and what was expected
 
-  // "file:line:column: 'key': message", one line.
+  // "file:line:column: 'key': message", one line ("file: message" for the whole file).
   std::string ToString() const;
 };
 
