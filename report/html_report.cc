@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/stage_breakdown.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
 
@@ -442,6 +443,10 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   nlohmann::json charts = nlohmann::json::array();
   if (rows.empty()) html += "<p>No trials selected.</p>\n";
   for (auto& [key, group] : groups) RenderGroup(html, charts, key, group);
+  std::vector<StageTrial> measured;
+  for (const Row& row : rows)
+    if (row.measured()) measured.push_back({row.campaign, row.trial_key, ConfigLabel(row)});
+  html += RenderStageBreakdown(db->handle(), measured);
   html += "<script type=\"application/json\" id=\"ditbench-charts\">" + ScriptJson(charts) +
           "</script>\n<script>";
   html += kChartScript;

@@ -5,7 +5,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
+#include "report/stage_breakdown.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
@@ -174,6 +176,49 @@ TEST(HtmlReportThrottleTest, ThrottledTrialsAreWarnedAbout) {
   const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}});
   EXPECT_NE(html.find("1 trial(s) ran while the GPU throttled"), std::string::npos);
   EXPECT_NE(html.find(TrialKey(test::MakeConfig(1))), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
+  test::TempDir dir;
+  TrialConfig config = test::MakeConfig(2);
+  {
+    auto db = ResultsDb::Open(dir / "results.db");
+    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("stages"), false);
+    TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, 10);
+    trial.samples.clear();
+    for (int rank = 0; rank < 2; ++rank)
+      for (int it = 0; it < 3; ++it) {
+        const bool warmup = it == 0;
+        const double slow = rank == 1 ? 1.0 : 0.0;  // rank 1 is 1 ms slower per block
+        trial.samples.push_back({rank, it, "iteration", 30 + 2 * slow, warmup});
+        for (int step = 0; step < 2; ++step) {
+          trial.samples.push_back({rank, it, fmt::format("step:{}", step), 14 + slow, warmup});
+          trial.samples.push_back({rank, it, fmt::format("step:{}/block:0", step), 4 + slow, warmup});
+          trial.samples.push_back({rank, it, fmt::format("step:{}/block:1", step), 6, warmup});
+        }
+      }
+    db->RecordTrial(id, trial);
+  }
+  auto db = ResultsDb::Open(dir / "results.db", true);
+  auto summaries = SummarizeStages(db->handle(), {{1, TrialKey(config), "u2"}});
+  ASSERT_EQ(summaries.size(), 1u);
+  const StageSummary& s = summaries[0].second;
+  EXPECT_DOUBLE_EQ(s.iteration_ms, 32);
+  EXPECT_EQ(s.steps, 2);
+  EXPECT_DOUBLE_EQ(s.steps_ms, 30);
+  EXPECT_EQ(s.blocks, 2);
+  EXPECT_DOUBLE_EQ(s.blocks_ms, 22);  // (5 + 6) per step, slowest rank
+  EXPECT_EQ(s.slowest_block, 1);
+  EXPECT_DOUBLE_EQ(s.slowest_block_ms, 12);
+  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}});
+  EXPECT_NE(html.find("Stage breakdown"), std::string::npos);
+  EXPECT_NE(html.find("block 1 (12.000 ms over all steps)"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,85 @@
+#include "report/stage_breakdown.h"
+
+#include <cstdio>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "report/html_report.h"
+#include "report/stats.h"
+#include "storage/statement.h"
+
+namespace ditbench {
+
+std::vector<std::pair<StageTrial, StageSummary>> SummarizeStages(
+    sqlite3* db, const std::vector<StageTrial>& trials) {
+  Statement query(db, R"sql(
+    SELECT sa.stage, MAX(sa.ms)
+    FROM samples sa JOIN trials t ON t.id = sa.trial_id
+    WHERE t.campaign_id = ? AND t.trial_key = ? AND sa.warmup = 0
+    GROUP BY sa.stage, sa.iteration)sql");
+  std::vector<std::pair<StageTrial, StageSummary>> out;
+  for (const StageTrial& trial : trials) {
+    query.Reset();
+    query.Bind(1, trial.campaign).Bind(2, trial.trial_key);
+    std::map<std::string, std::vector<double>> by_stage;  // stage -> slowest rank per iteration
+    while (query.Step()) by_stage[query.Text(0)].push_back(query.Double(1));
+    if (by_stage.size() <= 1) continue;  // only "iteration": nothing to break down
+
+    StageSummary s;
+    std::map<int, double> per_block;  // block index -> sum over steps of its median
+    for (auto& [stage, values] : by_stage) {
+      const double median = Summarize(values).median;
+      int step = -1, block = -1;
+      if (stage == "iteration") {
+        s.iteration_ms = median;
+      } else if (std::sscanf(stage.c_str(), "step:%d/block:%d", &step, &block) == 2) {
+        per_block[block] += median;
+        s.blocks_ms += median;
+      } else if (std::sscanf(stage.c_str(), "step:%d", &step) == 1) {
+        ++s.steps;
+        s.steps_ms += median;
+        if (step == 0) s.first_step_ms = median;
+      }
+    }
+    s.blocks = static_cast<int>(per_block.size());
+    for (const auto& [block, ms] : per_block)
+      if (ms > s.slowest_block_ms) {
+        s.slowest_block = block;
+        s.slowest_block_ms = ms;
+      }
+    out.emplace_back(trial, s);
+  }
+  return out;
+}
+
+std::string RenderStageBreakdown(sqlite3* db, const std::vector<StageTrial>& trials) {
+  auto summaries = SummarizeStages(db, trials);
+  if (summaries.empty()) return "";
+  std::string html =
+      "<h2>Stage breakdown</h2>\n<p>Medians over timed iterations of the slowest rank, per "
+      "stage. <em>Outside blocks</em> is step time not spent in transformer blocks (embeddings, "
+      "final layer, gathers, the sampler); blocks are timed with <code>profile_blocks: "
+      "true</code>.</p>\n<table><tr><th>campaign</th><th>configuration</th><th>trial</th>"
+      "<th>iteration ms</th><th>steps</th><th>mean step ms</th><th>first step ms</th>"
+      "<th>blocks ms</th><th>outside blocks ms</th><th>slowest block</th></tr>\n";
+  for (const auto& [trial, s] : summaries) {
+    const bool blocks = s.blocks > 0;
+    html += fmt::format(
+        "<tr><td class=\"num\">{}</td><td>{}</td><td><code>{}</code></td>"
+        "<td class=\"num\">{:.3f}</td><td class=\"num\">{}</td><td class=\"num\">{:.3f}</td>"
+        "<td class=\"num\">{:.3f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td>{}</td></tr>\n",
+        trial.campaign, HtmlEscape(trial.label), HtmlEscape(trial.trial_key), s.iteration_ms,
+        s.steps, s.steps ? s.steps_ms / s.steps : 0.0, s.first_step_ms,
+        blocks ? fmt::format("{:.3f}", s.blocks_ms) : "-",
+        blocks ? fmt::format("{:.3f}", s.steps_ms - s.blocks_ms) : "-",
+        blocks ? fmt::format("block {} ({:.3f} ms over all steps)", s.slowest_block,
+                             s.slowest_block_ms)
+               : "-");
+  }
+  html += "</table>\n";
+  return html;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,38 @@
+// The "Stage breakdown" section of the report: where each trial's iteration time goes, so
+// end-to-end, per-step and per-block numbers can be read side by side. Reads the samples table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace ditbench {
+
+struct StageTrial {
+  std::int64_t campaign = 0;
+  std::string trial_key;
+  std::string label;  // the configuration as the report names it
+};
+
+// Per stage, the median over timed iterations of the slowest rank's time.
+struct StageSummary {
+  double iteration_ms = 0;
+  int steps = 0;
+  double steps_ms = 0;        // sum of the step medians
+  double first_step_ms = 0;
+  int blocks = 0;             // distinct block indices (0 without profile_blocks)
+  double blocks_ms = 0;       // sum over steps and blocks of the block medians
+  int slowest_block = -1;     // block index with the largest median summed over steps
+  double slowest_block_ms = 0;
+};
+
+// REQUIRES: `db` holds the results schema. Trials without stage samples are left out.
+std::vector<std::pair<StageTrial, StageSummary>> SummarizeStages(
+    sqlite3* db, const std::vector<StageTrial>& trials);
+
+// The section as HTML (empty when no trial has stage samples).
+std::string RenderStageBreakdown(sqlite3* db, const std::vector<StageTrial>& trials);
+
+}  // namespace ditbench
