@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 
 extern char** environ;
@@ -36,6 +37,24 @@ nlohmann::json VariablesWithPrefixes(std::initializer_list<const char*> prefixes
       }
   }
   return vars;
+}
+
+std::vector<std::string> CommandOutputLines(const std::string& command) {
+  std::vector<std::string> lines;
+  FILE* pipe = ::popen((command + " 2>/dev/null").c_str(), "r");
+  if (!pipe) return lines;
+  std::string line;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof(buffer), pipe)) {
+    line += buffer;
+    if (line.back() != '\n') continue;  // a line longer than the buffer: keep reading
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+    if (!line.empty()) lines.push_back(line);
+    line.clear();
+  }
+  if (!line.empty()) lines.push_back(line);
+  ::pclose(pipe);
+  return lines;
 }
 
 }  // namespace ditbench

@@ -3,6 +3,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -13,5 +14,8 @@ std::string Hostname();
 std::string CpuModel();
 // Environment variables whose names start with one of `prefixes`, as a JSON object.
 nlohmann::json VariablesWithPrefixes(std::initializer_list<const char*> prefixes);
+// The non-empty lines a shell command prints on stdout (stderr is discarded); empty when it
+// cannot run. For probes such as nvidia-smi that may be absent.
+std::vector<std::string> CommandOutputLines(const std::string& command);
 
 }  // namespace ditbench

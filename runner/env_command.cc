@@ -1,7 +1,6 @@
 // `ditbench env`: what a campaign started here would record about the machine, as JSON: the
 // coordinator's view (host, CPU, GPUs from nvidia-smi, build, NCCL_*/CUDA_* variables) and the
 // worker's (device, driver, CUDA, cuDNN, NCCL, LibTorch, threads).
-#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -9,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "experiments/host_info.h"
 #include "runner/command.h"
 #include "runner/environment.h"
 
@@ -25,14 +25,9 @@ std::function<int()> DefineEnvCommand(CLI::App& sub) {
       program = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "ditbench-worker";
     }
     std::string text;
-    if (std::filesystem::exists(program)) {
-      const std::string command = "'" + program.string() + "' --describe 2>/dev/null";
-      if (FILE* pipe = ::popen(command.c_str(), "r")) {
-        char buffer[4096];
-        while (std::fgets(buffer, sizeof(buffer), pipe)) text += buffer;
-        ::pclose(pipe);
-      }
-    }
+    if (std::filesystem::exists(program))
+      for (const auto& line : CommandOutputLines("'" + program.string() + "' --describe"))
+        text += line + "\n";
     try {
       out["worker"] = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception&) {

@@ -18,7 +18,7 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
   sub.add_option("--rerun", options->rerun, "also run trials that already have a result")
       ->check(CLI::IsMember({"failed", "all"}));
   sub.add_flag("--new", options->fresh, "start a new campaign instead of resuming the newest");
-  sub.add_flag("--dry-run", options->dry_run, "print the trials and whether each would run");
+  sub.add_flag("--dry-run", options->dry_run, "print the plan (as `ditbench plan` does) and run nothing");
   sub.add_option("--worker", options->worker, "worker program (default: next to ditbench)");
   sub.add_option("--run-dir", options->run_root,
                  "folder for trial.json, rank results and logs (default: runs/ beside the db)");

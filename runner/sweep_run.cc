@@ -17,6 +17,7 @@
 #include "runner/environment.h"
 #include "runner/ingest.h"
 #include "runner/interrupt.h"
+#include "runner/plan_output.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -29,13 +30,8 @@ double UnixNow() {
 
 std::vector<int> NvidiaSmiGpus() {
   std::vector<int> gpus;
-  FILE* pipe = ::popen("nvidia-smi -L 2>/dev/null", "r");
-  if (!pipe) return gpus;
-  char line[512];
-  int index = 0;
-  while (std::fgets(line, sizeof(line), pipe))
-    if (std::string(line).rfind("GPU ", 0) == 0) gpus.push_back(index++);
-  ::pclose(pipe);
+  for (const auto& line : CommandOutputLines("nvidia-smi -L"))
+    if (line.rfind("GPU ", 0) == 0) gpus.push_back(static_cast<int>(gpus.size()));
   return gpus;
 }
 
@@ -59,16 +55,8 @@ bool IsFailure(TrialStatus s) {
 }  // namespace
 
 std::string GpuName() {
-  std::string name = "unknown GPU";
-  FILE* pipe = ::popen("nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null", "r");
-  if (!pipe) return name;
-  char line[256];
-  if (std::fgets(line, sizeof(line), pipe)) {
-    name = line;
-    while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
-  }
-  ::pclose(pipe);
-  return name.empty() ? "unknown GPU" : name;
+  auto names = CommandOutputLines("nvidia-smi --query-gpu=name --format=csv,noheader");
+  return names.empty() ? "unknown GPU" : names.front();
 }
 
 Placement ResolvePlacement(const std::string& gpus) {
@@ -123,7 +111,9 @@ int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, s
     err << "ditbench run: error: " << e.what() << "\n";
     return 2;
   }
-  auto trials = PlanSweep(spec, placement.capacity).trials;
+  PlanAssumptions assumptions;
+  assumptions.device = DeviceFor(placement);
+  SweepPlan plan = PlanSweep(spec, placement.capacity, assumptions, options.db);
   const auto worker = options.worker.empty() ? DefaultWorker() : options.worker;
   if (!options.dry_run && !std::filesystem::exists(worker)) {
     err << "ditbench run: error: worker not found at " << worker.string()
@@ -131,11 +121,10 @@ int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, s
     return 2;
   }
   if (options.dry_run) {
-    for (const auto& t : trials)
-      out << fmt::format("{}  {}  {}\n", t.key, Axes(t.config),
-                         t.invalid_reason ? "skip: " + *t.invalid_reason : "run");
+    WritePlanTable(spec, plan, assumptions, out);
     return 0;
   }
+  const std::vector<PlannedTrial>& trials = plan.trials;
 
   std::unique_ptr<ResultsDb> db;
   std::int64_t campaign = 0;

@@ -2,14 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/sweeps.h"
+
 namespace ditbench {
 namespace {
 
-SweepSpec Parse(const std::string& yaml) {
-  ParseResult r = ParseSweep(yaml, "t.yaml");
-  EXPECT_TRUE(r.ok()) << (r.errors.empty() ? "" : r.errors[0].ToString());
-  return r.spec;
-}
+SweepSpec Parse(const std::string& yaml) { return test::ParseValidSweep(yaml); }
 
 std::vector<SpecDiagnostic> Errors(const std::string& yaml) { return ParseSweep(yaml, "t.yaml").errors; }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/sweeps.h"
+
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
@@ -9,11 +11,7 @@
 namespace ditbench {
 namespace {
 
-SweepSpec Parse(const std::string& yaml) {
-  ParseResult r = ParseSweep(yaml, "plan.yaml");
-  EXPECT_TRUE(r.ok()) << (r.errors.empty() ? "" : r.errors[0].ToString());
-  return r.spec;
-}
+SweepSpec Parse(const std::string& yaml) { return test::ParseValidSweep(yaml); }
 
 TEST(SweepPlanTest, UnsupportedTrialsAreEstimatedButNotScheduled) {
   auto spec = Parse("name: f\ndefaults: {model: flux-dev, resolution: 1024, steps: 28}\n"

@@ -154,6 +154,16 @@ TEST_F(SweepRunTest, NewCampaignRunsEverythingAgain) {
   EXPECT_EQ(Column("SELECT COUNT(DISTINCT campaign) FROM results")[0], "2");
 }
 
+TEST_F(SweepRunTest, DryRunPrintsThePlanAndRunsNothing) {
+  auto o = Options(kSweep);
+  o.dry_run = true;
+  EXPECT_EQ(Run(o), 0);
+  EXPECT_EQ(launcher_.launches, 0);
+  EXPECT_FALSE(std::filesystem::exists(o.db));
+  EXPECT_NE(out_.str().find("invalid: 4 heads are not divisible by ulysses=3"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("4 trials, 2 to run"), std::string::npos) << out_.str();
+}
+
 TEST_F(SweepRunTest, SpecErrorExitsTwoWithLocation) {
   EXPECT_EQ(Run(Options("name: s\nmatrix:\n  ulyses: [1]\n")), 2);
   EXPECT_NE(err_.str().find("sweep.yaml:3:3:"), std::string::npos) << err_.str();

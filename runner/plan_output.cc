@@ -1,0 +1,114 @@
+#include "runner/plan_output.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ditbench {
+namespace {
+
+std::string Model(const TrialConfig& c) {
+  std::string name = c.model;
+  for (const auto& [key, value] : c.model_overrides) name += fmt::format(" {}={}", key, value);
+  return name;
+}
+
+std::string Duration(double seconds) {
+  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 7200) return fmt::format("{:.1f} min", seconds / 60);
+  return fmt::format("{:.1f} h", seconds / 3600);
+}
+
+}  // namespace
+
+void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& a,
+                std::ostream& out) {
+  out << fmt::format("{:<16}  {:<22} {:>5} {:<5} {:>3} {:>3} {:>3} {:>3} {:>3} {:>3}  {:>10} {:>9} {:>9}  {}\n",
+                     "trial", "model", "res", "prec", "u", "r", "pf", "cfg", "dp", "ws",
+                     "iter (ms)", "trial", "mem/rank", "plan");
+  std::size_t valid = 0, unsupported = 0;
+  for (const auto& t : plan.trials) {
+    const auto& c = t.config;
+    std::string iter = "-", trial = "-", mem = "-", verdict;
+    if (t.estimate) {
+      iter = fmt::format("{:.3g}{}", t.estimate->iteration_ms,
+                         t.estimate->source == "measured" ? "*" : "");
+      trial = Duration(t.estimate->trial_s);
+      mem = fmt::format("{:.0f} MB", t.estimate->memory_mb);
+    }
+    if (!t.invalid_reason) {
+      ++valid;
+      verdict = "run";
+    } else if (t.unsupported) {
+      ++unsupported;
+      verdict = "unsupported: " + *t.invalid_reason;
+    } else {
+      verdict = "invalid: " + *t.invalid_reason;
+    }
+    out << fmt::format("{:<16}  {:<22} {:>5} {:<5} {:>3} {:>3} {:>3} {:>3} {:>3} {:>3}  {:>10} {:>9} {:>9}  {}\n",
+                       t.key, Model(c), c.resolution, PrecisionName(c.precision), c.ulysses,
+                       c.ring, c.pipefusion, c.cfg, c.dp, c.world_size(), iter, trial, mem,
+                       verdict);
+  }
+  out << fmt::format("\nsweep '{}': {} trials, {} to run, {} invalid, {} not supported by this "
+                     "build (both stored as skipped)",
+                     spec.name, plan.trials.size(), valid, plan.trials.size() - valid - unsupported,
+                     unsupported);
+  if (plan.counts.excluded) out << fmt::format(", {} removed by exclude", plan.counts.excluded);
+  for (std::size_t i = 0; i < plan.counts.failed_where.size(); ++i)
+    if (plan.counts.failed_where[i])
+      out << fmt::format(", {} removed by where \"{}\"", plan.counts.failed_where[i],
+                         spec.where[i].expression);
+  if (plan.duplicates) out << fmt::format(", {} duplicates merged", plan.duplicates);
+  out << fmt::format("\nestimated wall time: {} (device '{}'; * = measured earlier, otherwise "
+                     "analytic FLOPs at {:.0f}% of dense peak)\n",
+                     Duration(plan.estimated_wall_s), a.device, a.efficiency * 100);
+}
+
+void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& a,
+               std::ostream& out) {
+  nlohmann::json trials = nlohmann::json::array();
+  std::size_t valid = 0, unsupported = 0;
+  for (const auto& t : plan.trials) {
+    if (t.unsupported) ++unsupported;
+    nlohmann::json j = {{"trial_key", t.key},
+                        {"config", CanonicalJson(t.config)},
+                        {"world_size", t.config.world_size()},
+                        {"valid", !t.invalid_reason.has_value()},
+                        {"unsupported", t.unsupported}};
+    if (t.invalid_reason) j["reason"] = *t.invalid_reason;
+    if (!t.invalid_reason) ++valid;
+    if (t.estimate) {
+      j["estimate"] = {{"iteration_ms", t.estimate->iteration_ms},
+                       {"trial_s", t.estimate->trial_s},
+                       {"memory_mb_per_rank", t.estimate->memory_mb},
+                       {"source", t.estimate->source}};
+    }
+    trials.push_back(std::move(j));
+  }
+  nlohmann::json where = nlohmann::json::array();
+  for (std::size_t i = 0; i < spec.where.size(); ++i)
+    where.push_back({{"expression", spec.where[i].expression},
+                     {"removed", plan.counts.failed_where[i]}});
+  out << nlohmann::json{{"format", "ditbench-plan"},
+                        {"version", 1},
+                        {"sweep", spec.name},
+                        {"device", a.device},
+                        {"counts",
+                         {{"trials", plan.trials.size()},
+                          {"valid", valid},
+                          {"invalid", plan.trials.size() - valid - unsupported},
+                          {"unsupported", unsupported},
+                          {"excluded", plan.counts.excluded},
+                          {"duplicates", plan.duplicates},
+                          {"where", where}}},
+                        {"estimated_wall_s", plan.estimated_wall_s},
+                        {"trials", trials}}
+             .dump(2)
+      << "\n";
+}
+
+std::string DeviceFor(const Placement& placement) {
+  return placement.capacity.on_gpu ? GpuName() : "cpu";
+}
+
+}  // namespace ditbench

@@ -1,0 +1,22 @@
+// Printing a SweepPlan: the table people read and the versioned JSON scripts read
+// ({"format": "ditbench-plan", "version": 1, ...}). Used by `ditbench plan` and
+// `ditbench run --dry-run`, so both show the same thing.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "runner/sweep_plan.h"
+#include "runner/sweep_run.h"
+
+namespace ditbench {
+
+void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& assumptions,
+                    std::ostream& out);
+void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& assumptions,
+                   std::ostream& out);
+
+// The device name estimates assume for a placement: the GPUs' name, or "cpu".
+std::string DeviceFor(const Placement& placement);
+
+}  // namespace ditbench
