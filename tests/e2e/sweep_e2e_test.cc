@@ -129,8 +129,10 @@ TEST_F(SweepEndToEndTest, SlowedRankShowsAsSkewAndSetsTheLatency) {
                                        "resolution: 256, precision: fp32, steps: 2, warmup: 1, "
                                        "repeats: 5, ulysses: 2, profile_blocks: true}\n";
   const std::string db = (dir_ / "results.db").string();
-  auto run = Shell("DITBENCH_FAULT_SLOW_RANK=1:40 " +
-                   Ditbench("run " + (dir_ / "slow.yaml").string() + " --db " + db + " --gpus cpu:2"));
+  // The test build of the worker with a slow rank injected (tests/support/slow_rank_worker_main.cc).
+  auto run = Shell("DITBENCH_TEST_SLOW_RANK=1:40 " +
+                   Ditbench("run " + (dir_ / "slow.yaml").string() + " --db " + db +
+                            " --gpus cpu:2 --worker " + SLOW_RANK_WORKER));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const double latency = std::stod(Query("SELECT latency_ms FROM results")[0]);
   const double rank0 = std::stod(Query("SELECT rank0_ms FROM results")[0]);
