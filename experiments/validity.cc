@@ -61,8 +61,9 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   if (model->family != ModelFamily::kPixArt)
     return fmt::format("the {} family ({}) has no worker implementation in this build yet; "
                        "plan can estimate it, run cannot", FamilyName(model->family), c.model);
-  if (c.ring > 1) return "ring attention (ring > 1) is not implemented in this build yet";
-  if (c.pipefusion > 1) return "PipeFusion (pipefusion > 1) is not implemented in this build yet";
+  if (c.pipefusion > 1 && c.ring > 1)
+    return "PipeFusion combined with ring attention is not implemented in this build yet "
+           "(PipeFusion with Ulysses is)";
   if (c.scope == Scope::kPipeline)
     return "scope 'pipeline' needs a VAE decoder, which the model zoo does not have yet; "
            "use 'denoise' or 'forward'";

@@ -31,7 +31,7 @@ class ParallelContext {
   ParallelContext();
   // This rank's communicators over `store`, each under its own store prefix; a group of size 1
   // gets no backend. Every rank of the trial must call this with the same degrees.
-  // Throws std::invalid_argument for degrees this build cannot run (ring > 1).
+  // Throws std::invalid_argument for degrees this build cannot run (PipeFusion with ring).
   ParallelContext(const ParallelDegrees& degrees, int rank,
                   const c10::intrusive_ptr<c10d::Store>& store, const BackendFactory& create);
 
@@ -46,23 +46,42 @@ class ParallelContext {
   const RankSubgroup& pipefusion() const { return pipefusion_; }
   const RankSubgroup& sequence() const { return sequence_; }
   const char* attention_name() const { return attention_->name(); }
+  // Bytes this rank has sent through any of its communicators so far.
+  std::int64_t bytes_sent() const { return counter_->bytes_sent.load(); }
 
   // Self-attention of this rank's image tokens over the whole sequence (see AttentionStrategy).
   AttentionOutput Attend(const Qkv& image, const std::optional<Qkv>& joint = std::nullopt) const;
 
-  // This rank's contiguous part of `full` along `dim` (sequence_size equal chunks).
+  // This rank's contiguous part of `full` along `dim` (sequence_size equal chunks; within the
+  // current patch when a patch is set).
   // REQUIRES: full.size(dim) divisible by the sequence degree (a validity rule).
   torch::Tensor ShardSequence(const torch::Tensor& full, int64_t dim) const;
-  // The whole sequence from every rank's part, on every rank.
+  // The whole sequence (or patch) from every rank's part, on every rank; a no-op in
+  // whole-sequence mode.
   torch::Tensor GatherSequence(const torch::Tensor& local, int64_t dim) const;
   // Both CFG halves along `dim` (rows [0, B) negative, [B, 2B) prompt) on every rank.
   torch::Tensor GatherCfg(const torch::Tensor& local, int64_t dim) const;
+
+  // PipeFusion's runner (model_zoo/pipefusion.h) steers the context between model calls:
+  // the tokens in flight are `count` tokens at `offset` of a `total`-token sequence; attention
+  // goes through `cache` (the current block's); in whole-sequence mode the tokens are already
+  // gathered. Models never call these.
+  struct Patch {
+    std::int64_t offset = 0, count = 0, total = 0;
+  };
+  void SetPatch(std::optional<Patch> patch) { patch_ = patch; }
+  void SetKvCache(KvCache* cache) { cache_ = cache; }
+  void SetWholeSequence(bool whole) { whole_sequence_ = whole; }
 
  private:
   ParallelDegrees degrees_;
   RankCoordinates at_;
   RankSubgroup world_, ulysses_, ring_, sequence_, cfg_, pipefusion_;
   std::unique_ptr<AttentionStrategy> attention_;
+  std::shared_ptr<CommCounter> counter_ = std::make_shared<CommCounter>();
+  std::optional<Patch> patch_;
+  KvCache* cache_ = nullptr;
+  bool whole_sequence_ = false;
 };
 
 }  // namespace ditbench

@@ -11,9 +11,13 @@
 #include "experiments/worker/torch_runtime.h"
 #include "model_zoo/dit_model.h"
 #include "model_zoo/model_config.h"
+#include "model_zoo/pipefusion.h"
 
 namespace ditbench {
 namespace {
+
+// Synchronous diffusion steps before PipeFusion starts pipelining patches.
+int PipeFusionWarmupSteps(const TrialConfig&) { return 1; }
 
 ModelConfig ResolvedModel(const TrialConfig& config) {
   std::string error;
@@ -25,7 +29,7 @@ ModelConfig ResolvedModel(const TrialConfig& config) {
 // Everything one rank needs to run iterations: model, inputs and sampler, for any family.
 class DitRank {
  public:
-  DitRank(const TrialConfig& config, const ParallelContext& parallel, torch::Device device)
+  DitRank(const TrialConfig& config, ParallelContext& parallel, torch::Device device)
       : config_(config), parallel_(parallel), device_(device) {
     dtype_ = ApplyPrecision(config.precision);
     // LibTorch's default generator is process-wide: ranks that share a process (threads in
@@ -38,6 +42,9 @@ class DitRank {
     model_->module().to(device, dtype_);
     model_->module().eval();
     sampler_ = model_->MakeSampler(config.steps);
+    if (config.pipefusion > 1)
+      pipefusion_ = std::make_unique<PipeFusionRunner>(
+          *model_, parallel, config.effective_pipefusion_patches(), PipeFusionWarmupSteps(config));
 
     // Inputs: seeded latent noise per dp replica; prompt inputs are seeded random tensors of the
     // model's real shapes (the text encoders are outside every timed scope).
@@ -63,7 +70,9 @@ class DitRank {
     auto input = cfg_batch && !split_cfg ? torch::cat({x, x}, 0) : x;
     auto time = torch::full({input.size(0)}, sampler_->ModelTime(step),
                             torch::TensorOptions().dtype(torch::kFloat32).device(device_));
-    auto out = model_->Prediction(model_->Forward(input, time, conditioning_, parallel_, on_block));
+    auto out = model_->Prediction(
+        pipefusion_ ? pipefusion_->Forward(input, time, conditioning_, step, on_block)
+                    : model_->Forward(input, time, conditioning_, parallel_, on_block));
     if (!cfg_batch) return out;
     if (split_cfg) out = parallel_.GatherCfg(out, 0);
     const int64_t b = config_.batch;
@@ -93,11 +102,12 @@ class DitRank {
 
  private:
   const TrialConfig& config_;
-  const ParallelContext& parallel_;
+  ParallelContext& parallel_;
   torch::Device device_;
   torch::ScalarType dtype_ = torch::kFloat32;
   std::unique_ptr<DitModel> model_;
   std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<PipeFusionRunner> pipefusion_;
   torch::Tensor noise_;
   Conditioning conditioning_;
 };
@@ -127,10 +137,8 @@ torch::ScalarType ApplyPrecision(Precision precision) {
   }
 }
 
-void RunDitTrial(const TrialConfig& config, const ParallelContext& parallel, torch::Device device,
+void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::Device device,
                  RankResult& result, const TrialHooks& hooks) {
-  if (config.pipefusion > 1)
-    throw std::invalid_argument("PipeFusion is not implemented in this build yet");
   c10::InferenceMode inference;
   ResetMemoryPeak(device);
   DitRank dit(config, parallel, device);
@@ -158,7 +166,7 @@ void RunDitTrial(const TrialConfig& config, const ParallelContext& parallel, tor
   result.peak_reserved_mb = peak.reserved_mb;
 }
 
-torch::Tensor DenoiseOnce(const TrialConfig& config, const ParallelContext& parallel,
+torch::Tensor DenoiseOnce(const TrialConfig& config, ParallelContext& parallel,
                           torch::Device device) {
   c10::InferenceMode inference;
   DitRank dit(config, parallel, device);

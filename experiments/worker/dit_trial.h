@@ -35,13 +35,14 @@ struct TrialHooks {
   std::function<void(int rank)> in_timed_region;
 };
 
-// Runs the trial on this rank and fills `result` (samples, stop reason, memory, clocks).
+// Runs the trial on this rank and fills `result` (samples, stop reason, memory, clocks,
+// communication per step).
 // Throws on failure; c10::OutOfMemoryError for OOM.
-void RunDitTrial(const TrialConfig& config, const ParallelContext& parallel, torch::Device device,
+void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::Device device,
                  RankResult& result, const TrialHooks& hooks = {});
 
 // The denoised latent of one full denoising loop (no timing), for output checks and tests.
-torch::Tensor DenoiseOnce(const TrialConfig& config, const ParallelContext& parallel,
+torch::Tensor DenoiseOnce(const TrialConfig& config, ParallelContext& parallel,
                           torch::Device device);
 
 }  // namespace ditbench
