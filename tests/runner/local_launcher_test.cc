@@ -55,7 +55,9 @@ class LocalLauncherTest : public ::testing::Test {
     return false;
   }
   test::TempDir dir_;
-  LocalLauncher launcher_{{"PATH=/usr/bin:/bin", "DITBENCH_TEST_INHERITED=yes", "RANK=99"}};
+  // Entries shorter than "CUDA_VISIBLE_DEVICES=" are what Boost 1.74's env["NAME"] lookup read
+  // past (caught by the asan.* tests); RANK=99 must be replaced, not inherited.
+  LocalLauncher launcher_{{"A=1", "PATH=/usr/bin:/bin", "DITBENCH_TEST_INHERITED=yes", "RANK=99"}};
 };
 
 TEST_F(LocalLauncherTest, RanksGetTheTorchrunEnvironment) {
