@@ -20,10 +20,11 @@
 #include <c10/core/Event.h>
 
 #include "experiments/measurement.h"
+#include "experiments/worker/cpu_isa_guard.h"
 #include "experiments/worker/dit_trial.h"
 #include "experiments/worker/torch_runtime.h"
 #include "model_zoo/model_config.h"
-#include "model_zoo/pixart.h"
+#include "model_zoo/dit_model.h"
 #include "report/stats.h"
 
 namespace ditbench {
@@ -90,6 +91,7 @@ void Compare(Row& row, const std::function<void()>& op, torch::Device device, in
 }  // namespace ditbench
 
 int main(int argc, char** argv) {
+  ditbench::GuardCpuIsa();
   using namespace ditbench;
   std::string device_name = "cpu", model_name = "pixart-alpha-tiny", precision = "fp32";
   int size = 1024, resolution = 512, rounds = 6, iterations = 15;
@@ -124,17 +126,17 @@ int main(int argc, char** argv) {
       return 2;
     }
     torch::manual_seed(0);
-    PixArtTransformer model(*config);
-    model->to(device, dtype);
-    model->eval();
+    auto model = MakeDitModel(*config);
+    model->module().to(device, dtype);
+    model->module().eval();
     const int latent = LatentSize(*config, resolution);
     auto x = torch::randn({2, config->in_channels, latent, latent}, opts);
     auto t = torch::full({2}, 999.0, torch::TensorOptions().device(device));
-    auto text = torch::randn({2, config->text_tokens, config->text_dim}, opts);
-    RankSubgroup single;
+    Conditioning text = model->MakeConditioning(2).To(opts);
+    ParallelContext single;
     torch::Tensor out;
     Row row{model_name + " forward " + std::to_string(resolution) + "px " + precision, {}, {}};
-    Compare(row, [&] { out = model->forward(x, t, text, single); }, device, rounds, iterations);
+    Compare(row, [&] { out = model->Forward(x, t, text, single); }, device, rounds, iterations);
     rows.push_back(row);
   }
 

@@ -65,7 +65,7 @@ PixArtBlockImpl::PixArtBlockImpl(const ModelConfig& c) : heads_(c.heads) {
 }
 
 torch::Tensor PixArtBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& t6,
-                                       const torch::Tensor& text, const RankSubgroup& sp) {
+                                       const torch::Tensor& text, const ParallelContext& parallel) {
   const int64_t b = x.size(0), n = x.size(1), d = x.size(2), t = text.size(1);
   const int64_t hd = d / heads_;
   auto mod = (scale_shift_table_.unsqueeze(0) + t6).unbind(1);  // 6 x [B, D]
@@ -73,7 +73,7 @@ torch::Tensor PixArtBlockImpl::forward(const torch::Tensor& x, const torch::Tens
   const auto &shift_mlp = mod[3], &scale_mlp = mod[4], &gate_mlp = mod[5];
 
   auto h = Modulate(norm1_(x), shift_msa, scale_msa);
-  auto attn = UlyssesSelfAttention(qkv_(h).view({b, n, 3, heads_, hd}), sp);
+  auto attn = parallel.Attend(Qkv::FromPacked(qkv_(h).view({b, n, 3, heads_, hd}))).image;
   auto out = x + gate_msa.unsqueeze(1) * attn_out_(attn.reshape({b, n, d}));
 
   // Cross-attention: local queries against the full text; no communication needed.
@@ -103,42 +103,88 @@ PixArtTransformerImpl::PixArtTransformerImpl(const ModelConfig& c) : config_(c) 
       "final_linear", torch::nn::Linear(d, int64_t(c.patch) * c.patch * c.out_channels));
 }
 
-torch::Tensor PixArtTransformerImpl::forward(const torch::Tensor& latent,
-                                             const torch::Tensor& timestep,
-                                             const torch::Tensor& text, const RankSubgroup& sp,
-                                             const BlockHook& block_hook) {
+DitState PixArtTransformerImpl::Embed(const torch::Tensor& latent, const torch::Tensor& timestep,
+                                      const torch::Tensor& text, const ParallelContext& parallel) {
   const auto& c = config_;
   const int64_t b = latent.size(0), d = c.hidden, p = c.patch;
   const int64_t grid = latent.size(2) / p;
   const auto dtype = latent.scalar_type();
 
-  // Patch embedding + fixed positions: [B, N, D], N = grid * grid, row-major.
+  // Patch embedding + fixed positions: [B, N, D], N = grid * grid, row-major; then this rank's
+  // patch rows.
   auto x = patch_embed_(latent).flatten(2).transpose(1, 2);
   x = x + SinCosPositions(d, grid).to(x.device(), dtype).unsqueeze(0);
-  // This rank's patch rows.
-  const int64_t rows = grid / sp.size;
-  x = x.narrow(1, sp.rank * rows * grid, rows * grid);
+  DitState state;
+  state.batch = b;
+  state.grid = grid;
+  state.image = parallel.ShardSequence(x, 1);
 
   // AdaLN-single: one timestep embedding, projected to six modulations shared by all blocks.
-  auto temb = t_fc2_(torch::silu(t_fc1_(TimestepFeatures(timestep, 256).to(dtype))));
-  auto t6 = t_block_(torch::silu(temb)).view({b, 6, d});
-  auto text_tokens = caption_fc2_(GeluTanh(caption_fc1_(text)));
+  state.conditioning = t_fc2_(torch::silu(t_fc1_(TimestepFeatures(timestep, 256).to(dtype))));
+  state.modulation = t_block_(torch::silu(state.conditioning)).view({b, 6, d});
+  state.text = caption_fc2_(GeluTanh(caption_fc1_(text)));
+  return state;
+}
 
-  int index = 0;
-  for (const auto& module : *blocks_) {
-    if (block_hook) block_hook(index, true);
-    x = module->as<PixArtBlockImpl>()->forward(x, t6, text_tokens, sp);
-    if (block_hook) block_hook(index, false);
-    ++index;
-  }
+void PixArtTransformerImpl::RunBlock(int index, DitState& state, const ParallelContext& parallel) {
+  state.image = blocks_[index]->as<PixArtBlockImpl>()->forward(state.image, state.modulation,
+                                                              state.text, parallel);
+}
 
-  auto final_mod = (final_table_.unsqueeze(0) + temb.unsqueeze(1)).unbind(1);
-  x = final_linear_(Modulate(final_norm_(x), final_mod[0], final_mod[1]));
-  x = AllGather(x, 1, sp);  // [B, N, p * p * C_out]
+torch::Tensor PixArtTransformerImpl::Finish(DitState& state, const ParallelContext& parallel) {
+  const auto& c = config_;
+  const int64_t b = state.batch, p = c.patch, grid = state.grid;
+  auto final_mod = (final_table_.unsqueeze(0) + state.conditioning.unsqueeze(1)).unbind(1);
+  auto x = final_linear_(Modulate(final_norm_(state.image), final_mod[0], final_mod[1]));
+  x = parallel.GatherSequence(x, 1);  // [B, N, p * p * C_out]
 
   // Unpatchify: [B, grid, grid, p, p, C] -> [B, C, grid * p, grid * p].
   x = x.view({b, grid, grid, p, p, c.out_channels}).permute({0, 5, 1, 3, 2, 4});
   return x.reshape({b, c.out_channels, grid * p, grid * p});
+}
+
+namespace {
+
+class PixArtDit final : public DitModel {
+ public:
+  explicit PixArtDit(const ModelConfig& config) : module_(config) {}
+  const ModelConfig& config() const override { return module_->config(); }
+  Guidance guidance() const override {
+    return config().negative_prompt ? Guidance::kCfgBatch : Guidance::kNone;
+  }
+  double guidance_scale() const override { return 4.5; }  // PixArt's default
+  Conditioning MakeConditioning(int64_t rows) const override {
+    Conditioning c;
+    c.text = torch::randn({rows, config().text_tokens, config().text_dim});
+    return c;
+  }
+  std::unique_ptr<Sampler> MakeSampler(int steps) const override {
+    return std::make_unique<DpmSolverFirstOrder>(steps);
+  }
+  torch::Tensor Prediction(const torch::Tensor& output) const override {
+    return output.narrow(1, 0, config().in_channels);  // learned sigma dropped
+  }
+  DitState Embed(const torch::Tensor& latent, const torch::Tensor& time,
+                 const Conditioning& conditioning, const ParallelContext& parallel) override {
+    return module_->Embed(latent, time, conditioning.text, parallel);
+  }
+  int num_blocks() const override { return module_->num_blocks(); }
+  void RunBlock(int index, DitState& state, const ParallelContext& parallel) override {
+    module_->RunBlock(index, state, parallel);
+  }
+  torch::Tensor Finish(DitState& state, const ParallelContext& parallel) override {
+    return module_->Finish(state, parallel);
+  }
+  torch::nn::Module& module() override { return *module_; }
+
+ private:
+  PixArtTransformer module_;
+};
+
+}  // namespace
+
+std::unique_ptr<DitModel> MakePixArt(const ModelConfig& config) {
+  return std::make_unique<PixArtDit>(config);
 }
 
 }  // namespace ditbench

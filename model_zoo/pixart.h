@@ -5,13 +5,17 @@
 //
 // Sequence parallelism: every rank embeds the full latent, keeps its own slice of patch rows,
 // runs the blocks on it, and the slices are all-gathered before unpatchify, so every rank ends
-// with the same full output.
+// with the same full output. Self-attention goes through the ParallelContext; cross-attention
+// to the (replicated) text needs no communication.
 #pragma once
+
+#include <memory>
 
 #include <torch/torch.h>
 
+#include "model_zoo/dit_model.h"
 #include "model_zoo/model_config.h"
-#include "model_zoo/parallel_attention.h"
+#include "model_zoo/parallel_context.h"
 
 namespace ditbench {
 
@@ -20,7 +24,7 @@ class PixArtBlockImpl : public torch::nn::Module {
   explicit PixArtBlockImpl(const ModelConfig& config);
   // x: [B, n, D] local tokens; t6: [B, 6, D] AdaLN-single modulation; text: [B, T, D].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& t6,
-                        const torch::Tensor& text, const RankSubgroup& sp);
+                        const torch::Tensor& text, const ParallelContext& parallel);
 
  private:
   int64_t heads_;
@@ -37,15 +41,16 @@ class PixArtTransformerImpl : public torch::nn::Module {
   // REQUIRES: config.family == kPixArt.
   explicit PixArtTransformerImpl(const ModelConfig& config);
 
-  // latent: [B, C, h, w] (full, identical on every rank); timestep: [B]; text: [B, T, text_dim].
-  // Returns [B, out_channels, h, w] on every rank. `block_hook` (may be empty) is called before
-  // (begin = true) and after each transformer block, for per-block timing.
-  using BlockHook = std::function<void(int block, bool begin)>;
-  torch::Tensor forward(const torch::Tensor& latent, const torch::Tensor& timestep,
-                        const torch::Tensor& text, const RankSubgroup& sp,
-                        const BlockHook& block_hook = {});
+  // The three phases of DitModel (model_zoo/dit_model.h). latent: [B, C, h, w] (full, identical
+  // on every rank); timestep: [B]; text: [B, T, text_dim].
+  DitState Embed(const torch::Tensor& latent, const torch::Tensor& timestep,
+                 const torch::Tensor& text, const ParallelContext& parallel);
+  void RunBlock(int index, DitState& state, const ParallelContext& parallel);
+  // [B, out_channels, h, w] on every rank.
+  torch::Tensor Finish(DitState& state, const ParallelContext& parallel);
 
   const ModelConfig& config() const { return config_; }
+  int num_blocks() const { return static_cast<int>(blocks_->size()); }
 
  private:
   ModelConfig config_;
@@ -58,6 +63,10 @@ class PixArtTransformerImpl : public torch::nn::Module {
   torch::nn::Linear final_linear_{nullptr};
 };
 TORCH_MODULE(PixArtTransformer);
+
+// The PixArt family as a DitModel: CFG batch, guidance 4.5, first-order DPM-Solver, learned
+// sigma dropped from the prediction. REQUIRES: config.family == kPixArt.
+std::unique_ptr<DitModel> MakePixArt(const ModelConfig& config);
 
 // Sinusoidal timestep features [B, dim] (the DiT convention: cos then sin).
 torch::Tensor TimestepFeatures(const torch::Tensor& timestep, int64_t dim);

@@ -17,6 +17,7 @@
 #include <torch/version.h>
 
 #include "experiments/host_info.h"
+#include "experiments/worker/cpu_isa_guard.h"
 #include "experiments/worker/cuda_info.h"
 
 namespace ditbench {
@@ -158,7 +159,8 @@ nlohmann::json DescribeEnvironment(torch::Device device) {
     env["device_count"] = static_cast<int>(at::accelerator::deviceCount());
     env.update(CudaVersions());
   }
-  env["variables"] = VariablesWithPrefixes({"NCCL_", "CUDA_", "OMP_", "TORCH_"});
+  env["variables"] = VariablesWithPrefixes({"NCCL_", "CUDA_", "OMP_", "TORCH_", "ONEDNN_", "DNNL_"});
+  if (!CpuIsaReport().is_null()) env["cpu_isa"] = CpuIsaReport();
   return env;
 }
 

@@ -87,7 +87,6 @@ int RunWorker(const WorkerOptions& options) {
     result.device = DeviceName(device);
     result.backend = env.world_size == 1 ? "none" : (cuda ? "nccl" : "gloo");
 
-    TrialGroups groups;
     c10::intrusive_ptr<c10d::Store> store;
     if (env.world_size > 1) {
       c10d::TCPStoreOptions store_options;
@@ -100,12 +99,11 @@ int RunWorker(const WorkerOptions& options) {
     } else {
       store = c10::make_intrusive<c10d::HashStore>();
     }
-    groups = BuildTrialGroups(config, env.rank, store,
-                              [cuda](const auto& s, int rank, int size) {
-                                return CreateBackend(s, rank, size, cuda);
-                              });
+    ParallelContext parallel = BuildParallelContext(
+        config, env.rank, store,
+        [cuda](const auto& s, int rank, int size) { return CreateBackend(s, rank, size, cuda); });
     if (env.rank == 0) result.environment = DescribeEnvironment(device);
-    RunDitTrial(config, groups, device, result);
+    RunDitTrial(config, parallel, device, result, options.hooks);
   } catch (const c10::OutOfMemoryError& e) {
     return Finish(dir, result, "oom", std::string("out of memory: ") + e.what_without_backtrace(),
                   kWorkerOutOfMemory);

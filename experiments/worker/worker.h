@@ -5,11 +5,14 @@
 
 #include <filesystem>
 
+#include "experiments/worker/dit_trial.h"
+
 namespace ditbench {
 
 struct WorkerOptions {
   std::filesystem::path trial;       // trial.json
   std::filesystem::path result_dir;  // where rank<r>.json goes; default: the trial's folder
+  TrialHooks hooks;                  // test workers only (tests/support/test_worker_main.cc)
 };
 
 int RunWorker(const WorkerOptions& options);

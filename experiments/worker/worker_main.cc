@@ -4,9 +4,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "experiments/worker/cpu_isa_guard.h"
 #include "experiments/worker/worker.h"
 
 int main(int argc, char** argv) {
+  ditbench::GuardCpuIsa();  // before anything runs a LibTorch kernel
   ditbench::WorkerOptions options;
   CLI::App app{"ditbench-worker: runs one rank of one benchmark trial"};
   std::string trial, result_dir;

@@ -97,6 +97,8 @@ TEST_F(SweepEndToEndTest, SweepRunsStoresResumesQueriesAndReports) {
   // The campaign records the machine: the coordinator's view and rank 0's.
   EXPECT_EQ(Query("SELECT json_extract(environment_json, '$.worker.libtorch') FROM campaigns")[0], "2.11.0");
   EXPECT_EQ(Query("SELECT json_extract(environment_json, '$.cpu_count') > 0 FROM campaigns")[0], "1");
+  // The CPU ISA guard ran before LibTorch and said what it decided (experiments/worker/cpu_isa_guard.h).
+  EXPECT_EQ(Query("SELECT json_extract(environment_json, '$.worker.cpu_isa.probe') FROM campaigns")[0], "ok");
 
   // Resume: nothing runs again.
   auto again = Shell(Ditbench("run " + (dir_ / "sweep.yaml").string() + " --db " + db + " --gpus cpu:2"));
@@ -129,8 +131,10 @@ TEST_F(SweepEndToEndTest, SlowedRankShowsAsSkewAndSetsTheLatency) {
                                        "resolution: 256, precision: fp32, steps: 2, warmup: 1, "
                                        "repeats: 5, ulysses: 2, profile_blocks: true}\n";
   const std::string db = (dir_ / "results.db").string();
-  auto run = Shell("DITBENCH_FAULT_SLOW_RANK=1:40 " +
-                   Ditbench("run " + (dir_ / "slow.yaml").string() + " --db " + db + " --gpus cpu:2"));
+  // The test build of the worker with a slow rank injected (tests/support/slow_rank_worker_main.cc).
+  auto run = Shell("DITBENCH_TEST_SLOW_RANK=1:40 " +
+                   Ditbench("run " + (dir_ / "slow.yaml").string() + " --db " + db +
+                            " --gpus cpu:2 --worker " + SLOW_RANK_WORKER));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const double latency = std::stod(Query("SELECT latency_ms FROM results")[0]);
   const double rank0 = std::stod(Query("SELECT rank0_ms FROM results")[0]);
@@ -167,8 +171,8 @@ TEST_F(SweepEndToEndTest, WorkerFailureIsRecordedAndTheSweepGoesOn) {
   // A worker that does not exist for one trial is impossible to express per trial; instead a
   // timeout far below the trial's run time makes every trial time out, and the sweep finishes.
   std::ofstream(dir_ / "slow.yaml") << "name: slow\ndefaults: {model: pixart-alpha-tiny, "
-                                       "resolution: 256, steps: 2, warmup: 1, repeats: 1000, "
-                                       "timeout: 2s}\nmatrix:\n  ulysses: [1, 2]\n";
+                                       "resolution: 256, precision: fp32, steps: 2, warmup: 1, "
+                                       "repeats: 1000, timeout: 2s}\nmatrix:\n  ulysses: [1, 2]\n";
   auto r = Shell(Ditbench("run " + (dir_ / "slow.yaml").string() + " --db " +
                           (dir_ / "results.db").string() + " --gpus cpu:2"));
   EXPECT_EQ(r.exit_code, 1) << r.output;

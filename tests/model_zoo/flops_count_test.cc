@@ -5,7 +5,7 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include "model_zoo/model_config.h"
-#include "model_zoo/pixart.h"
+#include "model_zoo/dit_model.h"
 
 namespace ditbench {
 namespace {
@@ -43,15 +43,15 @@ TEST(FlopsCountTest, AnalyticForwardFlopsMatchAProfiledForward) {
   c10::InferenceMode inference;
   const ModelConfig& config = *FindModelPreset("pixart-alpha-tiny");
   torch::manual_seed(0);
-  PixArtTransformer model(config);
-  model->eval();
+  auto model = MakeDitModel(config);
+  model->module().eval();
   const int resolution = 256, samples = 2;
   const int latent = LatentSize(config, resolution);
   auto x = torch::randn({samples, config.in_channels, latent, latent});
   auto t = torch::full({samples}, 500.0);
-  auto text = torch::randn({samples, config.text_tokens, config.text_dim});
-  RankSubgroup single;
-  const double counted = ProfiledMatmulFlops([&] { model->forward(x, t, text, single); });
+  Conditioning text = model->MakeConditioning(samples);
+  ParallelContext single;
+  const double counted = ProfiledMatmulFlops([&] { model->Forward(x, t, text, single); });
 
   ctx.setSDPUseFlash(flash);
   ctx.setSDPUseMemEfficient(efficient);

@@ -30,10 +30,10 @@ std::vector<torch::Tensor> DenoiseOnAllRanks(const TrialConfig& config) {
   std::vector<std::string> errors(world);
   auto run = [&](int rank) {
     try {
-      auto groups = BuildTrialGroups(config, rank, store, [](const auto& s, int r, int n) {
+      auto parallel = BuildParallelContext(config, rank, store, [](const auto& s, int r, int n) {
         return CreateBackend(s, r, n, /*cuda=*/false);
       });
-      outputs[rank] = DenoiseOnce(config, groups, torch::kCPU);
+      outputs[rank] = DenoiseOnce(config, parallel, torch::kCPU);
     } catch (const std::exception& e) {
       errors[rank] = e.what();
     }

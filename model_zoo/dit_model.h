@@ -1,0 +1,93 @@
+// The interface every DiT family implements (PixArt today; SD3's MM-DiT and Flux next), so that
+// the worker's trial runner and the PipeFusion runner drive any family without knowing which.
+//
+// A family provides: its shapes (ModelConfig), its seeded inputs (prompt embeddings of the real
+// shapes, pooled embeddings, guidance), how guidance works (a CFG batch with a negative prompt,
+// or a distilled guidance input), its sampler, and its forward in three phases:
+//   Embed (patchify, conditioning, keep this rank's tokens)
+//   -> RunBlock(i) for every block (the unit PipeFusion splits into stages)
+//   -> Finish (final layer, gather the sequence, unpatchify).
+// Attention inside a block goes through the ParallelContext, which decides whether it is local,
+// Ulysses, ring or USP; a family declares joint attention by passing text tokens to Attend.
+//
+// To add a family: one class in model_zoo/<family>.{h,cc} and one line in MakeDitModel.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include <torch/torch.h>
+
+#include "model_zoo/model_config.h"
+#include "model_zoo/parallel_context.h"
+#include "model_zoo/sampler.h"
+
+namespace ditbench {
+
+// Everything a forward is conditioned on besides the latent and the time. Rows follow the
+// latent batch; undefined tensors are inputs the family does not use.
+struct Conditioning {
+  torch::Tensor text;      // [rows, text_tokens, text_dim] prompt embeddings
+  torch::Tensor pooled;    // [rows, pooled_dim] pooled prompt embedding (SD3, Flux)
+  torch::Tensor guidance;  // [rows] distilled guidance strength (Flux-dev)
+  // Rows [start, start + length) of every defined tensor.
+  Conditioning Rows(int64_t start, int64_t length) const;
+  Conditioning To(const torch::TensorOptions& options) const;
+};
+
+// How a family applies guidance.
+enum class Guidance {
+  kCfgBatch,   // classifier-free guidance: negative and prompt rows in one batch (cfg: 2 splits it)
+  kDistilled,  // a guidance input to the model, one forward per step (Flux-dev)
+  kNone,       // neither (Flux-schnell)
+};
+
+// Activations between the phases of one forward. Families give the fields their meaning;
+// `image` is always this rank's image tokens [B, n, hidden] (PipeFusion splits it into patches).
+struct DitState {
+  torch::Tensor image;         // this rank's image tokens
+  torch::Tensor text;          // text tokens after the family's projection
+  torch::Tensor conditioning;  // time (and pooled/guidance) embedding
+  torch::Tensor modulation;    // shared per-block modulation (AdaLN-single)
+  int64_t batch = 0;
+  int64_t grid = 0;            // patch rows (= columns) of the full image
+};
+
+class DitModel {
+ public:
+  virtual ~DitModel() = default;
+  virtual const ModelConfig& config() const = 0;
+  virtual Guidance guidance() const = 0;
+  // The guidance scale of the family's reference pipeline (CFG weight, or the distilled input).
+  virtual double guidance_scale() const = 0;
+  // Seeded prompt inputs for `rows` rows on the CPU in fp32 (the text encoders are outside every
+  // timed scope). For kCfgBatch the caller asks for 2B rows: [0, B) negative, [B, 2B) prompt.
+  virtual Conditioning MakeConditioning(int64_t rows) const = 0;
+  virtual std::unique_ptr<Sampler> MakeSampler(int steps) const = 0;
+  // The prediction the sampler consumes from the model's output (PixArt drops learned sigma).
+  virtual torch::Tensor Prediction(const torch::Tensor& output) const { return output; }
+
+  virtual DitState Embed(const torch::Tensor& latent, const torch::Tensor& time,
+                         const Conditioning& conditioning, const ParallelContext& parallel) = 0;
+  virtual int num_blocks() const = 0;
+  // Runs block `index` on state.image (and state.text for two-stream blocks).
+  virtual void RunBlock(int index, DitState& state, const ParallelContext& parallel) = 0;
+  // [B, out_channels, h, w], the full latent on every rank.
+  virtual torch::Tensor Finish(DitState& state, const ParallelContext& parallel) = 0;
+
+  // The module holding every parameter (for .to(device, dtype), eval, parameter counts).
+  virtual torch::nn::Module& module() = 0;
+
+  // Called before (begin = true) and after each block, for per-block timing; may be empty.
+  using BlockHook = std::function<void(int block, bool begin)>;
+  // latent: [B, C, h, w] (full, identical on every rank of the sequence group); time: [B].
+  torch::Tensor Forward(const torch::Tensor& latent, const torch::Tensor& time,
+                        const Conditioning& conditioning, const ParallelContext& parallel,
+                        const BlockHook& block_hook = {});
+};
+
+// The model of `config`'s family with freshly initialised weights (draws from LibTorch's default
+// generator: seed it first). Throws std::invalid_argument for a family this build lacks.
+std::unique_ptr<DitModel> MakeDitModel(const ModelConfig& config);
+
+}  // namespace ditbench
