@@ -12,7 +12,9 @@ std::optional<GpuInfo> ParseNvidiaSmiLine(const std::string& line) {
   GpuInfo gpu;
   const auto colon = line.find(": ");
   const auto uuid = line.find(" (UUID: ");
-  if (colon != std::string::npos) gpu.name = line.substr(colon + 2, uuid == std::string::npos ? std::string::npos : uuid - colon - 2);
+  if (colon != std::string::npos)
+    gpu.name = line.substr(colon + 2, uuid == std::string::npos ? std::string::npos
+                                                                : uuid - colon - 2);
   if (uuid != std::string::npos) {
     const auto start = uuid + 8, end = line.find(')', start);
     gpu.uuid = line.substr(start, end == std::string::npos ? std::string::npos : end - start);

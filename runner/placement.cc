@@ -13,12 +13,14 @@ namespace {
 
 std::invalid_argument Malformed(const std::string& gpus) {
   return std::invalid_argument(
-      fmt::format("--gpus '{}': expected auto, a list of GPU positions like 0,1,2, or cpu:N", gpus));
+      fmt::format("--gpus '{}': expected auto, a list of GPU positions like 0,1,2, or cpu:N",
+                  gpus));
 }
 
 // A small non-negative decimal number, or nullopt.
 std::optional<int> Position(const std::string& text) {
-  if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos)
+  if (text.empty() || text.size() > 6 ||
+      text.find_first_not_of("0123456789") != std::string::npos)
     return std::nullopt;
   return std::stoi(text);
 }

@@ -29,7 +29,9 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
   sub.add_option("--format", options->format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  sub.add_option("--gpus", options->gpus, "auto | 0,1,2,3 (positions among the visible GPUs) | cpu:N (what validity assumes)")
+  sub.add_option("--gpus", options->gpus,
+                 "auto | 0,1,2,3 (positions among the visible GPUs) | cpu:N (what validity "
+                 "assumes)")
       ->capture_default_str();
   sub.add_option("--db", options->db, "earlier results, for measured estimates")
       ->capture_default_str();

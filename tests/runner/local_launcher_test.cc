@@ -1,6 +1,8 @@
 #include "runner/local_launcher.h"
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -46,10 +48,16 @@ class LocalLauncherTest : public ::testing::Test {
     std::ifstream in(dir_ / name);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
-  // Whether `pid` is gone, allowing a moment for init to reap it.
+  // Whether `pid` has died (a zombie waiting for init to reap it counts), allowing it a moment.
   static bool Gone(pid_t pid) {
     for (int i = 0; i < 250; ++i) {
       if (kill(pid, 0) != 0) return true;
+      std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+      std::string line;
+      std::getline(stat, line);
+      const auto close = line.rfind(')');
+      if (close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z')
+        return true;
       usleep(20000);
     }
     return false;
@@ -165,6 +173,27 @@ TEST_F(LocalLauncherTest, CancelKillsOnlyThatTrial) {
   EXPECT_EQ(rest.handle, survivor);
   EXPECT_FALSE(rest.outcome.cancelled);
   EXPECT_EQ(rest.outcome.first_failed_rank, -1);
+}
+
+TEST_F(LocalLauncherTest, RanksDieWithTheirCoordinator) {
+  // A child process plays the coordinator: it starts a rank that would sleep for a minute,
+  // then is killed with SIGKILL (no destructor runs). The parent-death signal kills the rank.
+  auto request = Request("echo $$ > \"$DITBENCH_RESULT/pid\"; exec sleep 60", 1);
+  const pid_t coordinator = fork();
+  ASSERT_GE(coordinator, 0);
+  if (coordinator == 0) {
+    LocalLauncher launcher({"PATH=/usr/bin:/bin"});
+    launcher.Start(request);
+    while (!std::filesystem::exists(request.run_dir / "pid")) usleep(10000);
+    raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(coordinator, &status, 0), coordinator);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  pid_t rank = 0;
+  std::ifstream(request.run_dir / "pid") >> rank;
+  ASSERT_GT(rank, 0);
+  EXPECT_TRUE(Gone(rank)) << "rank " << rank << " outlived its coordinator";
 }
 
 TEST(LocalLauncherLifetimeTest, DestroyingTheLauncherKillsTrialsInFlight) {

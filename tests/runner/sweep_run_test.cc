@@ -248,6 +248,15 @@ TEST_F(SweepRunTest, LaunchErrorIsAFailedTrialAndTheSweepGoesOn) {
   EXPECT_EQ(Column("SELECT status FROM results WHERE ulysses = 2")[0], "ok");
 }
 
+TEST_F(SweepRunTest, LauncherThatThrowsFailsOnlyThatTrial) {
+  launcher_.throw_ulysses = 1;
+  EXPECT_EQ(Run(Options(kSweep)), 1);
+  EXPECT_EQ(Column("SELECT status FROM results WHERE ulysses = 1")[0], "failed");
+  EXPECT_EQ(Column("SELECT error FROM results WHERE ulysses = 1")[0],
+            "cannot start the trial: no free port (injected)");
+  EXPECT_EQ(Column("SELECT status FROM results WHERE ulysses = 2")[0], "ok");
+}
+
 TEST_F(SweepRunTest, UnwritableRunFolderIsAFailedTrialAndTheSweepGoesOn) {
   auto o = Options(kSweep);
   o.run_root = dir_ / "runs";

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,11 +37,14 @@ class FakeGpuDiscovery final : public GpuDiscovery {
 // Trials end in the order they started, one per Wait(), cancelled ones first. A trial ends
 // well (every rank writes a result with `repeats.min` timed samples) unless its ulysses
 // degree is `fail_ulysses` (rank 0 exits 1 after logging "boom") or `launch_error_ulysses`
-// (it could not be started). Setting `interrupt` and `interrupt_at_start` raises the
+// (it could not be started), or `throw_ulysses` (Start() throws, as a launcher should not).
+// Setting `interrupt` and `interrupt_at_start` raises the
 // interrupt when that many trials have been started (Ctrl-C while the last one runs).
 class FakeLauncher final : public Launcher {
  public:
   LaunchHandle Start(const LaunchRequest& request) override {
+    if (ReadTrialFile(request.run_dir / "trial.json").config.ulysses == throw_ulysses)
+      throw std::runtime_error("no free port (injected)");
     const LaunchHandle handle = next_handle_++;
     started.push_back(request);
     in_flight_.emplace(handle, Trial{request, false});
@@ -79,6 +83,7 @@ class FakeLauncher final : public Launcher {
   int cancels = 0;
   int fail_ulysses = -1;
   int launch_error_ulysses = -1;
+  int throw_ulysses = -1;
   FakeInterrupt* interrupt = nullptr;
   int interrupt_at_start = -1;
 
