@@ -59,7 +59,9 @@ class FakeWorkerTest : public ::testing::Test {
     return stored;
   }
   // Ranks that slept until killed must be gone (reaped by us, so kill() finds no process).
-  void ExpectSleepersDead() {
+  // In the failing modes rank 1 fails only once rank 0 sleeps, so a sleeper is always there to
+  // check; at a timeout a rank may be killed before it wrote its pid (`require_one` false).
+  void ExpectSleepersDead(bool require_one = true) {
     int checked = 0;
     for (int r = 0; r < 2; ++r) {
       std::ifstream in(std::filesystem::path(run_dir_) / ("sleeper" + std::to_string(r) + ".pid"));
@@ -68,7 +70,9 @@ class FakeWorkerTest : public ::testing::Test {
       ++checked;
       EXPECT_NE(kill(pid, 0), 0) << "rank " << r << " (pid " << pid << ") outlived its trial";
     }
-    EXPECT_GT(checked, 0) << "no sleeping rank left its pid";
+    if (require_one) {
+      EXPECT_GT(checked, 0) << "no sleeping rank left its pid";
+    }
   }
 
   test::TempDir dir_;
@@ -109,7 +113,7 @@ TEST_F(FakeWorkerTest, RanksThatNeverEndAreKilledAtTheTimeout) {
   EXPECT_EQ(r.status, "timeout");
   EXPECT_NE(r.error.find("timed out after"), std::string::npos) << r.error;
   EXPECT_NE(r.error.find("all ranks killed"), std::string::npos) << r.error;
-  ExpectSleepersDead();
+  ExpectSleepersDead(/*require_one=*/false);
 }
 
 TEST_F(FakeWorkerTest, ExitThreeIsOom) {
