@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <iosfwd>
 #include <vector>
 
 namespace CLI {
@@ -24,6 +25,11 @@ struct Command {
   const char* help;
   std::function<int()> (*define)(CLI::App& sub);
 };
+
+// Runs a subcommand's action. Anything that escapes it becomes one line on `err`,
+// "ditbench: error: <what>" (line breaks in the message folded), and an exit code: kExitUsage
+// for bad input (std::invalid_argument, std::out_of_range), else kExitTrialsFailed.
+int RunGuarded(const std::function<int()>& action, std::ostream& err);
 
 // The table, in the order `--help` lists them.
 const std::vector<Command>& Commands();

@@ -1,6 +1,37 @@
 #include "runner/command.h"
 
+#include <ostream>
+#include <stdexcept>
+#include <string>
+
 namespace ditbench {
+
+namespace {
+
+std::string OneLine(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+}  // namespace
+
+int RunGuarded(const std::function<int()>& action, std::ostream& err) {
+  try {
+    return action();
+  } catch (const std::invalid_argument& e) {
+    err << "ditbench: error: " << OneLine(e.what()) << "\n";
+    return kExitUsage;
+  } catch (const std::out_of_range& e) {
+    err << "ditbench: error: " << OneLine(e.what()) << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    err << "ditbench: error: " << OneLine(e.what()) << "\n";
+  } catch (...) {
+    err << "ditbench: error: unknown exception\n";
+  }
+  return kExitTrialsFailed;
+}
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {

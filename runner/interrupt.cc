@@ -11,11 +11,11 @@ extern "C" void OnSignal(int) { g_interrupted = 1; }
 
 }  // namespace
 
-void InstallInterruptHandler() {
+SignalInterrupt::SignalInterrupt() {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
 }
 
-bool InterruptRequested() { return g_interrupted != 0; }
+bool SignalInterrupt::Requested() const { return g_interrupted != 0; }
 
 }  // namespace ditbench

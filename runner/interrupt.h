@@ -1,11 +1,24 @@
-// Ctrl-C for the coordinator: the first SIGINT/SIGTERM asks the run loop to stop after killing
-// the trial in flight (its ranks live in their own process group and never see the terminal's
-// signal); finished trials are already committed.
+// Ctrl-C for the coordinator, behind a small interface so that the sweep loop can be tested
+// with a fake. The sweep loop asks Requested() between waits and cancels the trials in flight
+// (their ranks live in their own process groups and never see the terminal's signal);
+// finished trials are already committed. Launchers never read it.
 #pragma once
 
 namespace ditbench {
 
-void InstallInterruptHandler();
-bool InterruptRequested();
+class InterruptSource {
+ public:
+  virtual ~InterruptSource() = default;
+  // True once the user has asked the run to stop. Cheap; called often.
+  virtual bool Requested() const = 0;
+};
+
+// SIGINT and SIGTERM. Constructing one installs the handlers (process-wide: make one, in the
+// command that runs the sweep). Requested() reads an async-signal-safe flag.
+class SignalInterrupt final : public InterruptSource {
+ public:
+  SignalInterrupt();
+  bool Requested() const override;
+};
 
 }  // namespace ditbench

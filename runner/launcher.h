@@ -1,11 +1,20 @@
-// Launching the ranks of one trial and watching them until they end.
+// Starting the ranks of trials and watching them until they end.
 //
-// Launcher is the seam between deciding and running: the scheduler hands it a LaunchRequest
-// and gets back how each rank ended. LocalLauncher starts processes on this machine; tests use
-// a fake that writes rank files directly.
+// Launcher is the seam between deciding and running, shaped like ninja's CommandRunner: the
+// sweep loop Start()s a trial and gets a handle back at once, Wait()s for any started trial to
+// end, and may Cancel() one. Several trials may be in flight; which devices each gets is the
+// caller's decision (runner/placement.h), so a launcher never overlaps trials by itself.
+// LocalLauncher (runner/local_launcher.h) starts processes on this machine; a Slurm launcher is
+// one more implementation of this interface; tests use fakes (tests/support/runner_fakes.h).
+//
+// A launcher reads no global state (no interrupt flag, no environment): interruption is the
+// caller's business, expressed through Cancel().
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,13 +26,15 @@ struct LaunchRequest {
   std::filesystem::path worker;      // the program each rank runs
   std::vector<std::string> args;     // its arguments
   int world_size = 1;
-  std::vector<int> gpus;             // CUDA_VISIBLE_DEVICES for the trial; empty on CPU
+  // CUDA_VISIBLE_DEVICES entries for the trial, as the driver names them ("4", "GPU-8e3c...");
+  // empty on CPU, and then the ranks see no GPU at all.
+  std::vector<std::string> devices;
   double timeout_s = 1800;
 };
 
 // How one rank ended.
 struct RankExit {
-  bool exited = false;     // false: still running when the launcher gave up (killed by us)
+  bool exited = false;     // false: never started, or not seen to end
   int exit_code = 0;       // valid when exited and not signaled
   int signal = 0;          // non-zero: killed by this signal
   bool killed_by_us = false;
@@ -32,26 +43,40 @@ struct RankExit {
 struct LaunchOutcome {
   std::vector<RankExit> ranks;
   bool timed_out = false;
+  bool cancelled = false;      // Cancel() stopped it
   int first_failed_rank = -1;  // the rank whose failure stopped the trial, or -1
   double wall_s = 0;
-  std::string launch_error;    // the processes could not be started at all
+  std::string launch_error;    // the processes could not be started at all (one line)
+};
+
+// Identifies a started trial until Wait() returns it. Never reused by one launcher.
+using LaunchHandle = std::uint64_t;
+
+struct FinishedTrial {
+  LaunchHandle handle = 0;
+  LaunchOutcome outcome;
 };
 
 class Launcher {
  public:
   virtual ~Launcher() = default;
-  // Runs all ranks to completion. If one fails or time runs out, kills every rank (no orphans).
-  virtual LaunchOutcome Run(const LaunchRequest& request) = 0;
-};
 
-// Ranks as local processes (Boost.Process), one process group per trial, supervised from the
-// calling thread. Each rank gets the torchrun environment of design section 5 with a free port.
-class LocalLauncher final : public Launcher {
- public:
-  LaunchOutcome Run(const LaunchRequest& request) override;
-};
+  // Starts every rank of `request` and returns at once. Never throws for a trial's own
+  // trouble (no free port, a worker that cannot start): the trial then finishes at the next
+  // Wait() with `launch_error` set, so a bad trial is data, not the end of the sweep.
+  virtual LaunchHandle Start(const LaunchRequest& request) = 0;
 
-// A TCP port on 127.0.0.1 that was free a moment ago.
-int FindFreePort();
+  // Returns the next started trial that has ended, waiting at most `up_to` for one; nullopt if
+  // none ended in that time or none is in flight. A trial ends when all its ranks have exited:
+  // on the first failing rank or at its timeout the launcher kills all of them (no orphans).
+  virtual std::optional<FinishedTrial> Wait(std::chrono::milliseconds up_to) = 0;
+
+  // Kills every rank of a trial in flight; it still comes out of Wait(), with `cancelled` set.
+  // Unknown or finished handles are ignored.
+  virtual void Cancel(LaunchHandle handle) = 0;
+
+  // Trials started and not yet returned by Wait().
+  virtual int InFlight() const = 0;
+};
 
 }  // namespace ditbench

@@ -1,32 +1,100 @@
+#include "runner/local_launcher.h"
+
 #include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <optional>
 #include <stdexcept>
 #include <thread>
 
 #include <boost/process.hpp>
+#include <boost/process/extend.hpp>
 #include <fmt/format.h>
-
-#include "runner/interrupt.h"
-#include "runner/launcher.h"
 
 namespace ditbench {
 namespace bp = boost::process;
 
 namespace {
 
-// SIGKILL to the trial's process group. A group whose members have all exited already (or that
-// never got one) is not an error: there is nothing left to kill.
-void KillAll(bp::group& group) {
-  std::error_code ignored;
-  group.terminate(ignored);
-}
+using Clock = std::chrono::steady_clock;
+
+// Hands execve a ready-made environment ("NAME=value" strings, owned by the caller, alive
+// until the child has started) and asks for SIGKILL when the coordinator dies.
+class ExecEnvironment : public bp::extend::handler {
+ public:
+  explicit ExecEnvironment(const std::vector<std::string>& env) {
+    for (const auto& entry : env) pointers_.push_back(const_cast<char*>(entry.c_str()));
+    pointers_.push_back(nullptr);
+  }
+  template <class Executor>
+  void on_setup(Executor& exec) const {
+    exec.env = const_cast<char**>(pointers_.data());
+  }
+  template <class Executor>
+  void on_exec_setup(Executor&) const {
+    // In the child, between fork and exec: async-signal-safe calls only.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  }
+
+ private:
+  std::vector<char*> pointers_;
+};
 
 }  // namespace
+
+// One trial in flight: its process group and ranks, and what is known so far.
+struct LocalLauncher::Trial {
+  bp::group group;
+  std::vector<bp::child> children;
+  LaunchOutcome outcome;
+  Clock::time_point start;
+  Clock::time_point deadline;
+  bool killed = false;
+
+  // SIGKILL to the whole process group. A group whose members have all exited already (or
+  // that never got one) is not an error: there is nothing left to kill.
+  void KillAll() {
+    std::error_code ignored;
+    group.terminate(ignored);
+    killed = true;
+  }
+
+  // Notes ranks that have ended; kills the rest at the first failure or at the deadline.
+  // Returns true when every rank has ended.
+  bool Poll(Clock::time_point now) {
+    std::size_t ended = 0;
+    for (std::size_t r = 0; r < children.size(); ++r) {
+      RankExit& exit = outcome.ranks[r];
+      if (!exit.exited) {
+        std::error_code ec;
+        if (children[r].running(ec)) continue;
+        exit.exited = true;
+        if (ec) {
+          exit.exit_code = -1;  // cannot be waited for: its status is lost, count it a failure
+        } else {
+          const int status = children[r].native_exit_code();
+          if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+          else exit.exit_code = WEXITSTATUS(status);
+        }
+        exit.killed_by_us = killed;
+        if ((exit.signal != 0 || exit.exit_code != 0) && !killed) {
+          outcome.first_failed_rank = static_cast<int>(r);
+          KillAll();
+        }
+      }
+      ++ended;
+    }
+    if (ended == children.size()) return true;
+    if (!killed && now >= deadline) {
+      outcome.timed_out = true;
+      KillAll();
+    }
+    return false;
+  }
+};
 
 int FindFreePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -45,76 +113,77 @@ int FindFreePort() {
   return ntohs(addr.sin_port);
 }
 
-LaunchOutcome LocalLauncher::Run(const LaunchRequest& request) {
-  LaunchOutcome outcome;
-  outcome.ranks.resize(request.world_size);
-  const auto start = std::chrono::steady_clock::now();
-  const int port = FindFreePort();
-  std::string visible;
-  for (int gpu : request.gpus) visible += (visible.empty() ? "" : ",") + std::to_string(gpu);
+LocalLauncher::LocalLauncher(std::vector<std::string> environment)
+    : environment_(std::move(environment)) {}
 
-  bp::group group;
-  std::vector<bp::child> children;
+LocalLauncher::~LocalLauncher() {
+  for (auto& [handle, trial] : trials_) {
+    trial->KillAll();
+    for (auto& child : trial->children) {
+      std::error_code ignored;
+      child.wait(ignored);
+    }
+  }
+}
+
+LaunchHandle LocalLauncher::Start(const LaunchRequest& request) {
+  auto trial = std::make_unique<Trial>();
+  trial->start = Clock::now();
+  trial->deadline = trial->start + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(request.timeout_s));
+  trial->outcome.ranks.resize(std::max(0, request.world_size));
   try {
+    const int port = FindFreePort();
     for (int rank = 0; rank < request.world_size; ++rank) {
-      bp::environment env = boost::this_process::environment();  // a copy, not our own
-      env["RANK"] = std::to_string(rank);
-      env["LOCAL_RANK"] = std::to_string(rank);
-      env["WORLD_SIZE"] = std::to_string(request.world_size);
-      env["LOCAL_WORLD_SIZE"] = std::to_string(request.world_size);
-      env["MASTER_ADDR"] = "127.0.0.1";
-      env["MASTER_PORT"] = std::to_string(port);
-      env["CUDA_VISIBLE_DEVICES"] = visible;  // empty on CPU trials: no GPU leaks in
-      env["DITBENCH_TRIAL"] = (request.run_dir / "trial.json").string();
-      env["DITBENCH_RESULT"] = request.run_dir.string();
+      const std::vector<std::string> env =
+          BuildRankEnvironment(environment_, request, rank, port);
       const auto log = request.run_dir / fmt::format("rank{}.log", rank);
-      children.emplace_back(request.worker.string(), bp::args(request.args), env,
-                            bp::std_in < bp::null, (bp::std_out & bp::std_err) > log.string(),
-                            group);
+      trial->children.emplace_back(request.worker.string(), bp::args(request.args),
+                                   ExecEnvironment(env), bp::std_in < bp::null,
+                                   (bp::std_out & bp::std_err) > log.string(), trial->group);
     }
   } catch (const std::exception& e) {
-    outcome.launch_error = fmt::format("cannot start {}: {}", request.worker.string(), e.what());
-    KillAll(group);
-    for (auto& child : children) child.wait();
-    return outcome;
+    trial->outcome.launch_error =
+        fmt::format("cannot start {}: {}", request.worker.string(), e.what());
+    trial->KillAll();
+    for (std::size_t r = 0; r < trial->children.size(); ++r) {
+      std::error_code ignored;
+      trial->children[r].wait(ignored);
+      trial->outcome.ranks[r].exited = true;
+      trial->outcome.ranks[r].killed_by_us = true;
+      trial->outcome.ranks[r].signal = SIGKILL;
+    }
+    trial->children.clear();
   }
+  const LaunchHandle handle = next_handle_++;
+  trials_.emplace(handle, std::move(trial));
+  return handle;
+}
 
-  // Supervise from this thread only, polling (Boost.Process 1.74's wait_for is not safe to mix
-  // with several children). Stop everything at the first failure or at the deadline.
-  const auto deadline = start + std::chrono::duration<double>(request.timeout_s);
-  std::size_t finished = 0;
-  bool killed = false;
-  while (finished < children.size()) {
-    for (std::size_t r = 0; r < children.size(); ++r) {
-      RankExit& exit = outcome.ranks[r];
-      if (exit.exited || children[r].running()) continue;
-      const int status = children[r].native_exit_code();
-      exit.exited = true;
-      if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
-      else exit.exit_code = WEXITSTATUS(status);
-      exit.killed_by_us = killed;
-      ++finished;
-      if ((exit.signal != 0 || exit.exit_code != 0) && !killed) {
-        outcome.first_failed_rank = static_cast<int>(r);
-        KillAll(group);
-        killed = true;
+std::optional<FinishedTrial> LocalLauncher::Wait(std::chrono::milliseconds up_to) {
+  const auto give_up = Clock::now() + up_to;
+  while (!trials_.empty()) {
+    const auto now = Clock::now();
+    for (auto it = trials_.begin(); it != trials_.end(); ++it) {
+      Trial& trial = *it->second;
+      if (!trial.outcome.launch_error.empty() || trial.Poll(now)) {
+        FinishedTrial finished{it->first, std::move(trial.outcome)};
+        finished.outcome.wall_s = std::chrono::duration<double>(Clock::now() - trial.start).count();
+        trials_.erase(it);
+        return finished;
       }
     }
-    if (finished == children.size()) break;
-    if (!killed && InterruptRequested()) {
-      KillAll(group);
-      killed = true;
-    }
-    if (!killed && std::chrono::steady_clock::now() >= deadline) {
-      outcome.timed_out = true;
-      KillAll(group);
-      killed = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (Clock::now() >= give_up) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  outcome.wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return outcome;
+  return std::nullopt;
+}
+
+void LocalLauncher::Cancel(LaunchHandle handle) {
+  auto it = trials_.find(handle);
+  if (it == trials_.end() || it->second->killed) return;
+  it->second->outcome.cancelled = true;
+  it->second->KillAll();
 }
 
 }  // namespace ditbench

@@ -1,4 +1,5 @@
 // ditbench: the coordinator CLI. Thin: each subcommand defines its options and its action.
+#include <iostream>
 #include <map>
 
 #include <CLI/CLI.hpp>
@@ -20,6 +21,6 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : ditbench::kExitUsage;
   }
   for (auto& [sub, action] : actions)
-    if (sub->parsed()) return action();
+    if (sub->parsed()) return ditbench::RunGuarded(action, std::cerr);
   return ditbench::kExitUsage;
 }

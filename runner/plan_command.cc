@@ -8,7 +8,7 @@
 #include "runner/command.h"
 #include "runner/plan_output.h"
 #include "runner/sweep_plan.h"
-#include "runner/sweep_run.h"
+#include "runner/placement.h"
 
 namespace ditbench {
 namespace {
@@ -29,7 +29,9 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
   sub.add_option("--format", options->format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  sub.add_option("--gpus", options->gpus, "auto | 0,1,2,3 | cpu:N (what validity assumes)")
+  sub.add_option("--gpus", options->gpus,
+                 "auto | 0,1,2,3 (positions among the visible GPUs) | cpu:N (what validity "
+                 "assumes)")
       ->capture_default_str();
   sub.add_option("--db", options->db, "earlier results, for measured estimates")
       ->capture_default_str();
@@ -44,7 +46,7 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     }
     Placement placement;
     try {
-      placement = ResolvePlacement(options->gpus);
+      placement = ResolvePlacement(options->gpus, NvidiaSmiDiscovery());
     } catch (const std::exception& e) {
       std::cerr << "ditbench plan: error: " << e.what() << "\n";
       return kExitUsage;

@@ -108,7 +108,7 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
 }
 
 std::string DeviceFor(const Placement& placement) {
-  return placement.capacity.on_gpu ? GpuName() : "cpu";
+  return placement.capacity.on_gpu ? placement.device_name : "cpu";
 }
 
 }  // namespace ditbench

@@ -6,8 +6,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "runner/placement.h"
 #include "runner/sweep_plan.h"
-#include "runner/sweep_run.h"
 
 namespace ditbench {
 
@@ -16,7 +16,7 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
 void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& assumptions,
                    std::ostream& out);
 
-// The device name estimates assume for a placement: the GPUs' name, or "cpu".
+// The device name estimates assume for a placement: the first GPU's name, or "cpu".
 std::string DeviceFor(const Placement& placement);
 
 }  // namespace ditbench

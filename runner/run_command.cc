@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include "runner/command.h"
+#include "runner/gpu_discovery.h"
 #include "runner/interrupt.h"
+#include "runner/local_launcher.h"
 #include "runner/sweep_run.h"
 
 namespace ditbench {
@@ -14,7 +16,15 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
   auto options = std::make_shared<RunOptions>();
   sub.add_option("sweep", options->sweep, "sweep file (YAML)")->required();
   sub.add_option("--db", options->db, "results database")->capture_default_str();
-  sub.add_option("--gpus", options->gpus, "auto | 0,1,2,3 | cpu:N")->capture_default_str();
+  sub.add_option("--gpus", options->gpus,
+                 "auto | 0,1,2,3 | cpu:N. Numbers are positions among the GPUs visible to "
+                 "ditbench: with CUDA_VISIBLE_DEVICES=4,5 set, auto uses GPUs 4 and 5 and "
+                 "--gpus 1 means GPU 5")
+      ->capture_default_str();
+  sub.add_option("--policy", options->policy,
+                 "exclusive: one trial at a time; pack: several at once on disjoint GPUs/slots")
+      ->check(CLI::IsMember({"exclusive", "pack"}))
+      ->capture_default_str();
   sub.add_option("--rerun", options->rerun, "also run trials that already have a result")
       ->check(CLI::IsMember({"failed", "all"}));
   sub.add_flag("--new", options->fresh, "start a new campaign instead of resuming the newest");
@@ -23,9 +33,10 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
   sub.add_option("--run-dir", options->run_root,
                  "folder for trial.json, rank results and logs (default: runs/ beside the db)");
   return [options] {
-    InstallInterruptHandler();
+    SignalInterrupt interrupt;
     LocalLauncher launcher;
-    return RunSweep(*options, launcher, std::cout, std::cerr);
+    NvidiaSmiDiscovery gpus;
+    return RunSweep(*options, SweepEffects{launcher, interrupt, gpus}, std::cout, std::cerr);
   };
 }
 

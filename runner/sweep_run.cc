@@ -1,13 +1,9 @@
 #include "runner/sweep_run.h"
 
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdio>
 #include <iostream>
-#include <set>
-#include <sstream>
-#include <thread>
+#include <map>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -16,23 +12,20 @@
 #include "runner/build_info.h"
 #include "runner/environment.h"
 #include "runner/ingest.h"
-#include "runner/interrupt.h"
+#include "runner/placement.h"
 #include "runner/plan_output.h"
+#include "runner/sweep_plan.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
 namespace {
 
+// How long one Wait() may block before the loop looks at the interrupt source again.
+constexpr std::chrono::milliseconds kPollInterval{100};
+
 double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::vector<int> NvidiaSmiGpus() {
-  std::vector<int> gpus;
-  for (const auto& line : CommandOutputLines("nvidia-smi -L"))
-    if (line.rfind("GPU ", 0) == 0) gpus.push_back(static_cast<int>(gpus.size()));
-  return gpus;
 }
 
 std::filesystem::path DefaultWorker() {
@@ -52,61 +45,224 @@ bool IsFailure(TrialStatus s) {
          s == TrialStatus::kCrashed;
 }
 
+// A trial to run and its 0-based position in the sweep (for progress lines).
+struct QueuedTrial {
+  std::size_t index;
+  const PlannedTrial* trial;
+};
+
+// One campaign's trials through the launcher. Owns the bookkeeping of trials in flight; every
+// method that touches the database may throw (storage trouble ends the sweep).
+class SweepLoop {
+ public:
+  SweepLoop(const SweepSpec& spec, const Placement& placement, PlacementPolicy policy,
+            ResultsDb& db, std::int64_t campaign, const SweepEffects& effects,
+            std::filesystem::path worker, std::filesystem::path run_root, std::ostream& out)
+      : spec_(spec), placement_(placement), pool_(placement.capacity.slots, policy), db_(db),
+        campaign_(campaign), effects_(effects), worker_(std::move(worker)),
+        run_root_(std::move(run_root)), out_(out) {}
+
+  // Runs `trials` (already filtered by resume rules) in order; returns when none is left to
+  // start and none is in flight, or after an interrupt once the trials in flight have ended.
+  //
+  // The structure is ninja's Builder::Build: start trials while the slots allow, wait for one
+  // to finish, reap and record it, repeat.
+  void Run(const std::vector<QueuedTrial>& trials, std::size_t total) {
+    std::size_t next = 0;
+    bool cancelled = false;
+    while (true) {
+      while (next < trials.size() && !effects_.interrupt.Requested()) {
+        const PlannedTrial& t = *trials[next].trial;
+        const std::string prefix = fmt::format("[{}/{}] {} {}", trials[next].index + 1, total,
+                                               t.key, Axes(t.config));
+        if (t.invalid_reason) {
+          RecordSkipped(t, prefix);
+          ++next;
+          continue;
+        }
+        auto slots = pool_.Acquire(t.config.world_size());
+        if (!slots && effects_.launcher.InFlight() > 0) break;  // wait for slots to free up
+        ++next;
+        if (!slots) {
+          RecordUnstartable(t, prefix,
+                            fmt::format("needs {} slot(s); this run has {}",
+                                        t.config.world_size(), pool_.size()));
+          continue;
+        }
+        Start(t, prefix, *slots);
+      }
+      if (effects_.launcher.InFlight() == 0) return;
+      if (effects_.interrupt.Requested() && !cancelled) {
+        for (const auto& [handle, trial] : in_flight_) effects_.launcher.Cancel(handle);
+        cancelled = true;
+      }
+      if (auto finished = effects_.launcher.Wait(kPollInterval)) Reap(*finished);
+    }
+  }
+
+  // Kills whatever is still in flight and waits for it: used when storage fails mid-sweep.
+  void Abandon() noexcept {
+    try {
+      for (const auto& [handle, trial] : in_flight_) effects_.launcher.Cancel(handle);
+      while (effects_.launcher.InFlight() > 0) effects_.launcher.Wait(kPollInterval);
+    } catch (...) {
+    }
+  }
+
+  int ran = 0, ok = 0, failed = 0, skipped = 0;
+
+ private:
+  struct InFlight {
+    const PlannedTrial* trial;
+    std::string prefix;
+    std::filesystem::path run_dir;
+    std::vector<int> slots;
+    double started_at;
+  };
+
+  TrialRecord BaseRecord(const PlannedTrial& t) const {
+    TrialRecord record;
+    record.trial_key = t.key;
+    record.config = CanonicalJson(t.config);
+    record.world_size = t.config.world_size();
+    return record;
+  }
+
+  void RecordSkipped(const PlannedTrial& t, const std::string& prefix) {
+    TrialRecord record = BaseRecord(t);
+    record.status = TrialStatus::kSkipped;
+    record.error = *t.invalid_reason;
+    record.started_at = record.finished_at = UnixNow();
+    db_.RecordTrial(campaign_, record);
+    ++skipped;
+    out_ << prefix << ": skipped: " << *t.invalid_reason << "\n";
+  }
+
+  // A trial that could not be prepared or started: a failed trial, with the reason.
+  void RecordUnstartable(const PlannedTrial& t, const std::string& prefix,
+                         const std::string& error, double started_at = UnixNow()) {
+    TrialRecord record = BaseRecord(t);
+    record.status = TrialStatus::kFailed;
+    record.error = error;
+    record.started_at = started_at;
+    record.finished_at = UnixNow();
+    db_.RecordTrial(campaign_, record);
+    ++ran;
+    ++failed;
+    out_ << prefix << ": failed: " << error << "\n";
+  }
+
+  void Start(const PlannedTrial& t, const std::string& prefix, const std::vector<int>& slots) {
+    const auto run_dir = run_root_ / std::to_string(campaign_) / t.key;
+    const double started_at = UnixNow();
+    try {
+      std::filesystem::remove_all(run_dir);
+      std::filesystem::create_directories(run_dir);
+      TrialFile file{t.key, spec_.name, t.config, placement_.capacity.on_gpu ? "cuda" : "cpu"};
+      WriteFileAtomically(run_dir / "trial.json", ToJson(file).dump(2));
+    } catch (const std::exception& e) {
+      pool_.Release(slots);
+      RecordUnstartable(t, prefix, fmt::format("cannot prepare {}: {}", run_dir.string(), e.what()),
+                        started_at);
+      return;
+    }
+    TrialRecord running = BaseRecord(t);
+    running.status = TrialStatus::kRunning;
+    running.run_dir = run_dir.string();
+    running.started_at = started_at;
+    db_.MarkRunning(campaign_, running);
+    out_ << prefix << ": running\n" << std::flush;
+
+    LaunchRequest request;
+    request.trial_key = t.key;
+    request.run_dir = run_dir;
+    request.worker = worker_;
+    request.args = {"--trial", (run_dir / "trial.json").string()};
+    request.world_size = t.config.world_size();
+    if (placement_.capacity.on_gpu)
+      for (int slot : slots) request.devices.push_back(placement_.devices.at(slot));
+    request.timeout_s = t.config.timeout_s;
+    LaunchHandle handle = 0;
+    try {
+      handle = effects_.launcher.Start(request);
+    } catch (const std::exception& e) {  // launchers should not throw; if one does, it is data
+      pool_.Release(slots);
+      RecordUnstartable(t, prefix, fmt::format("cannot start the trial: {}", e.what()), started_at);
+      return;
+    }
+    in_flight_.emplace(handle, InFlight{&t, prefix, run_dir, slots, started_at});
+  }
+
+  void Reap(const FinishedTrial& finished) {
+    auto it = in_flight_.find(finished.handle);
+    if (it == in_flight_.end()) return;  // not ours: nothing to record
+    const InFlight trial = std::move(it->second);
+    in_flight_.erase(it);
+    pool_.Release(trial.slots);
+    const PlannedTrial& t = *trial.trial;
+
+    TrialRecord record = IngestTrial(t.config, t.key, trial.run_dir, finished.outcome);
+    if (finished.outcome.cancelled ||
+        (effects_.interrupt.Requested() && record.status != TrialStatus::kOk)) {
+      record.status = TrialStatus::kInterrupted;
+      record.error = "interrupted by the user";
+    }
+    record.started_at = trial.started_at;
+    record.finished_at = UnixNow();
+    db_.RecordTrial(campaign_, record);
+    if (!worker_described_ && record.status == TrialStatus::kOk &&
+        record.worker_environment.is_object() && !record.worker_environment.empty()) {
+      db_.UpdateCampaignEnvironment(campaign_, {{"worker", record.worker_environment}});
+      worker_described_ = true;
+    }
+    if (record.status == TrialStatus::kInterrupted) {
+      out_ << trial.prefix << ": interrupted\n";
+      return;
+    }
+    ++ran;
+    if (record.status == TrialStatus::kOk) {
+      ++ok;
+      const auto& m = *record.metrics;
+      out_ << trial.prefix
+           << fmt::format(": ok  median {:.3f} ms  [{:.3f}, {:.3f}]  cov {:.3f}  skew {:.3f} ms  n={}\n",
+                          m.latency_ms, m.ci_low_ms, m.ci_high_ms, m.cov, m.skew_ms, m.iterations);
+    } else {
+      ++failed;
+      out_ << trial.prefix << ": " << StatusName(record.status) << ": " << record.error << "\n";
+    }
+  }
+
+  const SweepSpec& spec_;
+  const Placement& placement_;
+  SlotPool pool_;
+  ResultsDb& db_;
+  std::int64_t campaign_;
+  const SweepEffects& effects_;
+  std::filesystem::path worker_;
+  std::filesystem::path run_root_;
+  std::ostream& out_;
+  std::map<LaunchHandle, InFlight> in_flight_;
+  bool worker_described_ = false;
+};
+
 }  // namespace
 
-std::string GpuName() {
-  auto names = CommandOutputLines("nvidia-smi --query-gpu=name --format=csv,noheader");
-  return names.empty() ? "unknown GPU" : names.front();
-}
-
-Placement ResolvePlacement(const std::string& gpus) {
-  Placement p;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (gpus == "auto") {
-    p.gpus = NvidiaSmiGpus();
-    p.capacity = p.gpus.empty() ? Capacity{cores, false}
-                                : Capacity{static_cast<int>(p.gpus.size()), true};
-    return p;
-  }
-  if (gpus.rfind("cpu", 0) == 0) {
-    int slots = cores;
-    if (gpus.size() > 3) {
-      if (gpus[3] != ':' || gpus.size() == 4 ||
-          gpus.find_first_not_of("0123456789", 4) != std::string::npos)
-        throw std::invalid_argument(
-            fmt::format("--gpus '{}': expected auto, a list like 0,1,2, or cpu:N", gpus));
-      slots = std::stoi(gpus.substr(4));
-    }
-    if (slots < 1) throw std::invalid_argument("--gpus cpu:N needs N >= 1");
-    p.capacity = Capacity{slots, false};
-    return p;
-  }
-  std::stringstream in(gpus);
-  std::string item;
-  std::set<int> seen;
-  while (std::getline(in, item, ',')) {
-    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
-      throw std::invalid_argument(
-          fmt::format("--gpus '{}': expected auto, a list like 0,1,2, or cpu:N", gpus));
-    int gpu = std::stoi(item);
-    if (!seen.insert(gpu).second)
-      throw std::invalid_argument(fmt::format("--gpus '{}': GPU {} listed twice", gpus, gpu));
-    p.gpus.push_back(gpu);
-  }
-  p.capacity = Capacity{static_cast<int>(p.gpus.size()), true};
-  return p;
-}
-
-int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, std::ostream& err) {
+int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostream& out,
+             std::ostream& err) {
   ParseResult parsed = ParseSweepFile(options.sweep);
   if (!parsed.ok()) {
     for (const auto& e : parsed.errors) err << e.ToString() << "\n";
     return 2;
   }
   const SweepSpec& spec = parsed.spec;
+  const auto policy = ParsePlacementPolicy(options.policy);
+  if (!policy) {
+    err << "ditbench run: error: --policy '" << options.policy << "': expected exclusive or pack\n";
+    return 2;
+  }
   Placement placement;
   try {
-    placement = ResolvePlacement(options.gpus);
+    placement = ResolvePlacement(options.gpus, effects.gpus);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
     return 2;
@@ -124,7 +280,6 @@ int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, s
     WritePlanTable(spec, plan, assumptions, out);
     return 0;
   }
-  const std::vector<PlannedTrial>& trials = plan.trials;
 
   std::unique_ptr<ResultsDb> db;
   std::int64_t campaign = 0;
@@ -140,6 +295,8 @@ int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, s
     record.host = Hostname();
     record.environment = CoordinatorEnvironment();
     record.environment["gpus"] = options.gpus;
+    record.environment["devices"] = placement.devices;
+    record.environment["policy"] = options.policy;
     record.environment["slots"] = placement.capacity.slots;
     record.environment["on_gpu"] = placement.capacity.on_gpu;
     campaign = db->ResumeOrCreateCampaign(record, options.fresh);
@@ -151,101 +308,41 @@ int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, s
     return 2;
   }
 
-  auto run_root = options.run_root.empty()
-                      ? std::filesystem::absolute(options.db).parent_path() / "runs"
-                      : options.run_root;
-  int ran = 0, ok = 0, failed = 0, skipped = 0, kept = 0, index = 0;
-  bool worker_described = false;
-  out << fmt::format("campaign {} of sweep '{}': {} trials on {} {}\n", campaign, spec.name,
-                     trials.size(), placement.capacity.slots,
-                     placement.capacity.on_gpu ? "GPU(s)" : "CPU slot(s)");
-  for (const auto& t : trials) {
-    ++index;
-    if (InterruptRequested()) break;
+  // Resume: trials already settled are kept, not run again.
+  std::vector<QueuedTrial> to_run;
+  int kept = 0, kept_failed = 0;
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+    const PlannedTrial& t = plan.trials[i];
     auto found = statuses.find(t.key);
     if (found != statuses.end() && options.rerun != "all") {
-      TrialStatus s = found->second;
-      bool done = s == TrialStatus::kOk || s == TrialStatus::kSkipped ||
-                  (IsFailure(s) && options.rerun != "failed");
-      if (done) {
+      const TrialStatus s = found->second;
+      if (s == TrialStatus::kOk || s == TrialStatus::kSkipped ||
+          (IsFailure(s) && options.rerun != "failed")) {
         ++kept;
-        if (IsFailure(s)) ++failed;
+        if (IsFailure(s)) ++kept_failed;
         continue;
       }
     }
-    const std::string prefix = fmt::format("[{}/{}] {} {}", index, trials.size(), t.key, Axes(t.config));
-    TrialRecord record;
-    try {
-      if (t.invalid_reason) {
-        record.trial_key = t.key;
-        record.config = CanonicalJson(t.config);
-        record.status = TrialStatus::kSkipped;
-        record.error = *t.invalid_reason;
-        record.world_size = t.config.world_size();
-        record.started_at = record.finished_at = UnixNow();
-        db->RecordTrial(campaign, record);
-        ++skipped;
-        out << prefix << ": skipped: " << *t.invalid_reason << "\n";
-        continue;
-      }
-      const auto run_dir = run_root / std::to_string(campaign) / t.key;
-      std::filesystem::remove_all(run_dir);
-      std::filesystem::create_directories(run_dir);
-      TrialFile file{t.key, spec.name, t.config, placement.capacity.on_gpu ? "cuda" : "cpu"};
-      WriteFileAtomically(run_dir / "trial.json", ToJson(file).dump(2));
-
-      TrialRecord running;
-      running.trial_key = t.key;
-      running.config = CanonicalJson(t.config);
-      running.status = TrialStatus::kRunning;
-      running.world_size = t.config.world_size();
-      running.run_dir = run_dir.string();
-      running.started_at = UnixNow();
-      db->MarkRunning(campaign, running);
-      out << prefix << ": running\n" << std::flush;
-
-      LaunchRequest request;
-      request.trial_key = t.key;
-      request.run_dir = run_dir;
-      request.worker = worker;
-      request.args = {"--trial", (run_dir / "trial.json").string()};
-      request.world_size = t.config.world_size();
-      if (placement.capacity.on_gpu)
-        request.gpus.assign(placement.gpus.begin(), placement.gpus.begin() + request.world_size);
-      request.timeout_s = t.config.timeout_s;
-      LaunchOutcome outcome = launcher.Run(request);
-
-      record = IngestTrial(t.config, t.key, run_dir, outcome);
-      if (InterruptRequested() && record.status != TrialStatus::kOk) {
-        record.status = TrialStatus::kInterrupted;
-        record.error = "interrupted by the user";
-      }
-      record.started_at = running.started_at;
-      record.finished_at = UnixNow();
-      db->RecordTrial(campaign, record);
-      if (!worker_described && record.status == TrialStatus::kOk &&
-          record.worker_environment.is_object() && !record.worker_environment.empty()) {
-        db->UpdateCampaignEnvironment(campaign, {{"worker", record.worker_environment}});
-        worker_described = true;
-      }
-    } catch (const std::exception& e) {
-      // Storage or filesystem trouble: say so and stop; results already committed are safe.
-      err << prefix << ": error: " << e.what() << "\n";
-      return 1;
-    }
-    ++ran;
-    if (record.status == TrialStatus::kOk) {
-      ++ok;
-      const auto& m = *record.metrics;
-      out << prefix << fmt::format(": ok  median {:.3f} ms  [{:.3f}, {:.3f}]  cov {:.3f}  skew {:.3f} ms  n={}\n",
-                                   m.latency_ms, m.ci_low_ms, m.ci_high_ms, m.cov, m.skew_ms,
-                                   m.iterations);
-    } else if (record.status != TrialStatus::kInterrupted) {
-      ++failed;
-      out << prefix << ": " << StatusName(record.status) << ": " << record.error << "\n";
-    }
+    to_run.push_back({i, &t});
   }
-  if (InterruptRequested()) {
+
+  const auto run_root = options.run_root.empty()
+                            ? std::filesystem::absolute(options.db).parent_path() / "runs"
+                            : options.run_root;
+  out << fmt::format("campaign {} of sweep '{}': {} trials on {} {}\n", campaign, spec.name,
+                     plan.trials.size(), placement.capacity.slots,
+                     placement.capacity.on_gpu ? "GPU(s)" : "CPU slot(s)");
+  SweepLoop loop(spec, placement, *policy, *db, campaign, effects, worker, run_root, out);
+  try {
+    loop.Run(to_run, plan.trials.size());
+  } catch (const std::exception& e) {
+    // Storage or filesystem trouble: stop every trial in flight and say so; results already
+    // committed are safe.
+    loop.Abandon();
+    err << "ditbench run: error: " << e.what() << "\n";
+    return 1;
+  }
+  if (effects.interrupt.Requested()) {
     out << "interrupted: finished trials are saved; run the same command again to resume\n";
     return 130;
   }
@@ -254,8 +351,9 @@ int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, s
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
   }
+  const int failed = loop.failed + kept_failed;
   out << fmt::format("done: {} ran ({} ok), {} skipped as invalid, {} already recorded, {} failed\n",
-                     ran, ok, skipped, kept, failed);
+                     loop.ran, loop.ok, loop.skipped, kept, failed);
   return failed > 0 ? 1 : 0;
 }
 

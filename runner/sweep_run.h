@@ -1,47 +1,46 @@
 // `ditbench run`: a sweep file in, one campaign of recorded trials out.
 //
 // Deciding and running are kept apart: PlanSweep expands and classifies the trials (pure);
-// RunSweep records skipped ones, launches the rest one at a time through a Launcher, and
-// commits each finished trial in its own transaction.
+// RunSweep records skipped ones, starts the rest through a Launcher on the slots a SlotPool
+// gives them (one at a time by default), and commits each finished trial in its own
+// transaction. Every side effect it has besides the database and the run folders comes in
+// through SweepEffects, so the loop is tested with fakes.
 #pragma once
 
 #include <filesystem>
 #include <iosfwd>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include "experiments/sweep_spec.h"
-#include "experiments/validity.h"
+#include "runner/gpu_discovery.h"
+#include "runner/interrupt.h"
 #include "runner/launcher.h"
-#include "runner/sweep_plan.h"
 
 namespace ditbench {
 
 struct RunOptions {
   std::filesystem::path sweep;
   std::filesystem::path db = "results.db";
-  std::string gpus = "auto";       // auto | 0,1,2 | cpu:N
-  std::string rerun;               // "" | failed | all
-  bool fresh = false;              // --new: start a new campaign
-  bool dry_run = false;            // print the plan, run nothing
-  std::filesystem::path worker;    // ditbench-worker; default: next to this executable
-  std::filesystem::path run_root;  // default: <db folder>/runs
+  std::string gpus = "auto";         // auto | 0,1,2 (positions among the visible GPUs) | cpu:N
+  std::string policy = "exclusive";  // exclusive | pack (see PlacementPolicy)
+  std::string rerun;                 // "" | failed | all
+  bool fresh = false;                // --new: start a new campaign
+  bool dry_run = false;              // print the plan, run nothing
+  std::filesystem::path worker;      // ditbench-worker; default: next to this executable
+  std::filesystem::path run_root;    // default: <db folder>/runs
 };
 
-// Where trials run: GPU indices, or CPU slots.
-struct Placement {
-  Capacity capacity;
-  std::vector<int> gpus;  // empty on CPU
+// What RunSweep does to the world besides storage: borrowed, not owned.
+struct SweepEffects {
+  Launcher& launcher;
+  const InterruptSource& interrupt;
+  const GpuDiscovery& gpus;
 };
-// Parses --gpus. "auto": the GPUs nvidia-smi lists, else CPU with one slot per core.
-// Throws std::invalid_argument with a one-line message on a malformed value.
-Placement ResolvePlacement(const std::string& gpus);
-// The first GPU's name from nvidia-smi, or "unknown GPU".
-std::string GpuName();
 
-// Runs the sweep; returns the exit code (0 ok/skipped, 1 some failed, 2 spec or usage error,
-// 130 interrupted). Progress goes to `out`, errors to `err`.
-int RunSweep(const RunOptions& options, Launcher& launcher, std::ostream& out, std::ostream& err);
+// Runs the sweep; returns the exit code (0 ok/skipped, 1 some failed or storage trouble,
+// 2 spec or usage error, 130 interrupted). Progress goes to `out`, errors to `err`. A trial
+// that cannot be prepared or started is recorded as failed, with the reason, and the sweep
+// goes on. On return no trial it started is still running.
+int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostream& out,
+             std::ostream& err);
 
 }  // namespace ditbench

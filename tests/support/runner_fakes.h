@@ -1,0 +1,135 @@
+// Fakes for the coordinator's side effects: a launcher that "runs" trials by writing rank
+// files, an interrupt the test sets, and GPUs the test lists. The sweep loop is tested with
+// these, without processes or GPUs.
+#pragma once
+
+#include <signal.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "experiments/worker_contract.h"
+#include "runner/gpu_discovery.h"
+#include "runner/interrupt.h"
+#include "runner/launcher.h"
+
+namespace ditbench::test {
+
+class FakeInterrupt final : public InterruptSource {
+ public:
+  bool Requested() const override { return requested; }
+  bool requested = false;
+};
+
+class FakeGpuDiscovery final : public GpuDiscovery {
+ public:
+  std::vector<GpuInfo> ListGpus() const override { return gpus; }
+  std::optional<std::string> InheritedVisibleDevices() const override { return inherited; }
+  std::vector<GpuInfo> gpus;
+  std::optional<std::string> inherited;
+};
+
+// Trials end in the order they started, one per Wait(), cancelled ones first. A trial ends
+// well (every rank writes a result with `repeats.min` timed samples) unless its ulysses
+// degree is `fail_ulysses` (rank 0 exits 1 after logging "boom") or `launch_error_ulysses`
+// (it could not be started), or `throw_ulysses` (Start() throws, as a launcher should not).
+// Setting `interrupt` and `interrupt_at_start` raises the
+// interrupt when that many trials have been started (Ctrl-C while the last one runs).
+class FakeLauncher final : public Launcher {
+ public:
+  LaunchHandle Start(const LaunchRequest& request) override {
+    if (ReadTrialFile(request.run_dir / "trial.json").config.ulysses == throw_ulysses)
+      throw std::runtime_error("no free port (injected)");
+    const LaunchHandle handle = next_handle_++;
+    started.push_back(request);
+    in_flight_.emplace(handle, Trial{request, false});
+    max_in_flight = std::max(max_in_flight, InFlight());
+    // Devices of every pair of trials in flight together must be disjoint.
+    for (const auto& [other, trial] : in_flight_)
+      if (other != handle)
+        for (const auto& d : request.devices)
+          if (std::count(trial.request.devices.begin(), trial.request.devices.end(), d))
+            overlapping_devices = true;
+    if (interrupt != nullptr && static_cast<int>(started.size()) == interrupt_at_start)
+      interrupt->requested = true;
+    return handle;
+  }
+
+  std::optional<FinishedTrial> Wait(std::chrono::milliseconds) override {
+    if (in_flight_.empty()) return std::nullopt;
+    auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
+                           [](const auto& entry) { return entry.second.cancelled; });
+    if (it == in_flight_.end()) it = in_flight_.begin();
+    FinishedTrial finished{it->first, Finish(it->second)};
+    in_flight_.erase(it);
+    return finished;
+  }
+
+  void Cancel(LaunchHandle handle) override {
+    if (auto it = in_flight_.find(handle); it != in_flight_.end()) it->second.cancelled = true;
+    ++cancels;
+  }
+
+  int InFlight() const override { return static_cast<int>(in_flight_.size()); }
+
+  std::vector<LaunchRequest> started;
+  int max_in_flight = 0;
+  bool overlapping_devices = false;
+  int cancels = 0;
+  int fail_ulysses = -1;
+  int launch_error_ulysses = -1;
+  int throw_ulysses = -1;
+  FakeInterrupt* interrupt = nullptr;
+  int interrupt_at_start = -1;
+
+ private:
+  struct Trial {
+    LaunchRequest request;
+    bool cancelled;
+  };
+
+  LaunchOutcome Finish(const Trial& trial) const {
+    const LaunchRequest& request = trial.request;
+    TrialFile file = ReadTrialFile(request.run_dir / "trial.json");
+    LaunchOutcome outcome;
+    outcome.ranks.resize(request.world_size, RankExit{true});
+    if (trial.cancelled) {
+      outcome.cancelled = true;
+      for (auto& rank : outcome.ranks) rank = RankExit{true, 0, SIGKILL, true};
+      return outcome;
+    }
+    if (file.config.ulysses == launch_error_ulysses) {
+      outcome.ranks.assign(request.world_size, RankExit{});
+      outcome.launch_error = "cannot start worker: injected launch error";
+      return outcome;
+    }
+    if (file.config.ulysses == fail_ulysses) {
+      outcome.ranks[0].exit_code = 1;
+      outcome.first_failed_rank = 0;
+      std::ofstream(RankLogPath(request.run_dir, 0)) << "boom: injected failure\n";
+      return outcome;
+    }
+    for (int r = 0; r < request.world_size; ++r) {
+      RankResult result;
+      result.rank = r;
+      result.world_size = request.world_size;
+      result.device = "cpu";
+      result.samples = {{r, 0, "iteration", 50.0, true}};
+      for (int i = 1; i <= file.config.repeats.min; ++i)
+        result.samples.push_back({r, i, "iteration", 10.0 + r + i, false});
+      result.peak_mem_mb = 10;
+      WriteFileAtomically(RankResultPath(request.run_dir, r), ToJson(result).dump());
+    }
+    return outcome;
+  }
+
+  std::map<LaunchHandle, Trial> in_flight_;
+  LaunchHandle next_handle_ = 1;
+};
+
+}  // namespace ditbench::test
