@@ -33,11 +33,12 @@ class ResultsDbTest : public ::testing::Test {
 
 TEST_F(ResultsDbTest, NewDatabaseHasSchemaVersionWalAndResultsView) {
   auto db = ResultsDb::Open(DbPath());
-  EXPECT_EQ(ReadSchemaVersion(db->handle()), kSchemaVersion);
+  EXPECT_EQ(QueryText("SELECT max(version) FROM schema_version"),
+            std::to_string(kSchemaVersion));
   EXPECT_EQ(QueryText("PRAGMA journal_mode"), "wal");
-  Statement foreign_keys(db->handle(), "PRAGMA foreign_keys");
-  ASSERT_TRUE(foreign_keys.Step());
-  EXPECT_EQ(foreign_keys.Int(0), 1);
+  ResultTable foreign_keys = db->RunReadOnlySql("PRAGMA foreign_keys");
+  ASSERT_EQ(foreign_keys.rows.size(), 1u);
+  EXPECT_EQ(std::get<std::int64_t>(foreign_keys.rows[0][0]), 1);
   EXPECT_EQ(QueryText("SELECT type FROM sqlite_master WHERE name = 'results'"), "view");
 }
 
@@ -93,7 +94,8 @@ TEST_F(ResultsDbTest, NewerSchemaIsRefused) {
       ResultsDb::Open(DbPath(), read_only);
       FAIL() << "opened a database with a newer schema";
     } catch (const StorageError& e) {
-      EXPECT_THAT(e.what(), HasSubstr("schema version 99, newer than this build supports (1)"));
+      EXPECT_THAT(e.what(), HasSubstr("schema version 99, newer than this build supports (" +
+                                      std::to_string(kSchemaVersion) + ")"));
       EXPECT_THAT(e.what(), HasSubstr(DbPath().string()));
     }
   }
@@ -125,7 +127,7 @@ TEST_F(ResultsDbTest, ReadOnlyOpenOfMissingFileFailsWithoutCreatingIt) {
 TEST_F(ResultsDbTest, ReadOnlyHandleCannotWrite) {
   ResultsDb::Open(DbPath());
   auto db = ResultsDb::Open(DbPath(), /*read_only=*/true);
-  EXPECT_THROW(Exec(db->handle(), "DELETE FROM sweeps"), StorageError);
+  EXPECT_THROW(db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false), StorageError);
 }
 
 TEST_F(ResultsDbTest, ResumeReturnsNewestCampaignOfTheSweepUnlessFresh) {
@@ -228,9 +230,10 @@ TEST_F(ResultsDbTest, CoordinatorKilledMidTransactionLeavesNoPartialTrial) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     // The child writes half a trial inside a transaction and dies without committing.
-    auto db = ResultsDb::Open(DbPath());
-    Transaction transaction(db->handle());
-    Exec(db->handle(),
+    // (A second connection, as a second coordinator process would have.)
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Transaction transaction(raw.get());
+    Exec(raw.get(),
          "INSERT INTO trials (campaign_id, trial_key, config_json, status, world_size) "
          "VALUES (1, 'half', '{}', 'ok', 2)");
     _exit(0);
@@ -260,9 +263,7 @@ TEST_F(ResultsDbTest, MarkRunningClearsOldMeasurements) {
 
 TEST_F(ResultsDbTest, ResultsViewStartsWithTheContractColumns) {
   auto db = ResultsDb::Open(DbPath());
-  Statement probe(db->handle(), "SELECT * FROM results LIMIT 0");
-  std::vector<std::string> columns;
-  for (int i = 0; i < probe.ColumnCount(); ++i) columns.push_back(probe.ColumnName(i));
+  std::vector<std::string> columns = db->ResultsColumns();
   const std::vector<std::string>& contract = ResultsContractColumns();
   ASSERT_GE(columns.size(), contract.size());
   EXPECT_EQ(std::vector<std::string>(columns.begin(), columns.begin() + contract.size()),
@@ -280,7 +281,8 @@ TEST_F(ResultsDbTest, ResultsViewExposesAxesMetricsAndCampaign) {
   trial.metrics->tflops = 12.5;
   db->RecordTrial(campaign, trial);
 
-  Statement row(db->handle(),
+  SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READONLY);
+  Statement row(raw.get(),
                 "SELECT campaign, sweep, model, resolution, precision, scope, ulysses, ring, "
                 "world_size, latency_ms, warmup, iterations, tflops, mfu, build, error, "
                 "started_at FROM results");
