@@ -166,5 +166,24 @@ TEST_F(MigrationTest, MigratingTwiceChangesNothing) {
   EXPECT_EQ(Column("SELECT count(*) FROM superseded_trials"), std::vector<std::string>{"2"});
 }
 
+TEST_F(MigrationTest, UnreadableStoredConfigStopsTheMigrationAndChangesNothing) {
+  {
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Exec(raw.get(), "UPDATE trials SET config_json = '{\"model\": 3}' WHERE id = 4");
+  }
+  try {
+    ResultsDb::Open(DbPath());
+    FAIL() << "migrated a trial whose configuration cannot be read";
+  } catch (const StorageError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot migrate trial 4 (key 98ca8682274c6a89)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(Column("SELECT max(version) FROM schema_version"), std::vector<std::string>{"1"});
+  EXPECT_EQ(Column("SELECT count(*) FROM trials"), std::vector<std::string>{"6"});
+  EXPECT_EQ(Column("SELECT count(*) FROM sqlite_master WHERE name = 'superseded_trials'"),
+            std::vector<std::string>{"0"});
+}
+
 }  // namespace
 }  // namespace ditbench

@@ -329,5 +329,43 @@ TEST_F(ResultsDbTest, SamplesComeBackOrderedByIterationThenRank) {
   EXPECT_THAT(order, ElementsAre(0, 1, 10, 11, 20, 21));
 }
 
+TEST_F(ResultsDbTest, ConfigIsStoredSplitIntoComputationAndPolicy) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  TrialConfig config = test::MakeConfig(2);
+  config.warmup = 3;
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  EXPECT_EQ(QueryText("SELECT json_extract(policy_json, '$.warmup') FROM trials"), "3");
+  EXPECT_EQ(QueryText("SELECT json_type(config_json, '$.warmup') IS NULL AND "
+                      "json_type(config_json, '$.repeats') IS NULL FROM trials"),
+            "1");
+  EXPECT_EQ(QueryText("SELECT json_extract(config_json, '$.ulysses') FROM trials"), "2");
+
+  // The same computation measured differently later: the same row, the newer policy.
+  config.warmup = 7;
+  config.repeats = {20, 40, 0.01, 60};
+  ASSERT_EQ(TrialKey(config), TrialKey(test::MakeConfig(2)));
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 49));
+  EXPECT_EQ(QueryText("SELECT count(*) FROM trials"), "1");
+  EXPECT_EQ(QueryText("SELECT json_extract(policy, '$.warmup') || '/' || "
+                      "json_extract(policy, '$.repeats.max') || '/' || latency_ms FROM results"),
+            "7/40/49.0");
+}
+
+TEST_F(ResultsDbTest, RecordWithoutACanonicalConfigIsRefused) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  TrialRecord trial = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 50);
+  trial.config.erase("precision");
+  try {
+    db->RecordTrial(campaign, trial);
+    FAIL() << "stored a trial without a precision";
+  } catch (const StorageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("missing key 'precision'"));
+    EXPECT_THAT(e.what(), HasSubstr(trial.trial_key));
+  }
+  EXPECT_TRUE(db->TrialStatuses(campaign).empty());
+}
+
 }  // namespace
 }  // namespace ditbench
