@@ -153,12 +153,11 @@ std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bo
     Exec(db.get(), "PRAGMA journal_mode = WAL");
     MigrateSchema(db.get());
   }
-  return std::unique_ptr<ResultsDb>(new ResultsDb(db.release(), path));
+  return std::unique_ptr<ResultsDb>(new ResultsDb(std::move(db), path));
 }
 
-ResultsDb::ResultsDb(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
-
-ResultsDb::~ResultsDb() { SqliteCloser()(db_); }
+ResultsDb::ResultsDb(SqliteConnection connection, std::filesystem::path path)
+    : connection_(std::move(connection)), db_(connection_.get()), path_(std::move(path)) {}
 
 std::int64_t ResultsDb::ResumeOrCreateCampaign(const CampaignRecord& campaign, bool fresh) {
   Transaction transaction(db_);

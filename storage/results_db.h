@@ -19,6 +19,7 @@
 
 #include "storage/records.h"
 #include "storage/results_query.h"
+#include "storage/sqlite_connection.h"
 #include "storage/storage_error.h"
 
 struct sqlite3;
@@ -56,7 +57,6 @@ class ResultsDb {
   // Opens or creates the database at `path`. `read_only` never creates or migrates.
   static std::unique_ptr<ResultsDb> Open(const std::filesystem::path& path,
                                          bool read_only = false);
-  ~ResultsDb();
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
 
@@ -102,8 +102,9 @@ class ResultsDb {
   ResultTable RunReadOnlySql(const std::string& sql);
 
  private:
-  explicit ResultsDb(sqlite3* db, std::filesystem::path path);
-  sqlite3* db_;
+  ResultsDb(SqliteConnection connection, std::filesystem::path path);
+  SqliteConnection connection_;
+  sqlite3* db_;  // connection_.get(), borrowed for brevity in the SQL calls
   std::filesystem::path path_;
 };
 
