@@ -49,6 +49,22 @@ class MigrationTest : public ::testing::Test {
     return values;
   }
 
+  // Runs `sql` on the schema-1 copy before it is migrated (to set up a collision).
+  void Prepare(const std::string& sql) {
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Exec(raw.get(), sql.c_str());
+  }
+
+  // warmup/repeats.min of the seed-0 trial kept by the migration.
+  std::string KeptSeed0Policy() {
+    ResultsDb::Open(DbPath());
+    return Column(fmt::format("SELECT json_extract(policy_json, '$.warmup') || '/' || "
+                              "json_extract(policy_json, '$.repeats.min') FROM trials "
+                              "WHERE trial_key = '{}'",
+                              kSeed0))
+        .at(0);
+  }
+
   test::TempDir dir_;
 };
 
@@ -183,6 +199,31 @@ TEST_F(MigrationTest, UnreadableStoredConfigStopsTheMigrationAndChangesNothing) 
   EXPECT_EQ(Column("SELECT count(*) FROM trials"), std::vector<std::string>{"6"});
   EXPECT_EQ(Column("SELECT count(*) FROM sqlite_master WHERE name = 'superseded_trials'"),
             std::vector<std::string>{"0"});
+}
+
+// The seed-0 trials of the fixture: row 1 ok (warmup 1, repeats 3), row 2 ok (warmup 2,
+// repeats 4), row 3 failed (warmup 3, repeats 3), finished in that order.
+TEST_F(MigrationTest, NewestFinishedOkTrialIsKeptWhateverItsRowId) {
+  Prepare("UPDATE trials SET finished_at = finished_at + 1000 WHERE id = 1");
+  EXPECT_EQ(KeptSeed0Policy(), "1/3");
+}
+
+TEST_F(MigrationTest, EqualFinishTimesKeepTheLastInserted) {
+  Prepare("UPDATE trials SET finished_at = 5 WHERE id IN (1, 2)");
+  EXPECT_EQ(KeptSeed0Policy(), "2/4");
+}
+
+TEST_F(MigrationTest, UnfinishedCountsAsOldest) {
+  Prepare("UPDATE trials SET finished_at = NULL WHERE id = 2");
+  EXPECT_EQ(KeptSeed0Policy(), "1/3");
+}
+
+TEST_F(MigrationTest, WithoutAnOkTrialTheNewestOfTheRestIsKept) {
+  Prepare("DELETE FROM trial_metrics WHERE trial_id IN (1, 2); "
+          "UPDATE trials SET status = 'interrupted' WHERE id IN (1, 2)");
+  EXPECT_EQ(KeptSeed0Policy(), "3/3");
+  EXPECT_EQ(Column(fmt::format("SELECT status FROM trials WHERE trial_key = '{}'", kSeed0)),
+            std::vector<std::string>{"failed"});
 }
 
 }  // namespace
