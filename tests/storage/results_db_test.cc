@@ -367,5 +367,29 @@ TEST_F(ResultsDbTest, RecordWithoutACanonicalConfigIsRefused) {
   EXPECT_TRUE(db->TrialStatuses(campaign).empty());
 }
 
+TEST_F(ResultsDbTest, QueriesQuoteNamesBindValuesAndRefuseUnknownOperators) {
+  {
+    auto db = ResultsDb::Open(DbPath());
+    std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
+    db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+  }
+  auto db = ResultsDb::Open(DbPath(), /*read_only=*/true);
+  ResultsQuery query;
+  query.columns = {"ulysses", "latency_ms"};
+  query.conditions = {{"latency_ms", "<", "75"}};
+  ResultTable table = db->QueryResults(query);
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(std::get<std::int64_t>(table.rows[0][0]), 2);
+  query.conditions = {{"sweep", "=", "sp' OR '1'='1"}};  // a value, never SQL
+  EXPECT_TRUE(db->QueryResults(query).rows.empty());
+  query.conditions = {{"ulysses", "= 1 OR 1 =", "1"}};
+  EXPECT_THROW(db->QueryResults(query), QueryError);
+  query.conditions = {};
+  query.sort_column = "latency_ms\" DESC --";
+  EXPECT_THROW(db->QueryResults(query), QueryError);
+  EXPECT_THROW(db->RunReadOnlySql("SELECT 1; DELETE FROM trials"), QueryError);
+}
+
 }  // namespace
 }  // namespace ditbench
