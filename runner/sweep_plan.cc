@@ -1,9 +1,8 @@
 #include "runner/sweep_plan.h"
 
 #include <algorithm>
-#include <set>
-
 #include <memory>
+#include <set>
 
 #include "experiments/device_peaks.h"
 #include "model_zoo/model_config.h"
