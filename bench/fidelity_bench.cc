@@ -25,7 +25,7 @@
 #include "experiments/worker/torch_runtime.h"
 #include "model_zoo/model_config.h"
 #include "model_zoo/dit_model.h"
-#include "report/stats.h"
+#include "stats/stats.h"
 
 namespace ditbench {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "report/stats.h"
+#include "stats/stats.h"
 
 namespace ditbench {
 namespace {

@@ -3,7 +3,8 @@
 // Per iteration:   barrier across ranks -> mark start -> scoped work (marks at the begin and
 //                  end of each stage) -> mark end -> synchronize -> read elapsed times.
 // Warm-up iterations run the same code and are kept, flagged. After every timed iteration the
-// ranks agree on the slowest rank's time (an all-reduce of the max), so every rank sees the same
+// ranks agree on the slowest rank's time (an all-reduce of the max: the online form of
+// SlowestPerIteration in experiments/trial_metrics.h), so every rank sees the same
 // series and takes the same stopping decision: never before `repeats.min`, always at
 // `repeats.max`, otherwise when the median's 95% CI is within `target_rel_ci` or `max_seconds`
 // of timed work are spent.
@@ -17,7 +18,7 @@
 #include <vector>
 
 #include "experiments/trial.h"
-#include "storage/records.h"
+#include "experiments/measurement_records.h"
 
 namespace ditbench {
 

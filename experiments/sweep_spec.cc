@@ -60,6 +60,7 @@ class SpecReader {
       if (spec_.workload != "dit")
         Error(sections["workload"].Mark(), "workload",
               "expected 'dit' (the built-in DiT worker; external commands are not supported yet)");
+      spec_.defaults.workload = spec_.workload;  // part of every trial's identity
     }
     if (sections.contains("defaults")) ReadDefaults(sections["defaults"]);
     if (sections.contains("matrix")) ReadMatrix(sections["matrix"]);

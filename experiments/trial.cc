@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
+#include "experiments/trial_identity.h"
+
 namespace ditbench {
 namespace {
 
@@ -59,40 +61,16 @@ std::optional<TrialStatus> ParseStatus(std::string_view name) {
   return FindByName(kStatuses, name);
 }
 
-nlohmann::json CanonicalJson(const TrialConfig& c) {
-  // Every field, always: a default that changes between versions must change the key.
-  nlohmann::json repeats = {{"max", c.repeats.max},
-                            {"max_seconds", c.repeats.max_seconds},
-                            {"min", c.repeats.min},
-                            {"target_rel_ci", c.repeats.target_rel_ci}};
-  nlohmann::json model = c.model;
-  if (!c.model_overrides.empty()) {
-    model = {{"preset", c.model}};
-    for (const auto& [key, value] : c.model_overrides) model[key] = value;
-  }
-  return {{"batch", c.batch},
-          {"cfg", c.cfg},
-          {"dp", c.dp},
-          {"model", model},
-          {"pipefusion", c.pipefusion},
-          {"pipefusion_patches", c.effective_pipefusion_patches()},
-          {"precision", std::string(PrecisionName(c.precision))},
-          {"profile_blocks", c.profile_blocks},
-          {"repeats", repeats},
-          {"resolution", c.resolution},
-          {"ring", c.ring},
-          {"scope", std::string(ScopeName(c.scope))},
-          {"seed", c.seed},
-          {"steps", c.steps},
-          {"timeout_s", c.timeout_s},
-          {"ulysses", c.ulysses},
-          {"warmup", c.warmup}};
+nlohmann::json CanonicalJson(const TrialConfig& config) {
+  nlohmann::json canonical = ComputationJson(config);
+  canonical.update(PolicyJson(config));
+  return canonical;
 }
 
 std::string CanonicalText(const TrialConfig& config) { return CanonicalJson(config).dump(); }
 
 std::string TrialKey(const TrialConfig& config) {
-  return Sha256Hex(CanonicalText(config)).substr(0, 16);
+  return KeyOfComputation(ComputationJson(config));
 }
 
 TrialConfig TrialConfigFromJson(const nlohmann::json& j) {
@@ -134,6 +112,8 @@ TrialConfig TrialConfigFromJson(const nlohmann::json& j) {
   get("profile_blocks", c.profile_blocks);
   get("cfg", c.cfg);
   get("dp", c.dp);
+  // Added with key format v2: a configuration written before it is a `dit` trial.
+  if (j.contains("workload")) get("workload", c.workload);
   if (!j.contains("repeats") || !j["repeats"].is_object())
     throw std::invalid_argument("missing object 'repeats'");
   const auto& r = j["repeats"];

@@ -1,11 +1,10 @@
 // A Trial is one fully resolved point of a sweep: every axis has a value, defaults applied.
 //
-// Identity: the canonical form is the trial's configuration as JSON with keys sorted, no
-// whitespace, integers as integers and durations in seconds (see docs/sweep-spec.md). `model`
-// is the preset name, or {"preset": name, <dimension>: value...} when dimensions are
-// overridden; `pipefusion_patches` is always the effective number. The
-// trial key is the first 16 hex digits of the SHA-256 of that text. The same configuration
-// gives the same key on any machine; tests/experiments/trial_test.cc pins it with goldens.
+// The canonical form is the trial's whole configuration as JSON with keys sorted, no
+// whitespace, integers as integers and durations in seconds (see docs/sweep-spec.md): what
+// trial.json carries to the worker. The trial key covers only what the trial computes, not
+// how it is measured (warmup, repeats, timeout, profile_blocks): key format v2, defined in
+// experiments/trial_identity.h and pinned by goldens in tests/experiments/trial_test.cc.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +42,7 @@ std::string_view PrecisionName(Precision precision);
 std::optional<Precision> ParsePrecision(std::string_view name);
 
 struct TrialConfig {
+  std::string workload = "dit";  // the sweep's workload (the built-in DiT worker)
   std::string model = "pixart-alpha";  // a preset name (model_zoo/model_config.h)
   std::map<std::string, int> model_overrides;  // preset dimensions replaced, e.g. depth
   int resolution = 1024;  // image pixels per side (square)
@@ -70,13 +70,16 @@ struct TrialConfig {
   bool operator==(const TrialConfig&) const = default;
 };
 
-// The canonical JSON object of a configuration (see the file comment).
+// The canonical JSON object of a configuration: ComputationJson and PolicyJson of
+// experiments/trial_identity.h together (see the file comment).
 nlohmann::json CanonicalJson(const TrialConfig& config);
 // The canonical text: CanonicalJson dumped with sorted keys and no whitespace.
 std::string CanonicalText(const TrialConfig& config);
-// First 16 hex digits of SHA-256(CanonicalText(config)).
+// The trial key (key format v2): 16 hex digits of SHA-256 of IdentityText(config), which
+// leaves out the measurement policy and every field at its identity default.
 std::string TrialKey(const TrialConfig& config);
-// Inverse of CanonicalJson. Throws std::invalid_argument naming the bad key.
+// Inverse of CanonicalJson. Throws std::invalid_argument naming the bad key. `workload` may
+// be missing (configurations written before key format v2): "dit".
 TrialConfig TrialConfigFromJson(const nlohmann::json& json);
 
 // Lifecycle of a trial in the database. Stored as the lower-case name.

@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/trial.h"
-#include "storage/records.h"
+#include "experiments/measurement_records.h"
 
 namespace ditbench {
 

@@ -16,7 +16,6 @@
 
 #include "report/stage_breakdown.h"
 #include "storage/results_db.h"
-#include "storage/statement.h"
 
 namespace ditbench {
 
@@ -26,19 +25,8 @@ extern const std::size_t kChartJsSize;
 
 namespace {
 
-// One row of the `results` view, as the report needs it.
-struct Row {
-  std::int64_t campaign = 0;
-  std::string sweep, trial_key, status, model, precision, scope, device, build, error;
-  std::int64_t resolution = 0, batch = 0, steps = 0;
-  std::int64_t ulysses = 0, ring = 0, pipefusion = 0, cfg = 0, dp = 0, world_size = 0;
-  std::optional<double> latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms;
-  std::optional<double> peak_mem_mb, tflops, mfu;
-  std::optional<std::int64_t> iterations;
-  bool throttled = false;  // the GPU slowed down during the timed part (NVML)
-
-  bool measured() const { return status == "ok" && latency_ms.has_value(); }
-};
+// One row of the `results` view (storage reads it; the report only renders).
+using Row = ResultRow;
 
 // Trials are compared only within a group: same model, resolution, precision, scope, batch,
 // steps. Never across precisions or scopes.
@@ -128,47 +116,6 @@ std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& op
     if (chosen.count(c.id)) selected.push_back(std::move(c));
   }
   return selected;
-}
-
-std::vector<Row> ReadRows(sqlite3* db, const std::vector<CampaignInfo>& campaigns) {
-  std::vector<Row> rows;
-  if (campaigns.empty()) return rows;
-  std::string placeholders;
-  for (std::size_t i = 0; i < campaigns.size(); ++i) placeholders += i ? ", ?" : "?";
-  Statement query(db, fmt::format(R"sql(
-    SELECT campaign, sweep, trial_key, status, model, precision, scope, device, build, error,
-           resolution, batch, steps, ulysses, ring, pipefusion, cfg, dp, world_size,
-           latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
-           iterations, throttled
-    FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
-                                  placeholders));
-  for (std::size_t i = 0; i < campaigns.size(); ++i) {
-    query.Bind(static_cast<int>(i + 1), campaigns[i].id);
-  }
-  while (query.Step()) {
-    Row row;
-    int c = 0;
-    row.campaign = query.Int(c++);
-    for (std::string* text : {&row.sweep, &row.trial_key, &row.status, &row.model,
-                              &row.precision, &row.scope, &row.device, &row.build, &row.error}) {
-      *text = query.Text(c++);
-    }
-    for (std::int64_t* number : {&row.resolution, &row.batch, &row.steps, &row.ulysses,
-                                 &row.ring, &row.pipefusion, &row.cfg, &row.dp,
-                                 &row.world_size}) {
-      *number = query.Int(c++);
-    }
-    for (std::optional<double>* value :
-         {&row.latency_ms, &row.ci_low_ms, &row.ci_high_ms, &row.cov, &row.skew_ms,
-          &row.rank0_ms, &row.peak_mem_mb, &row.tflops, &row.mfu}) {
-      *value = query.OptionalDouble(c++);
-    }
-    if (!query.IsNull(c)) row.iterations = query.Int(c);
-    ++c;
-    row.throttled = !query.IsNull(c) && query.Int(c) != 0;
-    rows.push_back(std::move(row));
-  }
-  return rows;
 }
 
 // The 1-GPU trial a row is compared with: an ok world-size-1 trial of the same group,
@@ -420,7 +367,9 @@ std::string HtmlEscape(const std::string& text) {
 std::string RenderHtmlReport(const ReportOptions& options) {
   std::unique_ptr<ResultsDb> db = ResultsDb::Open(options.db, /*read_only=*/true);
   std::vector<CampaignInfo> campaigns = SelectCampaigns(*db, options);
-  std::vector<Row> rows = ReadRows(db->handle(), campaigns);
+  std::vector<std::int64_t> ids;
+  for (const CampaignInfo& c : campaigns) ids.push_back(c.id);
+  std::vector<Row> rows = db->Results(ids);
 
   std::map<std::int64_t, int> trials_per_campaign;
   std::map<GroupKey, std::vector<Row>> groups;
@@ -446,7 +395,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   std::vector<StageTrial> measured;
   for (const Row& row : rows)
     if (row.measured()) measured.push_back({row.campaign, row.trial_key, ConfigLabel(row)});
-  html += RenderStageBreakdown(db->handle(), measured);
+  html += RenderStageBreakdown(*db, measured);
   html += "<script type=\"application/json\" id=\"ditbench-charts\">" + ScriptJson(charts) +
           "</script>\n<script>";
   html += kChartScript;

@@ -7,7 +7,8 @@
 // efficiency against the 1-GPU trial of the same group. Precisions and scopes are never
 // compared with each other.
 //
-// The report only reads the `results` view (opened read-only); it never changes the database.
+// The report only reads, through storage's typed reads (ResultsDb::Results, Samples) on a
+// read-only connection; it holds no SQL and never changes the database.
 #pragma once
 
 #include <cstdint>

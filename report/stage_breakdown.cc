@@ -2,58 +2,57 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "experiments/trial_metrics.h"
 #include "report/html_report.h"
-#include "report/stats.h"
-#include "storage/statement.h"
+#include "stats/stats.h"
 
 namespace ditbench {
 
-std::vector<std::pair<StageTrial, StageSummary>> SummarizeStages(
-    sqlite3* db, const std::vector<StageTrial>& trials) {
-  Statement query(db, R"sql(
-    SELECT sa.stage, MAX(sa.ms)
-    FROM samples sa JOIN trials t ON t.id = sa.trial_id
-    WHERE t.campaign_id = ? AND t.trial_key = ? AND sa.warmup = 0
-    GROUP BY sa.stage, sa.iteration)sql");
-  std::vector<std::pair<StageTrial, StageSummary>> out;
-  for (const StageTrial& trial : trials) {
-    query.Reset();
-    query.Bind(1, trial.campaign).Bind(2, trial.trial_key);
-    std::map<std::string, std::vector<double>> by_stage;  // stage -> slowest rank per iteration
-    while (query.Step()) by_stage[query.Text(0)].push_back(query.Double(1));
-    if (by_stage.size() <= 1) continue;  // only "iteration": nothing to break down
+std::optional<StageSummary> SummarizeStages(const std::vector<Sample>& samples) {
+  std::set<std::string> stages;
+  for (const Sample& sample : samples)
+    if (!sample.warmup) stages.insert(sample.stage);
+  if (stages.size() <= 1) return std::nullopt;  // only "iteration": nothing to break down
 
-    StageSummary s;
-    std::map<int, double> per_block;  // block index -> sum over steps of its median
-    for (auto& [stage, values] : by_stage) {
-      const double median = Summarize(values).median;
-      int step = -1, block = -1;
-      if (stage == "iteration") {
-        s.iteration_ms = median;
-      } else if (std::sscanf(stage.c_str(), "step:%d/block:%d", &step, &block) == 2) {
-        per_block[block] += median;
-        s.blocks_ms += median;
-      } else if (std::sscanf(stage.c_str(), "step:%d", &step) == 1) {
-        ++s.steps;
-        s.steps_ms += median;
-        if (step == 0) s.first_step_ms = median;
-      }
+  StageSummary s;
+  std::map<int, double> per_block;  // block index -> sum over steps of its median
+  for (const std::string& stage : stages) {
+    const double median = Summarize(SlowestSeries(samples, stage)).median;
+    int step = -1, block = -1;
+    if (stage == kIterationStage) {
+      s.iteration_ms = median;
+    } else if (std::sscanf(stage.c_str(), "step:%d/block:%d", &step, &block) == 2) {
+      per_block[block] += median;
+      s.blocks_ms += median;
+    } else if (std::sscanf(stage.c_str(), "step:%d", &step) == 1) {
+      ++s.steps;
+      s.steps_ms += median;
+      if (step == 0) s.first_step_ms = median;
     }
-    s.blocks = static_cast<int>(per_block.size());
-    for (const auto& [block, ms] : per_block)
-      if (ms > s.slowest_block_ms) {
-        s.slowest_block = block;
-        s.slowest_block_ms = ms;
-      }
-    out.emplace_back(trial, s);
   }
+  s.blocks = static_cast<int>(per_block.size());
+  for (const auto& [block, ms] : per_block)
+    if (ms > s.slowest_block_ms) {
+      s.slowest_block = block;
+      s.slowest_block_ms = ms;
+    }
+  return s;
+}
+
+std::vector<std::pair<StageTrial, StageSummary>> SummarizeStages(
+    ResultsDb& db, const std::vector<StageTrial>& trials) {
+  std::vector<std::pair<StageTrial, StageSummary>> out;
+  for (const StageTrial& trial : trials)
+    if (auto summary = SummarizeStages(db.Samples(trial.campaign, trial.trial_key)))
+      out.emplace_back(trial, *summary);
   return out;
 }
 
-std::string RenderStageBreakdown(sqlite3* db, const std::vector<StageTrial>& trials) {
+std::string RenderStageBreakdown(ResultsDb& db, const std::vector<StageTrial>& trials) {
   auto summaries = SummarizeStages(db, trials);
   if (summaries.empty()) return "";
   std::string html =

@@ -1,12 +1,16 @@
 // The "Stage breakdown" section of the report: where each trial's iteration time goes, so
-// end-to-end, per-step and per-block numbers can be read side by side. Reads the samples table.
+// end-to-end, per-step and per-block numbers can be read side by side. Reads each trial's
+// samples through ResultsDb::Samples; the slowest rank per iteration is
+// experiments/trial_metrics.h's SlowestPerIteration, as for the trial's latency.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
-struct sqlite3;
+#include "experiments/measurement_records.h"
+#include "storage/results_db.h"
 
 namespace ditbench {
 
@@ -28,11 +32,15 @@ struct StageSummary {
   double slowest_block_ms = 0;
 };
 
-// REQUIRES: `db` holds the results schema. Trials without stage samples are left out.
+// The breakdown of one trial's samples (every rank, warm-up included: it is left out here).
+// nullopt when there is nothing to break down (no stage besides "iteration").
+std::optional<StageSummary> SummarizeStages(const std::vector<Sample>& samples);
+
+// The breakdown of each trial that has stage samples, in the order given.
 std::vector<std::pair<StageTrial, StageSummary>> SummarizeStages(
-    sqlite3* db, const std::vector<StageTrial>& trials);
+    ResultsDb& db, const std::vector<StageTrial>& trials);
 
 // The section as HTML (empty when no trial has stage samples).
-std::string RenderStageBreakdown(sqlite3* db, const std::vector<StageTrial>& trials);
+std::string RenderStageBreakdown(ResultsDb& db, const std::vector<StageTrial>& trials);
 
 }  // namespace ditbench

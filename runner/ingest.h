@@ -12,15 +12,22 @@
 
 namespace ditbench {
 
-// Status, error, device and samples of a finished trial; metrics when it is ok.
+// Status, error, device and samples of a finished trial; metrics when it is ok (computed by
+// experiments/trial_metrics.h). A trial whose ranks all exited 0 is `failed` unless
+// ReadRankFiles finds no problem and every rank reported ok with timed samples.
 TrialRecord IngestTrial(const TrialConfig& config, const std::string& trial_key,
                         const std::filesystem::path& run_dir, const LaunchOutcome& outcome);
 
-// Metrics over every rank's results. REQUIRES: non-empty ranks, each with timed samples.
-// Per timed iteration the trial's latency is the slowest rank's; rank0_ms is rank 0's median;
-// skew_ms the median over iterations of (max - min over ranks).
-TrialMetrics ComputeMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
-                            const std::string& device_name);
+// The rank files of a trial of `world_size` ranks, read by name (rank0.json ...). `error` is
+// the first problem, empty when there is none: a file missing or unreadable, a file whose
+// `rank` differs from its name or whose `world_size` differs from the trial's, or a file for
+// a rank at or beyond the world size. So an empty error means every rank 0..world_size-1
+// reported exactly once. `ranks` holds every file that could be read, in rank order.
+struct RankFiles {
+  std::vector<RankResult> ranks;
+  std::string error;
+};
+RankFiles ReadRankFiles(const std::filesystem::path& run_dir, int world_size);
 
 // The last non-empty line of a log file (what a crashed rank said last), or "".
 std::string LastLogLine(const std::filesystem::path& log);

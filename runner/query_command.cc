@@ -1,6 +1,5 @@
 // `ditbench query`: see runner/query.h.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -10,14 +9,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <sqlite3.h>
 
 #include "runner/command.h"
 #include "runner/query.h"
 
-#include "experiments/did_you_mean.h"
 #include "storage/results_db.h"
-#include "storage/statement.h"
 
 namespace ditbench {
 namespace {
@@ -34,25 +30,12 @@ const std::vector<std::string> kTableColumns = {
     "ulysses", "ring", "pipefusion", "cfg", "dp", "world_size", "latency_ms", "ci_low_ms",
     "ci_high_ms", "cov", "peak_mem_mb", "error"};
 
-using Cell = std::variant<std::monostate, std::int64_t, double, std::string>;
-
-struct Table {
-  std::vector<std::string> columns;
-  std::vector<std::vector<Cell>> rows;
-};
+using Cell = ResultCell;
+using Table = ResultTable;
 
 struct Condition {
   std::string column, op, value;
 };
-
-void CheckColumn(const std::string& name, const std::vector<std::string>& valid,
-                 const char* option) {
-  if (std::find(valid.begin(), valid.end(), name) != valid.end()) return;
-  const std::string best = DidYouMean(name, valid);
-  std::string hint = best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
-  throw UsageError(fmt::format("unknown column '{}' in {}{}; valid columns: {}", name, option,
-                               hint, fmt::join(valid, ", ")));
-}
 
 Condition ParseCondition(const std::string& text) {
   std::size_t at = text.find_first_of("!<>=");
@@ -78,147 +61,33 @@ Condition ParseCondition(const std::string& text) {
   return condition;
 }
 
-// Binds `value` as an integer or a real when it reads fully as one, else as text.
-void BindValue(Statement& statement, int index, const std::string& value) {
-  const char* end = value.data() + value.size();
-  std::int64_t integer = 0;
-  auto [int_end, int_error] = std::from_chars(value.data(), end, integer);
-  if (int_error == std::errc() && int_end == end) {
-    statement.Bind(index, integer);
-    return;
-  }
-  double real = 0;
-  auto [real_end, real_error] = std::from_chars(value.data(), end, real);
-  if (real_error == std::errc() && real_end == end) {
-    statement.Bind(index, real);
-    return;
-  }
-  statement.Bind(index, value);
-}
-
-std::vector<std::string> ViewColumns(sqlite3* db) {
-  Statement probe(db, "SELECT * FROM results LIMIT 0");
-  std::vector<std::string> columns;
-  for (int i = 0; i < probe.ColumnCount(); ++i) columns.push_back(probe.ColumnName(i));
-  return columns;
-}
-
-Table Fetch(Statement& statement) {
-  Table table;
-  for (int i = 0; i < statement.ColumnCount(); ++i) {
-    table.columns.push_back(statement.ColumnName(i));
-  }
-  while (statement.Step()) {
-    std::vector<Cell>& row = table.rows.emplace_back();
-    for (int i = 0; i < statement.ColumnCount(); ++i) {
-      switch (statement.ColumnType(i)) {
-        case SQLITE_NULL: row.emplace_back(); break;
-        case SQLITE_INTEGER: row.emplace_back(statement.Int(i)); break;
-        case SQLITE_FLOAT: row.emplace_back(statement.Double(i)); break;
-        default: row.emplace_back(statement.Text(i)); break;
-      }
-    }
-  }
-  return table;
-}
-
-std::string StatusList() {
-  std::vector<std::string_view> names;
-  for (TrialStatus s : {TrialStatus::kPending, TrialStatus::kRunning, TrialStatus::kOk,
-                        TrialStatus::kSkipped, TrialStatus::kOom, TrialStatus::kTimeout,
-                        TrialStatus::kCrashed, TrialStatus::kFailed, TrialStatus::kInterrupted}) {
-    names.push_back(StatusName(s));
-  }
-  return fmt::format("{}", fmt::join(names, ", "));
-}
-
-// The filtered query over the view, with its parameters bound.
-Statement BuildQuery(sqlite3* db, const QueryOptions& options) {
-  std::vector<std::string> valid = ViewColumns(db);
-  std::vector<std::string> columns = options.columns;
-  if (columns.empty() && options.format == "table") columns = kTableColumns;
-  for (const std::string& column : columns) CheckColumn(column, valid, "--columns");
-
-  // Each clause has one parameter; --sweep and --status compare text, the others may be
-  // numbers.
-  struct Parameter {
-    std::string value;
-    bool text;
-  };
-  std::vector<std::string> clauses;
-  std::vector<Parameter> values;
-  if (options.sweep) {
-    clauses.push_back("sweep = ?");
-    values.push_back({*options.sweep, true});
-  }
-  if (options.campaign) {
-    clauses.push_back("campaign = ?");
-    values.push_back({std::to_string(*options.campaign), false});
-  }
-  if (options.status) {
-    if (!ParseStatus(*options.status)) {
-      throw UsageError(
-          fmt::format("unknown status '{}'; valid statuses: {}", *options.status, StatusList()));
-    }
-    clauses.push_back("status = ?");
-    values.push_back({*options.status, true});
-  }
+// The typed query behind the filters: parsing here, SQL in storage (ResultsDb::QueryResults).
+ResultsQuery BuildQuery(const QueryOptions& options) {
+  ResultsQuery query;
+  query.sweep = options.sweep;
+  query.campaign = options.campaign;
+  query.status = options.status;
+  query.columns = options.columns;
+  if (query.columns.empty() && options.format == "table") query.columns = kTableColumns;
   for (const std::string& text : options.where) {
     Condition condition = ParseCondition(text);
-    CheckColumn(condition.column, valid, "--where");
-    clauses.push_back(fmt::format("\"{}\" {} ?", condition.column, condition.op));
-    values.push_back({condition.value, false});
+    query.conditions.push_back({condition.column, condition.op, condition.value});
   }
-
-  std::string order = "campaign, model, resolution, precision, scope, batch, steps, "
-                      "latency_ms IS NULL, latency_ms, trial_key";
   if (!options.sort.empty()) {
     std::string column = options.sort;
-    std::string direction = "ASC";
     if (std::size_t colon = column.find(':'); colon != std::string::npos) {
       std::string suffix = column.substr(colon + 1);
       column.resize(colon);
       if (suffix == "desc") {
-        direction = "DESC";
+        query.descending = true;
       } else if (suffix != "asc") {
         throw UsageError(fmt::format("malformed --sort '{}': expected column or column:desc",
                                      options.sort));
       }
     }
-    CheckColumn(column, valid, "--sort");
-    order = fmt::format("\"{0}\" IS NULL, \"{0}\" {1}, campaign, trial_key", column, direction);
+    query.sort_column = column;
   }
-
-  std::string select = "*";
-  if (!columns.empty()) {
-    std::vector<std::string> quoted;
-    for (const std::string& c : columns) quoted.push_back("\"" + c + "\"");
-    select = fmt::format("{}", fmt::join(quoted, ", "));
-  }
-  std::string where = clauses.empty() ? "" : fmt::format(" WHERE {}", fmt::join(clauses, " AND "));
-  Statement statement(db, fmt::format("SELECT {} FROM results{} ORDER BY {}", select, where,
-                                      order));
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    int index = static_cast<int>(i + 1);
-    if (values[i].text) {
-      statement.Bind(index, values[i].value);
-    } else {
-      BindValue(statement, index, values[i].value);
-    }
-  }
-  return statement;
-}
-
-Statement PrepareSql(sqlite3* db, const QueryOptions& options) {
-  Statement statement(db, options.sql);
-  if (statement.tail().find_first_not_of(" \t\r\n;") != std::string::npos) {
-    throw UsageError("--sql takes exactly one statement");
-  }
-  if (!statement.ReadOnly()) {
-    throw UsageError("--sql must be a read-only statement (SELECT ...); the database is "
-                     "opened read-only");
-  }
-  return statement;
+  return query;
 }
 
 std::string TableText(const Cell& cell) {
@@ -324,9 +193,8 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out) {
                      "--columns or --sort");
   }
   std::unique_ptr<ResultsDb> db = ResultsDb::Open(options.db, /*read_only=*/true);
-  Statement statement = options.sql.empty() ? BuildQuery(db->handle(), options)
-                                            : PrepareSql(db->handle(), options);
-  Table table = Fetch(statement);
+  Table table = options.sql.empty() ? db->QueryResults(BuildQuery(options))
+                                    : db->RunReadOnlySql(options.sql);
   if (options.format == "table") {
     PrintTable(table, out);
   } else if (options.format == "csv") {

@@ -1,12 +1,12 @@
 #include "runner/sweep_plan.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
-
-#include <sqlite3.h>
 
 #include "experiments/device_peaks.h"
 #include "model_zoo/model_config.h"
+#include "storage/results_db.h"
 
 namespace ditbench {
 namespace {
@@ -15,38 +15,31 @@ double BytesPerElement(Precision p) {
   return p == Precision::kBf16 || p == Precision::kFp16 ? 2.0 : 4.0;
 }
 
-// Median latencies of earlier ok trials by key, newest campaign first. Best effort: a missing
-// or unreadable database means no measurements.
+// Median latencies of earlier ok trials by key, newest campaign first. Best effort: a missing,
+// unreadable or not yet migrated database means no measurements.
 class EarlierResults {
  public:
   explicit EarlierResults(const std::filesystem::path& path) {
     std::error_code ec;
     if (path.empty() || !std::filesystem::exists(path, ec)) return;
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK ||
-        sqlite3_prepare_v2(db_,
-                           "SELECT latency_ms FROM results WHERE trial_key = ? AND status = 'ok' "
-                           "AND latency_ms IS NOT NULL ORDER BY campaign DESC LIMIT 1",
-                           -1, &stmt_, nullptr) != SQLITE_OK)
-      stmt_ = nullptr;
+    try {
+      db_ = ResultsDb::Open(path, /*read_only=*/true);
+    } catch (const StorageError&) {
+      db_.reset();
+    }
   }
-  ~EarlierResults() {
-    sqlite3_finalize(stmt_);
-    sqlite3_close(db_);
-  }
-  EarlierResults(const EarlierResults&) = delete;
-  EarlierResults& operator=(const EarlierResults&) = delete;
 
   std::optional<double> LatencyMs(const std::string& key) {
-    if (!stmt_) return std::nullopt;
-    sqlite3_reset(stmt_);
-    sqlite3_bind_text(stmt_, 1, key.c_str(), -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(stmt_) != SQLITE_ROW) return std::nullopt;
-    return sqlite3_column_double(stmt_, 0);
+    if (!db_) return std::nullopt;
+    try {
+      return db_->NewestOkLatencyMs(key);
+    } catch (const StorageError&) {
+      return std::nullopt;
+    }
   }
 
  private:
-  sqlite3* db_ = nullptr;
-  sqlite3_stmt* stmt_ = nullptr;
+  std::unique_ptr<ResultsDb> db_;
 };
 
 double TimedIterations(const TrialConfig& c, double iteration_ms) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "experiments/trial_identity.h"
 #include "storage/schema.h"
 #include "storage/statement.h"
 
@@ -27,21 +28,32 @@ void BindTextOrNull(Statement& statement, int index, const std::string& text) {
   }
 }
 
-// Inserts or updates the trial row; returns its id (stable across updates).
+// Inserts or updates the trial row; returns its id (stable across updates). The canonical
+// configuration is stored split: what is computed (config_json) and how it is measured
+// (policy_json), as the trial key sees them.
 std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecord& trial,
                          bool finished) {
+  TrialConfig config;
+  try {
+    config = TrialConfigFromJson(trial.config);
+  } catch (const std::exception& e) {
+    throw StorageError(fmt::format("trial {}: config is not a canonical trial configuration: {}",
+                                   trial.trial_key, e.what()));
+  }
   Statement upsert(db, R"sql(
     INSERT INTO trials (campaign_id, trial_key, config_json, status, error, world_size, device,
-                        run_dir, started_at, finished_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        run_dir, started_at, finished_at, policy_json)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (campaign_id, trial_key) DO UPDATE SET
       config_json = excluded.config_json, status = excluded.status, error = excluded.error,
       world_size = excluded.world_size, device = excluded.device, run_dir = excluded.run_dir,
-      started_at = excluded.started_at, finished_at = excluded.finished_at
+      started_at = excluded.started_at, finished_at = excluded.finished_at,
+      policy_json = excluded.policy_json
     RETURNING id)sql");
   upsert.Bind(1, campaign_id)
       .Bind(2, trial.trial_key)
-      .Bind(3, trial.config.dump())
+      .Bind(3, ComputationJson(config).dump())
+      .Bind(11, PolicyJson(config).dump())
       .Bind(4, StatusName(trial.status))
       .Bind(6, trial.world_size);
   BindTextOrNull(upsert, 5, trial.error);
@@ -141,12 +153,11 @@ std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bo
     Exec(db.get(), "PRAGMA journal_mode = WAL");
     MigrateSchema(db.get());
   }
-  return std::unique_ptr<ResultsDb>(new ResultsDb(db.release(), path));
+  return std::unique_ptr<ResultsDb>(new ResultsDb(std::move(db), path));
 }
 
-ResultsDb::ResultsDb(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
-
-ResultsDb::~ResultsDb() { SqliteCloser()(db_); }
+ResultsDb::ResultsDb(SqliteConnection connection, std::filesystem::path path)
+    : connection_(std::move(connection)), db_(connection_.get()), path_(std::move(path)) {}
 
 std::int64_t ResultsDb::ResumeOrCreateCampaign(const CampaignRecord& campaign, bool fresh) {
   Transaction transaction(db_);

@@ -14,23 +14,35 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "storage/records.h"
+#include "storage/results_query.h"
+#include "storage/sqlite_connection.h"
+#include "storage/storage_error.h"
 
 struct sqlite3;
 
 namespace ditbench {
 
-class StorageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// The version this build writes. Databases with a lower version are migrated forward on open
+// (storage/schema.h has the history).
+inline constexpr int kSchemaVersion = 2;
 
-// The version this build writes. Databases with a lower version are migrated forward on open.
-inline constexpr int kSchemaVersion = 1;
+// One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
+struct ResultRow {
+  std::int64_t campaign = 0;
+  std::string sweep, trial_key, status, model, precision, scope, device, build, error;
+  std::int64_t resolution = 0, batch = 0, steps = 0;
+  std::int64_t ulysses = 0, ring = 0, pipefusion = 0, cfg = 0, dp = 0, world_size = 0;
+  std::optional<double> latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms;
+  std::optional<double> peak_mem_mb, tflops, mfu;
+  std::optional<std::int64_t> iterations;
+  bool throttled = false;  // the GPU slowed down during the timed part (NVML)
+
+  bool measured() const { return status == "ok" && latency_ms.has_value(); }
+};
 
 // A campaign as stored (for reports and comparisons).
 struct CampaignInfo {
@@ -45,7 +57,6 @@ class ResultsDb {
   // Opens or creates the database at `path`. `read_only` never creates or migrates.
   static std::unique_ptr<ResultsDb> Open(const std::filesystem::path& path,
                                          bool read_only = false);
-  ~ResultsDb();
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
 
@@ -77,12 +88,23 @@ class ResultsDb {
   // The trial's samples ordered by iteration, rank, stage; empty when the trial is unknown.
   std::vector<Sample> Samples(std::int64_t campaign_id, const std::string& trial_key);
 
-  // The handle, for read-only queries by query/report. Owned by this object.
-  sqlite3* handle() const { return db_; }
+  // Rows of the `results` view of the given campaigns, ordered by campaign and trial key.
+  std::vector<ResultRow> Results(const std::vector<std::int64_t>& campaign_ids);
+
+  // The median latency of the newest ok result of `trial_key` in any campaign, if any.
+  std::optional<double> NewestOkLatencyMs(const std::string& trial_key);
+
+  // `ditbench query` (storage/results_query.h): the view's columns in order, the rows
+  // matching a query, or one read-only statement as written. QueryError for a mistake in the
+  // query.
+  std::vector<std::string> ResultsColumns();
+  ResultTable QueryResults(const ResultsQuery& query);
+  ResultTable RunReadOnlySql(const std::string& sql);
 
  private:
-  explicit ResultsDb(sqlite3* db, std::filesystem::path path);
-  sqlite3* db_;
+  ResultsDb(SqliteConnection connection, std::filesystem::path path);
+  SqliteConnection connection_;
+  sqlite3* db_;  // connection_.get(), borrowed for brevity in the SQL calls
   std::filesystem::path path_;
 };
 

@@ -1,10 +1,13 @@
 #include "storage/schema.h"
 
 #include <iterator>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "storage/key_migration.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
 
@@ -65,6 +68,11 @@ CREATE TABLE trial_metrics (
   images_per_s REAL, tokens_per_s REAL,
   throttled INTEGER, sm_clock_min_mhz REAL, sm_clock_max_mhz REAL
 );
+)sql";
+
+// The `results` view; version 1 read profile_blocks from config_json, version 2 from
+// policy_json and adds workload and policy (the measurement policy as JSON) at the end.
+constexpr const char* kResultsView = R"sql(
 -- The public contract (design section 7): one row per trial. Columns may be added at the
 -- end; the leading ones never change meaning.
 CREATE VIEW results AS
@@ -118,17 +126,60 @@ SELECT
   m.sm_clock_min_mhz AS sm_clock_min_mhz,
   m.sm_clock_max_mhz AS sm_clock_max_mhz,
   json_extract(t.config_json, '$.pipefusion_patches') AS pipefusion_patches,
-  json_extract(t.config_json, '$.profile_blocks') AS profile_blocks,
+  json_extract(t.{profile_source}, '$.profile_blocks') AS profile_blocks,
   CASE WHEN json_type(t.config_json, '$.model') = 'object'
-       THEN json_extract(t.config_json, '$.model') END AS model_overrides
+       THEN json_extract(t.config_json, '$.model') END AS model_overrides{extra}
 FROM trials t
 JOIN campaigns c ON c.id = t.campaign_id
 JOIN sweeps s ON s.id = c.sweep_id
 LEFT JOIN trial_metrics m ON m.trial_id = t.id;
 )sql";
 
+std::string ResultsView(int version) {
+  std::string view = kResultsView;
+  auto fill = [&view](std::string_view slot, std::string_view text) {
+    view.replace(view.find(slot), slot.size(), text);
+  };
+  fill("{profile_source}", version == 1 ? "config_json" : "policy_json");
+  fill("{extra}", version == 1 ? "" : R"sql(,
+  json_extract(t.config_json, '$.workload') AS workload,
+  t.policy_json AS policy)sql");
+  return view;
+}
+
+// Schema version 2: key format v2 (storage/key_migration.h). The measurement policy moves
+// beside the key; trials that no longer differ are listed in superseded_trials.
+constexpr const char* kSchemaV2 = R"sql(
+DROP VIEW results;
+ALTER TABLE trials ADD COLUMN policy_json TEXT NOT NULL DEFAULT '{}';
+CREATE TABLE superseded_trials (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  trial_key TEXT NOT NULL,
+  kept_trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  old_trial_key TEXT NOT NULL,
+  config_json TEXT NOT NULL,
+  status TEXT NOT NULL,
+  error TEXT,
+  finished_at REAL,
+  latency_ms REAL
+);
+)sql";
+
+void MigrateToV1(sqlite3* db) {
+  Exec(db, kSchemaV1);
+  Exec(db, ResultsView(1).c_str());
+}
+
+void MigrateToV2(sqlite3* db) {
+  Exec(db, kSchemaV2);
+  RekeyTrialsToV2(db);
+  Exec(db, ResultsView(2).c_str());
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v.
-constexpr const char* kMigrations[] = {kSchemaV1};
+using Migration = void (*)(sqlite3*);
+constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {
@@ -179,7 +230,7 @@ void MigrateSchema(sqlite3* db) {
   if (version == kSchemaVersion) return;  // rolls back the empty transaction
   if (version == 0) Exec(db, "CREATE TABLE schema_version (version INTEGER NOT NULL)");
   for (int next = version + 1; next <= kSchemaVersion; ++next) {
-    Exec(db, kMigrations[next - 1]);
+    kMigrations[next - 1](db);
   }
   Exec(db, "DELETE FROM schema_version");
   Statement stamp(db, "INSERT INTO schema_version (version) VALUES (?)");

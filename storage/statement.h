@@ -11,18 +11,13 @@
 #include <string>
 #include <string_view>
 
-#include "storage/results_db.h"
+#include "storage/sqlite_connection.h"
+#include "storage/storage_error.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
 
 namespace ditbench {
-
-// Owns a connection; closes it on destruction.
-struct SqliteCloser {
-  void operator()(sqlite3* db) const noexcept;
-};
-using SqliteConnection = std::unique_ptr<sqlite3, SqliteCloser>;
 
 // Opens `path` (flags as for sqlite3_open_v2). Throws StorageError naming the path.
 SqliteConnection OpenSqlite(const std::string& path, int flags);

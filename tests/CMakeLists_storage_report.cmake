@@ -1,11 +1,12 @@
-# Tests of storage, statistics, the HTML report, `ditbench query` and `ditbench report`;
+# Tests of storage (and its migrations), statistics, the HTML report, `ditbench query` and `ditbench report`;
 # included from tests/CMakeLists.txt. runner/query_command.cc and runner/report_command.cc are
 # compiled in directly, so these tests do not depend on how the CLI executable is assembled.
 include(GoogleTest)
 
 add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/storage/results_db_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/report/stats_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/stats/stats_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/storage/migration_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/html_report_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/runner/query_command_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/../runner/query_command.cc
@@ -16,4 +17,6 @@ target_link_libraries(ditbench_storage_report_tests PRIVATE
   ditbench_report ditbench_stats ditbench_storage ditbench_experiments
   CLI11::CLI11 fmt::fmt nlohmann_json::nlohmann_json GTest::gtest_main GTest::gmock
 )
+target_compile_definitions(ditbench_storage_report_tests PRIVATE
+  DITBENCH_FIXTURES="${CMAKE_CURRENT_LIST_DIR}/fixtures")
 gtest_discover_tests(ditbench_storage_report_tests)

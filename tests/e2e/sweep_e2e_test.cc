@@ -119,7 +119,7 @@ TEST_F(SweepEndToEndTest, SweepRunsStoresResumesQueriesAndReports) {
   EXPECT_EQ(page.find("<script src="), std::string::npos);
 }
 
-// Median of `values` (the reference computation, independent of report/stats.cc).
+// Median of `values` (the reference computation, independent of stats/stats.cc).
 double ReferenceMedian(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();

@@ -1,32 +1,50 @@
 #include "experiments/trial.h"
 
+#include <set>
+#include <vector>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "experiments/trial_identity.h"
 
 namespace ditbench {
 namespace {
 
-// The canonical form and key of the built-in default trial. These goldens pin trial identity:
-// if one changes, every stored result stops matching its trial. Change them only on purpose,
-// with a note in docs/sweep-spec.md.
+// Goldens of key format v2. They pin trial identity: if one changes, every stored result stops
+// matching its trial. Change them only on purpose, with a note in docs/sweep-spec.md. (Key
+// format v1 hashed the whole canonical form; v2 changed every key on purpose, and schema 2
+// migrates stored keys.) The keys were computed independently:
+//   python3 -c 'import hashlib; print(hashlib.sha256(b"{}").hexdigest()[:16])'
 constexpr const char* kDefaultCanonical =
     R"({"batch":1,"cfg":1,"dp":1,"model":"pixart-alpha","pipefusion":1,"pipefusion_patches":1,)"
     R"("precision":"bf16","profile_blocks":false,)"
     R"("repeats":{"max":5,"max_seconds":0.0,"min":5,"target_rel_ci":0.0},"resolution":1024,)"
-    R"("ring":1,"scope":"denoise","seed":0,"steps":20,"timeout_s":1800.0,"ulysses":1,"warmup":5})";
+    R"("ring":1,"scope":"denoise","seed":0,"steps":20,"timeout_s":1800.0,"ulysses":1,"warmup":5,)"
+    R"("workload":"dit"})";
+
+TrialConfig TinyTwoRanks() {
+  TrialConfig tiny;
+  tiny.model = "pixart-alpha-tiny";
+  tiny.resolution = 256;
+  tiny.ulysses = 2;
+  return tiny;
+}
 
 TEST(TrialTest, CanonicalTextIsSortedCompactAndPinned) {
   EXPECT_EQ(CanonicalText(TrialConfig{}), kDefaultCanonical);
 }
 
-TEST(TrialTest, KeyIsTheSha256PrefixOfTheCanonicalText) {
-  EXPECT_EQ(TrialKey(TrialConfig{}), Sha256Hex(kDefaultCanonical).substr(0, 16));
-  EXPECT_EQ(TrialKey(TrialConfig{}), "af93956f36c55cea");
-  TrialConfig tiny;
-  tiny.model = "pixart-alpha-tiny";
-  tiny.resolution = 256;
-  tiny.ulysses = 2;
-  EXPECT_EQ(TrialKey(tiny), "beceb9a9cd047d17");
+TEST(TrialTest, IdentityLeavesOutDefaultsAndTheMeasurementPolicy) {
+  EXPECT_EQ(IdentityText(TrialConfig{}), "{}");
+  EXPECT_EQ(IdentityText(TinyTwoRanks()),
+            R"({"model":"pixart-alpha-tiny","resolution":256,"ulysses":2})");
+}
+
+TEST(TrialTest, KeyIsTheSha256PrefixOfTheIdentityText) {
+  EXPECT_EQ(TrialKey(TrialConfig{}), Sha256Hex("{}").substr(0, 16));
+  EXPECT_EQ(TrialKey(TrialConfig{}), "44136fa355b3678a");
+  EXPECT_EQ(TrialKey(TinyTwoRanks()), "00e7cab487b3857d");
 }
 
 TEST(TrialTest, Sha256MatchesAKnownVector) {
@@ -34,14 +52,75 @@ TEST(TrialTest, Sha256MatchesAKnownVector) {
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
-TEST(TrialTest, AnyAxisChangesTheKey) {
-  TrialConfig base;
+TEST(TrialTest, MeasurementPolicyChangesKeepTheKey) {
+  const TrialConfig base = TinyTwoRanks();
   TrialConfig other = base;
-  other.precision = Precision::kFp16;
-  EXPECT_NE(TrialKey(base), TrialKey(other));
-  other = base;
-  other.repeats.target_rel_ci = 0.01;
-  EXPECT_NE(TrialKey(base), TrialKey(other));
+  other.warmup = 50;
+  EXPECT_EQ(TrialKey(other), TrialKey(base));
+  other.repeats = {10, 200, 0.01, 120};
+  EXPECT_EQ(TrialKey(other), TrialKey(base));
+  other.timeout_s = 7200;
+  EXPECT_EQ(TrialKey(other), TrialKey(base));
+  other.profile_blocks = true;
+  EXPECT_EQ(TrialKey(other), TrialKey(base));
+  EXPECT_NE(CanonicalText(other), CanonicalText(base));  // still in trial.json
+  EXPECT_EQ(PolicyJson(other)["warmup"], 50);
+}
+
+TEST(TrialTest, AFieldAtItsDefaultKeepsTheKey) {
+  // `workload` joined the identity after the other fields: a computation written without it
+  // (as schema-1 databases stored it) and one with its default have the same key.
+  nlohmann::json computation = ComputationJson(TinyTwoRanks());
+  ASSERT_EQ(computation["workload"], "dit");
+  nlohmann::json before_the_field = computation;
+  before_the_field.erase("workload");
+  EXPECT_EQ(KeyOfComputation(before_the_field), TrialKey(TinyTwoRanks()));
+  // The same for every field with an identity default: written at its default, it vanishes.
+  const nlohmann::json defaults = ComputationJson(TrialConfig{});
+  for (const auto& [field, value] : defaults.items()) {
+    nlohmann::json without = defaults;
+    without.erase(field);
+    EXPECT_EQ(KeyOfComputation(without), TrialKey(TrialConfig{})) << field;
+  }
+}
+
+TEST(TrialTest, ANonDefaultValueChangesTheKey) {
+  const TrialConfig base = TinyTwoRanks();
+  std::vector<TrialConfig> changed(13, base);
+  changed[0].workload = "command";
+  changed[1].model = "pixart-sigma";
+  changed[2].model_overrides = {{"depth", 1}};
+  changed[3].resolution = 512;
+  changed[4].precision = Precision::kFp16;
+  changed[5].scope = Scope::kForward;
+  changed[6].batch = 2;
+  changed[7].steps = 4;
+  changed[8].seed = 1;
+  changed[9].ring = 2;
+  changed[10].pipefusion = 2;
+  changed[11].cfg = 2;
+  changed[12].dp = 2;
+  std::set<std::string> keys = {TrialKey(base)};
+  for (const TrialConfig& c : changed) keys.insert(TrialKey(c));
+  EXPECT_EQ(keys.size(), changed.size() + 1);  // all different from the base and each other
+  TrialConfig patches = base;
+  patches.pipefusion = 2;
+  TrialConfig more_patches = patches;
+  more_patches.pipefusion_patches = 4;
+  EXPECT_NE(TrialKey(more_patches), TrialKey(patches));
+  // A field this build does not know (written by a newer one) has no default: it counts.
+  nlohmann::json future = ComputationJson(base);
+  future["weights"] = "";
+  EXPECT_NE(KeyOfComputation(future), TrialKey(base));
+}
+
+TEST(TrialTest, ConfigurationsWithoutWorkloadReadAsDit) {
+  nlohmann::json v1 = CanonicalJson(TinyTwoRanks());
+  v1.erase("workload");
+  const TrialConfig read = TrialConfigFromJson(v1);
+  EXPECT_EQ(read.workload, "dit");
+  EXPECT_EQ(CanonicalText(read), CanonicalText(TinyTwoRanks()));
+  EXPECT_EQ(TrialKey(read), TrialKey(TinyTwoRanks()));
 }
 
 TEST(TrialTest, JsonRoundTripPreservesTheConfig) {
@@ -54,6 +133,7 @@ TEST(TrialTest, JsonRoundTripPreservesTheConfig) {
   c.seed = -7;
   c.pipefusion_patches = 4;
   c.model_overrides = {{"depth", 14}, {"hidden", 768}};
+  c.workload = "command";
   EXPECT_EQ(TrialConfigFromJson(CanonicalJson(c)), c);
 }
 
@@ -69,6 +149,7 @@ TEST(TrialTest, PipefusionPatchesDefaultToTheDegree) {
   TrialConfig c;
   c.pipefusion = 4;
   EXPECT_EQ(CanonicalJson(c)["pipefusion_patches"], 4);
+  EXPECT_EQ(IdentityText(c), R"({"pipefusion":4})");
   TrialConfig explicit_patches = c;
   explicit_patches.pipefusion_patches = 4;
   EXPECT_EQ(TrialKey(c), TrialKey(explicit_patches));  // same trial, same key

@@ -206,7 +206,7 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
     db->RecordTrial(id, trial);
   }
   auto db = ResultsDb::Open(dir / "results.db", true);
-  auto summaries = SummarizeStages(db->handle(), {{1, TrialKey(config), "u2"}});
+  auto summaries = SummarizeStages(*db, {{1, TrialKey(config), "u2"}});
   ASSERT_EQ(summaries.size(), 1u);
   const StageSummary& s = summaries[0].second;
   EXPECT_DOUBLE_EQ(s.iteration_ms, 32);

@@ -35,36 +35,6 @@ TrialConfig TinyTwoRanks() {
   return c;
 }
 
-TEST(IngestTest, LatencyIsTheSlowestRankAndSkewShowsTheGap) {
-  // Rank 1 is deliberately slower by 5 ms every iteration.
-  auto m = ComputeMetrics(TinyTwoRanks(), {Rank(0, {10, 11, 12}), Rank(1, {15, 16, 17})}, "cpu");
-  EXPECT_DOUBLE_EQ(m.latency_ms, 16);
-  EXPECT_DOUBLE_EQ(m.rank0_ms, 11);
-  EXPECT_DOUBLE_EQ(m.skew_ms, 5);
-  EXPECT_EQ(m.iterations, 3);
-  EXPECT_EQ(m.warmup, 1);  // the 100 ms warm-up is counted, not timed
-  EXPECT_DOUBLE_EQ(m.max_ms, 17);
-  EXPECT_DOUBLE_EQ(*m.peak_mem_mb, 101);
-}
-
-TEST(IngestTest, SlowestRankIsTakenPerIteration) {
-  // The slow rank alternates; per-iteration max is 20 every time, while each rank's median is 10.
-  auto m = ComputeMetrics(TinyTwoRanks(), {Rank(0, {20, 10, 20, 10, 20}), Rank(1, {10, 20, 10, 20, 10})}, "cpu");
-  EXPECT_DOUBLE_EQ(m.latency_ms, 20);
-  EXPECT_DOUBLE_EQ(m.skew_ms, 10);
-}
-
-TEST(IngestTest, ThroughputFromAnalyticFlopsAndNoMfuOnCpu) {
-  auto m = ComputeMetrics(TinyTwoRanks(), {Rank(0, {10}), Rank(1, {10})}, "cpu");
-  ASSERT_TRUE(m.flops && m.tflops && m.images_per_s);
-  EXPECT_DOUBLE_EQ(*m.images_per_s, 100.0);  // 1 image per 10 ms
-  EXPECT_NEAR(*m.tflops, *m.flops / 0.010 / 1e12, 1e-12);
-  EXPECT_FALSE(m.mfu.has_value());
-  auto gpu = ComputeMetrics(TinyTwoRanks(), {Rank(0, {10}), Rank(1, {10})}, "NVIDIA H100 80GB HBM3");
-  ASSERT_TRUE(gpu.mfu);
-  EXPECT_NEAR(*gpu.mfu, *gpu.tflops / (989.0 * 2), 1e-15);
-}
-
 class IngestTrialTest : public ::testing::Test {
  protected:
   void WriteRank(const RankResult& r) {
@@ -122,33 +92,61 @@ TEST_F(IngestTrialTest, TruncatedRankFileIsAFailureNotACrash) {
   EXPECT_EQ(r.status, TrialStatus::kFailed);
 }
 
+TEST_F(IngestTrialTest, RankFileNamingAnotherRankIsAFailure) {
+  WriteRank(Rank(0, {10}));
+  RankResult liar = Rank(0, {12});  // says rank 0 ...
+  WriteFileAtomically(RankResultPath(dir_.path(), 1), ToJson(liar).dump());  // ... in rank1.json
+  auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_FALSE(r.metrics);
+  EXPECT_NE(r.error.find("rank1.json: 'rank' is 0; expected 1 (the file name)"),
+            std::string::npos)
+      << r.error;
+}
+
+TEST_F(IngestTrialTest, MissingRankIsAFailureNamingIt) {
+  WriteRank(Rank(1, {12}));
+  auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_NE(r.error.find("rank 0 has no readable result file"), std::string::npos) << r.error;
+}
+
+TEST_F(IngestTrialTest, RankBeyondTheWorldSizeIsAFailure) {
+  WriteRank(Rank(0, {10}));
+  WriteRank(Rank(1, {12}));
+  RankResult extra = Rank(2, {12});
+  WriteRank(extra);
+  auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_NE(r.error.find("rank 2 is outside the trial's world size 2"), std::string::npos)
+      << r.error;
+}
+
+TEST_F(IngestTrialTest, RankFileWithAnotherWorldSizeIsAFailure) {
+  WriteRank(Rank(0, {10}));
+  RankResult r1 = Rank(1, {12});
+  r1.world_size = 4;
+  WriteRank(r1);
+  auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_NE(r.error.find("'world_size' is 4; expected 2"), std::string::npos) << r.error;
+}
+
+TEST_F(IngestTrialTest, EveryRankExactlyOnceHasNoProblem) {
+  WriteRank(Rank(0, {10}));
+  WriteRank(Rank(1, {12}));
+  std::ofstream(dir_.path() / "rank1.log") << "log files are not result files\n";
+  RankFiles files = ReadRankFiles(dir_.path(), 2);
+  EXPECT_EQ(files.error, "");
+  ASSERT_EQ(files.ranks.size(), 2u);
+  EXPECT_EQ(files.ranks[1].rank, 1);
+}
+
 TEST_F(IngestTrialTest, TimeoutIsRecorded) {
   LaunchOutcome o = Outcome({{true, 0, SIGKILL, true}, {true, 0, SIGKILL, true}});
   o.timed_out = true;
   auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), o);
   EXPECT_EQ(r.status, TrialStatus::kTimeout);
-}
-
-}  // namespace
-}  // namespace ditbench
-
-namespace ditbench {
-namespace {
-
-TEST(IngestClocksTest, AnyThrottledRankFlagsTheTrialAndClocksSpanRanks) {
-  RankResult a = Rank(0, {10}), b = Rank(1, {10});
-  a.clocks = {{"available", true}, {"sm_mhz_min", 1980.0}, {"sm_mhz_max", 1980.0}, {"throttled", false}};
-  b.clocks = {{"available", true}, {"sm_mhz_min", 1410.0}, {"sm_mhz_max", 1980.0}, {"throttled", true}};
-  auto m = ComputeMetrics(TinyTwoRanks(), {a, b}, "NVIDIA H100 80GB HBM3");
-  ASSERT_TRUE(m.throttled);
-  EXPECT_TRUE(*m.throttled);
-  EXPECT_DOUBLE_EQ(*m.sm_clock_min_mhz, 1410);
-  EXPECT_DOUBLE_EQ(*m.sm_clock_max_mhz, 1980);
-}
-
-TEST(IngestClocksTest, NoClockSamplesMeansUnknownNotUnthrottled) {
-  auto m = ComputeMetrics(TinyTwoRanks(), {Rank(0, {10}), Rank(1, {10})}, "cpu");
-  EXPECT_FALSE(m.throttled.has_value());
 }
 
 }  // namespace

@@ -74,6 +74,17 @@ TEST(SweepPlanTest, EarlierResultOfTheSameKeyReplacesTheAnalyticTime) {
   EXPECT_GT(plan.estimated_wall_s, 0);
 }
 
+TEST(SweepPlanTest, TrialsDifferingOnlyInMeasurementPolicyAreOneComputation) {
+  auto spec = Parse("name: p\ndefaults: {model: pixart-alpha-tiny, resolution: 256}\n"
+                    "matrix: {warmup: [1, 2], repeats: [3, 5], seed: [0, 1]}\n");
+  SweepPlan plan = PlanSweep(spec, {2, false});
+  ASSERT_EQ(plan.trials.size(), 2u);  // one per seed
+  EXPECT_EQ(plan.duplicates, 6u);
+  EXPECT_EQ(plan.trials[0].config.warmup, 1);  // the first written is the one run
+  EXPECT_EQ(plan.trials[0].config.repeats.min, 3);
+  EXPECT_NE(plan.trials[0].key, plan.trials[1].key);
+}
+
 TEST(SweepPlanTest, IdenticalTrialsAreMergedAndCounted) {
   auto spec = Parse("name: d\nmatrix: {ulysses: [1, 2]}\ninclude:\n  - {ulysses: 2}\n");
   SweepPlan plan = PlanSweep(spec, {8, true});

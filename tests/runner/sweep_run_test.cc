@@ -8,6 +8,7 @@
 
 #include "experiments/worker_contract.h"
 #include "storage/results_db.h"
+#include "storage/statement.h"
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
@@ -31,9 +32,9 @@ class SweepRunTest : public ::testing::Test {
     return RunSweep(o, SweepEffects{launcher_, interrupt_, gpus_}, out_, err_);
   }
   std::vector<std::string> Column(const std::string& sql) {
-    auto db = ResultsDb::Open(dir_ / "results.db", true);
+    SqliteConnection db = OpenSqlite((dir_ / "results.db").string(), SQLITE_OPEN_READONLY);
     sqlite3_stmt* stmt = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db->handle(), sql.c_str(), -1, &stmt, nullptr), SQLITE_OK);
+    EXPECT_EQ(sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &stmt, nullptr), SQLITE_OK);
     std::vector<std::string> values;
     while (sqlite3_step(stmt) == SQLITE_ROW) {
       auto text = sqlite3_column_text(stmt, 0);
@@ -101,8 +102,8 @@ TEST_F(SweepRunTest, TrialLeftRunningByADeadCoordinatorRunsAgain) {
   auto o = Options(kSweep);
   ASSERT_EQ(Run(o), 0);
   {
-    auto db = ResultsDb::Open(o.db);
-    ASSERT_EQ(sqlite3_exec(db->handle(),
+    SqliteConnection db = OpenSqlite(o.db.string(), SQLITE_OPEN_READWRITE);
+    ASSERT_EQ(sqlite3_exec(db.get(),
                            "UPDATE trials SET status = 'running' WHERE trial_key IN "
                            "(SELECT trial_key FROM results WHERE ulysses = 2)",
                            nullptr, nullptr, nullptr),

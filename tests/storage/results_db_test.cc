@@ -33,11 +33,12 @@ class ResultsDbTest : public ::testing::Test {
 
 TEST_F(ResultsDbTest, NewDatabaseHasSchemaVersionWalAndResultsView) {
   auto db = ResultsDb::Open(DbPath());
-  EXPECT_EQ(ReadSchemaVersion(db->handle()), kSchemaVersion);
+  EXPECT_EQ(QueryText("SELECT max(version) FROM schema_version"),
+            std::to_string(kSchemaVersion));
   EXPECT_EQ(QueryText("PRAGMA journal_mode"), "wal");
-  Statement foreign_keys(db->handle(), "PRAGMA foreign_keys");
-  ASSERT_TRUE(foreign_keys.Step());
-  EXPECT_EQ(foreign_keys.Int(0), 1);
+  ResultTable foreign_keys = db->RunReadOnlySql("PRAGMA foreign_keys");
+  ASSERT_EQ(foreign_keys.rows.size(), 1u);
+  EXPECT_EQ(std::get<std::int64_t>(foreign_keys.rows[0][0]), 1);
   EXPECT_EQ(QueryText("SELECT type FROM sqlite_master WHERE name = 'results'"), "view");
 }
 
@@ -93,7 +94,8 @@ TEST_F(ResultsDbTest, NewerSchemaIsRefused) {
       ResultsDb::Open(DbPath(), read_only);
       FAIL() << "opened a database with a newer schema";
     } catch (const StorageError& e) {
-      EXPECT_THAT(e.what(), HasSubstr("schema version 99, newer than this build supports (1)"));
+      EXPECT_THAT(e.what(), HasSubstr("schema version 99, newer than this build supports (" +
+                                      std::to_string(kSchemaVersion) + ")"));
       EXPECT_THAT(e.what(), HasSubstr(DbPath().string()));
     }
   }
@@ -125,7 +127,7 @@ TEST_F(ResultsDbTest, ReadOnlyOpenOfMissingFileFailsWithoutCreatingIt) {
 TEST_F(ResultsDbTest, ReadOnlyHandleCannotWrite) {
   ResultsDb::Open(DbPath());
   auto db = ResultsDb::Open(DbPath(), /*read_only=*/true);
-  EXPECT_THROW(Exec(db->handle(), "DELETE FROM sweeps"), StorageError);
+  EXPECT_THROW(db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false), StorageError);
 }
 
 TEST_F(ResultsDbTest, ResumeReturnsNewestCampaignOfTheSweepUnlessFresh) {
@@ -228,9 +230,10 @@ TEST_F(ResultsDbTest, CoordinatorKilledMidTransactionLeavesNoPartialTrial) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     // The child writes half a trial inside a transaction and dies without committing.
-    auto db = ResultsDb::Open(DbPath());
-    Transaction transaction(db->handle());
-    Exec(db->handle(),
+    // (A second connection, as a second coordinator process would have.)
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Transaction transaction(raw.get());
+    Exec(raw.get(),
          "INSERT INTO trials (campaign_id, trial_key, config_json, status, world_size) "
          "VALUES (1, 'half', '{}', 'ok', 2)");
     _exit(0);
@@ -260,9 +263,7 @@ TEST_F(ResultsDbTest, MarkRunningClearsOldMeasurements) {
 
 TEST_F(ResultsDbTest, ResultsViewStartsWithTheContractColumns) {
   auto db = ResultsDb::Open(DbPath());
-  Statement probe(db->handle(), "SELECT * FROM results LIMIT 0");
-  std::vector<std::string> columns;
-  for (int i = 0; i < probe.ColumnCount(); ++i) columns.push_back(probe.ColumnName(i));
+  std::vector<std::string> columns = db->ResultsColumns();
   const std::vector<std::string>& contract = ResultsContractColumns();
   ASSERT_GE(columns.size(), contract.size());
   EXPECT_EQ(std::vector<std::string>(columns.begin(), columns.begin() + contract.size()),
@@ -280,7 +281,8 @@ TEST_F(ResultsDbTest, ResultsViewExposesAxesMetricsAndCampaign) {
   trial.metrics->tflops = 12.5;
   db->RecordTrial(campaign, trial);
 
-  Statement row(db->handle(),
+  SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READONLY);
+  Statement row(raw.get(),
                 "SELECT campaign, sweep, model, resolution, precision, scope, ulysses, ring, "
                 "world_size, latency_ms, warmup, iterations, tflops, mfu, build, error, "
                 "started_at FROM results");
@@ -325,6 +327,68 @@ TEST_F(ResultsDbTest, SamplesComeBackOrderedByIterationThenRank) {
     order.push_back(s.iteration * 10 + s.rank);
   }
   EXPECT_THAT(order, ElementsAre(0, 1, 10, 11, 20, 21));
+}
+
+TEST_F(ResultsDbTest, ConfigIsStoredSplitIntoComputationAndPolicy) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  TrialConfig config = test::MakeConfig(2);
+  config.warmup = 3;
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  EXPECT_EQ(QueryText("SELECT json_extract(policy_json, '$.warmup') FROM trials"), "3");
+  EXPECT_EQ(QueryText("SELECT json_type(config_json, '$.warmup') IS NULL AND "
+                      "json_type(config_json, '$.repeats') IS NULL FROM trials"),
+            "1");
+  EXPECT_EQ(QueryText("SELECT json_extract(config_json, '$.ulysses') FROM trials"), "2");
+
+  // The same computation measured differently later: the same row, the newer policy.
+  config.warmup = 7;
+  config.repeats = {20, 40, 0.01, 60};
+  ASSERT_EQ(TrialKey(config), TrialKey(test::MakeConfig(2)));
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 49));
+  EXPECT_EQ(QueryText("SELECT count(*) FROM trials"), "1");
+  EXPECT_EQ(QueryText("SELECT json_extract(policy, '$.warmup') || '/' || "
+                      "json_extract(policy, '$.repeats.max') || '/' || latency_ms FROM results"),
+            "7/40/49.0");
+}
+
+TEST_F(ResultsDbTest, RecordWithoutACanonicalConfigIsRefused) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  TrialRecord trial = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 50);
+  trial.config.erase("precision");
+  try {
+    db->RecordTrial(campaign, trial);
+    FAIL() << "stored a trial without a precision";
+  } catch (const StorageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("missing key 'precision'"));
+    EXPECT_THAT(e.what(), HasSubstr(trial.trial_key));
+  }
+  EXPECT_TRUE(db->TrialStatuses(campaign).empty());
+}
+
+TEST_F(ResultsDbTest, QueriesQuoteNamesBindValuesAndRefuseUnknownOperators) {
+  {
+    auto db = ResultsDb::Open(DbPath());
+    std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
+    db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+  }
+  auto db = ResultsDb::Open(DbPath(), /*read_only=*/true);
+  ResultsQuery query;
+  query.columns = {"ulysses", "latency_ms"};
+  query.conditions = {{"latency_ms", "<", "75"}};
+  ResultTable table = db->QueryResults(query);
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(std::get<std::int64_t>(table.rows[0][0]), 2);
+  query.conditions = {{"sweep", "=", "sp' OR '1'='1"}};  // a value, never SQL
+  EXPECT_TRUE(db->QueryResults(query).rows.empty());
+  query.conditions = {{"ulysses", "= 1 OR 1 =", "1"}};
+  EXPECT_THROW(db->QueryResults(query), QueryError);
+  query.conditions = {};
+  query.sort_column = "latency_ms\" DESC --";
+  EXPECT_THROW(db->QueryResults(query), QueryError);
+  EXPECT_THROW(db->RunReadOnlySql("SELECT 1; DELETE FROM trials"), QueryError);
 }
 
 }  // namespace

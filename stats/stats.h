@@ -1,6 +1,6 @@
 // Summary statistics of timing samples. Pure functions over a vector of milliseconds; no I/O.
 //
-// Definitions (each pinned by report/stats_test.cc against hand-computed values):
+// Definitions (each pinned by tests/stats/stats_test.cc against hand-computed values):
 //  * median, p90, p99: linear interpolation between order statistics (R type 7, numpy's
 //    default): q-quantile of sorted x[0..n-1] at position h = (n-1)q.
 //  * stddev: sample standard deviation (n-1 denominator); 0 for n < 2.

@@ -1,4 +1,4 @@
-#include "report/stats.h"
+#include "stats/stats.h"
 
 #include <cmath>
 #include <numeric>

@@ -1,0 +1,83 @@
+#include "experiments/trial_identity.h"
+
+#include <map>
+
+namespace ditbench {
+namespace {
+
+// Key format v2's frozen identity defaults. Append new fields; never change a value.
+const std::map<std::string, nlohmann::json>& FixedDefaults() {
+  static const std::map<std::string, nlohmann::json> defaults = {
+      {"batch", 1},        {"cfg", 1},         {"dp", 1},
+      {"model", "pixart-alpha"},               {"pipefusion", 1},
+      {"precision", "bf16"},                   {"resolution", 1024},
+      {"ring", 1},         {"scope", "denoise"},
+      {"seed", 0},         {"steps", 20},      {"ulysses", 1},
+      {"workload", "dit"},
+  };
+  return defaults;
+}
+
+}  // namespace
+
+nlohmann::json ComputationJson(const TrialConfig& c) {
+  nlohmann::json model = c.model;
+  if (!c.model_overrides.empty()) {
+    model = {{"preset", c.model}};
+    for (const auto& [key, value] : c.model_overrides) model[key] = value;
+  }
+  return {{"batch", c.batch},
+          {"cfg", c.cfg},
+          {"dp", c.dp},
+          {"model", model},
+          {"pipefusion", c.pipefusion},
+          {"pipefusion_patches", c.effective_pipefusion_patches()},
+          {"precision", std::string(PrecisionName(c.precision))},
+          {"resolution", c.resolution},
+          {"ring", c.ring},
+          {"scope", std::string(ScopeName(c.scope))},
+          {"seed", c.seed},
+          {"steps", c.steps},
+          {"ulysses", c.ulysses},
+          {"workload", c.workload}};
+}
+
+nlohmann::json PolicyJson(const TrialConfig& c) {
+  return {{"profile_blocks", c.profile_blocks},
+          {"repeats",
+           {{"max", c.repeats.max},
+            {"max_seconds", c.repeats.max_seconds},
+            {"min", c.repeats.min},
+            {"target_rel_ci", c.repeats.target_rel_ci}}},
+          {"timeout_s", c.timeout_s},
+          {"warmup", c.warmup}};
+}
+
+std::optional<nlohmann::json> IdentityDefault(const std::string& field,
+                                              const nlohmann::json& computation) {
+  if (field == "pipefusion_patches") {
+    return computation.contains("pipefusion") ? computation["pipefusion"] : nlohmann::json(1);
+  }
+  auto it = FixedDefaults().find(field);
+  if (it == FixedDefaults().end()) return std::nullopt;
+  return it->second;
+}
+
+nlohmann::json IdentityJson(const nlohmann::json& computation) {
+  nlohmann::json identity = nlohmann::json::object();
+  for (const auto& [field, value] : computation.items()) {
+    std::optional<nlohmann::json> fallback = IdentityDefault(field, computation);
+    if (!fallback || value != *fallback) identity[field] = value;
+  }
+  return identity;
+}
+
+std::string IdentityText(const TrialConfig& config) {
+  return IdentityJson(ComputationJson(config)).dump();
+}
+
+std::string KeyOfComputation(const nlohmann::json& computation) {
+  return Sha256Hex(IdentityJson(computation).dump()).substr(0, 16);
+}
+
+}  // namespace ditbench

@@ -1,0 +1,45 @@
+// Per-trial metrics from every rank's results: pure functions, no I/O, torch-free.
+//
+// The one definition of "the slowest rank per iteration" lives here (SlowestPerIteration):
+// for each timed iteration, the maximum over ranks of that iteration's sample of one stage.
+// Ingest (the trial's latency), the report's stage breakdown and the statistics all use it;
+// the measurement loop computes the same quantity online with an all-reduce of the max
+// (experiments/measurement.h) to take its stopping decision.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "experiments/measurement_records.h"
+#include "experiments/trial.h"
+#include "experiments/worker_contract.h"
+
+namespace ditbench {
+
+// One timed iteration of one stage across ranks.
+struct IterationSpread {
+  double slowest_ms = 0;  // max over ranks
+  double fastest_ms = 0;  // min over ranks
+  double skew_ms() const { return slowest_ms - fastest_ms; }
+};
+
+// Timed samples of `stage` (warm-up left out), by iteration in increasing order, reduced over
+// ranks. Samples of several ranks may be mixed in one vector; `rank` tells them apart.
+std::map<int, IterationSpread> SlowestPerIteration(const std::vector<Sample>& samples,
+                                                   std::string_view stage = kIterationStage);
+
+// The slowest-rank series of `stage`: SlowestPerIteration's slowest_ms, in iteration order.
+std::vector<double> SlowestSeries(const std::vector<Sample>& samples,
+                                  std::string_view stage = kIterationStage);
+
+// Metrics of an ok trial. REQUIRES: non-empty ranks, with timed "iteration" samples.
+// latency_* and the spread are over SlowestSeries; rank0_ms is rank 0's median; skew_ms the
+// median over iterations of (max - min over ranks); memory and clocks are maxima/minima over
+// ranks; FLOPs, throughput and MFU follow docs/measurement.md ("Work and efficiency"), with
+// MFU left unset on a CPU or a device missing from the dense-peak table.
+TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
+                                 const std::string& device_name);
+
+}  // namespace ditbench

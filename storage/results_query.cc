@@ -1,0 +1,161 @@
+#include "storage/results_db.h"
+#include "storage/results_query.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include "experiments/did_you_mean.h"
+#include "experiments/trial.h"
+#include "storage/statement.h"
+
+namespace ditbench {
+namespace {
+
+void CheckColumn(const std::string& name, const std::vector<std::string>& valid,
+                 const char* option) {
+  if (std::find(valid.begin(), valid.end(), name) != valid.end()) return;
+  const std::string best = DidYouMean(name, valid);
+  std::string hint = best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+  throw QueryError(fmt::format("unknown column '{}' in {}{}; valid columns: {}", name, option,
+                               hint, fmt::join(valid, ", ")));
+}
+
+// Binds `value` as an integer or a real when it reads fully as one, else as text.
+void BindValue(Statement& statement, int index, const std::string& value) {
+  const char* end = value.data() + value.size();
+  std::int64_t integer = 0;
+  auto [int_end, int_error] = std::from_chars(value.data(), end, integer);
+  if (int_error == std::errc() && int_end == end) {
+    statement.Bind(index, integer);
+    return;
+  }
+  double real = 0;
+  auto [real_end, real_error] = std::from_chars(value.data(), end, real);
+  if (real_error == std::errc() && real_end == end) {
+    statement.Bind(index, real);
+    return;
+  }
+  statement.Bind(index, value);
+}
+
+ResultTable Fetch(Statement& statement) {
+  ResultTable table;
+  for (int i = 0; i < statement.ColumnCount(); ++i) table.columns.push_back(statement.ColumnName(i));
+  while (statement.Step()) {
+    std::vector<ResultCell>& row = table.rows.emplace_back();
+    for (int i = 0; i < statement.ColumnCount(); ++i) {
+      switch (statement.ColumnType(i)) {
+        case SQLITE_NULL: row.emplace_back(); break;
+        case SQLITE_INTEGER: row.emplace_back(statement.Int(i)); break;
+        case SQLITE_FLOAT: row.emplace_back(statement.Double(i)); break;
+        default: row.emplace_back(statement.Text(i)); break;
+      }
+    }
+  }
+  return table;
+}
+
+std::string StatusList() {
+  std::vector<std::string_view> names;
+  for (TrialStatus s : {TrialStatus::kPending, TrialStatus::kRunning, TrialStatus::kOk,
+                        TrialStatus::kSkipped, TrialStatus::kOom, TrialStatus::kTimeout,
+                        TrialStatus::kCrashed, TrialStatus::kFailed, TrialStatus::kInterrupted}) {
+    names.push_back(StatusName(s));
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+const std::vector<std::string>& Operators() {
+  static const std::vector<std::string> ops = {"=", "!=", "<", ">", "<=", ">="};
+  return ops;
+}
+
+}  // namespace
+
+std::vector<std::string> ResultsDb::ResultsColumns() {
+  Statement probe(db_, "SELECT * FROM results LIMIT 0");
+  std::vector<std::string> columns;
+  for (int i = 0; i < probe.ColumnCount(); ++i) columns.push_back(probe.ColumnName(i));
+  return columns;
+}
+
+ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
+  const std::vector<std::string> valid = ResultsColumns();
+  for (const std::string& column : query.columns) CheckColumn(column, valid, "--columns");
+
+  // Each clause has one parameter; sweep and status compare text, the others may be numbers.
+  struct Parameter {
+    std::string value;
+    bool text;
+  };
+  std::vector<std::string> clauses;
+  std::vector<Parameter> values;
+  if (query.sweep) {
+    clauses.push_back("sweep = ?");
+    values.push_back({*query.sweep, true});
+  }
+  if (query.campaign) {
+    clauses.push_back("campaign = ?");
+    values.push_back({std::to_string(*query.campaign), false});
+  }
+  if (query.status) {
+    if (!ParseStatus(*query.status)) {
+      throw QueryError(
+          fmt::format("unknown status '{}'; valid statuses: {}", *query.status, StatusList()));
+    }
+    clauses.push_back("status = ?");
+    values.push_back({*query.status, true});
+  }
+  for (const ResultsCondition& condition : query.conditions) {
+    CheckColumn(condition.column, valid, "--where");
+    if (std::find(Operators().begin(), Operators().end(), condition.op) == Operators().end()) {
+      throw QueryError(fmt::format("unknown operator '{}' for column '{}'; expected one of {}",
+                                   condition.op, condition.column, fmt::join(Operators(), " ")));
+    }
+    clauses.push_back(fmt::format("\"{}\" {} ?", condition.column, condition.op));
+    values.push_back({condition.value, false});
+  }
+
+  std::string order = "campaign, model, resolution, precision, scope, batch, steps, "
+                      "latency_ms IS NULL, latency_ms, trial_key";
+  if (!query.sort_column.empty()) {
+    CheckColumn(query.sort_column, valid, "--sort");
+    order = fmt::format("\"{0}\" IS NULL, \"{0}\" {1}, campaign, trial_key", query.sort_column,
+                        query.descending ? "DESC" : "ASC");
+  }
+  std::string select = "*";
+  if (!query.columns.empty()) {
+    std::vector<std::string> quoted;
+    for (const std::string& c : query.columns) quoted.push_back("\"" + c + "\"");
+    select = fmt::format("{}", fmt::join(quoted, ", "));
+  }
+  std::string where = clauses.empty() ? "" : fmt::format(" WHERE {}", fmt::join(clauses, " AND "));
+  Statement statement(db_,
+                      fmt::format("SELECT {} FROM results{} ORDER BY {}", select, where, order));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const int index = static_cast<int>(i + 1);
+    if (values[i].text) {
+      statement.Bind(index, values[i].value);
+    } else {
+      BindValue(statement, index, values[i].value);
+    }
+  }
+  return Fetch(statement);
+}
+
+ResultTable ResultsDb::RunReadOnlySql(const std::string& sql) {
+  Statement statement(db_, sql);
+  if (statement.tail().find_first_not_of(" \t\r\n;") != std::string::npos) {
+    throw QueryError("--sql takes exactly one statement");
+  }
+  if (!statement.ReadOnly()) {
+    throw QueryError("--sql must be a read-only statement (SELECT ...); the database is "
+                     "opened read-only");
+  }
+  return Fetch(statement);
+}
+
+}  // namespace ditbench

@@ -1,0 +1,53 @@
+// Typed queries of the `results` view for `ditbench query` (ResultsDb::QueryResults,
+// implemented in storage/results_query.cc: the only place their SQL is built).
+//
+// Column names (filters, columns, sort) are checked against the view and quoted; values are
+// bound as parameters, never pasted into the SQL text. RunReadOnlySql runs exactly one
+// statement that sqlite3_stmt_readonly accepts. Mistakes in the query itself throw
+// QueryError (one line, with "did you mean" for a misspelled column); database trouble
+// throws StorageError.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "storage/storage_error.h"
+
+namespace ditbench {
+
+// A mistake in a query: an unknown column or status, a malformed --sql statement.
+class QueryError : public StorageError {
+ public:
+  using StorageError::StorageError;
+};
+
+// `column op value`; op one of = != < > <= >=. A value that reads fully as an integer or a
+// real is compared as a number, else as text.
+struct ResultsCondition {
+  std::string column, op, value;
+};
+
+struct ResultsQuery {
+  std::optional<std::string> sweep;
+  std::optional<std::int64_t> campaign;
+  std::optional<std::string> status;
+  std::vector<ResultsCondition> conditions;  // all must hold
+  std::vector<std::string> columns;          // empty: every column of the view
+  std::string sort_column;                   // empty: campaign, group, latency, trial key
+  bool descending = false;
+};
+
+using ResultCell = std::variant<std::monostate, std::int64_t, double, std::string>;
+
+struct ResultTable {
+  std::vector<std::string> columns;
+  std::vector<std::vector<ResultCell>> rows;
+};
+
+// The reads themselves are ResultsDb::ResultsColumns, QueryResults and RunReadOnlySql.
+
+}  // namespace ditbench

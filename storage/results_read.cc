@@ -1,0 +1,60 @@
+// ResultsDb's typed reads for the report and the planner (results_db.h).
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include "storage/results_db.h"
+#include "storage/statement.h"
+
+namespace ditbench {
+
+std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campaign_ids) {
+  std::vector<ResultRow> rows;
+  if (campaign_ids.empty()) return rows;
+  std::string placeholders;
+  for (std::size_t i = 0; i < campaign_ids.size(); ++i) placeholders += i ? ", ?" : "?";
+  Statement query(db_, fmt::format(R"sql(
+    SELECT campaign, sweep, trial_key, status, model, precision, scope, device, build, error,
+           resolution, batch, steps, ulysses, ring, pipefusion, cfg, dp, world_size,
+           latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
+           iterations, throttled
+    FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
+                                   placeholders));
+  for (std::size_t i = 0; i < campaign_ids.size(); ++i) {
+    query.Bind(static_cast<int>(i + 1), campaign_ids[i]);
+  }
+  while (query.Step()) {
+    ResultRow row;
+    int c = 0;
+    row.campaign = query.Int(c++);
+    for (std::string* text : {&row.sweep, &row.trial_key, &row.status, &row.model,
+                              &row.precision, &row.scope, &row.device, &row.build, &row.error}) {
+      *text = query.Text(c++);
+    }
+    for (std::int64_t* number : {&row.resolution, &row.batch, &row.steps, &row.ulysses,
+                                 &row.ring, &row.pipefusion, &row.cfg, &row.dp,
+                                 &row.world_size}) {
+      *number = query.Int(c++);
+    }
+    for (std::optional<double>* value :
+         {&row.latency_ms, &row.ci_low_ms, &row.ci_high_ms, &row.cov, &row.skew_ms,
+          &row.rank0_ms, &row.peak_mem_mb, &row.tflops, &row.mfu}) {
+      *value = query.OptionalDouble(c++);
+    }
+    if (!query.IsNull(c)) row.iterations = query.Int(c);
+    ++c;
+    row.throttled = !query.IsNull(c) && query.Int(c) != 0;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::optional<double> ResultsDb::NewestOkLatencyMs(const std::string& trial_key) {
+  Statement query(db_,
+                  "SELECT latency_ms FROM results WHERE trial_key = ? AND status = 'ok' "
+                  "AND latency_ms IS NOT NULL ORDER BY campaign DESC LIMIT 1");
+  query.Bind(1, trial_key);
+  if (!query.Step()) return std::nullopt;
+  return query.Double(0);
+}
+
+}  // namespace ditbench

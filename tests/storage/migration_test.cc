@@ -1,0 +1,230 @@
+// Forward migration of a real schema-1 database (tests/fixtures/results-v1.db, written by the
+// ditbench of main before key format v2; tests/fixtures/README.md says how).
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "experiments/sweep_expand.h"
+#include "experiments/sweep_spec.h"
+#include "storage/results_db.h"
+#include "storage/schema.h"
+#include "storage/statement.h"
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+const std::filesystem::path kFixtures = DITBENCH_FIXTURES;
+
+// Keys under key format v2 (identity texts hashed independently with Python's hashlib):
+constexpr const char* kSeed0 = "f4343bb23be739ae";    // {"model":"pixart-alpha-tiny","resolution":256,"steps":2}
+constexpr const char* kSkipped = "ef822c8abc069935";  // ... "seed":1, "ulysses":3
+constexpr const char* kSeed7 = "aa2c5320e362d84c";    // ... "seed":7
+constexpr const char* kTwoRanks = "c7227b6aa9a5f181"; // ... "seed":2, "ulysses":2
+// Keys the three seed-0 trials had under key format v1.
+constexpr const char* kV1Warmup1 = "bdaab0881d497e70";  // ok, warmup 1, repeats 3 (oldest)
+constexpr const char* kV1Warmup2 = "a8e8a7e0b12950a3";  // ok, warmup 2, repeats 4
+constexpr const char* kV1Warmup3 = "2f47e9acbefee58f";  // failed, warmup 3 (newest)
+
+class MigrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::copy_file(kFixtures / "results-v1.db", DbPath());
+  }
+  std::filesystem::path DbPath() const { return dir_ / "results.db"; }
+
+  // Every row of `sql` (first column as text) through a separate read-only connection.
+  std::vector<std::string> Column(const std::string& sql) {
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READONLY);
+    Statement statement(raw.get(), sql);
+    std::vector<std::string> values;
+    while (statement.Step()) values.push_back(statement.IsNull(0) ? "NULL" : statement.Text(0));
+    return values;
+  }
+
+  // Runs `sql` on the schema-1 copy before it is migrated (to set up a collision).
+  void Prepare(const std::string& sql) {
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Exec(raw.get(), sql.c_str());
+  }
+
+  // warmup/repeats.min of the seed-0 trial kept by the migration.
+  std::string KeptSeed0Policy() {
+    ResultsDb::Open(DbPath());
+    return Column(fmt::format("SELECT json_extract(policy_json, '$.warmup') || '/' || "
+                              "json_extract(policy_json, '$.repeats.min') FROM trials "
+                              "WHERE trial_key = '{}'",
+                              kSeed0))
+        .at(0);
+  }
+
+  test::TempDir dir_;
+};
+
+TEST_F(MigrationTest, FixtureIsAtSchemaOneAndRefusedReadOnly) {
+  EXPECT_EQ(Column("SELECT max(version) FROM schema_version"), std::vector<std::string>{"1"});
+  EXPECT_EQ(Column("SELECT count(*) FROM trials"), std::vector<std::string>{"6"});
+  EXPECT_THROW(ResultsDb::Open(DbPath(), /*read_only=*/true), StorageError);
+}
+
+TEST_F(MigrationTest, KeysAreRecomputedAndStatusesKept) {
+  auto db = ResultsDb::Open(DbPath());
+  EXPECT_EQ(Column("SELECT max(version) FROM schema_version"),
+            std::vector<std::string>{std::to_string(kSchemaVersion)});
+  std::map<std::string, TrialStatus> expected = {{kSeed0, TrialStatus::kOk},
+                                                 {kSkipped, TrialStatus::kSkipped},
+                                                 {kSeed7, TrialStatus::kFailed},
+                                                 {kTwoRanks, TrialStatus::kOk}};
+  EXPECT_EQ(db->TrialStatuses(1), expected);
+  EXPECT_EQ(Column(fmt::format("SELECT error FROM trials WHERE trial_key = '{}'", kSkipped)),
+            std::vector<std::string>{"4 heads are not divisible by ulysses=3"});
+}
+
+TEST_F(MigrationTest, CollidingTrialsKeepTheOkOneThenTheNewest) {
+  auto db = ResultsDb::Open(DbPath());
+  // Three seed-0 trials share one key now. The failed one is the newest, but ok comes first;
+  // of the two ok ones the newer (warmup 2, repeats 4) is kept.
+  const std::string kept = fmt::format(
+      "SELECT json_extract(policy_json, '$.warmup') || '/' || "
+      "json_extract(policy_json, '$.repeats.min') FROM trials WHERE trial_key = '{}'",
+      kSeed0);
+  EXPECT_EQ(Column(kept), std::vector<std::string>{"2/4"});
+  EXPECT_EQ(Column(fmt::format(
+                "SELECT old_trial_key || ':' || status || ':' || trial_key || ':' || "
+                "(kept_trial_id = (SELECT id FROM trials WHERE trial_key = '{}')) "
+                "FROM superseded_trials ORDER BY old_trial_key",
+                kSeed0)),
+            (std::vector<std::string>{fmt::format("{}:failed:{}:1", kV1Warmup3, kSeed0),
+                                      fmt::format("{}:ok:{}:1", kV1Warmup1, kSeed0)}));
+  EXPECT_EQ(Column(fmt::format(
+                "SELECT latency_ms FROM superseded_trials WHERE old_trial_key = '{}'",
+                kV1Warmup1)),
+            std::vector<std::string>{"12.0"});
+  EXPECT_EQ(Column(fmt::format("SELECT count(*) FROM trials WHERE trial_key = '{}'",
+                               kV1Warmup2)),
+            std::vector<std::string>{"0"});
+}
+
+TEST_F(MigrationTest, SamplesOfKeptTrialsStayAndTheOthersGo) {
+  auto db = ResultsDb::Open(DbPath());
+  // Kept seed-0 trial: (2 warm-up + 4 timed) iterations x (iteration + 2 steps), one rank.
+  std::vector<Sample> samples = db->Samples(1, kSeed0);
+  ASSERT_EQ(samples.size(), 18u);
+  EXPECT_EQ(samples.front().stage, "iteration");
+  EXPECT_TRUE(samples.front().warmup);
+  EXPECT_DOUBLE_EQ(samples.front().ms, 10);  // the fake worker: 10 + iteration + rank
+  EXPECT_DOUBLE_EQ(samples.back().ms, 7.5);  // iteration 5, step 1: 15 / 2
+  EXPECT_EQ(db->Samples(1, kTwoRanks).size(), 24u);
+  // 54 samples before: the superseded ok trial's 12 are gone with it.
+  EXPECT_EQ(Column("SELECT count(*) FROM samples"), std::vector<std::string>{"42"});
+  EXPECT_EQ(Column("SELECT count(*) FROM trial_metrics"), std::vector<std::string>{"2"});
+}
+
+TEST_F(MigrationTest, ResultsViewReadsTheMigratedRows) {
+  ResultsDb::Open(DbPath());
+  auto db = ResultsDb::Open(DbPath(), /*read_only=*/true);  // now at the current version
+  ResultTable table = db->RunReadOnlySql(
+      "SELECT trial_key, status, model, resolution, steps, ulysses, world_size, latency_ms, "
+      "iterations, warmup, profile_blocks, workload FROM results ORDER BY trial_key");
+  ASSERT_EQ(table.rows.size(), 4u);
+  auto text = [](const ResultCell& cell) {
+    if (std::holds_alternative<std::monostate>(cell)) return std::string("NULL");
+    if (auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
+    if (auto* d = std::get_if<double>(&cell)) return nlohmann::json(*d).dump();
+    return std::get<std::string>(cell);
+  };
+  std::vector<std::string> rows;
+  for (const auto& row : table.rows) {
+    std::string line;
+    for (const auto& cell : row) {
+      if (!line.empty()) line += ' ';
+      line += text(cell);
+    }
+    rows.push_back(line);
+  }
+  EXPECT_EQ(rows, (std::vector<std::string>{
+                      "aa2c5320e362d84c failed pixart-alpha-tiny 256 2 1 1 NULL NULL NULL 0 dit",
+                      "c7227b6aa9a5f181 ok pixart-alpha-tiny 256 2 2 2 13.0 3 1 0 dit",
+                      "ef822c8abc069935 skipped pixart-alpha-tiny 256 2 3 3 NULL NULL NULL 0 dit",
+                      "f4343bb23be739ae ok pixart-alpha-tiny 256 2 1 1 13.5 4 2 0 dit"}));
+  const std::vector<std::string> columns = db->ResultsColumns();
+  const std::vector<std::string>& contract = ResultsContractColumns();
+  ASSERT_GE(columns.size(), contract.size());
+  EXPECT_EQ(std::vector<std::string>(columns.begin(), columns.begin() + contract.size()),
+            contract);
+}
+
+TEST_F(MigrationTest, TheSweepResumesOnTheMigratedKeys) {
+  auto db = ResultsDb::Open(DbPath());
+  ParseResult parsed = ParseSweepFile(kFixtures / "fixture-v1.yaml");
+  ASSERT_TRUE(parsed.ok());
+  std::map<std::string, TrialStatus> statuses = db->TrialStatuses(1);
+  std::set<std::string> planned;
+  for (const TrialConfig& config : ExpandSweep(parsed.spec, 2).trials) {
+    planned.insert(TrialKey(config));
+    EXPECT_TRUE(statuses.contains(TrialKey(config))) << CanonicalText(config);
+  }
+  EXPECT_EQ(planned.size(), 4u);  // the three seed-0 trials are one computation now
+}
+
+TEST_F(MigrationTest, MigratingTwiceChangesNothing) {
+  ResultsDb::Open(DbPath());
+  const auto before = Column("SELECT trial_key || policy_json || config_json FROM trials");
+  ResultsDb::Open(DbPath());
+  EXPECT_EQ(Column("SELECT trial_key || policy_json || config_json FROM trials"), before);
+  EXPECT_EQ(Column("SELECT count(*) FROM superseded_trials"), std::vector<std::string>{"2"});
+}
+
+TEST_F(MigrationTest, UnreadableStoredConfigStopsTheMigrationAndChangesNothing) {
+  {
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Exec(raw.get(), "UPDATE trials SET config_json = '{\"model\": 3}' WHERE id = 4");
+  }
+  try {
+    ResultsDb::Open(DbPath());
+    FAIL() << "migrated a trial whose configuration cannot be read";
+  } catch (const StorageError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot migrate trial 4 (key 98ca8682274c6a89)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(Column("SELECT max(version) FROM schema_version"), std::vector<std::string>{"1"});
+  EXPECT_EQ(Column("SELECT count(*) FROM trials"), std::vector<std::string>{"6"});
+  EXPECT_EQ(Column("SELECT count(*) FROM sqlite_master WHERE name = 'superseded_trials'"),
+            std::vector<std::string>{"0"});
+}
+
+// The seed-0 trials of the fixture: row 1 ok (warmup 1, repeats 3), row 2 ok (warmup 2,
+// repeats 4), row 3 failed (warmup 3, repeats 3), finished in that order.
+TEST_F(MigrationTest, NewestFinishedOkTrialIsKeptWhateverItsRowId) {
+  Prepare("UPDATE trials SET finished_at = finished_at + 1000 WHERE id = 1");
+  EXPECT_EQ(KeptSeed0Policy(), "1/3");
+}
+
+TEST_F(MigrationTest, EqualFinishTimesKeepTheLastInserted) {
+  Prepare("UPDATE trials SET finished_at = 5 WHERE id IN (1, 2)");
+  EXPECT_EQ(KeptSeed0Policy(), "2/4");
+}
+
+TEST_F(MigrationTest, UnfinishedCountsAsOldest) {
+  Prepare("UPDATE trials SET finished_at = NULL WHERE id = 2");
+  EXPECT_EQ(KeptSeed0Policy(), "1/3");
+}
+
+TEST_F(MigrationTest, WithoutAnOkTrialTheNewestOfTheRestIsKept) {
+  Prepare("DELETE FROM trial_metrics WHERE trial_id IN (1, 2); "
+          "UPDATE trials SET status = 'interrupted' WHERE id IN (1, 2)");
+  EXPECT_EQ(KeptSeed0Policy(), "3/3");
+  EXPECT_EQ(Column(fmt::format("SELECT status FROM trials WHERE trial_key = '{}'", kSeed0)),
+            std::vector<std::string>{"failed"});
+}
+
+}  // namespace
+}  // namespace ditbench
