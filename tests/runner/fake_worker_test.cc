@@ -12,6 +12,7 @@
 #include "runner/local_launcher.h"
 #include "runner/sweep_run.h"
 #include "storage/results_db.h"
+#include "storage/statement.h"
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
@@ -40,9 +41,9 @@ class FakeWorkerTest : public ::testing::Test {
     return RunSweep(o, SweepEffects{launcher, interrupt_, gpus_}, out_, err_);
   }
   Stored Result() {
-    auto db = ResultsDb::Open(dir_ / "results.db", true);
+    SqliteConnection db = OpenSqlite((dir_ / "results.db").string(), SQLITE_OPEN_READONLY);
     sqlite3_stmt* stmt = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db->handle(), "SELECT status, error, run_dir FROM results", -1,
+    EXPECT_EQ(sqlite3_prepare_v2(db.get(), "SELECT status, error, run_dir FROM results", -1,
                                  &stmt, nullptr),
               SQLITE_OK);
     Stored stored;
