@@ -40,8 +40,15 @@ TEST(ValidityTest, WorldSizeMustFitTheSlots) {
 TEST(ValidityTest, UnimplementedStrategiesAreSkippedWithAReason) {
   TrialConfig ring = PixArt(1024, 1);
   ring.ring = 2;
-  ASSERT_TRUE(InvalidReason(ring, {8, true}));
-  EXPECT_NE(InvalidReason(ring, {8, true})->find("ring"), std::string::npos);
+  EXPECT_FALSE(InvalidReason(ring, {8, true}));  // ring runs
+  TrialConfig usp_pipefusion = ring;
+  usp_pipefusion.ulysses = 2;
+  EXPECT_FALSE(InvalidReason(usp_pipefusion, {8, true}));  // USP runs
+  usp_pipefusion.pipefusion = 2;
+  const Verdict v = Judge(usp_pipefusion, {8, true});
+  EXPECT_FALSE(v.invalid);
+  ASSERT_TRUE(v.unsupported);
+  EXPECT_NE(v.unsupported->find("PipeFusion combined with ring"), std::string::npos);
   TrialConfig pipeline = PixArt(1024, 1);
   pipeline.scope = Scope::kPipeline;
   EXPECT_NE(InvalidReason(pipeline, {8, true})->find("VAE"), std::string::npos);

@@ -73,10 +73,10 @@ TEST(ParallelContextTest, SequenceShardsGatherBackAndCfgHalvesGatherInOrder) {
   }
 }
 
-TEST(ParallelContextTest, RingIsRefusedBeforeAnyRendezvous) {
+TEST(ParallelContextTest, PipeFusionWithRingIsRefusedBeforeAnyRendezvous) {
   auto store = c10::make_intrusive<c10d::HashStore>();
-  // Would block forever in a rendezvous if it got that far: one rank of two.
-  EXPECT_THROW(ParallelContext(ParallelDegrees{1, 1, 1, 2, 1}, 0, store,
+  // Would block forever in a rendezvous if it got that far: one rank of four.
+  EXPECT_THROW(ParallelContext(ParallelDegrees{1, 1, 2, 2, 1}, 0, store,
                                [](const auto& s, int r, int n) { return CreateBackend(s, r, n, false); }),
                std::invalid_argument);
 }
