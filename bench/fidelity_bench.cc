@@ -4,10 +4,15 @@
 //               clock on CPU), barrier, stage marks, median of the timed iterations;
 //   textbook  : warm up, then per iteration synchronize, read the clock, run, synchronize,
 //               read the clock (on GPU: a raw event pair on the current stream); median.
-// Operations: a square matrix product, and one PixArt transformer forward.
+//   host, no sync (with --host-clock-no-sync): the mistake of lessons.md section 1, a host
+//               clock read before and after each run without synchronizing, as a naive
+//               script does; reported beside the two, never used by ditbench.
+// Operations: a square matrix product, and one PixArt transformer forward (batch 2: the CFG
+// batch).
 //
 //   build/bench/fidelity_bench [--device cpu|cuda] [--size N] [--model NAME]
-//                              [--resolution PX] [--rounds R] [--iterations K]
+//                              [--resolution PX] [--precision P] [--rounds R]
+//                              [--iterations K] [--host-clock-no-sync]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -59,6 +64,22 @@ std::vector<double> Textbook(const std::function<void()>& op, torch::Device devi
   return ms;
 }
 
+// The naive loop: host clock around each run with no synchronize, so on a GPU it times the
+// launches (until the launch queue fills and the host waits for the device).
+std::vector<double> HostNoSync(const std::function<void()>& op, torch::Device device, int warmup,
+                               int iterations) {
+  for (int i = 0; i < warmup; ++i) op();
+  Sync(device);
+  std::vector<double> ms;
+  for (int i = 0; i < iterations; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    op();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  Sync(device);  // outside the timed region, so the next method starts on an idle device
+  return ms;
+}
+
 // ditbench's loop: the measurement harness every trial goes through.
 std::vector<double> Ditbench(const std::function<void()>& op, torch::Device device, int warmup,
                              int iterations) {
@@ -73,16 +94,20 @@ std::vector<double> Ditbench(const std::function<void()>& op, torch::Device devi
 
 struct Row {
   std::string name;
-  std::vector<double> ours, theirs;
+  std::vector<double> ours, theirs, naive;
 };
 
 void Compare(Row& row, const std::function<void()>& op, torch::Device device, int rounds,
-             int iterations) {
+             int iterations, bool host_no_sync) {
   for (int r = 0; r < rounds; ++r) {
     // Alternate which method goes first, so neither always runs on a warmer machine.
     auto a = [&] { auto v = Ditbench(op, device, 3, iterations); row.ours.insert(row.ours.end(), v.begin(), v.end()); };
     auto b = [&] { auto v = Textbook(op, device, 3, iterations); row.theirs.insert(row.theirs.end(), v.begin(), v.end()); };
     if (r % 2 == 0) { a(); b(); } else { b(); a(); }
+    if (host_no_sync) {
+      auto v = HostNoSync(op, device, 3, iterations);
+      row.naive.insert(row.naive.end(), v.begin(), v.end());
+    }
   }
 }
 
@@ -93,6 +118,7 @@ int main(int argc, char** argv) {
   using namespace ditbench;
   std::string device_name = "cpu", model_name = "pixart-alpha-tiny", precision = "fp32";
   int size = 1024, resolution = 512, rounds = 6, iterations = 15;
+  bool host_no_sync = false;
   CLI::App app{"fidelity_bench: ditbench's timing against a textbook loop"};
   app.add_option("--device", device_name)->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--size", size, "matrix product size N (N x N by N x N)");
@@ -101,6 +127,8 @@ int main(int argc, char** argv) {
   app.add_option("--precision", precision)->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--rounds", rounds);
   app.add_option("--iterations", iterations, "timed iterations per method per round");
+  app.add_flag("--host-clock-no-sync", host_no_sync,
+               "also time each run with a host clock and no synchronize (the naive mistake)");
   CLI11_PARSE(app, argc, argv);
 
   torch::Device device = device_name == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::kCPU;
@@ -112,8 +140,8 @@ int main(int argc, char** argv) {
   {
     auto a = torch::randn({size, size}, opts), b = torch::randn({size, size}, opts);
     torch::Tensor c;
-    Row row{"matmul " + std::to_string(size) + "^3 " + precision, {}, {}};
-    Compare(row, [&] { c = torch::mm(a, b); }, device, rounds, iterations);
+    Row row{"matmul " + std::to_string(size) + "^3 " + precision, {}, {}, {}};
+    Compare(row, [&] { c = torch::mm(a, b); }, device, rounds, iterations, host_no_sync);
     rows.push_back(row);
   }
   {
@@ -133,8 +161,8 @@ int main(int argc, char** argv) {
     auto text = torch::randn({2, config->text_tokens, config->text_dim}, opts);
     RankSubgroup single;
     torch::Tensor out;
-    Row row{model_name + " forward " + std::to_string(resolution) + "px " + precision, {}, {}};
-    Compare(row, [&] { out = model->forward(x, t, text, single); }, device, rounds, iterations);
+    Row row{model_name + " forward " + std::to_string(resolution) + "px " + precision, {}, {}, {}};
+    Compare(row, [&] { out = model->forward(x, t, text, single); }, device, rounds, iterations, host_no_sync);
     rows.push_back(row);
   }
 
@@ -146,6 +174,16 @@ int main(int argc, char** argv) {
     Summary ours = Summarize(row.ours), theirs = Summarize(row.theirs);
     std::printf("| %s | %.3f | %.3f | %.4f | %.3f | %.3f |\n", row.name.c_str(), ours.median,
                 theirs.median, ours.median / theirs.median, ours.cov, theirs.cov);
+  }
+  if (host_no_sync) {
+    std::printf("\nhost clock, no synchronize (what a naive script would report):\n");
+    std::printf("| operation | host no-sync median (ms) | min (ms) | max (ms) | / textbook median |\n");
+    std::printf("| --- | --- | --- | --- | --- |\n");
+    for (const auto& row : rows) {
+      Summary naive = Summarize(row.naive), theirs = Summarize(row.theirs);
+      std::printf("| %s | %.3f | %.3f | %.3f | %.4f |\n", row.name.c_str(), naive.median,
+                  naive.min, naive.max, naive.median / theirs.median);
+    }
   }
   return 0;
 }
