@@ -34,9 +34,10 @@ torch::Tensor SinCos1d(int64_t dim, const torch::Tensor& positions) {
 torch::Tensor TimestepFeatures(const torch::Tensor& timestep, int64_t dim) {
   const int64_t half = dim / 2;
   auto freqs = torch::exp(-std::log(10000.0) *
-                          torch::arange(half, torch::TensorOptions().dtype(torch::kFloat32)) /
-                          half)
-                   .to(timestep.device());
+                          torch::arange(half, torch::TensorOptions()
+                                                  .dtype(torch::kFloat32)
+                                                  .device(timestep.device())) /
+                          half);
   auto args = timestep.to(torch::kFloat32).unsqueeze(1) * freqs.unsqueeze(0);
   return torch::cat({torch::cos(args), torch::sin(args)}, 1);
 }
@@ -114,7 +115,10 @@ torch::Tensor PixArtTransformerImpl::forward(const torch::Tensor& latent,
 
   // Patch embedding + fixed positions: [B, N, D], N = grid * grid, row-major.
   auto x = patch_embed_(latent).flatten(2).transpose(1, 2);
-  x = x + SinCosPositions(d, grid).to(x.device(), dtype).unsqueeze(0);
+  if (!positions_.defined() || positions_.size(0) != grid * grid ||
+      positions_.device() != x.device() || positions_.scalar_type() != dtype)
+    positions_ = SinCosPositions(d, grid).to(x.device(), dtype);
+  x = x + positions_.unsqueeze(0);
   // This rank's patch rows.
   const int64_t rows = grid / sp.size;
   x = x.narrow(1, sp.rank * rows * grid, rows * grid);
