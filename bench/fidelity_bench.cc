@@ -12,7 +12,7 @@
 //
 //   build/bench/fidelity_bench [--device cpu|cuda] [--size N] [--model NAME]
 //                              [--resolution PX] [--precision P] [--rounds R]
-//                              [--iterations K] [--host-clock-no-sync]
+//                              [--iterations K] [--host-clock-no-sync] [--profile]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,9 +20,13 @@
 #include <string>
 #include <vector>
 
+#include <map>
+#include <set>
+
 #include <ATen/DeviceAccelerator.h>
 #include <CLI/CLI.hpp>
 #include <c10/core/Event.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 
 #include "experiments/measurement.h"
 #include "experiments/worker/dit_trial.h"
@@ -92,6 +96,38 @@ std::vector<double> Ditbench(const std::function<void()>& op, torch::Device devi
   return m.slowest_ms;
 }
 
+// One run of `op` under LibTorch's profiler: the device kernels by total time, to compare with
+// torch.profiler's table of another implementation (bench/profile_pixart.py).
+void PrintKernelTable(const std::string& name, const std::function<void()>& op, torch::Device device) {
+  using namespace torch::autograd::profiler;
+  using torch::profiler::impl::ActivityType;
+  using torch::profiler::impl::ProfilerConfig;
+  using torch::profiler::impl::ProfilerState;
+  ProfilerConfig config(ProfilerState::KINETO, false, false, false, false);
+  const std::set<ActivityType> activities = {ActivityType::CPU, ActivityType::CUDA};
+  prepareProfiler(config, activities);
+  enableProfiler(config, activities);
+  op();
+  Sync(device);
+  auto result = disableProfiler();
+  std::map<std::string, std::pair<int, double>> kernels;  // name -> (calls, total us)
+  double total_us = 0;
+  for (const auto& event : result->events()) {
+    if (event.deviceType() != c10::DeviceType::CUDA) continue;
+    auto& k = kernels[event.name().substr(0, 100)];
+    k.first += 1;
+    k.second += event.durationNs() / 1000.0;
+    total_us += event.durationNs() / 1000.0;
+  }
+  std::vector<std::pair<double, std::string>> order;
+  for (const auto& [kname, k] : kernels) order.emplace_back(k.second, kname);
+  std::sort(order.rbegin(), order.rend());
+  std::printf("\nkernels of one %s (device time total %.3f ms):\n", name.c_str(), total_us / 1000);
+  for (std::size_t i = 0; i < order.size() && i < 15; ++i)
+    std::printf("%9.1f us %5d calls  %s\n", order[i].first, kernels[order[i].second].first,
+                order[i].second.c_str());
+}
+
 struct Row {
   std::string name;
   std::vector<double> ours, theirs, naive;
@@ -118,7 +154,7 @@ int main(int argc, char** argv) {
   using namespace ditbench;
   std::string device_name = "cpu", model_name = "pixart-alpha-tiny", precision = "fp32";
   int size = 1024, resolution = 512, rounds = 6, iterations = 15;
-  bool host_no_sync = false;
+  bool host_no_sync = false, profile = false;
   CLI::App app{"fidelity_bench: ditbench's timing against a textbook loop"};
   app.add_option("--device", device_name)->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--size", size, "matrix product size N (N x N by N x N)");
@@ -129,6 +165,7 @@ int main(int argc, char** argv) {
   app.add_option("--iterations", iterations, "timed iterations per method per round");
   app.add_flag("--host-clock-no-sync", host_no_sync,
                "also time each run with a host clock and no synchronize (the naive mistake)");
+  app.add_flag("--profile", profile, "also print the device kernels of one run of each operation");
   CLI11_PARSE(app, argc, argv);
 
   torch::Device device = device_name == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::kCPU;
@@ -164,6 +201,7 @@ int main(int argc, char** argv) {
     Row row{model_name + " forward " + std::to_string(resolution) + "px " + precision, {}, {}, {}};
     Compare(row, [&] { out = model->forward(x, t, text, single); }, device, rounds, iterations, host_no_sync);
     rows.push_back(row);
+    if (profile) PrintKernelTable(row.name, [&] { out = model->forward(x, t, text, single); }, device);
   }
 
   std::printf("device: %s; %d rounds x %d timed iterations per method, interleaved\n",
