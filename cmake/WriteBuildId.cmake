@@ -1,11 +1,26 @@
 # Script mode: writes OUTPUT only when the content changes, so nothing rebuilds needlessly.
 execute_process(COMMAND git -C ${SOURCE_DIR} rev-parse --short=12 HEAD
   OUTPUT_VARIABLE rev OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0 OR rev STREQUAL "")
+# A source tree without its own .git (an unpacked archive) inside another checkout must not
+# report that checkout's revision.
+execute_process(COMMAND git -C ${SOURCE_DIR} rev-parse --show-toplevel
+  OUTPUT_VARIABLE top OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+set(same_tree FALSE)
+if(NOT top STREQUAL "")
+  file(REAL_PATH "${top}" top_real)
+  file(REAL_PATH "${SOURCE_DIR}" source_real)
+  if(top_real STREQUAL source_real)
+    set(same_tree TRUE)
+  endif()
+endif()
+if(NOT rc EQUAL 0 OR rev STREQUAL "" OR NOT same_tree)
   set(rev "unknown")
 endif()
-execute_process(COMMAND git -C ${SOURCE_DIR} status --porcelain --untracked-files=no
-  OUTPUT_VARIABLE status OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+set(status "")
+if(same_tree)
+  execute_process(COMMAND git -C ${SOURCE_DIR} status --porcelain --untracked-files=no
+    OUTPUT_VARIABLE status OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+endif()
 if(status STREQUAL "")
   set(dirty "false")
 else()

@@ -61,6 +61,10 @@ class PixArtTransformerImpl : public torch::nn::Module {
   torch::Tensor final_table_;
   torch::nn::LayerNorm final_norm_{nullptr};
   torch::nn::Linear final_linear_{nullptr};
+  // The fixed positions on the device, at the activations' dtype, kept across forwards (as
+  // diffusers keeps its pos_embed buffer): rebuilding them on the host every forward stalled
+  // the GPU. Rebuilt when the grid, device or dtype changes.
+  torch::Tensor positions_;
 };
 TORCH_MODULE(PixArtTransformer);
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include <ATen/Context.h>
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/Parallel.h>
 #include <ATen/detail/CUDAHooksInterface.h>
@@ -124,12 +125,18 @@ std::unique_ptr<IterationClock> MakeHostClock(torch::Device device) {
 }
 
 void ResetMemoryPeak(torch::Device device) {
-  if (device.is_cuda()) at::accelerator::resetPeakStats(device.index());
+  if (device.is_cuda()) {
+    // The allocator's statistics exist only once the device is initialized; before the first
+    // allocation they throw "Invalid device argument" (seen as every trial failing on an H100).
+    at::globalContext().lazyInitDevice(device.type());
+    at::accelerator::resetPeakStats(device.index());
+  }
 }
 
 MemoryPeak ReadMemoryPeak(torch::Device device) {
   MemoryPeak peak;
   if (device.is_cuda()) {
+    at::globalContext().lazyInitDevice(device.type());
     auto stats = at::accelerator::getDeviceStats(device.index());
     constexpr auto kAll = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
     peak.allocated_mb = stats.allocated_bytes[kAll].peak / 1048576.0;
