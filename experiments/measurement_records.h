@@ -42,6 +42,13 @@ struct TrialMetrics {
   std::optional<bool> throttled;           // a power, thermal or hardware slowdown was seen
   std::optional<double> sm_clock_min_mhz;
   std::optional<double> sm_clock_max_mhz;
+  // Communication: max over ranks of the MiB a rank sent per denoising step.
+  std::optional<double> comm_mb_per_step;
+  // Output error: relative L2 of the final output against the 1-rank trial of the same
+  // computation (runner/output_error.h), with why it is missing when it is; the reference's key.
+  std::optional<double> output_error;
+  std::string output_error_note;
+  std::string output_reference_key;
 };
 
 }  // namespace ditbench

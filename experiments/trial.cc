@@ -109,6 +109,8 @@ TrialConfig TrialConfigFromJson(const nlohmann::json& j) {
   get("ring", c.ring);
   get("pipefusion", c.pipefusion);
   get("pipefusion_patches", c.pipefusion_patches);
+  // Added after key format v2 was frozen: older configurations used 1.
+  if (j.contains("pipefusion_warmup_steps")) get("pipefusion_warmup_steps", c.pipefusion_warmup_steps);
   get("profile_blocks", c.profile_blocks);
   get("cfg", c.cfg);
   get("dp", c.dp);

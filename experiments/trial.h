@@ -60,6 +60,9 @@ struct TrialConfig {
   int ring = 1;
   int pipefusion = 1;
   int pipefusion_patches = 0;  // patches per image in PipeFusion; 0: equal to `pipefusion`
+  // PipeFusion's synchronous diffusion steps before patches are pipelined with stale K/V
+  // (not benchmark warm-up: that is `warmup`).
+  int pipefusion_warmup_steps = 1;
   int cfg = 1;
   int dp = 1;
 

@@ -14,6 +14,8 @@ const std::map<std::string, nlohmann::json>& FixedDefaults() {
       {"ring", 1},         {"scope", "denoise"},
       {"seed", 0},         {"steps", 20},      {"ulysses", 1},
       {"workload", "dit"},
+      // Appended after v2 was frozen, at the value every earlier trial used.
+      {"pipefusion_warmup_steps", 1},
   };
   return defaults;
 }
@@ -32,6 +34,7 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
           {"model", model},
           {"pipefusion", c.pipefusion},
           {"pipefusion_patches", c.effective_pipefusion_patches()},
+          {"pipefusion_warmup_steps", c.pipefusion_warmup_steps},
           {"precision", std::string(PrecisionName(c.precision))},
           {"resolution", c.resolution},
           {"ring", c.ring},

@@ -76,6 +76,9 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
     if (r.peak_mem_mb) m.peak_mem_mb = std::max(m.peak_mem_mb.value_or(0), *r.peak_mem_mb);
     if (r.peak_reserved_mb)
       m.peak_reserved_mb = std::max(m.peak_reserved_mb.value_or(0), *r.peak_reserved_mb);
+    if (r.comm_bytes_per_step)
+      m.comm_mb_per_step =
+          std::max(m.comm_mb_per_step.value_or(0), *r.comm_bytes_per_step / (1024.0 * 1024.0));
   }
 
   std::string unused;

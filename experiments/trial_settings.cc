@@ -165,6 +165,7 @@ const std::map<std::string, Setter>& Setters() {
       {"ring", IntSetter(&TrialConfig::ring, 1, 1024)},
       {"pipefusion", IntSetter(&TrialConfig::pipefusion, 1, 1024)},
       {"pipefusion_patches", IntSetter(&TrialConfig::pipefusion_patches, 1, 4096)},
+      {"pipefusion_warmup_steps", IntSetter(&TrialConfig::pipefusion_warmup_steps, 0, 100000)},
       {"profile_blocks",
        [](TrialConfig& c, const Json& v, std::string* expected) {
          *expected = "true or false";

@@ -60,6 +60,9 @@ nlohmann::json ToJson(const RankResult& r) {
   j["peak_mem_mb"] = r.peak_mem_mb ? nlohmann::json(*r.peak_mem_mb) : nlohmann::json();
   j["peak_reserved_mb"] =
       r.peak_reserved_mb ? nlohmann::json(*r.peak_reserved_mb) : nlohmann::json();
+  j["comm_bytes_per_step"] =
+      r.comm_bytes_per_step ? nlohmann::json(*r.comm_bytes_per_step) : nlohmann::json();
+  j["output_file"] = r.output_file;
   return j;
 }
 
@@ -97,6 +100,10 @@ RankResult ReadRankResult(const std::filesystem::path& path) {
       r.peak_reserved_mb = j["peak_reserved_mb"].get<double>();
     if (j.contains("environment")) r.environment = j["environment"];
     if (j.contains("clocks")) r.clocks = j["clocks"];
+    // Optional since ditbench 0.2 (ring, PipeFusion): absent in older files.
+    if (j.contains("comm_bytes_per_step") && j["comm_bytes_per_step"].is_number())
+      r.comm_bytes_per_step = j["comm_bytes_per_step"].get<double>();
+    r.output_file = j.value("output_file", "");
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: malformed rank result: {}", path.string(), e.what()));
   }

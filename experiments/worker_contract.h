@@ -36,6 +36,9 @@ struct TrialFile {
   std::string device = "cpu";  // "cpu" or "cuda"
 };
 
+// The file world rank 0 writes its final output to, in the run folder (experiments/npy.h).
+inline constexpr const char* kOutputFileName = "output.npy";
+
 struct RankResult {
   int rank = 0;
   int world_size = 1;
@@ -51,6 +54,12 @@ struct RankResult {
   // GPU clocks over the timed part: {"available", "sm_mhz_min", "sm_mhz_max", "reasons",
   // "throttled"}; null on CPU.
   nlohmann::json clocks;
+  // Bytes this rank sent through collectives and transfers per denoising step (per forward for
+  // scope forward), averaged over all its iterations; unset when not counted.
+  std::optional<double> comm_bytes_per_step;
+  // The trial's final output (the denoised latent, or the forward's output) as float32 .npy,
+  // a file name in the run folder; written by world rank 0 only, empty otherwise.
+  std::string output_file;
 };
 
 nlohmann::json ToJson(const TrialFile& trial);

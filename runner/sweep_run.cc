@@ -12,6 +12,7 @@
 #include "runner/build_info.h"
 #include "runner/environment.h"
 #include "runner/ingest.h"
+#include "runner/output_error.h"
 #include "runner/placement.h"
 #include "runner/plan_output.h"
 #include "runner/sweep_plan.h"
@@ -209,7 +210,9 @@ class SweepLoop {
     }
     record.started_at = trial.started_at;
     record.finished_at = UnixNow();
+    if (record.status == TrialStatus::kOk) AttachOutputReference(record, t.config);
     db_.RecordTrial(campaign_, record);
+    if (record.status == TrialStatus::kOk) UpdateOutputErrors(db_, record);
     if (!worker_described_ && record.status == TrialStatus::kOk &&
         record.worker_environment.is_object() && !record.worker_environment.empty()) {
       db_.UpdateCampaignEnvironment(campaign_, {{"worker", record.worker_environment}});

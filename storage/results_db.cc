@@ -103,8 +103,10 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
     INSERT INTO trial_metrics (trial_id, latency_ms, mean_ms, p90_ms, p99_ms, std_ms, min_ms,
       max_ms, cov, ci_low_ms, ci_high_ms, rank0_ms, skew_ms, iterations, warmup, outliers,
       peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s,
-      throttled, sm_clock_min_mhz, sm_clock_max_mhz)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
+      throttled, sm_clock_min_mhz, sm_clock_max_mhz, comm_mb_per_step, output_error,
+      output_error_note, output_reference_key)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+            ?, ?, ?, ?))sql");
   insert.Bind(1, trial_id)
       .Bind(2, m.latency_ms)
       .Bind(3, m.mean_ms)
@@ -130,7 +132,11 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       .Bind(23, m.tokens_per_s)
       .Bind(24, m.throttled ? std::optional<double>(*m.throttled ? 1.0 : 0.0) : std::nullopt)
       .Bind(25, m.sm_clock_min_mhz)
-      .Bind(26, m.sm_clock_max_mhz);
+      .Bind(26, m.sm_clock_max_mhz)
+      .Bind(27, m.comm_mb_per_step)
+      .Bind(28, m.output_error)
+      .Bind(29, m.output_error_note)
+      .Bind(30, m.output_reference_key);
   insert.Run();
 }
 

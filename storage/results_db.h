@@ -28,7 +28,7 @@ namespace ditbench {
 
 // The version this build writes. Databases with a lower version are migrated forward on open
 // (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 struct ResultRow {
@@ -42,6 +42,12 @@ struct ResultRow {
   bool throttled = false;  // the GPU slowed down during the timed part (NVML)
 
   bool measured() const { return status == "ok" && latency_ms.has_value(); }
+};
+
+// An ok trial whose output error waits for its 1-rank reference.
+struct AwaitingReference {
+  std::int64_t trial_id = 0;
+  std::string run_dir;
 };
 
 // A campaign as stored (for reports and comparisons).
@@ -93,6 +99,13 @@ class ResultsDb {
 
   // The median latency of the newest ok result of `trial_key` in any campaign, if any.
   std::optional<double> NewestOkLatencyMs(const std::string& trial_key);
+
+  // Output error (runner/output_error.h): the run folder of the newest ok trial of
+  // `trial_key` in any campaign; the ok trials whose reference is `reference_key` and whose
+  // error is still unknown; and setting a trial's error (null, with the reason, when none).
+  std::optional<std::string> NewestOkRunDir(const std::string& trial_key);
+  std::vector<AwaitingReference> TrialsAwaitingReference(const std::string& reference_key);
+  void SetOutputError(std::int64_t trial_id, std::optional<double> error, const std::string& note);
 
   // `ditbench query` (storage/results_query.h): the view's columns in order, the rows
   // matching a query, or one read-only statement as written. QueryError for a mistake in the

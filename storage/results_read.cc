@@ -57,4 +57,32 @@ std::optional<double> ResultsDb::NewestOkLatencyMs(const std::string& trial_key)
   return query.Double(0);
 }
 
+std::optional<std::string> ResultsDb::NewestOkRunDir(const std::string& trial_key) {
+  Statement query(db_,
+                  "SELECT run_dir FROM results WHERE trial_key = ? AND status = 'ok' "
+                  "AND run_dir IS NOT NULL ORDER BY campaign DESC LIMIT 1");
+  query.Bind(1, trial_key);
+  if (!query.Step()) return std::nullopt;
+  return query.Text(0);
+}
+
+std::vector<AwaitingReference> ResultsDb::TrialsAwaitingReference(const std::string& reference_key) {
+  Statement query(db_, R"sql(
+    SELECT t.id, t.run_dir FROM trials t JOIN trial_metrics m ON m.trial_id = t.id
+    WHERE t.status = 'ok' AND m.output_error IS NULL AND m.output_reference_key = ?
+    ORDER BY t.id)sql");
+  query.Bind(1, reference_key);
+  std::vector<AwaitingReference> trials;
+  while (query.Step()) trials.push_back({query.Int(0), query.Text(1)});
+  return trials;
+}
+
+void ResultsDb::SetOutputError(std::int64_t trial_id, std::optional<double> error,
+                               const std::string& note) {
+  Statement update(db_, "UPDATE trial_metrics SET output_error = ?, output_error_note = ? "
+                        "WHERE trial_id = ?");
+  update.Bind(1, error).Bind(2, note).Bind(3, trial_id);
+  update.Run();
+}
+
 }  // namespace ditbench

@@ -141,9 +141,18 @@ std::string ResultsView(int version) {
     view.replace(view.find(slot), slot.size(), text);
   };
   fill("{profile_source}", version == 1 ? "config_json" : "policy_json");
-  fill("{extra}", version == 1 ? "" : R"sql(,
+  std::string extra;
+  if (version >= 2)
+    extra += R"sql(,
   json_extract(t.config_json, '$.workload') AS workload,
-  t.policy_json AS policy)sql");
+  t.policy_json AS policy)sql";
+  if (version >= 3)
+    extra += R"sql(,
+  COALESCE(json_extract(t.config_json, '$.pipefusion_warmup_steps'), 1) AS pipefusion_warmup_steps,
+  m.comm_mb_per_step AS comm_mb_per_step,
+  m.output_error AS output_error,
+  m.output_error_note AS output_error_note)sql";
+  fill("{extra}", extra);
   return view;
 }
 
@@ -166,6 +175,16 @@ CREATE TABLE superseded_trials (
 );
 )sql";
 
+// Schema version 3: communication volume and output error per trial (ring, USP, PipeFusion).
+constexpr const char* kSchemaV3 = R"sql(
+DROP VIEW results;
+ALTER TABLE trial_metrics ADD COLUMN comm_mb_per_step REAL;
+ALTER TABLE trial_metrics ADD COLUMN output_error REAL;
+ALTER TABLE trial_metrics ADD COLUMN output_error_note TEXT;
+ALTER TABLE trial_metrics ADD COLUMN output_reference_key TEXT;
+CREATE INDEX trial_metrics_by_reference ON trial_metrics(output_reference_key);
+)sql";
+
 void MigrateToV1(sqlite3* db) {
   Exec(db, kSchemaV1);
   Exec(db, ResultsView(1).c_str());
@@ -177,9 +196,14 @@ void MigrateToV2(sqlite3* db) {
   Exec(db, ResultsView(2).c_str());
 }
 
+void MigrateToV3(sqlite3* db) {
+  Exec(db, kSchemaV3);
+  Exec(db, ResultsView(3).c_str());
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2};
+constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {

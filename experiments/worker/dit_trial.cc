@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "experiments/measurement.h"
+#include "experiments/npy.h"
 #include "experiments/worker/clock_monitor.h"
 #include "experiments/worker/cuda_info.h"
 #include "experiments/worker/torch_runtime.h"
@@ -17,7 +18,7 @@ namespace ditbench {
 namespace {
 
 // Synchronous diffusion steps before PipeFusion starts pipelining patches.
-int PipeFusionWarmupSteps(const TrialConfig&) { return 1; }
+int PipeFusionWarmupSteps(const TrialConfig& config) { return config.pipefusion_warmup_steps; }
 
 ModelConfig ResolvedModel(const TrialConfig& config) {
   std::string error;
@@ -138,7 +139,8 @@ torch::ScalarType ApplyPrecision(Precision precision) {
 }
 
 void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::Device device,
-                 RankResult& result, const TrialHooks& hooks) {
+                 RankResult& result, const TrialHooks& hooks,
+                 const std::filesystem::path& output) {
   c10::InferenceMode inference;
   ResetMemoryPeak(device);
   DitRank dit(config, parallel, device);
@@ -154,10 +156,23 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
     monitor->Start();
   }
   const int rank = parallel.world().rank;
+  const std::int64_t sent_before = parallel.bytes_sent();
+  int iterations = 0;
+  torch::Tensor last;  // every iteration starts from the same noise: any one is the output
   Measurement m = Measure(options, world, *clock, [&](Stages& stages) {
-    dit.Iterate(&stages);
+    last = dit.Iterate(&stages);
+    ++iterations;
     if (hooks.in_timed_region) hooks.in_timed_region(rank);
   });
+  const int steps = config.scope == Scope::kForward ? 1 : config.steps;
+  if (iterations > 0)
+    result.comm_bytes_per_step =
+        double(parallel.bytes_sent() - sent_before) / (double(iterations) * steps);
+  if (!output.empty() && last.defined()) {
+    auto values = last.to(torch::kCPU, torch::kFloat32).contiguous();
+    WriteNpy(output, values.sizes().vec(), values.data_ptr<float>());
+    result.output_file = output.filename().string();
+  }
   if (monitor) result.clocks = monitor->Stop().ToJson();
   result.samples = std::move(m.samples);
   result.stop_reason = m.stop_reason;

@@ -5,6 +5,7 @@
 // attention strategy.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 
 #include <torch/torch.h>
@@ -38,8 +39,11 @@ struct TrialHooks {
 // Runs the trial on this rank and fills `result` (samples, stop reason, memory, clocks,
 // communication per step).
 // Throws on failure; c10::OutOfMemoryError for OOM.
+// When `output` is not empty, this rank writes the final output of its last iteration there
+// (float32 .npy, experiments/npy.h) and names it in result.output_file.
 void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::Device device,
-                 RankResult& result, const TrialHooks& hooks = {});
+                 RankResult& result, const TrialHooks& hooks = {},
+                 const std::filesystem::path& output = {});
 
 // The denoised latent of one full denoising loop (no timing), for output checks and tests.
 torch::Tensor DenoiseOnce(const TrialConfig& config, ParallelContext& parallel,

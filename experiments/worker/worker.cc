@@ -103,7 +103,9 @@ int RunWorker(const WorkerOptions& options) {
         config, env.rank, store,
         [cuda](const auto& s, int rank, int size) { return CreateBackend(s, rank, size, cuda); });
     if (env.rank == 0) result.environment = DescribeEnvironment(device);
-    RunDitTrial(config, parallel, device, result, options.hooks);
+    // World rank 0 keeps the final output for the output-error check (runner/output_error.h).
+    const auto output = env.rank == 0 ? dir / kOutputFileName : std::filesystem::path();
+    RunDitTrial(config, parallel, device, result, options.hooks, output);
   } catch (const c10::OutOfMemoryError& e) {
     return Finish(dir, result, "oom", std::string("out of memory: ") + e.what_without_backtrace(),
                   kWorkerOutOfMemory);

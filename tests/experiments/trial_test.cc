@@ -18,7 +18,7 @@ namespace {
 //   python3 -c 'import hashlib; print(hashlib.sha256(b"{}").hexdigest()[:16])'
 constexpr const char* kDefaultCanonical =
     R"({"batch":1,"cfg":1,"dp":1,"model":"pixart-alpha","pipefusion":1,"pipefusion_patches":1,)"
-    R"("precision":"bf16","profile_blocks":false,)"
+    R"("pipefusion_warmup_steps":1,"precision":"bf16","profile_blocks":false,)"
     R"("repeats":{"max":5,"max_seconds":0.0,"min":5,"target_rel_ci":0.0},"resolution":1024,)"
     R"("ring":1,"scope":"denoise","seed":0,"steps":20,"timeout_s":1800.0,"ulysses":1,"warmup":5,)"
     R"("workload":"dit"})";
@@ -112,6 +112,21 @@ TEST(TrialTest, ANonDefaultValueChangesTheKey) {
   nlohmann::json future = ComputationJson(base);
   future["weights"] = "";
   EXPECT_NE(KeyOfComputation(future), TrialKey(base));
+}
+
+TEST(TrialTest, AFieldAddedAfterTheFormatFroze_AtItsDefault_KeepsEveryKey) {
+  // pipefusion_warmup_steps arrived after key format v2 was pinned: the goldens above still hold
+  // with it at its default, and only a non-default value changes a key.
+  TrialConfig c = TinyTwoRanks();
+  ASSERT_EQ(c.pipefusion_warmup_steps, 1);
+  EXPECT_EQ(TrialKey(c), "00e7cab487b3857d");
+  c.pipefusion_warmup_steps = 3;
+  EXPECT_NE(TrialKey(c), "00e7cab487b3857d");
+  // A configuration stored before the field existed reads with the default.
+  nlohmann::json before = CanonicalJson(TinyTwoRanks());
+  before.erase("pipefusion_warmup_steps");
+  EXPECT_EQ(TrialConfigFromJson(before).pipefusion_warmup_steps, 1);
+  EXPECT_EQ(TrialKey(TrialConfigFromJson(before)), "00e7cab487b3857d");
 }
 
 TEST(TrialTest, ConfigurationsWithoutWorkloadReadAsDit) {

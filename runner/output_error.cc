@@ -1,0 +1,82 @@
+#include "runner/output_error.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "experiments/worker_contract.h"
+#include "storage/results_db.h"
+
+namespace ditbench {
+namespace {
+
+// The error of the trial in `run_dir` against the reference output, or why there is none.
+void Compare(ResultsDb& db, const AwaitingReference& trial, const NpyArray& reference,
+             const std::string& reference_key) {
+  try {
+    const NpyArray output = ReadNpy(std::filesystem::path(trial.run_dir) / kOutputFileName);
+    db.SetOutputError(trial.trial_id, RelativeL2(output, reference), "against " + reference_key);
+  } catch (const std::exception& e) {
+    db.SetOutputError(trial.trial_id, std::nullopt, e.what());
+  }
+}
+
+}  // namespace
+
+double RelativeL2(const NpyArray& output, const NpyArray& reference) {
+  if (output.shape != reference.shape)
+    throw std::invalid_argument("output and reference have different shapes");
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < reference.data.size(); ++i) {
+    const double d = double(output.data[i]) - reference.data[i];
+    diff += d * d;
+    norm += double(reference.data[i]) * reference.data[i];
+  }
+  if (norm == 0) throw std::invalid_argument("the reference output is all zeros");
+  return std::sqrt(diff / norm);
+}
+
+TrialConfig ReferenceConfig(const TrialConfig& config) {
+  TrialConfig reference = config;
+  reference.ulysses = reference.ring = reference.pipefusion = reference.cfg = reference.dp = 1;
+  reference.pipefusion_patches = 0;
+  reference.pipefusion_warmup_steps = 1;
+  return reference;
+}
+
+void AttachOutputReference(TrialRecord& record, const TrialConfig& config) {
+  if (!record.metrics) return;
+  const std::string reference = TrialKey(ReferenceConfig(config));
+  record.metrics->output_reference_key = reference;
+  if (reference == record.trial_key) {
+    record.metrics->output_error = 0.0;
+    record.metrics->output_error_note = "the 1-rank reference itself";
+  } else {
+    record.metrics->output_error_note = "no ok 1-rank trial " + reference + " recorded yet";
+  }
+}
+
+void UpdateOutputErrors(ResultsDb& db, const TrialRecord& record) {
+  if (!record.metrics || record.status != TrialStatus::kOk) return;
+  // Keys whose trials may now have what they wait for: this trial's reference, and this
+  // trial itself as somebody's reference.
+  for (const std::string& reference_key : {record.metrics->output_reference_key, record.trial_key}) {
+    if (reference_key.empty()) continue;
+    std::vector<AwaitingReference> waiting = db.TrialsAwaitingReference(reference_key);
+    if (waiting.empty()) continue;
+    auto run_dir = db.NewestOkRunDir(reference_key);
+    if (!run_dir) continue;
+    NpyArray reference;
+    try {
+      reference = ReadNpy(std::filesystem::path(*run_dir) / kOutputFileName);
+    } catch (const std::exception& e) {
+      for (const auto& trial : waiting)
+        db.SetOutputError(trial.trial_id, std::nullopt, fmt::format("reference: {}", e.what()));
+      continue;
+    }
+    for (const auto& trial : waiting) Compare(db, trial, reference, reference_key);
+  }
+}
+
+}  // namespace ditbench

@@ -1,0 +1,40 @@
+// Output error as data: how far a parallel trial's final output is from the 1-rank trial of
+// the same computation (same model, overrides, resolution, precision, scope, steps, batch and
+// seed; every parallel degree 1). Exact strategies show float-order noise (about 1e-6 in fp32);
+// PipeFusion shows what its stale activations cost.
+//
+// World rank 0 of every `dit` trial writes its final output as float32 .npy (`output.npy` in
+// the run folder). The coordinator computes the relative L2 error ||out - ref|| / ||ref||
+// as soon as both exist, in whichever order the two trials finish, and stores it with the
+// trial (`output_error`; `output_error_note` says why it is null). Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "experiments/npy.h"
+#include "experiments/trial.h"
+#include "storage/records.h"
+
+namespace ditbench {
+
+class ResultsDb;
+
+// ||output - reference|| / ||reference||. Throws std::invalid_argument on a shape mismatch or
+// an all-zero reference.
+double RelativeL2(const NpyArray& output, const NpyArray& reference);
+
+// The 1-rank configuration whose output `config`'s output is compared with.
+TrialConfig ReferenceConfig(const TrialConfig& config);
+
+// Before an ok trial is recorded: names its reference in the metrics (output_reference_key),
+// and marks a trial that is its own reference with error 0.
+void AttachOutputReference(TrialRecord& record, const TrialConfig& config);
+
+// After an ok trial is recorded: fills the output error of every ok trial whose reference is
+// now available (this trial, and the trials that were waiting for it as their reference).
+void UpdateOutputErrors(ResultsDb& db, const TrialRecord& record);
+
+}  // namespace ditbench

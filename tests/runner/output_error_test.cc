@@ -1,0 +1,117 @@
+// Output error end to end through the real database: .npy files in run folders, the reference
+// found by key in whichever order the trials finish.
+#include "runner/output_error.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "experiments/worker_contract.h"
+#include "storage/results_db.h"
+#include "tests/support/sample_results.h"
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+class OutputErrorTest : public ::testing::Test {
+ protected:
+  // Records an ok trial of `config` whose output is `values`, as the coordinator does.
+  TrialRecord Record(ResultsDb& db, std::int64_t campaign, const TrialConfig& config,
+                     const std::vector<float>& values) {
+    TrialRecord record = test::MakeTrial(config, TrialStatus::kOk, 10);
+    const auto run_dir = dir_ / record.trial_key;
+    std::filesystem::create_directories(run_dir);
+    WriteNpy(run_dir / kOutputFileName, {1, static_cast<std::int64_t>(values.size())}, values.data());
+    record.run_dir = run_dir.string();
+    AttachOutputReference(record, config);
+    db.RecordTrial(campaign, record);
+    UpdateOutputErrors(db, record);
+    return record;
+  }
+  std::optional<double> Error(ResultsDb& db, std::int64_t campaign, const std::string& key,
+                              std::string* note = nullptr) {
+    ResultsQuery query;
+    query.columns = {"output_error", "output_error_note"};
+    query.conditions = {{"trial_key", "=", key}};
+    query.campaign = campaign;
+    ResultTable table = db.QueryResults(query);
+    EXPECT_EQ(table.rows.size(), 1u);
+    if (table.rows.empty()) return std::nullopt;
+    if (note) {
+      const auto* text = std::get_if<std::string>(&table.rows[0][1]);
+      *note = text ? *text : "";
+    }
+    if (const auto* d = std::get_if<double>(&table.rows[0][0])) return *d;
+    if (const auto* i = std::get_if<std::int64_t>(&table.rows[0][0])) return double(*i);
+    return std::nullopt;
+  }
+  test::TempDir dir_;
+};
+
+TEST_F(OutputErrorTest, NpyRoundTripsAndHasAnAlignedHeader) {
+  const std::vector<float> values = {1.5f, -2.0f, 3.25f, 0.0f, 7.0f, 8.0f};
+  WriteNpy(dir_ / "a.npy", {2, 3}, values.data());
+  NpyArray read = ReadNpy(dir_ / "a.npy");
+  EXPECT_EQ(read.shape, (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(read.data, values);
+  // numpy's format: magic, version 1.0, a header padded so that data starts at a multiple of 64.
+  std::ifstream in(dir_ / "a.npy", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+  EXPECT_EQ((bytes.size() - values.size() * sizeof(float)) % 64, 0u);
+  std::ofstream(dir_ / "bad.npy") << "not numpy";
+  EXPECT_THROW(ReadNpy(dir_ / "bad.npy"), std::runtime_error);
+}
+
+TEST_F(OutputErrorTest, RelativeL2IsTheNormOfTheDifferenceOverTheReference) {
+  NpyArray reference{{2}, {3.0f, 4.0f}}, output{{2}, {3.0f, 4.5f}};
+  EXPECT_DOUBLE_EQ(RelativeL2(output, reference), 0.5 / 5.0);
+  EXPECT_THROW(RelativeL2(NpyArray{{1}, {1.0f}}, reference), std::invalid_argument);
+}
+
+TEST_F(OutputErrorTest, TheReferenceIsTheOneRankTrialOfTheSameComputation) {
+  TrialConfig parallel = test::MakeConfig(/*ulysses=*/2, /*ring=*/2);
+  parallel.pipefusion = 2;
+  parallel.pipefusion_patches = 4;
+  parallel.pipefusion_warmup_steps = 3;
+  parallel.cfg = 2;
+  const TrialConfig reference = ReferenceConfig(parallel);
+  EXPECT_EQ(reference.world_size(), 1);
+  EXPECT_EQ(TrialKey(reference), TrialKey(test::MakeConfig(1)));
+  EXPECT_EQ(TrialKey(ReferenceConfig(reference)), TrialKey(reference));
+}
+
+TEST_F(OutputErrorTest, ErrorIsFilledWhicheverTrialFinishesFirst) {
+  auto db = ResultsDb::Open(dir_ / "results.db");
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  // The parallel trial first: it waits for its reference.
+  const auto parallel = Record(*db, campaign, test::MakeConfig(2), {3.0f, 4.5f});
+  std::string note;
+  EXPECT_FALSE(Error(*db, campaign, parallel.trial_key, &note));
+  EXPECT_NE(note.find("no ok 1-rank trial"), std::string::npos) << note;
+  // Then the reference: its own error is 0, and the waiting trial's is computed.
+  const auto reference = Record(*db, campaign, test::MakeConfig(1), {3.0f, 4.0f});
+  EXPECT_EQ(Error(*db, campaign, reference.trial_key), 0.0);
+  EXPECT_DOUBLE_EQ(*Error(*db, campaign, parallel.trial_key), 0.1);
+  // A later parallel trial finds the reference at once.
+  const auto ring = Record(*db, campaign, test::MakeConfig(1, 2), {3.0f, 4.0f});
+  EXPECT_EQ(Error(*db, campaign, ring.trial_key), 0.0);
+}
+
+TEST_F(OutputErrorTest, AMissingOutputFileIsANullErrorWithAReason) {
+  auto db = ResultsDb::Open(dir_ / "results.db");
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  Record(*db, campaign, test::MakeConfig(1), {1.0f});
+  TrialRecord record = test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 10);
+  record.run_dir = (dir_ / "nowhere").string();
+  AttachOutputReference(record, test::MakeConfig(4));
+  db->RecordTrial(campaign, record);
+  UpdateOutputErrors(*db, record);
+  std::string note;
+  EXPECT_FALSE(Error(*db, campaign, record.trial_key, &note));
+  EXPECT_NE(note.find("cannot open"), std::string::npos) << note;
+}
+
+}  // namespace
+}  // namespace ditbench
