@@ -1,12 +1,14 @@
 // Parallel strategies must compute the same function as one rank. Ranks run as threads of this
 // process, each with its own c10d Gloo process group over a shared in-memory store: the same
 // collectives as separate processes, without the process plumbing.
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
+#include "experiments/comm_volume.h"
 #include "experiments/worker/dit_trial.h"
 #include "experiments/worker/torch_runtime.h"
 
@@ -23,9 +25,11 @@ TrialConfig Tiny(int resolution = 256) {
   return c;
 }
 
-// The final latent of every rank of `config`.
-std::vector<torch::Tensor> DenoiseOnAllRanks(const TrialConfig& config) {
+// The final latent of every rank of `config`; `bytes_sent`, when given, gets what each rank sent.
+std::vector<torch::Tensor> DenoiseOnAllRanks(const TrialConfig& config,
+                                             std::vector<double>* bytes_sent = nullptr) {
   const int world = config.world_size();
+  if (bytes_sent) bytes_sent->assign(world, 0);
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<torch::Tensor> outputs(world);
   std::vector<std::string> errors(world);
@@ -35,6 +39,7 @@ std::vector<torch::Tensor> DenoiseOnAllRanks(const TrialConfig& config) {
         return CreateBackend(s, r, n, /*cuda=*/false);
       });
       outputs[rank] = DenoiseOnce(config, parallel, torch::kCPU);
+      if (bytes_sent) (*bytes_sent)[rank] = double(parallel.bytes_sent());
     } catch (const std::exception& e) {
       errors[rank] = e.what();
     }
@@ -115,6 +120,31 @@ TEST_P(ExactStrategyTest, MatchesOneRank) {
     if (rank / (parallel.world_size() / l.dp) != 0) continue;
     EXPECT_LT(RelativeL2(outputs[rank], reference), 1e-5) << l.name << " rank " << rank;
   }
+}
+
+// The communication each layout's ranks really sent (the counters at every collective) is what
+// experiments/comm_volume.h predicts from the shapes, which is what `plan` and the docs use.
+TEST_P(ExactStrategyTest, CountedCommunicationMatchesThePrediction) {
+  const Layout l = GetParam();
+  TrialConfig c = Tiny();
+  c.ulysses = l.ulysses;
+  c.ring = l.ring;
+  c.cfg = l.cfg;
+  c.dp = l.dp;
+  c.pipefusion = l.pipefusion;
+  c.pipefusion_patches = l.patches;
+  c.steps = 3;  // PipeFusion: one synchronous step, then two patch steps
+  if (l.pipefusion > 2) c.model_overrides["depth"] = l.pipefusion + 1;  // uneven stages
+  std::vector<double> sent;
+  DenoiseOnAllRanks(c, &sent);
+  const double counted = *std::max_element(sent.begin(), sent.end()) / c.steps;
+  std::string error;
+  auto model = ResolveModel(c.model, c.model_overrides, &error);
+  ASSERT_TRUE(model) << error;
+  auto predicted = CommBytesPerStep(*model, c);
+  ASSERT_TRUE(predicted);
+  EXPECT_GT(counted, 0) << l.name;
+  EXPECT_NEAR(counted, *predicted, 1e-9 * *predicted) << l.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(

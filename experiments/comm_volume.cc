@@ -1,0 +1,57 @@
+#include "experiments/comm_volume.h"
+
+#include <algorithm>
+
+namespace ditbench {
+namespace {
+
+double ElementBytes(Precision p) {
+  return p == Precision::kBf16 || p == Precision::kFp16 ? 2.0 : 4.0;
+}
+
+}  // namespace
+
+std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& c) {
+  if (m.family != ModelFamily::kPixArt) return std::nullopt;
+  const double e = ElementBytes(c.precision);
+  const double tokens = double(ImageTokens(m, c.resolution));
+  const double latent = LatentSize(m, c.resolution);
+  const int u = c.ulysses, r = c.ring, s = u * r, p = c.pipefusion;
+  const double d = m.hidden;
+  // Rows through the transformer on one rank: CFG batches the negative prompt unless cfg=2.
+  const double rows = double(c.batch) * (m.negative_prompt && c.cfg == 1 ? 2 : 1);
+  const double local = tokens / s;
+
+  // One block on one rank: Ulysses' two all-to-alls (q, k, v out; the output back), and ring's
+  // R - 1 transfers of a K/V block (R's share of the tokens, U's share of the heads).
+  double block = 0;
+  if (u > 1) block += 4.0 * rows * local * d * e * (u - 1) / u;
+  if (r > 1) block += (r - 1) * 2.0 * rows * (tokens / r) * (d / u) * e;
+
+  const double out_channels = m.out_channels, patch_area = double(m.patch) * m.patch;
+  const double gather_output = s > 1 ? rows * local * patch_area * out_channels * e * (s - 1) : 0;
+  const double gather_hidden = s > 1 ? rows * local * d * e * (s - 1) : 0;
+  const double cfg_gather =
+      c.cfg == 2 ? double(c.batch) * m.in_channels * latent * latent * e : 0;
+
+  const int steps = c.scope == Scope::kForward ? 1 : c.steps;
+  const int blocks = m.total_blocks();
+  if (p == 1) return blocks * block + gather_output + cfg_gather;
+
+  // PipeFusion: stage k runs blocks/p blocks (the first blocks % p stages one more), sends its
+  // activations on (all but the last), and the last stage gathers and broadcasts the output.
+  const int sync_steps = std::min(std::max(c.pipefusion_warmup_steps, 0), steps);
+  const double broadcast = (p - 1) * rows * out_channels * latent * latent * e;
+  double worst = 0;
+  for (int stage = 0; stage < p; ++stage) {
+    const int stage_blocks = blocks / p + (stage < blocks % p ? 1 : 0);
+    const bool last = stage == p - 1;
+    const double common = stage_blocks * block + (last ? broadcast : rows * local * d * e) + cfg_gather;
+    const double sync = common + (last ? gather_output : 0);
+    const double patched = common + (last ? gather_hidden : 0);
+    worst = std::max(worst, (sync_steps * sync + (steps - sync_steps) * patched) / steps);
+  }
+  return worst;
+}
+
+}  // namespace ditbench
