@@ -67,7 +67,9 @@ struct TrialConfig {
   int dp = 1;
 
   int world_size() const { return dp * cfg * pipefusion * ring * ulysses; }
+  // Without PipeFusion there is one patch, whatever the sweep set: the setting computes nothing.
   int effective_pipefusion_patches() const {
+    if (pipefusion <= 1) return 1;
     return pipefusion_patches > 0 ? pipefusion_patches : pipefusion;
   }
   bool operator==(const TrialConfig&) const = default;

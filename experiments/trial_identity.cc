@@ -34,7 +34,8 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
           {"model", model},
           {"pipefusion", c.pipefusion},
           {"pipefusion_patches", c.effective_pipefusion_patches()},
-          {"pipefusion_warmup_steps", c.pipefusion_warmup_steps},
+          // Without PipeFusion it computes nothing: normalised, so it never splits a key.
+          {"pipefusion_warmup_steps", c.pipefusion > 1 ? c.pipefusion_warmup_steps : 1},
           {"precision", std::string(PrecisionName(c.precision))},
           {"resolution", c.resolution},
           {"ring", c.ring},

@@ -82,6 +82,8 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
                        {"trial_s", t.estimate->trial_s},
                        {"memory_mb_per_rank", t.estimate->memory_mb},
                        {"source", t.estimate->source}};
+      if (t.estimate->comm_mb_per_step)
+        j["estimate"]["comm_mb_per_step"] = *t.estimate->comm_mb_per_step;
     }
     trials.push_back(std::move(j));
   }

@@ -4,6 +4,7 @@
 #include <memory>
 #include <set>
 
+#include "experiments/comm_volume.h"
 #include "experiments/device_peaks.h"
 #include "model_zoo/model_config.h"
 #include "storage/results_db.h"
@@ -64,6 +65,18 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   if (a.device != "cpu")
     per_rank_tflops = DensePeakTflops(a.device, c.precision).value_or(100.0) * a.efficiency;
   e.iteration_ms = flops / (per_rank_tflops * 1e12 * c.world_size()) * 1000;
+  if (c.pipefusion > 1) {
+    // Synchronous steps run the stages one after another; patch steps fill and drain a
+    // pipeline of `patches` patches through `pipefusion` stages.
+    const double p = c.pipefusion, m = c.effective_pipefusion_patches();
+    const double sync = std::min(std::max(c.pipefusion_warmup_steps, 0), forwards);
+    e.iteration_ms *= (sync * p + (forwards - sync) * (m + p - 1) / m) / forwards;
+  }
+  if (auto comm = CommBytesPerStep(*model, c)) {
+    e.comm_mb_per_step = *comm / 1048576.0;
+    const double link = a.link_gb_per_s > 0 ? a.link_gb_per_s : (a.device == "cpu" ? 2.0 : 100.0);
+    e.iteration_ms += forwards * *comm / (link * 1e9) * 1000;  // not overlapped: an upper bound
+  }
 
   const double bytes = BytesPerElement(c.precision);
   // Weights: replicated on every rank, except that PipeFusion splits the blocks.

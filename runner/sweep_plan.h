@@ -18,6 +18,9 @@ struct TrialEstimate {
   double iteration_ms = 0;  // one timed iteration of the trial's scope
   double trial_s = 0;       // start-up + warm-up + timed iterations
   double memory_mb = 0;     // per rank: weights + activation working set
+  // Per rank (max over ranks) per denoising step, from the shapes (experiments/comm_volume.h);
+  // unset where the family's communication is not modelled.
+  std::optional<double> comm_mb_per_step;
   std::string source;       // "measured" (an earlier ok result of this key) or "analytic"
 };
 
@@ -42,6 +45,9 @@ struct PlanAssumptions {
   double efficiency = 0.35;    // fraction of dense peak a DiT forward reaches (GPU)
   double cpu_tflops_per_rank = 0.05;
   double startup_s = 3;        // process start, model build, rendezvous
+  // Bandwidth a rank's collectives reach, GB/s: 0 picks a default for the device (GPU: 100,
+  // an NVLink-class link at realistic efficiency; CPU ranks over Gloo on loopback: 2).
+  double link_gb_per_s = 0;
 };
 
 // Expands and classifies `spec` for `capacity`. With `db` (may be empty or missing), earlier

@@ -91,6 +91,11 @@ TEST_F(SweepEndToEndTest, SweepRunsStoresResumesQueriesAndReports) {
   EXPECT_EQ(Query("SELECT COUNT(*) FROM samples WHERE stage = 'iteration' AND warmup = 1 AND trial_id = " + two_rank)[0], "2");
   EXPECT_EQ(Query("SELECT COUNT(DISTINCT rank) FROM samples WHERE trial_id = " + two_rank)[0], "2");
   EXPECT_EQ(Query("SELECT COUNT(*) FROM samples WHERE stage = 'step:1' AND trial_id = " + two_rank)[0], "8");
+  // Output error as data: the 2-rank trial against the 1-rank one (Ulysses is exact), the 1-rank
+  // trial is its own reference; the communication per step was counted.
+  EXPECT_EQ(Query("SELECT output_error FROM results WHERE ulysses = 1")[0], "0.0");
+  EXPECT_LT(std::stod(Query("SELECT output_error FROM results WHERE ulysses = 2")[0]), 1e-5);
+  EXPECT_GT(std::stod(Query("SELECT comm_mb_per_step FROM results WHERE ulysses = 2")[0]), 0);
   // The trial's latency is the slowest rank's per iteration: never below rank 0's.
   EXPECT_EQ(Query("SELECT COUNT(*) FROM results WHERE status = 'ok' AND latency_ms >= rank0_ms")[0], "2");
 

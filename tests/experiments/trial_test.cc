@@ -120,8 +120,10 @@ TEST(TrialTest, AFieldAddedAfterTheFormatFroze_AtItsDefault_KeepsEveryKey) {
   TrialConfig c = TinyTwoRanks();
   ASSERT_EQ(c.pipefusion_warmup_steps, 1);
   EXPECT_EQ(TrialKey(c), "00e7cab487b3857d");
+  c.pipefusion = 2;
+  const std::string pipelined = TrialKey(c);
   c.pipefusion_warmup_steps = 3;
-  EXPECT_NE(TrialKey(c), "00e7cab487b3857d");
+  EXPECT_NE(TrialKey(c), pipelined);
   // A configuration stored before the field existed reads with the default.
   nlohmann::json before = CanonicalJson(TinyTwoRanks());
   before.erase("pipefusion_warmup_steps");
@@ -146,7 +148,9 @@ TEST(TrialTest, JsonRoundTripPreservesTheConfig) {
   c.repeats = {3, 9, 0.02, 60};
   c.cfg = 2;
   c.seed = -7;
+  c.pipefusion = 2;
   c.pipefusion_patches = 4;
+  c.pipefusion_warmup_steps = 3;
   c.model_overrides = {{"depth", 14}, {"hidden", 768}};
   c.workload = "command";
   EXPECT_EQ(TrialConfigFromJson(CanonicalJson(c)), c);
@@ -168,6 +172,20 @@ TEST(TrialTest, PipefusionPatchesDefaultToTheDegree) {
   TrialConfig explicit_patches = c;
   explicit_patches.pipefusion_patches = 4;
   EXPECT_EQ(TrialKey(c), TrialKey(explicit_patches));  // same trial, same key
+}
+
+TEST(TrialTest, PipeFusionSettingsWithoutPipeFusionDoNotSplitKeys) {
+  // A sweep that sets pipefusion_patches in its defaults gives its 1-stage trials the same key
+  // as any other 1-stage trial of the computation: they are the same computation (and each
+  // other's output-error reference).
+  TrialConfig plain;
+  TrialConfig with_settings = plain;
+  with_settings.pipefusion_patches = 4;
+  with_settings.pipefusion_warmup_steps = 3;
+  EXPECT_EQ(TrialKey(with_settings), TrialKey(plain));
+  EXPECT_EQ(CanonicalJson(with_settings)["pipefusion_patches"], 1);
+  with_settings.pipefusion = 2;
+  EXPECT_NE(TrialKey(with_settings), TrialKey(TrialConfig{}));
 }
 
 TEST(TrialTest, MalformedJsonNamesTheKey) {

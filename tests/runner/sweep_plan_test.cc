@@ -44,7 +44,12 @@ TEST(SweepPlanTest, AnalyticEstimateScalesWithWorkAndDegree) {
   TrialConfig big = one;
   big.resolution = 2048;
   auto e1 = AnalyticEstimate(one, a), e2 = AnalyticEstimate(two, a), eb = AnalyticEstimate(big, a);
-  EXPECT_NEAR(e2.iteration_ms, e1.iteration_ms / 2, 1e-9);
+  // Half the compute per rank, plus Ulysses' all-to-alls at the assumed 100 GB/s.
+  ASSERT_TRUE(e2.comm_mb_per_step);
+  EXPECT_EQ(*e1.comm_mb_per_step, 0);
+  const double comm_ms = one.steps * *e2.comm_mb_per_step * 1048576.0 / 100e9 * 1000;
+  EXPECT_GT(comm_ms, 0);
+  EXPECT_NEAR(e2.iteration_ms, e1.iteration_ms / 2 + comm_ms, 1e-6);
   EXPECT_GT(eb.iteration_ms, 4 * e1.iteration_ms);
   EXPECT_LT(e2.memory_mb, e1.memory_mb);  // activations split, weights replicated
   // Weights alone: 0.6 B parameters in bf16 is about 1.15 GB.
@@ -53,6 +58,22 @@ TEST(SweepPlanTest, AnalyticEstimateScalesWithWorkAndDegree) {
   TrialConfig fp32 = one;
   fp32.precision = Precision::kFp32;
   EXPECT_NEAR(AnalyticEstimate(fp32, a).memory_mb, 2 * e1.memory_mb, 1e-6);
+}
+
+TEST(SweepPlanTest, PipeFusionPaysForItsBubbleAndItsSynchronousSteps) {
+  PlanAssumptions a;
+  a.device = "NVIDIA A100-SXM4-80GB";
+  a.link_gb_per_s = 1e12;  // communication free: only the schedule counts here
+  TrialConfig one;
+  TrialConfig pipelined = one;
+  pipelined.pipefusion = 4;
+  pipelined.pipefusion_patches = 8;
+  const double ideal = AnalyticEstimate(one, a).iteration_ms / 4;
+  // 20 steps: 1 synchronous (4 stages in a row), 19 pipelined ((8 + 3) / 8 of the ideal).
+  const double expected = ideal * (1 * 4 + 19 * 11.0 / 8) / 20;
+  EXPECT_NEAR(AnalyticEstimate(pipelined, a).iteration_ms, expected, 1e-3);
+  pipelined.pipefusion_warmup_steps = 20;  // all synchronous: no faster than one GPU
+  EXPECT_NEAR(AnalyticEstimate(pipelined, a).iteration_ms, ideal * 4, 1e-3);
 }
 
 TEST(SweepPlanTest, EarlierResultOfTheSameKeyReplacesTheAnalyticTime) {
