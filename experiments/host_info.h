@@ -14,8 +14,9 @@ std::string Hostname();
 std::string CpuModel();
 // Environment variables whose names start with one of `prefixes`, as a JSON object.
 nlohmann::json VariablesWithPrefixes(std::initializer_list<const char*> prefixes);
-// The non-empty lines a shell command prints on stdout (stderr is discarded); empty when it
-// cannot run. For probes such as nvidia-smi that may be absent.
-std::vector<std::string> CommandOutputLines(const std::string& command);
+// The non-empty lines a program prints on stdout (stderr is discarded); empty when it cannot
+// run. argv[0] is looked up in PATH; nothing goes through a shell, so a path with quotes or
+// `;` is only a path. For probes such as nvidia-smi that may be absent.
+std::vector<std::string> CommandOutputLines(const std::vector<std::string>& argv);
 
 }  // namespace ditbench

@@ -14,6 +14,7 @@ extern "C" void OnSignal(int) { g_interrupted = 1; }
 SignalInterrupt::SignalInterrupt() {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
+  std::signal(SIGHUP, OnSignal);
 }
 
 bool SignalInterrupt::Requested() const { return g_interrupted != 0; }

@@ -4,16 +4,24 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "experiments/host_info.h"
 #include "experiments/worker_contract.h"
 #include "runner/build_info.h"
+#include "runner/coordinator_lock.h"
 #include "runner/environment.h"
 #include "runner/ingest.h"
 #include "runner/placement.h"
 #include "runner/plan_output.h"
+#include "runner/run_folder.h"
+#include "runner/spec_diff.h"
 #include "runner/sweep_plan.h"
 #include "storage/results_db.h"
 
@@ -71,7 +79,7 @@ class SweepLoop {
     std::size_t next = 0;
     bool cancelled = false;
     while (true) {
-      while (next < trials.size() && !effects_.interrupt.Requested()) {
+      while (next < trials.size() && !effects_.interrupt.Requested() && !refused_busy) {
         const PlannedTrial& t = *trials[next].trial;
         const std::string prefix = fmt::format("[{}/{}] {} {}", trials[next].index + 1, total,
                                                t.key, Axes(t.config));
@@ -82,6 +90,11 @@ class SweepLoop {
         }
         auto slots = pool_.Acquire(t.config.world_size());
         if (!slots && effects_.launcher.InFlight() > 0) break;  // wait for slots to free up
+        if (slots && !WaitUntilIdle()) {
+          pool_.Release(*slots);
+          refused_busy = true;
+          break;
+        }
         ++next;
         if (!slots) {
           RecordUnstartable(t, prefix,
@@ -110,14 +123,44 @@ class SweepLoop {
   }
 
   int ran = 0, ok = 0, failed = 0, skipped = 0;
+  bool refused_busy = false;  // --require-idle: the machine stayed busy; nothing more started
+  double require_idle_s = -1;
 
  private:
+  bool SampleHealth() const { return effects_.health != nullptr && !placement_.capacity.on_gpu; }
+
+  // --require-idle: true once the machine is idle, false when it stayed busy for the whole
+  // wait (or the user interrupted). Bounded by require_idle_s.
+  bool WaitUntilIdle() {
+    if (require_idle_s < 0 || !SampleHealth()) return true;
+    const auto give_up = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(require_idle_s));
+    bool said = false;
+    while (true) {
+      const MachineHealth health = effects_.health->Sample();
+      if (!health.busy) return true;
+      if (std::chrono::steady_clock::now() >= give_up || effects_.interrupt.Requested()) {
+        out_ << "machine still busy (" << health.Describe() << "): no more trials started "
+             << "(--require-idle)\n";
+        return false;
+      }
+      if (!said) {
+        out_ << fmt::format("machine busy ({}): waiting up to {:.0f} s for it to be idle\n",
+                            health.Describe(), require_idle_s);
+        said = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+
   struct InFlight {
     const PlannedTrial* trial;
     std::string prefix;
     std::filesystem::path run_dir;
     std::vector<int> slots;
     double started_at;
+    std::optional<MachineHealth> health_at_start;
   };
 
   TrialRecord BaseRecord(const PlannedTrial& t) const {
@@ -170,8 +213,13 @@ class SweepLoop {
     running.status = TrialStatus::kRunning;
     running.run_dir = run_dir.string();
     running.started_at = started_at;
+    running.coordinator_host = Hostname();
+    running.coordinator_pid = ::getpid();
     db_.MarkRunning(campaign_, running);
     out_ << prefix << ": running\n" << std::flush;
+
+    std::optional<MachineHealth> health_at_start;
+    if (SampleHealth()) health_at_start = effects_.health->Sample();
 
     LaunchRequest request;
     request.trial_key = t.key;
@@ -190,7 +238,8 @@ class SweepLoop {
       RecordUnstartable(t, prefix, fmt::format("cannot start the trial: {}", e.what()), started_at);
       return;
     }
-    in_flight_.emplace(handle, InFlight{&t, prefix, run_dir, slots, started_at});
+    in_flight_.emplace(handle,
+                       InFlight{&t, prefix, run_dir, slots, started_at, health_at_start});
   }
 
   void Reap(const FinishedTrial& finished) {
@@ -209,6 +258,18 @@ class SweepLoop {
     }
     record.started_at = trial.started_at;
     record.finished_at = UnixNow();
+    std::string busy_note;
+    if (trial.health_at_start) {
+      const MachineHealth end = effects_.health->Sample();
+      const bool busy = trial.health_at_start->busy || end.busy;
+      record.health = {{"start", trial.health_at_start->ToJson()},
+                       {"end", end.ToJson()},
+                       {"busy", busy}};
+      if (busy)
+        busy_note = fmt::format("  [machine busy: {}]",
+                                (trial.health_at_start->busy ? *trial.health_at_start : end)
+                                    .Describe());
+    }
     db_.RecordTrial(campaign_, record);
     if (!worker_described_ && record.status == TrialStatus::kOk &&
         record.worker_environment.is_object() && !record.worker_environment.empty()) {
@@ -224,11 +285,13 @@ class SweepLoop {
       ++ok;
       const auto& m = *record.metrics;
       out_ << trial.prefix
-           << fmt::format(": ok  median {:.3f} ms  [{:.3f}, {:.3f}]  cov {:.3f}  skew {:.3f} ms  n={}\n",
-                          m.latency_ms, m.ci_low_ms, m.ci_high_ms, m.cov, m.skew_ms, m.iterations);
+           << fmt::format(": ok  median {:.3f} ms  [{:.3f}, {:.3f}]  cov {:.3f}  skew {:.3f} ms  n={}{}\n",
+                          m.latency_ms, m.ci_low_ms, m.ci_high_ms, m.cov, m.skew_ms, m.iterations,
+                          busy_note);
     } else {
       ++failed;
-      out_ << trial.prefix << ": " << StatusName(record.status) << ": " << record.error << "\n";
+      out_ << trial.prefix << ": " << StatusName(record.status) << ": " << record.error
+           << busy_note << "\n";
     }
   }
 
@@ -281,9 +344,38 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     return 0;
   }
 
+  // One coordinator per database, from before it is opened until this function returns.
+  std::optional<CoordinatorLock> lock;
+  try {
+    LockHolder holder;
+    lock = CoordinatorLock::TryAcquire(options.db, &holder);
+    if (!lock) {
+      err << "ditbench run: error: '" << options.db.string()
+          << "' is in use by another `ditbench run` (" << holder.Describe()
+          << "); wait for it to end, or pass another --db\n";
+      return 2;
+    }
+  } catch (const std::exception& e) {
+    err << "ditbench run: error: " << e.what() << "\n";
+    return 2;
+  }
+  const auto run_root =
+      options.run_root.empty() ? DefaultRunRoot(options.db) : options.run_root;
+  try {
+    if (std::string owned = ClaimRunRoot(run_root, options.db); !owned.empty()) {
+      err << "ditbench run: error: " << owned << "\n";
+      return 2;
+    }
+  } catch (const std::exception& e) {
+    err << "ditbench run: error: cannot use run folder '" << run_root.string()
+        << "': " << e.what() << "\n";
+    return 2;
+  }
+
   std::unique_ptr<ResultsDb> db;
   std::int64_t campaign = 0;
   std::map<std::string, TrialStatus> statuses;
+  std::vector<std::string> still_running;
   try {
     db = ResultsDb::Open(options.db);
     CampaignRecord record;
@@ -299,25 +391,51 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     record.environment["policy"] = options.policy;
     record.environment["slots"] = placement.capacity.slots;
     record.environment["on_gpu"] = placement.capacity.on_gpu;
-    campaign = db->ResumeOrCreateCampaign(record, options.fresh);
-    if (int n = db->MarkRunningAsInterrupted(campaign))
-      out << fmt::format("{} trial(s) left running by an earlier coordinator marked interrupted\n", n);
+    bool fresh = options.fresh;
+    if (!fresh && !options.keep_campaign) {
+      // A campaign is one spec: a changed sweep file starts a new one, and says what changed.
+      std::optional<CampaignInfo> newest;
+      for (auto& c : db->Campaigns())
+        if (c.record.sweep_name == spec.name) newest = std::move(c);
+      if (newest && newest->record.spec_hash != record.spec_hash) {
+        fresh = true;
+        out << fmt::format(
+            "sweep '{}' changed since campaign {} began: starting a new campaign (--continue "
+            "resumes campaign {} instead)\n{}",
+            spec.name, newest->id, newest->id,
+            SpecDiff(newest->record.spec_text, record.spec_text));
+      }
+    }
+    campaign = db->ResumeOrCreateCampaign(record, fresh);
+    auto gone = [](const std::string& host, std::int64_t pid) {
+      return CoordinatorGone(host, static_cast<long>(pid));
+    };
+    if (int n = db->MarkRunningAsInterrupted(campaign, gone, &still_running))
+      out << fmt::format("{} trial(s) left running by a coordinator that is gone marked interrupted\n", n);
+    for (const auto& key : still_running)
+      out << fmt::format("trial {} is still running under a live coordinator: not started\n", key);
     statuses = db->TrialStatuses(campaign);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
     return 2;
   }
 
-  // Resume: trials already settled are kept, not run again.
+  // Resume: trials already settled are kept, not run again. A skipped trial is judged again
+  // against this machine (the plan above): kept while it is still invalid, run once it fits (more GPUs or CPU slots than the run that skipped it).
   std::vector<QueuedTrial> to_run;
   int kept = 0, kept_failed = 0;
+  const std::set<std::string> live(still_running.begin(), still_running.end());
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
     const PlannedTrial& t = plan.trials[i];
+    if (live.count(t.key)) continue;
     auto found = statuses.find(t.key);
     if (found != statuses.end() && options.rerun != "all") {
       const TrialStatus s = found->second;
-      if (s == TrialStatus::kOk || s == TrialStatus::kSkipped ||
-          (IsFailure(s) && options.rerun != "failed")) {
+      if (s == TrialStatus::kSkipped && t.invalid_reason) {
+        ++kept;
+        continue;
+      }
+      if (s == TrialStatus::kOk || (IsFailure(s) && options.rerun != "failed")) {
         ++kept;
         if (IsFailure(s)) ++kept_failed;
         continue;
@@ -326,13 +444,11 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     to_run.push_back({i, &t});
   }
 
-  const auto run_root = options.run_root.empty()
-                            ? std::filesystem::absolute(options.db).parent_path() / "runs"
-                            : options.run_root;
   out << fmt::format("campaign {} of sweep '{}': {} trials on {} {}\n", campaign, spec.name,
                      plan.trials.size(), placement.capacity.slots,
                      placement.capacity.on_gpu ? "GPU(s)" : "CPU slot(s)");
   SweepLoop loop(spec, placement, *policy, *db, campaign, effects, worker, run_root, out);
+  loop.require_idle_s = options.require_idle_s;
   try {
     loop.Run(to_run, plan.trials.size());
   } catch (const std::exception& e) {
@@ -345,6 +461,12 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   if (effects.interrupt.Requested()) {
     out << "interrupted: finished trials are saved; run the same command again to resume\n";
     return 130;
+  }
+  if (loop.refused_busy) {
+    out << fmt::format("stopped: {} ran ({} ok); the machine was busy; run the same command "
+                       "again to resume\n",
+                       loop.ran, loop.ok);
+    return 1;
   }
   try {
     db->FinishCampaign(campaign);

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,7 +29,7 @@ namespace ditbench {
 
 // The version this build writes. Databases with a lower version are migrated forward on open
 // (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 4;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 struct ResultRow {
@@ -67,8 +68,12 @@ class ResultsDb {
   // Status of every trial recorded in the campaign, by trial key.
   std::map<std::string, TrialStatus> TrialStatuses(std::int64_t campaign_id);
 
-  // Trials left `running` by a dead coordinator become `interrupted`. Returns how many.
-  int MarkRunningAsInterrupted(std::int64_t campaign_id);
+  // Trials left `running` by a coordinator that `gone(host, pid)` says is gone become
+  // `interrupted` (a trial with no recorded coordinator counts as gone). Returns how many;
+  // trials of a live coordinator stay `running` and are listed in `still_running` by key.
+  using CoordinatorGone = std::function<bool(const std::string& host, std::int64_t pid)>;
+  int MarkRunningAsInterrupted(std::int64_t campaign_id, const CoordinatorGone& gone,
+                               std::vector<std::string>* still_running = nullptr);
 
   // Inserts or updates the trial row with status `running` (config, world size, start time).
   void MarkRunning(std::int64_t campaign_id, const TrialRecord& trial);
