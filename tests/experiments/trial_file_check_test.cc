@@ -32,6 +32,7 @@ struct BadField {
   const char* pointer;  // JSON pointer of the field to replace
   nlohmann::json value;
   const char* message;  // what TrialFileProblem must say
+  friend void PrintTo(const BadField& f, std::ostream* os) { *os << f.pointer; }
 };
 
 class TrialFileFieldTest : public ::testing::TestWithParam<BadField> {};
