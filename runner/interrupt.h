@@ -13,8 +13,9 @@ class InterruptSource {
   virtual bool Requested() const = 0;
 };
 
-// SIGINT, SIGTERM and SIGHUP (a closed ssh session ends the run as Ctrl-C does). Constructing one installs the handlers (process-wide: make one, in the
-// command that runs the sweep). Requested() reads an async-signal-safe flag.
+// SIGINT, SIGTERM and SIGHUP (a closed ssh session ends the run as Ctrl-C does). Constructing
+// one installs the handlers (process-wide: make one, in the command that runs the sweep).
+// Requested() reads an async-signal-safe flag.
 class SignalInterrupt final : public InterruptSource {
  public:
   SignalInterrupt();

@@ -43,7 +43,8 @@ struct MachineHealth {
   bool busy = false;           // other_cores >= the probe's threshold
 
   nlohmann::json ToJson() const;
-  std::string Describe() const;  // "load 3.10 on 2 cores; others used 1.0 cores: burn (pid 42) 0.98"
+  // "load 3.10 on 2 cores; others used 1.00 cores: burn (pid 42) 0.98"
+  std::string Describe() const;
 };
 
 // Processes that belong to `root` (itself and every descendant in `snapshot`).

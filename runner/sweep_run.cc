@@ -21,7 +21,7 @@
 #include "runner/placement.h"
 #include "runner/plan_output.h"
 #include "runner/run_folder.h"
-#include "runner/spec_diff.h"
+#include "runner/resume.h"
 #include "runner/sweep_plan.h"
 #include "storage/results_db.h"
 
@@ -46,11 +46,6 @@ std::filesystem::path DefaultWorker() {
 std::string Axes(const TrialConfig& c) {
   return fmt::format("{} {}px {} u{} r{} pf{} cfg{} dp{}", c.model, c.resolution,
                      PrecisionName(c.precision), c.ulysses, c.ring, c.pipefusion, c.cfg, c.dp);
-}
-
-bool IsFailure(TrialStatus s) {
-  return s == TrialStatus::kFailed || s == TrialStatus::kOom || s == TrialStatus::kTimeout ||
-         s == TrialStatus::kCrashed;
 }
 
 // A trial to run and its 0-based position in the sweep (for progress lines).
@@ -308,6 +303,52 @@ class SweepLoop {
   bool worker_described_ = false;
 };
 
+// `--dry-run`: the plan, and what resuming would do with what the database already holds
+// (read-only: no lock, nothing created).
+void WriteDryRun(const RunOptions& options, const SweepSpec& spec, const SweepPlan& plan,
+                 const PlanAssumptions& assumptions, std::ostream& out) {
+  std::vector<std::string> notes;
+  std::string resume_line = "would start a new campaign (no database yet)\n";
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(options.db, ec)) {
+    try {
+      auto db = ResultsDb::Open(options.db, /*read_only=*/true);
+      CampaignRecord wanted;
+      wanted.sweep_name = spec.name;
+      wanted.spec_hash = Sha256Hex(spec.text);
+      wanted.spec_text = spec.text;
+      const CampaignChoice choice =
+          ChooseCampaign(db->Campaigns(), wanted, options.fresh, options.keep_campaign);
+      if (choice.resume) {
+        const auto statuses = db->TrialStatuses(*choice.resume);
+        int kept = 0, runs = 0;
+        for (const PlannedTrial& t : plan.trials) {
+          auto found = statuses.find(t.key);
+          const ResumeVerdict verdict = JudgeResume(
+              t, found == statuses.end() ? std::nullopt : std::optional(found->second),
+              options.rerun);
+          notes.push_back(verdict.note);
+          if (!verdict.run) ++kept;
+          else if (!t.invalid_reason) ++runs;
+        }
+        resume_line = fmt::format(
+            "would resume campaign {}: {} trial(s) already recorded and kept, {} to run\n",
+            *choice.resume, kept, runs);
+      } else if (choice.changed_from) {
+        resume_line = fmt::format("would start a new campaign: sweep '{}' changed since campaign "
+                                  "{} began (--continue resumes it)\n{}",
+                                  spec.name, *choice.changed_from, choice.diff);
+      } else {
+        resume_line = "would start a new campaign\n";
+      }
+    } catch (const std::exception& e) {
+      resume_line = fmt::format("cannot tell what is already recorded: {}\n", e.what());
+    }
+  }
+  WritePlanTable(spec, plan, assumptions, out, notes);
+  out << resume_line;
+}
+
 }  // namespace
 
 int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostream& out,
@@ -340,7 +381,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     return 2;
   }
   if (options.dry_run) {
-    WritePlanTable(spec, plan, assumptions, out);
+    WriteDryRun(options, spec, plan, assumptions, out);
     return 0;
   }
 
@@ -391,27 +432,22 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     record.environment["policy"] = options.policy;
     record.environment["slots"] = placement.capacity.slots;
     record.environment["on_gpu"] = placement.capacity.on_gpu;
-    bool fresh = options.fresh;
-    if (!fresh && !options.keep_campaign) {
-      // A campaign is one spec: a changed sweep file starts a new one, and says what changed.
-      std::optional<CampaignInfo> newest;
-      for (auto& c : db->Campaigns())
-        if (c.record.sweep_name == spec.name) newest = std::move(c);
-      if (newest && newest->record.spec_hash != record.spec_hash) {
-        fresh = true;
-        out << fmt::format(
-            "sweep '{}' changed since campaign {} began: starting a new campaign (--continue "
-            "resumes campaign {} instead)\n{}",
-            spec.name, newest->id, newest->id,
-            SpecDiff(newest->record.spec_text, record.spec_text));
-      }
-    }
+    // A campaign is one spec: a changed sweep file starts a new one, and says what changed.
+    const CampaignChoice choice =
+        ChooseCampaign(db->Campaigns(), record, options.fresh, options.keep_campaign);
+    const bool fresh = !choice.resume.has_value();
+    if (choice.changed_from)
+      out << fmt::format(
+          "sweep '{}' changed since campaign {} began: starting a new campaign (--continue "
+          "resumes campaign {} instead)\n{}",
+          spec.name, *choice.changed_from, *choice.changed_from, choice.diff);
     campaign = db->ResumeOrCreateCampaign(record, fresh);
     auto gone = [](const std::string& host, std::int64_t pid) {
       return CoordinatorGone(host, static_cast<long>(pid));
     };
     if (int n = db->MarkRunningAsInterrupted(campaign, gone, &still_running))
-      out << fmt::format("{} trial(s) left running by a coordinator that is gone marked interrupted\n", n);
+      out << fmt::format(
+          "{} trial(s) left running by a coordinator that is gone marked interrupted\n", n);
     for (const auto& key : still_running)
       out << fmt::format("trial {} is still running under a live coordinator: not started\n", key);
     statuses = db->TrialStatuses(campaign);
@@ -420,8 +456,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     return 2;
   }
 
-  // Resume: trials already settled are kept, not run again. A skipped trial is judged again
-  // against this machine (the plan above): kept while it is still invalid, run once it fits (more GPUs or CPU slots than the run that skipped it).
+  // Resume: trials already settled are kept, not run again (runner/resume.h decides).
   std::vector<QueuedTrial> to_run;
   int kept = 0, kept_failed = 0;
   const std::set<std::string> live(still_running.begin(), still_running.end());
@@ -429,17 +464,12 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     const PlannedTrial& t = plan.trials[i];
     if (live.count(t.key)) continue;
     auto found = statuses.find(t.key);
-    if (found != statuses.end() && options.rerun != "all") {
-      const TrialStatus s = found->second;
-      if (s == TrialStatus::kSkipped && t.invalid_reason) {
-        ++kept;
-        continue;
-      }
-      if (s == TrialStatus::kOk || (IsFailure(s) && options.rerun != "failed")) {
-        ++kept;
-        if (IsFailure(s)) ++kept_failed;
-        continue;
-      }
+    const std::optional<TrialStatus> recorded =
+        found == statuses.end() ? std::nullopt : std::optional<TrialStatus>(found->second);
+    if (!JudgeResume(t, recorded, options.rerun).run) {
+      ++kept;
+      if (IsFailure(*recorded)) ++kept_failed;
+      continue;
     }
     to_run.push_back({i, &t});
   }

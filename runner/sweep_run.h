@@ -48,9 +48,10 @@ struct SweepEffects {
 // Runs the sweep; returns the exit code (0 ok/skipped, 1 some failed or storage trouble,
 // 2 spec or usage error, another coordinator on the database, a damaged database or a run
 // folder of another database, 130 interrupted). The database's coordinator lock
-// (runner/coordinator_lock.h) is held from before the database is opened until return. Progress goes to `out`, errors to `err`. A trial
-// that cannot be prepared or started is recorded as failed, with the reason, and the sweep
-// goes on. On return no trial it started is still running.
+// (runner/coordinator_lock.h) is held from before the database is opened until return.
+// Progress goes to `out`, errors to `err`. A trial that cannot be prepared or started is
+// recorded as failed, with the reason, and the sweep goes on. On return no trial it started
+// is still running.
 int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostream& out,
              std::ostream& err);
 

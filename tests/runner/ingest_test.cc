@@ -80,7 +80,8 @@ TEST_F(IngestTrialTest, CrashUsesTheLastLogLine) {
 }
 
 TEST_F(IngestTrialTest, TerminalControlsFromTheWorkerAreStripped) {
-  std::ofstream(RankLogPath(dir_.path(), 0)) << "\x1b[31mSegfault\x1b[0m \x1b]0;pwned\a in \x1b[2Jattention\n";
+  std::ofstream(RankLogPath(dir_.path(), 0))
+      << "\x1b[31mSegfault\x1b[0m \x1b]0;pwned\a in \x1b[2Jattention\n";
   RankResult failed = Rank(1, {});
   failed.status = "failed";
   failed.error = "bad\x1b[1;1H\rthing\x07";

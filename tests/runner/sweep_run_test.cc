@@ -348,6 +348,26 @@ TEST_F(SweepRunTest, CapacitySkippedTrialsRunWhenResumedWithMoreSlots) {
   EXPECT_EQ(Column("SELECT COUNT(DISTINCT campaign) FROM results")[0], "1");
 }
 
+TEST_F(SweepRunTest, DryRunSaysWhatIsAlreadyRecordedAndWhatWouldRun) {
+  auto o = Options(kSweep);
+  ASSERT_EQ(Run(o), 0);
+  launcher_.started.clear();
+  o.gpus = "cpu:4";
+  o.dry_run = true;
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  EXPECT_TRUE(launcher_.started.empty());
+  const std::string text = out_.str();
+  EXPECT_NE(text.find("recorded ok: kept"), std::string::npos) << text;
+  EXPECT_NE(text.find("recorded skipped: kept (4 heads are not divisible by ulysses=3)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("run (skipped earlier; fits this machine now)"), std::string::npos) << text;
+  EXPECT_NE(text.find("would resume campaign 1: 3 trial(s) already recorded and kept, 1 to run"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(Column("SELECT COUNT(*) FROM results WHERE status = 'skipped'")[0], "2");
+}
+
 TEST_F(SweepRunTest, ChangedSpecStartsANewCampaignAndSaysWhatChanged) {
   auto o = Options(kSweep);
   ASSERT_EQ(Run(o), 0);
