@@ -69,7 +69,7 @@ class ProcHealthProbe final : public HealthProbe {
  public:
   // Half a core of someone else's work over the window makes the machine busy.
   static constexpr double kBusyCores = 0.5;
-  explicit ProcHealthProbe(std::chrono::milliseconds window = std::chrono::milliseconds(250),
+  explicit ProcHealthProbe(std::chrono::milliseconds window = std::chrono::milliseconds(100),
                            double busy_cores = kBusyCores, std::size_t top = 5)
       : window_(window), busy_cores_(busy_cores), top_(top) {}
   MachineHealth Sample() const override;

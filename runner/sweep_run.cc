@@ -1,5 +1,7 @@
 #include "runner/sweep_run.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -7,8 +9,6 @@
 #include <optional>
 #include <set>
 #include <thread>
-
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -20,8 +20,8 @@
 #include "runner/ingest.h"
 #include "runner/placement.h"
 #include "runner/plan_output.h"
-#include "runner/run_folder.h"
 #include "runner/resume.h"
+#include "runner/run_folder.h"
 #include "runner/sweep_plan.h"
 #include "storage/results_db.h"
 
