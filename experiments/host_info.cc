@@ -42,6 +42,11 @@ nlohmann::json VariablesWithPrefixes(std::initializer_list<const char*> prefixes
   return vars;
 }
 
+nlohmann::json RecordedVariables() {
+  return VariablesWithPrefixes({"NCCL_", "CUDA_", "OMP_", "TORCH_", "PYTORCH_", "ONEDNN_", "DNNL_",
+                                "MKL_", "KMP_", "CUBLAS_", "CUBLASLT_"});
+}
+
 std::vector<std::string> CommandOutputLines(const std::vector<std::string>& argv) {
   std::vector<std::string> lines;
   if (argv.empty()) return lines;

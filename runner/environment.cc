@@ -19,7 +19,7 @@ nlohmann::json CoordinatorEnvironment() {
        "--query-gpu=index,name,driver_version,memory.total,pci.bus_id,clocks.max.sm",
        "--format=csv,noheader"});
   env["topology"] = CommandOutputLines({"nvidia-smi", "topo", "-m"});
-  env["variables"] = VariablesWithPrefixes({"NCCL_", "CUDA_", "OMP_", "TORCH_"});
+  env["variables"] = RecordedVariables();
   return env;
 }
 

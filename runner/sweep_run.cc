@@ -285,8 +285,11 @@ class SweepLoop {
                           busy_note);
     } else {
       ++failed;
+      // Where to look: the failing rank's log, or the trial's folder.
+      const int rank = finished.outcome.first_failed_rank;
+      const auto where = rank >= 0 ? RankLogPath(trial.run_dir, rank) : trial.run_dir;
       out_ << trial.prefix << ": " << StatusName(record.status) << ": " << record.error
-           << busy_note << "\n";
+           << busy_note << "  (see " << where.string() << ")\n";
     }
   }
 
@@ -370,6 +373,13 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
     return 2;
+  }
+  if (const unsigned cores = std::thread::hardware_concurrency();
+      !placement.capacity.on_gpu && cores > 0 &&
+      placement.capacity.slots > static_cast<int>(cores)) {
+    err << fmt::format("ditbench run: warning: --gpus {} asks for {} CPU slots on a machine with "
+                       "{} cores: ranks will share cores and their times will show it\n",
+                       options.gpus, placement.capacity.slots, cores);
   }
   PlanAssumptions assumptions;
   assumptions.device = DeviceFor(placement);

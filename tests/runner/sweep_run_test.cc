@@ -79,6 +79,9 @@ TEST_F(SweepRunTest, FailingTrialIsRecordedAndTheSweepGoesOn) {
   EXPECT_EQ(Column("SELECT status FROM results WHERE ulysses = 2")[0], "ok");
   EXPECT_NE(Column("SELECT error FROM results WHERE ulysses = 1")[0].find("injected failure"),
             std::string::npos);
+  const std::string log = (dir_ / "results.runs" / "1").string();
+  EXPECT_NE(out_.str().find("injected failure  (see " + log), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("/rank0.log)\n"), std::string::npos) << out_.str();
 }
 
 TEST_F(SweepRunTest, SecondRunStartsNoTrial) {
@@ -498,6 +501,20 @@ TEST_F(SweepRunTest, GpuPositionOutsideTheInheritedSetIsAUsageError) {
   o.gpus = "0,2";
   EXPECT_EQ(Run(o), 2);
   EXPECT_NE(err_.str().find("CUDA_VISIBLE_DEVICES='4,5'"), std::string::npos) << err_.str();
+}
+
+TEST_F(SweepRunTest, MoreCpuSlotsThanCoresIsAWarning) {
+  auto o = Options(kSweep);
+  o.gpus = "cpu:100000";
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  EXPECT_NE(err_.str().find("warning: --gpus cpu:100000 asks for 100000 CPU slots on a machine "
+                            "with"),
+            std::string::npos)
+      << err_.str();
+  o.gpus = "cpu:1";
+  o.fresh = true;
+  EXPECT_EQ(Run(o), 0);
+  EXPECT_EQ(err_.str(), "");
 }
 
 TEST_F(SweepRunTest, UnknownPolicyIsAUsageError) {
