@@ -20,6 +20,7 @@
 #include "runner/ingest.h"
 #include "runner/placement.h"
 #include "runner/plan_output.h"
+#include "runner/progress.h"
 #include "runner/resume.h"
 #include "runner/run_folder.h"
 #include "runner/sweep_plan.h"
@@ -71,6 +72,13 @@ class SweepLoop {
   // The structure is ninja's Builder::Build: start trials while the slots allow, wait for one
   // to finish, reap and record it, repeat.
   void Run(const std::vector<QueuedTrial>& trials, std::size_t total) {
+    std::vector<double> estimated_s;
+    for (std::size_t i = 0; i < trials.size(); ++i) {
+      const PlannedTrial& t = *trials[i].trial;
+      position_[&t] = i;
+      estimated_s.push_back(!t.invalid_reason && t.estimate ? t.estimate->trial_s : 0.0);
+    }
+    progress_.emplace(std::move(estimated_s), UnixNow());
     std::size_t next = 0;
     bool cancelled = false;
     while (true) {
@@ -172,6 +180,7 @@ class SweepLoop {
     record.error = *t.invalid_reason;
     record.started_at = record.finished_at = UnixNow();
     db_.RecordTrial(campaign_, record);
+    progress_->Finished(position_.at(&t), 0);
     ++skipped;
     out_ << prefix << ": skipped: " << *t.invalid_reason << "\n";
   }
@@ -185,6 +194,7 @@ class SweepLoop {
     record.started_at = started_at;
     record.finished_at = UnixNow();
     db_.RecordTrial(campaign_, record);
+    progress_->Finished(position_.at(&t), record.finished_at - started_at);
     ++ran;
     ++failed;
     out_ << prefix << ": failed: " << error << "\n";
@@ -275,6 +285,7 @@ class SweepLoop {
       out_ << trial.prefix << ": interrupted\n";
       return;
     }
+    progress_->Finished(position_.at(&t), finished.outcome.wall_s);
     ++ran;
     if (record.status == TrialStatus::kOk) {
       ++ok;
@@ -291,6 +302,7 @@ class SweepLoop {
       out_ << trial.prefix << ": " << StatusName(record.status) << ": " << record.error
            << busy_note << "  (see " << where.string() << ")\n";
     }
+    out_ << progress_->Line(UnixNow()) << "\n" << std::flush;
   }
 
   const SweepSpec& spec_;
@@ -303,6 +315,8 @@ class SweepLoop {
   std::filesystem::path run_root_;
   std::ostream& out_;
   std::map<LaunchHandle, InFlight> in_flight_;
+  std::map<const PlannedTrial*, std::size_t> position_;  // in the queue Run() was given
+  std::optional<Progress> progress_;
   bool worker_described_ = false;
 };
 

@@ -72,6 +72,14 @@ TEST_F(SweepRunTest, InvalidTrialsAreStoredAsSkippedWithTheirReason) {
   EXPECT_NE(errors[1].find("exceeds the 2 CPU slots"), std::string::npos);
 }
 
+TEST_F(SweepRunTest, ProgressLineCountsTrialsDoneAndLeft) {
+  EXPECT_EQ(Run(Options(kSweep)), 0) << err_.str();
+  const std::string text = out_.str();
+  EXPECT_NE(text.find("progress: 1/4 done, 3 left, "), std::string::npos) << text;
+  EXPECT_NE(text.find(" to go"), std::string::npos) << text;
+  EXPECT_NE(text.find("progress: 4/4 done, 0 left, "), std::string::npos) << text;
+}
+
 TEST_F(SweepRunTest, FailingTrialIsRecordedAndTheSweepGoesOn) {
   launcher_.fail_ulysses = 1;
   EXPECT_EQ(Run(Options(kSweep)), 1);
