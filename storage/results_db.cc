@@ -227,7 +227,7 @@ std::map<std::string, TrialStatus> ResultsDb::TrialStatuses(std::int64_t campaig
   return statuses;
 }
 
-int ResultsDb::MarkRunningAsInterrupted(std::int64_t campaign_id, const CoordinatorGone& gone,
+int ResultsDb::MarkRunningAsInterrupted(std::int64_t campaign_id, const CoordinatorIsGone& gone,
                                         std::vector<std::string>* still_running) {
   Transaction transaction(db_);
   Statement running(db_,

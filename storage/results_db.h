@@ -71,8 +71,8 @@ class ResultsDb {
   // Trials left `running` by a coordinator that `gone(host, pid)` says is gone become
   // `interrupted` (a trial with no recorded coordinator counts as gone). Returns how many;
   // trials of a live coordinator stay `running` and are listed in `still_running` by key.
-  using CoordinatorGone = std::function<bool(const std::string& host, std::int64_t pid)>;
-  int MarkRunningAsInterrupted(std::int64_t campaign_id, const CoordinatorGone& gone,
+  using CoordinatorIsGone = std::function<bool(const std::string& host, std::int64_t pid)>;
+  int MarkRunningAsInterrupted(std::int64_t campaign_id, const CoordinatorIsGone& gone,
                                std::vector<std::string>* still_running = nullptr);
 
   // Inserts or updates the trial row with status `running` (config, world size, start time).
