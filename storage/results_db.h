@@ -99,6 +99,16 @@ class ResultsDb {
   // The median latency of the newest ok result of `trial_key` in any campaign, if any.
   std::optional<double> NewestOkLatencyMs(const std::string& trial_key);
 
+  // What the newest ok result of `trial_key` measured (for `plan`'s estimates), if any.
+  struct Measurement {
+    double latency_ms = 0;
+    std::optional<double> peak_mem_mb;  // per rank, max over ranks
+    // The trial's wall time less its warm-up and timed iterations at the median: process
+    // start, model build, rendezvous. Unset when the trial's times were not recorded.
+    std::optional<double> startup_s;
+  };
+  std::optional<Measurement> NewestOkMeasurement(const std::string& trial_key);
+
   // `ditbench query` (storage/results_query.h): the view's columns in order, the rows
   // matching a query, or one read-only statement as written. QueryError for a mistake in the
   // query.
