@@ -59,6 +59,7 @@ class CoordinatorDeathTest : public ::testing::Test {
     const pid_t child = fork();
     if (child == 0) {
       std::ofstream log(dir_ / "coordinator.log");
+      signal(SIGHUP, SIG_DFL);  // as from a terminal, even if the test runner ignores it
       SignalInterrupt interrupt;
       test::FakeGpuDiscovery gpus;
       LocalLauncher launcher({"PATH=/usr/bin:/bin", "FAKE_WORKER_MODE=timeout"});
@@ -161,6 +162,24 @@ TEST_F(CoordinatorDeathTest, HangupEndsTheRunLikeCtrlC) {
   EXPECT_EQ(RunToTheEnd(), 0) << err_.str() << out_.str();
   EXPECT_EQ(Column("SELECT COUNT(*) FROM trials"), std::vector<std::string>{"2"});
   EXPECT_EQ(Column("SELECT status FROM results"), (std::vector<std::string>{"ok", "ok"}));
+}
+
+// A run started under `nohup` keeps ignoring SIGHUP: the user asked it to outlive the terminal.
+TEST(SignalInterruptTest, HangupIsCaughtUnlessTheRunStartedWithItIgnored) {
+  for (const bool ignored : {false, true}) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      signal(SIGHUP, ignored ? SIG_IGN : SIG_DFL);  // whatever the test runner inherited
+      SignalInterrupt interrupt;
+      raise(SIGHUP);
+      _exit(interrupt.Requested() ? 1 : 0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), ignored ? 0 : 1) << (ignored ? "nohup" : "plain");
+  }
 }
 
 }  // namespace
