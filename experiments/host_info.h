@@ -14,8 +14,13 @@ std::string Hostname();
 std::string CpuModel();
 // Environment variables whose names start with one of `prefixes`, as a JSON object.
 nlohmann::json VariablesWithPrefixes(std::initializer_list<const char*> prefixes);
-// The non-empty lines a shell command prints on stdout (stderr is discarded); empty when it
-// cannot run. For probes such as nvidia-smi that may be absent.
-std::vector<std::string> CommandOutputLines(const std::string& command);
+// The variables that change results and are recorded with every campaign (coordinator and
+// worker alike): NCCL_*, CUDA_*, OMP_*, TORCH_*, PYTORCH_*, ONEDNN_*, DNNL_*, MKL_*, KMP_*,
+// CUBLAS_*, CUBLASLT_*.
+nlohmann::json RecordedVariables();
+// The non-empty lines a program prints on stdout (stderr is discarded); empty when it cannot
+// run. argv[0] is looked up in PATH; nothing goes through a shell, so a path with quotes or
+// `;` is only a path. For probes such as nvidia-smi that may be absent.
+std::vector<std::string> CommandOutputLines(const std::vector<std::string>& argv);
 
 }  // namespace ditbench

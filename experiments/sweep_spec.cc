@@ -46,14 +46,15 @@ class SpecReader {
         UnknownKey(kv.first, "the sweep", kTopLevelKeys);
         continue;
       }
-      if (sections.contains(key)) {
-        Error(kv.first.Mark(), key, "given twice");
-        continue;
-      }
+      if (sections.contains(key)) continue;  // reported by ReportDuplicateKeys
       sections[key] = kv.second;
     }
-    if (sections.contains("name")) spec_.name = Text(sections["name"], "name");
-    else Error(root.Mark(), "name", "missing required key 'name' (the campaign name)");
+    if (sections.contains("name")) {
+      spec_.name = Text(sections["name"], "name");
+      if (!IsPrintableName(spec_.name))
+        Error(sections["name"].Mark(), "name",
+              "expected a non-empty name of printable characters (no control characters)");
+    } else Error(root.Mark(), "name", "missing required key 'name' (the campaign name)");
     if (sections.contains("description")) spec_.description = Text(sections["description"], "description");
     if (sections.contains("workload")) {
       spec_.workload = Text(sections["workload"], "workload");
@@ -76,6 +77,15 @@ class SpecReader {
                         kMaxTrials));
   }
 
+  // Every map in the document, nested ones included: a key given twice is an error at its
+  // second occurrence (YAML leaves it to the reader; yaml-cpp would let the last one win
+  // where a key is looked up, and the first where the map is walked). A budget of nodes keeps
+  // an alias bomb from making this walk explode; the reader reports the bomb itself.
+  void ReportDuplicateKeys(const YAML::Node& node) {
+    std::size_t budget = 100000;
+    ReportDuplicateKeys(node, budget);
+  }
+
   void Error(const YAML::Mark& mark, std::string key, std::string message) {
     // yaml-cpp marks are 0-based; a null mark (-1) becomes line 1, column 1.
     errors_.push_back({file_, std::max(mark.line, 0) + 1, std::max(mark.column, 0) + 1,
@@ -92,6 +102,32 @@ class SpecReader {
     auto guess = DidYouMean(key, allowed);
     if (!guess.empty()) message += fmt::format("; did you mean '{}'?", guess);
     Error(key_node.Mark(), key, message);
+  }
+
+  void ReportDuplicateKeys(const YAML::Node& node, std::size_t& budget) {
+    if (budget == 0) return;
+    --budget;
+    if (node.IsSequence()) {
+      for (const auto& item : node) ReportDuplicateKeys(item, budget);
+    } else if (node.IsMap()) {
+      std::map<std::string, int> first_line;
+      for (const auto& kv : node) {
+        if (kv.first.IsScalar()) {
+          const std::string& key = kv.first.Scalar();
+          auto [it, inserted] = first_line.emplace(key, kv.first.Mark().line + 1);
+          if (!inserted)
+            Error(kv.first.Mark(), key, fmt::format("given twice (first at line {})", it->second));
+        }
+        ReportDuplicateKeys(kv.second, budget);
+      }
+    }
+  }
+
+  static bool IsPrintableName(const std::string& name) {
+    if (name.empty()) return false;
+    for (unsigned char ch : name)
+      if (ch < 0x20 || ch == 0x7f) return false;
+    return true;
   }
 
   std::string Text(const YAML::Node& node, const std::string& key) {
@@ -311,7 +347,9 @@ ParseResult ParseSweep(const std::string& text, const std::filesystem::path& pat
     if (text.find('\0') != std::string::npos) {
       reader.Error(YAML::Mark::null_mark(), "", "not a text file (contains NUL bytes)");
     } else {
-      reader.Read(YAML::Load(text));
+      const YAML::Node root = YAML::Load(text);
+      reader.ReportDuplicateKeys(root);
+      reader.Read(root);
     }
   } catch (const YAML::Exception& e) {
     reader.Error(e.mark, "", "invalid YAML: " + e.msg);

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "experiments/trial_file_check.h"
+
 namespace ditbench {
 namespace {
 
@@ -68,6 +70,8 @@ nlohmann::json ToJson(const RankResult& r) {
 
 TrialFile ReadTrialFile(const std::filesystem::path& path) {
   auto j = ReadVersionedJson(path, "ditbench-trial");
+  if (auto problem = TrialFileProblem(j))
+    throw std::runtime_error(fmt::format("{}: {}", path.string(), *problem));
   TrialFile t;
   try {
     t.trial_key = j.at("trial_key").get<std::string>();

@@ -26,7 +26,7 @@ std::function<int()> DefineEnvCommand(CLI::App& sub) {
     }
     std::string text;
     if (std::filesystem::exists(program))
-      for (const auto& line : CommandOutputLines("'" + program.string() + "' --describe"))
+      for (const auto& line : CommandOutputLines({program.string(), "--describe"}))
         text += line + "\n";
     try {
       out["worker"] = nlohmann::json::parse(text);

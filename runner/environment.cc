@@ -15,10 +15,11 @@ nlohmann::json CoordinatorEnvironment() {
   env["git_revision"] = DITBENCH_GIT_REVISION;
   env["git_dirty"] = DITBENCH_GIT_DIRTY;
   env["gpus"] = CommandOutputLines(
-      "nvidia-smi --query-gpu=index,name,driver_version,memory.total,pci.bus_id,"
-      "clocks.max.sm --format=csv,noheader");
-  env["topology"] = CommandOutputLines("nvidia-smi topo -m");
-  env["variables"] = VariablesWithPrefixes({"NCCL_", "CUDA_", "OMP_", "TORCH_"});
+      {"nvidia-smi",
+       "--query-gpu=index,name,driver_version,memory.total,pci.bus_id,clocks.max.sm",
+       "--format=csv,noheader"});
+  env["topology"] = CommandOutputLines({"nvidia-smi", "topo", "-m"});
+  env["variables"] = RecordedVariables();
   return env;
 }
 

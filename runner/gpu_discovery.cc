@@ -24,7 +24,7 @@ std::optional<GpuInfo> ParseNvidiaSmiLine(const std::string& line) {
 
 std::vector<GpuInfo> NvidiaSmiDiscovery::ListGpus() const {
   std::vector<GpuInfo> gpus;
-  for (const auto& line : CommandOutputLines("nvidia-smi -L"))
+  for (const auto& line : CommandOutputLines({"nvidia-smi", "-L"}))
     if (auto gpu = ParseNvidiaSmiLine(line)) gpus.push_back(*gpu);
   return gpus;
 }

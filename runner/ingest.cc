@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "experiments/terminal_text.h"
 #include "experiments/trial_metrics.h"
 
 namespace ditbench {
@@ -72,8 +73,10 @@ std::string LastLogLine(const std::filesystem::path& log) {
   return last;
 }
 
-TrialRecord IngestTrial(const TrialConfig& config, const std::string& trial_key,
-                        const std::filesystem::path& run_dir, const LaunchOutcome& outcome) {
+namespace {
+
+TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
+                   const std::filesystem::path& run_dir, const LaunchOutcome& outcome) {
   TrialRecord record;
   record.trial_key = trial_key;
   record.config = CanonicalJson(config);
@@ -133,6 +136,17 @@ TrialRecord IngestTrial(const TrialConfig& config, const std::string& trial_key,
     }
   record.status = TrialStatus::kOk;
   record.metrics = ComputeTrialMetrics(config, ranks, record.device);
+  return record;
+}
+
+}  // namespace
+
+TrialRecord IngestTrial(const TrialConfig& config, const std::string& trial_key,
+                        const std::filesystem::path& run_dir, const LaunchOutcome& outcome) {
+  TrialRecord record = Ingest(config, trial_key, run_dir, outcome);
+  // The worker's words are printed and stored: no terminal control reaches either.
+  record.error = StripTerminalControls(record.error);
+  record.device = StripTerminalControls(record.device);
   return record;
 }
 

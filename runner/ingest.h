@@ -14,7 +14,9 @@ namespace ditbench {
 
 // Status, error, device and samples of a finished trial; metrics when it is ok (computed by
 // experiments/trial_metrics.h). A trial whose ranks all exited 0 is `failed` unless
-// ReadRankFiles finds no problem and every rank reported ok with timed samples.
+// ReadRankFiles finds no problem and every rank reported ok with timed samples. The error and
+// device, which come from the worker, carry no terminal control sequences
+// (experiments/terminal_text.h).
 TrialRecord IngestTrial(const TrialConfig& config, const std::string& trial_key,
                         const std::filesystem::path& run_dir, const LaunchOutcome& outcome);
 

@@ -1,5 +1,7 @@
 #include "runner/interrupt.h"
 
+#include <signal.h>
+
 #include <csignal>
 
 namespace ditbench {
@@ -9,10 +11,20 @@ volatile std::sig_atomic_t g_interrupted = 0;
 
 extern "C" void OnSignal(int) { g_interrupted = 1; }
 
+// Installs OnSignal for `signal` unless the process was started with it ignored: `nohup`
+// ignores SIGHUP, and a shell without job control ignores SIGINT for background jobs, so that
+// those runs survive the terminal. That choice is the user's and is kept.
+void CatchUnlessIgnored(int signal) {
+  struct sigaction current {};
+  if (::sigaction(signal, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) return;
+  std::signal(signal, OnSignal);
+}
+
 }  // namespace
 
 SignalInterrupt::SignalInterrupt() {
-  std::signal(SIGINT, OnSignal);
+  CatchUnlessIgnored(SIGINT);
+  CatchUnlessIgnored(SIGHUP);
   std::signal(SIGTERM, OnSignal);
 }
 

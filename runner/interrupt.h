@@ -13,8 +13,10 @@ class InterruptSource {
   virtual bool Requested() const = 0;
 };
 
-// SIGINT and SIGTERM. Constructing one installs the handlers (process-wide: make one, in the
-// command that runs the sweep). Requested() reads an async-signal-safe flag.
+// SIGINT, SIGTERM and SIGHUP (a closed ssh session ends the run as Ctrl-C does). Constructing
+// one installs the handlers (process-wide: make one, in the command that runs the sweep);
+// SIGHUP and SIGINT stay ignored when the process started with them ignored (`nohup`, a
+// background job of a shell without job control). Requested() reads an async-signal-safe flag.
 class SignalInterrupt final : public InterruptSource {
  public:
   SignalInterrupt();

@@ -22,10 +22,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Hands execve a ready-made environment ("NAME=value" strings, owned by the caller, alive
-// until the child has started) and asks for SIGKILL when the coordinator dies.
+// until the child has started) and asks for SIGKILL when the coordinator dies. A coordinator
+// that died between fork and that request is caught by comparing the parent pid after it.
 class ExecEnvironment : public bp::extend::handler {
  public:
-  explicit ExecEnvironment(const std::vector<std::string>& env) {
+  explicit ExecEnvironment(const std::vector<std::string>& env) : coordinator_(::getpid()) {
     for (const auto& entry : env) pointers_.push_back(const_cast<char*>(entry.c_str()));
     pointers_.push_back(nullptr);
   }
@@ -37,9 +38,11 @@ class ExecEnvironment : public bp::extend::handler {
   void on_exec_setup(Executor&) const {
     // In the child, between fork and exec: async-signal-safe calls only.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != coordinator_) ::_exit(127);  // orphaned already: never run the worker
   }
 
  private:
+  pid_t coordinator_;
   std::vector<char*> pointers_;
 };
 

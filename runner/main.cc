@@ -4,10 +4,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "runner/build_info.h"
 #include "runner/command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"ditbench: benchmark sweeps of parallel Diffusion-Transformer inference"};
+  app.set_version_flag("--version", "ditbench " + ditbench::BuildId());
   app.require_subcommand(1);
   std::map<CLI::App*, std::function<int()>> actions;
   for (const auto& command : ditbench::Commands()) {

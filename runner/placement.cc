@@ -70,8 +70,13 @@ Placement ResolvePlacement(const std::string& gpus, const GpuDiscovery& discover
       if (!position) throw Malformed(gpus);
       if (!seen.insert(*position).second)
         throw std::invalid_argument(fmt::format("--gpus '{}': GPU {} listed twice", gpus, *position));
-      if (!inherited) {
+      if (!inherited && *position < static_cast<int>(listed.size())) {
         p.devices.push_back(item);  // no inherited limit: positions are the driver's indices
+      } else if (!inherited) {
+        throw std::invalid_argument(fmt::format(
+            "--gpus '{}': GPU {} is not on this machine: nvidia-smi lists {} GPU(s){}", gpus,
+            *position, listed.size(),
+            listed.empty() ? "; use --gpus cpu:N to run ranks on CPU" : ""));
       } else if (*position < static_cast<int>(visible.size())) {
         p.devices.push_back(visible[*position]);
       } else {

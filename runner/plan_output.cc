@@ -21,12 +21,13 @@ std::string Duration(double seconds) {
 }  // namespace
 
 void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& a,
-                std::ostream& out) {
+                    std::ostream& out, const std::vector<std::string>& notes) {
   out << fmt::format("{:<16}  {:<22} {:>5} {:<5} {:>3} {:>3} {:>3} {:>3} {:>3} {:>3}  {:>10} {:>9} {:>9}  {}\n",
                      "trial", "model", "res", "prec", "u", "r", "pf", "cfg", "dp", "ws",
                      "iter (ms)", "trial", "mem/rank", "plan");
   std::size_t valid = 0, unsupported = 0;
-  for (const auto& t : plan.trials) {
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+    const auto& t = plan.trials[i];
     const auto& c = t.config;
     std::string iter = "-", trial = "-", mem = "-", verdict;
     if (t.estimate) {
@@ -44,6 +45,7 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
     } else {
       verdict = "invalid: " + *t.invalid_reason;
     }
+    if (i < notes.size() && !notes[i].empty()) verdict = notes[i];
     out << fmt::format("{:<16}  {:<22} {:>5} {:<5} {:>3} {:>3} {:>3} {:>3} {:>3} {:>3}  {:>10} {:>9} {:>9}  {}\n",
                        t.key, Model(c), c.resolution, PrecisionName(c.precision), c.ulysses,
                        c.ring, c.pipefusion, c.cfg, c.dp, c.world_size(), iter, trial, mem,

@@ -5,14 +5,17 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "runner/placement.h"
 #include "runner/sweep_plan.h"
 
 namespace ditbench {
 
+// `notes` (empty, or one per trial): what resuming does with a trial already recorded
+// (runner/resume.h); a non-empty note replaces the trial's plan column.
 void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& assumptions,
-                    std::ostream& out);
+                    std::ostream& out, const std::vector<std::string>& notes = {});
 void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& assumptions,
                    std::ostream& out);
 

@@ -8,6 +8,7 @@
 #include "runner/gpu_discovery.h"
 #include "runner/interrupt.h"
 #include "runner/local_launcher.h"
+#include "runner/machine_health.h"
 #include "runner/sweep_run.h"
 
 namespace ditbench {
@@ -28,15 +29,24 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
   sub.add_option("--rerun", options->rerun, "also run trials that already have a result")
       ->check(CLI::IsMember({"failed", "all"}));
   sub.add_flag("--new", options->fresh, "start a new campaign instead of resuming the newest");
+  sub.add_flag("--continue", options->keep_campaign,
+               "resume the newest campaign even though the sweep file changed since it began");
   sub.add_flag("--dry-run", options->dry_run, "print the plan (as `ditbench plan` does) and run nothing");
   sub.add_option("--worker", options->worker, "worker program (default: next to ditbench)");
   sub.add_option("--run-dir", options->run_root,
-                 "folder for trial.json, rank results and logs (default: runs/ beside the db)");
+                 "folder for trial.json, rank results and logs (default: <db stem>.runs/ beside the db)");
+  sub.add_option("--require-idle", options->require_idle_s,
+                 "SECONDS: before each CPU trial wait up to this long for the machine to be "
+                 "idle (no other process using half a core); if it stays busy, start no more "
+                 "trials (exit 1)")
+      ->check(CLI::NonNegativeNumber);
   return [options] {
     SignalInterrupt interrupt;
     LocalLauncher launcher;
     NvidiaSmiDiscovery gpus;
-    return RunSweep(*options, SweepEffects{launcher, interrupt, gpus}, std::cout, std::cerr);
+    ProcHealthProbe health;
+    return RunSweep(*options, SweepEffects{launcher, interrupt, gpus, &health}, std::cout,
+                    std::cerr);
   };
 }
 

@@ -30,10 +30,10 @@ class EarlierResults {
     }
   }
 
-  std::optional<double> LatencyMs(const std::string& key) {
+  std::optional<ResultsDb::Measurement> Measured(const std::string& key) {
     if (!db_) return std::nullopt;
     try {
-      return db_->NewestOkLatencyMs(key);
+      return db_->NewestOkMeasurement(key);
     } catch (const StorageError&) {
       return std::nullopt;
     }
@@ -110,20 +110,40 @@ SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity, const PlanA
     Verdict verdict = Judge(t.config, capacity);
     t.invalid_reason = verdict.invalid ? verdict.invalid : verdict.unsupported;
     t.unsupported = !verdict.invalid && verdict.unsupported;
-    if (!verdict.invalid) {
-      TrialEstimate e = AnalyticEstimate(t.config, a);
-      if (auto measured = earlier.LatencyMs(t.key)) {
-        e.iteration_ms = *measured;
-        e.trial_s = a.startup_s +
-                    (t.config.warmup + TimedIterations(t.config, *measured)) * *measured / 1000;
-        e.source = "measured";
-      }
-      if (!t.unsupported) plan.estimated_wall_s += e.trial_s;
-      t.estimate = e;
-    }
     plan.trials.push_back(std::move(t));
   }
   plan.counts.trials.clear();
+
+  // Estimates: a trial measured before takes its own time, memory and start-up; the others
+  // are analytic, with the start-up measured on this database's trials when there are any.
+  std::vector<std::optional<ResultsDb::Measurement>> measured(plan.trials.size());
+  double startup_sum = 0;
+  int startups = 0;
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+    if (plan.trials[i].invalid_reason && !plan.trials[i].unsupported) continue;
+    measured[i] = earlier.Measured(plan.trials[i].key);
+    if (measured[i] && measured[i]->startup_s) {
+      startup_sum += *measured[i]->startup_s;
+      ++startups;
+    }
+  }
+  PlanAssumptions analytic = a;
+  if (startups > 0) analytic.startup_s = startup_sum / startups;
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+    PlannedTrial& t = plan.trials[i];
+    if (t.invalid_reason && !t.unsupported) continue;
+    TrialEstimate e = AnalyticEstimate(t.config, analytic);
+    if (const auto& m = measured[i]) {
+      e.iteration_ms = m->latency_ms;
+      if (m->peak_mem_mb) e.memory_mb = *m->peak_mem_mb;
+      e.trial_s = m->startup_s.value_or(analytic.startup_s) +
+                  (t.config.warmup + TimedIterations(t.config, m->latency_ms)) * m->latency_ms /
+                      1000;
+      e.source = "measured";
+    }
+    if (!t.unsupported) plan.estimated_wall_s += e.trial_s;
+    t.estimate = e;
+  }
   return plan;
 }
 

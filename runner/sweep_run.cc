@@ -1,20 +1,29 @@
 #include "runner/sweep_run.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "experiments/host_info.h"
 #include "experiments/worker_contract.h"
 #include "runner/build_info.h"
+#include "runner/coordinator_lock.h"
 #include "runner/environment.h"
 #include "runner/ingest.h"
 #include "runner/output_error.h"
 #include "runner/placement.h"
 #include "runner/plan_output.h"
+#include "runner/progress.h"
+#include "runner/resume.h"
+#include "runner/run_folder.h"
 #include "runner/sweep_plan.h"
 #include "storage/results_db.h"
 
@@ -41,11 +50,6 @@ std::string Axes(const TrialConfig& c) {
                      PrecisionName(c.precision), c.ulysses, c.ring, c.pipefusion, c.cfg, c.dp);
 }
 
-bool IsFailure(TrialStatus s) {
-  return s == TrialStatus::kFailed || s == TrialStatus::kOom || s == TrialStatus::kTimeout ||
-         s == TrialStatus::kCrashed;
-}
-
 // A trial to run and its 0-based position in the sweep (for progress lines).
 struct QueuedTrial {
   std::size_t index;
@@ -69,10 +73,17 @@ class SweepLoop {
   // The structure is ninja's Builder::Build: start trials while the slots allow, wait for one
   // to finish, reap and record it, repeat.
   void Run(const std::vector<QueuedTrial>& trials, std::size_t total) {
+    std::vector<double> estimated_s;
+    for (std::size_t i = 0; i < trials.size(); ++i) {
+      const PlannedTrial& t = *trials[i].trial;
+      position_[&t] = i;
+      estimated_s.push_back(!t.invalid_reason && t.estimate ? t.estimate->trial_s : 0.0);
+    }
+    progress_.emplace(std::move(estimated_s), UnixNow());
     std::size_t next = 0;
     bool cancelled = false;
     while (true) {
-      while (next < trials.size() && !effects_.interrupt.Requested()) {
+      while (next < trials.size() && !effects_.interrupt.Requested() && !refused_busy) {
         const PlannedTrial& t = *trials[next].trial;
         const std::string prefix = fmt::format("[{}/{}] {} {}", trials[next].index + 1, total,
                                                t.key, Axes(t.config));
@@ -83,6 +94,11 @@ class SweepLoop {
         }
         auto slots = pool_.Acquire(t.config.world_size());
         if (!slots && effects_.launcher.InFlight() > 0) break;  // wait for slots to free up
+        if (slots && !WaitUntilIdle()) {
+          pool_.Release(*slots);
+          refused_busy = true;
+          break;
+        }
         ++next;
         if (!slots) {
           RecordUnstartable(t, prefix,
@@ -111,14 +127,44 @@ class SweepLoop {
   }
 
   int ran = 0, ok = 0, failed = 0, skipped = 0;
+  bool refused_busy = false;  // --require-idle: the machine stayed busy; nothing more started
+  double require_idle_s = -1;
 
  private:
+  bool SampleHealth() const { return effects_.health != nullptr && !placement_.capacity.on_gpu; }
+
+  // --require-idle: true once the machine is idle, false when it stayed busy for the whole
+  // wait (or the user interrupted). Bounded by require_idle_s.
+  bool WaitUntilIdle() {
+    if (require_idle_s < 0 || !SampleHealth()) return true;
+    const auto give_up = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(require_idle_s));
+    bool said = false;
+    while (true) {
+      const MachineHealth health = effects_.health->Sample();
+      if (!health.busy) return true;
+      if (std::chrono::steady_clock::now() >= give_up || effects_.interrupt.Requested()) {
+        out_ << "machine still busy (" << health.Describe() << "): no more trials started "
+             << "(--require-idle)\n";
+        return false;
+      }
+      if (!said) {
+        out_ << fmt::format("machine busy ({}): waiting up to {:.0f} s for it to be idle\n",
+                            health.Describe(), require_idle_s);
+        said = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+
   struct InFlight {
     const PlannedTrial* trial;
     std::string prefix;
     std::filesystem::path run_dir;
     std::vector<int> slots;
     double started_at;
+    std::optional<MachineHealth> health_at_start;
   };
 
   TrialRecord BaseRecord(const PlannedTrial& t) const {
@@ -135,6 +181,7 @@ class SweepLoop {
     record.error = *t.invalid_reason;
     record.started_at = record.finished_at = UnixNow();
     db_.RecordTrial(campaign_, record);
+    progress_->Finished(position_.at(&t), 0);
     ++skipped;
     out_ << prefix << ": skipped: " << *t.invalid_reason << "\n";
   }
@@ -148,6 +195,7 @@ class SweepLoop {
     record.started_at = started_at;
     record.finished_at = UnixNow();
     db_.RecordTrial(campaign_, record);
+    progress_->Finished(position_.at(&t), record.finished_at - started_at);
     ++ran;
     ++failed;
     out_ << prefix << ": failed: " << error << "\n";
@@ -171,8 +219,13 @@ class SweepLoop {
     running.status = TrialStatus::kRunning;
     running.run_dir = run_dir.string();
     running.started_at = started_at;
+    running.coordinator_host = Hostname();
+    running.coordinator_pid = ::getpid();
     db_.MarkRunning(campaign_, running);
     out_ << prefix << ": running\n" << std::flush;
+
+    std::optional<MachineHealth> health_at_start;
+    if (SampleHealth()) health_at_start = effects_.health->Sample();
 
     LaunchRequest request;
     request.trial_key = t.key;
@@ -191,7 +244,8 @@ class SweepLoop {
       RecordUnstartable(t, prefix, fmt::format("cannot start the trial: {}", e.what()), started_at);
       return;
     }
-    in_flight_.emplace(handle, InFlight{&t, prefix, run_dir, slots, started_at});
+    in_flight_.emplace(handle,
+                       InFlight{&t, prefix, run_dir, slots, started_at, health_at_start});
   }
 
   void Reap(const FinishedTrial& finished) {
@@ -210,6 +264,18 @@ class SweepLoop {
     }
     record.started_at = trial.started_at;
     record.finished_at = UnixNow();
+    std::string busy_note;
+    if (trial.health_at_start) {
+      const MachineHealth end = effects_.health->Sample();
+      const bool busy = trial.health_at_start->busy || end.busy;
+      record.health = {{"start", trial.health_at_start->ToJson()},
+                       {"end", end.ToJson()},
+                       {"busy", busy}};
+      if (busy)
+        busy_note = fmt::format("  [machine busy: {}]",
+                                (trial.health_at_start->busy ? *trial.health_at_start : end)
+                                    .Describe());
+    }
     if (record.status == TrialStatus::kOk) AttachOutputReference(record, t.config);
     db_.RecordTrial(campaign_, record);
     if (record.status == TrialStatus::kOk) UpdateOutputErrors(db_, record);
@@ -222,17 +288,24 @@ class SweepLoop {
       out_ << trial.prefix << ": interrupted\n";
       return;
     }
+    progress_->Finished(position_.at(&t), finished.outcome.wall_s);
     ++ran;
     if (record.status == TrialStatus::kOk) {
       ++ok;
       const auto& m = *record.metrics;
       out_ << trial.prefix
-           << fmt::format(": ok  median {:.3f} ms  [{:.3f}, {:.3f}]  cov {:.3f}  skew {:.3f} ms  n={}\n",
-                          m.latency_ms, m.ci_low_ms, m.ci_high_ms, m.cov, m.skew_ms, m.iterations);
+           << fmt::format(": ok  median {:.3f} ms  [{:.3f}, {:.3f}]  cov {:.3f}  skew {:.3f} ms  n={}{}\n",
+                          m.latency_ms, m.ci_low_ms, m.ci_high_ms, m.cov, m.skew_ms, m.iterations,
+                          busy_note);
     } else {
       ++failed;
-      out_ << trial.prefix << ": " << StatusName(record.status) << ": " << record.error << "\n";
+      // Where to look: the failing rank's log, or the trial's folder.
+      const int rank = finished.outcome.first_failed_rank;
+      const auto where = rank >= 0 ? RankLogPath(trial.run_dir, rank) : trial.run_dir;
+      out_ << trial.prefix << ": " << StatusName(record.status) << ": " << record.error
+           << busy_note << "  (see " << where.string() << ")\n";
     }
+    out_ << progress_->Line(UnixNow()) << "\n" << std::flush;
   }
 
   const SweepSpec& spec_;
@@ -245,8 +318,56 @@ class SweepLoop {
   std::filesystem::path run_root_;
   std::ostream& out_;
   std::map<LaunchHandle, InFlight> in_flight_;
+  std::map<const PlannedTrial*, std::size_t> position_;  // in the queue Run() was given
+  std::optional<Progress> progress_;
   bool worker_described_ = false;
 };
+
+// `--dry-run`: the plan, and what resuming would do with what the database already holds
+// (read-only: no lock, nothing created).
+void WriteDryRun(const RunOptions& options, const SweepSpec& spec, const SweepPlan& plan,
+                 const PlanAssumptions& assumptions, std::ostream& out) {
+  std::vector<std::string> notes;
+  std::string resume_line = "would start a new campaign (no database yet)\n";
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(options.db, ec)) {
+    try {
+      auto db = ResultsDb::Open(options.db, /*read_only=*/true);
+      CampaignRecord wanted;
+      wanted.sweep_name = spec.name;
+      wanted.spec_hash = Sha256Hex(spec.text);
+      wanted.spec_text = spec.text;
+      const CampaignChoice choice =
+          ChooseCampaign(db->Campaigns(), wanted, options.fresh, options.keep_campaign);
+      if (choice.resume) {
+        const auto statuses = db->TrialStatuses(*choice.resume);
+        int kept = 0, runs = 0;
+        for (const PlannedTrial& t : plan.trials) {
+          auto found = statuses.find(t.key);
+          const ResumeVerdict verdict = JudgeResume(
+              t, found == statuses.end() ? std::nullopt : std::optional(found->second),
+              options.rerun);
+          notes.push_back(verdict.note);
+          if (!verdict.run) ++kept;
+          else if (!t.invalid_reason) ++runs;
+        }
+        resume_line = fmt::format(
+            "would resume campaign {}: {} trial(s) already recorded and kept, {} to run\n",
+            *choice.resume, kept, runs);
+      } else if (choice.changed_from) {
+        resume_line = fmt::format("would start a new campaign: sweep '{}' changed since campaign "
+                                  "{} began (--continue resumes it)\n{}",
+                                  spec.name, *choice.changed_from, choice.diff);
+      } else {
+        resume_line = "would start a new campaign\n";
+      }
+    } catch (const std::exception& e) {
+      resume_line = fmt::format("cannot tell what is already recorded: {}\n", e.what());
+    }
+  }
+  WritePlanTable(spec, plan, assumptions, out, notes);
+  out << resume_line;
+}
 
 }  // namespace
 
@@ -270,6 +391,13 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     err << "ditbench run: error: " << e.what() << "\n";
     return 2;
   }
+  if (const unsigned cores = std::thread::hardware_concurrency();
+      !placement.capacity.on_gpu && cores > 0 &&
+      placement.capacity.slots > static_cast<int>(cores)) {
+    err << fmt::format("ditbench run: warning: --gpus {} asks for {} CPU slots on a machine with "
+                       "{} cores: ranks will share cores and their times will show it\n",
+                       options.gpus, placement.capacity.slots, cores);
+  }
   PlanAssumptions assumptions;
   assumptions.device = DeviceFor(placement);
   SweepPlan plan = PlanSweep(spec, placement.capacity, assumptions, options.db);
@@ -280,13 +408,42 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     return 2;
   }
   if (options.dry_run) {
-    WritePlanTable(spec, plan, assumptions, out);
+    WriteDryRun(options, spec, plan, assumptions, out);
     return 0;
+  }
+
+  // One coordinator per database, from before it is opened until this function returns.
+  std::optional<CoordinatorLock> lock;
+  try {
+    LockHolder holder;
+    lock = CoordinatorLock::TryAcquire(options.db, &holder);
+    if (!lock) {
+      err << "ditbench run: error: '" << options.db.string()
+          << "' is in use by another `ditbench run` (" << holder.Describe()
+          << "); wait for it to end, or pass another --db\n";
+      return 2;
+    }
+  } catch (const std::exception& e) {
+    err << "ditbench run: error: " << e.what() << "\n";
+    return 2;
+  }
+  const auto run_root =
+      options.run_root.empty() ? DefaultRunRoot(options.db) : options.run_root;
+  try {
+    if (std::string owned = ClaimRunRoot(run_root, options.db); !owned.empty()) {
+      err << "ditbench run: error: " << owned << "\n";
+      return 2;
+    }
+  } catch (const std::exception& e) {
+    err << "ditbench run: error: cannot use run folder '" << run_root.string()
+        << "': " << e.what() << "\n";
+    return 2;
   }
 
   std::unique_ptr<ResultsDb> db;
   std::int64_t campaign = 0;
   std::map<std::string, TrialStatus> statuses;
+  std::vector<std::string> still_running;
   try {
     db = ResultsDb::Open(options.db);
     CampaignRecord record;
@@ -302,40 +459,53 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     record.environment["policy"] = options.policy;
     record.environment["slots"] = placement.capacity.slots;
     record.environment["on_gpu"] = placement.capacity.on_gpu;
-    campaign = db->ResumeOrCreateCampaign(record, options.fresh);
-    if (int n = db->MarkRunningAsInterrupted(campaign))
-      out << fmt::format("{} trial(s) left running by an earlier coordinator marked interrupted\n", n);
+    // A campaign is one spec: a changed sweep file starts a new one, and says what changed.
+    const CampaignChoice choice =
+        ChooseCampaign(db->Campaigns(), record, options.fresh, options.keep_campaign);
+    const bool fresh = !choice.resume.has_value();
+    if (choice.changed_from)
+      out << fmt::format(
+          "sweep '{}' changed since campaign {} began: starting a new campaign (--continue "
+          "resumes campaign {} instead)\n{}",
+          spec.name, *choice.changed_from, *choice.changed_from, choice.diff);
+    campaign = db->ResumeOrCreateCampaign(record, fresh);
+    auto gone = [](const std::string& host, std::int64_t pid) {
+      return CoordinatorGone(host, static_cast<long>(pid));
+    };
+    if (int n = db->MarkRunningAsInterrupted(campaign, gone, &still_running))
+      out << fmt::format(
+          "{} trial(s) left running by a coordinator that is gone marked interrupted\n", n);
+    for (const auto& key : still_running)
+      out << fmt::format("trial {} is still running under a live coordinator: not started\n", key);
     statuses = db->TrialStatuses(campaign);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
     return 2;
   }
 
-  // Resume: trials already settled are kept, not run again.
+  // Resume: trials already settled are kept, not run again (runner/resume.h decides).
   std::vector<QueuedTrial> to_run;
   int kept = 0, kept_failed = 0;
+  const std::set<std::string> live(still_running.begin(), still_running.end());
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
     const PlannedTrial& t = plan.trials[i];
+    if (live.count(t.key)) continue;
     auto found = statuses.find(t.key);
-    if (found != statuses.end() && options.rerun != "all") {
-      const TrialStatus s = found->second;
-      if (s == TrialStatus::kOk || s == TrialStatus::kSkipped ||
-          (IsFailure(s) && options.rerun != "failed")) {
-        ++kept;
-        if (IsFailure(s)) ++kept_failed;
-        continue;
-      }
+    const std::optional<TrialStatus> recorded =
+        found == statuses.end() ? std::nullopt : std::optional<TrialStatus>(found->second);
+    if (!JudgeResume(t, recorded, options.rerun).run) {
+      ++kept;
+      if (IsFailure(*recorded)) ++kept_failed;
+      continue;
     }
     to_run.push_back({i, &t});
   }
 
-  const auto run_root = options.run_root.empty()
-                            ? std::filesystem::absolute(options.db).parent_path() / "runs"
-                            : options.run_root;
   out << fmt::format("campaign {} of sweep '{}': {} trials on {} {}\n", campaign, spec.name,
                      plan.trials.size(), placement.capacity.slots,
                      placement.capacity.on_gpu ? "GPU(s)" : "CPU slot(s)");
   SweepLoop loop(spec, placement, *policy, *db, campaign, effects, worker, run_root, out);
+  loop.require_idle_s = options.require_idle_s;
   try {
     loop.Run(to_run, plan.trials.size());
   } catch (const std::exception& e) {
@@ -348,6 +518,12 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   if (effects.interrupt.Requested()) {
     out << "interrupted: finished trials are saved; run the same command again to resume\n";
     return 130;
+  }
+  if (loop.refused_busy) {
+    out << fmt::format("stopped: {} ran ({} ok); the machine was busy; run the same command "
+                       "again to resume\n",
+                       loop.ran, loop.ok);
+    return 1;
   }
   try {
     db->FinishCampaign(campaign);

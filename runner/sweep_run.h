@@ -14,6 +14,7 @@
 #include "runner/gpu_discovery.h"
 #include "runner/interrupt.h"
 #include "runner/launcher.h"
+#include "runner/machine_health.h"
 
 namespace ditbench {
 
@@ -24,9 +25,14 @@ struct RunOptions {
   std::string policy = "exclusive";  // exclusive | pack (see PlacementPolicy)
   std::string rerun;                 // "" | failed | all
   bool fresh = false;                // --new: start a new campaign
+  bool keep_campaign = false;        // --continue: resume the newest campaign even if the
+                                     // sweep file changed since it started
   bool dry_run = false;              // print the plan, run nothing
   std::filesystem::path worker;      // ditbench-worker; default: next to this executable
-  std::filesystem::path run_root;    // default: <db folder>/runs
+  std::filesystem::path run_root;    // default: <db folder>/<db stem>.runs (runner/run_folder.h)
+  // --require-idle SECONDS: before each trial on CPU, wait up to this long for the machine to
+  // be idle (HealthProbe), else stop starting trials (exit 1). Negative: do not wait.
+  double require_idle_s = -1;
 };
 
 // What RunSweep does to the world besides storage: borrowed, not owned.
@@ -34,12 +40,18 @@ struct SweepEffects {
   Launcher& launcher;
   const InterruptSource& interrupt;
   const GpuDiscovery& gpus;
+  // Machine health at CPU trial start and end (stored with the trial, busy ones flagged);
+  // none: not sampled.
+  const HealthProbe* health = nullptr;
 };
 
 // Runs the sweep; returns the exit code (0 ok/skipped, 1 some failed or storage trouble,
-// 2 spec or usage error, 130 interrupted). Progress goes to `out`, errors to `err`. A trial
-// that cannot be prepared or started is recorded as failed, with the reason, and the sweep
-// goes on. On return no trial it started is still running.
+// 2 spec or usage error, another coordinator on the database, a damaged database or a run
+// folder of another database, 130 interrupted). The database's coordinator lock
+// (runner/coordinator_lock.h) is held from before the database is opened until return.
+// Progress goes to `out`, errors to `err`. A trial that cannot be prepared or started is
+// recorded as failed, with the reason, and the sweep goes on. On return no trial it started
+// is still running.
 int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostream& out,
              std::ostream& err);
 

@@ -28,6 +28,12 @@ struct TrialRecord {
   std::string run_dir;
   double started_at = 0;   // unix seconds
   double finished_at = 0;  // unix seconds
+  // Who runs it (kept while `running`, so that resume can tell a live coordinator from a dead
+  // one): the coordinator's host and pid; empty / 0 when unknown.
+  std::string coordinator_host;
+  std::int64_t coordinator_pid = 0;
+  // The machine's health at trial start and end (runner/machine_health.h); null when unknown.
+  nlohmann::json health;
   std::vector<Sample> samples;
   std::optional<TrialMetrics> metrics;
   // Rank 0's report of its environment (device, driver, library versions, threads, NCCL_*

@@ -42,13 +42,15 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
   }
   Statement upsert(db, R"sql(
     INSERT INTO trials (campaign_id, trial_key, config_json, status, error, world_size, device,
-                        run_dir, started_at, finished_at, policy_json)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        run_dir, started_at, finished_at, policy_json, coordinator_host,
+                        coordinator_pid, health_json)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (campaign_id, trial_key) DO UPDATE SET
       config_json = excluded.config_json, status = excluded.status, error = excluded.error,
       world_size = excluded.world_size, device = excluded.device, run_dir = excluded.run_dir,
       started_at = excluded.started_at, finished_at = excluded.finished_at,
-      policy_json = excluded.policy_json
+      policy_json = excluded.policy_json, coordinator_host = excluded.coordinator_host,
+      coordinator_pid = excluded.coordinator_pid, health_json = excluded.health_json
     RETURNING id)sql");
   upsert.Bind(1, campaign_id)
       .Bind(2, trial.trial_key)
@@ -59,6 +61,13 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
   BindTextOrNull(upsert, 5, trial.error);
   BindTextOrNull(upsert, 7, trial.device);
   BindTextOrNull(upsert, 8, trial.run_dir);
+  BindTextOrNull(upsert, 12, trial.coordinator_host);
+  if (trial.coordinator_pid > 0) {
+    upsert.Bind(13, trial.coordinator_pid);
+  } else {
+    upsert.BindNull(13);
+  }
+  BindTextOrNull(upsert, 14, trial.health.is_null() ? std::string() : trial.health.dump());
   if (trial.started_at > 0) {
     upsert.Bind(9, trial.started_at);
   } else {
@@ -159,6 +168,9 @@ std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bo
     Exec(db.get(), "PRAGMA journal_mode = WAL");
     MigrateSchema(db.get());
   }
+  // Before anything is run or read: a damaged schema would otherwise surface only when a
+  // finished trial is written.
+  CheckSchemaComplete(db.get());
   return std::unique_ptr<ResultsDb>(new ResultsDb(std::move(db), path));
 }
 
@@ -221,12 +233,32 @@ std::map<std::string, TrialStatus> ResultsDb::TrialStatuses(std::int64_t campaig
   return statuses;
 }
 
-int ResultsDb::MarkRunningAsInterrupted(std::int64_t campaign_id) {
+int ResultsDb::MarkRunningAsInterrupted(std::int64_t campaign_id, const CoordinatorIsGone& gone,
+                                        std::vector<std::string>* still_running) {
+  Transaction transaction(db_);
+  Statement running(db_,
+                    "SELECT id, trial_key, coordinator_host, coordinator_pid FROM trials "
+                    "WHERE campaign_id = ? AND status = 'running'");
+  running.Bind(1, campaign_id);
+  std::vector<std::int64_t> dead;
+  while (running.Step()) {
+    const bool known = !running.IsNull(2) && !running.IsNull(3);
+    if (!known || gone(running.Text(2), running.Int(3))) {
+      dead.push_back(running.Int(0));
+    } else if (still_running) {
+      still_running->push_back(running.Text(1));
+    }
+  }
   Statement update(db_,
-                   "UPDATE trials SET status = 'interrupted' "
-                   "WHERE campaign_id = ? AND status = 'running'");
-  update.Bind(1, campaign_id).Run();
-  return sqlite3_changes(db_);
+                   "UPDATE trials SET status = 'interrupted', coordinator_host = NULL, "
+                   "coordinator_pid = NULL, error = 'its coordinator died while it ran' "
+                   "WHERE id = ?");
+  for (std::int64_t id : dead) {
+    update.Bind(1, id).Run();
+    update.Reset();
+  }
+  transaction.Commit();
+  return static_cast<int>(dead.size());
 }
 
 void ResultsDb::MarkRunning(std::int64_t campaign_id, const TrialRecord& trial) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,7 +29,7 @@ namespace ditbench {
 
 // The version this build writes. Databases with a lower version are migrated forward on open
 // (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 struct ResultRow {
@@ -73,8 +74,12 @@ class ResultsDb {
   // Status of every trial recorded in the campaign, by trial key.
   std::map<std::string, TrialStatus> TrialStatuses(std::int64_t campaign_id);
 
-  // Trials left `running` by a dead coordinator become `interrupted`. Returns how many.
-  int MarkRunningAsInterrupted(std::int64_t campaign_id);
+  // Trials left `running` by a coordinator that `gone(host, pid)` says is gone become
+  // `interrupted` (a trial with no recorded coordinator counts as gone). Returns how many;
+  // trials of a live coordinator stay `running` and are listed in `still_running` by key.
+  using CoordinatorIsGone = std::function<bool(const std::string& host, std::int64_t pid)>;
+  int MarkRunningAsInterrupted(std::int64_t campaign_id, const CoordinatorIsGone& gone,
+                               std::vector<std::string>* still_running = nullptr);
 
   // Inserts or updates the trial row with status `running` (config, world size, start time).
   void MarkRunning(std::int64_t campaign_id, const TrialRecord& trial);
@@ -106,6 +111,16 @@ class ResultsDb {
   std::optional<std::string> NewestOkRunDir(const std::string& trial_key);
   std::vector<AwaitingReference> TrialsAwaitingReference(const std::string& reference_key);
   void SetOutputError(std::int64_t trial_id, std::optional<double> error, const std::string& note);
+
+  // What the newest ok result of `trial_key` measured (for `plan`'s estimates), if any.
+  struct Measurement {
+    double latency_ms = 0;
+    std::optional<double> peak_mem_mb;  // per rank, max over ranks
+    // The trial's wall time less its warm-up and timed iterations at the median: process
+    // start, model build, rendezvous. Unset when the trial's times were not recorded.
+    std::optional<double> startup_s;
+  };
+  std::optional<Measurement> NewestOkMeasurement(const std::string& trial_key);
 
   // `ditbench query` (storage/results_query.h): the view's columns in order, the rows
   // matching a query, or one read-only statement as written. QueryError for a mistake in the

@@ -1,4 +1,6 @@
 // ResultsDb's typed reads for the report and the planner (results_db.h).
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <sqlite3.h>
 
@@ -46,6 +48,25 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::optional<ResultsDb::Measurement> ResultsDb::NewestOkMeasurement(
+    const std::string& trial_key) {
+  Statement query(db_, R"sql(
+    SELECT r.latency_ms, r.peak_mem_mb, r.warmup, r.iterations, t.finished_at - t.started_at
+    FROM results r JOIN trials t ON t.campaign_id = r.campaign AND t.trial_key = r.trial_key
+    WHERE r.trial_key = ? AND r.status = 'ok' AND r.latency_ms IS NOT NULL
+    ORDER BY r.campaign DESC LIMIT 1)sql");
+  query.Bind(1, trial_key);
+  if (!query.Step()) return std::nullopt;
+  Measurement m;
+  m.latency_ms = query.Double(0);
+  m.peak_mem_mb = query.OptionalDouble(1);
+  if (!query.IsNull(2) && !query.IsNull(3) && !query.IsNull(4)) {
+    const double iterations = static_cast<double>(query.Int(2) + query.Int(3));
+    m.startup_s = std::max(0.0, query.Double(4) - iterations * m.latency_ms / 1000);
+  }
+  return m;
 }
 
 std::optional<double> ResultsDb::NewestOkLatencyMs(const std::string& trial_key) {

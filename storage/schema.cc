@@ -1,6 +1,9 @@
 #include "storage/schema.h"
 
+#include <algorithm>
 #include <iterator>
+#include <map>
+#include <utility>
 #include <string>
 #include <string_view>
 
@@ -185,6 +188,18 @@ ALTER TABLE trial_metrics ADD COLUMN output_reference_key TEXT;
 CREATE INDEX trial_metrics_by_reference ON trial_metrics(output_reference_key);
 )sql";
 
+// Schema version 4: who is running a trial
+// (the coordinator's host and pid, so that resume marks `interrupted` only a dead
+// coordinator's trials) and the machine's health at trial start and end. The `results` view is
+// not touched.
+constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE trials ADD COLUMN coordinator_host TEXT;
+ALTER TABLE trials ADD COLUMN coordinator_pid INTEGER;
+ALTER TABLE trials ADD COLUMN health_json TEXT;
+)sql";
+
+void MigrateToV4(sqlite3* db) { Exec(db, kSchemaV4); }
+
 void MigrateToV1(sqlite3* db) {
   Exec(db, kSchemaV1);
   Exec(db, ResultsView(1).c_str());
@@ -203,7 +218,7 @@ void MigrateToV3(sqlite3* db) {
 
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3};
+constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {
@@ -274,6 +289,59 @@ void CheckSchemaForReading(sqlite3* db) {
         "results database '{}' has schema version {}, older than this build's ({}); open it "
         "once with `ditbench run` to migrate it",
         DbFile(db), version, kSchemaVersion));
+  }
+}
+
+namespace {
+
+// Every table and view of a database with its columns, as SQLite reports them.
+using SchemaShape = std::map<std::string, std::pair<std::string, std::vector<std::string>>>;
+
+SchemaShape ReadShape(sqlite3* db) {
+  SchemaShape shape;
+  Statement objects(db,
+                    "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+                    "AND name NOT LIKE 'sqlite_%' ORDER BY name");
+  while (objects.Step()) shape[objects.Text(0)].first = objects.Text(1);
+  for (auto& [name, entry] : shape) {
+    Statement columns(db, "SELECT name FROM pragma_table_info(?)");
+    columns.Bind(1, name);
+    while (columns.Step()) entry.second.push_back(columns.Text(0));
+  }
+  return shape;
+}
+
+// The shape this build creates: the migrations run once on an in-memory database, so the
+// expectation can never drift from the schema itself.
+const SchemaShape& ExpectedShape() {
+  static const SchemaShape shape = [] {
+    SqliteConnection memory = OpenSqlite(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    MigrateSchema(memory.get());
+    return ReadShape(memory.get());
+  }();
+  return shape;
+}
+
+}  // namespace
+
+void CheckSchemaComplete(sqlite3* db) {
+  const SchemaShape actual = ReadShape(db);
+  for (const auto& [name, expected] : ExpectedShape()) {
+    auto found = actual.find(name);
+    if (found == actual.end() || found->second.first != expected.first) {
+      throw StorageError(fmt::format(
+          "results database '{}' is damaged: {} '{}' is missing (schema version {} expects it)",
+          DbFile(db), expected.first, name, kSchemaVersion));
+    }
+    const auto& have = found->second.second;
+    for (const auto& column : expected.second) {
+      if (std::find(have.begin(), have.end(), column) == have.end()) {
+        throw StorageError(fmt::format(
+            "results database '{}' is damaged: {} '{}' lacks column '{}' (schema version {} "
+            "expects it)",
+            DbFile(db), expected.first, name, column, kSchemaVersion));
+      }
+    }
   }
 }
 

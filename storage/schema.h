@@ -6,6 +6,9 @@
 //      configuration, trials.policy_json (the measurement policy) beside the key,
 //      superseded_trials for trials that now share a key (storage/key_migration.h); the
 //      view reads profile_blocks from the policy and gains `workload` and `policy`.
+//   3: reserved for main's schema 3 (a no-op step on this branch; see schema.cc).
+//   4: trials.coordinator_host, trials.coordinator_pid (who runs a `running` trial) and
+//      trials.health_json (load and busy processes at trial start and end); view unchanged.
 // A database with a lower version is migrated forward, one transaction per step. A newer one,
 // or a file that is not a ditbench database, is refused with StorageError.
 #pragma once
@@ -27,6 +30,11 @@ void MigrateSchema(sqlite3* db);
 // Throws StorageError unless `db` is exactly at kSchemaVersion (for read-only opens, which
 // never migrate).
 void CheckSchemaForReading(sqlite3* db);
+
+// Throws StorageError naming the first table, view or column that this build's schema has
+// and `db` lacks (a column dropped by hand, a view deleted). Extra objects and columns are
+// allowed. REQUIRES: `db` at kSchemaVersion.
+void CheckSchemaComplete(sqlite3* db);
 
 // The contract columns of the `results` view, in order (design section 7). The view has
 // these first, then extras (p99_ms, min_ms, ..., run_dir).

@@ -166,7 +166,7 @@ nlohmann::json DescribeEnvironment(torch::Device device) {
     env["device_count"] = static_cast<int>(at::accelerator::deviceCount());
     env.update(CudaVersions());
   }
-  env["variables"] = VariablesWithPrefixes({"NCCL_", "CUDA_", "OMP_", "TORCH_", "ONEDNN_", "DNNL_"});
+  env["variables"] = RecordedVariables();
   if (!CpuIsaReport().is_null()) env["cpu_isa"] = CpuIsaReport();
   return env;
 }

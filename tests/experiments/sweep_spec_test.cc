@@ -42,6 +42,35 @@ TEST(SweepSpecTest, ExpandsTheMatrixInFileOrderLastAxisFastest) {
   }
 }
 
+TEST(SweepSpecTest, DuplicateKeyIsLocatedAtItsSecondOccurrence) {
+  ParseResult r = ParseSweep(
+      "name: s\ndefaults:\n  model: pixart-alpha\n  steps: 2\n  model: pixart-sigma\n",
+      "dup.yaml");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].ToString(), "dup.yaml:5:3: 'model': given twice (first at line 3)");
+}
+
+TEST(SweepSpecTest, DuplicateKeysAreFoundInNestedMapsAndAtTheTop) {
+  ParseResult r = ParseSweep(
+      "name: s\nmatrix:\n  ulysses: [1]\ninclude:\n  - {seed: 1, seed: 2}\nname: t\n",
+      "dup.yaml");
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_EQ(r.errors[0].ToString(), "dup.yaml:5:15: 'seed': given twice (first at line 5)");
+  EXPECT_EQ(r.errors[1].ToString(), "dup.yaml:6:1: 'name': given twice (first at line 1)");
+}
+
+TEST(SweepSpecTest, NameMustBeNonEmptyPrintableText) {
+  for (const char* yaml : {"name: ''\n", "name: \"a\\0b\"\n", "name: \"a\\x1b[31mred\"\n"}) {
+    ParseResult r = ParseSweep(yaml, "name.yaml");
+    ASSERT_EQ(r.errors.size(), 1u) << yaml;
+    EXPECT_NE(r.errors[0].ToString().find(
+                  "'name': expected a non-empty name of printable characters"),
+              std::string::npos)
+        << r.errors[0].ToString();
+  }
+  EXPECT_TRUE(ParseSweep("name: pixart sp 2k\n", "name.yaml").ok());
+}
+
 TEST(SweepSpecTest, MisspelledKeyIsLocatedWithSuggestion) {
   ParseResult r = ParseSweep("name: x\nmatrix:\n  resolutoin: [256]\n", "bad.yaml");
   ASSERT_EQ(r.errors.size(), 1u);

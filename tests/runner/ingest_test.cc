@@ -79,6 +79,22 @@ TEST_F(IngestTrialTest, CrashUsesTheLastLogLine) {
   EXPECT_NE(r.error.find("Segmentation fault in attention"), std::string::npos) << r.error;
 }
 
+TEST_F(IngestTrialTest, TerminalControlsFromTheWorkerAreStripped) {
+  std::ofstream(RankLogPath(dir_.path(), 0))
+      << "\x1b[31mSegfault\x1b[0m \x1b]0;pwned\a in \x1b[2Jattention\n";
+  RankResult failed = Rank(1, {});
+  failed.status = "failed";
+  failed.error = "bad\x1b[1;1H\rthing\x07";
+  WriteRank(failed);
+  auto crashed = IngestTrial(TinyTwoRanks(), "k", dir_.path(),
+                             Outcome({{true, 0, SIGSEGV, false}, {true, 0, SIGKILL, true}}, 0));
+  EXPECT_NE(crashed.error.find(": Segfault  in attention"), std::string::npos) << crashed.error;
+  EXPECT_EQ(crashed.error.find('\x1b'), std::string::npos);
+  auto said = IngestTrial(TinyTwoRanks(), "k", dir_.path(),
+                          Outcome({{true, 0, SIGKILL, true}, {true, 1, 0, false}}, 1));
+  EXPECT_EQ(said.error, "rank 1 exited with code 1: badthing");
+}
+
 TEST_F(IngestTrialTest, CleanExitWithoutResultFilesIsAFailure) {
   auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}}));
   EXPECT_EQ(r.status, TrialStatus::kFailed);

@@ -70,6 +70,17 @@ TEST_F(PlacementTest, PositionOutsideTheInheritedSetIsRefused) {
   EXPECT_NE(error.find("CUDA_VISIBLE_DEVICES='4,5'"), std::string::npos) << error;
 }
 
+TEST_F(PlacementTest, GpuTheMachineDoesNotHaveIsRefused) {
+  EXPECT_NE(ErrorOf("7,8").find("--gpus '7,8': GPU 8 is not on this machine: nvidia-smi lists 8 "
+                                "GPU(s)"),
+            std::string::npos)
+      << ErrorOf("7,8");
+  gpus_.gpus.clear();
+  EXPECT_EQ(ErrorOf("0,1"),
+            "--gpus '0,1': GPU 0 is not on this machine: nvidia-smi lists 0 GPU(s); use --gpus "
+            "cpu:N to run ranks on CPU");
+}
+
 TEST_F(PlacementTest, EmptyOrHiddenInheritedSetMeansCpu) {
   gpus_.inherited = "";
   EXPECT_FALSE(Resolve("auto").capacity.on_gpu);

@@ -95,6 +95,30 @@ TEST(SweepPlanTest, EarlierResultOfTheSameKeyReplacesTheAnalyticTime) {
   EXPECT_GT(plan.estimated_wall_s, 0);
 }
 
+TEST(SweepPlanTest, MeasuredMemoryAndStartUpReplaceTheAssumedOnes) {
+  test::TempDir dir;
+  auto spec = Parse("name: m\ndefaults: {model: pixart-alpha-tiny, resolution: 256, warmup: 1, "
+                    "repeats: 2}\nmatrix: {ulysses: [1, 2]}\n");
+  const auto db_path = dir / "results.db";
+  {
+    // 60 s of wall time for 1 warm-up + 2 timed iterations of 42 ms; 1000 MB peak per rank.
+    auto db = ResultsDb::Open(db_path);
+    auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("m"), false);
+    db->RecordTrial(campaign, test::MakeTrial(spec.defaults, TrialStatus::kOk, 42.0));
+  }
+  PlanAssumptions assumed;
+  assumed.startup_s = 3;
+  SweepPlan plan = PlanSweep(spec, {2, false}, assumed, db_path);
+  ASSERT_EQ(plan.trials.size(), 2u);
+  const double startup = 60 - 3 * 0.042;
+  EXPECT_DOUBLE_EQ(plan.trials[0].estimate->memory_mb, 1000.0);
+  EXPECT_NEAR(plan.trials[0].estimate->trial_s, startup + 3 * 0.042, 1e-9);
+  // The unmeasured trial keeps its analytic time and memory but the measured start-up.
+  const TrialEstimate analytic = AnalyticEstimate(plan.trials[1].config, assumed);
+  EXPECT_DOUBLE_EQ(plan.trials[1].estimate->memory_mb, analytic.memory_mb);
+  EXPECT_NEAR(plan.trials[1].estimate->trial_s, analytic.trial_s - 3 + startup, 1e-9);
+}
+
 TEST(SweepPlanTest, TrialsDifferingOnlyInMeasurementPolicyAreOneComputation) {
   auto spec = Parse("name: p\ndefaults: {model: pixart-alpha-tiny, resolution: 256}\n"
                     "matrix: {warmup: [1, 2], repeats: [3, 5], seed: [0, 1]}\n");

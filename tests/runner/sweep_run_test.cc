@@ -6,7 +6,11 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <unistd.h>
+
+#include "experiments/host_info.h"
 #include "experiments/worker_contract.h"
+#include "runner/coordinator_lock.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
 #include "tests/support/runner_fakes.h"
@@ -29,7 +33,7 @@ class SweepRunTest : public ::testing::Test {
   int Run(const RunOptions& o) {
     out_.str("");
     err_.str("");
-    return RunSweep(o, SweepEffects{launcher_, interrupt_, gpus_}, out_, err_);
+    return RunSweep(o, SweepEffects{launcher_, interrupt_, gpus_, health_}, out_, err_);
   }
   std::vector<std::string> Column(const std::string& sql) {
     SqliteConnection db = OpenSqlite((dir_ / "results.db").string(), SQLITE_OPEN_READONLY);
@@ -47,6 +51,7 @@ class SweepRunTest : public ::testing::Test {
   test::FakeLauncher launcher_;
   test::FakeInterrupt interrupt_;
   test::FakeGpuDiscovery gpus_;
+  const HealthProbe* health_ = nullptr;
   std::stringstream out_, err_;
 };
 
@@ -67,6 +72,14 @@ TEST_F(SweepRunTest, InvalidTrialsAreStoredAsSkippedWithTheirReason) {
   EXPECT_NE(errors[1].find("exceeds the 2 CPU slots"), std::string::npos);
 }
 
+TEST_F(SweepRunTest, ProgressLineCountsTrialsDoneAndLeft) {
+  EXPECT_EQ(Run(Options(kSweep)), 0) << err_.str();
+  const std::string text = out_.str();
+  EXPECT_NE(text.find("progress: 1/4 done, 3 left, "), std::string::npos) << text;
+  EXPECT_NE(text.find(" to go"), std::string::npos) << text;
+  EXPECT_NE(text.find("progress: 4/4 done, 0 left, "), std::string::npos) << text;
+}
+
 TEST_F(SweepRunTest, FailingTrialIsRecordedAndTheSweepGoesOn) {
   launcher_.fail_ulysses = 1;
   EXPECT_EQ(Run(Options(kSweep)), 1);
@@ -74,6 +87,9 @@ TEST_F(SweepRunTest, FailingTrialIsRecordedAndTheSweepGoesOn) {
   EXPECT_EQ(Column("SELECT status FROM results WHERE ulysses = 2")[0], "ok");
   EXPECT_NE(Column("SELECT error FROM results WHERE ulysses = 1")[0].find("injected failure"),
             std::string::npos);
+  const std::string log = (dir_ / "results.runs" / "1").string();
+  EXPECT_NE(out_.str().find("injected failure  (see " + log), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("/rank0.log)\n"), std::string::npos) << out_.str();
 }
 
 TEST_F(SweepRunTest, SecondRunStartsNoTrial) {
@@ -258,16 +274,232 @@ TEST_F(SweepRunTest, LauncherThatThrowsFailsOnlyThatTrial) {
   EXPECT_EQ(Column("SELECT status FROM results WHERE ulysses = 2")[0], "ok");
 }
 
-TEST_F(SweepRunTest, UnwritableRunFolderIsAFailedTrialAndTheSweepGoesOn) {
+TEST_F(SweepRunTest, UnusableRunFolderIsAUsageErrorBeforeAnyTrial) {
   auto o = Options(kSweep);
   o.run_root = dir_ / "runs";
   std::ofstream(dir_ / "runs") << "a file where the run folders should go";
-  EXPECT_EQ(Run(o), 1);
+  EXPECT_EQ(Run(o), 2);
   EXPECT_TRUE(launcher_.started.empty());
+  EXPECT_NE(err_.str().find("cannot use run folder '" + (dir_ / "runs").string()),
+            std::string::npos)
+      << err_.str();
+  EXPECT_FALSE(std::filesystem::exists(o.db));
+}
+
+TEST_F(SweepRunTest, TrialFolderThatCannotBePreparedIsAFailedTrialAndTheSweepGoesOn) {
+  auto o = Options(kSweep);
+  ASSERT_EQ(Run(o), 0);  // campaign 1 and its run folder exist
+  std::filesystem::remove_all(dir_ / "results.runs" / "2");
+  std::ofstream(dir_ / "results.runs" / "2") << "a file where campaign 2's folders should go";
+  o.fresh = true;
+  EXPECT_EQ(Run(o), 1);
   auto errors = Column("SELECT error FROM results WHERE status = 'failed'");
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_NE(errors[0].find("cannot prepare"), std::string::npos) << errors[0];
+}
+
+TEST_F(SweepRunTest, SecondCoordinatorOnTheDatabaseExitsTwoAndChangesNothing) {
+  auto o = Options(kSweep);
+  LockHolder unused;
+  auto held = CoordinatorLock::TryAcquire(o.db, &unused);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_EQ(Run(o), 2);
+  EXPECT_NE(err_.str().find("in use by another `ditbench run` (pid " +
+                            std::to_string(getpid()) + " on "),
+            std::string::npos)
+      << err_.str();
+  EXPECT_TRUE(launcher_.started.empty());
+  EXPECT_FALSE(std::filesystem::exists(o.db));
+  held.reset();
+  EXPECT_EQ(Run(o), 0) << err_.str();  // the lock went with its holder
+}
+
+TEST_F(SweepRunTest, TwoDatabasesInOneFolderKeepTheirFiles) {
+  auto a = Options(kSweep);
+  a.db = dir_ / "a.db";
+  auto b = a;
+  b.db = dir_ / "b.db";
+  ASSERT_EQ(Run(a), 0) << err_.str();
+  ASSERT_EQ(Run(b), 0) << err_.str();
+  ASSERT_EQ(launcher_.started.size(), 4u);
+  const auto a_dir = launcher_.started[0].run_dir, b_dir = launcher_.started[2].run_dir;
+  EXPECT_EQ(a_dir, dir_ / "a.runs" / "1" / a_dir.filename());
+  EXPECT_EQ(b_dir, dir_ / "b.runs" / "1" / a_dir.filename());  // same campaign id and key
+  EXPECT_TRUE(std::filesystem::exists(a_dir / "trial.json"));
+  EXPECT_TRUE(std::filesystem::exists(b_dir / "trial.json"));
+}
+
+TEST_F(SweepRunTest, RunFolderOfAnotherDatabaseIsRefused) {
+  auto a = Options(kSweep);
+  a.db = dir_ / "a.db";
+  a.run_root = dir_ / "shared-runs";
+  auto b = a;
+  b.db = dir_ / "b.db";
+  ASSERT_EQ(Run(a), 0) << err_.str();
+  launcher_.started.clear();
+  EXPECT_EQ(Run(b), 2);
+  EXPECT_NE(err_.str().find("holds the trials of another database"), std::string::npos)
+      << err_.str();
+  EXPECT_NE(err_.str().find("a.db"), std::string::npos) << err_.str();
+  EXPECT_TRUE(launcher_.started.empty());
+  EXPECT_EQ(Run(a), 0) << err_.str();  // its own database is welcome back
+}
+
+TEST_F(SweepRunTest, CapacitySkippedTrialsRunWhenResumedWithMoreSlots) {
+  auto o = Options(kSweep);
+  ASSERT_EQ(Run(o), 0);
+  ASSERT_EQ(Column("SELECT status FROM results WHERE ulysses = 4")[0], "skipped");
+  launcher_.started.clear();
+  o.gpus = "cpu:4";
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  ASSERT_EQ(launcher_.started.size(), 1u);  // ulysses 4 only; ulysses 3 is still invalid
+  EXPECT_EQ(launcher_.started[0].world_size, 4);
+  EXPECT_EQ(Column("SELECT status FROM results ORDER BY ulysses"),
+            (std::vector<std::string>{"ok", "ok", "skipped", "ok"}));
+  EXPECT_EQ(Column("SELECT COUNT(DISTINCT campaign) FROM results")[0], "1");
+}
+
+TEST_F(SweepRunTest, DryRunSaysWhatIsAlreadyRecordedAndWhatWouldRun) {
+  auto o = Options(kSweep);
+  ASSERT_EQ(Run(o), 0);
+  launcher_.started.clear();
+  o.gpus = "cpu:4";
+  o.dry_run = true;
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  EXPECT_TRUE(launcher_.started.empty());
+  const std::string text = out_.str();
+  EXPECT_NE(text.find("recorded ok: kept"), std::string::npos) << text;
+  EXPECT_NE(text.find("recorded skipped: kept (4 heads are not divisible by ulysses=3)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("run (skipped earlier; fits this machine now)"), std::string::npos) << text;
+  EXPECT_NE(text.find("would resume campaign 1: 3 trial(s) already recorded and kept, 1 to run"),
+            std::string::npos)
+      << text;
   EXPECT_EQ(Column("SELECT COUNT(*) FROM results WHERE status = 'skipped'")[0], "2");
+}
+
+TEST_F(SweepRunTest, ChangedSpecStartsANewCampaignAndSaysWhatChanged) {
+  auto o = Options(kSweep);
+  ASSERT_EQ(Run(o), 0);
+  std::string changed = kSweep;
+  changed.replace(changed.find("steps: 2"), 8, "steps: 3");
+  std::ofstream(o.sweep) << changed;
+  launcher_.started.clear();
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  EXPECT_EQ(launcher_.started.size(), 2u);
+  EXPECT_NE(out_.str().find("sweep 's' changed since campaign 1 began: starting a new campaign"),
+            std::string::npos)
+      << out_.str();
+  EXPECT_NE(out_.str().find("- defaults: {model: pixart-alpha-tiny, steps: 2"), std::string::npos)
+      << out_.str();
+  EXPECT_NE(out_.str().find("+ defaults: {model: pixart-alpha-tiny, steps: 3"), std::string::npos)
+      << out_.str();
+  EXPECT_EQ(Column("SELECT COUNT(DISTINCT campaign) FROM results")[0], "2");
+
+  // Unchanged since campaign 2: resumed, nothing runs.
+  launcher_.started.clear();
+  EXPECT_EQ(Run(o), 0);
+  EXPECT_TRUE(launcher_.started.empty());
+}
+
+TEST_F(SweepRunTest, ContinueKeepsTheCampaignOfAChangedSpec) {
+  auto o = Options(kSweep);
+  ASSERT_EQ(Run(o), 0);
+  std::string changed = kSweep;
+  changed.replace(changed.find("ulysses: [1, 2, 3, 4]"), 21, "ulysses: [1, 2, 3, 4, 8]");
+  std::ofstream(o.sweep) << changed;
+  o.keep_campaign = true;
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  EXPECT_EQ(out_.str().find("changed since"), std::string::npos) << out_.str();
+  EXPECT_EQ(Column("SELECT COUNT(DISTINCT campaign) FROM results")[0], "1");
+  EXPECT_EQ(Column("SELECT COUNT(*) FROM results")[0], "5");
+}
+
+TEST_F(SweepRunTest, DamagedDatabaseIsRefusedBeforeAnyTrialRuns) {
+  auto o = Options(kSweep);
+  ASSERT_EQ(Run(o), 0);
+  {
+    SqliteConnection db = OpenSqlite(o.db.string(), SQLITE_OPEN_READWRITE);
+    ASSERT_EQ(sqlite3_exec(db.get(), "ALTER TABLE trials DROP COLUMN health_json", nullptr,
+                           nullptr, nullptr),
+              SQLITE_OK);
+  }
+  launcher_.started.clear();
+  o.fresh = true;
+  EXPECT_EQ(Run(o), 2);
+  EXPECT_NE(err_.str().find("table 'trials' lacks column 'health_json'"), std::string::npos)
+      << err_.str();
+  EXPECT_TRUE(launcher_.started.empty());
+  EXPECT_EQ(Column("SELECT COUNT(DISTINCT campaign) FROM results")[0], "1");
+}
+
+TEST_F(SweepRunTest, TrialMeasuredOnABusyMachineIsFlaggedAndItsHealthStored) {
+  test::FakeHealthProbe probe;
+  probe.busy_samples = 1;  // busy at the first trial's start only
+  health_ = &probe;
+  EXPECT_EQ(Run(Options(kSweep)), 0) << err_.str();
+  EXPECT_EQ(probe.samples, 4);  // start and end of the two trials that ran
+  EXPECT_NE(out_.str().find("[machine busy: load 3.00 on 2 cores; others used 1.00 cores: burn "
+                            "(pid 4242) 1.00]"),
+            std::string::npos)
+      << out_.str();
+  EXPECT_EQ(Column("SELECT json_extract(t.health_json, '$.busy') FROM trials t "
+                   "WHERE t.status = 'ok' ORDER BY json_extract(t.config_json, '$.ulysses')"),
+            (std::vector<std::string>{"1", "0"}));
+  EXPECT_EQ(Column("SELECT json_extract(health_json, '$.start.busiest[0].name') FROM trials "
+                   "WHERE json_extract(health_json, '$.busy') = 1")[0],
+            "burn");
+  EXPECT_EQ(Column("SELECT COUNT(*) FROM trials WHERE status = 'skipped' AND health_json IS NULL")[0],
+            "2");
+}
+
+TEST_F(SweepRunTest, RequireIdleWaitsForABusyMachineToCalmDown) {
+  test::FakeHealthProbe probe;
+  probe.busy_samples = 2;
+  health_ = &probe;
+  auto o = Options(kSweep);
+  o.require_idle_s = 60;
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  EXPECT_NE(out_.str().find("machine busy (load 3.00"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("waiting up to 60 s"), std::string::npos) << out_.str();
+  EXPECT_EQ(launcher_.started.size(), 2u);
+}
+
+TEST_F(SweepRunTest, RequireIdleRefusesAMachineThatStaysBusy) {
+  test::FakeHealthProbe probe;
+  probe.busy_samples = 1000;
+  health_ = &probe;
+  auto o = Options(kSweep);
+  o.require_idle_s = 0;  // no wait: refuse at once
+  EXPECT_EQ(Run(o), 1) << err_.str();
+  EXPECT_TRUE(launcher_.started.empty());
+  EXPECT_NE(out_.str().find("machine still busy (load 3.00"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("run the same command again to resume"), std::string::npos);
+
+  probe.busy_samples = 0;  // calm again: the resumed run starts both trials
+  probe.samples = 0;
+  EXPECT_EQ(Run(o), 0) << err_.str() << out_.str();
+  EXPECT_EQ(launcher_.started.size(), 2u);
+}
+
+TEST_F(SweepRunTest, TrialOfALiveCoordinatorIsNeitherInterruptedNorStarted) {
+  auto o = Options(kSweep);
+  ASSERT_EQ(Run(o), 0);
+  {
+    // The test runner's parent stands in for a live coordinator on this host.
+    SqliteConnection db = OpenSqlite(o.db.string(), SQLITE_OPEN_READWRITE);
+    Statement update(db.get(),
+                     "UPDATE trials SET status = 'running', coordinator_host = ?, "
+                     "coordinator_pid = ? WHERE json_extract(config_json, '$.ulysses') = 2");
+    update.Bind(1, Hostname()).Bind(2, static_cast<std::int64_t>(getppid())).Run();
+  }
+  launcher_.started.clear();
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  EXPECT_TRUE(launcher_.started.empty());
+  EXPECT_NE(out_.str().find("still running under a live coordinator"), std::string::npos)
+      << out_.str();
+  EXPECT_EQ(Column("SELECT status FROM results WHERE ulysses = 2")[0], "running");
 }
 
 TEST_F(SweepRunTest, GpuPositionOutsideTheInheritedSetIsAUsageError) {
@@ -277,6 +509,20 @@ TEST_F(SweepRunTest, GpuPositionOutsideTheInheritedSetIsAUsageError) {
   o.gpus = "0,2";
   EXPECT_EQ(Run(o), 2);
   EXPECT_NE(err_.str().find("CUDA_VISIBLE_DEVICES='4,5'"), std::string::npos) << err_.str();
+}
+
+TEST_F(SweepRunTest, MoreCpuSlotsThanCoresIsAWarning) {
+  auto o = Options(kSweep);
+  o.gpus = "cpu:100000";
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  EXPECT_NE(err_.str().find("warning: --gpus cpu:100000 asks for 100000 CPU slots on a machine "
+                            "with"),
+            std::string::npos)
+      << err_.str();
+  o.gpus = "cpu:1";
+  o.fresh = true;
+  EXPECT_EQ(Run(o), 0);
+  EXPECT_EQ(err_.str(), "");
 }
 
 TEST_F(SweepRunTest, UnknownPolicyIsAUsageError) {

@@ -170,12 +170,69 @@ TEST_F(ResultsDbTest, MarkRunningAsInterruptedOnlyTouchesRunningTrialsOfTheCampa
   db->MarkRunning(a, running);
   db->MarkRunning(b, running);
 
-  EXPECT_EQ(db->MarkRunningAsInterrupted(a), 1);
+  EXPECT_EQ(db->MarkRunningAsInterrupted(a, [](const std::string&, std::int64_t) { return true; }),
+            1);
   std::map<std::string, TrialStatus> statuses = db->TrialStatuses(a);
   EXPECT_EQ(statuses.at(ok.trial_key), TrialStatus::kOk);
   EXPECT_EQ(statuses.at(running.trial_key), TrialStatus::kInterrupted);
   EXPECT_EQ(db->TrialStatuses(b).at(running.trial_key), TrialStatus::kRunning);
   EXPECT_TRUE(db->TrialStatuses(a + 100).empty());
+}
+
+TEST_F(ResultsDbTest, OnlyADeadCoordinatorsTrialsBecomeInterrupted) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("a"), false);
+  TrialRecord live = test::MakeTrial(test::MakeConfig(1), TrialStatus::kPending, 0);
+  live.coordinator_host = "box";
+  live.coordinator_pid = 111;
+  TrialRecord dead = test::MakeTrial(test::MakeConfig(2), TrialStatus::kPending, 0);
+  dead.coordinator_host = "box";
+  dead.coordinator_pid = 222;
+  db->MarkRunning(campaign, live);
+  db->MarkRunning(campaign, dead);
+  EXPECT_EQ(QueryText("SELECT coordinator_pid FROM trials WHERE trial_key = '" + live.trial_key +
+                      "'"),
+            "111");
+
+  std::vector<std::string> asked, still_running;
+  auto gone = [&](const std::string& host, std::int64_t pid) {
+    asked.push_back(host + ":" + std::to_string(pid));
+    return pid == 222;
+  };
+  EXPECT_EQ(db->MarkRunningAsInterrupted(campaign, gone, &still_running), 1);
+  EXPECT_THAT(still_running, ElementsAre(live.trial_key));
+  EXPECT_EQ(asked.size(), 2u);
+  std::map<std::string, TrialStatus> statuses = db->TrialStatuses(campaign);
+  EXPECT_EQ(statuses.at(live.trial_key), TrialStatus::kRunning);
+  EXPECT_EQ(statuses.at(dead.trial_key), TrialStatus::kInterrupted);
+}
+
+TEST_F(ResultsDbTest, DroppedColumnOrViewIsAnErrorAtOpen) {
+  { auto db = ResultsDb::Open(DbPath()); }
+  {
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Exec(raw.get(), "ALTER TABLE samples DROP COLUMN ms");
+  }
+  EXPECT_THAT([&] { ResultsDb::Open(DbPath()); },
+              ::testing::ThrowsMessage<StorageError>(HasSubstr("table 'samples' lacks column 'ms'")));
+  EXPECT_THAT([&] { ResultsDb::Open(DbPath(), /*read_only=*/true); },
+              ::testing::ThrowsMessage<StorageError>(HasSubstr("is damaged")));
+  {
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Exec(raw.get(), "ALTER TABLE samples ADD COLUMN ms REAL NOT NULL DEFAULT 0");
+    Exec(raw.get(), "DROP VIEW results");
+  }
+  EXPECT_THAT([&] { ResultsDb::Open(DbPath()); },
+              ::testing::ThrowsMessage<StorageError>(HasSubstr("view 'results' is missing")));
+}
+
+TEST_F(ResultsDbTest, ExtraColumnsAreNotDamage) {
+  { auto db = ResultsDb::Open(DbPath()); }
+  {
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Exec(raw.get(), "ALTER TABLE trials ADD COLUMN my_notes TEXT");
+  }
+  EXPECT_NO_THROW(ResultsDb::Open(DbPath()));
 }
 
 TEST_F(ResultsDbTest, RecordTrialReplacesSamplesInOneTransaction) {

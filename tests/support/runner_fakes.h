@@ -17,6 +17,7 @@
 #include "runner/gpu_discovery.h"
 #include "runner/interrupt.h"
 #include "runner/launcher.h"
+#include "runner/machine_health.h"
 
 namespace ditbench::test {
 
@@ -24,6 +25,22 @@ class FakeInterrupt final : public InterruptSource {
  public:
   bool Requested() const override { return requested; }
   bool requested = false;
+};
+
+// Machine health the test decides: busy for the first `busy_samples` samples, idle after.
+class FakeHealthProbe final : public HealthProbe {
+ public:
+  MachineHealth Sample() const override {
+    MachineHealth h;
+    h.cores = 2;
+    h.busy = samples++ < busy_samples;
+    h.load1 = h.busy ? 3.0 : 0.1;
+    h.other_cores = h.busy ? 1.0 : 0.0;
+    if (h.busy) h.busiest.push_back({4242, "burn", 1.0});
+    return h;
+  }
+  int busy_samples = 0;
+  mutable int samples = 0;
 };
 
 class FakeGpuDiscovery final : public GpuDiscovery {

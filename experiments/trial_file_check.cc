@@ -1,0 +1,58 @@
+#include "experiments/trial_file_check.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "experiments/trial_settings.h"
+
+namespace ditbench {
+namespace {
+
+std::string Problem(const std::string& field, const std::string& expected,
+                    const nlohmann::json& got) {
+  std::string shown = got.dump();
+  if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
+  return fmt::format("'{}': expected {}, got {}", field, expected, shown);
+}
+
+// The setting (sweep key) that checks a canonical configuration key.
+std::string SettingOf(const std::string& canonical_key) {
+  return canonical_key == "timeout_s" ? "timeout" : canonical_key;
+}
+
+}  // namespace
+
+std::optional<std::string> TrialFileProblem(const nlohmann::json& trial) {
+  if (!trial.is_object()) return Problem("trial", "a JSON object", trial);
+  for (const char* text_field : {"trial_key", "sweep"})
+    if (trial.contains(text_field) && !trial[text_field].is_string())
+      return Problem(text_field, "a string", trial[text_field]);
+  if (trial.contains("device")) {
+    const auto& device = trial["device"];
+    if (!device.is_string() || (device != "cpu" && device != "cuda"))
+      return Problem("device", "cpu or cuda", device);
+  }
+  if (!trial.contains("config")) return std::nullopt;
+  const auto& config = trial["config"];
+  if (!config.is_object()) return Problem("config", "a JSON object", config);
+  for (const auto& [key, value] : config.items()) {
+    const std::string field = "config." + key;
+    if (key == "workload") {
+      if (!value.is_string() || value != "dit") return Problem(field, "'dit'", value);
+      continue;
+    }
+    // 0 is the canonical form of "as many patches as PipeFusion stages".
+    if (key == "pipefusion_patches" && value.is_number_integer() && value.get<std::int64_t>() == 0)
+      continue;
+    const std::string setting = SettingOf(key);
+    if (std::find(TrialKeys().begin(), TrialKeys().end(), setting) == TrialKeys().end())
+      return fmt::format("'{}': unknown key", field);
+    TrialConfig scratch;
+    std::string expected;
+    if (!ApplySetting(scratch, setting, value, &expected)) return Problem(field, expected, value);
+  }
+  return std::nullopt;
+}
+
+}  // namespace ditbench

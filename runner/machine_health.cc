@@ -1,0 +1,128 @@
+#include "runner/machine_health.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace ditbench {
+namespace {
+
+double MonotonicSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// /proc/<pid>/stat: "pid (comm) state ppid ... utime(14) stime(15) ...". comm may hold spaces
+// and parentheses, so the fields after it are read from the last ')'.
+bool ReadStat(long pid, ProcessTimes* out) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto open = text.find('('), close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return false;
+  out->name = text.substr(open + 1, close - open - 1);
+  std::istringstream rest(text.substr(close + 1));
+  std::string state;
+  long ppid = 0;
+  rest >> state >> ppid;
+  std::string skip;
+  for (int field = 5; field < 14; ++field) rest >> skip;
+  double utime = 0, stime = 0;
+  if (!(rest >> utime >> stime)) return false;
+  static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  out->ppid = ppid;
+  out->cpu_s = (utime + stime) / ticks;
+  return true;
+}
+
+double LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  double load1 = 0;
+  in >> load1;
+  return load1;
+}
+
+}  // namespace
+
+nlohmann::json MachineHealth::ToJson() const {
+  nlohmann::json busiest_json = nlohmann::json::array();
+  for (const auto& p : busiest)
+    busiest_json.push_back({{"pid", p.pid}, {"name", p.name}, {"cores", p.cores}});
+  return {{"load1", load1}, {"cores", cores},  {"other_cores", other_cores},
+          {"busy", busy},   {"busiest", busiest_json}};
+}
+
+std::string MachineHealth::Describe() const {
+  std::string text = fmt::format("load {:.2f} on {} cores; others used {:.2f} cores", load1,
+                                 cores, other_cores);
+  for (std::size_t i = 0; i < busiest.size() && i < 3; ++i)
+    text += fmt::format("{}{} (pid {}) {:.2f}", i == 0 ? ": " : ", ", busiest[i].name,
+                        busiest[i].pid, busiest[i].cores);
+  return text;
+}
+
+std::vector<long> ProcessTree(const ProcSnapshot& snapshot, long root) {
+  std::set<long> tree{root};
+  bool grew = true;
+  while (grew) {  // processes are few; repeat until no new descendant appears
+    grew = false;
+    for (const auto& [pid, p] : snapshot.processes)
+      if (tree.count(p.ppid) && tree.insert(pid).second) grew = true;
+  }
+  return {tree.begin(), tree.end()};
+}
+
+MachineHealth JudgeHealth(const ProcSnapshot& before, const ProcSnapshot& after,
+                          const std::vector<long>& ours, double load1, int cores,
+                          double busy_cores, std::size_t top) {
+  MachineHealth health;
+  health.load1 = load1;
+  health.cores = cores;
+  const double window = std::max(1e-6, after.at_s - before.at_s);
+  const std::set<long> mine(ours.begin(), ours.end());
+  for (const auto& [pid, p] : after.processes) {
+    if (mine.count(pid)) continue;
+    auto was = before.processes.find(pid);
+    const double start = was != before.processes.end() ? was->second.cpu_s : 0.0;
+    const double used = std::max(0.0, p.cpu_s - start) / window;
+    health.other_cores += used;
+    if (used >= 0.01) health.busiest.push_back({pid, p.name, used});
+  }
+  std::sort(health.busiest.begin(), health.busiest.end(),
+            [](const BusyProcess& a, const BusyProcess& b) { return a.cores > b.cores; });
+  if (health.busiest.size() > top) health.busiest.resize(top);
+  health.busy = health.other_cores >= busy_cores;
+  return health;
+}
+
+ProcSnapshot ReadProcSnapshot() {
+  ProcSnapshot snapshot;
+  snapshot.at_s = MonotonicSeconds();
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    ProcessTimes times;
+    const long pid = std::stol(name);
+    if (ReadStat(pid, &times)) snapshot.processes.emplace(pid, std::move(times));
+  }
+  return snapshot;
+}
+
+MachineHealth ProcHealthProbe::Sample() const {
+  const ProcSnapshot before = ReadProcSnapshot();
+  std::this_thread::sleep_for(window_);
+  const ProcSnapshot after = ReadProcSnapshot();
+  const int cores = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  return JudgeHealth(before, after, ProcessTree(after, ::getpid()), LoadAverage(), cores,
+                     busy_cores_, top_);
+}
+
+}  // namespace ditbench

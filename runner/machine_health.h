@@ -1,0 +1,86 @@
+// Machine health around a trial on CPU: the load average and the busiest processes that are
+// not this run's own (not the coordinator, not any of its descendants, ranks included), from
+// /proc. A trial measured while other work took CPU time is flagged `busy`: its numbers are
+// suspect (a 1-rank baseline slowed 20x by someone else's job makes a 47x "speedup").
+//
+// Deciding is pure (JudgeHealth over two snapshots of /proc); sampling is the ProcHealthProbe,
+// behind the HealthProbe interface so that the sweep loop runs without it in tests.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ditbench {
+
+// CPU time of one process so far, from /proc/<pid>/stat.
+struct ProcessTimes {
+  long ppid = 0;
+  std::string name;    // comm, without the parentheses
+  double cpu_s = 0;    // utime + stime, seconds
+};
+
+// Every process at one instant.
+struct ProcSnapshot {
+  std::map<long, ProcessTimes> processes;
+  double at_s = 0;  // a monotonic clock, seconds
+};
+
+struct BusyProcess {
+  long pid = 0;
+  std::string name;
+  double cores = 0;  // CPU used over the window, in cores (1.0 = one core all the time)
+};
+
+struct MachineHealth {
+  double load1 = 0;            // /proc/loadavg, 1-minute
+  int cores = 0;               // online CPUs
+  double other_cores = 0;      // cores used by processes that are not this run's
+  std::vector<BusyProcess> busiest;  // the heaviest of them, heaviest first
+  bool busy = false;           // other_cores >= the probe's threshold
+
+  nlohmann::json ToJson() const;
+  // "load 3.10 on 2 cores; others used 1.00 cores: burn (pid 42) 0.98"
+  std::string Describe() const;
+};
+
+// Processes that belong to `root` (itself and every descendant in `snapshot`).
+std::vector<long> ProcessTree(const ProcSnapshot& snapshot, long root);
+
+// Health over the window between two snapshots. Processes of `ours` are left out; processes
+// that appear only in `after` count from zero. `busy_cores`: the threshold; `top`: how many
+// busiest processes to keep (those using at least 1% of a core).
+MachineHealth JudgeHealth(const ProcSnapshot& before, const ProcSnapshot& after,
+                          const std::vector<long>& ours, double load1, int cores,
+                          double busy_cores, std::size_t top);
+
+class HealthProbe {
+ public:
+  virtual ~HealthProbe() = default;
+  // Samples the machine now (may block for a short window).
+  virtual MachineHealth Sample() const = 0;
+};
+
+// Reads /proc twice, `window` apart; this process and its descendants are "ours".
+class ProcHealthProbe final : public HealthProbe {
+ public:
+  // Half a core of someone else's work over the window makes the machine busy.
+  static constexpr double kBusyCores = 0.5;
+  explicit ProcHealthProbe(std::chrono::milliseconds window = std::chrono::milliseconds(100),
+                           double busy_cores = kBusyCores, std::size_t top = 5)
+      : window_(window), busy_cores_(busy_cores), top_(top) {}
+  MachineHealth Sample() const override;
+
+ private:
+  std::chrono::milliseconds window_;
+  double busy_cores_;
+  std::size_t top_;
+};
+
+// Every process in /proc now (processes that vanish while it reads are skipped).
+ProcSnapshot ReadProcSnapshot();
+
+}  // namespace ditbench

@@ -1,0 +1,42 @@
+#include "runner/run_folder.h"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "experiments/worker_contract.h"
+
+namespace ditbench {
+namespace {
+
+constexpr const char* kOwnerFile = ".ditbench-db";
+
+std::filesystem::path Canonical(const std::filesystem::path& db) {
+  std::error_code ec;
+  auto path = std::filesystem::weakly_canonical(std::filesystem::absolute(db), ec);
+  return ec ? std::filesystem::absolute(db) : path;
+}
+
+}  // namespace
+
+std::filesystem::path DefaultRunRoot(const std::filesystem::path& db) {
+  const auto absolute = std::filesystem::absolute(db);
+  return absolute.parent_path() / (absolute.stem().string() + ".runs");
+}
+
+std::string ClaimRunRoot(const std::filesystem::path& root, const std::filesystem::path& db) {
+  const std::string mine = Canonical(db).string();
+  std::filesystem::create_directories(root);
+  std::ifstream in(root / kOwnerFile);
+  std::string owner;
+  if (in && std::getline(in, owner) && !owner.empty()) {
+    if (owner == mine) return "";
+    return fmt::format("run folder '{}' holds the trials of another database ('{}'); pass "
+                       "another --run-dir or use that database",
+                       root.string(), owner);
+  }
+  WriteFileAtomically(root / kOwnerFile, mine + "\n");
+  return "";
+}
+
+}  // namespace ditbench

@@ -1,0 +1,101 @@
+#include "runner/machine_health.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+namespace ditbench {
+namespace {
+
+ProcSnapshot Snapshot(double at_s, std::map<long, ProcessTimes> processes) {
+  ProcSnapshot s;
+  s.at_s = at_s;
+  s.processes = std::move(processes);
+  return s;
+}
+
+TEST(MachineHealthTest, OtherProcessesCpuTimeOverTheWindowMakesTheMachineBusy) {
+  auto before = Snapshot(10.0, {{1, {0, "init", 5.0}}, {50, {1, "burn", 100.0}}});
+  auto after = Snapshot(10.5, {{1, {0, "init", 5.0}}, {50, {1, "burn", 100.45}}});
+  MachineHealth h = JudgeHealth(before, after, {}, 1.5, 2, 0.5, 5);
+  EXPECT_TRUE(h.busy);
+  EXPECT_NEAR(h.other_cores, 0.9, 1e-9);
+  ASSERT_EQ(h.busiest.size(), 1u);  // init used nothing
+  EXPECT_EQ(h.busiest[0].pid, 50);
+  EXPECT_EQ(h.busiest[0].name, "burn");
+  EXPECT_EQ(h.Describe(), "load 1.50 on 2 cores; others used 0.90 cores: burn (pid 50) 0.90");
+}
+
+TEST(MachineHealthTest, OurOwnProcessTreeDoesNotCount) {
+  // 100 is the coordinator, 101 a rank it started, 102 a thread-pool child of the rank.
+  std::map<long, ProcessTimes> start = {
+      {1, {0, "init", 0}}, {100, {1, "ditbench", 1}}, {101, {100, "worker", 10}},
+      {102, {101, "worker", 10}}, {200, {1, "editor", 1}}};
+  auto end = start;
+  end[101].cpu_s += 1.0;
+  end[102].cpu_s += 1.0;
+  end[200].cpu_s += 0.1;
+  const auto before = Snapshot(0, start), after = Snapshot(1, end);
+  const auto ours = ProcessTree(after, 100);
+  EXPECT_EQ(ours, (std::vector<long>{100, 101, 102}));
+  MachineHealth h = JudgeHealth(before, after, ours, 2.0, 2, 0.5, 5);
+  EXPECT_FALSE(h.busy);
+  EXPECT_NEAR(h.other_cores, 0.1, 1e-9);
+  ASSERT_EQ(h.busiest.size(), 1u);
+  EXPECT_EQ(h.busiest[0].name, "editor");
+}
+
+TEST(MachineHealthTest, ANewProcessCountsFromZeroAndTheListIsCut) {
+  auto before = Snapshot(0, {});
+  auto after = Snapshot(1, {{7, {1, "a", 0.2}}, {8, {1, "b", 0.3}}, {9, {1, "c", 0.1}}});
+  MachineHealth h = JudgeHealth(before, after, {}, 0, 4, 0.5, 2);
+  EXPECT_TRUE(h.busy);  // 0.6 cores in all
+  ASSERT_EQ(h.busiest.size(), 2u);
+  EXPECT_EQ(h.busiest[0].name, "b");
+  EXPECT_EQ(h.busiest[1].name, "a");
+  EXPECT_EQ(h.ToJson()["busiest"][0]["pid"], 8);
+}
+
+TEST(ProcHealthProbeTest, ACpuBurningProcessIsSeenWithItsPid) {
+  // The burner is a grandchild re-parented away from us (not part of our own tree), as another
+  // user's job would be. It tells us its pid through a pipe.
+  int pid_pipe[2];
+  ASSERT_EQ(pipe(pid_pipe), 0);
+  const pid_t middle = fork();
+  ASSERT_GE(middle, 0);
+  if (middle == 0) {
+    setsid();
+    const pid_t burner = fork();
+    if (burner == 0) {
+      volatile unsigned long spin = 0;
+      while (true) spin = spin + 1;
+    }
+    [[maybe_unused]] auto n = write(pid_pipe[1], &burner, sizeof(burner));
+    _exit(0);
+  }
+  close(pid_pipe[1]);
+  pid_t burner = 0;
+  ASSERT_EQ(read(pid_pipe[0], &burner, sizeof(burner)), static_cast<ssize_t>(sizeof(burner)));
+  close(pid_pipe[0]);
+  waitpid(middle, nullptr, 0);
+  ASSERT_GT(burner, 0);
+
+  // The machine is shared: the burner's share of a core is not known, only that it runs. A
+  // threshold of a hundredth of a core and a long list make the check independent of load.
+  ProcHealthProbe probe(std::chrono::milliseconds(500), /*busy_cores=*/0.01, /*top=*/1000);
+  MachineHealth h = probe.Sample();
+  kill(burner, SIGKILL);
+  EXPECT_TRUE(h.busy);
+  EXPECT_TRUE(std::any_of(h.busiest.begin(), h.busiest.end(),
+                          [&](const BusyProcess& p) { return p.pid == burner; }))
+      << h.Describe();
+  EXPECT_GE(h.cores, 1);
+  EXPECT_EQ(h.ToJson()["busy"], true);
+}
+
+}  // namespace
+}  // namespace ditbench
