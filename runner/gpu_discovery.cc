@@ -22,6 +22,10 @@ std::optional<GpuInfo> ParseNvidiaSmiLine(const std::string& line) {
   return gpu;
 }
 
+AssumedGpus::AssumedGpus(int count, std::string name) {
+  for (int i = 0; i < count; ++i) gpus_.push_back({name, ""});
+}
+
 std::vector<GpuInfo> NvidiaSmiDiscovery::ListGpus() const {
   std::vector<GpuInfo> gpus;
   for (const auto& line : CommandOutputLines({"nvidia-smi", "-L"}))

@@ -23,6 +23,18 @@ class GpuDiscovery {
   virtual std::optional<std::string> InheritedVisibleDevices() const = 0;
 };
 
+// A machine described rather than probed: `count` GPUs named `name`, nothing inherited. What
+// `plan --device NAME` assumes, so that a sweep for another machine is planned on this one.
+class AssumedGpus final : public GpuDiscovery {
+ public:
+  AssumedGpus(int count, std::string name);
+  std::vector<GpuInfo> ListGpus() const override { return gpus_; }
+  std::optional<std::string> InheritedVisibleDevices() const override { return std::nullopt; }
+
+ private:
+  std::vector<GpuInfo> gpus_;
+};
+
 // The real thing: `nvidia-smi -L` and getenv.
 class NvidiaSmiDiscovery final : public GpuDiscovery {
  public:

@@ -1,6 +1,8 @@
 // `ditbench plan SWEEP.yaml`: every trial of the sweep, valid or why not, with estimates.
 // Runs nothing.
+#include <algorithm>
 #include <iostream>
+#include <sstream>
 #include <memory>
 
 #include <CLI/CLI.hpp>
@@ -46,7 +48,20 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     }
     Placement placement;
     try {
-      placement = ResolvePlacement(options->gpus, NvidiaSmiDiscovery());
+      // With --device and a GPU list the sweep is planned for another machine: assume the
+      // GPUs the list names instead of probing this one.
+      const bool elsewhere = !options->device.empty() && options->gpus != "auto" &&
+                             options->gpus.rfind("cpu", 0) != 0;
+      if (elsewhere) {
+        int highest = 0;
+        std::stringstream list(options->gpus);
+        for (std::string item; std::getline(list, item, ',');)
+          if (!item.empty() && item.find_first_not_of("0123456789") == std::string::npos)
+            highest = std::max(highest, std::stoi(item) + 1);
+        placement = ResolvePlacement(options->gpus, AssumedGpus(highest, options->device));
+      } else {
+        placement = ResolvePlacement(options->gpus, NvidiaSmiDiscovery());
+      }
     } catch (const std::exception& e) {
       std::cerr << "ditbench plan: error: " << e.what() << "\n";
       return kExitUsage;
