@@ -122,10 +122,9 @@ TEST_F(CudaRuntimeTest, DenoisingOnTheGpuMatchesTheCpu) {
   config.precision = Precision::kFp32;
   config.steps = 3;
   config.seed = 7;
-  auto groups = BuildTrialGroups(config, 0, c10::make_intrusive<c10d::HashStore>(),
-                                 [](const auto& s, int r, int n) { return CreateBackend(s, r, n, false); });
-  auto cpu = DenoiseOnce(config, groups, torch::kCPU);
-  auto gpu = DenoiseOnce(config, groups, cuda_);
+  ParallelContext single;
+  auto cpu = DenoiseOnce(config, single, torch::kCPU);
+  auto gpu = DenoiseOnce(config, single, cuda_);
   EXPECT_EQ(gpu.sizes(), cpu.sizes());
   EXPECT_TRUE(torch::isfinite(gpu).all().item<bool>());
   EXPECT_LT(RelativeL2(gpu, cpu), 1e-4);
