@@ -2,6 +2,7 @@
 // process, each with its own c10d Gloo process group over a shared in-memory store: the same
 // collectives as separate processes, without the process plumbing.
 #include <cmath>
+#include <cstdio>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -134,6 +135,7 @@ struct JointLayout {
   const char* name;
   int ulysses, ring;
   int cfg = 1;
+  friend void PrintTo(const JointLayout& l, std::ostream* os) { *os << l.model << " " << l.name; }
 };
 
 class JointFamilyStrategyTest : public ::testing::TestWithParam<JointLayout> {};
@@ -153,7 +155,9 @@ TEST_P(JointFamilyStrategyTest, MatchesOneRank) {
   for (int rank = 0; rank < parallel.world_size(); ++rank) {
     ASSERT_TRUE(outputs[rank].defined()) << rank;
     const double error = RelativeL2(outputs[rank], reference);
-    RecordProperty(std::string("rel_l2_rank") + std::to_string(rank), std::to_string(error));
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3e", error);
+    RecordProperty(std::string("rel_l2_rank") + std::to_string(rank), text);
     EXPECT_LT(error, 1e-5) << l.model << " " << l.name << " rank " << rank;
   }
   // Not vacuous: the output moved away from the noise's scale and depends on the seed.
