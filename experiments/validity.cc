@@ -27,6 +27,11 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
   if (grid % sp != 0)
     return fmt::format("latent height of {} patch rows is not divisible by the "
                        "sequence-parallel degree ring x ulysses = {}", grid, sp);
+  // SD3's position table (pos_embed_max_size) covers 192 patch rows.
+  constexpr int kSd3MaxGrid = 192;
+  if (model.family == ModelFamily::kMmDit && grid > kSd3MaxGrid)
+    return fmt::format("{} has positions for {} patch rows ({} px); {} px needs {}", c.model,
+                       kSd3MaxGrid, kSd3MaxGrid * unit, c.resolution, grid);
   if (c.pipefusion > model.total_blocks())
     return fmt::format("pipefusion={} exceeds the model's {} transformer blocks", c.pipefusion,
                        model.total_blocks());
@@ -58,15 +63,13 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   // REQUIRES: BrokenRule(c, capacity) found nothing, so the model resolves.
   std::string error;
   auto model = ResolveModel(c.model, c.model_overrides, &error);
-  if (model->family != ModelFamily::kPixArt)
-    return fmt::format("the {} family ({}) has no worker implementation in this build yet; "
-                       "plan can estimate it, run cannot", FamilyName(model->family), c.model);
+  if (c.pipefusion > 1 && model->family != ModelFamily::kPixArt)
+    return fmt::format("PipeFusion over the {} family ({}) is not implemented in this build yet: "
+                       "its stages would have to pass the text stream on too",
+                       FamilyName(model->family), c.model);
   if (c.pipefusion > 1 && c.ring > 1)
     return "PipeFusion combined with ring attention is not implemented in this build yet "
            "(PipeFusion with Ulysses is)";
-  if (c.scope == Scope::kPipeline)
-    return "scope 'pipeline' needs a VAE decoder, which the model zoo does not have yet; "
-           "use 'denoise' or 'forward'";
   if (!capacity.on_gpu && c.precision == Precision::kTf32)
     return "tf32 is a GPU tensor-core mode; on CPU it would silently be fp32";
   return std::nullopt;

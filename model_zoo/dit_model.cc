@@ -3,7 +3,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "model_zoo/flux.h"
 #include "model_zoo/pixart.h"
+#include "model_zoo/sd3.h"
 
 namespace ditbench {
 
@@ -34,6 +36,8 @@ torch::Tensor DitModel::Forward(const torch::Tensor& latent, const torch::Tensor
 std::unique_ptr<DitModel> MakeDitModel(const ModelConfig& config) {
   switch (config.family) {
     case ModelFamily::kPixArt: return MakePixArt(config);
+    case ModelFamily::kFlux: return MakeFlux(config);
+    case ModelFamily::kMmDit: return MakeSd3(config);
     default: break;
   }
   throw std::invalid_argument("model family '" + std::string(FamilyName(config.family)) +

@@ -1,4 +1,4 @@
-// The interface every DiT family implements (PixArt today; SD3's MM-DiT and Flux next), so that
+// The interface every DiT family implements (PixArt, SD3's MM-DiT, Flux), so that
 // the worker's trial runner and the PipeFusion runner drive any family without knowing which.
 //
 // A family provides: its shapes (ModelConfig), its seeded inputs (prompt embeddings of the real
@@ -63,7 +63,9 @@ class DitModel {
   // Seeded prompt inputs for `rows` rows on the CPU in fp32 (the text encoders are outside every
   // timed scope). For kCfgBatch the caller asks for 2B rows: [0, B) negative, [B, 2B) prompt.
   virtual Conditioning MakeConditioning(int64_t rows) const = 0;
-  virtual std::unique_ptr<Sampler> MakeSampler(int steps) const = 0;
+  // The family's sampler for `steps` steps over `image_tokens` tokens per image (Flux shifts
+  // its schedule by resolution).
+  virtual std::unique_ptr<Sampler> MakeSampler(int steps, int64_t image_tokens) const = 0;
   // The prediction the sampler consumes from the model's output (PixArt drops learned sigma).
   virtual torch::Tensor Prediction(const torch::Tensor& output) const { return output; }
 

@@ -18,20 +18,53 @@ ModelConfig PixArt(std::string name, int depth, int hidden, int heads, int text_
   return m;
 }
 
-ModelConfig Family(std::string name, ModelFamily family, int depth, int single_blocks,
-                   int hidden, int heads, int in_channels, int text_tokens, bool negative_prompt) {
+// The shared shape of the joint text-image families: no learned sigma, no negative prompt
+// unless set.
+ModelConfig Joint(std::string name, ModelFamily family, int depth, int hidden, int heads,
+                  int text_tokens, int text_dim, int pooled_dim) {
   ModelConfig m;
   m.name = std::move(name);
   m.family = family;
   m.depth = depth;
-  m.single_blocks = single_blocks;
   m.hidden = hidden;
   m.heads = heads;
-  m.in_channels = in_channels;
-  m.out_channels = in_channels;  // no learned sigma
+  m.in_channels = 16;
+  m.out_channels = 16;  // no learned sigma
   m.text_tokens = text_tokens;
-  m.text_dim = 4096;
-  m.negative_prompt = negative_prompt;
+  m.text_dim = text_dim;
+  m.pooled_dim = pooled_dim;
+  m.vae_post_quant_conv = false;  // the 16-channel VAEs have none
+  return m;
+}
+
+ModelConfig Sd3(std::string name, int depth, int hidden, int heads, int text_tokens,
+                int text_dim, int pooled_dim) {
+  ModelConfig m = Joint(std::move(name), ModelFamily::kMmDit, depth, hidden, heads, text_tokens,
+                        text_dim, pooled_dim);
+  m.negative_prompt = true;
+  m.vae_scaling = 1.5305;  // SD3's VAE
+  m.vae_shift = 0.0609;
+  return m;
+}
+
+ModelConfig Flux(std::string name, int depth, int single_blocks, int hidden, int heads,
+                 int text_tokens, int text_dim, int pooled_dim, std::array<int, 3> rope_axes,
+                 bool guidance_embed) {
+  ModelConfig m = Joint(std::move(name), ModelFamily::kFlux, depth, hidden, heads, text_tokens,
+                        text_dim, pooled_dim);
+  m.single_blocks = single_blocks;
+  m.negative_prompt = false;
+  m.rope_axes = rope_axes;
+  m.guidance_embed = guidance_embed;
+  m.vae_scaling = 0.3611;  // Flux's VAE
+  m.vae_shift = 0.1159;
+  return m;
+}
+
+// CPU-sized VAE decoder for the tiny presets: four levels of 32 channels, one ResNet per level.
+ModelConfig WithTinyVae(ModelConfig m) {
+  m.vae_channels = {32, 32, 32, 32};
+  m.vae_layers = 1;
   return m;
 }
 
@@ -42,15 +75,21 @@ const std::vector<ModelConfig>& Presets() {
       // PixArt-Sigma: the same trunk with 300 text tokens.
       PixArt("pixart-sigma", 28, 1152, 16, 300, 4096),
       // Same architecture, CPU-sized: 2 blocks, 64 wide, 4 heads x 16, 16 text tokens of 64.
-      PixArt("pixart-alpha-tiny", 2, 64, 4, 16, 64),
+      WithTinyVae(PixArt("pixart-alpha-tiny", 2, 64, 4, 16, 64)),
       // SD3-medium: 24 MM-DiT blocks, 1536 wide (24 heads x 64), 16 latent channels, joint
-      // text of 77 CLIP + 256 T5 tokens; classifier-free guidance batches a negative prompt.
-      Family("sd3-medium", ModelFamily::kMmDit, 24, 0, 1536, 24, 16, 333, true),
+      // text of 77 CLIP + 256 T5 tokens, pooled CLIP-L + CLIP-G embedding of 2048;
+      // classifier-free guidance batches a negative prompt.
+      Sd3("sd3-medium", 24, 1536, 24, 333, 4096, 2048),
+      // Same architecture, CPU-sized: 2 blocks, 128 wide (4 heads x 32), 16 text tokens of 64.
+      WithTinyVae(Sd3("sd3-medium-tiny", 2, 128, 4, 16, 64, 32)),
       // Flux.1: 19 double-stream + 38 single-stream blocks, 3072 wide (24 heads x 128),
-      // 16 latent channels packed 2x2, 512 T5 tokens. dev distils guidance into an embedding
-      // (no negative-prompt batch), so cfg parallelism does not apply; schnell neither.
-      Family("flux-dev", ModelFamily::kFlux, 19, 38, 3072, 24, 16, 512, false),
-      Family("flux-schnell", ModelFamily::kFlux, 19, 38, 3072, 24, 16, 512, false),
+      // 16 latent channels packed 2x2, 512 T5 tokens, pooled CLIP 768, RoPE axes (16, 56, 56).
+      // dev distils guidance into an embedding (no negative-prompt batch), so cfg parallelism
+      // does not apply; schnell has no guidance at all.
+      Flux("flux-dev", 19, 38, 3072, 24, 512, 4096, 768, {16, 56, 56}, true),
+      Flux("flux-schnell", 19, 38, 3072, 24, 512, 4096, 768, {16, 56, 56}, false),
+      // Same architecture, CPU-sized: 2 + 2 blocks, 128 wide (4 heads x 32), 16 text tokens.
+      WithTinyVae(Flux("flux-dev-tiny", 2, 2, 128, 4, 16, 64, 32, {4, 14, 14}, true)),
   };
   return presets;
 }
@@ -111,9 +150,19 @@ std::optional<ModelConfig> ResolveModel(std::string_view name,
              std::to_string(m.heads);
     return std::nullopt;
   }
-  if (m.family == ModelFamily::kPixArt && m.single_blocks != 0) {
+  if (m.family != ModelFamily::kFlux && m.single_blocks != 0) {
     *error = "single_blocks applies to Flux models only";
     return std::nullopt;
+  }
+  if (m.family == ModelFamily::kFlux) {
+    const auto& a = m.rope_axes;
+    if (a[0] + a[1] + a[2] != m.head_dim() || a[0] % 2 || a[1] % 2 || a[2] % 2) {
+      *error = "head dimension " + std::to_string(m.head_dim()) +
+               " (hidden / heads) must equal the sum of the rotary axes " +
+               std::to_string(a[0]) + " + " + std::to_string(a[1]) + " + " +
+               std::to_string(a[2]) + " of " + m.name;
+      return std::nullopt;
+    }
   }
   return m;
 }
@@ -146,43 +195,52 @@ std::int64_t ImageTokens(const ModelConfig& model, int resolution) {
 namespace {
 
 // One MM-DiT (double-stream) block over n image and t text tokens: each stream has its own
-// q/k/v, output projection and MLP; attention runs over the joint n + t sequence.
-double DoubleStreamBlockFlops(const ModelConfig& m, double n, double t) {
-  const double d = m.hidden, l = n + t;
+// modulation, q/k/v, output projection and MLP; attention runs over the joint n + t sequence.
+// With `text_pre_only` (SD3's last block) the text stream only feeds q/k/v.
+double DoubleStreamBlockFlops(const ModelConfig& m, double n, double t, bool text_pre_only) {
+  const double d = m.hidden, l = n + t, r = m.mlp_ratio;
+  const double out = text_pre_only ? n : l;     // tokens that keep their output
   double f = 0;
+  f += Matmul(1, d, 6 * d) + Matmul(1, d, (text_pre_only ? 2 : 6) * d);  // modulation
   f += Matmul(l, d, 3 * d);                    // q, k, v of both streams
   f += 2 * Matmul(l, d, l);                    // joint scores and weighted sum
-  f += Matmul(l, d, d);                        // output projections
-  f += 2 * Matmul(l, d, m.mlp_ratio * d);      // MLPs
+  f += Matmul(out, d, d);                      // output projections
+  f += 2 * Matmul(out, d, r * d);              // MLPs
   return f;
 }
 
-// One Flux single-stream block: a fused projection to q, k, v and the MLP input, attention
-// over the joint sequence, and a fused projection back.
+// One Flux single-stream block: modulation, a projection to q, k, v and the MLP input,
+// attention over the joint sequence, and a projection back from [attention, MLP].
 double SingleStreamBlockFlops(const ModelConfig& m, double n, double t) {
-  const double d = m.hidden, l = n + t;
-  return Matmul(l, d, 3 * d + m.mlp_ratio * d) + 2 * Matmul(l, d, l) +
-         Matmul(l, d + m.mlp_ratio * d, d);
+  const double d = m.hidden, l = n + t, r = m.mlp_ratio;
+  return Matmul(1, d, 3 * d) + Matmul(l, d, 3 * d + r * d) + 2 * Matmul(l, d, l) +
+         Matmul(l, d + r * d, d);
 }
 
 }  // namespace
 
 double ForwardFlops(const ModelConfig& m, int resolution, int samples) {
   const double n = static_cast<double>(ImageTokens(m, resolution));
-  if (m.family != ModelFamily::kPixArt) {
-    const double t = m.text_tokens, d = m.hidden;
-    const double patch_in = double(m.in_channels) * m.patch * m.patch;
-    const double patch_out = double(m.out_channels) * m.patch * m.patch;
-    double total = m.depth * DoubleStreamBlockFlops(m, n, t) +
-                   m.single_blocks * SingleStreamBlockFlops(m, n, t);
-    total += Matmul(n, patch_in, d) + Matmul(t, m.text_dim, d) + Matmul(n, d, patch_out);
-    return samples * total;
-  }
   const double t = m.text_tokens;
   const double d = m.hidden;
   const double patch_in = double(m.in_channels) * m.patch * m.patch;
   const double patch_out = double(m.out_channels) * m.patch * m.patch;
   constexpr double kFreqDim = 256;  // sinusoidal timestep features
+  if (m.family != ModelFamily::kPixArt) {
+    double total = 0;
+    for (int i = 0; i < m.depth; ++i) {
+      const bool last_sd3 = m.family == ModelFamily::kMmDit && i + 1 == m.depth;
+      total += DoubleStreamBlockFlops(m, n, t, last_sd3);
+    }
+    total += m.single_blocks * SingleStreamBlockFlops(m, n, t);
+    total += Matmul(n, patch_in, d) + Matmul(t, m.text_dim, d);  // image and text embedding
+    const double embedder = Matmul(1, d, d);  // second layer of each conditioning MLP
+    total += Matmul(1, kFreqDim, d) + embedder;                  // timestep
+    if (m.guidance_embed) total += Matmul(1, kFreqDim, d) + embedder;  // guidance
+    if (m.pooled_dim > 0) total += Matmul(1, m.pooled_dim, d) + embedder;  // pooled text
+    total += Matmul(1, d, 2 * d) + Matmul(n, d, patch_out);      // final modulation, projection
+    return samples * total;
+  }
 
   double block = 0;
   block += Matmul(n, d, 3 * d);          // self-attention q, k, v
@@ -204,17 +262,31 @@ double ForwardFlops(const ModelConfig& m, int resolution, int samples) {
 
 std::int64_t ParameterCount(const ModelConfig& m) {
   const std::int64_t d = m.hidden;
+  auto linear = [](std::int64_t in, std::int64_t out) { return in * out + out; };
   if (m.family != ModelFamily::kPixArt) {
-    const std::int64_t r = m.mlp_ratio;
-    // Double-stream: per stream q/k/v, out, MLP and a 6D modulation from a D-wide embedding.
-    const std::int64_t stream = 3 * d * d + d * d + 2 * r * d * d + 6 * d * d;
-    const std::int64_t single = (3 + r) * d * d + (1 + r) * d * d + 3 * d * d;
-    return m.depth * 2 * stream + m.single_blocks * single + std::int64_t(m.text_dim) * d +
-           std::int64_t(m.in_channels) * m.patch * m.patch * d * 2;
+    const std::int64_t r = m.mlp_ratio, hd = m.head_dim();
+    const std::int64_t qk_norms = m.family == ModelFamily::kFlux ? 2 * hd : 0;
+    // A double-stream block's stream: modulation, q/k/v (+ q/k norms), output projection, MLP.
+    const std::int64_t stream = linear(d, 6 * d) + linear(d, 3 * d) + qk_norms + linear(d, d) +
+                                linear(d, r * d) + linear(r * d, d);
+    const std::int64_t text_pre_only = linear(d, 2 * d) + linear(d, 3 * d);  // SD3's last block
+    const std::int64_t single = linear(d, 3 * d) + linear(d, 3 * d + r * d) + qk_norms +
+                                linear(d + r * d, d);
+    std::int64_t total = 0;
+    for (int i = 0; i < m.depth; ++i)
+      total += stream + (m.family == ModelFamily::kMmDit && i + 1 == m.depth ? text_pre_only
+                                                                             : stream);
+    total += m.single_blocks * single;
+    total += linear(std::int64_t(m.in_channels) * m.patch * m.patch, d);  // image embedding
+    total += linear(m.text_dim, d);                                      // text embedding
+    total += linear(256, d) + linear(d, d);                              // timestep
+    if (m.guidance_embed) total += linear(256, d) + linear(d, d);
+    if (m.pooled_dim > 0) total += linear(m.pooled_dim, d) + linear(d, d);
+    total += linear(d, 2 * d) + linear(d, std::int64_t(m.out_channels) * m.patch * m.patch);
+    return total;
   }
   const std::int64_t patch_in = std::int64_t(m.in_channels) * m.patch * m.patch;
   const std::int64_t patch_out = std::int64_t(m.out_channels) * m.patch * m.patch;
-  auto linear = [](std::int64_t in, std::int64_t out) { return in * out + out; };
   std::int64_t block = 0;
   block += 6 * d;                                       // scale-shift table
   block += linear(d, 3 * d) + linear(d, d);             // self-attention

@@ -6,6 +6,7 @@
 // parallel ones included, runs on a 2-core CPU in seconds.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -15,8 +16,7 @@
 
 namespace ditbench {
 
-// Architecture families. The worker implements kPixArt; the others are known to the planner
-// and validity rules (shapes, FLOPs) so that sweeps over them can be checked and estimated.
+// Architecture families (model_zoo/dit_model.h builds each one).
 enum class ModelFamily {
   kPixArt,  // DiT blocks: self-attention, cross-attention to text, MLP; AdaLN-single
   kMmDit,   // SD3: joint attention over image and text tokens, separate weights per stream
@@ -39,6 +39,19 @@ struct ModelConfig {
   int text_dim = 4096;       // text-encoder width (projected to `hidden`)
   int mlp_ratio = 4;
   bool negative_prompt = true;  // classifier-free guidance batches a negative prompt
+  int pooled_dim = 0;           // pooled text embedding width (Flux 768, SD3 2048); 0: none
+  bool guidance_embed = false;  // Flux-dev: distilled guidance strength is a model input
+  // Flux: rotary dimensions per position axis (text index, patch row, patch column); they sum
+  // to head_dim.
+  std::array<int, 3> rope_axes = {0, 0, 0};
+  // The VAE decoder (model_zoo/vae.h): level widths, shallowest first (2^(levels - 1) must equal
+  // vae_downsample), ResNet blocks per level (+1 in the decoder), latent scaling and shift, and
+  // whether a 1x1 post-quantisation convolution comes first (SD's VAE; not Flux's or SD3's).
+  std::vector<int> vae_channels = {128, 256, 512, 512};
+  int vae_layers = 2;
+  double vae_scaling = 0.18215;
+  double vae_shift = 0.0;
+  bool vae_post_quant_conv = true;
 
   int head_dim() const { return hidden / heads; }
   // All transformer blocks (PipeFusion stages split these).
@@ -67,11 +80,11 @@ std::int64_t ImageTokens(const ModelConfig& model, int resolution);
 // Analytic FLOPs of one transformer forward over `samples` samples (a multiply-add counts 2).
 // Linear layers and attention matmuls only; norms, activations and softmax are left out
 // (documented in docs/measurement.md; tests/model_zoo/model_config_test.cc pins the PixArt
-// formula against a hand count). MM-DiT and Flux: joint attention over image + text tokens.
+// formula against a hand count; tests/model_zoo/flops_count_test.cc against the profiler).
+// MM-DiT and Flux: joint attention over image + text tokens.
 double ForwardFlops(const ModelConfig& model, int resolution, int samples);
 
-// Parameter count: exact for the model zoo's PixArt; for MM-DiT and Flux, the linear layers
-// and modulation of their blocks (embedders approximated), within a few percent.
+// Parameter count of the model zoo's module for `model` (exact: every weight and bias).
 std::int64_t ParameterCount(const ModelConfig& model);
 
 }  // namespace ditbench

@@ -171,7 +171,7 @@ class PixArtDit final : public DitModel {
     c.text = torch::randn({rows, config().text_tokens, config().text_dim});
     return c;
   }
-  std::unique_ptr<Sampler> MakeSampler(int steps) const override {
+  std::unique_ptr<Sampler> MakeSampler(int steps, int64_t) const override {
     return std::make_unique<DpmSolverFirstOrder>(steps);
   }
   torch::Tensor Prediction(const torch::Tensor& output) const override {

@@ -26,4 +26,40 @@ torch::Tensor DpmSolverFirstOrder::Step(int i, const torch::Tensor& x,
   return std::sqrt(ab_next) * x0 + std::sqrt(1.0 - ab_next) * eps;
 }
 
+FlowMatchEuler::FlowMatchEuler(std::vector<double> sigmas) : sigmas_(std::move(sigmas)) {}
+
+FlowMatchEuler FlowMatchEuler::Flux(int steps, int64_t image_tokens, bool dynamic_shift) {
+  // diffusers' calculate_shift and time_shift (exponential) with Flux's scheduler config.
+  constexpr double kBaseTokens = 256, kMaxTokens = 4096, kBaseShift = 0.5, kMaxShift = 1.15;
+  const double slope = (kMaxShift - kBaseShift) / (kMaxTokens - kBaseTokens);
+  const double mu = double(image_tokens) * slope + (kBaseShift - slope * kBaseTokens);
+  std::vector<double> sigmas;
+  for (int i = 0; i < steps; ++i) {
+    const double s = steps == 1 ? 1.0 : 1.0 + (1.0 / steps - 1.0) * i / (steps - 1);
+    sigmas.push_back(dynamic_shift ? std::exp(mu) / (std::exp(mu) + (1.0 / s - 1.0)) : s);
+  }
+  return FlowMatchEuler(std::move(sigmas));
+}
+
+FlowMatchEuler FlowMatchEuler::Sd3(int steps, double shift) {
+  constexpr int kTrainSteps = 1000;
+  auto shifted = [shift](double s) { return shift * s / (1.0 + (shift - 1.0) * s); };
+  // The training sigmas run from 1 down to 1/1000, shifted; inference spans their range
+  // linearly in timesteps, then shifts again (as diffusers' set_timesteps does).
+  const double max_t = shifted(1.0) * kTrainSteps, min_t = shifted(1.0 / kTrainSteps) * kTrainSteps;
+  std::vector<double> sigmas;
+  for (int i = 0; i < steps; ++i) {
+    const double t = steps == 1 ? max_t : max_t + (min_t - max_t) * i / (steps - 1);
+    sigmas.push_back(shifted(t / kTrainSteps));
+  }
+  return FlowMatchEuler(std::move(sigmas));
+}
+
+torch::Tensor FlowMatchEuler::Step(int i, const torch::Tensor& x,
+                                   const torch::Tensor& velocity) const {
+  // In fp32, as diffusers' step upcasts the sample.
+  return (x.to(torch::kFloat32) + (sigma(i + 1) - sigma(i)) * velocity.to(torch::kFloat32))
+      .to(x.scalar_type());
+}
+
 }  // namespace ditbench

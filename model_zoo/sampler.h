@@ -35,4 +35,27 @@ class DpmSolverFirstOrder final : public Sampler {
   std::vector<double> alpha_bar_;  // cumulative product of (1 - beta) over training steps
 };
 
+// Flow-matching Euler on the velocity prediction (diffusers' FlowMatchEulerDiscreteScheduler):
+// x_{i+1} = x_i + (sigma_{i+1} - sigma_i) v, sigma falling from about 1 to 0; the model is
+// conditioned on sigma * 1000. The Flux and SD3 families' sampler, with their schedules.
+class FlowMatchEuler final : public Sampler {
+ public:
+  // REQUIRES: sigmas descending, one per step (the final 0 is implied).
+  explicit FlowMatchEuler(std::vector<double> sigmas);
+  // Flux's pipeline: sigmas linspace(1, 1/steps), shifted by the resolution-dependent
+  // mu = lerp over image tokens from 256 (0.5) to 4096 (1.15) when `dynamic_shift` (dev);
+  // unshifted otherwise (schnell).
+  static FlowMatchEuler Flux(int steps, int64_t image_tokens, bool dynamic_shift);
+  // SD3's scheduler: timesteps linspace over the shifted training range, shift 3.0.
+  static FlowMatchEuler Sd3(int steps, double shift = 3.0);
+
+  int steps() const override { return static_cast<int>(sigmas_.size()); }
+  double sigma(int i) const { return i < steps() ? sigmas_[i] : 0.0; }
+  double ModelTime(int i) const override { return sigmas_[i] * 1000.0; }
+  torch::Tensor Step(int i, const torch::Tensor& x, const torch::Tensor& velocity) const override;
+
+ private:
+  std::vector<double> sigmas_;
+};
+
 }  // namespace ditbench

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "model_zoo/model_config.h"
+
 namespace ditbench {
 namespace {
 
@@ -79,6 +81,13 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
                         {"unsupported", t.unsupported}};
     if (t.invalid_reason) j["reason"] = *t.invalid_reason;
     if (!t.invalid_reason) ++valid;
+    std::string error;
+    if (auto model = ResolveModel(t.config.model, t.config.model_overrides, &error)) {
+      // One forward over the rows a rank group runs together (CFG doubles them).
+      const int rows = t.config.batch * (model->negative_prompt ? 2 : 1);
+      j["model"] = {{"parameters", ParameterCount(*model)},
+                    {"forward_flops", ForwardFlops(*model, t.config.resolution, rows)}};
+    }
     if (t.estimate) {
       j["estimate"] = {{"iteration_ms", t.estimate->iteration_ms},
                        {"trial_s", t.estimate->trial_s},

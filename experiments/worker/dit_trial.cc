@@ -13,6 +13,7 @@
 #include "model_zoo/dit_model.h"
 #include "model_zoo/model_config.h"
 #include "model_zoo/pipefusion.h"
+#include "model_zoo/vae.h"
 
 namespace ditbench {
 namespace {
@@ -42,7 +43,13 @@ class DitRank {
     model_ = MakeDitModel(ResolvedModel(config));
     model_->module().to(device, dtype_);
     model_->module().eval();
-    sampler_ = model_->MakeSampler(config.steps);
+    sampler_ = model_->MakeSampler(config.steps,
+                                   ImageTokens(model_->config(), config.resolution));
+    if (config.scope == Scope::kPipeline) {  // seeded like the transformer: same on every rank
+      vae_ = VaeDecoder(model_->config());
+      vae_->to(device, dtype_);
+      vae_->eval();
+    }
     if (config.pipefusion > 1)
       pipefusion_ = std::make_unique<PipeFusionRunner>(
           *model_, parallel, config.effective_pipefusion_patches(), PipeFusionWarmupSteps(config));
@@ -82,7 +89,8 @@ class DitRank {
   }
 
   // One iteration of the trial's scope: every denoising step is a stage, and with
-  // profile_blocks every transformer block inside it too. `stages` may be null (untimed).
+  // profile_blocks every transformer block inside it too; scope pipeline adds the VAE decode
+  // as stage `decode` (every rank decodes the whole latent). `stages` may be null (untimed).
   torch::Tensor Iterate(Stages* stages) {
     DitModel::BlockHook on_block;
     if (stages && config_.profile_blocks)
@@ -98,6 +106,11 @@ class DitRank {
       x = config_.scope == Scope::kForward ? prediction : sampler_->Step(i, x, prediction);
       if (stages) stages->End();
     }
+    if (vae_) {
+      if (stages) stages->Begin("decode");
+      x = vae_->forward(x);
+      if (stages) stages->End();
+    }
     return x;
   }
 
@@ -109,6 +122,7 @@ class DitRank {
   std::unique_ptr<DitModel> model_;
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<PipeFusionRunner> pipefusion_;
+  VaeDecoder vae_{nullptr};  // scope pipeline only
   torch::Tensor noise_;
   Conditioning conditioning_;
 };

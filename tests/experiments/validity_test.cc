@@ -51,7 +51,31 @@ TEST(ValidityTest, UnimplementedStrategiesAreSkippedWithAReason) {
   EXPECT_NE(v.unsupported->find("PipeFusion combined with ring"), std::string::npos);
   TrialConfig pipeline = PixArt(1024, 1);
   pipeline.scope = Scope::kPipeline;
-  EXPECT_NE(InvalidReason(pipeline, {8, true})->find("VAE"), std::string::npos);
+  EXPECT_FALSE(InvalidReason(pipeline, {8, true}));  // the VAE decoder exists
+}
+
+TEST(ValidityTest, JointFamiliesRunAndRefuseWhatTheyCannotDo) {
+  TrialConfig flux = PixArt(1024, 1);
+  flux.model = "flux-dev";
+  flux.ulysses = 2;
+  flux.ring = 2;
+  EXPECT_FALSE(InvalidReason(flux, {8, true}));  // Flux runs under USP
+  flux.cfg = 2;
+  EXPECT_NE(Judge(flux, {8, true}).invalid->find("cfg=2"), std::string::npos);
+  flux.cfg = 1;
+  flux.ring = 1;
+  flux.pipefusion = 2;
+  const Verdict pipefusion = Judge(flux, {8, true});
+  EXPECT_FALSE(pipefusion.invalid);
+  ASSERT_TRUE(pipefusion.unsupported);
+  EXPECT_NE(pipefusion.unsupported->find("text stream"), std::string::npos);
+
+  TrialConfig sd3 = PixArt(1024, 1);
+  sd3.model = "sd3-medium";
+  sd3.cfg = 2;
+  EXPECT_FALSE(InvalidReason(sd3, {8, true}));
+  sd3.resolution = 4096;  // 256 patch rows: beyond SD3's 192-row position table
+  EXPECT_NE(Judge(sd3, {8, true}).invalid->find("192 patch rows"), std::string::npos);
 }
 
 TEST(ValidityTest, Tf32IsRefusedOnCpu) {

@@ -33,7 +33,9 @@ double ProfiledMatmulFlops(const std::function<void()>& run) {
   return flops;
 }
 
-TEST(FlopsCountTest, AnalyticForwardFlopsMatchAProfiledForward) {
+class FlopsCountTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FlopsCountTest, AnalyticForwardFlopsMatchAProfiledForward) {
   // The math attention path, so that attention runs as batched products the profiler counts.
   auto& ctx = at::globalContext();
   const bool flash = ctx.userEnabledFlashSDP(), efficient = ctx.userEnabledMemEfficientSDP();
@@ -41,7 +43,7 @@ TEST(FlopsCountTest, AnalyticForwardFlopsMatchAProfiledForward) {
   ctx.setSDPUseMemEfficient(false);
 
   c10::InferenceMode inference;
-  const ModelConfig& config = *FindModelPreset("pixart-alpha-tiny");
+  const ModelConfig& config = *FindModelPreset(GetParam());
   torch::manual_seed(0);
   auto model = MakeDitModel(config);
   model->module().eval();
@@ -50,6 +52,7 @@ TEST(FlopsCountTest, AnalyticForwardFlopsMatchAProfiledForward) {
   auto x = torch::randn({samples, config.in_channels, latent, latent});
   auto t = torch::full({samples}, 500.0);
   Conditioning text = model->MakeConditioning(samples);
+  if (model->guidance() == Guidance::kDistilled) text.guidance = torch::full({samples}, 3.5);
   ParallelContext single;
   const double counted = ProfiledMatmulFlops([&] { model->Forward(x, t, text, single); });
 
@@ -60,6 +63,16 @@ TEST(FlopsCountTest, AnalyticForwardFlopsMatchAProfiledForward) {
   RecordProperty("counted_over_analytic", std::to_string(counted / analytic));
   EXPECT_NEAR(counted / analytic, 1.0, 0.001) << "counted " << counted << " analytic " << analytic;
 }
+
+INSTANTIATE_TEST_SUITE_P(Models, FlopsCountTest,
+                         ::testing::Values("pixart-alpha-tiny", "flux-dev-tiny",
+                                           "sd3-medium-tiny"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& ch : name)
+                             if (ch == '-') ch = '_';
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace ditbench

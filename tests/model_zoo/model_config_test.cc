@@ -25,6 +25,27 @@ TEST(ModelConfigTest, PixArtAlphaHasAbout600MParameters) {
   EXPECT_LT(params, 0.64e9);
 }
 
+TEST(ModelConfigTest, JointFamiliesHaveTheirPublishedSizes) {
+  // Flux.1-dev is published as 12B (11.9B) parameters, SD3-medium as 2B.
+  const double flux = double(ParameterCount(*FindModelPreset("flux-dev")));
+  EXPECT_GT(flux, 11.8e9);
+  EXPECT_LT(flux, 12.0e9);
+  const double sd3 = double(ParameterCount(*FindModelPreset("sd3-medium")));
+  EXPECT_GT(sd3, 1.95e9);
+  EXPECT_LT(sd3, 2.1e9);
+  EXPECT_EQ(FindModelPreset("flux-dev")->rope_axes, (std::array<int, 3>{16, 56, 56}));
+  EXPECT_TRUE(FindModelPreset("flux-dev")->guidance_embed);
+  EXPECT_FALSE(FindModelPreset("flux-schnell")->guidance_embed);
+}
+
+TEST(ModelConfigTest, FluxRefusesAHeadDimensionTheRotaryAxesDoNotCover) {
+  std::string error;
+  EXPECT_TRUE(ResolveModel("flux-dev", {{"depth", 2}}, &error)) << error;
+  EXPECT_FALSE(ResolveModel("flux-dev", {{"heads", 16}}, &error));
+  EXPECT_NE(error.find("rotary"), std::string::npos) << error;
+  EXPECT_FALSE(ResolveModel("sd3-medium", {{"single_blocks", 2}}, &error));
+}
+
 TEST(ModelConfigTest, ForwardFlopsMatchesAHandCount) {
   // A 1-block model small enough to count by hand: N=4 tokens, D=8, T=2, text_dim=4.
   ModelConfig m;

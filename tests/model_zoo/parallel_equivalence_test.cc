@@ -3,6 +3,7 @@
 // collectives as separate processes, without the process plumbing.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -155,6 +156,56 @@ INSTANTIATE_TEST_SUITE_P(
                       Layout{"pipefusion2", 1, 1, 1, 1, 2, 2},
                       Layout{"pipefusion4", 1, 1, 1, 1, 4, 4},
                       Layout{"pipefusion2_ulysses2", 2, 1, 1, 1, 2, 2}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// The joint text-image families (text tokens replicated, attended jointly) under every exact
+// sequence-parallel strategy.
+struct JointLayout {
+  const char* model;
+  const char* name;
+  int ulysses, ring;
+  int cfg = 1;
+  friend void PrintTo(const JointLayout& l, std::ostream* os) { *os << l.model << " " << l.name; }
+};
+
+class JointFamilyStrategyTest : public ::testing::TestWithParam<JointLayout> {};
+
+TEST_P(JointFamilyStrategyTest, MatchesOneRank) {
+  const JointLayout l = GetParam();
+  TrialConfig single = Tiny();
+  single.model = l.model;
+  auto reference = DenoiseOnAllRanks(single)[0];
+  ASSERT_TRUE(reference.defined());
+  TrialConfig parallel = single;
+  parallel.ulysses = l.ulysses;
+  parallel.ring = l.ring;
+  parallel.cfg = l.cfg;
+  auto outputs = DenoiseOnAllRanks(parallel);
+  ASSERT_EQ(static_cast<int>(outputs.size()), parallel.world_size());
+  for (int rank = 0; rank < parallel.world_size(); ++rank) {
+    ASSERT_TRUE(outputs[rank].defined()) << rank;
+    const double error = RelativeL2(outputs[rank], reference);
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3e", error);
+    RecordProperty(std::string("rel_l2_rank") + std::to_string(rank), text);
+    EXPECT_LT(error, 1e-5) << l.model << " " << l.name << " rank " << rank;
+  }
+  // Not vacuous: the output moved away from the noise's scale and depends on the seed.
+  EXPECT_GT(reference.norm().item<double>(), 1.0);
+  TrialConfig other_seed = single;
+  other_seed.seed = 43;
+  EXPECT_GT(RelativeL2(DenoiseOnAllRanks(other_seed)[0], reference), 1e-2);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, JointFamilyStrategyTest,
+    ::testing::Values(JointLayout{"flux-dev-tiny", "flux_ulysses2", 2, 1},
+                      JointLayout{"flux-dev-tiny", "flux_ring2", 1, 2},
+                      JointLayout{"flux-dev-tiny", "flux_usp2x2", 2, 2},
+                      JointLayout{"sd3-medium-tiny", "sd3_ulysses2", 2, 1},
+                      JointLayout{"sd3-medium-tiny", "sd3_ring2", 1, 2},
+                      JointLayout{"sd3-medium-tiny", "sd3_usp2x2", 2, 2},
+                      JointLayout{"sd3-medium-tiny", "sd3_cfg2_ulysses2", 2, 1, 2}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ParallelEquivalenceTest, PipeFusionPatchStepsHaveAFiniteErrorThatShrinksWithWarmup) {

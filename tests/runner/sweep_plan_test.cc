@@ -4,6 +4,12 @@
 
 #include "tests/support/sweeps.h"
 
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/plan_output.h"
+
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
@@ -14,8 +20,9 @@ namespace {
 SweepSpec Parse(const std::string& yaml) { return test::ParseValidSweep(yaml); }
 
 TEST(SweepPlanTest, UnsupportedTrialsAreEstimatedButNotScheduled) {
-  auto spec = Parse("name: f\ndefaults: {model: flux-dev, resolution: 1024, steps: 28}\n"
-                    "matrix: {ulysses: [1, 2], cfg: [1, 2]}\n");
+  // Flux with PipeFusion is recognised but not implemented; cfg=2 is invalid for Flux.
+  auto spec = Parse("name: f\ndefaults: {model: flux-dev, resolution: 1024, steps: 28, "
+                    "pipefusion: 2}\nmatrix: {ulysses: [1, 2], cfg: [1, 2]}\n");
   PlanAssumptions a;
   a.device = "NVIDIA H100 80GB HBM3";
   SweepPlan plan = PlanSweep(spec, {8, true}, a);
@@ -32,6 +39,31 @@ TEST(SweepPlanTest, UnsupportedTrialsAreEstimatedButNotScheduled) {
     }
   }
   EXPECT_DOUBLE_EQ(plan.estimated_wall_s, 0);  // nothing will run in this build
+}
+
+TEST(SweepPlanTest, JsonPlanCarriesParametersAndForwardFlopsOfEveryTrial) {
+  auto spec = Parse("name: f\ndefaults: {resolution: 1024, batch: 1}\n"
+                    "matrix: {model: [flux-dev, sd3-medium]}\n");
+  PlanAssumptions a;
+  a.device = "NVIDIA H100 80GB HBM3";
+  SweepPlan plan = PlanSweep(spec, {8, true}, a);
+  std::ostringstream out;
+  WritePlanJson(spec, plan, a, out);
+  auto json = nlohmann::json::parse(out.str());
+  ASSERT_EQ(json["trials"].size(), 2u);
+  for (const auto& t : json["trials"]) {
+    const std::string model = t["config"]["model"].dump();
+    const double params = t["model"]["parameters"].get<double>();
+    const double flops = t["model"]["forward_flops"].get<double>();
+    if (model.find("flux") != std::string::npos) {
+      EXPECT_NEAR(params, 11.9e9, 0.1e9);
+      EXPECT_DOUBLE_EQ(flops, ForwardFlops(*FindModelPreset("flux-dev"), 1024, 1));
+    } else {
+      EXPECT_NEAR(params, 2.03e9, 0.07e9);
+      // SD3 batches a negative prompt: two rows per forward.
+      EXPECT_DOUBLE_EQ(flops, ForwardFlops(*FindModelPreset("sd3-medium"), 1024, 2));
+    }
+  }
 }
 
 TEST(SweepPlanTest, AnalyticEstimateScalesWithWorkAndDegree) {

@@ -1,0 +1,131 @@
+#include "model_zoo/safetensors.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ditbench {
+namespace {
+
+struct DtypeName {
+  const char* name;
+  torch::ScalarType type;
+};
+constexpr DtypeName kDtypes[] = {
+    {"F64", torch::kFloat64}, {"F32", torch::kFloat32}, {"F16", torch::kFloat16},
+    {"BF16", torch::kBFloat16}, {"I64", torch::kInt64}, {"I32", torch::kInt32},
+    {"I16", torch::kInt16},   {"I8", torch::kInt8},     {"U8", torch::kUInt8},
+    {"BOOL", torch::kBool},
+};
+
+[[noreturn]] void Fail(const std::filesystem::path& path, const std::string& what) {
+  throw std::runtime_error(path.string() + ": " + what);
+}
+
+torch::ScalarType TypeOf(const std::string& name, const std::filesystem::path& path) {
+  for (const auto& d : kDtypes)
+    if (name == d.name) return d.type;
+  Fail(path, "unsupported dtype '" + name + "'");
+}
+
+const char* NameOf(torch::ScalarType type, const std::filesystem::path& path) {
+  for (const auto& d : kDtypes)
+    if (type == d.type) return d.name;
+  Fail(path, std::string("cannot store dtype ") + c10::toString(type));
+}
+
+}  // namespace
+
+NamedTensors ReadSafetensors(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) Fail(path, "cannot open");
+  in.seekg(0, std::ios::end);
+  const std::uint64_t file_size = static_cast<std::uint64_t>(in.tellg());
+  in.seekg(0);
+  unsigned char length_bytes[8];
+  if (file_size < 8 || !in.read(reinterpret_cast<char*>(length_bytes), 8))
+    Fail(path, "truncated: no header length");
+  std::uint64_t header_size = 0;
+  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | length_bytes[i];
+  if (header_size > file_size - 8)
+    Fail(path, "truncated: header of " + std::to_string(header_size) + " bytes in a file of " +
+                   std::to_string(file_size));
+  std::string header(header_size, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(header_size));
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(header);
+  } catch (const nlohmann::json::exception& e) {
+    Fail(path, std::string("header is not JSON: ") + e.what());
+  }
+  if (!json.is_object()) Fail(path, "header is not a JSON object");
+  const std::uint64_t data_size = file_size - 8 - header_size;
+  std::vector<char> data(data_size);
+  if (data_size && !in.read(data.data(), static_cast<std::streamsize>(data_size)))
+    Fail(path, "cannot read the tensor data");
+
+  NamedTensors tensors;
+  for (const auto& [name, entry] : json.items()) {
+    if (name == "__metadata__") continue;
+    try {
+      const auto type = TypeOf(entry.at("dtype").get<std::string>(), path);
+      const auto shape = entry.at("shape").get<std::vector<int64_t>>();
+      const auto offsets = entry.at("data_offsets").get<std::vector<std::uint64_t>>();
+      if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data_size)
+        Fail(path, "tensor '" + name + "': data_offsets outside the " +
+                       std::to_string(data_size) + " data bytes");
+      auto tensor = torch::empty(shape, torch::TensorOptions().dtype(type));
+      const std::uint64_t bytes = tensor.numel() * tensor.element_size();
+      if (bytes != offsets[1] - offsets[0])
+        Fail(path, "tensor '" + name + "': shape needs " + std::to_string(bytes) +
+                       " bytes, data_offsets give " + std::to_string(offsets[1] - offsets[0]));
+      if (bytes) std::memcpy(tensor.data_ptr(), data.data() + offsets[0], bytes);
+      tensors.emplace(name, std::move(tensor));
+    } catch (const nlohmann::json::exception& e) {
+      Fail(path, "tensor '" + name + "': " + e.what());
+    }
+  }
+  return tensors;
+}
+
+void WriteSafetensors(const std::filesystem::path& path, const NamedTensors& tensors) {
+  nlohmann::json header = nlohmann::json::object();
+  std::vector<torch::Tensor> parts;
+  std::uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    auto cpu = t.detach().to(torch::kCPU).contiguous();
+    const std::uint64_t bytes = cpu.numel() * cpu.element_size();
+    header[name] = {{"dtype", NameOf(cpu.scalar_type(), path)},
+                    {"shape", cpu.sizes().vec()},
+                    {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+    parts.push_back(cpu);
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // data starts 8-byte aligned
+  auto temp = path;
+  temp += ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) Fail(temp, "cannot create");
+    unsigned char length_bytes[8];
+    std::uint64_t size = text.size();
+    for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<unsigned char>(size >> (8 * i));
+    out.write(reinterpret_cast<const char*>(length_bytes), 8);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    for (const auto& p : parts)
+      out.write(static_cast<const char*>(p.data_ptr()),
+                static_cast<std::streamsize>(p.numel() * p.element_size()));
+    if (!out) Fail(temp, "write failed");
+  }
+  // C's rename: libtorch exports its own std::filesystem symbols, which crash when called from
+  // a binary that links it (seen with remove_all).
+  if (std::rename(temp.c_str(), path.c_str()) != 0) Fail(path, "cannot rename " + temp.string());
+}
+
+}  // namespace ditbench

@@ -1,0 +1,27 @@
+// The safetensors format (Hugging Face): an 8-byte little-endian header length, a JSON header
+// {name: {"dtype", "shape", "data_offsets": [begin, end)}, optional "__metadata__"}, then the raw
+// little-endian tensor bytes. ditbench reads diffusers' weights and reference inputs and writes
+// outputs in it without Python. Only the dtypes below; anything else is refused by name.
+//
+// Errors: std::runtime_error naming the file and what is wrong (truncated file, header not
+// JSON, unknown dtype, offsets outside the data, shape and byte count disagreeing).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <torch/torch.h>
+
+namespace ditbench {
+
+// F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL.
+using NamedTensors = std::map<std::string, torch::Tensor>;
+
+// Every tensor of `path`, on the CPU, in its stored dtype (each owns its memory).
+NamedTensors ReadSafetensors(const std::filesystem::path& path);
+// Writes `tensors` (any device; made contiguous on the CPU) in name order; atomically (a temp
+// file renamed over `path`).
+void WriteSafetensors(const std::filesystem::path& path, const NamedTensors& tensors);
+
+}  // namespace ditbench
