@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/comparison.h"
+#include "report/comparison_html.h"
 #include "report/stage_breakdown.h"
 #include "storage/results_db.h"
 
@@ -346,6 +348,32 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   html += "</table>\n";
 }
 
+// The selected campaigns (minus the baseline's) compared with the baseline.
+std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options,
+                                     const std::vector<std::int64_t>& selected) {
+  const CampaignSet baseline = ParseCampaignSet(options.baseline, options.db);
+  CampaignSet candidate{options.db, {}, "selected campaigns"};
+  const bool same_db = std::filesystem::weakly_canonical(baseline.db) ==
+                       std::filesystem::weakly_canonical(options.db);
+  for (std::int64_t id : selected) {
+    const bool in_baseline = std::find(baseline.campaigns.begin(), baseline.campaigns.end(),
+                                       id) != baseline.campaigns.end();
+    if (!(same_db && in_baseline)) candidate.campaigns.push_back(id);
+  }
+  if (candidate.campaigns.empty()) {
+    throw std::invalid_argument(fmt::format(
+        "--baseline {}: no other campaign is selected to compare with it (add --campaign ID)",
+        options.baseline));
+  }
+  std::unique_ptr<ResultsDb> other;
+  ResultsDb* baseline_db = &db;
+  if (!same_db) {
+    other = ResultsDb::Open(baseline.db, /*read_only=*/true);
+    baseline_db = other.get();
+  }
+  return RenderComparisonSection(CompareCampaigns(*baseline_db, baseline, db, candidate));
+}
+
 }  // namespace
 
 std::string HtmlEscape(const std::string& text) {
@@ -383,12 +411,14 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   html += "<title>ditbench report</title>\n<style>";
   html += kStyle;
+  html += kComparisonStyle;
   html += "</style>\n<script>\n";
   html.append(kChartJs, kChartJsSize);
   html += "\n</script>\n</head>\n<body>\n";
   RenderHeader(html, campaigns, trials_per_campaign);
   RenderStatusCounts(html, rows);
   RenderWarnings(html, campaigns, rows);
+  if (!options.baseline.empty()) html += RenderBaselineComparison(*db, options, ids);
   nlohmann::json charts = nlohmann::json::array();
   if (rows.empty()) html += "<p>No trials selected.</p>\n";
   for (auto& [key, group] : groups) RenderGroup(html, charts, key, group);

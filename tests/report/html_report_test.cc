@@ -42,7 +42,7 @@ class HtmlReportTest : public ::testing::Test {
 
   std::string Render(std::vector<std::string> sweeps = {},
                      std::vector<std::int64_t> campaigns = {}) {
-    return RenderHtmlReport({DbPath(), std::move(sweeps), std::move(campaigns), {}});
+    return RenderHtmlReport({DbPath(), std::move(sweeps), std::move(campaigns), {}, {}});
   }
 
   // The <tr> of one trial.
@@ -142,18 +142,18 @@ TEST_F(HtmlReportTest, ChartDataCannotCloseItsScriptElement) {
 
 TEST_F(HtmlReportTest, WriteHtmlReportWritesTheFileAndLeavesNoTemporary) {
   std::filesystem::path out = dir_ / "report.html";
-  WriteHtmlReport({DbPath(), {}, {}, out});
+  WriteHtmlReport({DbPath(), {}, {}, out, {}});
   std::ifstream in(out);
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_THAT(text.str(), HasSubstr("</html>"));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "report.html.tmp"));
-  EXPECT_THROW(WriteHtmlReport({DbPath(), {}, {}, dir_ / "missing" / "r.html"}),
+  EXPECT_THROW(WriteHtmlReport({DbPath(), {}, {}, dir_ / "missing" / "r.html", {}}),
                std::runtime_error);
 }
 
 TEST_F(HtmlReportTest, MissingDatabaseIsAnError) {
-  EXPECT_THROW(RenderHtmlReport({dir_ / "none.db", {}, {}, {}}), StorageError);
+  EXPECT_THROW(RenderHtmlReport({dir_ / "none.db", {}, {}, {}, {}}), StorageError);
 }
 
 }  // namespace
@@ -173,7 +173,7 @@ TEST(HtmlReportThrottleTest, ThrottledTrialsAreWarnedAbout) {
     db->RecordTrial(id, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 6));
     db->FinishCampaign(id);
   }
-  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}});
+  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
   EXPECT_NE(html.find("1 trial(s) ran while the GPU throttled"), std::string::npos);
   EXPECT_NE(html.find(TrialKey(test::MakeConfig(1))), std::string::npos);
 }
@@ -216,9 +216,45 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
   EXPECT_DOUBLE_EQ(s.blocks_ms, 22);  // (5 + 6) per step, slowest rank
   EXPECT_EQ(s.slowest_block, 1);
   EXPECT_DOUBLE_EQ(s.slowest_block_ms, 12);
-  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}});
+  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
   EXPECT_NE(html.find("Stage breakdown"), std::string::npos);
   EXPECT_NE(html.find("block 1 (12.000 ms over all steps)"), std::string::npos);
+}
+
+TEST_F(HtmlReportTest, BaselineComparisonSortsByEffectAndColoursVerdicts) {
+  auto db = ResultsDb::Open(DbPath());
+  const std::vector<double> base = {10, 10.1, 9.9, 10.05, 9.95, 10.02};
+  std::vector<double> doubled;
+  for (double ms : base) doubled.push_back(2 * ms);
+  const TrialConfig one = test::MakeConfig(1, 1, Precision::kBf16, 256);
+  const TrialConfig two = test::MakeConfig(2, 1, Precision::kBf16, 256);
+  std::int64_t a = db->ResumeOrCreateCampaign(test::MakeCampaign("ab", "abc"), true);
+  db->RecordTrial(a, test::MakeTrialWithSamples(one, base));
+  db->RecordTrial(a, test::MakeTrialWithSamples(two, base));
+  std::int64_t b = db->ResumeOrCreateCampaign(test::MakeCampaign("ab", "def"), true);
+  db->RecordTrial(b, test::MakeTrialWithSamples(one, base));
+  db->RecordTrial(b, test::MakeTrialWithSamples(two, doubled));
+
+  ReportOptions options{DbPath(), {}, {b}, {}, std::to_string(a)};
+  const std::string html = RenderHtmlReport(options);
+  const std::size_t section = html.find("<h2 id=\"comparison\">Comparison: campaign " +
+                                        std::to_string(a) + " (baseline) vs " +
+                                        std::to_string(b) + "</h2>");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_THAT(html, HasSubstr("<td>build</td><td>abc</td><td>def</td>"));
+  const std::size_t slower = html.find("<td class=\"verdict-slower\">slower</td>", section);
+  const std::size_t same = html.find("<td class=\"verdict-same\">same</td>", section);
+  ASSERT_NE(slower, std::string::npos);
+  ASSERT_NE(same, std::string::npos);
+  EXPECT_LT(slower, same);  // most slowed down first
+  EXPECT_THAT(html, HasSubstr("+100.0%"));
+  EXPECT_THAT(html, HasSubstr(".verdict-slower {"));
+
+  // A baseline that is the only selected campaign leaves nothing to compare.
+  ReportOptions alone{DbPath(), {}, {a}, {}, std::to_string(a)};
+  EXPECT_THROW(RenderHtmlReport(alone), std::invalid_argument);
+  ReportOptions unknown{DbPath(), {}, {b}, {}, "99"};
+  EXPECT_THROW(RenderHtmlReport(unknown), std::invalid_argument);
 }
 
 }  // namespace
