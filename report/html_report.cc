@@ -17,6 +17,7 @@
 #include "report/comparison.h"
 #include "report/comparison_html.h"
 #include "report/stage_breakdown.h"
+#include "stats/stats.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -187,7 +188,7 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
   html += fmt::format(
       "<h1>ditbench report: {}</h1>\n<p class=\"note\">Generated {} by ditbench. Latencies "
       "are medians of the slowest rank per iteration; CI is the 95% confidence interval of "
-      "the median.</p>\n",
+      "the median (its exact coverage is shown where fewer iterations make it smaller).</p>\n",
       sweep_list.empty() ? "no campaigns" : sweep_list,
       IsoTime(std::chrono::duration<double>(now.time_since_epoch()).count()));
   html += "<h2>Campaigns</h2>\n<table><tr><th>campaign</th><th>sweep</th><th>build</th>"
@@ -309,7 +310,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   }
 
   html += "<table><tr><th>#</th><th>configuration</th><th>GPUs</th><th>campaign</th>"
-          "<th>trial</th><th>status</th><th>latency ms</th><th>95% CI ms</th><th>cov</th>"
+          "<th>trial</th><th>status</th><th>latency ms</th><th>95% CI ms (exact coverage if less)</th><th>cov</th>"
           "<th>skew ms</th><th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th>"
           "<th>efficiency</th><th>TFLOPS</th><th>MFU</th><th>iterations</th><th>device</th>"
           "<th>error</th></tr>\n";
@@ -325,6 +326,11 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
     std::string ci = row.ci_low_ms && row.ci_high_ms
                          ? fmt::format("{:.2f} – {:.2f}", *row.ci_low_ms, *row.ci_high_ms)
                          : "-";
+    // Few iterations: the interval's exact coverage is below 95% (stats/stats.h); say so.
+    if (row.ci_low_ms && row.iterations) {
+      const double coverage = MedianCiCoverage(static_cast<std::size_t>(*row.iterations));
+      if (coverage < 0.9495) ci += fmt::format(" ({:.0f}% only)", coverage * 100);
+    }
     html += fmt::format(
         "<tr id=\"trial-{}-{}\"><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td><code>{}</code></td><td class=\"status-{}\">{}</td>"

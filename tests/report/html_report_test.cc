@@ -80,7 +80,7 @@ TEST_F(HtmlReportTest, TableListsEveryTrialWithStatusAndEscapedError) {
   EXPECT_THAT(html, Not(HasSubstr("<script>alert(1)")));
   std::string fastest = RowOf(html, sp_, test::MakeConfig(4));
   EXPECT_THAT(fastest, HasSubstr(">40.00<"));
-  EXPECT_THAT(fastest, HasSubstr(">39.00 – 41.00<"));
+  EXPECT_THAT(fastest, HasSubstr(">39.00 – 41.00 (50% only)<"));
   EXPECT_THAT(fastest, HasSubstr(">250<"));  // peak memory: 1000 MB / 4 ranks
 }
 
@@ -255,6 +255,19 @@ TEST_F(HtmlReportTest, BaselineComparisonSortsByEffectAndColoursVerdicts) {
   EXPECT_THROW(RenderHtmlReport(alone), std::invalid_argument);
   ReportOptions unknown{DbPath(), {}, {b}, {}, "99"};
   EXPECT_THROW(RenderHtmlReport(unknown), std::invalid_argument);
+}
+
+TEST_F(HtmlReportTest, CiOfFewIterationsShowsItsExactCoverage) {
+  // The fixture's trials have 2 timed iterations: [min, max] covers the median half the time.
+  const std::string html = Render({"sp"});
+  EXPECT_THAT(RowOf(html, sp_, test::MakeConfig(1)), HasSubstr("99.00 – 101.00 (50% only)"));
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t many = db->ResumeOrCreateCampaign(test::MakeCampaign("many"), true);
+  const TrialConfig config = test::MakeConfig(1, 1, Precision::kBf16, 256);
+  db->RecordTrial(many, test::MakeTrialWithSamples(config, {1, 2, 3, 4, 5, 6, 7, 8}));
+  const std::string row = RowOf(Render({"many"}), many, config);
+  ASSERT_NE(row, "");
+  EXPECT_THAT(row, Not(HasSubstr("only)")));
 }
 
 }  // namespace
