@@ -185,28 +185,38 @@ std::optional<Thresholds> LearnedThresholds(const std::vector<ResultRow>& rows, 
   return t;
 }
 
-std::string TrialLabel(const ResultRow& row) {
+std::string ModelIdentity(const ResultRow& row) {
   std::string model = row.model;
-  if (!row.model_overrides.empty()) {
-    nlohmann::json overrides = nlohmann::json::parse(row.model_overrides, nullptr, false);
-    std::string extra;
-    if (overrides.is_object()) {
-      for (const auto& [key, value] : overrides.items()) {
-        if (key == "preset") continue;
-        extra += fmt::format("{}{}:{}", extra.empty() ? "" : ",", key, value.dump());
-      }
+  if (row.model_overrides.empty()) return model;
+  nlohmann::json overrides = nlohmann::json::parse(row.model_overrides, nullptr, false);
+  std::string extra;
+  if (overrides.is_object()) {
+    for (const auto& [key, value] : overrides.items()) {
+      if (key == "preset") continue;
+      extra += fmt::format("{}{}:{}", extra.empty() ? "" : ",", key, value.dump());
     }
-    if (!extra.empty()) model += "{" + extra + "}";
   }
-  std::string label = fmt::format("{} {}px {} {}", model, row.resolution, row.precision, row.scope);
+  return extra.empty() ? model : model + "{" + extra + "}";
+}
+
+std::string DegreesLabel(const ResultRow& row) {
   std::string degrees;
   const std::pair<const char*, std::int64_t> axes[] = {
       {"ulysses", row.ulysses}, {"ring", row.ring}, {"pipefusion", row.pipefusion},
       {"cfg", row.cfg}, {"dp", row.dp}};
-  for (const auto& [name, degree] : axes)
-    if (degree > 1) degrees += fmt::format(" {}={}", name, degree);
+  for (const auto& [name, degree] : axes) {
+    if (degree <= 1) continue;
+    if (!degrees.empty()) degrees += ' ';
+    degrees += fmt::format("{}={}", name, degree);
+  }
+  return degrees.empty() ? "1 rank" : degrees;
+}
+
+std::string TrialLabel(const ResultRow& row) {
+  std::string label = fmt::format("{} {}px {} {}", ModelIdentity(row), row.resolution,
+                                  row.precision, row.scope);
   if (row.batch > 1) label += fmt::format(" batch={}", row.batch);
-  return label + (degrees.empty() ? " 1 rank" : degrees);
+  return label + " " + DegreesLabel(row);
 }
 
 Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_db,

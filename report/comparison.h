@@ -99,4 +99,10 @@ Thresholds DefaultThresholds(bool gpu);
 // "1 rank" when all are 1).
 std::string TrialLabel(const ResultRow& row);
 
+// The model with its dimension overrides: "pixart-alpha-tiny{depth:8}", or "pixart-alpha".
+std::string ModelIdentity(const ResultRow& row);
+
+// The parallel degrees above 1, spelled out: "ulysses=2 cfg=2", or "1 rank".
+std::string DegreesLabel(const ResultRow& row);
+
 }  // namespace ditbench

@@ -41,6 +41,7 @@ struct ResultRow {
   std::optional<double> peak_mem_mb, tflops, mfu;
   std::optional<std::int64_t> iterations;
   bool throttled = false;  // the GPU slowed down during the timed part (NVML)
+  bool profile_blocks = false;  // every transformer block was timed too (measurement policy)
 
   bool measured() const { return status == "ok" && latency_ms.has_value(); }
 };

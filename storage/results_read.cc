@@ -16,7 +16,7 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     SELECT campaign, sweep, trial_key, status, model, precision, scope, device, build, error,
            resolution, batch, steps, ulysses, ring, pipefusion, cfg, dp, world_size,
            latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
-           iterations, throttled, model_overrides
+           iterations, throttled, model_overrides, profile_blocks
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
                                    placeholders));
   for (std::size_t i = 0; i < campaign_ids.size(); ++i) {
@@ -45,6 +45,8 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     row.throttled = !query.IsNull(c) && query.Int(c) != 0;
     ++c;
     if (!query.IsNull(c)) row.model_overrides = query.Text(c);
+    ++c;
+    row.profile_blocks = !query.IsNull(c) && query.Int(c) != 0;
     rows.push_back(std::move(row));
   }
   return rows;

@@ -66,7 +66,7 @@ TEST_F(HtmlReportTest, ChartJsIsInlinedAndNothingLoadsFromTheNetwork) {
   EXPECT_THAT(html, Not(HasSubstr("<link")));
   EXPECT_THAT(html, Not(HasSubstr("@import")));
   EXPECT_THAT(html, HasSubstr("<canvas id=\"chart-0\">"));
-  EXPECT_THAT(html, HasSubstr("\"u2 r1 pf1 cfg1 dp1\""));
+  EXPECT_THAT(html, HasSubstr("\"ulysses=2\""));
 }
 
 TEST_F(HtmlReportTest, TableListsEveryTrialWithStatusAndEscapedError) {
@@ -94,7 +94,7 @@ TEST_F(HtmlReportTest, SpeedupIsAgainstOneGpuTrialOfTheSamePrecisionOnly) {
   std::string fp16 = RowOf(html, sp_, test::MakeConfig(2, 1, Precision::kFp16));
   ASSERT_FALSE(fp16.empty());
   EXPECT_THAT(fp16, HasSubstr("class=\"num speedup\">-<"));
-  EXPECT_THAT(html, HasSubstr("No 1-GPU trial of this precision and scope"));
+  EXPECT_THAT(html, HasSubstr("No 1-rank trial of this precision and scope"));
 }
 
 TEST_F(HtmlReportTest, HeaderNamesSweepsCampaignsBuildAndStatusCounts) {
@@ -268,6 +268,110 @@ TEST_F(HtmlReportTest, CiOfFewIterationsShowsItsExactCoverage) {
   const std::string row = RowOf(Render({"many"}), many, config);
   ASSERT_NE(row, "");
   EXPECT_THAT(row, Not(HasSubstr("only)")));
+}
+
+}  // namespace
+}  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+// Report structure (issue 11): groups by model identity and profile_blocks, spelled-out
+// labels, per-device noise thresholds naming every trial, CPU wording, TFLOPS only with a peak.
+class ReportStructureTest : public ::testing::Test {
+ protected:
+  std::string Render() { return RenderHtmlReport({dir_ / "results.db", {}, {}, {}, {}}); }
+  test::TempDir dir_;
+};
+
+TEST_F(ReportStructureTest, OverriddenModelAndProfiledTrialsAreGroupsOfTheirOwn) {
+  TrialConfig plain = test::MakeConfig(1, 1, Precision::kBf16, 256);
+  plain.model = "pixart-alpha-tiny";
+  TrialConfig deep = plain;
+  deep.model_overrides = {{"depth", 8}};
+  TrialConfig profiled = plain;
+  profiled.ulysses = 2;
+  profiled.profile_blocks = true;
+  {
+    auto db = ResultsDb::Open(dir_ / "results.db");
+    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("zoo"), false);
+    db->RecordTrial(id, test::MakeTrial(plain, TrialStatus::kOk, 10));
+    db->RecordTrial(id, test::MakeTrial(deep, TrialStatus::kOk, 20));
+    db->RecordTrial(id, test::MakeTrial(profiled, TrialStatus::kOk, 8));
+  }
+  const std::string html = Render();
+  EXPECT_THAT(html, HasSubstr("<h2>pixart-alpha-tiny{depth:8} · 256 px"));
+  EXPECT_THAT(html, HasSubstr("<h2>pixart-alpha-tiny · 256 px · bf16 · denoise · batch 1 · "
+                              "20 steps</h2>"));
+  EXPECT_THAT(html, HasSubstr("20 steps · blocks profiled</h2>"));
+  // Neither the depth-8 trial nor the profiled one gets a speedup against the plain 1-rank
+  // one: each 1-rank trial is its own group's baseline, and the profiled group has none.
+  const std::string against_plain = "title=\"against " + TrialKey(plain) + " ";
+  EXPECT_EQ(html.find(against_plain), html.rfind(against_plain));
+  EXPECT_NE(html.find("title=\"against " + TrialKey(deep) + " "), std::string::npos);
+  const std::size_t profiled_group = html.find("blocks profiled</h2>");
+  EXPECT_THAT(html.substr(profiled_group, 200), HasSubstr("No 1-rank trial"));
+}
+
+TEST_F(ReportStructureTest, NoiseThresholdDependsOnTheDeviceAndEveryTrialIsNamed) {
+  {
+    auto db = ResultsDb::Open(dir_ / "results.db");
+    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("noise"), false);
+    for (int i = 0; i < 12; ++i) {  // CPU, CoV 10%: below the CPU threshold
+      TrialRecord t = test::MakeTrial(test::MakeConfig(1, 1, Precision::kBf16, 256 + 16 * i),
+                                      TrialStatus::kOk, 10);
+      t.metrics->cov = 0.10;
+      db->RecordTrial(id, t);
+    }
+    for (int i = 0; i < 12; ++i) {  // GPU, CoV 10%: above the GPU threshold
+      TrialRecord t = test::MakeTrial(test::MakeConfig(1, 1, Precision::kFp16, 256 + 16 * i),
+                                      TrialStatus::kOk, 10);
+      t.metrics->cov = 0.10;
+      t.device = "NVIDIA H100 80GB HBM3";
+      t.metrics->mfu = 0.3;
+      t.metrics->tflops = 300;
+      db->RecordTrial(id, t);
+    }
+  }
+  const std::string html = Render();
+  EXPECT_THAT(html, HasSubstr("12 GPU trial(s) are noisy (coefficient of variation above 5%, "
+                              "the GPU threshold).<details><summary>12 trial(s)</summary>"));
+  EXPECT_THAT(html, Not(HasSubstr("CPU trial(s) are noisy")));
+  for (int i = 0; i < 12; ++i) {
+    const std::string key = TrialKey(test::MakeConfig(1, 1, Precision::kFp16, 256 + 16 * i));
+    EXPECT_THAT(html, HasSubstr("<li>" + key + " (campaign 1")) << i;
+  }
+  // CPU groups: ranks, no TFLOPS; GPU groups: GPUs and TFLOPS.
+  const std::size_t cpu_group = html.find("<h2>pixart-alpha · 256 px · bf16");
+  const std::size_t gpu_group = html.find("<h2>pixart-alpha · 256 px · fp16");
+  ASSERT_NE(cpu_group, std::string::npos);
+  ASSERT_NE(gpu_group, std::string::npos);
+  const std::string cpu_table = html.substr(cpu_group, html.find("</table>", cpu_group) - cpu_group);
+  const std::string gpu_table = html.substr(gpu_group, html.find("</table>", gpu_group) - gpu_group);
+  EXPECT_THAT(cpu_table, HasSubstr("<th>ranks</th>"));
+  EXPECT_THAT(cpu_table, Not(HasSubstr("TFLOPS")));
+  EXPECT_THAT(gpu_table, HasSubstr("<th>GPUs</th>"));
+  EXPECT_THAT(gpu_table, HasSubstr("<th>TFLOPS</th><th>MFU</th>"));
+  EXPECT_THAT(gpu_table, HasSubstr(">300.0<"));
+  EXPECT_THAT(gpu_table, HasSubstr("<div class=\"scroll\"><table>"));
+}
+
+TEST_F(ReportStructureTest, RowsOfSeveralCampaignsAreLabelledWithTheWordCampaign) {
+  {
+    auto db = ResultsDb::Open(dir_ / "results.db");
+    for (int c = 0; c < 2; ++c) {
+      auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("twice"), true);
+      db->RecordTrial(id, test::MakeTrial(test::MakeConfig(1, 1, Precision::kBf16, 256),
+                                          TrialStatus::kOk, 10 + c));
+      TrialConfig cfg = test::MakeConfig(1, 1, Precision::kBf16, 256);
+      cfg.cfg = 2;
+      db->RecordTrial(id, test::MakeTrial(cfg, TrialStatus::kOk, 6 + c));
+    }
+  }
+  const std::string html = Render();
+  EXPECT_THAT(html, HasSubstr("\"campaign 2: cfg=2\""));
+  EXPECT_THAT(html, HasSubstr("\"campaign 1: 1 rank\""));
+  EXPECT_THAT(html, Not(HasSubstr("c2 ")));
 }
 
 }  // namespace
