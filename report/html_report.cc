@@ -16,6 +16,7 @@
 
 #include "report/comparison.h"
 #include "report/comparison_html.h"
+#include "report/group_charts.h"
 #include "report/stage_breakdown.h"
 #include "stats/stats.h"
 #include "storage/results_db.h"
@@ -156,35 +157,6 @@ td.error { max-width: 40em; white-space: pre-wrap; font-family: monospace; font-
 .note { color: #555; font-size: 0.9em; }
 )css";
 
-constexpr const char* kChartScript = R"js(
-(function () {
-  var groups = JSON.parse(document.getElementById('ditbench-charts').textContent);
-  if (typeof Chart === 'undefined') return;
-  groups.forEach(function (g) {
-    var canvas = document.getElementById(g.id);
-    if (!canvas) return;
-    new Chart(canvas, {
-      type: 'bar',
-      data: {labels: g.labels,
-             datasets: [{label: 'median latency (ms)', data: g.median,
-                         backgroundColor: '#4e79a7'}]},
-      options: {
-        animation: false, responsive: true, maintainAspectRatio: false,
-        scales: {y: {beginAtZero: true, title: {display: true, text: 'median latency (ms)'}}},
-        plugins: {
-          legend: {display: false},
-          title: {display: true, text: g.title},
-          tooltip: {callbacks: {afterLabel: function (c) {
-            var lo = g.ci_low[c.dataIndex], hi = g.ci_high[c.dataIndex];
-            if (lo === null || hi === null) return '';
-            return '95% CI ' + lo.toFixed(2) + ' - ' + hi.toFixed(2) + ' ms';
-          }}}
-        }
-      }
-    });
-  });
-})();
-)js";
 
 void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
                   const std::map<std::int64_t, int>& trials_per_campaign) {
@@ -319,20 +291,12 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                         "speedup shown.</p>\n", on_gpu ? "GPU" : "rank");
   }
 
-  nlohmann::json chart = {{"id", fmt::format("chart-{}", charts.size())},
-                          {"title", GroupTitle(key)},
-                          {"labels", nlohmann::json::array()},
-                          {"median", nlohmann::json::array()},
-                          {"ci_low", nlohmann::json::array()},
-                          {"ci_high", nlohmann::json::array()}};
-  for (const Row& row : group) {
-    if (!row.measured()) continue;
-    chart["labels"].push_back(label(row));
-    chart["median"].push_back(*row.latency_ms);
-    chart["ci_low"].push_back(row.ci_low_ms ? nlohmann::json(*row.ci_low_ms) : nullptr);
-    chart["ci_high"].push_back(row.ci_high_ms ? nlohmann::json(*row.ci_high_ms) : nullptr);
-  }
-  if (!chart["labels"].empty()) {
+  for (nlohmann::json chart :
+       {LatencyChart(fmt::format("chart-{}", charts.size()), GroupTitle(key), group),
+        SpeedupChart(fmt::format("chart-{}", charts.size() + 1),
+                     "Speedup vs world size: " + GroupTitle(key), group)}) {
+    if (chart.is_null()) continue;
+    chart["id"] = fmt::format("chart-{}", charts.size());
     html += fmt::format("<div class=\"chart\"><canvas id=\"{}\"></canvas></div>\n",
                         chart["id"].get<std::string>());
     charts.push_back(std::move(chart));

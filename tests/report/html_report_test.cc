@@ -369,8 +369,16 @@ TEST_F(ReportStructureTest, RowsOfSeveralCampaignsAreLabelledWithTheWordCampaign
     }
   }
   const std::string html = Render();
-  EXPECT_THAT(html, HasSubstr("\"campaign 2: cfg=2\""));
-  EXPECT_THAT(html, HasSubstr("\"campaign 1: 1 rank\""));
+  EXPECT_THAT(html, HasSubstr("<td>campaign 2: cfg=2</td>"));
+  EXPECT_THAT(html, HasSubstr("<td>campaign 1: 1 rank</td>"));
+  // The chart has one dataset per campaign, with a legend, and draws the CI as whiskers.
+  EXPECT_THAT(html, HasSubstr("\"label\":\"campaign 2\""));
+  EXPECT_THAT(html, HasSubstr("\"legend\":true"));
+  EXPECT_THAT(html, HasSubstr("type: 'logarithmic'"));
+  EXPECT_THAT(html, HasSubstr("afterDatasetsDraw"));
+  // And a speedup chart with the ideal line, per campaign's own 1-rank trial.
+  EXPECT_THAT(html, HasSubstr("\"kind\":\"speedup\""));
+  EXPECT_THAT(html, HasSubstr("\"label\":\"cfg (campaign 1)\""));
   EXPECT_THAT(html, Not(HasSubstr("c2 ")));
 }
 
