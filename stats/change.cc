@@ -62,21 +62,32 @@ ChangeEstimate HodgesLehmannChange(std::vector<double> a, std::vector<double> b,
   differences.reserve(la.size() * lb.size());
   for (double y : lb)
     for (double x : la) differences.push_back(y - x);
-  std::sort(differences.begin(), differences.end());
   const double n = static_cast<double>(la.size()), m = static_cast<double>(lb.size());
   const double total = static_cast<double>(differences.size());
   // U's null distribution: mean nm/2, variance nm(n+m+1)/12. The interval runs from the
   // (k+1)-th to the (nm-k)-th smallest difference.
   const double z = NormalQuantile(0.5 + confidence / 2);
   const double k = std::floor(n * m / 2 - z * std::sqrt(n * m * (n + m + 1) / 12));
-  const auto at = [&](double rank) {  // 1-based rank, clamped
-    const double clamped = std::clamp(rank, 1.0, total);
-    return differences[static_cast<std::size_t>(clamped) - 1];
+  const auto index = [&](double rank) {  // 0-based index of a 1-based rank, clamped
+    return static_cast<std::ptrdiff_t>(std::clamp(rank, 1.0, total)) - 1;
   };
+  // The few order statistics needed, by selection rather than a full sort: the median's lower
+  // middle first; the CI's bounds then lie in the partitions on either side of it.
+  const double h = (total - 1) / 2;
+  const auto begin = differences.begin(), end = differences.end();
+  const auto middle = begin + index(std::floor(h) + 1);
+  std::nth_element(begin, middle, end);
+  const double lower = *middle;
+  const double upper = std::ceil(h) > std::floor(h) ? *std::min_element(middle + 1, end) : lower;
+  const auto low = begin + std::min(index(k + 1), middle - begin);
+  std::nth_element(begin, low, middle + 1);
+  const auto high = begin + std::max(index(total - k), middle - begin);
+  std::nth_element(middle, high, end);
   ChangeEstimate estimate;
-  estimate.pct = ToPct(Quantile(differences, 0.5));
-  estimate.low_pct = ToPct(at(k + 1));
-  estimate.high_pct = ToPct(at(total - k));
+  // Median (type 7): between the two middle order statistics when nm is even.
+  estimate.pct = ToPct(lower + (h - std::floor(h)) * (upper - lower));
+  estimate.low_pct = ToPct(*low);
+  estimate.high_pct = ToPct(*high);
   return estimate;
 }
 
