@@ -1,5 +1,6 @@
 #include "stats/change.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -41,6 +42,33 @@ TEST(ChangeTest, HodgesLehmannOfHandComputedPairs) {
   EXPECT_NEAR(constant.pct, -50, 1e-9);
   EXPECT_NEAR(constant.low_pct, -50, 1e-9);
   EXPECT_NEAR(constant.high_pct, -50, 1e-9);
+}
+
+TEST(ChangeTest, HodgesLehmannSelectionMatchesAFullSort) {
+  // The implementation selects three order statistics; a full sort must agree, for odd and
+  // even numbers of pairwise differences.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> uniform(1, 3);
+  for (auto [n, m] : {std::pair{7, 9}, std::pair{8, 10}, std::pair{30, 31}, std::pair{1, 1}}) {
+    std::vector<double> a, b, differences;
+    for (int i = 0; i < n; ++i) a.push_back(uniform(rng));
+    for (int i = 0; i < m; ++i) b.push_back(uniform(rng) * 1.2);
+    for (double y : b)
+      for (double x : a) differences.push_back(std::log(y) - std::log(x));
+    std::sort(differences.begin(), differences.end());
+    const double total = static_cast<double>(differences.size());
+    const double k = std::floor(n * m / 2.0 - 1.959963985 * std::sqrt(n * m * (n + m + 1) / 12.0));
+    const auto at = [&](double rank) {
+      return differences[static_cast<std::size_t>(std::clamp(rank, 1.0, total)) - 1];
+    };
+    const double h = (total - 1) / 2;
+    const double median = at(std::floor(h) + 1) +
+                          (h - std::floor(h)) * (at(std::ceil(h) + 1) - at(std::floor(h) + 1));
+    ChangeEstimate c = HodgesLehmannChange(a, b);
+    EXPECT_NEAR(c.pct, std::expm1(median) * 100, 1e-9) << n << "x" << m;
+    EXPECT_NEAR(c.low_pct, std::expm1(at(k + 1)) * 100, 1e-9) << n << "x" << m;
+    EXPECT_NEAR(c.high_pct, std::expm1(at(total - k)) * 100, 1e-9) << n << "x" << m;
+  }
 }
 
 TEST(ChangeTest, WelchIntervalOfHandComputedLogs) {
