@@ -102,4 +102,21 @@ std::string RenderComparisonSection(const Comparison& comparison) {
   return html;
 }
 
+std::string RenderComparisonPage(const Comparison& comparison) {
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>ditbench compare</title>\n<style>\n"
+      "body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }\n"
+      "table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }\n"
+      "th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }\n"
+      "td { white-space: nowrap; } td.num { text-align: right; "
+      "font-variant-numeric: tabular-nums; }\nth { background: #f2f2f2; }\n"
+      ".note { color: #555; font-size: 0.9em; }";
+  html += kComparisonStyle;
+  html += "</style>\n</head>\n<body>\n";
+  html += RenderComparisonSection(comparison);
+  html += "</body>\n</html>\n";
+  return html;
+}
+
 }  // namespace ditbench

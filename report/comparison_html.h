@@ -15,6 +15,10 @@ namespace ditbench {
 // verdict-same, verdict-inconclusive (styles in kComparisonStyle).
 std::string RenderComparisonSection(const Comparison& comparison);
 
+// A self-contained page holding only the section (`compare --format html`): no script, no
+// network.
+std::string RenderComparisonPage(const Comparison& comparison);
+
 // The CSS the section needs, for the report's <style>.
 extern const char* const kComparisonStyle;
 

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/comparison_html.h"
+
 namespace ditbench {
 namespace {
 
@@ -151,9 +153,11 @@ void WriteComparison(const Comparison& comparison, const std::string& format, st
     WriteCsv(comparison, out);
   } else if (format == "json") {
     WriteJson(comparison, out);
+  } else if (format == "html") {
+    out << RenderComparisonPage(comparison);
   } else {
     throw std::invalid_argument(
-        fmt::format("--format '{}': expected table, csv or json", format));
+        fmt::format("--format '{}': expected table, csv, json or html", format));
   }
 }
 

@@ -14,7 +14,8 @@ inline constexpr int kCompareFormatVersion = 1;
 
 // Table: the sides, what differs between them (first), the matched trials sorted by change
 // with verdict, change, 95% CI, medians and launches, then unmatched trials and the thresholds
-// used. REQUIRES: format is "table", "csv" or "json" (std::invalid_argument otherwise).
+// used. "html": a self-contained page (report/comparison_html.h). REQUIRES: format is "table",
+// "csv", "json" or "html" (std::invalid_argument otherwise).
 void WriteComparison(const Comparison& comparison, const std::string& format, std::ostream& out);
 
 }  // namespace ditbench

@@ -13,7 +13,8 @@ namespace ditbench {
 struct CompareOptions {
   std::filesystem::path db = "results.db";  // for sides written without "PATH:"
   std::string a, b;
-  std::string format = "table";             // table | csv | json
+  std::string format = "table";             // table | csv | json | html
+  std::filesystem::path output;             // empty: standard output
   // Exit 1 when a matched trial's verdict is `slower` with a change above this percent.
   std::optional<double> fail_on_regression_pct;
   std::optional<double> noise_floor_pct, min_effect_pct;  // override the per-device thresholds
@@ -22,7 +23,8 @@ struct CompareOptions {
 // Prints the comparison to `out`. Returns kExitOk; kExitTrialsFailed (1) when
 // fail_on_regression_pct is set and some trial regressed beyond it (each named on `err`);
 // kExitUsage after one line "ditbench compare: error: ..." on `err` for a missing database,
-// an unknown campaign (the known ones listed), a malformed side or format.
+// an unknown campaign (the known ones listed), a malformed side or format, an unwritable
+// --output.
 int RunCompare(const CompareOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace ditbench

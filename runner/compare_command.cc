@@ -1,7 +1,9 @@
 // `ditbench compare`: see runner/compare.h.
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -15,9 +17,10 @@ namespace ditbench {
 namespace {
 
 int RunCompareOrThrow(const CompareOptions& options, std::ostream& out, std::ostream& err) {
-  if (options.format != "table" && options.format != "csv" && options.format != "json") {
-    throw std::invalid_argument(
-        fmt::format("unknown --format '{}'; valid formats: table, csv, json", options.format));
+  if (options.format != "table" && options.format != "csv" && options.format != "json" &&
+      options.format != "html") {
+    throw std::invalid_argument(fmt::format(
+        "unknown --format '{}'; valid formats: table, csv, json, html", options.format));
   }
   for (const std::optional<double>& pct : {options.noise_floor_pct, options.min_effect_pct}) {
     if (pct && !(*pct >= 0)) throw std::invalid_argument("--noise-floor and --min-effect must be >= 0");
@@ -33,7 +36,17 @@ int RunCompareOrThrow(const CompareOptions& options, std::ostream& out, std::ost
   }
   const Comparison comparison = CompareCampaigns(
       *a_db, a, *b_db, b, CompareSettings{options.noise_floor_pct, options.min_effect_pct});
-  WriteComparison(comparison, options.format, out);
+  if (options.output.empty()) {
+    WriteComparison(comparison, options.format, out);
+  } else {
+    std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
+    WriteComparison(comparison, options.format, file);
+    file.close();
+    if (!file) {
+      throw std::runtime_error(fmt::format("cannot write '{}'", options.output.string()));
+    }
+    out << "wrote " << options.output.string() << '\n';
+  }
   if (!options.fail_on_regression_pct) return kExitOk;
   const auto regressions = Regressions(comparison, *options.fail_on_regression_pct);
   for (const ComparedTrial* t : regressions) {
@@ -65,7 +78,8 @@ std::function<int()> DefineCompareCommand(CLI::App& sub) {
   sub.add_option("B", options->b, "Candidate: same forms as A")->required();
   sub.add_option("--db", options->db, "Results database for sides without DB:")
       ->capture_default_str();
-  sub.add_option("--format", options->format, "table, csv or json")->capture_default_str();
+  sub.add_option("--format", options->format, "table, csv, json or html")->capture_default_str();
+  sub.add_option("-o,--output", options->output, "Write to this file instead of standard output");
   sub.add_option("--fail-on-regression", options->fail_on_regression_pct,
                  "Exit 1 when a trial is significantly slower by more than PCT percent");
   sub.add_option("--noise-floor", options->noise_floor_pct,

@@ -1,5 +1,6 @@
 #include "runner/compare.h"
 
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -16,6 +17,7 @@ namespace ditbench {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 std::vector<double> Series(unsigned seed, double ms, int n = 20) {
@@ -125,6 +127,22 @@ TEST_F(CompareCommandTest, CsvHasAFixedHeaderAndOneLinePerTrial) {
   }
   EXPECT_EQ(rows, 3);
   EXPECT_EQ(unmatched, 1);
+}
+
+TEST_F(CompareCommandTest, HtmlGoesToTheOutputFile) {
+  CompareOptions options = Options();
+  options.format = "html";
+  options.output = dir_ / "compare.html";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("wrote "));
+  std::ifstream in(options.output);
+  const std::string html{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_THAT(html, StartsWith("<!DOCTYPE html>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"verdict-slower\">slower</td>"));
+  EXPECT_THAT(html, Not(HasSubstr("<script")));
+  options.output = dir_ / "no such folder" / "compare.html";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("cannot write"));
 }
 
 TEST_F(CompareCommandTest, SidesInTwoDatabases) {
