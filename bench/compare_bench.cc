@@ -1,5 +1,6 @@
 // How long `compare` and `report` take on a large database: two campaigns of one sweep, each
-// with trials/2 trials (seeds x 8 configurations; in B the 1-rank ones are 10% slower) of `samples` timed iterations, so trials x
+// with trials/2 trials (seeds x 8 configurations; in B the 1-rank ones are 10% slower) of
+// `samples` timed iterations, so trials x
 // samples samples in all (default 10,000 x 200 = 2 million). The database is generated once at
 // PATH (kept for reruns and for rendering the page in a browser). Prints one line per phase.
 // Run: `build/bench/compare_bench PATH [trials] [samples]`.
@@ -58,7 +59,8 @@ void Generate(const std::filesystem::path& path, int trials, int samples) {
       trial.device = "NVIDIA H100 80GB HBM3";
       trial.started_at = 1700000000;
       trial.finished_at = 1700000001;
-      const double base = 900.0 / config.world_size() * (c && t % 8 == 0 ? 1.1 : 1.0);  // B: 1-rank trials 10% slower
+      // B: the 1-rank trials 10% slower.
+      const double base = 900.0 / config.world_size() * (c && t % 8 == 0 ? 1.1 : 1.0);
       std::vector<double> series;
       for (int i = 0; i < samples; ++i) {
         const double ms = base * (1 + noise(rng));

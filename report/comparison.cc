@@ -93,7 +93,8 @@ std::map<std::string, std::string> SideSettings(const std::vector<CampaignInfo>&
 std::vector<CampaignInfo> FindCampaigns(ResultsDb& db, const CampaignSet& set) {
   std::vector<CampaignInfo> all = db.Campaigns(), chosen;
   for (std::int64_t id : set.campaigns) {
-    auto it = std::find_if(all.begin(), all.end(), [&](const CampaignInfo& c) { return c.id == id; });
+    auto it = std::find_if(all.begin(), all.end(),
+                           [&](const CampaignInfo& c) { return c.id == id; });
     if (it == all.end()) {
       std::string known;
       for (const CampaignInfo& c : all)
@@ -146,7 +147,9 @@ CampaignSet ParseCampaignSet(std::string_view text, const std::filesystem::path&
     set.db = default_db;
     set.campaigns = ParseIds(text, text);
   } else {
-    if (colon == 0) throw std::invalid_argument(fmt::format("campaign '{}': empty database path", text));
+    if (colon == 0) {
+      throw std::invalid_argument(fmt::format("campaign '{}': empty database path", text));
+    }
     set.db = std::string(text.substr(0, colon));
     set.campaigns = ParseIds(text.substr(colon + 1), text);
   }
@@ -274,7 +277,10 @@ Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_
     const SideTrial& bt = ib->second;
     if (at.launches.empty() || bt.launches.empty()) {
       std::string why;
-      if (at.launches.empty()) why = std::string("A: ") + (at.failure.empty() ? "no samples" : at.failure);
+      if (at.launches.empty()) {
+        why = "A: ";
+        why += at.failure.empty() ? "no samples" : at.failure;
+      }
       if (bt.launches.empty()) {
         if (!why.empty()) why += ", ";
         why += "B: ";

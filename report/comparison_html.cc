@@ -62,7 +62,8 @@ std::string RenderComparisonSection(const Comparison& comparison) {
   double range = 10;
   for (const ComparedTrial& t : comparison.trials) {
     ++counts[t.change.verdict];
-    range = std::max({range, std::abs(t.change.change.low_pct), std::abs(t.change.change.high_pct)});
+    range = std::max(
+        {range, std::abs(t.change.change.low_pct), std::abs(t.change.change.high_pct)});
   }
   range = std::min(range, 100.0);
   html += fmt::format(

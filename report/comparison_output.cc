@@ -34,7 +34,9 @@ std::string SideText(const CampaignSet& side) {
                      side.db.string());
 }
 
-std::string Ci(const ChangeEstimate& c) { return fmt::format("[{:+.1f}, {:+.1f}]", c.low_pct, c.high_pct); }
+std::string Ci(const ChangeEstimate& c) {
+  return fmt::format("[{:+.1f}, {:+.1f}]", c.low_pct, c.high_pct);
+}
 
 void WriteTable(const Comparison& comparison, std::ostream& out) {
   out << "A: " << SideText(comparison.a) << "\nB: " << SideText(comparison.b) << "\n\n";
@@ -45,7 +47,8 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
     for (const auto& d : comparison.differences) width = std::max(width, d.setting.size());
     out << "Differences between A and B:\n";
     for (const auto& d : comparison.differences)
-      out << fmt::format("  {:<{}}  A: {}\n  {:<{}}  B: {}\n", d.setting, width, d.a, "", width, d.b);
+      out << fmt::format("  {:<{}}  A: {}\n  {:<{}}  B: {}\n", d.setting, width, d.a, "", width,
+                         d.b);
     out << '\n';
   }
   std::map<std::string, int> counts;

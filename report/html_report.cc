@@ -170,7 +170,8 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
       "the median (its exact coverage is shown where fewer iterations make it smaller).</p>\n",
       sweep_list.empty() ? "no campaigns" : sweep_list,
       IsoTime(std::chrono::duration<double>(now.time_since_epoch()).count()));
-  html += "<h2>Campaigns</h2>\n<div class=\"scroll\"><table><tr><th>campaign</th><th>sweep</th><th>build</th>"
+  html += "<h2>Campaigns</h2>\n<div class=\"scroll\"><table><tr><th>campaign</th><th>sweep</th>"
+          "<th>build</th>"
           "<th>host</th><th>started</th><th>finished</th><th>spec</th><th>trials</th></tr>\n";
   for (const CampaignInfo& c : campaigns) {
     auto count = trials_per_campaign.find(c.id);

@@ -23,7 +23,9 @@ int RunCompareOrThrow(const CompareOptions& options, std::ostream& out, std::ost
         "unknown --format '{}'; valid formats: table, csv, json, html", options.format));
   }
   for (const std::optional<double>& pct : {options.noise_floor_pct, options.min_effect_pct}) {
-    if (pct && !(*pct >= 0)) throw std::invalid_argument("--noise-floor and --min-effect must be >= 0");
+    if (pct && !(*pct >= 0)) {
+      throw std::invalid_argument("--noise-floor and --min-effect must be >= 0");
+    }
   }
   const CampaignSet a = ParseCampaignSet(options.a, options.db);
   const CampaignSet b = ParseCampaignSet(options.b, options.db);

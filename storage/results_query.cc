@@ -124,7 +124,8 @@ ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
       const std::string best = DidYouMean(*query.sweep, sweeps);
       throw QueryError(fmt::format("unknown sweep '{}'{}; known sweeps: {}", *query.sweep,
                                    best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best),
-                                   sweeps.empty() ? "none" : fmt::format("{}", fmt::join(sweeps, ", "))));
+                                   sweeps.empty() ? "none"
+                                                  : fmt::format("{}", fmt::join(sweeps, ", "))));
     }
     clauses.push_back("sweep = ?");
     values.push_back({*query.sweep, true});
@@ -137,7 +138,9 @@ ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
     if (std::none_of(campaigns.begin(), campaigns.end(),
                      [&](const std::string& c) { return c.rfind(prefix, 0) == 0; })) {
       throw QueryError(fmt::format("unknown campaign {}; known campaigns: {}", *query.campaign,
-                                   campaigns.empty() ? "none" : fmt::format("{}", fmt::join(campaigns, ", "))));
+                                   campaigns.empty()
+                                       ? "none"
+                                       : fmt::format("{}", fmt::join(campaigns, ", "))));
     }
     clauses.push_back("campaign = ?");
     values.push_back({std::to_string(*query.campaign), false});
