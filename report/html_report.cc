@@ -429,7 +429,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   for (auto& [key, group] : groups) RenderGroup(html, charts, key, group);
   std::vector<StageTrial> measured;
   for (const Row& row : rows)
-    if (row.measured()) measured.push_back({row.campaign, row.trial_key, ConfigLabel(row)});
+    if (row.measured()) measured.push_back({row.campaign, row.trial_key, TrialLabel(row)});
   html += RenderStageBreakdown(*db, measured);
   html += "<script type=\"application/json\" id=\"ditbench-charts\">" + ScriptJson(charts) +
           "</script>\n<script>";

@@ -219,6 +219,9 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
   const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
   EXPECT_NE(html.find("Stage breakdown"), std::string::npos);
   EXPECT_NE(html.find("block 1 (12.000 ms over all steps)"), std::string::npos);
+  // Its rows name the group (model, resolution, precision, scope), not only the degrees.
+  const std::size_t section = html.find("Stage breakdown");
+  EXPECT_NE(html.find("pixart-alpha 1024px bf16 denoise ulysses=2", section), std::string::npos);
 }
 
 TEST_F(HtmlReportTest, BaselineComparisonSortsByEffectAndColoursVerdicts) {
