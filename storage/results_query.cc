@@ -93,6 +93,24 @@ std::vector<std::string> Column(sqlite3* db, const char* sql) {
   return values;
 }
 
+// The view plus `speedup`: the latency of the ok 1-rank trial of the same campaign and group
+// (model and overrides, resolution, precision, scope, batch, steps, profile_blocks) divided by
+// the row's latency; NULL without such a trial or a latency.
+constexpr const char* kResultsWithSpeedup = R"sql(
+  WITH baseline AS (
+    SELECT campaign, model, COALESCE(model_overrides, '') AS overrides, resolution, precision,
+           scope, batch, steps, COALESCE(profile_blocks, 0) AS profiled,
+           MIN(latency_ms) AS baseline_ms
+    FROM results
+    WHERE status = 'ok' AND world_size = 1 AND latency_ms > 0
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9)
+  SELECT r.*, b.baseline_ms / r.latency_ms AS speedup
+  FROM results r LEFT JOIN baseline b
+    ON b.campaign = r.campaign AND b.model = r.model
+   AND b.overrides = COALESCE(r.model_overrides, '') AND b.resolution = r.resolution
+   AND b.precision = r.precision AND b.scope = r.scope AND b.batch = r.batch
+   AND b.steps = r.steps AND b.profiled = COALESCE(r.profile_blocks, 0))sql";
+
 const std::vector<std::string>& Operators() {
   static const std::vector<std::string> ops = {"=", "!=", "<", ">", "<=", ">="};
   return ops;
@@ -108,7 +126,8 @@ std::vector<std::string> ResultsDb::ResultsColumns() {
 }
 
 ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
-  const std::vector<std::string> valid = ResultsColumns();
+  std::vector<std::string> valid = ResultsColumns();
+  valid.push_back("speedup");  // computed below (kResultsWithSpeedup)
   for (const std::string& column : query.columns) CheckColumn(column, valid, "--columns");
 
   // Each clause has one parameter; sweep and status compare text, the others may be numbers.
@@ -184,7 +203,8 @@ ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
   }
   std::string where = clauses.empty() ? "" : fmt::format(" WHERE {}", fmt::join(clauses, " AND "));
   Statement statement(db_,
-                      fmt::format("SELECT {} FROM results{} ORDER BY {}", select, where, order));
+                      fmt::format("SELECT {} FROM ({}) AS results{} ORDER BY {}", select,
+                                  kResultsWithSpeedup, where, order));
   for (std::size_t i = 0; i < values.size(); ++i) {
     const int index = static_cast<int>(i + 1);
     if (values[i].text) {

@@ -32,7 +32,11 @@ struct ResultsCondition {
   std::string column, op, value;
 };
 
-// An unknown sweep or campaign is a QueryError naming the known ones.
+// An unknown sweep or campaign is a QueryError naming the known ones. Besides the view's
+// columns, `speedup` may be selected, filtered and sorted on: the latency of the ok 1-rank
+// trial of the same campaign and group (model and overrides, resolution, precision, scope,
+// batch, steps, profile_blocks; the fastest when several, e.g. seeds) over the row's; NULL
+// without one.
 struct ResultsQuery {
   std::optional<std::string> sweep;
   std::optional<std::int64_t> campaign;

@@ -196,6 +196,22 @@ TEST_F(QueryCommandTest, WhereValuesAreTypedByColumn) {
   EXPECT_EQ(RunJson(options).size(), 1u);
 }
 
+TEST_F(QueryCommandTest, SpeedupIsAgainstTheOneRankTrialOfTheSameGroup) {
+  QueryOptions options = Options();
+  options.campaign = 1;
+  options.columns = {"world_size", "precision", "speedup"};
+  options.sort = "speedup:desc";
+  nlohmann::json rows = RunJson(options);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_DOUBLE_EQ(rows[0]["speedup"].get<double>(), 2.5);  // 100 ms / 40 ms
+  EXPECT_DOUBLE_EQ(rows[1]["speedup"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(rows[2]["speedup"].get<double>(), 1.0);
+  EXPECT_TRUE(rows[3]["speedup"].is_null());  // fp16: no fp16 1-rank trial
+  EXPECT_TRUE(rows[4]["speedup"].is_null());  // failed
+  options.where = {"speedup>=2"};
+  EXPECT_EQ(RunJson(options).size(), 2u);
+}
+
 TEST_F(QueryCommandTest, WhereAcceptsSpacesAroundOperators) {
   QueryOptions options = Options();
   options.where = {"precision = bf16", " resolution >= 1024 ", "latency_ms <50"};
