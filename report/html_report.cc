@@ -57,6 +57,9 @@ bool OnGpu(const Row& row) { return !row.device.empty() && row.device != "cpu"; 
 // shares the machine with everything else.
 constexpr double kGpuNoisyCov = 0.05, kCpuNoisyCov = 0.20;
 
+// Rows of a group's table shown open (best first); the rest are collapsed.
+constexpr std::size_t kShownRows = 50;
+
 std::string IsoTime(double unix_seconds) {
   std::time_t t = static_cast<std::time_t>(unix_seconds);
   std::tm tm{};
@@ -303,15 +306,23 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
     charts.push_back(std::move(chart));
   }
 
-  html += fmt::format(
+  const std::string table_head = fmt::format(
       "<div class=\"scroll\"><table><tr><th>#</th><th>configuration</th><th>{}</th>"
       "<th>campaign</th><th>trial</th><th>status</th><th>latency ms</th>"
       "<th>95% CI ms (exact coverage if less)</th><th>cov</th><th>skew ms</th>"
       "<th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th><th>efficiency</th>{}"
       "<th>iterations</th><th>device</th><th>error</th></tr>\n",
       on_gpu ? "GPUs" : "ranks", has_peak ? "<th>TFLOPS</th><th>MFU</th>" : "");
+  html += table_head;
   int rank = 0;
+  std::size_t shown = 0;
   for (const Row& row : group) {
+    // The best kShownRows rows open; the rest in a collapsed list below them.
+    if (shown++ == kShownRows) {
+      html += fmt::format("</table></div>\n<details><summary>{} more trial(s) of this group"
+                          "</summary>\n", group.size() - kShownRows);
+      html += table_head;
+    }
     std::string speedup = "-", efficiency = "-";
     const Row* baseline = row.measured() ? FindBaseline(group, row) : nullptr;
     if (baseline && *row.latency_ms > 0) {
@@ -351,6 +362,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         HtmlEscape(row.error));
   }
   html += "</table></div>\n";
+  if (group.size() > kShownRows) html += "</details>\n";
 }
 
 // The selected campaigns (minus the baseline's) compared with the baseline.

@@ -359,6 +359,26 @@ TEST_F(ReportStructureTest, NoiseThresholdDependsOnTheDeviceAndEveryTrialIsNamed
   EXPECT_THAT(gpu_table, HasSubstr("<div class=\"scroll\"><table>"));
 }
 
+TEST_F(ReportStructureTest, BeyondFiftyRowsAGroupCollapsesTheRest) {
+  {
+    auto db = ResultsDb::Open(dir_ / "results.db");
+    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("seeds"), false);
+    for (int seed = 0; seed < 60; ++seed) {
+      TrialConfig config = test::MakeConfig(1, 1, Precision::kBf16, 256);
+      config.seed = seed;
+      db->RecordTrial(id, test::MakeTrial(config, TrialStatus::kOk, 10 + seed));
+    }
+  }
+  const std::string html = Render();
+  const std::size_t details = html.find("<details><summary>10 more trial(s) of this group");
+  ASSERT_NE(details, std::string::npos);
+  // The 50 fastest before it, the 10 slowest after it.
+  EXPECT_LT(html.find(">10.00<"), details);
+  EXPECT_LT(html.find(">59.00<"), details);
+  EXPECT_GT(html.find(">60.00<"), details);
+  EXPECT_GT(html.find(">69.00<"), details);
+}
+
 TEST_F(ReportStructureTest, RowsOfSeveralCampaignsAreLabelledWithTheWordCampaign) {
   {
     auto db = ResultsDb::Open(dir_ / "results.db");
