@@ -14,7 +14,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/comparison.h"
+#include "report/comparison_html.h"
+#include "report/group_charts.h"
 #include "report/stage_breakdown.h"
+#include "stats/stats.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -28,25 +32,33 @@ namespace {
 // One row of the `results` view (storage reads it; the report only renders).
 using Row = ResultRow;
 
-// Trials are compared only within a group: same model, resolution, precision, scope, batch,
-// steps. Never across precisions or scopes.
-using GroupKey =
-    std::tuple<std::string, std::int64_t, std::string, std::string, std::int64_t, std::int64_t>;
+// Trials are compared only within a group: same model identity (overrides included),
+// resolution, precision, scope, batch, steps and profile_blocks (timing every block slows a
+// trial down). Never across precisions or scopes.
+using GroupKey = std::tuple<std::string, std::int64_t, std::string, std::string, std::int64_t,
+                            std::int64_t, bool>;
 
 GroupKey KeyOf(const Row& row) {
-  return {row.model, row.resolution, row.precision, row.scope, row.batch, row.steps};
+  return {ModelIdentity(row), row.resolution, row.precision, row.scope, row.batch, row.steps,
+          row.profile_blocks};
 }
 
 std::string GroupTitle(const GroupKey& key) {
-  const auto& [model, resolution, precision, scope, batch, steps] = key;
-  return fmt::format("{} · {} px · {} · {} · batch {} · {} steps", model, resolution, precision,
-                     scope, batch, steps);
+  const auto& [model, resolution, precision, scope, batch, steps, profile_blocks] = key;
+  return fmt::format("{} · {} px · {} · {} · batch {} · {} steps{}", model, resolution,
+                     precision, scope, batch, steps, profile_blocks ? " · blocks profiled" : "");
 }
 
-std::string ConfigLabel(const Row& row) {
-  return fmt::format("u{} r{} pf{} cfg{} dp{}", row.ulysses, row.ring, row.pipefusion, row.cfg,
-                     row.dp);
-}
+std::string ConfigLabel(const Row& row) { return DegreesLabel(row); }
+
+bool OnGpu(const Row& row) { return !row.device.empty() && row.device != "cpu"; }
+
+// Noise warning thresholds (coefficient of variation): a GPU trial is steady, a CPU trial
+// shares the machine with everything else.
+constexpr double kGpuNoisyCov = 0.05, kCpuNoisyCov = 0.20;
+
+// Rows of a group's table shown open (best first); the rest are collapsed.
+constexpr std::size_t kShownRows = 50;
 
 std::string IsoTime(double unix_seconds) {
   std::time_t t = static_cast<std::time_t>(unix_seconds);
@@ -142,39 +154,12 @@ th { background: #f2f2f2; }
   color: #b42318; font-weight: bold; }
 td.error { max-width: 40em; white-space: pre-wrap; font-family: monospace; font-size: 0.85em; }
 .chart { position: relative; height: 320px; max-width: 900px; }
-.warning { background: #fff4e5; border-left: 4px solid #f79009; padding: 0.3em 0.8em; }
+.warning { background: #fff4e5; border-left: 4px solid #f79009; padding: 0.3em 0.8em;
+  margin: 0.5em 0; }
+.warning details { font-size: 0.9em; } .warning ul { margin: 0.2em 0; }
 .note { color: #555; font-size: 0.9em; }
 )css";
 
-constexpr const char* kChartScript = R"js(
-(function () {
-  var groups = JSON.parse(document.getElementById('ditbench-charts').textContent);
-  if (typeof Chart === 'undefined') return;
-  groups.forEach(function (g) {
-    var canvas = document.getElementById(g.id);
-    if (!canvas) return;
-    new Chart(canvas, {
-      type: 'bar',
-      data: {labels: g.labels,
-             datasets: [{label: 'median latency (ms)', data: g.median,
-                         backgroundColor: '#4e79a7'}]},
-      options: {
-        animation: false, responsive: true, maintainAspectRatio: false,
-        scales: {y: {beginAtZero: true, title: {display: true, text: 'median latency (ms)'}}},
-        plugins: {
-          legend: {display: false},
-          title: {display: true, text: g.title},
-          tooltip: {callbacks: {afterLabel: function (c) {
-            var lo = g.ci_low[c.dataIndex], hi = g.ci_high[c.dataIndex];
-            if (lo === null || hi === null) return '';
-            return '95% CI ' + lo.toFixed(2) + ' - ' + hi.toFixed(2) + ' ms';
-          }}}
-        }
-      }
-    });
-  });
-})();
-)js";
 
 void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
                   const std::map<std::int64_t, int>& trials_per_campaign) {
@@ -185,10 +170,11 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
   html += fmt::format(
       "<h1>ditbench report: {}</h1>\n<p class=\"note\">Generated {} by ditbench. Latencies "
       "are medians of the slowest rank per iteration; CI is the 95% confidence interval of "
-      "the median.</p>\n",
+      "the median (its exact coverage is shown where fewer iterations make it smaller).</p>\n",
       sweep_list.empty() ? "no campaigns" : sweep_list,
       IsoTime(std::chrono::duration<double>(now.time_since_epoch()).count()));
-  html += "<h2>Campaigns</h2>\n<table><tr><th>campaign</th><th>sweep</th><th>build</th>"
+  html += "<h2>Campaigns</h2>\n<div class=\"scroll\"><table><tr><th>campaign</th><th>sweep</th>"
+          "<th>build</th>"
           "<th>host</th><th>started</th><th>finished</th><th>spec</th><th>trials</th></tr>\n";
   for (const CampaignInfo& c : campaigns) {
     auto count = trials_per_campaign.find(c.id);
@@ -201,7 +187,7 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
         HtmlEscape(c.record.sweep_path), HtmlEscape(c.record.spec_hash.substr(0, 12)),
         count == trials_per_campaign.end() ? 0 : count->second);
   }
-  html += "</table>\n";
+  html += "</table></div>\n";
 }
 
 void RenderStatusCounts(std::string& html, const std::vector<Row>& rows) {
@@ -216,50 +202,68 @@ void RenderStatusCounts(std::string& html, const std::vector<Row>& rows) {
   html += fmt::format("<td class=\"num\">{}</td></tr></table>\n", rows.size());
 }
 
+// A warning: one sentence, and the trials it concerns (every one, in a collapsible list).
+struct Warning {
+  std::string text;
+  std::vector<std::string> trials;
+};
+
 void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaigns,
                     const std::vector<Row>& rows) {
-  std::vector<std::string> warnings;
+  std::vector<Warning> warnings;
   std::set<std::string> builds, devices;
   for (const CampaignInfo& c : campaigns) {
     builds.insert(c.record.build);
     if (!c.finished_at) {
-      warnings.push_back(fmt::format("Campaign {} has not finished: its results may be partial.",
-                                     c.id));
+      warnings.push_back({fmt::format("Campaign {} has not finished: its results may be partial.",
+                                      c.id), {}});
     }
   }
   if (builds.size() > 1) {
-    warnings.push_back(fmt::format(
-        "The campaigns come from {} different builds ({}): compare rows of one campaign.",
-        builds.size(), fmt::join(builds, ", ")));
+    warnings.push_back({fmt::format(
+        "The campaigns come from {} different builds ({}): compare rows of one campaign, or "
+        "use --baseline.", builds.size(), fmt::join(builds, ", ")), {}});
   }
-  std::vector<std::string> noisy, throttled;
+  std::vector<std::string> noisy_gpu, noisy_cpu, throttled;
   for (const Row& row : rows) {
     if (!row.measured()) continue;
     devices.insert(row.device);
-    if (row.cov && *row.cov > 0.05) noisy.push_back(row.trial_key);
-    if (row.throttled) throttled.push_back(row.trial_key);
+    const std::string name = fmt::format("{} (campaign {}, {}, CoV {:.1f}%)", row.trial_key,
+                                         row.campaign, TrialLabel(row), row.cov.value_or(0) * 100);
+    if (row.cov && OnGpu(row) && *row.cov > kGpuNoisyCov) noisy_gpu.push_back(name);
+    if (row.cov && !OnGpu(row) && *row.cov > kCpuNoisyCov) noisy_cpu.push_back(name);
+    if (row.throttled) throttled.push_back(name);
   }
   if (!throttled.empty()) {
-    warnings.push_back(fmt::format(
-        "{} trial(s) ran while the GPU throttled (power, thermal or hardware slowdown): {}. "
-        "Their latencies understate the hardware.",
-        throttled.size(),
-        fmt::join(throttled.begin(),
-                  throttled.begin() + std::min<std::size_t>(throttled.size(), 10), ", ")));
+    warnings.push_back({fmt::format(
+        "{} trial(s) ran while the GPU throttled (power, thermal or hardware slowdown); their "
+        "latencies understate the hardware.", throttled.size()), throttled});
   }
   if (devices.size() > 1) {
     warnings.push_back(
-        fmt::format("Trials ran on different devices ({}).", fmt::join(devices, ", ")));
+        {fmt::format("Trials ran on different devices ({}).", fmt::join(devices, ", ")), {}});
   }
-  if (!noisy.empty()) {
-    warnings.push_back(fmt::format(
-        "{} trial(s) are noisy (coefficient of variation above 5%): {}.", noisy.size(),
-        fmt::join(noisy.begin(), noisy.begin() + std::min<std::size_t>(noisy.size(), 10),
-                  ", ")));
+  if (!noisy_gpu.empty()) {
+    warnings.push_back({fmt::format("{} GPU trial(s) are noisy (coefficient of variation above "
+                                    "{:.0f}%, the GPU threshold).", noisy_gpu.size(),
+                                    kGpuNoisyCov * 100), noisy_gpu});
+  }
+  if (!noisy_cpu.empty()) {
+    warnings.push_back({fmt::format("{} CPU trial(s) are noisy (coefficient of variation above "
+                                    "{:.0f}%, the CPU threshold).", noisy_cpu.size(),
+                                    kCpuNoisyCov * 100), noisy_cpu});
   }
   if (warnings.empty()) return;
   html += "<h2>Warnings</h2>\n";
-  for (const std::string& w : warnings) html += "<p class=\"warning\">" + HtmlEscape(w) + "</p>\n";
+  for (const Warning& w : warnings) {
+    html += "<div class=\"warning\">" + HtmlEscape(w.text);
+    if (!w.trials.empty()) {
+      html += fmt::format("<details><summary>{} trial(s)</summary><ul>", w.trials.size());
+      for (const std::string& t : w.trials) html += "<li>" + HtmlEscape(t) + "</li>";
+      html += "</ul></details>";
+    }
+    html += "</div>\n";
+  }
 }
 
 // One group: its chart (when it has measured trials) and its table, ranked by latency.
@@ -274,7 +278,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   for (const Row& row : group) group_campaigns.insert(row.campaign);
   bool several_campaigns = group_campaigns.size() > 1;
   auto label = [&](const Row& row) {
-    return several_campaigns ? fmt::format("c{} {}", row.campaign, ConfigLabel(row))
+    return several_campaigns ? fmt::format("campaign {}: {}", row.campaign, ConfigLabel(row))
                              : ConfigLabel(row);
   };
 
@@ -282,37 +286,43 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   bool has_baseline = std::any_of(group.begin(), group.end(), [](const Row& r) {
     return r.world_size == 1 && r.measured();
   });
+  const bool on_gpu = std::any_of(group.begin(), group.end(), OnGpu);
+  // TFLOPS and MFU only where the device's dense peak is known (never on CPU).
+  const bool has_peak = std::any_of(group.begin(), group.end(),
+                                    [](const Row& r) { return r.mfu.has_value(); });
   if (!has_baseline) {
-    html += "<p class=\"note\">No 1-GPU trial of this precision and scope: no speedup "
-            "shown.</p>\n";
+    html += fmt::format("<p class=\"note\">No 1-{} trial of this precision and scope: no "
+                        "speedup shown.</p>\n", on_gpu ? "GPU" : "rank");
   }
 
-  nlohmann::json chart = {{"id", fmt::format("chart-{}", charts.size())},
-                          {"title", GroupTitle(key)},
-                          {"labels", nlohmann::json::array()},
-                          {"median", nlohmann::json::array()},
-                          {"ci_low", nlohmann::json::array()},
-                          {"ci_high", nlohmann::json::array()}};
-  for (const Row& row : group) {
-    if (!row.measured()) continue;
-    chart["labels"].push_back(label(row));
-    chart["median"].push_back(*row.latency_ms);
-    chart["ci_low"].push_back(row.ci_low_ms ? nlohmann::json(*row.ci_low_ms) : nullptr);
-    chart["ci_high"].push_back(row.ci_high_ms ? nlohmann::json(*row.ci_high_ms) : nullptr);
-  }
-  if (!chart["labels"].empty()) {
+  for (nlohmann::json chart :
+       {LatencyChart(fmt::format("chart-{}", charts.size()), GroupTitle(key), group),
+        SpeedupChart(fmt::format("chart-{}", charts.size() + 1),
+                     "Speedup vs world size: " + GroupTitle(key), group)}) {
+    if (chart.is_null()) continue;
+    chart["id"] = fmt::format("chart-{}", charts.size());
     html += fmt::format("<div class=\"chart\"><canvas id=\"{}\"></canvas></div>\n",
                         chart["id"].get<std::string>());
     charts.push_back(std::move(chart));
   }
 
-  html += "<table><tr><th>#</th><th>configuration</th><th>GPUs</th><th>campaign</th>"
-          "<th>trial</th><th>status</th><th>latency ms</th><th>95% CI ms</th><th>cov</th>"
-          "<th>skew ms</th><th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th>"
-          "<th>efficiency</th><th>TFLOPS</th><th>MFU</th><th>iterations</th><th>device</th>"
-          "<th>error</th></tr>\n";
+  const std::string table_head = fmt::format(
+      "<div class=\"scroll\"><table><tr><th>#</th><th>configuration</th><th>{}</th>"
+      "<th>campaign</th><th>trial</th><th>status</th><th>latency ms</th>"
+      "<th>95% CI ms (exact coverage if less)</th><th>cov</th><th>skew ms</th>"
+      "<th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th><th>efficiency</th>{}"
+      "<th>iterations</th><th>device</th><th>error</th></tr>\n",
+      on_gpu ? "GPUs" : "ranks", has_peak ? "<th>TFLOPS</th><th>MFU</th>" : "");
+  html += table_head;
   int rank = 0;
+  std::size_t shown = 0;
   for (const Row& row : group) {
+    // The best kShownRows rows open; the rest in a collapsed list below them.
+    if (shown++ == kShownRows) {
+      html += fmt::format("</table></div>\n<details><summary>{} more trial(s) of this group"
+                          "</summary>\n", group.size() - kShownRows);
+      html += table_head;
+    }
     std::string speedup = "-", efficiency = "-";
     const Row* baseline = row.measured() ? FindBaseline(group, row) : nullptr;
     if (baseline && *row.latency_ms > 0) {
@@ -323,13 +333,18 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
     std::string ci = row.ci_low_ms && row.ci_high_ms
                          ? fmt::format("{:.2f} – {:.2f}", *row.ci_low_ms, *row.ci_high_ms)
                          : "-";
+    // Few iterations: the interval's exact coverage is below 95% (stats/stats.h); say so.
+    if (row.ci_low_ms && row.iterations) {
+      const double coverage = MedianCiCoverage(static_cast<std::size_t>(*row.iterations));
+      if (coverage < 0.9495) ci += fmt::format(" ({:.0f}% only)", coverage * 100);
+    }
     html += fmt::format(
         "<tr id=\"trial-{}-{}\"><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td><code>{}</code></td><td class=\"status-{}\">{}</td>"
         "<td class=\"num latency\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"error\">{}"
+        "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td>{}"
+        "<td class=\"num\">{}</td><td>{}</td><td class=\"error\">{}"
         "</td></tr>\n",
         row.campaign, HtmlEscape(row.trial_key), row.measured() ? fmt::format("{}", ++rank) : "",
         HtmlEscape(label(row)), row.world_size, row.campaign, HtmlEscape(row.trial_key),
@@ -339,11 +354,41 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         baseline ? fmt::format(" title=\"against {} ({:.2f} ms)\"",
                                HtmlEscape(baseline->trial_key), *baseline->latency_ms)
                  : "",
-        speedup, efficiency, Number(row.tflops, "{:.1f}"), Percent(row.mfu),
+        speedup, efficiency,
+        has_peak ? fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td>",
+                               Number(row.tflops, "{:.1f}"), Percent(row.mfu))
+                 : "",
         row.iterations ? fmt::format("{}", *row.iterations) : "-", HtmlEscape(row.device),
         HtmlEscape(row.error));
   }
-  html += "</table>\n";
+  html += "</table></div>\n";
+  if (group.size() > kShownRows) html += "</details>\n";
+}
+
+// The selected campaigns (minus the baseline's) compared with the baseline.
+std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options,
+                                     const std::vector<std::int64_t>& selected) {
+  const CampaignSet baseline = ParseCampaignSet(options.baseline, options.db);
+  CampaignSet candidate{options.db, {}, "selected campaigns"};
+  const bool same_db = std::filesystem::weakly_canonical(baseline.db) ==
+                       std::filesystem::weakly_canonical(options.db);
+  for (std::int64_t id : selected) {
+    const bool in_baseline = std::find(baseline.campaigns.begin(), baseline.campaigns.end(),
+                                       id) != baseline.campaigns.end();
+    if (!(same_db && in_baseline)) candidate.campaigns.push_back(id);
+  }
+  if (candidate.campaigns.empty()) {
+    throw std::invalid_argument(fmt::format(
+        "--baseline {}: no other campaign is selected to compare with it (add --campaign ID)",
+        options.baseline));
+  }
+  std::unique_ptr<ResultsDb> other;
+  ResultsDb* baseline_db = &db;
+  if (!same_db) {
+    other = ResultsDb::Open(baseline.db, /*read_only=*/true);
+    baseline_db = other.get();
+  }
+  return RenderComparisonSection(CompareCampaigns(*baseline_db, baseline, db, candidate));
 }
 
 }  // namespace
@@ -383,18 +428,20 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   html += "<title>ditbench report</title>\n<style>";
   html += kStyle;
+  html += kComparisonStyle;
   html += "</style>\n<script>\n";
   html.append(kChartJs, kChartJsSize);
   html += "\n</script>\n</head>\n<body>\n";
   RenderHeader(html, campaigns, trials_per_campaign);
   RenderStatusCounts(html, rows);
   RenderWarnings(html, campaigns, rows);
+  if (!options.baseline.empty()) html += RenderBaselineComparison(*db, options, ids);
   nlohmann::json charts = nlohmann::json::array();
   if (rows.empty()) html += "<p>No trials selected.</p>\n";
   for (auto& [key, group] : groups) RenderGroup(html, charts, key, group);
   std::vector<StageTrial> measured;
   for (const Row& row : rows)
-    if (row.measured()) measured.push_back({row.campaign, row.trial_key, ConfigLabel(row)});
+    if (row.measured()) measured.push_back({row.campaign, row.trial_key, TrialLabel(row)});
   html += RenderStageBreakdown(*db, measured);
   html += "<script type=\"application/json\" id=\"ditbench-charts\">" + ScriptJson(charts) +
           "</script>\n<script>";

@@ -24,11 +24,16 @@ struct ReportOptions {
   std::vector<std::string> sweeps;
   std::vector<std::int64_t> campaigns;
   std::filesystem::path output;
+  // `--baseline`: a campaign set (report/comparison.h: "3", "1,2", "other.db:3"). When set,
+  // the report opens with the comparison of the other selected campaigns against it
+  // (report/comparison_html.h). Empty: no comparison.
+  std::string baseline;
 };
 
 // Writes the report to options.output (replaced atomically: written to a temporary file in
 // the same folder, then renamed). Throws StorageError for a missing or unreadable database,
-// std::invalid_argument for an unknown sweep or campaign (one line naming it), and
+// std::invalid_argument for an unknown sweep or campaign (one line naming it) or a baseline
+// that leaves no other campaign to compare, and
 // std::runtime_error when the output cannot be written.
 void WriteHtmlReport(const ReportOptions& options);
 

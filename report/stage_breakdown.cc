@@ -59,7 +59,7 @@ std::string RenderStageBreakdown(ResultsDb& db, const std::vector<StageTrial>& t
       "<h2>Stage breakdown</h2>\n<p>Medians over timed iterations of the slowest rank, per "
       "stage. <em>Outside blocks</em> is step time not spent in transformer blocks (embeddings, "
       "final layer, gathers, the sampler); blocks are timed with <code>profile_blocks: "
-      "true</code>.</p>\n<table><tr><th>campaign</th><th>configuration</th><th>trial</th>"
+      "true</code>.</p>\n<div class=\"scroll\"><table><tr><th>campaign</th><th>configuration</th><th>trial</th>"
       "<th>iteration ms</th><th>steps</th><th>mean step ms</th><th>first step ms</th>"
       "<th>blocks ms</th><th>outside blocks ms</th><th>slowest block</th></tr>\n";
   for (const auto& [trial, s] : summaries) {
@@ -77,7 +77,7 @@ std::string RenderStageBreakdown(ResultsDb& db, const std::vector<StageTrial>& t
                              s.slowest_block_ms)
                : "-");
   }
-  html += "</table>\n";
+  html += "</table></div>\n";
   return html;
 }
 

@@ -38,6 +38,7 @@ std::function<int()> DefineRunCommand(CLI::App& sub);
 std::function<int()> DefinePlanCommand(CLI::App& sub);
 std::function<int()> DefineQueryCommand(CLI::App& sub);
 std::function<int()> DefineReportCommand(CLI::App& sub);
+std::function<int()> DefineCompareCommand(CLI::App& sub);
 std::function<int()> DefineEnvCommand(CLI::App& sub);
 
 }  // namespace ditbench

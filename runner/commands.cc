@@ -40,6 +40,8 @@ const std::vector<Command>& Commands() {
        DefinePlanCommand},
       {"query", "print results from the database as a table, CSV or JSON", DefineQueryCommand},
       {"report", "write a self-contained HTML report", DefineReportCommand},
+      {"compare", "compare two campaigns trial by trial: faster, slower, same or inconclusive",
+       DefineCompareCommand},
       {"env", "print what a campaign would record about this machine (JSON)", DefineEnvCommand},
   };
   return commands;

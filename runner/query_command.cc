@@ -37,21 +37,28 @@ struct Condition {
   std::string column, op, value;
 };
 
+std::string Trim(std::string text) {
+  const std::size_t first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+// "column op value", spaces around the operator allowed ("precision = bf16").
 Condition ParseCondition(const std::string& text) {
   std::size_t at = text.find_first_of("!<>=");
-  if (at == std::string::npos || at == 0) {
+  if (at == std::string::npos || Trim(text.substr(0, at)).empty()) {
     throw UsageError(fmt::format(
         "malformed --where '{}': expected column=value, column!=value, column<value, "
         "column>value, column<=value or column>=value",
         text));
   }
   Condition condition;
-  condition.column = text.substr(0, at);
+  condition.column = Trim(text.substr(0, at));
   std::string rest = text.substr(at);
   for (const char* op : {"!=", "<=", ">=", "==", "=", "<", ">"}) {
     if (rest.rfind(op, 0) == 0) {
       condition.op = std::string(op) == "==" ? "=" : op;
-      condition.value = rest.substr(std::string_view(op).size());
+      condition.value = Trim(rest.substr(std::string_view(op).size()));
       break;
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace ditbench {
 namespace {
@@ -14,7 +15,25 @@ double OrderStatistic(const std::vector<double>& sorted, double rank) {
   return sorted[static_cast<std::size_t>(clamped) - 1];
 }
 
+// The 1-based ranks [j, k] of the median's interval for n samples, clamped to [1, n].
+std::pair<double, double> MedianCiRanks(double n) {
+  const double half = 1.96 * std::sqrt(n) / 2;
+  return {std::clamp(std::floor(n / 2 - half), 1.0, n),
+          std::clamp(std::ceil(1 + n / 2 + half), 1.0, n)};
+}
+
 }  // namespace
+
+double MedianCiCoverage(std::size_t count) {
+  if (count < 2) return 0;
+  const double n = static_cast<double>(count);
+  const auto [j, k] = MedianCiRanks(n);
+  double coverage = 0;
+  for (double i = j; i <= k - 1; ++i)
+    coverage += std::exp(std::lgamma(n + 1) - std::lgamma(i + 1) - std::lgamma(n - i + 1) -
+                         n * std::log(2.0));
+  return std::min(coverage, 1.0);
+}
 
 double Quantile(const std::vector<double>& sorted, double q) {
   double h = static_cast<double>(sorted.size() - 1) * std::clamp(q, 0.0, 1.0);
@@ -45,9 +64,10 @@ Summary Summarize(std::vector<double> samples) {
   }
   s.cov = s.mean != 0 ? s.stddev / s.mean : 0;
 
-  double half = 1.96 * std::sqrt(n) / 2;
-  s.ci_low = OrderStatistic(samples, std::floor(n / 2 - half));
-  s.ci_high = OrderStatistic(samples, std::ceil(1 + n / 2 + half));
+  const auto [j, k] = MedianCiRanks(n);
+  s.ci_low = OrderStatistic(samples, j);
+  s.ci_high = OrderStatistic(samples, k);
+  s.ci_coverage = MedianCiCoverage(s.n);
 
   std::vector<double> deviations;
   deviations.reserve(samples.size());

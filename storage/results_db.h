@@ -35,12 +35,14 @@ inline constexpr int kSchemaVersion = 4;
 struct ResultRow {
   std::int64_t campaign = 0;
   std::string sweep, trial_key, status, model, precision, scope, device, build, error;
+  std::string model_overrides;  // the model object as JSON when dimensions are overridden
   std::int64_t resolution = 0, batch = 0, steps = 0;
   std::int64_t ulysses = 0, ring = 0, pipefusion = 0, cfg = 0, dp = 0, world_size = 0;
   std::optional<double> latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms;
   std::optional<double> peak_mem_mb, tflops, mfu;
   std::optional<std::int64_t> iterations;
   bool throttled = false;  // the GPU slowed down during the timed part (NVML)
+  bool profile_blocks = false;  // every transformer block was timed too (measurement policy)
 
   bool measured() const { return status == "ok" && latency_ms.has_value(); }
 };
@@ -98,6 +100,11 @@ class ResultsDb {
 
   // The trial's samples ordered by iteration, rank, stage; empty when the trial is unknown.
   std::vector<Sample> Samples(std::int64_t campaign_id, const std::string& trial_key);
+
+  // Timed (non-warm-up) samples of `stage` of every trial of the campaign, by trial key, each
+  // ordered by iteration and rank: one query for a whole campaign (compare, report).
+  std::map<std::string, std::vector<Sample>> TimedSamples(std::int64_t campaign_id,
+                                                          const std::string& stage);
 
   // Rows of the `results` view of the given campaigns, ordered by campaign and trial key.
   std::vector<ResultRow> Results(const std::vector<std::int64_t>& campaign_ids);

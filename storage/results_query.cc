@@ -68,6 +68,49 @@ std::string StatusList() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+// Columns of the view that hold text; every other column holds numbers (or NULL), so a --where
+// value for it must be a number.
+bool IsTextColumn(const std::string& column) {
+  static const std::vector<std::string> text = {
+      "sweep", "trial_key", "status", "model", "precision", "scope", "device", "build",
+      "error", "host", "started_at", "finished_at", "run_dir", "model_overrides", "workload",
+      "policy"};
+  return std::find(text.begin(), text.end(), column) != text.end();
+}
+
+bool IsNumber(const std::string& value) {
+  const char* end = value.data() + value.size();
+  double real = 0;
+  auto [real_end, real_error] = std::from_chars(value.data(), end, real);
+  return !value.empty() && real_error == std::errc() && real_end == end;
+}
+
+// The values `sql` returns in its first column, as text.
+std::vector<std::string> Column(sqlite3* db, const char* sql) {
+  Statement statement(db, sql);
+  std::vector<std::string> values;
+  while (statement.Step()) values.push_back(statement.Text(0));
+  return values;
+}
+
+// The view plus `speedup`: the latency of the ok 1-rank trial of the same campaign and group
+// (model and overrides, resolution, precision, scope, batch, steps, profile_blocks) divided by
+// the row's latency; NULL without such a trial or a latency.
+constexpr const char* kResultsWithSpeedup = R"sql(
+  WITH baseline AS (
+    SELECT campaign, model, COALESCE(model_overrides, '') AS overrides, resolution, precision,
+           scope, batch, steps, COALESCE(profile_blocks, 0) AS profiled,
+           MIN(latency_ms) AS baseline_ms
+    FROM results
+    WHERE status = 'ok' AND world_size = 1 AND latency_ms > 0
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9)
+  SELECT r.*, b.baseline_ms / r.latency_ms AS speedup
+  FROM results r LEFT JOIN baseline b
+    ON b.campaign = r.campaign AND b.model = r.model
+   AND b.overrides = COALESCE(r.model_overrides, '') AND b.resolution = r.resolution
+   AND b.precision = r.precision AND b.scope = r.scope AND b.batch = r.batch
+   AND b.steps = r.steps AND b.profiled = COALESCE(r.profile_blocks, 0))sql";
+
 const std::vector<std::string>& Operators() {
   static const std::vector<std::string> ops = {"=", "!=", "<", ">", "<=", ">="};
   return ops;
@@ -83,7 +126,8 @@ std::vector<std::string> ResultsDb::ResultsColumns() {
 }
 
 ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
-  const std::vector<std::string> valid = ResultsColumns();
+  std::vector<std::string> valid = ResultsColumns();
+  valid.push_back("speedup");  // computed below (kResultsWithSpeedup)
   for (const std::string& column : query.columns) CheckColumn(column, valid, "--columns");
 
   // Each clause has one parameter; sweep and status compare text, the others may be numbers.
@@ -94,10 +138,29 @@ ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
   std::vector<std::string> clauses;
   std::vector<Parameter> values;
   if (query.sweep) {
+    const std::vector<std::string> sweeps = Column(db_, "SELECT name FROM sweeps ORDER BY name");
+    if (std::find(sweeps.begin(), sweeps.end(), *query.sweep) == sweeps.end()) {
+      const std::string best = DidYouMean(*query.sweep, sweeps);
+      throw QueryError(fmt::format("unknown sweep '{}'{}; known sweeps: {}", *query.sweep,
+                                   best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best),
+                                   sweeps.empty() ? "none"
+                                                  : fmt::format("{}", fmt::join(sweeps, ", "))));
+    }
     clauses.push_back("sweep = ?");
     values.push_back({*query.sweep, true});
   }
   if (query.campaign) {
+    const std::vector<std::string> campaigns =
+        Column(db_, "SELECT c.id || ' (' || s.name || ')' FROM campaigns c "
+                    "JOIN sweeps s ON s.id = c.sweep_id ORDER BY c.id");
+    const std::string prefix = std::to_string(*query.campaign) + " (";
+    if (std::none_of(campaigns.begin(), campaigns.end(),
+                     [&](const std::string& c) { return c.rfind(prefix, 0) == 0; })) {
+      throw QueryError(fmt::format("unknown campaign {}; known campaigns: {}", *query.campaign,
+                                   campaigns.empty()
+                                       ? "none"
+                                       : fmt::format("{}", fmt::join(campaigns, ", "))));
+    }
     clauses.push_back("campaign = ?");
     values.push_back({std::to_string(*query.campaign), false});
   }
@@ -115,8 +178,14 @@ ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
       throw QueryError(fmt::format("unknown operator '{}' for column '{}'; expected one of {}",
                                    condition.op, condition.column, fmt::join(Operators(), " ")));
     }
+    const bool text = IsTextColumn(condition.column);
+    if (!text && !IsNumber(condition.value)) {
+      throw QueryError(fmt::format("--where {}{}{}: '{}' holds numbers and '{}' is not one",
+                                   condition.column, condition.op, condition.value,
+                                   condition.column, condition.value));
+    }
     clauses.push_back(fmt::format("\"{}\" {} ?", condition.column, condition.op));
-    values.push_back({condition.value, false});
+    values.push_back({condition.value, text});
   }
 
   std::string order = "campaign, model, resolution, precision, scope, batch, steps, "
@@ -134,7 +203,8 @@ ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
   }
   std::string where = clauses.empty() ? "" : fmt::format(" WHERE {}", fmt::join(clauses, " AND "));
   Statement statement(db_,
-                      fmt::format("SELECT {} FROM results{} ORDER BY {}", select, where, order));
+                      fmt::format("SELECT {} FROM ({}) AS results{} ORDER BY {}", select,
+                                  kResultsWithSpeedup, where, order));
   for (std::size_t i = 0; i < values.size(); ++i) {
     const int index = static_cast<int>(i + 1);
     if (values[i].text) {

@@ -25,12 +25,18 @@ class QueryError : public StorageError {
   using StorageError::StorageError;
 };
 
-// `column op value`; op one of = != < > <= >=. A value that reads fully as an integer or a
-// real is compared as a number, else as text.
+// `column op value`; op one of = != < > <= >=. Values are typed by the column: text columns
+// (sweep, status, model, precision, ...) compare as text; every other column holds numbers,
+// and a value that does not read fully as a number is a QueryError.
 struct ResultsCondition {
   std::string column, op, value;
 };
 
+// An unknown sweep or campaign is a QueryError naming the known ones. Besides the view's
+// columns, `speedup` may be selected, filtered and sorted on: the latency of the ok 1-rank
+// trial of the same campaign and group (model and overrides, resolution, precision, scope,
+// batch, steps, profile_blocks; the fastest when several, e.g. seeds) over the row's; NULL
+// without one.
 struct ResultsQuery {
   std::optional<std::string> sweep;
   std::optional<std::int64_t> campaign;

@@ -18,7 +18,7 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     SELECT campaign, sweep, trial_key, status, model, precision, scope, device, build, error,
            resolution, batch, steps, ulysses, ring, pipefusion, cfg, dp, world_size,
            latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
-           iterations, throttled
+           iterations, throttled, model_overrides, profile_blocks
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
                                    placeholders));
   for (std::size_t i = 0; i < campaign_ids.size(); ++i) {
@@ -45,6 +45,10 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     if (!query.IsNull(c)) row.iterations = query.Int(c);
     ++c;
     row.throttled = !query.IsNull(c) && query.Int(c) != 0;
+    ++c;
+    if (!query.IsNull(c)) row.model_overrides = query.Text(c);
+    ++c;
+    row.profile_blocks = !query.IsNull(c) && query.Int(c) != 0;
     rows.push_back(std::move(row));
   }
   return rows;
@@ -67,6 +71,23 @@ std::optional<ResultsDb::Measurement> ResultsDb::NewestOkMeasurement(
     m.startup_s = std::max(0.0, query.Double(4) - iterations * m.latency_ms / 1000);
   }
   return m;
+}
+
+std::map<std::string, std::vector<Sample>> ResultsDb::TimedSamples(std::int64_t campaign_id,
+                                                                   const std::string& stage) {
+  Statement query(db_, R"sql(
+    SELECT t.trial_key, s.rank, s.iteration, s.ms
+    FROM samples s JOIN trials t ON t.id = s.trial_id
+    WHERE t.campaign_id = ? AND s.stage = ? AND s.warmup = 0
+    ORDER BY t.trial_key, s.iteration, s.rank)sql");
+  query.Bind(1, campaign_id).Bind(2, stage);
+  std::map<std::string, std::vector<Sample>> samples;
+  while (query.Step()) {
+    samples[query.Text(0)].push_back(Sample{static_cast<int>(query.Int(1)),
+                                            static_cast<int>(query.Int(2)), stage,
+                                            query.Double(3), false});
+  }
+  return samples;
 }
 
 std::optional<double> ResultsDb::NewestOkLatencyMs(const std::string& trial_key) {

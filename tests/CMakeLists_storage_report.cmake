@@ -6,11 +6,17 @@ include(GoogleTest)
 add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/storage/results_db_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/stats/stats_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/stats/distributions_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/stats/change_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/migration_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/html_report_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/runner/query_command_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/runner/compare_command_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report/comparison_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report/headless_render_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/../runner/query_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/../runner/report_command.cc
+  ${CMAKE_CURRENT_LIST_DIR}/../runner/compare_command.cc
 )
 ditbench_target(ditbench_storage_report_tests)
 target_link_libraries(ditbench_storage_report_tests PRIVATE

@@ -42,7 +42,7 @@ class HtmlReportTest : public ::testing::Test {
 
   std::string Render(std::vector<std::string> sweeps = {},
                      std::vector<std::int64_t> campaigns = {}) {
-    return RenderHtmlReport({DbPath(), std::move(sweeps), std::move(campaigns), {}});
+    return RenderHtmlReport({DbPath(), std::move(sweeps), std::move(campaigns), {}, {}});
   }
 
   // The <tr> of one trial.
@@ -66,7 +66,7 @@ TEST_F(HtmlReportTest, ChartJsIsInlinedAndNothingLoadsFromTheNetwork) {
   EXPECT_THAT(html, Not(HasSubstr("<link")));
   EXPECT_THAT(html, Not(HasSubstr("@import")));
   EXPECT_THAT(html, HasSubstr("<canvas id=\"chart-0\">"));
-  EXPECT_THAT(html, HasSubstr("\"u2 r1 pf1 cfg1 dp1\""));
+  EXPECT_THAT(html, HasSubstr("\"ulysses=2\""));
 }
 
 TEST_F(HtmlReportTest, TableListsEveryTrialWithStatusAndEscapedError) {
@@ -80,7 +80,7 @@ TEST_F(HtmlReportTest, TableListsEveryTrialWithStatusAndEscapedError) {
   EXPECT_THAT(html, Not(HasSubstr("<script>alert(1)")));
   std::string fastest = RowOf(html, sp_, test::MakeConfig(4));
   EXPECT_THAT(fastest, HasSubstr(">40.00<"));
-  EXPECT_THAT(fastest, HasSubstr(">39.00 – 41.00<"));
+  EXPECT_THAT(fastest, HasSubstr(">39.00 – 41.00 (50% only)<"));
   EXPECT_THAT(fastest, HasSubstr(">250<"));  // peak memory: 1000 MB / 4 ranks
 }
 
@@ -94,7 +94,7 @@ TEST_F(HtmlReportTest, SpeedupIsAgainstOneGpuTrialOfTheSamePrecisionOnly) {
   std::string fp16 = RowOf(html, sp_, test::MakeConfig(2, 1, Precision::kFp16));
   ASSERT_FALSE(fp16.empty());
   EXPECT_THAT(fp16, HasSubstr("class=\"num speedup\">-<"));
-  EXPECT_THAT(html, HasSubstr("No 1-GPU trial of this precision and scope"));
+  EXPECT_THAT(html, HasSubstr("No 1-rank trial of this precision and scope"));
 }
 
 TEST_F(HtmlReportTest, HeaderNamesSweepsCampaignsBuildAndStatusCounts) {
@@ -142,18 +142,18 @@ TEST_F(HtmlReportTest, ChartDataCannotCloseItsScriptElement) {
 
 TEST_F(HtmlReportTest, WriteHtmlReportWritesTheFileAndLeavesNoTemporary) {
   std::filesystem::path out = dir_ / "report.html";
-  WriteHtmlReport({DbPath(), {}, {}, out});
+  WriteHtmlReport({DbPath(), {}, {}, out, {}});
   std::ifstream in(out);
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_THAT(text.str(), HasSubstr("</html>"));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "report.html.tmp"));
-  EXPECT_THROW(WriteHtmlReport({DbPath(), {}, {}, dir_ / "missing" / "r.html"}),
+  EXPECT_THROW(WriteHtmlReport({DbPath(), {}, {}, dir_ / "missing" / "r.html", {}}),
                std::runtime_error);
 }
 
 TEST_F(HtmlReportTest, MissingDatabaseIsAnError) {
-  EXPECT_THROW(RenderHtmlReport({dir_ / "none.db", {}, {}, {}}), StorageError);
+  EXPECT_THROW(RenderHtmlReport({dir_ / "none.db", {}, {}, {}, {}}), StorageError);
 }
 
 }  // namespace
@@ -173,7 +173,7 @@ TEST(HtmlReportThrottleTest, ThrottledTrialsAreWarnedAbout) {
     db->RecordTrial(id, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 6));
     db->FinishCampaign(id);
   }
-  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}});
+  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
   EXPECT_NE(html.find("1 trial(s) ran while the GPU throttled"), std::string::npos);
   EXPECT_NE(html.find(TrialKey(test::MakeConfig(1))), std::string::npos);
 }
@@ -216,9 +216,193 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
   EXPECT_DOUBLE_EQ(s.blocks_ms, 22);  // (5 + 6) per step, slowest rank
   EXPECT_EQ(s.slowest_block, 1);
   EXPECT_DOUBLE_EQ(s.slowest_block_ms, 12);
-  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}});
+  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
   EXPECT_NE(html.find("Stage breakdown"), std::string::npos);
   EXPECT_NE(html.find("block 1 (12.000 ms over all steps)"), std::string::npos);
+  // Its rows name the group (model, resolution, precision, scope), not only the degrees.
+  const std::size_t section = html.find("Stage breakdown");
+  EXPECT_NE(html.find("pixart-alpha 1024px bf16 denoise ulysses=2", section), std::string::npos);
+}
+
+TEST_F(HtmlReportTest, BaselineComparisonSortsByEffectAndColoursVerdicts) {
+  auto db = ResultsDb::Open(DbPath());
+  const std::vector<double> base = {10, 10.1, 9.9, 10.05, 9.95, 10.02};
+  std::vector<double> doubled;
+  for (double ms : base) doubled.push_back(2 * ms);
+  const TrialConfig one = test::MakeConfig(1, 1, Precision::kBf16, 256);
+  const TrialConfig two = test::MakeConfig(2, 1, Precision::kBf16, 256);
+  std::int64_t a = db->ResumeOrCreateCampaign(test::MakeCampaign("ab", "abc"), true);
+  db->RecordTrial(a, test::MakeTrialWithSamples(one, base));
+  db->RecordTrial(a, test::MakeTrialWithSamples(two, base));
+  std::int64_t b = db->ResumeOrCreateCampaign(test::MakeCampaign("ab", "def"), true);
+  db->RecordTrial(b, test::MakeTrialWithSamples(one, base));
+  db->RecordTrial(b, test::MakeTrialWithSamples(two, doubled));
+
+  ReportOptions options{DbPath(), {}, {b}, {}, std::to_string(a)};
+  const std::string html = RenderHtmlReport(options);
+  const std::size_t section = html.find("<h2 id=\"comparison\">Comparison: campaign " +
+                                        std::to_string(a) + " (baseline) vs " +
+                                        std::to_string(b) + "</h2>");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_THAT(html, HasSubstr("<td>build</td><td>abc</td><td>def</td>"));
+  const std::size_t slower = html.find("<td class=\"verdict-slower\">slower</td>", section);
+  const std::size_t same = html.find("<td class=\"verdict-same\">same</td>", section);
+  ASSERT_NE(slower, std::string::npos);
+  ASSERT_NE(same, std::string::npos);
+  EXPECT_LT(slower, same);  // most slowed down first
+  EXPECT_THAT(html, HasSubstr("+100.0%"));
+  EXPECT_THAT(html, HasSubstr(".verdict-slower {"));
+
+  // A baseline that is the only selected campaign leaves nothing to compare.
+  ReportOptions alone{DbPath(), {}, {a}, {}, std::to_string(a)};
+  EXPECT_THROW(RenderHtmlReport(alone), std::invalid_argument);
+  ReportOptions unknown{DbPath(), {}, {b}, {}, "99"};
+  EXPECT_THROW(RenderHtmlReport(unknown), std::invalid_argument);
+}
+
+TEST_F(HtmlReportTest, CiOfFewIterationsShowsItsExactCoverage) {
+  // The fixture's trials have 2 timed iterations: [min, max] covers the median half the time.
+  const std::string html = Render({"sp"});
+  EXPECT_THAT(RowOf(html, sp_, test::MakeConfig(1)), HasSubstr("99.00 – 101.00 (50% only)"));
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t many = db->ResumeOrCreateCampaign(test::MakeCampaign("many"), true);
+  const TrialConfig config = test::MakeConfig(1, 1, Precision::kBf16, 256);
+  db->RecordTrial(many, test::MakeTrialWithSamples(config, {1, 2, 3, 4, 5, 6, 7, 8}));
+  const std::string row = RowOf(Render({"many"}), many, config);
+  ASSERT_NE(row, "");
+  EXPECT_THAT(row, Not(HasSubstr("only)")));
+}
+
+}  // namespace
+}  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+// Report structure (issue 11): groups by model identity and profile_blocks, spelled-out
+// labels, per-device noise thresholds naming every trial, CPU wording, TFLOPS only with a peak.
+class ReportStructureTest : public ::testing::Test {
+ protected:
+  std::string Render() { return RenderHtmlReport({dir_ / "results.db", {}, {}, {}, {}}); }
+  test::TempDir dir_;
+};
+
+TEST_F(ReportStructureTest, OverriddenModelAndProfiledTrialsAreGroupsOfTheirOwn) {
+  TrialConfig plain = test::MakeConfig(1, 1, Precision::kBf16, 256);
+  plain.model = "pixart-alpha-tiny";
+  TrialConfig deep = plain;
+  deep.model_overrides = {{"depth", 8}};
+  TrialConfig profiled = plain;
+  profiled.ulysses = 2;
+  profiled.profile_blocks = true;
+  {
+    auto db = ResultsDb::Open(dir_ / "results.db");
+    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("zoo"), false);
+    db->RecordTrial(id, test::MakeTrial(plain, TrialStatus::kOk, 10));
+    db->RecordTrial(id, test::MakeTrial(deep, TrialStatus::kOk, 20));
+    db->RecordTrial(id, test::MakeTrial(profiled, TrialStatus::kOk, 8));
+  }
+  const std::string html = Render();
+  EXPECT_THAT(html, HasSubstr("<h2>pixart-alpha-tiny{depth:8} · 256 px"));
+  EXPECT_THAT(html, HasSubstr("<h2>pixart-alpha-tiny · 256 px · bf16 · denoise · batch 1 · "
+                              "20 steps</h2>"));
+  EXPECT_THAT(html, HasSubstr("20 steps · blocks profiled</h2>"));
+  // Neither the depth-8 trial nor the profiled one gets a speedup against the plain 1-rank
+  // one: each 1-rank trial is its own group's baseline, and the profiled group has none.
+  const std::string against_plain = "title=\"against " + TrialKey(plain) + " ";
+  EXPECT_EQ(html.find(against_plain), html.rfind(against_plain));
+  EXPECT_NE(html.find("title=\"against " + TrialKey(deep) + " "), std::string::npos);
+  const std::size_t profiled_group = html.find("blocks profiled</h2>");
+  EXPECT_THAT(html.substr(profiled_group, 200), HasSubstr("No 1-rank trial"));
+}
+
+TEST_F(ReportStructureTest, NoiseThresholdDependsOnTheDeviceAndEveryTrialIsNamed) {
+  {
+    auto db = ResultsDb::Open(dir_ / "results.db");
+    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("noise"), false);
+    for (int i = 0; i < 12; ++i) {  // CPU, CoV 10%: below the CPU threshold
+      TrialRecord t = test::MakeTrial(test::MakeConfig(1, 1, Precision::kBf16, 256 + 16 * i),
+                                      TrialStatus::kOk, 10);
+      t.metrics->cov = 0.10;
+      db->RecordTrial(id, t);
+    }
+    for (int i = 0; i < 12; ++i) {  // GPU, CoV 10%: above the GPU threshold
+      TrialRecord t = test::MakeTrial(test::MakeConfig(1, 1, Precision::kFp16, 256 + 16 * i),
+                                      TrialStatus::kOk, 10);
+      t.metrics->cov = 0.10;
+      t.device = "NVIDIA H100 80GB HBM3";
+      t.metrics->mfu = 0.3;
+      t.metrics->tflops = 300;
+      db->RecordTrial(id, t);
+    }
+  }
+  const std::string html = Render();
+  EXPECT_THAT(html, HasSubstr("12 GPU trial(s) are noisy (coefficient of variation above 5%, "
+                              "the GPU threshold).<details><summary>12 trial(s)</summary>"));
+  EXPECT_THAT(html, Not(HasSubstr("CPU trial(s) are noisy")));
+  for (int i = 0; i < 12; ++i) {
+    const std::string key = TrialKey(test::MakeConfig(1, 1, Precision::kFp16, 256 + 16 * i));
+    EXPECT_THAT(html, HasSubstr("<li>" + key + " (campaign 1")) << i;
+  }
+  // CPU groups: ranks, no TFLOPS; GPU groups: GPUs and TFLOPS.
+  const std::size_t cpu_group = html.find("<h2>pixart-alpha · 256 px · bf16");
+  const std::size_t gpu_group = html.find("<h2>pixart-alpha · 256 px · fp16");
+  ASSERT_NE(cpu_group, std::string::npos);
+  ASSERT_NE(gpu_group, std::string::npos);
+  const std::string cpu_table = html.substr(cpu_group, html.find("</table>", cpu_group) - cpu_group);
+  const std::string gpu_table = html.substr(gpu_group, html.find("</table>", gpu_group) - gpu_group);
+  EXPECT_THAT(cpu_table, HasSubstr("<th>ranks</th>"));
+  EXPECT_THAT(cpu_table, Not(HasSubstr("TFLOPS")));
+  EXPECT_THAT(gpu_table, HasSubstr("<th>GPUs</th>"));
+  EXPECT_THAT(gpu_table, HasSubstr("<th>TFLOPS</th><th>MFU</th>"));
+  EXPECT_THAT(gpu_table, HasSubstr(">300.0<"));
+  EXPECT_THAT(gpu_table, HasSubstr("<div class=\"scroll\"><table>"));
+}
+
+TEST_F(ReportStructureTest, BeyondFiftyRowsAGroupCollapsesTheRest) {
+  {
+    auto db = ResultsDb::Open(dir_ / "results.db");
+    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("seeds"), false);
+    for (int seed = 0; seed < 60; ++seed) {
+      TrialConfig config = test::MakeConfig(1, 1, Precision::kBf16, 256);
+      config.seed = seed;
+      db->RecordTrial(id, test::MakeTrial(config, TrialStatus::kOk, 10 + seed));
+    }
+  }
+  const std::string html = Render();
+  const std::size_t details = html.find("<details><summary>10 more trial(s) of this group");
+  ASSERT_NE(details, std::string::npos);
+  // The 50 fastest before it, the 10 slowest after it.
+  EXPECT_LT(html.find(">10.00<"), details);
+  EXPECT_LT(html.find(">59.00<"), details);
+  EXPECT_GT(html.find(">60.00<"), details);
+  EXPECT_GT(html.find(">69.00<"), details);
+}
+
+TEST_F(ReportStructureTest, RowsOfSeveralCampaignsAreLabelledWithTheWordCampaign) {
+  {
+    auto db = ResultsDb::Open(dir_ / "results.db");
+    for (int c = 0; c < 2; ++c) {
+      auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("twice"), true);
+      db->RecordTrial(id, test::MakeTrial(test::MakeConfig(1, 1, Precision::kBf16, 256),
+                                          TrialStatus::kOk, 10 + c));
+      TrialConfig cfg = test::MakeConfig(1, 1, Precision::kBf16, 256);
+      cfg.cfg = 2;
+      db->RecordTrial(id, test::MakeTrial(cfg, TrialStatus::kOk, 6 + c));
+    }
+  }
+  const std::string html = Render();
+  EXPECT_THAT(html, HasSubstr("<td>campaign 2: cfg=2</td>"));
+  EXPECT_THAT(html, HasSubstr("<td>campaign 1: 1 rank</td>"));
+  // The chart has one dataset per campaign, with a legend, and draws the CI as whiskers.
+  EXPECT_THAT(html, HasSubstr("\"label\":\"campaign 2\""));
+  EXPECT_THAT(html, HasSubstr("\"legend\":true"));
+  EXPECT_THAT(html, HasSubstr("type: 'logarithmic'"));
+  EXPECT_THAT(html, HasSubstr("afterDatasetsDraw"));
+  // And a speedup chart with the ideal line, per campaign's own 1-rank trial.
+  EXPECT_THAT(html, HasSubstr("\"kind\":\"speedup\""));
+  EXPECT_THAT(html, HasSubstr("\"label\":\"cfg (campaign 1)\""));
+  EXPECT_THAT(html, Not(HasSubstr("c2 ")));
 }
 
 }  // namespace

@@ -167,6 +167,63 @@ TEST_F(QueryCommandTest, MalformedWhereAndUnknownStatusAreUsageErrors) {
   EXPECT_THAT(err_.str(), HasSubstr("unknown status 'done'; valid statuses: pending, running"));
 }
 
+TEST_F(QueryCommandTest, UnknownSweepOrCampaignIsAnErrorListingTheKnownOnes) {
+  QueryOptions options = Options();
+  options.sweep = "othr";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_EQ(err_.str(), "ditbench query: error: unknown sweep 'othr' (did you mean 'other'?); "
+                        "known sweeps: other, sp\n");
+  EXPECT_TRUE(out_.str().empty());
+  options = Options();
+  options.campaign = 7;
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_EQ(err_.str(),
+            "ditbench query: error: unknown campaign 7; known campaigns: 1 (sp), 2 (other)\n");
+}
+
+TEST_F(QueryCommandTest, WhereValuesAreTypedByColumn) {
+  QueryOptions options = Options();
+  options.where = {"latency_ms<abc"};
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("--where latency_ms<abc: 'latency_ms' holds numbers and "
+                                    "'abc' is not one"));
+  options.where = {"resolution=1024px"};
+  EXPECT_EQ(Run(options), kExitUsage);
+  // A text column compares as text even when the value reads as a number.
+  options.where = {"model=1024"};
+  EXPECT_TRUE(RunJson(options).empty());
+  options.where = {"resolution=2048.0"};
+  EXPECT_EQ(RunJson(options).size(), 1u);
+}
+
+TEST_F(QueryCommandTest, SpeedupIsAgainstTheOneRankTrialOfTheSameGroup) {
+  QueryOptions options = Options();
+  options.campaign = 1;
+  options.columns = {"world_size", "precision", "speedup"};
+  options.sort = "speedup:desc";
+  nlohmann::json rows = RunJson(options);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_DOUBLE_EQ(rows[0]["speedup"].get<double>(), 2.5);  // 100 ms / 40 ms
+  EXPECT_DOUBLE_EQ(rows[1]["speedup"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(rows[2]["speedup"].get<double>(), 1.0);
+  EXPECT_TRUE(rows[3]["speedup"].is_null());  // fp16: no fp16 1-rank trial
+  EXPECT_TRUE(rows[4]["speedup"].is_null());  // failed
+  options.where = {"speedup>=2"};
+  EXPECT_EQ(RunJson(options).size(), 2u);
+}
+
+TEST_F(QueryCommandTest, WhereAcceptsSpacesAroundOperators) {
+  QueryOptions options = Options();
+  options.where = {"precision = bf16", " resolution >= 1024 ", "latency_ms <50"};
+  options.sort = "latency_ms";
+  EXPECT_THAT(Latencies(RunJson(options)), ElementsAre(9, 40));
+  options.where = {" = bf16"};
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("malformed --where"));
+  options.where = {"precision =  "};
+  EXPECT_EQ(Run(options), kExitUsage);
+}
+
 TEST_F(QueryCommandTest, SortDescendingPutsNullsLast) {
   QueryOptions options = Options();
   options.sort = "latency_ms:desc";
@@ -242,9 +299,9 @@ TEST_F(QueryCommandTest, MissingDatabaseIsOneLineError) {
 
 TEST_F(QueryCommandTest, EmptyResultStillPrintsHeader) {
   QueryOptions options = Options();
-  options.sweep = "none";
+  options.where = {"resolution=1"};
   options.columns = {"trial_key", "latency_ms"};
-  ASSERT_EQ(Run(options), kExitOk);
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
   EXPECT_EQ(out_.str(), "trial_key  latency_ms\n(0 rows)\n");
 }
 

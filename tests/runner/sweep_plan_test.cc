@@ -1,5 +1,7 @@
 #include "runner/sweep_plan.h"
 
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 #include "tests/support/sweeps.h"
@@ -62,6 +64,25 @@ TEST(SweepPlanTest, JsonPlanCarriesParametersAndForwardFlopsOfEveryTrial) {
       EXPECT_NEAR(params, 2.03e9, 0.07e9);
       // SD3 batches a negative prompt: two rows per forward.
       EXPECT_DOUBLE_EQ(flops, ForwardFlops(*FindModelPreset("sd3-medium"), 1024, 2));
+    }
+  }
+}
+
+TEST(SweepPlanTest, AdaptiveStopBelowSixIterationsIsWarnedAboutWithItsRealCoverage) {
+  const std::string base = "name: w\ndefaults: {model: pixart-alpha-tiny, resolution: 256, "
+                           "steps: 1, repeats: ";
+  PlanAssumptions a;
+  for (auto [repeats, warned] : {std::pair{"{min: 3, max: 50, target_rel_ci: 0.01}", true},
+                                 std::pair{"{min: 6, max: 50, target_rel_ci: 0.01}", false},
+                                 std::pair{"3", false}}) {
+    auto spec = Parse(base + repeats + "}\n");
+    SweepPlan plan = PlanSweep(spec, {2, false}, a);
+    std::ostringstream out;
+    WritePlanTable(spec, plan, a, out);
+    EXPECT_EQ(out.str().find("warning: 1 trial(s) may stop after 3 iteration(s)") !=
+                  std::string::npos, warned) << repeats << "\n" << out.str();
+    if (warned) {
+      EXPECT_NE(out.str().find("covers 75.0%, not 95%"), std::string::npos);
     }
   }
 }

@@ -100,5 +100,20 @@ TEST(StatsTest, ZeroMedianGivesInfiniteRelativeInterval) {
   EXPECT_TRUE(std::isinf(RelativeCiHalfWidth(s)));
 }
 
+TEST(StatsTest, MedianCiCoverageIsExactForSmallSamples) {
+  // [x(1), x(n)] for n <= 5: coverage 1 - 2 / 2^n.
+  EXPECT_DOUBLE_EQ(MedianCiCoverage(5), 30.0 / 32);
+  EXPECT_DOUBLE_EQ(MedianCiCoverage(3), 0.75);
+  EXPECT_DOUBLE_EQ(MedianCiCoverage(2), 0.5);
+  EXPECT_EQ(MedianCiCoverage(1), 0);
+  // n = 6: j = floor(3 - 2.4005) = 0 -> 1, k = ceil(6.4005) = 7 -> 6: 62/64.
+  EXPECT_NEAR(MedianCiCoverage(6), 62.0 / 64, 1e-12);
+  // n = 20: j = floor(10 - 4.383) = 5, k = ceil(15.383) = 16: P(5 <= B <= 15) for B(20, 1/2)
+  // = 1 - 2 * P(B <= 4) = 1 - 2 * 6196 / 2^20.
+  EXPECT_NEAR(MedianCiCoverage(20), 1 - 2 * 6196.0 / 1048576, 1e-12);
+  EXPECT_GE(MedianCiCoverage(100), 0.95);
+  EXPECT_DOUBLE_EQ(Summarize({1, 2, 3}).ci_coverage, 0.75);
+}
+
 }  // namespace
 }  // namespace ditbench

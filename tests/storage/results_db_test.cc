@@ -386,6 +386,46 @@ TEST_F(ResultsDbTest, SamplesComeBackOrderedByIterationThenRank) {
   EXPECT_THAT(order, ElementsAre(0, 1, 10, 11, 20, 21));
 }
 
+TEST_F(ResultsDbTest, TimedSamplesOfACampaignLeaveOutWarmupAndOtherStages) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  std::int64_t other = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
+  TrialRecord two = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
+  two.samples.push_back({0, 1, "step:0", 3, false});
+  db->RecordTrial(campaign, two);
+  TrialRecord one = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 20);
+  db->RecordTrial(campaign, one);
+  db->RecordTrial(other, test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 5));
+
+  auto samples = db->TimedSamples(campaign, "iteration");
+  ASSERT_EQ(samples.size(), 2u);
+  std::vector<double> ms;
+  for (const Sample& s : samples.at(two.trial_key)) ms.push_back(s.iteration * 100 + s.ms);
+  EXPECT_THAT(ms, ElementsAre(110, 110, 211, 211));
+  EXPECT_EQ(samples.at(one.trial_key).size(), 2u);
+  EXPECT_EQ(db->TimedSamples(campaign, "step:0").at(two.trial_key).size(), 1u);
+}
+
+TEST_F(ResultsDbTest, ResultRowCarriesModelOverrides) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  TrialConfig config = test::MakeConfig(1);
+  config.model = "pixart-alpha-tiny";
+  config.model_overrides = {{"depth", 8}};
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 10));
+  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10));
+  std::vector<ResultRow> rows = db->Results({campaign});
+  ASSERT_EQ(rows.size(), 2u);
+  int with_overrides = 0;
+  for (const ResultRow& row : rows) {
+    if (row.model_overrides.empty()) continue;
+    ++with_overrides;
+    EXPECT_EQ(row.model, "pixart-alpha-tiny");
+    EXPECT_THAT(row.model_overrides, HasSubstr("\"depth\":8"));
+  }
+  EXPECT_EQ(with_overrides, 1);
+}
+
 TEST_F(ResultsDbTest, ConfigIsStoredSplitIntoComputationAndPolicy) {
   auto db = ResultsDb::Open(DbPath());
   std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);

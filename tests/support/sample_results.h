@@ -1,7 +1,9 @@
 // Builders of plausible campaign and trial records, for tests of storage, query and report.
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "experiments/trial.h"
@@ -67,6 +69,27 @@ inline TrialRecord MakeTrial(const TrialConfig& config, TrialStatus status, doub
   m.warmup = 1;
   m.peak_mem_mb = 1000.0 / trial.world_size;
   trial.metrics = m;
+  return trial;
+}
+
+// An `ok` trial of `config` on `device` whose timed iterations (every rank alike) are `ms`,
+// after one warm-up iteration; metrics from the median.
+inline TrialRecord MakeTrialWithSamples(const TrialConfig& config, const std::vector<double>& ms,
+                                        std::string device = "cpu") {
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
+                                          : (sorted[sorted.size() / 2 - 1] +
+                                             sorted[sorted.size() / 2]) / 2;
+  TrialRecord trial = MakeTrial(config, TrialStatus::kOk, median);
+  trial.device = std::move(device);
+  trial.samples.clear();
+  for (int rank = 0; rank < trial.world_size; ++rank) {
+    trial.samples.push_back({rank, 0, "iteration", median * 2, true});
+    for (std::size_t i = 0; i < ms.size(); ++i)
+      trial.samples.push_back({rank, static_cast<int>(i) + 1, "iteration", ms[i], false});
+  }
+  trial.metrics->iterations = static_cast<int>(ms.size());
   return trial;
 }
 

@@ -1,0 +1,317 @@
+#include "report/comparison.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "experiments/trial_metrics.h"
+#include "stats/stats.h"
+
+namespace ditbench {
+namespace {
+
+constexpr double kGpuNoiseFloorPct = 5, kGpuMinEffectPct = 2;
+constexpr double kCpuNoiseFloorPct = 35, kCpuMinEffectPct = 5;
+constexpr double kLearnedFloorMinPct = 1;
+
+bool IsGpu(const std::string& device) { return !device.empty() && device != "cpu"; }
+
+std::vector<std::int64_t> ParseIds(std::string_view list, std::string_view whole) {
+  std::vector<std::int64_t> ids;
+  while (true) {
+    const std::size_t comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    std::int64_t id = 0;
+    auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), id);
+    if (item.empty() || error != std::errc() || end != item.data() + item.size() || id <= 0) {
+      throw std::invalid_argument(fmt::format(
+          "campaign '{}': expected ID, ID,ID,... or DB:ID[,ID...] (campaign ids are positive "
+          "integers)", whole));
+    }
+    ids.push_back(id);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return ids;
+}
+
+// Leaves of `json` as "a.b.c" -> text; arrays of scalars joined with "; ".
+void Flatten(const nlohmann::json& json, const std::string& prefix,
+             std::map<std::string, std::string>* out) {
+  if (json.is_object()) {
+    for (const auto& [key, value] : json.items())
+      Flatten(value, prefix.empty() ? key : prefix + "." + key, out);
+    return;
+  }
+  std::string text;
+  if (json.is_array()) {
+    for (const auto& item : json) {
+      if (!text.empty()) text += "; ";
+      text += item.is_string() ? item.get<std::string>() : item.dump();
+    }
+  } else if (json.is_string()) {
+    text = json.get<std::string>();
+  } else if (!json.is_null()) {
+    text = json.dump();
+  }
+  (*out)[prefix] = text;
+}
+
+// Settings of a side: several campaigns with different values list them all.
+std::map<std::string, std::string> SideSettings(const std::vector<CampaignInfo>& campaigns,
+                                                const std::vector<ResultRow>& rows) {
+  std::map<std::string, std::set<std::string>> values;
+  for (const CampaignInfo& c : campaigns) {
+    values["build"].insert(c.record.build);
+    values["host"].insert(c.record.host);
+    values["sweep spec (sha256)"].insert(c.record.spec_hash.substr(0, 12));
+    std::map<std::string, std::string> leaves;
+    Flatten(c.record.environment, "", &leaves);
+    for (const auto& [key, value] : leaves) values["environment." + key].insert(value);
+  }
+  for (const ResultRow& row : rows)
+    if (!row.device.empty()) values["device"].insert(row.device);
+  std::map<std::string, std::string> settings;
+  for (const auto& [key, set] : values) {
+    std::string joined;
+    for (const std::string& v : set) {
+      if (!joined.empty()) joined += " | ";
+      joined += v;
+    }
+    if (joined.size() > 120) joined = joined.substr(0, 117) + "...";
+    settings[key] = joined;
+  }
+  return settings;
+}
+
+std::vector<CampaignInfo> FindCampaigns(ResultsDb& db, const CampaignSet& set) {
+  std::vector<CampaignInfo> all = db.Campaigns(), chosen;
+  for (std::int64_t id : set.campaigns) {
+    auto it = std::find_if(all.begin(), all.end(),
+                           [&](const CampaignInfo& c) { return c.id == id; });
+    if (it == all.end()) {
+      std::string known;
+      for (const CampaignInfo& c : all)
+        known += fmt::format("{}{} ({})", known.empty() ? "" : ", ", c.id, c.record.sweep_name);
+      throw std::invalid_argument(fmt::format("no campaign {} in {}; known: {}", id,
+                                              set.db.string(), known.empty() ? "none" : known));
+    }
+    chosen.push_back(*it);
+  }
+  return chosen;
+}
+
+// One side's view of a trial: its rows (one per campaign) and its launches.
+struct SideTrial {
+  std::vector<const ResultRow*> rows;
+  std::vector<std::vector<double>> launches;  // ok rows only
+  std::string failure;                        // first non-ok status, with its campaign
+};
+
+std::map<std::string, SideTrial> LoadSide(ResultsDb& db, const CampaignSet& set,
+                                          const std::vector<ResultRow>& rows) {
+  std::map<std::string, SideTrial> trials;
+  for (std::int64_t campaign : set.campaigns) {
+    std::map<std::string, std::vector<Sample>> samples = db.TimedSamples(campaign,
+                                                                         kIterationStage);
+    for (const ResultRow& row : rows) {
+      if (row.campaign != campaign) continue;
+      SideTrial& trial = trials[row.trial_key];
+      trial.rows.push_back(&row);
+      if (row.status == "ok") {
+        auto it = samples.find(row.trial_key);
+        if (it != samples.end()) trial.launches.push_back(SlowestSeries(it->second));
+      } else if (trial.failure.empty()) {
+        trial.failure = set.campaigns.size() > 1
+                            ? fmt::format("{} (in campaign {})", row.status, campaign)
+                            : row.status;
+      }
+    }
+  }
+  return trials;
+}
+
+}  // namespace
+
+CampaignSet ParseCampaignSet(std::string_view text, const std::filesystem::path& default_db) {
+  CampaignSet set;
+  set.text = std::string(text);
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) {
+    set.db = default_db;
+    set.campaigns = ParseIds(text, text);
+  } else {
+    if (colon == 0) {
+      throw std::invalid_argument(fmt::format("campaign '{}': empty database path", text));
+    }
+    set.db = std::string(text.substr(0, colon));
+    set.campaigns = ParseIds(text.substr(colon + 1), text);
+  }
+  return set;
+}
+
+Thresholds DefaultThresholds(bool gpu) {
+  Thresholds t;
+  t.policy.noise_floor_pct = gpu ? kGpuNoiseFloorPct : kCpuNoiseFloorPct;
+  t.policy.min_effect_pct = gpu ? kGpuMinEffectPct : kCpuMinEffectPct;
+  t.source = gpu ? "gpu default" : "cpu default";
+  return t;
+}
+
+std::optional<Thresholds> LearnedThresholds(const std::vector<ResultRow>& rows, bool gpu,
+                                            const std::vector<std::int64_t>& excluded) {
+  // Group ok rows by what makes two of them an A/A pair: key, build, device.
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> groups;
+  for (const ResultRow& row : rows) {
+    if (!row.measured() || *row.latency_ms <= 0 || IsGpu(row.device) != gpu) continue;
+    if (std::find(excluded.begin(), excluded.end(), row.campaign) != excluded.end()) continue;
+    groups[{row.trial_key, row.build, row.device}].push_back(*row.latency_ms);
+  }
+  std::vector<double> changes;
+  for (const auto& [group, latencies] : groups)
+    for (std::size_t i = 0; i < latencies.size(); ++i)
+      for (std::size_t j = i + 1; j < latencies.size(); ++j)
+        changes.push_back(std::abs(std::log(latencies[j] / latencies[i])));
+  if (changes.size() < static_cast<std::size_t>(kMinAaPairs)) return std::nullopt;
+  std::sort(changes.begin(), changes.end());
+  Thresholds t = DefaultThresholds(gpu);
+  t.policy.noise_floor_pct =
+      std::max(kLearnedFloorMinPct, std::expm1(Quantile(changes, 0.95)) * 100);
+  t.policy.min_effect_pct = std::min(t.policy.min_effect_pct, t.policy.noise_floor_pct);
+  t.source = fmt::format("learned from {} A/A pairs", changes.size());
+  return t;
+}
+
+std::string ModelIdentity(const ResultRow& row) {
+  std::string model = row.model;
+  if (row.model_overrides.empty()) return model;
+  nlohmann::json overrides = nlohmann::json::parse(row.model_overrides, nullptr, false);
+  std::string extra;
+  if (overrides.is_object()) {
+    for (const auto& [key, value] : overrides.items()) {
+      if (key == "preset") continue;
+      extra += fmt::format("{}{}:{}", extra.empty() ? "" : ",", key, value.dump());
+    }
+  }
+  return extra.empty() ? model : model + "{" + extra + "}";
+}
+
+std::string DegreesLabel(const ResultRow& row) {
+  std::string degrees;
+  const std::pair<const char*, std::int64_t> axes[] = {
+      {"ulysses", row.ulysses}, {"ring", row.ring}, {"pipefusion", row.pipefusion},
+      {"cfg", row.cfg}, {"dp", row.dp}};
+  for (const auto& [name, degree] : axes) {
+    if (degree <= 1) continue;
+    if (!degrees.empty()) degrees += ' ';
+    degrees += fmt::format("{}={}", name, degree);
+  }
+  return degrees.empty() ? "1 rank" : degrees;
+}
+
+std::string TrialLabel(const ResultRow& row) {
+  std::string label = fmt::format("{} {}px {} {}", ModelIdentity(row), row.resolution,
+                                  row.precision, row.scope);
+  if (row.batch > 1) label += fmt::format(" batch={}", row.batch);
+  return label + " " + DegreesLabel(row);
+}
+
+Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_db,
+                            const CampaignSet& b, const CompareSettings& settings) {
+  Comparison comparison{a, b, {}, {}, {}};
+  const std::vector<CampaignInfo> a_campaigns = FindCampaigns(a_db, a);
+  const std::vector<CampaignInfo> b_campaigns = FindCampaigns(b_db, b);
+  const std::vector<ResultRow> a_rows = a_db.Results(a.campaigns);
+  const std::vector<ResultRow> b_rows = b_db.Results(b.campaigns);
+
+  const auto a_settings = SideSettings(a_campaigns, a_rows);
+  const auto b_settings = SideSettings(b_campaigns, b_rows);
+  std::set<std::string> keys;
+  for (const auto& [key, value] : a_settings) keys.insert(key);
+  for (const auto& [key, value] : b_settings) keys.insert(key);
+  for (const std::string& key : keys) {
+    auto ia = a_settings.find(key), ib = b_settings.find(key);
+    const std::string va = ia == a_settings.end() ? "(none)" : ia->second;
+    const std::string vb = ib == b_settings.end() ? "(none)" : ib->second;
+    if (va != vb) comparison.differences.push_back({key, va, vb});
+  }
+  // The settings a performance engineer looks at first, then the rest alphabetically.
+  const std::vector<std::string> first = {"build", "device", "host", "sweep spec (sha256)"};
+  std::stable_sort(comparison.differences.begin(), comparison.differences.end(),
+                   [&](const SettingDifference& x, const SettingDifference& y) {
+                     auto rank = [&](const std::string& s) {
+                       return std::find(first.begin(), first.end(), s) - first.begin();
+                     };
+                     return rank(x.setting) < rank(y.setting);
+                   });
+
+  // Thresholds per device kind: learned from side A's database, else the defaults.
+  std::vector<std::int64_t> all_ids, excluded = a.campaigns;
+  for (const CampaignInfo& c : a_db.Campaigns()) all_ids.push_back(c.id);
+  if (&a_db == &b_db) excluded.insert(excluded.end(), b.campaigns.begin(), b.campaigns.end());
+  const std::vector<ResultRow> history = a_db.Results(all_ids);
+  const auto thresholds_for = [&](bool gpu) {
+    Thresholds t = LearnedThresholds(history, gpu, excluded).value_or(DefaultThresholds(gpu));
+    if (settings.noise_floor_pct || settings.min_effect_pct) t.source = "given";
+    if (settings.noise_floor_pct) t.policy.noise_floor_pct = *settings.noise_floor_pct;
+    if (settings.min_effect_pct) t.policy.min_effect_pct = *settings.min_effect_pct;
+    return t;
+  };
+  const Thresholds gpu = thresholds_for(true), cpu = thresholds_for(false);
+
+  const std::map<std::string, SideTrial> a_trials = LoadSide(a_db, a, a_rows);
+  const std::map<std::string, SideTrial> b_trials = LoadSide(b_db, b, b_rows);
+  for (const auto& [key, at] : a_trials) {
+    const std::string label = TrialLabel(*at.rows.front());
+    auto ib = b_trials.find(key);
+    if (ib == b_trials.end()) {
+      comparison.unmatched.push_back({key, label, "only in A"});
+      continue;
+    }
+    const SideTrial& bt = ib->second;
+    if (at.launches.empty() || bt.launches.empty()) {
+      std::string why;
+      if (at.launches.empty()) {
+        why = "A: ";
+        why += at.failure.empty() ? "no samples" : at.failure;
+      }
+      if (bt.launches.empty()) {
+        if (!why.empty()) why += ", ";
+        why += "B: ";
+        why += bt.failure.empty() ? "no samples" : bt.failure;
+      }
+      comparison.unmatched.push_back({key, label, why});
+      continue;
+    }
+    const std::string device = bt.rows.front()->device;
+    const Thresholds& t = IsGpu(device) ? gpu : cpu;
+    ComparedTrial trial{key, label, device, CompareLatency(at.launches, bt.launches, t.policy),
+                        fmt::format("{} (noise floor {:.1f}%, minimum effect {:.1f}%)", t.source,
+                                    t.policy.noise_floor_pct, t.policy.min_effect_pct)};
+    comparison.trials.push_back(std::move(trial));
+  }
+  for (const auto& [key, bt] : b_trials)
+    if (!a_trials.count(key))
+      comparison.unmatched.push_back({key, TrialLabel(*bt.rows.front()), "only in B"});
+  std::stable_sort(comparison.trials.begin(), comparison.trials.end(),
+                   [](const ComparedTrial& x, const ComparedTrial& y) {
+                     return x.change.change.pct > y.change.change.pct;
+                   });
+  return comparison;
+}
+
+std::vector<const ComparedTrial*> Regressions(const Comparison& comparison, double pct) {
+  std::vector<const ComparedTrial*> regressions;
+  for (const ComparedTrial& trial : comparison.trials)
+    if (trial.change.verdict == Verdict::kSlower && trial.change.change.pct > pct)
+      regressions.push_back(&trial);
+  return regressions;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,108 @@
+// The comparison of two sets of campaigns, matched on trial key: what `ditbench compare`
+// prints and what `report --baseline` renders. Reads through storage's typed reads only.
+//
+// A side is one campaign, or several campaigns of the same sweep in one database
+// ("3", "1,2,3", "a.db:3", "a.db:1,2,3"). Each campaign's run of a trial is one *launch* of
+// it, so `ditbench run --new` three times gives each trial three launches, and the verdict
+// uses the launch-level test (stats/change.h). Within one campaign a trial has one launch
+// (the sweep field `replicates` is not built yet).
+//
+// Verdict thresholds per trial depend on its device kind (ThresholdsFor):
+//  * learned: when the database of side A holds at least kMinAaPairs A/A pairs on that kind
+//    (the same trial key measured ok in two campaigns of the same build on the same device,
+//    campaigns of neither side), the noise floor is the 95th percentile of their |change|,
+//    never below 1%;
+//  * otherwise the defaults: GPU noise floor 5%, minimum effect 2%; CPU noise floor 35%,
+//    minimum effect 5% (back-to-back CPU launches of one trial differed by up to 31%).
+// --noise-floor / --min-effect override both.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stats/change.h"
+#include "storage/results_db.h"
+
+namespace ditbench {
+
+// One side of a comparison: a database and one or more of its campaigns.
+struct CampaignSet {
+  std::filesystem::path db;
+  std::vector<std::int64_t> campaigns;
+  std::string text;  // as the user wrote it
+};
+
+// Parses "ID[,ID...]" (in `default_db`) or "PATH:ID[,ID...]". Throws std::invalid_argument
+// (one line, naming the text) for anything else.
+CampaignSet ParseCampaignSet(std::string_view text, const std::filesystem::path& default_db);
+
+inline constexpr int kMinAaPairs = 10;
+
+struct Thresholds {
+  ChangePolicy policy;
+  std::string source;  // "gpu default", "cpu default", "learned from 24 A/A pairs", "given"
+};
+
+struct CompareSettings {
+  std::optional<double> noise_floor_pct;  // overrides every device's
+  std::optional<double> min_effect_pct;
+};
+
+// One matched trial.
+struct ComparedTrial {
+  std::string trial_key, label, device;
+  LatencyChange change;
+  std::string thresholds;  // Thresholds::source, with the values
+};
+
+// A trial measured on one side only, or not ok on one side.
+struct UnmatchedTrial {
+  std::string trial_key, label;
+  std::string why;  // "only in A", "only in B", "A: failed", "B: oom (in campaign 4)", ...
+};
+
+// A setting that differs between the sides: build, host, device, sweep spec, or a leaf of the
+// campaigns' environments ("worker.torch_version", "variables.NCCL_P2P_DISABLE").
+struct SettingDifference {
+  std::string setting, a, b;
+};
+
+struct Comparison {
+  CampaignSet a, b;
+  std::vector<SettingDifference> differences;
+  std::vector<ComparedTrial> trials;  // sorted by change, most slowed down first
+  std::vector<UnmatchedTrial> unmatched;
+};
+
+// Compares the sides (matching is by trial key, so the sweeps may differ). `a_db` and `b_db`
+// are the databases of a and b and may be the same object. Throws std::invalid_argument for a
+// campaign id that does not exist, naming the known ones.
+Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_db,
+                            const CampaignSet& b, const CompareSettings& settings = {});
+
+// The trials that are `slower` with a change above `pct` percent.
+std::vector<const ComparedTrial*> Regressions(const Comparison& comparison, double pct);
+
+// The noise floor learned from A/A pairs among `rows` on one device kind, or nothing when
+// fewer than kMinAaPairs exist. Rows of `excluded` campaigns are left out. Pure (tested).
+std::optional<Thresholds> LearnedThresholds(const std::vector<ResultRow>& rows, bool gpu,
+                                            const std::vector<std::int64_t>& excluded);
+
+// The defaults above for a device kind.
+Thresholds DefaultThresholds(bool gpu);
+
+// "pixart-alpha{depth:8} 1024px bf16 denoise ulysses=2 cfg=2" (degrees of 1 left out;
+// "1 rank" when all are 1).
+std::string TrialLabel(const ResultRow& row);
+
+// The model with its dimension overrides: "pixart-alpha-tiny{depth:8}", or "pixart-alpha".
+std::string ModelIdentity(const ResultRow& row);
+
+// The parallel degrees above 1, spelled out: "ulysses=2 cfg=2", or "1 rank".
+std::string DegreesLabel(const ResultRow& row);
+
+}  // namespace ditbench

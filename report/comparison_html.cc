@@ -1,0 +1,123 @@
+#include "report/comparison_html.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "report/html_report.h"
+
+namespace ditbench {
+
+const char* const kComparisonStyle = R"css(
+.verdict-slower { background: #fde8e7; color: #b42318; font-weight: bold; }
+.verdict-faster { background: #e6f4ea; color: #1a7f37; font-weight: bold; }
+.verdict-same { color: #555; }
+.verdict-inconclusive { background: #fff4e5; color: #9a5b00; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.cibar { position: relative; width: 160px; height: 12px; background: #f4f4f4; }
+.cibar span { position: absolute; top: 2px; height: 8px; background: #4e79a7; }
+.cibar i { position: absolute; top: 0; height: 12px; width: 1px; background: #222; }
+)css";
+
+namespace {
+
+std::string SideIds(const CampaignSet& side) {
+  std::string ids;
+  for (std::int64_t id : side.campaigns) {
+    if (!ids.empty()) ids += ',';
+    ids += std::to_string(id);
+  }
+  return ids;
+}
+
+// The CI as a bar on a symmetric axis of +-`range` percent, with a tick at 0.
+std::string CiBar(const ChangeEstimate& c, double range) {
+  const auto x = [&](double pct) { return std::clamp(50 + 50 * pct / range, 0.0, 100.0); };
+  const double left = x(c.low_pct), right = x(c.high_pct);
+  return fmt::format("<div class=\"cibar\"><span style=\"left:{:.1f}%;width:{:.1f}%\"></span>"
+                     "<i style=\"left:50%\"></i></div>",
+                     left, std::max(1.0, right - left));
+}
+
+}  // namespace
+
+std::string RenderComparisonSection(const Comparison& comparison) {
+  std::string html = fmt::format(
+      "<h2 id=\"comparison\">Comparison: campaign {} (baseline) vs {}</h2>\n",
+      HtmlEscape(SideIds(comparison.a)), HtmlEscape(SideIds(comparison.b)));
+  if (comparison.differences.empty()) {
+    html += "<p class=\"note\">Baseline and candidate have the same build, device, host and "
+            "environment.</p>\n";
+  } else {
+    html += "<p>What differs between baseline and candidate:</p>\n<div class=\"scroll\"><table>"
+            "<tr><th>setting</th><th>baseline</th><th>candidate</th></tr>\n";
+    for (const SettingDifference& d : comparison.differences)
+      html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", HtmlEscape(d.setting),
+                          HtmlEscape(d.a), HtmlEscape(d.b));
+    html += "</table></div>\n";
+  }
+  std::map<Verdict, int> counts;
+  double range = 10;
+  for (const ComparedTrial& t : comparison.trials) {
+    ++counts[t.change.verdict];
+    range = std::max(
+        {range, std::abs(t.change.change.low_pct), std::abs(t.change.change.high_pct)});
+  }
+  range = std::min(range, 100.0);
+  html += fmt::format(
+      "<p>{} matched trials: <span class=\"verdict-slower\">{} slower</span>, "
+      "<span class=\"verdict-faster\">{} faster</span>, {} same, "
+      "<span class=\"verdict-inconclusive\">{} inconclusive</span>; {} unmatched.</p>\n",
+      comparison.trials.size(), counts[Verdict::kSlower], counts[Verdict::kFaster],
+      counts[Verdict::kSame], counts[Verdict::kInconclusive], comparison.unmatched.size());
+  if (!comparison.trials.empty()) {
+    html += fmt::format(
+        "<div class=\"scroll\"><table class=\"comparison\"><tr><th>verdict</th><th>change</th>"
+        "<th>95% CI</th><th>CI on &plusmn;{:.0f}%</th><th>baseline ms</th><th>candidate ms</th>"
+        "<th>launches</th><th>configuration</th><th>trial</th><th>why</th></tr>\n",
+        range);
+    for (const ComparedTrial& t : comparison.trials) {
+      const LatencyChange& c = t.change;
+      html += fmt::format(
+          "<tr><td class=\"verdict-{0}\">{0}</td><td class=\"num\">{1:+.1f}%</td>"
+          "<td class=\"num\">{2:+.1f}% to {3:+.1f}%</td><td>{4}</td><td class=\"num\">{5:.3f}"
+          "</td><td class=\"num\">{6:.3f}</td><td class=\"num\">{7}/{8}</td><td>{9}</td>"
+          "<td><code>{10}</code></td><td class=\"note\">{11}; {12}</td></tr>\n",
+          VerdictName(c.verdict), c.change.pct, c.change.low_pct, c.change.high_pct,
+          CiBar(c.change, range), c.a_ms, c.b_ms, c.a_launches, c.b_launches,
+          HtmlEscape(t.label), HtmlEscape(t.trial_key), HtmlEscape(c.reason),
+          HtmlEscape(t.thresholds));
+    }
+    html += "</table></div>\n";
+  }
+  if (!comparison.unmatched.empty()) {
+    html += fmt::format("<details><summary>{} unmatched trials</summary><ul>\n",
+                        comparison.unmatched.size());
+    for (const UnmatchedTrial& u : comparison.unmatched)
+      html += fmt::format("<li><code>{}</code> {}: {}</li>\n", HtmlEscape(u.trial_key),
+                          HtmlEscape(u.label), HtmlEscape(u.why));
+    html += "</ul></details>\n";
+  }
+  return html;
+}
+
+std::string RenderComparisonPage(const Comparison& comparison) {
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>ditbench compare</title>\n<style>\n"
+      "body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }\n"
+      "table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }\n"
+      "th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }\n"
+      "td { white-space: nowrap; } td.num { text-align: right; "
+      "font-variant-numeric: tabular-nums; }\nth { background: #f2f2f2; }\n"
+      ".note { color: #555; font-size: 0.9em; }";
+  html += kComparisonStyle;
+  html += "</style>\n</head>\n<body>\n";
+  html += RenderComparisonSection(comparison);
+  html += "</body>\n</html>\n";
+  return html;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,25 @@
+// The comparison (report/comparison.h) as a section of the HTML report (`report --baseline`):
+// what differs between baseline and candidate first, then every matched trial sorted by
+// effect (most slowed down first) with its verdict coloured (slower red, faster green, same
+// grey, inconclusive amber), the change with its 95% CI drawn as a bar, the thresholds used,
+// and the unmatched trials in a collapsible list. Pure: text in, text out.
+#pragma once
+
+#include <string>
+
+#include "report/comparison.h"
+
+namespace ditbench {
+
+// The section's HTML (an <h2> and what follows). CSS classes: verdict-slower, verdict-faster,
+// verdict-same, verdict-inconclusive (styles in kComparisonStyle).
+std::string RenderComparisonSection(const Comparison& comparison);
+
+// A self-contained page holding only the section (`compare --format html`): no script, no
+// network.
+std::string RenderComparisonPage(const Comparison& comparison);
+
+// The CSS the section needs, for the report's <style>.
+extern const char* const kComparisonStyle;
+
+}  // namespace ditbench

@@ -1,0 +1,21 @@
+// `ditbench compare` output: a Comparison (report/comparison.h) as a text table, CSV or JSON.
+// Formats are versioned: JSON carries {"format": "ditbench-compare", "version": 1}; CSV has a
+// fixed header (new columns only ever appended). Readers of JSON should refuse a newer version.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "report/comparison.h"
+
+namespace ditbench {
+
+inline constexpr int kCompareFormatVersion = 1;
+
+// Table: the sides, what differs between them (first), the matched trials sorted by change
+// with verdict, change, 95% CI, medians and launches, then unmatched trials and the thresholds
+// used. "html": a self-contained page (report/comparison_html.h). REQUIRES: format is "table",
+// "csv", "json" or "html" (std::invalid_argument otherwise).
+void WriteComparison(const Comparison& comparison, const std::string& format, std::ostream& out);
+
+}  // namespace ditbench

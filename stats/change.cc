@@ -1,0 +1,191 @@
+#include "stats/change.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "stats/distributions.h"
+#include "stats/stats.h"
+
+namespace ditbench {
+namespace {
+
+constexpr std::size_t kMaxPerSide = 1000;
+
+double ToPct(double log_ratio) { return std::expm1(log_ratio) * 100; }
+
+// `sorted` thinned to `keep` evenly spaced order statistics (type 7 quantiles).
+std::vector<double> Thin(const std::vector<double>& sorted, std::size_t keep) {
+  if (sorted.size() <= keep) return sorted;
+  std::vector<double> thinned;
+  thinned.reserve(keep);
+  for (std::size_t i = 0; i < keep; ++i)
+    thinned.push_back(Quantile(sorted, static_cast<double>(i) / static_cast<double>(keep - 1)));
+  return thinned;
+}
+
+std::vector<double> Logs(const std::vector<double>& values) {
+  std::vector<double> logs;
+  logs.reserve(values.size());
+  for (double v : values) logs.push_back(std::log(v));
+  return logs;
+}
+
+std::string Format(const char* format, double x, double y = 0, double z = 0) {
+  char buffer[200];
+  std::snprintf(buffer, sizeof buffer, format, x, y, z);
+  return buffer;
+}
+
+}  // namespace
+
+const char* VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kFaster: return "faster";
+    case Verdict::kSlower: return "slower";
+    case Verdict::kSame: return "same";
+    case Verdict::kInconclusive: return "inconclusive";
+  }
+  return "inconclusive";
+}
+
+const char* ChangeMethodName(ChangeMethod method) {
+  return method == ChangeMethod::kLaunches ? "launches" : "iterations";
+}
+
+ChangeEstimate HodgesLehmannChange(std::vector<double> a, std::vector<double> b,
+                                   double confidence) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  const std::vector<double> la = Logs(Thin(a, kMaxPerSide)), lb = Logs(Thin(b, kMaxPerSide));
+  std::vector<double> differences;
+  differences.reserve(la.size() * lb.size());
+  for (double y : lb)
+    for (double x : la) differences.push_back(y - x);
+  const double n = static_cast<double>(la.size()), m = static_cast<double>(lb.size());
+  const double total = static_cast<double>(differences.size());
+  // U's null distribution: mean nm/2, variance nm(n+m+1)/12. The interval runs from the
+  // (k+1)-th to the (nm-k)-th smallest difference.
+  const double z = NormalQuantile(0.5 + confidence / 2);
+  const double k = std::floor(n * m / 2 - z * std::sqrt(n * m * (n + m + 1) / 12));
+  const auto index = [&](double rank) {  // 0-based index of a 1-based rank, clamped
+    return static_cast<std::ptrdiff_t>(std::clamp(rank, 1.0, total)) - 1;
+  };
+  // The few order statistics needed, by selection rather than a full sort: the median's lower
+  // middle first; the CI's bounds then lie in the partitions on either side of it.
+  const double h = (total - 1) / 2;
+  const auto begin = differences.begin(), end = differences.end();
+  const auto middle = begin + index(std::floor(h) + 1);
+  std::nth_element(begin, middle, end);
+  const double lower = *middle;
+  const double upper = std::ceil(h) > std::floor(h) ? *std::min_element(middle + 1, end) : lower;
+  const auto low = begin + std::min(index(k + 1), middle - begin);
+  std::nth_element(begin, low, middle + 1);
+  const auto high = begin + std::max(index(total - k), middle - begin);
+  std::nth_element(middle, high, end);
+  ChangeEstimate estimate;
+  // Median (type 7): between the two middle order statistics when nm is even.
+  estimate.pct = ToPct(lower + (h - std::floor(h)) * (upper - lower));
+  estimate.low_pct = ToPct(*low);
+  estimate.high_pct = ToPct(*high);
+  return estimate;
+}
+
+ChangeEstimate WelchLogChange(const std::vector<double>& a, const std::vector<double>& b,
+                              double confidence) {
+  const Summary sa = Summarize(Logs(a)), sb = Summarize(Logs(b));
+  const double va = sa.stddev * sa.stddev / static_cast<double>(sa.n);
+  const double vb = sb.stddev * sb.stddev / static_cast<double>(sb.n);
+  const double difference = sb.mean - sa.mean;
+  ChangeEstimate estimate;
+  estimate.pct = estimate.low_pct = estimate.high_pct = ToPct(difference);
+  const double variance = va + vb;
+  if (variance <= 0) return estimate;
+  // Welch-Satterthwaite degrees of freedom.
+  const double df = variance * variance /
+                    (va * va / static_cast<double>(sa.n - 1) +
+                     vb * vb / static_cast<double>(sb.n - 1));
+  const double half = StudentTQuantile(0.5 + confidence / 2, df) * std::sqrt(variance);
+  estimate.low_pct = ToPct(difference - half);
+  estimate.high_pct = ToPct(difference + half);
+  return estimate;
+}
+
+LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
+                             const std::vector<std::vector<double>>& b_launches,
+                             const ChangePolicy& policy) {
+  LatencyChange result;
+  std::vector<double> a_pooled, b_pooled, a_medians, b_medians;
+  for (const auto& launch : a_launches) {
+    if (launch.empty()) continue;
+    a_pooled.insert(a_pooled.end(), launch.begin(), launch.end());
+    a_medians.push_back(Summarize(launch).median);
+  }
+  for (const auto& launch : b_launches) {
+    if (launch.empty()) continue;
+    b_pooled.insert(b_pooled.end(), launch.begin(), launch.end());
+    b_medians.push_back(Summarize(launch).median);
+  }
+  result.a_launches = static_cast<int>(a_medians.size());
+  result.b_launches = static_cast<int>(b_medians.size());
+  const auto positive = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return x > 0; });
+  };
+  if (static_cast<int>(a_pooled.size()) < policy.min_samples ||
+      static_cast<int>(b_pooled.size()) < policy.min_samples) {
+    result.reason = Format("too few timed iterations (%.0f vs %.0f, need %.0f per side)",
+                           double(a_pooled.size()), double(b_pooled.size()),
+                           double(policy.min_samples));
+    return result;
+  }
+  if (!positive(a_pooled) || !positive(b_pooled)) {
+    result.reason = "a latency sample is zero or negative";
+    return result;
+  }
+  result.a_ms = Summarize(a_pooled).median;
+  result.b_ms = Summarize(b_pooled).median;
+
+  const bool by_launch = a_medians.size() >= 2 && b_medians.size() >= 2;
+  if (by_launch) {
+    result.method = ChangeMethod::kLaunches;
+    result.change = WelchLogChange(a_medians, b_medians, policy.confidence);
+    const ChangeEstimate& c = result.change;
+    const double e = policy.min_effect_pct;
+    const bool excludes_zero = c.low_pct > 0 || c.high_pct < 0;
+    if (excludes_zero && std::abs(c.pct) >= e) {
+      result.verdict = c.pct > 0 ? Verdict::kSlower : Verdict::kFaster;
+      result.reason = Format("launch medians differ beyond the minimum effect of %.1f%%", e);
+    } else if (c.low_pct >= -e && c.high_pct <= e) {
+      result.verdict = Verdict::kSame;
+      result.reason = Format("CI within +-%.1f%% (minimum effect)", e);
+    } else if (excludes_zero) {
+      result.verdict = Verdict::kSame;
+      result.reason = Format("significant but below the minimum effect of %.1f%%", e);
+    } else {
+      result.reason = Format("CI spans 0 and reaches beyond +-%.1f%%: too few launches or too "
+                             "much launch-to-launch noise", e);
+    }
+    return result;
+  }
+
+  result.method = ChangeMethod::kIterations;
+  result.change = HodgesLehmannChange(a_pooled, b_pooled, policy.confidence);
+  const ChangeEstimate& c = result.change;
+  const double floor = policy.noise_floor_pct;
+  if (c.low_pct > floor) {
+    result.verdict = Verdict::kSlower;
+    result.reason = Format("whole CI above the noise floor of +%.1f%%", floor);
+  } else if (c.high_pct < -floor) {
+    result.verdict = Verdict::kFaster;
+    result.reason = Format("whole CI below the noise floor of -%.1f%%", floor);
+  } else if (c.low_pct >= -floor && c.high_pct <= floor) {
+    result.verdict = Verdict::kSame;
+    result.reason = Format("CI within the noise floor of +-%.1f%% (one launch per side: "
+                           "measure with replicates for a sharper test)", floor);
+  } else {
+    result.reason = Format("CI crosses the noise floor of +-%.1f%%", floor);
+  }
+  return result;
+}
+
+}  // namespace ditbench

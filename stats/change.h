@@ -1,0 +1,82 @@
+// Is B faster or slower than A? The change in latency between two measurements of one trial,
+// with a confidence interval and a verdict that respects launch-to-launch variation.
+// Pure functions, no I/O; tests/stats/change_test.cc pins each against synthetic samples with
+// known shifts, drift and noise.
+//
+// Changes are (B / A - 1) in percent, estimated on log latencies (a ratio is what a
+// performance engineer reads, and a log shift is symmetric: 2x slower and 2x faster have equal
+// weight).
+//
+// Why two methods. Iterations of one process share that process's state (clocks, memory
+// placement, autotuning, a CPU's frequency and caches): a second launch of the same trial lands
+// somewhere else, often well outside the first launch's own confidence interval. A test on
+// iteration samples alone therefore calls most A/A pairs "significant". So:
+//  * launches (both sides measured in >= 2 separate launches, sweep field `replicates`): the unit
+//    is the launch. Welch's t on the log of each launch's median gives the CI; the verdict needs
+//    that CI to exclude 0 *and* the estimate to reach `min_effect_pct`.
+//  * iterations (a single launch on either side): the Hodges-Lehmann estimate of the log shift
+//    between the pooled iteration samples, with its distribution-free CI; the verdict needs the
+//    whole CI beyond a noise floor (`noise_floor_pct`) that stands for the launch-to-launch
+//    variation this data cannot see (a per-device default, or one learned from A/A pairs).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ditbench {
+
+enum class Verdict { kFaster, kSlower, kSame, kInconclusive };
+const char* VerdictName(Verdict verdict);  // "faster", "slower", "same", "inconclusive"
+
+// A change of B against A in percent, (B / A - 1) * 100, with a confidence interval.
+struct ChangeEstimate {
+  double pct = 0, low_pct = 0, high_pct = 0;
+};
+
+// Hodges-Lehmann: the median of all pairwise log(b_j) - log(a_i), with the distribution-free
+// interval between order statistics of those differences given by the Mann-Whitney U
+// distribution (normal approximation). Samples beyond 1,000 per side are thinned to 1,000
+// evenly spaced order statistics first (keeps it O(10^6)). REQUIRES: non-empty, all > 0.
+ChangeEstimate HodgesLehmannChange(std::vector<double> a, std::vector<double> b,
+                                   double confidence = 0.95);
+
+// Welch's t interval of mean(log b) - mean(log a). REQUIRES: >= 2 values per side, all > 0.
+// Two sides with no spread at all give a zero-width interval at the estimate.
+ChangeEstimate WelchLogChange(const std::vector<double>& a, const std::vector<double>& b,
+                              double confidence = 0.95);
+
+// Thresholds of the verdict (percent). Defaults: NoiseFloorDefaults in report/comparison.h
+// picks them per device kind.
+struct ChangePolicy {
+  double min_effect_pct = 2;   // launches: a smaller, significant change reads "same"
+  double noise_floor_pct = 5;  // iterations: the change must clear this, CI and all
+  double confidence = 0.95;
+  int min_samples = 3;         // fewer timed iterations on a side: inconclusive
+};
+
+enum class ChangeMethod { kLaunches, kIterations };
+const char* ChangeMethodName(ChangeMethod method);  // "launches", "iterations"
+
+struct LatencyChange {
+  Verdict verdict = Verdict::kInconclusive;
+  ChangeMethod method = ChangeMethod::kIterations;
+  ChangeEstimate change;
+  double a_ms = 0, b_ms = 0;  // median of each side's pooled samples
+  int a_launches = 0, b_launches = 0;
+  std::string reason;  // one line: why this verdict
+};
+
+// Compares two measurements of one trial. Each side is a list of launches, each launch the
+// trial's per-iteration latency series (the slowest rank per iteration, warm-up excluded).
+// Launches method when both sides have >= 2 launches with samples, iterations otherwise.
+//  launches:   slower/faster when the CI excludes 0 and |pct| >= min_effect_pct; same when the
+//              CI lies within +-min_effect_pct, or excludes 0 with |pct| below it; else
+//              inconclusive.
+//  iterations: slower when the CI's low end is above +noise_floor_pct, faster when its high
+//              end is below -noise_floor_pct, same when the whole CI is inside the floor; else
+//              inconclusive.
+LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
+                             const std::vector<std::vector<double>>& b_launches,
+                             const ChangePolicy& policy);
+
+}  // namespace ditbench

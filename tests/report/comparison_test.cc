@@ -1,0 +1,197 @@
+#include "report/comparison.h"
+
+#include <cmath>
+#include <random>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/support/sample_results.h"
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+using ::testing::HasSubstr;
+
+// `n` iterations around `ms` with relative noise `noise` (deterministic per seed).
+std::vector<double> Series(unsigned seed, double ms, double noise = 0.01, int n = 20) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<double> series;
+  for (int i = 0; i < n; ++i) series.push_back(ms * (1 + noise * normal(rng)));
+  return series;
+}
+
+class ComparisonTest : public ::testing::Test {
+ protected:
+  std::filesystem::path DbPath() const { return dir_ / "results.db"; }
+
+  // A new campaign of sweep "sp" on `build` holding `trials`.
+  std::int64_t Campaign(ResultsDb& db, const std::vector<TrialRecord>& trials,
+                        const std::string& build = "abc1234") {
+    std::int64_t id = db.ResumeOrCreateCampaign(test::MakeCampaign("sp", build), true);
+    for (const TrialRecord& t : trials) db.RecordTrial(id, t);
+    return id;
+  }
+
+  CampaignSet Set(std::vector<std::int64_t> ids) { return {DbPath(), std::move(ids), ""}; }
+
+  test::TempDir dir_;
+};
+
+TEST_F(ComparisonTest, KnownSlowdownOnGpuIsSlowerAndListedFirst) {
+  auto db = ResultsDb::Open(DbPath());
+  const TrialConfig one = test::MakeConfig(1), two = test::MakeConfig(2);
+  std::int64_t a = Campaign(*db, {test::MakeTrialWithSamples(one, Series(1, 100), "NVIDIA H100"),
+                                  test::MakeTrialWithSamples(two, Series(2, 60), "NVIDIA H100")});
+  std::int64_t b = Campaign(*db, {test::MakeTrialWithSamples(one, Series(3, 100), "NVIDIA H100"),
+                                  test::MakeTrialWithSamples(two, Series(4, 72), "NVIDIA H100")},
+                            "def5678");
+  Comparison c = CompareCampaigns(*db, Set({a}), *db, Set({b}));
+  ASSERT_EQ(c.trials.size(), 2u);
+  EXPECT_EQ(c.trials[0].trial_key, TrialKey(two));
+  EXPECT_EQ(c.trials[0].change.verdict, Verdict::kSlower) << c.trials[0].change.reason;
+  EXPECT_NEAR(c.trials[0].change.change.pct, 20, 2);
+  EXPECT_EQ(c.trials[1].change.verdict, Verdict::kSame) << c.trials[1].change.reason;
+  EXPECT_THAT(c.trials[0].thresholds, HasSubstr("gpu default (noise floor 5.0%"));
+  EXPECT_EQ(c.trials[0].label, "pixart-alpha 1024px bf16 denoise ulysses=2");
+  EXPECT_EQ(c.trials[1].label, "pixart-alpha 1024px bf16 denoise 1 rank");
+  ASSERT_FALSE(c.differences.empty());
+  EXPECT_EQ(c.differences[0].setting, "build");
+  EXPECT_EQ(c.differences[0].a, "abc1234");
+  EXPECT_EQ(c.differences[0].b, "def5678");
+  EXPECT_TRUE(c.unmatched.empty());
+  ASSERT_EQ(Regressions(c, 10).size(), 1u);
+  EXPECT_TRUE(Regressions(c, 25).empty());
+}
+
+TEST_F(ComparisonTest, CpuTrialsUseTheLenientFloor) {
+  auto db = ResultsDb::Open(DbPath());
+  const TrialConfig one = test::MakeConfig(1);
+  // +20% on CPU: within the 35% floor, so not a regression.
+  std::int64_t a = Campaign(*db, {test::MakeTrialWithSamples(one, Series(1, 100))});
+  std::int64_t b = Campaign(*db, {test::MakeTrialWithSamples(one, Series(2, 120))});
+  Comparison c = CompareCampaigns(*db, Set({a}), *db, Set({b}));
+  ASSERT_EQ(c.trials.size(), 1u);
+  EXPECT_EQ(c.trials[0].change.verdict, Verdict::kSame);
+  EXPECT_THAT(c.trials[0].thresholds, HasSubstr("cpu default (noise floor 35.0%"));
+  // A floor given on the command line replaces it.
+  Comparison strict = CompareCampaigns(*db, Set({a}), *db, Set({b}), {5.0, std::nullopt});
+  EXPECT_EQ(strict.trials[0].change.verdict, Verdict::kSlower);
+  EXPECT_THAT(strict.trials[0].thresholds, HasSubstr("given"));
+}
+
+TEST_F(ComparisonTest, SeveralCampaignsPerSideAreLaunchesOfEachTrial) {
+  auto db = ResultsDb::Open(DbPath());
+  const TrialConfig one = test::MakeConfig(1);
+  std::vector<std::int64_t> a, b, drift;
+  // A and `drift` are A/A: launch offsets of a few percent, no shift. B is 30% slower.
+  const double offsets[] = {1.05, 0.97, 1.00, 0.96, 1.04, 1.01};
+  for (int i = 0; i < 3; ++i) {
+    a.push_back(Campaign(*db, {test::MakeTrialWithSamples(one, Series(10 + i, 100 * offsets[i]))}));
+    drift.push_back(
+        Campaign(*db, {test::MakeTrialWithSamples(one, Series(20 + i, 100 * offsets[3 + i]))}));
+    b.push_back(Campaign(*db, {test::MakeTrialWithSamples(one, Series(30 + i, 130 * offsets[i]))}));
+  }
+  Comparison aa = CompareCampaigns(*db, Set(a), *db, Set(drift));
+  ASSERT_EQ(aa.trials.size(), 1u);
+  EXPECT_EQ(aa.trials[0].change.method, ChangeMethod::kLaunches);
+  EXPECT_EQ(aa.trials[0].change.a_launches, 3);
+  EXPECT_TRUE(aa.trials[0].change.verdict == Verdict::kSame ||
+              aa.trials[0].change.verdict == Verdict::kInconclusive)
+      << aa.trials[0].change.reason;
+  Comparison ab = CompareCampaigns(*db, Set(a), *db, Set(b));
+  EXPECT_EQ(ab.trials[0].change.verdict, Verdict::kSlower) << ab.trials[0].change.reason;
+}
+
+TEST_F(ComparisonTest, UnmatchedAndFailedTrialsAreListed) {
+  auto db = ResultsDb::Open(DbPath());
+  const TrialConfig one = test::MakeConfig(1), two = test::MakeConfig(2), four = test::MakeConfig(4);
+  std::int64_t a = Campaign(*db, {test::MakeTrialWithSamples(one, Series(1, 10)),
+                                  test::MakeTrialWithSamples(two, Series(2, 10))});
+  std::int64_t b = Campaign(*db, {test::MakeTrial(one, TrialStatus::kOom, 0, "out of memory"),
+                                  test::MakeTrialWithSamples(four, Series(3, 10))});
+  Comparison c = CompareCampaigns(*db, Set({a}), *db, Set({b}));
+  EXPECT_TRUE(c.trials.empty());
+  std::map<std::string, std::string> why;
+  for (const UnmatchedTrial& u : c.unmatched) why[u.trial_key] = u.why;
+  EXPECT_EQ(why[TrialKey(one)], "B: oom");
+  EXPECT_EQ(why[TrialKey(two)], "only in A");
+  EXPECT_EQ(why[TrialKey(four)], "only in B");
+}
+
+TEST_F(ComparisonTest, UnknownCampaignNamesTheKnownOnes) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t a = Campaign(*db, {});
+  try {
+    CompareCampaigns(*db, Set({a}), *db, Set({42}));
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no campaign 42"));
+    EXPECT_THAT(e.what(), HasSubstr("known: 1 (sp)"));
+  }
+}
+
+TEST(CampaignSetTest, ParsesIdsListsAndDatabasePaths) {
+  CampaignSet one = ParseCampaignSet("3", "results.db");
+  EXPECT_EQ(one.db, "results.db");
+  EXPECT_EQ(one.campaigns, std::vector<std::int64_t>{3});
+  CampaignSet list = ParseCampaignSet("old/a.db:1,2,3", "results.db");
+  EXPECT_EQ(list.db, "old/a.db");
+  EXPECT_EQ(list.campaigns, (std::vector<std::int64_t>{1, 2, 3}));
+  for (const char* bad : {"", "x", "a.db:", ":3", "1,,2", "0", "-1", "3x", "a.db:2,b"})
+    EXPECT_THROW(ParseCampaignSet(bad, "results.db"), std::invalid_argument) << bad;
+}
+
+TEST(ThresholdsTest, LearnedFloorIsThe95thPercentileOfAaChanges) {
+  // 12 trial keys, each measured ok in two campaigns of one build on a GPU: changes of
+  // 1%..12% (as log ratios). The 95th percentile (type 7) of |log ratio|.
+  std::vector<ResultRow> rows;
+  std::vector<double> logs;
+  for (int k = 1; k <= 12; ++k) {
+    for (int c = 0; c < 2; ++c) {
+      ResultRow row;
+      row.campaign = c + 1;
+      row.trial_key = "key" + std::to_string(k);
+      row.status = "ok";
+      row.device = "NVIDIA H100";
+      row.build = "abc";
+      row.latency_ms = c == 0 ? 100 : 100 * (1 + k / 100.0);
+      rows.push_back(row);
+    }
+    logs.push_back(std::log(1 + k / 100.0));
+  }
+  std::optional<Thresholds> learned = LearnedThresholds(rows, /*gpu=*/true, {});
+  ASSERT_TRUE(learned.has_value());
+  // h = 11 * 0.95 = 10.45: logs[10] + 0.45 * (logs[11] - logs[10]).
+  const double expected = std::expm1(logs[10] + 0.45 * (logs[11] - logs[10])) * 100;
+  EXPECT_NEAR(learned->policy.noise_floor_pct, expected, 1e-9);
+  EXPECT_EQ(learned->source, "learned from 12 A/A pairs");
+  EXPECT_FALSE(LearnedThresholds(rows, /*gpu=*/false, {}).has_value());
+  // Excluding one campaign leaves no pairs.
+  EXPECT_FALSE(LearnedThresholds(rows, true, {2}).has_value());
+  // Different builds are not A/A.
+  for (ResultRow& row : rows)
+    if (row.campaign == 2) row.build = "def";
+  EXPECT_FALSE(LearnedThresholds(rows, true, {}).has_value());
+}
+
+TEST(TrialLabelTest, OverridesAreShownAndCfgIsSpelledOut) {
+  ResultRow row;
+  row.model = "pixart-alpha-tiny";
+  row.model_overrides = R"({"preset":"pixart-alpha-tiny","depth":8})";
+  row.resolution = 256;
+  row.precision = "fp32";
+  row.scope = "forward";
+  row.batch = 2;
+  row.ulysses = 1;
+  row.ring = 1;
+  row.pipefusion = 1;
+  row.cfg = 2;
+  row.dp = 1;
+  EXPECT_EQ(TrialLabel(row), "pixart-alpha-tiny{depth:8} 256px fp32 forward batch=2 cfg=2");
+}
+
+}  // namespace
+}  // namespace ditbench
