@@ -311,7 +311,8 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       "<th>campaign</th><th>trial</th><th>status</th><th>latency ms</th>"
       "<th>95% CI ms (exact coverage if less)</th><th>cov</th><th>skew ms</th>"
       "<th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th><th>efficiency</th>{}"
-      "<th>iterations</th><th>device</th><th>error</th></tr>\n",
+      "<th title=\"relative L2 of the final output against the 1-rank trial\">output error</th>"
+      "<th>comm MiB/step</th><th>iterations</th><th>device</th><th>error</th></tr>\n",
       on_gpu ? "GPUs" : "ranks", has_peak ? "<th>TFLOPS</th><th>MFU</th>" : "");
   html += table_head;
   int rank = 0;
@@ -344,6 +345,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         "<td class=\"num latency\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td>{}"
+        "<td class=\"num output-error\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td>{}</td><td class=\"error\">{}"
         "</td></tr>\n",
         row.campaign, HtmlEscape(row.trial_key), row.measured() ? fmt::format("{}", ++rank) : "",
@@ -358,6 +360,8 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         has_peak ? fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td>",
                                Number(row.tflops, "{:.1f}"), Percent(row.mfu))
                  : "",
+        row.output_error ? fmt::format("{:.2g}", *row.output_error) : "-",
+        Number(row.comm_mb_per_step, "{:.1f}"),
         row.iterations ? fmt::format("{}", *row.iterations) : "-", HtmlEscape(row.device),
         HtmlEscape(row.error));
   }

@@ -43,6 +43,8 @@ struct ResultRow {
   std::optional<std::int64_t> iterations;
   bool throttled = false;  // the GPU slowed down during the timed part (NVML)
   bool profile_blocks = false;  // every transformer block was timed too (measurement policy)
+  std::optional<double> output_error;      // rel L2 against the 1-rank trial (runner/output_error.h)
+  std::optional<double> comm_mb_per_step;  // MiB a rank sent per step, max over ranks
 
   bool measured() const { return status == "ok" && latency_ms.has_value(); }
 };

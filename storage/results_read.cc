@@ -18,7 +18,8 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     SELECT campaign, sweep, trial_key, status, model, precision, scope, device, build, error,
            resolution, batch, steps, ulysses, ring, pipefusion, cfg, dp, world_size,
            latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
-           iterations, throttled, model_overrides, profile_blocks
+           iterations, throttled, model_overrides, profile_blocks, output_error,
+           comm_mb_per_step
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
                                    placeholders));
   for (std::size_t i = 0; i < campaign_ids.size(); ++i) {
@@ -49,6 +50,9 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     if (!query.IsNull(c)) row.model_overrides = query.Text(c);
     ++c;
     row.profile_blocks = !query.IsNull(c) && query.Int(c) != 0;
+    ++c;
+    row.output_error = query.OptionalDouble(c++);
+    row.comm_mb_per_step = query.OptionalDouble(c++);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -97,6 +97,23 @@ TEST_F(HtmlReportTest, SpeedupIsAgainstOneGpuTrialOfTheSamePrecisionOnly) {
   EXPECT_THAT(html, HasSubstr("No 1-rank trial of this precision and scope"));
 }
 
+TEST(HtmlReportOutputErrorTest, OutputErrorAndCommunicationAreShownPerTrial) {
+  test::TempDir dir;
+  auto db = ResultsDb::Open(dir / "results.db");
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("pf"), false);
+  TrialConfig pipefusion = test::MakeConfig(1);
+  pipefusion.pipefusion = 2;
+  TrialRecord trial = test::MakeTrial(pipefusion, TrialStatus::kOk, 60);
+  trial.metrics->output_error = 0.00023;
+  trial.metrics->comm_mb_per_step = 18.0;
+  db->RecordTrial(campaign, trial);
+  db.reset();
+  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
+  EXPECT_NE(html.find("output error</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num output-error\">0.00023</td><td class=\"num\">18.0</td>"),
+            std::string::npos) << html;
+}
+
 TEST_F(HtmlReportTest, HeaderNamesSweepsCampaignsBuildAndStatusCounts) {
   std::string html = Render();
   EXPECT_THAT(html, HasSubstr("ditbench report: other, sp"));
