@@ -253,6 +253,29 @@ void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaign
                                     "{:.0f}%, the CPU threshold).", noisy_cpu.size(),
                                     kCpuNoisyCov * 100), noisy_cpu});
   }
+  // A speedup above the world size is almost never real: a slowed baseline (a busy machine,
+  // a cold first trial) or different work. Say so rather than print it as a win.
+  std::map<GroupKey, std::vector<Row>> groups;
+  for (const Row& row : rows) groups[KeyOf(row)].push_back(row);
+  std::vector<std::string> superlinear;
+  for (const auto& [key, group] : groups) {
+    for (const Row& row : group) {
+      const Row* baseline = row.measured() && row.world_size > 1 ? FindBaseline(group, row) : nullptr;
+      if (!baseline || *row.latency_ms <= 0) continue;
+      const double speedup = *baseline->latency_ms / *row.latency_ms;
+      if (speedup > 1.05 * static_cast<double>(row.world_size))
+        superlinear.push_back(fmt::format("{} (campaign {}, {}: {:.2f}x on {} ranks against {})",
+                                          row.trial_key, row.campaign, TrialLabel(row), speedup,
+                                          row.world_size, baseline->trial_key));
+    }
+  }
+  if (!superlinear.empty()) {
+    warnings.push_back({fmt::format(
+        "{} trial(s) are faster than their 1-rank baseline by more than their world size: "
+        "suspicious. The likely cause is a slowed baseline (a busy machine, a noisy or cold "
+        "first trial); check its CoV and machine health, and rerun it.", superlinear.size()),
+        superlinear});
+  }
   if (warnings.empty()) return;
   html += "<h2>Warnings</h2>\n";
   for (const Warning& w : warnings) {

@@ -114,6 +114,21 @@ TEST(HtmlReportOutputErrorTest, OutputErrorAndCommunicationAreShownPerTrial) {
             std::string::npos) << html;
 }
 
+TEST(HtmlReportSuperlinearTest, SpeedupAboveTheWorldSizeIsWarnedAbout) {
+  test::TempDir dir;
+  auto db = ResultsDb::Open(dir / "results.db");
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 600));
+  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 100));  // 6x
+  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 200));  // 3x
+  db.reset();
+  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
+  EXPECT_NE(html.find("1 trial(s) are faster than their 1-rank baseline by more than their "
+                      "world size"), std::string::npos);
+  EXPECT_NE(html.find("6.00x on 2 ranks"), std::string::npos);
+  EXPECT_EQ(html.find("on 4 ranks against"), std::string::npos);  // 3x on 4 ranks is plausible
+}
+
 TEST_F(HtmlReportTest, HeaderNamesSweepsCampaignsBuildAndStatusCounts) {
   std::string html = Render();
   EXPECT_THAT(html, HasSubstr("ditbench report: other, sp"));
