@@ -88,6 +88,32 @@ class DitModel {
                         const BlockHook& block_hook = {});
 };
 
+// A DitModel whose forward phases and shapes are those of a LibTorch module holder `Module`
+// (a TORCH_MODULE with config(), num_blocks(), Embed(latent, time, Conditioning, parallel),
+// RunBlock and Finish). A family derives from it and adds what is not the module's: guidance,
+// conditioning, sampler, prediction.
+template <typename Module>
+class ModuleDit : public DitModel {
+ public:
+  explicit ModuleDit(const ModelConfig& config) : module_(config) {}
+  const ModelConfig& config() const override { return module_->config(); }
+  DitState Embed(const torch::Tensor& latent, const torch::Tensor& time,
+                 const Conditioning& conditioning, const ParallelContext& parallel) override {
+    return module_->Embed(latent, time, conditioning, parallel);
+  }
+  int num_blocks() const override { return module_->num_blocks(); }
+  void RunBlock(int index, DitState& state, const ParallelContext& parallel) override {
+    module_->RunBlock(index, state, parallel);
+  }
+  torch::Tensor Finish(DitState& state, const ParallelContext& parallel) override {
+    return module_->Finish(state, parallel);
+  }
+  torch::nn::Module& module() override { return *module_; }
+
+ protected:
+  Module module_;
+};
+
 // The model of `config`'s family with freshly initialised weights (draws from LibTorch's default
 // generator: seed it first). Throws std::invalid_argument for a family this build lacks.
 std::unique_ptr<DitModel> MakeDitModel(const ModelConfig& config);

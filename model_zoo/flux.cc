@@ -145,10 +145,9 @@ torch::Tensor FluxTransformerImpl::Finish(DitState& state, const ParallelContext
 
 namespace {
 
-class FluxDit final : public DitModel {
+class FluxDit final : public ModuleDit<FluxTransformer> {
  public:
-  explicit FluxDit(const ModelConfig& config) : module_(config) {}
-  const ModelConfig& config() const override { return module_->config(); }
+  using ModuleDit::ModuleDit;
   Guidance guidance() const override {
     return config().guidance_embed ? Guidance::kDistilled : Guidance::kNone;
   }
@@ -164,21 +163,6 @@ class FluxDit final : public DitModel {
     return std::make_unique<FlowMatchEuler>(
         FlowMatchEuler::Flux(steps, image_tokens, config().guidance_embed));
   }
-  DitState Embed(const torch::Tensor& latent, const torch::Tensor& time,
-                 const Conditioning& conditioning, const ParallelContext& parallel) override {
-    return module_->Embed(latent, time, conditioning, parallel);
-  }
-  int num_blocks() const override { return module_->num_blocks(); }
-  void RunBlock(int index, DitState& state, const ParallelContext& parallel) override {
-    module_->RunBlock(index, state, parallel);
-  }
-  torch::Tensor Finish(DitState& state, const ParallelContext& parallel) override {
-    return module_->Finish(state, parallel);
-  }
-  torch::nn::Module& module() override { return *module_; }
-
- private:
-  FluxTransformer module_;
 };
 
 }  // namespace

@@ -113,7 +113,9 @@ PixArtTransformerImpl::PixArtTransformerImpl(const ModelConfig& c) : config_(c) 
 }
 
 DitState PixArtTransformerImpl::Embed(const torch::Tensor& latent, const torch::Tensor& timestep,
-                                      const torch::Tensor& text, const ParallelContext& parallel) {
+                                      const Conditioning& conditioning,
+                                      const ParallelContext& parallel) {
+  const torch::Tensor& text = conditioning.text;
   const auto& c = config_;
   const int64_t b = latent.size(0), d = c.hidden, p = c.patch;
   const int64_t grid = latent.size(2) / p;
@@ -158,10 +160,9 @@ torch::Tensor PixArtTransformerImpl::Finish(DitState& state, const ParallelConte
 
 namespace {
 
-class PixArtDit final : public DitModel {
+class PixArtDit final : public ModuleDit<PixArtTransformer> {
  public:
-  explicit PixArtDit(const ModelConfig& config) : module_(config) {}
-  const ModelConfig& config() const override { return module_->config(); }
+  using ModuleDit::ModuleDit;
   Guidance guidance() const override {
     return config().negative_prompt ? Guidance::kCfgBatch : Guidance::kNone;
   }
@@ -177,21 +178,6 @@ class PixArtDit final : public DitModel {
   torch::Tensor Prediction(const torch::Tensor& output) const override {
     return output.narrow(1, 0, config().in_channels);  // learned sigma dropped
   }
-  DitState Embed(const torch::Tensor& latent, const torch::Tensor& time,
-                 const Conditioning& conditioning, const ParallelContext& parallel) override {
-    return module_->Embed(latent, time, conditioning.text, parallel);
-  }
-  int num_blocks() const override { return module_->num_blocks(); }
-  void RunBlock(int index, DitState& state, const ParallelContext& parallel) override {
-    module_->RunBlock(index, state, parallel);
-  }
-  torch::Tensor Finish(DitState& state, const ParallelContext& parallel) override {
-    return module_->Finish(state, parallel);
-  }
-  torch::nn::Module& module() override { return *module_; }
-
- private:
-  PixArtTransformer module_;
 };
 
 }  // namespace

@@ -44,7 +44,7 @@ class PixArtTransformerImpl : public torch::nn::Module {
   // The three phases of DitModel (model_zoo/dit_model.h). latent: [B, C, h, w] (full, identical
   // on every rank); timestep: [B]; text: [B, T, text_dim].
   DitState Embed(const torch::Tensor& latent, const torch::Tensor& timestep,
-                 const torch::Tensor& text, const ParallelContext& parallel);
+                 const Conditioning& conditioning, const ParallelContext& parallel);
   void RunBlock(int index, DitState& state, const ParallelContext& parallel);
   // [B, out_channels, h, w] on every rank.
   torch::Tensor Finish(DitState& state, const ParallelContext& parallel);

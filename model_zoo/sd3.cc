@@ -84,10 +84,9 @@ torch::Tensor Sd3TransformerImpl::Finish(DitState& state, const ParallelContext&
 
 namespace {
 
-class Sd3Dit final : public DitModel {
+class Sd3Dit final : public ModuleDit<Sd3Transformer> {
  public:
-  explicit Sd3Dit(const ModelConfig& config) : module_(config) {}
-  const ModelConfig& config() const override { return module_->config(); }
+  using ModuleDit::ModuleDit;
   Guidance guidance() const override {
     return config().negative_prompt ? Guidance::kCfgBatch : Guidance::kNone;
   }
@@ -101,21 +100,6 @@ class Sd3Dit final : public DitModel {
   std::unique_ptr<Sampler> MakeSampler(int steps, int64_t) const override {
     return std::make_unique<FlowMatchEuler>(FlowMatchEuler::Sd3(steps));
   }
-  DitState Embed(const torch::Tensor& latent, const torch::Tensor& time,
-                 const Conditioning& conditioning, const ParallelContext& parallel) override {
-    return module_->Embed(latent, time, conditioning, parallel);
-  }
-  int num_blocks() const override { return module_->num_blocks(); }
-  void RunBlock(int index, DitState& state, const ParallelContext& parallel) override {
-    module_->RunBlock(index, state, parallel);
-  }
-  torch::Tensor Finish(DitState& state, const ParallelContext& parallel) override {
-    return module_->Finish(state, parallel);
-  }
-  torch::nn::Module& module() override { return *module_; }
-
- private:
-  Sd3Transformer module_;
 };
 
 }  // namespace
