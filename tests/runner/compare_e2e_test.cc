@@ -76,7 +76,9 @@ TEST_F(CompareEndToEndTest, AaCampaignsAreNeverSlowerAndARealSlowdownIs) {
     EXPECT_TRUE(trial["verdict"] == "same" || trial["verdict"] == "inconclusive") << trial;
   }
   // One launch a side: judged against the CPU noise floor, never a false alarm here.
-  for (const auto& trial : Compare("1", "4")["trials"])
+  // (Held in a variable: a range-for over a temporary's member would read freed memory.)
+  const nlohmann::json single = Compare("1", "4");
+  for (const auto& trial : single["trials"])
     EXPECT_TRUE(trial["verdict"] == "same" || trial["verdict"] == "inconclusive") << trial;
 
   nlohmann::json ab = Compare("1,2,3", "7,8,9", kExitTrialsFailed, 10.0);
