@@ -93,17 +93,24 @@ struct Layout {
   int ulysses, ring, cfg, dp, pipefusion, patches;
 };
 
-class ExactStrategyTest : public ::testing::TestWithParam<Layout> {};
+class ExactStrategyTest : public ::testing::TestWithParam<Layout> {
+ protected:
+  // The tiny trial laid out as `l`.
+  static TrialConfig Laid(const Layout& l) {
+    TrialConfig c = Tiny();
+    c.ulysses = l.ulysses;
+    c.ring = l.ring;
+    c.cfg = l.cfg;
+    c.dp = l.dp;
+    c.pipefusion = l.pipefusion;
+    c.pipefusion_patches = l.patches;
+    return c;
+  }
+};
 
 TEST_P(ExactStrategyTest, MatchesOneRank) {
   const Layout l = GetParam();
-  TrialConfig parallel = Tiny();
-  parallel.ulysses = l.ulysses;
-  parallel.ring = l.ring;
-  parallel.cfg = l.cfg;
-  parallel.dp = l.dp;
-  parallel.pipefusion = l.pipefusion;
-  parallel.pipefusion_patches = l.patches;
+  TrialConfig parallel = Laid(l);
   // PipeFusion is exact only while every step is synchronous; the default (1 synchronous step)
   // is checked below for a finite, shrinking error instead.
   if (l.pipefusion > 1) parallel.steps = 1;
@@ -127,13 +134,7 @@ TEST_P(ExactStrategyTest, MatchesOneRank) {
 // experiments/comm_volume.h predicts from the shapes, which is what `plan` and the docs use.
 TEST_P(ExactStrategyTest, CountedCommunicationMatchesThePrediction) {
   const Layout l = GetParam();
-  TrialConfig c = Tiny();
-  c.ulysses = l.ulysses;
-  c.ring = l.ring;
-  c.cfg = l.cfg;
-  c.dp = l.dp;
-  c.pipefusion = l.pipefusion;
-  c.pipefusion_patches = l.patches;
+  TrialConfig c = Laid(l);
   c.steps = 3;  // PipeFusion: one synchronous step, then two patch steps
   if (l.pipefusion > 2) c.model_overrides["depth"] = l.pipefusion + 1;  // uneven stages
   std::vector<double> sent;
