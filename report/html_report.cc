@@ -156,6 +156,7 @@ td.error { max-width: 40em; white-space: pre-wrap; font-family: monospace; font-
 .chart { position: relative; height: 320px; max-width: 900px; }
 .warning { background: #fff4e5; border-left: 4px solid #f79009; padding: 0.3em 0.8em;
   margin: 0.5em 0; }
+.busy { background: #f79009; color: #fff; border-radius: 3px; padding: 0 0.3em; font-size: 0.8em; }
 .warning details { font-size: 0.9em; } .warning ul { margin: 0.2em 0; }
 .note { color: #555; font-size: 0.9em; }
 )css";
@@ -224,7 +225,7 @@ void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaign
         "The campaigns come from {} different builds ({}): compare rows of one campaign, or "
         "use --baseline.", builds.size(), fmt::join(builds, ", ")), {}});
   }
-  std::vector<std::string> noisy_gpu, noisy_cpu, throttled;
+  std::vector<std::string> noisy_gpu, noisy_cpu, throttled, busy;
   for (const Row& row : rows) {
     if (!row.measured()) continue;
     devices.insert(row.device);
@@ -233,6 +234,16 @@ void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaign
     if (row.cov && OnGpu(row) && *row.cov > kGpuNoisyCov) noisy_gpu.push_back(name);
     if (row.cov && !OnGpu(row) && *row.cov > kCpuNoisyCov) noisy_cpu.push_back(name);
     if (row.throttled) throttled.push_back(name);
+    if (row.busy) {
+      busy.push_back(fmt::format("{} (campaign {}, {}): {}", row.trial_key, row.campaign,
+                                 TrialLabel(row), row.health_note.empty() ? "busy" : row.health_note));
+    }
+  }
+  if (!busy.empty()) {
+    warnings.push_back({fmt::format(
+        "{} trial(s) were measured while other work ran on the machine: their latencies (and "
+        "every speedup computed from them) are suspect. Rerun them on an idle machine "
+        "(`ditbench run --rerun all --require-idle`).", busy.size()), busy});
   }
   if (!throttled.empty()) {
     warnings.push_back({fmt::format(
@@ -264,9 +275,10 @@ void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaign
       if (!baseline || *row.latency_ms <= 0) continue;
       const double speedup = *baseline->latency_ms / *row.latency_ms;
       if (speedup > 1.05 * static_cast<double>(row.world_size))
-        superlinear.push_back(fmt::format("{} (campaign {}, {}: {:.2f}x on {} ranks against {})",
-                                          row.trial_key, row.campaign, TrialLabel(row), speedup,
-                                          row.world_size, baseline->trial_key));
+        superlinear.push_back(fmt::format(
+            "{} (campaign {}, {}: {:.2f}x on {} ranks against {}{})", row.trial_key,
+            row.campaign, TrialLabel(row), speedup, row.world_size, baseline->trial_key,
+            baseline->busy ? ", measured on a busy machine" : ""));
     }
   }
   if (!superlinear.empty()) {
@@ -364,7 +376,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
     }
     html += fmt::format(
         "<tr id=\"trial-{}-{}\"><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td><code>{}</code></td><td class=\"status-{}\">{}</td>"
+        "<td class=\"num\">{}</td><td><code>{}</code></td><td class=\"status-{}\">{}{}</td>"
         "<td class=\"num latency\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td>{}"
@@ -373,7 +385,11 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         "</td></tr>\n",
         row.campaign, HtmlEscape(row.trial_key), row.measured() ? fmt::format("{}", ++rank) : "",
         HtmlEscape(label(row)), row.world_size, row.campaign, HtmlEscape(row.trial_key),
-        HtmlEscape(row.status), HtmlEscape(row.status), Number(row.latency_ms), ci,
+        HtmlEscape(row.status), HtmlEscape(row.status),
+        row.busy ? fmt::format(" <span class=\"busy\" title=\"{}\">busy machine</span>",
+                               HtmlEscape(row.health_note))
+                 : "",
+        Number(row.latency_ms), ci,
         Percent(row.cov), Number(row.skew_ms), Number(row.rank0_ms),
         Number(row.peak_mem_mb, "{:.0f}"),
         baseline ? fmt::format(" title=\"against {} ({:.2f} ms)\"",

@@ -188,7 +188,37 @@ void PrintJson(const Table& table, std::ostream& out) {
   out << rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
-int RunQueryOrThrow(const QueryOptions& options, std::ostream& out) {
+// Rows measured while other work ran on the machine: their numbers are suspect, whatever
+// columns were asked for. Counted over the same filters; said on stderr so that csv and json
+// stay clean.
+void WarnAboutBusyTrials(ResultsDb& db, ResultsQuery query, std::ostream& err) {
+  query.columns = {"trial_key", "busy", "health_note"};
+  query.sort_column.clear();
+  const Table busy = db.QueryResults(query);
+  std::vector<std::string> keys;
+  std::string note;
+  for (const auto& row : busy.rows) {
+    const auto* flag = std::get_if<std::int64_t>(&row[1]);
+    if (!flag || *flag == 0) continue;
+    keys.push_back(std::get<std::string>(row[0]));
+    if (note.empty()) {
+      if (const auto* text = std::get_if<std::string>(&row[2])) note = *text;
+    }
+  }
+  if (keys.empty()) return;
+  const std::size_t shown = std::min<std::size_t>(keys.size(), 5);
+  err << fmt::format(
+      "ditbench query: warning: {} of {} trial(s) were measured while other work ran on the "
+      "machine (column busy), e.g. {}: {}{}; rerun them on an idle machine (`ditbench run "
+      "--require-idle`)\n",
+      keys.size(), busy.rows.size(), keys.front(), note.empty() ? "busy" : note,
+      keys.size() > 1 ? fmt::format("; all: {}{}",
+                                    fmt::join(keys.begin(), keys.begin() + shown, ", "),
+                                    keys.size() > shown ? ", ..." : "")
+                      : "");
+}
+
+int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream& err) {
   if (options.format != "table" && options.format != "csv" && options.format != "json") {
     throw UsageError(
         fmt::format("unknown --format '{}'; valid formats: table, csv, json", options.format));
@@ -209,6 +239,8 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out) {
   } else {
     PrintJson(table, out);
   }
+  out.flush();
+  if (options.sql.empty()) WarnAboutBusyTrials(*db, BuildQuery(options), err);
   return kExitOk;
 }
 
@@ -216,7 +248,7 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out) {
 
 int RunQuery(const QueryOptions& options, std::ostream& out, std::ostream& err) {
   try {
-    return RunQueryOrThrow(options, out);
+    return RunQueryOrThrow(options, out, err);
   } catch (const std::exception& e) {
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');

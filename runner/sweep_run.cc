@@ -271,10 +271,12 @@ class SweepLoop {
       record.health = {{"start", trial.health_at_start->ToJson()},
                        {"end", end.ToJson()},
                        {"busy", busy}};
-      if (busy)
-        busy_note = fmt::format("  [machine busy: {}]",
-                                (trial.health_at_start->busy ? *trial.health_at_start : end)
-                                    .Describe());
+      if (busy) {
+        const std::string note =
+            (trial.health_at_start->busy ? *trial.health_at_start : end).Describe();
+        record.health["note"] = note;
+        busy_note = fmt::format("  [machine busy: {}]", note);
+      }
     }
     if (record.status == TrialStatus::kOk) AttachOutputReference(record, t.config);
     db_.RecordTrial(campaign_, record);

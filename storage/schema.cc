@@ -155,6 +155,10 @@ std::string ResultsView(int version) {
   m.comm_mb_per_step AS comm_mb_per_step,
   m.output_error AS output_error,
   m.output_error_note AS output_error_note)sql";
+  if (version >= 5)
+    extra += R"sql(,
+  json_extract(t.health_json, '$.busy') AS busy,
+  json_extract(t.health_json, '$.note') AS health_note)sql";
   fill("{extra}", extra);
   return view;
 }
@@ -200,6 +204,14 @@ ALTER TABLE trials ADD COLUMN health_json TEXT;
 
 void MigrateToV4(sqlite3* db) { Exec(db, kSchemaV4); }
 
+// Schema version 5: the machine's health reaches the `results` view: `busy` (1 when other
+// work ran on the machine during the trial, 0 when it was idle, NULL when not sampled) and
+// `health_note` (what was busy). No table changes.
+void MigrateToV5(sqlite3* db) {
+  Exec(db, "DROP VIEW results");
+  Exec(db, ResultsView(5).c_str());
+}
+
 void MigrateToV1(sqlite3* db) {
   Exec(db, kSchemaV1);
   Exec(db, ResultsView(1).c_str());
@@ -218,7 +230,8 @@ void MigrateToV3(sqlite3* db) {
 
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4};
+constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
+                                   MigrateToV5};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {

@@ -129,6 +129,31 @@ TEST(HtmlReportSuperlinearTest, SpeedupAboveTheWorldSizeIsWarnedAbout) {
   EXPECT_EQ(html.find("on 4 ranks against"), std::string::npos);  // 3x on 4 ranks is plausible
 }
 
+TEST(HtmlReportBusyTest, TrialsMeasuredOnABusyMachineAreMarkedAndWarnedAbout) {
+  test::TempDir dir;
+  auto db = ResultsDb::Open(dir / "results.db");
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  TrialRecord slowed = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 600);
+  slowed.health = {{"busy", true}, {"note", "load 3.00 on 2 cores; others used 1.00 cores"}};
+  db->RecordTrial(campaign, slowed);
+  TrialRecord idle = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 100);
+  idle.health = {{"busy", false}};
+  db->RecordTrial(campaign, idle);
+  db.reset();
+  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
+  EXPECT_NE(html.find("1 trial(s) were measured while other work ran on the machine"),
+            std::string::npos);
+  EXPECT_NE(html.find("load 3.00 on 2 cores; others used 1.00 cores"), std::string::npos);
+  // The row itself carries the mark; the superlinear "speedup" names its busy baseline.
+  std::size_t marks = 0;
+  for (std::size_t at = html.find("class=\"busy\""); at != std::string::npos;
+       at = html.find("class=\"busy\"", at + 1))
+    ++marks;
+  EXPECT_EQ(marks, 1u);
+  EXPECT_NE(html.find("against " + TrialKey(test::MakeConfig(1)) + ", measured on a busy machine"),
+            std::string::npos);
+}
+
 TEST_F(HtmlReportTest, HeaderNamesSweepsCampaignsBuildAndStatusCounts) {
   std::string html = Render();
   EXPECT_THAT(html, HasSubstr("ditbench report: other, sp"));

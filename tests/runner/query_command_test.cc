@@ -297,6 +297,31 @@ TEST_F(QueryCommandTest, MissingDatabaseIsOneLineError) {
   EXPECT_FALSE(std::filesystem::exists(options.db));
 }
 
+TEST_F(QueryCommandTest, TrialsMeasuredOnABusyMachineAreWarnedAboutOnStderr) {
+  EXPECT_EQ(Run(Options()), kExitOk);
+  EXPECT_EQ(err_.str(), "");  // nothing busy: no warning
+  {
+    auto db = ResultsDb::Open(DbPath());
+    std::int64_t sp = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    TrialRecord busy = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100);
+    busy.health = {{"busy", true}, {"note", "load 3.00 on 2 cores; others used 1.00 cores"}};
+    db->RecordTrial(sp, busy);
+  }
+  QueryOptions options = Options();
+  options.format = "csv";
+  EXPECT_EQ(Run(options), kExitOk);
+  EXPECT_THAT(err_.str(), StartsWith("ditbench query: warning: 1 of 6 trial(s) were measured "
+                                     "while other work ran on the machine (column busy), e.g. "));
+  EXPECT_THAT(err_.str(), HasSubstr("load 3.00 on 2 cores; others used 1.00 cores"));
+  EXPECT_THAT(out_.str(), Not(HasSubstr("warning")));  // the CSV stays clean
+  options.where = {"busy=1"};
+  options.format = "json";
+  EXPECT_EQ(RunJson(options).size(), 1u);
+  options.where = {"world_size>1"};  // the filters apply to the warning too
+  EXPECT_EQ(Run(options), kExitOk);
+  EXPECT_EQ(err_.str(), "");
+}
+
 TEST_F(QueryCommandTest, EmptyResultStillPrintsHeader) {
   QueryOptions options = Options();
   options.where = {"resolution=1"};

@@ -421,14 +421,14 @@ TEST_F(SweepRunTest, DamagedDatabaseIsRefusedBeforeAnyTrialRuns) {
   ASSERT_EQ(Run(o), 0);
   {
     SqliteConnection db = OpenSqlite(o.db.string(), SQLITE_OPEN_READWRITE);
-    ASSERT_EQ(sqlite3_exec(db.get(), "ALTER TABLE trials DROP COLUMN health_json", nullptr,
+    ASSERT_EQ(sqlite3_exec(db.get(), "ALTER TABLE trials DROP COLUMN coordinator_pid", nullptr,
                            nullptr, nullptr),
               SQLITE_OK);
   }
   launcher_.started.clear();
   o.fresh = true;
   EXPECT_EQ(Run(o), 2);
-  EXPECT_NE(err_.str().find("table 'trials' lacks column 'health_json'"), std::string::npos)
+  EXPECT_NE(err_.str().find("table 'trials' lacks column 'coordinator_pid'"), std::string::npos)
       << err_.str();
   EXPECT_TRUE(launcher_.started.empty());
   EXPECT_EQ(Column("SELECT COUNT(DISTINCT campaign) FROM results")[0], "1");
@@ -452,6 +452,12 @@ TEST_F(SweepRunTest, TrialMeasuredOnABusyMachineIsFlaggedAndItsHealthStored) {
             "burn");
   EXPECT_EQ(Column("SELECT COUNT(*) FROM trials WHERE status = 'skipped' AND health_json IS NULL")[0],
             "2");
+  // The public view carries the flag and what was busy; unsampled trials read NULL.
+  EXPECT_EQ(Column("SELECT COALESCE(busy, 'null') || ' ' || COALESCE(health_note, '-') FROM "
+                   "results ORDER BY status, ulysses"),
+            (std::vector<std::string>{"1 load 3.00 on 2 cores; others used 1.00 cores: burn "
+                                      "(pid 4242) 1.00",
+                                      "0 -", "null -", "null -"}));
 }
 
 TEST_F(SweepRunTest, RequireIdleWaitsForABusyMachineToCalmDown) {
