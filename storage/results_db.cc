@@ -149,6 +149,35 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
   insert.Run();
 }
 
+// An absolute path as the path of a file: URI (RFC 3986): '%', '?' and '#' escaped.
+std::string UriPath(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  std::string uri;
+  for (char c : (ec ? path : absolute).string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      uri += c;
+    }
+  }
+  return uri;
+}
+
+// A database in WAL mode needs its -shm file even to be read. Where the folder cannot be
+// written (read-only media, a results archive mounted read-only) and no writer is running (no
+// -wal file), nothing can change under us: open it immutable, which needs no -shm.
+SqliteConnection OpenForReading(const std::filesystem::path& path) {
+  SqliteConnection db = OpenSqlite(path.string(), SQLITE_OPEN_READONLY);
+  const int rc = sqlite3_exec(db.get(), "SELECT count(*) FROM sqlite_master", nullptr, nullptr,
+                              nullptr);
+  if ((rc & 0xff) != SQLITE_CANTOPEN) return db;
+  std::error_code ec;
+  if (std::filesystem::exists(path.string() + "-wal", ec)) return db;  // a writer: report it
+  const std::string uri = fmt::format("file:{}?immutable=1", UriPath(path));
+  return OpenSqlite(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+}
+
 }  // namespace
 
 std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bool read_only) {
@@ -158,8 +187,9 @@ std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bo
       throw StorageError(fmt::format("no results database at '{}'", path.string()));
     }
   }
-  int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  SqliteConnection db = OpenSqlite(path.string(), flags);
+  SqliteConnection db = read_only ? OpenForReading(path)
+                                  : OpenSqlite(path.string(),
+                                               SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   sqlite3_busy_timeout(db.get(), 5000);
   Exec(db.get(), "PRAGMA foreign_keys = ON");
   if (read_only) {
