@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "experiments/host_info.h"
+
 namespace ditbench {
 namespace {
 
@@ -54,17 +56,62 @@ nlohmann::json MachineHealth::ToJson() const {
   nlohmann::json busiest_json = nlohmann::json::array();
   for (const auto& p : busiest)
     busiest_json.push_back({{"pid", p.pid}, {"name", p.name}, {"cores", p.cores}});
-  return {{"load1", load1}, {"cores", cores},  {"other_cores", other_cores},
-          {"busy", busy},   {"busiest", busiest_json}};
+  nlohmann::json gpu_json = nlohmann::json::array();
+  for (const auto& p : gpu_others)
+    gpu_json.push_back(
+        {{"gpu", p.gpu_uuid}, {"pid", p.pid}, {"name", p.name}, {"used_mb", p.used_mb}});
+  nlohmann::json json = {{"load1", load1}, {"cores", cores},  {"other_cores", other_cores},
+                         {"busy", busy},   {"busiest", busiest_json}};
+  if (!gpu_others.empty()) json["gpu_others"] = gpu_json;
+  return json;
 }
 
-std::string MachineHealth::Describe() const {
+std::string MachineHealth::Describe(const std::vector<std::string>& gpu_uuids) const {
   std::string text = fmt::format("load {:.2f} on {} cores; others used {:.2f} cores", load1,
                                  cores, other_cores);
   for (std::size_t i = 0; i < busiest.size() && i < 3; ++i)
     text += fmt::format("{}{} (pid {}) {:.2f}", i == 0 ? ": " : ", ", busiest[i].name,
                         busiest[i].pid, busiest[i].cores);
+  for (const GpuProcess& p : gpu_others) {
+    if (std::find(gpu_uuids.begin(), gpu_uuids.end(), p.gpu_uuid) == gpu_uuids.end()) continue;
+    text += fmt::format("; on {}: {} (pid {}) {:.0f} MiB", p.gpu_uuid, p.name, p.pid, p.used_mb);
+  }
   return text;
+}
+
+bool MachineHealth::BusyOn(const std::vector<std::string>& gpu_uuids) const {
+  if (busy) return true;
+  return std::any_of(gpu_others.begin(), gpu_others.end(), [&](const GpuProcess& p) {
+    return std::find(gpu_uuids.begin(), gpu_uuids.end(), p.gpu_uuid) != gpu_uuids.end();
+  });
+}
+
+std::optional<GpuProcess> ParseComputeAppLine(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  std::string field;
+  while (std::getline(in, field, ',')) {
+    const auto first = field.find_first_not_of(" \t");
+    fields.push_back(first == std::string::npos
+                         ? ""
+                         : field.substr(first, field.find_last_not_of(" \t\r") - first + 1));
+  }
+  if (fields.size() != 4 || fields[0].rfind("GPU-", 0) != 0) return std::nullopt;
+  GpuProcess p;
+  p.gpu_uuid = fields[0];
+  p.name = fields[2];
+  try {
+    std::size_t used = 0;
+    p.pid = std::stol(fields[1], &used);
+    if (used != fields[1].size() || p.pid <= 0) return std::nullopt;
+    // "[N/A]" when the driver may not say (another container's process): unknown, not zero.
+    p.used_mb = fields[3].find_first_not_of("0123456789.") == std::string::npos && !fields[3].empty()
+                    ? std::stod(fields[3])
+                    : -1;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return p;
 }
 
 std::vector<long> ProcessTree(const ProcSnapshot& snapshot, long root) {
@@ -123,6 +170,23 @@ MachineHealth ProcHealthProbe::Sample() const {
   const int cores = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   return JudgeHealth(before, after, ProcessTree(after, ::getpid()), LoadAverage(), cores,
                      busy_cores_, top_);
+}
+
+}  // namespace ditbench
+
+namespace ditbench {
+
+MachineHealth ProcHealthProbe::SampleWithGpus() const {
+  MachineHealth health = Sample();
+  const std::vector<long> ours = ProcessTree(ReadProcSnapshot(), ::getpid());
+  for (const auto& line : CommandOutputLines(
+           {"nvidia-smi", "--query-compute-apps=gpu_uuid,pid,process_name,used_memory",
+            "--format=csv,noheader,nounits"})) {
+    std::optional<GpuProcess> p = ParseComputeAppLine(line);
+    if (p && std::find(ours.begin(), ours.end(), p->pid) == ours.end())
+      health.gpu_others.push_back(std::move(*p));
+  }
+  return health;
 }
 
 }  // namespace ditbench

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,16 +36,35 @@ struct BusyProcess {
   double cores = 0;  // CPU used over the window, in cores (1.0 = one core all the time)
 };
 
+// A compute process on a GPU, as the driver lists it (`nvidia-smi --query-compute-apps`).
+struct GpuProcess {
+  std::string gpu_uuid;  // "GPU-8e3c..."
+  long pid = 0;
+  std::string name;
+  double used_mb = 0;  // device memory it holds
+};
+
+// One line of `nvidia-smi --query-compute-apps=gpu_uuid,pid,process_name,used_memory
+// --format=csv,noheader,nounits`; nullopt for anything else.
+std::optional<GpuProcess> ParseComputeAppLine(const std::string& line);
+
 struct MachineHealth {
   double load1 = 0;            // /proc/loadavg, 1-minute
   int cores = 0;               // online CPUs
   double other_cores = 0;      // cores used by processes that are not this run's
   std::vector<BusyProcess> busiest;  // the heaviest of them, heaviest first
   bool busy = false;           // other_cores >= the probe's threshold
+  // GPU runs: compute processes that are not this run's, on any GPU (see BusyOn).
+  std::vector<GpuProcess> gpu_others;
+
+  // Busy for a trial on the GPUs `gpu_uuids`: the CPU was busy, or another program computes
+  // on one of those GPUs (it takes SMs, memory bandwidth and memory from the trial).
+  bool BusyOn(const std::vector<std::string>& gpu_uuids) const;
 
   nlohmann::json ToJson() const;
-  // "load 3.10 on 2 cores; others used 1.00 cores: burn (pid 42) 0.98"
-  std::string Describe() const;
+  // "load 3.10 on 2 cores; others used 1.00 cores: burn (pid 42) 0.98", then the other
+  // programs on the GPUs `gpu_uuids`: "; on GPU-8e3c: python3 (pid 77) 20480 MiB".
+  std::string Describe(const std::vector<std::string>& gpu_uuids = {}) const;
 };
 
 // Processes that belong to `root` (itself and every descendant in `snapshot`).
@@ -62,6 +82,8 @@ class HealthProbe {
   virtual ~HealthProbe() = default;
   // Samples the machine now (may block for a short window).
   virtual MachineHealth Sample() const = 0;
+  // Sample() plus the compute processes on the GPUs that are not this run's (GPU runs).
+  virtual MachineHealth SampleWithGpus() const { return Sample(); }
 };
 
 // Reads /proc twice, `window` apart; this process and its descendants are "ours".
@@ -73,6 +95,7 @@ class ProcHealthProbe final : public HealthProbe {
                            double busy_cores = kBusyCores, std::size_t top = 5)
       : window_(window), busy_cores_(busy_cores), top_(top) {}
   MachineHealth Sample() const override;
+  MachineHealth SampleWithGpus() const override;
 
  private:
   std::chrono::milliseconds window_;

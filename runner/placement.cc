@@ -25,12 +25,18 @@ std::optional<int> Position(const std::string& text) {
   return std::stoi(text);
 }
 
-std::string NameOf(const std::string& device, const std::vector<GpuInfo>& gpus) {
+// The GPU a CUDA_VISIBLE_DEVICES entry names: a driver index or a (prefix of a) UUID.
+const GpuInfo* Find(const std::string& device, const std::vector<GpuInfo>& gpus) {
   if (auto index = Position(device); index && *index < static_cast<int>(gpus.size()))
-    return gpus[*index].name;
+    return &gpus[*index];
   for (const auto& gpu : gpus)
-    if (!gpu.uuid.empty() && gpu.uuid.rfind(device, 0) == 0) return gpu.name;
-  return "unknown GPU";
+    if (!gpu.uuid.empty() && gpu.uuid.rfind(device, 0) == 0) return &gpu;
+  return nullptr;
+}
+
+std::string NameOf(const std::string& device, const std::vector<GpuInfo>& gpus) {
+  const GpuInfo* gpu = Find(device, gpus);
+  return gpu ? gpu->name : "unknown GPU";
 }
 
 }  // namespace
@@ -94,6 +100,10 @@ Placement ResolvePlacement(const std::string& gpus, const GpuDiscovery& discover
   }
   p.capacity = Capacity{static_cast<int>(p.devices.size()), true};
   p.device_name = NameOf(p.devices.front(), listed);
+  for (const std::string& device : p.devices) {
+    const GpuInfo* gpu = Find(device, listed);
+    p.uuids.push_back(gpu ? gpu->uuid : device.rfind("GPU-", 0) == 0 ? device : "");
+  }
   return p;
 }
 

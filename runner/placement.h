@@ -17,6 +17,9 @@ struct Placement {
   // On GPU: the CUDA_VISIBLE_DEVICES entry of each usable GPU, by trial-facing position
   // (slot i runs on devices[i]); empty on CPU.
   std::vector<std::string> devices;
+  // The UUID of each of those GPUs ("" when the driver does not say): how the driver names
+  // them when it lists the processes on them (machine health).
+  std::vector<std::string> uuids;
   std::string device_name = "cpu";  // the first GPU's name ("unknown GPU" if not known), or "cpu"
 };
 

@@ -131,7 +131,23 @@ class SweepLoop {
   double require_idle_s = -1;
 
  private:
-  bool SampleHealth() const { return effects_.health != nullptr && !placement_.capacity.on_gpu; }
+  bool SampleHealth() const { return effects_.health != nullptr; }
+
+  // The machine now; on GPU also the other programs on the GPUs.
+  MachineHealth SampleNow() const {
+    return placement_.capacity.on_gpu ? effects_.health->SampleWithGpus()
+                                      : effects_.health->Sample();
+  }
+
+  // The UUIDs of the GPUs behind `slots` (none on CPU).
+  std::vector<std::string> GpuUuids(const std::vector<int>& slots) const {
+    std::vector<std::string> uuids;
+    if (!placement_.capacity.on_gpu) return uuids;
+    for (int slot : slots)
+      if (slot < static_cast<int>(placement_.uuids.size()) && !placement_.uuids[slot].empty())
+        uuids.push_back(placement_.uuids[slot]);
+    return uuids;
+  }
 
   // --require-idle: true once the machine is idle, false when it stayed busy for the whole
   // wait (or the user interrupted). Bounded by require_idle_s.
@@ -142,16 +158,18 @@ class SweepLoop {
                              std::chrono::duration<double>(require_idle_s));
     bool said = false;
     while (true) {
-      const MachineHealth health = effects_.health->Sample();
-      if (!health.busy) return true;
+      // Before a trial: busy anywhere the sweep may run.
+      const std::vector<std::string> all = placement_.uuids;
+      const MachineHealth health = SampleNow();
+      if (!health.BusyOn(all)) return true;
       if (std::chrono::steady_clock::now() >= give_up || effects_.interrupt.Requested()) {
-        out_ << "machine still busy (" << health.Describe() << "): no more trials started "
+        out_ << "machine still busy (" << health.Describe(all) << "): no more trials started "
              << "(--require-idle)\n";
         return false;
       }
       if (!said) {
         out_ << fmt::format("machine busy ({}): waiting up to {:.0f} s for it to be idle\n",
-                            health.Describe(), require_idle_s);
+                            health.Describe(all), require_idle_s);
         said = true;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -225,7 +243,7 @@ class SweepLoop {
     out_ << prefix << ": running\n" << std::flush;
 
     std::optional<MachineHealth> health_at_start;
-    if (SampleHealth()) health_at_start = effects_.health->Sample();
+    if (SampleHealth()) health_at_start = SampleNow();
 
     LaunchRequest request;
     request.trial_key = t.key;
@@ -266,14 +284,17 @@ class SweepLoop {
     record.finished_at = UnixNow();
     std::string busy_note;
     if (trial.health_at_start) {
-      const MachineHealth end = effects_.health->Sample();
-      const bool busy = trial.health_at_start->busy || end.busy;
+      const MachineHealth end = SampleNow();
+      const std::vector<std::string> gpus = GpuUuids(trial.slots);
+      const bool busy_at_start = trial.health_at_start->BusyOn(gpus);
+      const bool busy = busy_at_start || end.BusyOn(gpus);
       record.health = {{"start", trial.health_at_start->ToJson()},
                        {"end", end.ToJson()},
                        {"busy", busy}};
+      if (!gpus.empty()) record.health["gpus"] = gpus;
       if (busy) {
         const std::string note =
-            (trial.health_at_start->busy ? *trial.health_at_start : end).Describe();
+            (busy_at_start ? *trial.health_at_start : end).Describe(gpus);
         record.health["note"] = note;
         busy_note = fmt::format("  [machine busy: {}]", note);
       }

@@ -40,8 +40,8 @@ struct SweepEffects {
   Launcher& launcher;
   const InterruptSource& interrupt;
   const GpuDiscovery& gpus;
-  // Machine health at CPU trial start and end (stored with the trial, busy ones flagged);
-  // none: not sampled.
+  // Machine health at trial start and end (stored with the trial, busy ones flagged): the CPU,
+  // and on GPU the other programs on the trial's GPUs; none: not sampled.
   const HealthProbe* health = nullptr;
 };
 

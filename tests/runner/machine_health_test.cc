@@ -60,6 +60,33 @@ TEST(MachineHealthTest, ANewProcessCountsFromZeroAndTheListIsCut) {
   EXPECT_EQ(h.ToJson()["busiest"][0]["pid"], 8);
 }
 
+TEST(MachineHealthTest, ComputeAppLinesOfNvidiaSmiAreParsed) {
+  auto p = ParseComputeAppLine("GPU-8e3c1a2b-0000-1111, 4242, /usr/bin/python3, 20480");
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->gpu_uuid, "GPU-8e3c1a2b-0000-1111");
+  EXPECT_EQ(p->pid, 4242);
+  EXPECT_EQ(p->name, "/usr/bin/python3");
+  EXPECT_EQ(p->used_mb, 20480);
+  // Another container's process: the driver does not say how much memory it holds.
+  auto hidden = ParseComputeAppLine("GPU-8e3c, 17, [Insufficient Permissions], [N/A]");
+  ASSERT_TRUE(hidden.has_value());
+  EXPECT_EQ(hidden->used_mb, -1);
+  EXPECT_FALSE(ParseComputeAppLine("No running processes found"));
+  EXPECT_FALSE(ParseComputeAppLine("GPU-8e3c, x, python3, 10"));
+  EXPECT_FALSE(ParseComputeAppLine(""));
+}
+
+TEST(MachineHealthTest, AProgramOnAnotherGpuDoesNotMakeATrialBusy) {
+  MachineHealth h;
+  h.gpu_others = {GpuProcess{"GPU-b", 7, "train.py", 100}};
+  EXPECT_FALSE(h.BusyOn({"GPU-a"}));
+  EXPECT_TRUE(h.BusyOn({"GPU-a", "GPU-b"}));
+  EXPECT_EQ(h.Describe({"GPU-a"}).find("train.py"), std::string::npos);
+  EXPECT_NE(h.Describe({"GPU-b"}).find("on GPU-b: train.py (pid 7) 100 MiB"), std::string::npos);
+  h.busy = true;  // a busy CPU makes every trial busy
+  EXPECT_TRUE(h.BusyOn({}));
+}
+
 TEST(ProcHealthProbeTest, ACpuBurningProcessIsSeenWithItsPid) {
   // The burner is a grandchild re-parented away from us (not part of our own tree), as another
   // user's job would be. It tells us its pid through a pipe.

@@ -201,6 +201,32 @@ TEST_F(SweepRunTest, PackPolicyRunsTrialsSideBySideOnDisjointGpus) {
   EXPECT_EQ(Column("SELECT COUNT(*) FROM results WHERE status = 'ok'")[0], "5");
 }
 
+TEST_F(SweepRunTest, AnotherProgramOnATrialsGpuFlagsThatTrialOnly) {
+  gpus_.gpus = {GpuInfo{"Fake GPU", "GPU-aaaa"}, GpuInfo{"Fake GPU", "GPU-bbbb"}};
+  test::FakeHealthProbe probe;
+  probe.gpu_others = {GpuProcess{"GPU-bbbb", 777, "python3", 20480}};
+  health_ = &probe;
+  auto o = Options(kSmallTrials);
+  o.gpus = "auto";
+  o.policy = "pack";
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  ASSERT_EQ(launcher_.started.size(), 5u);
+  for (const auto& started : launcher_.started) {
+    const bool on_b = std::find(started.devices.begin(), started.devices.end(), "1") !=
+                      started.devices.end();
+    EXPECT_EQ(Column("SELECT busy || ' ' || COALESCE(health_note, '-') FROM results WHERE "
+                     "trial_key = '" + started.trial_key + "'")[0],
+              on_b ? "1 load 0.10 on 2 cores; others used 0.00 cores; on GPU-bbbb: python3 "
+                     "(pid 777) 20480 MiB"
+                   : "0 -")
+        << started.trial_key;
+  }
+  EXPECT_NE(out_.str().find("[machine busy: load 0.10 on 2 cores; others used 0.00 cores; on "
+                            "GPU-bbbb: python3 (pid 777) 20480 MiB]"),
+            std::string::npos)
+      << out_.str();
+}
+
 TEST_F(SweepRunTest, TrialsGetTheInheritedGpusNotTheFirstOnes) {
   gpus_.gpus.assign(8, GpuInfo{"Fake GPU", ""});
   gpus_.inherited = "4,GPU-5e1f";

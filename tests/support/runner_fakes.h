@@ -39,7 +39,13 @@ class FakeHealthProbe final : public HealthProbe {
     if (h.busy) h.busiest.push_back({4242, "burn", 1.0});
     return h;
   }
+  MachineHealth SampleWithGpus() const override {
+    MachineHealth h = Sample();
+    h.gpu_others = gpu_others;
+    return h;
+  }
   int busy_samples = 0;
+  std::vector<GpuProcess> gpu_others;  // on GPU runs: other programs on the GPUs
   mutable int samples = 0;
 };
 
