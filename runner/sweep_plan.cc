@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "experiments/comm_volume.h"
 #include "experiments/device_peaks.h"
@@ -52,6 +53,14 @@ double TimedIterations(const TrialConfig& c, double iteration_ms) {
 
 }  // namespace
 
+int CpuCoresUsed(int cores, int ranks) {
+  if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ranks = std::max(1, ranks);
+  // As the worker sets its threads (experiments/worker/worker.cc): cores / ranks each, at
+  // least one; time-sharing beyond the cores adds nothing.
+  return std::min(cores, ranks * std::max(1, cores / ranks));
+}
+
 TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   TrialEstimate e;
   e.source = "analytic";
@@ -61,10 +70,14 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   const int forwards = c.scope == Scope::kForward ? 1 : c.steps;
   const int samples = c.batch * (model->negative_prompt ? 2 : 1) * c.dp;
   const double flops = forwards * ForwardFlops(*model, c.resolution, samples);
-  double per_rank_tflops = a.cpu_tflops_per_rank;
-  if (a.device != "cpu")
-    per_rank_tflops = DensePeakTflops(a.device, c.precision).value_or(100.0) * a.efficiency;
-  e.iteration_ms = flops / (per_rank_tflops * 1e12 * c.world_size()) * 1000;
+  double tflops = 0;
+  if (a.device != "cpu") {
+    tflops = DensePeakTflops(a.device, c.precision).value_or(100.0) * a.efficiency *
+             c.world_size();
+  } else {
+    tflops = a.cpu_tflops_per_core * CpuCoresUsed(a.cpu_cores, c.world_size());
+  }
+  e.iteration_ms = flops / (tflops * 1e12) * 1000;
   if (c.pipefusion > 1) {
     // Synchronous steps run the stages one after another; patch steps fill and drain a
     // pipeline of `patches` patches through `pipefusion` stages.

@@ -43,7 +43,10 @@ struct SweepPlan {
 struct PlanAssumptions {
   std::string device = "cpu";  // device name for the dense-peak table, or "cpu"
   double efficiency = 0.35;    // fraction of dense peak a DiT forward reaches (GPU)
-  double cpu_tflops_per_rank = 0.05;
+  // CPU: ranks share the machine's cores (the worker gives each rank cores / ranks threads,
+  // at least one), so more ranks bring no more compute, only communication.
+  double cpu_tflops_per_core = 0.025;
+  int cpu_cores = 0;           // 0: this machine's online cores
   double startup_s = 3;        // process start, model build, rendezvous
   // Bandwidth a rank's collectives reach, GB/s: 0 picks a default for the device (GPU: 100,
   // an NVLink-class link at realistic efficiency; CPU ranks over Gloo on loopback: 2).
@@ -55,6 +58,10 @@ struct PlanAssumptions {
 SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity,
                     const PlanAssumptions& assumptions = {},
                     const std::filesystem::path& db = {});
+
+// The cores `ranks` CPU ranks keep busy together on a machine with `cores` cores (0: this
+// machine's).
+int CpuCoresUsed(int cores, int ranks);
 
 // The analytic estimate alone (no database).
 TrialEstimate AnalyticEstimate(const TrialConfig& config, const PlanAssumptions& assumptions);

@@ -113,6 +113,27 @@ TEST(SweepPlanTest, AnalyticEstimateScalesWithWorkAndDegree) {
   EXPECT_NEAR(AnalyticEstimate(fp32, a).memory_mb, 2 * e1.memory_mb, 1e-6);
 }
 
+TEST(SweepPlanTest, CpuRanksShareTheCoresSoMoreRanksBringNoMoreCompute) {
+  EXPECT_EQ(CpuCoresUsed(8, 1), 8);
+  EXPECT_EQ(CpuCoresUsed(8, 4), 8);
+  EXPECT_EQ(CpuCoresUsed(3, 2), 2);   // one thread each: a core idles
+  EXPECT_EQ(CpuCoresUsed(2, 4), 2);   // oversubscribed: still two cores
+  PlanAssumptions a;  // CPU
+  a.cpu_cores = 4;
+  a.link_gb_per_s = 1e12;  // communication free: only the compute counts here
+  TrialConfig one;
+  one.model = "pixart-alpha-tiny";
+  TrialConfig four = one;
+  four.ulysses = 4;
+  ASSERT_GT(AnalyticEstimate(one, a).iteration_ms, 0);
+  EXPECT_NEAR(AnalyticEstimate(four, a).iteration_ms, AnalyticEstimate(one, a).iteration_ms,
+              1e-9);
+  a.cpu_cores = 8;  // twice the cores: half the time
+  const double on_eight = AnalyticEstimate(one, a).iteration_ms;
+  a.cpu_cores = 4;
+  EXPECT_NEAR(AnalyticEstimate(one, a).iteration_ms, 2 * on_eight, 1e-9);
+}
+
 TEST(SweepPlanTest, PipeFusionPaysForItsBubbleAndItsSynchronousSteps) {
   PlanAssumptions a;
   a.device = "NVIDIA A100-SXM4-80GB";
