@@ -24,9 +24,9 @@ std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& 
 
   // One block on one rank: Ulysses' two all-to-alls (q, k, v out; the output back), and ring's
   // R - 1 transfers of a K/V block (R's share of the tokens, U's share of the heads).
-  double block = 0;
-  if (u > 1) block += 4.0 * rows * local * d * e * (u - 1) / u;
-  if (r > 1) block += (r - 1) * 2.0 * rows * (tokens / r) * (d / u) * e;
+  const double ulysses_block = u > 1 ? 4.0 * rows * local * d * e * (u - 1) / u : 0;
+  const double ring_block = r > 1 ? (r - 1) * 2.0 * rows * (tokens / r) * (d / u) * e : 0;
+  const double block = ulysses_block + ring_block;
 
   const double out_channels = m.out_channels, patch_area = double(m.patch) * m.patch;
   const double gather_output = s > 1 ? rows * local * patch_area * out_channels * e * (s - 1) : 0;
@@ -41,14 +41,19 @@ std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& 
   // PipeFusion: stage k runs blocks/p blocks (the first blocks % p stages one more), sends its
   // activations on (all but the last), and the last stage gathers and broadcasts the output.
   const int sync_steps = std::min(std::max(c.pipefusion_warmup_steps, 0), steps);
+  // In a patch step each of the M patches passes every block once: Ulysses moves the patch's
+  // tokens (M patches: the whole sequence once), but ring circulates the whole KV cache (this
+  // ring rank's chunk of every patch) for each patch: M times a synchronous step's.
   const double broadcast = (p - 1) * rows * out_channels * latent * latent * e;
+  const double patches = c.effective_pipefusion_patches();
+  const double patched_block = ulysses_block + patches * ring_block;
   double worst = 0;
   for (int stage = 0; stage < p; ++stage) {
     const int stage_blocks = blocks / p + (stage < blocks % p ? 1 : 0);
     const bool last = stage == p - 1;
-    const double common = stage_blocks * block + (last ? broadcast : rows * local * d * e) + cfg_gather;
-    const double sync = common + (last ? gather_output : 0);
-    const double patched = common + (last ? gather_hidden : 0);
+    const double common = (last ? broadcast : rows * local * d * e) + cfg_gather;
+    const double sync = stage_blocks * block + common + (last ? gather_output : 0);
+    const double patched = stage_blocks * patched_block + common + (last ? gather_hidden : 0);
     worst = std::max(worst, (sync_steps * sync + (steps - sync_steps) * patched) / steps);
   }
   return worst;

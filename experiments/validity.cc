@@ -63,13 +63,6 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   // REQUIRES: BrokenRule(c, capacity) found nothing, so the model resolves.
   std::string error;
   auto model = ResolveModel(c.model, c.model_overrides, &error);
-  if (c.pipefusion > 1 && model->family != ModelFamily::kPixArt)
-    return fmt::format("PipeFusion over the {} family ({}) is not implemented in this build yet: "
-                       "its stages would have to pass the text stream on too",
-                       FamilyName(model->family), c.model);
-  if (c.pipefusion > 1 && c.ring > 1)
-    return "PipeFusion combined with ring attention is not implemented in this build yet "
-           "(PipeFusion with Ulysses is)";
   if (!capacity.on_gpu && c.precision == Precision::kTf32)
     return "tf32 is a GPU tensor-core mode; on CPU it would silently be fp32";
   return std::nullopt;

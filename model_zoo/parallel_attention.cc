@@ -42,8 +42,16 @@ std::pair<torch::Tensor, torch::Tensor> ThroughCache(const torch::Tensor& k, con
     cache.k = torch::zeros(shape, k.options());
     cache.v = torch::zeros(shape, v.options());
   }
-  cache.k.narrow(1, slot.offset, k.size(1)).copy_(k);
-  cache.v.narrow(1, slot.offset, v.size(1)).copy_(v);
+  auto store = [&slot](const torch::Tensor& x) {
+    if (slot.groups == 1 || slot.patches == 1) return x;
+    auto shape = x.sizes().vec();  // [B, groups * patches * c, h, d] -> patch-major
+    const int64_t chunk = shape[1] / (slot.groups * slot.patches);
+    return x.reshape({shape[0], slot.groups, slot.patches, chunk, shape[2], shape[3]})
+        .transpose(1, 2)
+        .reshape(shape);
+  };
+  cache.k.narrow(1, slot.offset, k.size(1)).copy_(store(k));
+  cache.v.narrow(1, slot.offset, v.size(1)).copy_(store(v));
   return {cache.k, cache.v};
 }
 

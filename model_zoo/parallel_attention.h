@@ -74,6 +74,10 @@ struct KvCacheSlot {
   KvCache* cache = nullptr;
   std::int64_t offset = 0;
   std::int64_t total = 0;  // tokens of the whole cached sequence
+  // When the current tokens are the whole sequence laid out as `groups` groups of `patches`
+  // equal chunks (a synchronous PipeFusion step under USP), they are cached chunk-major
+  // (patch after patch), the layout the patch steps write their slices into.
+  std::int64_t groups = 1, patches = 1;
 };
 
 class AttentionStrategy {

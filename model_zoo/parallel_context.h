@@ -31,7 +31,6 @@ class ParallelContext {
   ParallelContext();
   // This rank's communicators over `store`, each under its own store prefix; a group of size 1
   // gets no backend. Every rank of the trial must call this with the same degrees.
-  // Throws std::invalid_argument for degrees this build cannot run (PipeFusion with ring).
   ParallelContext(const ParallelDegrees& degrees, int rank,
                   const c10::intrusive_ptr<c10d::Store>& store, const BackendFactory& create);
 
@@ -70,6 +69,11 @@ class ParallelContext {
     std::int64_t offset = 0, count = 0, total = 0;
   };
   void SetPatch(std::optional<Patch> patch) { patch_ = patch; }
+  // The sequence is pipelined as `patches` patches. Under ring attention, synchronous steps
+  // then shard it patch-interleaved (each rank: its chunk of every patch), so that a rank's KV
+  // cache holds the same tokens in synchronous and patch steps; ShardSequence and
+  // GatherSequence stay each other's inverse.
+  void SetPatchLayout(int patches) { layout_patches_ = patches; }
   void SetKvCache(KvCache* cache) { cache_ = cache; }
   void SetWholeSequence(bool whole) { whole_sequence_ = whole; }
 
@@ -79,7 +83,10 @@ class ParallelContext {
   RankSubgroup world_, ulysses_, ring_, sequence_, cfg_, pipefusion_;
   std::unique_ptr<AttentionStrategy> attention_;
   std::shared_ptr<CommCounter> counter_ = std::make_shared<CommCounter>();
+  bool PatchInterleaved() const;
+
   std::optional<Patch> patch_;
+  int layout_patches_ = 1;
   KvCache* cache_ = nullptr;
   bool whole_sequence_ = false;
 };

@@ -13,6 +13,27 @@ PipeFusionRunner::PipeFusionRunner(DitModel& model, ParallelContext& parallel, i
   begin_ = stage * base + std::min(stage, extra);
   end_ = begin_ + base + (stage < extra ? 1 : 0);
   caches_.resize(end_ - begin_);
+  parallel_.SetPatchLayout(patches_);
+  // MM-DiT families (SD3, Flux) update their text stream in every joint block: the next stage
+  // needs it with the image tokens. PixArt's text is cross-attention context that no block
+  // changes.
+  passes_text_ = model.config().family != ModelFamily::kPixArt;
+}
+
+void PipeFusionRunner::SendOn(const DitState& state) {
+  const RankSubgroup& pipe = parallel_.pipefusion();
+  Send(state.image, pipe.rank + 1, pipe);
+  if (passes_text_) Send(state.text, pipe.rank + 1, pipe);
+}
+
+void PipeFusionRunner::ReceiveFromPrevious(DitState& state) {
+  const RankSubgroup& pipe = parallel_.pipefusion();
+  state.image = torch::empty(state.image.sizes(), state.image.options());
+  Recv(state.image, pipe.rank - 1, pipe);
+  if (passes_text_) {
+    state.text = torch::empty(state.text.sizes(), state.text.options());
+    Recv(state.text, pipe.rank - 1, pipe);
+  }
 }
 
 void PipeFusionRunner::RunStageBlocks(DitState& state, const DitModel::BlockHook& block_hook) {
@@ -45,13 +66,10 @@ torch::Tensor PipeFusionRunner::Forward(const torch::Tensor& latent, const torch
   if (step < warmup_steps_) {  // synchronous: the whole sequence, stage after stage
     parallel_.SetPatch(std::nullopt);
     DitState state = model_.Embed(latent, time, conditioning, parallel_);
-    if (stage > 0) {
-      state.image = torch::empty(state.image.sizes(), state.image.options());
-      Recv(state.image, stage - 1, pipe);
-    }
+    if (stage > 0) ReceiveFromPrevious(state);
     RunStageBlocks(state, block_hook);
     torch::Tensor output;
-    if (stage < last) Send(state.image, stage + 1, pipe);
+    if (stage < last) SendOn(state);
     else output = model_.Finish(state, parallel_);
     return BroadcastOutput(output, latent);
   }
@@ -68,12 +86,10 @@ torch::Tensor PipeFusionRunner::Forward(const torch::Tensor& latent, const torch
     parallel_.SetPatch(ParallelContext::Patch{m * per_patch, per_patch, total});
     DitState state = whole;
     state.image = parallel_.ShardSequence(whole.image, 1);  // this rank's part of patch m
-    if (stage > 0) {
-      state.image = torch::empty(state.image.sizes(), state.image.options());
-      Recv(state.image, stage - 1, pipe);
-    }
+    // Each patch carries its own copy of the text stream through the stages.
+    if (stage > 0) ReceiveFromPrevious(state);
     RunStageBlocks(state, {});
-    if (stage < last) Send(state.image, stage + 1, pipe);
+    if (stage < last) SendOn(state);
     else finished[m] = parallel_.GatherSequence(state.image, 1);  // the whole patch
   }
   parallel_.SetPatch(std::nullopt);

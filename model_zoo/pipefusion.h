@@ -10,8 +10,10 @@
 // different patches at once. The last stage runs the model's final layer and broadcasts the
 // output, so every rank ends with the same full output, as in DitModel::Forward.
 //
-// Composes with Ulysses inside a stage (each patch is split over the sequence group) and with
-// CFG and data parallelism outside. Not with ring (refused by ParallelContext).
+// Composes with Ulysses, ring and USP inside a stage (each patch is split over the sequence
+// group; ParallelContext::SetPatchLayout keeps ring ranks' caches aligned) and with CFG and
+// data parallelism outside. Over the MM-DiT families (SD3, Flux) the text stream travels
+// with the image tokens from stage to stage, one copy per patch.
 // Thread-safety: one runner per rank; it owns the caches of its stage's blocks.
 #pragma once
 
@@ -39,6 +41,8 @@ class PipeFusionRunner {
 
  private:
   void RunStageBlocks(DitState& state, const DitModel::BlockHook& block_hook);
+  void SendOn(const DitState& state);
+  void ReceiveFromPrevious(DitState& state);
   torch::Tensor BroadcastOutput(torch::Tensor output, const torch::Tensor& latent);
 
   DitModel& model_;
@@ -47,6 +51,7 @@ class PipeFusionRunner {
   int warmup_steps_;
   int begin_ = 0, end_ = 0;
   std::vector<KvCache> caches_;  // one per block of this stage
+  bool passes_text_ = false;
 };
 
 }  // namespace ditbench

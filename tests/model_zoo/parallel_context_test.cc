@@ -13,7 +13,7 @@ namespace {
 
 // Runs `body(rank, context)` on every rank of `degrees` in its own thread.
 void OnEveryRank(const ParallelDegrees& degrees,
-                 const std::function<void(int, const ParallelContext&)>& body) {
+                 const std::function<void(int, ParallelContext&)>& body) {
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<std::string> errors(degrees.world_size());
   std::vector<std::thread> threads;
@@ -73,12 +73,26 @@ TEST(ParallelContextTest, SequenceShardsGatherBackAndCfgHalvesGatherInOrder) {
   }
 }
 
-TEST(ParallelContextTest, PipeFusionWithRingIsRefusedBeforeAnyRendezvous) {
-  auto store = c10::make_intrusive<c10d::HashStore>();
-  // Would block forever in a rendezvous if it got that far: one rank of four.
-  EXPECT_THROW(ParallelContext(ParallelDegrees{1, 1, 2, 2, 1}, 0, store,
-                               [](const auto& s, int r, int n) { return CreateBackend(s, r, n, false); }),
-               std::invalid_argument);
+// PipeFusion under ring: a synchronous step shards the sequence patch-interleaved, so that
+// each rank holds (and caches) its chunk of every patch, the same tokens it computes in the
+// patch steps; gathering undoes the interleave.
+TEST(ParallelContextTest, PipeFusionLayoutUnderRingGivesEachRankItsChunkOfEveryPatch) {
+  const ParallelDegrees degrees{1, 1, 1, 2, 2};  // ring 2 x ulysses 2
+  const auto full = torch::arange(16).reshape({1, 16}).to(torch::kFloat32);
+  std::vector<torch::Tensor> sync(4), patch1(4), gathered(4);
+  OnEveryRank(degrees, [&](int rank, ParallelContext& context) {
+    context.SetPatchLayout(2);  // two patches of 8 tokens
+    sync[rank] = context.ShardSequence(full, 1);
+    gathered[rank] = context.GatherSequence(sync[rank], 1);
+    context.SetPatch(ParallelContext::Patch{8, 8, 16});
+    patch1[rank] = context.ShardSequence(full, 1);
+  });
+  for (int s = 0; s < 4; ++s) {
+    const float c = 2.0f * s;  // chunks of 2 tokens: rank s takes chunk s of each patch
+    EXPECT_TRUE(torch::equal(sync[s], torch::tensor({{c, c + 1, 8 + c, 9 + c}}))) << sync[s];
+    EXPECT_TRUE(torch::equal(patch1[s], torch::tensor({{8 + c, 9 + c}}))) << patch1[s];
+    EXPECT_TRUE(torch::equal(gathered[s], full)) << gathered[s];
+  }
 }
 
 }  // namespace
