@@ -141,9 +141,17 @@ LaunchHandle LocalLauncher::Start(const LaunchRequest& request) {
       const std::vector<std::string> env =
           BuildRankEnvironment(environment_, request, rank, port);
       const auto log = request.run_dir / fmt::format("rank{}.log", rank);
-      trial->children.emplace_back(request.worker.string(), bp::args(request.args),
+      const std::string start_dir =
+          request.working_dir.empty() ? std::filesystem::current_path().string()
+                                      : request.working_dir.string();
+      const std::filesystem::path program =
+          request.worker.is_relative() && !request.working_dir.empty()
+              ? request.working_dir / request.worker
+              : request.worker;
+      trial->children.emplace_back(program.string(), bp::args(request.args),
                                    ExecEnvironment(env), bp::std_in < bp::null,
-                                   (bp::std_out & bp::std_err) > log.string(), trial->group);
+                                   (bp::std_out & bp::std_err) > log.string(),
+                                   bp::start_dir(start_dir), trial->group);
     }
   } catch (const std::exception& e) {
     trial->outcome.launch_error =

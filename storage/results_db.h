@@ -29,7 +29,7 @@ namespace ditbench {
 
 // The version this build writes. Databases with a lower version are migrated forward on open
 // (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 struct ResultRow {
@@ -45,6 +45,8 @@ struct ResultRow {
   bool profile_blocks = false;  // every transformer block was timed too (measurement policy)
   std::optional<double> output_error;      // rel L2 against the 1-rank trial (runner/output_error.h)
   std::optional<double> comm_mb_per_step;  // MiB a rank sent per step, max over ranks
+  std::string workload;  // "dit" or "command"
+  std::string axes;      // a command's custom axes as a JSON object ("{}" when none)
 
   bool measured() const { return status == "ok" && latency_ms.has_value(); }
 };

@@ -155,6 +155,11 @@ std::string ResultsView(int version) {
   m.comm_mb_per_step AS comm_mb_per_step,
   m.output_error AS output_error,
   m.output_error_note AS output_error_note)sql";
+  if (version >= 5)
+    extra += R"sql(,
+  COALESCE(json_extract(t.config_json, '$.custom'), '{}') AS axes,
+  CASE WHEN json_extract(t.config_json, '$.workload') = 'command'
+       THEN json_extract(t.config_json, '$.command') END AS command)sql";
   fill("{extra}", extra);
   return view;
 }
@@ -200,6 +205,16 @@ ALTER TABLE trials ADD COLUMN health_json TEXT;
 
 void MigrateToV4(sqlite3* db) { Exec(db, kSchemaV4); }
 
+// Schema version 5: the `command` workload. No table changes: a command trial's program
+// (config_json.command) and custom axes (config_json.custom) live in its configuration; the
+// `results` view gains `axes` (a JSON object, '{}' for built-in trials, usable as
+// json_extract(axes, '$.name') and by `query --where name=value`) and `command` (a JSON list,
+// NULL for built-in trials) at its end.
+void MigrateToV5(sqlite3* db) {
+  Exec(db, "DROP VIEW results;");
+  Exec(db, ResultsView(5).c_str());
+}
+
 void MigrateToV1(sqlite3* db) {
   Exec(db, kSchemaV1);
   Exec(db, ResultsView(1).c_str());
@@ -218,7 +233,8 @@ void MigrateToV3(sqlite3* db) {
 
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4};
+constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
+                                     MigrateToV5};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {
