@@ -10,6 +10,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,8 @@ struct RankResult {
   // The trial's final output (the denoised latent, or the forward's output) as float32 .npy,
   // a file name in the run folder; written by world rank 0 only, empty otherwise.
   std::string output_file;
+  // Extra numbers by name (optional; the `command` workload's ditbench_result.metric).
+  std::map<std::string, double> metrics;
 };
 
 nlohmann::json ToJson(const TrialFile& trial);

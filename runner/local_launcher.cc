@@ -173,6 +173,11 @@ LaunchHandle LocalLauncher::Start(const LaunchRequest& request) {
 
 std::optional<FinishedTrial> LocalLauncher::Wait(std::chrono::milliseconds up_to) {
   const auto give_up = Clock::now() + up_to;
+  // Short trials end within a few milliseconds (a command that writes its result and exits):
+  // poll often at first, then back off to kMaxPause so long trials cost nothing.
+  constexpr auto kFirstPause = std::chrono::microseconds(250);
+  constexpr auto kMaxPause = std::chrono::microseconds(10000);
+  auto pause = kFirstPause;
   while (!trials_.empty()) {
     const auto now = Clock::now();
     for (auto it = trials_.begin(); it != trials_.end(); ++it) {
@@ -185,7 +190,8 @@ std::optional<FinishedTrial> LocalLauncher::Wait(std::chrono::milliseconds up_to
       }
     }
     if (Clock::now() >= give_up) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, kMaxPause);
   }
   return std::nullopt;
 }

@@ -113,9 +113,9 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       max_ms, cov, ci_low_ms, ci_high_ms, rank0_ms, skew_ms, iterations, warmup, outliers,
       peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s,
       throttled, sm_clock_min_mhz, sm_clock_max_mhz, comm_mb_per_step, output_error,
-      output_error_note, output_reference_key)
+      output_error_note, output_reference_key, extra_json)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-            ?, ?, ?, ?))sql");
+            ?, ?, ?, ?, ?))sql");
   insert.Bind(1, trial_id)
       .Bind(2, m.latency_ms)
       .Bind(3, m.mean_ms)
@@ -146,6 +146,8 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       .Bind(28, m.output_error)
       .Bind(29, m.output_error_note)
       .Bind(30, m.output_reference_key);
+  if (m.extra.empty()) insert.BindNull(31);
+  else insert.Bind(31, nlohmann::json(m.extra).dump());
   insert.Run();
 }
 

@@ -159,7 +159,8 @@ std::string ResultsView(int version) {
     extra += R"sql(,
   COALESCE(json_extract(t.config_json, '$.custom'), '{}') AS axes,
   CASE WHEN json_extract(t.config_json, '$.workload') = 'command'
-       THEN json_extract(t.config_json, '$.command') END AS command)sql";
+       THEN json_extract(t.config_json, '$.command') END AS command,
+  m.extra_json AS metrics)sql";
   fill("{extra}", extra);
   return view;
 }
@@ -205,13 +206,15 @@ ALTER TABLE trials ADD COLUMN health_json TEXT;
 
 void MigrateToV4(sqlite3* db) { Exec(db, kSchemaV4); }
 
-// Schema version 5: the `command` workload. No table changes: a command trial's program
-// (config_json.command) and custom axes (config_json.custom) live in its configuration; the
-// `results` view gains `axes` (a JSON object, '{}' for built-in trials, usable as
-// json_extract(axes, '$.name') and by `query --where name=value`) and `command` (a JSON list,
-// NULL for built-in trials) at its end.
+// Schema version 5: the `command` workload. A command trial's program (config_json.command)
+// and custom axes (config_json.custom) live in its configuration; its own extra numbers go to
+// trial_metrics.extra_json. The `results` view gains, at its end, `axes` (a JSON object, '{}'
+// for built-in trials, usable as json_extract(axes, '$.name') and by `query --where
+// name=value`), `command` (a JSON list, NULL for built-in trials) and `metrics` (the extra
+// numbers as a JSON object, or NULL).
 void MigrateToV5(sqlite3* db) {
   Exec(db, "DROP VIEW results;");
+  Exec(db, "ALTER TABLE trial_metrics ADD COLUMN extra_json TEXT;");
   Exec(db, ResultsView(5).c_str());
 }
 

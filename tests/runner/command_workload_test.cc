@@ -84,6 +84,10 @@ TEST_F(CommandWorkloadTest, PythonScriptWithCustomAxisRunsEndToEnd) {
   // warm-up 1 + 3 timed iterations, each with its stage mark, kept per rank
   EXPECT_EQ(Column("SELECT iterations || '/' || warmup FROM results")[0], "3/1");
   EXPECT_EQ(Column("SELECT COUNT(*) FROM samples WHERE stage = 'compute'")[0], "8");
+  // extra numbers from ditbench_result.metric
+  EXPECT_EQ(Column("SELECT json_extract(metrics, '$.items') FROM results "
+                   "ORDER BY json_extract(axes, '$.size')"),
+            (std::vector<std::string>{"4000.0", "8000.0"}));
   // the placeholders were replaced by the trial's values before the program started
   const auto run_dirs = Column("SELECT run_dir FROM results ORDER BY json_extract(axes, '$.size')");
   EXPECT_NE(ReadFile(std::filesystem::path(run_dirs[1]) / "rank0.log")
