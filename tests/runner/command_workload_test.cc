@@ -50,8 +50,10 @@ class CommandWorkloadTest : public ::testing::Test {
     while (statement.Step()) values.push_back(statement.IsNull(0) ? "NULL" : statement.Text(0));
     return values;
   }
-  std::string Query(std::vector<std::string> where, std::vector<std::string> columns) {
+  std::string Query(std::vector<std::string> where, std::vector<std::string> columns,
+                    std::string sort = "") {
     QueryOptions q;
+    q.sort = std::move(sort);
     q.db = dir_ / "results.db";
     q.where = std::move(where);
     q.columns = std::move(columns);
@@ -97,8 +99,9 @@ TEST_F(CommandWorkloadTest, PythonScriptWithCustomAxisRunsEndToEnd) {
 
 TEST_F(CommandWorkloadTest, QueryWhereFiltersOnACustomAxis) {
   ASSERT_EQ(Run(Sweep("ok", "[1, 2, 3]")), 0) << out_.str() << err_.str();
-  EXPECT_EQ(Query({"size=3"}, {"size", "status"}), "size,status\n3,ok\n");
-  EXPECT_EQ(Query({"size>=2"}, {"size"}), "size\n2\n3\n");
+  EXPECT_EQ(Query({"size=3"}, {"size", "status"}), "size,status\r\n3,ok\r\n");
+  EXPECT_EQ(Query({"size>=2"}, {"size"}, "size"), "size\r\n2\r\n3\r\n");
+  EXPECT_EQ(Query({"size!=2"}, {"size"}, "size:desc"), "size\r\n3\r\n1\r\n");
 }
 
 TEST_F(CommandWorkloadTest, ReportGroupsAndShowsCustomAxes) {
@@ -157,7 +160,7 @@ TEST_F(CommandWorkloadTest, UnknownPlaceholderIsASpecErrorBeforeAnythingRuns) {
       "name: cmd\nworkload: command\ncommand: [python3, bench.py, --steps, \"{stepz}\"]\n";
   EXPECT_EQ(Run(yaml), 2);
   const std::string sweep = (dir_ / "sweep.yaml").string();
-  EXPECT_EQ(err_.str().substr(0, err_.str().find('\n')).find(sweep + ":3:38: 'command[3]': "
+  EXPECT_EQ(err_.str().substr(0, err_.str().find('\n')).find(sweep + ":3:39: 'command[3]': "
                                                              "unknown placeholder '{stepz}'"),
             0u)
       << err_.str();
