@@ -127,7 +127,8 @@ RankResult ReadRankResult(const std::filesystem::path& path) {
   return r;
 }
 
-void WriteFileAtomically(const std::filesystem::path& path, const std::string& text) {
+void WriteFileAtomically(const std::filesystem::path& path, const std::string& text,
+                         bool durable) {
   const std::filesystem::path temp = path.string() + ".tmp";
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -143,7 +144,7 @@ void WriteFileAtomically(const std::filesystem::path& path, const std::string& t
     }
     written += static_cast<std::size_t>(n);
   }
-  ::fsync(fd);
+  if (durable) ::fsync(fd);
   ::close(fd);
   std::filesystem::rename(temp, path);
 }

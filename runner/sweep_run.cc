@@ -245,7 +245,8 @@ class SweepLoop {
       std::filesystem::remove_all(run_dir);
       std::filesystem::create_directories(run_dir);
       TrialFile file{t.key, spec_.name, t.config, placement_.capacity.on_gpu ? "cuda" : "cpu"};
-      WriteFileAtomically(run_dir / "trial.json", ToJson(file).dump(2));
+      // Not fsynced: a trial whose result is not committed runs again and rewrites it.
+      WriteFileAtomically(run_dir / "trial.json", ToJson(file).dump(2), /*durable=*/false);
     } catch (const std::exception& e) {
       pool_.Release(slots);
       RecordUnstartable(t, prefix, fmt::format("cannot prepare {}: {}", run_dir.string(), e.what()),
