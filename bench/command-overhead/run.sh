@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build-nt}" && pwd)
 n=${2:-200}
 rounds=${3:-3}
-work=$(mktemp -d)
+work=$(mktemp -d)  # under $TMPDIR (default /tmp): TMPDIR=/dev/shm takes the disk out
 trap 'rm -rf "$work"' EXIT
 
 cp "$here/trivial.sh" "$work/"
