@@ -10,6 +10,8 @@
 
 #include "report/html_report.h"
 #include "runner/local_launcher.h"
+#include "runner/plan_output.h"
+#include "runner/sweep_plan.h"
 #include "runner/query.h"
 #include "runner/sweep_run.h"
 #include "storage/statement.h"
@@ -153,6 +155,23 @@ TEST_F(CommandWorkloadTest, ExceptionInTheTimedFunctionIsRecordedByTheModule) {
   EXPECT_EQ(Column("SELECT status FROM results")[0], "failed");
   EXPECT_NE(Column("SELECT error FROM results")[0].find("RuntimeError: the benchmark diverged"),
             std::string::npos);
+}
+
+TEST_F(CommandWorkloadTest, PlanShowsCustomAxesAndEstimatesOnlyMeasuredCommands) {
+  std::ofstream(dir_ / "sweep.yaml") << Sweep("ok");
+  ParseResult parsed = ParseSweepFile(dir_ / "sweep.yaml");
+  ASSERT_TRUE(parsed.ok());
+  SweepPlan plan = PlanSweep(parsed.spec, Capacity{2, false});
+  ASSERT_EQ(plan.trials.size(), 2u);
+  EXPECT_FALSE(plan.trials[0].estimate);  // no FLOP model of someone else's program
+  std::stringstream table;
+  WritePlanTable(parsed.spec, plan, PlanAssumptions{}, table);
+  EXPECT_NE(table.str().find("pixart-alpha-tiny size=2"), std::string::npos) << table.str();
+  // Once measured, the plan uses the measurement.
+  ASSERT_EQ(Run(Sweep("ok")), 0) << err_.str();
+  plan = PlanSweep(parsed.spec, Capacity{2, false}, PlanAssumptions{}, dir_ / "results.db");
+  ASSERT_TRUE(plan.trials[0].estimate);
+  EXPECT_EQ(plan.trials[0].estimate->source, "measured");
 }
 
 TEST_F(CommandWorkloadTest, UnknownPlaceholderIsASpecErrorBeforeAnythingRuns) {
