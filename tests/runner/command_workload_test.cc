@@ -2,8 +2,11 @@
 // (RunSweep with the real LocalLauncher) sweeps tests/fixtures/command_bench.py, a Python
 // script (standard library only) that times itself through python/ditbench_result.py. Each
 // case checks what the database, `query` and the report say.
+#include <cstdio>
 #include <fstream>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -14,6 +17,7 @@
 #include "runner/sweep_plan.h"
 #include "runner/query.h"
 #include "runner/sweep_run.h"
+#include "stats/stats.h"
 #include "storage/statement.h"
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
@@ -155,6 +159,28 @@ TEST_F(CommandWorkloadTest, ExceptionInTheTimedFunctionIsRecordedByTheModule) {
   EXPECT_EQ(Column("SELECT status FROM results")[0], "failed");
   EXPECT_NE(Column("SELECT error FROM results")[0].find("RuntimeError: the benchmark diverged"),
             std::string::npos);
+}
+
+// ditbench_result.py stops adaptive repeats on the same rule as the built-in worker: its
+// confidence interval of the median must be stats/stats.cc's, to the last digit.
+TEST_F(CommandWorkloadTest, PythonModuleComputesTheMediansIntervalAsStatsDoes) {
+  const std::vector<std::vector<double>> series = {
+      {10, 11, 12}, {5, 1, 4, 2, 3, 9}, {7.5, 7.25, 7.75, 8, 7, 7.1, 30, 7.2, 7.3, 7.4, 6.9}};
+  for (const auto& values : series) {
+    std::string list;
+    for (double v : values) list += fmt::format("{}{}", list.empty() ? "" : ", ", v);
+    const std::string command = fmt::format(
+        "python3 -c 'import sys; sys.path.insert(0, \"{}\"); import ditbench_result as d; "
+        "print(repr(d._median_ci_relative_half_width([{}])))'",
+        DITBENCH_PYTHON_DIR, list);
+    FILE* pipe = ::popen(command.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    char buffer[128] = {};
+    const bool read = std::fgets(buffer, sizeof buffer, pipe) != nullptr;
+    ASSERT_EQ(::pclose(pipe), 0) << command;
+    ASSERT_TRUE(read);
+    EXPECT_DOUBLE_EQ(std::stod(buffer), RelativeCiHalfWidth(Summarize(values))) << list;
+  }
 }
 
 TEST_F(CommandWorkloadTest, PlanShowsCustomAxesAndEstimatesOnlyMeasuredCommands) {
