@@ -12,10 +12,10 @@
 
 #include <fmt/format.h>
 
-#include "experiments/command_line.h"
 #include "experiments/host_info.h"
 #include "experiments/worker_contract.h"
 #include "runner/build_info.h"
+#include "runner/command_program.h"
 #include "runner/coordinator_lock.h"
 #include "runner/environment.h"
 #include "runner/ingest.h"
@@ -53,38 +53,6 @@ std::string Axes(const TrialConfig& c) {
   for (const auto& [name, value] : c.custom)
     axes += fmt::format(" {}={}", name, value.is_string() ? value.get<std::string>() : value.dump());
   return axes;
-}
-
-// The folder a `command` workload's ranks start in: the sweep file's.
-std::filesystem::path CommandFolder(const SweepSpec& spec) {
-  return std::filesystem::absolute(spec.path).parent_path();
-}
-
-// The program of a command: a name without '/' is looked up on PATH, a relative path is taken
-// from the sweep's folder. Returns an empty path when there is no such executable file.
-std::filesystem::path ResolveProgram(const std::string& program,
-                                     const std::filesystem::path& folder) {
-  auto runnable = [](const std::filesystem::path& p) {
-    std::error_code ec;
-    return std::filesystem::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-  };
-  if (program.find('/') != std::string::npos) {
-    const std::filesystem::path path = std::filesystem::path(program).is_absolute()
-                                           ? std::filesystem::path(program)
-                                           : folder / program;
-    return runnable(path) ? path : std::filesystem::path();
-  }
-  const char* path_variable = std::getenv("PATH");
-  std::string_view rest = path_variable ? path_variable : "/usr/bin:/bin";
-  while (true) {
-    const auto colon = rest.find(':');
-    const std::string_view dir = rest.substr(0, colon);
-    const std::filesystem::path candidate =
-        (dir.empty() ? std::filesystem::path(".") : std::filesystem::path(dir)) / program;
-    if (runnable(candidate)) return candidate;
-    if (colon == std::string_view::npos) return {};
-    rest.remove_prefix(colon + 1);
-  }
 }
 
 // A trial to run and its 0-based position in the sweep (for progress lines).
@@ -270,11 +238,7 @@ class SweepLoop {
     // Absolute: a command starts in its sweep's folder and finds the run folder from there.
     request.run_dir = std::filesystem::absolute(run_dir);
     if (t.config.workload == "command") {
-      // Checked by the parser, so it does not throw for a trial of a parsed sweep.
-      std::vector<std::string> argv = ExpandCommand(t.config);
-      request.worker = ResolveProgram(argv.front(), CommandFolder(spec_));
-      request.args.assign(argv.begin() + 1, argv.end());
-      request.working_dir = CommandFolder(spec_);
+      SetCommand(spec_, t.config, request);  // placeholders checked by the parser: no throw
     } else {
       request.worker = worker_;
       request.args = {"--trial", (run_dir / "trial.json").string()};
@@ -450,13 +414,8 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   SweepPlan plan = PlanSweep(spec, placement.capacity, assumptions, options.db);
   const auto worker = options.worker.empty() ? DefaultWorker() : options.worker;
   if (spec.workload == "command") {
-    const std::string program = spec.defaults.command.front();
-    if (!options.dry_run && ResolveProgram(program, CommandFolder(spec)).empty()) {
-      const Setting& where = spec.command.front();
-      err << fmt::format("{}:{}:{}: 'command[0]': program '{}' not found: expected an "
-                         "executable on PATH, or a path relative to the sweep's folder {}\n",
-                         spec.path.string(), where.line, where.column, program,
-                         CommandFolder(spec).string());
+    if (auto problem = CommandProgramProblem(spec); problem && !options.dry_run) {
+      err << *problem << "\n";
       return 2;
     }
   } else if (!options.dry_run && !std::filesystem::exists(worker)) {
