@@ -115,9 +115,16 @@ TEST_F(CommandWorkloadTest, ReportGroupsAndShowsCustomAxes) {
   ReportOptions options;
   options.db = dir_ / "results.db";
   const std::string html = RenderHtmlReport(options);
-  EXPECT_NE(html.find("command · pixart-alpha-tiny"), std::string::npos);
-  EXPECT_NE(html.find("· size=1</h2>"), std::string::npos);
-  EXPECT_NE(html.find("· size=2</h2>"), std::string::npos);
+  // One group (same model, resolution, precision, scope, batch, steps); the custom axis tells
+  // its rows apart, in the table and on the chart.
+  const std::string title = "<h2>command · pixart-alpha-tiny · 1024 px · bf16 · denoise · "
+                            "batch 1 · 2 steps</h2>";
+  const auto at = html.find(title);
+  ASSERT_NE(at, std::string::npos) << html;
+  EXPECT_EQ(html.find(title, at + 1), std::string::npos);
+  EXPECT_NE(html.find("<td>1 rank size=1</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>1 rank size=2</td>"), std::string::npos);
+  EXPECT_NE(html.find("\"1 rank size=2\""), std::string::npos);  // a chart label
 }
 
 TEST_F(CommandWorkloadTest, TwoRanksEachWriteTheirResult) {
