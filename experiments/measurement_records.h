@@ -3,6 +3,7 @@
 // samples, the coordinator derives metrics, storage stores both; none of them formats.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -49,6 +50,9 @@ struct TrialMetrics {
   std::optional<double> output_error;
   std::string output_error_note;
   std::string output_reference_key;
+  // A program's own numbers (the `command` workload's ditbench_result.metric): rank 0's value
+  // of each name, or the first rank's that reported it.
+  std::map<std::string, double> extra;
 };
 
 }  // namespace ditbench

@@ -15,10 +15,18 @@ void Apply(TrialConfig& config, const Setting& setting) {
   ApplySetting(config, setting.key, setting.value, &unused);  // checked while parsing
 }
 
-// An `exclude` point as canonical values: a trial matches when all of them are equal.
+// An `exclude` point as canonical values (custom axes under /custom): a trial matches when
+// all of them are equal.
 struct ExcludePattern {
-  std::vector<std::pair<std::string, nlohmann::json>> values;
+  std::vector<std::pair<nlohmann::json::json_pointer, nlohmann::json>> values;
 };
+
+nlohmann::json::json_pointer PointerOf(const std::string& setting_key,
+                                       const nlohmann::json& canonical) {
+  const std::string key = CanonicalKeyOf(setting_key);
+  if (canonical.contains(key)) return nlohmann::json::json_pointer("/" + key);
+  return nlohmann::json::json_pointer("/custom/" + key);  // custom axis names need no escaping
+}
 
 ExcludePattern MakePattern(const SweepSpec& spec, const std::vector<Setting>& point) {
   TrialConfig scratch = spec.defaults;
@@ -26,15 +34,15 @@ ExcludePattern MakePattern(const SweepSpec& spec, const std::vector<Setting>& po
   const nlohmann::json canonical = CanonicalJson(scratch);
   ExcludePattern pattern;
   for (const auto& s : point) {
-    const std::string key = CanonicalKeyOf(s.key);
-    pattern.values.emplace_back(key, canonical.at(key));
+    const auto pointer = PointerOf(s.key, canonical);
+    pattern.values.emplace_back(pointer, canonical.at(pointer));
   }
   return pattern;
 }
 
 bool Matches(const ExcludePattern& pattern, const nlohmann::json& canonical) {
-  for (const auto& [key, value] : pattern.values)
-    if (canonical.at(key) != value) return false;
+  for (const auto& [pointer, value] : pattern.values)
+    if (!canonical.contains(pointer) || canonical.at(pointer) != value) return false;
   return true;
 }
 

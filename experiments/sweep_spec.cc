@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/command_line.h"
 #include "experiments/constraint.h"
 #include "experiments/sweep_expand.h"
 #include "experiments/trial_settings.h"
@@ -17,14 +18,26 @@ namespace {
 
 using Json = nlohmann::json;
 
-const std::vector<std::string> kTopLevelKeys = {"name",    "description", "workload", "defaults",
-                                                "matrix",  "zip",         "include",  "exclude",
-                                                "where"};
+const std::vector<std::string> kTopLevelKeys = {"name",    "description", "workload", "command",
+                                                "defaults", "matrix",     "zip",      "include",
+                                                "exclude", "where"};
 
 std::string Join(const std::vector<std::string>& words) {
   std::string out;
   for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
   return out;
+}
+
+// Whether `a` becomes `b` by one insertion, deletion or substitution.
+bool OneEditApart(const std::string& a, const std::string& b) {
+  if (a == b) return false;
+  const std::string& longer = a.size() >= b.size() ? a : b;
+  const std::string& shorter = a.size() >= b.size() ? b : a;
+  if (longer.size() - shorter.size() > 1) return false;
+  std::size_t i = 0;
+  while (i < shorter.size() && shorter[i] == longer[i]) ++i;
+  const std::size_t skip = longer.size() == shorter.size() ? 1 : 0;
+  return longer.compare(i + 1, std::string::npos, shorter, i + skip, std::string::npos) == 0;
 }
 
 // Reads one file's sections, collecting every diagnostic.
@@ -58,11 +71,17 @@ class SpecReader {
     if (sections.contains("description")) spec_.description = Text(sections["description"], "description");
     if (sections.contains("workload")) {
       spec_.workload = Text(sections["workload"], "workload");
-      if (spec_.workload != "dit")
+      if (spec_.workload != "dit" && spec_.workload != "command")
         Error(sections["workload"].Mark(), "workload",
-              "expected 'dit' (the built-in DiT worker; external commands are not supported yet)");
+              "expected 'dit' (the built-in DiT worker) or 'command' (your own program, see "
+              "'command')");
       spec_.defaults.workload = spec_.workload;  // part of every trial's identity
     }
+    if (sections.contains("command")) ReadCommand(sections["command"]);
+    else if (spec_.workload == "command")
+      Error(root.Mark(), "command",
+            "missing required key 'command' for workload 'command' (the program and its "
+            "arguments, e.g. [python3, bench.py, --steps, \"{steps}\"])");
     if (sections.contains("defaults")) ReadDefaults(sections["defaults"]);
     if (sections.contains("matrix")) ReadMatrix(sections["matrix"]);
     if (sections.contains("zip")) ReadZip(sections["zip"]);
@@ -70,6 +89,7 @@ class SpecReader {
     if (sections.contains("exclude")) ReadPoints(sections["exclude"], "exclude", spec_.exclude);
     if (sections.contains("where")) ReadWhere(sections["where"]);
     CheckAxesAreDistinct();
+    CheckPlaceholders();
     if (const std::size_t n = UnfilteredTrialCount(spec_); n > kMaxTrials)
       Error(root.Mark(), "matrix",
             fmt::format("the sweep expands to {} trials; at most {} are allowed per sweep",
@@ -142,8 +162,8 @@ class SpecReader {
   bool Check(const YAML::Node& key_node, const YAML::Node& value, const std::string& where,
              Setting* out) {
     const std::string key = key_node.IsScalar() ? key_node.Scalar() : "";
-    if (std::find(TrialKeys().begin(), TrialKeys().end(), key) == TrialKeys().end()) {
-      UnknownKey(key_node, where, TrialKeys());
+    if (std::find(TrialKeys().begin(), TrialKeys().end(), key) == TrialKeys().end() &&
+        !IsCustomAxis(key_node, where)) {
       return false;
     }
     Json json = converter_.Convert(value);
@@ -155,6 +175,99 @@ class SpecReader {
     }
     *out = {key, std::move(json), value.Mark().line + 1, value.Mark().column + 1};
     return true;
+  }
+
+  // Whether `key_node` names a custom axis. Only a `command` workload has them; a name one
+  // typo away from a built-in key is taken for that typo, not for a new axis. Reports why not.
+  bool IsCustomAxis(const YAML::Node& key_node, const std::string& where) {
+    const std::string key = key_node.IsScalar() ? key_node.Scalar() : "";
+    if (spec_.workload != "command") {
+      UnknownKey(key_node, where, TrialKeys());
+      return false;
+    }
+    for (const std::string& builtin : TrialKeys())
+      if (OneEditApart(key, builtin)) {
+        Error(key_node.Mark(), key,
+              fmt::format("unknown key in {}; did you mean '{}'? (a custom axis may not be one "
+                          "edit away from a built-in key: pick a more distinct name)",
+                          where, builtin));
+        return false;
+      }
+    if (!IsCustomAxisName(key)) {
+      Error(key_node.Mark(), key,
+            fmt::format("not a valid custom axis name in {}: expected a letter or '_', then "
+                        "letters, digits or '_' (at most 64), not a reserved name", where));
+      return false;
+    }
+    return true;
+  }
+
+  // `command`: a non-empty list of strings (numbers are taken as their text).
+  void ReadCommand(const YAML::Node& node) {
+    if (spec_.workload != "command") {
+      Error(node.Mark(), "command", "only a sweep with 'workload: command' runs a command");
+      return;
+    }
+    if (!node.IsSequence() || node.size() == 0) {
+      Error(node.Mark(), "command",
+            "expected a non-empty list: the program, then its arguments, e.g. [python3, "
+            "bench.py, --steps, \"{steps}\"]");
+      return;
+    }
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const YAML::Node item = node[i];
+      const std::string key = fmt::format("command[{}]", i);
+      if (!item.IsScalar() || item.Scalar().empty()) {
+        Error(item.Mark(), key, "expected a non-empty string");
+        continue;
+      }
+      spec_.command.push_back({key, item.Scalar(), item.Mark().line + 1, item.Mark().column + 1});
+      spec_.defaults.command.push_back(item.Scalar());
+    }
+  }
+
+  // Every {placeholder} of the command names a field each trial has: a built-in trial key,
+  // world_size, or a custom axis set in `defaults`, the matrix or a zip group (one set only
+  // in some `include` points would leave the other trials without a value).
+  void CheckPlaceholders() {
+    std::set<std::string> known(BuiltinPlaceholders().begin(), BuiltinPlaceholders().end());
+    std::set<std::string> custom;
+    for (const auto& [name, value] : spec_.defaults.custom) custom.insert(name);
+    for (const auto& axis : spec_.matrix) custom.insert(axis.key);
+    for (const auto& group : spec_.zip)
+      for (const auto& axis : group.axes) custom.insert(axis.key);
+    std::set<std::string> only_included;
+    for (const auto& point : spec_.include)
+      for (const auto& s : point)
+        if (!known.contains(s.key) && !custom.contains(s.key)) only_included.insert(s.key);
+    std::vector<std::string> expected(known.begin(), known.end());
+    expected.insert(expected.end(), custom.begin(), custom.end());
+    for (const Setting& arg : spec_.command) {
+      const std::string text = arg.value.get<std::string>();
+      std::vector<std::string> names;
+      std::string problem;
+      if (!ParseCommandTemplate(text, &names, &problem)) {
+        errors_.push_back({file_, arg.line, arg.column, arg.key, problem});
+        continue;
+      }
+      for (const std::string& name : names) {
+        if (known.contains(name) || custom.contains(name)) continue;
+        std::string message;
+        if (only_included.contains(name)) {
+          message = fmt::format("placeholder '{{{}}}' is set only in some 'include' points; "
+                                "give it a value in 'defaults' so that every trial has one",
+                                name);
+        } else {
+          message = fmt::format("unknown placeholder '{{{}}}'; expected a trial field or an "
+                                "axis of this sweep: {}", name, Join(custom.empty() ? expected
+                                : std::vector<std::string>(custom.begin(), custom.end())));
+          if (!custom.empty()) message += " (or a built-in key such as steps, resolution)";
+          auto guess = DidYouMean(name, expected);
+          if (!guess.empty()) message += fmt::format("; did you mean '{}'?", guess);
+        }
+        errors_.push_back({file_, arg.line, arg.column, arg.key, message});
+      }
+    }
   }
 
   void ReadDefaults(const YAML::Node& node) {

@@ -57,7 +57,10 @@ struct Constraint {
 struct SweepSpec {
   std::string name;
   std::string description;
-  std::string workload = "dit";
+  std::string workload = "dit";             // "dit" or "command"
+  // workload "command": the argument templates (also in defaults.command), each with where it
+  // was written (line, column), for diagnostics.
+  std::vector<Setting> command;
   std::filesystem::path path;
   std::string text;                          // the file's text, stored with the campaign
   TrialConfig defaults;                      // built-in defaults overridden by `defaults`

@@ -116,6 +116,16 @@ TrialConfig TrialConfigFromJson(const nlohmann::json& j) {
   get("dp", c.dp);
   // Added with key format v2: a configuration written before it is a `dit` trial.
   if (j.contains("workload")) get("workload", c.workload);
+  // Added with the `command` workload: absent in earlier configurations.
+  if (j.contains("command")) get("command", c.command);
+  if (j.contains("custom")) {
+    if (!j["custom"].is_object()) throw std::invalid_argument("key 'custom' must be an object");
+    for (const auto& [name, value] : j["custom"].items()) {
+      if (!value.is_primitive() || value.is_null())
+        throw std::invalid_argument(fmt::format("custom axis '{}' must be a scalar", name));
+      c.custom[name] = value;
+    }
+  }
   if (!j.contains("repeats") || !j["repeats"].is_object())
     throw std::invalid_argument("missing object 'repeats'");
   const auto& r = j["repeats"];

@@ -13,7 +13,9 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json_fwd.hpp>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace ditbench {
 
@@ -42,7 +44,13 @@ std::string_view PrecisionName(Precision precision);
 std::optional<Precision> ParsePrecision(std::string_view name);
 
 struct TrialConfig {
-  std::string workload = "dit";  // the sweep's workload (the built-in DiT worker)
+  std::string workload = "dit";  // "dit" (the built-in worker) or "command" (an external program)
+  // workload "command": the program and its arguments, each a template whose {placeholders}
+  // name trial fields (experiments/command_line.h). Empty for "dit".
+  std::vector<std::string> command;
+  // workload "command": custom axes, any name a sweep gives them, to scalar values (numbers,
+  // strings, booleans). Part of the identity; empty for "dit".
+  std::map<std::string, nlohmann::json> custom;
   std::string model = "pixart-alpha";  // a preset name (model_zoo/model_config.h)
   std::map<std::string, int> model_overrides;  // preset dimensions replaced, e.g. depth
   int resolution = 1024;  // image pixels per side (square)

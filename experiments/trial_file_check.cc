@@ -39,7 +39,21 @@ std::optional<std::string> TrialFileProblem(const nlohmann::json& trial) {
   for (const auto& [key, value] : config.items()) {
     const std::string field = "config." + key;
     if (key == "workload") {
-      if (!value.is_string() || value != "dit") return Problem(field, "'dit'", value);
+      if (!value.is_string() || (value != "dit" && value != "command"))
+        return Problem(field, "'dit' or 'command'", value);
+      continue;
+    }
+    if (key == "command") {
+      if (!value.is_array() ||
+          !std::all_of(value.begin(), value.end(), [](const auto& v) { return v.is_string(); }))
+        return Problem(field, "a list of strings", value);
+      continue;
+    }
+    if (key == "custom") {
+      if (!value.is_object()) return Problem(field, "an object of custom axes", value);
+      for (const auto& [name, axis] : value.items())
+        if (!IsCustomAxisName(name) || !axis.is_primitive() || axis.is_null())
+          return Problem(field + "." + name, "a custom axis name with a scalar value", axis);
       continue;
     }
     // 0 is the canonical form of "as many patches as PipeFusion stages".

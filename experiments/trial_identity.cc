@@ -16,6 +16,9 @@ const std::map<std::string, nlohmann::json>& FixedDefaults() {
       {"workload", "dit"},
       // Appended after v2 was frozen, at the value every earlier trial used.
       {"pipefusion_warmup_steps", 1},
+      // Appended with the `command` workload: a `dit` trial has neither.
+      {"command", nlohmann::json::array()},
+      {"custom", nlohmann::json::object()},
   };
   return defaults;
 }
@@ -28,7 +31,7 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
     model = {{"preset", c.model}};
     for (const auto& [key, value] : c.model_overrides) model[key] = value;
   }
-  return {{"batch", c.batch},
+  nlohmann::json computation = {{"batch", c.batch},
           {"cfg", c.cfg},
           {"dp", c.dp},
           {"model", model},
@@ -44,6 +47,15 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
           {"steps", c.steps},
           {"ulysses", c.ulysses},
           {"workload", c.workload}};
+  // A command's program and custom axes; written only when set, so that the canonical form of
+  // a built-in trial is what it was before the `command` workload existed.
+  if (!c.command.empty()) computation["command"] = c.command;
+  if (!c.custom.empty()) {
+    nlohmann::json custom = nlohmann::json::object();
+    for (const auto& [name, value] : c.custom) custom[name] = value;
+    computation["custom"] = custom;
+  }
+  return computation;
 }
 
 nlohmann::json PolicyJson(const TrialConfig& c) {

@@ -1,7 +1,7 @@
 // Trial identity, key format v2 (docs/sweep-spec.md, "Trial identity").
 //
 // A trial's configuration has two parts:
-//  * what it computes: workload, model and its overrides, resolution, precision, scope,
+//  * what it computes: workload and command, custom axes, model and its overrides, resolution, precision, scope,
 //    batch, steps, seed, the parallel degrees and the PipeFusion settings. The trial key is a
 //    hash of this part only, so the same computation has the same key on any machine and
 //    across builds (resume, and `compare` matching campaigns by key, rely on it);
@@ -26,7 +26,8 @@ namespace ditbench {
 
 // Every computation field, defaults written (trials.config_json). Keys sorted; `model` is the
 // preset name, or {"preset": NAME, <dimension>: N} when dimensions are overridden;
-// `pipefusion_patches` is the effective number.
+// `pipefusion_patches` is the effective number; `command` and `custom` (a command workload's
+// program and custom axes) appear only when set.
 nlohmann::json ComputationJson(const TrialConfig& config);
 
 // The measurement policy: {"profile_blocks", "repeats" {max, max_seconds, min, target_rel_ci},

@@ -81,8 +81,14 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
           std::max(m.comm_mb_per_step.value_or(0), *r.comm_bytes_per_step / (1024.0 * 1024.0));
   }
 
+  for (const auto& r : ranks)  // ranks come in rank order: rank 0's values win
+    for (const auto& [name, value] : r.metrics) m.extra.emplace(name, value);
+
   std::string unused;
-  if (auto model = ResolveModel(config.model, config.model_overrides, &unused)) {
+  // FLOPs are the built-in worker's: a command's model is only a label.
+  if (auto model = config.workload == "dit"
+                       ? ResolveModel(config.model, config.model_overrides, &unused)
+                       : std::nullopt) {
     const int forwards = config.scope == Scope::kForward ? 1 : config.steps;
     // Samples per forward over the whole trial: CFG batches a negative prompt; dp replicates.
     const int samples = config.batch * (model->negative_prompt ? 2 : 1) * config.dp;

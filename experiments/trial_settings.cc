@@ -210,11 +210,33 @@ const std::vector<std::string>& TrialKeys() {
 bool ApplySetting(TrialConfig& config, const std::string& key, const Json& value,
                   std::string* expected) {
   auto it = Setters().find(key);
-  if (it == Setters().end()) {
-    *expected = "a known key";
-    return false;
+  if (it != Setters().end()) return it->second(config, value, expected);
+  if (config.workload == "command" && IsCustomAxisName(key)) {
+    *expected = "a number, a string or true/false (a custom axis takes scalar values)";
+    if (!value.is_primitive() || value.is_null()) return false;
+    config.custom[key] = value;
+    return true;
   }
-  return it->second(config, value, expected);
+  *expected = "a known key";
+  return false;
+}
+
+bool IsReservedName(const std::string& name) {
+  static const std::vector<std::string> reserved = {
+      "name",    "description", "workload",  "defaults",   "matrix",  "zip",
+      "include", "exclude",     "where",     "command",    "custom",  "world_size",
+      "trial_key", "sweep",     "timeout_s", "gpus"};
+  return std::find(reserved.begin(), reserved.end(), name) != reserved.end();
+}
+
+bool IsCustomAxisName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (!letter(name[0])) return false;
+  for (char c : name)
+    if (!letter(c) && !(c >= '0' && c <= '9')) return false;
+  if (Setters().contains(name)) return false;
+  return !IsReservedName(name);
 }
 
 std::string CanonicalKeyOf(const std::string& setting_key) {

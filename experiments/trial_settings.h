@@ -21,9 +21,19 @@ namespace ditbench {
 const std::vector<std::string>& TrialKeys();
 
 // Sets `key` of `config` from `value`. On a bad value returns false and puts what was
-// expected into `*expected`. Unknown keys also return false.
+// expected into `*expected`. Unknown keys also return false, except for a `command` workload
+// (config.workload == "command"), where a key that is a custom axis name takes any scalar value
+// into config.custom.
 bool ApplySetting(TrialConfig& config, const std::string& key, const nlohmann::json& value,
                   std::string* expected);
+
+// A name a custom axis may have: a letter or '_', then letters, digits or '_' (at most 64),
+// and not a built-in trial key nor a reserved name (IsReservedName).
+bool IsCustomAxisName(const std::string& name);
+
+// Names that are neither built-in keys nor custom axes: the sweep's own keys and the derived
+// trial fields placeholders may use (world_size, trial_key, ...).
+bool IsReservedName(const std::string& name);
 
 // The key of CanonicalJson that a setting writes ("timeout" -> "timeout_s").
 std::string CanonicalKeyOf(const std::string& setting_key);

@@ -6,11 +6,22 @@ namespace ditbench {
 
 namespace {
 
+std::optional<std::string> WorldSizeProblem(const TrialConfig& c, const Capacity& capacity) {
+  if (c.world_size() > capacity.slots)
+    return fmt::format("world size {} (dp {} x cfg {} x pipefusion {} x ring {} x ulysses {}) "
+                       "exceeds the {} {} available",
+                       c.world_size(), c.dp, c.cfg, c.pipefusion, c.ring, c.ulysses,
+                       capacity.slots, capacity.on_gpu ? "GPUs" : "CPU slots");
+  return std::nullopt;
+}
+
 std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capacity) {
   std::string error;
   auto resolved = ResolveModel(c.model, c.model_overrides, &error);
   if (!resolved) return error;
   const ModelConfig& model = *resolved;
+  // A command runs its own program: the model is a label, its shape rules are the program's.
+  if (c.workload == "command") return WorldSizeProblem(c, capacity);
 
   // Shapes: the parallel degrees must split the model and the image evenly.
   const int sp = c.ring * c.ulysses;
@@ -50,17 +61,13 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
     return fmt::format("cfg=2 needs a model that batches a negative prompt; {} does not "
                        "(guidance is distilled into an embedding)", c.model);
 
-  if (c.world_size() > capacity.slots)
-    return fmt::format("world size {} (dp {} x cfg {} x pipefusion {} x ring {} x ulysses {}) "
-                       "exceeds the {} {} available",
-                       c.world_size(), c.dp, c.cfg, c.pipefusion, c.ring, c.ulysses,
-                       capacity.slots, capacity.on_gpu ? "GPUs" : "CPU slots");
-  return std::nullopt;
+  return WorldSizeProblem(c, capacity);
 }
 
 // What this build implements. Each is a missing feature, not a user error, and says so.
 std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& capacity) {
   // REQUIRES: BrokenRule(c, capacity) found nothing, so the model resolves.
+  if (c.workload == "command") return std::nullopt;  // the program knows what it supports
   std::string error;
   auto model = ResolveModel(c.model, c.model_overrides, &error);
   if (!capacity.on_gpu && c.precision == Precision::kTf32)

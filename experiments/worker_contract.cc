@@ -65,6 +65,7 @@ nlohmann::json ToJson(const RankResult& r) {
   j["comm_bytes_per_step"] =
       r.comm_bytes_per_step ? nlohmann::json(*r.comm_bytes_per_step) : nlohmann::json();
   j["output_file"] = r.output_file;
+  if (!r.metrics.empty()) j["metrics"] = r.metrics;
   return j;
 }
 
@@ -108,13 +109,26 @@ RankResult ReadRankResult(const std::filesystem::path& path) {
     if (j.contains("comm_bytes_per_step") && j["comm_bytes_per_step"].is_number())
       r.comm_bytes_per_step = j["comm_bytes_per_step"].get<double>();
     r.output_file = j.value("output_file", "");
+    // Optional since the `command` workload: numbers by name; anything else is refused.
+    if (j.contains("metrics") && !j["metrics"].is_null()) {
+      if (!j["metrics"].is_object())
+        throw std::runtime_error(fmt::format("{}: 'metrics' must be an object of numbers",
+                                             path.string()));
+      for (const auto& [name, value] : j["metrics"].items()) {
+        if (!value.is_number())
+          throw std::runtime_error(fmt::format("{}: metric '{}' is not a number", path.string(),
+                                               name));
+        r.metrics[name] = value.get<double>();
+      }
+    }
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: malformed rank result: {}", path.string(), e.what()));
   }
   return r;
 }
 
-void WriteFileAtomically(const std::filesystem::path& path, const std::string& text) {
+void WriteFileAtomically(const std::filesystem::path& path, const std::string& text,
+                         bool durable) {
   const std::filesystem::path temp = path.string() + ".tmp";
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -130,7 +144,7 @@ void WriteFileAtomically(const std::filesystem::path& path, const std::string& t
     }
     written += static_cast<std::size_t>(n);
   }
-  ::fsync(fd);
+  if (durable) ::fsync(fd);
   ::close(fd);
   std::filesystem::rename(temp, path);
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,8 @@ struct RankResult {
   // The trial's final output (the denoised latent, or the forward's output) as float32 .npy,
   // a file name in the run folder; written by world rank 0 only, empty otherwise.
   std::string output_file;
+  // Extra numbers by name (optional; the `command` workload's ditbench_result.metric).
+  std::map<std::string, double> metrics;
 };
 
 nlohmann::json ToJson(const TrialFile& trial);
@@ -69,8 +72,11 @@ TrialFile ReadTrialFile(const std::filesystem::path& path);
 RankResult ReadRankResult(const std::filesystem::path& path);
 
 // Writes `text` to `path` atomically: a temp file in the same folder, fsync, rename.
-// Throws std::runtime_error on failure.
-void WriteFileAtomically(const std::filesystem::path& path, const std::string& text);
+// Throws std::runtime_error on failure. `durable` false leaves out the fsync: readers still
+// see the old file or the whole new one, but a power loss may leave neither (for files that
+// are rewritten when lost, such as trial.json, which is written again whenever its trial runs).
+void WriteFileAtomically(const std::filesystem::path& path, const std::string& text,
+                         bool durable = true);
 
 std::filesystem::path RankResultPath(const std::filesystem::path& run_dir, int rank);
 std::filesystem::path RankLogPath(const std::filesystem::path& run_dir, int rank);

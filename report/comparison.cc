@@ -212,7 +212,19 @@ std::string DegreesLabel(const ResultRow& row) {
     if (!degrees.empty()) degrees += ' ';
     degrees += fmt::format("{}={}", name, degree);
   }
-  return degrees.empty() ? "1 rank" : degrees;
+  const std::string custom = AxesLabel(row);
+  return (degrees.empty() ? "1 rank" : degrees) + (custom.empty() ? "" : " " + custom);
+}
+
+std::string AxesLabel(const ResultRow& row) {
+  if (row.axes.empty() || row.axes == "{}") return "";
+  const nlohmann::json axes = nlohmann::json::parse(row.axes, nullptr, /*allow_exceptions=*/false);
+  if (!axes.is_object()) return "";
+  std::string label;
+  for (const auto& [name, value] : axes.items())
+    label += fmt::format("{}{}={}", label.empty() ? "" : " ", name,
+                         value.is_string() ? value.get<std::string>() : value.dump());
+  return label;
 }
 
 std::string TrialLabel(const ResultRow& row) {

@@ -102,7 +102,11 @@ std::string TrialLabel(const ResultRow& row);
 // The model with its dimension overrides: "pixart-alpha-tiny{depth:8}", or "pixart-alpha".
 std::string ModelIdentity(const ResultRow& row);
 
-// The parallel degrees above 1, spelled out: "ulysses=2 cfg=2", or "1 rank".
+// The parallel degrees above 1, spelled out: "ulysses=2 cfg=2", or "1 rank"; then a command's
+// custom axes, "1 rank threads=2 opt=fast" (AxesLabel), so that they tell rows apart too.
 std::string DegreesLabel(const ResultRow& row);
+
+// A command's custom axes (ResultRow::axes) as "name=value name=value" ("" when none).
+std::string AxesLabel(const ResultRow& row);
 
 }  // namespace ditbench

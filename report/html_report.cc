@@ -34,19 +34,22 @@ using Row = ResultRow;
 
 // Trials are compared only within a group: same model identity (overrides included),
 // resolution, precision, scope, batch, steps and profile_blocks (timing every block slows a
-// trial down). Never across precisions or scopes.
+// trial down), and workload. Never across precisions or scopes, nor between the built-in
+// worker and a command; a command's custom axes tell the rows of a group apart (DegreesLabel).
 using GroupKey = std::tuple<std::string, std::int64_t, std::string, std::string, std::int64_t,
-                            std::int64_t, bool>;
+                            std::int64_t, bool, std::string>;
 
 GroupKey KeyOf(const Row& row) {
   return {ModelIdentity(row), row.resolution, row.precision, row.scope, row.batch, row.steps,
-          row.profile_blocks};
+          row.profile_blocks, row.workload};
 }
 
 std::string GroupTitle(const GroupKey& key) {
-  const auto& [model, resolution, precision, scope, batch, steps, profile_blocks] = key;
-  return fmt::format("{} · {} px · {} · {} · batch {} · {} steps{}", model, resolution,
-                     precision, scope, batch, steps, profile_blocks ? " · blocks profiled" : "");
+  const auto& [model, resolution, precision, scope, batch, steps, profile_blocks, workload] =
+      key;
+  return fmt::format("{}{} · {} px · {} · {} · batch {} · {} steps{}",
+                     workload == "command" ? "command · " : "", model, resolution, precision,
+                     scope, batch, steps, profile_blocks ? " · blocks profiled" : "");
 }
 
 std::string ConfigLabel(const Row& row) { return DegreesLabel(row); }
@@ -136,6 +139,7 @@ const Row* FindBaseline(const std::vector<Row>& group, const Row& row) {
   const Row* best = nullptr;
   for (const Row& candidate : group) {
     if (candidate.world_size != 1 || !candidate.measured()) continue;
+    if (candidate.axes != row.axes) continue;  // a command's custom axes must match too
     if (candidate.campaign == row.campaign) return &candidate;
     if (!best || candidate.campaign > best->campaign) best = &candidate;
   }

@@ -73,6 +73,25 @@ std::string LastLogLine(const std::filesystem::path& log) {
   return last;
 }
 
+std::string LogTail(const std::filesystem::path& log, int lines) {
+  std::ifstream in(log);
+  if (!in) return "(no log)";
+  std::vector<std::string> tail;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (line.size() > 300) line = line.substr(0, 300) + "...";
+    tail.push_back(std::move(line));
+    if (tail.size() > static_cast<std::size_t>(lines)) tail.erase(tail.begin());
+  }
+  if (tail.empty()) return "(empty log)";
+  std::string joined;
+  for (const auto& l : tail) joined += (joined.empty() ? "" : " | ") + l;
+  constexpr std::size_t kMaxChars = 1000;
+  if (joined.size() > kMaxChars) joined = "..." + joined.substr(joined.size() - kMaxChars);
+  return joined;
+}
+
 namespace {
 
 TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
@@ -94,6 +113,8 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
   auto rank_error = [&](int rank) -> std::string {
     for (const auto& r : ranks)
       if (r.rank == rank && !r.error.empty()) return r.error;
+    if (config.workload == "command")
+      return fmt::format("log tail (rank{}.log): {}", rank, LogTail(RankLogPath(run_dir, rank)));
     return LastLogLine(RankLogPath(run_dir, rank));
   };
 
@@ -124,6 +145,9 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
   if (!files.error.empty()) {
     record.status = TrialStatus::kFailed;
     record.error = "all ranks exited 0 but a result file is missing or bad: " + files.error;
+    // An external program's own words are the best clue: what it printed last.
+    if (config.workload == "command")
+      record.error += "; log tail (rank0.log): " + LogTail(RankLogPath(run_dir, 0));
     return record;
   }
   for (const auto& r : ranks)

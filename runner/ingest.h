@@ -34,4 +34,9 @@ RankFiles ReadRankFiles(const std::filesystem::path& run_dir, int world_size);
 // The last non-empty line of a log file (what a crashed rank said last), or "".
 std::string LastLogLine(const std::filesystem::path& log);
 
+// The last `lines` non-empty lines of a log file joined with " | " (at most about 1,000
+// characters, cut at the front), or "(empty log)" / "(no log)". How a failed `command`
+// trial's error shows what the program printed.
+std::string LogTail(const std::filesystem::path& log, int lines = 8);
+
 }  // namespace ditbench

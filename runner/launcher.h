@@ -25,6 +25,9 @@ struct LaunchRequest {
   std::filesystem::path run_dir;     // holds trial.json; ranks write rank<r>.json/.log here
   std::filesystem::path worker;      // the program each rank runs
   std::vector<std::string> args;     // its arguments
+  // The folder the ranks start in; empty: the coordinator's. A relative `worker` is resolved
+  // against it.
+  std::filesystem::path working_dir;
   int world_size = 1;
   // CUDA_VISIBLE_DEVICES entries for the trial, as the driver names them ("4", "GPU-8e3c...");
   // empty on CPU, and then the ranks see no GPU at all.

@@ -2,13 +2,17 @@
 
 #include <netinet/in.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
@@ -46,12 +50,38 @@ class ExecEnvironment : public bp::extend::handler {
   std::vector<char*> pointers_;
 };
 
+// A pidfd of a child (Linux 5.3 and later): readable once the child has exited, so that Wait()
+// wakes up the moment a rank ends instead of polling on a timer. -1 where the kernel has none;
+// Wait() then polls. Move-only; closes its descriptor.
+class ExitWatch {
+ public:
+  explicit ExitWatch(pid_t pid) {
+#ifdef SYS_pidfd_open
+    fd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+    (void)pid;
+#endif
+  }
+  ~ExitWatch() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ExitWatch(ExitWatch&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  ExitWatch& operator=(ExitWatch&&) = delete;
+  ExitWatch(const ExitWatch&) = delete;
+  ExitWatch& operator=(const ExitWatch&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace
 
 // One trial in flight: its process group and ranks, and what is known so far.
 struct LocalLauncher::Trial {
   bp::group group;
   std::vector<bp::child> children;
+  std::vector<ExitWatch> watches;  // one per child, same order
   LaunchOutcome outcome;
   Clock::time_point start;
   Clock::time_point deadline;
@@ -141,9 +171,18 @@ LaunchHandle LocalLauncher::Start(const LaunchRequest& request) {
       const std::vector<std::string> env =
           BuildRankEnvironment(environment_, request, rank, port);
       const auto log = request.run_dir / fmt::format("rank{}.log", rank);
-      trial->children.emplace_back(request.worker.string(), bp::args(request.args),
+      const std::string start_dir =
+          request.working_dir.empty() ? std::filesystem::current_path().string()
+                                      : request.working_dir.string();
+      const std::filesystem::path program =
+          request.worker.is_relative() && !request.working_dir.empty()
+              ? request.working_dir / request.worker
+              : request.worker;
+      trial->children.emplace_back(program.string(), bp::args(request.args),
                                    ExecEnvironment(env), bp::std_in < bp::null,
-                                   (bp::std_out & bp::std_err) > log.string(), trial->group);
+                                   (bp::std_out & bp::std_err) > log.string(),
+                                   bp::start_dir(start_dir), trial->group);
+      trial->watches.emplace_back(static_cast<pid_t>(trial->children.back().id()));
     }
   } catch (const std::exception& e) {
     trial->outcome.launch_error =
@@ -157,6 +196,7 @@ LaunchHandle LocalLauncher::Start(const LaunchRequest& request) {
       trial->outcome.ranks[r].signal = SIGKILL;
     }
     trial->children.clear();
+    trial->watches.clear();
   }
   const LaunchHandle handle = next_handle_++;
   trials_.emplace(handle, std::move(trial));
@@ -165,6 +205,12 @@ LaunchHandle LocalLauncher::Start(const LaunchRequest& request) {
 
 std::optional<FinishedTrial> LocalLauncher::Wait(std::chrono::milliseconds up_to) {
   const auto give_up = Clock::now() + up_to;
+  // Between looks: until a rank exits (its pidfd becomes readable) or kMaxPause passes (for
+  // deadlines). Without pidfds, a sleep that starts short, since a command that writes its
+  // result and exits ends within milliseconds, and backs off to kMaxPause.
+  constexpr auto kFirstPause = std::chrono::microseconds(100);
+  constexpr auto kMaxPause = std::chrono::microseconds(10000);
+  auto pause = kFirstPause;
   while (!trials_.empty()) {
     const auto now = Clock::now();
     for (auto it = trials_.begin(); it != trials_.end(); ++it) {
@@ -176,8 +222,25 @@ std::optional<FinishedTrial> LocalLauncher::Wait(std::chrono::milliseconds up_to
         return finished;
       }
     }
-    if (Clock::now() >= give_up) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto left = give_up - Clock::now();
+    if (left <= Clock::duration::zero()) break;
+    std::vector<pollfd> running;
+    bool watched = true;
+    for (const auto& [handle, trial] : trials_)
+      for (std::size_t r = 0; r < trial->watches.size(); ++r) {
+        if (trial->outcome.ranks[r].exited) continue;
+        if (trial->watches[r].fd() < 0) watched = false;
+        running.push_back({trial->watches[r].fd(), POLLIN, 0});
+      }
+    if (watched && !running.empty()) {
+      const auto wait = std::min<Clock::duration>(left, kMaxPause);
+      const int ms = static_cast<int>(
+          std::chrono::ceil<std::chrono::milliseconds>(wait).count());
+      ::poll(running.data(), running.size(), ms);  // EINTR or a timeout: look again
+    } else {
+      std::this_thread::sleep_for(std::min<Clock::duration>(pause, left));
+      pause = std::min(pause * 5 / 4, kMaxPause);
+    }
   }
   return std::nullopt;
 }

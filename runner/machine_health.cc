@@ -164,12 +164,31 @@ ProcSnapshot ReadProcSnapshot() {
 }
 
 MachineHealth ProcHealthProbe::Sample() const {
-  const ProcSnapshot before = ReadProcSnapshot();
-  std::this_thread::sleep_for(window_);
-  const ProcSnapshot after = ReadProcSnapshot();
+  const double window_s = std::chrono::duration<double>(window_).count();
+  if (last_done_s_ >= 0 && MonotonicSeconds() - last_done_s_ < kReuseS) return last_;
+  ProcSnapshot after = ReadProcSnapshot();
+  if (history_.empty()) {
+    history_.push_back(std::move(after));
+    std::this_thread::sleep_for(window_);
+    after = ReadProcSnapshot();
+  } else if (after.at_s - history_.front().at_s < window_s) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(
+        window_s - (after.at_s - history_.front().at_s)));
+    after = ReadProcSnapshot();
+  }
+  // The newest snapshot at least a window old: the start of the stretch judged.
+  std::size_t base = 0;
+  for (std::size_t i = 0; i < history_.size(); ++i)
+    if (after.at_s - history_[i].at_s >= window_s) base = i;
+  history_.erase(history_.begin(), history_.begin() + static_cast<std::ptrdiff_t>(base));
+  const ProcSnapshot& before = history_.front();
   const int cores = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
-  return JudgeHealth(before, after, ProcessTree(after, ::getpid()), LoadAverage(), cores,
-                     busy_cores_, top_);
+  MachineHealth health = JudgeHealth(before, after, ProcessTree(after, ::getpid()),
+                                     LoadAverage(), cores, busy_cores_, top_);
+  history_.push_back(std::move(after));
+  last_ = health;
+  last_done_s_ = MonotonicSeconds();
+  return health;
 }
 
 }  // namespace ditbench

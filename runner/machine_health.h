@@ -86,11 +86,20 @@ class HealthProbe {
   virtual MachineHealth SampleWithGpus() const { return Sample(); }
 };
 
-// Reads /proc twice, `window` apart; this process and its descendants are "ours".
+// Reads /proc; this process and its descendants are "ours". Each Sample() judges the most
+// recent stretch of at least `window`: from the newest earlier snapshot that is at least
+// `window` old to now. It blocks (up to `window`) only when it keeps no snapshot that old, so
+// back-to-back samples, e.g. at the end of one short trial and the start of the next, cost a
+// read of /proc each instead of a `window` of sleep, and a sample within kReuse of the previous
+// one returns that one's judgment (bench/command-overhead). Not thread-safe.
 class ProcHealthProbe final : public HealthProbe {
  public:
   // Half a core of someone else's work over the window makes the machine busy.
   static constexpr double kBusyCores = 0.5;
+  // A judgment made less than this long ago is returned again instead of reading /proc (which
+  // takes milliseconds with a few hundred processes): what it detects, other programs using
+  // the CPU, changes more slowly, and the stretch judged is at least `window` long anyway.
+  static constexpr double kReuseS = 0.050;
   explicit ProcHealthProbe(std::chrono::milliseconds window = std::chrono::milliseconds(100),
                            double busy_cores = kBusyCores, std::size_t top = 5)
       : window_(window), busy_cores_(busy_cores), top_(top) {}
@@ -101,6 +110,9 @@ class ProcHealthProbe final : public HealthProbe {
   std::chrono::milliseconds window_;
   double busy_cores_;
   std::size_t top_;
+  mutable std::vector<ProcSnapshot> history_;  // earlier snapshots, oldest first
+  mutable MachineHealth last_;                 // the judgment of the newest snapshot
+  mutable double last_done_s_ = -1;            // when last_ was made (monotonic seconds)
 };
 
 // Every process in /proc now (processes that vanish while it reads are skipped).

@@ -12,6 +12,9 @@ namespace {
 std::string Model(const TrialConfig& c) {
   std::string name = c.model;
   for (const auto& [key, value] : c.model_overrides) name += fmt::format(" {}={}", key, value);
+  // A command's custom axes tell its trials apart; its model is only a label.
+  for (const auto& [key, value] : c.custom)
+    name += fmt::format(" {}={}", key, value.is_string() ? value.get<std::string>() : value.dump());
   return name;
 }
 
@@ -64,9 +67,14 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
       out << fmt::format(", {} removed by where \"{}\"", plan.counts.failed_where[i],
                          spec.where[i].expression);
   if (plan.duplicates) out << fmt::format(", {} duplicates merged", plan.duplicates);
-  out << fmt::format("\nestimated wall time: {} (device '{}'; * = measured earlier, otherwise "
-                     "analytic FLOPs at {:.0f}% of dense peak)\n",
-                     Duration(plan.estimated_wall_s), a.device, a.efficiency * 100);
+  if (spec.workload == "command")
+    out << fmt::format("\nestimated wall time: {} (trials measured earlier only: a command's "
+                       "cost is its program's; '-' = not measured yet)\n",
+                       Duration(plan.estimated_wall_s));
+  else
+    out << fmt::format("\nestimated wall time: {} (device '{}'; * = measured earlier, otherwise "
+                       "analytic FLOPs at {:.0f}% of dense peak)\n",
+                       Duration(plan.estimated_wall_s), a.device, a.efficiency * 100);
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"
   // interval covers much less (stats/stats.h: 75% at 3, 93.75% at 5).
   std::size_t few = 0;

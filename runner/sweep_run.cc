@@ -15,6 +15,7 @@
 #include "experiments/host_info.h"
 #include "experiments/worker_contract.h"
 #include "runner/build_info.h"
+#include "runner/command_program.h"
 #include "runner/coordinator_lock.h"
 #include "runner/environment.h"
 #include "runner/ingest.h"
@@ -46,8 +47,12 @@ std::filesystem::path DefaultWorker() {
 }
 
 std::string Axes(const TrialConfig& c) {
-  return fmt::format("{} {}px {} u{} r{} pf{} cfg{} dp{}", c.model, c.resolution,
-                     PrecisionName(c.precision), c.ulysses, c.ring, c.pipefusion, c.cfg, c.dp);
+  std::string axes = fmt::format("{} {}px {} u{} r{} pf{} cfg{} dp{}", c.model, c.resolution,
+                                 PrecisionName(c.precision), c.ulysses, c.ring, c.pipefusion,
+                                 c.cfg, c.dp);
+  for (const auto& [name, value] : c.custom)
+    axes += fmt::format(" {}={}", name, value.is_string() ? value.get<std::string>() : value.dump());
+  return axes;
 }
 
 // A trial to run and its 0-based position in the sweep (for progress lines).
@@ -226,7 +231,8 @@ class SweepLoop {
       std::filesystem::remove_all(run_dir);
       std::filesystem::create_directories(run_dir);
       TrialFile file{t.key, spec_.name, t.config, placement_.capacity.on_gpu ? "cuda" : "cpu"};
-      WriteFileAtomically(run_dir / "trial.json", ToJson(file).dump(2));
+      // Not fsynced: a trial whose result is not committed runs again and rewrites it.
+      WriteFileAtomically(run_dir / "trial.json", ToJson(file).dump(2), /*durable=*/false);
     } catch (const std::exception& e) {
       pool_.Release(slots);
       RecordUnstartable(t, prefix, fmt::format("cannot prepare {}: {}", run_dir.string(), e.what()),
@@ -247,9 +253,14 @@ class SweepLoop {
 
     LaunchRequest request;
     request.trial_key = t.key;
-    request.run_dir = run_dir;
-    request.worker = worker_;
-    request.args = {"--trial", (run_dir / "trial.json").string()};
+    // Absolute: a command starts in its sweep's folder and finds the run folder from there.
+    request.run_dir = std::filesystem::absolute(run_dir);
+    if (t.config.workload == "command") {
+      SetCommand(spec_, t.config, request);  // placeholders checked by the parser: no throw
+    } else {
+      request.worker = worker_;
+      request.args = {"--trial", (run_dir / "trial.json").string()};
+    }
     request.world_size = t.config.world_size();
     if (placement_.capacity.on_gpu)
       for (int slot : slots) request.devices.push_back(placement_.devices.at(slot));
@@ -425,7 +436,12 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   assumptions.device = DeviceFor(placement);
   SweepPlan plan = PlanSweep(spec, placement.capacity, assumptions, options.db);
   const auto worker = options.worker.empty() ? DefaultWorker() : options.worker;
-  if (!options.dry_run && !std::filesystem::exists(worker)) {
+  if (spec.workload == "command") {
+    if (auto problem = CommandProgramProblem(spec); problem && !options.dry_run) {
+      err << *problem << "\n";
+      return 2;
+    }
+  } else if (!options.dry_run && !std::filesystem::exists(worker)) {
     err << "ditbench run: error: worker not found at " << worker.string()
         << " (build ditbench-worker or pass --worker)\n";
     return 2;

@@ -107,15 +107,27 @@ void InsertSamples(sqlite3* db, std::int64_t trial_id, const std::vector<Sample>
   }
 }
 
+int ReadSynchronous(sqlite3* db) {
+  Statement query(db, "PRAGMA synchronous");
+  return query.Step() ? static_cast<int>(query.Int(0)) : 2;
+}
+
+void RestoreSynchronous(sqlite3* db, int level) noexcept {
+  try {
+    Exec(db, fmt::format("PRAGMA synchronous = {}", level).c_str());
+  } catch (...) {  // a connection that cannot run a pragma fails its next statement anyway
+  }
+}
+
 void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
   Statement insert(db, R"sql(
     INSERT INTO trial_metrics (trial_id, latency_ms, mean_ms, p90_ms, p99_ms, std_ms, min_ms,
       max_ms, cov, ci_low_ms, ci_high_ms, rank0_ms, skew_ms, iterations, warmup, outliers,
       peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s,
       throttled, sm_clock_min_mhz, sm_clock_max_mhz, comm_mb_per_step, output_error,
-      output_error_note, output_reference_key)
+      output_error_note, output_reference_key, extra_json)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-            ?, ?, ?, ?))sql");
+            ?, ?, ?, ?, ?))sql");
   insert.Bind(1, trial_id)
       .Bind(2, m.latency_ms)
       .Bind(3, m.mean_ms)
@@ -146,6 +158,8 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       .Bind(28, m.output_error)
       .Bind(29, m.output_error_note)
       .Bind(30, m.output_reference_key);
+  if (m.extra.empty()) insert.BindNull(31);
+  else insert.Bind(31, nlohmann::json(m.extra).dump());
   insert.Run();
 }
 
@@ -295,10 +309,22 @@ void ResultsDb::MarkRunning(std::int64_t campaign_id, const TrialRecord& trial) 
   TrialRecord running = trial;
   running.status = TrialStatus::kRunning;
   running.error.clear();
-  Transaction transaction(db_);
-  std::int64_t trial_id = UpsertTrial(db_, campaign_id, running, /*finished=*/false);
-  DeleteMeasurements(db_, trial_id);
-  transaction.Commit();
+  // Committed without waiting for the disk (the WAL is synced by the trial's RecordTrial, which
+  // covers this commit too): a process crash keeps it, a power loss may forget that the trial
+  // was running, and the trial then simply runs again. One fsync per trial, not two
+  // (bench/command-overhead).
+  const int synchronous = ReadSynchronous(db_);
+  Exec(db_, "PRAGMA synchronous = NORMAL");
+  try {
+    Transaction transaction(db_);
+    std::int64_t trial_id = UpsertTrial(db_, campaign_id, running, /*finished=*/false);
+    DeleteMeasurements(db_, trial_id);
+    transaction.Commit();
+  } catch (...) {
+    RestoreSynchronous(db_, synchronous);
+    throw;
+  }
+  RestoreSynchronous(db_, synchronous);
 }
 
 void ResultsDb::RecordTrial(std::int64_t campaign_id, const TrialRecord& trial) {

@@ -2,6 +2,7 @@
 #include "storage/results_query.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -74,7 +75,7 @@ bool IsTextColumn(const std::string& column) {
   static const std::vector<std::string> text = {
       "sweep", "trial_key", "status", "model", "precision", "scope", "device", "build",
       "error", "host", "started_at", "finished_at", "run_dir", "model_overrides", "workload",
-      "policy", "health_note"};
+      "policy", "health_note", "axes", "command", "metrics"};
   return std::find(text.begin(), text.end(), column) != text.end();
 }
 
@@ -94,22 +95,39 @@ std::vector<std::string> Column(sqlite3* db, const char* sql) {
 }
 
 // The view plus `speedup`: the latency of the ok 1-rank trial of the same campaign and group
-// (model and overrides, resolution, precision, scope, batch, steps, profile_blocks) divided by
-// the row's latency; NULL without such a trial or a latency.
+// (model and overrides, resolution, precision, scope, batch, steps, profile_blocks, custom
+// axes) divided by the row's latency; NULL without such a trial or a latency.
 constexpr const char* kResultsWithSpeedup = R"sql(
   WITH baseline AS (
     SELECT campaign, model, COALESCE(model_overrides, '') AS overrides, resolution, precision,
-           scope, batch, steps, COALESCE(profile_blocks, 0) AS profiled,
+           scope, batch, steps, COALESCE(profile_blocks, 0) AS profiled, axes,
            MIN(latency_ms) AS baseline_ms
     FROM results
     WHERE status = 'ok' AND world_size = 1 AND latency_ms > 0
-    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9)
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
   SELECT r.*, b.baseline_ms / r.latency_ms AS speedup
   FROM results r LEFT JOIN baseline b
     ON b.campaign = r.campaign AND b.model = r.model
    AND b.overrides = COALESCE(r.model_overrides, '') AND b.resolution = r.resolution
    AND b.precision = r.precision AND b.scope = r.scope AND b.batch = r.batch
-   AND b.steps = r.steps AND b.profiled = COALESCE(r.profile_blocks, 0))sql";
+   AND b.steps = r.steps AND b.profiled = COALESCE(r.profile_blocks, 0)
+   AND b.axes = r.axes)sql";
+
+// The custom axes of `command` trials in the database (names safe to quote), minus any that
+// would shadow a column of the view.
+std::vector<std::string> CustomAxes(sqlite3* db, const std::vector<std::string>& columns) {
+  std::vector<std::string> axes;
+  for (const std::string& name :
+       Column(db, "SELECT DISTINCT j.key FROM results r, json_each(r.axes) j ORDER BY j.key")) {
+    const bool safe = !name.empty() && name.size() <= 64 &&
+                      std::all_of(name.begin(), name.end(), [](unsigned char c) {
+                        return std::isalnum(c) || c == '_';
+                      });
+    if (safe && std::find(columns.begin(), columns.end(), name) == columns.end())
+      axes.push_back(name);
+  }
+  return axes;
+}
 
 const std::vector<std::string>& Operators() {
   static const std::vector<std::string> ops = {"=", "!=", "<", ">", "<=", ">="};
@@ -128,6 +146,12 @@ std::vector<std::string> ResultsDb::ResultsColumns() {
 ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
   std::vector<std::string> valid = ResultsColumns();
   valid.push_back("speedup");  // computed below (kResultsWithSpeedup)
+  // Each custom axis of a command sweep is a column too, after the view's (from `axes`).
+  const std::vector<std::string> custom = CustomAxes(db_, valid);
+  std::string custom_select;
+  for (const std::string& name : custom)
+    custom_select += fmt::format(", json_extract(r.axes, '$.\"{0}\"') AS \"{0}\"", name);
+  valid.insert(valid.end(), custom.begin(), custom.end());
   for (const std::string& column : query.columns) CheckColumn(column, valid, "--columns");
 
   // Each clause has one parameter; sweep and status compare text, the others may be numbers.
@@ -178,7 +202,9 @@ ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
       throw QueryError(fmt::format("unknown operator '{}' for column '{}'; expected one of {}",
                                    condition.op, condition.column, fmt::join(Operators(), " ")));
     }
-    const bool text = IsTextColumn(condition.column);
+    const bool is_custom = std::find(custom.begin(), custom.end(), condition.column) != custom.end();
+    // A custom axis holds what the sweep gave it: numbers compare as numbers, text as text.
+    const bool text = IsTextColumn(condition.column) || (is_custom && !IsNumber(condition.value));
     if (!text && !IsNumber(condition.value)) {
       throw QueryError(fmt::format("--where {}{}{}: '{}' holds numbers and '{}' is not one",
                                    condition.column, condition.op, condition.value,
@@ -202,9 +228,13 @@ ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
     select = fmt::format("{}", fmt::join(quoted, ", "));
   }
   std::string where = clauses.empty() ? "" : fmt::format(" WHERE {}", fmt::join(clauses, " AND "));
+  std::string source = kResultsWithSpeedup;
+  const std::string speedup_column = "b.baseline_ms / r.latency_ms AS speedup";
+  source.replace(source.find(speedup_column), speedup_column.size(),
+                 speedup_column + custom_select);
   Statement statement(db_,
                       fmt::format("SELECT {} FROM ({}) AS results{} ORDER BY {}", select,
-                                  kResultsWithSpeedup, where, order));
+                                  source, where, order));
   for (std::size_t i = 0; i < values.size(); ++i) {
     const int index = static_cast<int>(i + 1);
     if (values[i].text) {

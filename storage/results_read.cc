@@ -19,7 +19,7 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
            resolution, batch, steps, ulysses, ring, pipefusion, cfg, dp, world_size,
            latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
            iterations, throttled, model_overrides, profile_blocks, output_error,
-           comm_mb_per_step, busy, health_note
+           comm_mb_per_step, busy, health_note, workload, axes
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
                                    placeholders));
   for (std::size_t i = 0; i < campaign_ids.size(); ++i) {
@@ -56,6 +56,10 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     row.busy = !query.IsNull(c) && query.Int(c) != 0;
     ++c;
     if (!query.IsNull(c)) row.health_note = query.Text(c);
+    ++c;
+    row.workload = query.IsNull(c) ? "dit" : query.Text(c);
+    ++c;
+    row.axes = query.IsNull(c) ? "{}" : query.Text(c);
     ++c;
     rows.push_back(std::move(row));
   }

@@ -159,6 +159,12 @@ std::string ResultsView(int version) {
     extra += R"sql(,
   json_extract(t.health_json, '$.busy') AS busy,
   json_extract(t.health_json, '$.note') AS health_note)sql";
+  if (version >= 6)
+    extra += R"sql(,
+  COALESCE(json_extract(t.config_json, '$.custom'), '{}') AS axes,
+  CASE WHEN json_extract(t.config_json, '$.workload') = 'command'
+       THEN json_extract(t.config_json, '$.command') END AS command,
+  m.extra_json AS metrics)sql";
   fill("{extra}", extra);
   return view;
 }
@@ -212,6 +218,18 @@ void MigrateToV5(sqlite3* db) {
   Exec(db, ResultsView(5).c_str());
 }
 
+// Schema version 6: the `command` workload. A command trial's program (config_json.command)
+// and custom axes (config_json.custom) live in its configuration; its own extra numbers go to
+// trial_metrics.extra_json. The `results` view gains, at its end, `axes` (a JSON object, '{}'
+// for built-in trials, usable as json_extract(axes, '$.name') and by `query --where
+// name=value`), `command` (a JSON list, NULL for built-in trials) and `metrics` (the extra
+// numbers as a JSON object, or NULL).
+void MigrateToV6(sqlite3* db) {
+  Exec(db, "DROP VIEW results;");
+  Exec(db, "ALTER TABLE trial_metrics ADD COLUMN extra_json TEXT;");
+  Exec(db, ResultsView(6).c_str());
+}
+
 void MigrateToV1(sqlite3* db) {
   Exec(db, kSchemaV1);
   Exec(db, ResultsView(1).c_str());
@@ -231,7 +249,7 @@ void MigrateToV3(sqlite3* db) {
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
-                                   MigrateToV5};
+                                   MigrateToV5, MigrateToV6};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {

@@ -25,6 +25,12 @@ TEST(TrialFileCheckTest, WhatTheCoordinatorWritesIsValid) {
   auto with_overrides = ValidTrial();
   with_overrides["config"]["model"] = {{"preset", "pixart-alpha-tiny"}, {"depth", 2}};
   EXPECT_EQ(TrialFileProblem(with_overrides), std::nullopt);
+  TrialConfig command;
+  command.workload = "command";
+  command.command = {"python3", "bench.py", "{steps}"};
+  command.custom = {{"opt", "fast"}, {"threads", 2}, {"compile", true}};
+  EXPECT_EQ(TrialFileProblem(ToJson(TrialFile{TrialKey(command), "s", command, "cpu"})),
+            std::nullopt);
 }
 
 struct BadField {
@@ -67,7 +73,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{"ScopeUnknown", "/config/scope", "all", "'config.scope': expected one of forward, denoise, pipeline, got \"all\""},
         BadField{"SeedString", "/config/seed", "zero", "'config.seed': expected an integer, got \"zero\""},
         BadField{"ProfileBlocksNumber", "/config/profile_blocks", 1, "'config.profile_blocks': expected true or false, got 1"},
-        BadField{"WorkloadCommand", "/config/workload", "command", "'config.workload': expected 'dit', got \"command\""},
+        BadField{"WorkloadShell", "/config/workload", "shell", "'config.workload': expected 'dit' or 'command', got \"shell\""},
+        BadField{"CommandString", "/config/command", "python3 b.py", "'config.command': expected a list of strings, got \"python3 b.py\""},
+        BadField{"CustomReservedName", "/config/custom", {{"world_size", 2}}, "'config.custom.world_size': expected a custom axis name with a scalar value, got 2"},
+        BadField{"CustomList", "/config/custom", {{"opt", {1, 2}}}, "'config.custom.opt': expected a custom axis name with a scalar value, got [1,2]"},
         BadField{"UnknownKey", "/config/ulysess", 2, "'config.ulysess': unknown key"},
         BadField{"DeviceTpu", "/device", "tpu", "'device': expected cpu or cuda, got \"tpu\""},
         BadField{"TrialKeyNumber", "/trial_key", 7, "'trial_key': expected a string, got 7"},

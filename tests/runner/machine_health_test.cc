@@ -124,5 +124,19 @@ TEST(ProcHealthProbeTest, ACpuBurningProcessIsSeenWithItsPid) {
   EXPECT_EQ(h.ToJson()["busy"], true);
 }
 
+TEST(ProcHealthProbeTest, BackToBackSamplesDoNotWaitAWindowEach) {
+  // The first sample waits its window; later ones judge the newest stretch of at least that
+  // long from kept snapshots, so a trial's end and the next trial's start cost no sleep. The
+  // window is long enough (2 s) that the bound cannot be met by waiting.
+  const auto window = std::chrono::milliseconds(2000);
+  ProcHealthProbe probe(window);
+  const auto first = std::chrono::steady_clock::now();
+  probe.Sample();
+  EXPECT_GE(std::chrono::steady_clock::now() - first, window);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) probe.Sample();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, window / 2);
+}
+
 }  // namespace
 }  // namespace ditbench

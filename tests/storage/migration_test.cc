@@ -74,6 +74,13 @@ TEST_F(MigrationTest, FixtureIsAtSchemaOneAndRefusedReadOnly) {
   EXPECT_THROW(ResultsDb::Open(DbPath(), /*read_only=*/true), StorageError);
 }
 
+TEST_F(MigrationTest, SchemaFiveAddsCommandColumnsEmptyForBuiltInTrials) {
+  ResultsDb::Open(DbPath());
+  EXPECT_EQ(Column("SELECT DISTINCT axes FROM results"), std::vector<std::string>{"{}"});
+  EXPECT_EQ(Column("SELECT count(*) FROM results WHERE command IS NULL AND metrics IS NULL"),
+            Column("SELECT count(*) FROM results"));
+}
+
 TEST_F(MigrationTest, KeysAreRecomputedAndStatusesKept) {
   auto db = ResultsDb::Open(DbPath());
   EXPECT_EQ(Column("SELECT max(version) FROM schema_version"),
