@@ -43,9 +43,10 @@ std::string ReadAll(const std::filesystem::path& path) {
 int RunForward(const ForwardArgs& a) {
   if (a.ulysses < 1 || a.ring < 1)
     throw std::invalid_argument("--ulysses and --ring must be at least 1");
-  for (const auto& [path, what] : {std::pair{a.model_dir, "MODEL_DIR"}, {a.inputs, "--inputs"}})
-    if (!std::filesystem::exists(path))
-      throw std::invalid_argument(std::string(what) + " " + path.string() + ": does not exist");
+  if (!std::filesystem::is_directory(a.model_dir))
+    throw std::invalid_argument("MODEL_DIR " + a.model_dir.string() + ": no such folder");
+  if (!std::filesystem::exists(a.inputs))
+    throw std::invalid_argument("--inputs " + a.inputs.string() + ": no such file");
   const auto worker = a.worker.empty() ? DefaultWorker() : a.worker;
   if (!std::filesystem::exists(worker))
     throw std::invalid_argument(worker.string() + ": no such worker (build ditbench-worker or "

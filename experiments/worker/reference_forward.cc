@@ -1,6 +1,9 @@
 #include "experiments/worker/reference_forward.h"
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
+#include <memory>
 #include <cmath>
 #include <iostream>
 #include <set>
@@ -80,9 +83,12 @@ void CheckFluxIds(torch::Tensor ids, const torch::Tensor& expected, const std::s
                     Dims(expected) + ")");
 }
 
-torch::Tensor RunTransformer(DiffusersModel& model, Inputs& inputs, const std::string& where,
-                             const ParallelContext& parallel, torch::Device device,
-                             torch::ScalarType dtype) {
+using Forward = std::function<torch::Tensor()>;
+
+// The model with its weights and inputs on the device, as one forward to call.
+Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::string& where,
+                          const ParallelContext& parallel, torch::Device device,
+                          torch::ScalarType dtype) {
   const std::string& path = inputs.path();
   const auto family = model.config.family;
   const std::string why = model.class_name + "'s forward needs it";
@@ -133,17 +139,22 @@ torch::Tensor RunTransformer(DiffusersModel& model, Inputs& inputs, const std::s
   }
   inputs.RefuseOthers(model.class_name);
 
-  auto dit = MakeDitModel(model.config);
+  std::shared_ptr<DitModel> dit = MakeDitModel(model.config);
   LoadDiffusersWeights(dit->module(), model, ReadDiffusersTensors(where), where);
   dit->module().to(device, dtype);
   dit->module().eval();
   auto options = torch::TensorOptions().dtype(dtype).device(device);
-  auto out = dit->Forward(latent.to(options), time.to(device), conditioning.To(options), parallel);
-  return family == ModelFamily::kFlux ? PackLatents(out) : out;
+  latent = latent.to(options);
+  time = time.to(device);
+  conditioning = conditioning.To(options);
+  return [=, &parallel] {
+    auto out = dit->Forward(latent, time, conditioning, parallel);
+    return family == ModelFamily::kFlux ? PackLatents(out) : out;
+  };
 }
 
-torch::Tensor RunVae(const DiffusersModel& model, Inputs& inputs, const std::string& where,
-                     torch::Device device, torch::ScalarType dtype) {
+Forward PrepareVae(const DiffusersModel& model, Inputs& inputs, const std::string& where,
+                   torch::Device device, torch::ScalarType dtype) {
   auto latent = inputs.Take("latent_sample", "AutoencoderKL's decode needs it");
   Require(latent.dim() == 4 && latent.size(1) == model.config.in_channels, inputs.path(),
           "input 'latent_sample' has shape " + Dims(latent) + ", expected [batch, " +
@@ -153,7 +164,12 @@ torch::Tensor RunVae(const DiffusersModel& model, Inputs& inputs, const std::str
   LoadDiffusersWeights(*vae, model, ReadDiffusersTensors(where), where);
   vae->to(device, dtype);
   vae->eval();
-  return vae->Decode(latent.to(device, dtype));
+  latent = latent.to(device, dtype);
+  return [vae, latent]() mutable { return vae->Decode(latent); };
+}
+
+void Synchronize(torch::Device device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
 int Fail(int rank, const std::string& what, int code) {
@@ -207,11 +223,27 @@ int RunReferenceForward(const ReferenceForwardOptions& options) {
     const std::string where = options.model_dir.string();
     DiffusersModel model = ReadDiffusersConfig(options.model_dir);
     Inputs inputs(options.inputs);
-    torch::Tensor out = model.kind == DiffusersKind::kVae
-                            ? RunVae(model, inputs, where, device, dtype)
-                            : RunTransformer(model, inputs, where, parallel, device, dtype);
+    Forward forward = model.kind == DiffusersKind::kVae
+                          ? PrepareVae(model, inputs, where, device, dtype)
+                          : PrepareTransformer(model, inputs, where, parallel, device, dtype);
+    torch::Tensor out = forward();
     if (env.rank == 0)
       WriteSafetensors(options.output, {{"sample", out.to(torch::kCPU, torch::kFloat32)}});
+    std::vector<double> times_ms;
+    for (int i = 0; i < options.repeats; ++i) {
+      Synchronize(device);
+      const auto start = std::chrono::steady_clock::now();
+      forward();
+      Synchronize(device);
+      times_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+    }
+    if (options.repeats > 0 && env.rank == 0) {
+      std::cout << "{\"forward_ms\": [";
+      for (size_t i = 0; i < times_ms.size(); ++i) std::cout << (i ? ", " : "") << times_ms[i];
+      std::cout << "]}" << std::endl;
+    }
   } catch (const std::invalid_argument& e) {
     return Fail(env.rank, e.what(), 2);
   } catch (const c10::Error& e) {

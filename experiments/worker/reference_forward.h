@@ -24,6 +24,9 @@ struct ReferenceForwardOptions {
   int ulysses = 1;
   int ring = 1;
   std::string precision = "fp32";  // fp32, tf32, bf16, fp16
+  // > 0: after the forward, time this many more (weights loaded, inputs on the device) and
+  // print {"forward_ms": [...]} on stdout (rank 0), for bench/reference_speed.py.
+  int repeats = 0;
 };
 
 // Returns the process exit code: 0 ok, 2 bad input (config, weights, inputs, degrees), 1 any

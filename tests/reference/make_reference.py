@@ -106,7 +106,10 @@ def cases():
 
 
 def run(model, inputs, dtype):
-    cast = {k: (v.to(dtype) if k not in ("img_ids", "txt_ids") else v) for k, v in inputs.items()}
+    # As the pipelines pass them: timesteps in fp32 (Flux casts them itself), ids as they are,
+    # everything else in the model's dtype.
+    cast = {k: (v.to(dtype) if k not in ("img_ids", "txt_ids", "timestep") else v)
+            for k, v in inputs.items()}
     with torch.no_grad():
         if isinstance(model, diffusers.AutoencoderKL):
             return model.decode(cast["latent_sample"]).sample
