@@ -16,6 +16,7 @@
 #include "model_zoo/diffusers_config.h"
 #include "model_zoo/diffusers_weights.h"
 #include "model_zoo/dit_model.h"
+#include "model_zoo/model_config.h"
 #include "model_zoo/safetensors.h"
 
 namespace ditbench {
@@ -157,6 +158,19 @@ TEST_F(DiffusersWeightsTest, MisshapenTensorIsNamed) {
   EXPECT_NE(error.find("tensor 'context_embedder.weight' has shape [64, 47]"), std::string::npos)
       << error;
   EXPECT_NE(error.find("[64, 48]"), std::string::npos) << error;
+}
+
+// The analytic parameter count (plan, results) of a diffusers configuration counts exactly the
+// tensors diffusers saved for it.
+TEST(DiffusersParameterCountTest, AnalyticCountIsTheFoldersTensorCount) {
+  for (const char* name : {"pixart", "sd3", "flux"}) {
+    const auto dir = kData / name / "model";
+    const DiffusersModel model = ReadDiffusersConfig(dir);
+    int64_t stored = 0;
+    for (const auto& [tensor, value] : ReadDiffusersTensors(dir))
+      if (!IsUnusedDiffusersTensor(model, tensor)) stored += value.numel();
+    EXPECT_EQ(ParameterCount(model.config), stored) << name;
+  }
 }
 
 TEST(DiffusersForwardTest, WrongConfigIsRefusedWithFileAndKey) {
