@@ -6,7 +6,9 @@ CFG batch would be; Flux without CFG, batch 1), writes a diffusers-format folder
 random weights and the forward's inputs, then alternates rounds: diffusers' forward timed in
 this process, then `ditbench-worker --forward ... --repeats N` (weights loaded from the same
 folder; the worker prints its per-forward wall times). Same thread count (--threads, both
-sides), same precision. Prints one JSON line per model with both medians and their ratio.
+sides), same precision. Prints one JSON line per model: both medians over all samples, their
+ratio, and the median (and quartiles) of the per-round ratios, each round's two runs having
+been back to back (the figure to quote on a shared machine).
 
     PYTHONPATH=/tmp/refdeps .venv/bin/python bench/reference_speed.py --worker build/ditbench-worker
         [--precision fp32] [--threads 2] [--rounds 3] [--iterations 10] [--models pixart,sd3,flux]
@@ -112,19 +114,28 @@ def main():
             save_file({k: v.contiguous() for k, v in inputs.items()},
                       os.path.join(folder, "inputs.safetensors"))
             model = model.to(dtype)
-            ours, theirs = [], []
+            ours, theirs, ratios = [], [], []
             for _ in range(args.rounds):  # interleaved: diffusers, ditbench, diffusers, ...
-                theirs += diffusers_times(model, inputs, dtype, args.iterations)
-                ours += ditbench_times(args.worker, folder, args.precision, args.threads,
-                                       args.iterations)
+                t = diffusers_times(model, inputs, dtype, args.iterations)
+                o = ditbench_times(args.worker, folder, args.precision, args.threads,
+                                   args.iterations)
+                theirs += t
+                ours += o
+                # Each round's pair ran back to back: their ratio is what a burst of load
+                # from other processes disturbs least.
+                ratios.append(statistics.median(o) / statistics.median(t))
             ditbench_ms, diffusers_ms = statistics.median(ours), statistics.median(theirs)
+            quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
             print(json.dumps({
                 "model": name, "precision": args.precision, "threads": args.threads,
                 "diffusers": diffusers.__version__, "torch": torch.__version__,
                 "ditbench_median_ms": round(ditbench_ms, 3),
                 "diffusers_median_ms": round(diffusers_ms, 3),
-                "ratio": round(ditbench_ms / diffusers_ms, 3),
-                "samples": len(ours)}), flush=True)
+                "ratio_of_medians": round(ditbench_ms / diffusers_ms, 3),
+                "median_round_ratio": round(statistics.median(ratios), 3),
+                "round_ratio_iqr": [round(quartiles[0], 3), round(quartiles[2], 3)],
+                "rounds": args.rounds, "samples": len(ours),
+                "load_average": round(os.getloadavg()[0], 2)}), flush=True)
 
 
 if __name__ == "__main__":
