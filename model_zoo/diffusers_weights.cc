@@ -145,6 +145,21 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The VAE attention's names before diffusers 0.14 (query, key, value, proj_attn), which older
+// folders still hold and diffusers converts when it loads them: the old name of `name`, or "".
+std::string DeprecatedVaeName(const std::string& name) {
+  static const std::pair<const char*, const char*> kRenames[] = {
+      {".to_q.", ".query."}, {".to_k.", ".key."}, {".to_v.", ".value."},
+      {".to_out.0.", ".proj_attn."}};
+  if (name.rfind("decoder.mid_block.attentions.", 0) != 0) return "";
+  for (const auto& [now, before] : kRenames) {
+    const auto at = name.find(now);
+    if (at != std::string::npos)
+      return name.substr(0, at) + before + name.substr(at + std::string(now).size());
+  }
+  return "";
+}
+
 }  // namespace
 
 std::vector<std::string> DiffusersSources(const DiffusersModel& model, const std::string& name) {
@@ -206,8 +221,12 @@ void LoadDiffusersWeights(torch::nn::Module& module, const DiffusersModel& model
       throw std::logic_error("no diffusers name for ditbench's parameter '" + item.key() + "'");
     std::vector<torch::Tensor> parts;
     std::string names;
-    for (const auto& source : sources) {
+    for (std::string source : sources) {
       auto it = tensors.find(source);
+      if (it == tensors.end() && model.kind == DiffusersKind::kVae) {
+        const std::string before = DeprecatedVaeName(source);
+        if (!before.empty() && tensors.count(before)) it = tensors.find(source = before);
+      }
       if (it == tensors.end())
         throw std::invalid_argument(where + ": missing tensor '" + source + "' (" +
                                     model.class_name + " with this config.json has it)");

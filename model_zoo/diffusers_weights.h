@@ -5,7 +5,8 @@
 // concatenated along dim 0 (PixArt's and the joint blocks' q/k/v: to_q, to_k, to_v; PixArt's
 // cross-attention k/v; Flux's single-block q/k/v + MLP input: to_q, to_k, to_v, proj_mlp).
 // Tensors diffusers saves that a forward does not use are skipped: SD3's stored position table
-// (recomputed, as diffusers computes it) and a VAE's encoder and quant_conv.
+// (recomputed, as diffusers computes it) and a VAE's encoder and quant_conv. A VAE folder may
+// name its attention as diffusers did before 0.14 (query, key, value, proj_attn).
 //
 // Errors: std::invalid_argument naming the folder and the tensor: a missing tensor, one no
 // parameter uses, or a shape other than the config implies.

@@ -18,6 +18,7 @@
 #include "model_zoo/dit_model.h"
 #include "model_zoo/model_config.h"
 #include "model_zoo/safetensors.h"
+#include "model_zoo/vae.h"
 
 namespace ditbench {
 namespace {
@@ -158,6 +159,27 @@ TEST_F(DiffusersWeightsTest, MisshapenTensorIsNamed) {
   EXPECT_NE(error.find("tensor 'context_embedder.weight' has shape [64, 47]"), std::string::npos)
       << error;
   EXPECT_NE(error.find("[64, 48]"), std::string::npos) << error;
+}
+
+// Older VAE folders name the mid-block attention query/key/value/proj_attn; diffusers converts
+// them on load, and so does ditbench.
+TEST(DiffusersVaeWeightsTest, DeprecatedAttentionNamesLoad) {
+  const auto dir = kData / "vae4" / "model";
+  const DiffusersModel model = ReadDiffusersConfig(dir);
+  NamedTensors tensors = ReadDiffusersTensors(dir);
+  const std::string prefix = "decoder.mid_block.attentions.0.";
+  for (auto [now, before] : {std::pair{"to_q", "query"}, {"to_k", "key"}, {"to_v", "value"},
+                             {"to_out.0", "proj_attn"}})
+    for (const char* leaf : {".weight", ".bias"}) {
+      auto node = tensors.extract(prefix + now + leaf);
+      ASSERT_FALSE(node.empty());
+      node.key() = prefix + before + leaf;
+      tensors.insert(std::move(node));
+    }
+  VaeDecoder vae(model.config);
+  LoadDiffusersWeights(*vae, model, tensors, dir.string());
+  EXPECT_TRUE(torch::equal(vae->named_parameters()["mid_attention.to_out.weight"],
+                           tensors.at(prefix + "proj_attn.weight")));
 }
 
 // The analytic parameter count (plan, results) of a diffusers configuration counts exactly the
