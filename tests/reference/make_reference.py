@@ -102,6 +102,15 @@ def cases():
                 dict(vae, latent_channels=16, scaling_factor=0.3611, shift_factor=0.1159,
                      use_quant_conv=False, use_post_quant_conv=False),
                 {"latent_sample": randn(1, 16, 8, 8, gen=gen)}))
+    # SD3.5's RMS norm on queries and keys (without its dual attention, which ditbench refuses).
+    sd3_qk = dict(sd3, attention_head_dim=16, joint_attention_dim=24, caption_projection_dim=32,
+                  pooled_projection_dim=16, qk_norm="rms_norm")
+    out.append(("sd3_qknorm", diffusers.SD3Transformer2DModel, sd3_qk, {
+        "hidden_states": randn(2, 16, 12, 12, gen=gen),
+        "encoder_hidden_states": randn(2, 6, 24, gen=gen),
+        "pooled_projections": randn(2, 16, gen=gen),
+        "timestep": torch.tensor([500.0, 20.0]),
+    }))
     return out
 
 
