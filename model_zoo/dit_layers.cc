@@ -41,6 +41,28 @@ torch::Tensor EmbedderMlpImpl::forward(const torch::Tensor& x) {
   return Dense(linear_2_, torch::silu(Dense(linear_1_, x)));
 }
 
+namespace {
+
+torch::Tensor SinCos1d(int64_t dim, const torch::Tensor& positions) {
+  auto omega = torch::arange(dim / 2, torch::kFloat64) / (dim / 2.0);
+  omega = 1.0 / torch::pow(10000.0, omega);
+  auto out = torch::outer(positions.to(torch::kFloat64), omega);
+  return torch::cat({torch::sin(out), torch::cos(out)}, 1);
+}
+
+}  // namespace
+
+torch::Tensor SinCosPositions2d(int64_t hidden, int64_t count, int64_t start, int64_t table,
+                                double base_size, double interpolation_scale) {
+  // Two fp32 divisions by fp64 scalars, as diffusers writes them.
+  auto coords = torch::arange(start, start + count, torch::kFloat32) /
+                (double(table) / base_size) / interpolation_scale;
+  auto mesh = torch::meshgrid({coords, coords}, "xy");  // mesh[0]: column, mesh[1]: row
+  auto first = SinCos1d(hidden / 2, mesh[0].reshape({-1}));
+  auto second = SinCos1d(hidden / 2, mesh[1].reshape({-1}));
+  return torch::cat({first, second}, 1).to(torch::kFloat32);
+}
+
 RotaryTable RotaryTable::Narrow(int64_t start, int64_t length) const {
   return {cos.narrow(0, start, length), sin.narrow(0, start, length)};
 }

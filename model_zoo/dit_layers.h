@@ -43,6 +43,13 @@ class EmbedderMlpImpl : public torch::nn::Module {
 };
 TORCH_MODULE(EmbedderMlp);
 
+// diffusers' get_2d_sincos_pos_embed, computed as it does (patch coordinates in fp32, the
+// sin-cos in fp64): the `count` x `count` window at patch row and column `start` of a `table` x
+// `table` grid whose coordinates are index / (table / base_size) / interpolation_scale.
+// [count * count, hidden] in fp32, row-major; the first half of each row encodes the column.
+torch::Tensor SinCosPositions2d(int64_t hidden, int64_t count, int64_t start, int64_t table,
+                                double base_size, double interpolation_scale);
+
 // Rotary tables over multi-axis positions (Flux's FluxPosEmbed): ids [S, axes] -> cos and sin,
 // each [S, sum(axes_dim)] in fp32, every frequency repeated for its (real, imaginary) pair.
 struct RotaryTable {

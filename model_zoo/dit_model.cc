@@ -13,12 +13,12 @@ Conditioning Conditioning::Rows(int64_t start, int64_t length) const {
   auto rows = [&](const torch::Tensor& t) {
     return t.defined() ? t.narrow(0, start, length) : t;
   };
-  return {rows(text), rows(pooled), rows(guidance)};
+  return {rows(text), rows(pooled), rows(guidance), rows(resolution), rows(aspect_ratio)};
 }
 
 Conditioning Conditioning::To(const torch::TensorOptions& options) const {
   auto to = [&](const torch::Tensor& t) { return t.defined() ? t.to(options) : t; };
-  return {to(text), to(pooled), to(guidance)};
+  return {to(text), to(pooled), to(guidance), to(resolution), to(aspect_ratio)};
 }
 
 torch::Tensor DitModel::Forward(const torch::Tensor& latent, const torch::Tensor& time,

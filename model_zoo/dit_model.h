@@ -30,6 +30,9 @@ struct Conditioning {
   torch::Tensor text;      // [rows, text_tokens, text_dim] prompt embeddings
   torch::Tensor pooled;    // [rows, pooled_dim] pooled prompt embedding (SD3, Flux)
   torch::Tensor guidance;  // [rows] distilled guidance strength (Flux-dev)
+  // PixArt-alpha's micro-conditions: [rows, 2] image height and width in pixels, [rows, 1]
+  // aspect ratio (height / width).
+  torch::Tensor resolution, aspect_ratio;
   // Rows [start, start + length) of every defined tensor.
   Conditioning Rows(int64_t start, int64_t length) const;
   Conditioning To(const torch::TensorOptions& options) const;

@@ -9,8 +9,11 @@ constexpr double kRopeTheta = 10000.0;
 
 // Sinusoidal features of `value` as diffusers' Flux computes them: the value is cast to the
 // activations' dtype first (value / 1000 is what the pipeline passes; the model scales by 1000).
+// In fp32 that cast is the identity: the value is used as given (dividing and multiplying back
+// by 1000 would move it by an ulp).
 torch::Tensor ScaledFeatures(const torch::Tensor& value, torch::ScalarType dtype) {
-  auto scaled = (value.to(torch::kFloat32) / 1000.0).to(dtype).to(torch::kFloat32) * 1000.0;
+  auto scaled = value.to(torch::kFloat32);
+  if (dtype != torch::kFloat32) scaled = ((scaled / 1000.0).to(dtype) * 1000.0).to(torch::kFloat32);
   return TimestepFeatures(scaled, 256).to(dtype);
 }
 

@@ -265,11 +265,12 @@ std::int64_t ParameterCount(const ModelConfig& m) {
   auto linear = [](std::int64_t in, std::int64_t out) { return in * out + out; };
   if (m.family != ModelFamily::kPixArt) {
     const std::int64_t r = m.mlp_ratio, hd = m.head_dim();
-    const std::int64_t qk_norms = m.family == ModelFamily::kFlux ? 2 * hd : 0;
+    const std::int64_t qk_norms = m.family == ModelFamily::kFlux || m.qk_norm ? 2 * hd : 0;
     // A double-stream block's stream: modulation, q/k/v (+ q/k norms), output projection, MLP.
     const std::int64_t stream = linear(d, 6 * d) + linear(d, 3 * d) + qk_norms + linear(d, d) +
                                 linear(d, r * d) + linear(r * d, d);
-    const std::int64_t text_pre_only = linear(d, 2 * d) + linear(d, 3 * d);  // SD3's last block
+    const std::int64_t text_pre_only =
+        linear(d, 2 * d) + linear(d, 3 * d) + qk_norms;  // SD3's last block
     const std::int64_t single = linear(d, 3 * d) + linear(d, 3 * d + r * d) + qk_norms +
                                 linear(d + r * d, d);
     std::int64_t total = 0;
@@ -296,6 +297,8 @@ std::int64_t ParameterCount(const ModelConfig& m) {
   total += patch_in * d + d;                             // patch embedding (conv)
   total += linear(256, d) + linear(d, d) + linear(d, 6 * d);  // timestep MLP + AdaLN-single
   total += linear(m.text_dim, d) + linear(d, d);         // caption projection
+  if (m.micro_conditions)  // resolution and aspect-ratio embedders, d / 3 wide each
+    total += 2 * (linear(256, d / 3) + linear(d / 3, d / 3));
   total += 2 * d + linear(d, patch_out);                 // final layer
   return total;
 }

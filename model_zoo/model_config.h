@@ -52,6 +52,18 @@ struct ModelConfig {
   double vae_scaling = 0.18215;
   double vae_shift = 0.0;
   bool vae_post_quant_conv = true;
+  // Position tables as diffusers builds them (PixArt, SD3): the table's unit spacing comes from
+  // sample_size / patch patch rows (base size), divided by interpolation_scale (0: diffusers'
+  // default, max(sample_size / 64, 1) for PixArt and 1 for SD3); SD3 crops the centre of a
+  // pos_embed_max_size^2 table.
+  int sample_size = 128;
+  double interpolation_scale = 0;
+  int pos_embed_max_size = 192;
+  // PixArt-alpha's micro-conditions: resolution and aspect-ratio embeddings added to the
+  // timestep embedding (diffusers' use_additional_conditions).
+  bool micro_conditions = false;
+  // SD3.5: RMS norm on queries and keys in every joint block (Flux always has it).
+  bool qk_norm = false;
 
   int head_dim() const { return hidden / heads; }
   // All transformer blocks (PipeFusion stages split these).

@@ -1,43 +1,20 @@
 #include "model_zoo/pixart.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "model_zoo/dit_layers.h"
+
 namespace ditbench {
-namespace {
 
-namespace F = torch::nn::functional;
-
-torch::nn::LayerNorm PlainNorm(int64_t d) {
-  return torch::nn::LayerNorm(
-      torch::nn::LayerNormOptions({d}).elementwise_affine(false).eps(1e-6));
+// diffusers' defaults: the table's unit is sample_size / patch patch rows, scaled down by
+// max(sample_size / 64, 1) unless the config names a scale.
+torch::Tensor PixArtPositions(const ModelConfig& c, int64_t grid) {
+  const double base = double(c.sample_size / c.patch);
+  const double scale = c.interpolation_scale > 0 ? c.interpolation_scale
+                                                 : double(std::max(c.sample_size / 64, 1));
+  return SinCosPositions2d(c.hidden, grid, 0, grid, base, scale);
 }
-
-torch::Tensor GeluTanh(const torch::Tensor& x) {
-  return F::gelu(x, F::GELUFuncOptions().approximate("tanh"));
-}
-
-// x * (1 + scale) + shift with [B, D] modulation broadcast over tokens.
-torch::Tensor Modulate(const torch::Tensor& x, const torch::Tensor& shift,
-                       const torch::Tensor& scale) {
-  return x * (1 + scale.unsqueeze(1)) + shift.unsqueeze(1);
-}
-
-torch::Tensor SinCos1d(int64_t dim, const torch::Tensor& positions) {
-  auto omega = torch::arange(dim / 2, torch::kFloat64) / (dim / 2.0);
-  omega = 1.0 / torch::pow(10000.0, omega);
-  auto out = positions.to(torch::kFloat64).reshape({-1, 1}) * omega.reshape({1, -1});
-  return torch::cat({torch::sin(out), torch::cos(out)}, 1);
-}
-
-// torch::nn::Linear's forward (LibTorch's C++ F::linear) runs a 3-D input as a matmul plus a
-// separate in-place bias add; at::linear, which Python's nn.Linear calls, folds it into one
-// addmm with the bias in the GEMM epilogue. On an H100 the C++ form made a PixArt-alpha 1024 px
-// forward 1.4x slower than diffusers'.
-torch::Tensor Dense(const torch::nn::Linear& layer, const torch::Tensor& x) {
-  return torch::linear(x, layer->weight, layer->bias);
-}
-
-}  // namespace
 
 torch::Tensor TimestepFeatures(const torch::Tensor& timestep, int64_t dim) {
   const int64_t half = dim / 2;
@@ -48,14 +25,6 @@ torch::Tensor TimestepFeatures(const torch::Tensor& timestep, int64_t dim) {
                           half);
   auto args = timestep.to(torch::kFloat32).unsqueeze(1) * freqs.unsqueeze(0);
   return torch::cat({torch::cos(args), torch::sin(args)}, 1);
-}
-
-torch::Tensor SinCosPositions(int64_t hidden, int64_t grid) {
-  auto coords = torch::arange(grid, torch::kFloat64);
-  auto mesh = torch::meshgrid({coords, coords}, "xy");  // mesh[0]: column, mesh[1]: row
-  auto emb_w = SinCos1d(hidden / 2, mesh[0].reshape({-1}));
-  auto emb_h = SinCos1d(hidden / 2, mesh[1].reshape({-1}));
-  return torch::cat({emb_w, emb_h}, 1).to(torch::kFloat32);
 }
 
 PixArtBlockImpl::PixArtBlockImpl(const ModelConfig& c) : heads_(c.heads) {
@@ -104,6 +73,10 @@ PixArtTransformerImpl::PixArtTransformerImpl(const ModelConfig& c) : config_(c) 
   t_block_ = register_module("t_block", torch::nn::Linear(d, 6 * d));
   caption_fc1_ = register_module("caption_fc1", torch::nn::Linear(c.text_dim, d));
   caption_fc2_ = register_module("caption_fc2", torch::nn::Linear(d, d));
+  if (c.micro_conditions) {
+    resolution_embedder_ = register_module("resolution_embedder", EmbedderMlp(256, d / 3));
+    aspect_ratio_embedder_ = register_module("aspect_ratio_embedder", EmbedderMlp(256, d / 3));
+  }
   blocks_ = register_module("blocks", torch::nn::ModuleList());
   for (int i = 0; i < c.depth; ++i) blocks_->push_back(PixArtBlock(c));
   final_table_ = register_parameter("final_table", torch::randn({2, d}) / std::sqrt(double(d)));
@@ -126,7 +99,7 @@ DitState PixArtTransformerImpl::Embed(const torch::Tensor& latent, const torch::
   auto x = patch_embed_(latent).flatten(2).transpose(1, 2);
   if (!positions_.defined() || positions_.size(0) != grid * grid ||
       positions_.device() != x.device() || positions_.scalar_type() != dtype)
-    positions_ = SinCosPositions(d, grid).to(x.device(), dtype);
+    positions_ = PixArtPositions(c, grid).to(x.device(), dtype);
   x = x + positions_.unsqueeze(0);
   DitState state;
   state.batch = b;
@@ -136,6 +109,17 @@ DitState PixArtTransformerImpl::Embed(const torch::Tensor& latent, const torch::
   // AdaLN-single: one timestep embedding, projected to six modulations shared by all blocks.
   state.conditioning =
       Dense(t_fc2_, torch::silu(Dense(t_fc1_, TimestepFeatures(timestep, 256).to(dtype))));
+  if (c.micro_conditions) {  // PixArt-alpha: + [resolution (2 x d/3), aspect ratio (d/3)]
+    TORCH_CHECK(conditioning.resolution.defined() && conditioning.aspect_ratio.defined(),
+                c.name, " has micro-conditions: it needs resolution and aspect_ratio inputs");
+    auto embed = [&](EmbedderMlp& mlp, const torch::Tensor& values) {
+      return mlp(TimestepFeatures(values.flatten(), 256).to(dtype)).reshape({b, -1});
+    };
+    state.conditioning =
+        state.conditioning + torch::cat({embed(resolution_embedder_, conditioning.resolution),
+                                         embed(aspect_ratio_embedder_, conditioning.aspect_ratio)},
+                                        1);
+  }
   state.modulation = Dense(t_block_, torch::silu(state.conditioning)).view({b, 6, d});
   state.text = Dense(caption_fc2_, GeluTanh(Dense(caption_fc1_, text)));
   return state;

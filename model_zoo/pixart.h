@@ -13,6 +13,7 @@
 
 #include <torch/torch.h>
 
+#include "model_zoo/dit_layers.h"
 #include "model_zoo/dit_model.h"
 #include "model_zoo/model_config.h"
 #include "model_zoo/parallel_context.h"
@@ -57,6 +58,7 @@ class PixArtTransformerImpl : public torch::nn::Module {
   torch::nn::Conv2d patch_embed_{nullptr};
   torch::nn::Linear t_fc1_{nullptr}, t_fc2_{nullptr}, t_block_{nullptr};
   torch::nn::Linear caption_fc1_{nullptr}, caption_fc2_{nullptr};
+  EmbedderMlp resolution_embedder_{nullptr}, aspect_ratio_embedder_{nullptr};  // micro-conditions
   torch::nn::ModuleList blocks_;
   torch::Tensor final_table_;
   torch::nn::LayerNorm final_norm_{nullptr};
@@ -74,7 +76,8 @@ std::unique_ptr<DitModel> MakePixArt(const ModelConfig& config);
 
 // Sinusoidal timestep features [B, dim] (the DiT convention: cos then sin).
 torch::Tensor TimestepFeatures(const torch::Tensor& timestep, int64_t dim);
-// Fixed 2D sin-cos positions for a grid x grid token map: [grid * grid, hidden].
-torch::Tensor SinCosPositions(int64_t hidden, int64_t grid);
+// Fixed 2D sin-cos positions for a grid x grid token map as diffusers' PatchEmbed builds them
+// for `config` (sample size, interpolation scale): [grid * grid, hidden] in fp32.
+torch::Tensor PixArtPositions(const ModelConfig& config, int64_t grid);
 
 }  // namespace ditbench

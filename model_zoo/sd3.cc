@@ -3,28 +3,14 @@
 #include "model_zoo/pixart.h"  // TimestepFeatures
 
 namespace ditbench {
-namespace {
-
-constexpr double kBaseGrid = 64;  // sample_size 128 / patch 2: the table's unit spacing
-
-torch::Tensor SinCos1d(int64_t dim, const torch::Tensor& positions) {
-  auto omega = torch::arange(dim / 2, torch::kFloat64) / (dim / 2.0);
-  omega = 1.0 / torch::pow(10000.0, omega);
-  auto out = positions.to(torch::kFloat64).reshape({-1, 1}) * omega.reshape({1, -1});
-  return torch::cat({torch::sin(out), torch::cos(out)}, 1);
-}
-
-}  // namespace
-
-torch::Tensor Sd3Positions(int64_t hidden, int64_t grid) {
-  TORCH_CHECK(grid <= kSd3MaxGrid, "SD3's position table has ", kSd3MaxGrid, " patch rows, not ",
+torch::Tensor Sd3Positions(const ModelConfig& c, int64_t grid) {
+  const int64_t table = c.pos_embed_max_size;
+  TORCH_CHECK(grid <= table, c.name, ": SD3's position table has ", table, " patch rows, not ",
               grid);
-  const int64_t top = (kSd3MaxGrid - grid) / 2;  // centre crop (rows and columns alike)
-  auto coords = (torch::arange(grid, torch::kFloat64) + double(top)) * (kBaseGrid / kSd3MaxGrid);
-  auto mesh = torch::meshgrid({coords, coords}, "xy");  // mesh[0]: column, mesh[1]: row
-  auto first = SinCos1d(hidden / 2, mesh[0].reshape({-1}));
-  auto second = SinCos1d(hidden / 2, mesh[1].reshape({-1}));
-  return torch::cat({first, second}, 1).to(torch::kFloat32);
+  const double base = double(c.sample_size / c.patch);
+  const double scale = c.interpolation_scale > 0 ? c.interpolation_scale : 1.0;
+  // The centre crop (rows and columns alike) of the table.
+  return SinCosPositions2d(c.hidden, grid, (table - grid) / 2, table, base, scale);
 }
 
 Sd3TransformerImpl::Sd3TransformerImpl(const ModelConfig& c) : config_(c) {
@@ -37,7 +23,7 @@ Sd3TransformerImpl::Sd3TransformerImpl(const ModelConfig& c) : config_(c) {
   text_embedder_ = register_module("text_embedder", EmbedderMlp(c.pooled_dim, d));
   transformer_blocks_ = register_module("transformer_blocks", torch::nn::ModuleList());
   for (int i = 0; i < c.depth; ++i) {
-    JointBlockOptions options{d, c.heads, c.mlp_ratio, /*qk_norm=*/false,
+    JointBlockOptions options{d, c.heads, c.mlp_ratio, c.qk_norm,
                               /*context_pre_only=*/i + 1 == c.depth};
     transformer_blocks_->push_back(JointBlock(options));
   }
@@ -56,7 +42,7 @@ DitState Sd3TransformerImpl::Embed(const torch::Tensor& latent, const torch::Ten
   auto x = pos_embed_proj_(latent).flatten(2).transpose(1, 2);  // [B, N, D], row-major
   if (!positions_.defined() || positions_.size(0) != grid * grid ||
       positions_.device() != x.device() || positions_.scalar_type() != dtype)
-    positions_ = Sd3Positions(c.hidden, grid).to(x.device(), dtype);
+    positions_ = Sd3Positions(c, grid).to(x.device(), dtype);
   DitState state;
   state.batch = latent.size(0);
   state.grid = grid;

@@ -1,6 +1,6 @@
 // Stable Diffusion 3 (MM-DiT) transformer, parameterised by a ModelConfig (diffusers'
 // SD3Transformer2DModel, SD3-medium's configuration): a patch-embedding convolution with 2D
-// sin-cos positions cropped from the centre of a 192 x 192 table, text tokens projected to the
+// sin-cos positions cropped from the centre of a 192 x 192 table (pos_embed_max_size), text tokens projected to the
 // model width, a conditioning vector from the timestep and the pooled text embedding, `depth`
 // joint (double-stream) blocks, the last of which only uses the text for keys and values, and
 // an AdaLN-continuous final layer.
@@ -19,16 +19,13 @@
 
 namespace ditbench {
 
-// Patch rows (= columns) of SD3's position table (pos_embed_max_size): 3072 px at most.
-inline constexpr int kSd3MaxGrid = 192;
-
 class Sd3TransformerImpl : public torch::nn::Module {
  public:
   // REQUIRES: config.family == kMmDit.
   explicit Sd3TransformerImpl(const ModelConfig& config);
 
   // The three phases of DitModel (model_zoo/dit_model.h). time: sigma * 1000 per row.
-  // REQUIRES: latent patch rows <= kSd3MaxGrid (a validity rule).
+  // REQUIRES: latent patch rows <= config.pos_embed_max_size (a validity rule).
   DitState Embed(const torch::Tensor& latent, const torch::Tensor& time,
                  const Conditioning& conditioning, const ParallelContext& parallel);
   void RunBlock(int index, DitState& state, const ParallelContext& parallel);
@@ -56,7 +53,8 @@ TORCH_MODULE(Sd3Transformer);
 std::unique_ptr<DitModel> MakeSd3(const ModelConfig& config);
 
 // SD3's positions for a grid x grid token map: diffusers' get_2d_sincos_pos_embed over the
-// 192 x 192 table (base size 64), centre-cropped; [grid * grid, hidden] in fp32.
-torch::Tensor Sd3Positions(int64_t hidden, int64_t grid);
+// pos_embed_max_size^2 table (base size sample_size / patch; SD3-medium: 192 rows, base 64),
+// centre-cropped; [grid * grid, hidden] in fp32.
+torch::Tensor Sd3Positions(const ModelConfig& config, int64_t grid);
 
 }  // namespace ditbench

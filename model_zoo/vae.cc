@@ -79,7 +79,11 @@ VaeDecoderImpl::VaeDecoderImpl(const ModelConfig& c) : config_(c) {
 }
 
 torch::Tensor VaeDecoderImpl::forward(const torch::Tensor& latent) {
-  auto x = latent / config_.vae_scaling + config_.vae_shift;
+  return Decode(latent / config_.vae_scaling + config_.vae_shift);
+}
+
+torch::Tensor VaeDecoderImpl::Decode(const torch::Tensor& z) {
+  auto x = z;
   if (post_quant_conv_) x = post_quant_conv_(x);
   x = conv_in_(x);
   x = mid_resnets_[0]->as<VaeResnetBlockImpl>()->forward(x);

@@ -45,6 +45,8 @@ class VaeDecoderImpl : public torch::nn::Module {
   explicit VaeDecoderImpl(const ModelConfig& config);
   // latent: [B, latent channels, h, w] as the sampler leaves it -> [B, 3, 8h, 8w].
   torch::Tensor forward(const torch::Tensor& latent);
+  // The decode of an already unscaled latent z (diffusers' AutoencoderKL.decode).
+  torch::Tensor Decode(const torch::Tensor& z);
 
  private:
   ModelConfig config_;

@@ -40,5 +40,6 @@ std::function<int()> DefineQueryCommand(CLI::App& sub);
 std::function<int()> DefineReportCommand(CLI::App& sub);
 std::function<int()> DefineCompareCommand(CLI::App& sub);
 std::function<int()> DefineEnvCommand(CLI::App& sub);
+std::function<int()> DefineForwardCommand(CLI::App& sub);
 
 }  // namespace ditbench

@@ -43,6 +43,8 @@ const std::vector<Command>& Commands() {
       {"compare", "compare two campaigns trial by trial: faster, slower, same or inconclusive",
        DefineCompareCommand},
       {"env", "print what a campaign would record about this machine (JSON)", DefineEnvCommand},
+      {"forward", "one transformer forward or VAE decode on diffusers-format weights",
+       DefineForwardCommand},
   };
   return commands;
 }

@@ -1,10 +1,12 @@
 // ditbench-worker: one rank of one trial. Started by `ditbench run`, or by hand under torchrun
-// or srun with the same environment.
+// or srun with the same environment. With --forward, one rank of `ditbench forward` instead
+// (experiments/worker/reference_forward.h).
 #include <cstdlib>
 
 #include <CLI/CLI.hpp>
 
 #include "experiments/worker/cpu_isa_guard.h"
+#include "experiments/worker/reference_forward.h"
 #include "experiments/worker/worker.h"
 
 int main(int argc, char** argv) {
@@ -19,8 +21,25 @@ int main(int argc, char** argv) {
   bool describe = false;
   app.add_flag("--describe", describe,
                "print this machine's devices, driver and library versions as JSON, and exit");
+  ditbench::ReferenceForwardOptions forward;
+  auto* forward_dir = app.add_option("--forward", forward.model_dir,
+                                     "run one forward of this diffusers-format model folder");
+  app.add_option("--inputs", forward.inputs, "--forward: inputs (safetensors)");
+  app.add_option("--output", forward.output, "--forward: where rank 0 writes `sample`");
+  app.add_option("--ulysses", forward.ulysses, "--forward: Ulysses degree");
+  app.add_option("--ring", forward.ring, "--forward: ring degree");
+  app.add_option("--precision", forward.precision, "--forward: fp32, tf32, bf16 or fp16");
+  app.add_option("--repeats", forward.repeats,
+                 "--forward: time this many more forwards, print {\"forward_ms\": [...]}");
   CLI11_PARSE(app, argc, argv);
   if (describe) return ditbench::DescribeWorker();
+  if (*forward_dir) {
+    if (forward.inputs.empty() || forward.output.empty()) {
+      std::fprintf(stderr, "ditbench-worker: error: --forward needs --inputs and --output\n");
+      return 2;
+    }
+    return ditbench::RunReferenceForward(forward);
+  }
   if (trial.empty()) {
     std::fprintf(stderr, "ditbench-worker: error: no trial file: pass --trial or set DITBENCH_TRIAL\n");
     return 2;

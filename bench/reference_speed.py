@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""One transformer forward: ditbench vs diffusers' eager forward, same weights, same machine.
+
+For each model (the tiny presets' shapes as diffusers configurations, at 256 px, batch 2 as a
+CFG batch would be; Flux without CFG, batch 1), writes a diffusers-format folder with seeded
+random weights and the forward's inputs, then alternates rounds: diffusers' forward timed in
+this process, then `ditbench-worker --forward ... --repeats N` (weights loaded from the same
+folder; the worker prints its per-forward wall times). Same thread count (--threads, both
+sides), same precision. Prints one JSON line per model: both medians over all samples, their
+ratio, and the median (and quartiles) of the per-round ratios, each round's two runs having
+been back to back (the figure to quote on a shared machine).
+
+    PYTHONPATH=/tmp/refdeps .venv/bin/python bench/reference_speed.py --worker build/ditbench-worker
+        [--precision fp32] [--threads 2] [--rounds 3] [--iterations 10] [--models pixart,sd3,flux]
+
+diffusers==0.35.2 (tests/reference/make_reference.py's pin). CPU only.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+
+def configs():
+    import diffusers
+    # pixart-alpha-tiny / sd3-medium-tiny / flux-dev-tiny (model_zoo/model_config.cc) at 256 px:
+    # a 32 x 32 latent, 16 text tokens.
+    g = torch.Generator().manual_seed(0)
+    r = lambda *s: torch.randn(*s, generator=g)
+    return {
+        "pixart": (diffusers.PixArtTransformer2DModel, dict(
+            num_attention_heads=4, attention_head_dim=16, in_channels=4, out_channels=8,
+            num_layers=2, cross_attention_dim=64, caption_channels=64, sample_size=32,
+            use_additional_conditions=False), {
+            "hidden_states": r(2, 4, 32, 32), "encoder_hidden_states": r(2, 16, 64),
+            "timestep": torch.tensor([500.0, 500.0])}),
+        "sd3": (diffusers.SD3Transformer2DModel, dict(
+            sample_size=32, patch_size=2, in_channels=16, num_layers=2, attention_head_dim=32,
+            num_attention_heads=4, joint_attention_dim=64, caption_projection_dim=128,
+            pooled_projection_dim=32, out_channels=16, pos_embed_max_size=192), {
+            "hidden_states": r(2, 16, 32, 32), "encoder_hidden_states": r(2, 16, 64),
+            "pooled_projections": r(2, 32), "timestep": torch.tensor([500.0, 500.0])}),
+        "flux": (diffusers.FluxTransformer2DModel, dict(
+            patch_size=1, in_channels=64, num_layers=2, num_single_layers=2,
+            attention_head_dim=32, num_attention_heads=4, joint_attention_dim=64,
+            pooled_projection_dim=32, guidance_embeds=True, axes_dims_rope=(4, 14, 14)), {
+            "hidden_states": r(1, 256, 64), "encoder_hidden_states": r(1, 16, 64),
+            "pooled_projections": r(1, 32), "timestep": torch.tensor([0.5]),
+            "guidance": torch.tensor([3.5]), "img_ids": flux_ids(16), "txt_ids": torch.zeros(16, 3)}),
+    }
+
+
+def flux_ids(grid):
+    ids = torch.zeros(grid, grid, 3)
+    ids[..., 1] = torch.arange(grid)[:, None]
+    ids[..., 2] = torch.arange(grid)[None, :]
+    return ids.reshape(-1, 3)
+
+
+def diffusers_times(model, inputs, dtype, iterations):
+    kwargs = {k: (v.to(dtype) if k not in ("timestep", "img_ids", "txt_ids") else v)
+              for k, v in inputs.items()}
+    times = []
+    with torch.inference_mode():
+        model(**kwargs, return_dict=False)  # warm-up
+        for _ in range(iterations):
+            start = time.perf_counter()
+            model(**kwargs, return_dict=False)
+            times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
+def ditbench_times(worker, folder, precision, threads, iterations):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), WORLD_SIZE="1", RANK="0",
+               LOCAL_WORLD_SIZE=str(max(1, (os.cpu_count() or 1) // threads)))
+    out = subprocess.run(
+        [worker, "--forward", os.path.join(folder, "model"), "--inputs",
+         os.path.join(folder, "inputs.safetensors"), "--output",
+         os.path.join(folder, "out.safetensors"), "--precision", precision,
+         "--repeats", str(iterations + 1)],
+        env=env, check=True, capture_output=True, text=True).stdout
+    times = json.loads(out.strip().splitlines()[-1])["forward_ms"]
+    return times[1:]  # the first of the repeats is a second warm-up
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worker", required=True)
+    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--models", default="pixart,sd3,flux")
+    args = parser.parse_args()
+
+    import diffusers
+    from safetensors.torch import save_file
+    torch.set_num_threads(args.threads)
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[args.precision]
+    all_configs = configs()
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in args.models.split(","):
+            cls, config, inputs = all_configs[name]
+            torch.manual_seed(0)
+            model = cls(**config).eval()
+            folder = os.path.join(scratch, name)
+            model.save_pretrained(os.path.join(folder, "model"), safe_serialization=True)
+            save_file({k: v.contiguous() for k, v in inputs.items()},
+                      os.path.join(folder, "inputs.safetensors"))
+            model = model.to(dtype)
+            ours, theirs, ratios = [], [], []
+            for _ in range(args.rounds):  # interleaved: diffusers, ditbench, diffusers, ...
+                t = diffusers_times(model, inputs, dtype, args.iterations)
+                o = ditbench_times(args.worker, folder, args.precision, args.threads,
+                                   args.iterations)
+                theirs += t
+                ours += o
+                # Each round's pair ran back to back: their ratio is what a burst of load
+                # from other processes disturbs least.
+                ratios.append(statistics.median(o) / statistics.median(t))
+            ditbench_ms, diffusers_ms = statistics.median(ours), statistics.median(theirs)
+            quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+            print(json.dumps({
+                "model": name, "precision": args.precision, "threads": args.threads,
+                "diffusers": diffusers.__version__, "torch": torch.__version__,
+                "ditbench_median_ms": round(ditbench_ms, 3),
+                "diffusers_median_ms": round(diffusers_ms, 3),
+                "ratio_of_medians": round(ditbench_ms / diffusers_ms, 3),
+                "median_round_ratio": round(statistics.median(ratios), 3),
+                "round_ratio_iqr": [round(quartiles[0], 3), round(quartiles[2], 3)],
+                "rounds": args.rounds, "samples": len(ours),
+                "load_average": round(os.getloadavg()[0], 2)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

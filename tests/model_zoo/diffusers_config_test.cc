@@ -1,0 +1,96 @@
+#include "model_zoo/diffusers_config.h"
+
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace ditbench {
+namespace {
+
+nlohmann::json Flux() {
+  return {{"_class_name", "FluxTransformer2DModel"}, {"_diffusers_version", "0.35.2"},
+          {"patch_size", 1}, {"in_channels", 64}, {"num_layers", 2}, {"num_single_layers", 3},
+          {"attention_head_dim", 32}, {"num_attention_heads", 2}, {"joint_attention_dim", 48},
+          {"pooled_projection_dim", 32}, {"guidance_embeds", true},
+          {"axes_dims_rope", {4, 14, 14}}, {"out_channels", nullptr}};
+}
+
+std::string Error(const nlohmann::json& json) {
+  try {
+    DiffusersConfigFromJson(json, "m/config.json");
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DiffusersConfigTest, FluxConfigBecomesTheModelZooShape) {
+  const DiffusersModel m = DiffusersConfigFromJson(Flux(), "m/config.json");
+  EXPECT_EQ(m.kind, DiffusersKind::kTransformer);
+  EXPECT_EQ(m.config.family, ModelFamily::kFlux);
+  EXPECT_EQ(m.config.depth, 2);
+  EXPECT_EQ(m.config.single_blocks, 3);
+  EXPECT_EQ(m.config.hidden, 64);
+  EXPECT_EQ(m.config.in_channels, 16);  // 64 packed = 16 latent channels x 2 x 2
+  EXPECT_EQ(m.config.text_dim, 48);
+  EXPECT_TRUE(m.config.guidance_embed);
+}
+
+TEST(DiffusersConfigTest, UnsupportedValueNamesFileKeyAndExpectation) {
+  auto json = Flux();
+  json["patch_size"] = 2;
+  EXPECT_EQ(Error(json), "m/config.json: key 'patch_size': 2 is not supported, expected 1");
+}
+
+TEST(DiffusersConfigTest, RotaryAxesMustCoverTheHeadDimension) {
+  auto json = Flux();
+  json["axes_dims_rope"] = {4, 14, 16};
+  EXPECT_NE(Error(json).find("key 'axes_dims_rope': must sum to attention_head_dim (32)"),
+            std::string::npos);
+}
+
+TEST(DiffusersConfigTest, UnknownKeyIsRefused) {
+  auto json = Flux();
+  json["use_magic"] = true;
+  EXPECT_NE(Error(json).find("key 'use_magic': not a parameter"), std::string::npos);
+}
+
+TEST(DiffusersConfigTest, Sd35DualAttentionIsRefused) {
+  nlohmann::json json = {{"_class_name", "SD3Transformer2DModel"},
+                         {"caption_projection_dim", 1152},
+                         {"dual_attention_layers", {0, 1}}};
+  EXPECT_NE(Error(json).find("key 'dual_attention_layers'"), std::string::npos);
+}
+
+TEST(DiffusersConfigTest, PixArtMicroConditionsFollowSampleSize) {
+  nlohmann::json json = {{"_class_name", "PixArtTransformer2DModel"},
+                         {"caption_channels", 4096}, {"sample_size", 128}};
+  EXPECT_TRUE(DiffusersConfigFromJson(json, "c").config.micro_conditions);
+  json["sample_size"] = 64;
+  EXPECT_FALSE(DiffusersConfigFromJson(json, "c").config.micro_conditions);
+}
+
+TEST(DiffusersConfigTest, VaeDecoderShape) {
+  nlohmann::json json = {{"_class_name", "AutoencoderKL"},
+                         {"block_out_channels", {128, 256, 512, 512}},
+                         {"up_block_types", std::vector<std::string>(4, "UpDecoderBlock2D")},
+                         {"layers_per_block", 2}, {"latent_channels", 16},
+                         {"scaling_factor", 0.3611}, {"shift_factor", 0.1159},
+                         {"use_post_quant_conv", false}};
+  const DiffusersModel m = DiffusersConfigFromJson(json, "c");
+  EXPECT_EQ(m.kind, DiffusersKind::kVae);
+  EXPECT_EQ(m.config.vae_downsample, 8);
+  EXPECT_EQ(m.config.in_channels, 16);
+  EXPECT_FALSE(m.config.vae_post_quant_conv);
+  EXPECT_DOUBLE_EQ(m.config.vae_shift, 0.1159);
+}
+
+TEST(DiffusersConfigTest, UnknownClassIsRefused) {
+  EXPECT_NE(Error({{"_class_name", "UNet2DConditionModel"}}).find("key '_class_name'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ditbench

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Builds the reference cases of tests/reference/: tiny configurations of diffusers' PixArt, SD3
+and Flux transformers and of its AutoencoderKL decoder (4 and 16 latent channels), with seeded
+random weights; saves each model folder in diffusers' format, the forward's inputs, and
+diffusers' outputs in fp32 and bf16.
+
+Pinned to diffusers==0.35.2 (PyPI). Not part of the build or of CI: the files it wrote are
+committed, and tests/reference/reference_forward_test.cc reads them. To regenerate:
+
+  pip install --target /tmp/refdeps diffusers==0.35.2 safetensors
+  PYTHONPATH=/tmp/refdeps python tests/reference/make_reference.py tests/reference/data
+
+with torch 2.11 (the project's .venv). Writes DIR/<case>/{model/config.json,
+model/diffusion_pytorch_model.safetensors, inputs.safetensors, expected_fp32.safetensors,
+expected_bf16.safetensors}.
+"""
+import json
+import os
+import sys
+
+import diffusers
+import torch
+from safetensors.torch import save_file
+
+PINNED = "0.35.2"
+SEED = 1234
+# Every parameter gets this much seeded noise on top of diffusers' initialisation, so that
+# norms initialised to ones and biases to zeros are told apart by a wrong name mapping.
+NOISE = 0.02
+
+
+def perturb(model):
+    gen = torch.Generator().manual_seed(SEED + 1)
+    with torch.no_grad():
+        for _, p in sorted(model.named_parameters()):
+            p.add_(torch.randn(p.shape, generator=gen) * NOISE)
+
+
+def randn(*shape, gen):
+    return torch.randn(*shape, generator=gen)
+
+
+def flux_ids(grid, text_tokens):
+    img = torch.zeros(grid, grid, 3)
+    img[..., 1] = torch.arange(grid)[:, None]
+    img[..., 2] = torch.arange(grid)[None, :]
+    return img.reshape(grid * grid, 3), torch.zeros(text_tokens, 3)
+
+
+def cases():
+    gen = torch.Generator().manual_seed(SEED)
+    out = []
+
+    # PixArt-alpha's structure with micro-conditions and position interpolation; the latent is
+    # larger than sample_size, so diffusers rebuilds its position table (base size 8, scale 2).
+    pixart = dict(num_attention_heads=4, attention_head_dim=18, in_channels=4, out_channels=8,
+                  num_layers=2, cross_attention_dim=72, caption_channels=64, sample_size=16,
+                  patch_size=2, interpolation_scale=2, use_additional_conditions=True,
+                  norm_type="ada_norm_single", norm_elementwise_affine=False, norm_eps=1e-6,
+                  attention_bias=True, activation_fn="gelu-approximate", num_embeds_ada_norm=1000)
+    out.append(("pixart", diffusers.PixArtTransformer2DModel, pixart, {
+        "hidden_states": randn(2, 4, 20, 20, gen=gen),
+        "encoder_hidden_states": randn(2, 8, 64, gen=gen),
+        "timestep": torch.tensor([999.0, 261.0]),
+        "resolution": torch.tensor([[1024.0, 1024.0], [768.0, 1344.0]]),
+        "aspect_ratio": torch.tensor([[1.0], [1.75]]),
+    }))
+
+    sd3 = dict(sample_size=16, patch_size=2, in_channels=16, num_layers=2, attention_head_dim=32,
+               num_attention_heads=2, joint_attention_dim=48, caption_projection_dim=64,
+               pooled_projection_dim=32, out_channels=16, pos_embed_max_size=24)
+    out.append(("sd3", diffusers.SD3Transformer2DModel, sd3, {
+        "hidden_states": randn(2, 16, 16, 16, gen=gen),
+        "encoder_hidden_states": randn(2, 10, 48, gen=gen),
+        "pooled_projections": randn(2, 32, gen=gen),
+        "timestep": torch.tensor([980.0, 137.5]),
+    }))
+
+    flux = dict(patch_size=1, in_channels=64, num_layers=2, num_single_layers=2,
+                attention_head_dim=32, num_attention_heads=2, joint_attention_dim=48,
+                pooled_projection_dim=32, guidance_embeds=True, axes_dims_rope=(4, 14, 14))
+    img_ids, txt_ids = flux_ids(8, 10)
+    out.append(("flux", diffusers.FluxTransformer2DModel, flux, {
+        "hidden_states": randn(2, 64, 64, gen=gen),
+        "encoder_hidden_states": randn(2, 10, 48, gen=gen),
+        "pooled_projections": randn(2, 32, gen=gen),
+        "timestep": torch.tensor([0.98, 0.3137]),
+        "guidance": torch.tensor([3.5, 3.5]),
+        "img_ids": img_ids,
+        "txt_ids": txt_ids,
+    }))
+
+    vae = dict(in_channels=3, out_channels=3, down_block_types=("DownEncoderBlock2D",) * 4,
+               up_block_types=("UpDecoderBlock2D",) * 4, block_out_channels=(32, 32, 32, 32),
+               layers_per_block=1, norm_num_groups=32, sample_size=64)
+    # SD's VAE (PixArt): 4 channels, post-quantisation convolution.
+    out.append(("vae4", diffusers.AutoencoderKL,
+                dict(vae, latent_channels=4, scaling_factor=0.18215),
+                {"latent_sample": randn(1, 4, 8, 8, gen=gen)}))
+    # Flux's and SD3's VAE: 16 channels, no quantisation convolutions, a shift factor.
+    out.append(("vae16", diffusers.AutoencoderKL,
+                dict(vae, latent_channels=16, scaling_factor=0.3611, shift_factor=0.1159,
+                     use_quant_conv=False, use_post_quant_conv=False),
+                {"latent_sample": randn(1, 16, 8, 8, gen=gen)}))
+    # SD3.5's RMS norm on queries and keys (without its dual attention, which ditbench refuses).
+    sd3_qk = dict(sd3, attention_head_dim=16, joint_attention_dim=24, caption_projection_dim=32,
+                  pooled_projection_dim=16, qk_norm="rms_norm")
+    out.append(("sd3_qknorm", diffusers.SD3Transformer2DModel, sd3_qk, {
+        "hidden_states": randn(2, 16, 12, 12, gen=gen),
+        "encoder_hidden_states": randn(2, 6, 24, gen=gen),
+        "pooled_projections": randn(2, 16, gen=gen),
+        "timestep": torch.tensor([500.0, 20.0]),
+    }))
+    return out
+
+
+def run(model, inputs, dtype):
+    # As the pipelines pass them: timesteps in fp32 (Flux casts them itself), ids as they are,
+    # everything else in the model's dtype.
+    cast = {k: (v.to(dtype) if k not in ("img_ids", "txt_ids", "timestep") else v)
+            for k, v in inputs.items()}
+    with torch.no_grad():
+        if isinstance(model, diffusers.AutoencoderKL):
+            return model.decode(cast["latent_sample"]).sample
+        kwargs = dict(cast)
+        if "resolution" in kwargs:
+            kwargs["added_cond_kwargs"] = {"resolution": kwargs.pop("resolution"),
+                                           "aspect_ratio": kwargs.pop("aspect_ratio")}
+        return model(**kwargs, return_dict=False)[0]
+
+
+def main():
+    if diffusers.__version__ != PINNED:
+        sys.exit(f"make_reference.py: needs diffusers=={PINNED}, found {diffusers.__version__}")
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "data")
+    torch.set_num_threads(1)
+    for name, cls, config, inputs in cases():
+        torch.manual_seed(SEED)
+        model = cls(**config).eval()
+        perturb(model)
+        folder = os.path.join(root, name)
+        model_dir = os.path.join(folder, "model")
+        os.makedirs(model_dir, exist_ok=True)
+        model.save_pretrained(model_dir, safe_serialization=True)
+        if cls is diffusers.AutoencoderKL:  # the encoder is not needed to decode: keep it small
+            state = {k: v.contiguous() for k, v in model.state_dict().items()
+                     if not k.startswith(("encoder.", "quant_conv."))}
+            save_file(state, os.path.join(model_dir, "diffusion_pytorch_model.safetensors"))
+        save_file({k: v.contiguous() for k, v in inputs.items()},
+                  os.path.join(folder, "inputs.safetensors"))
+        expected32 = run(model, inputs, torch.float32)
+        expected16 = run(model.to(torch.bfloat16), inputs, torch.bfloat16)
+        save_file({"sample": expected32.contiguous()},
+                  os.path.join(folder, "expected_fp32.safetensors"))
+        save_file({"sample": expected16.float().contiguous()},
+                  os.path.join(folder, "expected_bf16.safetensors"))
+        rel = ((expected16.float() - expected32).norm() / expected32.norm()).item()
+        print(f"{name}: output {tuple(expected32.shape)}, |out| {expected32.norm():.4g}, "
+              f"diffusers bf16 vs fp32 rel L2 {rel:.3g}")
+
+
+if __name__ == "__main__":
+    main()

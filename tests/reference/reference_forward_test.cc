@@ -1,0 +1,213 @@
+// ditbench's models against diffusers': `ditbench forward` on the tiny diffusers-format folders
+// that tests/reference/make_reference.py wrote (seeded random weights, diffusers==0.35.2), at
+// world size 1 and 2 (Ulysses, ring), in fp32 and bf16; the output's relative L2 distance to
+// diffusers' output at the same precision must be at most 1e-5 (fp32) or 2e-2 (bf16).
+// Also: folders whose tensors do not match their config.json are refused by name.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "model_zoo/diffusers_config.h"
+#include "model_zoo/diffusers_weights.h"
+#include "model_zoo/dit_model.h"
+#include "model_zoo/model_config.h"
+#include "model_zoo/safetensors.h"
+#include "model_zoo/vae.h"
+
+namespace ditbench {
+namespace {
+
+const std::filesystem::path kData = REFERENCE_DATA;
+
+// A scratch folder removed with POSIX calls (std::filesystem::remove_all crashes in binaries
+// linked with LibTorch).
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = "/tmp/ditbench-reference-XXXXXX";
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    for (const char* name : {"out.safetensors", "log"}) ::unlink((path_ / name).c_str());
+    ::rmdir(path_.c_str());
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string ReadAll(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+double RelativeL2(const torch::Tensor& ours, const torch::Tensor& reference) {
+  auto a = ours.to(torch::kFloat64), b = reference.to(torch::kFloat64);
+  return ((a - b).norm() / b.norm()).item<double>();
+}
+
+struct Layout {
+  const char* name;
+  int ulysses, ring;
+};
+
+struct Case {
+  std::string model;  // folder under tests/reference/data
+  std::string precision;
+  Layout layout;
+};
+
+std::string CaseName(const testing::TestParamInfo<Case>& info) {
+  return info.param.model + "_" + info.param.precision + "_" + info.param.layout.name;
+}
+
+class ReferenceForwardTest : public testing::TestWithParam<Case> {};
+
+TEST_P(ReferenceForwardTest, MatchesDiffusers) {
+  const Case& c = GetParam();
+  ScratchDir scratch;
+  const auto dir = kData / c.model;
+  const auto out = scratch.path() / "out.safetensors", log = scratch.path() / "log";
+  const std::string command =
+      std::string(DITBENCH_BIN) + " forward " + (dir / "model").string() + " --inputs " +
+      (dir / "inputs.safetensors").string() + " --output " + out.string() + " --precision " +
+      c.precision + " --ulysses " + std::to_string(c.layout.ulysses) + " --ring " +
+      std::to_string(c.layout.ring) + " --worker " + DITBENCH_WORKER + " > " + log.string() +
+      " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command << "\n" << ReadAll(log);
+  auto ours = ReadSafetensors(out).at("sample");
+  auto expected = ReadSafetensors(dir / ("expected_" + c.precision + ".safetensors")).at("sample");
+  ASSERT_EQ(ours.sizes(), expected.sizes());
+  const double rel = RelativeL2(ours, expected);
+  const double limit = c.precision == "fp32" ? 1e-5 : 2e-2;
+  std::printf("[ reference ] %s %s %s: rel L2 %.3g (limit %.0e)\n", c.model.c_str(),
+              c.precision.c_str(), c.layout.name, rel, limit);
+  RecordProperty("relative_l2", std::to_string(rel));
+  EXPECT_LE(rel, limit);
+}
+
+std::vector<Case> AllCases() {
+  std::vector<Case> cases;
+  const Layout layouts[] = {{"ws1", 1, 1}, {"ulysses2", 2, 1}, {"ring2", 1, 2}};
+  for (const char* model : {"pixart", "sd3", "sd3_qknorm", "flux", "vae4", "vae16"})
+    for (const char* precision : {"fp32", "bf16"})
+      for (const auto& layout : layouts) cases.push_back({model, precision, layout});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Diffusers, ReferenceForwardTest, testing::ValuesIn(AllCases()),
+                         CaseName);
+
+class DiffusersWeightsTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = kData / "flux" / "model";
+    model_ = ReadDiffusersConfig(dir_);
+    model_.config.text_tokens = 4;
+    tensors_ = ReadDiffusersTensors(dir_);
+    dit_ = MakeDitModel(model_.config);
+  }
+  std::string LoadError() {
+    try {
+      LoadDiffusersWeights(dit_->module(), model_, tensors_, dir_.string());
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  }
+  std::filesystem::path dir_;
+  DiffusersModel model_;
+  NamedTensors tensors_;
+  std::unique_ptr<DitModel> dit_;
+};
+
+TEST_F(DiffusersWeightsTest, LoadsEveryParameter) {
+  EXPECT_EQ(LoadError(), "");
+  auto loaded = dit_->module().named_parameters()["single_transformer_blocks.1.qkv_mlp.weight"];
+  auto proj_mlp = tensors_.at("single_transformer_blocks.1.proj_mlp.weight");
+  EXPECT_TRUE(torch::equal(loaded.narrow(0, loaded.size(0) - proj_mlp.size(0), proj_mlp.size(0)),
+                           proj_mlp));
+}
+
+TEST_F(DiffusersWeightsTest, MissingTensorIsNamed) {
+  tensors_.erase("transformer_blocks.1.attn.norm_added_k.weight");
+  EXPECT_NE(LoadError().find("missing tensor 'transformer_blocks.1.attn.norm_added_k.weight'"),
+            std::string::npos);
+}
+
+TEST_F(DiffusersWeightsTest, ExtraTensorIsNamed) {
+  tensors_.emplace("transformer_blocks.9.attn.to_q.weight", torch::zeros({2, 2}));
+  EXPECT_NE(LoadError().find("unexpected tensor 'transformer_blocks.9.attn.to_q.weight'"),
+            std::string::npos);
+}
+
+TEST_F(DiffusersWeightsTest, MisshapenTensorIsNamed) {
+  tensors_["context_embedder.weight"] = torch::zeros({64, 47});
+  const std::string error = LoadError();
+  EXPECT_NE(error.find("tensor 'context_embedder.weight' has shape [64, 47]"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("[64, 48]"), std::string::npos) << error;
+}
+
+// Older VAE folders name the mid-block attention query/key/value/proj_attn; diffusers converts
+// them on load, and so does ditbench.
+TEST(DiffusersVaeWeightsTest, DeprecatedAttentionNamesLoad) {
+  const auto dir = kData / "vae4" / "model";
+  const DiffusersModel model = ReadDiffusersConfig(dir);
+  NamedTensors tensors = ReadDiffusersTensors(dir);
+  const std::string prefix = "decoder.mid_block.attentions.0.";
+  for (auto [now, before] : {std::pair{"to_q", "query"}, {"to_k", "key"}, {"to_v", "value"},
+                             {"to_out.0", "proj_attn"}})
+    for (const char* leaf : {".weight", ".bias"}) {
+      auto node = tensors.extract(prefix + now + leaf);
+      ASSERT_FALSE(node.empty());
+      node.key() = prefix + before + leaf;
+      tensors.insert(std::move(node));
+    }
+  VaeDecoder vae(model.config);
+  LoadDiffusersWeights(*vae, model, tensors, dir.string());
+  EXPECT_TRUE(torch::equal(vae->named_parameters()["mid_attention.to_out.weight"],
+                           tensors.at(prefix + "proj_attn.weight")));
+}
+
+// The analytic parameter count (plan, results) of a diffusers configuration counts exactly the
+// tensors diffusers saved for it.
+TEST(DiffusersParameterCountTest, AnalyticCountIsTheFoldersTensorCount) {
+  for (const char* name : {"pixart", "sd3", "sd3_qknorm", "flux"}) {
+    const auto dir = kData / name / "model";
+    const DiffusersModel model = ReadDiffusersConfig(dir);
+    int64_t stored = 0;
+    for (const auto& [tensor, value] : ReadDiffusersTensors(dir))
+      if (!IsUnusedDiffusersTensor(model, tensor)) stored += value.numel();
+    EXPECT_EQ(ParameterCount(model.config), stored) << name;
+  }
+}
+
+TEST(DiffusersForwardTest, WrongConfigIsRefusedWithFileAndKey) {
+  ScratchDir scratch;
+  const auto log = scratch.path() / "log";
+  // The SD3 folder with Flux's inputs: the inputs file names what SD3's forward does not take.
+  const std::string command = std::string(DITBENCH_BIN) + " forward " +
+                              (kData / "sd3" / "model").string() + " --inputs " +
+                              (kData / "flux" / "inputs.safetensors").string() + " --output " +
+                              (scratch.path() / "out.safetensors").string() + " --worker " +
+                              DITBENCH_WORKER + " > " + log.string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 2) << ReadAll(log);
+  EXPECT_NE(ReadAll(log).find("inputs.safetensors"), std::string::npos) << ReadAll(log);
+}
+
+}  // namespace
+}  // namespace ditbench
