@@ -49,6 +49,10 @@ struct TrialMetrics {
   std::optional<double> output_error;
   std::string output_error_note;
   std::string output_reference_key;
+  // Replicates (experiments/launch_summary.h): how many ok launches these metrics summarise,
+  // and the coefficient of variation of their medians (unset for one launch).
+  int launches = 1;
+  std::optional<double> launch_cov;
 };
 
 }  // namespace ditbench

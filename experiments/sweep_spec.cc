@@ -17,9 +17,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-const std::vector<std::string> kTopLevelKeys = {"name",    "description", "workload", "defaults",
-                                                "matrix",  "zip",         "include",  "exclude",
-                                                "where"};
+const std::vector<std::string> kTopLevelKeys = {"name",    "description", "workload", "replicates",
+                                                "defaults", "matrix",     "zip",      "include",
+                                                "exclude", "where"};
 
 std::string Join(const std::vector<std::string>& words) {
   std::string out;
@@ -63,6 +63,7 @@ class SpecReader {
               "expected 'dit' (the built-in DiT worker; external commands are not supported yet)");
       spec_.defaults.workload = spec_.workload;  // part of every trial's identity
     }
+    if (sections.contains("replicates")) ReadReplicates(sections["replicates"]);
     if (sections.contains("defaults")) ReadDefaults(sections["defaults"]);
     if (sections.contains("matrix")) ReadMatrix(sections["matrix"]);
     if (sections.contains("zip")) ReadZip(sections["zip"]);
@@ -155,6 +156,27 @@ class SpecReader {
     }
     *out = {key, std::move(json), value.Mark().line + 1, value.Mark().column + 1};
     return true;
+  }
+
+  // `replicates: N`: launches per trial (measurement policy, outside the trial key).
+  void ReadReplicates(const YAML::Node& node) {
+    const Json value = node.IsScalar() ? ScalarJson(node) : Json();
+    if (!value.is_number_integer() || value.get<std::int64_t>() < 1 ||
+        value.get<std::int64_t>() > kMaxReplicates) {
+      Error(node.Mark(), "replicates",
+            fmt::format("expected an integer from 1 to {} (separate launches of every trial)",
+                        kMaxReplicates));
+      return;
+    }
+    spec_.replicates = static_cast<int>(value.get<std::int64_t>());
+  }
+
+  Json ScalarJson(const YAML::Node& node) {
+    try {
+      return converter_.Convert(node);
+    } catch (const std::exception&) {
+      return Json();
+    }
   }
 
   void ReadDefaults(const YAML::Node& node) {

@@ -58,6 +58,10 @@ struct SweepSpec {
   std::string name;
   std::string description;
   std::string workload = "dit";
+  // Separate process launches of every trial, interleaved across the campaign (all trials
+  // once, then each a second time, ...) so that drift hits every configuration alike. A
+  // measurement-policy field: not part of any trial key.
+  int replicates = 1;
   std::filesystem::path path;
   std::string text;                          // the file's text, stored with the campaign
   TrialConfig defaults;                      // built-in defaults overridden by `defaults`
@@ -78,6 +82,9 @@ struct ParseResult {
 ParseResult ParseSweep(const std::string& text, const std::filesystem::path& path);
 // Reads and parses the file at `path`; an unreadable file is a diagnostic, not an exception.
 ParseResult ParseSweepFile(const std::filesystem::path& path);
+
+// The most launches per trial `replicates` may ask for.
+inline constexpr int kMaxReplicates = 1000;
 
 // The most trials one sweep may expand to; a larger product is a spec error.
 inline constexpr std::size_t kMaxTrials = 1'000'000;

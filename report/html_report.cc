@@ -170,7 +170,11 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
   html += fmt::format(
       "<h1>ditbench report: {}</h1>\n<p class=\"note\">Generated {} by ditbench. Latencies "
       "are medians of the slowest rank per iteration; CI is the 95% confidence interval of "
-      "the median (its exact coverage is shown where fewer iterations make it smaller).</p>\n",
+      "the median (its exact coverage is shown where fewer iterations make it smaller). "
+      "It is within one launch (the iterations of one process: a second launch may land "
+      "outside it) unless marked <em>N launches</em>: then the latency is the median of N "
+      "launch medians and the CI covers launch-to-launch variation too (sweep field "
+      "<code>replicates</code>).</p>\n",
       sweep_list.empty() ? "no campaigns" : sweep_list,
       IsoTime(std::chrono::duration<double>(now.time_since_epoch()).count()));
   html += "<h2>Campaigns</h2>\n<div class=\"scroll\"><table><tr><th>campaign</th><th>sweep</th>"
@@ -358,7 +362,9 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                          ? fmt::format("{:.2f} – {:.2f}", *row.ci_low_ms, *row.ci_high_ms)
                          : "-";
     // Few iterations: the interval's exact coverage is below 95% (stats/stats.h); say so.
-    if (row.ci_low_ms && row.iterations) {
+    if (row.ci_low_ms && row.launches > 1) {
+      ci += fmt::format(" ({} launches)", row.launches);
+    } else if (row.ci_low_ms && row.iterations) {
       const double coverage = MedianCiCoverage(static_cast<std::size_t>(*row.iterations));
       if (coverage < 0.9495) ci += fmt::format(" ({:.0f}% only)", coverage * 100);
     }

@@ -64,9 +64,14 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
       out << fmt::format(", {} removed by where \"{}\"", plan.counts.failed_where[i],
                          spec.where[i].expression);
   if (plan.duplicates) out << fmt::format(", {} duplicates merged", plan.duplicates);
-  out << fmt::format("\nestimated wall time: {} (device '{}'; * = measured earlier, otherwise "
-                     "analytic FLOPs at {:.0f}% of dense peak)\n",
-                     Duration(plan.estimated_wall_s), a.device, a.efficiency * 100);
+  out << fmt::format("\nestimated wall time: {}{} (device '{}'; * = measured earlier, "
+                     "otherwise analytic FLOPs at {:.0f}% of dense peak)\n",
+                     Duration(plan.estimated_wall_s),
+                     spec.replicates > 1
+                         ? fmt::format(" for {} launches of each trial (replicates)",
+                                       spec.replicates)
+                         : "",
+                     a.device, a.efficiency * 100);
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"
   // interval covers much less (stats/stats.h: 75% at 3, 93.75% at 5).
   std::size_t few = 0;

@@ -19,7 +19,7 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
            resolution, batch, steps, ulysses, ring, pipefusion, cfg, dp, world_size,
            latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
            iterations, throttled, model_overrides, profile_blocks, output_error,
-           comm_mb_per_step
+           comm_mb_per_step, replicates, launches, launch_cov
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
                                    placeholders));
   for (std::size_t i = 0; i < campaign_ids.size(); ++i) {
@@ -53,6 +53,11 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     ++c;
     row.output_error = query.OptionalDouble(c++);
     row.comm_mb_per_step = query.OptionalDouble(c++);
+    row.replicates = query.IsNull(c) ? 1 : query.Int(c);
+    ++c;
+    row.launches = query.IsNull(c) ? 0 : query.Int(c);
+    ++c;
+    row.launch_cov = query.OptionalDouble(c++);
     rows.push_back(std::move(row));
   }
   return rows;
@@ -77,19 +82,32 @@ std::optional<ResultsDb::Measurement> ResultsDb::NewestOkMeasurement(
   return m;
 }
 
-std::map<std::string, std::vector<Sample>> ResultsDb::TimedSamples(std::int64_t campaign_id,
-                                                                   const std::string& stage) {
+std::map<std::string, std::vector<std::vector<Sample>>> ResultsDb::TimedSamples(
+    std::int64_t campaign_id, const std::string& stage) {
   Statement query(db_, R"sql(
-    SELECT t.trial_key, s.rank, s.iteration, s.ms
+    SELECT t.trial_key, s.launch, s.rank, s.iteration, s.ms
     FROM samples s JOIN trials t ON t.id = s.trial_id
-    WHERE t.campaign_id = ? AND s.stage = ? AND s.warmup = 0
-    ORDER BY t.trial_key, s.iteration, s.rank)sql");
+    JOIN launches l ON l.trial_id = s.trial_id AND l.launch = s.launch
+    WHERE t.campaign_id = ? AND s.stage = ? AND s.warmup = 0 AND l.status = 'ok'
+    ORDER BY t.trial_key, s.launch, s.iteration, s.rank)sql");
   query.Bind(1, campaign_id).Bind(2, stage);
-  std::map<std::string, std::vector<Sample>> samples;
+  std::map<std::string, std::vector<std::vector<Sample>>> samples;
+  std::string key;
+  std::int64_t launch = -1;
+  std::vector<std::vector<Sample>>* launches = nullptr;
   while (query.Step()) {
-    samples[query.Text(0)].push_back(Sample{static_cast<int>(query.Int(1)),
-                                            static_cast<int>(query.Int(2)), stage,
-                                            query.Double(3), false});
+    if (!launches || query.Text(0) != key) {
+      key = query.Text(0);
+      launches = &samples[key];
+      launch = -1;
+    }
+    if (query.Int(1) != launch) {
+      launch = query.Int(1);
+      launches->emplace_back();
+    }
+    launches->back().push_back(Sample{static_cast<int>(query.Int(2)),
+                                      static_cast<int>(query.Int(3)), stage, query.Double(4),
+                                      false});
   }
   return samples;
 }

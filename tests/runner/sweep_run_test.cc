@@ -236,6 +236,118 @@ TEST_F(SweepRunTest, CtrlCKillsTheTrialInFlightAndExits130) {
   EXPECT_EQ(Column("SELECT COUNT(*) FROM results WHERE status = 'ok'")[0], "5");
 }
 
+constexpr const char* kReplicated = R"(name: rep
+replicates: 3
+defaults: {model: pixart-alpha-tiny, resolution: 256, steps: 2, warmup: 1, repeats: 3}
+matrix:
+  seed: [0, 1]
+)";
+
+constexpr const char* kStatusBySeed =
+    "SELECT r.status || ' ' || r.launches FROM results r JOIN trials t ON t.trial_key = "
+    "r.trial_key ORDER BY json_extract(t.config_json, '$.seed')";
+
+std::vector<std::string> Folders(const std::vector<LaunchRequest>& started) {
+  std::vector<std::string> folders;
+  for (const auto& request : started) folders.push_back(request.run_dir.filename().string());
+  return folders;
+}
+
+TrialConfig ReplicatedConfig(int seed) {
+  TrialConfig c;
+  c.model = "pixart-alpha-tiny";
+  c.resolution = 256;
+  c.steps = 2;
+  c.seed = seed;
+  return c;
+}
+
+TEST_F(SweepRunTest, ReplicatesLaunchEveryTrialNTimesInterleavedAcrossTheSweep) {
+  EXPECT_EQ(Run(Options(kReplicated)), 0) << err_.str();
+  const std::string a = TrialKey(ReplicatedConfig(0)), b = TrialKey(ReplicatedConfig(1));
+  // All trials once, then the second launch of each, then the third.
+  EXPECT_EQ(Folders(launcher_.started),
+            (std::vector<std::string>{a, b, a + ".launch1", b + ".launch1", a + ".launch2",
+                                      b + ".launch2"}));
+  EXPECT_EQ(Column("SELECT status || ' ' || launches || '/' || replicates || ' ' || ci_scope "
+                   "|| ' ' || iterations FROM results ORDER BY trial_key"),
+            (std::vector<std::string>(2, "ok 3/3 launches 9")));
+  EXPECT_EQ(Column("SELECT count(*) FROM launches WHERE status = 'ok'")[0], "6");
+  EXPECT_EQ(Column("SELECT group_concat(DISTINCT launch) FROM samples")[0], "0,1,2");
+  // Every launch keeps its own folder and median.
+  EXPECT_EQ(Column("SELECT count(DISTINCT run_dir) FROM launches")[0], "6");
+  EXPECT_EQ(Column("SELECT count(*) FROM launches WHERE latency_ms IS NULL")[0], "0");
+  EXPECT_NE(out_.str().find("launch 3/3"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("over 3 launches: median"), std::string::npos) << out_.str();
+
+  launcher_.started.clear();
+  EXPECT_EQ(Run(Options(kReplicated)), 0);  // resumed: every launch recorded, nothing runs
+  EXPECT_TRUE(launcher_.started.empty());
+}
+
+TEST_F(SweepRunTest, CampaignKilledBetweenReplicatesRunsOnlyTheMissingLaunches) {
+  launcher_.interrupt = &interrupt_;
+  launcher_.interrupt_at_start = 3;  // Ctrl-C during the second launch of the first trial
+  auto o = Options(kReplicated);
+  EXPECT_EQ(Run(o), 130);
+  EXPECT_EQ(launcher_.started.size(), 3u);
+  EXPECT_EQ(Column(kStatusBySeed),
+            (std::vector<std::string>{"interrupted 1", "ok 1"}));
+
+  interrupt_.requested = false;
+  launcher_.interrupt = nullptr;
+  launcher_.started.clear();
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  const std::string a = TrialKey(ReplicatedConfig(0)), b = TrialKey(ReplicatedConfig(1));
+  // The interrupted launch and the ones never started, still interleaved; no first launch.
+  EXPECT_EQ(Folders(launcher_.started),
+            (std::vector<std::string>{a + ".launch1", b + ".launch1", a + ".launch2",
+                                      b + ".launch2"}));
+  EXPECT_EQ(Column(kStatusBySeed),
+            (std::vector<std::string>(2, "ok 3")));
+  EXPECT_EQ(Column("SELECT count(*) FROM launches")[0], "6");
+  EXPECT_EQ(Column("SELECT count(*) FROM samples WHERE warmup = 0")[0], "18");
+}
+
+TEST_F(SweepRunTest, TrialLaunchLeftRunningByADeadCoordinatorRunsAgainAlone) {
+  auto o = Options(kReplicated);
+  ASSERT_EQ(Run(o), 0);
+  {  // as if a coordinator died during the third launch of seed 1
+    SqliteConnection db = OpenSqlite(o.db.string(), SQLITE_OPEN_READWRITE);
+    Exec(db.get(), "UPDATE launches SET status = 'running' WHERE launch = 2 AND trial_id = "
+                   "(SELECT id FROM trials WHERE json_extract(config_json, '$.seed') = 1)");
+    Exec(db.get(), "UPDATE trials SET status = 'running', coordinator_host = 'gone', "
+                   "coordinator_pid = 1 WHERE json_extract(config_json, '$.seed') = 1");
+  }
+  launcher_.started.clear();
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  EXPECT_EQ(Folders(launcher_.started),
+            (std::vector<std::string>{TrialKey(ReplicatedConfig(1)) + ".launch2"}));
+  EXPECT_EQ(Column(kStatusBySeed),
+            (std::vector<std::string>(2, "ok 3")));
+}
+
+TEST_F(SweepRunTest, AFailedLaunchEndsItsTrialAndTheOthersGoOn) {
+  launcher_.fail_ulysses = 2;
+  auto o = Options(R"(name: rep
+replicates: 2
+defaults: {model: pixart-alpha-tiny, resolution: 256, steps: 2, warmup: 1, repeats: 3}
+matrix:
+  ulysses: [1, 2]
+)");
+  EXPECT_EQ(Run(o), 1);
+  EXPECT_EQ(launcher_.started.size(), 3u);  // ulysses 2 launched once, never again
+  EXPECT_EQ(Column("SELECT status FROM results ORDER BY ulysses"),
+            (std::vector<std::string>{"ok", "failed"}));
+  EXPECT_NE(Column("SELECT error FROM results WHERE ulysses = 2")[0].find("launch 1 of 2: "),
+            std::string::npos);
+  EXPECT_NE(out_.str().find("not run (an earlier launch of this trial failed)"),
+            std::string::npos);
+  launcher_.started.clear();
+  EXPECT_EQ(Run(o), 1);  // the failure is kept: nothing runs
+  EXPECT_TRUE(launcher_.started.empty());
+}
+
 TEST_F(SweepRunTest, CtrlCWithSeveralInFlightCancelsEveryOne) {
   gpus_.gpus.assign(2, GpuInfo{"Fake GPU", ""});
   launcher_.interrupt = &interrupt_;
