@@ -118,18 +118,17 @@ std::map<std::string, SideTrial> LoadSide(ResultsDb& db, const CampaignSet& set,
                                           const std::vector<ResultRow>& rows) {
   std::map<std::string, SideTrial> trials;
   for (std::int64_t campaign : set.campaigns) {
-    const std::map<std::string, std::vector<std::vector<Sample>>> samples =
-        db.TimedSamples(campaign, kIterationStage);
+    const std::map<std::string, std::vector<std::vector<double>>> series =
+        db.SlowestSeriesByLaunch(campaign, kIterationStage);
     for (const ResultRow& row : rows) {
       if (row.campaign != campaign) continue;
       SideTrial& trial = trials[row.trial_key];
       trial.rows.push_back(&row);
       if (row.status == "ok") {
         // Every replicate of the campaign is a launch of its own.
-        auto it = samples.find(row.trial_key);
-        if (it != samples.end())
-          for (const std::vector<Sample>& launch : it->second)
-            trial.launches.push_back(SlowestSeries(launch));
+        auto it = series.find(row.trial_key);
+        if (it != series.end())
+          for (const std::vector<double>& launch : it->second) trial.launches.push_back(launch);
       } else if (trial.failure.empty()) {
         trial.failure = set.campaigns.size() > 1
                             ? fmt::format("{} (in campaign {})", row.status, campaign)

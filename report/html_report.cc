@@ -17,6 +17,7 @@
 #include "report/comparison.h"
 #include "report/comparison_html.h"
 #include "report/group_charts.h"
+#include "report/seed_folding.h"
 #include "report/stage_breakdown.h"
 #include "stats/stats.h"
 #include "storage/results_db.h"
@@ -295,7 +296,10 @@ void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaign
 
 // One group: its chart (when it has measured trials) and its table, ranked by latency.
 void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
-                 std::vector<Row>& group) {
+                 std::vector<Row>& unfolded) {
+  // Trials that differ only in seed are one row: the page stays readable (and small) at
+  // thousands of seeds, and seeds are not ranked against each other.
+  std::vector<Row> group = FoldSeeds(unfolded);
   std::stable_sort(group.begin(), group.end(), [](const Row& a, const Row& b) {
     if (a.measured() != b.measured()) return a.measured();
     if (a.measured()) return *a.latency_ms < *b.latency_ms;
@@ -362,7 +366,10 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                          ? fmt::format("{:.2f} – {:.2f}", *row.ci_low_ms, *row.ci_high_ms)
                          : "-";
     // Few iterations: the interval's exact coverage is below 95% (stats/stats.h); say so.
-    if (row.ci_low_ms && row.launches > 1) {
+    if (row.folded > 1) {
+      ci = fmt::format("{:.2f} – {:.2f} (range over {} seeds)", *row.folded_min_ms,
+                       *row.folded_max_ms, row.folded);
+    } else if (row.ci_low_ms && row.launches > 1) {
       ci += fmt::format(" ({} launches)", row.launches);
     } else if (row.ci_low_ms && row.iterations) {
       const double coverage = MedianCiCoverage(static_cast<std::size_t>(*row.iterations));
@@ -378,7 +385,9 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         "<td class=\"num\">{}</td><td>{}</td><td class=\"error\">{}"
         "</td></tr>\n",
         row.campaign, HtmlEscape(row.trial_key), row.measured() ? fmt::format("{}", ++rank) : "",
-        HtmlEscape(label(row)), row.world_size, row.campaign, HtmlEscape(row.trial_key),
+        HtmlEscape(label(row)), row.world_size, row.campaign,
+        row.folded > 1 ? fmt::format("{} … ({} seeds)", HtmlEscape(row.trial_key), row.folded)
+                       : HtmlEscape(row.trial_key),
         HtmlEscape(row.status), HtmlEscape(row.status), Number(row.latency_ms), ci,
         Percent(row.cov), Number(row.skew_ms), Number(row.rank0_ms),
         Number(row.peak_mem_mb, "{:.0f}"),

@@ -50,6 +50,11 @@ struct ResultRow {
   // CoV of their medians. With launches > 1 the CI covers between-launch variation.
   std::int64_t replicates = 1, launches = 0;
   std::optional<double> launch_cov;
+  std::int64_t seed = 0, pipefusion_patches = 0, pipefusion_warmup_steps = 1;
+  // Set by the report when it folds trials that differ only in seed into one row
+  // (report/seed_folding.h): how many, and the range of their medians.
+  std::int64_t folded = 1;
+  std::optional<double> folded_min_ms, folded_max_ms;
 
   bool measured() const { return status == "ok" && latency_ms.has_value(); }
 };
@@ -132,6 +137,14 @@ class ResultsDb {
   // one query for a whole campaign (compare, report).
   std::map<std::string, std::vector<std::vector<Sample>>> TimedSamples(std::int64_t campaign_id,
                                                                        const std::string& stage);
+
+  // The slowest-rank series of `stage` (per timed iteration in order, the maximum over ranks:
+  // SlowestSeries of experiments/trial_metrics.h) of every ok launch of every ok trial of the
+  // campaign, by trial key, one series per launch in launch order. Reads the samples in their
+  // stored order and reduces them as it goes (no sort of the campaign's samples): what
+  // `compare` needs, at a fraction of TimedSamples' cost.
+  std::map<std::string, std::vector<std::vector<double>>> SlowestSeriesByLaunch(
+      std::int64_t campaign_id, const std::string& stage);
 
   // Rows of the `results` view of the given campaigns, ordered by campaign and trial key.
   std::vector<ResultRow> Results(const std::vector<std::int64_t>& campaign_ids);

@@ -1,5 +1,7 @@
 // ResultsDb's typed reads for the report and the planner (results_db.h).
 #include <algorithm>
+#include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -19,7 +21,8 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
            resolution, batch, steps, ulysses, ring, pipefusion, cfg, dp, world_size,
            latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
            iterations, throttled, model_overrides, profile_blocks, output_error,
-           comm_mb_per_step, replicates, launches, launch_cov
+           comm_mb_per_step, replicates, launches, launch_cov, seed,
+           pipefusion_patches, pipefusion_warmup_steps
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
                                    placeholders));
   for (std::size_t i = 0; i < campaign_ids.size(); ++i) {
@@ -58,6 +61,8 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     row.launches = query.IsNull(c) ? 0 : query.Int(c);
     ++c;
     row.launch_cov = query.OptionalDouble(c++);
+    for (std::int64_t* number : {&row.seed, &row.pipefusion_patches, &row.pipefusion_warmup_steps})
+      *number = query.IsNull(c++) ? 0 : query.Int(c - 1);
     rows.push_back(std::move(row));
   }
   return rows;
@@ -110,6 +115,70 @@ std::map<std::string, std::vector<std::vector<Sample>>> ResultsDb::TimedSamples(
                                       false});
   }
   return samples;
+}
+
+std::map<std::string, std::vector<std::vector<double>>> ResultsDb::SlowestSeriesByLaunch(
+    std::int64_t campaign_id, const std::string& stage) {
+  // Ok launches of ok trials: trial id -> (key, launch indices).
+  std::unordered_map<std::int64_t, std::pair<std::string, std::vector<std::int64_t>>> trials;
+  Statement launches(db_, R"sql(
+    SELECT t.id, t.trial_key, l.launch FROM trials t JOIN launches l ON l.trial_id = t.id
+    WHERE t.campaign_id = ? AND t.status = 'ok' AND l.status = 'ok')sql");
+  launches.Bind(1, campaign_id);
+  while (launches.Step()) {
+    auto& entry = trials[launches.Int(0)];
+    entry.first = launches.Text(1);
+    entry.second.push_back(launches.Int(2));
+  }
+  // Samples come grouped by trial (the trial index), in insertion order within a trial; each
+  // trial's (launch, iteration, ms) are collected, then reduced to the max per iteration.
+  Statement samples(db_, R"sql(
+    SELECT s.trial_id, s.launch, s.iteration, s.ms FROM samples s
+    WHERE s.trial_id IN (SELECT id FROM trials WHERE campaign_id = ? AND status = 'ok')
+      AND s.stage = ? AND s.warmup = 0)sql");
+  samples.Bind(1, campaign_id).Bind(2, stage);
+  std::map<std::string, std::vector<std::vector<double>>> series;
+  struct Point {
+    std::int64_t launch, iteration;
+    double ms;
+  };
+  std::vector<Point> points;
+  std::int64_t current = -1;
+  const auto flush = [&] {
+    auto it = trials.find(current);
+    if (it == trials.end() || points.empty()) return;
+    std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
+      return std::tie(a.launch, a.iteration) < std::tie(b.launch, b.iteration);
+    });
+    const std::vector<std::int64_t>& ok = it->second.second;
+    std::vector<std::vector<double>>& out = series[it->second.first];
+    std::int64_t launch = -1, iteration = -1;
+    for (const Point& p : points) {
+      if (std::find(ok.begin(), ok.end(), p.launch) == ok.end()) continue;
+      if (p.launch != launch) {
+        out.emplace_back();
+        launch = p.launch;
+        iteration = -1;
+      }
+      if (p.iteration == iteration) {
+        out.back().back() = std::max(out.back().back(), p.ms);
+      } else {
+        out.back().push_back(p.ms);
+        iteration = p.iteration;
+      }
+    }
+  };
+  while (samples.Step()) {
+    const std::int64_t trial = samples.Int(0);
+    if (trial != current) {
+      flush();
+      points.clear();
+      current = trial;
+    }
+    points.push_back({samples.Int(1), samples.Int(2), samples.Double(3)});
+  }
+  flush();
+  return series;
 }
 
 std::optional<double> ResultsDb::NewestOkLatencyMs(const std::string& trial_key) {

@@ -157,6 +157,7 @@ std::string ResultsView(int version) {
   m.output_error_note AS output_error_note)sql";
   if (version >= 5)
     extra += R"sql(,
+  json_extract(t.config_json, '$.seed') AS seed,
   t.replicates AS replicates,
   m.launches AS launches,
   m.launch_cov AS launch_cov,
@@ -212,8 +213,8 @@ void MigrateToV4(sqlite3* db) { Exec(db, kSchemaV4); }
 // its own median) and its samples carry its index. trial_metrics summarises the ok launches
 // (how many: `launches`; the spread of their medians: `launch_cov`); trials.replicates is the
 // number of launches the sweep asked for. Every trial already recorded (other than skipped or
-// pending) becomes launch 0 of itself. The view gains replicates, launches, launch_cov and
-// ci_scope ('iterations': the CI is within one launch; 'launches': between launches).
+// pending) becomes launch 0 of itself. The view gains seed, replicates, launches, launch_cov
+// and ci_scope ('iterations': the CI is within one launch; 'launches': between launches).
 constexpr const char* kSchemaV5 = R"sql(
 DROP VIEW results;
 ALTER TABLE samples ADD COLUMN launch INTEGER NOT NULL DEFAULT 0 CHECK (launch >= 0);
