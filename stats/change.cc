@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "stats/distributions.h"
 #include "stats/stats.h"
@@ -113,19 +114,28 @@ ChangeEstimate WelchLogChange(const std::vector<double>& a, const std::vector<do
 
 LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
                              const std::vector<std::vector<double>>& b_launches,
-                             const ChangePolicy& policy) {
+                             const ChangePolicy& policy,
+                             const std::vector<long long>& a_sessions,
+                             const std::vector<long long>& b_sessions) {
   LatencyChange result;
   std::vector<double> a_pooled, b_pooled, a_medians, b_medians;
-  for (const auto& launch : a_launches) {
-    if (launch.empty()) continue;
-    a_pooled.insert(a_pooled.end(), launch.begin(), launch.end());
-    a_medians.push_back(Summarize(launch).median);
-  }
-  for (const auto& launch : b_launches) {
-    if (launch.empty()) continue;
-    b_pooled.insert(b_pooled.end(), launch.begin(), launch.end());
-    b_medians.push_back(Summarize(launch).median);
-  }
+  // Session -> logs of its launch medians; a launch without a session is a session of its own.
+  std::map<long long, std::vector<double>> a_by_session, b_by_session;
+  const auto add = [](const std::vector<std::vector<double>>& launches,
+                      const std::vector<long long>& sessions, std::vector<double>& pooled,
+                      std::vector<double>& medians, std::map<long long, std::vector<double>>& by) {
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      const auto& launch = launches[i];
+      if (launch.empty()) continue;
+      pooled.insert(pooled.end(), launch.begin(), launch.end());
+      medians.push_back(Summarize(launch).median);
+      const long long session =
+          i < sessions.size() ? sessions[i] : -1 - static_cast<long long>(i);
+      by[session].push_back(std::log(medians.back()));
+    }
+  };
+  add(a_launches, a_sessions, a_pooled, a_medians, a_by_session);
+  add(b_launches, b_sessions, b_pooled, b_medians, b_by_session);
   result.a_launches = static_cast<int>(a_medians.size());
   result.b_launches = static_cast<int>(b_medians.size());
   const auto positive = [](const std::vector<double>& v) {
@@ -145,10 +155,47 @@ LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
   result.a_ms = Summarize(a_pooled).median;
   result.b_ms = Summarize(b_pooled).median;
 
+  const bool by_session = a_by_session.size() >= 2 && b_by_session.size() >= 2;
   const bool by_launch = a_medians.size() >= 2 && b_medians.size() >= 2;
-  if (by_launch) {
+  if (by_launch && !by_session) {
+    // Replicates of one session on a side: its launches share that session's machine state.
     result.method = ChangeMethod::kLaunches;
     result.change = WelchLogChange(a_medians, b_medians, policy.confidence);
+    const ChangeEstimate& c = result.change;
+    const double floor = policy.noise_floor_pct;
+    if (c.low_pct > floor) {
+      result.verdict = Verdict::kSlower;
+      result.reason = Format("launch CI above the noise floor of +%.1f%% (one campaign on a "
+                             "side: the floor stands for campaign-to-campaign drift)", floor);
+    } else if (c.high_pct < -floor) {
+      result.verdict = Verdict::kFaster;
+      result.reason = Format("launch CI below the noise floor of -%.1f%% (one campaign on a "
+                             "side: the floor stands for campaign-to-campaign drift)", floor);
+    } else if (c.low_pct >= -floor && c.high_pct <= floor) {
+      result.verdict = Verdict::kSame;
+      result.reason = Format("launch CI within the noise floor of +-%.1f%% (one campaign on a "
+                             "side)", floor);
+    } else {
+      result.reason = Format("launch CI crosses the noise floor of +-%.1f%%: one campaign on a "
+                             "side cannot show campaign-to-campaign drift (compare several "
+                             "campaigns a side, or more replicates)", floor);
+    }
+    return result;
+  }
+  if (by_session) {
+    // The unit is the session: the geometric mean of its launch medians.
+    const auto session_means = [](const std::map<long long, std::vector<double>>& by) {
+      std::vector<double> means;
+      for (const auto& [session, logs] : by) {
+        double sum = 0;
+        for (double l : logs) sum += l;
+        means.push_back(std::exp(sum / static_cast<double>(logs.size())));
+      }
+      return means;
+    };
+    result.method = ChangeMethod::kLaunches;
+    result.change =
+        WelchLogChange(session_means(a_by_session), session_means(b_by_session), policy.confidence);
     const ChangeEstimate& c = result.change;
     const double e = policy.min_effect_pct;
     const bool excludes_zero = c.low_pct > 0 || c.high_pct < 0;

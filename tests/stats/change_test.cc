@@ -135,6 +135,47 @@ TEST(ChangeTest, BetweenLaunchDriftWithoutShiftIsNeverFasterOrSlower) {
       << one.reason;
 }
 
+TEST(ChangeTest, ReplicatesOfOneCampaignThatDriftTogetherNeedTheNoiseFloor) {
+  // bench/replicates-aa on the shared CPU: A/A campaigns of 3 replicates each, where one
+  // campaign ran in a quieter hour: its launches agree with each other and all sit 25% lower.
+  std::mt19937 rng(7);
+  const auto a = Launches(rng, 100, 3, 0.02, 0.01), b = Launches(rng, 75, 3, 0.02, 0.01);
+  const std::vector<long long> campaign_1(3, 1), campaign_3(3, 3);
+  // Launches taken as independent: a false alarm.
+  EXPECT_EQ(CompareLatency(a, b, Cpu()).verdict, Verdict::kFaster);
+  // As replicates of one campaign a side: the CI must clear the CPU floor of 35%.
+  LatencyChange c = CompareLatency(a, b, Cpu(), campaign_1, campaign_3);
+  EXPECT_EQ(c.method, ChangeMethod::kLaunches);
+  EXPECT_TRUE(c.verdict == Verdict::kSame || c.verdict == Verdict::kInconclusive) << c.reason;
+  EXPECT_NE(c.reason.find("one campaign on a side"), std::string::npos) << c.reason;
+  // A slowdown far beyond the floor is still found.
+  LatencyChange slower =
+      CompareLatency(a, Launches(rng, 200, 3, 0.02, 0.01), Cpu(), campaign_1, campaign_3);
+  EXPECT_EQ(slower.verdict, Verdict::kSlower) << slower.reason;
+}
+
+TEST(ChangeTest, SeveralCampaignsASideMakeTheCampaignTheUnit) {
+  // Two replicates in each of three campaigns a side, B 10% slower: campaign means are tested
+  // against each other with the minimum effect, as independent launches were.
+  std::mt19937 rng(8);
+  std::vector<std::vector<double>> a, b;
+  std::vector<long long> a_sessions, b_sessions;
+  for (int campaign = 0; campaign < 3; ++campaign) {
+    for (auto& launch : Launches(rng, 100, 2, 0.01, 0.01)) {
+      a.push_back(launch);
+      a_sessions.push_back(campaign);
+    }
+    for (auto& launch : Launches(rng, 110, 2, 0.01, 0.01)) {
+      b.push_back(launch);
+      b_sessions.push_back(10 + campaign);
+    }
+  }
+  LatencyChange c = CompareLatency(a, b, Gpu(), a_sessions, b_sessions);
+  EXPECT_EQ(c.verdict, Verdict::kSlower) << c.reason;
+  EXPECT_EQ(c.a_launches, 6);
+  EXPECT_NEAR(c.change.pct, 10, 2);
+}
+
 TEST(ChangeTest, AaFalseAlarmRateWithDriftStaysNearTheTestLevel) {
   // 400 A/A pairs, 3 launches per side, 5% launch-to-launch drift: a false "faster"/"slower"
   // needs a 5%-level significant result *and* a >= 2% estimate.
