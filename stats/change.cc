@@ -59,37 +59,75 @@ ChangeEstimate HodgesLehmannChange(std::vector<double> a, std::vector<double> b,
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
   const std::vector<double> la = Logs(Thin(a, kMaxPerSide)), lb = Logs(Thin(b, kMaxPerSide));
-  std::vector<double> differences;
-  differences.reserve(la.size() * lb.size());
-  for (double y : lb)
-    for (double x : la) differences.push_back(y - x);
   const double n = static_cast<double>(la.size()), m = static_cast<double>(lb.size());
-  const double total = static_cast<double>(differences.size());
+  const double total = n * m;
   // U's null distribution: mean nm/2, variance nm(n+m+1)/12. The interval runs from the
   // (k+1)-th to the (nm-k)-th smallest difference.
   const double z = NormalQuantile(0.5 + confidence / 2);
   const double k = std::floor(n * m / 2 - z * std::sqrt(n * m * (n + m + 1) / 12));
-  const auto index = [&](double rank) {  // 0-based index of a 1-based rank, clamped
-    return static_cast<std::ptrdiff_t>(std::clamp(rank, 1.0, total)) - 1;
+  const auto rank = [&](double r) {  // a 1-based rank, clamped
+    return static_cast<std::size_t>(std::clamp(r, 1.0, total));
   };
-  // The few order statistics needed, by selection rather than a full sort: the median's lower
-  // middle first; the CI's bounds then lie in the partitions on either side of it.
+  // The few order statistics needed, selected among the n x m pairwise differences without
+  // forming them all (PairwiseDifferenceSelector).
+  const PairwiseDifferenceSelector select(la, lb);
   const double h = (total - 1) / 2;
-  const auto begin = differences.begin(), end = differences.end();
-  const auto middle = begin + index(std::floor(h) + 1);
-  std::nth_element(begin, middle, end);
-  const double lower = *middle;
-  const double upper = std::ceil(h) > std::floor(h) ? *std::min_element(middle + 1, end) : lower;
-  const auto low = begin + std::min(index(k + 1), middle - begin);
-  std::nth_element(begin, low, middle + 1);
-  const auto high = begin + std::max(index(total - k), middle - begin);
-  std::nth_element(middle, high, end);
+  const double lower = select.Kth(rank(std::floor(h) + 1));
+  const double upper = std::ceil(h) > std::floor(h) ? select.Kth(rank(std::ceil(h) + 1)) : lower;
   ChangeEstimate estimate;
   // Median (type 7): between the two middle order statistics when nm is even.
   estimate.pct = ToPct(lower + (h - std::floor(h)) * (upper - lower));
-  estimate.low_pct = ToPct(*low);
-  estimate.high_pct = ToPct(*high);
+  estimate.low_pct = ToPct(std::min(select.Kth(rank(k + 1)), lower));
+  estimate.high_pct = ToPct(std::max(select.Kth(rank(total - k)), upper));
   return estimate;
+}
+
+PairwiseDifferenceSelector::PairwiseDifferenceSelector(const std::vector<double>& a,
+                                                       const std::vector<double>& b)
+    : a_(a), b_(b) {}
+
+std::size_t PairwiseDifferenceSelector::CountAtMost(double x) const {
+  // For each y = b[j], the i with y - a[i] <= x are a suffix of a; it starts later as y grows.
+  std::size_t count = 0, start = 0;
+  const std::size_t n = a_.size();
+  for (double y : b_) {
+    while (start < n && y - a_[start] > x) ++start;
+    count += n - start;
+  }
+  return count;
+}
+
+double PairwiseDifferenceSelector::Kth(std::size_t k) const {
+  // Bisect the value range until few differences lie in (lo, hi], then select among them.
+  constexpr std::size_t kFew = 256;
+  double lo = b_.front() - a_.back(), hi = b_.back() - a_.front();
+  std::size_t count_lo = CountAtMost(lo), count_hi = a_.size() * b_.size();
+  if (count_lo >= k) return lo;  // the smallest difference itself
+  while (count_hi - count_lo > kFew) {
+    const double mid = lo + (hi - lo) / 2;
+    if (!(mid > lo && mid < hi)) break;  // no double between them: equal values remain
+    const std::size_t count = CountAtMost(mid);
+    if (count >= k) {
+      hi = mid;
+      count_hi = count;
+    } else {
+      lo = mid;
+      count_lo = count;
+    }
+  }
+  // The differences in (lo, hi]: for each y, the i with lo < y - a[i] <= hi.
+  std::vector<double> between;
+  between.reserve(count_hi - count_lo);
+  std::size_t start_hi = 0, start_lo = 0;
+  const std::size_t n = a_.size();
+  for (double y : b_) {
+    while (start_hi < n && y - a_[start_hi] > hi) ++start_hi;
+    while (start_lo < n && y - a_[start_lo] > lo) ++start_lo;
+    for (std::size_t i = start_hi; i < start_lo; ++i) between.push_back(y - a_[i]);
+  }
+  const auto nth = between.begin() + static_cast<std::ptrdiff_t>(k - count_lo - 1);
+  std::nth_element(between.begin(), nth, between.end());
+  return *nth;
 }
 
 ChangeEstimate WelchLogChange(const std::vector<double>& a, const std::vector<double>& b,

@@ -23,6 +23,7 @@
 //    variation this data cannot see (a per-device default, or one learned from A/A pairs).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,22 @@ struct ChangeEstimate {
 // evenly spaced order statistics first (keeps it O(10^6)). REQUIRES: non-empty, all > 0.
 ChangeEstimate HodgesLehmannChange(std::vector<double> a, std::vector<double> b,
                                    double confidence = 0.95);
+
+// The k-th smallest (1-based) of the n x m differences b[j] - a[i] of two sorted samples,
+// without forming them all: the value range is bisected, counting the differences at most a
+// value in O(n + m) each time, until at most a few hundred lie in the bracket; those are
+// selected exactly. The result equals sorting every difference (tested). REQUIRES: a and b
+// sorted ascending, non-empty; 1 <= k <= n m. Borrows a and b.
+class PairwiseDifferenceSelector {
+ public:
+  PairwiseDifferenceSelector(const std::vector<double>& a, const std::vector<double>& b);
+  double Kth(std::size_t k) const;
+  std::size_t CountAtMost(double x) const;  // differences <= x
+
+ private:
+  const std::vector<double>& a_;
+  const std::vector<double>& b_;
+};
 
 // Welch's t interval of mean(log b) - mean(log a). REQUIRES: >= 2 values per side, all > 0.
 // Two sides with no spread at all give a zero-width interval at the estimate.

@@ -49,7 +49,8 @@ TEST(ChangeTest, HodgesLehmannSelectionMatchesAFullSort) {
   // even numbers of pairwise differences.
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> uniform(1, 3);
-  for (auto [n, m] : {std::pair{7, 9}, std::pair{8, 10}, std::pair{30, 31}, std::pair{1, 1}}) {
+  for (auto [n, m] : {std::pair{7, 9}, std::pair{8, 10}, std::pair{30, 31}, std::pair{1, 1},
+                      std::pair{200, 200}, std::pair{300, 47}}) {
     std::vector<double> a, b, differences;
     for (int i = 0; i < n; ++i) a.push_back(uniform(rng));
     for (int i = 0; i < m; ++i) b.push_back(uniform(rng) * 1.2);
@@ -68,6 +69,24 @@ TEST(ChangeTest, HodgesLehmannSelectionMatchesAFullSort) {
     EXPECT_NEAR(c.pct, std::expm1(median) * 100, 1e-9) << n << "x" << m;
     EXPECT_NEAR(c.low_pct, std::expm1(at(k + 1)) * 100, 1e-9) << n << "x" << m;
     EXPECT_NEAR(c.high_pct, std::expm1(at(total - k)) * 100, 1e-9) << n << "x" << m;
+  }
+}
+
+TEST(ChangeTest, PairwiseDifferenceSelectorGivesEveryRankOfAFullSortWithTies) {
+  std::mt19937 rng(12);
+  std::uniform_int_distribution<int> few(0, 4);  // many equal values, many equal differences
+  for (int round = 0; round < 5; ++round) {
+    std::vector<double> a, b, differences;
+    for (int i = 0; i < 40; ++i) a.push_back(few(rng) * 0.5);
+    for (int i = 0; i < 35; ++i) b.push_back(few(rng) * 0.25);
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    for (double y : b)
+      for (double x : a) differences.push_back(y - x);
+    std::sort(differences.begin(), differences.end());
+    const PairwiseDifferenceSelector select(a, b);
+    for (std::size_t k = 1; k <= differences.size(); ++k)
+      ASSERT_EQ(select.Kth(k), differences[k - 1]) << "rank " << k;
   }
 }
 
