@@ -430,7 +430,8 @@ std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options
     other = ResultsDb::Open(baseline.db, /*read_only=*/true);
     baseline_db = other.get();
   }
-  return RenderComparisonSection(CompareCampaigns(*baseline_db, baseline, db, candidate));
+  return RenderComparisonSection(CompareCampaigns(*baseline_db, baseline, db, candidate),
+                                 kReportComparisonRows);
 }
 
 }  // namespace
