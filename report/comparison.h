@@ -6,7 +6,8 @@
 // it, so `ditbench run --new` three times gives each trial three launches, and the verdict
 // uses the launch-level test (stats/change.h). Within one campaign a trial has one launch per
 // replicate (sweep field `replicates`), so `compare 4 7` of two campaigns with
-// `replicates: 3` tests 3 launch medians against 3.
+// `replicates: 3` tests 3 launch medians against 3; each launch carries its campaign as its
+// session, so that replicates of one campaign must clear the noise floor too (stats/change.h).
 //
 // Verdict thresholds per trial depend on its device kind (ThresholdsFor):
 //  * learned: when the database of side A holds at least kMinAaPairs A/A pairs on that kind
