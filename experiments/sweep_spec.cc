@@ -17,9 +17,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-const std::vector<std::string> kTopLevelKeys = {"name",    "description", "workload", "replicates",
-                                                "defaults", "matrix",     "zip",      "include",
-                                                "exclude", "where"};
+const std::vector<std::string> kTopLevelKeys = {
+    "name", "description", "workload", "replicates", "on_oom", "defaults",
+    "matrix", "zip", "include", "exclude", "where"};
 
 std::string Join(const std::vector<std::string>& words) {
   std::string out;
@@ -64,6 +64,14 @@ class SpecReader {
       spec_.defaults.workload = spec_.workload;  // part of every trial's identity
     }
     if (sections.contains("replicates")) ReadReplicates(sections["replicates"]);
+    if (sections.contains("on_oom")) {
+      const std::string policy = Text(sections["on_oom"], "on_oom");
+      if (policy == "skip_larger") spec_.skip_larger_after_oom = true;
+      else if (policy != "run")
+        Error(sections["on_oom"].Mark(), "on_oom",
+              "expected 'run' (every trial runs) or 'skip_larger' (trials at least as large as "
+              "one that ran out of memory are skipped)");
+    }
     if (sections.contains("defaults")) ReadDefaults(sections["defaults"]);
     if (sections.contains("matrix")) ReadMatrix(sections["matrix"]);
     if (sections.contains("zip")) ReadZip(sections["zip"]);

@@ -62,6 +62,9 @@ struct SweepSpec {
   // once, then each a second time, ...) so that drift hits every configuration alike. A
   // measurement-policy field: not part of any trial key.
   int replicates = 1;
+  // `on_oom: skip_larger`: trials at least as large as one that ran out of memory are skipped
+  // (experiments/oom_prediction.h). Default `run`: every trial runs.
+  bool skip_larger_after_oom = false;
   std::filesystem::path path;
   std::string text;                          // the file's text, stored with the campaign
   TrialConfig defaults;                      // built-in defaults overridden by `defaults`

@@ -1,5 +1,7 @@
 #include "runner/plan_output.h"
 
+#include "experiments/oom_prediction.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -8,6 +10,9 @@
 
 namespace ditbench {
 namespace {
+
+// Beyond this many trials plan does not compare every pair for on_oom (quadratic).
+constexpr std::size_t kMaxOomPairs = 5000;
 
 std::string Model(const TrialConfig& c) {
   std::string name = c.model;
@@ -72,6 +77,26 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                                        spec.replicates)
                          : "",
                      a.device, a.efficiency * 100);
+  // on_oom: skip_larger: how many trials could be skipped, and how much time they hold.
+  if (spec.skip_larger_after_oom && plan.trials.size() <= kMaxOomPairs) {
+    std::size_t larger = 0;
+    double larger_s = 0;
+    for (const PlannedTrial& t : plan.trials) {
+      if (t.invalid_reason || t.unsupported) continue;
+      for (const PlannedTrial& other : plan.trials) {
+        if (&other == &t || other.invalid_reason || other.unsupported) continue;
+        if (AtLeastAsLarge(t.config, other.config)) {
+          ++larger;
+          if (t.estimate) larger_s += t.estimate->trial_s * spec.replicates;
+          break;
+        }
+      }
+    }
+    out << fmt::format("on_oom: skip_larger: {} trial(s) are at least as large as another of the "
+                       "sweep ({} of the estimate): each is skipped if a trial it is at least as "
+                       "large as runs out of memory first\n",
+                       larger, Duration(larger_s));
+  }
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"
   // interval covers much less (stats/stats.h: 75% at 3, 93.75% at 5).
   std::size_t few = 0;

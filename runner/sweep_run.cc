@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "experiments/host_info.h"
+#include "experiments/oom_prediction.h"
 #include "experiments/worker_contract.h"
 #include "runner/build_info.h"
 #include "runner/coordinator_lock.h"
@@ -105,6 +106,15 @@ class SweepLoop {
           ++next;
           continue;
         }
+        // on_oom: skip_larger: a trial at least as large as one that ran out of memory is not
+        // started (only before its first launch: a trial measured already keeps its launches).
+        if (skip_larger_after_oom && queued.launch == 0) {
+          if (std::optional<std::string> after = PredictedOom(t.config, oomed)) {
+            RecordPredictedOom(t, prefix, next, *after);
+            ++next;
+            continue;
+          }
+        }
         if (failed_keys_.count(t.key)) {  // an earlier launch failed: the trial has failed
           progress_->Finished(next, 0);
           out_ << prefix << ": not run (an earlier launch of this trial failed)\n";
@@ -148,6 +158,9 @@ class SweepLoop {
 
   int ran = 0, ok = 0, failed = 0, skipped = 0;
   int replicates = 1;  // launches per trial (sweep field)
+  int predicted_oom = 0;  // trials skipped by on_oom: skip_larger
+  bool skip_larger_after_oom = false;
+  std::vector<OomTrial> oomed;  // trials that ran out of memory (this run and recorded ones)
   bool refused_busy = false;  // --require-idle: the machine stayed busy; nothing more started
   double require_idle_s = -1;
 
@@ -234,6 +247,19 @@ class SweepLoop {
     progress_->Finished(position, 0);
     ++skipped;
     out_ << prefix << ": skipped: " << *t.invalid_reason << "\n";
+  }
+
+  void RecordPredictedOom(const PlannedTrial& t, const std::string& prefix, std::size_t position,
+                          const std::string& after) {
+    TrialRecord record = BaseRecord(t);
+    record.status = TrialStatus::kSkipped;
+    record.error = "predicted OOM after " + after;
+    record.started_at = record.finished_at = UnixNow();
+    db_.RecordTrial(campaign_, record);
+    progress_->Finished(position, 0);
+    ++predicted_oom;
+    failed_keys_.insert(t.key);  // its later launches are not run either
+    out_ << prefix << ": skipped: " << record.error << " (on_oom: skip_larger)\n";
   }
 
   // A launch that could not be prepared or started: a failed launch, with the reason.
@@ -369,6 +395,7 @@ class SweepLoop {
     } else {
       ++failed;
       failed_keys_.insert(t.key);
+      if (record.status == TrialStatus::kOom) oomed.push_back({t.key, t.config});
       // Where to look: the failing rank's log, or the trial's folder.
       const int rank = finished.outcome.first_failed_rank;
       const auto where = rank >= 0 ? RankLogPath(trial.run_dir, rank) : trial.run_dir;
@@ -595,6 +622,12 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
                          : "");
   SweepLoop loop(spec, placement, *policy, *db, campaign, effects, worker, run_root, out);
   loop.replicates = spec.replicates;
+  loop.skip_larger_after_oom = spec.skip_larger_after_oom;
+  for (const PlannedTrial& t : plan.trials) {  // what ran out of memory before this run
+    auto found = statuses.find(t.key);
+    if (found != statuses.end() && found->second == TrialStatus::kOom)
+      loop.oomed.push_back({t.key, t.config});
+  }
   loop.require_idle_s = options.require_idle_s;
   try {
     loop.Run(to_run, plan.trials.size());
@@ -621,8 +654,13 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     err << "ditbench run: error: " << e.what() << "\n";
   }
   const int failed = loop.failed + kept_failed;
-  out << fmt::format("done: {} ran ({} ok), {} skipped as invalid, {} already recorded, {} failed\n",
-                     loop.ran, loop.ok, loop.skipped, kept, failed);
+  out << fmt::format("done: {} ran ({} ok), {} skipped as invalid, {}{} already recorded, {} "
+                     "failed\n",
+                     loop.ran, loop.ok, loop.skipped,
+                     loop.predicted_oom > 0
+                         ? fmt::format("{} skipped as predicted OOM, ", loop.predicted_oom)
+                         : "",
+                     kept, failed);
   return failed > 0 ? 1 : 0;
 }
 

@@ -348,6 +348,52 @@ matrix:
   EXPECT_TRUE(launcher_.started.empty());
 }
 
+constexpr const char* kOomSweep = R"(name: oom
+on_oom: skip_larger
+defaults: {model: pixart-alpha-tiny, steps: 2, warmup: 1, repeats: 3}
+matrix:
+  resolution: [256, 512]
+  ulysses: [2, 1]
+include:
+  - {model: sd3-medium-tiny, resolution: 512}
+)";
+
+TEST_F(SweepRunTest, OnOomSkipLargerSkipsTrialsAtLeastAsLargeAsOneThatRanOutOfMemory) {
+  launcher_.oom_resolution = 256;
+  EXPECT_EQ(Run(Options(kOomSweep)), 1);  // an OOM is a failure
+  // 256 px ulysses 2 runs out of memory; 256 px on one rank and both 512 px trials of the same
+  // model are at least as large; another model is never predicted.
+  EXPECT_EQ(launcher_.started.size(), 2u);
+  TrialConfig oomed;
+  oomed.model = "pixart-alpha-tiny";
+  oomed.resolution = 256;
+  oomed.steps = 2;
+  oomed.ulysses = 2;
+  EXPECT_EQ(Column("SELECT status || ': ' || COALESCE(error, '') FROM results "
+                   "WHERE model = 'pixart-alpha-tiny' ORDER BY resolution, ulysses DESC"),
+            (std::vector<std::string>{
+                "oom: " + Column("SELECT error FROM results WHERE status = 'oom'")[0],
+                "skipped: predicted OOM after " + TrialKey(oomed),
+                "skipped: predicted OOM after " + TrialKey(oomed),
+                "skipped: predicted OOM after " + TrialKey(oomed)}));
+  EXPECT_EQ(Column("SELECT status FROM results WHERE model = 'sd3-medium-tiny'")[0], "ok");
+  EXPECT_NE(out_.str().find("3 skipped as predicted OOM"), std::string::npos) << out_.str();
+
+  // Resumed: the OOM is still recorded, so the predicted trials are judged again and skipped
+  // again; nothing is launched.
+  launcher_.started.clear();
+  EXPECT_EQ(Run(Options(kOomSweep)), 1);
+  EXPECT_TRUE(launcher_.started.empty());
+}
+
+TEST_F(SweepRunTest, WithoutOnOomEveryTrialRuns) {
+  launcher_.oom_resolution = 256;
+  std::string yaml = kOomSweep;
+  yaml.replace(yaml.find("on_oom: skip_larger\n"), 20, "");
+  EXPECT_EQ(Run(Options(yaml)), 1);
+  EXPECT_EQ(launcher_.started.size(), 5u);
+}
+
 TEST_F(SweepRunTest, CtrlCWithSeveralInFlightCancelsEveryOne) {
   gpus_.gpus.assign(2, GpuInfo{"Fake GPU", ""});
   launcher_.interrupt = &interrupt_;

@@ -99,6 +99,7 @@ class FakeLauncher final : public Launcher {
   bool overlapping_devices = false;
   int cancels = 0;
   int fail_ulysses = -1;
+  int oom_resolution = -1;  // trials of this resolution run out of memory
   int launch_error_ulysses = -1;
   int throw_ulysses = -1;
   FakeInterrupt* interrupt = nullptr;
@@ -123,6 +124,12 @@ class FakeLauncher final : public Launcher {
     if (file.config.ulysses == launch_error_ulysses) {
       outcome.ranks.assign(request.world_size, RankExit{});
       outcome.launch_error = "cannot start worker: injected launch error";
+      return outcome;
+    }
+    if (file.config.resolution == oom_resolution) {
+      outcome.ranks[0].exit_code = kWorkerOutOfMemory;
+      outcome.first_failed_rank = 0;
+      std::ofstream(RankLogPath(request.run_dir, 0)) << "CUDA out of memory (injected)\n";
       return outcome;
     }
     if (file.config.ulysses == fail_ulysses) {
