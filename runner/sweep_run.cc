@@ -15,6 +15,7 @@
 #include "experiments/host_info.h"
 #include "experiments/oom_prediction.h"
 #include "experiments/worker_contract.h"
+#include "runner/budget_order.h"
 #include "runner/build_info.h"
 #include "runner/coordinator_lock.h"
 #include "runner/environment.h"
@@ -92,10 +93,12 @@ class SweepLoop {
       estimated_s.push_back(!t.invalid_reason && t.estimate ? t.estimate->trial_s : 0.0);
     }
     progress_.emplace(std::move(estimated_s), UnixNow());
+    const double began = Now();
     std::size_t next = 0;
     bool cancelled = false;
     while (true) {
-      while (next < trials.size() && !effects_.interrupt.Requested() && !refused_busy) {
+      while (next < trials.size() && !effects_.interrupt.Requested() && !refused_busy &&
+             !budget_spent) {
         const QueuedTrial& queued = trials[next];
         const PlannedTrial& t = *queued.trial;
         std::string prefix = fmt::format("[{}/{}] {} {}", queued.index + 1, total, t.key,
@@ -122,6 +125,14 @@ class SweepLoop {
           continue;
         }
         if (KeyInFlight(t.key)) break;  // wait for its other launch to end
+        if (budget_s >= 0) {  // --budget: would this launch end past it?
+          const double estimate = t.estimate ? t.estimate->trial_s : 0.0;
+          if (Now() - began + estimate > budget_s) {
+            budget_spent = true;
+            not_started = trials.size() - next;
+            break;
+          }
+        }
         auto slots = pool_.Acquire(t.config.world_size());
         if (!slots && effects_.launcher.InFlight() > 0) break;  // wait for slots to free up
         if (slots && !WaitUntilIdle()) {
@@ -159,6 +170,9 @@ class SweepLoop {
   int ran = 0, ok = 0, failed = 0, skipped = 0;
   int replicates = 1;  // launches per trial (sweep field)
   int predicted_oom = 0;  // trials skipped by on_oom: skip_larger
+  double budget_s = -1;      // --budget
+  bool budget_spent = false;  // the budget ended the run before every launch started
+  std::size_t not_started = 0;
   bool skip_larger_after_oom = false;
   std::vector<OomTrial> oomed;  // trials that ran out of memory (this run and recorded ones)
   bool refused_busy = false;  // --require-idle: the machine stayed busy; nothing more started
@@ -202,6 +216,12 @@ class SweepLoop {
     double started_at;
     std::optional<MachineHealth> health_at_start;
   };
+
+  double Now() const {
+    if (effects_.now) return effects_.now();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
 
   bool KeyInFlight(const std::string& key) const {
     for (const auto& [handle, trial] : in_flight_)
@@ -612,7 +632,16 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     for (int launch : launch_plan.launches) rounds[launch].push_back({i, &t, launch});
   }
   std::vector<QueuedTrial> to_run;
-  for (const auto& round : rounds) to_run.insert(to_run.end(), round.begin(), round.end());
+  for (const auto& round : rounds) {
+    if (options.budget_s < 0) {
+      to_run.insert(to_run.end(), round.begin(), round.end());
+      continue;
+    }
+    // --budget: baselines first, then the cheapest (runner/budget_order.h).
+    std::vector<const PlannedTrial*> trials;
+    for (const QueuedTrial& queued : round) trials.push_back(queued.trial);
+    for (std::size_t i : BudgetOrder(trials)) to_run.push_back(round[i]);
+  }
 
   out << fmt::format("campaign {} of sweep '{}': {} trials on {} {}{}\n", campaign, spec.name,
                      plan.trials.size(), placement.capacity.slots,
@@ -623,6 +652,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   SweepLoop loop(spec, placement, *policy, *db, campaign, effects, worker, run_root, out);
   loop.replicates = spec.replicates;
   loop.skip_larger_after_oom = spec.skip_larger_after_oom;
+  loop.budget_s = options.budget_s;
   for (const PlannedTrial& t : plan.trials) {  // what ran out of memory before this run
     auto found = statuses.find(t.key);
     if (found != statuses.end() && found->second == TrialStatus::kOom)
@@ -641,6 +671,12 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   if (effects.interrupt.Requested()) {
     out << "interrupted: finished trials are saved; run the same command again to resume\n";
     return 130;
+  }
+  if (loop.budget_spent) {
+    out << fmt::format("stopped: the budget of {:.0f} s is spent; {} ran ({} ok), {} launch(es) "
+                       "not started; run the same command again to resume\n",
+                       options.budget_s, loop.ran, loop.ok, loop.not_started);
+    return loop.failed + kept_failed > 0 ? 1 : 0;
   }
   if (loop.refused_busy) {
     out << fmt::format("stopped: {} ran ({} ok); the machine was busy; run the same command "

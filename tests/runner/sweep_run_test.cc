@@ -394,6 +394,42 @@ TEST_F(SweepRunTest, WithoutOnOomEveryTrialRuns) {
   EXPECT_EQ(launcher_.started.size(), 5u);
 }
 
+TEST_F(SweepRunTest, BudgetRunsBaselinesFirstAndStopsCleanlyWhenItWouldBeSpent) {
+  // A clock that advances 100 s per trial started: the budget of 250 s admits three.
+  int started_before = 0;
+  auto o = Options(R"(name: budget
+defaults: {model: pixart-alpha-tiny, resolution: 256, steps: 2, warmup: 1, repeats: 3}
+matrix:
+  ulysses: [2, 1]
+  seed: [0, 1]
+)");
+  o.budget_s = 250;
+  out_.str("");
+  err_.str("");
+  SweepEffects effects{launcher_, interrupt_, gpus_, health_};
+  effects.now = [this, &started_before] {
+    return 100.0 * static_cast<double>(launcher_.started.size() + started_before);
+  };
+  EXPECT_EQ(RunSweep(o, effects, out_, err_), 0) << err_.str();
+  ASSERT_EQ(launcher_.started.size(), 3u);
+  // The two 1-rank trials first, though the sweep lists ulysses 2 first.
+  EXPECT_EQ(launcher_.started[0].world_size, 1);
+  EXPECT_EQ(launcher_.started[1].world_size, 1);
+  EXPECT_EQ(launcher_.started[2].world_size, 2);
+  EXPECT_NE(out_.str().find("stopped: the budget of 250 s is spent; 3 ran (3 ok), 1 launch(es) "
+                            "not started"),
+            std::string::npos)
+      << out_.str();
+  EXPECT_EQ(Column("SELECT finished_at IS NULL FROM campaigns")[0], "1");  // still open
+
+  // The next run resumes with a new budget and runs what is left.
+  started_before = 3;
+  launcher_.started.clear();
+  EXPECT_EQ(RunSweep(o, effects, out_, err_), 0) << err_.str();
+  EXPECT_EQ(launcher_.started.size(), 1u);
+  EXPECT_EQ(Column("SELECT count(*) FROM results WHERE status = 'ok'")[0], "4");
+}
+
 TEST_F(SweepRunTest, CtrlCWithSeveralInFlightCancelsEveryOne) {
   gpus_.gpus.assign(2, GpuInfo{"Fake GPU", ""});
   launcher_.interrupt = &interrupt_;
