@@ -19,4 +19,28 @@ std::vector<std::size_t> BudgetOrder(const std::vector<const PlannedTrial*>& tri
   return order;
 }
 
+BudgetFit FitBudget(const SweepPlan& plan, int replicates, double budget_s) {
+  std::vector<const PlannedTrial*> runnable;
+  for (const PlannedTrial& t : plan.trials)
+    if (!t.invalid_reason) runnable.push_back(&t);
+  const std::vector<std::size_t> order = BudgetOrder(runnable);
+  BudgetFit fit;
+  bool spent = false;
+  for (int round = 0; round < std::max(replicates, 1); ++round) {
+    for (std::size_t i : order) {
+      const double s = runnable[i]->estimate ? runnable[i]->estimate->trial_s : 0.0;
+      ++fit.launches;
+      fit.seconds += s;
+      // As `run` does: a launch starts while the time spent plus its estimate fits.
+      if (!spent && fit.fit_seconds + s <= budget_s) {
+        ++fit.fit;
+        fit.fit_seconds += s;
+      } else {
+        spent = true;
+      }
+    }
+  }
+  return fit;
+}
+
 }  // namespace ditbench

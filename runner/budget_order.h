@@ -16,4 +16,13 @@ namespace ditbench {
 // A permutation of 0..trials.size()-1: the order above.
 std::vector<std::size_t> BudgetOrder(const std::vector<const PlannedTrial*>& trials);
 
+// What `plan --budget` says: of the launches the plan would run (valid trials x replicates,
+// round by round in BudgetOrder), how many start before the budget is spent by the plan's
+// estimates, and the estimated seconds of those and of all.
+struct BudgetFit {
+  std::size_t launches = 0, fit = 0;
+  double seconds = 0, fit_seconds = 0;
+};
+BudgetFit FitBudget(const SweepPlan& plan, int replicates, double budget_s);
+
 }  // namespace ditbench

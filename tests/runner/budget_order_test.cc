@@ -29,5 +29,17 @@ TEST(BudgetOrderTest, TrialsWithoutAnEstimateCountAsFree) {
   EXPECT_THAT(BudgetOrder({&costly, &unknown}), ::testing::ElementsAre(1, 0));
 }
 
+TEST(BudgetOrderTest, FitCountsLaunchesRoundByRoundUntilTheBudgetIsSpent) {
+  SweepPlan plan;
+  plan.trials = {Trial(2, 30), Trial(1, 10)};
+  plan.trials.push_back(Trial(4, 5));
+  plan.trials.back().invalid_reason = "too many ranks";  // never runs
+  const BudgetFit fit = FitBudget(plan, 2, 55);
+  EXPECT_EQ(fit.launches, 4u);  // 2 valid trials x 2 replicates
+  EXPECT_EQ(fit.fit, 3u);       // 10 + 30 + 10 <= 55, the next 30 is not
+  EXPECT_DOUBLE_EQ(fit.fit_seconds, 50);
+  EXPECT_DOUBLE_EQ(fit.seconds, 80);
+}
+
 }  // namespace
 }  // namespace ditbench
