@@ -18,7 +18,7 @@ namespace {
 using Json = nlohmann::json;
 
 const std::vector<std::string> kTopLevelKeys = {
-    "name", "description", "workload", "replicates", "on_oom", "defaults",
+    "name", "description", "workload", "replicates", "on_oom", "search", "defaults",
     "matrix", "zip", "include", "exclude", "where"};
 
 std::string Join(const std::vector<std::string>& words) {
@@ -72,6 +72,11 @@ class SpecReader {
               "expected 'run' (every trial runs) or 'skip_larger' (trials at least as large as "
               "one that ran out of memory are skipped)");
     }
+    if (sections.contains("search")) ReadSearch(sections["search"]);
+    if (spec_.halving_keep > 0 && spec_.replicates > 1)
+      Error(sections["search"].Mark(), "search",
+            "a halving search measures each round as a launch of its own: leave out "
+            "'replicates' (or use it without a search)");
     if (sections.contains("defaults")) ReadDefaults(sections["defaults"]);
     if (sections.contains("matrix")) ReadMatrix(sections["matrix"]);
     if (sections.contains("zip")) ReadZip(sections["zip"]);
@@ -177,6 +182,29 @@ class SpecReader {
       return;
     }
     spec_.replicates = static_cast<int>(value.get<std::int64_t>());
+  }
+
+  // `search: {strategy: halving, keep: F}` with 0 < F < 1.
+  void ReadSearch(const YAML::Node& node) {
+    const std::string expected =
+        "expected {strategy: halving, keep: F} with 0 < F < 1 (the fraction of each group "
+        "re-measured in the next round)";
+    Json value;
+    try {
+      value = converter_.Convert(node);
+    } catch (const std::exception&) {
+    }
+    if (!value.is_object() || value.value("strategy", Json()) != "halving" ||
+        !value.contains("keep") || !value["keep"].is_number() || value.size() != 2) {
+      Error(node.Mark(), "search", expected);
+      return;
+    }
+    const double keep = value["keep"].get<double>();
+    if (!(keep > 0 && keep < 1)) {
+      Error(node.Mark(), "search", expected);
+      return;
+    }
+    spec_.halving_keep = keep;
   }
 
   Json ScalarJson(const YAML::Node& node) {

@@ -65,6 +65,8 @@ struct SweepSpec {
   // `on_oom: skip_larger`: trials at least as large as one that ran out of memory are skipped
   // (experiments/oom_prediction.h). Default `run`: every trial runs.
   bool skip_larger_after_oom = false;
+  // `search: {strategy: halving, keep: 0.25}` (runner/halving.h): 0 when there is no search.
+  double halving_keep = 0;
   std::filesystem::path path;
   std::string text;                          // the file's text, stored with the campaign
   TrialConfig defaults;                      // built-in defaults overridden by `defaults`

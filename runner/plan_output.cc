@@ -1,6 +1,9 @@
 #include "runner/plan_output.h"
 
+#include <map>
+
 #include "experiments/oom_prediction.h"
+#include "runner/halving.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -96,6 +99,27 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                        "sweep ({} of the estimate): each is skipped if a trial it is at least as "
                        "large as runs out of memory first\n",
                        larger, Duration(larger_s));
+  }
+  // search: halving: how many launches at most, against every trial measured fully.
+  if (spec.halving_keep > 0) {
+    std::map<std::string, std::int64_t> groups;
+    double full_s = 0;
+    for (const PlannedTrial& t : plan.trials) {
+      if (t.invalid_reason || t.unsupported) continue;
+      ++groups[HalvingGroup(t.config)];
+      if (t.estimate) full_s += t.estimate->trial_s;
+    }
+    std::vector<std::int64_t> sizes;
+    std::int64_t trials = 0;
+    for (const auto& [group, n] : groups) {
+      sizes.push_back(n);
+      trials += n;
+    }
+    out << fmt::format("search: halving, keep {:.0f}%: {} trial(s) screened with repeats.min, "
+                       "then at most {} re-measurement launch(es) of the fastest in {} group(s), "
+                       "instead of measuring all {} to the target CI ({} estimated for that)\n",
+                       spec.halving_keep * 100, trials, HalvingLaunches(sizes, spec.halving_keep) - trials,
+                       groups.size(), trials, Duration(full_s));
   }
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"
   // interval covers much less (stats/stats.h: 75% at 3, 93.75% at 5).

@@ -17,6 +17,7 @@
 #include "experiments/worker_contract.h"
 #include "runner/budget_order.h"
 #include "runner/build_info.h"
+#include "runner/halving.h"
 #include "runner/coordinator_lock.h"
 #include "runner/environment.h"
 #include "runner/ingest.h"
@@ -58,6 +59,7 @@ struct QueuedTrial {
   std::size_t index;
   const PlannedTrial* trial;
   int launch = 0;
+  bool screening = false;  // halving search, round 0: repeats.min iterations only
 };
 
 // The run folder of one launch: <root>/<campaign>/<key>/ for the first launch (as before
@@ -104,6 +106,7 @@ class SweepLoop {
         std::string prefix = fmt::format("[{}/{}] {} {}", queued.index + 1, total, t.key,
                                          Axes(t.config));
         if (replicates > 1) prefix += fmt::format(" launch {}/{}", queued.launch + 1, replicates);
+        if (halving) prefix += fmt::format(" round {}", queued.launch);
         if (t.invalid_reason) {
           RecordSkipped(t, prefix, next);
           ++next;
@@ -170,6 +173,7 @@ class SweepLoop {
   int ran = 0, ok = 0, failed = 0, skipped = 0;
   int replicates = 1;  // launches per trial (sweep field)
   int predicted_oom = 0;  // trials skipped by on_oom: skip_larger
+  bool halving = false;   // search: halving (launch index = round)
   double budget_s = -1;      // --budget
   bool budget_spent = false;  // the budget ended the run before every launch started
   std::size_t not_started = 0;
@@ -244,7 +248,7 @@ class SweepLoop {
   TrialOutcome RecordLaunch(const TrialRecord& record) {
     std::vector<LaunchMeasurement> launches;
     for (LaunchMeasurement& stored : db_.Launches(campaign_, record.trial_key, record.launch))
-      if (stored.launch < replicates) launches.push_back(std::move(stored));
+      if (stored.launch < replicates || halving) launches.push_back(std::move(stored));
     LaunchMeasurement latest;
     latest.launch = record.launch;
     latest.status = record.status;
@@ -307,7 +311,12 @@ class SweepLoop {
     try {
       std::filesystem::remove_all(run_dir);
       std::filesystem::create_directories(run_dir);
-      TrialFile file{t.key, spec_.name, t.config, placement_.capacity.on_gpu ? "cuda" : "cpu"};
+      TrialConfig config = t.config;
+      if (queued.screening) {  // a screening round: the fewest iterations the sweep allows
+        config.repeats.max = config.repeats.min;
+        config.repeats.target_rel_ci = 0;
+      }
+      TrialFile file{t.key, spec_.name, config, placement_.capacity.on_gpu ? "cuda" : "cpu"};
       WriteFileAtomically(run_dir / "trial.json", ToJson(file).dump(2));
     } catch (const std::exception& e) {
       pool_.Release(slots);
@@ -491,6 +500,70 @@ void WriteDryRun(const RunOptions& options, const SweepSpec& spec, const SweepPl
   out << resume_line;
 }
 
+// `search: halving`: round r is launch r of each trial still in the race. Each round is
+// derived from what the database holds (launch r ok: kept), so a resumed search goes on where
+// it stopped.
+void RunHalving(const SweepSpec& spec, const SweepPlan& plan, ResultsDb& db,
+                std::int64_t campaign, const std::string& rerun, const std::set<std::string>& live,
+                SweepLoop& loop, const SweepEffects& effects, std::ostream& out) {
+  std::vector<std::size_t> candidates;
+  for (std::size_t i = 0; i < plan.trials.size(); ++i)
+    if (!live.count(plan.trials[i].key)) candidates.push_back(i);
+  for (int round = 0;; ++round) {
+    const auto statuses = db.TrialStatuses(campaign);
+    const auto launch_statuses = db.LaunchStatuses(campaign);
+    std::vector<QueuedTrial> queue;
+    for (std::size_t i : candidates) {
+      const PlannedTrial& t = plan.trials[i];
+      auto trial_status = statuses.find(t.key);
+      const std::optional<TrialStatus> recorded =
+          trial_status == statuses.end() ? std::nullopt : std::optional(trial_status->second);
+      if (t.invalid_reason) {
+        if (round == 0 && JudgeResume(t, recorded, rerun).run) queue.push_back({i, &t, 0});
+        continue;
+      }
+      std::optional<TrialStatus> launch;
+      if (auto found = launch_statuses.find(t.key); found != launch_statuses.end())
+        if (auto l = found->second.find(round); l != found->second.end()) launch = l->second;
+      if (launch == TrialStatus::kOk && rerun != "all") continue;
+      if (launch && IsFailure(*launch) && rerun.empty()) continue;
+      if (round > 0 && recorded && IsFailure(*recorded) && rerun.empty()) continue;
+      queue.push_back({i, &t, round, round == 0});
+    }
+    if (!queue.empty()) loop.Run(queue, plan.trials.size());
+    if (effects.interrupt.Requested() || loop.refused_busy || loop.budget_spent) return;
+    // Who goes on: the fastest fraction of each group among the trials ok in this round.
+    const auto now_launches = db.LaunchStatuses(campaign);
+    std::map<std::string, double> latency;
+    for (const ResultRow& row : db.Results({campaign}))
+      // Its summary over its ok launches, also while a later launch is interrupted.
+      if (row.latency_ms) latency[row.trial_key] = *row.latency_ms;
+    std::vector<HalvingEntry> entries;
+    for (std::size_t i : candidates) {
+      const PlannedTrial& t = plan.trials[i];
+      auto found = now_launches.find(t.key);
+      if (t.invalid_reason || !latency.count(t.key) || found == now_launches.end()) continue;
+      auto l = found->second.find(round);
+      if (l == found->second.end() || l->second != TrialStatus::kOk) continue;
+      entries.push_back({HalvingGroup(t.config), t.key, latency.at(t.key)});
+    }
+    const std::vector<std::string> survivors = HalvingSurvivors(entries, spec.halving_keep);
+    if (survivors.empty()) {
+      out << fmt::format("halving search: done after round {} (one trial left in every group)\n",
+                         round);
+      return;
+    }
+    const std::set<std::string> going_on(survivors.begin(), survivors.end());
+    std::vector<std::size_t> next;
+    for (std::size_t i : candidates)
+      if (going_on.count(plan.trials[i].key)) next.push_back(i);
+    out << fmt::format("halving search: round {} done; {} of {} trial(s) go on to round {} "
+                       "(the fastest {:.0f}% of each group, re-measured to the target CI)\n",
+                       round, next.size(), entries.size(), round + 1, spec.halving_keep * 100);
+    candidates = std::move(next);
+  }
+}
+
 }  // namespace
 
 int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostream& out,
@@ -650,6 +723,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
                          ? fmt::format(", {} launches each, interleaved", spec.replicates)
                          : "");
   SweepLoop loop(spec, placement, *policy, *db, campaign, effects, worker, run_root, out);
+  loop.halving = spec.halving_keep > 0;
   loop.replicates = spec.replicates;
   loop.skip_larger_after_oom = spec.skip_larger_after_oom;
   loop.budget_s = options.budget_s;
@@ -660,7 +734,11 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   }
   loop.require_idle_s = options.require_idle_s;
   try {
-    loop.Run(to_run, plan.trials.size());
+    if (spec.halving_keep > 0) {
+      RunHalving(spec, plan, *db, campaign, options.rerun, live, loop, effects, out);
+    } else {
+      loop.Run(to_run, plan.trials.size());
+    }
   } catch (const std::exception& e) {
     // Storage or filesystem trouble: stop every trial in flight and say so; results already
     // committed are safe.

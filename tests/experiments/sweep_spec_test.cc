@@ -93,6 +93,27 @@ TEST(SweepSpecTest, ReplicatesIsASweepFieldOutsideEveryTrialKey) {
   EXPECT_NE(typo.errors[0].ToString().find("did you mean 'replicates'?"), std::string::npos);
 }
 
+TEST(SweepSpecTest, SearchAndOnOomAreCheckedSweepFields) {
+  const std::string base = "name: r\n";
+  ParseResult ok = ParseSweep(base + "search: {strategy: halving, keep: 0.25}\non_oom: skip_larger\n",
+                              "r.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.errors[0].ToString();
+  EXPECT_DOUBLE_EQ(ok.spec.halving_keep, 0.25);
+  EXPECT_TRUE(ok.spec.skip_larger_after_oom);
+  for (const char* bad : {"search: {strategy: random, keep: 0.25}\n",
+                          "search: {strategy: halving, keep: 1}\n",
+                          "search: {strategy: halving}\n", "search: halving\n",
+                          "on_oom: skip\n"}) {
+    ParseResult r = ParseSweep(base + bad, "r.yaml");
+    ASSERT_EQ(r.errors.size(), 1u) << bad;
+    EXPECT_EQ(r.errors[0].line, 2) << r.errors[0].ToString();
+  }
+  ParseResult both =
+      ParseSweep(base + "replicates: 3\nsearch: {strategy: halving, keep: 0.5}\n", "r.yaml");
+  ASSERT_EQ(both.errors.size(), 1u);
+  EXPECT_NE(both.errors[0].message.find("leave out 'replicates'"), std::string::npos);
+}
+
 TEST(SweepSpecTest, MisspelledKeyIsLocatedWithSuggestion) {
   ParseResult r = ParseSweep("name: x\nmatrix:\n  resolutoin: [256]\n", "bad.yaml");
   ASSERT_EQ(r.errors.size(), 1u);

@@ -1,4 +1,5 @@
 #include "runner/budget_order.h"
+#include "runner/halving.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -39,6 +40,22 @@ TEST(BudgetOrderTest, FitCountsLaunchesRoundByRoundUntilTheBudgetIsSpent) {
   EXPECT_EQ(fit.fit, 3u);       // 10 + 30 + 10 <= 55, the next 30 is not
   EXPECT_DOUBLE_EQ(fit.fit_seconds, 50);
   EXPECT_DOUBLE_EQ(fit.seconds, 80);
+}
+
+TEST(HalvingTest, TheFastestFractionOfEachGroupGoesOn) {
+  const std::vector<HalvingEntry> entries = {{"a", "a1", 30}, {"a", "a2", 10}, {"a", "a3", 20},
+                                             {"a", "a4", 40}, {"a", "a5", 50}, {"b", "b1", 5},
+                                             {"c", "c1", 7}, {"c", "c2", 6}};
+  // a: ceil(0.25 x 5) = 2 fastest; b alone has its winner; c: 1 of 2.
+  EXPECT_THAT(HalvingSurvivors(entries, 0.25), ::testing::ElementsAre("a2", "a3", "c2"));
+  EXPECT_TRUE(HalvingSurvivors({{"a", "a1", 1}}, 0.5).empty());
+}
+
+TEST(HalvingTest, LaunchesCountScreeningAndEveryRound) {
+  // 8 trials at keep 0.25: 8 screened, 2 re-measured, then 1: 11 launches; a group of 1: 1.
+  EXPECT_EQ(HalvingLaunches({8}, 0.25), 11);
+  EXPECT_EQ(HalvingLaunches({1}, 0.25), 1);
+  EXPECT_EQ(HalvingLaunches({8, 2}, 0.5), 8 + 4 + 2 + 1 + 2 + 1);
 }
 
 }  // namespace

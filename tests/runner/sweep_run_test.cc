@@ -430,6 +430,62 @@ matrix:
   EXPECT_EQ(Column("SELECT count(*) FROM results WHERE status = 'ok'")[0], "4");
 }
 
+constexpr const char* kHalving = R"(name: halving
+search: {strategy: halving, keep: 0.25}
+defaults: {model: pixart-alpha-tiny, resolution: 256, steps: 2, warmup: 1,
+           repeats: {min: 3, max: 6}}
+matrix:
+  seed: [5, 1, 7, 0, 3, 2, 6, 4]
+)";
+
+TEST_F(SweepRunTest, HalvingScreensEveryTrialThenReMeasuresTheFastestRoundByRound) {
+  launcher_.ms_per_seed = 1;  // seed 0 is the fastest, seed 7 the slowest
+  EXPECT_EQ(Run(Options(kHalving)), 0) << err_.str();
+  // Round 0: 8 screening launches (repeats.min only); round 1: the fastest 2 (seeds 0, 1);
+  // round 2: the fastest of those (seed 0); then one is left.
+  ASSERT_EQ(launcher_.started.size(), 11u);
+  for (int i = 0; i < 8; ++i) {
+    const TrialFile f = ReadTrialFile(launcher_.started[i].run_dir / "trial.json");
+    EXPECT_EQ(f.config.repeats.max, 3) << i;
+  }
+  // Round 1 in sweep order (seed 1 is listed before seed 0), with the full repeats policy.
+  const TrialFile round1 = ReadTrialFile(launcher_.started[8].run_dir / "trial.json");
+  EXPECT_EQ(round1.config.repeats.max, 6);
+  EXPECT_EQ(round1.config.seed, 1);
+  EXPECT_EQ(ReadTrialFile(launcher_.started[9].run_dir / "trial.json").config.seed, 0);
+  EXPECT_EQ(ReadTrialFile(launcher_.started[10].run_dir / "trial.json").config.seed, 0);
+  EXPECT_EQ(Column("SELECT group_concat(n, ',') FROM (SELECT count(*) AS n FROM launches l "
+                   "JOIN trials t ON t.id = l.trial_id GROUP BY t.id "
+                   "ORDER BY json_extract(t.config_json, '$.seed'))")[0],
+            "3,2,1,1,1,1,1,1");
+  EXPECT_NE(out_.str().find("halving search: done after round 2"), std::string::npos)
+      << out_.str();
+
+  // Resumed: every round is recorded; nothing runs again.
+  launcher_.started.clear();
+  EXPECT_EQ(Run(Options(kHalving)), 0);
+  EXPECT_TRUE(launcher_.started.empty());
+}
+
+TEST_F(SweepRunTest, HalvingInterruptedMidRoundResumesThatRound) {
+  launcher_.ms_per_seed = 1;
+  launcher_.interrupt = &interrupt_;
+  launcher_.interrupt_at_start = 9;  // Ctrl-C during round 1's first launch
+  auto o = Options(kHalving);
+  EXPECT_EQ(Run(o), 130);
+  interrupt_.requested = false;
+  launcher_.interrupt = nullptr;
+  launcher_.started.clear();
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  // Round 1 again (both of its launches: the interrupted one and the one never started), then
+  // round 2; no screening launch again.
+  ASSERT_EQ(launcher_.started.size(), 3u);
+  EXPECT_EQ(ReadTrialFile(launcher_.started[0].run_dir / "trial.json").config.seed, 1);
+  EXPECT_EQ(ReadTrialFile(launcher_.started[1].run_dir / "trial.json").config.seed, 0);
+  EXPECT_EQ(ReadTrialFile(launcher_.started[2].run_dir / "trial.json").config.seed, 0);
+  EXPECT_EQ(Column("SELECT count(*) FROM launches WHERE status != 'ok'")[0], "0");
+}
+
 TEST_F(SweepRunTest, CtrlCWithSeveralInFlightCancelsEveryOne) {
   gpus_.gpus.assign(2, GpuInfo{"Fake GPU", ""});
   launcher_.interrupt = &interrupt_;
