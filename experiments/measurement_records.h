@@ -53,6 +53,10 @@ struct TrialMetrics {
   // A program's own numbers (the `command` workload's ditbench_result.metric): rank 0's value
   // of each name, or the first rank's that reported it.
   std::map<std::string, double> extra;
+  // Replicates (experiments/launch_summary.h): how many ok launches these metrics summarise,
+  // and the coefficient of variation of their medians (unset for one launch).
+  int launches = 1;
+  std::optional<double> launch_cov;
 };
 
 }  // namespace ditbench

@@ -18,9 +18,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-const std::vector<std::string> kTopLevelKeys = {"name",    "description", "workload", "command",
-                                                "defaults", "matrix",     "zip",      "include",
-                                                "exclude", "where"};
+const std::vector<std::string> kTopLevelKeys = {
+    "name",   "description", "workload", "command", "replicates", "on_oom", "search",
+    "defaults", "matrix",    "zip",      "include", "exclude",    "where"};
 
 std::string Join(const std::vector<std::string>& words) {
   std::string out;
@@ -82,6 +82,20 @@ class SpecReader {
       Error(root.Mark(), "command",
             "missing required key 'command' for workload 'command' (the program and its "
             "arguments, e.g. [python3, bench.py, --steps, \"{steps}\"])");
+    if (sections.contains("replicates")) ReadReplicates(sections["replicates"]);
+    if (sections.contains("on_oom")) {
+      const std::string policy = Text(sections["on_oom"], "on_oom");
+      if (policy == "skip_larger") spec_.skip_larger_after_oom = true;
+      else if (policy != "run")
+        Error(sections["on_oom"].Mark(), "on_oom",
+              "expected 'run' (every trial runs) or 'skip_larger' (trials at least as large as "
+              "one that ran out of memory are skipped)");
+    }
+    if (sections.contains("search")) ReadSearch(sections["search"]);
+    if (spec_.halving_keep > 0 && spec_.replicates > 1)
+      Error(sections["search"].Mark(), "search",
+            "a halving search measures each round as a launch of its own: leave out "
+            "'replicates' (or use it without a search)");
     if (sections.contains("defaults")) ReadDefaults(sections["defaults"]);
     if (sections.contains("matrix")) ReadMatrix(sections["matrix"]);
     if (sections.contains("zip")) ReadZip(sections["zip"]);
@@ -267,6 +281,50 @@ class SpecReader {
         }
         errors_.push_back({file_, arg.line, arg.column, arg.key, message});
       }
+    }
+  }
+
+  // `replicates: N`: launches per trial (measurement policy, outside the trial key).
+  void ReadReplicates(const YAML::Node& node) {
+    const Json value = node.IsScalar() ? ScalarJson(node) : Json();
+    if (!value.is_number_integer() || value.get<std::int64_t>() < 1 ||
+        value.get<std::int64_t>() > kMaxReplicates) {
+      Error(node.Mark(), "replicates",
+            fmt::format("expected an integer from 1 to {} (separate launches of every trial)",
+                        kMaxReplicates));
+      return;
+    }
+    spec_.replicates = static_cast<int>(value.get<std::int64_t>());
+  }
+
+  // `search: {strategy: halving, keep: F}` with 0 < F < 1.
+  void ReadSearch(const YAML::Node& node) {
+    const std::string expected =
+        "expected {strategy: halving, keep: F} with 0 < F < 1 (the fraction of each group "
+        "re-measured in the next round)";
+    Json value;
+    try {
+      value = converter_.Convert(node);
+    } catch (const std::exception&) {
+    }
+    if (!value.is_object() || value.value("strategy", Json()) != "halving" ||
+        !value.contains("keep") || !value["keep"].is_number() || value.size() != 2) {
+      Error(node.Mark(), "search", expected);
+      return;
+    }
+    const double keep = value["keep"].get<double>();
+    if (!(keep > 0 && keep < 1)) {
+      Error(node.Mark(), "search", expected);
+      return;
+    }
+    spec_.halving_keep = keep;
+  }
+
+  Json ScalarJson(const YAML::Node& node) {
+    try {
+      return converter_.Convert(node);
+    } catch (const std::exception&) {
+      return Json();
     }
   }
 

@@ -61,6 +61,15 @@ struct SweepSpec {
   // workload "command": the argument templates (also in defaults.command), each with where it
   // was written (line, column), for diagnostics.
   std::vector<Setting> command;
+  // Separate process launches of every trial, interleaved across the campaign (all trials
+  // once, then each a second time, ...) so that drift hits every configuration alike. A
+  // measurement-policy field: not part of any trial key.
+  int replicates = 1;
+  // `on_oom: skip_larger`: trials at least as large as one that ran out of memory are skipped
+  // (experiments/oom_prediction.h). Default `run`: every trial runs.
+  bool skip_larger_after_oom = false;
+  // `search: {strategy: halving, keep: 0.25}` (runner/halving.h): 0 when there is no search.
+  double halving_keep = 0;
   std::filesystem::path path;
   std::string text;                          // the file's text, stored with the campaign
   TrialConfig defaults;                      // built-in defaults overridden by `defaults`
@@ -81,6 +90,9 @@ struct ParseResult {
 ParseResult ParseSweep(const std::string& text, const std::filesystem::path& path);
 // Reads and parses the file at `path`; an unreadable file is a diagnostic, not an exception.
 ParseResult ParseSweepFile(const std::filesystem::path& path);
+
+// The most launches per trial `replicates` may ask for.
+inline constexpr int kMaxReplicates = 1000;
 
 // The most trials one sweep may expand to; a larger product is a spec error.
 inline constexpr std::size_t kMaxTrials = 1'000'000;

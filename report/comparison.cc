@@ -111,6 +111,7 @@ std::vector<CampaignInfo> FindCampaigns(ResultsDb& db, const CampaignSet& set) {
 struct SideTrial {
   std::vector<const ResultRow*> rows;
   std::vector<std::vector<double>> launches;  // ok rows only
+  std::vector<long long> sessions;            // the campaign of each launch
   std::string failure;                        // first non-ok status, with its campaign
 };
 
@@ -118,15 +119,20 @@ std::map<std::string, SideTrial> LoadSide(ResultsDb& db, const CampaignSet& set,
                                           const std::vector<ResultRow>& rows) {
   std::map<std::string, SideTrial> trials;
   for (std::int64_t campaign : set.campaigns) {
-    std::map<std::string, std::vector<Sample>> samples = db.TimedSamples(campaign,
-                                                                         kIterationStage);
+    const std::map<std::string, std::vector<std::vector<double>>> series =
+        db.SlowestSeriesByLaunch(campaign, kIterationStage);
     for (const ResultRow& row : rows) {
       if (row.campaign != campaign) continue;
       SideTrial& trial = trials[row.trial_key];
       trial.rows.push_back(&row);
       if (row.status == "ok") {
-        auto it = samples.find(row.trial_key);
-        if (it != samples.end()) trial.launches.push_back(SlowestSeries(it->second));
+        // Every replicate of the campaign is a launch of its own.
+        auto it = series.find(row.trial_key);
+        if (it != series.end())
+          for (const std::vector<double>& launch : it->second) {
+            trial.launches.push_back(launch);
+            trial.sessions.push_back(campaign);  // replicates of a campaign share its session
+          }
       } else if (trial.failure.empty()) {
         trial.failure = set.campaigns.size() > 1
                             ? fmt::format("{} (in campaign {})", row.status, campaign)
@@ -303,7 +309,7 @@ Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_
     }
     const std::string device = bt.rows.front()->device;
     const Thresholds& t = IsGpu(device) ? gpu : cpu;
-    ComparedTrial trial{key, label, device, CompareLatency(at.launches, bt.launches, t.policy),
+    ComparedTrial trial{key, label, device, CompareLatency(at.launches, bt.launches, t.policy, at.sessions, bt.sessions),
                         fmt::format("{} (noise floor {:.1f}%, minimum effect {:.1f}%)", t.source,
                                     t.policy.noise_floor_pct, t.policy.min_effect_pct)};
     comparison.trials.push_back(std::move(trial));

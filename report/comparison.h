@@ -4,8 +4,10 @@
 // A side is one campaign, or several campaigns of the same sweep in one database
 // ("3", "1,2,3", "a.db:3", "a.db:1,2,3"). Each campaign's run of a trial is one *launch* of
 // it, so `ditbench run --new` three times gives each trial three launches, and the verdict
-// uses the launch-level test (stats/change.h). Within one campaign a trial has one launch
-// (the sweep field `replicates` is not built yet).
+// uses the launch-level test (stats/change.h). Within one campaign a trial has one launch per
+// replicate (sweep field `replicates`), so `compare 4 7` of two campaigns with
+// `replicates: 3` tests 3 launch medians against 3; each launch carries its campaign as its
+// session, so that replicates of one campaign must clear the noise floor too (stats/change.h).
 //
 // Verdict thresholds per trial depend on its device kind (ThresholdsFor):
 //  * learned: when the database of side A holds at least kMinAaPairs A/A pairs on that kind

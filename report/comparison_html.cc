@@ -43,7 +43,7 @@ std::string CiBar(const ChangeEstimate& c, double range) {
 
 }  // namespace
 
-std::string RenderComparisonSection(const Comparison& comparison) {
+std::string RenderComparisonSection(const Comparison& comparison, std::size_t max_rows) {
   std::string html = fmt::format(
       "<h2 id=\"comparison\">Comparison: campaign {} (baseline) vs {}</h2>\n",
       HtmlEscape(SideIds(comparison.a)), HtmlEscape(SideIds(comparison.b)));
@@ -78,7 +78,20 @@ std::string RenderComparisonSection(const Comparison& comparison) {
         "<th>95% CI</th><th>CI on &plusmn;{:.0f}%</th><th>baseline ms</th><th>candidate ms</th>"
         "<th>launches</th><th>configuration</th><th>trial</th><th>why</th></tr>\n",
         range);
-    for (const ComparedTrial& t : comparison.trials) {
+    // The rows shown: every trial, or the first max_rows, verdicts other than `same` first.
+    std::vector<const ComparedTrial*> shown;
+    for (const ComparedTrial& t : comparison.trials)
+      if (t.change.verdict != Verdict::kSame) shown.push_back(&t);
+    for (const ComparedTrial& t : comparison.trials)
+      if (t.change.verdict == Verdict::kSame) shown.push_back(&t);
+    if (max_rows == 0 || shown.size() <= max_rows) {
+      shown.clear();
+      for (const ComparedTrial& t : comparison.trials) shown.push_back(&t);
+    } else {
+      shown.resize(max_rows);
+    }
+    for (const ComparedTrial* shown_trial : shown) {
+      const ComparedTrial& t = *shown_trial;
       const LatencyChange& c = t.change;
       html += fmt::format(
           "<tr><td class=\"verdict-{0}\">{0}</td><td class=\"num\">{1:+.1f}%</td>"
@@ -91,6 +104,13 @@ std::string RenderComparisonSection(const Comparison& comparison) {
           HtmlEscape(t.thresholds));
     }
     html += "</table></div>\n";
+    if (shown.size() < comparison.trials.size()) {
+      html += fmt::format(
+          "<p class=\"note\">{} more matched trials not listed (the first {} are those not "
+          "`same`, by change); <code>ditbench compare {} {}</code> lists every one.</p>\n",
+          comparison.trials.size() - shown.size(), shown.size(),
+          HtmlEscape(comparison.a.text), HtmlEscape(comparison.b.text));
+    }
   }
   if (!comparison.unmatched.empty()) {
     html += fmt::format("<details><summary>{} unmatched trials</summary><ul>\n",

@@ -17,6 +17,7 @@
 #include "report/comparison.h"
 #include "report/comparison_html.h"
 #include "report/group_charts.h"
+#include "report/seed_folding.h"
 #include "report/stage_breakdown.h"
 #include "stats/stats.h"
 #include "storage/results_db.h"
@@ -175,7 +176,11 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
   html += fmt::format(
       "<h1>ditbench report: {}</h1>\n<p class=\"note\">Generated {} by ditbench. Latencies "
       "are medians of the slowest rank per iteration; CI is the 95% confidence interval of "
-      "the median (its exact coverage is shown where fewer iterations make it smaller).</p>\n",
+      "the median (its exact coverage is shown where fewer iterations make it smaller). "
+      "It is within one launch (the iterations of one process: a second launch may land "
+      "outside it) unless marked <em>N launches</em>: then the latency is the median of N "
+      "launch medians and the CI covers launch-to-launch variation too (sweep field "
+      "<code>replicates</code>).</p>\n",
       sweep_list.empty() ? "no campaigns" : sweep_list,
       IsoTime(std::chrono::duration<double>(now.time_since_epoch()).count()));
   html += "<h2>Campaigns</h2>\n<div class=\"scroll\"><table><tr><th>campaign</th><th>sweep</th>"
@@ -307,7 +312,10 @@ void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaign
 
 // One group: its chart (when it has measured trials) and its table, ranked by latency.
 void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
-                 std::vector<Row>& group) {
+                 std::vector<Row>& unfolded) {
+  // Trials that differ only in seed are one row: the page stays readable (and small) at
+  // thousands of seeds, and seeds are not ranked against each other.
+  std::vector<Row> group = FoldSeeds(unfolded);
   std::stable_sort(group.begin(), group.end(), [](const Row& a, const Row& b) {
     if (a.measured() != b.measured()) return a.measured();
     if (a.measured()) return *a.latency_ms < *b.latency_ms;
@@ -374,7 +382,12 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                          ? fmt::format("{:.2f} – {:.2f}", *row.ci_low_ms, *row.ci_high_ms)
                          : "-";
     // Few iterations: the interval's exact coverage is below 95% (stats/stats.h); say so.
-    if (row.ci_low_ms && row.iterations) {
+    if (row.folded > 1) {
+      ci = fmt::format("{:.2f} – {:.2f} (range over {} seeds)", *row.folded_min_ms,
+                       *row.folded_max_ms, row.folded);
+    } else if (row.ci_low_ms && row.launches > 1) {
+      ci += fmt::format(" ({} launches)", row.launches);
+    } else if (row.ci_low_ms && row.iterations) {
       const double coverage = MedianCiCoverage(static_cast<std::size_t>(*row.iterations));
       if (coverage < 0.9495) ci += fmt::format(" ({:.0f}% only)", coverage * 100);
     }
@@ -388,7 +401,9 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         "<td class=\"num\">{}</td><td>{}</td><td class=\"error\">{}"
         "</td></tr>\n",
         row.campaign, HtmlEscape(row.trial_key), row.measured() ? fmt::format("{}", ++rank) : "",
-        HtmlEscape(label(row)), row.world_size, row.campaign, HtmlEscape(row.trial_key),
+        HtmlEscape(label(row)), row.world_size, row.campaign,
+        row.folded > 1 ? fmt::format("{} … ({} seeds)", HtmlEscape(row.trial_key), row.folded)
+                       : HtmlEscape(row.trial_key),
         HtmlEscape(row.status), HtmlEscape(row.status),
         row.busy ? fmt::format(" <span class=\"busy\" title=\"{}\">busy machine</span>",
                                HtmlEscape(row.health_note))
@@ -435,7 +450,8 @@ std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options
     other = ResultsDb::Open(baseline.db, /*read_only=*/true);
     baseline_db = other.get();
   }
-  return RenderComparisonSection(CompareCampaigns(*baseline_db, baseline, db, candidate));
+  return RenderComparisonSection(CompareCampaigns(*baseline_db, baseline, db, candidate),
+                                 kReportComparisonRows);
 }
 
 }  // namespace

@@ -6,7 +6,10 @@
 #include <memory>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include "experiments/trial_settings.h"
+#include "runner/budget_order.h"
 #include "runner/command.h"
 #include "runner/plan_output.h"
 #include "runner/sweep_plan.h"
@@ -21,6 +24,7 @@ struct PlanOptions {
   std::string gpus = "auto";
   std::filesystem::path db = "results.db";
   std::string device;  // empty: "cpu" on CPU, "unknown GPU" when GPUs are listed
+  std::string budget;  // --budget DURATION: how much of the sweep fits
 };
 
 }  // namespace
@@ -40,7 +44,15 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
   sub.add_option("--device", options->device,
                  "device name for the estimates, e.g. \"NVIDIA H100 80GB HBM3\" (default: "
                  "cpu, or the GPUs' name)");
+  sub.add_option("--budget", options->budget,
+                 "DURATION (90s, 30m, 8h): how many launches `run --budget` would start");
   return [options] {
+    double budget_s = -1;
+    if (!options->budget.empty() && !ParseDuration(nlohmann::json(options->budget), &budget_s)) {
+      std::cerr << "ditbench plan: error: --budget '" << options->budget
+                << "': expected a duration such as 90s, 30m or 8h\n";
+      return kExitUsage;
+    }
     ParseResult parsed = ParseSweepFile(options->sweep);
     if (!parsed.ok()) {
       for (const auto& e : parsed.errors) std::cerr << e.ToString() << "\n";
@@ -71,6 +83,13 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     SweepPlan plan = PlanSweep(parsed.spec, placement.capacity, assumptions, options->db);
     if (options->format == "json") WritePlanJson(parsed.spec, plan, assumptions, std::cout);
     else WritePlanTable(parsed.spec, plan, assumptions, std::cout);
+    if (budget_s >= 0 && options->format == "table") {
+      const BudgetFit fit = FitBudget(plan, parsed.spec.replicates, budget_s);
+      std::cout << fmt::format(
+          "--budget {}: {} of {} launch(es) fit by the estimates ({:.0f} of {:.0f} s; the 1-rank "
+          "trials first, then the cheapest); the rest wait for the next run\n",
+          options->budget, fit.fit, fit.launches, fit.fit_seconds, fit.seconds);
+    }
     return kExitOk;
   };
 }

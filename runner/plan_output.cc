@@ -1,5 +1,10 @@
 #include "runner/plan_output.h"
 
+#include <map>
+
+#include "experiments/oom_prediction.h"
+#include "runner/halving.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -8,6 +13,9 @@
 
 namespace ditbench {
 namespace {
+
+// Beyond this many trials plan does not compare every pair for on_oom (quadratic).
+constexpr std::size_t kMaxOomPairs = 5000;
 
 std::string Model(const TrialConfig& c) {
   std::string name = c.model;
@@ -68,13 +76,63 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                          spec.where[i].expression);
   if (plan.duplicates) out << fmt::format(", {} duplicates merged", plan.duplicates);
   if (spec.workload == "command")
-    out << fmt::format("\nestimated wall time: {} (trials measured earlier only: a command's "
+    out << fmt::format("\nestimated wall time: {}{} (trials measured earlier only: a command's "
                        "cost is its program's; '-' = not measured yet)\n",
-                       Duration(plan.estimated_wall_s));
+                       Duration(plan.estimated_wall_s),
+                       spec.replicates > 1
+                           ? fmt::format(" for {} launches of each trial (replicates)",
+                                         spec.replicates)
+                           : "");
   else
-    out << fmt::format("\nestimated wall time: {} (device '{}'; * = measured earlier, otherwise "
-                       "analytic FLOPs at {:.0f}% of dense peak)\n",
-                       Duration(plan.estimated_wall_s), a.device, a.efficiency * 100);
+  out << fmt::format("\nestimated wall time: {}{} (device '{}'; * = measured earlier, "
+                     "otherwise analytic FLOPs at {:.0f}% of dense peak)\n",
+                     Duration(plan.estimated_wall_s),
+                     spec.replicates > 1
+                         ? fmt::format(" for {} launches of each trial (replicates)",
+                                       spec.replicates)
+                         : "",
+                     a.device, a.efficiency * 100);
+  // on_oom: skip_larger: how many trials could be skipped, and how much time they hold.
+  if (spec.skip_larger_after_oom && plan.trials.size() <= kMaxOomPairs) {
+    std::size_t larger = 0;
+    double larger_s = 0;
+    for (const PlannedTrial& t : plan.trials) {
+      if (t.invalid_reason || t.unsupported) continue;
+      for (const PlannedTrial& other : plan.trials) {
+        if (&other == &t || other.invalid_reason || other.unsupported) continue;
+        if (AtLeastAsLarge(t.config, other.config)) {
+          ++larger;
+          if (t.estimate) larger_s += t.estimate->trial_s * spec.replicates;
+          break;
+        }
+      }
+    }
+    out << fmt::format("on_oom: skip_larger: {} trial(s) are at least as large as another of the "
+                       "sweep ({} of the estimate): each is skipped if a trial it is at least as "
+                       "large as runs out of memory first\n",
+                       larger, Duration(larger_s));
+  }
+  // search: halving: how many launches at most, against every trial measured fully.
+  if (spec.halving_keep > 0) {
+    std::map<std::string, std::int64_t> groups;
+    double full_s = 0;
+    for (const PlannedTrial& t : plan.trials) {
+      if (t.invalid_reason || t.unsupported) continue;
+      ++groups[HalvingGroup(t.config)];
+      if (t.estimate) full_s += t.estimate->trial_s;
+    }
+    std::vector<std::int64_t> sizes;
+    std::int64_t trials = 0;
+    for (const auto& [group, n] : groups) {
+      sizes.push_back(n);
+      trials += n;
+    }
+    out << fmt::format("search: halving, keep {:.0f}%: {} trial(s) screened with repeats.min, "
+                       "then at most {} re-measurement launch(es) of the fastest in {} group(s), "
+                       "instead of measuring all {} to the target CI ({} estimated for that)\n",
+                       spec.halving_keep * 100, trials, HalvingLaunches(sizes, spec.halving_keep) - trials,
+                       groups.size(), trials, Duration(full_s));
+  }
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"
   // interval covers much less (stats/stats.h: 75% at 3, 93.75% at 5).
   std::size_t few = 0;

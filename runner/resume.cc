@@ -1,5 +1,7 @@
 #include "runner/resume.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "runner/spec_diff.h"
@@ -49,6 +51,57 @@ ResumeVerdict JudgeResume(const PlannedTrial& trial, std::optional<TrialStatus> 
     return {false, fmt::format("recorded {}: kept (--rerun failed retries it)", status)};
   }
   return {true, fmt::format("run again (was {})", status)};  // interrupted, pending, running
+}
+
+LaunchPlan PlanLaunches(const PlannedTrial& trial, int replicates,
+                        std::optional<TrialStatus> recorded,
+                        const std::map<int, TrialStatus>& launches, const std::string& rerun) {
+  replicates = std::max(replicates, 1);
+  LaunchPlan plan;
+  std::map<int, TrialStatus> by_launch = launches;
+  if (by_launch.empty() && recorded) {
+    // No launch rows: a skipped or pending trial, judged as a whole.
+    const ResumeVerdict verdict = JudgeResume(trial, recorded, rerun);
+    plan.note = verdict.note;
+    if (verdict.run)
+      for (int i = 0; i < (trial.invalid_reason ? 1 : replicates); ++i) plan.launches.push_back(i);
+    return plan;
+  }
+  if (replicates == 1) {  // the trial's status is its one launch's: judged as before
+    auto it = by_launch.find(0);
+    const ResumeVerdict verdict = JudgeResume(
+        trial, recorded || it == by_launch.end() ? recorded : std::optional(it->second), rerun);
+    plan.note = verdict.note;
+    if (verdict.run) plan.launches.push_back(0);
+    return plan;
+  }
+  std::vector<std::string> kept, run;
+  for (int i = 0; i < replicates; ++i) {
+    auto it = by_launch.find(i);
+    const std::optional<TrialStatus> status =
+        it == by_launch.end() ? std::nullopt : std::optional(it->second);
+    const ResumeVerdict verdict = JudgeResume(trial, status, rerun);
+    const std::string what = status ? std::string(StatusName(*status)) : "not run";
+    if (verdict.run) {
+      plan.launches.push_back(i);
+      run.push_back(fmt::format("{} ({})", i + 1, what));
+    } else {
+      kept.push_back(fmt::format("{} ({})", i + 1, what));
+      if (status && IsFailure(*status)) break;  // a kept failure ends the trial
+    }
+  }
+  if (trial.invalid_reason && !plan.launches.empty()) plan.launches = {0};
+  const auto join = [](const std::vector<std::string>& items) {
+    std::string text;
+    for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
+    return text;
+  };
+  if (launches.empty() && !recorded) return plan;
+  plan.note = fmt::format("launches of {}: ", replicates);
+  if (!kept.empty()) plan.note += "kept " + join(kept);
+  if (!kept.empty() && !run.empty()) plan.note += "; ";
+  if (!run.empty()) plan.note += "run " + join(run);
+  return plan;
 }
 
 }  // namespace ditbench

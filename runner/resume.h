@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,5 +38,21 @@ struct ResumeVerdict {
 };
 ResumeVerdict JudgeResume(const PlannedTrial& trial, std::optional<TrialStatus> recorded,
                           const std::string& rerun);
+
+// Replicates: which launches (0-based indices, increasing) of a trial a run starts, given the
+// trial's recorded status (none: not recorded) and the status of each recorded launch. Each
+// launch is judged as JudgeResume judges a trial: ok launches are kept, failed ones kept unless
+// --rerun failed, interrupted/running/missing ones run. A kept failure ends the trial: its
+// later launches are not run. A trial recorded without launch rows (skipped, or pending) is
+// judged as a whole. With one replicate this is JudgeResume of the trial's recorded status
+// exactly (the status of its one launch). An invalid trial that is
+// to run gets launch 0 (it is recorded as skipped, never launched).
+struct LaunchPlan {
+  std::vector<int> launches;
+  std::string note;  // for --dry-run; empty for a trial never recorded
+};
+LaunchPlan PlanLaunches(const PlannedTrial& trial, int replicates,
+                        std::optional<TrialStatus> recorded,
+                        const std::map<int, TrialStatus>& launches, const std::string& rerun);
 
 }  // namespace ditbench

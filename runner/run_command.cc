@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "experiments/trial_settings.h"
 #include "runner/command.h"
 #include "runner/gpu_discovery.h"
 #include "runner/interrupt.h"
@@ -40,7 +41,18 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
                  "idle (no other process using half a core); if it stays busy, start no more "
                  "trials (exit 1)")
       ->check(CLI::NonNegativeNumber);
-  return [options] {
+  auto budget = std::make_shared<std::string>();
+  sub.add_option("--budget", *budget,
+                 "DURATION (90s, 30m, 8h): run the 1-rank trials first, then the cheapest, and "
+                 "start no launch that would end past it; run again to resume");
+  return [options, budget] {
+    if (!budget->empty()) {
+      if (!ParseDuration(nlohmann::json(*budget), &options->budget_s)) {
+        std::cerr << "ditbench run: error: --budget '" << *budget
+                  << "': expected a duration such as 90s, 30m or 8h\n";
+        return 2;
+      }
+    }
     SignalInterrupt interrupt;
     LocalLauncher launcher;
     NvidiaSmiDiscovery gpus;

@@ -156,7 +156,8 @@ SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity, const PlanA
                       1000;
       e.source = "measured";
     }
-    if (!t.unsupported) plan.estimated_wall_s += e.trial_s;
+    // Every launch of a trial costs a whole trial (replicates: separate processes).
+    if (!t.unsupported) plan.estimated_wall_s += e.trial_s * spec.replicates;
     t.estimate = e;
   }
   return plan;

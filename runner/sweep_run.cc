@@ -13,9 +13,12 @@
 #include <fmt/format.h>
 
 #include "experiments/host_info.h"
+#include "experiments/oom_prediction.h"
 #include "experiments/worker_contract.h"
+#include "runner/budget_order.h"
 #include "runner/build_info.h"
 #include "runner/command_program.h"
+#include "runner/halving.h"
 #include "runner/coordinator_lock.h"
 #include "runner/environment.h"
 #include "runner/ingest.h"
@@ -55,11 +58,22 @@ std::string Axes(const TrialConfig& c) {
   return axes;
 }
 
-// A trial to run and its 0-based position in the sweep (for progress lines).
+// One launch of a trial to run: the trial, its 0-based position in the sweep (for progress
+// lines) and which of its launches (0-based; `replicates` per trial) this is.
 struct QueuedTrial {
   std::size_t index;
   const PlannedTrial* trial;
+  int launch = 0;
+  bool screening = false;  // halving search, round 0: repeats.min iterations only
 };
+
+// The run folder of one launch: <root>/<campaign>/<key>/ for the first launch (as before
+// replicates existed), <key>.launch<i>/ beside it for the others.
+std::filesystem::path LaunchRunDir(const std::filesystem::path& run_root, std::int64_t campaign,
+                                   const std::string& key, int launch) {
+  const auto folder = run_root / std::to_string(campaign);
+  return launch == 0 ? folder / key : folder / fmt::format("{}.launch{}", key, launch);
+}
 
 // One campaign's trials through the launcher. Owns the bookkeeping of trials in flight; every
 // method that touches the database may throw (storage trouble ends the sweep).
@@ -72,30 +86,60 @@ class SweepLoop {
         campaign_(campaign), effects_(effects), worker_(std::move(worker)),
         run_root_(std::move(run_root)), out_(out) {}
 
-  // Runs `trials` (already filtered by resume rules) in order; returns when none is left to
-  // start and none is in flight, or after an interrupt once the trials in flight have ended.
+  // Runs the launches `trials` (already filtered by resume rules and interleaved: every
+  // trial's first launch, then every second one, ...) in order; returns when none is left to
+  // start and none is in flight, or after an interrupt once the launches in flight have ended.
   //
-  // The structure is ninja's Builder::Build: start trials while the slots allow, wait for one
-  // to finish, reap and record it, repeat.
+  // The structure is ninja's Builder::Build: start launches while the slots allow, wait for
+  // one to finish, reap and record it, repeat. Two launches of one trial never overlap, and a
+  // trial whose launch failed starts no more launches.
   void Run(const std::vector<QueuedTrial>& trials, std::size_t total) {
     std::vector<double> estimated_s;
-    for (std::size_t i = 0; i < trials.size(); ++i) {
-      const PlannedTrial& t = *trials[i].trial;
-      position_[&t] = i;
+    for (const QueuedTrial& queued : trials) {
+      const PlannedTrial& t = *queued.trial;
       estimated_s.push_back(!t.invalid_reason && t.estimate ? t.estimate->trial_s : 0.0);
     }
     progress_.emplace(std::move(estimated_s), UnixNow());
+    const double began = Now();
     std::size_t next = 0;
     bool cancelled = false;
     while (true) {
-      while (next < trials.size() && !effects_.interrupt.Requested() && !refused_busy) {
-        const PlannedTrial& t = *trials[next].trial;
-        const std::string prefix = fmt::format("[{}/{}] {} {}", trials[next].index + 1, total,
-                                               t.key, Axes(t.config));
+      while (next < trials.size() && !effects_.interrupt.Requested() && !refused_busy &&
+             !budget_spent) {
+        const QueuedTrial& queued = trials[next];
+        const PlannedTrial& t = *queued.trial;
+        std::string prefix = fmt::format("[{}/{}] {} {}", queued.index + 1, total, t.key,
+                                         Axes(t.config));
+        if (replicates > 1) prefix += fmt::format(" launch {}/{}", queued.launch + 1, replicates);
+        if (halving) prefix += fmt::format(" round {}", queued.launch);
         if (t.invalid_reason) {
-          RecordSkipped(t, prefix);
+          RecordSkipped(t, prefix, next);
           ++next;
           continue;
+        }
+        // on_oom: skip_larger: a trial at least as large as one that ran out of memory is not
+        // started (only before its first launch: a trial measured already keeps its launches).
+        if (skip_larger_after_oom && queued.launch == 0) {
+          if (std::optional<std::string> after = PredictedOom(t.config, oomed)) {
+            RecordPredictedOom(t, prefix, next, *after);
+            ++next;
+            continue;
+          }
+        }
+        if (failed_keys_.count(t.key)) {  // an earlier launch failed: the trial has failed
+          progress_->Finished(next, 0);
+          out_ << prefix << ": not run (an earlier launch of this trial failed)\n";
+          ++next;
+          continue;
+        }
+        if (KeyInFlight(t.key)) break;  // wait for its other launch to end
+        if (budget_s >= 0) {  // --budget: would this launch end past it?
+          const double estimate = t.estimate ? t.estimate->trial_s : 0.0;
+          if (Now() - began + estimate > budget_s) {
+            budget_spent = true;
+            not_started = trials.size() - next;
+            break;
+          }
         }
         auto slots = pool_.Acquire(t.config.world_size());
         if (!slots && effects_.launcher.InFlight() > 0) break;  // wait for slots to free up
@@ -106,12 +150,12 @@ class SweepLoop {
         }
         ++next;
         if (!slots) {
-          RecordUnstartable(t, prefix,
+          RecordUnstartable(queued, next - 1, prefix,
                             fmt::format("needs {} slot(s); this run has {}",
                                         t.config.world_size(), pool_.size()));
           continue;
         }
-        Start(t, prefix, *slots);
+        Start(queued, next - 1, prefix, *slots);
       }
       if (effects_.launcher.InFlight() == 0) return;
       if (effects_.interrupt.Requested() && !cancelled) {
@@ -132,6 +176,14 @@ class SweepLoop {
   }
 
   int ran = 0, ok = 0, failed = 0, skipped = 0;
+  int replicates = 1;  // launches per trial (sweep field)
+  int predicted_oom = 0;  // trials skipped by on_oom: skip_larger
+  bool halving = false;   // search: halving (launch index = round)
+  double budget_s = -1;      // --budget
+  bool budget_spent = false;  // the budget ended the run before every launch started
+  std::size_t not_started = 0;
+  bool skip_larger_after_oom = false;
+  std::vector<OomTrial> oomed;  // trials that ran out of memory (this run and recorded ones)
   bool refused_busy = false;  // --require-idle: the machine stayed busy; nothing more started
   double require_idle_s = -1;
 
@@ -183,6 +235,8 @@ class SweepLoop {
 
   struct InFlight {
     const PlannedTrial* trial;
+    int launch;
+    std::size_t position;  // in the queue Run() was given
     std::string prefix;
     std::filesystem::path run_dir;
     std::vector<int> slots;
@@ -190,56 +244,112 @@ class SweepLoop {
     std::optional<MachineHealth> health_at_start;
   };
 
-  TrialRecord BaseRecord(const PlannedTrial& t) const {
+  double Now() const {
+    if (effects_.now) return effects_.now();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  bool KeyInFlight(const std::string& key) const {
+    for (const auto& [handle, trial] : in_flight_)
+      if (trial.trial->key == key) return true;
+    return false;
+  }
+
+  TrialRecord BaseRecord(const PlannedTrial& t, int launch = 0) const {
     TrialRecord record;
     record.trial_key = t.key;
     record.config = CanonicalJson(t.config);
     record.world_size = t.config.world_size();
+    record.launch = launch;
+    record.replicates = replicates;
     return record;
   }
 
-  void RecordSkipped(const PlannedTrial& t, const std::string& prefix) {
+  // Records one launch and what the trial's launches add up to (experiments/launch_summary.h):
+  // the other launches of the trial are read back, so a resumed trial sums up every launch.
+  TrialOutcome RecordLaunch(const TrialRecord& record) {
+    std::vector<LaunchMeasurement> launches;
+    for (LaunchMeasurement& stored : db_.Launches(campaign_, record.trial_key, record.launch))
+      if (stored.launch < replicates || halving) launches.push_back(std::move(stored));
+    LaunchMeasurement latest;
+    latest.launch = record.launch;
+    latest.status = record.status;
+    latest.error = record.error;
+    latest.metrics = record.metrics;
+    for (const Sample& sample : record.samples)
+      if (!sample.warmup && sample.stage == kIterationStage) latest.samples.push_back(sample);
+    launches.push_back(std::move(latest));
+    TrialOutcome outcome = SummarizeLaunches(launches, replicates);
+    db_.RecordLaunch(campaign_, record, outcome);
+    return outcome;
+  }
+
+  void RecordSkipped(const PlannedTrial& t, const std::string& prefix, std::size_t position) {
     TrialRecord record = BaseRecord(t);
     record.status = TrialStatus::kSkipped;
     record.error = *t.invalid_reason;
     record.started_at = record.finished_at = UnixNow();
     db_.RecordTrial(campaign_, record);
-    progress_->Finished(position_.at(&t), 0);
+    progress_->Finished(position, 0);
     ++skipped;
     out_ << prefix << ": skipped: " << *t.invalid_reason << "\n";
   }
 
-  // A trial that could not be prepared or started: a failed trial, with the reason.
-  void RecordUnstartable(const PlannedTrial& t, const std::string& prefix,
-                         const std::string& error, double started_at = UnixNow()) {
+  void RecordPredictedOom(const PlannedTrial& t, const std::string& prefix, std::size_t position,
+                          const std::string& after) {
     TrialRecord record = BaseRecord(t);
+    record.status = TrialStatus::kSkipped;
+    record.error = "predicted OOM after " + after;
+    record.started_at = record.finished_at = UnixNow();
+    db_.RecordTrial(campaign_, record);
+    progress_->Finished(position, 0);
+    ++predicted_oom;
+    failed_keys_.insert(t.key);  // its later launches are not run either
+    out_ << prefix << ": skipped: " << record.error << " (on_oom: skip_larger)\n";
+  }
+
+  // A launch that could not be prepared or started: a failed launch, with the reason.
+  void RecordUnstartable(const QueuedTrial& queued, std::size_t position,
+                         const std::string& prefix, const std::string& error,
+                         double started_at = UnixNow()) {
+    TrialRecord record = BaseRecord(*queued.trial, queued.launch);
     record.status = TrialStatus::kFailed;
     record.error = error;
     record.started_at = started_at;
     record.finished_at = UnixNow();
-    db_.RecordTrial(campaign_, record);
-    progress_->Finished(position_.at(&t), record.finished_at - started_at);
+    RecordLaunch(record);
+    failed_keys_.insert(queued.trial->key);
+    progress_->Finished(position, record.finished_at - started_at);
     ++ran;
     ++failed;
     out_ << prefix << ": failed: " << error << "\n";
   }
 
-  void Start(const PlannedTrial& t, const std::string& prefix, const std::vector<int>& slots) {
-    const auto run_dir = run_root_ / std::to_string(campaign_) / t.key;
+  void Start(const QueuedTrial& queued, std::size_t position, const std::string& prefix,
+             const std::vector<int>& slots) {
+    const PlannedTrial& t = *queued.trial;
+    const auto run_dir = LaunchRunDir(run_root_, campaign_, t.key, queued.launch);
     const double started_at = UnixNow();
     try {
       std::filesystem::remove_all(run_dir);
       std::filesystem::create_directories(run_dir);
-      TrialFile file{t.key, spec_.name, t.config, placement_.capacity.on_gpu ? "cuda" : "cpu"};
+      TrialConfig config = t.config;
+      if (queued.screening) {  // a screening round: the fewest iterations the sweep allows
+        config.repeats.max = config.repeats.min;
+        config.repeats.target_rel_ci = 0;
+      }
+      TrialFile file{t.key, spec_.name, config, placement_.capacity.on_gpu ? "cuda" : "cpu"};
       // Not fsynced: a trial whose result is not committed runs again and rewrites it.
       WriteFileAtomically(run_dir / "trial.json", ToJson(file).dump(2), /*durable=*/false);
     } catch (const std::exception& e) {
       pool_.Release(slots);
-      RecordUnstartable(t, prefix, fmt::format("cannot prepare {}: {}", run_dir.string(), e.what()),
+      RecordUnstartable(queued, position, prefix,
+                        fmt::format("cannot prepare {}: {}", run_dir.string(), e.what()),
                         started_at);
       return;
     }
-    TrialRecord running = BaseRecord(t);
+    TrialRecord running = BaseRecord(t, queued.launch);
     running.status = TrialStatus::kRunning;
     running.run_dir = run_dir.string();
     running.started_at = started_at;
@@ -270,11 +380,12 @@ class SweepLoop {
       handle = effects_.launcher.Start(request);
     } catch (const std::exception& e) {  // launchers should not throw; if one does, it is data
       pool_.Release(slots);
-      RecordUnstartable(t, prefix, fmt::format("cannot start the trial: {}", e.what()), started_at);
+      RecordUnstartable(queued, position, prefix,
+                        fmt::format("cannot start the trial: {}", e.what()), started_at);
       return;
     }
-    in_flight_.emplace(handle,
-                       InFlight{&t, prefix, run_dir, slots, started_at, health_at_start});
+    in_flight_.emplace(handle, InFlight{&t, queued.launch, position, prefix, run_dir, slots,
+                                        started_at, health_at_start});
   }
 
   void Reap(const FinishedTrial& finished) {
@@ -286,6 +397,8 @@ class SweepLoop {
     const PlannedTrial& t = *trial.trial;
 
     TrialRecord record = IngestTrial(t.config, t.key, trial.run_dir, finished.outcome);
+    record.launch = trial.launch;
+    record.replicates = replicates;
     if (finished.outcome.cancelled ||
         (effects_.interrupt.Requested() && record.status != TrialStatus::kOk)) {
       record.status = TrialStatus::kInterrupted;
@@ -311,8 +424,12 @@ class SweepLoop {
       }
     }
     if (record.status == TrialStatus::kOk) AttachOutputReference(record, t.config);
-    db_.RecordTrial(campaign_, record);
-    if (record.status == TrialStatus::kOk) UpdateOutputErrors(db_, record);
+    const TrialOutcome outcome = RecordLaunch(record);
+    if (outcome.status == TrialStatus::kOk && outcome.metrics) {
+      TrialRecord summary = record;
+      summary.metrics = outcome.metrics;
+      UpdateOutputErrors(db_, summary);
+    }
     if (!worker_described_ && record.status == TrialStatus::kOk &&
         record.worker_environment.is_object() && !record.worker_environment.empty()) {
       db_.UpdateCampaignEnvironment(campaign_, {{"worker", record.worker_environment}});
@@ -322,7 +439,7 @@ class SweepLoop {
       out_ << trial.prefix << ": interrupted\n";
       return;
     }
-    progress_->Finished(position_.at(&t), finished.outcome.wall_s);
+    progress_->Finished(trial.position, finished.outcome.wall_s);
     ++ran;
     if (record.status == TrialStatus::kOk) {
       ++ok;
@@ -331,8 +448,17 @@ class SweepLoop {
            << fmt::format(": ok  median {:.3f} ms  [{:.3f}, {:.3f}]  cov {:.3f}  skew {:.3f} ms  n={}{}\n",
                           m.latency_ms, m.ci_low_ms, m.ci_high_ms, m.cov, m.skew_ms, m.iterations,
                           busy_note);
+      if (outcome.metrics && outcome.metrics->launches > 1) {
+        const auto& all = *outcome.metrics;
+        out_ << fmt::format("    over {} launches: median {:.3f} ms  [{:.3f}, {:.3f}] (between "
+                            "launches)  launch cov {:.3f}\n",
+                            all.launches, all.latency_ms, all.ci_low_ms, all.ci_high_ms,
+                            all.launch_cov.value_or(0));
+      }
     } else {
       ++failed;
+      failed_keys_.insert(t.key);
+      if (record.status == TrialStatus::kOom) oomed.push_back({t.key, t.config});
       // Where to look: the failing rank's log, or the trial's folder.
       const int rank = finished.outcome.first_failed_rank;
       const auto where = rank >= 0 ? RankLogPath(trial.run_dir, rank) : trial.run_dir;
@@ -352,7 +478,7 @@ class SweepLoop {
   std::filesystem::path run_root_;
   std::ostream& out_;
   std::map<LaunchHandle, InFlight> in_flight_;
-  std::map<const PlannedTrial*, std::size_t> position_;  // in the queue Run() was given
+  std::set<std::string> failed_keys_;  // trials with a failed launch in this run
   std::optional<Progress> progress_;
   bool worker_described_ = false;
 };
@@ -375,19 +501,24 @@ void WriteDryRun(const RunOptions& options, const SweepSpec& spec, const SweepPl
           ChooseCampaign(db->Campaigns(), wanted, options.fresh, options.keep_campaign);
       if (choice.resume) {
         const auto statuses = db->TrialStatuses(*choice.resume);
+        const auto launch_statuses = db->LaunchStatuses(*choice.resume);
         int kept = 0, runs = 0;
         for (const PlannedTrial& t : plan.trials) {
           auto found = statuses.find(t.key);
-          const ResumeVerdict verdict = JudgeResume(
-              t, found == statuses.end() ? std::nullopt : std::optional(found->second),
+          auto launches = launch_statuses.find(t.key);
+          const LaunchPlan verdict = PlanLaunches(
+              t, spec.replicates,
+              found == statuses.end() ? std::nullopt : std::optional(found->second),
+              launches == launch_statuses.end() ? std::map<int, TrialStatus>{}
+                                                : launches->second,
               options.rerun);
           notes.push_back(verdict.note);
-          if (!verdict.run) ++kept;
-          else if (!t.invalid_reason) ++runs;
+          if (verdict.launches.empty()) ++kept;
+          else if (!t.invalid_reason) runs += static_cast<int>(verdict.launches.size());
         }
         resume_line = fmt::format(
-            "would resume campaign {}: {} trial(s) already recorded and kept, {} to run\n",
-            *choice.resume, kept, runs);
+            "would resume campaign {}: {} trial(s) already recorded and kept, {} {}to run\n",
+            *choice.resume, kept, runs, spec.replicates > 1 ? "launch(es) " : "");
       } else if (choice.changed_from) {
         resume_line = fmt::format("would start a new campaign: sweep '{}' changed since campaign "
                                   "{} began (--continue resumes it)\n{}",
@@ -401,6 +532,70 @@ void WriteDryRun(const RunOptions& options, const SweepSpec& spec, const SweepPl
   }
   WritePlanTable(spec, plan, assumptions, out, notes);
   out << resume_line;
+}
+
+// `search: halving`: round r is launch r of each trial still in the race. Each round is
+// derived from what the database holds (launch r ok: kept), so a resumed search goes on where
+// it stopped.
+void RunHalving(const SweepSpec& spec, const SweepPlan& plan, ResultsDb& db,
+                std::int64_t campaign, const std::string& rerun, const std::set<std::string>& live,
+                SweepLoop& loop, const SweepEffects& effects, std::ostream& out) {
+  std::vector<std::size_t> candidates;
+  for (std::size_t i = 0; i < plan.trials.size(); ++i)
+    if (!live.count(plan.trials[i].key)) candidates.push_back(i);
+  for (int round = 0;; ++round) {
+    const auto statuses = db.TrialStatuses(campaign);
+    const auto launch_statuses = db.LaunchStatuses(campaign);
+    std::vector<QueuedTrial> queue;
+    for (std::size_t i : candidates) {
+      const PlannedTrial& t = plan.trials[i];
+      auto trial_status = statuses.find(t.key);
+      const std::optional<TrialStatus> recorded =
+          trial_status == statuses.end() ? std::nullopt : std::optional(trial_status->second);
+      if (t.invalid_reason) {
+        if (round == 0 && JudgeResume(t, recorded, rerun).run) queue.push_back({i, &t, 0});
+        continue;
+      }
+      std::optional<TrialStatus> launch;
+      if (auto found = launch_statuses.find(t.key); found != launch_statuses.end())
+        if (auto l = found->second.find(round); l != found->second.end()) launch = l->second;
+      if (launch == TrialStatus::kOk && rerun != "all") continue;
+      if (launch && IsFailure(*launch) && rerun.empty()) continue;
+      if (round > 0 && recorded && IsFailure(*recorded) && rerun.empty()) continue;
+      queue.push_back({i, &t, round, round == 0});
+    }
+    if (!queue.empty()) loop.Run(queue, plan.trials.size());
+    if (effects.interrupt.Requested() || loop.refused_busy || loop.budget_spent) return;
+    // Who goes on: the fastest fraction of each group among the trials ok in this round.
+    const auto now_launches = db.LaunchStatuses(campaign);
+    std::map<std::string, double> latency;
+    for (const ResultRow& row : db.Results({campaign}))
+      // Its summary over its ok launches, also while a later launch is interrupted.
+      if (row.latency_ms) latency[row.trial_key] = *row.latency_ms;
+    std::vector<HalvingEntry> entries;
+    for (std::size_t i : candidates) {
+      const PlannedTrial& t = plan.trials[i];
+      auto found = now_launches.find(t.key);
+      if (t.invalid_reason || !latency.count(t.key) || found == now_launches.end()) continue;
+      auto l = found->second.find(round);
+      if (l == found->second.end() || l->second != TrialStatus::kOk) continue;
+      entries.push_back({HalvingGroup(t.config), t.key, latency.at(t.key)});
+    }
+    const std::vector<std::string> survivors = HalvingSurvivors(entries, spec.halving_keep);
+    if (survivors.empty()) {
+      out << fmt::format("halving search: done after round {} (one trial left in every group)\n",
+                         round);
+      return;
+    }
+    const std::set<std::string> going_on(survivors.begin(), survivors.end());
+    std::vector<std::size_t> next;
+    for (std::size_t i : candidates)
+      if (going_on.count(plan.trials[i].key)) next.push_back(i);
+    out << fmt::format("halving search: round {} done; {} of {} trial(s) go on to round {} "
+                       "(the fastest {:.0f}% of each group, re-measured to the target CI)\n",
+                       round, next.size(), entries.size(), round + 1, spec.halving_keep * 100);
+    candidates = std::move(next);
+  }
 }
 
 }  // namespace
@@ -482,6 +677,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   std::unique_ptr<ResultsDb> db;
   std::int64_t campaign = 0;
   std::map<std::string, TrialStatus> statuses;
+  std::map<std::string, std::map<int, TrialStatus>> launch_statuses;
   std::vector<std::string> still_running;
   try {
     db = ResultsDb::Open(options.db);
@@ -517,13 +713,16 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     for (const auto& key : still_running)
       out << fmt::format("trial {} is still running under a live coordinator: not started\n", key);
     statuses = db->TrialStatuses(campaign);
+    launch_statuses = db->LaunchStatuses(campaign);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
     return 2;
   }
 
-  // Resume: trials already settled are kept, not run again (runner/resume.h decides).
-  std::vector<QueuedTrial> to_run;
+  // Resume: launches already settled are kept, not run again (runner/resume.h decides).
+  // The rest are interleaved: every trial's first missing launch in sweep order, then the
+  // next round, so that drift over the campaign hits every configuration alike.
+  std::vector<std::vector<QueuedTrial>> rounds(static_cast<std::size_t>(spec.replicates));
   int kept = 0, kept_failed = 0;
   const std::set<std::string> live(still_running.begin(), still_running.end());
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
@@ -532,21 +731,53 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     auto found = statuses.find(t.key);
     const std::optional<TrialStatus> recorded =
         found == statuses.end() ? std::nullopt : std::optional<TrialStatus>(found->second);
-    if (!JudgeResume(t, recorded, options.rerun).run) {
+    auto launches = launch_statuses.find(t.key);
+    const LaunchPlan launch_plan = PlanLaunches(
+        t, spec.replicates, recorded,
+        launches == launch_statuses.end() ? std::map<int, TrialStatus>{} : launches->second,
+        options.rerun);
+    if (launch_plan.launches.empty()) {
       ++kept;
-      if (IsFailure(*recorded)) ++kept_failed;
+      if (recorded && IsFailure(*recorded)) ++kept_failed;
       continue;
     }
-    to_run.push_back({i, &t});
+    for (int launch : launch_plan.launches) rounds[launch].push_back({i, &t, launch});
+  }
+  std::vector<QueuedTrial> to_run;
+  for (const auto& round : rounds) {
+    if (options.budget_s < 0) {
+      to_run.insert(to_run.end(), round.begin(), round.end());
+      continue;
+    }
+    // --budget: baselines first, then the cheapest (runner/budget_order.h).
+    std::vector<const PlannedTrial*> trials;
+    for (const QueuedTrial& queued : round) trials.push_back(queued.trial);
+    for (std::size_t i : BudgetOrder(trials)) to_run.push_back(round[i]);
   }
 
-  out << fmt::format("campaign {} of sweep '{}': {} trials on {} {}\n", campaign, spec.name,
+  out << fmt::format("campaign {} of sweep '{}': {} trials on {} {}{}\n", campaign, spec.name,
                      plan.trials.size(), placement.capacity.slots,
-                     placement.capacity.on_gpu ? "GPU(s)" : "CPU slot(s)");
+                     placement.capacity.on_gpu ? "GPU(s)" : "CPU slot(s)",
+                     spec.replicates > 1
+                         ? fmt::format(", {} launches each, interleaved", spec.replicates)
+                         : "");
   SweepLoop loop(spec, placement, *policy, *db, campaign, effects, worker, run_root, out);
+  loop.halving = spec.halving_keep > 0;
+  loop.replicates = spec.replicates;
+  loop.skip_larger_after_oom = spec.skip_larger_after_oom;
+  loop.budget_s = options.budget_s;
+  for (const PlannedTrial& t : plan.trials) {  // what ran out of memory before this run
+    auto found = statuses.find(t.key);
+    if (found != statuses.end() && found->second == TrialStatus::kOom)
+      loop.oomed.push_back({t.key, t.config});
+  }
   loop.require_idle_s = options.require_idle_s;
   try {
-    loop.Run(to_run, plan.trials.size());
+    if (spec.halving_keep > 0) {
+      RunHalving(spec, plan, *db, campaign, options.rerun, live, loop, effects, out);
+    } else {
+      loop.Run(to_run, plan.trials.size());
+    }
   } catch (const std::exception& e) {
     // Storage or filesystem trouble: stop every trial in flight and say so; results already
     // committed are safe.
@@ -557,6 +788,12 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   if (effects.interrupt.Requested()) {
     out << "interrupted: finished trials are saved; run the same command again to resume\n";
     return 130;
+  }
+  if (loop.budget_spent) {
+    out << fmt::format("stopped: the budget of {:.0f} s is spent; {} ran ({} ok), {} launch(es) "
+                       "not started; run the same command again to resume\n",
+                       options.budget_s, loop.ran, loop.ok, loop.not_started);
+    return loop.failed + kept_failed > 0 ? 1 : 0;
   }
   if (loop.refused_busy) {
     out << fmt::format("stopped: {} ran ({} ok); the machine was busy; run the same command "
@@ -570,8 +807,13 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     err << "ditbench run: error: " << e.what() << "\n";
   }
   const int failed = loop.failed + kept_failed;
-  out << fmt::format("done: {} ran ({} ok), {} skipped as invalid, {} already recorded, {} failed\n",
-                     loop.ran, loop.ok, loop.skipped, kept, failed);
+  out << fmt::format("done: {} ran ({} ok), {} skipped as invalid, {}{} already recorded, {} "
+                     "failed\n",
+                     loop.ran, loop.ok, loop.skipped,
+                     loop.predicted_oom > 0
+                         ? fmt::format("{} skipped as predicted OOM, ", loop.predicted_oom)
+                         : "",
+                     kept, failed);
   return failed > 0 ? 1 : 0;
 }
 

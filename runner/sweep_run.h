@@ -8,6 +8,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <string>
 
@@ -33,6 +34,9 @@ struct RunOptions {
   // --require-idle SECONDS: before each trial on CPU, wait up to this long for the machine to
   // be idle (HealthProbe), else stop starting trials (exit 1). Negative: do not wait.
   double require_idle_s = -1;
+  // --budget 8h: launches ordered by runner/budget_order.h, and none started once the time
+  // spent plus its estimate would pass this many seconds. Negative: no budget.
+  double budget_s = -1;
 };
 
 // What RunSweep does to the world besides storage: borrowed, not owned.
@@ -43,6 +47,8 @@ struct SweepEffects {
   // Machine health at trial start and end (stored with the trial, busy ones flagged): the CPU,
   // and on GPU the other programs on the trial's GPUs; none: not sampled.
   const HealthProbe* health = nullptr;
+  // Seconds on a monotonic clock, for --budget; empty: the steady clock.
+  std::function<double()> now = nullptr;
 };
 
 // Runs the sweep; returns the exit code (0 ok/skipped, 1 some failed or storage trouble,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "stats/distributions.h"
 #include "stats/stats.h"
@@ -58,37 +59,75 @@ ChangeEstimate HodgesLehmannChange(std::vector<double> a, std::vector<double> b,
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
   const std::vector<double> la = Logs(Thin(a, kMaxPerSide)), lb = Logs(Thin(b, kMaxPerSide));
-  std::vector<double> differences;
-  differences.reserve(la.size() * lb.size());
-  for (double y : lb)
-    for (double x : la) differences.push_back(y - x);
   const double n = static_cast<double>(la.size()), m = static_cast<double>(lb.size());
-  const double total = static_cast<double>(differences.size());
+  const double total = n * m;
   // U's null distribution: mean nm/2, variance nm(n+m+1)/12. The interval runs from the
   // (k+1)-th to the (nm-k)-th smallest difference.
   const double z = NormalQuantile(0.5 + confidence / 2);
   const double k = std::floor(n * m / 2 - z * std::sqrt(n * m * (n + m + 1) / 12));
-  const auto index = [&](double rank) {  // 0-based index of a 1-based rank, clamped
-    return static_cast<std::ptrdiff_t>(std::clamp(rank, 1.0, total)) - 1;
+  const auto rank = [&](double r) {  // a 1-based rank, clamped
+    return static_cast<std::size_t>(std::clamp(r, 1.0, total));
   };
-  // The few order statistics needed, by selection rather than a full sort: the median's lower
-  // middle first; the CI's bounds then lie in the partitions on either side of it.
+  // The few order statistics needed, selected among the n x m pairwise differences without
+  // forming them all (PairwiseDifferenceSelector).
+  const PairwiseDifferenceSelector select(la, lb);
   const double h = (total - 1) / 2;
-  const auto begin = differences.begin(), end = differences.end();
-  const auto middle = begin + index(std::floor(h) + 1);
-  std::nth_element(begin, middle, end);
-  const double lower = *middle;
-  const double upper = std::ceil(h) > std::floor(h) ? *std::min_element(middle + 1, end) : lower;
-  const auto low = begin + std::min(index(k + 1), middle - begin);
-  std::nth_element(begin, low, middle + 1);
-  const auto high = begin + std::max(index(total - k), middle - begin);
-  std::nth_element(middle, high, end);
+  const double lower = select.Kth(rank(std::floor(h) + 1));
+  const double upper = std::ceil(h) > std::floor(h) ? select.Kth(rank(std::ceil(h) + 1)) : lower;
   ChangeEstimate estimate;
   // Median (type 7): between the two middle order statistics when nm is even.
   estimate.pct = ToPct(lower + (h - std::floor(h)) * (upper - lower));
-  estimate.low_pct = ToPct(*low);
-  estimate.high_pct = ToPct(*high);
+  estimate.low_pct = ToPct(std::min(select.Kth(rank(k + 1)), lower));
+  estimate.high_pct = ToPct(std::max(select.Kth(rank(total - k)), upper));
   return estimate;
+}
+
+PairwiseDifferenceSelector::PairwiseDifferenceSelector(const std::vector<double>& a,
+                                                       const std::vector<double>& b)
+    : a_(a), b_(b) {}
+
+std::size_t PairwiseDifferenceSelector::CountAtMost(double x) const {
+  // For each y = b[j], the i with y - a[i] <= x are a suffix of a; it starts later as y grows.
+  std::size_t count = 0, start = 0;
+  const std::size_t n = a_.size();
+  for (double y : b_) {
+    while (start < n && y - a_[start] > x) ++start;
+    count += n - start;
+  }
+  return count;
+}
+
+double PairwiseDifferenceSelector::Kth(std::size_t k) const {
+  // Bisect the value range until few differences lie in (lo, hi], then select among them.
+  constexpr std::size_t kFew = 256;
+  double lo = b_.front() - a_.back(), hi = b_.back() - a_.front();
+  std::size_t count_lo = CountAtMost(lo), count_hi = a_.size() * b_.size();
+  if (count_lo >= k) return lo;  // the smallest difference itself
+  while (count_hi - count_lo > kFew) {
+    const double mid = lo + (hi - lo) / 2;
+    if (!(mid > lo && mid < hi)) break;  // no double between them: equal values remain
+    const std::size_t count = CountAtMost(mid);
+    if (count >= k) {
+      hi = mid;
+      count_hi = count;
+    } else {
+      lo = mid;
+      count_lo = count;
+    }
+  }
+  // The differences in (lo, hi]: for each y, the i with lo < y - a[i] <= hi.
+  std::vector<double> between;
+  between.reserve(count_hi - count_lo);
+  std::size_t start_hi = 0, start_lo = 0;
+  const std::size_t n = a_.size();
+  for (double y : b_) {
+    while (start_hi < n && y - a_[start_hi] > hi) ++start_hi;
+    while (start_lo < n && y - a_[start_lo] > lo) ++start_lo;
+    for (std::size_t i = start_hi; i < start_lo; ++i) between.push_back(y - a_[i]);
+  }
+  const auto nth = between.begin() + static_cast<std::ptrdiff_t>(k - count_lo - 1);
+  std::nth_element(between.begin(), nth, between.end());
+  return *nth;
 }
 
 ChangeEstimate WelchLogChange(const std::vector<double>& a, const std::vector<double>& b,
@@ -113,19 +152,28 @@ ChangeEstimate WelchLogChange(const std::vector<double>& a, const std::vector<do
 
 LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
                              const std::vector<std::vector<double>>& b_launches,
-                             const ChangePolicy& policy) {
+                             const ChangePolicy& policy,
+                             const std::vector<long long>& a_sessions,
+                             const std::vector<long long>& b_sessions) {
   LatencyChange result;
   std::vector<double> a_pooled, b_pooled, a_medians, b_medians;
-  for (const auto& launch : a_launches) {
-    if (launch.empty()) continue;
-    a_pooled.insert(a_pooled.end(), launch.begin(), launch.end());
-    a_medians.push_back(Summarize(launch).median);
-  }
-  for (const auto& launch : b_launches) {
-    if (launch.empty()) continue;
-    b_pooled.insert(b_pooled.end(), launch.begin(), launch.end());
-    b_medians.push_back(Summarize(launch).median);
-  }
+  // Session -> logs of its launch medians; a launch without a session is a session of its own.
+  std::map<long long, std::vector<double>> a_by_session, b_by_session;
+  const auto add = [](const std::vector<std::vector<double>>& launches,
+                      const std::vector<long long>& sessions, std::vector<double>& pooled,
+                      std::vector<double>& medians, std::map<long long, std::vector<double>>& by) {
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      const auto& launch = launches[i];
+      if (launch.empty()) continue;
+      pooled.insert(pooled.end(), launch.begin(), launch.end());
+      medians.push_back(Summarize(launch).median);
+      const long long session =
+          i < sessions.size() ? sessions[i] : -1 - static_cast<long long>(i);
+      by[session].push_back(std::log(medians.back()));
+    }
+  };
+  add(a_launches, a_sessions, a_pooled, a_medians, a_by_session);
+  add(b_launches, b_sessions, b_pooled, b_medians, b_by_session);
   result.a_launches = static_cast<int>(a_medians.size());
   result.b_launches = static_cast<int>(b_medians.size());
   const auto positive = [](const std::vector<double>& v) {
@@ -145,10 +193,47 @@ LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
   result.a_ms = Summarize(a_pooled).median;
   result.b_ms = Summarize(b_pooled).median;
 
+  const bool by_session = a_by_session.size() >= 2 && b_by_session.size() >= 2;
   const bool by_launch = a_medians.size() >= 2 && b_medians.size() >= 2;
-  if (by_launch) {
+  if (by_launch && !by_session) {
+    // Replicates of one session on a side: its launches share that session's machine state.
     result.method = ChangeMethod::kLaunches;
     result.change = WelchLogChange(a_medians, b_medians, policy.confidence);
+    const ChangeEstimate& c = result.change;
+    const double floor = policy.noise_floor_pct;
+    if (c.low_pct > floor) {
+      result.verdict = Verdict::kSlower;
+      result.reason = Format("launch CI above the noise floor of +%.1f%% (one campaign on a "
+                             "side: the floor stands for campaign-to-campaign drift)", floor);
+    } else if (c.high_pct < -floor) {
+      result.verdict = Verdict::kFaster;
+      result.reason = Format("launch CI below the noise floor of -%.1f%% (one campaign on a "
+                             "side: the floor stands for campaign-to-campaign drift)", floor);
+    } else if (c.low_pct >= -floor && c.high_pct <= floor) {
+      result.verdict = Verdict::kSame;
+      result.reason = Format("launch CI within the noise floor of +-%.1f%% (one campaign on a "
+                             "side)", floor);
+    } else {
+      result.reason = Format("launch CI crosses the noise floor of +-%.1f%%: one campaign on a "
+                             "side cannot show campaign-to-campaign drift (compare several "
+                             "campaigns a side, or more replicates)", floor);
+    }
+    return result;
+  }
+  if (by_session) {
+    // The unit is the session: the geometric mean of its launch medians.
+    const auto session_means = [](const std::map<long long, std::vector<double>>& by) {
+      std::vector<double> means;
+      for (const auto& [session, logs] : by) {
+        double sum = 0;
+        for (double l : logs) sum += l;
+        means.push_back(std::exp(sum / static_cast<double>(logs.size())));
+      }
+      return means;
+    };
+    result.method = ChangeMethod::kLaunches;
+    result.change =
+        WelchLogChange(session_means(a_by_session), session_means(b_by_session), policy.confidence);
     const ChangeEstimate& c = result.change;
     const double e = policy.min_effect_pct;
     const bool excludes_zero = c.low_pct > 0 || c.high_pct < 0;

@@ -11,15 +11,19 @@
 // placement, autotuning, a CPU's frequency and caches): a second launch of the same trial lands
 // somewhere else, often well outside the first launch's own confidence interval. A test on
 // iteration samples alone therefore calls most A/A pairs "significant". So:
-//  * launches (both sides measured in >= 2 separate launches, sweep field `replicates`): the unit
-//    is the launch. Welch's t on the log of each launch's median gives the CI; the verdict needs
-//    that CI to exclude 0 *and* the estimate to reach `min_effect_pct`.
+//  * launches (both sides measured in >= 2 separate launches, sweep field `replicates`): Welch's
+//    t on the log of each launch's median gives the CI. Launches of one campaign share its
+//    session (the machine's state that hour): with >= 2 sessions a side the unit is the session
+//    and the verdict needs the CI to exclude 0 *and* the estimate to reach `min_effect_pct`;
+//    with one session on a side the CI must clear the noise floor too (bench/replicates-aa
+//    found A/A campaigns of 3 replicates each called "faster" by the launch test alone).
 //  * iterations (a single launch on either side): the Hodges-Lehmann estimate of the log shift
 //    between the pooled iteration samples, with its distribution-free CI; the verdict needs the
 //    whole CI beyond a noise floor (`noise_floor_pct`) that stands for the launch-to-launch
 //    variation this data cannot see (a per-device default, or one learned from A/A pairs).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -39,6 +43,22 @@ struct ChangeEstimate {
 // evenly spaced order statistics first (keeps it O(10^6)). REQUIRES: non-empty, all > 0.
 ChangeEstimate HodgesLehmannChange(std::vector<double> a, std::vector<double> b,
                                    double confidence = 0.95);
+
+// The k-th smallest (1-based) of the n x m differences b[j] - a[i] of two sorted samples,
+// without forming them all: the value range is bisected, counting the differences at most a
+// value in O(n + m) each time, until at most a few hundred lie in the bracket; those are
+// selected exactly. The result equals sorting every difference (tested). REQUIRES: a and b
+// sorted ascending, non-empty; 1 <= k <= n m. Borrows a and b.
+class PairwiseDifferenceSelector {
+ public:
+  PairwiseDifferenceSelector(const std::vector<double>& a, const std::vector<double>& b);
+  double Kth(std::size_t k) const;
+  std::size_t CountAtMost(double x) const;  // differences <= x
+
+ private:
+  const std::vector<double>& a_;
+  const std::vector<double>& b_;
+};
 
 // Welch's t interval of mean(log b) - mean(log a). REQUIRES: >= 2 values per side, all > 0.
 // Two sides with no spread at all give a zero-width interval at the estimate.
@@ -67,16 +87,26 @@ struct LatencyChange {
 };
 
 // Compares two measurements of one trial. Each side is a list of launches, each launch the
-// trial's per-iteration latency series (the slowest rank per iteration, warm-up excluded).
-// Launches method when both sides have >= 2 launches with samples, iterations otherwise.
-//  launches:   slower/faster when the CI excludes 0 and |pct| >= min_effect_pct; same when the
-//              CI lies within +-min_effect_pct, or excludes 0 with |pct| below it; else
-//              inconclusive.
-//  iterations: slower when the CI's low end is above +noise_floor_pct, faster when its high
-//              end is below -noise_floor_pct, same when the whole CI is inside the floor; else
-//              inconclusive.
+// trial's per-iteration latency series (the slowest rank per iteration, warm-up excluded), and
+// optionally the *session* of each launch (the campaign it ran in; empty: every launch is a
+// session of its own). Launches of one session share its machine state (the load, clocks,
+// thermal state of that hour), so their spread does not show how far another session lands.
+//  launches, >= 2 sessions a side: the unit is the session (the geometric mean of its launch
+//              medians); slower/faster when the CI excludes 0 and |pct| >= min_effect_pct; same
+//              when the CI lies within +-min_effect_pct, or excludes 0 with |pct| below it;
+//              else inconclusive.
+//  launches, >= 2 launches a side but one session on a side (replicates of one campaign): the
+//              CI of the launch medians must also clear the noise floor, which stands for the
+//              session-to-session drift the data cannot show: slower when its low end is above
+//              +noise_floor_pct, faster when its high end is below -noise_floor_pct, same when
+//              it lies within +-noise_floor_pct; else inconclusive.
+//  iterations (one launch on a side): slower when the CI's low end is above +noise_floor_pct,
+//              faster when its high end is below -noise_floor_pct, same when the whole CI is
+//              inside the floor; else inconclusive.
 LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
                              const std::vector<std::vector<double>>& b_launches,
-                             const ChangePolicy& policy);
+                             const ChangePolicy& policy,
+                             const std::vector<long long>& a_sessions = {},
+                             const std::vector<long long>& b_sessions = {});
 
 }  // namespace ditbench

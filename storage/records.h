@@ -36,6 +36,10 @@ struct TrialRecord {
   nlohmann::json health;
   std::vector<Sample> samples;
   std::optional<TrialMetrics> metrics;
+  // Replicates: which launch of the trial this record is (0-based), and how many launches the
+  // sweep asks for (storage/schema.cc version 5).
+  int launch = 0;
+  int replicates = 1;
   // Rank 0's report of its environment (device, driver, library versions, threads, NCCL_*
   // variables). The coordinator stores it with the campaign, not per trial.
   nlohmann::json worker_environment;

@@ -1,5 +1,6 @@
 #include "storage/results_db.h"
 
+#include <algorithm>
 #include <chrono>
 #include <system_error>
 #include <utility>
@@ -43,21 +44,23 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
   Statement upsert(db, R"sql(
     INSERT INTO trials (campaign_id, trial_key, config_json, status, error, world_size, device,
                         run_dir, started_at, finished_at, policy_json, coordinator_host,
-                        coordinator_pid, health_json)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        coordinator_pid, health_json, replicates)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (campaign_id, trial_key) DO UPDATE SET
       config_json = excluded.config_json, status = excluded.status, error = excluded.error,
       world_size = excluded.world_size, device = excluded.device, run_dir = excluded.run_dir,
       started_at = excluded.started_at, finished_at = excluded.finished_at,
       policy_json = excluded.policy_json, coordinator_host = excluded.coordinator_host,
-      coordinator_pid = excluded.coordinator_pid, health_json = excluded.health_json
+      coordinator_pid = excluded.coordinator_pid, health_json = excluded.health_json,
+      replicates = excluded.replicates
     RETURNING id)sql");
   upsert.Bind(1, campaign_id)
       .Bind(2, trial.trial_key)
       .Bind(3, ComputationJson(config).dump())
       .Bind(11, PolicyJson(config).dump())
       .Bind(4, StatusName(trial.status))
-      .Bind(6, trial.world_size);
+      .Bind(6, trial.world_size)
+      .Bind(15, std::max(trial.replicates, 1));
   BindTextOrNull(upsert, 5, trial.error);
   BindTextOrNull(upsert, 7, trial.device);
   BindTextOrNull(upsert, 8, trial.run_dir);
@@ -84,24 +87,68 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
   return id;
 }
 
+// Every launch, sample and summary of the trial.
 void DeleteMeasurements(sqlite3* db, std::int64_t trial_id) {
-  Statement samples(db, "DELETE FROM samples WHERE trial_id = ?");
-  samples.Bind(1, trial_id).Run();
+  for (const char* sql : {"DELETE FROM samples WHERE trial_id = ?",
+                          "DELETE FROM launches WHERE trial_id = ?",
+                          "DELETE FROM trial_metrics WHERE trial_id = ?"}) {
+    Statement statement(db, sql);
+    statement.Bind(1, trial_id).Run();
+  }
+}
+
+// One launch's samples and the trial's summary (the other launches are kept).
+void DeleteLaunchMeasurements(sqlite3* db, std::int64_t trial_id, int launch) {
+  Statement samples(db, "DELETE FROM samples WHERE trial_id = ? AND launch = ?");
+  samples.Bind(1, trial_id).Bind(2, launch).Run();
   Statement metrics(db, "DELETE FROM trial_metrics WHERE trial_id = ?");
   metrics.Bind(1, trial_id).Run();
 }
 
-void InsertSamples(sqlite3* db, std::int64_t trial_id, const std::vector<Sample>& samples) {
+// The launch's row: status, error, where and when it ran, its own latency and resources.
+void UpsertLaunch(sqlite3* db, std::int64_t trial_id, const TrialRecord& launch, bool finished) {
+  Statement upsert(db, R"sql(
+    INSERT OR REPLACE INTO launches (trial_id, launch, status, error, run_dir, started_at,
+      finished_at, latency_ms, ci_low_ms, ci_high_ms, iterations, warmup, peak_mem_mb,
+      peak_reserved_mb, throttled, sm_clock_min_mhz, sm_clock_max_mhz)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
+  upsert.Bind(1, trial_id).Bind(2, launch.launch).Bind(3, StatusName(launch.status));
+  BindTextOrNull(upsert, 4, launch.error);
+  BindTextOrNull(upsert, 5, launch.run_dir);
+  upsert.Bind(6, launch.started_at > 0 ? std::optional<double>(launch.started_at) : std::nullopt);
+  upsert.Bind(7, finished && launch.finished_at > 0 ? std::optional<double>(launch.finished_at)
+                                                    : std::nullopt);
+  const std::optional<TrialMetrics>& m = launch.metrics;
+  upsert.Bind(8, m ? std::optional<double>(m->latency_ms) : std::nullopt)
+      .Bind(9, m ? std::optional<double>(m->ci_low_ms) : std::nullopt)
+      .Bind(10, m ? std::optional<double>(m->ci_high_ms) : std::nullopt);
+  if (m) {
+    upsert.Bind(11, m->iterations).Bind(12, m->warmup);
+  } else {
+    upsert.BindNull(11).BindNull(12);
+  }
+  upsert.Bind(13, m ? m->peak_mem_mb : std::nullopt)
+      .Bind(14, m ? m->peak_reserved_mb : std::nullopt)
+      .Bind(15, m && m->throttled ? std::optional<double>(*m->throttled ? 1.0 : 0.0)
+                                  : std::nullopt)
+      .Bind(16, m ? m->sm_clock_min_mhz : std::nullopt)
+      .Bind(17, m ? m->sm_clock_max_mhz : std::nullopt);
+  upsert.Run();
+}
+
+void InsertSamples(sqlite3* db, std::int64_t trial_id, int launch,
+                   const std::vector<Sample>& samples) {
   Statement insert(db,
-                   "INSERT INTO samples (trial_id, rank, iteration, stage, ms, warmup) "
-                   "VALUES (?, ?, ?, ?, ?, ?)");
+                   "INSERT INTO samples (trial_id, rank, iteration, stage, ms, warmup, launch) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?)");
   for (const Sample& sample : samples) {
     insert.Bind(1, trial_id)
         .Bind(2, sample.rank)
         .Bind(3, sample.iteration)
         .Bind(4, sample.stage)
         .Bind(5, sample.ms)
-        .Bind(6, sample.warmup ? 1 : 0);
+        .Bind(6, sample.warmup ? 1 : 0)
+        .Bind(7, launch);
     insert.Run();
     insert.Reset();
   }
@@ -125,9 +172,9 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       max_ms, cov, ci_low_ms, ci_high_ms, rank0_ms, skew_ms, iterations, warmup, outliers,
       peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s,
       throttled, sm_clock_min_mhz, sm_clock_max_mhz, comm_mb_per_step, output_error,
-      output_error_note, output_reference_key, extra_json)
+      output_error_note, output_reference_key, extra_json, launches, launch_cov)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-            ?, ?, ?, ?, ?))sql");
+            ?, ?, ?, ?, ?, ?, ?))sql");
   insert.Bind(1, trial_id)
       .Bind(2, m.latency_ms)
       .Bind(3, m.mean_ms)
@@ -157,7 +204,9 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       .Bind(27, m.comm_mb_per_step)
       .Bind(28, m.output_error)
       .Bind(29, m.output_error_note)
-      .Bind(30, m.output_reference_key);
+      .Bind(30, m.output_reference_key)
+      .Bind(32, std::max(m.launches, 1))
+      .Bind(33, m.launch_cov);
   if (m.extra.empty()) insert.BindNull(31);
   else insert.Bind(31, nlohmann::json(m.extra).dump());
   insert.Run();
@@ -297,9 +346,15 @@ int ResultsDb::MarkRunningAsInterrupted(std::int64_t campaign_id, const Coordina
                    "UPDATE trials SET status = 'interrupted', coordinator_host = NULL, "
                    "coordinator_pid = NULL, error = 'its coordinator died while it ran' "
                    "WHERE id = ?");
+  Statement update_launches(db_,
+                            "UPDATE launches SET status = 'interrupted', "
+                            "error = 'its coordinator died while it ran' "
+                            "WHERE trial_id = ? AND status = 'running'");
   for (std::int64_t id : dead) {
     update.Bind(1, id).Run();
     update.Reset();
+    update_launches.Bind(1, id).Run();
+    update_launches.Reset();
   }
   transaction.Commit();
   return static_cast<int>(dead.size());
@@ -313,12 +368,14 @@ void ResultsDb::MarkRunning(std::int64_t campaign_id, const TrialRecord& trial) 
   // covers this commit too): a process crash keeps it, a power loss may forget that the trial
   // was running, and the trial then simply runs again. One fsync per trial, not two
   // (bench/command-overhead).
+  running.metrics.reset();
   const int synchronous = ReadSynchronous(db_);
   Exec(db_, "PRAGMA synchronous = NORMAL");
   try {
     Transaction transaction(db_);
     std::int64_t trial_id = UpsertTrial(db_, campaign_id, running, /*finished=*/false);
-    DeleteMeasurements(db_, trial_id);
+    DeleteLaunchMeasurements(db_, trial_id, running.launch);
+    UpsertLaunch(db_, trial_id, running, /*finished=*/false);
     transaction.Commit();
   } catch (...) {
     RestoreSynchronous(db_, synchronous);
@@ -331,9 +388,97 @@ void ResultsDb::RecordTrial(std::int64_t campaign_id, const TrialRecord& trial) 
   Transaction transaction(db_);
   std::int64_t trial_id = UpsertTrial(db_, campaign_id, trial, /*finished=*/true);
   DeleteMeasurements(db_, trial_id);
-  InsertSamples(db_, trial_id, trial.samples);
+  if (trial.status != TrialStatus::kSkipped && trial.status != TrialStatus::kPending) {
+    TrialRecord launch = trial;
+    launch.launch = 0;
+    UpsertLaunch(db_, trial_id, launch, /*finished=*/true);
+  }
+  InsertSamples(db_, trial_id, 0, trial.samples);
   if (trial.metrics) InsertMetrics(db_, trial_id, *trial.metrics);
   transaction.Commit();
+}
+
+void ResultsDb::RecordLaunch(std::int64_t campaign_id, const TrialRecord& launch,
+                             const TrialOutcome& trial) {
+  TrialRecord row = launch;
+  row.status = trial.status;
+  row.error = trial.error;
+  Transaction transaction(db_);
+  std::int64_t trial_id = UpsertTrial(db_, campaign_id, row, /*finished=*/true);
+  DeleteLaunchMeasurements(db_, trial_id, launch.launch);
+  UpsertLaunch(db_, trial_id, launch, /*finished=*/true);
+  InsertSamples(db_, trial_id, launch.launch, launch.samples);
+  if (trial.metrics) InsertMetrics(db_, trial_id, *trial.metrics);
+  transaction.Commit();
+}
+
+std::map<std::string, std::map<int, TrialStatus>> ResultsDb::LaunchStatuses(
+    std::int64_t campaign_id) {
+  Statement query(db_, R"sql(
+    SELECT t.trial_key, l.launch, l.status FROM launches l JOIN trials t ON t.id = l.trial_id
+    WHERE t.campaign_id = ?)sql");
+  query.Bind(1, campaign_id);
+  std::map<std::string, std::map<int, TrialStatus>> statuses;
+  while (query.Step()) {
+    const std::optional<TrialStatus> status = ParseStatus(query.Text(2));
+    if (!status) {
+      throw StorageError(fmt::format("unknown status '{}' for launch {} of trial {} in '{}'",
+                                     query.Text(2), query.Int(1), query.Text(0), path_.string()));
+    }
+    statuses[query.Text(0)][static_cast<int>(query.Int(1))] = *status;
+  }
+  return statuses;
+}
+
+std::vector<LaunchMeasurement> ResultsDb::Launches(std::int64_t campaign_id,
+                                                   const std::string& trial_key, int except) {
+  Statement query(db_, R"sql(
+    SELECT l.launch, l.status, l.error, l.latency_ms, l.ci_low_ms, l.ci_high_ms, l.iterations,
+           l.warmup, l.peak_mem_mb, l.peak_reserved_mb, l.throttled, l.sm_clock_min_mhz,
+           l.sm_clock_max_mhz, l.trial_id
+    FROM launches l JOIN trials t ON t.id = l.trial_id
+    WHERE t.campaign_id = ? AND t.trial_key = ? AND l.launch != ? ORDER BY l.launch)sql");
+  query.Bind(1, campaign_id).Bind(2, trial_key).Bind(3, except);
+  std::vector<LaunchMeasurement> launches;
+  std::int64_t trial_id = 0;
+  while (query.Step()) {
+    LaunchMeasurement launch;
+    launch.launch = static_cast<int>(query.Int(0));
+    launch.status = ParseStatus(query.Text(1)).value_or(TrialStatus::kFailed);
+    launch.error = query.Text(2);
+    trial_id = query.Int(13);
+    if (launch.status == TrialStatus::kOk && !query.IsNull(3)) {
+      TrialMetrics m;
+      m.latency_ms = query.Double(3);
+      m.ci_low_ms = query.OptionalDouble(4).value_or(m.latency_ms);
+      m.ci_high_ms = query.OptionalDouble(5).value_or(m.latency_ms);
+      m.iterations = query.IsNull(6) ? 0 : static_cast<int>(query.Int(6));
+      m.warmup = query.IsNull(7) ? 0 : static_cast<int>(query.Int(7));
+      m.peak_mem_mb = query.OptionalDouble(8);
+      m.peak_reserved_mb = query.OptionalDouble(9);
+      if (!query.IsNull(10)) m.throttled = query.Int(10) != 0;
+      m.sm_clock_min_mhz = query.OptionalDouble(11);
+      m.sm_clock_max_mhz = query.OptionalDouble(12);
+      launch.metrics = m;
+    }
+    launches.push_back(std::move(launch));
+  }
+  if (launches.empty()) return launches;
+  Statement samples(db_, R"sql(
+    SELECT launch, rank, iteration, ms FROM samples
+    WHERE trial_id = ? AND stage = ? AND warmup = 0 AND launch != ?
+    ORDER BY launch, iteration, rank)sql");
+  samples.Bind(1, trial_id).Bind(2, kIterationStage).Bind(3, except);
+  while (samples.Step()) {
+    const int index = static_cast<int>(samples.Int(0));
+    auto it = std::find_if(launches.begin(), launches.end(),
+                           [&](const LaunchMeasurement& l) { return l.launch == index; });
+    if (it == launches.end()) continue;
+    it->samples.push_back(Sample{static_cast<int>(samples.Int(1)),
+                                 static_cast<int>(samples.Int(2)), kIterationStage,
+                                 samples.Double(3), false});
+  }
+  return launches;
 }
 
 void ResultsDb::FinishCampaign(std::int64_t campaign_id) {
@@ -383,13 +528,14 @@ std::vector<CampaignInfo> ResultsDb::Campaigns() {
   return campaigns;
 }
 
-std::vector<Sample> ResultsDb::Samples(std::int64_t campaign_id, const std::string& trial_key) {
+std::vector<Sample> ResultsDb::Samples(std::int64_t campaign_id, const std::string& trial_key,
+                                       int launch) {
   Statement query(db_, R"sql(
     SELECT s.rank, s.iteration, s.stage, s.ms, s.warmup
     FROM samples s JOIN trials t ON t.id = s.trial_id
-    WHERE t.campaign_id = ? AND t.trial_key = ?
+    WHERE t.campaign_id = ? AND t.trial_key = ? AND s.launch = ?
     ORDER BY s.iteration, s.rank, s.stage)sql");
-  query.Bind(1, campaign_id).Bind(2, trial_key);
+  query.Bind(1, campaign_id).Bind(2, trial_key).Bind(3, launch);
   std::vector<Sample> samples;
   while (query.Step()) {
     samples.push_back(Sample{static_cast<int>(query.Int(0)), static_cast<int>(query.Int(1)),

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/launch_summary.h"
 #include "storage/records.h"
 #include "storage/results_query.h"
 #include "storage/sqlite_connection.h"
@@ -29,7 +30,7 @@ namespace ditbench {
 
 // The version this build writes. Databases with a lower version are migrated forward on open
 // (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 struct ResultRow {
@@ -49,6 +50,15 @@ struct ResultRow {
   std::string health_note;  // what was busy: "load 3.10 on 2 cores; others used ..."
   std::string workload;  // "dit" or "command"
   std::string axes;      // a command's custom axes as a JSON object ("{}" when none)
+  // Replicates: launches the sweep asked for, ok launches summarised (0: no metrics), and the
+  // CoV of their medians. With launches > 1 the CI covers between-launch variation.
+  std::int64_t replicates = 1, launches = 0;
+  std::optional<double> launch_cov;
+  std::int64_t seed = 0, pipefusion_patches = 0, pipefusion_warmup_steps = 1;
+  // Set by the report when it folds trials that differ only in seed into one row
+  // (report/seed_folding.h): how many, and the range of their medians.
+  std::int64_t folded = 1;
+  std::optional<double> folded_min_ms, folded_max_ms;
 
   bool measured() const { return status == "ok" && latency_ms.has_value(); }
 };
@@ -89,11 +99,28 @@ class ResultsDb {
   int MarkRunningAsInterrupted(std::int64_t campaign_id, const CoordinatorIsGone& gone,
                                std::vector<std::string>* still_running = nullptr);
 
-  // Inserts or updates the trial row with status `running` (config, world size, start time).
+  // Status of every recorded launch of every trial of the campaign: key -> launch -> status.
+  std::map<std::string, std::map<int, TrialStatus>> LaunchStatuses(std::int64_t campaign_id);
+
+  // Inserts or updates the trial row and its launch `trial.launch` with status `running`
+  // (config, world size, start time, coordinator); that launch's samples and the trial's
+  // summary metrics are removed (RecordLaunch writes them again).
   void MarkRunning(std::int64_t campaign_id, const TrialRecord& trial);
 
-  // Replaces the trial's row, samples and metrics in one transaction.
+  // Replaces the trial's row, launches, samples and metrics in one transaction: the trial as
+  // one launch (launch 0, replicates as given), or no launch at all when skipped or pending.
   void RecordTrial(std::int64_t campaign_id, const TrialRecord& trial);
+
+  // Records launch `launch.launch` of a trial (its row, samples and own latency) and the
+  // trial's row with `trial`'s status, error and summary metrics, in one transaction. Other
+  // launches of the trial are kept.
+  void RecordLaunch(std::int64_t campaign_id, const TrialRecord& launch, const TrialOutcome& trial);
+
+  // Every stored launch of the trial but `except` (launch index), in launch order, with its
+  // status, error, stored metrics (ok launches) and timed "iteration" samples: what
+  // SummarizeLaunches needs besides the launch just measured.
+  std::vector<LaunchMeasurement> Launches(std::int64_t campaign_id, const std::string& trial_key,
+                                          int except = -1);
 
   // Merges `environment` into the campaign's environment (top-level keys replaced).
   void UpdateCampaignEnvironment(std::int64_t campaign_id, const nlohmann::json& environment);
@@ -104,13 +131,24 @@ class ResultsDb {
   // Every campaign, oldest first.
   std::vector<CampaignInfo> Campaigns();
 
-  // The trial's samples ordered by iteration, rank, stage; empty when the trial is unknown.
-  std::vector<Sample> Samples(std::int64_t campaign_id, const std::string& trial_key);
+  // The samples of one launch of the trial ordered by iteration, rank, stage; empty when the
+  // trial or launch is unknown.
+  std::vector<Sample> Samples(std::int64_t campaign_id, const std::string& trial_key,
+                              int launch = 0);
 
-  // Timed (non-warm-up) samples of `stage` of every trial of the campaign, by trial key, each
-  // ordered by iteration and rank: one query for a whole campaign (compare, report).
-  std::map<std::string, std::vector<Sample>> TimedSamples(std::int64_t campaign_id,
-                                                          const std::string& stage);
+  // Timed (non-warm-up) samples of `stage` of every ok launch of every trial of the campaign,
+  // by trial key, one vector per launch in launch order, each ordered by iteration and rank:
+  // one query for a whole campaign (compare, report).
+  std::map<std::string, std::vector<std::vector<Sample>>> TimedSamples(std::int64_t campaign_id,
+                                                                       const std::string& stage);
+
+  // The slowest-rank series of `stage` (per timed iteration in order, the maximum over ranks:
+  // SlowestSeries of experiments/trial_metrics.h) of every ok launch of every ok trial of the
+  // campaign, by trial key, one series per launch in launch order. Reads the samples in their
+  // stored order and reduces them as it goes (no sort of the campaign's samples): what
+  // `compare` needs, at a fraction of TimedSamples' cost.
+  std::map<std::string, std::vector<std::vector<double>>> SlowestSeriesByLaunch(
+      std::int64_t campaign_id, const std::string& stage);
 
   // Rows of the `results` view of the given campaigns, ordered by campaign and trial key.
   std::vector<ResultRow> Results(const std::vector<std::int64_t>& campaign_ids);

@@ -1,5 +1,7 @@
 // ResultsDb's typed reads for the report and the planner (results_db.h).
 #include <algorithm>
+#include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -19,7 +21,8 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
            resolution, batch, steps, ulysses, ring, pipefusion, cfg, dp, world_size,
            latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
            iterations, throttled, model_overrides, profile_blocks, output_error,
-           comm_mb_per_step, busy, health_note, workload, axes
+           comm_mb_per_step, busy, health_note, workload, axes, replicates, launches,
+           launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
                                    placeholders));
   for (std::size_t i = 0; i < campaign_ids.size(); ++i) {
@@ -61,6 +64,13 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     ++c;
     row.axes = query.IsNull(c) ? "{}" : query.Text(c);
     ++c;
+    row.replicates = query.IsNull(c) ? 1 : query.Int(c);
+    ++c;
+    row.launches = query.IsNull(c) ? 0 : query.Int(c);
+    ++c;
+    row.launch_cov = query.OptionalDouble(c++);
+    for (std::int64_t* number : {&row.seed, &row.pipefusion_patches, &row.pipefusion_warmup_steps})
+      *number = query.IsNull(c++) ? 0 : query.Int(c - 1);
     rows.push_back(std::move(row));
   }
   return rows;
@@ -85,21 +95,98 @@ std::optional<ResultsDb::Measurement> ResultsDb::NewestOkMeasurement(
   return m;
 }
 
-std::map<std::string, std::vector<Sample>> ResultsDb::TimedSamples(std::int64_t campaign_id,
-                                                                   const std::string& stage) {
+std::map<std::string, std::vector<std::vector<Sample>>> ResultsDb::TimedSamples(
+    std::int64_t campaign_id, const std::string& stage) {
   Statement query(db_, R"sql(
-    SELECT t.trial_key, s.rank, s.iteration, s.ms
+    SELECT t.trial_key, s.launch, s.rank, s.iteration, s.ms
     FROM samples s JOIN trials t ON t.id = s.trial_id
-    WHERE t.campaign_id = ? AND s.stage = ? AND s.warmup = 0
-    ORDER BY t.trial_key, s.iteration, s.rank)sql");
+    JOIN launches l ON l.trial_id = s.trial_id AND l.launch = s.launch
+    WHERE t.campaign_id = ? AND s.stage = ? AND s.warmup = 0 AND l.status = 'ok'
+    ORDER BY t.trial_key, s.launch, s.iteration, s.rank)sql");
   query.Bind(1, campaign_id).Bind(2, stage);
-  std::map<std::string, std::vector<Sample>> samples;
+  std::map<std::string, std::vector<std::vector<Sample>>> samples;
+  std::string key;
+  std::int64_t launch = -1;
+  std::vector<std::vector<Sample>>* launches = nullptr;
   while (query.Step()) {
-    samples[query.Text(0)].push_back(Sample{static_cast<int>(query.Int(1)),
-                                            static_cast<int>(query.Int(2)), stage,
-                                            query.Double(3), false});
+    if (!launches || query.Text(0) != key) {
+      key = query.Text(0);
+      launches = &samples[key];
+      launch = -1;
+    }
+    if (query.Int(1) != launch) {
+      launch = query.Int(1);
+      launches->emplace_back();
+    }
+    launches->back().push_back(Sample{static_cast<int>(query.Int(2)),
+                                      static_cast<int>(query.Int(3)), stage, query.Double(4),
+                                      false});
   }
   return samples;
+}
+
+std::map<std::string, std::vector<std::vector<double>>> ResultsDb::SlowestSeriesByLaunch(
+    std::int64_t campaign_id, const std::string& stage) {
+  // Ok launches of ok trials: trial id -> (key, launch indices).
+  std::unordered_map<std::int64_t, std::pair<std::string, std::vector<std::int64_t>>> trials;
+  Statement launches(db_, R"sql(
+    SELECT t.id, t.trial_key, l.launch FROM trials t JOIN launches l ON l.trial_id = t.id
+    WHERE t.campaign_id = ? AND t.status = 'ok' AND l.status = 'ok')sql");
+  launches.Bind(1, campaign_id);
+  while (launches.Step()) {
+    auto& entry = trials[launches.Int(0)];
+    entry.first = launches.Text(1);
+    entry.second.push_back(launches.Int(2));
+  }
+  // Samples come grouped by trial (the trial index), in insertion order within a trial; each
+  // trial's (launch, iteration, ms) are collected, then reduced to the max per iteration.
+  Statement samples(db_, R"sql(
+    SELECT s.trial_id, s.launch, s.iteration, s.ms FROM samples s
+    WHERE s.trial_id IN (SELECT id FROM trials WHERE campaign_id = ? AND status = 'ok')
+      AND s.stage = ? AND s.warmup = 0)sql");
+  samples.Bind(1, campaign_id).Bind(2, stage);
+  std::map<std::string, std::vector<std::vector<double>>> series;
+  struct Point {
+    std::int64_t launch, iteration;
+    double ms;
+  };
+  std::vector<Point> points;
+  std::int64_t current = -1;
+  const auto flush = [&] {
+    auto it = trials.find(current);
+    if (it == trials.end() || points.empty()) return;
+    std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
+      return std::tie(a.launch, a.iteration) < std::tie(b.launch, b.iteration);
+    });
+    const std::vector<std::int64_t>& ok = it->second.second;
+    std::vector<std::vector<double>>& out = series[it->second.first];
+    std::int64_t launch = -1, iteration = -1;
+    for (const Point& p : points) {
+      if (std::find(ok.begin(), ok.end(), p.launch) == ok.end()) continue;
+      if (p.launch != launch) {
+        out.emplace_back();
+        launch = p.launch;
+        iteration = -1;
+      }
+      if (p.iteration == iteration) {
+        out.back().back() = std::max(out.back().back(), p.ms);
+      } else {
+        out.back().push_back(p.ms);
+        iteration = p.iteration;
+      }
+    }
+  };
+  while (samples.Step()) {
+    const std::int64_t trial = samples.Int(0);
+    if (trial != current) {
+      flush();
+      points.clear();
+      current = trial;
+    }
+    points.push_back({samples.Int(1), samples.Int(2), samples.Double(3)});
+  }
+  flush();
+  return series;
 }
 
 std::optional<double> ResultsDb::NewestOkLatencyMs(const std::string& trial_key) {

@@ -165,6 +165,14 @@ std::string ResultsView(int version) {
   CASE WHEN json_extract(t.config_json, '$.workload') = 'command'
        THEN json_extract(t.config_json, '$.command') END AS command,
   m.extra_json AS metrics)sql";
+  if (version >= 7)
+    extra += R"sql(,
+  json_extract(t.config_json, '$.seed') AS seed,
+  t.replicates AS replicates,
+  m.launches AS launches,
+  m.launch_cov AS launch_cov,
+  CASE WHEN m.launches > 1 THEN 'launches' WHEN m.trial_id IS NOT NULL THEN 'iterations'
+       END AS ci_scope)sql";
   fill("{extra}", extra);
   return view;
 }
@@ -230,6 +238,49 @@ void MigrateToV6(sqlite3* db) {
   Exec(db, ResultsView(6).c_str());
 }
 
+// Schema version 7: replicates. A trial of a campaign may be launched several times (sweep
+// field `replicates`); each launch has a row in `launches` (its status, run folder, times and
+// its own median) and its samples carry its index. trial_metrics summarises the ok launches
+// (how many: `launches`; the spread of their medians: `launch_cov`); trials.replicates is the
+// number of launches the sweep asked for. Every trial already recorded (other than skipped or
+// pending) becomes launch 0 of itself. The view gains seed, replicates, launches, launch_cov
+// and ci_scope ('iterations': the CI is within one launch; 'launches': between launches).
+constexpr const char* kSchemaV7 = R"sql(
+DROP VIEW results;
+ALTER TABLE samples ADD COLUMN launch INTEGER NOT NULL DEFAULT 0 CHECK (launch >= 0);
+ALTER TABLE trials ADD COLUMN replicates INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE trial_metrics ADD COLUMN launches INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE trial_metrics ADD COLUMN launch_cov REAL;
+CREATE TABLE launches (
+  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  launch INTEGER NOT NULL CHECK (launch >= 0),
+  status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'ok', 'skipped', 'oom',
+                                         'timeout', 'crashed', 'failed', 'interrupted')),
+  error TEXT,
+  run_dir TEXT,
+  started_at REAL,
+  finished_at REAL,
+  latency_ms REAL, ci_low_ms REAL, ci_high_ms REAL,
+  iterations INTEGER, warmup INTEGER,
+  peak_mem_mb REAL, peak_reserved_mb REAL,
+  throttled INTEGER, sm_clock_min_mhz REAL, sm_clock_max_mhz REAL,
+  PRIMARY KEY (trial_id, launch)
+);
+INSERT INTO launches (trial_id, launch, status, error, run_dir, started_at, finished_at,
+                      latency_ms, ci_low_ms, ci_high_ms, iterations, warmup, peak_mem_mb,
+                      peak_reserved_mb, throttled, sm_clock_min_mhz, sm_clock_max_mhz)
+SELECT t.id, 0, t.status, t.error, t.run_dir, t.started_at, t.finished_at, m.latency_ms,
+       m.ci_low_ms, m.ci_high_ms, m.iterations, m.warmup, m.peak_mem_mb, m.peak_reserved_mb,
+       m.throttled, m.sm_clock_min_mhz, m.sm_clock_max_mhz
+FROM trials t LEFT JOIN trial_metrics m ON m.trial_id = t.id
+WHERE t.status NOT IN ('skipped', 'pending');
+)sql";
+
+void MigrateToV7(sqlite3* db) {
+  Exec(db, kSchemaV7);
+  Exec(db, ResultsView(7).c_str());
+}
+
 void MigrateToV1(sqlite3* db) {
   Exec(db, kSchemaV1);
   Exec(db, ResultsView(1).c_str());
@@ -249,7 +300,7 @@ void MigrateToV3(sqlite3* db) {
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
-                                   MigrateToV5, MigrateToV6};
+                                   MigrateToV5, MigrateToV6, MigrateToV7};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {

@@ -71,6 +71,49 @@ TEST(SweepSpecTest, NameMustBeNonEmptyPrintableText) {
   EXPECT_TRUE(ParseSweep("name: pixart sp 2k\n", "name.yaml").ok());
 }
 
+TEST(SweepSpecTest, ReplicatesIsASweepFieldOutsideEveryTrialKey) {
+  const char* base = "name: r\ndefaults: {model: pixart-alpha-tiny}\n";
+  ParseResult one = ParseSweep(base, "r.yaml");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one.spec.replicates, 1);
+  ParseResult three = ParseSweep(std::string(base) + "replicates: 3\n", "r.yaml");
+  ASSERT_TRUE(three.ok()) << three.errors[0].ToString();
+  EXPECT_EQ(three.spec.replicates, 3);
+  EXPECT_EQ(TrialKey(ExpandSweep(three.spec, 1).trials.at(0)),
+            TrialKey(ExpandSweep(one.spec, 1).trials.at(0)));
+  for (const char* bad : {"replicates: 0\n", "replicates: two\n", "replicates: [3]\n",
+                          "replicates: 1.5\n"}) {
+    ParseResult r = ParseSweep(std::string(base) + bad, "r.yaml");
+    ASSERT_EQ(r.errors.size(), 1u) << bad;
+    EXPECT_EQ(r.errors[0].ToString().rfind("r.yaml:3:13: 'replicates': expected an integer from 1 to", 0), 0u)
+        << r.errors[0].ToString();
+  }
+  ParseResult typo = ParseSweep(std::string(base) + "replicate: 3\n", "r.yaml");
+  ASSERT_EQ(typo.errors.size(), 1u);
+  EXPECT_NE(typo.errors[0].ToString().find("did you mean 'replicates'?"), std::string::npos);
+}
+
+TEST(SweepSpecTest, SearchAndOnOomAreCheckedSweepFields) {
+  const std::string base = "name: r\n";
+  ParseResult ok = ParseSweep(base + "search: {strategy: halving, keep: 0.25}\non_oom: skip_larger\n",
+                              "r.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.errors[0].ToString();
+  EXPECT_DOUBLE_EQ(ok.spec.halving_keep, 0.25);
+  EXPECT_TRUE(ok.spec.skip_larger_after_oom);
+  for (const char* bad : {"search: {strategy: random, keep: 0.25}\n",
+                          "search: {strategy: halving, keep: 1}\n",
+                          "search: {strategy: halving}\n", "search: halving\n",
+                          "on_oom: skip\n"}) {
+    ParseResult r = ParseSweep(base + bad, "r.yaml");
+    ASSERT_EQ(r.errors.size(), 1u) << bad;
+    EXPECT_EQ(r.errors[0].line, 2) << r.errors[0].ToString();
+  }
+  ParseResult both =
+      ParseSweep(base + "replicates: 3\nsearch: {strategy: halving, keep: 0.5}\n", "r.yaml");
+  ASSERT_EQ(both.errors.size(), 1u);
+  EXPECT_NE(both.errors[0].message.find("leave out 'replicates'"), std::string::npos);
+}
+
 TEST(SweepSpecTest, MisspelledKeyIsLocatedWithSuggestion) {
   ParseResult r = ParseSweep("name: x\nmatrix:\n  resolutoin: [256]\n", "bad.yaml");
   ASSERT_EQ(r.errors.size(), 1u);

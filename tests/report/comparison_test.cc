@@ -1,8 +1,10 @@
 #include "report/comparison.h"
+#include "report/comparison_html.h"
 
 #include <cmath>
 #include <random>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -191,6 +193,34 @@ TEST(TrialLabelTest, OverridesAreShownAndCfgIsSpelledOut) {
   row.cfg = 2;
   row.dp = 1;
   EXPECT_EQ(TrialLabel(row), "pixart-alpha-tiny{depth:8} 256px fp32 forward batch=2 cfg=2");
+}
+
+}  // namespace
+}  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+TEST(ComparisonSectionTest, AtMostMaxRowsAreListedVerdictsOtherThanSameFirst) {
+  Comparison comparison;
+  comparison.a.text = "1";
+  comparison.b.text = "2";
+  for (int i = 0; i < 5; ++i) {
+    ComparedTrial t;
+    t.trial_key = fmt::format("key{}", i);
+    t.label = "config";
+    t.change.verdict = i == 3 ? Verdict::kSlower : Verdict::kSame;
+    comparison.trials.push_back(t);
+  }
+  const std::string all = RenderComparisonSection(comparison);
+  EXPECT_EQ(all.find("not listed"), std::string::npos);
+  const std::string two = RenderComparisonSection(comparison, 2);
+  EXPECT_THAT(two, ::testing::HasSubstr("<code>key3</code>"));  // the slower one, first
+  EXPECT_THAT(two, ::testing::HasSubstr("<code>key0</code>"));
+  EXPECT_THAT(two, ::testing::Not(::testing::HasSubstr("<code>key1</code>")));
+  EXPECT_THAT(two, ::testing::HasSubstr("3 more matched trials not listed"));
+  EXPECT_THAT(two, ::testing::HasSubstr("ditbench compare 1 2"));
+  EXPECT_LT(two.find("key3"), two.find("key0"));
 }
 
 }  // namespace

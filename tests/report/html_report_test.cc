@@ -420,10 +420,9 @@ TEST_F(ReportStructureTest, BeyondFiftyRowsAGroupCollapsesTheRest) {
   {
     auto db = ResultsDb::Open(dir_ / "results.db");
     auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("seeds"), false);
-    for (int seed = 0; seed < 60; ++seed) {
-      TrialConfig config = test::MakeConfig(1, 1, Precision::kBf16, 256);
-      config.seed = seed;
-      db->RecordTrial(id, test::MakeTrial(config, TrialStatus::kOk, 10 + seed));
+    for (int i = 0; i < 60; ++i) {  // 60 configurations (seeds would fold into one row)
+      TrialConfig config = test::MakeConfig(1 + i, 1, Precision::kBf16, 256);
+      db->RecordTrial(id, test::MakeTrial(config, TrialStatus::kOk, 10 + i));
     }
   }
   const std::string html = Render();
@@ -434,6 +433,24 @@ TEST_F(ReportStructureTest, BeyondFiftyRowsAGroupCollapsesTheRest) {
   EXPECT_LT(html.find(">59.00<"), details);
   EXPECT_GT(html.find(">60.00<"), details);
   EXPECT_GT(html.find(">69.00<"), details);
+}
+
+TEST_F(ReportStructureTest, SeedsOfOneConfigurationAreOneRowWithTheirRange) {
+  {
+    auto db = ResultsDb::Open(dir_ / "results.db");
+    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("seeds"), false);
+    for (int seed = 0; seed < 60; ++seed) {
+      TrialConfig config = test::MakeConfig(1, 1, Precision::kBf16, 256);
+      config.seed = seed;
+      db->RecordTrial(id, test::MakeTrial(config, TrialStatus::kOk, 10 + seed));
+    }
+  }
+  const std::string html = Render();
+  EXPECT_EQ(html.find("<details><summary>"), std::string::npos);
+  // Median of 10..69 is 39.5; the range of the 60 medians is shown as the row's spread.
+  EXPECT_THAT(html, HasSubstr(">39.50<"));
+  EXPECT_THAT(html, HasSubstr("10.00 – 69.00 (range over 60 seeds)"));
+  EXPECT_THAT(html, HasSubstr("(60 seeds)"));
 }
 
 TEST_F(ReportStructureTest, RowsOfSeveralCampaignsAreLabelledWithTheWordCampaign) {

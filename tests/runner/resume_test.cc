@@ -1,5 +1,6 @@
 #include "runner/resume.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace ditbench {
@@ -41,6 +42,70 @@ TEST(JudgeResumeTest, FailuresAreKeptUnlessRerunFailedAndInterruptedRunAgain) {
   auto interrupted = JudgeResume(Valid(), TrialStatus::kInterrupted, "");
   EXPECT_TRUE(interrupted.run);
   EXPECT_EQ(interrupted.note, "run again (was interrupted)");
+}
+
+using Launches = std::map<int, TrialStatus>;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+TEST(PlanLaunchesTest, AnUnrecordedTrialRunsEveryLaunch) {
+  const LaunchPlan plan = PlanLaunches(Valid(), 3, std::nullopt, {}, "");
+  EXPECT_THAT(plan.launches, ElementsAre(0, 1, 2));
+  EXPECT_EQ(plan.note, "");
+}
+
+TEST(PlanLaunchesTest, ACampaignKilledBetweenReplicatesRunsOnlyTheMissingLaunches) {
+  // Killed after the first round: launch 0 ok, launch 1 interrupted, launch 2 never started.
+  const LaunchPlan plan = PlanLaunches(
+      Valid(), 3, TrialStatus::kInterrupted,
+      Launches{{0, TrialStatus::kOk}, {1, TrialStatus::kInterrupted}}, "");
+  EXPECT_THAT(plan.launches, ElementsAre(1, 2));
+  EXPECT_EQ(plan.note, "launches of 3: kept 1 (ok); run 2 (interrupted), 3 (not run)");
+  // Every launch ok: nothing runs.
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kOk,
+                           Launches{{0, TrialStatus::kOk}, {1, TrialStatus::kOk},
+                                    {2, TrialStatus::kOk}},
+                           "")
+                  .launches,
+              IsEmpty());
+  // A gap (launch 1 missing, 2 ok) is filled, nothing else.
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kOk,
+                           Launches{{0, TrialStatus::kOk}, {2, TrialStatus::kOk}}, "")
+                  .launches,
+              ElementsAre(1));
+}
+
+TEST(PlanLaunchesTest, AKeptFailureEndsTheTrialAndRerunFailedResumesIt) {
+  const Launches launches{{0, TrialStatus::kOk}, {1, TrialStatus::kOom}};
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kOom, launches, "").launches, IsEmpty());
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kOom, launches, "failed").launches,
+              ElementsAre(1, 2));
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kOom, launches, "all").launches,
+              ElementsAre(0, 1, 2));
+}
+
+TEST(PlanLaunchesTest, MoreReplicatesThanRecordedRunsTheNewOnes) {
+  // A campaign measured with one launch, continued with replicates: 3.
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kOk, Launches{{0, TrialStatus::kOk}}, "")
+                  .launches,
+              ElementsAre(1, 2));
+}
+
+TEST(PlanLaunchesTest, OneReplicateIsJudgeResume) {
+  for (auto status : {TrialStatus::kOk, TrialStatus::kFailed, TrialStatus::kInterrupted}) {
+    const LaunchPlan plan = PlanLaunches(Valid(), 1, status, Launches{{0, status}}, "");
+    const ResumeVerdict verdict = JudgeResume(Valid(), status, "");
+    EXPECT_EQ(plan.launches.empty(), !verdict.run) << StatusName(status);
+    EXPECT_EQ(plan.note, verdict.note);
+  }
+}
+
+TEST(PlanLaunchesTest, SkippedTrialsAreJudgedAsAWhole) {
+  EXPECT_THAT(PlanLaunches(Invalid(), 3, TrialStatus::kSkipped, {}, "").launches, IsEmpty());
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kSkipped, {}, "").launches,
+              ElementsAre(0, 1, 2));
+  // An invalid trial to record is recorded once, never launched.
+  EXPECT_THAT(PlanLaunches(Invalid(), 3, std::nullopt, {}, "").launches, ElementsAre(0));
 }
 
 CampaignInfo Campaign(std::int64_t id, const std::string& sweep, const std::string& text) {

@@ -49,7 +49,8 @@ TEST(ChangeTest, HodgesLehmannSelectionMatchesAFullSort) {
   // even numbers of pairwise differences.
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> uniform(1, 3);
-  for (auto [n, m] : {std::pair{7, 9}, std::pair{8, 10}, std::pair{30, 31}, std::pair{1, 1}}) {
+  for (auto [n, m] : {std::pair{7, 9}, std::pair{8, 10}, std::pair{30, 31}, std::pair{1, 1},
+                      std::pair{200, 200}, std::pair{300, 47}}) {
     std::vector<double> a, b, differences;
     for (int i = 0; i < n; ++i) a.push_back(uniform(rng));
     for (int i = 0; i < m; ++i) b.push_back(uniform(rng) * 1.2);
@@ -68,6 +69,24 @@ TEST(ChangeTest, HodgesLehmannSelectionMatchesAFullSort) {
     EXPECT_NEAR(c.pct, std::expm1(median) * 100, 1e-9) << n << "x" << m;
     EXPECT_NEAR(c.low_pct, std::expm1(at(k + 1)) * 100, 1e-9) << n << "x" << m;
     EXPECT_NEAR(c.high_pct, std::expm1(at(total - k)) * 100, 1e-9) << n << "x" << m;
+  }
+}
+
+TEST(ChangeTest, PairwiseDifferenceSelectorGivesEveryRankOfAFullSortWithTies) {
+  std::mt19937 rng(12);
+  std::uniform_int_distribution<int> few(0, 4);  // many equal values, many equal differences
+  for (int round = 0; round < 5; ++round) {
+    std::vector<double> a, b, differences;
+    for (int i = 0; i < 40; ++i) a.push_back(few(rng) * 0.5);
+    for (int i = 0; i < 35; ++i) b.push_back(few(rng) * 0.25);
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    for (double y : b)
+      for (double x : a) differences.push_back(y - x);
+    std::sort(differences.begin(), differences.end());
+    const PairwiseDifferenceSelector select(a, b);
+    for (std::size_t k = 1; k <= differences.size(); ++k)
+      ASSERT_EQ(select.Kth(k), differences[k - 1]) << "rank " << k;
   }
 }
 
@@ -133,6 +152,47 @@ TEST(ChangeTest, BetweenLaunchDriftWithoutShiftIsNeverFasterOrSlower) {
   LatencyChange one = CompareLatency({Launch(rng, 5.41, 0.01)}, {Launch(rng, 4.12, 0.01)}, Cpu());
   EXPECT_TRUE(one.verdict == Verdict::kSame || one.verdict == Verdict::kInconclusive)
       << one.reason;
+}
+
+TEST(ChangeTest, ReplicatesOfOneCampaignThatDriftTogetherNeedTheNoiseFloor) {
+  // bench/replicates-aa on the shared CPU: A/A campaigns of 3 replicates each, where one
+  // campaign ran in a quieter hour: its launches agree with each other and all sit 25% lower.
+  std::mt19937 rng(7);
+  const auto a = Launches(rng, 100, 3, 0.02, 0.01), b = Launches(rng, 75, 3, 0.02, 0.01);
+  const std::vector<long long> campaign_1(3, 1), campaign_3(3, 3);
+  // Launches taken as independent: a false alarm.
+  EXPECT_EQ(CompareLatency(a, b, Cpu()).verdict, Verdict::kFaster);
+  // As replicates of one campaign a side: the CI must clear the CPU floor of 35%.
+  LatencyChange c = CompareLatency(a, b, Cpu(), campaign_1, campaign_3);
+  EXPECT_EQ(c.method, ChangeMethod::kLaunches);
+  EXPECT_TRUE(c.verdict == Verdict::kSame || c.verdict == Verdict::kInconclusive) << c.reason;
+  EXPECT_NE(c.reason.find("one campaign on a side"), std::string::npos) << c.reason;
+  // A slowdown far beyond the floor is still found.
+  LatencyChange slower =
+      CompareLatency(a, Launches(rng, 200, 3, 0.02, 0.01), Cpu(), campaign_1, campaign_3);
+  EXPECT_EQ(slower.verdict, Verdict::kSlower) << slower.reason;
+}
+
+TEST(ChangeTest, SeveralCampaignsASideMakeTheCampaignTheUnit) {
+  // Two replicates in each of three campaigns a side, B 10% slower: campaign means are tested
+  // against each other with the minimum effect, as independent launches were.
+  std::mt19937 rng(8);
+  std::vector<std::vector<double>> a, b;
+  std::vector<long long> a_sessions, b_sessions;
+  for (int campaign = 0; campaign < 3; ++campaign) {
+    for (auto& launch : Launches(rng, 100, 2, 0.01, 0.01)) {
+      a.push_back(launch);
+      a_sessions.push_back(campaign);
+    }
+    for (auto& launch : Launches(rng, 110, 2, 0.01, 0.01)) {
+      b.push_back(launch);
+      b_sessions.push_back(10 + campaign);
+    }
+  }
+  LatencyChange c = CompareLatency(a, b, Gpu(), a_sessions, b_sessions);
+  EXPECT_EQ(c.verdict, Verdict::kSlower) << c.reason;
+  EXPECT_EQ(c.a_launches, 6);
+  EXPECT_NEAR(c.change.pct, 10, 2);
 }
 
 TEST(ChangeTest, AaFalseAlarmRateWithDriftStaysNearTheTestLevel) {

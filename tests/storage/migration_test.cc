@@ -134,6 +134,26 @@ TEST_F(MigrationTest, SamplesOfKeptTrialsStayAndTheOthersGo) {
   EXPECT_EQ(Column("SELECT count(*) FROM trial_metrics"), std::vector<std::string>{"2"});
 }
 
+TEST_F(MigrationTest, EveryRecordedTrialBecomesItsOwnFirstLaunch) {
+  auto db = ResultsDb::Open(DbPath());
+  // Schema 5: one launch per trial that ran (the skipped one has none), with its status and
+  // median; samples belong to launch 0; the view counts one launch of one asked for.
+  EXPECT_EQ(Column("SELECT t.status || ':' || l.launch || ':' || l.status FROM launches l "
+                   "JOIN trials t ON t.id = l.trial_id ORDER BY t.status"),
+            (std::vector<std::string>{"failed:0:failed", "ok:0:ok", "ok:0:ok"}));
+  EXPECT_EQ(Column("SELECT count(*) FROM launches l JOIN trial_metrics m ON "
+                   "m.trial_id = l.trial_id WHERE l.latency_ms = m.latency_ms"),
+            std::vector<std::string>{"2"});
+  EXPECT_EQ(Column("SELECT count(*) FROM samples WHERE launch != 0"),
+            std::vector<std::string>{"0"});
+  EXPECT_EQ(Column("SELECT DISTINCT launches || '/' || replicates || ' ' || ci_scope FROM "
+                   "results WHERE status = 'ok'"),
+            std::vector<std::string>{"1/1 iterations"});
+  const std::map<std::string, std::map<int, TrialStatus>> launches = db->LaunchStatuses(1);
+  EXPECT_EQ(launches.at(kSeed7).at(0), TrialStatus::kFailed);
+  EXPECT_FALSE(launches.count(kSkipped));
+}
+
 TEST_F(MigrationTest, ResultsViewReadsTheMigratedRows) {
   ResultsDb::Open(DbPath());
   auto db = ResultsDb::Open(DbPath(), /*read_only=*/true);  // now at the current version

@@ -1,5 +1,7 @@
 #include "storage/results_db.h"
 
+#include "experiments/trial_metrics.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -400,10 +402,42 @@ TEST_F(ResultsDbTest, TimedSamplesOfACampaignLeaveOutWarmupAndOtherStages) {
   auto samples = db->TimedSamples(campaign, "iteration");
   ASSERT_EQ(samples.size(), 2u);
   std::vector<double> ms;
-  for (const Sample& s : samples.at(two.trial_key)) ms.push_back(s.iteration * 100 + s.ms);
+  ASSERT_EQ(samples.at(two.trial_key).size(), 1u);  // one launch
+  for (const Sample& s : samples.at(two.trial_key)[0]) ms.push_back(s.iteration * 100 + s.ms);
   EXPECT_THAT(ms, ElementsAre(110, 110, 211, 211));
-  EXPECT_EQ(samples.at(one.trial_key).size(), 2u);
-  EXPECT_EQ(db->TimedSamples(campaign, "step:0").at(two.trial_key).size(), 1u);
+  EXPECT_EQ(samples.at(one.trial_key)[0].size(), 2u);
+  EXPECT_EQ(db->TimedSamples(campaign, "step:0").at(two.trial_key)[0].size(), 1u);
+}
+
+TEST_F(ResultsDbTest, SlowestSeriesByLaunchReducesRanksPerIterationOfEveryOkLaunch) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  TrialRecord two = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
+  two.samples.push_back({1, 1, "iteration", 30, false});  // rank 1 slower at iteration 1
+  two.replicates = 3;
+  db->RecordTrial(campaign, two);
+  TrialRecord second = two;  // launch 1: another series
+  second.launch = 1;
+  second.samples = {{0, 1, "iteration", 7, false}, {1, 1, "iteration", 8, false},
+                    {0, 0, "iteration", 99, true}};
+  db->RecordLaunch(campaign, second, TrialOutcome{TrialStatus::kOk, "", two.metrics});
+  TrialRecord failed = second;  // launch 2 failed: left out
+  failed.launch = 2;
+  failed.status = TrialStatus::kFailed;
+  failed.samples = {{0, 1, "iteration", 1000, false}};
+  failed.metrics.reset();
+  db->RecordLaunch(campaign, failed, TrialOutcome{TrialStatus::kOk, "", two.metrics});
+  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kFailed, 0, "x"));
+
+  const auto series = db->SlowestSeriesByLaunch(campaign, "iteration");
+  ASSERT_EQ(series.size(), 1u);  // the failed trial has none
+  EXPECT_THAT(series.at(two.trial_key),
+              ElementsAre(ElementsAre(30, 11), ElementsAre(8)));
+  // The same as the one definition applied to the samples (experiments/trial_metrics.h).
+  const auto samples = db->TimedSamples(campaign, "iteration").at(two.trial_key);
+  ASSERT_EQ(samples.size(), 2u);
+  for (std::size_t launch = 0; launch < samples.size(); ++launch)
+    EXPECT_EQ(SlowestSeries(samples[launch]), series.at(two.trial_key)[launch]);
 }
 
 TEST_F(ResultsDbTest, ResultRowCarriesModelOverrides) {

@@ -105,6 +105,8 @@ class FakeLauncher final : public Launcher {
   bool overlapping_devices = false;
   int cancels = 0;
   int fail_ulysses = -1;
+  int oom_resolution = -1;  // trials of this resolution run out of memory
+  double ms_per_seed = 0;   // every sample is this much slower per unit of the trial's seed
   int launch_error_ulysses = -1;
   int throw_ulysses = -1;
   FakeInterrupt* interrupt = nullptr;
@@ -131,6 +133,12 @@ class FakeLauncher final : public Launcher {
       outcome.launch_error = "cannot start worker: injected launch error";
       return outcome;
     }
+    if (file.config.resolution == oom_resolution) {
+      outcome.ranks[0].exit_code = kWorkerOutOfMemory;
+      outcome.first_failed_rank = 0;
+      std::ofstream(RankLogPath(request.run_dir, 0)) << "CUDA out of memory (injected)\n";
+      return outcome;
+    }
     if (file.config.ulysses == fail_ulysses) {
       outcome.ranks[0].exit_code = 1;
       outcome.first_failed_rank = 0;
@@ -144,7 +152,8 @@ class FakeLauncher final : public Launcher {
       result.device = "cpu";
       result.samples = {{r, 0, "iteration", 50.0, true}};
       for (int i = 1; i <= file.config.repeats.min; ++i)
-        result.samples.push_back({r, i, "iteration", 10.0 + r + i, false});
+        result.samples.push_back(
+            {r, i, "iteration", 10.0 + r + i + ms_per_seed * double(file.config.seed), false});
       result.peak_mem_mb = 10;
       WriteFileAtomically(RankResultPath(request.run_dir, r), ToJson(result).dump());
     }

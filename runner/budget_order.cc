@@ -1,0 +1,46 @@
+#include "runner/budget_order.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace ditbench {
+
+std::vector<std::size_t> BudgetOrder(const std::vector<const PlannedTrial*>& trials) {
+  std::vector<std::size_t> order(trials.size());
+  std::iota(order.begin(), order.end(), 0);
+  const auto rank = [&](std::size_t i) {
+    const PlannedTrial& t = *trials[i];
+    const bool baseline = t.config.world_size() == 1;
+    const double seconds = t.estimate ? t.estimate->trial_s : 0.0;
+    return std::make_pair(!baseline, seconds);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return rank(a) < rank(b); });
+  return order;
+}
+
+BudgetFit FitBudget(const SweepPlan& plan, int replicates, double budget_s) {
+  std::vector<const PlannedTrial*> runnable;
+  for (const PlannedTrial& t : plan.trials)
+    if (!t.invalid_reason) runnable.push_back(&t);
+  const std::vector<std::size_t> order = BudgetOrder(runnable);
+  BudgetFit fit;
+  bool spent = false;
+  for (int round = 0; round < std::max(replicates, 1); ++round) {
+    for (std::size_t i : order) {
+      const double s = runnable[i]->estimate ? runnable[i]->estimate->trial_s : 0.0;
+      ++fit.launches;
+      fit.seconds += s;
+      // As `run` does: a launch starts while the time spent plus its estimate fits.
+      if (!spent && fit.fit_seconds + s <= budget_s) {
+        ++fit.fit;
+        fit.fit_seconds += s;
+      } else {
+        spent = true;
+      }
+    }
+  }
+  return fit;
+}
+
+}  // namespace ditbench
