@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -48,6 +49,19 @@ std::filesystem::path DefaultWorker() {
 std::string Axes(const TrialConfig& c) {
   return fmt::format("{} {}px {} u{} r{} pf{} cfg{} dp{}", c.model, c.resolution,
                      PrecisionName(c.precision), c.ulysses, c.ring, c.pipefusion, c.cfg, c.dp);
+}
+
+// What the launcher needs to run `t` in `run_dir` (devices are added by the caller).
+LaunchRequest TrialRequest(const PlannedTrial& t, const std::filesystem::path& run_dir,
+                           const std::filesystem::path& worker) {
+  LaunchRequest request;
+  request.trial_key = t.key;
+  request.run_dir = run_dir;
+  request.worker = worker;
+  request.args = {"--trial", (run_dir / "trial.json").string()};
+  request.world_size = t.config.world_size();
+  request.timeout_s = t.config.timeout_s;
+  return request;
 }
 
 // A trial to run and its 0-based position in the sweep (for progress lines).
@@ -117,6 +131,15 @@ class SweepLoop {
     }
   }
 
+  // Takes over a trial that an earlier coordinator started and the launcher attached to
+  // (Launcher::Attach): Run() waits for it and records it like its own. It holds no slot: its
+  // devices are the scheduler's business.
+  void Adopt(LaunchHandle handle, const PlannedTrial& t, std::string prefix,
+             std::filesystem::path run_dir, double started_at, std::string job) {
+    in_flight_.emplace(handle, InFlight{&t, std::move(prefix), std::move(run_dir), {},
+                                        started_at, std::nullopt, std::move(job)});
+  }
+
   // Kills whatever is still in flight and waits for it: used when storage fails mid-sweep.
   void Abandon() noexcept {
     try {
@@ -165,6 +188,7 @@ class SweepLoop {
     std::vector<int> slots;
     double started_at;
     std::optional<MachineHealth> health_at_start;
+    std::string scheduler_job;  // the launcher's ExternalId(), recorded with the trial
   };
 
   TrialRecord BaseRecord(const PlannedTrial& t) const {
@@ -227,15 +251,9 @@ class SweepLoop {
     std::optional<MachineHealth> health_at_start;
     if (SampleHealth()) health_at_start = effects_.health->Sample();
 
-    LaunchRequest request;
-    request.trial_key = t.key;
-    request.run_dir = run_dir;
-    request.worker = worker_;
-    request.args = {"--trial", (run_dir / "trial.json").string()};
-    request.world_size = t.config.world_size();
+    LaunchRequest request = TrialRequest(t, run_dir, worker_);
     if (placement_.capacity.on_gpu)
       for (int slot : slots) request.devices.push_back(placement_.devices.at(slot));
-    request.timeout_s = t.config.timeout_s;
     LaunchHandle handle = 0;
     try {
       handle = effects_.launcher.Start(request);
@@ -244,8 +262,13 @@ class SweepLoop {
       RecordUnstartable(t, prefix, fmt::format("cannot start the trial: {}", e.what()), started_at);
       return;
     }
-    in_flight_.emplace(handle,
-                       InFlight{&t, prefix, run_dir, slots, started_at, health_at_start});
+    const std::string job = effects_.launcher.ExternalId(handle);
+    if (!job.empty()) {
+      db_.SetSchedulerJob(campaign_, t.key, job);
+      out_ << prefix << ": submitted as Slurm job " << job << "\n" << std::flush;
+    }
+    in_flight_.emplace(handle, InFlight{&t, prefix, run_dir, slots, started_at, health_at_start,
+                                        job});
   }
 
   void Reap(const FinishedTrial& finished) {
@@ -264,6 +287,7 @@ class SweepLoop {
     }
     record.started_at = trial.started_at;
     record.finished_at = UnixNow();
+    record.scheduler_job = trial.scheduler_job;
     std::string busy_note;
     if (trial.health_at_start) {
       const MachineHealth end = effects_.health->Sample();
@@ -288,7 +312,8 @@ class SweepLoop {
       out_ << trial.prefix << ": interrupted\n";
       return;
     }
-    progress_->Finished(position_.at(&t), finished.outcome.wall_s);
+    if (auto p = position_.find(&t); p != position_.end())  // adopted trials are not queued
+      progress_->Finished(p->second, finished.outcome.wall_s);
     ++ran;
     if (record.status == TrialStatus::kOk) {
       ++ok;
@@ -322,6 +347,59 @@ class SweepLoop {
   std::optional<Progress> progress_;
   bool worker_described_ = false;
 };
+
+// A trial an earlier coordinator left running as a scheduler job, watched again.
+struct AdoptedTrial {
+  LaunchHandle handle;
+  const PlannedTrial* trial;
+  std::filesystem::path run_dir;
+  double started_at;
+  std::string job;
+};
+
+// After a restart: trials recorded `running` with a scheduler job (a Slurm job id) whose
+// coordinator is gone are handed to the launcher again (Launcher::Attach) and recorded as
+// ours, so that they are waited for and ingested instead of run twice. Trials the launcher
+// cannot attach to stay as they are (resume marks them interrupted and runs them again).
+std::vector<AdoptedTrial> AdoptSchedulerJobs(ResultsDb& db, std::int64_t campaign,
+                                             const SweepPlan& plan, Launcher& launcher,
+                                             const std::filesystem::path& worker,
+                                             const ResultsDb::CoordinatorIsGone& gone,
+                                             std::ostream& out) {
+  std::vector<AdoptedTrial> adopted;
+  for (const ResultsDb::RunningTrial& r : db.RunningTrials(campaign)) {
+    if (r.scheduler_job.empty() || r.run_dir.empty()) continue;
+    if (!r.coordinator_host.empty() && r.coordinator_pid > 0 &&
+        !gone(r.coordinator_host, r.coordinator_pid))
+      continue;  // its own coordinator still watches it
+    auto planned = std::find_if(plan.trials.begin(), plan.trials.end(),
+                                [&r](const PlannedTrial& t) { return t.key == r.trial_key; });
+    if (planned == plan.trials.end()) continue;
+    const auto handle =
+        launcher.Attach(r.scheduler_job, TrialRequest(*planned, r.run_dir, worker));
+    if (!handle) {
+      out << fmt::format("trial {}: Slurm no longer knows job {}: it runs again\n", r.trial_key,
+                         r.scheduler_job);
+      continue;
+    }
+    TrialRecord running;
+    running.trial_key = planned->key;
+    running.config = CanonicalJson(planned->config);
+    running.world_size = planned->config.world_size();
+    running.status = TrialStatus::kRunning;
+    running.run_dir = r.run_dir;
+    running.started_at = r.started_at;
+    running.coordinator_host = Hostname();
+    running.coordinator_pid = ::getpid();
+    running.scheduler_job = r.scheduler_job;
+    db.MarkRunning(campaign, running);
+    out << fmt::format("trial {}: Slurm job {} of an earlier coordinator is known to Slurm: "
+                       "watching it again\n",
+                       r.trial_key, r.scheduler_job);
+    adopted.push_back({*handle, &*planned, r.run_dir, r.started_at, r.scheduler_job});
+  }
+  return adopted;
+}
 
 // `--dry-run`: the plan, and what resuming would do with what the database already holds
 // (read-only: no lock, nothing created).
@@ -444,6 +522,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   std::int64_t campaign = 0;
   std::map<std::string, TrialStatus> statuses;
   std::vector<std::string> still_running;
+  std::vector<AdoptedTrial> adopted;
   try {
     db = ResultsDb::Open(options.db);
     CampaignRecord record;
@@ -457,6 +536,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     record.environment["gpus"] = options.gpus;
     record.environment["devices"] = placement.devices;
     record.environment["policy"] = options.policy;
+    record.environment["launcher"] = options.launcher;
     record.environment["slots"] = placement.capacity.slots;
     record.environment["on_gpu"] = placement.capacity.on_gpu;
     // A campaign is one spec: a changed sweep file starts a new one, and says what changed.
@@ -472,11 +552,14 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     auto gone = [](const std::string& host, std::int64_t pid) {
       return CoordinatorGone(host, static_cast<long>(pid));
     };
+    adopted = AdoptSchedulerJobs(*db, campaign, plan, effects.launcher, worker, gone, out);
     if (int n = db->MarkRunningAsInterrupted(campaign, gone, &still_running))
       out << fmt::format(
           "{} trial(s) left running by a coordinator that is gone marked interrupted\n", n);
     for (const auto& key : still_running)
-      out << fmt::format("trial {} is still running under a live coordinator: not started\n", key);
+      if (std::none_of(adopted.begin(), adopted.end(),
+                       [&key](const AdoptedTrial& a) { return a.trial->key == key; }))
+        out << fmt::format("trial {} is still running under a live coordinator: not started\n", key);
     statuses = db->TrialStatuses(campaign);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
@@ -506,6 +589,10 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
                      placement.capacity.on_gpu ? "GPU(s)" : "CPU slot(s)");
   SweepLoop loop(spec, placement, *policy, *db, campaign, effects, worker, run_root, out);
   loop.require_idle_s = options.require_idle_s;
+  for (const AdoptedTrial& a : adopted)
+    loop.Adopt(a.handle, *a.trial,
+               fmt::format("[adopted] {} {}", a.trial->key, Axes(a.trial->config)), a.run_dir,
+               a.started_at, a.job);
   try {
     loop.Run(to_run, plan.trials.size());
   } catch (const std::exception& e) {

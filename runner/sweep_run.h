@@ -33,6 +33,7 @@ struct RunOptions {
   // --require-idle SECONDS: before each trial on CPU, wait up to this long for the machine to
   // be idle (HealthProbe), else stop starting trials (exit 1). Negative: do not wait.
   double require_idle_s = -1;
+  std::string launcher = "local";    // recorded with the campaign: local | slurm
 };
 
 // What RunSweep does to the world besides storage: borrowed, not owned.

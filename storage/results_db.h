@@ -29,7 +29,7 @@ namespace ditbench {
 
 // The version this build writes. Databases with a lower version are migrated forward on open
 // (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 struct ResultRow {
@@ -87,6 +87,22 @@ class ResultsDb {
 
   // Inserts or updates the trial row with status `running` (config, world size, start time).
   void MarkRunning(std::int64_t campaign_id, const TrialRecord& trial);
+
+  // Records the batch scheduler's job (a Slurm job id) of a running trial. Throws
+  // StorageError when the campaign has no such trial.
+  void SetSchedulerJob(std::int64_t campaign_id, const std::string& trial_key,
+                       const std::string& job);
+
+  // The campaign's trials recorded `running`, with who runs them and their scheduler job.
+  struct RunningTrial {
+    std::string trial_key;
+    std::string run_dir;
+    std::string scheduler_job;  // empty: none recorded (local ranks)
+    std::string coordinator_host;
+    std::int64_t coordinator_pid = 0;
+    double started_at = 0;
+  };
+  std::vector<RunningTrial> RunningTrials(std::int64_t campaign_id);
 
   // Replaces the trial's row, samples and metrics in one transaction.
   void RecordTrial(std::int64_t campaign_id, const TrialRecord& trial);

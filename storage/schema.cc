@@ -200,6 +200,11 @@ ALTER TABLE trials ADD COLUMN health_json TEXT;
 
 void MigrateToV4(sqlite3* db) { Exec(db, kSchemaV4); }
 
+// Schema version 5: the batch scheduler's job of a trial (a Slurm job id), recorded while it
+// runs so that a restarted coordinator can ask the scheduler about it, and kept once it ended.
+// The `results` view is not touched.
+void MigrateToV5(sqlite3* db) { Exec(db, "ALTER TABLE trials ADD COLUMN scheduler_job TEXT;"); }
+
 void MigrateToV1(sqlite3* db) {
   Exec(db, kSchemaV1);
   Exec(db, ResultsView(1).c_str());
@@ -218,7 +223,8 @@ void MigrateToV3(sqlite3* db) {
 
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4};
+constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
+                                     MigrateToV5};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {

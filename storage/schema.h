@@ -9,6 +9,8 @@
 //   3: reserved for main's schema 3 (a no-op step on this branch; see schema.cc).
 //   4: trials.coordinator_host, trials.coordinator_pid (who runs a `running` trial) and
 //      trials.health_json (load and busy processes at trial start and end); view unchanged.
+//   5: trials.scheduler_job (the Slurm job id of a trial run under --launcher slurm); view
+//      unchanged.
 // A database with a lower version is migrated forward, one transaction per step. A newer one,
 // or a file that is not a ditbench database, is refused with StorageError.
 #pragma once
