@@ -23,7 +23,9 @@ std::string Trimmed(const std::string& text) {
 ProgramOutput RunProgram(const std::string& program, const std::vector<std::string>& arguments) {
   ProgramOutput result;
   try {
-    const auto path = bp::search_path(program);
+    const boost::filesystem::path path =
+        program.find('/') != std::string::npos ? boost::filesystem::path(program)
+                                               : bp::search_path(program);
     if (path.empty()) {
       result.text = fmt::format("{} not found on PATH", program);
       return result;

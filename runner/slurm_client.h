@@ -40,7 +40,7 @@ struct ProgramOutput {
   int exit_code = -1;  // -1: could not be started, or killed by a signal
   std::string text;
 };
-// Runs `program` (searched on PATH) with `arguments`, stdin from /dev/null, and waits for it.
+// Runs `program` (searched on PATH unless it holds a '/') with `arguments`, stdin from /dev/null, and waits for it.
 ProgramOutput RunProgram(const std::string& program, const std::vector<std::string>& arguments);
 
 }  // namespace ditbench

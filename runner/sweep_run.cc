@@ -553,13 +553,13 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
       return CoordinatorGone(host, static_cast<long>(pid));
     };
     adopted = AdoptSchedulerJobs(*db, campaign, plan, effects.launcher, worker, gone, out);
-    if (int n = db->MarkRunningAsInterrupted(campaign, gone, &still_running))
+    std::set<std::string> taken_over;
+    for (const AdoptedTrial& a : adopted) taken_over.insert(a.trial->key);
+    if (int n = db->MarkRunningAsInterrupted(campaign, gone, &still_running, taken_over))
       out << fmt::format(
           "{} trial(s) left running by a coordinator that is gone marked interrupted\n", n);
     for (const auto& key : still_running)
-      if (std::none_of(adopted.begin(), adopted.end(),
-                       [&key](const AdoptedTrial& a) { return a.trial->key == key; }))
-        out << fmt::format("trial {} is still running under a live coordinator: not started\n", key);
+      out << fmt::format("trial {} is still running under a live coordinator: not started\n", key);
     statuses = db->TrialStatuses(campaign);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
@@ -569,7 +569,8 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   // Resume: trials already settled are kept, not run again (runner/resume.h decides).
   std::vector<QueuedTrial> to_run;
   int kept = 0, kept_failed = 0;
-  const std::set<std::string> live(still_running.begin(), still_running.end());
+  std::set<std::string> live(still_running.begin(), still_running.end());
+  for (const AdoptedTrial& a : adopted) live.insert(a.trial->key);
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
     const PlannedTrial& t = plan.trials[i];
     if (live.count(t.key)) continue;

@@ -236,7 +236,8 @@ std::map<std::string, TrialStatus> ResultsDb::TrialStatuses(std::int64_t campaig
 }
 
 int ResultsDb::MarkRunningAsInterrupted(std::int64_t campaign_id, const CoordinatorIsGone& gone,
-                                        std::vector<std::string>* still_running) {
+                                        std::vector<std::string>* still_running,
+                                        const std::set<std::string>& taken_over) {
   Transaction transaction(db_);
   Statement running(db_,
                     "SELECT id, trial_key, coordinator_host, coordinator_pid FROM trials "
@@ -244,6 +245,7 @@ int ResultsDb::MarkRunningAsInterrupted(std::int64_t campaign_id, const Coordina
   running.Bind(1, campaign_id);
   std::vector<std::int64_t> dead;
   while (running.Step()) {
+    if (taken_over.contains(running.Text(1))) continue;
     const bool known = !running.IsNull(2) && !running.IsNull(3);
     if (!known || gone(running.Text(2), running.Int(3))) {
       dead.push_back(running.Int(0));

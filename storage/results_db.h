@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,9 +82,12 @@ class ResultsDb {
   // Trials left `running` by a coordinator that `gone(host, pid)` says is gone become
   // `interrupted` (a trial with no recorded coordinator counts as gone). Returns how many;
   // trials of a live coordinator stay `running` and are listed in `still_running` by key.
+  // Trials whose key is in `taken_over` stay `running` whoever ran them (this coordinator
+  // watches their scheduler jobs again) and are not listed.
   using CoordinatorIsGone = std::function<bool(const std::string& host, std::int64_t pid)>;
   int MarkRunningAsInterrupted(std::int64_t campaign_id, const CoordinatorIsGone& gone,
-                               std::vector<std::string>* still_running = nullptr);
+                               std::vector<std::string>* still_running = nullptr,
+                               const std::set<std::string>& taken_over = {});
 
   // Inserts or updates the trial row with status `running` (config, world size, start time).
   void MarkRunning(std::int64_t campaign_id, const TrialRecord& trial);
