@@ -49,10 +49,14 @@ std::optional<SlurmPartition> QuerySlurmPartition(const std::string& partition,
   if (!partition.empty()) args.push_back("--partition=" + partition);
   const ProgramOutput out = RunProgram("sinfo", args);
   auto parsed = out.exit_code == 0 ? ParseSinfo(out.text) : std::nullopt;
-  if (!parsed && error)
+  if (!parsed && error) {
+    std::string said = out.text.substr(0, 300);
+    while (!said.empty() && said.back() == '\n') said.pop_back();
+    std::replace(said.begin(), said.end(), '\n', ' ');  // one line
     *error = fmt::format("sinfo{} said nothing usable (exit {}): {}",
                          partition.empty() ? "" : " --partition=" + partition, out.exit_code,
-                         out.text.substr(0, 300));
+                         said);
+  }
   return parsed;
 }
 

@@ -19,6 +19,7 @@
 #include <sqlite3.h>
 
 #include "runner/interrupt.h"
+#include "runner/slurm_cluster.h"
 #include "runner/sweep_run.h"
 #include "storage/statement.h"
 #include "tests/support/local_slurm.h"
@@ -168,6 +169,16 @@ class SlurmLauncherTest : public ::testing::Test {
   RunOptions options_;
   std::vector<pid_t> children_;
 };
+
+TEST_F(SlurmLauncherTest, PartitionIsReadFromSinfo) {
+  std::string error;
+  const auto partition = QuerySlurmPartition("", &error);
+  ASSERT_TRUE(partition) << error;
+  EXPECT_EQ(partition->nodes, 1);
+  EXPECT_EQ(partition->gpus_per_node, 0);  // the test node declares no GPUs
+  EXPECT_FALSE(QuerySlurmPartition("no-such-partition", &error));
+  EXPECT_NE(error.find("no-such-partition"), std::string::npos) << error;
+}
 
 TEST_F(SlurmLauncherTest, TwoRankTrialRunsThroughSrun) {
   ASSERT_EQ(RunHere("ok"), 0) << Log("coordinator-here.log");
