@@ -12,6 +12,7 @@
 #include "runner/slurm_client.h"
 #include "runner/slurm_cluster.h"
 #include "runner/slurm_launcher.h"
+#include "runner/slurm_step_launcher.h"
 #include "runner/sweep_run.h"
 
 namespace ditbench {
@@ -20,7 +21,7 @@ namespace {
 // How trials are started: local processes, or Slurm jobs (runner/slurm_launcher.h).
 struct LaunchOptions {
   std::string launcher = "local";
-  std::string slurm_mode = "job";
+  std::string slurm_mode = "job";  // job | step
   std::string nodes_per_trial = "auto";
   SlurmOptions slurm;
 };
@@ -29,11 +30,6 @@ struct LaunchOptions {
 // node (sinfo, or --gpus-per-node) set which world sizes fit, multi-node included; with
 // --gpus cpu:N the ranks run on CPU, at most N per trial.
 int RunOnSlurm(RunOptions options, const LaunchOptions& launch, const InterruptSource& interrupt) {
-  if (launch.slurm_mode != "job") {
-    std::cerr << "ditbench run: error: --slurm-mode " << launch.slurm_mode
-              << ": only `job` (one sbatch job per trial) is implemented so far\n";
-    return kExitUsage;
-  }
   SlurmOptions slurm = launch.slurm;
   if (launch.nodes_per_trial != "auto") {
     try {
@@ -66,8 +62,10 @@ int RunOnSlurm(RunOptions options, const LaunchOptions& launch, const InterruptS
   }
   options.launcher = "slurm";
   SlurmCommands client;
-  SlurmLauncher launcher(client, slurm);
-  return RunSweep(options, SweepEffects{launcher, interrupt, *gpus, nullptr}, std::cout,
+  std::unique_ptr<Launcher> launcher;
+  if (launch.slurm_mode == "step") launcher = std::make_unique<SlurmStepLauncher>(client, slurm);
+  else launcher = std::make_unique<SlurmLauncher>(client, slurm);
+  return RunSweep(options, SweepEffects{*launcher, interrupt, *gpus, nullptr}, std::cout,
                   std::cerr);
 }
 
@@ -118,8 +116,8 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
                  "GPUs per Slurm node (default: from sinfo)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--slurm-mode", launch->slurm_mode,
-                 "job: each trial one sbatch job (step, one srun step per trial inside an "
-                 "allocation, is not implemented yet)")
+                 "job: each trial one sbatch job (survives a coordinator restart); step: each "
+                 "trial one srun step of the allocation ditbench runs in (dies with it)")
       ->check(CLI::IsMember({"job", "step"}))
       ->capture_default_str();
   return [options, launch] {

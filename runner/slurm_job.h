@@ -43,6 +43,15 @@ SlurmJobShape ShapeJob(int world_size, const SlurmOptions& options);
 std::string SlurmJobScript(const LaunchRequest& request, const SlurmOptions& options,
                            const SlurmJobShape& shape);
 
+// `--slurm-mode step`: the script the coordinator runs (with /bin/sh, as a local process) for
+// `request`: one `srun` whose tasks are the ranks, a job step of the allocation the coordinator
+// runs in (or, outside one, a job srun allocates itself). Every rank derives the torchrun
+// environment from its step (SLURM_STEP_NODELIST, SLURM_STEP_ID), since steps of one
+// allocation may run side by side; rank 0 leaves "<job>.<step>" in slurm_step, which is what
+// a cancel scancels.
+std::string SlurmStepScript(const LaunchRequest& request, const SlurmOptions& options,
+                            const SlurmJobShape& shape);
+
 // The arguments of `sbatch` (after the program name) that submit `script` for `request`.
 std::vector<std::string> SbatchArguments(const LaunchRequest& request,
                                          const SlurmOptions& options, const SlurmJobShape& shape,
@@ -53,5 +62,11 @@ std::string ShellQuote(const std::string& text);
 
 // Where rank `rank` leaves its exit status.
 std::filesystem::path RankExitPath(const std::filesystem::path& run_dir, int rank);
+
+// How each rank of a trial run by one of these scripts ended, from its rank<r>.exit: the
+// shell's code (128+N: killed by signal N); a rank that left none was killed before its shell
+// could write one (SIGKILL, killed_by_us). Fills outcome->ranks (world_size of them) and
+// first_failed_rank (the lowest rank with a non-zero code).
+void ReadRankExits(const std::filesystem::path& run_dir, int world_size, LaunchOutcome* outcome);
 
 }  // namespace ditbench

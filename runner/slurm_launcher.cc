@@ -16,15 +16,6 @@ namespace {
 // failed (a controller restart takes seconds; a job forgotten for this long is lost).
 constexpr std::chrono::seconds kUnknownFor{60};
 
-// The exit status a rank left in rank<r>.exit: -1 when there is none (the rank was killed
-// before its shell could write it, or never started).
-int ReadRankExit(const std::filesystem::path& run_dir, int rank) {
-  std::ifstream in(RankExitPath(run_dir, rank));
-  int code = -1;
-  if (!(in >> code)) return -1;
-  return code;
-}
-
 }  // namespace
 
 SlurmLauncher::SlurmLauncher(SlurmClient& client, SlurmOptions options,
@@ -83,22 +74,7 @@ void SlurmLauncher::Cancel(LaunchHandle handle) {
 void SlurmLauncher::Conclude(Job& job, const SlurmJobState& state) {
   LaunchOutcome& outcome = job.outcome;
   const SlurmVerdict verdict = JudgeEndedSlurmJob(job.id, state);
-  // Each rank's end, from the status its shell left; a rank without one was killed (by srun
-  // after another rank failed, or by Slurm) before it could write it.
-  for (int r = 0; r < static_cast<int>(outcome.ranks.size()); ++r) {
-    RankExit& exit = outcome.ranks[r];
-    exit.exited = true;
-    const int code = ReadRankExit(job.request.run_dir, r);
-    if (code < 0) {
-      exit.signal = SIGKILL;
-      exit.killed_by_us = true;
-    } else if (code > 128) {
-      exit.signal = code - 128;
-    } else {
-      exit.exit_code = code;
-    }
-    if (outcome.first_failed_rank < 0 && code > 0) outcome.first_failed_rank = r;
-  }
+  ReadRankExits(job.request.run_dir, job.request.world_size, &outcome);
   if (job.cancelled) return;  // our own scancel: the sweep records it as interrupted
   if (verdict.status) {
     outcome.scheduler_status = verdict.status;

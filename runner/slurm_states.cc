@@ -92,4 +92,25 @@ SlurmVerdict JudgeEndedSlurmJob(const std::string& job_id, const SlurmJobState& 
   return verdict(TrialStatus::kFailed, "the job did not run to its end");
 }
 
+SlurmVerdict JudgeSrunOutput(const std::string& step_id, const std::string& text) {
+  struct Sign {
+    const char* words;
+    TrialStatus status;
+    const char* what;
+  };
+  static constexpr Sign kSigns[] = {
+      {"DUE TO TIME LIMIT", TrialStatus::kTimeout, "TIMEOUT: Slurm's time limit stopped every rank"},
+      {"DUE TO PREEMPTION", TrialStatus::kInterrupted, "PREEMPTED: it runs again on resume"},
+      {"DUE TO NODE FAILURE", TrialStatus::kCrashed, "NODE_FAIL: a node of the step failed"},
+      {"oom-kill", TrialStatus::kOom, "OUT_OF_MEMORY: a rank went over the memory limit"},
+      {"OUT_OF_MEMORY", TrialStatus::kOom, "OUT_OF_MEMORY: a rank went over the memory limit"},
+      {"CANCELLED", TrialStatus::kInterrupted, "CANCELLED (scancel): it runs again on resume"},
+  };
+  for (const Sign& sign : kSigns)
+    if (text.find(sign.words) != std::string::npos)
+      return {sign.status, fmt::format("Slurm step {} ended {}", step_id.empty() ? "?" : step_id,
+                                       sign.what)};
+  return {};
+}
+
 }  // namespace ditbench

@@ -43,4 +43,10 @@ struct SlurmVerdict {
 };
 SlurmVerdict JudgeEndedSlurmJob(const std::string& job_id, const SlurmJobState& job);
 
+// `--slurm-mode step`: what srun's own output says about a step Slurm ended ("slurmstepd:
+// error: *** STEP 5.0 ON node1 CANCELLED AT ... DUE TO TIME LIMIT ***", "oom-kill event",
+// ...), with the same mapping as JudgeEndedSlurmJob; `status` unset when it says nothing of
+// the kind.
+SlurmVerdict JudgeSrunOutput(const std::string& step_id, const std::string& text);
+
 }  // namespace ditbench

@@ -112,5 +112,37 @@ TEST(SlurmJobTest, TaskEnvironmentComesFromSlurmsVariables) {
   EXPECT_EQ(code, 5);
 }
 
+// The step script's task line with the variables srun would set for step 3 of job 100.
+TEST(SlurmJobTest, StepTaskEnvironmentComesFromItsStep) {
+  test::TempDir dir;
+  LaunchRequest request = Request(2);
+  request.run_dir = dir.path();
+  request.worker = "/bin/sh";
+  request.args = {"-c", "echo \"$RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $MASTER_ADDR "
+                        "$MASTER_PORT $DITBENCH_RESULT\""};
+  std::string script = SlurmStepScript(request, SlurmOptions{}, ShapeJob(2, SlurmOptions{}));
+  EXPECT_NE(script.find("--ntasks=2"), std::string::npos) << script;
+  EXPECT_NE(script.find("--time='2'"), std::string::npos) << script;
+  std::ofstream(dir / "scontrol") << "#!/bin/sh\necho node8\n";
+  // srun: drop its options, run the task as rank 0.
+  std::ofstream(dir / "srun") << "#!/bin/sh\nwhile [ \"${1#--}\" != \"$1\" ]; do shift; done\n"
+                              << "exec \"$@\" > \"$DITBENCH_RESULT/out\"\n";
+  for (const char* tool : {"scontrol", "srun"})
+    std::filesystem::permissions(dir / tool, std::filesystem::perms::owner_all);
+  std::ofstream(dir / "step.sh") << script;
+  const std::string command =
+      "cd " + dir.path().string() + " && PATH=" + dir.path().string() +
+      ":/usr/bin:/bin SLURM_STEP_NODELIST='node[8-9]' SLURM_JOB_NODELIST='node[1-9]' "
+      "SLURM_JOB_ID=100 SLURM_STEP_ID=3 SLURM_NTASKS=2 SLURM_PROCID=0 SLURM_LOCALID=0 sh step.sh";
+  EXPECT_EQ(std::system(command.c_str()), 0);
+  std::ifstream out(dir / "out");
+  std::string line;
+  std::getline(out, line);
+  EXPECT_EQ(line, "0 0 2 2 node8 26403 " + dir.path().string());  // 20000 + (100*64+3)
+  std::ifstream step(dir / "slurm_step");
+  std::getline(step, line);
+  EXPECT_EQ(line, "100.3");
+}
+
 }  // namespace
 }  // namespace ditbench

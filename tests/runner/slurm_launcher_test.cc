@@ -20,6 +20,7 @@
 
 #include "runner/interrupt.h"
 #include "runner/slurm_cluster.h"
+#include "runner/slurm_step_launcher.h"
 #include "runner/sweep_run.h"
 #include "storage/statement.h"
 #include "tests/support/local_slurm.h"
@@ -83,6 +84,16 @@ class SlurmLauncherTest : public ::testing::Test {
     SlurmCommands client;
     SlurmLauncher launcher(client, Options(mode),
                            std::chrono::milliseconds(100));
+    std::ofstream log(dir_ / "coordinator-here.log", std::ios::app);
+    return RunSweep(options_, SweepEffects{launcher, interrupt, gpus}, log, log);
+  }
+
+  // As RunHere, with every trial one srun job step (--slurm-mode step).
+  int RunHereAsSteps(const std::string& mode) {
+    test::FakeInterrupt interrupt;
+    test::FakeGpuDiscovery gpus;
+    SlurmCommands client;
+    SlurmStepLauncher launcher(client, Options(mode));
     std::ofstream log(dir_ / "coordinator-here.log", std::ios::app);
     return RunSweep(options_, SweepEffects{launcher, interrupt, gpus}, log, log);
   }
@@ -204,6 +215,25 @@ TEST_F(SlurmLauncherTest, TwoRankTrialRunsThroughSrun) {
     EXPECT_EQ(ranks.Int(0), 2);
   }
   sqlite3_close(db);
+}
+
+TEST_F(SlurmLauncherTest, TwoRankTrialRunsAsAJobStep) {
+  ASSERT_EQ(RunHereAsSteps("ok"), 0) << Log("coordinator-here.log");
+  EXPECT_EQ(TrialColumn("status"), "ok") << TrialColumn("error");
+  EXPECT_EQ(TrialColumn("scheduler_job"), "") << "steps die with their coordinator";
+  // Rank 0 named its step; both ranks reported under their Slurm-derived ranks.
+  std::ifstream step_file(TrialDir() / "slurm_step");
+  std::string step;
+  step_file >> step;
+  EXPECT_NE(step.find('.'), std::string::npos) << step;
+  for (int r = 0; r < 2; ++r)
+    EXPECT_TRUE(std::filesystem::exists(TrialDir() / ("rank" + std::to_string(r) + ".json")));
+}
+
+TEST_F(SlurmLauncherTest, FailingRankOfAStepIsRecordedWithItsExit) {
+  ASSERT_EQ(RunHereAsSteps("oom"), 1) << Log("coordinator-here.log");
+  EXPECT_EQ(TrialColumn("status"), "oom") << TrialColumn("error");
+  EXPECT_NE(TrialColumn("error").find("rank 1"), std::string::npos) << TrialColumn("error");
 }
 
 TEST_F(SlurmLauncherTest, JobEndedBySlurmsTimeLimitIsRecordedAsTimeout) {

@@ -66,5 +66,21 @@ TEST(SlurmStatesTest, ReasonNamesTheJobAndSlurmsWords) {
       << verdict.reason;
 }
 
+TEST(SlurmStatesTest, SrunOutputSaysWhatSlurmDidToAStep) {
+  auto status = [](const std::string& text) { return JudgeSrunOutput("5.0", text).status; };
+  EXPECT_EQ(status("slurmstepd: error: *** STEP 5.0 ON n1 CANCELLED AT 2026-11-22T10:00:00 DUE "
+                   "TO TIME LIMIT ***"),
+            TrialStatus::kTimeout);
+  EXPECT_EQ(status("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=5.0"),
+            TrialStatus::kOom);
+  EXPECT_EQ(status("*** STEP 5.0 ON n1 CANCELLED AT 2026-11-22T10:00:00 DUE TO PREEMPTION ***"),
+            TrialStatus::kInterrupted);
+  EXPECT_EQ(status("*** STEP 5.0 ON n1 CANCELLED AT 2026-11-22T10:00:00 DUE TO NODE FAILURE"),
+            TrialStatus::kCrashed);
+  EXPECT_EQ(status("srun: error: n1: task 1: Exited with exit code 3"), std::nullopt);
+  EXPECT_NE(JudgeSrunOutput("5.0", "DUE TO TIME LIMIT").reason.find("step 5.0"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace ditbench
