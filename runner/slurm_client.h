@@ -6,6 +6,7 @@
 // Thread-safety: none needed; one thread (the sweep loop's) uses a client.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,7 +41,10 @@ struct ProgramOutput {
   int exit_code = -1;  // -1: could not be started, or killed by a signal
   std::string text;
 };
-// Runs `program` (searched on PATH unless it holds a '/') with `arguments`, stdin from /dev/null, and waits for it.
-ProgramOutput RunProgram(const std::string& program, const std::vector<std::string>& arguments);
+// Runs `program` (searched on PATH unless it holds a '/') with `arguments`, stdin from
+// /dev/null, and waits for it at most `time_limit`: a program still running then is killed
+// (exit_code -1, the text says so). At most 64 KiB of output is kept.
+ProgramOutput RunProgram(const std::string& program, const std::vector<std::string>& arguments,
+                         std::chrono::milliseconds time_limit = std::chrono::seconds(60));
 
 }  // namespace ditbench
