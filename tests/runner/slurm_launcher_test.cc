@@ -301,5 +301,22 @@ TEST_F(SlurmLauncherTest, RestartedCoordinatorWaitsForItsRunningJob) {
   EXPECT_EQ(outputs, 1) << "one job only";
 }
 
+TEST_F(SlurmLauncherTest, JobThatEndedWhileNoCoordinatorWatchedIsIngested) {
+  const pid_t first = StartCoordinator("hold");
+  ASSERT_TRUE(RanksWrote("holding", "", 2)) << Log("coordinator.log");
+  const std::string job = TrialColumn("scheduler_job");
+  ASSERT_FALSE(job.empty());
+  kill(first, SIGKILL);
+  Reap(first, 10);
+  std::ofstream(TrialDir() / "release") << "go\n";
+  ASSERT_TRUE(LocalSlurm::WaitFor([&] { return JobState(job) == "COMPLETED"; }, 20))
+      << JobState(job);
+  EXPECT_EQ(TrialColumn("status"), "running");  // nobody recorded its end yet
+
+  EXPECT_EQ(RunHere("ok"), 0) << Log("coordinator-here.log");
+  EXPECT_EQ(TrialColumn("status"), "ok") << TrialColumn("error");
+  EXPECT_EQ(TrialColumn("scheduler_job"), job) << Log("coordinator-here.log");
+}
+
 }  // namespace
 }  // namespace ditbench
