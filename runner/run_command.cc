@@ -1,4 +1,5 @@
 // `ditbench run SWEEP.yaml`: options only; the work is RunSweep (runner/sweep_run.h).
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -61,6 +62,7 @@ int RunOnSlurm(RunOptions options, const LaunchOptions& launch, const InterruptS
     options.gpus = "auto";
   }
   options.launcher = "slurm";
+  if (const char* allocation = std::getenv("SLURM_JOB_ID")) slurm.allocation = allocation;
   SlurmCommands client;
   std::unique_ptr<Launcher> launcher;
   if (launch.slurm_mode == "step") launcher = std::make_unique<SlurmStepLauncher>(client, slurm);

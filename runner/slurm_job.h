@@ -28,6 +28,10 @@ struct SlurmOptions {
   int nodes_per_trial = 0;  // 0: auto, the fewest nodes that hold the world size
   // Extra "NAME=value" variables every rank gets (on top of what sbatch exports).
   std::vector<std::string> environment;
+  // --slurm-mode step: the job id of the allocation the coordinator runs in (its SLURM_JOB_ID),
+  // empty outside one. A step of another job was allocated by its own srun, and cancelling it
+  // cancels that whole job.
+  std::string allocation;
 };
 
 // The job's shape: nodes and ranks per node for `world_size` ranks.

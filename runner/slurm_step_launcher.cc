@@ -97,8 +97,12 @@ std::optional<FinishedTrial> SlurmStepLauncher::Wait(std::chrono::milliseconds u
 void SlurmStepLauncher::Cancel(LaunchHandle handle) {
   auto it = steps_.find(handle);
   if (it == steps_.end()) return;
-  if (const std::string step = StepId(it->second.request.run_dir); !step.empty())
-    client_.Cancel(step);
+  if (const std::string step = StepId(it->second.request.run_dir); !step.empty()) {
+    // A step of our allocation: just the step. One srun allocated for itself: its whole job,
+    // or the allocation outlives the killed srun and holds its nodes until its time limit.
+    const std::string job = step.substr(0, step.find('.'));
+    client_.Cancel(job == options_.allocation ? step : job);
+  }
   srun_.Cancel(it->second.srun);
 }
 

@@ -100,7 +100,7 @@ class SlurmLauncherTest : public ::testing::Test {
 
   // Forks a coordinator with ranks in `mode` and real signal handling (SIGTERM stops it).
   // A coordinator still alive when the test ends (a failed assertion) is killed then.
-  pid_t StartCoordinator(const std::string& mode) {
+  pid_t StartCoordinator(const std::string& mode, bool steps = false) {
     const pid_t child = fork();
     if (child > 0) children_.push_back(child);
     if (child == 0) {
@@ -108,9 +108,11 @@ class SlurmLauncherTest : public ::testing::Test {
       SignalInterrupt interrupt;
       test::FakeGpuDiscovery gpus;
       SlurmCommands client;
-      SlurmLauncher launcher(client, Options(mode),
-                             std::chrono::milliseconds(100));
-      _exit(RunSweep(options_, SweepEffects{launcher, interrupt, gpus}, log, log));
+      std::unique_ptr<Launcher> launcher;
+      if (steps) launcher = std::make_unique<SlurmStepLauncher>(client, Options(mode));
+      else launcher = std::make_unique<SlurmLauncher>(client, Options(mode),
+                                                      std::chrono::milliseconds(100));
+      _exit(RunSweep(options_, SweepEffects{*launcher, interrupt, gpus}, log, log));
     }
     return child;
   }
@@ -250,10 +252,21 @@ TEST_F(SlurmLauncherTest, JobEndedBySlurmsTimeLimitIsRecordedAsTimeout) {
   EXPECT_NE(TrialColumn("error").find("TIMEOUT"), std::string::npos) << TrialColumn("error");
 }
 
-TEST_F(SlurmLauncherTest, SigtermCancelsTheJob) {
-  const pid_t coordinator = StartCoordinator("timeout");
+// Both modes: the job (scancel JOBID) and the step (scancel JOBID.STEP, then srun killed).
+class SlurmCancelTest : public SlurmLauncherTest, public ::testing::WithParamInterface<bool> {};
+INSTANTIATE_TEST_SUITE_P(JobAndStep, SlurmCancelTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "step" : "job"; });
+
+TEST_P(SlurmCancelTest, SigtermCancelsTheTrialsSlurmWork) {
+  const bool steps = GetParam();
+  const pid_t coordinator = StartCoordinator("timeout", steps);
   ASSERT_TRUE(RanksWrote("sleeper", ".pid", 2)) << Log("coordinator.log");
-  const std::string job = TrialColumn("scheduler_job");
+  std::string job = TrialColumn("scheduler_job");
+  if (steps) {  // a step's job id is its allocation's: the part before the dot
+    std::ifstream step_file(TrialDir() / "slurm_step");
+    std::getline(step_file, job);
+    job = job.substr(0, job.find('.'));
+  }
   ASSERT_FALSE(job.empty());
   std::vector<pid_t> ranks;
   for (int r = 0; r < 2; ++r) {
@@ -264,7 +277,12 @@ TEST_F(SlurmLauncherTest, SigtermCancelsTheJob) {
   }
   ASSERT_EQ(kill(coordinator, SIGTERM), 0);
   EXPECT_EQ(Reap(coordinator, 20), 130) << Log("coordinator.log");
-  EXPECT_EQ(JobState(job), "CANCELLED");
+  // The step's own allocation (srun outside one made it) ends as srun goes.
+  EXPECT_TRUE(LocalSlurm::WaitFor([&] { return !SlurmJobActive(JobState(job)); }, 10))
+      << JobState(job);
+  if (!steps) {
+    EXPECT_EQ(JobState(job), "CANCELLED");
+  }
   EXPECT_EQ(TrialColumn("status"), "interrupted");
   for (pid_t pid : ranks)
     EXPECT_TRUE(LocalSlurm::WaitFor([pid] { return kill(pid, 0) != 0; }, 10))
