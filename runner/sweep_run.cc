@@ -378,8 +378,10 @@ std::vector<AdoptedTrial> AdoptSchedulerJobs(ResultsDb& db, std::int64_t campaig
     const auto handle =
         launcher.Attach(r.scheduler_job, TrialRequest(*planned, r.run_dir, worker));
     if (!handle) {
-      out << fmt::format("trial {}: Slurm no longer knows job {}: it runs again\n", r.trial_key,
-                         r.scheduler_job);
+      out << fmt::format("trial {}: Slurm job {} of an earlier coordinator cannot be watched "
+                         "again (Slurm forgot it, or this run does not use --launcher slurm "
+                         "--slurm-mode job): it runs again\n",
+                         r.trial_key, r.scheduler_job);
       continue;
     }
     TrialRecord running;
