@@ -123,6 +123,11 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
     record.error = outcome.launch_error;
     return record;
   }
+  if (outcome.scheduler_status) {
+    record.status = *outcome.scheduler_status;
+    record.error = outcome.scheduler_reason;
+    return record;
+  }
   if (outcome.timed_out) {
     record.status = TrialStatus::kTimeout;
     record.error = fmt::format("timed out after {:.0f} s; all ranks killed", config.timeout_s);

@@ -4,8 +4,9 @@
 // sweep loop Start()s a trial and gets a handle back at once, Wait()s for any started trial to
 // end, and may Cancel() one. Several trials may be in flight; which devices each gets is the
 // caller's decision (runner/placement.h), so a launcher never overlaps trials by itself.
-// LocalLauncher (runner/local_launcher.h) starts processes on this machine; a Slurm launcher is
-// one more implementation of this interface; tests use fakes (tests/support/runner_fakes.h).
+// LocalLauncher (runner/local_launcher.h) starts processes on this machine; SlurmLauncher
+// (runner/slurm_launcher.h) submits each trial as a Slurm job; tests use fakes
+// (tests/support/runner_fakes.h).
 //
 // A launcher reads no global state (no interrupt flag, no environment): interruption is the
 // caller's business, expressed through Cancel().
@@ -17,6 +18,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "experiments/trial.h"
 
 namespace ditbench {
 
@@ -50,6 +53,11 @@ struct LaunchOutcome {
   int first_failed_rank = -1;  // the rank whose failure stopped the trial, or -1
   double wall_s = 0;
   std::string launch_error;    // the processes could not be started at all (one line)
+  // Set when a batch scheduler ended the trial for its own reasons (Slurm's OUT_OF_MEMORY,
+  // TIMEOUT, NODE_FAIL, PREEMPTED...): the status it means and one line saying so. It wins
+  // over what the ranks' exits would say.
+  std::optional<TrialStatus> scheduler_status;
+  std::string scheduler_reason;
 };
 
 // Identifies a started trial until Wait() returns it. Never reused by one launcher.
@@ -80,6 +88,20 @@ class Launcher {
 
   // Trials started and not yet returned by Wait().
   virtual int InFlight() const = 0;
+
+  // The scheduler's name for a trial in flight (a Slurm job id), to be recorded with the
+  // running trial so that a coordinator started later can find it; empty when the trial lives
+  // and dies with this process (local ranks die with their coordinator).
+  virtual std::string ExternalId(LaunchHandle) const { return {}; }
+
+  // Watches again a trial that an earlier coordinator started as `external_id` (from
+  // ExternalId()), described by `request`: it then ends through Wait() like any other, at
+  // once if it already ended while no coordinator watched. nullopt when this launcher cannot
+  // (the default) or the scheduler no longer knows the job.
+  virtual std::optional<LaunchHandle> Attach(const std::string& /*external_id*/,
+                                             const LaunchRequest& /*request*/) {
+    return std::nullopt;
+  }
 };
 
 }  // namespace ditbench

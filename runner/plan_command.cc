@@ -14,6 +14,7 @@
 #include "runner/plan_output.h"
 #include "runner/sweep_plan.h"
 #include "runner/placement.h"
+#include "runner/slurm_cluster.h"
 
 namespace ditbench {
 namespace {
@@ -25,7 +26,32 @@ struct PlanOptions {
   std::filesystem::path db = "results.db";
   std::string device;  // empty: "cpu" on CPU, "unknown GPU" when GPUs are listed
   std::string budget;  // --budget DURATION: how much of the sweep fits
+  std::string launcher = "local";
+  std::string partition;
+  int gpus_per_node = 0;  // --launcher slurm: 0 asks sinfo
+  int nodes = 0;          // --launcher slurm: 0 asks sinfo
 };
+
+// Under Slurm a trial may span nodes: the GPUs trials may use are the partition's nodes times
+// GPUs per node (sinfo, or --gpus-per-node and --nodes). Throws std::invalid_argument when
+// neither says how many GPUs a node has.
+Placement SlurmPlacement(const PlanOptions& options) {
+  std::string error;
+  std::optional<SlurmPartition> partition;
+  if (options.gpus_per_node == 0 || options.nodes == 0)
+    partition = QuerySlurmPartition(options.partition, &error);
+  const int per_node = options.gpus_per_node > 0 ? options.gpus_per_node
+                       : partition                ? partition->gpus_per_node
+                                                  : 0;
+  const int nodes = options.nodes > 0 ? options.nodes : partition ? partition->nodes : 1;
+  if (per_node == 0)
+    throw std::invalid_argument(
+        "--launcher slurm: cannot tell how many GPUs a node has (" +
+        (error.empty() ? std::string("sinfo lists none") : error) +
+        "); pass --gpus-per-node N (and --nodes N), or --gpus cpu:N");
+  const std::string name = options.device.empty() ? "unknown GPU" : options.device;
+  return ResolvePlacement("auto", AssumedGpus(std::max(1, nodes) * per_node, name));
+}
 
 }  // namespace
 
@@ -46,6 +72,18 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
                  "cpu, or the GPUs' name)");
   sub.add_option("--budget", options->budget,
                  "DURATION (90s, 30m, 8h): how many launches `run --budget` would start");
+  sub.add_option("--launcher", options->launcher,
+                 "local, or slurm: trials may span nodes (GPUs per node and nodes from sinfo "
+                 "or the options below)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  sub.add_option("--partition", options->partition, "--launcher slurm: the partition sinfo reads");
+  sub.add_option("--gpus-per-node", options->gpus_per_node,
+                 "--launcher slurm: GPUs per node (default: from sinfo)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--nodes", options->nodes,
+                 "--launcher slurm: nodes trials may use (default: the partition's, from sinfo)")
+      ->check(CLI::PositiveNumber);
   return [options] {
     double budget_s = -1;
     if (!options->budget.empty() && !ParseDuration(nlohmann::json(options->budget), &budget_s)) {
@@ -64,7 +102,9 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
       // GPUs the list names instead of probing this one.
       const bool elsewhere = !options->device.empty() && options->gpus != "auto" &&
                              options->gpus.rfind("cpu", 0) != 0;
-      if (elsewhere) {
+      if (options->launcher == "slurm" && options->gpus.rfind("cpu", 0) != 0) {
+        placement = SlurmPlacement(*options);
+      } else if (elsewhere) {
         int highest = 0;
         std::stringstream list(options->gpus);
         for (std::string item; std::getline(list, item, ',');)

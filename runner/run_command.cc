@@ -1,4 +1,5 @@
 // `ditbench run SWEEP.yaml`: options only; the work is RunSweep (runner/sweep_run.h).
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -10,9 +11,68 @@
 #include "runner/interrupt.h"
 #include "runner/local_launcher.h"
 #include "runner/machine_health.h"
+#include "runner/slurm_client.h"
+#include "runner/slurm_cluster.h"
+#include "runner/slurm_launcher.h"
+#include "runner/slurm_step_launcher.h"
 #include "runner/sweep_run.h"
 
 namespace ditbench {
+namespace {
+
+// How trials are started: local processes, or Slurm jobs (runner/slurm_launcher.h).
+struct LaunchOptions {
+  std::string launcher = "local";
+  std::string slurm_mode = "job";  // job | step
+  std::string nodes_per_trial = "auto";
+  SlurmOptions slurm;
+};
+
+// Runs the sweep with every trial a Slurm job. GPU trials: the partition's nodes and GPUs per
+// node (sinfo, or --gpus-per-node) set which world sizes fit, multi-node included; with
+// --gpus cpu:N the ranks run on CPU, at most N per trial.
+int RunOnSlurm(RunOptions options, const LaunchOptions& launch, const InterruptSource& interrupt) {
+  SlurmOptions slurm = launch.slurm;
+  if (launch.nodes_per_trial != "auto") {
+    try {
+      std::size_t used = 0;
+      slurm.nodes_per_trial = std::stoi(launch.nodes_per_trial, &used);
+      if (used != launch.nodes_per_trial.size() || slurm.nodes_per_trial < 1)
+        throw std::invalid_argument("not a count");
+    } catch (const std::exception&) {
+      std::cerr << "ditbench run: error: --nodes-per-trial '" << launch.nodes_per_trial
+                << "': expected auto or a node count >= 1\n";
+      return kExitUsage;
+    }
+  }
+  std::unique_ptr<GpuDiscovery> gpus = std::make_unique<AssumedGpus>(0, "");
+  if (options.gpus.rfind("cpu", 0) == 0) {
+    slurm.gpus_per_node = 0;
+  } else {
+    std::string error;
+    const auto partition = QuerySlurmPartition(slurm.partition, &error);
+    if (slurm.gpus_per_node == 0 && partition) slurm.gpus_per_node = partition->gpus_per_node;
+    if (slurm.gpus_per_node == 0) {
+      std::cerr << "ditbench run: error: --launcher slurm: cannot tell how many GPUs a node has"
+                << (error.empty() ? " (sinfo lists none)" : " (" + error + ")")
+                << "; pass --gpus-per-node N, or --gpus cpu:N for CPU ranks\n";
+      return kExitUsage;
+    }
+    const int nodes = partition && partition->nodes > 0 ? partition->nodes : 1;
+    gpus = std::make_unique<AssumedGpus>(nodes * slurm.gpus_per_node, "Slurm GPU");
+    options.gpus = "auto";
+  }
+  options.launcher = "slurm";
+  if (const char* allocation = std::getenv("SLURM_JOB_ID")) slurm.allocation = allocation;
+  SlurmCommands client;
+  std::unique_ptr<Launcher> launcher;
+  if (launch.slurm_mode == "step") launcher = std::make_unique<SlurmStepLauncher>(client, slurm);
+  else launcher = std::make_unique<SlurmLauncher>(client, slurm);
+  return RunSweep(options, SweepEffects{*launcher, interrupt, *gpus, nullptr}, std::cout,
+                  std::cerr);
+}
+
+}  // namespace
 
 std::function<int()> DefineRunCommand(CLI::App& sub) {
   auto options = std::make_shared<RunOptions>();
@@ -41,11 +101,33 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
                  "idle (no other process using half a core); if it stays busy, start no more "
                  "trials (exit 1)")
       ->check(CLI::NonNegativeNumber);
+  auto launch = std::make_shared<LaunchOptions>();
+  sub.add_option("--launcher", launch->launcher,
+                 "local: ranks are processes on this machine; slurm: each trial is a Slurm job "
+                 "whose ranks srun starts (multi-node trials allowed)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  sub.add_option("--partition", launch->slurm.partition, "Slurm partition (default: the cluster's)");
+  sub.add_option("--account", launch->slurm.account, "Slurm account to charge");
+  sub.add_option("--time", launch->slurm.time,
+                 "Slurm time limit per trial, as sbatch --time takes it (default: the trial's "
+                 "timeout rounded up to minutes)");
+  sub.add_option("--nodes-per-trial", launch->nodes_per_trial,
+                 "auto (the fewest nodes that hold the ranks, one per GPU) or a node count")
+      ->capture_default_str();
+  sub.add_option("--gpus-per-node", launch->slurm.gpus_per_node,
+                 "GPUs per Slurm node (default: from sinfo)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--slurm-mode", launch->slurm_mode,
+                 "job: each trial one sbatch job (survives a coordinator restart); step: each "
+                 "trial one srun step of the allocation ditbench runs in (dies with it)")
+      ->check(CLI::IsMember({"job", "step"}))
+      ->capture_default_str();
   auto budget = std::make_shared<std::string>();
   sub.add_option("--budget", *budget,
                  "DURATION (90s, 30m, 8h): run the 1-rank trials first, then the cheapest, and "
                  "start no launch that would end past it; run again to resume");
-  return [options, budget] {
+  return [options, launch, budget] {
     if (!budget->empty()) {
       if (!ParseDuration(nlohmann::json(*budget), &options->budget_s)) {
         std::cerr << "ditbench run: error: --budget '" << *budget
@@ -54,6 +136,7 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
       }
     }
     SignalInterrupt interrupt;
+    if (launch->launcher == "slurm") return RunOnSlurm(*options, *launch, interrupt);
     LocalLauncher launcher;
     NvidiaSmiDiscovery gpus;
     ProcHealthProbe health;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -56,6 +57,26 @@ std::string Axes(const TrialConfig& c) {
   for (const auto& [name, value] : c.custom)
     axes += fmt::format(" {}={}", name, value.is_string() ? value.get<std::string>() : value.dump());
   return axes;
+}
+
+// What the launcher needs to run `t` in `run_dir` (devices are added by the caller): the
+// worker, or for a `command` workload the sweep's program.
+LaunchRequest TrialRequest(const SweepSpec& spec, const PlannedTrial& t,
+                           const std::filesystem::path& run_dir,
+                           const std::filesystem::path& worker) {
+  LaunchRequest request;
+  request.trial_key = t.key;
+  // Absolute: a command starts in its sweep's folder and finds the run folder from there.
+  request.run_dir = std::filesystem::absolute(run_dir);
+  if (t.config.workload == "command") {
+    SetCommand(spec, t.config, request);  // placeholders checked by the parser: no throw
+  } else {
+    request.worker = worker;
+    request.args = {"--trial", (run_dir / "trial.json").string()};
+  }
+  request.world_size = t.config.world_size();
+  request.timeout_s = t.config.timeout_s;
+  return request;
 }
 
 // One launch of a trial to run: the trial, its 0-based position in the sweep (for progress
@@ -166,6 +187,18 @@ class SweepLoop {
     }
   }
 
+  // Takes over a trial that an earlier coordinator started and the launcher attached to
+  // (Launcher::Attach): Run() waits for it and records it like its own. It holds no slot: its
+  // devices are the scheduler's business.
+  void Adopt(LaunchHandle handle, const PlannedTrial& t, std::string prefix,
+             std::filesystem::path run_dir, double started_at, std::string job) {
+    // Its launch: the first (a restarted coordinator does not know which of several
+    // replicates the job ran).
+    in_flight_.emplace(handle, InFlight{&t, /*launch=*/0, kAdoptedPosition, std::move(prefix),
+                                        std::move(run_dir), {}, started_at, std::nullopt,
+                                        std::move(job)});
+  }
+
   // Kills whatever is still in flight and waits for it: used when storage fails mid-sweep.
   void Abandon() noexcept {
     try {
@@ -233,6 +266,8 @@ class SweepLoop {
     }
   }
 
+  static constexpr std::size_t kAdoptedPosition = static_cast<std::size_t>(-1);
+
   struct InFlight {
     const PlannedTrial* trial;
     int launch;
@@ -242,6 +277,7 @@ class SweepLoop {
     std::vector<int> slots;
     double started_at;
     std::optional<MachineHealth> health_at_start;
+    std::string scheduler_job;  // the launcher's ExternalId(), recorded with the trial
   };
 
   double Now() const {
@@ -361,20 +397,9 @@ class SweepLoop {
     std::optional<MachineHealth> health_at_start;
     if (SampleHealth()) health_at_start = SampleNow();
 
-    LaunchRequest request;
-    request.trial_key = t.key;
-    // Absolute: a command starts in its sweep's folder and finds the run folder from there.
-    request.run_dir = std::filesystem::absolute(run_dir);
-    if (t.config.workload == "command") {
-      SetCommand(spec_, t.config, request);  // placeholders checked by the parser: no throw
-    } else {
-      request.worker = worker_;
-      request.args = {"--trial", (run_dir / "trial.json").string()};
-    }
-    request.world_size = t.config.world_size();
+    LaunchRequest request = TrialRequest(spec_, t, run_dir, worker_);
     if (placement_.capacity.on_gpu)
       for (int slot : slots) request.devices.push_back(placement_.devices.at(slot));
-    request.timeout_s = t.config.timeout_s;
     LaunchHandle handle = 0;
     try {
       handle = effects_.launcher.Start(request);
@@ -384,8 +409,13 @@ class SweepLoop {
                         fmt::format("cannot start the trial: {}", e.what()), started_at);
       return;
     }
+    const std::string job = effects_.launcher.ExternalId(handle);
+    if (!job.empty()) {
+      db_.SetSchedulerJob(campaign_, t.key, job);
+      out_ << prefix << ": submitted as Slurm job " << job << "\n" << std::flush;
+    }
     in_flight_.emplace(handle, InFlight{&t, queued.launch, position, prefix, run_dir, slots,
-                                        started_at, health_at_start});
+                                        started_at, health_at_start, job});
   }
 
   void Reap(const FinishedTrial& finished) {
@@ -406,6 +436,7 @@ class SweepLoop {
     }
     record.started_at = trial.started_at;
     record.finished_at = UnixNow();
+    record.scheduler_job = trial.scheduler_job;
     std::string busy_note;
     if (trial.health_at_start) {
       const MachineHealth end = SampleNow();
@@ -439,7 +470,8 @@ class SweepLoop {
       out_ << trial.prefix << ": interrupted\n";
       return;
     }
-    progress_->Finished(trial.position, finished.outcome.wall_s);
+    if (trial.position != kAdoptedPosition)  // adopted trials are not in the queue
+      progress_->Finished(trial.position, finished.outcome.wall_s);
     ++ran;
     if (record.status == TrialStatus::kOk) {
       ++ok;
@@ -482,6 +514,62 @@ class SweepLoop {
   std::optional<Progress> progress_;
   bool worker_described_ = false;
 };
+
+// A trial an earlier coordinator left running as a scheduler job, watched again.
+struct AdoptedTrial {
+  LaunchHandle handle;
+  const PlannedTrial* trial;
+  std::filesystem::path run_dir;
+  double started_at;
+  std::string job;
+};
+
+// After a restart: trials recorded `running` with a scheduler job (a Slurm job id) whose
+// coordinator is gone are handed to the launcher again (Launcher::Attach) and recorded as
+// ours, so that they are waited for and ingested instead of run twice. Trials the launcher
+// cannot attach to stay as they are (resume marks them interrupted and runs them again).
+std::vector<AdoptedTrial> AdoptSchedulerJobs(ResultsDb& db, std::int64_t campaign,
+                                             const SweepSpec& spec, const SweepPlan& plan,
+                                             Launcher& launcher,
+                                             const std::filesystem::path& worker,
+                                             const ResultsDb::CoordinatorIsGone& gone,
+                                             std::ostream& out) {
+  std::vector<AdoptedTrial> adopted;
+  for (const ResultsDb::RunningTrial& r : db.RunningTrials(campaign)) {
+    if (r.scheduler_job.empty() || r.run_dir.empty()) continue;
+    if (!r.coordinator_host.empty() && r.coordinator_pid > 0 &&
+        !gone(r.coordinator_host, r.coordinator_pid))
+      continue;  // its own coordinator still watches it
+    auto planned = std::find_if(plan.trials.begin(), plan.trials.end(),
+                                [&r](const PlannedTrial& t) { return t.key == r.trial_key; });
+    if (planned == plan.trials.end()) continue;
+    const auto handle =
+        launcher.Attach(r.scheduler_job, TrialRequest(spec, *planned, r.run_dir, worker));
+    if (!handle) {
+      out << fmt::format("trial {}: Slurm job {} of an earlier coordinator cannot be watched "
+                         "again (Slurm forgot it, or this run does not use --launcher slurm "
+                         "--slurm-mode job): it runs again\n",
+                         r.trial_key, r.scheduler_job);
+      continue;
+    }
+    TrialRecord running;
+    running.trial_key = planned->key;
+    running.config = CanonicalJson(planned->config);
+    running.world_size = planned->config.world_size();
+    running.status = TrialStatus::kRunning;
+    running.run_dir = r.run_dir;
+    running.started_at = r.started_at;
+    running.coordinator_host = Hostname();
+    running.coordinator_pid = ::getpid();
+    running.scheduler_job = r.scheduler_job;
+    db.MarkRunning(campaign, running);
+    out << fmt::format("trial {}: Slurm job {} of an earlier coordinator is known to Slurm: "
+                       "watching it again\n",
+                       r.trial_key, r.scheduler_job);
+    adopted.push_back({*handle, &*planned, r.run_dir, r.started_at, r.scheduler_job});
+  }
+  return adopted;
+}
 
 // `--dry-run`: the plan, and what resuming would do with what the database already holds
 // (read-only: no lock, nothing created).
@@ -679,6 +767,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   std::map<std::string, TrialStatus> statuses;
   std::map<std::string, std::map<int, TrialStatus>> launch_statuses;
   std::vector<std::string> still_running;
+  std::vector<AdoptedTrial> adopted;
   try {
     db = ResultsDb::Open(options.db);
     CampaignRecord record;
@@ -692,6 +781,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     record.environment["gpus"] = options.gpus;
     record.environment["devices"] = placement.devices;
     record.environment["policy"] = options.policy;
+    record.environment["launcher"] = options.launcher;
     record.environment["slots"] = placement.capacity.slots;
     record.environment["on_gpu"] = placement.capacity.on_gpu;
     // A campaign is one spec: a changed sweep file starts a new one, and says what changed.
@@ -707,7 +797,10 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     auto gone = [](const std::string& host, std::int64_t pid) {
       return CoordinatorGone(host, static_cast<long>(pid));
     };
-    if (int n = db->MarkRunningAsInterrupted(campaign, gone, &still_running))
+    adopted = AdoptSchedulerJobs(*db, campaign, spec, plan, effects.launcher, worker, gone, out);
+    std::set<std::string> taken_over;
+    for (const AdoptedTrial& a : adopted) taken_over.insert(a.trial->key);
+    if (int n = db->MarkRunningAsInterrupted(campaign, gone, &still_running, taken_over))
       out << fmt::format(
           "{} trial(s) left running by a coordinator that is gone marked interrupted\n", n);
     for (const auto& key : still_running)
@@ -724,7 +817,8 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   // next round, so that drift over the campaign hits every configuration alike.
   std::vector<std::vector<QueuedTrial>> rounds(static_cast<std::size_t>(spec.replicates));
   int kept = 0, kept_failed = 0;
-  const std::set<std::string> live(still_running.begin(), still_running.end());
+  std::set<std::string> live(still_running.begin(), still_running.end());
+  for (const AdoptedTrial& a : adopted) live.insert(a.trial->key);
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
     const PlannedTrial& t = plan.trials[i];
     if (live.count(t.key)) continue;
@@ -772,6 +866,10 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
       loop.oomed.push_back({t.key, t.config});
   }
   loop.require_idle_s = options.require_idle_s;
+  for (const AdoptedTrial& a : adopted)
+    loop.Adopt(a.handle, *a.trial,
+               fmt::format("[adopted] {} {}", a.trial->key, Axes(a.trial->config)), a.run_dir,
+               a.started_at, a.job);
   try {
     if (spec.halving_keep > 0) {
       RunHalving(spec, plan, *db, campaign, options.rerun, live, loop, effects, out);

@@ -37,6 +37,7 @@ struct RunOptions {
   // --budget 8h: launches ordered by runner/budget_order.h, and none started once the time
   // spent plus its estimate would pass this many seconds. Negative: no budget.
   double budget_s = -1;
+  std::string launcher = "local";    // recorded with the campaign: local | slurm
 };
 
 // What RunSweep does to the world besides storage: borrowed, not owned.

@@ -32,6 +32,8 @@ struct TrialRecord {
   // one): the coordinator's host and pid; empty / 0 when unknown.
   std::string coordinator_host;
   std::int64_t coordinator_pid = 0;
+  // The batch scheduler's job that ran it (a Slurm job id); empty for local ranks.
+  std::string scheduler_job;
   // The machine's health at trial start and end (runner/machine_health.h); null when unknown.
   nlohmann::json health;
   std::vector<Sample> samples;

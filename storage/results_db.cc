@@ -44,7 +44,7 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
   Statement upsert(db, R"sql(
     INSERT INTO trials (campaign_id, trial_key, config_json, status, error, world_size, device,
                         run_dir, started_at, finished_at, policy_json, coordinator_host,
-                        coordinator_pid, health_json, replicates)
+                        coordinator_pid, health_json, replicates, scheduler_job)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (campaign_id, trial_key) DO UPDATE SET
       config_json = excluded.config_json, status = excluded.status, error = excluded.error,
@@ -52,7 +52,7 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
       started_at = excluded.started_at, finished_at = excluded.finished_at,
       policy_json = excluded.policy_json, coordinator_host = excluded.coordinator_host,
       coordinator_pid = excluded.coordinator_pid, health_json = excluded.health_json,
-      replicates = excluded.replicates
+      replicates = excluded.replicates, scheduler_job = excluded.scheduler_job
     RETURNING id)sql");
   upsert.Bind(1, campaign_id)
       .Bind(2, trial.trial_key)
@@ -71,6 +71,7 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
     upsert.BindNull(13);
   }
   BindTextOrNull(upsert, 14, trial.health.is_null() ? std::string() : trial.health.dump());
+  BindTextOrNull(upsert, 15, trial.scheduler_job);
   if (trial.started_at > 0) {
     upsert.Bind(9, trial.started_at);
   } else {
@@ -327,7 +328,8 @@ std::map<std::string, TrialStatus> ResultsDb::TrialStatuses(std::int64_t campaig
 }
 
 int ResultsDb::MarkRunningAsInterrupted(std::int64_t campaign_id, const CoordinatorIsGone& gone,
-                                        std::vector<std::string>* still_running) {
+                                        std::vector<std::string>* still_running,
+                                        const std::set<std::string>& taken_over) {
   Transaction transaction(db_);
   Statement running(db_,
                     "SELECT id, trial_key, coordinator_host, coordinator_pid FROM trials "
@@ -335,6 +337,7 @@ int ResultsDb::MarkRunningAsInterrupted(std::int64_t campaign_id, const Coordina
   running.Bind(1, campaign_id);
   std::vector<std::int64_t> dead;
   while (running.Step()) {
+    if (taken_over.contains(running.Text(1))) continue;
     const bool known = !running.IsNull(2) && !running.IsNull(3);
     if (!known || gone(running.Text(2), running.Int(3))) {
       dead.push_back(running.Int(0));
@@ -382,6 +385,37 @@ void ResultsDb::MarkRunning(std::int64_t campaign_id, const TrialRecord& trial) 
     throw;
   }
   RestoreSynchronous(db_, synchronous);
+}
+
+void ResultsDb::SetSchedulerJob(std::int64_t campaign_id, const std::string& trial_key,
+                                const std::string& job) {
+  Statement update(db_,
+                   "UPDATE trials SET scheduler_job = ? WHERE campaign_id = ? AND trial_key = ?");
+  update.Bind(1, job).Bind(2, campaign_id).Bind(3, trial_key).Run();
+  if (sqlite3_changes(db_) != 1) {
+    throw StorageError(fmt::format("no trial {} in campaign {} of '{}' to record job {} for",
+                                   trial_key, campaign_id, path_.string(), job));
+  }
+}
+
+std::vector<ResultsDb::RunningTrial> ResultsDb::RunningTrials(std::int64_t campaign_id) {
+  Statement query(db_,
+                  "SELECT trial_key, run_dir, scheduler_job, coordinator_host, coordinator_pid, "
+                  "started_at FROM trials WHERE campaign_id = ? AND status = 'running' "
+                  "ORDER BY id");
+  query.Bind(1, campaign_id);
+  std::vector<RunningTrial> trials;
+  while (query.Step()) {
+    RunningTrial t;
+    t.trial_key = query.Text(0);
+    if (!query.IsNull(1)) t.run_dir = query.Text(1);
+    if (!query.IsNull(2)) t.scheduler_job = query.Text(2);
+    if (!query.IsNull(3)) t.coordinator_host = query.Text(3);
+    if (!query.IsNull(4)) t.coordinator_pid = query.Int(4);
+    if (!query.IsNull(5)) t.started_at = query.Double(5);
+    trials.push_back(std::move(t));
+  }
+  return trials;
 }
 
 void ResultsDb::RecordTrial(std::int64_t campaign_id, const TrialRecord& trial) {

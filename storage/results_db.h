@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,7 @@ namespace ditbench {
 
 // The version this build writes. Databases with a lower version are migrated forward on open
 // (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 struct ResultRow {
@@ -95,9 +96,12 @@ class ResultsDb {
   // Trials left `running` by a coordinator that `gone(host, pid)` says is gone become
   // `interrupted` (a trial with no recorded coordinator counts as gone). Returns how many;
   // trials of a live coordinator stay `running` and are listed in `still_running` by key.
+  // Trials whose key is in `taken_over` stay `running` whoever ran them (this coordinator
+  // watches their scheduler jobs again) and are not listed.
   using CoordinatorIsGone = std::function<bool(const std::string& host, std::int64_t pid)>;
   int MarkRunningAsInterrupted(std::int64_t campaign_id, const CoordinatorIsGone& gone,
-                               std::vector<std::string>* still_running = nullptr);
+                               std::vector<std::string>* still_running = nullptr,
+                               const std::set<std::string>& taken_over = {});
 
   // Status of every recorded launch of every trial of the campaign: key -> launch -> status.
   std::map<std::string, std::map<int, TrialStatus>> LaunchStatuses(std::int64_t campaign_id);
@@ -106,6 +110,22 @@ class ResultsDb {
   // (config, world size, start time, coordinator); that launch's samples and the trial's
   // summary metrics are removed (RecordLaunch writes them again).
   void MarkRunning(std::int64_t campaign_id, const TrialRecord& trial);
+
+  // Records the batch scheduler's job (a Slurm job id) of a running trial. Throws
+  // StorageError when the campaign has no such trial.
+  void SetSchedulerJob(std::int64_t campaign_id, const std::string& trial_key,
+                       const std::string& job);
+
+  // The campaign's trials recorded `running`, with who runs them and their scheduler job.
+  struct RunningTrial {
+    std::string trial_key;
+    std::string run_dir;
+    std::string scheduler_job;  // empty: none recorded (local ranks)
+    std::string coordinator_host;
+    std::int64_t coordinator_pid = 0;
+    double started_at = 0;
+  };
+  std::vector<RunningTrial> RunningTrials(std::int64_t campaign_id);
 
   // Replaces the trial's row, launches, samples and metrics in one transaction: the trial as
   // one launch (launch 0, replicates as given), or no launch at all when skipped or pending.

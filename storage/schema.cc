@@ -281,6 +281,11 @@ void MigrateToV7(sqlite3* db) {
   Exec(db, ResultsView(7).c_str());
 }
 
+// Schema version 8: the batch scheduler's job of a trial (a Slurm job id), recorded while it
+// runs so that a restarted coordinator can ask the scheduler about it, and kept once it ended.
+// The `results` view is not touched.
+void MigrateToV8(sqlite3* db) { Exec(db, "ALTER TABLE trials ADD COLUMN scheduler_job TEXT;"); }
+
 void MigrateToV1(sqlite3* db) {
   Exec(db, kSchemaV1);
   Exec(db, ResultsView(1).c_str());
@@ -300,7 +305,7 @@ void MigrateToV3(sqlite3* db) {
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
-                                   MigrateToV5, MigrateToV6, MigrateToV7};
+                                   MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {

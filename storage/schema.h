@@ -9,9 +9,13 @@
 //   3: reserved for main's schema 3 (a no-op step on this branch; see schema.cc).
 //   4: trials.coordinator_host, trials.coordinator_pid (who runs a `running` trial) and
 //      trials.health_json (load and busy processes at trial start and end); view unchanged.
-//   5: replicates: table `launches` (one row per launch of a trial), samples.launch,
+//   5: the results view gains busy and health_note (machine health).
+//   6: the `command` workload: trial_metrics.extra_json; the view gains axes, command, metrics.
+//   7: replicates: table `launches` (one row per launch of a trial), samples.launch,
 //      trials.replicates, trial_metrics.launches and launch_cov; the view gains replicates,
 //      launches, launch_cov and ci_scope. Existing trials become their own launch 0.
+//   8: trials.scheduler_job (the Slurm job id of a trial run under --launcher slurm); view
+//      unchanged.
 // A database with a lower version is migrated forward, one transaction per step. A newer one,
 // or a file that is not a ditbench database, is refused with StorageError.
 #pragma once

@@ -18,6 +18,7 @@
 #include <torch/version.h>
 
 #include "experiments/host_info.h"
+#include "experiments/slurm_hostlist.h"
 #include "experiments/worker/cpu_isa_guard.h"
 #include "experiments/worker/cuda_info.h"
 
@@ -79,9 +80,21 @@ RankEnvironment RankEnvironment::FromEnv() {
   env.rank = EnvInt("RANK", "SLURM_PROCID", 0);
   env.local_rank = EnvInt("LOCAL_RANK", "SLURM_LOCALID", 0);
   env.world_size = EnvInt("WORLD_SIZE", "SLURM_NTASKS", 1);
-  env.local_world_size = EnvInt("LOCAL_WORLD_SIZE", nullptr, env.world_size);
-  env.master_port = EnvInt("MASTER_PORT", nullptr, 29500);
-  if (const char* addr = std::getenv("MASTER_ADDR"); addr && *addr) env.master_addr = addr;
+  env.local_world_size = EnvInt("LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE", env.world_size);
+  // Under srun without the torchrun variables: the port from the job id (as ditbench's Slurm
+  // job script derives it) and the first host of the job's node list.
+  int port = 29500;
+  if (const char* job = std::getenv("SLURM_JOB_ID"); job && *job) {
+    char* end = nullptr;
+    const long long id = std::strtoll(job, &end, 10);  // job ids outgrow EnvInt's range
+    if (*end == '\0' && id >= 0) port = 20000 + static_cast<int>(id % 20000);
+  }
+  env.master_port = EnvInt("MASTER_PORT", nullptr, port);
+  if (const char* addr = std::getenv("MASTER_ADDR"); addr && *addr) {
+    env.master_addr = addr;
+  } else if (const char* nodes = std::getenv("SLURM_JOB_NODELIST"); nodes && *nodes) {
+    env.master_addr = FirstSlurmHost(nodes);
+  }
   if (env.rank >= env.world_size)
     throw std::invalid_argument(
         fmt::format("RANK={} is not below WORLD_SIZE={}", env.rank, env.world_size));
