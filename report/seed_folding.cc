@@ -15,7 +15,7 @@ auto FoldKey(const ResultRow& r) {
   return std::make_tuple(r.campaign, ModelIdentity(r), r.resolution, r.precision, r.scope,
                          r.batch, r.steps, r.profile_blocks, r.ulysses, r.ring, r.pipefusion,
                          r.pipefusion_patches, r.pipefusion_warmup_steps, r.cfg, r.dp,
-                         r.device);
+                         r.device, r.workload, r.axes);
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
     INSERT INTO trials (campaign_id, trial_key, config_json, status, error, world_size, device,
                         run_dir, started_at, finished_at, policy_json, coordinator_host,
                         coordinator_pid, health_json, replicates, scheduler_job)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (campaign_id, trial_key) DO UPDATE SET
       config_json = excluded.config_json, status = excluded.status, error = excluded.error,
       world_size = excluded.world_size, device = excluded.device, run_dir = excluded.run_dir,
@@ -71,7 +71,7 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
     upsert.BindNull(13);
   }
   BindTextOrNull(upsert, 14, trial.health.is_null() ? std::string() : trial.health.dump());
-  BindTextOrNull(upsert, 15, trial.scheduler_job);
+  BindTextOrNull(upsert, 16, trial.scheduler_job);
   if (trial.started_at > 0) {
     upsert.Bind(9, trial.started_at);
   } else {
