@@ -234,7 +234,7 @@ void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaign
         "The campaigns come from {} different builds ({}): compare rows of one campaign, or "
         "use --baseline.", builds.size(), fmt::join(builds, ", ")), {}});
   }
-  std::vector<std::string> noisy_gpu, noisy_cpu, throttled, busy;
+  std::vector<std::string> noisy_gpu, noisy_cpu, throttled, busy, packed;
   for (const Row& row : rows) {
     if (!row.measured()) continue;
     devices.insert(row.device);
@@ -243,10 +243,19 @@ void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaign
     if (row.cov && OnGpu(row) && *row.cov > kGpuNoisyCov) noisy_gpu.push_back(name);
     if (row.cov && !OnGpu(row) && *row.cov > kCpuNoisyCov) noisy_cpu.push_back(name);
     if (row.throttled) throttled.push_back(name);
+    if (row.concurrent_trials > 0)
+      packed.push_back(fmt::format("{} (campaign {}, {}): beside {} other trial(s)", row.trial_key,
+                                   row.campaign, TrialLabel(row), row.concurrent_trials));
     if (row.busy) {
       busy.push_back(fmt::format("{} (campaign {}, {}): {}", row.trial_key, row.campaign,
                                  TrialLabel(row), row.health_note.empty() ? "busy" : row.health_note));
     }
+  }
+  if (!packed.empty()) {
+    warnings.push_back({fmt::format(
+        "{} trial(s) ran packed beside other trials (--policy pack): they shared the host's "
+        "CPU, memory bandwidth and PCIe. Compare them with each other, or list the exclusive "
+        "ones with `ditbench query --where concurrent_trials=0`.", packed.size()), packed});
   }
   if (!busy.empty()) {
     warnings.push_back({fmt::format(

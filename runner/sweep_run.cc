@@ -278,6 +278,9 @@ class SweepLoop {
     double started_at;
     std::optional<MachineHealth> health_at_start;
     std::string scheduler_job;  // the launcher's ExternalId(), recorded with the trial
+    // Other trials in flight at any time during this one (packed beside it): they share the
+    // host's CPU, memory bandwidth and PCIe with it.
+    int concurrent = 0;
   };
 
   double Now() const {
@@ -414,8 +417,12 @@ class SweepLoop {
       db_.SetSchedulerJob(campaign_, t.key, job);
       out_ << prefix << ": submitted as Slurm job " << job << "\n" << std::flush;
     }
-    in_flight_.emplace(handle, InFlight{&t, queued.launch, position, prefix, run_dir, slots,
-                                        started_at, health_at_start, job});
+    for (auto& [other_handle, other] : in_flight_) ++other.concurrent;
+    const int beside = static_cast<int>(in_flight_.size());
+    auto [entry, inserted] = in_flight_.emplace(
+        handle, InFlight{&t, queued.launch, position, prefix, run_dir, slots, started_at,
+                         health_at_start, job});
+    if (inserted) entry->second.concurrent = beside;
   }
 
   void Reap(const FinishedTrial& finished) {
@@ -437,6 +444,12 @@ class SweepLoop {
     record.started_at = trial.started_at;
     record.finished_at = UnixNow();
     record.scheduler_job = trial.scheduler_job;
+    record.placement = {{"slots", trial.slots}, {"concurrent_trials", trial.concurrent}};
+    if (placement_.capacity.on_gpu) {
+      nlohmann::json devices = nlohmann::json::array();
+      for (int slot : trial.slots) devices.push_back(placement_.devices.at(slot));
+      record.placement["devices"] = devices;
+    }
     std::string busy_note;
     if (trial.health_at_start) {
       const MachineHealth end = SampleNow();

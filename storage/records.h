@@ -36,6 +36,9 @@ struct TrialRecord {
   std::string scheduler_job;
   // The machine's health at trial start and end (runner/machine_health.h); null when unknown.
   nlohmann::json health;
+  // Where it ran: {"slots": [...], "devices": [...] (GPU), "concurrent_trials": N (other
+  // trials in flight beside it, --policy pack)}; null when unknown.
+  nlohmann::json placement;
   std::vector<Sample> samples;
   std::optional<TrialMetrics> metrics;
   // Replicates: which launch of the trial this record is (0-based), and how many launches the

@@ -44,15 +44,17 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
   Statement upsert(db, R"sql(
     INSERT INTO trials (campaign_id, trial_key, config_json, status, error, world_size, device,
                         run_dir, started_at, finished_at, policy_json, coordinator_host,
-                        coordinator_pid, health_json, replicates, scheduler_job)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        coordinator_pid, health_json, replicates, scheduler_job,
+                        placement_json)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (campaign_id, trial_key) DO UPDATE SET
       config_json = excluded.config_json, status = excluded.status, error = excluded.error,
       world_size = excluded.world_size, device = excluded.device, run_dir = excluded.run_dir,
       started_at = excluded.started_at, finished_at = excluded.finished_at,
       policy_json = excluded.policy_json, coordinator_host = excluded.coordinator_host,
       coordinator_pid = excluded.coordinator_pid, health_json = excluded.health_json,
-      replicates = excluded.replicates, scheduler_job = excluded.scheduler_job
+      replicates = excluded.replicates, scheduler_job = excluded.scheduler_job,
+      placement_json = excluded.placement_json
     RETURNING id)sql");
   upsert.Bind(1, campaign_id)
       .Bind(2, trial.trial_key)
@@ -72,6 +74,7 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
   }
   BindTextOrNull(upsert, 14, trial.health.is_null() ? std::string() : trial.health.dump());
   BindTextOrNull(upsert, 16, trial.scheduler_job);
+  BindTextOrNull(upsert, 17, trial.placement.is_null() ? std::string() : trial.placement.dump());
   if (trial.started_at > 0) {
     upsert.Bind(9, trial.started_at);
   } else {

@@ -31,7 +31,7 @@ namespace ditbench {
 
 // The version this build writes. Databases with a lower version are migrated forward on open
 // (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 struct ResultRow {
@@ -49,6 +49,7 @@ struct ResultRow {
   std::optional<double> comm_mb_per_step;  // MiB a rank sent per step, max over ranks
   bool busy = false;        // other work ran on the machine during the trial (machine health)
   std::string health_note;  // what was busy: "load 3.10 on 2 cores; others used ..."
+  std::int64_t concurrent_trials = 0;  // other trials in flight beside it (--policy pack)
   std::string workload;  // "dit" or "command"
   std::string axes;      // a command's custom axes as a JSON object ("{}" when none)
   // Replicates: launches the sweep asked for, ok launches summarised (0: no metrics), and the

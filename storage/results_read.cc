@@ -22,7 +22,7 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
            latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
            iterations, throttled, model_overrides, profile_blocks, output_error,
            comm_mb_per_step, busy, health_note, workload, axes, replicates, launches,
-           launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps
+           launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps, concurrent_trials
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
                                    placeholders));
   for (std::size_t i = 0; i < campaign_ids.size(); ++i) {
@@ -71,6 +71,8 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     row.launch_cov = query.OptionalDouble(c++);
     for (std::int64_t* number : {&row.seed, &row.pipefusion_patches, &row.pipefusion_warmup_steps})
       *number = query.IsNull(c++) ? 0 : query.Int(c - 1);
+    row.concurrent_trials = query.IsNull(c) ? 0 : query.Int(c);
+    ++c;
     rows.push_back(std::move(row));
   }
   return rows;

@@ -173,6 +173,10 @@ std::string ResultsView(int version) {
   m.launch_cov AS launch_cov,
   CASE WHEN m.launches > 1 THEN 'launches' WHEN m.trial_id IS NOT NULL THEN 'iterations'
        END AS ci_scope)sql";
+  if (version >= 9)
+    extra += R"sql(,
+  json_extract(t.placement_json, '$.concurrent_trials') AS concurrent_trials,
+  t.placement_json AS placement)sql";
   fill("{extra}", extra);
   return view;
 }
@@ -302,10 +306,20 @@ void MigrateToV3(sqlite3* db) {
   Exec(db, ResultsView(3).c_str());
 }
 
+// Schema version 9: where each trial ran. trials.placement_json holds its slots (GPU positions
+// or CPU slots), its devices on GPU and `concurrent_trials`, the other trials in flight beside
+// it (--policy pack); the view gains concurrent_trials and placement.
+void MigrateToV9(sqlite3* db) {
+  Exec(db, "DROP VIEW results;");
+  Exec(db, "ALTER TABLE trials ADD COLUMN placement_json TEXT;");
+  Exec(db, ResultsView(9).c_str());
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
-                                   MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8};
+                                   MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,
+                                   MigrateToV9};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {

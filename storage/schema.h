@@ -16,6 +16,8 @@
 //      launches, launch_cov and ci_scope. Existing trials become their own launch 0.
 //   8: trials.scheduler_job (the Slurm job id of a trial run under --launcher slurm); view
 //      unchanged.
+//   9: trials.placement_json (slots, devices, concurrent_trials); the view gains
+//      concurrent_trials and placement.
 // A database with a lower version is migrated forward, one transaction per step. A newer one,
 // or a file that is not a ditbench database, is refused with StorageError.
 #pragma once

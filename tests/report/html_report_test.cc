@@ -129,6 +129,24 @@ TEST(HtmlReportSuperlinearTest, SpeedupAboveTheWorldSizeIsWarnedAbout) {
   EXPECT_EQ(html.find("on 4 ranks against"), std::string::npos);  // 3x on 4 ranks is plausible
 }
 
+TEST(HtmlReportPackedTest, TrialsPackedBesideOthersAreListed) {
+  test::TempDir dir;
+  auto db = ResultsDb::Open(dir / "results.db");
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  TrialRecord packed = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100);
+  packed.placement = {{"slots", {1}}, {"concurrent_trials", 3}};
+  db->RecordTrial(campaign, packed);
+  TrialRecord alone = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 60);
+  alone.placement = {{"slots", {0, 1}}, {"concurrent_trials", 0}};
+  db->RecordTrial(campaign, alone);
+  db.reset();
+  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
+  EXPECT_NE(html.find("1 trial(s) ran packed beside other trials"), std::string::npos);
+  EXPECT_NE(html.find(TrialKey(test::MakeConfig(1)) + " (campaign 1, "), std::string::npos);
+  EXPECT_NE(html.find("beside 3 other trial(s)"), std::string::npos);
+  EXPECT_EQ(html.find(TrialKey(test::MakeConfig(2)) + " (campaign 1, "), std::string::npos);
+}
+
 TEST(HtmlReportBusyTest, TrialsMeasuredOnABusyMachineAreMarkedAndWarnedAbout) {
   test::TempDir dir;
   auto db = ResultsDb::Open(dir / "results.db");

@@ -227,6 +227,30 @@ TEST_F(SweepRunTest, AnotherProgramOnATrialsGpuFlagsThatTrialOnly) {
       << out_.str();
 }
 
+TEST_F(SweepRunTest, PackedCpuTrialsRecordDisjointSlotsAndWhoRanBesideThem) {
+  auto o = Options(kSmallTrials);
+  o.gpus = "cpu:4";
+  o.policy = "pack";
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  EXPECT_EQ(launcher_.max_in_flight, 4);  // four 1-rank trials at once, never more slots
+  // The four 1-rank trials ran side by side on slots 0..3, each beside the three others.
+  EXPECT_EQ(Column("SELECT json_extract(placement, '$.slots[0]') || ':' || concurrent_trials "
+                   "FROM results WHERE world_size = 1 ORDER BY json_extract(placement, "
+                   "'$.slots[0]')"),
+            (std::vector<std::string>{"0:3", "1:3", "2:4", "3:4"}));
+  // The 2-rank trial took two distinct slots freed by the first two trials.
+  EXPECT_EQ(Column("SELECT json_array_length(placement, '$.slots') || ' ' || "
+                   "(json_extract(placement, '$.slots[0]') != json_extract(placement, "
+                   "'$.slots[1]')) FROM results WHERE world_size = 2"),
+            (std::vector<std::string>{"2 1"}));
+  // Exclusive: nobody beside anybody.
+  o.policy = "exclusive";
+  o.fresh = true;
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  EXPECT_EQ(Column("SELECT DISTINCT concurrent_trials FROM results WHERE campaign = 2"),
+            (std::vector<std::string>{"0"}));
+}
+
 TEST_F(SweepRunTest, TrialsGetTheInheritedGpusNotTheFirstOnes) {
   gpus_.gpus.assign(8, GpuInfo{"Fake GPU", ""});
   gpus_.inherited = "4,GPU-5e1f";
