@@ -25,6 +25,8 @@ std::optional<StageSummary> SummarizeStages(const std::vector<Sample>& samples) 
     int step = -1, block = -1;
     if (stage == kIterationStage) {
       s.iteration_ms = median;
+    } else if (stage == "decode") {
+      s.decode_ms = median;
     } else if (std::sscanf(stage.c_str(), "step:%d/block:%d", &step, &block) == 2) {
       per_block[block] += median;
       s.blocks_ms += median;
@@ -61,21 +63,23 @@ std::string RenderStageBreakdown(ResultsDb& db, const std::vector<StageTrial>& t
       "final layer, gathers, the sampler); blocks are timed with <code>profile_blocks: "
       "true</code>.</p>\n<div class=\"scroll\"><table><tr><th>campaign</th><th>configuration</th><th>trial</th>"
       "<th>iteration ms</th><th>steps</th><th>mean step ms</th><th>first step ms</th>"
-      "<th>blocks ms</th><th>outside blocks ms</th><th>slowest block</th></tr>\n";
+      "<th>blocks ms</th><th>outside blocks ms</th><th>slowest block</th>"
+      "<th>VAE decode ms</th></tr>\n";
   for (const auto& [trial, s] : summaries) {
     const bool blocks = s.blocks > 0;
     html += fmt::format(
         "<tr><td class=\"num\">{}</td><td>{}</td><td><code>{}</code></td>"
         "<td class=\"num\">{:.3f}</td><td class=\"num\">{}</td><td class=\"num\">{:.3f}</td>"
         "<td class=\"num\">{:.3f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td>{}</td></tr>\n",
+        "<td>{}</td><td class=\"num\">{}</td></tr>\n",
         trial.campaign, HtmlEscape(trial.label), HtmlEscape(trial.trial_key), s.iteration_ms,
         s.steps, s.steps ? s.steps_ms / s.steps : 0.0, s.first_step_ms,
         blocks ? fmt::format("{:.3f}", s.blocks_ms) : "-",
         blocks ? fmt::format("{:.3f}", s.steps_ms - s.blocks_ms) : "-",
         blocks ? fmt::format("block {} ({:.3f} ms over all steps)", s.slowest_block,
                              s.slowest_block_ms)
-               : "-");
+               : "-",
+        s.decode_ms ? fmt::format("{:.3f}", *s.decode_ms) : "-");
   }
   html += "</table></div>\n";
   return html;

@@ -30,6 +30,7 @@ struct StageSummary {
   double blocks_ms = 0;       // sum over steps and blocks of the block medians
   int slowest_block = -1;     // block index with the largest median summed over steps
   double slowest_block_ms = 0;
+  std::optional<double> decode_ms;  // the VAE decode (scope pipeline), when it ran
 };
 
 // The breakdown of one trial's samples (every rank, warm-up included: it is left out here).

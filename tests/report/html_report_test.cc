@@ -277,6 +277,7 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
           trial.samples.push_back({rank, it, fmt::format("step:{}/block:0", step), 4 + slow, warmup});
           trial.samples.push_back({rank, it, fmt::format("step:{}/block:1", step), 6, warmup});
         }
+        trial.samples.push_back({rank, it, "decode", 7 + slow, warmup});  // scope pipeline
       }
     db->RecordTrial(id, trial);
   }
@@ -291,7 +292,11 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
   EXPECT_DOUBLE_EQ(s.blocks_ms, 22);  // (5 + 6) per step, slowest rank
   EXPECT_EQ(s.slowest_block, 1);
   EXPECT_DOUBLE_EQ(s.slowest_block_ms, 12);
+  ASSERT_TRUE(s.decode_ms);
+  EXPECT_DOUBLE_EQ(*s.decode_ms, 8);  // the VAE decode, slowest rank
   const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
+  EXPECT_NE(html.find("<th>VAE decode ms</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\">8.000</td></tr>"), std::string::npos);
   EXPECT_NE(html.find("Stage breakdown"), std::string::npos);
   EXPECT_NE(html.find("block 1 (12.000 ms over all steps)"), std::string::npos);
   // Its rows name the group (model, resolution, precision, scope), not only the degrees.
