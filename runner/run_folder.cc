@@ -39,4 +39,10 @@ std::string ClaimRunRoot(const std::filesystem::path& root, const std::filesyste
   return "";
 }
 
+std::filesystem::path LaunchRunDir(const std::filesystem::path& run_root, std::int64_t campaign,
+                                   const std::string& key, int launch) {
+  const auto folder = run_root / std::to_string(campaign);
+  return launch == 0 ? folder / key : folder / fmt::format("{}.launch{}", key, launch);
+}
+
 }  // namespace ditbench

@@ -4,10 +4,16 @@
 // path, one line); `run` refuses a root that another database owns.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
 namespace ditbench {
+
+// The run folder of one launch of a trial: <root>/<campaign>/<key>/ for the first launch (as
+// before replicates existed), <key>.launch<i>/ beside it for the others.
+std::filesystem::path LaunchRunDir(const std::filesystem::path& run_root, std::int64_t campaign,
+                                   const std::string& key, int launch);
 
 // `<db folder>/<db stem>.runs`, absolute.
 std::filesystem::path DefaultRunRoot(const std::filesystem::path& db);

@@ -18,9 +18,10 @@
 #include "experiments/worker_contract.h"
 #include "runner/budget_order.h"
 #include "runner/build_info.h"
-#include "runner/command_program.h"
 #include "runner/halving.h"
+#include "runner/command_program.h"
 #include "runner/coordinator_lock.h"
+#include "runner/dry_run.h"
 #include "runner/environment.h"
 #include "runner/ingest.h"
 #include "runner/output_error.h"
@@ -29,6 +30,7 @@
 #include "runner/progress.h"
 #include "runner/resume.h"
 #include "runner/run_folder.h"
+#include "runner/scheduler_adoption.h"
 #include "runner/sweep_plan.h"
 #include "storage/results_db.h"
 
@@ -59,26 +61,6 @@ std::string Axes(const TrialConfig& c) {
   return axes;
 }
 
-// What the launcher needs to run `t` in `run_dir` (devices are added by the caller): the
-// worker, or for a `command` workload the sweep's program.
-LaunchRequest TrialRequest(const SweepSpec& spec, const PlannedTrial& t,
-                           const std::filesystem::path& run_dir,
-                           const std::filesystem::path& worker) {
-  LaunchRequest request;
-  request.trial_key = t.key;
-  // Absolute: a command starts in its sweep's folder and finds the run folder from there.
-  request.run_dir = std::filesystem::absolute(run_dir);
-  if (t.config.workload == "command") {
-    SetCommand(spec, t.config, request);  // placeholders checked by the parser: no throw
-  } else {
-    request.worker = worker;
-    request.args = {"--trial", (run_dir / "trial.json").string()};
-  }
-  request.world_size = t.config.world_size();
-  request.timeout_s = t.config.timeout_s;
-  return request;
-}
-
 // One launch of a trial to run: the trial, its 0-based position in the sweep (for progress
 // lines) and which of its launches (0-based; `replicates` per trial) this is.
 struct QueuedTrial {
@@ -87,14 +69,6 @@ struct QueuedTrial {
   int launch = 0;
   bool screening = false;  // halving search, round 0: repeats.min iterations only
 };
-
-// The run folder of one launch: <root>/<campaign>/<key>/ for the first launch (as before
-// replicates existed), <key>.launch<i>/ beside it for the others.
-std::filesystem::path LaunchRunDir(const std::filesystem::path& run_root, std::int64_t campaign,
-                                   const std::string& key, int launch) {
-  const auto folder = run_root / std::to_string(campaign);
-  return launch == 0 ? folder / key : folder / fmt::format("{}.launch{}", key, launch);
-}
 
 // One campaign's trials through the launcher. Owns the bookkeeping of trials in flight; every
 // method that touches the database may throw (storage trouble ends the sweep).
@@ -527,113 +501,6 @@ class SweepLoop {
   std::optional<Progress> progress_;
   bool worker_described_ = false;
 };
-
-// A trial an earlier coordinator left running as a scheduler job, watched again.
-struct AdoptedTrial {
-  LaunchHandle handle;
-  const PlannedTrial* trial;
-  std::filesystem::path run_dir;
-  double started_at;
-  std::string job;
-};
-
-// After a restart: trials recorded `running` with a scheduler job (a Slurm job id) whose
-// coordinator is gone are handed to the launcher again (Launcher::Attach) and recorded as
-// ours, so that they are waited for and ingested instead of run twice. Trials the launcher
-// cannot attach to stay as they are (resume marks them interrupted and runs them again).
-std::vector<AdoptedTrial> AdoptSchedulerJobs(ResultsDb& db, std::int64_t campaign,
-                                             const SweepSpec& spec, const SweepPlan& plan,
-                                             Launcher& launcher,
-                                             const std::filesystem::path& worker,
-                                             const ResultsDb::CoordinatorIsGone& gone,
-                                             std::ostream& out) {
-  std::vector<AdoptedTrial> adopted;
-  for (const ResultsDb::RunningTrial& r : db.RunningTrials(campaign)) {
-    if (r.scheduler_job.empty() || r.run_dir.empty()) continue;
-    if (!r.coordinator_host.empty() && r.coordinator_pid > 0 &&
-        !gone(r.coordinator_host, r.coordinator_pid))
-      continue;  // its own coordinator still watches it
-    auto planned = std::find_if(plan.trials.begin(), plan.trials.end(),
-                                [&r](const PlannedTrial& t) { return t.key == r.trial_key; });
-    if (planned == plan.trials.end()) continue;
-    const auto handle =
-        launcher.Attach(r.scheduler_job, TrialRequest(spec, *planned, r.run_dir, worker));
-    if (!handle) {
-      out << fmt::format("trial {}: Slurm job {} of an earlier coordinator cannot be watched "
-                         "again (Slurm forgot it, or this run does not use --launcher slurm "
-                         "--slurm-mode job): it runs again\n",
-                         r.trial_key, r.scheduler_job);
-      continue;
-    }
-    TrialRecord running;
-    running.trial_key = planned->key;
-    running.config = CanonicalJson(planned->config);
-    running.world_size = planned->config.world_size();
-    running.status = TrialStatus::kRunning;
-    running.run_dir = r.run_dir;
-    running.started_at = r.started_at;
-    running.coordinator_host = Hostname();
-    running.coordinator_pid = ::getpid();
-    running.scheduler_job = r.scheduler_job;
-    db.MarkRunning(campaign, running);
-    out << fmt::format("trial {}: Slurm job {} of an earlier coordinator is known to Slurm: "
-                       "watching it again\n",
-                       r.trial_key, r.scheduler_job);
-    adopted.push_back({*handle, &*planned, r.run_dir, r.started_at, r.scheduler_job});
-  }
-  return adopted;
-}
-
-// `--dry-run`: the plan, and what resuming would do with what the database already holds
-// (read-only: no lock, nothing created).
-void WriteDryRun(const RunOptions& options, const SweepSpec& spec, const SweepPlan& plan,
-                 const PlanAssumptions& assumptions, std::ostream& out) {
-  std::vector<std::string> notes;
-  std::string resume_line = "would start a new campaign (no database yet)\n";
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(options.db, ec)) {
-    try {
-      auto db = ResultsDb::Open(options.db, /*read_only=*/true);
-      CampaignRecord wanted;
-      wanted.sweep_name = spec.name;
-      wanted.spec_hash = Sha256Hex(spec.text);
-      wanted.spec_text = spec.text;
-      const CampaignChoice choice =
-          ChooseCampaign(db->Campaigns(), wanted, options.fresh, options.keep_campaign);
-      if (choice.resume) {
-        const auto statuses = db->TrialStatuses(*choice.resume);
-        const auto launch_statuses = db->LaunchStatuses(*choice.resume);
-        int kept = 0, runs = 0;
-        for (const PlannedTrial& t : plan.trials) {
-          auto found = statuses.find(t.key);
-          auto launches = launch_statuses.find(t.key);
-          const LaunchPlan verdict = PlanLaunches(
-              t, spec.replicates,
-              found == statuses.end() ? std::nullopt : std::optional(found->second),
-              launches == launch_statuses.end() ? std::map<int, TrialStatus>{}
-                                                : launches->second,
-              options.rerun);
-          notes.push_back(verdict.note);
-          if (verdict.launches.empty()) ++kept;
-          else if (!t.invalid_reason) runs += static_cast<int>(verdict.launches.size());
-        }
-        resume_line = fmt::format(
-            "would resume campaign {}: {} trial(s) already recorded and kept, {} {}to run\n",
-            *choice.resume, kept, runs, spec.replicates > 1 ? "launch(es) " : "");
-      } else if (choice.changed_from) {
-        resume_line = fmt::format("would start a new campaign: sweep '{}' changed since campaign "
-                                  "{} began (--continue resumes it)\n{}",
-                                  spec.name, *choice.changed_from, choice.diff);
-      } else {
-        resume_line = "would start a new campaign\n";
-      }
-    } catch (const std::exception& e) {
-      resume_line = fmt::format("cannot tell what is already recorded: {}\n", e.what());
-    }
-  }
-  WritePlanTable(spec, plan, assumptions, out, notes);
-  out << resume_line;
-}
 
 // `search: halving`: round r is launch r of each trial still in the race. Each round is
 // derived from what the database holds (launch r ok: kept), so a resumed search goes on where

@@ -1,0 +1,68 @@
+#include "runner/dry_run.h"
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "experiments/host_info.h"
+#include "runner/plan_output.h"
+#include "runner/resume.h"
+#include "storage/results_db.h"
+
+namespace ditbench {
+
+// `--dry-run`: the plan, and what resuming would do with what the database already holds
+// (read-only: no lock, nothing created).
+void WriteDryRun(const RunOptions& options, const SweepSpec& spec, const SweepPlan& plan,
+                 const PlanAssumptions& assumptions, std::ostream& out) {
+  std::vector<std::string> notes;
+  std::string resume_line = "would start a new campaign (no database yet)\n";
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(options.db, ec)) {
+    try {
+      auto db = ResultsDb::Open(options.db, /*read_only=*/true);
+      CampaignRecord wanted;
+      wanted.sweep_name = spec.name;
+      wanted.spec_hash = Sha256Hex(spec.text);
+      wanted.spec_text = spec.text;
+      const CampaignChoice choice =
+          ChooseCampaign(db->Campaigns(), wanted, options.fresh, options.keep_campaign);
+      if (choice.resume) {
+        const auto statuses = db->TrialStatuses(*choice.resume);
+        const auto launch_statuses = db->LaunchStatuses(*choice.resume);
+        int kept = 0, runs = 0;
+        for (const PlannedTrial& t : plan.trials) {
+          auto found = statuses.find(t.key);
+          auto launches = launch_statuses.find(t.key);
+          const LaunchPlan verdict = PlanLaunches(
+              t, spec.replicates,
+              found == statuses.end() ? std::nullopt : std::optional(found->second),
+              launches == launch_statuses.end() ? std::map<int, TrialStatus>{}
+                                                : launches->second,
+              options.rerun);
+          notes.push_back(verdict.note);
+          if (verdict.launches.empty()) ++kept;
+          else if (!t.invalid_reason) runs += static_cast<int>(verdict.launches.size());
+        }
+        resume_line = fmt::format(
+            "would resume campaign {}: {} trial(s) already recorded and kept, {} {}to run\n",
+            *choice.resume, kept, runs, spec.replicates > 1 ? "launch(es) " : "");
+      } else if (choice.changed_from) {
+        resume_line = fmt::format("would start a new campaign: sweep '{}' changed since campaign "
+                                  "{} began (--continue resumes it)\n{}",
+                                  spec.name, *choice.changed_from, choice.diff);
+      } else {
+        resume_line = "would start a new campaign\n";
+      }
+    } catch (const std::exception& e) {
+      resume_line = fmt::format("cannot tell what is already recorded: {}\n", e.what());
+    }
+  }
+  WritePlanTable(spec, plan, assumptions, out, notes);
+  out << resume_line;
+}
+
+}  // namespace ditbench
