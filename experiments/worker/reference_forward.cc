@@ -12,8 +12,6 @@
 
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "experiments/trial.h"
 #include "experiments/worker/dit_trial.h"
@@ -203,18 +201,7 @@ int RunReferenceForward(const ReferenceForwardOptions& options) {
       const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
       at::set_num_threads(std::max(1, cores / env.local_world_size));
     }
-    c10::intrusive_ptr<c10d::Store> store;
-    if (env.world_size > 1) {
-      c10d::TCPStoreOptions store_options;
-      store_options.port = static_cast<uint16_t>(env.master_port);
-      store_options.isServer = env.rank == 0;
-      store_options.numWorkers = env.world_size;
-      store_options.waitWorkers = true;
-      store_options.timeout = std::chrono::seconds(300);
-      store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
-    } else {
-      store = c10::make_intrusive<c10d::HashStore>();
-    }
+    const c10::intrusive_ptr<c10d::Store> store = RendezvousStore(env);
     ParallelContext parallel(
         ParallelDegrees{1, 1, 1, options.ring, options.ulysses}, env.rank, store,
         [cuda](const auto& s, int rank, int size) { return CreateBackend(s, rank, size, cuda); });

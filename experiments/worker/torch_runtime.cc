@@ -14,7 +14,9 @@
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/core/Event.h>
 #include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/version.h>
 
 #include "experiments/host_info.h"
@@ -99,6 +101,17 @@ RankEnvironment RankEnvironment::FromEnv() {
     throw std::invalid_argument(
         fmt::format("RANK={} is not below WORLD_SIZE={}", env.rank, env.world_size));
   return env;
+}
+
+c10::intrusive_ptr<c10d::Store> RendezvousStore(const RankEnvironment& env) {
+  if (env.world_size == 1) return c10::make_intrusive<c10d::HashStore>();
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<uint16_t>(env.master_port);
+  options.isServer = env.rank == 0;
+  options.numWorkers = env.world_size;
+  options.waitWorkers = true;
+  options.timeout = std::chrono::seconds(300);
+  return c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
 }
 
 c10::intrusive_ptr<c10d::Backend> CreateBackend(const c10::intrusive_ptr<c10d::Store>& store,

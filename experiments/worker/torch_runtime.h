@@ -31,6 +31,10 @@ struct RankEnvironment {
   static RankEnvironment FromEnv();
 };
 
+// The store the trial's ranks meet through: a TCP store served by rank 0 at MASTER_ADDR:
+// MASTER_PORT (5 minutes for every rank to arrive), or an in-process one for a single rank.
+c10::intrusive_ptr<c10d::Store> RendezvousStore(const RankEnvironment& env);
+
 // Creates a c10d backend over `store` for `size` ranks: NCCL for CUDA, Gloo for CPU.
 c10::intrusive_ptr<c10d::Backend> CreateBackend(const c10::intrusive_ptr<c10d::Store>& store,
                                                 int rank, int size, bool cuda);

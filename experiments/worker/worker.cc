@@ -8,8 +8,6 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "experiments/validity.h"
 #include "experiments/worker/dit_trial.h"
@@ -87,18 +85,7 @@ int RunWorker(const WorkerOptions& options) {
     result.device = DeviceName(device);
     result.backend = env.world_size == 1 ? "none" : (cuda ? "nccl" : "gloo");
 
-    c10::intrusive_ptr<c10d::Store> store;
-    if (env.world_size > 1) {
-      c10d::TCPStoreOptions store_options;
-      store_options.port = static_cast<uint16_t>(env.master_port);
-      store_options.isServer = env.rank == 0;
-      store_options.numWorkers = env.world_size;
-      store_options.waitWorkers = true;
-      store_options.timeout = std::chrono::seconds(300);
-      store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
-    } else {
-      store = c10::make_intrusive<c10d::HashStore>();
-    }
+    const c10::intrusive_ptr<c10d::Store> store = RendezvousStore(env);
     ParallelContext parallel = BuildParallelContext(
         config, env.rank, store,
         [cuda](const auto& s, int rank, int size) { return CreateBackend(s, rank, size, cuda); });
