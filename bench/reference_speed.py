@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """One transformer forward: ditbench vs diffusers' eager forward, same weights, same machine.
 
-For each model (the tiny presets' shapes as diffusers configurations, at 256 px, batch 2 as a
-CFG batch would be; Flux without CFG, batch 1), writes a diffusers-format folder with seeded
+For each model (the tiny presets' shapes and three published configurations as diffusers
+configurations, at 256 px, batch 2 as a CFG batch would be; Flux without CFG, batch 1), writes a diffusers-format folder with seeded
 random weights and the forward's inputs, then alternates rounds: diffusers' forward timed in
 this process, then `ditbench-worker --forward ... --repeats N` (weights loaded from the same
 folder; the worker prints its per-forward wall times). Same thread count (--threads, both
@@ -11,7 +11,8 @@ ratio, and the median (and quartiles) of the per-round ratios, each round's two 
 been back to back (the figure to quote on a shared machine).
 
     PYTHONPATH=/tmp/refdeps .venv/bin/python bench/reference_speed.py --worker build/ditbench-worker
-        [--precision fp32] [--threads 2] [--rounds 3] [--iterations 10] [--models pixart,sd3,flux]
+        [--precision fp32] [--threads 2] [--rounds 3] [--iterations 10]
+        [--models pixart,sd3,flux,pixart-alpha,sd3-medium,flux-dev-d2s4]
 
 diffusers==0.35.2 (tests/reference/make_reference.py's pin). CPU only.
 """
@@ -29,30 +30,58 @@ import torch
 
 def configs():
     import diffusers
-    # pixart-alpha-tiny / sd3-medium-tiny / flux-dev-tiny (model_zoo/model_config.cc) at 256 px:
-    # a 32 x 32 latent, 16 text tokens.
+    # Tiny presets (pixart-alpha-tiny, sd3-medium-tiny, flux-dev-tiny in model_zoo/model_config.cc)
+    # and the published configurations of PixArt-alpha XL/2 1024, SD3-medium and Flux.1-dev with
+    # 2 double-stream and 4 single-stream blocks, all at 256 px: a 32 x 32 latent. Text lengths
+    # as the real pipelines pad them (PixArt 120, SD3 77 + 256, Flux-dev 512); tiny ones use 16.
     g = torch.Generator().manual_seed(0)
     r = lambda *s: torch.randn(*s, generator=g)
+
+    def pixart(text, width, config):
+        inputs = {"hidden_states": r(2, 4, 32, 32), "encoder_hidden_states": r(2, text, width),
+                  "timestep": torch.tensor([500.0, 500.0])}
+        if config.get("use_additional_conditions"):
+            inputs["resolution"] = torch.tensor([[256.0, 256.0]] * 2)
+            inputs["aspect_ratio"] = torch.tensor([[1.0]] * 2)
+        return diffusers.PixArtTransformer2DModel, config, inputs
+
+    def sd3(text, width, pooled, config):
+        return diffusers.SD3Transformer2DModel, config, {
+            "hidden_states": r(2, 16, 32, 32), "encoder_hidden_states": r(2, text, width),
+            "pooled_projections": r(2, pooled), "timestep": torch.tensor([500.0, 500.0])}
+
+    def flux(text, width, pooled, config):
+        return diffusers.FluxTransformer2DModel, config, {
+            "hidden_states": r(1, 256, 64), "encoder_hidden_states": r(1, text, width),
+            "pooled_projections": r(1, pooled), "timestep": torch.tensor([0.5]),
+            "guidance": torch.tensor([3.5]), "img_ids": flux_ids(16),
+            "txt_ids": torch.zeros(text, 3)}
+
     return {
-        "pixart": (diffusers.PixArtTransformer2DModel, dict(
+        "pixart": lambda: pixart(16, 64, dict(
             num_attention_heads=4, attention_head_dim=16, in_channels=4, out_channels=8,
             num_layers=2, cross_attention_dim=64, caption_channels=64, sample_size=32,
-            use_additional_conditions=False), {
-            "hidden_states": r(2, 4, 32, 32), "encoder_hidden_states": r(2, 16, 64),
-            "timestep": torch.tensor([500.0, 500.0])}),
-        "sd3": (diffusers.SD3Transformer2DModel, dict(
+            use_additional_conditions=False)),
+        "sd3": lambda: sd3(16, 64, 32, dict(
             sample_size=32, patch_size=2, in_channels=16, num_layers=2, attention_head_dim=32,
             num_attention_heads=4, joint_attention_dim=64, caption_projection_dim=128,
-            pooled_projection_dim=32, out_channels=16, pos_embed_max_size=192), {
-            "hidden_states": r(2, 16, 32, 32), "encoder_hidden_states": r(2, 16, 64),
-            "pooled_projections": r(2, 32), "timestep": torch.tensor([500.0, 500.0])}),
-        "flux": (diffusers.FluxTransformer2DModel, dict(
+            pooled_projection_dim=32, out_channels=16, pos_embed_max_size=192)),
+        "flux": lambda: flux(16, 64, 32, dict(
             patch_size=1, in_channels=64, num_layers=2, num_single_layers=2,
             attention_head_dim=32, num_attention_heads=4, joint_attention_dim=64,
-            pooled_projection_dim=32, guidance_embeds=True, axes_dims_rope=(4, 14, 14)), {
-            "hidden_states": r(1, 256, 64), "encoder_hidden_states": r(1, 16, 64),
-            "pooled_projections": r(1, 32), "timestep": torch.tensor([0.5]),
-            "guidance": torch.tensor([3.5]), "img_ids": flux_ids(16), "txt_ids": torch.zeros(16, 3)}),
+            pooled_projection_dim=32, guidance_embeds=True, axes_dims_rope=(4, 14, 14))),
+        "pixart-alpha": lambda: pixart(120, 4096, dict(
+            num_attention_heads=16, attention_head_dim=72, in_channels=4, out_channels=8,
+            num_layers=28, cross_attention_dim=1152, caption_channels=4096, sample_size=128,
+            patch_size=2, interpolation_scale=2, use_additional_conditions=True)),
+        "sd3-medium": lambda: sd3(333, 4096, 2048, dict(
+            sample_size=128, patch_size=2, in_channels=16, num_layers=24, attention_head_dim=64,
+            num_attention_heads=24, joint_attention_dim=4096, caption_projection_dim=1536,
+            pooled_projection_dim=2048, out_channels=16, pos_embed_max_size=192)),
+        "flux-dev-d2s4": lambda: flux(512, 4096, 768, dict(
+            patch_size=1, in_channels=64, num_layers=2, num_single_layers=4,
+            attention_head_dim=128, num_attention_heads=24, joint_attention_dim=4096,
+            pooled_projection_dim=768, guidance_embeds=True, axes_dims_rope=(16, 56, 56))),
     }
 
 
@@ -65,7 +94,10 @@ def flux_ids(grid):
 
 def diffusers_times(model, inputs, dtype, iterations):
     kwargs = {k: (v.to(dtype) if k not in ("timestep", "img_ids", "txt_ids") else v)
-              for k, v in inputs.items()}
+              for k, v in inputs.items() if k not in ("resolution", "aspect_ratio")}
+    if "resolution" in inputs:  # PixArt's micro-conditions, as its pipeline passes them
+        kwargs["added_cond_kwargs"] = {"resolution": inputs["resolution"],
+                                       "aspect_ratio": inputs["aspect_ratio"]}
     times = []
     with torch.inference_mode():
         model(**kwargs, return_dict=False)  # warm-up
@@ -106,14 +138,16 @@ def main():
     all_configs = configs()
     with tempfile.TemporaryDirectory() as scratch:
         for name in args.models.split(","):
-            cls, config, inputs = all_configs[name]
+            cls, config, inputs = all_configs[name]()
             torch.manual_seed(0)
             model = cls(**config).eval()
             folder = os.path.join(scratch, name)
+            # Saved in the timed precision: both sides then start from the same bits, and the
+            # 2B-parameter models take half the disk and load time.
+            model = model.to(dtype)
             model.save_pretrained(os.path.join(folder, "model"), safe_serialization=True)
             save_file({k: v.contiguous() for k, v in inputs.items()},
                       os.path.join(folder, "inputs.safetensors"))
-            model = model.to(dtype)
             ours, theirs, ratios = [], [], []
             for _ in range(args.rounds):  # interleaved: diffusers, ditbench, diffusers, ...
                 t = diffusers_times(model, inputs, dtype, args.iterations)

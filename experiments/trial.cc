@@ -91,6 +91,8 @@ TrialConfig TrialConfigFromJson(const nlohmann::json& j) {
              j["model"]["preset"].is_string()) {
     for (const auto& [key, value] : j["model"].items()) {
       if (key == "preset") c.model = value.get<std::string>();
+      else if (key == "weights" && value.is_string()) c.weights = value.get<std::string>();
+      else if (key == "vae_weights" && value.is_string()) c.vae_weights = value.get<std::string>();
       else if (value.is_number_integer()) c.model_overrides[key] = value.get<int>();
       else throw std::invalid_argument(fmt::format("model dimension '{}' is not an integer", key));
     }
@@ -118,6 +120,8 @@ TrialConfig TrialConfigFromJson(const nlohmann::json& j) {
   if (j.contains("workload")) get("workload", c.workload);
   // Added with the `command` workload: absent in earlier configurations.
   if (j.contains("command")) get("command", c.command);
+  // Added with tiled VAE decoding: absent in earlier configurations (one piece).
+  if (j.contains("vae_tile")) get("vae_tile", c.vae_tile);
   if (j.contains("custom")) {
     if (!j["custom"].is_object()) throw std::invalid_argument("key 'custom' must be an object");
     for (const auto& [name, value] : j["custom"].items()) {

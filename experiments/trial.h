@@ -53,6 +53,11 @@ struct TrialConfig {
   std::map<std::string, nlohmann::json> custom;
   std::string model = "pixart-alpha";  // a preset name (model_zoo/model_config.h)
   std::map<std::string, int> model_overrides;  // preset dimensions replaced, e.g. depth
+  // Folders in diffusers' format (config.json + *.safetensors) holding the transformer's and the
+  // VAE decoder's weights (`model: {preset: ..., weights: DIR, vae_weights: DIR}`), absolute.
+  // Empty: seeded random weights.
+  std::string weights;
+  std::string vae_weights;
   int resolution = 1024;  // image pixels per side (square)
   Precision precision = Precision::kBf16;
   Scope scope = Scope::kDenoise;
@@ -60,6 +65,9 @@ struct TrialConfig {
   int steps = 20;
   int warmup = 5;  // untimed benchmark warm-up iterations
   bool profile_blocks = false;  // also time every transformer block (stage "step:i/block:j")
+  // Scope `pipeline`: decode in tiles of this many pixels per side (overlapping by a quarter,
+  // blended), as large resolutions are decoded to bound the VAE's memory; 0: in one piece.
+  int vae_tile = 0;
   Repeats repeats;
   double timeout_s = 1800;
   std::int64_t seed = 0;

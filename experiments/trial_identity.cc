@@ -19,6 +19,8 @@ const std::map<std::string, nlohmann::json>& FixedDefaults() {
       // Appended with the `command` workload: a `dit` trial has neither.
       {"command", nlohmann::json::array()},
       {"custom", nlohmann::json::object()},
+      // Appended with tiled VAE decoding: every earlier trial decoded in one piece.
+      {"vae_tile", 0},
   };
   return defaults;
 }
@@ -27,9 +29,11 @@ const std::map<std::string, nlohmann::json>& FixedDefaults() {
 
 nlohmann::json ComputationJson(const TrialConfig& c) {
   nlohmann::json model = c.model;
-  if (!c.model_overrides.empty()) {
+  if (!c.model_overrides.empty() || !c.weights.empty() || !c.vae_weights.empty()) {
     model = {{"preset", c.model}};
     for (const auto& [key, value] : c.model_overrides) model[key] = value;
+    if (!c.weights.empty()) model["weights"] = c.weights;
+    if (!c.vae_weights.empty()) model["vae_weights"] = c.vae_weights;
   }
   nlohmann::json computation = {{"batch", c.batch},
           {"cfg", c.cfg},
@@ -50,6 +54,7 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
   // A command's program and custom axes; written only when set, so that the canonical form of
   // a built-in trial is what it was before the `command` workload existed.
   if (!c.command.empty()) computation["command"] = c.command;
+  if (c.vae_tile != 0) computation["vae_tile"] = c.vae_tile;
   if (!c.custom.empty()) {
     nlohmann::json custom = nlohmann::json::object();
     for (const auto& [name, value] : c.custom) custom[name] = value;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "model_zoo/diffusers_config.h"
 #include "model_zoo/model_config.h"
 
 namespace ditbench {
@@ -51,16 +53,25 @@ Setter IntSetter(int TrialConfig::*field, int lo, int hi) {
 bool SetModel(TrialConfig& c, const Json& v, std::string* expected) {
   std::string name;
   std::map<std::string, int> overrides;
+  std::map<std::string, std::string> folders;  // weights, vae_weights
   if (v.is_string()) {
     name = v.get<std::string>();
   } else if (v.is_object() && v.contains("preset") && v["preset"].is_string()) {
     name = v["preset"].get<std::string>();
     for (const auto& [key, value] : v.items()) {
       if (key == "preset") continue;
+      if (key == "weights" || key == "vae_weights") {
+        if (!value.is_string() || value.get<std::string>().empty()) {
+          *expected = fmt::format("a folder in diffusers' format for '{}'", key);
+          return false;
+        }
+        folders[key] = std::filesystem::absolute(value.get<std::string>()).lexically_normal();
+        continue;
+      }
       int dim = 0;
       if (std::find(OverridableDimensions().begin(), OverridableDimensions().end(), key) ==
           OverridableDimensions().end()) {
-        *expected = fmt::format("model dimensions from: {}; not '{}'",
+        *expected = fmt::format("model dimensions from: {}, or weights, vae_weights; not '{}'",
                                 Join(OverridableDimensions()), key);
         auto guess = DidYouMean(key, OverridableDimensions());
         if (!guess.empty()) *expected += fmt::format("; did you mean '{}'?", guess);
@@ -73,11 +84,12 @@ bool SetModel(TrialConfig& c, const Json& v, std::string* expected) {
       overrides[key] = dim;
     }
   } else {
-    *expected = "a model preset name, or {preset: NAME, <dimension>: N, ...}";
+    *expected = "a model preset name, or {preset: NAME, <dimension>: N, ..., weights: DIR}";
     return false;
   }
   std::string error;
-  if (!ResolveModel(name, overrides, &error)) {
+  auto resolved = ResolveModel(name, overrides, &error);
+  if (!resolved) {
     if (!FindModelPreset(name)) {
       *expected = "a model preset: " + Join(ModelPresetNames());
       auto guess = DidYouMean(name, ModelPresetNames());
@@ -87,8 +99,23 @@ bool SetModel(TrialConfig& c, const Json& v, std::string* expected) {
     }
     return false;
   }
+  // A weights folder is checked now, not when its trial starts: its config.json must describe
+  // the preset's architecture (model_zoo/diffusers_config.h).
+  for (const auto& [key, folder] : folders) {
+    try {
+      const DiffusersModel diffusers = ReadDiffusersConfig(folder);
+      const std::string file = (std::filesystem::path(folder) / "config.json").string();
+      *resolved = key == "weights" ? ModelWithDiffusersWeights(*resolved, diffusers, file)
+                                   : ModelWithDiffusersVae(*resolved, diffusers, file);
+    } catch (const std::invalid_argument& e) {
+      *expected = fmt::format("{} matching model '{}' ({})", key, name, e.what());
+      return false;
+    }
+  }
   c.model = name;
   c.model_overrides = std::move(overrides);
+  c.weights = folders.count("weights") ? folders["weights"] : "";
+  c.vae_weights = folders.count("vae_weights") ? folders["vae_weights"] : "";
   return true;
 }
 
@@ -175,6 +202,14 @@ const std::map<std::string, Setter>& Setters() {
        }},
       {"cfg", IntSetter(&TrialConfig::cfg, 1, 2)},
       {"dp", IntSetter(&TrialConfig::dp, 1, 1024)},
+      {"vae_tile",
+       [](TrialConfig& c, const Json& v, std::string* expected) {
+         *expected = "0 (decode in one piece) or a tile of 64 to 16384 pixels, a multiple of 64";
+         int tile = 0;
+         if (!AsInt(v, 0, 16384, &tile) || (tile != 0 && (tile < 64 || tile % 64))) return false;
+         c.vae_tile = tile;
+         return true;
+       }},
   };
   return setters;
 }

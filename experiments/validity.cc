@@ -43,6 +43,9 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
   if (model.family == ModelFamily::kMmDit && grid > kSd3MaxGrid)
     return fmt::format("{} has positions for {} patch rows ({} px); {} px needs {}", c.model,
                        kSd3MaxGrid, kSd3MaxGrid * unit, c.resolution, grid);
+  if (c.vae_tile > 0 && c.scope != Scope::kPipeline)
+    return fmt::format("vae_tile={} tiles the VAE decode, which only scope pipeline runs (scope "
+                       "is {})", c.vae_tile, ScopeName(c.scope));
   if (c.pipefusion > model.total_blocks())
     return fmt::format("pipefusion={} exceeds the model's {} transformer blocks", c.pipefusion,
                        model.total_blocks());

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace ditbench {
@@ -245,6 +246,95 @@ DiffusersModel ReadDiffusersConfig(const std::filesystem::path& dir) {
     throw std::invalid_argument(path.string() + ": not JSON: " + e.what());
   }
   return DiffusersConfigFromJson(json, path.string());
+}
+
+namespace {
+
+// One architecture field: diffusers' key (for the message), ditbench's dimension, both values.
+struct Field {
+  const char* diffusers_key;
+  const char* dimension;
+  std::string folder, model;
+};
+
+std::string Text(bool b) { return b ? "true" : "false"; }
+
+std::string AxesText(const std::array<int, 3>& a) {
+  return fmt::format("[{}, {}, {}]", a[0], a[1], a[2]);
+}
+
+}  // namespace
+
+ModelConfig ModelWithDiffusersWeights(const ModelConfig& model, const DiffusersModel& folder,
+                                      const std::string& file) {
+  const auto fail = [&](const std::string& what) {
+    throw std::invalid_argument(fmt::format("{}: {}", file, what));
+  };
+  if (folder.kind != DiffusersKind::kTransformer)
+    fail(fmt::format("'{}' is a VAE, expected the transformer of {}", folder.class_name,
+                     model.name));
+  const ModelConfig& f = folder.config;
+  if (f.family != model.family)
+    fail(fmt::format("_class_name '{}' is not the {} family of model '{}'", folder.class_name,
+                     FamilyName(model.family), model.name));
+  const Field fields[] = {
+      {"num_layers", "depth", std::to_string(f.depth), std::to_string(model.depth)},
+      {"num_single_layers", "single_blocks", std::to_string(f.single_blocks),
+       std::to_string(model.single_blocks)},
+      {"num_attention_heads", "heads", std::to_string(f.heads), std::to_string(model.heads)},
+      {"num_attention_heads x attention_head_dim", "hidden", std::to_string(f.hidden),
+       std::to_string(model.hidden)},
+      {"patch_size", "patch", std::to_string(f.patch), std::to_string(model.patch)},
+      {"in_channels", "latent channels", std::to_string(f.in_channels),
+       std::to_string(model.in_channels)},
+      {"out_channels", "output channels", std::to_string(f.out_channels),
+       std::to_string(model.out_channels)},
+      {model.family == ModelFamily::kPixArt ? "caption_channels" : "joint_attention_dim",
+       "text_dim", std::to_string(f.text_dim), std::to_string(model.text_dim)},
+      {"pooled_projection_dim", "pooled width", std::to_string(f.pooled_dim),
+       std::to_string(model.pooled_dim)},
+      {"guidance_embeds", "guidance embedding", Text(f.guidance_embed),
+       Text(model.guidance_embed)},
+      {"axes_dims_rope", "rotary axes", AxesText(f.rope_axes), AxesText(model.rope_axes)},
+      {"qk_norm", "qk norm", Text(f.qk_norm), Text(model.qk_norm)},
+      {"use_additional_conditions", "micro-conditions", Text(f.micro_conditions),
+       Text(model.micro_conditions)},
+  };
+  for (const Field& field : fields)
+    if (field.folder != field.model)
+      fail(fmt::format("{} is {} where model '{}' has {} {}, expected the same architecture "
+                       "(override the preset's dimensions to match)",
+                       field.diffusers_key, field.folder, model.name, field.dimension,
+                       field.model));
+  // Where diffusers' configuration says more than a preset does (position tables), it wins.
+  ModelConfig resolved = model;
+  resolved.sample_size = f.sample_size;
+  resolved.interpolation_scale = f.interpolation_scale;
+  resolved.pos_embed_max_size = f.pos_embed_max_size;
+  return resolved;
+}
+
+ModelConfig ModelWithDiffusersVae(const ModelConfig& model, const DiffusersModel& folder,
+                                  const std::string& file) {
+  if (folder.kind != DiffusersKind::kVae)
+    throw std::invalid_argument(
+        fmt::format("{}: '{}' is not a VAE, expected AutoencoderKL", file, folder.class_name));
+  const ModelConfig& f = folder.config;
+  if (f.in_channels != model.in_channels)
+    throw std::invalid_argument(
+        fmt::format("{}: latent_channels is {} where model '{}' has {} latent channels", file,
+                    f.in_channels, model.name, model.in_channels));
+  if (f.vae_downsample != model.vae_downsample)
+    throw std::invalid_argument(fmt::format(
+        "{}: block_out_channels give a {}x upsampling where model '{}' has latents {}x smaller "
+        "than images", file, f.vae_downsample, model.name, model.vae_downsample));
+  ModelConfig resolved = model;
+  resolved.vae_channels = f.vae_channels;
+  resolved.vae_layers = f.vae_layers;
+  resolved.vae_scaling = f.vae_scaling;
+  resolved.vae_shift = f.vae_shift;
+  resolved.vae_post_quant_conv = f.vae_post_quant_conv;
+  return resolved;
 }
 
 }  // namespace ditbench

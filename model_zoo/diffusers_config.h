@@ -37,4 +37,16 @@ DiffusersModel ReadDiffusersConfig(const std::filesystem::path& dir);
 // The same from parsed JSON; `file` names it in errors.
 DiffusersModel DiffusersConfigFromJson(const nlohmann::json& json, const std::string& file);
 
+// The model a trial computes when it names a weights folder (`model: {preset: P, weights: DIR}`):
+// `model` (P with its overrides) must have the architecture `folder` describes (family, blocks,
+// widths, channels, text and pooled widths, guidance, rotary axes, qk norm, micro-conditions);
+// the folder's position-table settings replace the preset's. Throws std::invalid_argument
+// naming `file`, diffusers' key and both values for the first field that differs.
+ModelConfig ModelWithDiffusersWeights(const ModelConfig& model, const DiffusersModel& folder,
+                                      const std::string& file);
+// The same for a VAE folder (`vae_weights: DIR`): an AutoencoderKL with `model`'s latent channels
+// and downsampling; its widths, depth, scaling and shift replace the preset's.
+ModelConfig ModelWithDiffusersVae(const ModelConfig& model, const DiffusersModel& folder,
+                                  const std::string& file);
+
 }  // namespace ditbench

@@ -1,8 +1,10 @@
 #include "model_zoo/dit_model.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
+#include "model_zoo/dit_layers.h"
 #include "model_zoo/flux.h"
 #include "model_zoo/pixart.h"
 #include "model_zoo/sd3.h"
@@ -33,15 +35,58 @@ torch::Tensor DitModel::Forward(const torch::Tensor& latent, const torch::Tensor
   return Finish(state, parallel);
 }
 
-std::unique_ptr<DitModel> MakeDitModel(const ModelConfig& config) {
-  switch (config.family) {
-    case ModelFamily::kPixArt: return MakePixArt(config);
-    case ModelFamily::kFlux: return MakeFlux(config);
-    case ModelFamily::kMmDit: return MakeSd3(config);
-    default: break;
+ScopedDefaultDtype::ScopedDefaultDtype(torch::ScalarType dtype)
+    : previous_(c10::get_default_dtype()) {
+  c10::set_default_dtype(caffe2::TypeMeta::fromScalarType(dtype));
+}
+
+ScopedDefaultDtype::~ScopedDefaultDtype() { c10::set_default_dtype(previous_); }
+
+void DrawSeededWeights(torch::nn::Module& root) {
+  torch::NoGradGuard no_grad;
+  for (const auto& module : root.modules()) {
+    auto own = module->named_parameters(/*recurse=*/false);
+    if (own.is_empty()) continue;
+    int64_t fan_in = 0;
+    if (const auto* linear = module->as<torch::nn::LinearImpl>())
+      fan_in = linear->weight.size(1);
+    else if (const auto* conv = module->as<torch::nn::Conv2dImpl>())
+      fan_in = conv->weight[0].numel();
+    const bool norm = module->as<torch::nn::LayerNormImpl>() ||
+                      module->as<torch::nn::GroupNormImpl>() || module->as<RmsNormImpl>();
+    const auto fp32 = torch::TensorOptions().dtype(torch::kFloat32);
+    for (auto& item : own) {
+      torch::Tensor& p = item.value();
+      torch::Tensor value;
+      if (fan_in > 0) {
+        const double bound = 1.0 / std::sqrt(double(fan_in));
+        value = torch::empty(p.sizes(), fp32).uniform_(-bound, bound);
+      } else if (norm) {
+        value = item.key() == "weight" ? torch::ones(p.sizes(), fp32) : torch::zeros(p.sizes(), fp32);
+      } else {
+        value = torch::randn(p.sizes(), fp32) / std::sqrt(double(p.size(-1)));
+      }
+      p.copy_(value);
+    }
   }
-  throw std::invalid_argument("model family '" + std::string(FamilyName(config.family)) +
-                              "' is not implemented in this build yet");
+}
+
+std::unique_ptr<DitModel> MakeDitModel(const ModelConfig& config, torch::ScalarType dtype,
+                                       Weights weights) {
+  std::unique_ptr<DitModel> model;
+  {
+    ScopedDefaultDtype in_dtype(dtype);
+    switch (config.family) {
+      case ModelFamily::kPixArt: model = MakePixArt(config); break;
+      case ModelFamily::kFlux: model = MakeFlux(config); break;
+      case ModelFamily::kMmDit: model = MakeSd3(config); break;
+      default:
+        throw std::invalid_argument("model family '" + std::string(FamilyName(config.family)) +
+                                    "' is not implemented in this build yet");
+    }
+  }
+  if (weights == Weights::kSeeded) DrawSeededWeights(model->module());
+  return model;
 }
 
 }  // namespace ditbench

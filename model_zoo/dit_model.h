@@ -65,7 +65,8 @@ class DitModel {
   virtual double guidance_scale() const = 0;
   // Seeded prompt inputs for `rows` rows on the CPU in fp32 (the text encoders are outside every
   // timed scope). For kCfgBatch the caller asks for 2B rows: [0, B) negative, [B, 2B) prompt.
-  virtual Conditioning MakeConditioning(int64_t rows) const = 0;
+  // `resolution`: the image's pixels per side (PixArt-alpha's micro-conditions embed it).
+  virtual Conditioning MakeConditioning(int64_t rows, int resolution) const = 0;
   // The family's sampler for `steps` steps over `image_tokens` tokens per image (Flux shifts
   // its schedule by resolution).
   virtual std::unique_ptr<Sampler> MakeSampler(int steps, int64_t image_tokens) const = 0;
@@ -117,8 +118,39 @@ class ModuleDit : public DitModel {
   Module module_;
 };
 
-// The model of `config`'s family with freshly initialised weights (draws from LibTorch's default
-// generator: seed it first). Throws std::invalid_argument for a family this build lacks.
-std::unique_ptr<DitModel> MakeDitModel(const ModelConfig& config);
+// Which weights a new model gets.
+enum class Weights {
+  kSeeded,  // DrawSeededWeights: the same model at every precision and on every rank
+  kLoaded,  // left as constructed: the caller copies a checkpoint over them
+};
+
+// The model of `config`'s family, allocated in `dtype`: a bf16 model never exists in fp32 first
+// (a 12B-parameter Flux would need 48 GB on the host on its way to 24). kSeeded draws from
+// LibTorch's default generator: seed it first. Throws std::invalid_argument for a family this
+// build lacks.
+std::unique_ptr<DitModel> MakeDitModel(const ModelConfig& config,
+                                       torch::ScalarType dtype = torch::kFloat32,
+                                       Weights weights = Weights::kSeeded);
+
+// Draws every parameter of `root` in fp32 from LibTorch's default generator, module by module in
+// registration order, and casts it into the parameter's dtype: one seed gives the same weights at
+// every precision (up to rounding), where drawing in bf16 would give other and coarser values.
+// Linear and Conv2d weights and biases uniform within 1/sqrt(fan_in) (LibTorch's defaults), norms
+// at one and zero, any other parameter (PixArt's modulation tables) normal / sqrt(width). At most
+// one parameter exists in fp32 at a time.
+void DrawSeededWeights(torch::nn::Module& root);
+
+// While alive, tensors created without an explicit dtype (every module's parameters) take
+// `dtype`. LibTorch's default dtype is process-wide: hold it only while constructing.
+class ScopedDefaultDtype {
+ public:
+  explicit ScopedDefaultDtype(torch::ScalarType dtype);
+  ~ScopedDefaultDtype();
+  ScopedDefaultDtype(const ScopedDefaultDtype&) = delete;
+  ScopedDefaultDtype& operator=(const ScopedDefaultDtype&) = delete;
+
+ private:
+  caffe2::TypeMeta previous_;
+};
 
 }  // namespace ditbench

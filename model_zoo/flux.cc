@@ -155,7 +155,7 @@ class FluxDit final : public ModuleDit<FluxTransformer> {
     return config().guidance_embed ? Guidance::kDistilled : Guidance::kNone;
   }
   double guidance_scale() const override { return 3.5; }  // FluxPipeline's default
-  Conditioning MakeConditioning(int64_t rows) const override {
+  Conditioning MakeConditioning(int64_t rows, int) const override {
     Conditioning c;
     c.text = torch::randn({rows, config().text_tokens, config().text_dim});
     c.pooled = torch::randn({rows, config().pooled_dim});

@@ -61,6 +61,16 @@ ModelConfig Flux(std::string name, int depth, int single_blocks, int hidden, int
   return m;
 }
 
+ModelConfig WithMicroConditions(ModelConfig m) {
+  m.micro_conditions = true;
+  return m;
+}
+
+ModelConfig WithQkNorm(ModelConfig m) {
+  m.qk_norm = true;
+  return m;
+}
+
 // CPU-sized VAE decoder for the tiny presets: four levels of 32 channels, one ResNet per level.
 ModelConfig WithTinyVae(ModelConfig m) {
   m.vae_channels = {32, 32, 32, 32};
@@ -70,8 +80,9 @@ ModelConfig WithTinyVae(ModelConfig m) {
 
 const std::vector<ModelConfig>& Presets() {
   static const std::vector<ModelConfig> presets = {
-      // PixArt-alpha XL/2: 28 blocks, 1152 wide, 16 heads x 72, 120 T5 tokens of 4096.
-      PixArt("pixart-alpha", 28, 1152, 16, 120, 4096),
+      // PixArt-alpha XL/2 (1024-MS): 28 blocks, 1152 wide, 16 heads x 72, 120 T5 tokens of
+      // 4096, resolution and aspect-ratio micro-conditions.
+      WithMicroConditions(PixArt("pixart-alpha", 28, 1152, 16, 120, 4096)),
       // PixArt-Sigma: the same trunk with 300 text tokens.
       PixArt("pixart-sigma", 28, 1152, 16, 300, 4096),
       // Same architecture, CPU-sized: 2 blocks, 64 wide, 4 heads x 16, 16 text tokens of 64.
@@ -80,6 +91,9 @@ const std::vector<ModelConfig>& Presets() {
       // text of 77 CLIP + 256 T5 tokens, pooled CLIP-L + CLIP-G embedding of 2048;
       // classifier-free guidance batches a negative prompt.
       Sd3("sd3-medium", 24, 1536, 24, 333, 4096, 2048),
+      // SD3.5-large: 38 MM-DiT blocks, 2432 wide (38 heads x 64), RMS-normalised queries and
+      // keys in both streams; text, pooled embedding and VAE as SD3-medium's.
+      WithQkNorm(Sd3("sd3.5-large", 38, 2432, 38, 333, 4096, 2048)),
       // Same architecture, CPU-sized: 2 blocks, 128 wide (4 heads x 32), 16 text tokens of 64.
       WithTinyVae(Sd3("sd3-medium-tiny", 2, 128, 4, 16, 64, 32)),
       // Flux.1: 19 double-stream + 38 single-stream blocks, 3072 wide (24 heads x 128),

@@ -151,13 +151,17 @@ class PixArtDit final : public ModuleDit<PixArtTransformer> {
     return config().negative_prompt ? Guidance::kCfgBatch : Guidance::kNone;
   }
   double guidance_scale() const override { return 4.5; }  // PixArt's default
-  Conditioning MakeConditioning(int64_t rows) const override {
+  Conditioning MakeConditioning(int64_t rows, int resolution) const override {
     Conditioning c;
     c.text = torch::randn({rows, config().text_tokens, config().text_dim});
+    if (config().micro_conditions) {  // as PixArt's pipeline passes them: [height, width], h / w
+      c.resolution = torch::full({rows, 2}, double(resolution), torch::kFloat32);
+      c.aspect_ratio = torch::ones({rows, 1}, torch::kFloat32);
+    }
     return c;
   }
   std::unique_ptr<Sampler> MakeSampler(int steps, int64_t) const override {
-    return std::make_unique<DpmSolverFirstOrder>(steps);
+    return std::make_unique<DpmSolverMultistep>(steps);
   }
   torch::Tensor Prediction(const torch::Tensor& output) const override {
     return output.narrow(1, 0, config().in_channels);  // learned sigma dropped

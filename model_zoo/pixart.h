@@ -70,7 +70,7 @@ class PixArtTransformerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(PixArtTransformer);
 
-// The PixArt family as a DitModel: CFG batch, guidance 4.5, first-order DPM-Solver, learned
+// The PixArt family as a DitModel: CFG batch, guidance 4.5, DPM-Solver++ (2M), learned
 // sigma dropped from the prediction. REQUIRES: config.family == kPixArt.
 std::unique_ptr<DitModel> MakePixArt(const ModelConfig& config);
 

@@ -18,7 +18,8 @@ namespace ditbench {
 // F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL.
 using NamedTensors = std::map<std::string, torch::Tensor>;
 
-// Every tensor of `path`, on the CPU, in its stored dtype (each owns its memory).
+// Every tensor of `path`, on the CPU, in its stored dtype. The tensors view a private
+// (copy-on-write) mapping of the file, unmapped when the last of them is destroyed.
 NamedTensors ReadSafetensors(const std::filesystem::path& path);
 // Writes `tensors` (any device; made contiguous on the CPU) in name order; atomically (a temp
 // file renamed over `path`).

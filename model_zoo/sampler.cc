@@ -4,7 +4,7 @@
 
 namespace ditbench {
 
-DpmSolverFirstOrder::DpmSolverFirstOrder(int steps) {
+DpmSolverMultistep::DpmSolverMultistep(int steps) {
   constexpr int kTrainSteps = 1000;
   constexpr double kBetaStart = 0.0001, kBetaEnd = 0.02;
   double product = 1.0;
@@ -18,12 +18,37 @@ DpmSolverFirstOrder::DpmSolverFirstOrder(int steps) {
         std::llround((kTrainSteps - 1) * (1.0 - static_cast<double>(i) / steps))));
 }
 
-torch::Tensor DpmSolverFirstOrder::Step(int i, const torch::Tensor& x,
-                                        const torch::Tensor& eps) const {
+double DpmSolverMultistep::sigma(int i) const {
+  if (i >= steps()) return 0.0;
   const double ab = alpha_bar_[timesteps_[i]];
-  const double ab_next = i + 1 < steps() ? alpha_bar_[timesteps_[i + 1]] : 1.0;
-  auto x0 = (x - std::sqrt(1.0 - ab) * eps) / std::sqrt(ab);
-  return std::sqrt(ab_next) * x0 + std::sqrt(1.0 - ab_next) * eps;
+  return std::sqrt((1.0 - ab) / ab);
+}
+
+torch::Tensor DpmSolverMultistep::Step(int i, const torch::Tensor& x, const torch::Tensor& eps) {
+  // In the variance-preserving parametrisation: alpha = 1 / sqrt(1 + sigma^2), the noise
+  // scale s = sigma * alpha, lambda = log(alpha / s). In fp32, as diffusers upcasts.
+  auto alpha = [](double sigma) { return 1.0 / std::sqrt(1.0 + sigma * sigma); };
+  auto lambda = [&](double sigma) { return -std::log(sigma); };  // log(alpha / (sigma alpha))
+  const double sigma_s = sigma(i), sigma_t = sigma(i + 1);
+  const torch::Tensor sample = x.to(torch::kFloat32);
+  const torch::Tensor x0 =
+      (sample - sigma_s * alpha(sigma_s) * eps.to(torch::kFloat32)) / alpha(sigma_s);
+  torch::Tensor next;
+  if (sigma_t == 0.0) {
+    next = x0;  // the last step lands on the data prediction
+  } else {
+    const double h = lambda(sigma_t) - lambda(sigma_s);
+    const double scale = (sigma_t * alpha(sigma_t)) / (sigma_s * alpha(sigma_s));
+    const double coeff = alpha(sigma_t) * std::expm1(-h);  // alpha_t (e^-h - 1)
+    if (i == 0 || !previous_x0_.defined()) {
+      next = scale * sample - coeff * x0;
+    } else {  // second order, midpoint: D1 = (x0 - previous x0) / r, r = h_previous / h
+      const double r = (lambda(sigma_s) - lambda(sigma(i - 1))) / h;
+      next = scale * sample - coeff * x0 - 0.5 * coeff * (x0 - previous_x0_) / r;
+    }
+  }
+  previous_x0_ = x0;
+  return next.to(x.scalar_type());
 }
 
 FlowMatchEuler::FlowMatchEuler(std::vector<double> sigmas) : sigmas_(std::move(sigmas)) {}
@@ -55,8 +80,7 @@ FlowMatchEuler FlowMatchEuler::Sd3(int steps, double shift) {
   return FlowMatchEuler(std::move(sigmas));
 }
 
-torch::Tensor FlowMatchEuler::Step(int i, const torch::Tensor& x,
-                                   const torch::Tensor& velocity) const {
+torch::Tensor FlowMatchEuler::Step(int i, const torch::Tensor& x, const torch::Tensor& velocity) {
   // In fp32, as diffusers' step upcasts the sample.
   return (x.to(torch::kFloat32) + (sigma(i + 1) - sigma(i)) * velocity.to(torch::kFloat32))
       .to(x.scalar_type());

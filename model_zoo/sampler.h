@@ -14,25 +14,31 @@ class Sampler {
   virtual int steps() const = 0;
   // The time value the model is conditioned on at step i (a training timestep for PixArt).
   virtual double ModelTime(int i) const = 0;
-  // x at step i and the model's prediction -> x at step i + 1.
-  virtual torch::Tensor Step(int i, const torch::Tensor& x,
-                             const torch::Tensor& prediction) const = 0;
+  // x at step i and the model's prediction -> x at step i + 1. Multistep samplers remember
+  // earlier steps: call with i = 0, 1, ... in order (i = 0 starts a new trajectory).
+  virtual torch::Tensor Step(int i, const torch::Tensor& x, const torch::Tensor& prediction) = 0;
 };
 
-// First-order DPM-Solver on the epsilon prediction (equivalent to DDIM), over the standard
-// linear beta schedule of 1000 training steps: the PixArt family's sampler.
-class DpmSolverFirstOrder final : public Sampler {
+// DPM-Solver++ (2M) on the epsilon prediction, as the PixArt family's pipelines run it
+// (diffusers' DPMSolverMultistepScheduler with PixArt's scheduler config): the standard linear
+// beta schedule of 1000 training steps, `linspace` timestep spacing, data (x0) prediction,
+// second-order midpoint updates from the previous step's x0, first order on the first step and
+// on the last (whose sigma is zero). Step keeps the previous x0: steps run in order from 0.
+class DpmSolverMultistep final : public Sampler {
  public:
-  explicit DpmSolverFirstOrder(int steps);
+  explicit DpmSolverMultistep(int steps);
   int steps() const override { return static_cast<int>(timesteps_.size()); }
   // The training timestep of step i (descending).
   int64_t timestep(int i) const { return timesteps_[i]; }
   double ModelTime(int i) const override { return static_cast<double>(timesteps_[i]); }
-  torch::Tensor Step(int i, const torch::Tensor& x, const torch::Tensor& eps) const override;
+  torch::Tensor Step(int i, const torch::Tensor& x, const torch::Tensor& eps) override;
 
  private:
+  // The noise level of step i (sqrt((1 - alpha_bar) / alpha_bar)); 0 after the last step.
+  double sigma(int i) const;
   std::vector<int64_t> timesteps_;
   std::vector<double> alpha_bar_;  // cumulative product of (1 - beta) over training steps
+  torch::Tensor previous_x0_;      // the data prediction of step i - 1
 };
 
 // Flow-matching Euler on the velocity prediction (diffusers' FlowMatchEulerDiscreteScheduler):
@@ -52,7 +58,7 @@ class FlowMatchEuler final : public Sampler {
   int steps() const override { return static_cast<int>(sigmas_.size()); }
   double sigma(int i) const { return i < steps() ? sigmas_[i] : 0.0; }
   double ModelTime(int i) const override { return sigmas_[i] * 1000.0; }
-  torch::Tensor Step(int i, const torch::Tensor& x, const torch::Tensor& velocity) const override;
+  torch::Tensor Step(int i, const torch::Tensor& x, const torch::Tensor& velocity) override;
 
  private:
   std::vector<double> sigmas_;

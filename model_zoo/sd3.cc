@@ -77,7 +77,7 @@ class Sd3Dit final : public ModuleDit<Sd3Transformer> {
     return config().negative_prompt ? Guidance::kCfgBatch : Guidance::kNone;
   }
   double guidance_scale() const override { return 7.0; }  // StableDiffusion3Pipeline's default
-  Conditioning MakeConditioning(int64_t rows) const override {
+  Conditioning MakeConditioning(int64_t rows, int) const override {
     Conditioning c;
     c.text = torch::randn({rows, config().text_tokens, config().text_dim});
     c.pooled = torch::randn({rows, config().pooled_dim});

@@ -1,5 +1,8 @@
 #include "model_zoo/vae.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "model_zoo/parallel_attention.h"
 
 namespace ditbench {
@@ -78,8 +81,51 @@ VaeDecoderImpl::VaeDecoderImpl(const ModelConfig& c) : config_(c) {
   conv_out_ = register_module("conv_out", Conv(widths.front(), 3, 3));
 }
 
-torch::Tensor VaeDecoderImpl::forward(const torch::Tensor& latent) {
-  return Decode(latent / config_.vae_scaling + config_.vae_shift);
+torch::Tensor VaeDecoderImpl::forward(const torch::Tensor& latent, int tile) {
+  const torch::Tensor z = latent / config_.vae_scaling + config_.vae_shift;
+  return tile > 0 ? DecodeTiled(z, tile) : Decode(z);
+}
+
+torch::Tensor VaeDecoderImpl::DecodeTiled(const torch::Tensor& z, int tile) {
+  const int64_t latent_tile = tile / config_.vae_downsample;
+  TORCH_CHECK(tile > 0 && tile % (4 * config_.vae_downsample) == 0, "VAE tile of ", tile,
+              " pixels is not a multiple of ", 4 * config_.vae_downsample);
+  if (z.size(2) <= latent_tile && z.size(3) <= latent_tile) return Decode(z);
+  const int64_t stride = latent_tile * 3 / 4;  // latent rows between tile starts
+  const int64_t blend = tile / 4;              // pixels blended with the previous tile
+  const int64_t keep = tile - blend;           // pixels each tile contributes
+  // Blends the first `extent` rows (dim 2) or columns (dim 3) of `b` from `a`'s last ones.
+  auto blend_into = [](const torch::Tensor& a, torch::Tensor b, int64_t extent, int64_t dim) {
+    extent = std::min({a.size(dim), b.size(dim), extent});
+    if (extent == 0) return b;
+    auto weight = torch::arange(extent, b.options()) / double(extent);
+    weight = dim == 2 ? weight.view({1, 1, -1, 1}) : weight.view({1, 1, 1, -1});
+    b = b.clone();
+    b.narrow(dim, 0, extent)
+        .copy_(a.narrow(dim, a.size(dim) - extent, extent) * (1 - weight) +
+               b.narrow(dim, 0, extent) * weight);
+    return b;
+  };
+  std::vector<std::vector<torch::Tensor>> tiles;
+  for (int64_t i = 0; i < z.size(2); i += stride) {
+    auto& row = tiles.emplace_back();
+    for (int64_t j = 0; j < z.size(3); j += stride)
+      row.push_back(Decode(z.narrow(2, i, std::min(latent_tile, z.size(2) - i))
+                               .narrow(3, j, std::min(latent_tile, z.size(3) - j))));
+  }
+  std::vector<torch::Tensor> rows;
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    std::vector<torch::Tensor> row;
+    for (size_t j = 0; j < tiles[i].size(); ++j) {
+      torch::Tensor t = tiles[i][j];
+      if (i > 0) t = blend_into(tiles[i - 1][j], t, blend, 2);
+      if (j > 0) t = blend_into(tiles[i][j - 1], t, blend, 3);
+      tiles[i][j] = t;  // its neighbours below and to the right blend from the blended tile
+      row.push_back(t.narrow(2, 0, std::min(keep, t.size(2))).narrow(3, 0, std::min(keep, t.size(3))));
+    }
+    rows.push_back(torch::cat(row, 3));
+  }
+  return torch::cat(rows, 2);
 }
 
 torch::Tensor VaeDecoderImpl::Decode(const torch::Tensor& z) {

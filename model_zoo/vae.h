@@ -43,10 +43,16 @@ class VaeDecoderImpl : public torch::nn::Module {
  public:
   // REQUIRES: 2^(levels - 1) == config.vae_downsample; every width divisible by 32.
   explicit VaeDecoderImpl(const ModelConfig& config);
-  // latent: [B, latent channels, h, w] as the sampler leaves it -> [B, 3, 8h, 8w].
-  torch::Tensor forward(const torch::Tensor& latent);
+  // latent: [B, latent channels, h, w] as the sampler leaves it -> [B, 3, 8h, 8w]; in tiles of
+  // `tile` pixels (DecodeTiled) when tile > 0.
+  torch::Tensor forward(const torch::Tensor& latent, int tile = 0);
   // The decode of an already unscaled latent z (diffusers' AutoencoderKL.decode).
   torch::Tensor Decode(const torch::Tensor& z);
+  // The same in overlapping tiles of `tile` pixels per side (as diffusers' tiled decode: tiles
+  // start every 3/4 tile, each blended linearly into its upper and left neighbours over a quarter
+  // tile), bounding the decoder's activations by one tile's. A latent no larger than one tile is
+  // decoded in one piece. REQUIRES: tile a multiple of 4 x vae_downsample.
+  torch::Tensor DecodeTiled(const torch::Tensor& z, int tile);
 
  private:
   ModelConfig config_;

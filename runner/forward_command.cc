@@ -23,6 +23,7 @@ struct ForwardArgs {
   std::filesystem::path model_dir, inputs, output, worker;
   int ulysses = 1, ring = 1;
   std::string precision = "fp32";
+  int vae_tile = 0;
   std::vector<std::string> gpus;
   double timeout_s = 1800;
 };
@@ -71,6 +72,10 @@ int RunForward(const ForwardArgs& a) {
                   "--ulysses", std::to_string(a.ulysses),
                   "--ring",    std::to_string(a.ring),
                   "--precision", a.precision};
+  if (a.vae_tile > 0) {
+    request.args.push_back("--vae-tile");
+    request.args.push_back(std::to_string(a.vae_tile));
+  }
   LocalLauncher launcher;
   launcher.Start(request);
   std::optional<FinishedTrial> done;
@@ -116,6 +121,8 @@ std::function<int()> DefineForwardCommand(CLI::App& sub) {
   sub.add_option("--ring", a->ring, "ring-attention degree (ranks)");
   sub.add_option("--precision", a->precision, "fp32, tf32, bf16 or fp16")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp16"}));
+  sub.add_option("--vae-tile", a->vae_tile,
+                 "a VAE folder: decode in tiles of this many pixels (a multiple of 32)");
   sub.add_option("--gpus", a->gpus, "CUDA devices, one per rank (default: CPU)")->delimiter(',');
   sub.add_option("--worker", a->worker, "worker program (default: next to ditbench)");
   sub.add_option("--timeout", a->timeout_s, "seconds before the ranks are killed");

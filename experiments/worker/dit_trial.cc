@@ -1,5 +1,6 @@
 #include "experiments/worker/dit_trial.h"
 
+#include <filesystem>
 #include <mutex>
 
 #include <ATen/Context.h>
@@ -10,6 +11,8 @@
 #include "experiments/worker/clock_monitor.h"
 #include "experiments/worker/cuda_info.h"
 #include "experiments/worker/torch_runtime.h"
+#include "model_zoo/diffusers_config.h"
+#include "model_zoo/diffusers_weights.h"
 #include "model_zoo/dit_model.h"
 #include "model_zoo/model_config.h"
 #include "model_zoo/pipefusion.h"
@@ -21,11 +24,37 @@ namespace {
 // Synchronous diffusion steps before PipeFusion starts pipelining patches.
 int PipeFusionWarmupSteps(const TrialConfig& config) { return config.pipefusion_warmup_steps; }
 
+// A weights folder named by the trial, read once: its config and its tensors (mapped).
+struct WeightsFolder {
+  DiffusersModel config;
+  std::string file;  // its config.json, for errors
+};
+
+WeightsFolder ReadWeightsFolder(const std::string& dir) {
+  return {ReadDiffusersConfig(dir), (std::filesystem::path(dir) / "config.json").string()};
+}
+
+// The trial's model: its preset with overrides, and the architecture of its weights folders
+// (checked again here: a folder may have changed since the sweep was planned).
 ModelConfig ResolvedModel(const TrialConfig& config) {
   std::string error;
   auto model = ResolveModel(config.model, config.model_overrides, &error);
   if (!model) throw std::invalid_argument(error);
+  if (!config.weights.empty()) {
+    auto folder = ReadWeightsFolder(config.weights);
+    *model = ModelWithDiffusersWeights(*model, folder.config, folder.file);
+  }
+  if (!config.vae_weights.empty()) {
+    auto folder = ReadWeightsFolder(config.vae_weights);
+    *model = ModelWithDiffusersVae(*model, folder.config, folder.file);
+  }
   return *model;
+}
+
+// Copies the folder's tensors into `module` (every rank reads the same files).
+void LoadWeights(torch::nn::Module& module, const std::string& dir) {
+  WeightsFolder folder = ReadWeightsFolder(dir);
+  LoadDiffusersWeights(module, folder.config, ReadDiffusersTensors(dir), dir);
 }
 
 // Everything one rank needs to run iterations: model, inputs and sampler, for any family.
@@ -40,13 +69,19 @@ class DitRank {
     std::lock_guard<std::mutex> lock(generator_mutex);
     // Same seed on every rank: identical weights everywhere, as after loading a checkpoint.
     torch::manual_seed(static_cast<uint64_t>(config.seed));
-    model_ = MakeDitModel(ResolvedModel(config));
+    // Built in the trial's dtype, then moved: the host never holds an fp32 copy of a bf16 model.
+    model_ = MakeDitModel(ResolvedModel(config), dtype_,
+                          config.weights.empty() ? Weights::kSeeded : Weights::kLoaded);
+    if (!config.weights.empty()) LoadWeights(model_->module(), config.weights);
     model_->module().to(device, dtype_);
     model_->module().eval();
     sampler_ = model_->MakeSampler(config.steps,
                                    ImageTokens(model_->config(), config.resolution));
     if (config.scope == Scope::kPipeline) {  // seeded like the transformer: same on every rank
+      ScopedDefaultDtype in_dtype(dtype_);
       vae_ = VaeDecoder(model_->config());
+      if (config.vae_weights.empty()) DrawSeededWeights(*vae_);
+      else LoadWeights(*vae_, config.vae_weights);
       vae_->to(device, dtype_);
       vae_->eval();
     }
@@ -63,7 +98,8 @@ class DitRank {
     noise_ = torch::randn({config.batch, shape.in_channels, latent, latent}).to(options);
     const bool cfg_batch = model_->guidance() == Guidance::kCfgBatch;
     // CFG: rows [0, B) negative, [B, 2B) prompt; a cfg-parallel rank keeps its half.
-    conditioning_ = model_->MakeConditioning(cfg_batch ? 2 * config.batch : config.batch);
+    conditioning_ = model_->MakeConditioning(cfg_batch ? 2 * config.batch : config.batch,
+                                             config.resolution);
     if (model_->guidance() == Guidance::kDistilled)
       conditioning_.guidance = torch::full({config.batch}, model_->guidance_scale());
     conditioning_ = conditioning_.To(options);
@@ -108,7 +144,7 @@ class DitRank {
     }
     if (vae_) {
       if (stages) stages->Begin("decode");
-      x = vae_->forward(x);
+      x = vae_->forward(x, config_.vae_tile);
       if (stages) stages->End();
     }
     return x;

@@ -137,7 +137,7 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
   }
   inputs.RefuseOthers(model.class_name);
 
-  std::shared_ptr<DitModel> dit = MakeDitModel(model.config);
+  std::shared_ptr<DitModel> dit = MakeDitModel(model.config, dtype, Weights::kLoaded);
   LoadDiffusersWeights(dit->module(), model, ReadDiffusersTensors(where), where);
   dit->module().to(device, dtype);
   dit->module().eval();
@@ -152,18 +152,28 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
 }
 
 Forward PrepareVae(const DiffusersModel& model, Inputs& inputs, const std::string& where,
-                   torch::Device device, torch::ScalarType dtype) {
+                   torch::Device device, torch::ScalarType dtype, int tile) {
+  const int unit = 4 * model.config.vae_downsample;
+  if (tile < 0 || tile % unit)
+    throw std::invalid_argument("--vae-tile " + std::to_string(tile) +
+                                ": expected 0 or a multiple of " + std::to_string(unit) +
+                                " pixels");
   auto latent = inputs.Take("latent_sample", "AutoencoderKL's decode needs it");
   Require(latent.dim() == 4 && latent.size(1) == model.config.in_channels, inputs.path(),
           "input 'latent_sample' has shape " + Dims(latent) + ", expected [batch, " +
               std::to_string(model.config.in_channels) + ", height, width]");
   inputs.RefuseOthers(model.class_name);
-  VaeDecoder vae(model.config);
+  VaeDecoder vae = [&] {
+    ScopedDefaultDtype in_dtype(dtype);
+    return VaeDecoder(model.config);
+  }();
   LoadDiffusersWeights(*vae, model, ReadDiffusersTensors(where), where);
   vae->to(device, dtype);
   vae->eval();
   latent = latent.to(device, dtype);
-  return [vae, latent]() mutable { return vae->Decode(latent); };
+  return [vae, latent, tile]() mutable {
+    return tile > 0 ? vae->DecodeTiled(latent, tile) : vae->Decode(latent);
+  };
 }
 
 void Synchronize(torch::Device device) {
@@ -211,7 +221,7 @@ int RunReferenceForward(const ReferenceForwardOptions& options) {
     DiffusersModel model = ReadDiffusersConfig(options.model_dir);
     Inputs inputs(options.inputs);
     Forward forward = model.kind == DiffusersKind::kVae
-                          ? PrepareVae(model, inputs, where, device, dtype)
+                          ? PrepareVae(model, inputs, where, device, dtype, options.vae_tile)
                           : PrepareTransformer(model, inputs, where, parallel, device, dtype);
     torch::Tensor out = forward();
     if (env.rank == 0)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 #include <fstream>
@@ -186,6 +187,68 @@ TEST_F(SweepEndToEndTest, WorkerFailureIsRecordedAndTheSweepGoesOn) {
   // No rank survived its trial.
   // "[d]" keeps pgrep from matching the shell that runs it.
   EXPECT_EQ(Shell("pgrep -f '[d]itbench-worker --trial " + dir_.path().string() + "'").exit_code, 1);
+}
+
+// Real weights: a preset whose dimensions are overridden to a diffusers folder's (the tiny Flux
+// and 16-channel VAE of tests/reference/data), loaded by every rank, through scope pipeline.
+std::string WeightsSweep(const std::string& model_extra) {
+  const std::string data = REFERENCE_DATA;
+  return "name: weights\n"
+         "defaults:\n"
+         "  model: {preset: flux-dev-tiny, heads: 2, hidden: 64, text_dim: 48, weights: " +
+         data + "/flux/model, vae_weights: " + data + "/vae16/model" + model_extra + "}\n"
+         "  resolution: 128\n  precision: fp32\n  scope: pipeline\n  steps: 2\n"
+         "  warmup: 1\n  repeats: 2\n  timeout: 2m\n"
+         "matrix:\n  ulysses: [1, 2]\n";
+}
+
+TEST_F(SweepEndToEndTest, WeightsFromADiffusersFolderAreLoadedByEveryRank) {
+  std::ofstream(dir_ / "weights.yaml") << WeightsSweep("");
+  const std::string db = (dir_ / "results.db").string();
+  auto run = Shell(Ditbench("run " + (dir_ / "weights.yaml").string() + " --db " + db +
+                            " --gpus cpu:2"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(Query("SELECT status FROM results ORDER BY ulysses"),
+            (std::vector<std::string>{"ok", "ok"}));
+  // Both ranks computed the same model: the Ulysses trial matches the 1-rank one.
+  EXPECT_LT(std::stod(Query("SELECT output_error FROM results WHERE ulysses = 2")[0]), 1e-5);
+  EXPECT_EQ(Query("SELECT json_extract(config_json, '$.model.weights') LIKE '%/flux/model' "
+                  "FROM trials")[0], "1");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM samples WHERE stage = 'decode'")[0] != "0", true);
+}
+
+TEST_F(SweepEndToEndTest, WeightsFolderOfAnotherArchitectureIsRefusedBeforeAnyTrialRuns) {
+  // Without the overrides the preset has 4 heads, the folder 2.
+  const std::string data = REFERENCE_DATA;
+  std::ofstream(dir_ / "mismatch.yaml")
+      << "name: mismatch\ndefaults:\n  model: {preset: flux-dev-tiny, weights: " << data
+      << "/flux/model}\n  resolution: 128\n  precision: fp32\n";
+  auto plan = Shell(Ditbench("plan " + (dir_ / "mismatch.yaml").string()));
+  EXPECT_EQ(plan.exit_code, 2) << plan.output;
+  EXPECT_NE(plan.output.find("mismatch.yaml:3"), std::string::npos) << plan.output;
+  EXPECT_NE(plan.output.find("num_attention_heads is 2 where model 'flux-dev-tiny' has heads 4"),
+            std::string::npos)
+      << plan.output;
+}
+
+TEST_F(SweepEndToEndTest, WeightsThatDoNotMatchTheirConfigFailTheTrialWithTheTensorNamed) {
+  // Flux's config.json beside SD3's tensors: the sweep is valid, loading is not.
+  const std::string data = REFERENCE_DATA;
+  const auto folder = dir_ / "broken";
+  std::filesystem::create_directories(folder);
+  std::filesystem::copy_file(data + "/flux/model/config.json", folder / "config.json");
+  std::filesystem::copy_file(data + "/sd3/model/diffusion_pytorch_model.safetensors",
+                             folder / "diffusion_pytorch_model.safetensors");
+  std::string sweep = WeightsSweep("");
+  sweep.replace(sweep.find(data + "/flux/model"), (data + "/flux/model").size(), folder.string());
+  std::ofstream(dir_ / "broken.yaml") << sweep;
+  const std::string db = (dir_ / "results.db").string();
+  auto run = Shell(Ditbench("run " + (dir_ / "broken.yaml").string() + " --db " + db +
+                            " --gpus cpu:2"));
+  EXPECT_EQ(Query("SELECT DISTINCT status FROM results"), (std::vector<std::string>{"failed"}))
+      << run.output;
+  EXPECT_NE(Query("SELECT error FROM results WHERE ulysses = 1")[0].find(folder.string()),
+            std::string::npos);
 }
 
 }  // namespace

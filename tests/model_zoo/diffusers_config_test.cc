@@ -92,5 +92,43 @@ TEST(DiffusersConfigTest, UnknownClassIsRefused) {
             std::string::npos);
 }
 
+// A weights folder must hold the preset's architecture: with the preset's dimensions
+// overridden to the folder's it is accepted, otherwise the first differing field is named.
+TEST(DiffusersConfigTest, WeightsFolderMustMatchThePresetsArchitecture) {
+  const DiffusersModel folder = DiffusersConfigFromJson(Flux(), "m/config.json");
+  std::string error;
+  auto matching = ResolveModel("flux-dev-tiny", {{"heads", 2}, {"hidden", 64}, {"text_dim", 48},
+                                                  {"single_blocks", 3}}, &error);
+  ASSERT_TRUE(matching) << error;
+  EXPECT_EQ(ModelWithDiffusersWeights(*matching, folder, "m/config.json").name, "flux-dev-tiny");
+  auto preset = ResolveModel("flux-dev-tiny", {}, &error);
+  try {
+    ModelWithDiffusersWeights(*preset, folder, "m/config.json");
+    FAIL() << "a folder of another architecture was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "m/config.json: num_single_layers is 3 where model 'flux-dev-tiny' has "
+                           "single_blocks 2, expected the same architecture (override the "
+                           "preset's dimensions to match)");
+  }
+  // A VAE folder is not a transformer, and a transformer folder is not a VAE.
+  nlohmann::json vae = {{"_class_name", "AutoencoderKL"}, {"latent_channels", 4},
+                        {"block_out_channels", {32, 32, 32, 32}}};
+  const DiffusersModel vae_folder = DiffusersConfigFromJson(vae, "v/config.json");
+  EXPECT_THROW(ModelWithDiffusersWeights(*preset, vae_folder, "v/config.json"),
+               std::invalid_argument);
+  EXPECT_THROW(ModelWithDiffusersVae(*preset, folder, "m/config.json"), std::invalid_argument);
+  try {  // 4 latent channels for a 16-channel Flux
+    ModelWithDiffusersVae(*preset, vae_folder, "v/config.json");
+    FAIL() << "a 4-channel VAE was accepted for Flux";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("latent_channels is 4 where model 'flux-dev-tiny' has 16"),
+              std::string::npos) << e.what();
+  }
+  vae["latent_channels"] = 16;
+  EXPECT_EQ(ModelWithDiffusersVae(*preset, DiffusersConfigFromJson(vae, "v/config.json"),
+                                  "v/config.json").vae_channels,
+            (std::vector<int>{32, 32, 32, 32}));
+}
+
 }  // namespace
 }  // namespace ditbench

@@ -51,7 +51,7 @@ TEST_P(FlopsCountTest, AnalyticForwardFlopsMatchAProfiledForward) {
   const int latent = LatentSize(config, resolution);
   auto x = torch::randn({samples, config.in_channels, latent, latent});
   auto t = torch::full({samples}, 500.0);
-  Conditioning text = model->MakeConditioning(samples);
+  Conditioning text = model->MakeConditioning(samples, resolution);
   if (model->guidance() == Guidance::kDistilled) text.guidance = torch::full({samples}, 3.5);
   ParallelContext single;
   const double counted = ProfiledMatmulFlops([&] { model->Forward(x, t, text, single); });

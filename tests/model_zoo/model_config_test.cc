@@ -33,6 +33,11 @@ TEST(ModelConfigTest, JointFamiliesHaveTheirPublishedSizes) {
   const double sd3 = double(ParameterCount(*FindModelPreset("sd3-medium")));
   EXPECT_GT(sd3, 1.95e9);
   EXPECT_LT(sd3, 2.1e9);
+  // SD3.5-large is published as 8.1B.
+  const double sd35 = double(ParameterCount(*FindModelPreset("sd3.5-large")));
+  EXPECT_GT(sd35, 8.0e9);
+  EXPECT_LT(sd35, 8.2e9);
+  EXPECT_TRUE(FindModelPreset("sd3.5-large")->qk_norm);
   EXPECT_EQ(FindModelPreset("flux-dev")->rope_axes, (std::array<int, 3>{16, 56, 56}));
   EXPECT_TRUE(FindModelPreset("flux-dev")->guidance_embed);
   EXPECT_FALSE(FindModelPreset("flux-schnell")->guidance_embed);

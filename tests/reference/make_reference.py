@@ -12,7 +12,9 @@ committed, and tests/reference/reference_forward_test.cc reads them. To regenera
 
 with torch 2.11 (the project's .venv). Writes DIR/<case>/{model/config.json,
 model/diffusion_pytorch_model.safetensors, inputs.safetensors, expected_fp32.safetensors,
-expected_bf16.safetensors}.
+expected_bf16.safetensors}, and DIR/samplers.safetensors (each family's scheduler stepped over
+seeded model outputs). `--samplers-only` rewrites that file alone; `--vae-tiles-only` the VAE cases'
+expected_tiled_fp32.safetensors (diffusers' tiled decode, 32-pixel tiles) alone.
 """
 import json
 import os
@@ -129,11 +131,89 @@ def run(model, inputs, dtype):
         return model(**kwargs, return_dict=False)[0]
 
 
+def samplers(root):
+    """Each family's scheduler, configured as its pipeline configures it, stepped over seeded
+    random model outputs: the model times it asks for and the final sample. Written to
+    DIR/samplers.safetensors as <case>_{x,outputs,times,final}."""
+    from diffusers import DPMSolverMultistepScheduler, FlowMatchEulerDiscreteScheduler
+    import numpy as np
+
+    def calculate_shift(tokens, base_tokens, max_tokens, base_shift, max_shift):
+        # FluxPipeline's mu: linear in the image's token count (its module needs transformers).
+        slope = (max_shift - base_shift) / (max_tokens - base_tokens)
+        return tokens * slope + base_shift - slope * base_tokens
+    gen = torch.Generator().manual_seed(SEED + 2)
+    pixart = dict(algorithm_type="dpmsolver++", beta_start=0.0001, beta_end=0.02,
+                  beta_schedule="linear", lower_order_final=True, num_train_timesteps=1000,
+                  prediction_type="epsilon", solver_order=2, solver_type="midpoint",
+                  steps_offset=0, thresholding=False, use_karras_sigmas=False)
+    flux_dev = dict(base_image_seq_len=256, base_shift=0.5, max_image_seq_len=4096,
+                    max_shift=1.15, num_train_timesteps=1000, shift=3.0,
+                    use_dynamic_shifting=True)
+    tensors = {}
+    for name, steps, tokens in [("pixart_2", 2, 0), ("pixart_5", 5, 0), ("pixart_20", 20, 0),
+                                ("sd3_4", 4, 0), ("flux_dev_4", 4, 1024),
+                                ("flux_schnell_4", 4, 1024)]:
+        family = name.split("_")[0]
+        if family == "pixart":
+            scheduler = DPMSolverMultistepScheduler(**pixart)
+            scheduler.set_timesteps(steps)
+        elif family == "sd3":
+            scheduler = FlowMatchEulerDiscreteScheduler(num_train_timesteps=1000, shift=3.0)
+            scheduler.set_timesteps(steps)
+        else:
+            dev = name.startswith("flux_dev")
+            scheduler = FlowMatchEulerDiscreteScheduler(
+                **(flux_dev if dev else dict(num_train_timesteps=1000, shift=1.0)))
+            sigmas = np.linspace(1.0, 1 / steps, steps)
+            mu = calculate_shift(tokens, 256, 4096, 0.5, 1.15) if dev else None
+            scheduler.set_timesteps(sigmas=sigmas, mu=mu)
+        x = randn(1, 4, 6, 6, gen=gen)
+        outputs = randn(steps, 1, 4, 6, 6, gen=gen)
+        sample = x.clone()
+        for i, t in enumerate(scheduler.timesteps):
+            sample = scheduler.step(outputs[i], t, sample, return_dict=False)[0]
+        tensors.update({f"{name}_x": x, f"{name}_outputs": outputs,
+                        f"{name}_times": scheduler.timesteps.double(),
+                        f"{name}_final": sample.contiguous()})
+    save_file(tensors, os.path.join(root, "samplers.safetensors"))
+    print(f"samplers: {len(tensors) // 4} cases")
+
+
+VAE_TILE = 32  # pixels: a 64-pixel decode in tiles of 4 latent rows, 3 apart
+
+
+def vae_tiles(root):
+    """diffusers' tiled decode of each VAE case's latent (tiles of VAE_TILE pixels, its default
+    overlap of a quarter), from the folder main() saved: DIR/<vae case>/expected_tiled_fp32."""
+    for name in ("vae4", "vae16"):
+        folder = os.path.join(root, name)
+        model = diffusers.AutoencoderKL.from_pretrained(os.path.join(folder, "model")).eval()
+        model.enable_tiling()
+        model.tile_sample_min_size = VAE_TILE
+        model.tile_latent_min_size = VAE_TILE // 2 ** (len(model.config.block_out_channels) - 1)
+        from safetensors.torch import load_file
+        latent = load_file(os.path.join(folder, "inputs.safetensors"))["latent_sample"]
+        with torch.no_grad():
+            tiled = model.decode(latent).sample
+        save_file({"sample": tiled.contiguous()},
+                  os.path.join(folder, "expected_tiled_fp32.safetensors"))
+        plain = load_file(os.path.join(folder, "expected_fp32.safetensors"))["sample"]
+        rel = ((tiled - plain).norm() / plain.norm()).item()
+        print(f"{name}: tiled decode ({VAE_TILE} px tiles) vs whole rel L2 {rel:.3g}")
+
+
 def main():
     if diffusers.__version__ != PINNED:
         sys.exit(f"make_reference.py: needs diffusers=={PINNED}, found {diffusers.__version__}")
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "data")
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    root = args[0] if args else os.path.join(os.path.dirname(__file__), "data")
     torch.set_num_threads(1)
+    if "--vae-tiles-only" in sys.argv:
+        return vae_tiles(root)
+    samplers(root)
+    if "--samplers-only" in sys.argv:
+        return
     for name, cls, config, inputs in cases():
         torch.manual_seed(SEED)
         model = cls(**config).eval()
@@ -157,6 +237,7 @@ def main():
         rel = ((expected16.float() - expected32).norm() / expected32.norm()).item()
         print(f"{name}: output {tuple(expected32.shape)}, |out| {expected32.norm():.4g}, "
               f"diffusers bf16 vs fp32 rel L2 {rel:.3g}")
+    vae_tiles(root)
 
 
 if __name__ == "__main__":

@@ -2,12 +2,15 @@
 // that tests/reference/make_reference.py wrote (seeded random weights, diffusers==0.35.2), at
 // world size 1 and 2 (Ulysses, ring), in fp32 and bf16; the output's relative L2 distance to
 // diffusers' output at the same precision must be at most 1e-5 (fp32) or 2e-2 (bf16).
-// Also: folders whose tensors do not match their config.json are refused by name.
+// Also: folders whose tensors do not match their config.json are refused by name, and each
+// family's sampler against diffusers' scheduler configured as its pipeline configures it.
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -18,6 +21,7 @@
 #include "model_zoo/dit_model.h"
 #include "model_zoo/model_config.h"
 #include "model_zoo/safetensors.h"
+#include "model_zoo/sampler.h"
 #include "model_zoo/vae.h"
 
 namespace ditbench {
@@ -109,6 +113,29 @@ std::vector<Case> AllCases() {
 
 INSTANTIATE_TEST_SUITE_P(Diffusers, ReferenceForwardTest, testing::ValuesIn(AllCases()),
                          CaseName);
+
+// Tiled decoding against diffusers' tiled decode of the same latent (32-pixel tiles: 3 x 3 tiles
+// of an 8 x 8 latent, blended over a quarter tile), which differs from the whole decode.
+class VaeTiledDecodeTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(VaeTiledDecodeTest, MatchesDiffusersTiledDecode) {
+  ScratchDir scratch;
+  const auto dir = kData / GetParam();
+  const auto out = scratch.path() / "out.safetensors", log = scratch.path() / "log";
+  const std::string command = std::string(DITBENCH_BIN) + " forward " + (dir / "model").string() +
+                              " --inputs " + (dir / "inputs.safetensors").string() +
+                              " --output " + out.string() + " --vae-tile 32 --worker " +
+                              DITBENCH_WORKER + " > " + log.string() + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command << "\n" << ReadAll(log);
+  auto ours = ReadSafetensors(out).at("sample");
+  auto tiled = ReadSafetensors(dir / "expected_tiled_fp32.safetensors").at("sample");
+  auto whole = ReadSafetensors(dir / "expected_fp32.safetensors").at("sample");
+  ASSERT_EQ(ours.sizes(), tiled.sizes());
+  EXPECT_LE(RelativeL2(ours, tiled), 1e-5);
+  EXPECT_GT(RelativeL2(ours, whole), 1e-2);  // the tiles did change the decode
+}
+
+INSTANTIATE_TEST_SUITE_P(Diffusers, VaeTiledDecodeTest, testing::Values("vae4", "vae16"));
 
 class DiffusersWeightsTest : public testing::Test {
  protected:
@@ -208,6 +235,52 @@ TEST(DiffusersForwardTest, WrongConfigIsRefusedWithFileAndKey) {
   EXPECT_EQ(WEXITSTATUS(status), 2) << ReadAll(log);
   EXPECT_NE(ReadAll(log).find("inputs.safetensors"), std::string::npos) << ReadAll(log);
 }
+
+// Each sampler stepped over the model outputs diffusers' scheduler was stepped over
+// (tests/reference/make_reference.py, samplers()): the same model times, the same final sample.
+struct SamplerCase {
+  const char* name;
+  std::function<std::unique_ptr<Sampler>()> make;
+};
+
+class SamplerReferenceTest : public testing::TestWithParam<SamplerCase> {};
+
+TEST_P(SamplerReferenceTest, MatchesDiffusersScheduler) {
+  static const NamedTensors data = ReadSafetensors(kData / "samplers.safetensors");
+  const std::string name = GetParam().name;
+  std::unique_ptr<Sampler> sampler = GetParam().make();
+  const torch::Tensor times = data.at(name + "_times");
+  const torch::Tensor outputs = data.at(name + "_outputs");
+  ASSERT_EQ(sampler->steps(), times.size(0));
+  for (int i = 0; i < sampler->steps(); ++i)
+    EXPECT_NEAR(sampler->ModelTime(i), times[i].item<double>(), 1e-3) << "step " << i;
+  torch::Tensor x = data.at(name + "_x");
+  // Twice: a second trajectory must not remember the first one's steps.
+  for (int pass = 0; pass < 2; ++pass) {
+    torch::Tensor sample = x;
+    for (int i = 0; i < sampler->steps(); ++i) sample = sampler->Step(i, sample, outputs[i]);
+    EXPECT_LE(RelativeL2(sample, data.at(name + "_final")), 1e-5) << "pass " << pass;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, SamplerReferenceTest,
+    testing::Values(
+        SamplerCase{"pixart_2", [] { return std::make_unique<DpmSolverMultistep>(2); }},
+        SamplerCase{"pixart_5", [] { return std::make_unique<DpmSolverMultistep>(5); }},
+        SamplerCase{"pixart_20", [] { return std::make_unique<DpmSolverMultistep>(20); }},
+        SamplerCase{"sd3_4",
+                    [] { return std::make_unique<FlowMatchEuler>(FlowMatchEuler::Sd3(4)); }},
+        SamplerCase{"flux_dev_4",
+                    [] {
+                      return std::make_unique<FlowMatchEuler>(FlowMatchEuler::Flux(4, 1024, true));
+                    }},
+        SamplerCase{"flux_schnell_4",
+                    [] {
+                      return std::make_unique<FlowMatchEuler>(
+                          FlowMatchEuler::Flux(4, 1024, false));
+                    }}),
+    [](const testing::TestParamInfo<SamplerCase>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace ditbench
