@@ -199,7 +199,7 @@ std::string WeightsSweep(const std::string& model_extra) {
          data + "/flux/model, vae_weights: " + data + "/vae16/model" + model_extra + "}\n"
          "  resolution: 128\n  precision: fp32\n  scope: pipeline\n  steps: 2\n"
          "  warmup: 1\n  repeats: 2\n  timeout: 2m\n"
-         "matrix:\n  ulysses: [1, 2]\n";
+         "matrix:\n  ulysses: [1, 2]\n  vae_tile: [0, 64]\n";
 }
 
 TEST_F(SweepEndToEndTest, WeightsFromADiffusersFolderAreLoadedByEveryRank) {
@@ -209,12 +209,17 @@ TEST_F(SweepEndToEndTest, WeightsFromADiffusersFolderAreLoadedByEveryRank) {
                             " --gpus cpu:2"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(Query("SELECT status FROM results ORDER BY ulysses"),
-            (std::vector<std::string>{"ok", "ok"}));
-  // Both ranks computed the same model: the Ulysses trial matches the 1-rank one.
-  EXPECT_LT(std::stod(Query("SELECT output_error FROM results WHERE ulysses = 2")[0]), 1e-5);
+            (std::vector<std::string>{"ok", "ok", "ok", "ok"}));
+  // Both ranks computed the same model: the Ulysses trials match their 1-rank ones (tiled
+  // against tiled: the tile size is part of the key).
+  for (const std::string& error : Query("SELECT output_error FROM results WHERE ulysses = 2"))
+    EXPECT_LT(std::stod(error), 1e-5);
+  EXPECT_EQ(Query("SELECT COUNT(DISTINCT trial_key) FROM results")[0], "4");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM trials WHERE json_extract(config_json, '$.vae_tile') = 64")[0],
+            "2");
   EXPECT_EQ(Query("SELECT json_extract(config_json, '$.model.weights') LIKE '%/flux/model' "
                   "FROM trials")[0], "1");
-  EXPECT_EQ(Query("SELECT COUNT(*) FROM samples WHERE stage = 'decode'")[0] != "0", true);
+  EXPECT_NE(Query("SELECT COUNT(*) FROM samples WHERE stage = 'decode'")[0], "0");
 }
 
 TEST_F(SweepEndToEndTest, WeightsFolderOfAnotherArchitectureIsRefusedBeforeAnyTrialRuns) {
@@ -247,8 +252,8 @@ TEST_F(SweepEndToEndTest, WeightsThatDoNotMatchTheirConfigFailTheTrialWithTheTen
                             " --gpus cpu:2"));
   EXPECT_EQ(Query("SELECT DISTINCT status FROM results"), (std::vector<std::string>{"failed"}))
       << run.output;
-  EXPECT_NE(Query("SELECT error FROM results WHERE ulysses = 1")[0].find(folder.string()),
-            std::string::npos);
+  for (const std::string& error : Query("SELECT error FROM results"))
+    EXPECT_NE(error.find(folder.string()), std::string::npos) << error;
 }
 
 }  // namespace

@@ -31,6 +31,17 @@ TEST(ValidityTest, LatentRowsMustSplitEvenly) {
   EXPECT_NE(reason->find("not divisible"), std::string::npos) << *reason;
 }
 
+TEST(ValidityTest, VaeTilesNeedTheDecodeOfScopePipeline) {
+  TrialConfig c = PixArt(1024, 1);
+  c.vae_tile = 512;
+  auto reason = InvalidReason(c, {8, true});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("vae_tile=512 tiles the VAE decode, which only scope pipeline runs"),
+            std::string::npos) << *reason;
+  c.scope = Scope::kPipeline;
+  EXPECT_EQ(InvalidReason(c, {8, true}), std::nullopt);
+}
+
 TEST(ValidityTest, WorldSizeMustFitTheSlots) {
   auto reason = InvalidReason(PixArt(1024, 4), {2, false});
   ASSERT_TRUE(reason);
