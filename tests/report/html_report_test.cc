@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <fmt/format.h>
 
+#include "report/comparison.h"
 #include "report/stage_breakdown.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
@@ -338,6 +339,43 @@ TEST_F(HtmlReportTest, BaselineComparisonSortsByEffectAndColoursVerdicts) {
   EXPECT_THROW(RenderHtmlReport(alone), std::invalid_argument);
   ReportOptions unknown{DbPath(), {}, {b}, {}, "99"};
   EXPECT_THROW(RenderHtmlReport(unknown), std::invalid_argument);
+}
+
+TEST_F(HtmlReportTest, EveryRowShowsTheCommandThatRunsItsTrialAgain) {
+  const std::string html = Render();
+  // Each trial's row names its campaign's sweep file and its own key.
+  for (const TrialConfig& config : {test::MakeConfig(1), test::MakeConfig(2, 2)}) {
+    EXPECT_THAT(RowOf(html, sp_, config),
+                HasSubstr("<td class=\"reproduce\"><code>ditbench run sweeps/sp.yaml --only " +
+                          TrialKey(config) + "</code></td>"));
+  }
+  EXPECT_THAT(RowOf(html, other_, test::MakeConfig(8, 1, Precision::kBf16, 512)),
+              HasSubstr("ditbench run sweeps/other.yaml --only "));
+}
+
+TEST(ReproduceCommandTest, SweepPathIsQuotedForTheShellOnlyWhenItNeedsIt) {
+  EXPECT_EQ(ReproduceCommand("sweeps/a-b_1.yaml", "0123456789abcdef"),
+            "ditbench run sweeps/a-b_1.yaml --only 0123456789abcdef");
+  EXPECT_EQ(ReproduceCommand("my sweeps/it's.yaml", "k"),
+            "ditbench run 'my sweeps/it'\\''s.yaml' --only k");
+}
+
+TEST_F(HtmlReportTest, ComparisonRowsShowTheCommandThatRunsTheCandidateAgain) {
+  auto db = ResultsDb::Open(DbPath());
+  const TrialConfig one = test::MakeConfig(1, 1, Precision::kBf16, 256);
+  std::int64_t a = db->ResumeOrCreateCampaign(test::MakeCampaign("ab", "abc"), true);
+  db->RecordTrial(a, test::MakeTrialWithSamples(one, {10, 10.1, 9.9, 10.05}));
+  CampaignRecord candidate = test::MakeCampaign("ab", "def");
+  candidate.sweep_path = "/home/me/ab-new.yaml";
+  std::int64_t b = db->ResumeOrCreateCampaign(candidate, true);
+  db->RecordTrial(b, test::MakeTrialWithSamples(one, {10, 10.1, 9.9, 10.05}));
+  const std::string html = RenderHtmlReport({DbPath(), {}, {b}, {}, std::to_string(a)});
+  const std::size_t section = html.find("<h2 id=\"comparison\">");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_NE(html.find("<td class=\"reproduce\"><code>ditbench run /home/me/ab-new.yaml --only " +
+                          TrialKey(one) + "</code></td>",
+                      section),
+            std::string::npos);
 }
 
 TEST_F(HtmlReportTest, CiOfFewIterationsShowsItsExactCoverage) {
