@@ -334,7 +334,8 @@ std::string Reproduce(const Row& row, const std::map<std::int64_t, std::string>&
 // `sweep_paths`: each campaign's sweep file, for the command that reproduces a row.
 void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                  std::vector<Row>& unfolded,
-                 const std::map<std::int64_t, std::string>& sweep_paths) {
+                 const std::map<std::int64_t, std::string>& sweep_paths,
+                 const StagesByTrial& stages) {
   // Trials that differ only in seed are one row: the page stays readable (and small) at
   // thousands of seeds, and seeds are not ranked against each other.
   std::vector<Row> group = FoldSeeds(unfolded);
@@ -364,10 +365,13 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                         "speedup shown.</p>\n", on_gpu ? "GPU" : "rank");
   }
 
+  // Each chart's id is set below, in page order.
+  const std::string title = GroupTitle(key);
   for (nlohmann::json chart :
-       {LatencyChart(fmt::format("chart-{}", charts.size()), GroupTitle(key), group),
-        SpeedupChart(fmt::format("chart-{}", charts.size() + 1),
-                     "Speedup vs world size: " + GroupTitle(key), group)}) {
+       {LatencyChart("", title, group), SpeedupChart("", "Speedup vs world size: " + title, group),
+        StageChart("", "Stage breakdown: " + title, group, unfolded, stages),
+        MemoryChart("", "Peak memory per rank vs world size: " + title, group),
+        OutputErrorChart("", "Output error vs speedup: " + title, group)}) {
     if (chart.is_null()) continue;
     chart["id"] = fmt::format("chart-{}", charts.size());
     html += fmt::format("<div class=\"chart\"><canvas id=\"{}\"></canvas></div>\n",
@@ -525,13 +529,20 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   RenderStatusCounts(html, rows);
   RenderWarnings(html, campaigns, rows);
   if (!options.baseline.empty()) html += RenderBaselineComparison(*db, options, ids);
-  nlohmann::json charts = nlohmann::json::array();
-  if (rows.empty()) html += "<p>No trials selected.</p>\n";
-  for (auto& [key, group] : groups) RenderGroup(html, charts, key, group, sweep_paths);
+  // Where each measured trial's iteration goes (over all its ok launches): the groups' stage
+  // charts and the stage breakdown table.
   std::vector<StageTrial> measured;
   for (const Row& row : rows)
-    if (row.measured()) measured.push_back({row.campaign, row.trial_key, TrialLabel(row)});
-  html += RenderStageBreakdown(*db, measured);
+    if (row.measured())
+      measured.push_back({row.campaign, row.trial_key, TrialLabel(row), ConfigurationId(row)});
+  const StageSummaries stage_summaries = SummarizeStages(*db, measured);
+  StagesByTrial stages;
+  for (const auto& [trial, summary] : stage_summaries)
+    stages.emplace(std::make_pair(trial.campaign, trial.trial_key), summary);
+  nlohmann::json charts = nlohmann::json::array();
+  if (rows.empty()) html += "<p>No trials selected.</p>\n";
+  for (auto& [key, group] : groups) RenderGroup(html, charts, key, group, sweep_paths, stages);
+  html += RenderStageBreakdown(stage_summaries);
   html += "<script type=\"application/json\" id=\"ditbench-charts\">" + ScriptJson(charts) +
           "</script>\n<script>";
   html += kChartScript;
