@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "experiments/trial.h"
+#include "experiments/worker_contract.h"
 #include "storage/statement.h"
 #include "tests/support/sweep_run_fixture.h"
 
@@ -125,6 +127,36 @@ TEST_F(SweepRunTest, OnlyRunsTheNamedTrialsIntoTheSweepsCampaign) {
   EXPECT_EQ(Column("SELECT COUNT(DISTINCT campaign) FROM results")[0], "1");
   EXPECT_EQ(Column("SELECT finished_at IS NULL FROM campaigns"),
             (std::vector<std::string>{"0"}));
+}
+
+constexpr const char* kHalving = R"(name: halving
+search: {strategy: halving, keep: 0.25}
+defaults: {model: pixart-alpha-tiny, resolution: 256, steps: 2, warmup: 1,
+           repeats: {min: 3, max: 6}}
+matrix:
+  seed: [5, 1, 7, 0, 3, 2, 6, 4]
+)";
+
+std::string HalvingKey(int seed) {
+  TrialConfig config;
+  config.model = "pixart-alpha-tiny";
+  config.resolution = 256;
+  config.steps = 2;
+  config.seed = seed;
+  return TrialKey(config);
+}
+
+TEST_F(SweepRunTest, OnlyLimitsAHalvingSearchToTheNamedTrials) {
+  launcher_.ms_per_seed = 1;  // seed 0 is the fastest, but it is not selected
+  auto o = Options(kHalving);
+  o.only = {HalvingKey(5), HalvingKey(1), HalvingKey(7), HalvingKey(3)};
+  ASSERT_EQ(Run(o), 0) << err_.str();
+  // Round 0 screens the 4 selected trials; round 1 re-measures the fastest quarter (seed 1).
+  ASSERT_EQ(launcher_.started.size(), 5u) << out_.str();
+  std::vector<int> seeds;
+  for (const LaunchRequest& request : launcher_.started)
+    seeds.push_back(ReadTrialFile(request.run_dir / "trial.json").config.seed);
+  EXPECT_EQ(seeds, (std::vector<int>{5, 1, 7, 3, 1}));
 }
 
 TEST_F(SweepRunTest, OnlyWithAnUnknownKeyIsAUsageErrorBeforeAnythingRuns) {
