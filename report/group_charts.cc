@@ -366,7 +366,13 @@ const char* const kChartScript = R"js(
     var config = lines(c, {type: 'linear', min: 0,
                            title: {display: true, text: 'speedup vs 1 rank'}},
                        {type: 'logarithmic', title: {display: true,
-                        text: 'output error (rel. L2 vs 1 rank, log scale)'}});
+                        text: 'output error (rel. L2 vs 1 rank, log scale)'},
+                        // 1e-6, 2e-6, 5e-6, 1e-5: the rest of the log ticks unlabelled.
+                        ticks: {callback: function (v) {
+                          var text = Number(v).toExponential(0);
+                          return /^[125]e/.test(text) && Math.abs(Number(text) - v) < 1e-3 * v
+                                 ? text : '';
+                        }}});
     config.options.plugins.tooltip = {callbacks: {label: function (t) {
       var p = t.raw;
       return t.dataset.label + ', ' + p.world + ' ranks: ' + p.x.toFixed(2) + 'x, error ' +
