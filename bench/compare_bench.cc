@@ -1,7 +1,10 @@
 // How long `compare` and `report` take on a large database: two campaigns of one sweep, each
 // with trials/2 trials (seeds x 8 configurations; in B the 1-rank ones are 10% slower) of
 // `samples` timed iterations, so trials x
-// samples samples in all (default 10,000 x 200 = 2 million). The database is generated once at
+// samples samples in all (default 10,000 x 200 = 2 million), plus a denoising-step sample for
+// each of the first 10 iterations (the stage chart), a peak memory and, above one rank, an
+// output error per trial (the memory and error charts). The report (both campaigns) is
+// written to PATH.report.html. The database is generated once at
 // PATH (kept for reruns and for rendering the page in a browser). Prints one line per phase.
 // Run: `build/bench/compare_bench PATH [trials] [samples]`.
 #include <chrono>
@@ -9,6 +12,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -66,6 +70,8 @@ void Generate(const std::filesystem::path& path, int trials, int samples) {
         const double ms = base * (1 + noise(rng));
         series.push_back(ms);
         trial.samples.push_back({0, i, "iteration", ms, false});
+        // The first 10 iterations also time their denoising step (the report's stage chart).
+        if (i < 10) trial.samples.push_back({0, i, "step:0", 0.9 * ms, false});
       }
       std::sort(series.begin(), series.end());
       TrialMetrics m;
@@ -74,6 +80,8 @@ void Generate(const std::filesystem::path& path, int trials, int samples) {
       m.ci_high_ms = series[series.size() / 2 + 10];
       m.cov = 0.02;
       m.iterations = samples;
+      m.peak_mem_mb = 40000.0 / config.world_size();  // the memory chart
+      if (config.world_size() > 1) m.output_error = 1e-6 * config.world_size();  // error chart
       trial.metrics = m;
       db->RecordTrial(id, trial);
     }
@@ -110,6 +118,8 @@ int main(int argc, char** argv) {
   const std::string html = RenderHtmlReport({path, {}, {}, {}, ""});
   std::printf("report: %.2f MB in %.2f s (%.2f s CPU)\n", html.size() / 1e6, Seconds(start),
               CpuSeconds(cpu));
+  // Kept beside the database for a browser to draw (docs/benchmarks.md).
+  std::ofstream(path.string() + ".report.html", std::ios::binary) << html;
   start = Clock::now();
   cpu = std::clock();
   const std::string with_baseline = RenderHtmlReport({path, {}, {2}, {}, "1"});

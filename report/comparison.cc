@@ -1,11 +1,13 @@
 #include "report/comparison.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -162,6 +164,17 @@ CampaignSet ParseCampaignSet(std::string_view text, const std::filesystem::path&
   return set;
 }
 
+namespace {
+
+// The sweep file the campaign `id` was run from, as stored ("" when unknown).
+std::string SweepPathOf(const std::vector<CampaignInfo>& campaigns, std::int64_t id) {
+  for (const CampaignInfo& c : campaigns)
+    if (c.id == id) return c.record.sweep_path;
+  return "";
+}
+
+}  // namespace
+
 Thresholds DefaultThresholds(bool gpu) {
   Thresholds t;
   t.policy.noise_floor_pct = gpu ? kGpuNoiseFloorPct : kCpuNoiseFloorPct;
@@ -231,6 +244,18 @@ std::string AxesLabel(const ResultRow& row) {
     label += fmt::format("{}{}={}", label.empty() ? "" : " ", name,
                          value.is_string() ? value.get<std::string>() : value.dump());
   return label;
+}
+
+std::string ReproduceCommand(const std::string& sweep_path, const std::string& trial_key) {
+  const bool plain = !sweep_path.empty() &&
+                     std::all_of(sweep_path.begin(), sweep_path.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) ||
+                              std::string_view("/._-+:@%,=").find(c) != std::string_view::npos;
+                     });
+  std::string quoted = "'";
+  for (char c : sweep_path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += '\'';
+  return fmt::format("ditbench run {} --only {}", plain ? sweep_path : quoted, trial_key);
 }
 
 std::string TrialLabel(const ResultRow& row) {
@@ -309,9 +334,12 @@ Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_
     }
     const std::string device = bt.rows.front()->device;
     const Thresholds& t = IsGpu(device) ? gpu : cpu;
-    ComparedTrial trial{key, label, device, CompareLatency(at.launches, bt.launches, t.policy, at.sessions, bt.sessions),
+    ComparedTrial trial{key, label, device,
+                        CompareLatency(at.launches, bt.launches, t.policy, at.sessions,
+                                       bt.sessions),
                         fmt::format("{} (noise floor {:.1f}%, minimum effect {:.1f}%)", t.source,
-                                    t.policy.noise_floor_pct, t.policy.min_effect_pct)};
+                                    t.policy.noise_floor_pct, t.policy.min_effect_pct),
+                        SweepPathOf(b_campaigns, bt.rows.back()->campaign)};
     comparison.trials.push_back(std::move(trial));
   }
   for (const auto& [key, bt] : b_trials)

@@ -59,6 +59,7 @@ struct ComparedTrial {
   std::string trial_key, label, device;
   LatencyChange change;
   std::string thresholds;  // Thresholds::source, with the values
+  std::string sweep_path;  // the sweep file of B's campaign that measured it (as stored)
 };
 
 // A trial measured on one side only, or not ok on one side.
@@ -107,6 +108,10 @@ std::string ModelIdentity(const ResultRow& row);
 // The parallel degrees above 1, spelled out: "ulysses=2 cfg=2", or "1 rank"; then a command's
 // custom axes, "1 rank threads=2 opt=fast" (AxesLabel), so that they tell rows apart too.
 std::string DegreesLabel(const ResultRow& row);
+
+// The command that runs one trial of a sweep again: `ditbench run SWEEP --only KEY`, the
+// sweep file as its campaign stored it (quoted for a POSIX shell where it needs to be).
+std::string ReproduceCommand(const std::string& sweep_path, const std::string& trial_key);
 
 // A command's custom axes (ResultRow::axes) as "name=value name=value" ("" when none).
 std::string AxesLabel(const ResultRow& row);

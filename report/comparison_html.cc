@@ -76,7 +76,9 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
     html += fmt::format(
         "<div class=\"scroll\"><table class=\"comparison\"><tr><th>verdict</th><th>change</th>"
         "<th>95% CI</th><th>CI on &plusmn;{:.0f}%</th><th>baseline ms</th><th>candidate ms</th>"
-        "<th>launches</th><th>configuration</th><th>trial</th><th>why</th></tr>\n",
+        "<th>launches</th><th>configuration</th><th>trial</th><th>why</th>"
+        "<th title=\"runs the trial again from the candidate's sweep file; add --new to "
+        "measure it in a fresh campaign\">reproduce</th></tr>\n",
         range);
     // The rows shown: every trial, or the first max_rows, verdicts other than `same` first.
     std::vector<const ComparedTrial*> shown;
@@ -97,11 +99,14 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
           "<tr><td class=\"verdict-{0}\">{0}</td><td class=\"num\">{1:+.1f}%</td>"
           "<td class=\"num\">{2:+.1f}% to {3:+.1f}%</td><td>{4}</td><td class=\"num\">{5:.3f}"
           "</td><td class=\"num\">{6:.3f}</td><td class=\"num\">{7}/{8}</td><td>{9}</td>"
-          "<td><code>{10}</code></td><td class=\"note\">{11}; {12}</td></tr>\n",
+          "<td><code>{10}</code></td><td class=\"note\">{11}; {12}</td>"
+          "<td class=\"reproduce\"><code>{13}</code></td></tr>\n",
           VerdictName(c.verdict), c.change.pct, c.change.low_pct, c.change.high_pct,
           CiBar(c.change, range), c.a_ms, c.b_ms, c.a_launches, c.b_launches,
           HtmlEscape(t.label), HtmlEscape(t.trial_key), HtmlEscape(c.reason),
-          HtmlEscape(t.thresholds));
+          HtmlEscape(t.thresholds),
+          t.sweep_path.empty() ? std::string("-")
+                               : HtmlEscape(ReproduceCommand(t.sweep_path, t.trial_key)));
     }
     html += "</table></div>\n";
     if (shown.size() < comparison.trials.size()) {

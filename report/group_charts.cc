@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "report/comparison.h"
+#include "stats/stats.h"
 
 namespace ditbench {
 namespace {
@@ -29,6 +30,49 @@ std::string Strategy(const ResultRow& row) {
 
 nlohmann::json OrNull(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json();
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return Quantile(values, 0.5);
+}
+
+// Each campaign's 1-rank latency: the first measured 1-rank row of the group.
+std::map<std::int64_t, double> OneRankLatency(const std::vector<ResultRow>& rows) {
+  std::map<std::int64_t, double> baseline;
+  for (const ResultRow& row : rows)
+    if (row.measured() && row.world_size == 1 && *row.latency_ms > 0)
+      baseline.try_emplace(row.campaign, *row.latency_ms);
+  return baseline;
+}
+
+// The name of a row's series: its strategy, with its campaign when the group spans several.
+std::string SeriesName(const ResultRow& row, bool several_campaigns) {
+  return several_campaigns ? fmt::format("{} (campaign {})", Strategy(row), row.campaign)
+                           : Strategy(row);
+}
+
+bool SeveralCampaigns(const std::vector<ResultRow>& rows) {
+  std::set<std::int64_t> campaigns;
+  for (const ResultRow& row : rows)
+    if (row.measured()) campaigns.insert(row.campaign);
+  return campaigns.size() > 1;
+}
+
+// The segments of a stacked stage bar, in stacking order: name -> ms.
+std::vector<std::pair<std::string, double>> Segments(const StageSummary& s) {
+  std::vector<std::pair<std::string, double>> segments;
+  if (s.blocks > 0) {
+    segments.emplace_back("transformer blocks", s.blocks_ms);
+    segments.emplace_back("steps outside blocks", std::max(0.0, s.steps_ms - s.blocks_ms));
+  } else {
+    segments.emplace_back("denoising steps", s.steps_ms);
+  }
+  const double decode = s.decode_ms.value_or(0);
+  if (s.decode_ms) segments.emplace_back("VAE decode", decode);
+  segments.emplace_back("rest of the iteration",
+                        std::max(0.0, s.iteration_ms - s.steps_ms - decode));
+  return segments;
 }
 
 }  // namespace
@@ -69,10 +113,7 @@ nlohmann::json LatencyChart(const std::string& id, const std::string& title,
 
 nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
                             const std::vector<ResultRow>& rows) {
-  std::map<std::int64_t, double> baseline;  // campaign -> its 1-rank latency
-  for (const ResultRow& row : rows)
-    if (row.measured() && row.world_size == 1 && *row.latency_ms > 0)
-      baseline.try_emplace(row.campaign, *row.latency_ms);
+  const std::map<std::int64_t, double> baseline = OneRankLatency(rows);
   std::map<std::string, nlohmann::json> lines;
   std::int64_t max_world = 1;
   const bool several = baseline.size() > 1;
@@ -80,8 +121,7 @@ nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
     if (!row.measured() || row.world_size <= 1 || *row.latency_ms <= 0) continue;
     auto it = baseline.find(row.campaign);
     if (it == baseline.end()) continue;
-    const std::string name = several ? fmt::format("{} (campaign {})", Strategy(row), row.campaign)
-                                     : Strategy(row);
+    const std::string name = SeriesName(row, several);
     lines[name].push_back({{"x", row.world_size}, {"y", it->second / *row.latency_ms}});
     max_world = std::max(max_world, row.world_size);
   }
@@ -99,6 +139,117 @@ nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
   }
   return {{"id", id}, {"kind", "speedup"}, {"title", title}, {"max_world", max_world},
           {"datasets", datasets}};
+}
+
+nlohmann::json StageChart(const std::string& id, const std::string& title,
+                          const std::vector<ResultRow>& rows,
+                          const std::vector<ResultRow>& unfolded, const StagesByTrial& stages) {
+  const bool several = SeveralCampaigns(rows);
+  auto label_of = [&](const ResultRow& row) {
+    return several ? fmt::format("campaign {}: {}", row.campaign, DegreesLabel(row))
+                   : DegreesLabel(row);
+  };
+  // Per bar (campaign and configuration), per segment, the values of its trials.
+  std::map<std::string, std::map<std::string, std::vector<double>>> values;
+  std::vector<std::string> segment_order;
+  for (const ResultRow& row : unfolded) {
+    auto found = stages.find({row.campaign, row.trial_key});
+    if (!row.measured() || found == stages.end()) continue;
+    for (const auto& [segment, ms] : Segments(found->second)) {
+      values[label_of(row)][segment].push_back(ms);
+      if (std::find(segment_order.begin(), segment_order.end(), segment) == segment_order.end())
+        segment_order.push_back(segment);
+    }
+  }
+  if (values.empty()) return nullptr;
+  std::vector<std::string> labels;
+  for (const ResultRow& row : rows) {
+    const std::string label = label_of(row);
+    if (values.count(label) && std::find(labels.begin(), labels.end(), label) == labels.end())
+      labels.push_back(label);
+  }
+  // Segments in a fixed order: the steps first, the rest of the iteration last.
+  const std::vector<std::string> order = {"transformer blocks", "steps outside blocks",
+                                          "denoising steps", "VAE decode",
+                                          "rest of the iteration"};
+  nlohmann::json datasets = nlohmann::json::array();
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::string& segment = order[k];
+    if (std::find(segment_order.begin(), segment_order.end(), segment) == segment_order.end())
+      continue;
+    nlohmann::json data = nlohmann::json::array();
+    for (const std::string& label : labels) {
+      auto found = values[label].find(segment);
+      data.push_back(found == values[label].end() ? nlohmann::json(nullptr)
+                                                  : nlohmann::json(Median(found->second)));
+    }
+    datasets.push_back({{"label", segment},
+                        {"color", kPalette[k % std::size(kPalette)]},
+                        {"data", data}});
+  }
+  return {{"id", id}, {"kind", "stages"}, {"title", title}, {"labels", labels},
+          {"datasets", datasets}};
+}
+
+nlohmann::json MemoryChart(const std::string& id, const std::string& title,
+                           const std::vector<ResultRow>& rows) {
+  const bool several = SeveralCampaigns(rows);
+  std::map<std::int64_t, std::vector<double>> one_rank;  // campaign -> 1-rank peaks
+  std::map<std::string, std::map<std::int64_t, std::vector<double>>> lines;  // name -> world
+  std::map<std::string, std::int64_t> campaign_of;
+  for (const ResultRow& row : rows) {
+    if (!row.measured() || !row.peak_mem_mb) continue;
+    if (row.world_size == 1) {
+      one_rank[row.campaign].push_back(*row.peak_mem_mb);
+      continue;
+    }
+    const std::string name = SeriesName(row, several);
+    lines[name][row.world_size].push_back(*row.peak_mem_mb);
+    campaign_of[name] = row.campaign;
+  }
+  if (lines.empty()) return nullptr;
+  nlohmann::json datasets = nlohmann::json::array();
+  std::size_t c = 0;
+  for (const auto& [name, by_world] : lines) {
+    nlohmann::json points = nlohmann::json::array();
+    if (auto base = one_rank.find(campaign_of[name]); base != one_rank.end())
+      points.push_back({{"x", 1}, {"y", Median(base->second)}});
+    for (const auto& [world, peaks] : by_world)
+      points.push_back({{"x", world}, {"y", Median(peaks)}});
+    datasets.push_back({{"label", name}, {"color", kPalette[c++ % std::size(kPalette)]},
+                        {"points", points}});
+  }
+  return {{"id", id}, {"kind", "memory"}, {"title", title}, {"datasets", datasets}};
+}
+
+nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
+                                const std::vector<ResultRow>& rows) {
+  const std::map<std::int64_t, double> baseline = OneRankLatency(rows);
+  const bool several = baseline.size() > 1;
+  // name -> world size -> (speedups, errors)
+  std::map<std::string, std::map<std::int64_t, std::pair<std::vector<double>, std::vector<double>>>>
+      series;
+  for (const ResultRow& row : rows) {
+    if (!row.measured() || row.world_size <= 1 || *row.latency_ms <= 0) continue;
+    if (!row.output_error || *row.output_error <= 0) continue;  // a log axis has no 0
+    auto it = baseline.find(row.campaign);
+    if (it == baseline.end()) continue;
+    auto& point = series[SeriesName(row, several)][row.world_size];
+    point.first.push_back(it->second / *row.latency_ms);
+    point.second.push_back(*row.output_error);
+  }
+  if (series.empty()) return nullptr;
+  nlohmann::json datasets = nlohmann::json::array();
+  std::size_t c = 0;
+  for (const auto& [name, by_world] : series) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& [world, values] : by_world)
+      points.push_back({{"x", Median(values.first)}, {"y", Median(values.second)},
+                        {"world", world}});
+    datasets.push_back({{"label", name}, {"color", kPalette[c++ % std::size(kPalette)]},
+                        {"points", points}});
+  }
+  return {{"id", id}, {"kind", "error"}, {"title", title}, {"datasets", datasets}};
 }
 
 const char* const kChartScript = R"js(
@@ -177,10 +328,64 @@ const char* const kChartScript = R"js(
       }
     };
   }
+  function stages(c) {
+    return {
+      type: 'bar',
+      data: {labels: c.labels, datasets: c.datasets.map(function (ds) {
+        return {label: ds.label, data: ds.data, backgroundColor: ds.color};
+      })},
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false,
+        scales: {x: {stacked: true, title: {display: true, text: 'parallel configuration'}},
+                 y: {stacked: true, min: 0,
+                     title: {display: true, text: 'median ms per iteration (slowest rank)'}}},
+        plugins: {title: {display: true, text: c.title}}
+      }
+    };
+  }
+  // A scatter of one series per strategy, points joined.
+  function lines(c, x, y) {
+    return {
+      type: 'scatter',
+      data: {datasets: c.datasets.map(function (ds) {
+        return {label: ds.label, data: ds.points, borderColor: ds.color,
+                backgroundColor: ds.color, showLine: true};
+      })},
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false,
+        scales: {x: x, y: y},
+        plugins: {title: {display: true, text: c.title}}
+      }
+    };
+  }
+  function memory(c) {
+    return lines(c, {type: 'linear', min: 1, title: {display: true, text: 'world size (ranks)'}},
+                 {min: 0, title: {display: true, text: 'peak memory per rank (MB)'}});
+  }
+  function outputError(c) {
+    var config = lines(c, {type: 'linear', min: 0,
+                           title: {display: true, text: 'speedup vs 1 rank'}},
+                       {type: 'logarithmic', title: {display: true,
+                        text: 'output error (rel. L2 vs 1 rank, log scale)'},
+                        // 1e-6, 2e-6, 5e-6, 1e-5: the rest of the log ticks unlabelled.
+                        ticks: {callback: function (v) {
+                          var text = Number(v).toExponential(0);
+                          return /^[125]e/.test(text) && Math.abs(Number(text) - v) < 1e-3 * v
+                                 ? text : '';
+                        }}});
+    config.options.plugins.tooltip = {callbacks: {label: function (t) {
+      var p = t.raw;
+      return t.dataset.label + ', ' + p.world + ' ranks: ' + p.x.toFixed(2) + 'x, error ' +
+             p.y.toExponential(2);
+    }}};
+    return config;
+  }
+  var kinds = {latency: latency, speedup: speedup, stages: stages, memory: memory,
+               error: outputError};
   charts.forEach(function (c) {
     var canvas = document.getElementById(c.id);
-    if (!canvas) return;
-    new Chart(canvas, c.kind === 'speedup' ? speedup(c) : latency(c));
+    if (!canvas || !kinds[c.kind]) return;
+    new Chart(canvas, kinds[c.kind](c));
     canvas.setAttribute('data-drawn', '1');
   });
   document.body.setAttribute('data-charts-drawn', String(charts.length));

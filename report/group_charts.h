@@ -4,17 +4,30 @@
 //    the group spans several, and the 95% CI drawn as whiskers on the chart itself (a printed
 //    or screenshotted report shows them, not only a tooltip);
 //  * speedup: speedup against the group's 1-rank trial versus world size, one line per
-//    strategy (the degrees above 1: "ulysses", "ulysses+cfg", ...), with the ideal line.
+//    strategy (the degrees above 1: "ulysses", "ulysses+cfg", ...), with the ideal line;
+//  * stages: where an iteration goes, per parallel configuration, the stages stacked
+//    (transformer blocks and the rest of the steps when blocks were profiled, else the
+//    denoising steps; the VAE decode; the rest of the iteration);
+//  * memory: peak memory per rank versus world size, one line per strategy from the 1-rank
+//    trial;
+//  * error: output error (rel. L2 against the 1-rank trial, log axis) versus speedup, one
+//    series per strategy, a point per world size.
+// Every chart summarises: one bar or point per configuration (or strategy and world size) and
+// campaign, the median over the trials that share it (seeds), never one per trial, so the page
+// stays small at thousands of trials.
 // The script marks each canvas it draws with data-drawn="1" so a headless browser test can
 // count drawn charts from the DOM.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "report/stage_breakdown.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -27,6 +40,22 @@ nlohmann::json LatencyChart(const std::string& id, const std::string& title,
 // Null when no row has a 1-rank baseline of the same campaign or no row runs on > 1 rank.
 nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
                             const std::vector<ResultRow>& rows);
+
+// REQUIRES: `rows` sorted as the group's table (bars in that order); `unfolded` the group's
+// trials, whose stage breakdowns `stages` holds by (campaign, trial key). Null when no trial
+// of the group has one.
+using StagesByTrial = std::map<std::pair<std::int64_t, std::string>, StageSummary>;
+nlohmann::json StageChart(const std::string& id, const std::string& title,
+                          const std::vector<ResultRow>& rows,
+                          const std::vector<ResultRow>& unfolded, const StagesByTrial& stages);
+
+// Null when no measured row on more than one rank has a peak memory.
+nlohmann::json MemoryChart(const std::string& id, const std::string& title,
+                           const std::vector<ResultRow>& rows);
+
+// Null when no row has both an output error above 0 and a 1-rank baseline of its campaign.
+nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
+                                const std::vector<ResultRow>& rows);
 
 // The chart script: reads the JSON array in <script id="ditbench-charts"> and draws each.
 extern const char* const kChartScript;

@@ -319,9 +319,23 @@ void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaign
   }
 }
 
+// The command that runs the row's trial again, as HTML; a row folded over seeds names one
+// of them.
+std::string Reproduce(const Row& row, const std::map<std::int64_t, std::string>& sweep_paths) {
+  auto path = sweep_paths.find(row.campaign);
+  if (path == sweep_paths.end() || path->second.empty()) return "-";
+  std::string html =
+      "<code>" + HtmlEscape(ReproduceCommand(path->second, row.trial_key)) + "</code>";
+  if (row.folded > 1) html += fmt::format(" (seed {}; one of {})", row.seed, row.folded);
+  return html;
+}
+
 // One group: its chart (when it has measured trials) and its table, ranked by latency.
+// `sweep_paths`: each campaign's sweep file, for the command that reproduces a row.
 void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
-                 std::vector<Row>& unfolded) {
+                 std::vector<Row>& unfolded,
+                 const std::map<std::int64_t, std::string>& sweep_paths,
+                 const StagesByTrial& stages) {
   // Trials that differ only in seed are one row: the page stays readable (and small) at
   // thousands of seeds, and seeds are not ranked against each other.
   std::vector<Row> group = FoldSeeds(unfolded);
@@ -351,10 +365,13 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                         "speedup shown.</p>\n", on_gpu ? "GPU" : "rank");
   }
 
+  // Each chart's id is set below, in page order.
+  const std::string title = GroupTitle(key);
   for (nlohmann::json chart :
-       {LatencyChart(fmt::format("chart-{}", charts.size()), GroupTitle(key), group),
-        SpeedupChart(fmt::format("chart-{}", charts.size() + 1),
-                     "Speedup vs world size: " + GroupTitle(key), group)}) {
+       {LatencyChart("", title, group), SpeedupChart("", "Speedup vs world size: " + title, group),
+        StageChart("", "Stage breakdown: " + title, group, unfolded, stages),
+        MemoryChart("", "Peak memory per rank vs world size: " + title, group),
+        OutputErrorChart("", "Output error vs speedup: " + title, group)}) {
     if (chart.is_null()) continue;
     chart["id"] = fmt::format("chart-{}", charts.size());
     html += fmt::format("<div class=\"chart\"><canvas id=\"{}\"></canvas></div>\n",
@@ -368,7 +385,9 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       "<th>95% CI ms (exact coverage if less)</th><th>cov</th><th>skew ms</th>"
       "<th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th><th>efficiency</th>{}"
       "<th title=\"relative L2 of the final output against the 1-rank trial\">output error</th>"
-      "<th>comm MiB/step</th><th>iterations</th><th>device</th><th>error</th></tr>\n",
+      "<th>comm MiB/step</th><th>iterations</th><th>device</th><th>error</th>"
+      "<th title=\"runs the trial again in its sweep's campaign; add --new to measure it in a "
+      "fresh campaign\">reproduce</th></tr>\n",
       on_gpu ? "GPUs" : "ranks", has_peak ? "<th>TFLOPS</th><th>MFU</th>" : "");
   html += table_head;
   int rank = 0;
@@ -408,7 +427,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td>{}"
         "<td class=\"num output-error\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td>{}</td><td class=\"error\">{}"
-        "</td></tr>\n",
+        "</td><td class=\"reproduce\">{}</td></tr>\n",
         row.campaign, HtmlEscape(row.trial_key), row.measured() ? fmt::format("{}", ++rank) : "",
         HtmlEscape(label(row)), row.world_size, row.campaign,
         row.folded > 1 ? fmt::format("{} … ({} seeds)", HtmlEscape(row.trial_key), row.folded)
@@ -430,7 +449,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         row.output_error ? fmt::format("{:.2g}", *row.output_error) : "-",
         Number(row.comm_mb_per_step, "{:.1f}"),
         row.iterations ? fmt::format("{}", *row.iterations) : "-", HtmlEscape(row.device),
-        HtmlEscape(row.error));
+        HtmlEscape(row.error), Reproduce(row, sweep_paths));
   }
   html += "</table></div>\n";
   if (group.size() > kShownRows) html += "</details>\n";
@@ -489,6 +508,8 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   std::vector<Row> rows = db->Results(ids);
 
   std::map<std::int64_t, int> trials_per_campaign;
+  std::map<std::int64_t, std::string> sweep_paths;
+  for (const CampaignInfo& c : campaigns) sweep_paths[c.id] = c.record.sweep_path;
   std::map<GroupKey, std::vector<Row>> groups;
   for (const Row& row : rows) {
     ++trials_per_campaign[row.campaign];
@@ -508,13 +529,20 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   RenderStatusCounts(html, rows);
   RenderWarnings(html, campaigns, rows);
   if (!options.baseline.empty()) html += RenderBaselineComparison(*db, options, ids);
-  nlohmann::json charts = nlohmann::json::array();
-  if (rows.empty()) html += "<p>No trials selected.</p>\n";
-  for (auto& [key, group] : groups) RenderGroup(html, charts, key, group);
+  // Where each measured trial's iteration goes (over all its ok launches): the groups' stage
+  // charts and the stage breakdown table.
   std::vector<StageTrial> measured;
   for (const Row& row : rows)
-    if (row.measured()) measured.push_back({row.campaign, row.trial_key, TrialLabel(row)});
-  html += RenderStageBreakdown(*db, measured);
+    if (row.measured())
+      measured.push_back({row.campaign, row.trial_key, TrialLabel(row), ConfigurationId(row)});
+  const StageSummaries stage_summaries = SummarizeStages(*db, measured);
+  StagesByTrial stages;
+  for (const auto& [trial, summary] : stage_summaries)
+    stages.emplace(std::make_pair(trial.campaign, trial.trial_key), summary);
+  nlohmann::json charts = nlohmann::json::array();
+  if (rows.empty()) html += "<p>No trials selected.</p>\n";
+  for (auto& [key, group] : groups) RenderGroup(html, charts, key, group, sweep_paths, stages);
+  html += RenderStageBreakdown(stage_summaries);
   html += "<script type=\"application/json\" id=\"ditbench-charts\">" + ScriptJson(charts) +
           "</script>\n<script>";
   html += kChartScript;

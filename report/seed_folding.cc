@@ -4,6 +4,8 @@
 #include <map>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "report/comparison.h"
 #include "stats/stats.h"
 
@@ -19,6 +21,13 @@ auto FoldKey(const ResultRow& r) {
 }
 
 }  // namespace
+
+std::string ConfigurationId(const ResultRow& row) {
+  std::string id;
+  std::apply([&id](const auto&... field) { ((id += fmt::format("{}|", field)), ...); },
+             FoldKey(row));
+  return id;
+}
 
 std::vector<ResultRow> FoldSeeds(const std::vector<ResultRow>& rows) {
   using Key = decltype(FoldKey(rows.front()));

@@ -4,6 +4,7 @@
 // seed against another ranks noise). Pure: rows in, rows out.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "storage/results_db.h"
@@ -17,5 +18,8 @@ namespace ditbench {
 // one's. Other rows, and configurations measured with one seed, are kept as they are. Order:
 // folded rows where their first member was.
 std::vector<ResultRow> FoldSeeds(const std::vector<ResultRow>& rows);
+
+// What FoldSeeds folds by, as text: rows with the same text differ at most in seed (and key).
+std::string ConfigurationId(const ResultRow& row);
 
 }  // namespace ditbench

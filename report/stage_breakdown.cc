@@ -1,8 +1,10 @@
 #include "report/stage_breakdown.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -12,16 +14,24 @@
 
 namespace ditbench {
 
-std::optional<StageSummary> SummarizeStages(const std::vector<Sample>& samples) {
+namespace {
+
+// Per stage timed in `samples`, the median over timed iterations of the slowest rank.
+std::map<std::string, double> StageMedians(const std::vector<Sample>& samples) {
   std::set<std::string> stages;
   for (const Sample& sample : samples)
     if (!sample.warmup) stages.insert(sample.stage);
-  if (stages.size() <= 1) return std::nullopt;  // only "iteration": nothing to break down
+  std::map<std::string, double> medians;
+  for (const std::string& stage : stages)
+    medians[stage] = Summarize(SlowestSeries(samples, stage)).median;
+  return medians;
+}
 
+std::optional<StageSummary> SummarizeMedians(const std::map<std::string, double>& medians) {
+  if (medians.size() <= 1) return std::nullopt;  // only "iteration": nothing to break down
   StageSummary s;
   std::map<int, double> per_block;  // block index -> sum over steps of its median
-  for (const std::string& stage : stages) {
-    const double median = Summarize(SlowestSeries(samples, stage)).median;
+  for (const auto& [stage, median] : medians) {
     int step = -1, block = -1;
     if (stage == kIterationStage) {
       s.iteration_ms = median;
@@ -45,34 +55,108 @@ std::optional<StageSummary> SummarizeStages(const std::vector<Sample>& samples) 
   return s;
 }
 
-std::vector<std::pair<StageTrial, StageSummary>> SummarizeStages(
-    ResultsDb& db, const std::vector<StageTrial>& trials) {
-  std::vector<std::pair<StageTrial, StageSummary>> out;
-  for (const StageTrial& trial : trials)
-    if (auto summary = SummarizeStages(db.Samples(trial.campaign, trial.trial_key)))
-      out.emplace_back(trial, *summary);
+}  // namespace
+
+std::optional<StageSummary> SummarizeStages(const std::vector<Sample>& samples) {
+  return SummarizeMedians(StageMedians(samples));
+}
+
+std::optional<StageSummary> SummarizeLaunchStages(
+    const std::vector<std::vector<Sample>>& launches) {
+  std::map<std::string, std::vector<double>> per_launch;  // stage -> each launch's median
+  for (const std::vector<Sample>& samples : launches)
+    for (const auto& [stage, median] : StageMedians(samples)) per_launch[stage].push_back(median);
+  std::map<std::string, double> medians;
+  for (auto& [stage, values] : per_launch) {
+    std::sort(values.begin(), values.end());
+    medians[stage] = Quantile(values, 0.5);
+  }
+  return SummarizeMedians(medians);
+}
+
+StageSummaries SummarizeStages(ResultsDb& db, const std::vector<StageTrial>& trials) {
+  StageSummaries out;
+  std::map<std::int64_t, std::map<std::string, std::map<int, TrialStatus>>> launches;
+  for (const StageTrial& trial : trials) {
+    auto campaign = launches.find(trial.campaign);
+    if (campaign == launches.end())
+      campaign = launches.emplace(trial.campaign, db.LaunchStatuses(trial.campaign)).first;
+    std::vector<std::vector<Sample>> samples;
+    if (auto found = campaign->second.find(trial.trial_key); found != campaign->second.end())
+      for (const auto& [launch, status] : found->second)
+        if (status == TrialStatus::kOk)
+          samples.push_back(db.Samples(trial.campaign, trial.trial_key, launch));
+    if (auto summary = SummarizeLaunchStages(samples)) out.emplace_back(trial, *summary);
+  }
   return out;
 }
 
-std::string RenderStageBreakdown(ResultsDb& db, const std::vector<StageTrial>& trials) {
-  auto summaries = SummarizeStages(db, trials);
-  if (summaries.empty()) return "";
+namespace {
+
+double MedianOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return Quantile(values, 0.5);
+}
+
+// Trials of one configuration (seeds) as one: each column the median over them.
+StageSummary MedianSummary(const std::vector<const StageSummary*>& members) {
+  StageSummary s = *members.front();
+  auto median = [&](double StageSummary::*field) {
+    std::vector<double> values;
+    for (const StageSummary* m : members) values.push_back(m->*field);
+    return MedianOf(values);
+  };
+  s.iteration_ms = median(&StageSummary::iteration_ms);
+  s.steps_ms = median(&StageSummary::steps_ms);
+  s.first_step_ms = median(&StageSummary::first_step_ms);
+  s.blocks_ms = median(&StageSummary::blocks_ms);
+  s.slowest_block_ms = median(&StageSummary::slowest_block_ms);
+  std::vector<double> decode;
+  for (const StageSummary* m : members)
+    if (m->decode_ms) decode.push_back(*m->decode_ms);
+  s.decode_ms = decode.empty() ? std::nullopt : std::optional<double>(MedianOf(decode));
+  return s;
+}
+
+}  // namespace
+
+std::string RenderStageBreakdown(const StageSummaries& all) {
+  if (all.empty()) return "";
+  // Seeds of one configuration fold into one row, where the first of them was.
+  std::map<std::string, std::vector<const StageSummary*>> members;
+  for (const auto& [trial, summary] : all)
+    if (!trial.configuration.empty()) members[trial.configuration].push_back(&summary);
+  std::vector<std::tuple<StageTrial, StageSummary, std::size_t>> summaries;
+  std::set<std::string> shown;
+  for (const auto& [trial, summary] : all) {
+    if (trial.configuration.empty()) {
+      summaries.emplace_back(trial, summary, 1);
+    } else if (shown.insert(trial.configuration).second) {
+      const auto& same = members.at(trial.configuration);
+      summaries.emplace_back(trial, MedianSummary(same), same.size());
+    }
+  }
   std::string html =
       "<h2>Stage breakdown</h2>\n<p>Medians over timed iterations of the slowest rank, per "
-      "stage. <em>Outside blocks</em> is step time not spent in transformer blocks (embeddings, "
-      "final layer, gathers, the sampler); blocks are timed with <code>profile_blocks: "
-      "true</code>.</p>\n<div class=\"scroll\"><table><tr><th>campaign</th><th>configuration</th><th>trial</th>"
+      "stage (with replicates, the median over the trial's launches; over seeds of one "
+      "configuration, the median over them). <em>Outside blocks</em> "
+      "is step time not spent in transformer blocks (embeddings, final layer, gathers, the "
+      "sampler); blocks are timed with <code>profile_blocks: true</code>.</p>\n"
+      "<div class=\"scroll\"><table><tr><th>campaign</th><th>configuration</th><th>trial</th>"
       "<th>iteration ms</th><th>steps</th><th>mean step ms</th><th>first step ms</th>"
       "<th>blocks ms</th><th>outside blocks ms</th><th>slowest block</th>"
       "<th>VAE decode ms</th></tr>\n";
-  for (const auto& [trial, s] : summaries) {
+  for (const auto& [trial, s, seeds] : summaries) {
     const bool blocks = s.blocks > 0;
     html += fmt::format(
         "<tr><td class=\"num\">{}</td><td>{}</td><td><code>{}</code></td>"
         "<td class=\"num\">{:.3f}</td><td class=\"num\">{}</td><td class=\"num\">{:.3f}</td>"
         "<td class=\"num\">{:.3f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td>{}</td><td class=\"num\">{}</td></tr>\n",
-        trial.campaign, HtmlEscape(trial.label), HtmlEscape(trial.trial_key), s.iteration_ms,
+        trial.campaign, HtmlEscape(trial.label),
+        seeds > 1 ? fmt::format("{} … ({} seeds)", HtmlEscape(trial.trial_key), seeds)
+                  : HtmlEscape(trial.trial_key),
+        s.iteration_ms,
         s.steps, s.steps ? s.steps_ms / s.steps : 0.0, s.first_step_ms,
         blocks ? fmt::format("{:.3f}", s.blocks_ms) : "-",
         blocks ? fmt::format("{:.3f}", s.steps_ms - s.blocks_ms) : "-",

@@ -1,7 +1,9 @@
 // The "Stage breakdown" section of the report: where each trial's iteration time goes, so
-// end-to-end, per-step and per-block numbers can be read side by side. Reads each trial's
-// samples through ResultsDb::Samples; the slowest rank per iteration is
-// experiments/trial_metrics.h's SlowestPerIteration, as for the trial's latency.
+// end-to-end, per-step and per-block numbers can be read side by side. Reads the samples of
+// every ok launch of each trial through ResultsDb::Samples; the slowest rank per iteration is
+// experiments/trial_metrics.h's SlowestPerIteration, as for the trial's latency. A trial with
+// replicates counts each launch alike: per stage, the median over its launches of each
+// launch's median.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +20,13 @@ struct StageTrial {
   std::int64_t campaign = 0;
   std::string trial_key;
   std::string label;  // the configuration as the report names it
+  // Trials with the same id differ only in seed (report/seed_folding.h: ConfigurationId): the
+  // table shows them as one row. Empty: a row of its own.
+  std::string configuration;
 };
 
-// Per stage, the median over timed iterations of the slowest rank's time.
+// Per stage, the median over timed iterations of the slowest rank's time (over launches: the
+// median of the launches' medians).
 struct StageSummary {
   double iteration_ms = 0;
   int steps = 0;
@@ -33,15 +39,22 @@ struct StageSummary {
   std::optional<double> decode_ms;  // the VAE decode (scope pipeline), when it ran
 };
 
-// The breakdown of one trial's samples (every rank, warm-up included: it is left out here).
+// The breakdown of one launch's samples (every rank, warm-up included: it is left out here).
 // nullopt when there is nothing to break down (no stage besides "iteration").
 std::optional<StageSummary> SummarizeStages(const std::vector<Sample>& samples);
 
-// The breakdown of each trial that has stage samples, in the order given.
-std::vector<std::pair<StageTrial, StageSummary>> SummarizeStages(
-    ResultsDb& db, const std::vector<StageTrial>& trials);
+// The breakdown of a trial's launches (the samples of each, as above): per stage, the median
+// over the launches that timed it of each launch's median. nullopt as above.
+std::optional<StageSummary> SummarizeLaunchStages(
+    const std::vector<std::vector<Sample>>& launches);
 
-// The section as HTML (empty when no trial has stage samples).
-std::string RenderStageBreakdown(ResultsDb& db, const std::vector<StageTrial>& trials);
+// The breakdown of each trial that has stage samples, in the order given, over every ok
+// launch of it.
+using StageSummaries = std::vector<std::pair<StageTrial, StageSummary>>;
+StageSummaries SummarizeStages(ResultsDb& db, const std::vector<StageTrial>& trials);
+
+// The section as HTML (empty when no trial has stage samples): one row per configuration,
+// trials that differ only in seed folded into one with the median of each column over them.
+std::string RenderStageBreakdown(const StageSummaries& summaries);
 
 }  // namespace ditbench

@@ -92,6 +92,10 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
   sub.add_flag("--new", options->fresh, "start a new campaign instead of resuming the newest");
   sub.add_flag("--continue", options->keep_campaign,
                "resume the newest campaign even though the sweep file changed since it began");
+  sub.add_option("--only", options->only,
+                 "KEY: run only this trial of the sweep (repeatable; keys as `plan`, `query` "
+                 "and `report` show them), in the sweep's campaign as usual")
+      ->allow_extra_args(false);
   sub.add_flag("--dry-run", options->dry_run, "print the plan (as `ditbench plan` does) and run nothing");
   sub.add_option("--worker", options->worker, "worker program (default: next to ditbench)");
   sub.add_option("--run-dir", options->run_root,

@@ -32,6 +32,7 @@
 #include "runner/run_folder.h"
 #include "runner/scheduler_adoption.h"
 #include "runner/sweep_plan.h"
+#include "runner/trial_selection.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -505,12 +506,14 @@ class SweepLoop {
 // `search: halving`: round r is launch r of each trial still in the race. Each round is
 // derived from what the database holds (launch r ok: kept), so a resumed search goes on where
 // it stopped.
-void RunHalving(const SweepSpec& spec, const SweepPlan& plan, ResultsDb& db,
-                std::int64_t campaign, const std::string& rerun, const std::set<std::string>& live,
-                SweepLoop& loop, const SweepEffects& effects, std::ostream& out) {
+void RunHalving(const SweepSpec& spec, const SweepPlan& plan, const TrialSelection& selection,
+                ResultsDb& db, std::int64_t campaign, const std::string& rerun,
+                const std::set<std::string>& live, SweepLoop& loop, const SweepEffects& effects,
+                std::ostream& out) {
   std::vector<std::size_t> candidates;
   for (std::size_t i = 0; i < plan.trials.size(); ++i)
-    if (!live.count(plan.trials[i].key)) candidates.push_back(i);
+    if (!live.count(plan.trials[i].key) && selection.Selects(plan.trials[i].key))
+      candidates.push_back(i);
   for (int round = 0;; ++round) {
     const auto statuses = db.TrialStatuses(campaign);
     const auto launch_statuses = db.LaunchStatuses(campaign);
@@ -598,6 +601,12 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   PlanAssumptions assumptions;
   assumptions.device = DeviceFor(placement);
   SweepPlan plan = PlanSweep(spec, placement.capacity, assumptions, options.db);
+  const TrialSelectionResult selected = SelectTrials(spec.name, plan, options.only);
+  if (selected.error) {
+    err << "ditbench run: error: " << *selected.error << "\n";
+    return 2;
+  }
+  const TrialSelection& selection = selected.selection;
   const auto worker = options.worker.empty() ? DefaultWorker() : options.worker;
   if (spec.workload == "command") {
     if (auto problem = CommandProgramProblem(spec); problem && !options.dry_run) {
@@ -610,7 +619,9 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     return 2;
   }
   if (options.dry_run) {
-    WriteDryRun(options, spec, plan, assumptions, out);
+    SweepPlan shown = plan;
+    std::erase_if(shown.trials, [&](const PlannedTrial& t) { return !selection.Selects(t.key); });
+    WriteDryRun(options, spec, shown, assumptions, out);
     return 0;
   }
 
@@ -701,7 +712,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   for (const AdoptedTrial& a : adopted) live.insert(a.trial->key);
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
     const PlannedTrial& t = plan.trials[i];
-    if (live.count(t.key)) continue;
+    if (live.count(t.key) || !selection.Selects(t.key)) continue;
     auto found = statuses.find(t.key);
     const std::optional<TrialStatus> recorded =
         found == statuses.end() ? std::nullopt : std::optional<TrialStatus>(found->second);
@@ -729,8 +740,12 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     for (std::size_t i : BudgetOrder(trials)) to_run.push_back(round[i]);
   }
 
-  out << fmt::format("campaign {} of sweep '{}': {} trials on {} {}{}\n", campaign, spec.name,
-                     plan.trials.size(), placement.capacity.slots,
+  out << fmt::format("campaign {} of sweep '{}': {} trials{} on {} {}{}\n", campaign, spec.name,
+                     plan.trials.size(),
+                     selection.Partial()
+                         ? fmt::format(" (--only: {} of them)", selection.keys.size())
+                         : "",
+                     placement.capacity.slots,
                      placement.capacity.on_gpu ? "GPU(s)" : "CPU slot(s)",
                      spec.replicates > 1
                          ? fmt::format(", {} launches each, interleaved", spec.replicates)
@@ -752,7 +767,8 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
                a.started_at, a.job);
   try {
     if (spec.halving_keep > 0) {
-      RunHalving(spec, plan, *db, campaign, options.rerun, live, loop, effects, out);
+      RunHalving(spec, plan, selection, *db, campaign, options.rerun, live, loop, effects,
+                 out);
     } else {
       loop.Run(to_run, plan.trials.size());
     }
@@ -780,7 +796,9 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     return 1;
   }
   try {
-    db->FinishCampaign(campaign);
+    // A run limited by --only finishes the campaign only once every trial is recorded.
+    if (!selection.Partial() || EveryTrialSettled(plan, db->TrialStatuses(campaign)))
+      db->FinishCampaign(campaign);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
   }

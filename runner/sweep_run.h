@@ -11,6 +11,7 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "runner/gpu_discovery.h"
 #include "runner/interrupt.h"
@@ -38,6 +39,9 @@ struct RunOptions {
   // spent plus its estimate would pass this many seconds. Negative: no budget.
   double budget_s = -1;
   std::string launcher = "local";    // recorded with the campaign: local | slurm
+  // --only KEY (repeatable): run only these trials of the sweep, in its campaign as usual
+  // (runner/trial_selection.h). Empty: every trial.
+  std::vector<std::string> only;
 };
 
 // What RunSweep does to the world besides storage: borrowed, not owned.
@@ -58,7 +62,8 @@ struct SweepEffects {
 // (runner/coordinator_lock.h) is held from before the database is opened until return.
 // Progress goes to `out`, errors to `err`. A trial that cannot be prepared or started is
 // recorded as failed, with the reason, and the sweep goes on. On return no trial it started
-// is still running.
+// is still running. With `only`, an unknown key is a usage error (exit 2) before anything is
+// opened, and the campaign is stamped finished only once every trial of the sweep is recorded.
 int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostream& out,
              std::ostream& err);
 

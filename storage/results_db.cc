@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "experiments/trial_identity.h"
+#include "storage/iso_time.h"
 #include "storage/schema.h"
 #include "storage/statement.h"
 
@@ -76,12 +77,12 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
   BindTextOrNull(upsert, 16, trial.scheduler_job);
   BindTextOrNull(upsert, 17, trial.placement.is_null() ? std::string() : trial.placement.dump());
   if (trial.started_at > 0) {
-    upsert.Bind(9, trial.started_at);
+    upsert.Bind(9, IsoUtc(trial.started_at));
   } else {
     upsert.BindNull(9);
   }
   if (finished && trial.finished_at > 0) {
-    upsert.Bind(10, trial.finished_at);
+    upsert.Bind(10, IsoUtc(trial.finished_at));
   } else {
     upsert.BindNull(10);
   }
@@ -119,9 +120,9 @@ void UpsertLaunch(sqlite3* db, std::int64_t trial_id, const TrialRecord& launch,
   upsert.Bind(1, trial_id).Bind(2, launch.launch).Bind(3, StatusName(launch.status));
   BindTextOrNull(upsert, 4, launch.error);
   BindTextOrNull(upsert, 5, launch.run_dir);
-  upsert.Bind(6, launch.started_at > 0 ? std::optional<double>(launch.started_at) : std::nullopt);
-  upsert.Bind(7, finished && launch.finished_at > 0 ? std::optional<double>(launch.finished_at)
-                                                    : std::nullopt);
+  BindTextOrNull(upsert, 6, launch.started_at > 0 ? IsoUtc(launch.started_at) : "");
+  BindTextOrNull(upsert, 7,
+                 finished && launch.finished_at > 0 ? IsoUtc(launch.finished_at) : "");
   const std::optional<TrialMetrics>& m = launch.metrics;
   upsert.Bind(8, m ? std::optional<double>(m->latency_ms) : std::nullopt)
       .Bind(9, m ? std::optional<double>(m->ci_low_ms) : std::nullopt)
@@ -279,7 +280,7 @@ std::int64_t ResultsDb::ResumeOrCreateCampaign(const CampaignRecord& campaign, b
   Statement add_sweep(db_,
                       "INSERT INTO sweeps (name, created_at) VALUES (?, ?) "
                       "ON CONFLICT (name) DO NOTHING");
-  add_sweep.Bind(1, campaign.sweep_name).Bind(2, NowUnixSeconds()).Run();
+  add_sweep.Bind(1, campaign.sweep_name).Bind(2, IsoUtc(NowUnixSeconds())).Run();
   Statement find_sweep(db_, "SELECT id FROM sweeps WHERE name = ?");
   find_sweep.Bind(1, campaign.sweep_name);
   if (!find_sweep.Step()) throw StorageError(SqliteErrorText(db_, "sweep row vanished"));
@@ -307,7 +308,7 @@ std::int64_t ResultsDb::ResumeOrCreateCampaign(const CampaignRecord& campaign, b
       .Bind(5, campaign.build)
       .Bind(6, campaign.host)
       .Bind(7, campaign.environment.dump())
-      .Bind(8, NowUnixSeconds());
+      .Bind(8, IsoUtc(NowUnixSeconds()));
   insert.Run();
   std::int64_t id = sqlite3_last_insert_rowid(db_);
   transaction.Commit();
@@ -402,10 +403,10 @@ void ResultsDb::SetSchedulerJob(std::int64_t campaign_id, const std::string& tri
 }
 
 std::vector<ResultsDb::RunningTrial> ResultsDb::RunningTrials(std::int64_t campaign_id) {
-  Statement query(db_,
-                  "SELECT trial_key, run_dir, scheduler_job, coordinator_host, coordinator_pid, "
-                  "started_at FROM trials WHERE campaign_id = ? AND status = 'running' "
-                  "ORDER BY id");
+  Statement query(db_, fmt::format("SELECT trial_key, run_dir, scheduler_job, coordinator_host, "
+                                   "coordinator_pid, {} FROM trials WHERE campaign_id = ? AND "
+                                   "status = 'running' ORDER BY id",
+                                   UnixSecondsSql("started_at")));
   query.Bind(1, campaign_id);
   std::vector<RunningTrial> trials;
   while (query.Step()) {
@@ -520,7 +521,7 @@ std::vector<LaunchMeasurement> ResultsDb::Launches(std::int64_t campaign_id,
 
 void ResultsDb::FinishCampaign(std::int64_t campaign_id) {
   Statement update(db_, "UPDATE campaigns SET finished_at = ? WHERE id = ?");
-  update.Bind(1, NowUnixSeconds()).Bind(2, campaign_id).Run();
+  update.Bind(1, IsoUtc(NowUnixSeconds())).Bind(2, campaign_id).Run();
   if (sqlite3_changes(db_) != 1) {
     throw StorageError(
         fmt::format("no campaign {} in '{}' to finish", campaign_id, path_.string()));
@@ -541,10 +542,12 @@ void ResultsDb::UpdateCampaignEnvironment(std::int64_t campaign_id,
 }
 
 std::vector<CampaignInfo> ResultsDb::Campaigns() {
-  Statement query(db_, R"sql(
+  Statement query(db_, fmt::format(R"sql(
     SELECT c.id, s.name, c.sweep_path, c.spec_hash, c.spec_text, c.build, c.host,
-           c.environment_json, c.started_at, c.finished_at
-    FROM campaigns c JOIN sweeps s ON s.id = c.sweep_id ORDER BY c.id)sql");
+           c.environment_json, {}, {}
+    FROM campaigns c JOIN sweeps s ON s.id = c.sweep_id ORDER BY c.id)sql",
+                                   UnixSecondsSql("c.started_at"),
+                                   UnixSecondsSql("c.finished_at")));
   std::vector<CampaignInfo> campaigns;
   while (query.Step()) {
     CampaignInfo info;

@@ -31,7 +31,7 @@ namespace ditbench {
 
 // The version this build writes. Databases with a lower version are migrated forward on open
 // (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 struct ResultRow {
@@ -75,7 +75,7 @@ struct AwaitingReference {
 struct CampaignInfo {
   std::int64_t id = 0;
   CampaignRecord record;               // record.sweep_name names its sweep
-  double started_at = 0;               // unix seconds
+  double started_at = 0;               // unix seconds (stored as ISO 8601: storage/iso_time.h)
   std::optional<double> finished_at;   // unset while unfinished
 };
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "storage/iso_time.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
 
@@ -80,11 +81,13 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
 
 std::optional<ResultsDb::Measurement> ResultsDb::NewestOkMeasurement(
     const std::string& trial_key) {
-  Statement query(db_, R"sql(
-    SELECT r.latency_ms, r.peak_mem_mb, r.warmup, r.iterations, t.finished_at - t.started_at
+  // The trial's wall time from its ISO 8601 start and end (storage/iso_time.h).
+  Statement query(db_, fmt::format(R"sql(
+    SELECT r.latency_ms, r.peak_mem_mb, r.warmup, r.iterations, {}
     FROM results r JOIN trials t ON t.campaign_id = r.campaign AND t.trial_key = r.trial_key
     WHERE r.trial_key = ? AND r.status = 'ok' AND r.latency_ms IS NOT NULL
-    ORDER BY r.campaign DESC LIMIT 1)sql");
+    ORDER BY r.campaign DESC LIMIT 1)sql",
+                                   SecondsBetweenSql("t.started_at", "t.finished_at")));
   query.Bind(1, trial_key);
   if (!query.Step()) return std::nullopt;
   Measurement m;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "storage/iso_time.h"
 #include "storage/key_migration.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
@@ -17,7 +18,8 @@
 namespace ditbench {
 namespace {
 
-// Schema version 1. Times are unix seconds (REAL); config_json is the trial's canonical JSON.
+// Schema version 1. Times are unix seconds (REAL; ISO 8601 text from version 10 on);
+// config_json is the trial's canonical JSON.
 constexpr const char* kSchemaV1 = R"sql(
 CREATE TABLE sweeps (
   id INTEGER PRIMARY KEY,
@@ -122,8 +124,8 @@ SELECT
   m.images_per_s AS images_per_s,
   m.tokens_per_s AS tokens_per_s,
   c.host AS host,
-  strftime('%Y-%m-%dT%H:%M:%SZ', t.started_at, 'unixepoch') AS started_at,
-  strftime('%Y-%m-%dT%H:%M:%SZ', t.finished_at, 'unixepoch') AS finished_at,
+  strftime('%Y-%m-%dT%H:%M:%SZ', t.started_at{time_modifier}) AS started_at,
+  strftime('%Y-%m-%dT%H:%M:%SZ', t.finished_at{time_modifier}) AS finished_at,
   t.run_dir AS run_dir,
   m.throttled AS throttled,
   m.sm_clock_min_mhz AS sm_clock_min_mhz,
@@ -144,6 +146,8 @@ std::string ResultsView(int version) {
     view.replace(view.find(slot), slot.size(), text);
   };
   fill("{profile_source}", version == 1 ? "config_json" : "policy_json");
+  // Times: unix seconds (REAL) before version 10, ISO 8601 text from it on.
+  for (int i = 0; i < 2; ++i) fill("{time_modifier}", version < 10 ? ", 'unixepoch'" : "");
   std::string extra;
   if (version >= 2)
     extra += R"sql(,
@@ -315,11 +319,36 @@ void MigrateToV9(sqlite3* db) {
   Exec(db, ResultsView(9).c_str());
 }
 
+// Schema version 10: every time column holds ISO 8601 UTC text with milliseconds
+// ("2026-11-22T16:41:47.154Z", storage/iso_time.h) instead of unix seconds (REAL), converted
+// in place. SQLite cannot change a column's type, so each becomes a new TEXT column (checked
+// against the format; NULL stays NULL) that takes the old one's name and place in every
+// query. The view's started_at and finished_at read the same as before.
+void MigrateToV10(sqlite3* db) {
+  Exec(db, "DROP VIEW results;");
+  const std::pair<const char*, const char*> columns[] = {
+      {"sweeps", "created_at"},       {"campaigns", "started_at"},
+      {"campaigns", "finished_at"},   {"trials", "started_at"},
+      {"trials", "finished_at"},      {"launches", "started_at"},
+      {"launches", "finished_at"},    {"superseded_trials", "finished_at"}};
+  for (const auto& [table, column] : columns) {
+    const std::string steps = fmt::format(
+        "ALTER TABLE {0} ADD COLUMN {1}_iso TEXT CHECK ({1}_iso IS NULL OR {1}_iso GLOB '{2}');"
+        "UPDATE {0} SET {1}_iso = strftime('%Y-%m-%dT%H:%M:%fZ', {1}, 'unixepoch') "
+        "WHERE {1} IS NOT NULL;"
+        "ALTER TABLE {0} DROP COLUMN {1};"
+        "ALTER TABLE {0} RENAME COLUMN {1}_iso TO {1};",
+        table, column, kIsoUtcGlob);
+    Exec(db, steps.c_str());
+  }
+  Exec(db, ResultsView(10).c_str());
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
                                    MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,
-                                   MigrateToV9};
+                                   MigrateToV9, MigrateToV10};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {

@@ -18,6 +18,8 @@
 //      unchanged.
 //   9: trials.placement_json (slots, devices, concurrent_trials); the view gains
 //      concurrent_trials and placement.
+//  10: every time column is ISO 8601 UTC text with milliseconds (storage/iso_time.h), the
+//      rows of older versions converted from unix seconds; the view's columns unchanged.
 // A database with a lower version is migrated forward, one transaction per step. A newer one,
 // or a file that is not a ditbench database, is refused with StorageError.
 #pragma once

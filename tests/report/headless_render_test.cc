@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -54,7 +55,18 @@ void WriteFixture(const std::filesystem::path& db_path) {
       config.ulysses = ulysses;
       std::vector<double> ms;
       for (int i = 0; i < 8; ++i) ms.push_back((c ? 12.0 : 10.0) / ulysses + 0.1 * i);
-      db->RecordTrial(id, test::MakeTrialWithSamples(config, ms));
+      TrialRecord trial = test::MakeTrialWithSamples(config, ms);
+      // Two denoising steps and a decode per iteration (the stage chart), an output error on
+      // more than one rank (the error chart); MakeTrial's peak memory falls with the ranks.
+      for (const Sample& sample : std::vector<Sample>(trial.samples)) {
+        for (int step = 0; step < 2; ++step)
+          trial.samples.push_back({sample.rank, sample.iteration, fmt::format("step:{}", step),
+                                   sample.ms * 0.4, sample.warmup});
+        trial.samples.push_back({sample.rank, sample.iteration, "decode", sample.ms * 0.15,
+                                 sample.warmup});
+      }
+      if (ulysses > 1) trial.metrics->output_error = 1e-6 * ulysses;
+      db->RecordTrial(id, trial);
     }
     db->RecordTrial(id, test::MakeTrialWithSamples(deep, {40, 41, 42, 43, 44, 45}));
     db->RecordTrial(id, test::MakeTrial(test::MakeConfig(2, 2), TrialStatus::kFailed, 0,
@@ -75,8 +87,28 @@ TEST(HeadlessRenderTest, EveryChartIsDrawnWithoutAScriptError) {
   WriteHtmlReport({dir / "results.db", {}, {}, report, "1"});
   const std::string html = ReadFile(report);
   const int canvases = Count(html, "<canvas ");
-  // tiny: latency + speedup; tiny{depth:8}: latency (1 rank only); the failed group: none.
-  ASSERT_EQ(canvases, 3);
+  // tiny: latency, speedup, stages, memory and output error; tiny{depth:8}: latency (1 rank
+  // only, no stages); the failed group: none.
+  ASSERT_EQ(canvases, 6);
+  for (const char* kind : {"latency", "speedup", "stages", "memory", "error"})
+    EXPECT_THAT(html, HasSubstr(std::string("\"kind\":\"") + kind + "\"")) << kind;
+
+  // After the page's scripts: count the canvases with ink on them (any pixel not transparent),
+  // so a chart that was "drawn" blank does not count. Added here, not in the report.
+  const std::string checker = R"(<script>
+setTimeout(function () {
+  var inked = 0;
+  document.querySelectorAll('canvas').forEach(function (canvas) {
+    var data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    for (var i = 3; i < data.length; i += 4) if (data[i] !== 0) { inked++; return; }
+  });
+  document.body.setAttribute('data-inked-canvases', String(inked));
+}, 100);
+</script>
+</body>)";
+  std::string checked = html;
+  checked.replace(checked.rfind("</body>"), 7, checker);
+  std::ofstream(report, std::ios::trunc) << checked;
 
   const std::string command =
       chromium + " --headless --no-sandbox --disable-gpu --disable-background-networking "
@@ -90,6 +122,8 @@ TEST(HeadlessRenderTest, EveryChartIsDrawnWithoutAScriptError) {
   EXPECT_THAT(dom, HasSubstr("data-charts-drawn=\"" + std::to_string(canvases) + "\""))
       << "the chart script did not finish";
   EXPECT_EQ(Count(dom, "data-drawn=\"1\""), canvases);
+  EXPECT_THAT(dom, HasSubstr("data-inked-canvases=\"" + std::to_string(canvases) + "\""))
+      << "a chart was left blank";
   EXPECT_THAT(log, Not(HasSubstr("Uncaught"))) << log;
   EXPECT_THAT(dom, HasSubstr("Comparison: campaign 1 (baseline) vs 2"));
 }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <fmt/format.h>
 
+#include "report/comparison.h"
 #include "report/stage_breakdown.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
@@ -282,7 +283,7 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
     db->RecordTrial(id, trial);
   }
   auto db = ResultsDb::Open(dir / "results.db", true);
-  auto summaries = SummarizeStages(*db, {{1, TrialKey(config), "u2"}});
+  auto summaries = SummarizeStages(*db, {{1, TrialKey(config), "u2", ""}});
   ASSERT_EQ(summaries.size(), 1u);
   const StageSummary& s = summaries[0].second;
   EXPECT_DOUBLE_EQ(s.iteration_ms, 32);
@@ -302,6 +303,88 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
   // Its rows name the group (model, resolution, precision, scope), not only the degrees.
   const std::size_t section = html.find("Stage breakdown");
   EXPECT_NE(html.find("pixart-alpha 1024px bf16 denoise ulysses=2", section), std::string::npos);
+}
+
+TEST(StageBreakdownTest, EveryOkLaunchCountsWithTheMedianPerStageOverLaunches) {
+  test::TempDir dir;
+  TrialConfig config = test::MakeConfig(1);
+  // Launch i: step 0 takes step_ms[i] and decode decode_ms[i] in every timed iteration.
+  const double step_ms[] = {10, 30, 20, 1000};
+  const double decode_ms[] = {5, 4, 9, 1000};
+  auto launch = [&](int i, TrialStatus status) {
+    TrialRecord trial = test::MakeTrial(config, status, 40);
+    trial.launch = i;
+    trial.replicates = 4;
+    trial.samples.clear();
+    for (int it = 0; it < 3; ++it) {
+      trial.samples.push_back({0, it, "iteration", 40, it == 0});
+      trial.samples.push_back({0, it, "step:0", step_ms[i], it == 0});
+      trial.samples.push_back({0, it, "decode", decode_ms[i], it == 0});
+    }
+    if (status != TrialStatus::kOk) trial.metrics.reset();
+    return trial;
+  };
+  {
+    auto db = ResultsDb::Open(dir / "results.db");
+    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("stages"), false);
+    const TrialRecord first = launch(0, TrialStatus::kOk);
+    db->RecordTrial(id, first);
+    for (int i = 1; i < 3; ++i)
+      db->RecordLaunch(id, launch(i, TrialStatus::kOk), {TrialStatus::kOk, "", first.metrics});
+    // A failed launch's samples are left out.
+    db->RecordLaunch(id, launch(3, TrialStatus::kFailed), {TrialStatus::kOk, "", first.metrics});
+  }
+  auto db = ResultsDb::Open(dir / "results.db", true);
+  auto summaries = SummarizeStages(*db, {{1, TrialKey(config), "1 rank", ""}});
+  ASSERT_EQ(summaries.size(), 1u);
+  const StageSummary& s = summaries[0].second;
+  EXPECT_DOUBLE_EQ(s.steps_ms, 20);  // median of 10, 30 and 20; launch 0 alone: 10
+  EXPECT_DOUBLE_EQ(s.first_step_ms, 20);
+  ASSERT_TRUE(s.decode_ms);
+  EXPECT_DOUBLE_EQ(*s.decode_ms, 5);  // median of 5, 4 and 9
+  EXPECT_DOUBLE_EQ(s.iteration_ms, 40);
+}
+
+TEST(StageBreakdownTest, LaunchesTimingDifferentStagesEachCountWhereTheyTimedIt) {
+  std::vector<std::vector<Sample>> launches = {
+      {{0, 1, "iteration", 10, false}, {0, 1, "step:0", 8, false}},
+      {{0, 1, "iteration", 14, false}, {0, 1, "step:0", 12, false},
+       {0, 1, "decode", 2, false}}};
+  const auto s = SummarizeLaunchStages(launches);
+  ASSERT_TRUE(s);
+  EXPECT_DOUBLE_EQ(s->iteration_ms, 12);
+  EXPECT_DOUBLE_EQ(s->steps_ms, 10);
+  ASSERT_TRUE(s->decode_ms);
+  EXPECT_DOUBLE_EQ(*s->decode_ms, 2);
+  EXPECT_FALSE(SummarizeLaunchStages({{{0, 1, "iteration", 10, false}}}));
+  EXPECT_FALSE(SummarizeLaunchStages({}));
+}
+
+TEST(StageBreakdownTest, SeedsOfOneConfigurationAreOneRowWithTheMedianOfEachColumn) {
+  StageSummaries summaries;
+  for (double iteration : {10.0, 90.0, 20.0}) {
+    StageSummary s;
+    s.iteration_ms = iteration;
+    s.steps = 2;
+    s.steps_ms = iteration / 2;
+    summaries.push_back({{1, fmt::format("key{}", iteration), "u2", "u2-config"}, s});
+  }
+  StageSummary other;
+  other.iteration_ms = 7;
+  summaries.push_back({{1, "single", "u4", "u4-config"}, other});
+  const std::string html = RenderStageBreakdown(summaries);
+  auto count = [&](const std::string& needle) {
+    int n = 0;
+    for (std::size_t at = html.find(needle); at != std::string::npos;
+         at = html.find(needle, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("<tr>"), 3) << html;  // the header, the folded row, the single one
+  EXPECT_THAT(html, HasSubstr("<code>key10 … (3 seeds)</code>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num\">20.000</td>"));  // median iteration
+  EXPECT_THAT(html, Not(HasSubstr("90.000")));
+  EXPECT_THAT(html, HasSubstr("<code>single</code>"));
 }
 
 TEST_F(HtmlReportTest, BaselineComparisonSortsByEffectAndColoursVerdicts) {
@@ -338,6 +421,43 @@ TEST_F(HtmlReportTest, BaselineComparisonSortsByEffectAndColoursVerdicts) {
   EXPECT_THROW(RenderHtmlReport(alone), std::invalid_argument);
   ReportOptions unknown{DbPath(), {}, {b}, {}, "99"};
   EXPECT_THROW(RenderHtmlReport(unknown), std::invalid_argument);
+}
+
+TEST_F(HtmlReportTest, EveryRowShowsTheCommandThatRunsItsTrialAgain) {
+  const std::string html = Render();
+  // Each trial's row names its campaign's sweep file and its own key.
+  for (const TrialConfig& config : {test::MakeConfig(1), test::MakeConfig(2, 2)}) {
+    EXPECT_THAT(RowOf(html, sp_, config),
+                HasSubstr("<td class=\"reproduce\"><code>ditbench run sweeps/sp.yaml --only " +
+                          TrialKey(config) + "</code></td>"));
+  }
+  EXPECT_THAT(RowOf(html, other_, test::MakeConfig(8, 1, Precision::kBf16, 512)),
+              HasSubstr("ditbench run sweeps/other.yaml --only "));
+}
+
+TEST(ReproduceCommandTest, SweepPathIsQuotedForTheShellOnlyWhenItNeedsIt) {
+  EXPECT_EQ(ReproduceCommand("sweeps/a-b_1.yaml", "0123456789abcdef"),
+            "ditbench run sweeps/a-b_1.yaml --only 0123456789abcdef");
+  EXPECT_EQ(ReproduceCommand("my sweeps/it's.yaml", "k"),
+            "ditbench run 'my sweeps/it'\\''s.yaml' --only k");
+}
+
+TEST_F(HtmlReportTest, ComparisonRowsShowTheCommandThatRunsTheCandidateAgain) {
+  auto db = ResultsDb::Open(DbPath());
+  const TrialConfig one = test::MakeConfig(1, 1, Precision::kBf16, 256);
+  std::int64_t a = db->ResumeOrCreateCampaign(test::MakeCampaign("ab", "abc"), true);
+  db->RecordTrial(a, test::MakeTrialWithSamples(one, {10, 10.1, 9.9, 10.05}));
+  CampaignRecord candidate = test::MakeCampaign("ab", "def");
+  candidate.sweep_path = "/home/me/ab-new.yaml";
+  std::int64_t b = db->ResumeOrCreateCampaign(candidate, true);
+  db->RecordTrial(b, test::MakeTrialWithSamples(one, {10, 10.1, 9.9, 10.05}));
+  const std::string html = RenderHtmlReport({DbPath(), {}, {b}, {}, std::to_string(a)});
+  const std::size_t section = html.find("<h2 id=\"comparison\">");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_NE(html.find("<td class=\"reproduce\"><code>ditbench run /home/me/ab-new.yaml --only " +
+                          TrialKey(one) + "</code></td>",
+                      section),
+            std::string::npos);
 }
 
 TEST_F(HtmlReportTest, CiOfFewIterationsShowsItsExactCoverage) {

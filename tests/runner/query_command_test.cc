@@ -1,5 +1,6 @@
 #include "runner/query.h"
 
+#include <regex>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -268,6 +269,27 @@ TEST_F(QueryCommandTest, SqlRunsReadOnlyStatements) {
   options.format = "csv";
   ASSERT_EQ(Run(options), kExitOk) << err_.str();
   EXPECT_EQ(out_.str(), "precision,n\r\nbf16,5\r\nfp16,1\r\n");
+}
+
+TEST_F(QueryCommandTest, CampaignAndTrialTimesReadAsIso8601Utc) {
+  {
+    auto db = ResultsDb::Open(DbPath());
+    db->FinishCampaign(1);
+  }
+  QueryOptions options = Options();
+  options.sql = "SELECT id, started_at, finished_at FROM campaigns ORDER BY id";
+  options.format = "csv";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  const std::regex expected(R"(id,started_at,finished_at\r\n)"
+                            R"(1,(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z),)"
+                            R"((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\r\n)"
+                            R"(2,(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z),\r\n)");
+  EXPECT_TRUE(std::regex_match(out_.str(), expected)) << out_.str();
+  // The trials' own times, as MakeTrial wrote them (unix 1700000000 and 60 s later).
+  options.sql = "SELECT DISTINCT started_at, finished_at FROM trials";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(), "started_at,finished_at\r\n"
+                        "2023-11-14T22:13:20.000Z,2023-11-14T22:14:20.000Z\r\n");
 }
 
 TEST_F(QueryCommandTest, SqlRejectsWritesAndSecondStatements) {

@@ -13,6 +13,7 @@
 
 #include "experiments/sweep_expand.h"
 #include "experiments/sweep_spec.h"
+#include "storage/iso_time.h"
 #include "storage/results_db.h"
 #include "storage/schema.h"
 #include "storage/statement.h"
@@ -251,6 +252,123 @@ TEST_F(MigrationTest, WithoutAnOkTrialTheNewestOfTheRestIsKept) {
   EXPECT_EQ(KeptSeed0Policy(), "3/3");
   EXPECT_EQ(Column(fmt::format("SELECT status FROM trials WHERE trial_key = '{}'", kSeed0)),
             std::vector<std::string>{"failed"});
+}
+
+// Every time column after migration: ISO 8601 UTC text with milliseconds.
+constexpr std::pair<const char*, const char*> kTimeColumns[] = {
+    {"sweeps", "created_at"},     {"campaigns", "started_at"}, {"campaigns", "finished_at"},
+    {"trials", "started_at"},     {"trials", "finished_at"},   {"launches", "started_at"},
+    {"launches", "finished_at"},  {"superseded_trials", "finished_at"}};
+
+TEST_F(MigrationTest, ChainFromSchemaOneEndsWithIsoTimes) {
+  ResultsDb::Open(DbPath());
+  for (const auto& [table, column] : kTimeColumns) {
+    EXPECT_EQ(Column(fmt::format("SELECT count(*) FROM {0} WHERE {1} IS NOT NULL AND "
+                                 "(typeof({1}) != 'text' OR {1} NOT GLOB '{2}')",
+                                 table, column, kIsoUtcGlob)),
+              std::vector<std::string>{"0"})
+        << table << "." << column;
+  }
+  EXPECT_EQ(Column("SELECT count(*) FROM superseded_trials WHERE finished_at IS NOT NULL"),
+            std::vector<std::string>{"2"});
+}
+
+// A database written by the release before ISO times (schema 9): tests/fixtures/results-v9.db,
+// made by main's `ditbench run` with the fake worker (tests/fixtures/README.md).
+class MigrationFromNineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::copy_file(kFixtures / "results-v9.db", DbPath());
+  }
+  std::filesystem::path DbPath() const { return dir_ / "results.db"; }
+
+  // (rowid, value) of every row of a column, as text, through a read-only connection.
+  std::vector<std::pair<std::int64_t, std::string>> Rows(const std::string& table,
+                                                          const std::string& column) {
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READONLY);
+    Statement statement(raw.get(), fmt::format("SELECT rowid, typeof({1}), {1} FROM {0} "
+                                               "ORDER BY rowid", table, column));
+    std::vector<std::pair<std::int64_t, std::string>> rows;
+    while (statement.Step()) {
+      std::string value = statement.IsNull(2) ? "NULL" : statement.Text(2);
+      if (statement.Text(1) == "real") value = IsoUtc(statement.Double(2));  // as it should be
+      rows.emplace_back(statement.Int(0), value);
+    }
+    return rows;
+  }
+  std::vector<std::string> Column(const std::string& sql) {
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READONLY);
+    Statement statement(raw.get(), sql);
+    std::vector<std::string> values;
+    while (statement.Step()) values.push_back(statement.IsNull(0) ? "NULL" : statement.Text(0));
+    return values;
+  }
+
+  test::TempDir dir_;
+};
+
+TEST_F(MigrationFromNineTest, FixtureIsAtSchemaNineWithUnixSeconds) {
+  EXPECT_EQ(Column("SELECT max(version) FROM schema_version"), std::vector<std::string>{"9"});
+  EXPECT_EQ(Column("SELECT DISTINCT typeof(started_at) FROM campaigns"),
+            std::vector<std::string>{"real"});
+  EXPECT_EQ(Column("SELECT count(*) FROM launches"), std::vector<std::string>{"5"});
+  EXPECT_THROW(ResultsDb::Open(DbPath(), /*read_only=*/true), StorageError);
+}
+
+TEST_F(MigrationFromNineTest, EveryTimeBecomesIsoTextOfTheSameInstant) {
+  std::map<std::string, std::vector<std::pair<std::int64_t, std::string>>> before;
+  for (const auto& [table, column] : kTimeColumns)
+    before[std::string(table) + "." + column] = Rows(table, column);
+  const auto view_before = Column("SELECT started_at || ' ' || finished_at FROM results "
+                                  "ORDER BY trial_key");
+  ResultsDb::Open(DbPath());
+  EXPECT_EQ(Column("SELECT max(version) FROM schema_version"), std::vector<std::string>{"10"});
+  for (const auto& [table, column] : kTimeColumns) {
+    const std::string name = std::string(table) + "." + column;
+    EXPECT_EQ(Rows(table, column), before[name]) << name;
+    EXPECT_EQ(Column(fmt::format("SELECT count(*) FROM {0} WHERE {1} IS NOT NULL AND "
+                                 "(typeof({1}) != 'text' OR {1} NOT GLOB '{2}')",
+                                 table, column, kIsoUtcGlob)),
+              std::vector<std::string>{"0"})
+        << name;
+  }
+  EXPECT_EQ(Column("SELECT count(*) FROM campaigns WHERE started_at IS NULL OR "
+                   "finished_at IS NULL"),
+            std::vector<std::string>{"0"});
+  // The public view's times read as before (whole seconds, Z).
+  EXPECT_EQ(Column("SELECT started_at || ' ' || finished_at FROM results ORDER BY trial_key"),
+            view_before);
+  // The schema refuses a time that is not ISO 8601 text.
+  SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+  EXPECT_THROW(Exec(raw.get(), "UPDATE campaigns SET finished_at = 1795365708.2"), StorageError);
+}
+
+TEST_F(MigrationFromNineTest, ReadersSeeTheSameTimesAndDurationsAsBefore) {
+  // What schema 9 held, in unix seconds.
+  const double started = std::stod(Column("SELECT started_at FROM campaigns").at(0));
+  const double finished = std::stod(Column("SELECT finished_at FROM campaigns").at(0));
+  const auto wall = Column("SELECT t.finished_at - t.started_at FROM trials t "
+                           "WHERE trial_key = 'f4343bb23be739ae'");
+  const auto counted = Column("SELECT warmup + iterations FROM results "
+                              "WHERE trial_key = 'f4343bb23be739ae'");
+  auto db = ResultsDb::Open(DbPath());
+  const std::vector<CampaignInfo> campaigns = db->Campaigns();
+  ASSERT_EQ(campaigns.size(), 1u);
+  EXPECT_NEAR(campaigns[0].started_at, started, 1e-3);
+  ASSERT_TRUE(campaigns[0].finished_at);
+  EXPECT_NEAR(*campaigns[0].finished_at, finished, 1e-3);
+  // plan's startup estimate: the trial's wall time less its iterations at the median.
+  const auto measured = db->NewestOkMeasurement("f4343bb23be739ae");
+  ASSERT_TRUE(measured && measured->startup_s);
+  const double iterations = std::stod(counted.at(0));
+  EXPECT_NEAR(*measured->startup_s,
+              std::max(0.0, std::stod(wall.at(0)) - iterations * measured->latency_ms / 1000),
+              2e-3);
+  // New times are written as ISO text too.
+  db->FinishCampaign(campaigns[0].id);
+  EXPECT_EQ(Column(fmt::format("SELECT finished_at GLOB '{}' FROM campaigns", kIsoUtcGlob)),
+            std::vector<std::string>{"1"});
+  EXPECT_GE(*db->Campaigns()[0].finished_at, finished);
 }
 
 }  // namespace
