@@ -112,7 +112,7 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
             highest = std::max(highest, std::stoi(item) + 1);
         placement = ResolvePlacement(options->gpus, AssumedGpus(highest, options->device));
       } else {
-        placement = ResolvePlacement(options->gpus, NvidiaSmiDiscovery());
+        placement = ResolvePlacement(options->gpus, *MachineGpuDiscovery());
       }
     } catch (const std::exception& e) {
       std::cerr << "ditbench plan: error: " << e.what() << "\n";
