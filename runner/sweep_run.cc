@@ -163,16 +163,12 @@ class SweepLoop {
     }
   }
 
-  // Takes over a trial that an earlier coordinator started and the launcher attached to
-  // (Launcher::Attach): Run() waits for it and records it like its own. It holds no slot: its
-  // devices are the scheduler's business.
-  void Adopt(LaunchHandle handle, const PlannedTrial& t, std::string prefix,
-             std::filesystem::path run_dir, double started_at, std::string job) {
-    // Its launch: the first (a restarted coordinator does not know which of several
-    // replicates the job ran).
-    in_flight_.emplace(handle, InFlight{&t, /*launch=*/0, kAdoptedPosition, std::move(prefix),
-                                        std::move(run_dir), {}, {}, started_at,
-                                        std::nullopt, std::move(job)});
+  // Takes over a trial's launch that an earlier coordinator started and the launcher attached
+  // to (Launcher::Attach): Run() waits for it and records it, as that launch, like its own. It
+  // holds no slot: its devices are the scheduler's business.
+  void Adopt(const AdoptedTrial& a, std::string prefix) {
+    in_flight_.emplace(a.handle, InFlight{a.trial, a.launch, kAdoptedPosition, std::move(prefix),
+                                          a.run_dir, {}, {}, a.started_at, std::nullopt, a.job});
   }
 
   // Kills whatever is still in flight and waits for it: used when storage fails mid-sweep.
@@ -756,9 +752,10 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   }
   loop.require_idle_s = options.require_idle_s;
   for (const AdoptedTrial& a : adopted)
-    loop.Adopt(a.handle, *a.trial,
-               fmt::format("[adopted] {} {}", a.trial->key, Axes(a.trial->config)), a.run_dir,
-               a.started_at, a.job);
+    loop.Adopt(a, fmt::format("[adopted] {} {}{}", a.trial->key, Axes(a.trial->config),
+                              spec.replicates > 1 || spec.halving_keep > 0
+                                  ? fmt::format(" launch {}", a.launch + 1)
+                                  : ""));
   try {
     if (spec.halving_keep > 0) {
       RunHalving(spec, plan, *db, campaign, options.rerun, live, loop, effects, out);
