@@ -9,7 +9,6 @@
 #include <regex>
 #include <sstream>
 
-#include <fmt/format.h>
 
 namespace ditbench {
 namespace {
@@ -170,35 +169,6 @@ void AddTopology(std::vector<GpuInfo>& gpus, const TopologyInputs& inputs) {
   for (const auto& [row, node] : smi.numa_node)
     if (auto p = position.find(row); p != position.end() && !gpus[p->second].numa_node)
       gpus[p->second].numa_node = node;
-}
-
-std::optional<std::vector<int>> ParseCpuList(const std::string& text) {
-  std::vector<int> cpus;
-  std::stringstream in(Trim(text));
-  for (std::string item; std::getline(in, item, ',');) {
-    item = Trim(item);
-    if (item.empty()) continue;
-    const auto dash = item.find('-');
-    const auto first = Number(item.substr(0, dash));
-    const auto last = dash == std::string::npos ? first : Number(item.substr(dash + 1));
-    if (!first || !last || *last < *first) return std::nullopt;
-    for (int cpu = *first; cpu <= *last; ++cpu) cpus.push_back(cpu);
-  }
-  std::sort(cpus.begin(), cpus.end());
-  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
-  return cpus;
-}
-
-std::string FormatCpuList(const std::vector<int>& cpus) {
-  std::string text;
-  for (std::size_t i = 0; i < cpus.size();) {
-    std::size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    if (!text.empty()) text += ',';
-    text += j == i ? std::to_string(cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
-    i = j + 1;
-  }
-  return text;
 }
 
 CpuTopology ReadCpuTopology(const std::filesystem::path& sys) {

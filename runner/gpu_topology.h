@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/cpu_list.h"  // ParseCpuList, FormatCpuList
 #include "runner/gpu_discovery.h"
 
 namespace ditbench {
@@ -57,9 +58,5 @@ struct CpuTopology {
 };
 // sched_getaffinity of this process, and <sys>/devices/system/node/node<N>/cpulist.
 CpuTopology ReadCpuTopology(const std::filesystem::path& sys = "/sys");
-
-// "0-3,8,10-11" <-> {0,1,2,3,8,10,11}. ParseCpuList returns nullopt for malformed text.
-std::optional<std::vector<int>> ParseCpuList(const std::string& text);
-std::string FormatCpuList(const std::vector<int>& cpus);
 
 }  // namespace ditbench

@@ -115,14 +115,6 @@ TEST(GpuTopologyTest, NvmlLinksWinAndSysfsGivesNumaNodes) {
   EXPECT_EQ(gpus[1].numa_node, 1);
 }
 
-TEST(GpuTopologyTest, CpuListsRoundTrip) {
-  EXPECT_EQ(ParseCpuList("0-3,8,10-11\n"), (Ints{0, 1, 2, 3, 8, 10, 11}));
-  EXPECT_EQ(FormatCpuList({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
-  EXPECT_EQ(ParseCpuList(""), Ints{});
-  EXPECT_FALSE(ParseCpuList("3-1").has_value());
-  EXPECT_FALSE(ParseCpuList("a").has_value());
-}
-
 TEST(GpuTopologyTest, CoresAreGroupedByTheNodesSysfsLists) {
   test::TempDir sys;
   Write(sys.path() / "devices/system/node/node0/cpulist", "0-1023\n");
