@@ -163,10 +163,11 @@ class SweepLoop {
     }
   }
 
-  // Takes over a trial's launch that an earlier coordinator started and the launcher attached
-  // to (Launcher::Attach): Run() waits for it and records it, as that launch, like its own. It
-  // holds no slot: its devices are the scheduler's business.
-  void Adopt(const AdoptedTrial& a, std::string prefix) {
+  // Takes over a launch an earlier coordinator started (Launcher::Attach): Run() waits for it
+  // and records it, as that launch, like its own. No slot: its devices are the scheduler's.
+  void Adopt(const AdoptedTrial& a) {
+    std::string prefix = fmt::format("[adopted] {} {}", a.trial->key, Axes(a.trial->config));
+    if (replicates > 1 || halving) prefix += fmt::format(" launch {}", a.launch + 1);
     in_flight_.emplace(a.handle, InFlight{a.trial, a.launch, kAdoptedPosition, std::move(prefix),
                                           a.run_dir, {}, {}, a.started_at, std::nullopt, a.job});
   }
@@ -664,9 +665,8 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     record.environment["slots"] = placement.capacity.slots;
     record.environment["on_gpu"] = placement.capacity.on_gpu;
     if (options.gpus.rfind("cpu", 0) != 0) {  // the driver was asked: by which source, and why
-      const GpuListing listing = effects.gpus.Listing();
-      record.environment["gpu_discovery"] = ToJson(listing);
-      out << "GPUs: " << Describe(listing)
+      record.environment["gpu_discovery"] = ToJson(effects.gpus.Listing());
+      out << "GPUs: " << Describe(effects.gpus.Listing())
           << (placement.capacity.on_gpu ? "" : "; ranks run on CPU") << "\n";
     }
     // A campaign is one spec: a changed sweep file starts a new one, and says what changed.
@@ -751,11 +751,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
       loop.oomed.push_back({t.key, t.config});
   }
   loop.require_idle_s = options.require_idle_s;
-  for (const AdoptedTrial& a : adopted)
-    loop.Adopt(a, fmt::format("[adopted] {} {}{}", a.trial->key, Axes(a.trial->config),
-                              spec.replicates > 1 || spec.halving_keep > 0
-                                  ? fmt::format(" launch {}", a.launch + 1)
-                                  : ""));
+  for (const AdoptedTrial& a : adopted) loop.Adopt(a);  // after replicates and halving are set
   try {
     if (spec.halving_keep > 0) {
       RunHalving(spec, plan, *db, campaign, options.rerun, live, loop, effects, out);
