@@ -5,32 +5,19 @@
 
 #include <fmt/format.h>
 
+#include "experiments/text_fields.h"
+
 namespace ditbench {
-namespace {
-
-std::string Trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-}
-
-std::optional<int> Number(const std::string& text) {
-  if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  return std::stoi(text);
-}
-
-}  // namespace
 
 std::optional<std::vector<int>> ParseCpuList(const std::string& text) {
   std::vector<int> cpus;
-  std::stringstream in(Trim(text));
+  std::stringstream in(TrimBlanks(text));
   for (std::string item; std::getline(in, item, ',');) {
-    item = Trim(item);
+    item = TrimBlanks(item);
     if (item.empty()) continue;
     const auto dash = item.find('-');
-    const auto first = Number(item.substr(0, dash));
-    const auto last = dash == std::string::npos ? first : Number(item.substr(dash + 1));
+    const auto first = SmallNumber(item.substr(0, dash));
+    const auto last = dash == std::string::npos ? first : SmallNumber(item.substr(dash + 1));
     if (!first || !last || *last < *first) return std::nullopt;
     for (int cpu = *first; cpu <= *last; ++cpu) cpus.push_back(cpu);
   }

@@ -6,29 +6,20 @@
 #include <fmt/format.h>
 
 #include "experiments/host_info.h"
+#include "experiments/text_fields.h"
 #include "runner/gpu_sources.h"
 #include "runner/gpu_topology.h"
 
 namespace ditbench {
-namespace {
-
-std::string Trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-}
-
-}  // namespace
 
 std::optional<GpuInfo> ParseNvidiaSmiQueryLine(const std::string& line) {
   std::vector<std::string> fields;
   std::stringstream in(line);
-  for (std::string field; std::getline(in, field, ',');) fields.push_back(Trim(field));
-  if (fields.size() != 5 || fields[0].empty() ||
-      fields[0].find_first_not_of("0123456789") != std::string::npos || fields[0].size() > 6)
-    return std::nullopt;
+  for (std::string field; std::getline(in, field, ',');) fields.push_back(TrimBlanks(field));
+  const std::optional<int> index = fields.size() == 5 ? SmallNumber(fields[0]) : std::nullopt;
+  if (!index) return std::nullopt;
   GpuInfo gpu;
-  gpu.index = std::stoi(fields[0]);
+  gpu.index = *index;
   gpu.uuid = fields[1];
   gpu.name = fields[2];
   if (!fields[3].empty() && fields[3].size() < 12 &&

@@ -9,27 +9,17 @@
 #include <regex>
 #include <sstream>
 
+#include "experiments/text_fields.h"
+
 
 namespace ditbench {
 namespace {
-
-std::string Trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-}
-
-std::optional<int> Number(const std::string& text) {
-  if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  return std::stoi(text);
-}
 
 std::string ReadLine(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
-  return Trim(line);
+  return TrimBlanks(line);
 }
 
 // Union-find over small integer ids.
@@ -61,7 +51,7 @@ std::vector<int> IslandsOf(Components& components, std::size_t n, const std::vec
 }  // namespace
 
 std::string SysfsPciAddress(const std::string& bus_id) {
-  std::string id = Trim(bus_id);
+  std::string id = TrimBlanks(bus_id);
   std::transform(id.begin(), id.end(), id.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const auto colon = id.find(':');
@@ -74,7 +64,7 @@ std::optional<int> PciNumaNode(const std::string& bus_id, const std::filesystem:
   if (bus_id.empty()) return std::nullopt;
   const std::string text =
       ReadLine(sys / "bus/pci/devices" / SysfsPciAddress(bus_id) / "numa_node");
-  return Number(text);  // "-1" (unknown) is not a number here
+  return SmallNumber(text);  // "-1" (unknown) is not a number here
 }
 
 std::vector<int> NvlinkIslands(const std::vector<std::vector<std::string>>& endpoints,
@@ -108,21 +98,21 @@ SmiTopology ParseNvidiaSmiTopology(const std::vector<std::string>& lines) {
     const std::string line = std::regex_replace(raw, kColour, "");
     std::vector<std::string> cells;
     std::stringstream in(line);
-    for (std::string cell; std::getline(in, cell, '\t');) cells.push_back(Trim(cell));
+    for (std::string cell; std::getline(in, cell, '\t');) cells.push_back(TrimBlanks(cell));
     if (cells.empty()) continue;
     if (header.empty()) {
       if (std::find(cells.begin(), cells.end(), "GPU0") != cells.end()) header = cells;
       continue;
     }
     if (cells[0].rfind("GPU", 0) != 0) continue;  // NIC rows, the legend
-    const auto row = Number(cells[0].substr(3));
+    const auto row = SmallNumber(cells[0].substr(3));
     if (!row) continue;
     for (std::size_t c = 1; c < cells.size() && c < header.size(); ++c) {
       if (header[c].rfind("GPU", 0) == 0 && cells[c].rfind("NV", 0) == 0) {
-        if (auto peer = Number(header[c].substr(3)))
+        if (auto peer = SmallNumber(header[c].substr(3)))
           topology.nvlink_peers[*row].push_back(*peer);
       } else if (header[c] == "NUMA Affinity") {
-        if (auto node = Number(cells[c])) topology.numa_node[*row] = *node;
+        if (auto node = SmallNumber(cells[c])) topology.numa_node[*row] = *node;
       }
     }
   }
@@ -183,7 +173,7 @@ CpuTopology ReadCpuTopology(const std::filesystem::path& sys) {
   for (const auto& entry : std::filesystem::directory_iterator(sys / "devices/system/node", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("node", 0) != 0) continue;
-    const auto node = Number(name.substr(4));
+    const auto node = SmallNumber(name.substr(4));
     if (!node) continue;
     if (auto cpus = ParseCpuList(ReadLine(entry.path() / "cpulist")))
       for (int cpu : *cpus) topology.numa_node_of[cpu] = *node;

@@ -156,6 +156,16 @@ std::vector<SlotTopology> TwoIslands() {
   return slots;
 }
 
+// Cores 0-3 on NUMA node 0, 4-7 on node 1.
+CpuTopology EightCoresOnTwoNodes() {
+  CpuTopology cpus;
+  for (int cpu = 0; cpu < 8; ++cpu) {
+    cpus.cpus.push_back(cpu);
+    cpus.numa_node_of[cpu] = cpu < 4 ? 0 : 1;
+  }
+  return cpus;
+}
+
 TEST(SlotPoolTopologyTest, FourRankTrialLandsInsideOneIsland) {
   SlotPool pool(8, PlacementPolicy::kPack, TwoIslands());
   EXPECT_EQ(pool.Acquire(2), (std::vector<int>{0, 1}));
@@ -208,11 +218,7 @@ TEST(SlotPoolTopologyTest, TrialNoGroupCanHoldSpansThemAndSaysSo) {
 }
 
 TEST(SlotPoolTopologyTest, NumaNodeAloneGroupsCpuSlots) {
-  CpuTopology cpus;
-  for (int cpu = 0; cpu < 8; ++cpu) {
-    cpus.cpus.push_back(cpu);
-    cpus.numa_node_of[cpu] = cpu < 4 ? 0 : 1;
-  }
+  const CpuTopology cpus = EightCoresOnTwoNodes();
   SlotPool pool(4, PlacementPolicy::kPack, CpuSlots(4, cpus));  // two cores per slot
   EXPECT_EQ(pool.Acquire(1), (std::vector<int>{0}));
   std::string reason;
@@ -221,11 +227,7 @@ TEST(SlotPoolTopologyTest, NumaNodeAloneGroupsCpuSlots) {
 }
 
 TEST(CpuSlotsTest, SlotsAreCarvedInsideNumaNodes) {
-  CpuTopology cpus;
-  for (int cpu = 0; cpu < 8; ++cpu) {
-    cpus.cpus.push_back(cpu);
-    cpus.numa_node_of[cpu] = cpu < 4 ? 0 : 1;
-  }
+  const CpuTopology cpus = EightCoresOnTwoNodes();
   const auto four = CpuSlots(4, cpus);
   ASSERT_EQ(four.size(), 4u);
   EXPECT_EQ(four[0].cpus, (std::vector<int>{0, 1}));
