@@ -61,7 +61,7 @@ void WriteDryRun(const RunOptions& options, const SweepSpec& spec, const SweepPl
       resume_line = fmt::format("cannot tell what is already recorded: {}\n", e.what());
     }
   }
-  WritePlanTable(spec, plan, assumptions, out, notes);
+  WritePlanTable(spec, plan, assumptions, out, notes, options.budget_s);
   out << resume_line;
 }
 

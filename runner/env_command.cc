@@ -1,6 +1,6 @@
 // `ditbench env`: what a campaign started here would record about the machine, as JSON: the
-// coordinator's view (host, CPU, GPUs from nvidia-smi, build, NCCL_*/CUDA_* variables) and the
-// worker's (device, driver, CUDA, cuDNN, NCCL, LibTorch, threads).
+// coordinator's view (host, CPU, GPUs from nvidia-smi and from the discovery `run` uses: NVML,
+// the CUDA driver or nvidia-smi; build, NCCL_*/CUDA_* variables) and the worker's (device, driver, CUDA, cuDNN, NCCL, LibTorch, threads).
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -11,6 +11,7 @@
 #include "experiments/host_info.h"
 #include "runner/command.h"
 #include "runner/environment.h"
+#include "runner/gpu_discovery.h"
 
 namespace ditbench {
 
@@ -19,6 +20,7 @@ std::function<int()> DefineEnvCommand(CLI::App& sub) {
   sub.add_option("--worker", *worker, "worker program (default: next to ditbench)");
   return [worker] {
     nlohmann::json out = {{"coordinator", CoordinatorEnvironment()}};
+    out["coordinator"]["gpu_discovery"] = ToJson(MachineGpuDiscovery()->Listing());
     std::filesystem::path program = *worker;
     if (program.empty()) {
       std::error_code ec;

@@ -3,40 +3,102 @@
 #include <cstdlib>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "experiments/host_info.h"
+#include "experiments/text_fields.h"
+#include "runner/gpu_sources.h"
+#include "runner/gpu_topology.h"
 
 namespace ditbench {
 
-std::optional<GpuInfo> ParseNvidiaSmiLine(const std::string& line) {
-  if (line.rfind("GPU ", 0) != 0) return std::nullopt;
+std::optional<GpuInfo> ParseNvidiaSmiQueryLine(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  for (std::string field; std::getline(in, field, ',');) fields.push_back(TrimBlanks(field));
+  const std::optional<int> index = fields.size() == 5 ? SmallNumber(fields[0]) : std::nullopt;
+  if (!index) return std::nullopt;
   GpuInfo gpu;
-  const auto colon = line.find(": ");
-  const auto uuid = line.find(" (UUID: ");
-  if (colon != std::string::npos)
-    gpu.name = line.substr(colon + 2, uuid == std::string::npos ? std::string::npos
-                                                                : uuid - colon - 2);
-  if (uuid != std::string::npos) {
-    const auto start = uuid + 8, end = line.find(')', start);
-    gpu.uuid = line.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  }
+  gpu.index = *index;
+  gpu.uuid = fields[1];
+  gpu.name = fields[2];
+  if (!fields[3].empty() && fields[3].size() < 12 &&
+      fields[3].find_first_not_of("0123456789") == std::string::npos)
+    gpu.memory_mb = std::stoll(fields[3]);
+  gpu.pci_bus_id = fields[4];
   return gpu;
 }
 
+nlohmann::json ToJson(const GpuListing& listing) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const GpuInfo& gpu : listing.gpus) {
+    nlohmann::json j = {{"index", gpu.index}, {"name", gpu.name}, {"uuid", gpu.uuid}};
+    if (gpu.memory_mb > 0) j["memory_mb"] = gpu.memory_mb;
+    if (!gpu.pci_bus_id.empty()) j["pci_bus_id"] = gpu.pci_bus_id;
+    if (gpu.numa_node) j["numa_node"] = *gpu.numa_node;
+    if (gpu.nvlink_island >= 0) j["nvlink_island"] = gpu.nvlink_island;
+    gpus.push_back(std::move(j));
+  }
+  return {{"source", listing.source}, {"skipped", listing.skipped}, {"gpus", gpus}};
+}
+
+std::string Describe(const GpuListing& listing) {
+  std::string skipped;
+  for (const auto& line : listing.skipped) skipped += (skipped.empty() ? "" : "; ") + line;
+  if (listing.gpus.empty())
+    return skipped.empty() ? fmt::format("no GPU found ({} lists none)", listing.source)
+                           : "no GPU found (" + skipped + ")";
+  std::string text = fmt::format("{} GPU(s) from {}", listing.gpus.size(), listing.source);
+  if (!skipped.empty()) text += " (" + skipped + ")";
+  return text;
+}
+
 AssumedGpus::AssumedGpus(int count, std::string name) {
-  for (int i = 0; i < count; ++i) gpus_.push_back({name, ""});
+  for (int i = 0; i < count; ++i) {
+    GpuInfo gpu;
+    gpu.name = name;
+    gpu.index = i;
+    gpus_.push_back(gpu);
+  }
 }
 
-std::vector<GpuInfo> NvidiaSmiDiscovery::ListGpus() const {
-  std::vector<GpuInfo> gpus;
-  for (const auto& line : CommandOutputLines({"nvidia-smi", "-L"}))
-    if (auto gpu = ParseNvidiaSmiLine(line)) gpus.push_back(*gpu);
-  return gpus;
-}
+DriverGpuDiscovery::DriverGpuDiscovery(std::vector<std::unique_ptr<GpuSource>> sources,
+                                       TopologyStep add_topology)
+    : sources_(std::move(sources)), add_topology_(std::move(add_topology)) {}
 
-std::optional<std::string> NvidiaSmiDiscovery::InheritedVisibleDevices() const {
+std::optional<std::string> DriverGpuDiscovery::InheritedVisibleDevices() const {
   const char* value = std::getenv("CUDA_VISIBLE_DEVICES");
   if (value == nullptr) return std::nullopt;
   return std::string(value);
+}
+
+GpuListing DriverGpuDiscovery::Listing() const {
+  if (listing_) return *listing_;
+  GpuListing listing;
+  listing.source = "none";
+  for (const auto& source : sources_) {
+    std::string why_not;
+    if (auto gpus = source->List(&why_not)) {
+      listing.gpus = std::move(*gpus);
+      listing.source = source->Name();
+      if (add_topology_) add_topology_(listing.gpus);
+      break;
+    }
+    listing.skipped.push_back(source->Name() + ": " + why_not);
+  }
+  listing_ = listing;
+  return listing;
+}
+
+std::unique_ptr<GpuDiscovery> MachineGpuDiscovery() {
+  std::vector<std::unique_ptr<GpuSource>> sources;
+  sources.push_back(std::make_unique<NvmlGpuSource>());
+  sources.push_back(std::make_unique<CudaDriverGpuSource>());
+  sources.push_back(std::make_unique<NvidiaSmiGpuSource>());
+  TopologyInputs inputs;
+  inputs.nvidia_smi_topo = [] { return CommandOutputLines({"nvidia-smi", "topo", "-m"}); };
+  return std::make_unique<DriverGpuDiscovery>(
+      std::move(sources), [inputs](std::vector<GpuInfo>& gpus) { AddTopology(gpus, inputs); });
 }
 
 std::vector<std::string> ParseVisibleDevices(const std::string& value) {

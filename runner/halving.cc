@@ -38,15 +38,20 @@ std::vector<std::string> HalvingSurvivors(const std::vector<HalvingEntry>& entri
   return survivors;
 }
 
+std::vector<std::int64_t> HalvingRounds(std::int64_t n, double keep) {
+  std::vector<std::int64_t> rounds;
+  while (n > 1) {
+    n = Kept(n, keep);
+    rounds.push_back(n);
+  }
+  return rounds;
+}
+
 std::int64_t HalvingLaunches(const std::vector<std::int64_t>& group_sizes, double keep) {
   std::int64_t launches = 0;
   for (std::int64_t n : group_sizes) {
     launches += n;
-    while (n > 1) {
-      n = Kept(n, keep);
-      launches += n;
-      if (n == 1) break;
-    }
+    for (std::int64_t kept : HalvingRounds(n, keep)) launches += kept;
   }
   return launches;
 }

@@ -31,6 +31,10 @@ struct HalvingEntry {
 // Ties keep the given order. REQUIRES: 0 < keep < 1.
 std::vector<std::string> HalvingSurvivors(const std::vector<HalvingEntry>& entries, double keep);
 
+// How many trials of a group of `n` each later round re-measures (round 1, 2, ...): empty for a
+// group of one. REQUIRES: 0 < keep < 1.
+std::vector<std::int64_t> HalvingRounds(std::int64_t n, double keep);
+
 // Launches the plan runs at most: n trials screened, then survivors round by round, every
 // group treated as one of `group_sizes`.
 std::int64_t HalvingLaunches(const std::vector<std::int64_t>& group_sizes, double keep);

@@ -35,6 +35,9 @@ struct LaunchRequest {
   // CUDA_VISIBLE_DEVICES entries for the trial, as the driver names them ("4", "GPU-8e3c...");
   // empty on CPU, and then the ranks see no GPU at all.
   std::vector<std::string> devices;
+  // The CPU cores each rank is pinned to (rank r: rank_cpus[r]); empty, or an empty list for a
+  // rank: not pinned. Honoured by LocalLauncher; a batch scheduler binds ranks itself.
+  std::vector<std::vector<int>> rank_cpus;
   double timeout_s = 1800;
 };
 

@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -48,6 +49,26 @@ class ExecEnvironment : public bp::extend::handler {
  private:
   pid_t coordinator_;
   std::vector<char*> pointers_;
+};
+
+// Pins the child to a set of cores before it runs the program (sched_setaffinity between fork
+// and exec: a plain system call). A child that cannot be pinned exits 126 rather than run
+// where its placement says it does not. An empty set pins nothing.
+class PinCpus : public bp::extend::handler {
+ public:
+  explicit PinCpus(const std::vector<int>& cpus) : pin_(!cpus.empty()) {
+    CPU_ZERO(&set_);
+    for (int cpu : cpus)
+      if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set_);
+  }
+  template <class Executor>
+  void on_exec_setup(Executor&) const {
+    if (pin_ && ::sched_setaffinity(0, sizeof(set_), &set_) != 0) ::_exit(126);
+  }
+
+ private:
+  bool pin_;
+  cpu_set_t set_;
 };
 
 // A pidfd of a child (Linux 5.3 and later): readable once the child has exited, so that Wait()
@@ -178,8 +199,11 @@ LaunchHandle LocalLauncher::Start(const LaunchRequest& request) {
           request.worker.is_relative() && !request.working_dir.empty()
               ? request.working_dir / request.worker
               : request.worker;
+      const std::vector<int> no_cpus;
+      const std::vector<int>& cpus =
+          rank < static_cast<int>(request.rank_cpus.size()) ? request.rank_cpus[rank] : no_cpus;
       trial->children.emplace_back(program.string(), bp::args(request.args),
-                                   ExecEnvironment(env), bp::std_in < bp::null,
+                                   ExecEnvironment(env), PinCpus(cpus), bp::std_in < bp::null,
                                    (bp::std_out & bp::std_err) > log.string(),
                                    bp::start_dir(start_dir), trial->group);
       trial->watches.emplace_back(static_cast<pid_t>(trial->children.back().id()));

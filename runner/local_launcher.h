@@ -4,7 +4,8 @@
 // child's running() (Boost 1.74's wait_for is unsafe with several children: it swaps the
 // SIGCHLD handler). At a trial's first failing rank, at its timeout, or on Cancel(), the whole
 // process group gets SIGKILL, grandchildren included. Each rank also gets SIGKILL if the
-// coordinator dies (parent-death signal), so no rank outlives it.
+// coordinator dies (parent-death signal), so no rank outlives it. A rank with cores in
+// LaunchRequest::rank_cpus is pinned to them before it starts (exit 126 if that fails).
 //
 // Thread-safety: none; one thread owns a LocalLauncher. Destroying it kills and reaps every
 // trial still in flight.

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include "experiments/trial_settings.h"
-#include "runner/budget_order.h"
 #include "runner/command.h"
 #include "runner/plan_output.h"
 #include "runner/sweep_plan.h"
@@ -112,7 +111,7 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
             highest = std::max(highest, std::stoi(item) + 1);
         placement = ResolvePlacement(options->gpus, AssumedGpus(highest, options->device));
       } else {
-        placement = ResolvePlacement(options->gpus, NvidiaSmiDiscovery());
+        placement = ResolvePlacement(options->gpus, *MachineGpuDiscovery());
       }
     } catch (const std::exception& e) {
       std::cerr << "ditbench plan: error: " << e.what() << "\n";
@@ -121,15 +120,10 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     PlanAssumptions assumptions;
     assumptions.device = !options->device.empty() ? options->device : DeviceFor(placement);
     SweepPlan plan = PlanSweep(parsed.spec, placement.capacity, assumptions, options->db);
-    if (options->format == "json") WritePlanJson(parsed.spec, plan, assumptions, std::cout);
-    else WritePlanTable(parsed.spec, plan, assumptions, std::cout);
-    if (budget_s >= 0 && options->format == "table") {
-      const BudgetFit fit = FitBudget(plan, parsed.spec.replicates, budget_s);
-      std::cout << fmt::format(
-          "--budget {}: {} of {} launch(es) fit by the estimates ({:.0f} of {:.0f} s; the 1-rank "
-          "trials first, then the cheapest); the rest wait for the next run\n",
-          options->budget, fit.fit, fit.launches, fit.fit_seconds, fit.seconds);
-    }
+    if (options->format == "json")
+      WritePlanJson(parsed.spec, plan, assumptions, std::cout, budget_s);
+    else
+      WritePlanTable(parsed.spec, plan, assumptions, std::cout, {}, budget_s);
     return kExitOk;
   };
 }

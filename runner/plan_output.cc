@@ -2,8 +2,7 @@
 
 #include <map>
 
-#include "experiments/oom_prediction.h"
-#include "runner/halving.h"
+#include "runner/plan_savings.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,9 +12,6 @@
 
 namespace ditbench {
 namespace {
-
-// Beyond this many trials plan does not compare every pair for on_oom (quadratic).
-constexpr std::size_t kMaxOomPairs = 5000;
 
 std::string Model(const TrialConfig& c) {
   std::string name = c.model;
@@ -35,7 +31,7 @@ std::string Duration(double seconds) {
 }  // namespace
 
 void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& a,
-                    std::ostream& out, const std::vector<std::string>& notes) {
+                    std::ostream& out, const std::vector<std::string>& notes, double budget_s) {
   out << fmt::format("{:<16}  {:<22} {:>5} {:<5} {:>3} {:>3} {:>3} {:>3} {:>3} {:>3}  {:>10} {:>9} {:>9}  {}\n",
                      "trial", "model", "res", "prec", "u", "r", "pf", "cfg", "dp", "ws",
                      "iter (ms)", "trial", "mem/rank", "plan");
@@ -92,47 +88,7 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                                        spec.replicates)
                          : "",
                      a.device, a.efficiency * 100);
-  // on_oom: skip_larger: how many trials could be skipped, and how much time they hold.
-  if (spec.skip_larger_after_oom && plan.trials.size() <= kMaxOomPairs) {
-    std::size_t larger = 0;
-    double larger_s = 0;
-    for (const PlannedTrial& t : plan.trials) {
-      if (t.invalid_reason || t.unsupported) continue;
-      for (const PlannedTrial& other : plan.trials) {
-        if (&other == &t || other.invalid_reason || other.unsupported) continue;
-        if (AtLeastAsLarge(t.config, other.config)) {
-          ++larger;
-          if (t.estimate) larger_s += t.estimate->trial_s * spec.replicates;
-          break;
-        }
-      }
-    }
-    out << fmt::format("on_oom: skip_larger: {} trial(s) are at least as large as another of the "
-                       "sweep ({} of the estimate): each is skipped if a trial it is at least as "
-                       "large as runs out of memory first\n",
-                       larger, Duration(larger_s));
-  }
-  // search: halving: how many launches at most, against every trial measured fully.
-  if (spec.halving_keep > 0) {
-    std::map<std::string, std::int64_t> groups;
-    double full_s = 0;
-    for (const PlannedTrial& t : plan.trials) {
-      if (t.invalid_reason || t.unsupported) continue;
-      ++groups[HalvingGroup(t.config)];
-      if (t.estimate) full_s += t.estimate->trial_s;
-    }
-    std::vector<std::int64_t> sizes;
-    std::int64_t trials = 0;
-    for (const auto& [group, n] : groups) {
-      sizes.push_back(n);
-      trials += n;
-    }
-    out << fmt::format("search: halving, keep {:.0f}%: {} trial(s) screened with repeats.min, "
-                       "then at most {} re-measurement launch(es) of the fastest in {} group(s), "
-                       "instead of measuring all {} to the target CI ({} estimated for that)\n",
-                       spec.halving_keep * 100, trials, HalvingLaunches(sizes, spec.halving_keep) - trials,
-                       groups.size(), trials, Duration(full_s));
-  }
+  WriteSavings(EstimateSavings(spec, plan, budget_s), out);
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"
   // interval covers much less (stats/stats.h: 75% at 3, 93.75% at 5).
   std::size_t few = 0;
@@ -151,7 +107,7 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
 }
 
 void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& a,
-               std::ostream& out) {
+                   std::ostream& out, double budget_s) {
   nlohmann::json trials = nlohmann::json::array();
   std::size_t valid = 0, unsupported = 0;
   for (const auto& t : plan.trials) {
@@ -197,6 +153,7 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
                           {"duplicates", plan.duplicates},
                           {"where", where}}},
                         {"estimated_wall_s", plan.estimated_wall_s},
+                        {"savings", ToJson(EstimateSavings(spec, plan, budget_s))},
                         {"trials", trials}}
              .dump(2)
       << "\n";

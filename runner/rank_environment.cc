@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "experiments/cpu_list.h"
+
 namespace ditbench {
 
 std::vector<std::string> CurrentEnvironment() {
@@ -26,6 +28,10 @@ std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& in
       {"CUDA_VISIBLE_DEVICES", visible},
       {"DITBENCH_TRIAL", (request.run_dir / "trial.json").string()},
       {"DITBENCH_RESULT", request.run_dir.string()},
+      // The cores the rank is pinned to ("" when not): the worker starts one thread per core.
+      {kRankCpusVariable, rank < static_cast<int>(request.rank_cpus.size())
+                              ? FormatCpuList(request.rank_cpus[rank])
+                              : ""},
   };
   std::vector<std::string> env;
   std::map<std::string, bool> seen;

@@ -16,8 +16,9 @@ std::vector<std::string> CurrentEnvironment();
 
 // `inherited` minus the variables a rank must not inherit, plus RANK, LOCAL_RANK, WORLD_SIZE,
 // LOCAL_WORLD_SIZE, MASTER_ADDR (127.0.0.1), MASTER_PORT, CUDA_VISIBLE_DEVICES (the request's
-// devices joined with commas; empty on CPU, so no GPU leaks in), DITBENCH_TRIAL and
-// DITBENCH_RESULT. Entries without '=' are dropped; each name appears once. Pure.
+// devices joined with commas; empty on CPU, so no GPU leaks in), DITBENCH_TRIAL,
+// DITBENCH_RESULT and DITBENCH_RANK_CPUS (the rank's cores from request.rank_cpus as a CPU
+// list; empty when it is not pinned). Entries without '=' are dropped; each name appears once. Pure.
 std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& inherited,
                                               const LaunchRequest& request, int rank, int port);
 

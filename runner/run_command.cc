@@ -8,6 +8,7 @@
 #include "experiments/trial_settings.h"
 #include "runner/command.h"
 #include "runner/gpu_discovery.h"
+#include "runner/gpu_topology.h"
 #include "runner/interrupt.h"
 #include "runner/local_launcher.h"
 #include "runner/machine_health.h"
@@ -142,10 +143,12 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
     SignalInterrupt interrupt;
     if (launch->launcher == "slurm") return RunOnSlurm(*options, *launch, interrupt);
     LocalLauncher launcher;
-    NvidiaSmiDiscovery gpus;
+    const std::unique_ptr<GpuDiscovery> gpus = MachineGpuDiscovery();
+    const CpuTopology cpus = ReadCpuTopology();
     ProcHealthProbe health;
-    return RunSweep(*options, SweepEffects{launcher, interrupt, gpus, &health}, std::cout,
-                    std::cerr);
+    return RunSweep(*options,
+                    SweepEffects{launcher, interrupt, *gpus, &health, nullptr, &cpus},
+                    std::cout, std::cerr);
   };
 }
 

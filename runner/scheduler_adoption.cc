@@ -66,6 +66,7 @@ std::vector<AdoptedTrial> AdoptSchedulerJobs(ResultsDb& db, std::int64_t campaig
     running.config = CanonicalJson(planned->config);
     running.world_size = planned->config.world_size();
     running.status = TrialStatus::kRunning;
+    running.launch = r.launch;
     running.run_dir = r.run_dir;
     running.started_at = r.started_at;
     running.coordinator_host = Hostname();
@@ -75,7 +76,7 @@ std::vector<AdoptedTrial> AdoptSchedulerJobs(ResultsDb& db, std::int64_t campaig
     out << fmt::format("trial {}: Slurm job {} of an earlier coordinator is known to Slurm: "
                        "watching it again\n",
                        r.trial_key, r.scheduler_job);
-    adopted.push_back({*handle, &*planned, r.run_dir, r.started_at, r.scheduler_job});
+    adopted.push_back({*handle, &*planned, r.launch, r.run_dir, r.started_at, r.scheduler_job});
   }
   return adopted;
 }

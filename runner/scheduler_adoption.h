@@ -24,6 +24,7 @@ LaunchRequest TrialRequest(const SweepSpec& spec, const PlannedTrial& t,
 struct AdoptedTrial {
   LaunchHandle handle;
   const PlannedTrial* trial;
+  int launch;  // which of the trial's launches the job runs (replicates, halving rounds)
   std::filesystem::path run_dir;
   double started_at;
   std::string job;

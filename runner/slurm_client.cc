@@ -11,18 +11,10 @@
 #include <boost/process.hpp>
 #include <fmt/format.h>
 
+#include "experiments/text_fields.h"
+
 namespace ditbench {
 namespace bp = boost::process;
-
-namespace {
-
-std::string Trimmed(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-}
-
-}  // namespace
 
 ProgramOutput RunProgram(const std::string& program, const std::vector<std::string>& arguments,
                          std::chrono::milliseconds time_limit) {
@@ -84,7 +76,7 @@ std::string SlurmCommands::Submit(const std::vector<std::string>& arguments) {
   std::string last;
   for (std::size_t start = 0; start < out.text.size();) {
     const auto end = out.text.find('\n', start);
-    const std::string line = Trimmed(out.text.substr(start, end - start));
+    const std::string line = TrimBlanks(out.text.substr(start, end - start));
     if (!line.empty()) last = line;
     if (end == std::string::npos) break;
     start = end + 1;
@@ -92,7 +84,7 @@ std::string SlurmCommands::Submit(const std::vector<std::string>& arguments) {
   const std::string id = last.substr(0, last.find(';'));
   if (out.exit_code != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
   {
-    std::string said = Trimmed(out.text);
+    std::string said = TrimBlanks(out.text);
     for (std::size_t at; (at = said.find('\n')) != std::string::npos;) said.replace(at, 1, "; ");
     throw std::runtime_error(
         fmt::format("sbatch did not accept the job (exit {}): {}", out.exit_code, said));

@@ -48,6 +48,26 @@ std::filesystem::path RankExitPath(const std::filesystem::path& run_dir, int ran
   return run_dir / fmt::format("rank{}.exit", rank);
 }
 
+namespace {
+
+// The exports both scripts share: no GPU for CPU ranks, then the user's extra variables.
+std::string ExtraExports(const SlurmOptions& options) {
+  std::string exports;
+  if (options.gpus_per_node == 0) exports += "export CUDA_VISIBLE_DEVICES=\n";
+  for (const auto& entry : options.environment) {
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    exports += fmt::format("export {}={}\n", entry.substr(0, eq), ShellQuote(entry.substr(eq + 1)));
+  }
+  return exports;
+}
+
+}  // namespace
+
+std::filesystem::path RanksFolder(const LaunchRequest& request) {
+  return request.working_dir.empty() ? request.run_dir : request.working_dir;
+}
+
 std::string SlurmJobScript(const LaunchRequest& request, const SlurmOptions& options,
                            const SlurmJobShape& shape) {
   std::string script = fmt::format(
@@ -61,20 +81,17 @@ std::string SlurmJobScript(const LaunchRequest& request, const SlurmOptions& opt
       "export LOCAL_WORLD_SIZE={}\n",
       request.trial_key, ShellQuote((request.run_dir / "trial.json").string()),
       ShellQuote(request.run_dir.string()), shape.tasks_per_node);
-  if (options.gpus_per_node == 0) script += "export CUDA_VISIBLE_DEVICES=\n";
-  for (const auto& entry : options.environment) {
-    const auto eq = entry.find('=');
-    if (eq == std::string::npos || eq == 0) continue;
-    script += fmt::format("export {}={}\n", entry.substr(0, eq), ShellQuote(entry.substr(eq + 1)));
-  }
+  script += ExtraExports(options);
   // Each task: its rank from Slurm, the worker, and its exit status left for the coordinator.
   const std::string task =
       "export RANK=\"$SLURM_PROCID\" LOCAL_RANK=\"$SLURM_LOCALID\"; \"$@\"; code=$?; "
       "echo $code > \"$DITBENCH_RESULT/rank$RANK.exit.tmp\" && "
       "mv \"$DITBENCH_RESULT/rank$RANK.exit.tmp\" \"$DITBENCH_RESULT/rank$RANK.exit\"; exit $code";
-  script += fmt::format("srun --kill-on-bad-exit=1 --output={} /bin/sh -c {} ditbench-rank {}",
-                        ShellQuote((request.run_dir / "rank%t.log").string()), ShellQuote(task),
-                        ShellQuote(request.worker.string()));
+  script += fmt::format(
+      "srun --kill-on-bad-exit=1 --chdir={} --output={} /bin/sh -c {} ditbench-rank {}",
+      ShellQuote(RanksFolder(request).string()),
+      ShellQuote((request.run_dir / "rank%t.log").string()), ShellQuote(task),
+      ShellQuote(request.worker.string()));
   for (const auto& arg : request.args) script.append(" ").append(ShellQuote(arg));
   return script + "\n";
 }
@@ -90,12 +107,7 @@ std::string SlurmStepScript(const LaunchRequest& request, const SlurmOptions& op
       "export LOCAL_WORLD_SIZE={}\n",
       request.trial_key, ShellQuote((request.run_dir / "trial.json").string()),
       ShellQuote(request.run_dir.string()), shape.tasks_per_node);
-  if (options.gpus_per_node == 0) script += "export CUDA_VISIBLE_DEVICES=\n";
-  for (const auto& entry : options.environment) {
-    const auto eq = entry.find('=');
-    if (eq == std::string::npos || eq == 0) continue;
-    script += fmt::format("export {}={}\n", entry.substr(0, eq), ShellQuote(entry.substr(eq + 1)));
-  }
+  script += ExtraExports(options);
   std::string time = options.time;
   if (time.empty())
     time = std::to_string(std::max(1, static_cast<int>(std::ceil(request.timeout_s / 60.0))));
@@ -116,7 +128,8 @@ std::string SlurmStepScript(const LaunchRequest& request, const SlurmOptions& op
   if (options.gpus_per_node > 0) script += fmt::format(" --gpus-per-node={}", shape.tasks_per_node);
   if (!options.partition.empty()) script.append(" --partition=").append(ShellQuote(options.partition));
   if (!options.account.empty()) script.append(" --account=").append(ShellQuote(options.account));
-  script += fmt::format(" --output={} /bin/sh -c {} ditbench-rank {}",
+  script += fmt::format(" --chdir={} --output={} /bin/sh -c {} ditbench-rank {}",
+                        ShellQuote(RanksFolder(request).string()),
                         ShellQuote((request.run_dir / "rank%t.log").string()), ShellQuote(task),
                         ShellQuote(request.worker.string()));
   for (const auto& arg : request.args) script.append(" ").append(ShellQuote(arg));
@@ -154,7 +167,7 @@ std::vector<std::string> SbatchArguments(const LaunchRequest& request,
   std::vector<std::string> args = {
       "--parsable",
       "--job-name=ditbench-" + request.trial_key,
-      "--chdir=" + request.run_dir.string(),
+      "--chdir=" + RanksFolder(request).string(),
       "--output=" + (request.run_dir / "slurm-%j.out").string(),
       "--nodes=" + std::to_string(shape.nodes),
       "--ntasks=" + std::to_string(shape.nodes * shape.tasks_per_node),

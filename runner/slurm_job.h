@@ -43,6 +43,10 @@ struct SlurmJobShape {
 // small to hold the ranks at one per GPU, or larger than the world size.
 SlurmJobShape ShapeJob(int world_size, const SlurmOptions& options);
 
+// The folder the ranks start in (sbatch --chdir, srun --chdir): the request's working_dir (a
+// `command` workload's sweep folder), else its run folder.
+std::filesystem::path RanksFolder(const LaunchRequest& request);
+
 // The batch script's text for `request` (written to <run_dir>/slurm_job.sh).
 std::string SlurmJobScript(const LaunchRequest& request, const SlurmOptions& options,
                            const SlurmJobShape& shape);

@@ -41,6 +41,7 @@ LaunchHandle SlurmStepLauncher::Start(const LaunchRequest& request) {
     srun.run_dir = SrunFolder(request.run_dir);  // srun's output: srun/rank0.log
     srun.worker = "/bin/sh";
     srun.args = {script.string()};
+    srun.working_dir = RanksFolder(request);
     srun.world_size = 1;
     // Slurm's --time (whole minutes) ends the step first; this is the backstop.
     srun.timeout_s = request.timeout_s + 120;

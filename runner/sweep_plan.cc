@@ -44,14 +44,14 @@ class EarlierResults {
   std::unique_ptr<ResultsDb> db_;
 };
 
+}  // namespace
+
 double TimedIterations(const TrialConfig& c, double iteration_ms) {
   const double budget_iterations =
       c.repeats.max_seconds > 0 && iteration_ms > 0 ? c.repeats.max_seconds * 1000 / iteration_ms
                                                     : c.repeats.max;
   return std::clamp(budget_iterations, double(c.repeats.min), double(c.repeats.max));
 }
-
-}  // namespace
 
 int CpuCoresUsed(int cores, int ranks) {
   if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

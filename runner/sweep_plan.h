@@ -63,6 +63,10 @@ SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity,
 // machine's).
 int CpuCoresUsed(int cores, int ranks);
 
+// The timed iterations a trial is expected to run at `iteration_ms` each: repeats.max, cut by
+// repeats.max_seconds, never below repeats.min.
+double TimedIterations(const TrialConfig& config, double iteration_ms);
+
 // The analytic estimate alone (no database).
 TrialEstimate AnalyticEstimate(const TrialConfig& config, const PlanAssumptions& assumptions);
 

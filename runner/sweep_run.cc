@@ -78,7 +78,8 @@ class SweepLoop {
   SweepLoop(const SweepSpec& spec, const Placement& placement, PlacementPolicy policy,
             ResultsDb& db, std::int64_t campaign, const SweepEffects& effects,
             std::filesystem::path worker, std::filesystem::path run_root, std::ostream& out)
-      : spec_(spec), placement_(placement), pool_(placement.capacity.slots, policy), db_(db),
+      : spec_(spec), placement_(placement),
+        pool_(placement.capacity.slots, policy, placement.topology), db_(db),
         campaign_(campaign), effects_(effects), worker_(std::move(worker)),
         run_root_(std::move(run_root)), out_(out) {}
 
@@ -137,7 +138,8 @@ class SweepLoop {
             break;
           }
         }
-        auto slots = pool_.Acquire(t.config.world_size());
+        std::string why_here;  // which NVLink island / NUMA node holds the slots
+        auto slots = pool_.Acquire(t.config.world_size(), &why_here);
         if (!slots && effects_.launcher.InFlight() > 0) break;  // wait for slots to free up
         if (slots && !WaitUntilIdle()) {
           pool_.Release(*slots);
@@ -151,7 +153,7 @@ class SweepLoop {
                                         t.config.world_size(), pool_.size()));
           continue;
         }
-        Start(queued, next - 1, prefix, *slots);
+        Start(queued, next - 1, prefix, *slots, why_here);
       }
       if (effects_.launcher.InFlight() == 0) return;
       if (effects_.interrupt.Requested() && !cancelled) {
@@ -162,16 +164,13 @@ class SweepLoop {
     }
   }
 
-  // Takes over a trial that an earlier coordinator started and the launcher attached to
-  // (Launcher::Attach): Run() waits for it and records it like its own. It holds no slot: its
-  // devices are the scheduler's business.
-  void Adopt(LaunchHandle handle, const PlannedTrial& t, std::string prefix,
-             std::filesystem::path run_dir, double started_at, std::string job) {
-    // Its launch: the first (a restarted coordinator does not know which of several
-    // replicates the job ran).
-    in_flight_.emplace(handle, InFlight{&t, /*launch=*/0, kAdoptedPosition, std::move(prefix),
-                                        std::move(run_dir), {}, started_at, std::nullopt,
-                                        std::move(job)});
+  // Takes over a launch an earlier coordinator started (Launcher::Attach): Run() waits for it
+  // and records it, as that launch, like its own. No slot: its devices are the scheduler's.
+  void Adopt(const AdoptedTrial& a) {
+    std::string prefix = fmt::format("[adopted] {} {}", a.trial->key, Axes(a.trial->config));
+    if (replicates > 1 || halving) prefix += fmt::format(" launch {}", a.launch + 1);
+    in_flight_.emplace(a.handle, InFlight{a.trial, a.launch, kAdoptedPosition, std::move(prefix),
+                                          a.run_dir, {}, {}, a.started_at, std::nullopt, a.job});
   }
 
   // Kills whatever is still in flight and waits for it: used when storage fails mid-sweep.
@@ -250,6 +249,7 @@ class SweepLoop {
     std::string prefix;
     std::filesystem::path run_dir;
     std::vector<int> slots;
+    std::string slots_reason;  // SlotPool's: which NVLink island / NUMA node holds them
     double started_at;
     std::optional<MachineHealth> health_at_start;
     std::string scheduler_job;  // the launcher's ExternalId(), recorded with the trial
@@ -341,7 +341,7 @@ class SweepLoop {
   }
 
   void Start(const QueuedTrial& queued, std::size_t position, const std::string& prefix,
-             const std::vector<int>& slots) {
+             const std::vector<int>& slots, const std::string& slots_reason) {
     const PlannedTrial& t = *queued.trial;
     const auto run_dir = LaunchRunDir(run_root_, campaign_, t.key, queued.launch);
     const double started_at = UnixNow();
@@ -378,6 +378,8 @@ class SweepLoop {
     LaunchRequest request = TrialRequest(spec_, t, run_dir, worker_);
     if (placement_.capacity.on_gpu)
       for (int slot : slots) request.devices.push_back(placement_.devices.at(slot));
+    else if (!placement_.topology.empty())  // --policy pack on CPU: each rank on its slot's cores
+      for (int slot : slots) request.rank_cpus.push_back(placement_.topology.at(slot).cpus);
     LaunchHandle handle = 0;
     try {
       handle = effects_.launcher.Start(request);
@@ -395,8 +397,8 @@ class SweepLoop {
     for (auto& [other_handle, other] : in_flight_) ++other.concurrent;
     const int beside = static_cast<int>(in_flight_.size());
     auto [entry, inserted] = in_flight_.emplace(
-        handle, InFlight{&t, queued.launch, position, prefix, run_dir, slots, started_at,
-                         health_at_start, job});
+        handle, InFlight{&t, queued.launch, position, prefix, run_dir, slots, slots_reason,
+                         started_at, health_at_start, job});
     if (inserted) entry->second.concurrent = beside;
   }
 
@@ -419,12 +421,8 @@ class SweepLoop {
     record.started_at = trial.started_at;
     record.finished_at = UnixNow();
     record.scheduler_job = trial.scheduler_job;
-    record.placement = {{"slots", trial.slots}, {"concurrent_trials", trial.concurrent}};
-    if (placement_.capacity.on_gpu) {
-      nlohmann::json devices = nlohmann::json::array();
-      for (int slot : trial.slots) devices.push_back(placement_.devices.at(slot));
-      record.placement["devices"] = devices;
-    }
+    record.placement = PlacementJson(placement_, trial.slots, trial.slots_reason);
+    record.placement["concurrent_trials"] = trial.concurrent;
     std::string busy_note;
     if (trial.health_at_start) {
       const MachineHealth end = SampleNow();
@@ -586,7 +584,9 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   }
   Placement placement;
   try {
-    placement = ResolvePlacement(options.gpus, effects.gpus);
+    // Under pack, CPU slots are pinned to cores (exclusive: a trial's ranks share them all).
+    placement = ResolvePlacement(options.gpus, effects.gpus,
+                                 *policy == PlacementPolicy::kPack ? effects.cpus : nullptr);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
     return 2;
@@ -675,6 +675,11 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     record.environment["launcher"] = options.launcher;
     record.environment["slots"] = placement.capacity.slots;
     record.environment["on_gpu"] = placement.capacity.on_gpu;
+    if (options.gpus.rfind("cpu", 0) != 0) {  // the driver was asked: by which source, and why
+      record.environment["gpu_discovery"] = ToJson(effects.gpus.Listing());
+      out << "GPUs: " << Describe(effects.gpus.Listing())
+          << (placement.capacity.on_gpu ? "" : "; ranks run on CPU") << "\n";
+    }
     // A campaign is one spec: a changed sweep file starts a new one, and says what changed.
     const CampaignChoice choice =
         ChooseCampaign(db->Campaigns(), record, options.fresh, options.keep_campaign);
@@ -761,10 +766,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
       loop.oomed.push_back({t.key, t.config});
   }
   loop.require_idle_s = options.require_idle_s;
-  for (const AdoptedTrial& a : adopted)
-    loop.Adopt(a.handle, *a.trial,
-               fmt::format("[adopted] {} {}", a.trial->key, Axes(a.trial->config)), a.run_dir,
-               a.started_at, a.job);
+  for (const AdoptedTrial& a : adopted) loop.Adopt(a);  // after replicates and halving are set
   try {
     if (spec.halving_keep > 0) {
       RunHalving(spec, plan, selection, *db, campaign, options.rerun, live, loop, effects,

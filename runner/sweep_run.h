@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runner/gpu_discovery.h"
+#include "runner/gpu_topology.h"
 #include "runner/interrupt.h"
 #include "runner/launcher.h"
 #include "runner/machine_health.h"
@@ -54,6 +55,9 @@ struct SweepEffects {
   const HealthProbe* health = nullptr;
   // Seconds on a monotonic clock, for --budget; empty: the steady clock.
   std::function<double()> now = nullptr;
+  // The cores this process may use, by NUMA node: under --policy pack, CPU slots are pinned to
+  // them (runner/placement.h, CpuSlots). None: CPU ranks are not pinned.
+  const CpuTopology* cpus = nullptr;
 };
 
 // Runs the sweep; returns the exit code (0 ok/skipped, 1 some failed or storage trouble,

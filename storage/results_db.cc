@@ -404,9 +404,11 @@ void ResultsDb::SetSchedulerJob(std::int64_t campaign_id, const std::string& tri
 
 std::vector<ResultsDb::RunningTrial> ResultsDb::RunningTrials(std::int64_t campaign_id) {
   Statement query(db_, fmt::format("SELECT trial_key, run_dir, scheduler_job, coordinator_host, "
-                                   "coordinator_pid, {} FROM trials WHERE campaign_id = ? AND "
-                                   "status = 'running' ORDER BY id",
-                                   UnixSecondsSql("started_at")));
+                                   "coordinator_pid, {}, (SELECT MAX(launch) FROM launches l "
+                                   "WHERE l.trial_id = t.id AND l.status = 'running') FROM "
+                                   "trials t WHERE campaign_id = ? AND status = 'running' "
+                                   "ORDER BY id",
+                                   UnixSecondsSql("t.started_at")));
   query.Bind(1, campaign_id);
   std::vector<RunningTrial> trials;
   while (query.Step()) {
@@ -417,6 +419,7 @@ std::vector<ResultsDb::RunningTrial> ResultsDb::RunningTrials(std::int64_t campa
     if (!query.IsNull(3)) t.coordinator_host = query.Text(3);
     if (!query.IsNull(4)) t.coordinator_pid = query.Int(4);
     if (!query.IsNull(5)) t.started_at = query.Double(5);
+    if (!query.IsNull(6)) t.launch = static_cast<int>(query.Int(6));
     trials.push_back(std::move(t));
   }
   return trials;

@@ -125,6 +125,7 @@ class ResultsDb {
     std::string coordinator_host;
     std::int64_t coordinator_pid = 0;
     double started_at = 0;
+    int launch = 0;  // which of its launches is running (the highest recorded `running`)
   };
   std::vector<RunningTrial> RunningTrials(std::int64_t campaign_id);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -9,6 +10,7 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include "experiments/cpu_list.h"
 #include "experiments/validity.h"
 #include "experiments/worker/dit_trial.h"
 #include "experiments/worker/torch_runtime.h"
@@ -78,9 +80,11 @@ int RunWorker(const WorkerOptions& options) {
                     kWorkerInvalidConfig);
     torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank) : torch::kCPU;
     if (!cuda) {
-      // Share the cores between the ranks of this node instead of oversubscribing them.
+      // A rank pinned to cores (--policy pack) gets one thread per core of its own; otherwise
+      // the ranks of this node share the cores instead of oversubscribing them.
       const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      at::set_num_threads(std::max(1, cores / env.local_world_size));
+      at::set_num_threads(
+          CpuThreadsPerRank(std::getenv(kRankCpusVariable), cores, env.local_world_size));
     }
     result.device = DeviceName(device);
     result.backend = env.world_size == 1 ? "none" : (cuda ? "nccl" : "gloo");

@@ -1,5 +1,6 @@
 #include "runner/local_launcher.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -214,6 +215,47 @@ TEST(LocalLauncherLifetimeTest, DestroyingTheLauncherKillsTrialsInFlight) {
   in >> pid;
   ASSERT_GT(pid, 0);
   EXPECT_NE(kill(pid, 0), 0) << "rank " << pid << " outlived its launcher";
+}
+
+// The cores this test process may use (its children inherit them unless pinned).
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  return cpus;
+}
+
+TEST_F(LocalLauncherTest, EachRankIsPinnedToItsCores) {
+  const std::vector<int> allowed = AllowedCpus();
+  ASSERT_FALSE(allowed.empty());
+  const int last = allowed.back();
+  auto request = Request(
+      "grep Cpus_allowed_list /proc/self/status | awk '{print $2}' > \"$DITBENCH_RESULT/cpus$RANK\"",
+      2);
+  request.rank_cpus = {{allowed.front()}, {last}};
+  const LaunchOutcome outcome = Run(request);
+  ASSERT_EQ(outcome.first_failed_rank, -1);
+  EXPECT_EQ(Read("trial/cpus0"), std::to_string(allowed.front()) + "\n");
+  EXPECT_EQ(Read("trial/cpus1"), std::to_string(last) + "\n");
+}
+
+TEST_F(LocalLauncherTest, RankWithoutCoresIsNotPinned) {
+  auto request = Request("nproc > \"$DITBENCH_RESULT/n\"", 1);
+  request.rank_cpus = {{}};
+  ASSERT_EQ(Run(request).first_failed_rank, -1);
+  EXPECT_EQ(Read("trial/n"), std::to_string(AllowedCpus().size()) + "\n");
+}
+
+TEST_F(LocalLauncherTest, RankThatCannotBePinnedFailsInsteadOfRunningElsewhere) {
+  auto request = Request("touch \"$DITBENCH_RESULT/ran\"", 1);
+  request.rank_cpus = {{CPU_SETSIZE - 1}};  // no machine here has it online
+  const LaunchOutcome outcome = Run(request);
+  EXPECT_EQ(outcome.first_failed_rank, 0);
+  EXPECT_EQ(outcome.ranks[0].exit_code, 126);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "trial/ran"));
 }
 
 }  // namespace

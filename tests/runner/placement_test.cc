@@ -71,13 +71,13 @@ TEST_F(PlacementTest, PositionOutsideTheInheritedSetIsRefused) {
 }
 
 TEST_F(PlacementTest, GpuTheMachineDoesNotHaveIsRefused) {
-  EXPECT_NE(ErrorOf("7,8").find("--gpus '7,8': GPU 8 is not on this machine: nvidia-smi lists 8 "
+  EXPECT_NE(ErrorOf("7,8").find("--gpus '7,8': GPU 8 is not on this machine: the driver lists 8 "
                                 "GPU(s)"),
             std::string::npos)
       << ErrorOf("7,8");
   gpus_.gpus.clear();
   EXPECT_EQ(ErrorOf("0,1"),
-            "--gpus '0,1': GPU 0 is not on this machine: nvidia-smi lists 0 GPU(s); use --gpus "
+            "--gpus '0,1': GPU 0 is not on this machine: the driver lists 0 GPU(s); use --gpus "
             "cpu:N to run ranks on CPU");
 }
 
@@ -117,16 +117,6 @@ TEST(VisibleDevicesTest, ParsedAsCudaDoes) {
   EXPECT_TRUE(ParseVisibleDevices("").empty());
 }
 
-TEST(NvidiaSmiLineTest, NameAndUuid) {
-  auto gpu = ParseNvidiaSmiLine("GPU 3: NVIDIA H100 80GB HBM3 (UUID: GPU-8e3c1f2a-0000)");
-  ASSERT_TRUE(gpu.has_value());
-  EXPECT_EQ(gpu->name, "NVIDIA H100 80GB HBM3");
-  EXPECT_EQ(gpu->uuid, "GPU-8e3c1f2a-0000");
-  // MIG devices are listed under their GPU, indented; they are not GPUs of their own here.
-  EXPECT_FALSE(ParseNvidiaSmiLine("  MIG 1g.10gb Device 0: (UUID: MIG-1a2b)").has_value());
-  EXPECT_FALSE(ParseNvidiaSmiLine("No devices were found").has_value());
-}
-
 TEST(SlotPoolTest, ExclusiveGivesTheMachineToOneTrialAtATime) {
   SlotPool pool(4, PlacementPolicy::kExclusive);
   auto first = pool.Acquire(1);
@@ -154,6 +144,138 @@ TEST(SlotPoolTest, TooBigOrEmptyRequestsAreRefused) {
   EXPECT_FALSE(pool.Acquire(3).has_value());
   EXPECT_FALSE(pool.Acquire(0).has_value());
   EXPECT_EQ(pool.held(), 0);
+}
+
+// 8 GPUs in two NVLink islands of four, each island on its own NUMA node.
+std::vector<SlotTopology> TwoIslands() {
+  std::vector<SlotTopology> slots(8);
+  for (int i = 0; i < 8; ++i) {
+    slots[i].nvlink_island = i < 4 ? 0 : 4;
+    slots[i].numa_node = i < 4 ? 0 : 1;
+  }
+  return slots;
+}
+
+// Cores 0-3 on NUMA node 0, 4-7 on node 1.
+CpuTopology EightCoresOnTwoNodes() {
+  CpuTopology cpus;
+  for (int cpu = 0; cpu < 8; ++cpu) {
+    cpus.cpus.push_back(cpu);
+    cpus.numa_node_of[cpu] = cpu < 4 ? 0 : 1;
+  }
+  return cpus;
+}
+
+TEST(SlotPoolTopologyTest, FourRankTrialLandsInsideOneIsland) {
+  SlotPool pool(8, PlacementPolicy::kPack, TwoIslands());
+  EXPECT_EQ(pool.Acquire(2), (std::vector<int>{0, 1}));
+  std::string reason;
+  EXPECT_EQ(pool.Acquire(4, &reason), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(reason, "one NVLink island (4) and NUMA node (1)");
+}
+
+TEST(SlotPoolTopologyTest, WithoutTopologyTheSameTrialsStraddle) {
+  SlotPool pool(8, PlacementPolicy::kPack);
+  EXPECT_EQ(pool.Acquire(2), (std::vector<int>{0, 1}));
+  std::string reason = "unset";
+  EXPECT_EQ(pool.Acquire(4, &reason), (std::vector<int>{2, 3, 4, 5}));
+  EXPECT_EQ(reason, "");
+}
+
+TEST(SlotPoolTopologyTest, TwoRankTrialsDoNotStraddleIslands) {
+  SlotPool pool(8, PlacementPolicy::kPack, TwoIslands());
+  auto a = pool.Acquire(2), b = pool.Acquire(2);
+  EXPECT_EQ(a, (std::vector<int>{0, 1}));
+  EXPECT_EQ(b, (std::vector<int>{2, 3}));  // best fit: island 0 keeps filling, island 4 stays whole
+  pool.Release(*a);
+  EXPECT_EQ(pool.Acquire(3), (std::vector<int>{4, 5, 6}));
+  // Island 0 has two free, island 4 one: a 2-rank trial goes where it fits whole.
+  EXPECT_EQ(pool.Acquire(2), (std::vector<int>{0, 1}));
+}
+
+TEST(SlotPoolTopologyTest, InsideOneIslandTheNumaNodeDecides) {
+  std::vector<SlotTopology> slots(8);  // one NVSwitch island over two NUMA nodes
+  for (int i = 0; i < 8; ++i) {
+    slots[i].nvlink_island = 0;
+    slots[i].numa_node = i < 4 ? 0 : 1;
+  }
+  SlotPool pool(8, PlacementPolicy::kPack, slots);
+  EXPECT_EQ(pool.Acquire(2), (std::vector<int>{0, 1}));
+  std::string reason;
+  EXPECT_EQ(pool.Acquire(4, &reason), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(reason, "one NVLink island (0) and NUMA node (1)");
+  EXPECT_EQ(pool.Acquire(4, &reason), std::nullopt);  // two free
+  EXPECT_EQ(pool.Acquire(2, &reason), (std::vector<int>{2, 3}));
+}
+
+TEST(SlotPoolTopologyTest, TrialNoGroupCanHoldSpansThemAndSaysSo) {
+  SlotPool pool(8, PlacementPolicy::kPack, TwoIslands());
+  auto a = pool.Acquire(2), b = pool.Acquire(3);  // {0,1} and {4,5,6}
+  EXPECT_EQ(b, (std::vector<int>{4, 5, 6}));
+  std::string reason;
+  EXPECT_EQ(pool.Acquire(3, &reason), (std::vector<int>{2, 3, 7}));
+  EXPECT_EQ(reason, "no NVLink island or NUMA node had 3 free slots");
+}
+
+TEST(SlotPoolTopologyTest, NumaNodeAloneGroupsCpuSlots) {
+  const CpuTopology cpus = EightCoresOnTwoNodes();
+  SlotPool pool(4, PlacementPolicy::kPack, CpuSlots(4, cpus));  // two cores per slot
+  EXPECT_EQ(pool.Acquire(1), (std::vector<int>{0}));
+  std::string reason;
+  EXPECT_EQ(pool.Acquire(2, &reason), (std::vector<int>{2, 3}));
+  EXPECT_EQ(reason, "one NUMA node (1)");
+}
+
+TEST(CpuSlotsTest, SlotsAreCarvedInsideNumaNodes) {
+  const CpuTopology cpus = EightCoresOnTwoNodes();
+  const auto four = CpuSlots(4, cpus);
+  ASSERT_EQ(four.size(), 4u);
+  EXPECT_EQ(four[0].cpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(four[3].cpus, (std::vector<int>{6, 7}));
+  EXPECT_EQ(four[1].numa_node, 0);
+  EXPECT_EQ(four[2].numa_node, 1);
+  // Three slots of two cores: two fit node 0, the third node 1; none straddles.
+  const auto three = CpuSlots(3, cpus);
+  EXPECT_EQ(three[1].cpus, (std::vector<int>{2, 3}));
+  EXPECT_EQ(three[2].cpus, (std::vector<int>{4, 5}));
+  EXPECT_EQ(three[2].numa_node, 1);
+}
+
+TEST(CpuSlotsTest, MoreSlotsThanCoresShareThemRoundRobin) {
+  CpuTopology cpus;
+  cpus.cpus = {3, 5};
+  const auto slots = CpuSlots(4, cpus);
+  ASSERT_EQ(slots.size(), 4u);
+  EXPECT_EQ(slots[0].cpus, (std::vector<int>{3}));
+  EXPECT_EQ(slots[1].cpus, (std::vector<int>{5}));
+  EXPECT_EQ(slots[2].cpus, (std::vector<int>{3}));
+  EXPECT_FALSE(slots[0].numa_node.has_value());  // no node listed
+  EXPECT_EQ(CpuSlots(2, CpuTopology{}).size(), 2u);  // nothing known: not pinned
+  EXPECT_TRUE(CpuSlots(2, CpuTopology{})[0].cpus.empty());
+}
+
+TEST_F(PlacementTest, GpuSlotsCarryTheirGpusTopologyIntoThePlacementRecord) {
+  gpus_.gpus[6].nvlink_island = 4;
+  gpus_.gpus[6].numa_node = 1;
+  gpus_.inherited = "5,6";
+  const Placement p = Resolve("auto");
+  ASSERT_EQ(p.topology.size(), 2u);
+  EXPECT_EQ(p.topology[1].nvlink_island, 4);
+  const nlohmann::json record = PlacementJson(p, {1}, "one NVLink island (4)");
+  EXPECT_EQ(record["devices"], nlohmann::json({"6"}));
+  EXPECT_EQ(record["nvlink_islands"], nlohmann::json({4}));
+  EXPECT_EQ(record["numa_nodes"], nlohmann::json({1}));
+  EXPECT_EQ(record["reason"], "one NVLink island (4)");
+  EXPECT_TRUE(PlacementJson(p, {0}, "")["nvlink_islands"][0].is_null());
+}
+
+TEST_F(PlacementTest, CpuSlotsArePinnedOnlyWhenCoresAreGiven) {
+  CpuTopology cpus;
+  cpus.cpus = {0, 1, 2, 3};
+  const Placement pinned = ResolvePlacement("cpu:2", gpus_, &cpus);
+  EXPECT_EQ(PlacementJson(pinned, {1, 0}, "")["cpus"], nlohmann::json({"2-3", "0-1"}));
+  const Placement shared = Resolve("cpu:2");
+  EXPECT_FALSE(PlacementJson(shared, {1, 0}, "").contains("cpus"));
 }
 
 TEST(PlacementPolicyTest, Names) {

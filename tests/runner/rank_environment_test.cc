@@ -63,7 +63,7 @@ TEST(RankEnvironmentTest, MalformedAndRepeatedEntriesAreDropped) {
   EXPECT_EQ(Named(env, "B"), (std::vector<std::string>{"B=2"}));
   EXPECT_EQ(std::count(env.begin(), env.end(), "noequals"), 0);
   EXPECT_EQ(std::count(env.begin(), env.end(), "=x"), 0);
-  EXPECT_EQ(env.size(), 2u + 9u);
+  EXPECT_EQ(env.size(), 2u + 10u);  // A, B and ours (the torchrun set, DITBENCH_*)
 }
 
 TEST(RankEnvironmentTest, CurrentEnvironmentIsThisProcesses) {
@@ -72,6 +72,17 @@ TEST(RankEnvironmentTest, CurrentEnvironmentIsThisProcesses) {
   EXPECT_EQ(Named(env, "DITBENCH_RANK_ENV_TEST"),
             (std::vector<std::string>{"DITBENCH_RANK_ENV_TEST=here"}));
   unsetenv("DITBENCH_RANK_ENV_TEST");
+}
+
+TEST(RankEnvironmentTest, PinnedRanksAreToldTheirCoresAndOthersNothing) {
+  LaunchRequest request = TwoRanks();
+  request.rank_cpus = {{0, 1}, {2, 3}};
+  EXPECT_EQ(Named(BuildRankEnvironment({}, request, 1, 29500), "DITBENCH_RANK_CPUS"),
+            (std::vector<std::string>{"DITBENCH_RANK_CPUS=2-3"}));
+  // Not pinned: empty, whatever the coordinator itself inherited.
+  EXPECT_EQ(Named(BuildRankEnvironment({"DITBENCH_RANK_CPUS=5"}, TwoRanks(), 0, 29500),
+                  "DITBENCH_RANK_CPUS"),
+            (std::vector<std::string>{"DITBENCH_RANK_CPUS="}));
 }
 
 }  // namespace

@@ -74,6 +74,27 @@ TEST(SlurmJobTest, SbatchGetsShapeTimeAndWhereToLog) {
                   "--time=0:30:00"));
 }
 
+TEST(SlurmJobTest, RanksStartInTheRunFolderOrTheCommandsWorkingFolder) {
+  SlurmOptions options;
+  const SlurmJobShape shape = ShapeJob(2, options);
+  LaunchRequest worker = Request(2);
+  EXPECT_TRUE(Has(SbatchArguments(worker, options, shape, "s"), "--chdir=/runs/1/k1"));
+  EXPECT_NE(SlurmJobScript(worker, options, shape).find("srun --kill-on-bad-exit=1 "
+                                                        "--chdir='/runs/1/k1' "),
+            std::string::npos);
+  // A `command` workload starts in its sweep's folder, under sbatch and srun alike.
+  LaunchRequest command = Request(2);
+  command.working_dir = "/home/me/my sweeps";
+  EXPECT_TRUE(Has(SbatchArguments(command, options, shape, "s"), "--chdir=/home/me/my sweeps"));
+  EXPECT_FALSE(Has(SbatchArguments(command, options, shape, "s"), "--chdir=/runs/1/k1"));
+  EXPECT_NE(SlurmJobScript(command, options, shape).find("--chdir='/home/me/my sweeps' "),
+            std::string::npos)
+      << SlurmJobScript(command, options, shape);
+  EXPECT_NE(SlurmStepScript(command, options, shape).find("--chdir='/home/me/my sweeps' "),
+            std::string::npos)
+      << SlurmStepScript(command, options, shape);
+}
+
 TEST(SlurmJobTest, ShellQuoteSurvivesQuotes) {
   EXPECT_EQ(ShellQuote("a b"), "'a b'");
   EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
@@ -93,7 +114,9 @@ TEST(SlurmJobTest, TaskEnvironmentComesFromSlurmsVariables) {
   std::string script = SlurmJobScript(request, options, ShapeJob(2, options));
   // Stand-ins for Slurm's programs: scontrol names the first host; srun runs one task.
   std::ofstream(dir / "scontrol") << "#!/bin/sh\necho node7\necho node8\n";
-  std::ofstream(dir / "srun") << "#!/bin/sh\nshift 2\nexec \"$@\" > \"$DITBENCH_RESULT/out\"\n";
+  // srun: drop its options, run the task.
+  std::ofstream(dir / "srun") << "#!/bin/sh\nwhile [ \"${1#--}\" != \"$1\" ]; do shift; done\n"
+                              << "exec \"$@\" > \"$DITBENCH_RESULT/out\"\n";
   for (const char* tool : {"scontrol", "srun"})
     std::filesystem::permissions(dir / tool, std::filesystem::perms::owner_all);
   std::ofstream(dir / "job.sh") << script;

@@ -336,5 +336,35 @@ TEST_F(SlurmLauncherTest, JobThatEndedWhileNoCoordinatorWatchedIsIngested) {
   EXPECT_EQ(TrialColumn("scheduler_job"), job) << Log("coordinator-here.log");
 }
 
+// A `command` workload's ranks start in the sweep file's folder under Slurm too (sbatch
+// --chdir in job mode, srun --chdir in step mode), as they do locally.
+class SlurmCommandFolderTest : public SlurmLauncherTest,
+                               public ::testing::WithParamInterface<bool> {};
+INSTANTIATE_TEST_SUITE_P(JobAndStep, SlurmCommandFolderTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "Step" : "Job"; });
+
+TEST_P(SlurmCommandFolderTest, CommandRanksStartInTheSweepsFolder) {
+  const auto folder = dir_ / "my sweeps";
+  std::filesystem::create_directories(folder);
+  std::ofstream(folder / "bench.sh")
+      << "#!/bin/sh\npwd > \"$DITBENCH_RESULT/cwd$RANK\"\n"
+      << "exec python3 " DITBENCH_COMMAND_BENCH " --steps 1 --size 1 --mode ok\n";
+  std::filesystem::permissions(folder / "bench.sh", std::filesystem::perms::owner_all);
+  options_.sweep = folder / "sweep.yaml";
+  std::ofstream(options_.sweep)
+      << "name: slurm-command\nworkload: command\ncommand: [./bench.sh]\n"
+         "defaults: {model: pixart-alpha-tiny, steps: 1, warmup: 1, repeats: 3, ulysses: 2, "
+         "timeout: 1m}\n";
+  const int code = GetParam() ? RunHereAsSteps("ok") : RunHere("ok");
+  ASSERT_EQ(code, 0) << Log("coordinator-here.log");
+  EXPECT_EQ(TrialColumn("status"), "ok") << TrialColumn("error");
+  for (int rank = 0; rank < 2; ++rank) {
+    std::ifstream cwd(TrialDir() / ("cwd" + std::to_string(rank)));
+    std::string line;
+    std::getline(cwd, line);
+    EXPECT_EQ(line, folder.string()) << "rank " << rank;
+  }
+}
+
 }  // namespace
 }  // namespace ditbench

@@ -2,6 +2,8 @@
 // and the halving search, over the fake launcher.
 #include <gtest/gtest.h>
 
+#include "experiments/trial.h"
+#include "storage/results_db.h"
 #include "tests/support/sweep_run_fixture.h"
 
 namespace ditbench {
@@ -98,6 +100,46 @@ TEST_F(SweepRunTest, TrialLaunchLeftRunningByADeadCoordinatorRunsAgainAlone) {
             (std::vector<std::string>{TrialKey(ReplicatedConfig(1)) + ".launch2"}));
   EXPECT_EQ(Column(kStatusBySeed),
             (std::vector<std::string>(2, "ok 3")));
+}
+
+// A scheduler job adopted after a coordinator restart is recorded as the launch it ran: launch
+// 0, measured already, is kept, and the adopted launch does not stay `running`.
+TEST_F(SweepRunTest, AdoptedJobIsRecordedAsTheLaunchItRan) {
+  const RunOptions o = Options(kReplicated);
+  ASSERT_EQ(Run(o), 0) << err_.str();
+  const std::string key = TrialKey(ReplicatedConfig(0));
+  const std::string of_trial =
+      " FROM launches l JOIN trials t ON t.id = l.trial_id WHERE t.trial_key = '" + key + "'";
+  {  // As if a coordinator, now gone, had launch 1 of this trial running as Slurm job 42.
+    auto db = ResultsDb::Open(o.db);
+    TrialRecord running;
+    running.trial_key = key;
+    running.config = CanonicalJson(ReplicatedConfig(0));
+    running.world_size = 1;
+    running.launch = 1;
+    running.replicates = 3;
+    running.run_dir = Column("SELECT l.run_dir" + of_trial + " AND l.launch = 1")[0];
+    running.started_at = 1;
+    running.coordinator_host = "a-host-that-is-gone";
+    running.coordinator_pid = 1;
+    const std::int64_t campaign = db->Campaigns().back().id;
+    db->MarkRunning(campaign, running);
+    db->SetSchedulerJob(campaign, key, "42");
+  }
+  ASSERT_EQ(Column("SELECT l.launch || ' ' || l.status" + of_trial + " ORDER BY l.launch"),
+            (std::vector<std::string>{"0 ok", "1 running", "2 ok"}));
+  launcher_.attachable = {"42"};
+  launcher_.started.clear();
+  ASSERT_EQ(Run(o), 0) << err_.str();
+  ASSERT_EQ(launcher_.attached.size(), 1u);
+  EXPECT_TRUE(launcher_.started.empty());
+  EXPECT_EQ(Column("SELECT l.launch || ' ' || l.status" + of_trial + " ORDER BY l.launch"),
+            (std::vector<std::string>{"0 ok", "1 ok", "2 ok"}));
+  EXPECT_EQ(Column("SELECT count(DISTINCT s.launch) FROM samples s JOIN trials t ON t.id = "
+                   "s.trial_id WHERE t.trial_key = '" + key + "'")[0],
+            "3");
+  EXPECT_NE(out_.str().find("[adopted] " + key), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("launch 2"), std::string::npos) << out_.str();
 }
 
 TEST_F(SweepRunTest, AFailedLaunchEndsItsTrialAndTheOthersGoOn) {

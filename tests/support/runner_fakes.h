@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,19 @@ class FakeLauncher final : public Launcher {
 
   int InFlight() const override { return static_cast<int>(in_flight_.size()); }
 
+  // A restarted coordinator's adoption: jobs in `attachable` are watched again (and end like a
+  // started trial); others are unknown to the "scheduler".
+  std::optional<LaunchHandle> Attach(const std::string& job,
+                                     const LaunchRequest& request) override {
+    if (!attachable.count(job)) return std::nullopt;
+    attached.push_back(request);
+    const LaunchHandle handle = next_handle_++;
+    in_flight_.emplace(handle, Trial{request, false});
+    return handle;
+  }
+
+  std::set<std::string> attachable;
+  std::vector<LaunchRequest> attached;
   std::vector<LaunchRequest> started;
   int max_in_flight = 0;
   bool overlapping_devices = false;
