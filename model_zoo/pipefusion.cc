@@ -12,6 +12,11 @@ PipeFusionRunner::PipeFusionRunner(DitModel& model, ParallelContext& parallel, i
   const int base = blocks / stages, extra = blocks % stages;
   begin_ = stage * base + std::min(stage, extra);
   end_ = begin_ + base + (stage < extra ? 1 : 0);
+  // One cache per block: a block that attends twice would overwrite its first attention's K/V
+  // with the second's (experiments/validity.cc refuses such trials).
+  for (int i = begin_; i < end_; ++i)
+    TORCH_CHECK(!model.config().dual_attention(i), model.config().name, ": PipeFusion does not ",
+                "support dual-attention blocks (block ", i, ")");
   caches_.resize(end_ - begin_);
   parallel_.SetPatchLayout(patches_);
   // MM-DiT families (SD3, Flux) update their text stream in every joint block: the next stage

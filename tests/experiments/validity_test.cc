@@ -90,6 +90,22 @@ TEST(ValidityTest, JointFamiliesRunAndRefuseWhatTheyCannotDo) {
   EXPECT_FALSE(InvalidReason(sd3, {8, true}));
   sd3.resolution = 4096;  // 256 patch rows: beyond SD3's 192-row position table
   EXPECT_NE(Judge(sd3, {8, true}).invalid->find("192 patch rows"), std::string::npos);
+  sd3.model = "sd3.5-medium";  // its table has 384 rows
+  EXPECT_FALSE(InvalidReason(sd3, {8, true}));
+  sd3.resolution = 8192;
+  EXPECT_NE(Judge(sd3, {8, true}).invalid->find("384 patch rows"), std::string::npos);
+}
+
+TEST(ValidityTest, PipeFusionRefusesDualAttentionBlocks) {
+  TrialConfig c = PixArt(1024, 1);
+  c.model = "sd3.5-medium";
+  c.pipefusion = 2;
+  const Verdict v = Judge(c, {8, true});
+  EXPECT_FALSE(v.invalid);
+  ASSERT_TRUE(v.unsupported);
+  EXPECT_NE(v.unsupported->find("dual-attention blocks"), std::string::npos);
+  c.model = "sd3-medium";  // no dual attention: PipeFusion runs
+  EXPECT_FALSE(InvalidReason(c, {8, true}));
 }
 
 TEST(ValidityTest, Tf32IsRefusedOnCpu) {

@@ -215,7 +215,10 @@ INSTANTIATE_TEST_SUITE_P(
                       JointLayout{"sd3-medium-tiny", "sd3_ulysses2", 2, 1},
                       JointLayout{"sd3-medium-tiny", "sd3_ring2", 1, 2},
                       JointLayout{"sd3-medium-tiny", "sd3_usp2x2", 2, 2},
-                      JointLayout{"sd3-medium-tiny", "sd3_cfg2_ulysses2", 2, 1, 2}),
+                      JointLayout{"sd3-medium-tiny", "sd3_cfg2_ulysses2", 2, 1, 2},
+                      JointLayout{"sd3.5-medium-tiny", "sd35_dual_ulysses2", 2, 1},
+                      JointLayout{"sd3.5-medium-tiny", "sd35_dual_ring2", 1, 2},
+                      JointLayout{"sd3.5-medium-tiny", "sd35_dual_usp2x2", 2, 2}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ParallelEquivalenceTest, PipeFusionPatchStepsHaveAFiniteErrorThatShrinksWithWarmup) {
