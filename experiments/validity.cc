@@ -75,10 +75,6 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   auto model = ResolveModel(c.model, c.model_overrides, &error);
   if (!capacity.on_gpu && c.precision == Precision::kTf32)
     return "tf32 is a GPU tensor-core mode; on CPU it would silently be fp32";
-  if (model && c.pipefusion > 1 && model->dual_attention_blocks() > 0)
-    return fmt::format("pipefusion={} with {}: PipeFusion keeps one KV cache per block, and "
-                       "dual-attention blocks (SD3.5's MMDiT-X) attend twice", c.pipefusion,
-                       c.model);
   return std::nullopt;
 }
 

@@ -78,7 +78,7 @@ void JointBlockImpl::forward(torch::Tensor& image, torch::Tensor& text, const to
     RmsNorm* nq2 = options_.qk_norm ? &attn2_norm_q_ : nullptr;
     RmsNorm* nk2 = options_.qk_norm ? &attn2_norm_k_ : nullptr;
     Qkv qkv2 = ProjectQkv(attn2_qkv_, Modulate(normed, mod[6], mod[7]), h, nq2, nk2, nullptr);
-    auto attn2 = parallel.Attend(qkv2).image.reshape({b, n, d});
+    auto attn2 = parallel.Attend(qkv2, std::nullopt, /*attention=*/1).image.reshape({b, n, d});
     image = image + mod[8].unsqueeze(1) * Dense(attn2_out_, attn2);
   }
   auto y = Modulate(norm_(image), mod[3], mod[4]);

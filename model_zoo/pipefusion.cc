@@ -12,11 +12,6 @@ PipeFusionRunner::PipeFusionRunner(DitModel& model, ParallelContext& parallel, i
   const int base = blocks / stages, extra = blocks % stages;
   begin_ = stage * base + std::min(stage, extra);
   end_ = begin_ + base + (stage < extra ? 1 : 0);
-  // One cache per block: a block that attends twice would overwrite its first attention's K/V
-  // with the second's (experiments/validity.cc refuses such trials).
-  for (int i = begin_; i < end_; ++i)
-    TORCH_CHECK(!model.config().dual_attention(i), model.config().name, ": PipeFusion does not ",
-                "support dual-attention blocks (block ", i, ")");
   caches_.resize(end_ - begin_);
   parallel_.SetPatchLayout(patches_);
   // MM-DiT families (SD3, Flux) update their text stream in every joint block: the next stage
@@ -43,12 +38,12 @@ void PipeFusionRunner::ReceiveFromPrevious(DitState& state) {
 
 void PipeFusionRunner::RunStageBlocks(DitState& state, const DitModel::BlockHook& block_hook) {
   for (int i = begin_; i < end_; ++i) {
-    parallel_.SetKvCache(&caches_[i - begin_]);
+    parallel_.SetKvCaches(&caches_[i - begin_]);
     if (block_hook) block_hook(i, true);
     model_.RunBlock(i, state, parallel_);
     if (block_hook) block_hook(i, false);
   }
-  parallel_.SetKvCache(nullptr);
+  parallel_.SetKvCaches(nullptr);
 }
 
 torch::Tensor PipeFusionRunner::BroadcastOutput(torch::Tensor output, const torch::Tensor& latent) {

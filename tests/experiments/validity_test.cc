@@ -96,15 +96,11 @@ TEST(ValidityTest, JointFamiliesRunAndRefuseWhatTheyCannotDo) {
   EXPECT_NE(Judge(sd3, {8, true}).invalid->find("384 patch rows"), std::string::npos);
 }
 
-TEST(ValidityTest, PipeFusionRefusesDualAttentionBlocks) {
+TEST(ValidityTest, PipeFusionRunsDualAttentionBlocks) {
   TrialConfig c = PixArt(1024, 1);
-  c.model = "sd3.5-medium";
+  c.model = "sd3.5-medium";  // a KV cache per attention of each block
   c.pipefusion = 2;
-  const Verdict v = Judge(c, {8, true});
-  EXPECT_FALSE(v.invalid);
-  ASSERT_TRUE(v.unsupported);
-  EXPECT_NE(v.unsupported->find("dual-attention blocks"), std::string::npos);
-  c.model = "sd3-medium";  // no dual attention: PipeFusion runs
+  c.ring = 2;
   EXPECT_FALSE(InvalidReason(c, {8, true}));
 }
 
