@@ -38,11 +38,11 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
   if (grid % sp != 0)
     return fmt::format("latent height of {} patch rows is not divisible by the "
                        "sequence-parallel degree ring x ulysses = {}", grid, sp);
-  // SD3's position table (pos_embed_max_size) covers 192 patch rows.
-  constexpr int kSd3MaxGrid = 192;
-  if (model.family == ModelFamily::kMmDit && grid > kSd3MaxGrid)
+  // SD3's position table covers pos_embed_max_size patch rows (SD3-medium 192, SD3.5 384).
+  const int max_grid = model.pos_embed_max_size;
+  if (model.family == ModelFamily::kMmDit && grid > max_grid)
     return fmt::format("{} has positions for {} patch rows ({} px); {} px needs {}", c.model,
-                       kSd3MaxGrid, kSd3MaxGrid * unit, c.resolution, grid);
+                       max_grid, max_grid * unit, c.resolution, grid);
   if (c.vae_tile > 0 && c.scope != Scope::kPipeline)
     return fmt::format("vae_tile={} tiles the VAE decode, which only scope pipeline runs (scope "
                        "is {})", c.vae_tile, ScopeName(c.scope));

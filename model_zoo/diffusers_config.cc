@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 namespace ditbench {
@@ -131,8 +132,12 @@ ModelConfig Sd3(ConfigKeys& keys) {
   if (keys.Int("caption_projection_dim", 1152) != m.hidden)
     keys.Fail("caption_projection_dim", "must equal num_attention_heads x attention_head_dim (" +
                                             std::to_string(m.hidden) + ")");
-  if (!keys.List("dual_attention_layers").empty())
-    keys.Fail("dual_attention_layers", "SD3.5's dual attention is not implemented, expected []");
+  for (const auto& layer : keys.List("dual_attention_layers")) {
+    if (!layer.is_number_integer() || layer.get<int>() < 0 || layer.get<int>() >= m.depth)
+      keys.Fail("dual_attention_layers", layer.dump() + " is not a block index in [0, " +
+                                             std::to_string(m.depth) + ")");
+    m.dual_attention_layers.push_back(layer.get<int>());
+  }
   if (keys.Has("qk_norm")) {
     keys.Expect("qk_norm", "rms_norm");
     m.qk_norm = true;
@@ -263,6 +268,14 @@ std::string AxesText(const std::array<int, 3>& a) {
   return fmt::format("[{}, {}, {}]", a[0], a[1], a[2]);
 }
 
+// The blocks with dual attention, as diffusers lists them: "[0, 1, 2]".
+std::string DualAttentionText(const ModelConfig& m) {
+  std::vector<int> blocks;
+  for (int i = 0; i < m.depth; ++i)
+    if (m.dual_attention(i)) blocks.push_back(i);
+  return fmt::format("[{}]", fmt::join(blocks, ", "));
+}
+
 }  // namespace
 
 ModelConfig ModelWithDiffusersWeights(const ModelConfig& model, const DiffusersModel& folder,
@@ -297,6 +310,8 @@ ModelConfig ModelWithDiffusersWeights(const ModelConfig& model, const DiffusersM
        Text(model.guidance_embed)},
       {"axes_dims_rope", "rotary axes", AxesText(f.rope_axes), AxesText(model.rope_axes)},
       {"qk_norm", "qk norm", Text(f.qk_norm), Text(model.qk_norm)},
+      {"dual_attention_layers", "dual attention blocks", DualAttentionText(f),
+       DualAttentionText(model)},
       {"use_additional_conditions", "micro-conditions", Text(f.micro_conditions),
        Text(model.micro_conditions)},
   };

@@ -39,7 +39,7 @@ DiffusersModel DiffusersConfigFromJson(const nlohmann::json& json, const std::st
 
 // The model a trial computes when it names a weights folder (`model: {preset: P, weights: DIR}`):
 // `model` (P with its overrides) must have the architecture `folder` describes (family, blocks,
-// widths, channels, text and pooled widths, guidance, rotary axes, qk norm, micro-conditions);
+// widths, channels, text and pooled widths, guidance, rotary axes, qk norm, dual-attention blocks, micro-conditions);
 // the folder's position-table settings replace the preset's. Throws std::invalid_argument
 // naming `file`, diffusers' key and both values for the first field that differs.
 ModelConfig ModelWithDiffusersWeights(const ModelConfig& model, const DiffusersModel& folder,

@@ -32,6 +32,11 @@ void JointBlockRules(Rules& r, const std::string& ours, const std::string& their
   r[o + "ff_fc2"] = {t + "ff.net.2"};
   r[o + "ff_context_fc1"] = {t + "ff_context.net.0.proj"};
   r[o + "ff_context_fc2"] = {t + "ff_context.net.2"};
+  // SD3.5's dual attention (its 3 extra modulation chunks are norm1's last rows).
+  r[o + "attn2_qkv"] = {t + "attn2.to_q", t + "attn2.to_k", t + "attn2.to_v"};
+  r[o + "attn2_out"] = {t + "attn2.to_out.0"};
+  r[o + "attn2_norm_q"] = {t + "attn2.norm_q"};
+  r[o + "attn2_norm_k"] = {t + "attn2.norm_k"};
 }
 
 Rules PixArtRules(const ModelConfig& c) {

@@ -2,9 +2,15 @@
 // own AdaLN-zero modulation, q/k/v projections, output projection and MLP, and attend jointly
 // over the concatenated sequence (diffusers' JointTransformerBlock and FluxTransformerBlock).
 //
+// SD3.5-medium's dual-attention blocks (MMDiT-X, diffusers' use_dual_attention) give the image
+// stream a second self-attention over image tokens only: its input is the same normed image,
+// modulated by three more AdaLN chunks (shift, scale, gate: 9 in all), and its gated output is
+// added to the image residual after the joint attention's.
+//
 // Under sequence parallelism the image tokens are this rank's shard and the text tokens are
 // replicated: the text goes to ParallelContext::Attend as the joint Qkv, which returns this
 // rank's image output and the whole text output, so every rank updates the text identically.
+// The second attention is an image-only ParallelContext::Attend, as PixArt's self-attention.
 #pragma once
 
 #include <optional>
@@ -20,6 +26,7 @@ struct JointBlockOptions {
   int64_t dim = 0, heads = 0, mlp_ratio = 4;
   bool qk_norm = false;           // RMS norm on queries and keys (Flux, SD3.5)
   bool context_pre_only = false;  // the text stream only feeds K/V (SD3's last block)
+  bool dual_attention = false;    // a second, image-only self-attention (SD3.5-medium)
 };
 
 // Projects [B, n, D] tokens to a packed [B, n, 3, H, d] q/k/v with optional q/k RMS norms and
@@ -45,6 +52,8 @@ class JointBlockImpl : public torch::nn::Module {
   RmsNorm norm_q_{nullptr}, norm_k_{nullptr}, norm_added_q_{nullptr}, norm_added_k_{nullptr};
   torch::nn::Linear ff_fc1_{nullptr}, ff_fc2_{nullptr};
   torch::nn::Linear ff_context_fc1_{nullptr}, ff_context_fc2_{nullptr};
+  torch::nn::Linear attn2_qkv_{nullptr}, attn2_out_{nullptr};  // dual attention only
+  RmsNorm attn2_norm_q_{nullptr}, attn2_norm_k_{nullptr};      // dual attention with qk_norm
 };
 TORCH_MODULE(JointBlock);
 

@@ -1,5 +1,6 @@
 #include "model_zoo/model_config.h"
 
+#include <algorithm>
 #include <array>
 
 namespace ditbench {
@@ -71,6 +72,16 @@ ModelConfig WithQkNorm(ModelConfig m) {
   return m;
 }
 
+ModelConfig WithDualAttention(ModelConfig m, int leading_blocks) {
+  for (int i = 0; i < leading_blocks; ++i) m.dual_attention_layers.push_back(i);
+  return m;
+}
+
+ModelConfig WithPositionTable(ModelConfig m, int max_size) {
+  m.pos_embed_max_size = max_size;
+  return m;
+}
+
 // CPU-sized VAE decoder for the tiny presets: four levels of 32 channels, one ResNet per level.
 ModelConfig WithTinyVae(ModelConfig m) {
   m.vae_channels = {32, 32, 32, 32};
@@ -94,8 +105,16 @@ const std::vector<ModelConfig>& Presets() {
       // SD3.5-large: 38 MM-DiT blocks, 2432 wide (38 heads x 64), RMS-normalised queries and
       // keys in both streams; text, pooled embedding and VAE as SD3-medium's.
       WithQkNorm(Sd3("sd3.5-large", 38, 2432, 38, 333, 4096, 2048)),
+      // SD3.5-medium (MMDiT-X): SD3-medium's shape with RMS-normalised queries and keys, a
+      // second image-only self-attention in blocks 0-12, and a 384 x 384 position table.
+      WithPositionTable(WithDualAttention(WithQkNorm(Sd3("sd3.5-medium", 24, 1536, 24, 333,
+                                                         4096, 2048)), 13), 384),
       // Same architecture, CPU-sized: 2 blocks, 128 wide (4 heads x 32), 16 text tokens of 64.
       WithTinyVae(Sd3("sd3-medium-tiny", 2, 128, 4, 16, 64, 32)),
+      // SD3.5-medium's architecture, CPU-sized: as sd3-medium-tiny, with qk norms and dual
+      // attention in block 0 (block 1, the last, has none, as in SD3.5-medium).
+      WithTinyVae(WithDualAttention(WithQkNorm(Sd3("sd3.5-medium-tiny", 2, 128, 4, 16, 64, 32)),
+                                    1)),
       // Flux.1: 19 double-stream + 38 single-stream blocks, 3072 wide (24 heads x 128),
       // 16 latent channels packed 2x2, 512 T5 tokens, pooled CLIP 768, RoPE axes (16, 56, 56).
       // dev distils guidance into an embedding (no negative-prompt batch), so cfg parallelism
@@ -112,6 +131,17 @@ const std::vector<ModelConfig>& Presets() {
 double Matmul(double m, double k, double n) { return 2.0 * m * k * n; }
 
 }  // namespace
+
+bool ModelConfig::dual_attention(int block) const {
+  return block < depth && std::find(dual_attention_layers.begin(), dual_attention_layers.end(),
+                                    block) != dual_attention_layers.end();
+}
+
+int ModelConfig::dual_attention_blocks() const {
+  int count = 0;
+  for (int i = 0; i < depth; ++i) count += dual_attention(i);
+  return count;
+}
 
 std::string_view FamilyName(ModelFamily family) {
   switch (family) {
@@ -223,6 +253,13 @@ double DoubleStreamBlockFlops(const ModelConfig& m, double n, double t, bool tex
   return f;
 }
 
+// SD3.5's second image self-attention in a dual-attention block: three more modulation
+// chunks, q/k/v, scores and weighted sum over the n image tokens, output projection.
+double DualAttentionFlops(const ModelConfig& m, double n) {
+  const double d = m.hidden;
+  return Matmul(1, d, 3 * d) + Matmul(n, d, 3 * d) + 2 * Matmul(n, d, n) + Matmul(n, d, d);
+}
+
 // One Flux single-stream block: modulation, a projection to q, k, v and the MLP input,
 // attention over the joint sequence, and a projection back from [attention, MLP].
 double SingleStreamBlockFlops(const ModelConfig& m, double n, double t) {
@@ -245,6 +282,7 @@ double ForwardFlops(const ModelConfig& m, int resolution, int samples) {
     for (int i = 0; i < m.depth; ++i) {
       const bool last_sd3 = m.family == ModelFamily::kMmDit && i + 1 == m.depth;
       total += DoubleStreamBlockFlops(m, n, t, last_sd3);
+      if (m.dual_attention(i)) total += DualAttentionFlops(m, n);
     }
     total += m.single_blocks * SingleStreamBlockFlops(m, n, t);
     total += Matmul(n, patch_in, d) + Matmul(t, m.text_dim, d);  // image and text embedding
@@ -287,10 +325,13 @@ std::int64_t ParameterCount(const ModelConfig& m) {
         linear(d, 2 * d) + linear(d, 3 * d) + qk_norms;  // SD3's last block
     const std::int64_t single = linear(d, 3 * d) + linear(d, 3 * d + r * d) + qk_norms +
                                 linear(d + r * d, d);
+    // SD3.5's dual attention: three more modulation chunks, q/k/v (+ norms), output projection.
+    const std::int64_t dual = 3 * d * d + 3 * d + linear(d, 3 * d) + qk_norms + linear(d, d);
     std::int64_t total = 0;
     for (int i = 0; i < m.depth; ++i)
       total += stream + (m.family == ModelFamily::kMmDit && i + 1 == m.depth ? text_pre_only
                                                                              : stream);
+    total += std::int64_t(m.dual_attention_blocks()) * dual;
     total += m.single_blocks * single;
     total += linear(std::int64_t(m.in_channels) * m.patch * m.patch, d);  // image embedding
     total += linear(m.text_dim, d);                                      // text embedding

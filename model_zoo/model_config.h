@@ -64,8 +64,15 @@ struct ModelConfig {
   bool micro_conditions = false;
   // SD3.5: RMS norm on queries and keys in every joint block (Flux always has it).
   bool qk_norm = false;
+  // SD3.5-medium (MMDiT-X): the joint blocks, by index, whose image stream has a second
+  // self-attention over image tokens only (diffusers' dual_attention_layers). Indices at or
+  // past `depth` (a preset with fewer blocks) name no block.
+  std::vector<int> dual_attention_layers;
 
   int head_dim() const { return hidden / heads; }
+  bool dual_attention(int block) const;
+  // Blocks of [0, depth) with dual attention.
+  int dual_attention_blocks() const;
   // All transformer blocks (PipeFusion stages split these).
   int total_blocks() const { return depth + single_blocks; }
 };

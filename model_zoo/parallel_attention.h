@@ -21,6 +21,7 @@
 // Communication is counted where it happens: bytes this rank sends (CommCounter).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -69,6 +70,10 @@ struct AttentionOutput {
 struct KvCache {
   torch::Tensor k, v;
 };
+// A block's KV caches, one per attention call it makes: one, or two in SD3.5-medium's
+// dual-attention blocks (the joint attention, then the image-only one).
+constexpr int kMaxBlockAttentions = 2;
+using BlockKvCaches = std::array<KvCache, kMaxBlockAttentions>;
 // Where the current tokens sit in the cached sequence (token offset, in the attended layout).
 struct KvCacheSlot {
   KvCache* cache = nullptr;

@@ -49,12 +49,16 @@ bool ParallelContext::PatchInterleaved() const {
   return !patch_ && layout_patches_ > 1 && degrees_.ring > 1;
 }
 
-AttentionOutput ParallelContext::Attend(const Qkv& image, const std::optional<Qkv>& joint) const {
-  if (!cache_) return attention_->Attend(image, joint, nullptr);
+AttentionOutput ParallelContext::Attend(const Qkv& image, const std::optional<Qkv>& joint,
+                                        int attention) const {
+  TORCH_CHECK(attention >= 0 && attention < kMaxBlockAttentions, "attention call ", attention,
+              " of a block: a block makes at most ", kMaxBlockAttentions);
+  if (!caches_) return attention_->Attend(image, joint, nullptr);
+  KvCache* cache = &(*caches_)[attention];
   // The cache holds what this rank attends over: after Ulysses' all-to-all, its ring chunk of
   // every patch, patch after patch; a patch's slice sits at its offset over the ring degree.
   const std::int64_t ring = degrees_.ring;
-  KvCacheSlot slot{cache_, patch_ ? patch_->offset / ring : 0, patch_ ? patch_->total / ring : 0};
+  KvCacheSlot slot{cache, patch_ ? patch_->offset / ring : 0, patch_ ? patch_->total / ring : 0};
   if (!patch_) {
     slot.total = image.q.size(1) * degrees_.ulysses;
     // A synchronous step under ring holds its tokens Ulysses rank after Ulysses rank, each

@@ -49,7 +49,11 @@ class ParallelContext {
   std::int64_t bytes_sent() const { return counter_->bytes_sent.load(); }
 
   // Self-attention of this rank's image tokens over the whole sequence (see AttentionStrategy).
-  AttentionOutput Attend(const Qkv& image, const std::optional<Qkv>& joint = std::nullopt) const;
+  // `attention` numbers a block's attention calls (0, then 1 for a dual-attention block's
+  // second): under PipeFusion each has its own KV cache.
+  // REQUIRES: 0 <= attention < kMaxBlockAttentions.
+  AttentionOutput Attend(const Qkv& image, const std::optional<Qkv>& joint = std::nullopt,
+                         int attention = 0) const;
 
   // This rank's contiguous part of `full` along `dim` (sequence_size equal chunks; within the
   // current patch when a patch is set).
@@ -63,8 +67,8 @@ class ParallelContext {
 
   // PipeFusion's runner (model_zoo/pipefusion.h) steers the context between model calls:
   // the tokens in flight are `count` tokens at `offset` of a `total`-token sequence; attention
-  // goes through `cache` (the current block's); in whole-sequence mode the tokens are already
-  // gathered. Models never call these.
+  // goes through `caches` (the current block's, one per attention call); in whole-sequence
+  // mode the tokens are already gathered. Models never call these.
   struct Patch {
     std::int64_t offset = 0, count = 0, total = 0;
   };
@@ -74,7 +78,7 @@ class ParallelContext {
   // cache holds the same tokens in synchronous and patch steps; ShardSequence and
   // GatherSequence stay each other's inverse.
   void SetPatchLayout(int patches) { layout_patches_ = patches; }
-  void SetKvCache(KvCache* cache) { cache_ = cache; }
+  void SetKvCaches(BlockKvCaches* caches) { caches_ = caches; }
   void SetWholeSequence(bool whole) { whole_sequence_ = whole; }
 
  private:
@@ -87,7 +91,7 @@ class ParallelContext {
 
   std::optional<Patch> patch_;
   int layout_patches_ = 1;
-  KvCache* cache_ = nullptr;
+  BlockKvCaches* caches_ = nullptr;
   bool whole_sequence_ = false;
 };
 

@@ -38,12 +38,12 @@ void PipeFusionRunner::ReceiveFromPrevious(DitState& state) {
 
 void PipeFusionRunner::RunStageBlocks(DitState& state, const DitModel::BlockHook& block_hook) {
   for (int i = begin_; i < end_; ++i) {
-    parallel_.SetKvCache(&caches_[i - begin_]);
+    parallel_.SetKvCaches(&caches_[i - begin_]);
     if (block_hook) block_hook(i, true);
     model_.RunBlock(i, state, parallel_);
     if (block_hook) block_hook(i, false);
   }
-  parallel_.SetKvCache(nullptr);
+  parallel_.SetKvCaches(nullptr);
 }
 
 torch::Tensor PipeFusionRunner::BroadcastOutput(torch::Tensor output, const torch::Tensor& latent) {

@@ -7,7 +7,8 @@
 // cache, where that patch's K/V are fresh and the other patches' come from the previous step
 // (or from earlier patches of this step): PipeFusion's stale activations, which its output error
 // measures. Stage s sends each patch on to stage s+1 as soon as it is done, so the stages work on
-// different patches at once. The last stage runs the model's final layer and broadcasts the
+// different patches at once. A block that attends twice (SD3.5-medium's dual attention) keeps
+// a cache per attention. The last stage runs the model's final layer and broadcasts the
 // output, so every rank ends with the same full output, as in DitModel::Forward.
 //
 // Composes with Ulysses, ring and USP inside a stage (each patch is split over the sequence
@@ -50,7 +51,7 @@ class PipeFusionRunner {
   int patches_;
   int warmup_steps_;
   int begin_ = 0, end_ = 0;
-  std::vector<KvCache> caches_;  // one per block of this stage
+  std::vector<BlockKvCaches> caches_;  // one set per block of this stage
   bool passes_text_ = false;
 };
 

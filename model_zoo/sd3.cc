@@ -24,7 +24,8 @@ Sd3TransformerImpl::Sd3TransformerImpl(const ModelConfig& c) : config_(c) {
   transformer_blocks_ = register_module("transformer_blocks", torch::nn::ModuleList());
   for (int i = 0; i < c.depth; ++i) {
     JointBlockOptions options{d, c.heads, c.mlp_ratio, c.qk_norm,
-                              /*context_pre_only=*/i + 1 == c.depth};
+                              /*context_pre_only=*/i + 1 == c.depth,
+                              /*dual_attention=*/c.dual_attention(i)};
     transformer_blocks_->push_back(JointBlock(options));
   }
   norm_out_ = register_module("norm_out", torch::nn::Linear(d, 2 * d));

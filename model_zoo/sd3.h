@@ -1,9 +1,11 @@
 // Stable Diffusion 3 (MM-DiT) transformer, parameterised by a ModelConfig (diffusers'
 // SD3Transformer2DModel, SD3-medium's configuration): a patch-embedding convolution with 2D
-// sin-cos positions cropped from the centre of a 192 x 192 table (pos_embed_max_size), text tokens projected to the
-// model width, a conditioning vector from the timestep and the pooled text embedding, `depth`
-// joint (double-stream) blocks, the last of which only uses the text for keys and values, and
-// an AdaLN-continuous final layer.
+// sin-cos positions cropped from the centre of a pos_embed_max_size^2 table (SD3-medium 192,
+// SD3.5-medium 384), text tokens projected to the model width, a conditioning vector from the
+// timestep and the pooled text embedding, `depth` joint (double-stream) blocks, the last of
+// which only uses the text for keys and values, and an AdaLN-continuous final layer.
+// SD3.5-medium's blocks listed in dual_attention_layers add an image-only self-attention
+// (model_zoo/joint_block.h).
 //
 // Sequence parallelism as in Flux (model_zoo/flux.h): image tokens sharded, text tokens
 // replicated and attended jointly through ParallelContext::Attend.

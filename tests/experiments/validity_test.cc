@@ -90,6 +90,18 @@ TEST(ValidityTest, JointFamiliesRunAndRefuseWhatTheyCannotDo) {
   EXPECT_FALSE(InvalidReason(sd3, {8, true}));
   sd3.resolution = 4096;  // 256 patch rows: beyond SD3's 192-row position table
   EXPECT_NE(Judge(sd3, {8, true}).invalid->find("192 patch rows"), std::string::npos);
+  sd3.model = "sd3.5-medium";  // its table has 384 rows
+  EXPECT_FALSE(InvalidReason(sd3, {8, true}));
+  sd3.resolution = 8192;
+  EXPECT_NE(Judge(sd3, {8, true}).invalid->find("384 patch rows"), std::string::npos);
+}
+
+TEST(ValidityTest, PipeFusionRunsDualAttentionBlocks) {
+  TrialConfig c = PixArt(1024, 1);
+  c.model = "sd3.5-medium";  // a KV cache per attention of each block
+  c.pipefusion = 2;
+  c.ring = 2;
+  EXPECT_FALSE(InvalidReason(c, {8, true}));
 }
 
 TEST(ValidityTest, Tf32IsRefusedOnCpu) {

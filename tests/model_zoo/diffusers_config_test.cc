@@ -57,11 +57,40 @@ TEST(DiffusersConfigTest, UnknownKeyIsRefused) {
   EXPECT_NE(Error(json).find("key 'use_magic': not a parameter"), std::string::npos);
 }
 
-TEST(DiffusersConfigTest, Sd35DualAttentionIsRefused) {
+TEST(DiffusersConfigTest, Sd35DualAttentionLayersMustBeBlocks) {
   nlohmann::json json = {{"_class_name", "SD3Transformer2DModel"},
-                         {"caption_projection_dim", 1152},
-                         {"dual_attention_layers", {0, 1}}};
-  EXPECT_NE(Error(json).find("key 'dual_attention_layers'"), std::string::npos);
+                         {"caption_projection_dim", 1152}, {"num_layers", 3},
+                         {"qk_norm", "rms_norm"}, {"dual_attention_layers", {0, 1}}};
+  const ModelConfig m = DiffusersConfigFromJson(json, "c").config;
+  EXPECT_EQ(m.dual_attention_layers, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(m.dual_attention(1));
+  EXPECT_FALSE(m.dual_attention(2));
+  EXPECT_EQ(m.dual_attention_blocks(), 2);
+  json["dual_attention_layers"] = {0, 3};
+  EXPECT_EQ(Error(json),
+            "m/config.json: key 'dual_attention_layers': 3 is not a block index in [0, 3)");
+}
+
+// sd3.5-medium-tiny's architecture differs from sd3-medium-tiny's only in its dual attention
+// (and qk norms): a folder of one is refused for the other, naming the dual attention.
+TEST(DiffusersConfigTest, WeightsFolderMustMatchThePresetsDualAttention) {
+  const ModelConfig& dual = *FindModelPreset("sd3.5-medium-tiny");
+  DiffusersModel folder;
+  folder.kind = DiffusersKind::kTransformer;
+  folder.class_name = "SD3Transformer2DModel";
+  folder.config = dual;
+  EXPECT_EQ(ModelWithDiffusersWeights(dual, folder, "m/config.json").name, "sd3.5-medium-tiny");
+  ModelConfig other = dual;
+  other.dual_attention_layers = {1};
+  try {
+    ModelWithDiffusersWeights(other, folder, "m/config.json");
+    FAIL() << "a folder with other dual-attention blocks was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("dual_attention_layers is [0] where model "
+                                         "'sd3.5-medium-tiny' has dual attention blocks [1]"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(DiffusersConfigTest, PixArtMicroConditionsFollowSampleSize) {

@@ -1,6 +1,8 @@
 // The analytic FLOP formula (model_zoo/model_config.cc) against an independent count: LibTorch's
 // profiler tallies the FLOPs of every matrix product and convolution a real forward of the
-// model zoo's PixArt executes.
+// model zoo's PixArt, Flux, SD3 and SD3.5 (dual attention) execute.
+#include <cctype>
+
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
@@ -66,11 +68,11 @@ TEST_P(FlopsCountTest, AnalyticForwardFlopsMatchAProfiledForward) {
 
 INSTANTIATE_TEST_SUITE_P(Models, FlopsCountTest,
                          ::testing::Values("pixart-alpha-tiny", "flux-dev-tiny",
-                                           "sd3-medium-tiny"),
+                                           "sd3-medium-tiny", "sd3.5-medium-tiny"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& ch : name)
-                             if (ch == '-') ch = '_';
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return name;
                          });
 

@@ -16,7 +16,7 @@ int64_t CountParameters(torch::nn::Module& module) {
 }
 
 TEST(FluxTest, AnalyticParameterCountIsExactForTheModule) {
-  for (const char* name : {"flux-dev-tiny", "sd3-medium-tiny"}) {
+  for (const char* name : {"flux-dev-tiny", "sd3-medium-tiny", "sd3.5-medium-tiny"}) {
     const ModelConfig& config = *FindModelPreset(name);
     auto model = MakeDitModel(config);
     EXPECT_EQ(CountParameters(model->module()), ParameterCount(config)) << name;

@@ -38,6 +38,23 @@ TEST(ModelConfigTest, JointFamiliesHaveTheirPublishedSizes) {
   EXPECT_GT(sd35, 8.0e9);
   EXPECT_LT(sd35, 8.2e9);
   EXPECT_TRUE(FindModelPreset("sd3.5-large")->qk_norm);
+  // SD3.5-medium is published as 2.5B: its checkpoint also stores the 384 x 384 position
+  // table (pos_embed.pos_embed, 226M), which ditbench computes instead of counting.
+  const ModelConfig& medium = *FindModelPreset("sd3.5-medium");
+  const double table =
+      double(medium.pos_embed_max_size) * medium.pos_embed_max_size * medium.hidden;
+  const double sd35m = double(ParameterCount(medium));
+  EXPECT_GT(sd35m + table, 2.4e9);
+  EXPECT_LT(sd35m + table, 2.55e9);
+  EXPECT_EQ(medium.dual_attention_blocks(), 13);
+  EXPECT_TRUE(medium.dual_attention(12));
+  EXPECT_FALSE(medium.dual_attention(13));
+  EXPECT_EQ(medium.text_tokens, 333);
+  // Over SD3-medium it adds, per dual-attention block, 3 more modulation chunks, q/k/v and an
+  // output projection (7 d^2 + 7 d) and their two qk norms; and 4 qk norms in every block.
+  const std::int64_t d = medium.hidden;
+  EXPECT_EQ(ParameterCount(medium) - ParameterCount(*FindModelPreset("sd3-medium")),
+            13 * (7 * d * d + 7 * d + 128) + 24 * 4 * 64);
   EXPECT_EQ(FindModelPreset("flux-dev")->rope_axes, (std::array<int, 3>{16, 56, 56}));
   EXPECT_TRUE(FindModelPreset("flux-dev")->guidance_embed);
   EXPECT_FALSE(FindModelPreset("flux-schnell")->guidance_embed);

@@ -76,6 +76,35 @@ TEST(ParallelContextTest, SequenceShardsGatherBackAndCfgHalvesGatherInOrder) {
 // PipeFusion under ring: a synchronous step shards the sequence patch-interleaved, so that
 // each rank holds (and caches) its chunk of every patch, the same tokens it computes in the
 // patch steps; gathering undoes the interleave.
+// A dual-attention block (SD3.5-medium) attends twice: under PipeFusion each attention reads
+// and writes its own cache. With one shared cache, a patch step's first attention would read
+// the other tokens' K/V of the block's second attention.
+TEST(ParallelContextTest, EachAttentionOfABlockKeepsItsOwnKvCache) {
+  torch::manual_seed(0);
+  auto make = [] {
+    return Qkv{torch::randn({1, 8, 2, 4}), torch::randn({1, 8, 2, 4}), torch::randn({1, 8, 2, 4}),
+               {}};
+  };
+  const Qkv first = make(), second = make();
+  ParallelContext context;  // one rank
+  const auto expected_first = context.Attend(first).image;
+  const auto expected_second = context.Attend(second).image;
+  BlockKvCaches caches;
+  context.SetKvCaches(&caches);
+  context.Attend(first);  // a synchronous step fills both caches
+  context.Attend(second, std::nullopt, /*attention=*/1);
+  // A patch step over the second half: its fresh K/V, the first half's from each cache.
+  auto half = [](const torch::Tensor& x) { return x.narrow(1, 4, 4); };
+  auto half_qkv = [&](const Qkv& x) { return Qkv{half(x.q), half(x.k), half(x.v), {}}; };
+  context.SetPatch(ParallelContext::Patch{4, 4, 8});
+  const auto out_first = context.Attend(half_qkv(first)).image;
+  const auto out_second = context.Attend(half_qkv(second), std::nullopt, /*attention=*/1).image;
+  EXPECT_LT(RelativeL2(out_first, half(expected_first)), 1e-6);
+  EXPECT_LT(RelativeL2(out_second, half(expected_second)), 1e-6);
+  EXPECT_TRUE(torch::equal(caches[0].k, first.k));
+  EXPECT_TRUE(torch::equal(caches[1].k, second.k));
+}
+
 TEST(ParallelContextTest, PipeFusionLayoutUnderRingGivesEachRankItsChunkOfEveryPatch) {
   const ParallelDegrees degrees{1, 1, 1, 2, 2};  // ring 2 x ulysses 2
   const auto full = torch::arange(16).reshape({1, 16}).to(torch::kFloat32);

@@ -215,7 +215,10 @@ INSTANTIATE_TEST_SUITE_P(
                       JointLayout{"sd3-medium-tiny", "sd3_ulysses2", 2, 1},
                       JointLayout{"sd3-medium-tiny", "sd3_ring2", 1, 2},
                       JointLayout{"sd3-medium-tiny", "sd3_usp2x2", 2, 2},
-                      JointLayout{"sd3-medium-tiny", "sd3_cfg2_ulysses2", 2, 1, 2}),
+                      JointLayout{"sd3-medium-tiny", "sd3_cfg2_ulysses2", 2, 1, 2},
+                      JointLayout{"sd3.5-medium-tiny", "sd35_dual_ulysses2", 2, 1},
+                      JointLayout{"sd3.5-medium-tiny", "sd35_dual_ring2", 1, 2},
+                      JointLayout{"sd3.5-medium-tiny", "sd35_dual_usp2x2", 2, 2}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ParallelEquivalenceTest, PipeFusionPatchStepsHaveAFiniteErrorThatShrinksWithWarmup) {
@@ -293,13 +296,15 @@ INSTANTIATE_TEST_SUITE_P(
                       PipeFusionLayout{"pixart-alpha-tiny", "pixart_usp2x2", 2, 2},
                       PipeFusionLayout{"flux-dev-tiny", "flux_ulysses2", 2, 1},
                       PipeFusionLayout{"flux-dev-tiny", "flux_ring2", 1, 2},
-                      PipeFusionLayout{"sd3-medium-tiny", "sd3_ring2", 1, 2}),
+                      PipeFusionLayout{"sd3-medium-tiny", "sd3_ring2", 1, 2},
+                      PipeFusionLayout{"sd3.5-medium-tiny", "sd35_dual_ulysses2", 2, 1},
+                      PipeFusionLayout{"sd3.5-medium-tiny", "sd35_dual_ring2", 1, 2}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // PipeFusion over the MM-DiT families: exact while every step is synchronous (the text stream
 // passes from stage to stage), a finite error once patch steps run.
 TEST(ParallelEquivalenceTest, PipeFusionOverJointFamiliesIsExactWhenSynchronous) {
-  for (const char* model : {"flux-dev-tiny", "sd3-medium-tiny"}) {
+  for (const char* model : {"flux-dev-tiny", "sd3-medium-tiny", "sd3.5-medium-tiny"}) {
     TrialConfig single = Tiny();
     single.model = model;
     single.steps = 2;

@@ -14,7 +14,9 @@ with torch 2.11 (the project's .venv). Writes DIR/<case>/{model/config.json,
 model/diffusion_pytorch_model.safetensors, inputs.safetensors, expected_fp32.safetensors,
 expected_bf16.safetensors}, and DIR/samplers.safetensors (each family's scheduler stepped over
 seeded model outputs). `--samplers-only` rewrites that file alone; `--vae-tiles-only` the VAE cases'
-expected_tiled_fp32.safetensors (diffusers' tiled decode, 32-pixel tiles) alone.
+expected_tiled_fp32.safetensors (diffusers' tiled decode, 32-pixel tiles) alone; `--only CASE`
+(repeatable) the named cases' folders alone, e.g. `--only sd3_dual`. Cases draw their inputs in
+order from one generator, so a new case goes last and leaves the others' files as they are.
 """
 import json
 import os
@@ -104,7 +106,7 @@ def cases():
                 dict(vae, latent_channels=16, scaling_factor=0.3611, shift_factor=0.1159,
                      use_quant_conv=False, use_post_quant_conv=False),
                 {"latent_sample": randn(1, 16, 8, 8, gen=gen)}))
-    # SD3.5's RMS norm on queries and keys (without its dual attention, which ditbench refuses).
+    # SD3.5's RMS norm on queries and keys, without dual attention.
     sd3_qk = dict(sd3, attention_head_dim=16, joint_attention_dim=24, caption_projection_dim=32,
                   pooled_projection_dim=16, qk_norm="rms_norm")
     out.append(("sd3_qknorm", diffusers.SD3Transformer2DModel, sd3_qk, {
@@ -112,6 +114,15 @@ def cases():
         "encoder_hidden_states": randn(2, 6, 24, gen=gen),
         "pooled_projections": randn(2, 16, gen=gen),
         "timestep": torch.tensor([500.0, 20.0]),
+    }))
+    # SD3.5-medium's dual attention (MMDiT-X): a second, image-only self-attention with its own
+    # qk norms in block 0; block 1, the last, has none (as SD3.5-medium's last block).
+    sd3_dual = dict(sd3, qk_norm="rms_norm", dual_attention_layers=(0,))
+    out.append(("sd3_dual", diffusers.SD3Transformer2DModel, sd3_dual, {
+        "hidden_states": randn(2, 16, 16, 16, gen=gen),
+        "encoder_hidden_states": randn(2, 10, 48, gen=gen),
+        "pooled_projections": randn(2, 32, gen=gen),
+        "timestep": torch.tensor([731.0, 64.5]),
     }))
     return out
 
@@ -206,15 +217,28 @@ def vae_tiles(root):
 def main():
     if diffusers.__version__ != PINNED:
         sys.exit(f"make_reference.py: needs diffusers=={PINNED}, found {diffusers.__version__}")
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    args, only = [], []
+    argv = iter(sys.argv[1:])
+    for a in argv:
+        if a == "--only":
+            only.append(next(argv, ""))
+        elif not a.startswith("--"):
+            args.append(a)
     root = args[0] if args else os.path.join(os.path.dirname(__file__), "data")
     torch.set_num_threads(1)
     if "--vae-tiles-only" in sys.argv:
         return vae_tiles(root)
-    samplers(root)
+    all_cases = cases()
+    unknown = set(only) - {name for name, _, _, _ in all_cases}
+    if unknown:
+        sys.exit(f"make_reference.py: no case named {', '.join(sorted(unknown))}")
+    if not only:
+        samplers(root)
     if "--samplers-only" in sys.argv:
         return
-    for name, cls, config, inputs in cases():
+    for name, cls, config, inputs in all_cases:
+        if only and name not in only:
+            continue
         torch.manual_seed(SEED)
         model = cls(**config).eval()
         perturb(model)
@@ -237,7 +261,8 @@ def main():
         rel = ((expected16.float() - expected32).norm() / expected32.norm()).item()
         print(f"{name}: output {tuple(expected32.shape)}, |out| {expected32.norm():.4g}, "
               f"diffusers bf16 vs fp32 rel L2 {rel:.3g}")
-    vae_tiles(root)
+    if not only:
+        vae_tiles(root)
 
 
 if __name__ == "__main__":

@@ -105,7 +105,7 @@ TEST_P(ReferenceForwardTest, MatchesDiffusers) {
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   const Layout layouts[] = {{"ws1", 1, 1}, {"ulysses2", 2, 1}, {"ring2", 1, 2}};
-  for (const char* model : {"pixart", "sd3", "sd3_qknorm", "flux", "vae4", "vae16"})
+  for (const char* model : {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "vae4", "vae16"})
     for (const char* precision : {"fp32", "bf16"})
       for (const auto& layout : layouts) cases.push_back({model, precision, layout});
   return cases;
@@ -212,7 +212,7 @@ TEST(DiffusersVaeWeightsTest, DeprecatedAttentionNamesLoad) {
 // The analytic parameter count (plan, results) of a diffusers configuration counts exactly the
 // tensors diffusers saved for it.
 TEST(DiffusersParameterCountTest, AnalyticCountIsTheFoldersTensorCount) {
-  for (const char* name : {"pixart", "sd3", "sd3_qknorm", "flux"}) {
+  for (const char* name : {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux"}) {
     const auto dir = kData / name / "model";
     const DiffusersModel model = ReadDiffusersConfig(dir);
     int64_t stored = 0;
