@@ -104,7 +104,9 @@ void PrintKernelTable(const std::string& name, const std::function<void()>& op, 
   using torch::profiler::impl::ActivityType;
   using torch::profiler::impl::ProfilerConfig;
   using torch::profiler::impl::ProfilerState;
-  ProfilerConfig config(ProfilerState::KINETO, false, false, false, false);
+  const bool on_cpu = device.is_cpu();
+  // On the CPU there are no kernels: the ATen operators (with their input shapes) instead.
+  ProfilerConfig config(ProfilerState::KINETO, /*report_input_shapes=*/on_cpu, false, false, false);
   const std::set<ActivityType> activities = {ActivityType::CPU, ActivityType::CUDA};
   prepareProfiler(config, activities);
   enableProfiler(config, activities);
@@ -114,8 +116,18 @@ void PrintKernelTable(const std::string& name, const std::function<void()>& op, 
   std::map<std::string, std::pair<int, double>> kernels;  // name -> (calls, total us)
   double total_us = 0;
   for (const auto& event : result->events()) {
-    if (event.deviceType() != c10::DeviceType::CUDA) continue;
-    auto& k = kernels[event.name().substr(0, 100)];
+    if (event.deviceType() != (on_cpu ? c10::DeviceType::CPU : c10::DeviceType::CUDA)) continue;
+    std::string key = event.name().substr(0, 60);
+    if (on_cpu) {  // operators by name and shapes; times include the operators they call
+      key += " ";
+      for (const auto& shape : event.shapes()) {
+        key += "[";
+        for (auto d : shape) key += std::to_string(d) + ",";
+        key += "]";
+      }
+      key = key.substr(0, 140);
+    }
+    auto& k = kernels[key];
     k.first += 1;
     k.second += event.durationNs() / 1000.0;
     total_us += event.durationNs() / 1000.0;
@@ -124,7 +136,7 @@ void PrintKernelTable(const std::string& name, const std::function<void()>& op, 
   for (const auto& [kname, k] : kernels) order.emplace_back(k.second, kname);
   std::sort(order.rbegin(), order.rend());
   std::printf("\nkernels of one %s (device time total %.3f ms):\n", name.c_str(), total_us / 1000);
-  for (std::size_t i = 0; i < order.size() && i < 15; ++i)
+  for (std::size_t i = 0; i < order.size() && i < (on_cpu ? 40u : 15u); ++i)
     std::printf("%9.1f us %5d calls  %s\n", order[i].first, kernels[order[i].second].first,
                 order[i].second.c_str());
 }

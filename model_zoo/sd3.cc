@@ -47,7 +47,9 @@ DitState Sd3TransformerImpl::Embed(const torch::Tensor& latent, const torch::Ten
   DitState state;
   state.batch = latent.size(0);
   state.grid = grid;
-  state.image = parallel.ShardSequence(x + positions_.unsqueeze(0), 1);
+  // Contiguous once: see PixArtTransformerImpl::Embed (a transposed residual stream makes every
+  // linear copy its weight).
+  state.image = parallel.ShardSequence((x + positions_.unsqueeze(0)).contiguous(), 1);
   state.text = Dense(context_embedder_, conditioning.text);
   state.conditioning = timestep_embedder_(TimestepFeatures(time, 256).to(dtype)) +
                        text_embedder_(conditioning.pooled);
