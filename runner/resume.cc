@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/budget_order.h"
 #include "runner/spec_diff.h"
 
 namespace ditbench {
@@ -102,6 +103,43 @@ LaunchPlan PlanLaunches(const PlannedTrial& trial, int replicates,
   if (!kept.empty() && !run.empty()) plan.note += "; ";
   if (!run.empty()) plan.note += "run " + join(run);
   return plan;
+}
+
+LaunchQueue QueueLaunches(const SweepPlan& plan, int replicates,
+                          const std::map<std::string, TrialStatus>& statuses,
+                          const std::map<std::string, std::map<int, TrialStatus>>& launch_statuses,
+                          const std::function<bool(const std::string& key)>& skip,
+                          const std::string& rerun, bool budget_order) {
+  LaunchQueue queue;
+  std::vector<std::vector<QueuedTrial>> rounds(static_cast<std::size_t>(replicates));
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+    const PlannedTrial& t = plan.trials[i];
+    if (skip(t.key)) continue;
+    auto found = statuses.find(t.key);
+    const std::optional<TrialStatus> recorded =
+        found == statuses.end() ? std::nullopt : std::optional<TrialStatus>(found->second);
+    auto launches = launch_statuses.find(t.key);
+    const LaunchPlan launch_plan = PlanLaunches(
+        t, replicates, recorded,
+        launches == launch_statuses.end() ? std::map<int, TrialStatus>{} : launches->second,
+        rerun);
+    if (launch_plan.launches.empty()) {
+      ++queue.kept;
+      if (recorded && IsFailure(*recorded)) ++queue.kept_failed;
+      continue;
+    }
+    for (int launch : launch_plan.launches) rounds[launch].push_back({i, &t, launch});
+  }
+  for (const auto& round : rounds) {
+    if (!budget_order) {
+      queue.launches.insert(queue.launches.end(), round.begin(), round.end());
+      continue;
+    }
+    std::vector<const PlannedTrial*> trials;
+    for (const QueuedTrial& queued : round) trials.push_back(queued.trial);
+    for (std::size_t i : BudgetOrder(trials)) queue.launches.push_back(round[i]);
+  }
+  return queue;
 }
 
 }  // namespace ditbench

@@ -3,7 +3,9 @@
 // Pure: `run` executes these verdicts and `run --dry-run` prints them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,5 +56,30 @@ struct LaunchPlan {
 LaunchPlan PlanLaunches(const PlannedTrial& trial, int replicates,
                         std::optional<TrialStatus> recorded,
                         const std::map<int, TrialStatus>& launches, const std::string& rerun);
+
+// One launch of a trial to run: the trial, its 0-based position in the sweep (for progress
+// lines) and which of its launches (0-based; `replicates` per trial) this is.
+struct QueuedTrial {
+  std::size_t index;
+  const PlannedTrial* trial;
+  int launch = 0;
+  bool screening = false;  // halving search, round 0: repeats.min iterations only
+};
+
+// What a run starts: every launch PlanLaunches does not keep, interleaved (each trial's first
+// missing launch in sweep order, then the next round), so that drift over the campaign hits
+// every configuration alike; with `budget_order`, each round in BudgetOrder
+// (runner/budget_order.h). Trials in `skip` (running elsewhere, or not selected by --only) are
+// left out. `kept` counts trials with nothing to run, `kept_failed` those kept as failures.
+struct LaunchQueue {
+  std::vector<QueuedTrial> launches;
+  int kept = 0;
+  int kept_failed = 0;
+};
+LaunchQueue QueueLaunches(const SweepPlan& plan, int replicates,
+                          const std::map<std::string, TrialStatus>& statuses,
+                          const std::map<std::string, std::map<int, TrialStatus>>& launch_statuses,
+                          const std::function<bool(const std::string& key)>& skip,
+                          const std::string& rerun, bool budget_order);
 
 }  // namespace ditbench

@@ -16,7 +16,6 @@
 #include "experiments/host_info.h"
 #include "experiments/oom_prediction.h"
 #include "experiments/worker_contract.h"
-#include "runner/budget_order.h"
 #include "runner/build_info.h"
 #include "runner/halving.h"
 #include "runner/command_program.h"
@@ -61,15 +60,6 @@ std::string Axes(const TrialConfig& c) {
     axes += fmt::format(" {}={}", name, value.is_string() ? value.get<std::string>() : value.dump());
   return axes;
 }
-
-// One launch of a trial to run: the trial, its 0-based position in the sweep (for progress
-// lines) and which of its launches (0-based; `replicates` per trial) this is.
-struct QueuedTrial {
-  std::size_t index;
-  const PlannedTrial* trial;
-  int launch = 0;
-  bool screening = false;  // halving search, round 0: repeats.min iterations only
-};
 
 // One campaign's trials through the launcher. Owns the bookkeeping of trials in flight; every
 // method that touches the database may throw (storage trouble ends the sweep).
@@ -708,42 +698,14 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     return 2;
   }
 
-  // Resume: launches already settled are kept, not run again (runner/resume.h decides).
-  // The rest are interleaved: every trial's first missing launch in sweep order, then the
-  // next round, so that drift over the campaign hits every configuration alike.
-  std::vector<std::vector<QueuedTrial>> rounds(static_cast<std::size_t>(spec.replicates));
-  int kept = 0, kept_failed = 0;
+  // Resume: launches already settled are kept; the rest interleaved (runner/resume.h).
   std::set<std::string> live(still_running.begin(), still_running.end());
   for (const AdoptedTrial& a : adopted) live.insert(a.trial->key);
-  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
-    const PlannedTrial& t = plan.trials[i];
-    if (live.count(t.key) || !selection.Selects(t.key)) continue;
-    auto found = statuses.find(t.key);
-    const std::optional<TrialStatus> recorded =
-        found == statuses.end() ? std::nullopt : std::optional<TrialStatus>(found->second);
-    auto launches = launch_statuses.find(t.key);
-    const LaunchPlan launch_plan = PlanLaunches(
-        t, spec.replicates, recorded,
-        launches == launch_statuses.end() ? std::map<int, TrialStatus>{} : launches->second,
-        options.rerun);
-    if (launch_plan.launches.empty()) {
-      ++kept;
-      if (recorded && IsFailure(*recorded)) ++kept_failed;
-      continue;
-    }
-    for (int launch : launch_plan.launches) rounds[launch].push_back({i, &t, launch});
-  }
-  std::vector<QueuedTrial> to_run;
-  for (const auto& round : rounds) {
-    if (options.budget_s < 0) {
-      to_run.insert(to_run.end(), round.begin(), round.end());
-      continue;
-    }
-    // --budget: baselines first, then the cheapest (runner/budget_order.h).
-    std::vector<const PlannedTrial*> trials;
-    for (const QueuedTrial& queued : round) trials.push_back(queued.trial);
-    for (std::size_t i : BudgetOrder(trials)) to_run.push_back(round[i]);
-  }
+  const LaunchQueue queue = QueueLaunches(
+      plan, spec.replicates, statuses, launch_statuses,
+      [&](const std::string& key) { return live.count(key) || !selection.Selects(key); },
+      options.rerun, /*budget_order=*/options.budget_s >= 0);
+  const int kept = queue.kept, kept_failed = queue.kept_failed;
 
   out << fmt::format("campaign {} of sweep '{}': {} trials{} on {} {}{}\n", campaign, spec.name,
                      plan.trials.size(),
@@ -772,7 +734,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
       RunHalving(spec, plan, selection, *db, campaign, options.rerun, live, loop, effects,
                  out);
     } else {
-      loop.Run(to_run, plan.trials.size());
+      loop.Run(queue.launches, plan.trials.size());
     }
   } catch (const std::exception& e) {
     // Storage or filesystem trouble: stop every trial in flight and say so; results already

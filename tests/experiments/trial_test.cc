@@ -131,6 +131,29 @@ TEST(TrialTest, AFieldAddedAfterTheFormatFroze_AtItsDefault_KeepsEveryKey) {
   EXPECT_EQ(TrialKey(TrialConfigFromJson(before)), "00e7cab487b3857d");
 }
 
+TEST(TrialTest, WeightsFoldersAndVaeTilesKeepEveryEarlierKeyAndRoundTrip) {
+  // Unset, they leave the canonical form and the key as they were before they existed.
+  TrialConfig c = TinyTwoRanks();
+  EXPECT_EQ(TrialKey(c), "00e7cab487b3857d");
+  EXPECT_FALSE(CanonicalJson(c).contains("vae_tile"));
+  EXPECT_TRUE(CanonicalJson(c)["model"].is_string());
+  // Set, each is part of the identity and reads back from the stored configuration.
+  c.vae_tile = 512;
+  const std::string tiled = TrialKey(c);
+  EXPECT_NE(tiled, "00e7cab487b3857d");
+  c.weights = "/data/pixart/transformer";
+  c.vae_weights = "/data/pixart/vae";
+  EXPECT_NE(TrialKey(c), tiled);
+  const nlohmann::json stored = CanonicalJson(c);
+  EXPECT_EQ(stored["model"]["weights"], "/data/pixart/transformer");
+  const TrialConfig read = TrialConfigFromJson(stored);
+  EXPECT_EQ(read.weights, c.weights);
+  EXPECT_EQ(read.vae_weights, c.vae_weights);
+  EXPECT_EQ(read.vae_tile, 512);
+  EXPECT_TRUE(read.model_overrides.empty());
+  EXPECT_EQ(TrialKey(read), TrialKey(c));
+}
+
 TEST(TrialTest, ConfigurationsWithoutWorkloadReadAsDit) {
   nlohmann::json v1 = CanonicalJson(TinyTwoRanks());
   v1.erase("workload");
