@@ -97,7 +97,7 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
       const LatencyChange& c = t.change;
       html += fmt::format(
           "<tr><td class=\"verdict-{0}\">{0}</td><td class=\"num\">{1:+.1f}%</td>"
-          "<td class=\"num\">{2:+.1f}% to {3:+.1f}%</td><td>{4}</td><td class=\"num\">{5:.3f}"
+          "<td class=\"num\">{2:+.1f}% to {3:+.1f}%{14}</td><td>{4}</td><td class=\"num\">{5:.3f}"
           "</td><td class=\"num\">{6:.3f}</td><td class=\"num\">{7}/{8}</td><td>{9}</td>"
           "<td><code>{10}</code></td><td class=\"note\">{11}; {12}</td>"
           "<td class=\"reproduce\"><code>{13}</code></td></tr>\n",
@@ -106,7 +106,9 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
           HtmlEscape(t.label), HtmlEscape(t.trial_key), HtmlEscape(c.reason),
           HtmlEscape(t.thresholds),
           t.sweep_path.empty() ? std::string("-")
-                               : HtmlEscape(ReproduceCommand(t.sweep_path, t.trial_key)));
+                               : HtmlEscape(ReproduceCommand(t.sweep_path, t.trial_key)),
+          c.change.coverage < 0.9495 ? fmt::format(" ({:.0f}%)", c.change.coverage * 100)
+                                     : std::string());
     }
     html += "</table></div>\n";
     if (shown.size() < comparison.trials.size()) {

@@ -1,5 +1,6 @@
 #include "report/comparison_output.h"
 
+#include <algorithm>
 #include <map>
 #include <ostream>
 #include <set>
@@ -34,8 +35,11 @@ std::string SideText(const CampaignSet& side) {
                      side.db.string());
 }
 
+// "[low, high]", and the interval's coverage where it is below 95% (few launches).
 std::string Ci(const ChangeEstimate& c) {
-  return fmt::format("[{:+.1f}, {:+.1f}]", c.low_pct, c.high_pct);
+  std::string ci = fmt::format("[{:+.1f}, {:+.1f}]", c.low_pct, c.high_pct);
+  if (c.coverage < 0.9495) ci += fmt::format(" {:.0f}%", c.coverage * 100);
+  return ci;
 }
 
 void WriteTable(const Comparison& comparison, std::ostream& out) {
@@ -59,12 +63,12 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
   out << fmt::format("Matched trials: {}{}\n", comparison.trials.size(),
                      summary.empty() ? "" : " (" + summary + ")");
   if (!comparison.trials.empty()) {
-    out << fmt::format("{:<12} {:>8} {:>16} {:>10} {:>10} {:>8}  {:<16}  {}\n", "verdict",
+    out << fmt::format("{:<12} {:>8} {:>20} {:>10} {:>10} {:>8}  {:<16}  {}\n", "verdict",
                        "change", "95% CI (%)", "A ms", "B ms", "launches", "trial key",
                        "configuration");
     for (const ComparedTrial& t : comparison.trials) {
       const LatencyChange& c = t.change;
-      out << fmt::format("{:<12} {:>+7.1f}% {:>16} {:>10.3f} {:>10.3f} {:>8}  {:<16}  {}\n",
+      out << fmt::format("{:<12} {:>+7.1f}% {:>20} {:>10.3f} {:>10.3f} {:>8}  {:<16}  {}\n",
                          VerdictName(c.verdict), c.change.pct, Ci(c.change), c.a_ms, c.b_ms,
                          fmt::format("{}/{}", c.a_launches, c.b_launches), t.trial_key, t.label);
     }
@@ -88,6 +92,11 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
     }
     out << joined << '\n';
   }
+  if (std::any_of(comparison.trials.begin(), comparison.trials.end(),
+                  [](const ComparedTrial& t) { return t.change.change.coverage < 0.9495; })) {
+    out << "An interval marked with a percentage covers less than 95%: the widest that so few "
+           "launches allow (3 and 3: 90%, each end a one-sided 95% bound).\n";
+  }
   if (methods.count("iterations")) {
     out << "Trials with one launch per side are judged on their iterations against the noise "
            "floor (launch-to-launch variation is not visible in one launch); give each side "
@@ -97,17 +106,17 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
 
 void WriteCsv(const Comparison& comparison, std::ostream& out) {
   out << "trial_key,configuration,device,verdict,change_pct,ci_low_pct,ci_high_pct,a_ms,b_ms,"
-         "a_launches,b_launches,method,thresholds,reason\n";
+         "a_launches,b_launches,method,thresholds,reason,ci_coverage\n";
   for (const ComparedTrial& t : comparison.trials) {
     const LatencyChange& c = t.change;
-    out << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f},{:.4f},{:.4f},{},{},{},{},{}\n",
+    out << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f},{:.4f},{:.4f},{},{},{},{},{},{:.4f}\n",
                        t.trial_key, Csv(t.label), Csv(t.device), VerdictName(c.verdict),
                        c.change.pct, c.change.low_pct, c.change.high_pct, c.a_ms, c.b_ms,
                        c.a_launches, c.b_launches, ChangeMethodName(c.method),
-                       Csv(t.thresholds), Csv(c.reason));
+                       Csv(t.thresholds), Csv(c.reason), c.change.coverage);
   }
   for (const UnmatchedTrial& u : comparison.unmatched)
-    out << fmt::format("{},{},,unmatched,,,,,,,,,,{}\n", u.trial_key, Csv(u.label), Csv(u.why));
+    out << fmt::format("{},{},,unmatched,,,,,,,,,,{},\n", u.trial_key, Csv(u.label), Csv(u.why));
 }
 
 nlohmann::json SideJson(const CampaignSet& side) {
@@ -133,6 +142,7 @@ void WriteJson(const Comparison& comparison, std::ostream& out) {
                               {"change_pct", c.change.pct},
                               {"ci_low_pct", c.change.low_pct},
                               {"ci_high_pct", c.change.high_pct},
+                              {"ci_coverage", c.change.coverage},
                               {"a_ms", c.a_ms},
                               {"b_ms", c.b_ms},
                               {"a_launches", c.a_launches},

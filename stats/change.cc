@@ -12,6 +12,7 @@ namespace ditbench {
 namespace {
 
 constexpr std::size_t kMaxPerSide = 1000;
+constexpr std::size_t kMaxExactPairs = 2500;  // MannWhitneyCdf is O((n m)^2)
 
 double ToPct(double log_ratio) { return std::expm1(log_ratio) * 100; }
 
@@ -54,6 +55,30 @@ const char* ChangeMethodName(ChangeMethod method) {
   return method == ChangeMethod::kLaunches ? "launches" : "iterations";
 }
 
+std::vector<double> MannWhitneyCdf(std::size_t n, std::size_t m) {
+  // f(i, j)[u] = P(U = u) for i and j values. The largest of the i + j values belongs to the
+  // first sample with probability i / (i + j), and then exceeds all j of the second:
+  //   f(i, j)[u] = i / (i + j) f(i - 1, j)[u - j] + j / (i + j) f(i, j - 1)[u].
+  // `row[j]` holds f(i - 1, j) while row i is built.
+  std::vector<std::vector<double>> row(m + 1, std::vector<double>{1.0});
+  for (std::size_t i = 1; i <= n; ++i) {
+    std::vector<std::vector<double>> next(m + 1);
+    next[0] = {1.0};
+    for (std::size_t j = 1; j <= m; ++j) {
+      const double from_first = static_cast<double>(i) / static_cast<double>(i + j);
+      std::vector<double> f(i * j + 1, 0.0);
+      for (std::size_t u = 0; u < row[j].size(); ++u) f[u + j] += from_first * row[j][u];
+      for (std::size_t u = 0; u < next[j - 1].size(); ++u)
+        f[u] += (1 - from_first) * next[j - 1][u];
+      next[j] = std::move(f);
+    }
+    row = std::move(next);
+  }
+  std::vector<double> cdf = std::move(row[m]);
+  for (std::size_t u = 1; u < cdf.size(); ++u) cdf[u] += cdf[u - 1];
+  return cdf;
+}
+
 ChangeEstimate HodgesLehmannChange(std::vector<double> a, std::vector<double> b,
                                    double confidence) {
   std::sort(a.begin(), a.end());
@@ -61,10 +86,22 @@ ChangeEstimate HodgesLehmannChange(std::vector<double> a, std::vector<double> b,
   const std::vector<double> la = Logs(Thin(a, kMaxPerSide)), lb = Logs(Thin(b, kMaxPerSide));
   const double n = static_cast<double>(la.size()), m = static_cast<double>(lb.size());
   const double total = n * m;
-  // U's null distribution: mean nm/2, variance nm(n+m+1)/12. The interval runs from the
-  // (k+1)-th to the (nm-k)-th smallest difference.
-  const double z = NormalQuantile(0.5 + confidence / 2);
-  const double k = std::floor(n * m / 2 - z * std::sqrt(n * m * (n + m + 1) / 12));
+  // The interval runs from the (k+1)-th to the (nm-k)-th smallest difference and misses the
+  // true shift with probability 2 P(U <= k): k is the largest with 2 P(U <= k) <= 1 -
+  // confidence, or 0 when none is (then the interval covers less than asked).
+  double k = 0, coverage = confidence;
+  if (la.size() * lb.size() <= kMaxExactPairs) {
+    const std::vector<double> cdf = MannWhitneyCdf(la.size(), lb.size());
+    std::size_t passing = 0;  // how many k = 0, 1, ... pass
+    while (passing < cdf.size() / 2 && 2 * cdf[passing] <= 1 - confidence + 1e-12) ++passing;
+    const std::size_t chosen = passing == 0 ? 0 : passing - 1;
+    k = static_cast<double>(chosen);
+    coverage = 1 - 2 * cdf[chosen];
+  } else {
+    // U's null distribution: mean nm/2, variance nm(n+m+1)/12.
+    const double z = NormalQuantile(0.5 + confidence / 2);
+    k = std::max(0.0, std::floor(n * m / 2 - z * std::sqrt(n * m * (n + m + 1) / 12)));
+  }
   const auto rank = [&](double r) {  // a 1-based rank, clamped
     return static_cast<std::size_t>(std::clamp(r, 1.0, total));
   };
@@ -79,6 +116,7 @@ ChangeEstimate HodgesLehmannChange(std::vector<double> a, std::vector<double> b,
   estimate.pct = ToPct(lower + (h - std::floor(h)) * (upper - lower));
   estimate.low_pct = ToPct(std::min(select.Kth(rank(k + 1)), lower));
   estimate.high_pct = ToPct(std::max(select.Kth(rank(total - k)), upper));
+  estimate.coverage = coverage;
   return estimate;
 }
 
@@ -138,6 +176,7 @@ ChangeEstimate WelchLogChange(const std::vector<double>& a, const std::vector<do
   const double difference = sb.mean - sa.mean;
   ChangeEstimate estimate;
   estimate.pct = estimate.low_pct = estimate.high_pct = ToPct(difference);
+  estimate.coverage = confidence;
   const double variance = va + vb;
   if (variance <= 0) return estimate;
   // Welch-Satterthwaite degrees of freedom.
@@ -197,26 +236,44 @@ LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
   const bool by_launch = a_medians.size() >= 2 && b_medians.size() >= 2;
   if (by_launch && !by_session) {
     // Replicates of one session on a side: its launches share that session's machine state.
+    // The rank interval of the launch medians; each of its ends must be a one-sided bound at
+    // the confidence asked for (3 and 3 launches: the 90% interval [D(1), D(9)], each end a 95%
+    // bound), else too few launches to tell anything.
     result.method = ChangeMethod::kLaunches;
-    result.change = WelchLogChange(a_medians, b_medians, policy.confidence);
+    result.change = HodgesLehmannChange(a_medians, b_medians, policy.confidence);
     const ChangeEstimate& c = result.change;
+    if (c.coverage < 2 * policy.confidence - 1 - 1e-9) {
+      result.reason = Format("too few launches for a rank interval (%.0f and %.0f; 3 and 3 "
+                             "give one-sided %.0f%% bounds)",
+                             double(a_medians.size()), double(b_medians.size()),
+                             policy.confidence * 100);
+      return result;
+    }
+    const std::string interval =
+        c.coverage < policy.confidence - 1e-9
+            ? Format("launch interval (%.0f%%, the widest %.0f and %.0f launches give)",
+                     c.coverage * 100, double(a_medians.size()), double(b_medians.size()))
+            : std::string("launch CI");
     const double floor = policy.noise_floor_pct;
     if (c.low_pct > floor) {
       result.verdict = Verdict::kSlower;
-      result.reason = Format("launch CI above the noise floor of +%.1f%% (one campaign on a "
-                             "side: the floor stands for campaign-to-campaign drift)", floor);
+      result.reason = interval + Format(" above the noise floor of +%.1f%% (one campaign on a "
+                                        "side: the floor stands for campaign-to-campaign drift)",
+                                        floor);
     } else if (c.high_pct < -floor) {
       result.verdict = Verdict::kFaster;
-      result.reason = Format("launch CI below the noise floor of -%.1f%% (one campaign on a "
-                             "side: the floor stands for campaign-to-campaign drift)", floor);
+      result.reason = interval + Format(" below the noise floor of -%.1f%% (one campaign on a "
+                                        "side: the floor stands for campaign-to-campaign drift)",
+                                        floor);
     } else if (c.low_pct >= -floor && c.high_pct <= floor) {
       result.verdict = Verdict::kSame;
-      result.reason = Format("launch CI within the noise floor of +-%.1f%% (one campaign on a "
-                             "side)", floor);
+      result.reason =
+          interval + Format(" within the noise floor of +-%.1f%% (one campaign on a side)", floor);
     } else {
-      result.reason = Format("launch CI crosses the noise floor of +-%.1f%%: one campaign on a "
-                             "side cannot show campaign-to-campaign drift (compare several "
-                             "campaigns a side, or more replicates)", floor);
+      result.reason = interval + Format(" crosses the noise floor of +-%.1f%%: one campaign on "
+                                        "a side cannot show campaign-to-campaign drift (compare "
+                                        "several campaigns a side, or more replicates)",
+                                        floor);
     }
     return result;
   }

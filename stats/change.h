@@ -11,12 +11,17 @@
 // placement, autotuning, a CPU's frequency and caches): a second launch of the same trial lands
 // somewhere else, often well outside the first launch's own confidence interval. A test on
 // iteration samples alone therefore calls most A/A pairs "significant". So:
-//  * launches (both sides measured in >= 2 separate launches, sweep field `replicates`): Welch's
-//    t on the log of each launch's median gives the CI. Launches of one campaign share its
-//    session (the machine's state that hour): with >= 2 sessions a side the unit is the session
-//    and the verdict needs the CI to exclude 0 *and* the estimate to reach `min_effect_pct`;
-//    with one session on a side the CI must clear the noise floor too (bench/replicates-aa
-//    found A/A campaigns of 3 replicates each called "faster" by the launch test alone).
+//  * launches (both sides measured in >= 2 separate launches, sweep field `replicates`): the
+//    unit is the launch's median. Launches of one campaign share its session (the machine's
+//    state that hour): with >= 2 sessions a side the unit is the session, Welch's t on the log
+//    of each session's mean gives the CI, and the verdict needs the CI to exclude 0 *and* the
+//    estimate to reach `min_effect_pct`. With one session on a side (replicates of one
+//    campaign) the CI is the distribution-free one of the launch medians (Hodges-Lehmann with
+//    Mann-Whitney's exact distribution) and must clear the noise floor too (bench/replicates-aa
+//    found A/A campaigns of 3 replicates each called "faster" by a launch test alone). A rank
+//    interval, because a disturbed campaign's launches scatter: one launch 30x slower than its
+//    siblings widens a t interval until it admits no change at all, while every launch of the
+//    campaign is still slower than every launch of the other.
 //  * iterations (a single launch on either side): the Hodges-Lehmann estimate of the log shift
 //    between the pooled iteration samples, with its distribution-free CI; the verdict needs the
 //    whole CI beyond a noise floor (`noise_floor_pct`) that stands for the launch-to-launch
@@ -35,12 +40,22 @@ const char* VerdictName(Verdict verdict);  // "faster", "slower", "same", "incon
 // A change of B against A in percent, (B / A - 1) * 100, with a confidence interval.
 struct ChangeEstimate {
   double pct = 0, low_pct = 0, high_pct = 0;
+  // The two-sided coverage of [low_pct, high_pct]: the confidence asked for, or (few samples,
+  // rank interval) the exact coverage of the widest interval the sample sizes allow.
+  double coverage = 0.95;
 };
 
+// P(U <= u) for u = 0 .. n m, Mann-Whitney's U for samples of n and m under the null
+// hypothesis (every ordering of the n + m values equally likely), exact. O(n^2 m^2).
+std::vector<double> MannWhitneyCdf(std::size_t n, std::size_t m);
+
 // Hodges-Lehmann: the median of all pairwise log(b_j) - log(a_i), with the distribution-free
-// interval between order statistics of those differences given by the Mann-Whitney U
-// distribution (normal approximation). Samples beyond 1,000 per side are thinned to 1,000
-// evenly spaced order statistics first (keeps it O(10^6)). REQUIRES: non-empty, all > 0.
+// (Moses) interval [D(C), D(nm + 1 - C)] between order statistics of those differences: C from
+// Mann-Whitney's exact distribution when n m <= 2,500, its normal approximation above. C is the
+// largest whose two-sided coverage reaches `confidence`; when no C does (3 and 3 values: the
+// widest interval [D(1), D(9)] covers 90%), C = 1 and `coverage` is what it covers. Samples
+// beyond 1,000 per side are thinned to 1,000 evenly spaced order statistics first (keeps it
+// O(10^6)). REQUIRES: non-empty, all > 0.
 ChangeEstimate HodgesLehmannChange(std::vector<double> a, std::vector<double> b,
                                    double confidence = 0.95);
 
@@ -96,10 +111,12 @@ struct LatencyChange {
 //              when the CI lies within +-min_effect_pct, or excludes 0 with |pct| below it;
 //              else inconclusive.
 //  launches, >= 2 launches a side but one session on a side (replicates of one campaign): the
-//              CI of the launch medians must also clear the noise floor, which stands for the
-//              session-to-session drift the data cannot show: slower when its low end is above
-//              +noise_floor_pct, faster when its high end is below -noise_floor_pct, same when
-//              it lies within +-noise_floor_pct; else inconclusive.
+//              rank interval of the launch medians (HodgesLehmannChange), which must also clear
+//              the noise floor, standing for the session-to-session drift the data cannot
+//              show: slower when its low end is above +noise_floor_pct, faster when its high
+//              end is below -noise_floor_pct, same when it lies within +-noise_floor_pct; else
+//              inconclusive. Inconclusive too when the launches are too few for each end to be
+//              a one-sided bound at `confidence` (fewer than 3 and 3).
 //  iterations (one launch on a side): slower when the CI's low end is above +noise_floor_pct,
 //              faster when its high end is below -noise_floor_pct, same when the whole CI is
 //              inside the floor; else inconclusive.

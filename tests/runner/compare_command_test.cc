@@ -108,6 +108,7 @@ TEST_F(CompareCommandTest, JsonIsVersionedAndComplete) {
   EXPECT_EQ(json["trials"][0]["verdict"], "slower");
   EXPECT_NEAR(json["trials"][0]["change_pct"].get<double>(), 20, 2);
   EXPECT_EQ(json["trials"][0]["method"], "iterations");
+  EXPECT_GE(json["trials"][0]["ci_coverage"].get<double>(), 0.95);  // many iterations a side
   EXPECT_EQ(json["unmatched"].size(), 1u);
   EXPECT_EQ(json["differences"][0]["setting"], "build");
 }

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "stats/stats.h"
+
 namespace ditbench {
 namespace {
 
@@ -46,7 +48,7 @@ TEST(ChangeTest, HodgesLehmannOfHandComputedPairs) {
 
 TEST(ChangeTest, HodgesLehmannSelectionMatchesAFullSort) {
   // The implementation selects three order statistics; a full sort must agree, for odd and
-  // even numbers of pairwise differences.
+  // even numbers of pairwise differences, with exact and approximate interval ranks.
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> uniform(1, 3);
   for (auto [n, m] : {std::pair{7, 9}, std::pair{8, 10}, std::pair{30, 31}, std::pair{1, 1},
@@ -58,7 +60,15 @@ TEST(ChangeTest, HodgesLehmannSelectionMatchesAFullSort) {
       for (double x : a) differences.push_back(std::log(y) - std::log(x));
     std::sort(differences.begin(), differences.end());
     const double total = static_cast<double>(differences.size());
-    const double k = std::floor(n * m / 2.0 - 1.959963985 * std::sqrt(n * m * (n + m + 1) / 12.0));
+    // Up to 2,500 differences the exact U distribution (MannWhitneyCdf, checked against a
+    // brute-force count below) gives k, above it the normal approximation.
+    double k = std::max(
+        0.0, std::floor(n * m / 2.0 - 1.959963985 * std::sqrt(n * m * (n + m + 1) / 12.0)));
+    if (n * m <= 2500) {
+      const std::vector<double> cdf = MannWhitneyCdf(n, m);
+      k = 0;
+      while (2 * cdf[static_cast<std::size_t>(k) + 1] <= 0.05) ++k;
+    }
     const auto at = [&](double rank) {
       return differences[static_cast<std::size_t>(std::clamp(rank, 1.0, total)) - 1];
     };
@@ -171,6 +181,104 @@ TEST(ChangeTest, ReplicatesOfOneCampaignThatDriftTogetherNeedTheNoiseFloor) {
   LatencyChange slower =
       CompareLatency(a, Launches(rng, 200, 3, 0.02, 0.01), Cpu(), campaign_1, campaign_3);
   EXPECT_EQ(slower.verdict, Verdict::kSlower) << slower.reason;
+}
+
+TEST(ChangeTest, MannWhitneyCdfMatchesEveryOrderingCounted) {
+  // Brute force: every way of choosing which of the n + m ranks belong to the first sample.
+  for (auto [n, m] : {std::pair<std::size_t, std::size_t>{1, 1}, {2, 2}, {3, 3}, {4, 3}, {2, 6},
+                      {5, 5}}) {
+    std::vector<double> counts(n * m + 1, 0);
+    double orderings = 0;
+    for (unsigned mask = 0; mask < (1u << (n + m)); ++mask) {
+      if (static_cast<std::size_t>(__builtin_popcount(mask)) != n) continue;
+      // U: pairs (first-sample value, second-sample value) with the first one larger.
+      std::size_t u = 0, seconds_below = 0;
+      for (std::size_t rank = 0; rank < n + m; ++rank) {
+        if (mask & (1u << rank)) u += seconds_below;
+        else ++seconds_below;
+      }
+      counts[u] += 1;
+      orderings += 1;
+    }
+    const std::vector<double> cdf = MannWhitneyCdf(n, m);
+    ASSERT_EQ(cdf.size(), n * m + 1);
+    double cumulative = 0;
+    for (std::size_t u = 0; u <= n * m; ++u) {
+      cumulative += counts[u];
+      EXPECT_NEAR(cdf[u], cumulative / orderings, 1e-12) << n << "x" << m << " u=" << u;
+    }
+  }
+  EXPECT_NEAR(MannWhitneyCdf(3, 3)[0], 1.0 / 20, 1e-15);
+}
+
+TEST(ChangeTest, RankIntervalUsesExactOrderStatisticsAndSaysItsCoverage) {
+  // 5 and 5: P(U <= 2) = 4/252, P(U <= 3) = 7/252, so the 95% interval is [D(3), D(23)] of
+  // the 25 differences and covers 1 - 8/252 = 96.8% (the tabulated critical value U <= 2).
+  const std::vector<double> a = {1, 2, 3, 4, 5}, b = {10, 20, 30, 40, 50};
+  std::vector<double> differences;
+  for (double x : a)
+    for (double y : b) differences.push_back(std::log(y) - std::log(x));
+  std::sort(differences.begin(), differences.end());
+  ChangeEstimate five = HodgesLehmannChange(a, b);
+  EXPECT_NEAR(five.low_pct, std::expm1(differences[2]) * 100, 1e-9);
+  EXPECT_NEAR(five.high_pct, std::expm1(differences[22]) * 100, 1e-9);
+  EXPECT_NEAR(five.coverage, 1 - 8.0 / 252, 1e-12);
+  // 3 and 3 cannot reach 95%: the widest interval, [D(1), D(9)], covering 90%.
+  ChangeEstimate three = HodgesLehmannChange({1, 2, 3}, {10, 20, 30});
+  EXPECT_NEAR(three.low_pct, (10.0 / 3 - 1) * 100, 1e-9);
+  EXPECT_NEAR(three.high_pct, (30.0 - 1) * 100, 1e-9);
+  EXPECT_NEAR(three.coverage, 0.9, 1e-12);
+}
+
+TEST(ChangeTest, OneScatteredLaunchDoesNotHideASlowdownEveryLaunchShows) {
+  // bench/replicates-aa beside CPU burners: every burdened launch is over twice as slow as
+  // every quiet one, but one of them is 30x slower than its siblings.
+  std::mt19937 rng(9);
+  std::vector<std::vector<double>> quiet, burdened;
+  for (double ms : {3.4, 3.5, 3.3}) quiet.push_back(Launch(rng, ms, 0.02, 20));
+  for (double ms : {8.0, 9.0, 229.0}) burdened.push_back(Launch(rng, ms, 0.05, 20));
+  const std::vector<long long> campaign_3(3, 3), campaign_4(3, 4);
+  std::vector<double> quiet_medians, burdened_medians;
+  for (const auto& l : quiet) quiet_medians.push_back(Summarize(l).median);
+  for (const auto& l : burdened) burdened_medians.push_back(Summarize(l).median);
+  // A t interval of the log medians reaches down into the floor: the scatter hides the change.
+  EXPECT_LT(WelchLogChange(quiet_medians, burdened_medians).low_pct, 35);
+  LatencyChange c = CompareLatency(quiet, burdened, Cpu(), campaign_3, campaign_4);
+  EXPECT_EQ(c.method, ChangeMethod::kLaunches);
+  EXPECT_EQ(c.verdict, Verdict::kSlower) << c.reason;
+  EXPECT_GT(c.change.low_pct, 100);
+  EXPECT_NEAR(c.change.coverage, 0.9, 1e-12);
+  EXPECT_NE(c.reason.find("90%"), std::string::npos) << c.reason;
+  // An A/A pair where one campaign has such a launch is not called anything.
+  std::vector<std::vector<double>> scattered_quiet = quiet;
+  scattered_quiet[1] = Launch(rng, 95, 0.02, 20);
+  LatencyChange aa = CompareLatency(quiet, scattered_quiet, Cpu(), campaign_3, campaign_4);
+  EXPECT_EQ(aa.verdict, Verdict::kInconclusive) << aa.reason;
+}
+
+TEST(ChangeTest, TwoLaunchesOfOneCampaignASideAreTooFewForARankInterval) {
+  std::mt19937 rng(10);
+  const std::vector<long long> one(2, 1), two(2, 2);
+  LatencyChange c = CompareLatency(Launches(rng, 100, 2, 0.01, 0.01),
+                                   Launches(rng, 300, 2, 0.01, 0.01), Cpu(), one, two);
+  EXPECT_EQ(c.verdict, Verdict::kInconclusive) << c.reason;
+  EXPECT_NE(c.reason.find("too few launches"), std::string::npos) << c.reason;
+}
+
+TEST(ChangeTest, AaCampaignsWithDriftWithinTheFloorGiveNoFalseAlarm) {
+  // 400 A/A pairs of one campaign a side, 3 replicates each: campaign drift of 10% (log sd),
+  // launch-to-launch 5%, iterations 1%. The CPU floor of 35% stands for that drift.
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal;
+  const std::vector<long long> one(3, 1), two(3, 2);
+  int alarms = 0;
+  for (int i = 0; i < 400; ++i) {
+    const double drift_a = std::exp(0.1 * normal(rng)), drift_b = std::exp(0.1 * normal(rng));
+    LatencyChange c = CompareLatency(Launches(rng, 100 * drift_a, 3, 0.05, 0.01),
+                                     Launches(rng, 100 * drift_b, 3, 0.05, 0.01), Cpu(), one, two);
+    alarms += c.verdict == Verdict::kFaster || c.verdict == Verdict::kSlower;
+  }
+  EXPECT_LE(alarms, 4);  // 1%
 }
 
 TEST(ChangeTest, SeveralCampaignsASideMakeTheCampaignTheUnit) {
