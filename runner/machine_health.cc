@@ -163,6 +163,10 @@ ProcSnapshot ReadProcSnapshot() {
   return snapshot;
 }
 
+void ProcHealthProbe::Prime() const {
+  if (history_.empty()) history_.push_back(ReadProcSnapshot());
+}
+
 MachineHealth ProcHealthProbe::Sample() const {
   const double window_s = std::chrono::duration<double>(window_).count();
   if (last_done_s_ >= 0 && MonotonicSeconds() - last_done_s_ < kReuseS) return last_;

@@ -105,6 +105,10 @@ class ProcHealthProbe final : public HealthProbe {
       : window_(window), busy_cores_(busy_cores), top_(top) {}
   MachineHealth Sample() const override;
   MachineHealth SampleWithGpus() const override;
+  // Takes the first snapshot now, so that the first Sample() (before the first trial) judges
+  // the stretch since then and sleeps only for what is left of `window`: called when `run`
+  // starts, the coordinator's own start-up (database, sweep, GPU discovery) fills the window.
+  void Prime() const;
 
  private:
   std::chrono::milliseconds window_;

@@ -142,10 +142,11 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
     }
     SignalInterrupt interrupt;
     if (launch->launcher == "slurm") return RunOnSlurm(*options, *launch, interrupt);
+    ProcHealthProbe health;
+    if (!options->dry_run) health.Prime();
     LocalLauncher launcher;
     const std::unique_ptr<GpuDiscovery> gpus = MachineGpuDiscovery();
     const CpuTopology cpus = ReadCpuTopology();
-    ProcHealthProbe health;
     return RunSweep(*options,
                     SweepEffects{launcher, interrupt, *gpus, &health, nullptr, &cpus},
                     std::cout, std::cerr);

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include <thread>
+
 #include <gtest/gtest.h>
 
 namespace ditbench {
@@ -136,6 +138,20 @@ TEST(ProcHealthProbeTest, BackToBackSamplesDoNotWaitAWindowEach) {
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 5; ++i) probe.Sample();
   EXPECT_LT(std::chrono::steady_clock::now() - start, window / 2);
+}
+
+TEST(ProcHealthProbeTest, APrimedProbeJudgesTheStretchSincePrimingWithoutASecondWindow) {
+  // `run` primes the probe when it starts; its own start-up then fills the window, and the
+  // first trial's sample does not sleep a whole window more. The window is long (2 s) so that
+  // the bound cannot be met by a sample that sleeps it.
+  const auto window = std::chrono::milliseconds(2000);
+  ProcHealthProbe probe(window);
+  probe.Prime();
+  std::this_thread::sleep_for(window);
+  const auto start = std::chrono::steady_clock::now();
+  MachineHealth h = probe.Sample();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, window / 2);
+  EXPECT_GE(h.cores, 1);
 }
 
 }  // namespace
