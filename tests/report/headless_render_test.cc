@@ -126,6 +126,18 @@ setTimeout(function () {
       << "a chart was left blank";
   EXPECT_THAT(log, Not(HasSubstr("Uncaught"))) << log;
   EXPECT_THAT(dom, HasSubstr("Comparison: campaign 1 (baseline) vs 2"));
+
+  // docs/report-screenshot.png is this page: DITBENCH_SCREENSHOT=PATH writes it (optional; the
+  // checks above never depend on it).
+  if (const char* screenshot = std::getenv("DITBENCH_SCREENSHOT")) {
+    WriteHtmlReport({dir / "results.db", {}, {}, report, "1"});
+    const std::string shot =
+        chromium + " --headless --no-sandbox --disable-gpu --hide-scrollbars "
+        "--user-data-dir=" + (dir / "profile").string() +
+        " --window-size=1400,2600 --virtual-time-budget=5000 --screenshot=" + screenshot +
+        " file://" + report.string() + " > /dev/null 2>&1";
+    EXPECT_EQ(std::system(shot.c_str()), 0) << shot;
+  }
 }
 
 }  // namespace
