@@ -26,6 +26,7 @@ struct PlanOptions {
   std::string device;  // empty: "cpu" on CPU, "unknown GPU" when GPUs are listed
   std::string budget;  // --budget DURATION: how much of the sweep fits
   std::string launcher = "local";
+  std::string policy = "exclusive";
   std::string partition;
   int gpus_per_node = 0;  // --launcher slurm: 0 asks sinfo
   int nodes = 0;          // --launcher slurm: 0 asks sinfo
@@ -71,6 +72,11 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
                  "cpu, or the GPUs' name)");
   sub.add_option("--budget", options->budget,
                  "DURATION (90s, 30m, 8h): how many launches `run --budget` would start");
+  sub.add_option("--policy", options->policy,
+                 "exclusive (one trial at a time) or pack (several at once on disjoint "
+                 "GPUs/slots, CPU slots pinned to their own cores), as `run` takes it")
+      ->check(CLI::IsMember({"exclusive", "pack"}))
+      ->capture_default_str();
   sub.add_option("--launcher", options->launcher,
                  "local, or slurm: trials may span nodes (GPUs per node and nodes from sinfo "
                  "or the options below)")
@@ -119,7 +125,10 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     }
     PlanAssumptions assumptions;
     assumptions.device = !options->device.empty() ? options->device : DeviceFor(placement);
-    SweepPlan plan = PlanSweep(parsed.spec, placement.capacity, assumptions, options->db);
+    const bool pack = options->policy == "pack";
+    if (pack) assumptions.pack_slots = placement.capacity.slots;
+    SweepPlan plan =
+        PlanSweepForPolicy(parsed.spec, placement.capacity, assumptions, options->db, pack);
     if (options->format == "json")
       WritePlanJson(parsed.spec, plan, assumptions, std::cout, budget_s);
     else

@@ -28,6 +28,27 @@ std::string Duration(double seconds) {
   return fmt::format("{:.1f} h", seconds / 3600);
 }
 
+// Under --policy pack: how the wall time above was reckoned. Exclusive plans on more than one
+// slot: what packing would take, when it saves at least a tenth.
+void WritePacking(const SweepPlan& plan, const PlanAssumptions& a, std::ostream& out) {
+  if (a.pack_slots > 0 && plan.estimated_wall_s > 0) {
+    out << fmt::format("  --policy pack: trials side by side on {} slots{}; one after another "
+                       "they would take {}; trials in flight together share the host "
+                       "(results.concurrent_trials)\n",
+                       a.pack_slots,
+                       a.device == "cpu"
+                           ? fmt::format(", each rank pinned to {} core(s) of its own",
+                                         PinnedCpuCoresUsed(a.cpu_cores, a.pack_slots, 1))
+                           : "",
+                       Duration(plan.estimated_wall_s));
+  } else if (plan.pack_alternative_s > 0 &&
+             plan.pack_alternative_s < 0.9 * plan.estimated_wall_s) {
+    out << fmt::format("  --policy pack would take about {} (several trials at once on disjoint "
+                       "slots; they then share the host)\n",
+                       Duration(plan.pack_alternative_s));
+  }
+}
+
 }  // namespace
 
 void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& a,
@@ -71,10 +92,12 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
       out << fmt::format(", {} removed by where \"{}\"", plan.counts.failed_where[i],
                          spec.where[i].expression);
   if (plan.duplicates) out << fmt::format(", {} duplicates merged", plan.duplicates);
+  // Under --policy pack the trials overlap: the wall time is the packed schedule's.
+  const double wall_s = a.pack_slots > 0 ? plan.packed_wall_s : plan.estimated_wall_s;
   if (spec.workload == "command")
     out << fmt::format("\nestimated wall time: {}{} (trials measured earlier only: a command's "
                        "cost is its program's; '-' = not measured yet)\n",
-                       Duration(plan.estimated_wall_s),
+                       Duration(wall_s),
                        spec.replicates > 1
                            ? fmt::format(" for {} launches of each trial (replicates)",
                                          spec.replicates)
@@ -82,12 +105,13 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
   else
   out << fmt::format("\nestimated wall time: {}{} (device '{}'; * = measured earlier, "
                      "otherwise analytic FLOPs at {:.0f}% of dense peak)\n",
-                     Duration(plan.estimated_wall_s),
+                     Duration(wall_s),
                      spec.replicates > 1
                          ? fmt::format(" for {} launches of each trial (replicates)",
                                        spec.replicates)
                          : "",
                      a.device, a.efficiency * 100);
+  WritePacking(plan, a, out);
   WriteSavings(EstimateSavings(spec, plan, budget_s), out);
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"
   // interval covers much less (stats/stats.h: 75% at 3, 93.75% at 5).
@@ -153,6 +177,12 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
                           {"duplicates", plan.duplicates},
                           {"where", where}}},
                         {"estimated_wall_s", plan.estimated_wall_s},
+                        {"policy", a.pack_slots > 0 ? "pack" : "exclusive"},
+                        {"packed_wall_s", a.pack_slots > 0 ? nlohmann::json(plan.packed_wall_s)
+                                                           : nlohmann::json()},
+                        {"pack_alternative_s", plan.pack_alternative_s > 0
+                                                   ? nlohmann::json(plan.pack_alternative_s)
+                                                   : nlohmann::json()},
                         {"savings", ToJson(EstimateSavings(spec, plan, budget_s))},
                         {"trials", trials}}
              .dump(2)

@@ -1,6 +1,7 @@
 #include "runner/sweep_plan.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <set>
 #include <thread>
@@ -61,6 +62,38 @@ int CpuCoresUsed(int cores, int ranks) {
   return std::min(cores, ranks * std::max(1, cores / ranks));
 }
 
+int PinnedCpuCoresUsed(int cores, int slots, int ranks) {
+  if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::min(cores, std::max(1, ranks) * std::max(1, cores / std::max(1, slots)));
+}
+
+double PackedWallSeconds(const SweepPlan& plan, int replicates, int slots) {
+  std::vector<double> free_at(static_cast<std::size_t>(std::max(0, slots)), 0.0);
+  std::map<std::string, double> trial_ends;  // a trial's launches never overlap
+  double previous_start = 0, wall = 0;
+  for (int launch = 0; launch < std::max(1, replicates); ++launch) {
+    for (const PlannedTrial& t : plan.trials) {
+      if (!t.estimate || t.invalid_reason) continue;  // invalid or unsupported: not run
+      const auto width = static_cast<std::size_t>(t.config.world_size());
+      if (width < 1 || width > free_at.size()) continue;
+      // The `width` slots that free up first; the launch starts when the last of them does.
+      std::vector<std::size_t> order(free_at.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t x, std::size_t y) { return free_at[x] < free_at[y]; });
+      double start = std::max(previous_start, free_at[order[width - 1]]);
+      if (auto it = trial_ends.find(t.key); it != trial_ends.end())
+        start = std::max(start, it->second);
+      const double end = start + t.estimate->trial_s;
+      for (std::size_t i = 0; i < width; ++i) free_at[order[i]] = end;
+      trial_ends[t.key] = end;
+      previous_start = start;
+      wall = std::max(wall, end);
+    }
+  }
+  return wall;
+}
+
 TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   TrialEstimate e;
   e.source = "analytic";
@@ -75,7 +108,9 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
     tflops = DensePeakTflops(a.device, c.precision).value_or(100.0) * a.efficiency *
              c.world_size();
   } else {
-    tflops = a.cpu_tflops_per_core * CpuCoresUsed(a.cpu_cores, c.world_size());
+    tflops = a.cpu_tflops_per_core *
+             (a.pack_slots > 0 ? PinnedCpuCoresUsed(a.cpu_cores, a.pack_slots, c.world_size())
+                               : CpuCoresUsed(a.cpu_cores, c.world_size()));
   }
   e.iteration_ms = flops / (tflops * 1e12) * 1000;
   if (c.pipefusion > 1) {
@@ -159,6 +194,23 @@ SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity, const PlanA
     // Every launch of a trial costs a whole trial (replicates: separate processes).
     if (!t.unsupported) plan.estimated_wall_s += e.trial_s * spec.replicates;
     t.estimate = e;
+  }
+  if (a.pack_slots > 0) plan.packed_wall_s = PackedWallSeconds(plan, spec.replicates, a.pack_slots);
+  return plan;
+}
+
+SweepPlan PlanSweepForPolicy(const SweepSpec& spec, const Capacity& capacity,
+                             PlanAssumptions assumptions, const std::filesystem::path& db,
+                             bool pack) {
+  if (pack) {
+    assumptions.pack_slots = capacity.slots;
+    return PlanSweep(spec, capacity, assumptions, db);
+  }
+  assumptions.pack_slots = 0;
+  SweepPlan plan = PlanSweep(spec, capacity, assumptions, db);
+  if (capacity.slots > 1) {
+    assumptions.pack_slots = capacity.slots;
+    plan.pack_alternative_s = PlanSweep(spec, capacity, assumptions, db).packed_wall_s;
   }
   return plan;
 }

@@ -37,6 +37,12 @@ struct SweepPlan {
   std::size_t duplicates = 0;        // identical trials written twice (kept once)
   ExpandedSweep counts;              // exclude / where removals (trials moved to `trials`)
   double estimated_wall_s = 0;       // sum over the trials that will run
+  // PlanAssumptions::pack_slots > 0: the wall time when `run --policy pack` runs them side by
+  // side on that many slots (PackedWallSeconds); 0 otherwise.
+  double packed_wall_s = 0;
+  // Planned for exclusive on more than one slot (PlanSweepForPolicy): packed_wall_s of the same
+  // sweep under --policy pack, to show what packing would save; 0 otherwise.
+  double pack_alternative_s = 0;
 };
 
 // What the estimates assume about the hardware.
@@ -51,6 +57,10 @@ struct PlanAssumptions {
   // Bandwidth a rank's collectives reach, GB/s: 0 picks a default for the device (GPU: 100,
   // an NVLink-class link at realistic efficiency; CPU ranks over Gloo on loopback: 2).
   double link_gb_per_s = 0;
+  // `--policy pack` on this many slots (0: exclusive, one trial at a time). On CPU each slot is
+  // pinned to max(1, cores / slots) cores of its own (CpuSlots), so a trial's ranks compute on
+  // that many cores each rather than sharing the machine.
+  int pack_slots = 0;
 };
 
 // Expands and classifies `spec` for `capacity`. With `db` (may be empty or missing), earlier
@@ -62,6 +72,23 @@ SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity,
 // The cores `ranks` CPU ranks keep busy together on a machine with `cores` cores (0: this
 // machine's).
 int CpuCoresUsed(int cores, int ranks);
+
+// PlanSweep for `run --policy pack` (pack: assumptions.pack_slots = capacity.slots) or
+// exclusive (then, with more than one slot, pack_alternative_s from a second, packed plan).
+SweepPlan PlanSweepForPolicy(const SweepSpec& spec, const Capacity& capacity,
+                             PlanAssumptions assumptions, const std::filesystem::path& db,
+                             bool pack);
+
+// The cores `ranks` CPU ranks compute on under --policy pack with `slots` slots: each rank
+// pinned to its slot's max(1, cores / slots) cores, at most the machine's (0: this machine's).
+int PinnedCpuCoresUsed(int cores, int slots, int ranks);
+
+// How long `run --policy pack` takes on `slots` slots for the trials of `plan` that will run
+// (those with an estimate, not unsupported), each launched `replicates` times: launches start
+// in queue order (every trial once, then again), one once the launch before it has started,
+// enough slots are free and its trial's previous launch has ended; a trial that needs more
+// slots than there are is left out.
+double PackedWallSeconds(const SweepPlan& plan, int replicates, int slots);
 
 // The timed iterations a trial is expected to run at `iteration_ms` each: repeats.max, cut by
 // repeats.max_seconds, never below repeats.min.

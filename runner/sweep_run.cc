@@ -590,7 +590,11 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   }
   PlanAssumptions assumptions;
   assumptions.device = DeviceFor(placement);
-  SweepPlan plan = PlanSweep(spec, placement.capacity, assumptions, options.db);
+  const bool pack = *policy == PlacementPolicy::kPack;
+  if (pack) assumptions.pack_slots = placement.capacity.slots;  // CPU ranks on pinned cores
+  SweepPlan plan =
+      options.dry_run ? PlanSweepForPolicy(spec, placement.capacity, assumptions, options.db, pack)
+                      : PlanSweep(spec, placement.capacity, assumptions, options.db);
   const TrialSelectionResult selected = SelectTrials(spec.name, plan, options.only);
   if (selected.error) {
     err << "ditbench run: error: " << *selected.error << "\n";

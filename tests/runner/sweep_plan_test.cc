@@ -8,6 +8,7 @@
 
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "runner/plan_output.h"
@@ -209,6 +210,93 @@ TEST(SweepPlanTest, IdenticalTrialsAreMergedAndCounted) {
   SweepPlan plan = PlanSweep(spec, {8, true});
   EXPECT_EQ(plan.trials.size(), 2u);
   EXPECT_EQ(plan.duplicates, 1u);
+}
+
+}  // namespace
+}  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+TEST(SweepPlanPackTest, PinnedSlotsGiveEachRankItsOwnShareOfTheCores) {
+  EXPECT_EQ(PinnedCpuCoresUsed(8, 4, 1), 2);  // 8 cores, 4 slots: 2 cores per slot
+  EXPECT_EQ(PinnedCpuCoresUsed(8, 4, 2), 4);
+  EXPECT_EQ(PinnedCpuCoresUsed(8, 4, 4), 8);
+  EXPECT_EQ(PinnedCpuCoresUsed(2, 4, 1), 1);  // more slots than cores: one (shared) core
+  EXPECT_EQ(PinnedCpuCoresUsed(2, 4, 4), 2);  // never more than the machine
+  PlanAssumptions a;
+  a.cpu_cores = 8;
+  a.link_gb_per_s = 1e12;
+  TrialConfig one;
+  one.model = "pixart-alpha-tiny";
+  const double exclusive = AnalyticEstimate(one, a).iteration_ms;
+  a.pack_slots = 4;  // the 1-rank trial computes on 2 of the 8 cores
+  EXPECT_NEAR(AnalyticEstimate(one, a).iteration_ms, 4 * exclusive, 1e-9);
+}
+
+// A plan of `n` runnable trials of `world_size` ranks taking `seconds` each.
+SweepPlan PlanOf(int n, int world_size, double seconds) {
+  SweepPlan plan;
+  for (int i = 0; i < n; ++i) {
+    PlannedTrial t;
+    t.config.ulysses = world_size;
+    t.key = fmt::format("k{}", i);
+    t.estimate = TrialEstimate{};
+    t.estimate->trial_s = seconds;
+    plan.trials.push_back(t);
+  }
+  return plan;
+}
+
+TEST(SweepPlanPackTest, PackedScheduleStartsTrialsInOrderOnFreeSlots) {
+  // Four 1-rank trials on four slots run at once; on two slots, two rounds.
+  EXPECT_DOUBLE_EQ(PackedWallSeconds(PlanOf(4, 1, 10), 1, 4), 10);
+  EXPECT_DOUBLE_EQ(PackedWallSeconds(PlanOf(4, 1, 10), 1, 2), 20);
+  // Launches of one trial never overlap: one trial with 3 replicates takes 3 launches in a row.
+  EXPECT_DOUBLE_EQ(PackedWallSeconds(PlanOf(1, 1, 10), 3, 4), 30);
+  // First come, first served: a 4-rank trial queued behind a 1-rank one waits for it, and the
+  // 1-rank trial behind it waits in turn (no jumping the queue).
+  SweepPlan mixed = PlanOf(1, 1, 10);
+  SweepPlan wide = PlanOf(1, 4, 5);
+  wide.trials[0].key = "wide";
+  SweepPlan last = PlanOf(1, 1, 1);
+  last.trials[0].key = "last";
+  mixed.trials.push_back(wide.trials[0]);
+  mixed.trials.push_back(last.trials[0]);
+  EXPECT_DOUBLE_EQ(PackedWallSeconds(mixed, 1, 4), 10 + 5 + 1);
+  // Invalid, unsupported and too-wide trials are not scheduled.
+  SweepPlan skipped = PlanOf(3, 1, 10);
+  skipped.trials[0].invalid_reason = "invalid";
+  skipped.trials[1].config.ulysses = 8;
+  EXPECT_DOUBLE_EQ(PackedWallSeconds(skipped, 1, 4), 10);
+}
+
+TEST(SweepPlanPackTest, PlanShowsWhatPackingWouldTakeAndThePackedWallTimeUnderPack) {
+  auto spec = Parse("name: p\ndefaults: {model: pixart-alpha-tiny, scope: forward}\n"
+                    "matrix: {resolution: [256, 512], seed: [1, 2, 3, 4]}\n");
+  PlanAssumptions a;
+  a.cpu_cores = 4;
+  SweepPlan exclusive = PlanSweepForPolicy(spec, {4, false}, a, {}, /*pack=*/false);
+  EXPECT_EQ(exclusive.packed_wall_s, 0);
+  EXPECT_GT(exclusive.pack_alternative_s, 0);
+  std::ostringstream table;
+  WritePlanTable(spec, exclusive, a, table);
+  EXPECT_NE(table.str().find("--policy pack would take about"), std::string::npos) << table.str();
+
+  a.pack_slots = 4;
+  SweepPlan packed = PlanSweepForPolicy(spec, {4, false}, a, {}, /*pack=*/true);
+  EXPECT_GT(packed.packed_wall_s, 0);
+  EXPECT_LT(packed.packed_wall_s, packed.estimated_wall_s);  // overlapped
+  EXPECT_DOUBLE_EQ(packed.packed_wall_s,
+                   PackedWallSeconds(packed, spec.replicates, a.pack_slots));
+  std::ostringstream pack_table, json;
+  WritePlanTable(spec, packed, a, pack_table);
+  EXPECT_NE(pack_table.str().find("each rank pinned to 1 core(s)"), std::string::npos)
+      << pack_table.str();
+  WritePlanJson(spec, packed, a, json);
+  auto parsed = nlohmann::json::parse(json.str());
+  EXPECT_EQ(parsed["policy"], "pack");
+  EXPECT_DOUBLE_EQ(parsed["packed_wall_s"].get<double>(), packed.packed_wall_s);
 }
 
 }  // namespace
