@@ -1,5 +1,6 @@
 #include "experiments/sweep_spec.h"
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -181,6 +182,7 @@ class SpecReader {
       return false;
     }
     Json json = converter_.Convert(value);
+    if (key == "model") AnchorWeightFolders(json);
     TrialConfig scratch = spec_.defaults;
     std::string expected;
     if (!ApplySetting(scratch, key, json, &expected)) {
@@ -189,6 +191,22 @@ class SpecReader {
     }
     *out = {key, std::move(json), value.Mark().line + 1, value.Mark().column + 1};
     return true;
+  }
+
+  // A relative `weights` / `vae_weights` folder of a model value is taken from the sweep file's
+  // folder (as a command workload's program is), not from wherever `ditbench` was started.
+  void AnchorWeightFolders(Json& model) const {
+    if (!model.is_object()) return;
+    for (const char* key : {"weights", "vae_weights"}) {
+      if (!model.contains(key) || !model[key].is_string()) continue;
+      const std::filesystem::path folder = model[key].get<std::string>();
+      if (folder.empty() || folder.is_absolute()) continue;
+      std::error_code ec;
+      const std::filesystem::path base =
+          spec_.path.empty() ? std::filesystem::current_path(ec)
+                             : std::filesystem::absolute(spec_.path, ec).parent_path();
+      model[key] = (base / folder).lexically_normal().string();
+    }
   }
 
   // Whether `key_node` names a custom axis. Only a `command` workload has them; a name one

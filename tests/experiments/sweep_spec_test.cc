@@ -3,7 +3,12 @@
 #include "experiments/sweep_expand.h"
 #include "experiments/trial_settings.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
 
 namespace ditbench {
 namespace {
@@ -188,6 +193,43 @@ TEST(SweepSpecTest, QuotedNumbersStayStrings) {
   ParseResult r = ParseSweep("name: x\ndefaults:\n  steps: \"4\"\n", "q.yaml");
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].key, "defaults.steps");
+}
+
+}  // namespace
+}  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+TEST(SweepSpecWeightsTest, RelativeWeightFoldersAreTakenFromTheSweepFilesFolder) {
+  // sweeps/s.yaml names ../models/flux; ditbench runs from elsewhere (the test's folder).
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "models" / "flux");
+  std::filesystem::create_directories(dir / "sweeps");
+  std::ofstream(dir / "models" / "flux" / "config.json") << R"({
+    "_class_name": "FluxTransformer2DModel", "attention_head_dim": 32,
+    "axes_dims_rope": [4, 14, 14], "guidance_embeds": true, "in_channels": 64,
+    "joint_attention_dim": 48, "num_attention_heads": 2, "num_layers": 2,
+    "num_single_layers": 2, "out_channels": null, "patch_size": 1,
+    "pooled_projection_dim": 32})";
+  std::ofstream(dir / "sweeps" / "s.yaml")
+      << "name: w\ndefaults:\n  model: {preset: flux-dev-tiny, heads: 2, hidden: 64, "
+         "text_dim: 48, weights: ../models/flux}\nmatrix:\n  ulysses: [1, 2]\n";
+  ASSERT_NE(std::filesystem::current_path(), dir / "sweeps");
+  ParseResult r = ParseSweepFile(dir / "sweeps" / "s.yaml");
+  ASSERT_TRUE(r.ok()) << r.errors[0].ToString();
+  const std::string expected = (dir / "models" / "flux").lexically_normal().string();
+  EXPECT_EQ(r.spec.defaults.weights, expected);
+  for (const TrialConfig& trial : ExpandSweep(r.spec, 8).trials) EXPECT_EQ(trial.weights, expected);
+  // Absolute folders are kept as written; a relative one that is not beside the sweep file is
+  // an error naming the resolved folder.
+  std::ofstream(dir / "sweeps" / "missing.yaml")
+      << "name: w\ndefaults:\n  model: {preset: flux-dev-tiny, weights: models/flux}\n";
+  ParseResult missing = ParseSweepFile(dir / "sweeps" / "missing.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.errors[0].ToString().find((dir / "sweeps" / "models" / "flux").string()),
+            std::string::npos)
+      << missing.errors[0].ToString();
 }
 
 }  // namespace
