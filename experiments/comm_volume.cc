@@ -12,7 +12,9 @@ double ElementBytes(Precision p) {
 }  // namespace
 
 std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& c) {
-  if (m.family != ModelFamily::kPixArt) return std::nullopt;
+  const bool joint = m.family != ModelFamily::kPixArt;
+  // PipeFusion of the joint families (stages pass the text stream on too) is not modelled yet.
+  if (joint && c.pipefusion > 1) return std::nullopt;
   const double e = ElementBytes(c.precision);
   const double tokens = double(ImageTokens(m, c.resolution));
   const double latent = LatentSize(m, c.resolution);
@@ -27,6 +29,11 @@ std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& 
   const double ulysses_block = u > 1 ? 4.0 * rows * local * d * e * (u - 1) / u : 0;
   const double ring_block = r > 1 ? (r - 1) * 2.0 * rows * (tokens / r) * (d / u) * e : 0;
   const double block = ulysses_block + ring_block;
+  // Joint attention (SD3, Flux: every block, single-stream ones included): the text tokens are
+  // replicated, so Ulysses slices their heads without communication, ring passes only image
+  // K/V, and the text output is all-gathered over the Ulysses group (all heads on every rank).
+  const double text_gather = u > 1 ? rows * m.text_tokens * (d / u) * e * (u - 1) : 0;
+  const double joint_block = block + text_gather;
 
   const double out_channels = m.out_channels, patch_area = double(m.patch) * m.patch;
   const double gather_output = s > 1 ? rows * local * patch_area * out_channels * e * (s - 1) : 0;
@@ -36,6 +43,9 @@ std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& 
 
   const int steps = c.scope == Scope::kForward ? 1 : c.steps;
   const int blocks = m.total_blocks();
+  // SD3.5's dual-attention blocks attend a second time, over the image tokens only.
+  if (joint)
+    return blocks * joint_block + m.dual_attention_blocks() * block + gather_output + cfg_gather;
   if (p == 1) return blocks * block + gather_output + cfg_gather;
 
   // PipeFusion: stage k runs blocks/p blocks (the first blocks % p stages one more), sends its

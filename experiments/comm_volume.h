@@ -13,8 +13,8 @@
 
 namespace ditbench {
 
-// Per step, per rank (max over ranks), in bytes; nullopt for a family whose communication is not
-// modelled yet (only PixArt's is).
+// Per step, per rank (max over ranks), in bytes; nullopt where the communication is not modelled
+// yet (PipeFusion of the joint families, SD3 and Flux).
 std::optional<double> CommBytesPerStep(const ModelConfig& model, const TrialConfig& trial);
 
 }  // namespace ditbench
