@@ -13,8 +13,8 @@
 
 namespace ditbench {
 
-// Per step, per rank (max over ranks), in bytes; nullopt where the communication is not modelled
-// yet (PipeFusion of the joint families, SD3 and Flux).
+// Per step, per rank (max over ranks), in bytes, for every family and strategy; optional so that
+// a family whose communication is not modelled can say so.
 std::optional<double> CommBytesPerStep(const ModelConfig& model, const TrialConfig& trial);
 
 }  // namespace ditbench

@@ -312,6 +312,29 @@ TEST_P(PipeFusionSequenceTest, SequenceParallelStagesMatchPipeFusionAlone) {
   EXPECT_GT(RelativeL2(reference, DenoiseOnAllRanks(single)[0]), 1e-6) << l.name;
 }
 
+// What the stages sent, synchronous and patch steps, PixArt and the joint families (whose
+// stages pass the text stream on, once per patch): what `plan` predicts.
+TEST_P(PipeFusionSequenceTest, CountedCommunicationMatchesThePrediction) {
+  const PipeFusionLayout l = GetParam();
+  TrialConfig c = Tiny();
+  c.model = l.model;
+  c.steps = 3;  // one synchronous step, two patch steps
+  c.pipefusion = 2;
+  c.pipefusion_patches = 4;
+  c.ulysses = l.ulysses;
+  c.ring = l.ring;
+  std::vector<double> sent;
+  DenoiseOnAllRanks(c, &sent);
+  const double counted = *std::max_element(sent.begin(), sent.end()) / c.steps;
+  std::string error;
+  auto model = ResolveModel(c.model, c.model_overrides, &error);
+  ASSERT_TRUE(model) << error;
+  auto predicted = CommBytesPerStep(*model, c);
+  ASSERT_TRUE(predicted);
+  EXPECT_GT(counted, 0) << l.name;
+  EXPECT_NEAR(counted, *predicted, 1e-9 * *predicted) << l.name;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Stages, PipeFusionSequenceTest,
     ::testing::Values(PipeFusionLayout{"pixart-alpha-tiny", "pixart_ring2", 1, 2},
