@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 namespace ditbench {
 
@@ -26,15 +27,26 @@ BudgetFit FitBudget(const SweepPlan& plan, int replicates, double budget_s) {
   const std::vector<std::size_t> order = BudgetOrder(runnable);
   BudgetFit fit;
   bool spent = false;
+  // Under --policy pack launches overlap: each starts when the packed schedule says, and the
+  // seconds are wall time (when the last launch, or the last that fits, ends).
+  std::optional<PackedSchedule> packed;
+  if (plan.pack_slots > 0) packed.emplace(plan.pack_slots);
   for (int round = 0; round < std::max(replicates, 1); ++round) {
     for (std::size_t i : order) {
-      const double s = runnable[i]->estimate ? runnable[i]->estimate->trial_s : 0.0;
+      const PlannedTrial& t = *runnable[i];
+      const double s = t.estimate ? t.estimate->trial_s : 0.0;
       ++fit.launches;
-      fit.seconds += s;
       // As `run` does: a launch starts while the time spent plus its estimate fits.
-      if (!spent && fit.fit_seconds + s <= budget_s) {
+      double start = fit.seconds;
+      if (packed) {
+        const std::optional<double> at = packed->Place(t.key, t.config.world_size(), s);
+        if (!at) continue;  // needs more slots than there are: never started
+        start = *at;
+      }
+      fit.seconds = packed ? packed->end() : fit.seconds + s;
+      if (!spent && start + s <= budget_s) {
         ++fit.fit;
-        fit.fit_seconds += s;
+        fit.fit_seconds = packed ? std::max(fit.fit_seconds, start + s) : fit.fit_seconds + s;
       } else {
         spent = true;
       }

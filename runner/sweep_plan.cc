@@ -67,31 +67,33 @@ int PinnedCpuCoresUsed(int cores, int slots, int ranks) {
   return std::min(cores, std::max(1, ranks) * std::max(1, cores / std::max(1, slots)));
 }
 
+PackedSchedule::PackedSchedule(int slots)
+    : free_at_(static_cast<std::size_t>(std::max(0, slots)), 0.0) {}
+
+std::optional<double> PackedSchedule::Place(const std::string& key, int width, double seconds) {
+  if (width < 1 || static_cast<std::size_t>(width) > free_at_.size()) return std::nullopt;
+  // The `width` slots that free up first; the launch starts when the last of them does.
+  std::vector<std::size_t> order(free_at_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return free_at_[x] < free_at_[y]; });
+  double start = std::max(previous_start_, free_at_[order[width - 1]]);
+  if (auto it = trial_ends_.find(key); it != trial_ends_.end()) start = std::max(start, it->second);
+  const double end = start + seconds;
+  for (int i = 0; i < width; ++i) free_at_[order[i]] = end;
+  trial_ends_[key] = end;
+  previous_start_ = start;
+  end_ = std::max(end_, end);
+  return start;
+}
+
 double PackedWallSeconds(const SweepPlan& plan, int replicates, int slots) {
-  std::vector<double> free_at(static_cast<std::size_t>(std::max(0, slots)), 0.0);
-  std::map<std::string, double> trial_ends;  // a trial's launches never overlap
-  double previous_start = 0, wall = 0;
-  for (int launch = 0; launch < std::max(1, replicates); ++launch) {
-    for (const PlannedTrial& t : plan.trials) {
-      if (!t.estimate || t.invalid_reason) continue;  // invalid or unsupported: not run
-      const auto width = static_cast<std::size_t>(t.config.world_size());
-      if (width < 1 || width > free_at.size()) continue;
-      // The `width` slots that free up first; the launch starts when the last of them does.
-      std::vector<std::size_t> order(free_at.size());
-      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](std::size_t x, std::size_t y) { return free_at[x] < free_at[y]; });
-      double start = std::max(previous_start, free_at[order[width - 1]]);
-      if (auto it = trial_ends.find(t.key); it != trial_ends.end())
-        start = std::max(start, it->second);
-      const double end = start + t.estimate->trial_s;
-      for (std::size_t i = 0; i < width; ++i) free_at[order[i]] = end;
-      trial_ends[t.key] = end;
-      previous_start = start;
-      wall = std::max(wall, end);
-    }
-  }
-  return wall;
+  PackedSchedule schedule(slots);
+  for (int launch = 0; launch < std::max(1, replicates); ++launch)
+    for (const PlannedTrial& t : plan.trials)
+      if (t.estimate && !t.invalid_reason)  // invalid or unsupported: not run
+        schedule.Place(t.key, t.config.world_size(), t.estimate->trial_s);
+  return schedule.end();
 }
 
 TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
@@ -195,6 +197,7 @@ SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity, const PlanA
     if (!t.unsupported) plan.estimated_wall_s += e.trial_s * spec.replicates;
     t.estimate = e;
   }
+  plan.pack_slots = a.pack_slots;
   if (a.pack_slots > 0) plan.packed_wall_s = PackedWallSeconds(plan, spec.replicates, a.pack_slots);
   return plan;
 }

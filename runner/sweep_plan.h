@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ struct SweepPlan {
   // PlanAssumptions::pack_slots > 0: the wall time when `run --policy pack` runs them side by
   // side on that many slots (PackedWallSeconds); 0 otherwise.
   double packed_wall_s = 0;
+  int pack_slots = 0;  // PlanAssumptions::pack_slots it was planned for
   // Planned for exclusive on more than one slot (PlanSweepForPolicy): packed_wall_s of the same
   // sweep under --policy pack, to show what packing would save; 0 otherwise.
   double pack_alternative_s = 0;
@@ -82,6 +84,23 @@ SweepPlan PlanSweepForPolicy(const SweepSpec& spec, const Capacity& capacity,
 // The cores `ranks` CPU ranks compute on under --policy pack with `slots` slots: each rank
 // pinned to its slot's max(1, cores / slots) cores, at most the machine's (0: this machine's).
 int PinnedCpuCoresUsed(int cores, int slots, int ranks);
+
+// Launches placed as `run --policy pack` starts them on `slots` slots: in the order given, one
+// once the launch before it has started, enough slots are free and its trial's previous launch
+// has ended (first come, first served: no launch jumps the queue).
+class PackedSchedule {
+ public:
+  explicit PackedSchedule(int slots);
+  // Places a launch of trial `key` on `width` slots lasting `seconds`; returns its start, or
+  // nullopt (nothing placed) when it needs more slots than there are.
+  std::optional<double> Place(const std::string& key, int width, double seconds);
+  double end() const { return end_; }  // when the last placed launch ends
+
+ private:
+  std::vector<double> free_at_;                 // per slot: when it is free
+  std::map<std::string, double> trial_ends_;    // a trial's launches never overlap
+  double previous_start_ = 0, end_ = 0;
+};
 
 // How long `run --policy pack` takes on `slots` slots for the trials of `plan` that will run
 // (those with an estimate, not unsupported), each launched `replicates` times: launches start

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "runner/budget_order.h"
 #include "runner/plan_output.h"
 
 #include "storage/results_db.h"
@@ -269,6 +270,25 @@ TEST(SweepPlanPackTest, PackedScheduleStartsTrialsInOrderOnFreeSlots) {
   skipped.trials[0].invalid_reason = "invalid";
   skipped.trials[1].config.ulysses = 8;
   EXPECT_DOUBLE_EQ(PackedWallSeconds(skipped, 1, 4), 10);
+}
+
+TEST(SweepPlanPackTest, ABudgetUnderPackCountsWallTimeNotTheSumOfTrials) {
+  SweepPlan plan = PlanOf(8, 1, 10);
+  // One at a time: a 25 s budget starts two 10 s launches.
+  BudgetFit exclusive = FitBudget(plan, 1, 25);
+  EXPECT_EQ(exclusive.fit, 2u);
+  EXPECT_DOUBLE_EQ(exclusive.seconds, 80);
+  // On 4 slots side by side: two rounds of four fit in 25 s; the whole plan takes 20 s.
+  plan.pack_slots = 4;
+  BudgetFit packed = FitBudget(plan, 1, 25);
+  EXPECT_EQ(packed.launches, 8u);
+  EXPECT_EQ(packed.fit, 8u);
+  EXPECT_DOUBLE_EQ(packed.seconds, 20);
+  EXPECT_DOUBLE_EQ(packed.fit_seconds, 20);
+  // 15 s: the first round fits, the second would end at 20 s.
+  BudgetFit tight = FitBudget(plan, 1, 15);
+  EXPECT_EQ(tight.fit, 4u);
+  EXPECT_DOUBLE_EQ(tight.fit_seconds, 10);
 }
 
 TEST(SweepPlanPackTest, PlanShowsWhatPackingWouldTakeAndThePackedWallTimeUnderPack) {
