@@ -116,7 +116,7 @@ struct LatencyChange {
 //              show: slower when its low end is above +noise_floor_pct, faster when its high
 //              end is below -noise_floor_pct, same when it lies within +-noise_floor_pct; else
 //              inconclusive. Inconclusive too when the launches are too few for each end to be
-//              a one-sided bound at `confidence` (fewer than 3 and 3).
+//              a one-sided bound at `confidence` (at 95%: 2 and 2 up to 2 and 4 launches).
 //  iterations (one launch on a side): slower when the CI's low end is above +noise_floor_pct,
 //              faster when its high end is below -noise_floor_pct, same when the whole CI is
 //              inside the floor; else inconclusive.
