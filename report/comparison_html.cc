@@ -107,7 +107,7 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
           HtmlEscape(t.thresholds),
           t.sweep_path.empty() ? std::string("-")
                                : HtmlEscape(ReproduceCommand(t.sweep_path, t.trial_key)),
-          c.change.coverage < 0.9495 ? fmt::format(" ({:.0f}%)", c.change.coverage * 100)
+          c.change.CoversLessThan() ? fmt::format(" ({:.0f}%)", c.change.coverage * 100)
                                      : std::string());
     }
     html += "</table></div>\n";

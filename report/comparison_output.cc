@@ -38,7 +38,7 @@ std::string SideText(const CampaignSet& side) {
 // "[low, high]", and the interval's coverage where it is below 95% (few launches).
 std::string Ci(const ChangeEstimate& c) {
   std::string ci = fmt::format("[{:+.1f}, {:+.1f}]", c.low_pct, c.high_pct);
-  if (c.coverage < 0.9495) ci += fmt::format(" {:.0f}%", c.coverage * 100);
+  if (c.CoversLessThan()) ci += fmt::format(" {:.0f}%", c.coverage * 100);
   return ci;
 }
 
@@ -93,7 +93,7 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
     out << joined << '\n';
   }
   if (std::any_of(comparison.trials.begin(), comparison.trials.end(),
-                  [](const ComparedTrial& t) { return t.change.change.coverage < 0.9495; })) {
+                  [](const ComparedTrial& t) { return t.change.change.CoversLessThan(); })) {
     out << "An interval marked with a percentage covers less than 95%: the widest that so few "
            "launches allow (3 and 3: 90%, each end a one-sided 95% bound).\n";
   }

@@ -125,10 +125,8 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     }
     PlanAssumptions assumptions;
     assumptions.device = !options->device.empty() ? options->device : DeviceFor(placement);
-    const bool pack = options->policy == "pack";
-    if (pack) assumptions.pack_slots = placement.capacity.slots;
-    SweepPlan plan =
-        PlanSweepForPolicy(parsed.spec, placement.capacity, assumptions, options->db, pack);
+    SweepPlan plan = PlanSweepForPolicy(parsed.spec, placement.capacity, assumptions, options->db,
+                                        options->policy == "pack", /*show_pack=*/true);
     if (options->format == "json")
       WritePlanJson(parsed.spec, plan, assumptions, std::cout, budget_s);
     else

@@ -31,14 +31,14 @@ std::string Duration(double seconds) {
 // Under --policy pack: how the wall time above was reckoned. Exclusive plans on more than one
 // slot: what packing would take, when it saves at least a tenth.
 void WritePacking(const SweepPlan& plan, const PlanAssumptions& a, std::ostream& out) {
-  if (a.pack_slots > 0 && plan.estimated_wall_s > 0) {
+  if (plan.pack_slots > 0 && plan.estimated_wall_s > 0) {
     out << fmt::format("  --policy pack: trials side by side on {} slots{}; one after another "
                        "they would take {}; trials in flight together share the host "
                        "(results.concurrent_trials)\n",
-                       a.pack_slots,
+                       plan.pack_slots,
                        a.device == "cpu"
                            ? fmt::format(", each rank pinned to {} core(s) of its own",
-                                         PinnedCpuCoresUsed(a.cpu_cores, a.pack_slots, 1))
+                                         PinnedCpuCoresUsed(a.cpu_cores, plan.pack_slots, 1))
                            : "",
                        Duration(plan.estimated_wall_s));
   } else if (plan.pack_alternative_s > 0 &&
@@ -93,7 +93,7 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                          spec.where[i].expression);
   if (plan.duplicates) out << fmt::format(", {} duplicates merged", plan.duplicates);
   // Under --policy pack the trials overlap: the wall time is the packed schedule's.
-  const double wall_s = a.pack_slots > 0 ? plan.packed_wall_s : plan.estimated_wall_s;
+  const double wall_s = plan.pack_slots > 0 ? plan.packed_wall_s : plan.estimated_wall_s;
   if (spec.workload == "command")
     out << fmt::format("\nestimated wall time: {}{} (trials measured earlier only: a command's "
                        "cost is its program's; '-' = not measured yet)\n",
@@ -177,9 +177,9 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
                           {"duplicates", plan.duplicates},
                           {"where", where}}},
                         {"estimated_wall_s", plan.estimated_wall_s},
-                        {"policy", a.pack_slots > 0 ? "pack" : "exclusive"},
-                        {"packed_wall_s", a.pack_slots > 0 ? nlohmann::json(plan.packed_wall_s)
-                                                           : nlohmann::json()},
+                        {"policy", plan.pack_slots > 0 ? "pack" : "exclusive"},
+                        {"packed_wall_s", plan.pack_slots > 0 ? nlohmann::json(plan.packed_wall_s)
+                                                              : nlohmann::json()},
                         {"pack_alternative_s", plan.pack_alternative_s > 0
                                                    ? nlohmann::json(plan.pack_alternative_s)
                                                    : nlohmann::json()},

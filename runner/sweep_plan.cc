@@ -204,14 +204,14 @@ SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity, const PlanA
 
 SweepPlan PlanSweepForPolicy(const SweepSpec& spec, const Capacity& capacity,
                              PlanAssumptions assumptions, const std::filesystem::path& db,
-                             bool pack) {
+                             bool pack, bool show_pack) {
   if (pack) {
     assumptions.pack_slots = capacity.slots;
     return PlanSweep(spec, capacity, assumptions, db);
   }
   assumptions.pack_slots = 0;
   SweepPlan plan = PlanSweep(spec, capacity, assumptions, db);
-  if (capacity.slots > 1) {
+  if (show_pack && capacity.slots > 1) {
     assumptions.pack_slots = capacity.slots;
     plan.pack_alternative_s = PlanSweep(spec, capacity, assumptions, db).packed_wall_s;
   }

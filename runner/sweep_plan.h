@@ -75,11 +75,12 @@ SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity,
 // machine's).
 int CpuCoresUsed(int cores, int ranks);
 
-// PlanSweep for `run --policy pack` (pack: assumptions.pack_slots = capacity.slots) or
-// exclusive (then, with more than one slot, pack_alternative_s from a second, packed plan).
+// PlanSweep for `run --policy pack` (pack: assumptions.pack_slots = capacity.slots, recorded
+// in SweepPlan::pack_slots) or exclusive (pack_slots 0). `show_pack`: for an exclusive plan on
+// more than one slot, also what pack would take (pack_alternative_s, from a second plan).
 SweepPlan PlanSweepForPolicy(const SweepSpec& spec, const Capacity& capacity,
                              PlanAssumptions assumptions, const std::filesystem::path& db,
-                             bool pack);
+                             bool pack, bool show_pack);
 
 // The cores `ranks` CPU ranks compute on under --policy pack with `slots` slots: each rank
 // pinned to its slot's max(1, cores / slots) cores, at most the machine's (0: this machine's).

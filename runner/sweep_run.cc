@@ -590,11 +590,10 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   }
   PlanAssumptions assumptions;
   assumptions.device = DeviceFor(placement);
-  const bool pack = *policy == PlacementPolicy::kPack;
-  if (pack) assumptions.pack_slots = placement.capacity.slots;  // CPU ranks on pinned cores
-  SweepPlan plan =
-      options.dry_run ? PlanSweepForPolicy(spec, placement.capacity, assumptions, options.db, pack)
-                      : PlanSweep(spec, placement.capacity, assumptions, options.db);
+  // Under pack, CPU estimates are for pinned cores (the --budget order uses them).
+  SweepPlan plan = PlanSweepForPolicy(spec, placement.capacity, assumptions, options.db,
+                                      *policy == PlacementPolicy::kPack,
+                                      /*show_pack=*/options.dry_run);
   const TrialSelectionResult selected = SelectTrials(spec.name, plan, options.only);
   if (selected.error) {
     err << "ditbench run: error: " << *selected.error << "\n";

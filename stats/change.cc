@@ -242,7 +242,7 @@ LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
     result.method = ChangeMethod::kLaunches;
     result.change = HodgesLehmannChange(a_medians, b_medians, policy.confidence);
     const ChangeEstimate& c = result.change;
-    if (c.coverage < 2 * policy.confidence - 1 - 1e-9) {
+    if (c.CoversLessThan(2 * policy.confidence - 1)) {
       result.reason = Format("too few launches for a rank interval (%.0f and %.0f; 3 and 3 "
                              "give one-sided %.0f%% bounds)",
                              double(a_medians.size()), double(b_medians.size()),
@@ -250,7 +250,7 @@ LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
       return result;
     }
     const std::string interval =
-        c.coverage < policy.confidence - 1e-9
+        c.CoversLessThan(policy.confidence)
             ? Format("launch interval (%.0f%%, the widest %.0f and %.0f launches give)",
                      c.coverage * 100, double(a_medians.size()), double(b_medians.size()))
             : std::string("launch CI");

@@ -43,6 +43,8 @@ struct ChangeEstimate {
   // The two-sided coverage of [low_pct, high_pct]: the confidence asked for, or (few samples,
   // rank interval) the exact coverage of the widest interval the sample sizes allow.
   double coverage = 0.95;
+  // Whether the interval covers less than `confidence` (printed with its coverage then).
+  bool CoversLessThan(double confidence = 0.95) const { return coverage < confidence - 5e-4; }
 };
 
 // P(U <= u) for u = 0 .. n m, Mann-Whitney's U for samples of n and m under the null

@@ -16,6 +16,7 @@
 namespace ditbench {
 namespace {
 
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -121,6 +122,7 @@ TEST_F(CompareCommandTest, CsvHasAFixedHeaderAndOneLinePerTrial) {
   std::string header, line;
   std::getline(lines, header);
   EXPECT_THAT(header, StartsWith("trial_key,configuration,device,verdict,change_pct,"));
+  EXPECT_THAT(header, EndsWith(",reason,ci_coverage"));
   int rows = 0, unmatched = 0;
   while (std::getline(lines, line)) {
     ++rows;

@@ -296,19 +296,26 @@ TEST(SweepPlanPackTest, PlanShowsWhatPackingWouldTakeAndThePackedWallTimeUnderPa
                     "matrix: {resolution: [256, 512], seed: [1, 2, 3, 4]}\n");
   PlanAssumptions a;
   a.cpu_cores = 4;
-  SweepPlan exclusive = PlanSweepForPolicy(spec, {4, false}, a, {}, /*pack=*/false);
+  SweepPlan exclusive = PlanSweepForPolicy(spec, {4, false}, a, {}, /*pack=*/false,
+                                           /*show_pack=*/true);
+  EXPECT_EQ(exclusive.pack_slots, 0);
   EXPECT_EQ(exclusive.packed_wall_s, 0);
   EXPECT_GT(exclusive.pack_alternative_s, 0);
   std::ostringstream table;
   WritePlanTable(spec, exclusive, a, table);
   EXPECT_NE(table.str().find("--policy pack would take about"), std::string::npos) << table.str();
+  // `run` itself (not a dry run) needs no second plan.
+  EXPECT_EQ(PlanSweepForPolicy(spec, {4, false}, a, {}, false, /*show_pack=*/false)
+                .pack_alternative_s,
+            0);
 
-  a.pack_slots = 4;
-  SweepPlan packed = PlanSweepForPolicy(spec, {4, false}, a, {}, /*pack=*/true);
+  SweepPlan packed = PlanSweepForPolicy(spec, {4, false}, a, {}, /*pack=*/true,
+                                        /*show_pack=*/true);
+  EXPECT_EQ(packed.pack_slots, 4);
   EXPECT_GT(packed.packed_wall_s, 0);
   EXPECT_LT(packed.packed_wall_s, packed.estimated_wall_s);  // overlapped
   EXPECT_DOUBLE_EQ(packed.packed_wall_s,
-                   PackedWallSeconds(packed, spec.replicates, a.pack_slots));
+                   PackedWallSeconds(packed, spec.replicates, packed.pack_slots));
   std::ostringstream pack_table, json;
   WritePlanTable(spec, packed, a, pack_table);
   EXPECT_NE(pack_table.str().find("each rank pinned to 1 core(s)"), std::string::npos)
