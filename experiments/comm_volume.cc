@@ -12,7 +12,7 @@ double ElementBytes(Precision p) {
 }  // namespace
 
 std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& c) {
-  const bool joint = m.family != ModelFamily::kPixArt;
+  const bool joint = m.text_attention == TextAttention::kJoint;
   const double e = ElementBytes(c.precision);
   const double tokens = double(ImageTokens(m, c.resolution));
   const double latent = LatentSize(m, c.resolution);

@@ -1,6 +1,7 @@
 #include "model_zoo/diffusers_config.h"
 
-#include <fstream>
+#include <cstdint>
+#include <cstdlib>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -9,8 +10,14 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "model_zoo/untrusted_file.h"
+
 namespace ditbench {
 namespace {
+
+// No width, depth or count of a real diffusers model comes near this (the widest DiT is 5,120
+// wide, the deepest 60 blocks).
+constexpr std::int64_t kLargestDimension = 1 << 16;
 
 // Reads keys of one config object, remembering which were read; a null value reads as absent
 // (diffusers' None).
@@ -30,8 +37,14 @@ class ConfigKeys {
     if (!Has(key)) return fallback;
     const auto& v = json_.at(key);
     if (!v.is_number_integer()) Fail(key, v.dump() + " is not an integer");
-    return v.get<int>();
+    if (v.is_number_unsigned() ? v.get<std::uint64_t>() > kLargestDimension
+                               : std::abs(v.get<std::int64_t>()) > kLargestDimension)
+      Fail(key, v.dump() + " is out of range, expected at most " +
+                    std::to_string(kLargestDimension));
+    return static_cast<int>(v.get<std::int64_t>());
   }
+  // At least 1 and at most kLargestDimension: every product of two such values fits in 64 bits,
+  // so that the analytic parameter count that checks the model against memory cannot overflow.
   int PositiveInt(const std::string& key, int fallback) {
     const int v = Int(key, fallback);
     if (v < 1) Fail(key, std::to_string(v) + ", expected at least 1");
@@ -81,12 +94,19 @@ class ConfigKeys {
 
 void SetWidth(ConfigKeys& keys, ModelConfig& m, int default_heads, int default_head_dim) {
   m.heads = keys.PositiveInt("num_attention_heads", default_heads);
-  m.hidden = m.heads * keys.PositiveInt("attention_head_dim", default_head_dim);
+  const std::int64_t hidden =
+      std::int64_t(m.heads) * keys.PositiveInt("attention_head_dim", default_head_dim);
+  if (hidden > kLargestDimension)
+    keys.Fail("attention_head_dim", "num_attention_heads x attention_head_dim is " +
+                                        std::to_string(hidden) + ", expected at most " +
+                                        std::to_string(kLargestDimension));
+  m.hidden = static_cast<int>(hidden);
 }
 
 ModelConfig PixArt(ConfigKeys& keys) {
   ModelConfig m;
   m.family = ModelFamily::kPixArt;
+  m.text_attention = TextAttention::kCross;
   SetWidth(keys, m, 16, 72);
   m.in_channels = keys.PositiveInt("in_channels", 4);
   m.out_channels = keys.Has("out_channels") ? keys.PositiveInt("out_channels", 8) : m.in_channels;
@@ -120,6 +140,7 @@ ModelConfig PixArt(ConfigKeys& keys) {
 ModelConfig Sd3(ConfigKeys& keys) {
   ModelConfig m;
   m.family = ModelFamily::kMmDit;
+  m.text_attention = TextAttention::kJoint;
   SetWidth(keys, m, 18, 64);
   m.sample_size = keys.PositiveInt("sample_size", 128);
   m.patch = keys.PositiveInt("patch_size", 2);
@@ -150,6 +171,7 @@ ModelConfig Sd3(ConfigKeys& keys) {
 ModelConfig Flux(ConfigKeys& keys) {
   ModelConfig m;
   m.family = ModelFamily::kFlux;
+  m.text_attention = TextAttention::kJoint;
   SetWidth(keys, m, 24, 128);
   keys.Expect("patch_size", 1);
   const int packed = keys.PositiveInt("in_channels", 64);
@@ -192,10 +214,15 @@ ModelConfig Vae(ConfigKeys& keys) {
       keys.Fail("up_block_types", type.dump() + " is not supported, expected \"UpDecoderBlock2D\"");
   m.vae_channels.clear();
   for (const auto& width : keys.List("block_out_channels")) {
-    if (!width.is_number_integer() || width.get<int>() < 32 || width.get<int>() % 32)
-      keys.Fail("block_out_channels", width.dump() + " is not a positive multiple of 32");
-    m.vae_channels.push_back(width.get<int>());
+    if (!width.is_number_integer() || width.get<std::int64_t>() < 32 ||
+        width.get<std::int64_t>() > kLargestDimension || width.get<std::int64_t>() % 32)
+      keys.Fail("block_out_channels", width.dump() + " is not a positive multiple of 32 up to " +
+                                          std::to_string(kLargestDimension));
+    m.vae_channels.push_back(static_cast<int>(width.get<std::int64_t>()));
   }
+  if (m.vae_channels.size() > 8)
+    keys.Fail("block_out_channels", std::to_string(m.vae_channels.size()) +
+                                        " levels, expected at most 8 (a 128x upsampling)");
   if (m.vae_channels.empty()) m.vae_channels = {64};
   if (keys.List("up_block_types").size() != m.vae_channels.size() && keys.Has("up_block_types"))
     keys.Fail("up_block_types", "one per entry of block_out_channels");
@@ -240,17 +267,17 @@ DiffusersModel DiffusersConfigFromJson(const nlohmann::json& json, const std::st
   return model;
 }
 
+constexpr std::uint64_t kMaxConfigBytes = 1 << 20;
+constexpr int kMaxConfigDepth = 8;
+
 DiffusersModel ReadDiffusersConfig(const std::filesystem::path& dir) {
   const auto path = dir / "config.json";
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(path.string() + ": cannot open (not a diffusers folder)");
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(path.string() + ": not JSON: " + e.what());
-  }
-  return DiffusersConfigFromJson(json, path.string());
+  if (!std::filesystem::exists(path))
+    throw std::invalid_argument(path.string() + ": cannot open (not a diffusers folder)");
+  // A diffusers config.json is a flat object of a few kilobytes.
+  const std::string text = ReadRegularFile(path, kMaxConfigBytes);
+  return DiffusersConfigFromJson(ParseBoundedJson(text, kMaxConfigDepth, path.string()),
+                                 path.string());
 }
 
 namespace {
@@ -302,7 +329,7 @@ ModelConfig ModelWithDiffusersWeights(const ModelConfig& model, const DiffusersM
        std::to_string(model.in_channels)},
       {"out_channels", "output channels", std::to_string(f.out_channels),
        std::to_string(model.out_channels)},
-      {model.family == ModelFamily::kPixArt ? "caption_channels" : "joint_attention_dim",
+      {model.text_attention == TextAttention::kCross ? "caption_channels" : "joint_attention_dim",
        "text_dim", std::to_string(f.text_dim), std::to_string(model.text_dim)},
       {"pooled_projection_dim", "pooled width", std::to_string(f.pooled_dim),
        std::to_string(model.pooled_dim)},

@@ -11,6 +11,7 @@ ModelConfig PixArt(std::string name, int depth, int hidden, int heads, int text_
   ModelConfig m;
   m.name = std::move(name);
   m.family = ModelFamily::kPixArt;
+  m.text_attention = TextAttention::kCross;
   m.depth = depth;
   m.hidden = hidden;
   m.heads = heads;
@@ -26,6 +27,7 @@ ModelConfig Joint(std::string name, ModelFamily family, int depth, int hidden, i
   ModelConfig m;
   m.name = std::move(name);
   m.family = family;
+  m.text_attention = TextAttention::kJoint;
   m.depth = depth;
   m.hidden = hidden;
   m.heads = heads;
@@ -277,7 +279,7 @@ double ForwardFlops(const ModelConfig& m, int resolution, int samples) {
   const double patch_in = double(m.in_channels) * m.patch * m.patch;
   const double patch_out = double(m.out_channels) * m.patch * m.patch;
   constexpr double kFreqDim = 256;  // sinusoidal timestep features
-  if (m.family != ModelFamily::kPixArt) {
+  if (m.text_attention == TextAttention::kJoint) {  // MM-DiT blocks
     double total = 0;
     for (int i = 0; i < m.depth; ++i) {
       const bool last_sd3 = m.family == ModelFamily::kMmDit && i + 1 == m.depth;
@@ -315,7 +317,7 @@ double ForwardFlops(const ModelConfig& m, int resolution, int samples) {
 std::int64_t ParameterCount(const ModelConfig& m) {
   const std::int64_t d = m.hidden;
   auto linear = [](std::int64_t in, std::int64_t out) { return in * out + out; };
-  if (m.family != ModelFamily::kPixArt) {
+  if (m.text_attention == TextAttention::kJoint) {  // MM-DiT blocks
     const std::int64_t r = m.mlp_ratio, hd = m.head_dim();
     const std::int64_t qk_norms = m.family == ModelFamily::kFlux || m.qk_norm ? 2 * hd : 0;
     // A double-stream block's stream: modulation, q/k/v (+ q/k norms), output projection, MLP.
@@ -356,6 +358,28 @@ std::int64_t ParameterCount(const ModelConfig& m) {
     total += 2 * (linear(256, d / 3) + linear(d / 3, d / 3));
   total += 2 * d + linear(d, patch_out);                 // final layer
   return total;
+}
+
+std::int64_t VaeDecoderParameterCount(const ModelConfig& m) {
+  auto conv = [](std::int64_t in, std::int64_t out, std::int64_t k) { return in * out * k * k + out; };
+  auto norm = [](std::int64_t c) { return 2 * c; };
+  auto resnet = [&](std::int64_t in, std::int64_t out) {
+    return norm(in) + conv(in, out, 3) + norm(out) + conv(out, out, 3) +
+           (in != out ? conv(in, out, 1) : 0);
+  };
+  const auto& widths = m.vae_channels;
+  if (widths.empty()) return 0;
+  const std::int64_t z = m.in_channels, top = widths.back();
+  std::int64_t total = m.vae_post_quant_conv ? conv(z, z, 1) : 0;
+  total += conv(z, top, 3) + 2 * resnet(top, top);
+  total += norm(top) + 4 * (top * top + top);  // mid-block attention: norm, q, k, v, out
+  std::int64_t in = top;
+  for (int level = static_cast<int>(widths.size()) - 1; level >= 0; --level) {
+    const std::int64_t out = widths[level];
+    for (int i = 0; i <= m.vae_layers; ++i, in = out) total += resnet(in, out);
+    if (level > 0) total += conv(out, out, 3);
+  }
+  return total + norm(widths.front()) + conv(widths.front(), 3, 3);
 }
 
 }  // namespace ditbench

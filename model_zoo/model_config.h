@@ -24,9 +24,17 @@ enum class ModelFamily {
 };
 std::string_view FamilyName(ModelFamily family);
 
+// How a family's image tokens see the prompt. Every preset sets it: the communication estimate,
+// PipeFusion's stage-to-stage passing and the parallel layers read it, never the family.
+enum class TextAttention {
+  kCross,  // cross-attention to text that no block changes (PixArt)
+  kJoint,  // joint attention over image + text tokens; blocks update the text stream (SD3, Flux)
+};
+
 struct ModelConfig {
   std::string name;
   ModelFamily family = ModelFamily::kPixArt;
+  TextAttention text_attention = TextAttention::kCross;
   int depth = 28;            // transformer blocks (Flux: double-stream blocks)
   int single_blocks = 0;     // Flux: single-stream blocks after the double-stream ones
   int hidden = 1152;         // model width
@@ -105,5 +113,7 @@ double ForwardFlops(const ModelConfig& model, int resolution, int samples);
 
 // Parameter count of the model zoo's module for `model` (exact: every weight and bias).
 std::int64_t ParameterCount(const ModelConfig& model);
+// The same for the VAE decoder of `model` (model_zoo/vae.h; exact).
+std::int64_t VaeDecoderParameterCount(const ModelConfig& model);
 
 }  // namespace ditbench

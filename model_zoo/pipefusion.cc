@@ -14,10 +14,10 @@ PipeFusionRunner::PipeFusionRunner(DitModel& model, ParallelContext& parallel, i
   end_ = begin_ + base + (stage < extra ? 1 : 0);
   caches_.resize(end_ - begin_);
   parallel_.SetPatchLayout(patches_);
-  // MM-DiT families (SD3, Flux) update their text stream in every joint block: the next stage
-  // needs it with the image tokens. PixArt's text is cross-attention context that no block
-  // changes.
-  passes_text_ = model.config().family != ModelFamily::kPixArt;
+  // Joint-attention families (SD3, Flux) update their text stream in every block: the next
+  // stage needs it with the image tokens. Cross-attention text (PixArt) is context that no
+  // block changes.
+  passes_text_ = model.config().text_attention == TextAttention::kJoint;
 }
 
 void PipeFusionRunner::SendOn(const DitState& state) {

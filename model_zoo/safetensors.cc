@@ -10,11 +10,15 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <string_view>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "model_zoo/untrusted_file.h"
 
 namespace ditbench {
 namespace {
@@ -29,6 +33,9 @@ constexpr DtypeName kDtypes[] = {
     {"I16", torch::kInt16},   {"I8", torch::kInt8},     {"U8", torch::kUInt8},
     {"BOOL", torch::kBool},
 };
+
+// The format's own cap on the header (100 MB).
+constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
 
 [[noreturn]] void Fail(const std::filesystem::path& path, const std::string& what) {
   throw std::runtime_error(path.string() + ": " + what);
@@ -51,17 +58,18 @@ const char* NameOf(torch::ScalarType type, const std::filesystem::path& path) {
 NamedTensors ReadSafetensors(const std::filesystem::path& path) {
   // Mapped, not read: a 24 GB checkpoint is paged in from the page cache while it is copied
   // into the model's parameters instead of occupying 24 GB of the host's memory beside them.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) Fail(path, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    Fail(path, std::string("cannot stat: ") + std::strerror(errno));
+  // A regular file only, opened without blocking: a FIFO named as weights never stalls the worker.
+  std::uint64_t file_size = 0;
+  UniqueFd fd;
+  try {
+    fd = OpenRegularFile(path, std::numeric_limits<std::uint64_t>::max(), &file_size);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(e.what());
   }
-  const std::uint64_t file_size = static_cast<std::uint64_t>(st.st_size);
-  void* base = file_size ? ::mmap(nullptr, file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0)
-                         : nullptr;
-  ::close(fd);
+  void* base =
+      file_size ? ::mmap(nullptr, file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.get(), 0)
+                : nullptr;
+  fd = UniqueFd();
   if (base == MAP_FAILED) Fail(path, std::string("cannot map: ") + std::strerror(errno));
   // Private and copy-on-write: a tensor written to by mistake never reaches the file. Unmapped
   // when the last tensor viewing it is gone.
@@ -75,17 +83,23 @@ NamedTensors ReadSafetensors(const std::filesystem::path& path) {
   if (header_size > file_size - 8)
     Fail(path, "truncated: header of " + std::to_string(header_size) + " bytes in a file of " +
                    std::to_string(file_size));
+  if (header_size > kMaxHeaderBytes)
+    Fail(path, "header of " + std::to_string(header_size) + " bytes, more than the " +
+                   std::to_string(kMaxHeaderBytes) + " the format allows");
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(bytes_at + 8, bytes_at + 8 + header_size);
-  } catch (const nlohmann::json::exception& e) {
-    Fail(path, std::string("header is not JSON: ") + e.what());
+    // {name: {"shape": [...]}} is three levels deep.
+    json = ParseBoundedJson(
+        std::string_view(reinterpret_cast<const char*>(bytes_at) + 8, header_size), 4, "header");
+  } catch (const std::invalid_argument& e) {
+    Fail(path, e.what());
   }
   if (!json.is_object()) Fail(path, "header is not a JSON object");
   const std::uint64_t data_size = file_size - 8 - header_size;
   unsigned char* data = static_cast<unsigned char*>(base) + 8 + header_size;
 
   NamedTensors tensors;
+  std::multimap<std::uint64_t, std::pair<std::uint64_t, std::string>> extents;  // begin -> end, name
   for (const auto& [name, entry] : json.items()) {
     if (name == "__metadata__") continue;
     try {
@@ -96,15 +110,19 @@ NamedTensors ReadSafetensors(const std::filesystem::path& path) {
         Fail(path, "tensor '" + name + "': data_offsets outside the " +
                        std::to_string(data_size) + " data bytes");
       const auto options = torch::TensorOptions().dtype(type);
-      std::uint64_t numel = 1;
+      // Checked in 128 bits: a shape whose product overflows 64 bits must not wrap round to
+      // the byte count its data_offsets give.
+      unsigned __int128 bytes_wide = c10::elementSize(type);
       for (int64_t d : shape) {
         if (d < 0) Fail(path, "tensor '" + name + "': negative dimension");
-        numel *= static_cast<std::uint64_t>(d);
+        bytes_wide *= static_cast<std::uint64_t>(d);
+        if (bytes_wide > data_size) bytes_wide = data_size + 1;  // already too large
       }
-      const std::uint64_t bytes = numel * c10::elementSize(type);
+      const auto bytes = static_cast<std::uint64_t>(bytes_wide);
       if (bytes != offsets[1] - offsets[0])
         Fail(path, "tensor '" + name + "': shape needs " + std::to_string(bytes) +
                        " bytes, data_offsets give " + std::to_string(offsets[1] - offsets[0]));
+      if (bytes > 0) extents.emplace(offsets[0], std::pair{offsets[1], name});
       void* at = data + offsets[0];
       torch::Tensor tensor;
       if (bytes && reinterpret_cast<std::uintptr_t>(at) % c10::elementSize(type) == 0) {
@@ -116,6 +134,18 @@ NamedTensors ReadSafetensors(const std::filesystem::path& path) {
       tensors.emplace(name, std::move(tensor));
     } catch (const nlohmann::json::exception& e) {
       Fail(path, "tensor '" + name + "': " + e.what());
+    }
+  }
+  // Two tensors over the same bytes would alias: a write through one changes the other.
+  std::uint64_t end = 0;
+  const std::string* previous = nullptr;
+  for (const auto& [begin, extent] : extents) {
+    if (previous && begin < end)
+      Fail(path, "tensors '" + *previous + "' and '" + extent.second +
+                     "': data_offsets overlap, expected disjoint ranges");
+    if (extent.first > end) {
+      end = extent.first;
+      previous = &extent.second;
     }
   }
   return tensors;

@@ -3,8 +3,13 @@
 // little-endian tensor bytes. ditbench reads diffusers' weights and reference inputs and writes
 // outputs in it without Python. Only the dtypes below; anything else is refused by name.
 //
-// Errors: std::runtime_error naming the file and what is wrong (truncated file, header not
-// JSON, unknown dtype, offsets outside the data, shape and byte count disagreeing).
+// A file is untrusted input (model_zoo/untrusted_file.h): only a regular file is opened, never
+// waiting on a FIFO; the header is capped at the format's 100 MB and 4 levels of nesting; shapes
+// are checked against the bytes before any tensor exists, and tensors must not share bytes.
+//
+// Errors: std::runtime_error naming the file and what is wrong (not a regular file, truncated
+// file, header not JSON or nested too deep, unknown dtype, offsets outside the data or
+// overlapping, shape and byte count disagreeing).
 #pragma once
 
 #include <filesystem>

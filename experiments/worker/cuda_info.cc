@@ -18,6 +18,10 @@ std::string CudaDeviceName(int device_index) {
   return at::cuda::getDeviceProperties(device_index)->name;
 }
 
+std::uint64_t CudaTotalMemoryBytes(int device_index) {
+  return at::cuda::getDeviceProperties(device_index)->totalGlobalMem;
+}
+
 std::string CudaPciBusId(int device_index) {
   char id[32] = {};
   if (cudaDeviceGetPCIBusId(id, sizeof(id), device_index) != cudaSuccess) return "";
@@ -47,6 +51,7 @@ c10::intrusive_ptr<c10d::Backend> CreateNcclBackend(const c10::intrusive_ptr<c10
 #else
 
 std::string CudaDeviceName(int) { return "cuda (LibTorch built without CUDA)"; }
+std::uint64_t CudaTotalMemoryBytes(int) { return 0; }
 std::string CudaPciBusId(int) { return ""; }
 nlohmann::json CudaVersions() { return nlohmann::json::object(); }
 c10::intrusive_ptr<c10d::Backend> CreateNcclBackend(const c10::intrusive_ptr<c10d::Store>&, int,

@@ -2,6 +2,7 @@
 // headers. In a build whose LibTorch has no CUDA these report that instead of failing to link.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,8 @@
 namespace ditbench {
 
 std::string CudaDeviceName(int device_index);
+// The device's memory, in bytes (0 when unknown).
+std::uint64_t CudaTotalMemoryBytes(int device_index);
 // "0000:3B:00.0", for NVML; empty when unknown.
 std::string CudaPciBusId(int device_index);
 // {"cuda_runtime", "cudnn", "nccl", "driver"} as strings; missing ones are absent.

@@ -10,10 +10,15 @@
 #include <stdexcept>
 #include <thread>
 
+#include <unistd.h>
+
+#include <fmt/format.h>
+
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
 #include "experiments/trial.h"
+#include "experiments/worker/cuda_info.h"
 #include "experiments/worker/dit_trial.h"
 #include "experiments/worker/torch_runtime.h"
 #include "model_zoo/diffusers_config.h"
@@ -103,11 +108,11 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
   conditioning.text = text;
   torch::Tensor latent = hidden, time = PerRow(timestep, b, path, "timestep").to(torch::kFloat32);
   int64_t grid = 0;
-  if (family == ModelFamily::kPixArt && model.config.micro_conditions) {
+  if (model.config.micro_conditions) {
     conditioning.resolution = inputs.Take("resolution", "use_additional_conditions is on");
     conditioning.aspect_ratio = inputs.Take("aspect_ratio", "use_additional_conditions is on");
   }
-  if (family != ModelFamily::kPixArt)
+  if (model.config.pooled_dim > 0)
     conditioning.pooled = inputs.Take("pooled_projections", why);
   if (family == ModelFamily::kFlux) {
     // Packed tokens [B, g * g, 4C] -> the latent [B, C, 2g, 2g] ditbench's Flux packs itself.
@@ -176,6 +181,25 @@ Forward PrepareVae(const DiffusersModel& model, Inputs& inputs, const std::strin
   };
 }
 
+// Refuses a folder whose parameters alone would not fit in the device's memory, before any of
+// them is allocated: a config.json that says `num_layers: 60000` gets one line, not an
+// exhausted machine.
+void RequireParametersFit(const DiffusersModel& model, torch::ScalarType dtype,
+                          torch::Device device, const std::string& where) {
+  const std::int64_t count = model.kind == DiffusersKind::kVae
+                                 ? VaeDecoderParameterCount(model.config)
+                                 : ParameterCount(model.config);
+  const double bytes = double(count) * double(c10::elementSize(dtype));
+  const double available =
+      device.is_cuda() ? double(CudaTotalMemoryBytes(device.index()))
+                       : double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+  if (available > 0 && bytes > available)
+    throw std::invalid_argument(fmt::format(
+        "{}/config.json: {} parameters need {:.1f} GB in {}, more than the {:.1f} GB the {} has",
+        where, count, bytes / 1e9, c10::toString(dtype), available / 1e9,
+        device.is_cuda() ? "GPU" : "machine"));
+}
+
 void Synchronize(torch::Device device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
@@ -219,6 +243,7 @@ int RunReferenceForward(const ReferenceForwardOptions& options) {
     c10::InferenceMode inference;
     const std::string where = options.model_dir.string();
     DiffusersModel model = ReadDiffusersConfig(options.model_dir);
+    RequireParametersFit(model, dtype, device, where);
     Inputs inputs(options.inputs);
     Forward forward = model.kind == DiffusersKind::kVae
                           ? PrepareVae(model, inputs, where, device, dtype, options.vae_tile)

@@ -1,10 +1,15 @@
 #include "model_zoo/diffusers_config.h"
 
+#include <sys/stat.h>
+
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "tests/support/temp_dir.h"
 
 namespace ditbench {
 namespace {
@@ -157,6 +162,48 @@ TEST(DiffusersConfigTest, WeightsFolderMustMatchThePresetsArchitecture) {
   EXPECT_EQ(ModelWithDiffusersVae(*preset, DiffusersConfigFromJson(vae, "v/config.json"),
                                   "v/config.json").vae_channels,
             (std::vector<int>{32, 32, 32, 32}));
+}
+
+// Sizes that would overflow the shape arithmetic or the machine are refused in one line, before
+// a model is built (issue 19).
+TEST(DiffusersConfigTest, OutOfRangeSizesAreRefused) {
+  auto json = Flux();
+  json["num_layers"] = 3000000000LL;  // wraps round to a negative int if read as one
+  EXPECT_EQ(Error(json),
+            "m/config.json: key 'num_layers': 3000000000 is out of range, expected at most 65536");
+  json = Flux();
+  json["num_layers"] = 1e9;
+  EXPECT_EQ(Error(json), "m/config.json: key 'num_layers': 1000000000.0 is not an integer");
+  json = Flux();
+  json["num_attention_heads"] = 60000;
+  json["attention_head_dim"] = 60000;
+  EXPECT_NE(Error(json).find("num_attention_heads x attention_head_dim is 3600000000, expected "
+                             "at most 65536"),
+            std::string::npos)
+      << Error(json);
+}
+
+TEST(DiffusersConfigTest, ConfigFileMustBeARegularShallowFile) {
+  test::TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "config.json").c_str(), 0600), 0);
+  try {
+    ReadDiffusersConfig(dir.path());
+    ADD_FAILURE() << "a FIFO was read";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("config.json: is a FIFO, expected a regular file"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(dir / "config.json");
+  std::ofstream(dir / "config.json") << std::string(5000, '[') << std::string(5000, ']');
+  try {
+    ReadDiffusersConfig(dir.path());
+    ADD_FAILURE() << "a 5,000-deep config was read";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("config.json: nested deeper than 8 levels"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -18,6 +18,17 @@ TEST(ModelConfigTest, PixArtAlphaHasTheXl2Shape) {
   EXPECT_EQ(FindModelPreset("nope"), nullptr);
 }
 
+// How each preset's image tokens see the prompt, as diffusers defines the family: PixArt
+// cross-attends to text no block changes; SD3, SD3.5 and Flux attend jointly and update it.
+TEST(ModelConfigTest, EveryPresetSaysHowItsTokensSeeThePrompt) {
+  for (const std::string& name : ModelPresetNames()) {
+    const ModelConfig& m = *FindModelPreset(name);
+    const TextAttention expected =
+        name.rfind("pixart", 0) == 0 ? TextAttention::kCross : TextAttention::kJoint;
+    EXPECT_EQ(m.text_attention, expected) << name;
+  }
+}
+
 TEST(ModelConfigTest, PixArtAlphaHasAbout600MParameters) {
   // PixArt-alpha XL/2 is published as 0.6B parameters.
   const double params = double(ParameterCount(*FindModelPreset("pixart-alpha")));

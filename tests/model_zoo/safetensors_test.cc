@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 namespace ditbench {
@@ -22,7 +24,7 @@ class ScratchDir {
   }
   ~ScratchDir() {
     for (const char* name : {"x.safetensors", "y.safetensors", "good.safetensors",
-                             "bad.safetensors"})
+                             "bad.safetensors", "fifo.safetensors"})
       ::unlink((path_ / name).c_str());
     ::rmdir(path_.c_str());
   }
@@ -36,6 +38,23 @@ class ScratchDir {
 
 void WriteBytes(const std::filesystem::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// A file of `header` followed by `data_bytes` zero bytes.
+std::string FileWithHeader(const std::string& header, size_t data_bytes) {
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return bytes + header + std::string(data_bytes, '\0');
+}
+
+// The message of ReadSafetensors(path)'s error, or "accepted".
+std::string ReadError(const std::filesystem::path& path) {
+  try {
+    ReadSafetensors(path);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "accepted";
 }
 
 // A file laid out by hand from the format's definition: the reader is pinned to the format,
@@ -100,6 +119,51 @@ TEST(SafetensorsTest, DamagedFilesAreRefusedWithTheirName) {
   dtype.replace(dtype.find("F32"), 3, "F99");
   refused(dtype, "unsupported dtype");
   EXPECT_THROW(ReadSafetensors(dir.path() / "missing.safetensors"), std::runtime_error);
+}
+
+// Hostile files (issue 19): each refused in one line naming the file, before anything large is
+// allocated or anything waits.
+TEST(SafetensorsTest, HostileFilesAreRefusedBeforeAllocating) {
+  ScratchDir dir;
+  const auto bad = dir.path() / "bad.safetensors";
+  auto refused = [&](const std::string& content, const std::string& expected) {
+    WriteBytes(bad, content);
+    const std::string error = ReadError(bad);
+    EXPECT_NE(error.find("bad.safetensors"), std::string::npos) << error;
+    EXPECT_NE(error.find(expected), std::string::npos) << error;
+  };
+  // Two tensors over the same 8 bytes.
+  refused(FileWithHeader(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                         R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
+          "overlap");
+  refused(FileWithHeader(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                         R"("b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8),
+          "overlap");
+  // A shape whose byte count wraps round 64 bits to the 8 bytes its offsets give.
+  refused(FileWithHeader(R"({"a":{"dtype":"F32","shape":[4611686018427387906],)"
+                         R"("data_offsets":[0,8]}})", 8),
+          "shape needs");
+  // A header nested 100,000 deep: refused at the fifth level, not copied level by level.
+  refused(FileWithHeader(std::string(100000, '[') + std::string(100000, ']'), 0), "nested");
+  // A header length far beyond the format's cap.
+  std::string huge(8, '\0');
+  huge[5] = 0x10;  // 2^44 bytes
+  refused(huge + "{}", "truncated");
+  // A FIFO: refused at once; opening it for reading would wait for a writer for ever.
+  const auto fifo = dir.path() / "fifo.safetensors";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string error = ReadError(fifo);
+  EXPECT_NE(error.find("is a FIFO, expected a regular file"), std::string::npos) << error;
+}
+
+// Tensors that only touch (one ends where the next begins) and empty tensors are fine.
+TEST(SafetensorsTest, AdjacentAndEmptyTensorsAreNotOverlaps) {
+  ScratchDir dir;
+  const auto file = dir.path() / "x.safetensors";
+  WriteBytes(file, FileWithHeader(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                                  R"("e":{"dtype":"F32","shape":[0],"data_offsets":[4,4]},)"
+                                  R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8));
+  EXPECT_EQ(ReadSafetensors(file).size(), 3u);
 }
 
 }  // namespace

@@ -38,6 +38,18 @@ TEST(VaeTest, UnscalesTheLatentBeforeDecoding) {
   EXPECT_FALSE(torch::allclose(same_weights(latent), expected, 1e-4, 1e-5));
 }
 
+// The analytic count that checks a VAE folder against memory before it is built counts exactly
+// the module's parameters.
+TEST(VaeTest, AnalyticParameterCountIsTheModules) {
+  for (const char* name : {"pixart-alpha-tiny", "flux-dev-tiny", "pixart-alpha", "sd3-medium"}) {
+    const ModelConfig& config = *FindModelPreset(name);
+    VaeDecoder vae(config);
+    std::int64_t counted = 0;
+    for (const auto& p : vae->parameters()) counted += p.numel();
+    EXPECT_EQ(VaeDecoderParameterCount(config), counted) << name;
+  }
+}
+
 TEST(VaeTest, RefusesLevelsThatDoNotMatchTheDownsampling) {
   ModelConfig config = *FindModelPreset("pixart-alpha-tiny");
   config.vae_channels = {32, 32};
