@@ -12,9 +12,11 @@ namespace ditbench {
 
 inline constexpr int kCompareFormatVersion = 1;
 
-// Table: the sides, what differs between them (first), the matched trials sorted by change
-// with verdict, change, 95% CI, medians and launches, then unmatched trials and the thresholds
-// used. "html": a self-contained page (report/comparison_html.h). REQUIRES: format is "table",
+// Table: the sides, what differs between them (first), the headline (verdict counts and the
+// noise floor), the matched trials sorted by change with verdict (busy sides marked), change,
+// interval with its coverage, each side's latency and launches, then unmatched trials, the
+// thresholds used and the busy trials. JSON and CSV give an interval the data cannot bound
+// (ChangeEstimate::Bounded) as null / empty ends with ci_bounded false. "html": a self-contained page (report/comparison_html.h). REQUIRES: format is "table",
 // "csv", "json" or "html" (std::invalid_argument otherwise).
 void WriteComparison(const Comparison& comparison, const std::string& format, std::ostream& out);
 
