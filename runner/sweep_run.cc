@@ -196,14 +196,12 @@ class SweepLoop {
 
   // While trials run: a sample every HealthSamplePeriodS, folded into each (TrialHealth).
   void SampleDuringTrials() {
-    if (!SampleHealth() || Now() - last_sampled_ < HealthSamplePeriodS(placement_.capacity.on_gpu))
-      return;
-    last_sampled_ = Now();
+    if (!SampleHealth() || Now() < next_sample_at_) return;
+    next_sample_at_ = Now() + HealthSamplePeriodS(placement_.capacity.on_gpu);
     const MachineHealth now = SampleNow();
-    for (auto& [handle, trial] : in_flight_)
-      if (trial.health) trial.health->Add(now);
+    for (auto& [handle, trial] : in_flight_) if (trial.health) trial.health->Add(now);
   }
-  double last_sampled_ = -1e300;
+  double next_sample_at_ = -1e300;
 
   // The UUIDs of the GPUs behind `slots` (none on CPU).
   std::vector<std::string> GpuUuids(const std::vector<int>& slots) const {
