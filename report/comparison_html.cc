@@ -78,7 +78,8 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
   if (!comparison.trials.empty()) {
     html += fmt::format(
         "<div class=\"scroll\"><table class=\"comparison\"><tr><th>verdict</th><th>change</th>"
-        "<th>interval (coverage)</th><th>interval on &plusmn;{:.0f}%</th><th>baseline ms</th><th>candidate ms</th>"
+        "<th>interval (coverage)</th><th>interval on &plusmn;{:.0f}%</th><th>baseline ms</th>"
+        "<th>candidate ms</th>"
         "<th>launches</th><th>configuration</th><th>trial</th><th>why</th>"
         "<th title=\"runs the trial again from the candidate's sweep file; add --new to "
         "measure it in a fresh campaign\">reproduce</th></tr>\n",

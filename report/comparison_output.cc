@@ -130,7 +130,8 @@ void WriteCsv(const Comparison& comparison, std::ostream& out) {
     const LatencyChange& c = t.change;
     // An interval the data cannot bound leaves its ends empty (ci_bounded 0).
     const bool bounded = c.change.Bounded();
-    out << fmt::format("{},{},{},{},{:.3f},{},{},{:.4f},{:.4f},{},{},{},{},{},{:.4f},{:d},{:d},{:d}\n",
+    out << fmt::format("{},{},{},{},{:.3f},{},{},{:.4f},{:.4f},{},{},{},{},{},{:.4f},{:d},{:d},"
+                       "{:d}\n",
                        t.trial_key, Csv(t.label), Csv(t.device), VerdictName(c.verdict),
                        c.change.pct, bounded ? fmt::format("{:.3f}", c.change.low_pct) : "",
                        bounded ? fmt::format("{:.3f}", c.change.high_pct) : "", c.a_ms, c.b_ms,

@@ -196,12 +196,17 @@ bool ChangeEstimate::Bounded() const {
 
 namespace {
 
-// Session -> medians of its launches; a launch without a session is a session of its own.
+// The session of launch i; a launch without a session is a session of its own.
+long long SessionOf(const std::vector<long long>& sessions, std::size_t i) {
+  return i < sessions.size() ? sessions[i] : -1 - static_cast<long long>(i);
+}
+
+// Session -> medians of its launches.
 std::map<long long, std::vector<double>> BySession(const std::vector<double>& medians,
                                                    const std::vector<long long>& sessions) {
   std::map<long long, std::vector<double>> by;
   for (std::size_t i = 0; i < medians.size(); ++i)
-    by[i < sessions.size() ? sessions[i] : -1 - static_cast<long long>(i)].push_back(medians[i]);
+    by[SessionOf(sessions, i)].push_back(medians[i]);
   return by;
 }
 
@@ -240,7 +245,7 @@ LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
       if (launch.empty()) continue;
       pooled.insert(pooled.end(), launch.begin(), launch.end());
       medians.push_back(Summarize(launch).median);
-      kept.push_back(i < sessions.size() ? sessions[i] : -1 - static_cast<long long>(i));
+      kept.push_back(SessionOf(sessions, i));
     }
   };
   add(a_launches, a_sessions, a_pooled, a_medians, a_kept_sessions);

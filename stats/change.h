@@ -125,7 +125,8 @@ double SideLatencyMs(const std::vector<double>& medians, const std::vector<long 
 // Whatever the method, the change is b_ms / a_ms - 1 (SideLatencyMs); the method gives its
 // interval, widened where needed to contain the change.
 //  launches, >= 2 sessions a side: the unit is the session (the median of its launch medians,
-//              as `query` reports the trial of that campaign); slower/faster when the CI excludes 0 and |pct| >= min_effect_pct; same
+//              as `query` reports the trial of that campaign); slower/faster when the CI
+//              excludes 0 and |pct| >= min_effect_pct; same
 //              when the CI lies within +-min_effect_pct, or excludes 0 with |pct| below it;
 //              else inconclusive.
 //  launches, >= 2 launches a side but one session on a side (replicates of one campaign): the
