@@ -1,8 +1,12 @@
 #include "report/comparison.h"
 #include "report/comparison_html.h"
+#include "report/comparison_output.h"
 
 #include <cmath>
 #include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -297,6 +301,44 @@ TEST(ComparisonSectionTest, AtMostMaxRowsAreListedVerdictsOtherThanSameFirst) {
   EXPECT_THAT(two, ::testing::HasSubstr("3 more matched trials not listed"));
   EXPECT_THAT(two, ::testing::HasSubstr("ditbench compare 1 2"));
   EXPECT_LT(two.find("key3"), two.find("key0"));
+}
+
+}  // namespace
+}  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+TEST(ComparisonOutputTest, AnIntervalTheDataCannotBoundIsNeverPrintedAsNumbers) {
+  Comparison comparison;
+  ComparedTrial t;
+  t.trial_key = "key0";
+  t.label = "config";
+  t.change.verdict = Verdict::kInconclusive;
+  t.change.change = {2.1, -100.0, 30412925.8, 0.95};
+  t.change.a_ms = 10;
+  t.change.b_ms = 10.21;
+  comparison.trials.push_back(t);
+  std::ostringstream table, json, csv, html;
+  WriteComparison(comparison, "table", table);
+  EXPECT_THAT(table.str(), HasSubstr("data cannot bound it"));
+  EXPECT_THAT(table.str(), ::testing::Not(HasSubstr("30412925")));
+  WriteComparison(comparison, "json", json);
+  const nlohmann::json parsed = nlohmann::json::parse(json.str());
+  EXPECT_TRUE(parsed["trials"][0]["ci_low_pct"].is_null());
+  EXPECT_TRUE(parsed["trials"][0]["ci_high_pct"].is_null());
+  EXPECT_EQ(parsed["trials"][0]["ci_bounded"], false);
+  WriteComparison(comparison, "csv", csv);
+  EXPECT_THAT(csv.str(), HasSubstr("key0,config,,inconclusive,2.100,,,10.0000,10.2100,"));
+  EXPECT_THAT(csv.str(), ::testing::Not(HasSubstr("30412925")));
+  WriteComparison(comparison, "html", html);
+  EXPECT_THAT(html.str(), HasSubstr("data cannot bound it"));
+  EXPECT_THAT(html.str(), ::testing::Not(HasSubstr("30412925")));
+  // A bounded interval is printed with its coverage.
+  comparison.trials[0].change.change = {2.1, -1.0, 5.0, 0.9};
+  std::ostringstream bounded;
+  WriteComparison(comparison, "table", bounded);
+  EXPECT_THAT(bounded.str(), HasSubstr("[-1.0, +5.0] 90%"));
 }
 
 }  // namespace

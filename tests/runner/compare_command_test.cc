@@ -142,7 +142,11 @@ TEST_F(CompareCommandTest, JsonIsVersionedAndComplete) {
   ASSERT_EQ(Run(options), kExitOk) << err_.str();
   nlohmann::json json = nlohmann::json::parse(out_.str());
   EXPECT_EQ(json["format"], "ditbench-compare");
-  EXPECT_EQ(json["version"], 1);
+  EXPECT_EQ(json["version"], 2);
+  EXPECT_EQ(json["noise_floor"]["gpu"]["pct"], 5.0);
+  EXPECT_EQ(json["noise_floor"]["gpu"]["source"], "gpu default");
+  EXPECT_EQ(json["trials"][0]["ci_bounded"], true);
+  EXPECT_EQ(json["trials"][0]["b_busy"], false);
   ASSERT_EQ(json["trials"].size(), 2u);
   EXPECT_EQ(json["trials"][0]["verdict"], "slower");
   EXPECT_NEAR(json["trials"][0]["change_pct"].get<double>(), 20, 2);
