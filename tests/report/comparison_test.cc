@@ -87,6 +87,7 @@ TEST_F(ComparisonTest, CpuTrialsUseTheLenientFloor) {
   Comparison strict = CompareCampaigns(*db, Set({a}), *db, Set({b}), {5.0, std::nullopt});
   EXPECT_EQ(strict.trials[0].change.verdict, Verdict::kSlower);
   EXPECT_THAT(strict.trials[0].thresholds, HasSubstr("given"));
+  EXPECT_EQ(NoiseFloorHeadline(strict), "noise floor 5.0% (given)");
 }
 
 TEST_F(ComparisonTest, SeveralCampaignsPerSideAreLaunchesOfEachTrial) {
