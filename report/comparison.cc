@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string_view>
@@ -145,6 +146,24 @@ std::map<std::string, SideTrial> LoadSide(ResultsDb& db, const CampaignSet& set,
   return trials;
 }
 
+// Marks a trial measured on a busy machine on either side, and says so in its reason.
+void MarkBusy(const SideTrial& a, const SideTrial& b, ComparedTrial* trial) {
+  const auto busy_note = [](const SideTrial& side) -> std::optional<std::string> {
+    for (const ResultRow* row : side.rows)
+      if (row->status == "ok" && row->busy)
+        return row->health_note.empty() ? std::string("busy") : row->health_note;
+    return std::nullopt;
+  };
+  const std::optional<std::string> a_note = busy_note(a), b_note = busy_note(b);
+  trial->a_busy = a_note.has_value();
+  trial->b_busy = b_note.has_value();
+  if (!trial->busy()) return;
+  trial->busy_note = a_note ? "A: " + *a_note : "";
+  if (b_note) trial->busy_note += (a_note ? "; B: " : "B: ") + *b_note;
+  trial->change.reason += "; measured on a busy machine (" + trial->busy_note +
+                          "): do not trust this verdict, measure again on an idle machine";
+}
+
 }  // namespace
 
 CampaignSet ParseCampaignSet(std::string_view text, const std::filesystem::path& default_db) {
@@ -183,27 +202,55 @@ Thresholds DefaultThresholds(bool gpu) {
   return t;
 }
 
+std::string Thresholds::Describe() const {
+  return fmt::format("{} (noise floor {:.1f}%, minimum effect {:.1f}%)", source,
+                     policy.noise_floor_pct, policy.min_effect_pct);
+}
+
 std::optional<Thresholds> LearnedThresholds(const std::vector<ResultRow>& rows, bool gpu,
                                             const std::vector<std::int64_t>& excluded) {
-  // Group ok rows by what makes two of them an A/A pair: key, build, device.
+  // Group the usable rows by what makes two of them an A/A pair: key, build, device. A row
+  // measured on a busy machine says nothing about the quiet machine's noise.
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> groups;
+  int left_out = 0;
   for (const ResultRow& row : rows) {
     if (!row.measured() || *row.latency_ms <= 0 || IsGpu(row.device) != gpu) continue;
     if (std::find(excluded.begin(), excluded.end(), row.campaign) != excluded.end()) continue;
+    if (row.busy) {
+      ++left_out;
+      continue;
+    }
     groups[{row.trial_key, row.build, row.device}].push_back(*row.latency_ms);
   }
   std::vector<double> changes;
-  for (const auto& [group, latencies] : groups)
+  for (auto& [group, latencies] : groups) {
+    // An outlier (a measurement kOutlierFactor off the median of its trial's, which takes at
+    // least 3 to tell which one is off) is a disturbance, not noise.
+    if (latencies.size() >= 3) {
+      const double median = Summarize(latencies).median;
+      const auto kept_end = std::remove_if(latencies.begin(), latencies.end(), [&](double v) {
+        return std::abs(std::log(v / median)) > std::log(kOutlierFactor);
+      });
+      left_out += static_cast<int>(latencies.end() - kept_end);
+      latencies.erase(kept_end, latencies.end());
+    }
     for (std::size_t i = 0; i < latencies.size(); ++i)
       for (std::size_t j = i + 1; j < latencies.size(); ++j)
         changes.push_back(std::abs(std::log(latencies[j] / latencies[i])));
+  }
   if (changes.size() < static_cast<std::size_t>(kMinAaPairs)) return std::nullopt;
   std::sort(changes.begin(), changes.end());
   Thresholds t = DefaultThresholds(gpu);
-  t.policy.noise_floor_pct =
-      std::max(kLearnedFloorMinPct, std::expm1(Quantile(changes, 0.95)) * 100);
+  const double cap = kLearnedFloorCap * t.policy.noise_floor_pct;
+  const double learned = std::expm1(Quantile(changes, kLearnedFloorQuantile)) * 100;
+  t.policy.noise_floor_pct = std::clamp(learned, kLearnedFloorMinPct, cap);
   t.policy.min_effect_pct = std::min(t.policy.min_effect_pct, t.policy.noise_floor_pct);
   t.source = fmt::format("learned from {} A/A pairs", changes.size());
+  if (left_out > 0)
+    t.source += fmt::format(" ({} measurement{} left out: busy or outlier)", left_out,
+                            left_out == 1 ? "" : "s");
+  if (learned > cap)
+    t.source += fmt::format(", capped at {:.1f}% ({:.1f}% learned)", cap, learned);
   return t;
 }
 
@@ -267,7 +314,7 @@ std::string TrialLabel(const ResultRow& row) {
 
 Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_db,
                             const CampaignSet& b, const CompareSettings& settings) {
-  Comparison comparison{a, b, {}, {}, {}};
+  Comparison comparison{a, b, {}, {}, {}, {}};
   const std::vector<CampaignInfo> a_campaigns = FindCampaigns(a_db, a);
   const std::vector<CampaignInfo> b_campaigns = FindCampaigns(b_db, b);
   const std::vector<ResultRow> a_rows = a_db.Results(a.campaigns);
@@ -334,12 +381,15 @@ Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_
     }
     const std::string device = bt.rows.front()->device;
     const Thresholds& t = IsGpu(device) ? gpu : cpu;
-    ComparedTrial trial{key, label, device,
-                        CompareLatency(at.launches, bt.launches, t.policy, at.sessions,
-                                       bt.sessions),
-                        fmt::format("{} (noise floor {:.1f}%, minimum effect {:.1f}%)", t.source,
-                                    t.policy.noise_floor_pct, t.policy.min_effect_pct),
-                        SweepPathOf(b_campaigns, bt.rows.back()->campaign)};
+    ComparedTrial trial;
+    trial.trial_key = key;
+    trial.label = label;
+    trial.device = device;
+    trial.change = CompareLatency(at.launches, bt.launches, t.policy, at.sessions, bt.sessions);
+    trial.thresholds = t.Describe();
+    trial.sweep_path = SweepPathOf(b_campaigns, bt.rows.back()->campaign);
+    comparison.thresholds[IsGpu(device) ? "gpu" : "cpu"] = t;
+    MarkBusy(at, bt, &trial);
     comparison.trials.push_back(std::move(trial));
   }
   for (const auto& [key, bt] : b_trials)
@@ -352,12 +402,40 @@ Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_
   return comparison;
 }
 
-std::vector<const ComparedTrial*> Regressions(const Comparison& comparison, double pct) {
-  std::vector<const ComparedTrial*> regressions;
-  for (const ComparedTrial& trial : comparison.trials)
-    if (trial.change.verdict == Verdict::kSlower && trial.change.change.pct > pct)
-      regressions.push_back(&trial);
-  return regressions;
+RegressionCheck FindRegressions(const Comparison& comparison, double pct, bool strict) {
+  RegressionCheck check;
+  for (const ComparedTrial& trial : comparison.trials) {
+    if (trial.change.verdict != Verdict::kSlower || !(trial.change.change.pct > pct)) continue;
+    (trial.busy() && !strict ? check.skipped_busy : check.regressions).push_back(&trial);
+  }
+  return check;
+}
+
+std::string IntervalText(const ChangeEstimate& change) {
+  if (!change.Bounded()) return "data cannot bound it";
+  return fmt::format("[{:+.1f}, {:+.1f}] {:.0f}%", change.low_pct, change.high_pct,
+                     change.coverage * 100);
+}
+
+std::string VerdictText(const ComparedTrial& trial) {
+  std::string text = VerdictName(trial.change.verdict);
+  if (trial.busy()) text += ", busy " + trial.BusySides();
+  return text;
+}
+
+std::string NoiseFloorHeadline(const Comparison& comparison) {
+  std::string text;
+  for (const auto& [kind, t] : comparison.thresholds) {
+    text += text.empty() ? "noise floor " : ", ";
+    if (comparison.thresholds.size() > 1) text += kind + " ";
+    text += fmt::format("{:.1f}% ({})", t.policy.noise_floor_pct, t.source);
+  }
+  return text;
+}
+
+std::string ComparedTrial::BusySides() const {
+  if (a_busy && b_busy) return "A and B";
+  return a_busy ? "A" : b_busy ? "B" : "";
 }
 
 }  // namespace ditbench

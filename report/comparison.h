@@ -9,18 +9,27 @@
 // `replicates: 3` tests 3 launch medians against 3; each launch carries its campaign as its
 // session, so that replicates of one campaign must clear the noise floor too (stats/change.h).
 //
-// Verdict thresholds per trial depend on its device kind (ThresholdsFor):
-//  * learned: when the database of side A holds at least kMinAaPairs A/A pairs on that kind
-//    (the same trial key measured ok in two campaigns of the same build on the same device,
-//    campaigns of neither side), the noise floor is the 95th percentile of their |change|,
-//    never below 1%;
+// Verdict thresholds per trial depend on its device kind (LearnedThresholds):
+//  * learned: the A/A pairs in the database of side A are the same trial key measured ok in
+//    two campaigns of the same build on the same device, campaigns of neither side. A trial
+//    measured on a busy machine is left out, and so is an outlier: a measurement more than
+//    kOutlierFactor (2x) off the median of its trial's measurements (at least 3 of them);
+//    within a campaign a trial's latency is already the median of its launch medians. With
+//    at least kMinAaPairs pairs left, the noise floor is the 90th percentile of their
+//    |change|, never below 1% and never above kLearnedFloorCap times the device's default
+//    floor (docs/measurement.md, "The noise floor"): one disturbed campaign or trial cannot
+//    move it far;
 //  * otherwise the defaults: GPU noise floor 5%, minimum effect 2%; CPU noise floor 35%,
 //    minimum effect 5% (back-to-back CPU launches of one trial differed by up to 31%).
 // --noise-floor / --min-effect override both.
+//
+// A matched trial measured on a busy machine on either side (ResultRow::busy) is compared
+// like any other, and says so: its verdict is not to be trusted.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,10 +52,17 @@ struct CampaignSet {
 CampaignSet ParseCampaignSet(std::string_view text, const std::filesystem::path& default_db);
 
 inline constexpr int kMinAaPairs = 10;
+inline constexpr double kOutlierFactor = 2;
+inline constexpr double kLearnedFloorQuantile = 0.90;
+inline constexpr double kLearnedFloorCap = 2;  // times the device's default noise floor
 
 struct Thresholds {
   ChangePolicy policy;
-  std::string source;  // "gpu default", "cpu default", "learned from 24 A/A pairs", "given"
+  // "gpu default", "cpu default", "learned from 22 A/A pairs (2 left out: busy or outlier)",
+  // "learned from ... capped at 70.0%", "given"
+  std::string source;
+  // "noise floor 4.2%, minimum effect 2.0%, learned from 22 A/A pairs": for a headline.
+  std::string Describe() const;
 };
 
 struct CompareSettings {
@@ -58,8 +74,13 @@ struct CompareSettings {
 struct ComparedTrial {
   std::string trial_key, label, device;
   LatencyChange change;
-  std::string thresholds;  // Thresholds::source, with the values
+  std::string thresholds;  // Thresholds::Describe()
   std::string sweep_path;  // the sweep file of B's campaign that measured it (as stored)
+  // Measured on a busy machine (ResultRow::busy) on side A or B, with what was busy.
+  bool a_busy = false, b_busy = false;
+  std::string busy_note;
+  bool busy() const { return a_busy || b_busy; }
+  std::string BusySides() const;  // "A", "B", "A and B", or ""
 };
 
 // A trial measured on one side only, or not ok on one side.
@@ -79,6 +100,8 @@ struct Comparison {
   std::vector<SettingDifference> differences;
   std::vector<ComparedTrial> trials;  // sorted by change, most slowed down first
   std::vector<UnmatchedTrial> unmatched;
+  // The thresholds used, by device kind ("gpu", "cpu"), for the kinds of the matched trials.
+  std::map<std::string, Thresholds> thresholds;
 };
 
 // Compares the sides (matching is by trial key, so the sweeps may differ). `a_db` and `b_db`
@@ -87,11 +110,16 @@ struct Comparison {
 Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_db,
                             const CampaignSet& b, const CompareSettings& settings = {});
 
-// The trials that are `slower` with a change above `pct` percent.
-std::vector<const ComparedTrial*> Regressions(const Comparison& comparison, double pct);
+// The trials that are `slower` with a change above `pct` percent: `regressions`; those of
+// them measured on a busy machine count only when `strict`, else they are `skipped_busy`.
+struct RegressionCheck {
+  std::vector<const ComparedTrial*> regressions, skipped_busy;
+};
+RegressionCheck FindRegressions(const Comparison& comparison, double pct, bool strict = false);
 
-// The noise floor learned from A/A pairs among `rows` on one device kind, or nothing when
-// fewer than kMinAaPairs exist. Rows of `excluded` campaigns are left out. Pure (tested).
+// The noise floor learned from A/A pairs among `rows` on one device kind (the rule above), or
+// nothing when fewer than kMinAaPairs are left. Rows of `excluded` campaigns, busy rows and
+// outliers are left out. Pure (tested).
 std::optional<Thresholds> LearnedThresholds(const std::vector<ResultRow>& rows, bool gpu,
                                             const std::vector<std::int64_t>& excluded);
 
@@ -112,6 +140,17 @@ std::string DegreesLabel(const ResultRow& row);
 // The command that runs one trial of a sweep again: `ditbench run SWEEP --only KEY`, the
 // sweep file as its campaign stored it (quoted for a POSIX shell where it needs to be).
 std::string ReproduceCommand(const std::string& sweep_path, const std::string& trial_key);
+
+// An interval as every output prints it: "[+17.9, +181.8] 90%" (with its real coverage), or
+// "data cannot bound it" when it is not ChangeEstimate::Bounded().
+std::string IntervalText(const ChangeEstimate& change);
+
+// The verdict as printed: "slower", or "slower, busy B" for a trial measured on a busy machine.
+std::string VerdictText(const ComparedTrial& trial);
+
+// The noise floors used, for a headline: "noise floor 4.2% (learned from 22 A/A pairs)", or
+// per device kind "noise floor gpu 5.0% (gpu default), cpu 35.0% (cpu default)"; "" if none.
+std::string NoiseFloorHeadline(const Comparison& comparison);
 
 // A command's custom axes (ResultRow::axes) as "name=value name=value" ("" when none).
 std::string AxesLabel(const ResultRow& row);

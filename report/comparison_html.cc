@@ -62,20 +62,24 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
   double range = 10;
   for (const ComparedTrial& t : comparison.trials) {
     ++counts[t.change.verdict];
-    range = std::max(
-        {range, std::abs(t.change.change.low_pct), std::abs(t.change.change.high_pct)});
+    if (t.change.change.Bounded())
+      range = std::max(
+          {range, std::abs(t.change.change.low_pct), std::abs(t.change.change.high_pct)});
   }
   range = std::min(range, 100.0);
   html += fmt::format(
       "<p>{} matched trials: <span class=\"verdict-slower\">{} slower</span>, "
       "<span class=\"verdict-faster\">{} faster</span>, {} same, "
-      "<span class=\"verdict-inconclusive\">{} inconclusive</span>; {} unmatched.</p>\n",
+      "<span class=\"verdict-inconclusive\">{} inconclusive</span>; {} unmatched{}.</p>\n",
       comparison.trials.size(), counts[Verdict::kSlower], counts[Verdict::kFaster],
-      counts[Verdict::kSame], counts[Verdict::kInconclusive], comparison.unmatched.size());
+      counts[Verdict::kSame], counts[Verdict::kInconclusive], comparison.unmatched.size(),
+      HtmlEscape(NoiseFloorHeadline(comparison).empty() ? ""
+                                                         : "; " + NoiseFloorHeadline(comparison)));
   if (!comparison.trials.empty()) {
     html += fmt::format(
         "<div class=\"scroll\"><table class=\"comparison\"><tr><th>verdict</th><th>change</th>"
-        "<th>95% CI</th><th>CI on &plusmn;{:.0f}%</th><th>baseline ms</th><th>candidate ms</th>"
+        "<th>interval (coverage)</th><th>interval on &plusmn;{:.0f}%</th><th>baseline ms</th>"
+        "<th>candidate ms</th>"
         "<th>launches</th><th>configuration</th><th>trial</th><th>why</th>"
         "<th title=\"runs the trial again from the candidate's sweep file; add --new to "
         "measure it in a fresh campaign\">reproduce</th></tr>\n",
@@ -96,19 +100,19 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
       const ComparedTrial& t = *shown_trial;
       const LatencyChange& c = t.change;
       html += fmt::format(
-          "<tr><td class=\"verdict-{0}\">{0}</td><td class=\"num\">{1:+.1f}%</td>"
-          "<td class=\"num\">{2:+.1f}% to {3:+.1f}%{14}</td><td>{4}</td><td class=\"num\">{5:.3f}"
+          "<tr><td class=\"verdict-{0}\">{14}</td><td class=\"num\">{1:+.1f}%</td>"
+          "<td class=\"num\">{2}</td><td>{3}</td><td class=\"num\">{5:.3f}"
           "</td><td class=\"num\">{6:.3f}</td><td class=\"num\">{7}/{8}</td><td>{9}</td>"
           "<td><code>{10}</code></td><td class=\"note\">{11}; {12}</td>"
           "<td class=\"reproduce\"><code>{13}</code></td></tr>\n",
-          VerdictName(c.verdict), c.change.pct, c.change.low_pct, c.change.high_pct,
-          CiBar(c.change, range), c.a_ms, c.b_ms, c.a_launches, c.b_launches,
+          VerdictName(c.verdict), c.change.pct, HtmlEscape(IntervalText(c.change)),
+          c.change.Bounded() ? CiBar(c.change, range) : std::string(), "", c.a_ms, c.b_ms,
+          c.a_launches, c.b_launches,
           HtmlEscape(t.label), HtmlEscape(t.trial_key), HtmlEscape(c.reason),
           HtmlEscape(t.thresholds),
           t.sweep_path.empty() ? std::string("-")
                                : HtmlEscape(ReproduceCommand(t.sweep_path, t.trial_key)),
-          c.change.CoversLessThan() ? fmt::format(" ({:.0f}%)", c.change.coverage * 100)
-                                     : std::string());
+          HtmlEscape(VerdictText(t)));
     }
     html += "</table></div>\n";
     if (shown.size() < comparison.trials.size()) {

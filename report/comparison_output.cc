@@ -35,13 +35,6 @@ std::string SideText(const CampaignSet& side) {
                      side.db.string());
 }
 
-// "[low, high]", and the interval's coverage where it is below 95% (few launches).
-std::string Ci(const ChangeEstimate& c) {
-  std::string ci = fmt::format("[{:+.1f}, {:+.1f}]", c.low_pct, c.high_pct);
-  if (c.CoversLessThan()) ci += fmt::format(" {:.0f}%", c.coverage * 100);
-  return ci;
-}
-
 void WriteTable(const Comparison& comparison, std::ostream& out) {
   out << "A: " << SideText(comparison.a) << "\nB: " << SideText(comparison.b) << "\n\n";
   if (comparison.differences.empty()) {
@@ -60,18 +53,27 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
   std::string summary;
   for (const char* v : {"slower", "faster", "same", "inconclusive"})
     if (counts[v]) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", counts[v], v);
-  out << fmt::format("Matched trials: {}{}\n", comparison.trials.size(),
-                     summary.empty() ? "" : " (" + summary + ")");
+  const std::string floor = NoiseFloorHeadline(comparison);
+  out << fmt::format("Matched trials: {}{}{}\n", comparison.trials.size(),
+                     summary.empty() ? "" : " (" + summary + ")",
+                     floor.empty() ? "" : "; " + floor);
   if (!comparison.trials.empty()) {
-    out << fmt::format("{:<12} {:>8} {:>20} {:>10} {:>10} {:>8}  {:<16}  {}\n", "verdict",
-                       "change", "95% CI (%)", "A ms", "B ms", "launches", "trial key",
-                       "configuration");
+    std::size_t verdict_width = 12;
+    for (const ComparedTrial& t : comparison.trials)
+      verdict_width = std::max(verdict_width, VerdictText(t).size());
+    out << fmt::format("{:<{}} {:>8} {:>20} {:>10} {:>10} {:>8}  {:<16}  {}\n", "verdict",
+                       verdict_width, "change", "interval (%)", "A ms", "B ms", "launches",
+                       "trial key", "configuration");
     for (const ComparedTrial& t : comparison.trials) {
       const LatencyChange& c = t.change;
-      out << fmt::format("{:<12} {:>+7.1f}% {:>20} {:>10.3f} {:>10.3f} {:>8}  {:<16}  {}\n",
-                         VerdictName(c.verdict), c.change.pct, Ci(c.change), c.a_ms, c.b_ms,
-                         fmt::format("{}/{}", c.a_launches, c.b_launches), t.trial_key, t.label);
+      out << fmt::format("{:<{}} {:>+7.1f}% {:>20} {:>10.3f} {:>10.3f} {:>8}  {:<16}  {}\n",
+                         VerdictText(t), verdict_width, c.change.pct, IntervalText(c.change),
+                         c.a_ms, c.b_ms, fmt::format("{}/{}", c.a_launches, c.b_launches),
+                         t.trial_key, t.label);
     }
+    out << "change = B ms / A ms - 1; A ms, B ms: the trial's latency_ms as `ditbench query` "
+           "shows it (the median of its launch medians), the geometric mean over a side's "
+           "campaigns; interval: its confidence, the percentage after it.\n";
   }
   if (!comparison.unmatched.empty()) {
     out << fmt::format("\nUnmatched trials: {}\n", comparison.unmatched.size());
@@ -94,8 +96,25 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
   }
   if (std::any_of(comparison.trials.begin(), comparison.trials.end(),
                   [](const ComparedTrial& t) { return t.change.change.CoversLessThan(); })) {
-    out << "An interval marked with a percentage covers less than 95%: the widest that so few "
-           "launches allow (3 and 3: 90%, each end a one-sided 95% bound).\n";
+    out << "An interval below 95% is the widest that so few launches allow (3 and 3: 90%, "
+           "each end a one-sided 95% bound).\n";
+  }
+  if (std::any_of(comparison.trials.begin(), comparison.trials.end(),
+                  [](const ComparedTrial& t) { return !t.change.change.Bounded(); })) {
+    out << fmt::format("\"data cannot bound it\": the interval's ends are more than {:.0f}x "
+                       "apart (too few launches, or one far off the others).\n",
+                       ChangeEstimate::kMaxBoundedSpan);
+  }
+  std::vector<const ComparedTrial*> busy;
+  for (const ComparedTrial& t : comparison.trials)
+    if (t.busy()) busy.push_back(&t);
+  if (!busy.empty()) {
+    out << fmt::format("{} trial{} measured on a busy machine (\"busy A\", \"busy B\"): do not "
+                       "trust {} verdict; --fail-on-regression skips {} unless --strict.\n",
+                       busy.size(), busy.size() == 1 ? " was" : "s were",
+                       busy.size() == 1 ? "its" : "their", busy.size() == 1 ? "it" : "them");
+    for (const ComparedTrial* t : busy)
+      out << fmt::format("  {:<16}  {}\n", t->trial_key, t->busy_note);
   }
   if (methods.count("iterations")) {
     out << "Trials with one launch per side are judged on their iterations against the noise "
@@ -106,17 +125,23 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
 
 void WriteCsv(const Comparison& comparison, std::ostream& out) {
   out << "trial_key,configuration,device,verdict,change_pct,ci_low_pct,ci_high_pct,a_ms,b_ms,"
-         "a_launches,b_launches,method,thresholds,reason,ci_coverage\n";
+         "a_launches,b_launches,method,thresholds,reason,ci_coverage,ci_bounded,a_busy,b_busy\n";
   for (const ComparedTrial& t : comparison.trials) {
     const LatencyChange& c = t.change;
-    out << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f},{:.4f},{:.4f},{},{},{},{},{},{:.4f}\n",
+    // An interval the data cannot bound leaves its ends empty (ci_bounded 0).
+    const bool bounded = c.change.Bounded();
+    out << fmt::format("{},{},{},{},{:.3f},{},{},{:.4f},{:.4f},{},{},{},{},{},{:.4f},{:d},{:d},"
+                       "{:d}\n",
                        t.trial_key, Csv(t.label), Csv(t.device), VerdictName(c.verdict),
-                       c.change.pct, c.change.low_pct, c.change.high_pct, c.a_ms, c.b_ms,
+                       c.change.pct, bounded ? fmt::format("{:.3f}", c.change.low_pct) : "",
+                       bounded ? fmt::format("{:.3f}", c.change.high_pct) : "", c.a_ms, c.b_ms,
                        c.a_launches, c.b_launches, ChangeMethodName(c.method),
-                       Csv(t.thresholds), Csv(c.reason), c.change.coverage);
+                       Csv(t.thresholds), Csv(c.reason), c.change.coverage, bounded, t.a_busy,
+                       t.b_busy);
   }
   for (const UnmatchedTrial& u : comparison.unmatched)
-    out << fmt::format("{},{},,unmatched,,,,,,,,,,{},\n", u.trial_key, Csv(u.label), Csv(u.why));
+    out << fmt::format("{},{},,unmatched,,,,,,,,,,{},,,,\n", u.trial_key, Csv(u.label),
+                       Csv(u.why));
 }
 
 nlohmann::json SideJson(const CampaignSet& side) {
@@ -130,18 +155,27 @@ void WriteJson(const Comparison& comparison, std::ostream& out) {
                          {"b", SideJson(comparison.b)},
                          {"differences", nlohmann::json::array()},
                          {"trials", nlohmann::json::array()},
-                         {"unmatched", nlohmann::json::array()}};
+                         {"unmatched", nlohmann::json::array()},
+                         {"noise_floor", nlohmann::json::object()}};
+  for (const auto& [kind, t] : comparison.thresholds)
+    json["noise_floor"][kind] = {{"pct", t.policy.noise_floor_pct}, {"source", t.source}};
   for (const SettingDifference& d : comparison.differences)
     json["differences"].push_back({{"setting", d.setting}, {"a", d.a}, {"b", d.b}});
   for (const ComparedTrial& t : comparison.trials) {
     const LatencyChange& c = t.change;
+    const bool bounded = c.change.Bounded();  // else the ends are null
     json["trials"].push_back({{"trial_key", t.trial_key},
                               {"configuration", t.label},
                               {"device", t.device},
                               {"verdict", VerdictName(c.verdict)},
                               {"change_pct", c.change.pct},
-                              {"ci_low_pct", c.change.low_pct},
-                              {"ci_high_pct", c.change.high_pct},
+                              {"ci_low_pct", bounded ? nlohmann::json(c.change.low_pct)
+                                                     : nlohmann::json()},
+                              {"ci_high_pct", bounded ? nlohmann::json(c.change.high_pct)
+                                                      : nlohmann::json()},
+                              {"ci_bounded", bounded},
+                              {"a_busy", t.a_busy},
+                              {"b_busy", t.b_busy},
                               {"ci_coverage", c.change.coverage},
                               {"a_ms", c.a_ms},
                               {"b_ms", c.b_ms},

@@ -1,6 +1,10 @@
 // `ditbench compare` output: a Comparison (report/comparison.h) as a text table, CSV or JSON.
-// Formats are versioned: JSON carries {"format": "ditbench-compare", "version": 1}; CSV has a
+// Formats are versioned: JSON carries {"format": "ditbench-compare", "version": 2}; CSV has a
 // fixed header (new columns only ever appended). Readers of JSON should refuse a newer version.
+// Version 2 (from 1): a trial's ci_low_pct / ci_high_pct are null when the data cannot bound
+// the change (ci_bounded false); a_ms / b_ms are each side's latency_ms (stats/change.h,
+// SideLatencyMs) and change_pct is b_ms / a_ms - 1; new: ci_bounded, a_busy, b_busy per trial
+// and noise_floor ({"cpu": {"pct", "source"}, ...}) at the top.
 #pragma once
 
 #include <iosfwd>
@@ -10,11 +14,13 @@
 
 namespace ditbench {
 
-inline constexpr int kCompareFormatVersion = 1;
+inline constexpr int kCompareFormatVersion = 2;
 
-// Table: the sides, what differs between them (first), the matched trials sorted by change
-// with verdict, change, 95% CI, medians and launches, then unmatched trials and the thresholds
-// used. "html": a self-contained page (report/comparison_html.h). REQUIRES: format is "table",
+// Table: the sides, what differs between them (first), the headline (verdict counts and the
+// noise floor), the matched trials sorted by change with verdict (busy sides marked), change,
+// interval with its coverage, each side's latency and launches, then unmatched trials, the
+// thresholds used and the busy trials. JSON and CSV give an interval the data cannot bound
+// (ChangeEstimate::Bounded) as null / empty ends with ci_bounded false. "html": a self-contained page (report/comparison_html.h). REQUIRES: format is "table",
 // "csv", "json" or "html" (std::invalid_argument otherwise).
 void WriteComparison(const Comparison& comparison, const std::string& format, std::ostream& out);
 

@@ -15,13 +15,17 @@ struct CompareOptions {
   std::string a, b;
   std::string format = "table";             // table | csv | json | html
   std::filesystem::path output;             // empty: standard output
-  // Exit 1 when a matched trial's verdict is `slower` with a change above this percent.
+  // Exit 1 when a matched trial's verdict is `slower` with a change above this percent. A
+  // trial measured on a busy machine (either side) counts only with `strict`; otherwise it
+  // is named on `err` as skipped.
   std::optional<double> fail_on_regression_pct;
+  bool strict = false;
   std::optional<double> noise_floor_pct, min_effect_pct;  // override the per-device thresholds
 };
 
 // Prints the comparison to `out`. Returns kExitOk; kExitTrialsFailed (1) when
-// fail_on_regression_pct is set and some trial regressed beyond it (each named on `err`);
+// fail_on_regression_pct is set and some trial regressed beyond it (each named on `err`, as is
+// each busy one skipped);
 // kExitUsage after one line "ditbench compare: error: ..." on `err` for a missing database,
 // an unknown campaign (the known ones listed), a malformed side or format, an unwritable
 // --output.

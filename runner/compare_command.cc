@@ -50,14 +50,22 @@ int RunCompareOrThrow(const CompareOptions& options, std::ostream& out, std::ost
     out << "wrote " << options.output.string() << '\n';
   }
   if (!options.fail_on_regression_pct) return kExitOk;
-  const auto regressions = Regressions(comparison, *options.fail_on_regression_pct);
-  for (const ComparedTrial* t : regressions) {
-    err << fmt::format("ditbench compare: regression: {} ({}) is {:+.1f}% slower (95% CI "
-                       "{:+.1f}% to {:+.1f}%), above {}%\n",
-                       t->trial_key, t->label, t->change.change.pct, t->change.change.low_pct,
-                       t->change.change.high_pct, *options.fail_on_regression_pct);
+  const RegressionCheck check =
+      FindRegressions(comparison, *options.fail_on_regression_pct, options.strict);
+  for (const ComparedTrial* t : check.regressions) {
+    err << fmt::format("ditbench compare: regression: {} ({}) is {:+.1f}% slower (interval "
+                       "{}), above {}%{}\n",
+                       t->trial_key, t->label, t->change.change.pct,
+                       IntervalText(t->change.change), *options.fail_on_regression_pct,
+                       t->busy() ? "; measured on a busy machine (" + t->busy_note + ")" : "");
   }
-  return regressions.empty() ? kExitOk : kExitTrialsFailed;
+  for (const ComparedTrial* t : check.skipped_busy) {
+    err << fmt::format("ditbench compare: skipped: {} ({}) is {:+.1f}% slower but was measured "
+                       "on a busy machine ({}); not counted as a regression (--strict counts "
+                       "it)\n",
+                       t->trial_key, t->label, t->change.change.pct, t->busy_note);
+  }
+  return check.regressions.empty() ? kExitOk : kExitTrialsFailed;
 }
 
 }  // namespace
@@ -84,6 +92,8 @@ std::function<int()> DefineCompareCommand(CLI::App& sub) {
   sub.add_option("-o,--output", options->output, "Write to this file instead of standard output");
   sub.add_option("--fail-on-regression", options->fail_on_regression_pct,
                  "Exit 1 when a trial is significantly slower by more than PCT percent");
+  sub.add_flag("--strict", options->strict,
+               "With --fail-on-regression: count slower trials measured on a busy machine too");
   sub.add_option("--noise-floor", options->noise_floor_pct,
                  "Percent a one-launch change must clear (default: learned or per device)");
   sub.add_option("--min-effect", options->min_effect_pct,

@@ -148,6 +148,43 @@ MachineHealth JudgeHealth(const ProcSnapshot& before, const ProcSnapshot& after,
   return health;
 }
 
+double HealthSamplePeriodS(bool on_gpu) { return on_gpu ? 1.0 : 0.25; }
+
+TrialHealth::TrialHealth(std::vector<std::string> gpu_uuids, MachineHealth at_start)
+    : gpus_(std::move(gpu_uuids)), start_(std::move(at_start)) {}
+
+void TrialHealth::Add(const MachineHealth& during) {
+  ++samples_during_;
+  // The worst: a busy sample over an idle one, then the one where others used more cores.
+  const auto rank = [&](const MachineHealth& h) {
+    return std::make_pair(h.BusyOn(gpus_), h.other_cores);
+  };
+  if (!worst_during_ || rank(during) > rank(*worst_during_)) worst_during_ = during;
+}
+
+void TrialHealth::Finish(MachineHealth at_end) { end_ = std::move(at_end); }
+
+bool TrialHealth::Busy() const { return !Note().empty(); }
+
+std::string TrialHealth::Note() const {
+  for (const std::optional<MachineHealth>& h :
+       {std::optional<MachineHealth>(start_), worst_during_, end_})
+    if (h && h->BusyOn(gpus_)) return h->Describe(gpus_);
+  return "";
+}
+
+nlohmann::json TrialHealth::ToJson() const {
+  const std::string note = Note();
+  nlohmann::json json = {{"start", start_.ToJson()},
+                         {"busy", !note.empty()},
+                         {"samples_during", samples_during_}};
+  if (end_) json["end"] = end_->ToJson();
+  if (worst_during_) json["during"] = worst_during_->ToJson();
+  if (!gpus_.empty()) json["gpus"] = gpus_;
+  if (!note.empty()) json["note"] = note;
+  return json;
+}
+
 ProcSnapshot ReadProcSnapshot() {
   ProcSnapshot snapshot;
   snapshot.at_s = MonotonicSeconds();

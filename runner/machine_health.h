@@ -3,8 +3,14 @@
 // /proc. A trial measured while other work took CPU time is flagged `busy`: its numbers are
 // suspect (a 1-rank baseline slowed 20x by someone else's job makes a 47x "speedup").
 //
-// Deciding is pure (JudgeHealth over two snapshots of /proc); sampling is the ProcHealthProbe,
-// behind the HealthProbe interface so that the sweep loop runs without it in tests.
+// Deciding is pure (JudgeHealth over two snapshots of /proc, TrialHealth over the samples of
+// one trial); sampling is the ProcHealthProbe, behind the HealthProbe interface so that the
+// sweep loop runs without it in tests.
+//
+// A trial's window is sampled throughout, not only at its ends: the coordinator samples every
+// HealthSamplePeriodS while trials run, each sample judging the stretch since the one before,
+// and a trial is busy when any of its samples is. Judged over the whole trial at once, a
+// disturbance of half a second in a ten-second trial averages out to nothing.
 #pragma once
 
 #include <chrono>
@@ -76,6 +82,34 @@ std::vector<long> ProcessTree(const ProcSnapshot& snapshot, long root);
 MachineHealth JudgeHealth(const ProcSnapshot& before, const ProcSnapshot& after,
                           const std::vector<long>& ours, double load1, int cores,
                           double busy_cores, std::size_t top);
+
+// How often the coordinator samples the machine while trials run: on CPU every quarter second
+// (a read of /proc); on GPU every second (each sample also asks nvidia-smi).
+double HealthSamplePeriodS(bool on_gpu);
+
+// One trial's machine health over its whole window: the sample at its start (judging the
+// stretch just before it), the samples taken while it ran, and the one at its end. Folds them
+// as they come, keeping the worst of those in between; pure. Busy when any of them is busy on
+// the trial's GPUs (MachineHealth::BusyOn).
+class TrialHealth {
+ public:
+  TrialHealth(std::vector<std::string> gpu_uuids, MachineHealth at_start);
+  void Add(const MachineHealth& during);  // a sample taken while the trial ran
+  void Finish(MachineHealth at_end);
+
+  bool Busy() const;
+  // What made it busy, for a note: the first busy sample of start, during, end (or "").
+  std::string Note() const;
+  // {"start", "end", "busy", "samples_during", "during" (the worst sample taken while it ran,
+  // when any), "gpus" (GPU runs), "note" (busy ones)}: stored with the trial.
+  nlohmann::json ToJson() const;
+
+ private:
+  std::vector<std::string> gpus_;
+  MachineHealth start_;
+  std::optional<MachineHealth> worst_during_, end_;
+  int samples_during_ = 0;
+};
 
 class HealthProbe {
  public:

@@ -151,6 +151,7 @@ class SweepLoop {
         cancelled = true;
       }
       if (auto finished = effects_.launcher.Wait(kPollInterval)) Reap(*finished);
+      else SampleDuringTrials();
     }
   }
 
@@ -192,6 +193,15 @@ class SweepLoop {
     return placement_.capacity.on_gpu ? effects_.health->SampleWithGpus()
                                       : effects_.health->Sample();
   }
+
+  // While trials run: a sample every HealthSamplePeriodS, folded into each (TrialHealth).
+  void SampleDuringTrials() {
+    if (!SampleHealth() || Now() < next_sample_at_) return;
+    next_sample_at_ = Now() + HealthSamplePeriodS(placement_.capacity.on_gpu);
+    const MachineHealth now = SampleNow();
+    for (auto& [handle, trial] : in_flight_) if (trial.health) trial.health->Add(now);
+  }
+  double next_sample_at_ = -1e300;
 
   // The UUIDs of the GPUs behind `slots` (none on CPU).
   std::vector<std::string> GpuUuids(const std::vector<int>& slots) const {
@@ -241,7 +251,7 @@ class SweepLoop {
     std::vector<int> slots;
     std::string slots_reason;  // SlotPool's: which NVLink island / NUMA node holds them
     double started_at;
-    std::optional<MachineHealth> health_at_start;
+    std::optional<TrialHealth> health;  // sampled from its start to its end
     std::string scheduler_job;  // the launcher's ExternalId(), recorded with the trial
     // Other trials in flight at any time during this one (packed beside it): they share the
     // host's CPU, memory bandwidth and PCIe with it.
@@ -362,8 +372,8 @@ class SweepLoop {
     db_.MarkRunning(campaign_, running);
     out_ << prefix << ": running\n" << std::flush;
 
-    std::optional<MachineHealth> health_at_start;
-    if (SampleHealth()) health_at_start = SampleNow();
+    std::optional<TrialHealth> health;
+    if (SampleHealth()) health.emplace(GpuUuids(slots), SampleNow());
 
     LaunchRequest request = TrialRequest(spec_, t, run_dir, worker_);
     if (placement_.capacity.on_gpu)
@@ -388,7 +398,7 @@ class SweepLoop {
     const int beside = static_cast<int>(in_flight_.size());
     auto [entry, inserted] = in_flight_.emplace(
         handle, InFlight{&t, queued.launch, position, prefix, run_dir, slots, slots_reason,
-                         started_at, health_at_start, job});
+                         started_at, std::move(health), job});
     if (inserted) entry->second.concurrent = beside;
   }
 
@@ -414,21 +424,11 @@ class SweepLoop {
     record.placement = PlacementJson(placement_, trial.slots, trial.slots_reason);
     record.placement["concurrent_trials"] = trial.concurrent;
     std::string busy_note;
-    if (trial.health_at_start) {
-      const MachineHealth end = SampleNow();
-      const std::vector<std::string> gpus = GpuUuids(trial.slots);
-      const bool busy_at_start = trial.health_at_start->BusyOn(gpus);
-      const bool busy = busy_at_start || end.BusyOn(gpus);
-      record.health = {{"start", trial.health_at_start->ToJson()},
-                       {"end", end.ToJson()},
-                       {"busy", busy}};
-      if (!gpus.empty()) record.health["gpus"] = gpus;
-      if (busy) {
-        const std::string note =
-            (busy_at_start ? *trial.health_at_start : end).Describe(gpus);
-        record.health["note"] = note;
-        busy_note = fmt::format("  [machine busy: {}]", note);
-      }
+    if (trial.health) {
+      TrialHealth health = *trial.health;
+      health.Finish(SampleNow());
+      record.health = health.ToJson();
+      if (health.Busy()) busy_note = fmt::format("  [machine busy: {}]", health.Note());
     }
     if (record.status == TrialStatus::kOk) AttachOutputReference(record, t.config);
     const TrialOutcome outcome = RecordLaunch(record);

@@ -189,6 +189,46 @@ ChangeEstimate WelchLogChange(const std::vector<double>& a, const std::vector<do
   return estimate;
 }
 
+bool ChangeEstimate::Bounded() const {
+  if (!std::isfinite(low_pct) || !std::isfinite(high_pct) || low_pct <= -100) return false;
+  return (1 + high_pct / 100) / (1 + low_pct / 100) <= kMaxBoundedSpan;
+}
+
+namespace {
+
+// The session of launch i; a launch without a session is a session of its own.
+long long SessionOf(const std::vector<long long>& sessions, std::size_t i) {
+  return i < sessions.size() ? sessions[i] : -1 - static_cast<long long>(i);
+}
+
+// Session -> medians of its launches.
+std::map<long long, std::vector<double>> BySession(const std::vector<double>& medians,
+                                                   const std::vector<long long>& sessions) {
+  std::map<long long, std::vector<double>> by;
+  for (std::size_t i = 0; i < medians.size(); ++i)
+    by[SessionOf(sessions, i)].push_back(medians[i]);
+  return by;
+}
+
+// The value of each session: the median of its launch medians.
+std::vector<double> SessionValues(const std::map<long long, std::vector<double>>& by) {
+  std::vector<double> values;
+  for (const auto& [session, medians] : by) values.push_back(Summarize(medians).median);
+  return values;
+}
+
+double GeometricMean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += std::log(v);
+  return std::exp(sum / static_cast<double>(values.size()));
+}
+
+}  // namespace
+
+double SideLatencyMs(const std::vector<double>& medians, const std::vector<long long>& sessions) {
+  return GeometricMean(SessionValues(BySession(medians, sessions)));
+}
+
 LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
                              const std::vector<std::vector<double>>& b_launches,
                              const ChangePolicy& policy,
@@ -196,23 +236,22 @@ LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
                              const std::vector<long long>& b_sessions) {
   LatencyChange result;
   std::vector<double> a_pooled, b_pooled, a_medians, b_medians;
-  // Session -> logs of its launch medians; a launch without a session is a session of its own.
-  std::map<long long, std::vector<double>> a_by_session, b_by_session;
+  std::vector<long long> a_kept_sessions, b_kept_sessions;  // of the non-empty launches
   const auto add = [](const std::vector<std::vector<double>>& launches,
                       const std::vector<long long>& sessions, std::vector<double>& pooled,
-                      std::vector<double>& medians, std::map<long long, std::vector<double>>& by) {
+                      std::vector<double>& medians, std::vector<long long>& kept) {
     for (std::size_t i = 0; i < launches.size(); ++i) {
       const auto& launch = launches[i];
       if (launch.empty()) continue;
       pooled.insert(pooled.end(), launch.begin(), launch.end());
       medians.push_back(Summarize(launch).median);
-      const long long session =
-          i < sessions.size() ? sessions[i] : -1 - static_cast<long long>(i);
-      by[session].push_back(std::log(medians.back()));
+      kept.push_back(SessionOf(sessions, i));
     }
   };
-  add(a_launches, a_sessions, a_pooled, a_medians, a_by_session);
-  add(b_launches, b_sessions, b_pooled, b_medians, b_by_session);
+  add(a_launches, a_sessions, a_pooled, a_medians, a_kept_sessions);
+  add(b_launches, b_sessions, b_pooled, b_medians, b_kept_sessions);
+  const auto a_by_session = BySession(a_medians, a_kept_sessions);
+  const auto b_by_session = BySession(b_medians, b_kept_sessions);
   result.a_launches = static_cast<int>(a_medians.size());
   result.b_launches = static_cast<int>(b_medians.size());
   const auto positive = [](const std::vector<double>& v) {
@@ -229,8 +268,18 @@ LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
     result.reason = "a latency sample is zero or negative";
     return result;
   }
-  result.a_ms = Summarize(a_pooled).median;
-  result.b_ms = Summarize(b_pooled).median;
+  result.a_ms = SideLatencyMs(a_medians, a_kept_sessions);
+  result.b_ms = SideLatencyMs(b_medians, b_kept_sessions);
+  // The change every method reports: b_ms against a_ms. Its interval comes from the method
+  // and is widened to contain it (a rank interval of launch medians or iterations need not
+  // contain the ratio of the medians when the samples are skewed).
+  const double pct = (result.b_ms / result.a_ms - 1) * 100;
+  const auto centre = [pct](ChangeEstimate c) {
+    c.pct = pct;
+    c.low_pct = std::min(c.low_pct, pct);
+    c.high_pct = std::max(c.high_pct, pct);
+    return c;
+  };
 
   const bool by_session = a_by_session.size() >= 2 && b_by_session.size() >= 2;
   const bool by_launch = a_medians.size() >= 2 && b_medians.size() >= 2;
@@ -240,7 +289,7 @@ LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
     // the confidence asked for (3 and 3 launches: the 90% interval [D(1), D(9)], each end a 95%
     // bound), else too few launches to tell anything.
     result.method = ChangeMethod::kLaunches;
-    result.change = HodgesLehmannChange(a_medians, b_medians, policy.confidence);
+    result.change = centre(HodgesLehmannChange(a_medians, b_medians, policy.confidence));
     const ChangeEstimate& c = result.change;
     if (c.CoversLessThan(2 * policy.confidence - 1)) {
       result.reason = Format("too few launches for a rank interval (%.0f and %.0f; 3 and 3 "
@@ -278,19 +327,11 @@ LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
     return result;
   }
   if (by_session) {
-    // The unit is the session: the geometric mean of its launch medians.
-    const auto session_means = [](const std::map<long long, std::vector<double>>& by) {
-      std::vector<double> means;
-      for (const auto& [session, logs] : by) {
-        double sum = 0;
-        for (double l : logs) sum += l;
-        means.push_back(std::exp(sum / static_cast<double>(logs.size())));
-      }
-      return means;
-    };
+    // The unit is the session: the median of its launch medians. Welch's estimate is then
+    // the ratio of the sides' geometric means, b_ms / a_ms, already.
     result.method = ChangeMethod::kLaunches;
-    result.change =
-        WelchLogChange(session_means(a_by_session), session_means(b_by_session), policy.confidence);
+    result.change = centre(WelchLogChange(SessionValues(a_by_session),
+                                          SessionValues(b_by_session), policy.confidence));
     const ChangeEstimate& c = result.change;
     const double e = policy.min_effect_pct;
     const bool excludes_zero = c.low_pct > 0 || c.high_pct < 0;
@@ -311,7 +352,7 @@ LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
   }
 
   result.method = ChangeMethod::kIterations;
-  result.change = HodgesLehmannChange(a_pooled, b_pooled, policy.confidence);
+  result.change = centre(HodgesLehmannChange(a_pooled, b_pooled, policy.confidence));
   const ChangeEstimate& c = result.change;
   const double floor = policy.noise_floor_pct;
   if (c.low_pct > floor) {

@@ -45,6 +45,12 @@ struct ChangeEstimate {
   double coverage = 0.95;
   // Whether the interval covers less than `confidence` (printed with its coverage then).
   bool CoversLessThan(double confidence = 0.95) const { return coverage < confidence - 5e-4; }
+  // Whether the interval bounds the change at all: both ends finite and within a factor of
+  // kMaxBoundedSpan of each other. A wider interval ([-100.0, +30412925.8]: two launches a
+  // side, one of them 30x off) says only that the data cannot bound the change; it is
+  // printed as such, never as numbers.
+  static constexpr double kMaxBoundedSpan = 10;
+  bool Bounded() const;
 };
 
 // P(U <= u) for u = 0 .. n m, Mann-Whitney's U for samples of n and m under the null
@@ -98,18 +104,29 @@ struct LatencyChange {
   Verdict verdict = Verdict::kInconclusive;
   ChangeMethod method = ChangeMethod::kIterations;
   ChangeEstimate change;
-  double a_ms = 0, b_ms = 0;  // median of each side's pooled samples
+  // Each side's latency, the one estimator the change is read against: per session (campaign)
+  // the median of its launch medians, which is what `query` calls the trial's latency_ms; with
+  // several sessions on a side, their geometric mean (SideLatencyMs). change.pct is exactly
+  // (b_ms / a_ms - 1) * 100, and the interval always contains it.
+  double a_ms = 0, b_ms = 0;
   int a_launches = 0, b_launches = 0;
   std::string reason;  // one line: why this verdict
 };
+
+// A side's latency (see LatencyChange::a_ms): `sessions[i]` is the session of `medians[i]`,
+// the median of launch i (no session: a session of its own). REQUIRES: non-empty, all > 0.
+double SideLatencyMs(const std::vector<double>& medians, const std::vector<long long>& sessions);
 
 // Compares two measurements of one trial. Each side is a list of launches, each launch the
 // trial's per-iteration latency series (the slowest rank per iteration, warm-up excluded), and
 // optionally the *session* of each launch (the campaign it ran in; empty: every launch is a
 // session of its own). Launches of one session share its machine state (the load, clocks,
 // thermal state of that hour), so their spread does not show how far another session lands.
-//  launches, >= 2 sessions a side: the unit is the session (the geometric mean of its launch
-//              medians); slower/faster when the CI excludes 0 and |pct| >= min_effect_pct; same
+// Whatever the method, the change is b_ms / a_ms - 1 (SideLatencyMs); the method gives its
+// interval, widened where needed to contain the change.
+//  launches, >= 2 sessions a side: the unit is the session (the median of its launch medians,
+//              as `query` reports the trial of that campaign); slower/faster when the CI
+//              excludes 0 and |pct| >= min_effect_pct; same
 //              when the CI lies within +-min_effect_pct, or excludes 0 with |pct| below it;
 //              else inconclusive.
 //  launches, >= 2 launches a side but one session on a side (replicates of one campaign): the

@@ -1,8 +1,12 @@
 #include "report/comparison.h"
 #include "report/comparison_html.h"
+#include "report/comparison_output.h"
 
 #include <cmath>
 #include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -57,6 +61,7 @@ TEST_F(ComparisonTest, KnownSlowdownOnGpuIsSlowerAndListedFirst) {
   EXPECT_NEAR(c.trials[0].change.change.pct, 20, 2);
   EXPECT_EQ(c.trials[1].change.verdict, Verdict::kSame) << c.trials[1].change.reason;
   EXPECT_THAT(c.trials[0].thresholds, HasSubstr("gpu default (noise floor 5.0%"));
+  EXPECT_EQ(NoiseFloorHeadline(c), "noise floor 5.0% (gpu default)");
   EXPECT_EQ(c.trials[0].label, "pixart-alpha 1024px bf16 denoise ulysses=2");
   EXPECT_EQ(c.trials[1].label, "pixart-alpha 1024px bf16 denoise 1 rank");
   ASSERT_FALSE(c.differences.empty());
@@ -64,8 +69,8 @@ TEST_F(ComparisonTest, KnownSlowdownOnGpuIsSlowerAndListedFirst) {
   EXPECT_EQ(c.differences[0].a, "abc1234");
   EXPECT_EQ(c.differences[0].b, "def5678");
   EXPECT_TRUE(c.unmatched.empty());
-  ASSERT_EQ(Regressions(c, 10).size(), 1u);
-  EXPECT_TRUE(Regressions(c, 25).empty());
+  ASSERT_EQ(FindRegressions(c, 10).regressions.size(), 1u);
+  EXPECT_TRUE(FindRegressions(c, 25).regressions.empty());
 }
 
 TEST_F(ComparisonTest, CpuTrialsUseTheLenientFloor) {
@@ -82,6 +87,7 @@ TEST_F(ComparisonTest, CpuTrialsUseTheLenientFloor) {
   Comparison strict = CompareCampaigns(*db, Set({a}), *db, Set({b}), {5.0, std::nullopt});
   EXPECT_EQ(strict.trials[0].change.verdict, Verdict::kSlower);
   EXPECT_THAT(strict.trials[0].thresholds, HasSubstr("given"));
+  EXPECT_EQ(NoiseFloorHeadline(strict), "noise floor 5.0% (given)");
 }
 
 TEST_F(ComparisonTest, SeveralCampaignsPerSideAreLaunchesOfEachTrial) {
@@ -105,6 +111,37 @@ TEST_F(ComparisonTest, SeveralCampaignsPerSideAreLaunchesOfEachTrial) {
       << aa.trials[0].change.reason;
   Comparison ab = CompareCampaigns(*db, Set(a), *db, Set(b));
   EXPECT_EQ(ab.trials[0].change.verdict, Verdict::kSlower) << ab.trials[0].change.reason;
+}
+
+TEST_F(ComparisonTest, ATrialMeasuredOnABusyMachineSaysSoAndCountsOnlyWhenStrict) {
+  auto db = ResultsDb::Open(DbPath());
+  const TrialConfig one = test::MakeConfig(1), two = test::MakeConfig(2);
+  std::int64_t a = Campaign(*db, {test::MakeTrialWithSamples(one, Series(1, 100), "NVIDIA H100"),
+                                  test::MakeTrialWithSamples(two, Series(2, 60), "NVIDIA H100")});
+  TrialRecord busy = test::MakeTrialWithSamples(two, Series(4, 72), "NVIDIA H100");
+  busy.health = {{"busy", true}, {"note", "load 3.10 on 2 cores; others used 1.00 cores"}};
+  std::int64_t b =
+      Campaign(*db, {test::MakeTrialWithSamples(one, Series(3, 130), "NVIDIA H100"), busy});
+  Comparison c = CompareCampaigns(*db, Set({a}), *db, Set({b}));
+  ASSERT_EQ(c.trials.size(), 2u);
+  const ComparedTrial& quiet = c.trials[0];  // +30%
+  const ComparedTrial& noisy = c.trials[1];  // +20%, B busy
+  EXPECT_FALSE(quiet.busy());
+  EXPECT_EQ(VerdictText(quiet), "slower");
+  EXPECT_FALSE(noisy.a_busy);
+  EXPECT_TRUE(noisy.b_busy);
+  EXPECT_EQ(VerdictText(noisy), "slower, busy B");
+  EXPECT_THAT(noisy.change.reason,
+              HasSubstr("measured on a busy machine (B: load 3.10 on 2 cores; others used 1.00 "
+                        "cores)"));
+  const RegressionCheck lenient = FindRegressions(c, 10);
+  ASSERT_EQ(lenient.regressions.size(), 1u);
+  EXPECT_EQ(lenient.regressions[0], &quiet);
+  ASSERT_EQ(lenient.skipped_busy.size(), 1u);
+  EXPECT_EQ(lenient.skipped_busy[0], &noisy);
+  const RegressionCheck strict = FindRegressions(c, 10, /*strict=*/true);
+  EXPECT_EQ(strict.regressions.size(), 2u);
+  EXPECT_TRUE(strict.skipped_busy.empty());
 }
 
 TEST_F(ComparisonTest, UnmatchedAndFailedTrialsAreListed) {
@@ -146,28 +183,32 @@ TEST(CampaignSetTest, ParsesIdsListsAndDatabasePaths) {
     EXPECT_THROW(ParseCampaignSet(bad, "results.db"), std::invalid_argument) << bad;
 }
 
-TEST(ThresholdsTest, LearnedFloorIsThe95thPercentileOfAaChanges) {
+// One ok GPU row of `key` in `campaign` at `ms`.
+ResultRow GpuRow(std::int64_t campaign, const std::string& key, double ms) {
+  ResultRow row;
+  row.campaign = campaign;
+  row.trial_key = key;
+  row.status = "ok";
+  row.device = "NVIDIA H100";
+  row.build = "abc";
+  row.latency_ms = ms;
+  return row;
+}
+
+TEST(ThresholdsTest, LearnedFloorIsThe90thPercentileOfAaChanges) {
   // 12 trial keys, each measured ok in two campaigns of one build on a GPU: changes of
-  // 1%..12% (as log ratios). The 95th percentile (type 7) of |log ratio|.
+  // 0.5%..6% (as log ratios). The 90th percentile (type 7) of |log ratio|.
   std::vector<ResultRow> rows;
   std::vector<double> logs;
   for (int k = 1; k <= 12; ++k) {
-    for (int c = 0; c < 2; ++c) {
-      ResultRow row;
-      row.campaign = c + 1;
-      row.trial_key = "key" + std::to_string(k);
-      row.status = "ok";
-      row.device = "NVIDIA H100";
-      row.build = "abc";
-      row.latency_ms = c == 0 ? 100 : 100 * (1 + k / 100.0);
-      rows.push_back(row);
-    }
-    logs.push_back(std::log(1 + k / 100.0));
+    rows.push_back(GpuRow(1, "key" + std::to_string(k), 100));
+    rows.push_back(GpuRow(2, "key" + std::to_string(k), 100 * (1 + k / 200.0)));
+    logs.push_back(std::log(1 + k / 200.0));
   }
   std::optional<Thresholds> learned = LearnedThresholds(rows, /*gpu=*/true, {});
   ASSERT_TRUE(learned.has_value());
-  // h = 11 * 0.95 = 10.45: logs[10] + 0.45 * (logs[11] - logs[10]).
-  const double expected = std::expm1(logs[10] + 0.45 * (logs[11] - logs[10])) * 100;
+  // h = 11 * 0.90 = 9.9: logs[9] + 0.9 * (logs[10] - logs[9]).
+  const double expected = std::expm1(logs[9] + 0.9 * (logs[10] - logs[9])) * 100;
   EXPECT_NEAR(learned->policy.noise_floor_pct, expected, 1e-9);
   EXPECT_EQ(learned->source, "learned from 12 A/A pairs");
   EXPECT_FALSE(LearnedThresholds(rows, /*gpu=*/false, {}).has_value());
@@ -177,6 +218,46 @@ TEST(ThresholdsTest, LearnedFloorIsThe95thPercentileOfAaChanges) {
   for (ResultRow& row : rows)
     if (row.campaign == 2) row.build = "def";
   EXPECT_FALSE(LearnedThresholds(rows, true, {}).has_value());
+}
+
+TEST(ThresholdsTest, OneDisturbedTrialOrBusyRowsDoNotMoveTheLearnedFloor) {
+  // 8 keys in 3 campaigns, 1% apart: 24 A/A pairs of 0%..2%.
+  std::vector<ResultRow> clean;
+  for (int k = 0; k < 8; ++k)
+    for (int c = 1; c <= 3; ++c)
+      clean.push_back(GpuRow(c, "key" + std::to_string(k), 75 * (1 + 0.01 * (c - 2))));
+  const double floor = LearnedThresholds(clean, true, {})->policy.noise_floor_pct;
+  EXPECT_LT(floor, 2.1);
+  // One trial of campaign 2 disturbed: 1920 ms for a 75 ms trial (unflagged). Today's 95th
+  // percentile of the pairs gave a floor above 1000%; the outlier is left out.
+  std::vector<ResultRow> disturbed = clean;
+  disturbed[1].latency_ms = 1920;
+  std::optional<Thresholds> t = LearnedThresholds(disturbed, true, {});
+  ASSERT_TRUE(t.has_value());
+  EXPECT_LE(t->policy.noise_floor_pct, floor);
+  EXPECT_EQ(t->source, "learned from 22 A/A pairs (1 measurement left out: busy or outlier)");
+  // The same trial flagged busy is left out as busy (so it is no outlier either).
+  std::vector<ResultRow> busy = disturbed;
+  busy[1].busy = true;
+  EXPECT_EQ(LearnedThresholds(busy, true, {})->source,
+            "learned from 22 A/A pairs (1 measurement left out: busy or outlier)");
+  // Too few pairs once the busy rows are left out: the defaults.
+  std::vector<ResultRow> all_busy = clean;
+  for (std::size_t i = 0; i < all_busy.size(); i += 3) all_busy[i].busy = true;
+  EXPECT_FALSE(LearnedThresholds(all_busy, true, {}).has_value());
+}
+
+TEST(ThresholdsTest, ALearnedFloorIsCappedAtTwiceTheDefault) {
+  // Two campaigns only (no outlier can be told apart), every pair 60% apart: the cap holds.
+  std::vector<ResultRow> rows;
+  for (int k = 0; k < 12; ++k) {
+    rows.push_back(GpuRow(1, "key" + std::to_string(k), 100));
+    rows.push_back(GpuRow(2, "key" + std::to_string(k), 160));
+  }
+  std::optional<Thresholds> t = LearnedThresholds(rows, true, {});
+  ASSERT_TRUE(t.has_value());
+  EXPECT_DOUBLE_EQ(t->policy.noise_floor_pct, 2 * DefaultThresholds(true).policy.noise_floor_pct);
+  EXPECT_EQ(t->source, "learned from 12 A/A pairs, capped at 10.0% (60.0% learned)");
 }
 
 TEST(TrialLabelTest, OverridesAreShownAndCfgIsSpelledOut) {
@@ -221,6 +302,44 @@ TEST(ComparisonSectionTest, AtMostMaxRowsAreListedVerdictsOtherThanSameFirst) {
   EXPECT_THAT(two, ::testing::HasSubstr("3 more matched trials not listed"));
   EXPECT_THAT(two, ::testing::HasSubstr("ditbench compare 1 2"));
   EXPECT_LT(two.find("key3"), two.find("key0"));
+}
+
+}  // namespace
+}  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+TEST(ComparisonOutputTest, AnIntervalTheDataCannotBoundIsNeverPrintedAsNumbers) {
+  Comparison comparison;
+  ComparedTrial t;
+  t.trial_key = "key0";
+  t.label = "config";
+  t.change.verdict = Verdict::kInconclusive;
+  t.change.change = {2.1, -100.0, 30412925.8, 0.95};
+  t.change.a_ms = 10;
+  t.change.b_ms = 10.21;
+  comparison.trials.push_back(t);
+  std::ostringstream table, json, csv, html;
+  WriteComparison(comparison, "table", table);
+  EXPECT_THAT(table.str(), HasSubstr("data cannot bound it"));
+  EXPECT_THAT(table.str(), ::testing::Not(HasSubstr("30412925")));
+  WriteComparison(comparison, "json", json);
+  const nlohmann::json parsed = nlohmann::json::parse(json.str());
+  EXPECT_TRUE(parsed["trials"][0]["ci_low_pct"].is_null());
+  EXPECT_TRUE(parsed["trials"][0]["ci_high_pct"].is_null());
+  EXPECT_EQ(parsed["trials"][0]["ci_bounded"], false);
+  WriteComparison(comparison, "csv", csv);
+  EXPECT_THAT(csv.str(), HasSubstr("key0,config,,inconclusive,2.100,,,10.0000,10.2100,"));
+  EXPECT_THAT(csv.str(), ::testing::Not(HasSubstr("30412925")));
+  WriteComparison(comparison, "html", html);
+  EXPECT_THAT(html.str(), HasSubstr("data cannot bound it"));
+  EXPECT_THAT(html.str(), ::testing::Not(HasSubstr("30412925")));
+  // A bounded interval is printed with its coverage.
+  comparison.trials[0].change.change = {2.1, -1.0, 5.0, 0.9};
+  std::ostringstream bounded;
+  WriteComparison(comparison, "table", bounded);
+  EXPECT_THAT(bounded.str(), HasSubstr("[-1.0, +5.0] 90%"));
 }
 
 }  // namespace

@@ -98,13 +98,55 @@ TEST_F(CompareCommandTest, FailOnRegressionExitsOneAndNamesTheTrial) {
   EXPECT_THAT(out_.str(), HasSubstr("faster"));
 }
 
+TEST_F(CompareCommandTest, ABusyRegressionIsSkippedUnlessStrictAndTheTableSaysBusy) {
+  {
+    auto db = ResultsDb::Open(DbPath());
+    std::int64_t c = db->ResumeOrCreateCampaign(test::MakeCampaign("sp", "def"), true);
+    TrialRecord busy = test::MakeTrialWithSamples(test::MakeConfig(2), Series(6, 72), kGpu);
+    busy.health = {{"busy", true}, {"note", "others used 1.00 cores: burn (pid 42) 1.00"}};
+    db->RecordTrial(c, busy);
+  }
+  CompareOptions options = Options("1", "3");
+  options.fail_on_regression_pct = 10;
+  EXPECT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("slower, busy B"));
+  EXPECT_THAT(out_.str(), HasSubstr("1 trial was measured on a busy machine"));
+  EXPECT_THAT(err_.str(), StartsWith("ditbench compare: skipped: "));
+  EXPECT_THAT(err_.str(), HasSubstr("measured on a busy machine (B: others used 1.00 cores: burn "
+                                    "(pid 42) 1.00); not counted as a regression (--strict "
+                                    "counts it)"));
+  options.strict = true;
+  EXPECT_EQ(Run(options), kExitTrialsFailed);
+  EXPECT_THAT(err_.str(), StartsWith("ditbench compare: regression: "));
+  EXPECT_THAT(err_.str(), HasSubstr("; measured on a busy machine (B: "));
+  options.format = "json";
+  options.fail_on_regression_pct.reset();
+  ASSERT_EQ(Run(options), kExitOk);
+  const nlohmann::json json = nlohmann::json::parse(out_.str());
+  EXPECT_EQ(json["trials"][0]["b_busy"], true);
+  EXPECT_EQ(json["trials"][0]["a_busy"], false);
+}
+
+TEST_F(CompareCommandTest, HeadlineNamesTheNoiseFloorAndIntervalsTheirCoverage) {
+  ASSERT_EQ(Run(Options()), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("Matched trials: 2 (1 slower, 1 same); noise floor 5.0% "
+                                    "(gpu default)\n"));
+  EXPECT_THAT(out_.str(), HasSubstr("interval (%)"));
+  EXPECT_THAT(out_.str(), Not(HasSubstr("95% CI")));
+  EXPECT_THAT(out_.str(), HasSubstr("] 95%"));  // 20 iterations a side: a 95% interval
+}
+
 TEST_F(CompareCommandTest, JsonIsVersionedAndComplete) {
   CompareOptions options = Options();
   options.format = "json";
   ASSERT_EQ(Run(options), kExitOk) << err_.str();
   nlohmann::json json = nlohmann::json::parse(out_.str());
   EXPECT_EQ(json["format"], "ditbench-compare");
-  EXPECT_EQ(json["version"], 1);
+  EXPECT_EQ(json["version"], 2);
+  EXPECT_EQ(json["noise_floor"]["gpu"]["pct"], 5.0);
+  EXPECT_EQ(json["noise_floor"]["gpu"]["source"], "gpu default");
+  EXPECT_EQ(json["trials"][0]["ci_bounded"], true);
+  EXPECT_EQ(json["trials"][0]["b_busy"], false);
   ASSERT_EQ(json["trials"].size(), 2u);
   EXPECT_EQ(json["trials"][0]["verdict"], "slower");
   EXPECT_NEAR(json["trials"][0]["change_pct"].get<double>(), 20, 2);
@@ -122,7 +164,7 @@ TEST_F(CompareCommandTest, CsvHasAFixedHeaderAndOneLinePerTrial) {
   std::string header, line;
   std::getline(lines, header);
   EXPECT_THAT(header, StartsWith("trial_key,configuration,device,verdict,change_pct,"));
-  EXPECT_THAT(header, EndsWith(",reason,ci_coverage"));
+  EXPECT_THAT(header, EndsWith(",reason,ci_coverage,ci_bounded,a_busy,b_busy"));
   int rows = 0, unmatched = 0;
   while (std::getline(lines, line)) {
     ++rows;

@@ -89,6 +89,55 @@ TEST(MachineHealthTest, AProgramOnAnotherGpuDoesNotMakeATrialBusy) {
   EXPECT_TRUE(h.BusyOn({}));
 }
 
+// A ten-second trial; another program burns one core from 5.0 s to 5.5 s only (a trial of
+// iterations 85, 608, 85 ms: the disturbance in the middle).
+ProcSnapshot BurstAt(double at_s) {
+  const double burnt = std::clamp(at_s - 5.0, 0.0, 0.5);
+  return Snapshot(at_s, {{1, {0, "init", 1.0}}, {50, {1, "burn", 100.0 + burnt}}});
+}
+
+TEST(TrialHealthTest, ABurstInTheMiddleOfATrialIsSeenInTheIntervalItFellIn) {
+  const auto judge = [](double from, double to) {
+    return JudgeHealth(BurstAt(from), BurstAt(to), {}, 0.5, 2, 0.5, 5);
+  };
+  // Judged from the trial's start to its end in one go, the burst averages out (0.05 cores).
+  EXPECT_FALSE(judge(0.0, 10.0).busy);
+  // Sampled every quarter second through the trial, one interval holds it.
+  TrialHealth health({}, judge(-0.25, 0.0));
+  for (double t = 0.0; t + 0.25 < 10.0 - 1e-9; t += 0.25) health.Add(judge(t, t + 0.25));
+  health.Finish(judge(9.75, 10.0));
+  EXPECT_TRUE(health.Busy());
+  EXPECT_EQ(health.Note(), "load 0.50 on 2 cores; others used 1.00 cores: burn (pid 50) 1.00");
+  const nlohmann::json json = health.ToJson();
+  EXPECT_EQ(json["busy"], true);
+  EXPECT_EQ(json["start"]["busy"], false);
+  EXPECT_EQ(json["end"]["busy"], false);
+  EXPECT_EQ(json["during"]["busy"], true);
+  EXPECT_EQ(json["samples_during"], 39);
+  EXPECT_EQ(json["note"], health.Note());
+}
+
+TEST(TrialHealthTest, AQuietTrialIsNotBusyAndAnotherGpusProgramDoesNotCount) {
+  MachineHealth idle;
+  idle.cores = 2;
+  MachineHealth other_gpu = idle;
+  other_gpu.gpu_others = {GpuProcess{"GPU-b", 7, "train.py", 100}};
+  TrialHealth health({"GPU-a"}, idle);
+  health.Add(other_gpu);
+  health.Finish(idle);
+  EXPECT_FALSE(health.Busy());
+  EXPECT_EQ(health.Note(), "");
+  EXPECT_EQ(health.ToJson()["busy"], false);
+  EXPECT_EQ(health.ToJson()["gpus"], nlohmann::json::array({"GPU-a"}));
+  // The same program on the trial's own GPU, seen only while it ran, makes it busy.
+  TrialHealth shared({"GPU-b"}, idle);
+  shared.Add(idle);
+  shared.Add(other_gpu);
+  shared.Finish(idle);
+  EXPECT_TRUE(shared.Busy());
+  EXPECT_NE(shared.Note().find("on GPU-b: train.py (pid 7)"), std::string::npos);
+}
+
 TEST(ProcHealthProbeTest, ACpuBurningProcessIsSeenWithItsPid) {
   // The burner is a grandchild re-parented away from us (not part of our own tree), as another
   // user's job would be. It tells us its pid through a pipe.

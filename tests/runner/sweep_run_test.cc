@@ -478,6 +478,32 @@ TEST_F(SweepRunTest, TrialMeasuredOnABusyMachineIsFlaggedAndItsHealthStored) {
                                       "0 -", "null -", "null -"}));
 }
 
+TEST_F(SweepRunTest, ATrialDisturbedOnlyInTheMiddleIsFlaggedBusy) {
+  // Idle at the trial's start and end; another program runs only while it is in flight. The
+  // coordinator samples the machine while trials run (a fake clock a second on per poll).
+  test::FakeHealthProbe probe;
+  double clock = 0;
+  launcher_.waits_before_finish = 2;
+  int polls = 0;
+  launcher_.on_wait = [&](int) {
+    clock += 1;
+    probe.disturbed = polls++ == 0;  // during the first trial's first poll only
+  };
+  auto o = Options(kSweep);
+  ASSERT_EQ(RunSweep(o, SweepEffects{launcher_, interrupt_, gpus_, &probe, [&] { return clock; }},
+                     out_, err_),
+            0)
+      << err_.str();
+  EXPECT_EQ(Column("SELECT json_extract(health_json, '$.busy') || ' ' || "
+                   "json_extract(health_json, '$.start.busy') || ' ' || "
+                   "json_extract(health_json, '$.during.busy') || ' ' || "
+                   "json_extract(health_json, '$.end.busy') FROM trials WHERE status = 'ok' "
+                   "ORDER BY json_extract(config_json, '$.ulysses')"),
+            (std::vector<std::string>{"1 0 1 0", "0 0 0 0"}));
+  EXPECT_NE(out_.str().find("[machine busy: load 3.00 on 2 cores"), std::string::npos)
+      << out_.str();
+}
+
 TEST_F(SweepRunTest, RequireIdleWaitsForABusyMachineToCalmDown) {
   test::FakeHealthProbe probe;
   probe.busy_samples = 2;

@@ -256,6 +256,48 @@ TEST(ChangeTest, OneScatteredLaunchDoesNotHideASlowdownEveryLaunchShows) {
   EXPECT_EQ(aa.verdict, Verdict::kInconclusive) << aa.reason;
 }
 
+TEST(ChangeTest, TheChangeIsBOverAOfEachSidesMedianOfLaunchMedians) {
+  // A: two 10 ms launches of 5 iterations and one 30 ms launch of 11; B: three 11 ms launches.
+  // The pooled iterations of A have their median at 30 ms, its launch medians at 10 ms: the
+  // change, its interval and the milliseconds beside it all read the launch medians.
+  const std::vector<std::vector<double>> a = {std::vector<double>(5, 10.0),
+                                              std::vector<double>(5, 10.0),
+                                              std::vector<double>(11, 30.0)};
+  const std::vector<std::vector<double>> b(3, std::vector<double>(5, 11.0));
+  const std::vector<long long> one(3, 1), two(3, 2);
+  LatencyChange c = CompareLatency(a, b, Gpu(), one, two);
+  EXPECT_DOUBLE_EQ(c.a_ms, 10.0);
+  EXPECT_DOUBLE_EQ(c.b_ms, 11.0);
+  EXPECT_NEAR(c.change.pct, 10.0, 1e-9);
+  EXPECT_LE(c.change.low_pct, c.change.pct);
+  EXPECT_GE(c.change.high_pct, c.change.pct);
+  // Several campaigns a side: the geometric mean of each campaign's median of launch medians.
+  const std::vector<std::vector<double>> a2 = {{10, 10, 10}, {10, 10, 10}, {40, 40, 40},
+                                               {20, 20, 20}};
+  const std::vector<long long> a2_sessions = {1, 1, 1, 2};  // medians 10 and 20
+  const std::vector<std::vector<double>> b2 = {{15, 15, 15}, {30, 30, 30}};
+  LatencyChange several = CompareLatency(a2, b2, Gpu(), a2_sessions, {3, 4});
+  EXPECT_NEAR(several.a_ms, std::sqrt(10.0 * 20.0), 1e-9);
+  EXPECT_NEAR(several.b_ms, std::sqrt(15.0 * 30.0), 1e-9);
+  EXPECT_NEAR(several.change.pct, 50.0, 1e-9);
+  EXPECT_DOUBLE_EQ(SideLatencyMs({10, 40, 10}, {}), std::cbrt(10.0 * 40.0 * 10.0));
+}
+
+TEST(ChangeTest, AnIntervalTheDataCannotBoundIsNotBounded) {
+  // Two campaigns a side, one of A's 30x off: Welch's interval on 1 degree of freedom spans
+  // from -100% to millions of percent.
+  const std::vector<std::vector<double>> a = {{100, 100, 100}, {3000, 3000, 3000}};
+  const std::vector<std::vector<double>> b = {{100, 100, 100}, {110, 110, 110}};
+  LatencyChange c = CompareLatency(a, b, Gpu(), {1, 2}, {3, 4});
+  EXPECT_EQ(c.verdict, Verdict::kInconclusive) << c.reason;
+  EXPECT_FALSE(c.change.Bounded());
+  EXPECT_TRUE((ChangeEstimate{10, 5, 15, 0.95}.Bounded()));
+  EXPECT_TRUE((ChangeEstimate{0, -50, 400, 0.95}.Bounded()));   // 0.5x to 5x: 10x apart
+  EXPECT_FALSE((ChangeEstimate{0, -50, 401, 0.95}.Bounded()));
+  EXPECT_FALSE((ChangeEstimate{0, -100, 10, 0.95}.Bounded()));
+  EXPECT_FALSE((ChangeEstimate{0, 5, INFINITY, 0.95}.Bounded()));
+}
+
 TEST(ChangeTest, TwoLaunchesOfOneCampaignASideAreTooFewForARankInterval) {
   std::mt19937 rng(10);
   const std::vector<long long> one(2, 1), two(2, 2);

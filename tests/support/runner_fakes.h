@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -28,13 +29,14 @@ class FakeInterrupt final : public InterruptSource {
   bool requested = false;
 };
 
-// Machine health the test decides: busy for the first `busy_samples` samples, idle after.
+// Machine health the test decides: busy for the first `busy_samples` samples, idle after, and
+// busy whenever `disturbed` is set.
 class FakeHealthProbe final : public HealthProbe {
  public:
   MachineHealth Sample() const override {
     MachineHealth h;
     h.cores = 2;
-    h.busy = samples++ < busy_samples;
+    h.busy = samples++ < busy_samples || disturbed;
     h.load1 = h.busy ? 3.0 : 0.1;
     h.other_cores = h.busy ? 1.0 : 0.0;
     if (h.busy) h.busiest.push_back({4242, "burn", 1.0});
@@ -46,6 +48,7 @@ class FakeHealthProbe final : public HealthProbe {
     return h;
   }
   int busy_samples = 0;
+  bool disturbed = false;
   std::vector<GpuProcess> gpu_others;  // on GPU runs: other programs on the GPUs
   mutable int samples = 0;
 };
@@ -86,6 +89,9 @@ class FakeLauncher final : public Launcher {
 
   std::optional<FinishedTrial> Wait(std::chrono::milliseconds) override {
     if (in_flight_.empty()) return std::nullopt;
+    if (on_wait) on_wait(waits_);
+    if (waits_++ < waits_before_finish) return std::nullopt;  // still running
+    waits_ = 0;
     auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
                            [](const auto& entry) { return entry.second.cancelled; });
     if (it == in_flight_.end()) it = in_flight_.begin();
@@ -125,6 +131,10 @@ class FakeLauncher final : public Launcher {
   int throw_ulysses = -1;
   FakeInterrupt* interrupt = nullptr;
   int interrupt_at_start = -1;
+  // Each trial ends only after this many Wait()s returned nothing; `on_wait(i)` is called on
+  // the i-th Wait() (from 0) of each, before it returns.
+  int waits_before_finish = 0;
+  std::function<void(int)> on_wait;
 
  private:
   struct Trial {
@@ -176,6 +186,7 @@ class FakeLauncher final : public Launcher {
 
   std::map<LaunchHandle, Trial> in_flight_;
   LaunchHandle next_handle_ = 1;
+  int waits_ = 0;
 };
 
 }  // namespace ditbench::test
