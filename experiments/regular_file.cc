@@ -49,7 +49,7 @@ int FileDescriptor::release() noexcept {
 RegularFile OpenRegularFile(const std::filesystem::path& path, std::uint64_t max_bytes) {
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait for one for ever.
   FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-  if (fd.get() < 0) throw FileError(path, fmt::format("cannot open: {}", std::strerror(errno)));
+  if (fd.get() < 0) throw FileError(path, fmt::format("cannot read: {}", std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
     throw FileError(path, fmt::format("cannot stat: {}", std::strerror(errno)));
