@@ -1,13 +1,16 @@
 #include "experiments/npy.h"
 
+#include <charconv>
 #include <cstring>
-#include <fstream>
-#include <regex>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "experiments/regular_file.h"
 #include "experiments/worker_contract.h"
 
 namespace ditbench {
@@ -17,49 +20,92 @@ std::runtime_error NpyError(const std::filesystem::path& path, const std::string
   return std::runtime_error(fmt::format("{}: {}", path.string(), what));
 }
 
-}  // namespace
-
-NpyArray ReadNpy(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw NpyError(path, "cannot open the output file");
-  char magic[8] = {};
-  in.read(magic, 8);
-  if (!in || std::memcmp(magic, "\x93NUMPY", 6) != 0) throw NpyError(path, "not a .npy file");
-  const int major = static_cast<unsigned char>(magic[6]);
-  std::uint32_t header_size = 0;
-  if (major == 1) {
-    unsigned char b[2];
-    in.read(reinterpret_cast<char*>(b), 2);
-    header_size = b[0] | (b[1] << 8);
-  } else if (major == 2 || major == 3) {
-    unsigned char b[4];
-    in.read(reinterpret_cast<char*>(b), 4);
-    header_size = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
-  } else {
-    throw NpyError(path, fmt::format(".npy version {} is not supported", major));
+// The dimensions inside "'shape': (...)" of a header, or why there are none.
+std::vector<std::int64_t> ParseShape(const std::filesystem::path& path, const std::string& header) {
+  const std::string key = "'shape': (";
+  const auto begin = header.find(key);
+  const auto end = begin == std::string::npos ? begin : header.find(')', begin);
+  if (end == std::string::npos) throw NpyError(path, "no shape in the .npy header");
+  std::vector<std::int64_t> shape;
+  std::string_view dims(header.data() + begin + key.size(), end - begin - key.size());
+  while (!dims.empty()) {
+    const auto comma = dims.find(',');
+    std::string_view dim = dims.substr(0, comma);
+    dims = comma == std::string_view::npos ? std::string_view() : dims.substr(comma + 1);
+    while (!dim.empty() && dim.front() == ' ') dim.remove_prefix(1);
+    while (!dim.empty() && dim.back() == ' ') dim.remove_suffix(1);
+    if (dim.empty() && dims.empty()) break;  // "(5,)": the trailing comma
+    std::int64_t value = -1;
+    const auto [rest, error] = std::from_chars(dim.data(), dim.data() + dim.size(), value);
+    if (error != std::errc() || rest != dim.data() + dim.size() || value < 0)
+      throw NpyError(path, fmt::format("shape dimension '{}' is not a non-negative integer",
+                                       std::string(dim)));
+    shape.push_back(value);
   }
-  std::string header(header_size, '\0');
-  in.read(header.data(), header_size);
-  if (!in) throw NpyError(path, "truncated .npy header");
+  return shape;
+}
+
+std::uint32_t LittleEndian(const std::string& bytes, std::size_t at, int width) {
+  std::uint32_t value = 0;
+  for (int i = width - 1; i >= 0; --i)
+    value = (value << 8) | static_cast<unsigned char>(bytes[at + i]);
+  return value;
+}
+
+// ReadNpyHeader of an open file.
+NpyHeader CheckedHeader(const std::filesystem::path& path, const RegularFile& file) {
+  const std::string preamble = ReadRegularFileAt(file, path, 0, 12);
+  if (preamble.size() < 10 || preamble.compare(0, 6, "\x93NUMPY") != 0)
+    throw NpyError(path, "not a .npy file");
+  const int major = static_cast<unsigned char>(preamble[6]);
+  if (major < 1 || major > 3)
+    throw NpyError(path, fmt::format(".npy version {} is not supported", major));
+  const int width = major == 1 ? 2 : 4;
+  if (preamble.size() < 8u + width) throw NpyError(path, "truncated .npy header");
+  const std::uint64_t header_size = LittleEndian(preamble, 8, width);
+  if (header_size > kMaxNpyHeaderBytes)
+    throw NpyError(path, fmt::format("the .npy header length is {} bytes; expected at most {}",
+                                     header_size, kMaxNpyHeaderBytes));
+  NpyHeader parsed;
+  parsed.data_offset = 8 + width + header_size;
+  const std::string header = ReadRegularFileAt(file, path, 8 + width, header_size);
+  if (header.size() != header_size) throw NpyError(path, "truncated .npy header");
   if (header.find("'descr': '<f4'") == std::string::npos)
     throw NpyError(path, "expected float32 ('<f4') data");
   if (header.find("'fortran_order': False") == std::string::npos)
     throw NpyError(path, "expected C-order data");
-  std::smatch match;
-  if (!std::regex_search(header, match, std::regex(R"('shape': \(([0-9, ]*)\))")))
-    throw NpyError(path, "no shape in the .npy header");
+  parsed.shape = ParseShape(path, header);
+  // The claimed size is checked against the file's before anything is allocated for it.
+  const std::uint64_t data_bytes = file.size - parsed.data_offset;
+  std::uint64_t count = 1;
+  for (const std::int64_t dim : parsed.shape)
+    if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(dim), &count) ||
+        count > data_bytes / sizeof(float))
+      count = std::numeric_limits<std::uint64_t>::max();
+  if (count == std::numeric_limits<std::uint64_t>::max() || count * sizeof(float) != data_bytes)
+    throw NpyError(path, fmt::format("the header's shape ({}) does not match the {} bytes of "
+                                     "float32 data the file holds",
+                                     fmt::join(parsed.shape, ", "), data_bytes));
+  parsed.count = count;
+  return parsed;
+}
+
+}  // namespace
+
+NpyHeader ReadNpyHeader(const std::filesystem::path& path) {
+  return CheckedHeader(path, OpenRegularFile(path, kMaxNpyFileBytes));
+}
+
+NpyArray ReadNpy(const std::filesystem::path& path) {
+  const RegularFile file = OpenRegularFile(path, kMaxNpyFileBytes);
+  const NpyHeader header = CheckedHeader(path, file);
   NpyArray array;
-  std::int64_t count = 1;
-  std::string dims = match[1];
-  const std::regex number("[0-9]+");
-  for (std::sregex_iterator it(dims.begin(), dims.end(), number), end; it != end; ++it) {
-    array.shape.push_back(std::stoll(it->str()));
-    count *= array.shape.back();
-  }
-  array.data.resize(count);
-  in.read(reinterpret_cast<char*>(array.data.data()), count * sizeof(float));
-  if (in.gcount() != static_cast<std::streamsize>(count * sizeof(float)))
-    throw NpyError(path, fmt::format("expected {} float32 values, the file is shorter", count));
+  array.shape = header.shape;
+  array.data.resize(header.count);
+  const std::uint64_t bytes = header.count * sizeof(float);
+  if (ReadRegularFileInto(file, path, header.data_offset, array.data.data(), bytes) != bytes)
+    throw NpyError(path, fmt::format("expected {} float32 values, the file is shorter",
+                                     header.count));
   return array;
 }
 

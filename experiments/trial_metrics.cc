@@ -1,6 +1,9 @@
 #include "experiments/trial_metrics.h"
 
 #include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
 
 #include "experiments/device_peaks.h"
 #include "model_zoo/model_config.h"
@@ -27,6 +30,39 @@ std::vector<double> SlowestSeries(const std::vector<Sample>& samples, std::strin
   for (const auto& [iteration, spread] : SlowestPerIteration(samples, stage))
     series.push_back(spread.slowest_ms);
   return series;
+}
+
+std::optional<RankProblem> TimedIterationsProblem(const std::vector<RankResult>& ranks,
+                                                  int min_timed) {
+  auto timed = [](const RankResult& r) {
+    std::set<int> iterations;
+    for (const Sample& s : r.samples)
+      if (!s.warmup && s.stage == kIterationStage) iterations.insert(s.iteration);
+    return iterations;
+  };
+  if (ranks.empty()) return std::nullopt;
+  const std::set<int> first = timed(ranks.front());
+  if (first.size() < static_cast<std::size_t>(min_timed))
+    return RankProblem{ranks.front().rank,
+                       fmt::format("'samples' has {} timed iterations; expected at least {} "
+                                   "(repeats.min)",
+                                   first.size(), min_timed)};
+  for (std::size_t i = 1; i < ranks.size(); ++i) {
+    const std::set<int> other = timed(ranks[i]);
+    for (const int iteration : first)
+      if (!other.contains(iteration))
+        return RankProblem{ranks[i].rank,
+                           fmt::format("'samples' has no timed iteration {}, which rank {} "
+                                       "timed; every rank must time the same iterations",
+                                       iteration, ranks.front().rank)};
+    for (const int iteration : other)
+      if (!first.contains(iteration))
+        return RankProblem{ranks[i].rank,
+                           fmt::format("'samples' has timed iteration {}, which rank {} did not "
+                                       "time; every rank must time the same iterations",
+                                       iteration, ranks.front().rank)};
+  }
+  return std::nullopt;
 }
 
 TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,

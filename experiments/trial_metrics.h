@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,7 +35,20 @@ std::map<int, IterationSpread> SlowestPerIteration(const std::vector<Sample>& sa
 std::vector<double> SlowestSeries(const std::vector<Sample>& samples,
                                   std::string_view stage = kIterationStage);
 
-// Metrics of an ok trial. REQUIRES: non-empty ranks, with timed "iteration" samples.
+// Why the ranks' timed "iteration" samples cannot be reduced to one slowest-rank series, or
+// nothing: every rank must have timed the same iterations as rank 0 (a rank missing one would
+// leave the slowest rank out of that iteration's maximum), and at least `min_timed` of them
+// (the trial's repeats.min: the measurement loop never stops before). REQUIRES: `ranks` in
+// rank order from rank 0, as ReadRankFiles gives them when it finds no problem.
+struct RankProblem {
+  int rank = 0;
+  std::string problem;  // names the field: "'samples' ..."
+};
+std::optional<RankProblem> TimedIterationsProblem(const std::vector<RankResult>& ranks,
+                                                  int min_timed);
+
+// Metrics of an ok trial. REQUIRES: non-empty ranks, with timed "iteration" samples, in which
+// TimedIterationsProblem finds nothing.
 // latency_* and the spread are over SlowestSeries; rank0_ms is rank 0's median; skew_ms the
 // median over iterations of (max - min over ranks); memory and clocks are maxima/minima over
 // ranks; FLOPs, throughput and MFU follow docs/measurement.md ("Work and efficiency"), with

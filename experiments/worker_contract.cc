@@ -5,32 +5,56 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "experiments/rank_file_fields.h"
+#include "experiments/regular_file.h"
 #include "experiments/trial_file_check.h"
 
 namespace ditbench {
 namespace {
 
-nlohmann::json ReadVersionedJson(const std::filesystem::path& path, const char* format) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot read", path.string()));
+// Thrown by ParseBoundedJson's callback when the nesting is too deep.
+struct TooDeep {
+  std::string field;  // the top-level key it happened under, or "" at the top
+};
+
+// Parses `text` as JSON nested at most kMaxJsonDepth deep: the parse stops at the first
+// container that is one level too deep, before it is built, so no later copy or dump of the
+// value recurses without bound.
+nlohmann::json ParseBoundedJson(const std::string& text) {
+  std::string top_key;
+  auto bounded = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::key && depth == 1) top_key = parsed.get<std::string>();
+    if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxJsonDepth)
+      throw TooDeep{depth > 1 ? top_key : ""};
+    return true;
+  };
+  return nlohmann::json::parse(text, bounded);
+}
+
+nlohmann::json ReadVersionedJson(const std::filesystem::path& path, const char* format,
+                                 std::uint64_t max_bytes) {
+  const std::string text = ReadRegularFile(path, max_bytes);  // never blocks on a FIFO
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = ParseBoundedJson(text);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
+  } catch (const TooDeep& deep) {
+    throw std::runtime_error(fmt::format("{}: {} nested more than {} levels deep", path.string(),
+                                         deep.field.empty() ? "JSON" : "'" + deep.field + "' is",
+                                         kMaxJsonDepth));
   }
-  if (!j.is_object() || j.value("format", "") != format)
+  if (!j.is_object() || !j.contains("format") || j["format"] != format)
     throw std::runtime_error(fmt::format("{}: expected format '{}'", path.string(), format));
-  const int version = j.value("version", 0);
-  if (version < 1 || version > kContractVersion)
+  const nlohmann::json version = j.value("version", nlohmann::json());
+  if (!version.is_number_integer() || version < 1 || version > kContractVersion)
     throw std::runtime_error(fmt::format("{}: version {} is not supported (this build reads 1 to {})",
-                                         path.string(), version, kContractVersion));
+                                         path.string(), version.dump(), kContractVersion));
   return j;
 }
 
@@ -70,7 +94,7 @@ nlohmann::json ToJson(const RankResult& r) {
 }
 
 TrialFile ReadTrialFile(const std::filesystem::path& path) {
-  auto j = ReadVersionedJson(path, "ditbench-trial");
+  auto j = ReadVersionedJson(path, "ditbench-trial", kMaxTrialFileBytes);
   if (auto problem = TrialFileProblem(j))
     throw std::runtime_error(fmt::format("{}: {}", path.string(), *problem));
   TrialFile t;
@@ -86,43 +110,32 @@ TrialFile ReadTrialFile(const std::filesystem::path& path) {
 }
 
 RankResult ReadRankResult(const std::filesystem::path& path) {
-  auto j = ReadVersionedJson(path, "ditbench-rank-result");
+  const nlohmann::json j = ReadVersionedJson(path, "ditbench-rank-result", kMaxRankFileBytes);
+  const RankFileFields field(path);
   RankResult r;
-  try {
-    r.rank = j.at("rank").get<int>();
-    r.world_size = j.at("world_size").get<int>();
-    r.status = j.at("status").get<std::string>();
-    r.error = j.value("error", "");
-    r.device = j.value("device", "");
-    r.backend = j.value("backend", "");
-    r.stop_reason = j.value("stop_reason", "");
-    for (const auto& s : j.at("samples"))
-      r.samples.push_back({r.rank, s.at("iteration").get<int>(), s.at("stage").get<std::string>(),
-                           s.at("ms").get<double>(), s.at("warmup").get<bool>()});
-    if (j.contains("peak_mem_mb") && j["peak_mem_mb"].is_number())
-      r.peak_mem_mb = j["peak_mem_mb"].get<double>();
-    if (j.contains("peak_reserved_mb") && j["peak_reserved_mb"].is_number())
-      r.peak_reserved_mb = j["peak_reserved_mb"].get<double>();
-    if (j.contains("environment")) r.environment = j["environment"];
-    if (j.contains("clocks")) r.clocks = j["clocks"];
-    // Optional since ditbench 0.2 (ring, PipeFusion): absent in older files.
-    if (j.contains("comm_bytes_per_step") && j["comm_bytes_per_step"].is_number())
-      r.comm_bytes_per_step = j["comm_bytes_per_step"].get<double>();
-    r.output_file = j.value("output_file", "");
-    // Optional since the `command` workload: numbers by name; anything else is refused.
-    if (j.contains("metrics") && !j["metrics"].is_null()) {
-      if (!j["metrics"].is_object())
-        throw std::runtime_error(fmt::format("{}: 'metrics' must be an object of numbers",
-                                             path.string()));
-      for (const auto& [name, value] : j["metrics"].items()) {
-        if (!value.is_number())
-          throw std::runtime_error(fmt::format("{}: metric '{}' is not a number", path.string(),
-                                               name));
-        r.metrics[name] = value.get<double>();
-      }
+  r.rank = static_cast<int>(field.Integer(j, "rank", 0, kMaxWorldSize - 1));
+  r.world_size = static_cast<int>(field.Integer(j, "world_size", 1, kMaxWorldSize));
+  r.status = field.Text(j, "status");
+  r.error = field.OptionalText(j, "error");
+  r.device = field.OptionalText(j, "device");
+  r.backend = field.OptionalText(j, "backend");
+  r.stop_reason = field.OptionalText(j, "stop_reason");
+  r.samples = field.Samples(j, r.rank);
+  r.peak_mem_mb = field.OptionalNumber(j, "peak_mem_mb", kMaxMemoryMb);
+  r.peak_reserved_mb = field.OptionalNumber(j, "peak_reserved_mb", kMaxMemoryMb);
+  // Optional since ditbench 0.2 (ring, PipeFusion): absent in older files.
+  r.comm_bytes_per_step = field.OptionalNumber(j, "comm_bytes_per_step", kMaxCommBytes);
+  if (j.contains("environment") && !j["environment"].is_null())
+    r.environment = field.Object(j, "environment");
+  r.clocks = field.Clocks(j);
+  r.output_file = field.OptionalText(j, "output_file");
+  // Optional since the `command` workload: numbers by name; anything else is refused.
+  if (j.contains("metrics") && !j["metrics"].is_null()) {
+    for (const auto& [name, value] : field.Object(j, "metrics").items()) {
+      if (!value.is_number())
+        field.Fail("metrics." + name, value, "a number");
+      r.metrics[name] = value.get<double>();  // finite: the parser refuses inf and nan
     }
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(fmt::format("{}: malformed rank result: {}", path.string(), e.what()));
   }
   return r;
 }

@@ -9,6 +9,7 @@
 // workload uses the same files, so external programs can be swept too.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -23,6 +24,19 @@
 namespace ditbench {
 
 inline constexpr int kContractVersion = 1;
+
+// What a reader accepts, so that a broken or hostile program cannot stop, hang or exhaust the
+// coordinator: both files must be regular files (never a FIFO: experiments/regular_file.h) of
+// at most these sizes, with JSON nested at most kMaxJsonDepth deep; a rank file's numbers must
+// lie in these ranges (ReadRankResult). Anything else is one line naming the file and field.
+inline constexpr std::uint64_t kMaxTrialFileBytes = 16ull << 20;
+inline constexpr std::uint64_t kMaxRankFileBytes = 128ull << 20;
+inline constexpr int kMaxJsonDepth = 32;
+inline constexpr int kMaxWorldSize = 65536;           // rank 0..this-1, world_size 1..this
+inline constexpr int kMaxIteration = 10'000'000;      // a sample's iteration: 0..this
+inline constexpr double kMaxSampleMs = 86'400'000;    // a sample's ms: below one day
+inline constexpr double kMaxMemoryMb = 1e9;           // peak_mem_mb, peak_reserved_mb: 0..this
+inline constexpr double kMaxCommBytes = 1e18;         // comm_bytes_per_step: 0..this
 
 // Worker exit codes: how the coordinator tells the failure kinds apart.
 inline constexpr int kWorkerOk = 0;
@@ -67,8 +81,12 @@ struct RankResult {
 
 nlohmann::json ToJson(const TrialFile& trial);
 nlohmann::json ToJson(const RankResult& result);
-// Throw std::runtime_error with a one-line message naming the path and the problem.
+// Throw std::runtime_error with a one-line message naming the path and the problem (and the
+// field, for a field that is missing, of the wrong type or out of range).
 TrialFile ReadTrialFile(const std::filesystem::path& path);
+// Besides the limits above: every timed "iteration" sample's ms is above 0, and no iteration
+// has two "iteration" samples. Whether the ranks agree is the trial's business
+// (experiments/trial_metrics.h, TimedIterationsProblem).
 RankResult ReadRankResult(const std::filesystem::path& path);
 
 // Writes `text` to `path` atomically: a temp file in the same folder, fsync, rename.

@@ -3,11 +3,15 @@
 #include <string.h>
 
 #include <algorithm>
-#include <fstream>
+#include <limits>
+#include <optional>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
+#include "experiments/npy.h"
+#include "experiments/regular_file.h"
 #include "experiments/terminal_text.h"
 #include "experiments/trial_metrics.h"
 
@@ -64,29 +68,51 @@ RankFiles ReadRankFiles(const std::filesystem::path& run_dir, int world_size) {
   return files;
 }
 
-std::string LastLogLine(const std::filesystem::path& log) {
-  std::ifstream in(log);
-  std::string line, last;
+namespace {
+
+// The non-blank lines of the last 64 KiB of a log, or nothing when it is missing or is not a
+// regular file (a rank may have replaced its log by a FIFO: reading never blocks).
+std::optional<std::vector<std::string>> LogLines(const std::filesystem::path& log) {
+  constexpr std::uint64_t kTailBytes = 64 * 1024;
+  std::string text;
+  bool cut = false;
+  try {
+    const RegularFile file = OpenRegularFile(log, std::numeric_limits<std::uint64_t>::max());
+    cut = file.size > kTailBytes;
+    text = ReadRegularFileAt(file, log, cut ? file.size - kTailBytes : 0, kTailBytes);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  if (cut) std::getline(in, line);  // the first line is only the end of one
   while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+    if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(std::move(line));
+  return lines;
+}
+
+}  // namespace
+
+std::string LastLogLine(const std::filesystem::path& log) {
+  const auto lines = LogLines(log);
+  if (!lines || lines->empty()) return "";
+  std::string last = lines->back();
   if (last.size() > 500) last = last.substr(0, 500) + "...";
   return last;
 }
 
 std::string LogTail(const std::filesystem::path& log, int lines) {
-  std::ifstream in(log);
-  if (!in) return "(no log)";
-  std::vector<std::string> tail;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (line.size() > 300) line = line.substr(0, 300) + "...";
-    tail.push_back(std::move(line));
-    if (tail.size() > static_cast<std::size_t>(lines)) tail.erase(tail.begin());
-  }
-  if (tail.empty()) return "(empty log)";
+  const auto all = LogLines(log);
+  if (!all) return "(no log)";
+  if (all->empty()) return "(empty log)";
   std::string joined;
-  for (const auto& l : tail) joined += (joined.empty() ? "" : " | ") + l;
+  const std::size_t first = all->size() > static_cast<std::size_t>(lines) ? all->size() - lines : 0;
+  for (std::size_t i = first; i < all->size(); ++i) {
+    std::string line = (*all)[i];
+    if (line.size() > 300) line = line.substr(0, 300) + "...";
+    joined += (joined.empty() ? "" : " | ") + line;
+  }
   constexpr std::size_t kMaxChars = 1000;
   if (joined.size() > kMaxChars) joined = "..." + joined.substr(joined.size() - kMaxChars);
   return joined;
@@ -163,6 +189,26 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
                                  r.status, r.error);
       return record;
     }
+  if (const auto problem = TimedIterationsProblem(ranks, config.repeats.min)) {
+    record.status = TrialStatus::kFailed;
+    record.error = fmt::format("{}: {}", RankResultPath(run_dir, problem->rank).string(),
+                               problem->problem);
+    return record;
+  }
+  // The final output is read later, to compare it with its reference: a file that cannot be
+  // read as the float32 array its header claims fails the trial now.
+  const std::filesystem::path output = run_dir / kOutputFileName;
+  std::error_code absent;
+  if (std::filesystem::symlink_status(output, absent).type() !=
+      std::filesystem::file_type::not_found) {
+    try {
+      ReadNpyHeader(output);
+    } catch (const std::exception& e) {
+      record.status = TrialStatus::kFailed;
+      record.error = fmt::format("bad final output: {}", e.what());
+      return record;
+    }
+  }
   record.status = TrialStatus::kOk;
   record.metrics = ComputeTrialMetrics(config, ranks, record.device);
   return record;

@@ -50,6 +50,29 @@ TEST(SlowestPerIterationTest, IsTheMaxOverRanksOfEachTimedIterationOfOneStage) {
   EXPECT_EQ(SlowestSeries(samples, "step:0"), (std::vector<double>{50}));
 }
 
+// The slowest rank per iteration needs every rank in every iteration: a rank that misses one
+// would be left out of its maximum (a trial whose slow rank took 100 ms reported 1 ms).
+TEST(TimedIterationsProblemTest, EveryRankMustTimeRankZerosIterationsAndAtLeastTheMinimum) {
+  EXPECT_FALSE(TimedIterationsProblem({Rank(0, {1, 1, 1}), Rank(1, {100, 100, 100})}, 3));
+  RankResult slow = Rank(1, {100, 100});  // iterations 1 and 2; rank 0 timed 1, 2 and 3
+  auto missing = TimedIterationsProblem({Rank(0, {1, 1, 1}), slow}, 2);
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->rank, 1);
+  EXPECT_EQ(missing->problem, "'samples' has no timed iteration 3, which rank 0 timed; every "
+                              "rank must time the same iterations");
+  auto extra = TimedIterationsProblem({Rank(0, {1, 1}), Rank(1, {100, 100, 100})}, 2);
+  ASSERT_TRUE(extra);
+  EXPECT_EQ(extra->rank, 1);
+  EXPECT_NE(extra->problem.find("has timed iteration 3, which rank 0 did not time"),
+            std::string::npos);
+  auto few = TimedIterationsProblem({Rank(0, {1, 1}), Rank(1, {1, 1})}, 3);
+  ASSERT_TRUE(few);
+  EXPECT_EQ(few->rank, 0);
+  EXPECT_EQ(few->problem, "'samples' has 2 timed iterations; expected at least 3 (repeats.min)");
+  // Warm-up and stage samples are not timed iterations of the whole.
+  EXPECT_TRUE(TimedIterationsProblem({Rank(0, {1}, {5, 5, 5})}, 2));
+}
+
 TEST(TrialMetricsTest, LatencyIsTheSlowestRankAndSkewShowsTheGap) {
   // Rank 1 is deliberately slower by 5 ms every iteration.
   auto m = ComputeTrialMetrics(TinyTwoRanks(), {Rank(0, {10, 11, 12}), Rank(1, {15, 16, 17})},

@@ -1,11 +1,13 @@
 #include "runner/ingest.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
 #include <gtest/gtest.h>
 
+#include "experiments/npy.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -32,6 +34,7 @@ TrialConfig TinyTwoRanks() {
   c.resolution = 256;
   c.ulysses = 2;
   c.steps = 4;
+  c.repeats.min = 2;  // the ranks below time two iterations
   return c;
 }
 
@@ -156,6 +159,62 @@ TEST_F(IngestTrialTest, EveryRankExactlyOnceHasNoProblem) {
   EXPECT_EQ(files.error, "");
   ASSERT_EQ(files.ranks.size(), 2u);
   EXPECT_EQ(files.ranks[1].rank, 1);
+}
+
+TEST_F(IngestTrialTest, RanksThatTimedDifferentIterationsAreAFailureNamingTheFile) {
+  WriteRank(Rank(0, {1, 1, 1}));
+  WriteRank(Rank(1, {100, 100}));  // the slow rank's third iteration is missing
+  auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_FALSE(r.metrics);
+  EXPECT_NE(r.error.find("rank1.json: 'samples' has no timed iteration 3"), std::string::npos)
+      << r.error;
+}
+
+TEST_F(IngestTrialTest, FewerTimedIterationsThanRepeatsMinIsAFailure) {
+  WriteRank(Rank(0, {10}));
+  WriteRank(Rank(1, {12}));
+  auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_NE(r.error.find("rank0.json: 'samples' has 1 timed iterations; expected at least 2"),
+            std::string::npos)
+      << r.error;
+}
+
+// The output is read later, for the output error; a file that lies fails the trial now.
+TEST_F(IngestTrialTest, AnOutputFileThatIsNotItsClaimedArrayIsAFailure) {
+  WriteRank(Rank(0, {10, 11}));
+  WriteRank(Rank(1, {12, 13}));
+  const float values[2] = {1, 2};
+  WriteNpy(dir_.path() / kOutputFileName, {2}, values);
+  EXPECT_EQ(IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}})).status,
+            TrialStatus::kOk);
+  WriteNpy(dir_.path() / kOutputFileName, {2}, values);
+  std::filesystem::resize_file(dir_.path() / kOutputFileName,
+                               std::filesystem::file_size(dir_.path() / kOutputFileName) - 4);
+  auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_NE(r.error.find("bad final output: "), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("output.npy: the header's shape (2) does not match the 4 bytes"),
+            std::string::npos)
+      << r.error;
+}
+
+// A rank may replace its log by a FIFO; reading the log for an error never blocks.
+TEST_F(IngestTrialTest, ALogThatIsAFifoIsNoLog) {
+  ASSERT_EQ(::mkfifo(RankLogPath(dir_.path(), 0).c_str(), 0644), 0);
+  EXPECT_EQ(LogTail(RankLogPath(dir_.path(), 0)), "(no log)");
+  EXPECT_EQ(LastLogLine(RankLogPath(dir_.path(), 0)), "");
+}
+
+// Only the end of a long log is read: its last lines, the first (cut) line of the end dropped.
+TEST_F(IngestTrialTest, ALongLogIsReadFromItsEnd) {
+  {
+    std::ofstream log(RankLogPath(dir_.path(), 0));
+    for (int i = 0; i < 100000; ++i) log << "line " << i << "\n";
+  }
+  EXPECT_EQ(LastLogLine(RankLogPath(dir_.path(), 0)), "line 99999");
+  EXPECT_EQ(LogTail(RankLogPath(dir_.path(), 0), 2), "line 99998 | line 99999");
 }
 
 TEST_F(IngestTrialTest, TimeoutIsRecorded) {

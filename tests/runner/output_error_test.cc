@@ -110,7 +110,7 @@ TEST_F(OutputErrorTest, AMissingOutputFileIsANullErrorWithAReason) {
   UpdateOutputErrors(*db, record);
   std::string note;
   EXPECT_FALSE(Error(*db, campaign, record.trial_key, &note));
-  EXPECT_NE(note.find("cannot open"), std::string::npos) << note;
+  EXPECT_NE(note.find("output.npy: cannot read: No such file"), std::string::npos) << note;
 }
 
 }  // namespace
