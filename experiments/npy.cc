@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "experiments/regular_file.h"
+#include "base/untrusted_input.h"
 #include "experiments/worker_contract.h"
 
 namespace ditbench {

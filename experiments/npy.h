@@ -28,7 +28,7 @@ struct NpyHeader {
 
 // Reads and checks the header of a version 1, 2 or 3 .npy file holding little-endian float32
 // ('<f4') in C order, without reading the data: the file must be a regular file (never a FIFO;
-// experiments/regular_file.h) of at most kMaxNpyFileBytes, and its size must be exactly the
+// base/untrusted_input.h) of at most kMaxNpyFileBytes, and its size must be exactly the
 // header plus the 4 * count bytes the shape claims. Throws std::runtime_error naming the file
 // and what is wrong with it.
 NpyHeader ReadNpyHeader(const std::filesystem::path& path);

@@ -10,45 +10,16 @@
 #include <fmt/format.h>
 
 #include "experiments/rank_file_fields.h"
-#include "experiments/regular_file.h"
+#include "base/untrusted_input.h"
 #include "experiments/trial_file_check.h"
 
 namespace ditbench {
 namespace {
 
-// Thrown by ParseBoundedJson's callback when the nesting is too deep.
-struct TooDeep {
-  std::string field;  // the top-level key it happened under, or "" at the top
-};
-
-// Parses `text` as JSON nested at most kMaxJsonDepth deep: the parse stops at the first
-// container that is one level too deep, before it is built, so no later copy or dump of the
-// value recurses without bound.
-nlohmann::json ParseBoundedJson(const std::string& text) {
-  std::string top_key;
-  auto bounded = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::key && depth == 1) top_key = parsed.get<std::string>();
-    if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxJsonDepth)
-      throw TooDeep{depth > 1 ? top_key : ""};
-    return true;
-  };
-  return nlohmann::json::parse(text, bounded);
-}
-
 nlohmann::json ReadVersionedJson(const std::filesystem::path& path, const char* format,
                                  std::uint64_t max_bytes) {
   const std::string text = ReadRegularFile(path, max_bytes);  // never blocks on a FIFO
-  nlohmann::json j;
-  try {
-    j = ParseBoundedJson(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
-  } catch (const TooDeep& deep) {
-    throw std::runtime_error(fmt::format("{}: {} nested more than {} levels deep", path.string(),
-                                         deep.field.empty() ? "JSON" : "'" + deep.field + "' is",
-                                         kMaxJsonDepth));
-  }
+  const nlohmann::json j = ParseBoundedJson(text, kMaxJsonDepth, path.string());
   if (!j.is_object() || !j.contains("format") || j["format"] != format)
     throw std::runtime_error(fmt::format("{}: expected format '{}'", path.string(), format));
   const nlohmann::json version = j.value("version", nlohmann::json());

@@ -26,7 +26,7 @@ namespace ditbench {
 inline constexpr int kContractVersion = 1;
 
 // What a reader accepts, so that a broken or hostile program cannot stop, hang or exhaust the
-// coordinator: both files must be regular files (never a FIFO: experiments/regular_file.h) of
+// coordinator: both files must be regular files (never a FIFO: base/untrusted_input.h) of
 // at most these sizes, with JSON nested at most kMaxJsonDepth deep; a rank file's numbers must
 // lie in these ranges (ReadRankResult). Anything else is one line naming the file and field.
 inline constexpr std::uint64_t kMaxTrialFileBytes = 16ull << 20;

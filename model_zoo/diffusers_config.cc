@@ -10,7 +10,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "model_zoo/untrusted_file.h"
+#include "base/untrusted_input.h"
 
 namespace ditbench {
 namespace {
@@ -275,9 +275,14 @@ DiffusersModel ReadDiffusersConfig(const std::filesystem::path& dir) {
   if (!std::filesystem::exists(path))
     throw std::invalid_argument(path.string() + ": cannot open (not a diffusers folder)");
   // A diffusers config.json is a flat object of a few kilobytes.
-  const std::string text = ReadRegularFile(path, kMaxConfigBytes);
-  return DiffusersConfigFromJson(ParseBoundedJson(text, kMaxConfigDepth, path.string()),
-                                 path.string());
+  nlohmann::json json;
+  try {
+    json = ParseBoundedJson(ReadRegularFile(path, kMaxConfigBytes), kMaxConfigDepth,
+                            path.string());
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(e.what());
+  }
+  return DiffusersConfigFromJson(json, path.string());
 }
 
 namespace {

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model_zoo/untrusted_file.h"
+#include "base/untrusted_input.h"
 
 namespace ditbench {
 namespace {
@@ -59,17 +59,12 @@ NamedTensors ReadSafetensors(const std::filesystem::path& path) {
   // Mapped, not read: a 24 GB checkpoint is paged in from the page cache while it is copied
   // into the model's parameters instead of occupying 24 GB of the host's memory beside them.
   // A regular file only, opened without blocking: a FIFO named as weights never stalls the worker.
-  std::uint64_t file_size = 0;
-  UniqueFd fd;
-  try {
-    fd = OpenRegularFile(path, std::numeric_limits<std::uint64_t>::max(), &file_size);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(e.what());
-  }
-  void* base =
-      file_size ? ::mmap(nullptr, file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd.get(), 0)
-                : nullptr;
-  fd = UniqueFd();
+  RegularFile file = OpenRegularFile(path, std::numeric_limits<std::uint64_t>::max());
+  const std::uint64_t file_size = file.size;
+  void* base = file_size ? ::mmap(nullptr, file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+                                  file.fd.get(), 0)
+                         : nullptr;
+  file.fd = UniqueFd();
   if (base == MAP_FAILED) Fail(path, std::string("cannot map: ") + std::strerror(errno));
   // Private and copy-on-write: a tensor written to by mistake never reaches the file. Unmapped
   // when the last tensor viewing it is gone.
@@ -91,7 +86,7 @@ NamedTensors ReadSafetensors(const std::filesystem::path& path) {
     // {name: {"shape": [...]}} is three levels deep.
     json = ParseBoundedJson(
         std::string_view(reinterpret_cast<const char*>(bytes_at) + 8, header_size), 4, "header");
-  } catch (const std::invalid_argument& e) {
+  } catch (const std::runtime_error& e) {
     Fail(path, e.what());
   }
   if (!json.is_object()) Fail(path, "header is not a JSON object");

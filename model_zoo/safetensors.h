@@ -3,7 +3,7 @@
 // little-endian tensor bytes. ditbench reads diffusers' weights and reference inputs and writes
 // outputs in it without Python. Only the dtypes below; anything else is refused by name.
 //
-// A file is untrusted input (model_zoo/untrusted_file.h): only a regular file is opened, never
+// A file is untrusted input (base/untrusted_input.h): only a regular file is opened, never
 // waiting on a FIFO; the header is capped at the format's 100 MB and 4 levels of nesting; shapes
 // are checked against the bytes before any tensor exists, and tensors must not share bytes.
 //

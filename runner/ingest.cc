@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "experiments/npy.h"
-#include "experiments/regular_file.h"
+#include "base/untrusted_input.h"
 #include "experiments/terminal_text.h"
 #include "experiments/trial_metrics.h"
 

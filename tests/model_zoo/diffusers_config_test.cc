@@ -190,7 +190,7 @@ TEST(DiffusersConfigTest, ConfigFileMustBeARegularShallowFile) {
     ReadDiffusersConfig(dir.path());
     ADD_FAILURE() << "a FIFO was read";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("config.json: is a FIFO, expected a regular file"),
+    EXPECT_NE(std::string(e.what()).find("config.json: is a FIFO; expected a regular file"),
               std::string::npos)
         << e.what();
   }
@@ -200,7 +200,7 @@ TEST(DiffusersConfigTest, ConfigFileMustBeARegularShallowFile) {
     ReadDiffusersConfig(dir.path());
     ADD_FAILURE() << "a 5,000-deep config was read";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("config.json: nested deeper than 8 levels"),
+    EXPECT_NE(std::string(e.what()).find("config.json: JSON nested more than 8 levels deep"),
               std::string::npos)
         << e.what();
   }

@@ -153,7 +153,7 @@ TEST(SafetensorsTest, HostileFilesAreRefusedBeforeAllocating) {
   const auto fifo = dir.path() / "fifo.safetensors";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const std::string error = ReadError(fifo);
-  EXPECT_NE(error.find("is a FIFO, expected a regular file"), std::string::npos) << error;
+  EXPECT_NE(error.find("is a FIFO; expected a regular file"), std::string::npos) << error;
 }
 
 // Tensors that only touch (one ends where the next begins) and empty tensors are fine.

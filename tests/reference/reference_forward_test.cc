@@ -330,7 +330,7 @@ TEST_F(HostileFolderTest, WeightsThatAreAFifoAreRefusedWithoutWaiting) {
   const auto fifo = scratch_.path() / "model" / "diffusion_pytorch_model.safetensors";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_NE(Forward(), 0) << log_;
-  EXPECT_NE(log_.find("is a FIFO, expected a regular file"), std::string::npos) << log_;
+  EXPECT_NE(log_.find("is a FIFO; expected a regular file"), std::string::npos) << log_;
 }
 
 // Each sampler stepped over the model outputs diffusers' scheduler was stepped over

@@ -1,4 +1,4 @@
-#include "experiments/regular_file.h"
+#include "base/untrusted_input.h"
 
 #include <sys/stat.h>
 
@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/support/temp_dir.h"
 
@@ -55,16 +56,50 @@ TEST_F(RegularFileTest, DirectoryDeviceMissingAndTooLargeAreRefusedNamingThePath
   EXPECT_EQ(Refusal(dir_ / "big", 2000), "");
 }
 
-TEST_F(RegularFileTest, FileDescriptorClosesOnceAndMoves) {
+TEST_F(RegularFileTest, UniqueFdClosesOnceAndMoves) {
   std::ofstream(dir_ / "a.txt") << "x";
   RegularFile file = OpenRegularFile(dir_ / "a.txt", 1);
   const int fd = file.fd.get();
-  FileDescriptor moved = std::move(file.fd);
+  UniqueFd moved = std::move(file.fd);
   EXPECT_EQ(file.fd.get(), -1);
   EXPECT_EQ(moved.get(), fd);
-  { FileDescriptor gone = std::move(moved); }
+  { UniqueFd gone = std::move(moved); }
   struct stat st {};
   EXPECT_NE(::fstat(fd, &st), 0);  // closed by `gone`
+}
+
+// The message of f()'s std::runtime_error, or "accepted".
+template <typename F>
+std::string ErrorOf(F&& f) {
+  try {
+    f();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(BoundedJsonTest, UpToTheDepthIsParsedOneDeeperIsRefused) {
+  // Depth 3: an object holding an array holding an object.
+  EXPECT_EQ(ParseBoundedJson(R"({"a": [{"b": 1}]})", 3, "f")["a"][0]["b"], 1);
+  EXPECT_EQ(ErrorOf([] { ParseBoundedJson(R"({"a": [{"b": []}]})", 3, "f"); }),
+            "f: 'a' is nested more than 3 levels deep");
+  EXPECT_EQ(ErrorOf([] { ParseBoundedJson("[[[[]]]]", 3, "f"); }),
+            "f: JSON nested more than 3 levels deep");
+}
+
+// 100,000 levels: nlohmann's copy and dump would recurse once per level and overflow the stack.
+TEST(BoundedJsonTest, DeepJsonIsRefusedBeforeItIsBuilt) {
+  const std::string deep = R"({"environment": )" + std::string(100000, '[') +
+                           std::string(100000, ']') + "}";
+  EXPECT_EQ(ErrorOf([&] { ParseBoundedJson(deep, 32, "rank0.json"); }),
+            "rank0.json: 'environment' is nested more than 32 levels deep");
+}
+
+TEST(BoundedJsonTest, NotJsonNamesTheSource) {
+  EXPECT_NE(ErrorOf([] { ParseBoundedJson("{\"a\": ", 8, "config.json"); })
+                .find("config.json: not valid JSON: "),
+            std::string::npos);
 }
 
 }  // namespace

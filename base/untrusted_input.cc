@@ -1,4 +1,4 @@
-#include "experiments/regular_file.h"
+#include "base/untrusted_input.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace ditbench {
 namespace {
@@ -26,9 +27,14 @@ const char* KindOf(mode_t mode) {
   return "not a regular file";
 }
 
+// Thrown by ParseBoundedJson's callback when the nesting is too deep.
+struct TooDeep {
+  std::string field;  // the top-level key it happened under, or "" at the top
+};
+
 }  // namespace
 
-FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = other.release();
@@ -36,20 +42,21 @@ FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
   return *this;
 }
 
-FileDescriptor::~FileDescriptor() {
+UniqueFd::~UniqueFd() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-int FileDescriptor::release() noexcept {
+int UniqueFd::release() noexcept {
   const int fd = fd_;
   fd_ = -1;
   return fd;
 }
 
 RegularFile OpenRegularFile(const std::filesystem::path& path, std::uint64_t max_bytes) {
-  // O_NONBLOCK: opening a FIFO with no writer would otherwise wait for one for ever.
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-  if (fd.get() < 0) throw FileError(path, fmt::format("cannot read: {}", std::strerror(errno)));
+  // O_NONBLOCK: opening a FIFO with no writer would otherwise wait for one for ever. It has no
+  // effect on the reads of a regular file.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!fd) throw FileError(path, fmt::format("cannot read: {}", std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
     throw FileError(path, fmt::format("cannot stat: {}", std::strerror(errno)));
@@ -86,6 +93,28 @@ std::string ReadRegularFileAt(const RegularFile& file, const std::filesystem::pa
 std::string ReadRegularFile(const std::filesystem::path& path, std::uint64_t max_bytes) {
   const RegularFile file = OpenRegularFile(path, max_bytes);
   return ReadRegularFileAt(file, path, 0, file.size);
+}
+
+nlohmann::json ParseBoundedJson(std::string_view text, int max_depth, const std::string& where) {
+  // nlohmann's parser keeps its own stack (it does not recurse); the callback sees each level
+  // as it opens and stops the parse before anything deeper is built.
+  std::string top_key;
+  auto bounded = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::key && depth == 1) top_key = parsed.get<std::string>();
+    if ((event == Event::object_start || event == Event::array_start) && depth >= max_depth)
+      throw TooDeep{depth > 1 ? top_key : ""};
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text.begin(), text.end(), bounded);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: not valid JSON: {}", where, e.what()));
+  } catch (const TooDeep& deep) {
+    throw std::runtime_error(fmt::format("{}: {} nested more than {} levels deep", where,
+                                         deep.field.empty() ? "JSON" : "'" + deep.field + "' is",
+                                         max_depth));
+  }
 }
 
 }  // namespace ditbench
