@@ -21,7 +21,8 @@
 
 namespace ditbench {
 
-// An open file descriptor, closed on destruction. Move-only.
+// An open file descriptor, closed on destruction. Move-only. The project's one owner of a raw
+// descriptor (launcher pidfds and sockets, Slurm output files, atomic writes use it too).
 class UniqueFd {
  public:
   UniqueFd() = default;

@@ -19,6 +19,8 @@
 #include <boost/process/extend.hpp>
 #include <fmt/format.h>
 
+#include "base/untrusted_input.h"
+
 namespace ditbench {
 namespace bp = boost::process;
 
@@ -78,22 +80,15 @@ class ExitWatch {
  public:
   explicit ExitWatch(pid_t pid) {
 #ifdef SYS_pidfd_open
-    fd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    fd_ = UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
 #else
     (void)pid;
 #endif
   }
-  ~ExitWatch() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ExitWatch(ExitWatch&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  ExitWatch& operator=(ExitWatch&&) = delete;
-  ExitWatch(const ExitWatch&) = delete;
-  ExitWatch& operator=(const ExitWatch&) = delete;
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
 
  private:
-  int fd_ = -1;
+  UniqueFd fd_;
 };
 
 }  // namespace
@@ -151,19 +146,16 @@ struct LocalLauncher::Trial {
 };
 
 int FindFreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("cannot create a socket to find a free port");
+  const UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) throw std::runtime_error("cannot create a socket to find a free port");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
   socklen_t len = sizeof(addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
     throw std::runtime_error("cannot bind a socket to find a free port");
-  }
-  ::close(fd);
   return ntohs(addr.sin_port);
 }
 

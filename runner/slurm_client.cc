@@ -5,12 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <memory>
 #include <stdexcept>
 #include <thread>
 
 #include <boost/process.hpp>
 #include <fmt/format.h>
 
+#include "base/untrusted_input.h"
 #include "experiments/text_fields.h"
 
 namespace ditbench {
@@ -23,8 +25,8 @@ ProgramOutput RunProgram(const std::string& program, const std::vector<std::stri
   // time limit (a Slurm client waiting on an unreachable controller blocks for minutes) and a
   // daemon that keeps the descriptor open cannot hold us up.
   char name[] = "/tmp/ditbench-slurm-XXXXXX";
-  const int fd = ::mkstemp(name);
-  if (fd < 0) {
+  const UniqueFd fd(::mkstemp(name));
+  if (!fd) {
     result.text = fmt::format("cannot run {}: no temp file for its output", program);
     return result;
   }
@@ -34,14 +36,18 @@ ProgramOutput RunProgram(const std::string& program, const std::vector<std::stri
         program.find('/') != std::string::npos ? boost::filesystem::path(program)
                                                : bp::search_path(program);
     if (path.empty()) {
-      ::close(fd);
       result.text = fmt::format("{} not found on PATH", program);
       return result;
     }
-    FILE* out = ::fdopen(::dup(fd), "w");
-    bp::child child(path, bp::args(arguments), bp::std_in < bp::null, bp::std_out > out,
-                    bp::std_err > out);
-    ::fclose(out);
+    // The child's stdout and stderr: a FILE* closed however the child's start ends (its
+    // constructor throws when the program cannot be executed).
+    const std::unique_ptr<FILE, int (*)(FILE*)> out(::fdopen(::dup(fd.get()), "w"), &::fclose);
+    if (!out) {
+      result.text = fmt::format("cannot run {}: no stream for its output", program);
+      return result;
+    }
+    bp::child child(path, bp::args(arguments), bp::std_in < bp::null, bp::std_out > out.get(),
+                    bp::std_err > out.get());
     const auto give_up = std::chrono::steady_clock::now() + time_limit;
     std::error_code ec;
     bool killed = false;
@@ -56,7 +62,7 @@ ProgramOutput RunProgram(const std::string& program, const std::vector<std::stri
     const int status = child.native_exit_code();
     result.exit_code = !killed && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     std::string text(64 * 1024, '\0');
-    const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+    const ssize_t n = ::pread(fd.get(), text.data(), text.size(), 0);
     text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
     result.text = std::move(text);
     if (killed)
@@ -66,7 +72,6 @@ ProgramOutput RunProgram(const std::string& program, const std::vector<std::stri
     result.exit_code = -1;
     result.text = fmt::format("cannot run {}: {}", program, e.what());
   }
-  ::close(fd);
   return result;
 }
 
