@@ -2,6 +2,7 @@
 
 #include "experiments/trial_metrics.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -18,6 +19,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class ResultsDbTest : public ::testing::Test {
  protected:
@@ -99,6 +101,28 @@ TEST_F(ResultsDbTest, NewerSchemaIsRefused) {
       EXPECT_THAT(e.what(), HasSubstr("schema version 99, newer than this build supports (" +
                                       std::to_string(kSchemaVersion) + ")"));
       EXPECT_THAT(e.what(), HasSubstr(DbPath().string()));
+    }
+  }
+}
+
+// A hand-edited version outside 0..kSchemaVersion is one line, not an index into the
+// migrations (a negative one used to crash `run`).
+TEST_F(ResultsDbTest, OutOfRangeSchemaVersionIsRefusedInOneLine) {
+  ResultsDb::Open(DbPath());
+  for (const char* version : {"-5", "9223372036854775807"}) {
+    {
+      SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+      Exec(raw.get(), fmt::format("UPDATE schema_version SET version = {}", version).c_str());
+    }
+    for (bool read_only : {false, true}) {
+      try {
+        ResultsDb::Open(DbPath(), read_only);
+        FAIL() << "opened a database with schema version " << version;
+      } catch (const StorageError& e) {
+        EXPECT_THAT(e.what(), HasSubstr(version));
+        EXPECT_THAT(e.what(), HasSubstr(DbPath().string()));
+        EXPECT_THAT(std::string(e.what()), Not(HasSubstr("\n")));
+      }
     }
   }
 }
