@@ -20,6 +20,7 @@
 #include "runner/halving.h"
 #include "runner/command_program.h"
 #include "runner/coordinator_lock.h"
+#include "runner/database_wait.h"
 #include "runner/dry_run.h"
 #include "runner/environment.h"
 #include "runner/ingest.h"
@@ -654,6 +655,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   std::vector<AdoptedTrial> adopted;
   try {
     db = ResultsDb::Open(options.db);
+    db->SetBusyWait(ConsoleBusyWait(effects.interrupt, out));  // another program's lock
     CampaignRecord record;
     record.sweep_name = spec.name;
     record.sweep_path = options.sweep.string();
@@ -673,9 +675,14 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
       out << "GPUs: " << Describe(effects.gpus.Listing())
           << (placement.capacity.on_gpu ? "" : "; ranks run on CPU") << "\n";
     }
+    const std::vector<CampaignInfo> campaigns = db->Campaigns();
+    if (auto lost = UnknownCampaignFolders(run_root, campaigns); !lost.empty()) {
+      err << "ditbench run: error: " << UnknownCampaignsProblem(run_root, options.db, lost) << "\n";
+      return 2;
+    }
     // A campaign is one spec: a changed sweep file starts a new one, and says what changed.
     const CampaignChoice choice =
-        ChooseCampaign(db->Campaigns(), record, options.fresh, options.keep_campaign);
+        ChooseCampaign(campaigns, record, options.fresh, options.keep_campaign);
     const bool fresh = !choice.resume.has_value();
     if (choice.changed_from)
       out << fmt::format(

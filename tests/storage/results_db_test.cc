@@ -127,6 +127,44 @@ TEST_F(ResultsDbTest, OutOfRangeSchemaVersionIsRefusedInOneLine) {
   }
 }
 
+// Another program inside BEGIN IMMEDIATE used to make a record fail after 5 s ("database is
+// locked"). Now the writer waits with backoff, says so, and records once the lock is gone.
+TEST_F(ResultsDbTest, AnotherProgramsWriteLockDelaysARecordAndLosesNothing) {
+  auto db = ResultsDb::Open(DbPath());
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  SqliteConnection other = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+  Exec(other.get(), "BEGIN IMMEDIATE; INSERT INTO sweeps (name, created_at) "
+                    "VALUES ('held', '2026-01-01T00:00:00.000Z')");
+  std::vector<std::string> waits;
+  BusyWait wait;
+  wait.report_after = std::chrono::milliseconds(0);
+  wait.waiting = [&](const std::filesystem::path& path) {
+    waits.push_back(path.string());
+    Exec(other.get(), "COMMIT");  // the other program ends its transaction
+  };
+  db->SetBusyWait(wait);
+  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+  EXPECT_THAT(waits, ElementsAre(DbPath().string()));
+  EXPECT_EQ(QueryText("SELECT count(*) FROM trials WHERE status = 'ok'"), "1");
+  EXPECT_EQ(QueryText("SELECT count(*) FROM sweeps WHERE name = 'held'"), "1");
+}
+
+TEST_F(ResultsDbTest, AWaitForAnotherProgramsLockEndsWhenToldToGiveUp) {
+  auto db = ResultsDb::Open(DbPath());
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  SqliteConnection other = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+  Exec(other.get(), "BEGIN IMMEDIATE");
+  int asked = 0;
+  BusyWait wait;
+  wait.give_up = [&] { return ++asked > 3; };
+  db->SetBusyWait(wait);
+  EXPECT_THROW(
+      db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50)),
+      StorageError);
+  EXPECT_EQ(asked, 4);
+  Exec(other.get(), "ROLLBACK");
+}
+
 TEST_F(ResultsDbTest, ForeignDatabaseIsRefused) {
   {
     SqliteConnection raw =
