@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <ostream>
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
@@ -153,6 +154,23 @@ void CoordinatorLock::Release() noexcept {
   if (db_fd_ >= 0) ::close(db_fd_);      // and the OFD lock
   note_fd_ = db_fd_ = -1;
   held_ = false;
+}
+
+std::optional<CoordinatorLock> LockForCommand(const std::filesystem::path& db,
+                                              std::string_view command, std::ostream& err) {
+  try {
+    LockHolder holder;
+    std::optional<CoordinatorLock> lock = CoordinatorLock::TryAcquire(db, &holder);
+    if (!lock) {
+      err << "ditbench " << command << ": error: '" << db.string()
+          << "' is in use by another `ditbench run` (" << holder.Describe()
+          << "); wait for it to end, or pass another --db\n";
+    }
+    return lock;
+  } catch (const std::exception& e) {
+    err << "ditbench " << command << ": error: " << e.what() << "\n";
+    return std::nullopt;
+  }
 }
 
 bool CoordinatorGone(const std::string& host, long pid) {

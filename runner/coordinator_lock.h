@@ -15,8 +15,10 @@
 #pragma once
 
 #include <filesystem>
+#include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace ditbench {
 
@@ -68,6 +70,12 @@ class CoordinatorLock {
   bool held_ = false;  // both locks taken (a refused attempt only has the files open)
   std::filesystem::path created_;  // the database file, when TryAcquire created it
 };
+
+// TryAcquire for the subcommand `command` ("run", "migrate"): the held lock, or nothing after
+// one line on `err` saying who holds it ("ditbench run: error: 'results.db' is in use by
+// another `ditbench run` (pid ...)") or why the lock could not be taken.
+std::optional<CoordinatorLock> LockForCommand(const std::filesystem::path& db,
+                                              std::string_view command, std::ostream& err);
 
 // Whether the coordinator `pid` on `host` that left a trial `running` is gone. On this host: no
 // such process (or a zombie), or it is this very process (a pid reused after a reboot). On

@@ -26,13 +26,8 @@ int MigrateDatabase(const std::filesystem::path& db, std::ostream& out, std::ost
   }
   try {
     // Declared before the database, so that the database closes first (coordinator_lock.h).
-    LockHolder holder;
-    std::optional<CoordinatorLock> lock = CoordinatorLock::TryAcquire(db, &holder);
-    if (!lock) {
-      err << "ditbench migrate: error: '" << db.string() << "' is in use by a `ditbench run` ("
-          << holder.Describe() << "); migrate it once that run ends\n";
-      return kExitUsage;
-    }
+    std::optional<CoordinatorLock> lock = LockForCommand(db, "migrate", err);
+    if (!lock) return kExitUsage;
     std::int64_t before = 0;
     {
       SqliteConnection raw = OpenSqlite(db.string(), SQLITE_OPEN_READONLY);

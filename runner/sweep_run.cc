@@ -33,6 +33,7 @@
 #include "runner/scheduler_adoption.h"
 #include "runner/sweep_plan.h"
 #include "runner/trial_selection.h"
+#include "runner/unrecorded_launch.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -401,6 +402,8 @@ class SweepLoop {
     pool_.Release(trial.slots);
     const PlannedTrial& t = *trial.trial;
 
+    // Kept until the launch is recorded: a launch not recorded now is recorded by the next run.
+    if (!finished.outcome.cancelled) WriteLaunchOutcome(trial.run_dir, finished.outcome);
     TrialRecord record = IngestTrial(t.config, t.key, trial.run_dir, finished.outcome);
     record.launch = trial.launch;
     record.replicates = replicates;
@@ -620,20 +623,8 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   }
 
   // One coordinator per database, from before it is opened until this function returns.
-  std::optional<CoordinatorLock> lock;
-  try {
-    LockHolder holder;
-    lock = CoordinatorLock::TryAcquire(options.db, &holder);
-    if (!lock) {
-      err << "ditbench run: error: '" << options.db.string()
-          << "' is in use by another `ditbench run` (" << holder.Describe()
-          << "); wait for it to end, or pass another --db\n";
-      return 2;
-    }
-  } catch (const std::exception& e) {
-    err << "ditbench run: error: " << e.what() << "\n";
-    return 2;
-  }
+  std::optional<CoordinatorLock> lock = LockForCommand(options.db, "run", err);
+  if (!lock) return 2;
   const auto run_root =
       options.run_root.empty() ? DefaultRunRoot(options.db) : options.run_root;
   try {
@@ -696,6 +687,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     adopted = AdoptSchedulerJobs(*db, campaign, spec, plan, effects.launcher, worker, gone, out);
     std::set<std::string> taken_over;
     for (const AdoptedTrial& a : adopted) taken_over.insert(a.trial->key);
+    RecordUnrecordedLaunches(*db, campaign, plan, spec.replicates, gone, taken_over, out);
     if (int n = db->MarkRunningAsInterrupted(campaign, gone, &still_running, taken_over))
       out << fmt::format(
           "{} trial(s) left running by a coordinator that is gone marked interrupted\n", n);

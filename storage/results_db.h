@@ -223,6 +223,9 @@ class ResultsDb {
   std::vector<std::string> ResultsColumns();
   ResultTable QueryResults(const ResultsQuery& query);
   ResultTable RunReadOnlySql(const std::string& sql);
+  // One read-only statement as written, its rows handed to `sink` as they come, within
+  // `limits` (QueryError when it runs past them).
+  void StreamReadOnlySql(const std::string& sql, const SqlLimits& limits, ResultSink& sink);
 
  private:
   ResultsDb(SqliteConnection connection, std::filesystem::path path);

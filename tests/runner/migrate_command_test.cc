@@ -55,7 +55,7 @@ TEST_F(MigrateCommandTest, ADatabaseInUseByARunIsLeftAlone) {
   auto lock = CoordinatorLock::TryAcquire(db_, &holder);
   ASSERT_TRUE(lock.has_value());
   EXPECT_EQ(MigrateDatabase(db_, out_, err_), kExitUsage);
-  EXPECT_THAT(err_.str(), HasSubstr("in use by a `ditbench run`"));
+  EXPECT_THAT(err_.str(), HasSubstr("in use by another `ditbench run`"));
 }
 
 }  // namespace

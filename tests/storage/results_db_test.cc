@@ -165,6 +165,30 @@ TEST_F(ResultsDbTest, AWaitForAnotherProgramsLockEndsWhenToldToGiveUp) {
   Exec(other.get(), "ROLLBACK");
 }
 
+// A rerun of a measured trial starts: the measurement stays until the new one replaces it,
+// and an interrupted rerun records nothing over it.
+TEST_F(ResultsDbTest, ARerunKeepsTheOldMeasurementUntilANewOneReplacesIt) {
+  auto db = ResultsDb::Open(DbPath());
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  const TrialConfig config = test::MakeConfig(2);
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  TrialRecord rerun = test::MakeTrial(config, TrialStatus::kRunning, 0);
+  rerun.metrics.reset();
+  db->MarkRunning(campaign, rerun);
+  EXPECT_EQ(QueryText("SELECT status || ' ' || latency_ms FROM results"), "ok 50.0");
+  rerun.status = TrialStatus::kInterrupted;
+  TrialOutcome interrupted;
+  interrupted.status = TrialStatus::kInterrupted;
+  db->RecordLaunch(campaign, rerun, interrupted);
+  EXPECT_EQ(QueryText("SELECT status || ' ' || latency_ms FROM results"), "ok 50.0");
+  const TrialRecord measured = test::MakeTrial(config, TrialStatus::kOk, 40);
+  TrialOutcome ok;
+  ok.status = TrialStatus::kOk;
+  ok.metrics = measured.metrics;
+  db->RecordLaunch(campaign, measured, ok);
+  EXPECT_EQ(QueryText("SELECT status || ' ' || latency_ms FROM results"), "ok 40.0");
+}
+
 TEST_F(ResultsDbTest, ForeignDatabaseIsRefused) {
   {
     SqliteConnection raw =

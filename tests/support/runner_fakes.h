@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -81,6 +82,7 @@ class FakeLauncher final : public Launcher {
             overlapping_devices = true;
     if (interrupt != nullptr && static_cast<int>(started.size()) == interrupt_at_start)
       interrupt->requested = true;
+    if (on_start) on_start(request);
     return handle;
   }
 
@@ -125,6 +127,7 @@ class FakeLauncher final : public Launcher {
   int throw_ulysses = -1;
   FakeInterrupt* interrupt = nullptr;
   int interrupt_at_start = -1;
+  std::function<void(const LaunchRequest&)> on_start;  // called after each Start()
 
  private:
   struct Trial {
