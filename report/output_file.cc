@@ -79,12 +79,15 @@ void WriteOutputFile(const std::filesystem::path& path, std::string_view text) {
 }
 
 void CheckOutput(std::ostream& out, std::string_view what) {
-  errno = 0;
-  out.flush();
-  if (out) return;
-  const int error = errno;  // of the write that failed, when it was this flush's
+  int error = errno;  // a write that failed before this call left its cause here
+  if (out) {
+    errno = 0;
+    out.flush();
+    if (out) return;
+    error = errno;  // the flush's own failure
+  }
   throw OutputWriteError(fmt::format("cannot write {}: {}", what,
-                                       error ? std::strerror(error) : "a write failed"));
+                                     error ? std::strerror(error) : "a write failed"));
 }
 
 }  // namespace ditbench
