@@ -53,7 +53,10 @@ void WriteHolder(int fd) {
 }  // namespace
 
 std::string LockHolder::Describe() const {
-  if (pid <= 0) return "a process that has not yet said who it is";
+  if (pid <= 0) {
+    return "a process that has not said who it is: it may be starting, or hold the database "
+           "under another name (a hard link, another mount)";
+  }
   return fmt::format("pid {} on {}, started {}", pid, host.empty() ? "?" : host,
                      started.empty() ? "?" : started);
 }

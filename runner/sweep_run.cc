@@ -645,8 +645,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   std::vector<std::string> still_running;
   std::vector<AdoptedTrial> adopted;
   try {
-    db = ResultsDb::Open(options.db);
-    db->SetBusyWait(ConsoleBusyWait(effects.interrupt, out));  // another program's lock
+    db = ResultsDb::Open(options.db, false, ConsoleBusyWait(effects.interrupt, out));
     CampaignRecord record;
     record.sweep_name = spec.name;
     record.sweep_path = options.sweep.string();

@@ -279,7 +279,8 @@ extern "C" int RetryWhileBusy(void* context, int count) {
 
 }  // namespace
 
-std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bool read_only) {
+std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bool read_only,
+                                           BusyWait wait) {
   if (read_only) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) {
@@ -291,6 +292,7 @@ std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bo
                                                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   auto busy = std::make_unique<BusyState>();
   busy->path = path;
+  busy->wait = std::move(wait);
   if (read_only) {
     sqlite3_busy_timeout(db.get(), 5000);
   } else {  // a writer waits for another program's lock, with backoff (BusyWait)

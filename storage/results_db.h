@@ -93,9 +93,11 @@ struct BusyWait {
 
 class ResultsDb {
  public:
-  // Opens or creates the database at `path`. `read_only` never creates or migrates.
+  // Opens or creates the database at `path`. `read_only` never creates or migrates. A writer
+  // waits for another program's lock as `wait` says, from the first statement on (migration
+  // included); SetBusyWait changes it later.
   static std::unique_ptr<ResultsDb> Open(const std::filesystem::path& path,
-                                         bool read_only = false);
+                                         bool read_only = false, BusyWait wait = {});
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
   ~ResultsDb();
