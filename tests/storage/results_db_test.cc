@@ -395,11 +395,13 @@ TEST_F(ResultsDbTest, CoordinatorKilledMidTransactionLeavesNoPartialTrial) {
   EXPECT_EQ(db->TrialStatuses(campaign).size(), 2u);
 }
 
-TEST_F(ResultsDbTest, MarkRunningClearsOldMeasurements) {
+// A launch that did not finish (interrupted) is marked running again; a measured one is kept
+// (ARerunKeepsTheOldMeasurementUntilANewOneReplacesIt).
+TEST_F(ResultsDbTest, MarkRunningMarksAnUnfinishedLaunchRunning) {
   auto db = ResultsDb::Open(DbPath());
   std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
   TrialConfig config = test::MakeConfig(1);
-  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kInterrupted, 0));
   db->MarkRunning(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
   EXPECT_TRUE(db->Samples(campaign, TrialKey(config)).empty());
   EXPECT_EQ(QueryText("SELECT status || ':' || ifnull(latency_ms, 'null') FROM results"),
