@@ -103,7 +103,8 @@ int RecordUnrecordedLaunches(ResultsDb& db, std::int64_t campaign, const SweepPl
     record.scheduler_job = running.scheduler_job;
     if (record.status == TrialStatus::kOk) AttachOutputReference(record, trial->config);
     // What the trial's launches add up to, as the sweep loop sums them.
-    std::vector<LaunchMeasurement> launches = db.Launches(campaign, record.trial_key, record.launch);
+    std::vector<LaunchMeasurement> launches =
+        db.Launches(campaign, record.trial_key, record.launch);
     LaunchMeasurement latest{record.launch, record.status, record.error, record.metrics, {}};
     for (const Sample& sample : record.samples)
       if (!sample.warmup && sample.stage == kIterationStage) latest.samples.push_back(sample);

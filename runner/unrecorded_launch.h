@@ -1,14 +1,14 @@
 // A launch that finished but was never recorded: its coordinator died, was interrupted while
 // it waited for the database (another program held its lock), or storage failed, between the
-// end of the ranks and the commit. Its rank files are on disk; so is `outcome.json`, how the
-// ranks ended (LaunchOutcome), written by the coordinator before it records the launch. The
-// next `run` of the campaign records such a launch from its run folder instead of running it
-// again.
+// end of the ranks and the commit. Its rank files are on disk; so is `ditbench-outcome.json`,
+// how the ranks ended (LaunchOutcome), written by the coordinator before it records the
+// launch (named so that a `command` program's own files in the folder cannot clash). The next
+// `run` of the campaign records such a launch from its run folder instead of running it again.
 //
-// outcome.json: {"version": 1, "ranks": [{"exited", "exit_code", "signal", "killed_by_us"}],
-// "timed_out", "first_failed_rank", "wall_s", "launch_error", "scheduler_status",
-// "scheduler_reason"}. Another version, or a file that does not parse, is no outcome (the
-// launch runs again). Cancelled launches write none: they did not finish.
+// ditbench-outcome.json: {"version": 1, "ranks": [{"exited", "exit_code", "signal",
+// "killed_by_us"}], "timed_out", "first_failed_rank", "wall_s", "launch_error",
+// "scheduler_status", "scheduler_reason"}. Another version, or a file that does not parse, is
+// no outcome (the launch runs again). Cancelled launches write none: they did not finish.
 #pragma once
 
 #include <cstdint>
@@ -24,12 +24,13 @@
 
 namespace ditbench {
 
-inline constexpr const char* kOutcomeFile = "outcome.json";
+inline constexpr const char* kOutcomeFile = "ditbench-outcome.json";
 
-// Writes `outcome` to `run_dir`/outcome.json (not fsynced: a launch whose outcome is lost in a
-// power cut simply runs again). Best effort: a failed write is ignored, the launch is then
+// Writes `outcome` to `run_dir`/ditbench-outcome.json (not fsynced: a launch whose outcome is
+// lost in a power cut simply runs again). Best effort: a failed write is ignored, the launch is then
 // recorded as usual and only the later recovery is lost.
-void WriteLaunchOutcome(const std::filesystem::path& run_dir, const LaunchOutcome& outcome) noexcept;
+void WriteLaunchOutcome(const std::filesystem::path& run_dir,
+                        const LaunchOutcome& outcome) noexcept;
 
 // The outcome in `run_dir`, or nothing (none, unreadable, another version).
 std::optional<LaunchOutcome> ReadLaunchOutcome(const std::filesystem::path& run_dir);

@@ -97,7 +97,7 @@ TEST_F(SweepRunTest, TrialLaunchLeftRunningByADeadCoordinatorRunsAgainAlone) {
   // ... before its ranks ended: no outcome in its folder (runner/unrecorded_launch.h).
   ASSERT_TRUE(std::filesystem::remove(
       dir_ / "results.runs" / "1" / (TrialKey(ReplicatedConfig(1)) + ".launch2") /
-      "outcome.json"));
+      "ditbench-outcome.json"));
   launcher_.started.clear();
   EXPECT_EQ(Run(o), 0) << err_.str();
   EXPECT_EQ(Folders(launcher_.started),

@@ -96,7 +96,7 @@ TEST_F(SweepRunTest, TrialLeftRunningByADeadCoordinatorRunsAgain) {
   // It died before its ranks ended: no outcome in its folder (runner/unrecorded_launch.h).
   ASSERT_TRUE(std::filesystem::remove(
       std::filesystem::path(Column("SELECT run_dir FROM results WHERE ulysses = 2")[0]) /
-      "outcome.json"));
+      "ditbench-outcome.json"));
   launcher_.started.clear();
   EXPECT_EQ(Run(o), 0);
   EXPECT_EQ(launcher_.started.size(), 1u);
