@@ -189,6 +189,28 @@ TEST_F(ResultsDbTest, ARerunKeepsTheOldMeasurementUntilANewOneReplacesIt) {
   EXPECT_EQ(QueryText("SELECT status || ' ' || latency_ms FROM results"), "ok 40.0");
 }
 
+// --sql's memory is capped: a statement that needs more ends with one line, not bad_alloc.
+TEST_F(ResultsDbTest, ReadOnlySqlPastItsMemoryCapIsStopped) {
+  ResultsDb::Open(DbPath());
+  auto db = ResultsDb::Open(DbPath(), /*read_only=*/true);
+  struct : ResultSink {
+    void Columns(const std::vector<std::string>&) override {}
+    void Row(const std::vector<ResultCell>&) override {}
+  } ignore;
+  SqlLimits limits;
+  limits.heap_bytes = std::int64_t{16} << 20;
+  try {  // about 200 MB of text in one value
+    db->StreamReadOnlySql(
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) "
+        "SELECT length(group_concat(printf('%0100d', x))) FROM c",
+        limits, ignore);
+    FAIL() << "ran past its memory cap";
+  } catch (const QueryError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("needed more than 16 MiB of memory"));
+  }
+  EXPECT_EQ(db->RunReadOnlySql("SELECT 1").rows.size(), 1u);  // the cap is lifted after
+}
+
 TEST_F(ResultsDbTest, ForeignDatabaseIsRefused) {
   {
     SqliteConnection raw =
