@@ -1,4 +1,5 @@
 #include "report/html_report.h"
+#include "report/output_file.h"
 
 #include <algorithm>
 #include <chrono>
@@ -551,27 +552,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
 }
 
 void WriteHtmlReport(const ReportOptions& options) {
-  std::string html = RenderHtmlReport(options);
-  std::filesystem::path temporary = options.output;
-  temporary += ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(html.data(), static_cast<std::streamsize>(html.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      throw std::runtime_error(
-          fmt::format("cannot write report '{}'", options.output.string()));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, options.output, ec);
-  if (ec) {
-    std::filesystem::remove(temporary, ec);
-    throw std::runtime_error(
-        fmt::format("cannot write report '{}': {}", options.output.string(), ec.message()));
-  }
+  WriteOutputFile(options.output, RenderHtmlReport(options));
 }
 
 }  // namespace ditbench

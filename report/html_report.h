@@ -30,8 +30,8 @@ struct ReportOptions {
   std::string baseline;
 };
 
-// Writes the report to options.output (replaced atomically: written to a temporary file in
-// the same folder, then renamed). Throws StorageError for a missing or unreadable database,
+// Writes the report to options.output (report/output_file.h: a regular file replaced
+// atomically, a device such as /dev/stdout written in place, every write checked). Throws StorageError for a missing or unreadable database,
 // std::invalid_argument for an unknown sweep or campaign (one line naming it) or a baseline
 // that leaves no other campaign to compare, and
 // std::runtime_error when the output cannot be written.

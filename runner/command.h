@@ -40,6 +40,7 @@ std::function<int()> DefineQueryCommand(CLI::App& sub);
 std::function<int()> DefineReportCommand(CLI::App& sub);
 std::function<int()> DefineCompareCommand(CLI::App& sub);
 std::function<int()> DefineEnvCommand(CLI::App& sub);
+std::function<int()> DefineMigrateCommand(CLI::App& sub);
 std::function<int()> DefineForwardCommand(CLI::App& sub);
 
 }  // namespace ditbench

@@ -42,6 +42,8 @@ const std::vector<Command>& Commands() {
       {"report", "write a self-contained HTML report", DefineReportCommand},
       {"compare", "compare two campaigns trial by trial: faster, slower, same or inconclusive",
        DefineCompareCommand},
+      {"migrate", "bring a results database to this build's schema; runs nothing else",
+       DefineMigrateCommand},
       {"env", "print what a campaign would record about this machine (JSON)", DefineEnvCommand},
       {"forward", "one transformer forward or VAE decode on diffusers-format weights",
        DefineForwardCommand},

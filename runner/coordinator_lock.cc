@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <ostream>
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
@@ -51,43 +53,88 @@ void WriteHolder(int fd) {
 }  // namespace
 
 std::string LockHolder::Describe() const {
-  if (pid <= 0) return "a process that has not yet said who it is";
+  if (pid <= 0) {
+    return "a process that has not said who it is: it may be starting, or hold the database "
+           "under another name (a hard link, another mount)";
+  }
   return fmt::format("pid {} on {}, started {}", pid, host.empty() ? "?" : host,
                      started.empty() ? "?" : started);
 }
 
 std::filesystem::path LockPathFor(const std::filesystem::path& db) {
-  return std::filesystem::path(db.string() + ".lock");
+  std::error_code ec;
+  auto path = std::filesystem::weakly_canonical(std::filesystem::absolute(db), ec);
+  if (ec) path = db;
+  return std::filesystem::path(path.string() + ".lock");
 }
 
 std::optional<CoordinatorLock> CoordinatorLock::TryAcquire(const std::filesystem::path& db,
                                                            LockHolder* holder) {
-  const auto path = LockPathFor(db);
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
+  // O_EXCL first, to know whether the file is ours to remove again (see Release).
+  int db_fd = ::open(db.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const bool created = db_fd >= 0;
+  if (!created && errno == EEXIST) db_fd = ::open(db.c_str(), O_RDWR | O_CLOEXEC);
+  if (db_fd < 0) {
+    throw std::runtime_error(fmt::format("cannot open the results database '{}' to lock it: {}",
+                                         db.string(), std::strerror(errno)));
+  }
+  CoordinatorLock lock(db_fd, -1);  // closes what it holds on every path out
+  struct stat info {};
+  if (::fstat(db_fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    throw std::runtime_error(
+        fmt::format("results database '{}' is not a regular file", db.string()));
+  }
+  const auto path = LockPathFor(db);  // after the open: the file now exists to be resolved
+  const int note_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (note_fd < 0) {
     throw std::runtime_error(
         fmt::format("cannot open the lock file '{}': {}", path.string(), std::strerror(errno)));
   }
-  CoordinatorLock lock(fd);  // closes the file on every path out
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK) {
-      throw std::runtime_error(
-          fmt::format("cannot lock '{}': {}", path.string(), std::strerror(errno)));
-    }
-    if (holder) *holder = ReadHolder(fd);
+  lock.note_fd_ = note_fd;
+  if (created) {  // the file itself, not a symlink that led to it
+    std::error_code ec;
+    lock.created_ = std::filesystem::canonical(db, ec);
+  }
+  struct flock byte {};
+  byte.l_type = F_WRLCK;
+  byte.l_whence = SEEK_SET;
+  byte.l_start = kLockByte;
+  byte.l_len = 1;
+  const bool file_locked = ::fcntl(db_fd, F_OFD_SETLK, &byte) == 0;
+  if (!file_locked && errno != EAGAIN && errno != EACCES) {
+    throw std::runtime_error(
+        fmt::format("cannot lock '{}': {}", db.string(), std::strerror(errno)));
+  }
+  const bool note_locked = file_locked && ::flock(note_fd, LOCK_EX | LOCK_NB) == 0;
+  if (file_locked && !note_locked && errno != EWOULDBLOCK) {
+    throw std::runtime_error(
+        fmt::format("cannot lock '{}': {}", path.string(), std::strerror(errno)));
+  }
+  if (!note_locked) {
+    if (holder) *holder = ReadHolder(note_fd);
     return std::nullopt;
   }
-  WriteHolder(fd);
+  WriteHolder(note_fd);
+  lock.held_ = true;
   return lock;
 }
 
 CoordinatorLock::CoordinatorLock(CoordinatorLock&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)) {}
+    : db_fd_(std::exchange(other.db_fd_, -1)),
+      note_fd_(std::exchange(other.note_fd_, -1)),
+      held_(std::exchange(other.held_, false)),
+      created_(std::move(other.created_)) {
+  other.created_.clear();
+}
 
 CoordinatorLock& CoordinatorLock::operator=(CoordinatorLock&& other) noexcept {
   if (this != &other) {
     Release();
-    fd_ = std::exchange(other.fd_, -1);
+    db_fd_ = std::exchange(other.db_fd_, -1);
+    note_fd_ = std::exchange(other.note_fd_, -1);
+    held_ = std::exchange(other.held_, false);
+    created_ = std::move(other.created_);
+    other.created_.clear();
   }
   return *this;
 }
@@ -95,8 +142,38 @@ CoordinatorLock& CoordinatorLock::operator=(CoordinatorLock&& other) noexcept {
 CoordinatorLock::~CoordinatorLock() { Release(); }
 
 void CoordinatorLock::Release() noexcept {
-  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor drops the flock
-  fd_ = -1;
+  // Only a holder clears its note (a refused TryAcquire has the files open but not the locks).
+  if (held_ && ::ftruncate(note_fd_, 0) != 0) {
+    // the note is a courtesy: a stale one names a process that is gone
+  }
+  // A database file this lock created and nothing wrote (a run refused after the lock was
+  // taken) is removed again, so a refused run leaves no empty database behind.
+  struct stat info {};
+  if (held_ && !created_.empty() && ::fstat(db_fd_, &info) == 0 && info.st_size == 0) {
+    std::error_code ignored;
+    std::filesystem::remove(created_, ignored);
+  }
+  if (note_fd_ >= 0) ::close(note_fd_);  // closing the last descriptor drops the flock
+  if (db_fd_ >= 0) ::close(db_fd_);      // and the OFD lock
+  note_fd_ = db_fd_ = -1;
+  held_ = false;
+}
+
+std::optional<CoordinatorLock> LockForCommand(const std::filesystem::path& db,
+                                              std::string_view command, std::ostream& err) {
+  try {
+    LockHolder holder;
+    std::optional<CoordinatorLock> lock = CoordinatorLock::TryAcquire(db, &holder);
+    if (!lock) {
+      err << "ditbench " << command << ": error: '" << db.string()
+          << "' is in use by another `ditbench run` (" << holder.Describe()
+          << "); wait for it to end, or pass another --db\n";
+    }
+    return lock;
+  } catch (const std::exception& e) {
+    err << "ditbench " << command << ": error: " << e.what() << "\n";
+    return std::nullopt;
+  }
 }
 
 bool CoordinatorGone(const std::string& host, long pid) {

@@ -17,6 +17,10 @@ class InterruptSource {
 // one installs the handlers (process-wide: make one, in the command that runs the sweep);
 // SIGHUP and SIGINT stay ignored when the process started with them ignored (`nohup`, a
 // background job of a shell without job control). Requested() reads an async-signal-safe flag.
+// A closed stdout (`ditbench run ... | head`) neither kills the process nor interrupts the run:
+// SIGPIPE is caught and does nothing, so the failed write only sets the stream's error state,
+// what is printed afterwards is lost, and the sweep goes on to its end (the ranks start with
+// SIGPIPE's default action).
 class SignalInterrupt final : public InterruptSource {
  public:
   SignalInterrupt();

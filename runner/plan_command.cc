@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "experiments/trial_settings.h"
+#include "report/output_file.h"
 #include "runner/command.h"
 #include "runner/plan_output.h"
 #include "runner/sweep_plan.h"
@@ -131,6 +132,12 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
       WritePlanJson(parsed.spec, plan, assumptions, std::cout, budget_s);
     else
       WritePlanTable(parsed.spec, plan, assumptions, std::cout, {}, budget_s);
+    try {
+      CheckOutput(std::cout, "the plan to standard output");
+    } catch (const std::exception& e) {
+      std::cerr << "ditbench plan: error: " << e.what() << "\n";
+      return kExitTrialsFailed;
+    }
     return kExitOk;
   };
 }

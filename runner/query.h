@@ -27,11 +27,16 @@ struct QueryOptions {
   std::string sort;            // "column" or "column:desc"; empty: campaign, group, latency
   std::string format = "table";  // table | csv | json
   std::string sql;             // when set, replaces all of the above but db and format
+  // --sql is stopped after this long (storage SqlLimits; SQLite's memory is capped at 1 GiB
+  // meanwhile). Its csv and json rows are written as they come, not held.
+  double timeout_s = 300;
 };
 
 // Runs the query and prints the rows to `out`. Returns kExitOk, or kExitUsage after printing
 // one line "ditbench query: error: ..." to `err` (missing database, unknown column, malformed
-// filter, a --sql statement that is not read-only or fails).
+// filter, a --sql statement that is not read-only, fails or runs past its limits), or
+// kExitTrialsFailed after "ditbench query: error: cannot write ..." when `out` failed (a full
+// disk: the real cause is named).
 int RunQuery(const QueryOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace ditbench

@@ -1,5 +1,6 @@
 // `ditbench query`: see runner/query.h.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/output_file.h"
 #include "runner/command.h"
 #include "runner/query.h"
 
@@ -158,34 +160,75 @@ std::string CsvField(const Cell& cell) {
   return quoted + "\"";
 }
 
-// RFC 4180: CRLF line ends; fields with commas, quotes or line breaks quoted, quotes doubled.
-void PrintCsv(const Table& table, std::ostream& out) {
-  auto print_record = [&](const std::vector<Cell>& record) {
-    for (std::size_t c = 0; c < record.size(); ++c) out << (c ? "," : "") << CsvField(record[c]);
-    out << "\r\n";
-  };
-  print_record(std::vector<Cell>(table.columns.begin(), table.columns.end()));
-  for (const auto& row : table.rows) print_record(row);
+// A failed write (a full disk) ends the query: nothing is gained by producing more rows.
+void StopIfUnwritable(std::ostream& out) {
+  if (!out) CheckOutput(out, "the query's rows");
 }
 
-void PrintJson(const Table& table, std::ostream& out) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const auto& row : table.rows) {
+// RFC 4180: CRLF line ends; fields with commas, quotes or line breaks quoted, quotes doubled.
+// Rows are written as they come.
+class CsvSink final : public ResultSink {
+ public:
+  explicit CsvSink(std::ostream& out) : out_(out) {}
+  void Columns(const std::vector<std::string>& names) override {
+    Row(std::vector<Cell>(names.begin(), names.end()));
+  }
+  void Row(const std::vector<Cell>& record) override {
+    for (std::size_t c = 0; c < record.size(); ++c) out_ << (c ? "," : "") << CsvField(record[c]);
+    out_ << "\r\n";
+    StopIfUnwritable(out_);
+  }
+
+ private:
+  std::ostream& out_;
+};
+
+// A JSON array of one object per row, indented by 2, written row by row; Finish() closes it.
+class JsonSink final : public ResultSink {
+ public:
+  explicit JsonSink(std::ostream& out) : out_(out) {}
+  void Columns(const std::vector<std::string>& names) override { columns_ = names; }
+  void Row(const std::vector<Cell>& row) override {
     nlohmann::ordered_json object = nlohmann::ordered_json::object();
     for (std::size_t c = 0; c < row.size(); ++c) {
       std::visit(
           [&](const auto& v) {
             if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
-              object[table.columns[c]] = nullptr;
+              object[columns_[c]] = nullptr;
             } else {
-              object[table.columns[c]] = v;
+              object[columns_[c]] = v;
             }
           },
           row[c]);
     }
-    rows.push_back(std::move(object));
+    const std::string text =
+        object.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    out_ << (rows_++ == 0 ? "[\n  " : ",\n  ");
+    for (char ch : text) {  // one level deeper: inside the array
+      out_ << ch;
+      if (ch == '\n') out_ << "  ";
+    }
+    StopIfUnwritable(out_);
   }
-  out << rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  void Finish() { out_ << (rows_ == 0 ? "[]\n" : "\n]\n"); }
+
+ private:
+  std::ostream& out_;
+  std::vector<std::string> columns_;
+  std::size_t rows_ = 0;
+};
+
+void PrintCsv(const Table& table, std::ostream& out) {
+  CsvSink sink(out);
+  sink.Columns(table.columns);
+  for (const auto& row : table.rows) sink.Row(row);
+}
+
+void PrintJson(const Table& table, std::ostream& out) {
+  JsonSink sink(out);
+  sink.Columns(table.columns);
+  for (const auto& row : table.rows) sink.Row(row);
+  sink.Finish();
 }
 
 // Rows measured while other work ran on the machine: their numbers are suspect, whatever
@@ -230,16 +273,37 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
                      "--columns or --sort");
   }
   std::unique_ptr<ResultsDb> db = ResultsDb::Open(options.db, /*read_only=*/true);
-  Table table = options.sql.empty() ? db->QueryResults(BuildQuery(options))
-                                    : db->RunReadOnlySql(options.sql);
-  if (options.format == "table") {
-    PrintTable(table, out);
-  } else if (options.format == "csv") {
-    PrintCsv(table, out);
+  SqlLimits limits;
+  limits.time = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
+  if (!options.sql.empty() && options.format == "csv") {  // streamed: one row held at a time
+    CsvSink sink(out);
+    db->StreamReadOnlySql(options.sql, limits, sink);
+  } else if (!options.sql.empty() && options.format == "json") {
+    JsonSink sink(out);
+    db->StreamReadOnlySql(options.sql, limits, sink);
+    sink.Finish();
   } else {
-    PrintJson(table, out);
+    Table table;
+    if (options.sql.empty()) {
+      table = db->QueryResults(BuildQuery(options));
+    } else {
+      struct : ResultSink {
+        void Columns(const std::vector<std::string>& names) override { table->columns = names; }
+        void Row(const std::vector<Cell>& cells) override { table->rows.push_back(cells); }
+        Table* table;
+      } collect;
+      collect.table = &table;
+      db->StreamReadOnlySql(options.sql, limits, collect);
+    }
+    if (options.format == "table") {
+      PrintTable(table, out);
+    } else if (options.format == "csv") {
+      PrintCsv(table, out);
+    } else {
+      PrintJson(table, out);
+    }
   }
-  out.flush();
+  CheckOutput(out, "the query's rows");
   if (options.sql.empty()) WarnAboutBusyTrials(*db, BuildQuery(options), err);
   return kExitOk;
 }
@@ -249,6 +313,9 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
 int RunQuery(const QueryOptions& options, std::ostream& out, std::ostream& err) {
   try {
     return RunQueryOrThrow(options, out, err);
+  } catch (const OutputWriteError& e) {
+    err << "ditbench query: error: " << e.what() << '\n';
+    return kExitTrialsFailed;
   } catch (const std::exception& e) {
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');
@@ -286,6 +353,10 @@ std::function<int()> DefineQueryCommand(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--sql", flags->options.sql,
                  "Run one read-only SQL statement instead (e.g. over the `results` view)");
+  sub.add_option("--timeout", flags->options.timeout_s,
+                 "--sql: stop the statement after this many seconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   return [flags] {
     QueryOptions options = flags->options;
     options.db = flags->db;

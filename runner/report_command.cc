@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "report/html_report.h"
+#include "report/output_file.h"
 #include "runner/command.h"
 
 namespace ditbench {
@@ -30,11 +31,14 @@ std::function<int()> DefineReportCommand(CLI::App& sub) {
                           flags->baseline};
     try {
       WriteHtmlReport(options);
+    } catch (const OutputWriteError& e) {
+      std::cerr << "ditbench report: error: " << e.what() << '\n';
+      return kExitTrialsFailed;
     } catch (const std::exception& e) {
       std::cerr << "ditbench report: error: " << e.what() << '\n';
       return kExitUsage;
     }
-    std::cout << "wrote " << options.output.string() << '\n';
+    std::cout << "wrote " << options.output.string() << '\n' << std::flush;
     return kExitOk;
   };
 }

@@ -1,8 +1,10 @@
 #include "runner/run_folder.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "experiments/worker_contract.h"
 
@@ -37,6 +39,34 @@ std::string ClaimRunRoot(const std::filesystem::path& root, const std::filesyste
   }
   WriteFileAtomically(root / kOwnerFile, mine + "\n");
   return "";
+}
+
+std::vector<std::int64_t> UnknownCampaignFolders(const std::filesystem::path& root,
+                                                 const std::vector<CampaignInfo>& known) {
+  std::vector<std::int64_t> unknown;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory(ec) || name.empty() || name.size() > 18 ||
+        name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    const std::int64_t id = std::stoll(name);
+    if (std::none_of(known.begin(), known.end(),
+                     [id](const CampaignInfo& campaign) { return campaign.id == id; }))
+      unknown.push_back(id);
+  }
+  std::sort(unknown.begin(), unknown.end());
+  return unknown;
+}
+
+std::string UnknownCampaignsProblem(const std::filesystem::path& root,
+                                    const std::filesystem::path& db,
+                                    const std::vector<std::int64_t>& unknown) {
+  return fmt::format(
+      "run folder '{}' holds the trials of campaign(s) {} that '{}' does not know (was the "
+      "database deleted, emptied or replaced?); a new campaign would overwrite them. Restore "
+      "the database, or start fresh by moving '{}' away or passing another --run-dir",
+      root.string(), fmt::join(unknown, ", "), db.string(), root.string());
 }
 
 std::filesystem::path LaunchRunDir(const std::filesystem::path& run_root, std::int64_t campaign,

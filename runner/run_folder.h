@@ -1,12 +1,17 @@
 // Run folders belong to their database. The default root is `<db stem>.runs/` beside the
 // database (results.db -> results.runs/), so two databases in one folder never share
 // `<campaign>/<key>/`. A root records its owner in `.ditbench-db` (the database's absolute
-// path, one line); `run` refuses a root that another database owns.
+// path, one line); `run` refuses a root that another database owns, and a root holding the
+// folders of campaigns its database does not know (the database was deleted, truncated or
+// replaced: a new "campaign 1" would overwrite the old campaign 1's folders).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include "storage/results_db.h"
 
 namespace ditbench {
 
@@ -23,5 +28,16 @@ std::filesystem::path DefaultRunRoot(const std::filesystem::path& db);
 // std::filesystem::filesystem_error when the folder or its owner file cannot be written.
 [[nodiscard]] std::string ClaimRunRoot(const std::filesystem::path& root,
                                        const std::filesystem::path& db);
+
+// The campaign folders (`<root>/<id>/`) of campaigns not in `known` (the database's), by id
+// ascending. A missing root has none. Other entries of the root are ignored.
+std::vector<std::int64_t> UnknownCampaignFolders(const std::filesystem::path& root,
+                                                 const std::vector<CampaignInfo>& known);
+
+// One line refusing to reuse `root` for `db`, which does not know `unknown` (from
+// UnknownCampaignFolders, not empty): which campaigns, and how to start fresh.
+std::string UnknownCampaignsProblem(const std::filesystem::path& root,
+                                    const std::filesystem::path& db,
+                                    const std::vector<std::int64_t>& unknown);
 
 }  // namespace ditbench

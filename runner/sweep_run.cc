@@ -20,6 +20,7 @@
 #include "runner/halving.h"
 #include "runner/command_program.h"
 #include "runner/coordinator_lock.h"
+#include "runner/database_wait.h"
 #include "runner/dry_run.h"
 #include "runner/environment.h"
 #include "runner/ingest.h"
@@ -32,6 +33,7 @@
 #include "runner/scheduler_adoption.h"
 #include "runner/sweep_plan.h"
 #include "runner/trial_selection.h"
+#include "runner/unrecorded_launch.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -410,6 +412,8 @@ class SweepLoop {
     pool_.Release(trial.slots);
     const PlannedTrial& t = *trial.trial;
 
+    // Kept until the launch is recorded: a launch not recorded now is recorded by the next run.
+    if (!finished.outcome.cancelled) WriteLaunchOutcome(trial.run_dir, finished.outcome);
     TrialRecord record = IngestTrial(t.config, t.key, trial.run_dir, finished.outcome);
     record.launch = trial.launch;
     record.replicates = replicates;
@@ -619,20 +623,8 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   }
 
   // One coordinator per database, from before it is opened until this function returns.
-  std::optional<CoordinatorLock> lock;
-  try {
-    LockHolder holder;
-    lock = CoordinatorLock::TryAcquire(options.db, &holder);
-    if (!lock) {
-      err << "ditbench run: error: '" << options.db.string()
-          << "' is in use by another `ditbench run` (" << holder.Describe()
-          << "); wait for it to end, or pass another --db\n";
-      return 2;
-    }
-  } catch (const std::exception& e) {
-    err << "ditbench run: error: " << e.what() << "\n";
-    return 2;
-  }
+  std::optional<CoordinatorLock> lock = LockForCommand(options.db, "run", err);
+  if (!lock) return 2;
   const auto run_root =
       options.run_root.empty() ? DefaultRunRoot(options.db) : options.run_root;
   try {
@@ -653,7 +645,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   std::vector<std::string> still_running;
   std::vector<AdoptedTrial> adopted;
   try {
-    db = ResultsDb::Open(options.db);
+    db = ResultsDb::Open(options.db, false, ConsoleBusyWait(effects.interrupt, out));
     CampaignRecord record;
     record.sweep_name = spec.name;
     record.sweep_path = options.sweep.string();
@@ -673,9 +665,14 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
       out << "GPUs: " << Describe(effects.gpus.Listing())
           << (placement.capacity.on_gpu ? "" : "; ranks run on CPU") << "\n";
     }
+    const std::vector<CampaignInfo> campaigns = db->Campaigns();
+    if (auto lost = UnknownCampaignFolders(run_root, campaigns); !lost.empty()) {
+      err << "ditbench run: error: " << UnknownCampaignsProblem(run_root, options.db, lost) << "\n";
+      return 2;
+    }
     // A campaign is one spec: a changed sweep file starts a new one, and says what changed.
     const CampaignChoice choice =
-        ChooseCampaign(db->Campaigns(), record, options.fresh, options.keep_campaign);
+        ChooseCampaign(campaigns, record, options.fresh, options.keep_campaign);
     const bool fresh = !choice.resume.has_value();
     if (choice.changed_from)
       out << fmt::format(
@@ -689,6 +686,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     adopted = AdoptSchedulerJobs(*db, campaign, spec, plan, effects.launcher, worker, gone, out);
     std::set<std::string> taken_over;
     for (const AdoptedTrial& a : adopted) taken_over.insert(a.trial->key);
+    RecordUnrecordedLaunches(*db, campaign, plan, spec.replicates, gone, taken_over, out);
     if (int n = db->MarkRunningAsInterrupted(campaign, gone, &still_running, taken_over))
       out << fmt::format(
           "{} trial(s) left running by a coordinator that is gone marked interrupted\n", n);

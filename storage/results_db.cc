@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -248,7 +249,38 @@ SqliteConnection OpenForReading(const std::filesystem::path& path) {
 
 }  // namespace
 
-std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bool read_only) {
+struct ResultsDb::BusyState {
+  BusyWait wait;
+  std::filesystem::path path;
+  std::chrono::milliseconds waited{0};  // in the current wait
+  bool reported = false;                // `waiting` called in the current wait
+};
+
+namespace {
+
+// SQLite's busy handler: sleeps with backoff and says whether to try again. `count` is 0 at
+// the first retry of each statement, which starts a new wait.
+extern "C" int RetryWhileBusy(void* context, int count) {
+  auto& state = *static_cast<ResultsDb::BusyState*>(context);
+  if (count == 0) {
+    state.waited = std::chrono::milliseconds(0);
+    state.reported = false;
+  }
+  if (state.wait.give_up && state.wait.give_up()) return 0;
+  if (!state.reported && state.waited >= state.wait.report_after) {
+    state.reported = true;
+    if (state.wait.waiting) state.wait.waiting(state.path);
+  }
+  const auto pause = std::chrono::milliseconds(1LL << std::min(count, 10));
+  std::this_thread::sleep_for(pause);
+  state.waited += pause;
+  return 1;
+}
+
+}  // namespace
+
+std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bool read_only,
+                                           BusyWait wait) {
   if (read_only) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) {
@@ -258,7 +290,14 @@ std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bo
   SqliteConnection db = read_only ? OpenForReading(path)
                                   : OpenSqlite(path.string(),
                                                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  sqlite3_busy_timeout(db.get(), 5000);
+  auto busy = std::make_unique<BusyState>();
+  busy->path = path;
+  busy->wait = std::move(wait);
+  if (read_only) {
+    sqlite3_busy_timeout(db.get(), 5000);
+  } else {  // a writer waits for another program's lock, with backoff (BusyWait)
+    sqlite3_busy_handler(db.get(), RetryWhileBusy, busy.get());
+  }
   Exec(db.get(), "PRAGMA foreign_keys = ON");
   if (read_only) {
     CheckSchemaForReading(db.get());
@@ -269,11 +308,17 @@ std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bo
   // Before anything is run or read: a damaged schema would otherwise surface only when a
   // finished trial is written.
   CheckSchemaComplete(db.get());
-  return std::unique_ptr<ResultsDb>(new ResultsDb(std::move(db), path));
+  auto results = std::unique_ptr<ResultsDb>(new ResultsDb(std::move(db), path));
+  results->busy_ = std::move(busy);
+  return results;
 }
 
 ResultsDb::ResultsDb(SqliteConnection connection, std::filesystem::path path)
     : connection_(std::move(connection)), db_(connection_.get()), path_(std::move(path)) {}
+
+ResultsDb::~ResultsDb() = default;  // the connection closes before the busy state goes
+
+void ResultsDb::SetBusyWait(BusyWait wait) { busy_->wait = std::move(wait); }
 
 std::int64_t ResultsDb::ResumeOrCreateCampaign(const CampaignRecord& campaign, bool fresh) {
   Transaction transaction(db_);
@@ -367,7 +412,26 @@ int ResultsDb::MarkRunningAsInterrupted(std::int64_t campaign_id, const Coordina
   return static_cast<int>(dead.size());
 }
 
+namespace {
+
+// Whether launch `launch` of the trial holds a finished measurement (ok or a failure): what a
+// rerun keeps until its own measurement replaces it.
+bool HasFinishedLaunch(sqlite3* db, std::int64_t campaign_id, const std::string& trial_key,
+                       int launch) {
+  Statement query(db, R"sql(
+    SELECT 1 FROM launches l JOIN trials t ON t.id = l.trial_id
+    WHERE t.campaign_id = ? AND t.trial_key = ? AND l.launch = ?
+      AND l.status IN ('ok', 'failed', 'oom', 'timeout', 'crashed'))sql");
+  query.Bind(1, campaign_id).Bind(2, trial_key).Bind(3, launch);
+  return query.Step();
+}
+
+}  // namespace
+
 void ResultsDb::MarkRunning(std::int64_t campaign_id, const TrialRecord& trial) {
+  // A rerun (--rerun all, --rerun failed) of a measured launch leaves the measurement as it
+  // is: interrupted or killed, the trial keeps its result; RecordLaunch replaces it.
+  if (HasFinishedLaunch(db_, campaign_id, trial.trial_key, trial.launch)) return;
   TrialRecord running = trial;
   running.status = TrialStatus::kRunning;
   running.error.clear();
@@ -445,6 +509,10 @@ void ResultsDb::RecordLaunch(std::int64_t campaign_id, const TrialRecord& launch
   row.status = trial.status;
   row.error = trial.error;
   Transaction transaction(db_);
+  if (launch.status == TrialStatus::kInterrupted &&
+      HasFinishedLaunch(db_, campaign_id, launch.trial_key, launch.launch)) {
+    return;  // an interrupted rerun measured nothing: the earlier measurement stays
+  }
   std::int64_t trial_id = UpsertTrial(db_, campaign_id, row, /*finished=*/true);
   DeleteLaunchMeasurements(db_, trial_id, launch.launch);
   UpsertLaunch(db_, trial_id, launch, /*finished=*/true);

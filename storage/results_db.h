@@ -9,6 +9,7 @@
 // Thread-safety: one ResultsDb per thread; SQLite itself serialises writers across processes.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -79,13 +80,33 @@ struct CampaignInfo {
   std::optional<double> finished_at;   // unset while unfinished
 };
 
+// How a writable ResultsDb waits for a lock that another program holds (a write transaction
+// from the sqlite3 shell or pandas): it retries with backoff (1 ms doubling to 1 s) for as long
+// as `give_up` says no, so a finished trial is recorded once the lock is released rather than
+// lost. `waiting` is called once per wait that lasts `report_after`, with the database's path.
+// Without a BusyWait a writable database waits the same way, silently and without end.
+struct BusyWait {
+  std::function<void(const std::filesystem::path& db)> waiting;
+  std::function<bool()> give_up;  // true: stop waiting (the statement fails "database is locked")
+  std::chrono::milliseconds report_after{1000};
+};
+
 class ResultsDb {
  public:
-  // Opens or creates the database at `path`. `read_only` never creates or migrates.
+  // Opens or creates the database at `path`. `read_only` never creates or migrates. A writer
+  // waits for another program's lock as `wait` says, from the first statement on (migration
+  // included); SetBusyWait changes it later.
   static std::unique_ptr<ResultsDb> Open(const std::filesystem::path& path,
-                                         bool read_only = false);
+                                         bool read_only = false, BusyWait wait = {});
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
+  ~ResultsDb();
+
+  struct BusyState;  // the busy handler's context (results_db.cc)
+
+  // Replaces how this connection waits for another program's lock (see BusyWait).
+  // REQUIRES: opened for writing.
+  void SetBusyWait(BusyWait wait);
 
   // The newest campaign of `campaign.sweep_name` (resumed), or a new one when none exists or
   // `fresh` is set. Returns its id.
@@ -109,7 +130,9 @@ class ResultsDb {
 
   // Inserts or updates the trial row and its launch `trial.launch` with status `running`
   // (config, world size, start time, coordinator); that launch's samples and the trial's
-  // summary metrics are removed (RecordLaunch writes them again).
+  // summary metrics are removed (RecordLaunch writes them again). A launch that already holds
+  // a finished measurement (ok or a failure: a rerun) is left exactly as recorded, so that an
+  // interrupted or killed rerun never loses it; RecordLaunch replaces it.
   void MarkRunning(std::int64_t campaign_id, const TrialRecord& trial);
 
   // Records the batch scheduler's job (a Slurm job id) of a running trial. Throws
@@ -136,6 +159,7 @@ class ResultsDb {
   // Records launch `launch.launch` of a trial (its row, samples and own latency) and the
   // trial's row with `trial`'s status, error and summary metrics, in one transaction. Other
   // launches of the trial are kept.
+  // An interrupted launch over a finished measurement of the same launch records nothing.
   void RecordLaunch(std::int64_t campaign_id, const TrialRecord& launch, const TrialOutcome& trial);
 
   // Every stored launch of the trial but `except` (launch index), in launch order, with its
@@ -201,9 +225,13 @@ class ResultsDb {
   std::vector<std::string> ResultsColumns();
   ResultTable QueryResults(const ResultsQuery& query);
   ResultTable RunReadOnlySql(const std::string& sql);
+  // One read-only statement as written, its rows handed to `sink` as they come, within
+  // `limits` (QueryError when it runs past them).
+  void StreamReadOnlySql(const std::string& sql, const SqlLimits& limits, ResultSink& sink);
 
  private:
   ResultsDb(SqliteConnection connection, std::filesystem::path path);
+  std::unique_ptr<BusyState> busy_;  // declared before the connection: outlives it
   SqliteConnection connection_;
   sqlite3* db_;  // connection_.get(), borrowed for brevity in the SQL calls
   std::filesystem::path path_;

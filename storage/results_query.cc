@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <chrono>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -42,19 +45,22 @@ void BindValue(Statement& statement, int index, const std::string& value) {
   statement.Bind(index, value);
 }
 
+// Column `i` of the current row, typed as SQLite holds it.
+ResultCell Cell(const Statement& statement, int i) {
+  switch (statement.ColumnType(i)) {
+    case SQLITE_NULL: return std::monostate{};
+    case SQLITE_INTEGER: return statement.Int(i);
+    case SQLITE_FLOAT: return statement.Double(i);
+    default: return statement.Text(i);
+  }
+}
+
 ResultTable Fetch(Statement& statement) {
   ResultTable table;
   for (int i = 0; i < statement.ColumnCount(); ++i) table.columns.push_back(statement.ColumnName(i));
   while (statement.Step()) {
     std::vector<ResultCell>& row = table.rows.emplace_back();
-    for (int i = 0; i < statement.ColumnCount(); ++i) {
-      switch (statement.ColumnType(i)) {
-        case SQLITE_NULL: row.emplace_back(); break;
-        case SQLITE_INTEGER: row.emplace_back(statement.Int(i)); break;
-        case SQLITE_FLOAT: row.emplace_back(statement.Double(i)); break;
-        default: row.emplace_back(statement.Text(i)); break;
-      }
-    }
+    for (int i = 0; i < statement.ColumnCount(); ++i) row.push_back(Cell(statement, i));
   }
   return table;
 }
@@ -246,7 +252,56 @@ ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
   return Fetch(statement);
 }
 
+namespace {
+
+// Collects a result into a table (RunReadOnlySql).
+class TableSink final : public ResultSink {
+ public:
+  void Columns(const std::vector<std::string>& names) override { table.columns = names; }
+  void Row(const std::vector<ResultCell>& cells) override { table.rows.push_back(cells); }
+  ResultTable table;
+};
+
+// While alive: a progress handler that stops the connection's statement past `deadline`, and
+// SQLite's heap capped at `heap_bytes` (the previous cap restored after).
+class SqlBounds {
+ public:
+  SqlBounds(sqlite3* db, const SqlLimits& limits)
+      : db_(db), deadline_(std::chrono::steady_clock::now() + limits.time) {
+    sqlite3_progress_handler(db_, 1000, &SqlBounds::Check, this);
+    if (limits.heap_bytes > 0) previous_heap_ = sqlite3_hard_heap_limit64(limits.heap_bytes);
+  }
+  ~SqlBounds() {
+    sqlite3_progress_handler(db_, 0, nullptr, nullptr);
+    if (previous_heap_) sqlite3_hard_heap_limit64(*previous_heap_);
+  }
+  SqlBounds(const SqlBounds&) = delete;
+  SqlBounds& operator=(const SqlBounds&) = delete;
+
+  bool expired() const { return expired_; }
+
+ private:
+  static int Check(void* self) {
+    auto& bounds = *static_cast<SqlBounds*>(self);
+    bounds.expired_ = std::chrono::steady_clock::now() > bounds.deadline_;
+    return bounds.expired_ ? 1 : 0;  // non-zero interrupts the statement
+  }
+  sqlite3* db_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::optional<sqlite3_int64> previous_heap_;
+  bool expired_ = false;
+};
+
+}  // namespace
+
 ResultTable ResultsDb::RunReadOnlySql(const std::string& sql) {
+  TableSink sink;
+  StreamReadOnlySql(sql, SqlLimits{}, sink);
+  return std::move(sink.table);
+}
+
+void ResultsDb::StreamReadOnlySql(const std::string& sql, const SqlLimits& limits,
+                                  ResultSink& sink) {
   Statement statement(db_, sql);
   if (statement.tail().find_first_not_of(" \t\r\n;") != std::string::npos) {
     throw QueryError("--sql takes exactly one statement");
@@ -255,7 +310,29 @@ ResultTable ResultsDb::RunReadOnlySql(const std::string& sql) {
     throw QueryError("--sql must be a read-only statement (SELECT ...); the database is "
                      "opened read-only");
   }
-  return Fetch(statement);
+  std::vector<std::string> names;
+  for (int i = 0; i < statement.ColumnCount(); ++i) names.push_back(statement.ColumnName(i));
+  sink.Columns(names);
+  SqlBounds bounds(db_, limits);
+  std::vector<ResultCell> row;
+  try {
+    while (statement.Step()) {
+      row.clear();
+      for (int i = 0; i < statement.ColumnCount(); ++i) row.push_back(Cell(statement, i));
+      sink.Row(row);
+    }
+  } catch (const StorageError& e) {
+    if (bounds.expired()) {
+      throw QueryError(fmt::format(
+          "--sql ran past its time limit of {} s and was stopped (--timeout raises it)",
+          std::chrono::duration_cast<std::chrono::seconds>(limits.time).count()));
+    }
+    if (std::string_view(e.what()).find("out of memory") != std::string_view::npos) {
+      throw QueryError(fmt::format("--sql needed more than {} MiB of memory and was stopped",
+                                   limits.heap_bytes >> 20));
+    }
+    throw;
+  }
 }
 
 }  // namespace ditbench

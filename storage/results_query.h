@@ -8,6 +8,7 @@
 // throws StorageError.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -54,6 +55,25 @@ struct ResultTable {
   std::vector<std::vector<ResultCell>> rows;
 };
 
-// The reads themselves are ResultsDb::ResultsColumns, QueryResults and RunReadOnlySql.
+// Bounds on one --sql statement (ResultsDb::StreamReadOnlySql): past `time` it is stopped, and
+// SQLite's memory (process-wide: sqlite3_hard_heap_limit64) is capped at `heap_bytes` while it
+// runs; either ends it with a QueryError saying which. An infinite recursive CTE ends so.
+struct SqlLimits {
+  std::chrono::milliseconds time{std::chrono::minutes(5)};
+  std::int64_t heap_bytes = std::int64_t{1} << 30;
+};
+
+// Receives a statement's result as SQLite produces it, so that nothing but one row is held:
+// Columns once, then Row per row. May throw (an output that cannot be written): the statement
+// is then abandoned and the exception passes through.
+class ResultSink {
+ public:
+  virtual ~ResultSink() = default;
+  virtual void Columns(const std::vector<std::string>& names) = 0;
+  virtual void Row(const std::vector<ResultCell>& cells) = 0;
+};
+
+// The reads themselves are ResultsDb::ResultsColumns, QueryResults, RunReadOnlySql and
+// StreamReadOnlySql.
 
 }  // namespace ditbench

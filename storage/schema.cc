@@ -1,6 +1,7 @@
 #include "storage/schema.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
 #include <map>
 #include <utility>
@@ -367,7 +368,18 @@ std::string DbFile(sqlite3* db) {
   return file && *file ? file : ":memory:";
 }
 
-void RefuseNewer(sqlite3* db, int version) {
+// A version no build ever wrote (negative): the table was edited by hand.
+void RefuseOutOfRange(sqlite3* db, std::int64_t version) {
+  if (version < 0) {
+    throw StorageError(fmt::format(
+        "results database '{}': schema_version.version is {}; expected 1 to {} (the table was "
+        "edited by hand: restore it from a backup)",
+        DbFile(db), version, kSchemaVersion));
+  }
+}
+
+void RefuseNewer(sqlite3* db, std::int64_t version) {
+  RefuseOutOfRange(db, version);
   if (version > kSchemaVersion) {
     throw StorageError(fmt::format(
         "results database '{}' has schema version {}, newer than this build supports ({}); "
@@ -378,19 +390,19 @@ void RefuseNewer(sqlite3* db, int version) {
 
 }  // namespace
 
-int ReadSchemaVersion(sqlite3* db) {
+std::int64_t ReadSchemaVersion(sqlite3* db) {
   if (!HasTable(db, "schema_version")) return 0;
   Statement query(db, "SELECT max(version) FROM schema_version");
   if (!query.Step() || query.IsNull(0)) return 0;
-  return static_cast<int>(query.Int(0));
+  return query.Int(0);
 }
 
 void MigrateSchema(sqlite3* db) {
   // Read and migrate under one write lock, so two processes opening a fresh file at once
   // do not both create the schema.
   Transaction transaction(db);
-  int version = ReadSchemaVersion(db);
-  RefuseNewer(db, version);
+  const std::int64_t version = ReadSchemaVersion(db);
+  RefuseNewer(db, version);  // also a negative version: kMigrations is indexed with it
   if (version == 0 && CountUserObjects(db) > 0) {
     throw StorageError(fmt::format(
         "'{}' is not a ditbench results database (it has tables but no schema_version)",
@@ -398,7 +410,7 @@ void MigrateSchema(sqlite3* db) {
   }
   if (version == kSchemaVersion) return;  // rolls back the empty transaction
   if (version == 0) Exec(db, "CREATE TABLE schema_version (version INTEGER NOT NULL)");
-  for (int next = version + 1; next <= kSchemaVersion; ++next) {
+  for (int next = static_cast<int>(version) + 1; next <= kSchemaVersion; ++next) {
     kMigrations[next - 1](db);
   }
   Exec(db, "DELETE FROM schema_version");
@@ -408,7 +420,7 @@ void MigrateSchema(sqlite3* db) {
 }
 
 void CheckSchemaForReading(sqlite3* db) {
-  int version = ReadSchemaVersion(db);
+  const std::int64_t version = ReadSchemaVersion(db);
   RefuseNewer(db, version);
   if (version == 0) {
     throw StorageError(
@@ -416,9 +428,9 @@ void CheckSchemaForReading(sqlite3* db) {
   }
   if (version < kSchemaVersion) {
     throw StorageError(fmt::format(
-        "results database '{}' has schema version {}, older than this build's ({}); open it "
-        "once with `ditbench run` to migrate it",
-        DbFile(db), version, kSchemaVersion));
+        "results database '{}' has schema version {}, older than this build's ({}); run "
+        "`ditbench migrate --db {}` once to migrate it",
+        DbFile(db), version, kSchemaVersion, DbFile(db)));
   }
 }
 

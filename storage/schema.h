@@ -24,6 +24,7 @@
 // or a file that is not a ditbench database, is refused with StorageError.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,11 +32,14 @@ struct sqlite3;
 
 namespace ditbench {
 
-// The schema version recorded in `db`: 0 when the database has no schema_version table.
-int ReadSchemaVersion(sqlite3* db);
+// The schema version recorded in `db`: 0 when the database has no schema_version table. As
+// stored: a table edited by hand may hold any integer (MigrateSchema and
+// CheckSchemaForReading refuse one outside 0..kSchemaVersion).
+std::int64_t ReadSchemaVersion(sqlite3* db);
 
 // Brings `db` to kSchemaVersion. REQUIRES: opened for writing. Throws StorageError for a
-// newer schema or a database that holds other tables but no schema_version.
+// newer schema, a negative version, or a database that holds other tables but no
+// schema_version.
 void MigrateSchema(sqlite3* db);
 
 // Throws StorageError unless `db` is exactly at kSchemaVersion (for read-only opens, which

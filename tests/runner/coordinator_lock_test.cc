@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
+
 #include "experiments/host_info.h"
+#include "storage/statement.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -24,7 +27,7 @@ TEST_F(CoordinatorLockTest, SecondHolderIsRefusedAndToldWhoHoldsIt) {
   auto first = CoordinatorLock::TryAcquire(db_, &holder);
   ASSERT_TRUE(first.has_value());
   EXPECT_TRUE(std::filesystem::exists(dir_ / "results.db.lock"));
-  EXPECT_FALSE(std::filesystem::exists(db_));  // the lock never creates the database
+  EXPECT_TRUE(std::filesystem::exists(db_));  // created empty, to be locked
 
   auto second = CoordinatorLock::TryAcquire(db_, &holder);  // a second open file: refused
   EXPECT_FALSE(second.has_value());
@@ -33,6 +36,46 @@ TEST_F(CoordinatorLockTest, SecondHolderIsRefusedAndToldWhoHoldsIt) {
   EXPECT_EQ(holder.started.size(), 20u) << holder.started;  // 2026-11-22T01:02:03Z
   EXPECT_NE(holder.Describe().find("pid " + std::to_string(getpid()) + " on "),
             std::string::npos);
+}
+
+// The lock follows the file: every other name of the database meets it.
+TEST_F(CoordinatorLockTest, SymlinkHardLinkAndOtherSpellingsMeetTheSameLock) {
+  LockHolder holder;
+  auto first = CoordinatorLock::TryAcquire(db_, &holder);
+  ASSERT_TRUE(first.has_value());
+  std::filesystem::create_directory(dir_ / "elsewhere");
+  std::filesystem::create_symlink(db_, dir_ / "elsewhere" / "alias.db");
+  std::filesystem::create_hard_link(db_, dir_ / "elsewhere" / "hard.db");
+  EXPECT_FALSE(CoordinatorLock::TryAcquire(dir_ / "elsewhere" / "alias.db", &holder));
+  EXPECT_EQ(holder.pid, getpid());  // a symlink finds the note beside the file
+  holder = {};
+  EXPECT_FALSE(CoordinatorLock::TryAcquire(dir_ / "elsewhere" / "hard.db", &holder));
+  EXPECT_FALSE(
+      CoordinatorLock::TryAcquire(dir_ / "elsewhere" / ".." / "results.db", &holder));
+  first.reset();
+  EXPECT_TRUE(CoordinatorLock::TryAcquire(dir_ / "elsewhere" / "hard.db", &holder));
+}
+
+// SQLite's own locks and this one never meet: a writer on another connection is not blocked
+// by a held coordinator lock, and closing that connection keeps the lock.
+TEST_F(CoordinatorLockTest, TheLockLeavesSqliteAlone) {
+  LockHolder holder;
+  auto lock = CoordinatorLock::TryAcquire(db_, &holder);
+  ASSERT_TRUE(lock.has_value());
+  {
+    SqliteConnection db = OpenSqlite(db_.string(), SQLITE_OPEN_READWRITE);
+    Exec(db.get(), "BEGIN IMMEDIATE; CREATE TABLE t (x); INSERT INTO t VALUES (1); COMMIT;");
+  }
+  EXPECT_FALSE(CoordinatorLock::TryAcquire(db_, &holder));
+}
+
+TEST_F(CoordinatorLockTest, AnEmptyDatabaseTheLockCreatedGoesWithIt) {
+  LockHolder holder;
+  { auto lock = CoordinatorLock::TryAcquire(db_, &holder); }
+  EXPECT_FALSE(std::filesystem::exists(db_));
+  std::ofstream(db_) << "";  // a file the lock did not create stays
+  { auto lock = CoordinatorLock::TryAcquire(db_, &holder); }
+  EXPECT_TRUE(std::filesystem::exists(db_));
 }
 
 TEST_F(CoordinatorLockTest, ReleasingOrMovingTheLockBehavesLikeOneLock) {

@@ -1,5 +1,6 @@
 #include "runner/query.h"
 
+#include <cerrno>
 #include <regex>
 #include <sstream>
 
@@ -369,6 +370,95 @@ TEST_F(QueryCommandTest, CommandLineOptionsReachTheQuery) {
                       TrialKey(test::MakeConfig(2, 2)) + ",\r\n");
 }
 
+// An output whose writes all fail as on a full disk, counting what it was asked to write.
+class FullDisk : public std::streambuf {
+ public:
+  std::size_t asked = 0;
+
+ protected:
+  int_type overflow(int_type) override {
+    ++asked;
+    errno = ENOSPC;
+    return traits_type::eof();
+  }
+  std::streamsize xsputn(const char*, std::streamsize n) override {
+    asked += static_cast<std::size_t>(n);
+    errno = ENOSPC;
+    return 0;
+  }
+};
+
+// Counts what is written and throws it away.
+class CountingSink : public std::streambuf {
+ public:
+  std::size_t bytes = 0;
+
+ protected:
+  int_type overflow(int_type c) override {
+    ++bytes;
+    return c;
+  }
+  std::streamsize xsputn(const char*, std::streamsize n) override {
+    bytes += static_cast<std::size_t>(n);
+    return n;
+  }
+};
+
+constexpr const char* kEndless =
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) ";
+
+// An infinite recursive CTE used to run for ever: it is stopped at --timeout.
+TEST_F(QueryCommandTest, AnEndlessSqlStatementIsStoppedAtItsTimeLimit) {
+  QueryOptions options = Options();
+  options.sql = std::string(kEndless) + "SELECT count(*) FROM c";
+  options.timeout_s = 0.2;
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("--sql ran past its time limit"));
+}
+
+// Rows of --sql in csv or json are written as they come (they used to be held in memory until
+// the statement ended: an endless or huge result ended in std::bad_alloc, or never).
+TEST_F(QueryCommandTest, SqlRowsAreStreamedAsTheyCome) {
+  for (const char* format : {"csv", "json"}) {
+    QueryOptions options = Options();
+    options.sql = std::string(kEndless) + "SELECT x FROM c";
+    options.format = format;
+    options.timeout_s = 0.2;
+    CountingSink counted;
+    std::ostream out(&counted);
+    err_.str("");
+    EXPECT_EQ(RunQuery(options, out, err_), kExitUsage) << format;
+    EXPECT_GT(counted.bytes, 0u) << format;  // rows went out before the limit stopped it
+  }
+}
+
+TEST_F(QueryCommandTest, StreamedJsonReadsAsTheBufferedJson) {
+  QueryOptions options = Options();
+  options.sql = "SELECT trial_key, latency_ms, error FROM results ORDER BY trial_key";
+  const nlohmann::json streamed = RunJson(options);
+  ASSERT_EQ(streamed.size(), 6u);
+  EXPECT_TRUE(streamed[0].contains("latency_ms"));
+  options.sql = "SELECT 1 WHERE 0";
+  EXPECT_EQ(RunJson(options), nlohmann::json::array());
+  EXPECT_EQ(out_.str(), "[]\n");
+}
+
+// A full disk used to truncate the output silently and exit 0.
+TEST_F(QueryCommandTest, AnOutputThatCannotBeWrittenFailsWithItsCause) {
+  for (const char* format : {"table", "csv", "json"}) {
+    for (const bool sql : {false, true}) {
+      QueryOptions options = Options();
+      options.format = format;
+      if (sql) options.sql = "SELECT * FROM results";
+      FullDisk full;
+      std::ostream out(&full);
+      err_.str("");
+      EXPECT_EQ(RunQuery(options, out, err_), kExitTrialsFailed) << format << sql;
+      EXPECT_THAT(err_.str(), HasSubstr("cannot write the query's rows: No space left on device"));
+    }
+  }
+}
+
 // `ditbench report` wiring, over the same database.
 using ReportCommandTest = QueryCommandTest;
 
@@ -391,6 +481,29 @@ TEST_F(ReportCommandTest, WritesTheFileOrFailsWithUsageCode) {
   EXPECT_EQ(run_again(), kExitUsage);
   EXPECT_THAT(::testing::internal::GetCapturedStderr(),
               StartsWith("ditbench report: error: no sweep named 'nope'"));
+}
+
+}  // namespace
+}  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+// `report -o /dev/full` used to say "wrote" (or, failing, "Success"); now the real cause and
+// exit 1, and nothing claims to have written.
+TEST_F(ReportCommandTest, AnOutputThatCannotBeWrittenFailsWithItsCause) {
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("report");
+  std::function<int()> run = DefineReportCommand(*sub);
+  app.parse("report --db " + DbPath().string() + " --sweep sp -o /dev/full", false);
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run(), kExitTrialsFailed);
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "");
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              HasSubstr("cannot write '/dev/full': No space left on device"));
+  EXPECT_EQ(std::filesystem::status(std::filesystem::path("/dev/full")).type(),
+            std::filesystem::file_type::character);  // written in place, never replaced
 }
 
 }  // namespace

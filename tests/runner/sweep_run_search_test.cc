@@ -94,6 +94,10 @@ TEST_F(SweepRunTest, TrialLaunchLeftRunningByADeadCoordinatorRunsAgainAlone) {
     Exec(db.get(), "UPDATE trials SET status = 'running', coordinator_host = 'gone', "
                    "coordinator_pid = 1 WHERE json_extract(config_json, '$.seed') = 1");
   }
+  // ... before its ranks ended: no outcome in its folder (runner/unrecorded_launch.h).
+  ASSERT_TRUE(std::filesystem::remove(
+      dir_ / "results.runs" / "1" / (TrialKey(ReplicatedConfig(1)) + ".launch2") /
+      "ditbench-outcome.json"));
   launcher_.started.clear();
   EXPECT_EQ(Run(o), 0) << err_.str();
   EXPECT_EQ(Folders(launcher_.started),
@@ -110,15 +114,22 @@ TEST_F(SweepRunTest, AdoptedJobIsRecordedAsTheLaunchItRan) {
   const std::string key = TrialKey(ReplicatedConfig(0));
   const std::string of_trial =
       " FROM launches l JOIN trials t ON t.id = l.trial_id WHERE t.trial_key = '" + key + "'";
-  {  // As if a coordinator, now gone, had launch 1 of this trial running as Slurm job 42.
+  {  // As if a coordinator, now gone, had launch 1 of this trial running as Slurm job 42
+     // (a launch not measured before: MarkRunning leaves a measured one as it is).
     auto db = ResultsDb::Open(o.db);
+    const std::string run_dir = Column("SELECT l.run_dir" + of_trial + " AND l.launch = 1").at(0);
+    {
+      SqliteConnection raw = OpenSqlite(o.db.string(), SQLITE_OPEN_READWRITE);
+      Exec(raw.get(), ("DELETE FROM launches WHERE launch = 1 AND trial_id = (SELECT id FROM "
+                       "trials WHERE trial_key = '" + key + "')").c_str());
+    }
     TrialRecord running;
     running.trial_key = key;
     running.config = CanonicalJson(ReplicatedConfig(0));
     running.world_size = 1;
     running.launch = 1;
     running.replicates = 3;
-    running.run_dir = Column("SELECT l.run_dir" + of_trial + " AND l.launch = 1")[0];
+    running.run_dir = run_dir;
     running.started_at = 1;
     running.coordinator_host = "a-host-that-is-gone";
     running.coordinator_pid = 1;

@@ -93,6 +93,10 @@ TEST_F(SweepRunTest, TrialLeftRunningByADeadCoordinatorRunsAgain) {
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
   }
+  // It died before its ranks ended: no outcome in its folder (runner/unrecorded_launch.h).
+  ASSERT_TRUE(std::filesystem::remove(
+      std::filesystem::path(Column("SELECT run_dir FROM results WHERE ulysses = 2")[0]) /
+      "ditbench-outcome.json"));
   launcher_.started.clear();
   EXPECT_EQ(Run(o), 0);
   EXPECT_EQ(launcher_.started.size(), 1u);
@@ -327,9 +331,29 @@ TEST_F(SweepRunTest, SecondCoordinatorOnTheDatabaseExitsTwoAndChangesNothing) {
             std::string::npos)
       << err_.str();
   EXPECT_TRUE(launcher_.started.empty());
-  EXPECT_FALSE(std::filesystem::exists(o.db));
+  EXPECT_EQ(std::filesystem::file_size(o.db), 0u);  // as the holder left it
   held.reset();
   EXPECT_EQ(Run(o), 0) << err_.str();  // the lock went with its holder
+}
+
+// Each alias used to get its own `<alias>.lock`: a second coordinator through a symlink ran
+// trials beside the first, which then overwrote them.
+TEST_F(SweepRunTest, SecondCoordinatorThroughASymlinkedDatabaseExitsTwo) {
+  auto o = Options(kSweep);
+  ASSERT_EQ(Run(o), 0) << err_.str();
+  LockHolder unused;
+  auto held = CoordinatorLock::TryAcquire(o.db, &unused);
+  ASSERT_TRUE(held.has_value());
+  auto alias = o;
+  std::filesystem::create_directory(dir_ / "other");
+  alias.db = dir_ / "other" / "alias.db";
+  std::filesystem::create_symlink(o.db, alias.db);
+  alias.rerun = "all";
+  launcher_.started.clear();
+  EXPECT_EQ(Run(alias), 2);
+  EXPECT_NE(err_.str().find("in use by another `ditbench run`"), std::string::npos)
+      << err_.str();
+  EXPECT_TRUE(launcher_.started.empty());
 }
 
 TEST_F(SweepRunTest, TwoDatabasesInOneFolderKeepTheirFiles) {

@@ -2,6 +2,7 @@
 
 #include "experiments/trial_metrics.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -18,6 +19,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class ResultsDbTest : public ::testing::Test {
  protected:
@@ -101,6 +103,112 @@ TEST_F(ResultsDbTest, NewerSchemaIsRefused) {
       EXPECT_THAT(e.what(), HasSubstr(DbPath().string()));
     }
   }
+}
+
+// A hand-edited version outside 0..kSchemaVersion is one line, not an index into the
+// migrations (a negative one used to crash `run`).
+TEST_F(ResultsDbTest, OutOfRangeSchemaVersionIsRefusedInOneLine) {
+  ResultsDb::Open(DbPath());
+  for (const char* version : {"-5", "9223372036854775807"}) {
+    {
+      SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+      Exec(raw.get(), fmt::format("UPDATE schema_version SET version = {}", version).c_str());
+    }
+    for (bool read_only : {false, true}) {
+      try {
+        ResultsDb::Open(DbPath(), read_only);
+        FAIL() << "opened a database with schema version " << version;
+      } catch (const StorageError& e) {
+        EXPECT_THAT(e.what(), HasSubstr(version));
+        EXPECT_THAT(e.what(), HasSubstr(DbPath().string()));
+        EXPECT_THAT(std::string(e.what()), Not(HasSubstr("\n")));
+      }
+    }
+  }
+}
+
+// Another program inside BEGIN IMMEDIATE used to make a record fail after 5 s ("database is
+// locked"). Now the writer waits with backoff, says so, and records once the lock is gone.
+TEST_F(ResultsDbTest, AnotherProgramsWriteLockDelaysARecordAndLosesNothing) {
+  auto db = ResultsDb::Open(DbPath());
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  SqliteConnection other = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+  Exec(other.get(), "BEGIN IMMEDIATE; INSERT INTO sweeps (name, created_at) "
+                    "VALUES ('held', '2026-01-01T00:00:00.000Z')");
+  std::vector<std::string> waits;
+  BusyWait wait;
+  wait.report_after = std::chrono::milliseconds(0);
+  wait.waiting = [&](const std::filesystem::path& path) {
+    waits.push_back(path.string());
+    Exec(other.get(), "COMMIT");  // the other program ends its transaction
+  };
+  db->SetBusyWait(wait);
+  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+  EXPECT_THAT(waits, ElementsAre(DbPath().string()));
+  EXPECT_EQ(QueryText("SELECT count(*) FROM trials WHERE status = 'ok'"), "1");
+  EXPECT_EQ(QueryText("SELECT count(*) FROM sweeps WHERE name = 'held'"), "1");
+}
+
+TEST_F(ResultsDbTest, AWaitForAnotherProgramsLockEndsWhenToldToGiveUp) {
+  auto db = ResultsDb::Open(DbPath());
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  SqliteConnection other = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+  Exec(other.get(), "BEGIN IMMEDIATE");
+  int asked = 0;
+  BusyWait wait;
+  wait.give_up = [&] { return ++asked > 3; };
+  db->SetBusyWait(wait);
+  EXPECT_THROW(
+      db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50)),
+      StorageError);
+  EXPECT_EQ(asked, 4);
+  Exec(other.get(), "ROLLBACK");
+}
+
+// A rerun of a measured trial starts: the measurement stays until the new one replaces it,
+// and an interrupted rerun records nothing over it.
+TEST_F(ResultsDbTest, ARerunKeepsTheOldMeasurementUntilANewOneReplacesIt) {
+  auto db = ResultsDb::Open(DbPath());
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  const TrialConfig config = test::MakeConfig(2);
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  TrialRecord rerun = test::MakeTrial(config, TrialStatus::kRunning, 0);
+  rerun.metrics.reset();
+  db->MarkRunning(campaign, rerun);
+  EXPECT_EQ(QueryText("SELECT status || ' ' || latency_ms FROM results"), "ok 50.0");
+  rerun.status = TrialStatus::kInterrupted;
+  TrialOutcome interrupted;
+  interrupted.status = TrialStatus::kInterrupted;
+  db->RecordLaunch(campaign, rerun, interrupted);
+  EXPECT_EQ(QueryText("SELECT status || ' ' || latency_ms FROM results"), "ok 50.0");
+  const TrialRecord measured = test::MakeTrial(config, TrialStatus::kOk, 40);
+  TrialOutcome ok;
+  ok.status = TrialStatus::kOk;
+  ok.metrics = measured.metrics;
+  db->RecordLaunch(campaign, measured, ok);
+  EXPECT_EQ(QueryText("SELECT status || ' ' || latency_ms FROM results"), "ok 40.0");
+}
+
+// --sql's memory is capped: a statement that needs more ends with one line, not bad_alloc.
+TEST_F(ResultsDbTest, ReadOnlySqlPastItsMemoryCapIsStopped) {
+  ResultsDb::Open(DbPath());
+  auto db = ResultsDb::Open(DbPath(), /*read_only=*/true);
+  struct : ResultSink {
+    void Columns(const std::vector<std::string>&) override {}
+    void Row(const std::vector<ResultCell>&) override {}
+  } ignore;
+  SqlLimits limits;
+  limits.heap_bytes = std::int64_t{16} << 20;
+  try {  // about 200 MB of text in one value
+    db->StreamReadOnlySql(
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) "
+        "SELECT length(group_concat(printf('%0100d', x))) FROM c",
+        limits, ignore);
+    FAIL() << "ran past its memory cap";
+  } catch (const QueryError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("needed more than 16 MiB of memory"));
+  }
+  EXPECT_EQ(db->RunReadOnlySql("SELECT 1").rows.size(), 1u);  // the cap is lifted after
 }
 
 TEST_F(ResultsDbTest, ForeignDatabaseIsRefused) {
@@ -309,11 +417,13 @@ TEST_F(ResultsDbTest, CoordinatorKilledMidTransactionLeavesNoPartialTrial) {
   EXPECT_EQ(db->TrialStatuses(campaign).size(), 2u);
 }
 
-TEST_F(ResultsDbTest, MarkRunningClearsOldMeasurements) {
+// A launch that did not finish (interrupted) is marked running again; a measured one is kept
+// (ARerunKeepsTheOldMeasurementUntilANewOneReplacesIt).
+TEST_F(ResultsDbTest, MarkRunningMarksAnUnfinishedLaunchRunning) {
   auto db = ResultsDb::Open(DbPath());
   std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
   TrialConfig config = test::MakeConfig(1);
-  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kInterrupted, 0));
   db->MarkRunning(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
   EXPECT_TRUE(db->Samples(campaign, TrialKey(config)).empty());
   EXPECT_EQ(QueryText("SELECT status || ':' || ifnull(latency_ms, 'null') FROM results"),

@@ -84,6 +84,7 @@ class FakeLauncher final : public Launcher {
             overlapping_devices = true;
     if (interrupt != nullptr && static_cast<int>(started.size()) == interrupt_at_start)
       interrupt->requested = true;
+    if (on_start) on_start(request);
     return handle;
   }
 
@@ -135,6 +136,7 @@ class FakeLauncher final : public Launcher {
   // the i-th Wait() (from 0) of each, before it returns.
   int waits_before_finish = 0;
   std::function<void(int)> on_wait;
+  std::function<void(const LaunchRequest&)> on_start;  // called after each Start()
 
  private:
   struct Trial {
