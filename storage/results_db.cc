@@ -31,6 +31,30 @@ void BindTextOrNull(Statement& statement, int index, const std::string& text) {
   }
 }
 
+// The machine's health of a trial measured in several launches: busy when any launch was, so
+// that a later, quiet launch does not hide an earlier, disturbed one (each launch's own health
+// is what the coordinator sampled over that launch). `earlier` is the row's health before this
+// launch; `latest` this launch's.
+nlohmann::json FoldLaunchHealth(const nlohmann::json& earlier, nlohmann::json latest) {
+  const auto busy = [](const nlohmann::json& h) {
+    return h.is_object() && h.value("busy", false) == true;
+  };
+  if (!busy(earlier) || busy(latest)) return latest;
+  if (!latest.is_object()) latest = nlohmann::json::object();
+  latest["busy"] = true;
+  latest["note"] = earlier.value("note", std::string("busy")) + " (an earlier launch)";
+  latest["earlier_launch_busy"] = earlier;
+  return latest;
+}
+
+// The health_json stored for the trial now, or null.
+nlohmann::json StoredHealth(sqlite3* db, std::int64_t campaign_id, const std::string& key) {
+  Statement query(db, "SELECT health_json FROM trials WHERE campaign_id = ? AND trial_key = ?");
+  query.Bind(1, campaign_id).Bind(2, key);
+  if (!query.Step() || query.IsNull(0)) return nullptr;
+  return nlohmann::json::parse(query.Text(0), nullptr, /*allow_exceptions=*/false);
+}
+
 // Inserts or updates the trial row; returns its id (stable across updates). The canonical
 // configuration is stored split: what is computed (config_json) and how it is measured
 // (policy_json), as the trial key sees them.
@@ -74,7 +98,13 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
   } else {
     upsert.BindNull(13);
   }
-  BindTextOrNull(upsert, 14, trial.health.is_null() ? std::string() : trial.health.dump());
+  // A later launch of the trial (replicates, a promoted halving trial) folds into the health
+  // of the launches before it; a first launch starts afresh.
+  const nlohmann::json health =
+      trial.launch > 0
+          ? FoldLaunchHealth(StoredHealth(db, campaign_id, trial.trial_key), trial.health)
+          : trial.health;
+  BindTextOrNull(upsert, 14, health.is_null() ? std::string() : health.dump());
   BindTextOrNull(upsert, 16, trial.scheduler_job);
   BindTextOrNull(upsert, 17, trial.placement.is_null() ? std::string() : trial.placement.dump());
   if (trial.started_at > 0) {

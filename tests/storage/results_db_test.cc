@@ -550,6 +550,29 @@ TEST_F(ResultsDbTest, SlowestSeriesByLaunchReducesRanksPerIterationOfEveryOkLaun
     EXPECT_EQ(SlowestSeries(samples[launch]), series.at(two.trial_key)[launch]);
 }
 
+// With replicates each launch reports the machine's health over its own window: a quiet last
+// launch must not hide a disturbed first one (the trial's median covers both).
+TEST_F(ResultsDbTest, ABusyEarlierLaunchKeepsTheTrialBusy) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  TrialRecord first = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
+  first.replicates = 2;
+  first.health = {{"busy", true}, {"note", "others used 1.2 cores: cc1plus 1.2"}};
+  db->RecordTrial(campaign, first);
+  TrialRecord second = first;
+  second.launch = 1;
+  second.health = {{"busy", false}, {"note", ""}};
+  db->RecordLaunch(campaign, second, TrialOutcome{TrialStatus::kOk, "", first.metrics});
+  EXPECT_EQ(QueryText("SELECT busy FROM results"), "1");
+  EXPECT_EQ(QueryText("SELECT health_note FROM results"),
+            "others used 1.2 cores: cc1plus 1.2 (an earlier launch)");
+  // A fresh first launch (a rerun) starts afresh.
+  TrialRecord rerun = first;
+  rerun.health = {{"busy", false}, {"note", ""}};
+  db->RecordTrial(campaign, rerun);
+  EXPECT_EQ(QueryText("SELECT busy FROM results"), "0");
+}
+
 TEST_F(ResultsDbTest, ResultRowCarriesModelOverrides) {
   auto db = ResultsDb::Open(DbPath());
   std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
