@@ -1,6 +1,7 @@
 // `ditbench compare`: see runner/compare.h.
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -10,6 +11,7 @@
 
 #include "report/comparison.h"
 #include "report/comparison_output.h"
+#include "report/output_file.h"
 #include "runner/command.h"
 #include "runner/compare.h"
 
@@ -40,13 +42,11 @@ int RunCompareOrThrow(const CompareOptions& options, std::ostream& out, std::ost
       *a_db, a, *b_db, b, CompareSettings{options.noise_floor_pct, options.min_effect_pct});
   if (options.output.empty()) {
     WriteComparison(comparison, options.format, out);
+    CheckOutput(out, "the comparison");
   } else {
-    std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
-    WriteComparison(comparison, options.format, file);
-    file.close();
-    if (!file) {
-      throw std::runtime_error(fmt::format("cannot write '{}'", options.output.string()));
-    }
+    std::ostringstream text;
+    WriteComparison(comparison, options.format, text);
+    WriteOutputFile(options.output, text.str());  // every write checked; throws with the cause
     out << "wrote " << options.output.string() << '\n';
   }
   if (!options.fail_on_regression_pct) return kExitOk;
@@ -73,6 +73,9 @@ int RunCompareOrThrow(const CompareOptions& options, std::ostream& out, std::ost
 int RunCompare(const CompareOptions& options, std::ostream& out, std::ostream& err) {
   try {
     return RunCompareOrThrow(options, out, err);
+  } catch (const OutputWriteError& e) {
+    err << "ditbench compare: error: " << e.what() << '\n';
+    return kExitTrialsFailed;
   } catch (const std::exception& e) {
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');

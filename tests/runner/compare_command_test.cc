@@ -186,8 +186,18 @@ TEST_F(CompareCommandTest, HtmlGoesToTheOutputFile) {
   EXPECT_THAT(html, HasSubstr("<td class=\"verdict-slower\">slower</td>"));
   EXPECT_THAT(html, Not(HasSubstr("<script")));
   options.output = dir_ / "no such folder" / "compare.html";
-  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_EQ(Run(options), kExitTrialsFailed);
   EXPECT_THAT(err_.str(), HasSubstr("cannot write"));
+}
+
+// A full disk is an error with its cause and exit 1, never "wrote" (issue 19).
+TEST_F(CompareCommandTest, AnOutputThatCannotBeWrittenFailsWithItsCause) {
+  CompareOptions options = Options();
+  options.output = "/dev/full";
+  out_.str("");
+  EXPECT_EQ(Run(options), kExitTrialsFailed);
+  EXPECT_THAT(err_.str(), HasSubstr("cannot write '/dev/full': No space left on device"));
+  EXPECT_THAT(out_.str(), Not(HasSubstr("wrote")));
 }
 
 TEST_F(CompareCommandTest, SidesInTwoDatabases) {
