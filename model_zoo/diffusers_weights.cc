@@ -131,10 +131,15 @@ const Rules& RulesFor(const DiffusersModel& model) {
                     std::to_string(c.single_blocks) + "/" + std::to_string(c.vae_channels.size()) +
                     "/" + std::to_string(c.vae_layers);
   if (now != key) {
-    if (model.kind == DiffusersKind::kVae) rules = VaeRules(c);
-    else if (c.family == ModelFamily::kPixArt) rules = PixArtRules(c);
-    else if (c.family == ModelFamily::kMmDit) rules = Sd3Rules(c);
-    else rules = FluxRules(c);
+    if (model.kind == DiffusersKind::kVae) {
+      rules = VaeRules(c);
+    } else {
+      switch (c.family) {  // no default: a new family must name its rules here
+        case ModelFamily::kPixArt: rules = PixArtRules(c); break;
+        case ModelFamily::kMmDit: rules = Sd3Rules(c); break;
+        case ModelFamily::kFlux: rules = FluxRules(c); break;
+      }
+    }
     key = now;
   }
   return rules;
