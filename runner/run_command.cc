@@ -137,7 +137,7 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
       if (!ParseDuration(nlohmann::json(*budget), &options->budget_s)) {
         std::cerr << "ditbench run: error: --budget '" << *budget
                   << "': expected a duration such as 90s, 30m or 8h\n";
-        return 2;
+        return kExitUsage;
       }
     }
     SignalInterrupt interrupt;

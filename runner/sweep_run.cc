@@ -18,6 +18,7 @@
 #include "experiments/worker_contract.h"
 #include "runner/build_info.h"
 #include "runner/halving.h"
+#include "runner/command.h"
 #include "runner/command_program.h"
 #include "runner/coordinator_lock.h"
 #include "runner/database_wait.h"
@@ -568,13 +569,13 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   ParseResult parsed = ParseSweepFile(options.sweep);
   if (!parsed.ok()) {
     for (const auto& e : parsed.errors) err << e.ToString() << "\n";
-    return 2;
+    return kExitUsage;
   }
   const SweepSpec& spec = parsed.spec;
   const auto policy = ParsePlacementPolicy(options.policy);
   if (!policy) {
     err << "ditbench run: error: --policy '" << options.policy << "': expected exclusive or pack\n";
-    return 2;
+    return kExitUsage;
   }
   Placement placement;
   try {
@@ -583,7 +584,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
                                  *policy == PlacementPolicy::kPack ? effects.cpus : nullptr);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
-    return 2;
+    return kExitUsage;
   }
   if (const unsigned cores = std::thread::hardware_concurrency();
       !placement.capacity.on_gpu && cores > 0 &&
@@ -601,41 +602,41 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   const TrialSelectionResult selected = SelectTrials(spec.name, plan, options.only);
   if (selected.error) {
     err << "ditbench run: error: " << *selected.error << "\n";
-    return 2;
+    return kExitUsage;
   }
   const TrialSelection& selection = selected.selection;
   const auto worker = options.worker.empty() ? DefaultWorker() : options.worker;
   if (spec.workload == "command") {
     if (auto problem = CommandProgramProblem(spec); problem && !options.dry_run) {
       err << *problem << "\n";
-      return 2;
+      return kExitUsage;
     }
   } else if (!options.dry_run && !std::filesystem::exists(worker)) {
     err << "ditbench run: error: worker not found at " << worker.string()
         << " (build ditbench-worker or pass --worker)\n";
-    return 2;
+    return kExitUsage;
   }
   if (options.dry_run) {
     SweepPlan shown = plan;
     std::erase_if(shown.trials, [&](const PlannedTrial& t) { return !selection.Selects(t.key); });
     WriteDryRun(options, spec, shown, assumptions, out);
-    return 0;
+    return kExitOk;
   }
 
   // One coordinator per database, from before it is opened until this function returns.
   std::optional<CoordinatorLock> lock = LockForCommand(options.db, "run", err);
-  if (!lock) return 2;
+  if (!lock) return kExitUsage;
   const auto run_root =
       options.run_root.empty() ? DefaultRunRoot(options.db) : options.run_root;
   try {
     if (std::string owned = ClaimRunRoot(run_root, options.db); !owned.empty()) {
       err << "ditbench run: error: " << owned << "\n";
-      return 2;
+      return kExitUsage;
     }
   } catch (const std::exception& e) {
     err << "ditbench run: error: cannot use run folder '" << run_root.string()
         << "': " << e.what() << "\n";
-    return 2;
+    return kExitUsage;
   }
 
   std::unique_ptr<ResultsDb> db;
@@ -668,7 +669,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     const std::vector<CampaignInfo> campaigns = db->Campaigns();
     if (auto lost = UnknownCampaignFolders(run_root, campaigns); !lost.empty()) {
       err << "ditbench run: error: " << UnknownCampaignsProblem(run_root, options.db, lost) << "\n";
-      return 2;
+      return kExitUsage;
     }
     // A campaign is one spec: a changed sweep file starts a new one, and says what changed.
     const CampaignChoice choice =
@@ -696,7 +697,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     launch_statuses = db->LaunchStatuses(campaign);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
-    return 2;
+    return kExitUsage;
   }
 
   // Resume: launches already settled are kept; the rest interleaved (runner/resume.h).
@@ -742,11 +743,11 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     // committed are safe.
     loop.Abandon();
     err << "ditbench run: error: " << e.what() << "\n";
-    return 1;
+    return kExitTrialsFailed;
   }
   if (effects.interrupt.Requested()) {
     out << "interrupted: finished trials are saved; run the same command again to resume\n";
-    return 130;
+    return kExitInterrupted;
   }
   if (loop.budget_spent) {
     out << fmt::format("stopped: the budget of {:.0f} s is spent; {} ran ({} ok), {} launch(es) "
@@ -758,7 +759,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
     out << fmt::format("stopped: {} ran ({} ok); the machine was busy; run the same command "
                        "again to resume\n",
                        loop.ran, loop.ok);
-    return 1;
+    return kExitTrialsFailed;
   }
   try {
     // A run limited by --only finishes the campaign only once every trial is recorded.
