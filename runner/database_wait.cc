@@ -11,7 +11,7 @@ BusyWait ConsoleBusyWait(const InterruptSource& interrupt, std::ostream& out) {
   wait.waiting = [&out](const std::filesystem::path& db) {
     out << fmt::format(
                "results database '{}' is locked by another program (a write transaction, e.g. "
-               "BEGIN IMMEDIATE in sqlite3 or pandas): waiting for it to end; nothing is lost "
+               "BEGIN IMMEDIATE in the SQLite shell or pandas): waiting for it to end; nothing is lost "
                "meanwhile (Ctrl-C stops the run)\n",
                db.string())
         << std::flush;

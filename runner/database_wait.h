@@ -1,4 +1,4 @@
-// What `run` does while another program holds the results database's write lock (the sqlite3
+// What `run` does while another program holds the results database's write lock (the SQLite
 // shell or pandas inside BEGIN IMMEDIATE ... COMMIT): it waits, with backoff, and says so once
 // per wait on the console; a finished trial is recorded once the lock is released. Ctrl-C
 // stops the wait (the run then ends as storage trouble does: exit 1, trials in flight

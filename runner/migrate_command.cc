@@ -8,13 +8,10 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <sqlite3.h>
 
 #include "runner/command.h"
 #include "runner/coordinator_lock.h"
 #include "storage/results_db.h"
-#include "storage/schema.h"
-#include "storage/statement.h"
 
 namespace ditbench {
 
@@ -28,11 +25,7 @@ int MigrateDatabase(const std::filesystem::path& db, std::ostream& out, std::ost
     // Declared before the database, so that the database closes first (coordinator_lock.h).
     std::optional<CoordinatorLock> lock = LockForCommand(db, "migrate", err);
     if (!lock) return kExitUsage;
-    std::int64_t before = 0;
-    {
-      SqliteConnection raw = OpenSqlite(db.string(), SQLITE_OPEN_READONLY);
-      before = ReadSchemaVersion(raw.get());
-    }
+    const std::int64_t before = StoredSchemaVersion(db);
     ResultsDb::Open(db);  // migrates, then checks the schema is complete
     if (before == kSchemaVersion) {
       out << fmt::format("'{}' is at schema version {} already: nothing to do\n", db.string(),

@@ -309,6 +309,11 @@ extern "C" int RetryWhileBusy(void* context, int count) {
 
 }  // namespace
 
+std::int64_t StoredSchemaVersion(const std::filesystem::path& path) {
+  SqliteConnection raw = OpenSqlite(path.string(), SQLITE_OPEN_READONLY);
+  return ReadSchemaVersion(raw.get());
+}
+
 std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bool read_only,
                                            BusyWait wait) {
   if (read_only) {

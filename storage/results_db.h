@@ -91,6 +91,11 @@ struct BusyWait {
   std::chrono::milliseconds report_after{1000};
 };
 
+// The schema version stored in the database at `path`, read without migrating or checking
+// anything else (`ditbench migrate` says from which version it brought a database). Throws
+// StorageError when `path` is not a database.
+std::int64_t StoredSchemaVersion(const std::filesystem::path& path);
+
 class ResultsDb {
  public:
   // Opens or creates the database at `path`. `read_only` never creates or migrates. A writer
