@@ -39,8 +39,8 @@ std::optional<std::string> TrialFileProblem(const nlohmann::json& trial) {
   for (const auto& [key, value] : config.items()) {
     const std::string field = "config." + key;
     if (key == "workload") {
-      if (!value.is_string() || (value != "dit" && value != "command"))
-        return Problem(field, "'dit' or 'command'", value);
+      if (!value.is_string() || !ParseWorkload(value.get<std::string>()))
+        return Problem(field, WorkloadNameList(), value);
       continue;
     }
     if (key == "command") {
