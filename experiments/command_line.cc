@@ -1,5 +1,6 @@
 #include "experiments/command_line.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -68,9 +69,13 @@ std::optional<std::string> PlaceholderValue(const TrialConfig& config, const std
   if (name == "world_size") return std::to_string(config.world_size());
   if (name == "model") return config.model;
   if (auto it = config.custom.find(name); it != config.custom.end()) return Text(it->second);
+  // Otherwise only a built-in trial key names a field (the parser accepts no other name): the
+  // program itself, the custom axes as a whole and the workload are not argument values.
+  const std::vector<std::string>& keys = TrialKeys();
+  if (!std::binary_search(keys.begin(), keys.end(), name)) return std::nullopt;
   const nlohmann::json canonical = CanonicalJson(config);
   const std::string key = CanonicalKeyOf(name);
-  if (key == "command" || key == "custom" || !canonical.contains(key)) return std::nullopt;
+  if (!canonical.contains(key)) return std::nullopt;
   return Text(canonical[key]);
 }
 

@@ -71,18 +71,17 @@ class SpecReader {
     } else Error(root.Mark(), "name", "missing required key 'name' (the campaign name)");
     if (sections.contains("description")) spec_.description = Text(sections["description"], "description");
     if (sections.contains("workload")) {
-      spec_.workload = Text(sections["workload"], "workload");
-      if (spec_.workload != "dit" && spec_.workload != "command")
-        Error(sections["workload"].Mark(), "workload",
-              "expected 'dit' (the built-in DiT worker) or 'command' (your own program, see "
-              "'command')");
+      const std::string name = Text(sections["workload"], "workload");
+      if (const auto workload = ParseWorkload(name)) spec_.workload = *workload;
+      else Error(sections["workload"].Mark(), "workload", "expected " + WorkloadChoices());
       spec_.defaults.workload = spec_.workload;  // part of every trial's identity
     }
     if (sections.contains("command")) ReadCommand(sections["command"]);
-    else if (spec_.workload == "command")
+    else if (RunsProgram())
       Error(root.Mark(), "command",
-            "missing required key 'command' for workload 'command' (the program and its "
-            "arguments, e.g. [python3, bench.py, --steps, \"{steps}\"])");
+            fmt::format("missing required key 'command' for workload '{}' (the program and its "
+                        "arguments, e.g. [python3, bench.py, --steps, \"{{steps}}\"])",
+                        WorkloadName(spec_.workload)));
     if (sections.contains("replicates")) ReadReplicates(sections["replicates"]);
     if (sections.contains("on_oom")) {
       const std::string policy = Text(sections["on_oom"], "on_oom");
@@ -209,11 +208,15 @@ class SpecReader {
     }
   }
 
+  // Whether the sweep's workload starts its own program: only then does it give a `command`
+  // and may it have custom axes.
+  bool RunsProgram() const { return TraitsOf(spec_.workload).launch == WorkloadLaunch::kProgram; }
+
   // Whether `key_node` names a custom axis. Only a `command` workload has them; a name one
   // typo away from a built-in key is taken for that typo, not for a new axis. Reports why not.
   bool IsCustomAxis(const YAML::Node& key_node, const std::string& where) {
     const std::string key = key_node.IsScalar() ? key_node.Scalar() : "";
-    if (spec_.workload != "command") {
+    if (!RunsProgram()) {
       UnknownKey(key_node, where, TrialKeys());
       return false;
     }
@@ -236,7 +239,7 @@ class SpecReader {
 
   // `command`: a non-empty list of strings (numbers are taken as their text).
   void ReadCommand(const YAML::Node& node) {
-    if (spec_.workload != "command") {
+    if (!RunsProgram()) {
       Error(node.Mark(), "command", "only a sweep with 'workload: command' runs a command");
       return;
     }

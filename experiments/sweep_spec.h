@@ -57,9 +57,9 @@ struct Constraint {
 struct SweepSpec {
   std::string name;
   std::string description;
-  std::string workload = "dit";             // "dit" or "command"
-  // workload "command": the argument templates (also in defaults.command), each with where it
-  // was written (line, column), for diagnostics.
+  Workload workload = Workload::kDit;       // also in defaults.workload
+  // A workload launched as a program (the `command` workload): the argument templates (also in
+  // defaults.command), each with where it was written (line, column), for diagnostics.
   std::vector<Setting> command;
   // Separate process launches of every trial, interleaved across the campaign (all trials
   // once, then each a second time, ...) so that drift hits every configuration alike. A

@@ -117,7 +117,15 @@ TrialConfig TrialConfigFromJson(const nlohmann::json& j) {
   get("cfg", c.cfg);
   get("dp", c.dp);
   // Added with key format v2: a configuration written before it is a `dit` trial.
-  if (j.contains("workload")) get("workload", c.workload);
+  if (j.contains("workload")) {
+    std::string workload;
+    get("workload", workload);
+    const auto parsed = ParseWorkload(workload);
+    if (!parsed)
+      throw std::invalid_argument(
+          fmt::format("key 'workload' is '{}': expected {}", workload, WorkloadNameList()));
+    c.workload = *parsed;
+  }
   // Added with the `command` workload: absent in earlier configurations.
   if (j.contains("command")) get("command", c.command);
   // Added with tiled VAE decoding: absent in earlier configurations (one piece).

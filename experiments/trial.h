@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/workload.h"
+
 namespace ditbench {
 
 // When to stop timing a trial: never before `min` timed iterations, never after `max`; in
@@ -44,12 +46,13 @@ std::string_view PrecisionName(Precision precision);
 std::optional<Precision> ParsePrecision(std::string_view name);
 
 struct TrialConfig {
-  std::string workload = "dit";  // "dit" (the built-in worker) or "command" (an external program)
-  // workload "command": the program and its arguments, each a template whose {placeholders}
-  // name trial fields (experiments/command_line.h). Empty for "dit".
+  Workload workload = Workload::kDit;  // experiments/workload.h
+  // A workload launched as a program (WorkloadLaunch::kProgram): the program and its
+  // arguments, each a template whose {placeholders} name trial fields
+  // (experiments/command_line.h). Empty otherwise.
   std::vector<std::string> command;
-  // workload "command": custom axes, any name a sweep gives them, to scalar values (numbers,
-  // strings, booleans). Part of the identity; empty for "dit".
+  // A workload launched as a program: custom axes, any name a sweep gives them, to scalar
+  // values (numbers, strings, booleans). Part of the identity; empty otherwise.
   std::map<std::string, nlohmann::json> custom;
   std::string model = "pixart-alpha";  // a preset name (model_zoo/model_config.h)
   std::map<std::string, int> model_overrides;  // preset dimensions replaced, e.g. depth
@@ -100,7 +103,7 @@ std::string CanonicalText(const TrialConfig& config);
 // leaves out the measurement policy and every field at its identity default.
 std::string TrialKey(const TrialConfig& config);
 // Inverse of CanonicalJson. Throws std::invalid_argument naming the bad key. `workload` may
-// be missing (configurations written before key format v2): "dit".
+// be missing (configurations written before key format v2): Workload::kDit.
 TrialConfig TrialConfigFromJson(const nlohmann::json& json);
 
 // Lifecycle of a trial in the database. Stored as the lower-case name.

@@ -1,6 +1,7 @@
 #include "experiments/trial_file_check.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,37 @@ std::string Problem(const std::string& field, const std::string& expected,
   std::string shown = got.dump();
   if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
   return fmt::format("'{}': expected {}, got {}", field, expected, shown);
+}
+
+using FieldCheck = std::optional<std::string> (*)(const std::string& field,
+                                                  const nlohmann::json& value);
+
+// The canonical configuration keys that no setting checks (a sweep writes them elsewhere: its
+// top-level `workload` and `command`, custom axes as keys of their own), each with its check.
+const std::map<std::string, FieldCheck>& FieldsWithoutSetting() {
+  static const std::map<std::string, FieldCheck> checks = {
+      {"workload",
+       [](const std::string& field, const nlohmann::json& value) -> std::optional<std::string> {
+         if (value.is_string() && ParseWorkload(value.get<std::string>())) return std::nullopt;
+         return Problem(field, WorkloadNameList(), value);
+       }},
+      {"command",
+       [](const std::string& field, const nlohmann::json& value) -> std::optional<std::string> {
+         if (value.is_array() && std::all_of(value.begin(), value.end(),
+                                             [](const auto& v) { return v.is_string(); }))
+           return std::nullopt;
+         return Problem(field, "a list of strings", value);
+       }},
+      {"custom",
+       [](const std::string& field, const nlohmann::json& value) -> std::optional<std::string> {
+         if (!value.is_object()) return Problem(field, "an object of custom axes", value);
+         for (const auto& [name, axis] : value.items())
+           if (!IsCustomAxisName(name) || !axis.is_primitive() || axis.is_null())
+             return Problem(field + "." + name, "a custom axis name with a scalar value", axis);
+         return std::nullopt;
+       }},
+  };
+  return checks;
 }
 
 // The setting (sweep key) that checks a canonical configuration key.
@@ -38,22 +70,9 @@ std::optional<std::string> TrialFileProblem(const nlohmann::json& trial) {
   if (!config.is_object()) return Problem("config", "a JSON object", config);
   for (const auto& [key, value] : config.items()) {
     const std::string field = "config." + key;
-    if (key == "workload") {
-      if (!value.is_string() || (value != "dit" && value != "command"))
-        return Problem(field, "'dit' or 'command'", value);
-      continue;
-    }
-    if (key == "command") {
-      if (!value.is_array() ||
-          !std::all_of(value.begin(), value.end(), [](const auto& v) { return v.is_string(); }))
-        return Problem(field, "a list of strings", value);
-      continue;
-    }
-    if (key == "custom") {
-      if (!value.is_object()) return Problem(field, "an object of custom axes", value);
-      for (const auto& [name, axis] : value.items())
-        if (!IsCustomAxisName(name) || !axis.is_primitive() || axis.is_null())
-          return Problem(field + "." + name, "a custom axis name with a scalar value", axis);
+    if (const auto check = FieldsWithoutSetting().find(key);
+        check != FieldsWithoutSetting().end()) {
+      if (auto problem = check->second(field, value)) return problem;
       continue;
     }
     // 0 is the canonical form of "as many patches as PipeFusion stages".

@@ -50,7 +50,7 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
           {"seed", c.seed},
           {"steps", c.steps},
           {"ulysses", c.ulysses},
-          {"workload", c.workload}};
+          {"workload", std::string(WorkloadName(c.workload))}};
   // A command's program and custom axes; written only when set, so that the canonical form of
   // a built-in trial is what it was before the `command` workload existed.
   if (!c.command.empty()) computation["command"] = c.command;

@@ -122,7 +122,7 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
 
   std::string unused;
   // FLOPs are the built-in worker's: a command's model is only a label.
-  if (auto model = config.workload == "dit"
+  if (auto model = TraitsOf(config.workload).builtin_model
                        ? ResolveModel(config.model, config.model_overrides, &unused)
                        : std::nullopt) {
     const int forwards = config.scope == Scope::kForward ? 1 : config.steps;

@@ -246,7 +246,7 @@ bool ApplySetting(TrialConfig& config, const std::string& key, const Json& value
                   std::string* expected) {
   auto it = Setters().find(key);
   if (it != Setters().end()) return it->second(config, value, expected);
-  if (config.workload == "command" && IsCustomAxisName(key)) {
+  if (TraitsOf(config.workload).launch == WorkloadLaunch::kProgram && IsCustomAxisName(key)) {
     *expected = "a number, a string or true/false (a custom axis takes scalar values)";
     if (!value.is_primitive() || value.is_null()) return false;
     config.custom[key] = value;

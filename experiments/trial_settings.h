@@ -21,9 +21,9 @@ namespace ditbench {
 const std::vector<std::string>& TrialKeys();
 
 // Sets `key` of `config` from `value`. On a bad value returns false and puts what was
-// expected into `*expected`. Unknown keys also return false, except for a `command` workload
-// (config.workload == "command"), where a key that is a custom axis name takes any scalar value
-// into config.custom.
+// expected into `*expected`. Unknown keys also return false, except for a workload launched as
+// a program (WorkloadLaunch::kProgram, the `command` workload), where a key that is a custom
+// axis name takes any scalar value into config.custom.
 bool ApplySetting(TrialConfig& config, const std::string& key, const nlohmann::json& value,
                   std::string* expected);
 

@@ -21,7 +21,7 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
   if (!resolved) return error;
   const ModelConfig& model = *resolved;
   // A command runs its own program: the model is a label, its shape rules are the program's.
-  if (c.workload == "command") return WorldSizeProblem(c, capacity);
+  if (!TraitsOf(c.workload).builtin_model) return WorldSizeProblem(c, capacity);
 
   // Shapes: the parallel degrees must split the model and the image evenly.
   const int sp = c.ring * c.ulysses;
@@ -70,7 +70,8 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
 // What this build implements. Each is a missing feature, not a user error, and says so.
 std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& capacity) {
   // REQUIRES: BrokenRule(c, capacity) found nothing, so the model resolves.
-  if (c.workload == "command") return std::nullopt;  // the program knows what it supports
+  // A program of the user's own knows what it supports.
+  if (!TraitsOf(c.workload).builtin_model) return std::nullopt;
   std::string error;
   auto model = ResolveModel(c.model, c.model_overrides, &error);
   if (!capacity.on_gpu && c.precision == Precision::kTf32)

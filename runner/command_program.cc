@@ -50,7 +50,8 @@ std::string_view ProcessPath() {
 }
 
 std::optional<std::string> CommandProgramProblem(const SweepSpec& spec) {
-  if (spec.workload != "command" || spec.command.empty()) return std::nullopt;
+  if (TraitsOf(spec.workload).launch != WorkloadLaunch::kProgram || spec.command.empty())
+    return std::nullopt;
   const std::string program = spec.defaults.command.front();
   if (!ResolveProgram(program, CommandFolder(spec), ProcessPath()).empty()) return std::nullopt;
   const Setting& where = spec.command.front();

@@ -28,12 +28,13 @@ std::filesystem::path ResolveProgram(const std::string& program,
 std::string_view ProcessPath();
 
 // When the sweep's program cannot be found: one line, "file:line:column: 'command[0]': ...".
-// nullopt when it is found (or the workload is not `command`).
+// nullopt when it is found (or the workload is not launched as a program).
 std::optional<std::string> CommandProgramProblem(const SweepSpec& spec);
 
 // Sets the program, arguments (placeholders replaced by the trial's values) and working folder
-// of `request` for trial `config` of `spec`. REQUIRES: config.workload == "command", from a
-// sweep that parsed without errors. Throws std::invalid_argument if a placeholder has no value.
+// of `request` for trial `config` of `spec`. REQUIRES: config's workload is launched as a
+// program (WorkloadLaunch::kProgram), from a sweep that parsed without errors. Throws
+// std::invalid_argument if a placeholder has no value.
 void SetCommand(const SweepSpec& spec, const TrialConfig& config, LaunchRequest& request);
 
 }  // namespace ditbench

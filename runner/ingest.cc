@@ -139,7 +139,7 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
   auto rank_error = [&](int rank) -> std::string {
     for (const auto& r : ranks)
       if (r.rank == rank && !r.error.empty()) return r.error;
-    if (config.workload == "command")
+    if (TraitsOf(config.workload).log_tail_in_errors)
       return fmt::format("log tail (rank{}.log): {}", rank, LogTail(RankLogPath(run_dir, rank)));
     return LastLogLine(RankLogPath(run_dir, rank));
   };
@@ -177,7 +177,7 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
     record.status = TrialStatus::kFailed;
     record.error = "all ranks exited 0 but a result file is missing or bad: " + files.error;
     // An external program's own words are the best clue: what it printed last.
-    if (config.workload == "command")
+    if (TraitsOf(config.workload).log_tail_in_errors)
       record.error += "; log tail (rank0.log): " + LogTail(RankLogPath(run_dir, 0));
     return record;
   }

@@ -94,7 +94,7 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
   if (plan.duplicates) out << fmt::format(", {} duplicates merged", plan.duplicates);
   // Under --policy pack the trials overlap: the wall time is the packed schedule's.
   const double wall_s = plan.pack_slots > 0 ? plan.packed_wall_s : plan.estimated_wall_s;
-  if (spec.workload == "command")
+  if (!TraitsOf(spec.workload).builtin_model)
     out << fmt::format("\nestimated wall time: {}{} (trials measured earlier only: a command's "
                        "cost is its program's; '-' = not measured yet)\n",
                        Duration(wall_s),

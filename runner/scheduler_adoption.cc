@@ -22,7 +22,7 @@ LaunchRequest TrialRequest(const SweepSpec& spec, const PlannedTrial& t,
   request.trial_key = t.key;
   // Absolute: a command starts in its sweep's folder and finds the run folder from there.
   request.run_dir = std::filesystem::absolute(run_dir);
-  if (t.config.workload == "command") {
+  if (TraitsOf(t.config.workload).launch == WorkloadLaunch::kProgram) {
     SetCommand(spec, t.config, request);  // placeholders checked by the parser: no throw
   } else {
     request.worker = worker;

@@ -183,7 +183,7 @@ SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity, const PlanA
     PlannedTrial& t = plan.trials[i];
     if (t.invalid_reason && !t.unsupported) continue;
     // A command's cost is its program's: only an earlier measurement of it says anything.
-    if (t.config.workload == "command" && !measured[i]) continue;
+    if (!TraitsOf(t.config.workload).builtin_model && !measured[i]) continue;
     TrialEstimate e = AnalyticEstimate(t.config, analytic);
     if (const auto& m = measured[i]) {
       e.iteration_ms = m->latency_ms;

@@ -606,7 +606,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   }
   const TrialSelection& selection = selected.selection;
   const auto worker = options.worker.empty() ? DefaultWorker() : options.worker;
-  if (spec.workload == "command") {
+  if (TraitsOf(spec.workload).launch == WorkloadLaunch::kProgram) {
     if (auto problem = CommandProgramProblem(spec); problem && !options.dry_run) {
       err << *problem << "\n";
       return kExitUsage;

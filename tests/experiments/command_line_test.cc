@@ -42,11 +42,26 @@ TEST(CommandLineTest, PlaceholdersBecomeTheTrialsValues) {
 
 TEST(CommandLineTest, BracesEscapeAndBuiltInsRender) {
   TrialConfig c;
-  c.workload = "command";
+  c.workload = Workload::kCommand;
   c.precision = Precision::kFp16;
   c.ulysses = 2;
   c.command = {"x", "{{literal}}", "{precision}/{world_size}/{timeout}"};
   EXPECT_EQ(ExpandCommand(c), (std::vector<std::string>{"x", "{literal}", "fp16/2/1800.0"}));
+}
+
+// A placeholder is a built-in trial key, world_size or a custom axis (command_line.h): the
+// fields a trial has as a whole (its program, its custom axes, its workload) are not values.
+TEST(CommandLineTest, OnlyTrialKeysWorldSizeAndCustomAxesHaveValues) {
+  TrialConfig c;
+  c.workload = Workload::kCommand;
+  c.command = {"x"};
+  c.custom = {{"opt", "fast"}};
+  EXPECT_EQ(PlaceholderValue(c, "steps"), "20");
+  EXPECT_EQ(PlaceholderValue(c, "timeout"), "1800.0");
+  EXPECT_EQ(PlaceholderValue(c, "world_size"), "1");
+  EXPECT_EQ(PlaceholderValue(c, "opt"), "fast");
+  for (const char* whole : {"command", "custom", "workload", "timeout_s", "nonsense"})
+    EXPECT_EQ(PlaceholderValue(c, whole), std::nullopt) << whole;
 }
 
 TEST(CommandLineTest, MalformedTemplatesAreRefused) {
@@ -105,7 +120,7 @@ TEST(CommandLineTest, CommandAndCustomAxesArePartOfTheKeyAndDitKeysStay) {
   const std::string dit_key = TrialKey(dit);
   EXPECT_EQ(CanonicalJson(dit).contains("command"), false);  // canonical form unchanged
   TrialConfig a;
-  a.workload = "command";
+  a.workload = Workload::kCommand;
   a.command = {"python3", "a.py"};
   TrialConfig b = a;
   b.command = {"python3", "b.py"};
@@ -122,7 +137,7 @@ TEST(CommandLineTest, CommandAndCustomAxesArePartOfTheKeyAndDitKeysStay) {
 
 TEST(CommandLineTest, ModelShapeRulesDoNotApplyToCommandsButWorldSizeDoes) {
   TrialConfig c;
-  c.workload = "command";
+  c.workload = Workload::kCommand;
   c.command = {"a"};
   c.model = "pixart-alpha-tiny";
   c.ulysses = 3;  // heads are not divisible by 3: the built-in worker's rule, not the program's

@@ -26,7 +26,7 @@ TEST(TrialFileCheckTest, WhatTheCoordinatorWritesIsValid) {
   with_overrides["config"]["model"] = {{"preset", "pixart-alpha-tiny"}, {"depth", 2}};
   EXPECT_EQ(TrialFileProblem(with_overrides), std::nullopt);
   TrialConfig command;
-  command.workload = "command";
+  command.workload = Workload::kCommand;
   command.command = {"python3", "bench.py", "{steps}"};
   command.custom = {{"opt", "fast"}, {"threads", 2}, {"compile", true}};
   EXPECT_EQ(TrialFileProblem(ToJson(TrialFile{TrialKey(command), "s", command, "cpu"})),

@@ -1,6 +1,7 @@
 #include "experiments/trial.h"
 
 #include <set>
+#include <stdexcept>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -87,7 +88,7 @@ TEST(TrialTest, AFieldAtItsDefaultKeepsTheKey) {
 TEST(TrialTest, ANonDefaultValueChangesTheKey) {
   const TrialConfig base = TinyTwoRanks();
   std::vector<TrialConfig> changed(13, base);
-  changed[0].workload = "command";
+  changed[0].workload = Workload::kCommand;
   changed[1].model = "pixart-sigma";
   changed[2].model_overrides = {{"depth", 1}};
   changed[3].resolution = 512;
@@ -158,9 +159,24 @@ TEST(TrialTest, ConfigurationsWithoutWorkloadReadAsDit) {
   nlohmann::json v1 = CanonicalJson(TinyTwoRanks());
   v1.erase("workload");
   const TrialConfig read = TrialConfigFromJson(v1);
-  EXPECT_EQ(read.workload, "dit");
+  EXPECT_EQ(read.workload, Workload::kDit);
   EXPECT_EQ(CanonicalText(read), CanonicalText(TinyTwoRanks()));
   EXPECT_EQ(TrialKey(read), TrialKey(TinyTwoRanks()));
+}
+
+// A stored or handed-over configuration names a workload ditbench knows, or it is refused:
+// it is never taken for some other workload.
+TEST(TrialTest, AConfigurationWithAnUnknownWorkloadIsRefused) {
+  nlohmann::json config = CanonicalJson(TinyTwoRanks());
+  config["workload"] = "shell";
+  try {
+    TrialConfigFromJson(config);
+    FAIL() << "an unknown workload was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "key 'workload' is 'shell': expected 'dit' or 'command'");
+  }
+  config["workload"] = 7;
+  EXPECT_THROW(TrialConfigFromJson(config), std::invalid_argument);
 }
 
 TEST(TrialTest, JsonRoundTripPreservesTheConfig) {
@@ -175,7 +191,7 @@ TEST(TrialTest, JsonRoundTripPreservesTheConfig) {
   c.pipefusion_patches = 4;
   c.pipefusion_warmup_steps = 3;
   c.model_overrides = {{"depth", 14}, {"hidden", 768}};
-  c.workload = "command";
+  c.workload = Workload::kCommand;
   EXPECT_EQ(TrialConfigFromJson(CanonicalJson(c)), c);
 }
 
