@@ -16,6 +16,7 @@
 
 #include "report/comparison.h"
 #include "report/comparison_html.h"
+#include "report/configuration_group.h"
 #include "report/group_charts.h"
 #include "report/seed_folding.h"
 #include "report/stage_breakdown.h"
@@ -33,17 +34,10 @@ namespace {
 // One row of the `results` view (storage reads it; the report only renders).
 using Row = ResultRow;
 
-// Trials are compared only within a group: same model identity (overrides included),
-// resolution, precision, scope, batch, steps and profile_blocks (timing every block slows a
-// trial down), and workload. Never across precisions or scopes, nor between the built-in
-// worker and a command; a command's custom axes tell the rows of a group apart (DegreesLabel).
-using GroupKey = std::tuple<std::string, std::int64_t, std::string, std::string, std::int64_t,
-                            std::int64_t, bool, std::string>;
+// Trials are compared only within a report group (report/configuration_group.h).
+using GroupKey = ReportGroup;
 
-GroupKey KeyOf(const Row& row) {
-  return {ModelIdentity(row), row.resolution, row.precision, row.scope, row.batch, row.steps,
-          row.profile_blocks, row.workload};
-}
+GroupKey KeyOf(const Row& row) { return ReportGroupOf(row); }
 
 std::string GroupTitle(const GroupKey& key) {
   const auto& [model, resolution, precision, scope, batch, steps, profile_blocks, workload] =
@@ -53,7 +47,13 @@ std::string GroupTitle(const GroupKey& key) {
                      scope, batch, steps, profile_blocks ? " · blocks profiled" : "");
 }
 
-std::string ConfigLabel(const Row& row) { return DegreesLabel(row); }
+std::string ConfigLabel(const Row& row) { return ConfigurationLabel(row); }
+
+// The stage breakdown table names a trial with its group too (it lists every group).
+std::string StageLabel(const Row& row) {
+  const std::string settings = SettingsLabel(row);
+  return TrialLabel(row) + (settings.empty() ? "" : " " + settings);
+}
 
 bool OnGpu(const Row& row) { return !row.device.empty() && row.device != "cpu"; }
 
@@ -132,19 +132,6 @@ std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& op
     if (chosen.count(c.id)) selected.push_back(std::move(c));
   }
   return selected;
-}
-
-// The 1-GPU trial a row is compared with: an ok world-size-1 trial of the same group,
-// preferably from the same campaign, else from the newest campaign that has one.
-const Row* FindBaseline(const std::vector<Row>& group, const Row& row) {
-  const Row* best = nullptr;
-  for (const Row& candidate : group) {
-    if (candidate.world_size != 1 || !candidate.measured()) continue;
-    if (candidate.axes != row.axes) continue;  // a command's custom axes must match too
-    if (candidate.campaign == row.campaign) return &candidate;
-    if (!best || candidate.campaign > best->campaign) best = &candidate;
-  }
-  return best;
 }
 
 constexpr const char* kStyle = R"css(
@@ -289,7 +276,7 @@ void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaign
   std::vector<std::string> superlinear;
   for (const auto& [key, group] : groups) {
     for (const Row& row : group) {
-      const Row* baseline = row.measured() && row.world_size > 1 ? FindBaseline(group, row) : nullptr;
+      const Row* baseline = row.measured() && row.world_size > 1 ? OneRankBaseline(group, row) : nullptr;
       if (!baseline || *row.latency_ms <= 0) continue;
       const double speedup = *baseline->latency_ms / *row.latency_ms;
       if (speedup > 1.05 * static_cast<double>(row.world_size))
@@ -400,7 +387,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       html += table_head;
     }
     std::string speedup = "-", efficiency = "-";
-    const Row* baseline = row.measured() ? FindBaseline(group, row) : nullptr;
+    const Row* baseline = row.measured() ? OneRankBaseline(group, row) : nullptr;
     if (baseline && *row.latency_ms > 0) {
       double s = *baseline->latency_ms / *row.latency_ms;
       speedup = fmt::format("{:.2f}x", s);
@@ -534,7 +521,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   std::vector<StageTrial> measured;
   for (const Row& row : rows)
     if (row.measured())
-      measured.push_back({row.campaign, row.trial_key, TrialLabel(row), ConfigurationId(row)});
+      measured.push_back({row.campaign, row.trial_key, StageLabel(row), ConfigurationOf(row)});
   const StageSummaries stage_summaries = SummarizeStages(*db, measured);
   StagesByTrial stages;
   for (const auto& [trial, summary] : stage_summaries)
