@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "report/html_text.h"  // HtmlEscape, for the report's other pages
+
 namespace ditbench {
 
 struct ReportOptions {
@@ -39,8 +41,5 @@ void WriteHtmlReport(const ReportOptions& options);
 
 // The report as text (what WriteHtmlReport writes). Same errors, minus output ones.
 std::string RenderHtmlReport(const ReportOptions& options);
-
-// `text` with &, <, >, " and ' replaced by character references.
-std::string HtmlEscape(const std::string& text);
 
 }  // namespace ditbench
