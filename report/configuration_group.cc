@@ -95,6 +95,12 @@ nlohmann::json WithoutSeed(const ResultRow& row, bool drop_parallel) {
   return identity;
 }
 
+// What a 1-rank baseline shares with its row: the computation but seed and parallel settings,
+// and profile_blocks.
+std::string SerialKey(const ResultRow& row) {
+  return fmt::format("{}|{}", row.profile_blocks, WithoutSeed(row, /*drop_parallel=*/true).dump());
+}
+
 }  // namespace
 
 std::string ReportGroup::Text() const {
@@ -132,15 +138,19 @@ std::string ConfigurationLabel(const ResultRow& row) {
   return DegreesLabel(row) + (settings.empty() ? "" : " " + settings);
 }
 
-const ResultRow* OneRankBaseline(const std::vector<ResultRow>& group, const ResultRow& row) {
-  const nlohmann::json serial = WithoutSeed(row, /*drop_parallel=*/true);
+OneRankBaselines::OneRankBaselines(const std::vector<ResultRow>& group) {
+  for (const ResultRow& candidate : group)
+    if (candidate.world_size == 1 && candidate.measured())
+      candidates_[SerialKey(candidate)].push_back(&candidate);
+}
+
+const ResultRow* OneRankBaselines::For(const ResultRow& row) const {
+  auto found = candidates_.find(SerialKey(row));
+  if (found == candidates_.end()) return nullptr;
   const ResultRow* best = nullptr;
-  for (const ResultRow& candidate : group) {
-    if (candidate.world_size != 1 || !candidate.measured()) continue;
-    if (candidate.profile_blocks != row.profile_blocks) continue;
-    if (WithoutSeed(candidate, /*drop_parallel=*/true) != serial) continue;
-    if (candidate.campaign == row.campaign) return &candidate;
-    if (!best || candidate.campaign > best->campaign) best = &candidate;
+  for (const ResultRow* candidate : found->second) {
+    if (candidate->campaign == row.campaign) return candidate;
+    if (!best || candidate->campaign > best->campaign) best = candidate;
   }
   return best;
 }

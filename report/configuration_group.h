@@ -13,12 +13,13 @@
 //    one row (FoldSeeds) with one label (ConfigurationLabel). Trials that differ in anything
 //    else the trial computes (vae_tile, pipefusion_patches, pipefusion_warmup_steps, custom
 //    axes, a field added later) are different configurations with different labels.
-//  * the 1-rank baseline (OneRankBaseline): what a row's speedup, efficiency and output-error
+//  * the 1-rank baseline (OneRankBaselines): what a row's speedup, efficiency and output-error
 //    point are measured against, in the table and in every chart.
 #pragma once
 
 #include <compare>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -62,11 +63,24 @@ std::string SettingsLabel(const ResultRow& row);
 // group and campaign have different labels unless they differ only in the command run.
 std::string ConfigurationLabel(const ResultRow& row);
 
-// The ok 1-rank trial `row` is compared with: one of `group` with world size 1 whose
+// The ok 1-rank trial a row is compared with: one of `group` with world size 1 whose
 // computation equals the row's but for the seed, the parallel degrees and the PipeFusion
 // settings (so custom axes and vae_tile must match), with the same profile_blocks; from the
 // row's campaign when it has one, else from the newest campaign that has one. Among several
-// in one campaign, the first in `group`. nullptr: none.
-const ResultRow* OneRankBaseline(const std::vector<ResultRow>& group, const ResultRow& row);
+// in one campaign, the first in `group`. The table, every chart and the warnings of a group
+// build one from the same rows, so they agree.
+class OneRankBaselines {
+ public:
+  // Indexes the 1-rank trials of `group` (one parse of each row's computation).
+  // REQUIRES: `group` outlives this object and is not changed while it is used.
+  explicit OneRankBaselines(const std::vector<ResultRow>& group);
+
+  // `row`'s baseline; nullptr: none.
+  const ResultRow* For(const ResultRow& row) const;
+
+ private:
+  // What a baseline must share with its row, as text -> the 1-rank trials, in group order.
+  std::map<std::string, std::vector<const ResultRow*>> candidates_;
+};
 
 }  // namespace ditbench

@@ -38,10 +38,10 @@ double Median(std::vector<double> values) {
   return Quantile(values, 0.5);
 }
 
-// The row's speedup against its 1-rank baseline (OneRankBaseline: the table's too), if any.
-std::optional<double> Speedup(const std::vector<ResultRow>& rows, const ResultRow& row) {
+// The row's speedup against its 1-rank baseline (the table's too), if any.
+std::optional<double> Speedup(const OneRankBaselines& baselines, const ResultRow& row) {
   if (!row.measured() || *row.latency_ms <= 0) return std::nullopt;
-  const ResultRow* baseline = OneRankBaseline(rows, row);
+  const ResultRow* baseline = baselines.For(row);
   if (!baseline) return std::nullopt;
   return *baseline->latency_ms / *row.latency_ms;
 }
@@ -115,12 +115,13 @@ nlohmann::json LatencyChart(const std::string& id, const std::string& title,
 
 nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
                             const std::vector<ResultRow>& rows) {
+  const OneRankBaselines baselines(rows);
   std::map<std::string, nlohmann::json> lines;
   std::int64_t max_world = 1;
   const bool several = SeveralCampaigns(rows);
   for (const ResultRow& row : rows) {
     if (row.world_size <= 1) continue;
-    const std::optional<double> speedup = Speedup(rows, row);
+    const std::optional<double> speedup = Speedup(baselines, row);
     if (!speedup) continue;
     const std::string name = SeriesName(row, several);
     lines[name].push_back({{"x", row.world_size}, {"y", *speedup}});
@@ -194,6 +195,7 @@ nlohmann::json StageChart(const std::string& id, const std::string& title,
 
 nlohmann::json MemoryChart(const std::string& id, const std::string& title,
                            const std::vector<ResultRow>& rows) {
+  const OneRankBaselines baselines(rows);
   const bool several = SeveralCampaigns(rows);
   std::map<std::string, std::map<std::int64_t, std::vector<double>>> lines;  // name -> world
   std::map<std::string, std::vector<double>> one_rank;  // name -> its baselines' peaks
@@ -201,7 +203,7 @@ nlohmann::json MemoryChart(const std::string& id, const std::string& title,
     if (!row.measured() || !row.peak_mem_mb || row.world_size == 1) continue;
     const std::string name = SeriesName(row, several);
     lines[name][row.world_size].push_back(*row.peak_mem_mb);
-    const ResultRow* baseline = OneRankBaseline(rows, row);
+    const ResultRow* baseline = baselines.For(row);
     if (baseline && baseline->peak_mem_mb) one_rank[name].push_back(*baseline->peak_mem_mb);
   }
   if (lines.empty()) return nullptr;
@@ -221,6 +223,7 @@ nlohmann::json MemoryChart(const std::string& id, const std::string& title,
 
 nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
                                 const std::vector<ResultRow>& rows) {
+  const OneRankBaselines baselines(rows);
   const bool several = SeveralCampaigns(rows);
   // name -> world size -> (speedups, errors)
   std::map<std::string, std::map<std::int64_t, std::pair<std::vector<double>, std::vector<double>>>>
@@ -228,7 +231,7 @@ nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
   for (const ResultRow& row : rows) {
     if (row.world_size <= 1) continue;
     if (!row.output_error || *row.output_error <= 0) continue;  // a log axis has no 0
-    const std::optional<double> speedup = Speedup(rows, row);
+    const std::optional<double> speedup = Speedup(baselines, row);
     if (!speedup) continue;
     auto& point = series[SeriesName(row, several)][row.world_size];
     point.first.push_back(*speedup);

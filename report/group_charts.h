@@ -38,7 +38,7 @@ namespace ditbench {
 nlohmann::json LatencyChart(const std::string& id, const std::string& title,
                             const std::vector<ResultRow>& rows);
 
-// Each point is the row's speedup against its OneRankBaseline (report/configuration_group.h),
+// Each point is the row's speedup against its OneRankBaselines (report/configuration_group.h),
 // the number the group's table prints. Null when no row on > 1 rank has a baseline.
 nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
                             const std::vector<ResultRow>& rows);
@@ -55,7 +55,7 @@ nlohmann::json StageChart(const std::string& id, const std::string& title,
 nlohmann::json MemoryChart(const std::string& id, const std::string& title,
                            const std::vector<ResultRow>& rows);
 
-// Null when no row has both an output error above 0 and a 1-rank baseline (OneRankBaseline).
+// Null when no row has both an output error above 0 and a 1-rank baseline (OneRankBaselines).
 nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
                                 const std::vector<ResultRow>& rows);
 

@@ -229,6 +229,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       "fresh campaign\">reproduce</th></tr>\n",
       on_gpu ? "GPUs" : "ranks", has_peak ? "<th>TFLOPS</th><th>MFU</th>" : "");
   html += table_head;
+  const OneRankBaselines baselines(group);  // the charts above use the same ones
   int rank = 0;
   std::size_t shown = 0;
   for (const Row& row : group) {
@@ -239,7 +240,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       html += table_head;
     }
     std::string speedup = "-", efficiency = "-";
-    const Row* baseline = row.measured() ? OneRankBaseline(group, row) : nullptr;
+    const Row* baseline = row.measured() ? baselines.For(row) : nullptr;
     if (baseline && *row.latency_ms > 0) {
       double s = *baseline->latency_ms / *row.latency_ms;
       speedup = fmt::format("{:.2f}x", s);

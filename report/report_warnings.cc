@@ -90,8 +90,10 @@ std::vector<ReportWarning> ReportWarnings(const std::vector<CampaignInfo>& campa
   for (const ResultRow& row : rows) groups[ReportGroupOf(row)].push_back(row);
   std::vector<std::string> superlinear;
   for (const auto& [key, group] : groups) {
+    const OneRankBaselines baselines(group);
     for (const ResultRow& row : group) {
-      const ResultRow* baseline = row.measured() && row.world_size > 1 ? OneRankBaseline(group, row) : nullptr;
+      const ResultRow* baseline =
+          row.measured() && row.world_size > 1 ? baselines.For(row) : nullptr;
       if (!baseline || *row.latency_ms <= 0) continue;
       const double speedup = *baseline->latency_ms / *row.latency_ms;
       if (speedup > 1.05 * static_cast<double>(row.world_size))

@@ -96,11 +96,12 @@ TEST_F(ConfigurationGroupTest, BaselineMatchesEverythingButDegreesAndPrefersTheR
   Record(second, Tiled(2, 0), 30);
   Record(second, Tiled(2, 128), 40);
   const std::vector<ResultRow> rows = Rows();
-  const ResultRow* tiled = OneRankBaseline(rows, RowOf(rows, second, Tiled(2, 128)));
+  const OneRankBaselines baselines(rows);
+  const ResultRow* tiled = baselines.For(RowOf(rows, second, Tiled(2, 128)));
   ASSERT_NE(tiled, nullptr);
   EXPECT_EQ(tiled->campaign, second);  // its own campaign's, with its own vae_tile
   EXPECT_EQ(*tiled->latency_ms, 130);
-  const ResultRow* plain = OneRankBaseline(rows, RowOf(rows, second, Tiled(2, 0)));
+  const ResultRow* plain = baselines.For(RowOf(rows, second, Tiled(2, 0)));
   ASSERT_NE(plain, nullptr);
   EXPECT_EQ(plain->campaign, first);  // none in its campaign: the newest that has one
   EXPECT_EQ(*plain->latency_ms, 100);
