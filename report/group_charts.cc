@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "report/comparison.h"
+#include "report/configuration_group.h"
 #include "stats/stats.h"
 
 namespace ditbench {
@@ -37,19 +38,20 @@ double Median(std::vector<double> values) {
   return Quantile(values, 0.5);
 }
 
-// Each campaign's 1-rank latency: the first measured 1-rank row of the group.
-std::map<std::int64_t, double> OneRankLatency(const std::vector<ResultRow>& rows) {
-  std::map<std::int64_t, double> baseline;
-  for (const ResultRow& row : rows)
-    if (row.measured() && row.world_size == 1 && *row.latency_ms > 0)
-      baseline.try_emplace(row.campaign, *row.latency_ms);
-  return baseline;
+// The row's speedup against its 1-rank baseline (the table's too), if any.
+std::optional<double> Speedup(const OneRankBaselines& baselines, const ResultRow& row) {
+  if (!row.measured() || *row.latency_ms <= 0) return std::nullopt;
+  const ResultRow* baseline = baselines.For(row);
+  if (!baseline) return std::nullopt;
+  return *baseline->latency_ms / *row.latency_ms;
 }
 
-// The name of a row's series: its strategy, with its campaign when the group spans several.
+// The name of a row's series: its strategy and its other settings (SettingsLabel), with its
+// campaign when the group spans several.
 std::string SeriesName(const ResultRow& row, bool several_campaigns) {
-  return several_campaigns ? fmt::format("{} (campaign {})", Strategy(row), row.campaign)
-                           : Strategy(row);
+  const std::string settings = SettingsLabel(row);
+  const std::string name = Strategy(row) + (settings.empty() ? "" : " " + settings);
+  return several_campaigns ? fmt::format("{} (campaign {})", name, row.campaign) : name;
 }
 
 bool SeveralCampaigns(const std::vector<ResultRow>& rows) {
@@ -83,7 +85,7 @@ nlohmann::json LatencyChart(const std::string& id, const std::string& title,
   std::vector<std::int64_t> campaigns;
   for (const ResultRow& row : rows) {
     if (!row.measured()) continue;
-    const std::string label = DegreesLabel(row);
+    const std::string label = ConfigurationLabel(row);
     if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
     if (std::find(campaigns.begin(), campaigns.end(), row.campaign) == campaigns.end())
       campaigns.push_back(row.campaign);
@@ -95,7 +97,7 @@ nlohmann::json LatencyChart(const std::string& id, const std::string& title,
     nlohmann::json median(labels.size(), nullptr), low = median, high = median;
     for (const ResultRow& row : rows) {
       if (!row.measured() || row.campaign != campaigns[c]) continue;
-      const std::size_t i = std::find(labels.begin(), labels.end(), DegreesLabel(row)) -
+      const std::size_t i = std::find(labels.begin(), labels.end(), ConfigurationLabel(row)) -
                             labels.begin();
       median[i] = *row.latency_ms;
       low[i] = OrNull(row.ci_low_ms);
@@ -113,16 +115,16 @@ nlohmann::json LatencyChart(const std::string& id, const std::string& title,
 
 nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
                             const std::vector<ResultRow>& rows) {
-  const std::map<std::int64_t, double> baseline = OneRankLatency(rows);
+  const OneRankBaselines baselines(rows);
   std::map<std::string, nlohmann::json> lines;
   std::int64_t max_world = 1;
-  const bool several = baseline.size() > 1;
+  const bool several = SeveralCampaigns(rows);
   for (const ResultRow& row : rows) {
-    if (!row.measured() || row.world_size <= 1 || *row.latency_ms <= 0) continue;
-    auto it = baseline.find(row.campaign);
-    if (it == baseline.end()) continue;
+    if (row.world_size <= 1) continue;
+    const std::optional<double> speedup = Speedup(baselines, row);
+    if (!speedup) continue;
     const std::string name = SeriesName(row, several);
-    lines[name].push_back({{"x", row.world_size}, {"y", it->second / *row.latency_ms}});
+    lines[name].push_back({{"x", row.world_size}, {"y", *speedup}});
     max_world = std::max(max_world, row.world_size);
   }
   if (lines.empty()) return nullptr;
@@ -146,8 +148,8 @@ nlohmann::json StageChart(const std::string& id, const std::string& title,
                           const std::vector<ResultRow>& unfolded, const StagesByTrial& stages) {
   const bool several = SeveralCampaigns(rows);
   auto label_of = [&](const ResultRow& row) {
-    return several ? fmt::format("campaign {}: {}", row.campaign, DegreesLabel(row))
-                   : DegreesLabel(row);
+    return several ? fmt::format("campaign {}: {}", row.campaign, ConfigurationLabel(row))
+                   : ConfigurationLabel(row);
   };
   // Per bar (campaign and configuration), per segment, the values of its trials.
   std::map<std::string, std::map<std::string, std::vector<double>>> values;
@@ -193,26 +195,23 @@ nlohmann::json StageChart(const std::string& id, const std::string& title,
 
 nlohmann::json MemoryChart(const std::string& id, const std::string& title,
                            const std::vector<ResultRow>& rows) {
+  const OneRankBaselines baselines(rows);
   const bool several = SeveralCampaigns(rows);
-  std::map<std::int64_t, std::vector<double>> one_rank;  // campaign -> 1-rank peaks
   std::map<std::string, std::map<std::int64_t, std::vector<double>>> lines;  // name -> world
-  std::map<std::string, std::int64_t> campaign_of;
+  std::map<std::string, std::vector<double>> one_rank;  // name -> its baselines' peaks
   for (const ResultRow& row : rows) {
-    if (!row.measured() || !row.peak_mem_mb) continue;
-    if (row.world_size == 1) {
-      one_rank[row.campaign].push_back(*row.peak_mem_mb);
-      continue;
-    }
+    if (!row.measured() || !row.peak_mem_mb || row.world_size == 1) continue;
     const std::string name = SeriesName(row, several);
     lines[name][row.world_size].push_back(*row.peak_mem_mb);
-    campaign_of[name] = row.campaign;
+    const ResultRow* baseline = baselines.For(row);
+    if (baseline && baseline->peak_mem_mb) one_rank[name].push_back(*baseline->peak_mem_mb);
   }
   if (lines.empty()) return nullptr;
   nlohmann::json datasets = nlohmann::json::array();
   std::size_t c = 0;
   for (const auto& [name, by_world] : lines) {
     nlohmann::json points = nlohmann::json::array();
-    if (auto base = one_rank.find(campaign_of[name]); base != one_rank.end())
+    if (auto base = one_rank.find(name); base != one_rank.end())
       points.push_back({{"x", 1}, {"y", Median(base->second)}});
     for (const auto& [world, peaks] : by_world)
       points.push_back({{"x", world}, {"y", Median(peaks)}});
@@ -224,18 +223,18 @@ nlohmann::json MemoryChart(const std::string& id, const std::string& title,
 
 nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
                                 const std::vector<ResultRow>& rows) {
-  const std::map<std::int64_t, double> baseline = OneRankLatency(rows);
-  const bool several = baseline.size() > 1;
+  const OneRankBaselines baselines(rows);
+  const bool several = SeveralCampaigns(rows);
   // name -> world size -> (speedups, errors)
   std::map<std::string, std::map<std::int64_t, std::pair<std::vector<double>, std::vector<double>>>>
       series;
   for (const ResultRow& row : rows) {
-    if (!row.measured() || row.world_size <= 1 || *row.latency_ms <= 0) continue;
+    if (row.world_size <= 1) continue;
     if (!row.output_error || *row.output_error <= 0) continue;  // a log axis has no 0
-    auto it = baseline.find(row.campaign);
-    if (it == baseline.end()) continue;
+    const std::optional<double> speedup = Speedup(baselines, row);
+    if (!speedup) continue;
     auto& point = series[SeriesName(row, several)][row.world_size];
-    point.first.push_back(it->second / *row.latency_ms);
+    point.first.push_back(*speedup);
     point.second.push_back(*row.output_error);
   }
   if (series.empty()) return nullptr;

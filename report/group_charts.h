@@ -3,13 +3,14 @@
 //    visible beside a 2700 ms one), one dataset and colour per campaign with a legend when
 //    the group spans several, and the 95% CI drawn as whiskers on the chart itself (a printed
 //    or screenshotted report shows them, not only a tooltip);
-//  * speedup: speedup against the group's 1-rank trial versus world size, one line per
-//    strategy (the degrees above 1: "ulysses", "ulysses+cfg", ...), with the ideal line;
+//  * speedup: speedup against the row's 1-rank baseline (the table's) versus world size, one
+//    line per strategy (the degrees above 1: "ulysses", "ulysses+cfg", ...) and other settings
+//    (SettingsLabel), with the ideal line;
 //  * stages: where an iteration goes, per parallel configuration, the stages stacked
 //    (transformer blocks and the rest of the steps when blocks were profiled, else the
 //    denoising steps; the VAE decode; the rest of the iteration);
 //  * memory: peak memory per rank versus world size, one line per strategy from the 1-rank
-//    trial;
+//    baseline;
 //  * error: output error (rel. L2 against the 1-rank trial, log axis) versus speedup, one
 //    series per strategy, a point per world size.
 // Every chart summarises: one bar or point per configuration (or strategy and world size) and
@@ -37,7 +38,8 @@ namespace ditbench {
 nlohmann::json LatencyChart(const std::string& id, const std::string& title,
                             const std::vector<ResultRow>& rows);
 
-// Null when no row has a 1-rank baseline of the same campaign or no row runs on > 1 rank.
+// Each point is the row's speedup against its OneRankBaselines (report/configuration_group.h),
+// the number the group's table prints. Null when no row on > 1 rank has a baseline.
 nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
                             const std::vector<ResultRow>& rows);
 
@@ -53,7 +55,7 @@ nlohmann::json StageChart(const std::string& id, const std::string& title,
 nlohmann::json MemoryChart(const std::string& id, const std::string& title,
                            const std::vector<ResultRow>& rows);
 
-// Null when no row has both an output error above 0 and a 1-rank baseline of its campaign.
+// Null when no row has both an output error above 0 and a 1-rank baseline (OneRankBaselines).
 nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
                                 const std::vector<ResultRow>& rows);
 

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -17,7 +16,10 @@
 
 #include "report/comparison.h"
 #include "report/comparison_html.h"
+#include "report/configuration_group.h"
 #include "report/group_charts.h"
+#include "report/html_text.h"
+#include "report/report_warnings.h"
 #include "report/seed_folding.h"
 #include "report/stage_breakdown.h"
 #include "stats/stats.h"
@@ -34,17 +36,10 @@ namespace {
 // One row of the `results` view (storage reads it; the report only renders).
 using Row = ResultRow;
 
-// Trials are compared only within a group: same model identity (overrides included),
-// resolution, precision, scope, batch, steps and profile_blocks (timing every block slows a
-// trial down), and workload. Never across precisions or scopes, nor between the built-in
-// worker and a command; a command's custom axes tell the rows of a group apart (DegreesLabel).
-using GroupKey = std::tuple<std::string, std::int64_t, std::string, std::string, std::int64_t,
-                            std::int64_t, bool, std::string>;
+// Trials are compared only within a report group (report/configuration_group.h).
+using GroupKey = ReportGroup;
 
-GroupKey KeyOf(const Row& row) {
-  return {ModelIdentity(row), row.resolution, row.precision, row.scope, row.batch, row.steps,
-          row.profile_blocks, row.workload};
-}
+GroupKey KeyOf(const Row& row) { return ReportGroupOf(row); }
 
 std::string GroupTitle(const GroupKey& key) {
   const auto& [model, resolution, precision, scope, batch, steps, profile_blocks, workload] =
@@ -54,52 +49,16 @@ std::string GroupTitle(const GroupKey& key) {
                      scope, batch, steps, profile_blocks ? " · blocks profiled" : "");
 }
 
-std::string ConfigLabel(const Row& row) { return DegreesLabel(row); }
+std::string ConfigLabel(const Row& row) { return ConfigurationLabel(row); }
 
-bool OnGpu(const Row& row) { return !row.device.empty() && row.device != "cpu"; }
-
-// Noise warning thresholds (coefficient of variation): a GPU trial is steady, a CPU trial
-// shares the machine with everything else.
-constexpr double kGpuNoisyCov = 0.05, kCpuNoisyCov = 0.20;
+// The stage breakdown table names a trial with its group too (it lists every group).
+std::string StageLabel(const Row& row) {
+  const std::string settings = SettingsLabel(row);
+  return TrialLabel(row) + (settings.empty() ? "" : " " + settings);
+}
 
 // Rows of a group's table shown open (best first); the rest are collapsed.
 constexpr std::size_t kShownRows = 50;
-
-std::string IsoTime(double unix_seconds) {
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return text;
-}
-
-std::string Number(const std::optional<double>& value, const char* format = "{:.2f}") {
-  return value ? fmt::format(fmt::runtime(format), *value) : "-";
-}
-
-std::string Percent(const std::optional<double>& fraction) {
-  return fraction ? fmt::format("{:.1f}%", *fraction * 100) : "-";
-}
-
-// JSON safe to embed in a <script> element: no '<', '>' or '&' (they only occur in strings).
-std::string ScriptJson(const nlohmann::json& json) {
-  std::string text = json.dump();
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c == '<') {
-      out += "\\u003c";
-    } else if (c == '>') {
-      out += "\\u003e";
-    } else if (c == '&') {
-      out += "\\u0026";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& options) {
   std::vector<CampaignInfo> all = db.Campaigns();
@@ -133,19 +92,6 @@ std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& op
     if (chosen.count(c.id)) selected.push_back(std::move(c));
   }
   return selected;
-}
-
-// The 1-GPU trial a row is compared with: an ok world-size-1 trial of the same group,
-// preferably from the same campaign, else from the newest campaign that has one.
-const Row* FindBaseline(const std::vector<Row>& group, const Row& row) {
-  const Row* best = nullptr;
-  for (const Row& candidate : group) {
-    if (candidate.world_size != 1 || !candidate.measured()) continue;
-    if (candidate.axes != row.axes) continue;  // a command's custom axes must match too
-    if (candidate.campaign == row.campaign) return &candidate;
-    if (!best || candidate.campaign > best->campaign) best = &candidate;
-  }
-  return best;
 }
 
 constexpr const char* kStyle = R"css(
@@ -213,113 +159,6 @@ void RenderStatusCounts(std::string& html, const std::vector<Row>& rows) {
   html += fmt::format("<td class=\"num\">{}</td></tr></table>\n", rows.size());
 }
 
-// A warning: one sentence, and the trials it concerns (every one, in a collapsible list).
-struct Warning {
-  std::string text;
-  std::vector<std::string> trials;
-};
-
-void RenderWarnings(std::string& html, const std::vector<CampaignInfo>& campaigns,
-                    const std::vector<Row>& rows) {
-  std::vector<Warning> warnings;
-  std::set<std::string> builds, devices;
-  for (const CampaignInfo& c : campaigns) {
-    builds.insert(c.record.build);
-    if (!c.finished_at) {
-      warnings.push_back({fmt::format("Campaign {} has not finished: its results may be partial.",
-                                      c.id), {}});
-    }
-  }
-  if (builds.size() > 1) {
-    warnings.push_back({fmt::format(
-        "The campaigns come from {} different builds ({}): compare rows of one campaign, or "
-        "use --baseline.", builds.size(), fmt::join(builds, ", ")), {}});
-  }
-  std::vector<std::string> noisy_gpu, noisy_cpu, throttled, busy, packed;
-  for (const Row& row : rows) {
-    if (!row.measured()) continue;
-    devices.insert(row.device);
-    const std::string name = fmt::format("{} (campaign {}, {}, CoV {:.1f}%)", row.trial_key,
-                                         row.campaign, TrialLabel(row), row.cov.value_or(0) * 100);
-    if (row.cov && OnGpu(row) && *row.cov > kGpuNoisyCov) noisy_gpu.push_back(name);
-    if (row.cov && !OnGpu(row) && *row.cov > kCpuNoisyCov) noisy_cpu.push_back(name);
-    if (row.throttled) throttled.push_back(name);
-    if (row.concurrent_trials > 0)
-      packed.push_back(fmt::format("{} (campaign {}, {}): beside {} other trial(s)", row.trial_key,
-                                   row.campaign, TrialLabel(row), row.concurrent_trials));
-    if (row.busy) {
-      busy.push_back(fmt::format("{} (campaign {}, {}): {}", row.trial_key, row.campaign,
-                                 TrialLabel(row), row.health_note.empty() ? "busy" : row.health_note));
-    }
-  }
-  if (!packed.empty()) {
-    warnings.push_back({fmt::format(
-        "{} trial(s) ran packed beside other trials (--policy pack): they shared the host's "
-        "CPU, memory bandwidth and PCIe. Compare them with each other, or list the exclusive "
-        "ones with `ditbench query --where concurrent_trials=0`.", packed.size()), packed});
-  }
-  if (!busy.empty()) {
-    warnings.push_back({fmt::format(
-        "{} trial(s) were measured while other work ran on the machine: their latencies (and "
-        "every speedup computed from them) are suspect. Rerun them on an idle machine "
-        "(`ditbench run --rerun all --require-idle`).", busy.size()), busy});
-  }
-  if (!throttled.empty()) {
-    warnings.push_back({fmt::format(
-        "{} trial(s) ran while the GPU throttled (power, thermal or hardware slowdown); their "
-        "latencies understate the hardware.", throttled.size()), throttled});
-  }
-  if (devices.size() > 1) {
-    warnings.push_back(
-        {fmt::format("Trials ran on different devices ({}).", fmt::join(devices, ", ")), {}});
-  }
-  if (!noisy_gpu.empty()) {
-    warnings.push_back({fmt::format("{} GPU trial(s) are noisy (coefficient of variation above "
-                                    "{:.0f}%, the GPU threshold).", noisy_gpu.size(),
-                                    kGpuNoisyCov * 100), noisy_gpu});
-  }
-  if (!noisy_cpu.empty()) {
-    warnings.push_back({fmt::format("{} CPU trial(s) are noisy (coefficient of variation above "
-                                    "{:.0f}%, the CPU threshold).", noisy_cpu.size(),
-                                    kCpuNoisyCov * 100), noisy_cpu});
-  }
-  // A speedup above the world size is almost never real: a slowed baseline (a busy machine,
-  // a cold first trial) or different work. Say so rather than print it as a win.
-  std::map<GroupKey, std::vector<Row>> groups;
-  for (const Row& row : rows) groups[KeyOf(row)].push_back(row);
-  std::vector<std::string> superlinear;
-  for (const auto& [key, group] : groups) {
-    for (const Row& row : group) {
-      const Row* baseline = row.measured() && row.world_size > 1 ? FindBaseline(group, row) : nullptr;
-      if (!baseline || *row.latency_ms <= 0) continue;
-      const double speedup = *baseline->latency_ms / *row.latency_ms;
-      if (speedup > 1.05 * static_cast<double>(row.world_size))
-        superlinear.push_back(fmt::format(
-            "{} (campaign {}, {}: {:.2f}x on {} ranks against {}{})", row.trial_key,
-            row.campaign, TrialLabel(row), speedup, row.world_size, baseline->trial_key,
-            baseline->busy ? ", measured on a busy machine" : ""));
-    }
-  }
-  if (!superlinear.empty()) {
-    warnings.push_back({fmt::format(
-        "{} trial(s) are faster than their 1-rank baseline by more than their world size: "
-        "suspicious. The likely cause is a slowed baseline (a busy machine, a noisy or cold "
-        "first trial); check its CoV and machine health, and rerun it.", superlinear.size()),
-        superlinear});
-  }
-  if (warnings.empty()) return;
-  html += "<h2>Warnings</h2>\n";
-  for (const Warning& w : warnings) {
-    html += "<div class=\"warning\">" + HtmlEscape(w.text);
-    if (!w.trials.empty()) {
-      html += fmt::format("<details><summary>{} trial(s)</summary><ul>", w.trials.size());
-      for (const std::string& t : w.trials) html += "<li>" + HtmlEscape(t) + "</li>";
-      html += "</ul></details>";
-    }
-    html += "</div>\n";
-  }
-}
-
 // The command that runs the row's trial again, as HTML; a row folded over seeds names one
 // of them.
 std::string Reproduce(const Row& row, const std::map<std::int64_t, std::string>& sweep_paths) {
@@ -357,7 +196,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   bool has_baseline = std::any_of(group.begin(), group.end(), [](const Row& r) {
     return r.world_size == 1 && r.measured();
   });
-  const bool on_gpu = std::any_of(group.begin(), group.end(), OnGpu);
+  const bool on_gpu = std::any_of(group.begin(), group.end(), RunsOnGpu);
   // TFLOPS and MFU only where the device's dense peak is known (never on CPU).
   const bool has_peak = std::any_of(group.begin(), group.end(),
                                     [](const Row& r) { return r.mfu.has_value(); });
@@ -391,6 +230,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       "fresh campaign\">reproduce</th></tr>\n",
       on_gpu ? "GPUs" : "ranks", has_peak ? "<th>TFLOPS</th><th>MFU</th>" : "");
   html += table_head;
+  const OneRankBaselines baselines(group);  // the charts above use the same ones
   int rank = 0;
   std::size_t shown = 0;
   for (const Row& row : group) {
@@ -401,7 +241,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       html += table_head;
     }
     std::string speedup = "-", efficiency = "-";
-    const Row* baseline = row.measured() ? FindBaseline(group, row) : nullptr;
+    const Row* baseline = row.measured() ? baselines.For(row) : nullptr;
     if (baseline && *row.latency_ms > 0) {
       double s = *baseline->latency_ms / *row.latency_ms;
       speedup = fmt::format("{:.2f}x", s);
@@ -485,22 +325,6 @@ std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options
 
 }  // namespace
 
-std::string HtmlEscape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string RenderHtmlReport(const ReportOptions& options) {
   std::unique_ptr<ResultsDb> db = ResultsDb::Open(options.db, /*read_only=*/true);
   std::vector<CampaignInfo> campaigns = SelectCampaigns(*db, options);
@@ -528,14 +352,14 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   html += "\n</script>\n</head>\n<body>\n";
   RenderHeader(html, campaigns, trials_per_campaign);
   RenderStatusCounts(html, rows);
-  RenderWarnings(html, campaigns, rows);
+  html += RenderWarnings(ReportWarnings(campaigns, rows));
   if (!options.baseline.empty()) html += RenderBaselineComparison(*db, options, ids);
   // Where each measured trial's iteration goes (over all its ok launches): the groups' stage
   // charts and the stage breakdown table.
   std::vector<StageTrial> measured;
   for (const Row& row : rows)
     if (row.measured())
-      measured.push_back({row.campaign, row.trial_key, TrialLabel(row), ConfigurationId(row)});
+      measured.push_back({row.campaign, row.trial_key, StageLabel(row), ConfigurationOf(row)});
   const StageSummaries stage_summaries = SummarizeStages(*db, measured);
   StagesByTrial stages;
   for (const auto& [trial, summary] : stage_summaries)

@@ -1,11 +1,13 @@
 // The HTML comparison report: one self-contained file (Chart.js inlined, no network).
 //
 // Contents: a header (sweeps, campaigns with build and host, generation time), status
-// counts, warnings, and per group of comparable trials (same model, resolution, precision,
-// scope, batch, steps) a bar chart of median latency per parallel configuration and a table
-// ranked by latency with the 95% CI, noise, rank skew, memory, and the speedup and scaling
-// efficiency against the 1-GPU trial of the same group. Precisions and scopes are never
-// compared with each other.
+// counts, warnings (report/report_warnings.h), and per report group (report/
+// configuration_group.h: same model, resolution, precision, scope, batch, steps,
+// profile_blocks, workload) its charts (report/group_charts.h) and a table ranked by latency,
+// one row per configuration (its trials folded over seeds, report/seed_folding.h), with the
+// 95% CI, noise, rank skew, memory, and the speedup and scaling efficiency against the row's
+// 1-rank baseline, the one its charts use. Precisions and scopes are never compared with
+// each other.
 //
 // The report only reads, through storage's typed reads (ResultsDb::Results, Samples) on a
 // read-only connection; it holds no SQL and never changes the database.
@@ -15,6 +17,8 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "report/html_text.h"  // HtmlEscape, for the report's other pages
 
 namespace ditbench {
 
@@ -39,8 +43,5 @@ void WriteHtmlReport(const ReportOptions& options);
 
 // The report as text (what WriteHtmlReport writes). Same errors, minus output ones.
 std::string RenderHtmlReport(const ReportOptions& options);
-
-// `text` with &, <, >, " and ' replaced by character references.
-std::string HtmlEscape(const std::string& text);
 
 }  // namespace ditbench

@@ -2,38 +2,16 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 
-#include <fmt/format.h>
-
-#include "report/comparison.h"
+#include "report/configuration_group.h"
 #include "stats/stats.h"
 
 namespace ditbench {
-namespace {
-
-// Everything that identifies a configuration within a report group, but the seed.
-auto FoldKey(const ResultRow& r) {
-  return std::make_tuple(r.campaign, ModelIdentity(r), r.resolution, r.precision, r.scope,
-                         r.batch, r.steps, r.profile_blocks, r.ulysses, r.ring, r.pipefusion,
-                         r.pipefusion_patches, r.pipefusion_warmup_steps, r.cfg, r.dp,
-                         r.device, r.workload, r.axes);
-}
-
-}  // namespace
-
-std::string ConfigurationId(const ResultRow& row) {
-  std::string id;
-  std::apply([&id](const auto&... field) { ((id += fmt::format("{}|", field)), ...); },
-             FoldKey(row));
-  return id;
-}
 
 std::vector<ResultRow> FoldSeeds(const std::vector<ResultRow>& rows) {
-  using Key = decltype(FoldKey(rows.front()));
-  std::map<Key, std::vector<std::size_t>> members;
+  std::map<std::string, std::vector<std::size_t>> members;
   for (std::size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].measured()) members[FoldKey(rows[i])].push_back(i);
+    if (rows[i].measured()) members[ConfigurationOf(rows[i])].push_back(i);
   std::vector<ResultRow> out;
   out.reserve(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -42,7 +20,7 @@ std::vector<ResultRow> FoldSeeds(const std::vector<ResultRow>& rows) {
       out.push_back(row);
       continue;
     }
-    const std::vector<std::size_t>& same = members.at(FoldKey(row));
+    const std::vector<std::size_t>& same = members.at(ConfigurationOf(row));
     if (same.size() < 2) {
       out.push_back(row);
       continue;

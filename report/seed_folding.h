@@ -11,15 +11,13 @@
 
 namespace ditbench {
 
-// Folds the measured (ok) rows of `rows` that share campaign and every configuration field but
-// seed (and trial key) into one row each when there are at least two: its latency_ms is the
+// Folds the measured (ok) rows of `rows` of one configuration (report/configuration_group.h:
+// every computation field but seed, within one campaign, device and profile_blocks) into one
+// row each when there are at least two: its latency_ms is the
 // median of their medians, folded the count, folded_min_ms / folded_max_ms the range of their
 // medians, ci_low_ms / ci_high_ms that range too, iterations the sum, trial_key the first
 // one's. Other rows, and configurations measured with one seed, are kept as they are. Order:
 // folded rows where their first member was.
 std::vector<ResultRow> FoldSeeds(const std::vector<ResultRow>& rows);
-
-// What FoldSeeds folds by, as text: rows with the same text differ at most in seed (and key).
-std::string ConfigurationId(const ResultRow& row);
 
 }  // namespace ditbench

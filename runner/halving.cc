@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include <fmt/format.h>
+#include "report/configuration_group.h"
 
 namespace ditbench {
 namespace {
@@ -15,13 +15,7 @@ std::int64_t Kept(std::int64_t n, double keep) {
 
 }  // namespace
 
-std::string HalvingGroup(const TrialConfig& c) {
-  std::string overrides;
-  for (const auto& [key, value] : c.model_overrides) overrides += fmt::format("{}={},", key, value);
-  return fmt::format("{}{{{}}}|{}|{}|{}|{}|{}|{}", c.model, overrides, c.resolution,
-                     PrecisionName(c.precision), ScopeName(c.scope), c.batch, c.steps,
-                     c.profile_blocks);
-}
+std::string HalvingGroup(const TrialConfig& config) { return ReportGroupOf(config).Text(); }
 
 std::vector<std::string> HalvingSurvivors(const std::vector<HalvingEntry>& entries, double keep) {
   std::map<std::string, std::vector<const HalvingEntry*>> groups;

@@ -1,8 +1,8 @@
 // `search: {strategy: halving, keep: 0.25}`: successive halving over a sweep. Round 0 measures
 // every trial with `repeats.min` iterations (a screening launch); each later round re-measures,
 // in a launch of its own with the trial's full repeats policy, the fastest `keep` fraction of
-// the previous round's trials within each report group (same model identity, resolution,
-// precision, scope, batch, steps), until one trial is left in every group. Every round is a
+// the previous round's trials within each report group (report/configuration_group.h:
+// ReportGroup), until one trial is left in every group. Every round is a
 // launch of its trial (launch index = round), so every round is stored and a trial's latency
 // is the median of its launches' medians (experiments/launch_summary.h). Pure: rows in, keys out.
 #pragma once
@@ -15,8 +15,8 @@
 
 namespace ditbench {
 
-// The group a trial is ranked in: model (with overrides), resolution, precision, scope, batch,
-// steps and profile_blocks, as text.
+// The group a trial is ranked in: its report group (ReportGroupOf, the report's tables rank
+// the same trials together), as text.
 std::string HalvingGroup(const TrialConfig& config);
 
 // One trial as the ranking sees it.

@@ -58,6 +58,9 @@ struct ResultRow {
   std::int64_t replicates = 1, launches = 0;
   std::optional<double> launch_cov;
   std::int64_t seed = 0, pipefusion_patches = 0, pipefusion_warmup_steps = 1;
+  // The trial's computation as stored (trials.config_json, experiments/trial_identity.h):
+  // every field, including those the view has no column for (vae_tile). Read by Results().
+  std::string computation;
   // Set by the report when it folds trials that differ only in seed into one row
   // (report/seed_folding.h): how many, and the range of their medians.
   std::int64_t folded = 1;

@@ -23,7 +23,9 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
            latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
            iterations, throttled, model_overrides, profile_blocks, output_error,
            comm_mb_per_step, busy, health_note, workload, axes, replicates, launches,
-           launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps, concurrent_trials
+           launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps, concurrent_trials,
+           (SELECT t.config_json FROM trials t
+            WHERE t.campaign_id = results.campaign AND t.trial_key = results.trial_key)
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
                                    placeholders));
   for (std::size_t i = 0; i < campaign_ids.size(); ++i) {
@@ -73,6 +75,8 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     for (std::int64_t* number : {&row.seed, &row.pipefusion_patches, &row.pipefusion_warmup_steps})
       *number = query.IsNull(c++) ? 0 : query.Int(c - 1);
     row.concurrent_trials = query.IsNull(c) ? 0 : query.Int(c);
+    ++c;
+    if (!query.IsNull(c)) row.computation = query.Text(c);
     ++c;
     rows.push_back(std::move(row));
   }

@@ -16,6 +16,8 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/report/comparison_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/seed_folding_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/output_file_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report/configuration_group_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report/report_configurations_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/group_charts_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/headless_render_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/../runner/query_command.cc

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "experiments/trial.h"
+#include "report/configuration_group.h"
+#include "runner/halving.h"
 #include "storage/results_db.h"
 #include "tests/support/sweep_run_fixture.h"
 
@@ -312,6 +314,26 @@ TEST_F(SweepRunTest, HalvingInterruptedMidRoundResumesThatRound) {
   EXPECT_EQ(Column("SELECT count(*) FROM launches WHERE status != 'ok'")[0], "0");
 }
 
+
+// Halving ranks a trial among the trials the report ranks it with: one report group
+// (report/configuration_group.h), whatever else the configurations differ in.
+TEST(HalvingGroupTest, IsTheReportGroupOfTheTrial) {
+  TrialConfig a;
+  a.scope = Scope::kPipeline;
+  TrialConfig b = a;
+  b.ulysses = 2;
+  b.vae_tile = 128;
+  b.seed = 7;
+  EXPECT_EQ(HalvingGroup(a), HalvingGroup(b));
+  EXPECT_EQ(HalvingGroup(b), ReportGroupOf(b).Text());
+  TrialConfig command = a;
+  command.workload = "command";
+  command.command = {"./bench"};
+  EXPECT_NE(HalvingGroup(a), HalvingGroup(command));  // the report never ranks them together
+  TrialConfig fp16 = a;
+  fp16.precision = Precision::kFp16;
+  EXPECT_NE(HalvingGroup(a), HalvingGroup(fp16));
+}
 
 }  // namespace
 }  // namespace ditbench

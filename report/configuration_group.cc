@@ -1,0 +1,158 @@
+#include "report/configuration_group.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "experiments/trial_identity.h"
+#include "report/comparison.h"
+
+namespace ditbench {
+namespace {
+
+// Computation fields the report group names (ReportGroup) or the label spells out otherwise
+// (DegreesLabel: the degrees and custom axes); a command's program is the group's workload.
+const std::set<std::string>& NamedElsewhere() {
+  static const std::set<std::string> fields = {
+      "batch", "command", "custom", "model", "precision", "resolution", "scope", "seed",
+      "steps", "workload", "ulysses", "ring", "pipefusion", "cfg", "dp"};
+  return fields;
+}
+
+// Fields that only say how the work is split over ranks: a 1-rank baseline has its own.
+const std::set<std::string>& ParallelFields() {
+  static const std::set<std::string> fields = {"ulysses", "ring", "pipefusion", "cfg", "dp",
+                                               "pipefusion_patches", "pipefusion_warmup_steps"};
+  return fields;
+}
+
+// The computation as stored, or (a row made by hand) as the row's columns spell it.
+nlohmann::json RowComputation(const ResultRow& row) {
+  if (!row.computation.empty()) {
+    nlohmann::json stored = nlohmann::json::parse(row.computation, nullptr, false);
+    if (stored.is_object()) return stored;
+  }
+  nlohmann::json model = row.model;
+  if (!row.model_overrides.empty()) {
+    nlohmann::json overrides = nlohmann::json::parse(row.model_overrides, nullptr, false);
+    if (overrides.is_object()) model = overrides;
+  }
+  nlohmann::json computation = {
+      {"batch", row.batch}, {"cfg", row.cfg}, {"dp", row.dp}, {"model", model},
+      {"pipefusion", row.pipefusion},
+      {"pipefusion_patches", row.pipefusion_patches > 0 ? row.pipefusion_patches
+                                                        : row.pipefusion},
+      {"pipefusion_warmup_steps", row.pipefusion_warmup_steps},
+      {"precision", row.precision}, {"resolution", row.resolution}, {"ring", row.ring},
+      {"scope", row.scope}, {"seed", row.seed}, {"steps", row.steps},
+      {"ulysses", row.ulysses}, {"workload", row.workload.empty() ? "dit" : row.workload}};
+  nlohmann::json axes = nlohmann::json::parse(row.axes.empty() ? "{}" : row.axes, nullptr, false);
+  if (axes.is_object() && !axes.empty()) computation["custom"] = axes;
+  return computation;
+}
+
+// `field` of `computation`, its identity default when a row stored before the field existed
+// lacks it.
+nlohmann::json Field(const nlohmann::json& computation, const std::string& field) {
+  if (auto it = computation.find(field); it != computation.end()) return *it;
+  return IdentityDefault(field, computation).value_or(nlohmann::json());
+}
+
+std::string Plain(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+ReportGroup GroupOf(const nlohmann::json& computation, bool profile_blocks) {
+  ReportGroup group;
+  const nlohmann::json model = Field(computation, "model");
+  if (model.is_object()) {
+    group.model = Plain(model.value("preset", nlohmann::json("")));
+    std::string overrides;
+    for (const auto& [key, value] : model.items()) {
+      if (key == "preset") continue;
+      overrides += fmt::format("{}{}:{}", overrides.empty() ? "" : ",", key, value.dump());
+    }
+    if (!overrides.empty()) group.model += "{" + overrides + "}";
+  } else {
+    group.model = Plain(model);
+  }
+  group.resolution = Field(computation, "resolution").get<std::int64_t>();
+  group.precision = Plain(Field(computation, "precision"));
+  group.scope = Plain(Field(computation, "scope"));
+  group.batch = Field(computation, "batch").get<std::int64_t>();
+  group.steps = Field(computation, "steps").get<std::int64_t>();
+  group.profile_blocks = profile_blocks;
+  group.workload = Plain(Field(computation, "workload"));
+  return group;
+}
+
+// The identity without the seed (and, for the baseline match, without the parallel fields).
+nlohmann::json WithoutSeed(const ResultRow& row, bool drop_parallel) {
+  nlohmann::json identity = RowIdentity(row);
+  identity.erase("seed");
+  if (drop_parallel)
+    for (const std::string& field : ParallelFields()) identity.erase(field);
+  return identity;
+}
+
+// What a 1-rank baseline shares with its row: the computation but seed and parallel settings,
+// and profile_blocks.
+std::string SerialKey(const ResultRow& row) {
+  return fmt::format("{}|{}", row.profile_blocks, WithoutSeed(row, /*drop_parallel=*/true).dump());
+}
+
+}  // namespace
+
+std::string ReportGroup::Text() const {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", model, resolution, precision, scope, batch, steps,
+                     profile_blocks, workload);
+}
+
+ReportGroup ReportGroupOf(const ResultRow& row) {
+  return GroupOf(RowComputation(row), row.profile_blocks);
+}
+
+ReportGroup ReportGroupOf(const TrialConfig& config) {
+  return GroupOf(ComputationJson(config), config.profile_blocks);
+}
+
+nlohmann::json RowIdentity(const ResultRow& row) { return IdentityJson(RowComputation(row)); }
+
+std::string ConfigurationOf(const ResultRow& row) {
+  return fmt::format("{}|{}|{}|{}", row.campaign, row.device, row.profile_blocks,
+                     WithoutSeed(row, /*drop_parallel=*/false).dump());
+}
+
+std::string SettingsLabel(const ResultRow& row) {
+  std::string label;
+  const nlohmann::json identity = RowIdentity(row);
+  for (const auto& [field, value] : identity.items()) {
+    if (NamedElsewhere().count(field)) continue;
+    label += fmt::format("{}{}={}", label.empty() ? "" : " ", field, Plain(value));
+  }
+  return label;
+}
+
+std::string ConfigurationLabel(const ResultRow& row) {
+  const std::string settings = SettingsLabel(row);
+  return DegreesLabel(row) + (settings.empty() ? "" : " " + settings);
+}
+
+OneRankBaselines::OneRankBaselines(const std::vector<ResultRow>& group) {
+  for (const ResultRow& candidate : group)
+    if (candidate.world_size == 1 && candidate.measured())
+      candidates_[SerialKey(candidate)].push_back(&candidate);
+}
+
+const ResultRow* OneRankBaselines::For(const ResultRow& row) const {
+  auto found = candidates_.find(SerialKey(row));
+  if (found == candidates_.end()) return nullptr;
+  const ResultRow* best = nullptr;
+  for (const ResultRow* candidate : found->second) {
+    if (candidate->campaign == row.campaign) return candidate;
+    if (!best || candidate->campaign > best->campaign) best = candidate;
+  }
+  return best;
+}
+
+}  // namespace ditbench
