@@ -45,7 +45,7 @@ nlohmann::json RowComputation(const ResultRow& row) {
       {"pipefusion_warmup_steps", row.pipefusion_warmup_steps},
       {"precision", row.precision}, {"resolution", row.resolution}, {"ring", row.ring},
       {"scope", row.scope}, {"seed", row.seed}, {"steps", row.steps},
-      {"ulysses", row.ulysses}, {"workload", row.workload.empty() ? "dit" : row.workload}};
+      {"ulysses", row.ulysses}, {"workload", WorkloadName(row.workload)}};
   nlohmann::json axes = nlohmann::json::parse(row.axes.empty() ? "{}" : row.axes, nullptr, false);
   if (axes.is_object() && !axes.empty()) computation["custom"] = axes;
   return computation;
@@ -82,7 +82,7 @@ ReportGroup GroupOf(const nlohmann::json& computation, bool profile_blocks) {
   group.batch = Field(computation, "batch").get<std::int64_t>();
   group.steps = Field(computation, "steps").get<std::int64_t>();
   group.profile_blocks = profile_blocks;
-  group.workload = Plain(Field(computation, "workload"));
+  group.workload = ParseWorkload(Plain(Field(computation, "workload"))).value_or(Workload::kDit);
   return group;
 }
 
@@ -105,7 +105,7 @@ std::string SerialKey(const ResultRow& row) {
 
 std::string ReportGroup::Text() const {
   return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", model, resolution, precision, scope, batch, steps,
-                     profile_blocks, workload);
+                     profile_blocks, WorkloadName(workload));
 }
 
 ReportGroup ReportGroupOf(const ResultRow& row) {

@@ -36,7 +36,7 @@ struct ReportGroup {
   std::string precision, scope;
   std::int64_t batch = 0, steps = 0;
   bool profile_blocks = false;
-  std::string workload;
+  Workload workload = Workload::kDit;
 
   auto operator<=>(const ReportGroup&) const = default;
   // Every field, as one line (a map key for callers that group by text).

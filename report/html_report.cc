@@ -45,7 +45,11 @@ std::string GroupTitle(const GroupKey& key) {
   const auto& [model, resolution, precision, scope, batch, steps, profile_blocks, workload] =
       key;
   return fmt::format("{}{} · {} px · {} · {} · batch {} · {} steps{}",
-                     workload == "command" ? "command · " : "", model, resolution, precision,
+                     // a workload whose model is only a label says what ran
+                     TraitsOf(workload).builtin_model
+                         ? std::string()
+                         : std::string(WorkloadName(workload)) + " · ",
+                     model, resolution, precision,
                      scope, batch, steps, profile_blocks ? " · blocks profiled" : "");
 }
 

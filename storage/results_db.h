@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "experiments/workload.h"
+
 #include "experiments/launch_summary.h"
 #include "storage/records.h"
 #include "storage/results_query.h"
@@ -51,7 +53,7 @@ struct ResultRow {
   bool busy = false;        // other work ran on the machine during the trial (machine health)
   std::string health_note;  // what was busy: "load 3.10 on 2 cores; others used ..."
   std::int64_t concurrent_trials = 0;  // other trials in flight beside it (--policy pack)
-  std::string workload;  // WorkloadName() of the trial's workload (experiments/workload.h)
+  Workload workload = Workload::kDit;  // parsed from the stored name (experiments/workload.h)
   std::string axes;      // a command's custom axes as a JSON object ("{}" when none)
   // Replicates: launches the sweep asked for, ok launches summarised (0: no metrics), and the
   // CoV of their medians. With launches > 1 the CI covers between-launch variation.

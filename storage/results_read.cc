@@ -63,7 +63,13 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     ++c;
     if (!query.IsNull(c)) row.health_note = query.Text(c);
     ++c;
-    row.workload = query.IsNull(c) ? "dit" : query.Text(c);
+    if (!query.IsNull(c)) {  // absent before the command workload existed: the DiT worker
+      const std::optional<Workload> workload = ParseWorkload(query.Text(c));
+      if (!workload)
+        throw StorageError(fmt::format("trial {}: unknown workload '{}'", row.trial_key,
+                                       query.Text(c)));
+      row.workload = *workload;
+    }
     ++c;
     row.axes = query.IsNull(c) ? "{}" : query.Text(c);
     ++c;

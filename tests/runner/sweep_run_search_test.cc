@@ -327,7 +327,7 @@ TEST(HalvingGroupTest, IsTheReportGroupOfTheTrial) {
   EXPECT_EQ(HalvingGroup(a), HalvingGroup(b));
   EXPECT_EQ(HalvingGroup(b), ReportGroupOf(b).Text());
   TrialConfig command = a;
-  command.workload = "command";
+  command.workload = Workload::kCommand;
   command.command = {"./bench"};
   EXPECT_NE(HalvingGroup(a), HalvingGroup(command));  // the report never ranks them together
   TrialConfig fp16 = a;
