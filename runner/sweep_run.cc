@@ -21,6 +21,11 @@ namespace ditbench {
 int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostream& out,
              std::ostream& err) {
   ConsoleRunStatus status(out);
+  return RunSweep(options, effects, status, out, err);
+}
+
+int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& status,
+             std::ostream& out, std::ostream& err) {
   const std::optional<SweepSetup> prepared = PrepareSweep(options, effects, err);
   if (!prepared) return kExitUsage;
   const SweepSetup& setup = *prepared;  // the loop borrows its plan, spec and placement

@@ -71,4 +71,11 @@ struct SweepEffects {
 int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostream& out,
              std::ostream& err);
 
+// The same, its events reported to `status` (runner/run_status.h) rather than written to
+// `out` as ConsoleRunStatus writes them; `out` still gets the dry-run plan and what setup's
+// helpers print (waiting for the database, launches an earlier coordinator left).
+class RunStatus;
+int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& status,
+             std::ostream& out, std::ostream& err);
+
 }  // namespace ditbench
