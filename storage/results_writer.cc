@@ -14,11 +14,11 @@ namespace ditbench {
 namespace {
 
 // Text columns that mean "none" when empty are stored as NULL.
-void BindTextOrNull(Statement& statement, int index, const std::string& text) {
+void BindTextOrNull(Statement& statement, std::string_view name, const std::string& text) {
   if (text.empty()) {
-    statement.BindNull(index);
+    statement.BindNull(name);
   } else {
-    statement.Bind(index, text);
+    statement.Bind(name, text);
   }
 }
 
@@ -63,7 +63,9 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
                         run_dir, started_at, finished_at, policy_json, coordinator_host,
                         coordinator_pid, health_json, replicates, scheduler_job,
                         placement_json)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    VALUES (:campaign_id, :trial_key, :config_json, :status, :error, :world_size, :device,
+            :run_dir, :started_at, :finished_at, :policy_json, :coordinator_host,
+            :coordinator_pid, :health_json, :replicates, :scheduler_job, :placement_json)
     ON CONFLICT (campaign_id, trial_key) DO UPDATE SET
       config_json = excluded.config_json, status = excluded.status, error = excluded.error,
       world_size = excluded.world_size, device = excluded.device, run_dir = excluded.run_dir,
@@ -73,21 +75,21 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
       replicates = excluded.replicates, scheduler_job = excluded.scheduler_job,
       placement_json = excluded.placement_json
     RETURNING id)sql");
-  upsert.Bind(1, campaign_id)
-      .Bind(2, trial.trial_key)
-      .Bind(3, ComputationJson(config).dump())
-      .Bind(11, PolicyJson(config).dump())
-      .Bind(4, StatusName(trial.status))
-      .Bind(6, trial.world_size)
-      .Bind(15, std::max(trial.replicates, 1));
-  BindTextOrNull(upsert, 5, trial.error);
-  BindTextOrNull(upsert, 7, trial.device);
-  BindTextOrNull(upsert, 8, trial.run_dir);
-  BindTextOrNull(upsert, 12, trial.coordinator_host);
+  upsert.Bind(":campaign_id", campaign_id)
+      .Bind(":trial_key", trial.trial_key)
+      .Bind(":config_json", ComputationJson(config).dump())
+      .Bind(":policy_json", PolicyJson(config).dump())
+      .Bind(":status", StatusName(trial.status))
+      .Bind(":world_size", trial.world_size)
+      .Bind(":replicates", std::max(trial.replicates, 1));
+  BindTextOrNull(upsert, ":error", trial.error);
+  BindTextOrNull(upsert, ":device", trial.device);
+  BindTextOrNull(upsert, ":run_dir", trial.run_dir);
+  BindTextOrNull(upsert, ":coordinator_host", trial.coordinator_host);
   if (trial.coordinator_pid > 0) {
-    upsert.Bind(13, trial.coordinator_pid);
+    upsert.Bind(":coordinator_pid", trial.coordinator_pid);
   } else {
-    upsert.BindNull(13);
+    upsert.BindNull(":coordinator_pid");
   }
   // A later launch of the trial (replicates, a promoted halving trial) folds into the health
   // of the launches before it; a first launch starts afresh.
@@ -95,18 +97,19 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
       trial.launch > 0
           ? FoldLaunchHealth(StoredHealth(db, campaign_id, trial.trial_key), trial.health)
           : trial.health;
-  BindTextOrNull(upsert, 14, health.is_null() ? std::string() : health.dump());
-  BindTextOrNull(upsert, 16, trial.scheduler_job);
-  BindTextOrNull(upsert, 17, trial.placement.is_null() ? std::string() : trial.placement.dump());
+  BindTextOrNull(upsert, ":health_json", health.is_null() ? std::string() : health.dump());
+  BindTextOrNull(upsert, ":scheduler_job", trial.scheduler_job);
+  BindTextOrNull(upsert, ":placement_json",
+                 trial.placement.is_null() ? std::string() : trial.placement.dump());
   if (trial.started_at > 0) {
-    upsert.Bind(9, IsoUtc(trial.started_at));
+    upsert.Bind(":started_at", IsoUtc(trial.started_at));
   } else {
-    upsert.BindNull(9);
+    upsert.BindNull(":started_at");
   }
   if (finished && trial.finished_at > 0) {
-    upsert.Bind(10, IsoUtc(trial.finished_at));
+    upsert.Bind(":finished_at", IsoUtc(trial.finished_at));
   } else {
-    upsert.BindNull(10);
+    upsert.BindNull(":finished_at");
   }
   if (!upsert.Step()) throw StorageError(SqliteErrorText(db, "trial upsert returned no id"));
   std::int64_t id = upsert.Int(0);
@@ -138,28 +141,32 @@ void UpsertLaunch(sqlite3* db, std::int64_t trial_id, const TrialRecord& launch,
     INSERT OR REPLACE INTO launches (trial_id, launch, status, error, run_dir, started_at,
       finished_at, latency_ms, ci_low_ms, ci_high_ms, iterations, warmup, peak_mem_mb,
       peak_reserved_mb, throttled, sm_clock_min_mhz, sm_clock_max_mhz)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
-  upsert.Bind(1, trial_id).Bind(2, launch.launch).Bind(3, StatusName(launch.status));
-  BindTextOrNull(upsert, 4, launch.error);
-  BindTextOrNull(upsert, 5, launch.run_dir);
-  BindTextOrNull(upsert, 6, launch.started_at > 0 ? IsoUtc(launch.started_at) : "");
-  BindTextOrNull(upsert, 7,
+    VALUES (:trial_id, :launch, :status, :error, :run_dir, :started_at, :finished_at,
+      :latency_ms, :ci_low_ms, :ci_high_ms, :iterations, :warmup, :peak_mem_mb,
+      :peak_reserved_mb, :throttled, :sm_clock_min_mhz, :sm_clock_max_mhz))sql");
+  upsert.Bind(":trial_id", trial_id)
+      .Bind(":launch", launch.launch)
+      .Bind(":status", StatusName(launch.status));
+  BindTextOrNull(upsert, ":error", launch.error);
+  BindTextOrNull(upsert, ":run_dir", launch.run_dir);
+  BindTextOrNull(upsert, ":started_at", launch.started_at > 0 ? IsoUtc(launch.started_at) : "");
+  BindTextOrNull(upsert, ":finished_at",
                  finished && launch.finished_at > 0 ? IsoUtc(launch.finished_at) : "");
   const std::optional<TrialMetrics>& m = launch.metrics;
-  upsert.Bind(8, m ? std::optional<double>(m->latency_ms) : std::nullopt)
-      .Bind(9, m ? std::optional<double>(m->ci_low_ms) : std::nullopt)
-      .Bind(10, m ? std::optional<double>(m->ci_high_ms) : std::nullopt);
+  upsert.Bind(":latency_ms", m ? std::optional<double>(m->latency_ms) : std::nullopt)
+      .Bind(":ci_low_ms", m ? std::optional<double>(m->ci_low_ms) : std::nullopt)
+      .Bind(":ci_high_ms", m ? std::optional<double>(m->ci_high_ms) : std::nullopt);
   if (m) {
-    upsert.Bind(11, m->iterations).Bind(12, m->warmup);
+    upsert.Bind(":iterations", m->iterations).Bind(":warmup", m->warmup);
   } else {
-    upsert.BindNull(11).BindNull(12);
+    upsert.BindNull(":iterations").BindNull(":warmup");
   }
-  upsert.Bind(13, m ? m->peak_mem_mb : std::nullopt)
-      .Bind(14, m ? m->peak_reserved_mb : std::nullopt)
-      .Bind(15, m && m->throttled ? std::optional<double>(*m->throttled ? 1.0 : 0.0)
+  upsert.Bind(":peak_mem_mb", m ? m->peak_mem_mb : std::nullopt)
+      .Bind(":peak_reserved_mb", m ? m->peak_reserved_mb : std::nullopt)
+      .Bind(":throttled", m && m->throttled ? std::optional<double>(*m->throttled ? 1.0 : 0.0)
                                   : std::nullopt)
-      .Bind(16, m ? m->sm_clock_min_mhz : std::nullopt)
-      .Bind(17, m ? m->sm_clock_max_mhz : std::nullopt);
+      .Bind(":sm_clock_min_mhz", m ? m->sm_clock_min_mhz : std::nullopt)
+      .Bind(":sm_clock_max_mhz", m ? m->sm_clock_max_mhz : std::nullopt);
   upsert.Run();
 }
 
@@ -200,42 +207,46 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s,
       throttled, sm_clock_min_mhz, sm_clock_max_mhz, comm_mb_per_step, output_error,
       output_error_note, output_reference_key, extra_json, launches, launch_cov)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-            ?, ?, ?, ?, ?, ?, ?))sql");
-  insert.Bind(1, trial_id)
-      .Bind(2, m.latency_ms)
-      .Bind(3, m.mean_ms)
-      .Bind(4, m.p90_ms)
-      .Bind(5, m.p99_ms)
-      .Bind(6, m.std_ms)
-      .Bind(7, m.min_ms)
-      .Bind(8, m.max_ms)
-      .Bind(9, m.cov)
-      .Bind(10, m.ci_low_ms)
-      .Bind(11, m.ci_high_ms)
-      .Bind(12, m.rank0_ms)
-      .Bind(13, m.skew_ms)
-      .Bind(14, m.iterations)
-      .Bind(15, m.warmup)
-      .Bind(16, m.outliers)
-      .Bind(17, m.peak_mem_mb)
-      .Bind(18, m.peak_reserved_mb)
-      .Bind(19, m.flops)
-      .Bind(20, m.tflops)
-      .Bind(21, m.mfu)
-      .Bind(22, m.images_per_s)
-      .Bind(23, m.tokens_per_s)
-      .Bind(24, m.throttled ? std::optional<double>(*m.throttled ? 1.0 : 0.0) : std::nullopt)
-      .Bind(25, m.sm_clock_min_mhz)
-      .Bind(26, m.sm_clock_max_mhz)
-      .Bind(27, m.comm_mb_per_step)
-      .Bind(28, m.output_error)
-      .Bind(29, m.output_error_note)
-      .Bind(30, m.output_reference_key)
-      .Bind(32, std::max(m.launches, 1))
-      .Bind(33, m.launch_cov);
-  if (m.extra.empty()) insert.BindNull(31);
-  else insert.Bind(31, nlohmann::json(m.extra).dump());
+    VALUES (:trial_id, :latency_ms, :mean_ms, :p90_ms, :p99_ms, :std_ms, :min_ms,
+      :max_ms, :cov, :ci_low_ms, :ci_high_ms, :rank0_ms, :skew_ms, :iterations, :warmup, :outliers,
+      :peak_mem_mb, :peak_reserved_mb, :flops, :tflops, :mfu, :images_per_s, :tokens_per_s,
+      :throttled, :sm_clock_min_mhz, :sm_clock_max_mhz, :comm_mb_per_step, :output_error,
+      :output_error_note, :output_reference_key, :extra_json, :launches, :launch_cov))sql");
+  insert.Bind(":trial_id", trial_id)
+      .Bind(":latency_ms", m.latency_ms)
+      .Bind(":mean_ms", m.mean_ms)
+      .Bind(":p90_ms", m.p90_ms)
+      .Bind(":p99_ms", m.p99_ms)
+      .Bind(":std_ms", m.std_ms)
+      .Bind(":min_ms", m.min_ms)
+      .Bind(":max_ms", m.max_ms)
+      .Bind(":cov", m.cov)
+      .Bind(":ci_low_ms", m.ci_low_ms)
+      .Bind(":ci_high_ms", m.ci_high_ms)
+      .Bind(":rank0_ms", m.rank0_ms)
+      .Bind(":skew_ms", m.skew_ms)
+      .Bind(":iterations", m.iterations)
+      .Bind(":warmup", m.warmup)
+      .Bind(":outliers", m.outliers)
+      .Bind(":peak_mem_mb", m.peak_mem_mb)
+      .Bind(":peak_reserved_mb", m.peak_reserved_mb)
+      .Bind(":flops", m.flops)
+      .Bind(":tflops", m.tflops)
+      .Bind(":mfu", m.mfu)
+      .Bind(":images_per_s", m.images_per_s)
+      .Bind(":tokens_per_s", m.tokens_per_s)
+      .Bind(":throttled",
+            m.throttled ? std::optional<double>(*m.throttled ? 1.0 : 0.0) : std::nullopt)
+      .Bind(":sm_clock_min_mhz", m.sm_clock_min_mhz)
+      .Bind(":sm_clock_max_mhz", m.sm_clock_max_mhz)
+      .Bind(":comm_mb_per_step", m.comm_mb_per_step)
+      .Bind(":output_error", m.output_error)
+      .Bind(":output_error_note", m.output_error_note)
+      .Bind(":output_reference_key", m.output_reference_key)
+      .Bind(":launches", std::max(m.launches, 1))
+      .Bind(":launch_cov", m.launch_cov);
+  if (m.extra.empty()) insert.BindNull(":extra_json");
+  else insert.Bind(":extra_json", nlohmann::json(m.extra).dump());
   insert.Run();
 }
 
