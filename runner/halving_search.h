@@ -18,8 +18,9 @@
 
 namespace ditbench {
 
-// Runs the launches of one round (in the sweep loop; there may be none); returns false when the run must stop
-// (interrupted, the machine busy, the budget spent), true when the next round may start.
+// Runs the launches of one round (in the sweep loop; there may be none); returns false when
+// the run must stop (interrupted, the machine busy, the budget spent), true when the next
+// round may start.
 using RunRound = std::function<bool(const std::vector<QueuedTrial>& launches)>;
 
 // Runs rounds until one trial is left in every group or `run_round` says stop. Trials in

@@ -4,8 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "experiments/worker_contract.h"
-
 namespace ditbench {
 namespace {
 

@@ -4,7 +4,9 @@
 // RunSweep records skipped ones, starts the rest through a Launcher on the slots a SlotPool
 // gives them (one at a time by default), and commits each finished trial in its own
 // transaction. Every side effect it has besides the database and the run folders comes in
-// through SweepEffects, so the loop is tested with fakes.
+// through SweepEffects, so the loop is tested with fakes. RunSweep only orders the steps:
+// runner/campaign_setup.h (checks, then the campaign), runner/sweep_loop.h (the loop),
+// runner/halving_search.h (search: halving), and runner/run_status.h (what the user sees).
 #pragma once
 
 #include <filesystem>
