@@ -3,7 +3,7 @@
 // (every speedup and output error of their group is measured against them), then the rest by
 // estimated time, cheapest first (the most results per hour); ties keep the sweep's order. The
 // run stops starting launches once the time spent plus the next launch's estimate would pass
-// the budget (runner/sweep_run.cc); the campaign stays open, and the next `run` resumes it.
+// the budget (runner/sweep_loop.cc); the campaign stays open, and the next `run` resumes it.
 #pragma once
 
 #include <cstddef>

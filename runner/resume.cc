@@ -54,6 +54,15 @@ ResumeVerdict JudgeResume(const PlannedTrial& trial, std::optional<TrialStatus> 
   return {true, fmt::format("run again (was {})", status)};  // interrupted, pending, running
 }
 
+bool RunsHalvingRound(const PlannedTrial& trial, int round, std::optional<TrialStatus> recorded,
+                      std::optional<TrialStatus> launch, const std::string& rerun) {
+  if (trial.invalid_reason) return round == 0 && JudgeResume(trial, recorded, rerun).run;
+  if (launch == TrialStatus::kOk && rerun != "all") return false;
+  if (launch && IsFailure(*launch) && rerun.empty()) return false;
+  if (round > 0 && recorded && IsFailure(*recorded) && rerun.empty()) return false;
+  return true;
+}
+
 LaunchPlan PlanLaunches(const PlannedTrial& trial, int replicates,
                         std::optional<TrialStatus> recorded,
                         const std::map<int, TrialStatus>& launches, const std::string& rerun) {

@@ -41,6 +41,14 @@ struct ResumeVerdict {
 ResumeVerdict JudgeResume(const PlannedTrial& trial, std::optional<TrialStatus> recorded,
                           const std::string& rerun);
 
+// `search: halving` (runner/halving_search.h): whether round `round` of a trial runs, given
+// the trial's recorded status, the status of its launch `round` (none: not recorded) and
+// --rerun. An ok launch is kept unless --rerun all, a failed one unless --rerun failed; a
+// trial recorded as failed runs no later round (without --rerun). An invalid trial is judged
+// by JudgeResume, in round 0 only (it is recorded as skipped, never launched).
+bool RunsHalvingRound(const PlannedTrial& trial, int round, std::optional<TrialStatus> recorded,
+                      std::optional<TrialStatus> launch, const std::string& rerun);
+
 // Replicates: which launches (0-based indices, increasing) of a trial a run starts, given the
 // trial's recorded status (none: not recorded) and the status of each recorded launch. Each
 // launch is judged as JudgeResume judges a trial: ok launches are kept, failed ones kept unless

@@ -4,7 +4,9 @@
 // RunSweep records skipped ones, starts the rest through a Launcher on the slots a SlotPool
 // gives them (one at a time by default), and commits each finished trial in its own
 // transaction. Every side effect it has besides the database and the run folders comes in
-// through SweepEffects, so the loop is tested with fakes.
+// through SweepEffects, so the loop is tested with fakes. RunSweep only orders the steps:
+// runner/campaign_setup.h (checks, then the campaign), runner/sweep_loop.h (the loop),
+// runner/halving_search.h (search: halving), and runner/run_status.h (what the user sees).
 #pragma once
 
 #include <filesystem>
@@ -70,5 +72,12 @@ struct SweepEffects {
 // opened, and the campaign is stamped finished only once every trial of the sweep is recorded.
 int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostream& out,
              std::ostream& err);
+
+// The same, its events reported to `status` (runner/run_status.h) rather than written to
+// `out` as ConsoleRunStatus writes them; `out` still gets the dry-run plan and what setup's
+// helpers print (waiting for the database, launches an earlier coordinator left).
+class RunStatus;
+int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& status,
+             std::ostream& out, std::ostream& err);
 
 }  // namespace ditbench

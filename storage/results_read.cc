@@ -241,4 +241,71 @@ void ResultsDb::SetOutputError(std::int64_t trial_id, std::optional<double> erro
   update.Run();
 }
 
+std::vector<LaunchMeasurement> ResultsDb::Launches(std::int64_t campaign_id,
+                                                   const std::string& trial_key, int except) {
+  Statement query(db_, R"sql(
+    SELECT l.launch, l.status, l.error, l.latency_ms, l.ci_low_ms, l.ci_high_ms, l.iterations,
+           l.warmup, l.peak_mem_mb, l.peak_reserved_mb, l.throttled, l.sm_clock_min_mhz,
+           l.sm_clock_max_mhz, l.trial_id
+    FROM launches l JOIN trials t ON t.id = l.trial_id
+    WHERE t.campaign_id = ? AND t.trial_key = ? AND l.launch != ? ORDER BY l.launch)sql");
+  query.Bind(1, campaign_id).Bind(2, trial_key).Bind(3, except);
+  std::vector<LaunchMeasurement> launches;
+  std::int64_t trial_id = 0;
+  while (query.Step()) {
+    LaunchMeasurement launch;
+    launch.launch = static_cast<int>(query.Int(0));
+    launch.status = ParseStatus(query.Text(1)).value_or(TrialStatus::kFailed);
+    launch.error = query.Text(2);
+    trial_id = query.Int(13);
+    if (launch.status == TrialStatus::kOk && !query.IsNull(3)) {
+      TrialMetrics m;
+      m.latency_ms = query.Double(3);
+      m.ci_low_ms = query.OptionalDouble(4).value_or(m.latency_ms);
+      m.ci_high_ms = query.OptionalDouble(5).value_or(m.latency_ms);
+      m.iterations = query.IsNull(6) ? 0 : static_cast<int>(query.Int(6));
+      m.warmup = query.IsNull(7) ? 0 : static_cast<int>(query.Int(7));
+      m.peak_mem_mb = query.OptionalDouble(8);
+      m.peak_reserved_mb = query.OptionalDouble(9);
+      if (!query.IsNull(10)) m.throttled = query.Int(10) != 0;
+      m.sm_clock_min_mhz = query.OptionalDouble(11);
+      m.sm_clock_max_mhz = query.OptionalDouble(12);
+      launch.metrics = m;
+    }
+    launches.push_back(std::move(launch));
+  }
+  if (launches.empty()) return launches;
+  Statement samples(db_, R"sql(
+    SELECT launch, rank, iteration, ms FROM samples
+    WHERE trial_id = ? AND stage = ? AND warmup = 0 AND launch != ?
+    ORDER BY launch, iteration, rank)sql");
+  samples.Bind(1, trial_id).Bind(2, kIterationStage).Bind(3, except);
+  while (samples.Step()) {
+    const int index = static_cast<int>(samples.Int(0));
+    auto it = std::find_if(launches.begin(), launches.end(),
+                           [&](const LaunchMeasurement& l) { return l.launch == index; });
+    if (it == launches.end()) continue;
+    it->samples.push_back(Sample{static_cast<int>(samples.Int(1)),
+                                 static_cast<int>(samples.Int(2)), kIterationStage,
+                                 samples.Double(3), false});
+  }
+  return launches;
+}
+
+std::vector<Sample> ResultsDb::Samples(std::int64_t campaign_id, const std::string& trial_key,
+                                       int launch) {
+  Statement query(db_, R"sql(
+    SELECT s.rank, s.iteration, s.stage, s.ms, s.warmup
+    FROM samples s JOIN trials t ON t.id = s.trial_id
+    WHERE t.campaign_id = ? AND t.trial_key = ? AND s.launch = ?
+    ORDER BY s.iteration, s.rank, s.stage)sql");
+  query.Bind(1, campaign_id).Bind(2, trial_key).Bind(3, launch);
+  std::vector<Sample> samples;
+  while (query.Step()) {
+    samples.push_back(Sample{static_cast<int>(query.Int(0)), static_cast<int>(query.Int(1)),
+                             query.Text(2), query.Double(3), query.Int(4) != 0});
+  }
+  return samples;
+}
+
 }  // namespace ditbench

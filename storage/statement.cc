@@ -94,6 +94,15 @@ Statement& Statement::Bind(int index, const std::optional<double>& value) {
   return value ? Bind(index, *value) : BindNull(index);
 }
 
+int Statement::Parameter(std::string_view name) const {
+  const int index = sqlite3_bind_parameter_index(stmt_, std::string(name).c_str());
+  if (index == 0) {
+    throw StorageError(fmt::format("no parameter '{}' in the statement: {}", name,
+                                   sqlite3_sql(stmt_)));
+  }
+  return index;
+}
+
 Statement& Statement::BindNull(int index) {
   Check(sqlite3_bind_null(stmt_, index), "cannot bind parameter");
   return *this;

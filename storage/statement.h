@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "storage/sqlite_connection.h"
 #include "storage/storage_error.h"
@@ -47,6 +48,14 @@ class Statement {
   Statement& Bind(int index, const char* value) { return Bind(index, std::string_view(value)); }
   Statement& Bind(int index, const std::optional<double>& value);
   Statement& BindNull(int index);
+  // Named parameters (":name" in the SQL), bound as above. Throws StorageError naming the
+  // parameter when the statement has none by that name.
+  template <typename T>
+  Statement& Bind(std::string_view name, T&& value) {
+    return Bind(Parameter(name), std::forward<T>(value));
+  }
+  Statement& BindNull(std::string_view name) { return BindNull(Parameter(name)); }
+  int Parameter(std::string_view name) const;
 
   // Advances: true when a row is available, false when done. Throws on error.
   [[nodiscard]] bool Step();

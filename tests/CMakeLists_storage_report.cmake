@@ -10,6 +10,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/stats/change_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/migration_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/read_only_media_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/storage/statement_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/html_report_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/runner/query_command_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/runner/compare_command_test.cc

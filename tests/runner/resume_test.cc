@@ -137,5 +137,32 @@ TEST(ChooseCampaignTest, AChangedSpecStartsANewCampaignUnlessContinued) {
   EXPECT_EQ(ChooseCampaign(campaigns, wanted, false, /*keep_campaign=*/true).resume, 4);
 }
 
+
+TEST(RunsHalvingRoundTest, OkLaunchesAreKeptUnlessRerunAll) {
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 0, std::nullopt, std::nullopt, ""));
+  EXPECT_FALSE(RunsHalvingRound(Valid(), 1, TrialStatus::kOk, TrialStatus::kOk, ""));
+  EXPECT_FALSE(RunsHalvingRound(Valid(), 1, TrialStatus::kOk, TrialStatus::kOk, "failed"));
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 1, TrialStatus::kOk, TrialStatus::kOk, "all"));
+  // Round 2 not measured yet for a trial whose earlier rounds are ok: it runs.
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 2, TrialStatus::kOk, std::nullopt, ""));
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 1, TrialStatus::kInterrupted,
+                               TrialStatus::kInterrupted, ""));
+}
+
+TEST(RunsHalvingRoundTest, AFailedTrialRunsNoLaterRoundWithoutRerun) {
+  EXPECT_FALSE(RunsHalvingRound(Valid(), 0, TrialStatus::kFailed, TrialStatus::kFailed, ""));
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 0, TrialStatus::kFailed, TrialStatus::kFailed, "failed"));
+  EXPECT_FALSE(RunsHalvingRound(Valid(), 1, TrialStatus::kOom, std::nullopt, ""));
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 1, TrialStatus::kOom, std::nullopt, "failed"));
+  // The trial's own failure ends it only after round 0 (round 0 is judged by its launch).
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 0, TrialStatus::kFailed, std::nullopt, ""));
+}
+
+TEST(RunsHalvingRoundTest, InvalidTrialsAreJudgedAsAWholeInRoundZeroOnly) {
+  EXPECT_TRUE(RunsHalvingRound(Invalid(), 0, std::nullopt, std::nullopt, ""));
+  EXPECT_FALSE(RunsHalvingRound(Invalid(), 0, TrialStatus::kSkipped, std::nullopt, ""));
+  EXPECT_FALSE(RunsHalvingRound(Invalid(), 1, std::nullopt, std::nullopt, ""));
+}
+
 }  // namespace
 }  // namespace ditbench

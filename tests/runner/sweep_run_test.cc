@@ -13,6 +13,7 @@
 #include "runner/coordinator_lock.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
+#include "tests/support/recording_run_status.h"
 #include "tests/support/runner_fakes.h"
 #include "tests/support/sweep_run_fixture.h"
 #include "tests/support/temp_dir.h"
@@ -38,6 +39,27 @@ TEST_F(SweepRunTest, InvalidTrialsAreStoredAsSkippedWithTheirReason) {
   auto errors = Column("SELECT error FROM results WHERE status = 'skipped' ORDER BY ulysses");
   EXPECT_NE(errors[0].find("heads are not divisible by ulysses=3"), std::string::npos);
   EXPECT_NE(errors[1].find("exceeds the 2 CPU slots"), std::string::npos);
+}
+
+TEST_F(SweepRunTest, EveryEventGoesToTheRunStatusAndNoneToTheConsole) {
+  test::RecordingRunStatus status;
+  ASSERT_EQ(RunSweep(Options(kSweep), SweepEffects{launcher_, interrupt_, gpus_}, status, out_,
+                     err_),
+            0)
+      << err_.str();
+  EXPECT_EQ(out_.str(), "");
+  // Each event without its label's key and axes: "<event> [i/n]".
+  std::vector<std::string> events;
+  for (const std::string& e : status.events) {
+    const auto label = e.find(" [");
+    events.push_back(label == std::string::npos ? e : e.substr(0, e.find(']', label) + 1));
+  }
+  EXPECT_EQ(events, (std::vector<std::string>{
+                        "campaign 1 s trials=4 selected=0 slots=2 replicates=1",
+                        "started [1/4]", "ok [1/4]", "progress", "started [2/4]",
+                        "skipped [3/4]", "skipped [4/4]", "ok [2/4]", "progress",
+                        "ended ran=2 ok=2 skipped=2 predicted_oom=0 kept=0 failed=0 "
+                        "not_started=0"}));
 }
 
 TEST_F(SweepRunTest, ProgressLineCountsTrialsDoneAndLeft) {

@@ -1,0 +1,165 @@
+#include "runner/campaign_setup.h"
+
+#include <algorithm>
+#include <ostream>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "experiments/host_info.h"
+#include "runner/build_info.h"
+#include "runner/command_program.h"
+#include "runner/coordinator_lock.h"
+#include "runner/database_wait.h"
+#include "runner/environment.h"
+#include "runner/plan_output.h"
+#include "runner/resume.h"
+#include "runner/run_folder.h"
+#include "runner/unrecorded_launch.h"
+
+namespace ditbench {
+namespace {
+
+std::filesystem::path DefaultWorker() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "ditbench-worker";
+  return self.parent_path() / "ditbench-worker";
+}
+
+}  // namespace
+
+std::optional<SweepSetup> PrepareSweep(const RunOptions& options, const SweepEffects& effects,
+                                       std::ostream& err) {
+  ParseResult parsed = ParseSweepFile(options.sweep);
+  if (!parsed.ok()) {
+    for (const auto& e : parsed.errors) err << e.ToString() << "\n";
+    return std::nullopt;
+  }
+  SweepSetup setup;
+  setup.spec = std::move(parsed.spec);
+  const SweepSpec& spec = setup.spec;
+  const auto policy = ParsePlacementPolicy(options.policy);
+  if (!policy) {
+    err << "ditbench run: error: --policy '" << options.policy << "': expected exclusive or pack\n";
+    return std::nullopt;
+  }
+  setup.policy = *policy;
+  Placement& placement = setup.placement;
+  try {
+    // Under pack, CPU slots are pinned to cores (exclusive: a trial's ranks share them all).
+    placement = ResolvePlacement(options.gpus, effects.gpus,
+                                 *policy == PlacementPolicy::kPack ? effects.cpus : nullptr);
+  } catch (const std::exception& e) {
+    err << "ditbench run: error: " << e.what() << "\n";
+    return std::nullopt;
+  }
+  if (const unsigned cores = std::thread::hardware_concurrency();
+      !placement.capacity.on_gpu && cores > 0 &&
+      placement.capacity.slots > static_cast<int>(cores)) {
+    err << fmt::format("ditbench run: warning: --gpus {} asks for {} CPU slots on a machine with "
+                       "{} cores: ranks will share cores and their times will show it\n",
+                       options.gpus, placement.capacity.slots, cores);
+  }
+  PlanAssumptions& assumptions = setup.assumptions;
+  assumptions.device = DeviceFor(placement);
+  // Under pack, CPU estimates are for pinned cores (the --budget order uses them).
+  setup.plan = PlanSweepForPolicy(spec, placement.capacity, assumptions, options.db,
+                                  *policy == PlacementPolicy::kPack,
+                                  /*show_pack=*/options.dry_run);
+  const SweepPlan& plan = setup.plan;
+  const TrialSelectionResult selected = SelectTrials(spec.name, plan, options.only);
+  if (selected.error) {
+    err << "ditbench run: error: " << *selected.error << "\n";
+    return std::nullopt;
+  }
+  setup.selection = selected.selection;
+  const auto worker = options.worker.empty() ? DefaultWorker() : options.worker;
+  setup.worker = worker;
+  if (TraitsOf(spec.workload).launch == WorkloadLaunch::kProgram) {
+    if (auto problem = CommandProgramProblem(spec); problem && !options.dry_run) {
+      err << *problem << "\n";
+      return std::nullopt;
+    }
+  } else if (!options.dry_run && !std::filesystem::exists(worker)) {
+    err << "ditbench run: error: worker not found at " << worker.string()
+        << " (build ditbench-worker or pass --worker)\n";
+    return std::nullopt;
+  }
+  return setup;
+}
+
+std::optional<CampaignStart> StartCampaign(const RunOptions& options, const SweepSetup& setup,
+                                           const SweepEffects& effects,
+                                           const std::filesystem::path& run_root,
+                                           RunStatus& status, std::ostream& out,
+                                           std::ostream& err) {
+  const SweepSpec& spec = setup.spec;
+  const SweepPlan& plan = setup.plan;
+  const Placement& placement = setup.placement;
+  try {
+    if (std::string owned = ClaimRunRoot(run_root, options.db); !owned.empty()) {
+      err << "ditbench run: error: " << owned << "\n";
+      return std::nullopt;
+    }
+  } catch (const std::exception& e) {
+    err << "ditbench run: error: cannot use run folder '" << run_root.string()
+        << "': " << e.what() << "\n";
+    return std::nullopt;
+  }
+
+  CampaignStart start;
+  try {
+    start.db = ResultsDb::Open(options.db, false, ConsoleBusyWait(effects.interrupt, out));
+    ResultsDb& db = *start.db;
+    CampaignRecord record;
+    record.sweep_name = spec.name;
+    record.sweep_path = options.sweep.string();
+    record.spec_hash = Sha256Hex(spec.text);
+    record.spec_text = spec.text;
+    record.build = BuildId();
+    record.host = Hostname();
+    record.environment = CoordinatorEnvironment();
+    record.environment["gpus"] = options.gpus;
+    record.environment["devices"] = placement.devices;
+    record.environment["policy"] = options.policy;
+    record.environment["launcher"] = options.launcher;
+    record.environment["slots"] = placement.capacity.slots;
+    record.environment["on_gpu"] = placement.capacity.on_gpu;
+    if (options.gpus.rfind("cpu", 0) != 0) {  // the driver was asked: by which source, and why
+      record.environment["gpu_discovery"] = ToJson(effects.gpus.Listing());
+      status.GpusFound(Describe(effects.gpus.Listing()), placement.capacity.on_gpu);
+    }
+    const std::vector<CampaignInfo> campaigns = db.Campaigns();
+    if (auto lost = UnknownCampaignFolders(run_root, campaigns); !lost.empty()) {
+      err << "ditbench run: error: " << UnknownCampaignsProblem(run_root, options.db, lost) << "\n";
+      return std::nullopt;
+    }
+    // A campaign is one spec: a changed sweep file starts a new one, and says what changed.
+    const CampaignChoice choice =
+        ChooseCampaign(campaigns, record, options.fresh, options.keep_campaign);
+    const bool fresh = !choice.resume.has_value();
+    if (choice.changed_from) status.SweepChanged(spec.name, *choice.changed_from, choice.diff);
+    const std::int64_t campaign = start.campaign = db.ResumeOrCreateCampaign(record, fresh);
+    auto gone = [](const std::string& host, std::int64_t pid) {
+      return CoordinatorGone(host, static_cast<long>(pid));
+    };
+    start.adopted =
+        AdoptSchedulerJobs(db, campaign, spec, plan, effects.launcher, setup.worker, gone, out);
+    std::set<std::string> taken_over;
+    for (const AdoptedTrial& a : start.adopted) taken_over.insert(a.trial->key);
+    RecordUnrecordedLaunches(db, campaign, plan, spec.replicates, gone, taken_over, out);
+    if (int n = db.MarkRunningAsInterrupted(campaign, gone, &start.still_running, taken_over))
+      status.OrphansInterrupted(n);
+    for (const auto& key : start.still_running) status.StillRunningElsewhere(key);
+    start.statuses = db.TrialStatuses(campaign);
+    start.launch_statuses = db.LaunchStatuses(campaign);
+  } catch (const std::exception& e) {
+    err << "ditbench run: error: " << e.what() << "\n";
+    return std::nullopt;
+  }
+  return start;
+}
+
+}  // namespace ditbench

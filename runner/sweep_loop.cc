@@ -1,0 +1,372 @@
+#include "runner/sweep_loop.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "experiments/host_info.h"
+#include "experiments/worker_contract.h"
+#include "runner/command_program.h"
+#include "runner/ingest.h"
+#include "runner/output_error.h"
+#include "runner/run_folder.h"
+#include "runner/unrecorded_launch.h"
+
+namespace ditbench {
+namespace {
+
+// How long one Wait() may block before the loop looks at the interrupt source again.
+constexpr std::chrono::milliseconds kPollInterval{100};
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void SweepLoop::Run(const std::vector<QueuedTrial>& trials, std::size_t total) {
+  std::vector<double> estimated_s;
+  for (const QueuedTrial& queued : trials) {
+    const PlannedTrial& t = *queued.trial;
+    estimated_s.push_back(!t.invalid_reason && t.estimate ? t.estimate->trial_s : 0.0);
+  }
+  progress_.emplace(std::move(estimated_s), UnixNow());
+  const double began = Now();
+  std::size_t next = 0;
+  bool cancelled = false;
+  while (true) {
+    while (next < trials.size() && !effects_.interrupt.Requested() && !refused_busy_ &&
+           !budget_spent_) {
+      const QueuedTrial& queued = trials[next];
+      const PlannedTrial& t = *queued.trial;
+      const std::string prefix = LaunchLabel(queued.index, total, t.key, t.config,
+                                             queued.launch, settings_.replicates,
+                                             settings_.halving);
+      if (t.invalid_reason) {
+        RecordSkipped(t, prefix, next);
+        ++next;
+        continue;
+      }
+      // on_oom: skip_larger: a trial at least as large as one that ran out of memory is not
+      // started (only before its first launch: a trial measured already keeps its launches).
+      if (settings_.skip_larger_after_oom && queued.launch == 0) {
+        if (std::optional<std::string> after = PredictedOom(t.config, oomed_)) {
+          RecordPredictedOom(t, prefix, next, *after);
+          ++next;
+          continue;
+        }
+      }
+      if (failed_keys_.count(t.key)) {  // an earlier launch failed: the trial has failed
+        progress_->Finished(next, 0);
+        status_.LaunchNotRun(prefix);
+        ++next;
+        continue;
+      }
+      if (KeyInFlight(t.key)) break;  // wait for its other launch to end
+      if (settings_.budget_s >= 0) {  // --budget: would this launch end past it?
+        const double estimate = t.estimate ? t.estimate->trial_s : 0.0;
+        if (Now() - began + estimate > settings_.budget_s) {
+          budget_spent_ = true;
+          tally_.not_started = trials.size() - next;
+          break;
+        }
+      }
+      std::string why_here;  // which NVLink island / NUMA node holds the slots
+      auto slots = pool_.Acquire(t.config.world_size(), &why_here);
+      if (!slots && effects_.launcher.InFlight() > 0) break;  // wait for slots to free up
+      if (slots && !WaitUntilIdle()) {
+        pool_.Release(*slots);
+        refused_busy_ = true;
+        break;
+      }
+      ++next;
+      if (!slots) {
+        RecordUnstartable(queued, next - 1, prefix,
+                          fmt::format("needs {} slot(s); this run has {}",
+                                      t.config.world_size(), pool_.size()),
+                          UnixNow());
+        continue;
+      }
+      Start(queued, next - 1, prefix, *slots, why_here);
+    }
+    if (effects_.launcher.InFlight() == 0) return;
+    if (effects_.interrupt.Requested() && !cancelled) {
+      for (const auto& [handle, trial] : in_flight_) effects_.launcher.Cancel(handle);
+      cancelled = true;
+    }
+    if (auto finished = effects_.launcher.Wait(kPollInterval)) Reap(*finished);
+    else SampleDuringTrials();
+  }
+}
+
+void SweepLoop::Adopt(const AdoptedTrial& a) {
+  std::string prefix = AdoptedLabel(a.trial->key, a.trial->config, a.launch,
+                                    settings_.replicates, settings_.halving);
+  in_flight_.emplace(a.handle, InFlight{a.trial, a.launch, kAdoptedPosition, std::move(prefix),
+                                        a.run_dir, {}, {}, a.started_at, std::nullopt, a.job});
+}
+
+void SweepLoop::Abandon() noexcept {
+  try {
+    for (const auto& [handle, trial] : in_flight_) effects_.launcher.Cancel(handle);
+    while (effects_.launcher.InFlight() > 0) effects_.launcher.Wait(kPollInterval);
+  } catch (...) {
+  }
+}
+
+MachineHealth SweepLoop::SampleNow() const {
+  return placement_.capacity.on_gpu ? effects_.health->SampleWithGpus()
+                                    : effects_.health->Sample();
+}
+
+void SweepLoop::SampleDuringTrials() {
+  if (!SampleHealth() || Now() < next_sample_at_) return;
+  next_sample_at_ = Now() + HealthSamplePeriodS(placement_.capacity.on_gpu);
+  const MachineHealth now = SampleNow();
+  for (auto& [handle, trial] : in_flight_) if (trial.health) trial.health->Add(now);
+}
+
+std::vector<std::string> SweepLoop::GpuUuids(const std::vector<int>& slots) const {
+  std::vector<std::string> uuids;
+  if (!placement_.capacity.on_gpu) return uuids;
+  for (int slot : slots)
+    if (slot < static_cast<int>(placement_.uuids.size()) && !placement_.uuids[slot].empty())
+      uuids.push_back(placement_.uuids[slot]);
+  return uuids;
+}
+
+bool SweepLoop::WaitUntilIdle() {
+  if (settings_.require_idle_s < 0 || !SampleHealth()) return true;
+  const auto give_up = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(settings_.require_idle_s));
+  bool said = false;
+  while (true) {
+    // Before a trial: busy anywhere the sweep may run.
+    const std::vector<std::string> all = placement_.uuids;
+    const MachineHealth health = SampleNow();
+    if (!health.BusyOn(all)) return true;
+    if (std::chrono::steady_clock::now() >= give_up || effects_.interrupt.Requested()) {
+      status_.MachineStillBusy(health.Describe(all));
+      return false;
+    }
+    if (!said) {
+      status_.MachineBusyWaiting(health.Describe(all), settings_.require_idle_s);
+      said = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+double SweepLoop::Now() const {
+  if (effects_.now) return effects_.now();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool SweepLoop::KeyInFlight(const std::string& key) const {
+  for (const auto& [handle, trial] : in_flight_)
+    if (trial.trial->key == key) return true;
+  return false;
+}
+
+TrialRecord SweepLoop::BaseRecord(const PlannedTrial& t, int launch) const {
+  TrialRecord record;
+  record.trial_key = t.key;
+  record.config = CanonicalJson(t.config);
+  record.world_size = t.config.world_size();
+  record.launch = launch;
+  record.replicates = settings_.replicates;
+  return record;
+}
+
+TrialOutcome SweepLoop::RecordLaunch(const TrialRecord& record) {
+  std::vector<LaunchMeasurement> launches;
+  for (LaunchMeasurement& stored : db_.Launches(campaign_, record.trial_key, record.launch))
+    if (stored.launch < settings_.replicates || settings_.halving)
+      launches.push_back(std::move(stored));
+  LaunchMeasurement latest;
+  latest.launch = record.launch;
+  latest.status = record.status;
+  latest.error = record.error;
+  latest.metrics = record.metrics;
+  for (const Sample& sample : record.samples)
+    if (!sample.warmup && sample.stage == kIterationStage) latest.samples.push_back(sample);
+  launches.push_back(std::move(latest));
+  TrialOutcome outcome = SummarizeLaunches(launches, settings_.replicates);
+  db_.RecordLaunch(campaign_, record, outcome);
+  return outcome;
+}
+
+void SweepLoop::RecordSkipped(const PlannedTrial& t, const std::string& prefix,
+                              std::size_t position) {
+  TrialRecord record = BaseRecord(t);
+  record.status = TrialStatus::kSkipped;
+  record.error = *t.invalid_reason;
+  record.started_at = record.finished_at = UnixNow();
+  db_.RecordTrial(campaign_, record);
+  progress_->Finished(position, 0);
+  ++tally_.skipped;
+  status_.LaunchSkipped(prefix, *t.invalid_reason);
+}
+
+void SweepLoop::RecordPredictedOom(const PlannedTrial& t, const std::string& prefix,
+                                   std::size_t position, const std::string& after) {
+  TrialRecord record = BaseRecord(t);
+  record.status = TrialStatus::kSkipped;
+  record.error = "predicted OOM after " + after;
+  record.started_at = record.finished_at = UnixNow();
+  db_.RecordTrial(campaign_, record);
+  progress_->Finished(position, 0);
+  ++tally_.predicted_oom;
+  failed_keys_.insert(t.key);  // its later launches are not run either
+  status_.LaunchPredictedOom(prefix, record.error);
+}
+
+void SweepLoop::RecordUnstartable(const QueuedTrial& queued, std::size_t position,
+                       const std::string& prefix, const std::string& error,
+                       double started_at) {
+  TrialRecord record = BaseRecord(*queued.trial, queued.launch);
+  record.status = TrialStatus::kFailed;
+  record.error = error;
+  record.started_at = started_at;
+  record.finished_at = UnixNow();
+  RecordLaunch(record);
+  failed_keys_.insert(queued.trial->key);
+  progress_->Finished(position, record.finished_at - started_at);
+  ++tally_.ran;
+  ++tally_.failed;
+  status_.LaunchUnstartable(prefix, error);
+}
+
+void SweepLoop::Start(const QueuedTrial& queued, std::size_t position, const std::string& prefix,
+           const std::vector<int>& slots, const std::string& slots_reason) {
+  const PlannedTrial& t = *queued.trial;
+  const auto run_dir = LaunchRunDir(run_root_, campaign_, t.key, queued.launch);
+  const double started_at = UnixNow();
+  try {
+    std::filesystem::remove_all(run_dir);
+    std::filesystem::create_directories(run_dir);
+    TrialConfig config = t.config;
+    if (queued.screening) {  // a screening round: the fewest iterations the sweep allows
+      config.repeats.max = config.repeats.min;
+      config.repeats.target_rel_ci = 0;
+    }
+    TrialFile file{t.key, spec_.name, config, placement_.capacity.on_gpu ? "cuda" : "cpu"};
+    // Not fsynced: a trial whose result is not committed runs again and rewrites it.
+    WriteFileAtomically(run_dir / "trial.json", ToJson(file).dump(2), /*durable=*/false);
+  } catch (const std::exception& e) {
+    pool_.Release(slots);
+    RecordUnstartable(queued, position, prefix,
+                      fmt::format("cannot prepare {}: {}", run_dir.string(), e.what()),
+                      started_at);
+    return;
+  }
+  TrialRecord running = BaseRecord(t, queued.launch);
+  running.status = TrialStatus::kRunning;
+  running.run_dir = run_dir.string();
+  running.started_at = started_at;
+  running.coordinator_host = Hostname();
+  running.coordinator_pid = ::getpid();
+  db_.MarkRunning(campaign_, running);
+  status_.LaunchStarted(prefix);
+
+  std::optional<TrialHealth> health;
+  if (SampleHealth()) health.emplace(GpuUuids(slots), SampleNow());
+
+  LaunchRequest request = TrialRequest(spec_, t, run_dir, worker_);
+  if (placement_.capacity.on_gpu)
+    for (int slot : slots) request.devices.push_back(placement_.devices.at(slot));
+  else if (!placement_.topology.empty())  // --policy pack on CPU: each rank on its slot's cores
+    for (int slot : slots) request.rank_cpus.push_back(placement_.topology.at(slot).cpus);
+  LaunchHandle handle = 0;
+  try {
+    handle = effects_.launcher.Start(request);
+  } catch (const std::exception& e) {  // launchers should not throw; if one does, it is data
+    pool_.Release(slots);
+    RecordUnstartable(queued, position, prefix,
+                      fmt::format("cannot start the trial: {}", e.what()), started_at);
+    return;
+  }
+  const std::string job = effects_.launcher.ExternalId(handle);
+  if (!job.empty()) {
+    db_.SetSchedulerJob(campaign_, t.key, job);
+    status_.LaunchSubmitted(prefix, job);
+  }
+  for (auto& [other_handle, other] : in_flight_) ++other.concurrent;
+  const int beside = static_cast<int>(in_flight_.size());
+  auto [entry, inserted] = in_flight_.emplace(
+      handle, InFlight{&t, queued.launch, position, prefix, run_dir, slots, slots_reason,
+                       started_at, std::move(health), job});
+  if (inserted) entry->second.concurrent = beside;
+}
+
+void SweepLoop::Reap(const FinishedTrial& finished) {
+  auto it = in_flight_.find(finished.handle);
+  if (it == in_flight_.end()) return;  // not ours: nothing to record
+  const InFlight trial = std::move(it->second);
+  in_flight_.erase(it);
+  pool_.Release(trial.slots);
+  const PlannedTrial& t = *trial.trial;
+
+  // Kept until the launch is recorded: a launch not recorded now is recorded by the next run.
+  if (!finished.outcome.cancelled) WriteLaunchOutcome(trial.run_dir, finished.outcome);
+  TrialRecord record = IngestTrial(t.config, t.key, trial.run_dir, finished.outcome);
+  record.launch = trial.launch;
+  record.replicates = settings_.replicates;
+  if (finished.outcome.cancelled ||
+      (effects_.interrupt.Requested() && record.status != TrialStatus::kOk)) {
+    record.status = TrialStatus::kInterrupted;
+    record.error = "interrupted by the user";
+  }
+  record.started_at = trial.started_at;
+  record.finished_at = UnixNow();
+  record.scheduler_job = trial.scheduler_job;
+  record.placement = PlacementJson(placement_, trial.slots, trial.slots_reason);
+  record.placement["concurrent_trials"] = trial.concurrent;
+  std::string busy_note;
+  if (trial.health) {
+    TrialHealth health = *trial.health;
+    health.Finish(SampleNow());
+    record.health = health.ToJson();
+    if (health.Busy()) busy_note = fmt::format("  [machine busy: {}]", health.Note());
+  }
+  if (record.status == TrialStatus::kOk) AttachOutputReference(record, t.config);
+  const TrialOutcome outcome = RecordLaunch(record);
+  if (outcome.status == TrialStatus::kOk && outcome.metrics) {
+    TrialRecord summary = record;
+    summary.metrics = outcome.metrics;
+    UpdateOutputErrors(db_, summary);
+  }
+  if (!worker_described_ && record.status == TrialStatus::kOk &&
+      record.worker_environment.is_object() && !record.worker_environment.empty()) {
+    db_.UpdateCampaignEnvironment(campaign_, {{"worker", record.worker_environment}});
+    worker_described_ = true;
+  }
+  if (record.status == TrialStatus::kInterrupted) {
+    status_.LaunchInterrupted(trial.prefix);
+    return;
+  }
+  if (trial.position != kAdoptedPosition)  // adopted trials are not in the queue
+    progress_->Finished(trial.position, finished.outcome.wall_s);
+  ++tally_.ran;
+  if (record.status == TrialStatus::kOk) {
+    ++tally_.ok;
+    status_.LaunchOk(trial.prefix, *record.metrics, outcome.metrics, busy_note);
+  } else {
+    ++tally_.failed;
+    failed_keys_.insert(t.key);
+    if (record.status == TrialStatus::kOom) oomed_.push_back({t.key, t.config});
+    // Where to look: the failing rank's log, or the trial's folder.
+    const int rank = finished.outcome.first_failed_rank;
+    const auto where = rank >= 0 ? RankLogPath(trial.run_dir, rank) : trial.run_dir;
+    status_.LaunchFailed(trial.prefix, record.status, record.error, busy_note, where);
+  }
+  status_.Progress(progress_->Line(UnixNow()));
+}
+
+}  // namespace ditbench
