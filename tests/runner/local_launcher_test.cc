@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -205,14 +207,19 @@ TEST(LocalLauncherLifetimeTest, DestroyingTheLauncherKillsTrialsInFlight) {
   LaunchRequest r;
   r.run_dir = dir.path();
   r.worker = path;
+  // The shell creates the file before it writes the pid into it: wait for a whole line, not
+  // for the file (reading between the two read 0 on a loaded machine).
+  const auto read_pid = [&] {
+    std::ifstream in(dir / "pid");
+    std::string line;
+    return std::getline(in, line) && !in.eof() ? std::atoi(line.c_str()) : 0;
+  };
+  pid_t pid = 0;
   {
     LocalLauncher launcher;
     launcher.Start(r);
-    while (!std::filesystem::exists(dir / "pid")) usleep(10000);
+    while ((pid = read_pid()) <= 0) usleep(10000);
   }
-  std::ifstream in(dir / "pid");
-  pid_t pid = 0;
-  in >> pid;
   ASSERT_GT(pid, 0);
   EXPECT_NE(kill(pid, 0), 0) << "rank " << pid << " outlived its launcher";
 }
