@@ -17,9 +17,9 @@ struct Variables {
     ones.fill(1);
     return ones;
   }();
-  double resolution = 1024, batch = 1, steps = 20, warmup = 5, seed = 0,
-         pipefusion_patches = 1, world_size = 1, sp = 1, gpus = 8, heads = 16, depth = 28, hidden = 1152, tokens = 4096, latent = 128,
-         precision = 2, scope = 1;
+  double resolution = 1024, batch = 1, steps = 20, warmup = 5, seed = 0, pipefusion_patches = 1,
+         world_size = 1, sp = 1, gpus = 8, heads = 16, depth = 28, hidden = 1152, tokens = 4096,
+         latent = 128, precision = 2, scope = 1;
 };
 
 void Bind(mu::Parser& parser, Variables& v) {

@@ -7,8 +7,7 @@ namespace {
 
 // The degrees above 1 by name, `separator` between them, each followed by "=value" when
 // `with_value`.
-std::string AboveOne(const ParallelDegrees& degrees, std::string_view separator,
-                     bool with_value) {
+std::string AboveOne(const ParallelDegrees& degrees, std::string_view separator, bool with_value) {
   std::string text;
   for (const DegreeInfo& d : kDegreeTable) {
     const int degree = degrees.*d.member;
