@@ -11,18 +11,25 @@ namespace ditbench {
 namespace {
 
 struct Variables {
-  double resolution = 1024, batch = 1, steps = 20, warmup = 5, seed = 0, ulysses = 1, ring = 1,
-         pipefusion = 1, pipefusion_patches = 1, cfg = 1, dp = 1, world_size = 1, sp = 1,
-         gpus = 8, heads = 16, depth = 28, hidden = 1152, tokens = 4096, latent = 128,
-         precision = 2, scope = 1;
+  // One per parallel degree, in kDegreeTable's order.
+  std::array<double, kDegreeTable.size()> degrees = [] {
+    std::array<double, kDegreeTable.size()> ones;
+    ones.fill(1);
+    return ones;
+  }();
+  double resolution = 1024, batch = 1, steps = 20, warmup = 5, seed = 0, pipefusion_patches = 1,
+         world_size = 1, sp = 1, gpus = 8, heads = 16, depth = 28, hidden = 1152, tokens = 4096,
+         latent = 128, precision = 2, scope = 1;
 };
 
 void Bind(mu::Parser& parser, Variables& v) {
-  const std::array<std::pair<const char*, double*>, 21> names{{
+  for (std::size_t i = 0; i < kDegreeTable.size(); ++i)
+    parser.DefineVar(std::string(kDegreeTable[i].name), &v.degrees[i]);
+  const std::array<std::pair<const char*, double*>, 16> names{{
       {"resolution", &v.resolution}, {"batch", &v.batch}, {"steps", &v.steps},
-      {"warmup", &v.warmup}, {"seed", &v.seed}, {"ulysses", &v.ulysses}, {"ring", &v.ring},
-      {"pipefusion", &v.pipefusion}, {"pipefusion_patches", &v.pipefusion_patches},
-      {"cfg", &v.cfg}, {"dp", &v.dp}, {"world_size", &v.world_size}, {"sp", &v.sp},
+      {"warmup", &v.warmup}, {"seed", &v.seed},
+      {"pipefusion_patches", &v.pipefusion_patches},
+      {"world_size", &v.world_size}, {"sp", &v.sp},
       {"gpus", &v.gpus}, {"heads", &v.heads}, {"depth", &v.depth}, {"hidden", &v.hidden},
       {"tokens", &v.tokens}, {"latent", &v.latent}, {"precision", &v.precision},
       {"scope", &v.scope}}};
@@ -43,14 +50,11 @@ void Load(Variables& v, const TrialConfig& c, int gpus) {
   v.steps = c.steps;
   v.warmup = c.warmup;
   v.seed = static_cast<double>(c.seed);
-  v.ulysses = c.ulysses;
-  v.ring = c.ring;
-  v.pipefusion = c.pipefusion;
+  for (std::size_t i = 0; i < kDegreeTable.size(); ++i)
+    v.degrees[i] = c.*kDegreeTable[i].member;
   v.pipefusion_patches = c.effective_pipefusion_patches();
-  v.cfg = c.cfg;
-  v.dp = c.dp;
   v.world_size = c.world_size();
-  v.sp = c.ring * c.ulysses;
+  v.sp = c.sequence_size();
   v.gpus = gpus;
   v.precision = static_cast<double>(c.precision);
   v.scope = static_cast<double>(c.scope);

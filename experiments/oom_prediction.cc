@@ -14,13 +14,11 @@ bool AtLeastAsLarge(const TrialConfig& c, const TrialConfig& o) {
       c.pipefusion > 1 && o.pipefusion > 1)
     return false;
   if (c.resolution < o.resolution || c.batch < o.batch) return false;
-  if (c.ulysses > o.ulysses || c.ring > o.ring || c.pipefusion > o.pipefusion ||
-      c.cfg > o.cfg || c.dp > o.dp)
-    return false;
+  if (!AllAtMost(c, o)) return false;
   // Not the same computation (another seed of the same size needs the same memory: predicted).
   const auto shape = [](const TrialConfig& t) {
-    return std::make_tuple(t.seed, t.resolution, t.batch, t.ulysses, t.ring, t.pipefusion,
-                           t.cfg, t.dp, t.effective_pipefusion_patches(),
+    return std::make_tuple(t.seed, t.resolution, t.batch, t.degrees(),
+                           t.effective_pipefusion_patches(),
                            t.pipefusion > 1 ? t.pipefusion_warmup_steps : 1);
   };
   return shape(c) != shape(o);

@@ -5,7 +5,7 @@
 // "At least as much memory" is a partial order, judged only between trials of the same model
 // (dimension overrides included), precision, scope, steps and PipeFusion settings: the
 // candidate's resolution and batch are at least the OOMed trial's and each parallel degree
-// (ulysses, ring, pipefusion, cfg, dp) at most its (a lower degree keeps more of the work, and
+// (kDegreeTable) at most its (a lower degree keeps more of the work, and
 // of its activations, on each rank), and it is not the same computation (another seed of the
 // same size is predicted: it needs the same memory). Trials of other
 // models or precisions are never predicted. Smaller trials should come first in the sweep for

@@ -107,15 +107,11 @@ TrialConfig TrialConfigFromJson(const nlohmann::json& j) {
   get("warmup", c.warmup);
   get("timeout_s", c.timeout_s);
   get("seed", c.seed);
-  get("ulysses", c.ulysses);
-  get("ring", c.ring);
-  get("pipefusion", c.pipefusion);
   get("pipefusion_patches", c.pipefusion_patches);
   // Added after key format v2 was frozen: older configurations used 1.
   if (j.contains("pipefusion_warmup_steps")) get("pipefusion_warmup_steps", c.pipefusion_warmup_steps);
   get("profile_blocks", c.profile_blocks);
-  get("cfg", c.cfg);
-  get("dp", c.dp);
+  for (const DegreeInfo& d : kDegreeTable) get(std::string(d.name).c_str(), c.*d.member);
   // Added with key format v2: a configuration written before it is a `dit` trial.
   if (j.contains("workload")) {
     std::string workload;

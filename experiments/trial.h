@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/workload.h"
+#include "model_zoo/parallel_degrees.h"
 
 namespace ditbench {
 
@@ -45,7 +46,9 @@ enum class Precision { kFp32, kTf32, kBf16, kFp16 };
 std::string_view PrecisionName(Precision precision);
 std::optional<Precision> ParsePrecision(std::string_view name);
 
-struct TrialConfig {
+// The parallel degrees are the ParallelDegrees base (model_zoo/parallel_degrees.h): `ulysses`,
+// `world_size()` and the rest read as members, and every list of them walks kDegreeTable.
+struct TrialConfig : ParallelDegrees {
   Workload workload = Workload::kDit;  // experiments/workload.h
   // A workload launched as a program (WorkloadLaunch::kProgram): the program and its
   // arguments, each a template whose {placeholders} name trial fields
@@ -74,18 +77,13 @@ struct TrialConfig {
   Repeats repeats;
   double timeout_s = 1800;
   std::int64_t seed = 0;
-  // Parallel degrees. world size = dp * cfg * pipefusion * ring * ulysses.
-  int ulysses = 1;
-  int ring = 1;
-  int pipefusion = 1;
+  // PipeFusion's settings (its degree is in ParallelDegrees).
   int pipefusion_patches = 0;  // patches per image in PipeFusion; 0: equal to `pipefusion`
   // PipeFusion's synchronous diffusion steps before patches are pipelined with stale K/V
   // (not benchmark warm-up: that is `warmup`).
   int pipefusion_warmup_steps = 1;
-  int cfg = 1;
-  int dp = 1;
 
-  int world_size() const { return dp * cfg * pipefusion * ring * ulysses; }
+  const ParallelDegrees& degrees() const { return *this; }
   // Without PipeFusion there is one patch, whatever the sweep set: the setting computes nothing.
   int effective_pipefusion_patches() const {
     if (pipefusion <= 1) return 1;

@@ -8,11 +8,10 @@ namespace {
 // Key format v2's frozen identity defaults. Append new fields; never change a value.
 const std::map<std::string, nlohmann::json>& FixedDefaults() {
   static const std::map<std::string, nlohmann::json> defaults = {
-      {"batch", 1},        {"cfg", 1},         {"dp", 1},
-      {"model", "pixart-alpha"},               {"pipefusion", 1},
+      {"batch", 1},        {"model", "pixart-alpha"},
       {"precision", "bf16"},                   {"resolution", 1024},
-      {"ring", 1},         {"scope", "denoise"},
-      {"seed", 0},         {"steps", 20},      {"ulysses", 1},
+      {"scope", "denoise"},
+      {"seed", 0},         {"steps", 20},
       {"workload", "dit"},
       // Appended after v2 was frozen, at the value every earlier trial used.
       {"pipefusion_warmup_steps", 1},
@@ -22,6 +21,16 @@ const std::map<std::string, nlohmann::json>& FixedDefaults() {
       // Appended with tiled VAE decoding: every earlier trial decoded in one piece.
       {"vae_tile", 0},
   };
+  return defaults;
+}
+
+// Each parallel degree's frozen identity default: 1 (kDegreeTable).
+const std::map<std::string, nlohmann::json>& IdentityDefaults() {
+  static const std::map<std::string, nlohmann::json> defaults = [] {
+    std::map<std::string, nlohmann::json> all = FixedDefaults();
+    for (const DegreeInfo& d : kDegreeTable) all.emplace(std::string(d.name), 1);
+    return all;
+  }();
   return defaults;
 }
 
@@ -36,21 +45,17 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
     if (!c.vae_weights.empty()) model["vae_weights"] = c.vae_weights;
   }
   nlohmann::json computation = {{"batch", c.batch},
-          {"cfg", c.cfg},
-          {"dp", c.dp},
           {"model", model},
-          {"pipefusion", c.pipefusion},
           {"pipefusion_patches", c.effective_pipefusion_patches()},
           // Without PipeFusion it computes nothing: normalised, so it never splits a key.
           {"pipefusion_warmup_steps", c.pipefusion > 1 ? c.pipefusion_warmup_steps : 1},
           {"precision", std::string(PrecisionName(c.precision))},
           {"resolution", c.resolution},
-          {"ring", c.ring},
           {"scope", std::string(ScopeName(c.scope))},
           {"seed", c.seed},
           {"steps", c.steps},
-          {"ulysses", c.ulysses},
           {"workload", std::string(WorkloadName(c.workload))}};
+  for (const DegreeInfo& d : kDegreeTable) computation[std::string(d.name)] = c.*d.member;
   // A command's program and custom axes; written only when set, so that the canonical form of
   // a built-in trial is what it was before the `command` workload existed.
   if (!c.command.empty()) computation["command"] = c.command;
@@ -79,8 +84,8 @@ std::optional<nlohmann::json> IdentityDefault(const std::string& field,
   if (field == "pipefusion_patches") {
     return computation.contains("pipefusion") ? computation["pipefusion"] : nlohmann::json(1);
   }
-  auto it = FixedDefaults().find(field);
-  if (it == FixedDefaults().end()) return std::nullopt;
+  auto it = IdentityDefaults().find(field);
+  if (it == IdentityDefaults().end()) return std::nullopt;
   return it->second;
 }
 

@@ -152,7 +152,8 @@ bool SetRepeats(TrialConfig& c, const Json& v, std::string* expected) {
 }
 
 const std::map<std::string, Setter>& Setters() {
-  static const std::map<std::string, Setter> setters = {
+  static const std::map<std::string, Setter> setters = [] {
+    std::map<std::string, Setter> table = {
       {"model", SetModel},
       {"resolution", IntSetter(&TrialConfig::resolution, 16, 16384)},
       {"precision",
@@ -188,9 +189,6 @@ const std::map<std::string, Setter>& Setters() {
          c.seed = v.get<std::int64_t>();
          return true;
        }},
-      {"ulysses", IntSetter(&TrialConfig::ulysses, 1, 1024)},
-      {"ring", IntSetter(&TrialConfig::ring, 1, 1024)},
-      {"pipefusion", IntSetter(&TrialConfig::pipefusion, 1, 1024)},
       {"pipefusion_patches", IntSetter(&TrialConfig::pipefusion_patches, 1, 4096)},
       {"pipefusion_warmup_steps", IntSetter(&TrialConfig::pipefusion_warmup_steps, 0, 100000)},
       {"profile_blocks",
@@ -200,8 +198,6 @@ const std::map<std::string, Setter>& Setters() {
          c.profile_blocks = v.get<bool>();
          return true;
        }},
-      {"cfg", IntSetter(&TrialConfig::cfg, 1, 2)},
-      {"dp", IntSetter(&TrialConfig::dp, 1, 1024)},
       {"vae_tile",
        [](TrialConfig& c, const Json& v, std::string* expected) {
          *expected = "0 (decode in one piece) or a tile of 64 to 16384 pixels, a multiple of 64";
@@ -210,7 +206,12 @@ const std::map<std::string, Setter>& Setters() {
          c.vae_tile = tile;
          return true;
        }},
-  };
+    };
+    // The parallel degrees: integers from 1 to the degree's maximum (kDegreeTable).
+    for (const DegreeInfo& d : kDegreeTable)
+      table.emplace(std::string(d.name), IntSetter(d.member, 1, d.max));
+    return table;
+  }();
   return setters;
 }
 

@@ -8,10 +8,8 @@ namespace {
 
 std::optional<std::string> WorldSizeProblem(const TrialConfig& c, const Capacity& capacity) {
   if (c.world_size() > capacity.slots)
-    return fmt::format("world size {} (dp {} x cfg {} x pipefusion {} x ring {} x ulysses {}) "
-                       "exceeds the {} {} available",
-                       c.world_size(), c.dp, c.cfg, c.pipefusion, c.ring, c.ulysses,
-                       capacity.slots, capacity.on_gpu ? "GPUs" : "CPU slots");
+    return fmt::format("world size {} ({}) exceeds the {} {} available", c.world_size(),
+                       LayoutProduct(c), capacity.slots, capacity.on_gpu ? "GPUs" : "CPU slots");
   return std::nullopt;
 }
 
@@ -24,7 +22,7 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
   if (!TraitsOf(c.workload).builtin_model) return WorldSizeProblem(c, capacity);
 
   // Shapes: the parallel degrees must split the model and the image evenly.
-  const int sp = c.ring * c.ulysses;
+  const int sp = c.sequence_size();
   const int unit = model.vae_downsample * model.patch;
   if (c.resolution % unit != 0)
     return fmt::format("resolution {} is not a multiple of {} (VAE downsample {} x patch {})",

@@ -1,5 +1,5 @@
-// The parallel side of one trial rank: every communicator of the dp x cfg x pipefusion x ring x
-// ulysses topology (model_zoo/parallel_layout.h) and the attention strategy they imply, built
+// The parallel side of one trial rank: every communicator of the topology of the parallel
+// degrees (model_zoo/parallel_layout.h) and the attention strategy they imply, built
 // once per trial. A model asks it to attend, to keep this rank's part of the sequence and to
 // gather the sequence back; it never looks at the degrees itself, so the same model code runs
 // locally, under Ulysses, ring or USP. PipeFusion is a runner over the model's block interface

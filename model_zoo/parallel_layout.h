@@ -11,13 +11,9 @@
 
 #include <string>
 
-namespace ditbench {
+#include "model_zoo/parallel_degrees.h"
 
-struct ParallelDegrees {
-  int dp = 1, cfg = 1, pipefusion = 1, ring = 1, ulysses = 1;
-  int world_size() const { return dp * cfg * pipefusion * ring * ulysses; }
-  int sequence_size() const { return ring * ulysses; }
-};
+namespace ditbench {
 
 struct RankCoordinates {
   int dp = 0, cfg = 0, pipefusion = 0, ring = 0, ulysses = 0;

@@ -269,15 +269,7 @@ std::string ModelIdentity(const ResultRow& row) {
 }
 
 std::string DegreesLabel(const ResultRow& row) {
-  std::string degrees;
-  const std::pair<const char*, std::int64_t> axes[] = {
-      {"ulysses", row.ulysses}, {"ring", row.ring}, {"pipefusion", row.pipefusion},
-      {"cfg", row.cfg}, {"dp", row.dp}};
-  for (const auto& [name, degree] : axes) {
-    if (degree <= 1) continue;
-    if (!degrees.empty()) degrees += ' ';
-    degrees += fmt::format("{}={}", name, degree);
-  }
+  const std::string degrees = DegreesAboveOne(row);
   const std::string custom = AxesLabel(row);
   return (degrees.empty() ? "1 rank" : degrees) + (custom.empty() ? "" : " " + custom);
 }

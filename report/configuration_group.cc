@@ -13,16 +13,22 @@ namespace {
 // Computation fields the report group names (ReportGroup) or the label spells out otherwise
 // (DegreesLabel: the degrees and custom axes); a command's program is the group's workload.
 const std::set<std::string>& NamedElsewhere() {
-  static const std::set<std::string> fields = {
-      "batch", "command", "custom", "model", "precision", "resolution", "scope", "seed",
-      "steps", "workload", "ulysses", "ring", "pipefusion", "cfg", "dp"};
+  static const std::set<std::string> fields = [] {
+    std::set<std::string> named = {"batch",      "command", "custom", "model", "precision",
+                                   "resolution", "scope",   "seed",   "steps", "workload"};
+    for (const DegreeInfo& d : kDegreeTable) named.emplace(d.name);
+    return named;
+  }();
   return fields;
 }
 
 // Fields that only say how the work is split over ranks: a 1-rank baseline has its own.
 const std::set<std::string>& ParallelFields() {
-  static const std::set<std::string> fields = {"ulysses", "ring", "pipefusion", "cfg", "dp",
-                                               "pipefusion_patches", "pipefusion_warmup_steps"};
+  static const std::set<std::string> fields = [] {
+    std::set<std::string> parallel = {"pipefusion_patches", "pipefusion_warmup_steps"};
+    for (const DegreeInfo& d : kDegreeTable) parallel.emplace(d.name);
+    return parallel;
+  }();
   return fields;
 }
 
@@ -38,14 +44,14 @@ nlohmann::json RowComputation(const ResultRow& row) {
     if (overrides.is_object()) model = overrides;
   }
   nlohmann::json computation = {
-      {"batch", row.batch}, {"cfg", row.cfg}, {"dp", row.dp}, {"model", model},
-      {"pipefusion", row.pipefusion},
+      {"batch", row.batch}, {"model", model},
       {"pipefusion_patches", row.pipefusion_patches > 0 ? row.pipefusion_patches
                                                         : row.pipefusion},
       {"pipefusion_warmup_steps", row.pipefusion_warmup_steps},
-      {"precision", row.precision}, {"resolution", row.resolution}, {"ring", row.ring},
+      {"precision", row.precision}, {"resolution", row.resolution},
       {"scope", row.scope}, {"seed", row.seed}, {"steps", row.steps},
-      {"ulysses", row.ulysses}, {"workload", WorkloadName(row.workload)}};
+      {"workload", WorkloadName(row.workload)}};
+  for (const DegreeInfo& d : kDegreeTable) computation[std::string(d.name)] = row.*d.member;
   nlohmann::json axes = nlohmann::json::parse(row.axes.empty() ? "{}" : row.axes, nullptr, false);
   if (axes.is_object() && !axes.empty()) computation["custom"] = axes;
   return computation;

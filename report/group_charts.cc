@@ -16,19 +16,6 @@ namespace {
 constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 
-std::string Strategy(const ResultRow& row) {
-  std::string strategy;
-  const std::pair<const char*, std::int64_t> axes[] = {
-      {"ulysses", row.ulysses}, {"ring", row.ring}, {"pipefusion", row.pipefusion},
-      {"cfg", row.cfg}, {"dp", row.dp}};
-  for (const auto& [name, degree] : axes) {
-    if (degree <= 1) continue;
-    if (!strategy.empty()) strategy += '+';
-    strategy += name;
-  }
-  return strategy;
-}
-
 nlohmann::json OrNull(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json();
 }
@@ -50,7 +37,7 @@ std::optional<double> Speedup(const OneRankBaselines& baselines, const ResultRow
 // campaign when the group spans several.
 std::string SeriesName(const ResultRow& row, bool several_campaigns) {
   const std::string settings = SettingsLabel(row);
-  const std::string name = Strategy(row) + (settings.empty() ? "" : " " + settings);
+  const std::string name = StrategyName(row) + (settings.empty() ? "" : " " + settings);
   return several_campaigns ? fmt::format("{} (campaign {})", name, row.campaign) : name;
 }
 

@@ -1,6 +1,8 @@
 #include "runner/plan_output.h"
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include "runner/plan_savings.h"
 
@@ -20,6 +22,18 @@ std::string Model(const TrialConfig& c) {
   for (const auto& [key, value] : c.custom)
     name += fmt::format(" {}={}", key, value.is_string() ? value.get<std::string>() : value.dump());
   return name;
+}
+
+// One row of the plan table: the trial's settings, then one narrow column per parallel degree
+// (kDegreeTable, headed by its short label) and the world size, then the estimates.
+std::string PlanRow(std::string_view key, std::string_view model, const auto& resolution,
+                    std::string_view precision, const std::vector<std::string>& degrees,
+                    const auto& world_size, std::string_view iter, std::string_view trial,
+                    std::string_view mem, std::string_view verdict) {
+  std::string row = fmt::format("{:<16}  {:<22} {:>5} {:<5}", key, model, resolution, precision);
+  for (const std::string& degree : degrees) row += fmt::format(" {:>3}", degree);
+  row += fmt::format(" {:>3}  {:>10} {:>9} {:>9}  {}\n", world_size, iter, trial, mem, verdict);
+  return row;
 }
 
 std::string Duration(double seconds) {
@@ -53,9 +67,10 @@ void WritePacking(const SweepPlan& plan, const PlanAssumptions& a, std::ostream&
 
 void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& a,
                     std::ostream& out, const std::vector<std::string>& notes, double budget_s) {
-  out << fmt::format("{:<16}  {:<22} {:>5} {:<5} {:>3} {:>3} {:>3} {:>3} {:>3} {:>3}  {:>10} {:>9} {:>9}  {}\n",
-                     "trial", "model", "res", "prec", "u", "r", "pf", "cfg", "dp", "ws",
-                     "iter (ms)", "trial", "mem/rank", "plan");
+  std::vector<std::string> headings;
+  for (const DegreeInfo& d : kDegreeTable) headings.emplace_back(d.short_label);
+  out << PlanRow("trial", "model", "res", "prec", headings, "ws", "iter (ms)", "trial",
+                 "mem/rank", "plan");
   std::size_t valid = 0, unsupported = 0;
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
     const auto& t = plan.trials[i];
@@ -77,10 +92,10 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
       verdict = "invalid: " + *t.invalid_reason;
     }
     if (i < notes.size() && !notes[i].empty()) verdict = notes[i];
-    out << fmt::format("{:<16}  {:<22} {:>5} {:<5} {:>3} {:>3} {:>3} {:>3} {:>3} {:>3}  {:>10} {:>9} {:>9}  {}\n",
-                       t.key, Model(c), c.resolution, PrecisionName(c.precision), c.ulysses,
-                       c.ring, c.pipefusion, c.cfg, c.dp, c.world_size(), iter, trial, mem,
-                       verdict);
+    std::vector<std::string> degrees;
+    for (const DegreeInfo& d : kDegreeTable) degrees.push_back(std::to_string(c.*d.member));
+    out << PlanRow(t.key, Model(c), c.resolution, PrecisionName(c.precision), degrees,
+                   c.world_size(), iter, trial, mem, verdict);
   }
   out << fmt::format("\nsweep '{}': {} trials, {} to run, {} invalid, {} not supported by this "
                      "build (both stored as skipped)",

@@ -26,11 +26,17 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Columns shown by `--format table` when --columns is not given.
-const std::vector<std::string> kTableColumns = {
-    "campaign", "trial_key", "status", "model", "resolution", "precision", "scope",
-    "ulysses", "ring", "pipefusion", "cfg", "dp", "world_size", "latency_ms", "ci_low_ms",
-    "ci_high_ms", "cov", "peak_mem_mb", "error"};
+// Columns shown by `--format table` when --columns is not given: the degrees by name
+// (kDegreeTable) between the trial's settings and its world size.
+const std::vector<std::string> kTableColumns = [] {
+  std::vector<std::string> columns = {"campaign", "trial_key", "status", "model",
+                                      "resolution", "precision", "scope"};
+  for (const DegreeInfo& d : kDegreeTable) columns.emplace_back(d.name);
+  for (const char* column : {"world_size", "latency_ms", "ci_low_ms", "ci_high_ms", "cov",
+                             "peak_mem_mb", "error"})
+    columns.emplace_back(column);
+  return columns;
+}();
 
 using Cell = ResultCell;
 using Table = ResultTable;

@@ -8,9 +8,8 @@ namespace ditbench {
 namespace {
 
 std::string Axes(const TrialConfig& c) {
-  std::string axes = fmt::format("{} {}px {} u{} r{} pf{} cfg{} dp{}", c.model, c.resolution,
-                                 PrecisionName(c.precision), c.ulysses, c.ring, c.pipefusion,
-                                 c.cfg, c.dp);
+  std::string axes = fmt::format("{} {}px {} {}", c.model, c.resolution,
+                                 PrecisionName(c.precision), ShortDegreesLabel(c));
   for (const auto& [name, value] : c.custom)
     axes += fmt::format(" {}={}", name, value.is_string() ? value.get<std::string>() : value.dump());
   return axes;

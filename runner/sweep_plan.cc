@@ -134,7 +134,7 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   // Activations: a working set of about 16 hidden-wide tensors over this rank's tokens (flash
   // attention keeps scores out of memory), for the samples this rank runs.
   const double rank_tokens =
-      double(ImageTokens(*model, c.resolution) + model->text_tokens) / (c.ring * c.ulysses);
+      double(ImageTokens(*model, c.resolution) + model->text_tokens) / c.sequence_size();
   const double rank_samples = double(c.batch) * (model->negative_prompt ? 2 : 1) / c.cfg;
   const double activations = 16.0 * rank_tokens * model->hidden * rank_samples * bytes;
   e.memory_mb = (weights + activations) / 1048576.0;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "experiments/workload.h"
+#include "model_zoo/parallel_degrees.h"
 
 #include "experiments/launch_summary.h"
 #include "storage/records.h"
@@ -37,12 +38,14 @@ namespace ditbench {
 inline constexpr int kSchemaVersion = 10;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
-struct ResultRow {
+// The parallel degrees are the ParallelDegrees base (model_zoo/parallel_degrees.h), read from
+// the view's column of each degree's name; `world_size` is the stored column.
+struct ResultRow : ParallelDegrees {
   std::int64_t campaign = 0;
   std::string sweep, trial_key, status, model, precision, scope, device, build, error;
   std::string model_overrides;  // the model object as JSON when dimensions are overridden
   std::int64_t resolution = 0, batch = 0, steps = 0;
-  std::int64_t ulysses = 0, ring = 0, pipefusion = 0, cfg = 0, dp = 0, world_size = 0;
+  std::int64_t world_size = 0;
   std::optional<double> latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms;
   std::optional<double> peak_mem_mb, tflops, mfu;
   std::optional<std::int64_t> iterations;

@@ -17,9 +17,11 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
   if (campaign_ids.empty()) return rows;
   std::string placeholders;
   for (std::size_t i = 0; i < campaign_ids.size(); ++i) placeholders += i ? ", ?" : "?";
+  std::string degrees;  // the view's degree columns, in kDegreeTable's order
+  for (const DegreeInfo& d : kDegreeTable) degrees += fmt::format("{}, ", d.name);
   Statement query(db_, fmt::format(R"sql(
     SELECT campaign, sweep, trial_key, status, model, precision, scope, device, build, error,
-           resolution, batch, steps, ulysses, ring, pipefusion, cfg, dp, world_size,
+           resolution, batch, steps, {}world_size,
            latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
            iterations, throttled, model_overrides, profile_blocks, output_error,
            comm_mb_per_step, busy, health_note, workload, axes, replicates, launches,
@@ -27,7 +29,7 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
            (SELECT t.config_json FROM trials t
             WHERE t.campaign_id = results.campaign AND t.trial_key = results.trial_key)
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
-                                   placeholders));
+                                   degrees, placeholders));
   for (std::size_t i = 0; i < campaign_ids.size(); ++i) {
     query.Bind(static_cast<int>(i + 1), campaign_ids[i]);
   }
@@ -39,11 +41,10 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
                               &row.precision, &row.scope, &row.device, &row.build, &row.error}) {
       *text = query.Text(c++);
     }
-    for (std::int64_t* number : {&row.resolution, &row.batch, &row.steps, &row.ulysses,
-                                 &row.ring, &row.pipefusion, &row.cfg, &row.dp,
-                                 &row.world_size}) {
+    for (std::int64_t* number : {&row.resolution, &row.batch, &row.steps})
       *number = query.Int(c++);
-    }
+    for (const DegreeInfo& d : kDegreeTable) row.*d.member = static_cast<int>(query.Int(c++));
+    row.world_size = query.Int(c++);
     for (std::optional<double>* value :
          {&row.latency_ms, &row.ci_low_ms, &row.ci_high_ms, &row.cov, &row.skew_ms,
           &row.rank0_ms, &row.peak_mem_mb, &row.tflops, &row.mfu}) {

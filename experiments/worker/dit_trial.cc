@@ -166,7 +166,7 @@ class DitRank {
 }  // namespace
 
 ParallelDegrees DegreesOf(const TrialConfig& c) {
-  return ParallelDegrees{c.dp, c.cfg, c.pipefusion, c.ring, c.ulysses};
+  return c.degrees();
 }
 
 ParallelContext BuildParallelContext(const TrialConfig& config, int rank,

@@ -46,6 +46,12 @@ TEST(ValidityTest, WorldSizeMustFitTheSlots) {
   auto reason = InvalidReason(PixArt(1024, 4), {2, false});
   ASSERT_TRUE(reason);
   EXPECT_NE(reason->find("exceeds the 2 CPU slots"), std::string::npos) << *reason;
+  // The factors, outermost first, as the message has always spelled them.
+  TrialConfig c = PixArt(1024, 4);
+  c.cfg = 2;
+  EXPECT_EQ(InvalidReason(c, {2, false}),
+            "world size 8 (dp 1 x cfg 2 x pipefusion 1 x ring 1 x ulysses 4) exceeds the 2 CPU "
+            "slots available");
 }
 
 TEST(ValidityTest, EveryStrategyAndHybridRuns) {

@@ -89,6 +89,23 @@ TEST(SweepPlanTest, AdaptiveStopBelowSixIterationsIsWarnedAboutWithItsRealCovera
   }
 }
 
+// The plan table's columns: a narrow one per degree (u r pf cfg dp), then the world size.
+TEST(SweepPlanTest, PlanTableHasAColumnPerDegreeThenTheWorldSize) {
+  auto spec = Parse("name: t\ndefaults: {model: pixart-alpha-tiny, resolution: 256, steps: 2}\n"
+                    "matrix: {ulysses: [2], cfg: [2]}\n");
+  PlanAssumptions a;
+  const SweepPlan plan = PlanSweep(spec, {8, false}, a);
+  std::ostringstream out;
+  WritePlanTable(spec, plan, a, out);
+  const std::string header =
+      "trial             model                    res prec    u   r  pf cfg  dp  ws   "
+      "iter (ms)     trial  mem/rank  plan\n";
+  EXPECT_EQ(out.str().substr(0, header.size()), header);
+  const std::string row = fmt::format("{:<16}  {:<22} {:>5} {:<5}   2   1   1   2   1   4  ",
+                                      plan.trials[0].key, "pixart-alpha-tiny", 256, "bf16");
+  EXPECT_NE(out.str().find(row), std::string::npos) << out.str();
+}
+
 TEST(SweepPlanTest, AnalyticEstimateScalesWithWorkAndDegree) {
   PlanAssumptions a;
   a.device = "NVIDIA A100-SXM4-80GB";
