@@ -1,4 +1,5 @@
-// The files exchanged between the coordinator and each rank (design section 5).
+// The files exchanged between the coordinator and each rank (docs/architecture.md, "Worker
+// contract").
 //
 //   <run_dir>/trial.json    written by the coordinator: TrialFile
 //   <run_dir>/rank<r>.json  written by rank r, atomically (temp file + rename): RankResult
