@@ -1,11 +1,11 @@
 #include "base/atomic_file.h"
 
 #include <fstream>
-#include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/untrusted_input.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -13,12 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string Read(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string Read(const std::filesystem::path& path) { return ReadRegularFile(path, 1024); }
 
 TEST(AtomicFileTest, ReplacesTheFileWholeAndLeavesNoTemporary) {
   test::TempDir dir;
