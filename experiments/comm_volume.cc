@@ -3,17 +3,9 @@
 #include <algorithm>
 
 namespace ditbench {
-namespace {
-
-double ElementBytes(Precision p) {
-  return p == Precision::kBf16 || p == Precision::kFp16 ? 2.0 : 4.0;
-}
-
-}  // namespace
-
 std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& c) {
   const bool joint = m.text_attention == TextAttention::kJoint;
-  const double e = ElementBytes(c.precision);
+  const double e = BytesPerElement(c.precision);
   const double tokens = double(ImageTokens(m, c.resolution));
   const double latent = LatentSize(m, c.resolution);
   const int u = c.ulysses, r = c.ring, s = u * r, p = c.pipefusion;

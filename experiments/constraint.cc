@@ -34,13 +34,9 @@ void Bind(mu::Parser& parser, Variables& v) {
       {"tokens", &v.tokens}, {"latent", &v.latent}, {"precision", &v.precision},
       {"scope", &v.scope}}};
   for (const auto& [name, address] : names) parser.DefineVar(name, address);
-  parser.DefineConst("fp32", 0);
-  parser.DefineConst("tf32", 1);
-  parser.DefineConst("bf16", 2);
-  parser.DefineConst("fp16", 3);
-  parser.DefineConst("forward", 0);
-  parser.DefineConst("denoise", 1);
-  parser.DefineConst("pipeline", 2);
+  for (Precision p : AllPrecisions())
+    parser.DefineConst(std::string(PrecisionName(p)), static_cast<double>(p));
+  for (Scope s : AllScopes()) parser.DefineConst(std::string(ScopeName(s)), static_cast<double>(s));
   parser.DefineOprt("%", [](double a, double b) { return std::fmod(a, b); }, mu::prMUL_DIV);
 }
 
@@ -87,7 +83,7 @@ int LoneAssignment(const std::string& e) {
 }  // namespace
 
 static_assert(static_cast<int>(Precision::kBf16) == 2 && static_cast<int>(Scope::kDenoise) == 1,
-              "constraint constants follow the enum order");
+              "the variables' defaults are TrialConfig's (bf16, denoise)");
 
 bool CheckConstraint(const std::string& expression, std::string* problem, int* position) {
   if (int at = LoneAssignment(expression); at >= 0) {

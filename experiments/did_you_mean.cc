@@ -3,7 +3,6 @@
 #include <algorithm>
 
 namespace ditbench {
-namespace {
 
 std::size_t EditDistance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -19,8 +18,6 @@ std::size_t EditDistance(const std::string& a, const std::string& b) {
   }
   return row[b.size()];
 }
-
-}  // namespace
 
 std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
   if (word.size() > 64) return "";

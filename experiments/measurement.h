@@ -1,4 +1,4 @@
-// The timing loop every trial goes through (design section 6), torch-free.
+// The timing loop every trial goes through (docs/measurement.md), torch-free.
 //
 // Per iteration:   barrier across ranks -> mark start -> scoped work (marks at the begin and
 //                  end of each stage) -> mark end -> synchronize -> read elapsed times.

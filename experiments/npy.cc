@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/atomic_file.h"
 #include "base/untrusted_input.h"
 #include "experiments/worker_contract.h"
 

@@ -7,11 +7,14 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "experiments/command_line.h"
 #include "experiments/constraint.h"
+#include "experiments/did_you_mean.h"
 #include "experiments/sweep_expand.h"
+#include "experiments/terminal_text.h"
 #include "experiments/trial_settings.h"
 
 namespace ditbench {
@@ -23,24 +26,6 @@ const std::vector<std::string> kTopLevelKeys = {
     "name",   "description", "workload", "command", "replicates", "on_oom", "search",
     "defaults", "matrix",    "zip",      "include", "exclude",    "where"};
 
-std::string Join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
-
-// Whether `a` becomes `b` by one insertion, deletion or substitution.
-bool OneEditApart(const std::string& a, const std::string& b) {
-  if (a == b) return false;
-  const std::string& longer = a.size() >= b.size() ? a : b;
-  const std::string& shorter = a.size() >= b.size() ? b : a;
-  if (longer.size() - shorter.size() > 1) return false;
-  std::size_t i = 0;
-  while (i < shorter.size() && shorter[i] == longer[i]) ++i;
-  const std::size_t skip = longer.size() == shorter.size() ? 1 : 0;
-  return longer.compare(i + 1, std::string::npos, shorter, i + skip, std::string::npos) == 0;
-}
-
 // Reads one file's sections, collecting every diagnostic.
 class SpecReader {
  public:
@@ -48,7 +33,8 @@ class SpecReader {
 
   void Read(const YAML::Node& root) {
     if (!root.IsMap()) {
-      Error(root.Mark(), "", "expected a map with keys: " + Join(kTopLevelKeys));
+      Error(root.Mark(), "",
+            fmt::format("expected a map with keys: {}", fmt::join(kTopLevelKeys, ", ")));
       return;
     }
     // Values in the matrix, zip, include and exclude are checked against the defaults, so the
@@ -132,7 +118,7 @@ class SpecReader {
                   const std::vector<std::string>& allowed) {
     const std::string key = key_node.IsScalar() ? key_node.Scalar() : "(not a string)";
     std::string message =
-        fmt::format("unknown key in {}; expected one of: {}", where, Join(allowed));
+        fmt::format("unknown key in {}; expected one of: {}", where, fmt::join(allowed, ", "));
     auto guess = DidYouMean(key, allowed);
     if (!guess.empty()) message += fmt::format("; did you mean '{}'?", guess);
     Error(key_node.Mark(), key, message);
@@ -221,7 +207,7 @@ class SpecReader {
       return false;
     }
     for (const std::string& builtin : TrialKeys())
-      if (OneEditApart(key, builtin)) {
+      if (EditDistance(key, builtin) == 1) {
         Error(key_node.Mark(), key,
               fmt::format("unknown key in {}; did you mean '{}'? (a custom axis may not be one "
                           "edit away from a built-in key: pick a more distinct name)",
@@ -294,8 +280,9 @@ class SpecReader {
                                 name);
         } else {
           message = fmt::format("unknown placeholder '{{{}}}'; expected a trial field or an "
-                                "axis of this sweep: {}", name, Join(custom.empty() ? expected
-                                : std::vector<std::string>(custom.begin(), custom.end())));
+                                "axis of this sweep: {}", name,
+                                fmt::join(custom.empty() ? expected
+                                : std::vector<std::string>(custom.begin(), custom.end()), ", "));
           if (!custom.empty()) message += " (or a built-in key such as steps, resolution)";
           auto guess = DidYouMean(name, expected);
           if (!guess.empty()) message += fmt::format("; did you mean '{}'?", guess);
@@ -502,24 +489,6 @@ class SpecReader {
   std::vector<SpecDiagnostic> errors_;
   YamlToJson converter_;
 };
-
-}  // namespace
-
-namespace {
-
-// One line, whatever the file held: control characters become escapes.
-std::string OneLine(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (unsigned char ch : text) {
-    if (ch == '\n') out += "\\n";
-    else if (ch == '\r') out += "\\r";
-    else if (ch == '\t') out += "\\t";
-    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\x{:02x}", ch);
-    else out += static_cast<char>(ch);
-  }
-  return out;
-}
 
 }  // namespace
 

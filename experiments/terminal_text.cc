@@ -1,5 +1,7 @@
 #include "experiments/terminal_text.h"
 
+#include <fmt/format.h>
+
 namespace ditbench {
 
 std::string StripTerminalControls(std::string_view text) {
@@ -37,6 +39,19 @@ std::string StripTerminalControls(std::string_view text) {
     }
     out += static_cast<char>(ch);
     ++i;
+  }
+  return out;
+}
+
+std::string OneLine(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char ch : text) {
+    if (ch == '\n') out += "\\n";
+    else if (ch == '\r') out += "\\r";
+    else if (ch == '\t') out += "\\t";
+    else if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\x{:02x}", ch);
+    else out += static_cast<char>(ch);
   }
   return out;
 }

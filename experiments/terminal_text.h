@@ -14,4 +14,10 @@ namespace ditbench {
 // controls U+0080..U+009F (UTF-8 `C2 80`..`C2 9F`). Other bytes, UTF-8 included, are kept.
 std::string StripTerminalControls(std::string_view text);
 
+// `text` on one line, whatever it held (a file name, a YAML value, an exception's message):
+// newline, carriage return and tab become "\n", "\r" and "\t", any other C0 control
+// character and DEL "\xNN"; every other byte is kept. The one rule for putting outside text
+// on one line of a diagnostic.
+std::string OneLine(std::string_view text);
+
 }  // namespace ditbench

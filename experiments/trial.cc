@@ -28,6 +28,13 @@ std::string_view NameOf(const std::array<std::pair<Enum, std::string_view>, N>& 
   return "unknown";
 }
 
+template <typename Enum, std::size_t N>
+std::vector<Enum> ValuesOf(const std::array<std::pair<Enum, std::string_view>, N>& table) {
+  std::vector<Enum> values;
+  for (const auto& [value, text] : table) values.push_back(value);
+  return values;
+}
+
 constexpr std::array<std::pair<Scope, std::string_view>, 3> kScopes{{
     {Scope::kForward, "forward"}, {Scope::kDenoise, "denoise"}, {Scope::kPipeline, "pipeline"}}};
 
@@ -55,6 +62,11 @@ std::optional<Scope> ParseScope(std::string_view name) { return FindByName(kScop
 std::string_view PrecisionName(Precision p) { return NameOf(kPrecisions, p); }
 std::optional<Precision> ParsePrecision(std::string_view name) {
   return FindByName(kPrecisions, name);
+}
+std::vector<Scope> AllScopes() { return ValuesOf(kScopes); }
+std::vector<Precision> AllPrecisions() { return ValuesOf(kPrecisions); }
+double BytesPerElement(Precision p) {
+  return p == Precision::kBf16 || p == Precision::kFp16 ? 2.0 : 4.0;
 }
 std::string_view StatusName(TrialStatus s) { return NameOf(kStatuses, s); }
 std::optional<TrialStatus> ParseStatus(std::string_view name) {

@@ -41,10 +41,19 @@ enum class Scope {
 };
 std::string_view ScopeName(Scope scope);
 std::optional<Scope> ParseScope(std::string_view name);
+// Every scope, in enumerator order: a constraint expression names each by ScopeName, valued as
+// its enumerator (experiments/constraint.h).
+std::vector<Scope> AllScopes();
 
 enum class Precision { kFp32, kTf32, kBf16, kFp16 };
 std::string_view PrecisionName(Precision precision);
 std::optional<Precision> ParsePrecision(std::string_view name);
+// Every precision, in enumerator order: a constraint expression names each by PrecisionName,
+// valued as its enumerator (experiments/constraint.h).
+std::vector<Precision> AllPrecisions();
+// Bytes one activation element takes in `precision`: 2 for bf16 and fp16, 4 for fp32 and tf32
+// (tf32 stores fp32). The one rule the communication and memory estimates read.
+double BytesPerElement(Precision precision);
 
 // The parallel degrees are the ParallelDegrees base (model_zoo/parallel_degrees.h): `ulysses`,
 // `world_size()` and the rest read as members, and every list of them walks kDegreeTable.

@@ -48,11 +48,6 @@ const std::map<std::string, FieldCheck>& FieldsWithoutSetting() {
   return checks;
 }
 
-// The setting (sweep key) that checks a canonical configuration key.
-std::string SettingOf(const std::string& canonical_key) {
-  return canonical_key == "timeout_s" ? "timeout" : canonical_key;
-}
-
 }  // namespace
 
 std::optional<std::string> TrialFileProblem(const nlohmann::json& trial) {
@@ -78,7 +73,7 @@ std::optional<std::string> TrialFileProblem(const nlohmann::json& trial) {
     // 0 is the canonical form of "as many patches as PipeFusion stages".
     if (key == "pipefusion_patches" && value.is_number_integer() && value.get<std::int64_t>() == 0)
       continue;
-    const std::string setting = SettingOf(key);
+    const std::string setting = SettingOfCanonicalKey(key);
     if (std::find(TrialKeys().begin(), TrialKeys().end(), setting) == TrialKeys().end())
       return fmt::format("'{}': unknown key", field);
     TrialConfig scratch;

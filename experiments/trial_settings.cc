@@ -1,6 +1,7 @@
 #include "experiments/trial_settings.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <filesystem>
 #include <functional>
@@ -8,6 +9,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "model_zoo/diffusers_config.h"
@@ -32,12 +34,6 @@ bool AsNumber(const Json& v, double lo, double hi, double* out) {
   if (!(d >= lo && d <= hi)) return false;
   *out = d;
   return true;
-}
-
-std::string Join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
 }
 
 using Setter = std::function<bool(TrialConfig&, const Json&, std::string*)>;
@@ -72,7 +68,7 @@ bool SetModel(TrialConfig& c, const Json& v, std::string* expected) {
       if (std::find(OverridableDimensions().begin(), OverridableDimensions().end(), key) ==
           OverridableDimensions().end()) {
         *expected = fmt::format("model dimensions from: {}, or weights, vae_weights; not '{}'",
-                                Join(OverridableDimensions()), key);
+                                fmt::join(OverridableDimensions(), ", "), key);
         auto guess = DidYouMean(key, OverridableDimensions());
         if (!guess.empty()) *expected += fmt::format("; did you mean '{}'?", guess);
         return false;
@@ -91,7 +87,7 @@ bool SetModel(TrialConfig& c, const Json& v, std::string* expected) {
   auto resolved = ResolveModel(name, overrides, &error);
   if (!resolved) {
     if (!FindModelPreset(name)) {
-      *expected = "a model preset: " + Join(ModelPresetNames());
+      *expected = fmt::format("a model preset: {}", fmt::join(ModelPresetNames(), ", "));
       auto guess = DidYouMean(name, ModelPresetNames());
       if (!guess.empty()) *expected += fmt::format("; did you mean '{}'?", guess);
     } else {
@@ -275,8 +271,21 @@ bool IsCustomAxisName(const std::string& name) {
   return !IsReservedName(name);
 }
 
+// The settings whose canonical key is another name: {setting, canonical key}. Every other
+// setting's canonical key is its own name.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 1> kRenamedKeys{{
+    {"timeout", "timeout_s"}}};
+
 std::string CanonicalKeyOf(const std::string& setting_key) {
-  return setting_key == "timeout" ? "timeout_s" : setting_key;
+  for (const auto& [setting, canonical] : kRenamedKeys)
+    if (setting == setting_key) return std::string(canonical);
+  return setting_key;
+}
+
+std::string SettingOfCanonicalKey(const std::string& canonical_key) {
+  for (const auto& [setting, canonical] : kRenamedKeys)
+    if (canonical == canonical_key) return std::string(setting);
+  return canonical_key;
 }
 
 bool ParseDuration(const Json& value, double* seconds) {

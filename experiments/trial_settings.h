@@ -37,6 +37,9 @@ bool IsReservedName(const std::string& name);
 
 // The key of CanonicalJson that a setting writes ("timeout" -> "timeout_s").
 std::string CanonicalKeyOf(const std::string& setting_key);
+// The setting that writes canonical key `canonical_key` ("timeout_s" -> "timeout"): the
+// inverse of CanonicalKeyOf, read from the same table.
+std::string SettingOfCanonicalKey(const std::string& canonical_key);
 
 // Seconds in a duration: a number of seconds, or a number with unit s, m or h ("90s", "2h").
 bool ParseDuration(const nlohmann::json& value, double* seconds);

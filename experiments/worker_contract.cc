@@ -1,10 +1,5 @@
 #include "experiments/worker_contract.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -109,27 +104,6 @@ RankResult ReadRankResult(const std::filesystem::path& path) {
     }
   }
   return r;
-}
-
-void WriteFileAtomically(const std::filesystem::path& path, const std::string& text,
-                         bool durable) {
-  const std::filesystem::path temp = path.string() + ".tmp";
-  UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  const auto fail = [&](const char* what) {
-    throw std::runtime_error(fmt::format("{}: {}: {}", temp.string(), what, std::strerror(errno)));
-  };
-  if (!fd) fail("cannot create");
-  std::size_t written = 0;
-  while (written < text.size()) {
-    ssize_t n = ::write(fd.get(), text.data() + written, text.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail("write failed");
-    written += static_cast<std::size_t>(n);
-  }
-  if (durable && ::fsync(fd.get()) != 0) fail("fsync failed");
-  // A full disk can surface only at close (NFS): checked, not dropped with the descriptor.
-  if (::close(fd.release()) != 0) fail("close failed");
-  std::filesystem::rename(temp, path);
 }
 
 std::filesystem::path RankResultPath(const std::filesystem::path& run_dir, int rank) {

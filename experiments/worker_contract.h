@@ -1,4 +1,5 @@
-// The files exchanged between the coordinator and each rank (design section 5).
+// The files exchanged between the coordinator and each rank (docs/architecture.md, "Worker
+// contract").
 //
 //   <run_dir>/trial.json    written by the coordinator: TrialFile
 //   <run_dir>/rank<r>.json  written by rank r, atomically (temp file + rename): RankResult
@@ -88,13 +89,6 @@ TrialFile ReadTrialFile(const std::filesystem::path& path);
 // has two "iteration" samples. Whether the ranks agree is the trial's business
 // (experiments/trial_metrics.h, TimedIterationsProblem).
 RankResult ReadRankResult(const std::filesystem::path& path);
-
-// Writes `text` to `path` atomically: a temp file in the same folder, fsync, rename.
-// Throws std::runtime_error on failure. `durable` false leaves out the fsync: readers still
-// see the old file or the whole new one, but a power loss may leave neither (for files that
-// are rewritten when lost, such as trial.json, which is written again whenever its trial runs).
-void WriteFileAtomically(const std::filesystem::path& path, const std::string& text,
-                         bool durable = true);
 
 std::filesystem::path RankResultPath(const std::filesystem::path& run_dir, int rank);
 std::filesystem::path RankLogPath(const std::filesystem::path& run_dir, int rank);

@@ -4,22 +4,20 @@
 
 #include <filesystem>
 #include <iosfwd>
-#include <stdexcept>
 #include <string_view>
+
+#include "base/atomic_file.h"
 
 namespace ditbench {
 
-// An output that could not be written (what() names it and the cause).
-class OutputWriteError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// An output that could not be written (what() names it and the cause): the one error of a file
+// write (base/atomic_file.h).
+using OutputWriteError = FileWriteError;
 
-// Writes `text` to `path`, replacing it. A regular file (or a new one) is written through a
-// temporary file in its folder, fsynced and renamed over it, so a reader sees the old file or
-// the whole new one; anything else that exists (a device such as /dev/stdout or /dev/full, a
-// FIFO) is written in place. Every write, fsync, close and rename is checked. Throws
-// OutputWriteError "cannot write '<path>': <cause>".
+// Writes `text` to `path`, replacing it. A regular file (or a new one) is written atomically
+// (WriteFileAtomically, durable); anything else that exists (a device such as /dev/stdout or
+// /dev/full, a FIFO) is written in place (WriteIntoExistingFile). Throws OutputWriteError
+// "cannot write '<path>': <cause>".
 void WriteOutputFile(const std::filesystem::path& path, std::string_view text);
 
 // Flushes `out`; throws OutputWriteError "cannot write <what>: <cause>" when any write to

@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/trial_settings.h"
 
 namespace ditbench {
 
@@ -53,6 +58,14 @@ BudgetFit FitBudget(const SweepPlan& plan, int replicates, double budget_s) {
     }
   }
   return fit;
+}
+
+double ParseBudgetOption(const std::string& text) {
+  double seconds = 0;
+  if (!ParseDuration(nlohmann::json(text), &seconds))
+    throw std::invalid_argument("--budget '" + text +
+                                "': expected a duration such as 90s, 30m or 8h");
+  return seconds;
 }
 
 }  // namespace ditbench

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "runner/sweep_plan.h"
@@ -24,5 +25,10 @@ struct BudgetFit {
   double seconds = 0, fit_seconds = 0;
 };
 BudgetFit FitBudget(const SweepPlan& plan, int replicates, double budget_s);
+
+// The seconds of a `--budget` option as `run` and `plan` take it: a duration such as 90s, 30m
+// or 8h (experiments/trial_settings.h, ParseDuration). Throws std::invalid_argument
+// "--budget '<text>': expected a duration such as 90s, 30m or 8h".
+double ParseBudgetOption(const std::string& text);
 
 }  // namespace ditbench

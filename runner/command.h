@@ -14,7 +14,7 @@ class App;
 
 namespace ditbench {
 
-// Exit codes shared by all subcommands (design section 8).
+// Exit codes shared by all subcommands (README.md, "Exit codes" under "The CLI").
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitTrialsFailed = 1;
 inline constexpr int kExitUsage = 2;

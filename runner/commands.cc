@@ -4,17 +4,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "experiments/terminal_text.h"
+
 namespace ditbench {
-
-namespace {
-
-std::string OneLine(std::string text) {
-  for (char& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-  return text;
-}
-
-}  // namespace
 
 int RunGuarded(const std::function<int()>& action, std::ostream& err) {
   try {

@@ -1,5 +1,5 @@
 // `ditbench forward MODEL_DIR --inputs IN --output OUT`: one transformer forward (or VAE decode)
-// on a diffusers-format folder's weights, for comparing with diffusers (design section 8).
+// on a diffusers-format folder's weights, for comparing with diffusers (README.md, "The CLI").
 // Torch-free: the ranks are ditbench-worker --forward processes (experiments/worker/
 // reference_forward.h), started by the LocalLauncher with the torchrun environment, as `run`
 // starts a trial's ranks. Their output goes to rank logs in a scratch folder; a failing rank's

@@ -8,8 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "experiments/trial_settings.h"
 #include "report/output_file.h"
+#include "runner/budget_order.h"
 #include "runner/command.h"
 #include "runner/plan_output.h"
 #include "runner/sweep_plan.h"
@@ -33,25 +33,19 @@ struct PlanOptions {
   int nodes = 0;          // --launcher slurm: 0 asks sinfo
 };
 
-// Under Slurm a trial may span nodes: the GPUs trials may use are the partition's nodes times
-// GPUs per node (sinfo, or --gpus-per-node and --nodes). Throws std::invalid_argument when
-// neither says how many GPUs a node has.
+// Under Slurm a trial may span nodes: the GPUs trials may use are SlurmCapacity's (sinfo, or
+// --gpus-per-node and --nodes). Throws std::invalid_argument when neither says how many GPUs a
+// node has.
 Placement SlurmPlacement(const PlanOptions& options) {
-  std::string error;
-  std::optional<SlurmPartition> partition;
-  if (options.gpus_per_node == 0 || options.nodes == 0)
-    partition = QuerySlurmPartition(options.partition, &error);
-  const int per_node = options.gpus_per_node > 0 ? options.gpus_per_node
-                       : partition                ? partition->gpus_per_node
-                                                  : 0;
-  const int nodes = options.nodes > 0 ? options.nodes : partition ? partition->nodes : 1;
-  if (per_node == 0)
+  std::string reason;
+  const auto capacity =
+      SlurmCapacity(options.partition, options.gpus_per_node, options.nodes, &reason);
+  if (!capacity)
     throw std::invalid_argument(
-        "--launcher slurm: cannot tell how many GPUs a node has (" +
-        (error.empty() ? std::string("sinfo lists none") : error) +
+        "--launcher slurm: cannot tell how many GPUs a node has (" + reason +
         "); pass --gpus-per-node N (and --nodes N), or --gpus cpu:N");
   const std::string name = options.device.empty() ? "unknown GPU" : options.device;
-  return ResolvePlacement("auto", AssumedGpus(std::max(1, nodes) * per_node, name));
+  return ResolvePlacement("auto", AssumedGpus(capacity->nodes * capacity->gpus_per_node, name));
 }
 
 }  // namespace
@@ -92,9 +86,10 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
       ->check(CLI::PositiveNumber);
   return [options] {
     double budget_s = -1;
-    if (!options->budget.empty() && !ParseDuration(nlohmann::json(options->budget), &budget_s)) {
-      std::cerr << "ditbench plan: error: --budget '" << options->budget
-                << "': expected a duration such as 90s, 30m or 8h\n";
+    try {
+      if (!options->budget.empty()) budget_s = ParseBudgetOption(options->budget);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "ditbench plan: error: " << e.what() << "\n";
       return kExitUsage;
     }
     ParseResult parsed = ParseSweepFile(options->sweep);

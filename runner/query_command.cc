@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "experiments/terminal_text.h"
 #include "report/output_file.h"
 #include "runner/command.h"
 #include "runner/query.h"
@@ -320,13 +321,17 @@ int RunQuery(const QueryOptions& options, std::ostream& out, std::ostream& err) 
   try {
     return RunQueryOrThrow(options, out, err);
   } catch (const OutputWriteError& e) {
-    err << "ditbench query: error: " << e.what() << '\n';
+    err << "ditbench query: error: " << OneLine(e.what()) << '\n';
     return kExitTrialsFailed;
-  } catch (const std::exception& e) {
-    std::string message = e.what();
-    std::replace(message.begin(), message.end(), '\n', ' ');
-    err << "ditbench query: error: " << message << '\n';
+  } catch (const UsageError& e) {
+    err << "ditbench query: error: " << OneLine(e.what()) << '\n';
     return kExitUsage;
+  } catch (const StorageError& e) {  // the query (QueryError) or the database it names
+    err << "ditbench query: error: " << OneLine(e.what()) << '\n';
+    return kExitUsage;
+  } catch (const std::exception& e) {  // anything else: README "Exit codes", as RunGuarded
+    err << "ditbench query: error: " << OneLine(e.what()) << '\n';
+    return kExitTrialsFailed;
   }
 }
 

@@ -1,6 +1,6 @@
-// The environment a rank starts with (the torchrun contract of design section 5), built from
-// scratch as plain "NAME=value" strings. Boost.Process 1.74's environment lookup
-// (`env["NAME"]`) compares past the end of shorter entries (an ASan heap over-read), so the
+// The environment a rank starts with (the torchrun contract of docs/architecture.md, "Worker
+// contract"), built from scratch as plain "NAME=value" strings. Boost.Process 1.74's environment
+// lookup (`env["NAME"]`) compares past the end of shorter entries (an ASan heap over-read), so the
 // launcher never asks Boost to look a variable up: it hands execve this list as it is.
 #pragma once
 

@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "experiments/trial_settings.h"
+#include "runner/budget_order.h"
 #include "runner/command.h"
 #include "runner/gpu_discovery.h"
 #include "runner/gpu_topology.h"
@@ -50,17 +50,15 @@ int RunOnSlurm(RunOptions options, const LaunchOptions& launch, const InterruptS
   if (options.gpus.rfind("cpu", 0) == 0) {
     slurm.gpus_per_node = 0;
   } else {
-    std::string error;
-    const auto partition = QuerySlurmPartition(slurm.partition, &error);
-    if (slurm.gpus_per_node == 0 && partition) slurm.gpus_per_node = partition->gpus_per_node;
-    if (slurm.gpus_per_node == 0) {
-      std::cerr << "ditbench run: error: --launcher slurm: cannot tell how many GPUs a node has"
-                << (error.empty() ? " (sinfo lists none)" : " (" + error + ")")
-                << "; pass --gpus-per-node N, or --gpus cpu:N for CPU ranks\n";
+    std::string reason;
+    const auto capacity = SlurmCapacity(slurm.partition, slurm.gpus_per_node, 0, &reason);
+    if (!capacity) {
+      std::cerr << "ditbench run: error: --launcher slurm: cannot tell how many GPUs a node has ("
+                << reason << "); pass --gpus-per-node N, or --gpus cpu:N for CPU ranks\n";
       return kExitUsage;
     }
-    const int nodes = partition && partition->nodes > 0 ? partition->nodes : 1;
-    gpus = std::make_unique<AssumedGpus>(nodes * slurm.gpus_per_node, "Slurm GPU");
+    slurm.gpus_per_node = capacity->gpus_per_node;
+    gpus = std::make_unique<AssumedGpus>(capacity->nodes * capacity->gpus_per_node, "Slurm GPU");
     options.gpus = "auto";
   }
   options.launcher = "slurm";
@@ -133,12 +131,11 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
                  "DURATION (90s, 30m, 8h): run the 1-rank trials first, then the cheapest, and "
                  "start no launch that would end past it; run again to resume");
   return [options, launch, budget] {
-    if (!budget->empty()) {
-      if (!ParseDuration(nlohmann::json(*budget), &options->budget_s)) {
-        std::cerr << "ditbench run: error: --budget '" << *budget
-                  << "': expected a duration such as 90s, 30m or 8h\n";
-        return kExitUsage;
-      }
+    try {
+      if (!budget->empty()) options->budget_s = ParseBudgetOption(*budget);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "ditbench run: error: " << e.what() << "\n";
+      return kExitUsage;
     }
     SignalInterrupt interrupt;
     if (launch->launcher == "slurm") return RunOnSlurm(*options, *launch, interrupt);

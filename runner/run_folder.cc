@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/atomic_file.h"
 #include "experiments/worker_contract.h"
 
 namespace ditbench {

@@ -60,4 +60,20 @@ std::optional<SlurmPartition> QuerySlurmPartition(const std::string& partition,
   return parsed;
 }
 
+std::optional<SlurmPartition> SlurmCapacity(const std::string& partition, int gpus_per_node,
+                                            int nodes, std::string* reason,
+                                            const SinfoQuery& sinfo) {
+  std::string error;
+  std::optional<SlurmPartition> queried;
+  if (gpus_per_node <= 0 || nodes <= 0) queried = sinfo(partition, &error);
+  SlurmPartition capacity;
+  capacity.gpus_per_node = gpus_per_node > 0 ? gpus_per_node
+                           : queried         ? queried->gpus_per_node
+                                             : 0;
+  capacity.nodes = nodes > 0 ? nodes : queried && queried->nodes > 0 ? queried->nodes : 1;
+  if (capacity.gpus_per_node > 0) return capacity;
+  if (reason) *reason = error.empty() ? "sinfo lists none" : error;
+  return std::nullopt;
+}
+
 }  // namespace ditbench

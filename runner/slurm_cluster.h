@@ -3,6 +3,7 @@
 // fit (multi-node trials are allowed only under Slurm).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -21,5 +22,16 @@ std::optional<SlurmPartition> ParseSinfo(const std::string& text);
 // set when sinfo cannot be run or says nothing usable.
 std::optional<SlurmPartition> QuerySlurmPartition(const std::string& partition,
                                                   std::string* error);
+
+// What trials may use under Slurm: `gpus_per_node` and `nodes` where given (> 0), else the
+// partition's from sinfo (asked only when one of them is missing; nodes default to 1 when
+// sinfo cannot tell). The one rule `run` and `plan` read. nullopt when GPUs per node stay
+// unknown, with `reason` set to sinfo's error or "sinfo lists none". `sinfo` asks the cluster
+// (tests pass a fake).
+using SinfoQuery =
+    std::function<std::optional<SlurmPartition>(const std::string& partition, std::string* error)>;
+std::optional<SlurmPartition> SlurmCapacity(const std::string& partition, int gpus_per_node,
+                                            int nodes, std::string* reason,
+                                            const SinfoQuery& sinfo = QuerySlurmPartition);
 
 }  // namespace ditbench

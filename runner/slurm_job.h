@@ -1,11 +1,11 @@
 // One trial as one Slurm job: the batch script and the sbatch arguments. Pure.
 //
-// The batch script runs on the job's first node. It derives the torchrun environment of
-// design section 5 from Slurm's: MASTER_ADDR is the first host of SLURM_JOB_NODELIST,
-// MASTER_PORT comes from the job id (the coordinator cannot know which ports are free on a
-// compute node), WORLD_SIZE is SLURM_NTASKS; then `srun` starts the ranks, and each task sets
-// RANK and LOCAL_RANK from SLURM_PROCID and SLURM_LOCALID before it runs the worker. Each rank
-// logs to rank<r>.log and leaves its exit status in rank<r>.exit (a shell's $?: 128+N for a
+// The batch script runs on the job's first node. It derives the torchrun environment
+// (docs/architecture.md, "Worker contract") from Slurm's: MASTER_ADDR is the first host of
+// SLURM_JOB_NODELIST, MASTER_PORT comes from the job id (the coordinator cannot know which ports
+// are free on a compute node), WORLD_SIZE is SLURM_NTASKS; then `srun` starts the ranks, and each
+// task sets RANK and LOCAL_RANK from SLURM_PROCID and SLURM_LOCALID before it runs the worker. Each
+// rank logs to rank<r>.log and leaves its exit status in rank<r>.exit (a shell's $?: 128+N for a
 // death by signal N), which is how the coordinator learns how each rank ended.
 #pragma once
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/atomic_file.h"
 #include "experiments/worker_contract.h"
 
 namespace ditbench {

@@ -1,6 +1,7 @@
 // What Slurm says about a job, and what that means for a ditbench trial. Pure: parsers for the
 // two ways of asking (`scontrol show job -o` while the controller remembers the job, `sacct`
-// after) and the mapping of Slurm's job states onto ditbench's statuses (design section 4).
+// after) and the mapping of Slurm's job states onto ditbench's statuses (docs/architecture.md,
+// "Statuses").
 #pragma once
 
 #include <optional>

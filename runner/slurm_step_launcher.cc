@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/atomic_file.h"
 #include "experiments/worker_contract.h"
 #include "runner/slurm_states.h"
 

@@ -14,10 +14,6 @@
 namespace ditbench {
 namespace {
 
-double BytesPerElement(Precision p) {
-  return p == Precision::kBf16 || p == Precision::kFp16 ? 2.0 : 4.0;
-}
-
 // Median latencies of earlier ok trials by key, newest campaign first. Best effort: a missing,
 // unreadable or not yet migrated database means no measurements.
 class EarlierResults {

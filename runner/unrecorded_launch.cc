@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/atomic_file.h"
 #include "experiments/launch_summary.h"
 #include "experiments/worker_contract.h"
 #include "runner/ingest.h"

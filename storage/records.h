@@ -42,7 +42,7 @@ struct TrialRecord {
   std::vector<Sample> samples;
   std::optional<TrialMetrics> metrics;
   // Replicates: which launch of the trial this record is (0-based), and how many launches the
-  // sweep asks for (storage/schema.cc version 5).
+  // sweep asks for (storage/schema.h, version 7).
   int launch = 0;
   int replicates = 1;
   // Rank 0's report of its environment (device, driver, library versions, threads, NCCL_*

@@ -212,9 +212,6 @@ class ResultsDb {
   // Rows of the `results` view of the given campaigns, ordered by campaign and trial key.
   std::vector<ResultRow> Results(const std::vector<std::int64_t>& campaign_ids);
 
-  // The median latency of the newest ok result of `trial_key` in any campaign, if any.
-  std::optional<double> NewestOkLatencyMs(const std::string& trial_key);
-
   // Output error (runner/output_error.h): the run folder of the newest ok trial of
   // `trial_key` in any campaign; the ok trials whose reference is `reference_key` and whose
   // error is still unknown; and setting a trial's error (null, with the reason, when none).

@@ -205,15 +205,6 @@ std::map<std::string, std::vector<std::vector<double>>> ResultsDb::SlowestSeries
   return series;
 }
 
-std::optional<double> ResultsDb::NewestOkLatencyMs(const std::string& trial_key) {
-  Statement query(db_,
-                  "SELECT latency_ms FROM results WHERE trial_key = ? AND status = 'ok' "
-                  "AND latency_ms IS NOT NULL ORDER BY campaign DESC LIMIT 1");
-  query.Bind(1, trial_key);
-  if (!query.Step()) return std::nullopt;
-  return query.Double(0);
-}
-
 std::optional<std::string> ResultsDb::NewestOkRunDir(const std::string& trial_key) {
   Statement query(db_,
                   "SELECT run_dir FROM results WHERE trial_key = ? AND status = 'ok' "

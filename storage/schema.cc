@@ -79,8 +79,8 @@ CREATE TABLE trial_metrics (
 // The `results` view; version 1 read profile_blocks from config_json, version 2 from
 // policy_json and adds workload and policy (the measurement policy as JSON) at the end.
 constexpr const char* kResultsView = R"sql(
--- The public contract (design section 7): one row per trial. Columns may be added at the
--- end; the leading ones never change meaning.
+-- The public contract (README.md, "The results view"): one row per trial. Columns may be
+-- added at the end; the leading ones never change meaning.
 CREATE VIEW results AS
 SELECT
   c.id AS campaign,

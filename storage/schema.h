@@ -6,7 +6,9 @@
 //      configuration, trials.policy_json (the measurement policy) beside the key,
 //      superseded_trials for trials that now share a key (storage/key_migration.h); the
 //      view reads profile_blocks from the policy and gains `workload` and `policy`.
-//   3: reserved for main's schema 3 (a no-op step on this branch; see schema.cc).
+//   3: communication volume and output error per trial: trial_metrics.comm_mb_per_step,
+//      output_error, output_error_note, output_reference_key; the view gains
+//      pipefusion_warmup_steps, comm_mb_per_step, output_error and output_error_note.
 //   4: trials.coordinator_host, trials.coordinator_pid (who runs a `running` trial) and
 //      trials.health_json (load and busy processes at trial start and end); view unchanged.
 //   5: the results view gains busy and health_note (machine health).
@@ -51,8 +53,8 @@ void CheckSchemaForReading(sqlite3* db);
 // allowed. REQUIRES: `db` at kSchemaVersion.
 void CheckSchemaComplete(sqlite3* db);
 
-// The contract columns of the `results` view, in order (design section 7). The view has
-// these first, then extras (p99_ms, min_ms, ..., run_dir).
+// The contract columns of the `results` view, in order (README.md, "The results view"). The
+// view has these first, then extras (p99_ms, min_ms, ..., run_dir).
 const std::vector<std::string>& ResultsContractColumns();
 
 }  // namespace ditbench

@@ -1,6 +1,6 @@
-// One rank of `ditbench forward` (design section 8): one transformer forward, or one VAE decode,
-// on the weights of a diffusers-format folder, with inputs named as diffusers' forward names
-// them, so that its output can be compared with diffusers' own (tests/reference/).
+// One rank of `ditbench forward` (README.md, "The CLI"): one transformer forward, or one VAE
+// decode, on the weights of a diffusers-format folder, with inputs named as diffusers' forward
+// names them, so that its output can be compared with diffusers' own (tests/reference/).
 //
 // Inputs (a safetensors file): PixArt hidden_states, encoder_hidden_states, timestep, and with
 // micro-conditions resolution and aspect_ratio; SD3 hidden_states, encoder_hidden_states,

@@ -16,7 +16,8 @@
 
 namespace ditbench {
 
-// The torchrun environment of one rank (design section 5), with Slurm's as a fallback.
+// The torchrun environment of one rank (docs/architecture.md, "Worker contract"), with Slurm's
+// as a fallback.
 struct RankEnvironment {
   int rank = 0;
   int local_rank = 0;

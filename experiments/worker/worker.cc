@@ -10,6 +10,7 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include "base/atomic_file.h"
 #include "experiments/cpu_list.h"
 #include "experiments/validity.h"
 #include "experiments/worker/dit_trial.h"

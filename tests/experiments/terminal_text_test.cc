@@ -1,3 +1,4 @@
+#include "experiments/did_you_mean.h"
 #include "experiments/terminal_text.h"
 
 #include <gtest/gtest.h>
@@ -22,6 +23,25 @@ TEST(TerminalTextTest, EscapeSequencesAreRemovedWhole) {
 TEST(TerminalTextTest, ControlCharactersAreRemoved) {
   EXPECT_EQ(StripTerminalControls(std::string("a\0b\rc\bd\x7f" "e", 9)), "abcde");
   EXPECT_EQ(StripTerminalControls("a\xc2\x9b" "31mb"), "a31mb");  // C1 CSI as UTF-8
+}
+
+TEST(OneLineTest, ControlCharactersAreEscapedAndOtherBytesKept) {
+  EXPECT_EQ(OneLine("disk full\nat x\r\ty"), "disk full\\nat x\\r\\ty");
+  EXPECT_EQ(OneLine("\x1b[31mred\x7f"), "\\x1b[31mred\\x7f");
+  EXPECT_EQ(OneLine(std::string("a\0b", 3)), "a\\x00b");
+  EXPECT_EQ(OneLine("sweep µs.yaml"), "sweep µs.yaml");
+}
+
+// The one edit distance that "did you mean" and the sweep's near-miss key check both read.
+TEST(EditDistanceTest, CountsInsertionsDeletionsAndSubstitutions) {
+  EXPECT_EQ(EditDistance("steps", "steps"), 0u);
+  EXPECT_EQ(EditDistance("step", "steps"), 1u);    // insertion
+  EXPECT_EQ(EditDistance("stepps", "steps"), 1u);  // deletion
+  EXPECT_EQ(EditDistance("stebs", "steps"), 1u);   // substitution
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("", "ring"), 4u);
+  EXPECT_EQ(DidYouMean("ulyses", {"ring", "ulysses"}), "ulysses");
+  EXPECT_EQ(DidYouMean("zzzzzz", {"ring", "ulysses"}), "");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "experiments/trial.h"
+#include "experiments/trial_settings.h"
 #include "experiments/worker_contract.h"
 #include "tests/support/temp_dir.h"
 
@@ -96,6 +97,23 @@ TEST(TrialFileCheckTest, ReadTrialFileRefusesABadFieldNamingFileAndField) {
                                          ": 'config.ulysses': expected an integer from 1 to "
                                          "1024, got 0");
   }
+}
+
+// The setting -> canonical key map is one table read both ways: every setting comes back from
+// its canonical key, and the renamed one ("timeout" is stored as "timeout_s") both ways.
+TEST(TrialFileCheckTest, CanonicalKeyAndSettingAreInverses) {
+  for (const std::string& setting : TrialKeys())
+    EXPECT_EQ(SettingOfCanonicalKey(CanonicalKeyOf(setting)), setting) << setting;
+  EXPECT_EQ(CanonicalKeyOf("timeout"), "timeout_s");
+  EXPECT_EQ(SettingOfCanonicalKey("timeout_s"), "timeout");
+  EXPECT_EQ(CanonicalKeyOf("steps"), "steps");
+  // The renamed key is the one CanonicalJson writes, and trial.json accepts it.
+  EXPECT_TRUE(CanonicalJson(TrialConfig{}).contains(CanonicalKeyOf("timeout")));
+  auto trial = ValidTrial();
+  trial["config"]["timeout_s"] = 90;
+  EXPECT_EQ(TrialFileProblem(trial), std::nullopt);
+  trial["config"]["timeout_s"] = "soon";
+  EXPECT_NE(TrialFileProblem(trial), std::nullopt);
 }
 
 }  // namespace

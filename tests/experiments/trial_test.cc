@@ -245,5 +245,13 @@ TEST(TrialTest, StatusNamesRoundTrip) {
     EXPECT_EQ(ParseStatus(StatusName(s)), s);
 }
 
+// The one bytes-per-element rule that the communication prediction and the memory estimate read.
+TEST(TrialTest, BytesPerElementFollowsThePrecision) {
+  EXPECT_EQ(BytesPerElement(Precision::kFp32), 4.0);
+  EXPECT_EQ(BytesPerElement(Precision::kTf32), 4.0);  // tf32 stores fp32
+  EXPECT_EQ(BytesPerElement(Precision::kBf16), 2.0);
+  EXPECT_EQ(BytesPerElement(Precision::kFp16), 2.0);
+}
+
 }  // namespace
 }  // namespace ditbench

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/atomic_file.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {

@@ -2,6 +2,8 @@
 #include "runner/halving.h"
 
 #include <gmock/gmock.h>
+#include <stdexcept>
+
 #include <gtest/gtest.h>
 
 namespace ditbench {
@@ -56,6 +58,19 @@ TEST(HalvingTest, LaunchesCountScreeningAndEveryRound) {
   EXPECT_EQ(HalvingLaunches({8}, 0.25), 11);
   EXPECT_EQ(HalvingLaunches({1}, 0.25), 1);
   EXPECT_EQ(HalvingLaunches({8, 2}, 0.5), 8 + 4 + 2 + 1 + 2 + 1);
+}
+
+// `run --budget` and `plan --budget` read the one parser.
+TEST(BudgetOrderTest, BudgetOptionIsADuration) {
+  EXPECT_EQ(ParseBudgetOption("90s"), 90.0);
+  EXPECT_EQ(ParseBudgetOption("30m"), 1800.0);
+  EXPECT_EQ(ParseBudgetOption("8h"), 28800.0);
+  try {
+    ParseBudgetOption("soon");
+    FAIL() << "accepted 'soon'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--budget 'soon': expected a duration such as 90s, 30m or 8h");
+  }
 }
 
 }  // namespace

@@ -24,7 +24,13 @@ TEST(RunGuardedTest, OtherFailuresAreOneLineAndExitOne) {
   std::stringstream err;
   EXPECT_EQ(RunGuarded([]() -> int { throw std::runtime_error("disk full\nat x"); }, err),
             kExitTrialsFailed);
-  EXPECT_EQ(err.str(), "ditbench: error: disk full at x\n");
+  // The one OneLine rule (experiments/terminal_text.h): control characters, ESC included,
+  // never reach the terminal.
+  EXPECT_EQ(err.str(), "ditbench: error: disk full\\nat x\n");
+  err.str("");
+  EXPECT_EQ(RunGuarded([]() -> int { throw std::runtime_error("\x1b[2Jcleared"); }, err),
+            kExitTrialsFailed);
+  EXPECT_EQ(err.str(), "ditbench: error: \\x1b[2Jcleared\n");
   err.str("");
   EXPECT_EQ(RunGuarded([]() -> int { throw 42; }, err), kExitTrialsFailed);
   EXPECT_EQ(err.str(), "ditbench: error: unknown exception\n");

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/atomic_file.h"
 #include "experiments/npy.h"
 #include "tests/support/temp_dir.h"
 

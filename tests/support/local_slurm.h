@@ -1,5 +1,5 @@
 // A real single-node Slurm for tests: munged with its own key and socket, slurmctld and
-// `slurmd -N localhost`, all configured in a temp dir with the settings of design section 11
+// `slurmd -N localhost`, all configured in a temp dir with the settings the tests need
 // (proctrack/cgroup so that scancel reaches double-forked ranks, CR_Core_Memory with
 // DefMemPerCPU, no scheduling delays), on ports that were free a moment ago. SLURM_CONF is set
 // in this process's environment, so every Slurm client it starts (sbatch, srun in the jobs,

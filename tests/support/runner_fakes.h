@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "experiments/worker_contract.h"
 #include "runner/gpu_discovery.h"
 #include "runner/interrupt.h"
