@@ -203,9 +203,9 @@ class ResultsDb {
 
   // The slowest-rank series of `stage` (per timed iteration in order, the maximum over ranks:
   // SlowestSeries of experiments/trial_metrics.h) of every ok launch of every ok trial of the
-  // campaign, by trial key, one series per launch in launch order. Reads the samples in their
-  // stored order and reduces them as it goes (no sort of the campaign's samples): what
-  // `compare` needs, at a fraction of TimedSamples' cost.
+  // campaign, by trial key, one series per launch in launch order. Storage only reads: each
+  // launch's samples go to SlowestSeries, the one definition of the reduction. What `compare`
+  // needs, without TimedSamples' per-trial copies.
   std::map<std::string, std::vector<std::vector<double>>> SlowestSeriesByLaunch(
       std::int64_t campaign_id, const std::string& stage);
 

@@ -1,11 +1,14 @@
 // ResultsDb's typed reads for the report and the planner (results_db.h).
 #include <algorithm>
+#include <map>
 #include <tuple>
+#include <utility>
 #include <unordered_map>
 
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "experiments/trial_metrics.h"
 #include "storage/iso_time.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
@@ -154,54 +157,31 @@ std::map<std::string, std::vector<std::vector<double>>> ResultsDb::SlowestSeries
     entry.first = launches.Text(1);
     entry.second.push_back(launches.Int(2));
   }
-  // Samples come grouped by trial (the trial index), in insertion order within a trial; each
-  // trial's (launch, iteration, ms) are collected, then reduced to the max per iteration.
+  // Each ok launch's timed samples, every rank's, handed to the one reducer of the slowest
+  // rank per iteration (experiments/trial_metrics.h): storage reads, it never reduces.
   Statement samples(db_, R"sql(
-    SELECT s.trial_id, s.launch, s.iteration, s.ms FROM samples s
+    SELECT s.trial_id, s.launch, s.rank, s.iteration, s.ms FROM samples s
     WHERE s.trial_id IN (SELECT id FROM trials WHERE campaign_id = ? AND status = 'ok')
       AND s.stage = ? AND s.warmup = 0)sql");
   samples.Bind(1, campaign_id).Bind(2, stage);
-  std::map<std::string, std::vector<std::vector<double>>> series;
-  struct Point {
-    std::int64_t launch, iteration;
-    double ms;
-  };
-  std::vector<Point> points;
-  std::int64_t current = -1;
-  const auto flush = [&] {
-    auto it = trials.find(current);
-    if (it == trials.end() || points.empty()) return;
-    std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
-      return std::tie(a.launch, a.iteration) < std::tie(b.launch, b.iteration);
-    });
-    const std::vector<std::int64_t>& ok = it->second.second;
-    std::vector<std::vector<double>>& out = series[it->second.first];
-    std::int64_t launch = -1, iteration = -1;
-    for (const Point& p : points) {
-      if (std::find(ok.begin(), ok.end(), p.launch) == ok.end()) continue;
-      if (p.launch != launch) {
-        out.emplace_back();
-        launch = p.launch;
-        iteration = -1;
-      }
-      if (p.iteration == iteration) {
-        out.back().back() = std::max(out.back().back(), p.ms);
-      } else {
-        out.back().push_back(p.ms);
-        iteration = p.iteration;
-      }
-    }
-  };
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<Sample>> by_launch;
   while (samples.Step()) {
-    const std::int64_t trial = samples.Int(0);
-    if (trial != current) {
-      flush();
-      points.clear();
-      current = trial;
-    }
-    points.push_back({samples.Int(1), samples.Int(2), samples.Double(3)});
+    Sample sample;
+    sample.rank = static_cast<int>(samples.Int(2));
+    sample.iteration = static_cast<int>(samples.Int(3));
+    sample.stage = stage;
+    sample.ms = samples.Double(4);
+    by_launch[{samples.Int(0), samples.Int(1)}].push_back(std::move(sample));
   }
-  flush();
+  std::map<std::string, std::vector<std::vector<double>>> series;
+  for (const auto& [trial_and_launch, launch_samples] : by_launch) {  // launches in order
+    const auto& [trial, launch] = trial_and_launch;
+    auto it = trials.find(trial);
+    if (it == trials.end()) continue;
+    const std::vector<std::int64_t>& ok = it->second.second;
+    if (std::find(ok.begin(), ok.end(), launch) == ok.end()) continue;
+    series[it->second.first].push_back(SlowestSeries(launch_samples, stage));
+  }
   return series;
 }
 
