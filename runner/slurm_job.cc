@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 
 #include <fmt/format.h>
+
+#include "base/untrusted_input.h"
 
 namespace ditbench {
 
@@ -141,9 +144,15 @@ void ReadRankExits(const std::filesystem::path& run_dir, int world_size, LaunchO
   for (int r = 0; r < world_size; ++r) {
     RankExit& exit = outcome->ranks[r];
     exit.exited = true;
-    std::ifstream in(RankExitPath(run_dir, r));
+    // Written by the job script in the run folder the ranks share: untrusted (a regular file
+    // of a few bytes; a FIFO or garbage reads as "no exit code", i.e. killed).
     int code = -1;
-    if (!(in >> code)) code = -1;
+    try {
+      std::istringstream in(ReadRegularFile(RankExitPath(run_dir, r), 64));
+      if (!(in >> code)) code = -1;
+    } catch (const std::exception&) {
+      code = -1;
+    }
     if (code < 0) {
       exit.signal = SIGKILL;
       exit.killed_by_us = true;

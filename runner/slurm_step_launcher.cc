@@ -1,10 +1,9 @@
 #include "runner/slurm_step_launcher.h"
 
-#include <fstream>
-
 #include <fmt/format.h>
 
 #include "base/atomic_file.h"
+#include "base/untrusted_input.h"
 #include "experiments/worker_contract.h"
 #include "runner/slurm_states.h"
 
@@ -14,9 +13,15 @@ namespace {
 // srun's own output and its slurm_step id live apart from the ranks' files.
 std::filesystem::path SrunFolder(const std::filesystem::path& run_dir) { return run_dir / "srun"; }
 
+// The run folder is shared with the ranks: a file there is read as untrusted input (a regular
+// file of at most 4 KiB; a FIFO never blocks the coordinator), and one that is missing or
+// refused reads as empty.
 std::string ReadAll(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return ReadRegularFile(path, 4096);
+  } catch (const std::exception&) {
+    return "";
+  }
 }
 
 std::string StepId(const std::filesystem::path& run_dir) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/atomic_file.h"
+#include "base/untrusted_input.h"
 #include "experiments/launch_summary.h"
 #include "experiments/worker_contract.h"
 #include "runner/ingest.h"
@@ -59,10 +60,12 @@ void WriteLaunchOutcome(const std::filesystem::path& run_dir,
 }
 
 std::optional<LaunchOutcome> ReadLaunchOutcome(const std::filesystem::path& run_dir) {
-  std::ifstream in(run_dir / kOutcomeFile);
-  if (!in) return std::nullopt;
+  if (!std::filesystem::exists(run_dir / kOutcomeFile)) return std::nullopt;
   try {
-    const nlohmann::json json = nlohmann::json::parse(in);
+    // In the run folder the ranks share: read as untrusted input (a regular file of at most
+    // 1 MiB, shallow JSON); anything else is no outcome, and the launch runs again.
+    const nlohmann::json json = ParseBoundedJson(
+        ReadRegularFile(run_dir / kOutcomeFile, 1 << 20), 8, (run_dir / kOutcomeFile).string());
     if (json.at("version").get<int>() != kOutcomeVersion) return std::nullopt;
     LaunchOutcome outcome;
     for (const auto& rank : json.at("ranks"))
@@ -78,7 +81,7 @@ std::optional<LaunchOutcome> ReadLaunchOutcome(const std::filesystem::path& run_
     }
     outcome.scheduler_reason = json.at("scheduler_reason").get<std::string>();
     return outcome;
-  } catch (const nlohmann::json::exception&) {
+  } catch (const std::exception&) {  // not JSON, not this format, or not a regular file
     return std::nullopt;
   }
 }

@@ -1,5 +1,7 @@
 #include "runner/slurm_job.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -165,6 +167,28 @@ TEST(SlurmJobTest, StepTaskEnvironmentComesFromItsStep) {
   std::ifstream step(dir / "slurm_step");
   std::getline(step, line);
   EXPECT_EQ(line, "100.3");
+}
+
+}  // namespace
+}  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+// The exit files live in the run folder the ranks share: a FIFO or garbage there is read as
+// "no exit code" (killed) at once, never waited on.
+TEST(SlurmJobTest, RankExitFilesAreReadAsUntrustedInput) {
+  test::TempDir dir;
+  std::ofstream(RankExitPath(dir.path(), 0)) << "3\n";
+  ASSERT_EQ(::mkfifo(RankExitPath(dir.path(), 1).c_str(), 0600), 0);
+  std::ofstream(RankExitPath(dir.path(), 2)) << "not a number";
+  LaunchOutcome outcome;
+  ReadRankExits(dir.path(), 3, &outcome);
+  ASSERT_EQ(outcome.ranks.size(), 3u);
+  EXPECT_EQ(outcome.ranks[0].exit_code, 3);
+  EXPECT_EQ(outcome.first_failed_rank, 0);
+  EXPECT_TRUE(outcome.ranks[1].killed_by_us);
+  EXPECT_TRUE(outcome.ranks[2].killed_by_us);
 }
 
 }  // namespace
