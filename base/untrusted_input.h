@@ -4,8 +4,8 @@
 // file (a FIFO, a device or a socket is refused before any read: a reader never waits for a
 // writer), it is read only up to a size the caller gives, and JSON is parsed with its nesting
 // capped before the deep part is built (nlohmann's copy and dump recurse once per level:
-// 100,000 levels overflow the stack). Torch-free; the lowest layer, used by model_zoo and
-// experiments alike.
+// 100,000 levels overflow the stack). Torch-free; the lowest layer, used by the model zoo,
+// the worker contract and the coordinator alike.
 //
 // Errors: std::runtime_error, one line naming the file: "<path>: is a FIFO; expected a regular
 // file", "<path>: is 3221225472 bytes; expected at most 16777216", "<path>: 'environment' is

@@ -53,7 +53,7 @@ def main():
     ).to(device, dtype).eval()
     params = sum(p.numel() for p in model.parameters())
 
-    # Sampler: ditbench's DpmSolverFirstOrder (model_zoo/sampler.cc).
+    # Sampler: ditbench's DpmSolverFirstOrder (model_zoo/layers/sampler.cc).
     betas = [0.0001 + (0.02 - 0.0001) * t / 999 for t in range(1000)]
     alpha_bar, product = [], 1.0
     for beta in betas:

@@ -28,13 +28,13 @@
 #include <c10/core/Event.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
-#include "experiments/measurement.h"
-#include "experiments/worker/cpu_isa_guard.h"
-#include "experiments/worker/dit_trial.h"
-#include "experiments/worker/torch_runtime.h"
-#include "model_zoo/model_config.h"
-#include "model_zoo/dit_model.h"
+#include "metrics/measurement.h"
+#include "model_zoo/families/dit_model.h"
+#include "model_zoo/shapes/model_config.h"
 #include "stats/stats.h"
+#include "worker/cpu_isa_guard.h"
+#include "worker/dit_trial.h"
+#include "worker/torch_runtime.h"
 
 namespace ditbench {
 namespace {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where does a PixArt-alpha forward spend its GPU time? diffusers' eager transformer against a
-line-by-line Python replica of ditbench's model_zoo/pixart.cc forward (the same ATen ops in the
+line-by-line Python replica of ditbench's model_zoo/families/pixart.cc forward (the same ATen ops in the
 same order), one bf16 forward at 1024 px with the CFG batch, under torch.profiler after warm-up.
 Prints each one's event-timed forward and its top CUDA kernels. A diagnostic, not a benchmark.
 
@@ -15,7 +15,7 @@ B, D, H, L, T, TD = 2, 1152, 16, 28, 120, 4096
 grid = 64
 
 
-class Block(nn.Module):  # model_zoo/pixart.cc PixArtBlockImpl
+class Block(nn.Module):  # model_zoo/families/pixart.cc PixArtBlockImpl
     def __init__(self):
         super().__init__()
         self.sst = nn.Parameter(torch.randn(6, D) / D**0.5)

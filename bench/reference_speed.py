@@ -30,7 +30,7 @@ import torch
 
 def configs():
     import diffusers
-    # Tiny presets (pixart-alpha-tiny, sd3-medium-tiny, flux-dev-tiny in model_zoo/model_config.cc)
+    # Tiny presets (pixart-alpha-tiny, sd3-medium-tiny, flux-dev-tiny in model_zoo/shapes/model_config.cc)
     # and the published configurations of PixArt-alpha XL/2 1024, SD3-medium and Flux.1-dev with
     # 2 double-stream and 4 single-stream blocks, all at 256 px: a 32 x 32 latent. Text lengths
     # as the real pipelines pad them (PixArt 120, SD3 77 + 256, Flux-dev 512); tiny ones use 16.

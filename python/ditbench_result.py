@@ -10,7 +10,7 @@
 `ditbench run` starts the sweep's command once per rank with the torchrun environment (RANK,
 WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, CUDA_VISIBLE_DEVICES) plus DITBENCH_TRIAL (the
 trial.json path) and DITBENCH_RESULT (the trial's run folder). `run(fn)` times `fn()` the way the
-built-in worker does (docs/measurement.md, experiments/measurement.h):
+built-in worker does (docs/measurement.md, metrics/measurement.h):
 
   * per iteration: a barrier across ranks (when torch.distributed is initialised), then the
     start mark, fn(), the end mark; on CUDA the marks are CUDA events on the current stream,
@@ -21,7 +21,7 @@ built-in worker does (docs/measurement.md, experiments/measurement.h):
     repeats.target_rel_ci of it, or once repeats.max_seconds of timed work are spent. The ranks
     share each iteration's slowest time (an all-reduce of the max), so they stop together;
     without torch.distributed each rank of a multi-rank trial decides on its own times;
-  * writes rank<RANK>.json (worker contract version 1, experiments/worker_contract.h) into
+  * writes rank<RANK>.json (worker contract version 1, contract/worker_contract.h) into
     DITBENCH_RESULT atomically (a temp file, fsync, rename), then returns.
 
 Stage marks: `with ditbench_result.stage("decode"): ...` inside fn records a sample of that
@@ -45,7 +45,7 @@ import sys
 import time
 
 FORMAT = "ditbench-rank-result"
-CONTRACT_VERSION = 1  # experiments/worker_contract.h kContractVersion
+CONTRACT_VERSION = 1  # contract/worker_contract.h kContractVersion
 EXIT_FAILED = 1
 EXIT_OUT_OF_MEMORY = 3
 

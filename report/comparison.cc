@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "experiments/trial_metrics.h"
+#include "metrics/trial_metrics.h"
 #include "stats/stats.h"
 
 namespace ditbench {

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "experiments/trial_identity.h"
 #include "report/comparison.h"
+#include "trial/trial_identity.h"
 
 namespace ditbench {
 namespace {

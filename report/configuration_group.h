@@ -1,6 +1,6 @@
 // What the report compares with what, defined once. Used by the report's tables and charts
 // (report/html_report.h, report/group_charts.h), seed folding (report/seed_folding.h), the
-// stage breakdown and the halving search (runner/halving.h).
+// stage breakdown and the halving search (plan/halving.h).
 //
 // Three levels:
 //  * the report group (ReportGroupOf): trials ranked against each other in one table. Same
@@ -8,7 +8,7 @@
 //    steps, profile_blocks (timing every block slows a trial down) and workload. Never across
 //    precisions or scopes, nor between the built-in worker and a command.
 //  * the configuration (ConfigurationOf): every field of the trial's computation
-//    (experiments/trial_identity.h: ComputationJson) but the seed, within one campaign, device
+//    (trial/trial_identity.h: ComputationJson) but the seed, within one campaign, device
 //    and profile_blocks. Trials of one configuration are replicates: the table shows them as
 //    one row (FoldSeeds) with one label (ConfigurationLabel). Trials that differ in anything
 //    else the trial computes (vae_tile, pipefusion_patches, pipefusion_warmup_steps, custom
@@ -25,8 +25,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/trial.h"
 #include "storage/results_db.h"
+#include "trial/trial.h"
 
 namespace ditbench {
 

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "experiments/trial_metrics.h"
+#include "metrics/trial_metrics.h"
 #include "report/html_report.h"
 #include "stats/stats.h"
 

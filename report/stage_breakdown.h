@@ -1,7 +1,7 @@
 // The "Stage breakdown" section of the report: where each trial's iteration time goes, so
 // end-to-end, per-step and per-block numbers can be read side by side. Reads the samples of
 // every ok launch of each trial through ResultsDb::Samples; the slowest rank per iteration is
-// experiments/trial_metrics.h's SlowestPerIteration, as for the trial's latency. A trial with
+// metrics/trial_metrics.h's SlowestPerIteration, as for the trial's latency. A trial with
 // replicates counts each launch alike: per stage, the median over its launches of each
 // launch's median.
 #pragma once
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/measurement_records.h"
+#include "contract/measurement_records.h"
 #include "storage/results_db.h"
 
 namespace ditbench {

@@ -7,14 +7,14 @@
 
 #include <fmt/format.h>
 
-#include "experiments/host_info.h"
-#include "runner/build_info.h"
-#include "runner/command_program.h"
+#include "launch/command_program.h"
+#include "machine/build_info.h"
+#include "machine/environment.h"
+#include "machine/host_info.h"
+#include "plan/plan_output.h"
+#include "plan/resume.h"
 #include "runner/coordinator_lock.h"
 #include "runner/database_wait.h"
-#include "runner/environment.h"
-#include "runner/plan_output.h"
-#include "runner/resume.h"
 #include "runner/run_folder.h"
 #include "runner/unrecorded_launch.h"
 

@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "experiments/sweep_spec.h"
-#include "runner/placement.h"
+#include "machine/placement.h"
+#include "plan/sweep_plan.h"
+#include "plan/trial_selection.h"
 #include "runner/run_status.h"
 #include "runner/scheduler_adoption.h"
-#include "runner/sweep_plan.h"
 #include "runner/sweep_run.h"
-#include "runner/trial_selection.h"
 #include "storage/results_db.h"
+#include "sweep/sweep_spec.h"
 
 namespace ditbench {
 

@@ -19,7 +19,7 @@
 
 #include <fmt/format.h>
 
-#include "experiments/host_info.h"
+#include "machine/host_info.h"
 
 namespace ditbench {
 namespace {

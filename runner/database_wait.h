@@ -7,7 +7,7 @@
 
 #include <iosfwd>
 
-#include "runner/interrupt.h"
+#include "launch/interrupt.h"
 #include "storage/results_db.h"
 
 namespace ditbench {

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "experiments/host_info.h"
-#include "runner/plan_output.h"
-#include "runner/resume.h"
+#include "machine/host_info.h"
+#include "plan/plan_output.h"
+#include "plan/resume.h"
 #include "storage/results_db.h"
 
 namespace ditbench {

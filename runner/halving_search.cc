@@ -3,7 +3,7 @@
 #include <map>
 #include <optional>
 
-#include "runner/halving.h"
+#include "plan/halving.h"
 
 namespace ditbench {
 

@@ -1,4 +1,4 @@
-// `search: halving` (runner/halving.h) run round by round. Round r is launch r of each trial
+// `search: halving` (plan/halving.h) run round by round. Round r is launch r of each trial
 // still in the race; each round is derived from what the database holds (launch r ok: kept),
 // so a resumed search goes on where it stopped.
 #pragma once
@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "experiments/sweep_spec.h"
-#include "runner/resume.h"
+#include "plan/resume.h"
+#include "plan/sweep_plan.h"
+#include "plan/trial_selection.h"
 #include "runner/run_status.h"
-#include "runner/sweep_plan.h"
-#include "runner/trial_selection.h"
 #include "storage/results_db.h"
+#include "sweep/sweep_spec.h"
 
 namespace ditbench {
 

@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "experiments/npy.h"
+#include "base/terminal_text.h"
 #include "base/untrusted_input.h"
-#include "experiments/terminal_text.h"
-#include "experiments/trial_metrics.h"
+#include "contract/npy.h"
+#include "metrics/trial_metrics.h"
 
 namespace ditbench {
 namespace {

@@ -5,18 +5,18 @@
 #include <filesystem>
 #include <vector>
 
-#include "experiments/trial.h"
-#include "experiments/worker_contract.h"
-#include "runner/launcher.h"
+#include "contract/worker_contract.h"
+#include "launch/launcher.h"
 #include "storage/records.h"
+#include "trial/trial.h"
 
 namespace ditbench {
 
 // Status, error, device and samples of a finished trial; metrics when it is ok (computed by
-// experiments/trial_metrics.h). A trial whose ranks all exited 0 is `failed` unless
+// metrics/trial_metrics.h). A trial whose ranks all exited 0 is `failed` unless
 // ReadRankFiles finds no problem and every rank reported ok with timed samples. The error and
 // device, which come from the worker, carry no terminal control sequences
-// (experiments/terminal_text.h).
+// (base/terminal_text.h).
 TrialRecord IngestTrial(const TrialConfig& config, const std::string& trial_key,
                         const std::filesystem::path& run_dir, const LaunchOutcome& outcome);
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "experiments/worker_contract.h"
+#include "contract/worker_contract.h"
 #include "storage/results_db.h"
 
 namespace ditbench {

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "experiments/npy.h"
-#include "experiments/trial.h"
+#include "contract/npy.h"
 #include "storage/records.h"
+#include "trial/trial.h"
 
 namespace ditbench {
 

@@ -1,5 +1,5 @@
 // The overnight progress line: trials done and left, time elapsed, and how long the rest
-// should take. The estimate of the rest is the plan's (runner/sweep_plan.h) scaled by how far
+// should take. The estimate of the rest is the plan's (plan/sweep_plan.h) scaled by how far
 // off the plan was for the trials already finished. Pure: the caller passes the clock.
 #pragma once
 

@@ -7,7 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "base/atomic_file.h"
-#include "experiments/worker_contract.h"
+#include "contract/worker_contract.h"
 
 namespace ditbench {
 namespace {

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "base/atomic_file.h"
-#include "experiments/host_info.h"
-#include "experiments/worker_contract.h"
-#include "runner/command_program.h"
+#include "contract/worker_contract.h"
+#include "launch/command_program.h"
+#include "machine/host_info.h"
 #include "runner/ingest.h"
 #include "runner/output_error.h"
 #include "runner/run_folder.h"

@@ -1,6 +1,6 @@
 // The sweep loop of `ditbench run`: one campaign's launches through a Launcher, on the slots
 // a SlotPool gives them, each finished launch recorded in its own transaction. It decides
-// nothing about what to run (the queue comes from runner/resume.h or the halving search) and
+// nothing about what to run (the queue comes from plan/resume.h or the halving search) and
 // prints nothing (every event goes to a RunStatus).
 #pragma once
 
@@ -13,18 +13,18 @@
 #include <string>
 #include <vector>
 
-#include "experiments/launch_summary.h"
-#include "experiments/oom_prediction.h"
-#include "experiments/sweep_spec.h"
-#include "runner/launcher.h"
-#include "runner/machine_health.h"
-#include "runner/placement.h"
+#include "launch/launcher.h"
+#include "machine/machine_health.h"
+#include "machine/placement.h"
+#include "metrics/launch_summary.h"
+#include "plan/oom_prediction.h"
+#include "plan/resume.h"
 #include "runner/progress.h"
-#include "runner/resume.h"
 #include "runner/run_status.h"
 #include "runner/scheduler_adoption.h"
 #include "runner/sweep_run.h"
 #include "storage/results_db.h"
+#include "sweep/sweep_spec.h"
 
 namespace ditbench {
 
@@ -115,7 +115,7 @@ class SweepLoop {
 
   TrialRecord BaseRecord(const PlannedTrial& t, int launch = 0) const;
 
-  // Records one launch and what the trial's launches add up to (experiments/launch_summary.h):
+  // Records one launch and what the trial's launches add up to (metrics/launch_summary.h):
   // the other launches of the trial are read back, so a resumed trial sums up every launch.
   TrialOutcome RecordLaunch(const TrialRecord& record);
 

@@ -5,16 +5,16 @@
 #include <optional>
 #include <set>
 
+#include "base/exit_codes.h"
+#include "plan/resume.h"
+#include "plan/trial_selection.h"
 #include "runner/campaign_setup.h"
-#include "runner/command.h"
 #include "runner/coordinator_lock.h"
 #include "runner/dry_run.h"
 #include "runner/halving_search.h"
-#include "runner/resume.h"
 #include "runner/run_folder.h"
 #include "runner/run_status.h"
 #include "runner/sweep_loop.h"
-#include "runner/trial_selection.h"
 
 namespace ditbench {
 
@@ -52,7 +52,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
   const std::int64_t campaign = started->campaign;
   const auto& statuses = started->statuses;
 
-  // Resume: launches already settled are kept; the rest interleaved (runner/resume.h).
+  // Resume: launches already settled are kept; the rest interleaved (plan/resume.h).
   std::set<std::string> live(started->still_running.begin(), started->still_running.end());
   for (const AdoptedTrial& a : started->adopted) live.insert(a.trial->key);
   const LaunchQueue queue = QueueLaunches(

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "runner/gpu_discovery.h"
-#include "runner/gpu_topology.h"
-#include "runner/interrupt.h"
-#include "runner/launcher.h"
-#include "runner/machine_health.h"
+#include "launch/interrupt.h"
+#include "launch/launcher.h"
+#include "machine/gpu_discovery.h"
+#include "machine/gpu_topology.h"
+#include "machine/machine_health.h"
 
 namespace ditbench {
 
@@ -38,12 +38,12 @@ struct RunOptions {
   // --require-idle SECONDS: before each trial on CPU, wait up to this long for the machine to
   // be idle (HealthProbe), else stop starting trials (exit 1). Negative: do not wait.
   double require_idle_s = -1;
-  // --budget 8h: launches ordered by runner/budget_order.h, and none started once the time
+  // --budget 8h: launches ordered by plan/budget_order.h, and none started once the time
   // spent plus its estimate would pass this many seconds. Negative: no budget.
   double budget_s = -1;
   std::string launcher = "local";    // recorded with the campaign: local | slurm
   // --only KEY (repeatable): run only these trials of the sweep, in its campaign as usual
-  // (runner/trial_selection.h). Empty: every trial.
+  // (plan/trial_selection.h). Empty: every trial.
   std::vector<std::string> only;
 };
 
@@ -58,7 +58,7 @@ struct SweepEffects {
   // Seconds on a monotonic clock, for --budget; empty: the steady clock.
   std::function<double()> now = nullptr;
   // The cores this process may use, by NUMA node: under --policy pack, CPU slots are pinned to
-  // them (runner/placement.h, CpuSlots). None: CPU ranks are not pinned.
+  // them (machine/placement.h, CpuSlots). None: CPU ranks are not pinned.
   const CpuTopology* cpus = nullptr;
 };
 

@@ -11,8 +11,8 @@
 
 #include "base/atomic_file.h"
 #include "base/untrusted_input.h"
-#include "experiments/launch_summary.h"
-#include "experiments/worker_contract.h"
+#include "contract/worker_contract.h"
+#include "metrics/launch_summary.h"
 #include "runner/ingest.h"
 #include "runner/output_error.h"
 

@@ -18,8 +18,8 @@
 #include <set>
 #include <string>
 
-#include "runner/launcher.h"
-#include "runner/sweep_plan.h"
+#include "launch/launcher.h"
+#include "plan/sweep_plan.h"
 #include "storage/results_db.h"
 
 namespace ditbench {

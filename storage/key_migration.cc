@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
-#include "experiments/trial_identity.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
+#include "trial/trial_identity.h"
 
 namespace ditbench {
 namespace {

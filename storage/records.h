@@ -1,6 +1,6 @@
 // What the coordinator hands to storage: plain values, no SQL. Storage stores; it decides
 // nothing about what a number means (that was decided by the worker and the ingest step).
-// Samples and metrics themselves are experiments/measurement_records.h.
+// Samples and metrics themselves are contract/measurement_records.h.
 #pragma once
 
 #include <cstdint>
@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/measurement_records.h"
-#include "experiments/trial.h"
+#include "contract/measurement_records.h"
+#include "trial/trial.h"
 
 namespace ditbench {
 
@@ -19,7 +19,7 @@ namespace ditbench {
 struct TrialRecord {
   std::string trial_key;
   // CanonicalJson of the TrialConfig: storage splits it into what is computed and how it is
-  // measured (experiments/trial_identity.h).
+  // measured (trial/trial_identity.h).
   nlohmann::json config;
   TrialStatus status = TrialStatus::kPending;
   std::string error;      // empty when ok
@@ -34,7 +34,7 @@ struct TrialRecord {
   std::int64_t coordinator_pid = 0;
   // The batch scheduler's job that ran it (a Slurm job id); empty for local ranks.
   std::string scheduler_job;
-  // The machine's health at trial start and end (runner/machine_health.h); null when unknown.
+  // The machine's health at trial start and end (machine/machine_health.h); null when unknown.
   nlohmann::json health;
   // Where it ran: {"slots": [...], "devices": [...] (GPU), "concurrent_trials": N (other
   // trials in flight beside it, --policy pack)}; null when unknown.

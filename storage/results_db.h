@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "experiments/workload.h"
-#include "model_zoo/parallel_degrees.h"
+#include "model_zoo/shapes/parallel_degrees.h"
+#include "trial/workload.h"
 
-#include "experiments/launch_summary.h"
+#include "metrics/launch_summary.h"
 #include "storage/records.h"
 #include "storage/results_query.h"
 #include "storage/sqlite_connection.h"
@@ -38,7 +38,7 @@ namespace ditbench {
 inline constexpr int kSchemaVersion = 10;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
-// The parallel degrees are the ParallelDegrees base (model_zoo/parallel_degrees.h), read from
+// The parallel degrees are the ParallelDegrees base (model_zoo/shapes/parallel_degrees.h), read from
 // the view's column of each degree's name; `world_size` is the stored column.
 struct ResultRow : ParallelDegrees {
   std::int64_t campaign = 0;
@@ -56,14 +56,14 @@ struct ResultRow : ParallelDegrees {
   bool busy = false;        // other work ran on the machine during the trial (machine health)
   std::string health_note;  // what was busy: "load 3.10 on 2 cores; others used ..."
   std::int64_t concurrent_trials = 0;  // other trials in flight beside it (--policy pack)
-  Workload workload = Workload::kDit;  // parsed from the stored name (experiments/workload.h)
+  Workload workload = Workload::kDit;  // parsed from the stored name (trial/workload.h)
   std::string axes;      // a command's custom axes as a JSON object ("{}" when none)
   // Replicates: launches the sweep asked for, ok launches summarised (0: no metrics), and the
   // CoV of their medians. With launches > 1 the CI covers between-launch variation.
   std::int64_t replicates = 1, launches = 0;
   std::optional<double> launch_cov;
   std::int64_t seed = 0, pipefusion_patches = 0, pipefusion_warmup_steps = 1;
-  // The trial's computation as stored (trials.config_json, experiments/trial_identity.h):
+  // The trial's computation as stored (trials.config_json, trial/trial_identity.h):
   // every field, including those the view has no column for (vae_tile). Read by Results().
   std::string computation;
   // Set by the report when it folds trials that differ only in seed into one row
@@ -202,7 +202,7 @@ class ResultsDb {
                                                                        const std::string& stage);
 
   // The slowest-rank series of `stage` (per timed iteration in order, the maximum over ranks:
-  // SlowestSeries of experiments/trial_metrics.h) of every ok launch of every ok trial of the
+  // SlowestSeries of metrics/trial_metrics.h) of every ok launch of every ok trial of the
   // campaign, by trial key, one series per launch in launch order. Storage only reads: each
   // launch's samples go to SlowestSeries, the one definition of the reduction. What `compare`
   // needs, without TimedSamples' per-trial copies.

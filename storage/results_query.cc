@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
-#include "experiments/did_you_mean.h"
-#include "experiments/trial.h"
+#include "base/did_you_mean.h"
 #include "storage/statement.h"
+#include "trial/trial.h"
 
 namespace ditbench {
 namespace {

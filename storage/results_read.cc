@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
-#include "experiments/trial_metrics.h"
+#include "metrics/trial_metrics.h"
 #include "storage/iso_time.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
@@ -158,7 +158,7 @@ std::map<std::string, std::vector<std::vector<double>>> ResultsDb::SlowestSeries
     entry.second.push_back(launches.Int(2));
   }
   // Each ok launch's timed samples, every rank's, handed to the one reducer of the slowest
-  // rank per iteration (experiments/trial_metrics.h): storage reads, it never reduces.
+  // rank per iteration (metrics/trial_metrics.h): storage reads, it never reduces.
   Statement samples(db_, R"sql(
     SELECT s.trial_id, s.launch, s.rank, s.iteration, s.ms FROM samples s
     WHERE s.trial_id IN (SELECT id FROM trials WHERE campaign_id = ? AND status = 'ok')

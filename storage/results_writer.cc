@@ -5,10 +5,10 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
-#include "experiments/trial_identity.h"
 #include "storage/iso_time.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
+#include "trial/trial_identity.h"
 
 namespace ditbench {
 namespace {

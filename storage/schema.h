@@ -2,7 +2,7 @@
 //
 // Version history (stored in the one-row table schema_version):
 //   1: sweeps, campaigns, trials, samples, trial_metrics; view `results`.
-//   2: key format v2 (experiments/trial_identity.h): trial keys recomputed from the stored
+//   2: key format v2 (trial/trial_identity.h): trial keys recomputed from the stored
 //      configuration, trials.policy_json (the measurement policy) beside the key,
 //      superseded_trials for trials that now share a key (storage/key_migration.h); the
 //      view reads profile_blocks from the policy and gains `workload` and `policy`.

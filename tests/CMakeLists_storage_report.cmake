@@ -1,5 +1,5 @@
 # Tests of storage (and its migrations), statistics, the HTML report, `ditbench query` and `ditbench report`;
-# included from tests/CMakeLists.txt. runner/query_command.cc and runner/report_command.cc are
+# included from tests/CMakeLists.txt. cli/query_command.cc and cli/report_command.cc are
 # compiled in directly, so these tests do not depend on how the CLI executable is assembled.
 include(GoogleTest)
 
@@ -12,8 +12,8 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/storage/read_only_media_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/statement_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/html_report_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/runner/query_command_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/runner/compare_command_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cli/query_command_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cli/compare_command_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/comparison_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/seed_folding_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/output_file_test.cc
@@ -21,13 +21,13 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/report/report_configurations_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/group_charts_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/headless_render_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/../runner/query_command.cc
-  ${CMAKE_CURRENT_LIST_DIR}/../runner/report_command.cc
-  ${CMAKE_CURRENT_LIST_DIR}/../runner/compare_command.cc
+  ${CMAKE_CURRENT_LIST_DIR}/../cli/query_command.cc
+  ${CMAKE_CURRENT_LIST_DIR}/../cli/report_command.cc
+  ${CMAKE_CURRENT_LIST_DIR}/../cli/compare_command.cc
 )
 ditbench_target(ditbench_storage_report_tests)
 target_link_libraries(ditbench_storage_report_tests PRIVATE
-  ditbench_report ditbench_stats ditbench_storage ditbench_experiments
+  ditbench_report ditbench_stats ditbench_storage ditbench_sweep
   CLI11::CLI11 fmt::fmt nlohmann_json::nlohmann_json GTest::gtest_main GTest::gmock
 )
 target_compile_definitions(ditbench_storage_report_tests PRIVATE

@@ -103,7 +103,7 @@ TEST_F(SweepEndToEndTest, SweepRunsStoresResumesQueriesAndReports) {
   // The campaign records the machine: the coordinator's view and rank 0's.
   EXPECT_EQ(Query("SELECT json_extract(environment_json, '$.worker.libtorch') FROM campaigns")[0], "2.11.0");
   EXPECT_EQ(Query("SELECT json_extract(environment_json, '$.cpu_count') > 0 FROM campaigns")[0], "1");
-  // The CPU ISA guard ran before LibTorch and said what it decided (experiments/worker/cpu_isa_guard.h).
+  // The CPU ISA guard ran before LibTorch and said what it decided (worker/cpu_isa_guard.h).
   EXPECT_EQ(Query("SELECT json_extract(environment_json, '$.worker.cpu_isa.probe') FROM campaigns")[0], "ok");
 
   // Resume: nothing runs again.

@@ -38,13 +38,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "model_zoo/diffusers_config.h"
-#include "model_zoo/diffusers_weights.h"
-#include "model_zoo/dit_model.h"
-#include "model_zoo/model_config.h"
-#include "model_zoo/safetensors.h"
-#include "model_zoo/sampler.h"
-#include "model_zoo/vae.h"
+#include "model_zoo/families/dit_model.h"
+#include "model_zoo/families/vae.h"
+#include "model_zoo/layers/sampler.h"
+#include "model_zoo/shapes/diffusers_config.h"
+#include "model_zoo/shapes/model_config.h"
+#include "model_zoo/weights/diffusers_weights.h"
+#include "model_zoo/weights/safetensors.h"
 
 namespace ditbench {
 namespace {

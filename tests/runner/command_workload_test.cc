@@ -11,11 +11,11 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include "cli/query.h"
+#include "launch/local_launcher.h"
+#include "plan/plan_output.h"
+#include "plan/sweep_plan.h"
 #include "report/html_report.h"
-#include "runner/local_launcher.h"
-#include "runner/plan_output.h"
-#include "runner/sweep_plan.h"
-#include "runner/query.h"
 #include "runner/sweep_run.h"
 #include "stats/stats.h"
 #include "storage/statement.h"

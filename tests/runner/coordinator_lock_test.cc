@@ -9,7 +9,7 @@
 
 #include <sqlite3.h>
 
-#include "experiments/host_info.h"
+#include "machine/host_info.h"
 #include "storage/statement.h"
 #include "tests/support/temp_dir.h"
 

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include "runner/local_launcher.h"
+#include "launch/local_launcher.h"
 #include "runner/sweep_run.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"

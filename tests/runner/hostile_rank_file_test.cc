@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include "runner/local_launcher.h"
+#include "launch/local_launcher.h"
 #include "runner/sweep_run.h"
 #include "storage/statement.h"
 #include "tests/support/runner_fakes.h"

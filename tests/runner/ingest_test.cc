@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "base/atomic_file.h"
-#include "experiments/npy.h"
+#include "contract/npy.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "experiments/worker_contract.h"
+#include "contract/worker_contract.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"

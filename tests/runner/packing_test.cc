@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "runner/gpu_topology.h"
-#include "runner/local_launcher.h"
+#include "launch/local_launcher.h"
+#include "machine/gpu_topology.h"
 #include "tests/support/sweep_run_fixture.h"
 
 namespace ditbench {

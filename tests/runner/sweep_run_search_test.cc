@@ -2,11 +2,11 @@
 // and the halving search, over the fake launcher.
 #include <gtest/gtest.h>
 
-#include "experiments/trial.h"
+#include "plan/halving.h"
 #include "report/configuration_group.h"
-#include "runner/halving.h"
 #include "storage/results_db.h"
 #include "tests/support/sweep_run_fixture.h"
+#include "trial/trial.h"
 
 namespace ditbench {
 namespace {

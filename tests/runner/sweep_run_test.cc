@@ -8,8 +8,8 @@
 
 #include <unistd.h>
 
-#include "experiments/host_info.h"
-#include "experiments/worker_contract.h"
+#include "contract/worker_contract.h"
+#include "machine/host_info.h"
 #include "runner/coordinator_lock.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"

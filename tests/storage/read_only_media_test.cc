@@ -13,8 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/query.h"
 #include "report/html_report.h"
-#include "runner/query.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"

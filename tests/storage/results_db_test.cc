@@ -1,6 +1,6 @@
 #include "storage/results_db.h"
 
-#include "experiments/trial_metrics.h"
+#include "metrics/trial_metrics.h"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -543,7 +543,7 @@ TEST_F(ResultsDbTest, SlowestSeriesByLaunchReducesRanksPerIterationOfEveryOkLaun
   ASSERT_EQ(series.size(), 1u);  // the failed trial has none
   EXPECT_THAT(series.at(two.trial_key),
               ElementsAre(ElementsAre(30, 11), ElementsAre(8)));
-  // The same as the one definition applied to the samples (experiments/trial_metrics.h).
+  // The same as the one definition applied to the samples (metrics/trial_metrics.h).
   const auto samples = db->TimedSamples(campaign, "iteration").at(two.trial_key);
   ASSERT_EQ(samples.size(), 2u);
   for (std::size_t launch = 0; launch < samples.size(); ++launch)

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "experiments/measurement.h"
+#include "metrics/measurement.h"
 
 namespace ditbench::test {
 

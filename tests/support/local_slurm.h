@@ -25,8 +25,8 @@
 #include <string>
 #include <thread>
 
-#include "runner/local_launcher.h"
-#include "runner/slurm_client.h"
+#include "launch/local_launcher.h"
+#include "launch/slurm/slurm_client.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench::test {

@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "base/atomic_file.h"
-#include "experiments/worker_contract.h"
-#include "runner/gpu_discovery.h"
-#include "runner/interrupt.h"
-#include "runner/launcher.h"
-#include "runner/machine_health.h"
+#include "contract/worker_contract.h"
+#include "launch/interrupt.h"
+#include "launch/launcher.h"
+#include "machine/gpu_discovery.h"
+#include "machine/machine_health.h"
 
 namespace ditbench::test {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <thread>
 
-#include "experiments/worker/cpu_isa_guard.h"
-#include "experiments/worker/worker.h"
+#include "worker/cpu_isa_guard.h"
+#include "worker/worker.h"
 
 int main(int argc, char** argv) {
   ditbench::GuardCpuIsa();

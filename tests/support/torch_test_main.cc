@@ -2,7 +2,7 @@
 // bf16/fp16 tests run on machines that advertise instructions they cannot execute.
 #include <gtest/gtest.h>
 
-#include "experiments/worker/cpu_isa_guard.h"
+#include "worker/cpu_isa_guard.h"
 
 int main(int argc, char** argv) {
   ditbench::GuardCpuIsa();

@@ -1,0 +1,42 @@
+// The `ditbench` subcommands: a table of {name, help, define}, as in ninja's tool table.
+// Each subcommand lives in its own file and only adds its options to its CLI11 sub-app; the
+// returned function runs it and gives the process exit code (0 ok, 1 some trials failed,
+// 2 usage or spec error, 130 interrupted).
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <vector>
+
+#include "base/exit_codes.h"
+
+namespace CLI {
+class App;
+}
+
+namespace ditbench {
+
+struct Command {
+  const char* name;
+  const char* help;
+  std::function<int()> (*define)(CLI::App& sub);
+};
+
+// Runs a subcommand's action. Anything that escapes it becomes one line on `err`,
+// "ditbench: error: <what>" (line breaks in the message folded), and an exit code: kExitUsage
+// for bad input (std::invalid_argument, std::out_of_range), else kExitTrialsFailed.
+int RunGuarded(const std::function<int()>& action, std::ostream& err);
+
+// The table, in the order `--help` lists them.
+const std::vector<Command>& Commands();
+
+std::function<int()> DefineRunCommand(CLI::App& sub);
+std::function<int()> DefinePlanCommand(CLI::App& sub);
+std::function<int()> DefineQueryCommand(CLI::App& sub);
+std::function<int()> DefineReportCommand(CLI::App& sub);
+std::function<int()> DefineCompareCommand(CLI::App& sub);
+std::function<int()> DefineEnvCommand(CLI::App& sub);
+std::function<int()> DefineMigrateCommand(CLI::App& sub);
+std::function<int()> DefineForwardCommand(CLI::App& sub);
+
+}  // namespace ditbench

@@ -1,0 +1,46 @@
+#include "cli/command.h"
+
+#include <ostream>
+#include <stdexcept>
+#include <string>
+
+#include "base/terminal_text.h"
+
+namespace ditbench {
+
+int RunGuarded(const std::function<int()>& action, std::ostream& err) {
+  try {
+    return action();
+  } catch (const std::invalid_argument& e) {
+    err << "ditbench: error: " << OneLine(e.what()) << "\n";
+    return kExitUsage;
+  } catch (const std::out_of_range& e) {
+    err << "ditbench: error: " << OneLine(e.what()) << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    err << "ditbench: error: " << OneLine(e.what()) << "\n";
+  } catch (...) {
+    err << "ditbench: error: unknown exception\n";
+  }
+  return kExitTrialsFailed;
+}
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> commands = {
+      {"run", "run a sweep: launch every trial and store the results", DefineRunCommand},
+      {"plan", "show a sweep's trials, which are invalid and why, and estimates; runs nothing",
+       DefinePlanCommand},
+      {"query", "print results from the database as a table, CSV or JSON", DefineQueryCommand},
+      {"report", "write a self-contained HTML report", DefineReportCommand},
+      {"compare", "compare two campaigns trial by trial: faster, slower, same or inconclusive",
+       DefineCompareCommand},
+      {"migrate", "bring a results database to this build's schema; runs nothing else",
+       DefineMigrateCommand},
+      {"env", "print what a campaign would record about this machine (JSON)", DefineEnvCommand},
+      {"forward", "one transformer forward or VAE decode on diffusers-format weights",
+       DefineForwardCommand},
+  };
+  return commands;
+}
+
+}  // namespace ditbench

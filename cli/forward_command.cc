@@ -1,0 +1,132 @@
+// `ditbench forward MODEL_DIR --inputs IN --output OUT`: one transformer forward (or VAE decode)
+// on a diffusers-format folder's weights, for comparing with diffusers (README.md, "The CLI").
+// Torch-free: the ranks are ditbench-worker --forward processes (worker/
+// reference_forward.h), started by the LocalLauncher with the torchrun environment, as `run`
+// starts a trial's ranks. Their output goes to rank logs in a scratch folder; a failing rank's
+// log is copied to stderr.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
+#include "launch/local_launcher.h"
+
+namespace ditbench {
+namespace {
+
+struct ForwardArgs {
+  std::filesystem::path model_dir, inputs, output, worker;
+  int ulysses = 1, ring = 1;
+  std::string precision = "fp32";
+  int vae_tile = 0;
+  std::vector<std::string> gpus;
+  double timeout_s = 1800;
+};
+
+std::filesystem::path DefaultWorker() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path("ditbench-worker") : self.parent_path() / "ditbench-worker";
+}
+
+std::string ReadAll(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int RunForward(const ForwardArgs& a) {
+  if (a.ulysses < 1 || a.ring < 1)
+    throw std::invalid_argument("--ulysses and --ring must be at least 1");
+  if (!std::filesystem::is_directory(a.model_dir))
+    throw std::invalid_argument("MODEL_DIR " + a.model_dir.string() + ": no such folder");
+  if (!std::filesystem::exists(a.inputs))
+    throw std::invalid_argument("--inputs " + a.inputs.string() + ": no such file");
+  const auto worker = a.worker.empty() ? DefaultWorker() : a.worker;
+  if (!std::filesystem::exists(worker))
+    throw std::invalid_argument(worker.string() + ": no such worker (build ditbench-worker or "
+                                "pass --worker)");
+  const int world = a.ulysses * a.ring;
+  if (!a.gpus.empty() && static_cast<int>(a.gpus.size()) != world)
+    throw std::invalid_argument("--gpus names " + std::to_string(a.gpus.size()) +
+                                " devices, the ranks need " + std::to_string(world));
+
+  std::string scratch = (std::filesystem::temp_directory_path() / "ditbench-forward-XXXXXX");
+  if (!mkdtemp(scratch.data())) throw std::runtime_error("cannot create a scratch folder in /tmp");
+  LaunchRequest request;
+  request.trial_key = "forward";
+  request.run_dir = scratch;
+  request.worker = worker;
+  request.world_size = world;
+  request.devices = a.gpus;
+  request.timeout_s = a.timeout_s;
+  request.args = {"--forward", std::filesystem::absolute(a.model_dir).string(),
+                  "--inputs",  std::filesystem::absolute(a.inputs).string(),
+                  "--output",  std::filesystem::absolute(a.output).string(),
+                  "--ulysses", std::to_string(a.ulysses),
+                  "--ring",    std::to_string(a.ring),
+                  "--precision", a.precision};
+  if (a.vae_tile > 0) {
+    request.args.push_back("--vae-tile");
+    request.args.push_back(std::to_string(a.vae_tile));
+  }
+  LocalLauncher launcher;
+  launcher.Start(request);
+  std::optional<FinishedTrial> done;
+  while (!(done = launcher.Wait(std::chrono::seconds(1)))) {}
+  const LaunchOutcome& outcome = done->outcome;
+  int code = kExitOk;
+  if (!outcome.launch_error.empty()) {
+    std::cerr << "ditbench: error: " << outcome.launch_error << "\n";
+    code = kExitTrialsFailed;
+  } else if (outcome.timed_out) {
+    std::cerr << "ditbench: error: forward timed out after " << a.timeout_s << " s\n";
+    code = kExitTrialsFailed;
+  } else {
+    for (std::size_t r = 0; r < outcome.ranks.size(); ++r) {
+      const RankExit& rank = outcome.ranks[r];
+      if (rank.exited && !rank.signal && rank.exit_code == 0) continue;
+      if (rank.killed_by_us) continue;  // stopped because another rank failed
+      std::cerr << ReadAll(request.run_dir / ("rank" + std::to_string(r) + ".log"));
+      if (code == kExitOk)
+        code = rank.exited && !rank.signal && rank.exit_code == kExitUsage ? kExitUsage
+                                                                          : kExitTrialsFailed;
+    }
+    if (code == kExitOk && outcome.first_failed_rank >= 0) code = kExitTrialsFailed;
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(scratch, ignored);
+  if (code == kExitOk) std::cout << "wrote " << a.output.string() << "\n";
+  return code;
+}
+
+}  // namespace
+
+std::function<int()> DefineForwardCommand(CLI::App& sub) {
+  auto a = std::make_shared<ForwardArgs>();
+  sub.add_option("MODEL_DIR", a->model_dir,
+                 "diffusers-format folder: config.json + *.safetensors (a transformer or a VAE)")
+      ->required();
+  sub.add_option("--inputs", a->inputs, "inputs named as in diffusers' forward (safetensors)")
+      ->required();
+  sub.add_option("--output", a->output, "where the result goes, as tensor `sample` (safetensors)")
+      ->required();
+  sub.add_option("--ulysses", a->ulysses, "Ulysses degree (ranks)");
+  sub.add_option("--ring", a->ring, "ring-attention degree (ranks)");
+  sub.add_option("--precision", a->precision, "fp32, tf32, bf16 or fp16")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp16"}));
+  sub.add_option("--vae-tile", a->vae_tile,
+                 "a VAE folder: decode in tiles of this many pixels (a multiple of 32)");
+  sub.add_option("--gpus", a->gpus, "CUDA devices, one per rank (default: CPU)")->delimiter(',');
+  sub.add_option("--worker", a->worker, "worker program (default: next to ditbench)");
+  sub.add_option("--timeout", a->timeout_s, "seconds before the ranks are killed");
+  return [a] { return RunForward(*a); };
+}
+
+}  // namespace ditbench

@@ -1,0 +1,28 @@
+// ditbench: the coordinator CLI. Thin: each subcommand defines its options and its action.
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
+#include "machine/build_info.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ditbench: benchmark sweeps of parallel Diffusion-Transformer inference"};
+  app.set_version_flag("--version", "ditbench " + ditbench::BuildId());
+  app.require_subcommand(1);
+  std::map<CLI::App*, std::function<int()>> actions;
+  for (const auto& command : ditbench::Commands()) {
+    CLI::App* sub = app.add_subcommand(command.name, command.help);
+    actions[sub] = command.define(*sub);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : ditbench::kExitUsage;
+  }
+  for (auto& [sub, action] : actions)
+    if (sub->parsed()) return ditbench::RunGuarded(action, std::cerr);
+  return ditbench::kExitUsage;
+}

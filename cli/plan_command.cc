@@ -1,0 +1,140 @@
+// `ditbench plan SWEEP.yaml`: every trial of the sweep, valid or why not, with estimates.
+// Runs nothing.
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "launch/slurm/slurm_cluster.h"
+#include "machine/placement.h"
+#include "plan/budget_order.h"
+#include "plan/plan_output.h"
+#include "plan/sweep_plan.h"
+#include "report/output_file.h"
+
+namespace ditbench {
+namespace {
+
+struct PlanOptions {
+  std::filesystem::path sweep;
+  std::string format = "table";
+  std::string gpus = "auto";
+  std::filesystem::path db = "results.db";
+  std::string device;  // empty: "cpu" on CPU, "unknown GPU" when GPUs are listed
+  std::string budget;  // --budget DURATION: how much of the sweep fits
+  std::string launcher = "local";
+  std::string policy = "exclusive";
+  std::string partition;
+  int gpus_per_node = 0;  // --launcher slurm: 0 asks sinfo
+  int nodes = 0;          // --launcher slurm: 0 asks sinfo
+};
+
+// Under Slurm a trial may span nodes: the GPUs trials may use are SlurmCapacity's (sinfo, or
+// --gpus-per-node and --nodes). Throws std::invalid_argument when neither says how many GPUs a
+// node has.
+Placement SlurmPlacement(const PlanOptions& options) {
+  std::string reason;
+  const auto capacity =
+      SlurmCapacity(options.partition, options.gpus_per_node, options.nodes, &reason);
+  if (!capacity)
+    throw std::invalid_argument(
+        "--launcher slurm: cannot tell how many GPUs a node has (" + reason +
+        "); pass --gpus-per-node N (and --nodes N), or --gpus cpu:N");
+  const std::string name = options.device.empty() ? "unknown GPU" : options.device;
+  return ResolvePlacement("auto", AssumedGpus(capacity->nodes * capacity->gpus_per_node, name));
+}
+
+}  // namespace
+
+std::function<int()> DefinePlanCommand(CLI::App& sub) {
+  auto options = std::make_shared<PlanOptions>();
+  sub.add_option("sweep", options->sweep, "sweep file (YAML)")->required();
+  sub.add_option("--format", options->format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  sub.add_option("--gpus", options->gpus,
+                 "auto | 0,1,2,3 (positions among the visible GPUs) | cpu:N (what validity "
+                 "assumes)")
+      ->capture_default_str();
+  sub.add_option("--db", options->db, "earlier results, for measured estimates")
+      ->capture_default_str();
+  sub.add_option("--device", options->device,
+                 "device name for the estimates, e.g. \"NVIDIA H100 80GB HBM3\" (default: "
+                 "cpu, or the GPUs' name)");
+  sub.add_option("--budget", options->budget,
+                 "DURATION (90s, 30m, 8h): how many launches `run --budget` would start");
+  sub.add_option("--policy", options->policy,
+                 "exclusive (one trial at a time) or pack (several at once on disjoint "
+                 "GPUs/slots, CPU slots pinned to their own cores), as `run` takes it")
+      ->check(CLI::IsMember({"exclusive", "pack"}))
+      ->capture_default_str();
+  sub.add_option("--launcher", options->launcher,
+                 "local, or slurm: trials may span nodes (GPUs per node and nodes from sinfo "
+                 "or the options below)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  sub.add_option("--partition", options->partition, "--launcher slurm: the partition sinfo reads");
+  sub.add_option("--gpus-per-node", options->gpus_per_node,
+                 "--launcher slurm: GPUs per node (default: from sinfo)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--nodes", options->nodes,
+                 "--launcher slurm: nodes trials may use (default: the partition's, from sinfo)")
+      ->check(CLI::PositiveNumber);
+  return [options] {
+    double budget_s = -1;
+    try {
+      if (!options->budget.empty()) budget_s = ParseBudgetOption(options->budget);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "ditbench plan: error: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    ParseResult parsed = ParseSweepFile(options->sweep);
+    if (!parsed.ok()) {
+      for (const auto& e : parsed.errors) std::cerr << e.ToString() << "\n";
+      return kExitUsage;
+    }
+    Placement placement;
+    try {
+      // With --device and a GPU list the sweep is planned for another machine: assume the
+      // GPUs the list names instead of probing this one.
+      const bool elsewhere = !options->device.empty() && options->gpus != "auto" &&
+                             options->gpus.rfind("cpu", 0) != 0;
+      if (options->launcher == "slurm" && options->gpus.rfind("cpu", 0) != 0) {
+        placement = SlurmPlacement(*options);
+      } else if (elsewhere) {
+        int highest = 0;
+        std::stringstream list(options->gpus);
+        for (std::string item; std::getline(list, item, ',');)
+          if (!item.empty() && item.find_first_not_of("0123456789") == std::string::npos)
+            highest = std::max(highest, std::stoi(item) + 1);
+        placement = ResolvePlacement(options->gpus, AssumedGpus(highest, options->device));
+      } else {
+        placement = ResolvePlacement(options->gpus, *MachineGpuDiscovery());
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "ditbench plan: error: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    PlanAssumptions assumptions;
+    assumptions.device = !options->device.empty() ? options->device : DeviceFor(placement);
+    SweepPlan plan = PlanSweepForPolicy(parsed.spec, placement.capacity, assumptions, options->db,
+                                        options->policy == "pack", /*show_pack=*/true);
+    if (options->format == "json")
+      WritePlanJson(parsed.spec, plan, assumptions, std::cout, budget_s);
+    else
+      WritePlanTable(parsed.spec, plan, assumptions, std::cout, {}, budget_s);
+    try {
+      CheckOutput(std::cout, "the plan to standard output");
+    } catch (const std::exception& e) {
+      std::cerr << "ditbench plan: error: " << e.what() << "\n";
+      return kExitTrialsFailed;
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace ditbench

@@ -1,0 +1,62 @@
+// What a trial's measurement produces, as plain values: the raw samples each rank records and
+// the per-trial metrics derived from them (metrics/trial_metrics.h). The worker emits
+// samples, the coordinator derives metrics, storage stores both; none of them formats.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace ditbench {
+
+// One timed (or warm-up) measurement of one rank.
+struct Sample {
+  int rank = 0;
+  int iteration = 0;          // 0-based over warm-up and timed iterations together
+  std::string stage;          // "iteration" (whole scoped region), "step:3", "block:12", ...
+  double ms = 0;
+  bool warmup = false;
+};
+
+// The stage name of a whole iteration's sample.
+inline constexpr const char* kIterationStage = "iteration";
+
+// Per-trial summary (metrics/trial_metrics.h; definitions in docs/measurement.md).
+// latency_* figures are over the per-iteration slowest-rank times of timed iterations.
+struct TrialMetrics {
+  double latency_ms = 0;  // median
+  double mean_ms = 0, p90_ms = 0, p99_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0, cov = 0;
+  double ci_low_ms = 0, ci_high_ms = 0;
+  double rank0_ms = 0;  // median of rank 0's own times
+  double skew_ms = 0;   // median over iterations of (max - min over ranks)
+  int iterations = 0;   // timed iterations
+  int warmup = 0;       // warm-up iterations
+  int outliers = 0;
+  std::optional<double> peak_mem_mb;       // max over ranks: allocator peak (GPU) or RSS (CPU)
+  std::optional<double> peak_reserved_mb;  // max over ranks: allocator reserved (GPU only)
+  std::optional<double> flops;             // analytic FLOPs of one timed iteration (all ranks)
+  std::optional<double> tflops;            // flops / latency
+  std::optional<double> mfu;               // tflops / dense peak; null when the device is unknown
+  std::optional<double> images_per_s;
+  std::optional<double> tokens_per_s;
+  // GPU clocks during the timed part (NVML), over all ranks; empty when not sampled.
+  std::optional<bool> throttled;           // a power, thermal or hardware slowdown was seen
+  std::optional<double> sm_clock_min_mhz;
+  std::optional<double> sm_clock_max_mhz;
+  // Communication: max over ranks of the MiB a rank sent per denoising step.
+  std::optional<double> comm_mb_per_step;
+  // Output error: relative L2 of the final output against the 1-rank trial of the same
+  // computation (runner/output_error.h), with why it is missing when it is; the reference's key.
+  std::optional<double> output_error;
+  std::string output_error_note;
+  std::string output_reference_key;
+  // A program's own numbers (the `command` workload's ditbench_result.metric): rank 0's value
+  // of each name, or the first rank's that reported it.
+  std::map<std::string, double> extra;
+  // Replicates (metrics/launch_summary.h): how many ok launches these metrics summarise,
+  // and the coefficient of variation of their medians (unset for one launch).
+  int launches = 1;
+  std::optional<double> launch_cov;
+};
+
+}  // namespace ditbench

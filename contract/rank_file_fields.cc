@@ -1,0 +1,130 @@
+#include "contract/rank_file_fields.h"
+
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "contract/worker_contract.h"
+
+namespace ditbench {
+namespace {
+
+// A value as it appears in a message: its JSON, cut to a readable length.
+std::string Shown(const nlohmann::json& value) {
+  std::string text = value.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+const nlohmann::json& Member(const nlohmann::json& j, const std::string& key) {
+  static const nlohmann::json kAbsent;
+  const auto it = j.find(key);
+  return it == j.end() ? kAbsent : *it;
+}
+
+// Whether `value` is an integer from lo to hi (any JSON integer, signed or not).
+bool IntegerIn(const nlohmann::json& value, std::int64_t lo, std::int64_t hi) {
+  if (value.is_number_unsigned())  // the parser reads every non-negative integer as unsigned
+    return value.get<std::uint64_t>() <= static_cast<std::uint64_t>(hi) &&
+           (lo <= 0 || value.get<std::uint64_t>() >= static_cast<std::uint64_t>(lo));
+  return value.is_number_integer() && value.get<std::int64_t>() >= lo &&
+         value.get<std::int64_t>() <= hi;
+}
+
+}  // namespace
+
+void RankFileFields::Fail(const std::string& field, const nlohmann::json& value,
+                          const std::string& expected) const {
+  throw std::runtime_error(fmt::format("{}: '{}' is {}; expected {}", path_.string(), field,
+                                       value.is_null() ? "missing or null" : Shown(value),
+                                       expected));
+}
+
+std::int64_t RankFileFields::Integer(const nlohmann::json& j, const std::string& key,
+                                     std::int64_t lo, std::int64_t hi) const {
+  const nlohmann::json& value = Member(j, key);
+  if (!IntegerIn(value, lo, hi)) Fail(key, value, fmt::format("an integer from {} to {}", lo, hi));
+  return value.get<std::int64_t>();
+}
+
+std::string RankFileFields::Text(const nlohmann::json& j, const std::string& key) const {
+  const nlohmann::json& value = Member(j, key);
+  if (!value.is_string()) Fail(key, value, "a string");
+  return value.get<std::string>();
+}
+
+std::string RankFileFields::OptionalText(const nlohmann::json& j, const std::string& key) const {
+  return Member(j, key).is_null() ? std::string() : Text(j, key);
+}
+
+std::optional<double> RankFileFields::OptionalNumber(const nlohmann::json& j,
+                                                     const std::string& key, double max) const {
+  const nlohmann::json& value = Member(j, key);
+  if (value.is_null()) return std::nullopt;
+  if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > max)
+    Fail(key, value, fmt::format("a number from 0 to {:g}", max));
+  return value.get<double>();
+}
+
+const nlohmann::json& RankFileFields::Object(const nlohmann::json& j,
+                                             const std::string& key) const {
+  const nlohmann::json& value = Member(j, key);
+  if (!value.is_object()) Fail(key, value, "an object");
+  return value;
+}
+
+nlohmann::json RankFileFields::Clocks(const nlohmann::json& j) const {
+  const nlohmann::json& clocks = Member(j, "clocks");
+  if (clocks.is_null()) return clocks;
+  Object(j, "clocks");
+  for (const char* flag : {"available", "throttled"})
+    if (const auto& value = Member(clocks, flag); !value.is_null() && !value.is_boolean())
+      Fail(fmt::format("clocks.{}", flag), value, "true or false");
+  for (const char* mhz : {"sm_mhz_min", "sm_mhz_max"})
+    if (const auto& value = Member(clocks, mhz);
+        !value.is_null() && (!value.is_number() || value.get<double>() < 0))
+      Fail(fmt::format("clocks.{}", mhz), value, "a non-negative number of MHz");
+  return clocks;
+}
+
+std::vector<Sample> RankFileFields::Samples(const nlohmann::json& j, int rank) const {
+  const nlohmann::json& samples = Member(j, "samples");
+  if (!samples.is_array()) Fail("samples", samples, "an array of samples");
+  std::vector<Sample> read;
+  read.reserve(samples.size());
+  std::set<int> whole_iterations;  // iterations with an "iteration" sample so far
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const std::string at = fmt::format("samples[{}]", i);
+    const nlohmann::json& s = samples[i];
+    if (!s.is_object()) Fail(at, s, "an object");
+    Sample sample;
+    sample.rank = rank;
+    const nlohmann::json& iteration = Member(s, "iteration");
+    if (!IntegerIn(iteration, 0, kMaxIteration))
+      Fail(at + ".iteration", iteration, fmt::format("an integer from 0 to {}", kMaxIteration));
+    sample.iteration = iteration.get<int>();
+    const nlohmann::json& stage = Member(s, "stage");
+    if (!stage.is_string() || stage.get_ref<const std::string&>().empty())
+      Fail(at + ".stage", stage, "a stage name");
+    sample.stage = stage.get<std::string>();
+    const nlohmann::json& warmup = Member(s, "warmup");
+    if (!warmup.is_boolean()) Fail(at + ".warmup", warmup, "true or false");
+    sample.warmup = warmup.get<bool>();
+    const bool whole = sample.stage == kIterationStage;
+    const nlohmann::json& ms = Member(s, "ms");
+    if (!ms.is_number() || ms.get<double>() < 0 || (whole && ms.get<double>() == 0) ||
+        ms.get<double>() >= kMaxSampleMs)
+      Fail(at + ".ms", ms,
+           fmt::format("milliseconds {} 0 and below {:g}", whole ? "above" : "from", kMaxSampleMs));
+    sample.ms = ms.get<double>();
+    if (whole && !whole_iterations.insert(sample.iteration).second)
+      Fail(at + ".iteration", iteration,
+           fmt::format("one '{}' sample per iteration; iteration {} has two", kIterationStage,
+                       sample.iteration));
+    read.push_back(std::move(sample));
+  }
+  return read;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,117 @@
+#include "contract/worker_contract.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "base/untrusted_input.h"
+#include "contract/rank_file_fields.h"
+#include "contract/trial_file_check.h"
+
+namespace ditbench {
+namespace {
+
+nlohmann::json ReadVersionedJson(const std::filesystem::path& path, const char* format,
+                                 std::uint64_t max_bytes) {
+  const std::string text = ReadRegularFile(path, max_bytes);  // never blocks on a FIFO
+  const nlohmann::json j = ParseBoundedJson(text, kMaxJsonDepth, path.string());
+  if (!j.is_object() || !j.contains("format") || j["format"] != format)
+    throw std::runtime_error(fmt::format("{}: expected format '{}'", path.string(), format));
+  const nlohmann::json version = j.value("version", nlohmann::json());
+  if (!version.is_number_integer() || version < 1 || version > kContractVersion)
+    throw std::runtime_error(fmt::format("{}: version {} is not supported (this build reads 1 to {})",
+                                         path.string(), version.dump(), kContractVersion));
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json ToJson(const TrialFile& t) {
+  return {{"format", "ditbench-trial"}, {"version", kContractVersion},
+          {"trial_key", t.trial_key},   {"sweep", t.sweep},
+          {"config", CanonicalJson(t.config)}, {"device", t.device}};
+}
+
+nlohmann::json ToJson(const RankResult& r) {
+  nlohmann::json samples = nlohmann::json::array();
+  for (const auto& s : r.samples)
+    samples.push_back({{"iteration", s.iteration}, {"stage", s.stage}, {"ms", s.ms},
+                       {"warmup", s.warmup}});
+  nlohmann::json j = {{"format", "ditbench-rank-result"},
+                      {"version", kContractVersion},
+                      {"rank", r.rank},
+                      {"world_size", r.world_size},
+                      {"status", r.status},
+                      {"error", r.error},
+                      {"device", r.device},
+                      {"backend", r.backend},
+                      {"stop_reason", r.stop_reason},
+                      {"samples", samples},
+                      {"environment", r.environment},
+                      {"clocks", r.clocks}};
+  j["peak_mem_mb"] = r.peak_mem_mb ? nlohmann::json(*r.peak_mem_mb) : nlohmann::json();
+  j["peak_reserved_mb"] =
+      r.peak_reserved_mb ? nlohmann::json(*r.peak_reserved_mb) : nlohmann::json();
+  j["comm_bytes_per_step"] =
+      r.comm_bytes_per_step ? nlohmann::json(*r.comm_bytes_per_step) : nlohmann::json();
+  j["output_file"] = r.output_file;
+  if (!r.metrics.empty()) j["metrics"] = r.metrics;
+  return j;
+}
+
+TrialFile ReadTrialFile(const std::filesystem::path& path) {
+  auto j = ReadVersionedJson(path, "ditbench-trial", kMaxTrialFileBytes);
+  if (auto problem = TrialFileProblem(j))
+    throw std::runtime_error(fmt::format("{}: {}", path.string(), *problem));
+  TrialFile t;
+  try {
+    t.trial_key = j.at("trial_key").get<std::string>();
+    t.sweep = j.value("sweep", "");
+    t.device = j.value("device", "cpu");
+    t.config = TrialConfigFromJson(j.at("config"));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", path.string(), e.what()));
+  }
+  return t;
+}
+
+RankResult ReadRankResult(const std::filesystem::path& path) {
+  const nlohmann::json j = ReadVersionedJson(path, "ditbench-rank-result", kMaxRankFileBytes);
+  const RankFileFields field(path);
+  RankResult r;
+  r.rank = static_cast<int>(field.Integer(j, "rank", 0, kMaxWorldSize - 1));
+  r.world_size = static_cast<int>(field.Integer(j, "world_size", 1, kMaxWorldSize));
+  r.status = field.Text(j, "status");
+  r.error = field.OptionalText(j, "error");
+  r.device = field.OptionalText(j, "device");
+  r.backend = field.OptionalText(j, "backend");
+  r.stop_reason = field.OptionalText(j, "stop_reason");
+  r.samples = field.Samples(j, r.rank);
+  r.peak_mem_mb = field.OptionalNumber(j, "peak_mem_mb", kMaxMemoryMb);
+  r.peak_reserved_mb = field.OptionalNumber(j, "peak_reserved_mb", kMaxMemoryMb);
+  // Optional since ditbench 0.2 (ring, PipeFusion): absent in older files.
+  r.comm_bytes_per_step = field.OptionalNumber(j, "comm_bytes_per_step", kMaxCommBytes);
+  if (j.contains("environment") && !j["environment"].is_null())
+    r.environment = field.Object(j, "environment");
+  r.clocks = field.Clocks(j);
+  r.output_file = field.OptionalText(j, "output_file");
+  // Optional since the `command` workload: numbers by name; anything else is refused.
+  if (j.contains("metrics") && !j["metrics"].is_null()) {
+    for (const auto& [name, value] : field.Object(j, "metrics").items()) {
+      if (!value.is_number())
+        field.Fail("metrics." + name, value, "a number");
+      r.metrics[name] = value.get<double>();  // finite: the parser refuses inf and nan
+    }
+  }
+  return r;
+}
+
+std::filesystem::path RankResultPath(const std::filesystem::path& run_dir, int rank) {
+  return run_dir / fmt::format("rank{}.json", rank);
+}
+
+std::filesystem::path RankLogPath(const std::filesystem::path& run_dir, int rank) {
+  return run_dir / fmt::format("rank{}.log", rank);
+}
+
+}  // namespace ditbench

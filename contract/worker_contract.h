@@ -1,0 +1,96 @@
+// The files exchanged between the coordinator and each rank (docs/architecture.md, "Worker
+// contract").
+//
+//   <run_dir>/trial.json    written by the coordinator: TrialFile
+//   <run_dir>/rank<r>.json  written by rank r, atomically (temp file + rename): RankResult
+//   <run_dir>/rank<r>.log   the rank's stdout and stderr
+//
+// Both are versioned JSON ("format" and "version" fields). A reader refuses a file of another
+// format or of a version newer than kContractVersion with a one-line message; the `command`
+// workload uses the same files, so external programs can be swept too.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "contract/measurement_records.h"
+#include "trial/trial.h"
+
+namespace ditbench {
+
+inline constexpr int kContractVersion = 1;
+
+// What a reader accepts, so that a broken or hostile program cannot stop, hang or exhaust the
+// coordinator: both files must be regular files (never a FIFO: base/untrusted_input.h) of
+// at most these sizes, with JSON nested at most kMaxJsonDepth deep; a rank file's numbers must
+// lie in these ranges (ReadRankResult). Anything else is one line naming the file and field.
+inline constexpr std::uint64_t kMaxTrialFileBytes = 16ull << 20;
+inline constexpr std::uint64_t kMaxRankFileBytes = 128ull << 20;
+inline constexpr int kMaxJsonDepth = 32;
+inline constexpr int kMaxWorldSize = 65536;           // rank 0..this-1, world_size 1..this
+inline constexpr int kMaxIteration = 10'000'000;      // a sample's iteration: 0..this
+inline constexpr double kMaxSampleMs = 86'400'000;    // a sample's ms: below one day
+inline constexpr double kMaxMemoryMb = 1e9;           // peak_mem_mb, peak_reserved_mb: 0..this
+inline constexpr double kMaxCommBytes = 1e18;         // comm_bytes_per_step: 0..this
+
+// Worker exit codes: how the coordinator tells the failure kinds apart.
+inline constexpr int kWorkerOk = 0;
+inline constexpr int kWorkerFailed = 1;
+inline constexpr int kWorkerInvalidConfig = 2;
+inline constexpr int kWorkerOutOfMemory = 3;
+
+struct TrialFile {
+  std::string trial_key;
+  std::string sweep;
+  TrialConfig config;
+  std::string device = "cpu";  // "cpu" or "cuda"
+};
+
+// The file world rank 0 writes its final output to, in the run folder (contract/npy.h).
+inline constexpr const char* kOutputFileName = "output.npy";
+
+struct RankResult {
+  int rank = 0;
+  int world_size = 1;
+  std::string status = "ok";  // ok | failed | oom | invalid
+  std::string error;
+  std::string device;         // device name, e.g. "cpu" or "NVIDIA H100 80GB HBM3"
+  std::string backend;        // "gloo", "nccl", or "none" for world size 1
+  std::string stop_reason;    // why timing stopped: "max", "target_rel_ci", "max_seconds"
+  std::vector<Sample> samples;
+  std::optional<double> peak_mem_mb;
+  std::optional<double> peak_reserved_mb;
+  nlohmann::json environment = nlohmann::json::object();  // rank 0: versions, threads, ...
+  // GPU clocks over the timed part: {"available", "sm_mhz_min", "sm_mhz_max", "reasons",
+  // "throttled"}; null on CPU.
+  nlohmann::json clocks;
+  // Bytes this rank sent through collectives and transfers per denoising step (per forward for
+  // scope forward), averaged over all its iterations; unset when not counted.
+  std::optional<double> comm_bytes_per_step;
+  // The trial's final output (the denoised latent, or the forward's output) as float32 .npy,
+  // a file name in the run folder; written by world rank 0 only, empty otherwise.
+  std::string output_file;
+  // Extra numbers by name (optional; the `command` workload's ditbench_result.metric).
+  std::map<std::string, double> metrics;
+};
+
+nlohmann::json ToJson(const TrialFile& trial);
+nlohmann::json ToJson(const RankResult& result);
+// Throw std::runtime_error with a one-line message naming the path and the problem (and the
+// field, for a field that is missing, of the wrong type or out of range).
+TrialFile ReadTrialFile(const std::filesystem::path& path);
+// Besides the limits above: every timed "iteration" sample's ms is above 0, and no iteration
+// has two "iteration" samples. Whether the ranks agree is the trial's business
+// (metrics/trial_metrics.h, TimedIterationsProblem).
+RankResult ReadRankResult(const std::filesystem::path& path);
+
+std::filesystem::path RankResultPath(const std::filesystem::path& run_dir, int rank);
+std::filesystem::path RankLogPath(const std::filesystem::path& run_dir, int rank);
+
+}  // namespace ditbench

@@ -1,0 +1,71 @@
+#include "launch/command_program.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "sweep/command_line.h"
+
+namespace ditbench {
+namespace {
+
+bool Runnable(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+std::filesystem::path CommandFolder(const SweepSpec& spec) {
+  return std::filesystem::absolute(spec.path).parent_path();
+}
+
+std::filesystem::path ResolveProgram(const std::string& program,
+                                     const std::filesystem::path& folder,
+                                     std::string_view path_variable) {
+  if (program.empty()) return {};
+  if (program.find('/') != std::string::npos) {
+    const std::filesystem::path path = std::filesystem::path(program).is_absolute()
+                                           ? std::filesystem::path(program)
+                                           : folder / program;
+    return Runnable(path) ? path.lexically_normal() : std::filesystem::path();
+  }
+  std::string_view rest = path_variable;
+  while (true) {
+    const auto colon = rest.find(':');
+    const std::string_view dir = rest.substr(0, colon);
+    const std::filesystem::path candidate =
+        (dir.empty() ? std::filesystem::path(".") : std::filesystem::path(dir)) / program;
+    if (Runnable(candidate)) return std::filesystem::absolute(candidate).lexically_normal();
+    if (colon == std::string_view::npos) return {};
+    rest.remove_prefix(colon + 1);
+  }
+}
+
+std::string_view ProcessPath() {
+  const char* path = std::getenv("PATH");
+  return path ? path : "/usr/bin:/bin";
+}
+
+std::optional<std::string> CommandProgramProblem(const SweepSpec& spec) {
+  if (TraitsOf(spec.workload).launch != WorkloadLaunch::kProgram || spec.command.empty())
+    return std::nullopt;
+  const std::string program = spec.defaults.command.front();
+  if (!ResolveProgram(program, CommandFolder(spec), ProcessPath()).empty()) return std::nullopt;
+  const Setting& where = spec.command.front();
+  return fmt::format("{}:{}:{}: 'command[0]': program '{}' not found: expected an executable "
+                     "on PATH, or a path relative to the sweep's folder {}",
+                     spec.path.string(), where.line, where.column, program,
+                     CommandFolder(spec).string());
+}
+
+void SetCommand(const SweepSpec& spec, const TrialConfig& config, LaunchRequest& request) {
+  std::vector<std::string> argv = ExpandCommand(config);
+  request.working_dir = CommandFolder(spec);
+  request.worker = ResolveProgram(argv.front(), request.working_dir, ProcessPath());
+  request.args.assign(argv.begin() + 1, argv.end());
+}
+
+}  // namespace ditbench

@@ -1,0 +1,50 @@
+#include "launch/rank_environment.h"
+
+#include <unistd.h>
+
+#include <map>
+
+#include "machine/cpu_list.h"
+
+namespace ditbench {
+
+std::vector<std::string> CurrentEnvironment() {
+  std::vector<std::string> env;
+  for (char** p = environ; p != nullptr && *p != nullptr; ++p) env.emplace_back(*p);
+  return env;
+}
+
+std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& inherited,
+                                              const LaunchRequest& request, int rank, int port) {
+  std::string visible;
+  for (const auto& device : request.devices) visible += (visible.empty() ? "" : ",") + device;
+  const std::map<std::string, std::string> ours = {
+      {"RANK", std::to_string(rank)},
+      {"LOCAL_RANK", std::to_string(rank)},
+      {"WORLD_SIZE", std::to_string(request.world_size)},
+      {"LOCAL_WORLD_SIZE", std::to_string(request.world_size)},
+      {"MASTER_ADDR", "127.0.0.1"},
+      {"MASTER_PORT", std::to_string(port)},
+      {"CUDA_VISIBLE_DEVICES", visible},
+      {"DITBENCH_TRIAL", (request.run_dir / "trial.json").string()},
+      {"DITBENCH_RESULT", request.run_dir.string()},
+      // The cores the rank is pinned to ("" when not): the worker starts one thread per core.
+      {kRankCpusVariable, rank < static_cast<int>(request.rank_cpus.size())
+                              ? FormatCpuList(request.rank_cpus[rank])
+                              : ""},
+  };
+  std::vector<std::string> env;
+  std::map<std::string, bool> seen;
+  for (const auto& entry : inherited) {
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const std::string name = entry.substr(0, eq);
+    if (ours.contains(name) || seen[name]) continue;
+    seen[name] = true;
+    env.push_back(entry);
+  }
+  for (const auto& [name, value] : ours) env.push_back(name + "=" + value);
+  return env;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,105 @@
+#include "metrics/measurement.h"
+
+#include <algorithm>
+
+#include "stats/stats.h"
+
+namespace ditbench {
+namespace {
+
+// Whether to stop after the timed iterations in `slowest`.
+const char* StopReason(const Repeats& r, const std::vector<double>& slowest, double spent_ms) {
+  const int n = static_cast<int>(slowest.size());
+  if (n < r.min) return nullptr;
+  if (n >= r.max) return "max";
+  if (r.max_seconds > 0 && spent_ms >= r.max_seconds * 1000.0) return "max_seconds";
+  if (r.target_rel_ci > 0 && n >= 2 &&
+      RelativeCiHalfWidth(Summarize(slowest)) <= r.target_rel_ci)
+    return "target_rel_ci";
+  return nullptr;
+}
+
+// Records stage boundaries as clock marks; turns them into samples after the synchronize.
+class MarkedStages final : public Stages {
+ public:
+  explicit MarkedStages(IterationClock& clock) : clock_(clock) {}
+  void StartIteration() {
+    next_slot_ = 0;
+    finished_.clear();
+    clock_.Mark(next_slot_++);
+  }
+  int FinishIteration() {
+    const int last = next_slot_;  // never above kMaxMarks - 1, never used by a stage mark
+    clock_.Mark(last);
+    return last;
+  }
+  void Begin(const std::string& name) override {
+    std::string full = open_.empty() ? name : open_.back().name + "/" + name;
+    open_.push_back({std::move(full), Mark()});
+  }
+  void End() override {
+    if (open_.empty()) return;
+    finished_.push_back({open_.back().name, open_.back().begin, Mark()});
+    open_.pop_back();
+  }
+  struct Interval {
+    std::string name;
+    int begin = 0;
+    int end = 0;
+  };
+  const std::vector<Interval>& finished() const { return finished_; }
+
+ private:
+  struct Open {
+    std::string name;
+    int begin;
+  };
+  int Mark() {
+    // Past the clock's capacity stages share one slot (reading as zero length) rather than
+    // fail; the last slot stays free for the iteration's end.
+    const int slot = next_slot_ < IterationClock::kMaxMarks - 1 ? next_slot_++
+                                                                : IterationClock::kMaxMarks - 2;
+    clock_.Mark(slot);
+    return slot;
+  }
+  IterationClock& clock_;
+  int next_slot_ = 0;
+  std::vector<Open> open_;
+  std::vector<Interval> finished_;
+};
+
+}  // namespace
+
+Measurement Measure(const MeasureOptions& options, RankGroup& group, IterationClock& clock,
+                    const Work& work) {
+  Measurement m;
+  double spent_ms = 0;
+  MarkedStages stages(clock);
+  for (int iteration = 0;; ++iteration) {
+    const bool warmup = iteration < options.warmup;
+    group.Barrier();
+    stages.StartIteration();
+    work(stages);
+    const int last = stages.FinishIteration();
+    clock.Synchronize();
+
+    const double total = clock.ElapsedMs(0, last);
+    m.samples.push_back({group.rank(), iteration, "iteration", total, warmup});
+    for (const auto& interval : stages.finished())
+      m.samples.push_back({group.rank(), iteration, interval.name,
+                           clock.ElapsedMs(interval.begin, interval.end), warmup});
+
+    const double slowest = group.AllReduceMax(total);
+    if (warmup) continue;
+    m.slowest_ms.push_back(slowest);
+    spent_ms += slowest;
+    ++m.timed_iterations;
+    if (const char* reason = StopReason(options.repeats, m.slowest_ms, spent_ms)) {
+      m.stop_reason = reason;
+      break;
+    }
+  }
+  return m;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,87 @@
+// The timing loop every trial goes through (docs/measurement.md), torch-free.
+//
+// Per iteration:   barrier across ranks -> mark start -> scoped work (marks at the begin and
+//                  end of each stage) -> mark end -> synchronize -> read elapsed times.
+// Warm-up iterations run the same code and are kept, flagged. After every timed iteration the
+// ranks agree on the slowest rank's time (an all-reduce of the max: the online form of
+// SlowestPerIteration in metrics/trial_metrics.h), so every rank sees the same
+// series and takes the same stopping decision: never before `repeats.min`, always at
+// `repeats.max`, otherwise when the median's 95% CI is within `target_rel_ci` or `max_seconds`
+// of timed work are spent.
+//
+// The clock and the rank group are interfaces: the worker plugs in device events and a c10d
+// process group; tests plug in a fake clock and a fake group.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "contract/measurement_records.h"
+#include "trial/trial.h"
+
+namespace ditbench {
+
+// The ranks of one trial. REQUIRES: every rank calls each method the same number of times in
+// the same order (they are collectives).
+class RankGroup {
+ public:
+  virtual ~RankGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual void Barrier() = 0;
+  virtual double AllReduceMax(double value) = 0;
+};
+
+// Time points recorded in the order the work is issued. On a GPU, Mark records an event on the
+// compute stream (no host synchronisation); on CPU it synchronizes and reads a monotonic clock.
+class IterationClock {
+ public:
+  virtual ~IterationClock() = default;
+  // Records time point `slot` (0-based, at most kMaxMarks per iteration).
+  virtual void Mark(int slot) = 0;
+  // Waits until every recorded point has happened.
+  virtual void Synchronize() = 0;
+  // Milliseconds between two recorded points. REQUIRES: Synchronize() since they were marked.
+  virtual double ElapsedMs(int from, int to) = 0;
+  static constexpr int kMaxMarks = 4096;
+};
+
+// Stages inside one iteration (denoising steps, transformer blocks), as nested intervals.
+// Each Begin/End pair becomes a sample named by the open stages joined with '/', e.g.
+// "step:3" or "step:3/block:12". REQUIRES: Begin and End balance within an iteration.
+class Stages {
+ public:
+  virtual ~Stages() = default;
+  virtual void Begin(const std::string& name) = 0;
+  virtual void End() = 0;
+};
+
+// One iteration of the scoped work.
+using Work = std::function<void(Stages& stages)>;
+
+struct MeasureOptions {
+  int warmup = 0;
+  Repeats repeats;
+};
+
+struct Measurement {
+  std::vector<Sample> samples;           // this rank's; iteration samples stage "iteration"
+  std::vector<double> slowest_ms;        // timed iterations: the slowest rank's time
+  std::string stop_reason;               // "max", "target_rel_ci" or "max_seconds"
+  int timed_iterations = 0;
+};
+
+Measurement Measure(const MeasureOptions& options, RankGroup& group, IterationClock& clock,
+                    const Work& work);
+
+// A group of one: no communication (world size 1 runs through the same loop).
+class SingleRankGroup final : public RankGroup {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void Barrier() override {}
+  double AllReduceMax(double value) override { return value; }
+};
+
+}  // namespace ditbench

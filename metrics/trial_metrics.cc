@@ -1,0 +1,145 @@
+#include "metrics/trial_metrics.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "machine/device_peaks.h"
+#include "model_zoo/shapes/model_config.h"
+#include "stats/stats.h"
+
+namespace ditbench {
+
+std::map<int, IterationSpread> SlowestPerIteration(const std::vector<Sample>& samples,
+                                                   std::string_view stage) {
+  std::map<int, IterationSpread> spread;
+  for (const Sample& s : samples) {
+    if (s.warmup || s.stage != stage) continue;
+    auto [it, first] = spread.try_emplace(s.iteration, IterationSpread{s.ms, s.ms});
+    if (!first) {
+      it->second.slowest_ms = std::max(it->second.slowest_ms, s.ms);
+      it->second.fastest_ms = std::min(it->second.fastest_ms, s.ms);
+    }
+  }
+  return spread;
+}
+
+std::vector<double> SlowestSeries(const std::vector<Sample>& samples, std::string_view stage) {
+  std::vector<double> series;
+  for (const auto& [iteration, spread] : SlowestPerIteration(samples, stage))
+    series.push_back(spread.slowest_ms);
+  return series;
+}
+
+std::optional<RankProblem> TimedIterationsProblem(const std::vector<RankResult>& ranks,
+                                                  int min_timed) {
+  auto timed = [](const RankResult& r) {
+    std::set<int> iterations;
+    for (const Sample& s : r.samples)
+      if (!s.warmup && s.stage == kIterationStage) iterations.insert(s.iteration);
+    return iterations;
+  };
+  if (ranks.empty()) return std::nullopt;
+  const std::set<int> first = timed(ranks.front());
+  if (first.size() < static_cast<std::size_t>(min_timed))
+    return RankProblem{ranks.front().rank,
+                       fmt::format("'samples' has {} timed iterations; expected at least {} "
+                                   "(repeats.min)",
+                                   first.size(), min_timed)};
+  for (std::size_t i = 1; i < ranks.size(); ++i) {
+    const std::set<int> other = timed(ranks[i]);
+    for (const int iteration : first)
+      if (!other.contains(iteration))
+        return RankProblem{ranks[i].rank,
+                           fmt::format("'samples' has no timed iteration {}, which rank {} "
+                                       "timed; every rank must time the same iterations",
+                                       iteration, ranks.front().rank)};
+    for (const int iteration : other)
+      if (!first.contains(iteration))
+        return RankProblem{ranks[i].rank,
+                           fmt::format("'samples' has timed iteration {}, which rank {} did not "
+                                       "time; every rank must time the same iterations",
+                                       iteration, ranks.front().rank)};
+  }
+  return std::nullopt;
+}
+
+TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
+                                 const std::string& device_name) {
+  std::vector<Sample> all, rank0_samples;
+  int warmup_iterations = 0;
+  for (const RankResult& r : ranks) {
+    all.insert(all.end(), r.samples.begin(), r.samples.end());
+    if (r.rank != 0) continue;
+    rank0_samples = r.samples;
+    for (const Sample& s : r.samples)
+      if (s.warmup && s.stage == kIterationStage) ++warmup_iterations;
+  }
+  const std::map<int, IterationSpread> spread = SlowestPerIteration(all);
+  std::vector<double> slowest, skew;
+  for (const auto& [iteration, s] : spread) {
+    slowest.push_back(s.slowest_ms);
+    skew.push_back(s.skew_ms());
+  }
+  // Rank 0's own series: the same reduction over one rank.
+  const std::vector<double> rank0 = SlowestSeries(rank0_samples);
+
+  TrialMetrics m;
+  const Summary s = Summarize(slowest);
+  m.latency_ms = s.median;
+  m.mean_ms = s.mean;
+  m.p90_ms = s.p90;
+  m.p99_ms = s.p99;
+  m.std_ms = s.stddev;
+  m.min_ms = s.min;
+  m.max_ms = s.max;
+  m.cov = s.cov;
+  m.ci_low_ms = s.ci_low;
+  m.ci_high_ms = s.ci_high;
+  m.outliers = s.outliers;
+  m.iterations = static_cast<int>(slowest.size());
+  m.warmup = warmup_iterations;
+  m.rank0_ms = rank0.empty() ? 0 : Summarize(rank0).median;
+  m.skew_ms = skew.empty() ? 0 : Summarize(skew).median;
+  for (const RankResult& r : ranks) {
+    if (r.clocks.is_object() && r.clocks.value("available", false)) {
+      m.throttled = m.throttled.value_or(false) || r.clocks.value("throttled", false);
+      const double lo = r.clocks.value("sm_mhz_min", 0.0), hi = r.clocks.value("sm_mhz_max", 0.0);
+      m.sm_clock_min_mhz = m.sm_clock_min_mhz ? std::min(*m.sm_clock_min_mhz, lo) : lo;
+      m.sm_clock_max_mhz = std::max(m.sm_clock_max_mhz.value_or(0), hi);
+    }
+    if (r.peak_mem_mb) m.peak_mem_mb = std::max(m.peak_mem_mb.value_or(0), *r.peak_mem_mb);
+    if (r.peak_reserved_mb)
+      m.peak_reserved_mb = std::max(m.peak_reserved_mb.value_or(0), *r.peak_reserved_mb);
+    if (r.comm_bytes_per_step)
+      m.comm_mb_per_step =
+          std::max(m.comm_mb_per_step.value_or(0), *r.comm_bytes_per_step / (1024.0 * 1024.0));
+  }
+
+  for (const auto& r : ranks)  // ranks come in rank order: rank 0's values win
+    for (const auto& [name, value] : r.metrics) m.extra.emplace(name, value);
+
+  std::string unused;
+  // FLOPs are the built-in worker's: a command's model is only a label.
+  if (auto model = TraitsOf(config.workload).builtin_model
+                       ? ResolveModel(config.model, config.model_overrides, &unused)
+                       : std::nullopt) {
+    const int forwards = config.scope == Scope::kForward ? 1 : config.steps;
+    // Samples per forward over the whole trial: CFG batches a negative prompt; dp replicates.
+    const int samples = config.batch * (model->negative_prompt ? 2 : 1) * config.dp;
+    m.flops = forwards * ForwardFlops(*model, config.resolution, samples);
+    const double seconds = m.latency_ms / 1000.0;
+    if (seconds > 0) {
+      m.tflops = *m.flops / seconds / 1e12;
+      m.images_per_s = config.batch * config.dp / seconds;
+      m.tokens_per_s =
+          double(ImageTokens(*model, config.resolution)) * samples * forwards / seconds;
+      if (auto peak = DensePeakTflops(device_name, config.precision))
+        m.mfu = *m.tflops / (*peak * config.world_size());
+    }
+  }
+  return m;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,59 @@
+// Per-trial metrics from every rank's results: pure functions, no I/O, torch-free.
+//
+// The one definition of "the slowest rank per iteration" lives here (SlowestPerIteration):
+// for each timed iteration, the maximum over ranks of that iteration's sample of one stage.
+// Ingest (the trial's latency), the report's stage breakdown and the statistics all use it;
+// the measurement loop computes the same quantity online with an all-reduce of the max
+// (metrics/measurement.h) to take its stopping decision.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "contract/measurement_records.h"
+#include "contract/worker_contract.h"
+#include "trial/trial.h"
+
+namespace ditbench {
+
+// One timed iteration of one stage across ranks.
+struct IterationSpread {
+  double slowest_ms = 0;  // max over ranks
+  double fastest_ms = 0;  // min over ranks
+  double skew_ms() const { return slowest_ms - fastest_ms; }
+};
+
+// Timed samples of `stage` (warm-up left out), by iteration in increasing order, reduced over
+// ranks. Samples of several ranks may be mixed in one vector; `rank` tells them apart.
+std::map<int, IterationSpread> SlowestPerIteration(const std::vector<Sample>& samples,
+                                                   std::string_view stage = kIterationStage);
+
+// The slowest-rank series of `stage`: SlowestPerIteration's slowest_ms, in iteration order.
+std::vector<double> SlowestSeries(const std::vector<Sample>& samples,
+                                  std::string_view stage = kIterationStage);
+
+// Why the ranks' timed "iteration" samples cannot be reduced to one slowest-rank series, or
+// nothing: every rank must have timed the same iterations as rank 0 (a rank missing one would
+// leave the slowest rank out of that iteration's maximum), and at least `min_timed` of them
+// (the trial's repeats.min: the measurement loop never stops before). REQUIRES: `ranks` in
+// rank order from rank 0, as ReadRankFiles gives them when it finds no problem.
+struct RankProblem {
+  int rank = 0;
+  std::string problem;  // names the field: "'samples' ..."
+};
+std::optional<RankProblem> TimedIterationsProblem(const std::vector<RankResult>& ranks,
+                                                  int min_timed);
+
+// Metrics of an ok trial. REQUIRES: non-empty ranks, with timed "iteration" samples, in which
+// TimedIterationsProblem finds nothing.
+// latency_* and the spread are over SlowestSeries; rank0_ms is rank 0's median; skew_ms the
+// median over iterations of (max - min over ranks); memory and clocks are maxima/minima over
+// ranks; FLOPs, throughput and MFU follow docs/measurement.md ("Work and efficiency"), with
+// MFU left unset on a CPU or a device missing from the dense-peak table.
+TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
+                                 const std::string& device_name);
+
+}  // namespace ditbench

@@ -1,0 +1,92 @@
+// Flux.1 (dev and schnell) transformer, parameterised by a ModelConfig (diffusers'
+// FluxTransformer2DModel): 2x2-packed latents embedded by one linear layer, T5 text tokens,
+// a conditioning vector from the timestep, the pooled CLIP embedding and (dev) the distilled
+// guidance strength; `depth` double-stream (MM-DiT) blocks, then `single_blocks` single-stream
+// blocks; rotary positions over (text index, patch row, patch column); an AdaLN-continuous
+// final layer.
+//
+// Sequence parallelism: every rank embeds the full latent and keeps its shard of image tokens;
+// text tokens stay replicated and reach attention as the joint tokens of
+// ParallelContext::Attend, in the double-stream blocks and in the single-stream blocks alike
+// (there diffusers concatenates text and image; here the two parts are kept apart, run through
+// the same weights, and attend jointly, which is the same function). The rotary table of the
+// whole image is built once per grid and each block takes this rank's rows of it through
+// ParallelContext::ShardSequence, so it follows the token shard, PipeFusion's patches included.
+#pragma once
+
+#include <memory>
+
+#include <torch/torch.h>
+
+#include "model_zoo/families/dit_model.h"
+#include "model_zoo/layers/dit_layers.h"
+#include "model_zoo/layers/joint_block.h"
+
+namespace ditbench {
+
+// The single-stream block: shared weights over text and image tokens; one projection to
+// q/k/v and the MLP input, joint attention, one projection back from [attention, MLP].
+class FluxSingleBlockImpl : public torch::nn::Module {
+ public:
+  FluxSingleBlockImpl(int64_t dim, int64_t heads, int64_t mlp_ratio);
+  // image: this rank's tokens; text: all text tokens (replicated). Updates both.
+  void forward(torch::Tensor& image, torch::Tensor& text, const torch::Tensor& temb,
+               const RotaryTable& image_rotary, const RotaryTable& text_rotary,
+               const ParallelContext& parallel);
+
+ private:
+  // Everything before attention for one part of the sequence.
+  struct Prepared {
+    Qkv qkv;
+    torch::Tensor mlp;
+  };
+  Prepared Prepare(const torch::Tensor& x, const torch::Tensor& shift, const torch::Tensor& scale,
+                   const RotaryTable& rotary);
+
+  int64_t dim_, heads_, mlp_dim_;
+  torch::nn::Linear norm_linear_{nullptr};
+  torch::nn::LayerNorm norm_{nullptr};
+  torch::nn::Linear qkv_mlp_{nullptr};  // to_q, to_k, to_v and proj_mlp, fused
+  RmsNorm norm_q_{nullptr}, norm_k_{nullptr};
+  torch::nn::Linear proj_out_{nullptr};
+};
+TORCH_MODULE(FluxSingleBlock);
+
+class FluxTransformerImpl : public torch::nn::Module {
+ public:
+  // REQUIRES: config.family == kFlux, rope axes summing to the head dimension.
+  explicit FluxTransformerImpl(const ModelConfig& config);
+
+  // The three phases of DitModel (model_zoo/families/dit_model.h). time: sigma * 1000 per row.
+  DitState Embed(const torch::Tensor& latent, const torch::Tensor& time,
+                 const Conditioning& conditioning, const ParallelContext& parallel);
+  void RunBlock(int index, DitState& state, const ParallelContext& parallel);
+  torch::Tensor Finish(DitState& state, const ParallelContext& parallel);
+
+  const ModelConfig& config() const { return config_; }
+  int num_blocks() const { return config_.depth + config_.single_blocks; }
+
+ private:
+  ModelConfig config_;
+  torch::nn::Linear x_embedder_{nullptr}, context_embedder_{nullptr};
+  EmbedderMlp timestep_embedder_{nullptr}, guidance_embedder_{nullptr}, text_embedder_{nullptr};
+  torch::nn::ModuleList transformer_blocks_, single_transformer_blocks_;
+  torch::nn::Linear norm_out_{nullptr};
+  torch::nn::LayerNorm norm_{nullptr};
+  torch::nn::Linear proj_out_{nullptr};
+  // Rotary tables of the whole sequence, kept across forwards (built on the device); rebuilt
+  // when the grid or device changes.
+  RotaryTable text_rotary_, image_rotary_;
+  int64_t rotary_grid_ = -1;
+};
+TORCH_MODULE(FluxTransformer);
+
+// The Flux family as a DitModel: distilled guidance 3.5 (dev) or none (schnell), flow-matching
+// Euler with the resolution-dependent shift (dev). REQUIRES: config.family == kFlux.
+std::unique_ptr<DitModel> MakeFlux(const ModelConfig& config);
+
+// [B, C, 2g, 2g] latents <-> [B, g * g, 4C] tokens (diffusers' _pack_latents order).
+torch::Tensor PackLatents(const torch::Tensor& latent);
+torch::Tensor UnpackLatents(const torch::Tensor& tokens, int64_t grid, int64_t channels);
+
+}  // namespace ditbench

@@ -1,0 +1,93 @@
+#include "model_zoo/layers/dit_layers.h"
+
+namespace ditbench {
+
+namespace F = torch::nn::functional;
+
+torch::Tensor Dense(const torch::nn::Linear& layer, const torch::Tensor& x) {
+  return torch::linear(x, layer->weight, layer->bias);
+}
+
+torch::nn::LayerNorm PlainNorm(int64_t dim) {
+  return torch::nn::LayerNorm(
+      torch::nn::LayerNormOptions({dim}).elementwise_affine(false).eps(1e-6));
+}
+
+torch::Tensor GeluTanh(const torch::Tensor& x) {
+  return F::gelu(x, F::GELUFuncOptions().approximate("tanh"));
+}
+
+torch::Tensor Modulate(const torch::Tensor& x, const torch::Tensor& shift,
+                       const torch::Tensor& scale) {
+  return x * (1 + scale.unsqueeze(1)) + shift.unsqueeze(1);
+}
+
+RmsNormImpl::RmsNormImpl(int64_t dim) {
+  weight_ = register_parameter("weight", torch::ones({dim}));
+}
+
+torch::Tensor RmsNormImpl::forward(const torch::Tensor& x) {
+  auto xf = x.to(torch::kFloat32);
+  auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + 1e-6);
+  return normed.to(weight_.scalar_type()) * weight_;
+}
+
+EmbedderMlpImpl::EmbedderMlpImpl(int64_t in, int64_t out) {
+  linear_1_ = register_module("linear_1", torch::nn::Linear(in, out));
+  linear_2_ = register_module("linear_2", torch::nn::Linear(out, out));
+}
+
+torch::Tensor EmbedderMlpImpl::forward(const torch::Tensor& x) {
+  return Dense(linear_2_, torch::silu(Dense(linear_1_, x)));
+}
+
+namespace {
+
+torch::Tensor SinCos1d(int64_t dim, const torch::Tensor& positions) {
+  auto omega = torch::arange(dim / 2, torch::kFloat64) / (dim / 2.0);
+  omega = 1.0 / torch::pow(10000.0, omega);
+  auto out = torch::outer(positions.to(torch::kFloat64), omega);
+  return torch::cat({torch::sin(out), torch::cos(out)}, 1);
+}
+
+}  // namespace
+
+torch::Tensor SinCosPositions2d(int64_t hidden, int64_t count, int64_t start, int64_t table,
+                                double base_size, double interpolation_scale) {
+  // Two fp32 divisions by fp64 scalars, as diffusers writes them.
+  auto coords = torch::arange(start, start + count, torch::kFloat32) /
+                (double(table) / base_size) / interpolation_scale;
+  auto mesh = torch::meshgrid({coords, coords}, "xy");  // mesh[0]: column, mesh[1]: row
+  auto first = SinCos1d(hidden / 2, mesh[0].reshape({-1}));
+  auto second = SinCos1d(hidden / 2, mesh[1].reshape({-1}));
+  return torch::cat({first, second}, 1).to(torch::kFloat32);
+}
+
+RotaryTable RotaryTable::Narrow(int64_t start, int64_t length) const {
+  return {cos.narrow(0, start, length), sin.narrow(0, start, length)};
+}
+
+RotaryTable MakeRotaryTable(const torch::Tensor& ids, const std::array<int, 3>& axes_dim,
+                            double theta) {
+  std::vector<torch::Tensor> cos, sin;
+  auto options = torch::TensorOptions().dtype(torch::kFloat64).device(ids.device());
+  for (size_t axis = 0; axis < axes_dim.size(); ++axis) {
+    const int64_t dim = axes_dim[axis];
+    auto freqs = 1.0 / torch::pow(theta, torch::arange(0, dim, 2, options) / double(dim));
+    auto angles = torch::outer(ids.select(1, int64_t(axis)).to(torch::kFloat64), freqs);
+    cos.push_back(angles.cos().repeat_interleave(2, 1));
+    sin.push_back(angles.sin().repeat_interleave(2, 1));
+  }
+  return {torch::cat(cos, 1).to(torch::kFloat32), torch::cat(sin, 1).to(torch::kFloat32)};
+}
+
+torch::Tensor ApplyRotary(const torch::Tensor& x, const RotaryTable& table) {
+  auto cos = table.cos.unsqueeze(0).unsqueeze(2);  // [1, S, 1, d]
+  auto sin = table.sin.unsqueeze(0).unsqueeze(2);
+  auto xf = x.to(torch::kFloat32);
+  auto pairs = xf.unflatten(-1, {-1, 2}).unbind(-1);  // real, imaginary
+  auto rotated = torch::stack({-pairs[1], pairs[0]}, -1).flatten(-2);
+  return (xf * cos + rotated * sin).to(x.scalar_type());
+}
+
+}  // namespace ditbench

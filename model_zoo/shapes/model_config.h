@@ -1,0 +1,119 @@
+// Model shapes and their analytic costs. Torch-free: the planner, validity rules, coordinator
+// and worker all read the same presets, so a shape is defined exactly once.
+//
+// Presets follow diffusers' definitions (see /docs/models.md and the lessons on model shapes).
+// `*-tiny` presets keep the architecture and shrink the dimensions so that every code path,
+// parallel ones included, runs on a 2-core CPU in seconds.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ditbench {
+
+// Architecture families (model_zoo/families/dit_model.h builds each one).
+enum class ModelFamily {
+  kPixArt,  // DiT blocks: self-attention, cross-attention to text, MLP; AdaLN-single
+  kMmDit,   // SD3: joint attention over image and text tokens, separate weights per stream
+  kFlux,    // Flux: double-stream (MM-DiT) blocks followed by single-stream blocks
+};
+std::string_view FamilyName(ModelFamily family);
+
+// How a family's image tokens see the prompt. Every preset sets it: the communication estimate,
+// PipeFusion's stage-to-stage passing and the parallel layers read it, never the family.
+enum class TextAttention {
+  kCross,  // cross-attention to text that no block changes (PixArt)
+  kJoint,  // joint attention over image + text tokens; blocks update the text stream (SD3, Flux)
+};
+
+struct ModelConfig {
+  std::string name;
+  ModelFamily family = ModelFamily::kPixArt;
+  TextAttention text_attention = TextAttention::kCross;
+  int depth = 28;            // transformer blocks (Flux: double-stream blocks)
+  int single_blocks = 0;     // Flux: single-stream blocks after the double-stream ones
+  int hidden = 1152;         // model width
+  int heads = 16;            // attention heads (head dim = hidden / heads)
+  int patch = 2;             // latent patch size
+  int in_channels = 4;       // latent channels in
+  int out_channels = 8;      // channels out (learned sigma doubles them)
+  int vae_downsample = 8;    // pixels per latent pixel
+  int text_tokens = 120;     // prompt length after the text encoder
+  int text_dim = 4096;       // text-encoder width (projected to `hidden`)
+  int mlp_ratio = 4;
+  bool negative_prompt = true;  // classifier-free guidance batches a negative prompt
+  int pooled_dim = 0;           // pooled text embedding width (Flux 768, SD3 2048); 0: none
+  bool guidance_embed = false;  // Flux-dev: distilled guidance strength is a model input
+  // Flux: rotary dimensions per position axis (text index, patch row, patch column); they sum
+  // to head_dim.
+  std::array<int, 3> rope_axes = {0, 0, 0};
+  // The VAE decoder (model_zoo/families/vae.h): level widths, shallowest first (2^(levels - 1) must equal
+  // vae_downsample), ResNet blocks per level (+1 in the decoder), latent scaling and shift, and
+  // whether a 1x1 post-quantisation convolution comes first (SD's VAE; not Flux's or SD3's).
+  std::vector<int> vae_channels = {128, 256, 512, 512};
+  int vae_layers = 2;
+  double vae_scaling = 0.18215;
+  double vae_shift = 0.0;
+  bool vae_post_quant_conv = true;
+  // Position tables as diffusers builds them (PixArt, SD3): the table's unit spacing comes from
+  // sample_size / patch patch rows (base size), divided by interpolation_scale (0: diffusers'
+  // default, max(sample_size / 64, 1) for PixArt and 1 for SD3); SD3 crops the centre of a
+  // pos_embed_max_size^2 table.
+  int sample_size = 128;
+  double interpolation_scale = 0;
+  int pos_embed_max_size = 192;
+  // PixArt-alpha's micro-conditions: resolution and aspect-ratio embeddings added to the
+  // timestep embedding (diffusers' use_additional_conditions).
+  bool micro_conditions = false;
+  // SD3.5: RMS norm on queries and keys in every joint block (Flux always has it).
+  bool qk_norm = false;
+  // SD3.5-medium (MMDiT-X): the joint blocks, by index, whose image stream has a second
+  // self-attention over image tokens only (diffusers' dual_attention_layers). Indices at or
+  // past `depth` (a preset with fewer blocks) name no block.
+  std::vector<int> dual_attention_layers;
+
+  int head_dim() const { return hidden / heads; }
+  bool dual_attention(int block) const;
+  // Blocks of [0, depth) with dual attention.
+  int dual_attention_blocks() const;
+  // All transformer blocks (PipeFusion stages split these).
+  int total_blocks() const { return depth + single_blocks; }
+};
+
+// Dimensions a sweep may override on a preset (`model: {preset: pixart-alpha, depth: 14}`).
+const std::vector<std::string>& OverridableDimensions();
+// The preset `name` with `overrides` applied. On failure returns nullopt and says why in
+// `*error` (unknown preset, unknown dimension, a value out of range, hidden % heads != 0).
+std::optional<ModelConfig> ResolveModel(std::string_view name,
+                                        const std::map<std::string, int>& overrides,
+                                        std::string* error);
+
+// The preset named `name`, or nullptr.
+const ModelConfig* FindModelPreset(std::string_view name);
+std::vector<std::string> ModelPresetNames();
+
+// Latent pixels per side for a square image of `resolution` pixels.
+int LatentSize(const ModelConfig& model, int resolution);
+// Patch rows (= columns) of the image token grid.
+int TokenGridSize(const ModelConfig& model, int resolution);
+// Image tokens per sample: TokenGridSize^2.
+std::int64_t ImageTokens(const ModelConfig& model, int resolution);
+
+// Analytic FLOPs of one transformer forward over `samples` samples (a multiply-add counts 2).
+// Linear layers and attention matmuls only; norms, activations and softmax are left out
+// (documented in docs/measurement.md; tests/model_zoo/shapes/model_config_test.cc pins the PixArt
+// formula against a hand count; tests/model_zoo/families/flops_count_test.cc against the profiler).
+// MM-DiT and Flux: joint attention over image + text tokens.
+double ForwardFlops(const ModelConfig& model, int resolution, int samples);
+
+// Parameter count of the model zoo's module for `model` (exact: every weight and bias).
+std::int64_t ParameterCount(const ModelConfig& model);
+// The same for the VAE decoder of `model` (model_zoo/families/vae.h; exact).
+std::int64_t VaeDecoderParameterCount(const ModelConfig& model);
+
+}  // namespace ditbench

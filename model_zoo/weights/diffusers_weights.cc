@@ -1,0 +1,266 @@
+#include "model_zoo/weights/diffusers_weights.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include <dirent.h>
+
+namespace ditbench {
+namespace {
+
+// Our module path -> diffusers' module paths (concatenated in this order). A parameter's
+// sources are its longest matching rule's targets with the rest of its name appended.
+using Rules = std::map<std::string, std::vector<std::string>>;
+
+std::string At(const std::string& prefix, int index) {
+  return prefix + "." + std::to_string(index);
+}
+
+void JointBlockRules(Rules& r, const std::string& ours, const std::string& theirs) {
+  const std::string o = ours + ".", t = theirs + ".";
+  r[o + "norm1"] = {t + "norm1.linear"};
+  r[o + "norm1_context"] = {t + "norm1_context.linear"};
+  r[o + "qkv"] = {t + "attn.to_q", t + "attn.to_k", t + "attn.to_v"};
+  r[o + "add_qkv"] = {t + "attn.add_q_proj", t + "attn.add_k_proj", t + "attn.add_v_proj"};
+  r[o + "to_out"] = {t + "attn.to_out.0"};
+  r[o + "to_add_out"] = {t + "attn.to_add_out"};
+  for (const char* norm : {"norm_q", "norm_k", "norm_added_q", "norm_added_k"})
+    r[o + norm] = {t + "attn." + norm};
+  r[o + "ff_fc1"] = {t + "ff.net.0.proj"};
+  r[o + "ff_fc2"] = {t + "ff.net.2"};
+  r[o + "ff_context_fc1"] = {t + "ff_context.net.0.proj"};
+  r[o + "ff_context_fc2"] = {t + "ff_context.net.2"};
+  // SD3.5's dual attention (its 3 extra modulation chunks are norm1's last rows).
+  r[o + "attn2_qkv"] = {t + "attn2.to_q", t + "attn2.to_k", t + "attn2.to_v"};
+  r[o + "attn2_out"] = {t + "attn2.to_out.0"};
+  r[o + "attn2_norm_q"] = {t + "attn2.norm_q"};
+  r[o + "attn2_norm_k"] = {t + "attn2.norm_k"};
+}
+
+Rules PixArtRules(const ModelConfig& c) {
+  Rules r;
+  r["patch_embed"] = {"pos_embed.proj"};
+  r["t_fc1"] = {"adaln_single.emb.timestep_embedder.linear_1"};
+  r["t_fc2"] = {"adaln_single.emb.timestep_embedder.linear_2"};
+  r["t_block"] = {"adaln_single.linear"};
+  r["resolution_embedder"] = {"adaln_single.emb.resolution_embedder"};
+  r["aspect_ratio_embedder"] = {"adaln_single.emb.aspect_ratio_embedder"};
+  r["caption_fc1"] = {"caption_projection.linear_1"};
+  r["caption_fc2"] = {"caption_projection.linear_2"};
+  for (int i = 0; i < c.depth; ++i) {
+    const std::string o = At("blocks", i) + ".", t = At("transformer_blocks", i) + ".";
+    r[o + "scale_shift_table"] = {t + "scale_shift_table"};
+    r[o + "qkv"] = {t + "attn1.to_q", t + "attn1.to_k", t + "attn1.to_v"};
+    r[o + "attn_out"] = {t + "attn1.to_out.0"};
+    r[o + "cross_q"] = {t + "attn2.to_q"};
+    r[o + "cross_kv"] = {t + "attn2.to_k", t + "attn2.to_v"};
+    r[o + "cross_out"] = {t + "attn2.to_out.0"};
+    r[o + "fc1"] = {t + "ff.net.0.proj"};
+    r[o + "fc2"] = {t + "ff.net.2"};
+  }
+  r["final_table"] = {"scale_shift_table"};
+  r["final_linear"] = {"proj_out"};
+  return r;
+}
+
+Rules Sd3Rules(const ModelConfig& c) {
+  Rules r;
+  r["pos_embed_proj"] = {"pos_embed.proj"};
+  r["context_embedder"] = {"context_embedder"};
+  r["timestep_embedder"] = {"time_text_embed.timestep_embedder"};
+  r["text_embedder"] = {"time_text_embed.text_embedder"};
+  for (int i = 0; i < c.depth; ++i)
+    JointBlockRules(r, At("transformer_blocks", i), At("transformer_blocks", i));
+  r["norm_out"] = {"norm_out.linear"};
+  r["proj_out"] = {"proj_out"};
+  return r;
+}
+
+Rules FluxRules(const ModelConfig& c) {
+  Rules r;
+  r["x_embedder"] = {"x_embedder"};
+  r["context_embedder"] = {"context_embedder"};
+  r["timestep_embedder"] = {"time_text_embed.timestep_embedder"};
+  r["guidance_embedder"] = {"time_text_embed.guidance_embedder"};
+  r["text_embedder"] = {"time_text_embed.text_embedder"};
+  for (int i = 0; i < c.depth; ++i)
+    JointBlockRules(r, At("transformer_blocks", i), At("transformer_blocks", i));
+  for (int i = 0; i < c.single_blocks; ++i) {
+    const std::string o = At("single_transformer_blocks", i) + ".", t = o;
+    r[o + "norm_linear"] = {t + "norm.linear"};
+    r[o + "qkv_mlp"] = {t + "attn.to_q", t + "attn.to_k", t + "attn.to_v", t + "proj_mlp"};
+    r[o + "norm_q"] = {t + "attn.norm_q"};
+    r[o + "norm_k"] = {t + "attn.norm_k"};
+    r[o + "proj_out"] = {t + "proj_out"};
+  }
+  r["norm_out"] = {"norm_out.linear"};
+  r["proj_out"] = {"proj_out"};
+  return r;
+}
+
+Rules VaeRules(const ModelConfig& c) {
+  Rules r;
+  r["post_quant_conv"] = {"post_quant_conv"};
+  r["conv_in"] = {"decoder.conv_in"};
+  for (int j = 0; j < 2; ++j) r[At("mid_resnets", j)] = {At("decoder.mid_block.resnets", j)};
+  const std::string attention = "decoder.mid_block.attentions.0.";
+  for (const char* part : {"group_norm", "to_q", "to_k", "to_v"})
+    r[std::string("mid_attention.") + part] = {attention + part};
+  r["mid_attention.to_out"] = {attention + "to_out.0"};
+  const int levels = static_cast<int>(c.vae_channels.size()), per_level = c.vae_layers + 1;
+  for (int level = 0; level < levels; ++level) {
+    const std::string block = At("decoder.up_blocks", level);
+    for (int j = 0; j < per_level; ++j)
+      r[At("up_resnets", level * per_level + j)] = {At(block + ".resnets", j)};
+    if (level + 1 < levels) r[At("upsamplers", level)] = {block + ".upsamplers.0.conv"};
+  }
+  r["conv_norm_out"] = {"decoder.conv_norm_out"};
+  r["conv_out"] = {"decoder.conv_out"};
+  return r;
+}
+
+const Rules& RulesFor(const DiffusersModel& model) {
+  // Built per call site's model; cached by class and shape is not worth it (a few hundred
+  // entries), but DiffusersSources is called once per parameter: keep the last one.
+  thread_local std::string key;
+  thread_local Rules rules;
+  const auto& c = model.config;
+  std::string now = model.class_name + "/" + std::to_string(c.depth) + "/" +
+                    std::to_string(c.single_blocks) + "/" + std::to_string(c.vae_channels.size()) +
+                    "/" + std::to_string(c.vae_layers);
+  if (now != key) {
+    if (model.kind == DiffusersKind::kVae) {
+      rules = VaeRules(c);
+    } else {
+      switch (c.family) {  // no default: a new family must name its rules here
+        case ModelFamily::kPixArt: rules = PixArtRules(c); break;
+        case ModelFamily::kMmDit: rules = Sd3Rules(c); break;
+        case ModelFamily::kFlux: rules = FluxRules(c); break;
+      }
+    }
+    key = now;
+  }
+  return rules;
+}
+
+std::string Shape(const torch::Tensor& t) {
+  std::string s = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  return s + "]";
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The VAE attention's names before diffusers 0.14 (query, key, value, proj_attn), which older
+// folders still hold and diffusers converts when it loads them: the old name of `name`, or "".
+std::string DeprecatedVaeName(const std::string& name) {
+  static const std::pair<const char*, const char*> kRenames[] = {
+      {".to_q.", ".query."}, {".to_k.", ".key."}, {".to_v.", ".value."},
+      {".to_out.0.", ".proj_attn."}};
+  if (name.rfind("decoder.mid_block.attentions.", 0) != 0) return "";
+  for (const auto& [now, before] : kRenames) {
+    const auto at = name.find(now);
+    if (at != std::string::npos)
+      return name.substr(0, at) + before + name.substr(at + std::string(now).size());
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> DiffusersSources(const DiffusersModel& model, const std::string& name) {
+  const Rules& rules = RulesFor(model);
+  // The longest rule that is the name or a dotted prefix of it.
+  for (std::string prefix = name;;) {
+    auto it = rules.find(prefix);
+    if (it != rules.end()) {
+      std::vector<std::string> sources;
+      for (const auto& target : it->second) sources.push_back(target + name.substr(prefix.size()));
+      return sources;
+    }
+    const auto dot = prefix.rfind('.');
+    if (dot == std::string::npos) return {};
+    prefix.resize(dot);
+  }
+}
+
+bool IsUnusedDiffusersTensor(const DiffusersModel& model, const std::string& name) {
+  if (model.kind == DiffusersKind::kVae)
+    return name.rfind("encoder.", 0) == 0 || name.rfind("quant_conv.", 0) == 0;
+  return model.config.family == ModelFamily::kMmDit && name == "pos_embed.pos_embed";
+}
+
+NamedTensors ReadDiffusersTensors(const std::filesystem::path& dir) {
+  // POSIX directory listing: std::filesystem's iterators are among the libstdc++ symbols that
+  // misbehave in binaries linking LibTorch (see safetensors.cc).
+  std::vector<std::string> files;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (const dirent* entry = readdir(d)) {
+      std::string file = entry->d_name;
+      if (EndsWith(file, ".safetensors")) files.push_back(file);
+    }
+    closedir(d);
+  } else {
+    throw std::invalid_argument(dir.string() + ": cannot list the folder");
+  }
+  if (files.empty()) throw std::invalid_argument(dir.string() + ": no *.safetensors files");
+  std::sort(files.begin(), files.end());
+  NamedTensors all;
+  for (const auto& file : files) {
+    for (auto& [name, tensor] : ReadSafetensors(dir / file)) {
+      if (all.count(name))
+        throw std::invalid_argument((dir / file).string() + ": tensor '" + name +
+                                    "' is also in another file of the folder");
+      all.emplace(name, std::move(tensor));
+    }
+  }
+  return all;
+}
+
+void LoadDiffusersWeights(torch::nn::Module& module, const DiffusersModel& model,
+                          const NamedTensors& tensors, const std::string& where) {
+  torch::NoGradGuard no_grad;
+  std::set<std::string> used;
+  for (auto& item : module.named_parameters(/*recurse=*/true)) {
+    const auto sources = DiffusersSources(model, item.key());
+    if (sources.empty())
+      throw std::logic_error("no diffusers name for ditbench's parameter '" + item.key() + "'");
+    std::vector<torch::Tensor> parts;
+    std::string names;
+    for (std::string source : sources) {
+      auto it = tensors.find(source);
+      if (it == tensors.end() && model.kind == DiffusersKind::kVae) {
+        const std::string before = DeprecatedVaeName(source);
+        if (!before.empty() && tensors.count(before)) it = tensors.find(source = before);
+      }
+      if (it == tensors.end())
+        throw std::invalid_argument(where + ": missing tensor '" + source + "' (" +
+                                    model.class_name + " with this config.json has it)");
+      const auto& part = it->second;
+      const auto want = item.value().sizes();
+      if (part.dim() != int64_t(want.size()) || part.sizes().slice(1) != want.slice(1))
+        throw std::invalid_argument(where + ": tensor '" + source + "' has shape " +
+                                    Shape(part) + ", config.json implies " +
+                                    (sources.size() == 1 ? Shape(item.value())
+                                                         : "a part of " + Shape(item.value())));
+      parts.push_back(part);
+      used.insert(source);
+      names += (names.empty() ? "" : " + ") + source;
+    }
+    auto value = parts.size() == 1 ? parts[0] : torch::cat(parts, 0);
+    if (value.sizes() != item.value().sizes())
+      throw std::invalid_argument(where + ": tensor '" + names + "' has shape " + Shape(value) +
+                                  ", config.json implies " + Shape(item.value()));
+    item.value().copy_(value);
+  }
+  for (const auto& [name, tensor] : tensors)
+    if (!used.count(name) && !IsUnusedDiffusersTensor(model, name))
+      throw std::invalid_argument(where + ": unexpected tensor '" + name + "' (" +
+                                  model.class_name + " with this config.json has none)");
+}
+
+}  // namespace ditbench

@@ -1,0 +1,29 @@
+// Printing a SweepPlan: the table people read and the versioned JSON scripts read
+// ({"format": "ditbench-plan", "version": 1, ...}; within version 1 keys are only ever added,
+// "savings" the latest, so a reader ignores keys it does not know). Used by `ditbench plan` and
+// `ditbench run --dry-run`, so both show the same thing.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "machine/placement.h"
+#include "plan/sweep_plan.h"
+
+namespace ditbench {
+
+// `notes` (empty, or one per trial): what resuming does with a trial already recorded
+// (plan/resume.h); a non-empty note replaces the trial's plan column. Both outputs show what
+// on_oom, halving and `budget_s` (seconds; negative: no budget) save (plan/plan_savings.h):
+// the table as "savings:" lines, the JSON under "savings".
+void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& assumptions,
+                    std::ostream& out, const std::vector<std::string>& notes = {},
+                    double budget_s = -1);
+void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& assumptions,
+                   std::ostream& out, double budget_s = -1);
+
+// The device name estimates assume for a placement: the first GPU's name, or "cpu".
+std::string DeviceFor(const Placement& placement);
+
+}  // namespace ditbench

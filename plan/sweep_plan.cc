@@ -1,0 +1,217 @@
+#include "plan/sweep_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "machine/device_peaks.h"
+#include "model_zoo/shapes/model_config.h"
+#include "plan/comm_volume.h"
+#include "storage/results_db.h"
+
+namespace ditbench {
+namespace {
+
+// Median latencies of earlier ok trials by key, newest campaign first. Best effort: a missing,
+// unreadable or not yet migrated database means no measurements.
+class EarlierResults {
+ public:
+  explicit EarlierResults(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::exists(path, ec)) return;
+    try {
+      db_ = ResultsDb::Open(path, /*read_only=*/true);
+    } catch (const StorageError&) {
+      db_.reset();
+    }
+  }
+
+  std::optional<ResultsDb::Measurement> Measured(const std::string& key) {
+    if (!db_) return std::nullopt;
+    try {
+      return db_->NewestOkMeasurement(key);
+    } catch (const StorageError&) {
+      return std::nullopt;
+    }
+  }
+
+ private:
+  std::unique_ptr<ResultsDb> db_;
+};
+
+}  // namespace
+
+double TimedIterations(const TrialConfig& c, double iteration_ms) {
+  const double budget_iterations =
+      c.repeats.max_seconds > 0 && iteration_ms > 0 ? c.repeats.max_seconds * 1000 / iteration_ms
+                                                    : c.repeats.max;
+  return std::clamp(budget_iterations, double(c.repeats.min), double(c.repeats.max));
+}
+
+int CpuCoresUsed(int cores, int ranks) {
+  if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ranks = std::max(1, ranks);
+  // As the worker sets its threads (worker/worker.cc): cores / ranks each, at
+  // least one; time-sharing beyond the cores adds nothing.
+  return std::min(cores, ranks * std::max(1, cores / ranks));
+}
+
+int PinnedCpuCoresUsed(int cores, int slots, int ranks) {
+  if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::min(cores, std::max(1, ranks) * std::max(1, cores / std::max(1, slots)));
+}
+
+PackedSchedule::PackedSchedule(int slots)
+    : free_at_(static_cast<std::size_t>(std::max(0, slots)), 0.0) {}
+
+std::optional<double> PackedSchedule::Place(const std::string& key, int width, double seconds) {
+  if (width < 1 || static_cast<std::size_t>(width) > free_at_.size()) return std::nullopt;
+  // The `width` slots that free up first; the launch starts when the last of them does.
+  std::vector<std::size_t> order(free_at_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return free_at_[x] < free_at_[y]; });
+  double start = std::max(previous_start_, free_at_[order[width - 1]]);
+  if (auto it = trial_ends_.find(key); it != trial_ends_.end()) start = std::max(start, it->second);
+  const double end = start + seconds;
+  for (int i = 0; i < width; ++i) free_at_[order[i]] = end;
+  trial_ends_[key] = end;
+  previous_start_ = start;
+  end_ = std::max(end_, end);
+  return start;
+}
+
+double PackedWallSeconds(const SweepPlan& plan, int replicates, int slots) {
+  PackedSchedule schedule(slots);
+  for (int launch = 0; launch < std::max(1, replicates); ++launch)
+    for (const PlannedTrial& t : plan.trials)
+      if (t.estimate && !t.invalid_reason)  // invalid or unsupported: not run
+        schedule.Place(t.key, t.config.world_size(), t.estimate->trial_s);
+  return schedule.end();
+}
+
+TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
+  TrialEstimate e;
+  e.source = "analytic";
+  std::string unused;
+  auto model = ResolveModel(c.model, c.model_overrides, &unused);
+  if (!model) return e;
+  const int forwards = c.scope == Scope::kForward ? 1 : c.steps;
+  const int samples = c.batch * (model->negative_prompt ? 2 : 1) * c.dp;
+  const double flops = forwards * ForwardFlops(*model, c.resolution, samples);
+  double tflops = 0;
+  if (a.device != "cpu") {
+    tflops = DensePeakTflops(a.device, c.precision).value_or(100.0) * a.efficiency *
+             c.world_size();
+  } else {
+    tflops = a.cpu_tflops_per_core *
+             (a.pack_slots > 0 ? PinnedCpuCoresUsed(a.cpu_cores, a.pack_slots, c.world_size())
+                               : CpuCoresUsed(a.cpu_cores, c.world_size()));
+  }
+  e.iteration_ms = flops / (tflops * 1e12) * 1000;
+  if (c.pipefusion > 1) {
+    // Synchronous steps run the stages one after another; patch steps fill and drain a
+    // pipeline of `patches` patches through `pipefusion` stages.
+    const double p = c.pipefusion, m = c.effective_pipefusion_patches();
+    const double sync = std::min(std::max(c.pipefusion_warmup_steps, 0), forwards);
+    e.iteration_ms *= (sync * p + (forwards - sync) * (m + p - 1) / m) / forwards;
+  }
+  if (auto comm = CommBytesPerStep(*model, c)) {
+    e.comm_mb_per_step = *comm / 1048576.0;
+    const double link = a.link_gb_per_s > 0 ? a.link_gb_per_s : (a.device == "cpu" ? 2.0 : 100.0);
+    e.iteration_ms += forwards * *comm / (link * 1e9) * 1000;  // not overlapped: an upper bound
+  }
+
+  const double bytes = BytesPerElement(c.precision);
+  // Weights: replicated on every rank, except that PipeFusion splits the blocks.
+  const double weights = double(ParameterCount(*model)) * bytes / c.pipefusion;
+  // Activations: a working set of about 16 hidden-wide tensors over this rank's tokens (flash
+  // attention keeps scores out of memory), for the samples this rank runs.
+  const double rank_tokens =
+      double(ImageTokens(*model, c.resolution) + model->text_tokens) / c.sequence_size();
+  const double rank_samples = double(c.batch) * (model->negative_prompt ? 2 : 1) / c.cfg;
+  const double activations = 16.0 * rank_tokens * model->hidden * rank_samples * bytes;
+  e.memory_mb = (weights + activations) / 1048576.0;
+  e.trial_s = a.startup_s + (c.warmup + TimedIterations(c, e.iteration_ms)) * e.iteration_ms / 1000;
+  return e;
+}
+
+SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity, const PlanAssumptions& a,
+                    const std::filesystem::path& db) {
+  SweepPlan plan;
+  plan.counts = ExpandSweep(spec, capacity.slots);
+  EarlierResults earlier(db);
+  std::set<std::string> keys;
+  for (auto& config : plan.counts.trials) {
+    std::string key = TrialKey(config);
+    if (!keys.insert(key).second) {
+      ++plan.duplicates;
+      continue;
+    }
+    PlannedTrial t;
+    t.config = std::move(config);
+    t.key = std::move(key);
+    Verdict verdict = Judge(t.config, capacity);
+    t.invalid_reason = verdict.invalid ? verdict.invalid : verdict.unsupported;
+    t.unsupported = !verdict.invalid && verdict.unsupported;
+    plan.trials.push_back(std::move(t));
+  }
+  plan.counts.trials.clear();
+
+  // Estimates: a trial measured before takes its own time, memory and start-up; the others
+  // are analytic, with the start-up measured on this database's trials when there are any.
+  std::vector<std::optional<ResultsDb::Measurement>> measured(plan.trials.size());
+  double startup_sum = 0;
+  int startups = 0;
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+    if (plan.trials[i].invalid_reason && !plan.trials[i].unsupported) continue;
+    measured[i] = earlier.Measured(plan.trials[i].key);
+    if (measured[i] && measured[i]->startup_s) {
+      startup_sum += *measured[i]->startup_s;
+      ++startups;
+    }
+  }
+  PlanAssumptions analytic = a;
+  if (startups > 0) analytic.startup_s = startup_sum / startups;
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+    PlannedTrial& t = plan.trials[i];
+    if (t.invalid_reason && !t.unsupported) continue;
+    // A command's cost is its program's: only an earlier measurement of it says anything.
+    if (!TraitsOf(t.config.workload).builtin_model && !measured[i]) continue;
+    TrialEstimate e = AnalyticEstimate(t.config, analytic);
+    if (const auto& m = measured[i]) {
+      e.iteration_ms = m->latency_ms;
+      if (m->peak_mem_mb) e.memory_mb = *m->peak_mem_mb;
+      e.trial_s = m->startup_s.value_or(analytic.startup_s) +
+                  (t.config.warmup + TimedIterations(t.config, m->latency_ms)) * m->latency_ms /
+                      1000;
+      e.source = "measured";
+    }
+    // Every launch of a trial costs a whole trial (replicates: separate processes).
+    if (!t.unsupported) plan.estimated_wall_s += e.trial_s * spec.replicates;
+    t.estimate = e;
+  }
+  plan.pack_slots = a.pack_slots;
+  if (a.pack_slots > 0) plan.packed_wall_s = PackedWallSeconds(plan, spec.replicates, a.pack_slots);
+  return plan;
+}
+
+SweepPlan PlanSweepForPolicy(const SweepSpec& spec, const Capacity& capacity,
+                             PlanAssumptions assumptions, const std::filesystem::path& db,
+                             bool pack, bool show_pack) {
+  if (pack) {
+    assumptions.pack_slots = capacity.slots;
+    return PlanSweep(spec, capacity, assumptions, db);
+  }
+  assumptions.pack_slots = 0;
+  SweepPlan plan = PlanSweep(spec, capacity, assumptions, db);
+  if (show_pack && capacity.slots > 1) {
+    assumptions.pack_slots = capacity.slots;
+    plan.pack_alternative_s = PlanSweep(spec, capacity, assumptions, db).packed_wall_s;
+  }
+  return plan;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,120 @@
+// Deciding what a sweep will run, before anything runs: expansion, validity and estimates.
+// Pure apart from reading earlier results; `ditbench plan` prints it and `ditbench run`
+// executes it.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sweep/sweep_expand.h"
+#include "trial/validity.h"
+
+namespace ditbench {
+
+struct TrialEstimate {
+  double iteration_ms = 0;  // one timed iteration of the trial's scope
+  double trial_s = 0;       // start-up + warm-up + timed iterations
+  double memory_mb = 0;     // per rank: weights + activation working set
+  // Per rank (max over ranks) per denoising step, from the shapes (plan/comm_volume.h);
+  // unset where the family's communication is not modelled.
+  std::optional<double> comm_mb_per_step;
+  std::string source;       // "measured" (an earlier ok result of this key) or "analytic"
+};
+
+struct PlannedTrial {
+  TrialConfig config;
+  std::string key;
+  std::optional<std::string> invalid_reason;  // why it will not run here (invalid or unsupported)
+  bool unsupported = false;                   // valid by the rules; this build cannot run it
+  std::optional<TrialEstimate> estimate;      // for trials valid by the rules
+};
+
+struct SweepPlan {
+  std::vector<PlannedTrial> trials;  // expanded, de-duplicated, in sweep order
+  std::size_t duplicates = 0;        // identical trials written twice (kept once)
+  ExpandedSweep counts;              // exclude / where removals (trials moved to `trials`)
+  double estimated_wall_s = 0;       // sum over the trials that will run
+  // PlanAssumptions::pack_slots > 0: the wall time when `run --policy pack` runs them side by
+  // side on that many slots (PackedWallSeconds); 0 otherwise.
+  double packed_wall_s = 0;
+  int pack_slots = 0;  // PlanAssumptions::pack_slots it was planned for
+  // Planned for exclusive on more than one slot (PlanSweepForPolicy): packed_wall_s of the same
+  // sweep under --policy pack, to show what packing would save; 0 otherwise.
+  double pack_alternative_s = 0;
+};
+
+// What the estimates assume about the hardware.
+struct PlanAssumptions {
+  std::string device = "cpu";  // device name for the dense-peak table, or "cpu"
+  double efficiency = 0.35;    // fraction of dense peak a DiT forward reaches (GPU)
+  // CPU: ranks share the machine's cores (the worker gives each rank cores / ranks threads,
+  // at least one), so more ranks bring no more compute, only communication.
+  double cpu_tflops_per_core = 0.025;
+  int cpu_cores = 0;           // 0: this machine's online cores
+  double startup_s = 3;        // process start, model build, rendezvous
+  // Bandwidth a rank's collectives reach, GB/s: 0 picks a default for the device (GPU: 100,
+  // an NVLink-class link at realistic efficiency; CPU ranks over Gloo on loopback: 2).
+  double link_gb_per_s = 0;
+  // `--policy pack` on this many slots (0: exclusive, one trial at a time). On CPU each slot is
+  // pinned to max(1, cores / slots) cores of its own (CpuSlots), so a trial's ranks compute on
+  // that many cores each rather than sharing the machine.
+  int pack_slots = 0;
+};
+
+// Expands and classifies `spec` for `capacity`. With `db` (may be empty or missing), earlier
+// ok results of the same trial key replace the analytic time estimate.
+SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity,
+                    const PlanAssumptions& assumptions = {},
+                    const std::filesystem::path& db = {});
+
+// The cores `ranks` CPU ranks keep busy together on a machine with `cores` cores (0: this
+// machine's).
+int CpuCoresUsed(int cores, int ranks);
+
+// PlanSweep for `run --policy pack` (pack: assumptions.pack_slots = capacity.slots, recorded
+// in SweepPlan::pack_slots) or exclusive (pack_slots 0). `show_pack`: for an exclusive plan on
+// more than one slot, also what pack would take (pack_alternative_s, from a second plan).
+SweepPlan PlanSweepForPolicy(const SweepSpec& spec, const Capacity& capacity,
+                             PlanAssumptions assumptions, const std::filesystem::path& db,
+                             bool pack, bool show_pack);
+
+// The cores `ranks` CPU ranks compute on under --policy pack with `slots` slots: each rank
+// pinned to its slot's max(1, cores / slots) cores, at most the machine's (0: this machine's).
+int PinnedCpuCoresUsed(int cores, int slots, int ranks);
+
+// Launches placed as `run --policy pack` starts them on `slots` slots: in the order given, one
+// once the launch before it has started, enough slots are free and its trial's previous launch
+// has ended (first come, first served: no launch jumps the queue).
+class PackedSchedule {
+ public:
+  explicit PackedSchedule(int slots);
+  // Places a launch of trial `key` on `width` slots lasting `seconds`; returns its start, or
+  // nullopt (nothing placed) when it needs more slots than there are.
+  std::optional<double> Place(const std::string& key, int width, double seconds);
+  double end() const { return end_; }  // when the last placed launch ends
+
+ private:
+  std::vector<double> free_at_;                 // per slot: when it is free
+  std::map<std::string, double> trial_ends_;    // a trial's launches never overlap
+  double previous_start_ = 0, end_ = 0;
+};
+
+// How long `run --policy pack` takes on `slots` slots for the trials of `plan` that will run
+// (those with an estimate, not unsupported), each launched `replicates` times: launches start
+// in queue order (every trial once, then again), one once the launch before it has started,
+// enough slots are free and its trial's previous launch has ended; a trial that needs more
+// slots than there are is left out.
+double PackedWallSeconds(const SweepPlan& plan, int replicates, int slots);
+
+// The timed iterations a trial is expected to run at `iteration_ms` each: repeats.max, cut by
+// repeats.max_seconds, never below repeats.min.
+double TimedIterations(const TrialConfig& config, double iteration_ms);
+
+// The analytic estimate alone (no database).
+TrialEstimate AnalyticEstimate(const TrialConfig& config, const PlanAssumptions& assumptions);
+
+}  // namespace ditbench

@@ -1,0 +1,73 @@
+// `ditbench plan` writing to an output that fails.
+#include <cerrno>
+#include <fstream>
+#include <functional>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cli/command.h"
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Every write fails as on a full disk.
+class FullDisk : public std::streambuf {
+ protected:
+  int_type overflow(int_type) override {
+    errno = ENOSPC;
+    return traits_type::eof();
+  }
+  std::streamsize xsputn(const char*, std::streamsize) override {
+    errno = ENOSPC;
+    return 0;
+  }
+};
+
+// Standard output replaced by `buffer` while alive.
+class StdoutTo {
+ public:
+  explicit StdoutTo(std::streambuf* buffer) : old_(std::cout.rdbuf(buffer)) {}
+  ~StdoutTo() {
+    std::cout.rdbuf(old_);
+    std::cout.clear();
+  }
+
+ private:
+  std::streambuf* old_;
+};
+
+// A full disk used to leave a truncated plan and exit 0.
+TEST(PlanCommandTest, AnOutputThatCannotBeWrittenFailsWithItsCause) {
+  test::TempDir dir;
+  std::ofstream(dir / "sweep.yaml") << "name: s\n"
+                                       "defaults: {model: pixart-alpha-tiny, steps: 2}\n"
+                                       "matrix:\n  ulysses: [1, 2]\n";
+  for (const char* format : {"table", "json"}) {
+    CLI::App app;
+    CLI::App* sub = app.add_subcommand("plan");
+    std::function<int()> run = DefinePlanCommand(*sub);
+    app.parse("plan " + (dir / "sweep.yaml").string() + " --gpus cpu:2 --db " +
+                  (dir / "none.db").string() + " --format " + format,
+              false);
+    FullDisk full;
+    int code = 0;
+    ::testing::internal::CaptureStderr();
+    {
+      StdoutTo redirect(&full);
+      code = run();
+    }
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(code, kExitTrialsFailed) << format;
+    EXPECT_THAT(err, HasSubstr("ditbench plan: error: cannot write the plan to standard output: "
+                               "No space left on device"));
+  }
+}
+
+}  // namespace
+}  // namespace ditbench

@@ -1,0 +1,525 @@
+#include "cli/query.h"
+
+#include <cerrno>
+#include <regex>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "storage/results_db.h"
+#include "tests/support/sample_results.h"
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+// Campaign 1 (sweep "sp"): bf16 at 1, 2, 4 GPUs (100, 50, 40 ms), an fp16 trial at 2048 px
+// and a failed trial whose error has a comma and quotes. Campaign 2 (sweep "other"): one.
+class QueryCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = ResultsDb::Open(DbPath());
+    std::int64_t sp = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
+    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 40));
+    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(2, 1, Precision::kFp16, 2048),
+                                        TrialStatus::kOk, 120));
+    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(2, 2), TrialStatus::kFailed, 0,
+                                        "rank 1 exited with 3, said \"boom\""));
+    std::int64_t other = db->ResumeOrCreateCampaign(test::MakeCampaign("other"), false);
+    db->RecordTrial(other, test::MakeTrial(test::MakeConfig(8), TrialStatus::kOk, 9));
+  }
+
+  std::filesystem::path DbPath() const { return dir_ / "results.db"; }
+
+  QueryOptions Options() const {
+    QueryOptions options;
+    options.db = DbPath();
+    return options;
+  }
+
+  int Run(const QueryOptions& options) {
+    out_.str("");
+    err_.str("");
+    return RunQuery(options, out_, err_);
+  }
+
+  // The rows of a JSON query.
+  nlohmann::json RunJson(QueryOptions options) {
+    options.format = "json";
+    EXPECT_EQ(Run(options), kExitOk) << err_.str();
+    return nlohmann::json::parse(out_.str());
+  }
+
+  static std::vector<double> Latencies(const nlohmann::json& rows) {
+    std::vector<double> latencies;
+    for (const auto& row : rows) latencies.push_back(row["latency_ms"].get<double>());
+    return latencies;
+  }
+
+  test::TempDir dir_;
+  std::ostringstream out_, err_;
+};
+
+TEST_F(QueryCommandTest, TablePrintsCompactColumnsForEveryTrial) {
+  ASSERT_EQ(Run(Options()), kExitOk) << err_.str();
+  std::string text = out_.str();
+  EXPECT_THAT(text, StartsWith("campaign  trial_key         status  model"));
+  EXPECT_THAT(text, HasSubstr("(6 rows)"));
+  EXPECT_THAT(text, HasSubstr("rank 1 exited with 3"));
+  EXPECT_THAT(text, Not(HasSubstr("spec_text")));
+}
+
+TEST_F(QueryCommandTest, TableAlignsTextLeftAndNumbersRight) {
+  QueryOptions options = Options();
+  options.campaign = 1;
+  options.where = {"precision=bf16"};
+  options.columns = {"trial_key", "latency_ms", "cov"};
+  options.sort = "latency_ms";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  auto line = [](const TrialConfig& config, const char* latency, const char* cov) {
+    return fmt::format("{:<16}  {:>10}  {:>8}\n", TrialKey(config), latency, cov);
+  };
+  EXPECT_EQ(out_.str(),
+            "trial_key         latency_ms       cov\n" +
+                line(test::MakeConfig(4), "40.00", "0.01235") +
+                line(test::MakeConfig(2), "50.00", "0.009901") +
+                line(test::MakeConfig(1), "100.0", "0.004975") +
+                line(test::MakeConfig(2, 2), "-", "-") + "(4 rows)\n");
+}
+
+TEST_F(QueryCommandTest, FiltersBySweepCampaignAndStatus) {
+  QueryOptions options = Options();
+  options.sweep = "other";
+  EXPECT_EQ(RunJson(options).size(), 1u);
+  options = Options();
+  options.campaign = 1;
+  EXPECT_EQ(RunJson(options).size(), 5u);
+  options.status = "failed";
+  nlohmann::json rows = RunJson(options);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["status"], "failed");
+}
+
+TEST_F(QueryCommandTest, WhereComparesNumbersNumericallyAndCombinesWithAnd) {
+  QueryOptions options = Options();
+  options.where = {"resolution>1000", "latency_ms<=50", "precision=bf16"};
+  options.sort = "latency_ms";
+  EXPECT_THAT(Latencies(RunJson(options)), ElementsAre(9, 40, 50));
+  options.where = {"resolution>=2048"};
+  EXPECT_THAT(Latencies(RunJson(options)), ElementsAre(120));
+  options.where = {"status!=ok"};
+  nlohmann::json failed = RunJson(options);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_TRUE(failed[0]["latency_ms"].is_null());
+}
+
+TEST_F(QueryCommandTest, WhereValuesAreBoundNotPastedIntoSql) {
+  QueryOptions options = Options();
+  options.where = {"model=x' OR '1'='1"};
+  EXPECT_TRUE(RunJson(options).empty());
+  options.where = {"model=pixart-alpha\"; DROP TABLE trials; --"};
+  EXPECT_TRUE(RunJson(options).empty());
+  EXPECT_EQ(RunJson(Options()).size(), 6u);
+}
+
+TEST_F(QueryCommandTest, QueryRejectsUnknownColumnWithSuggestion) {
+  QueryOptions options = Options();
+  options.where = {"latncy_ms<10"};
+  EXPECT_EQ(Run(options), kExitUsage);
+  std::string error = err_.str();
+  EXPECT_THAT(error, StartsWith("ditbench query: error: unknown column 'latncy_ms' in --where"));
+  EXPECT_THAT(error, HasSubstr("did you mean 'latency_ms'?"));
+  EXPECT_THAT(error, HasSubstr("valid columns: campaign, sweep, trial_key"));
+  EXPECT_EQ(std::count(error.begin(), error.end(), '\n'), 1);
+  EXPECT_TRUE(out_.str().empty());
+
+  options = Options();
+  options.columns = {"model", "ulyses"};
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("'ulyses' in --columns (did you mean 'ulysses'?)"));
+
+  options = Options();
+  options.sort = "\"; DROP TABLE trials; --";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("in --sort"));
+}
+
+TEST_F(QueryCommandTest, MalformedWhereAndUnknownStatusAreUsageErrors) {
+  for (const char* bad : {"resolution", "=5", "resolution>", "model!bf16"}) {
+    QueryOptions options = Options();
+    options.where = {bad};
+    EXPECT_EQ(Run(options), kExitUsage) << bad;
+    EXPECT_THAT(err_.str(), HasSubstr("malformed --where")) << bad;
+  }
+  QueryOptions options = Options();
+  options.status = "done";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("unknown status 'done'; valid statuses: pending, running"));
+}
+
+TEST_F(QueryCommandTest, UnknownSweepOrCampaignIsAnErrorListingTheKnownOnes) {
+  QueryOptions options = Options();
+  options.sweep = "othr";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_EQ(err_.str(), "ditbench query: error: unknown sweep 'othr' (did you mean 'other'?); "
+                        "known sweeps: other, sp\n");
+  EXPECT_TRUE(out_.str().empty());
+  options = Options();
+  options.campaign = 7;
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_EQ(err_.str(),
+            "ditbench query: error: unknown campaign 7; known campaigns: 1 (sp), 2 (other)\n");
+}
+
+TEST_F(QueryCommandTest, WhereValuesAreTypedByColumn) {
+  QueryOptions options = Options();
+  options.where = {"latency_ms<abc"};
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("--where latency_ms<abc: 'latency_ms' holds numbers and "
+                                    "'abc' is not one"));
+  options.where = {"resolution=1024px"};
+  EXPECT_EQ(Run(options), kExitUsage);
+  // A text column compares as text even when the value reads as a number.
+  options.where = {"model=1024"};
+  EXPECT_TRUE(RunJson(options).empty());
+  options.where = {"resolution=2048.0"};
+  EXPECT_EQ(RunJson(options).size(), 1u);
+}
+
+TEST_F(QueryCommandTest, SpeedupIsAgainstTheOneRankTrialOfTheSameGroup) {
+  QueryOptions options = Options();
+  options.campaign = 1;
+  options.columns = {"world_size", "precision", "speedup"};
+  options.sort = "speedup:desc";
+  nlohmann::json rows = RunJson(options);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_DOUBLE_EQ(rows[0]["speedup"].get<double>(), 2.5);  // 100 ms / 40 ms
+  EXPECT_DOUBLE_EQ(rows[1]["speedup"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(rows[2]["speedup"].get<double>(), 1.0);
+  EXPECT_TRUE(rows[3]["speedup"].is_null());  // fp16: no fp16 1-rank trial
+  EXPECT_TRUE(rows[4]["speedup"].is_null());  // failed
+  options.where = {"speedup>=2"};
+  EXPECT_EQ(RunJson(options).size(), 2u);
+}
+
+TEST_F(QueryCommandTest, WhereAcceptsSpacesAroundOperators) {
+  QueryOptions options = Options();
+  options.where = {"precision = bf16", " resolution >= 1024 ", "latency_ms <50"};
+  options.sort = "latency_ms";
+  EXPECT_THAT(Latencies(RunJson(options)), ElementsAre(9, 40));
+  options.where = {" = bf16"};
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("malformed --where"));
+  options.where = {"precision =  "};
+  EXPECT_EQ(Run(options), kExitUsage);
+}
+
+TEST_F(QueryCommandTest, SortDescendingPutsNullsLast) {
+  QueryOptions options = Options();
+  options.sort = "latency_ms:desc";
+  options.columns = {"latency_ms"};
+  nlohmann::json rows = RunJson(options);
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[0]["latency_ms"], 120.0);
+  EXPECT_EQ(rows[4]["latency_ms"], 9.0);
+  EXPECT_TRUE(rows[5]["latency_ms"].is_null());
+}
+
+TEST_F(QueryCommandTest, JsonPreservesNumericTypesAndNulls) {
+  QueryOptions options = Options();
+  options.status = "ok";
+  options.sweep = "other";
+  nlohmann::json rows = RunJson(options);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0]["resolution"].is_number_integer());
+  EXPECT_EQ(rows[0]["resolution"], 1024);
+  EXPECT_TRUE(rows[0]["latency_ms"].is_number_float());
+  EXPECT_TRUE(rows[0]["mfu"].is_null());
+  EXPECT_TRUE(rows[0]["error"].is_null());
+  EXPECT_EQ(rows[0]["sweep"], "other");
+  // Keys keep the view's column order (campaign first), not alphabetical order.
+  EXPECT_LT(out_.str().find("\"campaign\""), out_.str().find("\"batch\""));
+}
+
+TEST_F(QueryCommandTest, CsvQuotesFieldsPerRfc4180) {
+  QueryOptions options = Options();
+  options.format = "csv";
+  options.status = "failed";
+  options.columns = {"status", "world_size", "latency_ms", "error"};
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(),
+            "status,world_size,latency_ms,error\r\n"
+            "failed,4,,\"rank 1 exited with 3, said \"\"boom\"\"\"\r\n");
+}
+
+TEST_F(QueryCommandTest, SqlRunsReadOnlyStatements) {
+  QueryOptions options = Options();
+  options.sql = "SELECT precision, count(*) AS n FROM results GROUP BY precision ORDER BY 1";
+  options.format = "csv";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(), "precision,n\r\nbf16,5\r\nfp16,1\r\n");
+}
+
+TEST_F(QueryCommandTest, CampaignAndTrialTimesReadAsIso8601Utc) {
+  {
+    auto db = ResultsDb::Open(DbPath());
+    db->FinishCampaign(1);
+  }
+  QueryOptions options = Options();
+  options.sql = "SELECT id, started_at, finished_at FROM campaigns ORDER BY id";
+  options.format = "csv";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  const std::regex expected(R"(id,started_at,finished_at\r\n)"
+                            R"(1,(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z),)"
+                            R"((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\r\n)"
+                            R"(2,(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z),\r\n)");
+  EXPECT_TRUE(std::regex_match(out_.str(), expected)) << out_.str();
+  // The trials' own times, as MakeTrial wrote them (unix 1700000000 and 60 s later).
+  options.sql = "SELECT DISTINCT started_at, finished_at FROM trials";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(), "started_at,finished_at\r\n"
+                        "2023-11-14T22:13:20.000Z,2023-11-14T22:14:20.000Z\r\n");
+}
+
+TEST_F(QueryCommandTest, SqlRejectsWritesAndSecondStatements) {
+  QueryOptions options = Options();
+  options.sql = "DELETE FROM trials";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("--sql must be a read-only statement"));
+  options.sql = "SELECT 1; DELETE FROM trials";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("exactly one statement"));
+  options.sql = "SELEC nonsense";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("ditbench query: error: cannot prepare SQL"));
+  options.sql = "SELECT 1";
+  options.sweep = "sp";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("cannot be combined"));
+  EXPECT_EQ(RunJson(Options()).size(), 6u);
+}
+
+TEST_F(QueryCommandTest, MissingDatabaseIsOneLineError) {
+  QueryOptions options = Options();
+  options.db = dir_ / "nope.db";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_EQ(err_.str(), "ditbench query: error: no results database at '" +
+                            options.db.string() + "'\n");
+  EXPECT_FALSE(std::filesystem::exists(options.db));
+}
+
+TEST_F(QueryCommandTest, TrialsMeasuredOnABusyMachineAreWarnedAboutOnStderr) {
+  EXPECT_EQ(Run(Options()), kExitOk);
+  EXPECT_EQ(err_.str(), "");  // nothing busy: no warning
+  {
+    auto db = ResultsDb::Open(DbPath());
+    std::int64_t sp = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    TrialRecord busy = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100);
+    busy.health = {{"busy", true}, {"note", "load 3.00 on 2 cores; others used 1.00 cores"}};
+    db->RecordTrial(sp, busy);
+  }
+  QueryOptions options = Options();
+  options.format = "csv";
+  EXPECT_EQ(Run(options), kExitOk);
+  EXPECT_THAT(err_.str(), StartsWith("ditbench query: warning: 1 of 6 trial(s) were measured "
+                                     "while other work ran on the machine (column busy), e.g. "));
+  EXPECT_THAT(err_.str(), HasSubstr("load 3.00 on 2 cores; others used 1.00 cores"));
+  EXPECT_THAT(out_.str(), Not(HasSubstr("warning")));  // the CSV stays clean
+  options.where = {"busy=1"};
+  options.format = "json";
+  EXPECT_EQ(RunJson(options).size(), 1u);
+  options.where = {"world_size>1"};  // the filters apply to the warning too
+  EXPECT_EQ(Run(options), kExitOk);
+  EXPECT_EQ(err_.str(), "");
+}
+
+TEST_F(QueryCommandTest, EmptyResultStillPrintsHeader) {
+  QueryOptions options = Options();
+  options.where = {"resolution=1"};
+  options.columns = {"trial_key", "latency_ms"};
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(), "trial_key  latency_ms\n(0 rows)\n");
+}
+
+TEST_F(QueryCommandTest, CommandLineOptionsReachTheQuery) {
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("query");
+  std::function<int()> run = DefineQueryCommand(*sub);
+  app.parse("query --db " + DbPath().string() +
+                " --sweep sp --where ulysses>1 --where precision=bf16 --columns "
+                "trial_key,latency_ms --sort latency_ms:desc --format csv",
+            false);
+  ::testing::internal::CaptureStdout();
+  int code = run();
+  std::string text = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(code, kExitOk);
+  EXPECT_EQ(text, "trial_key,latency_ms\r\n" + TrialKey(test::MakeConfig(2)) + ",50\r\n" +
+                      TrialKey(test::MakeConfig(4)) + ",40\r\n" +
+                      TrialKey(test::MakeConfig(2, 2)) + ",\r\n");
+}
+
+// An output whose writes all fail as on a full disk, counting what it was asked to write.
+class FullDisk : public std::streambuf {
+ public:
+  std::size_t asked = 0;
+
+ protected:
+  int_type overflow(int_type) override {
+    ++asked;
+    errno = ENOSPC;
+    return traits_type::eof();
+  }
+  std::streamsize xsputn(const char*, std::streamsize n) override {
+    asked += static_cast<std::size_t>(n);
+    errno = ENOSPC;
+    return 0;
+  }
+};
+
+// Counts what is written and throws it away.
+class CountingSink : public std::streambuf {
+ public:
+  std::size_t bytes = 0;
+
+ protected:
+  int_type overflow(int_type c) override {
+    ++bytes;
+    return c;
+  }
+  std::streamsize xsputn(const char*, std::streamsize n) override {
+    bytes += static_cast<std::size_t>(n);
+    return n;
+  }
+};
+
+constexpr const char* kEndless =
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) ";
+
+// An infinite recursive CTE used to run for ever: it is stopped at --timeout.
+TEST_F(QueryCommandTest, AnEndlessSqlStatementIsStoppedAtItsTimeLimit) {
+  QueryOptions options = Options();
+  options.sql = std::string(kEndless) + "SELECT count(*) FROM c";
+  options.timeout_s = 0.2;
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("--sql ran past its time limit"));
+}
+
+// Rows of --sql in csv or json are written as they come (they used to be held in memory until
+// the statement ended: an endless or huge result ended in std::bad_alloc, or never).
+TEST_F(QueryCommandTest, SqlRowsAreStreamedAsTheyCome) {
+  for (const char* format : {"csv", "json"}) {
+    QueryOptions options = Options();
+    options.sql = std::string(kEndless) + "SELECT x FROM c";
+    options.format = format;
+    options.timeout_s = 0.2;
+    CountingSink counted;
+    std::ostream out(&counted);
+    err_.str("");
+    EXPECT_EQ(RunQuery(options, out, err_), kExitUsage) << format;
+    EXPECT_GT(counted.bytes, 0u) << format;  // rows went out before the limit stopped it
+  }
+}
+
+TEST_F(QueryCommandTest, StreamedJsonReadsAsTheBufferedJson) {
+  QueryOptions options = Options();
+  options.sql = "SELECT trial_key, latency_ms, error FROM results ORDER BY trial_key";
+  const nlohmann::json streamed = RunJson(options);
+  ASSERT_EQ(streamed.size(), 6u);
+  EXPECT_TRUE(streamed[0].contains("latency_ms"));
+  options.sql = "SELECT 1 WHERE 0";
+  EXPECT_EQ(RunJson(options), nlohmann::json::array());
+  EXPECT_EQ(out_.str(), "[]\n");
+}
+
+// A full disk used to truncate the output silently and exit 0.
+TEST_F(QueryCommandTest, AnOutputThatCannotBeWrittenFailsWithItsCause) {
+  for (const char* format : {"table", "csv", "json"}) {
+    for (const bool sql : {false, true}) {
+      QueryOptions options = Options();
+      options.format = format;
+      if (sql) options.sql = "SELECT * FROM results";
+      FullDisk full;
+      std::ostream out(&full);
+      err_.str("");
+      EXPECT_EQ(RunQuery(options, out, err_), kExitTrialsFailed) << format << sql;
+      EXPECT_THAT(err_.str(), HasSubstr("cannot write the query's rows: No space left on device"));
+    }
+  }
+}
+
+// An error that is neither the user's query nor the database (here the output stream throws)
+// exits 1, as every command does (README "Exit codes"); it used to exit 2, as a usage error.
+TEST_F(QueryCommandTest, AnUnexpectedErrorExitsOneAsEveryCommandDoes) {
+  FullDisk full;
+  std::ostream out(&full);
+  out.exceptions(std::ios::badbit);
+  EXPECT_EQ(RunQuery(Options(), out, err_), kExitTrialsFailed);
+  EXPECT_THAT(err_.str(), StartsWith("ditbench query: error: "));
+  err_.str("");
+  QueryOptions options = Options();
+  options.columns = {"no_such_column"};
+  std::ostringstream fine;
+  EXPECT_EQ(RunQuery(options, fine, err_), kExitUsage);  // the user's mistake stays 2
+}
+
+// `ditbench report` wiring, over the same database.
+using ReportCommandTest = QueryCommandTest;
+
+TEST_F(ReportCommandTest, WritesTheFileOrFailsWithUsageCode) {
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("report");
+  std::function<int()> run = DefineReportCommand(*sub);
+  std::filesystem::path out = dir_ / "r.html";
+  app.parse("report --db " + DbPath().string() + " --sweep sp -o " + out.string(), false);
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(run(), kExitOk);
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "wrote " + out.string() + "\n");
+  EXPECT_TRUE(std::filesystem::exists(out));
+
+  CLI::App again;
+  CLI::App* sub_again = again.add_subcommand("report");
+  std::function<int()> run_again = DefineReportCommand(*sub_again);
+  again.parse("report --db " + DbPath().string() + " --sweep nope", false);
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run_again(), kExitUsage);
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              StartsWith("ditbench report: error: no sweep named 'nope'"));
+}
+
+}  // namespace
+}  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+// `report -o /dev/full` used to say "wrote" (or, failing, "Success"); now the real cause and
+// exit 1, and nothing claims to have written.
+TEST_F(ReportCommandTest, AnOutputThatCannotBeWrittenFailsWithItsCause) {
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("report");
+  std::function<int()> run = DefineReportCommand(*sub);
+  app.parse("report --db " + DbPath().string() + " --sweep sp -o /dev/full", false);
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run(), kExitTrialsFailed);
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "");
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              HasSubstr("cannot write '/dev/full': No space left on device"));
+  EXPECT_EQ(std::filesystem::status(std::filesystem::path("/dev/full")).type(),
+            std::filesystem::file_type::character);  // written in place, never replaced
+}
+
+}  // namespace
+}  // namespace ditbench

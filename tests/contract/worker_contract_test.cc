@@ -1,0 +1,171 @@
+#include "contract/worker_contract.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "base/atomic_file.h"
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+class WorkerContractTest : public ::testing::Test {
+ protected:
+  test::TempDir dir_;
+};
+
+TEST_F(WorkerContractTest, RankResultRoundTripsEveryField) {
+  RankResult r;
+  r.rank = 1;
+  r.world_size = 2;
+  r.status = "ok";
+  r.device = "NVIDIA H100 80GB HBM3";
+  r.backend = "nccl";
+  r.stop_reason = "target_rel_ci";
+  r.samples = {{1, 0, "iteration", 12.5, true}, {1, 1, "step:0/block:3", 0.25, false}};
+  r.peak_mem_mb = 1234.5;
+  r.peak_reserved_mb = 2048;
+  r.environment = {{"libtorch", "2.11.0"}};
+  r.clocks = {{"available", true}, {"throttled", true}, {"sm_mhz_min", 1410.0}};
+  WriteFileAtomically(RankResultPath(dir_.path(), 1), ToJson(r).dump());
+  EXPECT_FALSE(std::filesystem::exists(RankResultPath(dir_.path(), 1).string() + ".tmp"));
+
+  RankResult back = ReadRankResult(RankResultPath(dir_.path(), 1));
+  EXPECT_EQ(back.rank, 1);
+  EXPECT_EQ(back.backend, "nccl");
+  EXPECT_EQ(back.stop_reason, "target_rel_ci");
+  ASSERT_EQ(back.samples.size(), 2u);
+  EXPECT_EQ(back.samples[1].stage, "step:0/block:3");
+  EXPECT_EQ(back.samples[1].rank, 1);
+  EXPECT_TRUE(back.samples[0].warmup);
+  EXPECT_DOUBLE_EQ(*back.peak_reserved_mb, 2048);
+  EXPECT_EQ(back.environment, r.environment);
+  EXPECT_EQ(back.clocks, r.clocks);
+}
+
+TEST_F(WorkerContractTest, TrialFileRoundTripsTheConfig) {
+  TrialFile t{"abc", "s", TrialConfig{}, "cuda"};
+  t.config.ulysses = 4;
+  t.config.model_overrides = {{"depth", 2}};
+  t.config.pipefusion_patches = 1;  // stored as the effective number
+  WriteFileAtomically(dir_ / "trial.json", ToJson(t).dump());
+  TrialFile back = ReadTrialFile(dir_ / "trial.json");
+  EXPECT_EQ(back.config, t.config);
+  EXPECT_EQ(back.device, "cuda");
+  EXPECT_EQ(back.trial_key, "abc");
+}
+
+TEST_F(WorkerContractTest, NewerVersionAndOtherFormatsAreRefusedWithThePath) {
+  auto j = ToJson(RankResult{});
+  j["version"] = kContractVersion + 1;
+  std::ofstream(dir_ / "rank0.json") << j.dump();
+  try {
+    ReadRankResult(dir_ / "rank0.json");
+    FAIL() << "a newer version was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank0.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not supported"), std::string::npos) << e.what();
+  }
+  std::ofstream(dir_ / "trial.json") << ToJson(RankResult{}).dump();
+  EXPECT_THROW(ReadTrialFile(dir_ / "trial.json"), std::runtime_error);  // a rank file, not a trial
+}
+
+// A valid rank file with one warm-up and two timed iterations, as JSON to break.
+nlohmann::json ValidRankFile() {
+  RankResult r;
+  r.samples = {{0, 0, "iteration", 5, true}, {0, 1, "iteration", 1.5, false},
+               {0, 1, "step:0", 0.0, false}, {0, 2, "iteration", 1.25, false}};
+  return ToJson(r);
+}
+
+// What ReadRankResult says about `j` written to rank0.json, or "" when it reads it.
+std::string Refusal(const std::filesystem::path& dir, const std::string& text) {
+  std::ofstream(dir / "rank0.json") << text;
+  try {
+    ReadRankResult(dir / "rank0.json");
+    return "";
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+}
+
+TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
+  EXPECT_EQ(Refusal(dir_.path(), ValidRankFile().dump()), "");  // a stage may take 0 ms
+  struct Case {
+    const char* pointer;  // the field to set, as a JSON pointer
+    nlohmann::json value;
+    const char* said;
+  };
+  const Case cases[] = {
+      {"/samples/1/iteration", -1, "'samples[1].iteration' is -1; expected an integer from 0 to"},
+      {"/samples/1/iteration", 3000000000u, "'samples[1].iteration' is 3000000000;"},
+      {"/samples/1/iteration", 1e300, "'samples[1].iteration' is 1e+300;"},
+      {"/samples/1/iteration", 1.5, "'samples[1].iteration' is 1.5;"},
+      {"/samples/1/ms", -6.0, "'samples[1].ms' is -6.0; expected milliseconds above 0"},
+      {"/samples/1/ms", 0.0, "'samples[1].ms' is 0.0;"},
+      {"/samples/1/ms", 1e308, "'samples[1].ms' is 1e+308;"},
+      {"/samples/2/ms", -1.0, "'samples[2].ms' is -1.0; expected milliseconds from 0"},
+      {"/samples/1/ms", "1.5", "'samples[1].ms' is \"1.5\";"},
+      {"/samples/1/warmup", 0, "'samples[1].warmup' is 0; expected true or false"},
+      {"/samples/1/stage", "", "'samples[1].stage' is \"\"; expected a stage name"},
+      {"/samples/3/iteration", 1, "'samples[3].iteration' is 1; expected one 'iteration' sample "
+                                  "per iteration; iteration 1 has two"},
+      {"/samples", nlohmann::json::object(), "'samples' is {}; expected an array"},
+      {"/rank", -1, "'rank' is -1; expected an integer from 0 to 65535"},
+      {"/world_size", 0, "'world_size' is 0; expected an integer from 1 to 65536"},
+      {"/world_size", 3000000000u, "'world_size' is 3000000000;"},
+      {"/status", 7, "'status' is 7; expected a string"},
+      {"/peak_mem_mb", -1.0, "'peak_mem_mb' is -1.0; expected a number from 0 to 1e+09"},
+      {"/comm_bytes_per_step", "many", "'comm_bytes_per_step' is \"many\";"},
+      {"/environment", nlohmann::json::array(), "'environment' is []; expected an object"},
+      {"/clocks", nlohmann::json{{"available", "yes"}}, "'clocks.available' is \"yes\";"},
+      {"/clocks", nlohmann::json{{"sm_mhz_min", "fast"}}, "'clocks.sm_mhz_min' is \"fast\";"},
+      {"/metrics", nlohmann::json{{"items", "x"}}, "'metrics.items' is \"x\"; expected a number"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json j = ValidRankFile();
+    j[nlohmann::json::json_pointer(c.pointer)] = c.value;
+    const std::string refusal = Refusal(dir_.path(), j.dump());
+    EXPECT_NE(refusal.find("rank0.json: " + std::string(c.said)), std::string::npos)
+        << c.pointer << " = " << c.value.dump() << ": " << refusal;
+  }
+}
+
+// nlohmann::json parses iteratively but copies and dumps recursively, and SQLite refuses JSON
+// nested 1,000 deep: nesting is refused while parsing, before any value is built.
+TEST_F(WorkerContractTest, JsonNestedTooDeepIsRefusedNamingTheTopLevelField) {
+  auto nested = [](int depth) {  // the environment holds `depth` more levels
+    nlohmann::json j = ValidRankFile();
+    std::string text = j.dump();
+    const std::string deep = "{\"deep\": " + std::string(depth - 1, '[') +
+                             std::string(depth - 1, ']') + "}";
+    text.replace(text.find("\"environment\":{}"), 16, "\"environment\":" + deep);
+    return text;
+  };
+  EXPECT_EQ(Refusal(dir_.path(), nested(kMaxJsonDepth - 1)), "");  // 1 + 31 levels
+  for (int depth : {kMaxJsonDepth, 3000, 100000}) {
+    const std::string refusal = Refusal(dir_.path(), nested(depth));
+    EXPECT_NE(refusal.find("rank0.json: 'environment' is nested more than 32 levels deep"),
+              std::string::npos)
+        << depth << ": " << refusal;
+  }
+  const std::string top = Refusal(dir_.path(), std::string(100000, '['));
+  EXPECT_NE(top.find("rank0.json: JSON nested more than 32 levels deep"), std::string::npos)
+      << top;
+}
+
+TEST_F(WorkerContractTest, ARankFileThatIsAFifoIsRefusedWithoutBlocking) {
+  ASSERT_EQ(::mkfifo((dir_ / "rank0.json").c_str(), 0644), 0);
+  try {
+    ReadRankResult(dir_ / "rank0.json");
+    FAIL() << "a FIFO was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank0.json: is a FIFO"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ditbench

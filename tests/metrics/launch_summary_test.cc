@@ -1,0 +1,137 @@
+#include "metrics/launch_summary.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+namespace ditbench {
+namespace {
+
+// An ok launch whose timed iterations (one rank) are `ms`, with its own metrics as ingest
+// computes them: median, and a marker in the fields that do not vary between launches.
+LaunchMeasurement OkLaunch(int launch, const std::vector<double>& ms) {
+  LaunchMeasurement l;
+  l.launch = launch;
+  l.status = TrialStatus::kOk;
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  TrialMetrics m;
+  m.latency_ms = sorted.size() % 2 ? sorted[sorted.size() / 2]
+                                   : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  m.ci_low_ms = sorted.front();
+  m.ci_high_ms = sorted.back();
+  m.iterations = static_cast<int>(ms.size());
+  m.warmup = 1;
+  m.peak_mem_mb = 100.0 + launch;
+  m.flops = 1e12;
+  m.tflops = 1e12 / (m.latency_ms / 1000) / 1e12;
+  for (std::size_t i = 0; i < ms.size(); ++i)
+    l.samples.push_back({0, static_cast<int>(i) + 1, kIterationStage, ms[i], false});
+  l.metrics = m;
+  return l;
+}
+
+LaunchMeasurement FailedLaunch(int launch, TrialStatus status, std::string error) {
+  LaunchMeasurement l;
+  l.launch = launch;
+  l.status = status;
+  l.error = std::move(error);
+  return l;
+}
+
+TEST(LaunchSummaryTest, OneOkLaunchKeepsItsMetricsUnchanged) {
+  const LaunchMeasurement only = OkLaunch(0, {10, 11, 12});
+  const TrialOutcome outcome = SummarizeLaunches({only}, 1);
+  EXPECT_EQ(outcome.status, TrialStatus::kOk);
+  ASSERT_TRUE(outcome.metrics);
+  EXPECT_EQ(outcome.metrics->latency_ms, 11);
+  EXPECT_EQ(outcome.metrics->ci_low_ms, 10);
+  EXPECT_EQ(outcome.metrics->ci_high_ms, 12);
+  EXPECT_EQ(outcome.metrics->launches, 1);
+  EXPECT_FALSE(outcome.metrics->launch_cov);
+}
+
+TEST(LaunchSummaryTest, ThreeLaunchesGiveTheMedianOfMediansAndABetweenLaunchInterval) {
+  // Launch medians 10, 13, 11: each launch is tight, the launches are not.
+  const TrialOutcome outcome = SummarizeLaunches(
+      {OkLaunch(0, {9.9, 10, 10.1}), OkLaunch(2, {10.9, 11, 11.1}), OkLaunch(1, {12.9, 13, 13.1})},
+      3);
+  ASSERT_EQ(outcome.status, TrialStatus::kOk);
+  const TrialMetrics& m = *outcome.metrics;
+  EXPECT_EQ(m.launches, 3);
+  EXPECT_DOUBLE_EQ(m.latency_ms, 11);
+  EXPECT_EQ(m.iterations, 9);
+  EXPECT_EQ(m.warmup, 3);
+  // By hand: logs of 10, 11, 13; t(0.975, 2) = 4.302653.
+  const double l[] = {std::log(10.0), std::log(11.0), std::log(13.0)};
+  const double mean = (l[0] + l[1] + l[2]) / 3;
+  double ss = 0;
+  for (double x : l) ss += (x - mean) * (x - mean);
+  const double half = 4.302653 * std::sqrt(ss / 2) / std::sqrt(3.0);
+  EXPECT_NEAR(m.ci_low_ms, std::exp(mean - half), 1e-4);
+  EXPECT_NEAR(m.ci_high_ms, std::exp(mean + half), 1e-4);
+  // Far wider than any one launch's own interval (0.2 ms): between-launch variation counts.
+  EXPECT_LT(m.ci_low_ms, 9.9);
+  EXPECT_GT(m.ci_high_ms, 13.1);
+  // Between-launch CoV of 10, 11, 13: std 1.5275 / mean 11.333.
+  ASSERT_TRUE(m.launch_cov);
+  EXPECT_NEAR(*m.launch_cov, 1.527525 / 11.333333, 1e-5);
+  // Pooled spread over all nine iterations.
+  EXPECT_DOUBLE_EQ(m.min_ms, 9.9);
+  EXPECT_DOUBLE_EQ(m.max_ms, 13.1);
+  EXPECT_EQ(*m.peak_mem_mb, 102);
+  // Throughput follows the summary latency (the last launch's, rescaled).
+  ASSERT_TRUE(m.tflops);
+  EXPECT_NEAR(*m.tflops, 1e12 / 0.011 / 1e12, 1e-9);
+}
+
+TEST(LaunchSummaryTest, IdenticalLaunchesGiveAZeroWidthIntervalAtTheirMedian) {
+  const TrialOutcome outcome =
+      SummarizeLaunches({OkLaunch(0, {5, 5, 5}), OkLaunch(1, {5, 5, 5})}, 2);
+  EXPECT_DOUBLE_EQ(outcome.metrics->latency_ms, 5);
+  EXPECT_DOUBLE_EQ(outcome.metrics->ci_low_ms, 5);
+  EXPECT_DOUBLE_EQ(outcome.metrics->ci_high_ms, 5);
+}
+
+TEST(LaunchSummaryTest, FirstFailedLaunchFailsTheTrialNamingTheLaunch) {
+  const TrialOutcome outcome = SummarizeLaunches(
+      {OkLaunch(0, {10, 11, 12}), FailedLaunch(2, TrialStatus::kTimeout, "too slow"),
+       FailedLaunch(1, TrialStatus::kOom, "out of memory")},
+      3);
+  EXPECT_EQ(outcome.status, TrialStatus::kOom);
+  EXPECT_EQ(outcome.error, "launch 2 of 3: out of memory");
+  ASSERT_TRUE(outcome.metrics);  // what the ok launch measured is kept
+  EXPECT_EQ(outcome.metrics->launches, 1);
+}
+
+TEST(LaunchSummaryTest, ARunningLaunchMakesTheTrialRunning) {
+  EXPECT_EQ(SummarizeLaunches({OkLaunch(0, {1, 2, 3}), FailedLaunch(1, TrialStatus::kRunning, "")},
+                              2)
+                .status,
+            TrialStatus::kRunning);
+}
+
+TEST(LaunchSummaryTest, AnInterruptedLaunchMakesTheTrialInterrupted) {
+  const TrialOutcome outcome = SummarizeLaunches(
+      {OkLaunch(0, {1, 2, 3}), FailedLaunch(1, TrialStatus::kInterrupted, "by the user")}, 2);
+  EXPECT_EQ(outcome.status, TrialStatus::kInterrupted);
+  EXPECT_EQ(outcome.error, "launch 2 of 2: by the user");
+}
+
+TEST(LaunchSummaryTest, FewerOkLaunchesThanAskedIsOkWithTheLaunchCount) {
+  const TrialOutcome outcome =
+      SummarizeLaunches({OkLaunch(0, {1, 2, 3}), OkLaunch(1, {2, 3, 4})}, 3);
+  EXPECT_EQ(outcome.status, TrialStatus::kOk);
+  EXPECT_EQ(outcome.metrics->launches, 2);
+}
+
+TEST(LaunchSummaryTest, OneLaunchWithoutReplicatesKeepsItsErrorAsIs) {
+  const TrialOutcome outcome =
+      SummarizeLaunches({FailedLaunch(0, TrialStatus::kCrashed, "rank 0 killed")}, 1);
+  EXPECT_EQ(outcome.status, TrialStatus::kCrashed);
+  EXPECT_EQ(outcome.error, "rank 0 killed");
+  EXPECT_FALSE(outcome.metrics);
+}
+
+}  // namespace
+}  // namespace ditbench

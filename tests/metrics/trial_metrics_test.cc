@@ -1,0 +1,141 @@
+#include "metrics/trial_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include "model_zoo/shapes/model_config.h"
+
+namespace ditbench {
+namespace {
+
+// Rank `rank`'s result: one warm-up iteration (100 ms), then the timed ones, each with one
+// step sample of half its time.
+RankResult Rank(int rank, std::vector<double> timed, std::vector<double> warmup = {100}) {
+  RankResult r;
+  r.rank = rank;
+  r.world_size = 2;
+  r.device = "cpu";
+  int iteration = 0;
+  for (double ms : warmup) r.samples.push_back({rank, iteration++, "iteration", ms, true});
+  for (double ms : timed) {
+    r.samples.push_back({rank, iteration, "iteration", ms, false});
+    r.samples.push_back({rank, iteration++, "step:0", ms / 2, false});
+  }
+  r.peak_mem_mb = 100.0 + rank;
+  return r;
+}
+
+TrialConfig TinyTwoRanks() {
+  TrialConfig c;
+  c.model = "pixart-alpha-tiny";
+  c.resolution = 256;
+  c.ulysses = 2;
+  c.steps = 4;
+  return c;
+}
+
+TEST(SlowestPerIterationTest, IsTheMaxOverRanksOfEachTimedIterationOfOneStage) {
+  std::vector<Sample> samples = {
+      {0, 0, "iteration", 99, true},  {1, 0, "iteration", 1, true},   // warm-up: left out
+      {0, 1, "iteration", 10, false}, {1, 1, "iteration", 14, false},
+      {0, 2, "iteration", 12, false}, {1, 2, "iteration", 11, false},
+      {0, 1, "step:0", 50, false},                                     // another stage
+  };
+  auto spread = SlowestPerIteration(samples);
+  ASSERT_EQ(spread.size(), 2u);
+  EXPECT_DOUBLE_EQ(spread.at(1).slowest_ms, 14);
+  EXPECT_DOUBLE_EQ(spread.at(1).skew_ms(), 4);
+  EXPECT_DOUBLE_EQ(spread.at(2).slowest_ms, 12);
+  EXPECT_DOUBLE_EQ(spread.at(2).skew_ms(), 1);
+  EXPECT_EQ(SlowestSeries(samples), (std::vector<double>{14, 12}));
+  EXPECT_EQ(SlowestSeries(samples, "step:0"), (std::vector<double>{50}));
+}
+
+// The slowest rank per iteration needs every rank in every iteration: a rank that misses one
+// would be left out of its maximum (a trial whose slow rank took 100 ms reported 1 ms).
+TEST(TimedIterationsProblemTest, EveryRankMustTimeRankZerosIterationsAndAtLeastTheMinimum) {
+  EXPECT_FALSE(TimedIterationsProblem({Rank(0, {1, 1, 1}), Rank(1, {100, 100, 100})}, 3));
+  RankResult slow = Rank(1, {100, 100});  // iterations 1 and 2; rank 0 timed 1, 2 and 3
+  auto missing = TimedIterationsProblem({Rank(0, {1, 1, 1}), slow}, 2);
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->rank, 1);
+  EXPECT_EQ(missing->problem, "'samples' has no timed iteration 3, which rank 0 timed; every "
+                              "rank must time the same iterations");
+  auto extra = TimedIterationsProblem({Rank(0, {1, 1}), Rank(1, {100, 100, 100})}, 2);
+  ASSERT_TRUE(extra);
+  EXPECT_EQ(extra->rank, 1);
+  EXPECT_NE(extra->problem.find("has timed iteration 3, which rank 0 did not time"),
+            std::string::npos);
+  auto few = TimedIterationsProblem({Rank(0, {1, 1}), Rank(1, {1, 1})}, 3);
+  ASSERT_TRUE(few);
+  EXPECT_EQ(few->rank, 0);
+  EXPECT_EQ(few->problem, "'samples' has 2 timed iterations; expected at least 3 (repeats.min)");
+  // Warm-up and stage samples are not timed iterations of the whole.
+  EXPECT_TRUE(TimedIterationsProblem({Rank(0, {1}, {5, 5, 5})}, 2));
+}
+
+TEST(TrialMetricsTest, LatencyIsTheSlowestRankAndSkewShowsTheGap) {
+  // Rank 1 is deliberately slower by 5 ms every iteration.
+  auto m = ComputeTrialMetrics(TinyTwoRanks(), {Rank(0, {10, 11, 12}), Rank(1, {15, 16, 17})},
+                               "cpu");
+  EXPECT_DOUBLE_EQ(m.latency_ms, 16);
+  EXPECT_DOUBLE_EQ(m.rank0_ms, 11);
+  EXPECT_DOUBLE_EQ(m.skew_ms, 5);
+  EXPECT_EQ(m.iterations, 3);
+  EXPECT_EQ(m.warmup, 1);  // the 100 ms warm-up is counted, not timed
+  EXPECT_DOUBLE_EQ(m.max_ms, 17);
+  EXPECT_DOUBLE_EQ(m.min_ms, 15);
+  EXPECT_DOUBLE_EQ(m.mean_ms, 16);
+  EXPECT_DOUBLE_EQ(m.std_ms, 1);  // {15, 16, 17}: squares 1 + 0 + 1, / (3 - 1)
+  EXPECT_DOUBLE_EQ(m.cov, 1.0 / 16);
+  EXPECT_DOUBLE_EQ(*m.peak_mem_mb, 101);
+}
+
+TEST(TrialMetricsTest, SlowestRankIsTakenPerIteration) {
+  // The slow rank alternates; per-iteration max is 20 every time, while each rank's median is 10
+  // or 20.
+  auto m = ComputeTrialMetrics(
+      TinyTwoRanks(), {Rank(0, {20, 10, 20, 10, 20}), Rank(1, {10, 20, 10, 20, 10})}, "cpu");
+  EXPECT_DOUBLE_EQ(m.latency_ms, 20);
+  EXPECT_DOUBLE_EQ(m.skew_ms, 10);
+  EXPECT_DOUBLE_EQ(m.rank0_ms, 20);
+}
+
+TEST(TrialMetricsTest, ThroughputFromHandComputedFlopsAndNoMfuOnCpu) {
+  const TrialConfig config = TinyTwoRanks();
+  auto m = ComputeTrialMetrics(config, {Rank(0, {10}), Rank(1, {10})}, "cpu");
+  ASSERT_TRUE(m.flops && m.tflops && m.images_per_s && m.tokens_per_s);
+  std::string error;
+  auto model = ResolveModel(config.model, config.model_overrides, &error);
+  ASSERT_TRUE(model) << error;
+  // denoise: 4 forwards; CFG batches a negative prompt: 1 image x 2 samples per forward.
+  EXPECT_DOUBLE_EQ(*m.flops, 4 * ForwardFlops(*model, 256, 2));
+  EXPECT_DOUBLE_EQ(*m.images_per_s, 100.0);  // 1 image per 10 ms
+  EXPECT_NEAR(*m.tflops, *m.flops / 0.010 / 1e12, 1e-12);
+  // 256 px / 8 (VAE) / 2 (patch) = 16 patches per side: 256 tokens x 2 samples x 4 forwards.
+  EXPECT_DOUBLE_EQ(*m.tokens_per_s, 256.0 * 2 * 4 / 0.010);
+  EXPECT_FALSE(m.mfu.has_value());
+  auto gpu = ComputeTrialMetrics(config, {Rank(0, {10}), Rank(1, {10})}, "NVIDIA H100 80GB HBM3");
+  ASSERT_TRUE(gpu.mfu);
+  EXPECT_NEAR(*gpu.mfu, *gpu.tflops / (989.0 * 2), 1e-15);
+}
+
+TEST(TrialMetricsTest, AnyThrottledRankFlagsTheTrialAndClocksSpanRanks) {
+  RankResult a = Rank(0, {10}), b = Rank(1, {10});
+  a.clocks = {{"available", true}, {"sm_mhz_min", 1980.0}, {"sm_mhz_max", 1980.0},
+              {"throttled", false}};
+  b.clocks = {{"available", true}, {"sm_mhz_min", 1410.0}, {"sm_mhz_max", 1980.0},
+              {"throttled", true}};
+  auto m = ComputeTrialMetrics(TinyTwoRanks(), {a, b}, "NVIDIA H100 80GB HBM3");
+  ASSERT_TRUE(m.throttled);
+  EXPECT_TRUE(*m.throttled);
+  EXPECT_DOUBLE_EQ(*m.sm_clock_min_mhz, 1410);
+  EXPECT_DOUBLE_EQ(*m.sm_clock_max_mhz, 1980);
+}
+
+TEST(TrialMetricsTest, NoClockSamplesMeansUnknownNotUnthrottled) {
+  auto m = ComputeTrialMetrics(TinyTwoRanks(), {Rank(0, {10}), Rank(1, {10})}, "cpu");
+  EXPECT_FALSE(m.throttled.has_value());
+}
+
+}  // namespace
+}  // namespace ditbench

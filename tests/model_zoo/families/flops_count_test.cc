@@ -1,0 +1,80 @@
+// The analytic FLOP formula (model_zoo/shapes/model_config.cc) against an independent count: LibTorch's
+// profiler tallies the FLOPs of every matrix product and convolution a real forward of the
+// model zoo's PixArt, Flux, SD3 and SD3.5 (dual attention) execute.
+#include <cctype>
+
+#include <gtest/gtest.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include "model_zoo/families/dit_model.h"
+#include "model_zoo/shapes/model_config.h"
+
+namespace ditbench {
+namespace {
+
+double ProfiledMatmulFlops(const std::function<void()>& run) {
+  using namespace torch::autograd::profiler;
+  using torch::profiler::impl::ActivityType;
+  using torch::profiler::impl::ProfilerConfig;
+  using torch::profiler::impl::ProfilerState;
+  ProfilerConfig config(ProfilerState::KINETO, /*report_input_shapes=*/true,
+                        /*profile_memory=*/false, /*with_stack=*/false, /*with_flops=*/true);
+  const std::set<ActivityType> activities = {ActivityType::CPU};
+  prepareProfiler(config, activities);
+  enableProfiler(config, activities);
+  run();
+  auto result = disableProfiler();
+  double flops = 0;
+  for (const auto& event : result->events()) {
+    const std::string name = event.name();
+    // Products and convolutions only: the formula leaves out element-wise work.
+    if (name == "aten::mm" || name == "aten::addmm" || name == "aten::bmm" ||
+        name == "aten::baddbmm" || name == "aten::conv2d")
+      flops += static_cast<double>(event.flops());
+  }
+  return flops;
+}
+
+class FlopsCountTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FlopsCountTest, AnalyticForwardFlopsMatchAProfiledForward) {
+  // The math attention path, so that attention runs as batched products the profiler counts.
+  auto& ctx = at::globalContext();
+  const bool flash = ctx.userEnabledFlashSDP(), efficient = ctx.userEnabledMemEfficientSDP();
+  ctx.setSDPUseFlash(false);
+  ctx.setSDPUseMemEfficient(false);
+
+  c10::InferenceMode inference;
+  const ModelConfig& config = *FindModelPreset(GetParam());
+  torch::manual_seed(0);
+  auto model = MakeDitModel(config);
+  model->module().eval();
+  const int resolution = 256, samples = 2;
+  const int latent = LatentSize(config, resolution);
+  auto x = torch::randn({samples, config.in_channels, latent, latent});
+  auto t = torch::full({samples}, 500.0);
+  Conditioning text = model->MakeConditioning(samples, resolution);
+  if (model->guidance() == Guidance::kDistilled) text.guidance = torch::full({samples}, 3.5);
+  ParallelContext single;
+  const double counted = ProfiledMatmulFlops([&] { model->Forward(x, t, text, single); });
+
+  ctx.setSDPUseFlash(flash);
+  ctx.setSDPUseMemEfficient(efficient);
+  const double analytic = ForwardFlops(config, resolution, samples);
+  ASSERT_GT(counted, 0) << "the profiler counted nothing";
+  RecordProperty("counted_over_analytic", std::to_string(counted / analytic));
+  EXPECT_NEAR(counted / analytic, 1.0, 0.001) << "counted " << counted << " analytic " << analytic;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, FlopsCountTest,
+                         ::testing::Values("pixart-alpha-tiny", "flux-dev-tiny",
+                                           "sd3-medium-tiny", "sd3.5-medium-tiny"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace ditbench

@@ -1,0 +1,128 @@
+// The ParallelContext's attention strategies against one rank, with ranks as threads over Gloo
+// and an in-memory store.
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+
+#include "model_zoo/parallel/parallel_context.h"
+#include "worker/torch_runtime.h"
+
+namespace ditbench {
+namespace {
+
+// Runs `body(rank, context)` on every rank of `degrees` in its own thread.
+void OnEveryRank(const ParallelDegrees& degrees,
+                 const std::function<void(int, ParallelContext&)>& body) {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<std::string> errors(degrees.world_size());
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < degrees.world_size(); ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        ParallelContext context(degrees, rank, store, [](const auto& s, int r, int n) {
+          return CreateBackend(s, r, n, /*cuda=*/false);
+        });
+        body(rank, context);
+      } catch (const std::exception& e) {
+        errors[rank] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) EXPECT_EQ(e, "");
+}
+
+double RelativeL2(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a - b).norm().item<double>() / b.norm().item<double>();
+}
+
+TEST(ParallelContextTest, UlyssesJointAttentionEqualsOneRank) {
+  torch::manual_seed(3);
+  const int64_t b = 2, n = 16, t = 5, h = 4, d = 8;
+  Qkv image{torch::randn({b, n, h, d}), torch::randn({b, n, h, d}), torch::randn({b, n, h, d}), {}};
+  Qkv text{torch::randn({b, t, h, d}), torch::randn({b, t, h, d}), torch::randn({b, t, h, d}), {}};
+  const AttentionOutput reference = ParallelContext().Attend(image, text);
+  ASSERT_EQ(reference.text.sizes(), (std::vector<int64_t>{b, t, h, d}));
+
+  const ParallelDegrees ulysses2{1, 1, 1, 1, 2};
+  std::vector<AttentionOutput> outputs(2);
+  OnEveryRank(ulysses2, [&](int rank, const ParallelContext& context) {
+    EXPECT_STREQ(context.attention_name(), "ulysses");
+    auto shard = [&](const torch::Tensor& x) { return context.ShardSequence(x, 1); };
+    outputs[rank] = context.Attend({shard(image.q), shard(image.k), shard(image.v), {}}, text);
+  });
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_LT(RelativeL2(outputs[rank].image, reference.image.narrow(1, rank * n / 2, n / 2)), 1e-5);
+    EXPECT_LT(RelativeL2(outputs[rank].text, reference.text), 1e-5);
+  }
+  // Not vacuous: the text tokens really attended to the image tokens.
+  EXPECT_GT(RelativeL2(ParallelContext().Attend(text).image, reference.text), 1e-2);
+}
+
+TEST(ParallelContextTest, SequenceShardsGatherBackAndCfgHalvesGatherInOrder) {
+  const ParallelDegrees degrees{1, 2, 1, 1, 2};  // cfg 2 x ulysses 2
+  auto full = torch::arange(2 * 8).reshape({2, 8}).to(torch::kFloat32);
+  std::vector<torch::Tensor> gathered(4), cfg(4);
+  OnEveryRank(degrees, [&](int rank, const ParallelContext& context) {
+    gathered[rank] = context.GatherSequence(context.ShardSequence(full, 1), 1);
+    cfg[rank] = context.GatherCfg(torch::full({1}, double(context.at().cfg)), 0);
+  });
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_TRUE(torch::equal(gathered[rank], full)) << rank;
+    EXPECT_TRUE(torch::equal(cfg[rank], torch::tensor({0.0f, 1.0f}))) << rank;
+  }
+}
+
+// PipeFusion under ring: a synchronous step shards the sequence patch-interleaved, so that
+// each rank holds (and caches) its chunk of every patch, the same tokens it computes in the
+// patch steps; gathering undoes the interleave.
+// A dual-attention block (SD3.5-medium) attends twice: under PipeFusion each attention reads
+// and writes its own cache. With one shared cache, a patch step's first attention would read
+// the other tokens' K/V of the block's second attention.
+TEST(ParallelContextTest, EachAttentionOfABlockKeepsItsOwnKvCache) {
+  torch::manual_seed(0);
+  auto make = [] {
+    return Qkv{torch::randn({1, 8, 2, 4}), torch::randn({1, 8, 2, 4}), torch::randn({1, 8, 2, 4}),
+               {}};
+  };
+  const Qkv first = make(), second = make();
+  ParallelContext context;  // one rank
+  const auto expected_first = context.Attend(first).image;
+  const auto expected_second = context.Attend(second).image;
+  BlockKvCaches caches;
+  context.SetKvCaches(&caches);
+  context.Attend(first);  // a synchronous step fills both caches
+  context.Attend(second, std::nullopt, /*attention=*/1);
+  // A patch step over the second half: its fresh K/V, the first half's from each cache.
+  auto half = [](const torch::Tensor& x) { return x.narrow(1, 4, 4); };
+  auto half_qkv = [&](const Qkv& x) { return Qkv{half(x.q), half(x.k), half(x.v), {}}; };
+  context.SetPatch(ParallelContext::Patch{4, 4, 8});
+  const auto out_first = context.Attend(half_qkv(first)).image;
+  const auto out_second = context.Attend(half_qkv(second), std::nullopt, /*attention=*/1).image;
+  EXPECT_LT(RelativeL2(out_first, half(expected_first)), 1e-6);
+  EXPECT_LT(RelativeL2(out_second, half(expected_second)), 1e-6);
+  EXPECT_TRUE(torch::equal(caches[0].k, first.k));
+  EXPECT_TRUE(torch::equal(caches[1].k, second.k));
+}
+
+TEST(ParallelContextTest, PipeFusionLayoutUnderRingGivesEachRankItsChunkOfEveryPatch) {
+  const ParallelDegrees degrees{1, 1, 1, 2, 2};  // ring 2 x ulysses 2
+  const auto full = torch::arange(16).reshape({1, 16}).to(torch::kFloat32);
+  std::vector<torch::Tensor> sync(4), patch1(4), gathered(4);
+  OnEveryRank(degrees, [&](int rank, ParallelContext& context) {
+    context.SetPatchLayout(2);  // two patches of 8 tokens
+    sync[rank] = context.ShardSequence(full, 1);
+    gathered[rank] = context.GatherSequence(sync[rank], 1);
+    context.SetPatch(ParallelContext::Patch{8, 8, 16});
+    patch1[rank] = context.ShardSequence(full, 1);
+  });
+  for (int s = 0; s < 4; ++s) {
+    const float c = 2.0f * s;  // chunks of 2 tokens: rank s takes chunk s of each patch
+    EXPECT_TRUE(torch::equal(sync[s], torch::tensor({{c, c + 1, 8 + c, 9 + c}}))) << sync[s];
+    EXPECT_TRUE(torch::equal(patch1[s], torch::tensor({{8 + c, 9 + c}}))) << patch1[s];
+    EXPECT_TRUE(torch::equal(gathered[s], full)) << gathered[s];
+  }
+}
+
+}  // namespace
+}  // namespace ditbench

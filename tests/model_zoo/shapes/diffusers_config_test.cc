@@ -1,0 +1,210 @@
+#include "model_zoo/shapes/diffusers_config.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+nlohmann::json Flux() {
+  return {{"_class_name", "FluxTransformer2DModel"}, {"_diffusers_version", "0.35.2"},
+          {"patch_size", 1}, {"in_channels", 64}, {"num_layers", 2}, {"num_single_layers", 3},
+          {"attention_head_dim", 32}, {"num_attention_heads", 2}, {"joint_attention_dim", 48},
+          {"pooled_projection_dim", 32}, {"guidance_embeds", true},
+          {"axes_dims_rope", {4, 14, 14}}, {"out_channels", nullptr}};
+}
+
+std::string Error(const nlohmann::json& json) {
+  try {
+    DiffusersConfigFromJson(json, "m/config.json");
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DiffusersConfigTest, FluxConfigBecomesTheModelZooShape) {
+  const DiffusersModel m = DiffusersConfigFromJson(Flux(), "m/config.json");
+  EXPECT_EQ(m.kind, DiffusersKind::kTransformer);
+  EXPECT_EQ(m.config.family, ModelFamily::kFlux);
+  EXPECT_EQ(m.config.depth, 2);
+  EXPECT_EQ(m.config.single_blocks, 3);
+  EXPECT_EQ(m.config.hidden, 64);
+  EXPECT_EQ(m.config.in_channels, 16);  // 64 packed = 16 latent channels x 2 x 2
+  EXPECT_EQ(m.config.text_dim, 48);
+  EXPECT_TRUE(m.config.guidance_embed);
+}
+
+TEST(DiffusersConfigTest, UnsupportedValueNamesFileKeyAndExpectation) {
+  auto json = Flux();
+  json["patch_size"] = 2;
+  EXPECT_EQ(Error(json), "m/config.json: key 'patch_size': 2 is not supported, expected 1");
+}
+
+TEST(DiffusersConfigTest, RotaryAxesMustCoverTheHeadDimension) {
+  auto json = Flux();
+  json["axes_dims_rope"] = {4, 14, 16};
+  EXPECT_NE(Error(json).find("key 'axes_dims_rope': must sum to attention_head_dim (32)"),
+            std::string::npos);
+}
+
+TEST(DiffusersConfigTest, UnknownKeyIsRefused) {
+  auto json = Flux();
+  json["use_magic"] = true;
+  EXPECT_NE(Error(json).find("key 'use_magic': not a parameter"), std::string::npos);
+}
+
+TEST(DiffusersConfigTest, Sd35DualAttentionLayersMustBeBlocks) {
+  nlohmann::json json = {{"_class_name", "SD3Transformer2DModel"},
+                         {"caption_projection_dim", 1152}, {"num_layers", 3},
+                         {"qk_norm", "rms_norm"}, {"dual_attention_layers", {0, 1}}};
+  const ModelConfig m = DiffusersConfigFromJson(json, "c").config;
+  EXPECT_EQ(m.dual_attention_layers, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(m.dual_attention(1));
+  EXPECT_FALSE(m.dual_attention(2));
+  EXPECT_EQ(m.dual_attention_blocks(), 2);
+  json["dual_attention_layers"] = {0, 3};
+  EXPECT_EQ(Error(json),
+            "m/config.json: key 'dual_attention_layers': 3 is not a block index in [0, 3)");
+}
+
+// sd3.5-medium-tiny's architecture differs from sd3-medium-tiny's only in its dual attention
+// (and qk norms): a folder of one is refused for the other, naming the dual attention.
+TEST(DiffusersConfigTest, WeightsFolderMustMatchThePresetsDualAttention) {
+  const ModelConfig& dual = *FindModelPreset("sd3.5-medium-tiny");
+  DiffusersModel folder;
+  folder.kind = DiffusersKind::kTransformer;
+  folder.class_name = "SD3Transformer2DModel";
+  folder.config = dual;
+  EXPECT_EQ(ModelWithDiffusersWeights(dual, folder, "m/config.json").name, "sd3.5-medium-tiny");
+  ModelConfig other = dual;
+  other.dual_attention_layers = {1};
+  try {
+    ModelWithDiffusersWeights(other, folder, "m/config.json");
+    FAIL() << "a folder with other dual-attention blocks was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("dual_attention_layers is [0] where model "
+                                         "'sd3.5-medium-tiny' has dual attention blocks [1]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(DiffusersConfigTest, PixArtMicroConditionsFollowSampleSize) {
+  nlohmann::json json = {{"_class_name", "PixArtTransformer2DModel"},
+                         {"caption_channels", 4096}, {"sample_size", 128}};
+  EXPECT_TRUE(DiffusersConfigFromJson(json, "c").config.micro_conditions);
+  json["sample_size"] = 64;
+  EXPECT_FALSE(DiffusersConfigFromJson(json, "c").config.micro_conditions);
+}
+
+TEST(DiffusersConfigTest, VaeDecoderShape) {
+  nlohmann::json json = {{"_class_name", "AutoencoderKL"},
+                         {"block_out_channels", {128, 256, 512, 512}},
+                         {"up_block_types", std::vector<std::string>(4, "UpDecoderBlock2D")},
+                         {"layers_per_block", 2}, {"latent_channels", 16},
+                         {"scaling_factor", 0.3611}, {"shift_factor", 0.1159},
+                         {"use_post_quant_conv", false}};
+  const DiffusersModel m = DiffusersConfigFromJson(json, "c");
+  EXPECT_EQ(m.kind, DiffusersKind::kVae);
+  EXPECT_EQ(m.config.vae_downsample, 8);
+  EXPECT_EQ(m.config.in_channels, 16);
+  EXPECT_FALSE(m.config.vae_post_quant_conv);
+  EXPECT_DOUBLE_EQ(m.config.vae_shift, 0.1159);
+}
+
+TEST(DiffusersConfigTest, UnknownClassIsRefused) {
+  EXPECT_NE(Error({{"_class_name", "UNet2DConditionModel"}}).find("key '_class_name'"),
+            std::string::npos);
+}
+
+// A weights folder must hold the preset's architecture: with the preset's dimensions
+// overridden to the folder's it is accepted, otherwise the first differing field is named.
+TEST(DiffusersConfigTest, WeightsFolderMustMatchThePresetsArchitecture) {
+  const DiffusersModel folder = DiffusersConfigFromJson(Flux(), "m/config.json");
+  std::string error;
+  auto matching = ResolveModel("flux-dev-tiny", {{"heads", 2}, {"hidden", 64}, {"text_dim", 48},
+                                                  {"single_blocks", 3}}, &error);
+  ASSERT_TRUE(matching) << error;
+  EXPECT_EQ(ModelWithDiffusersWeights(*matching, folder, "m/config.json").name, "flux-dev-tiny");
+  auto preset = ResolveModel("flux-dev-tiny", {}, &error);
+  try {
+    ModelWithDiffusersWeights(*preset, folder, "m/config.json");
+    FAIL() << "a folder of another architecture was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "m/config.json: num_single_layers is 3 where model 'flux-dev-tiny' has "
+                           "single_blocks 2, expected the same architecture (override the "
+                           "preset's dimensions to match)");
+  }
+  // A VAE folder is not a transformer, and a transformer folder is not a VAE.
+  nlohmann::json vae = {{"_class_name", "AutoencoderKL"}, {"latent_channels", 4},
+                        {"block_out_channels", {32, 32, 32, 32}}};
+  const DiffusersModel vae_folder = DiffusersConfigFromJson(vae, "v/config.json");
+  EXPECT_THROW(ModelWithDiffusersWeights(*preset, vae_folder, "v/config.json"),
+               std::invalid_argument);
+  EXPECT_THROW(ModelWithDiffusersVae(*preset, folder, "m/config.json"), std::invalid_argument);
+  try {  // 4 latent channels for a 16-channel Flux
+    ModelWithDiffusersVae(*preset, vae_folder, "v/config.json");
+    FAIL() << "a 4-channel VAE was accepted for Flux";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("latent_channels is 4 where model 'flux-dev-tiny' has 16"),
+              std::string::npos) << e.what();
+  }
+  vae["latent_channels"] = 16;
+  EXPECT_EQ(ModelWithDiffusersVae(*preset, DiffusersConfigFromJson(vae, "v/config.json"),
+                                  "v/config.json").vae_channels,
+            (std::vector<int>{32, 32, 32, 32}));
+}
+
+// Sizes that would overflow the shape arithmetic or the machine are refused in one line, before
+// a model is built (issue 19).
+TEST(DiffusersConfigTest, OutOfRangeSizesAreRefused) {
+  auto json = Flux();
+  json["num_layers"] = 3000000000LL;  // wraps round to a negative int if read as one
+  EXPECT_EQ(Error(json),
+            "m/config.json: key 'num_layers': 3000000000 is out of range, expected at most 65536");
+  json = Flux();
+  json["num_layers"] = 1e9;
+  EXPECT_EQ(Error(json), "m/config.json: key 'num_layers': 1000000000.0 is not an integer");
+  json = Flux();
+  json["num_attention_heads"] = 60000;
+  json["attention_head_dim"] = 60000;
+  EXPECT_NE(Error(json).find("num_attention_heads x attention_head_dim is 3600000000, expected "
+                             "at most 65536"),
+            std::string::npos)
+      << Error(json);
+}
+
+TEST(DiffusersConfigTest, ConfigFileMustBeARegularShallowFile) {
+  test::TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "config.json").c_str(), 0600), 0);
+  try {
+    ReadDiffusersConfig(dir.path());
+    ADD_FAILURE() << "a FIFO was read";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("config.json: is a FIFO; expected a regular file"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(dir / "config.json");
+  std::ofstream(dir / "config.json") << std::string(5000, '[') << std::string(5000, ']');
+  try {
+    ReadDiffusersConfig(dir.path());
+    ADD_FAILURE() << "a 5,000-deep config was read";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("config.json: JSON nested more than 8 levels deep"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ditbench

@@ -1,0 +1,168 @@
+#include "plan/resume.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace ditbench {
+namespace {
+
+PlannedTrial Valid() { return PlannedTrial{}; }
+PlannedTrial Invalid() {
+  PlannedTrial t;
+  t.invalid_reason = "world size 4 exceeds the 2 CPU slots available";
+  return t;
+}
+
+TEST(JudgeResumeTest, UnrecordedTrialsRunAndOkOnesAreKept) {
+  EXPECT_TRUE(JudgeResume(Valid(), std::nullopt, "").run);
+  EXPECT_EQ(JudgeResume(Valid(), std::nullopt, "").note, "");
+  auto ok = JudgeResume(Valid(), TrialStatus::kOk, "");
+  EXPECT_FALSE(ok.run);
+  EXPECT_EQ(ok.note, "recorded ok: kept");
+  EXPECT_TRUE(JudgeResume(Valid(), TrialStatus::kOk, "all").run);
+}
+
+TEST(JudgeResumeTest, SkippedTrialsAreJudgedAgainstThisMachine) {
+  auto still = JudgeResume(Invalid(), TrialStatus::kSkipped, "");
+  EXPECT_FALSE(still.run);
+  EXPECT_EQ(still.note, "recorded skipped: kept (world size 4 exceeds the 2 CPU slots available)");
+  auto fits = JudgeResume(Valid(), TrialStatus::kSkipped, "");
+  EXPECT_TRUE(fits.run);
+  EXPECT_EQ(fits.note, "run (skipped earlier; fits this machine now)");
+}
+
+TEST(JudgeResumeTest, FailuresAreKeptUnlessRerunFailedAndInterruptedRunAgain) {
+  for (TrialStatus s : {TrialStatus::kFailed, TrialStatus::kOom, TrialStatus::kTimeout,
+                        TrialStatus::kCrashed}) {
+    EXPECT_FALSE(JudgeResume(Valid(), s, "").run) << StatusName(s);
+    EXPECT_TRUE(JudgeResume(Valid(), s, "failed").run) << StatusName(s);
+  }
+  EXPECT_EQ(JudgeResume(Valid(), TrialStatus::kOom, "").note,
+            "recorded oom: kept (--rerun failed retries it)");
+  auto interrupted = JudgeResume(Valid(), TrialStatus::kInterrupted, "");
+  EXPECT_TRUE(interrupted.run);
+  EXPECT_EQ(interrupted.note, "run again (was interrupted)");
+}
+
+using Launches = std::map<int, TrialStatus>;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+TEST(PlanLaunchesTest, AnUnrecordedTrialRunsEveryLaunch) {
+  const LaunchPlan plan = PlanLaunches(Valid(), 3, std::nullopt, {}, "");
+  EXPECT_THAT(plan.launches, ElementsAre(0, 1, 2));
+  EXPECT_EQ(plan.note, "");
+}
+
+TEST(PlanLaunchesTest, ACampaignKilledBetweenReplicatesRunsOnlyTheMissingLaunches) {
+  // Killed after the first round: launch 0 ok, launch 1 interrupted, launch 2 never started.
+  const LaunchPlan plan = PlanLaunches(
+      Valid(), 3, TrialStatus::kInterrupted,
+      Launches{{0, TrialStatus::kOk}, {1, TrialStatus::kInterrupted}}, "");
+  EXPECT_THAT(plan.launches, ElementsAre(1, 2));
+  EXPECT_EQ(plan.note, "launches of 3: kept 1 (ok); run 2 (interrupted), 3 (not run)");
+  // Every launch ok: nothing runs.
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kOk,
+                           Launches{{0, TrialStatus::kOk}, {1, TrialStatus::kOk},
+                                    {2, TrialStatus::kOk}},
+                           "")
+                  .launches,
+              IsEmpty());
+  // A gap (launch 1 missing, 2 ok) is filled, nothing else.
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kOk,
+                           Launches{{0, TrialStatus::kOk}, {2, TrialStatus::kOk}}, "")
+                  .launches,
+              ElementsAre(1));
+}
+
+TEST(PlanLaunchesTest, AKeptFailureEndsTheTrialAndRerunFailedResumesIt) {
+  const Launches launches{{0, TrialStatus::kOk}, {1, TrialStatus::kOom}};
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kOom, launches, "").launches, IsEmpty());
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kOom, launches, "failed").launches,
+              ElementsAre(1, 2));
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kOom, launches, "all").launches,
+              ElementsAre(0, 1, 2));
+}
+
+TEST(PlanLaunchesTest, MoreReplicatesThanRecordedRunsTheNewOnes) {
+  // A campaign measured with one launch, continued with replicates: 3.
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kOk, Launches{{0, TrialStatus::kOk}}, "")
+                  .launches,
+              ElementsAre(1, 2));
+}
+
+TEST(PlanLaunchesTest, OneReplicateIsJudgeResume) {
+  for (auto status : {TrialStatus::kOk, TrialStatus::kFailed, TrialStatus::kInterrupted}) {
+    const LaunchPlan plan = PlanLaunches(Valid(), 1, status, Launches{{0, status}}, "");
+    const ResumeVerdict verdict = JudgeResume(Valid(), status, "");
+    EXPECT_EQ(plan.launches.empty(), !verdict.run) << StatusName(status);
+    EXPECT_EQ(plan.note, verdict.note);
+  }
+}
+
+TEST(PlanLaunchesTest, SkippedTrialsAreJudgedAsAWhole) {
+  EXPECT_THAT(PlanLaunches(Invalid(), 3, TrialStatus::kSkipped, {}, "").launches, IsEmpty());
+  EXPECT_THAT(PlanLaunches(Valid(), 3, TrialStatus::kSkipped, {}, "").launches,
+              ElementsAre(0, 1, 2));
+  // An invalid trial to record is recorded once, never launched.
+  EXPECT_THAT(PlanLaunches(Invalid(), 3, std::nullopt, {}, "").launches, ElementsAre(0));
+}
+
+CampaignInfo Campaign(std::int64_t id, const std::string& sweep, const std::string& text) {
+  CampaignInfo c;
+  c.id = id;
+  c.record.sweep_name = sweep;
+  c.record.spec_text = text;
+  c.record.spec_hash = "hash of " + text;
+  return c;
+}
+
+TEST(ChooseCampaignTest, TheNewestCampaignOfTheSameSpecIsResumed) {
+  CampaignRecord wanted = Campaign(0, "s", "steps: 20\n").record;
+  std::vector<CampaignInfo> campaigns = {Campaign(1, "s", "steps: 20\n"),
+                                         Campaign(2, "other", "x"),
+                                         Campaign(3, "s", "steps: 20\n")};
+  EXPECT_EQ(ChooseCampaign(campaigns, wanted, false, false).resume, 3);
+  EXPECT_FALSE(ChooseCampaign(campaigns, wanted, /*fresh=*/true, false).resume.has_value());
+  EXPECT_FALSE(ChooseCampaign({}, wanted, false, false).resume.has_value());
+}
+
+TEST(ChooseCampaignTest, AChangedSpecStartsANewCampaignUnlessContinued) {
+  CampaignRecord wanted = Campaign(0, "s", "name: s\nsteps: 20\n").record;
+  std::vector<CampaignInfo> campaigns = {Campaign(4, "s", "name: s\nsteps: 28\n")};
+  CampaignChoice changed = ChooseCampaign(campaigns, wanted, false, false);
+  EXPECT_FALSE(changed.resume.has_value());
+  EXPECT_EQ(changed.changed_from, 4);
+  EXPECT_EQ(changed.diff, "- steps: 28\n+ steps: 20\n");
+  EXPECT_EQ(ChooseCampaign(campaigns, wanted, false, /*keep_campaign=*/true).resume, 4);
+}
+
+
+TEST(RunsHalvingRoundTest, OkLaunchesAreKeptUnlessRerunAll) {
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 0, std::nullopt, std::nullopt, ""));
+  EXPECT_FALSE(RunsHalvingRound(Valid(), 1, TrialStatus::kOk, TrialStatus::kOk, ""));
+  EXPECT_FALSE(RunsHalvingRound(Valid(), 1, TrialStatus::kOk, TrialStatus::kOk, "failed"));
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 1, TrialStatus::kOk, TrialStatus::kOk, "all"));
+  // Round 2 not measured yet for a trial whose earlier rounds are ok: it runs.
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 2, TrialStatus::kOk, std::nullopt, ""));
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 1, TrialStatus::kInterrupted,
+                               TrialStatus::kInterrupted, ""));
+}
+
+TEST(RunsHalvingRoundTest, AFailedTrialRunsNoLaterRoundWithoutRerun) {
+  EXPECT_FALSE(RunsHalvingRound(Valid(), 0, TrialStatus::kFailed, TrialStatus::kFailed, ""));
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 0, TrialStatus::kFailed, TrialStatus::kFailed, "failed"));
+  EXPECT_FALSE(RunsHalvingRound(Valid(), 1, TrialStatus::kOom, std::nullopt, ""));
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 1, TrialStatus::kOom, std::nullopt, "failed"));
+  // The trial's own failure ends it only after round 0 (round 0 is judged by its launch).
+  EXPECT_TRUE(RunsHalvingRound(Valid(), 0, TrialStatus::kFailed, std::nullopt, ""));
+}
+
+TEST(RunsHalvingRoundTest, InvalidTrialsAreJudgedAsAWholeInRoundZeroOnly) {
+  EXPECT_TRUE(RunsHalvingRound(Invalid(), 0, std::nullopt, std::nullopt, ""));
+  EXPECT_FALSE(RunsHalvingRound(Invalid(), 0, TrialStatus::kSkipped, std::nullopt, ""));
+  EXPECT_FALSE(RunsHalvingRound(Invalid(), 1, std::nullopt, std::nullopt, ""));
+}
+
+}  // namespace
+}  // namespace ditbench

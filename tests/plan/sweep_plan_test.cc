@@ -1,0 +1,347 @@
+#include "plan/sweep_plan.h"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/sweeps.h"
+
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "plan/budget_order.h"
+#include "plan/plan_output.h"
+
+#include "storage/results_db.h"
+#include "tests/support/sample_results.h"
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+SweepSpec Parse(const std::string& yaml) { return test::ParseValidSweep(yaml); }
+
+TEST(SweepPlanTest, UnsupportedTrialsAreEstimatedButNotScheduled) {
+  // tf32 on CPU is recognised but not run (it would silently be fp32); cfg=2 is invalid for
+  // Flux.
+  auto spec = Parse("name: f\ndefaults: {model: flux-dev-tiny, resolution: 256, steps: 2, "
+                    "precision: tf32, pipefusion: 2}\nmatrix: {ulysses: [1, 2], cfg: [1, 2]}\n");
+  PlanAssumptions a;
+  SweepPlan plan = PlanSweep(spec, {8, false}, a);
+  ASSERT_EQ(plan.trials.size(), 4u);
+  for (const auto& t : plan.trials) {
+    ASSERT_TRUE(t.invalid_reason);
+    if (t.config.cfg == 2) {
+      EXPECT_FALSE(t.unsupported);  // invalid by the rules: no estimate
+      EXPECT_FALSE(t.estimate);
+    } else {
+      EXPECT_TRUE(t.unsupported);
+      ASSERT_TRUE(t.estimate);
+      EXPECT_GT(t.estimate->iteration_ms, 0);
+    }
+  }
+  EXPECT_DOUBLE_EQ(plan.estimated_wall_s, 0);  // nothing will run in this build
+}
+
+TEST(SweepPlanTest, JsonPlanCarriesParametersAndForwardFlopsOfEveryTrial) {
+  auto spec = Parse("name: f\ndefaults: {resolution: 1024, batch: 1}\n"
+                    "matrix: {model: [flux-dev, sd3-medium]}\n");
+  PlanAssumptions a;
+  a.device = "NVIDIA H100 80GB HBM3";
+  SweepPlan plan = PlanSweep(spec, {8, true}, a);
+  std::ostringstream out;
+  WritePlanJson(spec, plan, a, out);
+  auto json = nlohmann::json::parse(out.str());
+  ASSERT_EQ(json["trials"].size(), 2u);
+  for (const auto& t : json["trials"]) {
+    const std::string model = t["config"]["model"].dump();
+    const double params = t["model"]["parameters"].get<double>();
+    const double flops = t["model"]["forward_flops"].get<double>();
+    if (model.find("flux") != std::string::npos) {
+      EXPECT_NEAR(params, 11.9e9, 0.1e9);
+      EXPECT_DOUBLE_EQ(flops, ForwardFlops(*FindModelPreset("flux-dev"), 1024, 1));
+    } else {
+      EXPECT_NEAR(params, 2.03e9, 0.07e9);
+      // SD3 batches a negative prompt: two rows per forward.
+      EXPECT_DOUBLE_EQ(flops, ForwardFlops(*FindModelPreset("sd3-medium"), 1024, 2));
+    }
+  }
+}
+
+TEST(SweepPlanTest, AdaptiveStopBelowSixIterationsIsWarnedAboutWithItsRealCoverage) {
+  const std::string base = "name: w\ndefaults: {model: pixart-alpha-tiny, resolution: 256, "
+                           "steps: 1, repeats: ";
+  PlanAssumptions a;
+  for (auto [repeats, warned] : {std::pair{"{min: 3, max: 50, target_rel_ci: 0.01}", true},
+                                 std::pair{"{min: 6, max: 50, target_rel_ci: 0.01}", false},
+                                 std::pair{"3", false}}) {
+    auto spec = Parse(base + repeats + "}\n");
+    SweepPlan plan = PlanSweep(spec, {2, false}, a);
+    std::ostringstream out;
+    WritePlanTable(spec, plan, a, out);
+    EXPECT_EQ(out.str().find("warning: 1 trial(s) may stop after 3 iteration(s)") !=
+                  std::string::npos, warned) << repeats << "\n" << out.str();
+    if (warned) {
+      EXPECT_NE(out.str().find("covers 75.0%, not 95%"), std::string::npos);
+    }
+  }
+}
+
+// The plan table's columns: a narrow one per degree (u r pf cfg dp), then the world size.
+TEST(SweepPlanTest, PlanTableHasAColumnPerDegreeThenTheWorldSize) {
+  auto spec = Parse("name: t\ndefaults: {model: pixart-alpha-tiny, resolution: 256, steps: 2}\n"
+                    "matrix: {ulysses: [2], cfg: [2]}\n");
+  PlanAssumptions a;
+  const SweepPlan plan = PlanSweep(spec, {8, false}, a);
+  std::ostringstream out;
+  WritePlanTable(spec, plan, a, out);
+  const std::string header =
+      "trial             model                    res prec    u   r  pf cfg  dp  ws   "
+      "iter (ms)     trial  mem/rank  plan\n";
+  EXPECT_EQ(out.str().substr(0, header.size()), header);
+  const std::string row = fmt::format("{:<16}  {:<22} {:>5} {:<5}   2   1   1   2   1   4  ",
+                                      plan.trials[0].key, "pixart-alpha-tiny", 256, "bf16");
+  EXPECT_NE(out.str().find(row), std::string::npos) << out.str();
+}
+
+TEST(SweepPlanTest, AnalyticEstimateScalesWithWorkAndDegree) {
+  PlanAssumptions a;
+  a.device = "NVIDIA A100-SXM4-80GB";
+  TrialConfig one;
+  one.model = "pixart-alpha";
+  TrialConfig two = one;
+  two.ulysses = 2;
+  TrialConfig big = one;
+  big.resolution = 2048;
+  auto e1 = AnalyticEstimate(one, a), e2 = AnalyticEstimate(two, a), eb = AnalyticEstimate(big, a);
+  // Half the compute per rank, plus Ulysses' all-to-alls at the assumed 100 GB/s.
+  ASSERT_TRUE(e2.comm_mb_per_step);
+  EXPECT_EQ(*e1.comm_mb_per_step, 0);
+  const double comm_ms = one.steps * *e2.comm_mb_per_step * 1048576.0 / 100e9 * 1000;
+  EXPECT_GT(comm_ms, 0);
+  EXPECT_NEAR(e2.iteration_ms, e1.iteration_ms / 2 + comm_ms, 1e-6);
+  EXPECT_GT(eb.iteration_ms, 4 * e1.iteration_ms);
+  EXPECT_LT(e2.memory_mb, e1.memory_mb);  // activations split, weights replicated
+  // Weights alone: 0.6 B parameters in bf16 is about 1.15 GB.
+  EXPECT_GT(e1.memory_mb, 1100);
+  // fp32 doubles the bytes.
+  TrialConfig fp32 = one;
+  fp32.precision = Precision::kFp32;
+  EXPECT_NEAR(AnalyticEstimate(fp32, a).memory_mb, 2 * e1.memory_mb, 1e-6);
+}
+
+TEST(SweepPlanTest, CpuRanksShareTheCoresSoMoreRanksBringNoMoreCompute) {
+  EXPECT_EQ(CpuCoresUsed(8, 1), 8);
+  EXPECT_EQ(CpuCoresUsed(8, 4), 8);
+  EXPECT_EQ(CpuCoresUsed(3, 2), 2);   // one thread each: a core idles
+  EXPECT_EQ(CpuCoresUsed(2, 4), 2);   // oversubscribed: still two cores
+  PlanAssumptions a;  // CPU
+  a.cpu_cores = 4;
+  a.link_gb_per_s = 1e12;  // communication free: only the compute counts here
+  TrialConfig one;
+  one.model = "pixart-alpha-tiny";
+  TrialConfig four = one;
+  four.ulysses = 4;
+  ASSERT_GT(AnalyticEstimate(one, a).iteration_ms, 0);
+  EXPECT_NEAR(AnalyticEstimate(four, a).iteration_ms, AnalyticEstimate(one, a).iteration_ms,
+              1e-9);
+  a.cpu_cores = 8;  // twice the cores: half the time
+  const double on_eight = AnalyticEstimate(one, a).iteration_ms;
+  a.cpu_cores = 4;
+  EXPECT_NEAR(AnalyticEstimate(one, a).iteration_ms, 2 * on_eight, 1e-9);
+}
+
+TEST(SweepPlanTest, PipeFusionPaysForItsBubbleAndItsSynchronousSteps) {
+  PlanAssumptions a;
+  a.device = "NVIDIA A100-SXM4-80GB";
+  a.link_gb_per_s = 1e12;  // communication free: only the schedule counts here
+  TrialConfig one;
+  TrialConfig pipelined = one;
+  pipelined.pipefusion = 4;
+  pipelined.pipefusion_patches = 8;
+  const double ideal = AnalyticEstimate(one, a).iteration_ms / 4;
+  // 20 steps: 1 synchronous (4 stages in a row), 19 pipelined ((8 + 3) / 8 of the ideal).
+  const double expected = ideal * (1 * 4 + 19 * 11.0 / 8) / 20;
+  EXPECT_NEAR(AnalyticEstimate(pipelined, a).iteration_ms, expected, 1e-3);
+  pipelined.pipefusion_warmup_steps = 20;  // all synchronous: no faster than one GPU
+  EXPECT_NEAR(AnalyticEstimate(pipelined, a).iteration_ms, ideal * 4, 1e-3);
+}
+
+TEST(SweepPlanTest, EarlierResultOfTheSameKeyReplacesTheAnalyticTime) {
+  test::TempDir dir;
+  auto spec = Parse("name: m\ndefaults: {model: pixart-alpha-tiny, resolution: 256}\n"
+                    "matrix: {ulysses: [1, 2]}\n");
+  const auto db_path = dir / "results.db";
+  {
+    auto db = ResultsDb::Open(db_path);
+    auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("m"), false);
+    TrialConfig measured = spec.defaults;  // ulysses 1
+    db->RecordTrial(campaign, test::MakeTrial(measured, TrialStatus::kOk, 42.0));
+  }
+  SweepPlan plan = PlanSweep(spec, {2, false}, {}, db_path);
+  ASSERT_EQ(plan.trials.size(), 2u);
+  EXPECT_EQ(plan.trials[0].estimate->source, "measured");
+  EXPECT_DOUBLE_EQ(plan.trials[0].estimate->iteration_ms, 42.0);
+  EXPECT_EQ(plan.trials[1].estimate->source, "analytic");
+  EXPECT_GT(plan.estimated_wall_s, 0);
+}
+
+TEST(SweepPlanTest, MeasuredMemoryAndStartUpReplaceTheAssumedOnes) {
+  test::TempDir dir;
+  auto spec = Parse("name: m\ndefaults: {model: pixart-alpha-tiny, resolution: 256, warmup: 1, "
+                    "repeats: 2}\nmatrix: {ulysses: [1, 2]}\n");
+  const auto db_path = dir / "results.db";
+  {
+    // 60 s of wall time for 1 warm-up + 2 timed iterations of 42 ms; 1000 MB peak per rank.
+    auto db = ResultsDb::Open(db_path);
+    auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("m"), false);
+    db->RecordTrial(campaign, test::MakeTrial(spec.defaults, TrialStatus::kOk, 42.0));
+  }
+  PlanAssumptions assumed;
+  assumed.startup_s = 3;
+  SweepPlan plan = PlanSweep(spec, {2, false}, assumed, db_path);
+  ASSERT_EQ(plan.trials.size(), 2u);
+  const double startup = 60 - 3 * 0.042;
+  EXPECT_DOUBLE_EQ(plan.trials[0].estimate->memory_mb, 1000.0);
+  EXPECT_NEAR(plan.trials[0].estimate->trial_s, startup + 3 * 0.042, 1e-9);
+  // The unmeasured trial keeps its analytic time and memory but the measured start-up.
+  const TrialEstimate analytic = AnalyticEstimate(plan.trials[1].config, assumed);
+  EXPECT_DOUBLE_EQ(plan.trials[1].estimate->memory_mb, analytic.memory_mb);
+  EXPECT_NEAR(plan.trials[1].estimate->trial_s, analytic.trial_s - 3 + startup, 1e-9);
+}
+
+TEST(SweepPlanTest, TrialsDifferingOnlyInMeasurementPolicyAreOneComputation) {
+  auto spec = Parse("name: p\ndefaults: {model: pixart-alpha-tiny, resolution: 256}\n"
+                    "matrix: {warmup: [1, 2], repeats: [3, 5], seed: [0, 1]}\n");
+  SweepPlan plan = PlanSweep(spec, {2, false});
+  ASSERT_EQ(plan.trials.size(), 2u);  // one per seed
+  EXPECT_EQ(plan.duplicates, 6u);
+  EXPECT_EQ(plan.trials[0].config.warmup, 1);  // the first written is the one run
+  EXPECT_EQ(plan.trials[0].config.repeats.min, 3);
+  EXPECT_NE(plan.trials[0].key, plan.trials[1].key);
+}
+
+TEST(SweepPlanTest, IdenticalTrialsAreMergedAndCounted) {
+  auto spec = Parse("name: d\nmatrix: {ulysses: [1, 2]}\ninclude:\n  - {ulysses: 2}\n");
+  SweepPlan plan = PlanSweep(spec, {8, true});
+  EXPECT_EQ(plan.trials.size(), 2u);
+  EXPECT_EQ(plan.duplicates, 1u);
+}
+
+}  // namespace
+}  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+TEST(SweepPlanPackTest, PinnedSlotsGiveEachRankItsOwnShareOfTheCores) {
+  EXPECT_EQ(PinnedCpuCoresUsed(8, 4, 1), 2);  // 8 cores, 4 slots: 2 cores per slot
+  EXPECT_EQ(PinnedCpuCoresUsed(8, 4, 2), 4);
+  EXPECT_EQ(PinnedCpuCoresUsed(8, 4, 4), 8);
+  EXPECT_EQ(PinnedCpuCoresUsed(2, 4, 1), 1);  // more slots than cores: one (shared) core
+  EXPECT_EQ(PinnedCpuCoresUsed(2, 4, 4), 2);  // never more than the machine
+  PlanAssumptions a;
+  a.cpu_cores = 8;
+  a.link_gb_per_s = 1e12;
+  TrialConfig one;
+  one.model = "pixart-alpha-tiny";
+  const double exclusive = AnalyticEstimate(one, a).iteration_ms;
+  a.pack_slots = 4;  // the 1-rank trial computes on 2 of the 8 cores
+  EXPECT_NEAR(AnalyticEstimate(one, a).iteration_ms, 4 * exclusive, 1e-9);
+}
+
+// A plan of `n` runnable trials of `world_size` ranks taking `seconds` each.
+SweepPlan PlanOf(int n, int world_size, double seconds) {
+  SweepPlan plan;
+  for (int i = 0; i < n; ++i) {
+    PlannedTrial t;
+    t.config.ulysses = world_size;
+    t.key = fmt::format("k{}", i);
+    t.estimate = TrialEstimate{};
+    t.estimate->trial_s = seconds;
+    plan.trials.push_back(t);
+  }
+  return plan;
+}
+
+TEST(SweepPlanPackTest, PackedScheduleStartsTrialsInOrderOnFreeSlots) {
+  // Four 1-rank trials on four slots run at once; on two slots, two rounds.
+  EXPECT_DOUBLE_EQ(PackedWallSeconds(PlanOf(4, 1, 10), 1, 4), 10);
+  EXPECT_DOUBLE_EQ(PackedWallSeconds(PlanOf(4, 1, 10), 1, 2), 20);
+  // Launches of one trial never overlap: one trial with 3 replicates takes 3 launches in a row.
+  EXPECT_DOUBLE_EQ(PackedWallSeconds(PlanOf(1, 1, 10), 3, 4), 30);
+  // First come, first served: a 4-rank trial queued behind a 1-rank one waits for it, and the
+  // 1-rank trial behind it waits in turn (no jumping the queue).
+  SweepPlan mixed = PlanOf(1, 1, 10);
+  SweepPlan wide = PlanOf(1, 4, 5);
+  wide.trials[0].key = "wide";
+  SweepPlan last = PlanOf(1, 1, 1);
+  last.trials[0].key = "last";
+  mixed.trials.push_back(wide.trials[0]);
+  mixed.trials.push_back(last.trials[0]);
+  EXPECT_DOUBLE_EQ(PackedWallSeconds(mixed, 1, 4), 10 + 5 + 1);
+  // Invalid, unsupported and too-wide trials are not scheduled.
+  SweepPlan skipped = PlanOf(3, 1, 10);
+  skipped.trials[0].invalid_reason = "invalid";
+  skipped.trials[1].config.ulysses = 8;
+  EXPECT_DOUBLE_EQ(PackedWallSeconds(skipped, 1, 4), 10);
+}
+
+TEST(SweepPlanPackTest, ABudgetUnderPackCountsWallTimeNotTheSumOfTrials) {
+  SweepPlan plan = PlanOf(8, 1, 10);
+  // One at a time: a 25 s budget starts two 10 s launches.
+  BudgetFit exclusive = FitBudget(plan, 1, 25);
+  EXPECT_EQ(exclusive.fit, 2u);
+  EXPECT_DOUBLE_EQ(exclusive.seconds, 80);
+  // On 4 slots side by side: two rounds of four fit in 25 s; the whole plan takes 20 s.
+  plan.pack_slots = 4;
+  BudgetFit packed = FitBudget(plan, 1, 25);
+  EXPECT_EQ(packed.launches, 8u);
+  EXPECT_EQ(packed.fit, 8u);
+  EXPECT_DOUBLE_EQ(packed.seconds, 20);
+  EXPECT_DOUBLE_EQ(packed.fit_seconds, 20);
+  // 15 s: the first round fits, the second would end at 20 s.
+  BudgetFit tight = FitBudget(plan, 1, 15);
+  EXPECT_EQ(tight.fit, 4u);
+  EXPECT_DOUBLE_EQ(tight.fit_seconds, 10);
+}
+
+TEST(SweepPlanPackTest, PlanShowsWhatPackingWouldTakeAndThePackedWallTimeUnderPack) {
+  auto spec = Parse("name: p\ndefaults: {model: pixart-alpha-tiny, scope: forward}\n"
+                    "matrix: {resolution: [256, 512], seed: [1, 2, 3, 4]}\n");
+  PlanAssumptions a;
+  a.cpu_cores = 4;
+  SweepPlan exclusive = PlanSweepForPolicy(spec, {4, false}, a, {}, /*pack=*/false,
+                                           /*show_pack=*/true);
+  EXPECT_EQ(exclusive.pack_slots, 0);
+  EXPECT_EQ(exclusive.packed_wall_s, 0);
+  EXPECT_GT(exclusive.pack_alternative_s, 0);
+  std::ostringstream table;
+  WritePlanTable(spec, exclusive, a, table);
+  EXPECT_NE(table.str().find("--policy pack would take about"), std::string::npos) << table.str();
+  // `run` itself (not a dry run) needs no second plan.
+  EXPECT_EQ(PlanSweepForPolicy(spec, {4, false}, a, {}, false, /*show_pack=*/false)
+                .pack_alternative_s,
+            0);
+
+  SweepPlan packed = PlanSweepForPolicy(spec, {4, false}, a, {}, /*pack=*/true,
+                                        /*show_pack=*/true);
+  EXPECT_EQ(packed.pack_slots, 4);
+  EXPECT_GT(packed.packed_wall_s, 0);
+  EXPECT_LT(packed.packed_wall_s, packed.estimated_wall_s);  // overlapped
+  EXPECT_DOUBLE_EQ(packed.packed_wall_s,
+                   PackedWallSeconds(packed, spec.replicates, packed.pack_slots));
+  std::ostringstream pack_table, json;
+  WritePlanTable(spec, packed, a, pack_table);
+  EXPECT_NE(pack_table.str().find("each rank pinned to 1 core(s)"), std::string::npos)
+      << pack_table.str();
+  WritePlanJson(spec, packed, a, json);
+  auto parsed = nlohmann::json::parse(json.str());
+  EXPECT_EQ(parsed["policy"], "pack");
+  EXPECT_DOUBLE_EQ(parsed["packed_wall_s"].get<double>(), packed.packed_wall_s);
+}
+
+}  // namespace
+}  // namespace ditbench

@@ -1,0 +1,241 @@
+#include "worker/dit_trial.h"
+
+#include <filesystem>
+#include <mutex>
+
+#include <ATen/Context.h>
+#include <fmt/format.h>
+
+#include "contract/npy.h"
+#include "metrics/measurement.h"
+#include "model_zoo/families/dit_model.h"
+#include "model_zoo/families/vae.h"
+#include "model_zoo/parallel/pipefusion.h"
+#include "model_zoo/shapes/diffusers_config.h"
+#include "model_zoo/shapes/model_config.h"
+#include "model_zoo/weights/diffusers_weights.h"
+#include "worker/clock_monitor.h"
+#include "worker/cuda_info.h"
+#include "worker/torch_runtime.h"
+
+namespace ditbench {
+namespace {
+
+// Synchronous diffusion steps before PipeFusion starts pipelining patches.
+int PipeFusionWarmupSteps(const TrialConfig& config) { return config.pipefusion_warmup_steps; }
+
+// A weights folder named by the trial, read once: its config and its tensors (mapped).
+struct WeightsFolder {
+  DiffusersModel config;
+  std::string file;  // its config.json, for errors
+};
+
+WeightsFolder ReadWeightsFolder(const std::string& dir) {
+  return {ReadDiffusersConfig(dir), (std::filesystem::path(dir) / "config.json").string()};
+}
+
+// The trial's model: its preset with overrides, and the architecture of its weights folders
+// (checked again here: a folder may have changed since the sweep was planned).
+ModelConfig ResolvedModel(const TrialConfig& config) {
+  std::string error;
+  auto model = ResolveModel(config.model, config.model_overrides, &error);
+  if (!model) throw std::invalid_argument(error);
+  if (!config.weights.empty()) {
+    auto folder = ReadWeightsFolder(config.weights);
+    *model = ModelWithDiffusersWeights(*model, folder.config, folder.file);
+  }
+  if (!config.vae_weights.empty()) {
+    auto folder = ReadWeightsFolder(config.vae_weights);
+    *model = ModelWithDiffusersVae(*model, folder.config, folder.file);
+  }
+  return *model;
+}
+
+// Copies the folder's tensors into `module` (every rank reads the same files).
+void LoadWeights(torch::nn::Module& module, const std::string& dir) {
+  WeightsFolder folder = ReadWeightsFolder(dir);
+  LoadDiffusersWeights(module, folder.config, ReadDiffusersTensors(dir), dir);
+}
+
+// Everything one rank needs to run iterations: model, inputs and sampler, for any family.
+class DitRank {
+ public:
+  DitRank(const TrialConfig& config, ParallelContext& parallel, torch::Device device)
+      : config_(config), parallel_(parallel), device_(device) {
+    dtype_ = ApplyPrecision(config.precision);
+    // LibTorch's default generator is process-wide: ranks that share a process (threads in
+    // tests) must not interleave their draws, or their weights would differ.
+    static std::mutex generator_mutex;
+    std::lock_guard<std::mutex> lock(generator_mutex);
+    // Same seed on every rank: identical weights everywhere, as after loading a checkpoint.
+    torch::manual_seed(static_cast<uint64_t>(config.seed));
+    // Built in the trial's dtype, then moved: the host never holds an fp32 copy of a bf16 model.
+    model_ = MakeDitModel(ResolvedModel(config), dtype_,
+                          config.weights.empty() ? Weights::kSeeded : Weights::kLoaded);
+    if (!config.weights.empty()) LoadWeights(model_->module(), config.weights);
+    model_->module().to(device, dtype_);
+    model_->module().eval();
+    sampler_ = model_->MakeSampler(config.steps,
+                                   ImageTokens(model_->config(), config.resolution));
+    if (config.scope == Scope::kPipeline) {  // seeded like the transformer: same on every rank
+      ScopedDefaultDtype in_dtype(dtype_);
+      vae_ = VaeDecoder(model_->config());
+      if (config.vae_weights.empty()) DrawSeededWeights(*vae_);
+      else LoadWeights(*vae_, config.vae_weights);
+      vae_->to(device, dtype_);
+      vae_->eval();
+    }
+    if (config.pipefusion > 1)
+      pipefusion_ = std::make_unique<PipeFusionRunner>(
+          *model_, parallel, config.effective_pipefusion_patches(), PipeFusionWarmupSteps(config));
+
+    // Inputs: seeded latent noise per dp replica; prompt inputs are seeded random tensors of the
+    // model's real shapes (the text encoders are outside every timed scope).
+    const ModelConfig& shape = model_->config();
+    torch::manual_seed(static_cast<uint64_t>(config.seed) * 1000003ULL + parallel.at().dp + 1);
+    const int latent = LatentSize(shape, config.resolution);
+    auto options = torch::TensorOptions().dtype(dtype_).device(device);
+    noise_ = torch::randn({config.batch, shape.in_channels, latent, latent}).to(options);
+    const bool cfg_batch = model_->guidance() == Guidance::kCfgBatch;
+    // CFG: rows [0, B) negative, [B, 2B) prompt; a cfg-parallel rank keeps its half.
+    conditioning_ = model_->MakeConditioning(cfg_batch ? 2 * config.batch : config.batch,
+                                             config.resolution);
+    if (model_->guidance() == Guidance::kDistilled)
+      conditioning_.guidance = torch::full({config.batch}, model_->guidance_scale());
+    conditioning_ = conditioning_.To(options);
+    if (cfg_batch && parallel.cfg().size == 2)
+      conditioning_ = conditioning_.Rows(parallel.cfg().rank * config.batch, config.batch);
+  }
+
+  // The guided prediction for latent x at sampler step i.
+  torch::Tensor Predict(const torch::Tensor& x, int step, const DitModel::BlockHook& on_block) {
+    const bool cfg_batch = model_->guidance() == Guidance::kCfgBatch;
+    const bool split_cfg = cfg_batch && parallel_.cfg().size == 2;
+    auto input = cfg_batch && !split_cfg ? torch::cat({x, x}, 0) : x;
+    auto time = torch::full({input.size(0)}, sampler_->ModelTime(step),
+                            torch::TensorOptions().dtype(torch::kFloat32).device(device_));
+    auto out = model_->Prediction(
+        pipefusion_ ? pipefusion_->Forward(input, time, conditioning_, step, on_block)
+                    : model_->Forward(input, time, conditioning_, parallel_, on_block));
+    if (!cfg_batch) return out;
+    if (split_cfg) out = parallel_.GatherCfg(out, 0);
+    const int64_t b = config_.batch;
+    auto uncond = out.narrow(0, 0, b), cond = out.narrow(0, b, b);
+    return uncond + model_->guidance_scale() * (cond - uncond);
+  }
+
+  // One iteration of the trial's scope: every denoising step is a stage, and with
+  // profile_blocks every transformer block inside it too; scope pipeline adds the VAE decode
+  // as stage `decode` (every rank decodes the whole latent). `stages` may be null (untimed).
+  torch::Tensor Iterate(Stages* stages) {
+    DitModel::BlockHook on_block;
+    if (stages && config_.profile_blocks)
+      on_block = [stages](int block, bool begin) {
+        if (begin) stages->Begin(fmt::format("block:{}", block));
+        else stages->End();
+      };
+    auto x = noise_;
+    const int steps = config_.scope == Scope::kForward ? 1 : config_.steps;
+    for (int i = 0; i < steps; ++i) {
+      if (stages) stages->Begin(fmt::format("step:{}", i));
+      auto prediction = Predict(x, i, on_block);
+      x = config_.scope == Scope::kForward ? prediction : sampler_->Step(i, x, prediction);
+      if (stages) stages->End();
+    }
+    if (vae_) {
+      if (stages) stages->Begin("decode");
+      x = vae_->forward(x, config_.vae_tile);
+      if (stages) stages->End();
+    }
+    return x;
+  }
+
+ private:
+  const TrialConfig& config_;
+  ParallelContext& parallel_;
+  torch::Device device_;
+  torch::ScalarType dtype_ = torch::kFloat32;
+  std::unique_ptr<DitModel> model_;
+  std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<PipeFusionRunner> pipefusion_;
+  VaeDecoder vae_{nullptr};  // scope pipeline only
+  torch::Tensor noise_;
+  Conditioning conditioning_;
+};
+
+}  // namespace
+
+ParallelDegrees DegreesOf(const TrialConfig& c) {
+  return c.degrees();
+}
+
+ParallelContext BuildParallelContext(const TrialConfig& config, int rank,
+                                     const c10::intrusive_ptr<c10d::Store>& store,
+                                     const BackendFactory& create) {
+  return ParallelContext(DegreesOf(config), rank, store, create);
+}
+
+torch::ScalarType ApplyPrecision(Precision precision) {
+  auto& ctx = at::globalContext();
+  const bool tf32 = precision == Precision::kTf32;
+  ctx.setAllowTF32CuBLAS(tf32);
+  ctx.setAllowTF32CuDNN(tf32);
+  ctx.setFloat32MatmulPrecision(tf32 ? "high" : "highest");
+  switch (precision) {
+    case Precision::kBf16: return torch::kBFloat16;
+    case Precision::kFp16: return torch::kFloat16;
+    default: return torch::kFloat32;
+  }
+}
+
+void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::Device device,
+                 RankResult& result, const TrialHooks& hooks,
+                 const std::filesystem::path& output) {
+  c10::InferenceMode inference;
+  ResetMemoryPeak(device);
+  DitRank dit(config, parallel, device);
+  ProcessRankGroup world(parallel.world(), device);
+  auto clock = device.is_cpu() ? MakeHostClock(device) : MakeDeviceClock(device);
+
+  MeasureOptions options;
+  options.warmup = config.warmup;
+  options.repeats = config.repeats;
+  std::unique_ptr<ClockMonitor> monitor;
+  if (device.is_cuda()) {
+    monitor = std::make_unique<ClockMonitor>(CudaPciBusId(device.index()));
+    monitor->Start();
+  }
+  const int rank = parallel.world().rank;
+  const std::int64_t sent_before = parallel.bytes_sent();
+  int iterations = 0;
+  torch::Tensor last;  // every iteration starts from the same noise: any one is the output
+  Measurement m = Measure(options, world, *clock, [&](Stages& stages) {
+    last = dit.Iterate(&stages);
+    ++iterations;
+    if (hooks.in_timed_region) hooks.in_timed_region(rank);
+  });
+  const int steps = config.scope == Scope::kForward ? 1 : config.steps;
+  if (iterations > 0)
+    result.comm_bytes_per_step =
+        double(parallel.bytes_sent() - sent_before) / (double(iterations) * steps);
+  if (!output.empty() && last.defined()) {
+    auto values = last.to(torch::kCPU, torch::kFloat32).contiguous();
+    WriteNpy(output, values.sizes().vec(), values.data_ptr<float>());
+    result.output_file = output.filename().string();
+  }
+  if (monitor) result.clocks = monitor->Stop().ToJson();
+  result.samples = std::move(m.samples);
+  result.stop_reason = m.stop_reason;
+  MemoryPeak peak = ReadMemoryPeak(device);
+  result.peak_mem_mb = peak.allocated_mb;
+  result.peak_reserved_mb = peak.reserved_mb;
+}
+
+torch::Tensor DenoiseOnce(const TrialConfig& config, ParallelContext& parallel,
+                          torch::Device device) {
+  c10::InferenceMode inference;
+  DitRank dit(config, parallel, device);
+  return dit.Iterate(nullptr).to(torch::kFloat32).cpu();
+}
+
+}  // namespace ditbench

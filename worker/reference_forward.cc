@@ -1,0 +1,279 @@
+#include "worker/reference_forward.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <cmath>
+#include <iostream>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+
+#include "model_zoo/families/dit_model.h"
+#include "model_zoo/families/flux.h"
+#include "model_zoo/families/vae.h"
+#include "model_zoo/shapes/diffusers_config.h"
+#include "model_zoo/weights/diffusers_weights.h"
+#include "model_zoo/weights/safetensors.h"
+#include "trial/trial.h"
+#include "worker/cuda_info.h"
+#include "worker/dit_trial.h"
+#include "worker/torch_runtime.h"
+
+namespace ditbench {
+namespace {
+
+// The inputs file, each input taken at most once; what is left over was not understood.
+class Inputs {
+ public:
+  explicit Inputs(const std::filesystem::path& path)
+      : path_(path.string()), tensors_(ReadSafetensors(path)) {}
+
+  torch::Tensor Take(const std::string& name, const std::string& why) {
+    auto it = tensors_.find(name);
+    if (it == tensors_.end())
+      throw std::invalid_argument(path_ + ": missing input '" + name + "' (" + why + ")");
+    auto t = it->second;
+    tensors_.erase(it);
+    return t;
+  }
+  void RefuseOthers(const std::string& class_name) const {
+    for (const auto& [name, t] : tensors_)
+      throw std::invalid_argument(path_ + ": input '" + name + "' is not supported for " +
+                                  class_name);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  NamedTensors tensors_;
+};
+
+void Require(bool ok, const std::string& path, const std::string& what) {
+  if (!ok) throw std::invalid_argument(path + ": " + what);
+}
+
+std::string Dims(const torch::Tensor& t) {
+  std::string s = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  return s + "]";
+}
+
+// A timestep given as a scalar or one per row -> [batch].
+torch::Tensor PerRow(const torch::Tensor& t, int64_t batch, const std::string& path,
+                     const std::string& name) {
+  if (t.dim() == 0) return t.reshape({1}).expand({batch}).contiguous();
+  Require(t.dim() == 1 && t.size(0) == batch, path,
+          "input '" + name + "' has shape " + Dims(t) + ", expected [] or [" +
+              std::to_string(batch) + "]");
+  return t;
+}
+
+// Flux's ids: [tokens, 3] (or diffusers' deprecated [1, tokens, 3]), as ditbench builds them.
+void CheckFluxIds(torch::Tensor ids, const torch::Tensor& expected, const std::string& path,
+                  const std::string& name, const std::string& what) {
+  if (ids.dim() == 3 && ids.size(0) == 1) ids = ids[0];
+  Require(ids.sizes() == expected.sizes() && torch::equal(ids.to(torch::kFloat64), expected),
+          path, "input '" + name + "': only " + what + " is supported (shape " +
+                    Dims(expected) + ")");
+}
+
+using Forward = std::function<torch::Tensor()>;
+
+// The model with its weights and inputs on the device, as one forward to call.
+Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::string& where,
+                          const ParallelContext& parallel, torch::Device device,
+                          torch::ScalarType dtype) {
+  const std::string& path = inputs.path();
+  const auto family = model.config.family;
+  const std::string why = model.class_name + "'s forward needs it";
+  auto hidden = inputs.Take("hidden_states", why);
+  auto text = inputs.Take("encoder_hidden_states", why);
+  auto timestep = inputs.Take("timestep", why);
+  const int64_t b = hidden.size(0);
+  Require(text.dim() == 3 && text.size(0) == b, path,
+          "input 'encoder_hidden_states' has shape " + Dims(text) + ", expected [" +
+              std::to_string(b) + ", tokens, width]");
+  model.config.text_tokens = static_cast<int>(text.size(1));
+
+  Conditioning conditioning;
+  conditioning.text = text;
+  torch::Tensor latent = hidden, time = PerRow(timestep, b, path, "timestep").to(torch::kFloat32);
+  int64_t grid = 0;
+  if (model.config.micro_conditions) {
+    conditioning.resolution = inputs.Take("resolution", "use_additional_conditions is on");
+    conditioning.aspect_ratio = inputs.Take("aspect_ratio", "use_additional_conditions is on");
+  }
+  if (model.config.pooled_dim > 0)
+    conditioning.pooled = inputs.Take("pooled_projections", why);
+  if (family == ModelFamily::kFlux) {
+    // Packed tokens [B, g * g, 4C] -> the latent [B, C, 2g, 2g] ditbench's Flux packs itself.
+    const int64_t channels = model.config.in_channels;
+    grid = static_cast<int64_t>(std::llround(std::sqrt(double(hidden.size(1)))));
+    Require(hidden.dim() == 3 && grid * grid == hidden.size(1) && hidden.size(2) == 4 * channels,
+            path, "input 'hidden_states' has shape " + Dims(hidden) +
+                      ", expected [batch, g * g, " + std::to_string(4 * channels) + "]");
+    latent = UnpackLatents(hidden, grid, channels);
+    time = time * 1000.0;  // diffusers' Flux scales sigma inside the model; ditbench before it
+    if (model.config.guidance_embed)
+      conditioning.guidance =
+          PerRow(inputs.Take("guidance", "guidance_embeds is on"), b, path, "guidance");
+    auto options = torch::TensorOptions().dtype(torch::kFloat64);
+    auto coords = torch::arange(grid, options);
+    auto mesh = torch::meshgrid({coords, coords}, "ij");
+    auto image_ids =
+        torch::stack({torch::zeros_like(mesh[0]), mesh[0], mesh[1]}, -1).view({-1, 3});
+    CheckFluxIds(inputs.Take("img_ids", why), image_ids, path, "img_ids",
+                 "the (0, row, column) grid of a square latent, row-major");
+    CheckFluxIds(inputs.Take("txt_ids", why), torch::zeros({text.size(1), 3}, options), path,
+                 "txt_ids", "zeros");
+  } else {
+    Require(hidden.dim() == 4 && hidden.size(1) == model.config.in_channels, path,
+            "input 'hidden_states' has shape " + Dims(hidden) + ", expected [batch, " +
+                std::to_string(model.config.in_channels) + ", height, width]");
+  }
+  inputs.RefuseOthers(model.class_name);
+
+  std::shared_ptr<DitModel> dit = MakeDitModel(model.config, dtype, Weights::kLoaded);
+  LoadDiffusersWeights(dit->module(), model, ReadDiffusersTensors(where), where);
+  dit->module().to(device, dtype);
+  dit->module().eval();
+  auto options = torch::TensorOptions().dtype(dtype).device(device);
+  latent = latent.to(options);
+  time = time.to(device);
+  conditioning = conditioning.To(options);
+  return [=, &parallel] {
+    auto out = dit->Forward(latent, time, conditioning, parallel);
+    return family == ModelFamily::kFlux ? PackLatents(out) : out;
+  };
+}
+
+Forward PrepareVae(const DiffusersModel& model, Inputs& inputs, const std::string& where,
+                   torch::Device device, torch::ScalarType dtype, int tile) {
+  const int unit = 4 * model.config.vae_downsample;
+  if (tile < 0 || tile % unit)
+    throw std::invalid_argument("--vae-tile " + std::to_string(tile) +
+                                ": expected 0 or a multiple of " + std::to_string(unit) +
+                                " pixels");
+  auto latent = inputs.Take("latent_sample", "AutoencoderKL's decode needs it");
+  Require(latent.dim() == 4 && latent.size(1) == model.config.in_channels, inputs.path(),
+          "input 'latent_sample' has shape " + Dims(latent) + ", expected [batch, " +
+              std::to_string(model.config.in_channels) + ", height, width]");
+  inputs.RefuseOthers(model.class_name);
+  VaeDecoder vae = [&] {
+    ScopedDefaultDtype in_dtype(dtype);
+    return VaeDecoder(model.config);
+  }();
+  LoadDiffusersWeights(*vae, model, ReadDiffusersTensors(where), where);
+  vae->to(device, dtype);
+  vae->eval();
+  latent = latent.to(device, dtype);
+  return [vae, latent, tile]() mutable {
+    return tile > 0 ? vae->DecodeTiled(latent, tile) : vae->Decode(latent);
+  };
+}
+
+// Refuses a folder whose parameters alone would not fit in the device's memory, before any of
+// them is allocated: a config.json that says `num_layers: 60000` gets one line, not an
+// exhausted machine.
+void RequireParametersFit(const DiffusersModel& model, torch::ScalarType dtype,
+                          torch::Device device, const std::string& where) {
+  const std::int64_t count = model.kind == DiffusersKind::kVae
+                                 ? VaeDecoderParameterCount(model.config)
+                                 : ParameterCount(model.config);
+  const double bytes = double(count) * double(c10::elementSize(dtype));
+  const double available =
+      device.is_cuda() ? double(CudaTotalMemoryBytes(device.index()))
+                       : double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+  if (available > 0 && bytes > available)
+    throw std::invalid_argument(fmt::format(
+        "{}/config.json: {} parameters need {:.1f} GB in {}, more than the {:.1f} GB the {} has",
+        where, count, bytes / 1e9, c10::toString(dtype), available / 1e9,
+        device.is_cuda() ? "GPU" : "machine"));
+}
+
+void Synchronize(torch::Device device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+int Fail(int rank, const std::string& what, int code) {
+  std::cerr << "ditbench-worker: forward: rank " << rank << ": " << what << "\n";
+  return code;
+}
+
+}  // namespace
+
+int RunReferenceForward(const ReferenceForwardOptions& options) {
+  RankEnvironment env;
+  try {
+    env = RankEnvironment::FromEnv();
+  } catch (const std::exception& e) {
+    return Fail(0, e.what(), 2);
+  }
+  try {
+    const auto precision = ParsePrecision(options.precision);
+    if (!precision)
+      throw std::invalid_argument("--precision " + options.precision +
+                                  ": expected fp32, tf32, bf16 or fp16");
+    if (options.ulysses < 1 || options.ring < 1 ||
+        options.ulysses * options.ring != env.world_size)
+      throw std::invalid_argument("--ulysses " + std::to_string(options.ulysses) + " x --ring " +
+                                  std::to_string(options.ring) + " must equal WORLD_SIZE " +
+                                  std::to_string(env.world_size));
+    const torch::ScalarType dtype = ApplyPrecision(*precision);
+    const bool cuda = torch::cuda::is_available();
+    torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank) : torch::kCPU;
+    if (!cuda) {
+      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      at::set_num_threads(std::max(1, cores / env.local_world_size));
+    }
+    const c10::intrusive_ptr<c10d::Store> store = RendezvousStore(env);
+    ParallelContext parallel(
+        ParallelDegrees{1, 1, 1, options.ring, options.ulysses}, env.rank, store,
+        [cuda](const auto& s, int rank, int size) { return CreateBackend(s, rank, size, cuda); });
+
+    c10::InferenceMode inference;
+    const std::string where = options.model_dir.string();
+    DiffusersModel model = ReadDiffusersConfig(options.model_dir);
+    RequireParametersFit(model, dtype, device, where);
+    Inputs inputs(options.inputs);
+    Forward forward = model.kind == DiffusersKind::kVae
+                          ? PrepareVae(model, inputs, where, device, dtype, options.vae_tile)
+                          : PrepareTransformer(model, inputs, where, parallel, device, dtype);
+    torch::Tensor out = forward();
+    if (env.rank == 0)
+      WriteSafetensors(options.output, {{"sample", out.to(torch::kCPU, torch::kFloat32)}});
+    std::vector<double> times_ms;
+    for (int i = 0; i < options.repeats; ++i) {
+      Synchronize(device);
+      const auto start = std::chrono::steady_clock::now();
+      forward();
+      Synchronize(device);
+      times_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+    }
+    if (options.repeats > 0 && env.rank == 0) {
+      std::cout << "{\"forward_ms\": [";
+      for (size_t i = 0; i < times_ms.size(); ++i) std::cout << (i ? ", " : "") << times_ms[i];
+      std::cout << "]}" << std::endl;
+    }
+  } catch (const std::invalid_argument& e) {
+    return Fail(env.rank, e.what(), 2);
+  } catch (const c10::Error& e) {
+    return Fail(env.rank, e.what_without_backtrace(), 1);
+  } catch (const std::exception& e) {
+    return Fail(env.rank, e.what(), 1);
+  }
+  return 0;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,112 @@
+#include "worker/worker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+
+#include "base/atomic_file.h"
+#include "machine/cpu_list.h"
+#include "trial/validity.h"
+#include "worker/dit_trial.h"
+#include "worker/torch_runtime.h"
+
+namespace ditbench {
+namespace {
+
+int Finish(const std::filesystem::path& dir, RankResult& result, const char* status,
+           const std::string& error, int code) {
+  result.status = status;
+  result.error = error;
+  if (!error.empty()) std::cerr << "ditbench-worker: rank " << result.rank << ": " << error << "\n";
+  try {
+    WriteFileAtomically(RankResultPath(dir, result.rank), ToJson(result).dump(1));
+  } catch (const std::exception& e) {
+    std::cerr << "ditbench-worker: " << e.what() << "\n";
+    return kWorkerFailed;
+  }
+  return code;
+}
+
+}  // namespace
+
+int DescribeWorker() {
+  const bool cuda = torch::cuda::is_available();
+  nlohmann::json out = DescribeEnvironment(cuda ? torch::Device(torch::kCUDA, 0) : torch::kCPU);
+  out["cuda_available"] = cuda;
+  std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+int RunWorker(const WorkerOptions& options) {
+  RankResult result;
+  std::filesystem::path dir = options.result_dir.empty()
+                                  ? options.trial.parent_path()
+                                  : options.result_dir;
+  if (dir.empty()) dir = ".";
+  RankEnvironment env;
+  try {
+    env = RankEnvironment::FromEnv();
+  } catch (const std::exception& e) {
+    return Finish(dir, result, "invalid", e.what(), kWorkerInvalidConfig);
+  }
+  result.rank = env.rank;
+  result.world_size = env.world_size;
+
+  TrialFile trial;
+  try {
+    trial = ReadTrialFile(options.trial);
+  } catch (const std::exception& e) {
+    return Finish(dir, result, "invalid", e.what(), kWorkerInvalidConfig);
+  }
+  const TrialConfig& config = trial.config;
+  const bool cuda = trial.device == "cuda";
+  Capacity capacity{env.world_size, cuda};
+  if (auto reason = InvalidReason(config, capacity))
+    return Finish(dir, result, "invalid", *reason, kWorkerInvalidConfig);
+  if (config.world_size() != env.world_size)
+    return Finish(dir, result, "invalid",
+                  fmt::format("trial needs world size {} but WORLD_SIZE={}", config.world_size(),
+                              env.world_size),
+                  kWorkerInvalidConfig);
+
+  try {
+    if (cuda && !torch::cuda::is_available())
+      return Finish(dir, result, "invalid", "trial asks for cuda but no CUDA device is visible",
+                    kWorkerInvalidConfig);
+    torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank) : torch::kCPU;
+    if (!cuda) {
+      // A rank pinned to cores (--policy pack) gets one thread per core of its own; otherwise
+      // the ranks of this node share the cores instead of oversubscribing them.
+      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      at::set_num_threads(
+          CpuThreadsPerRank(std::getenv(kRankCpusVariable), cores, env.local_world_size));
+    }
+    result.device = DeviceName(device);
+    result.backend = env.world_size == 1 ? "none" : (cuda ? "nccl" : "gloo");
+
+    const c10::intrusive_ptr<c10d::Store> store = RendezvousStore(env);
+    ParallelContext parallel = BuildParallelContext(
+        config, env.rank, store,
+        [cuda](const auto& s, int rank, int size) { return CreateBackend(s, rank, size, cuda); });
+    if (env.rank == 0) result.environment = DescribeEnvironment(device);
+    // World rank 0 keeps the final output for the output-error check (runner/output_error.h).
+    const auto output = env.rank == 0 ? dir / kOutputFileName : std::filesystem::path();
+    RunDitTrial(config, parallel, device, result, options.hooks, output);
+  } catch (const c10::OutOfMemoryError& e) {
+    return Finish(dir, result, "oom", std::string("out of memory: ") + e.what_without_backtrace(),
+                  kWorkerOutOfMemory);
+  } catch (const c10::Error& e) {
+    return Finish(dir, result, "failed", e.what_without_backtrace(), kWorkerFailed);
+  } catch (const std::exception& e) {
+    return Finish(dir, result, "failed", e.what(), kWorkerFailed);
+  }
+  return Finish(dir, result, "ok", "", kWorkerOk);
+}
+
+}  // namespace ditbench
