@@ -228,7 +228,7 @@ KeyVerdict Bisection::Compare(std::int64_t a, std::int64_t b) {
   for (const ComparedTrial& t : comparison.trials) {
     if (t.trial_key != options_.key) continue;
     result.verdict = t.change.verdict;
-    result.text = fmt::format("{} {:+.1f}%", VerdictText(t), t.change.change.pct);
+    result.text = fmt::format("{} ({:+.1f}%)", VerdictText(t), t.change.change.pct);
     result.thresholds = t.thresholds;
     return result;
   }
@@ -290,6 +290,16 @@ int Bisection::Run(BisectOutcome& outcome) {
     end->campaign = Measure(end->position, problem, refused);
     MeasuredBuild measured{end->position, options_.builds[end->position], end->campaign,
                            end == &good ? BuildJudgement::kGood : BuildJudgement::kBad, "end"};
+    if (end->campaign) {  // it ran: did the trial measure ok?
+      const auto statuses = db_->TrialStatuses(*end->campaign);
+      const auto status = statuses.find(options_.key);
+      if (status == statuses.end() || status->second != TrialStatus::kOk) {
+        problem = fmt::format("its trial did not measure ok in campaign {} ({})", *end->campaign,
+                              status == statuses.end() ? std::string("not recorded")
+                                                       : std::string(StatusName(status->second)));
+        end->campaign.reset();
+      }
+    }
     if (!end->campaign) {
       measured.judgement = BuildJudgement::kFailed;
       measured.detail = problem;
@@ -302,8 +312,8 @@ int Bisection::Run(BisectOutcome& outcome) {
     outcome.measured.push_back(measured);
   }
   const KeyVerdict ends = Compare(*good.campaign, *bad.campaign);
-  out_ << fmt::format("good {} -> bad {}: {} ({})\n", CampaignLabel(good), CampaignLabel(bad),
-                      ends.text, ends.thresholds);
+  out_ << fmt::format("good {} -> bad {}: {}{}\n", CampaignLabel(good), CampaignLabel(bad),
+                      ends.text, ends.thresholds.empty() ? "" : " [" + ends.thresholds + "]");
   if (ends.verdict != Verdict::kSlower) {
     std::string why;
     if (!ends.verdict) why = fmt::format("the trial was not compared ({})", ends.text);
@@ -311,8 +321,9 @@ int Bisection::Run(BisectOutcome& outcome) {
       why = "good and bad do not differ beyond the noise floor";
     else if (*ends.verdict == Verdict::kFaster) why = "bad is faster than good";
     else why = "good and bad cannot be told apart (inconclusive; more --replicates may tell)";
-    err_ << fmt::format("ditbench bisect: {}: nothing to bisect ({} -> {}: {}; {})\n", why,
-                        CampaignLabel(good), CampaignLabel(bad), ends.text, ends.thresholds);
+    err_ << fmt::format("ditbench bisect: {}: nothing to bisect ({} -> {}: {}{})\n", why,
+                        CampaignLabel(good), CampaignLabel(bad), ends.text,
+                        ends.thresholds.empty() ? "" : "; " + ends.thresholds);
     return kExitTrialsFailed;
   }
 
