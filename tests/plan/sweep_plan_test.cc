@@ -1,5 +1,6 @@
 #include "plan/sweep_plan.h"
 
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -104,6 +105,59 @@ TEST(SweepPlanTest, PlanTableHasAColumnPerDegreeThenTheWorldSize) {
   const std::string row = fmt::format("{:<16}  {:<22} {:>5} {:<5}   2   1   1   2   1   4  ",
                                       plan.trials[0].key, "pixart-alpha-tiny", 256, "bf16");
   EXPECT_NE(out.str().find(row), std::string::npos) << out.str();
+}
+
+// Trials that differ only in a setting without a column of its own (batch, seed, steps, ...)
+// get one: every row of the table is then distinct, and the settings that do not vary add
+// nothing.
+TEST(SweepPlanTest, PlanTableShowsEverySettingThatVaries) {
+  auto spec = Parse("name: t\ndefaults: {model: pixart-alpha-tiny, resolution: 256, steps: 2}\n"
+                    "matrix: {batch: [1, 2], seed: [0, 17], pipefusion: [1, 2]}\n");
+  PlanAssumptions a;
+  const SweepPlan plan = PlanSweep(spec, {8, false}, a);
+  ASSERT_EQ(plan.trials.size(), 8u);
+  std::ostringstream out;
+  WritePlanTable(spec, plan, a, out);
+  std::istringstream lines(out.str());
+  std::string header;
+  std::getline(lines, header);
+  EXPECT_EQ(header.substr(0, 83),
+            "trial             model                    res prec  batch seed patches pf sync   u")
+      << header;
+  std::set<std::string> rows;
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+    std::string line;
+    std::getline(lines, line);
+    rows.insert(line.substr(16));  // without the key
+    const TrialConfig& c = plan.trials[i].config;
+    const std::string settings =
+        fmt::format(" {:>5} {:>4} {:>7} {:>7}   ", c.batch, c.seed, c.pipefusion,
+                    c.pipefusion > 1 ? "1" : "-");
+    EXPECT_EQ(line.substr(52, settings.size()), settings) << line;
+  }
+  EXPECT_EQ(rows.size(), plan.trials.size()) << out.str();
+  // Steps and scope are the same for every trial: no column.
+  EXPECT_EQ(header.find("steps"), std::string::npos);
+  EXPECT_EQ(header.find("scope"), std::string::npos);
+}
+
+// The JSON plan is streamed trial by trial: the same bytes as the whole document dumped at once.
+TEST(SweepPlanTest, StreamedJsonPlanIsTheWholeDocumentDumped) {
+  auto spec = Parse("name: t\ndefaults: {model: pixart-alpha-tiny, resolution: 256, steps: 2}\n"
+                    "matrix: {batch: [1, 2], ulysses: [1, 2, 16]}\nwhere: 'batch < 3'\n");
+  PlanAssumptions a;
+  const SweepPlan plan = PlanSweep(spec, {8, false}, a);
+  std::ostringstream out;
+  WritePlanJson(spec, plan, a, out);
+  const auto parsed = nlohmann::json::parse(out.str());
+  ASSERT_EQ(parsed["trials"].size(), 6u);
+  EXPECT_EQ(out.str(), parsed.dump(2) + "\n");
+  const SweepPlan empty = PlanSweep(Parse("name: e\nmatrix: {batch: [1]}\nwhere: 'batch > 1'\n"),
+                                    {8, false}, a);
+  std::ostringstream none;
+  WritePlanJson(spec, empty, a, none);
+  EXPECT_EQ(nlohmann::json::parse(none.str())["trials"], nlohmann::json::array());
+  EXPECT_EQ(none.str(), nlohmann::json::parse(none.str()).dump(2) + "\n");
 }
 
 TEST(SweepPlanTest, AnalyticEstimateScalesWithWorkAndDegree) {
