@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/device_prior.h"
 #include "plan/plan_savings.h"
 
 #include <fmt/format.h>
@@ -206,13 +207,19 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                            : "");
   else
   out << fmt::format("\nestimated wall time: {}{} (device '{}'; * = measured earlier, "
-                     "otherwise analytic FLOPs at {:.0f}% of dense peak)\n",
+                     "otherwise analytic FLOPs at {}; collectives at latency + bytes / "
+                     "bandwidth of {})\n",
                      Duration(wall_s),
                      spec.replicates > 1
                          ? fmt::format(" for {} launches of each trial (replicates)",
                                        spec.replicates)
                          : "",
-                     a.device, a.efficiency * 100);
+                     a.device,
+                     a.device == "cpu" ? fmt::format("{:g} TFLOPS per core", a.cpu_tflops_per_core)
+                     : a.efficiency > 0
+                         ? fmt::format("{:.0f}% of dense peak", a.efficiency * 100)
+                         : std::string("a share of dense peak that falls at small per-rank sizes"),
+                     LinkFor(a.device, 1, 0).name);
   WritePacking(plan, a, out);
   WriteSavings(EstimateSavings(spec, plan, budget_s), out);
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"

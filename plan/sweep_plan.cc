@@ -9,6 +9,7 @@
 #include "machine/device_peaks.h"
 #include "model_zoo/shapes/model_config.h"
 #include "plan/comm_volume.h"
+#include "plan/device_prior.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -181,8 +182,17 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   const double flops = forwards * ForwardFlops(*model, c.resolution, samples);
   double tflops = 0;
   if (a.device != "cpu") {
-    tflops = DensePeakTflops(a.device, c.precision).value_or(100.0) * a.efficiency *
-             c.world_size();
+    // Each rank runs its share of the rows (CFG batch halved by cfg=2) over its share of the
+    // tokens (a PipeFusion patch's in a patch step).
+    const double rank_rows = double(c.batch) * (model->negative_prompt ? 2 : 1) / c.cfg;
+    const double rank_tokens = double(ImageTokens(*model, c.resolution)) / c.sequence_size() /
+                                   c.effective_pipefusion_patches() +
+                               (model->text_attention == TextAttention::kJoint ? model->text_tokens : 0);
+    const double peak = DensePeakTflops(a.device, c.precision).value_or(100.0);
+    const double efficiency =
+        a.efficiency > 0 ? a.efficiency
+                         : ComputeEfficiency(peak, rank_rows * rank_tokens * model->hidden);
+    tflops = peak * efficiency * c.world_size();
   } else {
     tflops = a.cpu_tflops_per_core *
              (a.pack_slots > 0 ? PinnedCpuCoresUsed(a.cpu_cores, a.pack_slots, c.world_size())
@@ -196,10 +206,11 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
     const double sync = std::min(std::max(c.pipefusion_warmup_steps, 0), forwards);
     e.iteration_ms *= (sync * p + (forwards - sync) * (m + p - 1) / m) / forwards;
   }
-  if (auto comm = CommBytesPerStep(*model, c)) {
-    e.comm_mb_per_step = *comm / 1048576.0;
-    const double link = a.link_gb_per_s > 0 ? a.link_gb_per_s : (a.device == "cpu" ? 2.0 : 100.0);
-    e.iteration_ms += forwards * *comm / (link * 1e9) * 1000;  // not overlapped: an upper bound
+  if (auto comm = CommByKindPerStep(*model, c)) {
+    e.comm_mb_per_step = comm->total_bytes / 1048576.0;
+    const LinkPrior& link = LinkFor(a.device, c.world_size(), a.gpus_per_node);
+    // Not overlapped with compute: an upper bound.
+    e.iteration_ms += forwards * CommSeconds(*comm, link, a.link_gb_per_s) * 1000;
   }
 
   const double bytes = BytesPerElement(c.precision);
