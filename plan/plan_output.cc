@@ -41,13 +41,15 @@ constexpr std::array<VaryingColumn, 9> kVaryingColumns{{
     {"batch", [](const TrialConfig& c) { return std::to_string(c.batch); }},
     {"steps", [](const TrialConfig& c) { return std::to_string(c.steps); }},
     {"seed", [](const TrialConfig& c) { return std::to_string(c.seed); }},
-    {"patches", [](const TrialConfig& c) { return std::to_string(c.effective_pipefusion_patches()); }},
+    {"patches",
+     [](const TrialConfig& c) { return std::to_string(c.effective_pipefusion_patches()); }},
     // As the trial key has it: without PipeFusion the setting computes nothing.
     {"pf sync", [](const TrialConfig& c) {
        return c.pipefusion > 1 ? std::to_string(c.pipefusion_warmup_steps) : std::string("-");
      }},
     {"vae tile", [](const TrialConfig& c) { return std::to_string(c.vae_tile); }},
-    {"weights", [](const TrialConfig& c) { return c.weights.empty() ? std::string("-") : c.weights; }},
+    {"weights",
+     [](const TrialConfig& c) { return c.weights.empty() ? std::string("-") : c.weights; }},
     {"vae weights",
      [](const TrialConfig& c) { return c.vae_weights.empty() ? std::string("-") : c.vae_weights; }},
 }};

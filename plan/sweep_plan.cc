@@ -185,9 +185,11 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
     // Each rank runs its share of the rows (CFG batch halved by cfg=2) over its share of the
     // tokens (a PipeFusion patch's in a patch step).
     const double rank_rows = double(c.batch) * (model->negative_prompt ? 2 : 1) / c.cfg;
+    const double joint_text =
+        model->text_attention == TextAttention::kJoint ? model->text_tokens : 0;
     const double rank_tokens = double(ImageTokens(*model, c.resolution)) / c.sequence_size() /
                                    c.effective_pipefusion_patches() +
-                               (model->text_attention == TextAttention::kJoint ? model->text_tokens : 0);
+                               joint_text;
     const double peak = DensePeakTflops(a.device, c.precision).value_or(100.0);
     const double efficiency =
         a.efficiency > 0 ? a.efficiency

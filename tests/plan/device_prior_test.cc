@@ -38,8 +38,9 @@ TEST(DevicePriorTest, CommSecondsIsLatencyPerCollectivePlusBytesOverBandwidth) {
   comm.bytes[kP2p] = 2e9;
   comm.calls[kP2p] = 4;
   comm.total_bytes = 3e9;
-  const double expected = 10 * link.latency_us[kA2a] * 1e-6 + 1e9 / (link.bus_gb_per_s[kA2a] * 1e9) +
-                          4 * link.latency_us[kP2p] * 1e-6 + 2e9 / (link.bus_gb_per_s[kP2p] * 1e9);
+  const double expected =
+      10 * link.latency_us[kA2a] * 1e-6 + 1e9 / (link.bus_gb_per_s[kA2a] * 1e9) +
+      4 * link.latency_us[kP2p] * 1e-6 + 2e9 / (link.bus_gb_per_s[kP2p] * 1e9);
   EXPECT_DOUBLE_EQ(CommSeconds(comm, link), expected);
   EXPECT_DOUBLE_EQ(CommSeconds(comm, link, 3.0),
                    10 * link.latency_us[kA2a] * 1e-6 + 4 * link.latency_us[kP2p] * 1e-6 + 1.0);
