@@ -86,12 +86,18 @@ std::string TrialKey(const TrialConfig& config) {
 }
 
 std::string Sha256Hex(std::string_view text) {
+  // Fetched once: OpenSSL 3 looks the algorithm up again on every EVP_sha256() digest, which
+  // dominated planning a large sweep (one key per trial).
+  static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-  std::string hex;
-  hex.reserve(length * 2);
-  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
+  EVP_Digest(text.data(), text.size(), digest, &length, sha256 ? sha256 : EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex(length * 2, '0');
+  for (unsigned int i = 0; i < length; ++i) {
+    hex[2 * i] = kHex[digest[i] >> 4];
+    hex[2 * i + 1] = kHex[digest[i] & 0xf];
+  }
   return hex;
 }
 
