@@ -8,6 +8,10 @@
 
 namespace ditbench {
 
+std::string NoSingleStreamBlocks(const ModelConfig& model) {
+  return model.single_blocks != 0 ? "single_blocks applies to Flux models only" : "";
+}
+
 const std::vector<FamilyShapes>& FamilyShapesTable() {
   static const std::vector<FamilyShapes> table = [] {
     std::vector<FamilyShapes> rows = {PixArtShapes(), SD3Shapes(), FluxShapes()};

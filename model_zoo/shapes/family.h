@@ -37,6 +37,9 @@ struct FamilyShapes {
   std::int64_t (*parameter_count)(const ModelConfig& model);
 };
 
+// The `problem` of a family without single-stream blocks: a model that sets single_blocks.
+std::string NoSingleStreamBlocks(const ModelConfig& model);
+
 // Every family, in ModelFamily order.
 const std::vector<FamilyShapes>& FamilyShapesTable();
 const FamilyShapes& ShapesOf(ModelFamily family);

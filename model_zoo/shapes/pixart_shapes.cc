@@ -114,14 +114,10 @@ std::int64_t Parameters(const ModelConfig& m) {
   return total;
 }
 
-std::string Problem(const ModelConfig& m) {
-  return m.single_blocks != 0 ? "single_blocks applies to Flux models only" : "";
-}
-
 }  // namespace
 
 FamilyShapes PixArtShapes() {
-  return {ModelFamily::kPixArt, "pixart", "PixArtTransformer2DModel", Presets, FromDiffusers, Problem,
+  return {ModelFamily::kPixArt, "pixart", "PixArtTransformer2DModel", Presets, FromDiffusers, NoSingleStreamBlocks,
           Flops, Parameters};
 }
 

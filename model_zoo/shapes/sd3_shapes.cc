@@ -93,14 +93,10 @@ double Flops(const ModelConfig& m, double n) { return JointForwardFlops(m, n, Bl
 
 std::int64_t Parameters(const ModelConfig& m) { return JointParameterCount(m, Blocks(m)); }
 
-std::string Problem(const ModelConfig& m) {
-  return m.single_blocks != 0 ? "single_blocks applies to Flux models only" : "";
-}
-
 }  // namespace
 
 FamilyShapes SD3Shapes() {
-  return {ModelFamily::kMmDit, "mmdit", "SD3Transformer2DModel", Presets, FromDiffusers, Problem,
+  return {ModelFamily::kMmDit, "mmdit", "SD3Transformer2DModel", Presets, FromDiffusers, NoSingleStreamBlocks,
           Flops, Parameters};
 }
 

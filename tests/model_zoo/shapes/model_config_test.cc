@@ -112,3 +112,20 @@ TEST(ModelConfigTest, AttentionMakesFlopsGrowFasterThanTokens) {
 
 }  // namespace
 }  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+// Families without single-stream blocks share one rule (model_zoo/shapes/family.h).
+TEST(ModelConfigTest, SingleBlocksAreRefusedOutsideFlux) {
+  for (const char* preset : {"pixart-alpha-tiny", "sd3-medium-tiny"}) {
+    std::string error;
+    EXPECT_FALSE(ResolveModel(preset, {{"single_blocks", 2}}, &error)) << preset;
+    EXPECT_EQ(error, "single_blocks applies to Flux models only") << preset;
+  }
+  std::string error;
+  EXPECT_TRUE(ResolveModel("flux-dev-tiny", {{"single_blocks", 3}}, &error)) << error;
+}
+
+}  // namespace
+}  // namespace ditbench
