@@ -110,8 +110,8 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
           c.a_launches, c.b_launches,
           HtmlEscape(t.label), HtmlEscape(t.trial_key), HtmlEscape(c.reason),
           HtmlEscape(t.thresholds),
-          t.sweep_path.empty() ? std::string("-")
-                               : HtmlEscape(ReproduceCommand(t.sweep_path, t.trial_key)),
+          t.run.sweep_path.empty() ? std::string("-")
+                                   : HtmlEscape(ReproduceCommand(t.run, t.trial_key)),
           HtmlEscape(VerdictText(t)));
     }
     html += "</table></div>\n";

@@ -165,20 +165,20 @@ void RenderStatusCounts(std::string& html, const std::vector<Row>& rows) {
 
 // The command that runs the row's trial again, as HTML; a row folded over seeds names one
 // of them.
-std::string Reproduce(const Row& row, const std::map<std::int64_t, std::string>& sweep_paths) {
-  auto path = sweep_paths.find(row.campaign);
-  if (path == sweep_paths.end() || path->second.empty()) return "-";
+std::string Reproduce(const Row& row, const std::map<std::int64_t, CampaignRun>& runs) {
+  auto run = runs.find(row.campaign);
+  if (run == runs.end() || run->second.sweep_path.empty()) return "-";
   std::string html =
-      "<code>" + HtmlEscape(ReproduceCommand(path->second, row.trial_key)) + "</code>";
+      "<code>" + HtmlEscape(ReproduceCommand(run->second, row.trial_key)) + "</code>";
   if (row.folded > 1) html += fmt::format(" (seed {}; one of {})", row.seed, row.folded);
   return html;
 }
 
 // One group: its chart (when it has measured trials) and its table, ranked by latency.
-// `sweep_paths`: each campaign's sweep file, for the command that reproduces a row.
+// `runs`: how each campaign ran, for the command that reproduces a row.
 void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                  std::vector<Row>& unfolded,
-                 const std::map<std::int64_t, std::string>& sweep_paths,
+                 const std::map<std::int64_t, CampaignRun>& runs,
                  const StagesByTrial& stages) {
   // Trials that differ only in seed are one row: the page stays readable (and small) at
   // thousands of seeds, and seeds are not ranked against each other.
@@ -294,7 +294,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         row.output_error ? fmt::format("{:.2g}", *row.output_error) : "-",
         Number(row.comm_mb_per_step, "{:.1f}"),
         row.iterations ? fmt::format("{}", *row.iterations) : "-", HtmlEscape(row.device),
-        HtmlEscape(row.error), Reproduce(row, sweep_paths));
+        HtmlEscape(row.error), Reproduce(row, runs));
   }
   html += "</table></div>\n";
   if (group.size() > kShownRows) html += "</details>\n";
@@ -337,8 +337,8 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   std::vector<Row> rows = db->Results(ids);
 
   std::map<std::int64_t, int> trials_per_campaign;
-  std::map<std::int64_t, std::string> sweep_paths;
-  for (const CampaignInfo& c : campaigns) sweep_paths[c.id] = c.record.sweep_path;
+  std::map<std::int64_t, CampaignRun> runs;
+  for (const CampaignInfo& c : campaigns) runs[c.id] = CampaignRunOf(c, options.db.string());
   std::map<GroupKey, std::vector<Row>> groups;
   for (const Row& row : rows) {
     ++trials_per_campaign[row.campaign];
@@ -370,7 +370,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
     stages.emplace(std::make_pair(trial.campaign, trial.trial_key), summary);
   nlohmann::json charts = nlohmann::json::array();
   if (rows.empty()) html += "<p>No trials selected.</p>\n";
-  for (auto& [key, group] : groups) RenderGroup(html, charts, key, group, sweep_paths, stages);
+  for (auto& [key, group] : groups) RenderGroup(html, charts, key, group, runs, stages);
   html += RenderStageBreakdown(stage_summaries);
   html += "<script type=\"application/json\" id=\"ditbench-charts\">" + ScriptJson(charts) +
           "</script>\n<script>";

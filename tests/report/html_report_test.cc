@@ -429,17 +429,34 @@ TEST_F(HtmlReportTest, EveryRowShowsTheCommandThatRunsItsTrialAgain) {
   for (const TrialConfig& config : {test::MakeConfig(1), test::MakeConfig(2, 2)}) {
     EXPECT_THAT(RowOf(html, sp_, config),
                 HasSubstr("<td class=\"reproduce\"><code>ditbench run sweeps/sp.yaml --only " +
-                          TrialKey(config) + "</code></td>"));
+                          TrialKey(config) + " --db " + ShellWord(DbPath().string()) +
+                          "</code></td>"));
   }
   EXPECT_THAT(RowOf(html, other_, test::MakeConfig(8, 1, Precision::kBf16, 512)),
               HasSubstr("ditbench run sweeps/other.yaml --only "));
 }
 
 TEST(ReproduceCommandTest, SweepPathIsQuotedForTheShellOnlyWhenItNeedsIt) {
-  EXPECT_EQ(ReproduceCommand("sweeps/a-b_1.yaml", "0123456789abcdef"),
+  EXPECT_EQ(ReproduceCommand({"sweeps/a-b_1.yaml", "", "", ""}, "0123456789abcdef"),
             "ditbench run sweeps/a-b_1.yaml --only 0123456789abcdef");
-  EXPECT_EQ(ReproduceCommand("my sweeps/it's.yaml", "k"),
+  EXPECT_EQ(ReproduceCommand({"my sweeps/it's.yaml", "", "", ""}, "k"),
             "ditbench run 'my sweeps/it'\\''s.yaml' --only k");
+}
+
+// Without the campaign's --db and --gpus, `run` reads another database, or plans for this
+// machine's GPUs, where a CPU trial's key does not exist ("not a trial key").
+TEST(ReproduceCommandTest, TheCommandNamesTheDatabaseAndTheGpusTheCampaignRanWith) {
+  CampaignInfo campaign;
+  campaign.record.sweep_path = "s.yaml";
+  campaign.record.environment = {{"gpus", "cpu:4"}, {"launcher", "local"}};
+  EXPECT_EQ(ReproduceCommand(CampaignRunOf(campaign, "my results.db"), "k"),
+            "ditbench run s.yaml --only k --db 'my results.db' --gpus cpu:4");
+  campaign.record.environment = {{"gpus", "auto"}, {"launcher", "slurm"}};
+  EXPECT_EQ(ReproduceCommand(CampaignRunOf(campaign, "r.db"), "k"),
+            "ditbench run s.yaml --only k --db r.db --launcher slurm");
+  campaign.record.environment = nlohmann::json();  // an old campaign that recorded neither
+  EXPECT_EQ(ReproduceCommand(CampaignRunOf(campaign, "r.db"), "k"),
+            "ditbench run s.yaml --only k --db r.db");
 }
 
 TEST_F(HtmlReportTest, ComparisonRowsShowTheCommandThatRunsTheCandidateAgain) {
@@ -455,7 +472,8 @@ TEST_F(HtmlReportTest, ComparisonRowsShowTheCommandThatRunsTheCandidateAgain) {
   const std::size_t section = html.find("<h2 id=\"comparison\">");
   ASSERT_NE(section, std::string::npos);
   EXPECT_NE(html.find("<td class=\"reproduce\"><code>ditbench run /home/me/ab-new.yaml --only " +
-                          TrialKey(one) + "</code></td>",
+                          TrialKey(one) + " --db " + ShellWord(DbPath().string()) +
+                          "</code></td>",
                       section),
             std::string::npos);
 }
