@@ -116,7 +116,7 @@ std::vector<ReportWarning> ReportWarnings(const std::vector<CampaignInfo>& campa
 
 std::string RenderWarnings(const std::vector<ReportWarning>& warnings) {
   if (warnings.empty()) return "";
-  std::string html = "<h2>Warnings</h2>\n";
+  std::string html = "<h2 id=\"warnings\">Warnings</h2>\n";
   for (const ReportWarning& w : warnings) {
     html += "<div class=\"warning\">" + HtmlEscape(w.text);
     if (!w.trials.empty()) {
