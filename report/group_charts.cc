@@ -322,6 +322,10 @@ const char* const kChartScript = R"js(
             pointStyle: shapes[style % shapes.length], pointRadius: 4,
             borderDash: style ? [6, 3] : [], showLine: true};
   }
+  // Many series: the legend goes to the right, so that it leaves the plot its height.
+  function legendFor(count) {
+    return count > 4 ? {position: 'right', labels: {boxWidth: 24}} : {position: 'top'};
+  }
   function latency(c) {
     return {
       type: 'bar',
@@ -338,7 +342,14 @@ const char* const kChartScript = R"js(
               title: {display: true, text: 'median latency (ms, log scale); whiskers: 95% CI'}}
         },
         plugins: {
-          legend: {display: c.legend},
+          // Campaigns by opacity (the bars' colours are their strategies'): grey swatches.
+          legend: {display: c.legend, labels: {generateLabels: function (chart) {
+            return chart.data.datasets.map(function (ds, i) {
+              return {text: ds.label, fillStyle: faded('#555555', c.datasets[i].alpha),
+                      strokeStyle: '#555555', lineWidth: 1, datasetIndex: i,
+                      hidden: !chart.isDatasetVisible(i)};
+            });
+          }}},
           title: {display: true, text: c.title},
           tooltip: {callbacks: {afterLabel: function (t) {
             var ds = t.chart.data.datasets[t.datasetIndex];
@@ -362,7 +373,7 @@ const char* const kChartScript = R"js(
         animation: false, responsive: true, maintainAspectRatio: false,
         scales: {x: {type: 'linear', min: 1, title: {display: true, text: 'world size (ranks)'}},
                  y: {min: 0, title: {display: true, text: 'speedup vs 1 rank'}}},
-        plugins: {title: {display: true, text: c.title}}
+        plugins: {title: {display: true, text: c.title}, legend: legendFor(datasets.length)}
       }
     };
   }
@@ -389,7 +400,7 @@ const char* const kChartScript = R"js(
       options: {
         animation: false, responsive: true, maintainAspectRatio: false,
         scales: {x: x, y: y},
-        plugins: {title: {display: true, text: c.title}}
+        plugins: {title: {display: true, text: c.title}, legend: legendFor(c.datasets.length)}
       }
     };
   }

@@ -107,12 +107,13 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertic
 td { white-space: nowrap; }
 /* Tables fit a 1400 px window: secondary columns (trial, device, error, reproduce) are folded
    into each row's last cell, and long text wraps. */
-td.more { white-space: normal; max-width: 22em; font-size: 0.85em; }
+td.more { white-space: normal; min-width: 9em; max-width: 22em; font-size: 0.85em; }
 td.more summary { cursor: pointer; color: #444; }
 td.more .error { white-space: pre-wrap; font-family: monospace; overflow-wrap: anywhere; }
 td.more code { overflow-wrap: anywhere; white-space: normal; }
 td.wrap { white-space: normal; }
 nav.contents ol { columns: 2; max-width: 1100px; }
+table.summary td { white-space: normal; }
 table.summary tr.winner td { background: #f3f8f1; }
 .scroll { max-width: 100%; overflow-x: auto; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -121,7 +122,7 @@ th { background: #f2f2f2; }
 .status-oom, .status-timeout, .status-crashed, .status-failed, .status-interrupted {
   color: #b42318; font-weight: bold; }
 td.error { max-width: 40em; white-space: pre-wrap; font-family: monospace; font-size: 0.85em; }
-.chart { position: relative; height: 320px; max-width: 900px; }
+.chart { position: relative; height: 400px; max-width: 1300px; }
 .warning { background: #fff4e5; border-left: 4px solid #f79009; padding: 0.3em 0.8em;
   margin: 0.5em 0; }
 .busy { background: #f79009; color: #fff; border-radius: 3px; padding: 0 0.3em; font-size: 0.8em; }
