@@ -34,6 +34,8 @@ const std::vector<Command>& Commands() {
       {"report", "write a self-contained HTML report", DefineReportCommand},
       {"compare", "compare two campaigns trial by trial: faster, slower, same or inconclusive",
        DefineCompareCommand},
+      {"bisect", "find the first build of a list that made one trial slower",
+       DefineBisectCommand},
       {"migrate", "bring a results database to this build's schema; runs nothing else",
        DefineMigrateCommand},
       {"env", "print what a campaign would record about this machine (JSON)", DefineEnvCommand},
