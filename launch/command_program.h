@@ -45,9 +45,9 @@ std::optional<std::string> CommandProgramProblem(const SweepSpec& spec);
 std::filesystem::path HelperPythonFolder();
 
 // Sets the program, arguments (placeholders replaced by the trial's values), working folder
-// and the ranks' PYTHONPATH (HelperPythonFolder) of `request` for trial `config` of `spec`. REQUIRES: config's workload is launched as a
-// program (WorkloadLaunch::kProgram), from a sweep that parsed without errors. Throws
-// std::invalid_argument if a placeholder has no value.
+// and the ranks' PYTHONPATH (HelperPythonFolder) of `request` for trial `config` of `spec`.
+// REQUIRES: config's workload is launched as a program (WorkloadLaunch::kProgram), from a
+// sweep that parsed without errors. Throws std::invalid_argument if a placeholder has no value.
 void SetCommand(const SweepSpec& spec, const TrialConfig& config, LaunchRequest& request);
 
 }  // namespace ditbench

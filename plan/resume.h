@@ -41,8 +41,8 @@ std::string RerunFor(const std::string& rerun, const std::string& key,
                      const std::set<std::string>& busy);
 
 // What happens to one planned trial given its status in the resumed campaign (none: not
-// recorded) and --rerun ("", "failed" or "all"; "busy" through RerunFor). `note` says why, for `--dry-run`; empty for
-// a trial never recorded.
+// recorded) and --rerun ("", "failed" or "all"; "busy" through RerunFor). `note` says why,
+// for `--dry-run`; empty for a trial never recorded.
 struct ResumeVerdict {
   bool run = true;
   std::string note;

@@ -1,4 +1,5 @@
 #include "report/comparison.h"
+#include "report/chart_style.h"
 
 #include <algorithm>
 #include <cctype>
@@ -329,9 +330,13 @@ std::string TrialLabel(const ResultRow& row) {
 
 Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_db,
                             const CampaignSet& b, const CompareSettings& settings) {
-  Comparison comparison{a, b, {}, {}, {}, {}};
+  Comparison comparison{a, b, {}, {}, {}, {}, {}, {}};
   const std::vector<CampaignInfo> a_campaigns = FindCampaigns(a_db, a);
   const std::vector<CampaignInfo> b_campaigns = FindCampaigns(b_db, b);
+  for (const CampaignInfo& c : a_campaigns)
+    comparison.a_label += (comparison.a_label.empty() ? "" : ", ") + CampaignLabel(c);
+  for (const CampaignInfo& c : b_campaigns)
+    comparison.b_label += (comparison.b_label.empty() ? "" : ", ") + CampaignLabel(c);
   const std::vector<ResultRow> a_rows = a_db.Results(a.campaigns);
   const std::vector<ResultRow> b_rows = b_db.Results(b.campaigns);
 

@@ -110,6 +110,8 @@ struct Comparison {
   std::vector<UnmatchedTrial> unmatched;
   // The thresholds used, by device kind ("gpu", "cpu"), for the kinds of the matched trials.
   std::map<std::string, Thresholds> thresholds;
+  // Each side's campaigns as the report names them ("#3 2026-11-20 01:00 abc1234, #4 ...").
+  std::string a_label, b_label;
 };
 
 // Compares the sides (matching is by trial key, so the sweeps may differ). `a_db` and `b_db`

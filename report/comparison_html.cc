@@ -49,8 +49,12 @@ std::string CiBar(const ChangeEstimate& c, double range) {
 
 std::string RenderComparisonSection(const Comparison& comparison, std::size_t max_rows) {
   std::string html = fmt::format(
-      "<h2 id=\"comparison\">Comparison: campaign {} (baseline) vs {}</h2>\n",
-      HtmlEscape(SideIds(comparison.a)), HtmlEscape(SideIds(comparison.b)));
+      "<h2 id=\"comparison\">Comparison: campaign {} (baseline) vs {}</h2>\n{}",
+      HtmlEscape(SideIds(comparison.a)), HtmlEscape(SideIds(comparison.b)),
+      comparison.a_label.empty()
+          ? std::string()
+          : fmt::format("<p class=\"note\">Baseline: {}. Candidate: {}.</p>\n",
+                        HtmlEscape(comparison.a_label), HtmlEscape(comparison.b_label)));
   if (comparison.differences.empty()) {
     html += "<p class=\"note\">Baseline and candidate have the same build, device, host and "
             "environment.</p>\n";

@@ -120,7 +120,7 @@ nlohmann::json LatencyChart(const std::string& id, const std::string& title,
     const std::size_t age = campaigns.size() - 1 - c;
     datasets.push_back({{"label", CampaignName(names, campaigns[c])},
                         {"colors", colors},
-                        {"alpha", age == 0 ? 1.0 : std::max(0.25, 1.0 - 0.25 * static_cast<double>(age))},
+                        {"alpha", std::max(0.25, 1.0 - 0.25 * static_cast<double>(age))},
                         {"data", median},
                         {"ci_low", low},
                         {"ci_high", high}});

@@ -29,7 +29,7 @@ using RunRound = std::function<bool(const std::vector<QueuedTrial>& launches)>;
 // propagate (StorageError).
 void RunHalving(const SweepSpec& spec, const SweepPlan& plan, const TrialSelection& selection,
                 ResultsDb& db, std::int64_t campaign, const std::string& rerun,
-                const std::set<std::string>& busy, const std::set<std::string>& live, const RunRound& run_round,
-                RunStatus& status);
+                const std::set<std::string>& busy, const std::set<std::string>& live,
+                const RunRound& run_round, RunStatus& status);
 
 }  // namespace ditbench

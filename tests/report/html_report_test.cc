@@ -418,6 +418,9 @@ TEST_F(HtmlReportTest, BaselineComparisonSortsByEffectAndColoursVerdicts) {
                                         std::to_string(a) + " (baseline) vs " +
                                         std::to_string(b) + "</h2>");
   ASSERT_NE(section, std::string::npos);
+  // Each side named by date and build too.
+  EXPECT_THAT(html, ContainsRegex("Baseline: #" + std::to_string(a) + " [0-9-]+ [0-9:]+ abc\\. "
+                                  "Candidate: #" + std::to_string(b) + " [0-9-]+ [0-9:]+ def\\."));
   EXPECT_THAT(html, HasSubstr("<td>build</td><td>abc</td><td>def</td>"));
   const std::size_t slower = html.find("<td class=\"verdict-slower\">slower</td>", section);
   const std::size_t same = html.find("<td class=\"verdict-same\">same</td>", section);
