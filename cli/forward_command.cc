@@ -15,6 +15,7 @@
 
 #include "cli/command.h"
 #include "launch/local_launcher.h"
+#include "trial/trial.h"
 
 namespace ditbench {
 namespace {
@@ -44,6 +45,9 @@ std::string ReadAll(const std::filesystem::path& path) {
 int RunForward(const ForwardArgs& a) {
   if (a.ulysses < 1 || a.ring < 1)
     throw std::invalid_argument("--ulysses and --ring must be at least 1");
+  if (!IsValidVaeTile(a.vae_tile))  // as the sweep field vae_tile
+    throw std::invalid_argument("--vae-tile " + std::to_string(a.vae_tile) + ": expected " +
+                                kVaeTileExpected);
   if (!std::filesystem::is_directory(a.model_dir))
     throw std::invalid_argument("MODEL_DIR " + a.model_dir.string() + ": no such folder");
   if (!std::filesystem::exists(a.inputs))
@@ -122,7 +126,8 @@ std::function<int()> DefineForwardCommand(CLI::App& sub) {
   sub.add_option("--precision", a->precision, "fp32, tf32, bf16 or fp16")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp16"}));
   sub.add_option("--vae-tile", a->vae_tile,
-                 "a VAE folder: decode in tiles of this many pixels (a multiple of 32)");
+                 "a VAE folder: decode in tiles of this many pixels (64 to 16384, a multiple of "
+                 "64, as the sweep field vae_tile)");
   sub.add_option("--gpus", a->gpus, "CUDA devices, one per rank (default: CPU)")->delimiter(',');
   sub.add_option("--worker", a->worker, "worker program (default: next to ditbench)");
   sub.add_option("--timeout", a->timeout_s, "seconds before the ranks are killed");

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "launch/command_program.h"
 #include "launch/slurm/slurm_cluster.h"
 #include "machine/placement.h"
 #include "plan/budget_order.h"
@@ -95,6 +96,10 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     ParseResult parsed = ParseSweepFile(options->sweep);
     if (!parsed.ok()) {
       for (const auto& e : parsed.errors) std::cerr << e.ToString() << "\n";
+      return kExitUsage;
+    }
+    if (auto problem = CommandProgramProblem(parsed.spec)) {  // as `run` refuses it
+      std::cerr << *problem << "\n";
       return kExitUsage;
     }
     Placement placement;

@@ -259,8 +259,8 @@ void WarnAboutBusyTrials(ResultsDb& db, ResultsQuery query, std::ostream& err) {
   const std::size_t shown = std::min<std::size_t>(keys.size(), 5);
   err << fmt::format(
       "ditbench query: warning: {} of {} trial(s) were measured while other work ran on the "
-      "machine (column busy), e.g. {}: {}{}; rerun them on an idle machine (`ditbench run "
-      "--require-idle`)\n",
+      "machine (column busy), e.g. {}: {}{}; rerun them on an idle machine (`ditbench run SWEEP "
+      "--rerun busy --require-idle 600`)\n",
       keys.size(), busy.rows.size(), keys.front(), note.empty() ? "busy" : note,
       keys.size() > 1 ? fmt::format("; all: {}{}",
                                     fmt::join(keys.begin(), keys.begin() + shown, ", "),

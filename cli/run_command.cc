@@ -86,8 +86,10 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
                  "exclusive: one trial at a time; pack: several at once on disjoint GPUs/slots")
       ->check(CLI::IsMember({"exclusive", "pack"}))
       ->capture_default_str();
-  sub.add_option("--rerun", options->rerun, "also run trials that already have a result")
-      ->check(CLI::IsMember({"failed", "all"}));
+  sub.add_option("--rerun", options->rerun,
+                 "also run trials that already have a result: failed (the failures), busy "
+                 "(those measured while other work ran on the machine) or all")
+      ->check(CLI::IsMember({"failed", "busy", "all"}));
   sub.add_flag("--new", options->fresh, "start a new campaign instead of resuming the newest");
   sub.add_flag("--continue", options->keep_campaign,
                "resume the newest campaign even though the sweep file changed since it began");
@@ -104,6 +106,10 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
                  "idle (no other process using half a core); if it stays busy, start no more "
                  "trials (exit 1)")
       ->check(CLI::NonNegativeNumber);
+  sub.add_option("--stop-after-failures", options->stop_after_failures,
+                 "N: stop when the first N trials of the run all fail the same way (a broken "
+                 "setup); default: go on, with a warning after 3")
+      ->check(CLI::PositiveNumber);
   auto launch = std::make_shared<LaunchOptions>();
   sub.add_option("--launcher", launch->launcher,
                  "local: ranks are processes on this machine; slurm: each trial is a Slurm job "

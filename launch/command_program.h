@@ -24,17 +24,30 @@ std::filesystem::path ResolveProgram(const std::string& program,
                                      const std::filesystem::path& folder,
                                      std::string_view path_variable);
 
+// Why `program` cannot be run, as ResolveProgram looks for it: "program 'x' not found: ...",
+// or "program 'x' is not executable: ..." for a file found without the execute permission.
+// nullopt when ResolveProgram finds it.
+std::optional<std::string> ProgramProblem(const std::string& program,
+                                          const std::filesystem::path& folder,
+                                          std::string_view path_variable);
+
 // PATH of this process ("/usr/bin:/bin" when unset).
 std::string_view ProcessPath();
 
-// When the sweep's program cannot be found: one line, "file:line:column: 'command[0]': ...".
-// nullopt when it is found (or the workload is not launched as a program).
+// When the sweep's program cannot be run: one line, "file:line:column: 'command[0]': " and
+// ProgramProblem's reason. nullopt when it is found (or the workload is not launched as a
+// program). `run` and `plan` both refuse such a sweep with this line.
 std::optional<std::string> CommandProgramProblem(const SweepSpec& spec);
 
-// Sets the program, arguments (placeholders replaced by the trial's values) and working folder
-// of `request` for trial `config` of `spec`. REQUIRES: config's workload is launched as a
-// program (WorkloadLaunch::kProgram), from a sweep that parsed without errors. Throws
-// std::invalid_argument if a placeholder has no value.
+// The folder holding ditbench_result.py, the helper a command's Python program imports: the
+// `python` folder beside the running ditbench program (the build copies it there). Empty when
+// there is none (a test binary, a moved program).
+std::filesystem::path HelperPythonFolder();
+
+// Sets the program, arguments (placeholders replaced by the trial's values), working folder
+// and the ranks' PYTHONPATH (HelperPythonFolder) of `request` for trial `config` of `spec`.
+// REQUIRES: config's workload is launched as a program (WorkloadLaunch::kProgram), from a
+// sweep that parsed without errors. Throws std::invalid_argument if a placeholder has no value.
 void SetCommand(const SweepSpec& spec, const TrialConfig& config, LaunchRequest& request);
 
 }  // namespace ditbench

@@ -39,6 +39,9 @@ struct LaunchRequest {
   // rank: not pinned. Honoured by LocalLauncher; a batch scheduler binds ranks itself.
   std::vector<std::vector<int>> rank_cpus;
   double timeout_s = 1800;
+  // A folder put first on the ranks' PYTHONPATH (a `command` workload: the folder of
+  // ditbench_result.py, so that `import ditbench_result` works as written); empty: none.
+  std::filesystem::path python_path;
 };
 
 // How one rank ended.

@@ -18,7 +18,7 @@ std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& in
                                               const LaunchRequest& request, int rank, int port) {
   std::string visible;
   for (const auto& device : request.devices) visible += (visible.empty() ? "" : ",") + device;
-  const std::map<std::string, std::string> ours = {
+  std::map<std::string, std::string> ours = {
       {"RANK", std::to_string(rank)},
       {"LOCAL_RANK", std::to_string(rank)},
       {"WORLD_SIZE", std::to_string(request.world_size)},
@@ -33,6 +33,13 @@ std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& in
                               ? FormatCpuList(request.rank_cpus[rank])
                               : ""},
   };
+  if (!request.python_path.empty()) {
+    std::string python_path = request.python_path.string();
+    for (const auto& entry : inherited)
+      if (entry.starts_with("PYTHONPATH=") && entry.size() > 11)
+        python_path.append(1, ':').append(entry, 11, std::string::npos);
+    ours["PYTHONPATH"] = python_path;
+  }
   std::vector<std::string> env;
   std::map<std::string, bool> seen;
   for (const auto& entry : inherited) {

@@ -6,6 +6,7 @@
 
 #include "plan/budget_order.h"
 #include "plan/spec_diff.h"
+#include "sweep/sweep_meaning.h"
 
 namespace ditbench {
 
@@ -24,13 +25,22 @@ CampaignChoice ChooseCampaign(const std::vector<CampaignInfo>& campaigns,
     if (c.record.sweep_name == wanted.sweep_name && (!newest || c.id > newest->id)) newest = &c;
   }
   if (!newest) return choice;
-  if (newest->record.spec_hash != wanted.spec_hash && !keep_campaign) {
+  // The same sweep written differently (a comment, a blank line) is the same campaign.
+  const bool changed = newest->record.spec_hash != wanted.spec_hash &&
+                       !SameSweepMeaning(newest->record.spec_text, wanted.spec_text);
+  if (changed && !keep_campaign) {
     choice.changed_from = newest->id;
     choice.diff = SpecDiff(newest->record.spec_text, wanted.spec_text);
     return choice;
   }
   choice.resume = newest->id;
   return choice;
+}
+
+std::string RerunFor(const std::string& rerun, const std::string& key,
+                     const std::set<std::string>& busy) {
+  if (rerun != "busy") return rerun;
+  return busy.count(key) ? "all" : "";
 }
 
 ResumeVerdict JudgeResume(const PlannedTrial& trial, std::optional<TrialStatus> recorded,
@@ -120,7 +130,8 @@ LaunchQueue QueueLaunches(const SweepPlan& plan, int replicates,
                           const std::map<std::string, TrialStatus>& statuses,
                           const std::map<std::string, std::map<int, TrialStatus>>& launch_statuses,
                           const std::function<bool(const std::string& key)>& skip,
-                          const std::string& rerun, bool budget_order) {
+                          const std::string& rerun, bool budget_order,
+                          const std::set<std::string>& busy) {
   LaunchQueue queue;
   std::vector<std::vector<QueuedTrial>> rounds(static_cast<std::size_t>(replicates));
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
@@ -133,7 +144,7 @@ LaunchQueue QueueLaunches(const SweepPlan& plan, int replicates,
     const LaunchPlan launch_plan = PlanLaunches(
         t, replicates, recorded,
         launches == launch_statuses.end() ? std::map<int, TrialStatus>{} : launches->second,
-        rerun);
+        RerunFor(rerun, t.key, busy));
     if (launch_plan.launches.empty()) {
       ++queue.kept;
       if (recorded && IsFailure(*recorded)) ++queue.kept_failed;

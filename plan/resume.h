@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,9 @@ namespace ditbench {
 bool IsFailure(TrialStatus status);
 
 // The campaign a run continues. `resume`: the newest campaign of the sweep (a campaign that
-// `bisect` ran to measure one build, marked "bisect" in its environment, never counts), unless `fresh`,
-// none exists, or its spec differs (then `changed_from` names it and `diff` says what changed)
+// `bisect` ran to measure one build, marked "bisect" in its environment, never counts), unless
+// `fresh`, none exists, or its spec means something else (SameSweepMeaning: comments and
+// layout do not count; then `changed_from` names it and `diff` says what changed)
 // and `keep_campaign` (--continue) is not set.
 struct CampaignChoice {
   std::optional<std::int64_t> resume;
@@ -32,9 +34,15 @@ struct CampaignChoice {
 CampaignChoice ChooseCampaign(const std::vector<CampaignInfo>& campaigns,
                               const CampaignRecord& wanted, bool fresh, bool keep_campaign);
 
+// --rerun as it applies to the trial `key`: "busy" reruns (as "all") the trials the resumed
+// campaign measured while other work ran on the machine, listed in `busy`, and keeps the
+// others (as ""); any other value applies to every trial as it is.
+std::string RerunFor(const std::string& rerun, const std::string& key,
+                     const std::set<std::string>& busy);
+
 // What happens to one planned trial given its status in the resumed campaign (none: not
-// recorded) and --rerun ("", "failed" or "all"). `note` says why, for `--dry-run`; empty for
-// a trial never recorded.
+// recorded) and --rerun ("", "failed" or "all"; "busy" through RerunFor). `note` says why,
+// for `--dry-run`; empty for a trial never recorded.
 struct ResumeVerdict {
   bool run = true;
   std::string note;
@@ -80,6 +88,7 @@ struct QueuedTrial {
 // every configuration alike; with `budget_order`, each round in BudgetOrder
 // (plan/budget_order.h). Trials in `skip` (running elsewhere, or not selected by --only) are
 // left out. `kept` counts trials with nothing to run, `kept_failed` those kept as failures.
+// `busy`: the keys --rerun busy reruns (RerunFor).
 struct LaunchQueue {
   std::vector<QueuedTrial> launches;
   int kept = 0;
@@ -89,6 +98,7 @@ LaunchQueue QueueLaunches(const SweepPlan& plan, int replicates,
                           const std::map<std::string, TrialStatus>& statuses,
                           const std::map<std::string, std::map<int, TrialStatus>>& launch_statuses,
                           const std::function<bool(const std::string& key)>& skip,
-                          const std::string& rerun, bool budget_order);
+                          const std::string& rerun, bool budget_order,
+                          const std::set<std::string>& busy = {});
 
 }  // namespace ditbench

@@ -1,4 +1,5 @@
 #include "report/comparison.h"
+#include "report/chart_style.h"
 
 #include <algorithm>
 #include <cctype>
@@ -185,11 +186,12 @@ CampaignSet ParseCampaignSet(std::string_view text, const std::filesystem::path&
 
 namespace {
 
-// The sweep file the campaign `id` was run from, as stored ("" when unknown).
-std::string SweepPathOf(const std::vector<CampaignInfo>& campaigns, std::int64_t id) {
+// How the campaign `id` of the database `db` ran (empty when unknown).
+CampaignRun RunOf(const std::vector<CampaignInfo>& campaigns, std::int64_t id,
+                  const std::string& db) {
   for (const CampaignInfo& c : campaigns)
-    if (c.id == id) return c.record.sweep_path;
-  return "";
+    if (c.id == id) return CampaignRunOf(c, db);
+  return {};
 }
 
 }  // namespace
@@ -285,16 +287,38 @@ std::string AxesLabel(const ResultRow& row) {
   return label;
 }
 
-std::string ReproduceCommand(const std::string& sweep_path, const std::string& trial_key) {
-  const bool plain = !sweep_path.empty() &&
-                     std::all_of(sweep_path.begin(), sweep_path.end(), [](char c) {
-                       return std::isalnum(static_cast<unsigned char>(c)) ||
-                              std::string_view("/._-+:@%,=").find(c) != std::string_view::npos;
-                     });
+std::string ShellWord(const std::string& text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("/._-+:@%,=").find(c) != std::string_view::npos;
+  });
+  if (plain) return text;
   std::string quoted = "'";
-  for (char c : sweep_path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  quoted += '\'';
-  return fmt::format("ditbench run {} --only {}", plain ? sweep_path : quoted, trial_key);
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + '\'';
+}
+
+CampaignRun CampaignRunOf(const CampaignInfo& campaign, const std::string& db) {
+  CampaignRun run;
+  run.sweep_path = campaign.record.sweep_path;
+  run.db = db;
+  const nlohmann::json& env = campaign.record.environment;
+  if (env.is_object()) {
+    if (auto gpus = env.find("gpus"); gpus != env.end() && gpus->is_string()) run.gpus = *gpus;
+    if (auto launcher = env.find("launcher"); launcher != env.end() && launcher->is_string())
+      run.launcher = *launcher;
+  }
+  return run;
+}
+
+std::string ReproduceCommand(const CampaignRun& run, const std::string& trial_key) {
+  std::string command =
+      fmt::format("ditbench run {} --only {}", ShellWord(run.sweep_path), trial_key);
+  if (!run.db.empty()) command += " --db " + ShellWord(run.db);
+  if (!run.gpus.empty() && run.gpus != "auto") command += " --gpus " + ShellWord(run.gpus);
+  if (!run.launcher.empty() && run.launcher != "local")
+    command += " --launcher " + ShellWord(run.launcher);
+  return command;
 }
 
 std::string TrialLabel(const ResultRow& row) {
@@ -306,9 +330,13 @@ std::string TrialLabel(const ResultRow& row) {
 
 Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_db,
                             const CampaignSet& b, const CompareSettings& settings) {
-  Comparison comparison{a, b, {}, {}, {}, {}};
+  Comparison comparison{a, b, {}, {}, {}, {}, {}, {}};
   const std::vector<CampaignInfo> a_campaigns = FindCampaigns(a_db, a);
   const std::vector<CampaignInfo> b_campaigns = FindCampaigns(b_db, b);
+  for (const CampaignInfo& c : a_campaigns)
+    comparison.a_label += (comparison.a_label.empty() ? "" : ", ") + CampaignLabel(c);
+  for (const CampaignInfo& c : b_campaigns)
+    comparison.b_label += (comparison.b_label.empty() ? "" : ", ") + CampaignLabel(c);
   const std::vector<ResultRow> a_rows = a_db.Results(a.campaigns);
   const std::vector<ResultRow> b_rows = b_db.Results(b.campaigns);
 
@@ -379,7 +407,7 @@ Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_
     trial.device = device;
     trial.change = CompareLatency(at.launches, bt.launches, t.policy, at.sessions, bt.sessions);
     trial.thresholds = t.Describe();
-    trial.sweep_path = SweepPathOf(b_campaigns, bt.rows.back()->campaign);
+    trial.run = RunOf(b_campaigns, bt.rows.back()->campaign, b_db.path().string());
     comparison.thresholds[IsGpu(device) ? "gpu" : "cpu"] = t;
     MarkBusy(at, bt, &trial);
     comparison.trials.push_back(std::move(trial));

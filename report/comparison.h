@@ -70,12 +70,20 @@ struct CompareSettings {
   std::optional<double> min_effect_pct;
 };
 
+// How a campaign ran, as far as the command that runs one of its trials again needs it.
+struct CampaignRun {
+  std::string sweep_path;  // the sweep file as the campaign stored it
+  std::string db;          // the database holding the campaign, as its reader was given it
+  std::string gpus;        // --gpus as the campaign ran (its environment's "gpus"); "" unknown
+  std::string launcher;    // --launcher as the campaign ran; "" unknown
+};
+
 // One matched trial.
 struct ComparedTrial {
   std::string trial_key, label, device;
   LatencyChange change;
   std::string thresholds;  // Thresholds::Describe()
-  std::string sweep_path;  // the sweep file of B's campaign that measured it (as stored)
+  CampaignRun run;  // how B's campaign that measured it ran (sweep_path empty: unknown)
   // Measured on a busy machine (ResultRow::busy) on side A or B, with what was busy.
   bool a_busy = false, b_busy = false;
   std::string busy_note;
@@ -102,6 +110,8 @@ struct Comparison {
   std::vector<UnmatchedTrial> unmatched;
   // The thresholds used, by device kind ("gpu", "cpu"), for the kinds of the matched trials.
   std::map<std::string, Thresholds> thresholds;
+  // Each side's campaigns as the report names them ("#3 2026-11-20 01:00 abc1234, #4 ...").
+  std::string a_label, b_label;
 };
 
 // Compares the sides (matching is by trial key, so the sweeps may differ). `a_db` and `b_db`
@@ -137,9 +147,18 @@ std::string ModelIdentity(const ResultRow& row);
 // custom axes, "1 rank threads=2 opt=fast" (AxesLabel), so that they tell rows apart too.
 std::string DegreesLabel(const ResultRow& row);
 
-// The command that runs one trial of a sweep again: `ditbench run SWEEP --only KEY`, the
-// sweep file as its campaign stored it (quoted for a POSIX shell where it needs to be).
-std::string ReproduceCommand(const std::string& sweep_path, const std::string& trial_key);
+// What `campaign` of the database `db` recorded of how it ran.
+CampaignRun CampaignRunOf(const CampaignInfo& campaign, const std::string& db);
+
+// The command that runs one trial of a campaign again: `ditbench run SWEEP --only KEY --db DB`,
+// with `--gpus` as the campaign ran unless it was the default (auto) and `--launcher` unless
+// local, each argument quoted for a POSIX shell where it needs to be. Without the campaign's
+// --gpus, `run` plans for another machine and may not know the key at all.
+std::string ReproduceCommand(const CampaignRun& run, const std::string& trial_key);
+
+// `text` as one word of a POSIX shell: as it is when it holds only safe characters, else in
+// single quotes.
+std::string ShellWord(const std::string& text);
 
 // An interval as every output prints it: "[+17.9, +181.8] 90%" (with its real coverage), or
 // "data cannot bound it" when it is not ChangeEstimate::Bounded().

@@ -16,7 +16,11 @@ const char* const kComparisonStyle = R"css(
 .verdict-same { color: #555; }
 .verdict-inconclusive { background: #fff4e5; color: #9a5b00; }
 .scroll { overflow-x: auto; max-width: 100%; }
-.cibar { position: relative; width: 160px; height: 12px; background: #f4f4f4; }
+/* Fits a 1400 px window: the long cells wrap. */
+table.comparison td.note, table.comparison td.reproduce { white-space: normal; min-width: 10em;
+  max-width: 20em; overflow-wrap: anywhere; }
+table.comparison td:nth-child(8) { white-space: normal; min-width: 12em; }
+.cibar { position: relative; width: 120px; height: 12px; background: #f4f4f4; }
 .cibar span { position: absolute; top: 2px; height: 8px; background: #4e79a7; }
 .cibar i { position: absolute; top: 0; height: 12px; width: 1px; background: #222; }
 )css";
@@ -45,8 +49,12 @@ std::string CiBar(const ChangeEstimate& c, double range) {
 
 std::string RenderComparisonSection(const Comparison& comparison, std::size_t max_rows) {
   std::string html = fmt::format(
-      "<h2 id=\"comparison\">Comparison: campaign {} (baseline) vs {}</h2>\n",
-      HtmlEscape(SideIds(comparison.a)), HtmlEscape(SideIds(comparison.b)));
+      "<h2 id=\"comparison\">Comparison: campaign {} (baseline) vs {}</h2>\n{}",
+      HtmlEscape(SideIds(comparison.a)), HtmlEscape(SideIds(comparison.b)),
+      comparison.a_label.empty()
+          ? std::string()
+          : fmt::format("<p class=\"note\">Baseline: {}. Candidate: {}.</p>\n",
+                        HtmlEscape(comparison.a_label), HtmlEscape(comparison.b_label)));
   if (comparison.differences.empty()) {
     html += "<p class=\"note\">Baseline and candidate have the same build, device, host and "
             "environment.</p>\n";
@@ -110,8 +118,8 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
           c.a_launches, c.b_launches,
           HtmlEscape(t.label), HtmlEscape(t.trial_key), HtmlEscape(c.reason),
           HtmlEscape(t.thresholds),
-          t.sweep_path.empty() ? std::string("-")
-                               : HtmlEscape(ReproduceCommand(t.sweep_path, t.trial_key)),
+          t.run.sweep_path.empty() ? std::string("-")
+                                   : HtmlEscape(ReproduceCommand(t.run, t.trial_key)),
           HtmlEscape(VerdictText(t)));
     }
     html += "</table></div>\n";

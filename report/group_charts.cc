@@ -1,20 +1,19 @@
 #include "report/group_charts.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "report/chart_style.h"
 #include "report/comparison.h"
 #include "report/configuration_group.h"
 #include "stats/stats.h"
 
 namespace ditbench {
 namespace {
-
-constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
-                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 
 nlohmann::json OrNull(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json();
@@ -35,10 +34,33 @@ std::optional<double> Speedup(const OneRankBaselines& baselines, const ResultRow
 
 // The name of a row's series: its strategy and its other settings (SettingsLabel), with its
 // campaign when the group spans several.
-std::string SeriesName(const ResultRow& row, bool several_campaigns) {
+std::string SeriesName(const ResultRow& row, bool several_campaigns,
+                       const CampaignLabels& campaigns) {
   const std::string settings = SettingsLabel(row);
-  const std::string name = StrategyName(row) + (settings.empty() ? "" : " " + settings);
-  return several_campaigns ? fmt::format("{} (campaign {})", name, row.campaign) : name;
+  const std::string strategy = StrategyName(row);
+  const std::string name =
+      (strategy.empty() ? "1 rank" : strategy) + (settings.empty() ? "" : " " + settings);
+  return several_campaigns ? fmt::format("{} ({})", name, CampaignName(campaigns, row.campaign))
+                           : name;
+}
+
+// The datasets of a chart of series (speedup, memory, error): each coloured by its strategy
+// (StrategyColor, the same in every chart of the page); series that share a strategy (other
+// settings, other campaigns) differ in `style`, the point shape and dash the script draws.
+nlohmann::json SeriesDataset(const std::string& name, const std::string& strategy,
+                             nlohmann::json points, std::map<std::string, int>& styles) {
+  return {{"label", name}, {"color", StrategyColor(strategy)},
+          {"style", styles[strategy]++}, {"points", std::move(points)}};
+}
+
+// Where a zero output error sits on the log axis: a decade below the smallest error above 0
+// (1e-9 when there is none), labelled "0 (exact)" by the script.
+double ZeroErrorFloor(const std::vector<double>& errors) {
+  double smallest = 0;
+  for (double e : errors)
+    if (e > 0 && (smallest == 0 || e < smallest)) smallest = e;
+  if (smallest == 0) return 1e-9;
+  return std::pow(10.0, std::floor(std::log10(smallest)) - 1);
 }
 
 bool SeveralCampaigns(const std::vector<ResultRow>& rows) {
@@ -67,13 +89,17 @@ std::vector<std::pair<std::string, double>> Segments(const StageSummary& s) {
 }  // namespace
 
 nlohmann::json LatencyChart(const std::string& id, const std::string& title,
-                            const std::vector<ResultRow>& rows) {
+                            const std::vector<ResultRow>& rows, const CampaignLabels& names) {
   std::vector<std::string> labels;
+  nlohmann::json colors = nlohmann::json::array();  // per bar: its strategy's
   std::vector<std::int64_t> campaigns;
   for (const ResultRow& row : rows) {
     if (!row.measured()) continue;
     const std::string label = ConfigurationLabel(row);
-    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
+    if (std::find(labels.begin(), labels.end(), label) == labels.end()) {
+      labels.push_back(label);
+      colors.push_back(StrategyColor(StrategyName(row)));
+    }
     if (std::find(campaigns.begin(), campaigns.end(), row.campaign) == campaigns.end())
       campaigns.push_back(row.campaign);
   }
@@ -90,8 +116,11 @@ nlohmann::json LatencyChart(const std::string& id, const std::string& title,
       low[i] = OrNull(row.ci_low_ms);
       high[i] = OrNull(row.ci_high_ms);
     }
-    datasets.push_back({{"label", fmt::format("campaign {}", campaigns[c])},
-                        {"color", kPalette[c % std::size(kPalette)]},
+    // Bars keep their strategy's colour; an older campaign's are paler (newest solid).
+    const std::size_t age = campaigns.size() - 1 - c;
+    datasets.push_back({{"label", CampaignName(names, campaigns[c])},
+                        {"colors", colors},
+                        {"alpha", std::max(0.25, 1.0 - 0.25 * static_cast<double>(age))},
                         {"data", median},
                         {"ci_low", low},
                         {"ci_high", high}});
@@ -101,30 +130,31 @@ nlohmann::json LatencyChart(const std::string& id, const std::string& title,
 }
 
 nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
-                            const std::vector<ResultRow>& rows) {
+                            const std::vector<ResultRow>& rows, const CampaignLabels& names) {
   const OneRankBaselines baselines(rows);
   std::map<std::string, nlohmann::json> lines;
+  std::map<std::string, std::string> strategy_of;
   std::int64_t max_world = 1;
   const bool several = SeveralCampaigns(rows);
   for (const ResultRow& row : rows) {
     if (row.world_size <= 1) continue;
     const std::optional<double> speedup = Speedup(baselines, row);
     if (!speedup) continue;
-    const std::string name = SeriesName(row, several);
+    const std::string name = SeriesName(row, several, names);
+    strategy_of[name] = StrategyName(row);
     lines[name].push_back({{"x", row.world_size}, {"y", *speedup}});
     max_world = std::max(max_world, row.world_size);
   }
   if (lines.empty()) return nullptr;
   nlohmann::json datasets = nlohmann::json::array();
-  std::size_t c = 0;
+  std::map<std::string, int> styles;
   for (auto& [name, points] : lines) {
     std::vector<nlohmann::json> sorted(points.begin(), points.end());
     std::sort(sorted.begin(), sorted.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
       return a["x"].get<std::int64_t>() < b["x"].get<std::int64_t>();
     });
     sorted.insert(sorted.begin(), nlohmann::json{{"x", 1}, {"y", 1.0}});
-    datasets.push_back({{"label", name}, {"color", kPalette[c++ % std::size(kPalette)]},
-                        {"points", sorted}});
+    datasets.push_back(SeriesDataset(name, strategy_of[name], sorted, styles));
   }
   return {{"id", id}, {"kind", "speedup"}, {"title", title}, {"max_world", max_world},
           {"datasets", datasets}};
@@ -132,10 +162,12 @@ nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
 
 nlohmann::json StageChart(const std::string& id, const std::string& title,
                           const std::vector<ResultRow>& rows,
-                          const std::vector<ResultRow>& unfolded, const StagesByTrial& stages) {
+                          const std::vector<ResultRow>& unfolded, const StagesByTrial& stages,
+                          const CampaignLabels& names) {
   const bool several = SeveralCampaigns(rows);
   auto label_of = [&](const ResultRow& row) {
-    return several ? fmt::format("campaign {}: {}", row.campaign, ConfigurationLabel(row))
+    return several ? fmt::format("{}: {}", CampaignName(names, row.campaign),
+                                 ConfigurationLabel(row))
                    : ConfigurationLabel(row);
   };
   // Per bar (campaign and configuration), per segment, the values of its trials.
@@ -172,70 +204,78 @@ nlohmann::json StageChart(const std::string& id, const std::string& title,
       data.push_back(found == values[label].end() ? nlohmann::json(nullptr)
                                                   : nlohmann::json(Median(found->second)));
     }
-    datasets.push_back({{"label", segment},
-                        {"color", kPalette[k % std::size(kPalette)]},
-                        {"data", data}});
+    datasets.push_back({{"label", segment}, {"color", StageColor(segment)}, {"data", data}});
   }
   return {{"id", id}, {"kind", "stages"}, {"title", title}, {"labels", labels},
           {"datasets", datasets}};
 }
 
 nlohmann::json MemoryChart(const std::string& id, const std::string& title,
-                           const std::vector<ResultRow>& rows) {
+                           const std::vector<ResultRow>& rows, const CampaignLabels& names) {
   const OneRankBaselines baselines(rows);
   const bool several = SeveralCampaigns(rows);
   std::map<std::string, std::map<std::int64_t, std::vector<double>>> lines;  // name -> world
   std::map<std::string, std::vector<double>> one_rank;  // name -> its baselines' peaks
+  std::map<std::string, std::string> strategy_of;
   for (const ResultRow& row : rows) {
     if (!row.measured() || !row.peak_mem_mb || row.world_size == 1) continue;
-    const std::string name = SeriesName(row, several);
+    const std::string name = SeriesName(row, several, names);
+    strategy_of[name] = StrategyName(row);
     lines[name][row.world_size].push_back(*row.peak_mem_mb);
     const ResultRow* baseline = baselines.For(row);
     if (baseline && baseline->peak_mem_mb) one_rank[name].push_back(*baseline->peak_mem_mb);
   }
   if (lines.empty()) return nullptr;
   nlohmann::json datasets = nlohmann::json::array();
-  std::size_t c = 0;
+  std::map<std::string, int> styles;
   for (const auto& [name, by_world] : lines) {
     nlohmann::json points = nlohmann::json::array();
     if (auto base = one_rank.find(name); base != one_rank.end())
       points.push_back({{"x", 1}, {"y", Median(base->second)}});
     for (const auto& [world, peaks] : by_world)
       points.push_back({{"x", world}, {"y", Median(peaks)}});
-    datasets.push_back({{"label", name}, {"color", kPalette[c++ % std::size(kPalette)]},
-                        {"points", points}});
+    datasets.push_back(SeriesDataset(name, strategy_of[name], points, styles));
   }
   return {{"id", id}, {"kind", "memory"}, {"title", title}, {"datasets", datasets}};
 }
 
 nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
-                                const std::vector<ResultRow>& rows) {
+                                const std::vector<ResultRow>& rows, const CampaignLabels& names) {
   const OneRankBaselines baselines(rows);
   const bool several = SeveralCampaigns(rows);
   // name -> world size -> (speedups, errors)
   std::map<std::string, std::map<std::int64_t, std::pair<std::vector<double>, std::vector<double>>>>
       series;
+  std::map<std::string, std::string> strategy_of;
+  std::vector<double> errors;
   for (const ResultRow& row : rows) {
     if (row.world_size <= 1) continue;
-    if (!row.output_error || *row.output_error <= 0) continue;  // a log axis has no 0
+    if (!row.output_error || *row.output_error < 0) continue;
     const std::optional<double> speedup = Speedup(baselines, row);
     if (!speedup) continue;
-    auto& point = series[SeriesName(row, several)][row.world_size];
+    const std::string name = SeriesName(row, several, names);
+    strategy_of[name] = StrategyName(row);
+    auto& point = series[name][row.world_size];
     point.first.push_back(*speedup);
     point.second.push_back(*row.output_error);
+    errors.push_back(*row.output_error);
   }
   if (series.empty()) return nullptr;
+  // A log axis has no 0: an exact strategy's points sit on the axis floor, labelled.
+  const double floor = ZeroErrorFloor(errors);
   nlohmann::json datasets = nlohmann::json::array();
-  std::size_t c = 0;
+  std::map<std::string, int> styles;
   for (const auto& [name, by_world] : series) {
     nlohmann::json points = nlohmann::json::array();
-    for (const auto& [world, values] : by_world)
-      points.push_back({{"x", Median(values.first)}, {"y", Median(values.second)},
-                        {"world", world}});
-    datasets.push_back({{"label", name}, {"color", kPalette[c++ % std::size(kPalette)]},
-                        {"points", points}});
+    for (const auto& [world, values] : by_world) {
+      const double error = Median(values.second);
+      points.push_back({{"x", Median(values.first)}, {"y", error > 0 ? error : floor},
+                        {"world", world}, {"exact", error == 0}});
+    }
+    datasets.push_back(SeriesDataset(name, strategy_of[name], points, styles));
   }
-  return {{"id", id}, {"kind", "error"}, {"title", title}, {"datasets", datasets}};
+  return {{"id", id}, {"kind", "error"}, {"title", title}, {"zero_floor", floor},
+          {"datasets", datasets}};
 }
 
 const char* const kChartScript = R"js(
@@ -268,12 +308,31 @@ const char* const kChartScript = R"js(
       });
     }
   };
+  // '#4e79a7' at opacity `alpha` (1: as it is).
+  function faded(color, alpha) {
+    if (alpha >= 1) return color;
+    var n = parseInt(color.slice(1), 16);
+    return 'rgba(' + (n >> 16) + ',' + ((n >> 8) & 255) + ',' + (n & 255) + ',' + alpha + ')';
+  }
+  // Series of one strategy share its colour; the second, third... differ in shape and dash.
+  var shapes = ['circle', 'triangle', 'rect', 'rectRot', 'star', 'crossRot'];
+  function series(ds) {
+    var style = ds.style || 0;
+    return {label: ds.label, data: ds.points, borderColor: ds.color, backgroundColor: ds.color,
+            pointStyle: shapes[style % shapes.length], pointRadius: 4,
+            borderDash: style ? [6, 3] : [], showLine: true};
+  }
+  // Many series: the legend goes to the right, so that it leaves the plot its height.
+  function legendFor(count) {
+    return count > 4 ? {position: 'right', labels: {boxWidth: 24}} : {position: 'top'};
+  }
   function latency(c) {
     return {
       type: 'bar',
       data: {labels: c.labels, datasets: c.datasets.map(function (ds) {
         return {label: ds.label, data: ds.data, ci_low: ds.ci_low, ci_high: ds.ci_high,
-                backgroundColor: ds.color};
+                backgroundColor: ds.colors.map(function (col) { return faded(col, ds.alpha); }),
+                borderColor: ds.colors, borderWidth: 1};
       })},
       options: {
         animation: false, responsive: true, maintainAspectRatio: false,
@@ -283,7 +342,14 @@ const char* const kChartScript = R"js(
               title: {display: true, text: 'median latency (ms, log scale); whiskers: 95% CI'}}
         },
         plugins: {
-          legend: {display: c.legend},
+          // Campaigns by opacity (the bars' colours are their strategies'): grey swatches.
+          legend: {display: c.legend, labels: {generateLabels: function (chart) {
+            return chart.data.datasets.map(function (ds, i) {
+              return {text: ds.label, fillStyle: faded('#555555', c.datasets[i].alpha),
+                      strokeStyle: '#555555', lineWidth: 1, datasetIndex: i,
+                      hidden: !chart.isDatasetVisible(i)};
+            });
+          }}},
           title: {display: true, text: c.title},
           tooltip: {callbacks: {afterLabel: function (t) {
             var ds = t.chart.data.datasets[t.datasetIndex];
@@ -297,10 +363,7 @@ const char* const kChartScript = R"js(
     };
   }
   function speedup(c) {
-    var datasets = c.datasets.map(function (ds) {
-      return {label: ds.label, data: ds.points, borderColor: ds.color, backgroundColor: ds.color,
-              showLine: true};
-    });
+    var datasets = c.datasets.map(series);
     datasets.push({label: 'ideal', data: [{x: 1, y: 1}, {x: c.max_world, y: c.max_world}],
                    borderColor: '#999', borderDash: [6, 4], pointRadius: 0, showLine: true});
     return {
@@ -310,7 +373,7 @@ const char* const kChartScript = R"js(
         animation: false, responsive: true, maintainAspectRatio: false,
         scales: {x: {type: 'linear', min: 1, title: {display: true, text: 'world size (ranks)'}},
                  y: {min: 0, title: {display: true, text: 'speedup vs 1 rank'}}},
-        plugins: {title: {display: true, text: c.title}}
+        plugins: {title: {display: true, text: c.title}, legend: legendFor(datasets.length)}
       }
     };
   }
@@ -333,14 +396,11 @@ const char* const kChartScript = R"js(
   function lines(c, x, y) {
     return {
       type: 'scatter',
-      data: {datasets: c.datasets.map(function (ds) {
-        return {label: ds.label, data: ds.points, borderColor: ds.color,
-                backgroundColor: ds.color, showLine: true};
-      })},
+      data: {datasets: c.datasets.map(series)},
       options: {
         animation: false, responsive: true, maintainAspectRatio: false,
         scales: {x: x, y: y},
-        plugins: {title: {display: true, text: c.title}}
+        plugins: {title: {display: true, text: c.title}, legend: legendFor(c.datasets.length)}
       }
     };
   }
@@ -349,12 +409,20 @@ const char* const kChartScript = R"js(
                  {min: 0, title: {display: true, text: 'peak memory per rank (MB)'}});
   }
   function outputError(c) {
+    // An error of exactly 0 sits on the axis floor (zero_floor), labelled "0 (exact)".
+    var floor = c.zero_floor;
+    var atFloor = function (v) { return Math.abs(v - floor) < 1e-6 * floor; };
     var config = lines(c, {type: 'linear', min: 0,
                            title: {display: true, text: 'speedup vs 1 rank'}},
-                       {type: 'logarithmic', title: {display: true,
+                       {type: 'logarithmic', min: floor, title: {display: true,
                         text: 'output error (rel. L2 vs 1 rank, log scale)'},
+                        afterBuildTicks: function (axis) {
+                          if (!axis.ticks.some(function (t) { return atFloor(t.value); }))
+                            axis.ticks.unshift({value: floor});
+                        },
                         // 1e-6, 2e-6, 5e-6, 1e-5: the rest of the log ticks unlabelled.
                         ticks: {callback: function (v) {
+                          if (atFloor(v)) return '0 (exact)';
                           var text = Number(v).toExponential(0);
                           return /^[125]e/.test(text) && Math.abs(Number(text) - v) < 1e-3 * v
                                  ? text : '';
@@ -362,7 +430,7 @@ const char* const kChartScript = R"js(
     config.options.plugins.tooltip = {callbacks: {label: function (t) {
       var p = t.raw;
       return t.dataset.label + ', ' + p.world + ' ranks: ' + p.x.toFixed(2) + 'x, error ' +
-             p.y.toExponential(2);
+             (p.exact ? '0 (exact)' : p.y.toExponential(2));
     }}};
     return config;
   }

@@ -1,8 +1,8 @@
 // The charts of one report group, as data for the report's chart script (kChartScript):
 //  * latency: median per parallel configuration on a logarithmic axis (a 50 ms bar stays
-//    visible beside a 2700 ms one), one dataset and colour per campaign with a legend when
-//    the group spans several, and the 95% CI drawn as whiskers on the chart itself (a printed
-//    or screenshotted report shows them, not only a tooltip);
+//    visible beside a 2700 ms one), each bar in its strategy's colour, one dataset per
+//    campaign (older ones paler) with a legend when the group spans several, and the 95% CI
+//    drawn as whiskers on the chart itself (a printed or screenshotted report shows them);
 //  * speedup: speedup against the row's 1-rank baseline (the table's) versus world size, one
 //    line per strategy (the degrees above 1: "ulysses", "ulysses+cfg", ...) and other settings
 //    (SettingsLabel), with the ideal line;
@@ -12,7 +12,10 @@
 //  * memory: peak memory per rank versus world size, one line per strategy from the 1-rank
 //    baseline;
 //  * error: output error (rel. L2 against the 1-rank trial, log axis) versus speedup, one
-//    series per strategy, a point per world size.
+//    series per strategy, a point per world size; an error of exactly 0 (an exact strategy)
+//    sits on the axis floor, a decade below the smallest error above 0, labelled "0 (exact)".
+// Colours are the page's (report/chart_style.h): one per strategy in every chart, the stage
+// segments in greys no strategy uses; campaigns are named by date and build (CampaignLabels).
 // Every chart summarises: one bar or point per configuration (or strategy and world size) and
 // campaign, the median over the trials that share it (seeds), never one per trial, so the page
 // stays small at thousands of trials.
@@ -28,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/chart_style.h"
 #include "report/stage_breakdown.h"
 #include "storage/results_db.h"
 
@@ -36,12 +40,14 @@ namespace ditbench {
 // REQUIRES: `rows` sorted as the group's table (best first). Only measured rows are drawn.
 // Empty (null) when the group has no measured trial.
 nlohmann::json LatencyChart(const std::string& id, const std::string& title,
-                            const std::vector<ResultRow>& rows);
+                            const std::vector<ResultRow>& rows,
+                            const CampaignLabels& campaigns = {});
 
 // Each point is the row's speedup against its OneRankBaselines (report/configuration_group.h),
 // the number the group's table prints. Null when no row on > 1 rank has a baseline.
 nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
-                            const std::vector<ResultRow>& rows);
+                            const std::vector<ResultRow>& rows,
+                            const CampaignLabels& campaigns = {});
 
 // REQUIRES: `rows` sorted as the group's table (bars in that order); `unfolded` the group's
 // trials, whose stage breakdowns `stages` holds by (campaign, trial key). Null when no trial
@@ -49,15 +55,19 @@ nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
 using StagesByTrial = std::map<std::pair<std::int64_t, std::string>, StageSummary>;
 nlohmann::json StageChart(const std::string& id, const std::string& title,
                           const std::vector<ResultRow>& rows,
-                          const std::vector<ResultRow>& unfolded, const StagesByTrial& stages);
+                          const std::vector<ResultRow>& unfolded, const StagesByTrial& stages,
+                          const CampaignLabels& campaigns = {});
 
 // Null when no measured row on more than one rank has a peak memory.
 nlohmann::json MemoryChart(const std::string& id, const std::string& title,
-                           const std::vector<ResultRow>& rows);
+                           const std::vector<ResultRow>& rows,
+                           const CampaignLabels& campaigns = {});
 
-// Null when no row has both an output error above 0 and a 1-rank baseline (OneRankBaselines).
+// Null when no row on more than one rank has both an output error (0 included) and a 1-rank
+// baseline (OneRankBaselines).
 nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
-                                const std::vector<ResultRow>& rows);
+                                const std::vector<ResultRow>& rows,
+                                const CampaignLabels& campaigns = {});
 
 // The chart script: reads the JSON array in <script id="ditbench-charts"> and draws each.
 extern const char* const kChartScript;

@@ -19,6 +19,8 @@
 #include "report/configuration_group.h"
 #include "report/group_charts.h"
 #include "report/html_text.h"
+#include "report/chart_style.h"
+#include "report/report_summary.h"
 #include "report/report_warnings.h"
 #include "report/seed_folding.h"
 #include "report/stage_breakdown.h"
@@ -103,13 +105,24 @@ body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
 td { white-space: nowrap; }
+/* Tables fit a 1400 px window: secondary columns (trial, device, error, reproduce) are folded
+   into each row's last cell, and long text wraps. */
+td.more { white-space: normal; min-width: 9em; max-width: 22em; font-size: 0.85em; }
+td.more summary { cursor: pointer; color: #444; }
+td.more .error { white-space: pre-wrap; font-family: monospace; overflow-wrap: anywhere; }
+td.more code { overflow-wrap: anywhere; white-space: normal; }
+td.wrap { white-space: normal; }
+nav.contents ol { columns: 2; max-width: 1100px; }
+table.summary td { white-space: normal; }
+table.summary tr.winner td { background: #f3f8f1; }
+.scroll { max-width: 100%; overflow-x: auto; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f2f2f2; }
 .status-ok { color: #1a7f37; } .status-skipped { color: #777; }
 .status-oom, .status-timeout, .status-crashed, .status-failed, .status-interrupted {
   color: #b42318; font-weight: bold; }
 td.error { max-width: 40em; white-space: pre-wrap; font-family: monospace; font-size: 0.85em; }
-.chart { position: relative; height: 320px; max-width: 900px; }
+.chart { position: relative; height: 400px; max-width: 1300px; }
 .warning { background: #fff4e5; border-left: 4px solid #f79009; padding: 0.3em 0.8em;
   margin: 0.5em 0; }
 .busy { background: #f79009; color: #fff; border-radius: 3px; padding: 0 0.3em; font-size: 0.8em; }
@@ -118,8 +131,8 @@ td.error { max-width: 40em; white-space: pre-wrap; font-family: monospace; font-
 )css";
 
 
-void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
-                  const std::map<std::int64_t, int>& trials_per_campaign) {
+// The page's title and how to read its numbers.
+void RenderTitle(std::string& html, const std::vector<CampaignInfo>& campaigns) {
   std::set<std::string> sweeps;
   for (const CampaignInfo& c : campaigns) sweeps.insert(c.record.sweep_name);
   std::string sweep_list = HtmlEscape(fmt::format("{}", fmt::join(sweeps, ", ")));
@@ -134,7 +147,13 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
       "<code>replicates</code>).</p>\n",
       sweep_list.empty() ? "no campaigns" : sweep_list,
       IsoTime(std::chrono::duration<double>(now.time_since_epoch()).count()));
-  html += "<h2>Campaigns</h2>\n<div class=\"scroll\"><table><tr><th>campaign</th><th>sweep</th>"
+}
+
+// The campaigns the page shows, with build, host and times.
+void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
+                  const std::map<std::int64_t, int>& trials_per_campaign) {
+  html += "<h2 id=\"campaigns\">Campaigns</h2>\n<div class=\"scroll\"><table><tr>"
+          "<th>campaign</th><th>sweep</th>"
           "<th>build</th>"
           "<th>host</th><th>started</th><th>finished</th><th>spec</th><th>trials</th></tr>\n";
   for (const CampaignInfo& c : campaigns) {
@@ -154,7 +173,7 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
 void RenderStatusCounts(std::string& html, const std::vector<Row>& rows) {
   std::map<std::string, int> counts;
   for (const Row& row : rows) ++counts[row.status];
-  html += "<h2>Status</h2>\n<table><tr>";
+  html += "<h2 id=\"status\">Status</h2>\n<table><tr>";
   for (const auto& [status, count] : counts) {
     html += fmt::format("<th class=\"status-{0}\">{0}</th>", HtmlEscape(status));
   }
@@ -165,38 +184,69 @@ void RenderStatusCounts(std::string& html, const std::vector<Row>& rows) {
 
 // The command that runs the row's trial again, as HTML; a row folded over seeds names one
 // of them.
-std::string Reproduce(const Row& row, const std::map<std::int64_t, std::string>& sweep_paths) {
-  auto path = sweep_paths.find(row.campaign);
-  if (path == sweep_paths.end() || path->second.empty()) return "-";
+std::string Reproduce(const Row& row, const std::map<std::int64_t, CampaignRun>& runs) {
+  auto run = runs.find(row.campaign);
+  if (run == runs.end() || run->second.sweep_path.empty()) return "-";
   std::string html =
-      "<code>" + HtmlEscape(ReproduceCommand(path->second, row.trial_key)) + "</code>";
+      "<code>" + HtmlEscape(ReproduceCommand(run->second, row.trial_key)) + "</code>";
   if (row.folded > 1) html += fmt::format(" (seed {}; one of {})", row.seed, row.folded);
   return html;
 }
 
-// One group: its chart (when it has measured trials) and its table, ranked by latency.
-// `sweep_paths`: each campaign's sweep file, for the command that reproduces a row.
-void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
-                 std::vector<Row>& unfolded,
-                 const std::map<std::int64_t, std::string>& sweep_paths,
-                 const StagesByTrial& stages) {
-  // Trials that differ only in seed are one row: the page stays readable (and small) at
-  // thousands of seeds, and seeds are not ranked against each other.
+// A group's rows as its table shows them: trials that differ only in seed folded into one
+// row (the page stays readable at thousands of seeds, and seeds are not ranked against each
+// other), measured rows first, fastest first.
+std::vector<Row> Ranked(const std::vector<Row>& unfolded) {
   std::vector<Row> group = FoldSeeds(unfolded);
   std::stable_sort(group.begin(), group.end(), [](const Row& a, const Row& b) {
     if (a.measured() != b.measured()) return a.measured();
     if (a.measured()) return *a.latency_ms < *b.latency_ms;
     return std::tie(a.status, a.trial_key) < std::tie(b.status, b.trial_key);
   });
+  return group;
+}
+
+// The last cell of a row: what a reader needs less often (trial key, device, iterations, the
+// error and the command that reproduces it), folded so that the table fits the window.
+std::string MoreCell(const Row& row, const std::string& reproduce) {
+  std::string summary = "trial";
+  if (!row.error.empty()) {
+    summary = row.error.size() > 48 ? row.error.substr(0, 45) + "..." : row.error;
+  }
+  std::string html = fmt::format(
+      "<td class=\"more\"><details><summary>{}</summary><div>trial <code>{}</code>{}</div>"
+      "<div>{}{}</div>",
+      HtmlEscape(summary),
+      row.folded > 1 ? fmt::format("{} … ({} seeds)", HtmlEscape(row.trial_key), row.folded)
+                     : HtmlEscape(row.trial_key),
+      row.device.empty() ? "" : " on " + HtmlEscape(row.device),
+      row.iterations ? fmt::format("{} iterations", *row.iterations) : "",
+      row.comm_mb_per_step ? fmt::format(", {:.1f} MiB sent per step", *row.comm_mb_per_step)
+                           : "");
+  if (!row.error.empty())
+    html += "<div class=\"error\">" + HtmlEscape(row.error) + "</div>";
+  html += "<div class=\"reproduce\">" + reproduce + "</div></details></td>";
+  return html;
+}
+
+// One group: its charts (when it has measured trials) and its table, ranked by latency.
+// `group`: its rows as Ranked gives them; `unfolded`: its trials. `runs`: how each campaign
+// ran, for the command that reproduces a row. `anchor`: the section's id.
+void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
+                 const std::string& anchor, const std::vector<Row>& group,
+                 const std::vector<Row>& unfolded,
+                 const std::map<std::int64_t, CampaignRun>& runs,
+                 const StagesByTrial& stages, const CampaignLabels& campaign_labels) {
   std::set<std::int64_t> group_campaigns;
   for (const Row& row : group) group_campaigns.insert(row.campaign);
   bool several_campaigns = group_campaigns.size() > 1;
   auto label = [&](const Row& row) {
-    return several_campaigns ? fmt::format("campaign {}: {}", row.campaign, ConfigLabel(row))
+    return several_campaigns ? fmt::format("{}: {}", CampaignName(campaign_labels, row.campaign),
+                                           ConfigLabel(row))
                              : ConfigLabel(row);
   };
 
-  html += fmt::format("<h2>{}</h2>\n", HtmlEscape(GroupTitle(key)));
+  html += fmt::format("<h2 id=\"{}\">{}</h2>\n", anchor, HtmlEscape(GroupTitle(key)));
   bool has_baseline = std::any_of(group.begin(), group.end(), [](const Row& r) {
     return r.world_size == 1 && r.measured();
   });
@@ -212,10 +262,11 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   // Each chart's id is set below, in page order.
   const std::string title = GroupTitle(key);
   for (nlohmann::json chart :
-       {LatencyChart("", title, group), SpeedupChart("", "Speedup vs world size: " + title, group),
-        StageChart("", "Stage breakdown: " + title, group, unfolded, stages),
-        MemoryChart("", "Peak memory per rank vs world size: " + title, group),
-        OutputErrorChart("", "Output error vs speedup: " + title, group)}) {
+       {LatencyChart("", title, group, campaign_labels),
+        SpeedupChart("", "Speedup vs world size: " + title, group, campaign_labels),
+        StageChart("", "Stage breakdown: " + title, group, unfolded, stages, campaign_labels),
+        MemoryChart("", "Peak memory per rank vs world size: " + title, group, campaign_labels),
+        OutputErrorChart("", "Output error vs speedup: " + title, group, campaign_labels)}) {
     if (chart.is_null()) continue;
     chart["id"] = fmt::format("chart-{}", charts.size());
     html += fmt::format("<div class=\"chart\"><canvas id=\"{}\"></canvas></div>\n",
@@ -225,13 +276,13 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
 
   const std::string table_head = fmt::format(
       "<div class=\"scroll\"><table><tr><th>#</th><th>configuration</th><th>{}</th>"
-      "<th>campaign</th><th>trial</th><th>status</th><th>latency ms</th>"
-      "<th>95% CI ms (exact coverage if less)</th><th>cov</th><th>skew ms</th>"
+      "<th>campaign</th><th>status</th><th>latency ms</th>"
+      "<th>95% CI ms</th><th>cov</th><th>skew ms</th>"
       "<th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th><th>efficiency</th>{}"
       "<th title=\"relative L2 of the final output against the 1-rank trial\">output error</th>"
-      "<th>comm MiB/step</th><th>iterations</th><th>device</th><th>error</th>"
-      "<th title=\"runs the trial again in its sweep's campaign; add --new to measure it in a "
-      "fresh campaign\">reproduce</th></tr>\n",
+      "<th title=\"trial key, device, iterations, error, and the command that runs the trial "
+      "again in its sweep's campaign (add --new to measure it in a fresh campaign)\">trial, "
+      "error, reproduce</th></tr>\n",
       on_gpu ? "GPUs" : "ranks", has_peak ? "<th>TFLOPS</th><th>MFU</th>" : "");
   html += table_head;
   const OneRankBaselines baselines(group);  // the charts above use the same ones
@@ -265,18 +316,16 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       if (coverage < 0.9495) ci += fmt::format(" ({:.0f}% only)", coverage * 100);
     }
     html += fmt::format(
-        "<tr id=\"trial-{}-{}\"><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td><code>{}</code></td><td class=\"status-{}\">{}{}</td>"
-        "<td class=\"num latency\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<tr id=\"trial-{}-{}\"><td class=\"num\">{}</td><td class=\"wrap\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\" title=\"{}\">{}</td>"
+        "<td class=\"status-{}\">{}{}</td>"
+        "<td class=\"num latency\">{}</td><td class=\"num wrap\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td>{}"
-        "<td class=\"num output-error\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td>{}</td><td class=\"error\">{}"
-        "</td><td class=\"reproduce\">{}</td></tr>\n",
+        "<td class=\"num output-error\">{}</td>{}</tr>\n",
         row.campaign, HtmlEscape(row.trial_key), row.measured() ? fmt::format("{}", ++rank) : "",
-        HtmlEscape(label(row)), row.world_size, row.campaign,
-        row.folded > 1 ? fmt::format("{} … ({} seeds)", HtmlEscape(row.trial_key), row.folded)
-                       : HtmlEscape(row.trial_key),
+        HtmlEscape(label(row)), row.world_size,
+        HtmlEscape(CampaignName(campaign_labels, row.campaign)), row.campaign,
         HtmlEscape(row.status), HtmlEscape(row.status),
         row.busy ? fmt::format(" <span class=\"busy\" title=\"{}\">busy machine</span>",
                                HtmlEscape(row.health_note))
@@ -291,10 +340,10 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         has_peak ? fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td>",
                                Number(row.tflops, "{:.1f}"), Percent(row.mfu))
                  : "",
-        row.output_error ? fmt::format("{:.2g}", *row.output_error) : "-",
-        Number(row.comm_mb_per_step, "{:.1f}"),
-        row.iterations ? fmt::format("{}", *row.iterations) : "-", HtmlEscape(row.device),
-        HtmlEscape(row.error), Reproduce(row, sweep_paths));
+        row.output_error ? (*row.output_error == 0 ? std::string("0")
+                                                   : fmt::format("{:.2g}", *row.output_error))
+                         : "-",
+        MoreCell(row, Reproduce(row, runs)));
   }
   html += "</table></div>\n";
   if (group.size() > kShownRows) html += "</details>\n";
@@ -335,14 +384,24 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   std::vector<std::int64_t> ids;
   for (const CampaignInfo& c : campaigns) ids.push_back(c.id);
   std::vector<Row> rows = db->Results(ids);
+  const CampaignLabels campaign_labels = LabelCampaigns(campaigns);
 
   std::map<std::int64_t, int> trials_per_campaign;
-  std::map<std::int64_t, std::string> sweep_paths;
-  for (const CampaignInfo& c : campaigns) sweep_paths[c.id] = c.record.sweep_path;
+  std::map<std::int64_t, CampaignRun> runs;
+  for (const CampaignInfo& c : campaigns) runs[c.id] = CampaignRunOf(c, options.db.string());
   std::map<GroupKey, std::vector<Row>> groups;
   for (const Row& row : rows) {
     ++trials_per_campaign[row.campaign];
     groups[KeyOf(row)].push_back(row);
+  }
+  // Each group ranked once: its table, its charts, the summary and the stage table agree.
+  std::map<GroupKey, std::vector<Row>> ranked;
+  std::map<GroupKey, std::string> anchors;
+  std::vector<SummaryGroup> summary;
+  for (const auto& [key, group] : groups) {
+    ranked[key] = Ranked(group);
+    anchors[key] = fmt::format("group-{}", anchors.size() + 1);
+    summary.push_back({GroupTitle(key), anchors[key], WinnerOf(ranked[key])});
   }
 
   std::string html;
@@ -354,23 +413,53 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   html += "</style>\n<script>\n";
   html.append(kChartJs, kChartJsSize);
   html += "\n</script>\n</head>\n<body>\n";
-  RenderHeader(html, campaigns, trials_per_campaign);
-  RenderStatusCounts(html, rows);
-  html += RenderWarnings(ReportWarnings(campaigns, rows));
-  if (!options.baseline.empty()) html += RenderBaselineComparison(*db, options, ids);
+  RenderTitle(html, campaigns);
+
   // Where each measured trial's iteration goes (over all its ok launches): the groups' stage
-  // charts and the stage breakdown table.
+  // charts and the stage breakdown table, whose rows follow the groups' rankings.
   std::vector<StageTrial> measured;
-  for (const Row& row : rows)
-    if (row.measured())
-      measured.push_back({row.campaign, row.trial_key, StageLabel(row), ConfigurationOf(row)});
+  for (const auto& [key, group] : ranked) {
+    std::map<std::string, std::vector<const Row*>> trials;  // configuration -> its trials
+    for (const Row& row : groups[key])
+      if (row.measured()) trials[ConfigurationOf(row)].push_back(&row);
+    for (const Row& folded : group) {
+      auto found = folded.measured() ? trials.find(ConfigurationOf(folded)) : trials.end();
+      if (found == trials.end()) continue;
+      for (const Row* row : found->second)
+        measured.push_back({row->campaign, row->trial_key, StageLabel(*row), found->first});
+      trials.erase(found);
+    }
+  }
   const StageSummaries stage_summaries = SummarizeStages(*db, measured);
   StagesByTrial stages;
   for (const auto& [trial, summary] : stage_summaries)
     stages.emplace(std::make_pair(trial.campaign, trial.trial_key), summary);
+  const std::vector<ReportWarning> warnings = ReportWarnings(campaigns, rows);
+
+  // The table of contents, in page order.
+  std::vector<std::pair<std::string, std::string>> contents;
+  if (!options.baseline.empty())
+    contents.emplace_back("comparison", "Comparison with the baseline (regressions first)");
+  if (!summary.empty())
+    contents.emplace_back("summary", "Summary: the fastest configuration per group");
+  contents.emplace_back("campaigns", "Campaigns");
+  contents.emplace_back("status", "Status");
+  if (!warnings.empty()) contents.emplace_back("warnings", "Warnings");
+  for (const auto& [key, anchor] : anchors) contents.emplace_back(anchor, GroupTitle(key));
+  if (!stage_summaries.empty()) contents.emplace_back("stages", "Stage breakdown");
+  html += RenderContents(contents);
+
+  // The answer first: with a baseline, what got slower; then the winner of every group.
+  if (!options.baseline.empty()) html += RenderBaselineComparison(*db, options, ids);
+  html += RenderSummary(summary, campaign_labels);
+  RenderHeader(html, campaigns, trials_per_campaign);
+  RenderStatusCounts(html, rows);
+  html += RenderWarnings(warnings);
   nlohmann::json charts = nlohmann::json::array();
   if (rows.empty()) html += "<p>No trials selected.</p>\n";
-  for (auto& [key, group] : groups) RenderGroup(html, charts, key, group, sweep_paths, stages);
+  for (const auto& [key, group] : groups)
+    RenderGroup(html, charts, key, anchors[key], ranked[key], group, runs, stages,
+                campaign_labels);
   html += RenderStageBreakdown(stage_summaries);
   html += "<script type=\"application/json\" id=\"ditbench-charts\">" + ScriptJson(charts) +
           "</script>\n<script>";

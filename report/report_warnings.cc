@@ -63,7 +63,8 @@ std::vector<ReportWarning> ReportWarnings(const std::vector<CampaignInfo>& campa
     warnings.push_back({fmt::format(
         "{} trial(s) were measured while other work ran on the machine: their latencies (and "
         "every speedup computed from them) are suspect. Rerun them on an idle machine "
-        "(`ditbench run --rerun all --require-idle`).", busy.size()), busy});
+        "(`ditbench run SWEEP --rerun busy --require-idle 600`: only these trials run "
+        "again).", busy.size()), busy});
   }
   if (!throttled.empty()) {
     warnings.push_back({fmt::format(
@@ -115,7 +116,7 @@ std::vector<ReportWarning> ReportWarnings(const std::vector<CampaignInfo>& campa
 
 std::string RenderWarnings(const std::vector<ReportWarning>& warnings) {
   if (warnings.empty()) return "";
-  std::string html = "<h2>Warnings</h2>\n";
+  std::string html = "<h2 id=\"warnings\">Warnings</h2>\n";
   for (const ReportWarning& w : warnings) {
     html += "<div class=\"warning\">" + HtmlEscape(w.text);
     if (!w.trials.empty()) {

@@ -137,7 +137,8 @@ std::string RenderStageBreakdown(const StageSummaries& all) {
     }
   }
   std::string html =
-      "<h2>Stage breakdown</h2>\n<p>Medians over timed iterations of the slowest rank, per "
+      "<h2 id=\"stages\">Stage breakdown</h2>\n<p>Medians over timed iterations of the "
+      "slowest rank, per stage, in each group's ranking (fastest first); per "
       "stage (with replicates, the median over the trial's launches; over seeds of one "
       "configuration, the median over them). <em>Outside blocks</em> "
       "is step time not spent in transformer blocks (embeddings, final layer, gathers, the "

@@ -103,6 +103,13 @@ std::optional<SweepSetup> PrepareSweep(const RunOptions& options, const SweepEff
   return setup;
 }
 
+std::set<std::string> BusyTrials(ResultsDb& db, std::int64_t campaign) {
+  std::set<std::string> busy;
+  for (const ResultRow& row : db.Results({campaign}))
+    if (row.busy) busy.insert(row.trial_key);
+  return busy;
+}
+
 std::optional<CampaignStart> StartCampaign(const RunOptions& options, const SweepSetup& setup,
                                            const SweepEffects& effects,
                                            const std::filesystem::path& run_root,
@@ -176,6 +183,7 @@ std::optional<CampaignStart> StartCampaign(const RunOptions& options, const Swee
     for (const auto& key : start.still_running) status.StillRunningElsewhere(key);
     start.statuses = db.TrialStatuses(campaign);
     start.launch_statuses = db.LaunchStatuses(campaign);
+    start.busy = BusyTrials(db, campaign);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
     return std::nullopt;

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,9 +51,14 @@ struct CampaignStart {
   std::int64_t campaign = 0;
   std::map<std::string, TrialStatus> statuses;
   std::map<std::string, std::map<int, TrialStatus>> launch_statuses;
+  std::set<std::string> busy;  // keys measured while the machine was busy (--rerun busy)
   std::vector<std::string> still_running;  // keys run by a live coordinator elsewhere
   std::vector<AdoptedTrial> adopted;        // scheduler jobs this run watches again
 };
+
+// The keys of the campaign's trials measured while other work ran on the machine (the
+// results view's `busy`): what --rerun busy runs again.
+std::set<std::string> BusyTrials(ResultsDb& db, std::int64_t campaign);
 
 // REQUIRES: the coordinator lock of options.db is held. `out`: where waiting for the
 // database's lock and the settling of an earlier coordinator's launches are reported.

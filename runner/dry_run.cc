@@ -1,6 +1,7 @@
 #include "runner/dry_run.h"
 
 #include <optional>
+#include <set>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "machine/host_info.h"
 #include "plan/plan_output.h"
 #include "plan/resume.h"
+#include "runner/campaign_setup.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -33,6 +35,7 @@ void WriteDryRun(const RunOptions& options, const SweepSpec& spec, const SweepPl
       if (choice.resume) {
         const auto statuses = db->TrialStatuses(*choice.resume);
         const auto launch_statuses = db->LaunchStatuses(*choice.resume);
+        const std::set<std::string> busy = BusyTrials(*db, *choice.resume);
         int kept = 0, runs = 0;
         for (const PlannedTrial& t : plan.trials) {
           auto found = statuses.find(t.key);
@@ -42,7 +45,7 @@ void WriteDryRun(const RunOptions& options, const SweepSpec& spec, const SweepPl
               found == statuses.end() ? std::nullopt : std::optional(found->second),
               launches == launch_statuses.end() ? std::map<int, TrialStatus>{}
                                                 : launches->second,
-              options.rerun);
+              RerunFor(options.rerun, t.key, busy));
           notes.push_back(verdict.note);
           if (verdict.launches.empty()) ++kept;
           else if (!t.invalid_reason) runs += static_cast<int>(verdict.launches.size());

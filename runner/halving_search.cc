@@ -9,6 +9,7 @@ namespace ditbench {
 
 void RunHalving(const SweepSpec& spec, const SweepPlan& plan, const TrialSelection& selection,
                 ResultsDb& db, std::int64_t campaign, const std::string& rerun,
+                const std::set<std::string>& busy,
                 const std::set<std::string>& live, const RunRound& run_round,
                 RunStatus& status) {
   std::vector<std::size_t> candidates;
@@ -27,7 +28,7 @@ void RunHalving(const SweepSpec& spec, const SweepPlan& plan, const TrialSelecti
       std::optional<TrialStatus> launch;
       if (auto found = launch_statuses.find(t.key); found != launch_statuses.end())
         if (auto l = found->second.find(round); l != found->second.end()) launch = l->second;
-      if (!RunsHalvingRound(t, round, recorded, launch, rerun)) continue;
+      if (!RunsHalvingRound(t, round, recorded, launch, RerunFor(rerun, t.key, busy))) continue;
       if (t.invalid_reason) queue.push_back({i, &t, 0});
       else queue.push_back({i, &t, round, round == 0});
     }

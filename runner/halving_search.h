@@ -24,11 +24,12 @@ namespace ditbench {
 using RunRound = std::function<bool(const std::vector<QueuedTrial>& launches)>;
 
 // Runs rounds until one trial is left in every group or `run_round` says stop. Trials in
-// `live` (running under another coordinator) or not selected take no part. Storage errors
+// `live` (running under another coordinator) or not selected take no part. `busy`: the keys
+// --rerun busy reruns (RerunFor, plan/resume.h). Storage errors
 // propagate (StorageError).
 void RunHalving(const SweepSpec& spec, const SweepPlan& plan, const TrialSelection& selection,
                 ResultsDb& db, std::int64_t campaign, const std::string& rerun,
-                const std::set<std::string>& live, const RunRound& run_round,
-                RunStatus& status);
+                const std::set<std::string>& busy, const std::set<std::string>& live,
+                const RunRound& run_round, RunStatus& status);
 
 }  // namespace ditbench

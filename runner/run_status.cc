@@ -118,6 +118,21 @@ void ConsoleRunStatus::LaunchFailed(const std::string& label, TrialStatus status
 
 void ConsoleRunStatus::Progress(const std::string& line) { out_ << line << "\n" << std::flush; }
 
+void ConsoleRunStatus::IdenticalFailures(int count, const std::string& signature,
+                                         bool stopping) {
+  if (stopping) {
+    out_ << fmt::format("STOPPING: the first {} launches all failed the same way ({}): the "
+                        "setup is broken, not the configurations (--stop-after-failures {})\n",
+                        count, signature, count);
+  } else {
+    out_ << fmt::format("WARNING: the first {} launches all failed the same way ({}): the setup "
+                        "is likely broken, not the configurations; Ctrl-C stops the sweep "
+                        "(--stop-after-failures N stops it by itself)\n",
+                        count, signature);
+  }
+  out_.flush();
+}
+
 void ConsoleRunStatus::MachineBusyWaiting(const std::string& machine, double wait_s) {
   out_ << fmt::format("machine busy ({}): waiting up to {:.0f} s for it to be idle\n", machine,
                       wait_s);
@@ -156,14 +171,26 @@ void ConsoleRunStatus::StoppedBusy(const RunTally& tally) {
                       tally.ran, tally.ok);
 }
 
+void ConsoleRunStatus::StoppedOnFailures(const RunTally& tally) {
+  out_ << fmt::format("stopped: {} ran ({} ok, {} failed); fix the setup, then run the same "
+                      "command with --rerun failed\n",
+                      tally.ran, tally.ok, tally.failed);
+}
+
 void ConsoleRunStatus::RunEnded(const RunTally& tally) {
-  out_ << fmt::format("done: {} ran ({} ok), {} skipped as invalid, {}{} already recorded, {} "
-                      "failed\n",
-                      tally.ran, tally.ok, tally.skipped,
+  // Each trial is counted once: a failure kept from an earlier run is one of the "already
+  // recorded", not also one of this run's failures.
+  out_ << fmt::format("done: {} ran ({} ok, {} failed), {} skipped as invalid, {}{} already "
+                      "recorded{}\n",
+                      tally.ran, tally.ok, tally.failed, tally.skipped,
                       tally.predicted_oom > 0
                           ? fmt::format("{} skipped as predicted OOM, ", tally.predicted_oom)
                           : "",
-                      tally.kept, tally.failed);
+                      tally.kept,
+                      tally.kept_failed > 0
+                          ? fmt::format(" ({} of them failed earlier; --rerun failed runs them "
+                                        "again)", tally.kept_failed)
+                          : "");
 }
 
 }  // namespace ditbench

@@ -30,8 +30,9 @@ std::string AdoptedLabel(const std::string& key, const TrialConfig& config, int 
 // How a run ended, for RunEnded.
 struct RunTally {
   int ran = 0, ok = 0, skipped = 0, predicted_oom = 0;
-  int kept = 0;    // trials already recorded, kept by the resume rules
-  int failed = 0;  // failed in this run or kept as failures
+  int kept = 0;         // trials already recorded, kept by the resume rules
+  int kept_failed = 0;  // of `kept`, those recorded as failures (counted once: not in failed)
+  int failed = 0;       // launches that failed in this run (part of `ran`)
   std::size_t not_started = 0;  // launches the budget left unstarted
 };
 
@@ -71,6 +72,10 @@ class RunStatus {
                             const std::filesystem::path& where) = 0;
   virtual void Progress(const std::string& line) = 0;  // runner/progress.h's line
 
+  // The first `count` launches of the run all failed the same way (`signature`:
+  // FailureSignature); `stopping`: --stop-after-failures stops the run.
+  virtual void IdenticalFailures(int count, const std::string& signature, bool stopping) = 0;
+
   // --require-idle. `machine`: MachineHealth::Describe of the busy machine.
   virtual void MachineBusyWaiting(const std::string& machine, double wait_s) = 0;
   virtual void MachineStillBusy(const std::string& machine) = 0;
@@ -85,6 +90,7 @@ class RunStatus {
   virtual void RunInterrupted() = 0;
   virtual void BudgetSpent(double budget_s, const RunTally& tally) = 0;
   virtual void StoppedBusy(const RunTally& tally) = 0;
+  virtual void StoppedOnFailures(const RunTally& tally) = 0;  // --stop-after-failures
   virtual void RunEnded(const RunTally& tally) = 0;
 };
 
@@ -113,6 +119,7 @@ class ConsoleRunStatus final : public RunStatus {
   void LaunchFailed(const std::string& label, TrialStatus status, const std::string& error,
                     const std::string& busy_note, const std::filesystem::path& where) override;
   void Progress(const std::string& line) override;
+  void IdenticalFailures(int count, const std::string& signature, bool stopping) override;
   void MachineBusyWaiting(const std::string& machine, double wait_s) override;
   void MachineStillBusy(const std::string& machine) override;
   void HalvingRoundDone(int round, std::size_t going_on, std::size_t ranked,
@@ -121,6 +128,7 @@ class ConsoleRunStatus final : public RunStatus {
   void RunInterrupted() override;
   void BudgetSpent(double budget_s, const RunTally& tally) override;
   void StoppedBusy(const RunTally& tally) override;
+  void StoppedOnFailures(const RunTally& tally) override;
   void RunEnded(const RunTally& tally) override;
 
  private:

@@ -30,10 +30,12 @@ double UnixNow() {
 }  // namespace
 
 void SweepLoop::Run(const std::vector<QueuedTrial>& trials, std::size_t total) {
-  std::vector<double> estimated_s;
+  std::vector<std::optional<double>> estimated_s;
   for (const QueuedTrial& queued : trials) {
     const PlannedTrial& t = *queued.trial;
-    estimated_s.push_back(!t.invalid_reason && t.estimate ? t.estimate->trial_s : 0.0);
+    if (t.invalid_reason) estimated_s.push_back(0.0);  // recorded as skipped, never launched
+    else if (t.estimate) estimated_s.push_back(t.estimate->trial_s);
+    else estimated_s.push_back(std::nullopt);  // the plan cannot estimate it (`command`)
   }
   progress_.emplace(std::move(estimated_s), UnixNow());
   const double began = Now();
@@ -41,7 +43,7 @@ void SweepLoop::Run(const std::vector<QueuedTrial>& trials, std::size_t total) {
   bool cancelled = false;
   while (true) {
     while (next < trials.size() && !effects_.interrupt.Requested() && !refused_busy_ &&
-           !budget_spent_) {
+           !budget_spent_ && !stopped_on_failures_) {
       const QueuedTrial& queued = trials[next];
       const PlannedTrial& t = *queued.trial;
       const std::string prefix = LaunchLabel(queued.index, total, t.key, t.config,
@@ -366,6 +368,10 @@ void SweepLoop::Reap(const FinishedTrial& finished) {
     const int rank = finished.outcome.first_failed_rank;
     const auto where = rank >= 0 ? RankLogPath(trial.run_dir, rank) : trial.run_dir;
     status_.LaunchFailed(trial.prefix, record.status, record.error, busy_note, where);
+  }
+  if (streak_.Add(record.status, record.error)) {  // a broken setup, not N bad configurations
+    stopped_on_failures_ = settings_.stop_after_failures > 0;
+    status_.IdenticalFailures(streak_.length(), streak_.signature(), stopped_on_failures_);
   }
   status_.Progress(progress_->Line(UnixNow()));
 }

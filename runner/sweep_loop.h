@@ -22,6 +22,7 @@
 #include "runner/progress.h"
 #include "runner/run_status.h"
 #include "runner/scheduler_adoption.h"
+#include "runner/failure_streak.h"
 #include "runner/sweep_run.h"
 #include "storage/results_db.h"
 #include "sweep/sweep_spec.h"
@@ -35,6 +36,7 @@ struct LoopSettings {
   double budget_s = -1;    // --budget
   bool skip_larger_after_oom = false;  // on_oom: skip_larger
   double require_idle_s = -1;          // --require-idle
+  int stop_after_failures = 0;  // --stop-after-failures N (0: warn only, runner/failure_streak.h)
 };
 
 // One campaign's trials through the launcher. Owns the bookkeeping of trials in flight; every
@@ -49,7 +51,9 @@ class SweepLoop {
         pool_(placement.capacity.slots, policy, placement.topology), db_(db),
         campaign_(campaign), effects_(effects), worker_(std::move(worker)),
         run_root_(std::move(run_root)), settings_(settings), oomed_(std::move(oomed)),
-        status_(status) {}
+        status_(status),
+        streak_(settings.stop_after_failures > 0 ? settings.stop_after_failures
+                                                 : kWarnAfterIdenticalFailures) {}
 
   // Runs the launches `trials` (already filtered by resume rules and interleaved: every
   // trial's first launch, then every second one, ...) in order; returns when none is left to
@@ -73,6 +77,8 @@ class SweepLoop {
   bool budget_spent() const { return budget_spent_; }
   // --require-idle: the machine stayed busy; nothing more was started.
   bool refused_busy() const { return refused_busy_; }
+  // --stop-after-failures: the first launches all failed the same way; nothing more started.
+  bool stopped_on_failures() const { return stopped_on_failures_; }
 
  private:
   bool SampleHealth() const { return effects_.health != nullptr; }
@@ -146,8 +152,10 @@ class SweepLoop {
   std::vector<OomTrial> oomed_;  // trials that ran out of memory (this run and recorded ones)
   RunStatus& status_;
   RunTally tally_;
+  FailureStreak streak_;  // the first launches of the run failing the same way
   bool budget_spent_ = false;
   bool refused_busy_ = false;
+  bool stopped_on_failures_ = false;
   std::map<LaunchHandle, InFlight> in_flight_;
   std::set<std::string> failed_keys_;  // trials with a failed launch in this run
   std::optional<Progress> progress_;

@@ -58,7 +58,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
   const LaunchQueue queue = QueueLaunches(
       plan, spec.replicates, statuses, started->launch_statuses,
       [&](const std::string& key) { return live.count(key) || !selection.Selects(key); },
-      options.rerun, /*budget_order=*/options.budget_s >= 0);
+      options.rerun, /*budget_order=*/options.budget_s >= 0, started->busy);
   const int kept = queue.kept, kept_failed = queue.kept_failed;
 
   status.CampaignStarted(campaign, spec.name, plan.trials.size(),
@@ -70,6 +70,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
   settings.skip_larger_after_oom = spec.skip_larger_after_oom;
   settings.budget_s = options.budget_s;
   settings.require_idle_s = options.require_idle_s;
+  settings.stop_after_failures = options.stop_after_failures;
   std::vector<OomTrial> oomed;
   for (const PlannedTrial& t : plan.trials) {  // what ran out of memory before this run
     auto found = statuses.find(t.key);
@@ -83,9 +84,11 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
     if (spec.halving_keep > 0) {
       auto run_round = [&](const std::vector<QueuedTrial>& launches) {
         if (!launches.empty()) loop.Run(launches, plan.trials.size());
-        return !effects.interrupt.Requested() && !loop.refused_busy() && !loop.budget_spent();
+        return !effects.interrupt.Requested() && !loop.refused_busy() && !loop.budget_spent() &&
+               !loop.stopped_on_failures();
       };
-      RunHalving(spec, plan, selection, db, campaign, options.rerun, live, run_round, status);
+      RunHalving(spec, plan, selection, db, campaign, options.rerun, started->busy, live,
+                 run_round, status);
     } else {
       loop.Run(queue.launches, plan.trials.size());
     }
@@ -98,17 +101,21 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
   }
   RunTally tally = loop.tally();
   tally.kept = kept;
-  tally.failed += kept_failed;
+  tally.kept_failed = kept_failed;
   if (effects.interrupt.Requested()) {
     status.RunInterrupted();
     return kExitInterrupted;
   }
   if (loop.budget_spent()) {
     status.BudgetSpent(options.budget_s, tally);
-    return tally.failed > 0 ? 1 : 0;
+    return tally.failed + tally.kept_failed > 0 ? 1 : 0;
   }
   if (loop.refused_busy()) {
     status.StoppedBusy(tally);
+    return kExitTrialsFailed;
+  }
+  if (loop.stopped_on_failures()) {
+    status.StoppedOnFailures(tally);
     return kExitTrialsFailed;
   }
   try {
@@ -121,7 +128,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
     err << "ditbench run: error: " << e.what() << "\n";
   }
   status.RunEnded(tally);
-  return tally.failed > 0 ? 1 : 0;
+  return tally.failed + tally.kept_failed > 0 ? 1 : 0;
 }
 
 }  // namespace ditbench

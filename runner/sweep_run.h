@@ -29,7 +29,7 @@ struct RunOptions {
   std::filesystem::path db = "results.db";
   std::string gpus = "auto";         // auto | 0,1,2 (positions among the visible GPUs) | cpu:N
   std::string policy = "exclusive";  // exclusive | pack (see PlacementPolicy)
-  std::string rerun;                 // "" | failed | all
+  std::string rerun;                 // "" | failed | busy | all
   bool fresh = false;                // --new: start a new campaign
   bool keep_campaign = false;        // --continue: resume the newest campaign even if the
                                      // sweep file changed since it started
@@ -42,6 +42,9 @@ struct RunOptions {
   // --require-idle SECONDS: before each trial on CPU, wait up to this long for the machine to
   // be idle (HealthProbe), else stop starting trials (exit 1). Negative: do not wait.
   double require_idle_s = -1;
+  // --stop-after-failures N: stop starting trials once the first N launches of the run all
+  // failed the same way (runner/failure_streak.h); 0: only warn, after 3.
+  int stop_after_failures = 0;
   // --budget 8h: launches ordered by plan/budget_order.h, and none started once the time
   // spent plus its estimate would pass this many seconds. Negative: no budget.
   double budget_s = -1;

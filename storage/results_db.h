@@ -117,6 +117,9 @@ class ResultsDb {
 
   struct BusyState;  // the busy handler's context (results_db.cc)
 
+  // The path the database was opened at, as given to Open.
+  const std::filesystem::path& path() const { return path_; }
+
   // Replaces how this connection waits for another program's lock (see BusyWait).
   // REQUIRES: opened for writing.
   void SetBusyWait(BusyWait wait);

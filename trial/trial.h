@@ -82,7 +82,7 @@ struct TrialConfig : ParallelDegrees {
   bool profile_blocks = false;  // also time every transformer block (stage "step:i/block:j")
   // Scope `pipeline`: decode in tiles of this many pixels per side (overlapping by a quarter,
   // blended), as large resolutions are decoded to bound the VAE's memory; 0: in one piece.
-  int vae_tile = 0;
+  int vae_tile = 0;  // IsValidVaeTile
   Repeats repeats;
   double timeout_s = 1800;
   std::int64_t seed = 0;
@@ -132,5 +132,16 @@ std::optional<TrialStatus> ParseStatus(std::string_view name);
 
 // A hex SHA-256 digest of `text` (64 characters).
 std::string Sha256Hex(std::string_view text);
+
+// The tiles a VAE decode takes (TrialConfig::vae_tile), in a sweep and in `ditbench forward
+// --vae-tile` alike: 0 (in one piece) or kVaeTileUnit to kVaeTileMax pixels, a multiple of
+// kVaeTileUnit (a tile overlaps its neighbours by a quarter: whole latent pixels at any VAE).
+inline constexpr int kVaeTileUnit = 64;
+inline constexpr int kVaeTileMax = 16384;
+inline constexpr const char* kVaeTileExpected =
+    "0 (decode in one piece) or a tile of 64 to 16384 pixels, a multiple of 64";
+inline bool IsValidVaeTile(int tile) {
+  return tile == 0 || (tile >= kVaeTileUnit && tile <= kVaeTileMax && tile % kVaeTileUnit == 0);
+}
 
 }  // namespace ditbench

@@ -210,9 +210,9 @@ const std::map<std::string, Setter>& Setters() {
        }},
       {"vae_tile",
        [](TrialConfig& c, const Json& v, std::string* expected) {
-         *expected = "0 (decode in one piece) or a tile of 64 to 16384 pixels, a multiple of 64";
+         *expected = kVaeTileExpected;
          int tile = 0;
-         if (!AsInt(v, 0, 16384, &tile) || (tile != 0 && (tile < 64 || tile % 64))) return false;
+         if (!AsInt(v, 0, kVaeTileMax, &tile) || !IsValidVaeTile(tile)) return false;
          c.vae_tile = tile;
          return true;
        }},

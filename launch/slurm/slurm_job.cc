@@ -71,6 +71,13 @@ std::filesystem::path RanksFolder(const LaunchRequest& request) {
   return request.working_dir.empty() ? request.run_dir : request.working_dir;
 }
 
+// The ranks' PYTHONPATH with the request's folder first (LaunchRequest::python_path).
+std::string PythonPathExport(const LaunchRequest& request) {
+  if (request.python_path.empty()) return "";
+  return "export PYTHONPATH=" + ShellQuote(request.python_path.string()) +
+         "\"${PYTHONPATH:+:$PYTHONPATH}\"\n";
+}
+
 std::string SlurmJobScript(const LaunchRequest& request, const SlurmOptions& options,
                            const SlurmJobShape& shape) {
   std::string script = fmt::format(
@@ -84,7 +91,7 @@ std::string SlurmJobScript(const LaunchRequest& request, const SlurmOptions& opt
       "export LOCAL_WORLD_SIZE={}\n",
       request.trial_key, ShellQuote((request.run_dir / "trial.json").string()),
       ShellQuote(request.run_dir.string()), shape.tasks_per_node);
-  script += ExtraExports(options);
+  script += ExtraExports(options) + PythonPathExport(request);
   // Each task: its rank from Slurm, the worker, and its exit status left for the coordinator.
   const std::string task =
       "export RANK=\"$SLURM_PROCID\" LOCAL_RANK=\"$SLURM_LOCALID\"; \"$@\"; code=$?; "
@@ -110,7 +117,7 @@ std::string SlurmStepScript(const LaunchRequest& request, const SlurmOptions& op
       "export LOCAL_WORLD_SIZE={}\n",
       request.trial_key, ShellQuote((request.run_dir / "trial.json").string()),
       ShellQuote(request.run_dir.string()), shape.tasks_per_node);
-  script += ExtraExports(options);
+  script += ExtraExports(options) + PythonPathExport(request);
   std::string time = options.time;
   if (time.empty())
     time = std::to_string(std::max(1, static_cast<int>(std::ceil(request.timeout_s / 60.0))));

@@ -2,8 +2,13 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
+
+#include "trial/trial.h"
 
 namespace ditbench {
 namespace {
@@ -34,6 +39,28 @@ TEST(RunGuardedTest, OtherFailuresAreOneLineAndExitOne) {
   err.str("");
   EXPECT_EQ(RunGuarded([]() -> int { throw 42; }, err), kExitTrialsFailed);
   EXPECT_EQ(err.str(), "ditbench: error: unknown exception\n");
+}
+
+// `forward --vae-tile` takes what the sweep field vae_tile takes: no tile the sweep refuses.
+TEST(ForwardCommandTest, VaeTileTakesWhatTheSweepFieldTakes) {
+  for (const auto& [tile, valid] :
+       std::vector<std::pair<int, bool>>{{0, true}, {64, true}, {512, true}, {32, false},
+                                         {96, false}, {16448, false}}) {
+    EXPECT_EQ(IsValidVaeTile(tile), valid) << tile;
+    CLI::App app;
+    CLI::App* sub = app.add_subcommand("forward");
+    std::function<int()> run = DefineForwardCommand(*sub);
+    app.parse("forward /nonexistent-model --inputs in.safetensors --output out.safetensors "
+              "--vae-tile " + std::to_string(tile),
+              false);
+    try {
+      run();
+      ADD_FAILURE() << tile;
+    } catch (const std::invalid_argument& e) {
+      // A tile the sweep refuses is named first; a valid one gets as far as the folder.
+      EXPECT_EQ(std::string(e.what()).find("--vae-tile") == 0, !valid) << e.what();
+    }
+  }
 }
 
 }  // namespace

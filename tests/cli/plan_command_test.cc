@@ -69,5 +69,32 @@ TEST(PlanCommandTest, AnOutputThatCannotBeWrittenFailsWithItsCause) {
   }
 }
 
+// `plan` refuses a command workload whose program cannot run, with `run`'s located line.
+TEST(PlanCommandTest, ACommandWhoseProgramCannotRunIsRefusedAsRunRefusesIt) {
+  test::TempDir dir;
+  std::ofstream(dir / "tool.sh") << "#!/bin/sh\n";  // exists, not executable
+  for (const char* program : {"./no-such-program", "./tool.sh"}) {
+    std::ofstream(dir / "sweep.yaml") << "name: cmd\nworkload: command\ncommand: [" << program
+                                      << ", \"{steps}\"]\nmatrix:\n  steps: [1, 2]\n";
+    CLI::App app;
+    CLI::App* sub = app.add_subcommand("plan");
+    std::function<int()> run = DefinePlanCommand(*sub);
+    app.parse("plan " + (dir / "sweep.yaml").string() + " --gpus cpu:2 --db " +
+                  (dir / "none.db").string(),
+              false);
+    ::testing::internal::CaptureStderr();
+    ::testing::internal::CaptureStdout();
+    const int code = run();
+    ::testing::internal::GetCapturedStdout();
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(code, kExitUsage) << program;
+    EXPECT_THAT(err, HasSubstr("sweep.yaml:3:11: 'command[0]': program '" +
+                               std::string(program) + "'"));
+    EXPECT_THAT(err, HasSubstr(std::string(program) == "./tool.sh"
+                                   ? "is not executable: " + (dir / "tool.sh").string()
+                                   : std::string("not found")));
+  }
+}
+
 }  // namespace
 }  // namespace ditbench

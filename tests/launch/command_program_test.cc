@@ -58,6 +58,21 @@ TEST_F(CommandProgramTest, RequestStartsInTheSweepsFolderWithTheTrialsValues) {
   EXPECT_EQ(request.args, (std::vector<std::string>{"--steps", "3", "x"}));
 }
 
+TEST_F(CommandProgramTest, AProgramWithoutTheExecutePermissionIsNotExecutableNotMissing) {
+  const auto script = Script(dir_ / "sweeps" / "bench.sh", /*executable=*/false);
+  const auto problem = CommandProgramProblem(Spec("./bench.sh"));
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find(":3:11: 'command[0]': program './bench.sh' is not executable: " +
+                          script.string()),
+            std::string::npos)
+      << *problem;
+  EXPECT_NE(ProgramProblem("tool", "/unused", (dir_ / "sweeps").string())->find("not found"),
+            std::string::npos);  // no file named tool at all ...
+  Script(dir_ / "a" / "tool", /*executable=*/false);
+  EXPECT_NE(ProgramProblem("tool", "/unused", (dir_ / "a").string())->find("is not executable"),
+            std::string::npos);  // ... and one found on PATH without the permission
+}
+
 TEST_F(CommandProgramTest, MissingProgramIsOneLocatedLine) {
   SweepSpec spec = Spec("./nowhere.sh");
   const auto problem = CommandProgramProblem(spec);

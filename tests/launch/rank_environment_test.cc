@@ -22,6 +22,19 @@ LaunchRequest TwoRanks() {
   return request;
 }
 
+TEST(RankEnvironmentTest, ThePythonHelperFolderGoesFirstOnPythonPath) {
+  LaunchRequest request = TwoRanks();
+  EXPECT_TRUE(Named(BuildRankEnvironment({}, request, 0, 29500), "PYTHONPATH").empty());
+  EXPECT_EQ(Named(BuildRankEnvironment({"PYTHONPATH=/mine"}, request, 0, 29500), "PYTHONPATH"),
+            (std::vector<std::string>{"PYTHONPATH=/mine"}));  // left alone without a helper
+  request.python_path = "/opt/ditbench/python";
+  EXPECT_EQ(Named(BuildRankEnvironment({}, request, 0, 29500), "PYTHONPATH"),
+            (std::vector<std::string>{"PYTHONPATH=/opt/ditbench/python"}));
+  EXPECT_EQ(Named(BuildRankEnvironment({"PYTHONPATH=/mine:/more"}, request, 0, 29500),
+                  "PYTHONPATH"),
+            (std::vector<std::string>{"PYTHONPATH=/opt/ditbench/python:/mine:/more"}));
+}
+
 TEST(RankEnvironmentTest, AddsTheTorchrunVariables) {
   auto env = BuildRankEnvironment({"HOME=/home/u"}, TwoRanks(), 1, 29500);
   EXPECT_EQ(Named(env, "RANK"), (std::vector<std::string>{"RANK=1"}));

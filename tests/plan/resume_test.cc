@@ -48,6 +48,14 @@ using Launches = std::map<int, TrialStatus>;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
+TEST(RerunForTest, BusyRerunsOnlyTheBusyTrialsAndOtherModesApplyToAll) {
+  const std::set<std::string> busy = {"k1"};
+  EXPECT_EQ(RerunFor("busy", "k1", busy), "all");
+  EXPECT_EQ(RerunFor("busy", "k2", busy), "");
+  EXPECT_EQ(RerunFor("failed", "k2", busy), "failed");
+  EXPECT_EQ(RerunFor("", "k1", busy), "");
+}
+
 TEST(PlanLaunchesTest, AnUnrecordedTrialRunsEveryLaunch) {
   const LaunchPlan plan = PlanLaunches(Valid(), 3, std::nullopt, {}, "");
   EXPECT_THAT(plan.launches, ElementsAre(0, 1, 2));
@@ -148,6 +156,15 @@ TEST(ChooseCampaignTest, AChangedSpecStartsANewCampaignUnlessContinued) {
   EXPECT_EQ(ChooseCampaign(campaigns, wanted, false, /*keep_campaign=*/true).resume, 4);
 }
 
+
+TEST(ChooseCampaignTest, ACommentOnlyEditResumesTheCampaign) {
+  CampaignRecord wanted =
+      Campaign(0, "s", "# nightly sweep\nname: s\nsteps: 20   # more is slower\n").record;
+  std::vector<CampaignInfo> campaigns = {Campaign(4, "s", "name: s\nsteps: 20\n")};
+  const CampaignChoice choice = ChooseCampaign(campaigns, wanted, false, false);
+  EXPECT_EQ(choice.resume, 4);
+  EXPECT_FALSE(choice.changed_from.has_value());
+}
 
 TEST(RunsHalvingRoundTest, OkLaunchesAreKeptUnlessRerunAll) {
   EXPECT_TRUE(RunsHalvingRound(Valid(), 0, std::nullopt, std::nullopt, ""));

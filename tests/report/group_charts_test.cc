@@ -115,16 +115,74 @@ TEST(GroupChartsTest, OutputErrorChartPlotsErrorAgainstSpeedupPerStrategyAndWorl
   two.output_error = 4e-7;
   ResultRow four = Row(1, 4, 1, 40);
   four.output_error = 2e-4;
-  ResultRow exact = Row(1, 1, 2, 60);
-  exact.output_error = 0;  // a log axis has no 0: not drawn
+  ResultRow exact = Row(1, 1, 2, 50);
+  exact.output_error = 0;  // an exact strategy: drawn on the axis floor, not dropped
   const nlohmann::json chart = OutputErrorChart("c", "t", {one, two, four, exact});
   ASSERT_FALSE(chart.is_null());
   EXPECT_EQ(chart["kind"], "error");
-  ASSERT_EQ(chart["datasets"].size(), 1u);
-  EXPECT_EQ(chart["datasets"][0]["label"], "ulysses");
+  // The floor: a decade below the smallest error above 0 (4e-7 -> 1e-8).
+  EXPECT_DOUBLE_EQ(chart["zero_floor"].get<double>(), 1e-8);
+  ASSERT_EQ(chart["datasets"].size(), 2u);
+  EXPECT_EQ(chart["datasets"][0]["label"], "cfg");
   EXPECT_EQ(chart["datasets"][0]["points"],
-            nlohmann::json::parse(
-                R"([{"x":2.0,"y":4e-7,"world":2},{"x":2.5,"y":2e-4,"world":4}])"));
+            nlohmann::json::parse(R"([{"x":2.0,"y":1e-8,"world":2,"exact":true}])"));
+  EXPECT_EQ(chart["datasets"][1]["label"], "ulysses");
+  EXPECT_EQ(chart["datasets"][1]["points"],
+            nlohmann::json::parse(R"([{"x":2.0,"y":4e-7,"world":2,"exact":false},)"
+                                  R"({"x":2.5,"y":2e-4,"world":4,"exact":false}])"));
+}
+
+TEST(GroupChartsTest, AnOutputErrorOfZeroAloneStillDrawsTheChartOnItsFloor) {
+  ResultRow one = Row(1, 1, 1, 100);
+  ResultRow two = Row(1, 2, 1, 50);
+  two.output_error = 0;
+  const nlohmann::json chart = OutputErrorChart("c", "t", {one, two});
+  ASSERT_FALSE(chart.is_null());
+  EXPECT_DOUBLE_EQ(chart["zero_floor"].get<double>(), 1e-9);
+  EXPECT_EQ(chart["datasets"][0]["points"][0]["y"], 1e-9);
+  EXPECT_NE(std::string(kChartScript).find("'0 (exact)'"), std::string::npos);
+}
+
+// "ulysses" has one colour on the whole page: in the latency bars, the speedup, memory and
+// output-error series, whatever other strategies a group has or in which order they come.
+TEST(GroupChartsTest, EachStrategyHasOneColourInEveryChart) {
+  ResultRow one = Row(1, 1, 1, 100);
+  one.peak_mem_mb = 1000;
+  ResultRow ulysses = Row(1, 2, 1, 50);
+  ulysses.peak_mem_mb = 600;
+  ulysses.output_error = 1e-7;
+  ResultRow cfg = Row(1, 1, 2, 55);
+  cfg.peak_mem_mb = 900;
+  cfg.output_error = 0;
+  const std::string blue = StrategyColor("ulysses");
+  EXPECT_NE(blue, StrategyColor("cfg"));
+  EXPECT_NE(blue, StrategyColor("ulysses+pipefusion"));
+  for (const auto& rows : {std::vector<ResultRow>{ulysses, cfg, one},
+                           std::vector<ResultRow>{ulysses, one}}) {
+    const nlohmann::json latency = LatencyChart("c", "t", rows);
+    EXPECT_EQ(latency["datasets"][0]["colors"][0], blue);
+    for (const nlohmann::json& chart : {SpeedupChart("c", "t", rows), MemoryChart("c", "t", rows),
+                                        OutputErrorChart("c", "t", rows)}) {
+      bool found = false;
+      for (const nlohmann::json& dataset : chart["datasets"]) {
+        if (dataset["label"] != "ulysses") continue;
+        EXPECT_EQ(dataset["color"], blue) << chart["kind"];
+        found = true;
+      }
+      EXPECT_TRUE(found) << chart["kind"];
+    }
+  }
+  // Two series of one strategy (two campaigns) share the colour and differ in style.
+  ResultRow later = Row(2, 2, 1, 45);
+  ResultRow later_one = Row(2, 1, 1, 95);
+  const nlohmann::json speedup = SpeedupChart("c", "t", {ulysses, one, later, later_one});
+  ASSERT_EQ(speedup["datasets"].size(), 2u);
+  EXPECT_EQ(speedup["datasets"][0]["color"], speedup["datasets"][1]["color"]);
+  EXPECT_NE(speedup["datasets"][0]["style"], speedup["datasets"][1]["style"]);
+  // No stage segment takes a strategy's colour.
+  for (const char* segment : {"denoising steps", "VAE decode", "rest of the iteration"})
+    for (const char* strategy : {"", "ulysses", "ring", "ulysses+ring", "pipefusion", "cfg"})
+      EXPECT_NE(StageColor(segment), StrategyColor(strategy));
 }
 
 TEST(GroupChartsTest, OutputErrorChartNeedsAnErrorAndABaseline) {

@@ -16,8 +16,19 @@
 namespace ditbench {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
+
+// Where the section of the group titled `title...` begins (its <h2 id="group-N">), or npos.
+std::size_t GroupHeading(const std::string& html, const std::string& title) {
+  for (std::size_t at = html.find("<h2 id=\"group-"); at != std::string::npos;
+       at = html.find("<h2 id=\"group-", at + 1)) {
+    const std::size_t text = html.find("\">", at) + 2;
+    if (html.compare(text, title.size(), title) == 0) return at;
+  }
+  return std::string::npos;
+}
 
 // Two sweeps: "sp" has bf16 trials at 1, 2 and 4 GPUs plus an fp16 trial at 2 GPUs (no fp16
 // baseline) and a failed trial; "other" has one trial.
@@ -111,8 +122,8 @@ TEST(HtmlReportOutputErrorTest, OutputErrorAndCommunicationAreShownPerTrial) {
   db.reset();
   const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
   EXPECT_NE(html.find("output error</th>"), std::string::npos);
-  EXPECT_NE(html.find("<td class=\"num output-error\">0.00023</td><td class=\"num\">18.0</td>"),
-            std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"num output-error\">0.00023</td>"), std::string::npos);
+  EXPECT_NE(html.find(", 18.0 MiB sent per step"), std::string::npos);
 }
 
 TEST(HtmlReportSuperlinearTest, SpeedupAboveTheWorldSizeIsWarnedAbout) {
@@ -407,6 +418,9 @@ TEST_F(HtmlReportTest, BaselineComparisonSortsByEffectAndColoursVerdicts) {
                                         std::to_string(a) + " (baseline) vs " +
                                         std::to_string(b) + "</h2>");
   ASSERT_NE(section, std::string::npos);
+  // Each side named by date and build too.
+  EXPECT_THAT(html, ContainsRegex("Baseline: #" + std::to_string(a) + " [0-9-]+ [0-9:]+ abc\\. "
+                                  "Candidate: #" + std::to_string(b) + " [0-9-]+ [0-9:]+ def\\."));
   EXPECT_THAT(html, HasSubstr("<td>build</td><td>abc</td><td>def</td>"));
   const std::size_t slower = html.find("<td class=\"verdict-slower\">slower</td>", section);
   const std::size_t same = html.find("<td class=\"verdict-same\">same</td>", section);
@@ -428,18 +442,35 @@ TEST_F(HtmlReportTest, EveryRowShowsTheCommandThatRunsItsTrialAgain) {
   // Each trial's row names its campaign's sweep file and its own key.
   for (const TrialConfig& config : {test::MakeConfig(1), test::MakeConfig(2, 2)}) {
     EXPECT_THAT(RowOf(html, sp_, config),
-                HasSubstr("<td class=\"reproduce\"><code>ditbench run sweeps/sp.yaml --only " +
-                          TrialKey(config) + "</code></td>"));
+                HasSubstr("<div class=\"reproduce\"><code>ditbench run sweeps/sp.yaml --only " +
+                          TrialKey(config) + " --db " + ShellWord(DbPath().string()) +
+                          "</code></div>"));
   }
   EXPECT_THAT(RowOf(html, other_, test::MakeConfig(8, 1, Precision::kBf16, 512)),
               HasSubstr("ditbench run sweeps/other.yaml --only "));
 }
 
 TEST(ReproduceCommandTest, SweepPathIsQuotedForTheShellOnlyWhenItNeedsIt) {
-  EXPECT_EQ(ReproduceCommand("sweeps/a-b_1.yaml", "0123456789abcdef"),
+  EXPECT_EQ(ReproduceCommand({"sweeps/a-b_1.yaml", "", "", ""}, "0123456789abcdef"),
             "ditbench run sweeps/a-b_1.yaml --only 0123456789abcdef");
-  EXPECT_EQ(ReproduceCommand("my sweeps/it's.yaml", "k"),
+  EXPECT_EQ(ReproduceCommand({"my sweeps/it's.yaml", "", "", ""}, "k"),
             "ditbench run 'my sweeps/it'\\''s.yaml' --only k");
+}
+
+// Without the campaign's --db and --gpus, `run` reads another database, or plans for this
+// machine's GPUs, where a CPU trial's key does not exist ("not a trial key").
+TEST(ReproduceCommandTest, TheCommandNamesTheDatabaseAndTheGpusTheCampaignRanWith) {
+  CampaignInfo campaign;
+  campaign.record.sweep_path = "s.yaml";
+  campaign.record.environment = {{"gpus", "cpu:4"}, {"launcher", "local"}};
+  EXPECT_EQ(ReproduceCommand(CampaignRunOf(campaign, "my results.db"), "k"),
+            "ditbench run s.yaml --only k --db 'my results.db' --gpus cpu:4");
+  campaign.record.environment = {{"gpus", "auto"}, {"launcher", "slurm"}};
+  EXPECT_EQ(ReproduceCommand(CampaignRunOf(campaign, "r.db"), "k"),
+            "ditbench run s.yaml --only k --db r.db --launcher slurm");
+  campaign.record.environment = nlohmann::json();  // an old campaign that recorded neither
+  EXPECT_EQ(ReproduceCommand(CampaignRunOf(campaign, "r.db"), "k"),
+            "ditbench run s.yaml --only k --db r.db");
 }
 
 TEST_F(HtmlReportTest, ComparisonRowsShowTheCommandThatRunsTheCandidateAgain) {
@@ -455,7 +486,8 @@ TEST_F(HtmlReportTest, ComparisonRowsShowTheCommandThatRunsTheCandidateAgain) {
   const std::size_t section = html.find("<h2 id=\"comparison\">");
   ASSERT_NE(section, std::string::npos);
   EXPECT_NE(html.find("<td class=\"reproduce\"><code>ditbench run /home/me/ab-new.yaml --only " +
-                          TrialKey(one) + "</code></td>",
+                          TrialKey(one) + " --db " + ShellWord(DbPath().string()) +
+                          "</code></td>",
                       section),
             std::string::npos);
 }
@@ -503,9 +535,10 @@ TEST_F(ReportStructureTest, OverriddenModelAndProfiledTrialsAreGroupsOfTheirOwn)
     db->RecordTrial(id, test::MakeTrial(profiled, TrialStatus::kOk, 8));
   }
   const std::string html = Render();
-  EXPECT_THAT(html, HasSubstr("<h2>pixart-alpha-tiny{depth:8} · 256 px"));
-  EXPECT_THAT(html, HasSubstr("<h2>pixart-alpha-tiny · 256 px · bf16 · denoise · batch 1 · "
-                              "20 steps</h2>"));
+  EXPECT_THAT(html, ContainsRegex("<h2 id=\"group-[0-9]+\">pixart-alpha-tiny\\{depth:8\\} · "
+                                  "256 px"));
+  EXPECT_THAT(html, ContainsRegex("<h2 id=\"group-[0-9]+\">pixart-alpha-tiny · 256 px · bf16 · "
+                                  "denoise · batch 1 · 20 steps</h2>"));
   EXPECT_THAT(html, HasSubstr("20 steps · blocks profiled</h2>"));
   // Neither the depth-8 trial nor the profiled one gets a speedup against the plain 1-rank
   // one: each 1-rank trial is its own group's baseline, and the profiled group has none.
@@ -545,8 +578,8 @@ TEST_F(ReportStructureTest, NoiseThresholdDependsOnTheDeviceAndEveryTrialIsNamed
     EXPECT_THAT(html, HasSubstr("<li>" + key + " (campaign 1")) << i;
   }
   // CPU groups: ranks, no TFLOPS; GPU groups: GPUs and TFLOPS.
-  const std::size_t cpu_group = html.find("<h2>pixart-alpha · 256 px · bf16");
-  const std::size_t gpu_group = html.find("<h2>pixart-alpha · 256 px · fp16");
+  const std::size_t cpu_group = GroupHeading(html, "pixart-alpha · 256 px · bf16");
+  const std::size_t gpu_group = GroupHeading(html, "pixart-alpha · 256 px · fp16");
   ASSERT_NE(cpu_group, std::string::npos);
   ASSERT_NE(gpu_group, std::string::npos);
   const std::string cpu_table = html.substr(cpu_group, html.find("</table>", cpu_group) - cpu_group);
@@ -589,14 +622,14 @@ TEST_F(ReportStructureTest, SeedsOfOneConfigurationAreOneRowWithTheirRange) {
     }
   }
   const std::string html = Render();
-  EXPECT_EQ(html.find("<details><summary>"), std::string::npos);
+  EXPECT_EQ(html.find("more trial(s) of this group"), std::string::npos);
   // Median of 10..69 is 39.5; the range of the 60 medians is shown as the row's spread.
   EXPECT_THAT(html, HasSubstr(">39.50<"));
   EXPECT_THAT(html, HasSubstr("10.00 – 69.00 (range over 60 seeds)"));
   EXPECT_THAT(html, HasSubstr("(60 seeds)"));
 }
 
-TEST_F(ReportStructureTest, RowsOfSeveralCampaignsAreLabelledWithTheWordCampaign) {
+TEST_F(ReportStructureTest, RowsOfSeveralCampaignsAreLabelledWithTheirDateAndBuild) {
   {
     auto db = ResultsDb::Open(dir_ / "results.db");
     for (int c = 0; c < 2; ++c) {
@@ -609,16 +642,19 @@ TEST_F(ReportStructureTest, RowsOfSeveralCampaignsAreLabelledWithTheWordCampaign
     }
   }
   const std::string html = Render();
-  EXPECT_THAT(html, HasSubstr("<td>campaign 2: cfg=2</td>"));
-  EXPECT_THAT(html, HasSubstr("<td>campaign 1: 1 rank</td>"));
+  // "#<id> <started> <build>", never "campaign N" alone.
+  const std::string when = "[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}";
+  EXPECT_THAT(html, ContainsRegex("<td class=\"wrap\">#2 " + when + " abc1234: cfg=2</td>"));
+  EXPECT_THAT(html, ContainsRegex("<td class=\"wrap\">#1 " + when + " abc1234: 1 rank</td>"));
+  EXPECT_THAT(html, Not(HasSubstr("campaign 2:")));
   // The chart has one dataset per campaign, with a legend, and draws the CI as whiskers.
-  EXPECT_THAT(html, HasSubstr("\"label\":\"campaign 2\""));
+  EXPECT_THAT(html, ContainsRegex("\"label\":\"#2 " + when + " abc1234\""));
   EXPECT_THAT(html, HasSubstr("\"legend\":true"));
   EXPECT_THAT(html, HasSubstr("type: 'logarithmic'"));
   EXPECT_THAT(html, HasSubstr("afterDatasetsDraw"));
   // And a speedup chart with the ideal line, per campaign's own 1-rank trial.
   EXPECT_THAT(html, HasSubstr("\"kind\":\"speedup\""));
-  EXPECT_THAT(html, HasSubstr("\"label\":\"cfg (campaign 1)\""));
+  EXPECT_THAT(html, ContainsRegex("\"label\":\"cfg \\(#1 " + when + " abc1234\\)\""));
   EXPECT_THAT(html, Not(HasSubstr("c2 ")));
 }
 

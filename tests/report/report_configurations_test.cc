@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/html_report.h"
+#include "report/chart_style.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
@@ -37,8 +38,16 @@ class ReportConfigurationsTest : public ::testing::Test {
   // The configuration cell of a row: its second <td>.
   static std::string LabelOf(const std::string& row) {
     std::smatch m;
-    static const std::regex cells("<td[^>]*>[^<]*</td><td>([^<]*)</td>");
+    static const std::regex cells("<td[^>]*>[^<]*</td><td class=\"wrap\">([^<]*)</td>");
     return std::regex_search(row, m, cells) ? m[1].str() : "";
+  }
+
+  // How the page names campaign `id` of this database: "#<id> <date> <build>".
+  std::string Label(std::int64_t id) const {
+    auto db = ResultsDb::Open(dir_ / "results.db", /*read_only=*/true);
+    for (const CampaignInfo& c : db->Campaigns())
+      if (c.id == id) return CampaignLabel(c);
+    return "";
   }
 
   // The charts the page draws (the JSON in <script id="ditbench-charts">).
@@ -152,8 +161,8 @@ TEST_F(ReportConfigurationsTest, TableSpeedupEqualsChartSpeedupForTheSameGroup) 
               fmt::format("{:.2f}x", point["y"].get<double>());
   }
   EXPECT_EQ(chart, (std::map<std::string, std::string>{
-                       {"ulysses vae_tile=128 (campaign 1)", tiled_table},
-                       {"ulysses (campaign 2)", later_table}}));
+                       {"ulysses vae_tile=128 (" + Label(1) + ")", tiled_table},
+                       {"ulysses (" + Label(2) + ")", later_table}}));
 }
 
 }  // namespace

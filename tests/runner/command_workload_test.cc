@@ -117,13 +117,13 @@ TEST_F(CommandWorkloadTest, ReportGroupsAndShowsCustomAxes) {
   const std::string html = RenderHtmlReport(options);
   // One group (same model, resolution, precision, scope, batch, steps); the custom axis tells
   // its rows apart, in the table and on the chart.
-  const std::string title = "<h2>command · pixart-alpha-tiny · 1024 px · bf16 · denoise · "
+  const std::string title = "\">command · pixart-alpha-tiny · 1024 px · bf16 · denoise · "
                             "batch 1 · 2 steps</h2>";
   const auto at = html.find(title);
   ASSERT_NE(at, std::string::npos) << html;
   EXPECT_EQ(html.find(title, at + 1), std::string::npos);
-  EXPECT_NE(html.find("<td>1 rank size=1</td>"), std::string::npos);
-  EXPECT_NE(html.find("<td>1 rank size=2</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"wrap\">1 rank size=1</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"wrap\">1 rank size=2</td>"), std::string::npos);
   EXPECT_NE(html.find("\"1 rank size=2\""), std::string::npos);  // a chart label
 }
 

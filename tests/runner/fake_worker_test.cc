@@ -159,7 +159,7 @@ TEST_F(FakeWorkerTest, WorkerThatCannotStartIsAFailedTrialNotTheEndOfTheSweep) {
   auto r = Result();
   EXPECT_EQ(r.status, "failed");
   EXPECT_NE(r.error.find("cannot start"), std::string::npos) << r.error;
-  EXPECT_NE(out_.str().find("done: 1 ran (0 ok)"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("done: 1 ran (0 ok, 1 failed)"), std::string::npos) << out_.str();
 }
 
 }  // namespace

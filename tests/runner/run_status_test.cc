@@ -129,9 +129,9 @@ TEST_F(ConsoleRunStatusTest, SetupAndEndOfRunLines) {
             "stopped: the budget of 3600 s is spent; 5 ran (4 ok), 3 launch(es) not started; "
             "run the same command again to resume\n"
             "stopped: 5 ran (4 ok); the machine was busy; run the same command again to resume\n"
-            "done: 5 ran (4 ok), 1 skipped as invalid, 2 already recorded, 1 failed\n"
-            "done: 5 ran (4 ok), 1 skipped as invalid, 2 skipped as predicted OOM, 2 already "
-            "recorded, 1 failed\n"
+            "done: 5 ran (4 ok, 1 failed), 1 skipped as invalid, 2 already recorded\n"
+            "done: 5 ran (4 ok, 1 failed), 1 skipped as invalid, 2 skipped as predicted OOM, 2 "
+            "already recorded\n"
             "interrupted: finished trials are saved; run the same command again to resume\n");
 }
 

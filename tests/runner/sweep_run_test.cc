@@ -97,11 +97,64 @@ TEST_F(SweepRunTest, RerunFailedRetriesOnlyFailures) {
   ASSERT_EQ(Run(o), 1);
   launcher_.fail_ulysses = -1;
   launcher_.started.clear();
+  out_.str("");
   EXPECT_EQ(Run(o), 1);  // still failed: not retried without --rerun
   EXPECT_EQ(launcher_.started.size(), 0u);
+  // The kept failure is one of the already recorded trials, counted once.
+  EXPECT_NE(out_.str().find("done: 0 ran (0 ok, 0 failed), 0 skipped as invalid, 4 already "
+                            "recorded (1 of them failed earlier"),
+            std::string::npos)
+      << out_.str();
   o.rerun = "failed";
   EXPECT_EQ(Run(o), 0);
   EXPECT_EQ(launcher_.started.size(), 1u);
+}
+
+constexpr const char* kSixTrials = R"(name: six
+defaults: {model: pixart-alpha-tiny, warmup: 1, repeats: 3}
+matrix:
+  resolution: [256]
+  ulysses: [1, 2]
+  steps: [1, 2, 3]
+)";
+
+TEST_F(SweepRunTest, IdenticalFirstFailuresWarnLoudlyAndTheSweepGoesOn) {
+  launcher_.fail_all = true;
+  test::RecordingRunStatus status;
+  EXPECT_EQ(RunSweep(Options(kSixTrials), SweepEffects{launcher_, interrupt_, gpus_}, status,
+                     out_, err_),
+            1);
+  EXPECT_EQ(launcher_.started.size(), 6u);  // off by default: an overnight sweep goes on
+  EXPECT_EQ(std::count_if(status.events.begin(), status.events.end(),
+                          [](const std::string& e) {
+                            return e.starts_with("identical-failures 3 warn failed: ");
+                          }),
+            1);
+  // The console says it in capitals, with what failed.
+  ConsoleRunStatus console(out_);
+  console.IdenticalFailures(3, "failed: ModuleNotFoundError: No module named 'x'", false);
+  EXPECT_NE(out_.str().find("WARNING: the first 3 launches all failed the same way (failed: "
+                            "ModuleNotFoundError: No module named 'x')"),
+            std::string::npos);
+}
+
+TEST_F(SweepRunTest, StopAfterFailuresStopsWhenTheFirstLaunchesAllFailTheSameWay) {
+  launcher_.fail_all = true;
+  auto o = Options(kSixTrials);
+  o.stop_after_failures = 2;
+  EXPECT_EQ(Run(o), 1);
+  EXPECT_EQ(launcher_.started.size(), 2u);
+  EXPECT_NE(out_.str().find("STOPPING: the first 2 launches all failed the same way (failed: "),
+            std::string::npos)
+      << out_.str();
+  EXPECT_NE(out_.str().find("stopped: 2 ran (0 ok, 2 failed)"), std::string::npos) << out_.str();
+  // A sweep whose failures differ, or that has an ok trial among the first, is not stopped.
+  launcher_.fail_all = false;
+  launcher_.fail_ulysses = 2;
+  launcher_.started.clear();
+  o.fresh = true;
+  EXPECT_EQ(Run(o), 1);
+  EXPECT_EQ(launcher_.started.size(), 6u);
 }
 
 TEST_F(SweepRunTest, TrialLeftRunningByADeadCoordinatorRunsAgain) {
@@ -522,6 +575,24 @@ TEST_F(SweepRunTest, TrialMeasuredOnABusyMachineIsFlaggedAndItsHealthStored) {
             (std::vector<std::string>{"1 load 3.00 on 2 cores; others used 1.00 cores: burn "
                                       "(pid 4242) 1.00",
                                       "0 -", "null -", "null -"}));
+}
+
+TEST_F(SweepRunTest, RerunBusyRunsAgainOnlyTheTrialsMeasuredOnABusyMachine) {
+  test::FakeHealthProbe probe;
+  probe.busy_samples = 1;  // busy at the first trial's start only
+  health_ = &probe;
+  auto o = Options(kSweep);
+  ASSERT_EQ(Run(o), 0) << err_.str();
+  ASSERT_EQ(Column("SELECT COUNT(*) FROM results WHERE busy = 1")[0], "1");
+  launcher_.started.clear();
+  EXPECT_EQ(Run(o), 0) << err_.str();  // without --rerun busy: nothing runs
+  EXPECT_TRUE(launcher_.started.empty());
+  o.rerun = "busy";
+  EXPECT_EQ(Run(o), 0) << err_.str();
+  ASSERT_EQ(launcher_.started.size(), 1u);
+  EXPECT_EQ(launcher_.started[0].world_size, 1);  // ulysses 1: the busy one
+  EXPECT_EQ(Column("SELECT COUNT(*) FROM results WHERE busy = 1")[0], "0");
+  EXPECT_EQ(Column("SELECT COUNT(DISTINCT campaign) FROM results")[0], "1");
 }
 
 TEST_F(SweepRunTest, ATrialDisturbedOnlyInTheMiddleIsFlaggedBusy) {

@@ -51,6 +51,9 @@ class RecordingRunStatus final : public RunStatus {
     Add(fmt::format("{} {}", StatusName(status), label));
   }
   void Progress(const std::string&) override { Add("progress"); }
+  void IdenticalFailures(int count, const std::string& signature, bool stopping) override {
+    Add(fmt::format("identical-failures {} {} {}", count, stopping ? "stop" : "warn", signature));
+  }
   void MachineBusyWaiting(const std::string&, double) override { Add("busy-waiting"); }
   void MachineStillBusy(const std::string&) override { Add("still-busy"); }
   void HalvingRoundDone(int round, std::size_t going_on, std::size_t ranked, double) override {
@@ -60,6 +63,7 @@ class RecordingRunStatus final : public RunStatus {
   void RunInterrupted() override { Add("run-interrupted"); }
   void BudgetSpent(double, const RunTally& t) override { Add("budget-spent " + Tally(t)); }
   void StoppedBusy(const RunTally& t) override { Add("stopped-busy " + Tally(t)); }
+  void StoppedOnFailures(const RunTally& t) override { Add("stopped-failures " + Tally(t)); }
   void RunEnded(const RunTally& t) override { Add("ended " + Tally(t)); }
 
  private:

@@ -64,7 +64,7 @@ class FakeGpuDiscovery final : public GpuDiscovery {
 
 // Trials end in the order they started, one per Wait(), cancelled ones first. A trial ends
 // well (every rank writes a result with `repeats.min` timed samples) unless its ulysses
-// degree is `fail_ulysses` (rank 0 exits 1 after logging "boom") or `launch_error_ulysses`
+// degree is `fail_ulysses`, or `fail_all` is set (rank 0 exits 1 after logging "boom") or `launch_error_ulysses`
 // (it could not be started), or `throw_ulysses` (Start() throws, as a launcher should not).
 // Setting `interrupt` and `interrupt_at_start` raises the
 // interrupt when that many trials have been started (Ctrl-C while the last one runs).
@@ -127,6 +127,7 @@ class FakeLauncher final : public Launcher {
   bool overlapping_devices = false;
   int cancels = 0;
   int fail_ulysses = -1;
+  bool fail_all = false;  // every trial fails as a fail_ulysses one does
   int oom_resolution = -1;  // trials of this resolution run out of memory
   double ms_per_seed = 0;   // every sample is this much slower per unit of the trial's seed
   int launch_error_ulysses = -1;
@@ -166,7 +167,7 @@ class FakeLauncher final : public Launcher {
       std::ofstream(RankLogPath(request.run_dir, 0)) << "CUDA out of memory (injected)\n";
       return outcome;
     }
-    if (file.config.ulysses == fail_ulysses) {
+    if (file.config.ulysses == fail_ulysses || fail_all) {
       outcome.ranks[0].exit_code = 1;
       outcome.first_failed_rank = 0;
       std::ofstream(RankLogPath(request.run_dir, 0)) << "boom: injected failure\n";

@@ -1,0 +1,141 @@
+// The report leads with the answer (report/report_summary.h): per group the winning
+// configuration with its speedup, efficiency, memory and output error against the 1-rank
+// trial; a table of contents; with --baseline, the comparison (regressions first) before it;
+// the stage table in the groups' ranking.
+#include "report/report_summary.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "report/html_report.h"
+#include "tests/support/sample_results.h"
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+using ::testing::HasSubstr;
+
+ResultRow Row(std::int64_t campaign, std::int64_t ulysses, double latency_ms) {
+  ResultRow row;
+  row.campaign = campaign;
+  row.status = "ok";
+  row.model = "pixart-alpha";
+  row.ulysses = ulysses;
+  row.ring = row.pipefusion = row.cfg = row.dp = 1;
+  row.world_size = ulysses;
+  row.latency_ms = latency_ms;
+  row.trial_key = "k" + std::to_string(campaign) + "-" + std::to_string(ulysses);
+  return row;
+}
+
+TEST(WinnerOfTest, TheFastestOfTheNewestCampaignAgainstItsOneRankTrial) {
+  ResultRow one = Row(2, 1, 100), two = Row(2, 2, 40), four = Row(2, 4, 50);
+  two.peak_mem_mb = 512;
+  two.output_error = 0;
+  ResultRow older = Row(1, 8, 10);  // faster, but an older campaign
+  const auto winner = WinnerOf({older, two, four, one});
+  ASSERT_TRUE(winner.has_value());
+  EXPECT_EQ(winner->row.trial_key, "k2-2");
+  ASSERT_TRUE(winner->baseline.has_value());
+  EXPECT_EQ(winner->baseline->trial_key, "k2-1");
+  EXPECT_DOUBLE_EQ(*winner->speedup, 2.5);
+  EXPECT_DOUBLE_EQ(*winner->efficiency, 1.25);
+  EXPECT_EQ(winner->ranked, 3u);
+  EXPECT_FALSE(WinnerOf({}).has_value());
+}
+
+class ReportSummaryTest : public ::testing::Test {
+ protected:
+  std::int64_t Campaign(const std::string& sweep, const std::string& build) {
+    auto db = ResultsDb::Open(dir_ / "results.db");
+    return db->ResumeOrCreateCampaign(test::MakeCampaign(sweep, build), true);
+  }
+  void Record(std::int64_t campaign, const TrialRecord& trial) {
+    auto db = ResultsDb::Open(dir_ / "results.db");
+    db->RecordTrial(campaign, trial);
+  }
+  std::string Render(std::vector<std::int64_t> campaigns = {}, std::string baseline = "") {
+    return RenderHtmlReport({dir_ / "results.db", {}, std::move(campaigns), {},
+                             std::move(baseline)});
+  }
+  test::TempDir dir_;
+};
+
+TEST_F(ReportSummaryTest, TheTopOfThePageNamesTheWinnerOfEveryGroupBeforeAnyGroup) {
+  const std::int64_t c = Campaign("s", "abc1234");
+  Record(c, test::MakeTrial(test::MakeConfig(1, 1, Precision::kBf16, 256), TrialStatus::kOk, 90));
+  TrialRecord fast = test::MakeTrial(test::MakeConfig(2, 1, Precision::kBf16, 256),
+                                     TrialStatus::kOk, 45);
+  fast.metrics->output_error = 0;
+  Record(c, fast);
+  Record(c, test::MakeTrial(test::MakeConfig(4, 1, Precision::kBf16, 256), TrialStatus::kOk, 60));
+  Record(c, test::MakeTrial(test::MakeConfig(1, 1, Precision::kBf16, 512), TrialStatus::kOk, 300));
+  Record(c, test::MakeTrial(test::MakeConfig(2, 2, Precision::kBf16, 512), TrialStatus::kOk, 100));
+  const std::string html = Render();
+  const std::size_t summary = html.find("<h2 id=\"summary\">");
+  ASSERT_NE(summary, std::string::npos);
+  EXPECT_LT(summary, html.find("<h2 id=\"group-1\">"));
+  EXPECT_LT(summary, html.find("<h2 id=\"campaigns\">"));
+  const std::string table = html.substr(summary, html.find("</table>", summary) - summary);
+  // 256 px: ulysses=2 wins at 2.00x, 100% efficient, 500 MB per rank, exact output.
+  EXPECT_THAT(table, HasSubstr("<a href=\"#group-1\">"));
+  EXPECT_THAT(table, HasSubstr("<strong>ulysses=2</strong>"));
+  EXPECT_THAT(table, HasSubstr(">2.00x<"));
+  EXPECT_THAT(table, HasSubstr(">100%<"));
+  EXPECT_THAT(table, HasSubstr(">500<"));
+  EXPECT_THAT(table, HasSubstr(">0 (exact)<"));
+  // 512 px: ulysses=2 ring=2 wins at 3.00x over 4 ranks (75%).
+  EXPECT_THAT(table, HasSubstr("<strong>ulysses=2 ring=2</strong>"));
+  EXPECT_THAT(table, HasSubstr(">3.00x<"));
+  EXPECT_THAT(table, HasSubstr(">75%<"));
+  // The table of contents links every section, groups included, before them all.
+  const std::size_t contents = html.find("<nav class=\"contents\">");
+  ASSERT_NE(contents, std::string::npos);
+  EXPECT_LT(contents, summary);
+  for (const char* anchor : {"#summary", "#campaigns", "#status", "#group-1", "#group-2"})
+    EXPECT_THAT(html.substr(contents, summary - contents), HasSubstr(anchor)) << anchor;
+}
+
+TEST_F(ReportSummaryTest, WithABaselineTheRegressionsComeFirst) {
+  const TrialConfig one = test::MakeConfig(1, 1, Precision::kBf16, 256);
+  const std::int64_t a = Campaign("ab", "abc1234");
+  Record(a, test::MakeTrialWithSamples(one, {10, 10.1, 9.9, 10.05, 10.02}));
+  const std::int64_t b = Campaign("ab", "def5678");
+  Record(b, test::MakeTrialWithSamples(one, {20, 20.1, 19.9, 20.05, 20.02}));
+  const std::string html = Render({b}, std::to_string(a));
+  const std::size_t comparison = html.find("<h2 id=\"comparison\">");
+  ASSERT_NE(comparison, std::string::npos);
+  EXPECT_LT(comparison, html.find("<h2 id=\"summary\">"));
+  EXPECT_LT(html.find("href=\"#comparison\""), html.find("href=\"#summary\""));
+}
+
+TEST_F(ReportSummaryTest, TheStageTableFollowsTheRankingNotTheKeys) {
+  // The same three configurations ranked one way in one campaign and the other way in the
+  // next: whatever order their keys sort in, one of the two differs from it.
+  for (const bool faster_with_ranks : {true, false}) {
+    const std::int64_t c = Campaign(faster_with_ranks ? "fast" : "slow", "abc1234");
+    for (int ulysses : {1, 2, 4}) {
+      const double latency = faster_with_ranks ? 100.0 / ulysses : 100.0 * ulysses;
+      TrialRecord trial = test::MakeTrial(test::MakeConfig(ulysses, 1, Precision::kBf16, 256),
+                                          TrialStatus::kOk, latency);
+      for (int rank = 0; rank < trial.world_size; ++rank)
+        for (int it = 1; it < 3; ++it)
+          trial.samples.push_back({rank, it, "step:0", latency / 2, false});
+      Record(c, trial);
+    }
+    const std::string html = Render({c});
+    const std::size_t stages = html.find("<h2 id=\"stages\">");
+    ASSERT_NE(stages, std::string::npos);
+    std::vector<std::size_t> at;  // fastest first, as the group's table ranks them
+    for (int ulysses : faster_with_ranks ? std::vector<int>{4, 2, 1} : std::vector<int>{1, 2, 4})
+      at.push_back(
+          html.find(TrialKey(test::MakeConfig(ulysses, 1, Precision::kBf16, 256)), stages));
+    EXPECT_LT(at[0], at[1]) << faster_with_ranks;
+    EXPECT_LT(at[1], at[2]) << faster_with_ranks;
+    EXPECT_NE(at[2], std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace ditbench
