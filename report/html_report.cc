@@ -18,6 +18,8 @@
 #include "report/comparison_html.h"
 #include "report/configuration_group.h"
 #include "report/group_charts.h"
+#include "report/history.h"
+#include "report/history_section.h"
 #include "report/html_text.h"
 #include "report/report_warnings.h"
 #include "report/seed_folding.h"
@@ -66,7 +68,11 @@ constexpr std::size_t kShownRows = 50;
 
 std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& options) {
   std::vector<CampaignInfo> all = db.Campaigns();
-  if (options.sweeps.empty() && options.campaigns.empty()) return all;
+  // Campaigns set aside (`ditbench campaigns --exclude`) appear only when named by id.
+  if (options.sweeps.empty() && options.campaigns.empty()) {
+    std::erase_if(all, [](const CampaignInfo& c) { return c.excluded; });
+    return all;
+  }
   std::set<std::int64_t> chosen;
   for (const std::string& sweep : options.sweeps) {
     bool found = false;
@@ -74,7 +80,7 @@ std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& op
     for (const CampaignInfo& c : all) {
       known.insert(c.record.sweep_name);
       if (c.record.sweep_name == sweep) {
-        chosen.insert(c.id);
+        if (!c.excluded) chosen.insert(c.id);
         found = true;
       }
     }
@@ -372,6 +378,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   if (rows.empty()) html += "<p>No trials selected.</p>\n";
   for (auto& [key, group] : groups) RenderGroup(html, charts, key, group, sweep_paths, stages);
   html += RenderStageBreakdown(stage_summaries);
+  html += RenderHistorySection(BuildHistory(campaigns, rows, {}));  // several campaigns only
   html += "<script type=\"application/json\" id=\"ditbench-charts\">" + ScriptJson(charts) +
           "</script>\n<script>";
   html += kChartScript;

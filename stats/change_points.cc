@@ -102,9 +102,12 @@ ChangePointAnalysis FindChangePoints(const std::vector<SeriesPoint>& series,
   if (n == 0) return analysis;
 
   // Rules 1 and 2: noise from the quiet points, then the disturbed ones.
+  std::size_t busy = 0;
+  for (const SeriesPoint& p : series) busy += p.busy ? 1 : 0;
+  analysis.busy_used = busy > 0 && 2 * (n - busy) < n;
   std::vector<std::size_t> quiet;
   for (std::size_t i = 0; i < n; ++i) {
-    if (series[i].busy) analysis.use[i] = PointUse::kBusy;
+    if (series[i].busy && !analysis.busy_used) analysis.use[i] = PointUse::kBusy;
     else quiet.push_back(i);
   }
   std::vector<double> quiet_y;

@@ -15,7 +15,9 @@
 //     kDisturbedNoise tau away from the median of up to 3 usable neighbours on its left and
 //     from that of up to 3 on its right (a first or last point, with one side only, is never
 //     disturbed; a step's first point matches its right side). Unusable points are shown but
-//     take no part below: they can neither create a change point nor hide one.
+//     take no part below: they can neither create a change point nor hide one. When fewer
+//     than half the points are quiet, busy is the machine's normal state: busy points are
+//     used like quiet ones (ChangePointAnalysis::busy_used), the disturbed test still applies.
 //  3. Segmentation. The usable points are split into segments of at least `min_segment`
 //     points minimising  sum over segments of sum_i w_i |y_i - m_seg|  +  beta * segments,
 //     with m_seg the segment's weighted median (a robust level: one outlier moves it little)
@@ -67,6 +69,7 @@ struct ChangePointAnalysis {
   std::vector<PointUse> use;          // per point
   std::vector<double> level;          // per point: its segment's weighted median latency (ms)
   double noise_pct = 0;               // tau as a percentage, (exp(tau) - 1) * 100
+  bool busy_used = false;             // most points were busy: busy ones were used (rule 2)
   std::vector<ChangePoint> changes;   // in time order
 };
 

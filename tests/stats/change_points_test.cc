@@ -88,6 +88,16 @@ TEST(ChangePointsTest, BusyNightsCannotHideOne) {
   EXPECT_EQ(a.changes[0].first_bad, 18u);
 }
 
+TEST(ChangePointsTest, OnAnAlwaysBusyMachineBusyIsNormal) {
+  std::vector<SeriesPoint> series = Nights(100, 18, 1.15);
+  for (int i = 0; i < 20; ++i) series[i].busy = true;
+  const ChangePointAnalysis a = FindChangePoints(series);
+  EXPECT_TRUE(a.busy_used);
+  EXPECT_EQ(a.use[3], PointUse::kUsed);
+  ASSERT_EQ(a.changes.size(), 1u);
+  EXPECT_EQ(a.changes[0].first_bad, 17u);
+}
+
 TEST(ChangePointsTest, ALastBadNightIsNotYetAChange) {
   std::vector<SeriesPoint> series = Nights();
   series.back().value *= 1.5;
