@@ -139,7 +139,7 @@ nlohmann::json ChartData(const KeyHistory& key, const std::string& id) {
 std::string RenderHistorySection(const History& history) {
   std::vector<const KeyHistory*> keys;
   for (const KeyHistory& key : history.keys)
-    if (key.points.size() >= 2) keys.push_back(&key);
+    if (key.points.size() >= kHistoryMinCampaigns) keys.push_back(&key);
   if (keys.empty()) return "";
   std::stable_sort(keys.begin(), keys.end(), [](const KeyHistory* a, const KeyHistory* b) {
     return !a->changes.empty() && b->changes.empty();
@@ -194,7 +194,9 @@ std::string RenderHistoryPage(const History& history) {
   html.append(kChartJs, kChartJsSize);
   html += "\n</script>\n</head>\n<body>\n";
   const std::string section = RenderHistorySection(history);
-  html += section.empty() ? "<p>No trial key was measured in two campaigns.</p>\n" : section;
+  html += section.empty() ? fmt::format("<p>No trial key was measured in {} campaigns.</p>\n",
+                                        kHistoryMinCampaigns)
+                          : section;
   html += "</body>\n</html>\n";
   return html;
 }
