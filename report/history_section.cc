@@ -37,8 +37,11 @@ constexpr const char* kHistoryScript = R"js(
     id: 'historyMarks',
     afterDatasetsDraw: function (chart) {
       var c = chart.options.history, ctx = chart.ctx, x = chart.scales.x, y = chart.scales.y;
-      var meta = chart.getDatasetMeta(0);
+      var meta = chart.getDatasetMeta(0), area = chart.chartArea;
       ctx.save();
+      ctx.beginPath();
+      ctx.rect(area.left, area.top, area.right - area.left, area.bottom - area.top);
+      ctx.clip();
       meta.data.forEach(function (point, i) {
         var lo = c.low[i], hi = c.high[i];
         if (lo === null || hi === null) return;
@@ -68,7 +71,9 @@ constexpr const char* kHistoryScript = R"js(
     new Chart(canvas, {
       type: 'line',
       data: {labels: c.labels, datasets: [
-        {label: 'latency', data: c.values, showLine: false, pointRadius: 3,
+        {label: 'latency', data: c.shown, showLine: false, pointRadius: 3,
+         pointStyle: c.shown.map(function (v, i) {
+           return v === c.values[i] ? 'circle' : 'triangle'; }),
          pointBackgroundColor: c.use.map(function (u, i) {
            return u === 'used' ? colours[i] : 'rgba(0,0,0,0)'; }),
          pointBorderColor: colours},
@@ -79,11 +84,15 @@ constexpr const char* kHistoryScript = R"js(
         animation: false, responsive: true, maintainAspectRatio: false,
         history: c,
         scales: {x: {ticks: {maxRotation: 0, autoSkip: true, maxTicksLimit: 8}},
-                 y: {title: {display: true, text: 'latency (ms)'}}},
+                 y: {min: c.y_min, max: c.y_max, title: {display: true, text: 'latency (ms)'}}},
         plugins: {
           legend: {display: false},
           tooltip: {callbacks: {
             title: function (items) { return c.titles[items[0].dataIndex]; },
+            label: function (t) {
+              var v = t.datasetIndex === 0 ? c.values[t.dataIndex] : c.levels[t.dataIndex];
+              return (t.datasetIndex === 0 ? 'latency ' : 'level ') + v.toFixed(2) + ' ms';
+            },
             afterLabel: function (t) {
               var i = t.dataIndex, text = 'build ' + c.builds[i];
               if (c.low[i] !== null && c.high[i] !== null)
@@ -122,6 +131,27 @@ nlohmann::json ChartData(const KeyHistory& key, const std::string& id) {
     changes.push_back({{"before", fmt::format("#{}", c.last_good)},
                        {"after", fmt::format("#{}", c.first_bad)},
                        {"pct", c.change.pct}});
+  // The axis fits the points that take part (and the levels): a disturbed or busy point far
+  // off is drawn at the edge as a triangle, its value in the tooltip, so that one bad night
+  // does not flatten the steps that matter.
+  double y_min = 0, y_max = 0;
+  bool any = false;
+  for (const HistoryPoint& p : key.points) {
+    for (double v : {p.level_ms, p.use == PointUse::kUsed ? p.latency_ms : p.level_ms}) {
+      if (v <= 0) continue;
+      y_min = any ? std::min(y_min, v) : v;
+      y_max = any ? std::max(y_max, v) : v;
+      any = true;
+    }
+  }
+  const double pad = std::max(0.1 * (y_max - y_min), 0.03 * y_max);
+  y_min = std::max(0.0, y_min - pad);
+  y_max += pad;
+  std::vector<double> shown;
+  for (double v : values) shown.push_back(any ? std::clamp(v, y_min, y_max) : v);
+  chart["y_min"] = any ? nlohmann::json(y_min) : nlohmann::json();
+  chart["y_max"] = any ? nlohmann::json(y_max) : nlohmann::json();
+  chart["shown"] = shown;
   chart["labels"] = labels;
   chart["titles"] = titles;
   chart["builds"] = builds;
@@ -151,13 +181,13 @@ std::string RenderHistorySection(const History& history) {
   html += kHistoryStyle;
   html += "</style>\n<section id=\"history\">\n<h2>History</h2>\n";
   html += fmt::format(
-      "<p>{} trial key{} measured in several of {} campaign{}{}; {} with a change point. Each "
+      "<p>{} trial key{} measured in {} or more of {} campaign{}{}; {} with a change point. Each "
       "chart: a campaign's latency with its interval, the level of each stretch between "
       "change points (orange), change points dashed (red: slower, green: faster); hollow "
       "grey points were measured on a busy machine or disturbed and take no part in finding "
       "change points (docs/measurement.md, \"History and change points\"). Hover a point for "
       "its build.</p>\n",
-      keys.size(), keys.size() == 1 ? "" : "s", history.campaigns.size(),
+      keys.size(), keys.size() == 1 ? "" : "s", kHistoryMinCampaigns, history.campaigns.size(),
       history.campaigns.size() == 1 ? "" : "s",
       history.excluded ? fmt::format(" ({} excluded)", history.excluded) : "", changed);
   html += "<div class=\"history-grid\">\n";

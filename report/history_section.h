@@ -2,7 +2,7 @@
 // multiples, one line chart per trial key measured in at least kHistoryMinCampaigns campaigns
 // (two campaigns are a comparison: the report's --baseline), keys with a change point first. Each chart draws the campaigns' latencies with their intervals as
 // whiskers, the segment levels as a stepped line, busy and disturbed campaigns hollow and
-// grey, each change point as a dashed vertical line at its first bad campaign labelled with
+// grey (a triangle at the axis' edge when off the scale of the others), each change point as a dashed vertical line at its first bad campaign labelled with
 // its size; hovering a point shows its campaign, date, build and interval. At most
 // kHistoryCharts charts; the rest are counted, not drawn (the page stays small).
 // The script marks each canvas it draws with data-drawn="1" (the headless browser test counts

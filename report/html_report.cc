@@ -364,6 +364,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   RenderStatusCounts(html, rows);
   html += RenderWarnings(ReportWarnings(campaigns, rows));
   if (!options.baseline.empty()) html += RenderBaselineComparison(*db, options, ids);
+  html += RenderHistorySection(BuildHistory(campaigns, rows, {}));  // 3+ campaigns only
   // Where each measured trial's iteration goes (over all its ok launches): the groups' stage
   // charts and the stage breakdown table.
   std::vector<StageTrial> measured;
@@ -378,7 +379,6 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   if (rows.empty()) html += "<p>No trials selected.</p>\n";
   for (auto& [key, group] : groups) RenderGroup(html, charts, key, group, sweep_paths, stages);
   html += RenderStageBreakdown(stage_summaries);
-  html += RenderHistorySection(BuildHistory(campaigns, rows, {}));  // several campaigns only
   html += "<script type=\"application/json\" id=\"ditbench-charts\">" + ScriptJson(charts) +
           "</script>\n<script>";
   html += kChartScript;

@@ -172,6 +172,11 @@ TEST_F(HistoryTest, TheReportGainsAHistorySectionFromThreeCampaigns) {
   EXPECT_THAT(html, HasSubstr("from campaign 7 (build b7, was b6)"));
   EXPECT_THAT(html, HasSubstr("\"#6\""));
   EXPECT_THAT(html, Not(HasSubstr("\"#3\"")));  // excluded: not in the report's history
+  EXPECT_THAT(html, HasSubstr("campaign 4: 1 rank"));
+  EXPECT_THAT(html, Not(HasSubstr("campaign 3: 1 rank")));  // nor in its tables
+  // Named by id, an excluded campaign is reported (its history still leaves it out).
+  const std::string named = RenderHtmlReport({path_, {}, {3, 4}, dir_ / "r.html", ""});
+  EXPECT_THAT(named, HasSubstr("campaign 3: 1 rank"));
 }
 
 // The History section drawn in headless Chromium: every chart inked, no script error.
