@@ -37,6 +37,7 @@ std::function<int()> DefineReportCommand(CLI::App& sub);
 std::function<int()> DefineCompareCommand(CLI::App& sub);
 std::function<int()> DefineHistoryCommand(CLI::App& sub);
 std::function<int()> DefineCampaignsCommand(CLI::App& sub);
+std::function<int()> DefineBisectCommand(CLI::App& sub);
 std::function<int()> DefineEnvCommand(CLI::App& sub);
 std::function<int()> DefineMigrateCommand(CLI::App& sub);
 std::function<int()> DefineForwardCommand(CLI::App& sub);

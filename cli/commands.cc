@@ -38,6 +38,8 @@ const std::vector<Command>& Commands() {
        DefineHistoryCommand},
       {"campaigns", "list campaigns; exclude, include or label one (data is kept)",
        DefineCampaignsCommand},
+      {"bisect", "find the first build of a list that made one trial slower",
+       DefineBisectCommand},
       {"migrate", "bring a results database to this build's schema; runs nothing else",
        DefineMigrateCommand},
       {"env", "print what a campaign would record about this machine (JSON)", DefineEnvCommand},

@@ -121,6 +121,8 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     }
     PlanAssumptions assumptions;
     assumptions.device = !options->device.empty() ? options->device : DeviceFor(placement);
+    // Under Slurm a trial wider than a node crosses InfiniBand (when the node size is given).
+    if (options->launcher == "slurm") assumptions.gpus_per_node = options->gpus_per_node;
     SweepPlan plan = PlanSweepForPolicy(parsed.spec, placement.capacity, assumptions, options->db,
                                         options->policy == "pack", /*show_pack=*/true);
     if (options->format == "json")

@@ -3,7 +3,50 @@
 #include <algorithm>
 
 namespace ditbench {
+namespace {
+
+constexpr std::size_t kA2a = std::size_t(Collective::kAllToAll);
+constexpr std::size_t kP2p = std::size_t(Collective::kSendRecv);
+constexpr std::size_t kGather = std::size_t(Collective::kAllGather);
+
+// Adds `count` collectives of kind `kind` moving `bytes` in all (nothing when no bytes move);
+// the total is the caller's to keep.
+void Add(CommPerStep& comm, std::size_t kind, double bytes, double count) {
+  if (bytes <= 0) return;
+  comm.bytes[kind] += bytes;
+  comm.calls[kind] += count;
+}
+
+// a + b kind by kind, the totals added.
+CommPerStep operator+(CommPerStep a, const CommPerStep& b) {
+  for (std::size_t k = 0; k < kCollectiveKinds; ++k) {
+    a.bytes[k] += b.bytes[k];
+    a.calls[k] += b.calls[k];
+  }
+  a.total_bytes += b.total_bytes;
+  return a;
+}
+
+// (x * a + y * b) / n kind by kind and for the total.
+CommPerStep Mean(const CommPerStep& a, double x, const CommPerStep& b, double y, double n) {
+  CommPerStep mean;
+  for (std::size_t k = 0; k < kCollectiveKinds; ++k) {
+    mean.bytes[k] = (x * a.bytes[k] + y * b.bytes[k]) / n;
+    mean.calls[k] = (x * a.calls[k] + y * b.calls[k]) / n;
+  }
+  mean.total_bytes = (x * a.total_bytes + y * b.total_bytes) / n;
+  return mean;
+}
+
+}  // namespace
+
 std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& c) {
+  const auto comm = CommByKindPerStep(m, c);
+  if (!comm) return std::nullopt;
+  return comm->total_bytes;
+}
+
+std::optional<CommPerStep> CommByKindPerStep(const ModelConfig& m, const TrialConfig& c) {
   const bool joint = m.text_attention == TextAttention::kJoint;
   const double e = BytesPerElement(c.precision);
   const double tokens = double(ImageTokens(m, c.resolution));
@@ -31,10 +74,18 @@ std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& 
   // and ring circulates the whole KV cache (this ring rank's chunk of every patch) for each
   // patch: M times a synchronous step's. SD3.5's dual-attention blocks attend a second time,
   // over the image tokens only.
+  // Ulysses: one all-to-all out (q, k, v stacked) and one back; ring: one K/V transfer per
+  // ring step; joint text: one all-gather.
   const auto block = [&](int i, double patches) {
+    CommPerStep comm;
+    const int attentions = joint && m.dual_attention(i) ? 2 : 1;
+    Add(comm, kA2a, attentions * ulysses_block, attentions * patches * 2);
+    Add(comm, kP2p, attentions * patches * ring_block, attentions * patches * (r - 1));
+    if (joint) Add(comm, kGather, patches * text_gather, patches);
     const double image = ulysses_block + patches * ring_block;
-    if (!joint) return image;
-    return image + patches * text_gather + (m.dual_attention(i) ? image : 0);
+    comm.total_bytes =
+        joint ? image + patches * text_gather + (m.dual_attention(i) ? image : 0) : image;
+    return comm;
   };
 
   const double out_channels = m.out_channels, patch_area = double(m.patch) * m.patch;
@@ -45,10 +96,15 @@ std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& 
 
   const int steps = c.scope == Scope::kForward ? 1 : c.steps;
   const int blocks = m.total_blocks();
+  CommPerStep cfg_comm;
+  Add(cfg_comm, kGather, cfg_gather, 1);
   if (p == 1) {
-    double sum = 0;
-    for (int i = 0; i < blocks; ++i) sum += block(i, 1);
-    return sum + gather_output + cfg_gather;
+    CommPerStep sum;
+    for (int i = 0; i < blocks; ++i) sum = sum + block(i, 1);
+    Add(sum, kGather, gather_output, 1);
+    Add(sum, kGather, cfg_gather, 1);
+    sum.total_bytes = sum.total_bytes + gather_output + cfg_gather;
+    return sum;
   }
 
   // PipeFusion: stage k runs blocks/p blocks (the first blocks % p stages one more), sends its
@@ -57,18 +113,31 @@ std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& 
   const int sync_steps = std::min(std::max(c.pipefusion_warmup_steps, 0), steps);
   const double broadcast = (p - 1) * rows * out_channels * latent * latent * e;
   const double patches = c.effective_pipefusion_patches();
-  double worst = 0;
+  CommPerStep worst;
   for (int stage = 0, begin = 0; stage < p; ++stage) {
     const int end = begin + blocks / p + (stage < blocks % p ? 1 : 0);
     const bool last = stage == p - 1;
-    double sync = cfg_gather, patched = cfg_gather;
+    CommPerStep sync = cfg_comm, patched = cfg_comm;
+    sync.total_bytes = patched.total_bytes = cfg_gather;
     for (int i = begin; i < end; ++i) {
-      sync += block(i, 1);
-      patched += block(i, patches);
+      sync = sync + block(i, 1);
+      patched = patched + block(i, patches);
     }
-    sync += last ? broadcast + gather_output : rows * local * d * e + text;
-    patched += last ? broadcast + gather_hidden : rows * local * d * e + patches * text;
-    worst = std::max(worst, (sync_steps * sync + (steps - sync_steps) * patched) / steps);
+    if (last) {
+      Add(sync, kGather, broadcast, 1);
+      Add(sync, kGather, gather_output, 1);
+      Add(patched, kGather, broadcast, 1);
+      Add(patched, kGather, gather_hidden, 1);
+      sync.total_bytes += broadcast + gather_output;
+      patched.total_bytes += broadcast + gather_hidden;
+    } else {
+      Add(sync, kP2p, rows * local * d * e + text, joint ? 2 : 1);
+      Add(patched, kP2p, rows * local * d * e + patches * text, patches * (joint ? 2 : 1));
+      sync.total_bytes += rows * local * d * e + text;
+      patched.total_bytes += rows * local * d * e + patches * text;
+    }
+    const CommPerStep mean = Mean(sync, sync_steps, patched, steps - sync_steps, steps);
+    if (mean.total_bytes > worst.total_bytes) worst = mean;
     begin = end;
   }
   return worst;

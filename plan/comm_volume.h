@@ -6,6 +6,7 @@
 // Torch-free: `plan` estimates communication with it; tests pin it against the counters.
 #pragma once
 
+#include <array>
 #include <optional>
 
 #include "model_zoo/shapes/model_config.h"
@@ -13,8 +14,26 @@
 
 namespace ditbench {
 
-// Per step, per rank (max over ranks), in bytes, for every family and strategy; optional so that
+// The kinds of collective a trial's ranks run, as a link's cost differs between them
+// (plan/device_prior.h): Ulysses' all-to-alls; ring attention's K/V and PipeFusion's
+// activations passed to the next rank (send / receive); all-gathers of outputs and text, and
+// PipeFusion's broadcast of the output (counted as its root's P-1 copies, like an all-gather).
+enum class Collective { kAllToAll, kSendRecv, kAllGather };
+inline constexpr std::size_t kCollectiveKinds = 3;
+
+// One rank's communication per step, by collective kind (indexed by Collective): the bytes it
+// sends and the number of collectives it takes part in. For the rank that sends the most.
+struct CommPerStep {
+  std::array<double, kCollectiveKinds> bytes{};
+  std::array<double, kCollectiveKinds> calls{};
+  double total_bytes = 0;  // the sum of `bytes` (summed as CommBytesPerStep always has)
+};
+
+// Per step, per rank (max over ranks), by kind, for every family and strategy; optional so that
 // a family whose communication is not modelled can say so.
+std::optional<CommPerStep> CommByKindPerStep(const ModelConfig& model, const TrialConfig& trial);
+
+// CommByKindPerStep's total bytes.
 std::optional<double> CommBytesPerStep(const ModelConfig& model, const TrialConfig& trial);
 
 }  // namespace ditbench

@@ -19,8 +19,10 @@ CampaignChoice ChooseCampaign(const std::vector<CampaignInfo>& campaigns,
   CampaignChoice choice;
   if (fresh) return choice;
   const CampaignInfo* newest = nullptr;
-  for (const auto& c : campaigns)
+  for (const auto& c : campaigns) {
+    if (c.record.environment.contains("bisect")) continue;  // one build's, for `bisect`
     if (c.record.sweep_name == wanted.sweep_name && (!newest || c.id > newest->id)) newest = &c;
+  }
   if (!newest) return choice;
   if (newest->record.spec_hash != wanted.spec_hash && !keep_campaign) {
     choice.changed_from = newest->id;

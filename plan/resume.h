@@ -20,7 +20,8 @@ namespace ditbench {
 // A trial that ended badly (run again only with --rerun failed).
 bool IsFailure(TrialStatus status);
 
-// The campaign a run continues. `resume`: the newest campaign of the sweep, unless `fresh`,
+// The campaign a run continues. `resume`: the newest campaign of the sweep (a campaign that
+// `bisect` ran to measure one build, marked "bisect" in its environment, never counts), unless `fresh`,
 // none exists, or its spec differs (then `changed_from` names it and `diff` says what changed)
 // and `keep_campaign` (--continue) is not set.
 struct CampaignChoice {

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <set>
+#include <unordered_set>
 #include <thread>
 
 #include "machine/device_peaks.h"
 #include "model_zoo/shapes/model_config.h"
 #include "plan/comm_volume.h"
+#include "plan/device_prior.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -41,6 +42,84 @@ class EarlierResults {
   std::unique_ptr<ResultsDb> db_;
 };
 
+// This machine's online cores, asked once: std::thread::hardware_concurrency reads sysfs on
+// every call, and the planner asks for every trial.
+int MachineCores() {
+  static const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return cores;
+}
+
+// The trials of `spec` for `capacity`: expanded, de-duplicated by key, judged; no estimates.
+SweepPlan ClassifiedTrials(const SweepSpec& spec, const Capacity& capacity) {
+  SweepPlan plan;
+  plan.counts = ExpandSweep(spec, capacity.slots);
+  std::unordered_set<std::string> keys;
+  keys.reserve(plan.counts.trials.size());
+  plan.trials.reserve(plan.counts.trials.size());
+  for (auto& config : plan.counts.trials) {
+    std::string key = TrialKey(config);
+    if (!keys.insert(key).second) {
+      ++plan.duplicates;
+      continue;
+    }
+    PlannedTrial t;
+    t.config = std::move(config);
+    t.key = std::move(key);
+    Verdict verdict = Judge(t.config, capacity);
+    t.invalid_reason = verdict.invalid ? verdict.invalid : verdict.unsupported;
+    t.unsupported = !verdict.invalid && verdict.unsupported;
+    plan.trials.push_back(std::move(t));
+  }
+  plan.counts.trials.clear();
+  return plan;
+}
+
+// Fills the estimates, estimated_wall_s and the packed wall time of `plan` (from
+// ClassifiedTrials) under `a`, replacing any earlier ones.
+void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumptions& a,
+                    const std::filesystem::path& db) {
+  EarlierResults earlier(db);
+  plan.estimated_wall_s = 0;
+  plan.packed_wall_s = 0;
+  for (PlannedTrial& t : plan.trials) t.estimate.reset();
+
+  // Estimates: a trial measured before takes its own time, memory and start-up; the others
+  // are analytic, with the start-up measured on this database's trials when there are any.
+  std::vector<std::optional<ResultsDb::Measurement>> measured(plan.trials.size());
+  double startup_sum = 0;
+  int startups = 0;
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+    if (plan.trials[i].invalid_reason && !plan.trials[i].unsupported) continue;
+    measured[i] = earlier.Measured(plan.trials[i].key);
+    if (measured[i] && measured[i]->startup_s) {
+      startup_sum += *measured[i]->startup_s;
+      ++startups;
+    }
+  }
+  PlanAssumptions analytic = a;
+  if (startups > 0) analytic.startup_s = startup_sum / startups;
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+    PlannedTrial& t = plan.trials[i];
+    if (t.invalid_reason && !t.unsupported) continue;
+    // A command's cost is its program's: only an earlier measurement of it says anything.
+    if (!TraitsOf(t.config.workload).builtin_model && !measured[i]) continue;
+    TrialEstimate e = AnalyticEstimate(t.config, analytic);
+    if (const auto& m = measured[i]) {
+      e.iteration_ms = m->latency_ms;
+      if (m->peak_mem_mb) e.memory_mb = *m->peak_mem_mb;
+      e.trial_s = m->startup_s.value_or(analytic.startup_s) +
+                  (t.config.warmup + TimedIterations(t.config, m->latency_ms)) * m->latency_ms /
+                      1000;
+      e.source = "measured";
+    }
+    // Every launch of a trial costs a whole trial (replicates: separate processes).
+    if (!t.unsupported) plan.estimated_wall_s += e.trial_s * spec.replicates;
+    t.estimate = e;
+  }
+  plan.pack_slots = a.pack_slots;
+  if (a.pack_slots > 0) plan.packed_wall_s = PackedWallSeconds(plan, spec.replicates, a.pack_slots);
+}
+
 }  // namespace
 
 double TimedIterations(const TrialConfig& c, double iteration_ms) {
@@ -51,7 +130,7 @@ double TimedIterations(const TrialConfig& c, double iteration_ms) {
 }
 
 int CpuCoresUsed(int cores, int ranks) {
-  if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (cores <= 0) cores = MachineCores();
   ranks = std::max(1, ranks);
   // As the worker sets its threads (worker/worker.cc): cores / ranks each, at
   // least one; time-sharing beyond the cores adds nothing.
@@ -59,7 +138,7 @@ int CpuCoresUsed(int cores, int ranks) {
 }
 
 int PinnedCpuCoresUsed(int cores, int slots, int ranks) {
-  if (cores <= 0) cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (cores <= 0) cores = MachineCores();
   return std::min(cores, std::max(1, ranks) * std::max(1, cores / std::max(1, slots)));
 }
 
@@ -103,8 +182,19 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   const double flops = forwards * ForwardFlops(*model, c.resolution, samples);
   double tflops = 0;
   if (a.device != "cpu") {
-    tflops = DensePeakTflops(a.device, c.precision).value_or(100.0) * a.efficiency *
-             c.world_size();
+    // Each rank runs its share of the rows (CFG batch halved by cfg=2) over its share of the
+    // tokens (a PipeFusion patch's in a patch step).
+    const double rank_rows = double(c.batch) * (model->negative_prompt ? 2 : 1) / c.cfg;
+    const double joint_text =
+        model->text_attention == TextAttention::kJoint ? model->text_tokens : 0;
+    const double rank_tokens = double(ImageTokens(*model, c.resolution)) / c.sequence_size() /
+                                   c.effective_pipefusion_patches() +
+                               joint_text;
+    const double peak = DensePeakTflops(a.device, c.precision).value_or(100.0);
+    const double efficiency =
+        a.efficiency > 0 ? a.efficiency
+                         : ComputeEfficiency(peak, rank_rows * rank_tokens * model->hidden);
+    tflops = peak * efficiency * c.world_size();
   } else {
     tflops = a.cpu_tflops_per_core *
              (a.pack_slots > 0 ? PinnedCpuCoresUsed(a.cpu_cores, a.pack_slots, c.world_size())
@@ -118,10 +208,11 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
     const double sync = std::min(std::max(c.pipefusion_warmup_steps, 0), forwards);
     e.iteration_ms *= (sync * p + (forwards - sync) * (m + p - 1) / m) / forwards;
   }
-  if (auto comm = CommBytesPerStep(*model, c)) {
-    e.comm_mb_per_step = *comm / 1048576.0;
-    const double link = a.link_gb_per_s > 0 ? a.link_gb_per_s : (a.device == "cpu" ? 2.0 : 100.0);
-    e.iteration_ms += forwards * *comm / (link * 1e9) * 1000;  // not overlapped: an upper bound
+  if (auto comm = CommByKindPerStep(*model, c)) {
+    e.comm_mb_per_step = comm->total_bytes / 1048576.0;
+    const LinkPrior& link = LinkFor(a.device, c.world_size(), a.gpus_per_node);
+    // Not overlapped with compute: an upper bound.
+    e.iteration_ms += forwards * CommSeconds(*comm, link, a.link_gb_per_s) * 1000;
   }
 
   const double bytes = BytesPerElement(c.precision);
@@ -140,77 +231,31 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
 
 SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity, const PlanAssumptions& a,
                     const std::filesystem::path& db) {
-  SweepPlan plan;
-  plan.counts = ExpandSweep(spec, capacity.slots);
-  EarlierResults earlier(db);
-  std::set<std::string> keys;
-  for (auto& config : plan.counts.trials) {
-    std::string key = TrialKey(config);
-    if (!keys.insert(key).second) {
-      ++plan.duplicates;
-      continue;
-    }
-    PlannedTrial t;
-    t.config = std::move(config);
-    t.key = std::move(key);
-    Verdict verdict = Judge(t.config, capacity);
-    t.invalid_reason = verdict.invalid ? verdict.invalid : verdict.unsupported;
-    t.unsupported = !verdict.invalid && verdict.unsupported;
-    plan.trials.push_back(std::move(t));
-  }
-  plan.counts.trials.clear();
-
-  // Estimates: a trial measured before takes its own time, memory and start-up; the others
-  // are analytic, with the start-up measured on this database's trials when there are any.
-  std::vector<std::optional<ResultsDb::Measurement>> measured(plan.trials.size());
-  double startup_sum = 0;
-  int startups = 0;
-  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
-    if (plan.trials[i].invalid_reason && !plan.trials[i].unsupported) continue;
-    measured[i] = earlier.Measured(plan.trials[i].key);
-    if (measured[i] && measured[i]->startup_s) {
-      startup_sum += *measured[i]->startup_s;
-      ++startups;
-    }
-  }
-  PlanAssumptions analytic = a;
-  if (startups > 0) analytic.startup_s = startup_sum / startups;
-  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
-    PlannedTrial& t = plan.trials[i];
-    if (t.invalid_reason && !t.unsupported) continue;
-    // A command's cost is its program's: only an earlier measurement of it says anything.
-    if (!TraitsOf(t.config.workload).builtin_model && !measured[i]) continue;
-    TrialEstimate e = AnalyticEstimate(t.config, analytic);
-    if (const auto& m = measured[i]) {
-      e.iteration_ms = m->latency_ms;
-      if (m->peak_mem_mb) e.memory_mb = *m->peak_mem_mb;
-      e.trial_s = m->startup_s.value_or(analytic.startup_s) +
-                  (t.config.warmup + TimedIterations(t.config, m->latency_ms)) * m->latency_ms /
-                      1000;
-      e.source = "measured";
-    }
-    // Every launch of a trial costs a whole trial (replicates: separate processes).
-    if (!t.unsupported) plan.estimated_wall_s += e.trial_s * spec.replicates;
-    t.estimate = e;
-  }
-  plan.pack_slots = a.pack_slots;
-  if (a.pack_slots > 0) plan.packed_wall_s = PackedWallSeconds(plan, spec.replicates, a.pack_slots);
+  SweepPlan plan = ClassifiedTrials(spec, capacity);
+  EstimateTrials(plan, spec, a, db);
   return plan;
 }
 
 SweepPlan PlanSweepForPolicy(const SweepSpec& spec, const Capacity& capacity,
                              PlanAssumptions assumptions, const std::filesystem::path& db,
                              bool pack, bool show_pack) {
+  // Expanded and judged once; only the estimates differ between the two policies.
+  SweepPlan plan = ClassifiedTrials(spec, capacity);
   if (pack) {
     assumptions.pack_slots = capacity.slots;
-    return PlanSweep(spec, capacity, assumptions, db);
+    EstimateTrials(plan, spec, assumptions, db);
+    return plan;
+  }
+  double pack_alternative_s = 0;
+  if (show_pack && capacity.slots > 1) {
+    PlanAssumptions packed = assumptions;
+    packed.pack_slots = capacity.slots;
+    EstimateTrials(plan, spec, packed, db);
+    pack_alternative_s = plan.packed_wall_s;
   }
   assumptions.pack_slots = 0;
-  SweepPlan plan = PlanSweep(spec, capacity, assumptions, db);
-  if (show_pack && capacity.slots > 1) {
-    assumptions.pack_slots = capacity.slots;
-    plan.pack_alternative_s = PlanSweep(spec, capacity, assumptions, db).packed_wall_s;
-  }
+  EstimateTrials(plan, spec, assumptions, db);
+  plan.pack_alternative_s = pack_alternative_s;
   return plan;
 }
 

@@ -50,15 +50,19 @@ struct SweepPlan {
 // What the estimates assume about the hardware.
 struct PlanAssumptions {
   std::string device = "cpu";  // device name for the dense-peak table, or "cpu"
-  double efficiency = 0.35;    // fraction of dense peak a DiT forward reaches (GPU)
+  // GPU: the fraction of dense peak a DiT forward reaches; 0: the prior's, which falls at small
+  // per-rank sizes (plan/device_prior.h).
+  double efficiency = 0;
   // CPU: ranks share the machine's cores (the worker gives each rank cores / ranks threads,
   // at least one), so more ranks bring no more compute, only communication.
   double cpu_tflops_per_core = 0.025;
   int cpu_cores = 0;           // 0: this machine's online cores
   double startup_s = 3;        // process start, model build, rendezvous
-  // Bandwidth a rank's collectives reach, GB/s: 0 picks a default for the device (GPU: 100,
-  // an NVLink-class link at realistic efficiency; CPU ranks over Gloo on loopback: 2).
+  // Bandwidth a rank's collectives reach, GB/s: 0 takes the prior's per collective kind for the
+  // device's link (plan/device_prior.h; CPU ranks over Gloo on loopback: 2).
   double link_gb_per_s = 0;
+  // GPUs per node (0: every trial within one node): a wider trial communicates over InfiniBand.
+  int gpus_per_node = 0;
   // `--policy pack` on this many slots (0: exclusive, one trial at a time). On CPU each slot is
   // pinned to max(1, cores / slots) cores of its own (CpuSlots), so a trial's ranks compute on
   // that many cores each rather than sharing the machine.

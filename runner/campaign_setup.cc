@@ -39,6 +39,14 @@ std::optional<SweepSetup> PrepareSweep(const RunOptions& options, const SweepEff
   }
   SweepSetup setup;
   setup.spec = std::move(parsed.spec);
+  if (options.replicates) {
+    if (*options.replicates < 1 || *options.replicates > kMaxReplicates) {
+      err << fmt::format("ditbench run: error: replicates {}: expected 1 to {}\n",
+                         *options.replicates, kMaxReplicates);
+      return std::nullopt;
+    }
+    setup.spec.replicates = *options.replicates;
+  }
   const SweepSpec& spec = setup.spec;
   const auto policy = ParsePlacementPolicy(options.policy);
   if (!policy) {
@@ -82,6 +90,11 @@ std::optional<SweepSetup> PrepareSweep(const RunOptions& options, const SweepEff
       err << *problem << "\n";
       return std::nullopt;
     }
+    setup.worker = options.command_prefix;  // the program's prefix, if any
+    if (!options.dry_run && !setup.worker.empty() && !std::filesystem::exists(setup.worker)) {
+      err << "ditbench run: error: command prefix not found at " << setup.worker.string() << "\n";
+      return std::nullopt;
+    }
   } else if (!options.dry_run && !std::filesystem::exists(worker)) {
     err << "ditbench run: error: worker not found at " << worker.string()
         << " (build ditbench-worker or pass --worker)\n";
@@ -121,6 +134,14 @@ std::optional<CampaignStart> StartCampaign(const RunOptions& options, const Swee
     record.build = BuildId();
     record.host = Hostname();
     record.environment = CoordinatorEnvironment();
+    if (const auto& tested = options.build_under_test) {
+      record.environment["bisect"] = {{"build", tested->build},
+                                      {"session", tested->session},
+                                      {"position", tested->position},
+                                      {"worker", setup.worker.string()},
+                                      {"coordinator_build", record.build}};
+      record.build = tested->build;
+    }
     record.environment["gpus"] = options.gpus;
     record.environment["devices"] = placement.devices;
     record.environment["policy"] = options.policy;

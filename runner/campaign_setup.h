@@ -35,7 +35,9 @@ struct SweepSetup {
   PlanAssumptions assumptions;
   SweepPlan plan;
   TrialSelection selection;
-  std::filesystem::path worker;  // ditbench-worker (checked to exist unless dry_run)
+  // ditbench-worker (checked to exist unless dry_run); for a `command` workload the program
+  // its command runs under (RunOptions::command_prefix), usually none.
+  std::filesystem::path worker;
 };
 
 // Warnings (more CPU slots than cores) go to `err` too.

@@ -24,6 +24,10 @@ LaunchRequest TrialRequest(const SweepSpec& spec, const PlannedTrial& t,
   request.run_dir = std::filesystem::absolute(run_dir);
   if (TraitsOf(t.config.workload).launch == WorkloadLaunch::kProgram) {
     SetCommand(spec, t.config, request);  // placeholders checked by the parser: no throw
+    if (!worker.empty()) {  // a command prefix (RunOptions::command_prefix): it runs the command
+      request.args.insert(request.args.begin(), request.worker.string());
+      request.worker = worker;
+    }
   } else {
     request.worker = worker;
     request.args = {"--trial", (run_dir / "trial.json").string()};

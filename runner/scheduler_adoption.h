@@ -15,7 +15,8 @@
 namespace ditbench {
 
 // What the launcher needs to run `t` in `run_dir` (devices are added by the caller): the
-// worker, or for a `command` workload the sweep's program.
+// worker, or for a `command` workload the sweep's program (run by `worker` as its first
+// argument when `worker` is not empty: RunOptions::command_prefix).
 LaunchRequest TrialRequest(const SweepSpec& spec, const PlannedTrial& t,
                            const std::filesystem::path& run_dir,
                            const std::filesystem::path& worker);

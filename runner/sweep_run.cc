@@ -113,7 +113,9 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
   }
   try {
     // A run limited by --only finishes the campaign only once every trial is recorded.
-    if (!selection.Partial() || EveryTrialSettled(plan, db.TrialStatuses(campaign)))
+    // So does a bisect's: it is never resumed, and measures its selected trials only.
+    if (!selection.Partial() || options.build_under_test ||
+        EveryTrialSettled(plan, db.TrialStatuses(campaign)))
       db.FinishCampaign(campaign);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";

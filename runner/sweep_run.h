@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct RunOptions {
                                      // sweep file changed since it started
   bool dry_run = false;              // print the plan, run nothing
   std::filesystem::path worker;      // ditbench-worker; default: next to this executable
+  // A `command` workload's program runs under this one (its path and arguments become this
+  // program's arguments): how `bisect` runs a command against one build. Empty: none.
+  std::filesystem::path command_prefix;
   std::filesystem::path run_root;    // default: <db folder>/<db stem>.runs (runner/run_folder.h)
   // --require-idle SECONDS: before each trial on CPU, wait up to this long for the machine to
   // be idle (HealthProbe), else stop starting trials (exit 1). Negative: do not wait.
@@ -45,6 +49,19 @@ struct RunOptions {
   // --only KEY (repeatable): run only these trials of the sweep, in its campaign as usual
   // (plan/trial_selection.h). Empty: every trial.
   std::vector<std::string> only;
+  // Launches per trial instead of the sweep's `replicates` (outside the key); none: the sweep's.
+  std::optional<int> replicates;
+  // Set by `ditbench bisect` (runner/bisect_run.h): this run measures one build of a list, so
+  // its campaign records `build` instead of this ditbench's (CampaignRecord::build, which
+  // `compare` and its A/A pairs tell campaigns apart by) and the rest under its environment's
+  // "bisect"; a later plain `run` never resumes it (plan/resume.h), and it is stamped finished
+  // once its selected trials are settled.
+  struct BuildUnderTest {
+    std::string build;    // the build as the user named it (a worker path, a revision)
+    std::string session;  // which bisection: one value for all its campaigns
+    int position = 0;     // 0-based, in the list of builds
+  };
+  std::optional<BuildUnderTest> build_under_test;
 };
 
 // What RunSweep does to the world besides storage: borrowed, not owned.

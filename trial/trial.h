@@ -109,8 +109,10 @@ std::string CanonicalText(const TrialConfig& config);
 // The trial key (key format v2): 16 hex digits of SHA-256 of IdentityText(config), which
 // leaves out the measurement policy and every field at its identity default.
 std::string TrialKey(const TrialConfig& config);
-// Inverse of CanonicalJson. Throws std::invalid_argument naming the bad key. `workload` may
-// be missing (configurations written before key format v2): Workload::kDit.
+// Inverse of CanonicalJson, through the setter table (trial/trial_settings.h,
+// ApplyCanonicalField): every value gets the sweep parser's checks; weights folders are taken as
+// written. Throws std::invalid_argument naming the bad or missing key. `workload` may be missing
+// (configurations written before key format v2): Workload::kDit.
 TrialConfig TrialConfigFromJson(const nlohmann::json& json);
 
 // Lifecycle of a trial in the database. Stored as the lower-case name.

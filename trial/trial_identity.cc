@@ -44,17 +44,20 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
     if (!c.weights.empty()) model["weights"] = c.weights;
     if (!c.vae_weights.empty()) model["vae_weights"] = c.vae_weights;
   }
-  nlohmann::json computation = {{"batch", c.batch},
-          {"model", model},
-          {"pipefusion_patches", c.effective_pipefusion_patches()},
-          // Without PipeFusion it computes nothing: normalised, so it never splits a key.
-          {"pipefusion_warmup_steps", c.pipefusion > 1 ? c.pipefusion_warmup_steps : 1},
-          {"precision", std::string(PrecisionName(c.precision))},
-          {"resolution", c.resolution},
-          {"scope", std::string(ScopeName(c.scope))},
-          {"seed", c.seed},
-          {"steps", c.steps},
-          {"workload", std::string(WorkloadName(c.workload))}};
+  // Assigned one by one rather than from an initializer list, which copies every value twice
+  // (TrialKey runs this for every trial a plan expands).
+  nlohmann::json computation = nlohmann::json::object();
+  computation["batch"] = c.batch;
+  computation["model"] = std::move(model);
+  computation["pipefusion_patches"] = c.effective_pipefusion_patches();
+  // Without PipeFusion it computes nothing: normalised, so it never splits a key.
+  computation["pipefusion_warmup_steps"] = c.pipefusion > 1 ? c.pipefusion_warmup_steps : 1;
+  computation["precision"] = PrecisionName(c.precision);
+  computation["resolution"] = c.resolution;
+  computation["scope"] = ScopeName(c.scope);
+  computation["seed"] = c.seed;
+  computation["steps"] = c.steps;
+  computation["workload"] = WorkloadName(c.workload);
   for (const DegreeInfo& d : kDegreeTable) computation[std::string(d.name)] = c.*d.member;
   // A command's program and custom axes; written only when set, so that the canonical form of
   // a built-in trial is what it was before the `command` workload existed.
@@ -69,41 +72,70 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
 }
 
 nlohmann::json PolicyJson(const TrialConfig& c) {
-  return {{"profile_blocks", c.profile_blocks},
-          {"repeats",
-           {{"max", c.repeats.max},
-            {"max_seconds", c.repeats.max_seconds},
-            {"min", c.repeats.min},
-            {"target_rel_ci", c.repeats.target_rel_ci}}},
-          {"timeout_s", c.timeout_s},
-          {"warmup", c.warmup}};
+  nlohmann::json policy = nlohmann::json::object();
+  policy["profile_blocks"] = c.profile_blocks;
+  nlohmann::json& repeats = policy["repeats"];
+  repeats["max"] = c.repeats.max;
+  repeats["max_seconds"] = c.repeats.max_seconds;
+  repeats["min"] = c.repeats.min;
+  repeats["target_rel_ci"] = c.repeats.target_rel_ci;
+  policy["timeout_s"] = c.timeout_s;
+  policy["warmup"] = c.warmup;
+  return policy;
 }
+
+namespace {
+
+// IdentityDefault without copying the default: nullptr where the field has none.
+const nlohmann::json* DefaultOf(const std::string& field, const nlohmann::json& computation) {
+  static const nlohmann::json one = 1;
+  if (field == "pipefusion_patches") {
+    const auto it = computation.find("pipefusion");
+    return it != computation.end() ? &*it : &one;
+  }
+  const auto it = IdentityDefaults().find(field);
+  return it == IdentityDefaults().end() ? nullptr : &it->second;
+}
+
+// IdentityJson(computation).dump() without building the identity object: the computation's
+// keys are already sorted, so its fields that differ from their defaults are written in order.
+std::string IdentityDump(const nlohmann::json& computation) {
+  std::string text = "{";
+  for (const auto& [field, value] : computation.items()) {
+    const nlohmann::json* fallback = DefaultOf(field, computation);
+    if (fallback && value == *fallback) continue;
+    if (text.size() > 1) text += ',';
+    text += nlohmann::json(field).dump();
+    text += ':';
+    text += value.dump();
+  }
+  return text += '}';
+}
+
+}  // namespace
 
 std::optional<nlohmann::json> IdentityDefault(const std::string& field,
                                               const nlohmann::json& computation) {
-  if (field == "pipefusion_patches") {
-    return computation.contains("pipefusion") ? computation["pipefusion"] : nlohmann::json(1);
-  }
-  auto it = IdentityDefaults().find(field);
-  if (it == IdentityDefaults().end()) return std::nullopt;
-  return it->second;
+  const nlohmann::json* fallback = DefaultOf(field, computation);
+  if (!fallback) return std::nullopt;
+  return *fallback;
 }
 
 nlohmann::json IdentityJson(const nlohmann::json& computation) {
   nlohmann::json identity = nlohmann::json::object();
   for (const auto& [field, value] : computation.items()) {
-    std::optional<nlohmann::json> fallback = IdentityDefault(field, computation);
+    const nlohmann::json* fallback = DefaultOf(field, computation);
     if (!fallback || value != *fallback) identity[field] = value;
   }
   return identity;
 }
 
 std::string IdentityText(const TrialConfig& config) {
-  return IdentityJson(ComputationJson(config)).dump();
+  return IdentityDump(ComputationJson(config));
 }
 
 std::string KeyOfComputation(const nlohmann::json& computation) {
-  return Sha256Hex(IdentityJson(computation).dump()).substr(0, 16);
+  return Sha256Hex(IdentityDump(computation)).substr(0, 16);
 }
 
 }  // namespace ditbench

@@ -46,43 +46,60 @@ Setter IntSetter(int TrialConfig::*field, int lo, int hi) {
   };
 }
 
+// The model value in either form, parsed without resolving it: a preset name, or
+// {preset, <dimension>: N..., weights, vae_weights} with folders made absolute.
+bool ParseModelValue(const Json& v, std::string* name, std::map<std::string, int>* overrides,
+                     std::map<std::string, std::string>* folders, std::string* expected) {
+  if (v.is_string()) {
+    *name = v.get<std::string>();
+    return true;
+  }
+  if (!v.is_object() || !v.contains("preset") || !v["preset"].is_string()) {
+    *expected = "a model preset name, or {preset: NAME, <dimension>: N, ..., weights: DIR}";
+    return false;
+  }
+  *name = v["preset"].get<std::string>();
+  for (const auto& [key, value] : v.items()) {
+    if (key == "preset") continue;
+    if (key == "weights" || key == "vae_weights") {
+      if (!value.is_string() || value.get<std::string>().empty()) {
+        *expected = fmt::format("a folder in diffusers' format for '{}'", key);
+        return false;
+      }
+      (*folders)[key] = std::filesystem::absolute(value.get<std::string>()).lexically_normal();
+      continue;
+    }
+    int dim = 0;
+    if (std::find(OverridableDimensions().begin(), OverridableDimensions().end(), key) ==
+        OverridableDimensions().end()) {
+      *expected = fmt::format("model dimensions from: {}, or weights, vae_weights; not '{}'",
+                              fmt::join(OverridableDimensions(), ", "), key);
+      auto guess = DidYouMean(key, OverridableDimensions());
+      if (!guess.empty()) *expected += fmt::format("; did you mean '{}'?", guess);
+      return false;
+    }
+    if (!AsInt(value, 0, 1 << 20, &dim)) {
+      *expected = fmt::format("an integer for model dimension '{}'", key);
+      return false;
+    }
+    (*overrides)[key] = dim;
+  }
+  return true;
+}
+
+void AssignModel(TrialConfig& c, std::string name, std::map<std::string, int> overrides,
+                 std::map<std::string, std::string> folders) {
+  c.model = std::move(name);
+  c.model_overrides = std::move(overrides);
+  c.weights = folders.count("weights") ? folders["weights"] : "";
+  c.vae_weights = folders.count("vae_weights") ? folders["vae_weights"] : "";
+}
+
 bool SetModel(TrialConfig& c, const Json& v, std::string* expected) {
   std::string name;
   std::map<std::string, int> overrides;
   std::map<std::string, std::string> folders;  // weights, vae_weights
-  if (v.is_string()) {
-    name = v.get<std::string>();
-  } else if (v.is_object() && v.contains("preset") && v["preset"].is_string()) {
-    name = v["preset"].get<std::string>();
-    for (const auto& [key, value] : v.items()) {
-      if (key == "preset") continue;
-      if (key == "weights" || key == "vae_weights") {
-        if (!value.is_string() || value.get<std::string>().empty()) {
-          *expected = fmt::format("a folder in diffusers' format for '{}'", key);
-          return false;
-        }
-        folders[key] = std::filesystem::absolute(value.get<std::string>()).lexically_normal();
-        continue;
-      }
-      int dim = 0;
-      if (std::find(OverridableDimensions().begin(), OverridableDimensions().end(), key) ==
-          OverridableDimensions().end()) {
-        *expected = fmt::format("model dimensions from: {}, or weights, vae_weights; not '{}'",
-                                fmt::join(OverridableDimensions(), ", "), key);
-        auto guess = DidYouMean(key, OverridableDimensions());
-        if (!guess.empty()) *expected += fmt::format("; did you mean '{}'?", guess);
-        return false;
-      }
-      if (!AsInt(value, 0, 1 << 20, &dim)) {
-        *expected = fmt::format("an integer for model dimension '{}'", key);
-        return false;
-      }
-      overrides[key] = dim;
-    }
-  } else {
-    *expected = "a model preset name, or {preset: NAME, <dimension>: N, ..., weights: DIR}";
-    return false;
-  }
+  if (!ParseModelValue(v, &name, &overrides, &folders, expected)) return false;
   std::string error;
   auto resolved = ResolveModel(name, overrides, &error);
   if (!resolved) {
@@ -108,10 +125,7 @@ bool SetModel(TrialConfig& c, const Json& v, std::string* expected) {
       return false;
     }
   }
-  c.model = name;
-  c.model_overrides = std::move(overrides);
-  c.weights = folders.count("weights") ? folders["weights"] : "";
-  c.vae_weights = folders.count("vae_weights") ? folders["vae_weights"] : "";
+  AssignModel(c, name, std::move(overrides), std::move(folders));
   return true;
 }
 
@@ -251,6 +265,85 @@ bool ApplySetting(TrialConfig& config, const std::string& key, const Json& value
   }
   *expected = "a known key";
   return false;
+}
+
+bool ApplyCanonicalField(TrialConfig& c, const std::string& key, const Json& value,
+                         ModelFolders folders, std::string* expected) {
+  if (key == "workload") {
+    *expected = WorkloadNameList();
+    const auto workload = value.is_string() ? ParseWorkload(value.get<std::string>())
+                                            : std::nullopt;
+    if (workload) c.workload = *workload;
+    return workload.has_value();
+  }
+  if (key == "command") {
+    *expected = "a list of strings";
+    if (!value.is_array()) return false;
+    std::vector<std::string> command;
+    for (const auto& part : value) {
+      if (!part.is_string()) return false;
+      command.push_back(part.get<std::string>());
+    }
+    c.command = std::move(command);
+    return true;
+  }
+  if (key == "custom") {
+    *expected = "an object of custom axes, each a name and a scalar value";
+    if (!value.is_object()) return false;
+    for (const auto& [name, axis] : value.items())
+      if (!IsCustomAxisName(name) || !axis.is_primitive() || axis.is_null()) return false;
+    for (const auto& [name, axis] : value.items()) c.custom[name] = axis;
+    return true;
+  }
+  // 0 is the canonical form of "as many patches as PipeFusion stages".
+  if (key == "pipefusion_patches" && value.is_number_integer() &&
+      value.get<std::int64_t>() == 0) {
+    c.pipefusion_patches = 0;
+    return true;
+  }
+  if (key == "model" && folders == ModelFolders::kTrust) {
+    std::string name;
+    std::map<std::string, int> overrides;
+    std::map<std::string, std::string> model_folders;
+    if (!ParseModelValue(value, &name, &overrides, &model_folders, expected)) return false;
+    AssignModel(c, std::move(name), std::move(overrides), std::move(model_folders));
+    return true;
+  }
+  const auto setter = Setters().find(SettingOfCanonicalKey(key));
+  if (setter == Setters().end()) {
+    *expected = "a key of a trial configuration";
+    return false;
+  }
+  return setter->second(c, value, expected);
+}
+
+bool IsConfigurationKey(const std::string& key) {
+  return key == "workload" || key == "command" || key == "custom" ||
+         Setters().contains(SettingOfCanonicalKey(key));
+}
+
+TrialConfig TrialConfigFromJson(const nlohmann::json& json) {
+  if (!json.is_object()) throw std::invalid_argument("a trial configuration must be an object");
+  // Every key CanonicalJson has always written; later additions (workload, command, custom,
+  // vae_tile, pipefusion_warmup_steps) keep their defaults when absent.
+  std::vector<std::string> required = {"model",  "resolution", "precision",          "scope",
+                                       "batch",  "steps",      "warmup",             "timeout_s",
+                                       "seed",   "repeats",    "pipefusion_patches", "profile_blocks"};
+  for (const DegreeInfo& d : kDegreeTable) required.emplace_back(d.name);
+  for (const std::string& key : required)
+    if (!json.contains(key)) throw std::invalid_argument(fmt::format("missing key '{}'", key));
+  TrialConfig config;
+  for (const auto& [key, value] : json.items()) {
+    if (!IsConfigurationKey(key)) throw std::invalid_argument(fmt::format("unknown key '{}'", key));
+    std::string expected;
+    if (!ApplyCanonicalField(config, key, value, ModelFolders::kTrust, &expected)) {
+      std::string shown = value.dump();
+      if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
+      throw std::invalid_argument(
+          fmt::format("key '{}': expected {}, got {}", key, expected, shown));
+    }
+  }
+  return config;
 }
 
 bool IsReservedName(const std::string& name) {

@@ -27,6 +27,24 @@ const std::vector<std::string>& TrialKeys();
 bool ApplySetting(TrialConfig& config, const std::string& key, const nlohmann::json& value,
                   std::string* expected);
 
+// Whether reading a configuration opens its model's weights folders to check them against the
+// preset (a sweep, a rank's trial.json) or takes them as written (a stored configuration,
+// whose folders may since have moved).
+enum class ModelFolders { kCheck, kTrust };
+
+// Sets the field `key` of CanonicalJson (trial/trial.h) from `value`: through the setting that
+// writes it (ApplySetting's table and checks; "timeout_s" is the setting "timeout"), or for
+// the fields no setting writes (workload, command, custom) with their own check. False, with
+// what was expected in `*expected`, on a bad value or a key CanonicalJson never writes.
+// TrialConfigFromJson and the worker's trial.json check both read configurations through it.
+bool ApplyCanonicalField(TrialConfig& config, const std::string& key,
+                         const nlohmann::json& value, ModelFolders folders,
+                         std::string* expected);
+
+// Whether `key` is a field CanonicalJson writes (a setting's canonical key, workload, command,
+// custom).
+bool IsConfigurationKey(const std::string& key);
+
 // A name a custom axis may have: a letter or '_', then letters, digits or '_' (at most 64),
 // and not a built-in trial key nor a reserved name (IsReservedName).
 bool IsCustomAxisName(const std::string& name);

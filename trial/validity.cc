@@ -38,7 +38,7 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
                        "sequence-parallel degree ring x ulysses = {}", grid, sp);
   // SD3's position table covers pos_embed_max_size patch rows (SD3-medium 192, SD3.5 384).
   const int max_grid = model.pos_embed_max_size;
-  if (model.family == ModelFamily::kMmDit && grid > max_grid)
+  if (model.cropped_position_table && grid > max_grid)
     return fmt::format("{} has positions for {} patch rows ({} px); {} px needs {}", c.model,
                        max_grid, max_grid * unit, c.resolution, grid);
   if (c.vae_tile > 0 && c.scope != Scope::kPipeline)

@@ -93,7 +93,7 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
                           const ParallelContext& parallel, torch::Device device,
                           torch::ScalarType dtype) {
   const std::string& path = inputs.path();
-  const auto family = model.config.family;
+  const bool packed = model.config.packed_latents;
   const std::string why = model.class_name + "'s forward needs it";
   auto hidden = inputs.Take("hidden_states", why);
   auto text = inputs.Take("encoder_hidden_states", why);
@@ -114,8 +114,8 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
   }
   if (model.config.pooled_dim > 0)
     conditioning.pooled = inputs.Take("pooled_projections", why);
-  if (family == ModelFamily::kFlux) {
-    // Packed tokens [B, g * g, 4C] -> the latent [B, C, 2g, 2g] ditbench's Flux packs itself.
+  if (packed) {
+    // Flux: packed tokens [B, g * g, 4C] -> the latent [B, C, 2g, 2g] ditbench's Flux packs itself.
     const int64_t channels = model.config.in_channels;
     grid = static_cast<int64_t>(std::llround(std::sqrt(double(hidden.size(1)))));
     Require(hidden.dim() == 3 && grid * grid == hidden.size(1) && hidden.size(2) == 4 * channels,
@@ -152,7 +152,7 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
   conditioning = conditioning.To(options);
   return [=, &parallel] {
     auto out = dit->Forward(latent, time, conditioning, parallel);
-    return family == ModelFamily::kFlux ? PackLatents(out) : out;
+    return packed ? PackLatents(out) : out;
   };
 }
 

@@ -4,9 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "model_zoo/families/flux.h"
-#include "model_zoo/families/pixart.h"
-#include "model_zoo/families/sd3.h"
+#include "model_zoo/families/family_models.h"
 #include "model_zoo/layers/dit_layers.h"
 
 namespace ditbench {
@@ -76,14 +74,7 @@ std::unique_ptr<DitModel> MakeDitModel(const ModelConfig& config, torch::ScalarT
   std::unique_ptr<DitModel> model;
   {
     ScopedDefaultDtype in_dtype(dtype);
-    switch (config.family) {
-      case ModelFamily::kPixArt: model = MakePixArt(config); break;
-      case ModelFamily::kFlux: model = MakeFlux(config); break;
-      case ModelFamily::kMmDit: model = MakeSd3(config); break;
-      default:
-        throw std::invalid_argument("model family '" + std::string(FamilyName(config.family)) +
-                                    "' is not implemented in this build yet");
-    }
+    model = ModelOf(config.family).make(config);
   }
   if (weights == Weights::kSeeded) DrawSeededWeights(model->module());
   return model;

@@ -10,7 +10,8 @@
 // Attention inside a block goes through the ParallelContext, which decides whether it is local,
 // Ulysses, ring or USP; a family declares joint attention by passing text tokens to Attend.
 //
-// To add a family: one class in model_zoo/<family>.{h,cc} and one line in MakeDitModel.
+// To add a family: its module in model_zoo/families/<family>.{h,cc} and its row in
+// family_models.cc (model_zoo/shapes/family.h lists the rest).
 #pragma once
 
 #include <functional>

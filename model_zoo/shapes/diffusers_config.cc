@@ -1,5 +1,6 @@
 #include "model_zoo/shapes/diffusers_config.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <set>
@@ -11,196 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "base/untrusted_input.h"
+#include "model_zoo/shapes/config_keys.h"
+#include "model_zoo/shapes/family.h"
 
 namespace ditbench {
 namespace {
-
-// No width, depth or count of a real diffusers model comes near this (the widest DiT is 5,120
-// wide, the deepest 60 blocks).
-constexpr std::int64_t kLargestDimension = 1 << 16;
-
-// Reads keys of one config object, remembering which were read; a null value reads as absent
-// (diffusers' None).
-class ConfigKeys {
- public:
-  ConfigKeys(const nlohmann::json& json, std::string file) : json_(json), file_(std::move(file)) {}
-
-  [[noreturn]] void Fail(const std::string& key, const std::string& what) const {
-    throw std::invalid_argument(file_ + ": key '" + key + "': " + what);
-  }
-
-  bool Has(const std::string& key) {
-    read_.insert(key);
-    return json_.contains(key) && !json_.at(key).is_null();
-  }
-  int Int(const std::string& key, int fallback) {
-    if (!Has(key)) return fallback;
-    const auto& v = json_.at(key);
-    if (!v.is_number_integer()) Fail(key, v.dump() + " is not an integer");
-    if (v.is_number_unsigned() ? v.get<std::uint64_t>() > kLargestDimension
-                               : std::abs(v.get<std::int64_t>()) > kLargestDimension)
-      Fail(key, v.dump() + " is out of range, expected at most " +
-                    std::to_string(kLargestDimension));
-    return static_cast<int>(v.get<std::int64_t>());
-  }
-  // At least 1 and at most kLargestDimension: every product of two such values fits in 64 bits,
-  // so that the analytic parameter count that checks the model against memory cannot overflow.
-  int PositiveInt(const std::string& key, int fallback) {
-    const int v = Int(key, fallback);
-    if (v < 1) Fail(key, std::to_string(v) + ", expected at least 1");
-    return v;
-  }
-  double Number(const std::string& key, double fallback) {
-    if (!Has(key)) return fallback;
-    const auto& v = json_.at(key);
-    if (!v.is_number()) Fail(key, v.dump() + " is not a number");
-    return v.get<double>();
-  }
-  bool Bool(const std::string& key, bool fallback) {
-    if (!Has(key)) return fallback;
-    const auto& v = json_.at(key);
-    if (!v.is_boolean()) Fail(key, v.dump() + " is not true or false");
-    return v.get<bool>();
-  }
-  std::vector<nlohmann::json> List(const std::string& key) {
-    if (!Has(key)) return {};
-    const auto& v = json_.at(key);
-    if (!v.is_array()) Fail(key, v.dump() + " is not a list");
-    return v.get<std::vector<nlohmann::json>>();
-  }
-  // The key, when present, must hold `expected` (ditbench computes only that).
-  void Expect(const std::string& key, const nlohmann::json& expected) {
-    if (!Has(key)) return;
-    const auto& v = json_.at(key);
-    const bool same = v.is_number() && expected.is_number()
-                          ? v.get<double>() == expected.get<double>()
-                          : v == expected;
-    if (!same) Fail(key, v.dump() + " is not supported, expected " + expected.dump());
-  }
-  // Read and ignored: the key does not change what the forward computes.
-  void Ignore(const std::string& key) { read_.insert(key); }
-  // Refuses keys that were not read.
-  void RefuseOthers(const std::string& class_name) const {
-    for (const auto& [key, value] : json_.items())
-      if (!key.empty() && key[0] != '_' && !read_.count(key))
-        Fail(key, "not a parameter of " + class_name + " that ditbench knows");
-  }
-
- private:
-  const nlohmann::json& json_;
-  std::string file_;
-  std::set<std::string> read_;
-};
-
-void SetWidth(ConfigKeys& keys, ModelConfig& m, int default_heads, int default_head_dim) {
-  m.heads = keys.PositiveInt("num_attention_heads", default_heads);
-  const std::int64_t hidden =
-      std::int64_t(m.heads) * keys.PositiveInt("attention_head_dim", default_head_dim);
-  if (hidden > kLargestDimension)
-    keys.Fail("attention_head_dim", "num_attention_heads x attention_head_dim is " +
-                                        std::to_string(hidden) + ", expected at most " +
-                                        std::to_string(kLargestDimension));
-  m.hidden = static_cast<int>(hidden);
-}
-
-ModelConfig PixArt(ConfigKeys& keys) {
-  ModelConfig m;
-  m.family = ModelFamily::kPixArt;
-  m.text_attention = TextAttention::kCross;
-  SetWidth(keys, m, 16, 72);
-  m.in_channels = keys.PositiveInt("in_channels", 4);
-  m.out_channels = keys.Has("out_channels") ? keys.PositiveInt("out_channels", 8) : m.in_channels;
-  m.depth = keys.PositiveInt("num_layers", 28);
-  m.patch = keys.PositiveInt("patch_size", 2);
-  m.sample_size = keys.PositiveInt("sample_size", 128);
-  m.interpolation_scale = keys.Number("interpolation_scale", 0);
-  m.micro_conditions = keys.Bool("use_additional_conditions", m.sample_size == 128);
-  if (!keys.Has("caption_channels"))
-    keys.Fail("caption_channels", "missing: ditbench needs the caption projection");
-  m.text_dim = keys.PositiveInt("caption_channels", 4096);
-  if (keys.Int("cross_attention_dim", 1152) != m.hidden)
-    keys.Fail("cross_attention_dim", "must equal num_attention_heads x attention_head_dim (" +
-                                         std::to_string(m.hidden) + ")");
-  if (m.micro_conditions && m.hidden % 3 != 0)
-    keys.Fail("use_additional_conditions", "needs a width divisible by 3, not " +
-                                               std::to_string(m.hidden));
-  keys.Expect("attention_bias", true);
-  keys.Expect("activation_fn", "gelu-approximate");
-  keys.Expect("norm_type", "ada_norm_single");
-  keys.Expect("norm_elementwise_affine", false);
-  keys.Expect("norm_eps", 1e-6);
-  keys.Expect("attention_type", "default");
-  keys.Ignore("dropout");              // inference
-  keys.Ignore("norm_num_groups");      // unused by ada_norm_single blocks
-  keys.Ignore("num_embeds_ada_norm");  // unused by ada_norm_single blocks
-  keys.Ignore("upcast_attention");     // scaled-dot-product attention computes in fp32 anyway
-  return m;
-}
-
-ModelConfig Sd3(ConfigKeys& keys) {
-  ModelConfig m;
-  m.family = ModelFamily::kMmDit;
-  m.text_attention = TextAttention::kJoint;
-  SetWidth(keys, m, 18, 64);
-  m.sample_size = keys.PositiveInt("sample_size", 128);
-  m.patch = keys.PositiveInt("patch_size", 2);
-  m.in_channels = keys.PositiveInt("in_channels", 16);
-  m.out_channels = keys.Has("out_channels") ? keys.PositiveInt("out_channels", 16) : m.in_channels;
-  m.depth = keys.PositiveInt("num_layers", 18);
-  m.text_dim = keys.PositiveInt("joint_attention_dim", 4096);
-  m.pooled_dim = keys.PositiveInt("pooled_projection_dim", 2048);
-  m.pos_embed_max_size = keys.PositiveInt("pos_embed_max_size", 96);
-  if (keys.Int("caption_projection_dim", 1152) != m.hidden)
-    keys.Fail("caption_projection_dim", "must equal num_attention_heads x attention_head_dim (" +
-                                            std::to_string(m.hidden) + ")");
-  for (const auto& layer : keys.List("dual_attention_layers")) {
-    if (!layer.is_number_integer() || layer.get<int>() < 0 || layer.get<int>() >= m.depth)
-      keys.Fail("dual_attention_layers", layer.dump() + " is not a block index in [0, " +
-                                             std::to_string(m.depth) + ")");
-    m.dual_attention_layers.push_back(layer.get<int>());
-  }
-  if (keys.Has("qk_norm")) {
-    keys.Expect("qk_norm", "rms_norm");
-    m.qk_norm = true;
-  }
-  m.vae_scaling = 1.5305;
-  m.vae_shift = 0.0609;
-  return m;
-}
-
-ModelConfig Flux(ConfigKeys& keys) {
-  ModelConfig m;
-  m.family = ModelFamily::kFlux;
-  m.text_attention = TextAttention::kJoint;
-  SetWidth(keys, m, 24, 128);
-  keys.Expect("patch_size", 1);
-  const int packed = keys.PositiveInt("in_channels", 64);
-  if (packed % 4) keys.Fail("in_channels", std::to_string(packed) + " is not 4 x latent channels");
-  m.in_channels = m.out_channels = packed / 4;
-  m.patch = 2;  // the 2x2 packing
-  if (keys.Has("out_channels") && keys.Int("out_channels", packed) != packed)
-    keys.Fail("out_channels", "must equal in_channels (" + std::to_string(packed) + ")");
-  m.depth = keys.Int("num_layers", 19);
-  m.single_blocks = keys.Int("num_single_layers", 38);
-  if (m.depth < 0 || m.single_blocks < 0 || m.depth + m.single_blocks == 0)
-    keys.Fail("num_layers", "no transformer blocks");
-  m.text_dim = keys.PositiveInt("joint_attention_dim", 4096);
-  m.pooled_dim = keys.PositiveInt("pooled_projection_dim", 768);
-  m.guidance_embed = keys.Bool("guidance_embeds", false);
-  m.negative_prompt = false;
-  m.rope_axes = {16, 56, 56};
-  auto axes = keys.List("axes_dims_rope");
-  if (keys.Has("axes_dims_rope")) {
-    if (axes.size() != 3) keys.Fail("axes_dims_rope", "expected 3 axes");
-    for (int i = 0; i < 3; ++i) m.rope_axes[i] = axes[i].get<int>();
-  }
-  if (m.rope_axes[0] + m.rope_axes[1] + m.rope_axes[2] != m.head_dim())
-    keys.Fail("axes_dims_rope", "must sum to attention_head_dim (" +
-                                    std::to_string(m.head_dim()) + ")");
-  m.vae_scaling = 0.3611;
-  m.vae_shift = 0.1159;
-  return m;
-}
 
 ModelConfig Vae(ConfigKeys& keys) {
   ModelConfig m;
@@ -248,19 +64,21 @@ DiffusersModel DiffusersConfigFromJson(const nlohmann::json& json, const std::st
   DiffusersModel model;
   model.class_name = json.at("_class_name").get<std::string>();
   ConfigKeys keys(json, file);
-  if (model.class_name == "PixArtTransformer2DModel") {
-    model.config = PixArt(keys);
-  } else if (model.class_name == "SD3Transformer2DModel") {
-    model.config = Sd3(keys);
-  } else if (model.class_name == "FluxTransformer2DModel") {
-    model.config = Flux(keys);
+  const auto& families = FamilyShapesTable();
+  const auto family = std::find_if(families.begin(), families.end(), [&](const auto& f) {
+    return f.diffusers_class == model.class_name;
+  });
+  if (family != families.end()) {
+    model.config = family->from_diffusers(keys);
   } else if (model.class_name == "AutoencoderKL") {
     model.kind = DiffusersKind::kVae;
     model.config = Vae(keys);
   } else {
-    keys.Fail("_class_name", "'" + model.class_name +
-                                 "' is not supported, expected PixArtTransformer2DModel, "
-                                 "SD3Transformer2DModel, FluxTransformer2DModel or AutoencoderKL");
+    std::string expected;
+    for (const FamilyShapes& f : families) expected += std::string(f.diffusers_class) + ", ";
+    expected.resize(expected.size() - 2);
+    keys.Fail("_class_name", "'" + model.class_name + "' is not supported, expected " +
+                                 expected + " or AutoencoderKL");
   }
   keys.RefuseOthers(model.class_name);
   model.config.name = model.class_name;

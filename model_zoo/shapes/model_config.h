@@ -16,7 +16,8 @@
 
 namespace ditbench {
 
-// Architecture families (model_zoo/families/dit_model.h builds each one).
+// Architecture families: one row each in model_zoo/shapes/family.cc (presets, diffusers class,
+// cost) and model_zoo/families/family_models.cc (the LibTorch module, weight names).
 enum class ModelFamily {
   kPixArt,  // DiT blocks: self-attention, cross-attention to text, MLP; AdaLN-single
   kMmDit,   // SD3: joint attention over image and text tokens, separate weights per stream
@@ -67,6 +68,12 @@ struct ModelConfig {
   int sample_size = 128;
   double interpolation_scale = 0;
   int pos_embed_max_size = 192;
+  // SD3: positions come from a learned pos_embed_max_size^2 table cropped to the image's
+  // patch grid, so larger grids have no positions.
+  bool cropped_position_table = false;
+  // Flux: the transformer's input and output are latents packed 2x2 into tokens (diffusers'
+  // pipeline packs them; ditbench's module packs its own latent).
+  bool packed_latents = false;
   // PixArt-alpha's micro-conditions: resolution and aspect-ratio embeddings added to the
   // timestep embedding (diffusers' use_additional_conditions).
   bool micro_conditions = false;
@@ -84,6 +91,10 @@ struct ModelConfig {
   // All transformer blocks (PipeFusion stages split these).
   int total_blocks() const { return depth + single_blocks; }
 };
+
+// A CPU-sized VAE decoder for the tiny presets: four levels of 32 channels, one ResNet per
+// level.
+ModelConfig WithTinyVae(ModelConfig m);
 
 // Dimensions a sweep may override on a preset (`model: {preset: pixart-alpha, depth: 14}`).
 const std::vector<std::string>& OverridableDimensions();

@@ -127,6 +127,17 @@ TEST(ChooseCampaignTest, TheNewestCampaignOfTheSameSpecIsResumed) {
   EXPECT_FALSE(ChooseCampaign({}, wanted, false, false).resume.has_value());
 }
 
+TEST(ChooseCampaignTest, ACampaignOfABisectIsNeverResumed) {
+  // `bisect` measured one build of the worker in campaign 3: a plain run goes on with 1.
+  CampaignRecord wanted = Campaign(0, "s", "steps: 20\n").record;
+  std::vector<CampaignInfo> campaigns = {Campaign(1, "s", "steps: 20\n"),
+                                         Campaign(3, "s", "steps: 20\n")};
+  campaigns[1].record.environment["bisect"] = {{"build", "worker-5"}};
+  EXPECT_EQ(ChooseCampaign(campaigns, wanted, false, false).resume, 1);
+  campaigns.erase(campaigns.begin());
+  EXPECT_FALSE(ChooseCampaign(campaigns, wanted, false, false).resume.has_value());
+}
+
 TEST(ChooseCampaignTest, AChangedSpecStartsANewCampaignUnlessContinued) {
   CampaignRecord wanted = Campaign(0, "s", "name: s\nsteps: 20\n").record;
   std::vector<CampaignInfo> campaigns = {Campaign(4, "s", "name: s\nsteps: 28\n")};

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trial/trial_identity.h"
+#include "trial/trial_settings.h"
 
 namespace ditbench {
 namespace {
@@ -173,10 +174,38 @@ TEST(TrialTest, AConfigurationWithAnUnknownWorkloadIsRefused) {
     TrialConfigFromJson(config);
     FAIL() << "an unknown workload was accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "key 'workload' is 'shell': expected 'dit' or 'command'");
+    EXPECT_STREQ(e.what(), "key 'workload': expected 'dit' or 'command', got \"shell\"");
   }
   config["workload"] = 7;
   EXPECT_THROW(TrialConfigFromJson(config), std::invalid_argument);
+}
+
+// The reader of stored and handed-over configurations is the setter table: a value the sweep
+// parser refuses is refused here too, with the same expectation, and a key no configuration
+// has is refused rather than dropped.
+TEST(TrialTest, ReadingAConfigurationChecksEveryValueAsTheSweepParserDoes) {
+  const nlohmann::json good = CanonicalJson(TinyTwoRanks());
+  auto message = [&](const char* key, const nlohmann::json& value) -> std::string {
+    nlohmann::json config = good;
+    config[key] = value;
+    try {
+      TrialConfigFromJson(config);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(message("ulysses", 0), "key 'ulysses': expected an integer from 1 to 1024, got 0");
+  EXPECT_EQ(message("timeout_s", -5), "key 'timeout_s': expected a duration such as 90s, 30m or 2h, got -5");
+  EXPECT_EQ(message("vae_tile", 100),
+            "key 'vae_tile': expected 0 (decode in one piece) or a tile of 64 to 16384 pixels, a "
+            "multiple of 64, got 100");
+  EXPECT_EQ(message("ulysess", 2), "unknown key 'ulysess'");
+  std::string expected;
+  TrialConfig scratch;
+  EXPECT_FALSE(ApplySetting(scratch, "ulysses", 0, &expected));
+  EXPECT_EQ(expected, "an integer from 1 to 1024");  // the same words, from the same table
+  EXPECT_EQ(CanonicalJson(TrialConfigFromJson(good)), good);
 }
 
 TEST(TrialTest, JsonRoundTripPreservesTheConfig) {

@@ -1,0 +1,25 @@
+#include "model_zoo/families/family_models.h"
+
+#include <array>
+#include <stdexcept>
+
+#include "model_zoo/families/flux.h"
+#include "model_zoo/families/pixart.h"
+#include "model_zoo/families/sd3.h"
+
+namespace ditbench {
+
+const FamilyModel& ModelOf(ModelFamily family) {
+  static const std::array<FamilyModel, 3> table = {{
+      {ModelFamily::kPixArt, MakePixArt, PixArtWeightRules},
+      {ModelFamily::kMmDit, MakeSd3, Sd3WeightRules},
+      {ModelFamily::kFlux, MakeFlux, FluxWeightRules},
+  }};
+  const auto index = static_cast<std::size_t>(family);
+  if (index >= table.size() || table[index].family != family)
+    throw std::logic_error("model_zoo/families/family_models.cc has no row for family " +
+                           std::string(FamilyName(family)));
+  return table[index];
+}
+
+}  // namespace ditbench

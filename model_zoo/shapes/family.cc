@@ -1,0 +1,26 @@
+#include "model_zoo/shapes/family.h"
+
+#include <stdexcept>
+
+#include "model_zoo/shapes/flux_shapes.h"
+#include "model_zoo/shapes/pixart_shapes.h"
+#include "model_zoo/shapes/sd3_shapes.h"
+
+namespace ditbench {
+
+const std::vector<FamilyShapes>& FamilyShapesTable() {
+  static const std::vector<FamilyShapes> table = [] {
+    std::vector<FamilyShapes> rows = {PixArtShapes(), SD3Shapes(), FluxShapes()};
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].family != static_cast<ModelFamily>(i))
+        throw std::logic_error("model_zoo/shapes/family.cc: rows out of ModelFamily order");
+    return rows;
+  }();
+  return table;
+}
+
+const FamilyShapes& ShapesOf(ModelFamily family) {
+  return FamilyShapesTable().at(static_cast<std::size_t>(family));
+}
+
+}  // namespace ditbench

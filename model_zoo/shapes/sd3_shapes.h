@@ -1,0 +1,11 @@
+// SD3's shapes without LibTorch: presets, its diffusers class's config.json, and analytic
+// cost (model_zoo/shapes/family.h). The module is model_zoo/families/sd3.h.
+#pragma once
+
+#include "model_zoo/shapes/family.h"
+
+namespace ditbench {
+
+FamilyShapes SD3Shapes();
+
+}  // namespace ditbench
