@@ -82,6 +82,10 @@ History BuildHistory(const std::vector<CampaignInfo>& campaigns,
       ++history.excluded;
       continue;
     }
+    if (c.record.environment.is_object() && c.record.environment.contains("bisect")) {
+      ++history.bisections;
+      continue;
+    }
     history.campaigns.push_back(c);
     included[c.id] = &c;
   }

@@ -1,7 +1,8 @@
 // A trial's history: every campaign of its sweep that measured it, in time order, with the
 // change points among them (stats/change_points.h). What `ditbench history` prints and the
 // report's History section draws. Reads through storage's typed reads only (Campaigns,
-// Results); campaigns set aside with `ditbench campaigns --exclude` take no part.
+// Results); campaigns set aside with `ditbench campaigns --exclude`, and the campaigns
+// `ditbench bisect` measured, take no part.
 //
 // A point is one campaign's measurement of the trial: its latency_ms (the median of its launch
 // medians, as `query` reports it) with the stored interval (between launches when the sweep
@@ -77,6 +78,9 @@ struct History {
   std::vector<KeyHistory> keys;  // by sweep, then label, then key
   std::vector<CampaignInfo> campaigns;  // the included campaigns of the selected sweeps
   std::size_t excluded = 0;             // campaigns of those sweeps left out
+  // Campaigns of `ditbench bisect` (environment "bisect"): they measure older builds out of
+  // time order, so they are not points of the history either.
+  std::size_t bisections = 0;
 };
 
 struct HistoryOptions {

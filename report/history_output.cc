@@ -31,6 +31,8 @@ void WriteTable(const History& history, std::ostream& out) {
   out << fmt::format("{} campaign{}", history.campaigns.size(),
                      history.campaigns.size() == 1 ? "" : "s");
   if (history.excluded > 0) out << fmt::format(" ({} excluded)", history.excluded);
+  if (history.bisections > 0)
+    out << fmt::format(" ({} of `ditbench bisect` left out)", history.bisections);
   out << fmt::format(", {} trial key{}\n", history.keys.size(),
                      history.keys.size() == 1 ? "" : "s");
   std::size_t changed = 0;
@@ -113,6 +115,7 @@ void WriteHistory(const History& history, const std::string& format, std::ostrea
                          {"version", kHistoryFormatVersion},
                          {"campaigns", nlohmann::json::array()},
                          {"excluded_campaigns", history.excluded},
+                         {"bisect_campaigns", history.bisections},
                          {"keys", nlohmann::json::array()}};
   for (const CampaignInfo& c : history.campaigns)
     json["campaigns"].push_back({{"id", c.id},

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -39,7 +40,7 @@ class HistoryTest : public ::testing::Test {
     auto db = ResultsDb::Open(path_);
     for (int night = 1; night <= nights; ++night) {
       const std::int64_t id = db->ResumeOrCreateCampaign(
-          test::MakeCampaign("nightly", "b" + std::to_string(night)), true);
+          test::MakeCampaign("nightly", fmt::format("b{}", night)), true);
       db->UpdateCampaignEnvironment(
           id, {{"worker", {{"driver", night >= step_at ? "560" : "550"}, {"nccl", "2.21"}}}});
       const double wobble = 1 + 0.01 * ((night * 7) % 5 - 2);
@@ -126,6 +127,13 @@ TEST_F(HistoryTest, ExcludedCampaignsTakeNoPartAndUnknownNamesAreRefused) {
     ASSERT_EQ(key.points.size(), 11u);
     for (const HistoryPoint& p : key.points) EXPECT_NE(p.campaign, 3);
   }
+  {
+    auto db = ResultsDb::Open(path_);
+    db->UpdateCampaignEnvironment(5, {{"bisect", {{"build", "b2"}, {"position", 2}}}});
+  }
+  const History without_bisect = Load();
+  EXPECT_EQ(without_bisect.bisections, 1u);
+  for (const HistoryPoint& p : without_bisect.keys[0].points) EXPECT_NE(p.campaign, 5);
   EXPECT_EQ(Load({"", TrialKey(test::MakeConfig(2))}).keys.size(), 1u);
   try {
     Load({"weekly", ""});
