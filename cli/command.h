@@ -35,6 +35,8 @@ std::function<int()> DefinePlanCommand(CLI::App& sub);
 std::function<int()> DefineQueryCommand(CLI::App& sub);
 std::function<int()> DefineReportCommand(CLI::App& sub);
 std::function<int()> DefineCompareCommand(CLI::App& sub);
+std::function<int()> DefineHistoryCommand(CLI::App& sub);
+std::function<int()> DefineCampaignsCommand(CLI::App& sub);
 std::function<int()> DefineBisectCommand(CLI::App& sub);
 std::function<int()> DefineEnvCommand(CLI::App& sub);
 std::function<int()> DefineMigrateCommand(CLI::App& sub);

@@ -213,6 +213,10 @@ def _result(rank, world, status, error, samples, stop_reason, torch):
         environment = {"python": sys.version.split()[0], "program": sys.argv[0]}
         if torch is not None:
             environment["torch"] = getattr(torch, "__version__", "")
+        # The libraries `ditbench history` fingerprints, when the script imported them.
+        for library in ("diffusers",):
+            if library in sys.modules:
+                environment[library] = getattr(sys.modules[library], "__version__", "")
     return {
         "format": FORMAT, "version": CONTRACT_VERSION, "rank": rank, "world_size": world,
         "status": status, "error": error, "device": _device_name(torch),

@@ -363,7 +363,8 @@ Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_
 
   // Thresholds per device kind: learned from side A's database, else the defaults.
   std::vector<std::int64_t> all_ids, excluded = a.campaigns;
-  for (const CampaignInfo& c : a_db.Campaigns()) all_ids.push_back(c.id);
+  for (const CampaignInfo& c : a_db.Campaigns())
+    if (!c.excluded) all_ids.push_back(c.id);  // set aside by `ditbench campaigns --exclude`
   if (&a_db == &b_db) excluded.insert(excluded.end(), b.campaigns.begin(), b.campaigns.end());
   const std::vector<ResultRow> history = a_db.Results(all_ids);
   const auto thresholds_for = [&](bool gpu) {

@@ -18,6 +18,8 @@
 #include "report/comparison_html.h"
 #include "report/configuration_group.h"
 #include "report/group_charts.h"
+#include "report/history.h"
+#include "report/history_section.h"
 #include "report/html_text.h"
 #include "report/chart_style.h"
 #include "report/report_summary.h"
@@ -68,7 +70,11 @@ constexpr std::size_t kShownRows = 50;
 
 std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& options) {
   std::vector<CampaignInfo> all = db.Campaigns();
-  if (options.sweeps.empty() && options.campaigns.empty()) return all;
+  // Campaigns set aside (`ditbench campaigns --exclude`) appear only when named by id.
+  if (options.sweeps.empty() && options.campaigns.empty()) {
+    std::erase_if(all, [](const CampaignInfo& c) { return c.excluded; });
+    return all;
+  }
   std::set<std::int64_t> chosen;
   for (const std::string& sweep : options.sweeps) {
     bool found = false;
@@ -76,7 +82,7 @@ std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& op
     for (const CampaignInfo& c : all) {
       known.insert(c.record.sweep_name);
       if (c.record.sweep_name == sweep) {
-        chosen.insert(c.id);
+        if (!c.excluded) chosen.insert(c.id);
         found = true;
       }
     }
@@ -435,6 +441,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   for (const auto& [trial, summary] : stage_summaries)
     stages.emplace(std::make_pair(trial.campaign, trial.trial_key), summary);
   const std::vector<ReportWarning> warnings = ReportWarnings(campaigns, rows);
+  const std::string history = RenderHistorySection(BuildHistory(campaigns, rows, {}));
 
   // The table of contents, in page order.
   std::vector<std::pair<std::string, std::string>> contents;
@@ -445,6 +452,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   contents.emplace_back("campaigns", "Campaigns");
   contents.emplace_back("status", "Status");
   if (!warnings.empty()) contents.emplace_back("warnings", "Warnings");
+  if (!history.empty()) contents.emplace_back("history", "History: each trial over the campaigns");
   for (const auto& [key, anchor] : anchors) contents.emplace_back(anchor, GroupTitle(key));
   if (!stage_summaries.empty()) contents.emplace_back("stages", "Stage breakdown");
   html += RenderContents(contents);
@@ -455,6 +463,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   RenderHeader(html, campaigns, trials_per_campaign);
   RenderStatusCounts(html, rows);
   html += RenderWarnings(warnings);
+  html += history;  // "" below kHistoryMinCampaigns campaigns
   nlohmann::json charts = nlohmann::json::array();
   if (rows.empty()) html += "<p>No trials selected.</p>\n";
   for (const auto& [key, group] : groups)

@@ -1,7 +1,8 @@
 // The HTML comparison report: one self-contained file (Chart.js inlined, no network).
 //
 // Contents: a header (sweeps, campaigns with build and host, generation time), status
-// counts, warnings (report/report_warnings.h), and per report group (report/
+// counts, warnings (report/report_warnings.h), the History section when a trial key has three
+// campaigns or more (report/history_section.h), and per report group (report/
 // configuration_group.h: same model, resolution, precision, scope, batch, steps,
 // profile_blocks, workload) its charts (report/group_charts.h) and a table ranked by latency,
 // one row per configuration (its trials folded over seeds, report/seed_folding.h), with the

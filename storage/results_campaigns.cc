@@ -1,5 +1,6 @@
 // ResultsDb's campaigns (results_db.h): creating or resuming one, stamping and describing it,
 // and the state of its trials that a resumed run starts from.
+#include <functional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -177,7 +178,8 @@ void ResultsDb::UpdateCampaignEnvironment(std::int64_t campaign_id,
 std::vector<CampaignInfo> ResultsDb::Campaigns() {
   Statement query(db_, fmt::format(R"sql(
     SELECT c.id, s.name, c.sweep_path, c.spec_hash, c.spec_text, c.build, c.host,
-           c.environment_json, {}, {}
+           c.environment_json, {}, {}, c.excluded, c.label,
+           (SELECT count(*) FROM trials t WHERE t.campaign_id = c.id)
     FROM campaigns c JOIN sweeps s ON s.id = c.sweep_id ORDER BY c.id)sql",
                                    UnixSecondsSql("c.started_at"),
                                    UnixSecondsSql("c.finished_at")));
@@ -196,9 +198,44 @@ std::vector<CampaignInfo> ResultsDb::Campaigns() {
     if (info.record.environment.is_discarded()) info.record.environment = nlohmann::json();
     info.started_at = query.Double(8);
     info.finished_at = query.OptionalDouble(9);
+    info.excluded = query.Int(10) != 0;
+    if (!query.IsNull(11)) info.label = query.Text(11);
+    info.trials = query.Int(12);
     campaigns.push_back(std::move(info));
   }
   return campaigns;
+}
+
+namespace {
+
+// One UPDATE of a campaign's column; StorageError naming the known campaigns when none matched.
+void UpdateCampaign(sqlite3* db, const std::filesystem::path& path, std::int64_t campaign_id,
+                    const char* sql, const std::function<void(Statement&)>& bind) {
+  Statement update(db, sql);
+  bind(update);
+  update.Run();
+  if (sqlite3_changes(db) == 1) return;
+  Statement ids(db, "SELECT id FROM campaigns ORDER BY id");
+  std::string known;
+  while (ids.Step()) known += fmt::format("{}{}", known.empty() ? "" : ", ", ids.Int(0));
+  throw StorageError(fmt::format("no campaign {} in '{}'; known: {}", campaign_id,
+                                 path.string(), known.empty() ? "none" : known));
+}
+
+}  // namespace
+
+void ResultsDb::SetCampaignExcluded(std::int64_t campaign_id, bool excluded) {
+  UpdateCampaign(db_, path_, campaign_id, "UPDATE campaigns SET excluded = ? WHERE id = ?",
+                 [&](Statement& s) { s.Bind(1, excluded ? 1 : 0).Bind(2, campaign_id); });
+}
+
+void ResultsDb::SetCampaignLabel(std::int64_t campaign_id, const std::string& label) {
+  UpdateCampaign(db_, path_, campaign_id, "UPDATE campaigns SET label = ? WHERE id = ?",
+                 [&](Statement& s) {
+                   if (label.empty()) s.BindNull(1);
+                   else s.Bind(1, label);
+                   s.Bind(2, campaign_id);
+                 });
 }
 
 }  // namespace ditbench

@@ -35,7 +35,7 @@ namespace ditbench {
 
 // The version this build writes. Databases with a lower version are migrated forward on open
 // (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 10;
+inline constexpr int kSchemaVersion = 11;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 // The parallel degrees are the ParallelDegrees base (model_zoo/shapes/parallel_degrees.h), read from
@@ -86,6 +86,11 @@ struct CampaignInfo {
   CampaignRecord record;               // record.sweep_name names its sweep
   double started_at = 0;               // unix seconds (stored as ISO 8601: storage/iso_time.h)
   std::optional<double> finished_at;   // unset while unfinished
+  // Set aside by `ditbench campaigns --exclude`: left out of history, learned noise floors
+  // and reports, its rows kept (schema version 11).
+  bool excluded = false;
+  std::string label;                   // `ditbench campaigns --label`; empty when none
+  std::int64_t trials = 0;             // trials recorded in it, whatever their status
 };
 
 // How a writable ResultsDb waits for a lock that another program holds (a write transaction
@@ -190,8 +195,14 @@ class ResultsDb {
   // Stamps the campaign's finish time.
   void FinishCampaign(std::int64_t campaign_id);
 
-  // Every campaign, oldest first.
+  // Every campaign, oldest first, excluded ones included (CampaignInfo::excluded).
   std::vector<CampaignInfo> Campaigns();
+
+  // Sets a campaign aside or takes it back (`ditbench campaigns --exclude/--include`), and
+  // names it (an empty label clears it). Throws StorageError naming the known campaigns when
+  // there is no campaign `id`.
+  void SetCampaignExcluded(std::int64_t campaign_id, bool excluded);
+  void SetCampaignLabel(std::int64_t campaign_id, const std::string& label);
 
   // The samples of one launch of the trial ordered by iteration, rank, stage; empty when the
   // trial or launch is unknown.

@@ -345,11 +345,21 @@ void MigrateToV10(sqlite3* db) {
   Exec(db, ResultsView(10).c_str());
 }
 
+// Schema version 11: campaigns a user set aside or named (`ditbench campaigns`):
+// campaigns.excluded (1: left out of history, learned noise floors and reports; its rows are
+// kept) and campaigns.label (free text, NULL when none). The view is unchanged.
+void MigrateToV11(sqlite3* db) {
+  Exec(db,
+       "ALTER TABLE campaigns ADD COLUMN excluded INTEGER NOT NULL DEFAULT 0 "
+       "CHECK (excluded IN (0, 1));"
+       "ALTER TABLE campaigns ADD COLUMN label TEXT;");
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
                                    MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,
-                                   MigrateToV9, MigrateToV10};
+                                   MigrateToV9, MigrateToV10, MigrateToV11};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {

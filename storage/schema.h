@@ -22,6 +22,7 @@
 //      concurrent_trials and placement.
 //  10: every time column is ISO 8601 UTC text with milliseconds (storage/iso_time.h), the
 //      rows of older versions converted from unix seconds; the view's columns unchanged.
+//  11: campaigns.excluded and campaigns.label (`ditbench campaigns`); view unchanged.
 // A database with a lower version is migrated forward, one transaction per step. A newer one,
 // or a file that is not a ditbench database, is refused with StorageError.
 #pragma once

@@ -8,6 +8,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/stats/stats_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/stats/distributions_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/stats/change_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/stats/change_points_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/migration_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/read_only_media_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/statement_test.cc
@@ -22,6 +23,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/report/report_configurations_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/group_charts_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/headless_render_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report/history_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/../cli/query_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/../cli/report_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/../cli/compare_command.cc

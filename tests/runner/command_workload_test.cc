@@ -190,6 +190,25 @@ TEST_F(CommandWorkloadTest, PythonModuleComputesTheMediansIntervalAsStatsDoes) {
   }
 }
 
+TEST_F(CommandWorkloadTest, PythonModuleReportsTheDiffusersVersionTheScriptImported) {
+  const auto environment = [](const std::string& imports) {
+    const std::string command = fmt::format(
+        "python3 -c 'import sys, types; sys.path.insert(0, \"{}\"); {} import ditbench_result "
+        "as d; print(d._result(0, 1, \"ok\", \"\", [], \"max\", None)[\"environment\"]"
+        ".get(\"diffusers\"))'",
+        DITBENCH_PYTHON_DIR, imports);
+    FILE* pipe = ::popen(command.c_str(), "r");
+    char buffer[128] = {};
+    const bool read = pipe && std::fgets(buffer, sizeof buffer, pipe) != nullptr;
+    EXPECT_EQ(pipe ? ::pclose(pipe) : -1, 0) << command;
+    return read ? std::string(buffer) : std::string("<nothing>");
+  };
+  EXPECT_EQ(environment("sys.modules[\"diffusers\"] = types.SimpleNamespace("
+                        "__version__=\"0.31.0\");"),
+            "0.31.0\n");
+  EXPECT_EQ(environment(""), "None\n");  // not imported: not reported
+}
+
 TEST_F(CommandWorkloadTest, PlanShowsCustomAxesAndEstimatesOnlyMeasuredCommands) {
   std::ofstream(dir_ / "sweep.yaml") << Sweep("ok");
   ParseResult parsed = ParseSweepFile(dir_ / "sweep.yaml");

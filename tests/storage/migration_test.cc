@@ -82,6 +82,18 @@ TEST_F(MigrationTest, SchemaFiveAddsCommandColumnsEmptyForBuiltInTrials) {
             Column("SELECT count(*) FROM results"));
 }
 
+TEST_F(MigrationTest, SchemaElevenKeepsEveryCampaignIncludedAndUnlabelled) {
+  auto db = ResultsDb::Open(DbPath());
+  const std::vector<CampaignInfo> campaigns = db->Campaigns();
+  ASSERT_FALSE(campaigns.empty());
+  for (const CampaignInfo& c : campaigns) {
+    EXPECT_FALSE(c.excluded);
+    EXPECT_EQ(c.label, "");
+  }
+  EXPECT_EQ(campaigns[0].trials, std::stoll(Column("SELECT count(*) FROM trials "
+                                                   "WHERE campaign_id = 1").at(0)));
+}
+
 TEST_F(MigrationTest, KeysAreRecomputedAndStatusesKept) {
   auto db = ResultsDb::Open(DbPath());
   EXPECT_EQ(Column("SELECT max(version) FROM schema_version"),
@@ -322,7 +334,8 @@ TEST_F(MigrationFromNineTest, EveryTimeBecomesIsoTextOfTheSameInstant) {
   const auto view_before = Column("SELECT started_at || ' ' || finished_at FROM results "
                                   "ORDER BY trial_key");
   ResultsDb::Open(DbPath());
-  EXPECT_EQ(Column("SELECT max(version) FROM schema_version"), std::vector<std::string>{"10"});
+  EXPECT_EQ(Column("SELECT max(version) FROM schema_version"),
+            std::vector<std::string>{std::to_string(kSchemaVersion)});
   for (const auto& [table, column] : kTimeColumns) {
     const std::string name = std::string(table) + "." + column;
     EXPECT_EQ(Rows(table, column), before[name]) << name;

@@ -46,6 +46,34 @@ TEST_F(ResultsDbTest, NewDatabaseHasSchemaVersionWalAndResultsView) {
   EXPECT_EQ(QueryText("SELECT type FROM sqlite_master WHERE name = 'results'"), "view");
 }
 
+TEST_F(ResultsDbTest, CampaignsCanBeExcludedIncludedAndLabelledWithoutLosingData) {
+  auto db = ResultsDb::Open(DbPath());
+  const std::int64_t first = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
+  const std::int64_t second = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
+  db->RecordTrial(first, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10));
+  db->SetCampaignExcluded(first, true);
+  db->SetCampaignLabel(second, "after the driver update");
+  std::vector<CampaignInfo> campaigns = db->Campaigns();
+  ASSERT_EQ(campaigns.size(), 2u);
+  EXPECT_TRUE(campaigns[0].excluded);
+  EXPECT_EQ(campaigns[0].trials, 1);
+  EXPECT_FALSE(campaigns[1].excluded);
+  EXPECT_EQ(campaigns[1].label, "after the driver update");
+  EXPECT_EQ(db->Results({first}).size(), 1u);  // excluded, not deleted
+  db->SetCampaignExcluded(first, false);
+  db->SetCampaignLabel(second, "");
+  campaigns = db->Campaigns();
+  EXPECT_FALSE(campaigns[0].excluded);
+  EXPECT_EQ(campaigns[1].label, "");
+  try {
+    db->SetCampaignExcluded(9, true);
+    FAIL() << "no campaign 9";
+  } catch (const StorageError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("no campaign 9"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("known: 1, 2"));
+  }
+}
+
 TEST_F(ResultsDbTest, ReopeningKeepsDataAndDoesNotMigrateAgain) {
   std::int64_t campaign = 0;
   {

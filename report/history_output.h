@@ -1,0 +1,27 @@
+// `ditbench history` output: a History (report/history.h) as a text table, CSV, JSON or a
+// self-contained HTML page (report/history_section.h).
+// Formats are versioned: JSON carries {"format": "ditbench-history", "version": 1}; CSV has a
+// fixed header (new columns only ever appended), one row per point. Readers of JSON should
+// refuse a newer version.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "report/history.h"
+
+namespace ditbench {
+
+inline constexpr int kHistoryFormatVersion = 1;
+
+// Table: per key, its latest value, the change points (campaigns, builds, size with its
+// interval, what else changed in the environment, campaigns skipped as busy or disturbed) and
+// the trend since its first campaign. REQUIRES: format is "table", "csv", "json" or "html"
+// (std::invalid_argument otherwise).
+void WriteHistory(const History& history, const std::string& format, std::ostream& out);
+
+// "campaign 17 (build night-17) -> campaign 18 (build night-18): +15.0% [+13.1, +16.9] 95%;
+// also changed: driver 550.54 -> 555.42": one line, as the table and `--fail-on-change` print.
+std::string ChangeText(const HistoryChange& change);
+
+}  // namespace ditbench
