@@ -3,7 +3,47 @@
 #include <algorithm>
 
 namespace ditbench {
+namespace {
+
+CommVolume& operator+=(CommVolume& a, const CommVolume& b) {
+  a.all_to_all += b.all_to_all;
+  a.ring += b.ring;
+  a.gather += b.gather;
+  a.all_to_all_calls += b.all_to_all_calls;
+  a.ring_calls += b.ring_calls;
+  a.gather_calls += b.gather_calls;
+  return a;
+}
+
+CommVolume Scaled(CommVolume v, double k) {
+  v.all_to_all *= k;
+  v.ring *= k;
+  v.gather *= k;
+  v.all_to_all_calls *= k;
+  v.ring_calls *= k;
+  v.gather_calls *= k;
+  return v;
+}
+
+// A gather-kind collective of `bytes` (none when there is nothing to send).
+CommVolume Gather(double bytes, double calls = 1) {
+  CommVolume v;
+  if (bytes > 0) {
+    v.gather = bytes;
+    v.gather_calls = calls;
+  }
+  return v;
+}
+
+}  // namespace
+
 std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& c) {
+  const std::optional<CommVolume> v = CommVolumePerStep(m, c);
+  if (!v) return std::nullopt;
+  return v->bytes();
+}
+
+std::optional<CommVolume> CommVolumePerStep(const ModelConfig& m, const TrialConfig& c) {
   const bool joint = m.text_attention == TextAttention::kJoint;
   const double e = BytesPerElement(c.precision);
   const double tokens = double(ImageTokens(m, c.resolution));
@@ -32,9 +72,20 @@ std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& 
   // patch: M times a synchronous step's. SD3.5's dual-attention blocks attend a second time,
   // over the image tokens only.
   const auto block = [&](int i, double patches) {
-    const double image = ulysses_block + patches * ring_block;
+    CommVolume image;
+    if (ulysses_block > 0) {
+      image.all_to_all = ulysses_block;
+      image.all_to_all_calls = 4 * patches;  // q, k, v out and the output back, per patch
+    }
+    if (ring_block > 0) {
+      image.ring = patches * ring_block;
+      image.ring_calls = patches * (r - 1);
+    }
     if (!joint) return image;
-    return image + patches * text_gather + (m.dual_attention(i) ? image : 0);
+    CommVolume v = image;
+    v += Gather(patches * text_gather, patches);
+    if (m.dual_attention(i)) v += image;
+    return v;
   };
 
   const double out_channels = m.out_channels, patch_area = double(m.patch) * m.patch;
@@ -46,9 +97,11 @@ std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& 
   const int steps = c.scope == Scope::kForward ? 1 : c.steps;
   const int blocks = m.total_blocks();
   if (p == 1) {
-    double sum = 0;
+    CommVolume sum;
     for (int i = 0; i < blocks; ++i) sum += block(i, 1);
-    return sum + gather_output + cfg_gather;
+    sum += Gather(gather_output);
+    sum += Gather(cfg_gather);
+    return sum;
   }
 
   // PipeFusion: stage k runs blocks/p blocks (the first blocks % p stages one more), sends its
@@ -57,18 +110,27 @@ std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& 
   const int sync_steps = std::min(std::max(c.pipefusion_warmup_steps, 0), steps);
   const double broadcast = (p - 1) * rows * out_channels * latent * latent * e;
   const double patches = c.effective_pipefusion_patches();
-  double worst = 0;
+  CommVolume worst;
   for (int stage = 0, begin = 0; stage < p; ++stage) {
     const int end = begin + blocks / p + (stage < blocks % p ? 1 : 0);
     const bool last = stage == p - 1;
-    double sync = cfg_gather, patched = cfg_gather;
+    CommVolume sync = Gather(cfg_gather), patched = Gather(cfg_gather);
     for (int i = begin; i < end; ++i) {
       sync += block(i, 1);
       patched += block(i, patches);
     }
-    sync += last ? broadcast + gather_output : rows * local * d * e + text;
-    patched += last ? broadcast + gather_hidden : rows * local * d * e + patches * text;
-    worst = std::max(worst, (sync_steps * sync + (steps - sync_steps) * patched) / steps);
+    if (last) {
+      sync += Gather(broadcast);
+      sync += Gather(gather_output);
+      patched += Gather(broadcast);
+      patched += Gather(gather_hidden);
+    } else {
+      sync += Gather(rows * local * d * e + text);
+      patched += Gather(rows * local * d * e + patches * text, patches);
+    }
+    CommVolume mean = Scaled(sync, double(sync_steps) / steps);
+    mean += Scaled(patched, double(steps - sync_steps) / steps);
+    if (mean.bytes() > worst.bytes()) worst = mean;
     begin = end;
   }
   return worst;

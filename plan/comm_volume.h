@@ -13,8 +13,21 @@
 
 namespace ditbench {
 
-// Per step, per rank (max over ranks), in bytes, for every family and strategy; optional so that
-// a family whose communication is not modelled can say so.
+// One step's communication of the busiest rank split by collective kind, each with the number
+// of collective calls it takes: what a cost model prices as latency + bytes / bandwidth per
+// kind (plan/cost_model.h). `all_to_all`: Ulysses' all-to-alls; `ring`: ring attention's K/V
+// send/receive; `gather`: all-gathers, PipeFusion's sends and broadcasts, CFG's gather.
+struct CommVolume {
+  double all_to_all = 0, ring = 0, gather = 0;                    // bytes
+  double all_to_all_calls = 0, ring_calls = 0, gather_calls = 0;  // collectives
+  double bytes() const { return all_to_all + ring + gather; }
+};
+
+// Per step, per rank (the rank that sends the most), for every family and strategy; optional
+// so that a family whose communication is not modelled can say so.
+std::optional<CommVolume> CommVolumePerStep(const ModelConfig& model, const TrialConfig& trial);
+
+// CommVolumePerStep's bytes.
 std::optional<double> CommBytesPerStep(const ModelConfig& model, const TrialConfig& trial);
 
 }  // namespace ditbench

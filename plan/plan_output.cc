@@ -78,7 +78,9 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
     std::string iter = "-", trial = "-", mem = "-", verdict;
     if (t.estimate) {
       iter = fmt::format("{:.3g}{}", t.estimate->iteration_ms,
-                         t.estimate->source == "measured" ? "*" : "");
+                         t.estimate->source == "measured"    ? "*"
+                         : t.estimate->source == "predicted" ? "~"
+                                                             : "");
       trial = Duration(t.estimate->trial_s);
       mem = fmt::format("{:.0f} MB", t.estimate->memory_mb);
     }
@@ -126,6 +128,8 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                                        spec.replicates)
                          : "",
                      a.device, a.efficiency * 100);
+  if (!plan.estimates_from.empty())
+    out << "estimates: " << plan.estimates_from << " (~ = predicted by it)\n";
   WritePacking(plan, a, out);
   WriteSavings(EstimateSavings(spec, plan, budget_s), out);
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"
@@ -172,6 +176,9 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
                        {"source", t.estimate->source}};
       if (t.estimate->comm_mb_per_step)
         j["estimate"]["comm_mb_per_step"] = *t.estimate->comm_mb_per_step;
+      if (t.estimate->iteration_low_ms && t.estimate->iteration_high_ms)
+        j["estimate"]["iteration_interval_ms"] = {*t.estimate->iteration_low_ms,
+                                                  *t.estimate->iteration_high_ms};
     }
     trials.push_back(std::move(j));
   }
@@ -192,6 +199,7 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
                           {"duplicates", plan.duplicates},
                           {"where", where}}},
                         {"estimated_wall_s", plan.estimated_wall_s},
+                        {"estimates_from", plan.estimates_from},
                         {"policy", plan.pack_slots > 0 ? "pack" : "exclusive"},
                         {"packed_wall_s", plan.pack_slots > 0 ? nlohmann::json(plan.packed_wall_s)
                                                               : nlohmann::json()},

@@ -22,6 +22,10 @@
 //      concurrent_trials and placement.
 //  10: every time column is ISO 8601 UTC text with milliseconds (storage/iso_time.h), the
 //      rows of older versions converted from unix seconds; the view's columns unchanged.
+//  11: reserved for campaigns (another branch); a no-op step here.
+//  12: the planner's cost model: table `model_fits` (one row per fit: device kind, trials,
+//      leave-one-out errors, terms and per-trial predictions as JSON) and `search_reasons`
+//      (why `run --search advise` ran each launch); the view unchanged.
 // A database with a lower version is migrated forward, one transaction per step. A newer one,
 // or a file that is not a ditbench database, is refused with StorageError.
 #pragma once

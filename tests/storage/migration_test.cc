@@ -322,7 +322,8 @@ TEST_F(MigrationFromNineTest, EveryTimeBecomesIsoTextOfTheSameInstant) {
   const auto view_before = Column("SELECT started_at || ' ' || finished_at FROM results "
                                   "ORDER BY trial_key");
   ResultsDb::Open(DbPath());
-  EXPECT_EQ(Column("SELECT max(version) FROM schema_version"), std::vector<std::string>{"10"});
+  EXPECT_EQ(Column("SELECT max(version) FROM schema_version"),
+            std::vector<std::string>{std::to_string(kSchemaVersion)});
   for (const auto& [table, column] : kTimeColumns) {
     const std::string name = std::string(table) + "." + column;
     EXPECT_EQ(Rows(table, column), before[name]) << name;
