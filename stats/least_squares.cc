@@ -4,10 +4,6 @@
 #include <cmath>
 
 namespace ditbench {
-namespace {
-
-// Solves the symmetric positive definite system A z = b in place of a Cholesky factor; returns
-// the inverse of A (row-major), or nullopt when A is not positive definite.
 std::optional<std::vector<double>> InverseSpd(std::vector<double> a, std::size_t n) {
   // A = L L'.
   for (std::size_t j = 0; j < n; ++j) {
@@ -38,8 +34,6 @@ std::optional<std::vector<double>> InverseSpd(std::vector<double> a, std::size_t
   }
   return inverse;
 }
-
-}  // namespace
 
 double LeastSquaresFit::Predict(const std::vector<double>& x) const {
   double sum = 0;

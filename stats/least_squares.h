@@ -36,6 +36,10 @@ std::optional<LeastSquaresFit> FitNonNegative(const std::vector<std::vector<doub
                                               const std::vector<double>& weights,
                                               double ridge = 1e-9);
 
+// The inverse of the symmetric positive definite n x n matrix `a` (row-major), by Cholesky;
+// nullopt when `a` is not positive definite.
+std::optional<std::vector<double>> InverseSpd(std::vector<double> a, std::size_t n);
+
 // The two-sided 95% quantile of Student's t with `dof` degrees of freedom (1.96 for large
 // dof); a close approximation, exact to 2% from dof 2 on.
 double StudentT95(std::size_t dof);
