@@ -32,6 +32,7 @@ const std::vector<Command>& Commands();
 
 std::function<int()> DefineRunCommand(CLI::App& sub);
 std::function<int()> DefinePlanCommand(CLI::App& sub);
+std::function<int()> DefineAdviseCommand(CLI::App& sub);
 std::function<int()> DefineQueryCommand(CLI::App& sub);
 std::function<int()> DefineReportCommand(CLI::App& sub);
 std::function<int()> DefineCompareCommand(CLI::App& sub);

@@ -30,6 +30,8 @@ const std::vector<Command>& Commands() {
       {"run", "run a sweep: launch every trial and store the results", DefineRunCommand},
       {"plan", "show a sweep's trials, which are invalid and why, and estimates; runs nothing",
        DefinePlanCommand},
+      {"advise", "rank a sweep's layouts by measured or predicted time, and say what to measure next",
+       DefineAdviseCommand},
       {"query", "print results from the database as a table, CSV or JSON", DefineQueryCommand},
       {"report", "write a self-contained HTML report", DefineReportCommand},
       {"compare", "compare two campaigns trial by trial: faster, slower, same or inconclusive",

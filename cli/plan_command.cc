@@ -1,6 +1,7 @@
 // `ditbench plan SWEEP.yaml`: every trial of the sweep, valid or why not, with estimates.
 // Runs nothing.
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <sstream>
 #include <memory>
@@ -13,6 +14,8 @@
 #include "launch/slurm/slurm_cluster.h"
 #include "machine/placement.h"
 #include "plan/budget_order.h"
+#include "plan/cost_model.h"
+#include "plan/fitted_model.h"
 #include "plan/plan_output.h"
 #include "plan/sweep_plan.h"
 #include "report/output_file.h"
@@ -32,7 +35,45 @@ struct PlanOptions {
   std::string partition;
   int gpus_per_node = 0;  // --launcher slurm: 0 asks sinfo
   int nodes = 0;          // --launcher slurm: 0 asks sinfo
+  bool explain = false;   // --explain: the cost model's leave-one-out error, printed and stored
 };
+
+// `plan --db --explain`: fits the device's trials, prints every term and each trial's
+// leave-one-out prediction, and stores the fit (table model_fits). Returns an exit code.
+int ExplainModel(const std::filesystem::path& path, const std::string& device) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    std::cerr << "ditbench plan: error: --explain: no results database '" << path.string() << "'\n";
+    return kExitUsage;
+  }
+  auto db = ResultsDb::Open(path);
+  const FittedModel fitted = FitFromDatabase(*db, device);
+  const LooReport loo = LeaveOneOut(fitted.observations);
+  std::cout << "\n" << fitted.Explain() << "\n";
+  if (fitted.model)
+    for (const CostModel::Term& t : fitted.model->Terms())
+      std::cout << fmt::format("  {:<30} {:>12.4g}  [{:.4g}, {:.4g}]{}\n", t.name,
+                               t.coefficient.value, t.coefficient.low, t.coefficient.high,
+                               t.active ? "" : "  (not used)");
+  std::cout << fmt::format("leave-one-out over {} trials ({} predicted):", loo.entries.size(),
+                           loo.predicted);
+  if (loo.predicted == 0) {
+    std::cout << " too few trials to fit without one\n";
+  } else {
+    std::cout << fmt::format(" median |error| {:.1f}%, worst {:.1f}%\n",
+                             loo.median_abs_error * 100, loo.max_abs_error * 100);
+    for (const LooEntry& e : loo.entries)
+      if (e.predicted)
+        std::cout << fmt::format("  {}  measured {:.4g} ms  predicted {:.4g} ms [{:.4g}, {:.4g}]  "
+                                 "{:+.1f}%\n",
+                                 e.trial_key, e.measured_ms, e.predicted->value,
+                                 e.predicted->low, e.predicted->high, e.relative_error() * 100);
+  }
+  const double now = std::chrono::duration<double>(
+                         std::chrono::system_clock::now().time_since_epoch()).count();
+  db->RecordModelFit(FitRecord(fitted, loo, now));
+  return kExitOk;
+}
 
 // Under Slurm a trial may span nodes: the GPUs trials may use are SlurmCapacity's (sinfo, or
 // --gpus-per-node and --nodes). Throws std::invalid_argument when neither says how many GPUs a
@@ -73,6 +114,9 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
                  "GPUs/slots, CPU slots pinned to their own cores), as `run` takes it")
       ->check(CLI::IsMember({"exclusive", "pack"}))
       ->capture_default_str();
+  sub.add_flag("--explain", options->explain,
+               "with --db: print the cost model fitted on the database's trials of the device, "
+               "its leave-one-out error on them, and store it (table model_fits)");
   sub.add_option("--launcher", options->launcher,
                  "local, or slurm: trials may span nodes (GPUs per node and nodes from sinfo "
                  "or the options below)")
@@ -134,6 +178,14 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
       WritePlanJson(parsed.spec, plan, assumptions, std::cout, budget_s);
     else
       WritePlanTable(parsed.spec, plan, assumptions, std::cout, {}, budget_s);
+    if (options->explain) {
+      try {
+        if (const int code = ExplainModel(options->db, assumptions.device)) return code;
+      } catch (const StorageError& e) {
+        std::cerr << "ditbench plan: error: " << e.what() << "\n";
+        return kExitTrialsFailed;
+      }
+    }
     try {
       CheckOutput(std::cout, "the plan to standard output");
     } catch (const std::exception& e) {

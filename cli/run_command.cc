@@ -132,6 +132,11 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
                  "trial one srun step of the allocation ditbench runs in (dies with it)")
       ->check(CLI::IsMember({"job", "step"}))
       ->capture_default_str();
+  sub.add_option("--search", options->search,
+                 "advise: measure trials in the advisor's order, most informative first, until "
+                 "--budget is spent or every group's leader is decided (the reasons are "
+                 "printed and stored)")
+      ->check(CLI::IsMember({"advise"}));
   auto budget = std::make_shared<std::string>();
   sub.add_option("--budget", *budget,
                  "DURATION (90s, 30m, 8h): run the 1-rank trials first, then the cheapest, and "

@@ -138,6 +138,8 @@ nlohmann::json TrialJson(const PlannedTrial& t) {
     e["memory_mb_per_rank"] = t.estimate->memory_mb;
     e["source"] = t.estimate->source;
     if (t.estimate->comm_mb_per_step) e["comm_mb_per_step"] = *t.estimate->comm_mb_per_step;
+    if (t.estimate->iteration_low_ms && t.estimate->iteration_high_ms)
+      e["iteration_interval_ms"] = {*t.estimate->iteration_low_ms, *t.estimate->iteration_high_ms};
   }
   return j;
 }
@@ -162,7 +164,9 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
     std::string iter = "-", trial = "-", mem = "-", verdict;
     if (t.estimate) {
       iter = fmt::format("{:.3g}{}", t.estimate->iteration_ms,
-                         t.estimate->source == "measured" ? "*" : "");
+                         t.estimate->source == "measured"    ? "*"
+                         : t.estimate->source == "predicted" ? "~"
+                                                             : "");
       trial = Duration(t.estimate->trial_s);
       mem = fmt::format("{:.0f} MB", t.estimate->memory_mb);
     }
@@ -222,6 +226,8 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                          ? fmt::format("{:.0f}% of dense peak", a.efficiency * 100)
                          : std::string("a share of dense peak that falls at small per-rank sizes"),
                      LinkFor(a.device, 1, 0).name);
+  if (!plan.estimates_from.empty())
+    out << "estimates: " << plan.estimates_from << " (~ = predicted by it)\n";
   WritePacking(plan, a, out);
   WriteSavings(EstimateSavings(spec, plan, budget_s), out);
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"
@@ -269,6 +275,7 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
                        {"duplicates", plan.duplicates},
                        {"where", where}}},
                      {"estimated_wall_s", plan.estimated_wall_s},
+                     {"estimates_from", plan.estimates_from},
                      {"policy", plan.pack_slots > 0 ? "pack" : "exclusive"},
                      {"packed_wall_s", plan.pack_slots > 0 ? nlohmann::json(plan.packed_wall_s)
                                                            : nlohmann::json()},

@@ -10,6 +10,7 @@
 #include "model_zoo/shapes/model_config.h"
 #include "plan/comm_volume.h"
 #include "plan/device_prior.h"
+#include "plan/fitted_model.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -98,6 +99,14 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
   }
   PlanAssumptions analytic = a;
   if (startups > 0) analytic.startup_s = startup_sum / startups;
+  // With a database, the cost model fitted from its trials of this device kind predicts the
+  // trials it has not measured (plan/fitted_model.h); it says when it has too few to fit.
+  std::optional<FittedModel> fitted;
+  plan.estimates_from.clear();
+  if (!db.empty()) {
+    fitted = FitFromDatabase(db, a.device);
+    plan.estimates_from = fitted->Explain();
+  }
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
     PlannedTrial& t = plan.trials[i];
     if (t.invalid_reason && !t.unsupported) continue;
@@ -111,6 +120,16 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
                   (t.config.warmup + TimedIterations(t.config, m->latency_ms)) * m->latency_ms /
                       1000;
       e.source = "measured";
+    } else if (fitted && fitted->model) {
+      if (const auto p = fitted->model->Iteration(t.config)) {
+        e.iteration_ms = p->value;
+        e.iteration_low_ms = p->low;
+        e.iteration_high_ms = p->high;
+        const auto startup = fitted->model->Startup(t.config);
+        e.trial_s = (startup ? startup->value : analytic.startup_s) +
+                    (t.config.warmup + TimedIterations(t.config, p->value)) * p->value / 1000;
+        e.source = "predicted";
+      }
     }
     // Every launch of a trial costs a whole trial (replicates: separate processes).
     if (!t.unsupported) plan.estimated_wall_s += e.trial_s * spec.replicates;

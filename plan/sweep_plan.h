@@ -22,7 +22,11 @@ struct TrialEstimate {
   // Per rank (max over ranks) per denoising step, from the shapes (plan/comm_volume.h);
   // unset where the family's communication is not modelled.
   std::optional<double> comm_mb_per_step;
-  std::string source;       // "measured" (an earlier ok result of this key) or "analytic"
+  // "measured" (an earlier ok result of this key), "predicted" (the cost model fitted on the
+  // database's trials of the device, plan/fitted_model.h) or "analytic".
+  std::string source;
+  // source "predicted": the 95% interval of iteration_ms.
+  std::optional<double> iteration_low_ms, iteration_high_ms;
 };
 
 struct PlannedTrial {
@@ -45,6 +49,9 @@ struct SweepPlan {
   // Planned for exclusive on more than one slot (PlanSweepForPolicy): packed_wall_s of the same
   // sweep under --policy pack, to show what packing would save; 0 otherwise.
   double pack_alternative_s = 0;
+  // Which estimate predicts the trials not measured yet (FittedModel::Explain); empty without
+  // a database.
+  std::string estimates_from;
 };
 
 // What the estimates assume about the hardware.
@@ -70,7 +77,9 @@ struct PlanAssumptions {
 };
 
 // Expands and classifies `spec` for `capacity`. With `db` (may be empty or missing), earlier
-// ok results of the same trial key replace the analytic time estimate.
+// ok results of the same trial key replace the analytic time estimate, and the other trials
+// are predicted by the cost model fitted on the database's trials of `assumptions.device`
+// when there are enough (plan/fitted_model.h).
 SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity,
                     const PlanAssumptions& assumptions = {},
                     const std::filesystem::path& db = {});

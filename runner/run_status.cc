@@ -155,6 +155,14 @@ void ConsoleRunStatus::HalvingDone(int round) {
                       round);
 }
 
+void ConsoleRunStatus::SearchChoice(const std::string& key, const std::string& reason) {
+  out_ << fmt::format("advise search: next {}: {}\n", key, reason) << std::flush;
+}
+
+void ConsoleRunStatus::SearchDone(const std::string& why) {
+  out_ << "advise search: done: " << why << "\n";
+}
+
 void ConsoleRunStatus::RunInterrupted() {
   out_ << "interrupted: finished trials are saved; run the same command again to resume\n";
 }

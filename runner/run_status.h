@@ -86,6 +86,11 @@ class RunStatus {
                                 double keep) = 0;
   virtual void HalvingDone(int round) = 0;
 
+  // `run --search advise`: why the next launch is `key` (its reason is stored too), and why
+  // the search ended.
+  virtual void SearchChoice(const std::string& key, const std::string& reason) = 0;
+  virtual void SearchDone(const std::string& why) = 0;
+
   // How the run ended.
   virtual void RunInterrupted() = 0;
   virtual void BudgetSpent(double budget_s, const RunTally& tally) = 0;
@@ -125,6 +130,8 @@ class ConsoleRunStatus final : public RunStatus {
   void HalvingRoundDone(int round, std::size_t going_on, std::size_t ranked,
                         double keep) override;
   void HalvingDone(int round) override;
+  void SearchChoice(const std::string& key, const std::string& reason) override;
+  void SearchDone(const std::string& why) override;
   void RunInterrupted() override;
   void BudgetSpent(double budget_s, const RunTally& tally) override;
   void StoppedBusy(const RunTally& tally) override;

@@ -1,6 +1,7 @@
 #include "runner/sweep_run.h"
 
 #include <algorithm>
+#include <chrono>
 #include <ostream>
 #include <optional>
 #include <set>
@@ -8,6 +9,7 @@
 #include "base/exit_codes.h"
 #include "plan/resume.h"
 #include "plan/trial_selection.h"
+#include "runner/advise_search.h"
 #include "runner/campaign_setup.h"
 #include "runner/coordinator_lock.h"
 #include "runner/dry_run.h"
@@ -26,6 +28,11 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
 
 int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& status,
              std::ostream& out, std::ostream& err) {
+  const bool advise = options.search == "advise";
+  if (!options.search.empty() && !advise) {
+    err << "ditbench run: error: --search '" << options.search << "': expected advise\n";
+    return kExitUsage;
+  }
   const std::optional<SweepSetup> prepared = PrepareSweep(options, effects, err);
   if (!prepared) return kExitUsage;
   const SweepSetup& setup = *prepared;  // the loop borrows its plan, spec and placement
@@ -33,6 +40,11 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
   const SweepPlan& plan = setup.plan;
   const Placement& placement = setup.placement;
   const TrialSelection& selection = setup.selection;
+  if (advise && spec.halving_keep > 0) {
+    err << "ditbench run: error: --search advise: the sweep has its own search (halving); "
+           "leave out one of them\n";
+    return kExitUsage;
+  }
   if (options.dry_run) {
     SweepPlan shown = plan;
     std::erase_if(shown.trials, [&](const PlannedTrial& t) { return !selection.Selects(t.key); });
@@ -68,7 +80,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
   settings.halving = spec.halving_keep > 0;
   settings.replicates = spec.replicates;
   settings.skip_larger_after_oom = spec.skip_larger_after_oom;
-  settings.budget_s = options.budget_s;
+  settings.budget_s = advise ? -1 : options.budget_s;  // the advise search keeps its own
   settings.require_idle_s = options.require_idle_s;
   settings.stop_after_failures = options.stop_after_failures;
   std::vector<OomTrial> oomed;
@@ -80,8 +92,23 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
   SweepLoop loop(spec, placement, setup.policy, db, campaign, effects, setup.worker, run_root,
                  settings, std::move(oomed), status);
   for (const AdoptedTrial& a : started->adopted) loop.Adopt(a);
+  bool advise_budget_spent = false;
   try {
-    if (spec.halving_keep > 0) {
+    if (advise) {
+      auto run_round = [&](const std::vector<QueuedTrial>& launches) {
+        if (!launches.empty()) loop.Run(launches, plan.trials.size());
+        return !effects.interrupt.Requested() && !loop.refused_busy();
+      };
+      AdviseSearchSettings search;
+      search.device = setup.assumptions.device;
+      search.budget_s = options.budget_s;
+      search.now = effects.now ? effects.now : [] {
+        return std::chrono::duration<double>(
+                   std::chrono::steady_clock::now().time_since_epoch()).count();
+      };
+      advise_budget_spent = RunAdviseSearch(plan, selection, db, campaign, live, search,
+                                            run_round, status) == AdviseSearchEnd::kBudgetSpent;
+    } else if (spec.halving_keep > 0) {
       auto run_round = [&](const std::vector<QueuedTrial>& launches) {
         if (!launches.empty()) loop.Run(launches, plan.trials.size());
         return !effects.interrupt.Requested() && !loop.refused_busy() && !loop.budget_spent() &&
@@ -106,7 +133,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
     status.RunInterrupted();
     return kExitInterrupted;
   }
-  if (loop.budget_spent()) {
+  if (loop.budget_spent() || advise_budget_spent) {
     status.BudgetSpent(options.budget_s, tally);
     return tally.failed + tally.kept_failed > 0 ? 1 : 0;
   }

@@ -48,6 +48,9 @@ struct RunOptions {
   // --budget 8h: launches ordered by plan/budget_order.h, and none started once the time
   // spent plus its estimate would pass this many seconds. Negative: no budget.
   double budget_s = -1;
+  // --search advise: measure trials in the advisor's order until the budget is spent or every
+  // group's leader is decided (runner/advise_search.h). Empty: the sweep's own order.
+  std::string search;
   std::string launcher = "local";    // recorded with the campaign: local | slurm
   // --only KEY (repeatable): run only these trials of the sweep, in its campaign as usual
   // (plan/trial_selection.h). Empty: every trial.

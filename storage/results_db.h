@@ -35,7 +35,7 @@ namespace ditbench {
 
 // The version this build writes. Databases with a lower version are migrated forward on open
 // (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 11;
+inline constexpr int kSchemaVersion = 12;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 // The parallel degrees are the ParallelDegrees base (model_zoo/shapes/parallel_degrees.h), read from
@@ -242,6 +242,47 @@ class ResultsDb {
     std::optional<double> startup_s;
   };
   std::optional<Measurement> NewestOkMeasurement(const std::string& trial_key);
+
+  // The planner's observations (plan/cost_model.h): the newest ok measurement of every trial
+  // key run on `device` (trials.device; every device when empty) on a machine that stayed
+  // idle (busy trials left out), with its configuration as stored.
+  struct ObservedTrial {
+    std::string trial_key;
+    nlohmann::json config;  // CanonicalJson: the computation and the measurement policy
+    double latency_ms = 0;
+    std::optional<double> comm_mb_per_step;
+    // The trial's wall time less its warm-up and timed iterations at the median (as
+    // Measurement::startup_s).
+    std::optional<double> startup_s;
+    std::optional<double> output_error;
+    std::int64_t campaign = 0;
+  };
+  std::vector<ObservedTrial> ObservedTrials(const std::string& device);
+
+  // A fit of the planner's cost model (schema version 12, table model_fits).
+  struct ModelFitRecord {
+    std::string device;
+    double fitted_at = 0;  // unix seconds
+    std::int64_t trials = 0;
+    std::optional<double> median_abs_error, max_abs_error;  // leave-one-out, fractions
+    nlohmann::json terms = nlohmann::json::array();
+    // [{"trial_key", "measured_ms", "predicted_ms", "low_ms", "high_ms"}, ...]
+    nlohmann::json predictions = nlohmann::json::array();
+  };
+  void RecordModelFit(const ModelFitRecord& fit);
+  // The newest fit for `device` (any device when empty).
+  std::optional<ModelFitRecord> NewestModelFit(const std::string& device);
+
+  // Why `run --search advise` ran a launch (table search_reasons), in the order it chose.
+  struct SearchReason {
+    std::string trial_key;
+    int launch = 0;
+    std::int64_t step = 0;
+    std::string reason;
+  };
+  void RecordSearchReason(std::int64_t campaign_id, const std::string& trial_key, int launch,
+                          const std::string& reason);
+  std::vector<SearchReason> SearchReasons(std::int64_t campaign_id);
 
   // `ditbench query` (storage/results_query.h): the view's columns in order, the rows
   // matching a query, or one read-only statement as written. QueryError for a mistake in the

@@ -355,11 +355,40 @@ void MigrateToV11(sqlite3* db) {
        "ALTER TABLE campaigns ADD COLUMN label TEXT;");
 }
 
+// Schema version 12: the planner's cost model (plan/cost_model.h). `model_fits` keeps each fit
+// of one device kind's trials: how many, the leave-one-out errors (fractions), the fitted terms
+// and every trial's leave-one-out prediction against its measurement, as JSON. `search_reasons`
+// keeps why `run --search advise` ran each launch, in the order it chose them.
+constexpr const char* kSchemaV12 = R"sql(
+CREATE TABLE model_fits (
+  id INTEGER PRIMARY KEY,
+  device TEXT NOT NULL,
+  fitted_at TEXT NOT NULL,
+  trials INTEGER NOT NULL CHECK (trials >= 0),
+  median_abs_error REAL,
+  max_abs_error REAL,
+  terms_json TEXT NOT NULL DEFAULT '[]',
+  predictions_json TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX model_fits_by_device ON model_fits(device, id);
+CREATE TABLE search_reasons (
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  trial_key TEXT NOT NULL,
+  launch INTEGER NOT NULL CHECK (launch >= 0),
+  step INTEGER NOT NULL CHECK (step >= 0),
+  reason TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  PRIMARY KEY (campaign_id, step)
+);
+)sql";
+
+void MigrateToV12(sqlite3* db) { Exec(db, kSchemaV12); }
+
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
                                    MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,
-                                   MigrateToV9, MigrateToV10, MigrateToV11};
+                                   MigrateToV9, MigrateToV10, MigrateToV11, MigrateToV12};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {

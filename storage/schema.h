@@ -23,6 +23,9 @@
 //  10: every time column is ISO 8601 UTC text with milliseconds (storage/iso_time.h), the
 //      rows of older versions converted from unix seconds; the view's columns unchanged.
 //  11: campaigns.excluded and campaigns.label (`ditbench campaigns`); view unchanged.
+//  12: the planner's cost model: table `model_fits` (one row per fit: device kind, trials,
+//      leave-one-out errors, terms and per-trial predictions as JSON) and `search_reasons`
+//      (why `run --search advise` ran each launch); the view unchanged.
 // A database with a lower version is migrated forward, one transaction per step. A newer one,
 // or a file that is not a ditbench database, is refused with StorageError.
 #pragma once

@@ -2,7 +2,10 @@
 // and the halving search, over the fake launcher.
 #include <gtest/gtest.h>
 
+#include "plan/cost_model.h"
 #include "plan/halving.h"
+#include "plan/sweep_plan.h"
+#include "tests/support/sweeps.h"
 #include "report/configuration_group.h"
 #include "storage/results_db.h"
 #include "tests/support/sweep_run_fixture.h"
@@ -333,6 +336,64 @@ TEST(HalvingGroupTest, IsTheReportGroupOfTheTrial) {
   TrialConfig fp16 = a;
   fp16.precision = Precision::kFp16;
   EXPECT_NE(HalvingGroup(a), HalvingGroup(fp16));
+}
+
+// `run --search advise`: 24 layouts whose time follows a known law, a budget that admits 10
+// launches (a clock that advances 100 s per launch started).
+constexpr const char* kAdvise = R"(name: advise
+defaults: {model: pixart-alpha-tiny, resolution: 256, steps: 2, warmup: 1, repeats: 3}
+matrix:
+  ulysses: [1, 2, 4]
+  ring: [1, 2]
+  cfg: [1, 2]
+  pipefusion: [1, 2]
+)";
+
+// The law: the cost model's own terms with chosen coefficients (plan/cost_model.h), so that a
+// fit can find it; more ranks compute less each but communicate more.
+double AdviseLaw(const TrialConfig& c) {
+  const std::vector<double> law = {3.0, 400.0, 2.0, 0.0, 0.4, 2.0, 0.4, 2.0, 0.4, 2.0, 0, 0};
+  const auto x = CostFeatures(c).value();
+  double ms = 0;
+  for (std::size_t j = 0; j < x.size(); ++j) ms += law[j] * x[j];
+  return ms;
+}
+
+TEST_F(SweepRunTest, AdviseSearchMeasuresTheTrueWinnerWithinABudgetOfTenTrials) {
+  launcher_.law = AdviseLaw;
+  auto o = Options(kAdvise);
+  o.gpus = "cpu:32";
+  o.search = "advise";
+  o.budget_s = 999;  // the 11th launch would start at 1000 s
+  SweepEffects effects{launcher_, interrupt_, gpus_, health_};
+  effects.now = [this] { return 100.0 * static_cast<double>(launcher_.started.size()); };
+  out_.str("");
+  EXPECT_EQ(RunSweep(o, effects, out_, err_), 0) << err_.str();
+  EXPECT_LE(launcher_.started.size(), 10u);
+  // The law's winner among the sweep's valid trials.
+  const SweepPlan plan =
+      PlanSweep(test::ParseValidSweep(kAdvise), {32, false}, PlanAssumptions{});
+  std::string winner;
+  double best = 0;
+  for (const PlannedTrial& t : plan.trials) {
+    if (t.invalid_reason) continue;
+    if (winner.empty() || AdviseLaw(t.config) < best) {
+      best = AdviseLaw(t.config);
+      winner = t.key;
+    }
+  }
+  std::vector<std::string> measured;
+  for (const auto& request : launcher_.started) measured.push_back(request.run_dir.filename());
+  EXPECT_NE(std::find(measured.begin(), measured.end(), winner), measured.end()) << out_.str();
+  // Every launch has its reason, on the console and in the database, in order.
+  EXPECT_EQ(Column("SELECT count(*) FROM search_reasons")[0],
+            std::to_string(launcher_.started.size()));
+  EXPECT_EQ(Column("SELECT trial_key FROM search_reasons ORDER BY step"), measured);
+  EXPECT_NE(out_.str().find("advise search: next " + measured.front() + ": teaches the cost "
+                            "model the most"),
+            std::string::npos)
+      << out_.str();
+  EXPECT_NE(out_.str().find("advise search: done"), std::string::npos) << out_.str();
 }
 
 }  // namespace

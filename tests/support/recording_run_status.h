@@ -60,6 +60,10 @@ class RecordingRunStatus final : public RunStatus {
     Add(fmt::format("halving round {} {}/{}", round, going_on, ranked));
   }
   void HalvingDone(int round) override { Add(fmt::format("halving done {}", round)); }
+  void SearchChoice(const std::string& key, const std::string& reason) override {
+    Add(fmt::format("search {}: {}", key, reason));
+  }
+  void SearchDone(const std::string& why) override { Add("search done: " + why); }
   void RunInterrupted() override { Add("run-interrupted"); }
   void BudgetSpent(double, const RunTally& t) override { Add("budget-spent " + Tally(t)); }
   void StoppedBusy(const RunTally& t) override { Add("stopped-busy " + Tally(t)); }

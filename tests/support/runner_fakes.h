@@ -130,6 +130,8 @@ class FakeLauncher final : public Launcher {
   bool fail_all = false;  // every trial fails as a fail_ulysses one does
   int oom_resolution = -1;  // trials of this resolution run out of memory
   double ms_per_seed = 0;   // every sample is this much slower per unit of the trial's seed
+  // A speed law: when set, every timed sample of every rank takes law(config) ms exactly.
+  std::function<double(const TrialConfig&)> law;
   int launch_error_ulysses = -1;
   int throw_ulysses = -1;
   FakeInterrupt* interrupt = nullptr;
@@ -181,7 +183,9 @@ class FakeLauncher final : public Launcher {
       result.samples = {{r, 0, "iteration", 50.0, true}};
       for (int i = 1; i <= file.config.repeats.min; ++i)
         result.samples.push_back(
-            {r, i, "iteration", 10.0 + r + i + ms_per_seed * double(file.config.seed), false});
+            {r, i, "iteration",
+             law ? law(file.config) : 10.0 + r + i + ms_per_seed * double(file.config.seed),
+             false});
       result.peak_mem_mb = 10;
       WriteFileAtomically(RankResultPath(request.run_dir, r), ToJson(result).dump());
     }

@@ -1,0 +1,115 @@
+#include "plan/advice_output.h"
+
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model_zoo/shapes/parallel_degrees.h"
+
+namespace ditbench {
+namespace {
+
+std::string Value(const CostPrediction& p, bool measured) {
+  if (measured) return fmt::format("{:.4g}", p.value);
+  return fmt::format("{:.4g} [{:.4g}, {:.4g}]", p.value, p.low, p.high);
+}
+
+nlohmann::json Json(const CostPrediction& p) {
+  return {{"value", p.value}, {"low", p.low}, {"high", p.high}};
+}
+
+}  // namespace
+
+std::string LayoutText(const TrialConfig& c) {
+  std::string text;
+  for (const DegreeInfo& d : kDegreeTable)
+    if (c.*d.member > 1) text += fmt::format("{}{}={}", text.empty() ? "" : " ", d.name, c.*d.member);
+  if (c.pipefusion > 1 && c.effective_pipefusion_patches() != c.pipefusion)
+    text += fmt::format(" patches={}", c.effective_pipefusion_patches());
+  return text.empty() ? "1 rank" : text;
+}
+
+void WriteAdviceTable(const Advice& advice, std::ostream& out) {
+  out << "objective: " << ObjectiveName(advice.objective) << " (" << ObjectiveUnit(advice.objective)
+      << "); " << advice.estimates_from << "\n";
+  for (const GroupAdvice& g : advice.groups) {
+    out << "\n" << g.group << "\n";
+    if (g.ranked.empty()) {
+      out << "  no trial to rank\n";
+      continue;
+    }
+    out << fmt::format("  {:>4}  {:<16}  {:<28} {:<36} {:>8}  {}\n", "rank", "trial", "layout",
+                       std::string(ObjectiveName(advice.objective)) + " [95% interval]", "source",
+                       "P(beats leader)");
+    for (std::size_t i = 0; i < g.ranked.size(); ++i) {
+      const AdvisedTrial& t = g.ranked[i];
+      out << fmt::format("  {:>4}  {:<16}  {:<28} {:<36} {:>8}  {}\n", i + 1, t.trial->key,
+                         LayoutText(t.trial->config), Value(t.objective, t.measured),
+                         t.measured ? "measured" : "predicted",
+                         i == 0 ? "leader" : fmt::format("{:.0f}%", t.p_beats_leader * 100));
+    }
+    for (const AdvisedTrial& t : g.excluded)
+      out << fmt::format("        {:<16}  {:<28} excluded: output error {:.3g}\n", t.trial->key,
+                         LayoutText(t.trial->config), t.output_error.value_or(0));
+    const AdvisedTrial& lead = g.ranked.front();
+    out << fmt::format("  recommendation: {} ({}, {})", LayoutText(lead.trial->config),
+                       lead.trial->key, lead.measured ? "measured" : "predicted");
+    if (g.regret)
+      out << fmt::format("; regret against the best measured trial {:+.1f}%", *g.regret * 100);
+    else
+      out << "; nothing measured yet";
+    out << "\n";
+    if (g.decided) {
+      out << "  decided: the leader is measured and no other interval overlaps it\n";
+    } else {
+      out << "  measure next:";
+      for (std::size_t i : g.to_measure)
+        out << fmt::format(" {} ({})", g.ranked[i].trial->key, LayoutText(g.ranked[i].trial->config));
+      out << "\n";
+    }
+  }
+}
+
+void WriteAdviceJson(const Advice& advice, const std::string& sweep, const std::string& device,
+                     std::ostream& out) {
+  nlohmann::json groups = nlohmann::json::array();
+  for (const GroupAdvice& g : advice.groups) {
+    nlohmann::json ranked = nlohmann::json::array(), excluded = nlohmann::json::array();
+    const auto entry = [&](const AdvisedTrial& t) {
+      nlohmann::json j = {{"trial_key", t.trial->key},
+                          {"layout", LayoutText(t.trial->config)},
+                          {"world_size", t.trial->config.world_size()},
+                          {"source", t.measured ? "measured" : "predicted"},
+                          {"latency_ms", Json(t.latency_ms)},
+                          {"objective", Json(t.objective)},
+                          {"p_beats_leader", t.p_beats_leader}};
+      if (t.output_error) j["output_error"] = *t.output_error;
+      return j;
+    };
+    for (const AdvisedTrial& t : g.ranked) ranked.push_back(entry(t));
+    for (const AdvisedTrial& t : g.excluded) excluded.push_back(entry(t));
+    nlohmann::json to_measure = nlohmann::json::array();
+    for (std::size_t i : g.to_measure) to_measure.push_back(g.ranked[i].trial->key);
+    groups.push_back({{"group", g.group},
+                      {"ranked", ranked},
+                      {"excluded", excluded},
+                      {"recommendation",
+                       g.ranked.empty() ? nlohmann::json() : nlohmann::json(g.ranked[0].trial->key)},
+                      {"regret", g.regret ? nlohmann::json(*g.regret) : nlohmann::json()},
+                      {"measure_next", to_measure},
+                      {"decided", g.decided}});
+  }
+  out << nlohmann::json{{"format", "ditbench-advice"},
+                        {"version", 1},
+                        {"sweep", sweep},
+                        {"device", device},
+                        {"objective", ObjectiveName(advice.objective)},
+                        {"unit", ObjectiveUnit(advice.objective)},
+                        {"estimates_from", advice.estimates_from},
+                        {"groups", groups}}
+             .dump(2)
+      << "\n";
+}
+
+}  // namespace ditbench

@@ -1,0 +1,20 @@
+// Printing an Advice (plan/advisor.h): the table people read and the versioned JSON scripts
+// read ({"format": "ditbench-advice", "version": 1, ...}; within version 1 keys are only ever
+// added, so a reader ignores keys it does not know).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "plan/advisor.h"
+
+namespace ditbench {
+
+void WriteAdviceTable(const Advice& advice, std::ostream& out);
+void WriteAdviceJson(const Advice& advice, const std::string& sweep, const std::string& device,
+                     std::ostream& out);
+
+// A trial's layout in the words of the table: "ulysses=2 ring=2" ("1 rank" when none).
+std::string LayoutText(const TrialConfig& config);
+
+}  // namespace ditbench

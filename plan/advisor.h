@@ -1,0 +1,73 @@
+// `ditbench advise`: which layout wins in each report group, with how sure we are, and what to
+// measure next. Pure: a plan and a fitted model in, advice out.
+//
+// Every valid trial of the plan is scored by the objective: measured when the database holds
+// an ok result of its key (an exact value), otherwise predicted by the cost model with its 95%
+// interval (plan/cost_model.h), or, with too few trials for a fit, by the analytic estimate
+// with a factor-of-3 interval. Within each group (HalvingGroup) the trials are ranked by their
+// point value; the first is the recommendation. Its regret is how much worse it is than the
+// best measured trial of the group (negative: predicted better than anything measured). The
+// trials worth measuring next are those whose interval overlaps the leader's (and the leader
+// itself while it is only predicted), most likely to beat it first. A group is decided once its
+// leader is measured and no interval overlaps it.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plan/cost_model.h"
+#include "plan/fitted_model.h"
+#include "plan/sweep_plan.h"
+
+namespace ditbench {
+
+enum class Objective {
+  kLatency,     // ms per image batch (lower is better)
+  kThroughput,  // images per second (higher is better)
+  kEfficiency,  // images per second per rank (higher is better)
+};
+std::optional<Objective> ParseObjective(std::string_view name);
+std::string_view ObjectiveName(Objective objective);
+std::string_view ObjectiveUnit(Objective objective);
+
+struct AdvisedTrial {
+  const PlannedTrial* trial = nullptr;  // borrowed from the plan
+  bool measured = false;
+  CostPrediction latency_ms;  // measured: low = value = high
+  CostPrediction objective;   // in ObjectiveUnit
+  std::optional<double> output_error;
+  double p_beats_leader = 0;  // chance it is better than the leader (normal approximation)
+};
+
+struct GroupAdvice {
+  std::string group;
+  std::vector<AdvisedTrial> ranked;   // best first
+  std::vector<AdvisedTrial> excluded;  // measured output error above --max-output-error
+  std::optional<std::size_t> best_measured;  // index into ranked
+  std::optional<double> regret;  // (leader vs best measured) as a fraction; unset: none measured
+  std::vector<std::size_t> to_measure;  // indices into ranked, most informative first
+  bool decided = false;
+};
+
+struct AdviseOptions {
+  Objective objective = Objective::kLatency;
+  std::optional<double> max_output_error;
+  std::size_t max_to_measure = 3;
+};
+
+struct Advice {
+  Objective objective = Objective::kLatency;
+  std::string estimates_from;  // FittedModel::Explain
+  std::vector<GroupAdvice> groups;  // by group text
+};
+
+Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOptions& options);
+
+// The interval of a trial the analytic estimate predicts: value / kAnalyticFactor to value x
+// kAnalyticFactor (docs/planner.md: the analytic estimate was off by up to 5x on CPU).
+inline constexpr double kAnalyticFactor = 3.0;
+
+}  // namespace ditbench

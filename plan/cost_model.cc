@@ -1,0 +1,188 @@
+#include "plan/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model_zoo/shapes/model_config.h"
+#include "plan/comm_volume.h"
+
+namespace ditbench {
+namespace {
+
+constexpr double kMiB = 1048576.0;
+
+// Start-up features: a constant, per rank, per billion parameters, per rank and billion.
+std::vector<double> StartupFeatures(const TrialConfig& c) {
+  std::string unused;
+  const auto model = ResolveModel(c.model, c.model_overrides, &unused);
+  const double params = model ? double(ParameterCount(*model)) / 1e9 : 0.0;
+  const double ranks = c.world_size();
+  return {1.0, ranks, params, ranks * params};
+}
+
+CostPrediction Interval(const LeastSquaresFit& fit, const std::vector<double>& x) {
+  CostPrediction p;
+  p.value = std::max(0.0, fit.Predict(x));
+  // Relative noise of one trial (the fit's weights are 1 / y^2) and the coefficients' own.
+  const double noise = fit.sigma * p.value;
+  const double sd = std::sqrt(noise * noise + fit.PredictionVariance(x));
+  const double t = StudentT95(fit.degrees_of_freedom);
+  p.low = std::max(0.0, p.value - t * sd);
+  p.high = p.value + t * sd;
+  return p;
+}
+
+}  // namespace
+
+const std::vector<std::string>& CostTermNames() {
+  static const std::vector<std::string> names = {
+      "overhead_ms",          "rank_compute_ms_per_gflop", "shared_compute_ms_per_gflop",
+      "ms_per_block_call",    "all_to_all_ms_per_call",    "all_to_all_ms_per_mib",
+      "ring_ms_per_call",     "ring_ms_per_mib",           "gather_ms_per_call",
+      "gather_ms_per_mib",    "decode_ms_per_mpixel",      "shared_decode_ms_per_mpixel"};
+  return names;
+}
+
+std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
+                                                std::optional<double> counted_comm_mb) {
+  if (!TraitsOf(c.workload).builtin_model) return std::nullopt;
+  std::string unused;
+  const auto model = ResolveModel(c.model, c.model_overrides, &unused);
+  if (!model) return std::nullopt;
+  const double forwards = c.scope == Scope::kForward ? 1 : c.steps;
+  const int samples = c.batch * (model->negative_prompt ? 2 : 1) * c.dp;
+  const double gflop = forwards * ForwardFlops(*model, c.resolution, samples) / 1e9;
+  const double ranks = c.world_size();
+  // PipeFusion: synchronous steps run the stages one after another; patch steps fill and
+  // drain a pipeline of M patches through P stages (as AnalyticEstimate).
+  const double p = c.pipefusion, m = c.effective_pipefusion_patches();
+  const double sync = std::min<double>(std::max(c.pipefusion_warmup_steps, 0), forwards);
+  const double bubble = p > 1 ? (sync * p + (forwards - sync) * (m + p - 1) / m) / forwards : 1;
+  const double blocks = model->total_blocks();
+  const double block_calls =
+      p > 1 ? blocks / p * (sync * p + (forwards - sync) * (m + p - 1)) : blocks * forwards;
+
+  CommPerStep comm = CommByKindPerStep(*model, c).value_or(CommPerStep{});
+  if (counted_comm_mb && comm.total_bytes > 0) {
+    const double k = *counted_comm_mb * kMiB / comm.total_bytes;
+    for (double& bytes : comm.bytes) bytes *= k;
+  }
+  const auto calls = [&](Collective kind) { return forwards * comm.calls[std::size_t(kind)]; };
+  const auto mib = [&](Collective kind) { return forwards * comm.bytes[std::size_t(kind)] / kMiB; };
+  const double mpixels =
+      c.scope == Scope::kPipeline ? double(c.batch) * c.resolution * c.resolution / 1e6 : 0.0;
+  return std::vector<double>{1.0,
+                             gflop / ranks * bubble,
+                             gflop * bubble,
+                             block_calls,
+                             calls(Collective::kAllToAll),
+                             mib(Collective::kAllToAll),
+                             calls(Collective::kSendRecv),
+                             mib(Collective::kSendRecv),
+                             calls(Collective::kAllGather),
+                             mib(Collective::kAllGather),
+                             mpixels,
+                             mpixels * ranks};
+}
+
+namespace {
+std::vector<double> ReducedFeatures(const std::vector<double>& x) {
+  // overhead, rank compute, shared compute, collectives of every kind, MiB of every kind, and
+  // the two decode terms. Block calls go: too close to the compute terms with few trials.
+  return {x[0], x[1], x[2], x[4] + x[6] + x[8], x[5] + x[7] + x[9], x[10], x[11]};
+}
+}  // namespace
+
+std::vector<double> CostModel::Features(const std::vector<double>& full) const {
+  return reduced_ ? ReducedFeatures(full) : full;
+}
+
+std::optional<CostModel> CostModel::Fit(const std::vector<CostObservation>& observations) {
+  std::vector<std::vector<double>> rows, startup_rows;
+  std::vector<double> y, w, startup_y, startup_w;
+  for (const CostObservation& o : observations) {
+    if (!(o.latency_ms > 0)) continue;
+    auto x = CostFeatures(o.config, o.comm_mb_per_step);
+    if (!x) continue;
+    rows.push_back(std::move(*x));
+    y.push_back(o.latency_ms);
+    w.push_back(1.0 / (o.latency_ms * o.latency_ms));  // relative errors
+    if (o.startup_s && *o.startup_s > 0) {
+      startup_rows.push_back(StartupFeatures(o.config));
+      startup_y.push_back(*o.startup_s);
+      startup_w.push_back(1.0 / (*o.startup_s * *o.startup_s));
+    }
+  }
+  if (rows.size() < kMinimumTrialsToFit) return std::nullopt;
+  CostModel model;
+  std::optional<LeastSquaresFit> fit = FitNonNegative(rows, y, w);
+  if (!fit || fit->degrees_of_freedom < 3) {
+    // Too few trials for a term per collective kind: one latency and one bandwidth for all.
+    std::vector<std::vector<double>> reduced;
+    for (const auto& x : rows) reduced.push_back(ReducedFeatures(x));
+    fit = FitNonNegative(reduced, y, w);
+    if (!fit || fit->degrees_of_freedom < 3) return std::nullopt;
+    model.reduced_ = true;
+  }
+  model.iteration_ = std::move(*fit);
+  model.trials_ = rows.size();
+  if (startup_rows.size() >= 3) model.startup_ = FitNonNegative(startup_rows, startup_y, startup_w);
+  return model;
+}
+
+std::optional<CostPrediction> CostModel::Iteration(const TrialConfig& config,
+                                                   std::optional<double> counted_comm_mb) const {
+  const auto x = CostFeatures(config, counted_comm_mb);
+  if (!x) return std::nullopt;
+  return Interval(iteration_, Features(*x));
+}
+
+std::optional<CostPrediction> CostModel::Startup(const TrialConfig& config) const {
+  if (!startup_) return std::nullopt;
+  return Interval(*startup_, StartupFeatures(config));
+}
+
+std::vector<CostModel::Term> CostModel::Terms() const {
+  std::vector<Term> terms;
+  const double t = StudentT95(iteration_.degrees_of_freedom);
+  static const std::vector<std::string> reduced = {
+      "overhead_ms",    "rank_compute_ms_per_gflop", "shared_compute_ms_per_gflop",
+      "ms_per_collective", "ms_per_mib",             "decode_ms_per_mpixel",
+      "shared_decode_ms_per_mpixel"};
+  const std::vector<std::string>& names = reduced_ ? reduced : CostTermNames();
+  for (std::size_t j = 0; j < names.size(); ++j) {
+    const double value = iteration_.coefficients[j], se = iteration_.StandardError(j);
+    terms.push_back({names[j], {value, value - t * se, value + t * se},
+                     bool(iteration_.active[j])});
+  }
+  return terms;
+}
+
+LooReport LeaveOneOut(const std::vector<CostObservation>& observations) {
+  LooReport report;
+  std::vector<double> errors;
+  for (std::size_t i = 0; i < observations.size(); ++i) {
+    std::vector<CostObservation> others;
+    others.reserve(observations.size() - 1);
+    for (std::size_t j = 0; j < observations.size(); ++j)
+      if (j != i) others.push_back(observations[j]);
+    LooEntry entry{observations[i].trial_key, observations[i].latency_ms, std::nullopt};
+    if (const auto model = CostModel::Fit(others))
+      entry.predicted =
+          model->Iteration(observations[i].config, observations[i].comm_mb_per_step);
+    if (entry.predicted && entry.measured_ms > 0) {
+      errors.push_back(std::abs(entry.relative_error()));
+      ++report.predicted;
+    }
+    report.entries.push_back(std::move(entry));
+  }
+  if (!errors.empty()) {
+    std::sort(errors.begin(), errors.end());
+    const std::size_t n = errors.size();
+    report.median_abs_error = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+    report.max_abs_error = errors.back();
+  }
+  return report;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,110 @@
+// A cost model fitted from measured trials of one device kind: what `plan --db`, `advise` and
+// `run --search advise` predict unmeasured trials with (docs/planner.md).
+//
+// One timed iteration of a trial is a sum of terms, each a coefficient times a feature the
+// shapes give (CostFeatures):
+//   overhead       a constant per iteration (scheduler steps, synchronisation)
+//   rank_compute   GFLOP per rank x PipeFusion's bubble factor: ranks that compute in
+//                  parallel on devices of their own (GPU)
+//   shared_compute GFLOP of the whole trial x the bubble factor: ranks that share one pool of
+//                  cores (CPU: each rank gets cores / ranks threads)
+//   block_calls    transformer block executions on the critical path: a fixed cost per call,
+//                  so that the efficiency falls at small per-rank sizes
+//   <kind>_calls, <kind>_mb   per collective kind (all-to-all, send/receive, all-gather):
+//                  a latency per collective plus MiB / bandwidth, from CommByKindPerStep
+//                  scaled to the worker's counted comm_mb_per_step when it was measured
+//   decode, decode_shared     scope pipeline: VAE decode per megapixel, on every rank
+// The coefficients are fitted by non-negative least squares on relative errors
+// (stats/least_squares.h); each prediction has a 95% interval from the residuals and the
+// coefficients' covariance. The start-up time of a trial (process start, model build,
+// rendezvous) is fitted apart, from the measured wall times. Pure: observations in.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stats/least_squares.h"
+#include "trial/trial.h"
+
+namespace ditbench {
+
+// The names of the iteration terms, in CostFeatures' order.
+const std::vector<std::string>& CostTermNames();
+
+// The features of one iteration of `config` (CostTermNames' order); `counted_comm_mb`: the
+// worker's counted MiB per step, when measured. nullopt for a trial whose cost the shapes do
+// not know (a command workload, an unknown model).
+std::optional<std::vector<double>> CostFeatures(const TrialConfig& config,
+                                                std::optional<double> counted_comm_mb = {});
+
+// One measured ok trial.
+struct CostObservation {
+  std::string trial_key;
+  TrialConfig config;
+  double latency_ms = 0;                   // median of one timed iteration
+  std::optional<double> comm_mb_per_step;  // counted by the worker
+  std::optional<double> startup_s;         // wall time less warm-up and timed iterations
+  std::optional<double> output_error;      // carried for `advise --max-output-error`
+};
+
+// A prediction and its 95% interval.
+struct CostPrediction {
+  double value = 0, low = 0, high = 0;
+};
+
+// The fewest ok trials a model is fitted from; with fewer, `plan` keeps the analytic estimate.
+inline constexpr std::size_t kMinimumTrialsToFit = 8;
+
+class CostModel {
+ public:
+  // Fits the iteration terms on `observations` (and the start-up on those with one). nullopt
+  // with fewer than kMinimumTrialsToFit usable observations, or fewer than the active terms
+  // + 3, or an unsolvable system.
+  static std::optional<CostModel> Fit(const std::vector<CostObservation>& observations);
+
+  // One timed iteration of `config`, ms; nullopt where CostFeatures has none.
+  std::optional<CostPrediction> Iteration(const TrialConfig& config,
+                                          std::optional<double> counted_comm_mb = {}) const;
+  // The start-up of `config`, s; nullopt when no observation had one.
+  std::optional<CostPrediction> Startup(const TrialConfig& config) const;
+
+  // A fitted term: its coefficient and 95% interval; inactive terms were fitted as 0.
+  struct Term {
+    std::string name;
+    CostPrediction coefficient;
+    bool active = false;
+  };
+  std::vector<Term> Terms() const;
+  std::size_t trials() const { return trials_; }
+  double relative_sigma() const { return iteration_.sigma; }
+  // Fitted with one latency and one bandwidth for every collective kind: too few trials for
+  // a term per kind (each fit keeps at least 3 degrees of freedom).
+  bool reduced() const { return reduced_; }
+
+ private:
+  std::vector<double> Features(const std::vector<double>& full) const;
+  bool reduced_ = false;
+  LeastSquaresFit iteration_;
+  std::optional<LeastSquaresFit> startup_;
+  std::size_t trials_ = 0;
+};
+
+// Leave-one-out: each observation predicted by a model fitted on the others.
+struct LooEntry {
+  std::string trial_key;
+  double measured_ms = 0;
+  std::optional<CostPrediction> predicted;  // nullopt when the others could not be fitted
+  double relative_error() const {           // (predicted - measured) / measured
+    return predicted ? (predicted->value - measured_ms) / measured_ms : 0.0;
+  }
+};
+struct LooReport {
+  std::vector<LooEntry> entries;  // in the observations' order
+  std::size_t predicted = 0;      // entries with a prediction
+  double median_abs_error = 0, max_abs_error = 0;  // over those, as fractions
+};
+LooReport LeaveOneOut(const std::vector<CostObservation>& observations);
+
+}  // namespace ditbench

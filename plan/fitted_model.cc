@@ -1,0 +1,93 @@
+#include "plan/fitted_model.h"
+
+#include <fmt/format.h>
+
+namespace ditbench {
+
+std::string FittedModel::Explain() const {
+  if (model)
+    return fmt::format("cost model fitted on {} ok trials of '{}'{} (residual {:.1f}%)",
+                       model->trials(), device,
+                       model->reduced() ? ", one latency and bandwidth for every collective" : "",
+                       model->relative_sigma() * 100);
+  return fmt::format("analytic estimate: {} ok trial(s) of '{}' in the database, a fit needs {}",
+                     observations.size(), device, kMinimumTrialsToFit);
+}
+
+const CostObservation* FittedModel::Observed(const std::string& key) const {
+  for (const CostObservation& o : observations)
+    if (o.trial_key == key) return &o;
+  return nullptr;
+}
+
+std::vector<CostObservation> ToObservations(const std::vector<ResultsDb::ObservedTrial>& rows) {
+  std::vector<CostObservation> observations;
+  for (const ResultsDb::ObservedTrial& row : rows) {
+    CostObservation o;
+    try {
+      o.config = TrialConfigFromJson(row.config);
+    } catch (const std::exception&) {
+      continue;  // a configuration of another build: nothing to learn from here
+    }
+    o.trial_key = row.trial_key;
+    o.latency_ms = row.latency_ms;
+    o.comm_mb_per_step = row.comm_mb_per_step;
+    o.startup_s = row.startup_s;
+    o.output_error = row.output_error;
+    observations.push_back(std::move(o));
+  }
+  return observations;
+}
+
+FittedModel FitFromDatabase(ResultsDb& db, const std::string& device) {
+  FittedModel fitted;
+  fitted.device = device;
+  fitted.observations = ToObservations(db.ObservedTrials(device));
+  fitted.model = CostModel::Fit(fitted.observations);
+  return fitted;
+}
+
+FittedModel FitFromDatabase(const std::filesystem::path& path, const std::string& device) {
+  std::error_code ec;
+  if (!path.empty() && std::filesystem::exists(path, ec)) {
+    try {
+      auto db = ResultsDb::Open(path, /*read_only=*/true);
+      return FitFromDatabase(*db, device);
+    } catch (const StorageError&) {
+    }
+  }
+  FittedModel none;
+  none.device = device;
+  return none;
+}
+
+ResultsDb::ModelFitRecord FitRecord(const FittedModel& fitted, const LooReport& loo,
+                                    double fitted_at) {
+  ResultsDb::ModelFitRecord record;
+  record.device = fitted.device;
+  record.fitted_at = fitted_at;
+  record.trials = static_cast<std::int64_t>(fitted.observations.size());
+  if (loo.predicted > 0) {
+    record.median_abs_error = loo.median_abs_error;
+    record.max_abs_error = loo.max_abs_error;
+  }
+  if (fitted.model)
+    for (const CostModel::Term& t : fitted.model->Terms())
+      record.terms.push_back({{"name", t.name},
+                              {"value", t.coefficient.value},
+                              {"low", t.coefficient.low},
+                              {"high", t.coefficient.high},
+                              {"active", t.active}});
+  for (const LooEntry& e : loo.entries) {
+    nlohmann::json j = {{"trial_key", e.trial_key}, {"measured_ms", e.measured_ms}};
+    if (e.predicted) {
+      j["predicted_ms"] = e.predicted->value;
+      j["low_ms"] = e.predicted->low;
+      j["high_ms"] = e.predicted->high;
+    }
+    record.predictions.push_back(std::move(j));
+  }
+  return record;
+}
+
+}  // namespace ditbench

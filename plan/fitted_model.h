@@ -1,0 +1,42 @@
+// The cost model of one device kind fitted from a results database (plan/cost_model.h), and
+// the rule for when `plan` trusts it: with at least kMinimumTrialsToFit ok trials of the
+// device the fitted model predicts every trial not yet measured; with fewer, the analytic
+// estimate stays (AnalyticEstimate). Either way FittedModel::Explain says which was used.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/cost_model.h"
+#include "storage/results_db.h"
+
+namespace ditbench {
+
+struct FittedModel {
+  std::string device;
+  std::vector<CostObservation> observations;  // the device's ok trials, by key
+  std::optional<CostModel> model;             // unset: too few trials (or none fit)
+  // One line: "cost model fitted on 24 ok trials of 'cpu' (residual 6%)" or "analytic
+  // estimate: 3 ok trials of 'cpu' in the database, a fit needs 8".
+  std::string Explain() const;
+  const CostObservation* Observed(const std::string& key) const;
+};
+
+// The observations the database holds for `device` (rows whose configuration cannot be read
+// are left out).
+std::vector<CostObservation> ToObservations(const std::vector<ResultsDb::ObservedTrial>& rows);
+
+// Fits `device`'s trials of `db`.
+FittedModel FitFromDatabase(ResultsDb& db, const std::string& device);
+// The same from a path, best effort: a missing, unreadable or not yet migrated database gives
+// no observations.
+FittedModel FitFromDatabase(const std::filesystem::path& db, const std::string& device);
+
+// What `plan --db --explain` stores (table model_fits): the fit's terms and every trial's
+// leave-one-out prediction against its measurement.
+ResultsDb::ModelFitRecord FitRecord(const FittedModel& fitted, const LooReport& loo,
+                                    double fitted_at);
+
+}  // namespace ditbench

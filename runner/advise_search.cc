@@ -1,0 +1,140 @@
+#include "runner/advise_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "plan/advice_output.h"
+#include "plan/advisor.h"
+#include "plan/cost_model.h"
+#include "plan/fitted_model.h"
+#include "stats/least_squares.h"
+
+namespace ditbench {
+
+std::size_t MostInformative(const std::vector<std::vector<double>>& measured,
+                            const std::vector<std::vector<double>>& candidates) {
+  const std::size_t n = candidates.front().size();
+  std::vector<double> scale(n, 0.0);
+  for (const auto* set : {&measured, &candidates})
+    for (const auto& x : *set)
+      for (std::size_t j = 0; j < n; ++j) scale[j] = std::max(scale[j], std::abs(x[j]));
+  const auto scaled = [&](const std::vector<double>& x) {
+    std::vector<double> s(n);
+    for (std::size_t j = 0; j < n; ++j) s[j] = scale[j] > 0 ? x[j] / scale[j] : 0.0;
+    return s;
+  };
+  std::vector<double> normal(n * n, 0.0);
+  for (std::size_t j = 0; j < n; ++j) normal[j * n + j] = 1e-3;  // a weak ridge: always solvable
+  for (const auto& raw : measured) {
+    const auto x = scaled(raw);
+    for (std::size_t a = 0; a < n; ++a)
+      for (std::size_t b = 0; b < n; ++b) normal[a * n + b] += x[a] * x[b];
+  }
+  const auto inverse = InverseSpd(normal, n);
+  std::size_t best = 0;
+  double best_leverage = -1;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const auto x = scaled(candidates[i]);
+    double leverage = 0;
+    for (std::size_t a = 0; a < n; ++a)
+      for (std::size_t b = 0; b < n; ++b) leverage += x[a] * (*inverse)[a * n + b] * x[b];
+    if (leverage > best_leverage + 1e-12) {
+      best_leverage = leverage;
+      best = i;
+    }
+  }
+  return best;
+}
+
+AdviseSearchEnd RunAdviseSearch(const SweepPlan& plan, const TrialSelection& selection,
+                                ResultsDb& db, std::int64_t campaign,
+                                const std::set<std::string>& live,
+                                const AdviseSearchSettings& settings, const RunRound& run_round,
+                                RunStatus& status) {
+  const double began = settings.now();
+  std::set<std::string> tried;  // launched by this search (ok or not): never twice
+  while (true) {
+    const auto statuses = db.TrialStatuses(campaign);
+    const FittedModel fitted = FitFromDatabase(db, settings.device);
+    // The trials the search may still measure: valid, selected, not running elsewhere, not
+    // measured (in any campaign of the device) and not failed in this one.
+    std::vector<std::size_t> open;
+    for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+      const PlannedTrial& t = plan.trials[i];
+      if (t.invalid_reason || !TraitsOf(t.config.workload).builtin_model) continue;
+      if (live.count(t.key) || !selection.Selects(t.key) || tried.count(t.key)) continue;
+      if (fitted.Observed(t.key) || statuses.count(t.key)) continue;
+      open.push_back(i);
+    }
+    std::optional<std::size_t> next;
+    std::string reason;
+    if (fitted.model) {
+      const Advice advice = Advise(plan, fitted, {});
+      double best_p = -1;
+      bool undecided = false;
+      for (const GroupAdvice& g : advice.groups) {
+        if (g.decided) continue;
+        for (std::size_t r : g.to_measure) {
+          const AdvisedTrial& a = g.ranked[r];
+          const auto found = std::find_if(open.begin(), open.end(), [&](std::size_t i) {
+            return plan.trials[i].key == a.trial->key;
+          });
+          if (found == open.end()) continue;
+          undecided = true;
+          const double p = r == 0 ? 1.0 : a.p_beats_leader;
+          if (p > best_p) {
+            best_p = p;
+            next = *found;
+            const AdvisedTrial& lead = g.ranked.front();
+            reason = r == 0
+                ? fmt::format("the leader of {} is only predicted: {:.4g} ms [{:.4g}, {:.4g}]",
+                              g.group, a.latency_ms.value, a.latency_ms.low, a.latency_ms.high)
+                : fmt::format("{:.0f}% likely to beat the leader of {} ({}, {:.4g} ms): "
+                              "predicted {:.4g} ms [{:.4g}, {:.4g}]",
+                              p * 100, g.group, LayoutText(lead.trial->config),
+                              lead.latency_ms.value, a.latency_ms.value, a.latency_ms.low,
+                              a.latency_ms.high);
+          }
+          break;  // the group's most informative open trial
+        }
+      }
+      if (!undecided) {
+        status.SearchDone("every group's leader is measured and no interval overlaps it");
+        return AdviseSearchEnd::kDecided;
+      }
+    } else if (!open.empty()) {
+      std::vector<std::vector<double>> measured, candidates;
+      for (const CostObservation& o : fitted.observations)
+        if (auto x = CostFeatures(o.config, o.comm_mb_per_step)) measured.push_back(*x);
+      for (std::size_t i : open)
+        candidates.push_back(CostFeatures(plan.trials[i].config).value());
+      next = open[MostInformative(measured, candidates)];
+      reason = fmt::format("teaches the cost model the most ({} of the {} trials a first fit "
+                           "needs are measured)",
+                           fitted.observations.size(), kMinimumTrialsToFit);
+    }
+    if (!next) {
+      status.SearchDone("no trial left to measure");
+      return AdviseSearchEnd::kNothingLeft;
+    }
+    const PlannedTrial& t = plan.trials[*next];
+    if (settings.budget_s >= 0) {
+      const double estimate = t.estimate ? t.estimate->trial_s : 0.0;
+      if (settings.now() - began + estimate > settings.budget_s) {
+        status.SearchDone(fmt::format("the budget is spent ({} would need {:.0f} s more)", t.key,
+                                      estimate));
+        return AdviseSearchEnd::kBudgetSpent;
+      }
+    }
+    tried.insert(t.key);
+    db.RecordSearchReason(campaign, t.key, 0, reason);
+    status.SearchChoice(t.key, reason);
+    if (!run_round({QueuedTrial{*next, &t, 0, false}})) return AdviseSearchEnd::kStopped;
+  }
+}
+
+}  // namespace ditbench

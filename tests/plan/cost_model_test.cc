@@ -1,0 +1,162 @@
+// The cost model and the advisor against a synthetic campaign: trials whose latency follows a
+// known law (the model's own terms with chosen coefficients) plus 1% noise.
+#include "plan/cost_model.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "plan/advisor.h"
+#include "plan/fitted_model.h"
+#include "plan/halving.h"
+#include "plan/sweep_plan.h"
+#include "tests/support/sweeps.h"
+
+namespace ditbench {
+namespace {
+
+// Two resolutions x 12 layouts of the tiny PixArt on 16 CPU slots.
+constexpr const char* kSweep = R"(name: synthetic
+defaults: {model: pixart-alpha-tiny, steps: 4, warmup: 1, repeats: 3}
+matrix:
+  resolution: [256, 512]
+  ulysses: [1, 2, 4]
+  ring: [1, 2]
+  cfg: [1, 2]
+)";
+
+// The law's coefficient of every term (CostTermNames' order; no decode in scope denoise).
+const std::vector<double> kLaw = {2.0, 40.0, 6.0, 0.02, 0.3, 4.0, 0.5, 5.0, 0.2, 3.0, 0, 0};
+
+double LawMs(const TrialConfig& c) {
+  const auto x = CostFeatures(c).value();
+  double ms = 0;
+  for (std::size_t j = 0; j < x.size(); ++j) ms += kLaw[j] * x[j];
+  return ms;
+}
+
+// Deterministic noise in [-1%, +1%] (no std::normal_distribution: it differs by library).
+double Noise(std::uint32_t& state) {
+  state = state * 1664525u + 1013904223u;
+  return (double(state >> 8) / double(1u << 24) - 0.5) * 0.02;
+}
+
+class CostModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    plan_ = PlanSweep(test::ParseValidSweep(kSweep), {16, false}, PlanAssumptions{});
+    std::uint32_t state = 12345;
+    for (const PlannedTrial& t : plan_.trials) {
+      ASSERT_FALSE(t.invalid_reason) << t.key << ": " << *t.invalid_reason;
+      CostObservation o;
+      o.trial_key = t.key;
+      o.config = t.config;
+      o.latency_ms = LawMs(t.config) * (1 + Noise(state));
+      o.startup_s = 1.5 + 0.25 * t.config.world_size() + Noise(state);
+      all_.push_back(o);
+    }
+  }
+
+  // The best trial of each group by the law (no noise).
+  std::map<std::string, std::string> TrueBest() const {
+    std::map<std::string, std::pair<double, std::string>> best;
+    for (const PlannedTrial& t : plan_.trials) {
+      auto& b = best[HalvingGroup(t.config)];
+      const double ms = LawMs(t.config);
+      if (b.second.empty() || ms < b.first) b = {ms, t.key};
+    }
+    std::map<std::string, std::string> keys;
+    for (const auto& [group, b] : best) keys[group] = b.second;
+    return keys;
+  }
+
+  SweepPlan plan_;
+  std::vector<CostObservation> all_;
+};
+
+TEST_F(CostModelTest, RecoversTheLawsTermsWithinTheirIntervals) {
+  const auto model = CostModel::Fit(all_);
+  ASSERT_TRUE(model);
+  EXPECT_FALSE(model->reduced());
+  std::size_t active = 0;
+  for (std::size_t j = 0; j < kLaw.size(); ++j) {
+    const CostModel::Term term = model->Terms()[j];
+    if (!term.active) continue;
+    ++active;
+    EXPECT_LE(term.coefficient.low, kLaw[j]) << term.name;
+    EXPECT_GE(term.coefficient.high, kLaw[j]) << term.name;
+  }
+  EXPECT_GE(active, 6u);
+  // Every trial's interval holds its noiseless latency; the leave-one-out error is small.
+  for (const CostObservation& o : all_) {
+    const auto p = model->Iteration(o.config);
+    ASSERT_TRUE(p);
+    EXPECT_LE(p->low, LawMs(o.config)) << o.trial_key;
+    EXPECT_GE(p->high, LawMs(o.config)) << o.trial_key;
+  }
+  const LooReport loo = LeaveOneOut(all_);
+  EXPECT_EQ(loo.predicted, all_.size());
+  EXPECT_LT(loo.median_abs_error, 0.05);
+  EXPECT_TRUE(model->Startup(all_.front().config));
+}
+
+TEST_F(CostModelTest, TooFewTrialsKeepTheAnalyticEstimate) {
+  FittedModel fitted;
+  fitted.device = "cpu";
+  fitted.observations.assign(all_.begin(), all_.begin() + kMinimumTrialsToFit - 1);
+  fitted.model = CostModel::Fit(fitted.observations);
+  EXPECT_FALSE(fitted.model);
+  EXPECT_NE(fitted.Explain().find("analytic estimate: 7 ok trial(s) of 'cpu'"), std::string::npos)
+      << fitted.Explain();
+}
+
+TEST_F(CostModelTest, AdviseRecommendsTheTrueBestLayoutOfEveryGroup) {
+  FittedModel fitted;
+  fitted.device = "cpu";
+  fitted.observations = all_;
+  fitted.model = CostModel::Fit(all_);
+  const Advice advice = Advise(plan_, fitted, {});
+  const auto best = TrueBest();
+  ASSERT_EQ(advice.groups.size(), 2u);
+  for (const GroupAdvice& g : advice.groups) {
+    ASSERT_FALSE(g.ranked.empty());
+    EXPECT_EQ(g.ranked.front().trial->key, best.at(g.group)) << g.group;
+    EXPECT_TRUE(g.ranked.front().measured);
+    ASSERT_TRUE(g.regret);
+    EXPECT_EQ(*g.regret, 0.0);
+    EXPECT_TRUE(g.decided);
+  }
+}
+
+TEST_F(CostModelTest, WithHalfTheTrialsMissingItNamesTheTrialsThatDecideBetweenTheLeaders) {
+  // Every other trial of each group, in the law's order, is left unmeasured: the true best
+  // among them.
+  std::map<std::string, std::vector<const CostObservation*>> by_group;
+  for (const CostObservation& o : all_) by_group[HalvingGroup(o.config)].push_back(&o);
+  FittedModel fitted;
+  fitted.device = "cpu";
+  for (auto& [group, members] : by_group) {
+    std::sort(members.begin(), members.end(), [](const auto* a, const auto* b) {
+      return LawMs(a->config) < LawMs(b->config);
+    });
+    for (std::size_t i = 1; i < members.size(); i += 2) fitted.observations.push_back(*members[i]);
+  }
+  fitted.model = CostModel::Fit(fitted.observations);
+  ASSERT_TRUE(fitted.model) << fitted.Explain();
+  const Advice advice = Advise(plan_, fitted, {});
+  const auto best = TrueBest();
+  for (const GroupAdvice& g : advice.groups) {
+    EXPECT_FALSE(g.decided) << g.group;
+    std::vector<std::string> named;
+    for (std::size_t i : g.to_measure) named.push_back(g.ranked[i].trial->key);
+    // The true best was not measured: it is one of the trials to measure next, and each named
+    // trial is unmeasured.
+    EXPECT_NE(std::find(named.begin(), named.end(), best.at(g.group)), named.end()) << g.group;
+    for (std::size_t i : g.to_measure) EXPECT_FALSE(g.ranked[i].measured);
+  }
+}
+
+}  // namespace
+}  // namespace ditbench
