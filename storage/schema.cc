@@ -182,6 +182,9 @@ std::string ResultsView(int version) {
     extra += R"sql(,
   json_extract(t.placement_json, '$.concurrent_trials') AS concurrent_trials,
   t.placement_json AS placement)sql";
+  if (version >= 13)
+    extra += R"sql(,
+  COALESCE(json_extract(t.config_json, '$.vae_tile'), 0) AS vae_tile)sql";
   fill("{extra}", extra);
   return view;
 }
@@ -384,6 +387,13 @@ CREATE TABLE search_reasons (
 
 void MigrateToV12(sqlite3* db) { Exec(db, kSchemaV12); }
 
+// Schema version 13: the view gains vae_tile, from each trial's configuration (0: the decode is
+// not tiled), so that a sweep over vae_tile reads apart in `query`.
+void MigrateToV13(sqlite3* db) {
+  Exec(db, "DROP VIEW results;");
+  Exec(db, ResultsView(13).c_str());
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v. A schema change is a function
 // above and a line here and in the history below; nothing else records the version.
 //
@@ -413,10 +423,12 @@ void MigrateToV12(sqlite3* db) { Exec(db, kSchemaV12); }
 //  12: the planner's cost model: table `model_fits` (one row per fit: device kind, trials,
 //      leave-one-out errors, terms and per-trial predictions as JSON) and `search_reasons`
 //      (why `run --search advise` ran each launch); the view unchanged.
+//  13: the view gains vae_tile (0 when the decode is not tiled).
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
                                    MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,
-                                   MigrateToV9, MigrateToV10, MigrateToV11, MigrateToV12};
+                                   MigrateToV9, MigrateToV10, MigrateToV11, MigrateToV12,
+                                   MigrateToV13};
 
 }  // namespace
 

@@ -384,5 +384,11 @@ TEST_F(MigrationFromNineTest, ReadersSeeTheSameTimesAndDurationsAsBefore) {
   EXPECT_GE(*db->Campaigns()[0].finished_at, finished);
 }
 
+// Schema 13's vae_tile column reads the migrated trials' configurations (none was tiled).
+TEST_F(MigrationTest, SchemaThirteenShowsVaeTileOfMigratedTrials) {
+  ResultsDb::Open(DbPath());
+  EXPECT_EQ(Column("SELECT DISTINCT vae_tile FROM results"), std::vector<std::string>{"0"});
+}
+
 }  // namespace
 }  // namespace ditbench
