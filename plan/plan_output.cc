@@ -36,7 +36,7 @@ struct VaryingColumn {
   std::string_view heading;
   std::string (*value)(const TrialConfig&);
 };
-constexpr std::array<VaryingColumn, 9> kVaryingColumns{{
+constexpr std::array<VaryingColumn, 10> kVaryingColumns{{
     {"scope", [](const TrialConfig& c) { return std::string(ScopeName(c.scope)); }},
     {"batch", [](const TrialConfig& c) { return std::to_string(c.batch); }},
     {"steps", [](const TrialConfig& c) { return std::to_string(c.steps); }},
@@ -48,6 +48,7 @@ constexpr std::array<VaryingColumn, 9> kVaryingColumns{{
        return c.pipefusion > 1 ? std::to_string(c.pipefusion_warmup_steps) : std::string("-");
      }},
     {"vae tile", [](const TrialConfig& c) { return std::to_string(c.vae_tile); }},
+    {"graph", [](const TrialConfig& c) { return std::string(GraphModeName(c.graph)); }},
     {"weights",
      [](const TrialConfig& c) { return c.weights.empty() ? std::string("-") : c.weights; }},
     {"vae weights",

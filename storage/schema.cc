@@ -184,7 +184,8 @@ std::string ResultsView(int version) {
   t.placement_json AS placement)sql";
   if (version >= 13)
     extra += R"sql(,
-  COALESCE(json_extract(t.config_json, '$.vae_tile'), 0) AS vae_tile)sql";
+  COALESCE(json_extract(t.config_json, '$.vae_tile'), 0) AS vae_tile,
+  COALESCE(json_extract(t.config_json, '$.graph'), 'eager') AS graph)sql";
   fill("{extra}", extra);
   return view;
 }
@@ -387,8 +388,8 @@ CREATE TABLE search_reasons (
 
 void MigrateToV12(sqlite3* db) { Exec(db, kSchemaV12); }
 
-// Schema version 13: the view gains vae_tile, from each trial's configuration (0: the decode is
-// not tiled), so that a sweep over vae_tile reads apart in `query`.
+// Schema version 13: the view gains vae_tile (0: the decode is not tiled) and graph (eager or
+// cuda_graph), from each trial's configuration, so that sweeps over them read apart in `query`.
 void MigrateToV13(sqlite3* db) {
   Exec(db, "DROP VIEW results;");
   Exec(db, ResultsView(13).c_str());
@@ -423,7 +424,7 @@ void MigrateToV13(sqlite3* db) {
 //  12: the planner's cost model: table `model_fits` (one row per fit: device kind, trials,
 //      leave-one-out errors, terms and per-trial predictions as JSON) and `search_reasons`
 //      (why `run --search advise` ran each launch); the view unchanged.
-//  13: the view gains vae_tile (0 when the decode is not tiled).
+//  13: the view gains vae_tile (0 when the decode is not tiled) and graph (eager, cuda_graph).
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
                                    MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,

@@ -44,6 +44,9 @@ constexpr std::array<std::pair<Precision, std::string_view>, 4> kPrecisions{{
     {Precision::kBf16, "bf16"},
     {Precision::kFp16, "fp16"}}};
 
+constexpr std::array<std::pair<GraphMode, std::string_view>, 2> kGraphModes{{
+    {GraphMode::kEager, "eager"}, {GraphMode::kCudaGraph, "cuda_graph"}}};
+
 constexpr std::array<std::pair<TrialStatus, std::string_view>, 9> kStatuses{{
     {TrialStatus::kPending, "pending"},
     {TrialStatus::kRunning, "running"},
@@ -62,6 +65,10 @@ std::optional<Scope> ParseScope(std::string_view name) { return FindByName(kScop
 std::string_view PrecisionName(Precision p) { return NameOf(kPrecisions, p); }
 std::optional<Precision> ParsePrecision(std::string_view name) {
   return FindByName(kPrecisions, name);
+}
+std::string_view GraphModeName(GraphMode mode) { return NameOf(kGraphModes, mode); }
+std::optional<GraphMode> ParseGraphMode(std::string_view name) {
+  return FindByName(kGraphModes, name);
 }
 std::vector<Scope> AllScopes() { return ValuesOf(kScopes); }
 std::vector<Precision> AllPrecisions() { return ValuesOf(kPrecisions); }

@@ -51,6 +51,13 @@ std::optional<Precision> ParsePrecision(std::string_view name);
 // Every precision, in enumerator order: a constraint expression names each by PrecisionName,
 // valued as its enumerator (sweep/constraint.h).
 std::vector<Precision> AllPrecisions();
+
+// How a built-in model's denoising steps are issued: one kernel launch at a time (`eager`), or
+// each step captured once as a CUDA graph after the eager warm-up and replayed in the timed
+// iterations (`cuda_graph`; GPU only: on CPU the trial is skipped with the reason).
+enum class GraphMode { kEager, kCudaGraph };
+std::string_view GraphModeName(GraphMode mode);
+std::optional<GraphMode> ParseGraphMode(std::string_view name);
 // Bytes one activation element takes in `precision`: 2 for bf16 and fp16, 4 for fp32 and tf32
 // (tf32 stores fp32). The one rule the communication and memory estimates read.
 double BytesPerElement(Precision precision);
@@ -83,6 +90,7 @@ struct TrialConfig : ParallelDegrees {
   // Scope `pipeline`: decode in tiles of this many pixels per side (overlapping by a quarter,
   // blended), as large resolutions are decoded to bound the VAE's memory; 0: in one piece.
   int vae_tile = 0;  // IsValidVaeTile
+  GraphMode graph = GraphMode::kEager;
   Repeats repeats;
   double timeout_s = 1800;
   std::int64_t seed = 0;

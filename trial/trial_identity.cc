@@ -20,6 +20,8 @@ const std::map<std::string, nlohmann::json>& FixedDefaults() {
       {"custom", nlohmann::json::object()},
       // Appended with tiled VAE decoding: every earlier trial decoded in one piece.
       {"vae_tile", 0},
+      // Appended with the CUDA-graph mode: every earlier trial ran eagerly.
+      {"graph", "eager"},
   };
   return defaults;
 }
@@ -63,6 +65,7 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
   // a built-in trial is what it was before the `command` workload existed.
   if (!c.command.empty()) computation["command"] = c.command;
   if (c.vae_tile != 0) computation["vae_tile"] = c.vae_tile;
+  if (c.graph != GraphMode::kEager) computation["graph"] = GraphModeName(c.graph);
   if (!c.custom.empty()) {
     nlohmann::json custom = nlohmann::json::object();
     for (const auto& [name, value] : c.custom) custom[name] = value;

@@ -208,6 +208,13 @@ const std::map<std::string, Setter>& Setters() {
          c.profile_blocks = v.get<bool>();
          return true;
        }},
+      {"graph",
+       [](TrialConfig& c, const Json& v, std::string* expected) {
+         auto g = v.is_string() ? ParseGraphMode(v.get<std::string>()) : std::nullopt;
+         if (g) c.graph = *g;
+         *expected = "one of eager, cuda_graph";
+         return g.has_value();
+       }},
       {"vae_tile",
        [](TrialConfig& c, const Json& v, std::string* expected) {
          *expected = kVaeTileExpected;
@@ -325,7 +332,7 @@ bool IsConfigurationKey(const std::string& key) {
 TrialConfig TrialConfigFromJson(const nlohmann::json& json) {
   if (!json.is_object()) throw std::invalid_argument("a trial configuration must be an object");
   // Every key CanonicalJson has always written; later additions (workload, command, custom,
-  // vae_tile, pipefusion_warmup_steps) keep their defaults when absent.
+  // vae_tile, pipefusion_warmup_steps, graph) keep their defaults when absent.
   std::vector<std::string> required = {"model",  "resolution", "precision",          "scope",
                                        "batch",  "steps",      "warmup",             "timeout_s",
                                        "seed",   "repeats",    "pipefusion_patches", "profile_blocks"};

@@ -19,7 +19,19 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
   if (!resolved) return error;
   const ModelConfig& model = *resolved;
   // A command runs its own program: the model is a label, its shape rules are the program's.
-  if (!TraitsOf(c.workload).builtin_model) return WorldSizeProblem(c, capacity);
+  if (!TraitsOf(c.workload).builtin_model) {
+    if (c.graph != GraphMode::kEager)
+      return fmt::format("graph: {} applies to ditbench's own models; a {} workload's program "
+                         "decides how it issues its kernels",
+                         GraphModeName(c.graph), WorkloadName(c.workload));
+    return WorldSizeProblem(c, capacity);
+  }
+  if (c.graph == GraphMode::kCudaGraph && c.warmup < 1)
+    return "graph: cuda_graph captures the steps at the end of the eager warm-up: warmup must "
+           "be at least 1, got 0";
+  if (c.graph == GraphMode::kCudaGraph && c.profile_blocks)
+    return "graph: cuda_graph replays whole steps, so profile_blocks has no block boundaries to "
+           "time (set profile_blocks: false, or graph: eager)";
 
   // Shapes: the parallel degrees must split the model and the image evenly.
   const int sp = c.sequence_size();
@@ -74,6 +86,9 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   auto model = ResolveModel(c.model, c.model_overrides, &error);
   if (!capacity.on_gpu && c.precision == Precision::kTf32)
     return "tf32 is a GPU tensor-core mode; on CPU it would silently be fp32";
+  if (!capacity.on_gpu && c.graph == GraphMode::kCudaGraph)
+    return "graph: cuda_graph replays CUDA graphs of the denoising steps; on CPU there is "
+           "nothing to capture (the trial is skipped, never timed eagerly in its place)";
   return std::nullopt;
 }
 

@@ -16,6 +16,7 @@
 #include "model_zoo/weights/diffusers_weights.h"
 #include "worker/clock_monitor.h"
 #include "worker/cuda_info.h"
+#include "worker/step_graphs.h"
 #include "worker/torch_runtime.h"
 
 namespace ditbench {
@@ -124,6 +125,21 @@ class DitRank {
     return uncond + model_->guidance_scale() * (cond - uncond);
   }
 
+  // Denoising step i from latent x: the next latent (scope forward: the prediction).
+  torch::Tensor StepOnce(int i, const torch::Tensor& x, const DitModel::BlockHook& on_block) {
+    auto prediction = Predict(x, i, on_block);
+    return config_.scope == Scope::kForward ? prediction : sampler_->Step(i, x, prediction);
+  }
+
+  // Scope pipeline: the VAE decode of the final latent (stage "decode"); otherwise x itself.
+  torch::Tensor Decode(torch::Tensor x, Stages* stages) {
+    if (!vae_) return x;
+    if (stages) stages->Begin("decode");
+    x = vae_->forward(x, config_.vae_tile);
+    if (stages) stages->End();
+    return x;
+  }
+
   // One iteration of the trial's scope: every denoising step is a stage, and with
   // profile_blocks every transformer block inside it too; scope pipeline adds the VAE decode
   // as stage `decode` (every rank decodes the whole latent). `stages` may be null (untimed).
@@ -135,20 +151,29 @@ class DitRank {
         else stages->End();
       };
     auto x = noise_;
-    const int steps = config_.scope == Scope::kForward ? 1 : config_.steps;
-    for (int i = 0; i < steps; ++i) {
+    for (int i = 0; i < steps(); ++i) {
       if (stages) stages->Begin(fmt::format("step:{}", i));
-      auto prediction = Predict(x, i, on_block);
-      x = config_.scope == Scope::kForward ? prediction : sampler_->Step(i, x, prediction);
+      x = StepOnce(i, x, on_block);
       if (stages) stages->End();
     }
-    if (vae_) {
-      if (stages) stages->Begin("decode");
-      x = vae_->forward(x, config_.vae_tile);
-      if (stages) stages->End();
-    }
-    return x;
+    return Decode(x, stages);
   }
+
+  // graph: cuda_graph. Captures every step of one iteration from the noise (after the eager
+  // warm-up) and returns the host milliseconds the capture took.
+  double Capture(StepGraphs& graphs) {
+    return graphs.Capture(noise_, steps(), [this](int i, const torch::Tensor& x) {
+      return StepOnce(i, x, DitModel::BlockHook{});
+    });
+  }
+
+  // One iteration from the captured graphs: each step a replay (stage "step:i"), then the
+  // decode of scope pipeline, eagerly.
+  torch::Tensor Replay(StepGraphs& graphs, Stages* stages) {
+    return Decode(graphs.Replay(noise_, stages), stages);
+  }
+
+  int steps() const { return config_.scope == Scope::kForward ? 1 : config_.steps; }
 
  private:
   const TrialConfig& config_;
@@ -209,13 +234,34 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
   const std::int64_t sent_before = parallel.bytes_sent();
   int iterations = 0;
   torch::Tensor last;  // every iteration starts from the same noise: any one is the output
+  // graph: cuda_graph. The last warm-up iteration runs eagerly, then captures every step
+  // (stage "capture", its host time also in the metric graph_capture_ms); the timed iterations
+  // replay the graphs. A replay issues no collective from the host, so the bytes per step are
+  // counted over the eager warm-up iterations. REQUIRES: warmup >= 1 (trial/validity.cc).
+  const bool graphed = config.graph == GraphMode::kCudaGraph;
+  StepGraphs graphs;
+  int eager_iterations = 0;
+  std::int64_t eager_bytes = 0;
   Measurement m = Measure(options, world, *clock, [&](Stages& stages) {
-    last = dit.Iterate(&stages);
+    if (graphed && graphs.captured()) {
+      last = dit.Replay(graphs, &stages);
+    } else {
+      last = dit.Iterate(&stages);
+      if (graphed && iterations + 1 == config.warmup) {
+        eager_iterations = iterations + 1;
+        eager_bytes = parallel.bytes_sent() - sent_before;
+        stages.Begin("capture");
+        result.metrics["graph_capture_ms"] = dit.Capture(graphs);
+        stages.End();
+      }
+    }
     ++iterations;
     if (hooks.in_timed_region) hooks.in_timed_region(rank);
   });
-  const int steps = config.scope == Scope::kForward ? 1 : config.steps;
-  if (iterations > 0)
+  const int steps = dit.steps();
+  if (graphed && eager_iterations > 0)
+    result.comm_bytes_per_step = double(eager_bytes) / (double(eager_iterations) * steps);
+  else if (iterations > 0)
     result.comm_bytes_per_step =
         double(parallel.bytes_sent() - sent_before) / (double(iterations) * steps);
   if (!output.empty() && last.defined()) {
@@ -235,6 +281,12 @@ torch::Tensor DenoiseOnce(const TrialConfig& config, ParallelContext& parallel,
                           torch::Device device) {
   c10::InferenceMode inference;
   DitRank dit(config, parallel, device);
+  if (config.graph == GraphMode::kCudaGraph) {  // as a trial: eager once, capture, replay
+    dit.Iterate(nullptr);
+    StepGraphs graphs;
+    dit.Capture(graphs);
+    return dit.Replay(graphs, nullptr).to(torch::kFloat32).cpu();
+  }
   return dit.Iterate(nullptr).to(torch::kFloat32).cpu();
 }
 

@@ -45,7 +45,8 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
                  RankResult& result, const TrialHooks& hooks = {},
                  const std::filesystem::path& output = {});
 
-// The denoised latent of one full denoising loop (no timing), for output checks and tests.
+// The denoised latent of one full denoising loop (no timing), for output checks and tests. With
+// graph: cuda_graph, as a trial runs it: one eager loop, the capture, then one replay.
 torch::Tensor DenoiseOnce(const TrialConfig& config, ParallelContext& parallel,
                           torch::Device device);
 

@@ -182,19 +182,25 @@ TEST_F(LocalLauncherTest, RanksDieWithTheirCoordinator) {
   // A child process plays the coordinator: it starts a rank that would sleep for a minute,
   // then is killed with SIGKILL (no destructor runs). The parent-death signal kills the rank.
   auto request = Request("echo $$ > \"$DITBENCH_RESULT/pid\"; exec sleep 60", 1);
+  // The shell creates the file before it writes the pid into it: wait for a whole line, not for
+  // the file (the coordinator killed in between left a rank whose pid read as 0).
+  const auto read_pid = [&] {
+    std::ifstream in(request.run_dir / "pid");
+    std::string line;
+    return std::getline(in, line) && !in.eof() ? std::atoi(line.c_str()) : 0;
+  };
   const pid_t coordinator = fork();
   ASSERT_GE(coordinator, 0);
   if (coordinator == 0) {
     LocalLauncher launcher({"PATH=/usr/bin:/bin"});
     launcher.Start(request);
-    while (!std::filesystem::exists(request.run_dir / "pid")) usleep(10000);
+    while (read_pid() <= 0) usleep(10000);
     raise(SIGKILL);
   }
   int status = 0;
   ASSERT_EQ(waitpid(coordinator, &status, 0), coordinator);
   ASSERT_TRUE(WIFSIGNALED(status));
-  pid_t rank = 0;
-  std::ifstream(request.run_dir / "pid") >> rank;
+  const pid_t rank = read_pid();
   ASSERT_GT(rank, 0);
   EXPECT_TRUE(Gone(rank)) << "rank " << rank << " outlived its coordinator";
 }

@@ -88,7 +88,7 @@ TEST(TrialTest, AFieldAtItsDefaultKeepsTheKey) {
 
 TEST(TrialTest, ANonDefaultValueChangesTheKey) {
   const TrialConfig base = TinyTwoRanks();
-  std::vector<TrialConfig> changed(13, base);
+  std::vector<TrialConfig> changed(14, base);
   changed[0].workload = Workload::kCommand;
   changed[1].model = "pixart-sigma";
   changed[2].model_overrides = {{"depth", 1}};
@@ -102,6 +102,7 @@ TEST(TrialTest, ANonDefaultValueChangesTheKey) {
   changed[10].pipefusion = 2;
   changed[11].cfg = 2;
   changed[12].dp = 2;
+  changed[13].graph = GraphMode::kCudaGraph;
   std::set<std::string> keys = {TrialKey(base)};
   for (const TrialConfig& c : changed) keys.insert(TrialKey(c));
   EXPECT_EQ(keys.size(), changed.size() + 1);  // all different from the base and each other
@@ -201,6 +202,9 @@ TEST(TrialTest, ReadingAConfigurationChecksEveryValueAsTheSweepParserDoes) {
             "key 'vae_tile': expected 0 (decode in one piece) or a tile of 64 to 16384 pixels, a "
             "multiple of 64, got 100");
   EXPECT_EQ(message("ulysess", 2), "unknown key 'ulysess'");
+  EXPECT_EQ(message("graph", "cuda-graph"),
+            "key 'graph': expected one of eager, cuda_graph, got \"cuda-graph\"");
+  EXPECT_EQ(message("graph", "cuda_graph"), "accepted");
   std::string expected;
   TrialConfig scratch;
   EXPECT_FALSE(ApplySetting(scratch, "ulysses", 0, &expected));

@@ -117,5 +117,31 @@ TEST(ValidityTest, Tf32IsRefusedOnCpu) {
   EXPECT_FALSE(InvalidReason(c, {2, true}));
 }
 
+// On CPU a cuda_graph trial is skipped (unsupported, with its reason), never run eagerly in its
+// place; a command's program decides its own kernels, so the field is an error there.
+TEST(ValidityTest, CudaGraphIsSkippedOnCpuAndRefusedForACommand) {
+  TrialConfig c = PixArt(256, 1);
+  c.graph = GraphMode::kCudaGraph;
+  const Verdict cpu = Judge(c, {2, false});
+  EXPECT_FALSE(cpu.invalid);
+  ASSERT_TRUE(cpu.unsupported);
+  EXPECT_NE(cpu.unsupported->find("graph: cuda_graph"), std::string::npos) << *cpu.unsupported;
+  EXPECT_NE(cpu.unsupported->find("never timed eagerly in its place"), std::string::npos);
+  EXPECT_FALSE(InvalidReason(c, {2, true}));
+  TrialConfig cold = c;  // the capture follows the eager warm-up: there must be one
+  cold.warmup = 0;
+  EXPECT_NE(InvalidReason(cold, {2, true}).value_or("").find("warmup must be at least 1"),
+            std::string::npos);
+  TrialConfig blocks = c;  // a replayed step has no block boundaries to mark
+  blocks.profile_blocks = true;
+  EXPECT_NE(InvalidReason(blocks, {2, true}).value_or("").find("profile_blocks"),
+            std::string::npos);
+  c.workload = Workload::kCommand;
+  c.command = {"python3", "bench.py"};
+  const Verdict command = Judge(c, {2, true});
+  ASSERT_TRUE(command.invalid);
+  EXPECT_NE(command.invalid->find("applies to ditbench's own models"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ditbench
