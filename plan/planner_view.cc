@@ -28,22 +28,32 @@ std::string TrialText(const TrialConfig& config, const std::string& key) {
                      group.precision, LayoutText(config), key);
 }
 
-// Why no model was fitted, as the end of "No cost model for 'cpu': ...".
-std::string Refusal(const FittedModel& fitted) {
+// Why no model was fitted, as the end of "No cost model for 'cpu': ...". `busy`: trials the
+// report shows measured on the device that the fit leaves out (a busy machine).
+std::string Refusal(const FittedModel& fitted, std::size_t busy) {
   const std::size_t n = fitted.observations.size();
   if (n < kMinimumTrialsToFit)
-    return fmt::format("{} ok trial{} of it in the database, a fit needs {}", n,
-                       n == 1 ? "" : "s", kMinimumTrialsToFit);
+    return fmt::format("{} ok trial{} of it in the database{}, a fit needs {}", n,
+                       n == 1 ? "" : "s",
+                       busy ? fmt::format(" ({} more measured on a busy machine are left out)",
+                                          busy)
+                            : "",
+                       kMinimumTrialsToFit);
   return fmt::format("its {} ok trials do not determine the model's terms (a fit keeps 3 "
                      "degrees of freedom beyond its terms)", n);
 }
 
-DeviceFit FitDevice(const FittedModel& fitted) {
+DeviceFit FitDevice(const FittedModel& fitted, const std::vector<ResultRow>& rows) {
   DeviceFit fit;
   fit.device = fitted.device;
   fit.trials = fitted.observations.size();
   if (!fitted.model) {
-    fit.refused = Refusal(fitted);
+    std::set<std::string> busy;
+    for (const ResultRow& row : rows)
+      if (row.device == fitted.device && row.measured() && row.busy &&
+          !fitted.Observed(row.trial_key))
+        busy.insert(row.trial_key);
+    fit.refused = Refusal(fitted, busy.size());
     return fit;
   }
   fit.fitted = fitted.Explain();
@@ -92,8 +102,9 @@ Capacity CapacityOf(const CampaignInfo& campaign, const std::vector<ResultRow>& 
 
 // The layouts the advisor ranks on `device`: the selected campaigns' sweeps and the report's
 // measured trials, each key once; trials that ran and failed there are not ranked.
-SweepPlan PlanOf(const std::string& device, const std::vector<CampaignInfo>& campaigns,
+SweepPlan PlanOf(const FittedModel& fitted, const std::vector<CampaignInfo>& campaigns,
                  const std::vector<ResultRow>& rows) {
+  const std::string& device = fitted.device;
   std::set<std::int64_t> on_device;
   std::set<std::string> ok, failed;
   for (const ResultRow& row : rows) {
@@ -113,14 +124,14 @@ SweepPlan PlanOf(const std::string& device, const std::vector<CampaignInfo>& cam
          PlanSweep(parsed.spec, CapacityOf(campaign, rows, device), assumptions).trials)
       if (keys.insert(t.key).second) plan.trials.push_back(std::move(t));
   }
+  // Measured trials the sweeps do not name (a sweep file edited since, or of another build):
+  // their configurations as the fit read them.
   for (const ResultRow& row : rows) {
     if (row.device != device || !row.measured() || keys.count(row.trial_key)) continue;
+    const CostObservation* observed = fitted.Observed(row.trial_key);
+    if (!observed) continue;  // a busy machine, or a configuration of another build
     PlannedTrial t;
-    try {
-      t.config = TrialConfigFromJson(nlohmann::json::parse(row.computation));
-    } catch (const std::exception&) {
-      continue;  // a configuration of another build
-    }
+    t.config = observed->config;
     t.key = row.trial_key;
     keys.insert(t.key);
     plan.trials.push_back(std::move(t));
@@ -162,9 +173,9 @@ PlannerView BuildPlannerView(ResultsDb& db, const std::vector<CampaignInfo>& cam
   PlannerView view;
   for (const std::string& device : devices) {
     const FittedModel fitted = FitFromDatabase(db, device);
-    view.devices.push_back(FitDevice(fitted));
+    view.devices.push_back(FitDevice(fitted, rows));
     if (!fitted.model) continue;
-    const SweepPlan plan = PlanOf(device, campaigns, rows);
+    const SweepPlan plan = PlanOf(fitted, campaigns, rows);
     for (const GroupAdvice& g : Advise(plan, fitted, {}).groups)
       if (!g.ranked.empty()) view.groups[g.group].push_back(Recommend(g, device));
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "plan/cost_model.h"
@@ -53,13 +54,16 @@ class PlannerViewTest : public ::testing::Test {
     plan_ = PlanSweep(test::ParseValidSweep(kSweep), {16, false}, PlanAssumptions{});
   }
 
-  // Records the trials `keep` accepts (index within its group in the law's order) as ok.
-  void Record(const std::function<bool(std::size_t)>& keep) {
+  // Records the trials `keep` accepts (index within its group in the law's order) as ok;
+  // `busy`: measured while other work ran on the machine.
+  // `store_sweep` false: the campaign's stored sweep text is one that no longer parses.
+  void Record(const std::function<bool(std::size_t)>& keep, bool busy = false,
+              bool store_sweep = true) {
     std::map<std::string, std::vector<const PlannedTrial*>> groups;
     for (const PlannedTrial& t : plan_.trials) groups[HalvingGroup(t.config)].push_back(&t);
     auto db = ResultsDb::Open(dir_ / "results.db");
     CampaignRecord record = test::MakeCampaign("synthetic");
-    record.spec_text = kSweep;
+    record.spec_text = store_sweep ? kSweep : "name: synthetic\n";
     record.spec_hash = Sha256Hex(record.spec_text);
     record.environment = {{"slots", 16}, {"on_gpu", false}};
     const std::int64_t id = db->ResumeOrCreateCampaign(record, false);
@@ -70,8 +74,10 @@ class PlannerViewTest : public ::testing::Test {
       });
       for (std::size_t i = 0; i < members.size(); ++i) {
         const double ms = LawMs(members[i]->config) * (1 + Noise(state));
-        if (keep(i))
-          db->RecordTrial(id, test::MakeTrial(members[i]->config, TrialStatus::kOk, ms));
+        if (!keep(i)) continue;
+        TrialRecord trial = test::MakeTrial(members[i]->config, TrialStatus::kOk, ms);
+        if (busy) trial.health = {{"busy", true}, {"note", "load 3.00 on 2 cores"}};
+        db->RecordTrial(id, trial);
       }
     }
     db->FinishCampaign(id);
@@ -180,6 +186,26 @@ TEST_F(PlannerViewTest, TooFewTrialsRefuseTheFitAndGiveNoAdvice) {
   EXPECT_EQ(*view.devices[0].refused, "4 ok trials of it in the database, a fit needs 8");
   EXPECT_TRUE(view.devices[0].points.empty());
   EXPECT_TRUE(view.groups.empty());
+}
+
+TEST_F(PlannerViewTest, MeasuredTrialsAreRankedWhenTheStoredSweepNoLongerParses) {
+  Record([](std::size_t) { return true; }, /*busy=*/false, /*store_sweep=*/false);
+  const PlannerView view = View();
+  for (const auto& [group, key] : TrueBest()) {
+    ASSERT_TRUE(view.groups.count(group)) << group;
+    EXPECT_EQ(view.groups.at(group).front().trial_key, key) << group;
+    EXPECT_EQ(view.groups.at(group).front().ranked, plan_.trials.size() / 2);
+  }
+}
+
+TEST_F(PlannerViewTest, ARefusalCountsTheTrialsLeftOutForABusyMachine) {
+  Record([](std::size_t) { return true; }, /*busy=*/true);
+  const PlannerView view = View();
+  ASSERT_EQ(view.devices.size(), 1u);
+  ASSERT_TRUE(view.devices[0].refused);
+  EXPECT_EQ(*view.devices[0].refused,
+            fmt::format("0 ok trials of it in the database ({} more measured on a busy machine "
+                        "are left out), a fit needs 8", plan_.trials.size()));
 }
 
 }  // namespace
