@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,6 +12,14 @@
 
 namespace ditbench {
 
+namespace {
+
+// A chart's number to 4 significant digits: plenty for a point on a log axis, and a page of
+// thousands of points stays small.
+double Rounded(double value) { return std::stod(fmt::format("{:.4g}", value)); }
+
+}  // namespace
+
 nlohmann::json PredictionChart(const DeviceFit& fit, const std::string& id) {
   if (fit.refused || fit.points.empty()) return nullptr;
   // One dataset per strategy, in the page's colour of that strategy.
@@ -18,10 +27,10 @@ nlohmann::json PredictionChart(const DeviceFit& fit, const std::string& id) {
   double low = 0, high = 0;
   bool any = false;
   for (const PredictionPoint& p : fit.points) {
-    by_strategy[p.strategy].push_back({{"x", p.predicted_ms},
-                                       {"y", p.measured_ms},
-                                       {"lo", p.low_ms},
-                                       {"hi", p.high_ms},
+    by_strategy[p.strategy].push_back({{"x", Rounded(p.predicted_ms)},
+                                       {"y", Rounded(p.measured_ms)},
+                                       {"lo", Rounded(p.low_ms)},
+                                       {"hi", Rounded(p.high_ms)},
                                        {"label", p.label}});
     for (double v : {p.predicted_ms, p.measured_ms, p.low_ms, p.high_ms}) {
       if (v <= 0) continue;
@@ -39,8 +48,8 @@ nlohmann::json PredictionChart(const DeviceFit& fit, const std::string& id) {
           {"kind", "prediction"},
           {"title", fmt::format("Predicted (leave-one-out) against measured latency: {}",
                                 fit.device)},
-          {"identity_low", low},
-          {"identity_high", high},
+          {"identity_low", Rounded(low)},
+          {"identity_high", Rounded(high)},
           {"datasets", datasets}};
 }
 

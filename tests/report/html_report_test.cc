@@ -120,8 +120,8 @@ PlannerView HandMadeView() {
   fit.fitted = "cost model fitted on 12 ok trials of 'cpu' (residual 4.0%)";
   fit.trials = 12;
   fit.points = {{"k1", "pixart-alpha · 1024 px · bf16 · 1 rank (k1)", "", 100, 97, 80, 120},
-                {"k2", "pixart-alpha · 1024 px · bf16 · ulysses=2 (k2)", "ulysses", 50, 54.5,
-                 45, 66}};
+                {"k2", "pixart-alpha · 1024 px · bf16 · ulysses=2 (k2)", "ulysses", 50,
+                 54.512345678, 45, 66}};
   fit.median_abs_error = 0.03;
   fit.max_abs_error = 0.09;
   fit.worst = "pixart-alpha · 1024 px · bf16 · ulysses=2 (k2)";
@@ -155,12 +155,12 @@ TEST_F(HtmlReportTest, ThePlannerSectionDrawsPredictedAgainstMeasuredAndEachGrou
   EXPECT_THAT(html, HasSubstr("<a href=\"#planner\">"));
   EXPECT_THAT(html, HasSubstr("<section id=\"planner\">"));
   // The scatter: one dataset per strategy in the page's colour, points with their interval
-  // and label, the identity line over every value shown.
+  // and label (numbers to 4 significant digits), the identity line over every value shown.
   EXPECT_THAT(html, HasSubstr("\"kind\":\"prediction\""));
   EXPECT_THAT(html, HasSubstr("{\"color\":\"" + StrategyColor("ulysses") +
                               "\",\"label\":\"ulysses\""));
   EXPECT_THAT(html, HasSubstr("\"hi\":66.0,\"label\":\"pixart-alpha · 1024 px · bf16 · "
-                              "ulysses=2 (k2)\",\"lo\":45.0,\"x\":54.5,\"y\":50.0"));
+                              "ulysses=2 (k2)\",\"lo\":45.0,\"x\":54.51,\"y\":50.0"));
   EXPECT_THAT(html, HasSubstr("\"identity_high\":120.0,\"identity_low\":45.0"));
   EXPECT_THAT(html, HasSubstr("prediction: prediction"));  // the chart script draws the kind
   EXPECT_THAT(html, HasSubstr("Leave-one-out error over 2 of 12 trials: median 3.0%, worst "
