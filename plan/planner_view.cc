@@ -16,6 +16,7 @@
 #include "plan/fitted_model.h"
 #include "plan/sweep_plan.h"
 #include "report/configuration_group.h"
+#include "stats/stats.h"
 #include "sweep/sweep_spec.h"
 
 namespace ditbench {
@@ -58,25 +59,46 @@ DeviceFit FitDevice(const FittedModel& fitted, const std::vector<ResultRow>& row
   }
   fit.fitted = fitted.Explain();
   const LooReport loo = LeaveOneOut(fitted.observations);
+  fit.predicted = loo.predicted;
   fit.median_abs_error = loo.median_abs_error;
   fit.max_abs_error = loo.max_abs_error;
+  // Trials that differ only in seed (the same key with seed 0) are folded into one point.
+  std::map<std::string, std::vector<std::size_t>> folds;
+  std::vector<std::string> order;
   double worst = -1;
   for (std::size_t i = 0; i < loo.entries.size(); ++i) {
     const LooEntry& e = loo.entries[i];
     if (!e.predicted) continue;
     const CostObservation& o = fitted.observations[i];
-    PredictionPoint p;
-    p.trial_key = e.trial_key;
-    p.label = TrialText(o.config, o.trial_key);
-    p.strategy = StrategyName(o.config);
-    p.measured_ms = e.measured_ms;
-    p.predicted_ms = e.predicted->value;
-    p.low_ms = e.predicted->low;
-    p.high_ms = e.predicted->high;
     if (std::abs(e.relative_error()) > worst) {
       worst = std::abs(e.relative_error());
-      fit.worst = p.label;
+      fit.worst = TrialText(o.config, o.trial_key);
     }
+    TrialConfig unseeded = o.config;
+    unseeded.seed = 0;
+    auto [fold, fresh] = folds.try_emplace(TrialKey(unseeded));
+    if (fresh) order.push_back(fold->first);
+    fold->second.push_back(i);
+  }
+  const auto median = [&](const std::vector<std::size_t>& members, auto value) {
+    std::vector<double> values;
+    for (std::size_t i : members) values.push_back(value(loo.entries[i]));
+    std::sort(values.begin(), values.end());
+    return Quantile(values, 0.5);
+  };
+  for (const std::string& key : order) {
+    const std::vector<std::size_t>& members = folds[key];
+    const CostObservation& first = fitted.observations[members.front()];
+    PredictionPoint p;
+    p.trial_key = first.trial_key;
+    p.seeds = members.size();
+    p.label = TrialText(first.config, first.trial_key);
+    if (p.seeds > 1) p.label += fmt::format(" and {} more seeds", p.seeds - 1);
+    p.strategy = StrategyName(first.config);
+    p.measured_ms = median(members, [](const LooEntry& e) { return e.measured_ms; });
+    p.predicted_ms = median(members, [](const LooEntry& e) { return e.predicted->value; });
+    p.low_ms = median(members, [](const LooEntry& e) { return e.predicted->low; });
+    p.high_ms = median(members, [](const LooEntry& e) { return e.predicted->high; });
     fit.points.push_back(std::move(p));
   }
   return fit;

@@ -80,9 +80,13 @@ std::string RenderPlannerSection(const PlannerView& view, nlohmann::json& charts
     charts.push_back(std::move(chart));
     html += fmt::format(
         "<p class=\"planner-error\">Leave-one-out error over {} of {} trials: median {:.1f}%, "
-        "worst {:.1f}% ({}).</p>\n",
-        fit.points.size(), fit.trials, fit.median_abs_error * 100, fit.max_abs_error * 100,
-        HtmlEscape(fit.worst));
+        "worst {:.1f}% ({}).{}</p>\n",
+        fit.predicted, fit.trials, fit.median_abs_error * 100, fit.max_abs_error * 100,
+        HtmlEscape(fit.worst),
+        fit.points.size() < fit.predicted
+            ? fmt::format(" Trials that differ only in seed are one point, the median of "
+                          "each number over them ({} points).", fit.points.size())
+            : "");
   }
   html += "</section>\n";
   return html;

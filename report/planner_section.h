@@ -27,13 +27,16 @@
 
 namespace ditbench {
 
-// One measured trial: its measurement and its prediction by a model fitted without it.
+// One measured trial: its measurement and its prediction by a model fitted without it. Trials
+// that differ only in seed are one point, each number the median over them (as the report's
+// other charts fold seeds): `seeds` of them, `trial_key` the first.
 struct PredictionPoint {
   std::string trial_key;
   std::string label;     // the trial's configuration, for the tooltip
   std::string strategy;  // StrategyName ("" on one rank): its colour
   double measured_ms = 0;
   double predicted_ms = 0, low_ms = 0, high_ms = 0;  // the prediction's 95% interval
+  std::size_t seeds = 1;
 };
 
 struct DeviceFit {
@@ -43,6 +46,7 @@ struct DeviceFit {
   std::string fitted;  // how it was fitted (FittedModel::Explain); empty when refused
   std::vector<PredictionPoint> points;  // the fit's trials that could be predicted
   std::size_t trials = 0;               // ok trials of the device the model is fitted on
+  std::size_t predicted = 0;            // of those, predicted from the others
   double median_abs_error = 0, max_abs_error = 0;  // leave-one-out, fractions
   std::string worst;                    // label of the trial with the worst error
 };

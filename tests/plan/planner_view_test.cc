@@ -57,8 +57,9 @@ class PlannerViewTest : public ::testing::Test {
   // Records the trials `keep` accepts (index within its group in the law's order) as ok;
   // `busy`: measured while other work ran on the machine.
   // `store_sweep` false: the campaign's stored sweep text is one that no longer parses.
+  // `seeds`: each trial recorded with seeds 0, 1, ... (one measurement each).
   void Record(const std::function<bool(std::size_t)>& keep, bool busy = false,
-              bool store_sweep = true) {
+              bool store_sweep = true, int seeds = 1) {
     std::map<std::string, std::vector<const PlannedTrial*>> groups;
     for (const PlannedTrial& t : plan_.trials) groups[HalvingGroup(t.config)].push_back(&t);
     auto db = ResultsDb::Open(dir_ / "results.db");
@@ -75,9 +76,14 @@ class PlannerViewTest : public ::testing::Test {
       for (std::size_t i = 0; i < members.size(); ++i) {
         const double ms = LawMs(members[i]->config) * (1 + Noise(state));
         if (!keep(i)) continue;
-        TrialRecord trial = test::MakeTrial(members[i]->config, TrialStatus::kOk, ms);
-        if (busy) trial.health = {{"busy", true}, {"note", "load 3.00 on 2 cores"}};
-        db->RecordTrial(id, trial);
+        for (int seed = 0; seed < seeds; ++seed) {
+          TrialConfig config = members[i]->config;
+          config.seed = seed;
+          TrialRecord trial =
+              test::MakeTrial(config, TrialStatus::kOk, seed ? ms * (1 + Noise(state)) : ms);
+          if (busy) trial.health = {{"busy", true}, {"note", "load 3.00 on 2 cores"}};
+          db->RecordTrial(id, trial);
+        }
       }
     }
     db->FinishCampaign(id);
@@ -125,6 +131,7 @@ TEST_F(PlannerViewTest, TheScattersPointsAreTheFitsLeaveOneOutPredictions) {
   const LooReport loo = LeaveOneOut(fitted.observations);
   ASSERT_EQ(fit.points.size(), loo.predicted);
   ASSERT_EQ(loo.predicted, plan_.trials.size());
+  EXPECT_EQ(fit.predicted, loo.predicted);
   for (const LooEntry& e : loo.entries) {
     const auto p = std::find_if(fit.points.begin(), fit.points.end(),
                                 [&](const PredictionPoint& p) { return p.trial_key == e.trial_key; });
@@ -195,6 +202,40 @@ TEST_F(PlannerViewTest, MeasuredTrialsAreRankedWhenTheStoredSweepNoLongerParses)
     ASSERT_TRUE(view.groups.count(group)) << group;
     EXPECT_EQ(view.groups.at(group).front().trial_key, key) << group;
     EXPECT_EQ(view.groups.at(group).front().ranked, plan_.trials.size() / 2);
+  }
+}
+
+TEST_F(PlannerViewTest, TrialsThatDifferOnlyInSeedAreOnePointOfTheirMedians) {
+  Record([](std::size_t) { return true; }, /*busy=*/false, /*store_sweep=*/true, /*seeds=*/3);
+  const PlannerView view = View();
+  ASSERT_EQ(view.devices.size(), 1u);
+  const DeviceFit& fit = view.devices[0];
+  ASSERT_FALSE(fit.refused) << *fit.refused;
+  EXPECT_EQ(fit.trials, 3 * plan_.trials.size());
+  EXPECT_EQ(fit.predicted, 3 * plan_.trials.size());
+  ASSERT_EQ(fit.points.size(), plan_.trials.size());
+  auto db = ResultsDb::Open(dir_ / "results.db", /*read_only=*/true);
+  const FittedModel fitted = FitFromDatabase(*db, "cpu");
+  const LooReport loo = LeaveOneOut(fitted.observations);
+  for (const PredictionPoint& p : fit.points) {
+    EXPECT_EQ(p.seeds, 3u);
+    EXPECT_NE(p.label.find("and 2 more seeds"), std::string::npos) << p.label;
+    // The median of the three seeds' measurements and predictions.
+    const CostObservation* first = fitted.Observed(p.trial_key);
+    ASSERT_TRUE(first);
+    std::vector<double> measured, predicted;
+    for (std::size_t i = 0; i < loo.entries.size(); ++i) {
+      TrialConfig a = fitted.observations[i].config, b = first->config;
+      a.seed = b.seed = 0;
+      if (TrialKey(a) != TrialKey(b)) continue;
+      measured.push_back(loo.entries[i].measured_ms);
+      predicted.push_back(loo.entries[i].predicted->value);
+    }
+    ASSERT_EQ(measured.size(), 3u);
+    std::sort(measured.begin(), measured.end());
+    std::sort(predicted.begin(), predicted.end());
+    EXPECT_DOUBLE_EQ(p.measured_ms, measured[1]);
+    EXPECT_DOUBLE_EQ(p.predicted_ms, predicted[1]);
   }
 }
 

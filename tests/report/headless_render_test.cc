@@ -83,6 +83,7 @@ PlannerView PlannerFixture() {
   fit.device = "cpu";
   fit.fitted = "cost model fitted on 3 ok trials of 'cpu'";
   fit.trials = 3;
+  fit.predicted = 3;
   fit.points = {{"a", "1 rank (a)", "", 12, 11.5, 9, 14},
                 {"b", "ulysses=2 (b)", "ulysses", 6.2, 6.8, 5.5, 8.1},
                 {"c", "ulysses=4 (c)", "ulysses", 3.4, 3.1, 2.4, 4.0}};

@@ -119,6 +119,7 @@ PlannerView HandMadeView() {
   fit.device = "cpu";
   fit.fitted = "cost model fitted on 12 ok trials of 'cpu' (residual 4.0%)";
   fit.trials = 12;
+  fit.predicted = 2;
   fit.points = {{"k1", "pixart-alpha · 1024 px · bf16 · 1 rank (k1)", "", 100, 97, 80, 120},
                 {"k2", "pixart-alpha · 1024 px · bf16 · ulysses=2 (k2)", "ulysses", 50,
                  54.512345678, 45, 66}};
