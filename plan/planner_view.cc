@@ -122,6 +122,10 @@ Capacity CapacityOf(const CampaignInfo& campaign, const std::vector<ResultRow>& 
   return capacity;
 }
 
+// The statuses of a trial that ran and did not give a measurement (interrupted and skipped
+// trials may still be measured: they stay ranked).
+const std::set<std::string> kFailedStatuses = {"oom", "timeout", "crashed", "failed"};
+
 // The layouts the advisor ranks on `device`: the selected campaigns' sweeps and the report's
 // measured trials, each key once; trials that ran and failed there are not ranked.
 SweepPlan PlanOf(const FittedModel& fitted, const std::vector<CampaignInfo>& campaigns,
@@ -132,7 +136,8 @@ SweepPlan PlanOf(const FittedModel& fitted, const std::vector<CampaignInfo>& cam
   for (const ResultRow& row : rows) {
     if (row.device != device) continue;
     on_device.insert(row.campaign);
-    (row.measured() ? ok : failed).insert(row.trial_key);
+    if (row.measured()) ok.insert(row.trial_key);
+    if (kFailedStatuses.count(row.status)) failed.insert(row.trial_key);
   }
   SweepPlan plan;
   std::set<std::string> keys;
@@ -142,8 +147,13 @@ SweepPlan PlanOf(const FittedModel& fitted, const std::vector<CampaignInfo>& cam
     if (!parsed.ok()) continue;  // a sweep file of another build: its measured trials remain
     PlanAssumptions assumptions;
     assumptions.device = device;
-    for (PlannedTrial& t :
-         PlanSweep(parsed.spec, CapacityOf(campaign, rows, device), assumptions).trials)
+    SweepPlan planned;
+    try {
+      planned = PlanSweep(parsed.spec, CapacityOf(campaign, rows, device), assumptions);
+    } catch (const std::exception&) {
+      continue;  // the report never fails for its advice: the measured trials remain
+    }
+    for (PlannedTrial& t : planned.trials)
       if (keys.insert(t.key).second) plan.trials.push_back(std::move(t));
   }
   // Measured trials the sweeps do not name (a sweep file edited since, or of another build):

@@ -58,8 +58,10 @@ class PlannerViewTest : public ::testing::Test {
   // `busy`: measured while other work ran on the machine.
   // `store_sweep` false: the campaign's stored sweep text is one that no longer parses.
   // `seeds`: each trial recorded with seeds 0, 1, ... (one measurement each).
+  // `oom`: trials recorded as out of memory instead (no measurement).
   void Record(const std::function<bool(std::size_t)>& keep, bool busy = false,
-              bool store_sweep = true, int seeds = 1) {
+              bool store_sweep = true, int seeds = 1,
+              const std::function<bool(std::size_t)>& oom = nullptr) {
     std::map<std::string, std::vector<const PlannedTrial*>> groups;
     for (const PlannedTrial& t : plan_.trials) groups[HalvingGroup(t.config)].push_back(&t);
     auto db = ResultsDb::Open(dir_ / "results.db");
@@ -75,6 +77,11 @@ class PlannerViewTest : public ::testing::Test {
       });
       for (std::size_t i = 0; i < members.size(); ++i) {
         const double ms = LawMs(members[i]->config) * (1 + Noise(state));
+        if (oom && oom(i)) {
+          db->RecordTrial(id, test::MakeTrial(members[i]->config, TrialStatus::kOom, 0,
+                                              "CUDA out of memory"));
+          continue;
+        }
         if (!keep(i)) continue;
         for (int seed = 0; seed < seeds; ++seed) {
           TrialConfig config = members[i]->config;
@@ -236,6 +243,20 @@ TEST_F(PlannerViewTest, TrialsThatDifferOnlyInSeedAreOnePointOfTheirMedians) {
     std::sort(predicted.begin(), predicted.end());
     EXPECT_DOUBLE_EQ(p.measured_ms, measured[1]);
     EXPECT_DOUBLE_EQ(p.predicted_ms, predicted[1]);
+  }
+}
+
+TEST_F(PlannerViewTest, ATrialThatRanOutOfMemoryIsNeitherRecommendedNorToMeasure) {
+  // The fastest of every group ran out of memory; every other one is measured.
+  Record([](std::size_t i) { return i % 2 == 1; }, false, true, 1,
+         [](std::size_t i) { return i == 0; });
+  const PlannerView view = View();
+  for (const auto& [group, key] : TrueBest()) {
+    ASSERT_TRUE(view.groups.count(group)) << group;
+    const GroupRecommendation& r = view.groups.at(group).front();
+    EXPECT_NE(r.trial_key, key) << group;
+    for (const std::string& t : r.to_measure) EXPECT_EQ(t.find(key), std::string::npos) << t;
+    EXPECT_EQ(r.ranked, plan_.trials.size() / 2 - 1);
   }
 }
 
