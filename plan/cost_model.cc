@@ -87,6 +87,7 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
 }
 
 namespace {
+constexpr std::size_t kReducedTerms = 7;  // ReducedFeatures' length
 std::vector<double> ReducedFeatures(const std::vector<double>& x) {
   // overhead, rank compute, shared compute, collectives of every kind, MiB of every kind, and
   // the two decode terms. Block calls go: too close to the compute terms with few trials.
@@ -129,6 +130,25 @@ std::optional<std::pair<LeastSquaresFit, bool>> FitIteration(
   std::vector<std::vector<double>> reduced;
   for (const auto& row : x) reduced.push_back(ReducedFeatures(row));
   fit = FitNonNegative(reduced, y, w);
+  if (!fit || fit->degrees_of_freedom < 3) return std::nullopt;
+  return std::make_pair(std::move(*fit), true);
+}
+
+// FitIteration from the rows' sums (stats/least_squares.h: NormalEquations), per collective
+// kind and reduced: leave-one-out takes one row out of them in O(terms^2) per refit.
+struct IterationSums {
+  NormalEquations full{CostTermNames().size()}, reduced{kReducedTerms};
+  void Add(const std::vector<double>& x, double y, double w, double sign = 1) {
+    full.Add(x, y, w, sign);
+    reduced.Add(ReducedFeatures(x), y, w, sign);
+  }
+};
+
+std::optional<std::pair<LeastSquaresFit, bool>> FitIteration(const IterationSums& sums) {
+  if (sums.full.rows < kMinimumTrialsToFit) return std::nullopt;
+  std::optional<LeastSquaresFit> fit = FitNonNegative(sums.full);
+  if (fit && fit->degrees_of_freedom >= 3) return std::make_pair(std::move(*fit), false);
+  fit = FitNonNegative(sums.reduced);
   if (!fit || fit->degrees_of_freedom < 3) return std::nullopt;
   return std::make_pair(std::move(*fit), true);
 }
@@ -191,17 +211,13 @@ std::vector<CostModel::Term> CostModel::Terms() const {
 LooReport LeaveOneOut(const std::vector<CostObservation>& observations) {
   LooReport report;
   std::vector<double> errors;
-  // The features of every observation once. Row r's fit is on `others`, the rows less r, in
-  // order: moving from r - 1 to r puts row r - 1 back in place of row r (one row copied).
+  // The features of every observation once, and the sums of all their rows: each refit takes
+  // its row out of the sums (stats/least_squares.h), so n refits cost O(n) and not O(n^2).
   const IterationRows all = IterationRowsOf(observations);
+  IterationSums sums;
+  for (std::size_t r = 0; r < all.x.size(); ++r) sums.Add(all.x[r], all.y[r], all.w[r]);
   std::vector<std::optional<std::size_t>> row_of(observations.size());
   for (std::size_t r = 0; r < all.of.size(); ++r) row_of[all.of[r]] = r;
-  IterationRows others;
-  if (!all.x.empty()) {
-    others.x.assign(all.x.begin() + 1, all.x.end());
-    others.y.assign(all.y.begin() + 1, all.y.end());
-    others.w.assign(all.w.begin() + 1, all.w.end());
-  }
   std::optional<std::optional<std::pair<LeastSquaresFit, bool>>> on_all;  // computed once
   for (std::size_t i = 0; i < observations.size(); ++i) {
     const CostObservation& o = observations[i];
@@ -209,15 +225,12 @@ LooReport LeaveOneOut(const std::vector<CostObservation>& observations) {
     std::optional<std::pair<LeastSquaresFit, bool>> fit;
     std::optional<std::vector<double>> x;
     if (const auto r = row_of[i]) {
-      if (*r > 0) {
-        others.x[*r - 1] = all.x[*r - 1];
-        others.y[*r - 1] = all.y[*r - 1];
-        others.w[*r - 1] = all.w[*r - 1];
-      }
-      fit = FitIteration(others.x, others.y, others.w);
+      IterationSums others = sums;
+      others.Add(all.x[*r], all.y[*r], all.w[*r], -1);
+      fit = FitIteration(others);
       x = all.x[*r];
     } else {  // not among the rows: predicted by the fit on all of them
-      if (!on_all) on_all = FitIteration(all.x, all.y, all.w);
+      if (!on_all) on_all = FitIteration(sums);
       fit = *on_all;
       x = CostFeatures(o.config, o.comm_mb_per_step);
     }

@@ -9,6 +9,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/stats/distributions_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/stats/change_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/stats/change_points_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/stats/least_squares_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/migration_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/read_only_media_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/statement_test.cc
