@@ -81,15 +81,15 @@ PlannerView PlannerFixture() {
   PlannerView view;
   DeviceFit fit;
   fit.device = "cpu";
-  fit.fitted = "cost model fitted on 3 ok trials of 'cpu'";
-  fit.trials = 3;
-  fit.predicted = 3;
-  fit.points = {{"a", "1 rank (a)", "", 12, 11.5, 9, 14},
-                {"b", "ulysses=2 (b)", "ulysses", 6.2, 6.8, 5.5, 8.1},
-                {"c", "ulysses=4 (c)", "ulysses", 3.4, 3.1, 2.4, 4.0}};
+  fit.fitted = "cost model fitted on 12 ok trials of 'cpu' (residual 9.5%)";
+  fit.trials = 12;  // 4 seeds of each configuration: 3 points
+  fit.predicted = 12;
+  fit.points = {{"a", "1 rank (a) and 3 more seeds", "", 12, 11.5, 9, 14, 4},
+                {"b", "ulysses=2 (b) and 3 more seeds", "ulysses", 6.2, 6.8, 5.5, 8.1, 4},
+                {"c", "ulysses=4 (c) and 3 more seeds", "ulysses", 3.4, 3.1, 2.4, 4.0, 4}};
   fit.median_abs_error = 0.09;
   fit.max_abs_error = 0.1;
-  fit.worst = "ulysses=2 (b)";
+  fit.worst = "ulysses=2 (b)";  // of one seed
   view.devices.push_back(fit);
   DeviceFit refused;
   refused.device = "NVIDIA H100";
