@@ -29,14 +29,16 @@ std::string TrialText(const TrialConfig& config, const std::string& key) {
                      group.precision, LayoutText(config), key);
 }
 
-// Why no model was fitted, as the end of "No cost model for 'cpu': ...". `busy`: trials the
-// report shows measured on the device that the fit leaves out (a busy machine).
-std::string Refusal(const FittedModel& fitted, std::size_t busy) {
+// Why no model was fitted, as the end of "No cost model for 'cpu': ...".
+std::string Refusal(const FittedModel& fitted) {
   const std::size_t n = fitted.observations.size();
+  const std::size_t busy = fitted.busy_left_out;
   if (n < kMinimumTrialsToFit)
     return fmt::format("{} ok trial{} of it in the database{}, a fit needs {}", n,
                        n == 1 ? "" : "s",
-                       busy ? fmt::format(" ({} more measured on a busy machine are left out)",
+                       busy ? fmt::format(" ({} more measured only on a busy machine are left "
+                                          "out: `ditbench run SWEEP --rerun busy --require-idle "
+                                          "600` measures them again)",
                                           busy)
                             : "",
                        kMinimumTrialsToFit);
@@ -44,17 +46,12 @@ std::string Refusal(const FittedModel& fitted, std::size_t busy) {
                      "degrees of freedom beyond its terms)", n);
 }
 
-DeviceFit FitDevice(const FittedModel& fitted, const std::vector<ResultRow>& rows) {
+DeviceFit FitDevice(const FittedModel& fitted) {
   DeviceFit fit;
   fit.device = fitted.device;
   fit.trials = fitted.observations.size();
   if (!fitted.model) {
-    std::set<std::string> busy;
-    for (const ResultRow& row : rows)
-      if (row.device == fitted.device && row.measured() && row.busy &&
-          !fitted.Observed(row.trial_key))
-        busy.insert(row.trial_key);
-    fit.refused = Refusal(fitted, busy.size());
+    fit.refused = Refusal(fitted);
     return fit;
   }
   fit.fitted = fitted.Explain();
@@ -205,7 +202,7 @@ PlannerView BuildPlannerView(ResultsDb& db, const std::vector<CampaignInfo>& cam
   PlannerView view;
   for (const std::string& device : devices) {
     const FittedModel fitted = FitFromDatabase(db, device);
-    view.devices.push_back(FitDevice(fitted, rows));
+    view.devices.push_back(FitDevice(fitted));
     if (!fitted.model) continue;
     const SweepPlan plan = PlanOf(fitted, campaigns, rows);
     for (const GroupAdvice& g : Advise(plan, fitted, {}).groups)

@@ -266,8 +266,9 @@ TEST_F(PlannerViewTest, ARefusalCountsTheTrialsLeftOutForABusyMachine) {
   ASSERT_EQ(view.devices.size(), 1u);
   ASSERT_TRUE(view.devices[0].refused);
   EXPECT_EQ(*view.devices[0].refused,
-            fmt::format("0 ok trials of it in the database ({} more measured on a busy machine "
-                        "are left out), a fit needs 8", plan_.trials.size()));
+            fmt::format("0 ok trials of it in the database ({} more measured only on a busy "
+                        "machine are left out: `ditbench run SWEEP --rerun busy --require-idle "
+                        "600` measures them again), a fit needs 8", plan_.trials.size()));
 }
 
 }  // namespace
