@@ -1,4 +1,5 @@
-// `ditbench report`: writes the HTML comparison report (report/html_report.h).
+// `ditbench report`: writes the HTML comparison report (report/html_report.h), with the
+// Planner section computed by plan/planner_view.h (report/ may not use plan/).
 #include <iostream>
 #include <memory>
 #include <string>
@@ -6,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.h"
+#include "plan/planner_view.h"
 #include "report/html_report.h"
 #include "report/output_file.h"
 
@@ -28,7 +30,7 @@ std::function<int()> DefineReportCommand(CLI::App& sub) {
   sub.add_option("-o,--output", flags->output, "HTML file to write")->capture_default_str();
   return [flags] {
     ReportOptions options{flags->db, flags->sweeps, flags->campaigns, flags->output,
-                          flags->baseline};
+                          flags->baseline, BuildPlannerView};
     try {
       WriteHtmlReport(options);
     } catch (const OutputWriteError& e) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "model_zoo/shapes/model_config.h"
 #include "plan/comm_volume.h"
@@ -86,10 +87,70 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
 }
 
 namespace {
+constexpr std::size_t kReducedTerms = 7;  // ReducedFeatures' length
 std::vector<double> ReducedFeatures(const std::vector<double>& x) {
   // overhead, rank compute, shared compute, collectives of every kind, MiB of every kind, and
   // the two decode terms. Block calls go: too close to the compute terms with few trials.
   return {x[0], x[1], x[2], x[4] + x[6] + x[8], x[5] + x[7] + x[9], x[10], x[11]};
+}
+
+// The observations a fit can use (a positive latency, features the shapes know): their
+// features, latencies and weights (1 / latency^2: relative errors), and which observation each
+// row is. Computed once per set of observations (features come from the model's shapes).
+struct IterationRows {
+  std::vector<std::vector<double>> x;
+  std::vector<double> y, w;
+  std::vector<std::size_t> of;
+};
+
+IterationRows IterationRowsOf(const std::vector<CostObservation>& observations) {
+  IterationRows rows;
+  for (std::size_t i = 0; i < observations.size(); ++i) {
+    const CostObservation& o = observations[i];
+    if (!(o.latency_ms > 0)) continue;
+    auto x = CostFeatures(o.config, o.comm_mb_per_step);
+    if (!x) continue;
+    rows.x.push_back(std::move(*x));
+    rows.y.push_back(o.latency_ms);
+    rows.w.push_back(1.0 / (o.latency_ms * o.latency_ms));
+    rows.of.push_back(i);
+  }
+  return rows;
+}
+
+// The iteration terms fitted on `x`, and whether reduced: a term per collective kind when that
+// leaves 3 degrees of freedom, else one latency and one bandwidth for every kind; nullopt with
+// fewer than kMinimumTrialsToFit rows or when neither keeps 3 degrees of freedom.
+std::optional<std::pair<LeastSquaresFit, bool>> FitIteration(
+    const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+    const std::vector<double>& w) {
+  if (x.size() < kMinimumTrialsToFit) return std::nullopt;
+  std::optional<LeastSquaresFit> fit = FitNonNegative(x, y, w);
+  if (fit && fit->degrees_of_freedom >= 3) return std::make_pair(std::move(*fit), false);
+  std::vector<std::vector<double>> reduced;
+  for (const auto& row : x) reduced.push_back(ReducedFeatures(row));
+  fit = FitNonNegative(reduced, y, w);
+  if (!fit || fit->degrees_of_freedom < 3) return std::nullopt;
+  return std::make_pair(std::move(*fit), true);
+}
+
+// FitIteration from the rows' sums (stats/least_squares.h: NormalEquations), per collective
+// kind and reduced: leave-one-out takes one row out of them in O(terms^2) per refit.
+struct IterationSums {
+  NormalEquations full{CostTermNames().size()}, reduced{kReducedTerms};
+  void Add(const std::vector<double>& x, double y, double w, double sign = 1) {
+    full.Add(x, y, w, sign);
+    reduced.Add(ReducedFeatures(x), y, w, sign);
+  }
+};
+
+std::optional<std::pair<LeastSquaresFit, bool>> FitIteration(const IterationSums& sums) {
+  if (sums.full.rows < kMinimumTrialsToFit) return std::nullopt;
+  std::optional<LeastSquaresFit> fit = FitNonNegative(sums.full);
+  if (fit && fit->degrees_of_freedom >= 3) return std::make_pair(std::move(*fit), false);
+  fit = FitNonNegative(sums.reduced);
+  if (!fit || fit->degrees_of_freedom < 3) return std::nullopt;
+  return std::make_pair(std::move(*fit), true);
 }
 }  // namespace
 
@@ -98,34 +159,23 @@ std::vector<double> CostModel::Features(const std::vector<double>& full) const {
 }
 
 std::optional<CostModel> CostModel::Fit(const std::vector<CostObservation>& observations) {
-  std::vector<std::vector<double>> rows, startup_rows;
-  std::vector<double> y, w, startup_y, startup_w;
-  for (const CostObservation& o : observations) {
-    if (!(o.latency_ms > 0)) continue;
-    auto x = CostFeatures(o.config, o.comm_mb_per_step);
-    if (!x) continue;
-    rows.push_back(std::move(*x));
-    y.push_back(o.latency_ms);
-    w.push_back(1.0 / (o.latency_ms * o.latency_ms));  // relative errors
+  const IterationRows rows = IterationRowsOf(observations);
+  auto fit = FitIteration(rows.x, rows.y, rows.w);
+  if (!fit) return std::nullopt;
+  CostModel model;
+  model.iteration_ = std::move(fit->first);
+  model.reduced_ = fit->second;
+  model.trials_ = rows.x.size();
+  std::vector<std::vector<double>> startup_rows;
+  std::vector<double> startup_y, startup_w;
+  for (const std::size_t i : rows.of) {
+    const CostObservation& o = observations[i];
     if (o.startup_s && *o.startup_s > 0) {
       startup_rows.push_back(StartupFeatures(o.config));
       startup_y.push_back(*o.startup_s);
       startup_w.push_back(1.0 / (*o.startup_s * *o.startup_s));
     }
   }
-  if (rows.size() < kMinimumTrialsToFit) return std::nullopt;
-  CostModel model;
-  std::optional<LeastSquaresFit> fit = FitNonNegative(rows, y, w);
-  if (!fit || fit->degrees_of_freedom < 3) {
-    // Too few trials for a term per collective kind: one latency and one bandwidth for all.
-    std::vector<std::vector<double>> reduced;
-    for (const auto& x : rows) reduced.push_back(ReducedFeatures(x));
-    fit = FitNonNegative(reduced, y, w);
-    if (!fit || fit->degrees_of_freedom < 3) return std::nullopt;
-    model.reduced_ = true;
-  }
-  model.iteration_ = std::move(*fit);
-  model.trials_ = rows.size();
   if (startup_rows.size() >= 3) model.startup_ = FitNonNegative(startup_rows, startup_y, startup_w);
   return model;
 }
@@ -161,15 +211,30 @@ std::vector<CostModel::Term> CostModel::Terms() const {
 LooReport LeaveOneOut(const std::vector<CostObservation>& observations) {
   LooReport report;
   std::vector<double> errors;
+  // The features of every observation once, and the sums of all their rows: each refit takes
+  // its row out of the sums (stats/least_squares.h), so n refits cost O(n) and not O(n^2).
+  const IterationRows all = IterationRowsOf(observations);
+  IterationSums sums;
+  for (std::size_t r = 0; r < all.x.size(); ++r) sums.Add(all.x[r], all.y[r], all.w[r]);
+  std::vector<std::optional<std::size_t>> row_of(observations.size());
+  for (std::size_t r = 0; r < all.of.size(); ++r) row_of[all.of[r]] = r;
+  std::optional<std::optional<std::pair<LeastSquaresFit, bool>>> on_all;  // computed once
   for (std::size_t i = 0; i < observations.size(); ++i) {
-    std::vector<CostObservation> others;
-    others.reserve(observations.size() - 1);
-    for (std::size_t j = 0; j < observations.size(); ++j)
-      if (j != i) others.push_back(observations[j]);
-    LooEntry entry{observations[i].trial_key, observations[i].latency_ms, std::nullopt};
-    if (const auto model = CostModel::Fit(others))
-      entry.predicted =
-          model->Iteration(observations[i].config, observations[i].comm_mb_per_step);
+    const CostObservation& o = observations[i];
+    LooEntry entry{o.trial_key, o.latency_ms, std::nullopt};
+    std::optional<std::pair<LeastSquaresFit, bool>> fit;
+    std::optional<std::vector<double>> x;
+    if (const auto r = row_of[i]) {
+      IterationSums others = sums;
+      others.Add(all.x[*r], all.y[*r], all.w[*r], -1);
+      fit = FitIteration(others);
+      x = all.x[*r];
+    } else {  // not among the rows: predicted by the fit on all of them
+      if (!on_all) on_all = FitIteration(sums);
+      fit = *on_all;
+      x = CostFeatures(o.config, o.comm_mb_per_step);
+    }
+    if (fit && x) entry.predicted = Interval(fit->first, fit->second ? ReducedFeatures(*x) : *x);
     if (entry.predicted && entry.measured_ms > 0) {
       errors.push_back(std::abs(entry.relative_error()));
       ++report.predicted;

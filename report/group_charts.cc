@@ -434,8 +434,67 @@ const char* const kChartScript = R"js(
     }}};
     return config;
   }
+  // The Planner section's scatter (report/planner_section.h): a measured trial per point, x its
+  // leave-one-out prediction with the 95% interval as a horizontal whisker, y its measurement,
+  // log-log, with the identity line.
+  var intervals = {
+    id: 'predictionIntervals',
+    afterDatasetsDraw: function (chart) {
+      var ctx = chart.ctx, x = chart.scales.x;
+      chart.data.datasets.forEach(function (ds, d) {
+        var meta = chart.getDatasetMeta(d);
+        if (meta.hidden || ds.identity) return;
+        meta.data.forEach(function (point, i) {
+          var p = ds.data[i];
+          if (!(p.lo > 0) || !(p.hi > 0)) return;
+          var left = x.getPixelForValue(p.lo), right = x.getPixelForValue(p.hi);
+          ctx.save();
+          ctx.strokeStyle = ds.borderColor; ctx.lineWidth = 1;
+          ctx.beginPath();
+          ctx.moveTo(left, point.y); ctx.lineTo(right, point.y);
+          ctx.moveTo(left, point.y - 3); ctx.lineTo(left, point.y + 3);
+          ctx.moveTo(right, point.y - 3); ctx.lineTo(right, point.y + 3);
+          ctx.stroke();
+          ctx.restore();
+        });
+      });
+    }
+  };
+  function prediction(c) {
+    var datasets = c.datasets.map(function (ds) {
+      return {label: ds.label, data: ds.points, borderColor: ds.color, backgroundColor: ds.color,
+              pointRadius: 4, showLine: false};
+    });
+    datasets.push({label: 'predicted = measured', identity: true,
+                   data: [{x: c.identity_low, y: c.identity_low},
+                          {x: c.identity_high, y: c.identity_high}],
+                   borderColor: '#999', borderDash: [6, 4], pointRadius: 0, showLine: true});
+    var axis = function (text) {
+      return {type: 'logarithmic', min: c.identity_low / 1.2, max: c.identity_high * 1.2,
+              title: {display: true, text: text}};
+    };
+    return {
+      type: 'scatter',
+      data: {datasets: datasets},
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false,
+        scales: {x: axis('predicted latency, leave-one-out (ms, log scale); whiskers: 95% interval'),
+                 y: axis('measured latency (ms, log scale)')},
+        plugins: {
+          title: {display: true, text: c.title}, legend: legendFor(datasets.length),
+          tooltip: {callbacks: {label: function (t) {
+            var p = t.raw;
+            if (t.dataset.identity) return 'predicted = measured';
+            return [p.label, 'predicted ' + p.x.toFixed(2) + ' ms [' + p.lo.toFixed(2) + ' - ' +
+                    p.hi.toFixed(2) + '], measured ' + p.y.toFixed(2) + ' ms'];
+          }}}
+        }
+      },
+      plugins: [intervals]
+    };
+  }
   var kinds = {latency: latency, speedup: speedup, stages: stages, memory: memory,
-               error: outputError};
+               error: outputError, prediction: prediction};
   charts.forEach(function (c) {
     var canvas = document.getElementById(c.id);
     if (!canvas || !kinds[c.kind]) return;

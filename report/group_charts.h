@@ -69,7 +69,8 @@ nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
                                 const std::vector<ResultRow>& rows,
                                 const CampaignLabels& campaigns = {});
 
-// The chart script: reads the JSON array in <script id="ditbench-charts"> and draws each.
+// The chart script: reads the JSON array in <script id="ditbench-charts"> and draws each
+// (these kinds, and the Planner section's "prediction" scatter, report/planner_section.h).
 extern const char* const kChartScript;
 
 }  // namespace ditbench

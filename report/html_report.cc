@@ -21,6 +21,7 @@
 #include "report/history.h"
 #include "report/history_section.h"
 #include "report/html_text.h"
+#include "report/planner_section.h"
 #include "report/chart_style.h"
 #include "report/report_summary.h"
 #include "report/report_warnings.h"
@@ -254,7 +255,8 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                  const std::string& anchor, const std::vector<Row>& group,
                  const std::vector<Row>& unfolded,
                  const std::map<std::int64_t, CampaignRun>& runs,
-                 const StagesByTrial& stages, const CampaignLabels& campaign_labels) {
+                 const StagesByTrial& stages, const CampaignLabels& campaign_labels,
+                 const PlannerView& planner) {
   std::set<std::int64_t> group_campaigns;
   for (const Row& row : group) group_campaigns.insert(row.campaign);
   bool several_campaigns = group_campaigns.size() > 1;
@@ -265,6 +267,8 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   };
 
   html += fmt::format("<h2 id=\"{}\">{}</h2>\n", anchor, HtmlEscape(GroupTitle(key)));
+  if (auto advice = planner.groups.find(key.Text()); advice != planner.groups.end())
+    html += RenderRecommendations(advice->second);
   bool has_baseline = std::any_of(group.begin(), group.end(), [](const Row& r) {
     return r.world_size == 1 && r.measured();
   });
@@ -454,6 +458,8 @@ std::string RenderHtmlReport(const ReportOptions& options) {
     stages.emplace(std::make_pair(trial.campaign, trial.trial_key), summary);
   const std::vector<ReportWarning> warnings = ReportWarnings(campaigns, rows);
   const std::string history = RenderHistorySection(BuildHistory(campaigns, rows, {}));
+  const PlannerView planner = options.planner ? options.planner(*db, campaigns, rows)
+                                              : PlannerView{};
 
   // The table of contents, in page order.
   std::vector<std::pair<std::string, std::string>> contents;
@@ -465,6 +471,8 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   contents.emplace_back("status", "Status");
   if (!warnings.empty()) contents.emplace_back("warnings", "Warnings");
   if (!history.empty()) contents.emplace_back("history", "History: each trial over the campaigns");
+  if (!planner.devices.empty())
+    contents.emplace_back("planner", "Planner: predicted against measured latency");
   for (const auto& [key, anchor] : anchors) contents.emplace_back(anchor, GroupTitle(key));
   if (!stage_summaries.empty()) contents.emplace_back("stages", "Stage breakdown");
   html += RenderContents(contents);
@@ -477,10 +485,11 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   html += RenderWarnings(warnings);
   html += history;  // "" below kHistoryMinCampaigns campaigns
   nlohmann::json charts = nlohmann::json::array();
+  html += RenderPlannerSection(planner, charts);  // "" without a planner
   if (rows.empty()) html += "<p>No trials selected.</p>\n";
   for (const auto& [key, group] : groups)
     RenderGroup(html, charts, key, anchors[key], ranked[key], group, runs, stages,
-                campaign_labels);
+                campaign_labels, planner);
   html += RenderStageBreakdown(stage_summaries);
   html += "<script type=\"application/json\" id=\"ditbench-charts\">" + ScriptJson(charts) +
           "</script>\n<script>";

@@ -2,7 +2,9 @@
 //
 // Contents: a header (sweeps, campaigns with build and host, generation time), status
 // counts, warnings (report/report_warnings.h), the History section when a trial key has three
-// campaigns or more (report/history_section.h), and per report group (report/
+// campaigns or more (report/history_section.h), the Planner section when options.planner is
+// set (report/planner_section.h: the cost model's predictions against the measurements, and
+// the advisor's recommendation in each group's section), and per report group (report/
 // configuration_group.h: same model, resolution, precision, scope, batch, steps,
 // profile_blocks, workload) its charts (report/group_charts.h) and a table ranked by latency,
 // one row per configuration (its trials folded over seeds, report/seed_folding.h), with the
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "report/html_text.h"  // HtmlEscape, for the report's other pages
+#include "report/planner_section.h"
 
 namespace ditbench {
 
@@ -33,6 +36,9 @@ struct ReportOptions {
   // the report opens with the comparison of the other selected campaigns against it
   // (report/comparison_html.h). Empty: no comparison.
   std::string baseline;
+  // Fills the Planner section and each group's recommendation (report/planner_section.h);
+  // unset: neither is shown. `ditbench report` passes plan/planner_view.h's BuildPlannerView.
+  PlannerHook planner = nullptr;
 };
 
 // Writes the report to options.output (report/output_file.h: a regular file replaced

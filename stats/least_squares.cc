@@ -53,17 +53,31 @@ double LeastSquaresFit::StandardError(std::size_t column) const {
   return std::sqrt(std::max(0.0, covariance[column * columns + column]));
 }
 
-std::optional<LeastSquaresFit> FitNonNegative(const std::vector<std::vector<double>>& rows,
-                                              const std::vector<double>& y,
-                                              const std::vector<double>& weights,
-                                              double ridge) {
-  if (rows.empty()) return std::nullopt;
-  const std::size_t m = rows.front().size();
+NormalEquations::NormalEquations(std::size_t m) : columns(m), xtwx(m * m, 0.0), xtwy(m, 0.0) {}
+
+void NormalEquations::Add(const std::vector<double>& x, double y, double weight, double sign) {
+  const double w = sign * weight;
+  for (std::size_t a = 0; a < columns; ++a) {
+    const double xa = x[a] * w;
+    xtwy[a] += xa * y;
+    for (std::size_t b = 0; b < columns; ++b) xtwx[a * columns + b] += xa * x[b];
+  }
+  ytwy += w * y * y;
+  rows = sign > 0 ? rows + 1 : rows - 1;
+}
+
+namespace {
+
+// The active-set solve on the sums; `residuals(fit)`: the weighted residual sum of squares.
+template <typename Residuals>
+std::optional<LeastSquaresFit> Solve(const NormalEquations& sums, double ridge,
+                                     const Residuals& residuals) {
+  const std::size_t m = sums.columns, n = sums.rows;
+  if (n == 0) return std::nullopt;
   std::vector<bool> active(m, false);
   std::vector<double> scale(m, 0.0);  // weighted mean square of each column
   for (std::size_t j = 0; j < m; ++j) {
-    for (std::size_t i = 0; i < rows.size(); ++i) scale[j] += weights[i] * rows[i][j] * rows[i][j];
-    scale[j] /= double(rows.size());
+    scale[j] = sums.xtwx[j * m + j] / double(n);
     active[j] = scale[j] > 0;
   }
   while (true) {
@@ -71,16 +85,13 @@ std::optional<LeastSquaresFit> FitNonNegative(const std::vector<std::vector<doub
     for (std::size_t j = 0; j < m; ++j)
       if (active[j]) cols.push_back(j);
     const std::size_t k = cols.size();
-    if (k == 0 || rows.size() < k + 1) return std::nullopt;
+    if (k == 0 || n < k + 1) return std::nullopt;
     std::vector<double> normal(k * k, 0.0), rhs(k, 0.0);
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      for (std::size_t a = 0; a < k; ++a) {
-        const double xa = rows[i][cols[a]] * weights[i];
-        rhs[a] += xa * y[i];
-        for (std::size_t b = 0; b < k; ++b) normal[a * k + b] += xa * rows[i][cols[b]];
-      }
-    for (std::size_t a = 0; a < k; ++a)
-      normal[a * k + a] += ridge * scale[cols[a]] * double(rows.size());
+    for (std::size_t a = 0; a < k; ++a) {
+      rhs[a] = sums.xtwy[cols[a]];
+      for (std::size_t b = 0; b < k; ++b) normal[a * k + b] = sums.xtwx[cols[a] * m + cols[b]];
+      normal[a * k + a] += ridge * scale[cols[a]] * double(n);
+    }
     const std::optional<std::vector<double>> inverse = InverseSpd(normal, k);
     if (!inverse) return std::nullopt;
     std::vector<double> b(k, 0.0);
@@ -105,19 +116,46 @@ std::optional<LeastSquaresFit> FitNonNegative(const std::vector<std::vector<doub
     fit.active = active;
     fit.coefficients.assign(m, 0.0);
     for (std::size_t a = 0; a < k; ++a) fit.coefficients[cols[a]] = b[a];
-    double residuals = 0;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const double r = y[i] - fit.Predict(rows[i]);
-      residuals += weights[i] * r * r;
-    }
-    fit.degrees_of_freedom = rows.size() - k;
-    fit.sigma = std::sqrt(residuals / double(fit.degrees_of_freedom));
+    fit.degrees_of_freedom = n - k;
+    fit.sigma = std::sqrt(std::max(0.0, residuals(fit)) / double(fit.degrees_of_freedom));
     fit.covariance.assign(m * m, 0.0);
     for (std::size_t a = 0; a < k; ++a)
       for (std::size_t c = 0; c < k; ++c)
         fit.covariance[cols[a] * m + cols[c]] = fit.sigma * fit.sigma * (*inverse)[a * k + c];
     return fit;
   }
+}
+
+}  // namespace
+
+std::optional<LeastSquaresFit> FitNonNegative(const std::vector<std::vector<double>>& rows,
+                                              const std::vector<double>& y,
+                                              const std::vector<double>& weights,
+                                              double ridge) {
+  if (rows.empty()) return std::nullopt;
+  NormalEquations sums(rows.front().size());
+  for (std::size_t i = 0; i < rows.size(); ++i) sums.Add(rows[i], y[i], weights[i]);
+  return Solve(sums, ridge, [&](const LeastSquaresFit& fit) {
+    double residuals = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double r = y[i] - fit.Predict(rows[i]);
+      residuals += weights[i] * r * r;
+    }
+    return residuals;
+  });
+}
+
+std::optional<LeastSquaresFit> FitNonNegative(const NormalEquations& sums, double ridge) {
+  return Solve(sums, ridge, [&](const LeastSquaresFit& fit) {
+    const std::size_t m = sums.columns;
+    double residuals = sums.ytwy;
+    for (std::size_t a = 0; a < m; ++a) {
+      residuals -= 2 * fit.coefficients[a] * sums.xtwy[a];
+      for (std::size_t c = 0; c < m; ++c)
+        residuals += fit.coefficients[a] * sums.xtwx[a * m + c] * fit.coefficients[c];
+    }
+    return residuals;
+  });
 }
 
 double StudentT95(std::size_t dof) {

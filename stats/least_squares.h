@@ -36,6 +36,24 @@ std::optional<LeastSquaresFit> FitNonNegative(const std::vector<std::vector<doub
                                               const std::vector<double>& weights,
                                               double ridge = 1e-9);
 
+// The sums a weighted least-squares fit is made of: X'WX, X'Wy, y'Wy and the row count.
+// A row is added or taken out in O(columns^2), so that leave-one-out refits (plan/cost_model.h)
+// need not read every row again.
+struct NormalEquations {
+  std::size_t columns = 0, rows = 0;
+  std::vector<double> xtwx;  // columns x columns, row-major
+  std::vector<double> xtwy;
+  double ytwy = 0;
+
+  explicit NormalEquations(std::size_t columns);
+  // Adds the row (x, y) with `weight`; `sign` -1 takes out a row added before.
+  void Add(const std::vector<double>& x, double y, double weight, double sign = 1);
+};
+
+// FitNonNegative from the sums alone: the same active set and covariance; the residual sum of
+// squares is y'Wy - 2 b'X'Wy + b'X'WXb (not summed over the rows: equal to rounding).
+std::optional<LeastSquaresFit> FitNonNegative(const NormalEquations& sums, double ridge = 1e-9);
+
 // The inverse of the symmetric positive definite n x n matrix `a` (row-major), by Cholesky;
 // nullopt when `a` is not positive definite.
 std::optional<std::vector<double>> InverseSpd(std::vector<double> a, std::size_t n);

@@ -9,6 +9,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/stats/distributions_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/stats/change_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/stats/change_points_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/stats/least_squares_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/migration_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/read_only_media_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/statement_test.cc
@@ -30,7 +31,7 @@ add_executable(ditbench_storage_report_tests
 )
 ditbench_target(ditbench_storage_report_tests)
 target_link_libraries(ditbench_storage_report_tests PRIVATE
-  ditbench_report ditbench_stats ditbench_storage ditbench_sweep
+  ditbench_plan ditbench_report ditbench_stats ditbench_storage ditbench_sweep
   CLI11::CLI11 fmt::fmt nlohmann_json::nlohmann_json GTest::gtest_main GTest::gmock
 )
 target_compile_definitions(ditbench_storage_report_tests PRIVATE

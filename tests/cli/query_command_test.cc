@@ -1,6 +1,7 @@
 #include "cli/query.h"
 
 #include <cerrno>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -503,6 +504,23 @@ TEST_F(ReportCommandTest, WritesTheFileOrFailsWithUsageCode) {
 
 namespace ditbench {
 namespace {
+
+// The command fits the planner's cost model (plan/planner_view.h): the page has its section,
+// here saying why no model was fitted on the fixture's few trials.
+TEST_F(ReportCommandTest, ThePageHasThePlannerSection) {
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("report");
+  std::function<int()> run = DefineReportCommand(*sub);
+  const std::filesystem::path out = dir_ / "r.html";
+  app.parse("report --db " + DbPath().string() + " -o " + out.string(), false);
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(run(), kExitOk);
+  ::testing::internal::GetCapturedStdout();
+  std::ifstream in(out);
+  const std::string html{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_THAT(html, HasSubstr("<section id=\"planner\">"));
+  EXPECT_THAT(html, HasSubstr("No cost model for 'cpu': "));
+}
 
 // `report -o /dev/full` used to say "wrote" (or, failing, "Success"); now the real cause and
 // exit 1, and nothing claims to have written.

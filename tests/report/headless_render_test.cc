@@ -75,6 +75,29 @@ void WriteFixture(const std::filesystem::path& db_path) {
   }
 }
 
+// The Planner section (report/planner_section.h) of a fitted device, and one whose fit was
+// refused (a sentence, no chart).
+PlannerView PlannerFixture() {
+  PlannerView view;
+  DeviceFit fit;
+  fit.device = "cpu";
+  fit.fitted = "cost model fitted on 12 ok trials of 'cpu' (residual 9.5%)";
+  fit.trials = 12;  // 4 seeds of each configuration: 3 points
+  fit.predicted = 12;
+  fit.points = {{"a", "1 rank (a) and 3 more seeds", "", 12, 11.5, 9, 14, 4},
+                {"b", "ulysses=2 (b) and 3 more seeds", "ulysses", 6.2, 6.8, 5.5, 8.1, 4},
+                {"c", "ulysses=4 (c) and 3 more seeds", "ulysses", 3.4, 3.1, 2.4, 4.0, 4}};
+  fit.median_abs_error = 0.09;
+  fit.max_abs_error = 0.1;
+  fit.worst = "ulysses=2 (b)";  // of one seed
+  view.devices.push_back(fit);
+  DeviceFit refused;
+  refused.device = "NVIDIA H100";
+  refused.refused = "2 ok trials of it in the database, a fit needs 8";
+  view.devices.push_back(refused);
+  return view;
+}
+
 TEST(HeadlessRenderTest, EveryChartIsDrawnWithoutAScriptError) {
   const std::string chromium = FindChromium();
   if (chromium.empty()) {
@@ -84,13 +107,16 @@ TEST(HeadlessRenderTest, EveryChartIsDrawnWithoutAScriptError) {
   test::TempDir dir;
   WriteFixture(dir / "results.db");
   const std::filesystem::path report = dir / "report.html";
-  WriteHtmlReport({dir / "results.db", {}, {}, report, "1"});
+  const auto planner = [](ResultsDb&, const std::vector<CampaignInfo>&,
+                          const std::vector<ResultRow>&) { return PlannerFixture(); };
+  WriteHtmlReport({dir / "results.db", {}, {}, report, "1", planner});
   const std::string html = ReadFile(report);
   const int canvases = Count(html, "<canvas ");
-  // tiny: latency, speedup, stages, memory and output error; tiny{depth:8}: latency (1 rank
-  // only, no stages); the failed group: none.
-  ASSERT_EQ(canvases, 6);
-  for (const char* kind : {"latency", "speedup", "stages", "memory", "error"})
+  // The planner's scatter (one: the H100's fit was refused); tiny: latency, speedup, stages,
+  // memory and output error; tiny{depth:8}: latency (1 rank only, no stages); the failed
+  // group: none.
+  ASSERT_EQ(canvases, 7);
+  for (const char* kind : {"prediction", "latency", "speedup", "stages", "memory", "error"})
     EXPECT_THAT(html, HasSubstr(std::string("\"kind\":\"") + kind + "\"")) << kind;
 
   // After the page's scripts: count the canvases with ink on them (any pixel not transparent),
@@ -130,7 +156,7 @@ setTimeout(function () {
   // docs/report-screenshot.png is this page: DITBENCH_SCREENSHOT=PATH writes it (optional; the
   // checks above never depend on it).
   if (const char* screenshot = std::getenv("DITBENCH_SCREENSHOT")) {
-    WriteHtmlReport({dir / "results.db", {}, {}, report, "1"});
+    WriteHtmlReport({dir / "results.db", {}, {}, report, "1", planner});
     const std::string shot =
         chromium + " --headless --no-sandbox --disable-gpu --hide-scrollbars "
         "--user-data-dir=" + (dir / "profile").string() +

@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 #include <fmt/format.h>
 
+#include "plan/planner_view.h"
+#include "report/chart_style.h"
 #include "report/comparison.h"
+#include "report/configuration_group.h"
 #include "report/stage_breakdown.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
@@ -107,6 +110,113 @@ TEST_F(HtmlReportTest, SpeedupIsAgainstOneGpuTrialOfTheSamePrecisionOnly) {
   ASSERT_FALSE(fp16.empty());
   EXPECT_THAT(fp16, HasSubstr("class=\"num speedup\">-<"));
   EXPECT_THAT(html, HasSubstr("No 1-rank trial of this precision and scope"));
+}
+
+// A Planner view made by hand: what the report draws from it (its data: plan/planner_view.h).
+PlannerView HandMadeView() {
+  PlannerView view;
+  DeviceFit fit;
+  fit.device = "cpu";
+  fit.fitted = "cost model fitted on 12 ok trials of 'cpu' (residual 4.0%)";
+  fit.trials = 12;
+  fit.predicted = 2;
+  fit.points = {{"k1", "pixart-alpha · 1024 px · bf16 · 1 rank (k1)", "", 100, 97, 80, 120},
+                {"k2", "pixart-alpha · 1024 px · bf16 · ulysses=2 (k2)", "ulysses", 50,
+                 54.512345678, 45, 66}};
+  fit.median_abs_error = 0.03;
+  fit.max_abs_error = 0.09;
+  fit.worst = "pixart-alpha · 1024 px · bf16 · ulysses=2 (k2)";
+  view.devices.push_back(fit);
+  GroupRecommendation r;
+  r.device = "cpu";
+  r.layout = "ulysses=4";
+  r.trial_key = TrialKey(test::MakeConfig(4));
+  r.measured = false;
+  r.latency_ms = 38;
+  r.low_ms = 30;
+  r.high_ms = 47;
+  r.regret = -0.05;
+  r.to_measure = {"ulysses=4 (" + r.trial_key + ")", "ring=4 (k9)"};
+  r.ranked = 6;
+  view.groups[ReportGroupOf(test::MakeConfig(4)).Text()].push_back(r);
+  return view;
+}
+
+TEST_F(HtmlReportTest, ThePlannerSectionDrawsPredictedAgainstMeasuredAndEachGroupsAdvice) {
+  ReportOptions options{DbPath(), {}, {}, {}, {}};
+  std::size_t rows_seen = 0;
+  options.planner = [&](ResultsDb&, const std::vector<CampaignInfo>& campaigns,
+                        const std::vector<ResultRow>& rows) {
+    EXPECT_EQ(campaigns.size(), 2u);
+    rows_seen = rows.size();
+    return HandMadeView();
+  };
+  const std::string html = RenderHtmlReport(options);
+  EXPECT_EQ(rows_seen, 6u);  // the report's rows, failed ones included
+  EXPECT_THAT(html, HasSubstr("<a href=\"#planner\">"));
+  EXPECT_THAT(html, HasSubstr("<section id=\"planner\">"));
+  // The scatter: one dataset per strategy in the page's colour, points with their interval
+  // and label (numbers to 4 significant digits), the identity line over every value shown.
+  EXPECT_THAT(html, HasSubstr("\"kind\":\"prediction\""));
+  EXPECT_THAT(html, HasSubstr("{\"color\":\"" + StrategyColor("ulysses") +
+                              "\",\"label\":\"ulysses\""));
+  EXPECT_THAT(html, HasSubstr("\"hi\":66.0,\"label\":\"pixart-alpha · 1024 px · bf16 · "
+                              "ulysses=2 (k2)\",\"lo\":45.0,\"x\":54.51,\"y\":50.0"));
+  EXPECT_THAT(html, HasSubstr("\"identity_high\":120.0,\"identity_low\":45.0"));
+  EXPECT_THAT(html, HasSubstr("prediction: prediction"));  // the chart script draws the kind
+  EXPECT_THAT(html, HasSubstr("Leave-one-out error over 2 of 12 trials: median 3.0%, worst "
+                              "9.0% (pixart-alpha · 1024 px · bf16 · ulysses=2 (k2))."));
+  // The recommendation sits in its group's section, and only there.
+  const std::size_t bf16 = GroupHeading(html, "pixart-alpha · 1024 px · bf16");
+  ASSERT_NE(bf16, std::string::npos);
+  const std::size_t advice = html.find("<p class=\"recommendation\">");
+  ASSERT_NE(advice, std::string::npos);
+  EXPECT_GT(advice, bf16);
+  EXPECT_LT(advice, html.find("<h2", bf16 + 1));
+  EXPECT_EQ(html.find("<p class=\"recommendation\">", advice + 1), std::string::npos);
+  const std::string line = html.substr(advice, html.find("</p>", advice) - advice);
+  EXPECT_THAT(line, HasSubstr("<strong>ulysses=4</strong>"));
+  EXPECT_THAT(line, HasSubstr("predicted 38 ms [95%: 30 – 47]"));
+  EXPECT_THAT(line, HasSubstr("regret against the best measured trial -5.0%"));
+  EXPECT_THAT(line, HasSubstr("measure next to decide: ulysses=4 ("));
+  EXPECT_THAT(line, HasSubstr("ring=4 (k9)"));
+}
+
+TEST_F(HtmlReportTest, ARefusedFitIsOneSentenceWithNoChart) {
+  ReportOptions options{DbPath(), {}, {}, {}, {}};
+  options.planner = [](ResultsDb&, const std::vector<CampaignInfo>&,
+                       const std::vector<ResultRow>&) {
+    PlannerView view;
+    DeviceFit refused;
+    refused.device = "cpu";
+    refused.refused = "4 ok trials of it in the database, a fit needs 8";
+    view.devices.push_back(refused);
+    return view;
+  };
+  const std::string html = RenderHtmlReport(options);
+  EXPECT_THAT(html, HasSubstr("<p class=\"planner-refused\">No cost model for 'cpu': 4 ok "
+                              "trials of it in the database, a fit needs 8.</p>"));
+  EXPECT_THAT(html, Not(HasSubstr("\"kind\":\"prediction\"")));
+  EXPECT_THAT(html, Not(HasSubstr("Leave-one-out error")));
+}
+
+TEST_F(HtmlReportTest, WithoutAPlannerThereIsNoPlannerSection) {
+  const std::string html = Render();
+  EXPECT_THAT(html, Not(HasSubstr("id=\"planner\"")));
+  EXPECT_THAT(html, Not(HasSubstr("class=\"recommendation\"")));
+}
+
+TEST_F(HtmlReportTest, TheReportCommandsPlannerRefusesAFitOnFiveTrials) {
+  // What `ditbench report` passes (cli/report_command.cc): the database's 5 ok trials of 'cpu'
+  // are too few for the cost model, so the section says so and draws nothing, and no group
+  // has a recommendation.
+  ReportOptions options{DbPath(), {}, {}, {}, {}, BuildPlannerView};
+  const std::string html = RenderHtmlReport(options);
+  EXPECT_THAT(html, HasSubstr("<a href=\"#planner\">"));
+  EXPECT_THAT(html, HasSubstr("No cost model for 'cpu': 5 ok trials of it in the database, a "
+                              "fit needs 8."));
+  EXPECT_THAT(html, Not(HasSubstr("\"kind\":\"prediction\"")));
+  EXPECT_THAT(html, Not(HasSubstr("class=\"recommendation\"")));
 }
 
 TEST(HtmlReportOutputErrorTest, OutputErrorAndCommunicationAreShownPerTrial) {
