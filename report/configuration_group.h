@@ -37,8 +37,13 @@ struct ReportGroup {
   std::int64_t batch = 0, steps = 0;
   bool profile_blocks = false;
   Workload workload = Workload::kDit;
+  // The image's height (equal to `resolution`, its width, for a square) and a video's frames
+  // (0: an image). Last, so that image groups keep their order.
+  std::int64_t height = 0, frames = 0;
 
   auto operator<=>(const ReportGroup&) const = default;
+  // "1024 px", "1280x720 px", "832x480 px · 81 frames".
+  std::string ResolutionLabel() const;
   // Every field, as one line (a map key for callers that group by text).
   std::string Text() const;
 };

@@ -46,15 +46,13 @@ using GroupKey = ReportGroup;
 GroupKey KeyOf(const Row& row) { return ReportGroupOf(row); }
 
 std::string GroupTitle(const GroupKey& key) {
-  const auto& [model, resolution, precision, scope, batch, steps, profile_blocks, workload] =
-      key;
-  return fmt::format("{}{} · {} px · {} · {} · batch {} · {} steps{}",
+  return fmt::format("{}{} · {} · {} · {} · batch {} · {} steps{}",
                      // a workload whose model is only a label says what ran
-                     TraitsOf(workload).builtin_model
+                     TraitsOf(key.workload).builtin_model
                          ? std::string()
-                         : std::string(WorkloadName(workload)) + " · ",
-                     model, resolution, precision,
-                     scope, batch, steps, profile_blocks ? " · blocks profiled" : "");
+                         : std::string(WorkloadName(key.workload)) + " · ",
+                     key.model, key.ResolutionLabel(), key.precision, key.scope, key.batch,
+                     key.steps, key.profile_blocks ? " · blocks profiled" : "");
 }
 
 std::string ConfigLabel(const Row& row) { return ConfigurationLabel(row); }

@@ -35,7 +35,7 @@ namespace ditbench {
 
 // The version this build writes. Databases with a lower version are migrated forward on open
 // (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 12;
+inline constexpr int kSchemaVersion = 13;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 // The parallel degrees are the ParallelDegrees base (model_zoo/shapes/parallel_degrees.h), read from
@@ -44,7 +44,10 @@ struct ResultRow : ParallelDegrees {
   std::int64_t campaign = 0;
   std::string sweep, trial_key, status, model, precision, scope, device, build, error;
   std::string model_overrides;  // the model object as JSON when dimensions are overridden
+  // The image's width and height in pixels (the view's width and height; equal for a square,
+  // whose `resolution` is that number) and a video's frames (0: an image).
   std::int64_t resolution = 0, batch = 0, steps = 0;
+  std::int64_t height = 0, frames = 0;
   std::int64_t world_size = 0;
   std::optional<double> latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms;
   std::optional<double> peak_mem_mb, tflops, mfu;
@@ -72,6 +75,8 @@ struct ResultRow : ParallelDegrees {
   std::optional<double> folded_min_ms, folded_max_ms;
 
   bool measured() const { return status == "ok" && latency_ms.has_value(); }
+  // "1024px" for a square, "1280x720px" otherwise, then " 81 frames" for a video.
+  std::string resolution_label() const;
 };
 
 // An ok trial whose output error waits for its 1-rank reference.

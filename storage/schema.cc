@@ -182,6 +182,17 @@ std::string ResultsView(int version) {
     extra += R"sql(,
   json_extract(t.placement_json, '$.concurrent_trials') AS concurrent_trials,
   t.placement_json AS placement)sql";
+  if (version >= 13)
+    extra += R"sql(,
+  CASE WHEN json_type(t.config_json, '$.resolution') = 'text'
+       THEN CAST(substr(json_extract(t.config_json, '$.resolution'), 1,
+                        instr(json_extract(t.config_json, '$.resolution'), 'x') - 1) AS INTEGER)
+       ELSE json_extract(t.config_json, '$.resolution') END AS width,
+  CASE WHEN json_type(t.config_json, '$.resolution') = 'text'
+       THEN CAST(substr(json_extract(t.config_json, '$.resolution'),
+                        instr(json_extract(t.config_json, '$.resolution'), 'x') + 1) AS INTEGER)
+       ELSE json_extract(t.config_json, '$.resolution') END AS height,
+  json_extract(t.config_json, '$.frames') AS frames)sql";
   fill("{extra}", extra);
   return view;
 }
@@ -384,11 +395,20 @@ CREATE TABLE search_reasons (
 
 void MigrateToV12(sqlite3* db) { Exec(db, kSchemaV12); }
 
+// Schema version 13: video and non-square images. The view gains width and height (pixels; a
+// `resolution` stored as "WIDTHxHEIGHT" text is split, a number is both) and frames (NULL for
+// an image). No table changes.
+void MigrateToV13(sqlite3* db) {
+  Exec(db, "DROP VIEW results;");
+  Exec(db, ResultsView(13).c_str());
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
                                    MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,
-                                   MigrateToV9, MigrateToV10, MigrateToV11, MigrateToV12};
+                                   MigrateToV9, MigrateToV10, MigrateToV11, MigrateToV12,
+                                   MigrateToV13};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {

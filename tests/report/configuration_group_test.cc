@@ -1,5 +1,6 @@
 #include "report/configuration_group.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "report/seed_folding.h"
@@ -120,6 +121,35 @@ TEST_F(ConfigurationGroupTest, AConfigAndItsStoredRowHaveOneReportGroupAsHalving
   EXPECT_EQ(ReportGroupOf(tiny).model, "pixart-alpha{depth:8}");
   EXPECT_NE(ReportGroupOf(tiny), ReportGroupOf(Tiled(1, 0)));
   EXPECT_EQ(ReportGroupOf(Tiled(1, 0)), ReportGroupOf(Tiled(4, 128, 3)));
+}
+
+// A report group names a clip with its frames and a non-square image with both sides; image
+// groups' text stays as it was (halving ranks by it).
+TEST_F(ConfigurationGroupTest, ClipsAndNonSquareImagesAreGroupsOfTheirOwn) {
+  const std::int64_t c = NewCampaign();
+  TrialConfig square = test::MakeConfig(1);
+  TrialConfig wide = square;
+  wide.height = wide.resolution / 2;
+  TrialConfig clip = square;
+  clip.model = "wan2.1-t2v-tiny";
+  clip.resolution = 832;
+  clip.height = 480;
+  clip.frames = 5;
+  TrialConfig longer = clip;
+  longer.frames = 9;
+  for (const TrialConfig& config : {square, wide, clip, longer}) Record(c, config, 10);
+  const std::vector<ResultRow> rows = Rows();
+  for (const TrialConfig& config : {square, wide, clip, longer})
+    EXPECT_EQ(ReportGroupOf(config), ReportGroupOf(RowOf(rows, c, config)));
+  EXPECT_NE(ReportGroupOf(square), ReportGroupOf(wide));
+  EXPECT_NE(ReportGroupOf(clip), ReportGroupOf(longer));
+  EXPECT_EQ(ReportGroupOf(square).ResolutionLabel(), fmt::format("{} px", square.resolution));
+  EXPECT_EQ(ReportGroupOf(square).Text().find("height"), std::string::npos);
+  EXPECT_EQ(ReportGroupOf(wide).ResolutionLabel(),
+            fmt::format("{}x{} px", wide.resolution, wide.height));
+  EXPECT_EQ(ReportGroupOf(clip).ResolutionLabel(), "832x480 px · 5 frames");
+  EXPECT_EQ(ReportGroupOf(longer).Text().substr(ReportGroupOf(longer).Text().size() - 20),
+            "|height=480|frames=9");
 }
 
 }  // namespace
