@@ -26,16 +26,13 @@
 #include "metrics/launch_summary.h"
 #include "storage/records.h"
 #include "storage/results_query.h"
+#include "storage/schema.h"
 #include "storage/sqlite_connection.h"
 #include "storage/storage_error.h"
 
 struct sqlite3;
 
 namespace ditbench {
-
-// The version this build writes. Databases with a lower version are migrated forward on open
-// (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 13;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 // The parallel degrees are the ParallelDegrees base (model_zoo/shapes/parallel_degrees.h), read from

@@ -327,7 +327,7 @@ TEST_F(MigrationFromNineTest, FixtureIsAtSchemaNineWithUnixSeconds) {
   EXPECT_THROW(ResultsDb::Open(DbPath(), /*read_only=*/true), StorageError);
 }
 
-// Schema 13 adds width, height and frames to the view: a square image's trials read its
+// Schema 14 adds width, height and frames to the view: a square image's trials read its
 // resolution as both sides, and frames NULL.
 TEST_F(MigrationFromNineTest, ImagesReadAsSquaresWithoutFrames) {
   const auto before = Column("SELECT trial_key || ' ' || resolution FROM results ORDER BY trial_key");
@@ -393,6 +393,12 @@ TEST_F(MigrationFromNineTest, ReadersSeeTheSameTimesAndDurationsAsBefore) {
   EXPECT_EQ(Column(fmt::format("SELECT finished_at GLOB '{}' FROM campaigns", kIsoUtcGlob)),
             std::vector<std::string>{"1"});
   EXPECT_GE(*db->Campaigns()[0].finished_at, finished);
+}
+
+// Schema 13's vae_tile column reads the migrated trials' configurations (none was tiled).
+TEST_F(MigrationTest, SchemaThirteenShowsVaeTileOfMigratedTrials) {
+  ResultsDb::Open(DbPath());
+  EXPECT_EQ(Column("SELECT DISTINCT vae_tile FROM results"), std::vector<std::string>{"0"});
 }
 
 }  // namespace

@@ -458,7 +458,7 @@ TEST_F(ResultsDbTest, MarkRunningMarksAnUnfinishedLaunchRunning) {
             "running:null");
 }
 
-// Schema 13: the view splits a "WIDTHxHEIGHT" resolution into width and height, a square's
+// Schema 14: the view splits a "WIDTHxHEIGHT" resolution into width and height, a square's
 // number into both, and has a clip's frames (NULL for an image); Results() reads them.
 TEST_F(ResultsDbTest, ResultsViewHasWidthHeightAndFrames) {
   auto db = ResultsDb::Open(DbPath());
@@ -713,6 +713,21 @@ TEST_F(ResultsDbTest, QueriesQuoteNamesBindValuesAndRefuseUnknownOperators) {
   query.sort_column = "latency_ms\" DESC --";
   EXPECT_THROW(db->QueryResults(query), QueryError);
   EXPECT_THROW(db->RunReadOnlySql("SELECT 1; DELETE FROM trials"), QueryError);
+}
+
+// Schema 13: the view shows each trial's vae_tile (0: the decode is not tiled).
+TEST_F(ResultsDbTest, ResultsViewShowsVaeTile) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp", "rev9"), false);
+  TrialConfig whole = test::MakeConfig(1, 1, Precision::kBf16, 256);
+  whole.scope = Scope::kPipeline;
+  TrialConfig tiled = whole;
+  tiled.vae_tile = 128;
+  db->RecordTrial(campaign, test::MakeTrial(whole, TrialStatus::kOk, 30));
+  db->RecordTrial(campaign, test::MakeTrial(tiled, TrialStatus::kOk, 31));
+  EXPECT_EQ(QueryText("SELECT group_concat(vae_tile, ',') FROM "
+                      "(SELECT vae_tile FROM results ORDER BY vae_tile)"),
+            "0,128");
 }
 
 }  // namespace
