@@ -1,12 +1,15 @@
 #include "report/configuration_group.h"
 
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "report/comparison.h"
 #include "trial/trial_identity.h"
+#include "model_zoo/shapes/model_config.h"
 #include "trial/trial_settings.h"
+#include "trial/workload.h"
 
 namespace ditbench {
 namespace {
@@ -137,6 +140,26 @@ std::string ReportGroup::ResolutionLabel() const {
                                            : fmt::format("{}x{} px", resolution, height);
   if (frames > 0) label += fmt::format(" · {} frames", frames);
   return label;
+}
+
+std::optional<std::int64_t> TokensPerRank(const ResultRow& row) {
+  if (!TraitsOf(row.workload).builtin_model) return std::nullopt;
+  const nlohmann::json model = Field(RowComputation(row), "model");
+  std::string name = model.is_string() ? model.get<std::string>() : "";
+  std::map<std::string, int> overrides;
+  if (model.is_object()) {
+    name = model.value("preset", "");
+    for (const auto& [key, value] : model.items())
+      if (value.is_number_integer()) overrides[key] = value.get<int>();
+  }
+  std::string error;
+  const auto resolved = ResolveModel(name, overrides, &error);
+  const std::int64_t sequence = std::int64_t(row.ring) * row.ulysses;
+  if (!resolved || sequence < 1) return std::nullopt;
+  const ImageShape shape{static_cast<int>(row.resolution),
+                         static_cast<int>(row.height > 0 ? row.height : row.resolution),
+                         static_cast<int>(row.frames)};
+  return ImageTokens(*resolved, shape) / sequence;
 }
 
 ReportGroup ReportGroupOf(const ResultRow& row) {

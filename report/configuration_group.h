@@ -20,6 +20,7 @@
 #include <compare>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,11 @@ struct ReportGroup {
 };
 
 ReportGroup ReportGroupOf(const ResultRow& row);
+
+// Image (or video) tokens each rank of the sequence-parallel group attends over: the sample's
+// tokens / (ring x ulysses). nullopt for a workload whose model is only a label, or a model
+// this build does not know.
+std::optional<std::int64_t> TokensPerRank(const ResultRow& row);
 ReportGroup ReportGroupOf(const TrialConfig& config);
 
 // The row's computation with identity defaults left out (IdentityJson): row.computation when

@@ -152,5 +152,29 @@ TEST_F(ConfigurationGroupTest, ClipsAndNonSquareImagesAreGroupsOfTheirOwn) {
             "|height=480|frames=9");
 }
 
+// Tokens per rank, shown beside the speedup: a sample's tokens over ring x ulysses.
+TEST_F(ConfigurationGroupTest, TokensPerRankSplitTheSampleOverTheSequenceGroup) {
+  const std::int64_t c = NewCampaign();
+  TrialConfig clip = test::MakeConfig(2);
+  clip.model = "wan2.1-t2v-tiny";
+  clip.resolution = 832;
+  clip.height = 480;
+  clip.frames = 5;  // 2 latent frames x 30 x 52 patches = 3,120 tokens
+  TrialConfig ring = clip;
+  ring.ring = 2;
+  TrialConfig image = test::MakeConfig(1);
+  image.model = "pixart-alpha";
+  image.resolution = 1024;  // 64 x 64 patches
+  image.model_overrides = {{"depth", 2}};
+  for (const TrialConfig& config : {clip, ring, image}) Record(c, config, 10);
+  const std::vector<ResultRow> rows = Rows();
+  EXPECT_EQ(TokensPerRank(RowOf(rows, c, clip)), 1560);
+  EXPECT_EQ(TokensPerRank(RowOf(rows, c, ring)), 780);
+  EXPECT_EQ(TokensPerRank(RowOf(rows, c, image)), 4096);
+  ResultRow command = RowOf(rows, c, image);
+  command.workload = Workload::kCommand;  // its model is only a label
+  EXPECT_EQ(TokensPerRank(command), std::nullopt);
+}
+
 }  // namespace
 }  // namespace ditbench
