@@ -187,14 +187,9 @@ std::string ResultsView(int version) {
   COALESCE(json_extract(t.config_json, '$.vae_tile'), 0) AS vae_tile)sql";
   if (version >= 14)
     extra += R"sql(,
-  CASE WHEN json_type(t.config_json, '$.resolution') = 'text'
-       THEN CAST(substr(json_extract(t.config_json, '$.resolution'), 1,
-                        instr(json_extract(t.config_json, '$.resolution'), 'x') - 1) AS INTEGER)
-       ELSE json_extract(t.config_json, '$.resolution') END AS width,
-  CASE WHEN json_type(t.config_json, '$.resolution') = 'text'
-       THEN CAST(substr(json_extract(t.config_json, '$.resolution'),
-                        instr(json_extract(t.config_json, '$.resolution'), 'x') + 1) AS INTEGER)
-       ELSE json_extract(t.config_json, '$.resolution') END AS height,
+  CAST(json_extract(t.config_json, '$.resolution') AS INTEGER) AS width,
+  CAST(substr(json_extract(t.config_json, '$.resolution'),
+              instr(json_extract(t.config_json, '$.resolution'), 'x') + 1) AS INTEGER) AS height,
   json_extract(t.config_json, '$.frames') AS frames)sql";
   fill("{extra}", extra);
   return view;
@@ -406,8 +401,8 @@ void MigrateToV13(sqlite3* db) {
 }
 
 // Schema version 14: video and non-square images. The view gains width and height (pixels; a
-// `resolution` stored as "WIDTHxHEIGHT" text is split, a number is both) and frames (NULL for
-// an image). No table changes.
+// `resolution` stored as "WIDTHxHEIGHT" text is split, a number is both: SQLite casts text by
+// its leading digits) and frames (NULL for an image). No table changes.
 void MigrateToV14(sqlite3* db) {
   Exec(db, "DROP VIEW results;");
   Exec(db, ResultsView(14).c_str());
@@ -443,8 +438,7 @@ void MigrateToV14(sqlite3* db) {
 //      leave-one-out errors, terms and per-trial predictions as JSON) and `search_reasons`
 //      (why `run --search advise` ran each launch); the view unchanged.
 //  13: the view gains vae_tile (0 when the decode is not tiled).
-//  14: the view gains width, height (a "WIDTHxHEIGHT" resolution split, a number both) and
-//      frames (NULL for an image).
+//  14: the view gains width, height (of "WIDTHxHEIGHT" or a square) and frames (video).
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
                                    MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,
