@@ -128,13 +128,13 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
     const int forwards = config.scope == Scope::kForward ? 1 : config.steps;
     // Samples per forward over the whole trial: CFG batches a negative prompt; dp replicates.
     const int samples = config.batch * (model->negative_prompt ? 2 : 1) * config.dp;
-    m.flops = forwards * ForwardFlops(*model, config.resolution, samples);
+    m.flops = forwards * ForwardFlops(*model, config.image_shape(), samples);
     const double seconds = m.latency_ms / 1000.0;
     if (seconds > 0) {
       m.tflops = *m.flops / seconds / 1e12;
       m.images_per_s = config.batch * config.dp / seconds;
       m.tokens_per_s =
-          double(ImageTokens(*model, config.resolution)) * samples * forwards / seconds;
+          double(ImageTokens(*model, config.image_shape())) * samples * forwards / seconds;
       if (auto peak = DensePeakTflops(device_name, config.precision))
         m.mfu = *m.tflops / (*peak * config.world_size());
     }

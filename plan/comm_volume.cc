@@ -49,8 +49,10 @@ std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& 
 std::optional<CommPerStep> CommByKindPerStep(const ModelConfig& m, const TrialConfig& c) {
   const bool joint = m.text_attention == TextAttention::kJoint;
   const double e = BytesPerElement(c.precision);
-  const double tokens = double(ImageTokens(m, c.resolution));
-  const double latent = LatentSize(m, c.resolution);
+  const double tokens = double(ImageTokens(m, c.image_shape()));
+  // Latent elements per channel of one sample: frames x rows x columns.
+  const double latent = double(LatentFrames(m, c.frames)) * (c.image_height() / m.vae_downsample) *
+                        (c.resolution / m.vae_downsample);
   const int u = c.ulysses, r = c.ring, s = u * r, p = c.pipefusion;
   const double d = m.hidden;
   // Rows through the transformer on one rank: CFG batches the negative prompt unless cfg=2.
@@ -88,11 +90,11 @@ std::optional<CommPerStep> CommByKindPerStep(const ModelConfig& m, const TrialCo
     return comm;
   };
 
-  const double out_channels = m.out_channels, patch_area = double(m.patch) * m.patch;
+  const double out_channels = m.out_channels, patch_area = double(m.patch_t) * m.patch * m.patch;
   const double gather_output = s > 1 ? rows * local * patch_area * out_channels * e * (s - 1) : 0;
   const double gather_hidden = s > 1 ? rows * local * d * e * (s - 1) : 0;
   const double cfg_gather =
-      c.cfg == 2 ? double(c.batch) * m.in_channels * latent * latent * e : 0;
+      c.cfg == 2 ? double(c.batch) * m.in_channels * latent * e : 0;
 
   const int steps = c.scope == Scope::kForward ? 1 : c.steps;
   const int blocks = m.total_blocks();
@@ -111,7 +113,7 @@ std::optional<CommPerStep> CommByKindPerStep(const ModelConfig& m, const TrialCo
   // activations on (all but the last; the joint families' text stream with them, once per
   // patch in a patch step), and the last stage gathers and broadcasts the output.
   const int sync_steps = std::min(std::max(c.pipefusion_warmup_steps, 0), steps);
-  const double broadcast = (p - 1) * rows * out_channels * latent * latent * e;
+  const double broadcast = (p - 1) * rows * out_channels * latent * e;
   const double patches = c.effective_pipefusion_patches();
   CommPerStep worst;
   for (int stage = 0, begin = 0; stage < p; ++stage) {

@@ -52,7 +52,7 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   if (!model) return std::nullopt;
   const double forwards = c.scope == Scope::kForward ? 1 : c.steps;
   const int samples = c.batch * (model->negative_prompt ? 2 : 1) * c.dp;
-  const double gflop = forwards * ForwardFlops(*model, c.resolution, samples) / 1e9;
+  const double gflop = forwards * ForwardFlops(*model, c.image_shape(), samples) / 1e9;
   const double ranks = c.world_size();
   // PipeFusion: synchronous steps run the stages one after another; patch steps fill and
   // drain a pipeline of M patches through P stages (as AnalyticEstimate).
@@ -71,7 +71,9 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   const auto calls = [&](Collective kind) { return forwards * comm.calls[std::size_t(kind)]; };
   const auto mib = [&](Collective kind) { return forwards * comm.bytes[std::size_t(kind)] / kMiB; };
   const double mpixels =
-      c.scope == Scope::kPipeline ? double(c.batch) * c.resolution * c.resolution / 1e6 : 0.0;
+      c.scope == Scope::kPipeline
+          ? double(c.batch) * c.resolution * c.image_height() * std::max(1, c.frames) / 1e6
+          : 0.0;
   return std::vector<double>{1.0,
                              gflop / ranks * bubble,
                              gflop * bubble,

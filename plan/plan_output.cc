@@ -36,7 +36,8 @@ struct VaryingColumn {
   std::string_view heading;
   std::string (*value)(const TrialConfig&);
 };
-constexpr std::array<VaryingColumn, 10> kVaryingColumns{{
+constexpr std::array<VaryingColumn, 11> kVaryingColumns{{
+    {"frames", [](const TrialConfig& c) { return std::to_string(c.frames); }},
     {"scope", [](const TrialConfig& c) { return std::string(ScopeName(c.scope)); }},
     {"batch", [](const TrialConfig& c) { return std::to_string(c.batch); }},
     {"steps", [](const TrialConfig& c) { return std::to_string(c.steps); }},
@@ -78,12 +79,13 @@ std::vector<std::pair<const VaryingColumn*, std::size_t>> VaryingColumns(const S
 // the precision), then one narrow column per parallel degree (kDegreeTable, headed by its short
 // label) and the world size, then the estimates.
 void PlanRow(fmt::memory_buffer& row, std::string_view key, std::string_view model,
-             const auto& resolution, std::string_view precision,
+             const auto& resolution, std::size_t resolution_width, std::string_view precision,
              const std::vector<std::pair<std::string, std::size_t>>& varying,
              const auto& degrees, const auto& world_size, std::string_view iter,
              std::string_view trial, std::string_view mem, std::string_view verdict) {
   auto out = std::back_inserter(row);
-  fmt::format_to(out, "{:<16}  {:<22} {:>5} {:<5}", key, model, resolution, precision);
+  fmt::format_to(out, "{:<16}  {:<22} {:>{}} {:<5}", key, model, resolution, resolution_width,
+                 precision);
   for (const auto& [value, width] : varying) fmt::format_to(out, " {:>{}}", value, width);
   for (const auto& degree : degrees) fmt::format_to(out, " {:>3}", degree);
   fmt::format_to(out, " {:>3}  {:>10} {:>9} {:>9}  {}\n", world_size, iter, trial, mem, verdict);
@@ -130,13 +132,14 @@ nlohmann::json TrialJson(const PlannedTrial& t) {
     // One forward over the rows a rank group runs together (CFG doubles them).
     const int rows = t.config.batch * (model->negative_prompt ? 2 : 1);
     j["model"] = {{"parameters", ParameterCount(*model)},
-                  {"forward_flops", ForwardFlops(*model, t.config.resolution, rows)}};
+                  {"forward_flops", ForwardFlops(*model, t.config.image_shape(), rows)}};
   }
   if (t.estimate) {
     nlohmann::json& e = j["estimate"];
     e["iteration_ms"] = t.estimate->iteration_ms;
     e["trial_s"] = t.estimate->trial_s;
     e["memory_mb_per_rank"] = t.estimate->memory_mb;
+    if (t.estimate->decode_mb) e["decode_mb_per_rank"] = *t.estimate->decode_mb;
     e["source"] = t.estimate->source;
     if (t.estimate->comm_mb_per_step) e["comm_mb_per_step"] = *t.estimate->comm_mb_per_step;
     if (t.estimate->iteration_low_ms && t.estimate->iteration_high_ms)
@@ -155,7 +158,11 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
   std::vector<std::string_view> headings;
   for (const DegreeInfo& d : kDegreeTable) headings.push_back(d.short_label);
   fmt::memory_buffer rows;
-  PlanRow(rows, "trial", "model", "res", "prec", cells, headings, "ws", "iter (ms)", "trial",
+  // "1280x720" where a trial's image is not square.
+  std::size_t resolution_width = 5;
+  for (const PlannedTrial& t : plan.trials)
+    resolution_width = std::max(resolution_width, t.config.resolution_text().size());
+  PlanRow(rows, "trial", "model", "res", resolution_width, "prec", cells, headings, "ws", "iter (ms)", "trial",
           "mem/rank", "plan");
   std::size_t valid = 0, unsupported = 0;
   std::array<int, kDegreeTable.size()> degrees{};
@@ -183,7 +190,8 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
     if (i < notes.size() && !notes[i].empty()) verdict = notes[i];
     for (std::size_t d = 0; d < kDegreeTable.size(); ++d) degrees[d] = c.*kDegreeTable[d].member;
     for (std::size_t v = 0; v < varying.size(); ++v) cells[v].first = varying[v].first->value(c);
-    PlanRow(rows, t.key, Model(c), c.resolution, PrecisionName(c.precision), cells, degrees,
+    PlanRow(rows, t.key, Model(c), c.resolution_text(), resolution_width,
+            PrecisionName(c.precision), cells, degrees,
             c.world_size(), iter, trial, mem, verdict);
     // Written in pieces of about a megabyte: a large sweep's table is never held whole.
     if (rows.size() > (1 << 20)) {

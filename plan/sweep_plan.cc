@@ -190,6 +190,19 @@ double PackedWallSeconds(const SweepPlan& plan, int replicates, int slots) {
   return schedule.end();
 }
 
+double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double bytes) {
+  const double pixels = double(shape.width) * shape.height;
+  const int frames = std::max(1, shape.frames);
+  const double at_once =
+      model.vae_decode_chunk > 0
+          ? std::min<double>(frames, double(model.vae_decode_chunk) * std::max(1, model.vae_temporal))
+          : frames;
+  const double top = model.vae_channels.empty() ? 128 : model.vae_channels.front();
+  const double working = kVaeDecodeTensors * at_once * pixels * top * bytes;
+  const double video = 3.0 * frames * pixels * 4;  // the decoded clip, float32
+  return working + video;
+}
+
 TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   TrialEstimate e;
   e.source = "analytic";
@@ -198,7 +211,7 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   if (!model) return e;
   const int forwards = c.scope == Scope::kForward ? 1 : c.steps;
   const int samples = c.batch * (model->negative_prompt ? 2 : 1) * c.dp;
-  const double flops = forwards * ForwardFlops(*model, c.resolution, samples);
+  const double flops = forwards * ForwardFlops(*model, c.image_shape(), samples);
   double tflops = 0;
   if (a.device != "cpu") {
     // Each rank runs its share of the rows (CFG batch halved by cfg=2) over its share of the
@@ -206,7 +219,7 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
     const double rank_rows = double(c.batch) * (model->negative_prompt ? 2 : 1) / c.cfg;
     const double joint_text =
         model->text_attention == TextAttention::kJoint ? model->text_tokens : 0;
-    const double rank_tokens = double(ImageTokens(*model, c.resolution)) / c.sequence_size() /
+    const double rank_tokens = double(ImageTokens(*model, c.image_shape())) / c.sequence_size() /
                                    c.effective_pipefusion_patches() +
                                joint_text;
     const double peak = DensePeakTflops(a.device, c.precision).value_or(100.0);
@@ -240,10 +253,16 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   // Activations: a working set of about 16 hidden-wide tensors over this rank's tokens (flash
   // attention keeps scores out of memory), for the samples this rank runs.
   const double rank_tokens =
-      double(ImageTokens(*model, c.resolution) + model->text_tokens) / c.sequence_size();
+      double(ImageTokens(*model, c.image_shape()) + model->text_tokens) / c.sequence_size();
   const double rank_samples = double(c.batch) * (model->negative_prompt ? 2 : 1) / c.cfg;
   const double activations = 16.0 * rank_tokens * model->hidden * rank_samples * bytes;
-  e.memory_mb = (weights + activations) / 1048576.0;
+  double working = activations;
+  if (c.scope == Scope::kPipeline && model->video()) {
+    const double decode = VaeDecodeBytes(*model, c.image_shape(), bytes) * c.batch;
+    e.decode_mb = decode / 1048576.0;
+    working = std::max(working, decode);
+  }
+  e.memory_mb = (weights + working) / 1048576.0;
   e.trial_s = a.startup_s + (c.warmup + TimedIterations(c, e.iteration_ms)) * e.iteration_ms / 1000;
   return e;
 }

@@ -18,7 +18,10 @@ namespace ditbench {
 struct TrialEstimate {
   double iteration_ms = 0;  // one timed iteration of the trial's scope
   double trial_s = 0;       // start-up + warm-up + timed iterations
-  double memory_mb = 0;     // per rank: weights + activation working set
+  double memory_mb = 0;     // per rank: weights + the larger of the two working sets below
+  // A video's VAE decode (scope pipeline; VaeDecodeBytes): its working set per rank, often
+  // larger than the denoiser's activations. Unset for images (not yet counted).
+  std::optional<double> decode_mb;
   // Per rank (max over ranks) per denoising step, from the shapes (plan/comm_volume.h);
   // unset where the family's communication is not modelled.
   std::optional<double> comm_mb_per_step;
@@ -128,6 +131,14 @@ double PackedWallSeconds(const SweepPlan& plan, int replicates, int slots);
 double TimedIterations(const TrialConfig& config, double iteration_ms);
 
 // The analytic estimate alone (no database).
+// The VAE decode's working set of one sample of `shape`, in bytes of `bytes` per element: about
+// kVaeDecodeTensors tensors of the decoder's last (widest-resolution) level, vae_channels[0]
+// wide, over the frames decoded at once (ModelConfig::vae_decode_chunk latent frames, or the
+// whole clip), plus the decoded clip in float32. A rough prior: the peak a measured trial
+// records replaces it.
+inline constexpr double kVaeDecodeTensors = 4;
+double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double bytes);
+
 TrialEstimate AnalyticEstimate(const TrialConfig& config, const PlanAssumptions& assumptions);
 
 }  // namespace ditbench

@@ -322,7 +322,7 @@ std::string ReproduceCommand(const CampaignRun& run, const std::string& trial_ke
 }
 
 std::string TrialLabel(const ResultRow& row) {
-  std::string label = fmt::format("{} {}px {} {}", ModelIdentity(row), row.resolution,
+  std::string label = fmt::format("{} {} {} {}", ModelIdentity(row), row.resolution_label(),
                                   row.precision, row.scope);
   if (row.batch > 1) label += fmt::format(" batch={}", row.batch);
   return label + " " + DegreesLabel(row);

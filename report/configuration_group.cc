@@ -1,11 +1,15 @@
 #include "report/configuration_group.h"
 
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "report/comparison.h"
 #include "trial/trial_identity.h"
+#include "model_zoo/shapes/model_config.h"
+#include "trial/trial_settings.h"
+#include "trial/workload.h"
 
 namespace ditbench {
 namespace {
@@ -15,7 +19,8 @@ namespace {
 const std::set<std::string>& NamedElsewhere() {
   static const std::set<std::string> fields = [] {
     std::set<std::string> named = {"batch",      "command", "custom", "model", "precision",
-                                   "resolution", "scope",   "seed",   "steps", "workload"};
+                                   "resolution", "scope",   "seed",   "steps", "workload",
+                                   "frames"};
     for (const DegreeInfo& d : kDegreeTable) named.emplace(d.name);
     return named;
   }();
@@ -48,12 +53,16 @@ nlohmann::json RowComputation(const ResultRow& row) {
       {"pipefusion_patches", row.pipefusion_patches > 0 ? row.pipefusion_patches
                                                         : row.pipefusion},
       {"pipefusion_warmup_steps", row.pipefusion_warmup_steps},
-      {"precision", row.precision}, {"resolution", row.resolution},
+      {"precision", row.precision},
+      {"resolution", row.height > 0 && row.height != row.resolution
+                         ? nlohmann::json(fmt::format("{}x{}", row.resolution, row.height))
+                         : nlohmann::json(row.resolution)},
       {"scope", row.scope}, {"seed", row.seed}, {"steps", row.steps},
       {"workload", WorkloadName(row.workload)}};
   for (const DegreeInfo& d : kDegreeTable) computation[std::string(d.name)] = row.*d.member;
   nlohmann::json axes = nlohmann::json::parse(row.axes.empty() ? "{}" : row.axes, nullptr, false);
   if (axes.is_object() && !axes.empty()) computation["custom"] = axes;
+  if (row.frames > 0) computation["frames"] = row.frames;
   return computation;
 }
 
@@ -82,7 +91,15 @@ ReportGroup GroupOf(const nlohmann::json& computation, bool profile_blocks) {
   } else {
     group.model = Plain(model);
   }
-  group.resolution = Field(computation, "resolution").get<std::int64_t>();
+  // A number (a square) or "WIDTHxHEIGHT", read as the sweep's setting reads it.
+  TrialConfig shape;
+  std::string expected;
+  if (ApplySetting(shape, "resolution", Field(computation, "resolution"), &expected)) {
+    group.resolution = shape.resolution;
+    group.height = shape.image_height();
+  }
+  const nlohmann::json frames = Field(computation, "frames");
+  group.frames = frames.is_number_integer() ? frames.get<std::int64_t>() : 0;
   group.precision = Plain(Field(computation, "precision"));
   group.scope = Plain(Field(computation, "scope"));
   group.batch = Field(computation, "batch").get<std::int64_t>();
@@ -110,8 +127,39 @@ std::string SerialKey(const ResultRow& row) {
 }  // namespace
 
 std::string ReportGroup::Text() const {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", model, resolution, precision, scope, batch, steps,
-                     profile_blocks, WorkloadName(workload));
+  std::string text = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", model, resolution, precision, scope,
+                                 batch, steps, profile_blocks, WorkloadName(workload));
+  // Written only where they differ from an image's, so that an image group's text is unchanged.
+  if (height != resolution) text += fmt::format("|height={}", height);
+  if (frames > 0) text += fmt::format("|frames={}", frames);
+  return text;
+}
+
+std::string ReportGroup::ResolutionLabel() const {
+  std::string label = height == resolution ? fmt::format("{} px", resolution)
+                                           : fmt::format("{}x{} px", resolution, height);
+  if (frames > 0) label += fmt::format(" · {} frames", frames);
+  return label;
+}
+
+std::optional<std::int64_t> TokensPerRank(const ResultRow& row) {
+  if (!TraitsOf(row.workload).builtin_model) return std::nullopt;
+  const nlohmann::json model = Field(RowComputation(row), "model");
+  std::string name = model.is_string() ? model.get<std::string>() : "";
+  std::map<std::string, int> overrides;
+  if (model.is_object()) {
+    name = model.value("preset", "");
+    for (const auto& [key, value] : model.items())
+      if (value.is_number_integer()) overrides[key] = value.get<int>();
+  }
+  std::string error;
+  const auto resolved = ResolveModel(name, overrides, &error);
+  const std::int64_t sequence = std::int64_t(row.ring) * row.ulysses;
+  if (!resolved || sequence < 1) return std::nullopt;
+  const ImageShape shape{static_cast<int>(row.resolution),
+                         static_cast<int>(row.height > 0 ? row.height : row.resolution),
+                         static_cast<int>(row.frames)};
+  return ImageTokens(*resolved, shape) / sequence;
 }
 
 ReportGroup ReportGroupOf(const ResultRow& row) {

@@ -20,6 +20,7 @@
 #include <compare>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,13 +38,23 @@ struct ReportGroup {
   std::int64_t batch = 0, steps = 0;
   bool profile_blocks = false;
   Workload workload = Workload::kDit;
+  // The image's height (equal to `resolution`, its width, for a square) and a video's frames
+  // (0: an image). Last, so that image groups keep their order.
+  std::int64_t height = 0, frames = 0;
 
   auto operator<=>(const ReportGroup&) const = default;
+  // "1024 px", "1280x720 px", "832x480 px · 81 frames".
+  std::string ResolutionLabel() const;
   // Every field, as one line (a map key for callers that group by text).
   std::string Text() const;
 };
 
 ReportGroup ReportGroupOf(const ResultRow& row);
+
+// Image (or video) tokens each rank of the sequence-parallel group attends over: the sample's
+// tokens / (ring x ulysses). nullopt for a workload whose model is only a label, or a model
+// this build does not know.
+std::optional<std::int64_t> TokensPerRank(const ResultRow& row);
 ReportGroup ReportGroupOf(const TrialConfig& config);
 
 // The row's computation with identity defaults left out (IdentityJson): row.computation when

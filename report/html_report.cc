@@ -47,15 +47,13 @@ using GroupKey = ReportGroup;
 GroupKey KeyOf(const Row& row) { return ReportGroupOf(row); }
 
 std::string GroupTitle(const GroupKey& key) {
-  const auto& [model, resolution, precision, scope, batch, steps, profile_blocks, workload] =
-      key;
-  return fmt::format("{}{} · {} px · {} · {} · batch {} · {} steps{}",
+  return fmt::format("{}{} · {} · {} · {} · batch {} · {} steps{}",
                      // a workload whose model is only a label says what ran
-                     TraitsOf(workload).builtin_model
+                     TraitsOf(key.workload).builtin_model
                          ? std::string()
-                         : std::string(WorkloadName(workload)) + " · ",
-                     model, resolution, precision,
-                     scope, batch, steps, profile_blocks ? " · blocks profiled" : "");
+                         : std::string(WorkloadName(key.workload)) + " · ",
+                     key.model, key.ResolutionLabel(), key.precision, key.scope, key.batch,
+                     key.steps, key.profile_blocks ? " · blocks profiled" : "");
 }
 
 std::string ConfigLabel(const Row& row) { return ConfigurationLabel(row); }
@@ -300,7 +298,9 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       "<div class=\"scroll\"><table><tr><th>#</th><th>configuration</th><th>{}</th>"
       "<th>campaign</th><th>status</th><th>latency ms</th>"
       "<th>95% CI ms</th><th>cov</th><th>skew ms</th>"
-      "<th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th><th>efficiency</th>{}"
+      "<th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th><th>efficiency</th>"
+      "<th title=\"image (video) tokens each rank of ring x ulysses attends over\">tokens per "
+      "rank</th>{}"
       "<th title=\"relative L2 of the final output against the 1-rank trial\">output error</th>"
       "<th title=\"trial key, device, iterations, error, and the command that runs the trial "
       "again in its sweep's campaign (add --new to measure it in a fresh campaign)\">trial, "
@@ -343,7 +343,8 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         "<td class=\"status-{}\">{}{}</td>"
         "<td class=\"num latency\">{}</td><td class=\"num wrap\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td>{}"
+        "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num tokens-per-rank\">{}</td>{}"
         "<td class=\"num output-error\">{}</td>{}</tr>\n",
         row.campaign, HtmlEscape(row.trial_key), row.measured() ? fmt::format("{}", ++rank) : "",
         HtmlEscape(label(row)), row.world_size,
@@ -359,6 +360,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                                HtmlEscape(baseline->trial_key), *baseline->latency_ms)
                  : "",
         speedup, efficiency,
+        TokensPerRank(row) ? fmt::format("{}", *TokensPerRank(row)) : std::string("-"),
         has_peak ? fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td>",
                                Number(row.tflops, "{:.1f}"), Percent(row.mfu))
                  : "",

@@ -8,7 +8,8 @@ namespace ditbench {
 namespace {
 
 std::string Axes(const TrialConfig& c) {
-  std::string axes = fmt::format("{} {}px {} {}", c.model, c.resolution,
+  std::string axes = fmt::format("{} {}px{} {} {}", c.model, c.resolution_text(),
+                                 c.frames > 0 ? fmt::format(" {} frames", c.frames) : "",
                                  PrecisionName(c.precision), ShortDegreesLabel(c));
   for (const auto& [name, value] : c.custom)
     axes += fmt::format(" {}={}", name, value.is_string() ? value.get<std::string>() : value.dump());

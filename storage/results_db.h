@@ -41,7 +41,10 @@ struct ResultRow : ParallelDegrees {
   std::int64_t campaign = 0;
   std::string sweep, trial_key, status, model, precision, scope, device, build, error;
   std::string model_overrides;  // the model object as JSON when dimensions are overridden
+  // The image's width and height in pixels (the view's width and height; equal for a square,
+  // whose `resolution` is that number) and a video's frames (0: an image).
   std::int64_t resolution = 0, batch = 0, steps = 0;
+  std::int64_t height = 0, frames = 0;
   std::int64_t world_size = 0;
   std::optional<double> latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms;
   std::optional<double> peak_mem_mb, tflops, mfu;
@@ -69,6 +72,8 @@ struct ResultRow : ParallelDegrees {
   std::optional<double> folded_min_ms, folded_max_ms;
 
   bool measured() const { return status == "ok" && latency_ms.has_value(); }
+  // "1024px" for a square, "1280x720px" otherwise, then " 81 frames" for a video.
+  std::string resolution_label() const;
 };
 
 // An ok trial whose output error waits for its 1-rank reference.

@@ -15,6 +15,14 @@
 
 namespace ditbench {
 
+std::string ResultRow::resolution_label() const {
+  std::string label = height == resolution || height == 0
+                          ? fmt::format("{}px", resolution)
+                          : fmt::format("{}x{}px", resolution, height);
+  if (frames > 0) label += fmt::format(" {} frames", frames);
+  return label;
+}
+
 std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campaign_ids) {
   std::vector<ResultRow> rows;
   if (campaign_ids.empty()) return rows;
@@ -24,11 +32,12 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
   for (const DegreeInfo& d : kDegreeTable) degrees += fmt::format("{}, ", d.name);
   Statement query(db_, fmt::format(R"sql(
     SELECT campaign, sweep, trial_key, status, model, precision, scope, device, build, error,
-           resolution, batch, steps, {}world_size,
+           width, batch, steps, {}world_size,
            latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
            iterations, throttled, model_overrides, profile_blocks, output_error,
            comm_mb_per_step, busy, health_note, workload, axes, replicates, launches,
            launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps, concurrent_trials,
+           height, COALESCE(frames, 0),
            (SELECT t.config_json FROM trials t
             WHERE t.campaign_id = results.campaign AND t.trial_key = results.trial_key)
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
@@ -86,6 +95,9 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
       *number = query.IsNull(c++) ? 0 : query.Int(c - 1);
     row.concurrent_trials = query.IsNull(c) ? 0 : query.Int(c);
     ++c;
+    row.height = query.IsNull(c) ? row.resolution : query.Int(c);
+    ++c;
+    row.frames = query.Int(c++);
     if (!query.IsNull(c)) row.computation = query.Text(c);
     ++c;
     rows.push_back(std::move(row));

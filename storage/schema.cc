@@ -186,6 +186,12 @@ std::string ResultsView(int version) {
     extra += R"sql(,
   COALESCE(json_extract(t.config_json, '$.vae_tile'), 0) AS vae_tile,
   COALESCE(json_extract(t.config_json, '$.graph'), 'eager') AS graph)sql";
+  if (version >= 14)
+    extra += R"sql(,
+  CAST(json_extract(t.config_json, '$.resolution') AS INTEGER) AS width,
+  CAST(substr(json_extract(t.config_json, '$.resolution'),
+              instr(json_extract(t.config_json, '$.resolution'), 'x') + 1) AS INTEGER) AS height,
+  json_extract(t.config_json, '$.frames') AS frames)sql";
   fill("{extra}", extra);
   return view;
 }
@@ -395,6 +401,14 @@ void MigrateToV13(sqlite3* db) {
   Exec(db, ResultsView(13).c_str());
 }
 
+// Schema version 14: video and non-square images. The view gains width and height (pixels; a
+// `resolution` stored as "WIDTHxHEIGHT" text is split, a number is both: SQLite casts text by
+// its leading digits) and frames (NULL for an image). No table changes.
+void MigrateToV14(sqlite3* db) {
+  Exec(db, "DROP VIEW results;");
+  Exec(db, ResultsView(14).c_str());
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v. A schema change is a function
 // above and a line here and in the history below; nothing else records the version.
 //
@@ -425,11 +439,12 @@ void MigrateToV13(sqlite3* db) {
 //      leave-one-out errors, terms and per-trial predictions as JSON) and `search_reasons`
 //      (why `run --search advise` ran each launch); the view unchanged.
 //  13: the view gains vae_tile (0 when the decode is not tiled) and graph (eager, cuda_graph).
+//  14: the view gains width, height (of "WIDTHxHEIGHT" or a square) and frames (video).
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
                                    MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,
                                    MigrateToV9, MigrateToV10, MigrateToV11, MigrateToV12,
-                                   MigrateToV13};
+                                   MigrateToV13, MigrateToV14};
 
 }  // namespace
 

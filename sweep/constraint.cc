@@ -19,20 +19,21 @@ struct Variables {
   }();
   double resolution = 1024, batch = 1, steps = 20, warmup = 5, seed = 0, pipefusion_patches = 1,
          world_size = 1, sp = 1, gpus = 8, heads = 16, depth = 28, hidden = 1152, tokens = 4096,
-         latent = 128, precision = 2, scope = 1;
+         latent = 128, precision = 2, scope = 1, width = 1024, height = 1024, frames = 0;
 };
 
 void Bind(mu::Parser& parser, Variables& v) {
   for (std::size_t i = 0; i < kDegreeTable.size(); ++i)
     parser.DefineVar(std::string(kDegreeTable[i].name), &v.degrees[i]);
-  const std::array<std::pair<const char*, double*>, 16> names{{
+  const std::array<std::pair<const char*, double*>, 19> names{{
       {"resolution", &v.resolution}, {"batch", &v.batch}, {"steps", &v.steps},
       {"warmup", &v.warmup}, {"seed", &v.seed},
       {"pipefusion_patches", &v.pipefusion_patches},
       {"world_size", &v.world_size}, {"sp", &v.sp},
       {"gpus", &v.gpus}, {"heads", &v.heads}, {"depth", &v.depth}, {"hidden", &v.hidden},
       {"tokens", &v.tokens}, {"latent", &v.latent}, {"precision", &v.precision},
-      {"scope", &v.scope}}};
+      {"scope", &v.scope}, {"width", &v.width}, {"height", &v.height},
+      {"frames", &v.frames}}};
   for (const auto& [name, address] : names) parser.DefineVar(name, address);
   for (Precision p : AllPrecisions())
     parser.DefineConst(std::string(PrecisionName(p)), static_cast<double>(p));
@@ -42,6 +43,9 @@ void Bind(mu::Parser& parser, Variables& v) {
 
 void Load(Variables& v, const TrialConfig& c, int gpus) {
   v.resolution = c.resolution;
+  v.width = c.resolution;
+  v.height = c.image_height();
+  v.frames = c.frames;
   v.batch = c.batch;
   v.steps = c.steps;
   v.warmup = c.warmup;
@@ -59,8 +63,8 @@ void Load(Variables& v, const TrialConfig& c, int gpus) {
     v.heads = m->heads;
     v.depth = m->total_blocks();
     v.hidden = m->hidden;
-    v.tokens = static_cast<double>(ImageTokens(*m, c.resolution));
-    v.latent = LatentSize(*m, c.resolution);
+    v.tokens = static_cast<double>(ImageTokens(*m, c.image_shape()));
+    v.latent = c.image_height() / m->vae_downsample;
   }
 }
 

@@ -1,9 +1,10 @@
 // `where` constraints: boolean expressions over a trial's numeric axes, evaluated by muparser.
 //
-// Variables: resolution, batch, steps, warmup, seed, each parallel degree by its name
-// (model_zoo/shapes/parallel_degrees.h), pipefusion_patches, world_size, sp (= ring * ulysses), gpus
-// (GPUs or CPU slots available), and from the resolved model: heads, depth, hidden, tokens
-// (image tokens), latent (latent pixels per side). String axes compare against named
+// Variables: resolution (the width), width, height, frames (0 for an image), batch, steps,
+// warmup, seed, each parallel degree by its name (model_zoo/shapes/parallel_degrees.h),
+// pipefusion_patches, world_size, sp (= ring * ulysses), gpus (GPUs or CPU slots available), and
+// from the resolved model: heads, depth, hidden, tokens (image tokens; a clip's frames x rows x
+// columns), latent (latent rows). String axes compare against named
 // constants: precision with fp32, tf32, bf16, fp16; scope with forward, denoise, pipeline
 // ("precision == bf16").
 // Operators: + - * / ^ % (modulo), comparisons, && ||, ?:, and functions such as min, max.

@@ -80,6 +80,10 @@ std::optional<TrialStatus> ParseStatus(std::string_view name) {
   return FindByName(kStatuses, name);
 }
 
+std::string TrialConfig::resolution_text() const {
+  return height > 0 ? fmt::format("{}x{}", resolution, height) : std::to_string(resolution);
+}
+
 nlohmann::json CanonicalJson(const TrialConfig& config) {
   nlohmann::json canonical = ComputationJson(config);
   canonical.update(PolicyJson(config));

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model_zoo/shapes/model_config.h"
 #include "model_zoo/shapes/parallel_degrees.h"
 #include "trial/workload.h"
 
@@ -80,7 +81,14 @@ struct TrialConfig : ParallelDegrees {
   // Empty: seeded random weights.
   std::string weights;
   std::string vae_weights;
-  int resolution = 1024;  // image pixels per side (square)
+  // The image's width in pixels, and its height unless `height` is set: the sweep's
+  // `resolution: 1024` is a square, `resolution: 1280x720` sets both (kept as written:
+  // `resolution` and `height` 0 when they are equal, so a square has one form and one key).
+  int resolution = 1024;
+  int height = 0;  // pixels; 0: square (the height is `resolution`)
+  // Video families: frames per clip (4k + 1 for a 4x temporal VAE); 0: an image (the only
+  // value image families take). Absent from the key when 0.
+  int frames = 0;
   Precision precision = Precision::kBf16;
   Scope scope = Scope::kDenoise;
   int batch = 1;
@@ -101,6 +109,10 @@ struct TrialConfig : ParallelDegrees {
   int pipefusion_warmup_steps = 1;
 
   const ParallelDegrees& degrees() const { return *this; }
+  int image_height() const { return height > 0 ? height : resolution; }
+  ImageShape image_shape() const { return {resolution, image_height(), frames}; }
+  // "1024" for a square, "1280x720" otherwise: as the sweep writes it, and as labels show it.
+  std::string resolution_text() const;
   // Without PipeFusion there is one patch, whatever the sweep set: the setting computes nothing.
   int effective_pipefusion_patches() const {
     if (pipefusion <= 1) return 1;

@@ -22,6 +22,8 @@ const std::map<std::string, nlohmann::json>& FixedDefaults() {
       {"vae_tile", 0},
       // Appended with the CUDA-graph mode: every earlier trial ran eagerly.
       {"graph", "eager"},
+      // Appended with video families: every earlier trial made an image.
+      {"frames", 0},
   };
   return defaults;
 }
@@ -55,7 +57,11 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
   // Without PipeFusion it computes nothing: normalised, so it never splits a key.
   computation["pipefusion_warmup_steps"] = c.pipefusion > 1 ? c.pipefusion_warmup_steps : 1;
   computation["precision"] = PrecisionName(c.precision);
-  computation["resolution"] = c.resolution;
+  // A square as the number it always was; otherwise "WIDTHxHEIGHT".
+  if (c.height > 0)
+    computation["resolution"] = c.resolution_text();
+  else
+    computation["resolution"] = c.resolution;
   computation["scope"] = ScopeName(c.scope);
   computation["seed"] = c.seed;
   computation["steps"] = c.steps;
@@ -66,6 +72,7 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
   if (!c.command.empty()) computation["command"] = c.command;
   if (c.vae_tile != 0) computation["vae_tile"] = c.vae_tile;
   if (c.graph != GraphMode::kEager) computation["graph"] = GraphModeName(c.graph);
+  if (c.frames != 0) computation["frames"] = c.frames;
   if (!c.custom.empty()) {
     nlohmann::json custom = nlohmann::json::object();
     for (const auto& [name, value] : c.custom) custom[name] = value;

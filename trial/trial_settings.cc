@@ -129,6 +129,33 @@ bool SetModel(TrialConfig& c, const Json& v, std::string* expected) {
   return true;
 }
 
+// `resolution`: a number (a square image) or "WIDTHxHEIGHT"; a square written as WIDTHxHEIGHT
+// is the number, so that it has one key.
+bool SetResolution(TrialConfig& c, const Json& v, std::string* expected) {
+  constexpr int kMin = 16, kMax = 16384;
+  *expected = fmt::format(
+      "an integer from {} to {} (a square image) or WIDTHxHEIGHT such as 1280x720, each "
+      "from {} to {}", kMin, kMax, kMin, kMax);
+  int width = 0, height = 0;
+  if (AsInt(v, kMin, kMax, &width)) {
+    height = width;
+  } else {
+    if (!v.is_string()) return false;
+    const std::string text = v.get<std::string>();
+    const auto x = text.find('x');
+    if (x == std::string::npos || x == 0 || x + 1 == text.size()) return false;
+    const char* end = text.data() + text.size();
+    const auto [w_end, w_ec] = std::from_chars(text.data(), text.data() + x, width);
+    const auto [h_end, h_ec] = std::from_chars(text.data() + x + 1, end, height);
+    if (w_ec != std::errc() || h_ec != std::errc() || w_end != text.data() + x || h_end != end)
+      return false;
+    if (width < kMin || width > kMax || height < kMin || height > kMax) return false;
+  }
+  c.resolution = width;
+  c.height = height == width ? 0 : height;
+  return true;
+}
+
 bool SetRepeats(TrialConfig& c, const Json& v, std::string* expected) {
   int n = 0;
   if (AsInt(v, 1, 1000000, &n)) {
@@ -165,7 +192,9 @@ const std::map<std::string, Setter>& Setters() {
   static const std::map<std::string, Setter> setters = [] {
     std::map<std::string, Setter> table = {
       {"model", SetModel},
-      {"resolution", IntSetter(&TrialConfig::resolution, 16, 16384)},
+      {"resolution", SetResolution},
+      // Video families only (trial/validity.cc says which frame counts each takes).
+      {"frames", IntSetter(&TrialConfig::frames, 1, 100000)},
       {"precision",
        [](TrialConfig& c, const Json& v, std::string* expected) {
          auto p = v.is_string() ? ParsePrecision(v.get<std::string>()) : std::nullopt;
@@ -332,7 +361,8 @@ bool IsConfigurationKey(const std::string& key) {
 TrialConfig TrialConfigFromJson(const nlohmann::json& json) {
   if (!json.is_object()) throw std::invalid_argument("a trial configuration must be an object");
   // Every key CanonicalJson has always written; later additions (workload, command, custom,
-  // vae_tile, pipefusion_warmup_steps, graph) keep their defaults when absent.
+  // vae_tile, pipefusion_warmup_steps, graph,
+  // frames) keep their defaults when absent.
   std::vector<std::string> required = {"model",  "resolution", "precision",          "scope",
                                        "batch",  "steps",      "warmup",             "timeout_s",
                                        "seed",   "repeats",    "pipefusion_patches", "profile_blocks"};

@@ -1,10 +1,38 @@
 #include "trial/validity.h"
 
+#include <algorithm>
+#include <utility>
+
 #include <fmt/format.h>
+
+#include "model_zoo/shapes/family.h"
 
 namespace ditbench {
 
 namespace {
+
+// Frames: video models need them, of the form vae_temporal x k + 1 (the causal VAE encodes the
+// first frame alone, then vae_temporal frames per latent frame); image models take none.
+std::optional<std::string> FramesProblem(const TrialConfig& c, const ModelConfig& model) {
+  if (!model.video()) {
+    if (c.frames != 0)
+      return fmt::format("frames={} applies to video models only; {} makes images", c.frames,
+                         c.model);
+    return std::nullopt;
+  }
+  const int k = model.vae_temporal;
+  if (c.frames == 0)
+    return fmt::format("{} is a video model: set frames ({}k + 1, such as {})", c.model, k,
+                       20 * k + 1);
+  if ((c.frames - 1) % k != 0)
+    return fmt::format("frames={} is not of the form {}k + 1 ({}'s VAE encodes the first frame "
+                       "alone, then {} frames per latent frame)", c.frames, k, c.model, k);
+  const int latent = LatentFrames(model, c.frames);
+  if (latent % model.patch_t != 0)
+    return fmt::format("frames={} give {} latent frames, not a multiple of the temporal patch {}",
+                       c.frames, latent, model.patch_t);
+  return std::nullopt;
+}
 
 std::optional<std::string> WorldSizeProblem(const TrialConfig& c, const Capacity& capacity) {
   if (c.world_size() > capacity.slots)
@@ -33,26 +61,36 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
     return "graph: cuda_graph replays whole steps, so profile_blocks has no block boundaries to "
            "time (set profile_blocks: false, or graph: eager)";
 
+  if (auto problem = FramesProblem(c, model)) return problem;
   // Shapes: the parallel degrees must split the model and the image evenly.
   const int sp = c.sequence_size();
   const int unit = model.vae_downsample * model.patch;
-  if (c.resolution % unit != 0)
+  if (c.height == 0 && c.resolution % unit != 0)
     return fmt::format("resolution {} is not a multiple of {} (VAE downsample {} x patch {})",
                        c.resolution, unit, model.vae_downsample, model.patch);
+  for (const auto& [side, pixels] : {std::pair{"width", c.resolution},
+                                     std::pair{"height", c.image_height()}})
+    if (pixels % unit != 0)
+      return fmt::format("resolution {}: {} {} is not a multiple of {} (VAE downsample {} x "
+                         "patch {})", c.resolution_text(), side, pixels, unit,
+                         model.vae_downsample, model.patch);
   if (model.heads % c.ulysses != 0)
     return fmt::format("{} heads are not divisible by ulysses={}", model.heads, c.ulysses);
-  const int grid = TokenGridSize(model, c.resolution);
-  const std::int64_t tokens = ImageTokens(model, c.resolution);
+  const TokenGrid grid = TokenGridOf(model, c.image_shape());
+  const std::int64_t tokens = grid.tokens();
   if (tokens % sp != 0)
-    return fmt::format("{} image tokens are not divisible by ring x ulysses = {}", tokens, sp);
-  if (grid % sp != 0)
+    return fmt::format("{} {} tokens are not divisible by ring x ulysses = {}", tokens,
+                       model.video() ? "video" : "image", sp);
+  // An image splits by patch rows; a video's sequence (frames x rows x columns) by tokens.
+  if (!model.video() && grid.rows % sp != 0)
     return fmt::format("latent height of {} patch rows is not divisible by the "
-                       "sequence-parallel degree ring x ulysses = {}", grid, sp);
+                       "sequence-parallel degree ring x ulysses = {}", grid.rows, sp);
   // SD3's position table covers pos_embed_max_size patch rows (SD3-medium 192, SD3.5 384).
   const int max_grid = model.pos_embed_max_size;
-  if (model.cropped_position_table && grid > max_grid)
+  const int longest = std::max(grid.rows, grid.cols);
+  if (model.cropped_position_table && longest > max_grid)
     return fmt::format("{} has positions for {} patch rows ({} px); {} px needs {}", c.model,
-                       max_grid, max_grid * unit, c.resolution, grid);
+                       max_grid, max_grid * unit, c.resolution_text(), longest);
   if (c.vae_tile > 0 && c.scope != Scope::kPipeline)
     return fmt::format("vae_tile={} tiles the VAE decode, which only scope pipeline runs (scope "
                        "is {})", c.vae_tile, ScopeName(c.scope));
@@ -64,11 +102,12 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
     if (patches < c.pipefusion)
       return fmt::format("pipefusion_patches={} is below the PipeFusion degree {}", patches,
                          c.pipefusion);
-    if (grid % patches != 0)
-      return fmt::format("{} patch rows do not split into pipefusion_patches={}", grid, patches);
-    if ((grid / patches) % sp != 0)
+    if (grid.rows % patches != 0)
+      return fmt::format("{} patch rows do not split into pipefusion_patches={}", grid.rows,
+                         patches);
+    if ((grid.rows / patches) % sp != 0)
       return fmt::format("a PipeFusion patch of {} patch rows does not split over ring x "
-                         "ulysses = {}", grid / patches, sp);
+                         "ulysses = {}", grid.rows / patches, sp);
   }
   if (c.cfg == 2 && !model.negative_prompt)
     return fmt::format("cfg=2 needs a model that batches a negative prompt; {} does not "
@@ -84,6 +123,16 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   if (!TraitsOf(c.workload).builtin_model) return std::nullopt;
   std::string error;
   auto model = ResolveModel(c.model, c.model_overrides, &error);
+  const FamilyShapes& family = ShapesOf(model->family);
+  if (!family.has_module)
+    return fmt::format("{} ({} family) has shapes but no LibTorch module in this build: it is "
+                       "planned, not run", c.model, family.name);
+  if (c.height > 0 && !model->video())
+    return fmt::format("resolution {}: this build's image modules make square images only",
+                       c.resolution_text());
+  if (model->video() && c.pipefusion > 1)
+    return fmt::format("pipefusion={} is not implemented for video models ({}); use ulysses, "
+                       "ring, cfg or dp", c.pipefusion, c.model);
   if (!capacity.on_gpu && c.precision == Precision::kTf32)
     return "tf32 is a GPU tensor-core mode; on CPU it would silently be fp32";
   if (!capacity.on_gpu && c.graph == GraphMode::kCudaGraph)

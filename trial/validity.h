@@ -20,15 +20,17 @@ struct Capacity {
 struct Verdict {
   // Broken by the rules of the model and the machine, on any build:
   //  * the model resolves (known preset, consistent overrides);
-  //  * heads divisible by ulysses; image tokens and latent height (in patch rows) divisible
-  //    by the sequence-parallel degree ring * ulysses;
+  //  * frames only for video models, which need them as vae_temporal x k + 1;
+  //  * width and height multiples of VAE downsample x patch;
+  //  * heads divisible by ulysses; image (video) tokens and, for images, latent height (in
+  //    patch rows) divisible by the sequence-parallel degree ring * ulysses;
   //  * pipefusion <= transformer blocks; pipefusion_patches >= pipefusion, dividing the patch
   //    rows, each patch's rows dividing by ring * ulysses;
   //  * cfg 2 only for models that batch a negative prompt;
   //  * world size within the GPUs or CPU slots.
   std::optional<std::string> invalid;
-  // Valid, but this build cannot run it (a model family, strategy or scope not implemented
-  // yet, tf32 on CPU). `plan` still estimates such trials.
+  // Valid, but this build cannot run it (a model family without a LibTorch module, PipeFusion
+  // over video, tf32 on CPU). `plan` still estimates such trials.
   std::optional<std::string> unsupported;
 };
 

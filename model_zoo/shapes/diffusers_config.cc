@@ -152,8 +152,7 @@ ModelConfig ModelWithDiffusersWeights(const ModelConfig& model, const DiffusersM
        std::to_string(model.in_channels)},
       {"out_channels", "output channels", std::to_string(f.out_channels),
        std::to_string(model.out_channels)},
-      {model.text_attention == TextAttention::kCross ? "caption_channels" : "joint_attention_dim",
-       "text_dim", std::to_string(f.text_dim), std::to_string(model.text_dim)},
+      {ShapesOf(model.family).text_dim_key.data(), "text_dim", std::to_string(f.text_dim), std::to_string(model.text_dim)},
       {"pooled_projection_dim", "pooled width", std::to_string(f.pooled_dim),
        std::to_string(model.pooled_dim)},
       {"guidance_embeds", "guidance embedding", Text(f.guidance_embed),
@@ -164,6 +163,11 @@ ModelConfig ModelWithDiffusersWeights(const ModelConfig& model, const DiffusersM
        DualAttentionText(model)},
       {"use_additional_conditions", "micro-conditions", Text(f.micro_conditions),
        Text(model.micro_conditions)},
+      {"ffn_dim", "MLP width", std::to_string(f.mlp_width()), std::to_string(model.mlp_width())},
+      {"patch_size (temporal)", "temporal patch", std::to_string(f.patch_t),
+       std::to_string(model.patch_t)},
+      {"num_refiner_layers", "token-refiner blocks", std::to_string(f.refiner_blocks),
+       std::to_string(model.refiner_blocks)},
   };
   for (const Field& field : fields)
     if (field.folder != field.model)

@@ -1,8 +1,8 @@
 // A diffusers model folder's config.json as a ModelConfig: which model zoo module computes what
 // diffusers' class computes with that configuration. Torch-free.
 //
-// Classes understood: PixArtTransformer2DModel, SD3Transformer2DModel, FluxTransformer2DModel
-// (transformers) and AutoencoderKL (its decoder). Every key diffusers' class takes is read;
+// Classes understood: PixArtTransformer2DModel, SD3Transformer2DModel, FluxTransformer2DModel,
+// WanTransformer3DModel, HunyuanVideoTransformer3DModel (transformers) and AutoencoderKL (its decoder). Every key diffusers' class takes is read;
 // values ditbench does not compute (a different norm, activation, SD3.5's dual attention, Flux's
 // patch size other than 1, ...) are refused, and so are keys the class does not take, since
 // ditbench cannot tell what they would change. Keys starting with '_' are metadata.

@@ -3,8 +3,10 @@
 #include <stdexcept>
 
 #include "model_zoo/shapes/flux_shapes.h"
+#include "model_zoo/shapes/hunyuan_video_shapes.h"
 #include "model_zoo/shapes/pixart_shapes.h"
 #include "model_zoo/shapes/sd3_shapes.h"
+#include "model_zoo/shapes/wan_shapes.h"
 
 namespace ditbench {
 
@@ -14,7 +16,8 @@ std::string NoSingleStreamBlocks(const ModelConfig& model) {
 
 const std::vector<FamilyShapes>& FamilyShapesTable() {
   static const std::vector<FamilyShapes> table = [] {
-    std::vector<FamilyShapes> rows = {PixArtShapes(), SD3Shapes(), FluxShapes()};
+    std::vector<FamilyShapes> rows = {PixArtShapes(), SD3Shapes(), FluxShapes(),
+                                         WanShapes(), HunyuanVideoShapes()};
     for (std::size_t i = 0; i < rows.size(); ++i)
       if (rows[i].family != static_cast<ModelFamily>(i))
         throw std::logic_error("model_zoo/shapes/family.cc: rows out of ModelFamily order");

@@ -23,6 +23,7 @@ struct FamilyShapes {
   ModelFamily family;
   std::string_view name;             // as FamilyName prints it
   std::string_view diffusers_class;  // diffusers' `_class_name` of its transformer
+  std::string_view text_dim_key;     // the key of that class's config.json giving text_dim
   // The family's presets, in the order `plan` and errors list them.
   std::vector<ModelConfig> (*presets)();
   // The ModelConfig a config.json of `diffusers_class` describes; reads every key the class
@@ -35,6 +36,9 @@ struct FamilyShapes {
   double (*forward_flops)(const ModelConfig& model, double image_tokens);
   // Exact parameter count of the model zoo's module.
   std::int64_t (*parameter_count)(const ModelConfig& model);
+  // Whether model_zoo/families/family_models.cc has its LibTorch module: without one its trials
+  // are planned (shapes, cost, memory) but refused as unsupported before launch.
+  bool has_module;
 };
 
 // The `problem` of a family without single-stream blocks: a model that sets single_blocks.

@@ -89,8 +89,8 @@ std::string Problem(const ModelConfig& m) {
 }  // namespace
 
 FamilyShapes FluxShapes() {
-  return {ModelFamily::kFlux, "flux", "FluxTransformer2DModel", Presets, FromDiffusers, Problem,
-          Flops, Parameters};
+  return {ModelFamily::kFlux, "flux", "FluxTransformer2DModel", "joint_attention_dim",
+          Presets, FromDiffusers, Problem, Flops, Parameters, /*has_module=*/true};
 }
 
 }  // namespace ditbench

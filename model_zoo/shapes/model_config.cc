@@ -76,6 +76,7 @@ std::optional<ModelConfig> ResolveModel(std::string_view name,
       return std::nullopt;
     }
     *field = value;
+    if (field == &m.mlp_ratio) m.ffn_dim = 0;  // the ratio now sets the MLP's width
   }
   if (m.hidden % m.heads != 0) {
     *error = "hidden " + std::to_string(m.hidden) + " is not divisible by heads " +
@@ -99,6 +100,25 @@ std::vector<std::string> ModelPresetNames() {
   std::vector<std::string> names;
   for (const auto& m : Presets()) names.push_back(m.name);
   return names;
+}
+
+int LatentFrames(const ModelConfig& model, int frames) {
+  if (!model.video() || frames <= 0) return 1;
+  return (frames - 1) / model.vae_temporal + 1;
+}
+
+TokenGrid TokenGridOf(const ModelConfig& model, const ImageShape& shape) {
+  const int unit = model.vae_downsample * model.patch;
+  return {LatentFrames(model, shape.frames) / std::max(1, model.patch_t), shape.height / unit,
+          shape.width / unit};
+}
+
+std::int64_t ImageTokens(const ModelConfig& model, const ImageShape& shape) {
+  return TokenGridOf(model, shape).tokens();
+}
+
+double ForwardFlops(const ModelConfig& m, const ImageShape& shape, int samples) {
+  return samples * ShapesOf(m.family).forward_flops(m, double(ImageTokens(m, shape)));
 }
 
 int LatentSize(const ModelConfig& model, int resolution) {

@@ -22,14 +22,17 @@ enum class ModelFamily {
   kPixArt,  // DiT blocks: self-attention, cross-attention to text, MLP; AdaLN-single
   kMmDit,   // SD3: joint attention over image and text tokens, separate weights per stream
   kFlux,    // Flux: double-stream (MM-DiT) blocks followed by single-stream blocks
+  kWan,     // Wan 2.1 / 2.2 video: self-attention with 3D RoPE, cross-attention to umT5 text
+  kHunyuanVideo,  // HunyuanVideo: a token refiner, then Flux-like dual- and single-stream blocks
 };
 std::string_view FamilyName(ModelFamily family);
 
 // How a family's image tokens see the prompt. Every preset sets it: the communication estimate,
 // PipeFusion's stage-to-stage passing and the parallel layers read it, never the family.
 enum class TextAttention {
-  kCross,  // cross-attention to text that no block changes (PixArt)
-  kJoint,  // joint attention over image + text tokens; blocks update the text stream (SD3, Flux)
+  kCross,  // cross-attention to text that no block changes (PixArt, Wan)
+  kJoint,  // joint attention over image + text tokens; blocks update the text stream (SD3,
+           // Flux, HunyuanVideo)
 };
 
 struct ModelConfig {
@@ -47,6 +50,7 @@ struct ModelConfig {
   int text_tokens = 120;     // prompt length after the text encoder
   int text_dim = 4096;       // text-encoder width (projected to `hidden`)
   int mlp_ratio = 4;
+  int ffn_dim = 0;           // MLP width when it is no multiple of hidden (Wan); 0: mlp_ratio x hidden
   bool negative_prompt = true;  // classifier-free guidance batches a negative prompt
   int pooled_dim = 0;           // pooled text embedding width (Flux 768, SD3 2048); 0: none
   bool guidance_embed = false;  // Flux-dev: distilled guidance strength is a model input
@@ -83,8 +87,21 @@ struct ModelConfig {
   // self-attention over image tokens only (diffusers' dual_attention_layers). Indices at or
   // past `depth` (a preset with fewer blocks) name no block.
   std::vector<int> dual_attention_layers;
+  // Video families: frames per latent frame after the first (the causal 3D VAE's temporal
+  // compression: 4 for Wan's and HunyuanVideo's), so a clip has 4k + 1 frames; 0: an image
+  // model, which takes no `frames`. `patch_t` is the temporal patch (1: one latent frame).
+  int vae_temporal = 0;
+  int patch_t = 1;
+  // HunyuanVideo: self-attention blocks refining the text tokens before the joint blocks.
+  int refiner_blocks = 0;
+  // The VAE decode's working set (plan's memory estimate): latent frames decoded at once (Wan
+  // decodes one at a time with a feature cache; 0: the whole clip at once, as HunyuanVideo's
+  // untiled decode does).
+  int vae_decode_chunk = 0;
 
   int head_dim() const { return hidden / heads; }
+  int mlp_width() const { return ffn_dim > 0 ? ffn_dim : mlp_ratio * hidden; }
+  bool video() const { return vae_temporal > 0; }
   bool dual_attention(int block) const;
   // Blocks of [0, depth) with dual attention.
   int dual_attention_blocks() const;
@@ -107,6 +124,31 @@ std::optional<ModelConfig> ResolveModel(std::string_view name,
 // The preset named `name`, or nullptr.
 const ModelConfig* FindModelPreset(std::string_view name);
 std::vector<std::string> ModelPresetNames();
+
+// What a trial generates: an image of width x height pixels, or a video of `frames` such images
+// (frames 0: an image; only video models, ModelConfig::video, take frames).
+struct ImageShape {
+  int width = 1024;
+  int height = 1024;
+  int frames = 0;
+  bool operator==(const ImageShape&) const = default;
+};
+
+// The token grid of one sample: latent frames / patch_t x latent rows / patch x latent columns
+// / patch (latent frames (frames - 1) / vae_temporal + 1 for a video, 1 for an image).
+struct TokenGrid {
+  int frames = 1;
+  int rows = 0;
+  int cols = 0;
+  std::int64_t tokens() const { return std::int64_t(frames) * rows * cols; }
+};
+TokenGrid TokenGridOf(const ModelConfig& model, const ImageShape& shape);
+// Latent frames of a video of `frames` frames (1 for an image).
+int LatentFrames(const ModelConfig& model, int frames);
+// Image (or video) tokens per sample: TokenGridOf(...).tokens().
+std::int64_t ImageTokens(const ModelConfig& model, const ImageShape& shape);
+// Analytic FLOPs of one forward over `samples` samples of `shape` (as below).
+double ForwardFlops(const ModelConfig& model, const ImageShape& shape, int samples);
 
 // Latent pixels per side for a square image of `resolution` pixels.
 int LatentSize(const ModelConfig& model, int resolution);

@@ -117,8 +117,8 @@ std::int64_t Parameters(const ModelConfig& m) {
 }  // namespace
 
 FamilyShapes PixArtShapes() {
-  return {ModelFamily::kPixArt, "pixart", "PixArtTransformer2DModel", Presets, FromDiffusers, NoSingleStreamBlocks,
-          Flops, Parameters};
+  return {ModelFamily::kPixArt, "pixart", "PixArtTransformer2DModel", "caption_channels",
+          Presets, FromDiffusers, NoSingleStreamBlocks, Flops, Parameters, /*has_module=*/true};
 }
 
 }  // namespace ditbench

@@ -96,8 +96,8 @@ std::int64_t Parameters(const ModelConfig& m) { return JointParameterCount(m, Bl
 }  // namespace
 
 FamilyShapes SD3Shapes() {
-  return {ModelFamily::kMmDit, "mmdit", "SD3Transformer2DModel", Presets, FromDiffusers, NoSingleStreamBlocks,
-          Flops, Parameters};
+  return {ModelFamily::kMmDit, "mmdit", "SD3Transformer2DModel", "joint_attention_dim",
+          Presets, FromDiffusers, NoSingleStreamBlocks, Flops, Parameters, /*has_module=*/true};
 }
 
 }  // namespace ditbench

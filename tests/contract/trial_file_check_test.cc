@@ -62,7 +62,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{"DpFraction", "/config/dp", 2.5, "'config.dp': expected an integer from 1 to 1024, got 2.5"},
         BadField{"Cfg3", "/config/cfg", 3, "'config.cfg': expected an integer from 1 to 2, got 3"},
         BadField{"ResolutionWraps", "/config/resolution", 4294967552LL,
-                 "'config.resolution': expected an integer from 16 to 16384, got 4294967552"},
+                 "'config.resolution': expected an integer from 16 to 16384 (a square image) or "
+                 "WIDTHxHEIGHT such as 1280x720, each from 16 to 16384, got 4294967552"},
         BadField{"StepsNegative", "/config/steps", -5, "'config.steps': expected an integer from 1 to 10000, got -5"},
         BadField{"BatchString", "/config/batch", "1", "'config.batch': expected an integer from 1 to 4096, got \"1\""},
         BadField{"WarmupNegative", "/config/warmup", -1, "'config.warmup': expected an integer from 0 to 10000, got -1"},

@@ -191,6 +191,87 @@ TEST(SweepPlanTest, AnalyticEstimateScalesWithWorkAndDegree) {
   EXPECT_NEAR(AnalyticEstimate(fp32, a).memory_mb, 2 * e1.memory_mb, 1e-6);
 }
 
+// The full-size case: Wan 2.1 14B at 1280x720, 81 frames, Ulysses 1 to 8 on H100s.
+// FLOPs follow the 75,600 tokens; weights stay whole on every rank while the activations split;
+// the VAE decode (scope pipeline) has its own working set, and at 720p it is larger than the
+// denoiser's activations, so it sets the memory peak.
+TEST(SweepPlanTest, VideoTrialsArePlannedFromTheirTokens) {
+  auto spec = Parse(
+      "name: wan\ndefaults: {model: wan2.1-t2v-14b, resolution: 1280x720, frames: 81, steps: 50, "
+      "scope: pipeline}\nmatrix: {ulysses: [1, 2, 4, 8]}\n");
+  PlanAssumptions a;
+  a.device = "NVIDIA H100 80GB HBM3";
+  a.efficiency = 0.5;
+  SweepPlan plan = PlanSweep(spec, {8, true}, a);
+  ASSERT_EQ(plan.trials.size(), 4u);
+  const ModelConfig& wan = *FindModelPreset("wan2.1-t2v-14b");
+  const ImageShape clip{1280, 720, 81};
+  std::optional<double> previous_ms, previous_activation_mb;
+  const double weights_mb = double(ParameterCount(wan)) * 2 / 1048576.0;
+  for (const PlannedTrial& t : plan.trials) {
+    EXPECT_TRUE(t.unsupported);  // no LibTorch module for Wan in this build
+    ASSERT_TRUE(t.estimate);
+    const TrialEstimate& e = *t.estimate;
+    // 50 steps of a CFG batch of 2, at half of the H100's 989 dense bf16 TFLOPS over the ranks,
+    // plus the all-to-alls.
+    const double compute_ms =
+        50 * ForwardFlops(wan, clip, 2) / (989e12 * 0.5 * t.config.ulysses) * 1000;
+    EXPECT_GE(e.iteration_ms, compute_ms * (1 - 1e-9));
+    ASSERT_TRUE(e.comm_mb_per_step);
+    if (t.config.ulysses == 1) {
+      EXPECT_NEAR(e.iteration_ms, compute_ms, 1e-6 * compute_ms);
+      EXPECT_EQ(*e.comm_mb_per_step, 0);
+    } else {
+      EXPECT_GT(*e.comm_mb_per_step, 0);
+    }
+    if (previous_ms) {
+      EXPECT_LT(e.iteration_ms, *previous_ms);
+    }
+    previous_ms = e.iteration_ms;
+    // The decode: 4 frames at a time (one latent frame) x 1280 x 720 x 96 channels x 4 tensors
+    // in bf16, plus the decoded clip in float32.
+    ASSERT_TRUE(e.decode_mb);
+    const double decode = (4.0 * 4 * 1280 * 720 * 96 * 2 + 3.0 * 81 * 1280 * 720 * 4) / 1048576;
+    EXPECT_NEAR(*e.decode_mb, decode, 1e-6);
+    const double activation_mb =
+        16.0 * (75600.0 + 512) / t.config.ulysses * 5120 * 2 * 2 / 1048576;
+    EXPECT_NEAR(e.memory_mb, weights_mb + std::max(activation_mb, decode), 1e-6);
+    if (previous_activation_mb) {
+      EXPECT_LT(activation_mb, *previous_activation_mb);
+    }
+    previous_activation_mb = activation_mb;
+  }
+  // The memory peak is the decode's once Ulysses splits the activations.
+  EXPECT_NEAR(plan.trials[3].estimate->memory_mb, weights_mb + *plan.trials[3].estimate->decode_mb,
+              1e-6);
+  // Denoising alone has no decode.
+  TrialConfig denoise = plan.trials[0].config;
+  denoise.scope = Scope::kDenoise;
+  EXPECT_FALSE(AnalyticEstimate(denoise, a).decode_mb);
+}
+
+// The plan table names a non-square resolution as written and shows frames where they vary.
+TEST(SweepPlanTest, PlanTableShowsNonSquareResolutionsAndFrames) {
+  auto spec = Parse("name: wan\ndefaults: {model: wan2.1-t2v-tiny, resolution: 832x480}\n"
+                    "matrix: {frames: [5, 9]}\n");
+  PlanAssumptions a;
+  SweepPlan plan = PlanSweep(spec, {2, false}, a);
+  std::ostringstream out;
+  WritePlanTable(spec, plan, a, out, {}, 0);
+  EXPECT_NE(out.str().find("832x480"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("frames"), std::string::npos) << out.str();
+  std::ostringstream json;
+  WritePlanJson(spec, plan, a, json);
+  const auto trials = nlohmann::json::parse(json.str())["trials"];
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0]["config"]["resolution"], "832x480");
+  EXPECT_EQ(trials[1]["config"]["frames"], 9);
+  // 9 frames are 3 latent frames against 5's 2: half as much work again.
+  const double five = trials[0]["model"]["forward_flops"].get<double>();
+  const double nine = trials[1]["model"]["forward_flops"].get<double>();
+  EXPECT_GT(nine, 1.5 * five);
+}
+
 TEST(SweepPlanTest, CpuRanksShareTheCoresSoMoreRanksBringNoMoreCompute) {
   EXPECT_EQ(CpuCoresUsed(8, 1), 8);
   EXPECT_EQ(CpuCoresUsed(8, 4), 8);

@@ -1,5 +1,6 @@
 #include "report/configuration_group.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "report/seed_folding.h"
@@ -120,6 +121,59 @@ TEST_F(ConfigurationGroupTest, AConfigAndItsStoredRowHaveOneReportGroupAsHalving
   EXPECT_EQ(ReportGroupOf(tiny).model, "pixart-alpha{depth:8}");
   EXPECT_NE(ReportGroupOf(tiny), ReportGroupOf(Tiled(1, 0)));
   EXPECT_EQ(ReportGroupOf(Tiled(1, 0)), ReportGroupOf(Tiled(4, 128, 3)));
+}
+
+// A report group names a clip with its frames and a non-square image with both sides; image
+// groups' text stays as it was (halving ranks by it).
+TEST_F(ConfigurationGroupTest, ClipsAndNonSquareImagesAreGroupsOfTheirOwn) {
+  const std::int64_t c = NewCampaign();
+  TrialConfig square = test::MakeConfig(1);
+  TrialConfig wide = square;
+  wide.height = wide.resolution / 2;
+  TrialConfig clip = square;
+  clip.model = "wan2.1-t2v-tiny";
+  clip.resolution = 832;
+  clip.height = 480;
+  clip.frames = 5;
+  TrialConfig longer = clip;
+  longer.frames = 9;
+  for (const TrialConfig& config : {square, wide, clip, longer}) Record(c, config, 10);
+  const std::vector<ResultRow> rows = Rows();
+  for (const TrialConfig& config : {square, wide, clip, longer})
+    EXPECT_EQ(ReportGroupOf(config), ReportGroupOf(RowOf(rows, c, config)));
+  EXPECT_NE(ReportGroupOf(square), ReportGroupOf(wide));
+  EXPECT_NE(ReportGroupOf(clip), ReportGroupOf(longer));
+  EXPECT_EQ(ReportGroupOf(square).ResolutionLabel(), fmt::format("{} px", square.resolution));
+  EXPECT_EQ(ReportGroupOf(square).Text().find("height"), std::string::npos);
+  EXPECT_EQ(ReportGroupOf(wide).ResolutionLabel(),
+            fmt::format("{}x{} px", wide.resolution, wide.height));
+  EXPECT_EQ(ReportGroupOf(clip).ResolutionLabel(), "832x480 px · 5 frames");
+  EXPECT_EQ(ReportGroupOf(longer).Text().substr(ReportGroupOf(longer).Text().size() - 20),
+            "|height=480|frames=9");
+}
+
+// Tokens per rank, shown beside the speedup: a sample's tokens over ring x ulysses.
+TEST_F(ConfigurationGroupTest, TokensPerRankSplitTheSampleOverTheSequenceGroup) {
+  const std::int64_t c = NewCampaign();
+  TrialConfig clip = test::MakeConfig(2);
+  clip.model = "wan2.1-t2v-tiny";
+  clip.resolution = 832;
+  clip.height = 480;
+  clip.frames = 5;  // 2 latent frames x 30 x 52 patches = 3,120 tokens
+  TrialConfig ring = clip;
+  ring.ring = 2;
+  TrialConfig image = test::MakeConfig(1);
+  image.model = "pixart-alpha";
+  image.resolution = 1024;  // 64 x 64 patches
+  image.model_overrides = {{"depth", 2}};
+  for (const TrialConfig& config : {clip, ring, image}) Record(c, config, 10);
+  const std::vector<ResultRow> rows = Rows();
+  EXPECT_EQ(TokensPerRank(RowOf(rows, c, clip)), 1560);
+  EXPECT_EQ(TokensPerRank(RowOf(rows, c, ring)), 780);
+  EXPECT_EQ(TokensPerRank(RowOf(rows, c, image)), 4096);
+  ResultRow command = RowOf(rows, c, image);
+  command.workload = Workload::kCommand;  // its model is only a label
+  EXPECT_EQ(TokensPerRank(command), std::nullopt);
 }
 
 }  // namespace

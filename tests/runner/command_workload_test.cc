@@ -127,6 +127,27 @@ TEST_F(CommandWorkloadTest, ReportGroupsAndShowsCustomAxes) {
   EXPECT_NE(html.find("\"1 rank size=2\""), std::string::npos);  // a chart label
 }
 
+// Non-square resolutions and frames end to end (a program of the user's own may make any):
+// stored as written, split into the view's width, height and frames, filtered by `query`, and
+// named in the report's groups.
+TEST_F(CommandWorkloadTest, NonSquareResolutionsAndFramesReachTheViewQueryAndReport) {
+  ASSERT_EQ(Run(Sweep("ok", "[1]", "  resolution: [320x192, 256]\n  frames: [5]\n")), 0)
+      << out_.str() << err_.str();
+  EXPECT_EQ(Column("SELECT resolution || ' ' || width || 'x' || height || ' ' || frames "
+                   "FROM results ORDER BY width"),
+            (std::vector<std::string>{"256 256x256 5", "320x192 320x192 5"}));
+  EXPECT_EQ(Query({"height=192"}, {"resolution", "width", "height", "frames"}),
+            "resolution,width,height,frames\r\n320x192,320,192,5\r\n");
+  ReportOptions options;
+  options.db = dir_ / "results.db";
+  const std::string html = RenderHtmlReport(options);
+  EXPECT_NE(html.find("command · pixart-alpha-tiny · 320x192 px · 5 frames · bf16"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("command · pixart-alpha-tiny · 256 px · 5 frames · bf16"),
+            std::string::npos);
+}
+
 TEST_F(CommandWorkloadTest, TwoRanksEachWriteTheirResult) {
   ASSERT_EQ(Run(Sweep("ok", "[1]", "  ulysses: [2]\n")), 0) << out_.str() << err_.str();
   EXPECT_EQ(Column("SELECT status || ' ' || world_size FROM results")[0], "ok 2");

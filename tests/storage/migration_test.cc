@@ -327,6 +327,17 @@ TEST_F(MigrationFromNineTest, FixtureIsAtSchemaNineWithUnixSeconds) {
   EXPECT_THROW(ResultsDb::Open(DbPath(), /*read_only=*/true), StorageError);
 }
 
+// Schema 14 adds width, height and frames to the view: a square image's trials read its
+// resolution as both sides, and frames NULL.
+TEST_F(MigrationFromNineTest, ImagesReadAsSquaresWithoutFrames) {
+  const auto before = Column("SELECT trial_key || ' ' || resolution FROM results ORDER BY trial_key");
+  ResultsDb::Open(DbPath());
+  EXPECT_EQ(Column("SELECT trial_key || ' ' || resolution FROM results ORDER BY trial_key"), before);
+  EXPECT_EQ(Column("SELECT DISTINCT (width = resolution AND height = resolution) || ' ' || "
+                   "ifnull(frames, 'NULL') FROM results"),
+            std::vector<std::string>{"1 NULL"});
+}
+
 TEST_F(MigrationFromNineTest, EveryTimeBecomesIsoTextOfTheSameInstant) {
   std::map<std::string, std::vector<std::pair<std::int64_t, std::string>>> before;
   for (const auto& [table, column] : kTimeColumns)

@@ -458,6 +458,38 @@ TEST_F(ResultsDbTest, MarkRunningMarksAnUnfinishedLaunchRunning) {
             "running:null");
 }
 
+// Schema 14: the view splits a "WIDTHxHEIGHT" resolution into width and height, a square's
+// number into both, and has a clip's frames (NULL for an image); Results() reads them.
+TEST_F(ResultsDbTest, ResultsViewHasWidthHeightAndFrames) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("video"), false);
+  TrialConfig square = test::MakeConfig(1);
+  square.resolution = 256;
+  TrialConfig wide = square;
+  wide.resolution = 320;
+  wide.height = 192;
+  TrialConfig clip = square;
+  clip.model = "wan2.1-t2v-tiny";
+  clip.resolution = 832;
+  clip.height = 480;
+  clip.frames = 81;
+  for (const TrialConfig& config : {square, wide, clip})
+    db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 10));
+  EXPECT_EQ(QueryText("SELECT group_concat(resolution || ':' || width || ':' || height || ':' || "
+                      "ifnull(frames, 'NULL'), ' ') FROM (SELECT * FROM results ORDER BY width)"),
+            "256:256:256:NULL 320x192:320:192:NULL 832x480:832:480:81");
+  std::map<std::int64_t, const ResultRow*> by_width;
+  const std::vector<ResultRow> rows = db->Results({campaign});
+  for (const ResultRow& row : rows) by_width[row.resolution] = &row;
+  ASSERT_EQ(by_width.size(), 3u);
+  EXPECT_EQ(by_width[256]->height, 256);
+  EXPECT_EQ(by_width[256]->resolution_label(), "256px");
+  EXPECT_EQ(by_width[320]->height, 192);
+  EXPECT_EQ(by_width[320]->resolution_label(), "320x192px");
+  EXPECT_EQ(by_width[832]->frames, 81);
+  EXPECT_EQ(by_width[832]->resolution_label(), "832x480px 81 frames");
+}
+
 TEST_F(ResultsDbTest, ResultsViewStartsWithTheContractColumns) {
   auto db = ResultsDb::Open(DbPath());
   std::vector<std::string> columns = db->ResultsColumns();

@@ -38,5 +38,20 @@ TEST(ConstraintTest, PrecisionAndScopeConstantsMatchTheTrialsValue) {
   EXPECT_EQ(AllScopes().size(), 3u);
 }
 
+// `width`, `height` and `frames` read the trial's image (0 frames for an image); `tokens` a
+// clip's frames x rows x columns, `latent` its latent rows.
+TEST(ConstraintTest, WidthHeightFramesAndTokensOfAClip) {
+  TrialConfig clip;
+  clip.model = "wan2.1-t2v-14b";
+  clip.resolution = 832;
+  clip.height = 480;
+  clip.frames = 81;
+  EXPECT_EQ(FirstFailing("width == 832 && height == 480 && frames == 81", clip), -1);
+  EXPECT_EQ(FirstFailing("tokens == 32760 && latent == 60 && resolution == 832", clip), -1);
+  EXPECT_EQ(FirstFailing("height > width", clip), 0);
+  TrialConfig image;
+  EXPECT_EQ(FirstFailing("width == 1024 && height == 1024 && frames == 0", image), -1);
+}
+
 }  // namespace
 }  // namespace ditbench

@@ -145,6 +145,29 @@ TEST(SweepSpecTest, EveryProblemIsReportedNotJustTheFirst) {
   EXPECT_EQ(r.errors[3].column, 21);  // the 'fp64' in [fp32, fp64]
 }
 
+TEST(SweepSpecTest, NonSquareResolutionsAndFramesAreAxes) {
+  ParseResult r = ParseSweep("name: v\ndefaults: {model: wan2.1-t2v-tiny}\nmatrix:\n"
+                             "  resolution: [832x480, 480x832, 512]\n  frames: [5, 9]\n",
+                             "video.yaml");
+  ASSERT_TRUE(r.ok()) << r.errors[0].ToString();
+  const auto trials = ExpandSweep(r.spec, 2).trials;
+  ASSERT_EQ(trials.size(), 6u);
+  EXPECT_EQ(trials[0].image_shape(), (ImageShape{832, 480, 5}));
+  EXPECT_EQ(trials[3].image_shape(), (ImageShape{480, 832, 9}));
+  EXPECT_EQ(trials[5].image_shape(), (ImageShape{512, 512, 9}));
+  EXPECT_EQ(trials[5].height, 0);  // a square has one form
+
+  ParseResult bad = ParseSweep("name: v\nmatrix:\n  resolution: [832x480, 832*480]\n",
+                               "bad.yaml");
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_EQ(bad.errors[0].ToString().rfind("bad.yaml:3:25: 'matrix.resolution': expected an "
+                                           "integer from 16 to 16384 (a square image) or "
+                                           "WIDTHxHEIGHT such as 1280x720",
+                                           0),
+            0u)
+      << bad.errors[0].ToString();
+}
+
 TEST(SweepSpecTest, InvalidYamlIsADiagnosticNotAnException) {
   ParseResult r = ParseSweep("name: [unclosed\n", "broken.yaml");
   ASSERT_EQ(r.errors.size(), 1u);

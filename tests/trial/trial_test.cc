@@ -157,6 +157,59 @@ TEST(TrialTest, WeightsFoldersAndVaeTilesKeepEveryEarlierKeyAndRoundTrip) {
   EXPECT_EQ(TrialKey(read), TrialKey(c));
 }
 
+// `resolution: WIDTHxHEIGHT` and `frames` (video families): a square written either way is the
+// number it always was and keeps every golden key; a non-square image or a clip has its own.
+TEST(TrialTest, SquaresKeepTheirKeyAndNonSquareImagesAndClipsGetTheirOwn) {
+  TrialConfig c = TinyTwoRanks();
+  std::string expected;
+  ASSERT_TRUE(ApplySetting(c, "resolution", "256x256", &expected)) << expected;
+  EXPECT_EQ(c.height, 0);
+  EXPECT_EQ(TrialKey(c), "00e7cab487b3857d");
+  EXPECT_EQ(CanonicalJson(c)["resolution"], 256);
+  EXPECT_FALSE(CanonicalJson(c).contains("frames"));
+  ASSERT_TRUE(ApplySetting(c, "resolution", "320x256", &expected)) << expected;
+  EXPECT_EQ(c.resolution, 320);
+  EXPECT_EQ(c.image_height(), 256);
+  EXPECT_EQ(CanonicalJson(c)["resolution"], "320x256");
+  EXPECT_EQ(IdentityText(c),
+            R"({"model":"pixart-alpha-tiny","resolution":"320x256","ulysses":2})");
+  ASSERT_TRUE(ApplySetting(c, "resolution", 256, &expected)) << expected;  // back to a square
+  EXPECT_EQ(TrialKey(c), "00e7cab487b3857d");
+
+  TrialConfig clip;
+  clip.model = "wan2.1-t2v-tiny";
+  ASSERT_TRUE(ApplySetting(clip, "resolution", "832x480", &expected)) << expected;
+  ASSERT_TRUE(ApplySetting(clip, "frames", 81, &expected)) << expected;
+  EXPECT_EQ(clip.image_shape(), (ImageShape{832, 480, 81}));
+  EXPECT_EQ(IdentityText(clip),
+            R"({"frames":81,"model":"wan2.1-t2v-tiny","resolution":"832x480"})");
+  const TrialConfig read = TrialConfigFromJson(CanonicalJson(clip));
+  EXPECT_EQ(read.image_shape(), clip.image_shape());
+  EXPECT_EQ(CanonicalJson(read), CanonicalJson(clip));
+  EXPECT_EQ(TrialKey(read), TrialKey(clip));
+  // Stored before frames existed: an image.
+  EXPECT_EQ(TrialConfigFromJson(CanonicalJson(TinyTwoRanks())).frames, 0);
+}
+
+TEST(TrialTest, MalformedResolutionsAndFramesSayWhatIsExpected) {
+  for (const nlohmann::json& bad :
+       {nlohmann::json("1280x"), nlohmann::json("x720"), nlohmann::json("1280x720x3"),
+        nlohmann::json("12a0x720"), nlohmann::json("8x720"), nlohmann::json("1280X720"),
+        nlohmann::json(" 1280x720"), nlohmann::json("1280x99999"), nlohmann::json(8),
+        nlohmann::json(1280.5), nlohmann::json("-1280x720")}) {
+    TrialConfig c;
+    std::string expected;
+    EXPECT_FALSE(ApplySetting(c, "resolution", bad, &expected)) << bad.dump();
+    EXPECT_EQ(expected, "an integer from 16 to 16384 (a square image) or WIDTHxHEIGHT such as "
+                        "1280x720, each from 16 to 16384");
+    EXPECT_EQ(c, TrialConfig{}) << bad.dump();
+  }
+  TrialConfig c;
+  std::string expected;
+  EXPECT_FALSE(ApplySetting(c, "frames", 0, &expected));
+  EXPECT_EQ(expected, "an integer from 1 to 100000");
+}
+
 TEST(TrialTest, ConfigurationsWithoutWorkloadReadAsDit) {
   nlohmann::json v1 = CanonicalJson(TinyTwoRanks());
   v1.erase("workload");

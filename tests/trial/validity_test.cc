@@ -143,5 +143,77 @@ TEST(ValidityTest, CudaGraphIsSkippedOnCpuAndRefusedForACommand) {
   EXPECT_NE(command.invalid->find("applies to ditbench's own models"), std::string::npos);
 }
 
+TrialConfig Wan(int width, int height, int frames) {
+  TrialConfig c;
+  c.model = "wan2.1-t2v-14b";
+  c.resolution = width;
+  c.height = width == height ? 0 : height;
+  c.frames = frames;
+  return c;
+}
+
+std::string Invalid(const TrialConfig& c, Capacity capacity = {8, true}) {
+  const Verdict v = Judge(c, capacity);
+  return v.invalid.value_or("");
+}
+
+// Video families: frames of the form 4k + 1, none on image models, sides multiples of VAE x
+// patch, heads % ulysses, tokens % (ring x ulysses).
+TEST(ValidityTest, VideoTrialsFollowTheirFamilysRules) {
+  EXPECT_EQ(Invalid(Wan(1280, 720, 81)), "");
+  EXPECT_EQ(Invalid(Wan(1280, 720, 80)),
+            "frames=80 is not of the form 4k + 1 (wan2.1-t2v-14b's VAE encodes the first frame "
+            "alone, then 4 frames per latent frame)");
+  EXPECT_EQ(Invalid(Wan(1280, 720, 0)),
+            "wan2.1-t2v-14b is a video model: set frames (4k + 1, such as 81)");
+  TrialConfig image = PixArt(1024, 1);
+  image.frames = 81;
+  EXPECT_EQ(Invalid(image), "frames=81 applies to video models only; pixart-alpha makes images");
+  EXPECT_EQ(Invalid(Wan(1280, 728, 81)),
+            "resolution 1280x728: height 728 is not a multiple of 16 (VAE downsample 8 x patch 2)");
+  // 40 heads: Ulysses 8 splits them, 16 does not.
+  TrialConfig u8 = Wan(1280, 720, 81);
+  u8.ulysses = 8;
+  EXPECT_EQ(Invalid(u8), "");
+  u8.ulysses = 16;
+  EXPECT_EQ(Invalid(u8, {16, true}), "40 heads are not divisible by ulysses=16");
+  // 832x480 x 81 frames: 32,760 tokens; ring 16 does not split them (32760 / 16 = 2047.5).
+  TrialConfig ring = Wan(832, 480, 81);
+  ring.ring = 16;
+  EXPECT_EQ(Invalid(ring, {16, true}),
+            "32760 video tokens are not divisible by ring x ulysses = 16");
+  // A clip splits by tokens, not patch rows: 30 patch rows do not split over 4, 32,760 tokens do.
+  ring.ring = 4;
+  EXPECT_EQ(Invalid(ring), "");
+  // Wan 2.2 TI2V-5B's 16x VAE needs multiples of 32.
+  TrialConfig ti2v = Wan(1280, 720, 121);
+  ti2v.model = "wan2.2-ti2v-5b";
+  EXPECT_EQ(Invalid(ti2v),
+            "resolution 1280x720: height 720 is not a multiple of 32 (VAE downsample 16 x patch 2)");
+}
+
+// Without a LibTorch module (this build's video families), a valid trial is planned but not
+// run; PipeFusion over a clip and non-square images of the image modules are not implemented.
+TEST(ValidityTest, WhatThisBuildCannotRunIsUnsupportedNotInvalid) {
+  const Verdict wan = Judge(Wan(832, 480, 81), {8, true});
+  EXPECT_FALSE(wan.invalid);
+  ASSERT_TRUE(wan.unsupported);
+  EXPECT_EQ(*wan.unsupported, "wan2.1-t2v-14b (wan family) has shapes but no LibTorch module in "
+                              "this build: it is planned, not run");
+  TrialConfig hunyuan = Wan(1280, 720, 129);
+  hunyuan.model = "hunyuanvideo";
+  hunyuan.ulysses = 8;
+  EXPECT_FALSE(Judge(hunyuan, {8, true}).invalid);
+  EXPECT_TRUE(Judge(hunyuan, {8, true}).unsupported);
+  hunyuan.cfg = 2;  // guidance is distilled: no negative prompt to split off
+  EXPECT_NE(Invalid(hunyuan, {16, true}).find("cfg=2 needs a model that batches a negative prompt"),
+            std::string::npos);
+  TrialConfig wide = PixArt(1280, 1);
+  wide.height = 768;
+  EXPECT_FALSE(Judge(wide, {8, true}).invalid);
+  EXPECT_EQ(Judge(wide, {8, true}).unsupported.value_or(""),
+            "resolution 1280x768: this build's image modules make square images only");
+}
+
 }  // namespace
 }  // namespace ditbench

@@ -19,12 +19,14 @@ TEST(ModelConfigTest, PixArtAlphaHasTheXl2Shape) {
 }
 
 // How each preset's image tokens see the prompt, as diffusers defines the family: PixArt
-// cross-attends to text no block changes; SD3, SD3.5 and Flux attend jointly and update it.
+// cross-attends to text no block changes, as Wan does; SD3, SD3.5, Flux and HunyuanVideo attend
+// jointly and update it.
 TEST(ModelConfigTest, EveryPresetSaysHowItsTokensSeeThePrompt) {
   for (const std::string& name : ModelPresetNames()) {
     const ModelConfig& m = *FindModelPreset(name);
-    const TextAttention expected =
-        name.rfind("pixart", 0) == 0 ? TextAttention::kCross : TextAttention::kJoint;
+    const TextAttention expected = name.rfind("pixart", 0) == 0 || name.rfind("wan", 0) == 0
+                                       ? TextAttention::kCross
+                                       : TextAttention::kJoint;
     EXPECT_EQ(m.text_attention, expected) << name;
   }
 }

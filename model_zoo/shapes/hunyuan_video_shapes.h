@@ -1,0 +1,13 @@
+// HunyuanVideo's shapes without LibTorch: presets, the config.json of diffusers'
+// HunyuanVideoTransformer3DModel, and analytic cost (model_zoo/shapes/family.h). Its blocks are
+// Flux's (model_zoo/shapes/joint_shapes.h) after a token refiner on the text. This build has no
+// LibTorch module for it yet: its trials plan but do not run.
+#pragma once
+
+#include "model_zoo/shapes/family.h"
+
+namespace ditbench {
+
+FamilyShapes HunyuanVideoShapes();
+
+}  // namespace ditbench

@@ -1,0 +1,151 @@
+#include "model_zoo/shapes/wan_shapes.h"
+
+#include "model_zoo/shapes/config_keys.h"
+
+namespace ditbench {
+namespace {
+
+// Checked against diffusers' WanTransformer3DModel (src/diffusers/models/transformers/
+// transformer_wan.py, its __init__ defaults and WanTransformerBlock) and the configurations its
+// conversion script writes for the public checkpoints (scripts/convert_wan_to_diffusers.py:
+// "Wan-T2V-1.3B", "Wan-T2V-14B", "Wan2.2-TI2V-5B"), diffusers main of 2026-08-23.
+ModelConfig Wan(std::string name, int depth, int hidden, int heads, int ffn_dim, int channels,
+                int vae_downsample) {
+  ModelConfig m;
+  m.name = std::move(name);
+  m.family = ModelFamily::kWan;
+  m.text_attention = TextAttention::kCross;
+  m.depth = depth;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.ffn_dim = ffn_dim;
+  m.patch = 2;  // patch_size (1, 2, 2)
+  m.patch_t = 1;
+  m.in_channels = m.out_channels = channels;
+  m.text_tokens = 512;  // WanPipeline's max_sequence_length of umT5 tokens
+  m.text_dim = 4096;
+  m.negative_prompt = true;  // guidance_scale 5.0: the negative prompt is batched
+  m.vae_downsample = vae_downsample;
+  m.vae_temporal = 4;
+  // AutoencoderKLWan's decoder: base_dim 96 with dim_mult (1, 2, 4, 4) (Wan 2.2's: 160); it
+  // decodes one latent frame at a time with a cache of causal-convolution features.
+  m.vae_channels = vae_downsample == 16 ? std::vector<int>{160, 320, 640, 640}
+                                        : std::vector<int>{96, 192, 384, 384};
+  m.vae_decode_chunk = 1;
+  m.vae_post_quant_conv = false;
+  return m;
+}
+
+ModelConfig Tiny(ModelConfig m) {
+  m = WithTinyVae(std::move(m));
+  m.vae_decode_chunk = 1;
+  return m;
+}
+
+std::vector<ModelConfig> Presets() {
+  return {
+      // Wan 2.1 T2V 1.3B: 30 blocks, 1536 wide (12 heads x 128), FFN 8960, 16 latent channels.
+      Wan("wan2.1-t2v-1.3b", 30, 1536, 12, 8960, 16, 8),
+      // Wan 2.1 T2V 14B: 40 blocks, 5120 wide (40 heads x 128), FFN 13824.
+      Wan("wan2.1-t2v-14b", 40, 5120, 40, 13824, 16, 8),
+      // Wan 2.2 TI2V-5B: 30 blocks, 3072 wide (24 heads x 128), FFN 14336, 48 latent channels
+      // from a VAE of 16x spatial compression. (Its pipeline embeds a timestep per token,
+      // expand_timesteps; the estimate counts one per sample, under 2% of the FLOPs.)
+      Wan("wan2.2-ti2v-5b", 30, 3072, 24, 14336, 48, 16),
+      // Same architecture, CPU-sized: 2 blocks, 64 wide (4 heads x 16: a head dimension the 3D
+      // rotary split takes), FFN 128, 16 text tokens of 32.
+      [] {
+        ModelConfig m = Tiny(Wan("wan2.1-t2v-tiny", 2, 64, 4, 128, 16, 8));
+        m.text_tokens = 16;
+        m.text_dim = 32;
+        return m;
+      }(),
+  };
+}
+
+ModelConfig FromDiffusers(ConfigKeys& keys) {
+  ModelConfig m = Wan("", 40, 5120, 40, 13824, 16, 8);
+  SetWidth(keys, m, 40, 128);
+  const auto patch = keys.List("patch_size");
+  if (keys.Has("patch_size")) {
+    if (patch.size() != 3 || !patch[0].is_number_integer() || !patch[1].is_number_integer() ||
+        patch[1] != patch[2] || patch[0].get<int>() < 1 || patch[1].get<int>() < 1)
+      keys.Fail("patch_size", "expected [t, p, p] of positive integers");
+    m.patch_t = patch[0].get<int>();
+    m.patch = patch[1].get<int>();
+  }
+  m.in_channels = keys.PositiveInt("in_channels", 16);
+  m.out_channels = keys.Has("out_channels") ? keys.PositiveInt("out_channels", 16) : m.in_channels;
+  m.text_dim = keys.PositiveInt("text_dim", 4096);
+  m.ffn_dim = keys.PositiveInt("ffn_dim", 13824);
+  m.depth = keys.PositiveInt("num_layers", 40);
+  m.vae_downsample = m.in_channels == 48 ? 16 : 8;  // Wan 2.2's 48-channel VAE is 16x
+  keys.Expect("freq_dim", 256);
+  keys.Expect("cross_attn_norm", true);
+  keys.Expect("qk_norm", "rms_norm_across_heads");
+  keys.Expect("eps", 1e-6);
+  if (keys.Has("image_dim")) keys.Fail("image_dim", "image-to-video conditioning is not supported");
+  if (keys.Has("added_kv_proj_dim"))
+    keys.Fail("added_kv_proj_dim", "image-to-video conditioning is not supported");
+  if (keys.Has("pos_embed_seq_len"))
+    keys.Fail("pos_embed_seq_len", "image-to-video conditioning is not supported");
+  keys.Ignore("rope_max_seq_len");  // positions past the clip's are never read
+  return m;
+}
+
+// Self-attention with 3D RoPE, cross-attention to the text, MLP; one time projection (6 x d)
+// shared by every block.
+double Flops(const ModelConfig& m, double n) {
+  const double t = m.text_tokens;
+  const double d = m.hidden;
+  const double f = m.mlp_width();
+  const double patch = double(m.patch_t) * m.patch * m.patch;
+  double block = 0;
+  block += Matmul(n, d, 3 * d) + 2 * Matmul(n, d, n) + Matmul(n, d, d);  // self-attention
+  block += Matmul(n, d, d) + Matmul(t, d, 2 * d) + 2 * Matmul(n, d, t) + Matmul(n, d, d);  // cross
+  block += Matmul(n, d, f) + Matmul(n, f, d);  // MLP
+  double once = 0;
+  once += Matmul(n, m.in_channels * patch, d);                          // patch embedding
+  once += Matmul(t, m.text_dim, d) + Matmul(t, d, d);                   // text projection
+  once += Matmul(1, kTimestepFeatures, d) + Matmul(1, d, d) + Matmul(1, d, 6 * d);  // time
+  once += Matmul(n, d, m.out_channels * patch);                         // output projection
+  return m.depth * block + once;
+}
+
+std::int64_t Parameters(const ModelConfig& m) {
+  const std::int64_t d = m.hidden, f = m.mlp_width();
+  const auto linear = LinearParameters;
+  const std::int64_t patch = std::int64_t(m.patch_t) * m.patch * m.patch;
+  // q, k, v, out with biases, and RMS norms of q and k across heads (d weights each).
+  const std::int64_t attention = 4 * linear(d, d) + 2 * d;
+  std::int64_t block = 6 * d;            // scale-shift table
+  block += 2 * attention;                // self- and cross-attention
+  block += 2 * d;                        // norm2 before cross-attention (cross_attn_norm)
+  block += linear(d, f) + linear(f, d);  // MLP
+  std::int64_t total = m.depth * block;
+  total += m.in_channels * patch * d + d;                              // patch embedding (conv)
+  total += linear(256, d) + linear(d, d) + linear(d, 6 * d);           // time embedding
+  total += linear(m.text_dim, d) + linear(d, d);                       // text projection
+  total += linear(d, m.out_channels * patch) + 2 * d;                  // output, its table
+  return total;
+}
+
+// The 3D rotary split: head_dim - 2 x 2(head_dim / 6) temporal and 2(head_dim / 6) per spatial
+// axis, each even.
+std::string Problem(const ModelConfig& m) {
+  if (m.single_blocks != 0) return "single_blocks applies to Flux and HunyuanVideo models only";
+  const int hd = m.head_dim();
+  if (hd % 2 != 0 || hd < 6)
+    return "head dimension " + std::to_string(hd) + " (hidden / heads) of " + m.name +
+           " must be even and at least 6 for Wan's 3D rotary embedding";
+  return "";
+}
+
+}  // namespace
+
+FamilyShapes WanShapes() {
+  return {ModelFamily::kWan, "wan", "WanTransformer3DModel", "text_dim",
+          Presets, FromDiffusers, Problem, Flops, Parameters, /*has_module=*/false};
+}
+
+}  // namespace ditbench
