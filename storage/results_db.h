@@ -35,7 +35,7 @@ namespace ditbench {
 
 // The version this build writes. Databases with a lower version are migrated forward on open
 // (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 12;
+inline constexpr int kSchemaVersion = 13;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 // The parallel degrees are the ParallelDegrees base (model_zoo/shapes/parallel_degrees.h), read from
@@ -52,6 +52,12 @@ struct ResultRow : ParallelDegrees {
   bool throttled = false;  // the GPU slowed down during the timed part (NVML)
   bool profile_blocks = false;  // every transformer block was timed too (measurement policy)
   std::optional<double> output_error;      // rel L2 against the 1-rank trial (runner/output_error.h)
+  std::optional<double> psnr, ssim;        // scope pipeline: the decoded image against the same
+                                           // reference (metrics/image_quality.h)
+  // `profile: trace`: every rank's profile, and the slowest rank's shares of its step time.
+  std::optional<TrialTrace> profile;
+  std::string run_dir;  // the trial's run folder (where its traces are)
+  std::optional<double> compute_share, comm_share, idle_share;
   std::optional<double> comm_mb_per_step;  // MiB a rank sent per step, max over ranks
   bool busy = false;        // other work ran on the machine during the trial (machine health)
   std::string health_note;  // what was busy: "load 3.10 on 2 cores; others used ..."
@@ -232,6 +238,9 @@ class ResultsDb {
   std::optional<std::string> NewestOkRunDir(const std::string& trial_key);
   std::vector<AwaitingReference> TrialsAwaitingReference(const std::string& reference_key);
   void SetOutputError(std::int64_t trial_id, std::optional<double> error, const std::string& note);
+  // Scope pipeline: the decoded image's PSNR and SSIM against the reference's (null: unknown).
+  void SetOutputQuality(std::int64_t trial_id, std::optional<double> psnr,
+                        std::optional<double> ssim);
 
   // What the newest ok result of `trial_key` measured (for `plan`'s estimates), if any.
   struct Measurement {

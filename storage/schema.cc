@@ -182,6 +182,14 @@ std::string ResultsView(int version) {
     extra += R"sql(,
   json_extract(t.placement_json, '$.concurrent_trials') AS concurrent_trials,
   t.placement_json AS placement)sql";
+  if (version >= 13)
+    extra += R"sql(,
+  m.psnr AS psnr,
+  m.ssim AS ssim,
+  m.compute_share AS compute_share,
+  m.comm_share AS comm_share,
+  m.idle_share AS idle_share,
+  m.profile_json AS profile)sql";
   fill("{extra}", extra);
   return view;
 }
@@ -384,11 +392,26 @@ CREATE TABLE search_reasons (
 
 void MigrateToV12(sqlite3* db) { Exec(db, kSchemaV12); }
 
+// Schema version 13: profiles (`profile: trace`: every rank's profile as JSON, the slowest rank's shares of its step time) and output quality (scope pipeline: PSNR, SSIM); the view gains psnr, ssim, compute_share, comm_share, idle_share and profile.
+void MigrateToV13(sqlite3* db) {
+  Exec(db, R"sql(
+DROP VIEW results;
+ALTER TABLE trial_metrics ADD COLUMN psnr REAL;
+ALTER TABLE trial_metrics ADD COLUMN ssim REAL;
+ALTER TABLE trial_metrics ADD COLUMN compute_share REAL;
+ALTER TABLE trial_metrics ADD COLUMN comm_share REAL;
+ALTER TABLE trial_metrics ADD COLUMN idle_share REAL;
+ALTER TABLE trial_metrics ADD COLUMN profile_json TEXT;
+)sql");
+  Exec(db, ResultsView(13).c_str());
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
                                    MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,
-                                   MigrateToV9, MigrateToV10, MigrateToV11, MigrateToV12};
+                                   MigrateToV9, MigrateToV10, MigrateToV11, MigrateToV12,
+                                   MigrateToV13};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 bool HasTable(sqlite3* db, const char* name) {

@@ -26,6 +26,8 @@
 //  12: the planner's cost model: table `model_fits` (one row per fit: device kind, trials,
 //      leave-one-out errors, terms and per-trial predictions as JSON) and `search_reasons`
 //      (why `run --search advise` ran each launch); the view unchanged.
+//  13: profiles and output quality: trial_metrics.profile_json, compute_share, comm_share,
+//      idle_share (`profile: trace`), psnr and ssim (scope pipeline); the view gains them.
 // A database with a lower version is migrated forward, one transaction per step. A newer one,
 // or a file that is not a ditbench database, is refused with StorageError.
 #pragma once
