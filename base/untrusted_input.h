@@ -22,7 +22,8 @@
 namespace ditbench {
 
 // An open file descriptor, closed on destruction. Move-only. The project's one owner of a raw
-// descriptor (launcher pidfds and sockets, Slurm output files, atomic writes use it too).
+// descriptor (launcher pidfds and sockets, Slurm output files, atomic writes and the
+// coordinator lock use it too).
 class UniqueFd {
  public:
   UniqueFd() = default;

@@ -1,16 +1,16 @@
 #include "machine/host_info.h"
 
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-
 #include <fstream>
+
+#include <boost/process.hpp>
 
 extern char** environ;
 
 namespace ditbench {
+
+namespace bp = boost::process;
 
 std::string Hostname() {
   char host[256] = {};
@@ -50,50 +50,22 @@ nlohmann::json RecordedVariables() {
 std::vector<std::string> CommandOutputLines(const std::vector<std::string>& argv) {
   std::vector<std::string> lines;
   if (argv.empty()) return lines;
-  // Built before fork: between fork and exec only async-signal-safe calls are made.
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return lines;
-  const pid_t child = ::fork();
-  if (child < 0) {
-    ::close(out[0]);
-    ::close(out[1]);
-    return lines;
-  }
-  if (child == 0) {
-    const int null = ::open("/dev/null", O_RDWR);
-    if (null >= 0) {
-      ::dup2(null, STDIN_FILENO);
-      ::dup2(null, STDERR_FILENO);
+  try {
+    // A program name, never a shell command line: its arguments reach it verbatim.
+    const boost::filesystem::path program = argv[0].find('/') != std::string::npos
+                                                ? boost::filesystem::path(argv[0])
+                                                : bp::search_path(argv[0]);
+    if (program.empty()) return lines;
+    bp::ipstream out;
+    bp::child child(program, bp::args(std::vector<std::string>(argv.begin() + 1, argv.end())),
+                    bp::std_in < bp::null, bp::std_out > out, bp::std_err > bp::null);
+    for (std::string line; std::getline(out, line);) {
+      while (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty()) lines.push_back(std::move(line));
     }
-    ::dup2(out[1], STDOUT_FILENO);
-    ::execvp(args[0], args.data());  // a program name, never a shell command line
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  std::string text;
-  char buffer[4096];
-  for (ssize_t n; (n = ::read(out[0], buffer, sizeof(buffer))) != 0;) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(out[0]);
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    std::size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(begin, end - begin);
-    while (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty()) lines.push_back(line);
-    begin = end + 1;
+    child.wait();
+  } catch (const std::exception&) {
+    lines.clear();  // a program that cannot start says nothing
   }
   return lines;
 }

@@ -69,6 +69,9 @@ std::string StageLabel(const Row& row) {
 
 // Rows of a group's table shown open (best first); the rest are collapsed.
 constexpr std::size_t kShownRows = 50;
+// A nightly sweep's report selects many campaigns: above this many, their table is folded
+// under a one-line summary, so that the answer (summary, history, groups) stays near the top.
+constexpr std::size_t kShownCampaigns = 8;
 
 std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& options) {
   std::vector<CampaignInfo> all = db.Campaigns();
@@ -160,7 +163,15 @@ void RenderTitle(std::string& html, const std::vector<CampaignInfo>& campaigns) 
 // The campaigns the page shows, with build, host and times.
 void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
                   const std::map<std::int64_t, int>& trials_per_campaign) {
-  html += "<h2 id=\"campaigns\">Campaigns</h2>\n<div class=\"scroll\"><table><tr>"
+  html += "<h2 id=\"campaigns\">Campaigns</h2>\n";
+  const bool folded = campaigns.size() > kShownCampaigns;
+  if (folded) {
+    html += fmt::format("<details class=\"campaigns\"><summary>{} campaigns, #{} ({}) to #{} ({})"
+                        "</summary>\n",
+                        campaigns.size(), campaigns.front().id, IsoTime(campaigns.front().started_at),
+                        campaigns.back().id, IsoTime(campaigns.back().started_at));
+  }
+  html += "<div class=\"scroll\"><table><tr>"
           "<th>campaign</th><th>sweep</th>"
           "<th>build</th>"
           "<th>host</th><th>started</th><th>finished</th><th>spec</th><th>trials</th></tr>\n";
@@ -176,6 +187,7 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
         count == trials_per_campaign.end() ? 0 : count->second);
   }
   html += "</table></div>\n";
+  if (folded) html += "</details>\n";
 }
 
 void RenderStatusCounts(std::string& html, const std::vector<Row>& rows) {

@@ -71,26 +71,27 @@ std::filesystem::path LockPathFor(const std::filesystem::path& db) {
 std::optional<CoordinatorLock> CoordinatorLock::TryAcquire(const std::filesystem::path& db,
                                                            LockHolder* holder) {
   // O_EXCL first, to know whether the file is ours to remove again (see Release).
-  int db_fd = ::open(db.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  const bool created = db_fd >= 0;
-  if (!created && errno == EEXIST) db_fd = ::open(db.c_str(), O_RDWR | O_CLOEXEC);
-  if (db_fd < 0) {
+  UniqueFd db_file(::open(db.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  const bool created = static_cast<bool>(db_file);
+  if (!created && errno == EEXIST) db_file = UniqueFd(::open(db.c_str(), O_RDWR | O_CLOEXEC));
+  if (!db_file) {
     throw std::runtime_error(fmt::format("cannot open the results database '{}' to lock it: {}",
                                          db.string(), std::strerror(errno)));
   }
-  CoordinatorLock lock(db_fd, -1);  // closes what it holds on every path out
+  const int db_fd = db_file.get();
+  CoordinatorLock lock(std::move(db_file));  // closes what it holds on every path out
   struct stat info {};
   if (::fstat(db_fd, &info) != 0 || !S_ISREG(info.st_mode)) {
     throw std::runtime_error(
         fmt::format("results database '{}' is not a regular file", db.string()));
   }
   const auto path = LockPathFor(db);  // after the open: the file now exists to be resolved
-  const int note_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (note_fd < 0) {
+  lock.note_fd_ = UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (!lock.note_fd_) {
     throw std::runtime_error(
         fmt::format("cannot open the lock file '{}': {}", path.string(), std::strerror(errno)));
   }
-  lock.note_fd_ = note_fd;
+  const int note_fd = lock.note_fd_.get();
   if (created) {  // the file itself, not a symlink that led to it
     std::error_code ec;
     lock.created_ = std::filesystem::canonical(db, ec);
@@ -120,8 +121,8 @@ std::optional<CoordinatorLock> CoordinatorLock::TryAcquire(const std::filesystem
 }
 
 CoordinatorLock::CoordinatorLock(CoordinatorLock&& other) noexcept
-    : db_fd_(std::exchange(other.db_fd_, -1)),
-      note_fd_(std::exchange(other.note_fd_, -1)),
+    : db_fd_(std::move(other.db_fd_)),
+      note_fd_(std::move(other.note_fd_)),
       held_(std::exchange(other.held_, false)),
       created_(std::move(other.created_)) {
   other.created_.clear();
@@ -130,8 +131,8 @@ CoordinatorLock::CoordinatorLock(CoordinatorLock&& other) noexcept
 CoordinatorLock& CoordinatorLock::operator=(CoordinatorLock&& other) noexcept {
   if (this != &other) {
     Release();
-    db_fd_ = std::exchange(other.db_fd_, -1);
-    note_fd_ = std::exchange(other.note_fd_, -1);
+    db_fd_ = std::move(other.db_fd_);
+    note_fd_ = std::move(other.note_fd_);
     held_ = std::exchange(other.held_, false);
     created_ = std::move(other.created_);
     other.created_.clear();
@@ -143,19 +144,18 @@ CoordinatorLock::~CoordinatorLock() { Release(); }
 
 void CoordinatorLock::Release() noexcept {
   // Only a holder clears its note (a refused TryAcquire has the files open but not the locks).
-  if (held_ && ::ftruncate(note_fd_, 0) != 0) {
+  if (held_ && ::ftruncate(note_fd_.get(), 0) != 0) {
     // the note is a courtesy: a stale one names a process that is gone
   }
   // A database file this lock created and nothing wrote (a run refused after the lock was
   // taken) is removed again, so a refused run leaves no empty database behind.
   struct stat info {};
-  if (held_ && !created_.empty() && ::fstat(db_fd_, &info) == 0 && info.st_size == 0) {
+  if (held_ && !created_.empty() && ::fstat(db_fd_.get(), &info) == 0 && info.st_size == 0) {
     std::error_code ignored;
     std::filesystem::remove(created_, ignored);
   }
-  if (note_fd_ >= 0) ::close(note_fd_);  // closing the last descriptor drops the flock
-  if (db_fd_ >= 0) ::close(db_fd_);      // and the OFD lock
-  note_fd_ = db_fd_ = -1;
+  note_fd_ = UniqueFd();  // closing the last descriptor drops the flock
+  db_fd_ = UniqueFd();    // and the OFD lock
   held_ = false;
 }
 

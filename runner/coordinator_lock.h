@@ -20,6 +20,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/untrusted_input.h"
+
 namespace ditbench {
 
 // Who holds (or last held) a database's lock, as its lock file says.
@@ -63,10 +65,10 @@ class CoordinatorLock {
   ~CoordinatorLock();
 
  private:
-  CoordinatorLock(int db_fd, int note_fd) : db_fd_(db_fd), note_fd_(note_fd) {}
+  explicit CoordinatorLock(UniqueFd db_fd) : db_fd_(std::move(db_fd)) {}
   void Release() noexcept;
-  int db_fd_ = -1;    // the database file, with the OFD lock on kLockByte
-  int note_fd_ = -1;  // `<canonical db>.lock`, flock()ed, naming the holder
+  UniqueFd db_fd_;    // the database file, with the OFD lock on kLockByte
+  UniqueFd note_fd_;  // `<canonical db>.lock`, flock()ed, naming the holder
   bool held_ = false;  // both locks taken (a refused attempt only has the files open)
   std::filesystem::path created_;  // the database file, when TryAcquire created it
 };

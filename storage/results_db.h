@@ -26,16 +26,13 @@
 #include "metrics/launch_summary.h"
 #include "storage/records.h"
 #include "storage/results_query.h"
+#include "storage/schema.h"
 #include "storage/sqlite_connection.h"
 #include "storage/storage_error.h"
 
 struct sqlite3;
 
 namespace ditbench {
-
-// The version this build writes. Databases with a lower version are migrated forward on open
-// (storage/schema.h has the history).
-inline constexpr int kSchemaVersion = 13;
 
 // One row of the `results` view, typed: what the report reads. Unset optionals are NULL.
 // The parallel degrees are the ParallelDegrees base (model_zoo/shapes/parallel_degrees.h), read from
@@ -56,8 +53,8 @@ struct ResultRow : ParallelDegrees {
                                            // reference (metrics/image_quality.h)
   // `profile: trace`: every rank's profile, and the slowest rank's shares of its step time.
   std::optional<TrialTrace> profile;
-  std::string run_dir;  // the trial's run folder (where its traces are)
   std::optional<double> compute_share, comm_share, idle_share;
+  std::string run_dir;  // the trial's run folder (where its traces are)
   std::optional<double> comm_mb_per_step;  // MiB a rank sent per step, max over ranks
   bool busy = false;        // other work ran on the machine during the trial (machine health)
   std::string health_note;  // what was busy: "load 3.10 on 2 cores; others used ..."

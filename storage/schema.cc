@@ -184,6 +184,9 @@ std::string ResultsView(int version) {
   t.placement_json AS placement)sql";
   if (version >= 13)
     extra += R"sql(,
+  COALESCE(json_extract(t.config_json, '$.vae_tile'), 0) AS vae_tile)sql";
+  if (version >= 14)
+    extra += R"sql(,
   m.psnr AS psnr,
   m.ssim AS ssim,
   m.compute_share AS compute_share,
@@ -392,8 +395,16 @@ CREATE TABLE search_reasons (
 
 void MigrateToV12(sqlite3* db) { Exec(db, kSchemaV12); }
 
-// Schema version 13: profiles (`profile: trace`: every rank's profile as JSON, the slowest rank's shares of its step time) and output quality (scope pipeline: PSNR, SSIM); the view gains psnr, ssim, compute_share, comm_share, idle_share and profile.
+// Schema version 13: the view gains vae_tile, from each trial's configuration (0: the decode is
+// not tiled), so that a sweep over vae_tile reads apart in `query`.
 void MigrateToV13(sqlite3* db) {
+  Exec(db, "DROP VIEW results;");
+  Exec(db, ResultsView(13).c_str());
+}
+
+// Schema version 14: profiles (`profile: trace`: each rank's profile as JSON, the slowest
+// rank's shares of its step time) and output quality (scope pipeline: PSNR, SSIM).
+void MigrateToV14(sqlite3* db) {
   Exec(db, R"sql(
 DROP VIEW results;
 ALTER TABLE trial_metrics ADD COLUMN psnr REAL;
@@ -403,16 +414,52 @@ ALTER TABLE trial_metrics ADD COLUMN comm_share REAL;
 ALTER TABLE trial_metrics ADD COLUMN idle_share REAL;
 ALTER TABLE trial_metrics ADD COLUMN profile_json TEXT;
 )sql");
-  Exec(db, ResultsView(13).c_str());
+  Exec(db, ResultsView(14).c_str());
 }
 
-// kMigrations[v - 1] takes a database from version v - 1 to v.
+// kMigrations[v - 1] takes a database from version v - 1 to v. A schema change is a function
+// above and a line here and in the history below; nothing else records the version.
+//
+// Version history (stored in the one-row table schema_version):
+//   1: sweeps, campaigns, trials, samples, trial_metrics; view `results`.
+//   2: key format v2 (trial/trial_identity.h): trial keys recomputed from the stored
+//      configuration, trials.policy_json (the measurement policy) beside the key,
+//      superseded_trials for trials that now share a key (storage/key_migration.h); the
+//      view reads profile_blocks from the policy and gains `workload` and `policy`.
+//   3: communication volume and output error per trial: trial_metrics.comm_mb_per_step,
+//      output_error, output_error_note, output_reference_key; the view gains
+//      pipefusion_warmup_steps, comm_mb_per_step, output_error and output_error_note.
+//   4: trials.coordinator_host, trials.coordinator_pid (who runs a `running` trial) and
+//      trials.health_json (load and busy processes at trial start and end); view unchanged.
+//   5: the results view gains busy and health_note (machine health).
+//   6: the `command` workload: trial_metrics.extra_json; the view gains axes, command, metrics.
+//   7: replicates: table `launches` (one row per launch of a trial), samples.launch,
+//      trials.replicates, trial_metrics.launches and launch_cov; the view gains replicates,
+//      launches, launch_cov and ci_scope. Existing trials become their own launch 0.
+//   8: trials.scheduler_job (the Slurm job id of a trial run under --launcher slurm); view
+//      unchanged.
+//   9: trials.placement_json (slots, devices, concurrent_trials); the view gains
+//      concurrent_trials and placement.
+//  10: every time column is ISO 8601 UTC text with milliseconds (storage/iso_time.h), the
+//      rows of older versions converted from unix seconds; the view's columns unchanged.
+//  11: campaigns.excluded and campaigns.label (`ditbench campaigns`); view unchanged.
+//  12: the planner's cost model: table `model_fits` (one row per fit: device kind, trials,
+//      leave-one-out errors, terms and per-trial predictions as JSON) and `search_reasons`
+//      (why `run --search advise` ran each launch); the view unchanged.
+//  13: the view gains vae_tile (0 when the decode is not tiled).
+//  14: profiles and output quality: trial_metrics.profile_json, compute_share, comm_share,
+//      idle_share (`profile: trace`), psnr and ssim (scope pipeline); the view gains them.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
                                    MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,
                                    MigrateToV9, MigrateToV10, MigrateToV11, MigrateToV12,
-                                   MigrateToV13};
-static_assert(std::size(kMigrations) == kSchemaVersion);
+                                   MigrateToV13, MigrateToV14};
+
+}  // namespace
+
+const int kSchemaVersion = static_cast<int>(std::size(kMigrations));
+
+namespace {
 
 bool HasTable(sqlite3* db, const char* name) {
   Statement query(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");

@@ -1,33 +1,6 @@
 // The results database schema: tables, the public `results` view, and forward migrations.
 //
-// Version history (stored in the one-row table schema_version):
-//   1: sweeps, campaigns, trials, samples, trial_metrics; view `results`.
-//   2: key format v2 (trial/trial_identity.h): trial keys recomputed from the stored
-//      configuration, trials.policy_json (the measurement policy) beside the key,
-//      superseded_trials for trials that now share a key (storage/key_migration.h); the
-//      view reads profile_blocks from the policy and gains `workload` and `policy`.
-//   3: communication volume and output error per trial: trial_metrics.comm_mb_per_step,
-//      output_error, output_error_note, output_reference_key; the view gains
-//      pipefusion_warmup_steps, comm_mb_per_step, output_error and output_error_note.
-//   4: trials.coordinator_host, trials.coordinator_pid (who runs a `running` trial) and
-//      trials.health_json (load and busy processes at trial start and end); view unchanged.
-//   5: the results view gains busy and health_note (machine health).
-//   6: the `command` workload: trial_metrics.extra_json; the view gains axes, command, metrics.
-//   7: replicates: table `launches` (one row per launch of a trial), samples.launch,
-//      trials.replicates, trial_metrics.launches and launch_cov; the view gains replicates,
-//      launches, launch_cov and ci_scope. Existing trials become their own launch 0.
-//   8: trials.scheduler_job (the Slurm job id of a trial run under --launcher slurm); view
-//      unchanged.
-//   9: trials.placement_json (slots, devices, concurrent_trials); the view gains
-//      concurrent_trials and placement.
-//  10: every time column is ISO 8601 UTC text with milliseconds (storage/iso_time.h), the
-//      rows of older versions converted from unix seconds; the view's columns unchanged.
-//  11: campaigns.excluded and campaigns.label (`ditbench campaigns`); view unchanged.
-//  12: the planner's cost model: table `model_fits` (one row per fit: device kind, trials,
-//      leave-one-out errors, terms and per-trial predictions as JSON) and `search_reasons`
-//      (why `run --search advise` ran each launch); the view unchanged.
-//  13: profiles and output quality: trial_metrics.profile_json, compute_share, comm_share,
-//      idle_share (`profile: trace`), psnr and ssim (scope pipeline); the view gains them.
+// The version history is in storage/schema.cc, beside the migrations.
 // A database with a lower version is migrated forward, one transaction per step. A newer one,
 // or a file that is not a ditbench database, is refused with StorageError.
 #pragma once
@@ -39,6 +12,10 @@
 struct sqlite3;
 
 namespace ditbench {
+
+// The version this build writes: the number of migrations in storage/schema.cc. Databases with
+// a lower version are migrated forward on open (MigrateSchema).
+extern const int kSchemaVersion;
 
 // The schema version recorded in `db`: 0 when the database has no schema_version table. As
 // stored: a table edited by hand may hold any integer (MigrateSchema and

@@ -14,7 +14,8 @@ with torch 2.11 (the project's .venv). Writes DIR/<case>/{model/config.json,
 model/diffusion_pytorch_model.safetensors, inputs.safetensors, expected_fp32.safetensors,
 expected_bf16.safetensors}, and DIR/samplers.safetensors (each family's scheduler stepped over
 seeded model outputs). `--samplers-only` rewrites that file alone; `--vae-tiles-only` the VAE cases'
-expected_tiled_fp32.safetensors (diffusers' tiled decode, 32-pixel tiles) alone; `--only CASE`
+inputs_tiled.safetensors and expected_tiled_fp32.safetensors (diffusers' tiled decode, 64-pixel
+tiles, of a 16 x 16 latent) alone; `--only CASE`
 (repeatable) the named cases' folders alone, e.g. `--only sd3_dual`. Cases draw their inputs in
 order from one generator, so a new case goes last and leaves the others' files as they are.
 """
@@ -191,25 +192,32 @@ def samplers(root):
     print(f"samplers: {len(tensors) // 4} cases")
 
 
-VAE_TILE = 32  # pixels: a 64-pixel decode in tiles of 4 latent rows, 3 apart
+VAE_TILE = 64  # pixels, the smallest tile a sweep's vae_tile takes (trial/trial.h)
+TILED_LATENT = 16  # a 128-pixel decode in tiles of 8 latent rows, 6 apart: 3 x 3 tiles
 
 
 def vae_tiles(root):
-    """diffusers' tiled decode of each VAE case's latent (tiles of VAE_TILE pixels, its default
-    overlap of a quarter), from the folder main() saved: DIR/<vae case>/expected_tiled_fp32."""
+    """diffusers' tiled decode of a latent of each VAE case (tiles of VAE_TILE pixels, its
+    default overlap of a quarter), from the folder main() saved: DIR/<vae case>/
+    inputs_tiled.safetensors (the latent, drawn from a generator of its own so that the other
+    cases' inputs stay as they are) and expected_tiled_fp32.safetensors ("sample": the tiled
+    decode, "whole": the decode in one piece, which the tiles change)."""
+    gen = torch.Generator().manual_seed(64)
     for name in ("vae4", "vae16"):
         folder = os.path.join(root, name)
         model = diffusers.AutoencoderKL.from_pretrained(os.path.join(folder, "model")).eval()
-        model.enable_tiling()
-        model.tile_sample_min_size = VAE_TILE
-        model.tile_latent_min_size = VAE_TILE // 2 ** (len(model.config.block_out_channels) - 1)
-        from safetensors.torch import load_file
-        latent = load_file(os.path.join(folder, "inputs.safetensors"))["latent_sample"]
+        latent = torch.randn(1, model.config.latent_channels, TILED_LATENT, TILED_LATENT,
+                             generator=gen)
         with torch.no_grad():
+            plain = model.decode(latent).sample
+            model.enable_tiling()
+            model.tile_sample_min_size = VAE_TILE
+            model.tile_latent_min_size = VAE_TILE // 2 ** (len(model.config.block_out_channels) - 1)
             tiled = model.decode(latent).sample
-        save_file({"sample": tiled.contiguous()},
+        save_file({"latent_sample": latent.contiguous()},
+                  os.path.join(folder, "inputs_tiled.safetensors"))
+        save_file({"sample": tiled.contiguous(), "whole": plain.contiguous()},
                   os.path.join(folder, "expected_tiled_fp32.safetensors"))
-        plain = load_file(os.path.join(folder, "expected_fp32.safetensors"))["sample"]
         rel = ((tiled - plain).norm() / plain.norm()).item()
         print(f"{name}: tiled decode ({VAE_TILE} px tiles) vs whole rel L2 {rel:.3g}")
 

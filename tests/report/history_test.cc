@@ -187,6 +187,16 @@ TEST_F(HistoryTest, TheReportGainsAHistorySectionFromThreeCampaigns) {
   EXPECT_THAT(named, HasSubstr(" b3: 1 rank"));
 }
 
+// Twelve nights: the campaigns' table is folded under one line; two campaigns keep it open.
+TEST_F(HistoryTest, ManyCampaignsFoldTheirTable) {
+  Write();
+  const std::string many = RenderHtmlReport({path_, {}, {}, dir_ / "r.html", ""});
+  EXPECT_THAT(many, HasSubstr("<details class=\"campaigns\"><summary>12 campaigns, #1 ("));
+  const std::string two = RenderHtmlReport({path_, {}, {3, 4}, dir_ / "r.html", ""});
+  EXPECT_THAT(two, Not(HasSubstr("<details class=\"campaigns\">")));
+  EXPECT_THAT(two, HasSubstr("<h2 id=\"campaigns\">Campaigns</h2>"));
+}
+
 // The History section drawn in headless Chromium: every chart inked, no script error.
 TEST_F(HistoryTest, TheSectionDrawsInABrowser) {
   const char* chromium = "/usr/bin/chromium";

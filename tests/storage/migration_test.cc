@@ -94,9 +94,9 @@ TEST_F(MigrationTest, SchemaElevenKeepsEveryCampaignIncludedAndUnlabelled) {
                                                    "WHERE campaign_id = 1").at(0)));
 }
 
-// Schema 13 (profiles and output quality): migrated trials were neither profiled nor
+// Schema 14 (profiles and output quality): migrated trials were neither profiled nor
 // compared as images, so every new column is NULL, and the rows read as before.
-TEST_F(MigrationTest, SchemaThirteenAddsProfileAndQualityColumnsEmpty) {
+TEST_F(MigrationTest, SchemaFourteenAddsProfileAndQualityColumnsEmpty) {
   auto db = ResultsDb::Open(DbPath());
   EXPECT_EQ(Column("SELECT count(*) FROM results WHERE psnr IS NULL AND ssim IS NULL AND "
                    "compute_share IS NULL AND comm_share IS NULL AND idle_share IS NULL AND "
@@ -396,6 +396,12 @@ TEST_F(MigrationFromNineTest, ReadersSeeTheSameTimesAndDurationsAsBefore) {
   EXPECT_EQ(Column(fmt::format("SELECT finished_at GLOB '{}' FROM campaigns", kIsoUtcGlob)),
             std::vector<std::string>{"1"});
   EXPECT_GE(*db->Campaigns()[0].finished_at, finished);
+}
+
+// Schema 13's vae_tile column reads the migrated trials' configurations (none was tiled).
+TEST_F(MigrationTest, SchemaThirteenShowsVaeTileOfMigratedTrials) {
+  ResultsDb::Open(DbPath());
+  EXPECT_EQ(Column("SELECT DISTINCT vae_tile FROM results"), std::vector<std::string>{"0"});
 }
 
 }  // namespace

@@ -683,5 +683,20 @@ TEST_F(ResultsDbTest, QueriesQuoteNamesBindValuesAndRefuseUnknownOperators) {
   EXPECT_THROW(db->RunReadOnlySql("SELECT 1; DELETE FROM trials"), QueryError);
 }
 
+// Schema 13: the view shows each trial's vae_tile (0: the decode is not tiled).
+TEST_F(ResultsDbTest, ResultsViewShowsVaeTile) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp", "rev9"), false);
+  TrialConfig whole = test::MakeConfig(1, 1, Precision::kBf16, 256);
+  whole.scope = Scope::kPipeline;
+  TrialConfig tiled = whole;
+  tiled.vae_tile = 128;
+  db->RecordTrial(campaign, test::MakeTrial(whole, TrialStatus::kOk, 30));
+  db->RecordTrial(campaign, test::MakeTrial(tiled, TrialStatus::kOk, 31));
+  EXPECT_EQ(QueryText("SELECT group_concat(vae_tile, ',') FROM "
+                      "(SELECT vae_tile FROM results ORDER BY vae_tile)"),
+            "0,128");
+}
+
 }  // namespace
 }  // namespace ditbench
