@@ -202,6 +202,33 @@ include:
   ASSERT_EQ(report.exit_code, 0) << report.output;
 }
 
+// Scope pipeline: the decoded image of each parallel trial against the 1-rank trial's. An exact
+// strategy's image is the reference's (PSNR inf); PipeFusion with fewer synchronous steps
+// uses more stale activations and is further from it.
+TEST_F(SweepEndToEndTest, PipelineTrialsStorePsnrAndSsimAndFewerSynchronousStepsCostPsnr) {
+  std::ofstream(dir_ / "sweep.yaml") << R"(name: quality
+defaults: {model: pixart-alpha-tiny, resolution: 256, precision: fp32, scope: pipeline,
+           steps: 4, warmup: 1, repeats: 2, timeout: 3m}
+include:
+  - {ulysses: 1}
+  - {pipefusion: 2, pipefusion_warmup_steps: 1}
+  - {pipefusion: 2, pipefusion_warmup_steps: 3}
+)";
+  const std::string db = (dir_ / "results.db").string();
+  auto run = Shell(Ditbench("run " + (dir_ / "sweep.yaml").string() + " --db " + db +
+                            " --gpus cpu:2"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(Query("SELECT count(*) FROM results WHERE world_size = 1 AND psnr IS NULL"),
+            std::vector<std::string>{"1"});
+  const auto psnr = Query("SELECT psnr FROM results WHERE pipefusion = 2 "
+                          "ORDER BY pipefusion_warmup_steps");
+  ASSERT_EQ(psnr.size(), 2u);
+  EXPECT_LT(std::stod(psnr[0]), std::stod(psnr[1])) << psnr[0] << " vs " << psnr[1];
+  EXPECT_EQ(Query("SELECT count(*) FROM results WHERE pipefusion = 2 AND ssim > 0 AND "
+                  "ssim <= 1 AND psnr > 20"),
+            std::vector<std::string>{"2"});
+}
+
 TEST_F(SweepEndToEndTest, MisspelledKeyExitsTwoWithFileLineColumn) {
   std::ofstream(dir_ / "bad.yaml") << "name: bad\ndefaults:\n  modle: pixart-alpha-tiny\n";
   auto r = Shell(Ditbench("run " + (dir_ / "bad.yaml").string() + " --db " +
