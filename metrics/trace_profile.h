@@ -69,8 +69,10 @@ struct TraceProfile {
   double Share(double ms) const { return total.step_ms > 0 ? ms / total.step_ms : 0; }
 };
 
-inline constexpr std::uint64_t kMaxTraceBytes = 512ull << 20;  // the JSON text, decompressed
-inline constexpr std::size_t kMaxTraceEvents = 5'000'000;
+// The JSON text, decompressed: a rank file's cap (contract/worker_contract.h), since the whole
+// document is parsed in memory (several times its size).
+inline constexpr std::uint64_t kMaxTraceBytes = 128ull << 20;
+inline constexpr std::size_t kMaxTraceEvents = 2'000'000;
 inline constexpr int kMaxTraceDepth = 16;
 inline constexpr std::size_t kTopKernels = 10;
 inline constexpr int kMaxProfiledStep = 1'000'000;

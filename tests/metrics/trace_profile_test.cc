@@ -181,6 +181,27 @@ TEST(TraceProfileTest, ReadsPlainAndGzipFilesAlikeAndRefusesACutGzip) {
   }
 }
 
+TEST(TraceProfileTest, AGzipThatDecompressesPastTheCapIsRefused) {
+  test::TempDir dir;
+  const std::filesystem::path bomb = dir / "bomb.trace.json.gz";
+  gzFile file = gzopen(bomb.c_str(), "wb9");
+  ASSERT_NE(file, nullptr);
+  const std::string spaces(1 << 20, ' ');  // compresses about 1000 to 1
+  for (std::uint64_t written = 0; written <= kMaxTraceBytes; written += spaces.size())
+    ASSERT_EQ(gzwrite(file, spaces.data(), static_cast<unsigned>(spaces.size())),
+              static_cast<int>(spaces.size()));
+  ASSERT_EQ(gzclose(file), Z_OK);
+  EXPECT_LT(std::filesystem::file_size(bomb), kMaxTraceBytes / 100);
+  try {
+    ReadTraceText(bomb);
+    FAIL() << "the bomb was decompressed";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              bomb.string() + ": decompresses to more than " + std::to_string(kMaxTraceBytes) +
+                  " bytes");
+  }
+}
+
 TEST(TraceProfileTest, ProfileJsonRoundTrips) {
   const TraceProfile p = AnalyzeTrace(Trace(DeviceStep()), "t.json");
   EXPECT_EQ(TraceProfileFromJson(TraceProfileJson(p)), p);
