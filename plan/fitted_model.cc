@@ -5,13 +5,19 @@
 namespace ditbench {
 
 std::string FittedModel::Explain() const {
+  const std::string busy =
+      busy_left_out > 0 ? fmt::format("; {} more measured only on a busy machine, left out "
+                                      "(`ditbench run SWEEP --rerun busy --require-idle 600` "
+                                      "measures them again)",
+                                      busy_left_out)
+                        : "";
   if (model)
-    return fmt::format("cost model fitted on {} ok trials of '{}'{} (residual {:.1f}%)",
+    return fmt::format("cost model fitted on {} ok trials of '{}'{} (residual {:.1f}%){}",
                        model->trials(), device,
                        model->reduced() ? ", one latency and bandwidth for every collective" : "",
-                       model->relative_sigma() * 100);
-  return fmt::format("analytic estimate: {} ok trial(s) of '{}' in the database, a fit needs {}",
-                     observations.size(), device, kMinimumTrialsToFit);
+                       model->relative_sigma() * 100, busy);
+  return fmt::format("analytic estimate: {} ok trial(s) of '{}' in the database, a fit needs {}{}",
+                     observations.size(), device, kMinimumTrialsToFit, busy);
 }
 
 const CostObservation* FittedModel::Observed(const std::string& key) const {
@@ -42,7 +48,7 @@ std::vector<CostObservation> ToObservations(const std::vector<ResultsDb::Observe
 FittedModel FitFromDatabase(ResultsDb& db, const std::string& device) {
   FittedModel fitted;
   fitted.device = device;
-  fitted.observations = ToObservations(db.ObservedTrials(device));
+  fitted.observations = ToObservations(db.ObservedTrials(device, &fitted.busy_left_out));
   fitted.model = CostModel::Fit(fitted.observations);
   return fitted;
 }

@@ -18,6 +18,7 @@ struct FittedModel {
   std::string device;
   std::vector<CostObservation> observations;  // the device's ok trials, by key
   std::optional<CostModel> model;             // unset: too few trials (or none fit)
+  std::size_t busy_left_out = 0;  // trial keys measured only on a busy machine: not fitted
   // One line: "cost model fitted on 24 ok trials of 'cpu' (residual 6%)" or "analytic
   // estimate: 3 ok trials of 'cpu' in the database, a fit needs 8".
   std::string Explain() const;

@@ -263,7 +263,10 @@ class ResultsDb {
     std::optional<double> output_error;
     std::int64_t campaign = 0;
   };
-  std::vector<ObservedTrial> ObservedTrials(const std::string& device);
+  // Measurements on a busy machine are left out; `busy_only`, when given, counts the keys
+  // that have no other.
+  std::vector<ObservedTrial> ObservedTrials(const std::string& device,
+                                            std::size_t* busy_only = nullptr);
 
   // A fit of the planner's cost model (schema version 12, table model_fits).
   struct ModelFitRecord {

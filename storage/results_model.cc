@@ -11,19 +11,25 @@
 
 namespace ditbench {
 
-std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::string& device) {
+std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::string& device,
+                                                                std::size_t* busy_only) {
   Statement query(db_, fmt::format(R"sql(
     SELECT r.trial_key, t.config_json, t.policy_json, r.latency_ms, r.comm_mb_per_step,
-           r.warmup, r.iterations, {}, r.output_error, r.campaign
+           r.warmup, r.iterations, {}, r.output_error, r.campaign, COALESCE(r.busy, 0)
     FROM results r JOIN trials t ON t.campaign_id = r.campaign AND t.trial_key = r.trial_key
     WHERE r.status = 'ok' AND r.latency_ms IS NOT NULL AND r.latency_ms > 0
-      AND (?1 = '' OR t.device = ?1) AND COALESCE(r.busy, 0) = 0
+      AND (?1 = '' OR t.device = ?1)
     ORDER BY r.campaign DESC, r.trial_key)sql",
                                    SecondsBetweenSql("t.started_at", "t.finished_at")));
   query.Bind(1, device);
   std::vector<ObservedTrial> trials;
   std::set<std::string> seen;  // the newest campaign's measurement of each key
+  std::set<std::string> busy;  // keys with a measurement on a busy machine
   while (query.Step()) {
+    if (query.Int(10) != 0) {  // a busy machine's measurement teaches nothing
+      busy.insert(query.Text(0));
+      continue;
+    }
     if (!seen.insert(query.Text(0)).second) continue;
     ObservedTrial o;
     o.trial_key = query.Text(0);
@@ -42,6 +48,10 @@ std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::strin
     o.output_error = query.OptionalDouble(8);
     o.campaign = query.Int(9);
     trials.push_back(std::move(o));
+  }
+  if (busy_only) {
+    *busy_only = 0;
+    for (const std::string& key : busy) *busy_only += seen.count(key) ? 0 : 1;
   }
   std::sort(trials.begin(), trials.end(),
             [](const ObservedTrial& a, const ObservedTrial& b) { return a.trial_key < b.trial_key; });

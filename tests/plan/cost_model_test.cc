@@ -110,6 +110,13 @@ TEST_F(CostModelTest, TooFewTrialsKeepTheAnalyticEstimate) {
   EXPECT_FALSE(fitted.model);
   EXPECT_NE(fitted.Explain().find("analytic estimate: 7 ok trial(s) of 'cpu'"), std::string::npos)
       << fitted.Explain();
+  EXPECT_EQ(fitted.Explain().find("busy"), std::string::npos);
+  // A campaign measured on a busy machine is why: the line says so and how to measure again.
+  fitted.busy_left_out = 40;
+  EXPECT_NE(fitted.Explain().find("40 more measured only on a busy machine, left out "
+                                  "(`ditbench run SWEEP --rerun busy --require-idle 600`"),
+            std::string::npos)
+      << fitted.Explain();
 }
 
 TEST_F(CostModelTest, AdviseRecommendsTheTrueBestLayoutOfEveryGroup) {

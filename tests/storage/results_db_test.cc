@@ -601,6 +601,30 @@ TEST_F(ResultsDbTest, ABusyEarlierLaunchKeepsTheTrialBusy) {
   EXPECT_EQ(QueryText("SELECT busy FROM results"), "0");
 }
 
+// The planner learns from idle measurements only, and says how many keys it had to leave out.
+TEST_F(ResultsDbTest, ObservedTrialsLeaveBusyMeasurementsOutAndCountThem) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t older = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  TrialRecord idle_then = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
+  idle_then.health = {{"busy", false}, {"note", ""}};
+  db->RecordTrial(older, idle_then);
+  std::int64_t newer = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
+  TrialRecord busy_now = idle_then;  // the same key, measured again on a busy machine
+  busy_now.metrics->latency_ms = 30;
+  busy_now.health = {{"busy", true}, {"note", "others used 1.2 cores: cc1plus 1.2"}};
+  db->RecordTrial(newer, busy_now);
+  TrialRecord busy_only = test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 20);
+  busy_only.health = busy_now.health;
+  db->RecordTrial(newer, busy_only);
+
+  std::size_t left_out = 99;
+  const auto observed = db->ObservedTrials("", &left_out);
+  ASSERT_EQ(observed.size(), 1u);
+  EXPECT_EQ(observed[0].trial_key, idle_then.trial_key);
+  EXPECT_EQ(observed[0].latency_ms, 10);  // the idle older measurement, not the busy newer one
+  EXPECT_EQ(left_out, 1u);                // the key measured only on a busy machine
+}
+
 TEST_F(ResultsDbTest, ResultRowCarriesModelOverrides) {
   auto db = ResultsDb::Open(DbPath());
   std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
