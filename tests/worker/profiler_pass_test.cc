@@ -1,10 +1,12 @@
 // `profile: trace` on a rank (worker/profiler_pass.h): the profiled iterations run after
 // Measure() and outside its timed region, and leave a trace the coordinator reads.
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "metrics/trace_profile.h"
-#include "tests/support/temp_dir.h"
 #include "worker/dit_trial.h"
 #include "worker/profiler_pass.h"
 #include "worker/torch_runtime.h"
@@ -12,9 +14,30 @@
 namespace ditbench {
 namespace {
 
+// A scratch folder removed with POSIX calls: in a binary linked with libtorch,
+// std::filesystem::remove_all resolves to libtorch's copy and crashes (no test::TempDir).
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = "/tmp/ditbench-profile-XXXXXX";
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    ::unlink((path_ / "rank0.trace.json.gz").c_str());
+    ::rmdir(path_.c_str());
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 TEST(ProfilerPassTest, TheProfiledIterationsAreOutsideTheTimedRegionAndLeaveATrace) {
   for (const bool profiled : {false, true}) {
-    test::TempDir dir;
+    ScratchDir dir;
     TrialConfig config;
     config.model = "pixart-alpha-tiny";
     config.resolution = 256;
@@ -41,7 +64,7 @@ TEST(ProfilerPassTest, TheProfiledIterationsAreOutsideTheTimedRegionAndLeaveATra
       continue;
     }
     ASSERT_EQ(result.trace_file, "rank0.trace.json.gz");
-    const TraceProfile profile = ReadTraceProfile(dir / result.trace_file);
+    const TraceProfile profile = ReadTraceProfile(dir.path() / result.trace_file);
     EXPECT_EQ(profile.timeline, "host");
     ASSERT_EQ(profile.steps.size(), 3u);
     for (const StepProfile& step : profile.steps) {
