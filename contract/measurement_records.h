@@ -50,6 +50,10 @@ struct TrialMetrics {
   std::optional<double> output_error;
   std::string output_error_note;
   std::string output_reference_key;
+  // Scope `pipeline`: the decoded image against the reference's, PSNR in dB (+infinity when
+  // equal) and SSIM (metrics/image_quality.h); filled with output_error.
+  std::optional<double> psnr;
+  std::optional<double> ssim;
   // A program's own numbers (the `command` workload's ditbench_result.metric): rank 0's value
   // of each name, or the first rank's that reported it.
   std::map<std::string, double> extra;

@@ -55,6 +55,7 @@ nlohmann::json ToJson(const RankResult& r) {
   j["comm_bytes_per_step"] =
       r.comm_bytes_per_step ? nlohmann::json(*r.comm_bytes_per_step) : nlohmann::json();
   j["output_file"] = r.output_file;
+  if (!r.trace_file.empty()) j["trace_file"] = r.trace_file;
   if (!r.metrics.empty()) j["metrics"] = r.metrics;
   return j;
 }
@@ -95,6 +96,12 @@ RankResult ReadRankResult(const std::filesystem::path& path) {
     r.environment = field.Object(j, "environment");
   r.clocks = field.Clocks(j);
   r.output_file = field.OptionalText(j, "output_file");
+  // Optional since `profile: trace`: a file name in the run folder, never a path out of it.
+  r.trace_file = field.OptionalText(j, "trace_file");
+  if (!r.trace_file.empty() &&
+      (r.trace_file.find('/') != std::string::npos || r.trace_file == "." ||
+       r.trace_file == ".." || r.trace_file.size() > 255))
+    field.Fail("trace_file", j["trace_file"], "a file name in the run folder (no '/')");
   // Optional since the `command` workload: numbers by name; anything else is refused.
   if (j.contains("metrics") && !j["metrics"].is_null()) {
     for (const auto& [name, value] : field.Object(j, "metrics").items()) {

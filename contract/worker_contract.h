@@ -76,6 +76,9 @@ struct RankResult {
   // The trial's final output (the denoised latent, or the forward's output) as float32 .npy,
   // a file name in the run folder; written by world rank 0 only, empty otherwise.
   std::string output_file;
+  // `profile: trace`: the rank's Chrome trace of its untimed profiler pass, a file name in the
+  // run folder (".json", or ".json.gz" compressed; metrics/trace_profile.h); empty when none.
+  std::string trace_file;
   // Extra numbers by name (optional; the `command` workload's ditbench_result.metric).
   std::map<std::string, double> metrics;
 };

@@ -29,6 +29,14 @@ stage per iteration (nested stages are named "outer/inner"). Extra metrics:
 `ditbench_result.metric("images_per_s", 3.2)` (numbers; the last value per name is kept) are
 stored with the trial (the `metrics` column of `results`).
 
+Profiles (`profile: trace` in the sweep): after the timed iterations, PROFILED_ITERATIONS more
+untimed calls of fn run under torch.profiler (CPU, and CUDA when in use), and the Chrome trace
+goes to rank<RANK>.trace.json.gz in the run folder, named in the result file (`trace_file`).
+Mark denoising steps with `with ditbench_result.step(i): ...` inside fn (a stage "step:<i>"
+when timed, a range "ditbench.step <i>" when profiled); without step marks each profiled call is
+the range "ditbench.step 0". `ditbench_result.collective("all_to_all")` marks communication the
+same way. Without torch there is no trace, and ditbench records why.
+
 Exit codes (ditbench's worker contract): an exception in fn writes status "failed" with the
 message and exits 1; a CUDA out-of-memory error writes "oom" and exits 3. Standard library
 only; torch is used when it is importable and in use, never required.
@@ -52,6 +60,9 @@ EXIT_OUT_OF_MEMORY = 3
 _trial_cache = None
 _current_marks = None  # the stage marks of the iteration being timed
 _metrics = {}
+_profiling = False  # inside the profiled pass: ranges go to torch.profiler
+_steps_marked = False  # fn marks its own steps (step(i))
+PROFILED_ITERATIONS = 2
 
 
 def _torch():
@@ -145,6 +156,61 @@ def stage(name):
     finally:
         full, begin = marks.open.pop()
         marks.stages.append((full, begin, marks.mark()))
+
+
+@contextlib.contextmanager
+def _profiler_range(name):
+    torch = _torch()
+    if not _profiling or torch is None:
+        yield
+        return
+    with torch.profiler.record_function(name):
+        yield
+
+
+@contextlib.contextmanager
+def step(index):
+    """Marks denoising step `index` inside fn: a stage "step:<index>" when timed, the range
+    "ditbench.step <index>" when profiled."""
+    global _steps_marked
+    _steps_marked = True
+    with stage("step:%d" % int(index)), _profiler_range("ditbench.step %d" % int(index)):
+        yield
+
+
+@contextlib.contextmanager
+def collective(kind):
+    """Marks a collective (e.g. "all_to_all") inside fn for the profile."""
+    with _profiler_range("ditbench.collective %s" % kind):
+        yield
+
+
+def _profile(fn, torch, result_dir, rank):
+    """`profile: trace`: PROFILED_ITERATIONS untimed calls of fn under torch.profiler, written
+    gzip-compressed to the run folder. Returns the trace's file name, or "" without torch."""
+    global _profiling
+    if torch is None or not result_dir:
+        return ""
+    import torch.profiler as profiler
+    activities = [profiler.ProfilerActivity.CPU]
+    if _cuda_in_use(torch):
+        activities.append(profiler.ProfilerActivity.CUDA)
+    name = "rank%d.trace.json.gz" % rank
+    _profiling = True
+    try:
+        with profiler.profile(activities=activities) as prof:
+            for _ in range(PROFILED_ITERATIONS):
+                if _steps_marked:
+                    fn()
+                else:
+                    with profiler.record_function("ditbench.step 0"):
+                        fn()
+                if _cuda_in_use(torch):
+                    torch.cuda.synchronize()
+    finally:
+        _profiling = False
+    prof.export_chrome_trace(os.path.join(result_dir, name))
+    return name
 
 
 def _median_ci_relative_half_width(values):
@@ -286,6 +352,8 @@ def run(fn):
     try:
         samples, reason, slowest = _measure(fn, config, torch)
         result = _result(rank, world, "ok", "", samples, reason, torch)
+        if config.get("profile") == "trace":  # after the timed iterations: never in them
+            result["trace_file"] = _profile(fn, _torch(), result_dir, rank)
     except Exception as error:  # a failing benchmark is data: record it, then exit non-zero
         status = "oom" if _is_oom(error) else "failed"
         message = "%s: %s" % (type(error).__name__, error)

@@ -45,6 +45,10 @@ std::string StageColor(const std::string& segment) {
   if (segment == "steps outside blocks") return "#a8a8a8";
   if (segment == "denoising steps") return "#8c8c8c";
   if (segment == "VAE decode") return "#c49c6b";
+  // The profile chart's segments (report/profile_section.h).
+  if (segment == "compute") return "#595959";
+  if (segment == "exposed communication") return "#b8860b";
+  if (segment == "idle") return "#e3e3e3";
   return "#dcd3c4";  // the rest of the iteration
 }
 

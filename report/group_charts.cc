@@ -387,7 +387,8 @@ const char* const kChartScript = R"js(
         animation: false, responsive: true, maintainAspectRatio: false,
         scales: {x: {stacked: true, title: {display: true, text: 'parallel configuration'}},
                  y: {stacked: true, min: 0,
-                     title: {display: true, text: 'median ms per iteration (slowest rank)'}}},
+                     title: {display: true,
+                             text: c.y_title || 'median ms per iteration (slowest rank)'}}},
         plugins: {title: {display: true, text: c.title}}
       }
     };
@@ -403,6 +404,11 @@ const char* const kChartScript = R"js(
         plugins: {title: {display: true, text: c.title}, legend: legendFor(c.datasets.length)}
       }
     };
+  }
+  function steps(c) {
+    return lines(c, {type: 'linear', min: 0, ticks: {precision: 0},
+                     title: {display: true, text: 'denoising step'}},
+                 {min: 0, title: {display: true, text: 'median ms (slowest rank)'}});
   }
   function memory(c) {
     return lines(c, {type: 'linear', min: 1, title: {display: true, text: 'world size (ranks)'}},
@@ -494,7 +500,7 @@ const char* const kChartScript = R"js(
     };
   }
   var kinds = {latency: latency, speedup: speedup, stages: stages, memory: memory,
-               error: outputError, prediction: prediction};
+               error: outputError, prediction: prediction, steps: steps};
   charts.forEach(function (c) {
     var canvas = document.getElementById(c.id);
     if (!canvas || !kinds[c.kind]) return;

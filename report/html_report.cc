@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "report/history_section.h"
 #include "report/html_text.h"
 #include "report/planner_section.h"
+#include "report/profile_section.h"
 #include "report/chart_style.h"
 #include "report/report_summary.h"
 #include "report/report_warnings.h"
@@ -246,6 +248,14 @@ std::string MoreCell(const Row& row, const std::string& reproduce) {
   return html;
 }
 
+// A row's PSNR and SSIM cells: "inf" for an image equal to the reference's.
+std::string QualityCells(const Row& row) {
+  std::string psnr = "-";
+  if (row.psnr) psnr = std::isinf(*row.psnr) ? "inf" : fmt::format("{:.1f}", *row.psnr);
+  return fmt::format("<td class=\"num psnr\">{}</td><td class=\"num ssim\">{}</td>", psnr,
+                     Number(row.ssim, "{:.4f}"));
+}
+
 // One group: its charts (when it has measured trials) and its table, ranked by latency.
 // `group`: its rows as Ranked gives them; `unfolded`: its trials. `runs`: how each campaign
 // ran, for the command that reproduces a row. `anchor`: the section's id.
@@ -274,6 +284,10 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   // TFLOPS and MFU only where the device's dense peak is known (never on CPU).
   const bool has_peak = std::any_of(group.begin(), group.end(),
                                     [](const Row& r) { return r.mfu.has_value(); });
+  // PSNR and SSIM of the decoded image only where some trial has them (scope pipeline).
+  const bool has_quality = std::any_of(group.begin(), group.end(), [](const Row& r) {
+    return r.psnr.has_value() || r.ssim.has_value();
+  });
   if (!has_baseline) {
     html += fmt::format("<p class=\"note\">No 1-{} trial of this precision and scope: no "
                         "speedup shown.</p>\n", on_gpu ? "GPU" : "rank");
@@ -286,7 +300,11 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         SpeedupChart("", "Speedup vs world size: " + title, group, campaign_labels),
         StageChart("", "Stage breakdown: " + title, group, unfolded, stages, campaign_labels),
         MemoryChart("", "Peak memory per rank vs world size: " + title, group, campaign_labels),
-        OutputErrorChart("", "Output error vs speedup: " + title, group, campaign_labels)}) {
+        OutputErrorChart("", "Output error vs speedup: " + title, group, campaign_labels),
+        ProfileChart("", "Where the slowest rank's step time goes (profile: trace): " + title,
+                     group),
+        StepChart("", "Time per denoising step: step 0 against the steady steps: " + title,
+                  group, unfolded, stages)}) {
     if (chart.is_null()) continue;
     chart["id"] = fmt::format("chart-{}", charts.size());
     html += fmt::format("<div class=\"chart\"><canvas id=\"{}\"></canvas></div>\n",
@@ -301,11 +319,14 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       "<th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th><th>efficiency</th>"
       "<th title=\"image (video) tokens each rank of ring x ulysses attends over\">tokens per "
       "rank</th>{}"
-      "<th title=\"relative L2 of the final output against the 1-rank trial\">output error</th>"
+      "<th title=\"relative L2 of the final output against the 1-rank trial\">output error</th>{}"
       "<th title=\"trial key, device, iterations, error, and the command that runs the trial "
       "again in its sweep's campaign (add --new to measure it in a fresh campaign)\">trial, "
       "error, reproduce</th></tr>\n",
-      on_gpu ? "GPUs" : "ranks", has_peak ? "<th>TFLOPS</th><th>MFU</th>" : "");
+      on_gpu ? "GPUs" : "ranks", has_peak ? "<th>TFLOPS</th><th>MFU</th>" : "",
+      has_quality ? "<th title=\"the decoded image against the 1-rank trial's, on [-1, 1]\">PSNR "
+                    "dB</th><th title=\"SSIM, 11x11 Gaussian window, sigma 1.5\">SSIM</th>"
+                  : "");
   html += table_head;
   const OneRankBaselines baselines(group);  // the charts above use the same ones
   int rank = 0;
@@ -345,7 +366,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td>"
         "<td class=\"num tokens-per-rank\">{}</td>{}"
-        "<td class=\"num output-error\">{}</td>{}</tr>\n",
+        "<td class=\"num output-error\">{}</td>{}{}</tr>\n",
         row.campaign, HtmlEscape(row.trial_key), row.measured() ? fmt::format("{}", ++rank) : "",
         HtmlEscape(label(row)), row.world_size,
         HtmlEscape(CampaignName(campaign_labels, row.campaign)), row.campaign,
@@ -367,10 +388,11 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         row.output_error ? (*row.output_error == 0 ? std::string("0")
                                                    : fmt::format("{:.2g}", *row.output_error))
                          : "-",
-        MoreCell(row, Reproduce(row, runs)));
+        has_quality ? QualityCells(row) : "", MoreCell(row, Reproduce(row, runs)));
   }
   html += "</table></div>\n";
   if (group.size() > kShownRows) html += "</details>\n";
+  html += RenderProfileTable(group);
 }
 
 // The selected campaigns (minus the baseline's) compared with the baseline.

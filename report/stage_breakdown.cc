@@ -16,6 +16,9 @@ namespace ditbench {
 
 namespace {
 
+// A step chart shows at most this many steps (a sweep may ask for 10,000).
+constexpr int kMaxChartedSteps = 1000;
+
 // Per stage timed in `samples`, the median over timed iterations of the slowest rank.
 std::map<std::string, double> StageMedians(const std::vector<Sample>& samples) {
   std::set<std::string> stages;
@@ -44,6 +47,10 @@ std::optional<StageSummary> SummarizeMedians(const std::map<std::string, double>
       ++s.steps;
       s.steps_ms += median;
       if (step == 0) s.first_step_ms = median;
+      if (step >= 0 && step < kMaxChartedSteps) {
+        if (s.step_ms.size() <= static_cast<std::size_t>(step)) s.step_ms.resize(step + 1, 0.0);
+        s.step_ms[step] = median;
+      }
     }
   }
   s.blocks = static_cast<int>(per_block.size());

@@ -32,6 +32,7 @@ struct StageSummary {
   int steps = 0;
   double steps_ms = 0;        // sum of the step medians
   double first_step_ms = 0;
+  std::vector<double> step_ms;  // each denoising step's median, by step index (the step chart)
   int blocks = 0;             // distinct block indices (0 without profile_blocks)
   double blocks_ms = 0;       // sum over steps and blocks of the block medians
   int slowest_block = -1;     // block index with the largest median summed over steps

@@ -13,7 +13,9 @@
 #include "base/terminal_text.h"
 #include "base/untrusted_input.h"
 #include "contract/npy.h"
+#include "metrics/trace_profile.h"
 #include "metrics/trial_metrics.h"
+#include "metrics/trial_trace.h"
 
 namespace ditbench {
 namespace {
@@ -120,6 +122,29 @@ std::string LogTail(const std::filesystem::path& log, int lines) {
 
 namespace {
 
+// `profile: trace`: each rank's trace analysed (metrics/trace_profile.h). A trace that is
+// missing or unreadable is recorded with why; it never fails the trial, whose timed numbers
+// were taken before the profiler pass.
+TrialTrace ReadTraces(const std::filesystem::path& run_dir, const std::vector<RankResult>& ranks) {
+  TrialTrace trace;
+  for (const RankResult& r : ranks) {
+    RankTrace rank;
+    rank.rank = r.rank;
+    rank.trace_file = StripTerminalControls(r.trace_file);
+    if (r.trace_file.empty()) {
+      rank.error = fmt::format("rank {} wrote no trace", r.rank);
+    } else {
+      try {
+        rank.profile = ReadTraceProfile(run_dir / r.trace_file);
+      } catch (const std::exception& e) {
+        rank.error = StripTerminalControls(e.what());
+      }
+    }
+    trace.ranks.push_back(std::move(rank));
+  }
+  return trace;
+}
+
 TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
                    const std::filesystem::path& run_dir, const LaunchOutcome& outcome) {
   TrialRecord record;
@@ -211,6 +236,7 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
   }
   record.status = TrialStatus::kOk;
   record.metrics = ComputeTrialMetrics(config, ranks, record.device);
+  if (config.profile_trace) record.trace = ReadTraces(run_dir, ranks);
   return record;
 }
 

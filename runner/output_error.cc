@@ -6,17 +6,22 @@
 #include <fmt/format.h>
 
 #include "contract/worker_contract.h"
+#include "metrics/image_quality.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
 namespace {
 
-// The error of the trial in `run_dir` against the reference output, or why there is none.
+// The error of the trial in `run_dir` against the reference output, or why there is none;
+// for a decoded image (scope pipeline) also its PSNR and SSIM.
 void Compare(ResultsDb& db, const AwaitingReference& trial, const NpyArray& reference,
-             const std::string& reference_key) {
+             const std::string& reference_key, bool decoded_image) {
   try {
     const NpyArray output = ReadNpy(std::filesystem::path(trial.run_dir) / kOutputFileName);
     db.SetOutputError(trial.trial_id, RelativeL2(output, reference), "against " + reference_key);
+    if (decoded_image)
+      db.SetOutputQuality(trial.trial_id, Psnr(output, reference, kDecodedImageRange),
+                          Ssim(output, reference, kDecodedImageRange));
   } catch (const std::exception& e) {
     db.SetOutputError(trial.trial_id, std::nullopt, e.what());
   }
@@ -75,7 +80,10 @@ void UpdateOutputErrors(ResultsDb& db, const TrialRecord& record) {
         db.SetOutputError(trial.trial_id, std::nullopt, fmt::format("reference: {}", e.what()));
       continue;
     }
-    for (const auto& trial : waiting) Compare(db, trial, reference, reference_key);
+    // A trial and its reference share their scope.
+    const bool decoded_image = record.config.value("scope", "") == ScopeName(Scope::kPipeline);
+    for (const auto& trial : waiting)
+      Compare(db, trial, reference, reference_key, decoded_image);
   }
 }
 

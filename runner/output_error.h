@@ -6,7 +6,9 @@
 // World rank 0 of every `dit` trial writes its final output as float32 .npy (`output.npy` in
 // the run folder). The coordinator computes the relative L2 error ||out - ref|| / ||ref||
 // as soon as both exist, in whichever order the two trials finish, and stores it with the
-// trial (`output_error`; `output_error_note` says why it is null). Torch-free.
+// trial (`output_error`; `output_error_note` says why it is null). For scope `pipeline` the
+// output is the decoded image: its PSNR and SSIM against the reference's are stored beside
+// (`psnr`, `ssim`; metrics/image_quality.h), on the VAE's range [-1, 1]. Torch-free.
 #pragma once
 
 #include <cstdint>
@@ -15,12 +17,16 @@
 #include <vector>
 
 #include "contract/npy.h"
+#include "metrics/image_quality.h"
 #include "storage/records.h"
 #include "trial/trial.h"
 
 namespace ditbench {
 
 class ResultsDb;
+
+// The range of a decoded image as output.npy holds it (the VAE decoder's output, unclamped).
+inline constexpr ImageRange kDecodedImageRange = ImageRange::kMinusOneToOne;
 
 // ||output - reference|| / ||reference||. Throws std::invalid_argument on a shape mismatch or
 // an all-zero reference.

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "contract/measurement_records.h"
+#include "metrics/trial_trace.h"
 #include "trial/trial.h"
 
 namespace ditbench {
@@ -41,6 +42,8 @@ struct TrialRecord {
   nlohmann::json placement;
   std::vector<Sample> samples;
   std::optional<TrialMetrics> metrics;
+  // `profile: trace`: every rank's trace and its profile (stored with the metrics).
+  std::optional<TrialTrace> trace;
   // Replicates: which launch of the trial this record is (0-based), and how many launches the
   // sweep asks for (storage/schema.h, version 7).
   int launch = 0;

@@ -52,6 +52,12 @@ struct ResultRow : ParallelDegrees {
   bool throttled = false;  // the GPU slowed down during the timed part (NVML)
   bool profile_blocks = false;  // every transformer block was timed too (measurement policy)
   std::optional<double> output_error;      // rel L2 against the 1-rank trial (runner/output_error.h)
+  std::optional<double> psnr, ssim;        // scope pipeline: the decoded image against the same
+                                           // reference (metrics/image_quality.h)
+  // `profile: trace`: every rank's profile, and the slowest rank's shares of its step time.
+  std::optional<TrialTrace> profile;
+  std::optional<double> compute_share, comm_share, idle_share;
+  std::string run_dir;  // the trial's run folder (where its traces are)
   std::optional<double> comm_mb_per_step;  // MiB a rank sent per step, max over ranks
   bool busy = false;        // other work ran on the machine during the trial (machine health)
   std::string health_note;  // what was busy: "load 3.10 on 2 cores; others used ..."
@@ -234,6 +240,9 @@ class ResultsDb {
   std::optional<std::string> NewestOkRunDir(const std::string& trial_key);
   std::vector<AwaitingReference> TrialsAwaitingReference(const std::string& reference_key);
   void SetOutputError(std::int64_t trial_id, std::optional<double> error, const std::string& note);
+  // Scope pipeline: the decoded image's PSNR and SSIM against the reference's (null: unknown).
+  void SetOutputQuality(std::int64_t trial_id, std::optional<double> psnr,
+                        std::optional<double> ssim);
 
   // What the newest ok result of `trial_key` measured (for `plan`'s estimates), if any.
   struct Measurement {

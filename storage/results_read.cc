@@ -38,6 +38,7 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
            comm_mb_per_step, busy, health_note, workload, axes, replicates, launches,
            launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps, concurrent_trials,
            height, COALESCE(frames, 0),
+           psnr, ssim, compute_share, comm_share, idle_share, profile, run_dir,
            (SELECT t.config_json FROM trials t
             WHERE t.campaign_id = results.campaign AND t.trial_key = results.trial_key)
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
@@ -98,6 +99,20 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     row.height = query.IsNull(c) ? row.resolution : query.Int(c);
     ++c;
     row.frames = query.Int(c++);
+    for (std::optional<double>* value :
+         {&row.psnr, &row.ssim, &row.compute_share, &row.comm_share, &row.idle_share})
+      *value = query.OptionalDouble(c++);
+    if (!query.IsNull(c)) {
+      try {
+        row.profile = TrialTraceFromJson(nlohmann::json::parse(query.Text(c)));
+      } catch (const std::exception& e) {
+        throw StorageError(fmt::format("trial {}: its stored profile: {}", row.trial_key,
+                                       e.what()));
+      }
+    }
+    ++c;
+    if (!query.IsNull(c)) row.run_dir = query.Text(c);
+    ++c;
     if (!query.IsNull(c)) row.computation = query.Text(c);
     ++c;
     rows.push_back(std::move(row));
@@ -222,6 +237,13 @@ void ResultsDb::SetOutputError(std::int64_t trial_id, std::optional<double> erro
   Statement update(db_, "UPDATE trial_metrics SET output_error = ?, output_error_note = ? "
                         "WHERE trial_id = ?");
   update.Bind(1, error).Bind(2, note).Bind(3, trial_id);
+  update.Run();
+}
+
+void ResultsDb::SetOutputQuality(std::int64_t trial_id, std::optional<double> psnr,
+                                 std::optional<double> ssim) {
+  Statement update(db_, "UPDATE trial_metrics SET psnr = ?, ssim = ? WHERE trial_id = ?");
+  update.Bind(1, psnr).Bind(2, ssim).Bind(3, trial_id);
   update.Run();
 }
 

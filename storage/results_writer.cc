@@ -206,12 +206,13 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       max_ms, cov, ci_low_ms, ci_high_ms, rank0_ms, skew_ms, iterations, warmup, outliers,
       peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s,
       throttled, sm_clock_min_mhz, sm_clock_max_mhz, comm_mb_per_step, output_error,
-      output_error_note, output_reference_key, extra_json, launches, launch_cov)
+      output_error_note, output_reference_key, extra_json, launches, launch_cov, psnr, ssim)
     VALUES (:trial_id, :latency_ms, :mean_ms, :p90_ms, :p99_ms, :std_ms, :min_ms,
       :max_ms, :cov, :ci_low_ms, :ci_high_ms, :rank0_ms, :skew_ms, :iterations, :warmup, :outliers,
       :peak_mem_mb, :peak_reserved_mb, :flops, :tflops, :mfu, :images_per_s, :tokens_per_s,
       :throttled, :sm_clock_min_mhz, :sm_clock_max_mhz, :comm_mb_per_step, :output_error,
-      :output_error_note, :output_reference_key, :extra_json, :launches, :launch_cov))sql");
+      :output_error_note, :output_reference_key, :extra_json, :launches, :launch_cov, :psnr,
+      :ssim))sql");
   insert.Bind(":trial_id", trial_id)
       .Bind(":latency_ms", m.latency_ms)
       .Bind(":mean_ms", m.mean_ms)
@@ -244,10 +245,30 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       .Bind(":output_error_note", m.output_error_note)
       .Bind(":output_reference_key", m.output_reference_key)
       .Bind(":launches", std::max(m.launches, 1))
-      .Bind(":launch_cov", m.launch_cov);
+      .Bind(":launch_cov", m.launch_cov)
+      .Bind(":psnr", m.psnr)
+      .Bind(":ssim", m.ssim);
   if (m.extra.empty()) insert.BindNull(":extra_json");
   else insert.Bind(":extra_json", nlohmann::json(m.extra).dump());
   insert.Run();
+}
+
+// A trial's profiles (`profile: trace`) beside its metrics: every rank's as JSON, and the
+// slowest rank's shares of its step time.
+void InsertTrace(sqlite3* db, std::int64_t trial_id, const TrialTrace& trace) {
+  Statement update(db, R"sql(
+    UPDATE trial_metrics SET profile_json = :profile_json, compute_share = :compute_share,
+      comm_share = :comm_share, idle_share = :idle_share WHERE trial_id = :trial_id)sql");
+  const RankTrace* slowest = trace.Slowest();
+  const auto share = [&](double (TraceProfile::*of)() const) {
+    return slowest ? std::optional<double>(((*slowest->profile).*of)()) : std::nullopt;
+  };
+  update.Bind(":profile_json", TrialTraceJson(trace).dump())
+      .Bind(":compute_share", share(&TraceProfile::compute_share))
+      .Bind(":comm_share", share(&TraceProfile::comm_share))
+      .Bind(":idle_share", share(&TraceProfile::idle_share))
+      .Bind(":trial_id", trial_id);
+  update.Run();
 }
 
 // Whether launch `launch` of the trial holds a finished measurement (ok or a failure): what a
@@ -313,6 +334,7 @@ void ResultsDb::RecordTrial(std::int64_t campaign_id, const TrialRecord& trial) 
   }
   InsertSamples(db_, trial_id, 0, trial.samples);
   if (trial.metrics) InsertMetrics(db_, trial_id, *trial.metrics);
+  if (trial.metrics && trial.trace) InsertTrace(db_, trial_id, *trial.trace);
   transaction.Commit();
 }
 
@@ -331,6 +353,8 @@ void ResultsDb::RecordLaunch(std::int64_t campaign_id, const TrialRecord& launch
   UpsertLaunch(db_, trial_id, launch, /*finished=*/true);
   InsertSamples(db_, trial_id, launch.launch, launch.samples);
   if (trial.metrics) InsertMetrics(db_, trial_id, *trial.metrics);
+  // The newest launch's profile: a trace does not vary between launches.
+  if (trial.metrics && launch.trace) InsertTrace(db_, trial_id, *launch.trace);
   transaction.Commit();
 }
 

@@ -24,7 +24,7 @@ using Json = nlohmann::json;
 
 const std::vector<std::string> kTopLevelKeys = {
     "name",   "description", "workload", "command", "replicates", "on_oom", "search",
-    "defaults", "matrix",    "zip",      "include", "exclude",    "where"};
+    "profile", "defaults",   "matrix",   "zip",     "include",    "exclude", "where"};
 
 // Reads one file's sections, collecting every diagnostic.
 class SpecReader {
@@ -78,6 +78,15 @@ class SpecReader {
               "one that ran out of memory are skipped)");
     }
     if (sections.contains("search")) ReadSearch(sections["search"]);
+    if (sections.contains("profile")) {
+      // Measurement policy of every trial (outside the key), carried to the ranks in trial.json.
+      const std::string profile = Text(sections["profile"], "profile");
+      if (!sections["profile"].IsScalar()) {
+        // reported by Text
+      } else if (profile == kProfileTrace || profile == kProfileNone)
+        spec_.defaults.profile_trace = profile == kProfileTrace;
+      else Error(sections["profile"].Mark(), "profile", std::string("expected ") + kProfileExpected);
+    }
     if (spec_.halving_keep > 0 && spec_.replicates > 1)
       Error(sections["search"].Mark(), "search",
             "a halving search measures each round as a launch of its own: leave out "

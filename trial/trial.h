@@ -3,7 +3,7 @@
 // The canonical form is the trial's whole configuration as JSON with keys sorted, no
 // whitespace, integers as integers and durations in seconds (see docs/sweep-spec.md): what
 // trial.json carries to the worker. The trial key covers only what the trial computes, not
-// how it is measured (warmup, repeats, timeout, profile_blocks): key format v2, defined in
+// how it is measured (warmup, repeats, timeout, profile_blocks, profile): key format v2, defined in
 // trial/trial_identity.h and pinned by goldens in tests/trial/trial_test.cc.
 #pragma once
 
@@ -63,6 +63,13 @@ std::optional<GraphMode> ParseGraphMode(std::string_view name);
 // (tf32 stores fp32). The one rule the communication and memory estimates read.
 double BytesPerElement(Precision precision);
 
+// The values of `profile` (TrialConfig::profile_trace): a sweep's top-level `profile: trace`,
+// and the policy's "profile" when set.
+inline constexpr const char* kProfileTrace = "trace";
+inline constexpr const char* kProfileNone = "none";
+inline constexpr const char* kProfileExpected =
+    "'trace' (a profiler pass after the timed iterations: one Chrome trace per rank) or 'none'";
+
 // The parallel degrees are the ParallelDegrees base (model_zoo/shapes/parallel_degrees.h): `ulysses`,
 // `world_size()` and the rest read as members, and every list of them walks kDegreeTable.
 struct TrialConfig : ParallelDegrees {
@@ -95,6 +102,9 @@ struct TrialConfig : ParallelDegrees {
   int steps = 20;
   int warmup = 5;  // untimed benchmark warm-up iterations
   bool profile_blocks = false;  // also time every transformer block (stage "step:i/block:j")
+  // `profile: trace` (top level of a sweep): after the timed iterations, an untimed pass under
+  // the profiler writes a Chrome trace per rank (metrics/trace_profile.h). Policy, not key.
+  bool profile_trace = false;
   // Scope `pipeline`: decode in tiles of this many pixels per side (overlapping by a quarter,
   // blended), as large resolutions are decoded to bound the VAE's memory; 0: in one piece.
   int vae_tile = 0;  // IsValidVaeTile

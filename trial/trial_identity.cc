@@ -84,6 +84,8 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
 nlohmann::json PolicyJson(const TrialConfig& c) {
   nlohmann::json policy = nlohmann::json::object();
   policy["profile_blocks"] = c.profile_blocks;
+  // Written only when set, so that every earlier trial's policy reads as it did.
+  if (c.profile_trace) policy["profile"] = kProfileTrace;
   nlohmann::json& repeats = policy["repeats"];
   repeats["max"] = c.repeats.max;
   repeats["max_seconds"] = c.repeats.max_seconds;

@@ -312,6 +312,12 @@ bool ApplyCanonicalField(TrialConfig& c, const std::string& key, const Json& val
     if (workload) c.workload = *workload;
     return workload.has_value();
   }
+  if (key == "profile") {
+    *expected = kProfileExpected;
+    if (value != kProfileTrace && value != kProfileNone) return false;
+    c.profile_trace = value == kProfileTrace;
+    return true;
+  }
   if (key == "command") {
     *expected = "a list of strings";
     if (!value.is_array()) return false;
@@ -354,15 +360,15 @@ bool ApplyCanonicalField(TrialConfig& c, const std::string& key, const Json& val
 }
 
 bool IsConfigurationKey(const std::string& key) {
-  return key == "workload" || key == "command" || key == "custom" ||
+  return key == "workload" || key == "command" || key == "custom" || key == "profile" ||
          Setters().contains(SettingOfCanonicalKey(key));
 }
 
 TrialConfig TrialConfigFromJson(const nlohmann::json& json) {
   if (!json.is_object()) throw std::invalid_argument("a trial configuration must be an object");
   // Every key CanonicalJson has always written; later additions (workload, command, custom,
-  // vae_tile, pipefusion_warmup_steps, graph,
-  // frames) keep their defaults when absent.
+  // vae_tile, pipefusion_warmup_steps, graph, frames, profile) keep their defaults when
+  // absent.
   std::vector<std::string> required = {"model",  "resolution", "precision",          "scope",
                                        "batch",  "steps",      "warmup",             "timeout_s",
                                        "seed",   "repeats",    "pipefusion_patches", "profile_blocks"};

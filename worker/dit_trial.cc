@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include <ATen/Context.h>
+#include <ATen/record_function.h>
 #include <fmt/format.h>
 
 #include "contract/npy.h"
@@ -17,6 +18,7 @@
 #include "worker/clock_monitor.h"
 #include "worker/cuda_info.h"
 #include "worker/step_graphs.h"
+#include "worker/profiler_pass.h"
 #include "worker/torch_runtime.h"
 
 namespace ditbench {
@@ -143,15 +145,29 @@ class DitRank {
   // One iteration of the trial's scope: every denoising step is a stage, and with
   // profile_blocks every transformer block inside it too; scope pipeline adds the VAE decode
   // as stage `decode` (every rank decodes the whole latent). `stages` may be null (untimed).
-  torch::Tensor Iterate(Stages* stages) {
+  // `block_ranges`: every block a profiler range "ditbench.block N" (the profiled pass).
+  torch::Tensor Iterate(Stages* stages, bool block_ranges = false) {
     DitModel::BlockHook on_block;
     if (stages && config_.profile_blocks)
       on_block = [stages](int block, bool begin) {
         if (begin) stages->Begin(fmt::format("block:{}", block));
         else stages->End();
       };
+    std::vector<std::unique_ptr<at::RecordFunction>> open_blocks;
+    if (block_ranges)
+      on_block = [&open_blocks](int block, bool begin) {
+        if (!begin) {
+          if (!open_blocks.empty()) open_blocks.pop_back();  // its destructor ends the range
+          return;
+        }
+        auto range = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+        if (range->isActive()) range->before(fmt::format("ditbench.block {}", block));
+        open_blocks.push_back(std::move(range));
+      };
     auto x = noise_;
     for (int i = 0; i < steps(); ++i) {
+      // A profiler's step range (metrics/trace_profile.h); nothing when none listens.
+      RECORD_USER_SCOPE(fmt::format("ditbench.step {}", i));
       if (stages) stages->Begin(fmt::format("step:{}", i));
       x = StepOnce(i, x, on_block);
       if (stages) stages->End();
@@ -215,7 +231,7 @@ torch::ScalarType ApplyPrecision(Precision precision) {
 
 void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::Device device,
                  RankResult& result, const TrialHooks& hooks,
-                 const std::filesystem::path& output) {
+                 const std::filesystem::path& output, const std::filesystem::path& run_dir) {
   c10::InferenceMode inference;
   ResetMemoryPeak(device);
   DitRank dit(config, parallel, device);
@@ -270,6 +286,21 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
     result.output_file = output.filename().string();
   }
   if (monitor) result.clocks = monitor->Stop().ToJson();
+  // `profile: trace`: after the timed iterations, never in them. A profiler that fails leaves
+  // no trace (the coordinator records why); the timed numbers stand.
+  if (config.profile_trace && !run_dir.empty()) {
+    try {
+      // cuda_graph: the replays the timed iterations ran (no block ranges inside a graph).
+      result.trace_file = ProfileIterations(
+          [&] {
+            if (graphed && graphs.captured()) dit.Replay(graphs, nullptr);
+            else dit.Iterate(nullptr, /*block_ranges=*/true);
+          },
+          device, rank, run_dir);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "ditbench-worker: rank {}: no trace: {}\n", rank, e.what());
+    }
+  }
   result.samples = std::move(m.samples);
   result.stop_reason = m.stop_reason;
   MemoryPeak peak = ReadMemoryPeak(device);

@@ -40,10 +40,13 @@ struct TrialHooks {
 // communication per step).
 // Throws on failure; c10::OutOfMemoryError for OOM.
 // When `output` is not empty, this rank writes the final output of its last iteration there
-// (float32 .npy, contract/npy.h) and names it in result.output_file.
+// (float32 .npy, contract/npy.h) and names it in result.output_file. With `profile: trace` and
+// a `run_dir`, an untimed profiled pass follows the timed iterations (worker/profiler_pass.h)
+// and result.trace_file names this rank's trace there.
 void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::Device device,
                  RankResult& result, const TrialHooks& hooks = {},
-                 const std::filesystem::path& output = {});
+                 const std::filesystem::path& output = {},
+                 const std::filesystem::path& run_dir = {});
 
 // The denoised latent of one full denoising loop (no timing), for output checks and tests. With
 // graph: cuda_graph, as a trial runs it: one eager loop, the capture, then one replay.

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <ATen/record_function.h>
+
 namespace ditbench {
 namespace {
 
@@ -22,7 +24,10 @@ torch::Tensor AllToAll(torch::Tensor input, const RankSubgroup& group) {
   auto output = torch::empty_like(input);
   std::vector<int64_t> even;  // empty split sizes: equal chunks
   Count(group, Bytes(input) * (group.size - 1) / group.size);
-  group.backend->alltoall_base(output, input, even, even)->wait();
+  {
+    RECORD_USER_SCOPE("ditbench.collective all_to_all");
+    group.backend->alltoall_base(output, input, even, even)->wait();
+  }
   return output;
 }
 
@@ -141,6 +146,8 @@ class SequenceParallelAttention final : public AttentionStrategy {
       if (step == 0) MergePartial(acc, AttentionWithLse(q, first_k, first_v));
       else MergePartial(acc, AttentionWithLse(q, kv[0], kv[1]));
       if (step + 1 < p) {
+        // The transfer ran beside the block above: only the wait is exposed communication.
+        RECORD_USER_SCOPE("ditbench.collective ring_wait");
         sent->wait();
         received->wait();
         kv = incoming;
@@ -207,7 +214,10 @@ torch::Tensor AllGather(const torch::Tensor& local, int64_t dim, const RankSubgr
   std::vector<std::vector<torch::Tensor>> output(1);
   for (int r = 0; r < group.size; ++r) output[0].push_back(torch::empty_like(input[0]));
   Count(group, Bytes(input[0]) * (group.size - 1));
-  group.backend->allgather(output, input)->wait();
+  {
+    RECORD_USER_SCOPE("ditbench.collective all_gather");
+    group.backend->allgather(output, input)->wait();
+  }
   return torch::cat(output[0], dim);
 }
 
@@ -217,17 +227,20 @@ void Broadcast(torch::Tensor& tensor, int root, const RankSubgroup& group) {
   c10d::BroadcastOptions options;
   options.rootRank = root;
   if (group.rank == root) Count(group, Bytes(tensor) * (group.size - 1));
+  RECORD_USER_SCOPE("ditbench.collective broadcast");
   group.backend->broadcast(tensors, options)->wait();
 }
 
 void Send(const torch::Tensor& tensor, int to, const RankSubgroup& group) {
   std::vector<torch::Tensor> tensors{tensor.contiguous()};
   Count(group, Bytes(tensor));
+  RECORD_USER_SCOPE("ditbench.collective send");
   group.backend->send(tensors, to, kP2pTag)->wait();
 }
 
 void Recv(torch::Tensor& tensor, int from, const RankSubgroup& group) {
   std::vector<torch::Tensor> tensors{tensor};
+  RECORD_USER_SCOPE("ditbench.collective recv");
   group.backend->recv(tensors, from, kP2pTag)->wait();
 }
 

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include <ATen/record_function.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 namespace ditbench {
@@ -51,6 +52,7 @@ bool ParallelContext::PatchInterleaved() const {
 
 AttentionOutput ParallelContext::Attend(const Qkv& image, const std::optional<Qkv>& joint,
                                         int attention) const {
+  RECORD_USER_SCOPE("ditbench.attention");  // a profiler's range (metrics/trace_profile.h)
   TORCH_CHECK(attention >= 0 && attention < kMaxBlockAttentions, "attention call ", attention,
               " of a block: a block makes at most ", kMaxBlockAttentions);
   if (!caches_) return attention_->Attend(image, joint, nullptr);

@@ -164,6 +164,71 @@ TEST_F(SweepEndToEndTest, SlowedRankShowsAsSkewAndSetsTheLatency) {
   EXPECT_EQ(Query("SELECT COUNT(*) FROM samples WHERE stage LIKE 'step:%' AND stage NOT LIKE '%block%'")[0], "24");
 }
 
+// `profile: trace` with the real worker: a 2-rank ring trial and a 2-stage PipeFusion trial on
+// CPU each leave one gzip'd Chrome trace per rank, with the step, attention and collective
+// ranges, and the slowest rank's shares stored (they add up to its step time).
+TEST_F(SweepEndToEndTest, ProfiledRingAndPipeFusionTrialsLeaveATracePerRank) {
+  std::ofstream(dir_ / "sweep.yaml") << R"(name: traced
+profile: trace
+defaults: {model: pixart-alpha-tiny, resolution: 256, precision: fp32, steps: 3, warmup: 1,
+           repeats: 3, timeout: 3m}
+include:
+  - {ring: 2}
+  - {pipefusion: 2, pipefusion_warmup_steps: 1}
+)";
+  const std::string db = (dir_ / "results.db").string();
+  auto run = Shell(Ditbench("run " + (dir_ / "sweep.yaml").string() + " --db " + db +
+                            " --gpus cpu:2"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(Query("SELECT count(*) FROM results WHERE status = 'ok' AND compute_share > 0 AND "
+                  "abs(compute_share + comm_share + idle_share - 1) < 1e-9"),
+            std::vector<std::string>{"2"});
+  EXPECT_EQ(Query("SELECT count(*) FROM results WHERE comm_share > 0"),
+            std::vector<std::string>{"2"});
+  for (const std::string& run_dir : Query("SELECT run_dir FROM results")) {
+    for (int rank = 0; rank < 2; ++rank) {
+      const auto trace = std::filesystem::path(run_dir) /
+                         ("rank" + std::to_string(rank) + ".trace.json.gz");
+      ASSERT_TRUE(std::filesystem::is_regular_file(trace)) << trace;
+      auto text = Shell("gzip -dc " + trace.string());
+      ASSERT_EQ(text.exit_code, 0);
+      for (const char* range : {"\"ditbench.step 0\"", "\"ditbench.step 2\"",
+                                "\"ditbench.attention\"", "\"ditbench.block ",
+                                "\"ditbench.collective "})
+        EXPECT_NE(text.output.find(range), std::string::npos) << trace << ": no " << range;
+    }
+  }
+  auto report = Shell(Ditbench("report --db " + db + " -o " + (dir_ / "r.html").string()));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+}
+
+// Scope pipeline: the decoded image of each parallel trial against the 1-rank trial's. An exact
+// strategy's image is the reference's (PSNR inf); PipeFusion with fewer synchronous steps
+// uses more stale activations and is further from it.
+TEST_F(SweepEndToEndTest, PipelineTrialsStorePsnrAndSsimAndFewerSynchronousStepsCostPsnr) {
+  std::ofstream(dir_ / "sweep.yaml") << R"(name: quality
+defaults: {model: pixart-alpha-tiny, resolution: 256, precision: fp32, scope: pipeline,
+           steps: 4, warmup: 1, repeats: 2, timeout: 3m}
+include:
+  - {ulysses: 1}
+  - {pipefusion: 2, pipefusion_warmup_steps: 1}
+  - {pipefusion: 2, pipefusion_warmup_steps: 3}
+)";
+  const std::string db = (dir_ / "results.db").string();
+  auto run = Shell(Ditbench("run " + (dir_ / "sweep.yaml").string() + " --db " + db +
+                            " --gpus cpu:2"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(Query("SELECT count(*) FROM results WHERE world_size = 1 AND psnr IS NULL"),
+            std::vector<std::string>{"1"});
+  const auto psnr = Query("SELECT psnr FROM results WHERE pipefusion = 2 "
+                          "ORDER BY pipefusion_warmup_steps");
+  ASSERT_EQ(psnr.size(), 2u);
+  EXPECT_LT(std::stod(psnr[0]), std::stod(psnr[1])) << psnr[0] << " vs " << psnr[1];
+  EXPECT_EQ(Query("SELECT count(*) FROM results WHERE pipefusion = 2 AND ssim > 0 AND "
+                  "ssim <= 1 AND psnr > 20"),
+            std::vector<std::string>{"2"});
+}
+
 TEST_F(SweepEndToEndTest, MisspelledKeyExitsTwoWithFileLineColumn) {
   std::ofstream(dir_ / "bad.yaml") << "name: bad\ndefaults:\n  modle: pixart-alpha-tiny\n";
   auto r = Shell(Ditbench("run " + (dir_ / "bad.yaml").string() + " --db " +

@@ -66,6 +66,14 @@ void WriteFixture(const std::filesystem::path& db_path) {
                                  sample.warmup});
       }
       if (ulysses > 1) trial.metrics->output_error = 1e-6 * ulysses;
+      // A profiled trial (the profile chart): 3 ms of steps, 2 computing, 0.5 exposed comm.
+      if (ulysses == 2) {
+        TraceProfile profile;
+        profile.timeline = "host";
+        profile.total = {-1, 1, 3.0, 2.0, 0.75, 0.5, 0.25, 0.5, 0.0};
+        trial.trace = TrialTrace{{{0, "rank0.trace.json", profile, ""},
+                                  {1, "rank1.trace.json", profile, ""}}};
+      }
       db->RecordTrial(id, trial);
     }
     db->RecordTrial(id, test::MakeTrialWithSamples(deep, {40, 41, 42, 43, 44, 45}));
@@ -113,10 +121,12 @@ TEST(HeadlessRenderTest, EveryChartIsDrawnWithoutAScriptError) {
   const std::string html = ReadFile(report);
   const int canvases = Count(html, "<canvas ");
   // The planner's scatter (one: the H100's fit was refused); tiny: latency, speedup, stages,
-  // memory and output error; tiny{depth:8}: latency (1 rank only, no stages); the failed
-  // group: none.
-  ASSERT_EQ(canvases, 7);
-  for (const char* kind : {"prediction", "latency", "speedup", "stages", "memory", "error"})
+  // memory, output error, profile (a "stages" kind) and steps; tiny{depth:8}: latency (1 rank
+  // only, no stages); the failed group: none.
+  ASSERT_EQ(canvases, 9);
+  EXPECT_THAT(html, HasSubstr("exposed communication"));
+  for (const char* kind :
+       {"prediction", "latency", "speedup", "stages", "memory", "error", "steps"})
     EXPECT_THAT(html, HasSubstr(std::string("\"kind\":\"") + kind + "\"")) << kind;
 
   // After the page's scripts: count the canvases with ink on them (any pixel not transparent),

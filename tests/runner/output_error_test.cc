@@ -18,11 +18,12 @@ class OutputErrorTest : public ::testing::Test {
  protected:
   // Records an ok trial of `config` whose output is `values`, as the coordinator does.
   TrialRecord Record(ResultsDb& db, std::int64_t campaign, const TrialConfig& config,
-                     const std::vector<float>& values) {
+                     const std::vector<float>& values, std::vector<std::int64_t> shape = {}) {
     TrialRecord record = test::MakeTrial(config, TrialStatus::kOk, 10);
     const auto run_dir = dir_ / record.trial_key;
     std::filesystem::create_directories(run_dir);
-    WriteNpy(run_dir / kOutputFileName, {1, static_cast<std::int64_t>(values.size())}, values.data());
+    if (shape.empty()) shape = {1, static_cast<std::int64_t>(values.size())};
+    WriteNpy(run_dir / kOutputFileName, shape, values.data());
     record.run_dir = run_dir.string();
     AttachOutputReference(record, config);
     db.RecordTrial(campaign, record);
@@ -30,9 +31,10 @@ class OutputErrorTest : public ::testing::Test {
     return record;
   }
   std::optional<double> Error(ResultsDb& db, std::int64_t campaign, const std::string& key,
-                              std::string* note = nullptr) {
+                              std::string* note = nullptr,
+                              const std::string& column = "output_error") {
     ResultsQuery query;
-    query.columns = {"output_error", "output_error_note"};
+    query.columns = {column, "output_error_note"};
     query.conditions = {{"trial_key", "=", key}};
     query.campaign = campaign;
     ResultTable table = db.QueryResults(query);
@@ -111,6 +113,36 @@ TEST_F(OutputErrorTest, AMissingOutputFileIsANullErrorWithAReason) {
   std::string note;
   EXPECT_FALSE(Error(*db, campaign, record.trial_key, &note));
   EXPECT_NE(note.find("output.npy: cannot read: No such file"), std::string::npos) << note;
+}
+
+// Scope pipeline: the output is the decoded image, and PSNR and SSIM on [-1, 1] are stored
+// beside the output error; the reference itself and other scopes have none.
+TEST_F(OutputErrorTest, APipelineTrialGetsThePsnrAndSsimOfItsDecodedImage) {
+  auto db = ResultsDb::Open(dir_ / "results.db");
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  NpyArray reference{{1, 3, 16, 16}, {}}, image{{1, 3, 16, 16}, {}};
+  for (int i = 0; i < 3 * 16 * 16; ++i) {
+    reference.data.push_back(static_cast<float>((i % 13) / 6.0 - 1.0));
+    image.data.push_back(reference.data.back() + static_cast<float>((i % 5 - 2) / 50.0));
+  }
+  auto pipeline = [](int ulysses) {
+    TrialConfig config = test::MakeConfig(ulysses);
+    config.scope = Scope::kPipeline;
+    return config;
+  };
+  const auto one = Record(*db, campaign, pipeline(1), reference.data, reference.shape);
+  const auto two = Record(*db, campaign, pipeline(2), image.data, image.shape);
+  EXPECT_DOUBLE_EQ(*Error(*db, campaign, two.trial_key, nullptr, "psnr"),
+                   Psnr(image, reference, ImageRange::kMinusOneToOne));
+  EXPECT_DOUBLE_EQ(*Error(*db, campaign, two.trial_key, nullptr, "ssim"),
+                   Ssim(image, reference, ImageRange::kMinusOneToOne));
+  EXPECT_LT(*Error(*db, campaign, two.trial_key, nullptr, "ssim"), 1.0);
+  EXPECT_FALSE(Error(*db, campaign, one.trial_key, nullptr, "psnr"));
+  // The same outputs under scope denoise are latents: no image quality.
+  const auto latent_one = Record(*db, campaign, test::MakeConfig(1), reference.data, reference.shape);
+  const auto latent_two = Record(*db, campaign, test::MakeConfig(2), image.data, image.shape);
+  EXPECT_TRUE(Error(*db, campaign, latent_two.trial_key));
+  EXPECT_FALSE(Error(*db, campaign, latent_two.trial_key, nullptr, "psnr"));
 }
 
 }  // namespace

@@ -94,6 +94,20 @@ TEST_F(MigrationTest, SchemaElevenKeepsEveryCampaignIncludedAndUnlabelled) {
                                                    "WHERE campaign_id = 1").at(0)));
 }
 
+// Schema 14 (profiles and output quality): migrated trials were neither profiled nor
+// compared as images, so every new column is NULL, and the rows read as before.
+TEST_F(MigrationTest, SchemaFifteenAddsProfileAndQualityColumnsEmpty) {
+  auto db = ResultsDb::Open(DbPath());
+  EXPECT_EQ(Column("SELECT count(*) FROM results WHERE psnr IS NULL AND ssim IS NULL AND "
+                   "compute_share IS NULL AND comm_share IS NULL AND idle_share IS NULL AND "
+                   "profile IS NULL"),
+            Column("SELECT count(*) FROM results"));
+  for (const ResultRow& row : db->Results({1})) {
+    EXPECT_FALSE(row.profile);
+    EXPECT_FALSE(row.psnr);
+  }
+}
+
 TEST_F(MigrationTest, KeysAreRecomputedAndStatusesKept) {
   auto db = ResultsDb::Open(DbPath());
   EXPECT_EQ(Column("SELECT max(version) FROM schema_version"),

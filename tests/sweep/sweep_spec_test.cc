@@ -76,6 +76,30 @@ TEST(SweepSpecTest, NameMustBeNonEmptyPrintableText) {
   EXPECT_TRUE(ParseSweep("name: pixart sp 2k\n", "name.yaml").ok());
 }
 
+TEST(SweepSpecTest, ProfileTraceIsASweepFieldOutsideEveryTrialKeyCarriedToTheWorker) {
+  const char* base = "name: p\ndefaults: {model: pixart-alpha-tiny}\n";
+  ParseResult plain = ParseSweep(base, "p.yaml");
+  ASSERT_TRUE(plain.ok());
+  ParseResult traced = ParseSweep(std::string(base) + "profile: trace\n", "p.yaml");
+  ASSERT_TRUE(traced.ok()) << traced.errors[0].ToString();
+  const TrialConfig config = ExpandSweep(traced.spec, 1).trials.at(0);
+  EXPECT_TRUE(config.profile_trace);
+  EXPECT_FALSE(ExpandSweep(plain.spec, 1).trials.at(0).profile_trace);
+  EXPECT_EQ(TrialKey(config), TrialKey(ExpandSweep(plain.spec, 1).trials.at(0)));
+  // trial.json carries it in the configuration's policy; reading it back keeps it.
+  EXPECT_EQ(CanonicalJson(config).at("profile"), "trace");
+  EXPECT_FALSE(CanonicalJson(ExpandSweep(plain.spec, 1).trials.at(0)).contains("profile"));
+  EXPECT_TRUE(TrialConfigFromJson(CanonicalJson(config)).profile_trace);
+  ParseResult none = ParseSweep(std::string(base) + "profile: none\n", "p.yaml");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(ExpandSweep(none.spec, 1).trials.at(0).profile_trace);
+  ParseResult bad = ParseSweep(std::string(base) + "profile: kineto\n", "p.yaml");
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_EQ(bad.errors[0].ToString(),
+            "p.yaml:3:10: 'profile': expected 'trace' (a profiler pass after the timed "
+            "iterations: one Chrome trace per rank) or 'none'");
+}
+
 TEST(SweepSpecTest, ReplicatesIsASweepFieldOutsideEveryTrialKey) {
   const char* base = "name: r\ndefaults: {model: pixart-alpha-tiny}\n";
   ParseResult one = ParseSweep(base, "r.yaml");

@@ -1,0 +1,153 @@
+#include "report/profile_section.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "report/configuration_group.h"
+#include "report/html_text.h"
+#include "stats/stats.h"
+
+namespace ditbench {
+namespace {
+
+double MedianOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return Quantile(values, 0.5);
+}
+
+// The steps of a PipeFusion configuration that run synchronously (its warm-up steps).
+std::string SynchronousSteps(const ResultRow& row) {
+  if (row.pipefusion <= 1 || row.pipefusion_warmup_steps <= 0) return "";
+  return row.pipefusion_warmup_steps == 1
+             ? " (step 0 synchronous)"
+             : fmt::format(" (steps 0-{} synchronous)", row.pipefusion_warmup_steps - 1);
+}
+
+// A rank's trace in the trial's run folder, as stored: an absolute path, which a report opened
+// from disk follows as a file:// link.
+std::string TraceHref(const ResultRow& row, const RankTrace& rank) {
+  return (std::filesystem::path(row.run_dir) / rank.trace_file).string();
+}
+
+}  // namespace
+
+nlohmann::json ProfileChart(const std::string& id, const std::string& title,
+                            const std::vector<ResultRow>& rows) {
+  nlohmann::json labels = nlohmann::json::array();
+  nlohmann::json compute = nlohmann::json::array(), comm = nlohmann::json::array(),
+                 idle = nlohmann::json::array();
+  for (const ResultRow& row : rows) {
+    if (!row.compute_share || !row.comm_share || !row.idle_share) continue;
+    labels.push_back(ConfigurationLabel(row));
+    compute.push_back(100 * *row.compute_share);
+    comm.push_back(100 * *row.comm_share);
+    idle.push_back(100 * *row.idle_share);
+  }
+  if (labels.empty()) return nullptr;
+  nlohmann::json datasets = nlohmann::json::array();
+  for (auto& [segment, data] : {std::pair{"compute", compute},
+                                std::pair{"exposed communication", comm},
+                                std::pair{"idle", idle}})
+    datasets.push_back({{"label", segment}, {"color", StageColor(segment)}, {"data", data}});
+  return {{"id", id},
+          {"kind", "stages"},
+          {"title", title},
+          {"y_title", "% of the slowest rank's step time (profiled pass)"},
+          {"labels", labels},
+          {"datasets", datasets}};
+}
+
+nlohmann::json StepChart(const std::string& id, const std::string& title,
+                         const std::vector<ResultRow>& rows,
+                         const std::vector<ResultRow>& unfolded, const StagesByTrial& stages) {
+  // Per configuration, per step, the medians of its trials (seeds).
+  std::map<std::string, std::vector<std::vector<double>>> by_label;
+  for (const ResultRow& row : unfolded) {
+    const auto found = stages.find({row.campaign, row.trial_key});
+    if (!row.measured() || found == stages.end() || found->second.step_ms.size() < 2) continue;
+    auto& steps = by_label[ConfigurationLabel(row)];
+    const std::vector<double>& ms = found->second.step_ms;
+    if (steps.size() < ms.size()) steps.resize(ms.size());
+    for (std::size_t i = 0; i < ms.size(); ++i)
+      if (ms[i] > 0) steps[i].push_back(ms[i]);
+  }
+  if (by_label.empty()) return nullptr;
+  nlohmann::json datasets = nlohmann::json::array();
+  std::map<std::string, int> styles;
+  std::vector<std::string> done;
+  for (const ResultRow& row : rows) {
+    const std::string label = ConfigurationLabel(row);
+    const auto found = by_label.find(label);
+    if (found == by_label.end() || std::find(done.begin(), done.end(), label) != done.end())
+      continue;
+    done.push_back(label);
+    nlohmann::json points = nlohmann::json::array();
+    std::vector<double> steady;
+    double first = 0;
+    for (std::size_t i = 0; i < found->second.size(); ++i) {
+      if (found->second[i].empty()) continue;
+      const double ms = MedianOf(found->second[i]);
+      points.push_back({{"x", i}, {"y", ms}});
+      if (i == 0) first = ms;
+      else steady.push_back(ms);
+    }
+    std::string name = label + SynchronousSteps(row);
+    if (first > 0 && !steady.empty())
+      name += fmt::format(": step 0 = {:.1f}x steady", first / MedianOf(steady));
+    const std::string strategy = StrategyName(row);
+    datasets.push_back({{"label", name},
+                        {"color", StrategyColor(strategy)},
+                        {"style", styles[strategy]++},
+                        {"points", std::move(points)}});
+  }
+  return {{"id", id}, {"kind", "steps"}, {"title", title}, {"datasets", datasets}};
+}
+
+std::string RenderProfileTable(const std::vector<ResultRow>& rows) {
+  std::string body;
+  for (const ResultRow& row : rows) {
+    if (!row.profile) continue;
+    const RankTrace* slowest = row.profile->Slowest();
+    std::string kernels, links;
+    if (slowest) {
+      for (const KernelTime& k : slowest->profile->top_kernels) {
+        if (!kernels.empty()) kernels += "<br>";
+        kernels += fmt::format("{:.2f} ms{} {}", k.ms, k.communication ? " (comm)" : "",
+                               HtmlEscape(k.name.size() > 80 ? k.name.substr(0, 77) + "..."
+                                                              : k.name));
+      }
+    }
+    for (const RankTrace& rank : row.profile->ranks) {
+      if (!links.empty()) links += " ";
+      if (rank.trace_file.empty() || !rank.profile)
+        links += fmt::format("<span title=\"{}\">rank {}: -</span>", HtmlEscape(rank.error),
+                             rank.rank);
+      else
+        links += fmt::format("<a href=\"{}\">rank {}</a>",
+                             HtmlEscape(TraceHref(row, rank)), rank.rank);
+    }
+    const StepProfile* total = slowest ? &slowest->profile->total : nullptr;
+    body += fmt::format(
+        "<tr><td class=\"wrap\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"wrap kernels\">{}</td><td>{}</td></tr>\n",
+        HtmlEscape(ConfigurationLabel(row)),
+        slowest ? fmt::format("{}", slowest->rank) : "-",
+        total ? fmt::format("{:.2f}", total->step_ms) : "-", Percent(row.compute_share),
+        Percent(row.comm_share), Percent(row.idle_share),
+        total ? fmt::format("{:.2f}", total->overlap_ms) : "-", kernels, links);
+  }
+  if (body.empty()) return "";
+  return "<div class=\"scroll\"><table class=\"profiles\"><tr><th>configuration</th>"
+         "<th title=\"the rank with the longest profiled steps\">slowest rank</th>"
+         "<th title=\"one profiled denoising pass, summed over steps\">steps ms</th>"
+         "<th>compute</th><th title=\"communication with no compute beside it\">exposed "
+         "comm</th><th>idle</th><th title=\"communication hidden behind compute\">overlap "
+         "ms</th><th>top kernels (slowest rank)</th><th>traces</th></tr>\n" +
+         body + "</table></div>\n";
+}
+
+}  // namespace ditbench
