@@ -72,7 +72,10 @@ std::string RenderPlannerSection(const PlannerView& view, nlohmann::json& charts
     nlohmann::json chart = PredictionChart(fit, fmt::format("chart-{}", charts.size()));
     html += fmt::format("<p class=\"note\">{}.</p>\n", HtmlEscape(fit.fitted));
     if (chart.is_null()) {
-      html += "<p class=\"planner-refused\">No trial could be predicted from the others.</p>\n";
+      html += fmt::format(
+          "<p class=\"planner-refused\">No trial could be predicted from the others: leaving one "
+          "out leaves {} trials, too few for a fit (measure more layouts to see this chart).</p>\n",
+          fit.trials > 0 ? fit.trials - 1 : 0);
       continue;
     }
     html += fmt::format("<div class=\"chart\"><canvas id=\"{}\"></canvas></div>\n",

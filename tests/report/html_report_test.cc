@@ -200,6 +200,26 @@ TEST_F(HtmlReportTest, ARefusedFitIsOneSentenceWithNoChart) {
   EXPECT_THAT(html, Not(HasSubstr("Leave-one-out error")));
 }
 
+// Fitted on exactly enough trials, no trial can be left out and still fitted: the page says
+// why the chart is missing (the quick start's 8 trials read "fitted" then nothing before).
+TEST_F(HtmlReportTest, AFitTooSmallToLeaveOneOutSaysWhyItHasNoChart) {
+  ReportOptions options{DbPath(), {}, {}, {}, {}};
+  options.planner = [](ResultsDb&, const std::vector<CampaignInfo>&,
+                       const std::vector<ResultRow>&) {
+    PlannerView view;
+    DeviceFit fit;
+    fit.device = "cpu";
+    fit.fitted = "cost model fitted on 8 ok trials of 'cpu'";
+    fit.trials = 8;
+    view.devices.push_back(fit);
+    return view;
+  };
+  const std::string html = RenderHtmlReport(options);
+  EXPECT_THAT(html, HasSubstr("No trial could be predicted from the others: leaving one out "
+                              "leaves 7 trials, too few for a fit"));
+  EXPECT_THAT(html, Not(HasSubstr("\"kind\":\"prediction\"")));
+}
+
 TEST_F(HtmlReportTest, WithoutAPlannerThereIsNoPlannerSection) {
   const std::string html = Render();
   EXPECT_THAT(html, Not(HasSubstr("id=\"planner\"")));
