@@ -12,49 +12,28 @@
 #include "plan/fitted_model.h"
 #include "plan/halving.h"
 #include "plan/sweep_plan.h"
+#include "tests/support/cost_law.h"
 #include "tests/support/sweeps.h"
 
 namespace ditbench {
 namespace {
 
-// Two resolutions x 12 layouts of the tiny PixArt on 16 CPU slots.
-constexpr const char* kSweep = R"(name: synthetic
-defaults: {model: pixart-alpha-tiny, steps: 4, warmup: 1, repeats: 3}
-matrix:
-  resolution: [256, 512]
-  ulysses: [1, 2, 4]
-  ring: [1, 2]
-  cfg: [1, 2]
-)";
-
-// The law's coefficient of every term (CostTermNames' order; no decode in scope denoise).
-const std::vector<double> kLaw = {2.0, 40.0, 6.0, 0.02, 0.3, 4.0, 0.5, 5.0, 0.2, 3.0, 0, 0};
-
-double LawMs(const TrialConfig& c) {
-  const auto x = CostFeatures(c).value();
-  double ms = 0;
-  for (std::size_t j = 0; j < x.size(); ++j) ms += kLaw[j] * x[j];
-  return ms;
-}
-
-// Deterministic noise in [-1%, +1%] (no std::normal_distribution: it differs by library).
-double Noise(std::uint32_t& state) {
-  state = state * 1664525u + 1013904223u;
-  return (double(state >> 8) / double(1u << 24) - 0.5) * 0.02;
-}
+using test::CostLawMs;
+using test::kCostLaw;
+using test::kCostLawSweep;
 
 class CostModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    plan_ = PlanSweep(test::ParseValidSweep(kSweep), {16, false}, PlanAssumptions{});
+    plan_ = PlanSweep(test::ParseValidSweep(kCostLawSweep), {16, false}, PlanAssumptions{});
     std::uint32_t state = 12345;
     for (const PlannedTrial& t : plan_.trials) {
       ASSERT_FALSE(t.invalid_reason) << t.key << ": " << *t.invalid_reason;
       CostObservation o;
       o.trial_key = t.key;
       o.config = t.config;
-      o.latency_ms = LawMs(t.config) * (1 + Noise(state));
-      o.startup_s = 1.5 + 0.25 * t.config.world_size() + Noise(state);
+      o.latency_ms = CostLawMs(t.config) * (1 + test::CostLawNoise(state));
+      o.startup_s = 1.5 + 0.25 * t.config.world_size() + test::CostLawNoise(state);
       all_.push_back(o);
     }
   }
@@ -64,7 +43,7 @@ class CostModelTest : public ::testing::Test {
     std::map<std::string, std::pair<double, std::string>> best;
     for (const PlannedTrial& t : plan_.trials) {
       auto& b = best[HalvingGroup(t.config)];
-      const double ms = LawMs(t.config);
+      const double ms = CostLawMs(t.config);
       if (b.second.empty() || ms < b.first) b = {ms, t.key};
     }
     std::map<std::string, std::string> keys;
@@ -81,20 +60,20 @@ TEST_F(CostModelTest, RecoversTheLawsTermsWithinTheirIntervals) {
   ASSERT_TRUE(model);
   EXPECT_FALSE(model->reduced());
   std::size_t active = 0;
-  for (std::size_t j = 0; j < kLaw.size(); ++j) {
+  for (std::size_t j = 0; j < kCostLaw.size(); ++j) {
     const CostModel::Term term = model->Terms()[j];
     if (!term.active) continue;
     ++active;
-    EXPECT_LE(term.coefficient.low, kLaw[j]) << term.name;
-    EXPECT_GE(term.coefficient.high, kLaw[j]) << term.name;
+    EXPECT_LE(term.coefficient.low, kCostLaw[j]) << term.name;
+    EXPECT_GE(term.coefficient.high, kCostLaw[j]) << term.name;
   }
   EXPECT_GE(active, 6u);
   // Every trial's interval holds its noiseless latency; the leave-one-out error is small.
   for (const CostObservation& o : all_) {
     const auto p = model->Iteration(o.config);
     ASSERT_TRUE(p);
-    EXPECT_LE(p->low, LawMs(o.config)) << o.trial_key;
-    EXPECT_GE(p->high, LawMs(o.config)) << o.trial_key;
+    EXPECT_LE(p->low, CostLawMs(o.config)) << o.trial_key;
+    EXPECT_GE(p->high, CostLawMs(o.config)) << o.trial_key;
   }
   const LooReport loo = LeaveOneOut(all_);
   EXPECT_EQ(loo.predicted, all_.size());
@@ -146,7 +125,7 @@ TEST_F(CostModelTest, WithHalfTheTrialsMissingItNamesTheTrialsThatDecideBetweenT
   fitted.device = "cpu";
   for (auto& [group, members] : by_group) {
     std::sort(members.begin(), members.end(), [](const auto* a, const auto* b) {
-      return LawMs(a->config) < LawMs(b->config);
+      return CostLawMs(a->config) < CostLawMs(b->config);
     });
     for (std::size_t i = 1; i < members.size(); i += 2) fitted.observations.push_back(*members[i]);
   }

@@ -16,42 +16,20 @@
 #include "plan/sweep_plan.h"
 #include "report/configuration_group.h"
 #include "tests/support/sample_results.h"
+#include "tests/support/cost_law.h"
 #include "tests/support/sweeps.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
 namespace {
 
-// Two resolutions x 12 layouts of the tiny PixArt on 16 CPU slots.
-constexpr const char* kSweep = R"(name: synthetic
-defaults: {model: pixart-alpha-tiny, steps: 4, warmup: 1, repeats: 3}
-matrix:
-  resolution: [256, 512]
-  ulysses: [1, 2, 4]
-  ring: [1, 2]
-  cfg: [1, 2]
-)";
-
-// The law's coefficient of every term (CostTermNames' order; no decode in scope denoise).
-const std::vector<double> kLaw = {2.0, 40.0, 6.0, 0.02, 0.3, 4.0, 0.5, 5.0, 0.2, 3.0, 0, 0};
-
-double LawMs(const TrialConfig& c) {
-  const auto x = CostFeatures(c).value();
-  double ms = 0;
-  for (std::size_t j = 0; j < x.size(); ++j) ms += kLaw[j] * x[j];
-  return ms;
-}
-
-// Deterministic noise in [-1%, +1%].
-double Noise(std::uint32_t& state) {
-  state = state * 1664525u + 1013904223u;
-  return (double(state >> 8) / double(1u << 24) - 0.5) * 0.02;
-}
+using test::CostLawMs;
+using test::kCostLawSweep;
 
 class PlannerViewTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    plan_ = PlanSweep(test::ParseValidSweep(kSweep), {16, false}, PlanAssumptions{});
+    plan_ = PlanSweep(test::ParseValidSweep(kCostLawSweep), {16, false}, PlanAssumptions{});
   }
 
   // Records the trials `keep` accepts (index within its group in the law's order) as ok;
@@ -66,17 +44,17 @@ class PlannerViewTest : public ::testing::Test {
     for (const PlannedTrial& t : plan_.trials) groups[HalvingGroup(t.config)].push_back(&t);
     auto db = ResultsDb::Open(dir_ / "results.db");
     CampaignRecord record = test::MakeCampaign("synthetic");
-    record.spec_text = store_sweep ? kSweep : "name: synthetic\n";
+    record.spec_text = store_sweep ? kCostLawSweep : "name: synthetic\n";
     record.spec_hash = Sha256Hex(record.spec_text);
     record.environment = {{"slots", 16}, {"on_gpu", false}};
     const std::int64_t id = db->ResumeOrCreateCampaign(record, false);
     std::uint32_t state = 12345;
     for (auto& [group, members] : groups) {
       std::sort(members.begin(), members.end(), [](const auto* a, const auto* b) {
-        return LawMs(a->config) < LawMs(b->config);
+        return CostLawMs(a->config) < CostLawMs(b->config);
       });
       for (std::size_t i = 0; i < members.size(); ++i) {
-        const double ms = LawMs(members[i]->config) * (1 + Noise(state));
+        const double ms = CostLawMs(members[i]->config) * (1 + test::CostLawNoise(state));
         if (oom && oom(i)) {
           db->RecordTrial(id, test::MakeTrial(members[i]->config, TrialStatus::kOom, 0,
                                               "CUDA out of memory"));
@@ -86,8 +64,8 @@ class PlannerViewTest : public ::testing::Test {
         for (int seed = 0; seed < seeds; ++seed) {
           TrialConfig config = members[i]->config;
           config.seed = seed;
-          TrialRecord trial =
-              test::MakeTrial(config, TrialStatus::kOk, seed ? ms * (1 + Noise(state)) : ms);
+          const double seed_ms = seed ? ms * (1 + test::CostLawNoise(state)) : ms;
+          TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, seed_ms);
           if (busy) trial.health = {{"busy", true}, {"note", "load 3.00 on 2 cores"}};
           db->RecordTrial(id, trial);
         }
@@ -110,7 +88,7 @@ class PlannerViewTest : public ::testing::Test {
     std::map<std::string, std::pair<double, std::string>> best;
     for (const PlannedTrial& t : plan_.trials) {
       auto& b = best[HalvingGroup(t.config)];
-      const double ms = LawMs(t.config);
+      const double ms = CostLawMs(t.config);
       if (b.second.empty() || ms < b.first) b = {ms, t.key};
     }
     std::map<std::string, std::string> keys;

@@ -1,0 +1,42 @@
+// A synthetic campaign for the planner's tests: layouts of the tiny PixArt whose latency follows
+// a known law (the cost model's own terms with chosen coefficients) plus deterministic noise.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "plan/cost_model.h"
+#include "trial/trial.h"
+
+namespace ditbench::test {
+
+// Two resolutions x 12 layouts of the tiny PixArt on 16 CPU slots.
+inline constexpr const char* kCostLawSweep = R"(name: synthetic
+defaults: {model: pixart-alpha-tiny, steps: 4, warmup: 1, repeats: 3}
+matrix:
+  resolution: [256, 512]
+  ulysses: [1, 2, 4]
+  ring: [1, 2]
+  cfg: [1, 2]
+)";
+
+// The law's coefficient of every term (CostTermNames' order; no decode in scope denoise).
+inline const std::vector<double> kCostLaw = {2.0, 40.0, 6.0, 0.02, 0.3, 4.0,
+                                             0.5, 5.0,  0.2, 3.0,  0,   0};
+
+// The law's latency of `c`, in ms.
+inline double CostLawMs(const TrialConfig& c) {
+  const auto x = CostFeatures(c).value();
+  double ms = 0;
+  for (std::size_t j = 0; j < x.size(); ++j) ms += kCostLaw[j] * x[j];
+  return ms;
+}
+
+// Deterministic noise in [-1%, +1%] (no std::normal_distribution: it differs by library).
+inline double CostLawNoise(std::uint32_t& state) {
+  state = state * 1664525u + 1013904223u;
+  return (double(state >> 8) / double(1u << 24) - 0.5) * 0.02;
+}
+
+}  // namespace ditbench::test
