@@ -739,8 +739,8 @@ TEST_F(ResultsDbTest, QueriesQuoteNamesBindValuesAndRefuseUnknownOperators) {
   EXPECT_THROW(db->RunReadOnlySql("SELECT 1; DELETE FROM trials"), QueryError);
 }
 
-// Schema 13: the view shows each trial's vae_tile (0: the decode is not tiled).
-TEST_F(ResultsDbTest, ResultsViewShowsVaeTile) {
+// Schema 13: the view shows each trial's vae_tile (0: the decode is not tiled) and graph mode.
+TEST_F(ResultsDbTest, ResultsViewShowsVaeTileAndGraph) {
   auto db = ResultsDb::Open(DbPath());
   std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp", "rev9"), false);
   TrialConfig whole = test::MakeConfig(1, 1, Precision::kBf16, 256);
@@ -752,6 +752,12 @@ TEST_F(ResultsDbTest, ResultsViewShowsVaeTile) {
   EXPECT_EQ(QueryText("SELECT group_concat(vae_tile, ',') FROM "
                       "(SELECT vae_tile FROM results ORDER BY vae_tile)"),
             "0,128");
+  TrialConfig graphed = whole;
+  graphed.graph = GraphMode::kCudaGraph;
+  db->RecordTrial(campaign, test::MakeTrial(graphed, TrialStatus::kOk, 29));
+  EXPECT_EQ(QueryText("SELECT group_concat(graph, ',') FROM "
+                      "(SELECT graph FROM results ORDER BY graph, vae_tile)"),
+            "cuda_graph,eager,eager");
 }
 
 }  // namespace
