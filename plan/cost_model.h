@@ -47,6 +47,7 @@ struct CostObservation {
   std::optional<double> comm_mb_per_step;  // counted by the worker
   std::optional<double> startup_s;         // wall time less warm-up and timed iterations
   std::optional<double> output_error;      // carried for `advise --max-output-error`
+  std::optional<double> psnr, ssim;        // and for the sweep's quality gates (scope pipeline)
 };
 
 // A prediction and its 95% interval.

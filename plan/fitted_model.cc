@@ -40,6 +40,8 @@ std::vector<CostObservation> ToObservations(const std::vector<ResultsDb::Observe
     o.comm_mb_per_step = row.comm_mb_per_step;
     o.startup_s = row.startup_s;
     o.output_error = row.output_error;
+    o.psnr = row.psnr;
+    o.ssim = row.ssim;
     observations.push_back(std::move(o));
   }
   return observations;

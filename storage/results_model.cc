@@ -15,7 +15,8 @@ std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::strin
                                                                 std::size_t* busy_only) {
   Statement query(db_, fmt::format(R"sql(
     SELECT r.trial_key, t.config_json, t.policy_json, r.latency_ms, r.comm_mb_per_step,
-           r.warmup, r.iterations, {}, r.output_error, r.campaign, COALESCE(r.busy, 0)
+           r.warmup, r.iterations, {}, r.output_error, r.campaign, COALESCE(r.busy, 0),
+           r.psnr, r.ssim
     FROM results r JOIN trials t ON t.campaign_id = r.campaign AND t.trial_key = r.trial_key
     WHERE r.status = 'ok' AND r.latency_ms IS NOT NULL AND r.latency_ms > 0
       AND (?1 = '' OR t.device = ?1)
@@ -47,6 +48,8 @@ std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::strin
     }
     o.output_error = query.OptionalDouble(8);
     o.campaign = query.Int(9);
+    o.psnr = query.OptionalDouble(11);
+    o.ssim = query.OptionalDouble(12);
     trials.push_back(std::move(o));
   }
   if (busy_only) {

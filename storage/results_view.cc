@@ -131,6 +131,10 @@ std::string ResultsView(int version) {
   m.comm_share AS comm_share,
   m.idle_share AS idle_share,
   m.profile_json AS profile)sql";
+  if (version >= 16)
+    extra += R"sql(,
+  m.quality AS quality,
+  CASE WHEN m.quality = 'ok' THEN 1 WHEN m.quality LIKE 'below%' THEN 0 END AS quality_ok)sql";
   fill("{extra}", extra);
   return view;
 }

@@ -206,13 +206,14 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       max_ms, cov, ci_low_ms, ci_high_ms, rank0_ms, skew_ms, iterations, warmup, outliers,
       peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s,
       throttled, sm_clock_min_mhz, sm_clock_max_mhz, comm_mb_per_step, output_error,
-      output_error_note, output_reference_key, extra_json, launches, launch_cov, psnr, ssim)
+      output_error_note, output_reference_key, extra_json, launches, launch_cov, psnr, ssim,
+      quality)
     VALUES (:trial_id, :latency_ms, :mean_ms, :p90_ms, :p99_ms, :std_ms, :min_ms,
       :max_ms, :cov, :ci_low_ms, :ci_high_ms, :rank0_ms, :skew_ms, :iterations, :warmup, :outliers,
       :peak_mem_mb, :peak_reserved_mb, :flops, :tflops, :mfu, :images_per_s, :tokens_per_s,
       :throttled, :sm_clock_min_mhz, :sm_clock_max_mhz, :comm_mb_per_step, :output_error,
       :output_error_note, :output_reference_key, :extra_json, :launches, :launch_cov, :psnr,
-      :ssim))sql");
+      :ssim, :quality))sql");
   insert.Bind(":trial_id", trial_id)
       .Bind(":latency_ms", m.latency_ms)
       .Bind(":mean_ms", m.mean_ms)
@@ -248,6 +249,8 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       .Bind(":launch_cov", m.launch_cov)
       .Bind(":psnr", m.psnr)
       .Bind(":ssim", m.ssim);
+  if (m.quality) insert.Bind(":quality", *m.quality);
+  else insert.BindNull(":quality");
   if (m.extra.empty()) insert.BindNull(":extra_json");
   else insert.Bind(":extra_json", nlohmann::json(m.extra).dump());
   insert.Run();
