@@ -139,7 +139,9 @@ TEST_F(CostModelTest, AdviseNeverRecommendsALayoutBelowTheSweepsQualityGates) {
       EXPECT_EQ(t.trial->key, best.at(g.group));
       EXPECT_EQ(t.quality, "below: output error 0.01 > 0.001");
     }
-    if (!g.excluded.empty()) EXPECT_NE(g.ranked.front().trial->key, best.at(g.group));
+    if (!g.excluded.empty()) {
+      EXPECT_NE(g.ranked.front().trial->key, best.at(g.group));
+    }
   }
   EXPECT_EQ(excluded, advice.groups.size());  // every group's true best is parallel
   // Without the gate the same observations recommend it again.
