@@ -510,10 +510,13 @@ const char* const kChartScript = R"js(
         var meta = chart.getDatasetMeta(d);
         if (meta.hidden || !ds.named) return;
         meta.data.forEach(function (point, i) {
+          // Near the right edge the name goes to the left of its point.
+          var left = point.x > chart.chartArea.right - 0.2 * chart.chartArea.width;
           ctx.save();
           ctx.fillStyle = ds.data[i].below ? '#b42318' : '#333';
           ctx.font = '11px system-ui, sans-serif';
-          ctx.fillText(ds.data[i].label, point.x + 8, point.y - 6);
+          ctx.textAlign = left ? 'right' : 'left';
+          ctx.fillText(ds.data[i].name, point.x + (left ? -8 : 8), point.y - 6);
           ctx.restore();
         });
       });
@@ -536,9 +539,13 @@ const char* const kChartScript = R"js(
        backgroundColor: '#b42318'}
     ];
     var x = {type: c.log_x ? 'logarithmic' : 'linear', title: {display: true, text: c.x_title},
+             // The exact output's tick replaces the regular ticks it would crowd.
              afterBuildTicks: function (axis) {
-               if (!axis.ticks.some(function (t) { return atExact(t.value); }))
-                 axis.ticks.push({value: c.exact_at});
+               var ticks = axis.ticks.filter(function (t) { return !atExact(t.value); });
+               var step = ticks.length > 1 ? Math.abs(ticks[1].value - ticks[0].value) : 0;
+               axis.ticks = ticks.filter(function (t) {
+                 return c.log_x ? t.value > c.exact_at * 3 : t.value < c.exact_at - 0.6 * step;
+               }).concat([{value: c.exact_at}]).sort(function (a, b) { return a.value - b.value; });
              },
              ticks: {callback: function (v) {
                if (atExact(v)) return c.log_x ? '0 (exact)' : 'inf (exact)';
@@ -546,7 +553,8 @@ const char* const kChartScript = R"js(
                var text = Number(v).toExponential(0);
                return /^[125]e/.test(text) && Math.abs(Number(text) - v) < 1e-3 * v ? text : '';
              }}};
-    if (!c.log_x) x.max = c.exact_at + 2;
+    if (c.log_x) x.min = c.exact_at / 2;
+    else x.max = c.exact_at + 4;
     return {
       type: 'scatter',
       data: {datasets: datasets},

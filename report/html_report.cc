@@ -141,9 +141,8 @@ td.error { max-width: 40em; white-space: pre-wrap; font-family: monospace; font-
 div.below-quality { display: inline-block; margin-top: 0.2em; }
 .image-pair { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
 .image-pair h3 { flex-basis: 100%; margin: 0.5em 0 0; }
-.image-pair figure { margin: 0; max-width: 640px; }
-.image-pair img { max-width: 640px; width: 100%; image-rendering: pixelated;
-  border: 1px solid #ccc; }
+.image-pair figure { margin: 0; flex: 0 1 640px; }
+.image-pair img { width: 100%; image-rendering: pixelated; border: 1px solid #ccc; }
 .image-pair p.note { flex-basis: 100%; }
 .busy { background: #f79009; color: #fff; border-radius: 3px; padding: 0 0.3em; font-size: 0.8em; }
 .warning details { font-size: 0.9em; } .warning ul { margin: 0.2em 0; }

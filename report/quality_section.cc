@@ -188,7 +188,9 @@ nlohmann::json ParetoChart(const std::string& id, const std::string& title,
       points.push_back({&row, *speedup, error, error == 0});
     }
   }
-  if (points.size() < 2) return nullptr;
+  const bool parallel = std::any_of(points.begin(), points.end(),
+                                    [](const Point& p) { return p.row->world_size > 1; });
+  if (points.size() < 2 || !parallel) return nullptr;
   // Where an exact output sits: past the best PSNR, or a decade below the smallest error.
   const double exact_at =
       by_psnr ? (finite_max > 0 ? std::ceil(finite_max / 10) * 10 + 10 : 100)
@@ -213,6 +215,17 @@ nlohmann::json ParetoChart(const std::string& id, const std::string& title,
                     {"below", row.below_quality()},
                     {"quality", row.quality}});
     if (front[i]) front_points.emplace_back(points[i].x, points[i].speedup);
+  }
+  // Points at the same place are named once, together ("ring=2, ulysses=2").
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    std::string name = data[i]["label"];
+    for (std::size_t j = 0; j < data.size(); ++j) {
+      if (j == i || data[j]["x"] != data[i]["x"] || data[j]["y"] != data[i]["y"]) continue;
+      if (j < i) name.clear();
+      else if (!name.empty()) name += ", " + data[j]["label"].get<std::string>();
+      if (name.empty()) break;
+    }
+    data[i]["name"] = name;
   }
   std::sort(front_points.begin(), front_points.end());
   for (const auto& [x, y] : front_points) line.push_back({{"x", x}, {"y", y}});

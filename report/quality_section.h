@@ -42,8 +42,8 @@ struct ParetoPoint {
 // better in one. Equal points are all on it.
 std::vector<bool> ParetoFront(const std::vector<ParetoPoint>& points);
 
-// Null when fewer than two configurations have both a speedup (a 1-rank baseline) and a
-// quality; the 1-rank trial itself is a point (speedup 1, exact output).
+// Null when fewer than two configurations, or no parallel one, have both a speedup (a 1-rank
+// baseline) and a quality; the 1-rank trial itself is a point (speedup 1, exact output).
 nlohmann::json ParetoChart(const std::string& id, const std::string& title,
                            const std::vector<ResultRow>& rows);
 

@@ -59,6 +59,13 @@ TEST(ParetoChartTest, PointsAreSpeedupAgainstPsnrWithTheFrontAndBelowQualityMark
   EXPECT_EQ(by_label["1 rank"]["x"], 150);
   EXPECT_TRUE(by_label["1 rank"]["front"]);        // exact output
   EXPECT_EQ(chart["front"].size(), 3u);
+  // Points at one place are named once, together.
+  ResultRow ring = Row(1, 1, 60, 140.0);
+  ring.ring = 2;
+  ring.world_size = 2;
+  const nlohmann::json shared = ParetoChart("c", "t", {ulysses, ring, one});
+  EXPECT_EQ(shared["points"][0]["name"], "ulysses=2, ring=2");
+  EXPECT_EQ(shared["points"][1]["name"], "");
   // Without a PSNR (scope denoise), the output error on a log axis, 0 a decade below the rest.
   ResultRow e1 = Row(1, 1, 100, std::nullopt), e2 = Row(2, 1, 50, std::nullopt);
   e1.scope = e2.scope = "denoise";
@@ -68,6 +75,9 @@ TEST(ParetoChartTest, PointsAreSpeedupAgainstPsnrWithTheFrontAndBelowQualityMark
   EXPECT_TRUE(errors["log_x"]);
   EXPECT_DOUBLE_EQ(errors["exact_at"].get<double>(), 1e-5);
   EXPECT_TRUE(ParetoChart("c", "t", {e1}).is_null());
+  ResultRow other = e1;  // 1-rank trials only (two campaigns): nothing to trade
+  other.campaign = 2;
+  EXPECT_TRUE(ParetoChart("c", "t", {e1, other}).is_null());
 }
 
 TEST(Base64Test, MatchesRfc4648) {
