@@ -71,7 +71,7 @@ Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOpti
       a.latency_ms = {o->latency_ms, o->latency_ms, o->latency_ms};
       a.output_error = o->output_error;
     } else if (fitted.model) {
-      const auto p = fitted.model->Iteration(t.config);
+      const auto p = fitted.model->Iteration(t.config, {}, t.sharing);
       if (!p) continue;
       a.latency_ms = *p;
     } else if (t.estimate) {

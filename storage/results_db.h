@@ -267,6 +267,12 @@ class ResultsDb {
     std::optional<double> startup_s;
     std::optional<double> output_error;
     std::int64_t campaign = 0;
+    // Where it ran, for the sharing factor of its ranks (machine/rank_sharing.h):
+    // trials.placement_json (null when not recorded), and the cores of the host of its CPU
+    // ranks (the campaign environment's worker cpu_count, else the coordinator's; nullopt for
+    // a GPU trial or when not recorded).
+    nlohmann::json placement;
+    std::optional<int> cpu_cores;
   };
   // Measurements on a busy machine are left out; `busy_only`, when given, counts the keys
   // that have no other.

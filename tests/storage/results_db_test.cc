@@ -657,6 +657,47 @@ TEST_F(ResultsDbTest, ObservedTrialsLeaveBusyMeasurementsOutAndCountThem) {
   EXPECT_EQ(left_out, 1u);                // the key measured only on a busy machine
 }
 
+// The sharing factor of a measured trial (machine/rank_sharing.h) is derived from what the
+// database recorded where it ran, not from the planning host: its placement and the host's cores.
+TEST_F(ResultsDbTest, ObservedTrialsCarryThePlacementAndTheCoresOfTheirHost) {
+  auto db = ResultsDb::Open(DbPath());
+  CampaignRecord record = test::MakeCampaign("sp");
+  record.environment = {{"cpu_count", 8}, {"worker", {{"cpu_count", 2}}}};
+  std::int64_t campaign = db->ResumeOrCreateCampaign(record, false);
+  TrialRecord cpu = test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 10);
+  cpu.placement = {{"concurrent_trials", 0}, {"slots", {0, 1, 2, 3}}};
+  db->RecordTrial(campaign, cpu);
+  TrialRecord gpu = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
+  gpu.device = "NVIDIA H100 80GB HBM3";
+  gpu.placement = {{"slots", {0, 1}}, {"devices", {"0", "1"}}};
+  db->RecordTrial(campaign, gpu);
+  TrialRecord unplaced = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10);
+  db->RecordTrial(campaign, unplaced);
+
+  const auto observed = db->ObservedTrials("");
+  ASSERT_EQ(observed.size(), 3u);
+  for (const auto& o : observed) {
+    if (o.trial_key == cpu.trial_key) {
+      EXPECT_EQ(o.placement, cpu.placement);
+      EXPECT_EQ(o.cpu_cores, 2);  // the worker's host, where the ranks ran
+    } else if (o.trial_key == gpu.trial_key) {
+      EXPECT_EQ(o.placement, gpu.placement);
+      EXPECT_FALSE(o.cpu_cores);  // a GPU trial's ranks share no cores
+    } else {
+      EXPECT_TRUE(o.placement.is_null());
+      EXPECT_EQ(o.cpu_cores, 2);
+    }
+  }
+  // A campaign whose environment names only the coordinator's cores.
+  record.environment = {{"cpu_count", 8}};
+  campaign = db->ResumeOrCreateCampaign(record, true);
+  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(8), TrialStatus::kOk, 10));
+  std::optional<int> cores;
+  for (const auto& o : db->ObservedTrials("cpu"))
+    if (o.trial_key == TrialKey(test::MakeConfig(8))) cores = o.cpu_cores;
+  EXPECT_EQ(cores, 8);
+}
+
 TEST_F(ResultsDbTest, ResultRowCarriesModelOverrides) {
   auto db = ResultsDb::Open(DbPath());
   std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
