@@ -77,7 +77,7 @@ class Family:
                     num_train_timesteps=1000, beta_start=0.0001, beta_end=0.02,
                     beta_schedule="linear", solver_order=2, prediction_type="epsilon",
                     algorithm_type="dpmsolver++", lower_order_final=True,
-                    timestep_spacing="linspace")
+                    timestep_spacing="linspace", final_sigmas_type="zero")
                 self.latent = r(1, 4, latent, latent)
                 # The micro-conditions, as PixArt-alpha's pipeline passes them: height and
                 # width, and the aspect ratio, per row of the CFG batch.
