@@ -2,10 +2,10 @@
 
 For each model of --models, the sweep file bench/gpu-<model>.yaml says what ditbench runs
 (model, resolution, precision, steps, warm-up, timed iterations; trials eager and cuda_graph);
-this module builds diffusers' model of the same configuration on the GPU (seeded random weights
-in the sweep's precision), its scheduler, and the inputs of the real shapes, and alternates
-rounds: diffusers' loop timed here with CUDA events (the same warm-up and timed iterations),
-then `ditbench run` of the sweep file in a new campaign. `vae` compares one decode of a 1024 px
+each round, a child process builds diffusers' model of the same configuration on the GPU
+(seeded random weights in the sweep's precision), its scheduler and the inputs of the real
+shapes, and times its loop with CUDA events (the same warm-up and timed iterations); then
+`ditbench run` of the sweep file in a new campaign. Each side has the GPU to itself. `vae` compares one decode of a 1024 px
 latent: diffusers' AutoencoderKL.decode against the `decode` stage of bench/gpu-vae.yaml.
 
 Each model's JSON line: diffusers' median over all its timed iterations, ditbench's latency_ms
@@ -17,16 +17,19 @@ import json
 import re
 import statistics
 import subprocess
+import sys
 
 import torch
 
 
 def sweep_settings(path):
     """The `defaults:` scalars of a bench/gpu-*.yaml file (no YAML parser on the GPU host)."""
-    settings = {}
+    settings, in_defaults = {}, False
     for line in open(path):
+        if not line.startswith(" "):
+            in_defaults = line.startswith("defaults:")
         match = re.match(r"^  (\w+):\s*([^#\s]+)", line)
-        if match:
+        if in_defaults and match:
             settings[match.group(1)] = match.group(2)
     settings["name"] = re.search(r"^name:\s*(\S+)", open(path).read(), re.M).group(1)
     return settings
@@ -176,9 +179,10 @@ class Vae:
 
 
 def query(args, *extra):
-    out = subprocess.run([args.ditbench, "query", "--db", args.db, "--format", "json", *extra],
-                         check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    """`ditbench query --format json`'s rows; none when it fails (no database yet)."""
+    done = subprocess.run([args.ditbench, "query", "--db", args.db, "--format", "json", *extra],
+                          capture_output=True, text=True)
+    return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else []
 
 
 def ditbench_round(args, sweep_path, sweep_name, log):
@@ -189,6 +193,8 @@ def ditbench_round(args, sweep_path, sweep_name, log):
     rows = query(args, "--sweep", sweep_name, "--columns",
                  "campaign,trial_key,graph,status,latency_ms,energy_j,joules_per_image,"
                  "energy_note,error")
+    if not rows:
+        return [], []
     campaign = max(row["campaign"] for row in rows)
     rows = [row for row in rows if row["campaign"] == campaign]
     decode = [row["ms"] for row in query(args, "--sql", (
@@ -198,58 +204,86 @@ def ditbench_round(args, sweep_path, sweep_name, log):
     return rows, decode
 
 
-def run(args):
+def diffusers_round(name, sweep_path):
+    """The child process of one round: builds diffusers' model and times its loop (or decode).
+
+    In a process of its own, so that each side has the GPU to itself: a parent holding the
+    model between rounds would take memory from ditbench's trials and make `run` record them
+    as measured on a busy GPU. Prints one JSON object: the timed iterations' ms and versions.
+    """
     import diffusers
-    if not args.ditbench or not args.db:
-        raise SystemExit("reference_speed: --device cuda needs --ditbench and --db")
+    s = sweep_settings(sweep_path)
     device = torch.device("cuda", 0)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[
+        s["precision"]]
+    resolution, steps = int(s["resolution"]), int(s["steps"])
+    warmup, iterations = int(s["warmup"]), int(s["repeats"])
+    ref = (Vae(resolution, dtype, device) if name == "vae"
+           else Family(name, resolution, dtype, device))
+
+    def loop():
+        ref.reset(steps)
+        return timed_ms(ref.denoise)
+
+    with torch.inference_mode():
+        for _ in range(warmup):
+            loop()
+        times = [loop() for _ in range(iterations)]
+    print(json.dumps({"ms": times, "device": torch.cuda.get_device_name(device),
+                      "torch": torch.__version__, "diffusers": diffusers.__version__}))
+    return 0
+
+
+def run(args):
+    """The parent: alternates diffusers' child process and `ditbench run`, round by round."""
+    if not args.ditbench or not args.db:
+        raise SystemExit("reference_speed: --device cuda needs --ditbench and --db")
     for name in args.models.split(","):
         sweep_path = f"{args.sweeps}/gpu-{name}.yaml"
         s = sweep_settings(sweep_path)
-        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[
-            s["precision"]]
-        resolution, steps = int(s["resolution"]), int(s["steps"])
-        warmup, iterations = int(s["warmup"]), int(s["repeats"])
         is_vae = name == "vae"
-        ref = Vae(resolution, dtype, device) if is_vae else Family(name, resolution, dtype, device)
-        theirs, ours, ratios, energy, notes, errors = [], {}, {}, {}, set(), []
-        with torch.inference_mode():
-            for _ in range(args.rounds):  # interleaved: diffusers, ditbench, diffusers, ...
-                def loop():
-                    ref.reset(steps)
-                    return timed_ms(ref.denoise)
-                for _ in range(warmup):
-                    loop()
-                t = [loop() for _ in range(iterations)]
-                theirs += t
-                torch.cuda.empty_cache()  # leave the GPU's memory to ditbench's process
-                rows, decode = ditbench_round(args, sweep_path, s["name"],
-                                              f"{args.db}.{name}.log")
-                measured = {"decode": statistics.median(decode)} if is_vae and decode else {
-                    row["graph"]: row["latency_ms"] for row in rows
-                    if row["status"] == "ok" and row["latency_ms"] is not None}
-                for row in rows:
-                    if row["status"] != "ok":
-                        errors.append(f"{row['graph']}: {row['status']}: {row['error']}")
-                    if row.get("joules_per_image") is not None:
-                        energy.setdefault(row["graph"], []).append(row["joules_per_image"])
-                    if row.get("energy_note"):
-                        notes.add(row["energy_note"])
-                for mode, ms in measured.items():
-                    ours.setdefault(mode, []).append(ms)
-                    ratios.setdefault(mode, []).append(ms / statistics.median(t))
-        diffusers_ms = statistics.median(theirs)
+        theirs, ours, ratios, energy, notes, errors, facts = [], {}, {}, {}, set(), [], {}
+        for _ in range(args.rounds):  # interleaved: diffusers, ditbench, diffusers, ...
+            child = subprocess.run([sys.executable, __file__, "child", name, sweep_path],
+                                   capture_output=True, text=True)
+            if child.returncode != 0:
+                errors.append(f"diffusers: exit {child.returncode}: "
+                              f"{child.stderr.strip().splitlines()[-1:]}")
+                continue
+            facts = json.loads(child.stdout.strip().splitlines()[-1])
+            t = facts.pop("ms")
+            theirs += t
+            rows, decode = ditbench_round(args, sweep_path, s["name"], f"{args.db}.{name}.log")
+            if not rows:
+                errors.append(f"ditbench: no trial recorded (see {args.db}.{name}.log)")
+                continue
+            if is_vae:
+                measured = {"decode": statistics.median(decode)} if decode else {}
+            else:
+                measured = {row["graph"]: row["latency_ms"] for row in rows
+                            if row["status"] == "ok" and row["latency_ms"] is not None}
+            for row in rows:
+                if row["status"] != "ok":
+                    errors.append(f"{row['graph']}: {row['status']}: {row['error']}")
+                if row.get("joules_per_image") is not None:
+                    energy.setdefault(row["graph"], []).append(row["joules_per_image"])
+                if row.get("energy_note"):
+                    notes.add(row["energy_note"])
+            for mode, ms in measured.items():
+                ours.setdefault(mode, []).append(ms)
+                ratios.setdefault(mode, []).append(ms / statistics.median(t))
+        diffusers_ms = statistics.median(theirs) if theirs else None
         line = {
             "model": name, "what": "vae decode" if is_vae else "denoise",
-            "resolution": resolution, "precision": s["precision"],
-            "steps": 0 if is_vae else steps, "warmup": warmup, "iterations": iterations,
-            "rounds": args.rounds, "device": torch.cuda.get_device_name(device),
-            "diffusers": diffusers.__version__, "torch": torch.__version__,
-            "diffusers_ms": round(diffusers_ms, 3),
+            "resolution": int(s["resolution"]), "precision": s["precision"],
+            "steps": 0 if is_vae else int(s["steps"]), "warmup": int(s["warmup"]),
+            "iterations": int(s["repeats"]), "rounds": args.rounds, **facts,
+            "diffusers_ms": round(diffusers_ms, 3) if diffusers_ms else None,
             "ditbench_ms": {m: round(statistics.median(v), 3) for m, v in ours.items()},
-            "ratio": {m: round(statistics.median(v) / diffusers_ms, 4) for m, v in ours.items()},
+            "ratio": {m: round(statistics.median(v) / diffusers_ms, 4)
+                      for m, v in ours.items() if diffusers_ms},
             "round_ratios": {m: [round(x, 4) for x in v] for m, v in ratios.items()},
             "joules_per_image": {m: round(statistics.median(v), 3) for m, v in energy.items()},
             "energy_notes": sorted(notes), "errors": errors,
@@ -258,6 +292,11 @@ def run(args):
         if args.jsonl:
             with open(args.jsonl, "a") as out:
                 out.write(json.dumps(line) + "\n")
-        del ref
-        torch.cuda.empty_cache()
     return 0
+
+
+if __name__ == "__main__":  # the child of one round: reference_speed_gpu.py child MODEL SWEEP
+    if len(sys.argv) != 4 or sys.argv[1] != "child":
+        raise SystemExit("usage: reference_speed_gpu.py child MODEL SWEEP_FILE "
+                         "(started by bench/reference_speed.py --device cuda)")
+    sys.exit(diffusers_round(sys.argv[2], sys.argv[3]))
