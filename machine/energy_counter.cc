@@ -80,6 +80,17 @@ std::optional<EnergyWindow> EnergyBetween(const EnergyReading& start, const Ener
                       end.host_ms - start.host_ms};
 }
 
+std::unique_ptr<EnergyCounter> RankEnergyCounter(bool gpu, const std::string& pci_bus_id,
+                                                 std::string* why_not,
+                                                 const EnergyCounterOpener& open) {
+  if (!gpu) return nullptr;
+  if (pci_bus_id.empty()) {
+    *why_not = "the GPU's PCI bus id is unknown, so NVML cannot find its energy counter";
+    return nullptr;
+  }
+  return open(pci_bus_id, why_not);
+}
+
 std::unique_ptr<EnergyCounter> OpenNvmlEnergyCounter(const std::string& pci_bus_id,
                                                      std::string* why_not,
                                                      const std::string& library) {

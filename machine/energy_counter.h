@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,5 +52,17 @@ std::unique_ptr<EnergyCounter> OpenNvmlEnergyCounter(const std::string& pci_bus_
                                                      std::string* why_not,
                                                      const std::string& library =
                                                          "libnvidia-ml.so.1");
+
+// How a GPU's counter is opened: OpenNvmlEnergyCounter, or a fake in tests.
+using EnergyCounterOpener =
+    std::function<std::unique_ptr<EnergyCounter>(const std::string& pci_bus_id,
+                                                 std::string* why_not)>;
+
+// The energy counter of one rank's device, as ditbench-worker opens it: none on a CPU (nullptr
+// with *why_not left empty: a CPU has no counter and nothing needs saying); on a GPU, `open`'s
+// counter for its PCI bus id, or nullptr with why (an unknown bus id included).
+std::unique_ptr<EnergyCounter> RankEnergyCounter(bool gpu, const std::string& pci_bus_id,
+                                                 std::string* why_not,
+                                                 const EnergyCounterOpener& open);
 
 }  // namespace ditbench

@@ -253,15 +253,15 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
   // Energy: this rank's GPU board counter (NVML) read by Measure at the edges of the timed
   // iterations; none on CPU. A counter that cannot be opened is said once, in the rank's log
   // and its rank file, and the trial goes on without energy.
-  std::unique_ptr<EnergyCounter> energy;
-  if (device.is_cuda()) {
-    const std::string bus_id = CudaPciBusId(device.index());
-    std::string why = "the GPU's PCI bus id is unknown, so NVML cannot find its energy counter";
-    if (!bus_id.empty()) energy = OpenNvmlEnergyCounter(bus_id, &why);
-    if (!energy) {
-      result.energy_unavailable = why;
-      fmt::print(stderr, "ditbench-worker: rank {}: no energy per image: {}\n", rank, why);
-    }
+  std::string no_energy;
+  std::unique_ptr<EnergyCounter> energy = RankEnergyCounter(
+      device.is_cuda(), device.is_cuda() ? CudaPciBusId(device.index()) : std::string(),
+      &no_energy, [](const std::string& bus_id, std::string* why) {
+        return OpenNvmlEnergyCounter(bus_id, why);
+      });
+  if (!no_energy.empty()) {
+    result.energy_unavailable = no_energy;
+    fmt::print(stderr, "ditbench-worker: rank {}: no energy per image: {}\n", rank, no_energy);
   }
   options.energy = energy.get();
   const std::int64_t sent_before = parallel.bytes_sent();

@@ -1,6 +1,7 @@
 #include "metrics/measurement.h"
 
 #include <map>
+#include <memory>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -228,6 +229,42 @@ TEST(EnergyBetweenTest, ACounterThatWentBackIsRefusedWithItsValues) {
   ASSERT_TRUE(window.has_value());
   EXPECT_DOUBLE_EQ(window->joules, 2.5);
   EXPECT_DOUBLE_EQ(window->window_ms, 500.0);
+}
+
+TEST(EnergyCounterTest, ACpuRankHasNoCounterAndNothingToSay) {
+  bool opened = false;
+  const EnergyCounterOpener open = [&](const std::string&, std::string*) {
+    opened = true;
+    return std::unique_ptr<EnergyCounter>();
+  };
+  std::string why;
+  EXPECT_EQ(RankEnergyCounter(/*gpu=*/false, "", &why, open), nullptr);
+  EXPECT_FALSE(opened);
+  EXPECT_EQ(why, "");
+}
+
+TEST(EnergyCounterTest, AGpuRankOpensItsOwnBoardsCounterOrSaysWhyNot) {
+  FakeClock clock;
+  std::string asked;
+  const EnergyCounterOpener open = [&](const std::string& bus_id, std::string*) {
+    asked = bus_id;
+    return std::unique_ptr<EnergyCounter>(std::make_unique<FakeEnergyCounter>(clock, 100));
+  };
+  std::string why;
+  EXPECT_NE(RankEnergyCounter(true, "0000:3B:00.0", &why, open), nullptr);
+  EXPECT_EQ(asked, "0000:3B:00.0");
+  EXPECT_EQ(why, "");
+  asked.clear();
+  EXPECT_EQ(RankEnergyCounter(true, "", &why, open), nullptr);
+  EXPECT_EQ(asked, "") << "no bus id: nothing to open";
+  EXPECT_NE(why.find("PCI bus id is unknown"), std::string::npos) << why;
+  const EnergyCounterOpener fails = [](const std::string&, std::string* why_not) {
+    *why_not = "no counter on this board";
+    return std::unique_ptr<EnergyCounter>();
+  };
+  why.clear();
+  EXPECT_EQ(RankEnergyCounter(true, "0000:3B:00.0", &why, fails), nullptr);
+  EXPECT_EQ(why, "no counter on this board");
 }
 
 TEST(EnergyCounterTest, MissingNvmlLibraryGivesNoCounterAndAClearReason) {
