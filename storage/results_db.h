@@ -59,6 +59,10 @@ struct ResultRow : ParallelDegrees {
   std::optional<double> compute_share, comm_share, idle_share;
   std::string run_dir;  // the trial's run folder (where its traces are)
   std::optional<double> comm_mb_per_step;  // MiB a rank sent per step, max over ranks
+  // Energy (GPU, NVML): joules per timed iteration over every rank, per image, and why a GPU
+  // trial has none (TrialMetrics::energy_note).
+  std::optional<double> energy_j, joules_per_image;
+  std::string energy_note;
   bool busy = false;        // other work ran on the machine during the trial (machine health)
   std::string health_note;  // what was busy: "load 3.10 on 2 cores; others used ..."
   std::int64_t concurrent_trials = 0;  // other trials in flight beside it (--policy pack)

@@ -119,6 +119,9 @@ struct TrialConfig : ParallelDegrees {
   int pipefusion_warmup_steps = 1;
 
   const ParallelDegrees& degrees() const { return *this; }
+  // Images one iteration produces over the whole trial: the batch of each data-parallel
+  // replica (CFG's negative rows are not images). What images_per_s and joules_per_image count.
+  int images_per_iteration() const { return batch * dp; }
   int image_height() const { return height > 0 ? height : resolution; }
   ImageShape image_shape() const { return {resolution, image_height(), frames}; }
   // "1024" for a square, "1280x720" otherwise: as the sweep writes it, and as labels show it.

@@ -115,6 +115,39 @@ TEST_F(ResultsDbTest, ThrottledTrialIsVisibleInResults) {
   EXPECT_EQ(QueryText("SELECT sm_clock_min_mhz FROM results"), "1410.0");
 }
 
+TEST_F(ResultsDbTest, EnergyIsStoredWithTheTrialAndItsLaunchAndReadBack) {
+  const TrialConfig config = test::MakeConfig(1);
+  std::int64_t id = 0;
+  {
+    auto db = ResultsDb::Open(DbPath());
+    id = db->ResumeOrCreateCampaign(test::MakeCampaign("energy"), false);
+    TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, 10.0);
+    trial.metrics->energy_j = 12.5;
+    trial.metrics->joules_per_image = 6.25;
+    db->RecordTrial(id, trial);
+    TrialRecord other = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10.0);
+    other.metrics->energy_note = "rank 0: no counter";
+    db->RecordTrial(id, other);
+  }
+  auto db = ResultsDb::Open(DbPath());
+  const std::vector<ResultRow> rows = db->Results({id});
+  ASSERT_EQ(rows.size(), 2u);
+  const ResultRow& measured = rows[0].trial_key == TrialKey(config) ? rows[0] : rows[1];
+  const ResultRow& missing = &measured == &rows[0] ? rows[1] : rows[0];
+  ASSERT_TRUE(measured.energy_j && measured.joules_per_image);
+  EXPECT_DOUBLE_EQ(*measured.energy_j, 12.5);
+  EXPECT_DOUBLE_EQ(*measured.joules_per_image, 6.25);
+  EXPECT_EQ(measured.energy_note, "");
+  EXPECT_FALSE(missing.energy_j.has_value());
+  EXPECT_EQ(missing.energy_note, "rank 0: no counter");
+  // The launch keeps its own, for replicates to summarise (metrics/launch_summary.h).
+  const std::vector<LaunchMeasurement> launches = db->Launches(id, TrialKey(config), -1);
+  ASSERT_EQ(launches.size(), 1u);
+  ASSERT_TRUE(launches[0].metrics && launches[0].metrics->energy_j);
+  EXPECT_DOUBLE_EQ(*launches[0].metrics->energy_j, 12.5);
+  EXPECT_DOUBLE_EQ(*launches[0].metrics->joules_per_image, 6.25);
+}
+
 TEST_F(ResultsDbTest, NewerSchemaIsRefused) {
   ResultsDb::Open(DbPath());
   {
