@@ -4,20 +4,20 @@
 The reference for ditbench's `pixart-alpha` denoise numbers: the same shapes (1024 px -> a
 128 x 128 latent, 4096 image tokens; 120 T5 tokens of 4096; batch 1 doubled by classifier-free
 guidance), random weights (seeded), the same precision, and the same denoising loop as
-ditbench's worker (guidance 4.5, first-order DPM-Solver step on the epsilon prediction, linear
-beta schedule). Timed with CUDA events on the current stream, after untimed warm-up iterations;
+ditbench's worker (guidance 4.5; diffusers' DPMSolverMultistepScheduler as DPM-Solver++ 2M on the
+epsilon prediction over the linear beta schedule, linspace timesteps, the last step landing on
+the data prediction: what the `pixart-alpha` preset runs). Timed with CUDA events on the current stream, after untimed warm-up iterations;
 prints one JSON line per measurement.
 
     PYTHONPATH=/tmp/site python3 bench/diffusers_pixart.py [--steps 20] [--warmup 5] [--iterations 10]
                                                            [--resolution 1024] [--precision bf16]
 
-The model is diffusers' PixArtTransformer2DModel with PixArt-alpha XL/2's configuration, except
-use_additional_conditions=False (the 1024-MS checkpoint adds a resolution / aspect-ratio
-embedding: a few small MLPs per forward that ditbench's model does not have).
+The model is diffusers' PixArtTransformer2DModel with PixArt-alpha XL/2's configuration,
+micro-conditions included (the 1024-MS checkpoint's resolution / aspect-ratio embedding, passed
+as PixArtAlphaPipeline passes them), as ditbench's preset has them.
 """
 import argparse
 import json
-import math
 import statistics
 import sys
 
@@ -36,7 +36,7 @@ def main():
     args = parser.parse_args()
 
     import diffusers
-    from diffusers import PixArtTransformer2DModel
+    from diffusers import DPMSolverMultistepScheduler, PixArtTransformer2DModel
 
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.precision]
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -49,35 +49,34 @@ def main():
         num_layers=28, cross_attention_dim=1152, attention_bias=True, sample_size=latent,
         patch_size=2, activation_fn="gelu-approximate", num_embeds_ada_norm=1000,
         norm_type="ada_norm_single", norm_elementwise_affine=False, norm_eps=1e-6,
-        caption_channels=4096, use_additional_conditions=False,
+        caption_channels=4096, use_additional_conditions=True,
     ).to(device, dtype).eval()
     params = sum(p.numel() for p in model.parameters())
 
-    # Sampler: ditbench's DpmSolverFirstOrder (model_zoo/layers/sampler.cc).
-    betas = [0.0001 + (0.02 - 0.0001) * t / 999 for t in range(1000)]
-    alpha_bar, product = [], 1.0
-    for beta in betas:
-        product *= 1.0 - beta
-        alpha_bar.append(product)
-    timesteps = [round(999 * (1.0 - i / args.steps)) for i in range(args.steps)]
+    # Sampler: ditbench's DpmSolverMultistep (model_zoo/layers/sampler.cc) is this scheduler.
+    scheduler = DPMSolverMultistepScheduler(
+        num_train_timesteps=1000, beta_start=0.0001, beta_end=0.02, beta_schedule="linear",
+        solver_order=2, prediction_type="epsilon", algorithm_type="dpmsolver++",
+        timestep_spacing="linspace", final_sigmas_type="zero", lower_order_final=True)
 
     noise = torch.randn(1, 4, latent, latent).to(device, dtype)
     text = torch.randn(2, 120, 4096).to(device, dtype)  # rows 0: negative, 1: prompt
+    micro = {"resolution": torch.tensor([[float(args.resolution)] * 2] * 2, device=device),
+             "aspect_ratio": torch.tensor([[1.0]] * 2, device=device)}
     guidance = 4.5
 
     def denoise():
         x = noise
-        for i, t in enumerate(timesteps):
+        scheduler.set_timesteps(args.steps, device=device)
+        for t in scheduler.timesteps:
             inp = torch.cat([x, x], 0)
-            tt = torch.full((2,), float(t), device=device)
-            out = model(inp, encoder_hidden_states=text, timestep=tt, return_dict=False)[0]
+            tt = t.expand(2).to(device)
+            out = model(inp, encoder_hidden_states=text, timestep=tt, added_cond_kwargs=micro,
+                        return_dict=False)[0]
             eps = out[:, :4]
             uncond, cond = eps[0:1], eps[1:2]
             eps = uncond + guidance * (cond - uncond)
-            ab = alpha_bar[t]
-            ab_next = alpha_bar[timesteps[i + 1]] if i + 1 < len(timesteps) else 1.0
-            x0 = (x - math.sqrt(1.0 - ab) * eps) / math.sqrt(ab)
-            x = math.sqrt(ab_next) * x0 + math.sqrt(1.0 - ab_next) * eps
+            x = scheduler.step(eps, t, x, return_dict=False)[0]
         return x
 
     def timed(fn):

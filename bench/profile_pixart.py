@@ -48,17 +48,21 @@ def main():
         num_layers=28, cross_attention_dim=1152, attention_bias=True, sample_size=128,
         patch_size=2, activation_fn="gelu-approximate", num_embeds_ada_norm=1000,
         norm_type="ada_norm_single", norm_elementwise_affine=False, norm_eps=1e-6,
-        caption_channels=4096, use_additional_conditions=False).to(dev, dt).eval()
+        caption_channels=4096, use_additional_conditions=True).to(dev, dt).eval()
     blocks = nn.ModuleList(Block() for _ in range(L)).to(dev, dt).eval()
     latent = torch.randn(B, 4, 128, 128, device=dev, dtype=dt)
     text = torch.randn(B, T, TD, device=dev, dtype=dt)
     t = torch.full((B,), 999.0, device=dev)
+    # The preset's micro-conditions, as PixArtAlphaPipeline passes them (1024 px, square).
+    micro = {"resolution": torch.tensor([[1024.0, 1024.0]] * B, device=dev),
+             "aspect_ratio": torch.tensor([[1.0]] * B, device=dev)}
     x0 = torch.randn(B, grid * grid, D, device=dev, dtype=dt)
     t6 = torch.randn(B, 6, D, device=dev, dtype=dt)
     text_d = torch.randn(B, T, D, device=dev, dtype=dt)
 
     def run_ref():
-        return ref(latent, encoder_hidden_states=text, timestep=t, return_dict=False)[0]
+        return ref(latent, encoder_hidden_states=text, timestep=t, added_cond_kwargs=micro,
+                   return_dict=False)[0]
 
     def run_replica():
         x = x0

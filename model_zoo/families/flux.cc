@@ -46,12 +46,18 @@ FluxSingleBlockImpl::Prepared FluxSingleBlockImpl::Prepare(const torch::Tensor& 
                                                            const torch::Tensor& scale,
                                                            const RotaryTable& rotary) {
   const int64_t b = x.size(0), n = x.size(1), hd = dim_ / heads_;
-  auto h = Dense(qkv_mlp_, Modulate(norm_(x), shift, scale));
-  auto qkv = h.narrow(2, 0, 3 * dim_).view({b, n, 3, heads_, hd}).unbind(2);
+  auto h = Modulate(norm_(x), shift, scale);
+  // One weight, two GEMMs over its row blocks: Q/K/V, and the MLP with GELU as its epilogue.
+  const auto &weight = qkv_mlp_->weight, &bias = qkv_mlp_->bias;
+  auto qkv = FusedLinear(h, weight.narrow(0, 0, 3 * dim_), bias.narrow(0, 0, 3 * dim_),
+                         Epilogue::kNone)
+                 .view({b, n, 3, heads_, hd})
+                 .unbind(2);
+  auto mlp = FusedLinear(h, weight.narrow(0, 3 * dim_, mlp_dim_),
+                         bias.narrow(0, 3 * dim_, mlp_dim_), Epilogue::kGeluTanh);
   auto q = ApplyRotary(norm_q_(qkv[0]), rotary);
   auto k = ApplyRotary(norm_k_(qkv[1]), rotary);
-  return {Qkv::FromPacked(torch::stack({q, k, qkv[2]}, 2)),
-          GeluTanh(h.narrow(2, 3 * dim_, mlp_dim_))};
+  return {Qkv::FromPacked(torch::stack({q, k, qkv[2]}, 2)), mlp};
 }
 
 void FluxSingleBlockImpl::forward(torch::Tensor& image, torch::Tensor& text,
@@ -65,7 +71,7 @@ void FluxSingleBlockImpl::forward(torch::Tensor& image, torch::Tensor& text,
   auto finish = [&](const torch::Tensor& x, const torch::Tensor& attended,
                     const torch::Tensor& mlp) {
     auto a = attended.reshape({x.size(0), x.size(1), dim_});
-    auto out = x + mod[2].unsqueeze(1) * Dense(proj_out_, torch::cat({a, mlp}, 2));
+    auto out = GatedResidual(x, mod[2], Dense(proj_out_, torch::cat({a, mlp}, 2)));
     return out.scalar_type() == torch::kHalf ? out.clamp(-65504, 65504) : out;
   };
   image = finish(image, attn.image, img.mlp);
@@ -112,7 +118,7 @@ DitState FluxTransformerImpl::Embed(const torch::Tensor& latent, const torch::Te
   }
   state.conditioning = temb + text_embedder_(conditioning.pooled);
 
-  if (rotary_grid_ != grid || image_rotary_.cos.device() != latent.device()) {
+  if (rotary_grid_ != grid || image_rotary_.rotation.device() != latent.device()) {
     // ids: text tokens (0, 0, 0); image tokens (0, row, column), row-major like the tokens.
     auto options = torch::TensorOptions().dtype(torch::kFloat64).device(latent.device());
     auto text_ids = torch::zeros({c.text_tokens, 3}, options);
@@ -128,8 +134,8 @@ DitState FluxTransformerImpl::Embed(const torch::Tensor& latent, const torch::Te
 
 void FluxTransformerImpl::RunBlock(int index, DitState& state, const ParallelContext& parallel) {
   // This rank's rows of the image table, following the token shard (and PipeFusion's patch).
-  RotaryTable image_rotary{parallel.ShardSequence(image_rotary_.cos, 0),
-                           parallel.ShardSequence(image_rotary_.sin, 0)};
+  RotaryTable image_rotary{parallel.ShardSequence(image_rotary_.rotation, 0),
+                           image_rotary_.identity};
   if (index < config_.depth) {
     transformer_blocks_[index]->as<JointBlockImpl>()->forward(
         state.image, state.text, state.conditioning, &image_rotary, &text_rotary_, parallel);

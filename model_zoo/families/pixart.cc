@@ -52,7 +52,7 @@ torch::Tensor PixArtBlockImpl::forward(const torch::Tensor& x, const torch::Tens
 
   auto h = Modulate(norm1_(x), shift_msa, scale_msa);
   auto attn = parallel.Attend(Qkv::FromPacked(Dense(qkv_, h).view({b, n, 3, heads_, hd}))).image;
-  auto out = x + gate_msa.unsqueeze(1) * Dense(attn_out_, attn.reshape({b, n, d}));
+  auto out = GatedResidual(x, gate_msa, Dense(attn_out_, attn.reshape({b, n, d})));
 
   // Cross-attention: local queries against the full text; no communication needed.
   auto q = Dense(cross_q_, out).view({b, n, heads_, hd});
@@ -60,7 +60,7 @@ torch::Tensor PixArtBlockImpl::forward(const torch::Tensor& x, const torch::Tens
   out = out + Dense(cross_out_, Attention(q, kv[0], kv[1]).reshape({b, n, d}));
 
   h = Modulate(norm2_(out), shift_mlp, scale_mlp);
-  return out + gate_mlp.unsqueeze(1) * Dense(fc2_, GeluTanh(Dense(fc1_, h)));
+  return GatedResidual(out, gate_mlp, Dense(fc2_, DenseGelu(fc1_, h)));
 }
 
 PixArtTransformerImpl::PixArtTransformerImpl(const ModelConfig& c) : config_(c) {
@@ -103,8 +103,10 @@ DitState PixArtTransformerImpl::Embed(const torch::Tensor& latent, const torch::
   // Contiguous once here: the convolution's [B, D, N] transposed would otherwise stay the layout
   // of the residual stream through every block (elementwise ops keep their first input's
   // layout), and each linear on it would take LibTorch's batched-matmul path, which copies the
-  // weight per call (9% of a PixArt-alpha forward on the CPU).
-  x = (x + positions_.unsqueeze(0)).contiguous();
+  // weight per call (9% of a PixArt-alpha forward on the CPU). The positions first: the sum
+  // then takes their row-major layout and reads the convolution's output once, coalesced on
+  // a GPU, instead of writing a transposed sum and copying it.
+  x = (positions_.unsqueeze(0) + x).contiguous();
   DitState state;
   state.batch = b;
   state.grid = grid;
@@ -125,7 +127,7 @@ DitState PixArtTransformerImpl::Embed(const torch::Tensor& latent, const torch::
                                         1);
   }
   state.modulation = Dense(t_block_, torch::silu(state.conditioning)).view({b, 6, d});
-  state.text = Dense(caption_fc2_, GeluTanh(Dense(caption_fc1_, text)));
+  state.text = Dense(caption_fc2_, DenseGelu(caption_fc1_, text));
   return state;
 }
 

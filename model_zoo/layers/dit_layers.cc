@@ -5,7 +5,11 @@ namespace ditbench {
 namespace F = torch::nn::functional;
 
 torch::Tensor Dense(const torch::nn::Linear& layer, const torch::Tensor& x) {
-  return torch::linear(x, layer->weight, layer->bias);
+  return FusedLinear(x, layer->weight, layer->bias, Epilogue::kNone);
+}
+
+torch::Tensor DenseGelu(const torch::nn::Linear& layer, const torch::Tensor& x) {
+  return FusedLinear(x, layer->weight, layer->bias, Epilogue::kGeluTanh);
 }
 
 torch::nn::LayerNorm PlainNorm(int64_t dim) {
@@ -17,16 +21,15 @@ torch::Tensor GeluTanh(const torch::Tensor& x) {
   return F::gelu(x, F::GELUFuncOptions().approximate("tanh"));
 }
 
-torch::Tensor Modulate(const torch::Tensor& x, const torch::Tensor& shift,
-                       const torch::Tensor& scale) {
-  return x * (1 + scale.unsqueeze(1)) + shift.unsqueeze(1);
-}
-
 RmsNormImpl::RmsNormImpl(int64_t dim) {
   weight_ = register_parameter("weight", torch::ones({dim}));
 }
 
 torch::Tensor RmsNormImpl::forward(const torch::Tensor& x) {
+  // CUDA has one fused kernel when the weight is in the input's dtype (it computes in fp32 and
+  // rounds once); LibTorch's CPU rms_norm is the same ops as below, slower in bf16.
+  if (x.is_cuda() && weight_.scalar_type() == x.scalar_type())
+    return at::rms_norm(x, {x.size(-1)}, weight_, 1e-6);
   auto xf = x.to(torch::kFloat32);
   auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + 1e-6);
   return normed.to(weight_.scalar_type()) * weight_;
@@ -64,30 +67,28 @@ torch::Tensor SinCosPositions2d(int64_t hidden, int64_t count, int64_t start, in
 }
 
 RotaryTable RotaryTable::Narrow(int64_t start, int64_t length) const {
-  return {cos.narrow(0, start, length), sin.narrow(0, start, length)};
+  return {rotation.narrow(0, start, length), identity};
 }
 
 RotaryTable MakeRotaryTable(const torch::Tensor& ids, const std::array<int, 3>& axes_dim,
                             double theta) {
-  std::vector<torch::Tensor> cos, sin;
+  std::vector<torch::Tensor> angles;
   auto options = torch::TensorOptions().dtype(torch::kFloat64).device(ids.device());
   for (size_t axis = 0; axis < axes_dim.size(); ++axis) {
     const int64_t dim = axes_dim[axis];
     auto freqs = 1.0 / torch::pow(theta, torch::arange(0, dim, 2, options) / double(dim));
-    auto angles = torch::outer(ids.select(1, int64_t(axis)).to(torch::kFloat64), freqs);
-    cos.push_back(angles.cos().repeat_interleave(2, 1));
-    sin.push_back(angles.sin().repeat_interleave(2, 1));
+    angles.push_back(torch::outer(ids.select(1, int64_t(axis)).to(torch::kFloat64), freqs));
   }
-  return {torch::cat(cos, 1).to(torch::kFloat32), torch::cat(sin, 1).to(torch::kFloat32)};
+  auto all = torch::cat(angles, 1);
+  return {torch::complex(all.cos().to(torch::kFloat32), all.sin().to(torch::kFloat32)),
+          ids.eq(0).all().item<bool>()};
 }
 
 torch::Tensor ApplyRotary(const torch::Tensor& x, const RotaryTable& table) {
-  auto cos = table.cos.unsqueeze(0).unsqueeze(2);  // [1, S, 1, d]
-  auto sin = table.sin.unsqueeze(0).unsqueeze(2);
-  auto xf = x.to(torch::kFloat32);
-  auto pairs = xf.unflatten(-1, {-1, 2}).unbind(-1);  // real, imaginary
-  auto rotated = torch::stack({-pairs[1], pairs[0]}, -1).flatten(-2);
-  return (xf * cos + rotated * sin).to(x.scalar_type());
+  if (table.identity) return x;
+  auto pairs = torch::view_as_complex(x.to(torch::kFloat32).unflatten(-1, {-1, 2}));
+  auto rotated = pairs * table.rotation.unsqueeze(0).unsqueeze(2);  // [1, S, 1, d / 2]
+  return torch::view_as_real(rotated).flatten(-2).to(x.scalar_type());
 }
 
 }  // namespace ditbench

@@ -7,17 +7,18 @@
 
 #include <torch/torch.h>
 
+#include "model_zoo/layers/fused_ops.h"
+
 namespace ditbench {
 
-// x W^T + b as one addmm (at::linear, as Python's nn.Linear; LibTorch's module forward
-// splits off the bias add).
+// x W^T + b with the bias inside the GEMM (FusedLinear; LibTorch's module forward splits off
+// the bias add).
 torch::Tensor Dense(const torch::nn::Linear& layer, const torch::Tensor& x);
+// GELU(tanh)(x W^T + b) with the GELU as the GEMM's epilogue where the device has one.
+torch::Tensor DenseGelu(const torch::nn::Linear& layer, const torch::Tensor& x);
 // LayerNorm without affine parameters, eps 1e-6.
 torch::nn::LayerNorm PlainNorm(int64_t dim);
 torch::Tensor GeluTanh(const torch::Tensor& x);
-// x * (1 + scale) + shift with [B, D] modulation broadcast over tokens.
-torch::Tensor Modulate(const torch::Tensor& x, const torch::Tensor& shift,
-                       const torch::Tensor& scale);
 
 // Root-mean-square norm over the last dimension with a learned scale (computed in fp32, as
 // diffusers' RMSNorm), eps 1e-6.
@@ -50,15 +51,19 @@ TORCH_MODULE(EmbedderMlp);
 torch::Tensor SinCosPositions2d(int64_t hidden, int64_t count, int64_t start, int64_t table,
                                 double base_size, double interpolation_scale);
 
-// Rotary tables over multi-axis positions (Flux's FluxPosEmbed): ids [S, axes] -> cos and sin,
-// each [S, sum(axes_dim)] in fp32, every frequency repeated for its (real, imaginary) pair.
+// Rotary tables over multi-axis positions (Flux's FluxPosEmbed): ids [S, axes] -> one unit
+// complex number per (real, imaginary) pair of a head's features, [S, sum(axes_dim) / 2] in
+// complex64 (cos and sin rounded to fp32, as diffusers' table). A table whose positions are all
+// zero (Flux's text tokens) rotates by nothing: `identity`, and ApplyRotary skips it.
 struct RotaryTable {
-  torch::Tensor cos, sin;
+  torch::Tensor rotation;
+  bool identity = false;
   RotaryTable Narrow(int64_t start, int64_t length) const;
 };
 RotaryTable MakeRotaryTable(const torch::Tensor& ids, const std::array<int, 3>& axes_dim,
                             double theta);
-// x [B, S, H, d] rotated by `table` ([S, d]); computed in fp32, returned in x's dtype.
+// x [B, S, H, d] rotated by `table` ([S, d / 2]): one complex multiply in fp32, returned in
+// x's dtype (diffusers' real form, x * cos + rotate_half(x) * sin, takes five kernels).
 torch::Tensor ApplyRotary(const torch::Tensor& x, const RotaryTable& table);
 
 }  // namespace ditbench

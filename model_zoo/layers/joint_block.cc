@@ -73,21 +73,21 @@ void JointBlockImpl::forward(torch::Tensor& image, torch::Tensor& text, const to
   Qkv text_qkv = ProjectQkv(add_qkv_, c, h, naq, nak, text_rotary);
   AttentionOutput attn = parallel.Attend(image_qkv, text_qkv);
 
-  image = image + mod[2].unsqueeze(1) * Dense(to_out_, attn.image.reshape({b, n, d}));
+  image = GatedResidual(image, mod[2], Dense(to_out_, attn.image.reshape({b, n, d})));
   if (options_.dual_attention) {  // image tokens only, from the image as it entered the block
     RmsNorm* nq2 = options_.qk_norm ? &attn2_norm_q_ : nullptr;
     RmsNorm* nk2 = options_.qk_norm ? &attn2_norm_k_ : nullptr;
     Qkv qkv2 = ProjectQkv(attn2_qkv_, Modulate(normed, mod[6], mod[7]), h, nq2, nk2, nullptr);
     auto attn2 = parallel.Attend(qkv2, std::nullopt, /*attention=*/1).image.reshape({b, n, d});
-    image = image + mod[8].unsqueeze(1) * Dense(attn2_out_, attn2);
+    image = GatedResidual(image, mod[8], Dense(attn2_out_, attn2));
   }
   auto y = Modulate(norm_(image), mod[3], mod[4]);
-  image = image + mod[5].unsqueeze(1) * Dense(ff_fc2_, GeluTanh(Dense(ff_fc1_, y)));
+  image = GatedResidual(image, mod[5], Dense(ff_fc2_, DenseGelu(ff_fc1_, y)));
   if (options_.context_pre_only) return;
 
-  text = text + cmod[2].unsqueeze(1) * Dense(to_add_out_, attn.text.reshape({b, t, d}));
+  text = GatedResidual(text, cmod[2], Dense(to_add_out_, attn.text.reshape({b, t, d})));
   auto z = Modulate(norm_(text), cmod[3], cmod[4]);
-  text = text + cmod[5].unsqueeze(1) * Dense(ff_context_fc2_, GeluTanh(Dense(ff_context_fc1_, z)));
+  text = GatedResidual(text, cmod[5], Dense(ff_context_fc2_, DenseGelu(ff_context_fc1_, z)));
   if (text.scalar_type() == torch::kHalf) text = text.clamp(-65504, 65504);
 }
 

@@ -1,6 +1,7 @@
 // The analytic FLOP formula (model_zoo/shapes/model_config.cc) against an independent count: LibTorch's
 // profiler tallies the FLOPs of every matrix product and convolution a real forward of the
-// model zoo's PixArt, Flux, SD3 and SD3.5 (dual attention) execute.
+// model zoo's PixArt, Flux, SD3 and SD3.5 (dual attention) execute (oneDNN's fused linear
+// counted from its recorded shapes).
 #include <cctype>
 
 #include <gtest/gtest.h>
@@ -11,6 +12,15 @@
 
 namespace ditbench {
 namespace {
+
+// oneDNN's fused linear (model_zoo/layers/fused_ops.h), which the profiler records without a
+// FLOP count: 2 M N K from its recorded input shapes, x [..., K] and weight [N, K].
+double FusedLinearFlops(c10::ArrayRef<std::vector<int64_t>> shapes) {
+  if (shapes.size() < 2 || shapes[0].empty() || shapes[1].size() != 2) return 0;
+  double rows = 1;
+  for (size_t i = 0; i + 1 < shapes[0].size(); ++i) rows *= double(shapes[0][i]);
+  return 2.0 * rows * double(shapes[1][0]) * double(shapes[1][1]);
+}
 
 double ProfiledMatmulFlops(const std::function<void()>& run) {
   using namespace torch::autograd::profiler;
@@ -31,6 +41,8 @@ double ProfiledMatmulFlops(const std::function<void()>& run) {
     if (name == "aten::mm" || name == "aten::addmm" || name == "aten::bmm" ||
         name == "aten::baddbmm" || name == "aten::conv2d")
       flops += static_cast<double>(event.flops());
+    else if (name == "mkldnn::_linear_pointwise")
+      flops += FusedLinearFlops(event.shapes());
   }
   return flops;
 }

@@ -64,7 +64,8 @@ TEST(FluxTest, SamplerShiftsItsScheduleByResolution) {
 TEST(FluxTest, RotaryOfTheZeroPositionIsTheIdentityAndOthersRotate) {
   auto ids = torch::tensor({0.0, 0.0, 0.0, 0.0, 3.0, 5.0}, torch::kFloat64).view({2, 3});
   RotaryTable table = MakeRotaryTable(ids, {4, 14, 14}, 10000.0);
-  ASSERT_EQ(table.cos.sizes(), (std::vector<int64_t>{2, 32}));
+  ASSERT_EQ(table.rotation.sizes(), (std::vector<int64_t>{2, 16}));
+  EXPECT_FALSE(table.identity);
   auto x = torch::randn({1, 2, 3, 32});
   auto y = ApplyRotary(x, table);
   EXPECT_TRUE(torch::allclose(y.select(1, 0), x.select(1, 0)));
