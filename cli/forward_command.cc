@@ -15,6 +15,7 @@
 
 #include "cli/command.h"
 #include "launch/local_launcher.h"
+#include "model_zoo/shapes/diffusers_files.h"
 #include "trial/trial.h"
 
 namespace ditbench {
@@ -25,6 +26,7 @@ struct ForwardArgs {
   int ulysses = 1, ring = 1;
   std::string precision = "fp32";
   int vae_tile = 0;
+  std::string variant;
   std::vector<std::string> gpus;
   double timeout_s = 1800;
 };
@@ -50,6 +52,8 @@ int RunForward(const ForwardArgs& a) {
                                 kVaeTileExpected);
   if (!std::filesystem::is_directory(a.model_dir))
     throw std::invalid_argument("MODEL_DIR " + a.model_dir.string() + ": no such folder");
+  // The files diffusers would load for the variant, checked before any rank starts.
+  DiffusersWeightFiles(a.model_dir, a.variant);
   if (!std::filesystem::exists(a.inputs))
     throw std::invalid_argument("--inputs " + a.inputs.string() + ": no such file");
   const auto worker = a.worker.empty() ? DefaultWorker() : a.worker;
@@ -76,6 +80,10 @@ int RunForward(const ForwardArgs& a) {
                   "--ulysses", std::to_string(a.ulysses),
                   "--ring",    std::to_string(a.ring),
                   "--precision", a.precision};
+  if (!a.variant.empty()) {
+    request.args.push_back("--variant");
+    request.args.push_back(a.variant);
+  }
   if (a.vae_tile > 0) {
     request.args.push_back("--vae-tile");
     request.args.push_back(std::to_string(a.vae_tile));
@@ -128,6 +136,9 @@ std::function<int()> DefineForwardCommand(CLI::App& sub) {
   sub.add_option("--vae-tile", a->vae_tile,
                  "a VAE folder: decode in tiles of this many pixels (64 to 16384, a multiple of "
                  "64, as the sweep field vae_tile)");
+  sub.add_option("--variant", a->variant,
+                 "diffusers' weights variant: load diffusion_pytorch_model.VARIANT.safetensors (or "
+                 "its sharded index) instead of the default file, as from_pretrained(variant=...)");
   sub.add_option("--gpus", a->gpus, "CUDA devices, one per rank (default: CPU)")->delimiter(',');
   sub.add_option("--worker", a->worker, "worker program (default: next to ditbench)");
   sub.add_option("--timeout", a->timeout_s, "seconds before the ranks are killed");

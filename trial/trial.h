@@ -89,6 +89,10 @@ struct TrialConfig : ParallelDegrees {
   // Empty: seeded random weights.
   std::string weights;
   std::string vae_weights;
+  // Which of a weights folder's files diffusers would load (`model: {..., weights_variant:
+  // fp16}`: diffusion_pytorch_model.fp16.safetensors or its sharded index; empty: the default
+  // files). For both folders, as diffusers' pipelines pass `variant` to every component.
+  std::string weights_variant;
   // The image's width in pixels, and its height unless `height` is set: the sweep's
   // `resolution: 1024` is a square, `resolution: 1280x720` sets both (kept as written:
   // `resolution` and `height` 0 when they are equal, so a square has one form and one key).

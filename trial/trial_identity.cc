@@ -43,10 +43,12 @@ const std::map<std::string, nlohmann::json>& IdentityDefaults() {
 nlohmann::json ComputationJson(const TrialConfig& c) {
   nlohmann::json model = c.model;
   if (!c.model_overrides.empty() || !c.weights.empty() || !c.vae_weights.empty()) {
+    // weights_variant only ever comes with a folder, so a key without one is unchanged.
     model = {{"preset", c.model}};
     for (const auto& [key, value] : c.model_overrides) model[key] = value;
     if (!c.weights.empty()) model["weights"] = c.weights;
     if (!c.vae_weights.empty()) model["vae_weights"] = c.vae_weights;
+    if (!c.weights_variant.empty()) model["weights_variant"] = c.weights_variant;
   }
   // Assigned one by one rather than from an initializer list, which copies every value twice
   // (TrialKey runs this for every trial a plan expands).

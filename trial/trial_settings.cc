@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "model_zoo/shapes/diffusers_config.h"
+#include "model_zoo/shapes/diffusers_files.h"
 #include "model_zoo/shapes/model_config.h"
 
 namespace ditbench {
@@ -61,6 +62,15 @@ bool ParseModelValue(const Json& v, std::string* name, std::map<std::string, int
   *name = v["preset"].get<std::string>();
   for (const auto& [key, value] : v.items()) {
     if (key == "preset") continue;
+    if (key == "weights_variant") {
+      if (!value.is_string() || !IsValidWeightsVariant(value.get<std::string>())) {
+        *expected = "a weights variant for weights_variant: 1 to 32 letters, digits, '_' or '-' "
+                    "(e.g. fp16)";
+        return false;
+      }
+      (*folders)[key] = value.get<std::string>();
+      continue;
+    }
     if (key == "weights" || key == "vae_weights") {
       if (!value.is_string() || value.get<std::string>().empty()) {
         *expected = fmt::format("a folder in diffusers' format for '{}'", key);
@@ -72,7 +82,8 @@ bool ParseModelValue(const Json& v, std::string* name, std::map<std::string, int
     int dim = 0;
     if (std::find(OverridableDimensions().begin(), OverridableDimensions().end(), key) ==
         OverridableDimensions().end()) {
-      *expected = fmt::format("model dimensions from: {}, or weights, vae_weights; not '{}'",
+      *expected = fmt::format(
+          "model dimensions from: {}, or weights, vae_weights, weights_variant; not '{}'",
                               fmt::join(OverridableDimensions(), ", "), key);
       auto guess = DidYouMean(key, OverridableDimensions());
       if (!guess.empty()) *expected += fmt::format("; did you mean '{}'?", guess);
@@ -93,13 +104,19 @@ void AssignModel(TrialConfig& c, std::string name, std::map<std::string, int> ov
   c.model_overrides = std::move(overrides);
   c.weights = folders.count("weights") ? folders["weights"] : "";
   c.vae_weights = folders.count("vae_weights") ? folders["vae_weights"] : "";
+  c.weights_variant = folders.count("weights_variant") ? folders["weights_variant"] : "";
 }
 
 bool SetModel(TrialConfig& c, const Json& v, std::string* expected) {
   std::string name;
   std::map<std::string, int> overrides;
-  std::map<std::string, std::string> folders;  // weights, vae_weights
+  std::map<std::string, std::string> folders;  // weights, vae_weights; and weights_variant
   if (!ParseModelValue(v, &name, &overrides, &folders, expected)) return false;
+  const std::string variant = folders.count("weights_variant") ? folders["weights_variant"] : "";
+  if (!variant.empty() && !folders.count("weights") && !folders.count("vae_weights")) {
+    *expected = "weights_variant together with weights or vae_weights (a folder to pick from)";
+    return false;
+  }
   std::string error;
   auto resolved = ResolveModel(name, overrides, &error);
   if (!resolved) {
@@ -115,8 +132,10 @@ bool SetModel(TrialConfig& c, const Json& v, std::string* expected) {
   // A weights folder is checked now, not when its trial starts: its config.json must describe
   // the preset's architecture (model_zoo/shapes/diffusers_config.h).
   for (const auto& [key, folder] : folders) {
+    if (key == "weights_variant") continue;
     try {
       const DiffusersModel diffusers = ReadDiffusersConfig(folder);
+      DiffusersWeightFiles(folder, variant);  // the files diffusers would load exist
       const std::string file = (std::filesystem::path(folder) / "config.json").string();
       *resolved = key == "weights" ? ModelWithDiffusersWeights(*resolved, diffusers, file)
                                    : ModelWithDiffusersVae(*resolved, diffusers, file);

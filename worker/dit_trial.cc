@@ -57,10 +57,11 @@ ModelConfig ResolvedModel(const TrialConfig& config) {
   return *model;
 }
 
-// Copies the folder's tensors into `module` (every rank reads the same files).
-void LoadWeights(torch::nn::Module& module, const std::string& dir) {
+// Copies the folder's tensors into `module` (every rank reads the same files): the files
+// diffusers would load for the trial's weights variant.
+void LoadWeights(torch::nn::Module& module, const std::string& dir, const std::string& variant) {
   WeightsFolder folder = ReadWeightsFolder(dir);
-  LoadDiffusersWeights(module, folder.config, ReadDiffusersTensors(dir), dir);
+  LoadDiffusersWeights(module, folder.config, ReadDiffusersTensors(dir, variant), dir);
 }
 
 // Everything one rank needs to run iterations: model, inputs and sampler, for any family.
@@ -78,7 +79,7 @@ class DitRank {
     // Built in the trial's dtype, then moved: the host never holds an fp32 copy of a bf16 model.
     model_ = MakeDitModel(ResolvedModel(config), dtype_,
                           config.weights.empty() ? Weights::kSeeded : Weights::kLoaded);
-    if (!config.weights.empty()) LoadWeights(model_->module(), config.weights);
+    if (!config.weights.empty()) LoadWeights(model_->module(), config.weights, config.weights_variant);
     model_->module().to(device, dtype_);
     model_->module().eval();
     sampler_ = model_->MakeSampler(config.steps,
@@ -87,7 +88,7 @@ class DitRank {
       ScopedDefaultDtype in_dtype(dtype_);
       vae_ = VaeDecoder(model_->config());
       if (config.vae_weights.empty()) DrawSeededWeights(*vae_);
-      else LoadWeights(*vae_, config.vae_weights);
+      else LoadWeights(*vae_, config.vae_weights, config.weights_variant);
       vae_->to(device, dtype_);
       vae_->eval();
     }

@@ -91,7 +91,7 @@ using Forward = std::function<torch::Tensor()>;
 // The model with its weights and inputs on the device, as one forward to call.
 Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::string& where,
                           const ParallelContext& parallel, torch::Device device,
-                          torch::ScalarType dtype) {
+                          torch::ScalarType dtype, const std::string& variant) {
   const std::string& path = inputs.path();
   const bool packed = model.config.packed_latents;
   const std::string why = model.class_name + "'s forward needs it";
@@ -143,7 +143,7 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
   inputs.RefuseOthers(model.class_name);
 
   std::shared_ptr<DitModel> dit = MakeDitModel(model.config, dtype, Weights::kLoaded);
-  LoadDiffusersWeights(dit->module(), model, ReadDiffusersTensors(where), where);
+  LoadDiffusersWeights(dit->module(), model, ReadDiffusersTensors(where, variant), where);
   dit->module().to(device, dtype);
   dit->module().eval();
   auto options = torch::TensorOptions().dtype(dtype).device(device);
@@ -157,7 +157,7 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
 }
 
 Forward PrepareVae(const DiffusersModel& model, Inputs& inputs, const std::string& where,
-                   torch::Device device, torch::ScalarType dtype, int tile) {
+                   torch::Device device, torch::ScalarType dtype, int tile, const std::string& variant) {
   const int unit = 4 * model.config.vae_downsample;
   if (tile < 0 || tile % unit)
     throw std::invalid_argument("--vae-tile " + std::to_string(tile) +
@@ -172,7 +172,7 @@ Forward PrepareVae(const DiffusersModel& model, Inputs& inputs, const std::strin
     ScopedDefaultDtype in_dtype(dtype);
     return VaeDecoder(model.config);
   }();
-  LoadDiffusersWeights(*vae, model, ReadDiffusersTensors(where), where);
+  LoadDiffusersWeights(*vae, model, ReadDiffusersTensors(where, variant), where);
   vae->to(device, dtype);
   vae->eval();
   latent = latent.to(device, dtype);
@@ -246,8 +246,8 @@ int RunReferenceForward(const ReferenceForwardOptions& options) {
     RequireParametersFit(model, dtype, device, where);
     Inputs inputs(options.inputs);
     Forward forward = model.kind == DiffusersKind::kVae
-                          ? PrepareVae(model, inputs, where, device, dtype, options.vae_tile)
-                          : PrepareTransformer(model, inputs, where, parallel, device, dtype);
+                          ? PrepareVae(model, inputs, where, device, dtype, options.vae_tile, options.variant)
+                          : PrepareTransformer(model, inputs, where, parallel, device, dtype, options.variant);
     torch::Tensor out = forward();
     if (env.rank == 0)
       WriteSafetensors(options.output, {{"sample", out.to(torch::kCPU, torch::kFloat32)}});

@@ -24,6 +24,7 @@ struct ReferenceForwardOptions {
   int ulysses = 1;
   int ring = 1;
   std::string precision = "fp32";  // fp32, tf32, bf16, fp16
+  std::string variant;  // diffusers' weights variant: which files of the folder (diffusers_files.h)
   int vae_tile = 0;  // a VAE folder: decode in tiles of this many pixels (VaeDecoderImpl::DecodeTiled)
   // > 0: after the forward, time this many more (weights loaded, inputs on the device) and
   // print {"forward_ms": [...]} on stdout (rank 0), for bench/reference_speed.py.

@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   app.add_option("--ring", forward.ring, "--forward: ring degree");
   app.add_option("--precision", forward.precision, "--forward: fp32, tf32, bf16 or fp16");
   app.add_option("--vae-tile", forward.vae_tile, "--forward, a VAE folder: tile size in pixels");
+  app.add_option("--variant", forward.variant,
+                 "--forward: the weights variant (diffusion_pytorch_model.VARIANT.safetensors)");
   app.add_option("--repeats", forward.repeats,
                  "--forward: time this many more forwards, print {\"forward_ms\": [...]}");
   CLI11_PARSE(app, argc, argv);

@@ -8,10 +8,8 @@
 namespace ditbench {
 namespace {
 
-constexpr int64_t kGroups = 32;
-
-torch::nn::GroupNorm Norm(int64_t channels) {
-  return torch::nn::GroupNorm(torch::nn::GroupNormOptions(kGroups, channels).eps(1e-6));
+torch::nn::GroupNorm Norm(int64_t channels, int64_t groups) {
+  return torch::nn::GroupNorm(torch::nn::GroupNormOptions(groups, channels).eps(1e-6));
 }
 
 torch::nn::Conv2d Conv(int64_t in, int64_t out, int64_t kernel) {
@@ -20,10 +18,10 @@ torch::nn::Conv2d Conv(int64_t in, int64_t out, int64_t kernel) {
 
 }  // namespace
 
-VaeResnetBlockImpl::VaeResnetBlockImpl(int64_t in, int64_t out) {
-  norm1_ = register_module("norm1", Norm(in));
+VaeResnetBlockImpl::VaeResnetBlockImpl(int64_t in, int64_t out, int64_t groups) {
+  norm1_ = register_module("norm1", Norm(in, groups));
   conv1_ = register_module("conv1", Conv(in, out, 3));
-  norm2_ = register_module("norm2", Norm(out));
+  norm2_ = register_module("norm2", Norm(out, groups));
   conv2_ = register_module("conv2", Conv(out, out, 3));
   if (in != out) conv_shortcut_ = register_module("conv_shortcut", Conv(in, out, 1));
 }
@@ -34,8 +32,8 @@ torch::Tensor VaeResnetBlockImpl::forward(const torch::Tensor& x) {
   return (conv_shortcut_ ? conv_shortcut_(x) : x) + h;
 }
 
-VaeAttentionImpl::VaeAttentionImpl(int64_t c) {
-  group_norm_ = register_module("group_norm", Norm(c));
+VaeAttentionImpl::VaeAttentionImpl(int64_t c, int64_t groups) {
+  group_norm_ = register_module("group_norm", Norm(c, groups));
   to_q_ = register_module("to_q", torch::nn::Linear(c, c));
   to_k_ = register_module("to_k", torch::nn::Linear(c, c));
   to_v_ = register_module("to_v", torch::nn::Linear(c, c));
@@ -62,22 +60,23 @@ VaeDecoderImpl::VaeDecoderImpl(const ModelConfig& c) : config_(c) {
     post_quant_conv_ = register_module("post_quant_conv", Conv(z, z, 1));
   conv_in_ = register_module("conv_in", Conv(z, top, 3));
   mid_resnets_ = register_module("mid_resnets", torch::nn::ModuleList());
-  mid_resnets_->push_back(VaeResnetBlock(top, top));
-  mid_resnets_->push_back(VaeResnetBlock(top, top));
-  mid_attention_ = register_module("mid_attention", VaeAttention(top));
+  const int64_t groups = c.vae_norm_groups;
+  mid_resnets_->push_back(VaeResnetBlock(top, top, groups));
+  mid_resnets_->push_back(VaeResnetBlock(top, top, groups));
+  mid_attention_ = register_module("mid_attention", VaeAttention(top, groups));
   up_resnets_ = register_module("up_resnets", torch::nn::ModuleList());
   upsamplers_ = register_module("upsamplers", torch::nn::ModuleList());
   int64_t in = top;
   for (int level = static_cast<int>(widths.size()) - 1; level >= 0; --level) {
     const int64_t out = widths[level];
     for (int i = 0; i <= c.vae_layers; ++i) {
-      up_resnets_->push_back(VaeResnetBlock(in, out));
+      up_resnets_->push_back(VaeResnetBlock(in, out, groups));
       in = out;
     }
     resnets_per_level_.push_back(c.vae_layers + 1);
     if (level > 0) upsamplers_->push_back(Conv(out, out, 3));
   }
-  conv_norm_out_ = register_module("conv_norm_out", Norm(widths.front()));
+  conv_norm_out_ = register_module("conv_norm_out", Norm(widths.front(), groups));
   conv_out_ = register_module("conv_out", Conv(widths.front(), 3, 3));
 }
 

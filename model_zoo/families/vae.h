@@ -19,7 +19,7 @@ namespace ditbench {
 
 class VaeResnetBlockImpl : public torch::nn::Module {
  public:
-  VaeResnetBlockImpl(int64_t in, int64_t out);
+  VaeResnetBlockImpl(int64_t in, int64_t out, int64_t groups);
   torch::Tensor forward(const torch::Tensor& x);
 
  private:
@@ -30,7 +30,7 @@ TORCH_MODULE(VaeResnetBlock);
 
 class VaeAttentionImpl : public torch::nn::Module {
  public:
-  explicit VaeAttentionImpl(int64_t channels);
+  VaeAttentionImpl(int64_t channels, int64_t groups);
   torch::Tensor forward(const torch::Tensor& x);
 
  private:

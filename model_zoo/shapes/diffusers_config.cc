@@ -23,17 +23,21 @@ ModelConfig Vae(ConfigKeys& keys) {
   keys.Expect("in_channels", 3);
   keys.Expect("out_channels", 3);
   keys.Expect("act_fn", "silu");
-  keys.Expect("norm_num_groups", 32);
+  m.vae_norm_groups = keys.PositiveInt("norm_num_groups", 32);
   keys.Expect("mid_block_add_attention", true);
   for (const auto& type : keys.List("up_block_types"))
     if (type != "UpDecoderBlock2D")
       keys.Fail("up_block_types", type.dump() + " is not supported, expected \"UpDecoderBlock2D\"");
   m.vae_channels.clear();
   for (const auto& width : keys.List("block_out_channels")) {
-    if (!width.is_number_integer() || width.get<std::int64_t>() < 32 ||
-        width.get<std::int64_t>() > kLargestDimension || width.get<std::int64_t>() % 32)
-      keys.Fail("block_out_channels", width.dump() + " is not a positive multiple of 32 up to " +
-                                          std::to_string(kLargestDimension));
+    // GroupNorm splits every width into norm_num_groups groups.
+    if (!width.is_number_integer() || width.get<std::int64_t>() < m.vae_norm_groups ||
+        width.get<std::int64_t>() > kLargestDimension ||
+        width.get<std::int64_t>() % m.vae_norm_groups)
+      keys.Fail("block_out_channels",
+                width.dump() + " is not a positive multiple of norm_num_groups (" +
+                    std::to_string(m.vae_norm_groups) + ") up to " +
+                    std::to_string(kLargestDimension));
     m.vae_channels.push_back(static_cast<int>(width.get<std::int64_t>()));
   }
   if (m.vae_channels.size() > 8)

@@ -62,6 +62,7 @@ struct ModelConfig {
   // whether a 1x1 post-quantisation convolution comes first (SD's VAE; not Flux's or SD3's).
   std::vector<int> vae_channels = {128, 256, 512, 512};
   int vae_layers = 2;
+  int vae_norm_groups = 32;  // GroupNorm groups (diffusers' norm_num_groups); divides every width
   double vae_scaling = 0.18215;
   double vae_shift = 0.0;
   bool vae_post_quant_conv = true;

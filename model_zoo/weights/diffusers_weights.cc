@@ -5,9 +5,8 @@
 #include <set>
 #include <stdexcept>
 
-#include <dirent.h>
-
 #include "model_zoo/families/family_models.h"
+#include "model_zoo/shapes/diffusers_files.h"
 #include "model_zoo/weights/weight_rules.h"
 
 namespace ditbench {
@@ -60,10 +59,6 @@ std::string Shape(const torch::Tensor& t) {
   return s + "]";
 }
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // The VAE attention's names before diffusers 0.14 (query, key, value, proj_attn), which older
 // folders still hold and diffusers converts when it loads them: the old name of `name`, or "".
 std::string DeprecatedVaeName(const std::string& name) {
@@ -103,27 +98,13 @@ bool IsUnusedDiffusersTensor(const DiffusersModel& model, const std::string& nam
   return model.config.cropped_position_table && name == "pos_embed.pos_embed";
 }
 
-NamedTensors ReadDiffusersTensors(const std::filesystem::path& dir) {
-  // POSIX directory listing: std::filesystem's iterators are among the libstdc++ symbols that
-  // misbehave in binaries linking LibTorch (see safetensors.cc).
-  std::vector<std::string> files;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (const dirent* entry = readdir(d)) {
-      std::string file = entry->d_name;
-      if (EndsWith(file, ".safetensors")) files.push_back(file);
-    }
-    closedir(d);
-  } else {
-    throw std::invalid_argument(dir.string() + ": cannot list the folder");
-  }
-  if (files.empty()) throw std::invalid_argument(dir.string() + ": no *.safetensors files");
-  std::sort(files.begin(), files.end());
+NamedTensors ReadDiffusersTensors(const std::filesystem::path& dir, const std::string& variant) {
   NamedTensors all;
-  for (const auto& file : files) {
-    for (auto& [name, tensor] : ReadSafetensors(dir / file)) {
+  for (const auto& file : DiffusersWeightFiles(dir, variant)) {
+    for (auto& [name, tensor] : ReadSafetensors(file)) {
       if (all.count(name))
-        throw std::invalid_argument((dir / file).string() + ": tensor '" + name +
-                                    "' is also in another file of the folder");
+        throw std::invalid_argument(file.string() + ": tensor '" + name +
+                                    "' is also in another weight file of the folder");
       all.emplace(name, std::move(tensor));
     }
   }

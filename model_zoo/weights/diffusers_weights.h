@@ -29,8 +29,10 @@ std::vector<std::string> DiffusersSources(const DiffusersModel& model, const std
 // Whether diffusers' tensor `name` is saved but unused by ditbench's forward.
 bool IsUnusedDiffusersTensor(const DiffusersModel& model, const std::string& name);
 
-// Every tensor of the folder's *.safetensors (one file or shards), on the CPU.
-NamedTensors ReadDiffusersTensors(const std::filesystem::path& dir);
+// Every tensor of the folder's weight files as diffusers picks them for `variant` (one file, or
+// the shards its index names: model_zoo/shapes/diffusers_files.h), on the CPU.
+NamedTensors ReadDiffusersTensors(const std::filesystem::path& dir,
+                                  const std::string& variant = "");
 
 // Copies `tensors` into `module`'s parameters (cast to each parameter's dtype). `module` is the
 // model zoo's module for `model` (MakeDitModel(model.config)'s module, or a VaeDecoder).

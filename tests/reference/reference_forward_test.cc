@@ -291,6 +291,51 @@ TEST(DiffusersForwardTest, WrongConfigIsRefusedWithFileAndKey) {
   EXPECT_NE(ReadAll(log).find("inputs.safetensors"), std::string::npos) << ReadAll(log);
 }
 
+// A hub folder: the default file beside an fp16 variant split into shards under its own index.
+// `--variant fp16` loads the shards, and only them: the original folder's output, bit for bit;
+// without it the default file loads (here: every weight doubled, so a mix-up shows).
+TEST(DiffusersForwardTest, AVariantsShardedIndexLoadsInsteadOfTheDefaultFile) {
+  ScratchDir scratch;
+  const auto source = kData / "pixart" / "model";
+  const auto dir = scratch.path() / "model";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  std::ofstream(dir / "config.json") << ReadAll(source / "config.json");
+  NamedTensors shards[2], doubled;
+  int i = 0;
+  nlohmann::json index = {{"metadata", nlohmann::json::object()}};
+  const std::string names[2] = {"diffusion_pytorch_model.fp16-00001-of-00002.safetensors",
+                                "diffusion_pytorch_model.fp16-00002-of-00002.safetensors"};
+  for (const auto& [name, tensor] : ReadDiffusersTensors(source)) {
+    shards[i % 2].emplace(name, tensor);
+    index["weight_map"][name] = names[i++ % 2];
+    doubled.emplace(name, tensor * 2);
+  }
+  WriteSafetensors(dir / names[0], shards[0]);
+  WriteSafetensors(dir / names[1], shards[1]);
+  WriteSafetensors(dir / "diffusion_pytorch_model.safetensors", doubled);
+  const auto index_file = dir / "diffusion_pytorch_model.safetensors.index.fp16.json";
+  std::ofstream(index_file) << index.dump();
+
+  auto forward = [&](const std::filesystem::path& model, const std::string& extra,
+                     const std::string& out) {
+    const auto log = scratch.path() / "log";
+    const std::string command =
+        std::string(DITBENCH_BIN) + " forward " + model.string() + " --inputs " +
+        (kData / "pixart" / "inputs.safetensors").string() + " --output " +
+        (scratch.path() / out).string() + extra + " --worker " + DITBENCH_WORKER + " > " +
+        log.string() + " 2>&1";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command << "\n" << ReadAll(log);
+    auto sample = ReadSafetensors(scratch.path() / out).at("sample");
+    ::unlink((scratch.path() / out).c_str());
+    return sample;
+  };
+  auto original = forward(source, "", "a.safetensors");
+  EXPECT_TRUE(torch::equal(forward(dir, " --variant fp16", "b.safetensors"), original));
+  EXPECT_FALSE(torch::allclose(forward(dir, "", "c.safetensors"), original));
+  for (const auto& file : {dir / names[0], dir / names[1], index_file})
+    ::unlink(file.c_str());
+}
+
 // A hostile or mistaken folder is refused in one line before anything large is allocated or
 // anything waits (issue 19): a config.json whose parameters exceed the machine's memory, and a
 // weights file that is a FIFO.

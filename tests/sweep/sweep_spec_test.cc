@@ -313,6 +313,7 @@ TEST(SweepSpecWeightsTest, RelativeWeightFoldersAreTakenFromTheSweepFilesFolder)
     "joint_attention_dim": 48, "num_attention_heads": 2, "num_layers": 2,
     "num_single_layers": 2, "out_channels": null, "patch_size": 1,
     "pooled_projection_dim": 32})";
+  std::ofstream(dir / "models" / "flux" / "diffusion_pytorch_model.safetensors");
   std::ofstream(dir / "sweeps" / "s.yaml")
       << "name: w\ndefaults:\n  model: {preset: flux-dev-tiny, heads: 2, hidden: 64, "
          "text_dim: 48, weights: ../models/flux}\nmatrix:\n  ulysses: [1, 2]\n";
@@ -331,6 +332,51 @@ TEST(SweepSpecWeightsTest, RelativeWeightFoldersAreTakenFromTheSweepFilesFolder)
   EXPECT_NE(missing.errors[0].ToString().find((dir / "sweeps" / "models" / "flux").string()),
             std::string::npos)
       << missing.errors[0].ToString();
+}
+
+// diffusers' file rules are checked before launch: the files a variant names must exist, and
+// a variant without a folder to pick from is refused, each in one located line.
+TEST(SweepSpecWeightsTest, AWeightsVariantNeedsItsFilesAndAFolder) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "flux");
+  std::ofstream(dir / "flux" / "config.json") << R"({
+    "_class_name": "FluxTransformer2DModel", "attention_head_dim": 32,
+    "axes_dims_rope": [4, 14, 14], "guidance_embeds": true, "in_channels": 64,
+    "joint_attention_dim": 48, "num_attention_heads": 2, "num_layers": 2,
+    "num_single_layers": 2, "out_channels": null, "patch_size": 1,
+    "pooled_projection_dim": 32})";
+  std::ofstream(dir / "flux" / "diffusion_pytorch_model.fp16.safetensors");
+  auto parse = [&](const std::string& model) {
+    std::ofstream(dir / "v.yaml") << "name: w\ndefaults:\n  model: " << model << "\n";
+    return ParseSweepFile(dir / "v.yaml");
+  };
+  const std::string base = "{preset: flux-dev-tiny, heads: 2, hidden: 64, text_dim: 48, weights: flux";
+  ParseResult fp16 = parse(base + ", weights_variant: fp16}");
+  ASSERT_TRUE(fp16.ok()) << fp16.errors[0].ToString();
+  EXPECT_EQ(fp16.spec.defaults.weights_variant, "fp16");
+  ParseResult none = parse(base + "}");  // only the fp16 file: the default one is missing
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.errors[0].ToString().find("weights_variant: fp16"), std::string::npos)
+      << none.errors[0].ToString();
+  EXPECT_EQ(none.errors[0].line, 3);
+  ParseResult bf16 = parse(base + ", weights_variant: bf16}");
+  ASSERT_FALSE(bf16.ok());
+  EXPECT_NE(bf16.errors[0].ToString().find("diffusion_pytorch_model.bf16.safetensors"),
+            std::string::npos)
+      << bf16.errors[0].ToString();
+  ParseResult alone = parse("{preset: flux-dev-tiny, weights_variant: fp16}");
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.errors[0].ToString().find("together with weights"), std::string::npos)
+      << alone.errors[0].ToString();
+  ParseResult bad = parse(base + ", weights_variant: ../x}");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.errors[0].ToString().find("letters, digits"), std::string::npos);
+  // The variant is part of what the trial computes: it splits the key.
+  ParseResult plain = parse(base + "}");
+  std::ofstream(dir / "flux" / "diffusion_pytorch_model.safetensors");
+  plain = parse(base + "}");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_NE(TrialKey(plain.spec.defaults), TrialKey(fp16.spec.defaults));
 }
 
 }  // namespace

@@ -50,6 +50,29 @@ TEST(VaeTest, AnalyticParameterCountIsTheModules) {
   }
 }
 
+// Every GroupNorm of the decoder takes the config's groups (diffusers' norm_num_groups): a
+// decode with 16 groups differs from one with 32 over the same weights.
+TEST(VaeTest, GroupNormsTakeTheConfigsGroups) {
+  torch::manual_seed(4);
+  ModelConfig config = *FindModelPreset("pixart-alpha-tiny");
+  config.vae_norm_groups = 16;
+  VaeDecoder sixteen(config);
+  int norms = 0;
+  for (const auto& module : sixteen->modules(/*include_self=*/false))
+    if (auto* norm = module->as<torch::nn::GroupNormImpl>()) {
+      EXPECT_EQ(norm->options.num_groups(), 16);
+      ++norms;
+    }
+  EXPECT_GT(norms, 3);
+  config.vae_norm_groups = 32;
+  VaeDecoder thirty_two(config);
+  torch::NoGradGuard no_grad;
+  auto from = sixteen->named_parameters();
+  for (auto& [name, parameter] : thirty_two->named_parameters()) parameter.copy_(from[name]);
+  auto latent = torch::randn({1, config.in_channels, 4, 4});
+  EXPECT_FALSE(torch::allclose(sixteen(latent), thirty_two(latent), 1e-4, 1e-4));
+}
+
 TEST(VaeTest, RefusesLevelsThatDoNotMatchTheDownsampling) {
   ModelConfig config = *FindModelPreset("pixart-alpha-tiny");
   config.vae_channels = {32, 32};

@@ -121,6 +121,24 @@ TEST(DiffusersConfigTest, VaeDecoderShape) {
   EXPECT_DOUBLE_EQ(m.config.vae_shift, 0.1159);
 }
 
+// AutoencoderKL takes any norm_num_groups that divides its widths (GroupNorm's rule).
+TEST(DiffusersConfigTest, VaeNormGroupsOtherThan32AreAcceptedWhereTheyDivideTheWidths) {
+  nlohmann::json json = {{"_class_name", "AutoencoderKL"},
+                         {"block_out_channels", {48, 96}},
+                         {"up_block_types", std::vector<std::string>(2, "UpDecoderBlock2D")},
+                         {"norm_num_groups", 16}};
+  EXPECT_EQ(DiffusersConfigFromJson(json, "c").config.vae_norm_groups, 16);
+  json.erase("norm_num_groups");  // diffusers' default, 32: 48 no longer divides
+  EXPECT_NE(Error(json).find("norm_num_groups (32)"), std::string::npos) << Error(json);
+  json["block_out_channels"] = {40, 96};
+  json["norm_num_groups"] = 16;
+  const std::string error = Error(json);
+  EXPECT_NE(error.find("key 'block_out_channels': 40 is not a positive multiple of "
+                       "norm_num_groups (16)"),
+            std::string::npos)
+      << error;
+}
+
 TEST(DiffusersConfigTest, UnknownClassIsRefused) {
   EXPECT_NE(Error({{"_class_name", "UNet2DConditionModel"}}).find("key '_class_name'"),
             std::string::npos);

@@ -1,0 +1,101 @@
+// Which files of a diffusers folder hold its weights: diffusers' from_pretrained rules (a
+// variant's file, a sharded index, the default file), and an index as untrusted input.
+#include "model_zoo/shapes/diffusers_files.h"
+
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+void Touch(const std::filesystem::path& path, const std::string& text = "") {
+  std::ofstream(path) << text;
+}
+
+std::string ErrorOf(const std::filesystem::path& dir, const std::string& variant) {
+  try {
+    DiffusersWeightFiles(dir, variant);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DiffusersFilesTest, TheDefaultFileOrTheVariantsFileAndNothingBesideIt) {
+  test::TempDir dir;
+  Touch(dir / "config.json", "{}");
+  Touch(dir / "diffusion_pytorch_model.safetensors");
+  Touch(dir / "diffusion_pytorch_model.fp16.safetensors");
+  Touch(dir / "copy.safetensors");  // a stray file diffusers would not read either
+  EXPECT_EQ(DiffusersWeightFiles(dir.path()), (std::vector<std::filesystem::path>{
+                                           dir / "diffusion_pytorch_model.safetensors"}));
+  EXPECT_EQ(DiffusersWeightFiles(dir.path(), "fp16"),
+            (std::vector<std::filesystem::path>{dir / "diffusion_pytorch_model.fp16.safetensors"}));
+  const std::string missing = ErrorOf(dir.path(), "bf16");
+  EXPECT_NE(missing.find("no diffusion_pytorch_model.bf16.safetensors or "
+                         "diffusion_pytorch_model.safetensors.index.bf16.json"),
+            std::string::npos)
+      << missing;
+}
+
+TEST(DiffusersFilesTest, AShardedIndexNamesItsFilesEachOnceAndComesFirst) {
+  test::TempDir dir;
+  Touch(dir / "diffusion_pytorch_model.safetensors");  // the index wins, as in diffusers
+  Touch(dir / "diffusion_pytorch_model-00001-of-00002.safetensors");
+  Touch(dir / "diffusion_pytorch_model-00002-of-00002.safetensors");
+  Touch(dir / "diffusion_pytorch_model.safetensors.index.json",
+        R"({"metadata": {"total_size": 8}, "weight_map": {
+          "a.weight": "diffusion_pytorch_model-00002-of-00002.safetensors",
+          "b.weight": "diffusion_pytorch_model-00001-of-00002.safetensors",
+          "c.weight": "diffusion_pytorch_model-00002-of-00002.safetensors"}})");
+  EXPECT_EQ(DiffusersWeightFiles(dir.path()),
+            (std::vector<std::filesystem::path>{
+                dir / "diffusion_pytorch_model-00001-of-00002.safetensors",
+                dir / "diffusion_pytorch_model-00002-of-00002.safetensors"}));
+  // A variant's index: diffusers inserts the variant before the last extension.
+  Touch(dir / "diffusion_pytorch_model.safetensors.index.fp16.json",
+        R"({"weight_map": {"a.weight": "diffusion_pytorch_model.fp16-00001-of-00001.safetensors"}})");
+  Touch(dir / "diffusion_pytorch_model.fp16-00001-of-00001.safetensors");
+  EXPECT_EQ(DiffusersWeightFiles(dir.path(), "fp16"),
+            (std::vector<std::filesystem::path>{
+                dir / "diffusion_pytorch_model.fp16-00001-of-00001.safetensors"}));
+}
+
+TEST(DiffusersFilesTest, AnIndexIsUntrustedInput) {
+  test::TempDir dir;
+  const auto index = dir / "diffusion_pytorch_model.safetensors.index.json";
+  for (const char* text :
+       {R"({"weight_map": {"a": "../outside.safetensors"}})", R"({"weight_map": {"a": 3}})",
+        R"({"weight_map": {"a": "notes.txt"}})", R"({"weight_map": {}})", R"([1, 2])",
+        "not json", R"({"weight_map": {"a": "missing.safetensors"}})"}) {
+    SCOPED_TRACE(text);
+    Touch(index, text);
+    const std::string error = ErrorOf(dir.path(), "");
+    EXPECT_NE(error.find(index.string()), std::string::npos) << error;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  }
+}
+
+TEST(DiffusersFilesTest, AMissingDefaultFileNamesTheVariantThatWouldLoad) {
+  test::TempDir dir;
+  Touch(dir / "config.json", "{}");
+  Touch(dir / "diffusion_pytorch_model.fp16.safetensors");
+  const std::string error = ErrorOf(dir.path(), "");
+  EXPECT_NE(error.find("no diffusion_pytorch_model.safetensors"), std::string::npos) << error;
+  EXPECT_NE(error.find("the folder has: diffusion_pytorch_model.fp16.safetensors"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("set weights_variant: fp16"), std::string::npos) << error;
+  EXPECT_NE(ErrorOf(dir.path(), "../fp16").find("expected 1 to 32 letters"), std::string::npos);
+  EXPECT_TRUE(IsValidWeightsVariant("fp16"));
+  EXPECT_FALSE(IsValidWeightsVariant(""));
+  EXPECT_FALSE(IsValidWeightsVariant("a/b"));
+}
+
+}  // namespace
+}  // namespace ditbench
