@@ -68,7 +68,7 @@ TEST(VaeTest, GroupNormsTakeTheConfigsGroups) {
   VaeDecoder thirty_two(config);
   torch::NoGradGuard no_grad;
   auto from = sixteen->named_parameters();
-  for (auto& [name, parameter] : thirty_two->named_parameters()) parameter.copy_(from[name]);
+  for (auto& item : thirty_two->named_parameters()) item.value().copy_(from[item.key()]);
   auto latent = torch::randn({1, config.in_channels, 4, 4});
   EXPECT_FALSE(torch::allclose(sixteen(latent), thirty_two(latent), 1e-4, 1e-4));
 }

@@ -100,6 +100,26 @@ TEST_P(FusedOpsTest, ComplexRotaryEqualsTheRealForm) {
   EXPECT_TRUE(torch::equal(tail, ours.narrow(1, 5, 7)));
 }
 
+// RmsNorm's mean square as one fp32 reduction (||x||^2 / d) against diffusers' formula.
+TEST_P(FusedOpsTest, RmsNormEqualsDiffusersFormula) {
+  c10::InferenceMode inference;
+  torch::manual_seed(6);
+  const auto dtype = GetParam();
+  RmsNorm norm(64);
+  norm->to(dtype);
+  {
+    torch::NoGradGuard no_grad;
+    norm->named_parameters()["weight"].copy_(torch::randn({64}));
+  }
+  auto x = (torch::randn({2, 7, 3, 64}) * 3).to(dtype);
+  auto weight = norm->named_parameters()["weight"];
+  auto xf = x.to(torch::kFloat32);
+  auto expected = (xf * torch::rsqrt(xf.pow(2).mean(-1, true) + 1e-6)).to(dtype) * weight;
+  auto got = norm(x);
+  EXPECT_EQ(got.scalar_type(), dtype);
+  EXPECT_LT(RelativeError(got, expected), Bound(dtype));
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, FusedOpsTest,
                          ::testing::Values(torch::kFloat32, torch::kBFloat16),
                          [](const auto& info) {
