@@ -34,7 +34,7 @@ double FlowUniPcMultistep::lambda(int i) const {
 torch::Tensor FlowUniPcMultistep::Step(int i, const torch::Tensor& x, const torch::Tensor& velocity) {
   if (i == 0) {
     x0_ = {};
-    last_sample_ = {};
+    last_sample_ = torch::Tensor();
     last_order_ = 0;
   }
   // In fp32, as the pipeline's latents are.
