@@ -14,7 +14,21 @@ been back to back (the figure to quote on a shared machine).
         [--precision fp32] [--threads 2] [--rounds 3] [--iterations 10]
         [--models pixart,sd3,flux,pixart-alpha,sd3-medium,flux-dev-d2s4]
 
-diffusers==0.35.2 (tests/reference/make_reference.py's pin). CPU only.
+diffusers==0.35.2 (tests/reference/make_reference.py's pin).
+
+--device cuda (bench/gpu-session, stages families and vae) compares whole denoising loops
+instead, at the shapes of the sweep files bench/gpu-<model>.yaml (1024 px, bf16, full depth,
+seeded random weights; steps, warm-up and timed iterations read from the file): diffusers'
+eager model with diffusers' scheduler of the family (PixArt: DPM-Solver++ 2M with the
+micro-conditions; SD3: flow-matching Euler, shift 3; Flux.1-dev: flow-matching Euler with the
+resolution shift, distilled guidance 3.5), timed with CUDA events in this process, against
+`ditbench run` of the sweep file (eager and cuda_graph trials) in a fresh campaign, round by
+round. `--models vae` times one VAE decode (diffusers' AutoencoderKL.decode against the
+`decode` stage of bench/gpu-vae.yaml). Prints one JSON line per model; with --jsonl also
+appends it there (bench/gpu_session_tables.py turns the lines into tables).
+
+    python3 bench/reference_speed.py --device cuda --ditbench build/ditbench --db families.db
+        [--models pixart-alpha,sd3-medium,flux-dev,vae] [--rounds 2] [--jsonl out.jsonl]
 """
 import argparse
 import json
@@ -123,13 +137,27 @@ def ditbench_times(worker, folder, precision, threads, iterations):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--worker", required=True)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--ditbench", help="--device cuda: the ditbench CLI (runs the sweeps)")
+    parser.add_argument("--sweeps", default=os.path.dirname(os.path.abspath(__file__)),
+                        help="--device cuda: the folder of gpu-<model>.yaml")
+    parser.add_argument("--db", help="--device cuda: the results database the runs go to")
+    parser.add_argument("--gpus", default="auto", help="--device cuda: `ditbench run --gpus`")
+    parser.add_argument("--jsonl", help="--device cuda: also append each JSON line here")
+    parser.add_argument("--worker", help="--device cpu: ditbench-worker (--forward)")
     parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)  # --device cuda: gpu-session passes 2
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--models", default="pixart,sd3,flux")
     args = parser.parse_args()
+    if args.device == "cuda":
+        import reference_speed_gpu  # bench/reference_speed_gpu.py, beside this file
+        if args.models == parser.get_default("models"):
+            args.models = "pixart-alpha,sd3-medium,flux-dev,vae"
+        return reference_speed_gpu.run(args)
+    if not args.worker:
+        parser.error("--worker is required with --device cpu")
 
     import diffusers
     from safetensors.torch import save_file
@@ -173,4 +201,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

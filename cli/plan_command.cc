@@ -52,7 +52,7 @@ int ExplainModel(const std::filesystem::path& path, const std::string& device) {
   std::cout << "\n" << fitted.Explain() << "\n";
   if (fitted.model)
     for (const CostModel::Term& t : fitted.model->Terms())
-      std::cout << fmt::format("  {:<30} {:>12.4g}  [{:.4g}, {:.4g}]{}\n", t.name,
+      std::cout << fmt::format("  {:<36} {:>10.4g}  [{:.4g}, {:.4g}]{}\n", t.name,
                                t.coefficient.value, t.coefficient.low, t.coefficient.high,
                                t.active ? "" : "  (not used)");
   std::cout << fmt::format("leave-one-out over {} trials ({} predicted):", loo.entries.size(),

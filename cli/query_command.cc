@@ -28,16 +28,33 @@ class UsageError : public std::runtime_error {
 };
 
 // Columns shown by `--format table` when --columns is not given: the degrees by name
-// (kDegreeTable) between the trial's settings and its world size.
+// (kDegreeTable) between the trial's settings and its world size; those of kShownWhenSet only
+// when some row has a value (energy exists on GPUs with NVML only).
 const std::vector<std::string> kTableColumns = [] {
   std::vector<std::string> columns = {"campaign", "trial_key", "status", "model",
                                       "resolution", "precision", "scope"};
   for (const DegreeInfo& d : kDegreeTable) columns.emplace_back(d.name);
   for (const char* column : {"world_size", "latency_ms", "ci_low_ms", "ci_high_ms", "cov",
-                             "peak_mem_mb", "error"})
+                             "peak_mem_mb", "joules_per_image", "error"})
     columns.emplace_back(column);
   return columns;
 }();
+const std::vector<std::string> kShownWhenSet = {"joules_per_image"};
+
+// `table` without the kShownWhenSet columns that are NULL in every row.
+void DropEmptyOptionalColumns(ResultTable& table) {
+  for (std::size_t c = table.columns.size(); c-- > 0;) {
+    if (std::find(kShownWhenSet.begin(), kShownWhenSet.end(), table.columns[c]) ==
+        kShownWhenSet.end())
+      continue;
+    const bool empty = std::all_of(table.rows.begin(), table.rows.end(), [&](const auto& row) {
+      return std::holds_alternative<std::monostate>(row[c]);
+    });
+    if (!empty) continue;
+    table.columns.erase(table.columns.begin() + static_cast<std::ptrdiff_t>(c));
+    for (auto& row : table.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
+  }
+}
 
 using Cell = ResultCell;
 using Table = ResultTable;
@@ -293,6 +310,7 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
     Table table;
     if (options.sql.empty()) {
       table = db->QueryResults(BuildQuery(options));
+      if (options.columns.empty() && options.format == "table") DropEmptyOptionalColumns(table);
     } else {
       struct : ResultSink {
         void Columns(const std::vector<std::string>& names) override { table->columns = names; }

@@ -21,6 +21,13 @@ struct Sample {
 // The stage name of a whole iteration's sample.
 inline constexpr const char* kIterationStage = "iteration";
 
+// The energy one rank's device used over its timed window (metrics/measurement.h): joules,
+// and the window's length in host milliseconds.
+struct RankEnergy {
+  double joules = 0;
+  double window_ms = 0;
+};
+
 // Per-trial summary (metrics/trial_metrics.h; definitions in docs/measurement.md).
 // latency_* figures are over the per-iteration slowest-rank times of timed iterations.
 struct TrialMetrics {
@@ -43,6 +50,13 @@ struct TrialMetrics {
   std::optional<bool> throttled;           // a power, thermal or hardware slowdown was seen
   std::optional<double> sm_clock_min_mhz;
   std::optional<double> sm_clock_max_mhz;
+  // Energy (GPU, NVML): joules of one timed iteration, summed over ranks (each rank's device
+  // counter over its timed window, divided by the timed iterations), and per image (energy_j /
+  // images per iteration); unset on CPU or when a rank could not read its counter, with why in
+  // energy_note (empty when no rank has a counter, as on CPU).
+  std::optional<double> energy_j;
+  std::optional<double> joules_per_image;
+  std::string energy_note;
   // Communication: max over ranks of the MiB a rank sent per denoising step.
   std::optional<double> comm_mb_per_step;
   // Output error: relative L2 of the final output against the 1-rank trial of the same

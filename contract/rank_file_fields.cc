@@ -1,5 +1,6 @@
 #include "contract/rank_file_fields.h"
 
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -86,6 +87,39 @@ nlohmann::json RankFileFields::Clocks(const nlohmann::json& j) const {
         !value.is_null() && (!value.is_number() || value.get<double>() < 0))
       Fail(fmt::format("clocks.{}", mhz), value, "a non-negative number of MHz");
   return clocks;
+}
+
+void RankFileFields::Energy(const nlohmann::json& j, const std::vector<Sample>& samples,
+                            std::optional<RankEnergy>& energy, std::string& unavailable) const {
+  const nlohmann::json& value = Member(j, "energy");
+  if (value.is_null()) return;
+  const nlohmann::json& object = Object(j, "energy");
+  if (const nlohmann::json& why = Member(object, "unavailable"); !why.is_null()) {
+    if (!why.is_string() || why.get_ref<const std::string&>().empty() || object.size() != 1)
+      Fail("energy.unavailable", why, "a reason (a string) and nothing else beside it");
+    unavailable = why.get<std::string>();
+    return;
+  }
+  const nlohmann::json& joules = Member(object, "joules");
+  if (!joules.is_number() || !std::isfinite(joules.get<double>()) || joules.get<double>() < 0)
+    Fail("energy.joules", joules, "a finite number of joules from 0");
+  const nlohmann::json& window = Member(object, "window_ms");
+  if (!window.is_number() || !(window.get<double>() > 0) ||
+      !(window.get<double>() <= kMaxEnergyWindowMs))
+    Fail("energy.window_ms", window,
+         fmt::format("milliseconds above 0 and at most {:g}", kMaxEnergyWindowMs));
+  double timed_ms = 0;
+  for (const Sample& s : samples)
+    if (!s.warmup && s.stage == kIterationStage) timed_ms += s.ms;
+  if (window.get<double>() < timed_ms * kEnergyWindowSlack)
+    Fail("energy.window_ms", window,
+         fmt::format("at least the {:g} ms of timed iterations the window covers", timed_ms));
+  const double watts = joules.get<double>() / (window.get<double>() / 1000.0);
+  if (watts > kMaxBoardWatts)
+    Fail("energy.joules", joules,
+         fmt::format("at most {:g} W on average over the {:g} ms window (that is {:.0f} W)",
+                     kMaxBoardWatts, window.get<double>(), watts));
+  energy = RankEnergy{joules.get<double>(), window.get<double>()};
 }
 
 std::vector<Sample> RankFileFields::Samples(const nlohmann::json& j, int rank) const {

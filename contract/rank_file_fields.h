@@ -39,6 +39,12 @@ class RankFileFields {
   // j["clocks"]: null, or an object whose "available" and "throttled" are booleans and whose
   // "sm_mhz_min" and "sm_mhz_max" are non-negative numbers (each optional).
   nlohmann::json Clocks(const nlohmann::json& j) const;
+  // j["energy"]: null or absent (nothing set), {"unavailable": a string} (*unavailable), or
+  // {"joules", "window_ms"} (*energy): joules a finite number >= 0, window_ms above 0 and at
+  // most kMaxEnergyWindowMs and not shorter than the timed "iteration" samples of `samples`
+  // (times kEnergyWindowSlack), and joules / window at most kMaxBoardWatts.
+  void Energy(const nlohmann::json& j, const std::vector<Sample>& samples,
+              std::optional<RankEnergy>& energy, std::string& unavailable) const;
   // j["samples"] of rank `rank`: each an object with an integer iteration from 0 to
   // kMaxIteration, a stage, a boolean warmup and ms from 0 to below kMaxSampleMs (above 0 for
   // the "iteration" stage); at most one "iteration" sample per iteration.

@@ -57,6 +57,10 @@ nlohmann::json ToJson(const RankResult& r) {
   j["output_file"] = r.output_file;
   if (!r.trace_file.empty()) j["trace_file"] = r.trace_file;
   if (!r.metrics.empty()) j["metrics"] = r.metrics;
+  if (r.energy)
+    j["energy"] = {{"joules", r.energy->joules}, {"window_ms", r.energy->window_ms}};
+  else if (!r.energy_unavailable.empty())
+    j["energy"] = {{"unavailable", r.energy_unavailable}};
   return j;
 }
 
@@ -102,6 +106,8 @@ RankResult ReadRankResult(const std::filesystem::path& path) {
       (r.trace_file.find('/') != std::string::npos || r.trace_file == "." ||
        r.trace_file == ".." || r.trace_file.size() > 255))
     field.Fail("trace_file", j["trace_file"], "a file name in the run folder (no '/')");
+  // Optional since energy per image: checked against this rank's own timed iterations.
+  field.Energy(j, r.samples, r.energy, r.energy_unavailable);
   // Optional since the `command` workload: numbers by name; anything else is refused.
   if (j.contains("metrics") && !j["metrics"].is_null()) {
     for (const auto& [name, value] : field.Object(j, "metrics").items()) {

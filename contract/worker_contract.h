@@ -38,6 +38,12 @@ inline constexpr int kMaxIteration = 10'000'000;      // a sample's iteration: 0
 inline constexpr double kMaxSampleMs = 86'400'000;    // a sample's ms: below one day
 inline constexpr double kMaxMemoryMb = 1e9;           // peak_mem_mb, peak_reserved_mb: 0..this
 inline constexpr double kMaxCommBytes = 1e18;         // comm_bytes_per_step: 0..this
+// energy: joules >= 0 over a window of 0 (excluded) to kMaxEnergyWindowMs, at most
+// kMaxBoardWatts on average (the largest GPU boards draw about 1.4 kW), and a window at least
+// as long as the rank's timed iterations it covers (kEnergyWindowSlack for two clocks).
+inline constexpr double kMaxEnergyWindowMs = 30.0 * 86'400'000;  // 30 days
+inline constexpr double kMaxBoardWatts = 5000;
+inline constexpr double kEnergyWindowSlack = 0.99;
 
 // Worker exit codes: how the coordinator tells the failure kinds apart.
 inline constexpr int kWorkerOk = 0;
@@ -79,6 +85,11 @@ struct RankResult {
   // `profile: trace`: the rank's Chrome trace of its untimed profiler pass, a file name in the
   // run folder (".json", or ".json.gz" compressed; metrics/trace_profile.h); empty when none.
   std::string trace_file;
+  // The energy this rank's device used over its timed window (GPU with NVML's counter); unset
+  // on CPU, or with why in energy_unavailable when the counter could not be read. In the file:
+  // "energy": {"joules", "window_ms"}, {"unavailable": "why"}, or null.
+  std::optional<RankEnergy> energy;
+  std::string energy_unavailable;
   // Extra numbers by name (optional; the `command` workload's ditbench_result.metric).
   std::map<std::string, double> metrics;
 };

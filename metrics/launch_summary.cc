@@ -84,6 +84,15 @@ TrialMetrics Combine(const std::vector<const LaunchMeasurement*>& ok,
   }
   m.rank0_ms = MedianOf(rank0);
   m.skew_ms = MedianOf(skew);
+  // Energy: the median over launches, like the latency, when every ok launch measured it.
+  std::vector<double> energy, per_image;
+  for (const LaunchMeasurement* launch : ok) {
+    if (launch->metrics->energy_j) energy.push_back(*launch->metrics->energy_j);
+    if (launch->metrics->joules_per_image)
+      per_image.push_back(*launch->metrics->joules_per_image);
+  }
+  if (!energy.empty() && energy.size() == ok.size()) m.energy_j = MedianOf(energy);
+  if (!per_image.empty() && per_image.size() == ok.size()) m.joules_per_image = MedianOf(per_image);
 
   // What does not vary between launches comes from the newest one.
   if (newest.metrics) {
@@ -93,6 +102,7 @@ TrialMetrics Combine(const std::vector<const LaunchMeasurement*>& ok,
     m.output_error = d.output_error;
     m.output_error_note = d.output_error_note;
     m.output_reference_key = d.output_reference_key;
+    m.energy_note = d.energy_note;
     const double scale = m.latency_ms > 0 ? d.latency_ms / m.latency_ms : 0;
     for (auto [field, value] : {std::pair{&m.tflops, d.tflops}, std::pair{&m.mfu, d.mfu},
                                 std::pair{&m.images_per_s, d.images_per_s},

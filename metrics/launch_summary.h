@@ -18,6 +18,8 @@
 //  * launch_cov: std / mean of the launch medians (between-launch spread);
 //  * rank0_ms, skew_ms: medians over launches of each launch's value; iterations and warmup:
 //    sums; memory: maxima; clocks: minimum and maximum, throttled if any launch was;
+//  * energy_j, joules_per_image: the median over the ok launches when every one has it, else
+//    unset; energy_note of the newest launch;
 //  * FLOPs, communication and the output reference: of the newest launch (they do not vary
 //    between launches); throughput and MFU rescaled to latency_ms.
 #pragma once

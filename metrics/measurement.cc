@@ -75,9 +75,12 @@ Measurement Measure(const MeasureOptions& options, RankGroup& group, IterationCl
   Measurement m;
   double spent_ms = 0;
   MarkedStages stages(clock);
+  std::optional<EnergyReading> energy_start;
   for (int iteration = 0;; ++iteration) {
     const bool warmup = iteration < options.warmup;
     group.Barrier();
+    if (options.energy && iteration == options.warmup)
+      energy_start = options.energy->Read(&m.energy_unavailable);
     stages.StartIteration();
     work(stages);
     const int last = stages.FinishIteration();
@@ -98,6 +101,10 @@ Measurement Measure(const MeasureOptions& options, RankGroup& group, IterationCl
       m.stop_reason = reason;
       break;
     }
+  }
+  if (energy_start) {
+    if (auto end = options.energy->Read(&m.energy_unavailable))
+      m.energy = EnergyBetween(*energy_start, *end, &m.energy_unavailable);
   }
   return m;
 }

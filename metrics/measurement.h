@@ -9,15 +9,23 @@
 // `repeats.max`, otherwise when the median's 95% CI is within `target_rel_ci` or `max_seconds`
 // of timed work are spent.
 //
-// The clock and the rank group are interfaces: the worker plugs in device events and a c10d
-// process group; tests plug in a fake clock and a fake group.
+// Energy (optional): with a counter (machine/energy_counter.h) each rank reads it once just
+// before its first timed iteration starts (after that iteration's barrier; the warm-up was
+// synchronised) and once after its last timed iteration ended (after its synchronize and the
+// stopping decision), so the energy covers exactly the timed iterations and what runs between
+// them (the barriers and the all-reduce of each iteration), never the warm-up.
+//
+// The clock, the rank group and the counter are interfaces: the worker plugs in device events,
+// a c10d process group and NVML; tests plug in fakes.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "contract/measurement_records.h"
+#include "machine/energy_counter.h"
 #include "trial/trial.h"
 
 namespace ditbench {
@@ -63,6 +71,8 @@ using Work = std::function<void(Stages& stages)>;
 struct MeasureOptions {
   int warmup = 0;
   Repeats repeats;
+  // This rank's device energy counter, or nullptr (CPU, no NVML): borrowed for the call.
+  EnergyCounter* energy = nullptr;
 };
 
 struct Measurement {
@@ -70,6 +80,10 @@ struct Measurement {
   std::vector<double> slowest_ms;        // timed iterations: the slowest rank's time
   std::string stop_reason;               // "max", "target_rel_ci" or "max_seconds"
   int timed_iterations = 0;
+  // The counter's energy over the timed window (MeasureOptions::energy); unset without a
+  // counter, or with why in energy_unavailable when a read failed.
+  std::optional<EnergyWindow> energy;
+  std::string energy_unavailable;
 };
 
 Measurement Measure(const MeasureOptions& options, RankGroup& group, IterationClock& clock,

@@ -65,6 +65,39 @@ std::optional<RankProblem> TimedIterationsProblem(const std::vector<RankResult>&
   return std::nullopt;
 }
 
+namespace {
+
+// energy_j, joules_per_image and energy_note of `m` (m.iterations set): every rank's energy over
+// its timed window, summed and divided by the timed iterations, when every rank has one.
+void AddEnergy(const TrialConfig& config, const std::vector<RankResult>& ranks,
+               TrialMetrics& m) {
+  double joules = 0;
+  const RankResult* lacking = nullptr;
+  bool any = false;
+  for (const RankResult& r : ranks) {
+    if (r.energy) {
+      joules += r.energy->joules;
+      any = true;
+    } else if (!lacking || (lacking->energy_unavailable.empty() && !r.energy_unavailable.empty())) {
+      lacking = &r;  // the first rank that says why, else the first that lacks it
+    }
+  }
+  if (lacking) {
+    if (!lacking->energy_unavailable.empty())
+      m.energy_note = fmt::format("rank {}: {}", lacking->rank, lacking->energy_unavailable);
+    else if (any)
+      m.energy_note = fmt::format("rank {} reported no energy while others did", lacking->rank);
+    return;  // no rank with a counter (CPU): nothing to say
+  }
+  if (ranks.empty() || m.iterations <= 0) return;
+  m.energy_j = joules / m.iterations;
+  // Images exist where ditbench builds the model; a command's iteration is its own business.
+  if (TraitsOf(config.workload).builtin_model && config.images_per_iteration() > 0)
+    m.joules_per_image = *m.energy_j / config.images_per_iteration();
+}
+
+}  // namespace
+
 TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
                                  const std::string& device_name) {
   std::vector<Sample> all, rank0_samples;
@@ -117,6 +150,8 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
           std::max(m.comm_mb_per_step.value_or(0), *r.comm_bytes_per_step / (1024.0 * 1024.0));
   }
 
+  AddEnergy(config, ranks, m);
+
   for (const auto& r : ranks)  // ranks come in rank order: rank 0's values win
     for (const auto& [name, value] : r.metrics) m.extra.emplace(name, value);
 
@@ -132,7 +167,7 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
     const double seconds = m.latency_ms / 1000.0;
     if (seconds > 0) {
       m.tflops = *m.flops / seconds / 1e12;
-      m.images_per_s = config.batch * config.dp / seconds;
+      m.images_per_s = config.images_per_iteration() / seconds;
       m.tokens_per_s =
           double(ImageTokens(*model, config.image_shape())) * samples * forwards / seconds;
       if (auto peak = DensePeakTflops(device_name, config.precision))

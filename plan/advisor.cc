@@ -24,7 +24,7 @@ double NormalCdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 // The objective of a latency: ms, images per second, or images per second per rank.
 CostPrediction ObjectiveOf(const CostPrediction& ms, const TrialConfig& c, Objective objective) {
   if (objective == Objective::kLatency) return ms;
-  const double images = double(c.batch) * c.dp * 1000;
+  const double images = double(c.images_per_iteration()) * 1000;
   const double per = objective == Objective::kEfficiency ? c.world_size() : 1;
   const auto rate = [&](double latency) { return latency > 0 ? images / latency / per : 0.0; };
   return {rate(ms.value), rate(ms.high), ms.low > 0 ? rate(ms.low) : rate(ms.value) * 1e3};
@@ -71,7 +71,7 @@ Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOpti
       a.latency_ms = {o->latency_ms, o->latency_ms, o->latency_ms};
       a.output_error = o->output_error;
     } else if (fitted.model) {
-      const auto p = fitted.model->Iteration(t.config);
+      const auto p = fitted.model->Iteration(t.config, {}, t.sharing);
       if (!p) continue;
       a.latency_ms = *p;
     } else if (t.estimate) {

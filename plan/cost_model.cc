@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "model_zoo/shapes/model_config.h"
@@ -40,12 +42,15 @@ const std::vector<std::string>& CostTermNames() {
       "overhead_ms",          "rank_compute_ms_per_gflop", "shared_compute_ms_per_gflop",
       "ms_per_block_call",    "all_to_all_ms_per_call",    "all_to_all_ms_per_mib",
       "ring_ms_per_call",     "ring_ms_per_mib",           "gather_ms_per_call",
-      "gather_ms_per_mib",    "decode_ms_per_mpixel",      "shared_decode_ms_per_mpixel"};
+      "gather_ms_per_mib",    "decode_ms_per_mpixel",      "shared_decode_ms_per_mpixel",
+      "oversubscribed_compute_ms_per_gflop", "oversubscribed_ms_per_block_call",
+      "oversubscribed_ms_per_call"};
   return names;
 }
 
 std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
-                                                std::optional<double> counted_comm_mb) {
+                                                std::optional<double> counted_comm_mb,
+                                                double sharing) {
   if (!TraitsOf(c.workload).builtin_model) return std::nullopt;
   std::string unused;
   const auto model = ResolveModel(c.model, c.model_overrides, &unused);
@@ -74,6 +79,12 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
       c.scope == Scope::kPipeline
           ? double(c.batch) * c.resolution * c.image_height() * std::max(1, c.frames) / 1e6
           : 0.0;
+  // Time-sharing: a rank runs 1 / sharing of the time, so whatever it does alone (its compute,
+  // its block executions, its collectives, which wait for peers that are descheduled) takes
+  // longer. The stretch beyond what the other terms price is fitted, not assumed.
+  const double stretch = std::max(sharing, 1.0) - 1;
+  const double collectives =
+      calls(Collective::kAllToAll) + calls(Collective::kSendRecv) + calls(Collective::kAllGather);
   return std::vector<double>{1.0,
                              gflop / ranks * bubble,
                              gflop * bubble,
@@ -85,15 +96,19 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
                              calls(Collective::kAllGather),
                              mib(Collective::kAllGather),
                              mpixels,
-                             mpixels * ranks};
+                             mpixels * ranks,
+                             stretch * gflop / ranks * bubble,
+                             stretch * block_calls,
+                             stretch * collectives};
 }
 
 namespace {
-constexpr std::size_t kReducedTerms = 7;  // ReducedFeatures' length
+constexpr std::size_t kReducedTerms = 9;  // ReducedFeatures' length
 std::vector<double> ReducedFeatures(const std::vector<double>& x) {
-  // overhead, rank compute, shared compute, collectives of every kind, MiB of every kind, and
-  // the two decode terms. Block calls go: too close to the compute terms with few trials.
-  return {x[0], x[1], x[2], x[4] + x[6] + x[8], x[5] + x[7] + x[9], x[10], x[11]};
+  // overhead, rank compute, shared compute, collectives of every kind, MiB of every kind, the
+  // two decode terms, and time-sharing's compute and collectives. Block calls go: too close to
+  // the compute terms with few trials.
+  return {x[0], x[1], x[2], x[4] + x[6] + x[8], x[5] + x[7] + x[9], x[10], x[11], x[12], x[14]};
 }
 
 // The observations a fit can use (a positive latency, features the shapes know): their
@@ -110,7 +125,7 @@ IterationRows IterationRowsOf(const std::vector<CostObservation>& observations) 
   for (std::size_t i = 0; i < observations.size(); ++i) {
     const CostObservation& o = observations[i];
     if (!(o.latency_ms > 0)) continue;
-    auto x = CostFeatures(o.config, o.comm_mb_per_step);
+    auto x = CostFeatures(o.config, o.comm_mb_per_step, o.sharing);
     if (!x) continue;
     rows.x.push_back(std::move(*x));
     rows.y.push_back(o.latency_ms);
@@ -183,8 +198,9 @@ std::optional<CostModel> CostModel::Fit(const std::vector<CostObservation>& obse
 }
 
 std::optional<CostPrediction> CostModel::Iteration(const TrialConfig& config,
-                                                   std::optional<double> counted_comm_mb) const {
-  const auto x = CostFeatures(config, counted_comm_mb);
+                                                   std::optional<double> counted_comm_mb,
+                                                   double sharing) const {
+  const auto x = CostFeatures(config, counted_comm_mb, sharing);
   if (!x) return std::nullopt;
   return Interval(iteration_, Features(*x));
 }
@@ -200,7 +216,8 @@ std::vector<CostModel::Term> CostModel::Terms() const {
   static const std::vector<std::string> reduced = {
       "overhead_ms",    "rank_compute_ms_per_gflop", "shared_compute_ms_per_gflop",
       "ms_per_collective", "ms_per_mib",             "decode_ms_per_mpixel",
-      "shared_decode_ms_per_mpixel"};
+      "shared_decode_ms_per_mpixel", "oversubscribed_compute_ms_per_gflop",
+      "oversubscribed_ms_per_call"};
   const std::vector<std::string>& names = reduced_ ? reduced : CostTermNames();
   for (std::size_t j = 0; j < names.size(); ++j) {
     const double value = iteration_.coefficients[j], se = iteration_.StandardError(j);
@@ -214,12 +231,20 @@ LooReport LeaveOneOut(const std::vector<CostObservation>& observations) {
   LooReport report;
   std::vector<double> errors;
   // The features of every observation once, and the sums of all their rows: each refit takes
-  // its row out of the sums (stats/least_squares.h), so n refits cost O(n) and not O(n^2).
+  // its rows (its own and its seed twins') out of the sums (stats/least_squares.h), so n
+  // refits cost O(n) and not O(n^2).
   const IterationRows all = IterationRowsOf(observations);
   IterationSums sums;
   for (std::size_t r = 0; r < all.x.size(); ++r) sums.Add(all.x[r], all.y[r], all.w[r]);
   std::vector<std::optional<std::size_t>> row_of(observations.size());
   for (std::size_t r = 0; r < all.of.size(); ++r) row_of[all.of[r]] = r;
+  // The rows of each configuration (ConfigurationKey): a trial's seed twins leave with it.
+  std::map<std::string, std::vector<std::size_t>> rows_of_configuration;
+  std::vector<const std::vector<std::size_t>*> twins(all.of.size());
+  for (std::size_t r = 0; r < all.of.size(); ++r)
+    rows_of_configuration[ConfigurationKey(observations[all.of[r]].config)].push_back(r);
+  for (const auto& [configuration, rows] : rows_of_configuration)
+    for (const std::size_t r : rows) twins[r] = &rows;
   std::optional<std::optional<std::pair<LeastSquaresFit, bool>>> on_all;  // computed once
   for (std::size_t i = 0; i < observations.size(); ++i) {
     const CostObservation& o = observations[i];
@@ -228,13 +253,14 @@ LooReport LeaveOneOut(const std::vector<CostObservation>& observations) {
     std::optional<std::vector<double>> x;
     if (const auto r = row_of[i]) {
       IterationSums others = sums;
-      others.Add(all.x[*r], all.y[*r], all.w[*r], -1);
+      for (const std::size_t t : *twins[*r])
+        others.Add(all.x[t], all.y[t], all.w[t], -1);
       fit = FitIteration(others);
       x = all.x[*r];
     } else {  // not among the rows: predicted by the fit on all of them
       if (!on_all) on_all = FitIteration(sums);
       fit = *on_all;
-      x = CostFeatures(o.config, o.comm_mb_per_step);
+      x = CostFeatures(o.config, o.comm_mb_per_step, o.sharing);
     }
     if (fit && x) entry.predicted = Interval(fit->first, fit->second ? ReducedFeatures(*x) : *x);
     if (entry.predicted && entry.measured_ms > 0) {

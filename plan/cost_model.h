@@ -14,6 +14,10 @@
 //                  a latency per collective plus MiB / bandwidth, from CommByKindPerStep
 //                  scaled to the worker's counted comm_mb_per_step when it was measured
 //   decode, decode_shared     scope pipeline: VAE decode per megapixel, on every rank
+//   oversubscribed_*   (s - 1) x rank compute, x block calls and x collectives, s being the
+//                  sharing factor of the trial's ranks (machine/rank_sharing.h: ranks x threads
+//                  per rank over the cores, or ranks over the devices): what time-sharing adds
+//                  when ranks outnumber their cores or devices; 0 for a trial that fits
 // The coefficients are fitted by non-negative least squares on relative errors
 // (stats/least_squares.h); each prediction has a 95% interval from the residuals and the
 // coefficients' covariance. The start-up time of a trial (process start, model build,
@@ -34,10 +38,12 @@ namespace ditbench {
 const std::vector<std::string>& CostTermNames();
 
 // The features of one iteration of `config` (CostTermNames' order); `counted_comm_mb`: the
-// worker's counted MiB per step, when measured. nullopt for a trial whose cost the shapes do
-// not know (a command workload, an unknown model).
+// worker's counted MiB per step, when measured; `sharing`: the sharing factor of its ranks
+// where it ran or will run (>= 1). nullopt for a trial whose cost the shapes do not know (a
+// command workload, an unknown model).
 std::optional<std::vector<double>> CostFeatures(const TrialConfig& config,
-                                                std::optional<double> counted_comm_mb = {});
+                                                std::optional<double> counted_comm_mb = {},
+                                                double sharing = 1);
 
 // One measured ok trial.
 struct CostObservation {
@@ -47,6 +53,9 @@ struct CostObservation {
   std::optional<double> comm_mb_per_step;  // counted by the worker
   std::optional<double> startup_s;         // wall time less warm-up and timed iterations
   std::optional<double> output_error;      // carried for `advise --max-output-error`
+  // How many of its threads shared each core (ranks each device) where it ran, from what the
+  // database recorded (machine/rank_sharing.h: RecordedSharing); 1: none shared.
+  double sharing = 1;
 };
 
 // A prediction and its 95% interval.
@@ -64,9 +73,11 @@ class CostModel {
   // + 3, or an unsolvable system.
   static std::optional<CostModel> Fit(const std::vector<CostObservation>& observations);
 
-  // One timed iteration of `config`, ms; nullopt where CostFeatures has none.
+  // One timed iteration of `config` whose ranks share their cores or devices by `sharing`
+  // (machine/rank_sharing.h), ms; nullopt where CostFeatures has none.
   std::optional<CostPrediction> Iteration(const TrialConfig& config,
-                                          std::optional<double> counted_comm_mb = {}) const;
+                                          std::optional<double> counted_comm_mb = {},
+                                          double sharing = 1) const;
   // The start-up of `config`, s; nullopt when no observation had one.
   std::optional<CostPrediction> Startup(const TrialConfig& config) const;
 
@@ -91,9 +102,11 @@ class CostModel {
   std::size_t trials_ = 0;
 };
 
-// Leave-one-out: each observation predicted by a model fitted on the others. The refits take
-// the observation's row out of the sums of all rows (stats/least_squares.h: NormalEquations),
-// so that n refits cost O(n) rather than O(n^2); equal to a fit on the others to rounding.
+// Leave-one-out: each observation predicted by a model fitted on the others but its seed
+// twins (trial/trial.h: ConfigurationKey; a twin is the same configuration measured again, so
+// keeping it would flatter the error). The refits take those rows out of the sums of all rows
+// (stats/least_squares.h: NormalEquations), so that n refits cost O(n) rather than O(n^2);
+// equal to a fit on the others to rounding.
 struct LooEntry {
   std::string trial_key;
   double measured_ms = 0;

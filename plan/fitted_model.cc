@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "machine/rank_sharing.h"
+
 namespace ditbench {
 
 std::string FittedModel::Explain() const {
@@ -40,6 +42,7 @@ std::vector<CostObservation> ToObservations(const std::vector<ResultsDb::Observe
     o.comm_mb_per_step = row.comm_mb_per_step;
     o.startup_s = row.startup_s;
     o.output_error = row.output_error;
+    o.sharing = RecordedSharing(row.placement, o.config.world_size(), row.cpu_cores);
     observations.push_back(std::move(o));
   }
   return observations;

@@ -59,7 +59,7 @@ DeviceFit FitDevice(const FittedModel& fitted) {
   fit.predicted = loo.predicted;
   fit.median_abs_error = loo.median_abs_error;
   fit.max_abs_error = loo.max_abs_error;
-  // Trials that differ only in seed (the same key with seed 0) are folded into one point.
+  // Seed twins (trials of one ConfigurationKey) are folded into one point.
   std::map<std::string, std::vector<std::size_t>> folds;
   std::vector<std::string> order;
   double worst = -1;
@@ -71,9 +71,7 @@ DeviceFit FitDevice(const FittedModel& fitted) {
       worst = std::abs(e.relative_error());
       fit.worst = TrialText(o.config, o.trial_key);
     }
-    TrialConfig unseeded = o.config;
-    unseeded.seed = 0;
-    auto [fold, fresh] = folds.try_emplace(TrialKey(unseeded));
+    auto [fold, fresh] = folds.try_emplace(ConfigurationKey(o.config));
     if (fresh) order.push_back(fold->first);
     fold->second.push_back(i);
   }

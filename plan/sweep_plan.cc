@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "machine/device_peaks.h"
+#include "machine/rank_sharing.h"
 #include "model_zoo/shapes/model_config.h"
 #include "plan/comm_volume.h"
 #include "plan/device_prior.h"
@@ -109,6 +110,7 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
   }
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
     PlannedTrial& t = plan.trials[i];
+    t.sharing = PlannedSharing(t.config, a);
     if (t.invalid_reason && !t.unsupported) continue;
     // A command's cost is its program's: only an earlier measurement of it says anything.
     if (!TraitsOf(t.config.workload).builtin_model && !measured[i]) continue;
@@ -121,7 +123,7 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
                       1000;
       e.source = "measured";
     } else if (fitted && fitted->model) {
-      if (const auto p = fitted->model->Iteration(t.config)) {
+      if (const auto p = fitted->model->Iteration(t.config, {}, t.sharing)) {
         e.iteration_ms = p->value;
         e.iteration_low_ms = p->low;
         e.iteration_high_ms = p->high;
@@ -154,6 +156,13 @@ int CpuCoresUsed(int cores, int ranks) {
   // As the worker sets its threads (worker/worker.cc): cores / ranks each, at
   // least one; time-sharing beyond the cores adds nothing.
   return std::min(cores, ranks * std::max(1, cores / ranks));
+}
+
+double PlannedSharing(const TrialConfig& c, const PlanAssumptions& a) {
+  if (a.device != "cpu") return 1.0;
+  const int cores = a.cpu_cores > 0 ? a.cpu_cores : MachineCores();
+  return a.pack_slots > 0 ? PinnedCpuSharing(c.world_size(), cores, a.pack_slots)
+                          : UnpinnedCpuSharing(c.world_size(), cores);
 }
 
 int PinnedCpuCoresUsed(int cores, int slots, int ranks) {
@@ -243,8 +252,11 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   if (auto comm = CommByKindPerStep(*model, c)) {
     e.comm_mb_per_step = comm->total_bytes / 1048576.0;
     const LinkPrior& link = LinkFor(a.device, c.world_size(), a.gpus_per_node);
-    // Not overlapped with compute: an upper bound.
-    e.iteration_ms += forwards * CommSeconds(*comm, link, a.link_gb_per_s) * 1000;
+    // Not overlapped with compute: an upper bound. Ranks that time-share their cores wait for
+    // descheduled peers: the collectives stretch by the sharing factor (the compute above is
+    // already bounded by the cores).
+    e.iteration_ms +=
+        forwards * CommSeconds(*comm, link, a.link_gb_per_s) * 1000 * PlannedSharing(c, a);
   }
 
   const double bytes = BytesPerElement(c.precision);

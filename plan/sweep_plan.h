@@ -38,6 +38,9 @@ struct PlannedTrial {
   std::optional<std::string> invalid_reason;  // why it will not run here (invalid or unsupported)
   bool unsupported = false;                   // valid by the rules; this build cannot run it
   std::optional<TrialEstimate> estimate;      // for trials valid by the rules
+  // How many of its threads will share each core (ranks each device) when it runs as planned
+  // (PlannedSharing): what the cost model predicts it with.
+  double sharing = 1;
 };
 
 struct SweepPlan {
@@ -90,6 +93,11 @@ SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity,
 // The cores `ranks` CPU ranks keep busy together on a machine with `cores` cores (0: this
 // machine's).
 int CpuCoresUsed(int cores, int ranks);
+
+// The sharing factor of `config`'s ranks when it runs as `assumptions` describe
+// (machine/rank_sharing.h): on CPU, ranks not pinned on cpu_cores cores (0: this machine's),
+// or pinned to pack_slots slots under --policy pack; 1 on GPU (a device per rank).
+double PlannedSharing(const TrialConfig& config, const PlanAssumptions& assumptions);
 
 // PlanSweep for `run --policy pack` (pack: assumptions.pack_slots = capacity.slots, recorded
 // in SweepPlan::pack_slots) or exclusive (pack_slots 0). `show_pack`: for an exclusive plan on

@@ -147,6 +147,21 @@ std::map<std::string, SideTrial> LoadSide(ResultsDb& db, const CampaignSet& set,
   return trials;
 }
 
+// A side's joules per image: SideLatencyMs's estimator over its ok campaigns' values (each the
+// median of that campaign's launches), or nothing when one of them has none.
+std::optional<double> SideJoulesPerImage(const SideTrial& side) {
+  std::vector<double> values;
+  std::vector<long long> sessions;
+  for (const ResultRow* row : side.rows) {
+    if (row->status != "ok") continue;
+    if (!row->joules_per_image || !(*row->joules_per_image > 0)) return std::nullopt;
+    values.push_back(*row->joules_per_image);
+    sessions.push_back(row->campaign);
+  }
+  if (values.empty()) return std::nullopt;
+  return SideLatencyMs(values, sessions);
+}
+
 // Marks a trial measured on a busy machine on either side, and says so in its reason.
 void MarkBusy(const SideTrial& a, const SideTrial& b, ComparedTrial* trial) {
   const auto busy_note = [](const SideTrial& side) -> std::optional<std::string> {
@@ -195,6 +210,18 @@ CampaignRun RunOf(const std::vector<CampaignInfo>& campaigns, std::int64_t id,
 }
 
 }  // namespace
+
+std::optional<double> ComparedTrial::energy_ratio() const {
+  if (!a_joules_per_image || !b_joules_per_image) return std::nullopt;
+  return *b_joules_per_image / *a_joules_per_image;
+}
+
+bool AnyEnergy(const Comparison& comparison) {
+  return std::any_of(comparison.trials.begin(), comparison.trials.end(),
+                     [](const ComparedTrial& t) {
+                       return t.a_joules_per_image.has_value() || t.b_joules_per_image.has_value();
+                     });
+}
 
 Thresholds DefaultThresholds(bool gpu) {
   Thresholds t;
@@ -408,6 +435,8 @@ Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_
     trial.device = device;
     trial.change = CompareLatency(at.launches, bt.launches, t.policy, at.sessions, bt.sessions);
     trial.thresholds = t.Describe();
+    trial.a_joules_per_image = SideJoulesPerImage(at);
+    trial.b_joules_per_image = SideJoulesPerImage(bt);
     trial.run = RunOf(b_campaigns, bt.rows.back()->campaign, b_db.path().string());
     comparison.thresholds[IsGpu(device) ? "gpu" : "cpu"] = t;
     MarkBusy(at, bt, &trial);

@@ -88,6 +88,12 @@ struct ComparedTrial {
   bool a_busy = false, b_busy = false;
   std::string busy_note;
   bool busy() const { return a_busy || b_busy; }
+  // Energy per image (GPU, NVML) of each side, estimated like a_ms and b_ms (SideLatencyMs over
+  // the side's campaigns, each the median of its launches); unset when an ok campaign of the
+  // side has none. Shown beside the latency with its ratio; no verdict is drawn from it.
+  std::optional<double> a_joules_per_image, b_joules_per_image;
+  // b / a, when both sides have it.
+  std::optional<double> energy_ratio() const;
   std::string BusySides() const;  // "A", "B", "A and B", or ""
 };
 
@@ -146,6 +152,9 @@ std::string ModelIdentity(const ResultRow& row);
 // The parallel degrees above 1, spelled out: "ulysses=2 cfg=2", or "1 rank"; then a command's
 // custom axes, "1 rank threads=2 opt=fast" (AxesLabel), so that they tell rows apart too.
 std::string DegreesLabel(const ResultRow& row);
+
+// Whether any matched trial has energy per image on either side (the outputs' energy columns).
+bool AnyEnergy(const Comparison& comparison);
 
 // What `campaign` of the database `db` recorded of how it ran.
 CampaignRun CampaignRunOf(const CampaignInfo& campaign, const std::string& db);

@@ -123,6 +123,24 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
           HtmlEscape(VerdictText(t)));
     }
     html += "</table></div>\n";
+    if (AnyEnergy(comparison)) {
+      html += "<h3>Energy per image</h3><div class=\"scroll\"><table class=\"comparison\">"
+              "<tr><th>baseline J/image</th><th>candidate J/image</th><th>candidate / "
+              "baseline</th><th>configuration</th><th>trial</th></tr>\n";
+      const auto joules = [](const std::optional<double>& j) {
+        return j ? fmt::format("{:.4g}", *j) : std::string("-");
+      };
+      for (const ComparedTrial& t : comparison.trials) {
+        if (!t.a_joules_per_image && !t.b_joules_per_image) continue;
+        html += fmt::format(
+            "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+            "<td>{}</td><td><code>{}</code></td></tr>\n",
+            joules(t.a_joules_per_image), joules(t.b_joules_per_image),
+            t.energy_ratio() ? fmt::format("{:.3f}", *t.energy_ratio()) : "-",
+            HtmlEscape(t.label), HtmlEscape(t.trial_key));
+      }
+      html += "</table></div>\n";
+    }
     if (shown.size() < comparison.trials.size()) {
       html += fmt::format(
           "<p class=\"note\">{} more matched trials not listed (the first {} are those not "

@@ -25,6 +25,18 @@ std::string Csv(const std::string& text) {
   return quoted;
 }
 
+std::string Joules(const std::optional<double>& joules) {
+  return joules ? fmt::format("{:.4g}", *joules) : "-";
+}
+
+std::string OptionalCsv(const std::optional<double>& value) {
+  return value ? fmt::format("{:.6g}", *value) : "";
+}
+
+nlohmann::json OptionalJson(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json();
+}
+
 std::string SideText(const CampaignSet& side) {
   std::string ids;
   for (std::int64_t id : side.campaigns) {
@@ -74,6 +86,20 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
     out << "change = B ms / A ms - 1; A ms, B ms: the trial's latency_ms as `ditbench query` "
            "shows it (the median of its launch medians), the geometric mean over a side's "
            "campaigns; interval: its confidence, the percentage after it.\n";
+  }
+  if (AnyEnergy(comparison)) {
+    out << fmt::format("\nEnergy per image:\n{:>12} {:>12} {:>8}  {:<16}  {}\n", "A J/image",
+                       "B J/image", "B / A", "trial key", "configuration");
+    for (const ComparedTrial& t : comparison.trials) {
+      if (!t.a_joules_per_image && !t.b_joules_per_image) continue;
+      out << fmt::format("{:>12} {:>12} {:>8}  {:<16}  {}\n", Joules(t.a_joules_per_image),
+                         Joules(t.b_joules_per_image),
+                         t.energy_ratio() ? fmt::format("{:.3f}", *t.energy_ratio()) : "-",
+                         t.trial_key, t.label);
+    }
+    out << "J/image: joules of every rank's GPU over the timed iterations per image (NVML; "
+           "docs/measurement.md), the geometric mean over a side's campaigns; no verdict is "
+           "drawn from it.\n";
   }
   if (!comparison.unmatched.empty()) {
     out << fmt::format("\nUnmatched trials: {}\n", comparison.unmatched.size());
@@ -125,22 +151,24 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
 
 void WriteCsv(const Comparison& comparison, std::ostream& out) {
   out << "trial_key,configuration,device,verdict,change_pct,ci_low_pct,ci_high_pct,a_ms,b_ms,"
-         "a_launches,b_launches,method,thresholds,reason,ci_coverage,ci_bounded,a_busy,b_busy\n";
+         "a_launches,b_launches,method,thresholds,reason,ci_coverage,ci_bounded,a_busy,b_busy,"
+         "a_joules_per_image,b_joules_per_image,energy_ratio\n";
   for (const ComparedTrial& t : comparison.trials) {
     const LatencyChange& c = t.change;
     // An interval the data cannot bound leaves its ends empty (ci_bounded 0).
     const bool bounded = c.change.Bounded();
     out << fmt::format("{},{},{},{},{:.3f},{},{},{:.4f},{:.4f},{},{},{},{},{},{:.4f},{:d},{:d},"
-                       "{:d}\n",
+                       "{:d},{},{},{}\n",
                        t.trial_key, Csv(t.label), Csv(t.device), VerdictName(c.verdict),
                        c.change.pct, bounded ? fmt::format("{:.3f}", c.change.low_pct) : "",
                        bounded ? fmt::format("{:.3f}", c.change.high_pct) : "", c.a_ms, c.b_ms,
                        c.a_launches, c.b_launches, ChangeMethodName(c.method),
                        Csv(t.thresholds), Csv(c.reason), c.change.coverage, bounded, t.a_busy,
-                       t.b_busy);
+                       t.b_busy, OptionalCsv(t.a_joules_per_image),
+                       OptionalCsv(t.b_joules_per_image), OptionalCsv(t.energy_ratio()));
   }
   for (const UnmatchedTrial& u : comparison.unmatched)
-    out << fmt::format("{},{},,unmatched,,,,,,,,,,{},,,,\n", u.trial_key, Csv(u.label),
+    out << fmt::format("{},{},,unmatched,,,,,,,,,,{},,,,,,,\n", u.trial_key, Csv(u.label),
                        Csv(u.why));
 }
 
@@ -183,7 +211,10 @@ void WriteJson(const Comparison& comparison, std::ostream& out) {
                               {"b_launches", c.b_launches},
                               {"method", ChangeMethodName(c.method)},
                               {"thresholds", t.thresholds},
-                              {"reason", c.reason}});
+                              {"reason", c.reason},
+                              {"a_joules_per_image", OptionalJson(t.a_joules_per_image)},
+                              {"b_joules_per_image", OptionalJson(t.b_joules_per_image)},
+                              {"energy_ratio", OptionalJson(t.energy_ratio())}});
   }
   for (const UnmatchedTrial& u : comparison.unmatched)
     json["unmatched"].push_back(

@@ -4,7 +4,9 @@
 // Version 2 (from 1): a trial's ci_low_pct / ci_high_pct are null when the data cannot bound
 // the change (ci_bounded false); a_ms / b_ms are each side's latency_ms (stats/change.h,
 // SideLatencyMs) and change_pct is b_ms / a_ms - 1; new: ci_bounded, a_busy, b_busy per trial
-// and noise_floor ({"cpu": {"pct", "source"}, ...}) at the top.
+// and noise_floor ({"cpu": {"pct", "source"}, ...}) at the top. Added within version 2 (readers
+// of version 2 ignore unknown fields): a_joules_per_image, b_joules_per_image and energy_ratio
+// per trial (null without energy), also appended to the CSV.
 #pragma once
 
 #include <iosfwd>

@@ -288,6 +288,10 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   const bool has_quality = std::any_of(group.begin(), group.end(), [](const Row& r) {
     return r.psnr.has_value() || r.ssim.has_value();
   });
+  // Energy per image only where some trial has it (GPU with NVML's counter).
+  const bool has_energy = std::any_of(group.begin(), group.end(), [](const Row& r) {
+    return r.joules_per_image.has_value();
+  });
   if (!has_baseline) {
     html += fmt::format("<p class=\"note\">No 1-{} trial of this precision and scope: no "
                         "speedup shown.</p>\n", on_gpu ? "GPU" : "rank");
@@ -318,12 +322,15 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       "<th>95% CI ms</th><th>cov</th><th>skew ms</th>"
       "<th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th><th>efficiency</th>"
       "<th title=\"image (video) tokens each rank of ring x ulysses attends over\">tokens per "
-      "rank</th>{}"
+      "rank</th>{}{}"
       "<th title=\"relative L2 of the final output against the 1-rank trial\">output error</th>{}"
       "<th title=\"trial key, device, iterations, error, and the command that runs the trial "
       "again in its sweep's campaign (add --new to measure it in a fresh campaign)\">trial, "
       "error, reproduce</th></tr>\n",
       on_gpu ? "GPUs" : "ranks", has_peak ? "<th>TFLOPS</th><th>MFU</th>" : "",
+      has_energy ? "<th title=\"joules of every rank's GPU board over the timed iterations, per "
+                   "image (NVML's energy counter; docs/measurement.md)\">J/image</th>"
+                 : "",
       has_quality ? "<th title=\"the decoded image against the 1-rank trial's, on [-1, 1]\">PSNR "
                     "dB</th><th title=\"SSIM, 11x11 Gaussian window, sigma 1.5\">SSIM</th>"
                   : "");
@@ -365,7 +372,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         "<td class=\"num latency\">{}</td><td class=\"num wrap\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num tokens-per-rank\">{}</td>{}"
+        "<td class=\"num tokens-per-rank\">{}</td>{}{}"
         "<td class=\"num output-error\">{}</td>{}{}</tr>\n",
         row.campaign, HtmlEscape(row.trial_key), row.measured() ? fmt::format("{}", ++rank) : "",
         HtmlEscape(label(row)), row.world_size,
@@ -385,6 +392,12 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         has_peak ? fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td>",
                                Number(row.tflops, "{:.1f}"), Percent(row.mfu))
                  : "",
+        has_energy ? fmt::format("<td class=\"num joules-per-image\"{}>{}</td>",
+                                 row.energy_j ? fmt::format(" title=\"{:.4g} J per iteration\"",
+                                                            *row.energy_j)
+                                              : "",
+                                 Number(row.joules_per_image, "{:.4g}"))
+                   : "",
         row.output_error ? (*row.output_error == 0 ? std::string("0")
                                                    : fmt::format("{:.2g}", *row.output_error))
                          : "-",

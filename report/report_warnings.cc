@@ -36,7 +36,7 @@ std::vector<ReportWarning> ReportWarnings(const std::vector<CampaignInfo>& campa
         "The campaigns come from {} different builds ({}): compare rows of one campaign, or "
         "use --baseline.", builds.size(), fmt::join(builds, ", ")), {}});
   }
-  std::vector<std::string> noisy_gpu, noisy_cpu, throttled, busy, packed;
+  std::vector<std::string> noisy_gpu, noisy_cpu, throttled, busy, packed, no_energy;
   for (const ResultRow& row : rows) {
     if (!row.measured()) continue;
     devices.insert(row.device);
@@ -45,6 +45,9 @@ std::vector<ReportWarning> ReportWarnings(const std::vector<CampaignInfo>& campa
     if (row.cov && RunsOnGpu(row) && *row.cov > kGpuNoisyCov) noisy_gpu.push_back(name);
     if (row.cov && !RunsOnGpu(row) && *row.cov > kCpuNoisyCov) noisy_cpu.push_back(name);
     if (row.throttled) throttled.push_back(name);
+    if (!row.energy_note.empty())
+      no_energy.push_back(fmt::format("{} (campaign {}, {}): {}", row.trial_key, row.campaign,
+                                      TrialLabel(row), row.energy_note));
     if (row.concurrent_trials > 0)
       packed.push_back(fmt::format("{} (campaign {}, {}): beside {} other trial(s)", row.trial_key,
                                    row.campaign, TrialLabel(row), row.concurrent_trials));
@@ -70,6 +73,11 @@ std::vector<ReportWarning> ReportWarnings(const std::vector<CampaignInfo>& campa
     warnings.push_back({fmt::format(
         "{} trial(s) ran while the GPU throttled (power, thermal or hardware slowdown); their "
         "latencies understate the hardware.", throttled.size()), throttled});
+  }
+  if (!no_energy.empty()) {
+    warnings.push_back({fmt::format(
+        "{} GPU trial(s) have no energy per image: a rank could not read its GPU's energy "
+        "counter (NVML), each for the reason listed.", no_energy.size()), no_energy});
   }
   if (devices.size() > 1) {
     warnings.push_back(

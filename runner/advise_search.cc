@@ -109,9 +109,12 @@ AdviseSearchEnd RunAdviseSearch(const SweepPlan& plan, const TrialSelection& sel
     } else if (!open.empty()) {
       std::vector<std::vector<double>> measured, candidates;
       for (const CostObservation& o : fitted.observations)
-        if (auto x = CostFeatures(o.config, o.comm_mb_per_step)) measured.push_back(*x);
-      for (std::size_t i : open)
-        candidates.push_back(CostFeatures(plan.trials[i].config).value());
+        if (auto x = CostFeatures(o.config, o.comm_mb_per_step, o.sharing))
+          measured.push_back(*x);
+      for (std::size_t i : open) {
+        const PlannedTrial& t = plan.trials[i];
+        candidates.push_back(CostFeatures(t.config, {}, t.sharing).value());
+      }
       next = open[MostInformative(measured, candidates)];
       reason = fmt::format("teaches the cost model the most ({} of the {} trials a first fit "
                            "needs are measured)",

@@ -53,12 +53,14 @@ double LeastSquaresFit::StandardError(std::size_t column) const {
   return std::sqrt(std::max(0.0, covariance[column * columns + column]));
 }
 
-NormalEquations::NormalEquations(std::size_t m) : columns(m), xtwx(m * m, 0.0), xtwy(m, 0.0) {}
+NormalEquations::NormalEquations(std::size_t m)
+    : columns(m), xtwx(m * m, 0.0), xtwy(m, 0.0), nonzero_rows(m, 0) {}
 
 void NormalEquations::Add(const std::vector<double>& x, double y, double weight, double sign) {
   const double w = sign * weight;
   for (std::size_t a = 0; a < columns; ++a) {
     const double xa = x[a] * w;
+    if (x[a] != 0) nonzero_rows[a] = sign > 0 ? nonzero_rows[a] + 1 : nonzero_rows[a] - 1;
     xtwy[a] += xa * y;
     for (std::size_t b = 0; b < columns; ++b) xtwx[a * columns + b] += xa * x[b];
   }
@@ -78,7 +80,7 @@ std::optional<LeastSquaresFit> Solve(const NormalEquations& sums, double ridge,
   std::vector<double> scale(m, 0.0);  // weighted mean square of each column
   for (std::size_t j = 0; j < m; ++j) {
     scale[j] = sums.xtwx[j * m + j] / double(n);
-    active[j] = scale[j] > 0;
+    active[j] = sums.nonzero_rows[j] > 0 && scale[j] > 0;
   }
   while (true) {
     std::vector<std::size_t> cols;

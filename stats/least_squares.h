@@ -44,6 +44,9 @@ struct NormalEquations {
   std::vector<double> xtwx;  // columns x columns, row-major
   std::vector<double> xtwy;
   double ytwy = 0;
+  // Per column, the rows added (less those taken out) whose value in it is not zero: a column
+  // none of whose rows is left is dropped, even though rounding leaves its sums not quite zero.
+  std::vector<std::size_t> nonzero_rows;
 
   explicit NormalEquations(std::size_t columns);
   // Adds the row (x, y) with `weight`; `sign` -1 takes out a row added before.

@@ -59,6 +59,10 @@ struct ResultRow : ParallelDegrees {
   std::optional<double> compute_share, comm_share, idle_share;
   std::string run_dir;  // the trial's run folder (where its traces are)
   std::optional<double> comm_mb_per_step;  // MiB a rank sent per step, max over ranks
+  // Energy (GPU, NVML): joules per timed iteration over every rank, per image, and why a GPU
+  // trial has none (TrialMetrics::energy_note).
+  std::optional<double> energy_j, joules_per_image;
+  std::string energy_note;
   bool busy = false;        // other work ran on the machine during the trial (machine health)
   std::string health_note;  // what was busy: "load 3.10 on 2 cores; others used ..."
   std::int64_t concurrent_trials = 0;  // other trials in flight beside it (--policy pack)
@@ -267,6 +271,12 @@ class ResultsDb {
     std::optional<double> startup_s;
     std::optional<double> output_error;
     std::int64_t campaign = 0;
+    // Where it ran, for the sharing factor of its ranks (machine/rank_sharing.h):
+    // trials.placement_json (null when not recorded), and the cores of the host of its CPU
+    // ranks (the campaign environment's worker cpu_count, else the coordinator's; nullopt for
+    // a GPU trial or when not recorded).
+    nlohmann::json placement;
+    std::optional<int> cpu_cores;
   };
   // Measurements on a busy machine are left out; `busy_only`, when given, counts the keys
   // that have no other.

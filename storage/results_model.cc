@@ -15,8 +15,13 @@ std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::strin
                                                                 std::size_t* busy_only) {
   Statement query(db_, fmt::format(R"sql(
     SELECT r.trial_key, t.config_json, t.policy_json, r.latency_ms, r.comm_mb_per_step,
-           r.warmup, r.iterations, {}, r.output_error, r.campaign, COALESCE(r.busy, 0)
+           r.warmup, r.iterations, {}, r.output_error, r.campaign, COALESCE(r.busy, 0),
+           t.placement_json,
+           CASE WHEN t.device = 'cpu' AND json_valid(c.environment_json)
+                THEN COALESCE(json_extract(c.environment_json, '$.worker.cpu_count'),
+                              json_extract(c.environment_json, '$.cpu_count')) END
     FROM results r JOIN trials t ON t.campaign_id = r.campaign AND t.trial_key = r.trial_key
+      JOIN campaigns c ON c.id = r.campaign
     WHERE r.status = 'ok' AND r.latency_ms IS NOT NULL AND r.latency_ms > 0
       AND (?1 = '' OR t.device = ?1)
     ORDER BY r.campaign DESC, r.trial_key)sql",
@@ -47,6 +52,9 @@ std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::strin
     }
     o.output_error = query.OptionalDouble(8);
     o.campaign = query.Int(9);
+    if (!query.IsNull(11)) o.placement = nlohmann::json::parse(query.Text(11), nullptr, false);
+    if (o.placement.is_discarded()) o.placement = nullptr;
+    if (!query.IsNull(12) && query.Int(12) > 0) o.cpu_cores = static_cast<int>(query.Int(12));
     trials.push_back(std::move(o));
   }
   if (busy_only) {

@@ -39,6 +39,7 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
            launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps, concurrent_trials,
            height, COALESCE(frames, 0),
            psnr, ssim, compute_share, comm_share, idle_share, profile, run_dir,
+           energy_j, joules_per_image, energy_note,
            (SELECT t.config_json FROM trials t
             WHERE t.campaign_id = results.campaign AND t.trial_key = results.trial_key)
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
@@ -112,6 +113,10 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     }
     ++c;
     if (!query.IsNull(c)) row.run_dir = query.Text(c);
+    ++c;
+    row.energy_j = query.OptionalDouble(c++);
+    row.joules_per_image = query.OptionalDouble(c++);
+    if (!query.IsNull(c)) row.energy_note = query.Text(c);
     ++c;
     if (!query.IsNull(c)) row.computation = query.Text(c);
     ++c;
@@ -252,7 +257,7 @@ std::vector<LaunchMeasurement> ResultsDb::Launches(std::int64_t campaign_id,
   Statement query(db_, R"sql(
     SELECT l.launch, l.status, l.error, l.latency_ms, l.ci_low_ms, l.ci_high_ms, l.iterations,
            l.warmup, l.peak_mem_mb, l.peak_reserved_mb, l.throttled, l.sm_clock_min_mhz,
-           l.sm_clock_max_mhz, l.trial_id
+           l.sm_clock_max_mhz, l.trial_id, l.energy_j, l.joules_per_image
     FROM launches l JOIN trials t ON t.id = l.trial_id
     WHERE t.campaign_id = ? AND t.trial_key = ? AND l.launch != ? ORDER BY l.launch)sql");
   query.Bind(1, campaign_id).Bind(2, trial_key).Bind(3, except);
@@ -276,6 +281,8 @@ std::vector<LaunchMeasurement> ResultsDb::Launches(std::int64_t campaign_id,
       if (!query.IsNull(10)) m.throttled = query.Int(10) != 0;
       m.sm_clock_min_mhz = query.OptionalDouble(11);
       m.sm_clock_max_mhz = query.OptionalDouble(12);
+      m.energy_j = query.OptionalDouble(14);
+      m.joules_per_image = query.OptionalDouble(15);
       launch.metrics = m;
     }
     launches.push_back(std::move(launch));

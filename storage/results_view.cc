@@ -131,6 +131,11 @@ std::string ResultsView(int version) {
   m.comm_share AS comm_share,
   m.idle_share AS idle_share,
   m.profile_json AS profile)sql";
+  if (version >= 16)
+    extra += R"sql(,
+  m.energy_j AS energy_j,
+  m.joules_per_image AS joules_per_image,
+  m.energy_note AS energy_note)sql";
   fill("{extra}", extra);
   return view;
 }

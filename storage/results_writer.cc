@@ -140,10 +140,12 @@ void UpsertLaunch(sqlite3* db, std::int64_t trial_id, const TrialRecord& launch,
   Statement upsert(db, R"sql(
     INSERT OR REPLACE INTO launches (trial_id, launch, status, error, run_dir, started_at,
       finished_at, latency_ms, ci_low_ms, ci_high_ms, iterations, warmup, peak_mem_mb,
-      peak_reserved_mb, throttled, sm_clock_min_mhz, sm_clock_max_mhz)
+      peak_reserved_mb, throttled, sm_clock_min_mhz, sm_clock_max_mhz, energy_j,
+      joules_per_image)
     VALUES (:trial_id, :launch, :status, :error, :run_dir, :started_at, :finished_at,
       :latency_ms, :ci_low_ms, :ci_high_ms, :iterations, :warmup, :peak_mem_mb,
-      :peak_reserved_mb, :throttled, :sm_clock_min_mhz, :sm_clock_max_mhz))sql");
+      :peak_reserved_mb, :throttled, :sm_clock_min_mhz, :sm_clock_max_mhz, :energy_j,
+      :joules_per_image))sql");
   upsert.Bind(":trial_id", trial_id)
       .Bind(":launch", launch.launch)
       .Bind(":status", StatusName(launch.status));
@@ -166,7 +168,9 @@ void UpsertLaunch(sqlite3* db, std::int64_t trial_id, const TrialRecord& launch,
       .Bind(":throttled", m && m->throttled ? std::optional<double>(*m->throttled ? 1.0 : 0.0)
                                   : std::nullopt)
       .Bind(":sm_clock_min_mhz", m ? m->sm_clock_min_mhz : std::nullopt)
-      .Bind(":sm_clock_max_mhz", m ? m->sm_clock_max_mhz : std::nullopt);
+      .Bind(":sm_clock_max_mhz", m ? m->sm_clock_max_mhz : std::nullopt)
+      .Bind(":energy_j", m ? m->energy_j : std::nullopt)
+      .Bind(":joules_per_image", m ? m->joules_per_image : std::nullopt);
   upsert.Run();
 }
 
@@ -206,13 +210,14 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       max_ms, cov, ci_low_ms, ci_high_ms, rank0_ms, skew_ms, iterations, warmup, outliers,
       peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s,
       throttled, sm_clock_min_mhz, sm_clock_max_mhz, comm_mb_per_step, output_error,
-      output_error_note, output_reference_key, extra_json, launches, launch_cov, psnr, ssim)
+      output_error_note, output_reference_key, extra_json, launches, launch_cov, psnr, ssim,
+      energy_j, joules_per_image, energy_note)
     VALUES (:trial_id, :latency_ms, :mean_ms, :p90_ms, :p99_ms, :std_ms, :min_ms,
       :max_ms, :cov, :ci_low_ms, :ci_high_ms, :rank0_ms, :skew_ms, :iterations, :warmup, :outliers,
       :peak_mem_mb, :peak_reserved_mb, :flops, :tflops, :mfu, :images_per_s, :tokens_per_s,
       :throttled, :sm_clock_min_mhz, :sm_clock_max_mhz, :comm_mb_per_step, :output_error,
       :output_error_note, :output_reference_key, :extra_json, :launches, :launch_cov, :psnr,
-      :ssim))sql");
+      :ssim, :energy_j, :joules_per_image, :energy_note))sql");
   insert.Bind(":trial_id", trial_id)
       .Bind(":latency_ms", m.latency_ms)
       .Bind(":mean_ms", m.mean_ms)
@@ -247,7 +252,10 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       .Bind(":launches", std::max(m.launches, 1))
       .Bind(":launch_cov", m.launch_cov)
       .Bind(":psnr", m.psnr)
-      .Bind(":ssim", m.ssim);
+      .Bind(":ssim", m.ssim)
+      .Bind(":energy_j", m.energy_j)
+      .Bind(":joules_per_image", m.joules_per_image);
+  BindTextOrNull(insert, ":energy_note", m.energy_note);
   if (m.extra.empty()) insert.BindNull(":extra_json");
   else insert.Bind(":extra_json", nlohmann::json(m.extra).dump());
   insert.Run();

@@ -305,6 +305,23 @@ ALTER TABLE trial_metrics ADD COLUMN profile_json TEXT;
   Exec(db, ResultsView(15).c_str());
 }
 
+// Schema version 16: energy per image (GPU, NVML's counter over the timed iterations of every
+// rank): trial_metrics.energy_j (joules per timed iteration, summed over ranks),
+// joules_per_image and energy_note (why a GPU trial has none); each launch keeps its own
+// energy_j and joules_per_image, so that replicates summarise them. The view gains energy_j,
+// joules_per_image and energy_note.
+void MigrateToV16(sqlite3* db) {
+  Exec(db, R"sql(
+DROP VIEW results;
+ALTER TABLE trial_metrics ADD COLUMN energy_j REAL;
+ALTER TABLE trial_metrics ADD COLUMN joules_per_image REAL;
+ALTER TABLE trial_metrics ADD COLUMN energy_note TEXT;
+ALTER TABLE launches ADD COLUMN energy_j REAL;
+ALTER TABLE launches ADD COLUMN joules_per_image REAL;
+)sql");
+  Exec(db, ResultsView(16).c_str());
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v. A schema change is a function
 // above and a line here and in the history below; nothing else records the version.
 //
@@ -338,11 +355,13 @@ ALTER TABLE trial_metrics ADD COLUMN profile_json TEXT;
 //  14: the view gains width, height (of "WIDTHxHEIGHT" or a square) and frames (video).
 //  15: profiles and output quality: trial_metrics.profile_json, compute_share, comm_share,
 //      idle_share (`profile: trace`), psnr and ssim (scope pipeline); the view gains them.
+//  16: energy: trial_metrics.energy_j, joules_per_image, energy_note; launches.energy_j and
+//      joules_per_image; the view gains energy_j, joules_per_image and energy_note.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
                                    MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,
                                    MigrateToV9, MigrateToV10, MigrateToV11, MigrateToV12,
-                                   MigrateToV13, MigrateToV14, MigrateToV15};
+                                   MigrateToV13, MigrateToV14, MigrateToV15, MigrateToV16};
 
 }  // namespace
 

@@ -96,6 +96,12 @@ std::string TrialKey(const TrialConfig& config) {
   return KeyOfComputation(ComputationJson(config));
 }
 
+std::string ConfigurationKey(const TrialConfig& config) {
+  TrialConfig unseeded = config;
+  unseeded.seed = 0;
+  return TrialKey(unseeded);
+}
+
 std::string Sha256Hex(std::string_view text) {
   // Fetched once: OpenSSL 3 looks the algorithm up again on every EVP_sha256() digest, which
   // dominated planning a large sweep (one key per trial).

@@ -119,6 +119,9 @@ struct TrialConfig : ParallelDegrees {
   int pipefusion_warmup_steps = 1;
 
   const ParallelDegrees& degrees() const { return *this; }
+  // Images one iteration produces over the whole trial: the batch of each data-parallel
+  // replica (CFG's negative rows are not images). What images_per_s and joules_per_image count.
+  int images_per_iteration() const { return batch * dp; }
   int image_height() const { return height > 0 ? height : resolution; }
   ImageShape image_shape() const { return {resolution, image_height(), frames}; }
   // "1024" for a square, "1280x720" otherwise: as the sweep writes it, and as labels show it.
@@ -139,6 +142,10 @@ std::string CanonicalText(const TrialConfig& config);
 // The trial key (key format v2): 16 hex digits of SHA-256 of IdentityText(config), which
 // leaves out the measurement policy and every field at its identity default.
 std::string TrialKey(const TrialConfig& config);
+// The key of the trial's configuration: TrialKey with the seed left out (as seed 0). Trials
+// with one configuration key are seed twins, replicates of one configuration: the report's
+// Planner section folds them into one point, leave-one-out leaves them out together.
+std::string ConfigurationKey(const TrialConfig& config);
 // Inverse of CanonicalJson, through the setter table (trial/trial_settings.h,
 // ApplyCanonicalField): every value gets the sweep parser's checks; weights folders are taken as
 // written. Throws std::invalid_argument naming the bad or missing key. `workload` may be missing

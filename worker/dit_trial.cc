@@ -1,13 +1,16 @@
 #include "worker/dit_trial.h"
 
 #include <filesystem>
+#include <memory>
 #include <mutex>
+#include <string>
 
 #include <ATen/Context.h>
 #include <ATen/record_function.h>
 #include <fmt/format.h>
 
 #include "contract/npy.h"
+#include "machine/energy_counter.h"
 #include "metrics/measurement.h"
 #include "model_zoo/families/dit_model.h"
 #include "model_zoo/families/vae.h"
@@ -253,6 +256,20 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
     monitor->Start();
   }
   const int rank = parallel.world().rank;
+  // Energy: this rank's GPU board counter (NVML) read by Measure at the edges of the timed
+  // iterations; none on CPU. A counter that cannot be opened is said once, in the rank's log
+  // and its rank file, and the trial goes on without energy.
+  std::string no_energy;
+  std::unique_ptr<EnergyCounter> energy = RankEnergyCounter(
+      device.is_cuda(), device.is_cuda() ? CudaPciBusId(device.index()) : std::string(),
+      &no_energy, [](const std::string& bus_id, std::string* why) {
+        return OpenNvmlEnergyCounter(bus_id, why);
+      });
+  if (!no_energy.empty()) {
+    result.energy_unavailable = no_energy;
+    fmt::print(stderr, "ditbench-worker: rank {}: no energy per image: {}\n", rank, no_energy);
+  }
+  options.energy = energy.get();
   const std::int64_t sent_before = parallel.bytes_sent();
   int iterations = 0;
   torch::Tensor last;  // every iteration starts from the same noise: any one is the output
@@ -306,6 +323,13 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
     } catch (const std::exception& e) {
       fmt::print(stderr, "ditbench-worker: rank {}: no trace: {}\n", rank, e.what());
     }
+  }
+  if (m.energy) {
+    result.energy = RankEnergy{m.energy->joules, m.energy->window_ms};
+  } else if (!m.energy_unavailable.empty()) {
+    result.energy_unavailable = m.energy_unavailable;
+    fmt::print(stderr, "ditbench-worker: rank {}: no energy per image: {}\n", rank,
+               m.energy_unavailable);
   }
   result.samples = std::move(m.samples);
   result.stop_reason = m.stop_reason;

@@ -103,8 +103,10 @@ DitState PixArtTransformerImpl::Embed(const torch::Tensor& latent, const torch::
   // Contiguous once here: the convolution's [B, D, N] transposed would otherwise stay the layout
   // of the residual stream through every block (elementwise ops keep their first input's
   // layout), and each linear on it would take LibTorch's batched-matmul path, which copies the
-  // weight per call (9% of a PixArt-alpha forward on the CPU).
-  x = (x + positions_.unsqueeze(0)).contiguous();
+  // weight per call (9% of a PixArt-alpha forward on the CPU). The positions first: the sum
+  // then takes their row-major layout and reads the convolution's output once, coalesced on
+  // a GPU, instead of writing a transposed sum and copying it.
+  x = (positions_.unsqueeze(0) + x).contiguous();
   DitState state;
   state.batch = b;
   state.grid = grid;

@@ -49,7 +49,7 @@ DitState Sd3TransformerImpl::Embed(const torch::Tensor& latent, const torch::Ten
   state.grid = grid;
   // Contiguous once: see PixArtTransformerImpl::Embed (a transposed residual stream makes every
   // linear copy its weight).
-  state.image = parallel.ShardSequence((x + positions_.unsqueeze(0)).contiguous(), 1);
+  state.image = parallel.ShardSequence((positions_.unsqueeze(0) + x).contiguous(), 1);
   state.text = Dense(context_embedder_, conditioning.text);
   state.conditioning = timestep_embedder_(TimestepFeatures(time, 256).to(dtype)) +
                        text_embedder_(conditioning.pooled);

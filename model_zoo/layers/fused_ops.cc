@@ -76,8 +76,11 @@ torch::Tensor UnfusedLinear(const torch::Tensor& x, const torch::Tensor& weight,
                                          : y;
 }
 
-torch::Tensor FusedLinear(const torch::Tensor& x, const torch::Tensor& weight,
+torch::Tensor FusedLinear(const torch::Tensor& input, const torch::Tensor& weight,
                           const torch::Tensor& bias, Epilogue epilogue) {
+  // A non-contiguous [B, N, D] input (joint attention's image slice of a CFG batch) would take
+  // at::linear's batched-matmul path with a separate bias add: one copy makes it one GEMM.
+  const torch::Tensor x = input.dim() > 2 && !input.is_contiguous() ? input.contiguous() : input;
   if (OneDnnCandidate(x, weight, bias)) {
     if (auto y = OneDnnLinear(x, weight, bias, epilogue)) return *std::move(y);
   }

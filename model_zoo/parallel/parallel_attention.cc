@@ -180,9 +180,19 @@ PartialAttention AttentionWithLse(const torch::Tensor& q, const torch::Tensor& k
   if (q.device().is_cpu()) {
     std::tie(out, lse) = at::_scaled_dot_product_flash_attention_for_cpu(qt, kt, vt);
   } else if (q.scalar_type() == torch::kHalf || q.scalar_type() == torch::kBFloat16) {
-    auto result = at::_scaled_dot_product_flash_attention(qt, kt, vt);
-    out = std::get<0>(result);
-    lse = std::get<1>(result);
+    // cuDNN's fused attention, which SDPA picks for the local path on recent GPUs, so that a
+    // ring's speed-up is measured against the same kernel; FlashAttention-2 where cuDNN
+    // refuses the shapes or is missing.
+    try {
+      auto result =
+          at::_scaled_dot_product_cudnn_attention(qt, kt, vt, std::nullopt, /*lse=*/true);
+      out = std::get<0>(result);
+      lse = std::get<1>(result).reshape({qt.size(0), qt.size(1), qt.size(2)});
+    } catch (const c10::Error&) {
+      auto result = at::_scaled_dot_product_flash_attention(qt, kt, vt);
+      out = std::get<0>(result);
+      lse = std::get<1>(result);
+    }
   } else {
     auto result = at::_scaled_dot_product_efficient_attention(qt, kt, vt, std::nullopt, true);
     out = std::get<0>(result);
@@ -210,15 +220,20 @@ std::unique_ptr<AttentionStrategy> MakeAttentionStrategy(const RankSubgroup& uly
 
 torch::Tensor AllGather(const torch::Tensor& local, int64_t dim, const RankSubgroup& group) {
   if (group.size == 1) return local;
-  std::vector<torch::Tensor> input = {local.contiguous()};
-  std::vector<std::vector<torch::Tensor>> output(1);
-  for (int r = 0; r < group.size; ++r) output[0].push_back(torch::empty_like(input[0]));
-  Count(group, Bytes(input[0]) * (group.size - 1));
+  // Into one [P, ...] buffer (no per-rank tensors to concatenate afterwards); then rank r's
+  // part moves to position r along `dim`: a view for dim 0 or when every dimension before
+  // `dim` has size 1 (a batch of one), else one copy.
+  auto input = local.contiguous();
+  auto shape = input.sizes().vec();
+  shape.front() *= group.size;  // the backends' layout: rank r's part is rows r * d0 onwards
+  auto gathered = torch::empty(shape, input.options());
+  Count(group, Bytes(input) * (group.size - 1));
   {
     RECORD_USER_SCOPE("ditbench.collective all_gather");
-    group.backend->allgather(output, input)->wait();
+    group.backend->_allgather_base(gathered, input)->wait();
   }
-  return torch::cat(output[0], dim);
+  if (dim == 0) return gathered;
+  return gathered.unflatten(0, {group.size, input.size(0)}).movedim(0, dim).flatten(dim, dim + 1);
 }
 
 void Broadcast(torch::Tensor& tensor, int root, const RankSubgroup& group) {

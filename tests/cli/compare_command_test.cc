@@ -164,7 +164,8 @@ TEST_F(CompareCommandTest, CsvHasAFixedHeaderAndOneLinePerTrial) {
   std::string header, line;
   std::getline(lines, header);
   EXPECT_THAT(header, StartsWith("trial_key,configuration,device,verdict,change_pct,"));
-  EXPECT_THAT(header, EndsWith(",reason,ci_coverage,ci_bounded,a_busy,b_busy"));
+  EXPECT_THAT(header, EndsWith(",reason,ci_coverage,ci_bounded,a_busy,b_busy,"
+                               "a_joules_per_image,b_joules_per_image,energy_ratio"));
   int rows = 0, unmatched = 0;
   while (std::getline(lines, line)) {
     ++rows;

@@ -134,6 +134,72 @@ TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
   }
 }
 
+TEST_F(WorkerContractTest, EnergyRoundTripsAndAnUnavailableCounterKeepsItsReason) {
+  nlohmann::json j = ValidRankFile();
+  j["energy"] = {{"joules", 1.5}, {"window_ms", 3.0}};  // 500 W over the 2.75 ms timed
+  ASSERT_EQ(Refusal(dir_.path(), j.dump()), "");
+  RankResult back = ReadRankResult(dir_ / "rank0.json");
+  ASSERT_TRUE(back.energy.has_value());
+  EXPECT_DOUBLE_EQ(back.energy->joules, 1.5);
+  EXPECT_DOUBLE_EQ(back.energy->window_ms, 3.0);
+  EXPECT_EQ(ToJson(back)["energy"], j["energy"]);
+
+  j["energy"] = {{"unavailable", "no counter here"}};
+  ASSERT_EQ(Refusal(dir_.path(), j.dump()), "");
+  back = ReadRankResult(dir_ / "rank0.json");
+  EXPECT_FALSE(back.energy.has_value());
+  EXPECT_EQ(back.energy_unavailable, "no counter here");
+  EXPECT_EQ(ToJson(back)["energy"], j["energy"]);
+
+  j.erase("energy");  // older workers and CPU ranks write none
+  ASSERT_EQ(Refusal(dir_.path(), j.dump()), "");
+  back = ReadRankResult(dir_ / "rank0.json");
+  EXPECT_FALSE(back.energy.has_value());
+  EXPECT_TRUE(back.energy_unavailable.empty());
+  EXPECT_FALSE(ToJson(back).contains("energy"));
+}
+
+TEST_F(WorkerContractTest, NegativeNonFiniteOrAbsurdEnergyIsRefusedNamingTheField) {
+  struct Case {
+    nlohmann::json energy;
+    const char* said;
+  };
+  const Case cases[] = {
+      {{{"joules", -1.0}, {"window_ms", 3.0}},
+       "'energy.joules' is -1.0; expected a finite number of joules from 0"},
+      {{{"joules", "1"}, {"window_ms", 3.0}}, "'energy.joules' is \"1\";"},
+      {{{"window_ms", 3.0}}, "'energy.joules' is missing or null;"},
+      {{{"joules", 1.0}, {"window_ms", 0.0}},
+       "'energy.window_ms' is 0.0; expected milliseconds above 0 and at most"},
+      {{{"joules", 1.0}, {"window_ms", 1e300}}, "'energy.window_ms' is 1e+300;"},
+      // A window shorter than the 2.75 ms of timed iterations it claims to cover.
+      {{{"joules", 1.0}, {"window_ms", 1.0}},
+       "'energy.window_ms' is 1.0; expected at least the 2.75 ms of timed iterations"},
+      // 1 MJ in 3 ms: 333 MW.
+      {{{"joules", 1e6}, {"window_ms", 3.0}},
+       "'energy.joules' is 1000000.0; expected at most 5000 W on average over the 3 ms "
+       "window (that is 333333333 W)"},
+      {{{"unavailable", ""}}, "'energy.unavailable' is \"\"; expected a reason"},
+      {{{"unavailable", "none"}, {"joules", 1.0}}, "'energy.unavailable' is \"none\";"},
+      {nlohmann::json::array(), "'energy' is []; expected an object"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json j = ValidRankFile();
+    j["energy"] = c.energy;
+    const std::string refusal = Refusal(dir_.path(), j.dump());
+    EXPECT_NE(refusal.find("rank0.json: " + std::string(c.said)), std::string::npos)
+        << c.energy.dump() << ": " << refusal;
+  }
+  // Not a finite number: JSON has no NaN or infinity, and a literal too large for a double
+  // is refused by the parser; either way the file is named.
+  const std::string text = ValidRankFile().dump();
+  for (const char* joules : {"1e999", "NaN", "Infinity"}) {
+    const std::string bad = text.substr(0, text.rfind('}')) + R"(,"energy":{"joules":)" +
+                            joules + R"(,"window_ms":3.0}})";
+    EXPECT_NE(Refusal(dir_.path(), bad).find("rank0.json"), std::string::npos) << joules;
+  }
+}
+
 // nlohmann::json parses iteratively but copies and dumps recursively, and SQLite refuses JSON
 // nested 1,000 deep: nesting is refused while parsing, before any value is built.
 TEST_F(WorkerContractTest, JsonNestedTooDeepIsRefusedNamingTheTopLevelField) {

@@ -133,5 +133,29 @@ TEST(LaunchSummaryTest, OneLaunchWithoutReplicatesKeepsItsErrorAsIs) {
   EXPECT_FALSE(outcome.metrics);
 }
 
+TEST(LaunchSummaryTest, EnergyIsTheMedianOverLaunchesAndUnsetWhenALaunchLacksIt) {
+  std::vector<LaunchMeasurement> launches = {OkLaunch(0, {10}), OkLaunch(1, {11}),
+                                             OkLaunch(2, {12})};
+  const double joules[] = {30, 90, 40};
+  for (int i = 0; i < 3; ++i) {
+    launches[i].metrics->energy_j = joules[i];
+    launches[i].metrics->joules_per_image = joules[i] / 2;
+  }
+  launches[2].metrics->energy_note = "";
+  TrialOutcome outcome = SummarizeLaunches(launches, 3);
+  ASSERT_TRUE(outcome.metrics && outcome.metrics->energy_j && outcome.metrics->joules_per_image);
+  EXPECT_DOUBLE_EQ(*outcome.metrics->energy_j, 40);  // one disturbed launch does not move it
+  EXPECT_DOUBLE_EQ(*outcome.metrics->joules_per_image, 20);
+
+  launches[1].metrics->energy_j.reset();  // a launch without a counter
+  launches[1].metrics->joules_per_image.reset();
+  launches[2].metrics->energy_note = "rank 0: no counter";
+  outcome = SummarizeLaunches(launches, 3);
+  ASSERT_TRUE(outcome.metrics);
+  EXPECT_FALSE(outcome.metrics->energy_j.has_value());
+  EXPECT_FALSE(outcome.metrics->joules_per_image.has_value());
+  EXPECT_EQ(outcome.metrics->energy_note, "rank 0: no counter");
+}
+
 }  // namespace
 }  // namespace ditbench

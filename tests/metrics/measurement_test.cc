@@ -1,6 +1,7 @@
 #include "metrics/measurement.h"
 
 #include <map>
+#include <memory>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@ namespace ditbench {
 namespace {
 
 using test::FakeClock;
+using test::FakeEnergyCounter;
 using test::ThreadRankGroups;
 
 // Work with `stages` stages; stage s of iteration i takes stage_ms(i, s) on `clock`.
@@ -152,6 +154,131 @@ TEST(MeasurementTest, SlowRankSetsEveryRanksSeriesAndTheyStopTogether) {
   for (double ms : results[0].slowest_ms) EXPECT_GE(ms, 30.0);
   // One barrier before every iteration, warm-up included.
   EXPECT_EQ(barriers[0], results[0].timed_iterations + 1);
+}
+
+TEST(MeasurementTest, EnergyCoversExactlyTheTimedIterations) {
+  FakeClock clock;
+  // Warm-up iterations of 100 ms, timed ones of 10 ms; a 300 W board.
+  auto stage_ms = [](int iteration, int) { return iteration < 2 ? 100.0 : 10.0; };
+  FakeEnergyCounter counter(clock, 300);
+  counter.SetBase(5e6);  // a counter that has run for a while
+  SingleRankGroup group;
+  MeasureOptions options;
+  options.warmup = 2;
+  options.repeats = {3, 3, 0, 0};
+  options.energy = &counter;
+  Measurement m = Measure(options, group, clock, StagedWork(clock, 1, stage_ms));
+  ASSERT_TRUE(m.energy.has_value()) << m.energy_unavailable;
+  EXPECT_EQ(counter.reads(), 2);  // the two edges, nothing per iteration
+  // 3 timed iterations x 10 ms at 300 W = 9 J; the 200 ms of warm-up left out.
+  EXPECT_DOUBLE_EQ(m.energy->joules, 9.0);
+  EXPECT_DOUBLE_EQ(m.energy->window_ms, 30.0);
+  EXPECT_TRUE(m.energy_unavailable.empty());
+}
+
+TEST(MeasurementTest, EnergyWithoutWarmupStartsAtTheFirstIteration) {
+  FakeClock clock;
+  FakeEnergyCounter counter(clock, 100);
+  SingleRankGroup group;
+  MeasureOptions options;
+  options.repeats = {4, 4, 0, 0};
+  options.energy = &counter;
+  Measurement m =
+      Measure(options, group, clock, StagedWork(clock, 2, [](int, int) { return 5.0; }));
+  ASSERT_TRUE(m.energy.has_value()) << m.energy_unavailable;
+  EXPECT_DOUBLE_EQ(m.energy->joules, 4.0);  // 4 iterations x 10 ms x 100 W
+}
+
+TEST(MeasurementTest, WithoutACounterThereIsNoEnergyAndNoReason) {
+  FakeClock clock;
+  SingleRankGroup group;
+  MeasureOptions options;
+  options.repeats = {2, 2, 0, 0};
+  Measurement m =
+      Measure(options, group, clock, StagedWork(clock, 1, [](int, int) { return 1.0; }));
+  EXPECT_FALSE(m.energy.has_value());
+  EXPECT_TRUE(m.energy_unavailable.empty());
+}
+
+TEST(MeasurementTest, AFailingEnergyReadLeavesTheEnergyUnsetWithItsReason) {
+  for (int failing_read : {0, 1}) {  // the start's read, or the end's
+    FakeClock clock;
+    FakeEnergyCounter counter(clock, 300);
+    counter.FailFromRead(failing_read);
+    SingleRankGroup group;
+    MeasureOptions options;
+    options.warmup = 1;
+    options.repeats = {3, 3, 0, 0};
+    options.energy = &counter;
+    Measurement m =
+        Measure(options, group, clock, StagedWork(clock, 1, [](int, int) { return 2.0; }));
+    EXPECT_FALSE(m.energy.has_value()) << failing_read;
+    EXPECT_EQ(m.energy_unavailable, "the fake counter fails") << failing_read;
+    EXPECT_EQ(m.timed_iterations, 3) << "the timing goes on without energy";
+  }
+}
+
+TEST(EnergyBetweenTest, ACounterThatWentBackIsRefusedWithItsValues) {
+  std::string why;
+  EXPECT_FALSE(EnergyBetween({5000, 10}, {4000, 20}, &why).has_value());
+  EXPECT_NE(why.find("went back from 5000 to 4000 mJ"), std::string::npos) << why;
+  why.clear();
+  EXPECT_FALSE(EnergyBetween({5000, 10}, {6000, 10}, &why).has_value());
+  EXPECT_NE(why.find("no length"), std::string::npos) << why;
+  auto window = EnergyBetween({5000, 10}, {7500, 510}, &why);
+  ASSERT_TRUE(window.has_value());
+  EXPECT_DOUBLE_EQ(window->joules, 2.5);
+  EXPECT_DOUBLE_EQ(window->window_ms, 500.0);
+}
+
+TEST(EnergyCounterTest, ACpuRankHasNoCounterAndNothingToSay) {
+  bool opened = false;
+  const EnergyCounterOpener open = [&](const std::string&, std::string*) {
+    opened = true;
+    return std::unique_ptr<EnergyCounter>();
+  };
+  std::string why;
+  EXPECT_EQ(RankEnergyCounter(/*gpu=*/false, "", &why, open), nullptr);
+  EXPECT_FALSE(opened);
+  EXPECT_EQ(why, "");
+}
+
+TEST(EnergyCounterTest, AGpuRankOpensItsOwnBoardsCounterOrSaysWhyNot) {
+  FakeClock clock;
+  std::string asked;
+  const EnergyCounterOpener open = [&](const std::string& bus_id, std::string*) {
+    asked = bus_id;
+    return std::unique_ptr<EnergyCounter>(std::make_unique<FakeEnergyCounter>(clock, 100));
+  };
+  std::string why;
+  EXPECT_NE(RankEnergyCounter(true, "0000:3B:00.0", &why, open), nullptr);
+  EXPECT_EQ(asked, "0000:3B:00.0");
+  EXPECT_EQ(why, "");
+  asked.clear();
+  EXPECT_EQ(RankEnergyCounter(true, "", &why, open), nullptr);
+  EXPECT_EQ(asked, "") << "no bus id: nothing to open";
+  EXPECT_NE(why.find("PCI bus id is unknown"), std::string::npos) << why;
+  const EnergyCounterOpener fails = [](const std::string&, std::string* why_not) {
+    *why_not = "no counter on this board";
+    return std::unique_ptr<EnergyCounter>();
+  };
+  why.clear();
+  EXPECT_EQ(RankEnergyCounter(true, "0000:3B:00.0", &why, fails), nullptr);
+  EXPECT_EQ(why, "no counter on this board");
+}
+
+TEST(EnergyCounterTest, MissingNvmlLibraryGivesNoCounterAndAClearReason) {
+  std::string why;
+  EXPECT_EQ(OpenNvmlEnergyCounter("0000:3B:00.0", &why, "libditbench-no-such-nvml.so.1"),
+            nullptr);
+  EXPECT_NE(why.find("libditbench-no-such-nvml.so.1 cannot be loaded"), std::string::npos)
+      << why;
+}
+
+TEST(EnergyCounterTest, ALibraryWithoutTheEnergyFunctionGivesNoCounter) {
+  std::string why;  // libc loads, and has no NVML function
+  EXPECT_EQ(OpenNvmlEnergyCounter("0000:3B:00.0", &why, "libc.so.6"), nullptr);
+  EXPECT_NE(why.find("lacks nvmlDeviceGetTotalEnergyConsumption"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -137,5 +137,54 @@ TEST(TrialMetricsTest, NoClockSamplesMeansUnknownNotUnthrottled) {
   EXPECT_FALSE(m.throttled.has_value());
 }
 
+TEST(TrialMetricsTest, EnergyIsSummedOverRanksPerTimedIterationAndPerImage) {
+  TrialConfig config = TinyTwoRanks();
+  config.ulysses = 1;
+  config.dp = 2;     // two replicas ...
+  config.batch = 3;  // ... of 3 images each: 6 images per iteration
+  RankResult a = Rank(0, {10, 10, 10, 10}), b = Rank(1, {10, 10, 10, 10});
+  a.energy = RankEnergy{12.0, 45.0};  // 4 timed iterations on each rank
+  b.energy = RankEnergy{20.0, 44.0};
+  auto m = ComputeTrialMetrics(config, {a, b}, "NVIDIA H100 80GB HBM3");
+  ASSERT_TRUE(m.energy_j && m.joules_per_image);
+  EXPECT_DOUBLE_EQ(*m.energy_j, (12.0 + 20.0) / 4);
+  EXPECT_DOUBLE_EQ(*m.joules_per_image, 8.0 / 6);
+  EXPECT_EQ(m.energy_note, "");
+}
+
+TEST(TrialMetricsTest, EnergyIsUnsetWhenARankLacksItAndSaysWhyOnce) {
+  RankResult a = Rank(0, {10}), b = Rank(1, {10});
+  a.energy = RankEnergy{1.0, 11.0};
+  b.energy_unavailable = "this GPU has no total energy counter";
+  auto m = ComputeTrialMetrics(TinyTwoRanks(), {a, b}, "NVIDIA H100 80GB HBM3");
+  EXPECT_FALSE(m.energy_j.has_value());
+  EXPECT_FALSE(m.joules_per_image.has_value());
+  EXPECT_EQ(m.energy_note, "rank 1: this GPU has no total energy counter");
+
+  b.energy_unavailable.clear();  // a rank that says nothing while another measured
+  m = ComputeTrialMetrics(TinyTwoRanks(), {a, b}, "NVIDIA H100 80GB HBM3");
+  EXPECT_FALSE(m.energy_j.has_value());
+  EXPECT_EQ(m.energy_note, "rank 1 reported no energy while others did");
+}
+
+TEST(TrialMetricsTest, NoEnergyAndNoNoteOnCpu) {
+  auto m = ComputeTrialMetrics(TinyTwoRanks(), {Rank(0, {10}), Rank(1, {10})}, "cpu");
+  EXPECT_FALSE(m.energy_j.has_value());
+  EXPECT_FALSE(m.joules_per_image.has_value());
+  EXPECT_EQ(m.energy_note, "");
+}
+
+TEST(TrialMetricsTest, ACommandsEnergyHasNoImagesToDivideBy) {
+  TrialConfig config;
+  config.workload = Workload::kCommand;
+  config.model = "my-model";
+  RankResult a = Rank(0, {10});
+  a.energy = RankEnergy{2.0, 11.0};
+  auto m = ComputeTrialMetrics(config, {a}, "NVIDIA H100 80GB HBM3");
+  ASSERT_TRUE(m.energy_j);
+  EXPECT_DOUBLE_EQ(*m.energy_j, 2.0);
+  EXPECT_FALSE(m.joules_per_image.has_value());
+}
+
 }  // namespace
 }  // namespace ditbench

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "machine/rank_sharing.h"
 #include "plan/advisor.h"
 #include "plan/fitted_model.h"
 #include "plan/halving.h"
@@ -25,7 +26,9 @@ using test::kCostLawSweep;
 class CostModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    plan_ = PlanSweep(test::ParseValidSweep(kCostLawSweep), {16, false}, PlanAssumptions{});
+    PlanAssumptions host;
+    host.cpu_cores = 16;  // every layout's ranks fit the cores: nothing time-shares
+    plan_ = PlanSweep(test::ParseValidSweep(kCostLawSweep), {16, false}, host);
     std::uint32_t state = 12345;
     for (const PlannedTrial& t : plan_.trials) {
       ASSERT_FALSE(t.invalid_reason) << t.key << ": " << *t.invalid_reason;
@@ -79,6 +82,96 @@ TEST_F(CostModelTest, RecoversTheLawsTermsWithinTheirIntervals) {
   EXPECT_EQ(loo.predicted, all_.size());
   EXPECT_LT(loo.median_abs_error, 0.05);
   EXPECT_TRUE(model->Startup(all_.front().config));
+}
+
+// The same campaign run on a host of 4 cores: its 8- and 16-rank layouts time-share the cores
+// (sharing 2 and 4), and the law stretches their compute, block calls and collectives. The
+// fit learns how much from the sharing factor each observation carries.
+TEST_F(CostModelTest, RanksThatOutnumberTheCoresAreFittedThroughTheirSharingFactor) {
+  constexpr int kHostCores = 4;
+  std::vector<CostObservation> shared = all_;
+  std::uint32_t state = 777;
+  std::size_t oversubscribed = 0;
+  for (CostObservation& o : shared) {
+    o.sharing = UnpinnedCpuSharing(o.config.world_size(), kHostCores);
+    o.latency_ms = CostLawMs(o.config, o.sharing) * (1 + test::CostLawNoise(state));
+    oversubscribed += o.sharing > 1;
+  }
+  ASSERT_GE(oversubscribed, 6u);
+  const auto model = CostModel::Fit(shared);
+  ASSERT_TRUE(model);
+  const std::vector<CostModel::Term> terms = model->Terms();
+  for (std::size_t j = 12; j < kCostLaw.size(); ++j) {
+    ASSERT_TRUE(terms[j].name.starts_with("oversubscribed_")) << terms[j].name;
+    if (!terms[j].active) continue;
+    EXPECT_LE(terms[j].coefficient.low, kCostLaw[j]) << terms[j].name;
+    EXPECT_GE(terms[j].coefficient.high, kCostLaw[j]) << terms[j].name;
+  }
+  EXPECT_TRUE(terms.back().active);  // the collectives' stretch, the law's largest
+  const LooReport loo = LeaveOneOut(shared);
+  EXPECT_EQ(loo.predicted, shared.size());
+  EXPECT_LT(loo.median_abs_error, 0.05);
+  EXPECT_LT(loo.max_abs_error, 0.15);
+  // The widest layout predicted where it shares 4 ways, and where its ranks fit the cores.
+  const CostObservation& widest = *std::max_element(
+      shared.begin(), shared.end(),
+      [](const auto& a, const auto& b) { return a.config.world_size() < b.config.world_size(); });
+  ASSERT_EQ(widest.sharing, 4.0);
+  const auto there = model->Iteration(widest.config, {}, widest.sharing);
+  const auto alone = model->Iteration(widest.config, {}, 1);
+  ASSERT_TRUE(there && alone);
+  EXPECT_LE(there->low, CostLawMs(widest.config, 4));
+  EXPECT_GE(there->high, CostLawMs(widest.config, 4));
+  EXPECT_LT(alone->value, there->value / 2);
+}
+
+// A measured trial's sharing factor comes from what the database recorded where it ran (its
+// placement, the cores of its host), not from the machine that plans.
+TEST_F(CostModelTest, ObservationsTakeTheSharingFactorFromTheirRecord) {
+  ResultsDb::ObservedTrial four;
+  four.trial_key = all_.front().trial_key;
+  TrialConfig config = all_.front().config;
+  config.ulysses = 4;
+  config.ring = config.cfg = 1;
+  four.config = CanonicalJson(config);
+  four.latency_ms = 10;
+  four.placement = {{"concurrent_trials", 0}, {"slots", {0, 1, 2, 3}}};
+  four.cpu_cores = 2;
+  ResultsDb::ObservedTrial pinned = four;
+  pinned.placement = {{"slots", {0, 1, 2, 3}}, {"cpus", {"0-1", "2-3", "4-5", "6-7"}}};
+  ResultsDb::ObservedTrial unknown = four;
+  unknown.placement = nullptr;
+  unknown.cpu_cores.reset();
+  const auto observations = ToObservations({four, pinned, unknown});
+  ASSERT_EQ(observations.size(), 3u);
+  EXPECT_EQ(observations[0].sharing, 2.0);  // 4 ranks of one thread on 2 cores
+  EXPECT_EQ(observations[1].sharing, 1.0);  // 2 cores of its own per rank
+  EXPECT_EQ(observations[2].sharing, 1.0);  // nothing recorded: assumed not shared
+}
+
+// Leave-one-out predicts a trial from a fit without it and without its seed twins: a twin is
+// the same configuration measured again, and keeping it would flatter the error.
+TEST_F(CostModelTest, LeaveOneOutLeavesTheSeedTwinsOfATrialOut) {
+  std::vector<CostObservation> observations = all_;
+  // One configuration 50% slower than the law, measured under two seeds.
+  observations[5].latency_ms *= 1.5;
+  const CostObservation odd = observations[5];
+  CostObservation twin = odd;
+  twin.config.seed = 1;
+  twin.trial_key = TrialKey(twin.config);
+  ASSERT_NE(twin.trial_key, odd.trial_key);
+  observations.push_back(twin);
+  const LooReport loo = LeaveOneOut(observations);
+  ASSERT_TRUE(loo.entries[5].predicted);
+  std::vector<CostObservation> others;
+  for (std::size_t i = 0; i < observations.size(); ++i)
+    if (i != 5 && i + 1 != observations.size()) others.push_back(observations[i]);
+  const auto without_both = CostModel::Fit(others)->Iteration(odd.config);
+  ASSERT_TRUE(without_both);
+  EXPECT_NEAR(loo.entries[5].predicted->value, without_both->value, 1e-6 * without_both->value);
+  EXPECT_NEAR(loo.entries.back().predicted->value, without_both->value,
+              1e-6 * without_both->value);
+  EXPECT_GT(std::abs(loo.entries[5].relative_error()), 0.25);  // the twin does not hide it
 }
 
 TEST_F(CostModelTest, TooFewTrialsKeepTheAnalyticEstimate) {

@@ -191,6 +191,39 @@ TEST(SweepPlanTest, AnalyticEstimateScalesWithWorkAndDegree) {
   EXPECT_NEAR(AnalyticEstimate(fp32, a).memory_mb, 2 * e1.memory_mb, 1e-6);
 }
 
+// Ranks that outnumber the cores time-share them: the analytic estimate bounds their compute
+// by the cores and stretches their collectives by the sharing factor, and the plan records the
+// factor each trial will run with (what the fitted model predicts it with).
+TEST(SweepPlanTest, RanksThatOutnumberTheCoresStretchTheirCollectives) {
+  TrialConfig four;
+  four.model = "pixart-alpha-tiny";
+  four.resolution = 256;
+  four.ulysses = 4;
+  PlanAssumptions a;
+  a.link_gb_per_s = 1e-4;  // collectives dominate: the compute is a rounding error beside them
+  a.cpu_cores = 8;         // 2 threads per rank, none shared
+  const double fits = AnalyticEstimate(four, a).iteration_ms;
+  a.cpu_cores = 2;  // one thread per rank, 4 on 2 cores
+  EXPECT_EQ(PlannedSharing(four, a), 2.0);
+  const double shared = AnalyticEstimate(four, a).iteration_ms;
+  EXPECT_NEAR(shared / fits, 2.0, 0.01);
+  a.pack_slots = 4;  // pinned, one core per slot: the same sharing, slots round-robin
+  EXPECT_EQ(PlannedSharing(four, a), 2.0);
+  a.device = "NVIDIA H100 80GB HBM3";  // a GPU per rank
+  EXPECT_EQ(PlannedSharing(four, a), 1.0);
+
+  PlanAssumptions host;
+  host.cpu_cores = 2;
+  const SweepPlan plan = PlanSweep(
+      Parse("name: s\ndefaults: {model: pixart-alpha-tiny, resolution: 256}\n"
+            "matrix: {ulysses: [1, 2, 4]}\n"),
+      {4, false}, host);
+  ASSERT_EQ(plan.trials.size(), 3u);
+  EXPECT_EQ(plan.trials[0].sharing, 1.0);
+  EXPECT_EQ(plan.trials[1].sharing, 1.0);
+  EXPECT_EQ(plan.trials[2].sharing, 2.0);
+}
+
 // The full-size case: Wan 2.1 14B at 1280x720, 81 frames, Ulysses 1 to 8 on H100s.
 // FLOPs follow the 75,600 tokens; weights stay whole on every rank while the activations split;
 // the VAE decode (scope pipeline) has its own working set, and at 720p it is larger than the

@@ -102,7 +102,13 @@ INSTANTIATE_TEST_SUITE_P(
         HostileCase{"too_few_iterations", "/rank0.json",
                     "'samples' has 2 timed iterations; expected at least 3 (repeats.min)"},
         HostileCase{"clocks_not_numbers", "/rank0.json", "'clocks.sm_mhz_min' is \"fast\";"},
-        HostileCase{"world_size_3e9", "/rank0.json", "'world_size' is 3000000000;"}),
+        HostileCase{"world_size_3e9", "/rank0.json", "'world_size' is 3000000000;"},
+        HostileCase{"energy_negative", "/rank0.json", "'energy.joules' is -2.5;"},
+        HostileCase{"energy_window_short", "/rank0.json",
+                    "'energy.window_ms' is 0.5; expected at least the 3 ms of timed iterations"},
+        HostileCase{"energy_1e9_joules", "/rank0.json",
+                    "'energy.joules' is 1000000000.0; expected at most 5000 W"},
+        HostileCase{"energy_text", "/rank0.json", "'energy.joules' is \"lots\";"}),
     [](const ::testing::TestParamInfo<HostileCase>& info) {
       std::string name;  // iteration_negative: IterationNegative
       bool upper = true;

@@ -355,7 +355,7 @@ double AdviseLaw(const TrialConfig& c) {
   const std::vector<double> law = {3.0, 400.0, 2.0, 0.0, 0.4, 2.0, 0.4, 2.0, 0.4, 2.0, 0, 0};
   const auto x = CostFeatures(c).value();
   double ms = 0;
-  for (std::size_t j = 0; j < x.size(); ++j) ms += law[j] * x[j];
+  for (std::size_t j = 0; j < law.size(); ++j) ms += law[j] * x[j];  // no time-sharing terms
   return ms;
 }
 

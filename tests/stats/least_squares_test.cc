@@ -78,5 +78,23 @@ TEST(LeastSquaresTest, ARowTakenOutOfTheSumsGivesTheFitOfTheOthers) {
   }
 }
 
+TEST(LeastSquaresTest, AColumnWhoseRowsAreAllTakenOutIsDropped) {
+  // Leave-one-out takes out every seed twin of a trial at once (plan/cost_model.h): when they
+  // were the only rows of a column, the sums of that column are rounding residue (a + b - a - b),
+  // not zero, and must not make it active.
+  Problem p = MakeProblem();
+  p.rows[7][3] = 0.7;
+  p.rows[8][3] = 2.9;
+  NormalEquations sums(4);
+  for (std::size_t i = 0; i < p.rows.size(); ++i) sums.Add(p.rows[i], p.y[i], p.w[i]);
+  NormalEquations less = sums;
+  less.Add(p.rows[7], p.y[7], p.w[7], -1);
+  less.Add(p.rows[8], p.y[8], p.w[8], -1);
+  const auto fit = FitNonNegative(less);
+  ASSERT_TRUE(fit);
+  EXPECT_FALSE(fit->active[3]);
+  EXPECT_EQ(fit->coefficients[3], 0.0);
+}
+
 }  // namespace
 }  // namespace ditbench

@@ -108,6 +108,24 @@ TEST_F(MigrationTest, SchemaFifteenAddsProfileAndQualityColumnsEmpty) {
   }
 }
 
+// Schema 16 (energy): migrated trials had no energy counter read, so energy_j,
+// joules_per_image and energy_note are NULL in the view and in every launch, and the rows read
+// as before.
+TEST_F(MigrationTest, SchemaSixteenAddsEnergyColumnsEmpty) {
+  auto db = ResultsDb::Open(DbPath());
+  EXPECT_EQ(Column("SELECT count(*) FROM results WHERE energy_j IS NULL AND "
+                   "joules_per_image IS NULL AND energy_note IS NULL"),
+            Column("SELECT count(*) FROM results"));
+  EXPECT_EQ(Column("SELECT count(*) FROM launches WHERE energy_j IS NOT NULL OR "
+                   "joules_per_image IS NOT NULL"),
+            std::vector<std::string>{"0"});
+  for (const ResultRow& row : db->Results({1})) {
+    EXPECT_FALSE(row.energy_j);
+    EXPECT_FALSE(row.joules_per_image);
+    EXPECT_EQ(row.energy_note, "");
+  }
+}
+
 TEST_F(MigrationTest, KeysAreRecomputedAndStatusesKept) {
   auto db = ResultsDb::Open(DbPath());
   EXPECT_EQ(Column("SELECT max(version) FROM schema_version"),

@@ -115,6 +115,39 @@ TEST_F(ResultsDbTest, ThrottledTrialIsVisibleInResults) {
   EXPECT_EQ(QueryText("SELECT sm_clock_min_mhz FROM results"), "1410.0");
 }
 
+TEST_F(ResultsDbTest, EnergyIsStoredWithTheTrialAndItsLaunchAndReadBack) {
+  const TrialConfig config = test::MakeConfig(1);
+  std::int64_t id = 0;
+  {
+    auto db = ResultsDb::Open(DbPath());
+    id = db->ResumeOrCreateCampaign(test::MakeCampaign("energy"), false);
+    TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, 10.0);
+    trial.metrics->energy_j = 12.5;
+    trial.metrics->joules_per_image = 6.25;
+    db->RecordTrial(id, trial);
+    TrialRecord other = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10.0);
+    other.metrics->energy_note = "rank 0: no counter";
+    db->RecordTrial(id, other);
+  }
+  auto db = ResultsDb::Open(DbPath());
+  const std::vector<ResultRow> rows = db->Results({id});
+  ASSERT_EQ(rows.size(), 2u);
+  const ResultRow& measured = rows[0].trial_key == TrialKey(config) ? rows[0] : rows[1];
+  const ResultRow& missing = &measured == &rows[0] ? rows[1] : rows[0];
+  ASSERT_TRUE(measured.energy_j && measured.joules_per_image);
+  EXPECT_DOUBLE_EQ(*measured.energy_j, 12.5);
+  EXPECT_DOUBLE_EQ(*measured.joules_per_image, 6.25);
+  EXPECT_EQ(measured.energy_note, "");
+  EXPECT_FALSE(missing.energy_j.has_value());
+  EXPECT_EQ(missing.energy_note, "rank 0: no counter");
+  // The launch keeps its own, for replicates to summarise (metrics/launch_summary.h).
+  const std::vector<LaunchMeasurement> launches = db->Launches(id, TrialKey(config), -1);
+  ASSERT_EQ(launches.size(), 1u);
+  ASSERT_TRUE(launches[0].metrics && launches[0].metrics->energy_j);
+  EXPECT_DOUBLE_EQ(*launches[0].metrics->energy_j, 12.5);
+  EXPECT_DOUBLE_EQ(*launches[0].metrics->joules_per_image, 6.25);
+}
+
 TEST_F(ResultsDbTest, NewerSchemaIsRefused) {
   ResultsDb::Open(DbPath());
   {
@@ -655,6 +688,47 @@ TEST_F(ResultsDbTest, ObservedTrialsLeaveBusyMeasurementsOutAndCountThem) {
   EXPECT_EQ(observed[0].trial_key, idle_then.trial_key);
   EXPECT_EQ(observed[0].latency_ms, 10);  // the idle older measurement, not the busy newer one
   EXPECT_EQ(left_out, 1u);                // the key measured only on a busy machine
+}
+
+// The sharing factor of a measured trial (machine/rank_sharing.h) is derived from what the
+// database recorded where it ran, not from the planning host: its placement and the host's cores.
+TEST_F(ResultsDbTest, ObservedTrialsCarryThePlacementAndTheCoresOfTheirHost) {
+  auto db = ResultsDb::Open(DbPath());
+  CampaignRecord record = test::MakeCampaign("sp");
+  record.environment = {{"cpu_count", 8}, {"worker", {{"cpu_count", 2}}}};
+  std::int64_t campaign = db->ResumeOrCreateCampaign(record, false);
+  TrialRecord cpu = test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 10);
+  cpu.placement = {{"concurrent_trials", 0}, {"slots", {0, 1, 2, 3}}};
+  db->RecordTrial(campaign, cpu);
+  TrialRecord gpu = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
+  gpu.device = "NVIDIA H100 80GB HBM3";
+  gpu.placement = {{"slots", {0, 1}}, {"devices", {"0", "1"}}};
+  db->RecordTrial(campaign, gpu);
+  TrialRecord unplaced = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10);
+  db->RecordTrial(campaign, unplaced);
+
+  const auto observed = db->ObservedTrials("");
+  ASSERT_EQ(observed.size(), 3u);
+  for (const auto& o : observed) {
+    if (o.trial_key == cpu.trial_key) {
+      EXPECT_EQ(o.placement, cpu.placement);
+      EXPECT_EQ(o.cpu_cores, 2);  // the worker's host, where the ranks ran
+    } else if (o.trial_key == gpu.trial_key) {
+      EXPECT_EQ(o.placement, gpu.placement);
+      EXPECT_FALSE(o.cpu_cores);  // a GPU trial's ranks share no cores
+    } else {
+      EXPECT_TRUE(o.placement.is_null());
+      EXPECT_EQ(o.cpu_cores, 2);
+    }
+  }
+  // A campaign whose environment names only the coordinator's cores.
+  record.environment = {{"cpu_count", 8}};
+  campaign = db->ResumeOrCreateCampaign(record, true);
+  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(8), TrialStatus::kOk, 10));
+  std::optional<int> cores;
+  for (const auto& o : db->ObservedTrials("cpu"))
+    if (o.trial_key == TrialKey(test::MakeConfig(8))) cores = o.cpu_cores;
+  EXPECT_EQ(cores, 8);
 }
 
 TEST_F(ResultsDbTest, ResultRowCarriesModelOverrides) {

@@ -21,13 +21,14 @@ matrix:
   cfg: [1, 2]
 )";
 
-// The law's coefficient of every term (CostTermNames' order; no decode in scope denoise).
-inline const std::vector<double> kCostLaw = {2.0, 40.0, 6.0, 0.02, 0.3, 4.0,
-                                             0.5, 5.0,  0.2, 3.0,  0,   0};
+// The law's coefficient of every term (CostTermNames' order; no decode in scope denoise; the
+// last three, time-sharing's, count only where the ranks outnumber the cores).
+inline const std::vector<double> kCostLaw = {2.0, 40.0, 6.0, 0.02, 0.3, 4.0, 0.5, 5.0,
+                                             0.2, 3.0,  0,   0,    30.0, 0.05, 1.5};
 
-// The law's latency of `c`, in ms.
-inline double CostLawMs(const TrialConfig& c) {
-  const auto x = CostFeatures(c).value();
+// The law's latency of `c` whose ranks share their cores by `sharing`, in ms.
+inline double CostLawMs(const TrialConfig& c, double sharing = 1) {
+  const auto x = CostFeatures(c, {}, sharing).value();
   double ms = 0;
   for (std::size_t j = 0; j < x.size(); ++j) ms += kCostLaw[j] * x[j];
   return ms;

@@ -5,6 +5,8 @@
 #include <barrier>
 #include <functional>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "metrics/measurement.h"
@@ -24,6 +26,7 @@ class FakeClock final : public IterationClock {
   void Synchronize() override { ++synchronized_; }
   double ElapsedMs(int from, int to) override { return times_.at(to) - times_.at(from); }
   int iteration() const { return iteration_; }  // 0-based index of the current iteration
+  double now() const { return now_; }
   int synchronized() const { return synchronized_; }
 
  private:
@@ -69,6 +72,36 @@ class ThreadRankGroups {
   std::barrier<> barrier_;
   std::vector<double> values_;
   std::barrier<> phase_barrier_;
+};
+
+// An energy counter driven by a FakeClock: a board drawing `watts` (mJ = W x ms), read at the
+// clock's time. `fail_from_read`: that read (0-based) and every later one fail.
+class FakeEnergyCounter final : public EnergyCounter {
+ public:
+  FakeEnergyCounter(const FakeClock& clock, double watts) : clock_(clock), watts_(watts) {}
+  std::optional<EnergyReading> Read(std::string* why_not) override {
+    if (fail_from_read_ >= 0 && reads_ >= fail_from_read_) {
+      ++reads_;
+      *why_not = "the fake counter fails";
+      return std::nullopt;
+    }
+    ++reads_;
+    const double now = clock_.now() + offset_ms_;
+    return EnergyReading{static_cast<std::uint64_t>(now * watts_ + base_mj_), now};
+  }
+  void FailFromRead(int read) { fail_from_read_ = read; }
+  // Moves the counter's own time by `ms` (time the clock does not see: a barrier's wait).
+  void AddHostTime(double ms) { offset_ms_ += ms; }
+  void SetBase(double mj) { base_mj_ = mj; }
+  int reads() const { return reads_; }
+
+ private:
+  const FakeClock& clock_;
+  double watts_;
+  double offset_ms_ = 1;  // a window never starts at 0
+  double base_mj_ = 0;
+  int reads_ = 0;
+  int fail_from_read_ = -1;
 };
 
 }  // namespace ditbench::test

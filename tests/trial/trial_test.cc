@@ -69,6 +69,23 @@ TEST(TrialTest, MeasurementPolicyChangesKeepTheKey) {
   EXPECT_EQ(PolicyJson(other)["warmup"], 50);
 }
 
+TEST(TrialTest, SeedTwinsShareTheConfigurationKeyAndNothingElseDoes) {
+  TrialConfig a;
+  a.model = "pixart-alpha-tiny";
+  a.ulysses = 2;
+  TrialConfig b = a;
+  b.seed = 7;
+  EXPECT_NE(TrialKey(a), TrialKey(b));
+  EXPECT_EQ(ConfigurationKey(a), ConfigurationKey(b));
+  EXPECT_EQ(ConfigurationKey(a), TrialKey(a));  // seed 0: the trial key itself
+  TrialConfig c = b;
+  c.ring = 2;
+  EXPECT_NE(ConfigurationKey(c), ConfigurationKey(b));
+  c = b;
+  c.warmup = 9;  // the measurement policy is no part of either key
+  EXPECT_EQ(ConfigurationKey(c), ConfigurationKey(b));
+}
+
 TEST(TrialTest, AFieldAtItsDefaultKeepsTheKey) {
   // `workload` joined the identity after the other fields: a computation written without it
   // (as schema-1 databases stored it) and one with its default have the same key.

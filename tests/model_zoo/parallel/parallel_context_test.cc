@@ -124,5 +124,37 @@ TEST(ParallelContextTest, PipeFusionLayoutUnderRingGivesEachRankItsChunkOfEveryP
   }
 }
 
+// Ring attention's building block: attention over two halves of the keys, merged by their
+// log-sum-exps, is attention over all keys; the log-sum-exp is that of the scaled scores. On
+// CUDA in bf16 this is cuDNN's entry point (or FlashAttention-2 where cuDNN refuses).
+void ExpectPartialsMergeToFullAttention(torch::Device device, torch::ScalarType dtype,
+                                        double bound) {
+  c10::InferenceMode inference;
+  torch::manual_seed(5);
+  auto options = torch::TensorOptions().device(device).dtype(dtype);
+  const int64_t b = 2, n = 24, h = 4, d = 64;
+  auto q = torch::randn({b, n, h, d}, options), k = torch::randn({b, n, h, d}, options);
+  auto v = torch::randn({b, n, h, d}, options);
+  PartialAttention merged;
+  MergePartial(merged, AttentionWithLse(q, k.narrow(1, 0, 10), v.narrow(1, 0, 10)));
+  MergePartial(merged, AttentionWithLse(q, k.narrow(1, 10, n - 10), v.narrow(1, 10, n - 10)));
+  auto full = Attention(q, k, v).to(torch::kFloat32);
+  EXPECT_LT(RelativeL2(merged.out.cpu(), full.cpu()), bound);
+  auto scores = torch::einsum("bnhd,bmhd->bhnm", {q.to(torch::kFloat32), k.to(torch::kFloat32)});
+  auto lse = torch::logsumexp(scores / std::sqrt(double(d)), -1);  // [B, H, N]
+  EXPECT_LT(RelativeL2(AttentionWithLse(q, k, v).lse.cpu(), lse.cpu()), bound);
+}
+
+TEST(ParallelContextTest, PartialAttentionsMergeToFullAttention) {
+  ExpectPartialsMergeToFullAttention(torch::kCPU, torch::kFloat32, 1e-5);
+  ExpectPartialsMergeToFullAttention(torch::kCPU, torch::kBFloat16, 2e-2);
+}
+
+TEST(ParallelContextTest, PartialAttentionsMergeToFullAttentionOnCuda) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  ExpectPartialsMergeToFullAttention(torch::kCUDA, torch::kFloat32, 1e-4);
+  ExpectPartialsMergeToFullAttention(torch::kCUDA, torch::kBFloat16, 2e-2);
+}
+
 }  // namespace
 }  // namespace ditbench
