@@ -50,8 +50,11 @@ void WriteAdviceTable(const Advice& advice, std::ostream& out) {
                          i == 0 ? "leader" : fmt::format("{:.0f}%", t.p_beats_leader * 100));
     }
     for (const AdvisedTrial& t : g.excluded)
-      out << fmt::format("        {:<16}  {:<28} excluded: output error {:.3g}\n", t.trial->key,
-                         LayoutText(t.trial->config), t.output_error.value_or(0));
+      out << fmt::format("        {:<16}  {:<28} excluded: {}\n", t.trial->key,
+                         LayoutText(t.trial->config),
+                         IsBelowQuality(t.quality)
+                             ? t.quality + " (below quality)"
+                             : fmt::format("output error {:.3g}", t.output_error.value_or(0)));
     const AdvisedTrial& lead = g.ranked.front();
     out << fmt::format("  recommendation: {} ({}, {})", LayoutText(lead.trial->config),
                        lead.trial->key, lead.measured ? "measured" : "predicted");
@@ -85,6 +88,7 @@ void WriteAdviceJson(const Advice& advice, const std::string& sweep, const std::
                           {"objective", Json(t.objective)},
                           {"p_beats_leader", t.p_beats_leader}};
       if (t.output_error) j["output_error"] = *t.output_error;
+      if (!t.quality.empty()) j["quality"] = t.quality;
       return j;
     };
     for (const AdvisedTrial& t : g.ranked) ranked.push_back(entry(t));

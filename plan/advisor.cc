@@ -5,6 +5,7 @@
 #include <map>
 
 #include "plan/halving.h"
+#include "trial/quality_gate.h"
 
 namespace ditbench {
 namespace {
@@ -70,6 +71,9 @@ Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOpti
       a.measured = true;
       a.latency_ms = {o->latency_ms, o->latency_ms, o->latency_ms};
       a.output_error = o->output_error;
+      a.quality = QualityVerdict(t.config.quality, t.config.scope == Scope::kPipeline,
+                                 {o->output_error, o->psnr, o->ssim})
+                      .value_or("");
     } else if (fitted.model) {
       const auto p = fitted.model->Iteration(t.config, {}, t.sharing);
       if (!p) continue;
@@ -82,8 +86,9 @@ Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOpti
     }
     a.objective = ObjectiveOf(a.latency_ms, t.config, options.objective);
     GroupAdvice& g = groups[HalvingGroup(t.config)];
-    if (a.measured && options.max_output_error && a.output_error &&
-        *a.output_error > *options.max_output_error)
+    if ((a.measured && options.max_output_error && a.output_error &&
+         *a.output_error > *options.max_output_error) ||
+        IsBelowQuality(a.quality))
       g.excluded.push_back(a);
     else
       g.ranked.push_back(a);

@@ -9,7 +9,9 @@
 // best measured trial of the group (negative: predicted better than anything measured). The
 // trials worth measuring next are those whose interval overlaps the leader's (and the leader
 // itself while it is only predicted), most likely to beat it first. A group is decided once its
-// leader is measured and no interval overlaps it.
+// leader is measured and no interval overlaps it. A measured trial that misses the plan's quality
+// gates (`quality: {...}` of its sweep) or --max-output-error is never ranked: it is listed as
+// excluded, with why.
 #pragma once
 
 #include <cstddef>
@@ -39,13 +41,18 @@ struct AdvisedTrial {
   CostPrediction latency_ms;  // measured: low = value = high
   CostPrediction objective;   // in ObjectiveUnit
   std::optional<double> output_error;
+  // Measured: the verdict of the sweep's quality gates on it (trial/quality_gate.h), "ok",
+  // "below: ..." or empty (no gate, or not known).
+  std::string quality;
   double p_beats_leader = 0;  // chance it is better than the leader (normal approximation)
 };
 
 struct GroupAdvice {
   std::string group;
   std::vector<AdvisedTrial> ranked;   // best first
-  std::vector<AdvisedTrial> excluded;  // measured output error above --max-output-error
+  // Measured trials never recommended: output error above --max-output-error, or below the
+  // sweep's quality gates (AdvisedTrial::quality says which gate they missed).
+  std::vector<AdvisedTrial> excluded;
   std::optional<std::size_t> best_measured;  // index into ranked
   std::optional<double> regret;  // (leader vs best measured) as a fraction; unset: none measured
   std::vector<std::size_t> to_measure;  // indices into ranked, most informative first

@@ -56,6 +56,7 @@ struct CostObservation {
   // How many of its threads shared each core (ranks each device) where it ran, from what the
   // database recorded (machine/rank_sharing.h: RecordedSharing); 1: none shared.
   double sharing = 1;
+  std::optional<double> psnr, ssim;        // and for the sweep's quality gates (scope pipeline)
 };
 
 // A prediction and its 95% interval.

@@ -43,6 +43,8 @@ std::vector<CostObservation> ToObservations(const std::vector<ResultsDb::Observe
     o.startup_s = row.startup_s;
     o.output_error = row.output_error;
     o.sharing = RecordedSharing(row.placement, o.config.world_size(), row.cpu_cores);
+    o.psnr = row.psnr;
+    o.ssim = row.ssim;
     observations.push_back(std::move(o));
   }
   return observations;

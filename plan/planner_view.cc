@@ -182,6 +182,10 @@ GroupRecommendation Recommend(const GroupAdvice& g, const std::string& device) {
   r.regret = g.regret;
   r.decided = g.decided;
   r.ranked = g.ranked.size();
+  for (const AdvisedTrial& t : g.excluded)
+    if (IsBelowQuality(t.quality))
+      r.below_quality.push_back(fmt::format("{} ({}): {}", LayoutText(t.trial->config),
+                                            t.trial->key, MissedGates(t.quality)));
   if (!g.decided)
     for (std::size_t i : g.to_measure)
       r.to_measure.push_back(fmt::format("{} ({})", LayoutText(g.ranked[i].trial->config),

@@ -180,6 +180,21 @@ void MarkBusy(const SideTrial& a, const SideTrial& b, ComparedTrial* trial) {
                           "): do not trust this verdict, measure again on an idle machine";
 }
 
+// Marks a side whose output missed its quality gates, and says so in the reason.
+void MarkBelowQuality(const SideTrial& a, const SideTrial& b, ComparedTrial* trial) {
+  const auto below = [](const SideTrial& side) -> std::string {
+    for (const ResultRow* row : side.rows)
+      if (row->status == "ok" && row->below_quality()) return row->quality;
+    return "";
+  };
+  trial->a_below_quality = below(a);
+  trial->b_below_quality = below(b);
+  for (const auto& [side, verdict] : {std::pair{"A", &trial->a_below_quality},
+                                      std::pair{"B", &trial->b_below_quality}})
+    if (!verdict->empty())
+      trial->change.reason += fmt::format("; {} is below quality ({})", side, *verdict);
+}
+
 }  // namespace
 
 CampaignSet ParseCampaignSet(std::string_view text, const std::filesystem::path& default_db) {
@@ -440,6 +455,7 @@ Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_
     trial.run = RunOf(b_campaigns, bt.rows.back()->campaign, b_db.path().string());
     comparison.thresholds[IsGpu(device) ? "gpu" : "cpu"] = t;
     MarkBusy(at, bt, &trial);
+    MarkBelowQuality(at, bt, &trial);
     comparison.trials.push_back(std::move(trial));
   }
   for (const auto& [key, bt] : b_trials)
@@ -470,6 +486,7 @@ std::string IntervalText(const ChangeEstimate& change) {
 std::string VerdictText(const ComparedTrial& trial) {
   std::string text = VerdictName(trial.change.verdict);
   if (trial.busy()) text += ", busy " + trial.BusySides();
+  if (!trial.BelowQualitySides().empty()) text += ", below quality " + trial.BelowQualitySides();
   return text;
 }
 
@@ -481,6 +498,12 @@ std::string NoiseFloorHeadline(const Comparison& comparison) {
     text += fmt::format("{:.1f}% ({})", t.policy.noise_floor_pct, t.source);
   }
   return text;
+}
+
+std::string ComparedTrial::BelowQualitySides() const {
+  const bool a = !a_below_quality.empty(), b = !b_below_quality.empty();
+  if (a && b) return "A and B";
+  return a ? "A" : b ? "B" : "";
 }
 
 std::string ComparedTrial::BusySides() const {

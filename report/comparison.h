@@ -24,7 +24,9 @@
 // --noise-floor / --min-effect override both.
 //
 // A matched trial measured on a busy machine on either side (ResultRow::busy) is compared
-// like any other, and says so: its verdict is not to be trusted.
+// like any other, and says so: its verdict is not to be trusted. So is a side whose output
+// missed its quality gates (ResultRow::below_quality): it is faster or slower at output that
+// is wrong, and its verdict says "below quality".
 #pragma once
 
 #include <cstdint>
@@ -95,6 +97,10 @@ struct ComparedTrial {
   // b / a, when both sides have it.
   std::optional<double> energy_ratio() const;
   std::string BusySides() const;  // "A", "B", "A and B", or ""
+  // The verdict of a side that missed its quality gates (ResultRow::quality, "below: psnr
+  // 30.1 < 35"); empty when that side is not below quality.
+  std::string a_below_quality, b_below_quality;
+  std::string BelowQualitySides() const;  // "A", "B", "A and B", or ""
 };
 
 // A trial measured on one side only, or not ok on one side.
@@ -173,7 +179,8 @@ std::string ShellWord(const std::string& text);
 // "data cannot bound it" when it is not ChangeEstimate::Bounded().
 std::string IntervalText(const ChangeEstimate& change);
 
-// The verdict as printed: "slower", or "slower, busy B" for a trial measured on a busy machine.
+// The verdict as printed: "slower", or "slower, busy B" for a trial measured on a busy machine,
+// and ", below quality B" for a side that missed its quality gates (trial/quality_gate.h).
 std::string VerdictText(const ComparedTrial& trial);
 
 // The noise floors used, for a headline: "noise floor 4.2% (learned from 22 A/A pairs)", or

@@ -142,6 +142,12 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
     for (const ComparedTrial* t : busy)
       out << fmt::format("  {:<16}  {}\n", t->trial_key, t->busy_note);
   }
+  for (const ComparedTrial& t : comparison.trials)
+    for (const auto& [side, verdict] : {std::pair{"A", &t.a_below_quality},
+                                        std::pair{"B", &t.b_below_quality}})
+      if (!verdict->empty())
+        out << fmt::format("  {:<16}  {} is below quality ({}): its output missed the sweep's "
+                           "quality gates\n", t.trial_key, side, *verdict);
   if (methods.count("iterations")) {
     out << "Trials with one launch per side are judged on their iterations against the noise "
            "floor (launch-to-launch variation is not visible in one launch); give each side "
@@ -204,6 +210,12 @@ void WriteJson(const Comparison& comparison, std::ostream& out) {
                               {"ci_bounded", bounded},
                               {"a_busy", t.a_busy},
                               {"b_busy", t.b_busy},
+                              {"a_below_quality", t.a_below_quality.empty()
+                                                      ? nlohmann::json()
+                                                      : nlohmann::json(t.a_below_quality)},
+                              {"b_below_quality", t.b_below_quality.empty()
+                                                      ? nlohmann::json()
+                                                      : nlohmann::json(t.b_below_quality)},
                               {"ci_coverage", c.change.coverage},
                               {"a_ms", c.a_ms},
                               {"b_ms", c.b_ms},

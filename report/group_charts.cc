@@ -499,8 +499,85 @@ const char* const kChartScript = R"js(
       plugins: [intervals]
     };
   }
+  // The Pareto chart (report/quality_section.h): a point per configuration, speedup against
+  // output quality; the front dashed, its points larger, below-quality points a red cross;
+  // each point named beside it, so that a printed page needs no tooltip.
+  var pointNames = {
+    id: 'pointNames',
+    afterDatasetsDraw: function (chart) {
+      var ctx = chart.ctx;
+      chart.data.datasets.forEach(function (ds, d) {
+        var meta = chart.getDatasetMeta(d);
+        if (meta.hidden || !ds.named) return;
+        meta.data.forEach(function (point, i) {
+          // Near the right edge the name goes to the left of its point.
+          var left = point.x > chart.chartArea.right - 0.2 * chart.chartArea.width;
+          ctx.save();
+          ctx.fillStyle = ds.data[i].below ? '#b42318' : '#333';
+          ctx.font = '11px system-ui, sans-serif';
+          ctx.textAlign = left ? 'right' : 'left';
+          ctx.fillText(ds.data[i].name, point.x + (left ? -8 : 8), point.y - 6);
+          ctx.restore();
+        });
+      });
+    }
+  };
+  function pareto(c) {
+    var ok = c.points.filter(function (p) { return !p.below; });
+    var below = c.points.filter(function (p) { return p.below; });
+    var atExact = function (v) { return Math.abs(v - c.exact_at) < 1e-6 * Math.abs(c.exact_at); };
+    var datasets = [
+      {label: 'Pareto front', data: c.front, borderColor: '#777', borderDash: [6, 4],
+       pointRadius: 0, showLine: true},
+      {label: 'meets its quality gates (or has none)', data: ok, named: true, showLine: false,
+       backgroundColor: ok.map(function (p) { return p.color; }),
+       borderColor: ok.map(function (p) { return p.front ? '#222' : p.color; }),
+       borderWidth: ok.map(function (p) { return p.front ? 2 : 1; }),
+       pointRadius: ok.map(function (p) { return p.front ? 7 : 4; })},
+      {label: 'below quality (never the winner)', data: below, named: true, showLine: false,
+       pointStyle: 'crossRot', pointRadius: 9, borderWidth: 3, borderColor: '#b42318',
+       backgroundColor: '#b42318'}
+    ];
+    var x = {type: c.log_x ? 'logarithmic' : 'linear', title: {display: true, text: c.x_title},
+             // The exact output's tick replaces the regular ticks it would crowd.
+             afterBuildTicks: function (axis) {
+               var ticks = axis.ticks.filter(function (t) { return !atExact(t.value); });
+               var step = ticks.length > 1 ? Math.abs(ticks[1].value - ticks[0].value) : 0;
+               axis.ticks = ticks.filter(function (t) {
+                 return c.log_x ? t.value > c.exact_at * 3 : t.value < c.exact_at - 0.6 * step;
+               }).concat([{value: c.exact_at}]).sort(function (a, b) { return a.value - b.value; });
+             },
+             ticks: {callback: function (v) {
+               if (atExact(v)) return c.log_x ? '0 (exact)' : 'inf (exact)';
+               if (!c.log_x) return v;
+               var text = Number(v).toExponential(0);
+               return /^[125]e/.test(text) && Math.abs(Number(text) - v) < 1e-3 * v ? text : '';
+             }}};
+    if (c.log_x) x.min = c.exact_at / 2;
+    else x.max = c.exact_at + 4;
+    return {
+      type: 'scatter',
+      data: {datasets: datasets},
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false,
+        scales: {x: x, y: {min: 0, title: {display: true, text: 'speedup vs 1 rank'}}},
+        plugins: {
+          title: {display: true, text: c.title}, legend: {position: 'top'},
+          tooltip: {callbacks: {label: function (t) {
+            var p = t.raw;
+            if (p.label === undefined) return 'Pareto front';
+            return p.label + ': ' + p.y.toFixed(2) + 'x, ' +
+                   (p.exact ? 'exact' : (c.log_x ? 'error ' + p.x.toExponential(2)
+                                                 : 'PSNR ' + p.x.toFixed(1) + ' dB')) +
+                   (p.below ? ' (' + p.quality + ')' : '');
+          }}}
+        }
+      },
+      plugins: [pointNames]
+    };
+  }
   var kinds = {latency: latency, speedup: speedup, stages: stages, memory: memory,
-               error: outputError, prediction: prediction, steps: steps};
+               error: outputError, prediction: prediction, steps: steps, pareto: pareto};
   charts.forEach(function (c) {
     var canvas = document.getElementById(c.id);
     if (!canvas || !kinds[c.kind]) return;

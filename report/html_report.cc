@@ -24,6 +24,7 @@
 #include "report/html_text.h"
 #include "report/planner_section.h"
 #include "report/profile_section.h"
+#include "report/quality_section.h"
 #include "report/chart_style.h"
 #include "report/report_summary.h"
 #include "report/report_warnings.h"
@@ -135,6 +136,14 @@ td.error { max-width: 40em; white-space: pre-wrap; font-family: monospace; font-
 .chart { position: relative; height: 400px; max-width: 1300px; }
 .warning { background: #fff4e5; border-left: 4px solid #f79009; padding: 0.3em 0.8em;
   margin: 0.5em 0; }
+.below-quality, span.below { background: #b42318; color: #fff; border-radius: 3px;
+  padding: 0 0.3em; font-size: 0.8em; }
+div.below-quality { display: inline-block; margin-top: 0.2em; }
+.image-pair { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
+.image-pair h3 { flex-basis: 100%; margin: 0.5em 0 0; }
+.image-pair figure { margin: 0; flex: 0 1 640px; }
+.image-pair img { width: 100%; image-rendering: pixelated; border: 1px solid #ccc; }
+.image-pair p.note { flex-basis: 100%; }
 .busy { background: #f79009; color: #fff; border-radius: 3px; padding: 0 0.3em; font-size: 0.8em; }
 .warning details { font-size: 0.9em; } .warning ul { margin: 0.2em 0; }
 .note { color: #555; font-size: 0.9em; }
@@ -308,13 +317,15 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         ProfileChart("", "Where the slowest rank's step time goes (profile: trace): " + title,
                      group),
         StepChart("", "Time per denoising step: step 0 against the steady steps: " + title,
-                  group, unfolded, stages)}) {
+                  group, unfolded, stages),
+        ParetoChart("", "Speedup against output quality (Pareto front): " + title, group)}) {
     if (chart.is_null()) continue;
     chart["id"] = fmt::format("chart-{}", charts.size());
     html += fmt::format("<div class=\"chart\"><canvas id=\"{}\"></canvas></div>\n",
                         chart["id"].get<std::string>());
     charts.push_back(std::move(chart));
   }
+  html += RenderImagePair(group);  // "" unless scope pipeline with a parallel image
 
   const std::string table_head = fmt::format(
       "<div class=\"scroll\"><table><tr><th>#</th><th>configuration</th><th>{}</th>"
@@ -368,7 +379,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
     html += fmt::format(
         "<tr id=\"trial-{}-{}\"><td class=\"num\">{}</td><td class=\"wrap\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\" title=\"{}\">{}</td>"
-        "<td class=\"status-{}\">{}{}</td>"
+        "<td class=\"status-{}\">{}{}{}</td>"
         "<td class=\"num latency\">{}</td><td class=\"num wrap\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td>"
@@ -381,6 +392,10 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         row.busy ? fmt::format(" <span class=\"busy\" title=\"{}\">busy machine</span>",
                                HtmlEscape(row.health_note))
                  : "",
+        row.below_quality()
+            ? fmt::format(" <span class=\"below\" title=\"{}\">below quality</span>",
+                          HtmlEscape(row.quality))
+            : "",
         Number(row.latency_ms), ci,
         Percent(row.cov), Number(row.skew_ms), Number(row.rank0_ms),
         Number(row.peak_mem_mb, "{:.0f}"),

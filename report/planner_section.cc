@@ -114,6 +114,12 @@ std::string RenderRecommendations(const std::vector<GroupRecommendation>& recomm
       for (const std::string& t : r.to_measure) names.push_back(HtmlEscape(t));
       line += fmt::format("; measure next to decide: {}", fmt::join(names, ", "));
     }
+    if (!r.below_quality.empty()) {
+      std::vector<std::string> names;
+      for (const std::string& t : r.below_quality) names.push_back(HtmlEscape(t));
+      line += fmt::format("; <span class=\"below\">not recommended, below quality</span>: {}",
+                          fmt::join(names, ", "));
+    }
     html += line + ".</p>\n";
   }
   return html;

@@ -62,6 +62,9 @@ struct GroupRecommendation {
   // The trials that would decide between the leaders: "ulysses=4 (key)", most informative first.
   std::vector<std::string> to_measure;
   std::size_t ranked = 0;  // layouts ranked (measured and predicted)
+  // Measured layouts never recommended because they missed the sweep's quality gates:
+  // "pipefusion=2 (key): psnr 24.8 < 35".
+  std::vector<std::string> below_quality;
 };
 
 struct PlannerView {

@@ -18,10 +18,15 @@ std::optional<GroupWinner> WinnerOf(const std::vector<ResultRow>& ranked) {
   const OneRankBaselines baselines(ranked);
   std::optional<GroupWinner> winner;
   std::size_t count = 0;
+  std::vector<ResultRow> skipped;
   for (const ResultRow& row : ranked) {
     if (!row.measured() || row.campaign != *newest) continue;
     ++count;
     if (winner) continue;
+    if (row.below_quality()) {  // fast at output it gets wrong: never the answer
+      skipped.push_back(row);
+      continue;
+    }
     winner.emplace();
     winner->row = row;
     if (const ResultRow* baseline = baselines.For(row)) {
@@ -32,7 +37,12 @@ std::optional<GroupWinner> WinnerOf(const std::vector<ResultRow>& ranked) {
       }
     }
   }
+  if (!winner) {
+    winner.emplace();
+    winner->found = false;
+  }
   winner->ranked = count;
+  winner->skipped = std::move(skipped);
   return winner;
 }
 
@@ -43,7 +53,8 @@ std::string RenderSummary(const std::vector<SummaryGroup>& groups,
       "<h2 id=\"summary\">Summary: the fastest configuration per group</h2>\n"
       "<p class=\"note\">Per group, the fastest configuration of its newest campaign; speedup, "
       "efficiency and output error are against the 1-rank trial of the same computation (the "
-      "tables' and charts' baseline).</p>\n"
+      "tables' and charts' baseline). A configuration below quality (it missed its sweep's "
+      "quality gates) is never the winner; a faster one skipped for that is named.</p>\n"
       "<div class=\"scroll\"><table class=\"summary\"><tr><th>group</th><th>fastest "
       "configuration</th><th>campaign</th><th>latency ms</th><th>speedup vs 1 rank</th>"
       "<th>efficiency</th><th>peak mem MB</th><th>output error</th><th>of</th></tr>\n";
@@ -55,13 +66,23 @@ std::string RenderSummary(const std::vector<SummaryGroup>& groups,
       continue;
     }
     const GroupWinner& w = *group.winner;
+    std::string skipped;
+    for (const ResultRow& row : w.skipped)
+      skipped += fmt::format("<div class=\"below-quality\">skipped {}: below quality ({})</div>",
+                             HtmlEscape(ConfigurationLabel(row)),
+                             HtmlEscape(std::string(MissedGates(row.quality))));
+    if (!w.found) {
+      html += fmt::format("<tr><td>{}</td><td colspan=\"8\">no configuration meets the quality "
+                          "gates{}</td></tr>\n", link, skipped);
+      continue;
+    }
     const ResultRow& row = w.row;
     html += fmt::format(
-        "<tr class=\"winner\"><td>{}</td><td><strong>{}</strong></td><td>{}</td>"
+        "<tr class=\"winner\"><td>{}</td><td><strong>{}</strong>{}</td><td>{}</td>"
         "<td class=\"num\">{:.2f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{} "
         "configuration(s)</td></tr>\n",
-        link, HtmlEscape(ConfigurationLabel(row)),
+        link, HtmlEscape(ConfigurationLabel(row)), skipped,
         HtmlEscape(CampaignName(campaigns, row.campaign)), *row.latency_ms,
         w.speedup ? fmt::format("{:.2f}x", *w.speedup) : "- (no 1-rank trial)",
         w.efficiency ? fmt::format("{:.0f}%", 100 * *w.efficiency) : "-",

@@ -1,6 +1,7 @@
 #include "runner/output_error.h"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -18,12 +19,20 @@ void Compare(ResultsDb& db, const AwaitingReference& trial, const NpyArray& refe
              const std::string& reference_key, bool decoded_image) {
   try {
     const NpyArray output = ReadNpy(std::filesystem::path(trial.run_dir) / kOutputFileName);
-    db.SetOutputError(trial.trial_id, RelativeL2(output, reference), "against " + reference_key);
-    if (decoded_image)
-      db.SetOutputQuality(trial.trial_id, Psnr(output, reference, kDecodedImageRange),
-                          Ssim(output, reference, kDecodedImageRange));
+    OutputQuality measured;
+    measured.output_error = RelativeL2(output, reference);
+    db.SetOutputError(trial.trial_id, measured.output_error, "against " + reference_key);
+    if (decoded_image) {
+      measured.psnr = Psnr(output, reference, kDecodedImageRange);
+      measured.ssim = Ssim(output, reference, kDecodedImageRange);
+      db.SetOutputQuality(trial.trial_id, measured.psnr, measured.ssim);
+    }
+    // The gates are judged here, where the numbers they need arrive, whichever of the trial
+    // and its reference finished last.
+    db.SetQualityVerdict(trial.trial_id, QualityVerdict(trial.quality, decoded_image, measured));
   } catch (const std::exception& e) {
     db.SetOutputError(trial.trial_id, std::nullopt, e.what());
+    db.SetQualityVerdict(trial.trial_id, std::nullopt);
   }
 }
 
@@ -57,6 +66,10 @@ void AttachOutputReference(TrialRecord& record, const TrialConfig& config) {
   if (reference == record.trial_key) {
     record.metrics->output_error = 0.0;
     record.metrics->output_error_note = "the 1-rank reference itself";
+    // Its output is the reference: error 0, the same image (infinite PSNR, SSIM 1).
+    record.metrics->quality =
+        QualityVerdict(config.quality, config.scope == Scope::kPipeline,
+                       {0.0, std::numeric_limits<double>::infinity(), 1.0});
   } else {
     record.metrics->output_error_note = "no ok 1-rank trial " + reference + " recorded yet";
   }

@@ -8,7 +8,9 @@
 // as soon as both exist, in whichever order the two trials finish, and stores it with the
 // trial (`output_error`; `output_error_note` says why it is null). For scope `pipeline` the
 // output is the decoded image: its PSNR and SSIM against the reference's are stored beside
-// (`psnr`, `ssim`; metrics/image_quality.h), on the VAE's range [-1, 1]. Torch-free.
+// (`psnr`, `ssim`; metrics/image_quality.h), on the VAE's range [-1, 1]. Where these numbers
+// arrive, the trial's quality gates (`quality: {...}`, trial/quality_gate.h) are judged and
+// the verdict stored with them (`quality`). Torch-free.
 #pragma once
 
 #include <cstdint>
@@ -36,11 +38,12 @@ double RelativeL2(const NpyArray& output, const NpyArray& reference);
 TrialConfig ReferenceConfig(const TrialConfig& config);
 
 // Before an ok trial is recorded: names its reference in the metrics (output_reference_key),
-// and marks a trial that is its own reference with error 0.
+// and marks a trial that is its own reference with error 0 (and its gates' verdict).
 void AttachOutputReference(TrialRecord& record, const TrialConfig& config);
 
 // After an ok trial is recorded: fills the output error of every ok trial whose reference is
-// now available (this trial, and the trials that were waiting for it as their reference).
+// now available (this trial, and the trials that were waiting for it as their reference),
+// with PSNR, SSIM and the verdict of each one's quality gates.
 void UpdateOutputErrors(ResultsDb& db, const TrialRecord& record);
 
 }  // namespace ditbench

@@ -13,6 +13,7 @@
 #include "machine/host_info.h"
 #include "runner/ingest.h"
 #include "runner/output_error.h"
+#include "runner/output_image.h"
 #include "runner/run_folder.h"
 #include "runner/unrecorded_launch.h"
 
@@ -339,6 +340,8 @@ void SweepLoop::Reap(const FinishedTrial& finished) {
     if (health.Busy()) busy_note = fmt::format("  [machine busy: {}]", health.Note());
   }
   if (record.status == TrialStatus::kOk) AttachOutputReference(record, t.config);
+  if (record.status == TrialStatus::kOk && t.config.scope == Scope::kPipeline)
+    KeepOutputImages(trial.run_dir);
   const TrialOutcome outcome = RecordLaunch(record);
   if (outcome.status == TrialStatus::kOk && outcome.metrics) {
     TrialRecord summary = record;

@@ -15,6 +15,7 @@
 #include "metrics/launch_summary.h"
 #include "runner/ingest.h"
 #include "runner/output_error.h"
+#include "runner/output_image.h"
 
 namespace ditbench {
 namespace {
@@ -106,6 +107,8 @@ int RecordUnrecordedLaunches(ResultsDb& db, std::int64_t campaign, const SweepPl
     record.finished_at = WrittenAt(std::filesystem::path(running.run_dir) / kOutcomeFile);
     record.scheduler_job = running.scheduler_job;
     if (record.status == TrialStatus::kOk) AttachOutputReference(record, trial->config);
+    if (record.status == TrialStatus::kOk && trial->config.scope == Scope::kPipeline)
+      KeepOutputImages(running.run_dir);
     // What the trial's launches add up to, as the sweep loop sums them.
     std::vector<LaunchMeasurement> launches =
         db.Launches(campaign, record.trial_key, record.launch);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "model_zoo/shapes/parallel_degrees.h"
+#include "trial/quality_gate.h"
 #include "trial/workload.h"
 
 #include "metrics/launch_summary.h"
@@ -54,6 +55,9 @@ struct ResultRow : ParallelDegrees {
   std::optional<double> output_error;      // rel L2 against the 1-rank trial (runner/output_error.h)
   std::optional<double> psnr, ssim;        // scope pipeline: the decoded image against the same
                                            // reference (metrics/image_quality.h)
+  // The verdict of the trial's quality gates (trial/quality_gate.h): "ok", "below: psnr 30.1
+  // < 35", or empty (no gate, or not known yet). below_quality() reads it.
+  std::string quality;
   // `profile: trace`: every rank's profile, and the slowest rank's shares of its step time.
   std::optional<TrialTrace> profile;
   std::optional<double> compute_share, comm_share, idle_share;
@@ -82,6 +86,7 @@ struct ResultRow : ParallelDegrees {
   std::optional<double> folded_min_ms, folded_max_ms;
 
   bool measured() const { return status == "ok" && latency_ms.has_value(); }
+  bool below_quality() const { return IsBelowQuality(quality); }
   // "1024px" for a square, "1280x720px" otherwise, then " 81 frames" for a video.
   std::string resolution_label() const;
 };
@@ -90,6 +95,7 @@ struct ResultRow : ParallelDegrees {
 struct AwaitingReference {
   std::int64_t trial_id = 0;
   std::string run_dir;
+  QualityGate quality;  // its gates (the policy's "quality"); empty: none
 };
 
 // A campaign as stored (for reports and comparisons).
@@ -247,6 +253,8 @@ class ResultsDb {
   // Scope pipeline: the decoded image's PSNR and SSIM against the reference's (null: unknown).
   void SetOutputQuality(std::int64_t trial_id, std::optional<double> psnr,
                         std::optional<double> ssim);
+  // The verdict of the trial's quality gates (trial/quality_gate.h; unset: none).
+  void SetQualityVerdict(std::int64_t trial_id, const std::optional<std::string>& verdict);
 
   // What the newest ok result of `trial_key` measured (for `plan`'s estimates), if any.
   struct Measurement {
@@ -270,6 +278,7 @@ class ResultsDb {
     // Measurement::startup_s).
     std::optional<double> startup_s;
     std::optional<double> output_error;
+    std::optional<double> psnr, ssim;  // scope pipeline: the decoded image's
     std::int64_t campaign = 0;
     // Where it ran, for the sharing factor of its ranks (machine/rank_sharing.h):
     // trials.placement_json (null when not recorded), and the cores of the host of its CPU

@@ -19,7 +19,8 @@ std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::strin
            t.placement_json,
            CASE WHEN t.device = 'cpu' AND json_valid(c.environment_json)
                 THEN COALESCE(json_extract(c.environment_json, '$.worker.cpu_count'),
-                              json_extract(c.environment_json, '$.cpu_count')) END
+                              json_extract(c.environment_json, '$.cpu_count')) END,
+           r.psnr, r.ssim
     FROM results r JOIN trials t ON t.campaign_id = r.campaign AND t.trial_key = r.trial_key
       JOIN campaigns c ON c.id = r.campaign
     WHERE r.status = 'ok' AND r.latency_ms IS NOT NULL AND r.latency_ms > 0
@@ -55,6 +56,8 @@ std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::strin
     if (!query.IsNull(11)) o.placement = nlohmann::json::parse(query.Text(11), nullptr, false);
     if (o.placement.is_discarded()) o.placement = nullptr;
     if (!query.IsNull(12) && query.Int(12) > 0) o.cpu_cores = static_cast<int>(query.Int(12));
+    o.psnr = query.OptionalDouble(13);
+    o.ssim = query.OptionalDouble(14);
     trials.push_back(std::move(o));
   }
   if (busy_only) {

@@ -81,7 +81,7 @@ bool IsTextColumn(const std::string& column) {
   static const std::vector<std::string> text = {
       "sweep", "trial_key", "status", "model", "precision", "scope", "device", "build",
       "error", "host", "started_at", "finished_at", "run_dir", "model_overrides", "workload",
-      "policy", "health_note", "axes", "command", "metrics", "placement"};
+      "policy", "health_note", "axes", "command", "metrics", "placement", "quality"};
   return std::find(text.begin(), text.end(), column) != text.end();
 }
 

@@ -39,7 +39,7 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
            launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps, concurrent_trials,
            height, COALESCE(frames, 0),
            psnr, ssim, compute_share, comm_share, idle_share, profile, run_dir,
-           energy_j, joules_per_image, energy_note,
+           energy_j, joules_per_image, energy_note, quality,
            (SELECT t.config_json FROM trials t
             WHERE t.campaign_id = results.campaign AND t.trial_key = results.trial_key)
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
@@ -117,6 +117,8 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     row.energy_j = query.OptionalDouble(c++);
     row.joules_per_image = query.OptionalDouble(c++);
     if (!query.IsNull(c)) row.energy_note = query.Text(c);
+    ++c;
+    if (!query.IsNull(c)) row.quality = query.Text(c);
     ++c;
     if (!query.IsNull(c)) row.computation = query.Text(c);
     ++c;
@@ -228,12 +230,23 @@ std::optional<std::string> ResultsDb::NewestOkRunDir(const std::string& trial_ke
 
 std::vector<AwaitingReference> ResultsDb::TrialsAwaitingReference(const std::string& reference_key) {
   Statement query(db_, R"sql(
-    SELECT t.id, t.run_dir FROM trials t JOIN trial_metrics m ON m.trial_id = t.id
+    SELECT t.id, t.run_dir, json_extract(t.policy_json, '$.quality')
+    FROM trials t JOIN trial_metrics m ON m.trial_id = t.id
     WHERE t.status = 'ok' AND m.output_error IS NULL AND m.output_reference_key = ?
     ORDER BY t.id)sql");
   query.Bind(1, reference_key);
   std::vector<AwaitingReference> trials;
-  while (query.Step()) trials.push_back({query.Int(0), query.Text(1)});
+  while (query.Step()) {
+    AwaitingReference trial{query.Int(0), query.Text(1), {}};
+    if (!query.IsNull(2)) {
+      std::string expected;
+      const auto gate = nlohmann::json::parse(query.Text(2), nullptr, /*allow_exceptions=*/false);
+      if (!QualityGateFromJson(gate, &trial.quality, &expected))
+        throw StorageError(fmt::format("trial {}: its stored quality gate: expected {}",
+                                       trial.trial_id, expected));
+    }
+    trials.push_back(std::move(trial));
+  }
   return trials;
 }
 
@@ -243,6 +256,14 @@ void ResultsDb::SetOutputError(std::int64_t trial_id, std::optional<double> erro
                         "WHERE trial_id = ?");
   update.Bind(1, error).Bind(2, note).Bind(3, trial_id);
   update.Run();
+}
+
+void ResultsDb::SetQualityVerdict(std::int64_t trial_id,
+                                  const std::optional<std::string>& verdict) {
+  Statement update(db_, "UPDATE trial_metrics SET quality = ? WHERE trial_id = ?");
+  if (verdict) update.Bind(1, *verdict);
+  else update.BindNull(1);
+  update.Bind(2, trial_id).Run();
 }
 
 void ResultsDb::SetOutputQuality(std::int64_t trial_id, std::optional<double> psnr,

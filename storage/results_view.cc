@@ -136,6 +136,10 @@ std::string ResultsView(int version) {
   m.energy_j AS energy_j,
   m.joules_per_image AS joules_per_image,
   m.energy_note AS energy_note)sql";
+  if (version >= 17)
+    extra += R"sql(,
+  m.quality AS quality,
+  CASE WHEN m.quality = 'ok' THEN 1 WHEN m.quality LIKE 'below%' THEN 0 END AS quality_ok)sql";
   fill("{extra}", extra);
   return view;
 }

@@ -211,13 +211,13 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s,
       throttled, sm_clock_min_mhz, sm_clock_max_mhz, comm_mb_per_step, output_error,
       output_error_note, output_reference_key, extra_json, launches, launch_cov, psnr, ssim,
-      energy_j, joules_per_image, energy_note)
+      energy_j, joules_per_image, energy_note, quality)
     VALUES (:trial_id, :latency_ms, :mean_ms, :p90_ms, :p99_ms, :std_ms, :min_ms,
       :max_ms, :cov, :ci_low_ms, :ci_high_ms, :rank0_ms, :skew_ms, :iterations, :warmup, :outliers,
       :peak_mem_mb, :peak_reserved_mb, :flops, :tflops, :mfu, :images_per_s, :tokens_per_s,
       :throttled, :sm_clock_min_mhz, :sm_clock_max_mhz, :comm_mb_per_step, :output_error,
       :output_error_note, :output_reference_key, :extra_json, :launches, :launch_cov, :psnr,
-      :ssim, :energy_j, :joules_per_image, :energy_note))sql");
+      :ssim, :energy_j, :joules_per_image, :energy_note, :quality))sql");
   insert.Bind(":trial_id", trial_id)
       .Bind(":latency_ms", m.latency_ms)
       .Bind(":mean_ms", m.mean_ms)
@@ -256,6 +256,7 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
       .Bind(":energy_j", m.energy_j)
       .Bind(":joules_per_image", m.joules_per_image);
   BindTextOrNull(insert, ":energy_note", m.energy_note);
+  BindTextOrNull(insert, ":quality", m.quality.value_or(""));
   if (m.extra.empty()) insert.BindNull(":extra_json");
   else insert.Bind(":extra_json", nlohmann::json(m.extra).dump());
   insert.Run();

@@ -322,6 +322,17 @@ ALTER TABLE launches ADD COLUMN joules_per_image REAL;
   Exec(db, ResultsView(16).c_str());
 }
 
+// Schema version 17: quality gates (`quality: {...}`, trial/quality_gate.h). A trial's verdict
+// (trial_metrics.quality: "ok", "below: psnr 30.1 < 35", NULL: no gate or not known yet); the
+// view gains quality and quality_ok (1 ok, 0 below, NULL).
+void MigrateToV17(sqlite3* db) {
+  Exec(db, R"sql(
+DROP VIEW results;
+ALTER TABLE trial_metrics ADD COLUMN quality TEXT;
+)sql");
+  Exec(db, ResultsView(17).c_str());
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v. A schema change is a function
 // above and a line here and in the history below; nothing else records the version.
 //
@@ -357,11 +368,13 @@ ALTER TABLE launches ADD COLUMN joules_per_image REAL;
 //      idle_share (`profile: trace`), psnr and ssim (scope pipeline); the view gains them.
 //  16: energy: trial_metrics.energy_j, joules_per_image, energy_note; launches.energy_j and
 //      joules_per_image; the view gains energy_j, joules_per_image and energy_note.
+//  17: quality gates: trial_metrics.quality (the verdict); the view gains quality, quality_ok.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
                                    MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,
                                    MigrateToV9, MigrateToV10, MigrateToV11, MigrateToV12,
-                                   MigrateToV13, MigrateToV14, MigrateToV15, MigrateToV16};
+                                   MigrateToV13, MigrateToV14, MigrateToV15, MigrateToV16,
+                                   MigrateToV17};
 
 }  // namespace
 

@@ -24,7 +24,8 @@ using Json = nlohmann::json;
 
 const std::vector<std::string> kTopLevelKeys = {
     "name",   "description", "workload", "command", "replicates", "on_oom", "search",
-    "profile", "defaults",   "matrix",   "zip",     "include",    "exclude", "where"};
+    "profile", "quality",    "defaults", "matrix",  "zip",        "include", "exclude",
+    "where"};
 
 // Reads one file's sections, collecting every diagnostic.
 class SpecReader {
@@ -87,6 +88,7 @@ class SpecReader {
         spec_.defaults.profile_trace = profile == kProfileTrace;
       else Error(sections["profile"].Mark(), "profile", std::string("expected ") + kProfileExpected);
     }
+    if (sections.contains("quality")) ReadQuality(sections["quality"]);
     if (spec_.halving_keep > 0 && spec_.replicates > 1)
       Error(sections["search"].Mark(), "search",
             "a halving search measures each round as a launch of its own: leave out "
@@ -335,6 +337,29 @@ class SpecReader {
       return;
     }
     spec_.halving_keep = keep;
+  }
+
+  // `quality: {max_output_error: 1e-3, min_psnr: 35, min_ssim: 0.9}`: the gates every trial's
+  // output must pass (trial/quality_gate.h); measurement policy, outside the trial key.
+  void ReadQuality(const YAML::Node& node) {
+    if (!node.IsMap() || node.size() == 0) {
+      Error(node.Mark(), "quality",
+            "expected a map of quality gates, e.g. {max_output_error: 1e-3, min_psnr: 35} "
+            "(also min_ssim)");
+      return;
+    }
+    const std::vector<std::string> gates(std::begin(kQualityGateKeys), std::end(kQualityGateKeys));
+    for (const auto& kv : node) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      if (std::find(gates.begin(), gates.end(), key) == gates.end()) {
+        UnknownKey(kv.first, "quality", gates);
+        continue;
+      }
+      std::string expected = QualityGateExpected(key);
+      if (!kv.second.IsScalar() ||
+          !SetQualityGate(spec_.defaults.quality, key, ScalarJson(kv.second), &expected))
+        Error(kv.second.Mark(), "quality." + key, "expected " + expected);
+    }
   }
 
   Json ScalarJson(const YAML::Node& node) {

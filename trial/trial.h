@@ -3,7 +3,7 @@
 // The canonical form is the trial's whole configuration as JSON with keys sorted, no
 // whitespace, integers as integers and durations in seconds (see docs/sweep-spec.md): what
 // trial.json carries to the worker. The trial key covers only what the trial computes, not
-// how it is measured (warmup, repeats, timeout, profile_blocks, profile): key format v2, defined in
+// how it is measured (warmup, repeats, timeout, profile_blocks, profile, quality): key format v2, defined in
 // trial/trial_identity.h and pinned by goldens in tests/trial/trial_test.cc.
 #pragma once
 
@@ -19,6 +19,7 @@
 
 #include "model_zoo/shapes/model_config.h"
 #include "model_zoo/shapes/parallel_degrees.h"
+#include "trial/quality_gate.h"
 #include "trial/workload.h"
 
 namespace ditbench {
@@ -105,6 +106,9 @@ struct TrialConfig : ParallelDegrees {
   // `profile: trace` (top level of a sweep): after the timed iterations, an untimed pass under
   // the profiler writes a Chrome trace per rank (metrics/trace_profile.h). Policy, not key.
   bool profile_trace = false;
+  // `quality: {max_output_error, min_psnr, min_ssim}` (top level of a sweep): the gates its
+  // output must pass (trial/quality_gate.h). Policy, not key; empty: no gate.
+  QualityGate quality;
   // Scope `pipeline`: decode in tiles of this many pixels per side (overlapping by a quarter,
   // blended), as large resolutions are decoded to bound the VAE's memory; 0: in one piece.
   int vae_tile = 0;  // IsValidVaeTile

@@ -86,6 +86,7 @@ nlohmann::json PolicyJson(const TrialConfig& c) {
   policy["profile_blocks"] = c.profile_blocks;
   // Written only when set, so that every earlier trial's policy reads as it did.
   if (c.profile_trace) policy["profile"] = kProfileTrace;
+  if (!c.quality.empty()) policy["quality"] = QualityGateJson(c.quality);
   nlohmann::json& repeats = policy["repeats"];
   repeats["max"] = c.repeats.max;
   repeats["max_seconds"] = c.repeats.max_seconds;

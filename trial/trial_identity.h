@@ -5,7 +5,8 @@
 //    batch, steps, seed, the parallel degrees and the PipeFusion settings. The trial key is a
 //    hash of this part only, so the same computation has the same key on any machine and
 //    across builds (resume, and `compare` matching campaigns by key, rely on it);
-//  * how it is measured: warmup, repeats, timeout, profile_blocks and profile. Stored beside the key
+//  * how it is measured: warmup, repeats, timeout, profile_blocks, profile and quality. Stored
+//    beside the key
 //    (trials.policy_json); changing it never changes the key.
 //
 // The identity text is the computation as compact JSON with sorted keys, leaving out every
@@ -31,7 +32,8 @@ namespace ditbench {
 nlohmann::json ComputationJson(const TrialConfig& config);
 
 // The measurement policy: {"profile_blocks", "repeats" {max, max_seconds, min, target_rel_ci},
-// "timeout_s", "warmup"} and, only when set, "profile": "trace" (trials.policy_json).
+// "timeout_s", "warmup"} and, only when set, "profile": "trace" and "quality": {gates}
+// (trials.policy_json).
 nlohmann::json PolicyJson(const TrialConfig& config);
 
 // The identity default of computation field `field` given the whole computation (a default may

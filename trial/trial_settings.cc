@@ -318,6 +318,7 @@ bool ApplyCanonicalField(TrialConfig& c, const std::string& key, const Json& val
     c.profile_trace = value == kProfileTrace;
     return true;
   }
+  if (key == "quality") return QualityGateFromJson(value, &c.quality, expected);
   if (key == "command") {
     *expected = "a list of strings";
     if (!value.is_array()) return false;
@@ -361,13 +362,14 @@ bool ApplyCanonicalField(TrialConfig& c, const std::string& key, const Json& val
 
 bool IsConfigurationKey(const std::string& key) {
   return key == "workload" || key == "command" || key == "custom" || key == "profile" ||
+         key == "quality" ||
          Setters().contains(SettingOfCanonicalKey(key));
 }
 
 TrialConfig TrialConfigFromJson(const nlohmann::json& json) {
   if (!json.is_object()) throw std::invalid_argument("a trial configuration must be an object");
   // Every key CanonicalJson has always written; later additions (workload, command, custom,
-  // vae_tile, pipefusion_warmup_steps, graph, frames, profile) keep their defaults when
+  // vae_tile, pipefusion_warmup_steps, graph, frames, profile, quality) keep their defaults when
   // absent.
   std::vector<std::string> required = {"model",  "resolution", "precision",          "scope",
                                        "batch",  "steps",      "warmup",             "timeout_s",

@@ -34,7 +34,8 @@ enum class ModelFolders { kCheck, kTrust };
 
 // Sets the field `key` of CanonicalJson (trial/trial.h) from `value`: through the setting that
 // writes it (ApplySetting's table and checks; "timeout_s" is the setting "timeout"), or for
-// the fields no setting writes (workload, command, custom, profile) with their own check. False, with
+// the fields no setting writes (workload, command, custom, profile,
+// quality) with their own check. False, with
 // what was expected in `*expected`, on a bad value or a key CanonicalJson never writes.
 // TrialConfigFromJson and the worker's trial.json check both read configurations through it.
 bool ApplyCanonicalField(TrialConfig& config, const std::string& key,

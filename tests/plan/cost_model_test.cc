@@ -209,6 +209,42 @@ TEST_F(CostModelTest, AdviseRecommendsTheTrueBestLayoutOfEveryGroup) {
   }
 }
 
+// A sweep's quality gates: a measured layout that misses one is never recommended, however
+// fast; it is listed as excluded with the gate it missed.
+TEST_F(CostModelTest, AdviseNeverRecommendsALayoutBelowTheSweepsQualityGates) {
+  const auto best = TrueBest();
+  FittedModel fitted;
+  fitted.device = "cpu";
+  fitted.observations = all_;
+  for (CostObservation& o : fitted.observations) {
+    const bool is_best = o.trial_key == best.at(HalvingGroup(o.config));
+    o.output_error = is_best && o.config.world_size() > 1 ? 0.01 : 1e-6;
+  }
+  fitted.model = CostModel::Fit(fitted.observations);
+  for (PlannedTrial& t : plan_.trials) t.config.quality.max_output_error = 1e-3;
+  const Advice advice = Advise(plan_, fitted, {});
+  std::size_t excluded = 0;
+  for (const GroupAdvice& g : advice.groups) {
+    ASSERT_FALSE(g.ranked.empty());
+    for (const AdvisedTrial& t : g.ranked) EXPECT_FALSE(IsBelowQuality(t.quality)) << g.group;
+    for (const AdvisedTrial& t : g.excluded) {
+      ++excluded;
+      EXPECT_EQ(t.trial->key, best.at(g.group));
+      EXPECT_EQ(t.quality, "below: output error 0.01 > 0.001");
+    }
+    if (!g.excluded.empty()) {
+      EXPECT_NE(g.ranked.front().trial->key, best.at(g.group));
+    }
+  }
+  EXPECT_EQ(excluded, advice.groups.size());  // every group's true best is parallel
+  // Without the gate the same observations recommend it again.
+  for (PlannedTrial& t : plan_.trials) t.config.quality = {};
+  for (const GroupAdvice& g : Advise(plan_, fitted, {}).groups) {
+    EXPECT_TRUE(g.excluded.empty());
+    EXPECT_EQ(g.ranked.front().trial->key, best.at(g.group));
+  }
+}
+
 TEST_F(CostModelTest, WithHalfTheTrialsMissingItNamesTheTrialsThatDecideBetweenTheLeaders) {
   // Every other trial of each group, in the law's order, is left unmeasured: the true best
   // among them.

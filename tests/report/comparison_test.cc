@@ -144,6 +144,29 @@ TEST_F(ComparisonTest, ATrialMeasuredOnABusyMachineSaysSoAndCountsOnlyWhenStrict
   EXPECT_TRUE(strict.skipped_busy.empty());
 }
 
+TEST_F(ComparisonTest, ASideBelowQualitySaysSoInItsVerdictAndEveryOutput) {
+  auto db = ResultsDb::Open(DbPath());
+  const TrialConfig two = test::MakeConfig(2);
+  std::int64_t a = Campaign(*db, {test::MakeTrialWithSamples(two, Series(1, 100), "NVIDIA H100")});
+  TrialRecord below = test::MakeTrialWithSamples(two, Series(2, 60), "NVIDIA H100");
+  below.metrics->quality = "below: psnr 30.1 < 35";
+  std::int64_t b = Campaign(*db, {below});
+  Comparison c = CompareCampaigns(*db, Set({a}), *db, Set({b}));
+  ASSERT_EQ(c.trials.size(), 1u);
+  const ComparedTrial& t = c.trials[0];
+  EXPECT_EQ(t.a_below_quality, "");
+  EXPECT_EQ(t.b_below_quality, "below: psnr 30.1 < 35");
+  EXPECT_EQ(VerdictText(t), "faster, below quality B");
+  EXPECT_THAT(t.change.reason, HasSubstr("B is below quality (below: psnr 30.1 < 35)"));
+  std::ostringstream text, json;
+  WriteComparison(c, "table", text);
+  EXPECT_THAT(text.str(), HasSubstr("faster, below quality B"));
+  WriteComparison(c, "json", json);
+  EXPECT_EQ(nlohmann::json::parse(json.str())["trials"][0]["b_below_quality"],
+            "below: psnr 30.1 < 35");
+  EXPECT_THAT(RenderComparisonSection(c, 10), HasSubstr("below quality B"));
+}
+
 TEST_F(ComparisonTest, UnmatchedAndFailedTrialsAreListed) {
   auto db = ResultsDb::Open(DbPath());
   const TrialConfig one = test::MakeConfig(1), two = test::MakeConfig(2), four = test::MakeConfig(4);

@@ -121,12 +121,13 @@ TEST(HeadlessRenderTest, EveryChartIsDrawnWithoutAScriptError) {
   const std::string html = ReadFile(report);
   const int canvases = Count(html, "<canvas ");
   // The planner's scatter (one: the H100's fit was refused); tiny: latency, speedup, stages,
-  // memory, output error, profile (a "stages" kind) and steps; tiny{depth:8}: latency (1 rank
-  // only, no stages); the failed group: none.
-  ASSERT_EQ(canvases, 9);
+  // memory, output error, profile (a "stages" kind), steps and the Pareto chart (speedup
+  // against output error); tiny{depth:8}: latency (1 rank only, no stages); the failed group:
+  // none.
+  ASSERT_EQ(canvases, 10);
   EXPECT_THAT(html, HasSubstr("exposed communication"));
   for (const char* kind :
-       {"prediction", "latency", "speedup", "stages", "memory", "error", "steps"})
+       {"prediction", "latency", "speedup", "stages", "memory", "error", "steps", "pareto"})
     EXPECT_THAT(html, HasSubstr(std::string("\"kind\":\"") + kind + "\"")) << kind;
 
   // After the page's scripts: count the canvases with ink on them (any pixel not transparent),

@@ -138,6 +138,7 @@ PlannerView HandMadeView() {
   r.regret = -0.05;
   r.to_measure = {"ulysses=4 (" + r.trial_key + ")", "ring=4 (k9)"};
   r.ranked = 6;
+  r.below_quality = {"pipefusion=2 (k7): psnr 24.8 < 35"};
   view.groups[ReportGroupOf(test::MakeConfig(4)).Text()].push_back(r);
   return view;
 }
@@ -180,6 +181,8 @@ TEST_F(HtmlReportTest, ThePlannerSectionDrawsPredictedAgainstMeasuredAndEachGrou
   EXPECT_THAT(line, HasSubstr("regret against the best measured trial -5.0%"));
   EXPECT_THAT(line, HasSubstr("measure next to decide: ulysses=4 ("));
   EXPECT_THAT(line, HasSubstr("ring=4 (k9)"));
+  EXPECT_THAT(line, HasSubstr("<span class=\"below\">not recommended, below quality</span>: "
+                              "pipefusion=2 (k7): psnr 24.8 &lt; 35"));
 }
 
 TEST_F(HtmlReportTest, ARefusedFitIsOneSentenceWithNoChart) {

@@ -45,6 +45,33 @@ TEST(WinnerOfTest, TheFastestOfTheNewestCampaignAgainstItsOneRankTrial) {
   EXPECT_FALSE(WinnerOf({}).has_value());
 }
 
+// A configuration below quality is never the winner: the next fastest is, and the summary
+// names the one skipped and the gate it missed.
+TEST(WinnerOfTest, AConfigurationBelowQualityIsSkippedAndNamed) {
+  ResultRow one = Row(2, 1, 100), two = Row(2, 2, 40), four = Row(2, 4, 30);
+  four.pipefusion = 4;
+  four.ulysses = 1;
+  four.quality = "below: psnr 30.1 < 35";
+  two.quality = "ok";
+  const auto winner = WinnerOf({four, two, one});
+  ASSERT_TRUE(winner.has_value());
+  ASSERT_TRUE(winner->found);
+  EXPECT_EQ(winner->row.trial_key, "k2-2");
+  ASSERT_EQ(winner->skipped.size(), 1u);
+  EXPECT_EQ(winner->skipped[0].trial_key, "k2-4");
+  const std::string html = RenderSummary({{"g", "group-1", winner}}, {});
+  EXPECT_THAT(html, HasSubstr("<strong>ulysses=2</strong><div class=\"below-quality\">skipped "
+                              "pipefusion=4: below quality (psnr 30.1 &lt; 35)</div>"));
+  // Every measured configuration below quality: no winner, and the page says why.
+  one.quality = two.quality = four.quality;
+  const auto none = WinnerOf({four, two, one});
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->found);
+  EXPECT_EQ(none->skipped.size(), 3u);
+  EXPECT_THAT(RenderSummary({{"g", "group-1", none}}, {}),
+              HasSubstr("no configuration meets the quality gates"));
+}
+
 class ReportSummaryTest : public ::testing::Test {
  protected:
   std::int64_t Campaign(const std::string& sweep, const std::string& build) {

@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "contract/worker_contract.h"
@@ -143,6 +144,72 @@ TEST_F(OutputErrorTest, APipelineTrialGetsThePsnrAndSsimOfItsDecodedImage) {
   const auto latent_two = Record(*db, campaign, test::MakeConfig(2), image.data, image.shape);
   EXPECT_TRUE(Error(*db, campaign, latent_two.trial_key));
   EXPECT_FALSE(Error(*db, campaign, latent_two.trial_key, nullptr, "psnr"));
+}
+
+// The verdict of a trial's quality gates as `query` shows it (NULL: none yet).
+std::string Verdict(ResultsDb& db, std::int64_t campaign, const std::string& key) {
+  ResultsQuery query;
+  query.columns = {"quality"};
+  query.conditions = {{"trial_key", "=", key}};
+  query.campaign = campaign;
+  const ResultTable table = db.QueryResults(query);
+  if (table.rows.size() != 1) return "(no row)";
+  const auto* text = std::get_if<std::string>(&table.rows[0][0]);
+  return text ? *text : "NULL";
+}
+
+// Quality gates are judged where the output error and PSNR arrive: with the later of the trial
+// and its reference, in either order; the reference itself passes at once.
+TEST_F(OutputErrorTest, QualityGatesAreJudgedWhicheverTrialFinishesFirst) {
+  NpyArray reference{{1, 3, 16, 16}, {}}, close{{1, 3, 16, 16}, {}}, far = close;
+  for (int i = 0; i < 3 * 16 * 16; ++i) {
+    reference.data.push_back(static_cast<float>((i % 13) / 6.0 - 1.0));
+    close.data.push_back(reference.data.back() + static_cast<float>((i % 5 - 2) * 1e-4));
+    far.data.push_back(reference.data.back() + static_cast<float>((i % 5 - 2) / 10.0));
+  }
+  auto gated = [](int ulysses, int ring) {
+    TrialConfig config = test::MakeConfig(ulysses, ring);
+    config.scope = Scope::kPipeline;
+    config.quality.min_psnr = 35;
+    return config;
+  };
+  for (const bool reference_first : {true, false}) {
+    SCOPED_TRACE(reference_first ? "reference first" : "reference last");
+    auto db = ResultsDb::Open(dir_ / (reference_first ? "first.db" : "last.db"));
+    const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+    std::string one_key;
+    if (reference_first) one_key = Record(*db, campaign, gated(1, 1), reference.data, reference.shape).trial_key;
+    const auto good = Record(*db, campaign, gated(2, 1), close.data, close.shape);
+    const auto bad = Record(*db, campaign, gated(1, 2), far.data, far.shape);
+    if (!reference_first) {
+      EXPECT_EQ(Verdict(*db, campaign, bad.trial_key), "NULL");  // waiting for its reference
+      one_key = Record(*db, campaign, gated(1, 1), reference.data, reference.shape).trial_key;
+    }
+    EXPECT_EQ(Verdict(*db, campaign, one_key), "ok");
+    EXPECT_EQ(Verdict(*db, campaign, good.trial_key), "ok");
+    const double psnr = Psnr(far, reference, ImageRange::kMinusOneToOne);
+    ASSERT_LT(psnr, 35);
+    EXPECT_EQ(Verdict(*db, campaign, bad.trial_key), fmt::format("below: psnr {:.3g} < 35", psnr));
+    // Recorded with its numbers; the view's quality_ok says 0, and a filter finds it.
+    EXPECT_DOUBLE_EQ(*Error(*db, campaign, bad.trial_key, nullptr, "psnr"), psnr);
+    EXPECT_EQ(Error(*db, campaign, bad.trial_key, nullptr, "quality_ok"), 0.0);
+    EXPECT_EQ(Error(*db, campaign, good.trial_key, nullptr, "quality_ok"), 1.0);
+    ResultsQuery below;
+    below.conditions = {{"quality_ok", "=", "0"}};
+    below.columns = {"trial_key"};
+    const ResultTable table = db->QueryResults(below);
+    ASSERT_EQ(table.rows.size(), 1u);
+    EXPECT_EQ(std::get<std::string>(table.rows[0][0]), bad.trial_key);
+  }
+}
+
+TEST_F(OutputErrorTest, WithoutAGateThereIsNoVerdict) {
+  auto db = ResultsDb::Open(dir_ / "results.db");
+  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  const auto one = Record(*db, campaign, test::MakeConfig(1), {3.0f, 4.0f});
+  const auto two = Record(*db, campaign, test::MakeConfig(2), {3.0f, 4.5f});
+  EXPECT_EQ(Verdict(*db, campaign, one.trial_key), "NULL");
+  EXPECT_EQ(Verdict(*db, campaign, two.trial_key), "NULL");
 }
 
 }  // namespace

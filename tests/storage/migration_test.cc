@@ -126,6 +126,18 @@ TEST_F(MigrationTest, SchemaSixteenAddsEnergyColumnsEmpty) {
   }
 }
 
+// Schema 17 (quality gates): migrated trials had no gate, so they have no verdict and none is
+// below quality.
+TEST_F(MigrationTest, SchemaSeventeenAddsAQualityVerdictEmpty) {
+  auto db = ResultsDb::Open(DbPath());
+  EXPECT_EQ(Column("SELECT count(*) FROM results WHERE quality IS NULL AND quality_ok IS NULL"),
+            Column("SELECT count(*) FROM results"));
+  for (const ResultRow& row : db->Results({1})) {
+    EXPECT_EQ(row.quality, "");
+    EXPECT_FALSE(row.below_quality());
+  }
+}
+
 TEST_F(MigrationTest, KeysAreRecomputedAndStatusesKept) {
   auto db = ResultsDb::Open(DbPath());
   EXPECT_EQ(Column("SELECT max(version) FROM schema_version"),

@@ -100,6 +100,60 @@ TEST(SweepSpecTest, ProfileTraceIsASweepFieldOutsideEveryTrialKeyCarriedToTheWor
             "iterations: one Chrome trace per rank) or 'none'");
 }
 
+TEST(SweepSpecTest, QualityGatesAreASweepFieldOutsideEveryTrialKeyCarriedWithTheTrial) {
+  const char* base = "name: q\ndefaults: {model: pixart-alpha-tiny, scope: pipeline}\n";
+  ParseResult plain = ParseSweep(base, "q.yaml");
+  ASSERT_TRUE(plain.ok());
+  ParseResult gated = ParseSweep(
+      std::string(base) + "quality: {max_output_error: 1e-3, min_psnr: 35, min_ssim: 0.9}\n",
+      "q.yaml");
+  ASSERT_TRUE(gated.ok()) << gated.errors[0].ToString();
+  const TrialConfig config = ExpandSweep(gated.spec, 1).trials.at(0);
+  EXPECT_EQ(config.quality.max_output_error, 1e-3);
+  EXPECT_EQ(config.quality.min_psnr, 35);
+  EXPECT_EQ(config.quality.min_ssim, 0.9);
+  const TrialConfig ungated = ExpandSweep(plain.spec, 1).trials.at(0);
+  EXPECT_TRUE(ungated.quality.empty());
+  EXPECT_EQ(TrialKey(config), TrialKey(ungated));
+  // Carried in the configuration's policy; read back as it was; absent without a gate.
+  EXPECT_EQ(CanonicalJson(config).at("quality"),
+            (nlohmann::json{{"max_output_error", 1e-3}, {"min_psnr", 35}, {"min_ssim", 0.9}}));
+  EXPECT_FALSE(CanonicalJson(ungated).contains("quality"));
+  EXPECT_EQ(TrialConfigFromJson(CanonicalJson(config)).quality, config.quality);
+}
+
+TEST(SweepSpecTest, BadQualityGatesAreOneLocatedLineEach) {
+  const std::string base = "name: q\ndefaults: {model: pixart-alpha-tiny}\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"quality: 35\n",
+       "q.yaml:3:10: 'quality': expected a map of quality gates, e.g. {max_output_error: 1e-3, "
+       "min_psnr: 35} (also min_ssim)"},
+      {"quality: {}\n",
+       "q.yaml:3:10: 'quality': expected a map of quality gates, e.g. {max_output_error: 1e-3, "
+       "min_psnr: 35} (also min_ssim)"},
+      {"quality: {min_psrn: 35}\n",
+       "q.yaml:3:11: 'min_psrn': unknown key in quality; expected one of: max_output_error, "
+       "min_psnr, min_ssim; did you mean 'min_psnr'?"},
+      {"quality: {min_psnr: -3}\n",
+       "q.yaml:3:21: 'quality.min_psnr': expected a number of dB above 0 (the least PSNR of the "
+       "decoded image, e.g. 35)"},
+      {"quality: {min_ssim: 1.5}\n",
+       "q.yaml:3:21: 'quality.min_ssim': expected a number above 0 and at most 1 (the least "
+       "SSIM of the decoded image)"},
+      {"quality: {max_output_error: [1]}\n",
+       "q.yaml:3:29: 'quality.max_output_error': expected a number above 0 (the most relative "
+       "L2 error against the 1-rank trial, e.g. 1e-3)"},
+      {"quality: {max_output_error: \"1e-3\"}\n",
+       "q.yaml:3:29: 'quality.max_output_error': expected a number above 0 (the most relative "
+       "L2 error against the 1-rank trial, e.g. 1e-3)"},
+  };
+  for (const auto& [yaml, message] : cases) {
+    ParseResult r = ParseSweep(base + yaml, "q.yaml");
+    ASSERT_EQ(r.errors.size(), 1u) << yaml;
+    EXPECT_EQ(r.errors[0].ToString(), message) << yaml;
+  }
+}
+
 TEST(SweepSpecTest, ReplicatesIsASweepFieldOutsideEveryTrialKey) {
   const char* base = "name: r\ndefaults: {model: pixart-alpha-tiny}\n";
   ParseResult one = ParseSweep(base, "r.yaml");

@@ -1,0 +1,117 @@
+// The report's output-quality pieces (report/quality_section.h): the Pareto front, the chart's
+// points, and the image pair with its size cap.
+#include "report/quality_section.h"
+
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
+
+namespace ditbench {
+namespace {
+
+using ::testing::HasSubstr;
+
+ResultRow Row(int ulysses, int pipefusion, double latency_ms, std::optional<double> psnr) {
+  ResultRow row;
+  row.campaign = 1;
+  row.status = "ok";
+  row.model = "pixart-alpha";
+  row.scope = "pipeline";
+  row.resolution = row.height = 256;
+  row.ulysses = ulysses;
+  row.pipefusion = pipefusion;
+  row.ring = row.cfg = row.dp = 1;
+  row.world_size = ulysses * pipefusion;
+  row.latency_ms = latency_ms;
+  row.psnr = psnr;
+  row.trial_key = "k" + std::to_string(ulysses) + std::to_string(pipefusion);
+  return row;
+}
+
+TEST(ParetoFrontTest, APointIsOnTheFrontUnlessAnotherIsAtLeastAsGoodInBoth) {
+  const std::vector<bool> front =
+      ParetoFront({{40, 1.0}, {30, 2.0}, {35, 1.5}, {30, 1.5}, {25, 1.9}, {30, 2.0}});
+  EXPECT_EQ(front, (std::vector<bool>{true, true, true, false, false, true}));
+}
+
+TEST(ParetoChartTest, PointsAreSpeedupAgainstPsnrWithTheFrontAndBelowQualityMarked) {
+  ResultRow one = Row(1, 1, 100, std::nullopt), ulysses = Row(2, 1, 60, 140.0),
+            fused = Row(1, 2, 40, 25.0), slow = Row(4, 1, 80, 120.0);
+  fused.quality = "below: psnr 25 < 35";
+  const nlohmann::json chart = ParetoChart("c", "t", {fused, ulysses, slow, one});
+  ASSERT_FALSE(chart.is_null());
+  EXPECT_EQ(chart["kind"], "pareto");
+  EXPECT_FALSE(chart["log_x"]);
+  EXPECT_EQ(chart["exact_at"], 150);  // past the best finite PSNR
+  std::map<std::string, nlohmann::json> by_label;
+  for (const auto& p : chart["points"]) by_label[p["label"]] = p;
+  ASSERT_EQ(by_label.size(), 4u);
+  EXPECT_EQ(by_label["pipefusion=2"]["y"], 2.5);
+  EXPECT_EQ(by_label["pipefusion=2"]["x"], 25.0);
+  EXPECT_TRUE(by_label["pipefusion=2"]["below"]);
+  EXPECT_TRUE(by_label["pipefusion=2"]["front"]);  // the fastest, however wrong
+  EXPECT_TRUE(by_label["ulysses=2"]["front"]);
+  EXPECT_FALSE(by_label["ulysses=4"]["front"]);    // slower and worse than ulysses=2
+  EXPECT_TRUE(by_label["1 rank"]["exact"]);
+  EXPECT_EQ(by_label["1 rank"]["x"], 150);
+  EXPECT_TRUE(by_label["1 rank"]["front"]);        // exact output
+  EXPECT_EQ(chart["front"].size(), 3u);
+  // Points at one place are named once, together.
+  ResultRow ring = Row(1, 1, 60, 140.0);
+  ring.ring = 2;
+  ring.world_size = 2;
+  const nlohmann::json shared = ParetoChart("c", "t", {ulysses, ring, one});
+  EXPECT_EQ(shared["points"][0]["name"], "ulysses=2, ring=2");
+  EXPECT_EQ(shared["points"][1]["name"], "");
+  // Without a PSNR (scope denoise), the output error on a log axis, 0 a decade below the rest.
+  ResultRow e1 = Row(1, 1, 100, std::nullopt), e2 = Row(2, 1, 50, std::nullopt);
+  e1.scope = e2.scope = "denoise";
+  e2.output_error = 3e-4;
+  const nlohmann::json errors = ParetoChart("c", "t", {e1, e2});
+  ASSERT_FALSE(errors.is_null());
+  EXPECT_TRUE(errors["log_x"]);
+  EXPECT_DOUBLE_EQ(errors["exact_at"].get<double>(), 1e-5);
+  EXPECT_TRUE(ParetoChart("c", "t", {e1}).is_null());
+  ResultRow other = e1;  // 1-rank trials only (two campaigns): nothing to trade
+  other.campaign = 2;
+  EXPECT_TRUE(ParetoChart("c", "t", {e1, other}).is_null());
+}
+
+TEST(Base64Test, MatchesRfc4648) {
+  EXPECT_EQ(Base64(""), "");
+  EXPECT_EQ(Base64("f"), "Zg==");
+  EXPECT_EQ(Base64("fo"), "Zm8=");
+  EXPECT_EQ(Base64("foobar"), "Zm9vYmFy");
+}
+
+TEST(ImagePairTest, TheOneRankImageAndTheWorstParallelOneAreEmbeddedUnderTheCap) {
+  test::TempDir dir;
+  ResultRow one = Row(1, 1, 100, std::nullopt), ulysses = Row(2, 1, 60, 140.0),
+            fused = Row(1, 2, 40, 25.0);
+  for (ResultRow* row : {&one, &ulysses, &fused}) {
+    row->run_dir = (dir.path() / row->trial_key).string();
+    std::filesystem::create_directories(row->run_dir);
+  }
+  std::ofstream(std::filesystem::path(one.run_dir) / "output.png", std::ios::binary)
+      << std::string("\x89PNG\r\n\x1a\n", 8) << "one";
+  // The worst (lowest PSNR) parallel picture is larger than the cap: left out, and said so.
+  std::ofstream(std::filesystem::path(fused.run_dir) / "output.png", std::ios::binary)
+      << std::string("\x89PNG\r\n\x1a\n", 8) << std::string(kMaxEmbeddedImageBytes, 'x');
+  const std::string html = RenderImagePair({fused, ulysses, one});
+  EXPECT_THAT(html, HasSubstr("data:image/png;base64," + Base64(std::string("\x89PNG\r\n\x1a\n", 8) + "one")));
+  EXPECT_THAT(html, HasSubstr("<strong>pipefusion=2</strong>"));
+  EXPECT_THAT(html, HasSubstr("PSNR 25.0 dB"));
+  EXPECT_THAT(html, HasSubstr("picture left out: " +
+                              (std::filesystem::path(fused.run_dir) / "output.png").string() +
+                              " is 1024 KiB, above the report's cap of 1024 KiB"));
+  EXPECT_EQ(html.find("data:image/png;base64,", html.find("pipefusion=2")), std::string::npos);
+  // A scope without a decoded image has no pair.
+  one.scope = ulysses.scope = fused.scope = "denoise";
+  EXPECT_EQ(RenderImagePair({fused, ulysses, one}), "");
+}
+
+}  // namespace
+}  // namespace ditbench
