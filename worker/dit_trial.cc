@@ -82,8 +82,7 @@ class DitRank {
     if (!config.weights.empty()) LoadWeights(model_->module(), config.weights, config.weights_variant);
     model_->module().to(device, dtype_);
     model_->module().eval();
-    sampler_ = model_->MakeSampler(config.steps,
-                                   ImageTokens(model_->config(), config.resolution));
+    sampler_ = model_->MakeSamplerFor(config.steps, config.image_shape());
     if (config.scope == Scope::kPipeline) {  // seeded like the transformer: same on every rank
       ScopedDefaultDtype in_dtype(dtype_);
       vae_ = VaeDecoder(model_->config());
@@ -100,9 +99,16 @@ class DitRank {
     // model's real shapes (the text encoders are outside every timed scope).
     const ModelConfig& shape = model_->config();
     torch::manual_seed(static_cast<uint64_t>(config.seed) * 1000003ULL + parallel.at().dp + 1);
-    const int latent = LatentSize(shape, config.resolution);
     auto options = torch::TensorOptions().dtype(dtype_).device(device);
-    noise_ = torch::randn({config.batch, shape.in_channels, latent, latent}).to(options);
+    if (shape.video()) {  // [B, C, latent frames, latent rows, latent columns]
+      const ImageShape clip = config.image_shape();
+      noise_ = torch::randn({config.batch, shape.in_channels, LatentFrames(shape, clip.frames),
+                             clip.height / shape.vae_downsample, clip.width / shape.vae_downsample})
+                   .to(options);
+    } else {
+      const int latent = LatentSize(shape, config.resolution);
+      noise_ = torch::randn({config.batch, shape.in_channels, latent, latent}).to(options);
+    }
     const bool cfg_batch = model_->guidance() == Guidance::kCfgBatch;
     // CFG: rows [0, B) negative, [B, 2B) prompt; a cfg-parallel rank keeps its half.
     conditioning_ = model_->MakeConditioning(cfg_batch ? 2 * config.batch : config.batch,

@@ -135,6 +135,16 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
                  "the (0, row, column) grid of a square latent, row-major");
     CheckFluxIds(inputs.Take("txt_ids", why), torch::zeros({text.size(1), 3}, options), path,
                  "txt_ids", "zeros");
+  } else if (model.config.video()) {
+    // [B, C, F, H, W]: latent frames in patch_t steps, rows and columns in patches.
+    const auto& c = model.config;
+    Require(hidden.dim() == 5 && hidden.size(1) == c.in_channels &&
+                hidden.size(2) % c.patch_t == 0 && hidden.size(3) % c.patch == 0 &&
+                hidden.size(4) % c.patch == 0,
+            path, "input 'hidden_states' has shape " + Dims(hidden) + ", expected [batch, " +
+                      std::to_string(c.in_channels) + ", frames (a multiple of " +
+                      std::to_string(c.patch_t) + "), height, width (multiples of " +
+                      std::to_string(c.patch) + ")]");
   } else {
     Require(hidden.dim() == 4 && hidden.size(1) == model.config.in_channels, path,
             "input 'hidden_states' has shape " + Dims(hidden) + ", expected [batch, " +

@@ -50,6 +50,8 @@ void DrawSeededWeights(torch::nn::Module& root) {
       fan_in = linear->weight.size(1);
     else if (const auto* conv = module->as<torch::nn::Conv2dImpl>())
       fan_in = conv->weight[0].numel();
+    else if (const auto* conv3d = module->as<torch::nn::Conv3dImpl>())
+      fan_in = conv3d->weight[0].numel();
     const bool norm = module->as<torch::nn::LayerNormImpl>() ||
                       module->as<torch::nn::GroupNormImpl>() || module->as<RmsNormImpl>();
     const auto fp32 = torch::TensorOptions().dtype(torch::kFloat32);

@@ -71,6 +71,12 @@ class DitModel {
   // The family's sampler for `steps` steps over `image_tokens` tokens per image (Flux shifts
   // its schedule by resolution).
   virtual std::unique_ptr<Sampler> MakeSampler(int steps, int64_t image_tokens) const = 0;
+  // The sampler of a trial that generates `shape` (an image or a clip): MakeSampler over its
+  // tokens, unless the family's schedule depends on more than the token count (Wan's flow
+  // shift depends on the resolution).
+  virtual std::unique_ptr<Sampler> MakeSamplerFor(int steps, const ImageShape& shape) const {
+    return MakeSampler(steps, ImageTokens(config(), shape));
+  }
   // The prediction the sampler consumes from the model's output (PixArt drops learned sigma).
   virtual torch::Tensor Prediction(const torch::Tensor& output) const { return output; }
 
@@ -136,9 +142,9 @@ std::unique_ptr<DitModel> MakeDitModel(const ModelConfig& config,
 // Draws every parameter of `root` in fp32 from LibTorch's default generator, module by module in
 // registration order, and casts it into the parameter's dtype: one seed gives the same weights at
 // every precision (up to rounding), where drawing in bf16 would give other and coarser values.
-// Linear and Conv2d weights and biases uniform within 1/sqrt(fan_in) (LibTorch's defaults), norms
-// at one and zero, any other parameter (PixArt's modulation tables) normal / sqrt(width). At most
-// one parameter exists in fp32 at a time.
+// Linear and convolution weights and biases uniform within 1/sqrt(fan_in) (LibTorch's defaults),
+// norms at one and zero, any other parameter (PixArt's modulation tables) normal / sqrt(width).
+// At most one parameter exists in fp32 at a time.
 void DrawSeededWeights(torch::nn::Module& root);
 
 // While alive, tensors created without an explicit dtype (every module's parameters) take

@@ -6,14 +6,16 @@
 #include "model_zoo/families/flux.h"
 #include "model_zoo/families/pixart.h"
 #include "model_zoo/families/sd3.h"
+#include "model_zoo/families/wan.h"
 
 namespace ditbench {
 
 const FamilyModel& ModelOf(ModelFamily family) {
-  static const std::array<FamilyModel, 3> table = {{
+  static const std::array<FamilyModel, 4> table = {{
       {ModelFamily::kPixArt, MakePixArt, PixArtWeightRules},
       {ModelFamily::kMmDit, MakeSd3, Sd3WeightRules},
       {ModelFamily::kFlux, MakeFlux, FluxWeightRules},
+      {ModelFamily::kWan, MakeWan, WanWeightRules},
   }};
   const auto index = static_cast<std::size_t>(family);
   if (index >= table.size() || table[index].family != family)

@@ -145,7 +145,7 @@ std::string Problem(const ModelConfig& m) {
 
 FamilyShapes WanShapes() {
   return {ModelFamily::kWan, "wan", "WanTransformer3DModel", "text_dim",
-          Presets, FromDiffusers, Problem, Flops, Parameters, /*has_module=*/false};
+          Presets, FromDiffusers, Problem, Flops, Parameters, /*has_module=*/true};
 }
 
 }  // namespace ditbench

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Builds the reference cases of tests/reference/: tiny configurations of diffusers' PixArt, SD3
-and Flux transformers and of its AutoencoderKL decoder (4 and 16 latent channels), with seeded
+"""Builds the reference cases of tests/reference/: tiny configurations of diffusers' PixArt, SD3,
+Flux and Wan transformers and of its AutoencoderKL decoder (4 and 16 latent channels), with seeded
 random weights; saves each model folder in diffusers' format, the forward's inputs, and
 diffusers' outputs in fp32 and bf16.
 
@@ -125,6 +125,16 @@ def cases():
         "pooled_projections": randn(2, 32, gen=gen),
         "timestep": torch.tensor([731.0, 64.5]),
     }))
+    # Wan 2.1's structure at the tiny preset's dimensions (wan2.1-t2v-tiny: head dimension 16,
+    # where diffusers' two rotary splits differ), a clip of 2 latent frames of 6 x 10 patches.
+    wan = dict(patch_size=(1, 2, 2), num_attention_heads=4, attention_head_dim=16,
+               in_channels=16, out_channels=16, text_dim=32, freq_dim=256, ffn_dim=128,
+               num_layers=2, cross_attn_norm=True, qk_norm="rms_norm_across_heads", eps=1e-6)
+    out.append(("wan", diffusers.WanTransformer3DModel, wan, {
+        "hidden_states": randn(2, 16, 2, 12, 20, gen=gen),
+        "encoder_hidden_states": randn(2, 16, 32, gen=gen),
+        "timestep": torch.tensor([999.0, 261.0]),
+    }))
     return out
 
 
@@ -147,7 +157,8 @@ def samplers(root):
     """Each family's scheduler, configured as its pipeline configures it, stepped over seeded
     random model outputs: the model times it asks for and the final sample. Written to
     DIR/samplers.safetensors as <case>_{x,outputs,times,final}."""
-    from diffusers import DPMSolverMultistepScheduler, FlowMatchEulerDiscreteScheduler
+    from diffusers import (DPMSolverMultistepScheduler, FlowMatchEulerDiscreteScheduler,
+                           UniPCMultistepScheduler)
     import numpy as np
 
     def calculate_shift(tokens, base_tokens, max_tokens, base_shift, max_shift):
@@ -162,12 +173,24 @@ def samplers(root):
     flux_dev = dict(base_image_seq_len=256, base_shift=0.5, max_image_seq_len=4096,
                     max_shift=1.15, num_train_timesteps=1000, shift=3.0,
                     use_dynamic_shifting=True)
+    # Wan's scheduler_config.json (Wan-AI/Wan2.1-T2V-*-Diffusers): UniPC on flow sigmas; the
+    # rest is UniPCMultistepScheduler's defaults (solver_order 2, bh2, predict_x0,
+    # lower_order_final, final sigma zero). flow_shift: 3.0 for 480p, 5.0 for 720p.
+    wan = dict(num_train_timesteps=1000, prediction_type="flow_prediction", use_flow_sigmas=True,
+               solver_order=2, solver_type="bh2", predict_x0=True, lower_order_final=True,
+               final_sigmas_type="zero", timestep_spacing="linspace")
     tensors = {}
     for name, steps, tokens in [("pixart_2", 2, 0), ("pixart_5", 5, 0), ("pixart_20", 20, 0),
                                 ("sd3_4", 4, 0), ("flux_dev_4", 4, 1024),
-                                ("flux_schnell_4", 4, 1024)]:
+                                ("flux_schnell_4", 4, 1024), ("wan_480p_4", 4, 0),
+                                ("wan_720p_10", 10, 0), ("wan_480p_1", 1, 0),
+                                ("wan_480p_50", 50, 0)]:
         family = name.split("_")[0]
-        if family == "pixart":
+        if family == "wan":
+            scheduler = UniPCMultistepScheduler(
+                **wan, flow_shift=5.0 if name.startswith("wan_720p") else 3.0)
+            scheduler.set_timesteps(steps)
+        elif family == "pixart":
             scheduler = DPMSolverMultistepScheduler(**pixart)
             scheduler.set_timesteps(steps)
         elif family == "sd3":

@@ -40,6 +40,7 @@
 
 #include "model_zoo/families/dit_model.h"
 #include "model_zoo/families/vae.h"
+#include "model_zoo/layers/flow_unipc.h"
 #include "model_zoo/layers/sampler.h"
 #include "model_zoo/shapes/diffusers_config.h"
 #include "model_zoo/shapes/model_config.h"
@@ -149,7 +150,8 @@ TEST_P(ReferenceForwardTest, MatchesDiffusers) {
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   const Layout layouts[] = {{"ws1", 1, 1}, {"ulysses2", 2, 1}, {"ring2", 1, 2}};
-  const char* models[] = {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "vae4", "vae16"};
+  const char* models[] = {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "wan", "vae4",
+                          "vae16"};
   for (const char* model : models)
     for (const char* precision : {"fp32", "bf16"})
       for (const auto& layout : layouts) cases.push_back({model, precision, layout, ""});
@@ -267,7 +269,7 @@ TEST(DiffusersVaeWeightsTest, DeprecatedAttentionNamesLoad) {
 // The analytic parameter count (plan, results) of a diffusers configuration counts exactly the
 // tensors diffusers saved for it.
 TEST(DiffusersParameterCountTest, AnalyticCountIsTheFoldersTensorCount) {
-  for (const char* name : {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux"}) {
+  for (const char* name : {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "wan"}) {
     const auto dir = kData / name / "model";
     const DiffusersModel model = ReadDiffusersConfig(dir);
     int64_t stored = 0;
@@ -426,7 +428,22 @@ INSTANTIATE_TEST_SUITE_P(
                     [] {
                       return std::make_unique<FlowMatchEuler>(
                           FlowMatchEuler::Flux(4, 1024, false));
-                    }}),
+                    }},
+        // Wan: 480p (832 x 480, flow shift 3.0) and 720p (1280 x 720, 5.0); one step (first
+        // and last at once) and fifty (WanPipeline's default).
+        SamplerCase{"wan_480p_1", [] { return std::make_unique<FlowUniPcMultistep>(1, 3.0); }},
+        SamplerCase{"wan_480p_4",
+                    [] {
+                      return std::make_unique<FlowUniPcMultistep>(
+                          4, FlowUniPcMultistep::WanFlowShift(832, 480));
+                    }},
+        SamplerCase{"wan_720p_10",
+                    [] {
+                      return std::make_unique<FlowUniPcMultistep>(
+                          10, FlowUniPcMultistep::WanFlowShift(1280, 720));
+                    }},
+        SamplerCase{"wan_480p_50",
+                    [] { return std::make_unique<FlowUniPcMultistep>(50, 3.0); }}),
     [](const testing::TestParamInfo<SamplerCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

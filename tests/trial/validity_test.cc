@@ -192,19 +192,26 @@ TEST(ValidityTest, VideoTrialsFollowTheirFamilysRules) {
             "resolution 1280x720: height 720 is not a multiple of 32 (VAE downsample 16 x patch 2)");
 }
 
-// Without a LibTorch module (this build's video families), a valid trial is planned but not
-// run; PipeFusion over a clip and non-square images of the image modules are not implemented.
+// Without a LibTorch module (HunyuanVideo in this build), a valid trial is planned but not run;
+// a clip's VAE decode (scope pipeline), PipeFusion over a clip and non-square images of the
+// image modules are not implemented.
 TEST(ValidityTest, WhatThisBuildCannotRunIsUnsupportedNotInvalid) {
-  const Verdict wan = Judge(Wan(832, 480, 81), {8, true});
-  EXPECT_FALSE(wan.invalid);
-  ASSERT_TRUE(wan.unsupported);
-  EXPECT_EQ(*wan.unsupported, "wan2.1-t2v-14b (wan family) has shapes but no LibTorch module in "
-                              "this build: it is planned, not run");
+  TrialConfig wan = Wan(832, 480, 81);
+  wan.scope = Scope::kDenoise;
+  EXPECT_FALSE(Judge(wan, {8, true}).invalid);
+  EXPECT_FALSE(Judge(wan, {8, true}).unsupported);  // Wan's module runs the denoising loop
+  wan.scope = Scope::kPipeline;
+  EXPECT_FALSE(Judge(wan, {8, true}).invalid);
+  EXPECT_EQ(Judge(wan, {8, true}).unsupported.value_or(""),
+            "scope pipeline: this build has no 3D VAE decoder for video models (wan2.1-t2v-14b); "
+            "use scope denoise or forward");
   TrialConfig hunyuan = Wan(1280, 720, 129);
   hunyuan.model = "hunyuanvideo";
   hunyuan.ulysses = 8;
   EXPECT_FALSE(Judge(hunyuan, {8, true}).invalid);
-  EXPECT_TRUE(Judge(hunyuan, {8, true}).unsupported);
+  EXPECT_EQ(Judge(hunyuan, {8, true}).unsupported.value_or(""),
+            "hunyuanvideo (hunyuanvideo family) has shapes but no LibTorch module in this build: "
+            "it is planned, not run");
   hunyuan.cfg = 2;  // guidance is distilled: no negative prompt to split off
   EXPECT_NE(Invalid(hunyuan, {16, true}).find("cfg=2 needs a model that batches a negative prompt"),
             std::string::npos);

@@ -1,6 +1,6 @@
 // The analytic FLOP formula (model_zoo/shapes/model_config.cc) against an independent count: LibTorch's
 // profiler tallies the FLOPs of every matrix product and convolution a real forward of the
-// model zoo's PixArt, Flux, SD3 and SD3.5 (dual attention) execute (oneDNN's fused linear
+// model zoo's PixArt, Flux, SD3, SD3.5 (dual attention) and Wan execute (oneDNN's fused linear
 // counted from its recorded shapes).
 #include <cctype>
 
@@ -49,29 +49,39 @@ double ProfiledMatmulFlops(const std::function<void()>& run) {
 
 class FlopsCountTest : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(FlopsCountTest, AnalyticForwardFlopsMatchAProfiledForward) {
-  // The math attention path, so that attention runs as batched products the profiler counts.
+// The profiled FLOPs of one forward of `config` over `samples` samples of `shape` (an image or
+// a clip), on the math attention path, so that attention runs as batched products the
+// profiler counts.
+double CountedForwardFlops(const ModelConfig& config, const ImageShape& shape, int samples) {
   auto& ctx = at::globalContext();
   const bool flash = ctx.userEnabledFlashSDP(), efficient = ctx.userEnabledMemEfficientSDP();
   ctx.setSDPUseFlash(false);
   ctx.setSDPUseMemEfficient(false);
 
   c10::InferenceMode inference;
-  const ModelConfig& config = *FindModelPreset(GetParam());
   torch::manual_seed(0);
   auto model = MakeDitModel(config);
   model->module().eval();
-  const int resolution = 256, samples = 2;
-  const int latent = LatentSize(config, resolution);
-  auto x = torch::randn({samples, config.in_channels, latent, latent});
+  const int64_t rows = shape.height / config.vae_downsample;
+  const int64_t cols = shape.width / config.vae_downsample;
+  auto x = config.video() ? torch::randn({samples, config.in_channels,
+                                          LatentFrames(config, shape.frames), rows, cols})
+                          : torch::randn({samples, config.in_channels, rows, cols});
   auto t = torch::full({samples}, 500.0);
-  Conditioning text = model->MakeConditioning(samples, resolution);
+  Conditioning text = model->MakeConditioning(samples, shape.width);
   if (model->guidance() == Guidance::kDistilled) text.guidance = torch::full({samples}, 3.5);
   ParallelContext single;
   const double counted = ProfiledMatmulFlops([&] { model->Forward(x, t, text, single); });
 
   ctx.setSDPUseFlash(flash);
   ctx.setSDPUseMemEfficient(efficient);
+  return counted;
+}
+
+TEST_P(FlopsCountTest, AnalyticForwardFlopsMatchAProfiledForward) {
+  const ModelConfig& config = *FindModelPreset(GetParam());
+  const int resolution = 256, samples = 2;
+  const double counted = CountedForwardFlops(config, {resolution, resolution, 0}, samples);
   const double analytic = ForwardFlops(config, resolution, samples);
   ASSERT_GT(counted, 0) << "the profiler counted nothing";
   RecordProperty("counted_over_analytic", std::to_string(counted / analytic));
@@ -87,6 +97,16 @@ INSTANTIATE_TEST_SUITE_P(Models, FlopsCountTest,
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return name;
                          });
+
+// Wan's clip: 9 frames (3 latent frames) of 160 x 96 pixels, 180 tokens a sample.
+TEST(FlopsCountVideoTest, WanAnalyticForwardFlopsMatchAProfiledForward) {
+  const ModelConfig& config = *FindModelPreset("wan2.1-t2v-tiny");
+  const ImageShape clip{160, 96, 9};
+  const double counted = CountedForwardFlops(config, clip, 2);
+  const double analytic = ForwardFlops(config, clip, 2);
+  ASSERT_GT(counted, 0) << "the profiler counted nothing";
+  EXPECT_NEAR(counted / analytic, 1.0, 0.001) << "counted " << counted << " analytic " << analytic;
+}
 
 }  // namespace
 }  // namespace ditbench
