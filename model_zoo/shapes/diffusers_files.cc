@@ -28,6 +28,11 @@ std::string WithVariant(const std::string& name, const std::string& variant) {
   return name.substr(0, dot) + "." + variant + name.substr(dot);
 }
 
+bool Exists(const std::filesystem::path& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
 bool IsRegularFile(const std::filesystem::path& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -75,7 +80,8 @@ std::vector<std::filesystem::path> FilesOfIndex(const std::filesystem::path& dir
   }
   std::vector<std::filesystem::path> files;
   for (const auto& name : names) {
-    if (!IsRegularFile(dir / name))
+    // Present is enough here: the safetensors reader refuses what is no regular file.
+    if (!Exists(dir / name))
       throw std::invalid_argument(
           fmt::format("{}: names {}, which is not a file in {}", index.string(), name, dir.string()));
     files.push_back(dir / name);
@@ -98,9 +104,14 @@ std::vector<std::filesystem::path> DiffusersWeightFiles(const std::filesystem::p
     throw std::invalid_argument(fmt::format(
         "weights variant '{}': expected 1 to 32 letters, digits, '_' or '-' (e.g. fp16)", variant));
   const std::string index = WithVariant(kIndexName, variant);
-  if (IsRegularFile(dir / index)) return FilesOfIndex(dir, dir / index);
+  if (Exists(dir / index)) {
+    // Read here, so never a FIFO (a read would wait) or a device.
+    if (!IsRegularFile(dir / index))
+      throw std::invalid_argument((dir / index).string() + ": expected a regular file");
+    return FilesOfIndex(dir, dir / index);
+  }
   const std::string single = WithVariant(kWeightsName, variant);
-  if (IsRegularFile(dir / single)) return {dir / single};
+  if (Exists(dir / single)) return {dir / single};  // its reader checks what it is
   std::string has = fmt::format("{}", fmt::join(WeightFilesIn(dir), ", "));
   std::string hint;
   if (variant.empty()) {

@@ -2,6 +2,9 @@
 // variant's file, a sharded index, the default file), and an index as untrusted input.
 #include "model_zoo/shapes/diffusers_files.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -79,6 +82,18 @@ TEST(DiffusersFilesTest, AnIndexIsUntrustedInput) {
     EXPECT_NE(error.find(index.string()), std::string::npos) << error;
     EXPECT_EQ(error.find('\n'), std::string::npos) << error;
   }
+}
+
+// An index is read here, so one that is no regular file is refused without reading it (a FIFO
+// would wait); a weights file is only named, and its reader checks what it is.
+TEST(DiffusersFilesTest, AnIndexThatIsAFifoIsRefusedWithoutWaiting) {
+  test::TempDir dir;
+  const auto index = dir / "diffusion_pytorch_model.safetensors.index.json";
+  ASSERT_EQ(::mkfifo(index.c_str(), 0600), 0);
+  EXPECT_NE(ErrorOf(dir.path(), "").find("expected a regular file"), std::string::npos);
+  ::unlink(index.c_str());
+  ASSERT_EQ(::mkfifo((dir / "diffusion_pytorch_model.safetensors").c_str(), 0600), 0);
+  EXPECT_EQ(DiffusersWeightFiles(dir.path()).size(), 1u);
 }
 
 TEST(DiffusersFilesTest, AMissingDefaultFileNamesTheVariantThatWouldLoad) {
