@@ -5,6 +5,7 @@ include(GoogleTest)
 
 add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/storage/results_db_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/storage/results_view_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/stats/stats_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/stats/distributions_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/stats/change_test.cc
