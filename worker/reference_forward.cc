@@ -86,6 +86,27 @@ void CheckFluxIds(torch::Tensor ids, const torch::Tensor& expected, const std::s
                     Dims(expected) + ")");
 }
 
+// diffusers' encoder_attention_mask [batch, tokens] -> each row's prompt length: ones for the
+// prompt's tokens, then zeros for its padding, as HunyuanVideoPipeline's tokenizer pads.
+std::vector<int64_t> PromptLengths(const torch::Tensor& mask, int64_t batch, int64_t tokens,
+                                   const std::string& path) {
+  const std::string name = "input 'encoder_attention_mask'";
+  Require(mask.dim() == 2 && mask.size(0) == batch && mask.size(1) == tokens, path,
+          name + " has shape " + Dims(mask) + ", expected [" + std::to_string(batch) + ", " +
+              std::to_string(tokens) + "]");
+  std::vector<int64_t> lengths;
+  for (int64_t r = 0; r < batch; ++r) {
+    auto row = mask[r].to(torch::kFloat64);
+    const int64_t length = row.ne(0).sum().item<int64_t>();
+    Require(length > 0 && torch::equal(row, torch::arange(tokens).lt(length).to(torch::kFloat64)),
+            path, name + " row " + std::to_string(r) +
+                      ": expected ones for the prompt's tokens, then zeros for its padding (at "
+                      "least one token)");
+    lengths.push_back(length);
+  }
+  return lengths;
+}
+
 using Forward = std::function<torch::Tensor()>;
 
 // The model with its weights and inputs on the device, as one forward to call.
@@ -114,6 +135,14 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
   }
   if (model.config.pooled_dim > 0)
     conditioning.pooled = inputs.Take("pooled_projections", why);
+  if (model.config.guidance_embed)
+    conditioning.guidance =
+        PerRow(inputs.Take("guidance", "guidance_embeds is on"), b, path, "guidance");
+  // The text's padding, which diffusers masks as attention keys: each row attends to its
+  // prompt's tokens only (model_config.h, text_mask).
+  std::vector<int64_t> lengths;
+  if (model.config.text_mask)
+    lengths = PromptLengths(inputs.Take("encoder_attention_mask", why), b, text.size(1), path);
   if (packed) {
     // Flux: packed tokens [B, g * g, 4C] -> the latent [B, C, 2g, 2g] ditbench's Flux packs itself.
     const int64_t channels = model.config.in_channels;
@@ -123,9 +152,6 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
                       ", expected [batch, g * g, " + std::to_string(4 * channels) + "]");
     latent = UnpackLatents(hidden, grid, channels);
     time = time * 1000.0;  // diffusers' Flux scales sigma inside the model; ditbench before it
-    if (model.config.guidance_embed)
-      conditioning.guidance =
-          PerRow(inputs.Take("guidance", "guidance_embeds is on"), b, path, "guidance");
     auto options = torch::TensorOptions().dtype(torch::kFloat64);
     auto coords = torch::arange(grid, options);
     auto mesh = torch::meshgrid({coords, coords}, "ij");
@@ -160,9 +186,24 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
   latent = latent.to(options);
   time = time.to(device);
   conditioning = conditioning.To(options);
-  return [=, &parallel] {
-    auto out = dit->Forward(latent, time, conditioning, parallel);
+  auto run = [dit, packed, &parallel](const torch::Tensor& x, const torch::Tensor& t,
+                                      const Conditioning& c) {
+    auto out = dit->Forward(x, t, c, parallel);
     return packed ? PackLatents(out) : out;
+  };
+  if (lengths.empty()) return [=] { return run(latent, time, conditioning); };
+  return [=] {
+    auto prompt = [&](Conditioning c, int64_t length) {
+      c.text = c.text.narrow(1, 0, length);
+      return c;
+    };
+    if (std::all_of(lengths.begin(), lengths.end(), [&](int64_t l) { return l == lengths[0]; }))
+      return run(latent, time, prompt(conditioning, lengths[0]));
+    std::vector<torch::Tensor> rows;  // prompts of different lengths: one forward per row
+    for (int64_t r = 0; r < b; ++r)
+      rows.push_back(run(latent.narrow(0, r, 1), time.narrow(0, r, 1),
+                         prompt(conditioning.Rows(r, 1), lengths[r])));
+    return torch::cat(rows, 0);
   };
 }
 

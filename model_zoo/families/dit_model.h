@@ -30,7 +30,9 @@ namespace ditbench {
 struct Conditioning {
   torch::Tensor text;      // [rows, text_tokens, text_dim] prompt embeddings
   torch::Tensor pooled;    // [rows, pooled_dim] pooled prompt embedding (SD3, Flux)
-  torch::Tensor guidance;  // [rows] distilled guidance strength (Flux-dev)
+  // [rows] the distilled guidance input as diffusers' model takes it: the strength (Flux-dev),
+  // the strength x 1000 (HunyuanVideo, as its pipeline scales it).
+  torch::Tensor guidance;
   // PixArt-alpha's micro-conditions: [rows, 2] image height and width in pixels, [rows, 1]
   // aspect ratio (height / width).
   torch::Tensor resolution, aspect_ratio;

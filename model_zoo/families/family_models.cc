@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "model_zoo/families/flux.h"
+#include "model_zoo/families/hunyuan_video.h"
 #include "model_zoo/families/pixart.h"
 #include "model_zoo/families/sd3.h"
 #include "model_zoo/families/wan.h"
@@ -11,11 +12,12 @@
 namespace ditbench {
 
 const FamilyModel& ModelOf(ModelFamily family) {
-  static const std::array<FamilyModel, 4> table = {{
+  static const std::array<FamilyModel, 5> table = {{
       {ModelFamily::kPixArt, MakePixArt, PixArtWeightRules},
       {ModelFamily::kMmDit, MakeSd3, Sd3WeightRules},
       {ModelFamily::kFlux, MakeFlux, FluxWeightRules},
       {ModelFamily::kWan, MakeWan, WanWeightRules},
+      {ModelFamily::kHunyuanVideo, MakeHunyuanVideo, HunyuanVideoWeightRules},
   }};
   const auto index = static_cast<std::size_t>(family);
   if (index >= table.size() || table[index].family != family)

@@ -21,6 +21,7 @@ ModelConfig HunyuanVideo(std::string name, int depth, int single_blocks, int hid
   m.refiner_blocks = 2;
   m.negative_prompt = false;
   m.guidance_embed = true;
+  m.text_mask = true;
   m.rope_axes = rope_axes;
   m.patch = 2;
   m.patch_t = 1;
@@ -124,7 +125,7 @@ std::string Problem(const ModelConfig& m) {
 
 FamilyShapes HunyuanVideoShapes() {
   return {ModelFamily::kHunyuanVideo, "hunyuanvideo", "HunyuanVideoTransformer3DModel", "text_embed_dim",
-          Presets, FromDiffusers, Problem, Flops, Parameters, /*has_module=*/false};
+          Presets, FromDiffusers, Problem, Flops, Parameters, /*has_module=*/true};
 }
 
 }  // namespace ditbench

@@ -1,7 +1,7 @@
 // HunyuanVideo's shapes without LibTorch: presets, the config.json of diffusers'
 // HunyuanVideoTransformer3DModel, and analytic cost (model_zoo/shapes/family.h). Its blocks are
-// Flux's (model_zoo/shapes/joint_shapes.h) after a token refiner on the text. This build has no
-// LibTorch module for it yet: its trials plan but do not run.
+// Flux's (model_zoo/shapes/joint_shapes.h) after a token refiner on the text. Its LibTorch module
+// is model_zoo/families/hunyuan_video.h.
 #pragma once
 
 #include "model_zoo/shapes/family.h"

@@ -95,6 +95,10 @@ struct ModelConfig {
   int patch_t = 1;
   // HunyuanVideo: self-attention blocks refining the text tokens before the joint blocks.
   int refiner_blocks = 0;
+  // HunyuanVideo: diffusers' forward takes an encoder_attention_mask (ones for the prompt's
+  // tokens, zeros for its padding) and masks the padding as attention keys everywhere, so it
+  // never reaches a video token; `ditbench forward` gives each row its prompt's tokens only.
+  bool text_mask = false;
   // The VAE decode's working set (plan's memory estimate): latent frames decoded at once (Wan
   // decodes one at a time with a feature cache; 0: the whole clip at once, as HunyuanVideo's
   // untiled decode does).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Builds the reference cases of tests/reference/: tiny configurations of diffusers' PixArt, SD3,
-Flux and Wan transformers and of its AutoencoderKL decoder (4 and 16 latent channels), with seeded
+Flux, Wan and HunyuanVideo transformers and of its AutoencoderKL decoder (4 and 16 latent channels), with seeded
 random weights; saves each model folder in diffusers' format, the forward's inputs, and
 diffusers' outputs in fp32 and bf16.
 
@@ -135,6 +135,26 @@ def cases():
         "encoder_hidden_states": randn(2, 16, 32, gen=gen),
         "timestep": torch.tensor([999.0, 261.0]),
     }))
+    # HunyuanVideo's structure (token refiner, dual- and single-stream blocks, 3D rotary axes
+    # (4, 6, 6) as the tiny preset's), 32 wide to keep the folder small; a clip of 3 latent
+    # frames of 6 x 10 patches. Row 0's prompt has 9 tokens and 3 of padding, masked as
+    # HunyuanVideoPipeline masks it; row 1's fills all 12. Guidance as the pipeline passes it
+    # (guidance_scale x 1000), at scales 4.0 and 5.12 whose inputs bf16 holds exactly (the
+    # pipeline's 6000 rounds to 6016, which would move both bf16 outputs alike and hide the
+    # arithmetic's error that the bf16 bound checks).
+    hunyuan = dict(in_channels=16, out_channels=16, num_attention_heads=2, attention_head_dim=16,
+                   num_layers=2, num_single_layers=2, num_refiner_layers=2, mlp_ratio=4.0,
+                   patch_size=2, patch_size_t=1, qk_norm="rms_norm", guidance_embeds=True,
+                   text_embed_dim=24, pooled_projection_dim=16, rope_theta=256.0,
+                   rope_axes_dim=(4, 6, 6))
+    out.append(("hunyuan_video", diffusers.HunyuanVideoTransformer3DModel, hunyuan, {
+        "hidden_states": randn(2, 16, 3, 12, 20, gen=gen),
+        "encoder_hidden_states": randn(2, 12, 24, gen=gen),
+        "encoder_attention_mask": torch.tensor([[1.0] * 9 + [0.0] * 3, [1.0] * 12]),
+        "pooled_projections": randn(2, 16, gen=gen),
+        "timestep": torch.tensor([999.0, 261.0]),
+        "guidance": torch.tensor([4000.0, 5120.0]),
+    }))
     return out
 
 
@@ -184,12 +204,18 @@ def samplers(root):
                                 ("sd3_4", 4, 0), ("flux_dev_4", 4, 1024),
                                 ("flux_schnell_4", 4, 1024), ("wan_480p_4", 4, 0),
                                 ("wan_720p_10", 10, 0), ("wan_480p_1", 1, 0),
-                                ("wan_480p_50", 50, 0)]:
+                                ("wan_480p_50", 50, 0), ("hunyuan_4", 4, 0),
+                                ("hunyuan_50", 50, 0)]:
         family = name.split("_")[0]
         if family == "wan":
             scheduler = UniPCMultistepScheduler(
                 **wan, flow_shift=5.0 if name.startswith("wan_720p") else 3.0)
             scheduler.set_timesteps(steps)
+        elif family == "hunyuan":
+            # HunyuanVideo's scheduler_config.json (shift 7.0); HunyuanVideoPipeline passes
+            # sigmas linspace(1, 0, steps + 1) without the last.
+            scheduler = FlowMatchEulerDiscreteScheduler(num_train_timesteps=1000, shift=7.0)
+            scheduler.set_timesteps(steps, sigmas=np.linspace(1.0, 0.0, steps + 1)[:-1])
         elif family == "pixart":
             scheduler = DPMSolverMultistepScheduler(**pixart)
             scheduler.set_timesteps(steps)

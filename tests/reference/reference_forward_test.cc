@@ -150,8 +150,8 @@ TEST_P(ReferenceForwardTest, MatchesDiffusers) {
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   const Layout layouts[] = {{"ws1", 1, 1}, {"ulysses2", 2, 1}, {"ring2", 1, 2}};
-  const char* models[] = {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "wan", "vae4",
-                          "vae16"};
+  const char* models[] = {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "wan",
+                          "hunyuan_video", "vae4", "vae16"};
   for (const char* model : models)
     for (const char* precision : {"fp32", "bf16"})
       for (const auto& layout : layouts) cases.push_back({model, precision, layout, ""});
@@ -269,7 +269,8 @@ TEST(DiffusersVaeWeightsTest, DeprecatedAttentionNamesLoad) {
 // The analytic parameter count (plan, results) of a diffusers configuration counts exactly the
 // tensors diffusers saved for it.
 TEST(DiffusersParameterCountTest, AnalyticCountIsTheFoldersTensorCount) {
-  for (const char* name : {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "wan"}) {
+  for (const char* name : {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "wan",
+                           "hunyuan_video"}) {
     const auto dir = kData / name / "model";
     const DiffusersModel model = ReadDiffusersConfig(dir);
     int64_t stored = 0;
@@ -291,6 +292,30 @@ TEST(DiffusersForwardTest, WrongConfigIsRefusedWithFileAndKey) {
   const int status = std::system(command.c_str());
   EXPECT_EQ(WEXITSTATUS(status), 2) << ReadAll(log);
   EXPECT_NE(ReadAll(log).find("inputs.safetensors"), std::string::npos) << ReadAll(log);
+}
+
+// HunyuanVideo's encoder_attention_mask must be a prompt then its padding, the only masks its
+// pipeline makes (diffusers' blocks take the prompt length from the mask's sum); anything else
+// is refused by input, row and what was expected.
+TEST(DiffusersForwardTest, AMaskThatIsNoPromptThenPaddingIsRefusedByRow) {
+  ScratchDir scratch;
+  const auto dir = kData / "hunyuan_video";
+  NamedTensors inputs = ReadSafetensors(dir / "inputs.safetensors");
+  inputs["encoder_attention_mask"][1][4] = 0.0;  // a hole inside row 1's prompt
+  const auto file = scratch.path() / "inputs.safetensors";
+  WriteSafetensors(file, inputs);
+  const auto log = scratch.path() / "log";
+  const std::string command = std::string(DITBENCH_BIN) + " forward " + (dir / "model").string() +
+                              " --inputs " + file.string() + " --output " +
+                              (scratch.path() / "out.safetensors").string() + " --worker " +
+                              DITBENCH_WORKER + " > " + log.string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  ::unlink(file.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 2) << ReadAll(log);
+  EXPECT_NE(ReadAll(log).find(file.string() + ": input 'encoder_attention_mask' row 1: expected "
+                                              "ones for the prompt's tokens, then zeros"),
+            std::string::npos)
+      << ReadAll(log);
 }
 
 // A hub folder: the default file beside an fp16 variant split into shards under its own index.
@@ -387,6 +412,11 @@ TEST_F(HostileFolderTest, WeightsThatAreAFifoAreRefusedWithoutWaiting) {
   EXPECT_NE(log_.find("is a FIFO; expected a regular file"), std::string::npos) << log_;
 }
 
+// The HunyuanVideo family's sampler, as a trial gets it.
+std::unique_ptr<Sampler> HunyuanVideoSampler(int steps) {
+  return MakeDitModel(*FindModelPreset("hunyuanvideo-tiny"))->MakeSampler(steps, 0);
+}
+
 // Each sampler stepped over the model outputs diffusers' scheduler was stepped over
 // (tests/reference/make_reference.py, samplers()): the same model times, the same final sample.
 struct SamplerCase {
@@ -445,7 +475,11 @@ INSTANTIATE_TEST_SUITE_P(
                           10, FlowUniPcMultistep::WanFlowShift(1280, 720));
                     }},
         SamplerCase{"wan_480p_50",
-                    [] { return std::make_unique<FlowUniPcMultistep>(50, 3.0); }}),
+                    [] { return std::make_unique<FlowUniPcMultistep>(50, 3.0); }},
+        // HunyuanVideo: shift 7.0 over the pipeline's linspace sigmas, 4 steps and 50 (its
+        // default), from the family's own sampler.
+        SamplerCase{"hunyuan_4", [] { return HunyuanVideoSampler(4); }},
+        SamplerCase{"hunyuan_50", [] { return HunyuanVideoSampler(50); }}),
     [](const testing::TestParamInfo<SamplerCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The analytic FLOP formula (model_zoo/shapes/model_config.cc) against an independent count: LibTorch's
 // profiler tallies the FLOPs of every matrix product and convolution a real forward of the
-// model zoo's PixArt, Flux, SD3, SD3.5 (dual attention) and Wan execute (oneDNN's fused linear
+// model zoo's PixArt, Flux, SD3, SD3.5 (dual attention), Wan and HunyuanVideo execute (oneDNN's fused linear
 // counted from its recorded shapes).
 #include <cctype>
 
@@ -98,15 +98,28 @@ INSTANTIATE_TEST_SUITE_P(Models, FlopsCountTest,
                            return name;
                          });
 
-// Wan's clip: 9 frames (3 latent frames) of 160 x 96 pixels, 180 tokens a sample.
-TEST(FlopsCountVideoTest, WanAnalyticForwardFlopsMatchAProfiledForward) {
-  const ModelConfig& config = *FindModelPreset("wan2.1-t2v-tiny");
+// The video families' clip: 9 frames (3 latent frames) of 160 x 96 pixels, 180 tokens a sample
+// (HunyuanVideo: and its token refiner over the prompt).
+class FlopsCountVideoTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FlopsCountVideoTest, AnalyticForwardFlopsMatchAProfiledForward) {
+  const ModelConfig& config = *FindModelPreset(GetParam());
   const ImageShape clip{160, 96, 9};
   const double counted = CountedForwardFlops(config, clip, 2);
   const double analytic = ForwardFlops(config, clip, 2);
   ASSERT_GT(counted, 0) << "the profiler counted nothing";
+  RecordProperty("counted_over_analytic", std::to_string(counted / analytic));
   EXPECT_NEAR(counted / analytic, 1.0, 0.001) << "counted " << counted << " analytic " << analytic;
 }
+
+INSTANTIATE_TEST_SUITE_P(Models, FlopsCountVideoTest,
+                         ::testing::Values("wan2.1-t2v-tiny", "hunyuanvideo-tiny"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace ditbench

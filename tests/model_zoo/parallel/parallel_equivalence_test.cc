@@ -240,21 +240,31 @@ INSTANTIATE_TEST_SUITE_P(
                       JointLayout{"sd3.5-medium-tiny", "sd35_dual_usp2x2", 2, 2}),
     [](const auto& info) { return std::string(info.param.name); });
 
-// Wan's clips (cross-attention to the text, 3D rotary positions over frames, rows and columns,
-// UniPC) under every exact sequence-parallel strategy and CFG parallelism: 9 frames (3 latent
-// frames) of 160 x 96 pixels (6 x 10 patches), 180 tokens, 3 steps of the full sampler.
-TrialConfig TinyClip() {
+// The video families' clips under every exact sequence-parallel strategy (and CFG parallelism
+// for Wan): 9 frames (3 latent frames) of 160 x 96 pixels (6 x 10 patches), 180 tokens, 3
+// steps of the family's sampler. Wan: cross-attention to the text, 3D rotary positions over
+// frames, rows and columns, UniPC. HunyuanVideo: the token refiner, then Flux's blocks with the
+// refined text as joint tokens, its own 3D rotary positions, Euler; distilled guidance (no cfg).
+TrialConfig TinyClip(const char* model) {
   TrialConfig c = Tiny(160);
-  c.model = "wan2.1-t2v-tiny";
+  c.model = model;
   c.height = 96;
   c.frames = 9;
   return c;
 }
 
-class VideoFamilyStrategyTest : public ::testing::TestWithParam<Layout> {
+struct VideoLayout {
+  const char* model;
+  const char* name;
+  int ulysses, ring;
+  int cfg = 1;
+  friend void PrintTo(const VideoLayout& l, std::ostream* os) { *os << l.model << " " << l.name; }
+};
+
+class VideoFamilyStrategyTest : public ::testing::TestWithParam<VideoLayout> {
  protected:
-  static TrialConfig Laid(const Layout& l) {
-    TrialConfig c = TinyClip();
+  static TrialConfig Laid(const VideoLayout& l) {
+    TrialConfig c = TinyClip(l.model);
     c.ulysses = l.ulysses;
     c.ring = l.ring;
     c.cfg = l.cfg;
@@ -263,8 +273,8 @@ class VideoFamilyStrategyTest : public ::testing::TestWithParam<Layout> {
 };
 
 TEST_P(VideoFamilyStrategyTest, MatchesOneRank) {
-  const Layout l = GetParam();
-  auto reference = DenoiseOnAllRanks(TinyClip())[0];
+  const VideoLayout l = GetParam();
+  auto reference = DenoiseOnAllRanks(TinyClip(l.model))[0];
   ASSERT_TRUE(reference.defined());
   ASSERT_EQ(reference.sizes(), (std::vector<int64_t>{1, 16, 3, 12, 20}));
   const TrialConfig parallel = Laid(l);
@@ -276,7 +286,7 @@ TEST_P(VideoFamilyStrategyTest, MatchesOneRank) {
   }
   // Not vacuous: the output moved away from the noise and depends on the seed.
   EXPECT_GT(reference.norm().item<double>(), 1.0);
-  TrialConfig other_seed = TinyClip();
+  TrialConfig other_seed = TinyClip(l.model);
   other_seed.seed = 43;
   EXPECT_GT(RelativeL2(DenoiseOnAllRanks(other_seed)[0], reference), 1e-2);
 }
@@ -287,9 +297,13 @@ TEST_P(VideoFamilyStrategyTest, CountedCommunicationMatchesThePrediction) {
 
 INSTANTIATE_TEST_SUITE_P(
     Families, VideoFamilyStrategyTest,
-    ::testing::Values(Layout{"wan_ulysses2", 2, 1, 1, 1, 1, 0}, Layout{"wan_ring2", 1, 2, 1, 1, 1, 0},
-                      Layout{"wan_usp2x2", 2, 2, 1, 1, 1, 0},
-                      Layout{"wan_cfg2_ulysses2", 2, 1, 2, 1, 1, 0}),
+    ::testing::Values(VideoLayout{"wan2.1-t2v-tiny", "wan_ulysses2", 2, 1},
+                      VideoLayout{"wan2.1-t2v-tiny", "wan_ring2", 1, 2},
+                      VideoLayout{"wan2.1-t2v-tiny", "wan_usp2x2", 2, 2},
+                      VideoLayout{"wan2.1-t2v-tiny", "wan_cfg2_ulysses2", 2, 1, 2},
+                      VideoLayout{"hunyuanvideo-tiny", "hunyuan_ulysses2", 2, 1},
+                      VideoLayout{"hunyuanvideo-tiny", "hunyuan_ring2", 1, 2},
+                      VideoLayout{"hunyuanvideo-tiny", "hunyuan_usp2x2", 2, 2}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ParallelEquivalenceTest, PipeFusionPatchStepsHaveAFiniteErrorThatShrinksWithWarmup) {
