@@ -318,6 +318,28 @@ TEST(DiffusersForwardTest, AMaskThatIsNoPromptThenPaddingIsRefusedByRow) {
       << ReadAll(log);
 }
 
+// Rows whose prompts have the same length run as one forward over the prompts' tokens: row 1
+// masked to row 0's 9 tokens, row 0 still gives diffusers' row 0, and row 1 no longer its own.
+TEST(DiffusersForwardTest, PromptsOfOneLengthAttendToThatManyTokens) {
+  ScratchDir scratch;
+  const auto dir = kData / "hunyuan_video";
+  NamedTensors inputs = ReadSafetensors(dir / "inputs.safetensors");
+  inputs["encoder_attention_mask"][1].copy_(inputs["encoder_attention_mask"][0]);
+  const auto file = scratch.path() / "inputs.safetensors";
+  WriteSafetensors(file, inputs);
+  const auto out = scratch.path() / "out.safetensors", log = scratch.path() / "log";
+  const std::string command = std::string(DITBENCH_BIN) + " forward " + (dir / "model").string() +
+                              " --inputs " + file.string() + " --output " + out.string() +
+                              " --worker " + DITBENCH_WORKER + " > " + log.string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  ::unlink(file.c_str());
+  ASSERT_EQ(status, 0) << ReadAll(log);
+  auto ours = ReadSafetensors(out).at("sample");
+  auto expected = ReadSafetensors(dir / "expected_fp32.safetensors").at("sample");
+  EXPECT_LE(RelativeL2(ours[0], expected[0]), 1e-5);
+  EXPECT_GT(RelativeL2(ours[1], expected[1]), 1e-4);
+}
+
 // A hub folder: the default file beside an fp16 variant split into shards under its own index.
 // `--variant fp16` loads the shards, and only them: the original folder's output, bit for bit;
 // without it the default file loads (here: every weight doubled, so a mix-up shows).
