@@ -10,8 +10,8 @@
 // encoder_hidden_states, timestep; HunyuanVideo the same with pooled_projections, guidance (as
 // its pipeline passes it: guidance_scale x 1000) and encoder_attention_mask (ones, then zeros for
 // padding: each row attends to its prompt's tokens only, one forward per row when their lengths
-// differ); a VAE latent_sample, decoded as
-// AutoencoderKL.decode does (no scaling). Output: `sample` in fp32, written by world rank 0.
+// differ); a VAE latent_sample, decoded as AutoencoderKL.decode does (no scaling). Output:
+// `sample` in fp32, written by world rank 0.
 //
 // Ranks: torchrun's environment (WORLD_SIZE = ulysses x ring), as `ditbench run` starts them.
 #pragma once
