@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "model_zoo/families/hunyuan_video_vae.h"
 #include "model_zoo/families/vae.h"
 #include "model_zoo/families/wan_vae.h"
 
@@ -21,8 +22,9 @@ std::shared_ptr<LatentDecoder> MakeLatentDecoder(const ModelConfig& config) {
       return std::make_shared<VaeDecoderImpl>(config);
     case VaeKind::kWan:
       return std::make_shared<WanVaeDecoderImpl>(config);
-    case VaeKind::kWanResidual:
     case VaeKind::kHunyuanVideo:
+      return std::make_shared<HunyuanVideoVaeDecoderImpl>(config);
+    case VaeKind::kWanResidual:
       break;
   }
   NoDecoder(config);
@@ -34,8 +36,9 @@ WeightRules LatentDecoderWeightRules(const ModelConfig& config) {
       return VaeWeightRules(config);
     case VaeKind::kWan:
       return WanVaeWeightRules(config);
-    case VaeKind::kWanResidual:
     case VaeKind::kHunyuanVideo:
+      return HunyuanVideoVaeWeightRules(config);
+    case VaeKind::kWanResidual:
       break;
   }
   NoDecoder(config);

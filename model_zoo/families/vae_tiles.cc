@@ -4,10 +4,6 @@
 #include <vector>
 
 namespace ditbench {
-namespace {
-
-// `b` with its first `extent` entries along `dim` blended from `a`'s last ones: a's weight falls
-// linearly from 1 to 1/extent, b's rises from 0.
 torch::Tensor BlendInto(const torch::Tensor& a, torch::Tensor b, int64_t extent, int64_t dim) {
   extent = std::min({a.size(dim), b.size(dim), extent});
   if (extent == 0) return b;
@@ -20,8 +16,6 @@ torch::Tensor BlendInto(const torch::Tensor& a, torch::Tensor b, int64_t extent,
              b.narrow(dim, 0, extent) * weight);
   return b;
 }
-
-}  // namespace
 
 torch::Tensor DecodeInTiles(const torch::Tensor& z, int tile, int downsample,
                             const std::function<torch::Tensor(const torch::Tensor&)>& decode) {

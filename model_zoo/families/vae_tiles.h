@@ -12,6 +12,10 @@
 
 namespace ditbench {
 
+// `b` with its first `extent` entries along `dim` blended from `a`'s last ones (a's weight falls
+// linearly from 1 to 1/extent, b's rises from 0), as diffusers' blend_v / blend_h / blend_t.
+torch::Tensor BlendInto(const torch::Tensor& a, torch::Tensor b, int64_t extent, int64_t dim);
+
 // `decode` maps a latent tile to pixels `downsample` times larger in its last two dimensions.
 // A latent no larger than one tile is decoded in one piece.
 // REQUIRES: tile > 0 and a multiple of 4 x downsample.

@@ -18,7 +18,18 @@
 namespace ditbench {
 namespace {
 
-ModelConfig Vae(ConfigKeys& keys) {
+// A VAE class's defaults for the keys GroupNormVae reads.
+struct VaeDefaults {
+  std::vector<int> widths;
+  int layers_per_block;
+  int latent_channels;
+  double scaling_factor;
+};
+
+// What AutoencoderKL and AutoencoderKLHunyuanVideo share: RGB, SiLU, GroupNorms of
+// norm_num_groups, an attention in the mid block, up blocks of `up_block`, their widths, depth
+// and latent channels, and a scaling factor.
+ModelConfig GroupNormVae(ConfigKeys& keys, const char* up_block, const VaeDefaults& defaults) {
   ModelConfig m;
   keys.Expect("in_channels", 3);
   keys.Expect("out_channels", 3);
@@ -26,8 +37,8 @@ ModelConfig Vae(ConfigKeys& keys) {
   m.vae_norm_groups = keys.PositiveInt("norm_num_groups", 32);
   keys.Expect("mid_block_add_attention", true);
   for (const auto& type : keys.List("up_block_types"))
-    if (type != "UpDecoderBlock2D")
-      keys.Fail("up_block_types", type.dump() + " is not supported, expected \"UpDecoderBlock2D\"");
+    if (type != up_block)
+      keys.Fail("up_block_types", type.dump() + " is not supported, expected \"" + up_block + "\"");
   m.vae_channels.clear();
   for (const auto& width : keys.List("block_out_channels")) {
     // GroupNorm splits every width into norm_num_groups groups.
@@ -43,19 +54,41 @@ ModelConfig Vae(ConfigKeys& keys) {
   if (m.vae_channels.size() > 8)
     keys.Fail("block_out_channels", std::to_string(m.vae_channels.size()) +
                                         " levels, expected at most 8 (a 128x upsampling)");
-  if (m.vae_channels.empty()) m.vae_channels = {64};
+  if (!keys.Has("block_out_channels")) m.vae_channels = defaults.widths;
+  if (m.vae_channels.empty()) keys.Fail("block_out_channels", "expected at least one level");
   if (keys.List("up_block_types").size() != m.vae_channels.size() && keys.Has("up_block_types"))
     keys.Fail("up_block_types", "one per entry of block_out_channels");
   m.vae_downsample = 1 << (m.vae_channels.size() - 1);
-  m.vae_layers = keys.PositiveInt("layers_per_block", 1);
-  m.in_channels = keys.PositiveInt("latent_channels", 4);
-  m.vae_scaling = keys.Number("scaling_factor", 0.18215);
+  m.vae_layers = keys.PositiveInt("layers_per_block", defaults.layers_per_block);
+  m.in_channels = keys.PositiveInt("latent_channels", defaults.latent_channels);
+  m.vae_scaling = keys.Number("scaling_factor", defaults.scaling_factor);
+  if (!(m.vae_scaling > 0)) keys.Fail("scaling_factor", "expected a positive number");
+  return m;
+}
+
+ModelConfig Vae(ConfigKeys& keys) {
+  ModelConfig m = GroupNormVae(keys, "UpDecoderBlock2D", {{64}, 1, 4, 0.18215});
   m.vae_shift = keys.Number("shift_factor", 0);
   m.vae_post_quant_conv = keys.Bool("use_post_quant_conv", true);
   // The encoder's side and the pipeline's business, not the decode's.
   for (const char* key : {"down_block_types", "sample_size", "latents_mean", "latents_std",
                           "force_upcast", "use_quant_conv"})
     keys.Ignore(key);
+  return m;
+}
+
+// AutoencoderKLHunyuanVideo: 4x temporal compression, its spatial compression from its levels.
+ModelConfig HunyuanVideoVae(ConfigKeys& keys) {
+  ModelConfig m =
+      GroupNormVae(keys, "HunyuanVideoUpBlock3D", {{128, 256, 512, 512}, 2, 16, 0.476986});
+  if (m.vae_channels.size() < 3)
+    keys.Fail("block_out_channels", "expected at least 3 levels (two of them temporal)");
+  m.vae_kind = VaeKind::kHunyuanVideo;
+  m.vae_temporal = 4;
+  m.vae_post_quant_conv = true;
+  keys.Expect("temporal_compression_ratio", 4);
+  keys.Expect("spatial_compression_ratio", m.vae_downsample);
+  keys.Ignore("down_block_types");  // the encoder's
   return m;
 }
 
@@ -139,12 +172,15 @@ DiffusersModel DiffusersConfigFromJson(const nlohmann::json& json, const std::st
   } else if (model.class_name == "AutoencoderKLWan") {
     model.kind = DiffusersKind::kVae;
     model.config = WanVae(keys);
+  } else if (model.class_name == "AutoencoderKLHunyuanVideo") {
+    model.kind = DiffusersKind::kVae;
+    model.config = HunyuanVideoVae(keys);
   } else {
     std::string expected;
     for (const FamilyShapes& f : families) expected += std::string(f.diffusers_class) + ", ";
     expected.resize(expected.size() - 2);
     keys.Fail("_class_name", "'" + model.class_name + "' is not supported, expected " +
-                                 expected + ", AutoencoderKL or AutoencoderKLWan");
+                                 expected + ", AutoencoderKL, AutoencoderKLWan or AutoencoderKLHunyuanVideo");
   }
   keys.RefuseOthers(model.class_name);
   model.config.name = model.class_name;
@@ -267,7 +303,9 @@ ModelConfig ModelWithDiffusersVae(const ModelConfig& model, const DiffusersModel
     throw std::invalid_argument(fmt::format(
         "{}: '{}' is not the VAE of model '{}' ({}), expected {}", file, folder.class_name,
         model.name, f.vae_temporal ? fmt::format("{}x temporal", f.vae_temporal) : "an image VAE",
-        model.vae_kind == VaeKind::kWan ? "AutoencoderKLWan" : model.video() ? "its video VAE" : "AutoencoderKL"));
+        model.vae_kind == VaeKind::kWan            ? "AutoencoderKLWan"
+        : model.vae_kind == VaeKind::kHunyuanVideo ? "AutoencoderKLHunyuanVideo"
+                                                   : "AutoencoderKL"));
   ModelConfig resolved = model;
   resolved.vae_latents_mean = f.vae_latents_mean;
   resolved.vae_latents_std = f.vae_latents_std;

@@ -40,7 +40,7 @@ enum class VaeKind {
   kAutoencoderKL,  // diffusers' AutoencoderKL (images: PixArt, SD3, Flux)
   kWan,            // AutoencoderKLWan of Wan 2.1: causal 3D convolutions, a latent frame at a time
   kWanResidual,    // Wan 2.2's residual AutoencoderKLWan (is_residual): no decoder in this build
-  kHunyuanVideo,   // AutoencoderKLHunyuanVideo: no decoder in this build
+  kHunyuanVideo,   // AutoencoderKLHunyuanVideo: causal 3D convolutions, temporal tiles of 5 frames
 };
 // Whether this build has a decoder for `kind` (scope pipeline needs one).
 bool HasVaeDecoder(VaeKind kind);

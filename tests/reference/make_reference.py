@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds the reference cases of tests/reference/: tiny configurations of diffusers' PixArt, SD3,
 Flux and Wan transformers, of its AutoencoderKL decoder (4 and 16 latent channels) and of
-Wan's AutoencoderKLWan, with seeded
+the video VAEs AutoencoderKLWan and AutoencoderKLHunyuanVideo, with seeded
 random weights; saves each model folder in diffusers' format, the forward's inputs, and
 diffusers' outputs in fp32 and bf16.
 
@@ -145,6 +145,15 @@ def cases():
     out.append(("wan_vae", diffusers.AutoencoderKLWan, wan_vae, {
         "latent_sample": randn(1, 16, 3, 4, 6, gen=torch.Generator().manual_seed(81)),
     }))
+    # HunyuanVideo's VAE (AutoencoderKLHunyuanVideo) at a CPU size: widths (8, 16, 16, 16) in
+    # GroupNorms of 8, one resnet per level (+1); 6 latent frames (21 frames), more than the 4
+    # that diffusers decodes in one piece, so its default temporal tiling (5 latent frames every
+    # 3, blended over 4 frames) is in the reference. A generator of its own, as wan_vae's.
+    hunyuan_vae = dict(block_out_channels=[8, 16, 16, 16], norm_num_groups=8, layers_per_block=1,
+                       latent_channels=16)
+    out.append(("hunyuan_vae", diffusers.AutoencoderKLHunyuanVideo, hunyuan_vae, {
+        "latent_sample": randn(1, 16, 6, 3, 4, gen=torch.Generator().manual_seed(129)),
+    }))
     return out
 
 
@@ -154,7 +163,8 @@ def run(model, inputs, dtype):
     cast = {k: (v.to(dtype) if k not in ("img_ids", "txt_ids", "timestep") else v)
             for k, v in inputs.items()}
     with torch.no_grad():
-        if isinstance(model, (diffusers.AutoencoderKL, diffusers.AutoencoderKLWan)):
+        if isinstance(model, (diffusers.AutoencoderKL, diffusers.AutoencoderKLWan,
+                              diffusers.AutoencoderKLHunyuanVideo)):
             return model.decode(cast["latent_sample"]).sample
         kwargs = dict(cast)
         if "resolution" in kwargs:
@@ -308,7 +318,8 @@ def main():
         model_dir = os.path.join(folder, "model")
         os.makedirs(model_dir, exist_ok=True)
         model.save_pretrained(model_dir, safe_serialization=True)
-        if cls in (diffusers.AutoencoderKL, diffusers.AutoencoderKLWan):
+        if cls in (diffusers.AutoencoderKL, diffusers.AutoencoderKLWan,
+                   diffusers.AutoencoderKLHunyuanVideo):
             # the encoder is not needed to decode: keep it small
             state = {k: v.contiguous() for k, v in model.state_dict().items()
                      if not k.startswith(("encoder.", "quant_conv."))}

@@ -1,3 +1,4 @@
+#include "model_zoo/families/hunyuan_video_vae.h"
 #include "model_zoo/families/wan_vae.h"
 
 #include <gtest/gtest.h>
@@ -67,6 +68,36 @@ TEST(WanVaeTest, AnalyticParameterCountIsTheModules) {
   for (const char* name : {"wan2.1-t2v-tiny", "wan2.1-t2v-1.3b"}) {
     const ModelConfig& config = *FindModelPreset(name);
     WanVaeDecoderImpl vae(config);
+    std::int64_t counted = 0;
+    for (const auto& p : vae.parameters()) counted += p.numel();
+    EXPECT_EQ(VaeDecoderParameterCount(config), counted) << name;
+  }
+}
+
+// HunyuanVideo's decoder: a clip of more than 4 latent frames goes in temporal tiles, whose
+// frames still come out 1 + 4 (F - 1), finite, and causal (the first 13 frames come from the
+// first tile alone, whatever the later latent frames hold).
+TEST(HunyuanVideoVaeTest, TemporalTilesGiveEveryFrameAndKeepTheFirstTilesFrames) {
+  c10::InferenceMode inference;
+  const ModelConfig& config = *FindModelPreset("hunyuanvideo-tiny");
+  torch::manual_seed(7);
+  auto vae = std::make_shared<HunyuanVideoVaeDecoderImpl>(config);
+  DrawSeededWeights(*vae);
+  auto latent = torch::randn({1, config.in_channels, 6, 2, 3});
+  auto clip = vae->forward(latent, 0);
+  EXPECT_EQ(clip.sizes(), (std::vector<int64_t>{1, 3, 21, 16, 24}));
+  EXPECT_TRUE(torch::isfinite(clip).all().item<bool>());
+  auto changed = latent.clone();
+  changed.narrow(2, 5, 1).add_(1.0);
+  auto after = vae->forward(changed, 0);
+  EXPECT_TRUE(torch::equal(after.narrow(2, 0, 13), clip.narrow(2, 0, 13)));
+  EXPECT_FALSE(torch::allclose(after.narrow(2, 17, 4), clip.narrow(2, 17, 4), 1e-3, 1e-4));
+}
+
+TEST(HunyuanVideoVaeTest, AnalyticParameterCountIsTheModules) {
+  for (const char* name : {"hunyuanvideo-tiny", "hunyuanvideo"}) {
+    const ModelConfig& config = *FindModelPreset(name);
+    HunyuanVideoVaeDecoderImpl vae(config);
     std::int64_t counted = 0;
     for (const auto& p : vae.parameters()) counted += p.numel();
     EXPECT_EQ(VaeDecoderParameterCount(config), counted) << name;
