@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "model_zoo/shapes/memory_traffic.h"
 #include "model_zoo/shapes/model_config.h"
 #include "plan/comm_volume.h"
 
@@ -39,11 +40,24 @@ CostPrediction Interval(const LeastSquaresFit& fit, const std::vector<double>& x
 
 const std::vector<std::string>& CostTermNames() {
   static const std::vector<std::string> names = {
-      "overhead_ms",          "rank_compute_ms_per_gflop", "shared_compute_ms_per_gflop",
-      "ms_per_block_call",    "all_to_all_ms_per_call",    "all_to_all_ms_per_mib",
-      "ring_ms_per_call",     "ring_ms_per_mib",           "gather_ms_per_call",
-      "gather_ms_per_mib",    "decode_ms_per_mpixel",      "shared_decode_ms_per_mpixel",
-      "oversubscribed_compute_ms_per_gflop", "oversubscribed_ms_per_block_call",
+      "overhead_ms",
+      "rank_compute_ms_per_gflop",
+      "shared_compute_ms_per_gflop",
+      "rank_scores_ms_per_million",
+      "shared_scores_ms_per_million",
+      "rank_activations_ms_per_million",
+      "shared_activations_ms_per_million",
+      "ms_per_block_call",
+      "all_to_all_ms_per_message",
+      "all_to_all_ms_per_mib",
+      "ring_ms_per_call",
+      "ring_ms_per_mib",
+      "gather_ms_per_call",
+      "gather_ms_per_mib",
+      "decode_ms_per_mpixel",
+      "shared_decode_ms_per_mpixel",
+      "oversubscribed_compute_ms_per_gflop",
+      "oversubscribed_ms_per_block_call",
       "oversubscribed_ms_per_call"};
   return names;
 }
@@ -58,6 +72,9 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   const double forwards = c.scope == Scope::kForward ? 1 : c.steps;
   const int samples = c.batch * (model->negative_prompt ? 2 : 1) * c.dp;
   const double gflop = forwards * ForwardFlops(*model, c.image_shape(), samples) / 1e9;
+  const ForwardElements elements = ForwardMemoryElements(*model, c.image_shape(), samples);
+  const double mscores = forwards * elements.scores / 1e6;
+  const double mactivations = forwards * elements.activations / 1e6;
   const double ranks = c.world_size();
   // PipeFusion: synchronous steps run the stages one after another; patch steps fill and
   // drain a pipeline of M patches through P stages (as AnalyticEstimate).
@@ -85,11 +102,18 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   const double stretch = std::max(sharing, 1.0) - 1;
   const double collectives =
       calls(Collective::kAllToAll) + calls(Collective::kSendRecv) + calls(Collective::kAllGather);
+  // An all-to-all among the U ranks of a Ulysses group (the only all-to-alls) exchanges a
+  // message with each of its U - 1 peers: its latency grows with them.
+  const double all_to_all_messages = calls(Collective::kAllToAll) * (c.ulysses - 1);
   return std::vector<double>{1.0,
                              gflop / ranks * bubble,
                              gflop * bubble,
+                             mscores / ranks * bubble,
+                             mscores * bubble,
+                             mactivations / ranks * bubble,
+                             mactivations * bubble,
                              block_calls,
-                             calls(Collective::kAllToAll),
+                             all_to_all_messages,
                              mib(Collective::kAllToAll),
                              calls(Collective::kSendRecv),
                              mib(Collective::kSendRecv),
@@ -103,12 +127,29 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
 }
 
 namespace {
+// The index of each term in CostFeatures (CostTermNames' order).
+enum TermIndex : std::size_t {
+  kOverhead, kRankCompute, kSharedCompute, kRankScores, kSharedScores, kRankActivations,
+  kSharedActivations, kBlockCalls, kAllToAllMessages, kAllToAllMib, kRingCalls, kRingMib,
+  kGatherCalls, kGatherMib, kDecode, kSharedDecode, kOversubscribedCompute,
+  kOversubscribedBlockCalls, kOversubscribedCalls, kTerms
+};
+
 constexpr std::size_t kReducedTerms = 9;  // ReducedFeatures' length
 std::vector<double> ReducedFeatures(const std::vector<double>& x) {
-  // overhead, rank compute, shared compute, collectives of every kind, MiB of every kind, the
-  // two decode terms, and time-sharing's compute and collectives. Block calls go: too close to
-  // the compute terms with few trials.
-  return {x[0], x[1], x[2], x[4] + x[6] + x[8], x[5] + x[7] + x[9], x[10], x[11], x[12], x[14]};
+  // overhead, rank compute, shared compute, collectives of every kind (an all-to-all's
+  // messages), MiB of every kind, the two decode terms, and time-sharing's compute and
+  // collectives. Block calls and the elements read and written go: too close to the compute
+  // terms with few trials.
+  return {x[kOverhead],
+          x[kRankCompute],
+          x[kSharedCompute],
+          x[kAllToAllMessages] + x[kRingCalls] + x[kGatherCalls],
+          x[kAllToAllMib] + x[kRingMib] + x[kGatherMib],
+          x[kDecode],
+          x[kSharedDecode],
+          x[kOversubscribedCompute],
+          x[kOversubscribedCalls]};
 }
 
 // The observations a fit can use (a positive latency, features the shapes know): their
@@ -154,7 +195,7 @@ std::optional<std::pair<LeastSquaresFit, bool>> FitIteration(
 // FitIteration from the rows' sums (stats/least_squares.h: NormalEquations), per collective
 // kind and reduced: leave-one-out takes one row out of them in O(terms^2) per refit.
 struct IterationSums {
-  NormalEquations full{CostTermNames().size()}, reduced{kReducedTerms};
+  NormalEquations full{kTerms}, reduced{kReducedTerms};
   void Add(const std::vector<double>& x, double y, double w, double sign = 1) {
     full.Add(x, y, w, sign);
     reduced.Add(ReducedFeatures(x), y, w, sign);

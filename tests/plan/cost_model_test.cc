@@ -101,7 +101,7 @@ TEST_F(CostModelTest, RanksThatOutnumberTheCoresAreFittedThroughTheirSharingFact
   const auto model = CostModel::Fit(shared);
   ASSERT_TRUE(model);
   const std::vector<CostModel::Term> terms = model->Terms();
-  for (std::size_t j = 12; j < kCostLaw.size(); ++j) {
+  for (std::size_t j = 16; j < kCostLaw.size(); ++j) {
     ASSERT_TRUE(terms[j].name.starts_with("oversubscribed_")) << terms[j].name;
     if (!terms[j].active) continue;
     EXPECT_LE(terms[j].coefficient.low, kCostLaw[j]) << terms[j].name;
