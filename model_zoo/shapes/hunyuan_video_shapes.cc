@@ -30,6 +30,7 @@ ModelConfig HunyuanVideo(std::string name, int depth, int single_blocks, int hid
   m.vae_channels = {128, 256, 512, 512};
   m.vae_decode_chunk = 0;
   m.vae_scaling = 0.476986;
+  m.vae_kind = VaeKind::kHunyuanVideo;
   return m;
 }
 

@@ -193,7 +193,7 @@ TEST(ValidityTest, VideoTrialsFollowTheirFamilysRules) {
 }
 
 // Without a LibTorch module (HunyuanVideo in this build), a valid trial is planned but not run;
-// a clip's VAE decode (scope pipeline), PipeFusion over a clip and non-square images of the
+// a clip's VAE decode (scope pipeline) without a decoder (Wan 2.2's residual VAE), PipeFusion over a clip and non-square images of the
 // image modules are not implemented.
 TEST(ValidityTest, WhatThisBuildCannotRunIsUnsupportedNotInvalid) {
   TrialConfig wan = Wan(832, 480, 81);
@@ -202,9 +202,16 @@ TEST(ValidityTest, WhatThisBuildCannotRunIsUnsupportedNotInvalid) {
   EXPECT_FALSE(Judge(wan, {8, true}).unsupported);  // Wan's module runs the denoising loop
   wan.scope = Scope::kPipeline;
   EXPECT_FALSE(Judge(wan, {8, true}).invalid);
-  EXPECT_EQ(Judge(wan, {8, true}).unsupported.value_or(""),
-            "scope pipeline: this build has no 3D VAE decoder for video models (wan2.1-t2v-14b); "
-            "use scope denoise or forward");
+  EXPECT_FALSE(Judge(wan, {8, true}).unsupported);  // AutoencoderKLWan decodes the clip
+  TrialConfig wan22 = Wan(1280, 704, 121);
+  wan22.model = "wan2.2-ti2v-5b";
+  wan22.scope = Scope::kPipeline;
+  EXPECT_FALSE(Judge(wan22, {8, true}).invalid);
+  EXPECT_EQ(Judge(wan22, {8, true}).unsupported.value_or(""),
+            "scope pipeline: this build has no decoder for the VAE of wan2.2-ti2v-5b (Wan 2.2's "
+            "residual AutoencoderKLWan); use scope denoise or forward");
+  wan22.scope = Scope::kDenoise;
+  EXPECT_FALSE(Judge(wan22, {8, true}).unsupported);
   TrialConfig hunyuan = Wan(1280, 720, 129);
   hunyuan.model = "hunyuanvideo";
   hunyuan.ulysses = 8;
