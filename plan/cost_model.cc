@@ -15,6 +15,14 @@ namespace {
 
 constexpr double kMiB = 1048576.0;
 
+// The index of each term in CostFeatures (CostTermNames' order).
+enum TermIndex : std::size_t {
+  kOverhead, kRankCompute, kSharedCompute, kRankScores, kSharedScores, kRankActivations,
+  kSharedActivations, kBlockCalls, kAllToAllMessages, kAllToAllMib, kRingCalls, kRingMib,
+  kGatherCalls, kGatherMib, kDecode, kSharedDecode, kOversubscribedCompute,
+  kOversubscribedBlockCalls, kOversubscribedCalls, kTerms
+};
+
 // Start-up features: a constant, per rank, per billion parameters, per rank and billion.
 std::vector<double> StartupFeatures(const TrialConfig& c) {
   std::string unused;
@@ -39,26 +47,29 @@ CostPrediction Interval(const LeastSquaresFit& fit, const std::vector<double>& x
 }  // namespace
 
 const std::vector<std::string>& CostTermNames() {
-  static const std::vector<std::string> names = {
-      "overhead_ms",
-      "rank_compute_ms_per_gflop",
-      "shared_compute_ms_per_gflop",
-      "rank_scores_ms_per_million",
-      "shared_scores_ms_per_million",
-      "rank_activations_ms_per_million",
-      "shared_activations_ms_per_million",
-      "ms_per_block_call",
-      "all_to_all_ms_per_message",
-      "all_to_all_ms_per_mib",
-      "ring_ms_per_call",
-      "ring_ms_per_mib",
-      "gather_ms_per_call",
-      "gather_ms_per_mib",
-      "decode_ms_per_mpixel",
-      "shared_decode_ms_per_mpixel",
-      "oversubscribed_compute_ms_per_gflop",
-      "oversubscribed_ms_per_block_call",
-      "oversubscribed_ms_per_call"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n(kTerms);
+    n[kOverhead] = "overhead_ms";
+    n[kRankCompute] = "rank_compute_ms_per_gflop";
+    n[kSharedCompute] = "shared_compute_ms_per_gflop";
+    n[kRankScores] = "rank_scores_ms_per_million";
+    n[kSharedScores] = "shared_scores_ms_per_million";
+    n[kRankActivations] = "rank_activations_ms_per_million";
+    n[kSharedActivations] = "shared_activations_ms_per_million";
+    n[kBlockCalls] = "ms_per_block_call";
+    n[kAllToAllMessages] = "all_to_all_ms_per_message";
+    n[kAllToAllMib] = "all_to_all_ms_per_mib";
+    n[kRingCalls] = "ring_ms_per_call";
+    n[kRingMib] = "ring_ms_per_mib";
+    n[kGatherCalls] = "gather_ms_per_call";
+    n[kGatherMib] = "gather_ms_per_mib";
+    n[kDecode] = "decode_ms_per_mpixel";
+    n[kSharedDecode] = "shared_decode_ms_per_mpixel";
+    n[kOversubscribedCompute] = "oversubscribed_compute_ms_per_gflop";
+    n[kOversubscribedBlockCalls] = "oversubscribed_ms_per_block_call";
+    n[kOversubscribedCalls] = "oversubscribed_ms_per_call";
+    return n;
+  }();
   return names;
 }
 
@@ -105,36 +116,30 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   // An all-to-all among the U ranks of a Ulysses group (the only all-to-alls) exchanges a
   // message with each of its U - 1 peers: its latency grows with them.
   const double all_to_all_messages = calls(Collective::kAllToAll) * (c.ulysses - 1);
-  return std::vector<double>{1.0,
-                             gflop / ranks * bubble,
-                             gflop * bubble,
-                             mscores / ranks * bubble,
-                             mscores * bubble,
-                             mactivations / ranks * bubble,
-                             mactivations * bubble,
-                             block_calls,
-                             all_to_all_messages,
-                             mib(Collective::kAllToAll),
-                             calls(Collective::kSendRecv),
-                             mib(Collective::kSendRecv),
-                             calls(Collective::kAllGather),
-                             mib(Collective::kAllGather),
-                             mpixels,
-                             mpixels * ranks,
-                             stretch * gflop / ranks * bubble,
-                             stretch * block_calls,
-                             stretch * collectives};
+  std::vector<double> x(kTerms, 0.0);
+  x[kOverhead] = 1.0;
+  x[kRankCompute] = gflop / ranks * bubble;
+  x[kSharedCompute] = gflop * bubble;
+  x[kRankScores] = mscores / ranks * bubble;
+  x[kSharedScores] = mscores * bubble;
+  x[kRankActivations] = mactivations / ranks * bubble;
+  x[kSharedActivations] = mactivations * bubble;
+  x[kBlockCalls] = block_calls;
+  x[kAllToAllMessages] = all_to_all_messages;
+  x[kAllToAllMib] = mib(Collective::kAllToAll);
+  x[kRingCalls] = calls(Collective::kSendRecv);
+  x[kRingMib] = mib(Collective::kSendRecv);
+  x[kGatherCalls] = calls(Collective::kAllGather);
+  x[kGatherMib] = mib(Collective::kAllGather);
+  x[kDecode] = mpixels;
+  x[kSharedDecode] = mpixels * ranks;
+  x[kOversubscribedCompute] = stretch * gflop / ranks * bubble;
+  x[kOversubscribedBlockCalls] = stretch * block_calls;
+  x[kOversubscribedCalls] = stretch * collectives;
+  return x;
 }
 
 namespace {
-// The index of each term in CostFeatures (CostTermNames' order).
-enum TermIndex : std::size_t {
-  kOverhead, kRankCompute, kSharedCompute, kRankScores, kSharedScores, kRankActivations,
-  kSharedActivations, kBlockCalls, kAllToAllMessages, kAllToAllMib, kRingCalls, kRingMib,
-  kGatherCalls, kGatherMib, kDecode, kSharedDecode, kOversubscribedCompute,
-  kOversubscribedBlockCalls, kOversubscribedCalls, kTerms
-};
-
 constexpr std::size_t kReducedTerms = 9;  // ReducedFeatures' length
 std::vector<double> ReducedFeatures(const std::vector<double>& x) {
   // overhead, rank compute, shared compute, collectives of every kind (an all-to-all's
