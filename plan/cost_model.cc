@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "model_zoo/shapes/memory_traffic.h"
 #include "model_zoo/shapes/model_config.h"
 #include "plan/comm_volume.h"
 
@@ -13,6 +14,14 @@ namespace ditbench {
 namespace {
 
 constexpr double kMiB = 1048576.0;
+
+// The index of each term in CostFeatures (CostTermNames' order).
+enum TermIndex : std::size_t {
+  kOverhead, kRankCompute, kSharedCompute, kRankScores, kSharedScores, kRankActivations,
+  kSharedActivations, kBlockCalls, kAllToAllMessages, kAllToAllMib, kRingCalls, kRingMib,
+  kGatherCalls, kGatherMib, kDecode, kSharedDecode, kOversubscribedCompute,
+  kOversubscribedBlockCalls, kOversubscribedCalls, kTerms
+};
 
 // Start-up features: a constant, per rank, per billion parameters, per rank and billion.
 std::vector<double> StartupFeatures(const TrialConfig& c) {
@@ -38,13 +47,29 @@ CostPrediction Interval(const LeastSquaresFit& fit, const std::vector<double>& x
 }  // namespace
 
 const std::vector<std::string>& CostTermNames() {
-  static const std::vector<std::string> names = {
-      "overhead_ms",          "rank_compute_ms_per_gflop", "shared_compute_ms_per_gflop",
-      "ms_per_block_call",    "all_to_all_ms_per_call",    "all_to_all_ms_per_mib",
-      "ring_ms_per_call",     "ring_ms_per_mib",           "gather_ms_per_call",
-      "gather_ms_per_mib",    "decode_ms_per_mpixel",      "shared_decode_ms_per_mpixel",
-      "oversubscribed_compute_ms_per_gflop", "oversubscribed_ms_per_block_call",
-      "oversubscribed_ms_per_call"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n(kTerms);
+    n[kOverhead] = "overhead_ms";
+    n[kRankCompute] = "rank_compute_ms_per_gflop";
+    n[kSharedCompute] = "shared_compute_ms_per_gflop";
+    n[kRankScores] = "rank_scores_ms_per_million";
+    n[kSharedScores] = "shared_scores_ms_per_million";
+    n[kRankActivations] = "rank_activations_ms_per_million";
+    n[kSharedActivations] = "shared_activations_ms_per_million";
+    n[kBlockCalls] = "ms_per_block_call";
+    n[kAllToAllMessages] = "all_to_all_ms_per_message";
+    n[kAllToAllMib] = "all_to_all_ms_per_mib";
+    n[kRingCalls] = "ring_ms_per_call";
+    n[kRingMib] = "ring_ms_per_mib";
+    n[kGatherCalls] = "gather_ms_per_call";
+    n[kGatherMib] = "gather_ms_per_mib";
+    n[kDecode] = "decode_ms_per_mpixel";
+    n[kSharedDecode] = "shared_decode_ms_per_mpixel";
+    n[kOversubscribedCompute] = "oversubscribed_compute_ms_per_gflop";
+    n[kOversubscribedBlockCalls] = "oversubscribed_ms_per_block_call";
+    n[kOversubscribedCalls] = "oversubscribed_ms_per_call";
+    return n;
+  }();
   return names;
 }
 
@@ -58,6 +83,9 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   const double forwards = c.scope == Scope::kForward ? 1 : c.steps;
   const int samples = c.batch * (model->negative_prompt ? 2 : 1) * c.dp;
   const double gflop = forwards * ForwardFlops(*model, c.image_shape(), samples) / 1e9;
+  const ForwardElements elements = ForwardMemoryElements(*model, c.image_shape(), samples);
+  const double mscores = forwards * elements.scores / 1e6;
+  const double mactivations = forwards * elements.activations / 1e6;
   const double ranks = c.world_size();
   // PipeFusion: synchronous steps run the stages one after another; patch steps fill and
   // drain a pipeline of M patches through P stages (as AnalyticEstimate).
@@ -85,30 +113,48 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   const double stretch = std::max(sharing, 1.0) - 1;
   const double collectives =
       calls(Collective::kAllToAll) + calls(Collective::kSendRecv) + calls(Collective::kAllGather);
-  return std::vector<double>{1.0,
-                             gflop / ranks * bubble,
-                             gflop * bubble,
-                             block_calls,
-                             calls(Collective::kAllToAll),
-                             mib(Collective::kAllToAll),
-                             calls(Collective::kSendRecv),
-                             mib(Collective::kSendRecv),
-                             calls(Collective::kAllGather),
-                             mib(Collective::kAllGather),
-                             mpixels,
-                             mpixels * ranks,
-                             stretch * gflop / ranks * bubble,
-                             stretch * block_calls,
-                             stretch * collectives};
+  // An all-to-all among the U ranks of a Ulysses group (the only all-to-alls) exchanges a
+  // message with each of its U - 1 peers: its latency grows with them.
+  const double all_to_all_messages = calls(Collective::kAllToAll) * (c.ulysses - 1);
+  std::vector<double> x(kTerms, 0.0);
+  x[kOverhead] = 1.0;
+  x[kRankCompute] = gflop / ranks * bubble;
+  x[kSharedCompute] = gflop * bubble;
+  x[kRankScores] = mscores / ranks * bubble;
+  x[kSharedScores] = mscores * bubble;
+  x[kRankActivations] = mactivations / ranks * bubble;
+  x[kSharedActivations] = mactivations * bubble;
+  x[kBlockCalls] = block_calls;
+  x[kAllToAllMessages] = all_to_all_messages;
+  x[kAllToAllMib] = mib(Collective::kAllToAll);
+  x[kRingCalls] = calls(Collective::kSendRecv);
+  x[kRingMib] = mib(Collective::kSendRecv);
+  x[kGatherCalls] = calls(Collective::kAllGather);
+  x[kGatherMib] = mib(Collective::kAllGather);
+  x[kDecode] = mpixels;
+  x[kSharedDecode] = mpixels * ranks;
+  x[kOversubscribedCompute] = stretch * gflop / ranks * bubble;
+  x[kOversubscribedBlockCalls] = stretch * block_calls;
+  x[kOversubscribedCalls] = stretch * collectives;
+  return x;
 }
 
 namespace {
 constexpr std::size_t kReducedTerms = 9;  // ReducedFeatures' length
 std::vector<double> ReducedFeatures(const std::vector<double>& x) {
-  // overhead, rank compute, shared compute, collectives of every kind, MiB of every kind, the
-  // two decode terms, and time-sharing's compute and collectives. Block calls go: too close to
-  // the compute terms with few trials.
-  return {x[0], x[1], x[2], x[4] + x[6] + x[8], x[5] + x[7] + x[9], x[10], x[11], x[12], x[14]};
+  // overhead, rank compute, shared compute, collectives of every kind (an all-to-all's
+  // messages), MiB of every kind, the two decode terms, and time-sharing's compute and
+  // collectives. Block calls and the elements read and written go: too close to the compute
+  // terms with few trials.
+  return {x[kOverhead],
+          x[kRankCompute],
+          x[kSharedCompute],
+          x[kAllToAllMessages] + x[kRingCalls] + x[kGatherCalls],
+          x[kAllToAllMib] + x[kRingMib] + x[kGatherMib],
+          x[kDecode],
+          x[kSharedDecode],
+          x[kOversubscribedCompute],
+          x[kOversubscribedCalls]};
 }
 
 // The observations a fit can use (a positive latency, features the shapes know): their
@@ -154,7 +200,7 @@ std::optional<std::pair<LeastSquaresFit, bool>> FitIteration(
 // FitIteration from the rows' sums (stats/least_squares.h: NormalEquations), per collective
 // kind and reduced: leave-one-out takes one row out of them in O(terms^2) per refit.
 struct IterationSums {
-  NormalEquations full{CostTermNames().size()}, reduced{kReducedTerms};
+  NormalEquations full{kTerms}, reduced{kReducedTerms};
   void Add(const std::vector<double>& x, double y, double w, double sign = 1) {
     full.Add(x, y, w, sign);
     reduced.Add(ReducedFeatures(x), y, w, sign);

@@ -8,11 +8,18 @@
 //                  parallel on devices of their own (GPU)
 //   shared_compute GFLOP of the whole trial x the bubble factor: ranks that share one pool of
 //                  cores (CPU: each rank gets cores / ranks threads)
+//   rank_scores, shared_scores, rank_activations, shared_activations   the same per rank and
+//                  for the whole trial, for the elements that FLOPs leave out: attention
+//                  scores (softmax) and activations (norms, modulation, activation functions)
+//                  in millions (model_zoo/shapes/memory_traffic.h). Efficiency that depends on
+//                  the kernels' sizes: a narrow model or a small head dimension does more of
+//                  this memory-bound work per FLOP
 //   block_calls    transformer block executions on the critical path: a fixed cost per call,
 //                  so that the efficiency falls at small per-rank sizes
 //   <kind>_calls, <kind>_mb   per collective kind (all-to-all, send/receive, all-gather):
 //                  a latency per collective plus MiB / bandwidth, from CommByKindPerStep
-//                  scaled to the worker's counted comm_mb_per_step when it was measured
+//                  scaled to the worker's counted comm_mb_per_step when it was measured; an
+//                  all-to-all's latency is per message, U - 1 of them among U Ulysses ranks
 //   decode, decode_shared     scope pipeline: VAE decode per megapixel, on every rank
 //   oversubscribed_*   (s - 1) x rank compute, x block calls and x collectives, s being the
 //                  sharing factor of the trial's ranks (machine/rank_sharing.h: ranks x threads

@@ -199,16 +199,28 @@ double PackedWallSeconds(const SweepPlan& plan, int replicates, int slots) {
   return schedule.end();
 }
 
-double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double bytes) {
-  const double pixels = double(shape.width) * shape.height;
+double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double bytes, int tile) {
+  const double tile_rows = tile > 0 ? std::min(tile, shape.height) : shape.height;
+  const double tile_cols = tile > 0 ? std::min(tile, shape.width) : shape.width;
+  const double pixels = tile_rows * tile_cols;  // decoded at once
   const int frames = std::max(1, shape.frames);
   const double at_once =
       model.vae_decode_chunk > 0
           ? std::min<double>(frames, double(model.vae_decode_chunk) * std::max(1, model.vae_temporal))
           : frames;
   const double top = model.vae_channels.empty() ? 128 : model.vae_channels.front();
-  const double working = kVaeDecodeTensors * at_once * pixels * top * bytes;
-  const double video = 3.0 * frames * pixels * 4;  // the decoded clip, float32
+  double working = kVaeDecodeTensors * at_once * pixels * top * bytes;
+  if (model.vae_kind == VaeKind::kHunyuanVideo) {
+    // Its mid block attends over every latent pixel of the frames decoded at once, with an
+    // additive causal mask: the mask and the scores, n^2 each.
+    const double down = std::max(1, model.vae_downsample);
+    const double latent_frames =
+        model.vae_decode_chunk > 0 ? std::min<double>(LatentFrames(model, frames), model.vae_decode_chunk)
+                                   : LatentFrames(model, frames);
+    const double n = latent_frames * (tile_rows / down) * (tile_cols / down);
+    working = std::max(working, 2.0 * n * n * bytes);
+  }
+  const double video = 3.0 * frames * double(shape.width) * shape.height * 4;  // the clip, float32
   return working + video;
 }
 
@@ -270,7 +282,7 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   const double activations = 16.0 * rank_tokens * model->hidden * rank_samples * bytes;
   double working = activations;
   if (c.scope == Scope::kPipeline && model->video()) {
-    const double decode = VaeDecodeBytes(*model, c.image_shape(), bytes) * c.batch;
+    const double decode = VaeDecodeBytes(*model, c.image_shape(), bytes, c.vae_tile) * c.batch;
     e.decode_mb = decode / 1048576.0;
     working = std::max(working, decode);
   }

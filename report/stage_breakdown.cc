@@ -153,14 +153,15 @@ std::string RenderStageBreakdown(const StageSummaries& all) {
       "<div class=\"scroll\"><table><tr><th>campaign</th><th>configuration</th><th>trial</th>"
       "<th>iteration ms</th><th>steps</th><th>mean step ms</th><th>first step ms</th>"
       "<th>blocks ms</th><th>outside blocks ms</th><th>slowest block</th>"
-      "<th>VAE decode ms</th></tr>\n";
+      "<th>VAE decode ms</th><th title=\"the VAE decode's part of the iteration (scope "
+      "pipeline)\">decode share</th></tr>\n";
   for (const auto& [trial, s, seeds] : summaries) {
     const bool blocks = s.blocks > 0;
     html += fmt::format(
         "<tr><td class=\"num\">{}</td><td>{}</td><td><code>{}</code></td>"
         "<td class=\"num\">{:.3f}</td><td class=\"num\">{}</td><td class=\"num\">{:.3f}</td>"
         "<td class=\"num\">{:.3f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td>{}</td><td class=\"num\">{}</td></tr>\n",
+        "<td>{}</td><td class=\"num\">{}</td><td class=\"num decode-share\">{}</td></tr>\n",
         trial.campaign, HtmlEscape(trial.label),
         seeds > 1 ? fmt::format("{} … ({} seeds)", HtmlEscape(trial.trial_key), seeds)
                   : HtmlEscape(trial.trial_key),
@@ -171,7 +172,10 @@ std::string RenderStageBreakdown(const StageSummaries& all) {
         blocks ? fmt::format("block {} ({:.3f} ms over all steps)", s.slowest_block,
                              s.slowest_block_ms)
                : "-",
-        s.decode_ms ? fmt::format("{:.3f}", *s.decode_ms) : "-");
+        s.decode_ms ? fmt::format("{:.3f}", *s.decode_ms) : "-",
+        s.decode_ms && s.iteration_ms > 0
+            ? fmt::format("{:.0f}%", 100.0 * *s.decode_ms / s.iteration_ms)
+            : "-");
   }
   html += "</table></div>\n";
   return html;

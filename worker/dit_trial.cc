@@ -13,7 +13,7 @@
 #include "machine/energy_counter.h"
 #include "metrics/measurement.h"
 #include "model_zoo/families/dit_model.h"
-#include "model_zoo/families/vae.h"
+#include "model_zoo/families/latent_decoder.h"
 #include "model_zoo/parallel/pipefusion.h"
 #include "model_zoo/shapes/diffusers_config.h"
 #include "model_zoo/shapes/model_config.h"
@@ -85,7 +85,7 @@ class DitRank {
     sampler_ = model_->MakeSamplerFor(config.steps, config.image_shape());
     if (config.scope == Scope::kPipeline) {  // seeded like the transformer: same on every rank
       ScopedDefaultDtype in_dtype(dtype_);
-      vae_ = VaeDecoder(model_->config());
+      vae_ = MakeLatentDecoder(model_->config());
       if (config.vae_weights.empty()) DrawSeededWeights(*vae_);
       else LoadWeights(*vae_, config.vae_weights, config.weights_variant);
       vae_->to(device, dtype_);
@@ -209,7 +209,7 @@ class DitRank {
   std::unique_ptr<DitModel> model_;
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<PipeFusionRunner> pipefusion_;
-  VaeDecoder vae_{nullptr};  // scope pipeline only
+  std::shared_ptr<LatentDecoder> vae_;  // scope pipeline only
   torch::Tensor noise_;
   Conditioning conditioning_;
 };

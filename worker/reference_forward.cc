@@ -19,7 +19,7 @@
 
 #include "model_zoo/families/dit_model.h"
 #include "model_zoo/families/flux.h"
-#include "model_zoo/families/vae.h"
+#include "model_zoo/families/latent_decoder.h"
 #include "model_zoo/shapes/diffusers_config.h"
 #include "model_zoo/weights/diffusers_weights.h"
 #include "model_zoo/weights/safetensors.h"
@@ -214,22 +214,23 @@ Forward PrepareVae(const DiffusersModel& model, Inputs& inputs, const std::strin
     throw std::invalid_argument("--vae-tile " + std::to_string(tile) +
                                 ": expected 0 or a multiple of " + std::to_string(unit) +
                                 " pixels");
-  auto latent = inputs.Take("latent_sample", "AutoencoderKL's decode needs it");
-  Require(latent.dim() == 4 && latent.size(1) == model.config.in_channels, inputs.path(),
+  auto latent = inputs.Take("latent_sample", model.class_name + "'s decode needs it");
+  const bool clip = model.config.video();
+  Require(latent.dim() == (clip ? 5 : 4) && latent.size(1) == model.config.in_channels,
+          inputs.path(),
           "input 'latent_sample' has shape " + Dims(latent) + ", expected [batch, " +
-              std::to_string(model.config.in_channels) + ", height, width]");
+              std::to_string(model.config.in_channels) + (clip ? ", frames" : "") +
+              ", height, width]");
   inputs.RefuseOthers(model.class_name);
-  VaeDecoder vae = [&] {
+  std::shared_ptr<LatentDecoder> vae = [&] {
     ScopedDefaultDtype in_dtype(dtype);
-    return VaeDecoder(model.config);
+    return MakeLatentDecoder(model.config);
   }();
   LoadDiffusersWeights(*vae, model, ReadDiffusersTensors(where, variant), where);
   vae->to(device, dtype);
   vae->eval();
   latent = latent.to(device, dtype);
-  return [vae, latent, tile]() mutable {
-    return tile > 0 ? vae->DecodeTiled(latent, tile) : vae->Decode(latent);
-  };
+  return [vae, latent, tile] { return vae->DecodeUnscaled(latent, tile); };
 }
 
 // Refuses a folder whose parameters alone would not fit in the device's memory, before any of

@@ -10,8 +10,8 @@
 // encoder_hidden_states, timestep; HunyuanVideo the same with pooled_projections, guidance (as
 // its pipeline passes it: guidance_scale x 1000) and encoder_attention_mask (ones, then zeros for
 // padding: each row attends to its prompt's tokens only, one forward per row when their lengths
-// differ); a VAE latent_sample, decoded as AutoencoderKL.decode does (no scaling). Output:
-// `sample` in fp32, written by world rank 0.
+// differ); a VAE latent_sample ([B, C, h, w], or [B, C, F, h, w] for a video VAE), decoded as
+// the class's decode does (no scaling). Output: `sample` in fp32, written by world rank 0.
 //
 // Ranks: torchrun's environment (WORLD_SIZE = ulysses x ring), as `ditbench run` starts them.
 #pragma once
@@ -29,7 +29,7 @@ struct ReferenceForwardOptions {
   int ring = 1;
   std::string precision = "fp32";  // fp32, tf32, bf16, fp16
   std::string variant;  // diffusers' weights variant: which files of the folder (diffusers_files.h)
-  int vae_tile = 0;  // a VAE folder: decode in tiles of this many pixels (VaeDecoderImpl::DecodeTiled)
+  int vae_tile = 0;  // a VAE folder: decode in tiles of this many pixels (model_zoo/families/vae_tiles.h)
   // > 0: after the forward, time this many more (weights loaded, inputs on the device) and
   // print {"forward_ms": [...]} on stdout (rank 0), for bench/reference_speed.py.
   int repeats = 0;

@@ -61,8 +61,9 @@ void DrawSeededWeights(torch::nn::Module& root) {
       if (fan_in > 0) {
         const double bound = 1.0 / std::sqrt(double(fan_in));
         value = torch::empty(p.sizes(), fp32).uniform_(-bound, bound);
-      } else if (norm) {
-        value = item.key() == "weight" ? torch::ones(p.sizes(), fp32) : torch::zeros(p.sizes(), fp32);
+      } else if (norm || item.key() == "gamma") {  // a norm's gain (a video VAE's: `gamma`)
+        value = item.key() == "weight" || item.key() == "gamma" ? torch::ones(p.sizes(), fp32)
+                                                                : torch::zeros(p.sizes(), fp32);
       } else {
         value = torch::randn(p.sizes(), fp32) / std::sqrt(double(p.size(-1)));
       }

@@ -1,8 +1,9 @@
 #include "model_zoo/families/vae.h"
 
-#include <algorithm>
+#include <string>
 #include <vector>
 
+#include "model_zoo/families/vae_tiles.h"
 #include "model_zoo/parallel/parallel_attention.h"
 
 namespace ditbench {
@@ -86,45 +87,8 @@ torch::Tensor VaeDecoderImpl::forward(const torch::Tensor& latent, int tile) {
 }
 
 torch::Tensor VaeDecoderImpl::DecodeTiled(const torch::Tensor& z, int tile) {
-  const int64_t latent_tile = tile / config_.vae_downsample;
-  TORCH_CHECK(tile > 0 && tile % (4 * config_.vae_downsample) == 0, "VAE tile of ", tile,
-              " pixels is not a multiple of ", 4 * config_.vae_downsample);
-  if (z.size(2) <= latent_tile && z.size(3) <= latent_tile) return Decode(z);
-  const int64_t stride = latent_tile * 3 / 4;  // latent rows between tile starts
-  const int64_t blend = tile / 4;              // pixels blended with the previous tile
-  const int64_t keep = tile - blend;           // pixels each tile contributes
-  // Blends the first `extent` rows (dim 2) or columns (dim 3) of `b` from `a`'s last ones.
-  auto blend_into = [](const torch::Tensor& a, torch::Tensor b, int64_t extent, int64_t dim) {
-    extent = std::min({a.size(dim), b.size(dim), extent});
-    if (extent == 0) return b;
-    auto weight = torch::arange(extent, b.options()) / double(extent);
-    weight = dim == 2 ? weight.view({1, 1, -1, 1}) : weight.view({1, 1, 1, -1});
-    b = b.clone();
-    b.narrow(dim, 0, extent)
-        .copy_(a.narrow(dim, a.size(dim) - extent, extent) * (1 - weight) +
-               b.narrow(dim, 0, extent) * weight);
-    return b;
-  };
-  std::vector<std::vector<torch::Tensor>> tiles;
-  for (int64_t i = 0; i < z.size(2); i += stride) {
-    auto& row = tiles.emplace_back();
-    for (int64_t j = 0; j < z.size(3); j += stride)
-      row.push_back(Decode(z.narrow(2, i, std::min(latent_tile, z.size(2) - i))
-                               .narrow(3, j, std::min(latent_tile, z.size(3) - j))));
-  }
-  std::vector<torch::Tensor> rows;
-  for (size_t i = 0; i < tiles.size(); ++i) {
-    std::vector<torch::Tensor> row;
-    for (size_t j = 0; j < tiles[i].size(); ++j) {
-      torch::Tensor t = tiles[i][j];
-      if (i > 0) t = blend_into(tiles[i - 1][j], t, blend, 2);
-      if (j > 0) t = blend_into(tiles[i][j - 1], t, blend, 3);
-      tiles[i][j] = t;  // its neighbours below and to the right blend from the blended tile
-      row.push_back(t.narrow(2, 0, std::min(keep, t.size(2))).narrow(3, 0, std::min(keep, t.size(3))));
-    }
-    rows.push_back(torch::cat(row, 3));
-  }
-  return torch::cat(rows, 2);
+  return DecodeInTiles(z, tile, config_.vae_downsample,
+                       [this](const torch::Tensor& part) { return Decode(part); });
 }
 
 torch::Tensor VaeDecoderImpl::Decode(const torch::Tensor& z) {
@@ -144,6 +108,27 @@ torch::Tensor VaeDecoderImpl::Decode(const torch::Tensor& z) {
     }
   }
   return conv_out_(torch::silu(conv_norm_out_(x)));
+}
+
+WeightRules VaeWeightRules(const ModelConfig& c) {
+  WeightRules r;
+  r["post_quant_conv"] = {"post_quant_conv"};
+  r["conv_in"] = {"decoder.conv_in"};
+  for (int j = 0; j < 2; ++j) r[At("mid_resnets", j)] = {At("decoder.mid_block.resnets", j)};
+  const std::string attention = "decoder.mid_block.attentions.0.";
+  for (const char* part : {"group_norm", "to_q", "to_k", "to_v"})
+    r[std::string("mid_attention.") + part] = {attention + part};
+  r["mid_attention.to_out"] = {attention + "to_out.0"};
+  const int levels = static_cast<int>(c.vae_channels.size()), per_level = c.vae_layers + 1;
+  for (int level = 0; level < levels; ++level) {
+    const std::string block = At("decoder.up_blocks", level);
+    for (int j = 0; j < per_level; ++j)
+      r[At("up_resnets", level * per_level + j)] = {At(block + ".resnets", j)};
+    if (level + 1 < levels) r[At("upsamplers", level)] = {block + ".upsamplers.0.conv"};
+  }
+  r["conv_norm_out"] = {"decoder.conv_norm_out"};
+  r["conv_out"] = {"decoder.conv_out"};
+  return r;
 }
 
 }  // namespace ditbench

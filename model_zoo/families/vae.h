@@ -13,7 +13,9 @@
 
 #include <torch/torch.h>
 
+#include "model_zoo/families/latent_decoder.h"
 #include "model_zoo/shapes/model_config.h"
+#include "model_zoo/weights/weight_rules.h"
 
 namespace ditbench {
 
@@ -39,19 +41,21 @@ class VaeAttentionImpl : public torch::nn::Module {
 };
 TORCH_MODULE(VaeAttention);
 
-class VaeDecoderImpl : public torch::nn::Module {
+class VaeDecoderImpl : public LatentDecoder {
  public:
-  // REQUIRES: 2^(levels - 1) == config.vae_downsample; every width divisible by 32.
+  // REQUIRES: 2^(levels - 1) == config.vae_downsample; every width divisible by
+  // config.vae_norm_groups.
   explicit VaeDecoderImpl(const ModelConfig& config);
   // latent: [B, latent channels, h, w] as the sampler leaves it -> [B, 3, 8h, 8w]; in tiles of
   // `tile` pixels (DecodeTiled) when tile > 0.
-  torch::Tensor forward(const torch::Tensor& latent, int tile = 0);
+  torch::Tensor forward(const torch::Tensor& latent, int tile = 0) override;
+  torch::Tensor DecodeUnscaled(const torch::Tensor& z, int tile) override {
+    return tile > 0 ? DecodeTiled(z, tile) : Decode(z);
+  }
   // The decode of an already unscaled latent z (diffusers' AutoencoderKL.decode).
   torch::Tensor Decode(const torch::Tensor& z);
-  // The same in overlapping tiles of `tile` pixels per side (as diffusers' tiled decode: tiles
-  // start every 3/4 tile, each blended linearly into its upper and left neighbours over a quarter
-  // tile), bounding the decoder's activations by one tile's. A latent no larger than one tile is
-  // decoded in one piece. REQUIRES: tile a multiple of 4 x vae_downsample.
+  // The same in overlapping tiles of `tile` pixels per side (model_zoo/families/vae_tiles.h).
+  // REQUIRES: tile a multiple of 4 x vae_downsample.
   torch::Tensor DecodeTiled(const torch::Tensor& z, int tile);
 
  private:
@@ -63,5 +67,8 @@ class VaeDecoderImpl : public torch::nn::Module {
   std::vector<int> resnets_per_level_;
 };
 TORCH_MODULE(VaeDecoder);
+
+// Where VaeDecoder's parameters come from in an AutoencoderKL folder.
+WeightRules VaeWeightRules(const ModelConfig& config);
 
 }  // namespace ditbench

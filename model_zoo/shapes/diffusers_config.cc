@@ -18,7 +18,18 @@
 namespace ditbench {
 namespace {
 
-ModelConfig Vae(ConfigKeys& keys) {
+// A VAE class's defaults for the keys GroupNormVae reads.
+struct VaeDefaults {
+  std::vector<int> widths;
+  int layers_per_block;
+  int latent_channels;
+  double scaling_factor;
+};
+
+// What AutoencoderKL and AutoencoderKLHunyuanVideo share: RGB, SiLU, GroupNorms of
+// norm_num_groups, an attention in the mid block, up blocks of `up_block`, their widths, depth
+// and latent channels, and a scaling factor.
+ModelConfig GroupNormVae(ConfigKeys& keys, const char* up_block, const VaeDefaults& defaults) {
   ModelConfig m;
   keys.Expect("in_channels", 3);
   keys.Expect("out_channels", 3);
@@ -26,8 +37,8 @@ ModelConfig Vae(ConfigKeys& keys) {
   m.vae_norm_groups = keys.PositiveInt("norm_num_groups", 32);
   keys.Expect("mid_block_add_attention", true);
   for (const auto& type : keys.List("up_block_types"))
-    if (type != "UpDecoderBlock2D")
-      keys.Fail("up_block_types", type.dump() + " is not supported, expected \"UpDecoderBlock2D\"");
+    if (type != up_block)
+      keys.Fail("up_block_types", type.dump() + " is not supported, expected \"" + up_block + "\"");
   m.vae_channels.clear();
   for (const auto& width : keys.List("block_out_channels")) {
     // GroupNorm splits every width into norm_num_groups groups.
@@ -43,19 +54,100 @@ ModelConfig Vae(ConfigKeys& keys) {
   if (m.vae_channels.size() > 8)
     keys.Fail("block_out_channels", std::to_string(m.vae_channels.size()) +
                                         " levels, expected at most 8 (a 128x upsampling)");
-  if (m.vae_channels.empty()) m.vae_channels = {64};
+  if (!keys.Has("block_out_channels")) m.vae_channels = defaults.widths;
+  if (m.vae_channels.empty()) keys.Fail("block_out_channels", "expected at least one level");
   if (keys.List("up_block_types").size() != m.vae_channels.size() && keys.Has("up_block_types"))
     keys.Fail("up_block_types", "one per entry of block_out_channels");
   m.vae_downsample = 1 << (m.vae_channels.size() - 1);
-  m.vae_layers = keys.PositiveInt("layers_per_block", 1);
-  m.in_channels = keys.PositiveInt("latent_channels", 4);
-  m.vae_scaling = keys.Number("scaling_factor", 0.18215);
+  m.vae_layers = keys.PositiveInt("layers_per_block", defaults.layers_per_block);
+  m.in_channels = keys.PositiveInt("latent_channels", defaults.latent_channels);
+  m.vae_scaling = keys.Number("scaling_factor", defaults.scaling_factor);
+  if (!(m.vae_scaling > 0)) keys.Fail("scaling_factor", "expected a positive number");
+  return m;
+}
+
+ModelConfig Vae(ConfigKeys& keys) {
+  ModelConfig m = GroupNormVae(keys, "UpDecoderBlock2D", {{64}, 1, 4, 0.18215});
   m.vae_shift = keys.Number("shift_factor", 0);
   m.vae_post_quant_conv = keys.Bool("use_post_quant_conv", true);
   // The encoder's side and the pipeline's business, not the decode's.
   for (const char* key : {"down_block_types", "sample_size", "latents_mean", "latents_std",
                           "force_upcast", "use_quant_conv"})
     keys.Ignore(key);
+  return m;
+}
+
+// AutoencoderKLHunyuanVideo: 4x temporal compression, its spatial compression from its levels.
+ModelConfig HunyuanVideoVae(ConfigKeys& keys) {
+  ModelConfig m =
+      GroupNormVae(keys, "HunyuanVideoUpBlock3D", {{128, 256, 512, 512}, 2, 16, 0.476986});
+  if (m.vae_channels.size() < 3)
+    keys.Fail("block_out_channels", "expected at least 3 levels (two of them temporal)");
+  m.vae_kind = VaeKind::kHunyuanVideo;
+  m.vae_temporal = 4;
+  m.vae_post_quant_conv = true;
+  keys.Expect("temporal_compression_ratio", 4);
+  keys.Expect("spatial_compression_ratio", m.vae_downsample);
+  keys.Ignore("down_block_types");  // the encoder's
+  return m;
+}
+
+// AutoencoderKLWan (Wan 2.1): its decoder's widths are decoder_base_dim (or base_dim) times
+// dim_mult; the temporal downsampling levels must be the deepest ones (the decoder's first).
+ModelConfig WanVae(ConfigKeys& keys) {
+  ModelConfig m;
+  m.vae_kind = VaeKind::kWan;
+  keys.Expect("in_channels", 3);
+  keys.Expect("out_channels", 3);
+  keys.Expect("is_residual", false);  // Wan 2.2's residual decoder is not built
+  if (keys.Has("patch_size")) keys.Fail("patch_size", "expected null (Wan 2.1's VAE)");
+  const int base = keys.Has("decoder_base_dim") ? keys.PositiveInt("decoder_base_dim", 96)
+                                                : keys.PositiveInt("base_dim", 96);
+  m.in_channels = keys.PositiveInt("z_dim", 16);
+  auto mults = keys.List("dim_mult");
+  if (!keys.Has("dim_mult")) mults = {1, 2, 4, 4};
+  if (mults.empty() || mults.size() > 8)
+    keys.Fail("dim_mult", "expected 1 to 8 levels");
+  m.vae_channels.clear();
+  for (const auto& mult : mults) {
+    if (!mult.is_number_integer() || mult.get<std::int64_t>() < 1 ||
+        mult.get<std::int64_t>() * base > kLargestDimension || (mult.get<std::int64_t>() * base) % 2)
+      keys.Fail("dim_mult", mult.dump() + " is not a positive integer giving an even width (x " +
+                                std::to_string(base) + ") up to " +
+                                std::to_string(kLargestDimension));
+    m.vae_channels.push_back(static_cast<int>(mult.get<std::int64_t>()) * base);
+  }
+  m.vae_downsample = 1 << (m.vae_channels.size() - 1);
+  m.vae_layers = keys.PositiveInt("num_res_blocks", 2);
+  auto temporal = keys.List("temperal_downsample");
+  if (!keys.Has("temperal_downsample")) temporal = {false, true, true};
+  if (temporal.size() + 1 != m.vae_channels.size())
+    keys.Fail("temperal_downsample", "one per level of dim_mult but the last");
+  int levels = 0;
+  for (size_t i = 0; i < temporal.size(); ++i) {
+    if (!temporal[i].is_boolean()) keys.Fail("temperal_downsample", temporal[i].dump() + " is not true or false");
+    if (temporal[i].get<bool>()) ++levels;
+    else if (levels > 0) keys.Fail("temperal_downsample", "expected the temporal levels last, as [false, true, true]");
+  }
+  m.vae_temporal = 1 << levels;
+  for (auto* stats : {&m.vae_latents_mean, &m.vae_latents_std}) {
+    const std::string key = stats == &m.vae_latents_mean ? "latents_mean" : "latents_std";
+    for (const auto& v : keys.List(key)) {
+      if (!v.is_number() || (stats == &m.vae_latents_std && !(v.get<double>() > 0)))
+        keys.Fail(key, v.dump() + (stats == &m.vae_latents_std ? " is not a positive number" : " is not a number"));
+      stats->push_back(v.get<double>());
+    }
+    if (!keys.Has(key)) keys.Fail(key, "missing: the pipeline decodes latent * std + mean");
+    if (stats->size() != static_cast<size_t>(m.in_channels))
+      keys.Fail(key, std::to_string(stats->size()) + " values, expected z_dim (" + std::to_string(m.in_channels) + ")");
+  }
+  if (keys.Has("scale_factor_spatial") && keys.Int("scale_factor_spatial", 8) != m.vae_downsample)
+    keys.Fail("scale_factor_spatial", "expected " + std::to_string(m.vae_downsample) + " (from dim_mult)");
+  if (keys.Has("scale_factor_temporal") && keys.Int("scale_factor_temporal", 4) != m.vae_temporal)
+    keys.Fail("scale_factor_temporal", "expected " + std::to_string(m.vae_temporal) + " (from temperal_downsample)");
+  // The encoder's side, and the decoder's attention scales, which AutoencoderKLWan's decoder
+  // does not use; dropout is off in inference.
+  for (const char* key : {"attn_scales", "dropout"}) keys.Ignore(key);
   return m;
 }
 
@@ -77,12 +169,18 @@ DiffusersModel DiffusersConfigFromJson(const nlohmann::json& json, const std::st
   } else if (model.class_name == "AutoencoderKL") {
     model.kind = DiffusersKind::kVae;
     model.config = Vae(keys);
+  } else if (model.class_name == "AutoencoderKLWan") {
+    model.kind = DiffusersKind::kVae;
+    model.config = WanVae(keys);
+  } else if (model.class_name == "AutoencoderKLHunyuanVideo") {
+    model.kind = DiffusersKind::kVae;
+    model.config = HunyuanVideoVae(keys);
   } else {
     std::string expected;
     for (const FamilyShapes& f : families) expected += std::string(f.diffusers_class) + ", ";
     expected.resize(expected.size() - 2);
     keys.Fail("_class_name", "'" + model.class_name + "' is not supported, expected " +
-                                 expected + " or AutoencoderKL");
+                                 expected + ", AutoencoderKL, AutoencoderKLWan or AutoencoderKLHunyuanVideo");
   }
   keys.RefuseOthers(model.class_name);
   model.config.name = model.class_name;
@@ -201,7 +299,16 @@ ModelConfig ModelWithDiffusersVae(const ModelConfig& model, const DiffusersModel
     throw std::invalid_argument(fmt::format(
         "{}: block_out_channels give a {}x upsampling where model '{}' has latents {}x smaller "
         "than images", file, f.vae_downsample, model.name, model.vae_downsample));
+  if (f.vae_kind != model.vae_kind || f.vae_temporal != model.vae_temporal)
+    throw std::invalid_argument(fmt::format(
+        "{}: '{}' is not the VAE of model '{}' ({}), expected {}", file, folder.class_name,
+        model.name, f.vae_temporal ? fmt::format("{}x temporal", f.vae_temporal) : "an image VAE",
+        model.vae_kind == VaeKind::kWan            ? "AutoencoderKLWan"
+        : model.vae_kind == VaeKind::kHunyuanVideo ? "AutoencoderKLHunyuanVideo"
+                                                   : "AutoencoderKL"));
   ModelConfig resolved = model;
+  resolved.vae_latents_mean = f.vae_latents_mean;
+  resolved.vae_latents_std = f.vae_latents_std;
   resolved.vae_channels = f.vae_channels;
   resolved.vae_layers = f.vae_layers;
   resolved.vae_scaling = f.vae_scaling;

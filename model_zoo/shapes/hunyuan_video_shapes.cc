@@ -27,10 +27,11 @@ ModelConfig HunyuanVideo(std::string name, int depth, int single_blocks, int hid
   m.patch_t = 1;
   m.vae_temporal = 4;
   // AutoencoderKLHunyuanVideo: block_out_channels (128, 256, 512, 512), 8x spatial, 4x temporal;
-  // without tiling it decodes the whole clip at once.
+  // it decodes a clip in temporal tiles of 5 latent frames (diffusers' framewise decoding).
   m.vae_channels = {128, 256, 512, 512};
-  m.vae_decode_chunk = 0;
+  m.vae_decode_chunk = 5;
   m.vae_scaling = 0.476986;
+  m.vae_kind = VaeKind::kHunyuanVideo;
   return m;
 }
 
@@ -43,7 +44,6 @@ std::vector<ModelConfig> Presets() {
       [] {
         ModelConfig m =
             WithTinyVae(HunyuanVideo("hunyuanvideo-tiny", 2, 2, 64, 4, 16, 32, 16, {4, 6, 6}));
-        m.vae_decode_chunk = 0;
         return m;
       }(),
   };

@@ -35,6 +35,16 @@ enum class TextAttention {
            // Flux, HunyuanVideo)
 };
 
+// Which VAE decodes a model's latents (model_zoo/families/latent_decoder.h).
+enum class VaeKind {
+  kAutoencoderKL,  // diffusers' AutoencoderKL (images: PixArt, SD3, Flux)
+  kWan,            // AutoencoderKLWan of Wan 2.1: causal 3D convolutions, a latent frame at a time
+  kWanResidual,    // Wan 2.2's residual AutoencoderKLWan (is_residual): no decoder in this build
+  kHunyuanVideo,   // AutoencoderKLHunyuanVideo: causal 3D convolutions, temporal tiles of 5 frames
+};
+// Whether this build has a decoder for `kind` (scope pipeline needs one).
+bool HasVaeDecoder(VaeKind kind);
+
 struct ModelConfig {
   std::string name;
   ModelFamily family = ModelFamily::kPixArt;
@@ -66,6 +76,10 @@ struct ModelConfig {
   double vae_scaling = 0.18215;
   double vae_shift = 0.0;
   bool vae_post_quant_conv = true;
+  VaeKind vae_kind = VaeKind::kAutoencoderKL;
+  // Per-channel latent statistics (AutoencoderKLWan's latents_mean and latents_std): the
+  // pipeline decodes latent * std + mean; empty: the scalar scaling and shift above.
+  std::vector<double> vae_latents_mean, vae_latents_std;
   // Position tables as diffusers builds them (PixArt, SD3): the table's unit spacing comes from
   // sample_size / patch patch rows (base size), divided by interpolation_scale (0: diffusers'
   // default, max(sample_size / 64, 1) for PixArt and 1 for SD3); SD3 crops the centre of a

@@ -27,12 +27,22 @@ ModelConfig Wan(std::string name, int depth, int hidden, int heads, int ffn_dim,
   m.negative_prompt = true;  // guidance_scale 5.0: the negative prompt is batched
   m.vae_downsample = vae_downsample;
   m.vae_temporal = 4;
-  // AutoencoderKLWan's decoder: base_dim 96 with dim_mult (1, 2, 4, 4) (Wan 2.2's: 160); it
-  // decodes one latent frame at a time with a cache of causal-convolution features.
+  // AutoencoderKLWan's decoder: base_dim 96 with dim_mult (1, 2, 4, 4), two residual blocks
+  // per level (+1), a 1x1x1 post-quantisation convolution; it decodes one latent frame at a time
+  // with a cache of causal-convolution features. The latent statistics are its config's
+  // defaults (Wan 2.1's). Wan 2.2's 16x VAE (base 160, 48 channels) is residual: not built.
+  m.vae_kind = vae_downsample == 16 ? VaeKind::kWanResidual : VaeKind::kWan;
   m.vae_channels = vae_downsample == 16 ? std::vector<int>{160, 320, 640, 640}
                                         : std::vector<int>{96, 192, 384, 384};
+  m.vae_layers = 2;
   m.vae_decode_chunk = 1;
-  m.vae_post_quant_conv = false;
+  m.vae_post_quant_conv = true;
+  if (channels == 16) {
+    m.vae_latents_mean = {-0.7571, -0.7089, -0.9113, 0.1075, -0.1745, 0.9653, -0.1517, 1.5508,
+                          0.4134,  -0.0715, 0.5517,  -0.3632, -0.1922, -0.9497, 0.2503, -0.2921};
+    m.vae_latents_std = {2.8184, 1.4541, 2.3275, 2.6558, 1.2196, 1.7708, 2.6052, 2.0743,
+                         3.2687, 2.1526, 2.8652, 1.5579, 1.6382, 1.1253, 2.8251, 1.9160};
+  }
   return m;
 }
 

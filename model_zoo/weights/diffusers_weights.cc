@@ -6,32 +6,12 @@
 #include <stdexcept>
 
 #include "model_zoo/families/family_models.h"
+#include "model_zoo/families/latent_decoder.h"
 #include "model_zoo/shapes/diffusers_files.h"
 #include "model_zoo/weights/weight_rules.h"
 
 namespace ditbench {
 namespace {
-
-WeightRules VaeRules(const ModelConfig& c) {
-  WeightRules r;
-  r["post_quant_conv"] = {"post_quant_conv"};
-  r["conv_in"] = {"decoder.conv_in"};
-  for (int j = 0; j < 2; ++j) r[At("mid_resnets", j)] = {At("decoder.mid_block.resnets", j)};
-  const std::string attention = "decoder.mid_block.attentions.0.";
-  for (const char* part : {"group_norm", "to_q", "to_k", "to_v"})
-    r[std::string("mid_attention.") + part] = {attention + part};
-  r["mid_attention.to_out"] = {attention + "to_out.0"};
-  const int levels = static_cast<int>(c.vae_channels.size()), per_level = c.vae_layers + 1;
-  for (int level = 0; level < levels; ++level) {
-    const std::string block = At("decoder.up_blocks", level);
-    for (int j = 0; j < per_level; ++j)
-      r[At("up_resnets", level * per_level + j)] = {At(block + ".resnets", j)};
-    if (level + 1 < levels) r[At("upsamplers", level)] = {block + ".upsamplers.0.conv"};
-  }
-  r["conv_norm_out"] = {"decoder.conv_norm_out"};
-  r["conv_out"] = {"decoder.conv_out"};
-  return r;
-}
 
 const WeightRules& RulesFor(const DiffusersModel& model) {
   // Built per call site's model; cached by class and shape is not worth it (a few hundred
@@ -44,7 +24,7 @@ const WeightRules& RulesFor(const DiffusersModel& model) {
                     "/" + std::to_string(c.vae_layers);
   if (now != key) {
     if (model.kind == DiffusersKind::kVae) {
-      rules = VaeRules(c);
+      rules = LatentDecoderWeightRules(c);
     } else {
       rules = ModelOf(c.family).weight_rules(c);
     }

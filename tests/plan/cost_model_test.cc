@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include "machine/rank_sharing.h"
+#include "model_zoo/shapes/model_config.h"
 #include "plan/advisor.h"
+#include "plan/comm_volume.h"
 #include "plan/fitted_model.h"
 #include "plan/halving.h"
 #include "plan/sweep_plan.h"
@@ -101,7 +103,7 @@ TEST_F(CostModelTest, RanksThatOutnumberTheCoresAreFittedThroughTheirSharingFact
   const auto model = CostModel::Fit(shared);
   ASSERT_TRUE(model);
   const std::vector<CostModel::Term> terms = model->Terms();
-  for (std::size_t j = 12; j < kCostLaw.size(); ++j) {
+  for (std::size_t j = 16; j < kCostLaw.size(); ++j) {
     ASSERT_TRUE(terms[j].name.starts_with("oversubscribed_")) << terms[j].name;
     if (!terms[j].active) continue;
     EXPECT_LE(terms[j].coefficient.low, kCostLaw[j]) << terms[j].name;
@@ -172,6 +174,113 @@ TEST_F(CostModelTest, LeaveOneOutLeavesTheSeedTwinsOfATrialOut) {
   EXPECT_NEAR(loo.entries.back().predicted->value, without_both->value,
               1e-6 * without_both->value);
   EXPECT_GT(std::abs(loo.entries[5].relative_error()), 0.25);  // the twin does not hide it
+}
+
+// An all-to-all among U Ulysses ranks is U - 1 messages from each: its latency term counts
+// them, not the calls.
+TEST_F(CostModelTest, AnAllToAllsLatencyCountsAMessagePerPeer) {
+  const std::vector<std::string>& names = CostTermNames();
+  const std::size_t messages = std::size_t(
+      std::find(names.begin(), names.end(), "all_to_all_ms_per_message") - names.begin());
+  ASSERT_LT(messages, names.size());
+  std::map<int, double> per_call;
+  for (const CostObservation& o : all_) {
+    if (o.config.ring != 1 || o.config.cfg != 1 || o.config.resolution != 256) continue;
+    std::string unused;
+    const auto model = ResolveModel(o.config.model, o.config.model_overrides, &unused);
+    const auto comm = CommByKindPerStep(*model, o.config);
+    const double calls = o.config.steps * comm->calls[std::size_t(Collective::kAllToAll)];
+    per_call[o.config.ulysses] = calls > 0 ? CostFeatures(o.config)->at(messages) / calls : 0;
+  }
+  ASSERT_EQ(per_call.size(), 3u);
+  EXPECT_EQ(per_call[1], 0.0);
+  EXPECT_EQ(per_call[2], 1.0);
+  EXPECT_EQ(per_call[4], 3.0);
+}
+
+// Two families whose time per FLOP differs: the narrow PixArt with 16-wide heads pays for its
+// attention scores and activations (model_zoo/shapes/memory_traffic.h) more per FLOP than SD3.
+// A law with those terms is recovered, and leave-one-out predicts both families; priced by
+// FLOPs alone, one family's trials would be predicted from the other's efficiency.
+TEST(CostModelElementsTest, ElementsReadAndWrittenBeyondTheFlopsAreFittedAcrossFamilies) {
+  PlanAssumptions host;
+  host.cpu_cores = 16;
+  const SweepPlan plan = PlanSweep(test::ParseValidSweep(R"(name: families
+defaults: {steps: 4, warmup: 1, repeats: 3}
+matrix:
+  model: [pixart-alpha-tiny, sd3-medium-tiny]
+  resolution: [256, 512]
+  ulysses: [1, 2, 4]
+  ring: [1, 2]
+)"),
+                                   {16, false}, host);
+  // overhead, GFLOP per rank, scores and activations per rank (millions), collectives.
+  std::vector<double> law(CostTermNames().size(), 0.0);
+  const auto set = [&](const std::string& name, double value) {
+    const auto it = std::find(CostTermNames().begin(), CostTermNames().end(), name);
+    ASSERT_NE(it, CostTermNames().end()) << name;
+    law[std::size_t(it - CostTermNames().begin())] = value;
+  };
+  set("overhead_ms", 2.0);
+  set("rank_compute_ms_per_gflop", 2.0);
+  set("rank_scores_ms_per_million", 0.5);
+  set("rank_activations_ms_per_million", 20.0);
+  set("all_to_all_ms_per_message", 0.3);
+  set("all_to_all_ms_per_mib", 4.0);
+  set("ring_ms_per_call", 0.5);
+  set("ring_ms_per_mib", 5.0);
+  set("gather_ms_per_call", 0.2);
+  set("gather_ms_per_mib", 3.0);
+  const auto law_ms = [&](const TrialConfig& c) {
+    const auto x = CostFeatures(c).value();
+    double ms = 0;
+    for (std::size_t j = 0; j < x.size(); ++j) ms += law[j] * x[j];
+    return ms;
+  };
+  std::vector<CostObservation> observations;
+  std::uint32_t state = 4242;
+  std::map<std::string, std::vector<double>> ms_per_gflop;  // of one rank, per family
+  for (const PlannedTrial& t : plan.trials) {
+    ASSERT_FALSE(t.invalid_reason) << t.key << ": " << *t.invalid_reason;
+    CostObservation o;
+    o.trial_key = t.key;
+    o.config = t.config;
+    o.latency_ms = law_ms(t.config) * (1 + test::CostLawNoise(state));
+    observations.push_back(o);
+    if (t.config.world_size() == 1)
+      ms_per_gflop[t.config.model].push_back(law_ms(t.config) / CostFeatures(t.config)->at(1));
+  }
+  // The law makes the families differ per FLOP by more than the goal's 40%.
+  ASSERT_EQ(ms_per_gflop.size(), 2u);
+  EXPECT_GT(ms_per_gflop["pixart-alpha-tiny"].back(), 1.4 * ms_per_gflop["sd3-medium-tiny"].back());
+
+  const auto model = CostModel::Fit(observations);
+  ASSERT_TRUE(model);
+  ASSERT_FALSE(model->reduced());
+  // The law's element terms are found within their intervals, and every trial's interval holds
+  // its noiseless latency.
+  const std::vector<CostModel::Term> terms = model->Terms();
+  for (std::size_t j = 0; j < terms.size(); ++j) {
+    const CostModel::Term& term = terms[j];
+    if (term.name.find("scores") == std::string::npos &&
+        term.name.find("activations") == std::string::npos)
+      continue;
+    if (law[j] > 0) {
+      EXPECT_TRUE(term.active) << term.name;
+      EXPECT_LE(term.coefficient.low, law[j]) << term.name;
+      EXPECT_GE(term.coefficient.high, law[j]) << term.name;
+    }
+  }
+  for (const CostObservation& o : observations) {
+    const auto p = model->Iteration(o.config);
+    ASSERT_TRUE(p);
+    EXPECT_LE(p->low, law_ms(o.config)) << o.trial_key;
+    EXPECT_GE(p->high, law_ms(o.config)) << o.trial_key;
+  }
+  const LooReport loo = LeaveOneOut(observations);
+  EXPECT_EQ(loo.predicted, observations.size());
+  EXPECT_LT(loo.median_abs_error, 0.05);
+  EXPECT_LT(loo.max_abs_error, 0.15);
 }
 
 TEST_F(CostModelTest, TooFewTrialsKeepTheAnalyticEstimate) {

@@ -242,7 +242,7 @@ TEST(SweepPlanTest, VideoTrialsArePlannedFromTheirTokens) {
   std::optional<double> previous_ms, previous_activation_mb;
   const double weights_mb = double(ParameterCount(wan)) * 2 / 1048576.0;
   for (const PlannedTrial& t : plan.trials) {
-    EXPECT_TRUE(t.unsupported);  // no 3D VAE decoder for scope pipeline in this build
+    EXPECT_FALSE(t.unsupported);  // the transformer and AutoencoderKLWan both run
     ASSERT_TRUE(t.estimate);
     const TrialEstimate& e = *t.estimate;
     // 50 steps of a CFG batch of 2, at half of the H100's 989 dense bf16 TFLOPS over the ranks,
@@ -281,6 +281,25 @@ TEST(SweepPlanTest, VideoTrialsArePlannedFromTheirTokens) {
   TrialConfig denoise = plan.trials[0].config;
   denoise.scope = Scope::kDenoise;
   EXPECT_FALSE(AnalyticEstimate(denoise, a).decode_mb);
+}
+
+// A tiled decode holds one tile's pixels at a time; HunyuanVideo's VAE attends over every latent
+// pixel of its 5-latent-frame chunk at once, so untiled at 720p its mask and scores (n^2 each)
+// dwarf everything else, and tiles bring them down by (tile area / frame area)^2.
+TEST(SweepPlanTest, DecodeMemoryFollowsTheTileAndHunyuanVideosAttention) {
+  const ModelConfig& wan = *FindModelPreset("wan2.1-t2v-14b");
+  const ImageShape clip{1280, 720, 81};
+  const double clip_bytes = 3.0 * 81 * 1280 * 720 * 4;
+  EXPECT_DOUBLE_EQ(VaeDecodeBytes(wan, clip, 2, 256) - clip_bytes, 4.0 * 4 * 256 * 256 * 96 * 2);
+  EXPECT_DOUBLE_EQ(VaeDecodeBytes(wan, clip, 2, 0) - clip_bytes, 4.0 * 4 * 1280 * 720 * 96 * 2);
+  const ModelConfig& hunyuan = *FindModelPreset("hunyuanvideo");
+  const ImageShape long_clip{1280, 720, 129};
+  const double n = 5.0 * 90 * 160;  // 5 latent frames of 90 x 160 latent pixels
+  EXPECT_DOUBLE_EQ(VaeDecodeBytes(hunyuan, long_clip, 2, 0) - 3.0 * 129 * 1280 * 720 * 4,
+                   2 * n * n * 2);
+  const double tiled_n = 5.0 * 32 * 32;
+  EXPECT_DOUBLE_EQ(VaeDecodeBytes(hunyuan, long_clip, 2, 256) - 3.0 * 129 * 1280 * 720 * 4,
+                   std::max(4.0 * 20 * 256 * 256 * 128 * 2, 2 * tiled_n * tiled_n * 2));
 }
 
 // The plan table names a non-square resolution as written and shows frames where they vary.

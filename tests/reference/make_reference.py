@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Builds the reference cases of tests/reference/: tiny configurations of diffusers' PixArt, SD3,
-Flux, Wan and HunyuanVideo transformers and of its AutoencoderKL decoder (4 and 16 latent channels), with seeded
+Flux, Wan and HunyuanVideo transformers, of its AutoencoderKL decoder (4 and 16 latent
+channels) and of the video VAEs AutoencoderKLWan and AutoencoderKLHunyuanVideo, with seeded
 random weights; saves each model folder in diffusers' format, the forward's inputs, and
 diffusers' outputs in fp32 and bf16.
 
@@ -155,6 +156,24 @@ def cases():
         "timestep": torch.tensor([999.0, 261.0]),
         "guidance": torch.tensor([4000.0, 5120.0]),
     }))
+    # Wan 2.1's VAE (AutoencoderKLWan) at a CPU size: widths 8 x (1, 2, 2, 2), one residual
+    # block per level (+1), the two deepest levels temporal; a clip of 3 latent frames (9
+    # frames) of 4 x 6 latent pixels. Its latent comes from a generator of its own, so the
+    # cases after it draw what they would without it.
+    wan_vae = dict(base_dim=8, z_dim=16, dim_mult=[1, 2, 2, 2], num_res_blocks=1,
+                   temperal_downsample=[False, True, True])
+    out.append(("wan_vae", diffusers.AutoencoderKLWan, wan_vae, {
+        "latent_sample": randn(1, 16, 3, 4, 6, gen=torch.Generator().manual_seed(81)),
+    }))
+    # HunyuanVideo's VAE (AutoencoderKLHunyuanVideo) at a CPU size: widths (8, 16, 16, 16) in
+    # GroupNorms of 8, one resnet per level (+1); 6 latent frames (21 frames), more than the 4
+    # that diffusers decodes in one piece, so its default temporal tiling (5 latent frames every
+    # 3, blended over 4 frames) is in the reference. A generator of its own, as wan_vae's.
+    hunyuan_vae = dict(block_out_channels=[8, 16, 16, 16], norm_num_groups=8, layers_per_block=1,
+                       latent_channels=16)
+    out.append(("hunyuan_vae", diffusers.AutoencoderKLHunyuanVideo, hunyuan_vae, {
+        "latent_sample": randn(1, 16, 6, 3, 4, gen=torch.Generator().manual_seed(129)),
+    }))
     return out
 
 
@@ -164,7 +183,8 @@ def run(model, inputs, dtype):
     cast = {k: (v.to(dtype) if k not in ("img_ids", "txt_ids", "timestep") else v)
             for k, v in inputs.items()}
     with torch.no_grad():
-        if isinstance(model, diffusers.AutoencoderKL):
+        if isinstance(model, (diffusers.AutoencoderKL, diffusers.AutoencoderKLWan,
+                              diffusers.AutoencoderKLHunyuanVideo)):
             return model.decode(cast["latent_sample"]).sample
         kwargs = dict(cast)
         if "resolution" in kwargs:
@@ -271,6 +291,27 @@ def vae_tiles(root):
         print(f"{name}: tiled decode ({VAE_TILE} px tiles) vs whole rel L2 {rel:.3g}")
 
 
+def wan_vae_tiles(model, folder):
+    """AutoencoderKLWan's tiled decode (VAE_TILE-pixel tiles every 3/4 tile) of a clip of 2
+    latent frames of 12 x 12 (2 x 2 tiles), from a generator of its own: the same files as
+    vae_tiles() writes."""
+    latent = torch.randn(1, model.config.z_dim, 2, 12, 12,
+                         generator=torch.Generator().manual_seed(65))
+    with torch.no_grad():
+        plain = model.decode(latent).sample
+        model.enable_tiling(tile_sample_min_height=VAE_TILE, tile_sample_min_width=VAE_TILE,
+                            tile_sample_stride_height=VAE_TILE * 3 // 4,
+                            tile_sample_stride_width=VAE_TILE * 3 // 4)
+        tiled = model.decode(latent).sample
+        model.disable_tiling()
+    save_file({"latent_sample": latent.contiguous()},
+              os.path.join(folder, "inputs_tiled.safetensors"))
+    save_file({"sample": tiled.contiguous(), "whole": plain.contiguous()},
+              os.path.join(folder, "expected_tiled_fp32.safetensors"))
+    rel = ((tiled - plain).norm() / plain.norm()).item()
+    print(f"wan_vae: tiled decode ({VAE_TILE} px tiles) vs whole rel L2 {rel:.3g}")
+
+
 def main():
     if diffusers.__version__ != PINNED:
         sys.exit(f"make_reference.py: needs diffusers=={PINNED}, found {diffusers.__version__}")
@@ -303,12 +344,16 @@ def main():
         model_dir = os.path.join(folder, "model")
         os.makedirs(model_dir, exist_ok=True)
         model.save_pretrained(model_dir, safe_serialization=True)
-        if cls is diffusers.AutoencoderKL:  # the encoder is not needed to decode: keep it small
+        if cls in (diffusers.AutoencoderKL, diffusers.AutoencoderKLWan,
+                   diffusers.AutoencoderKLHunyuanVideo):
+            # the encoder is not needed to decode: keep it small
             state = {k: v.contiguous() for k, v in model.state_dict().items()
                      if not k.startswith(("encoder.", "quant_conv."))}
             save_file(state, os.path.join(model_dir, "diffusion_pytorch_model.safetensors"))
         save_file({k: v.contiguous() for k, v in inputs.items()},
                   os.path.join(folder, "inputs.safetensors"))
+        if cls is diffusers.AutoencoderKLWan:  # before the bf16 run rounds the weights
+            wan_vae_tiles(model, folder)
         expected32 = run(model, inputs, torch.float32)
         expected16 = run(model.to(torch.bfloat16), inputs, torch.bfloat16)
         save_file({"sample": expected32.contiguous()},

@@ -151,7 +151,7 @@ std::vector<Case> AllCases() {
   std::vector<Case> cases;
   const Layout layouts[] = {{"ws1", 1, 1}, {"ulysses2", 2, 1}, {"ring2", 1, 2}};
   const char* models[] = {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "wan",
-                          "hunyuan_video", "vae4", "vae16"};
+                          "hunyuan_video", "vae4", "vae16", "wan_vae", "hunyuan_vae"};
   for (const char* model : models)
     for (const char* precision : {"fp32", "bf16"})
       for (const auto& layout : layouts) cases.push_back({model, precision, layout, ""});
@@ -170,7 +170,8 @@ INSTANTIATE_TEST_SUITE_P(Diffusers, ReferenceForwardTest, testing::ValuesIn(AllC
                          CaseName);
 
 // Tiled decoding against diffusers' tiled decode of the same latent (64-pixel tiles, the smallest
-// a sweep takes: 3 x 3 tiles of a 16 x 16 latent, blended over a quarter tile), which differs
+// a sweep takes: 3 x 3 tiles of a 16 x 16 latent, blended over a quarter tile; AutoencoderKLWan:
+// 2 x 2 tiles of a 12 x 12 latent of 2 frames, each tile decoded frame by frame), which differs
 // from the whole decode.
 class VaeTiledDecodeTest : public testing::TestWithParam<std::string> {};
 
@@ -192,7 +193,7 @@ TEST_P(VaeTiledDecodeTest, MatchesDiffusersTiledDecode) {
   EXPECT_GT(RelativeL2(ours, whole), 1e-2);  // the tiles did change the decode
 }
 
-INSTANTIATE_TEST_SUITE_P(Diffusers, VaeTiledDecodeTest, testing::Values("vae4", "vae16"));
+INSTANTIATE_TEST_SUITE_P(Diffusers, VaeTiledDecodeTest, testing::Values("vae4", "vae16", "wan_vae"));
 
 class DiffusersWeightsTest : public testing::Test {
  protected:
@@ -277,6 +278,14 @@ TEST(DiffusersParameterCountTest, AnalyticCountIsTheFoldersTensorCount) {
     for (const auto& [tensor, value] : ReadDiffusersTensors(dir))
       if (!IsUnusedDiffusersTensor(model, tensor)) stored += value.numel();
     EXPECT_EQ(ParameterCount(model.config), stored) << name;
+  }
+  for (const char* name : {"vae4", "vae16", "wan_vae", "hunyuan_vae"}) {
+    const auto dir = kData / name / "model";
+    const DiffusersModel model = ReadDiffusersConfig(dir);
+    int64_t stored = 0;
+    for (const auto& [tensor, value] : ReadDiffusersTensors(dir))
+      if (!IsUnusedDiffusersTensor(model, tensor)) stored += value.numel();
+    EXPECT_EQ(VaeDecoderParameterCount(model.config), stored) << name;
   }
 }
 

@@ -441,7 +441,9 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
   EXPECT_DOUBLE_EQ(*s.decode_ms, 8);  // the VAE decode, slowest rank
   const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
   EXPECT_NE(html.find("<th>VAE decode ms</th>"), std::string::npos);
-  EXPECT_NE(html.find("<td class=\"num\">8.000</td></tr>"), std::string::npos);
+  // The decode's share of the 32 ms iteration.
+  EXPECT_NE(html.find("<td class=\"num\">8.000</td><td class=\"num decode-share\">25%</td></tr>"),
+            std::string::npos);
   EXPECT_NE(html.find("Stage breakdown"), std::string::npos);
   EXPECT_NE(html.find("block 1 (12.000 ms over all steps)"), std::string::npos);
   // Its rows name the group (model, resolution, precision, scope), not only the degrees.

@@ -192,8 +192,8 @@ TEST(ValidityTest, VideoTrialsFollowTheirFamilysRules) {
             "resolution 1280x720: height 720 is not a multiple of 32 (VAE downsample 16 x patch 2)");
 }
 
-// A clip's VAE decode (scope pipeline), PipeFusion over a clip and non-square images of the
-// image modules are not implemented; both video families' modules run the denoising loop.
+// A clip's VAE decode without a decoder (Wan 2.2's residual VAE), PipeFusion over a clip and
+// non-square images of the image modules are not implemented; both video families' modules run.
 TEST(ValidityTest, WhatThisBuildCannotRunIsUnsupportedNotInvalid) {
   TrialConfig wan = Wan(832, 480, 81);
   wan.scope = Scope::kDenoise;
@@ -201,9 +201,16 @@ TEST(ValidityTest, WhatThisBuildCannotRunIsUnsupportedNotInvalid) {
   EXPECT_FALSE(Judge(wan, {8, true}).unsupported);  // Wan's module runs the denoising loop
   wan.scope = Scope::kPipeline;
   EXPECT_FALSE(Judge(wan, {8, true}).invalid);
-  EXPECT_EQ(Judge(wan, {8, true}).unsupported.value_or(""),
-            "scope pipeline: this build has no 3D VAE decoder for video models (wan2.1-t2v-14b); "
-            "use scope denoise or forward");
+  EXPECT_FALSE(Judge(wan, {8, true}).unsupported);  // AutoencoderKLWan decodes the clip
+  TrialConfig wan22 = Wan(1280, 704, 121);
+  wan22.model = "wan2.2-ti2v-5b";
+  wan22.scope = Scope::kPipeline;
+  EXPECT_FALSE(Judge(wan22, {8, true}).invalid);
+  EXPECT_EQ(Judge(wan22, {8, true}).unsupported.value_or(""),
+            "scope pipeline: this build has no decoder for the VAE of wan2.2-ti2v-5b (Wan 2.2's "
+            "residual AutoencoderKLWan); use scope denoise or forward");
+  wan22.scope = Scope::kDenoise;
+  EXPECT_FALSE(Judge(wan22, {8, true}).unsupported);
   TrialConfig hunyuan = Wan(1280, 720, 129);
   hunyuan.model = "hunyuanvideo";
   hunyuan.scope = Scope::kDenoise;

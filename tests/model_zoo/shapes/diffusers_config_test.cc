@@ -139,6 +139,58 @@ TEST(DiffusersConfigTest, VaeNormGroupsOtherThan32AreAcceptedWhereTheyDivideTheW
       << error;
 }
 
+// The video VAEs: AutoencoderKLWan's widths from base_dim x dim_mult, its temporal levels and
+// per-channel statistics; AutoencoderKLHunyuanVideo's from block_out_channels; both 4x in time.
+TEST(DiffusersConfigTest, VideoVaeDecoderShapes) {
+  nlohmann::json wan = {{"_class_name", "AutoencoderKLWan"}, {"base_dim", 96}, {"z_dim", 16},
+                        {"dim_mult", {1, 2, 4, 4}}, {"num_res_blocks", 2},
+                        {"temperal_downsample", {false, true, true}},
+                        {"latents_mean", std::vector<double>(16, 0.5)},
+                        {"latents_std", std::vector<double>(16, 2.0)}, {"is_residual", false},
+                        {"attn_scales", nlohmann::json::array()}, {"dropout", 0.0}};
+  const DiffusersModel w = DiffusersConfigFromJson(wan, "c");
+  EXPECT_EQ(w.kind, DiffusersKind::kVae);
+  EXPECT_EQ(w.config.vae_kind, VaeKind::kWan);
+  EXPECT_EQ(w.config.vae_channels, (std::vector<int>{96, 192, 384, 384}));
+  EXPECT_EQ(w.config.vae_downsample, 8);
+  EXPECT_EQ(w.config.vae_temporal, 4);
+  EXPECT_EQ(w.config.vae_latents_std, std::vector<double>(16, 2.0));
+  // The real decoder's analytic count matches the preset's (both AutoencoderKLWan of Wan 2.1).
+  ModelConfig preset = *FindModelPreset("wan2.1-t2v-14b");
+  EXPECT_EQ(VaeDecoderParameterCount(w.config), VaeDecoderParameterCount(preset));
+  EXPECT_EQ(VaeDecoderParameterCount(ModelWithDiffusersVae(preset, w, "c")),
+            VaeDecoderParameterCount(preset));
+
+  auto refused = [&](const char* key, const nlohmann::json& value) {
+    nlohmann::json bad = wan;
+    bad[key] = value;
+    return Error(bad);
+  };
+  EXPECT_NE(refused("is_residual", true).find("key 'is_residual'"), std::string::npos);
+  EXPECT_NE(refused("latents_std", std::vector<double>(15, 1.0)).find("15 values, expected z_dim (16)"),
+            std::string::npos);
+  EXPECT_NE(refused("latents_std", std::vector<double>(16, 0.0)).find("not a positive number"),
+            std::string::npos);
+  EXPECT_NE(refused("temperal_downsample", {true, false, true}).find("temporal levels last"),
+            std::string::npos);
+
+  nlohmann::json hunyuan = {{"_class_name", "AutoencoderKLHunyuanVideo"},
+                            {"block_out_channels", {128, 256, 512, 512}},
+                            {"up_block_types", std::vector<std::string>(4, "HunyuanVideoUpBlock3D")},
+                            {"layers_per_block", 2}, {"latent_channels", 16},
+                            {"temporal_compression_ratio", 4}, {"spatial_compression_ratio", 8}};
+  const DiffusersModel h = DiffusersConfigFromJson(hunyuan, "c");
+  EXPECT_EQ(h.config.vae_kind, VaeKind::kHunyuanVideo);
+  EXPECT_EQ(h.config.vae_temporal, 4);
+  EXPECT_DOUBLE_EQ(h.config.vae_scaling, 0.476986);  // the class's default
+  EXPECT_EQ(VaeDecoderParameterCount(h.config),
+            VaeDecoderParameterCount(*FindModelPreset("hunyuanvideo")));
+  hunyuan["temporal_compression_ratio"] = 8;
+  EXPECT_NE(Error(hunyuan).find("key 'temporal_compression_ratio'"), std::string::npos);
+  // A Wan VAE folder for an image model, or an image VAE for Wan, is refused by name.
+  EXPECT_THROW(ModelWithDiffusersVae(*FindModelPreset("pixart-alpha"), w, "c"), std::invalid_argument);
+}
+
 TEST(DiffusersConfigTest, UnknownClassIsRefused) {
   EXPECT_NE(Error({{"_class_name", "UNet2DConditionModel"}}).find("key '_class_name'"),
             std::string::npos);
