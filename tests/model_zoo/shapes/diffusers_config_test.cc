@@ -187,6 +187,11 @@ TEST(DiffusersConfigTest, VideoVaeDecoderShapes) {
             VaeDecoderParameterCount(*FindModelPreset("hunyuanvideo")));
   hunyuan["temporal_compression_ratio"] = 8;
   EXPECT_NE(Error(hunyuan).find("key 'temporal_compression_ratio'"), std::string::npos);
+  // The published decoders' sizes: diffusers 0.35.2's AutoencoderKLWan() and
+  // AutoencoderKLHunyuanVideo() built on the meta device, parameters outside encoder. and
+  // quant_conv. counted.
+  EXPECT_EQ(VaeDecoderParameterCount(*FindModelPreset("wan2.1-t2v-1.3b")), 73295603);
+  EXPECT_EQ(VaeDecoderParameterCount(*FindModelPreset("hunyuanvideo")), 146136339);
   // A Wan VAE folder for an image model, or an image VAE for Wan, is refused by name.
   EXPECT_THROW(ModelWithDiffusersVae(*FindModelPreset("pixart-alpha"), w, "c"), std::invalid_argument);
 }
