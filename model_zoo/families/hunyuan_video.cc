@@ -126,18 +126,12 @@ DitState HunyuanVideoTransformerImpl::Embed(const torch::Tensor& latent, const t
                                             const ParallelContext& parallel) {
   const auto& c = config_;
   TORCH_CHECK(latent.dim() == 5, c.name, " takes a [B, C, F, H, W] latent");
-  const int64_t b = latent.size(0), channels = latent.size(1), d = c.hidden;
+  const int64_t b = latent.size(0);
   const int64_t pt = c.patch_t, p = c.patch;
   const int64_t frames = latent.size(2) / pt, rows = latent.size(3) / p, cols = latent.size(4) / p;
   const auto dtype = latent.scalar_type();
 
-  // The 3D patch embedding as one GEMM: patches [B, N, C * pt * p * p] in the convolution
-  // weight's (channel, t, y, x) order, tokens frame-major as the convolution's output flattens.
-  auto patches = latent.reshape({b, channels, frames, pt, rows, p, cols, p})
-                     .permute({0, 2, 4, 6, 1, 3, 5, 7})
-                     .reshape({b, frames * rows * cols, channels * pt * p * p});
-  auto x = FusedLinear(patches, x_embedder_->weight.view({d, -1}), x_embedder_->bias,
-                       Epilogue::kNone);
+  auto x = PatchEmbed3d(x_embedder_, latent);  // tokens frame-major
   DitState state;
   state.batch = b;
   state.image = parallel.ShardSequence(x, 1);
@@ -236,14 +230,8 @@ WeightRules HunyuanVideoWeightRules(const ModelConfig& c) {
   r["guidance_embedder"] = {"time_text_embed.guidance_embedder"};
   for (int i = 0; i < c.depth; ++i)
     JointBlockRules(r, At("transformer_blocks", i), At("transformer_blocks", i));
-  for (int i = 0; i < c.single_blocks; ++i) {
-    const std::string o = At("single_transformer_blocks", i) + ".", t = o;
-    r[o + "norm_linear"] = {t + "norm.linear"};
-    r[o + "qkv_mlp"] = {t + "attn.to_q", t + "attn.to_k", t + "attn.to_v", t + "proj_mlp"};
-    r[o + "norm_q"] = {t + "attn.norm_q"};
-    r[o + "norm_k"] = {t + "attn.norm_k"};
-    r[o + "proj_out"] = {t + "proj_out"};
-  }
+  for (int i = 0; i < c.single_blocks; ++i)
+    SingleBlockRules(r, At("single_transformer_blocks", i), At("single_transformer_blocks", i));
   r["norm_out"] = {"norm_out.linear"};
   r["proj_out"] = {"proj_out"};
   return r;

@@ -131,18 +131,12 @@ DitState WanTransformerImpl::Embed(const torch::Tensor& latent, const torch::Ten
                                    const ParallelContext& parallel) {
   const auto& c = config_;
   TORCH_CHECK(latent.dim() == 5, c.name, " takes a [B, C, F, H, W] latent");
-  const int64_t b = latent.size(0), channels = latent.size(1), d = c.hidden;
+  const int64_t b = latent.size(0), d = c.hidden;
   const int64_t pt = c.patch_t, p = c.patch;
   const int64_t frames = latent.size(2) / pt, rows = latent.size(3) / p, cols = latent.size(4) / p;
   const auto dtype = latent.scalar_type();
 
-  // The 3D patch embedding as one GEMM: patches [B, N, C * pt * p * p] in the convolution
-  // weight's (channel, t, y, x) order, tokens frame-major as the convolution's output flattens.
-  auto patches = latent.reshape({b, channels, frames, pt, rows, p, cols, p})
-                     .permute({0, 2, 4, 6, 1, 3, 5, 7})
-                     .reshape({b, frames * rows * cols, channels * pt * p * p});
-  auto x = FusedLinear(patches, patch_embedding_->weight.view({d, -1}), patch_embedding_->bias,
-                       Epilogue::kNone);
+  auto x = PatchEmbed3d(patch_embedding_, latent);  // tokens frame-major
   DitState state;
   state.batch = b;
   state.image = parallel.ShardSequence(x, 1);

@@ -12,6 +12,20 @@ torch::Tensor DenseGelu(const torch::nn::Linear& layer, const torch::Tensor& x) 
   return FusedLinear(x, layer->weight, layer->bias, Epilogue::kGeluTanh);
 }
 
+torch::Tensor PatchEmbed3d(const torch::nn::Conv3d& embed, const torch::Tensor& latent) {
+  const auto& kernel = embed->options.kernel_size();
+  const int64_t pt = kernel->at(0), p = kernel->at(1);
+  TORCH_CHECK(kernel->at(2) == p, "PatchEmbed3d takes square spatial patches");
+  const int64_t b = latent.size(0), channels = latent.size(1);
+  const int64_t frames = latent.size(2) / pt, rows = latent.size(3) / p, cols = latent.size(4) / p;
+  // Patches [B, N, C * pt * p * p] in the convolution weight's (channel, t, y, x) order.
+  auto patches = latent.reshape({b, channels, frames, pt, rows, p, cols, p})
+                     .permute({0, 2, 4, 6, 1, 3, 5, 7})
+                     .reshape({b, frames * rows * cols, channels * pt * p * p});
+  return FusedLinear(patches, embed->weight.view({embed->weight.size(0), -1}), embed->bias,
+                     Epilogue::kNone);
+}
+
 torch::nn::LayerNorm PlainNorm(int64_t dim) {
   return torch::nn::LayerNorm(
       torch::nn::LayerNormOptions({dim}).elementwise_affine(false).eps(1e-6));

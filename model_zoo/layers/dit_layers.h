@@ -16,6 +16,11 @@ namespace ditbench {
 torch::Tensor Dense(const torch::nn::Linear& layer, const torch::Tensor& x);
 // GELU(tanh)(x W^T + b) with the GELU as the GEMM's epilogue where the device has one.
 torch::Tensor DenseGelu(const torch::nn::Linear& layer, const torch::Tensor& x);
+// A video latent [B, C, F, H, W] through a 3D patch embedding (a Conv3d whose kernel equals its
+// stride, the video families' x_embedder / patch_embedding) as one GEMM over the patches: tokens
+// [B, F / pt x H / p x W / p, D], frame-major as the convolution's output flattens.
+// REQUIRES: the kernel divides F, H and W.
+torch::Tensor PatchEmbed3d(const torch::nn::Conv3d& embed, const torch::Tensor& latent);
 // LayerNorm without affine parameters, eps 1e-6.
 torch::nn::LayerNorm PlainNorm(int64_t dim);
 torch::Tensor GeluTanh(const torch::Tensor& x);

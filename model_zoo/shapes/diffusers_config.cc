@@ -130,17 +130,29 @@ ModelConfig WanVae(ConfigKeys& keys) {
     else if (levels > 0) keys.Fail("temperal_downsample", "expected the temporal levels last, as [false, true, true]");
   }
   m.vae_temporal = 1 << levels;
-  for (auto* stats : {&m.vae_latents_mean, &m.vae_latents_std}) {
-    const std::string key = stats == &m.vae_latents_mean ? "latents_mean" : "latents_std";
-    for (const auto& v : keys.List(key)) {
-      if (!v.is_number() || (stats == &m.vae_latents_std && !(v.get<double>() > 0)))
-        keys.Fail(key, v.dump() + (stats == &m.vae_latents_std ? " is not a positive number" : " is not a number"));
-      stats->push_back(v.get<double>());
+  // The pipeline decodes latent * std + mean: one of each per latent channel. Absent, the class's
+  // defaults, Wan 2.1's 16 channels' (its presets hold them).
+  const ModelConfig& wan21 = *FindModelPreset("wan2.1-t2v-14b");
+  const auto statistics = [&](const std::string& key, bool positive) {
+    if (!keys.Has(key)) {
+      if (m.in_channels != wan21.in_channels)
+        keys.Fail(key, "missing: the class's default has 16 values, expected z_dim (" +
+                           std::to_string(m.in_channels) + ")");
+      return key == "latents_mean" ? wan21.vae_latents_mean : wan21.vae_latents_std;
     }
-    if (!keys.Has(key)) keys.Fail(key, "missing: the pipeline decodes latent * std + mean");
-    if (stats->size() != static_cast<size_t>(m.in_channels))
-      keys.Fail(key, std::to_string(stats->size()) + " values, expected z_dim (" + std::to_string(m.in_channels) + ")");
-  }
+    std::vector<double> values;
+    for (const auto& v : keys.List(key)) {
+      if (!v.is_number() || (positive && !(v.get<double>() > 0)))
+        keys.Fail(key, v.dump() + (positive ? " is not a positive number" : " is not a number"));
+      values.push_back(v.get<double>());
+    }
+    if (values.size() != static_cast<size_t>(m.in_channels))
+      keys.Fail(key, std::to_string(values.size()) + " values, expected z_dim (" +
+                         std::to_string(m.in_channels) + ")");
+    return values;
+  };
+  m.vae_latents_mean = statistics("latents_mean", false);
+  m.vae_latents_std = statistics("latents_std", true);
   if (keys.Has("scale_factor_spatial") && keys.Int("scale_factor_spatial", 8) != m.vae_downsample)
     keys.Fail("scale_factor_spatial", "expected " + std::to_string(m.vae_downsample) + " (from dim_mult)");
   if (keys.Has("scale_factor_temporal") && keys.Int("scale_factor_temporal", 4) != m.vae_temporal)

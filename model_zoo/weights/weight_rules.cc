@@ -53,6 +53,15 @@ WeightRules PixArtWeightRules(const ModelConfig& c) {
   return r;
 }
 
+void SingleBlockRules(WeightRules& r, const std::string& ours, const std::string& theirs) {
+  const std::string o = ours + ".", t = theirs + ".";
+  r[o + "norm_linear"] = {t + "norm.linear"};
+  r[o + "qkv_mlp"] = {t + "attn.to_q", t + "attn.to_k", t + "attn.to_v", t + "proj_mlp"};
+  r[o + "norm_q"] = {t + "attn.norm_q"};
+  r[o + "norm_k"] = {t + "attn.norm_k"};
+  r[o + "proj_out"] = {t + "proj_out"};
+}
+
 WeightRules Sd3WeightRules(const ModelConfig& c) {
   WeightRules r;
   r["pos_embed_proj"] = {"pos_embed.proj"};
@@ -75,14 +84,8 @@ WeightRules FluxWeightRules(const ModelConfig& c) {
   r["text_embedder"] = {"time_text_embed.text_embedder"};
   for (int i = 0; i < c.depth; ++i)
     JointBlockRules(r, At("transformer_blocks", i), At("transformer_blocks", i));
-  for (int i = 0; i < c.single_blocks; ++i) {
-    const std::string o = At("single_transformer_blocks", i) + ".", t = o;
-    r[o + "norm_linear"] = {t + "norm.linear"};
-    r[o + "qkv_mlp"] = {t + "attn.to_q", t + "attn.to_k", t + "attn.to_v", t + "proj_mlp"};
-    r[o + "norm_q"] = {t + "attn.norm_q"};
-    r[o + "norm_k"] = {t + "attn.norm_k"};
-    r[o + "proj_out"] = {t + "proj_out"};
-  }
+  for (int i = 0; i < c.single_blocks; ++i)
+    SingleBlockRules(r, At("single_transformer_blocks", i), At("single_transformer_blocks", i));
   r["norm_out"] = {"norm_out.linear"};
   r["proj_out"] = {"proj_out"};
   return r;

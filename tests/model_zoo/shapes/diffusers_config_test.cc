@@ -173,6 +173,14 @@ TEST(DiffusersConfigTest, VideoVaeDecoderShapes) {
             std::string::npos);
   EXPECT_NE(refused("temperal_downsample", {true, false, true}).find("temporal levels last"),
             std::string::npos);
+  // Without statistics, the class's defaults (Wan 2.1's), which only 16 channels can take.
+  nlohmann::json defaults = wan;
+  defaults.erase("latents_mean");
+  defaults.erase("latents_std");
+  EXPECT_EQ(DiffusersConfigFromJson(defaults, "c").config.vae_latents_std,
+            FindModelPreset("wan2.1-t2v-1.3b")->vae_latents_std);
+  defaults["z_dim"] = 48;
+  EXPECT_NE(Error(defaults).find("key 'latents_mean': missing"), std::string::npos) << Error(defaults);
 
   nlohmann::json hunyuan = {{"_class_name", "AutoencoderKLHunyuanVideo"},
                             {"block_out_channels", {128, 256, 512, 512}},
