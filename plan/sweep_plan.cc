@@ -202,7 +202,8 @@ double PackedWallSeconds(const SweepPlan& plan, int replicates, int slots) {
 double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double bytes, int tile) {
   const double tile_rows = tile > 0 ? std::min(tile, shape.height) : shape.height;
   const double tile_cols = tile > 0 ? std::min(tile, shape.width) : shape.width;
-  const double pixels = tile_rows * tile_cols;  // decoded at once
+  const double patch = std::max(1, model.vae_patch);
+  const double pixels = tile_rows * tile_cols / (patch * patch);  // decoded at once, last level
   const int frames = std::max(1, shape.frames);
   const double at_once =
       model.vae_decode_chunk > 0

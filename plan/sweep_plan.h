@@ -142,7 +142,8 @@ double TimedIterations(const TrialConfig& config, double iteration_ms);
 // The VAE decode's working set of one sample of `shape`, in bytes of `bytes` per element: about
 // kVaeDecodeTensors tensors of the decoder's last (widest-resolution) level, vae_channels[0]
 // wide, over the frames decoded at once (ModelConfig::vae_decode_chunk latent frames, or the
-// whole clip) and the pixels of one tile (`tile` > 0: the trial's vae_tile, else the whole
+// whole clip) and the pixels of one tile, over vae_patch^2 (Wan 2.2's last level runs at a
+// quarter of the pixels) (`tile` > 0: the trial's vae_tile, else the whole
 // frame); for AutoencoderKLHunyuanVideo at least its mid attention's mask and scores, (latent
 // pixels decoded at once)^2 each; plus the decoded clip in float32. A rough prior: the peak a
 // measured trial records replaces it.

@@ -11,7 +11,7 @@ namespace ditbench {
 namespace {
 
 [[noreturn]] void NoDecoder(const ModelConfig& config) {
-  throw std::invalid_argument(config.name + ": this build has no decoder for its VAE");
+  throw std::invalid_argument(config.name + ": not a VaeKind this build knows");
 }
 
 }  // namespace
@@ -21,11 +21,10 @@ std::shared_ptr<LatentDecoder> MakeLatentDecoder(const ModelConfig& config) {
     case VaeKind::kAutoencoderKL:
       return std::make_shared<VaeDecoderImpl>(config);
     case VaeKind::kWan:
+    case VaeKind::kWanResidual:
       return std::make_shared<WanVaeDecoderImpl>(config);
     case VaeKind::kHunyuanVideo:
       return std::make_shared<HunyuanVideoVaeDecoderImpl>(config);
-    case VaeKind::kWanResidual:
-      break;
   }
   NoDecoder(config);
 }
@@ -35,11 +34,10 @@ WeightRules LatentDecoderWeightRules(const ModelConfig& config) {
     case VaeKind::kAutoencoderKL:
       return VaeWeightRules(config);
     case VaeKind::kWan:
+    case VaeKind::kWanResidual:
       return WanVaeWeightRules(config);
     case VaeKind::kHunyuanVideo:
       return HunyuanVideoVaeWeightRules(config);
-    case VaeKind::kWanResidual:
-      break;
   }
   NoDecoder(config);
 }

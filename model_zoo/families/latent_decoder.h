@@ -1,7 +1,8 @@
 // The VAE decode of scope `pipeline` and of `ditbench forward` on a VAE folder, whatever the VAE:
-// an image's AutoencoderKL (model_zoo/families/vae.h) or a clip's AutoencoderKLWan
-// (model_zoo/families/wan_vae.h), chosen by ModelConfig::vae_kind. Adding a VAE adds its row to
-// latent_decoder.cc.
+// an image's AutoencoderKL (model_zoo/families/vae.h) or a clip's AutoencoderKLWan (Wan 2.1's or
+// Wan 2.2's residual one, model_zoo/families/wan_vae.h) or AutoencoderKLHunyuanVideo
+// (model_zoo/families/hunyuan_video_vae.h), chosen by ModelConfig::vae_kind. Adding a VAE adds
+// its row to latent_decoder.cc.
 #pragma once
 
 #include <memory>
@@ -24,7 +25,6 @@ class LatentDecoder : public torch::nn::Module {
 };
 
 // The decoder of `config`'s VAE, parameters in the default dtype.
-// REQUIRES: HasVaeDecoder(config.vae_kind).
 std::shared_ptr<LatentDecoder> MakeLatentDecoder(const ModelConfig& config);
 // Where its parameters come from in a diffusers VAE folder.
 WeightRules LatentDecoderWeightRules(const ModelConfig& config);

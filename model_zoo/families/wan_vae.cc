@@ -118,15 +118,15 @@ class FrameAttentionImpl : public torch::nn::Module {
 };
 TORCH_MODULE(FrameAttention);
 
-// 2x nearest upsampling and a 3x3 convolution to half the width; in temporal levels first a
-// causal convolution to twice the width whose halves become two frames per frame (not on the
-// first latent frame, which stays one frame).
+// 2x nearest upsampling and a 3x3 convolution to `out` channels (Wan 2.1: half the width); in
+// temporal levels first a causal convolution to twice the width whose halves become two frames
+// per frame (not on the first latent frame, which stays one frame).
 class WanUpsampleImpl : public torch::nn::Module {
  public:
-  WanUpsampleImpl(int64_t c, bool temporal) {
+  WanUpsampleImpl(int64_t c, int64_t out, bool temporal) {
     resample_ = register_module("resample", torch::nn::ModuleList());
     resample_->push_back(torch::nn::Identity());  // diffusers' nn.Upsample: no parameters
-    conv_ = torch::nn::Conv2d(torch::nn::Conv2dOptions(c, c / 2, 3).padding(1));
+    conv_ = torch::nn::Conv2d(torch::nn::Conv2dOptions(c, out, 3).padding(1));
     resample_->push_back(conv_);
     if (temporal)
       time_conv_ = register_module(
@@ -154,24 +154,49 @@ class WanUpsampleImpl : public torch::nn::Module {
 };
 TORCH_MODULE(WanUpsample);
 
+// diffusers' DupUp3D, the residual levels' shortcut (no parameters): x [B, C, T, H, W] with each
+// channel repeated over `out` channels x `frames` frames x 2x2 pixels -> [B, out, frames T, 2H,
+// 2W], less the first frames - 1 frames on the first latent frame (as the upsampler's output).
+// REQUIRES: out x frames x 4 is a multiple of C.
+torch::Tensor RepeatUp(const torch::Tensor& x, int64_t out, int64_t frames, bool first_chunk) {
+  const int64_t b = x.size(0), t = x.size(2), h = x.size(3), w = x.size(4);
+  const int64_t repeats = out * frames * 4 / x.size(1);
+  auto y = x.repeat_interleave(repeats, 1)
+               .view({b, out, frames, 2, 2, t, h, w})
+               .permute({0, 1, 5, 2, 6, 3, 7, 4})
+               .reshape({b, out, t * frames, 2 * h, 2 * w});
+  return first_chunk ? y.narrow(2, frames - 1, y.size(2) - (frames - 1)) : y;
+}
+
+// A level: residual blocks, then (but in the last level) the upsampler. Wan 2.1's upsampler
+// halves the width (`upsamplers.0`); Wan 2.2's residual level keeps it (`upsampler`) and adds
+// its input, repeated up to the output's shape (RepeatUp).
 class UpBlockImpl : public torch::nn::Module {
  public:
-  UpBlockImpl(int64_t in, int64_t out, int resnets, bool upsample, bool temporal) {
+  UpBlockImpl(int64_t in, int64_t out, int resnets, bool upsample, bool temporal, bool residual)
+      : out_(out), frames_(temporal ? 2 : 1), residual_(residual && upsample) {
     resnets_ = register_module("resnets", torch::nn::ModuleList());
     for (int i = 0; i < resnets; ++i, in = out) resnets_->push_back(Residual(in, out));
-    if (upsample) {
-      upsamplers_ = register_module("upsamplers", torch::nn::ModuleList());
-      upsamplers_->push_back(WanUpsample(out, temporal));
+    if (upsample && residual) {
+      upsampler_ = register_module("upsampler", WanUpsample(out, out, temporal));
+    } else if (upsample) {
+      upsampler_ = WanUpsample(out, out / 2, temporal);
+      upsamplers_ = register_module("upsamplers", torch::nn::ModuleList(upsampler_));
     }
   }
   torch::Tensor forward(torch::Tensor x, CausalCache& cache) {
+    const torch::Tensor input = x;
     for (const auto& resnet : *resnets_) x = resnet->as<ResidualImpl>()->forward(x, cache);
-    if (upsamplers_) x = upsamplers_[0]->as<WanUpsampleImpl>()->forward(x, cache);
+    if (upsampler_) x = upsampler_->forward(x, cache);
+    if (residual_) x = x + RepeatUp(input, out_, frames_, cache.chunk == 0);
     return x;
   }
 
  private:
+  int64_t out_, frames_;
+  bool residual_;
   torch::nn::ModuleList resnets_{nullptr}, upsamplers_{nullptr};
+  WanUpsample upsampler_{nullptr};
 };
 TORCH_MODULE(UpBlock);
 
@@ -197,6 +222,7 @@ class Decoder3dImpl : public torch::nn::Module {
   explicit Decoder3dImpl(const ModelConfig& c) {
     const auto& widths = c.vae_channels;
     const int levels = static_cast<int>(widths.size());
+    const bool residual = c.vae_kind == VaeKind::kWanResidual;
     int temporal = 0;
     for (int t = c.vae_temporal; t > 1; t /= 2) ++temporal;
     conv_in_ = register_module("conv_in", Causal3(c.in_channels, widths.back()));
@@ -206,11 +232,11 @@ class Decoder3dImpl : public torch::nn::Module {
     for (int i = 0; i < levels; ++i) {
       const int64_t out = widths[levels - 1 - i];
       const bool upsample = i + 1 < levels;
-      up_blocks_->push_back(UpBlock(in, out, c.vae_layers + 1, upsample, i < temporal));
-      in = upsample ? out / 2 : out;
+      up_blocks_->push_back(UpBlock(in, out, c.vae_layers + 1, upsample, i < temporal, residual));
+      in = upsample && !residual ? out / 2 : out;
     }
     norm_out_ = register_module("norm_out", ChannelRmsNorm(widths.front(), 3));
-    conv_out_ = register_module("conv_out", Causal3(widths.front(), 3));
+    conv_out_ = register_module("conv_out", Causal3(widths.front(), 3 * c.vae_patch * c.vae_patch));
   }
   torch::Tensor forward(const torch::Tensor& z, CausalCache& cache) {
     auto x = CausalConv(conv_in_, z, cache);
@@ -236,9 +262,12 @@ torch::Tensor& CausalCache::Next() {
 
 WanVaeDecoderImpl::WanVaeDecoderImpl(const ModelConfig& c) : config_(c) {
   const auto& widths = c.vae_channels;
-  TORCH_CHECK(c.vae_kind == VaeKind::kWan, c.name, ": not an AutoencoderKLWan");
-  TORCH_CHECK(!widths.empty() && (1 << (widths.size() - 1)) == c.vae_downsample, c.name, ": ",
-              widths.size(), " VAE levels do not upsample by ", c.vae_downsample);
+  TORCH_CHECK(c.vae_kind == VaeKind::kWan || c.vae_kind == VaeKind::kWanResidual, c.name,
+              ": not an AutoencoderKLWan");
+  TORCH_CHECK(c.vae_patch >= 1 && !widths.empty() &&
+                  (1 << (widths.size() - 1)) * c.vae_patch == c.vae_downsample,
+              c.name, ": ", widths.size(), " VAE levels and patch ", c.vae_patch,
+              " do not upsample by ", c.vae_downsample);
   TORCH_CHECK(std::all_of(widths.begin(), widths.end(), [](int w) { return w > 0 && w % 2 == 0; }),
               c.name, ": every VAE width must be even");
   TORCH_CHECK(c.vae_latents_mean.size() == size_t(c.in_channels) &&
@@ -262,9 +291,20 @@ torch::Tensor WanVaeDecoderImpl::forward(const torch::Tensor& latent, int tile) 
 
 torch::Tensor WanVaeDecoderImpl::DecodeUnscaled(const torch::Tensor& z, int tile) {
   if (tile > 0)
-    return DecodeInTiles(z, tile, config_.vae_downsample,
-                         [this](const torch::Tensor& part) { return DecodeFrames(part); });
-  return DecodeFrames(z).clamp(-1.0, 1.0);
+    return DecodeInTiles(z, tile, config_.vae_downsample, [this](const torch::Tensor& part) {
+      return Unpatchify(DecodeFrames(part));
+    });
+  return Unpatchify(DecodeFrames(z)).clamp(-1.0, 1.0);
+}
+
+torch::Tensor WanVaeDecoderImpl::Unpatchify(const torch::Tensor& x) const {
+  const int64_t p = config_.vae_patch;
+  if (p == 1) return x;
+  const int64_t b = x.size(0), t = x.size(2), h = x.size(3), w = x.size(4);
+  // Channel c p^2 + i p + j is pixel (j, i) of channel c's p x p patch: i runs along columns.
+  return x.view({b, x.size(1) / (p * p), p, p, t, h, w})
+      .permute({0, 1, 4, 5, 3, 6, 2})
+      .reshape({b, x.size(1) / (p * p), t, h * p, w * p});
 }
 
 torch::Tensor WanVaeDecoderImpl::DecodeFrames(const torch::Tensor& z) {

@@ -92,17 +92,19 @@ ModelConfig HunyuanVideoVae(ConfigKeys& keys) {
   return m;
 }
 
-// AutoencoderKLWan (Wan 2.1): its decoder's widths are decoder_base_dim (or base_dim) times
-// dim_mult; the temporal downsampling levels must be the deepest ones (the decoder's first).
+// AutoencoderKLWan (Wan 2.1's, or Wan 2.2's with is_residual): its decoder's widths are
+// decoder_base_dim (or base_dim) times dim_mult; the temporal downsampling levels must be the
+// deepest ones (the decoder's first); patch_size p folds p x p pixels into 3 p^2 channels.
 ModelConfig WanVae(ConfigKeys& keys) {
   ModelConfig m;
-  m.vae_kind = VaeKind::kWan;
-  keys.Expect("in_channels", 3);
-  keys.Expect("out_channels", 3);
-  keys.Expect("is_residual", false);  // Wan 2.2's residual decoder is not built
-  if (keys.Has("patch_size")) keys.Fail("patch_size", "expected null (Wan 2.1's VAE)");
-  const int base = keys.Has("decoder_base_dim") ? keys.PositiveInt("decoder_base_dim", 96)
-                                                : keys.PositiveInt("base_dim", 96);
+  m.vae_kind = keys.Bool("is_residual", false) ? VaeKind::kWanResidual : VaeKind::kWan;
+  m.vae_patch = keys.PositiveInt("patch_size", 1);  // null: 1
+  if (m.vae_patch > 16) keys.Fail("patch_size", std::to_string(m.vae_patch) + ", expected at most 16");
+  const int pixels = 3 * m.vae_patch * m.vae_patch;
+  keys.Expect("in_channels", pixels);
+  keys.Expect("out_channels", pixels);
+  const int encoder_base = keys.PositiveInt("base_dim", 96);  // the encoder's unless decoder_base_dim
+  const int base = keys.PositiveInt("decoder_base_dim", encoder_base);
   m.in_channels = keys.PositiveInt("z_dim", 16);
   auto mults = keys.List("dim_mult");
   if (!keys.Has("dim_mult")) mults = {1, 2, 4, 4};
@@ -117,7 +119,7 @@ ModelConfig WanVae(ConfigKeys& keys) {
                                 std::to_string(kLargestDimension));
     m.vae_channels.push_back(static_cast<int>(mult.get<std::int64_t>()) * base);
   }
-  m.vae_downsample = 1 << (m.vae_channels.size() - 1);
+  m.vae_downsample = (1 << (m.vae_channels.size() - 1)) * m.vae_patch;
   m.vae_layers = keys.PositiveInt("num_res_blocks", 2);
   auto temporal = keys.List("temperal_downsample");
   if (!keys.Has("temperal_downsample")) temporal = {false, true, true};
@@ -130,6 +132,17 @@ ModelConfig WanVae(ConfigKeys& keys) {
     else if (levels > 0) keys.Fail("temperal_downsample", "expected the temporal levels last, as [false, true, true]");
   }
   m.vae_temporal = 1 << levels;
+  // A residual level's shortcut repeats each of its input channels over its output's channels,
+  // frames and 2x2 pixels: a whole number of times.
+  for (size_t i = 0; m.vae_kind == VaeKind::kWanResidual && i + 1 < m.vae_channels.size(); ++i) {
+    const size_t from = m.vae_channels.size() - 1 - i;
+    const int in = m.vae_channels[std::min(from + 1, m.vae_channels.size() - 1)];
+    const int out = m.vae_channels[from], factor = i < size_t(levels) ? 8 : 4;
+    if (out * factor % in != 0)
+      keys.Fail("dim_mult", "a residual level from width " + std::to_string(in) + " to " +
+                                std::to_string(out) + " repeats channels " + std::to_string(out * factor) +
+                                " / " + std::to_string(in) + " times, expected a whole number");
+  }
   // The pipeline decodes latent * std + mean: one of each per latent channel. Absent, the class's
   // defaults, Wan 2.1's 16 channels' (its presets hold them).
   const ModelConfig& wan21 = *FindModelPreset("wan2.1-t2v-14b");
@@ -154,12 +167,13 @@ ModelConfig WanVae(ConfigKeys& keys) {
   m.vae_latents_mean = statistics("latents_mean", false);
   m.vae_latents_std = statistics("latents_std", true);
   if (keys.Has("scale_factor_spatial") && keys.Int("scale_factor_spatial", 8) != m.vae_downsample)
-    keys.Fail("scale_factor_spatial", "expected " + std::to_string(m.vae_downsample) + " (from dim_mult)");
+    keys.Fail("scale_factor_spatial", "expected " + std::to_string(m.vae_downsample) + " (from dim_mult and patch_size)");
   if (keys.Has("scale_factor_temporal") && keys.Int("scale_factor_temporal", 4) != m.vae_temporal)
     keys.Fail("scale_factor_temporal", "expected " + std::to_string(m.vae_temporal) + " (from temperal_downsample)");
   // The encoder's side, and the decoder's attention scales, which AutoencoderKLWan's decoder
   // does not use; dropout is off in inference.
-  for (const char* key : {"attn_scales", "dropout"}) keys.Ignore(key);
+  // diffusers 0.35.2 clamps the decode to [-1, 1] whatever clip_output says.
+  for (const char* key : {"attn_scales", "dropout", "clip_output"}) keys.Ignore(key);
   return m;
 }
 
@@ -316,6 +330,7 @@ ModelConfig ModelWithDiffusersVae(const ModelConfig& model, const DiffusersModel
         "{}: '{}' is not the VAE of model '{}' ({}), expected {}", file, folder.class_name,
         model.name, f.vae_temporal ? fmt::format("{}x temporal", f.vae_temporal) : "an image VAE",
         model.vae_kind == VaeKind::kWan            ? "AutoencoderKLWan"
+        : model.vae_kind == VaeKind::kWanResidual  ? "AutoencoderKLWan with is_residual"
         : model.vae_kind == VaeKind::kHunyuanVideo ? "AutoencoderKLHunyuanVideo"
                                                    : "AutoencoderKL"));
   ModelConfig resolved = model;
@@ -326,6 +341,7 @@ ModelConfig ModelWithDiffusersVae(const ModelConfig& model, const DiffusersModel
   resolved.vae_scaling = f.vae_scaling;
   resolved.vae_shift = f.vae_shift;
   resolved.vae_post_quant_conv = f.vae_post_quant_conv;
+  resolved.vae_patch = f.vae_patch;
   return resolved;
 }
 

@@ -27,8 +27,6 @@ ModelConfig WithTinyVae(ModelConfig m) {
   return m;
 }
 
-bool HasVaeDecoder(VaeKind kind) { return kind != VaeKind::kWanResidual; }
-
 bool ModelConfig::dual_attention(int block) const {
   return block < depth && std::find(dual_attention_layers.begin(), dual_attention_layers.end(),
                                     block) != dual_attention_layers.end();
@@ -145,13 +143,16 @@ std::int64_t ParameterCount(const ModelConfig& m) { return ShapesOf(m.family).pa
 namespace {
 
 // AutoencoderKLWan's decoder (model_zoo/families/wan_vae.h): causal 3D convolutions of kernel 3,
-// RMS norms with one gain per channel, levels from the widest; every level but the last halves
-// the width in its upsampler, which the next level's first block takes.
+// RMS norms with one gain per channel, levels from the widest. Wan 2.1's: every level but the
+// last halves the width in its upsampler, which the next level's first block takes. Wan 2.2's
+// residual one: the upsamplers keep the width (their shortcuts have no parameters) and the last
+// convolution gives 3 x vae_patch^2 channels.
 std::int64_t WanVaeDecoderParameterCount(const ModelConfig& m) {
   auto conv3d = [](std::int64_t in, std::int64_t out, std::int64_t taps) { return in * out * taps + out; };
   auto resnet = [&](std::int64_t in, std::int64_t out) {
     return in + conv3d(in, out, 27) + out + conv3d(out, out, 27) + (in != out ? conv3d(in, out, 1) : 0);
   };
+  const bool residual = m.vae_kind == VaeKind::kWanResidual;
   const auto& widths = m.vae_channels;
   const std::int64_t z = m.in_channels, top = widths.back();
   const int levels = static_cast<int>(widths.size());
@@ -164,12 +165,14 @@ std::int64_t WanVaeDecoderParameterCount(const ModelConfig& m) {
     const std::int64_t out = widths[levels - 1 - i];
     for (int j = 0; j <= m.vae_layers; ++j, in = out) total += resnet(in, out);
     if (i + 1 < levels) {
-      total += conv3d(out, out / 2, 9);                     // the 2D upsampler's convolution
+      const std::int64_t upsampled = residual ? out : out / 2;
+      total += conv3d(out, upsampled, 9);                   // the 2D upsampler's convolution
       if (i < temporal) total += conv3d(out, 2 * out, 3);  // and the temporal one's
-      in = out / 2;
+      in = upsampled;
     }
   }
-  return total + widths.front() + conv3d(widths.front(), 3, 27);
+  const std::int64_t pixels = 3 * std::int64_t(m.vae_patch) * m.vae_patch;
+  return total + widths.front() + conv3d(widths.front(), pixels, 27);
 }
 
 // AutoencoderKLHunyuanVideo's decoder (model_zoo/families/hunyuan_video_vae.h): causal 3D
@@ -197,7 +200,8 @@ std::int64_t HunyuanVideoVaeDecoderParameterCount(const ModelConfig& m) {
 }  // namespace
 
 std::int64_t VaeDecoderParameterCount(const ModelConfig& m) {
-  if (m.vae_kind == VaeKind::kWan) return WanVaeDecoderParameterCount(m);
+  if (m.vae_kind == VaeKind::kWan || m.vae_kind == VaeKind::kWanResidual)
+    return WanVaeDecoderParameterCount(m);
   if (m.vae_kind == VaeKind::kHunyuanVideo) return HunyuanVideoVaeDecoderParameterCount(m);
   auto conv = [](std::int64_t in, std::int64_t out, std::int64_t k) { return in * out * k * k + out; };
   auto norm = [](std::int64_t c) { return 2 * c; };

@@ -39,11 +39,10 @@ enum class TextAttention {
 enum class VaeKind {
   kAutoencoderKL,  // diffusers' AutoencoderKL (images: PixArt, SD3, Flux)
   kWan,            // AutoencoderKLWan of Wan 2.1: causal 3D convolutions, a latent frame at a time
-  kWanResidual,    // Wan 2.2's residual AutoencoderKLWan (is_residual): no decoder in this build
+  kWanResidual,    // Wan 2.2's AutoencoderKLWan (is_residual): residual upsampling levels and
+                   // pixels folded 2x2 into channels (vae_patch)
   kHunyuanVideo,   // AutoencoderKLHunyuanVideo: causal 3D convolutions, temporal tiles of 5 frames
 };
-// Whether this build has a decoder for `kind` (scope pipeline needs one).
-bool HasVaeDecoder(VaeKind kind);
 
 struct ModelConfig {
   std::string name;
@@ -77,6 +76,9 @@ struct ModelConfig {
   double vae_shift = 0.0;
   bool vae_post_quant_conv = true;
   VaeKind vae_kind = VaeKind::kAutoencoderKL;
+  // AutoencoderKLWan's patch_size: its decoder ends in 3 x vae_patch^2 channels, each pixel's
+  // vae_patch x vae_patch neighbourhood, which the decode unfolds (vae_downsample counts it).
+  int vae_patch = 1;
   // Per-channel latent statistics (AutoencoderKLWan's latents_mean and latents_std): the
   // pipeline decodes latent * std + mean; empty: the scalar scaling and shift above.
   std::vector<double> vae_latents_mean, vae_latents_std;

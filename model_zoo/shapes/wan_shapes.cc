@@ -5,6 +5,44 @@
 namespace ditbench {
 namespace {
 
+// Wan's VAE for latents of m.in_channels channels, `vae_downsample` times smaller than pixels.
+void SetVae(ModelConfig& m, int vae_downsample) {
+  m.vae_downsample = vae_downsample;
+  m.vae_temporal = 4;
+  // AutoencoderKLWan's decoder: dim_mult (1, 2, 4, 4), two residual blocks per level (+1), a
+  // 1x1x1 post-quantisation convolution; it decodes one latent frame at a time with a cache of
+  // causal-convolution features. Wan 2.1's: base_dim 96, 16 channels, its config's default
+  // latent statistics. Wan 2.2's 16x VAE (vae/config.json of Wan-AI/Wan2.2-TI2V-5B-Diffusers):
+  // is_residual, decoder_base_dim 256, z_dim 48, patch_size 2 (8x from the levels, 2x from the
+  // patch), its 48 latent statistics.
+  m.vae_kind = vae_downsample == 16 ? VaeKind::kWanResidual : VaeKind::kWan;
+  m.vae_patch = vae_downsample == 16 ? 2 : 1;
+  m.vae_channels = vae_downsample == 16 ? std::vector<int>{256, 512, 1024, 1024}
+                                        : std::vector<int>{96, 192, 384, 384};
+  m.vae_layers = 2;
+  m.vae_decode_chunk = 1;
+  m.vae_post_quant_conv = true;
+  if (m.in_channels == 16) {
+    m.vae_latents_mean = {-0.7571, -0.7089, -0.9113, 0.1075, -0.1745, 0.9653, -0.1517, 1.5508,
+                          0.4134,  -0.0715, 0.5517,  -0.3632, -0.1922, -0.9497, 0.2503, -0.2921};
+    m.vae_latents_std = {2.8184, 1.4541, 2.3275, 2.6558, 1.2196, 1.7708, 2.6052, 2.0743,
+                         3.2687, 2.1526, 2.8652, 1.5579, 1.6382, 1.1253, 2.8251, 1.9160};
+  } else if (m.in_channels == 48) {
+    m.vae_latents_mean = {-0.2289, -0.0052, -0.1323, -0.2339, -0.2799, 0.0174,  0.1838,  0.1557,
+                          -0.1382, 0.0542,  0.2813,  0.0891,  0.1570,  -0.0098, 0.0375,  -0.1825,
+                          -0.2246, -0.1207, -0.0698, 0.5109,  0.2665,  -0.2108, -0.2158, 0.2502,
+                          -0.2055, -0.0322, 0.1109,  0.1567,  -0.0729, 0.0899,  -0.2799, -0.1230,
+                          -0.0313, -0.1649, 0.0117,  0.0723,  -0.2839, -0.2083, -0.0520, 0.3748,
+                          0.0152,  0.1957,  0.1433,  -0.2944, 0.3573,  -0.0548, -0.1681, -0.0667};
+    m.vae_latents_std = {0.4765, 1.0364, 0.4514, 1.1677, 0.5313, 0.4990, 0.4818, 0.5013,
+                         0.8158, 1.0344, 0.5894, 1.0901, 0.6885, 0.6165, 0.8454, 0.4978,
+                         0.5759, 0.3523, 0.7135, 0.6804, 0.5833, 1.4146, 0.8986, 0.5659,
+                         0.7069, 0.5338, 0.4889, 0.4917, 0.4069, 0.4999, 0.6866, 0.4093,
+                         0.5709, 0.6065, 0.6415, 0.4944, 0.5726, 1.2042, 0.5458, 1.6887,
+                         0.3971, 1.0600, 0.3943, 0.5537, 0.5444, 0.4089, 0.7468, 0.7744};
+  }
+}
+
 // Checked against diffusers' WanTransformer3DModel (src/diffusers/models/transformers/
 // transformer_wan.py, its __init__ defaults and WanTransformerBlock) and the configurations its
 // conversion script writes for the public checkpoints (scripts/convert_wan_to_diffusers.py:
@@ -25,24 +63,7 @@ ModelConfig Wan(std::string name, int depth, int hidden, int heads, int ffn_dim,
   m.text_tokens = 512;  // WanPipeline's max_sequence_length of umT5 tokens
   m.text_dim = 4096;
   m.negative_prompt = true;  // guidance_scale 5.0: the negative prompt is batched
-  m.vae_downsample = vae_downsample;
-  m.vae_temporal = 4;
-  // AutoencoderKLWan's decoder: base_dim 96 with dim_mult (1, 2, 4, 4), two residual blocks
-  // per level (+1), a 1x1x1 post-quantisation convolution; it decodes one latent frame at a time
-  // with a cache of causal-convolution features. The latent statistics are its config's
-  // defaults (Wan 2.1's). Wan 2.2's 16x VAE (base 160, 48 channels) is residual: not built.
-  m.vae_kind = vae_downsample == 16 ? VaeKind::kWanResidual : VaeKind::kWan;
-  m.vae_channels = vae_downsample == 16 ? std::vector<int>{160, 320, 640, 640}
-                                        : std::vector<int>{96, 192, 384, 384};
-  m.vae_layers = 2;
-  m.vae_decode_chunk = 1;
-  m.vae_post_quant_conv = true;
-  if (channels == 16) {
-    m.vae_latents_mean = {-0.7571, -0.7089, -0.9113, 0.1075, -0.1745, 0.9653, -0.1517, 1.5508,
-                          0.4134,  -0.0715, 0.5517,  -0.3632, -0.1922, -0.9497, 0.2503, -0.2921};
-    m.vae_latents_std = {2.8184, 1.4541, 2.3275, 2.6558, 1.2196, 1.7708, 2.6052, 2.0743,
-                         3.2687, 2.1526, 2.8652, 1.5579, 1.6382, 1.1253, 2.8251, 1.9160};
-  }
+  SetVae(m, vae_downsample);
   return m;
 }
 
@@ -70,6 +91,14 @@ std::vector<ModelConfig> Presets() {
         m.text_dim = 32;
         return m;
       }(),
+      // Wan 2.2 TI2V-5B's structure at the same size: 48 latent channels and the residual 16x
+      // VAE (patch 2) at four levels of 32 channels.
+      [] {
+        ModelConfig m = Tiny(Wan("wan2.2-ti2v-tiny", 2, 64, 4, 128, 48, 16));
+        m.text_tokens = 16;
+        m.text_dim = 32;
+        return m;
+      }(),
   };
 }
 
@@ -89,7 +118,7 @@ ModelConfig FromDiffusers(ConfigKeys& keys) {
   m.text_dim = keys.PositiveInt("text_dim", 4096);
   m.ffn_dim = keys.PositiveInt("ffn_dim", 13824);
   m.depth = keys.PositiveInt("num_layers", 40);
-  m.vae_downsample = m.in_channels == 48 ? 16 : 8;  // Wan 2.2's 48-channel VAE is 16x
+  SetVae(m, m.in_channels == 48 ? 16 : 8);  // Wan 2.2's 48-channel VAE is 16x
   keys.Expect("freq_dim", 256);
   keys.Expect("cross_attn_norm", true);
   keys.Expect("qk_norm", "rms_norm_across_heads");

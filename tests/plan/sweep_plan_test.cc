@@ -283,7 +283,8 @@ TEST(SweepPlanTest, VideoTrialsArePlannedFromTheirTokens) {
   EXPECT_FALSE(AnalyticEstimate(denoise, a).decode_mb);
 }
 
-// A tiled decode holds one tile's pixels at a time; HunyuanVideo's VAE attends over every latent
+// A tiled decode holds one tile's pixels at a time (Wan 2.2's last level a quarter of them);
+// HunyuanVideo's VAE attends over every latent
 // pixel of its 5-latent-frame chunk at once, so untiled at 720p its mask and scores (n^2 each)
 // dwarf everything else, and tiles bring them down by (tile area / frame area)^2.
 TEST(SweepPlanTest, DecodeMemoryFollowsTheTileAndHunyuanVideosAttention) {
@@ -293,6 +294,12 @@ TEST(SweepPlanTest, DecodeMemoryFollowsTheTileAndHunyuanVideosAttention) {
   const double clip_bytes = 3.0 * 81 * 1280 * 720 * 4;
   EXPECT_NEAR(VaeDecodeBytes(wan, clip, 2, 256) - clip_bytes, 4.0 * 4 * 256 * 256 * 96 * 2, byte);
   EXPECT_NEAR(VaeDecodeBytes(wan, clip, 2, 0) - clip_bytes, 4.0 * 4 * 1280 * 720 * 96 * 2, byte);
+  // Wan 2.2's residual VAE: its last level, 256 wide, runs at a quarter of the pixels (patch 2).
+  const ModelConfig& wan22 = *FindModelPreset("wan2.2-ti2v-5b");
+  const ImageShape clip22{1280, 704, 121};
+  const double clip22_bytes = 3.0 * 121 * 1280 * 704 * 4;
+  EXPECT_NEAR(VaeDecodeBytes(wan22, clip22, 2, 0) - clip22_bytes,
+              4.0 * 4 * 640 * 352 * 256 * 2, byte);
   const ModelConfig& hunyuan = *FindModelPreset("hunyuanvideo");
   const ImageShape long_clip{1280, 720, 129};
   const double long_clip_bytes = 3.0 * 129 * 1280 * 720 * 4;

@@ -30,6 +30,7 @@ MODELS = {
     "WAN_14B": lambda: wan(40, 40, 13824, 16),
     "WAN_5B": lambda: wan(24, 30, 14336, 48),
     "WAN_TINY": lambda: wan(4, 2, 128, 16, head_dim=16, text_dim=32),
+    "WAN22_TINY": lambda: wan(4, 2, 128, 48, head_dim=16, text_dim=32),
     "HUNYUAN": lambda: hunyuan(24, 128, 20, 40, 4096, 768, (16, 56, 56)),
     "HUNYUAN_TINY": lambda: hunyuan(4, 16, 2, 2, 32, 16, (4, 6, 6)),
 }

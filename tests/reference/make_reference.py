@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Builds the reference cases of tests/reference/: tiny configurations of diffusers' PixArt, SD3,
 Flux, Wan and HunyuanVideo transformers, of its AutoencoderKL decoder (4 and 16 latent
-channels) and of the video VAEs AutoencoderKLWan and AutoencoderKLHunyuanVideo, with seeded
+channels) and of the video VAEs AutoencoderKLWan (Wan 2.1's and Wan 2.2's residual one) and
+AutoencoderKLHunyuanVideo, with seeded
 random weights; saves each model folder in diffusers' format, the forward's inputs, and
 diffusers' outputs in fp32 and bf16.
 
@@ -173,6 +174,18 @@ def cases():
                        latent_channels=16)
     out.append(("hunyuan_vae", diffusers.AutoencoderKLHunyuanVideo, hunyuan_vae, {
         "latent_sample": randn(1, 16, 6, 3, 4, gen=torch.Generator().manual_seed(129)),
+    }))
+    # Wan 2.2's residual VAE (AutoencoderKLWan, is_residual) at a CPU size: decoder widths
+    # 4 x (1, 2, 2, 2) (decoder_base_dim apart from base_dim, as Wan 2.2's), one residual block
+    # per level (+1), 8 latent channels, 2x2 patches (12 pixel channels): 16x in all. 3 latent
+    # frames (9 frames) of 1 x 2 latent pixels keep the files small. A generator of its own.
+    wan22_vae = dict(base_dim=8, decoder_base_dim=4, z_dim=8, dim_mult=[1, 2, 2, 2],
+                     num_res_blocks=1, temperal_downsample=[False, True, True], is_residual=True,
+                     in_channels=12, out_channels=12, patch_size=2, scale_factor_spatial=16,
+                     latents_mean=[round(0.1 * i - 0.3, 2) for i in range(8)],
+                     latents_std=[round(0.5 + 0.1 * i, 2) for i in range(8)])
+    out.append(("wan22_vae", diffusers.AutoencoderKLWan, wan22_vae, {
+        "latent_sample": randn(1, 8, 3, 1, 2, gen=torch.Generator().manual_seed(121)),
     }))
     return out
 
@@ -352,7 +365,9 @@ def main():
             save_file(state, os.path.join(model_dir, "diffusion_pytorch_model.safetensors"))
         save_file({k: v.contiguous() for k, v in inputs.items()},
                   os.path.join(folder, "inputs.safetensors"))
-        if cls is diffusers.AutoencoderKLWan:  # before the bf16 run rounds the weights
+        # Before the bf16 run rounds the weights. Not for the residual VAE: diffusers 0.35.2's
+        # tiled decode neither unpatchifies nor marks its first frame (ditbench's does both).
+        if cls is diffusers.AutoencoderKLWan and not model.config.is_residual:
             wan_vae_tiles(model, folder)
         expected32 = run(model, inputs, torch.float32)
         expected16 = run(model.to(torch.bfloat16), inputs, torch.bfloat16)

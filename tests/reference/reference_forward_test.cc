@@ -151,7 +151,8 @@ std::vector<Case> AllCases() {
   std::vector<Case> cases;
   const Layout layouts[] = {{"ws1", 1, 1}, {"ulysses2", 2, 1}, {"ring2", 1, 2}};
   const char* models[] = {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "wan",
-                          "hunyuan_video", "vae4", "vae16", "wan_vae", "hunyuan_vae"};
+                          "hunyuan_video", "vae4", "vae16", "wan_vae", "hunyuan_vae",
+                          "wan22_vae"};
   for (const char* model : models)
     for (const char* precision : {"fp32", "bf16"})
       for (const auto& layout : layouts) cases.push_back({model, precision, layout, ""});
@@ -279,7 +280,7 @@ TEST(DiffusersParameterCountTest, AnalyticCountIsTheFoldersTensorCount) {
       if (!IsUnusedDiffusersTensor(model, tensor)) stored += value.numel();
     EXPECT_EQ(ParameterCount(model.config), stored) << name;
   }
-  for (const char* name : {"vae4", "vae16", "wan_vae", "hunyuan_vae"}) {
+  for (const char* name : {"vae4", "vae16", "wan_vae", "hunyuan_vae", "wan22_vae"}) {
     const auto dir = kData / name / "model";
     const DiffusersModel model = ReadDiffusersConfig(dir);
     int64_t stored = 0;

@@ -16,14 +16,20 @@ std::shared_ptr<WanVaeDecoderImpl> SeededDecoder(const ModelConfig& config) {
   return vae;
 }
 
+// Wan 2.1's decoder and Wan 2.2's residual one (16x: 8x from its levels, 2x from its patches).
+class WanVaeTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  const ModelConfig& config() const { return *FindModelPreset(GetParam()); }
+};
+
 // The first latent frame decodes to one frame, every later one to four (the 4x temporal VAE),
-// at 8x the latent's rows and columns, on [-1, 1].
-TEST(WanVaeTest, DecodesTheFirstLatentFrameToOneFrameAndEachLaterOneToFour) {
+// at vae_downsample x the latent's rows and columns, on [-1, 1].
+TEST_P(WanVaeTest, DecodesTheFirstLatentFrameToOneFrameAndEachLaterOneToFour) {
   c10::InferenceMode inference;
-  const ModelConfig& config = *FindModelPreset("wan2.1-t2v-tiny");
-  auto vae = SeededDecoder(config);
-  auto clip = vae->forward(torch::randn({1, config.in_channels, 3, 4, 6}), 0);
-  EXPECT_EQ(clip.sizes(), (std::vector<int64_t>{1, 3, 9, 32, 48}));
+  auto vae = SeededDecoder(config());
+  auto clip = vae->forward(torch::randn({1, config().in_channels, 3, 4, 6}), 0);
+  const int64_t s = config().vae_downsample;
+  EXPECT_EQ(clip.sizes(), (std::vector<int64_t>{1, 3, 9, 4 * s, 6 * s}));
   EXPECT_TRUE(torch::isfinite(clip).all().item<bool>());
   EXPECT_LE(clip.abs().max().item<double>(), 1.0);
   EXPECT_GT(clip.std().item<double>(), 0.01);  // not a constant (or all-clamped) clip
@@ -31,12 +37,12 @@ TEST(WanVaeTest, DecodesTheFirstLatentFrameToOneFrameAndEachLaterOneToFour) {
 
 // Causal: the frames of a shorter clip are the first frames of a longer one that starts the
 // same, whatever follows, since every convolution over time sees only earlier frames (through
-// its cache of the previous latent frame's features).
-TEST(WanVaeTest, FramesDoNotDependOnLaterLatentFrames) {
+// its cache of the previous latent frame's features; the residual levels' shortcuts repeat
+// each latent frame's features into its own frames only).
+TEST_P(WanVaeTest, FramesDoNotDependOnLaterLatentFrames) {
   c10::InferenceMode inference;
-  const ModelConfig& config = *FindModelPreset("wan2.1-t2v-tiny");
-  auto vae = SeededDecoder(config);
-  auto latent = torch::randn({1, config.in_channels, 3, 4, 4});
+  auto vae = SeededDecoder(config());
+  auto latent = torch::randn({1, config().in_channels, 3, 4, 4});
   auto longer = vae->forward(latent, 0);
   auto shorter = vae->forward(latent.narrow(2, 0, 2), 0);
   ASSERT_EQ(shorter.size(2), 5);
@@ -48,8 +54,26 @@ TEST(WanVaeTest, FramesDoNotDependOnLaterLatentFrames) {
   EXPECT_FALSE(torch::allclose(after.narrow(2, 5, 4), longer.narrow(2, 5, 4), 1e-3, 1e-4));
 }
 
+// A tiled decode gives the untiled decode's shape (the patches unfolded in every tile), and a
+// tile larger than the frame decodes it in one piece: the untiled decode before its clamp.
+TEST_P(WanVaeTest, TiledDecodeKeepsTheClipsShape) {
+  c10::InferenceMode inference;
+  auto vae = SeededDecoder(config());
+  auto z = torch::randn({1, config().in_channels, 2, 8, 6});
+  auto whole = vae->DecodeUnscaled(z, 0);
+  const int tile = 4 * config().vae_downsample;  // the smallest tile vae_tiles.h takes
+  EXPECT_EQ(vae->DecodeUnscaled(z, tile).sizes(), whole.sizes());
+  EXPECT_TRUE(torch::equal(vae->DecodeUnscaled(z, 16 * tile).clamp(-1.0, 1.0), whole));
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, WanVaeTest,
+                         ::testing::Values("wan2.1-t2v-tiny", "wan2.2-ti2v-tiny"),
+                         [](const auto& info) {
+                           return std::string(info.param).rfind("wan2.1", 0) == 0 ? "Wan21" : "Wan22";
+                         });
+
 // The pipeline's unscaling is per channel: latent * latents_std + latents_mean.
-TEST(WanVaeTest, UnscalesEachChannelByItsStatistics) {
+TEST(WanVaeUnscaleTest, UnscalesEachChannelByItsStatistics) {
   c10::InferenceMode inference;
   const ModelConfig& config = *FindModelPreset("wan2.1-t2v-tiny");
   auto vae = SeededDecoder(config);
@@ -63,15 +87,37 @@ TEST(WanVaeTest, UnscalesEachChannelByItsStatistics) {
 }
 
 // The analytic count (plan's memory, the folder check before allocating) counts exactly the
-// module's parameters: the tiny preset's and Wan 2.1's real decoder.
-TEST(WanVaeTest, AnalyticParameterCountIsTheModules) {
-  for (const char* name : {"wan2.1-t2v-tiny", "wan2.1-t2v-1.3b"}) {
-    const ModelConfig& config = *FindModelPreset(name);
+// module's parameters: the tiny presets', Wan 2.1's real decoder and Wan 2.2's at an eighth of
+// its widths (levels of different widths: shortcut convolutions; the full size, 555,051,580, is
+// pinned against diffusers' module in diffusers_config_test.cc).
+TEST(WanVaeParametersTest, AnalyticParameterCountIsTheModules) {
+  ModelConfig wan22 = *FindModelPreset("wan2.2-ti2v-5b");
+  for (int& width : wan22.vae_channels) width /= 8;
+  std::vector<ModelConfig> configs = {*FindModelPreset("wan2.1-t2v-tiny"),
+                                      *FindModelPreset("wan2.1-t2v-1.3b"),
+                                      *FindModelPreset("wan2.2-ti2v-tiny"), wan22};
+  for (const ModelConfig& config : configs) {
     WanVaeDecoderImpl vae(config);
     std::int64_t counted = 0;
     for (const auto& p : vae.parameters()) counted += p.numel();
-    EXPECT_EQ(VaeDecoderParameterCount(config), counted) << name;
+    EXPECT_EQ(VaeDecoderParameterCount(config), counted) << config.name;
   }
+}
+
+// Wan 2.2's module carries diffusers' parameter names: a residual level's upsampler is one
+// module (`upsampler`), not a list, and its shortcut has no parameters.
+TEST(WanVaeParametersTest, ResidualLevelsCarryDiffusersNames) {
+  WanVaeDecoderImpl vae(*FindModelPreset("wan2.2-ti2v-tiny"));
+  const auto names = vae.named_parameters().keys();
+  auto has = [&](const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  EXPECT_TRUE(has("decoder.up_blocks.0.upsampler.time_conv.weight"));
+  EXPECT_TRUE(has("decoder.up_blocks.2.upsampler.resample.1.bias"));
+  EXPECT_FALSE(has("decoder.up_blocks.2.upsampler.time_conv.weight"));  // a spatial level
+  EXPECT_TRUE(has("decoder.conv_out.weight"));
+  EXPECT_EQ(vae.named_parameters()["decoder.conv_out.weight"].size(0), 12);  // 3 x 2 x 2
+  for (const auto& name : names) EXPECT_EQ(name.find("upsamplers"), std::string::npos) << name;
 }
 
 // HunyuanVideo's decoder: a clip of more than 4 latent frames goes in temporal tiles, whose

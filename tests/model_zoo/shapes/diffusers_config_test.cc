@@ -166,7 +166,7 @@ TEST(DiffusersConfigTest, VideoVaeDecoderShapes) {
     bad[key] = value;
     return Error(bad);
   };
-  EXPECT_NE(refused("is_residual", true).find("key 'is_residual'"), std::string::npos);
+  EXPECT_NE(refused("is_residual", "yes").find("key 'is_residual'"), std::string::npos);
   EXPECT_NE(refused("latents_std", std::vector<double>(15, 1.0)).find("15 values, expected z_dim (16)"),
             std::string::npos);
   EXPECT_NE(refused("latents_std", std::vector<double>(16, 0.0)).find("not a positive number"),
@@ -202,6 +202,53 @@ TEST(DiffusersConfigTest, VideoVaeDecoderShapes) {
   EXPECT_EQ(VaeDecoderParameterCount(*FindModelPreset("hunyuanvideo")), 146136339);
   // A Wan VAE folder for an image model, or an image VAE for Wan, is refused by name.
   EXPECT_THROW(ModelWithDiffusersVae(*FindModelPreset("pixart-alpha"), w, "c"), std::invalid_argument);
+}
+
+// Wan 2.2 TI2V-5B's vae/config.json (its statistics shortened to their count): residual levels,
+// decoder_base_dim over base_dim, 2x2 patches (12 pixel channels), 16x in all.
+TEST(DiffusersConfigTest, ResidualWanVaeDecoderShapes) {
+  const ModelConfig& preset = *FindModelPreset("wan2.2-ti2v-5b");
+  nlohmann::json wan22 = {{"_class_name", "AutoencoderKLWan"}, {"attn_scales", nlohmann::json::array()},
+                          {"base_dim", 160}, {"clip_output", false}, {"decoder_base_dim", 256},
+                          {"dim_mult", {1, 2, 4, 4}}, {"dropout", 0.0}, {"in_channels", 12},
+                          {"is_residual", true}, {"latents_mean", preset.vae_latents_mean},
+                          {"latents_std", preset.vae_latents_std}, {"num_res_blocks", 2},
+                          {"out_channels", 12}, {"patch_size", 2}, {"scale_factor_spatial", 16},
+                          {"scale_factor_temporal", 4}, {"temperal_downsample", {false, true, true}},
+                          {"z_dim", 48}};
+  const DiffusersModel w = DiffusersConfigFromJson(wan22, "vae/config.json");
+  EXPECT_EQ(w.config.vae_kind, VaeKind::kWanResidual);
+  EXPECT_EQ(w.config.vae_channels, (std::vector<int>{256, 512, 1024, 1024}));
+  EXPECT_EQ(w.config.vae_patch, 2);
+  EXPECT_EQ(w.config.vae_downsample, 16);
+  EXPECT_EQ(w.config.vae_temporal, 4);
+  EXPECT_EQ(VaeDecoderParameterCount(w.config), VaeDecoderParameterCount(preset));
+  EXPECT_EQ(VaeDecoderParameterCount(ModelWithDiffusersVae(preset, w, "c")),
+            VaeDecoderParameterCount(preset));
+  // diffusers 0.35.2's AutoencoderKLWan(**this config) on the meta device, parameters outside
+  // encoder. and quant_conv. counted (the brief's count; tests/reference/make_reference.py's
+  // wan22_vae case checks the tiny decoder's count against its module).
+  EXPECT_EQ(VaeDecoderParameterCount(preset), 555051580);
+  // Wan 2.1's model takes no Wan 2.2 VAE folder, nor Wan 2.2's a Wan 2.1 one.
+  EXPECT_THROW(ModelWithDiffusersVae(*FindModelPreset("wan2.1-t2v-14b"), w, "c"),
+               std::invalid_argument);
+
+  auto refused = [&](const char* key, const nlohmann::json& value) {
+    nlohmann::json bad = wan22;
+    bad[key] = value;
+    return Error(bad);
+  };
+  EXPECT_NE(refused("in_channels", 3).find("vae/config.json: key 'in_channels': 3 is not "
+                                           "supported, expected 12"),
+            std::string::npos) << refused("in_channels", 3);
+  EXPECT_NE(refused("patch_size", 0).find("key 'patch_size': 0, expected at least 1"),
+            std::string::npos) << refused("patch_size", 0);
+  EXPECT_NE(refused("scale_factor_spatial", 8).find("key 'scale_factor_spatial': expected 16"),
+            std::string::npos) << refused("scale_factor_spatial", 8);
+  // Level 1 -> 8 -> 1: the shortcut into width 256 from 2048 cannot repeat channels evenly.
+  EXPECT_NE(refused("dim_mult", {1, 8, 4, 4}).find("key 'dim_mult': a residual level from width "
+                                                   "2048 to 256"),
+            std::string::npos) << refused("dim_mult", {1, 8, 4, 4});
 }
 
 TEST(DiffusersConfigTest, UnknownClassIsRefused) {

@@ -65,6 +65,9 @@ TEST(VideoShapesTest, PresetsHaveDiffusersShapes) {
   EXPECT_EQ(ti2v.hidden, 3072);
   EXPECT_EQ(ti2v.in_channels, 48);
   EXPECT_EQ(ti2v.vae_downsample, 16);
+  EXPECT_EQ(ti2v.vae_kind, VaeKind::kWanResidual);
+  EXPECT_EQ(ti2v.vae_patch, 2);
+  EXPECT_EQ(ti2v.vae_latents_std.size(), 48u);
   const ModelConfig& hunyuan = Preset("hunyuanvideo");
   EXPECT_EQ(hunyuan.text_attention, TextAttention::kJoint);
   EXPECT_EQ(hunyuan.depth, 20);
@@ -83,6 +86,7 @@ TEST(VideoShapesTest, ParameterCountsMatchDiffusersModules) {
   EXPECT_EQ(ParameterCount(Preset("wan2.2-ti2v-5b")), 4'999'787'712);
   EXPECT_EQ(ParameterCount(Preset("hunyuanvideo")), 12'821'012'544);
   EXPECT_EQ(ParameterCount(Preset("wan2.1-t2v-tiny")), 161'536);
+  EXPECT_EQ(ParameterCount(Preset("wan2.2-ti2v-tiny")), 178'048);
   EXPECT_EQ(ParameterCount(Preset("hunyuanvideo-tiny")), 631'936);
 }
 
