@@ -185,7 +185,7 @@ class UpBlockImpl : public torch::nn::Module {
     }
   }
   torch::Tensor forward(torch::Tensor x, CausalCache& cache) {
-    const torch::Tensor input = x;
+    const torch::Tensor input = residual_ ? x : torch::Tensor();  // kept only where added
     for (const auto& resnet : *resnets_) x = resnet->as<ResidualImpl>()->forward(x, cache);
     if (upsampler_) x = upsampler_->forward(x, cache);
     if (residual_) x = x + RepeatUp(input, out_, frames_, cache.chunk == 0);
