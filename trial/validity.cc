@@ -127,9 +127,6 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   if (!family.has_module)
     return fmt::format("{} ({} family) has shapes but no LibTorch module in this build: it is "
                        "planned, not run", c.model, family.name);
-  if (c.height > 0 && !model->video())
-    return fmt::format("resolution {}: this build's image modules make square images only",
-                       c.resolution_text());
   if (c.scope == Scope::kPipeline && !HasVaeDecoder(model->vae_kind))
     return fmt::format("scope pipeline: this build has no decoder for the VAE of {} (Wan 2.2's "
                        "residual AutoencoderKLWan); use scope denoise or forward", c.model);

@@ -98,11 +98,14 @@ struct Case {
   std::string precision;
   Layout layout;
   std::string isa_cap;  // ONEDNN_MAX_CPU_ISA for the ranks; empty: the machine's best
+  // Which inputs of the folder: "" (inputs.safetensors, expected_{fp32,bf16}) or "_wide" (a
+  // non-square image: inputs_wide.safetensors, expected_wide_{fp32,bf16}).
+  std::string inputs;
 };
 
 std::string CaseName(const testing::TestParamInfo<Case>& info) {
-  return info.param.model + "_" + info.param.precision + "_" + info.param.layout.name +
-         (info.param.isa_cap.empty() ? "" : "_" + info.param.isa_cap);
+  return info.param.model + info.param.inputs + "_" + info.param.precision + "_" +
+         info.param.layout.name + (info.param.isa_cap.empty() ? "" : "_" + info.param.isa_cap);
 }
 
 // The bf16 error budget of a case (see the top of this file).
@@ -119,27 +122,27 @@ TEST_P(ReferenceForwardTest, MatchesDiffusers) {
   const std::string isa = c.isa_cap.empty() ? "" : "ONEDNN_MAX_CPU_ISA=" + c.isa_cap + " ";
   const std::string command =
       isa + std::string(DITBENCH_BIN) + " forward " + (dir / "model").string() + " --inputs " +
-      (dir / "inputs.safetensors").string() + " --output " + out.string() + " --precision " +
+      (dir / ("inputs" + c.inputs + ".safetensors")).string() + " --output " + out.string() + " --precision " +
       c.precision + " --ulysses " + std::to_string(c.layout.ulysses) + " --ring " +
       std::to_string(c.layout.ring) + " --worker " + DITBENCH_WORKER + " > " + log.string() +
       " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << command << "\n" << ReadAll(log);
   auto ours = ReadSafetensors(out).at("sample");
-  auto fp32 = ReadSafetensors(dir / "expected_fp32.safetensors").at("sample");
+  auto fp32 = ReadSafetensors(dir / ("expected" + c.inputs + "_fp32.safetensors")).at("sample");
   ASSERT_EQ(ours.sizes(), fp32.sizes());
   const double rel = RelativeL2(ours, fp32);
   RecordProperty("relative_l2_to_fp32", std::to_string(rel));
   if (c.precision == "fp32") {
-    std::printf("[ reference ] %s fp32 %s: rel L2 %.3g (limit 1e-05)\n", c.model.c_str(),
-                c.layout.name, rel);
+    std::printf("[ reference ] %s%s fp32 %s: rel L2 %.3g (limit 1e-05)\n", c.model.c_str(),
+                c.inputs.c_str(), c.layout.name, rel);
     EXPECT_LE(rel, 1e-5);
     return;
   }
-  auto bf16 = ReadSafetensors(dir / "expected_bf16.safetensors").at("sample");
+  auto bf16 = ReadSafetensors(dir / ("expected" + c.inputs + "_bf16.safetensors")).at("sample");
   const double e_ref = RelativeL2(bf16, fp32);
-  std::printf("[ reference ] %s %s %s %s: rel L2 to fp32 %.4g, diffusers' bf16 %.4g (ratio "
+  std::printf("[ reference ] %s%s %s %s %s: rel L2 to fp32 %.4g, diffusers' bf16 %.4g (ratio "
               "%.3f, allowed %.2f to %.2f)\n",
-              c.model.c_str(), c.precision.c_str(), c.layout.name,
+              c.model.c_str(), c.inputs.c_str(), c.precision.c_str(), c.layout.name,
               c.isa_cap.empty() ? "best ISA" : c.isa_cap.c_str(), rel, e_ref, rel / e_ref,
               kBf16Floor, kBf16Margin);
   RecordProperty("bf16_error_ratio", std::to_string(rel / e_ref));
@@ -154,7 +157,7 @@ std::vector<Case> AllCases() {
                           "hunyuan_video", "vae4", "vae16", "wan_vae", "hunyuan_vae"};
   for (const char* model : models)
     for (const char* precision : {"fp32", "bf16"})
-      for (const auto& layout : layouts) cases.push_back({model, precision, layout, ""});
+      for (const auto& layout : layouts) cases.push_back({model, precision, layout, "", ""});
   // bf16 on one rank under each oneDNN cap below AMX (a cap above the CPU's best runs its
   // best): each kernel family rounds bf16 its own way, and the budget must hold for all of
   // them. No AMX cap: a cap the user sets is taken as given (cpu_isa_guard.h), and on a guest
@@ -162,7 +165,15 @@ std::vector<Case> AllCases() {
   // run AMX wherever the guard finds it usable.
   for (const char* model : models)
     for (const char* cap : {"AVX2", "AVX512_CORE", "AVX512_CORE_BF16"})
-      cases.push_back({model, "bf16", layouts[0], cap});
+      cases.push_back({model, "bf16", layouts[0], cap, ""});
+  // The image transformers on a non-square image (make_reference.py, wide_images), the same
+  // rules.
+  for (const char* model : {"pixart", "sd3", "flux"}) {
+    for (const char* precision : {"fp32", "bf16"})
+      for (const auto& layout : layouts) cases.push_back({model, precision, layout, "", "_wide"});
+    for (const char* cap : {"AVX2", "AVX512_CORE", "AVX512_CORE_BF16"})
+      cases.push_back({model, "bf16", layouts[0], cap, "_wide"});
+  }
   return cases;
 }
 
