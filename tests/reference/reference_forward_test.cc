@@ -101,6 +101,9 @@ struct Case {
   // Which inputs of the folder: "" (inputs.safetensors, expected_{fp32,bf16}) or "_wide" (a
   // non-square image: inputs_wide.safetensors, expected_wide_{fp32,bf16}).
   std::string inputs;
+  friend void PrintTo(const Case& c, std::ostream* os) {
+    *os << c.model << c.inputs << " " << c.precision << " " << c.layout.name << " " << c.isa_cap;
+  }
 };
 
 std::string CaseName(const testing::TestParamInfo<Case>& info) {
