@@ -17,7 +17,8 @@ expected_bf16.safetensors}, and DIR/samplers.safetensors (each family's schedule
 seeded model outputs). `--samplers-only` rewrites that file alone; `--vae-tiles-only` the VAE cases'
 inputs_tiled.safetensors and expected_tiled_fp32.safetensors (diffusers' tiled decode, 64-pixel
 tiles, of a 16 x 16 latent) alone; `--wide-only` the image transformers' non-square cases
-(inputs_wide.safetensors, expected_wide_{fp32,bf16}.safetensors) alone; `--only CASE`
+(inputs_wide.safetensors, expected_wide_{fp32,bf16}.safetensors) alone; `--vae-flops-only` the
+VAE decodes' FlopCounterMode counts (vae_decode_flops.json) alone; `--only CASE`
 (repeatable) the named cases' folders alone, e.g. `--only sd3_dual`. Cases draw their inputs in
 order from one generator, so a new case goes last and leaves the others' files as they are.
 """
@@ -361,6 +362,32 @@ def wide_images(root):
               f"{rel:.3g}")
 
 
+# Latent shapes whose decode FlopCounterMode counts: an image, a clip decoded a latent frame at
+# a time (Wan), a clip in one piece and one in temporal tiles (HunyuanVideo: 7 latent frames).
+VAE_FLOPS = [("vae4", diffusers.AutoencoderKL, (1, 4, 6, 10)),
+             ("vae16", diffusers.AutoencoderKL, (1, 16, 8, 12)),
+             ("wan_vae", diffusers.AutoencoderKLWan, (1, 16, 3, 6, 10)),
+             ("hunyuan_vae", diffusers.AutoencoderKLHunyuanVideo, (1, 16, 2, 6, 10)),
+             ("hunyuan_vae", diffusers.AutoencoderKLHunyuanVideo, (1, 16, 7, 4, 6))]
+
+
+def vae_flops(root):
+    """FlopCounterMode's count of each VAE case's decode (attention on the math backend, so that
+    its products are counted) at the shapes of VAE_FLOPS: DIR/vae_decode_flops.json, a list of
+    {"case", "latent", "flops"}."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.utils.flop_counter import FlopCounterMode
+    rows = []
+    for name, cls, shape in VAE_FLOPS:
+        model = cls.from_pretrained(os.path.join(root, name, "model")).eval()
+        with torch.no_grad(), sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as count:
+            model.decode(torch.zeros(*shape))
+        rows.append({"case": name, "latent": list(shape), "flops": count.get_total_flops()})
+        print(f"{name} {shape}: {count.get_total_flops()} FLOPs")
+    with open(os.path.join(root, "vae_decode_flops.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+
+
 def main():
     if diffusers.__version__ != PINNED:
         sys.exit(f"make_reference.py: needs diffusers=={PINNED}, found {diffusers.__version__}")
@@ -377,6 +404,8 @@ def main():
         return vae_tiles(root)
     if "--wide-only" in sys.argv:
         return wide_images(root)
+    if "--vae-flops-only" in sys.argv:
+        return vae_flops(root)
     all_cases = cases()
     unknown = set(only) - {name for name, _, _, _ in all_cases}
     if unknown:
@@ -417,6 +446,7 @@ def main():
     if not only:
         vae_tiles(root)
         wide_images(root)
+        vae_flops(root)
 
 
 if __name__ == "__main__":

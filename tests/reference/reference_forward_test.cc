@@ -44,6 +44,7 @@
 #include "model_zoo/layers/sampler.h"
 #include "model_zoo/shapes/diffusers_config.h"
 #include "model_zoo/shapes/model_config.h"
+#include "model_zoo/shapes/vae_decode_flops.h"
 #include "model_zoo/weights/diffusers_weights.h"
 #include "model_zoo/weights/safetensors.h"
 
@@ -279,6 +280,26 @@ TEST(DiffusersVaeWeightsTest, DeprecatedAttentionNamesLoad) {
   LoadDiffusersWeights(*vae, model, tensors, dir.string());
   EXPECT_TRUE(torch::equal(vae->named_parameters()["mid_attention.to_out.weight"],
                            tensors.at(prefix + "proj_attn.weight")));
+}
+
+// The analytic FLOPs of a decode (plan's decode price) are FlopCounterMode's count of diffusers'
+// decode of the same folder and latent (make_reference.py, vae_flops): an image, a clip a
+// latent frame at a time, a clip in one piece and one in temporal tiles.
+TEST(DiffusersVaeFlopsTest, AnalyticDecodeFlopsAreFlopCounterModesCount) {
+  std::ifstream in(kData / "vae_decode_flops.json");
+  const auto rows = nlohmann::json::parse(in);
+  ASSERT_GE(rows.size(), 5u);
+  for (const auto& row : rows) {
+    const std::string name = row.at("case");
+    const DiffusersModel model = ReadDiffusersConfig(kData / name / "model");
+    const auto latent = row.at("latent").get<std::vector<int>>();
+    const bool clip = latent.size() == 5;
+    const int rows_at = latent[clip ? 3 : 2], cols_at = latent[clip ? 4 : 3];
+    ImageShape shape{cols_at * model.config.vae_downsample, rows_at * model.config.vae_downsample,
+                     clip ? (latent[2] - 1) * model.config.vae_temporal + 1 : 0};
+    const double expected = row.at("flops").get<double>();
+    EXPECT_EQ(VaeDecodeFlops(model.config, shape), expected) << name << " " << row.at("latent");
+  }
 }
 
 // The analytic parameter count (plan, results) of a diffusers configuration counts exactly the
