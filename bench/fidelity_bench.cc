@@ -209,7 +209,7 @@ int main(int argc, char** argv) {
     const int latent = LatentSize(*config, resolution);
     auto x = torch::randn({2, config->in_channels, latent, latent}, opts);
     auto t = torch::full({2}, 999.0, torch::TensorOptions().device(device));
-    Conditioning text = model->MakeConditioning(2, resolution).To(opts);
+    Conditioning text = model->MakeConditioning(2, ImageShape{resolution, resolution, 0}).To(opts);
     ParallelContext single;
     torch::Tensor out;
     Row row{model_name + " forward " + std::to_string(resolution) + "px " + precision, {}, {}, {}};

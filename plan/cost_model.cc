@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "model_zoo/shapes/memory_traffic.h"
+#include "model_zoo/shapes/vae_decode_flops.h"
 #include "model_zoo/shapes/model_config.h"
 #include "plan/comm_volume.h"
 
@@ -63,8 +64,8 @@ const std::vector<std::string>& CostTermNames() {
     n[kRingMib] = "ring_ms_per_mib";
     n[kGatherCalls] = "gather_ms_per_call";
     n[kGatherMib] = "gather_ms_per_mib";
-    n[kDecode] = "decode_ms_per_mpixel";
-    n[kSharedDecode] = "shared_decode_ms_per_mpixel";
+    n[kDecode] = "decode_ms_per_gflop";
+    n[kSharedDecode] = "shared_decode_ms_per_gflop";
     n[kOversubscribedCompute] = "oversubscribed_compute_ms_per_gflop";
     n[kOversubscribedBlockCalls] = "oversubscribed_ms_per_block_call";
     n[kOversubscribedCalls] = "oversubscribed_ms_per_call";
@@ -103,10 +104,12 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   }
   const auto calls = [&](Collective kind) { return forwards * comm.calls[std::size_t(kind)]; };
   const auto mib = [&](Collective kind) { return forwards * comm.bytes[std::size_t(kind)] / kMiB; };
-  const double mpixels =
-      c.scope == Scope::kPipeline
-          ? double(c.batch) * c.resolution * c.image_height() * std::max(1, c.frames) / 1e6
-          : 0.0;
+  // The decode's GFLOP (model_zoo/shapes/vae_decode_flops.h): decoders differ in cost per pixel
+  // (AutoencoderKLHunyuanVideo's about twice AutoencoderKLWan's), so one price per megapixel
+  // would fit a campaign of both poorly.
+  const double decode_gflop =
+      c.scope == Scope::kPipeline ? double(c.batch) * VaeDecodeFlops(*model, c.image_shape()) / 1e9
+                                  : 0.0;
   // Time-sharing: a rank runs 1 / sharing of the time, so whatever it does alone (its compute,
   // its block executions, its collectives, which wait for peers that are descheduled) takes
   // longer. The stretch beyond what the other terms price is fitted, not assumed.
@@ -131,8 +134,8 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   x[kRingMib] = mib(Collective::kSendRecv);
   x[kGatherCalls] = calls(Collective::kAllGather);
   x[kGatherMib] = mib(Collective::kAllGather);
-  x[kDecode] = mpixels;
-  x[kSharedDecode] = mpixels * ranks;
+  x[kDecode] = decode_gflop;
+  x[kSharedDecode] = decode_gflop * ranks;
   x[kOversubscribedCompute] = stretch * gflop / ranks * bubble;
   x[kOversubscribedBlockCalls] = stretch * block_calls;
   x[kOversubscribedCalls] = stretch * collectives;
@@ -261,8 +264,8 @@ std::vector<CostModel::Term> CostModel::Terms() const {
   const double t = StudentT95(iteration_.degrees_of_freedom);
   static const std::vector<std::string> reduced = {
       "overhead_ms",    "rank_compute_ms_per_gflop", "shared_compute_ms_per_gflop",
-      "ms_per_collective", "ms_per_mib",             "decode_ms_per_mpixel",
-      "shared_decode_ms_per_mpixel", "oversubscribed_compute_ms_per_gflop",
+      "ms_per_collective", "ms_per_mib",             "decode_ms_per_gflop",
+      "shared_decode_ms_per_gflop", "oversubscribed_compute_ms_per_gflop",
       "oversubscribed_ms_per_call"};
   const std::vector<std::string>& names = reduced_ ? reduced : CostTermNames();
   for (std::size_t j = 0; j < names.size(); ++j) {

@@ -140,6 +140,7 @@ nlohmann::json TrialJson(const PlannedTrial& t) {
     e["trial_s"] = t.estimate->trial_s;
     e["memory_mb_per_rank"] = t.estimate->memory_mb;
     if (t.estimate->decode_mb) e["decode_mb_per_rank"] = *t.estimate->decode_mb;
+    if (t.estimate->decode_ms) e["decode_ms"] = *t.estimate->decode_ms;
     e["source"] = t.estimate->source;
     if (t.estimate->comm_mb_per_step) e["comm_mb_per_step"] = *t.estimate->comm_mb_per_step;
     if (t.estimate->iteration_low_ms && t.estimate->iteration_high_ms)

@@ -9,6 +9,7 @@
 #include "machine/device_peaks.h"
 #include "machine/rank_sharing.h"
 #include "model_zoo/shapes/model_config.h"
+#include "model_zoo/shapes/vae_decode_flops.h"
 #include "plan/comm_volume.h"
 #include "plan/device_prior.h"
 #include "plan/fitted_model.h"
@@ -261,6 +262,14 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
     const double p = c.pipefusion, m = c.effective_pipefusion_patches();
     const double sync = std::min(std::max(c.pipefusion_warmup_steps, 0), forwards);
     e.iteration_ms *= (sync * p + (forwards - sync) * (m + p - 1) / m) / forwards;
+  }
+  if (c.scope == Scope::kPipeline) {
+    // Every rank decodes its samples' latents whole: no parallel decode.
+    const double decode_flops = double(c.batch) * VaeDecodeFlops(*model, c.image_shape());
+    if (decode_flops > 0) {
+      e.decode_ms = decode_flops / (tflops / c.world_size() * 1e12) * 1000;
+      e.iteration_ms += *e.decode_ms;
+    }
   }
   if (auto comm = CommByKindPerStep(*model, c)) {
     e.comm_mb_per_step = comm->total_bytes / 1048576.0;

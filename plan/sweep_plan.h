@@ -22,6 +22,10 @@ struct TrialEstimate {
   // A video's VAE decode (scope pipeline; VaeDecodeBytes): its working set per rank, often
   // larger than the denoiser's activations. Unset for images (not yet counted).
   std::optional<double> decode_mb;
+  // Scope pipeline, source "analytic": the decode's share of iteration_ms, its analytic FLOPs
+  // (model_zoo/shapes/vae_decode_flops.h) at a rank's share of the compute rate assumed (every
+  // rank decodes its samples whole).
+  std::optional<double> decode_ms;
   // Per rank (max over ranks) per denoising step, from the shapes (plan/comm_volume.h);
   // unset where the family's communication is not modelled.
   std::optional<double> comm_mb_per_step;

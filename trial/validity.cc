@@ -127,9 +127,6 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   if (!family.has_module)
     return fmt::format("{} ({} family) has shapes but no LibTorch module in this build: it is "
                        "planned, not run", c.model, family.name);
-  if (c.height > 0 && !model->video())
-    return fmt::format("resolution {}: this build's image modules make square images only",
-                       c.resolution_text());
   if (model->video() && c.pipefusion > 1)
     return fmt::format("pipefusion={} is not implemented for video models ({}); use ulysses, "
                        "ring, cfg or dp", c.pipefusion, c.model);

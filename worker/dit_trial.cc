@@ -100,19 +100,16 @@ class DitRank {
     const ModelConfig& shape = model_->config();
     torch::manual_seed(static_cast<uint64_t>(config.seed) * 1000003ULL + parallel.at().dp + 1);
     auto options = torch::TensorOptions().dtype(dtype_).device(device);
-    if (shape.video()) {  // [B, C, latent frames, latent rows, latent columns]
-      const ImageShape clip = config.image_shape();
-      noise_ = torch::randn({config.batch, shape.in_channels, LatentFrames(shape, clip.frames),
-                             clip.height / shape.vae_downsample, clip.width / shape.vae_downsample})
-                   .to(options);
-    } else {
-      const int latent = LatentSize(shape, config.resolution);
-      noise_ = torch::randn({config.batch, shape.in_channels, latent, latent}).to(options);
-    }
+    // [B, C, (latent frames,) latent rows, latent columns]
+    const ImageShape image = config.image_shape();
+    std::vector<int64_t> latent{config.batch, shape.in_channels};
+    if (shape.video()) latent.push_back(LatentFrames(shape, image.frames));
+    latent.push_back(image.height / shape.vae_downsample);
+    latent.push_back(image.width / shape.vae_downsample);
+    noise_ = torch::randn(latent).to(options);
     const bool cfg_batch = model_->guidance() == Guidance::kCfgBatch;
     // CFG: rows [0, B) negative, [B, 2B) prompt; a cfg-parallel rank keeps its half.
-    conditioning_ = model_->MakeConditioning(cfg_batch ? 2 * config.batch : config.batch,
-                                             config.resolution);
+    conditioning_ = model_->MakeConditioning(cfg_batch ? 2 * config.batch : config.batch, image);
     if (model_->guidance() == Guidance::kDistilled)
       conditioning_.guidance = torch::full({config.batch}, model_->guidance_scale());
     conditioning_ = conditioning_.To(options);

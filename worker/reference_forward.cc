@@ -128,7 +128,6 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
   Conditioning conditioning;
   conditioning.text = text;
   torch::Tensor latent = hidden, time = PerRow(timestep, b, path, "timestep").to(torch::kFloat32);
-  int64_t grid = 0;
   if (model.config.micro_conditions) {
     conditioning.resolution = inputs.Take("resolution", "use_additional_conditions is on");
     conditioning.aspect_ratio = inputs.Take("aspect_ratio", "use_additional_conditions is on");
@@ -144,21 +143,28 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
   if (model.config.text_mask)
     lengths = PromptLengths(inputs.Take("encoder_attention_mask", why), b, text.size(1), path);
   if (packed) {
-    // Flux: packed tokens [B, g * g, 4C] -> the latent [B, C, 2g, 2g] ditbench's Flux packs itself.
+    // Flux: packed tokens [B, rows * cols, 4C] -> the latent [B, C, 2 rows, 2 cols] ditbench's
+    // Flux packs itself; the grid's sides are the largest row and column of img_ids plus one.
     const int64_t channels = model.config.in_channels;
-    grid = static_cast<int64_t>(std::llround(std::sqrt(double(hidden.size(1)))));
-    Require(hidden.dim() == 3 && grid * grid == hidden.size(1) && hidden.size(2) == 4 * channels,
-            path, "input 'hidden_states' has shape " + Dims(hidden) +
-                      ", expected [batch, g * g, " + std::to_string(4 * channels) + "]");
-    latent = UnpackLatents(hidden, grid, channels);
-    time = time * 1000.0;  // diffusers' Flux scales sigma inside the model; ditbench before it
+    Require(hidden.dim() == 3 && hidden.size(2) == 4 * channels, path,
+            "input 'hidden_states' has shape " + Dims(hidden) + ", expected [batch, rows * cols, " +
+                std::to_string(4 * channels) + "]");
+    auto ids = inputs.Take("img_ids", why);
+    if (ids.dim() == 3 && ids.size(0) == 1) ids = ids[0];
+    Require(ids.dim() == 2 && ids.size(0) == hidden.size(1) && ids.size(1) == 3, path,
+            "input 'img_ids' has shape " + Dims(ids) + ", expected [" +
+                std::to_string(hidden.size(1)) + ", 3] (a row per token of hidden_states)");
+    const int64_t rows = ids.select(1, 1).max().item<int64_t>() + 1;
+    const int64_t cols = ids.select(1, 2).max().item<int64_t>() + 1;
+    Require(rows > 0 && cols > 0 && rows * cols == hidden.size(1), path,
+            "input 'img_ids' spans " + std::to_string(rows) + " rows x " + std::to_string(cols) +
+                " columns, which is not the " + std::to_string(hidden.size(1)) +
+                " tokens of hidden_states");
     auto options = torch::TensorOptions().dtype(torch::kFloat64);
-    auto coords = torch::arange(grid, options);
-    auto mesh = torch::meshgrid({coords, coords}, "ij");
-    auto image_ids =
-        torch::stack({torch::zeros_like(mesh[0]), mesh[0], mesh[1]}, -1).view({-1, 3});
-    CheckFluxIds(inputs.Take("img_ids", why), image_ids, path, "img_ids",
-                 "the (0, row, column) grid of a square latent, row-major");
+    CheckFluxIds(ids, FluxImageIds(rows, cols, options), path, "img_ids",
+                 "the (0, row, column) grid of the latent, row-major");
+    latent = UnpackLatents(hidden, rows, cols, channels);
+    time = time * 1000.0;  // diffusers' Flux scales sigma inside the model; ditbench before it
     CheckFluxIds(inputs.Take("txt_ids", why), torch::zeros({text.size(1), 3}, options), path,
                  "txt_ids", "zeros");
   } else if (model.config.video()) {

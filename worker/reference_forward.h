@@ -6,11 +6,11 @@
 // micro-conditions resolution and aspect_ratio; SD3 hidden_states, encoder_hidden_states,
 // pooled_projections, timestep; Flux hidden_states (packed tokens), encoder_hidden_states,
 // pooled_projections, timestep, guidance, img_ids, txt_ids (the standard (0, row, column) grid
-// of a square latent and zeros: the positions ditbench builds); Wan hidden_states [B, C, F, H, W],
-// encoder_hidden_states, timestep; HunyuanVideo the same with pooled_projections, guidance (as
-// its pipeline passes it: guidance_scale x 1000) and encoder_attention_mask (ones, then zeros for
-// padding: each row attends to its prompt's tokens only, one forward per row when their lengths
-// differ); a VAE latent_sample ([B, C, h, w], or [B, C, F, h, w] for a video VAE), decoded as
+// of the latent, square or not, and zeros: the positions ditbench builds); Wan hidden_states
+// [B, C, F, H, W], encoder_hidden_states, timestep; HunyuanVideo the same with
+// pooled_projections, guidance (as its pipeline passes it: guidance_scale x 1000) and
+// encoder_attention_mask (ones, then zeros for padding: each row attends to its prompt's tokens
+// only, one forward per row when their lengths differ); a VAE latent_sample ([B, C, h, w], or [B, C, F, h, w] for a video VAE), decoded as
 // the class's decode does (no scaling). Output: `sample` in fp32, written by world rank 0.
 //
 // Ranks: torchrun's environment (WORLD_SIZE = ulysses x ring), as `ditbench run` starts them.

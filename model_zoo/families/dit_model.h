@@ -56,7 +56,8 @@ struct DitState {
   torch::Tensor conditioning;  // time (and pooled/guidance) embedding
   torch::Tensor modulation;    // shared per-block modulation (AdaLN-single)
   int64_t batch = 0;
-  int64_t grid = 0;            // patch rows (= columns) of the full image
+  int64_t rows = 0;            // patch rows of the full image
+  int64_t cols = 0;            // patch columns of the full image
 };
 
 class DitModel {
@@ -68,8 +69,8 @@ class DitModel {
   virtual double guidance_scale() const = 0;
   // Seeded prompt inputs for `rows` rows on the CPU in fp32 (the text encoders are outside every
   // timed scope). For kCfgBatch the caller asks for 2B rows: [0, B) negative, [B, 2B) prompt.
-  // `resolution`: the image's pixels per side (PixArt-alpha's micro-conditions embed it).
-  virtual Conditioning MakeConditioning(int64_t rows, int resolution) const = 0;
+  // `image`: the image (or clip) made (PixArt-alpha's micro-conditions embed its size).
+  virtual Conditioning MakeConditioning(int64_t rows, const ImageShape& image) const = 0;
   // The family's sampler for `steps` steps over `image_tokens` tokens per image (Flux shifts
   // its schedule by resolution).
   virtual std::unique_ptr<Sampler> MakeSampler(int steps, int64_t image_tokens) const = 0;

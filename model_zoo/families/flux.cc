@@ -20,15 +20,24 @@ torch::Tensor ScaledFeatures(const torch::Tensor& value, torch::ScalarType dtype
 }  // namespace
 
 torch::Tensor PackLatents(const torch::Tensor& latent) {
-  const int64_t b = latent.size(0), c = latent.size(1), g = latent.size(2) / 2;
-  return latent.view({b, c, g, 2, g, 2}).permute({0, 2, 4, 1, 3, 5}).reshape({b, g * g, c * 4});
+  const int64_t b = latent.size(0), c = latent.size(1);
+  const int64_t rows = latent.size(2) / 2, cols = latent.size(3) / 2;
+  return latent.view({b, c, rows, 2, cols, 2})
+      .permute({0, 2, 4, 1, 3, 5})
+      .reshape({b, rows * cols, c * 4});
 }
 
-torch::Tensor UnpackLatents(const torch::Tensor& tokens, int64_t grid, int64_t channels) {
+torch::Tensor UnpackLatents(const torch::Tensor& tokens, int64_t rows, int64_t cols,
+                            int64_t channels) {
   const int64_t b = tokens.size(0);
-  return tokens.view({b, grid, grid, channels, 2, 2})
+  return tokens.view({b, rows, cols, channels, 2, 2})
       .permute({0, 3, 1, 4, 2, 5})
-      .reshape({b, channels, grid * 2, grid * 2});
+      .reshape({b, channels, rows * 2, cols * 2});
+}
+
+torch::Tensor FluxImageIds(int64_t rows, int64_t cols, const torch::TensorOptions& options) {
+  auto mesh = torch::meshgrid({torch::arange(rows, options), torch::arange(cols, options)}, "ij");
+  return torch::stack({torch::zeros_like(mesh[0]), mesh[0], mesh[1]}, -1).view({-1, 3});
 }
 
 FluxSingleBlockImpl::FluxSingleBlockImpl(int64_t dim, int64_t heads, int64_t mlp_ratio)
@@ -104,10 +113,11 @@ DitState FluxTransformerImpl::Embed(const torch::Tensor& latent, const torch::Te
                                     const ParallelContext& parallel) {
   const auto& c = config_;
   const auto dtype = latent.scalar_type();
-  const int64_t grid = latent.size(2) / 2;
+  const int64_t rows = latent.size(2) / 2, cols = latent.size(3) / 2;
   DitState state;
   state.batch = latent.size(0);
-  state.grid = grid;
+  state.rows = rows;
+  state.cols = cols;
   state.image = parallel.ShardSequence(Dense(x_embedder_, PackLatents(latent)), 1);
   state.text = Dense(context_embedder_, conditioning.text);
 
@@ -118,16 +128,15 @@ DitState FluxTransformerImpl::Embed(const torch::Tensor& latent, const torch::Te
   }
   state.conditioning = temb + text_embedder_(conditioning.pooled);
 
-  if (rotary_grid_ != grid || image_rotary_.rotation.device() != latent.device()) {
+  if (rotary_rows_ != rows || rotary_cols_ != cols ||
+      image_rotary_.rotation.device() != latent.device()) {
     // ids: text tokens (0, 0, 0); image tokens (0, row, column), row-major like the tokens.
     auto options = torch::TensorOptions().dtype(torch::kFloat64).device(latent.device());
     auto text_ids = torch::zeros({c.text_tokens, 3}, options);
-    auto coords = torch::arange(grid, options);
-    auto mesh = torch::meshgrid({coords, coords}, "ij");
-    auto image_ids = torch::stack({torch::zeros_like(mesh[0]), mesh[0], mesh[1]}, -1).view({-1, 3});
     text_rotary_ = MakeRotaryTable(text_ids, c.rope_axes, kRopeTheta);
-    image_rotary_ = MakeRotaryTable(image_ids, c.rope_axes, kRopeTheta);
-    rotary_grid_ = grid;
+    image_rotary_ = MakeRotaryTable(FluxImageIds(rows, cols, options), c.rope_axes, kRopeTheta);
+    rotary_rows_ = rows;
+    rotary_cols_ = cols;
   }
   return state;
 }
@@ -149,7 +158,7 @@ torch::Tensor FluxTransformerImpl::Finish(DitState& state, const ParallelContext
   auto mod = Dense(norm_out_, torch::silu(state.conditioning)).chunk(2, 1);  // scale, shift
   auto x = Dense(proj_out_, Modulate(norm_(state.image), mod[1], mod[0]));
   x = parallel.GatherSequence(x, 1);  // [B, N, 4 C]
-  return UnpackLatents(x, state.grid, config_.out_channels);
+  return UnpackLatents(x, state.rows, state.cols, config_.out_channels);
 }
 
 namespace {
@@ -161,7 +170,7 @@ class FluxDit final : public ModuleDit<FluxTransformer> {
     return config().guidance_embed ? Guidance::kDistilled : Guidance::kNone;
   }
   double guidance_scale() const override { return 3.5; }  // FluxPipeline's default
-  Conditioning MakeConditioning(int64_t rows, int) const override {
+  Conditioning MakeConditioning(int64_t rows, const ImageShape&) const override {
     Conditioning c;
     c.text = torch::randn({rows, config().text_tokens, config().text_dim});
     c.pooled = torch::randn({rows, config().pooled_dim});

@@ -77,7 +77,7 @@ class FluxTransformerImpl : public torch::nn::Module {
   // Rotary tables of the whole sequence, kept across forwards (built on the device); rebuilt
   // when the grid or device changes.
   RotaryTable text_rotary_, image_rotary_;
-  int64_t rotary_grid_ = -1;
+  int64_t rotary_rows_ = -1, rotary_cols_ = -1;
 };
 TORCH_MODULE(FluxTransformer);
 
@@ -85,8 +85,12 @@ TORCH_MODULE(FluxTransformer);
 // Euler with the resolution-dependent shift (dev). REQUIRES: config.family == kFlux.
 std::unique_ptr<DitModel> MakeFlux(const ModelConfig& config);
 
-// [B, C, 2g, 2g] latents <-> [B, g * g, 4C] tokens (diffusers' _pack_latents order).
+// [B, C, 2 rows, 2 cols] latents <-> [B, rows * cols, 4C] tokens (diffusers' _pack_latents
+// order).
 torch::Tensor PackLatents(const torch::Tensor& latent);
-torch::Tensor UnpackLatents(const torch::Tensor& tokens, int64_t grid, int64_t channels);
+torch::Tensor UnpackLatents(const torch::Tensor& tokens, int64_t rows, int64_t cols,
+                            int64_t channels);
+// Flux's image positions: (0, row, column) for each of rows x cols tokens, row-major.
+torch::Tensor FluxImageIds(int64_t rows, int64_t cols, const torch::TensorOptions& options);
 
 }  // namespace ditbench

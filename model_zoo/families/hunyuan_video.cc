@@ -191,7 +191,7 @@ class HunyuanVideoDit final : public ModuleDit<HunyuanVideoTransformer> {
   }
   // HunyuanVideoPipeline's guidance_scale 6.0, which it passes to the model times 1000.
   double guidance_scale() const override { return 6.0 * 1000.0; }
-  Conditioning MakeConditioning(int64_t rows, int) const override {
+  Conditioning MakeConditioning(int64_t rows, const ImageShape&) const override {
     Conditioning c;
     c.text = torch::randn({rows, config().text_tokens, config().text_dim});
     c.pooled = torch::randn({rows, config().pooled_dim});

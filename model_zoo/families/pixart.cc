@@ -9,11 +9,14 @@ namespace ditbench {
 
 // diffusers' defaults: the table's unit is sample_size / patch patch rows, scaled down by
 // max(sample_size / 64, 1) unless the config names a scale.
-torch::Tensor PixArtPositions(const ModelConfig& c, int64_t grid) {
+// Each axis interpolated to the image's own patches (a 2:1 image's columns span the unit the
+// rows do).
+torch::Tensor PixArtPositions(const ModelConfig& c, int64_t rows, int64_t cols) {
   const double base = double(c.sample_size / c.patch);
   const double scale = c.interpolation_scale > 0 ? c.interpolation_scale
                                                  : double(std::max(c.sample_size / 64, 1));
-  return SinCosPositions2d(c.hidden, grid, 0, grid, base, scale);
+  return SinCosPositions2d(c.hidden, SinCosAxis::Whole(rows), SinCosAxis::Whole(cols), base,
+                           scale);
 }
 
 torch::Tensor TimestepFeatures(const torch::Tensor& timestep, int64_t dim) {
@@ -91,15 +94,17 @@ DitState PixArtTransformerImpl::Embed(const torch::Tensor& latent, const torch::
   const torch::Tensor& text = conditioning.text;
   const auto& c = config_;
   const int64_t b = latent.size(0), d = c.hidden, p = c.patch;
-  const int64_t grid = latent.size(2) / p;
+  const int64_t rows = latent.size(2) / p, cols = latent.size(3) / p;
   const auto dtype = latent.scalar_type();
 
-  // Patch embedding + fixed positions: [B, N, D], N = grid * grid, row-major; then this rank's
-  // patch rows.
+  // Patch embedding + fixed positions: [B, N, D], N = rows * cols, row-major; then this rank's
+  // tokens.
   auto x = patch_embed_(latent).flatten(2).transpose(1, 2);
-  if (!positions_.defined() || positions_.size(0) != grid * grid ||
-      positions_.device() != x.device() || positions_.scalar_type() != dtype)
-    positions_ = PixArtPositions(c, grid).to(x.device(), dtype);
+  if (!positions_.defined() || positions_rows_ != rows || positions_.size(0) != rows * cols ||
+      positions_.device() != x.device() || positions_.scalar_type() != dtype) {
+    positions_ = PixArtPositions(c, rows, cols).to(x.device(), dtype);
+    positions_rows_ = rows;
+  }
   // Contiguous once here: the convolution's [B, D, N] transposed would otherwise stay the layout
   // of the residual stream through every block (elementwise ops keep their first input's
   // layout), and each linear on it would take LibTorch's batched-matmul path, which copies the
@@ -109,7 +114,8 @@ DitState PixArtTransformerImpl::Embed(const torch::Tensor& latent, const torch::
   x = (positions_.unsqueeze(0) + x).contiguous();
   DitState state;
   state.batch = b;
-  state.grid = grid;
+  state.rows = rows;
+  state.cols = cols;
   state.image = parallel.ShardSequence(x, 1);
 
   // AdaLN-single: one timestep embedding, projected to six modulations shared by all blocks.
@@ -138,14 +144,14 @@ void PixArtTransformerImpl::RunBlock(int index, DitState& state, const ParallelC
 
 torch::Tensor PixArtTransformerImpl::Finish(DitState& state, const ParallelContext& parallel) {
   const auto& c = config_;
-  const int64_t b = state.batch, p = c.patch, grid = state.grid;
+  const int64_t b = state.batch, p = c.patch, rows = state.rows, cols = state.cols;
   auto final_mod = (final_table_.unsqueeze(0) + state.conditioning.unsqueeze(1)).unbind(1);
   auto x = Dense(final_linear_, Modulate(final_norm_(state.image), final_mod[0], final_mod[1]));
   x = parallel.GatherSequence(x, 1);  // [B, N, p * p * C_out]
 
-  // Unpatchify: [B, grid, grid, p, p, C] -> [B, C, grid * p, grid * p].
-  x = x.view({b, grid, grid, p, p, c.out_channels}).permute({0, 5, 1, 3, 2, 4});
-  return x.reshape({b, c.out_channels, grid * p, grid * p});
+  // Unpatchify: [B, rows, cols, p, p, C] -> [B, C, rows * p, cols * p].
+  x = x.view({b, rows, cols, p, p, c.out_channels}).permute({0, 5, 1, 3, 2, 4});
+  return x.reshape({b, c.out_channels, rows * p, cols * p});
 }
 
 namespace {
@@ -157,12 +163,13 @@ class PixArtDit final : public ModuleDit<PixArtTransformer> {
     return config().negative_prompt ? Guidance::kCfgBatch : Guidance::kNone;
   }
   double guidance_scale() const override { return 4.5; }  // PixArt's default
-  Conditioning MakeConditioning(int64_t rows, int resolution) const override {
+  Conditioning MakeConditioning(int64_t rows, const ImageShape& image) const override {
     Conditioning c;
     c.text = torch::randn({rows, config().text_tokens, config().text_dim});
     if (config().micro_conditions) {  // as PixArt's pipeline passes them: [height, width], h / w
-      c.resolution = torch::full({rows, 2}, double(resolution), torch::kFloat32);
-      c.aspect_ratio = torch::ones({rows, 1}, torch::kFloat32);
+      c.resolution = torch::tensor({float(image.height), float(image.width)}).repeat({rows, 1});
+      c.aspect_ratio = torch::full({rows, 1}, double(image.height) / double(image.width),
+                                   torch::kFloat32);
     }
     return c;
   }

@@ -67,6 +67,7 @@ class PixArtTransformerImpl : public torch::nn::Module {
   // diffusers keeps its pos_embed buffer): rebuilding them on the host every forward stalled
   // the GPU. Rebuilt when the grid, device or dtype changes.
   torch::Tensor positions_;
+  int64_t positions_rows_ = 0;  // the patch rows positions_ was made for
 };
 TORCH_MODULE(PixArtTransformer);
 

@@ -3,14 +3,15 @@
 #include "model_zoo/families/pixart.h"  // TimestepFeatures
 
 namespace ditbench {
-torch::Tensor Sd3Positions(const ModelConfig& c, int64_t grid) {
+torch::Tensor Sd3Positions(const ModelConfig& c, int64_t rows, int64_t cols) {
   const int64_t table = c.pos_embed_max_size;
-  TORCH_CHECK(grid <= table, c.name, ": SD3's position table has ", table, " patch rows, not ",
-              grid);
+  TORCH_CHECK(rows <= table && cols <= table, c.name, ": SD3's position table has ", table,
+              " patch rows and columns, not ", rows, " x ", cols);
   const double base = double(c.sample_size / c.patch);
   const double scale = c.interpolation_scale > 0 ? c.interpolation_scale : 1.0;
-  // The centre crop (rows and columns alike) of the table.
-  return SinCosPositions2d(c.hidden, grid, (table - grid) / 2, table, base, scale);
+  // The centre crop of the square table, each axis centred on its own.
+  return SinCosPositions2d(c.hidden, SinCosAxis::Centred(rows, table),
+                           SinCosAxis::Centred(cols, table), base, scale);
 }
 
 Sd3TransformerImpl::Sd3TransformerImpl(const ModelConfig& c) : config_(c) {
@@ -39,14 +40,17 @@ DitState Sd3TransformerImpl::Embed(const torch::Tensor& latent, const torch::Ten
                                    const ParallelContext& parallel) {
   const auto& c = config_;
   const auto dtype = latent.scalar_type();
-  const int64_t grid = latent.size(2) / c.patch;
+  const int64_t rows = latent.size(2) / c.patch, cols = latent.size(3) / c.patch;
   auto x = pos_embed_proj_(latent).flatten(2).transpose(1, 2);  // [B, N, D], row-major
-  if (!positions_.defined() || positions_.size(0) != grid * grid ||
-      positions_.device() != x.device() || positions_.scalar_type() != dtype)
-    positions_ = Sd3Positions(c, grid).to(x.device(), dtype);
+  if (!positions_.defined() || positions_rows_ != rows || positions_.size(0) != rows * cols ||
+      positions_.device() != x.device() || positions_.scalar_type() != dtype) {
+    positions_ = Sd3Positions(c, rows, cols).to(x.device(), dtype);
+    positions_rows_ = rows;
+  }
   DitState state;
   state.batch = latent.size(0);
-  state.grid = grid;
+  state.rows = rows;
+  state.cols = cols;
   // Contiguous once: see PixArtTransformerImpl::Embed (a transposed residual stream makes every
   // linear copy its weight).
   state.image = parallel.ShardSequence((positions_.unsqueeze(0) + x).contiguous(), 1);
@@ -63,12 +67,12 @@ void Sd3TransformerImpl::RunBlock(int index, DitState& state, const ParallelCont
 
 torch::Tensor Sd3TransformerImpl::Finish(DitState& state, const ParallelContext& parallel) {
   const auto& c = config_;
-  const int64_t b = state.batch, p = c.patch, grid = state.grid;
+  const int64_t b = state.batch, p = c.patch, rows = state.rows, cols = state.cols;
   auto mod = Dense(norm_out_, torch::silu(state.conditioning)).chunk(2, 1);  // scale, shift
   auto x = Dense(proj_out_, Modulate(norm_(state.image), mod[1], mod[0]));
   x = parallel.GatherSequence(x, 1);  // [B, N, p * p * C]
-  x = x.view({b, grid, grid, p, p, c.out_channels}).permute({0, 5, 1, 3, 2, 4});
-  return x.reshape({b, c.out_channels, grid * p, grid * p});
+  x = x.view({b, rows, cols, p, p, c.out_channels}).permute({0, 5, 1, 3, 2, 4});
+  return x.reshape({b, c.out_channels, rows * p, cols * p});
 }
 
 namespace {
@@ -80,7 +84,7 @@ class Sd3Dit final : public ModuleDit<Sd3Transformer> {
     return config().negative_prompt ? Guidance::kCfgBatch : Guidance::kNone;
   }
   double guidance_scale() const override { return 7.0; }  // StableDiffusion3Pipeline's default
-  Conditioning MakeConditioning(int64_t rows, int) const override {
+  Conditioning MakeConditioning(int64_t rows, const ImageShape&) const override {
     Conditioning c;
     c.text = torch::randn({rows, config().text_tokens, config().text_dim});
     c.pooled = torch::randn({rows, config().pooled_dim});

@@ -47,6 +47,7 @@ class Sd3TransformerImpl : public torch::nn::Module {
   torch::nn::Linear proj_out_{nullptr};
   // The cropped positions on the device at the activations' dtype, kept across forwards.
   torch::Tensor positions_;
+  int64_t positions_rows_ = 0;  // the patch rows positions_ was made for
 };
 TORCH_MODULE(Sd3Transformer);
 

@@ -183,7 +183,7 @@ class WanDit final : public ModuleDit<WanTransformer> {
   using ModuleDit::ModuleDit;
   Guidance guidance() const override { return Guidance::kCfgBatch; }
   double guidance_scale() const override { return 5.0; }  // WanPipeline's default
-  Conditioning MakeConditioning(int64_t rows, int) const override {
+  Conditioning MakeConditioning(int64_t rows, const ImageShape&) const override {
     Conditioning c;
     c.text = torch::randn({rows, config().text_tokens, config().text_dim});
     return c;

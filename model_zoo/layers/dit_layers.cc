@@ -73,14 +73,16 @@ torch::Tensor SinCos1d(int64_t dim, const torch::Tensor& positions) {
 
 }  // namespace
 
-torch::Tensor SinCosPositions2d(int64_t hidden, int64_t count, int64_t start, int64_t table,
+torch::Tensor SinCosPositions2d(int64_t hidden, const SinCosAxis& rows, const SinCosAxis& cols,
                                 double base_size, double interpolation_scale) {
-  // Two fp32 divisions by fp64 scalars, as diffusers writes them.
-  auto coords = torch::arange(start, start + count, torch::kFloat32) /
-                (double(table) / base_size) / interpolation_scale;
-  auto mesh = torch::meshgrid({coords, coords}, "xy");  // mesh[0]: column, mesh[1]: row
-  auto first = SinCos1d(hidden / 2, mesh[0].reshape({-1}));
-  auto second = SinCos1d(hidden / 2, mesh[1].reshape({-1}));
+  // Two fp32 divisions by fp64 scalars per axis, as diffusers writes them.
+  auto coordinates = [&](const SinCosAxis& axis) {
+    return torch::arange(axis.start, axis.start + axis.count, torch::kFloat32) /
+           (double(axis.table) / base_size) / interpolation_scale;
+  };
+  auto mesh = torch::meshgrid({coordinates(rows), coordinates(cols)}, "ij");  // [rows, cols]
+  auto first = SinCos1d(hidden / 2, mesh[1].reshape({-1}));  // the column
+  auto second = SinCos1d(hidden / 2, mesh[0].reshape({-1}));  // the row
   return torch::cat({first, second}, 1).to(torch::kFloat32);
 }
 

@@ -49,11 +49,24 @@ class EmbedderMlpImpl : public torch::nn::Module {
 };
 TORCH_MODULE(EmbedderMlp);
 
+// One axis of a 2-D sin-cos position table: the `count` patches from index `start` of an axis
+// `table` patches long, whose coordinates are index / (table / base_size) / interpolation_scale.
+struct SinCosAxis {
+  int64_t start = 0;
+  int64_t count = 0;
+  int64_t table = 0;
+  // The whole axis of `count` patches (PixArt's table, interpolated to the image).
+  static SinCosAxis Whole(int64_t count) { return {0, count, count}; }
+  // The centred window of `count` patches in an axis of `table` (SD3's cropped table).
+  static SinCosAxis Centred(int64_t count, int64_t table) {
+    return {(table - count) / 2, count, table};
+  }
+};
+
 // diffusers' get_2d_sincos_pos_embed, computed as it does (patch coordinates in fp32, the
-// sin-cos in fp64): the `count` x `count` window at patch row and column `start` of a `table` x
-// `table` grid whose coordinates are index / (table / base_size) / interpolation_scale.
-// [count * count, hidden] in fp32, row-major; the first half of each row encodes the column.
-torch::Tensor SinCosPositions2d(int64_t hidden, int64_t count, int64_t start, int64_t table,
+// sin-cos in fp64) over a window of `rows` x `cols` patches: [rows.count * cols.count, hidden]
+// in fp32, row-major; the first half of each row encodes the column, the second the row.
+torch::Tensor SinCosPositions2d(int64_t hidden, const SinCosAxis& rows, const SinCosAxis& cols,
                                 double base_size, double interpolation_scale);
 
 // Rotary tables over multi-axis positions (Flux's FluxPosEmbed): ids [S, axes] -> one unit

@@ -1,5 +1,6 @@
 #include "plan/sweep_plan.h"
 
+#include <cstdio>
 #include <set>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/budget_order.h"
+#include "model_zoo/shapes/vae_decode_flops.h"
 #include "plan/comm_volume.h"
 #include "plan/device_prior.h"
 #include "plan/plan_output.h"
@@ -246,13 +248,16 @@ TEST(SweepPlanTest, VideoTrialsArePlannedFromTheirTokens) {
     ASSERT_TRUE(t.estimate);
     const TrialEstimate& e = *t.estimate;
     // 50 steps of a CFG batch of 2, at half of the H100's 989 dense bf16 TFLOPS over the ranks,
-    // plus the all-to-alls.
+    // plus the all-to-alls, plus the decode of the clip on every rank at one rank's rate.
     const double compute_ms =
         50 * ForwardFlops(wan, clip, 2) / (989e12 * 0.5 * t.config.ulysses) * 1000;
-    EXPECT_GE(e.iteration_ms, compute_ms * (1 - 1e-9));
+    const double decode_ms = VaeDecodeFlops(wan, clip) / (989e12 * 0.5) * 1000;
+    ASSERT_TRUE(e.decode_ms);
+    EXPECT_NEAR(*e.decode_ms, decode_ms, 1e-9 * decode_ms);
+    EXPECT_GE(e.iteration_ms, (compute_ms + decode_ms) * (1 - 1e-9));
     ASSERT_TRUE(e.comm_mb_per_step);
     if (t.config.ulysses == 1) {
-      EXPECT_NEAR(e.iteration_ms, compute_ms, 1e-6 * compute_ms);
+      EXPECT_NEAR(e.iteration_ms, compute_ms + decode_ms, 1e-6 * compute_ms);
       EXPECT_EQ(*e.comm_mb_per_step, 0);
     } else {
       EXPECT_GT(*e.comm_mb_per_step, 0);
@@ -281,6 +286,26 @@ TEST(SweepPlanTest, VideoTrialsArePlannedFromTheirTokens) {
   TrialConfig denoise = plan.trials[0].config;
   denoise.scope = Scope::kDenoise;
   EXPECT_FALSE(AnalyticEstimate(denoise, a).decode_mb);
+  EXPECT_FALSE(AnalyticEstimate(denoise, a).decode_ms);
+}
+
+// The decode's FLOPs (FlopCounterMode's count on diffusers' decoders: tests/reference/) at full
+// size: a video decoder costs more per pixel than the image VAE, AutoencoderKLHunyuanVideo
+// more than AutoencoderKLWan, and a clip's cost grows with its latent frames.
+TEST(SweepPlanTest, DecodeFlopsDifferByDecoderAndGrowWithTheClip) {
+  const ModelConfig& wan = *FindModelPreset("wan2.1-t2v-14b");
+  const ModelConfig& hunyuan = *FindModelPreset("hunyuanvideo");
+  const ModelConfig& flux = *FindModelPreset("flux-dev");
+  const double image = VaeDecodeFlops(flux, {1280, 720, 0});
+  const double wan_frame = VaeDecodeFlops(wan, {1280, 720, 1});
+  const double wan_clip = VaeDecodeFlops(wan, {1280, 720, 81});
+  const double hunyuan_clip = VaeDecodeFlops(hunyuan, {1280, 720, 81});
+  EXPECT_GT(image, 0);
+  EXPECT_GT(wan_clip, 60 * wan_frame);  // 81 frames from 21 latent frames
+  EXPECT_GT(hunyuan_clip, wan_clip);
+  std::printf("decode TFLOP at 1280x720: flux-dev image %.2f, wan2.1 frame %.2f, 81 frames "
+              "%.1f, hunyuanvideo 81 frames %.1f\n",
+              image / 1e12, wan_frame / 1e12, wan_clip / 1e12, hunyuan_clip / 1e12);
 }
 
 // A tiled decode holds one tile's pixels at a time (Wan 2.2's last level a quarter of them);

@@ -17,7 +17,9 @@ model/diffusion_pytorch_model.safetensors, inputs.safetensors, expected_fp32.saf
 expected_bf16.safetensors}, and DIR/samplers.safetensors (each family's scheduler stepped over
 seeded model outputs). `--samplers-only` rewrites that file alone; `--vae-tiles-only` the VAE cases'
 inputs_tiled.safetensors and expected_tiled_fp32.safetensors (diffusers' tiled decode, 64-pixel
-tiles, of a 16 x 16 latent) alone; `--only CASE`
+tiles, of a 16 x 16 latent) alone; `--wide-only` the image transformers' non-square cases
+(inputs_wide.safetensors, expected_wide_{fp32,bf16}.safetensors) alone; `--vae-flops-only` the
+VAE decodes' FlopCounterMode counts (vae_decode_flops.json) alone; `--only CASE`
 (repeatable) the named cases' folders alone, e.g. `--only sd3_dual`. Cases draw their inputs in
 order from one generator, so a new case goes last and leaves the others' files as they are.
 """
@@ -47,11 +49,11 @@ def randn(*shape, gen):
     return torch.randn(*shape, generator=gen)
 
 
-def flux_ids(grid, text_tokens):
-    img = torch.zeros(grid, grid, 3)
-    img[..., 1] = torch.arange(grid)[:, None]
-    img[..., 2] = torch.arange(grid)[None, :]
-    return img.reshape(grid * grid, 3), torch.zeros(text_tokens, 3)
+def flux_ids(rows, cols, text_tokens):
+    img = torch.zeros(rows, cols, 3)
+    img[..., 1] = torch.arange(rows)[:, None]
+    img[..., 2] = torch.arange(cols)[None, :]
+    return img.reshape(rows * cols, 3), torch.zeros(text_tokens, 3)
 
 
 def cases():
@@ -86,7 +88,7 @@ def cases():
     flux = dict(patch_size=1, in_channels=64, num_layers=2, num_single_layers=2,
                 attention_head_dim=32, num_attention_heads=2, joint_attention_dim=48,
                 pooled_projection_dim=32, guidance_embeds=True, axes_dims_rope=(4, 14, 14))
-    img_ids, txt_ids = flux_ids(8, 10)
+    img_ids, txt_ids = flux_ids(8, 8, 10)
     out.append(("flux", diffusers.FluxTransformer2DModel, flux, {
         "hidden_states": randn(2, 64, 64, gen=gen),
         "encoder_hidden_states": randn(2, 10, 48, gen=gen),
@@ -325,6 +327,82 @@ def wan_vae_tiles(model, folder):
     print(f"wan_vae: tiled decode ({VAE_TILE} px tiles) vs whole rel L2 {rel:.3g}")
 
 
+def wide_images(root):
+    """Non-square images through the image transformers main() saved, from a generator of its
+    own: DIR/<case>/inputs_wide.safetensors and expected_wide_{fp32,bf16}.safetensors. PixArt's
+    table interpolated per axis (6 x 10 patches against a base of 8), SD3's crop centred per
+    axis (7 x 10 patches of a 24 x 24 table: the top row rounds down), Flux's ids over 6 rows of
+    10 columns."""
+    gen = torch.Generator().manual_seed(66)
+    img_ids, txt_ids = flux_ids(6, 10, 10)
+    inputs = {
+        "pixart": (diffusers.PixArtTransformer2DModel, {
+            "hidden_states": randn(2, 4, 12, 20, gen=gen),
+            "encoder_hidden_states": randn(2, 8, 64, gen=gen),
+            "timestep": torch.tensor([999.0, 261.0]),
+            "resolution": torch.tensor([[96.0, 160.0], [768.0, 1280.0]]),
+            "aspect_ratio": torch.tensor([[0.6], [0.6]]),
+        }),
+        "sd3": (diffusers.SD3Transformer2DModel, {
+            "hidden_states": randn(2, 16, 14, 20, gen=gen),
+            "encoder_hidden_states": randn(2, 10, 48, gen=gen),
+            "pooled_projections": randn(2, 32, gen=gen),
+            "timestep": torch.tensor([980.0, 137.5]),
+        }),
+        "flux": (diffusers.FluxTransformer2DModel, {
+            "hidden_states": randn(2, 60, 64, gen=gen),
+            "encoder_hidden_states": randn(2, 10, 48, gen=gen),
+            "pooled_projections": randn(2, 32, gen=gen),
+            "timestep": torch.tensor([0.98, 0.3137]),
+            "guidance": torch.tensor([3.5, 3.5]),
+            "img_ids": img_ids,
+            "txt_ids": txt_ids,
+        }),
+    }
+    for name, (cls, case_inputs) in inputs.items():
+        folder = os.path.join(root, name)
+        model = cls.from_pretrained(os.path.join(folder, "model")).eval()
+        save_file({k: v.contiguous() for k, v in case_inputs.items()},
+                  os.path.join(folder, "inputs_wide.safetensors"))
+        expected32 = run(model, case_inputs, torch.float32)
+        expected16 = run(model.to(torch.bfloat16), case_inputs, torch.bfloat16)
+        save_file({"sample": expected32.contiguous()},
+                  os.path.join(folder, "expected_wide_fp32.safetensors"))
+        save_file({"sample": expected16.float().contiguous()},
+                  os.path.join(folder, "expected_wide_bf16.safetensors"))
+        rel = ((expected16.float() - expected32).norm() / expected32.norm()).item()
+        print(f"{name} wide: output {tuple(expected32.shape)}, diffusers bf16 vs fp32 rel L2 "
+              f"{rel:.3g}")
+
+
+# Latent shapes whose decode FlopCounterMode counts: an image, a clip decoded a latent frame at
+# a time (Wan 2.1's and Wan 2.2's residual VAE), a clip in one piece and one in temporal tiles
+# (HunyuanVideo: 7 latent frames).
+VAE_FLOPS = [("vae4", diffusers.AutoencoderKL, (1, 4, 6, 10)),
+             ("vae16", diffusers.AutoencoderKL, (1, 16, 8, 12)),
+             ("wan_vae", diffusers.AutoencoderKLWan, (1, 16, 3, 6, 10)),
+             ("hunyuan_vae", diffusers.AutoencoderKLHunyuanVideo, (1, 16, 2, 6, 10)),
+             ("hunyuan_vae", diffusers.AutoencoderKLHunyuanVideo, (1, 16, 7, 4, 6)),
+             ("wan22_vae", diffusers.AutoencoderKLWan, (1, 8, 3, 2, 3))]
+
+
+def vae_flops(root):
+    """FlopCounterMode's count of each VAE case's decode (attention on the math backend, so that
+    its products are counted) at the shapes of VAE_FLOPS: DIR/vae_decode_flops.json, a list of
+    {"case", "latent", "flops"}."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.utils.flop_counter import FlopCounterMode
+    rows = []
+    for name, cls, shape in VAE_FLOPS:
+        model = cls.from_pretrained(os.path.join(root, name, "model")).eval()
+        with torch.no_grad(), sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as count:
+            model.decode(torch.zeros(*shape))
+        rows.append({"case": name, "latent": list(shape), "flops": count.get_total_flops()})
+        print(f"{name} {shape}: {count.get_total_flops()} FLOPs")
+    with open(os.path.join(root, "vae_decode_flops.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+
+
 def main():
     if diffusers.__version__ != PINNED:
         sys.exit(f"make_reference.py: needs diffusers=={PINNED}, found {diffusers.__version__}")
@@ -339,6 +417,10 @@ def main():
     torch.set_num_threads(1)
     if "--vae-tiles-only" in sys.argv:
         return vae_tiles(root)
+    if "--wide-only" in sys.argv:
+        return wide_images(root)
+    if "--vae-flops-only" in sys.argv:
+        return vae_flops(root)
     all_cases = cases()
     unknown = set(only) - {name for name, _, _, _ in all_cases}
     if unknown:
@@ -380,6 +462,8 @@ def main():
               f"diffusers bf16 vs fp32 rel L2 {rel:.3g}")
     if not only:
         vae_tiles(root)
+        wide_images(root)
+        vae_flops(root)
 
 
 if __name__ == "__main__":

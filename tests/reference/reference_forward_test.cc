@@ -44,6 +44,7 @@
 #include "model_zoo/layers/sampler.h"
 #include "model_zoo/shapes/diffusers_config.h"
 #include "model_zoo/shapes/model_config.h"
+#include "model_zoo/shapes/vae_decode_flops.h"
 #include "model_zoo/weights/diffusers_weights.h"
 #include "model_zoo/weights/safetensors.h"
 
@@ -98,11 +99,17 @@ struct Case {
   std::string precision;
   Layout layout;
   std::string isa_cap;  // ONEDNN_MAX_CPU_ISA for the ranks; empty: the machine's best
+  // Which inputs of the folder: "" (inputs.safetensors, expected_{fp32,bf16}) or "_wide" (a
+  // non-square image: inputs_wide.safetensors, expected_wide_{fp32,bf16}).
+  std::string inputs;
+  friend void PrintTo(const Case& c, std::ostream* os) {
+    *os << c.model << c.inputs << " " << c.precision << " " << c.layout.name << " " << c.isa_cap;
+  }
 };
 
 std::string CaseName(const testing::TestParamInfo<Case>& info) {
-  return info.param.model + "_" + info.param.precision + "_" + info.param.layout.name +
-         (info.param.isa_cap.empty() ? "" : "_" + info.param.isa_cap);
+  return info.param.model + info.param.inputs + "_" + info.param.precision + "_" +
+         info.param.layout.name + (info.param.isa_cap.empty() ? "" : "_" + info.param.isa_cap);
 }
 
 // The bf16 error budget of a case (see the top of this file).
@@ -119,27 +126,27 @@ TEST_P(ReferenceForwardTest, MatchesDiffusers) {
   const std::string isa = c.isa_cap.empty() ? "" : "ONEDNN_MAX_CPU_ISA=" + c.isa_cap + " ";
   const std::string command =
       isa + std::string(DITBENCH_BIN) + " forward " + (dir / "model").string() + " --inputs " +
-      (dir / "inputs.safetensors").string() + " --output " + out.string() + " --precision " +
+      (dir / ("inputs" + c.inputs + ".safetensors")).string() + " --output " + out.string() + " --precision " +
       c.precision + " --ulysses " + std::to_string(c.layout.ulysses) + " --ring " +
       std::to_string(c.layout.ring) + " --worker " + DITBENCH_WORKER + " > " + log.string() +
       " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << command << "\n" << ReadAll(log);
   auto ours = ReadSafetensors(out).at("sample");
-  auto fp32 = ReadSafetensors(dir / "expected_fp32.safetensors").at("sample");
+  auto fp32 = ReadSafetensors(dir / ("expected" + c.inputs + "_fp32.safetensors")).at("sample");
   ASSERT_EQ(ours.sizes(), fp32.sizes());
   const double rel = RelativeL2(ours, fp32);
   RecordProperty("relative_l2_to_fp32", std::to_string(rel));
   if (c.precision == "fp32") {
-    std::printf("[ reference ] %s fp32 %s: rel L2 %.3g (limit 1e-05)\n", c.model.c_str(),
-                c.layout.name, rel);
+    std::printf("[ reference ] %s%s fp32 %s: rel L2 %.3g (limit 1e-05)\n", c.model.c_str(),
+                c.inputs.c_str(), c.layout.name, rel);
     EXPECT_LE(rel, 1e-5);
     return;
   }
-  auto bf16 = ReadSafetensors(dir / "expected_bf16.safetensors").at("sample");
+  auto bf16 = ReadSafetensors(dir / ("expected" + c.inputs + "_bf16.safetensors")).at("sample");
   const double e_ref = RelativeL2(bf16, fp32);
-  std::printf("[ reference ] %s %s %s %s: rel L2 to fp32 %.4g, diffusers' bf16 %.4g (ratio "
+  std::printf("[ reference ] %s%s %s %s %s: rel L2 to fp32 %.4g, diffusers' bf16 %.4g (ratio "
               "%.3f, allowed %.2f to %.2f)\n",
-              c.model.c_str(), c.precision.c_str(), c.layout.name,
+              c.model.c_str(), c.inputs.c_str(), c.precision.c_str(), c.layout.name,
               c.isa_cap.empty() ? "best ISA" : c.isa_cap.c_str(), rel, e_ref, rel / e_ref,
               kBf16Floor, kBf16Margin);
   RecordProperty("bf16_error_ratio", std::to_string(rel / e_ref));
@@ -155,7 +162,7 @@ std::vector<Case> AllCases() {
                           "wan22_vae"};
   for (const char* model : models)
     for (const char* precision : {"fp32", "bf16"})
-      for (const auto& layout : layouts) cases.push_back({model, precision, layout, ""});
+      for (const auto& layout : layouts) cases.push_back({model, precision, layout, "", ""});
   // bf16 on one rank under each oneDNN cap below AMX (a cap above the CPU's best runs its
   // best): each kernel family rounds bf16 its own way, and the budget must hold for all of
   // them. No AMX cap: a cap the user sets is taken as given (cpu_isa_guard.h), and on a guest
@@ -163,7 +170,15 @@ std::vector<Case> AllCases() {
   // run AMX wherever the guard finds it usable.
   for (const char* model : models)
     for (const char* cap : {"AVX2", "AVX512_CORE", "AVX512_CORE_BF16"})
-      cases.push_back({model, "bf16", layouts[0], cap});
+      cases.push_back({model, "bf16", layouts[0], cap, ""});
+  // The image transformers on a non-square image (make_reference.py, wide_images), the same
+  // rules.
+  for (const char* model : {"pixart", "sd3", "flux"}) {
+    for (const char* precision : {"fp32", "bf16"})
+      for (const auto& layout : layouts) cases.push_back({model, precision, layout, "", "_wide"});
+    for (const char* cap : {"AVX2", "AVX512_CORE", "AVX512_CORE_BF16"})
+      cases.push_back({model, "bf16", layouts[0], cap, "_wide"});
+  }
   return cases;
 }
 
@@ -266,6 +281,26 @@ TEST(DiffusersVaeWeightsTest, DeprecatedAttentionNamesLoad) {
   LoadDiffusersWeights(*vae, model, tensors, dir.string());
   EXPECT_TRUE(torch::equal(vae->named_parameters()["mid_attention.to_out.weight"],
                            tensors.at(prefix + "proj_attn.weight")));
+}
+
+// The analytic FLOPs of a decode (plan's decode price) are FlopCounterMode's count of diffusers'
+// decode of the same folder and latent (make_reference.py, vae_flops): an image, a clip a
+// latent frame at a time, a clip in one piece and one in temporal tiles.
+TEST(DiffusersVaeFlopsTest, AnalyticDecodeFlopsAreFlopCounterModesCount) {
+  std::ifstream in(kData / "vae_decode_flops.json");
+  const auto rows = nlohmann::json::parse(in);
+  ASSERT_GE(rows.size(), 5u);
+  for (const auto& row : rows) {
+    const std::string name = row.at("case");
+    const DiffusersModel model = ReadDiffusersConfig(kData / name / "model");
+    const auto latent = row.at("latent").get<std::vector<int>>();
+    const bool clip = latent.size() == 5;
+    const int rows_at = latent[clip ? 3 : 2], cols_at = latent[clip ? 4 : 3];
+    ImageShape shape{cols_at * model.config.vae_downsample, rows_at * model.config.vae_downsample,
+                     clip ? (latent[2] - 1) * model.config.vae_temporal + 1 : 0};
+    const double expected = row.at("flops").get<double>();
+    EXPECT_EQ(VaeDecodeFlops(model.config, shape), expected) << name << " " << row.at("latent");
+  }
 }
 
 // The analytic parameter count (plan, results) of a diffusers configuration counts exactly the

@@ -192,9 +192,8 @@ TEST(ValidityTest, VideoTrialsFollowTheirFamilysRules) {
             "resolution 1280x720: height 720 is not a multiple of 32 (VAE downsample 16 x patch 2)");
 }
 
-// PipeFusion over a clip and non-square images of the image modules are not implemented; both
-// video families' modules and their VAE decoders (Wan 2.1's, Wan 2.2's residual one,
-// HunyuanVideo's) run.
+// PipeFusion over a clip is not implemented; both video families' modules and their VAE
+// decoders (Wan 2.1's, Wan 2.2's residual one, HunyuanVideo's) run.
 TEST(ValidityTest, WhatThisBuildCannotRunIsUnsupportedNotInvalid) {
   TrialConfig wan = Wan(832, 480, 81);
   wan.scope = Scope::kDenoise;
@@ -219,11 +218,34 @@ TEST(ValidityTest, WhatThisBuildCannotRunIsUnsupportedNotInvalid) {
   hunyuan.cfg = 2;  // guidance is distilled: no negative prompt to split off
   EXPECT_NE(Invalid(hunyuan, {16, true}).find("cfg=2 needs a model that batches a negative prompt"),
             std::string::npos);
-  TrialConfig wide = PixArt(1280, 1);
-  wide.height = 768;
-  EXPECT_FALSE(Judge(wide, {8, true}).invalid);
-  EXPECT_EQ(Judge(wide, {8, true}).unsupported.value_or(""),
-            "resolution 1280x768: this build's image modules make square images only");
+}
+
+// Non-square images run on every image family, under the rules a square one follows, side by
+// side: SD3's cropped position table bounds the longer side, sequence parallelism and PipeFusion
+// split patch rows.
+TEST(ValidityTest, NonSquareImagesFollowTheImageRulesPerSide) {
+  for (const char* model : {"pixart-alpha", "pixart-sigma", "sd3-medium", "flux-dev"}) {
+    TrialConfig wide = PixArt(1280, 1);
+    wide.model = model;
+    wide.height = 768;
+    wide.ulysses = 2;
+    EXPECT_EQ(Invalid(wide), "") << model;
+    EXPECT_FALSE(Judge(wide, {8, true}).unsupported) << model;
+  }
+  TrialConfig sd3 = PixArt(3200, 1);
+  sd3.model = "sd3-medium";  // 192 patch rows of positions: 3072 px
+  sd3.height = 1024;
+  EXPECT_EQ(Invalid(sd3), "sd3-medium has positions for 192 patch rows (3072 px); 3200x1024 px "
+                          "needs 200");
+  TrialConfig tall = PixArt(1024, 1);
+  tall.height = 1040;  // 65 patch rows of 16 px
+  tall.ring = 2;
+  EXPECT_EQ(Invalid(tall), "latent height of 65 patch rows is not divisible by the "
+                           "sequence-parallel degree ring x ulysses = 2");
+  TrialConfig piped = PixArt(1024, 1);
+  piped.height = 1040;
+  piped.pipefusion = 2;
+  EXPECT_EQ(Invalid(piped), "65 patch rows do not split into pipefusion_patches=2");
 }
 
 }  // namespace

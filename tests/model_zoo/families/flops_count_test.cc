@@ -68,7 +68,7 @@ double CountedForwardFlops(const ModelConfig& config, const ImageShape& shape, i
                                           LatentFrames(config, shape.frames), rows, cols})
                           : torch::randn({samples, config.in_channels, rows, cols});
   auto t = torch::full({samples}, 500.0);
-  Conditioning text = model->MakeConditioning(samples, shape.width);
+  Conditioning text = model->MakeConditioning(samples, shape);
   if (model->guidance() == Guidance::kDistilled) text.guidance = torch::full({samples}, 3.5);
   ParallelContext single;
   const double counted = ProfiledMatmulFlops([&] { model->Forward(x, t, text, single); });
@@ -86,6 +86,12 @@ TEST_P(FlopsCountTest, AnalyticForwardFlopsMatchAProfiledForward) {
   ASSERT_GT(counted, 0) << "the profiler counted nothing";
   RecordProperty("counted_over_analytic", std::to_string(counted / analytic));
   EXPECT_NEAR(counted / analytic, 1.0, 0.001) << "counted " << counted << " analytic " << analytic;
+  // A non-square image: 384 x 256 pixels.
+  const ImageShape wide{384, 256, 0};
+  const double counted_wide = CountedForwardFlops(config, wide, samples);
+  const double analytic_wide = ForwardFlops(config, wide, samples);
+  EXPECT_NEAR(counted_wide / analytic_wide, 1.0, 0.001)
+      << "counted " << counted_wide << " analytic " << analytic_wide;
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, FlopsCountTest,

@@ -35,7 +35,15 @@ TEST(FluxTest, PackingIsDiffusersOrderAndRoundTrips) {
   ASSERT_EQ(tokens.sizes(), (std::vector<int64_t>{2, 4, 64}));
   // Token (row 0, col 1), feature c * 4 + dy * 2 + dx = latent[c, dy, 2 + dx].
   EXPECT_EQ(tokens[0][1][5 * 4 + 1 * 2 + 0].item<float>(), latent[0][5][1][2].item<float>());
-  EXPECT_TRUE(torch::equal(UnpackLatents(tokens, 2, 16), latent));
+  EXPECT_TRUE(torch::equal(UnpackLatents(tokens, 2, 2, 16), latent));
+  // Not square: 2 token rows of 3 columns; token (row 1, col 0) is latent rows 2-3, columns 0-1.
+  auto wide = torch::arange(16 * 4 * 6, torch::kFloat32).view({1, 16, 4, 6});
+  auto wide_tokens = PackLatents(wide);
+  ASSERT_EQ(wide_tokens.sizes(), (std::vector<int64_t>{1, 6, 64}));
+  EXPECT_EQ(wide_tokens[0][3][7 * 4 + 1 * 2 + 1].item<float>(), wide[0][7][3][1].item<float>());
+  EXPECT_TRUE(torch::equal(UnpackLatents(wide_tokens, 2, 3, 16), wide));
+  auto ids = FluxImageIds(2, 3, torch::kFloat64);
+  EXPECT_TRUE(torch::equal(ids[4], torch::tensor({0.0, 1.0, 1.0}, torch::kFloat64)));
 }
 
 TEST(FluxTest, SamplerShiftsItsScheduleByResolution) {

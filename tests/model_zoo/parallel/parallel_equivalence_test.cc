@@ -306,6 +306,71 @@ INSTANTIATE_TEST_SUITE_P(
                       VideoLayout{"hunyuanvideo-tiny", "hunyuan_usp2x2", 2, 2}),
     [](const auto& info) { return std::string(info.param.name); });
 
+// The image families on a non-square image (384 x 256 pixels: 16 patch rows of 24 columns)
+// under the exact strategies: positions, rotary ids and unpatchify follow rows and columns, and
+// the sequence splits the same row-major tokens as one rank's.
+struct WideLayout {
+  const char* model;
+  const char* name;
+  int ulysses, ring, pipefusion;
+  int cfg = 1;
+  friend void PrintTo(const WideLayout& l, std::ostream* os) { *os << l.model << " " << l.name; }
+};
+
+class NonSquareImageStrategyTest : public ::testing::TestWithParam<WideLayout> {
+ protected:
+  static TrialConfig Wide(const char* model) {
+    TrialConfig c = Tiny(384);
+    c.model = model;
+    c.height = 256;
+    return c;
+  }
+};
+
+TEST_P(NonSquareImageStrategyTest, MatchesOneRank) {
+  const WideLayout l = GetParam();
+  TrialConfig single = Wide(l.model);
+  if (l.pipefusion > 1) single.steps = 1;  // exact while every step is synchronous
+  auto reference = DenoiseOnAllRanks(single)[0];
+  ASSERT_TRUE(reference.defined());
+  EXPECT_EQ(reference.size(2), 32);  // latent rows: height / 8
+  EXPECT_EQ(reference.size(3), 48);  // latent columns: width / 8
+  TrialConfig parallel = single;
+  parallel.ulysses = l.ulysses;
+  parallel.ring = l.ring;
+  parallel.pipefusion = l.pipefusion;
+  parallel.cfg = l.cfg;
+  auto outputs = DenoiseOnAllRanks(parallel);
+  ASSERT_EQ(static_cast<int>(outputs.size()), parallel.world_size());
+  for (int rank = 0; rank < parallel.world_size(); ++rank) {
+    ASSERT_TRUE(outputs[rank].defined()) << rank;
+    EXPECT_LT(RecordedRelativeL2(rank, outputs[rank], reference), 1e-5) << l.name << " " << rank;
+  }
+  EXPECT_GT(reference.norm().item<double>(), 1.0);
+}
+
+TEST_P(NonSquareImageStrategyTest, CountedCommunicationMatchesThePrediction) {
+  const WideLayout l = GetParam();
+  TrialConfig c = Wide(l.model);
+  c.ulysses = l.ulysses;
+  c.ring = l.ring;
+  c.pipefusion = l.pipefusion;
+  c.cfg = l.cfg;
+  c.steps = 2;
+  ExpectCountedCommunicationAsPredicted(c, l.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, NonSquareImageStrategyTest,
+    ::testing::Values(WideLayout{"pixart-alpha-tiny", "pixart_ulysses2", 2, 1, 1},
+                      WideLayout{"pixart-alpha-tiny", "pixart_ring2", 1, 2, 1},
+                      WideLayout{"pixart-alpha-tiny", "pixart_pipefusion2", 1, 1, 2},
+                      WideLayout{"sd3-medium-tiny", "sd3_usp2x2", 2, 2, 1},
+                      WideLayout{"sd3-medium-tiny", "sd3_cfg2_ring2", 1, 2, 1, 2},
+                      WideLayout{"flux-dev-tiny", "flux_ulysses2", 2, 1, 1},
+                      WideLayout{"flux-dev-tiny", "flux_ring2", 1, 2, 1}),
+    [](const auto& info) { return std::string(info.param.name); });
+
 TEST(ParallelEquivalenceTest, PipeFusionPatchStepsHaveAFiniteErrorThatShrinksWithWarmup) {
   TrialConfig single = Tiny();
   single.steps = 4;
