@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "model_zoo/shapes/memory_traffic.h"
-#include "model_zoo/shapes/vae_decode_flops.h"
+#include "model_zoo/shapes/vae_shapes.h"
 #include "model_zoo/shapes/model_config.h"
 #include "plan/comm_volume.h"
 
@@ -104,7 +104,7 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   }
   const auto calls = [&](Collective kind) { return forwards * comm.calls[std::size_t(kind)]; };
   const auto mib = [&](Collective kind) { return forwards * comm.bytes[std::size_t(kind)] / kMiB; };
-  // The decode's GFLOP (model_zoo/shapes/vae_decode_flops.h): decoders differ in cost per pixel
+  // The decode's GFLOP (model_zoo/shapes/vae_shapes.h): decoders differ in cost per pixel
   // (AutoencoderKLHunyuanVideo's about twice AutoencoderKLWan's), so one price per megapixel
   // would fit a campaign of both poorly.
   const double decode_gflop =

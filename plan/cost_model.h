@@ -21,7 +21,7 @@
 //                  scaled to the worker's counted comm_mb_per_step when it was measured; an
 //                  all-to-all's latency is per message, U - 1 of them among U Ulysses ranks
 //   decode, decode_shared     scope pipeline: the VAE decode's GFLOP (model_zoo/shapes/
-//                  vae_decode_flops.h), on every rank
+//                  vae_shapes.h), on every rank
 //   oversubscribed_*   (s - 1) x rank compute, x block calls and x collectives, s being the
 //                  sharing factor of the trial's ranks (machine/rank_sharing.h: ranks x threads
 //                  per rank over the cores, or ranks over the devices): what time-sharing adds

@@ -22,10 +22,12 @@
 namespace ditbench {
 namespace {
 
-// "pixart-alpha-tiny · 256 px · bf16 · ulysses=2 ring=2 (key)": the tooltip of a point.
+// "pixart-alpha-tiny · 256 px · bf16 · ulysses=2 ring=2 (key)": the tooltip of a point; a
+// non-square image as "384x256 px", a clip with its frames.
 std::string TrialText(const TrialConfig& config, const std::string& key) {
   const ReportGroup group = ReportGroupOf(config);
-  return fmt::format("{} · {} px · {} · {} ({})", group.model, group.resolution,
+  return fmt::format("{} · {} px{} · {} · {} ({})", group.model, config.resolution_text(),
+                     config.frames > 0 ? fmt::format(" · {} frames", config.frames) : "",
                      group.precision, LayoutText(config), key);
 }
 

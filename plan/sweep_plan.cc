@@ -9,7 +9,7 @@
 #include "machine/device_peaks.h"
 #include "machine/rank_sharing.h"
 #include "model_zoo/shapes/model_config.h"
-#include "model_zoo/shapes/vae_decode_flops.h"
+#include "model_zoo/shapes/vae_shapes.h"
 #include "plan/comm_volume.h"
 #include "plan/device_prior.h"
 #include "plan/fitted_model.h"

@@ -23,7 +23,7 @@ struct TrialEstimate {
   // larger than the denoiser's activations. Unset for images (not yet counted).
   std::optional<double> decode_mb;
   // Scope pipeline, source "analytic": the decode's share of iteration_ms, its analytic FLOPs
-  // (model_zoo/shapes/vae_decode_flops.h) at a rank's share of the compute rate assumed (every
+  // (model_zoo/shapes/vae_shapes.h) at a rank's share of the compute rate assumed (every
   // rank decodes its samples whole).
   std::optional<double> decode_ms;
   // Per rank (max over ranks) per denoising step, from the shapes (plan/comm_volume.h);

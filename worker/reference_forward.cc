@@ -21,6 +21,7 @@
 #include "model_zoo/families/flux.h"
 #include "model_zoo/families/latent_decoder.h"
 #include "model_zoo/shapes/diffusers_config.h"
+#include "model_zoo/shapes/vae_shapes.h"
 #include "model_zoo/weights/diffusers_weights.h"
 #include "model_zoo/weights/safetensors.h"
 #include "trial/trial.h"

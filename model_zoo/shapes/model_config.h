@@ -187,7 +187,5 @@ double ForwardFlops(const ModelConfig& model, int resolution, int samples);
 
 // Parameter count of the model zoo's module for `model` (exact: every weight and bias).
 std::int64_t ParameterCount(const ModelConfig& model);
-// The same for the VAE decoder of `model` (model_zoo/families/vae.h; exact).
-std::int64_t VaeDecoderParameterCount(const ModelConfig& model);
 
 }  // namespace ditbench

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/budget_order.h"
-#include "model_zoo/shapes/vae_decode_flops.h"
+#include "model_zoo/shapes/vae_shapes.h"
 #include "plan/comm_volume.h"
 #include "plan/device_prior.h"
 #include "plan/plan_output.h"

@@ -44,7 +44,7 @@
 #include "model_zoo/layers/sampler.h"
 #include "model_zoo/shapes/diffusers_config.h"
 #include "model_zoo/shapes/model_config.h"
-#include "model_zoo/shapes/vae_decode_flops.h"
+#include "model_zoo/shapes/vae_shapes.h"
 #include "model_zoo/weights/diffusers_weights.h"
 #include "model_zoo/weights/safetensors.h"
 

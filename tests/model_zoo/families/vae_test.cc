@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "model_zoo/shapes/model_config.h"
+#include "model_zoo/shapes/vae_shapes.h"
 #include "worker/dit_trial.h"
 
 namespace ditbench {

@@ -5,6 +5,7 @@
 
 #include "model_zoo/families/dit_model.h"
 #include "model_zoo/shapes/model_config.h"
+#include "model_zoo/shapes/vae_shapes.h"
 
 namespace ditbench {
 namespace {

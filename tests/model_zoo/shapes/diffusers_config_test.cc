@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "model_zoo/shapes/vae_shapes.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
