@@ -99,11 +99,12 @@ ModelConfig WanVae(ConfigKeys& keys) {
   ModelConfig m;
   m.vae_kind = keys.Bool("is_residual", false) ? VaeKind::kWanResidual : VaeKind::kWan;
   m.vae_patch = keys.PositiveInt("patch_size", 1);  // null: 1
-  if (m.vae_patch > 16) keys.Fail("patch_size", std::to_string(m.vae_patch) + ", expected at most 16");
+  if (m.vae_patch > 16)
+    keys.Fail("patch_size", std::to_string(m.vae_patch) + ", expected at most 16");
   const int pixels = 3 * m.vae_patch * m.vae_patch;
   keys.Expect("in_channels", pixels);
   keys.Expect("out_channels", pixels);
-  const int encoder_base = keys.PositiveInt("base_dim", 96);  // the encoder's unless decoder_base_dim
+  const int encoder_base = keys.PositiveInt("base_dim", 96);  // the decoder's too, by default
   const int base = keys.PositiveInt("decoder_base_dim", encoder_base);
   m.in_channels = keys.PositiveInt("z_dim", 16);
   auto mults = keys.List("dim_mult");
@@ -140,8 +141,9 @@ ModelConfig WanVae(ConfigKeys& keys) {
     const int out = m.vae_channels[from], factor = i < size_t(levels) ? 8 : 4;
     if (out * factor % in != 0)
       keys.Fail("dim_mult", "a residual level from width " + std::to_string(in) + " to " +
-                                std::to_string(out) + " repeats channels " + std::to_string(out * factor) +
-                                " / " + std::to_string(in) + " times, expected a whole number");
+                                std::to_string(out) + " repeats channels " +
+                                std::to_string(out * factor) + " / " + std::to_string(in) +
+                                " times, expected a whole number");
   }
   // The pipeline decodes latent * std + mean: one of each per latent channel. Absent, the class's
   // defaults, Wan 2.1's 16 channels' (its presets hold them).
@@ -167,7 +169,8 @@ ModelConfig WanVae(ConfigKeys& keys) {
   m.vae_latents_mean = statistics("latents_mean", false);
   m.vae_latents_std = statistics("latents_std", true);
   if (keys.Has("scale_factor_spatial") && keys.Int("scale_factor_spatial", 8) != m.vae_downsample)
-    keys.Fail("scale_factor_spatial", "expected " + std::to_string(m.vae_downsample) + " (from dim_mult and patch_size)");
+    keys.Fail("scale_factor_spatial", "expected " + std::to_string(m.vae_downsample) +
+                                          " (from dim_mult and patch_size)");
   if (keys.Has("scale_factor_temporal") && keys.Int("scale_factor_temporal", 4) != m.vae_temporal)
     keys.Fail("scale_factor_temporal", "expected " + std::to_string(m.vae_temporal) + " (from temperal_downsample)");
   // The encoder's side, and the decoder's attention scales, which AutoencoderKLWan's decoder

@@ -9,8 +9,8 @@
 // activations, upsampling and blending are left out. The decode as ditbench and diffusers run it
 // by default: AutoencoderKLWan (Wan 2.1's, or Wan 2.2's residual one) a latent frame at a time
 // (each temporal upsampler's convolution skips the first latent frame), AutoencoderKLHunyuanVideo
-// in its temporal tiles of 5 latent frames every 3 when a clip has more than 4. Spatial tiles (`vae_tile`) are not counted: their
-// overlap adds up to about 1/3 more.
+// in its temporal tiles of 5 latent frames every 3 when a clip has more than 4. Spatial tiles
+// (`vae_tile`) are not counted: their overlap adds up to about 1/3 more.
 #pragma once
 
 #include <cstdint>

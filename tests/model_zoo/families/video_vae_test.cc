@@ -70,7 +70,8 @@ TEST_P(WanVaeTest, TiledDecodeKeepsTheClipsShape) {
 INSTANTIATE_TEST_SUITE_P(Presets, WanVaeTest,
                          ::testing::Values("wan2.1-t2v-tiny", "wan2.2-ti2v-tiny"),
                          [](const auto& info) {
-                           return std::string(info.param).rfind("wan2.1", 0) == 0 ? "Wan21" : "Wan22";
+                           const bool wan21 = std::string(info.param).rfind("wan2.1", 0) == 0;
+                           return std::string(wan21 ? "Wan21" : "Wan22");
                          });
 
 // The pipeline's unscaling is per channel: latent * latents_std + latents_mean.

@@ -209,14 +209,15 @@ TEST(DiffusersConfigTest, VideoVaeDecoderShapes) {
 // decoder_base_dim over base_dim, 2x2 patches (12 pixel channels), 16x in all.
 TEST(DiffusersConfigTest, ResidualWanVaeDecoderShapes) {
   const ModelConfig& preset = *FindModelPreset("wan2.2-ti2v-5b");
-  nlohmann::json wan22 = {{"_class_name", "AutoencoderKLWan"}, {"attn_scales", nlohmann::json::array()},
+  nlohmann::json wan22 = {{"_class_name", "AutoencoderKLWan"},
+                          {"attn_scales", nlohmann::json::array()},
                           {"base_dim", 160}, {"clip_output", false}, {"decoder_base_dim", 256},
                           {"dim_mult", {1, 2, 4, 4}}, {"dropout", 0.0}, {"in_channels", 12},
                           {"is_residual", true}, {"latents_mean", preset.vae_latents_mean},
                           {"latents_std", preset.vae_latents_std}, {"num_res_blocks", 2},
                           {"out_channels", 12}, {"patch_size", 2}, {"scale_factor_spatial", 16},
-                          {"scale_factor_temporal", 4}, {"temperal_downsample", {false, true, true}},
-                          {"z_dim", 48}};
+                          {"scale_factor_temporal", 4},
+                          {"temperal_downsample", {false, true, true}}, {"z_dim", 48}};
   const DiffusersModel w = DiffusersConfigFromJson(wan22, "vae/config.json");
   EXPECT_EQ(w.config.vae_kind, VaeKind::kWanResidual);
   EXPECT_EQ(w.config.vae_channels, (std::vector<int>{256, 512, 1024, 1024}));
