@@ -363,6 +363,40 @@ TEST(DiffusersForwardTest, AMaskThatIsNoPromptThenPaddingIsRefusedByRow) {
       << ReadAll(log);
 }
 
+// Flux's packed input takes its rows and columns from img_ids: ids that do not span the tokens
+// of hidden_states, or the right grid walked column by column, are refused by input and what
+// was expected, never run on another layout than diffusers'.
+TEST(DiffusersForwardTest, FluxIdsThatAreNotTheLatentsGridAreRefused) {
+  ScratchDir scratch;
+  const auto dir = kData / "flux";
+  const auto file = scratch.path() / "inputs.safetensors";
+  const auto log = scratch.path() / "log";
+  auto refusal = [&](const torch::Tensor& ids) {
+    NamedTensors inputs = ReadSafetensors(dir / "inputs_wide.safetensors");  // 6 x 10 tokens
+    inputs["img_ids"] = ids;
+    WriteSafetensors(file, inputs);
+    const std::string command = std::string(DITBENCH_BIN) + " forward " +
+                                (dir / "model").string() + " --inputs " + file.string() +
+                                " --output " + (scratch.path() / "out.safetensors").string() +
+                                " --worker " + DITBENCH_WORKER + " > " + log.string() + " 2>&1";
+    const int status = std::system(command.c_str());
+    ::unlink(file.c_str());
+    EXPECT_EQ(WEXITSTATUS(status), 2) << ReadAll(log);
+    return ReadAll(log);
+  };
+  const std::string square = refusal(ReadSafetensors(dir / "inputs.safetensors").at("img_ids"));
+  EXPECT_NE(square.find(": input 'img_ids' has shape [64, 3], expected [60, 3]"),
+            std::string::npos)
+      << square;
+  auto mesh = torch::meshgrid({torch::arange(10.0), torch::arange(6.0)}, "ij");  // column-major
+  auto by_column = torch::stack({torch::zeros_like(mesh[0]), mesh[1], mesh[0]}, -1).view({60, 3});
+  const std::string walked = refusal(by_column);
+  EXPECT_NE(walked.find(": input 'img_ids': only the (0, row, column) grid of the latent, "
+                        "row-major"),
+            std::string::npos)
+      << walked;
+}
+
 // Rows whose prompts have the same length run as one forward over the prompts' tokens: row 1
 // masked to row 0's 9 tokens, row 0 still gives diffusers' row 0, and row 1 no longer its own.
 TEST(DiffusersForwardTest, PromptsOfOneLengthAttendToThatManyTokens) {
