@@ -206,19 +206,17 @@ double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double 
   const double patch = std::max(1, model.vae_patch);
   const double pixels = tile_rows * tile_cols / (patch * patch);  // decoded at once, last level
   const int frames = std::max(1, shape.frames);
-  const double at_once =
-      model.vae_decode_chunk > 0
-          ? std::min<double>(frames, double(model.vae_decode_chunk) * std::max(1, model.vae_temporal))
-          : frames;
+  const double chunk = double(model.vae_decode_chunk) * std::max(1, model.vae_temporal);
+  const double at_once = model.vae_decode_chunk > 0 ? std::min<double>(frames, chunk) : frames;
   const double top = model.vae_channels.empty() ? 128 : model.vae_channels.front();
   double working = kVaeDecodeTensors * at_once * pixels * top * bytes;
   if (model.vae_kind == VaeKind::kHunyuanVideo) {
     // Its mid block attends over every latent pixel of the frames decoded at once, with an
     // additive causal mask: the mask and the scores, n^2 each.
     const double down = std::max(1, model.vae_downsample);
-    const double latent_frames =
-        model.vae_decode_chunk > 0 ? std::min<double>(LatentFrames(model, frames), model.vae_decode_chunk)
-                                   : LatentFrames(model, frames);
+    double latent_frames = LatentFrames(model, frames);
+    if (model.vae_decode_chunk > 0)
+      latent_frames = std::min<double>(latent_frames, model.vae_decode_chunk);
     const double n = latent_frames * (tile_rows / down) * (tile_cols / down);
     working = std::max(working, 2.0 * n * n * bytes);
   }

@@ -12,60 +12,65 @@ int TemporalLevels(const ModelConfig& m) {
   return levels;
 }
 
+// A convolution's weights and biases: `taps` kernel taps from `in` to `out` channels.
+std::int64_t ConvParameters(std::int64_t in, std::int64_t out, std::int64_t taps) {
+  return in * out * taps + out;
+}
+
 // AutoencoderKLWan's decoder (model_zoo/families/wan_vae.h): causal 3D convolutions of kernel 3,
 // RMS norms with one gain per channel, levels from the widest. Wan 2.1's: every level but the
 // last halves the width in its upsampler, which the next level's first block takes. Wan 2.2's
 // residual one: the upsamplers keep the width (their shortcuts have no parameters) and the last
 // convolution gives 3 x vae_patch^2 channels.
 std::int64_t WanVaeDecoderParameterCount(const ModelConfig& m) {
-  auto conv3d = [](std::int64_t in, std::int64_t out, std::int64_t taps) { return in * out * taps + out; };
   auto resnet = [&](std::int64_t in, std::int64_t out) {
-    return in + conv3d(in, out, 27) + out + conv3d(out, out, 27) + (in != out ? conv3d(in, out, 1) : 0);
+    return in + ConvParameters(in, out, 27) + out + ConvParameters(out, out, 27) +
+           (in != out ? ConvParameters(in, out, 1) : 0);
   };
   const bool residual = m.vae_kind == VaeKind::kWanResidual;
   const auto& widths = m.vae_channels;
   const std::int64_t z = m.in_channels, top = widths.back();
   const int levels = static_cast<int>(widths.size());
   const int temporal = TemporalLevels(m);
-  std::int64_t total = conv3d(z, z, 1) + conv3d(z, top, 27) + 2 * resnet(top, top);
-  total += top + conv3d(top, 3 * top, 1) + conv3d(top, top, 1);  // mid attention: norm, qkv, proj
+  std::int64_t total = ConvParameters(z, z, 1) + ConvParameters(z, top, 27) + 2 * resnet(top, top);
+  // The mid attention: norm, qkv, proj.
+  total += top + ConvParameters(top, 3 * top, 1) + ConvParameters(top, top, 1);
   std::int64_t in = top;
   for (int i = 0; i < levels; ++i) {
     const std::int64_t out = widths[levels - 1 - i];
     for (int j = 0; j <= m.vae_layers; ++j, in = out) total += resnet(in, out);
     if (i + 1 < levels) {
       const std::int64_t upsampled = residual ? out : out / 2;
-      total += conv3d(out, upsampled, 9);                   // the 2D upsampler's convolution
-      if (i < temporal) total += conv3d(out, 2 * out, 3);  // and the temporal one's
+      total += ConvParameters(out, upsampled, 9);                  // the 2D upsampler
+      if (i < temporal) total += ConvParameters(out, 2 * out, 3);  // and the temporal one
       in = upsampled;
     }
   }
   const std::int64_t pixels = 3 * std::int64_t(m.vae_patch) * m.vae_patch;
-  return total + widths.front() + conv3d(widths.front(), pixels, 27);
+  return total + widths.front() + ConvParameters(widths.front(), pixels, 27);
 }
 
 // AutoencoderKLHunyuanVideo's decoder (model_zoo/families/hunyuan_video_vae.h): causal 3D
 // convolutions of kernel 3, GroupNorms, every level but the last upsampled by a convolution that
 // keeps its width.
 std::int64_t HunyuanVideoVaeDecoderParameterCount(const ModelConfig& m) {
-  auto conv3d = [](std::int64_t in, std::int64_t out, std::int64_t taps) { return in * out * taps + out; };
   auto resnet = [&](std::int64_t in, std::int64_t out) {
-    return 2 * in + conv3d(in, out, 27) + 2 * out + conv3d(out, out, 27) + (in != out ? conv3d(in, out, 1) : 0);
+    return 2 * in + ConvParameters(in, out, 27) + 2 * out + ConvParameters(out, out, 27) +
+           (in != out ? ConvParameters(in, out, 1) : 0);
   };
   const auto& widths = m.vae_channels;
   const std::int64_t z = m.in_channels, top = widths.back();
   const int levels = static_cast<int>(widths.size());
-  std::int64_t total = conv3d(z, z, 1) + conv3d(z, top, 27) + 2 * resnet(top, top);
+  std::int64_t total = ConvParameters(z, z, 1) + ConvParameters(z, top, 27) + 2 * resnet(top, top);
   total += 2 * top + 4 * (top * top + top);  // mid attention: group norm, q, k, v, out
   std::int64_t in = top;
   for (int i = 0; i < levels; ++i) {
     const std::int64_t out = widths[levels - 1 - i];
     for (int j = 0; j <= m.vae_layers; ++j, in = out) total += resnet(in, out);
-    if (i + 1 < levels) total += conv3d(out, out, 27);
+    if (i + 1 < levels) total += ConvParameters(out, out, 27);
   }
-  return total + 2 * widths.front() + conv3d(widths.front(), 3, 27);
+  return total + 2 * widths.front() + ConvParameters(widths.front(), 3, 27);
 }
-
 
 // A convolution (or linear) from `in` to `out` channels with `taps` kernel taps, at `positions`
 // output positions.
@@ -174,7 +179,9 @@ std::int64_t VaeDecoderParameterCount(const ModelConfig& m) {
   if (m.vae_kind == VaeKind::kWan || m.vae_kind == VaeKind::kWanResidual)
     return WanVaeDecoderParameterCount(m);
   if (m.vae_kind == VaeKind::kHunyuanVideo) return HunyuanVideoVaeDecoderParameterCount(m);
-  auto conv = [](std::int64_t in, std::int64_t out, std::int64_t k) { return in * out * k * k + out; };
+  auto conv = [](std::int64_t in, std::int64_t out, std::int64_t k) {
+    return ConvParameters(in, out, k * k);
+  };
   auto norm = [](std::int64_t c) { return 2 * c; };
   auto resnet = [&](std::int64_t in, std::int64_t out) {
     return norm(in) + conv(in, out, 3) + norm(out) + conv(out, out, 3) +
@@ -197,7 +204,8 @@ std::int64_t VaeDecoderParameterCount(const ModelConfig& m) {
 
 double VaeDecodeFlops(const ModelConfig& model, const ImageShape& shape) {
   if (model.vae_channels.empty() || model.vae_downsample <= 0) return 0;
-  const double rows = shape.height / model.vae_downsample, cols = shape.width / model.vae_downsample;
+  const double rows = shape.height / model.vae_downsample;
+  const double cols = shape.width / model.vae_downsample;
   const int frames = LatentFrames(model, shape.frames);
   switch (model.vae_kind) {
     case VaeKind::kAutoencoderKL: return ImageVaeFlops(model, rows, cols);

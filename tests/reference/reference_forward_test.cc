@@ -126,10 +126,10 @@ TEST_P(ReferenceForwardTest, MatchesDiffusers) {
   const std::string isa = c.isa_cap.empty() ? "" : "ONEDNN_MAX_CPU_ISA=" + c.isa_cap + " ";
   const std::string command =
       isa + std::string(DITBENCH_BIN) + " forward " + (dir / "model").string() + " --inputs " +
-      (dir / ("inputs" + c.inputs + ".safetensors")).string() + " --output " + out.string() + " --precision " +
-      c.precision + " --ulysses " + std::to_string(c.layout.ulysses) + " --ring " +
-      std::to_string(c.layout.ring) + " --worker " + DITBENCH_WORKER + " > " + log.string() +
-      " 2>&1";
+      (dir / ("inputs" + c.inputs + ".safetensors")).string() + " --output " + out.string() +
+      " --precision " + c.precision + " --ulysses " + std::to_string(c.layout.ulysses) +
+      " --ring " + std::to_string(c.layout.ring) + " --worker " + DITBENCH_WORKER + " > " +
+      log.string() + " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << command << "\n" << ReadAll(log);
   auto ours = ReadSafetensors(out).at("sample");
   auto fp32 = ReadSafetensors(dir / ("expected" + c.inputs + "_fp32.safetensors")).at("sample");
@@ -209,7 +209,8 @@ TEST_P(VaeTiledDecodeTest, MatchesDiffusersTiledDecode) {
   EXPECT_GT(RelativeL2(ours, whole), 1e-2);  // the tiles did change the decode
 }
 
-INSTANTIATE_TEST_SUITE_P(Diffusers, VaeTiledDecodeTest, testing::Values("vae4", "vae16", "wan_vae"));
+INSTANTIATE_TEST_SUITE_P(Diffusers, VaeTiledDecodeTest,
+                         testing::Values("vae4", "vae16", "wan_vae"));
 
 class DiffusersWeightsTest : public testing::Test {
  protected:
