@@ -287,6 +287,12 @@ TEST(SweepPlanTest, VideoTrialsArePlannedFromTheirTokens) {
   denoise.scope = Scope::kDenoise;
   EXPECT_FALSE(AnalyticEstimate(denoise, a).decode_mb);
   EXPECT_FALSE(AnalyticEstimate(denoise, a).decode_ms);
+  // `plan --format json` gives the decode's time with the estimate.
+  std::ostringstream json;
+  WritePlanJson(spec, plan, a, json);
+  const auto trials = nlohmann::json::parse(json.str())["trials"];
+  EXPECT_DOUBLE_EQ(trials[0]["estimate"]["decode_ms"].get<double>(),
+                   *plan.trials[0].estimate->decode_ms);
 }
 
 // The decode's FLOPs (FlopCounterMode's count on diffusers' decoders: tests/reference/) at full

@@ -208,6 +208,19 @@ def run(model, inputs, dtype):
         return model(**kwargs, return_dict=False)[0]
 
 
+def write_expected(model, inputs, folder, suffix=""):
+    """diffusers' output on `inputs` in fp32, then in bf16 (the weights rounded in place):
+    folder/expected{suffix}_{fp32,bf16}.safetensors. Returns the fp32 output and diffusers'
+    bf16 error against it."""
+    expected32 = run(model, inputs, torch.float32)
+    expected16 = run(model.to(torch.bfloat16), inputs, torch.bfloat16)
+    save_file({"sample": expected32.contiguous()},
+              os.path.join(folder, f"expected{suffix}_fp32.safetensors"))
+    save_file({"sample": expected16.float().contiguous()},
+              os.path.join(folder, f"expected{suffix}_bf16.safetensors"))
+    return expected32, ((expected16.float() - expected32).norm() / expected32.norm()).item()
+
+
 def samplers(root):
     """Each family's scheduler, configured as its pipeline configures it, stepped over seeded
     random model outputs: the model times it asks for and the final sample. Written to
@@ -364,13 +377,7 @@ def wide_images(root):
         model = cls.from_pretrained(os.path.join(folder, "model")).eval()
         save_file({k: v.contiguous() for k, v in case_inputs.items()},
                   os.path.join(folder, "inputs_wide.safetensors"))
-        expected32 = run(model, case_inputs, torch.float32)
-        expected16 = run(model.to(torch.bfloat16), case_inputs, torch.bfloat16)
-        save_file({"sample": expected32.contiguous()},
-                  os.path.join(folder, "expected_wide_fp32.safetensors"))
-        save_file({"sample": expected16.float().contiguous()},
-                  os.path.join(folder, "expected_wide_bf16.safetensors"))
-        rel = ((expected16.float() - expected32).norm() / expected32.norm()).item()
+        expected32, rel = write_expected(model, case_inputs, folder, "_wide")
         print(f"{name} wide: output {tuple(expected32.shape)}, diffusers bf16 vs fp32 rel L2 "
               f"{rel:.3g}")
 
@@ -451,13 +458,7 @@ def main():
         # tiled decode neither unpatchifies nor marks its first frame (ditbench's does both).
         if cls is diffusers.AutoencoderKLWan and not model.config.is_residual:
             wan_vae_tiles(model, folder)
-        expected32 = run(model, inputs, torch.float32)
-        expected16 = run(model.to(torch.bfloat16), inputs, torch.bfloat16)
-        save_file({"sample": expected32.contiguous()},
-                  os.path.join(folder, "expected_fp32.safetensors"))
-        save_file({"sample": expected16.float().contiguous()},
-                  os.path.join(folder, "expected_bf16.safetensors"))
-        rel = ((expected16.float() - expected32).norm() / expected32.norm()).item()
+        expected32, rel = write_expected(model, inputs, folder)
         print(f"{name}: output {tuple(expected32.shape)}, |out| {expected32.norm():.4g}, "
               f"diffusers bf16 vs fp32 rel L2 {rel:.3g}")
     if not only:

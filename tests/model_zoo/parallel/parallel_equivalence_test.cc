@@ -325,21 +325,26 @@ class NonSquareImageStrategyTest : public ::testing::TestWithParam<WideLayout> {
     c.height = 256;
     return c;
   }
+  static TrialConfig Laid(const WideLayout& l) {
+    TrialConfig c = Wide(l.model);
+    c.ulysses = l.ulysses;
+    c.ring = l.ring;
+    c.pipefusion = l.pipefusion;
+    c.cfg = l.cfg;
+    return c;
+  }
 };
 
 TEST_P(NonSquareImageStrategyTest, MatchesOneRank) {
   const WideLayout l = GetParam();
+  TrialConfig parallel = Laid(l);
+  if (l.pipefusion > 1) parallel.steps = 1;  // exact while every step is synchronous
   TrialConfig single = Wide(l.model);
-  if (l.pipefusion > 1) single.steps = 1;  // exact while every step is synchronous
+  single.steps = parallel.steps;
   auto reference = DenoiseOnAllRanks(single)[0];
   ASSERT_TRUE(reference.defined());
   EXPECT_EQ(reference.size(2), 32);  // latent rows: height / 8
   EXPECT_EQ(reference.size(3), 48);  // latent columns: width / 8
-  TrialConfig parallel = single;
-  parallel.ulysses = l.ulysses;
-  parallel.ring = l.ring;
-  parallel.pipefusion = l.pipefusion;
-  parallel.cfg = l.cfg;
   auto outputs = DenoiseOnAllRanks(parallel);
   ASSERT_EQ(static_cast<int>(outputs.size()), parallel.world_size());
   for (int rank = 0; rank < parallel.world_size(); ++rank) {
@@ -350,14 +355,9 @@ TEST_P(NonSquareImageStrategyTest, MatchesOneRank) {
 }
 
 TEST_P(NonSquareImageStrategyTest, CountedCommunicationMatchesThePrediction) {
-  const WideLayout l = GetParam();
-  TrialConfig c = Wide(l.model);
-  c.ulysses = l.ulysses;
-  c.ring = l.ring;
-  c.pipefusion = l.pipefusion;
-  c.cfg = l.cfg;
+  TrialConfig c = Laid(GetParam());
   c.steps = 2;
-  ExpectCountedCommunicationAsPredicted(c, l.name);
+  ExpectCountedCommunicationAsPredicted(c, GetParam().name);
 }
 
 INSTANTIATE_TEST_SUITE_P(
