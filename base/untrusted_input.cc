@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -27,9 +28,157 @@ const char* KindOf(mode_t mode) {
   return "not a regular file";
 }
 
-// Thrown by ParseBoundedJson's callback when the nesting is too deep.
-struct TooDeep {
-  std::string field;  // the top-level key it happened under, or "" at the top
+// Thrown inside the reader when a cap is passed; turned into one runtime_error at the top.
+struct CapPassed {
+  std::string what;  // "nested more than 3 levels deep", naming no source
+  bool is = false;   // said of a key as "'a' is nested ...", of the whole as "JSON nested ..."
+};
+
+// nlohmann's SAX interface, building the document as nlohmann's own DOM parser does (a stack of
+// the containers being filled, never a recursion), with every cap checked before a value is
+// built. nlohmann's callback parser is not used: on every closing bracket it scans the whole
+// parent container for discarded values, so its time grows with the square of a container's
+// length (an array of a million empty objects took hours).
+class BoundedDomBuilder {
+ public:
+  using Json = nlohmann::json;
+
+  BoundedDomBuilder(const JsonLimits& limits, std::uint64_t max_built_bytes, JsonReadStats& stats)
+      : limits_(limits), max_built_bytes_(max_built_bytes), stats_(stats) {}
+
+  Json Take() { return std::move(root_); }
+
+  bool null() { return Put(Json(nullptr), 0); }
+  bool boolean(bool value) { return Put(Json(value), 0); }
+  bool number_integer(Json::number_integer_t value) { return Put(Json(value), 0); }
+  bool number_unsigned(Json::number_unsigned_t value) { return Put(Json(value), 0); }
+  bool number_float(Json::number_float_t value, const std::string&) {
+    return Put(Json(value), 0);
+  }
+  bool string(std::string& value) {
+    const std::uint64_t bytes = kStringBytes + value.size();
+    return Put(Json(std::move(value)), bytes);
+  }
+  bool binary(Json::binary_t&) { return Put(Json(nullptr), 0); }  // never produced by JSON text
+  bool start_object(std::size_t) { return Open(Json::object(), kObjectBytes); }
+  bool start_array(std::size_t) { return Open(Json::array(), kArrayBytes); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+
+  bool key(std::string& name) {
+    if (depth_ == 1) top_key_ = name;
+    if (drop_from_depth_ > 0) return true;
+    if (depth_ == 1 && !limits_.keep_top_level_keys.empty() &&
+        std::find(limits_.keep_top_level_keys.begin(), limits_.keep_top_level_keys.end(), name) ==
+            limits_.keep_top_level_keys.end()) {
+      drop_next_ = true;
+      return true;
+    }
+    Charge(kMemberBytes + name.size());
+    member_ = &(*open_.back())[name];
+    return true;
+  }
+
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    throw e;  // a nlohmann::json::exception, as nlohmann's own parser throws
+  }
+
+  const std::string& top_key() const { return top_key_; }
+
+ private:
+  // Bytes charged per value built: nlohmann's 16-byte value, an array slot with room to grow,
+  // an object member's tree node with its key, a string's own allocation, a container's header.
+  static constexpr std::uint64_t kValueBytes = 32;
+  static constexpr std::uint64_t kMemberBytes = 96;
+  static constexpr std::uint64_t kStringBytes = 32;
+  static constexpr std::uint64_t kObjectBytes = 64;
+  static constexpr std::uint64_t kArrayBytes = 32;
+
+  void Count() {
+    if (++stats_.values > limits_.max_values)
+      throw CapPassed{fmt::format("holds more than {} JSON values; expected at most {}",
+                                  limits_.max_values, limits_.max_values)};
+    if (limits_.cancelled && stats_.values % kJsonValuesBetweenChecks == 0 && limits_.cancelled())
+      throw JsonReadCancelled("");
+  }
+
+  void Charge(std::uint64_t bytes) {
+    stats_.built_bytes += bytes;
+    if (stats_.built_bytes > max_built_bytes_)
+      throw CapPassed{fmt::format(
+          "would take more than {} bytes of memory ({} per byte of text); expected less",
+          max_built_bytes_, kJsonBytesPerTextByte)};
+  }
+
+  // True when the value now arriving is dropped (inside a dropped field, or the field itself).
+  bool Dropping() {
+    if (drop_from_depth_ > 0) return true;
+    if (!drop_next_) return false;
+    drop_next_ = false;
+    return true;
+  }
+
+  // Places a value built here in the container being filled; returns where it landed.
+  Json* Place(Json&& value, std::uint64_t bytes) {
+    Charge((open_.empty() || open_.back()->is_array() ? kValueBytes : 0) + bytes);
+    if (open_.empty()) {
+      root_ = std::move(value);
+      return &root_;
+    }
+    Json& parent = *open_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(value));
+      return &parent.back();
+    }
+    *member_ = std::move(value);
+    return member_;
+  }
+
+  bool Put(Json&& value, std::uint64_t bytes) {
+    Count();
+    if (Dropping()) {
+      ++stats_.dropped;
+      return true;
+    }
+    Place(std::move(value), bytes);
+    return true;
+  }
+
+  bool Open(Json&& container, std::uint64_t bytes) {
+    Count();
+    ++depth_;
+    stats_.deepest = std::max(stats_.deepest, depth_);
+    if (depth_ > limits_.max_depth)
+      throw CapPassed{fmt::format("nested more than {} levels deep", limits_.max_depth), true};
+    if (drop_from_depth_ == 0 && Dropping()) drop_from_depth_ = depth_;
+    if (drop_from_depth_ > 0) {
+      ++stats_.dropped;
+      return true;
+    }
+    open_.push_back(Place(std::move(container), bytes));
+    return true;
+  }
+
+  bool Close() {
+    if (drop_from_depth_ > 0) {
+      if (depth_ == drop_from_depth_) drop_from_depth_ = 0;
+    } else {
+      open_.pop_back();
+    }
+    --depth_;
+    return true;
+  }
+
+  const JsonLimits& limits_;
+  const std::uint64_t max_built_bytes_;
+  JsonReadStats& stats_;
+  Json root_;
+  std::vector<Json*> open_;  // the containers being filled, innermost last
+  Json* member_ = nullptr;   // the object member the next value goes to
+  int depth_ = 0;
+  int drop_from_depth_ = 0;  // > 0: inside a dropped container opened at this depth
+  bool drop_next_ = false;   // the next value is a dropped top-level field
+  std::string top_key_;
 };
 
 }  // namespace
@@ -95,26 +244,34 @@ std::string ReadRegularFile(const std::filesystem::path& path, std::uint64_t max
   return ReadRegularFileAt(file, path, 0, file.size);
 }
 
-nlohmann::json ParseBoundedJson(std::string_view text, int max_depth, const std::string& where) {
-  // nlohmann's parser keeps its own stack (it does not recurse); the callback sees each level
-  // as it opens and stops the parse before anything deeper is built.
-  std::string top_key;
-  auto bounded = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::key && depth == 1) top_key = parsed.get<std::string>();
-    if ((event == Event::object_start || event == Event::array_start) && depth >= max_depth)
-      throw TooDeep{depth > 1 ? top_key : ""};
-    return true;
+nlohmann::json ParseBoundedJson(std::string_view text, const JsonLimits& limits,
+                                const std::string& where, JsonReadStats* stats) {
+  JsonReadStats local;
+  JsonReadStats& counted = stats ? *stats : local;
+  counted = JsonReadStats{};
+  const std::uint64_t max_built = kJsonBytesPerTextByte * text.size() + (1 << 20);
+  BoundedDomBuilder builder(limits, max_built, counted);
+  // The top-level key a cap was passed under names the field; before any key, the document.
+  const auto under = [&](const CapPassed& cap) {
+    if (builder.top_key().empty()) return "JSON " + cap.what;
+    return fmt::format("'{}' {}{}", builder.top_key(), cap.is ? "is " : "", cap.what);
   };
   try {
-    return nlohmann::json::parse(text.begin(), text.end(), bounded);
+    nlohmann::json::sax_parse(text.begin(), text.end(), &builder);
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: not valid JSON: {}", where, e.what()));
-  } catch (const TooDeep& deep) {
-    throw std::runtime_error(fmt::format("{}: {} nested more than {} levels deep", where,
-                                         deep.field.empty() ? "JSON" : "'" + deep.field + "' is",
-                                         max_depth));
+  } catch (const CapPassed& cap) {
+    throw std::runtime_error(fmt::format("{}: {}", where, under(cap)));
+  } catch (const JsonReadCancelled&) {
+    throw JsonReadCancelled(fmt::format("{}: reading was interrupted", where));
   }
+  return builder.Take();
+}
+
+nlohmann::json ParseBoundedJson(std::string_view text, int max_depth, const std::string& where) {
+  JsonLimits limits;
+  limits.max_depth = max_depth;
+  return ParseBoundedJson(text, limits, where);
 }
 
 }  // namespace ditbench

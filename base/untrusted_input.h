@@ -2,8 +2,9 @@
 // benchmark's rank files, logs and outputs, a diffusers folder's config.json and weights. Such a
 // program may be broken or hostile, so a file is opened without blocking and must be a regular
 // file (a FIFO, a device or a socket is refused before any read: a reader never waits for a
-// writer), it is read only up to a size the caller gives, and JSON is parsed with its nesting
-// capped before the deep part is built (nlohmann's copy and dump recurse once per level:
+// writer), it is read only up to a size the caller gives, and JSON is parsed in one linear
+// pass with its nesting, its count of values and the memory it builds capped as it reads,
+// before the part beyond a cap is built (nlohmann's copy and dump recurse once per level:
 // 100,000 levels overflow the stack). Torch-free; the lowest layer, used by the model zoo,
 // the worker contract and the coordinator alike.
 //
@@ -14,8 +15,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -64,9 +68,47 @@ std::string ReadRegularFileAt(const RegularFile& file, const std::filesystem::pa
 // The whole of a regular file of at most `max_bytes` (OpenRegularFile, then every byte).
 std::string ReadRegularFile(const std::filesystem::path& path, std::uint64_t max_bytes);
 
-// `text` parsed as JSON nested at most `max_depth` arrays and objects deep: the parse stops at
-// the first container one level too deep, before it is built, and the error names the
-// top-level key it was under. `where` (a path, "header") starts every error message.
+// Caps on a JSON document from outside, checked while it is read: the read stops at the first
+// value beyond a cap, before that value is built. Reading is linear in the text (one pass,
+// O(1) work per value but an object's key, inserted in O(log members)), and no step recurses
+// on the document's depth. What is built takes at most kJsonBytesPerTextByte bytes of memory
+// per byte of text plus a constant, whatever the text holds (a cap checked as it is built).
+struct JsonLimits {
+  int max_depth = 32;                  // arrays and objects nested in one another
+  std::uint64_t max_values = 1 << 20;  // values of every kind, containers and dropped ones too
+  // When not empty, only these keys of the top-level object are built: any other key's value
+  // is read, counted and checked for depth, and dropped (a field a reader does not know costs
+  // no memory).
+  std::vector<std::string> keep_top_level_keys;
+  // Asked once every kJsonValuesBetweenChecks values: true ends the read with JsonReadCancelled
+  // (an interrupt while a large file is read takes effect within milliseconds).
+  std::function<bool()> cancelled;
+};
+inline constexpr std::uint64_t kJsonValuesBetweenChecks = 1 << 16;
+inline constexpr std::uint64_t kJsonBytesPerTextByte = 12;
+
+// What a read did: for tests and the ingest benchmark, which pin that the work is linear.
+struct JsonReadStats {
+  std::uint64_t values = 0;    // values read, dropped ones included
+  std::uint64_t dropped = 0;   // values read and not built (keep_top_level_keys)
+  std::uint64_t built_bytes = 0;  // the estimate of memory built that the cap is checked on
+  int deepest = 0;
+};
+
+// Thrown when JsonLimits::cancelled said so. A std::runtime_error naming the source.
+class JsonReadCancelled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// `text` parsed as JSON within `limits`. `where` (a path, "header") starts every error
+// message; a cap's error names the top-level key it was under: "rank0.json: 'samples' holds
+// more than 1048576 JSON values; expected at most 1048576", "f: 'a' is nested more than 3
+// levels deep", "f: not valid JSON: ...". Throws std::runtime_error.
+nlohmann::json ParseBoundedJson(std::string_view text, const JsonLimits& limits,
+                                const std::string& where, JsonReadStats* stats = nullptr);
+
+// The same with only a depth cap and the default count cap.
 nlohmann::json ParseBoundedJson(std::string_view text, int max_depth, const std::string& where);
 
 }  // namespace ditbench

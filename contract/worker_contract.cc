@@ -11,10 +11,17 @@
 namespace ditbench {
 namespace {
 
+// The top-level fields of a rank file this build reads (ReadRankResult); others are dropped.
+const std::vector<std::string> kRankFileFields = {
+    "format",  "version",     "rank",        "world_size", "status",           "error",
+    "device",  "backend",     "stop_reason", "samples",    "peak_mem_mb",      "peak_reserved_mb",
+    "environment", "clocks",  "output_file", "trace_file", "comm_bytes_per_step", "energy",
+    "metrics"};
+
 nlohmann::json ReadVersionedJson(const std::filesystem::path& path, const char* format,
-                                 std::uint64_t max_bytes) {
+                                 std::uint64_t max_bytes, const JsonLimits& limits) {
   const std::string text = ReadRegularFile(path, max_bytes);  // never blocks on a FIFO
-  const nlohmann::json j = ParseBoundedJson(text, kMaxJsonDepth, path.string());
+  const nlohmann::json j = ParseBoundedJson(text, limits, path.string());
   if (!j.is_object() || !j.contains("format") || j["format"] != format)
     throw std::runtime_error(fmt::format("{}: expected format '{}'", path.string(), format));
   const nlohmann::json version = j.value("version", nlohmann::json());
@@ -65,7 +72,10 @@ nlohmann::json ToJson(const RankResult& r) {
 }
 
 TrialFile ReadTrialFile(const std::filesystem::path& path) {
-  auto j = ReadVersionedJson(path, "ditbench-trial", kMaxTrialFileBytes);
+  JsonLimits limits;
+  limits.max_depth = kMaxJsonDepth;
+  limits.max_values = kMaxTrialFileValues;
+  auto j = ReadVersionedJson(path, "ditbench-trial", kMaxTrialFileBytes, limits);
   if (auto problem = TrialFileProblem(j))
     throw std::runtime_error(fmt::format("{}: {}", path.string(), *problem));
   TrialFile t;
@@ -80,8 +90,15 @@ TrialFile ReadTrialFile(const std::filesystem::path& path) {
   return t;
 }
 
-RankResult ReadRankResult(const std::filesystem::path& path) {
-  const nlohmann::json j = ReadVersionedJson(path, "ditbench-rank-result", kMaxRankFileBytes);
+RankResult ReadRankResult(const std::filesystem::path& path,
+                          const std::function<bool()>& cancelled) {
+  JsonLimits limits;
+  limits.max_depth = kMaxJsonDepth;
+  limits.max_values = kMaxRankFileValues;
+  limits.keep_top_level_keys = kRankFileFields;
+  limits.cancelled = cancelled;
+  const nlohmann::json j =
+      ReadVersionedJson(path, "ditbench-rank-result", kMaxRankFileBytes, limits);
   const RankFileFields field(path);
   RankResult r;
   r.rank = static_cast<int>(field.Integer(j, "rank", 0, kMaxWorldSize - 1));

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,6 +34,10 @@ inline constexpr int kContractVersion = 1;
 inline constexpr std::uint64_t kMaxTrialFileBytes = 16ull << 20;
 inline constexpr std::uint64_t kMaxRankFileBytes = 128ull << 20;
 inline constexpr int kMaxJsonDepth = 32;
+// JSON values in a rank file (a timed sample is five: about 800,000 samples), kept or not: with
+// the depth, the size and base/untrusted_input.h's memory cap, what reading a file can cost.
+inline constexpr std::uint64_t kMaxRankFileValues = 4'000'000;
+inline constexpr std::uint64_t kMaxTrialFileValues = 1'000'000;
 inline constexpr int kMaxWorldSize = 65536;           // rank 0..this-1, world_size 1..this
 inline constexpr int kMaxIteration = 10'000'000;      // a sample's iteration: 0..this
 inline constexpr double kMaxSampleMs = 86'400'000;    // a sample's ms: below one day
@@ -102,7 +107,11 @@ TrialFile ReadTrialFile(const std::filesystem::path& path);
 // Besides the limits above: every timed "iteration" sample's ms is above 0, and no iteration
 // has two "iteration" samples. Whether the ranks agree is the trial's business
 // (metrics/trial_metrics.h, TimedIterationsProblem).
-RankResult ReadRankResult(const std::filesystem::path& path);
+// Fields the contract does not know are read (counted, depth-checked) and dropped unbuilt.
+// `cancelled`, when given, is asked as the file is read: true ends the read with
+// JsonReadCancelled (base/untrusted_input.h), so an interrupt is never deaf to a large file.
+RankResult ReadRankResult(const std::filesystem::path& path,
+                          const std::function<bool()>& cancelled = {});
 
 std::filesystem::path RankResultPath(const std::filesystem::path& run_dir, int rank);
 std::filesystem::path RankLogPath(const std::filesystem::path& run_dir, int rank);

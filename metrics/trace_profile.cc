@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <unordered_set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -30,7 +31,7 @@ struct Event {
   std::string_view cat;
   double begin = 0;  // microseconds
   double end = 0;
-  std::string thread;  // pid and tid: nesting is judged within one thread
+  std::string_view thread;  // pid and tid: nesting is judged within one thread
 };
 
 std::string Shown(const Json& value) {
@@ -74,37 +75,159 @@ std::string ThreadOf(const Json& event) {
   return id("pid") + "/" + id("tid");
 }
 
-const Json& EventsOf(const Json& trace, const std::string& where) {
-  if (trace.is_array()) return trace;
-  if (trace.is_object()) {
-    const auto it = trace.find("traceEvents");
-    if (it != trace.end() && it->is_array()) return *it;
-  }
-  throw std::runtime_error(
-      fmt::format("{}: expected a Chrome trace: an object with a 'traceEvents' array", where));
-}
+// A Chrome trace's complete events, read in one pass through nlohmann's SAX interface: only
+// the fields an event is judged by (ph, name, cat, ts, dur, pid, tid) are kept while it is
+// read, names are stored once each, and nothing else is built, so a trace costs memory in
+// proportion to its events, not its text. An element of traceEvents that is not an object is
+// refused as soon as it is read; the nesting, the count of values and of events are capped as
+// they are read. Work is linear in the text (no step recurses or rescans).
+class TraceEventReader {
+ public:
+  TraceEventReader(const std::string& where, const std::function<bool()>& cancelled)
+      : where_(where), cancelled_(cancelled) {}
 
-std::vector<Event> CompleteEvents(const Json& events, const std::string& where) {
-  if (events.size() > kMaxTraceEvents)
-    throw std::runtime_error(fmt::format("{}: {} trace events; expected at most {}", where,
-                                         events.size(), kMaxTraceEvents));
-  std::vector<Event> out;
-  out.reserve(events.size());
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    const Json& e = events[i];
-    if (!e.is_object())
-      throw std::runtime_error(
-          fmt::format("{}: traceEvents[{}]: expected an object, got {}", where, i, Shown(e)));
-    if (Text(e, "ph", false, where, i) != "X") continue;
-    Event event;
-    event.name = Text(e, "name", true, where, i);
-    event.cat = Text(e, "cat", false, where, i);
-    event.begin = Microseconds(e, "ts", where, i);
-    event.end = event.begin + Microseconds(e, "dur", where, i);
-    event.thread = ThreadOf(e);
-    out.push_back(std::move(event));
+  // The complete events, once the whole text was read.
+  std::vector<Event> Take() {
+    if (!found_events_)
+      throw std::runtime_error(fmt::format(
+          "{}: expected a Chrome trace: an object with a 'traceEvents' array", where_));
+    return std::move(events_);
   }
-  return out;
+
+  bool null() { return Scalar(Json(nullptr)); }
+  bool boolean(bool value) { return Scalar(Json(value)); }
+  bool number_integer(Json::number_integer_t value) { return Scalar(Json(value)); }
+  bool number_unsigned(Json::number_unsigned_t value) { return Scalar(Json(value)); }
+  bool number_float(Json::number_float_t value, const std::string&) {
+    return Scalar(Json(value));
+  }
+  bool string(std::string& value) { return Scalar(Json(std::move(value))); }
+  bool binary(Json::binary_t&) { return Scalar(Json()); }
+  bool start_object(std::size_t) { return Open(Json::object()); }
+  bool start_array(std::size_t) { return Open(Json::array()); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+  bool key(std::string& name) {
+    if (depth_ == 1 && top_is_object_) next_is_events_ = name == "traceEvents";
+    if (InEvent() && depth_ == events_depth_ + 1) field_ = IsKept(name) ? name : "";
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    throw e;
+  }
+
+ private:
+  static bool IsKept(std::string_view key) {
+    return key == "ph" || key == "name" || key == "cat" || key == "ts" || key == "dur" ||
+           key == "pid" || key == "tid";
+  }
+  bool InEvent() const { return in_events_ && depth_ > events_depth_; }
+
+  void Count() {
+    if (++values_ > kMaxTraceValues)
+      throw std::runtime_error(fmt::format("{}: holds more than {} JSON values; expected at most {}",
+                                           where_, kMaxTraceValues, kMaxTraceValues));
+    if (cancelled_ && values_ % kJsonValuesBetweenChecks == 0 && cancelled_())
+      throw JsonReadCancelled(fmt::format("{}: reading was interrupted", where_));
+  }
+
+  // An element of traceEvents begins: the event's index.
+  void NextElement() {
+    if (++elements_ > kMaxTraceEvents)
+      throw std::runtime_error(fmt::format("{}: more than {} trace events; expected at most {}",
+                                           where_, kMaxTraceEvents, kMaxTraceEvents));
+  }
+
+  bool Scalar(Json&& value) {
+    Count();
+    if (depth_ == 0 || (depth_ == 1 && top_is_object_ && next_is_events_)) return true;
+    if (in_events_ && depth_ == events_depth_) {  // an element that is no object
+      NextElement();
+      throw std::runtime_error(fmt::format("{}: traceEvents[{}]: expected an object, got {}",
+                                           where_, elements_ - 1, Shown(value)));
+    }
+    if (InEvent() && depth_ == events_depth_ + 1 && !field_.empty())
+      event_[field_] = std::move(value);
+    return true;
+  }
+
+  bool Open(Json&& container) {
+    Count();
+    if (depth_ == 0 && container.is_object()) top_is_object_ = true;
+    const bool events = (depth_ == 0 && container.is_array()) ||
+                        (depth_ == 1 && top_is_object_ && next_is_events_ && !in_events_);
+    if (depth_ == 1 && top_is_object_) next_is_events_ = false;
+    if (in_events_ && depth_ == events_depth_) {  // an element
+      NextElement();
+      if (!container.is_object())
+        throw std::runtime_error(fmt::format("{}: traceEvents[{}]: expected an object, got [...]",
+                                             where_, elements_ - 1));
+      event_ = Json::object();
+    } else if (InEvent() && depth_ == events_depth_ + 1 && !field_.empty()) {
+      event_[field_] = std::move(container);  // judged as the wrong type when the event ends
+    }
+    ++depth_;
+    if (depth_ > kMaxTraceDepth)
+      throw std::runtime_error(
+          fmt::format("{}: JSON nested more than {} levels deep", where_, kMaxTraceDepth));
+    if (events) {
+      if (found_events_)
+        throw std::runtime_error(fmt::format("{}: 'traceEvents' appears twice", where_));
+      found_events_ = in_events_ = true;
+      events_depth_ = depth_;
+    }
+    return true;
+  }
+
+  bool Close() {
+    --depth_;
+    if (in_events_ && depth_ == events_depth_) FinishEvent();
+    if (in_events_ && depth_ == events_depth_ - 1) in_events_ = false;
+    return true;
+  }
+
+  std::string_view Interned(std::string_view text) {
+    return *strings_.emplace(text).first;  // nodes never move: the view stays valid
+  }
+
+  void FinishEvent() {
+    const std::size_t i = elements_ - 1;
+    const Json& e = event_;
+    if (Text(e, "ph", false, where_, i) != "X") return;
+    Event event;
+    event.name = Interned(Text(e, "name", true, where_, i));
+    event.cat = Interned(Text(e, "cat", false, where_, i));
+    event.begin = Microseconds(e, "ts", where_, i);
+    event.end = event.begin + Microseconds(e, "dur", where_, i);
+    event.thread = Interned(ThreadOf(e));
+    events_.push_back(event);
+  }
+
+  const std::string& where_;
+  const std::function<bool()>& cancelled_;
+  std::unordered_set<std::string> strings_;  // every name, category and thread, once
+  std::vector<Event> events_;
+  Json event_;             // the kept fields of the event being read
+  std::string field_;      // the kept field whose value comes next, or ""
+  std::uint64_t values_ = 0;
+  std::size_t elements_ = 0;
+  int depth_ = 0;
+  int events_depth_ = 0;   // the depth inside the traceEvents array
+  bool top_is_object_ = false;
+  bool next_is_events_ = false;
+  bool in_events_ = false;
+  bool found_events_ = false;
+};
+
+std::vector<Event> CompleteEvents(std::string_view json_text, const std::string& where,
+                                  const std::function<bool()>& cancelled) {
+  TraceEventReader reader(where, cancelled);
+  try {
+    Json::sax_parse(json_text.begin(), json_text.end(), &reader);
+  } catch (const Json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: not valid JSON: {}", where, e.what()));
+  }
+  return reader.Take();
 }
 
 bool StartsWith(std::string_view text, std::string_view prefix) {
@@ -183,13 +306,13 @@ Work Classify(const std::vector<Event>& events, bool device) {
       if (IsDeviceWork(e.cat)) (ContainsNccl(e.name) ? work.comm : work.compute).push_back(&e);
     return work;
   }
-  std::map<std::string, std::vector<TimeInterval>> comm_by_thread;
+  std::map<std::string_view, std::vector<TimeInterval>> comm_by_thread;
   for (const Event& e : events)
     if ((e.cat == "cpu_op" || e.cat == "user_annotation") && IsCollectiveRange(e.name)) {
       work.comm.push_back(&e);
       comm_by_thread[e.thread].push_back({e.begin, e.end});
     }
-  std::map<std::string, IntervalSet> comm_sets;
+  std::map<std::string_view, IntervalSet> comm_sets;
   for (auto& [thread, intervals] : comm_by_thread) comm_sets[thread] = IntervalSet(intervals);
   for (const Event& e : events) {
     if (e.cat != "cpu_op" || IsCollectiveRange(e.name)) continue;
@@ -278,12 +401,13 @@ Json StepJson(const StepProfile& s) {
 
 }  // namespace
 
-TraceProfile AnalyzeTrace(std::string_view json_text, const std::string& where) {
+TraceProfile AnalyzeTrace(std::string_view json_text, const std::string& where,
+                          const std::function<bool()>& cancelled) {
   if (json_text.size() > kMaxTraceBytes)
     throw std::runtime_error(fmt::format("{}: is {} bytes of trace; expected at most {}", where,
                                          json_text.size(), kMaxTraceBytes));
-  const Json trace = ParseBoundedJson(json_text, kMaxTraceDepth, where);
-  const std::vector<Event> events = CompleteEvents(EventsOf(trace, where), where);
+  // Events keep views of the reader's names: they live as long as `events` (moved out whole).
+  const std::vector<Event> events = CompleteEvents(json_text, where, cancelled);
   const std::vector<StepWindow> windows = StepWindows(events, where);
   const bool device = std::any_of(events.begin(), events.end(),
                                   [](const Event& e) { return e.cat == "kernel"; });
@@ -366,8 +490,9 @@ std::string ReadTraceText(const std::filesystem::path& path) {
   return text;
 }
 
-TraceProfile ReadTraceProfile(const std::filesystem::path& path) {
-  return AnalyzeTrace(ReadTraceText(path), path.string());
+TraceProfile ReadTraceProfile(const std::filesystem::path& path,
+                              const std::function<bool()>& cancelled) {
+  return AnalyzeTrace(ReadTraceText(path), path.string(), cancelled);
 }
 
 Json TraceProfileJson(const TraceProfile& profile) {

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,10 +70,12 @@ struct TraceProfile {
   double Share(double ms) const { return total.step_ms > 0 ? ms / total.step_ms : 0; }
 };
 
-// The JSON text, decompressed: a rank file's cap (contract/worker_contract.h), since the whole
-// document is parsed in memory (several times its size).
+// The JSON text, decompressed: a rank file's cap (contract/worker_contract.h). The text is held
+// in memory; what is built from it is only the complete events (about 100 bytes each).
 inline constexpr std::uint64_t kMaxTraceBytes = 128ull << 20;
 inline constexpr std::size_t kMaxTraceEvents = 2'000'000;
+// JSON values of every kind, the fields an event is not judged by included (about 16 an event).
+inline constexpr std::uint64_t kMaxTraceValues = 40'000'000;
 inline constexpr int kMaxTraceDepth = 16;
 inline constexpr std::size_t kTopKernels = 10;
 inline constexpr int kMaxProfiledStep = 1'000'000;
@@ -80,14 +83,18 @@ inline constexpr int kMaxProfiledStep = 1'000'000;
 // The profile of a trace's JSON text. `where` (the file) starts every error message.
 // Throws std::runtime_error: "<where>: traceEvents[12]: 'dur': expected a non-negative number
 // of microseconds, got -3".
-TraceProfile AnalyzeTrace(std::string_view json_text, const std::string& where);
+// `cancelled`, when given, is asked as the text is read: true ends the read with
+// JsonReadCancelled (base/untrusted_input.h).
+TraceProfile AnalyzeTrace(std::string_view json_text, const std::string& where,
+                          const std::function<bool()>& cancelled = {});
 
 // The text of a trace file: a regular file of at most kMaxTraceBytes, gzip-decompressed when
 // its name ends in ".gz" (decompression stops at kMaxTraceBytes). Throws std::runtime_error.
 std::string ReadTraceText(const std::filesystem::path& path);
 
 // AnalyzeTrace(ReadTraceText(path), path).
-TraceProfile ReadTraceProfile(const std::filesystem::path& path);
+TraceProfile ReadTraceProfile(const std::filesystem::path& path,
+                              const std::function<bool()>& cancelled = {});
 
 // The profile as stored (results.profile's per-rank entries) and back. FromJson throws
 // std::invalid_argument naming the missing or mistyped key.

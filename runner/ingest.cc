@@ -29,7 +29,8 @@ std::string DescribeExit(int rank, const RankExit& exit) {
 
 }  // namespace
 
-RankFiles ReadRankFiles(const std::filesystem::path& run_dir, int world_size) {
+RankFiles ReadRankFiles(const std::filesystem::path& run_dir, int world_size,
+                        const std::function<bool()>& cancelled) {
   RankFiles files;
   auto note = [&](std::string problem) {
     if (files.error.empty()) files.error = std::move(problem);
@@ -38,7 +39,7 @@ RankFiles ReadRankFiles(const std::filesystem::path& run_dir, int world_size) {
     const std::filesystem::path path = RankResultPath(run_dir, r);
     RankResult result;
     try {
-      result = ReadRankResult(path);
+      result = ReadRankResult(path, cancelled);
     } catch (const std::exception& e) {
       note(fmt::format("rank {} has no readable result file: {}", r, e.what()));
       continue;
@@ -125,7 +126,8 @@ namespace {
 // `profile: trace`: each rank's trace analysed (metrics/trace_profile.h). A trace that is
 // missing or unreadable is recorded with why; it never fails the trial, whose timed numbers
 // were taken before the profiler pass.
-TrialTrace ReadTraces(const std::filesystem::path& run_dir, const std::vector<RankResult>& ranks) {
+TrialTrace ReadTraces(const std::filesystem::path& run_dir, const std::vector<RankResult>& ranks,
+                      const std::function<bool()>& cancelled) {
   TrialTrace trace;
   for (const RankResult& r : ranks) {
     RankTrace rank;
@@ -135,7 +137,7 @@ TrialTrace ReadTraces(const std::filesystem::path& run_dir, const std::vector<Ra
       rank.error = fmt::format("rank {} wrote no trace", r.rank);
     } else {
       try {
-        rank.profile = ReadTraceProfile(run_dir / r.trace_file);
+        rank.profile = ReadTraceProfile(run_dir / r.trace_file, cancelled);
       } catch (const std::exception& e) {
         rank.error = StripTerminalControls(e.what());
       }
@@ -146,7 +148,8 @@ TrialTrace ReadTraces(const std::filesystem::path& run_dir, const std::vector<Ra
 }
 
 TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
-                   const std::filesystem::path& run_dir, const LaunchOutcome& outcome) {
+                   const std::filesystem::path& run_dir, const LaunchOutcome& outcome,
+                   const std::function<bool()>& cancelled) {
   TrialRecord record;
   record.trial_key = trial_key;
   record.config = CanonicalJson(config);
@@ -154,7 +157,7 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
   record.run_dir = run_dir.string();
 
   // Whatever rank files exist are read first: they carry the workers' own words.
-  RankFiles files = ReadRankFiles(run_dir, config.world_size());
+  RankFiles files = ReadRankFiles(run_dir, config.world_size(), cancelled);
   const std::vector<RankResult>& ranks = files.ranks;
   for (const auto& r : ranks) {
     if (record.device.empty()) record.device = r.device;
@@ -236,15 +239,16 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
   }
   record.status = TrialStatus::kOk;
   record.metrics = ComputeTrialMetrics(config, ranks, record.device);
-  if (config.profile_trace) record.trace = ReadTraces(run_dir, ranks);
+  if (config.profile_trace) record.trace = ReadTraces(run_dir, ranks, cancelled);
   return record;
 }
 
 }  // namespace
 
 TrialRecord IngestTrial(const TrialConfig& config, const std::string& trial_key,
-                        const std::filesystem::path& run_dir, const LaunchOutcome& outcome) {
-  TrialRecord record = Ingest(config, trial_key, run_dir, outcome);
+                        const std::filesystem::path& run_dir, const LaunchOutcome& outcome,
+                        const std::function<bool()>& cancelled) {
+  TrialRecord record = Ingest(config, trial_key, run_dir, outcome, cancelled);
   // The worker's words are printed and stored: no terminal control reaches either.
   record.error = StripTerminalControls(record.error);
   record.device = StripTerminalControls(record.device);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <vector>
 
 #include "contract/worker_contract.h"
@@ -17,8 +18,11 @@ namespace ditbench {
 // ReadRankFiles finds no problem and every rank reported ok with timed samples. The error and
 // device, which come from the worker, carry no terminal control sequences
 // (base/terminal_text.h).
+// `cancelled` (the user's interrupt), when given, is asked while the files are read: a read it
+// ends leaves the trial not ok, so that the caller records it as interrupted.
 TrialRecord IngestTrial(const TrialConfig& config, const std::string& trial_key,
-                        const std::filesystem::path& run_dir, const LaunchOutcome& outcome);
+                        const std::filesystem::path& run_dir, const LaunchOutcome& outcome,
+                        const std::function<bool()>& cancelled = {});
 
 // The rank files of a trial of `world_size` ranks, read by name (rank0.json ...). `error` is
 // the first problem, empty when there is none: a file missing or unreadable, a file whose
@@ -29,7 +33,8 @@ struct RankFiles {
   std::vector<RankResult> ranks;
   std::string error;
 };
-RankFiles ReadRankFiles(const std::filesystem::path& run_dir, int world_size);
+RankFiles ReadRankFiles(const std::filesystem::path& run_dir, int world_size,
+                        const std::function<bool()>& cancelled = {});
 
 // The last non-empty line of a log file (what a crashed rank said last), or "".
 std::string LastLogLine(const std::filesystem::path& log);

@@ -319,7 +319,10 @@ void SweepLoop::Reap(const FinishedTrial& finished) {
 
   // Kept until the launch is recorded: a launch not recorded now is recorded by the next run.
   if (!finished.outcome.cancelled) WriteLaunchOutcome(trial.run_dir, finished.outcome);
-  TrialRecord record = IngestTrial(t.config, t.key, trial.run_dir, finished.outcome);
+  // An interrupt while the files are read ends the read: the trial is then recorded as
+  // interrupted (below) and runs again on resume.
+  TrialRecord record = IngestTrial(t.config, t.key, trial.run_dir, finished.outcome,
+                                   [this] { return effects_.interrupt.Requested(); });
   record.launch = trial.launch;
   record.replicates = settings_.replicates;
   if (finished.outcome.cancelled ||

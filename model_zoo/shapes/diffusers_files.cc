@@ -13,6 +13,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "base/untrusted_input.h"
+
 namespace ditbench {
 
 namespace {
@@ -20,6 +22,8 @@ namespace {
 constexpr const char* kWeightsName = "diffusion_pytorch_model.safetensors";
 constexpr const char* kIndexName = "diffusion_pytorch_model.safetensors.index.json";
 constexpr std::size_t kMaxIndexBytes = 64 << 20;
+// Values in an index: two per tensor (its name and file), so about two million tensors.
+constexpr std::uint64_t kMaxIndexValues = 4'000'000;
 
 // diffusers' _add_variant: "a.b.json" with variant v -> "a.b.v.json".
 std::string WithVariant(const std::string& name, const std::string& variant) {
@@ -57,20 +61,27 @@ std::vector<std::string> WeightFilesIn(const std::filesystem::path& dir) {
 
 std::vector<std::filesystem::path> FilesOfIndex(const std::filesystem::path& dir,
                                                 const std::filesystem::path& index) {
-  std::ifstream in(index, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) throw std::invalid_argument(index.string() + ": cannot read");
-  if (text.size() > kMaxIndexBytes)
-    throw std::invalid_argument(fmt::format("{}: {} bytes, expected an index of at most {}",
-                                            index.string(), text.size(), kMaxIndexBytes));
-  const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // Untrusted: a regular file whose size is checked before a byte is read, JSON whose depth
+  // and count of values are capped as it is read ({"weight_map": {name: file}} is two levels;
+  // "metadata" and any other field are read and dropped).
+  nlohmann::json json;
+  try {
+    JsonLimits limits;
+    limits.max_depth = 3;
+    limits.max_values = kMaxIndexValues;
+    limits.keep_top_level_keys = {"weight_map"};
+    json = ParseBoundedJson(ReadRegularFile(index, kMaxIndexBytes), limits, index.string());
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(e.what());
+  }
   if (!json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object() ||
       json["weight_map"].empty())
     throw std::invalid_argument(index.string() +
                                 ": expected a JSON object with a non-empty 'weight_map'");
   std::set<std::string> names;
   for (const auto& [tensor, file] : json["weight_map"].items()) {
-    const std::string name = file.is_string() ? file.get<std::string>() : file.dump();
+    std::string name = file.is_string() ? file.get<std::string>() : file.dump();
+    if (name.size() > 200) name = name.substr(0, 200) + "...";  // shown in one line
     if (!file.is_string() || name.find('/') != std::string::npos || name == "." ||
         name == ".." || !name.ends_with(".safetensors"))
       throw std::invalid_argument(fmt::format(

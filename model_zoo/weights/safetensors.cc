@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/untrusted_input.h"
+#include "model_zoo/shapes/safetensors_header.h"
 
 namespace ditbench {
 namespace {
@@ -33,9 +34,6 @@ constexpr DtypeName kDtypes[] = {
     {"I16", torch::kInt16},   {"I8", torch::kInt8},     {"U8", torch::kUInt8},
     {"BOOL", torch::kBool},
 };
-
-// The format's own cap on the header (100 MB).
-constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
 
 [[noreturn]] void Fail(const std::filesystem::path& path, const std::string& what) {
   throw std::runtime_error(path.string() + ": " + what);
@@ -78,70 +76,30 @@ NamedTensors ReadSafetensors(const std::filesystem::path& path) {
   if (header_size > file_size - 8)
     Fail(path, "truncated: header of " + std::to_string(header_size) + " bytes in a file of " +
                    std::to_string(file_size));
-  if (header_size > kMaxHeaderBytes)
+  if (header_size > kMaxSafetensorsHeaderBytes)
     Fail(path, "header of " + std::to_string(header_size) + " bytes, more than the " +
-                   std::to_string(kMaxHeaderBytes) + " the format allows");
-  nlohmann::json json;
-  try {
-    // {name: {"shape": [...]}} is three levels deep.
-    json = ParseBoundedJson(
-        std::string_view(reinterpret_cast<const char*>(bytes_at) + 8, header_size), 4, "header");
-  } catch (const std::runtime_error& e) {
-    Fail(path, e.what());
-  }
-  if (!json.is_object()) Fail(path, "header is not a JSON object");
+                   std::to_string(kMaxSafetensorsHeaderBytes) + " the format allows");
   const std::uint64_t data_size = file_size - 8 - header_size;
+  // Every entry checked (dtype, shape against its bytes, offsets, no overlap) before any tensor.
+  const std::vector<SafetensorsEntry> entries = ParseSafetensorsHeader(
+      std::string_view(reinterpret_cast<const char*>(bytes_at) + 8, header_size), data_size,
+      path.string());
   unsigned char* data = static_cast<unsigned char*>(base) + 8 + header_size;
 
   NamedTensors tensors;
-  std::multimap<std::uint64_t, std::pair<std::uint64_t, std::string>> extents;  // begin -> end, name
-  for (const auto& [name, entry] : json.items()) {
-    if (name == "__metadata__") continue;
-    try {
-      const auto type = TypeOf(entry.at("dtype").get<std::string>(), path);
-      const auto shape = entry.at("shape").get<std::vector<int64_t>>();
-      const auto offsets = entry.at("data_offsets").get<std::vector<std::uint64_t>>();
-      if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data_size)
-        Fail(path, "tensor '" + name + "': data_offsets outside the " +
-                       std::to_string(data_size) + " data bytes");
-      const auto options = torch::TensorOptions().dtype(type);
-      // Checked in 128 bits: a shape whose product overflows 64 bits must not wrap round to
-      // the byte count its data_offsets give.
-      unsigned __int128 bytes_wide = c10::elementSize(type);
-      for (int64_t d : shape) {
-        if (d < 0) Fail(path, "tensor '" + name + "': negative dimension");
-        bytes_wide *= static_cast<std::uint64_t>(d);
-        if (bytes_wide > data_size) bytes_wide = data_size + 1;  // already too large
-      }
-      const auto bytes = static_cast<std::uint64_t>(bytes_wide);
-      if (bytes != offsets[1] - offsets[0])
-        Fail(path, "tensor '" + name + "': shape needs " + std::to_string(bytes) +
-                       " bytes, data_offsets give " + std::to_string(offsets[1] - offsets[0]));
-      if (bytes > 0) extents.emplace(offsets[0], std::pair{offsets[1], name});
-      void* at = data + offsets[0];
-      torch::Tensor tensor;
-      if (bytes && reinterpret_cast<std::uintptr_t>(at) % c10::elementSize(type) == 0) {
-        tensor = torch::from_blob(at, shape, [mapping](void*) {}, options);
-      } else {  // empty, or misaligned for its dtype: a copy of its own
-        tensor = torch::empty(shape, options);
-        if (bytes) std::memcpy(tensor.data_ptr(), at, bytes);
-      }
-      tensors.emplace(name, std::move(tensor));
-    } catch (const nlohmann::json::exception& e) {
-      Fail(path, "tensor '" + name + "': " + e.what());
+  for (const SafetensorsEntry& entry : entries) {
+    const auto type = TypeOf(entry.dtype, path);
+    const auto options = torch::TensorOptions().dtype(type);
+    const std::uint64_t bytes = entry.end - entry.begin;
+    void* at = data + entry.begin;
+    torch::Tensor tensor;
+    if (bytes && reinterpret_cast<std::uintptr_t>(at) % c10::elementSize(type) == 0) {
+      tensor = torch::from_blob(at, entry.shape, [mapping](void*) {}, options);
+    } else {  // empty, or misaligned for its dtype: a copy of its own
+      tensor = torch::empty(entry.shape, options);
+      if (bytes) std::memcpy(tensor.data_ptr(), at, bytes);
     }
-  }
-  // Two tensors over the same bytes would alias: a write through one changes the other.
-  std::uint64_t end = 0;
-  const std::string* previous = nullptr;
-  for (const auto& [begin, extent] : extents) {
-    if (previous && begin < end)
-      Fail(path, "tensors '" + *previous + "' and '" + extent.second +
-                     "': data_offsets overlap, expected disjoint ranges");
-    if (extent.first > end) {
-      end = extent.first;
-      previous = &extent.second;
-    }
+    tensors.emplace(entry.name, std::move(tensor));
   }
   return tensors;
 }

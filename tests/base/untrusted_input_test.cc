@@ -5,6 +5,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -100,6 +101,86 @@ TEST(BoundedJsonTest, NotJsonNamesTheSource) {
   EXPECT_NE(ErrorOf([] { ParseBoundedJson("{\"a\": ", 8, "config.json"); })
                 .find("config.json: not valid JSON: "),
             std::string::npos);
+}
+
+
+// An array of N empty objects: N + 1 values, 3 bytes of text each.
+std::string EmptyObjects(const std::string& key, int n) {
+  std::string text = "{\"" + key + "\": [";
+  for (int i = 0; i < n; ++i) text += i ? ",{}" : "{}";
+  return text + "], \"kept\": 7}";
+}
+
+// The shape that hung ingest for hours with nlohmann's callback parser (it rescans a container
+// on every closing bracket): read once, in work counted per value, and not built at all when
+// the field is not one the reader keeps.
+TEST(BoundedJsonTest, AMillionValuesInAFieldNotKeptAreCountedAndDroppedUnbuilt) {
+  JsonLimits limits;
+  limits.max_values = 2'000'000;
+  limits.keep_top_level_keys = {"kept"};
+  JsonReadStats stats;
+  const nlohmann::json j = ParseBoundedJson(EmptyObjects("unknown", 1'000'000), limits, "r", &stats);
+  EXPECT_EQ(j, nlohmann::json({{"kept", 7}}));
+  EXPECT_EQ(stats.values, 1'000'003u);  // the top object, the array, its objects, 7
+  EXPECT_EQ(stats.dropped, 1'000'001u);
+  EXPECT_LT(stats.built_bytes, 1000u);
+}
+
+TEST(BoundedJsonTest, TheCountOfValuesIsCappedAsItIsReadNamingTheField) {
+  JsonLimits limits;
+  limits.max_values = 1000;
+  JsonReadStats stats;
+  EXPECT_EQ(ErrorOf([&] { ParseBoundedJson(EmptyObjects("samples", 5000), limits, "r", &stats); }),
+            "r: 'samples' holds more than 1000 JSON values; expected at most 1000");
+  EXPECT_EQ(stats.values, 1001u);  // stopped at the first value beyond the cap
+  limits.keep_top_level_keys = {"kept"};  // dropped values count too
+  EXPECT_NE(ErrorOf([&] { ParseBoundedJson(EmptyObjects("other", 5000), limits, "r"); }),
+            "accepted");
+}
+
+// What is built is capped per byte of text: three bytes of "{}," would become about a hundred
+// bytes of objects, so a kept field of them is refused before its memory is taken.
+TEST(BoundedJsonTest, MemoryBuiltIsCappedPerByteOfText) {
+  JsonLimits limits;
+  limits.max_values = 10'000'000;
+  JsonReadStats stats;
+  const std::string error =
+      ErrorOf([&] { ParseBoundedJson(EmptyObjects("samples", 1'000'000), limits, "r", &stats); });
+  EXPECT_NE(error.find("r: 'samples' would take more than"), std::string::npos) << error;
+  EXPECT_LE(stats.built_bytes, kJsonBytesPerTextByte * 3'000'020 + (1 << 20) + 200);
+  // Ordinary documents are far inside it: numbers, strings, objects of a few members.
+  std::string samples = "{\"samples\": [";
+  for (int i = 0; i < 10000; ++i)
+    samples += fmt::format("{}{{\"iteration\": {}, \"stage\": \"denoise\", \"ms\": 12.5, "
+                           "\"warmup\": false}}", i ? "," : "", i);
+  samples += "]}";
+  EXPECT_EQ(ParseBoundedJson(samples, limits, "r", &stats)["samples"].size(), 10000u);
+  EXPECT_LT(stats.built_bytes, 10 * samples.size());
+}
+
+TEST(BoundedJsonTest, CancellationIsAskedEveryFixedNumberOfValuesAndEndsTheRead) {
+  JsonLimits limits;
+  limits.max_values = 10'000'000;
+  int asked = 0;
+  limits.cancelled = [&] { return ++asked == 3; };
+  JsonReadStats stats;
+  try {
+    ParseBoundedJson(EmptyObjects("samples", 1'000'000), limits, "rank0.json", &stats);
+    FAIL() << "not cancelled";
+  } catch (const JsonReadCancelled& e) {
+    EXPECT_EQ(std::string(e.what()), "rank0.json: reading was interrupted");
+  }
+  EXPECT_EQ(asked, 3);
+  EXPECT_EQ(stats.values, 3 * kJsonValuesBetweenChecks);
+}
+
+// Duplicate keys keep the last value, as nlohmann's own parser does; scalars of every kind.
+TEST(BoundedJsonTest, BuildsTheSameDocumentAsNlohmannsParser) {
+  const std::string text =
+      R"({"a": [1, -2, 3.5, "x", true, null, {"b": []}], "a": {"c": {}}, "d": 18446744073709551615})";
+  EXPECT_EQ(ParseBoundedJson(text, 8, "f"), nlohmann::json::parse(text));
+  EXPECT_EQ(ParseBoundedJson("[]", 8, "f"), nlohmann::json::array());
+  EXPECT_EQ(ParseBoundedJson("\"s\"", 8, "f"), "s");
 }
 
 }  // namespace
