@@ -86,9 +86,10 @@ class BoundedDomBuilder {
   const std::string& top_key() const { return top_key_; }
 
  private:
-  // Bytes charged per value built: nlohmann's 16-byte value, an array slot with room to grow,
-  // an object member's tree node with its key, a string's own allocation, a container's header.
-  static constexpr std::uint64_t kValueBytes = 32;
+  // Bytes charged per value built: nlohmann's 16-byte value in an array slot, with half a
+  // slot more for the room a growing array keeps on average; an object member's tree node with
+  // its key; a string's own allocation; a container's header.
+  static constexpr std::uint64_t kValueBytes = 24;
   static constexpr std::uint64_t kMemberBytes = 96;
   static constexpr std::uint64_t kStringBytes = 32;
   static constexpr std::uint64_t kObjectBytes = 64;

@@ -85,7 +85,7 @@ struct JsonLimits {
   std::function<bool()> cancelled;
 };
 inline constexpr std::uint64_t kJsonValuesBetweenChecks = 1 << 16;
-inline constexpr std::uint64_t kJsonBytesPerTextByte = 12;
+inline constexpr std::uint64_t kJsonBytesPerTextByte = 16;
 
 // What a read did: for tests and the ingest benchmark, which pin that the work is linear.
 struct JsonReadStats {

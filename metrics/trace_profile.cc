@@ -75,6 +75,12 @@ std::string ThreadOf(const Json& event) {
   return id("pid") + "/" + id("tid");
 }
 
+// The complete events of a trace, and the names, categories and threads they view.
+struct TraceEvents {
+  std::unordered_set<std::string> strings;  // moved whole: its nodes, and the views, stay put
+  std::vector<Event> events;
+};
+
 // A Chrome trace's complete events, read in one pass through nlohmann's SAX interface: only
 // the fields an event is judged by (ph, name, cat, ts, dur, pid, tid) are kept while it is
 // read, names are stored once each, and nothing else is built, so a trace costs memory in
@@ -87,11 +93,11 @@ class TraceEventReader {
       : where_(where), cancelled_(cancelled) {}
 
   // The complete events, once the whole text was read.
-  std::vector<Event> Take() {
+  TraceEvents Take() {
     if (!found_events_)
       throw std::runtime_error(fmt::format(
           "{}: expected a Chrome trace: an object with a 'traceEvents' array", where_));
-    return std::move(events_);
+    return {std::move(strings_), std::move(events_)};
   }
 
   bool null() { return Scalar(Json(nullptr)); }
@@ -219,8 +225,8 @@ class TraceEventReader {
   bool found_events_ = false;
 };
 
-std::vector<Event> CompleteEvents(std::string_view json_text, const std::string& where,
-                                  const std::function<bool()>& cancelled) {
+TraceEvents CompleteEvents(std::string_view json_text, const std::string& where,
+                           const std::function<bool()>& cancelled) {
   TraceEventReader reader(where, cancelled);
   try {
     Json::sax_parse(json_text.begin(), json_text.end(), &reader);
@@ -406,8 +412,8 @@ TraceProfile AnalyzeTrace(std::string_view json_text, const std::string& where,
   if (json_text.size() > kMaxTraceBytes)
     throw std::runtime_error(fmt::format("{}: is {} bytes of trace; expected at most {}", where,
                                          json_text.size(), kMaxTraceBytes));
-  // Events keep views of the reader's names: they live as long as `events` (moved out whole).
-  const std::vector<Event> events = CompleteEvents(json_text, where, cancelled);
+  const TraceEvents read = CompleteEvents(json_text, where, cancelled);
+  const std::vector<Event>& events = read.events;
   const std::vector<StepWindow> windows = StepWindows(events, where);
   const bool device = std::any_of(events.begin(), events.end(),
                                   [](const Event& e) { return e.cat == "kernel"; });

@@ -233,5 +233,20 @@ TEST_F(WorkerContractTest, ARankFileThatIsAFifoIsRefusedWithoutBlocking) {
   }
 }
 
+
+// Counts are capped as the file is read: a rank file of more values than kMaxRankFileValues is
+// refused naming the field, before the rest is built.
+TEST_F(WorkerContractTest, ARankFileOfTooManyValuesIsRefusedNamingTheField) {
+  std::string text = ValidRankFile().dump();
+  text.pop_back();
+  text += ", \"environment\": {\"x\": [";
+  for (std::uint64_t i = 0; i <= kMaxRankFileValues; ++i) text += i ? ",0" : "0";
+  text += "]}}";
+  EXPECT_EQ(Refusal(dir_.path(), text),
+            (dir_ / "rank0.json").string() + ": 'environment' holds more than " +
+                std::to_string(kMaxRankFileValues) + " JSON values; expected at most " +
+                std::to_string(kMaxRankFileValues));
+}
+
 }  // namespace
 }  // namespace ditbench

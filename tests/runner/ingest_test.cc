@@ -225,5 +225,38 @@ TEST_F(IngestTrialTest, TimeoutIsRecorded) {
   EXPECT_EQ(r.status, TrialStatus::kTimeout);
 }
 
+
+// An interrupt while a large rank file is read ends the read: the trial is not ok (the sweep
+// loop records it as interrupted), and the same files read without one make an ok trial.
+TEST_F(IngestTrialTest, AnInterruptWhileRankFilesAreReadLeavesTheTrialNotOk) {
+  RankResult big = Rank(0, {10, 11});
+  for (int i = 0; i < 20000; ++i) big.samples.push_back({0, 2 + i, "stage:x", 1.0, true});
+  WriteRank(big);
+  WriteRank(Rank(1, {10, 11}));
+  int asked = 0;
+  auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}}),
+                       [&] { return ++asked > 0; });
+  EXPECT_NE(r.status, TrialStatus::kOk);
+  EXPECT_NE(r.error.find("reading was interrupted"), std::string::npos) << r.error;
+  EXPECT_GT(asked, 0);
+  EXPECT_EQ(IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}})).status,
+            TrialStatus::kOk);
+}
+
+// A field the contract does not know holding a million empty objects (3 MB: the file that kept
+// ingest busy for hours) is read once and dropped; the trial is recorded from the known fields.
+TEST_F(IngestTrialTest, AMillionValuesInAnUnknownFieldAreReadOnceAndDropped) {
+  WriteRank(Rank(1, {10, 11}));
+  nlohmann::json rank0 = ToJson(Rank(0, {10, 11}));
+  std::string text = rank0.dump();
+  text.pop_back();  // the closing brace
+  text += ", \"padding\": [";
+  for (int i = 0; i < 1'000'000; ++i) text += i ? ",{}" : "{}";
+  text += "]}";
+  WriteFileAtomically(RankResultPath(dir_.path(), 0), text);
+  auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(r.status, TrialStatus::kOk) << r.error;
+}
+
 }  // namespace
 }  // namespace ditbench

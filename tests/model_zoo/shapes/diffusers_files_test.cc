@@ -112,5 +112,23 @@ TEST(DiffusersFilesTest, AMissingDefaultFileNamesTheVariantThatWouldLoad) {
   EXPECT_FALSE(IsValidWeightsVariant("a/b"));
 }
 
+
+// A weight_map value nested a million levels deep (2 MB) is refused at the cap, while it is
+// read: nothing serialises or copies it recursively. An index larger than its cap is refused
+// from its size, before a byte is read (a sparse file of 1 GiB here).
+TEST(DiffusersFilesTest, ADeepOrHugeIndexIsRefusedBeforeItIsBuilt) {
+  test::TempDir dir;
+  const auto index = dir / "diffusion_pytorch_model.safetensors.index.json";
+  Touch(index, R"({"weight_map": {"a": )" + std::string(1'000'000, '[') +
+                   std::string(1'000'000, ']') + "}}");
+  EXPECT_EQ(ErrorOf(dir.path(), ""),
+            index.string() + ": 'weight_map' is nested more than 3 levels deep");
+  std::filesystem::resize_file(index, 1ull << 30);
+  const std::string error = ErrorOf(dir.path(), "");
+  EXPECT_NE(error.find(index.string() + ": is 1073741824 bytes; expected at most"),
+            std::string::npos)
+      << error;
+}
+
 }  // namespace
 }  // namespace ditbench
