@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the untrusted readers' fuzzers (tests/fuzz/untrusted/<reader>/):
+for each reader a valid input and the hostile shapes the readers were attacked with, each cut
+to at most 64 KiB (the fuzzers' -max_len). Run from the checkout's root; standard library only.
+Re-running rewrites the same files."""
+import gzip, json, os, struct, sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "untrusted")
+
+
+def write(reader, name, data):
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    assert len(data) <= 65536, (reader, name, len(data))
+    os.makedirs(os.path.join(ROOT, reader), exist_ok=True)
+    with open(os.path.join(ROOT, reader, name), "wb") as f:
+        f.write(data)
+
+
+def rank_file(**extra):
+    r = {"format": "ditbench-rank-result", "version": 1, "rank": 0, "world_size": 1,
+         "status": "ok", "error": "", "device": "cpu", "backend": "none",
+         "stop_reason": "max", "environment": {"build": "abc"}, "clocks": None,
+         "peak_mem_mb": 10.5, "peak_reserved_mb": None, "comm_bytes_per_step": None,
+         "output_file": "", "samples": [
+             {"iteration": 0, "stage": "iteration", "ms": 12.5, "warmup": True},
+             {"iteration": 1, "stage": "iteration", "ms": 11.0, "warmup": False},
+             {"iteration": 1, "stage": "step:0", "ms": 5.5, "warmup": False}]}
+    r.update(extra)
+    return r
+
+
+def rank_files():
+    write("rank_file", "valid.json", json.dumps(rank_file()))
+    padding = "[" + ",".join(["{}"] * 20000) + "]"
+    write("rank_file", "unknown-field-empty-objects.json",
+          json.dumps(rank_file())[:-1] + ', "padding": ' + padding + "}")
+    write("rank_file", "deep-environment.json",
+          json.dumps(rank_file())[:-1] + ', "environment": ' + "[" * 30000 + "]" * 30000 + "}")
+    write("rank_file", "invalid-utf8-error.json",
+          json.dumps(rank_file(status="failed", error="XX"))
+          .replace('"XX"', '"\udcff\udcfe\x1b]0;title\x07"'))
+    write("rank_file", "tiny-and-huge-latency.json",
+          json.dumps(rank_file()).replace("11.0", "4.9e-324").replace("5.5", "1e400"))
+    write("rank_file", "long-error.json", json.dumps(rank_file(status="failed", error="e" * 60000)))
+    write("rank_file", "duplicate-keys.json", '{"rank": 0, "rank": 5, "format": 3, "format": "ditbench-rank-result"}')
+    write("rank_file", "truncated.json", json.dumps(rank_file())[:200])
+    write("rank_file", "not-an-object.json", "[1, 2, 3]")
+    write("rank_file", "empty.json", "")
+
+
+def event(cat, name, ts, dur, tid=1, **args):
+    return {"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": tid, "ts": ts, "dur": dur,
+            "args": args}
+
+
+def traces():
+    valid = {"schemaVersion": 1, "traceEvents": [
+        event("user_annotation", "ditbench.step 0", 0, 100),
+        event("cpu_op", "aten::mm", 5, 40, **{"Input Dims": [[64, 64], [64, 64]]}),
+        event("cpu_op", "gloo:all_to_all", 50, 30),
+        {"ph": "M", "name": "process_name", "pid": 0}]}
+    write("trace", "valid.json", json.dumps(valid))
+    write("trace", "numbers-where-events-belong.json",
+          '{"traceEvents": [' + ",".join(str(i) for i in range(10000)) + "]}")
+    write("trace", "deep-args.json", '{"traceEvents": [{"ph": "X", "args": ' + "[" * 20000 +
+          "]" * 20000 + "}]}")
+    write("trace", "events-twice.json", '{"traceEvents": [], "traceEvents": []}')
+    write("trace", "top-level-array.json", json.dumps(valid["traceEvents"]))
+    write("trace", "bad-step-name.json", json.dumps({"traceEvents": [
+        event("user_annotation", "ditbench.step 99999999999", 0, 1)]}))
+    write("trace", "negative-and-huge-times.json", json.dumps({"traceEvents": [
+        event("user_annotation", "ditbench.step 0", -5, 1e300)]}))
+    write("trace", "many-events.json", json.dumps({"traceEvents": [
+        event("cpu_op", "aten::add", i, 1) for i in range(500)] + [
+        event("user_annotation", "ditbench.step 0", 0, 600)]}))
+    write("trace", "gzip-bytes-not-text.json", gzip.compress(json.dumps(valid).encode(), mtime=0))
+
+
+def header(entries):
+    return json.dumps(entries)
+
+
+def safetensors_headers():
+    write("safetensors_header", "valid.json", header({
+        "__metadata__": {"format": "pt"},
+        "a": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]},
+        "b": {"dtype": "BF16", "shape": [4], "data_offsets": [16, 24]}}))
+    write("safetensors_header", "overlap.json", header({
+        "a": {"dtype": "U8", "shape": [8], "data_offsets": [0, 8]},
+        "b": {"dtype": "U8", "shape": [8], "data_offsets": [4, 12]}}))
+    write("safetensors_header", "shape-wraps-64-bits.json", header({
+        "a": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 0]}}))
+    write("safetensors_header", "many-entries.json", header({
+        f"t{i}": {"dtype": "U8", "shape": [1], "data_offsets": [i, i + 1]} for i in range(900)}))
+    write("safetensors_header", "deep.json", '{"a": ' + "[" * 30000 + "]" * 30000 + "}")
+    write("safetensors_header", "wrong-types.json", header({
+        "a": {"dtype": 3, "shape": "x", "data_offsets": [0]}, "b": [], "c": None}))
+    write("safetensors_header", "offsets-beyond-data.json", header({
+        "a": {"dtype": "U8", "shape": [1], "data_offsets": [18446744073709551615, 0]}}))
+
+
+def weights_indexes():
+    write("weights_index", "valid.json", json.dumps({"metadata": {"total_size": 8}, "weight_map": {
+        "a.weight": "diffusion_pytorch_model-00001-of-00001.safetensors"}}))
+    write("weights_index", "deep-value.json",
+          '{"weight_map": {"a": ' + "[" * 30000 + "]" * 30000 + "}}")
+    write("weights_index", "path-out-of-folder.json",
+          json.dumps({"weight_map": {"a": "../../etc/passwd.safetensors"}}))
+    write("weights_index", "not-a-string.json", json.dumps({"weight_map": {"a": {"b": [1] * 5000}}}))
+    write("weights_index", "huge-metadata.json", json.dumps({"metadata": [{}] * 15000,
+                                                             "weight_map": {}}))
+    write("weights_index", "not-json.json", "weight_map: a")
+
+
+def npy(shape, dtype="<f4", order="False", data=b"", version=1, header_pad=0):
+    text = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (
+        dtype, order, ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else ""))
+    text += " " * header_pad
+    text += " " * ((64 - (10 + len(text) + 1) % 64) % 64) + "\n"
+    size = struct.pack("<H", len(text)) if version == 1 else struct.pack("<I", len(text))
+    return b"\x93NUMPY" + bytes([version, 0]) + size + text.encode("latin1") + data
+
+
+def npys():
+    write("npy", "valid.npy", npy([2, 2], data=struct.pack("<4f", 1, 2, 3, 4)))
+    write("npy", "shape-claims-more-than-held.npy", npy([1 << 40]))
+    write("npy", "shape-wraps.npy", npy([4294967296, 4294967296, 4]))
+    write("npy", "float64.npy", npy([1], dtype="<f8", data=b"\0" * 8))
+    write("npy", "fortran-order.npy", npy([1], order="True", data=b"\0" * 4))
+    write("npy", "header-length-past-end.npy", b"\x93NUMPY\x02\x00\xff\xff\xff\x7f{")
+    write("npy", "truncated.npy", npy([4], data=b"\0" * 7))
+    write("npy", "not-npy.npy", b"PK\x03\x04")
+
+
+def configs():
+    write("config_json", "valid-pixart.json", json.dumps({
+        "_class_name": "PixArtTransformer2DModel", "num_attention_heads": 2,
+        "attention_head_dim": 8, "in_channels": 4, "out_channels": 8, "num_layers": 2,
+        "patch_size": 2, "sample_size": 32, "caption_channels": 16, "cross_attention_dim": 16,
+        "norm_type": "ada_norm_single"}))
+    write("config_json", "deep.json", '{"_class_name": ' + "[" * 30000 + "]" * 30000 + "}")
+    write("config_json", "huge-numbers.json", json.dumps({
+        "_class_name": "FluxTransformer2DModel", "num_layers": 1e300, "num_attention_heads": -1,
+        "attention_head_dim": 18446744073709551615}))
+    write("config_json", "wrong-types.json", json.dumps({
+        "_class_name": ["x"], "num_layers": "two", "patch_size": None}))
+    write("config_json", "unknown-class.json", json.dumps({"_class_name": "\x1b[31mEvil"}))
+    write("config_json", "not-json.json", "\xff\xfe{")
+
+
+if __name__ == "__main__":
+    for make in (rank_files, traces, safetensors_headers, weights_indexes, npys, configs):
+        make()
+    sys.exit(0)

@@ -1,0 +1,97 @@
+#include "tests/fuzz/untrusted_readers.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "contract/npy.h"
+#include "contract/worker_contract.h"
+#include "metrics/trace_profile.h"
+#include "model_zoo/shapes/diffusers_config.h"
+#include "model_zoo/shapes/diffusers_files.h"
+#include "model_zoo/shapes/safetensors_header.h"
+
+namespace ditbench::fuzz {
+namespace {
+
+// A folder of this process's own, made once, where inputs that readers take as files are
+// written (removed at exit).
+const std::filesystem::path& ScratchDir() {
+  static const std::filesystem::path dir = [] {
+    auto path = std::filesystem::temp_directory_path() /
+                ("ditbench-fuzz-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(path);
+    std::atexit([] { std::filesystem::remove_all(ScratchDir()); });
+    return path;
+  }();
+  return dir;
+}
+
+std::filesystem::path Written(const std::string& name, const std::uint8_t* data,
+                              std::size_t size) {
+  const auto path = ScratchDir() / name;
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  return path;
+}
+
+// Runs a reader: a result, or one std::exception with a one-line message; nothing else.
+template <typename F>
+void Checked(F&& read) {
+  try {
+    read();
+  } catch (const std::exception& e) {
+    if (std::string(e.what()).find('\n') != std::string::npos) std::abort();
+  }
+}
+
+void RankFile(const std::uint8_t* data, std::size_t size) {
+  Checked([&] { ReadRankResult(Written("rank0.json", data, size)); });
+}
+
+void Trace(const std::uint8_t* data, std::size_t size) {
+  Checked([&] {
+    AnalyzeTrace(std::string_view(reinterpret_cast<const char*>(data), size), "trace.json");
+  });
+}
+
+void SafetensorsHeader(const std::uint8_t* data, std::size_t size) {
+  Checked([&] {
+    ParseSafetensorsHeader(std::string_view(reinterpret_cast<const char*>(data), size), 1 << 20,
+                           "w.safetensors");
+  });
+}
+
+void WeightsIndex(const std::uint8_t* data, std::size_t size) {
+  Written("diffusion_pytorch_model.safetensors.index.json", data, size);
+  Checked([&] { DiffusersWeightFiles(ScratchDir(), ""); });
+}
+
+void Npy(const std::uint8_t* data, std::size_t size) {
+  Checked([&] { ReadNpy(Written("output.npy", data, size)); });
+}
+
+void ConfigJson(const std::uint8_t* data, std::size_t size) {
+  Written("config.json", data, size);
+  Checked([&] { ReadDiffusersConfig(ScratchDir()); });
+}
+
+}  // namespace
+
+const UntrustedReader kUntrustedReaders[] = {
+    {"rank_file", RankFile},       {"trace", Trace}, {"safetensors_header", SafetensorsHeader},
+    {"weights_index", WeightsIndex}, {"npy", Npy},   {"config_json", ConfigJson},
+};
+const std::size_t kUntrustedReaderCount = std::size(kUntrustedReaders);
+
+const UntrustedReader* FindUntrustedReader(std::string_view name) {
+  for (const auto& reader : kUntrustedReaders)
+    if (name == reader.name) return &reader;
+  return nullptr;
+}
+
+}  // namespace ditbench::fuzz
