@@ -142,7 +142,16 @@ class BoundedDomBuilder {
       return true;
     }
     Place(std::move(value), bytes);
+    if (streamed_depth_ > 0 && depth_ == streamed_depth_) HandOver();
     return true;
+  }
+
+  // An element of the streamed array is complete: hand it over, and give its memory back.
+  void HandOver() {
+    Json element = std::move(streamed_.back());
+    streamed_ = Json::array();
+    stats_.built_bytes = bytes_before_element_;
+    limits_.on_streamed_element(std::move(element), streamed_count_++);
   }
 
   bool Open(Json&& container, std::uint64_t bytes) {
@@ -156,6 +165,15 @@ class BoundedDomBuilder {
       ++stats_.dropped;
       return true;
     }
+    if (depth_ == 2 && container.is_array() && !limits_.streamed_array_key.empty() &&
+        top_key_ == limits_.streamed_array_key && limits_.on_streamed_element &&
+        streamed_depth_ == 0 && open_.size() == 1 && open_.back()->is_object()) {
+      Place(std::move(container), bytes);  // the empty array the document keeps
+      streamed_depth_ = depth_;
+      bytes_before_element_ = stats_.built_bytes;
+      open_.push_back(&streamed_);  // elements are built here, one at a time
+      return true;
+    }
     open_.push_back(Place(std::move(container), bytes));
     return true;
   }
@@ -163,10 +181,14 @@ class BoundedDomBuilder {
   bool Close() {
     if (drop_from_depth_ > 0) {
       if (depth_ == drop_from_depth_) drop_from_depth_ = 0;
-    } else {
-      open_.pop_back();
+      --depth_;
+      return true;
     }
+    const bool stream_ends = streamed_depth_ > 0 && depth_ == streamed_depth_;
+    open_.pop_back();
     --depth_;
+    if (stream_ends) streamed_depth_ = -1;  // one streamed array per document
+    else if (streamed_depth_ > 0 && depth_ == streamed_depth_) HandOver();
     return true;
   }
 
@@ -178,6 +200,10 @@ class BoundedDomBuilder {
   Json* member_ = nullptr;   // the object member the next value goes to
   int depth_ = 0;
   int drop_from_depth_ = 0;  // > 0: inside a dropped container opened at this depth
+  Json streamed_ = Json::array();  // the element of the streamed array being read
+  int streamed_depth_ = 0;  // > 0: inside the streamed array, at this depth; -1: it was read
+  std::uint64_t streamed_count_ = 0;
+  std::uint64_t bytes_before_element_ = 0;
   bool drop_next_ = false;   // the next value is a dropped top-level field
   std::string top_key_;
 };

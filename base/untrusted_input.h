@@ -80,6 +80,12 @@ struct JsonLimits {
   // is read, counted and checked for depth, and dropped (a field a reader does not know costs
   // no memory).
   std::vector<std::string> keep_top_level_keys;
+  // When not empty: the top-level field of this name, when it is an array, is not built whole
+  // but handed over one element at a time as each is read (its index from 0), and the
+  // document keeps an empty array in its place; the memory an element took is given back once
+  // it is handed over. The callback may throw to refuse the document.
+  std::string streamed_array_key;
+  std::function<void(nlohmann::json&& element, std::uint64_t index)> on_streamed_element;
   // Asked once every kJsonValuesBetweenChecks values: true ends the read with JsonReadCancelled
   // (an interrupt while a large file is read takes effect within milliseconds).
   std::function<bool()> cancelled;

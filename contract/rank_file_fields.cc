@@ -125,40 +125,41 @@ void RankFileFields::Energy(const nlohmann::json& j, const std::vector<Sample>& 
 std::vector<Sample> RankFileFields::Samples(const nlohmann::json& j, int rank) const {
   const nlohmann::json& samples = Member(j, "samples");
   if (!samples.is_array()) Fail("samples", samples, "an array of samples");
-  std::vector<Sample> read;
-  read.reserve(samples.size());
-  std::set<int> whole_iterations;  // iterations with an "iteration" sample so far
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    const std::string at = fmt::format("samples[{}]", i);
-    const nlohmann::json& s = samples[i];
-    if (!s.is_object()) Fail(at, s, "an object");
-    Sample sample;
-    sample.rank = rank;
-    const nlohmann::json& iteration = Member(s, "iteration");
-    if (!IntegerIn(iteration, 0, kMaxIteration))
-      Fail(at + ".iteration", iteration, fmt::format("an integer from 0 to {}", kMaxIteration));
-    sample.iteration = iteration.get<int>();
-    const nlohmann::json& stage = Member(s, "stage");
-    if (!stage.is_string() || stage.get_ref<const std::string&>().empty())
-      Fail(at + ".stage", stage, "a stage name");
-    sample.stage = stage.get<std::string>();
-    const nlohmann::json& warmup = Member(s, "warmup");
-    if (!warmup.is_boolean()) Fail(at + ".warmup", warmup, "true or false");
-    sample.warmup = warmup.get<bool>();
-    const bool whole = sample.stage == kIterationStage;
-    const nlohmann::json& ms = Member(s, "ms");
-    if (!ms.is_number() || ms.get<double>() < 0 || (whole && ms.get<double>() == 0) ||
-        ms.get<double>() >= kMaxSampleMs)
-      Fail(at + ".ms", ms,
-           fmt::format("milliseconds {} 0 and below {:g}", whole ? "above" : "from", kMaxSampleMs));
-    sample.ms = ms.get<double>();
-    if (whole && !whole_iterations.insert(sample.iteration).second)
-      Fail(at + ".iteration", iteration,
-           fmt::format("one '{}' sample per iteration; iteration {} has two", kIterationStage,
-                       sample.iteration));
-    read.push_back(std::move(sample));
-  }
-  return read;
+  SampleChecker checker(*this, rank);
+  for (std::size_t i = 0; i < samples.size(); ++i) checker.Add(samples[i], i);
+  return checker.Take();
+}
+
+void SampleChecker::Add(const nlohmann::json& s, std::size_t index) {
+  const std::string at = fmt::format("samples[{}]", index);
+  if (!s.is_object()) fields_.Fail(at, s, "an object");
+  Sample sample;
+  sample.rank = rank_;
+  const nlohmann::json& iteration = Member(s, "iteration");
+  if (!IntegerIn(iteration, 0, kMaxIteration))
+    fields_.Fail(at + ".iteration", iteration,
+                 fmt::format("an integer from 0 to {}", kMaxIteration));
+  sample.iteration = iteration.get<int>();
+  const nlohmann::json& stage = Member(s, "stage");
+  if (!stage.is_string() || stage.get_ref<const std::string&>().empty())
+    fields_.Fail(at + ".stage", stage, "a stage name");
+  sample.stage = stage.get<std::string>();
+  const nlohmann::json& warmup = Member(s, "warmup");
+  if (!warmup.is_boolean()) fields_.Fail(at + ".warmup", warmup, "true or false");
+  sample.warmup = warmup.get<bool>();
+  const bool whole = sample.stage == kIterationStage;
+  const nlohmann::json& ms = Member(s, "ms");
+  if (!ms.is_number() || ms.get<double>() < 0 || (whole && ms.get<double>() == 0) ||
+      ms.get<double>() >= kMaxSampleMs)
+    fields_.Fail(at + ".ms", ms,
+                 fmt::format("milliseconds {} 0 and below {:g}", whole ? "above" : "from",
+                             kMaxSampleMs));
+  sample.ms = ms.get<double>();
+  if (whole && !whole_iterations_.insert(sample.iteration).second)
+    fields_.Fail(at + ".iteration", iteration,
+                 fmt::format("one '{}' sample per iteration; iteration {} has two",
+                             kIterationStage, sample.iteration));
+  read_.push_back(std::move(sample));
 }
 
 }  // namespace ditbench

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,8 +51,26 @@ class RankFileFields {
   // the "iteration" stage); at most one "iteration" sample per iteration.
   std::vector<Sample> Samples(const nlohmann::json& j, int rank) const;
 
+  const std::filesystem::path& path() const { return path_; }
+
  private:
   std::filesystem::path path_;
+};
+
+// Samples()'s checks one sample at a time, for a reader that hands the samples over as it reads
+// them (base/untrusted_input.h, JsonLimits::streamed_array_key) instead of building them all.
+class SampleChecker {
+ public:
+  SampleChecker(const RankFileFields& fields, int rank) : fields_(fields), rank_(rank) {}
+  // Checks `sample`, samples[index], and keeps it. Throws as RankFileFields does.
+  void Add(const nlohmann::json& sample, std::size_t index);
+  std::vector<Sample> Take() { return std::move(read_); }
+
+ private:
+  const RankFileFields& fields_;
+  int rank_;
+  std::vector<Sample> read_;
+  std::set<int> whole_iterations_;  // iterations with an "iteration" sample so far
 };
 
 }  // namespace ditbench

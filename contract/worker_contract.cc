@@ -92,14 +92,24 @@ TrialFile ReadTrialFile(const std::filesystem::path& path) {
 
 RankResult ReadRankResult(const std::filesystem::path& path,
                           const std::function<bool()>& cancelled) {
+  const RankFileFields field(path);
+  // The samples, most of a rank file, are checked as they are read and never built as a whole
+  // document: reading costs a few times the file, not the tens of times a tree of small
+  // objects would.
+  SampleChecker samples(field, 0);
+  bool streamed = false;
   JsonLimits limits;
   limits.max_depth = kMaxJsonDepth;
   limits.max_values = kMaxRankFileValues;
   limits.keep_top_level_keys = kRankFileFields;
   limits.cancelled = cancelled;
+  limits.streamed_array_key = "samples";
+  limits.on_streamed_element = [&](nlohmann::json&& sample, std::uint64_t index) {
+    streamed = true;
+    samples.Add(sample, index);
+  };
   const nlohmann::json j =
       ReadVersionedJson(path, "ditbench-rank-result", kMaxRankFileBytes, limits);
-  const RankFileFields field(path);
   RankResult r;
   r.rank = static_cast<int>(field.Integer(j, "rank", 0, kMaxWorldSize - 1));
   r.world_size = static_cast<int>(field.Integer(j, "world_size", 1, kMaxWorldSize));
@@ -108,7 +118,11 @@ RankResult ReadRankResult(const std::filesystem::path& path,
   r.device = field.OptionalText(j, "device");
   r.backend = field.OptionalText(j, "backend");
   r.stop_reason = field.OptionalText(j, "stop_reason");
-  r.samples = field.Samples(j, r.rank);
+  // Not streamed when absent, not an array, or empty: then checked (and refused) as a field.
+  if (streamed && !j["samples"].empty())
+    field.Fail("samples", j["samples"], "one 'samples' array (the file has two)");
+  r.samples = streamed ? samples.Take() : field.Samples(j, r.rank);
+  for (Sample& sample : r.samples) sample.rank = r.rank;
   r.peak_mem_mb = field.OptionalNumber(j, "peak_mem_mb", kMaxMemoryMb);
   r.peak_reserved_mb = field.OptionalNumber(j, "peak_reserved_mb", kMaxMemoryMb);
   // Optional since ditbench 0.2 (ring, PipeFusion): absent in older files.

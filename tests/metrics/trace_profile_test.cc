@@ -167,7 +167,10 @@ TEST(TraceProfileTest, MalformedTracesAreRefusedWithOneLineNamingTheFile) {
 // the same events as before.
 TEST(TraceProfileTest, EventsAreReadAsAStreamAndUnjudgedFieldsAreDropped) {
   std::string numbers = R"({"traceEvents": [)";
-  for (int i = 0; i < 100000; ++i) numbers += (i ? "," : "") + std::to_string(i);
+  for (int i = 0; i < 100000; ++i) {
+    if (i) numbers += ',';
+    numbers += std::to_string(i);
+  }
   numbers += "]}";
   try {
     AnalyzeTrace(numbers, "t.json");
