@@ -63,11 +63,12 @@ Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOpti
   advice.objective = options.objective;
   advice.estimates_from = fitted.Explain();
   std::map<std::string, GroupAdvice> groups;
+  const ObservationIndex observed(fitted.observations);
   for (const PlannedTrial& t : plan.trials) {
     if (t.invalid_reason || !TraitsOf(t.config.workload).builtin_model) continue;
     AdvisedTrial a;
     a.trial = &t;
-    if (const CostObservation* o = fitted.Observed(t.key)) {
+    if (const CostObservation* o = observed.Find(t.key)) {
       a.measured = true;
       a.latency_ms = {o->latency_ms, o->latency_ms, o->latency_ms};
       a.output_error = o->output_error;

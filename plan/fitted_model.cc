@@ -28,6 +28,16 @@ const CostObservation* FittedModel::Observed(const std::string& key) const {
   return nullptr;
 }
 
+ObservationIndex::ObservationIndex(const std::vector<CostObservation>& observations) {
+  by_key_.reserve(observations.size());
+  for (const CostObservation& o : observations) by_key_.try_emplace(o.trial_key, &o);  // first
+}
+
+const CostObservation* ObservationIndex::Find(const std::string& key) const {
+  const auto it = by_key_.find(key);
+  return it == by_key_.end() ? nullptr : it->second;
+}
+
 std::vector<CostObservation> ToObservations(const std::vector<ResultsDb::ObservedTrial>& rows) {
   std::vector<CostObservation> observations;
   for (const ResultsDb::ObservedTrial& row : rows) {

@@ -155,9 +155,10 @@ SweepPlan PlanOf(const FittedModel& fitted, const std::vector<CampaignInfo>& cam
   }
   // Measured trials the sweeps do not name (a sweep file edited since, or of another build):
   // their configurations as the fit read them.
+  const ObservationIndex observations(fitted.observations);
   for (const ResultRow& row : rows) {
     if (row.device != device || !row.measured() || keys.count(row.trial_key)) continue;
-    const CostObservation* observed = fitted.Observed(row.trial_key);
+    const CostObservation* observed = observations.Find(row.trial_key);
     if (!observed) continue;  // a busy machine, or a configuration of another build
     PlannedTrial t;
     t.config = observed->config;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <unordered_set>
 #include <thread>
 
@@ -18,31 +19,39 @@
 namespace ditbench {
 namespace {
 
-// Median latencies of earlier ok trials by key, newest campaign first. Best effort: a missing,
-// unreadable or not yet migrated database means no measurements.
+// Median latencies of earlier ok trials by key, newest campaign first, read at once. Best
+// effort: a missing, unreadable or not yet migrated database means no measurements.
 class EarlierResults {
  public:
   explicit EarlierResults(const std::filesystem::path& path) {
     std::error_code ec;
     if (path.empty() || !std::filesystem::exists(path, ec)) return;
     try {
-      db_ = ResultsDb::Open(path, /*read_only=*/true);
+      measured_ = ResultsDb::Open(path, /*read_only=*/true)->NewestOkMeasurements();
     } catch (const StorageError&) {
-      db_.reset();
+      measured_.clear();
     }
   }
 
-  std::optional<ResultsDb::Measurement> Measured(const std::string& key) {
-    if (!db_) return std::nullopt;
-    try {
-      return db_->NewestOkMeasurement(key);
-    } catch (const StorageError&) {
-      return std::nullopt;
-    }
+  std::optional<ResultsDb::Measurement> Measured(const std::string& key) const {
+    const auto it = measured_.find(key);
+    if (it == measured_.end()) return std::nullopt;
+    return it->second;
   }
 
  private:
-  std::unique_ptr<ResultsDb> db_;
+  std::unordered_map<std::string, ResultsDb::Measurement> measured_;
+};
+
+// What a database says about a sweep's trials on one device, read once per plan (a plan for
+// both policies estimates twice): their measurements, and the cost model fitted on the
+// device's trials (unset without a database).
+struct Evidence {
+  Evidence(const std::filesystem::path& db, const std::string& device) : earlier(db) {
+    if (!db.empty()) fitted = FitFromDatabase(db, device);
+  }
+  EarlierResults earlier;
+  std::optional<FittedModel> fitted;
 };
 
 // This machine's online cores, asked once: std::thread::hardware_concurrency reads sysfs on
@@ -80,8 +89,8 @@ SweepPlan ClassifiedTrials(const SweepSpec& spec, const Capacity& capacity) {
 // Fills the estimates, estimated_wall_s and the packed wall time of `plan` (from
 // ClassifiedTrials) under `a`, replacing any earlier ones.
 void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumptions& a,
-                    const std::filesystem::path& db) {
-  EarlierResults earlier(db);
+                    const Evidence& evidence) {
+  const EarlierResults& earlier = evidence.earlier;
   plan.estimated_wall_s = 0;
   plan.packed_wall_s = 0;
   for (PlannedTrial& t : plan.trials) t.estimate.reset();
@@ -103,12 +112,8 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
   if (startups > 0) analytic.startup_s = startup_sum / startups;
   // With a database, the cost model fitted from its trials of this device kind predicts the
   // trials it has not measured (plan/fitted_model.h); it says when it has too few to fit.
-  std::optional<FittedModel> fitted;
-  plan.estimates_from.clear();
-  if (!db.empty()) {
-    fitted = FitFromDatabase(db, a.device);
-    plan.estimates_from = fitted->Explain();
-  }
+  const std::optional<FittedModel>& fitted = evidence.fitted;
+  plan.estimates_from = fitted ? fitted->Explain() : "";
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
     PlannedTrial& t = plan.trials[i];
     t.sharing = PlannedSharing(t.config, a);
@@ -302,7 +307,7 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
 SweepPlan PlanSweep(const SweepSpec& spec, const Capacity& capacity, const PlanAssumptions& a,
                     const std::filesystem::path& db) {
   SweepPlan plan = ClassifiedTrials(spec, capacity);
-  EstimateTrials(plan, spec, a, db);
+  EstimateTrials(plan, spec, a, Evidence(db, a.device));
   return plan;
 }
 
@@ -311,20 +316,21 @@ SweepPlan PlanSweepForPolicy(const SweepSpec& spec, const Capacity& capacity,
                              bool pack, bool show_pack) {
   // Expanded and judged once; only the estimates differ between the two policies.
   SweepPlan plan = ClassifiedTrials(spec, capacity);
+  const Evidence evidence(db, assumptions.device);
   if (pack) {
     assumptions.pack_slots = capacity.slots;
-    EstimateTrials(plan, spec, assumptions, db);
+    EstimateTrials(plan, spec, assumptions, evidence);
     return plan;
   }
   double pack_alternative_s = 0;
   if (show_pack && capacity.slots > 1) {
     PlanAssumptions packed = assumptions;
     packed.pack_slots = capacity.slots;
-    EstimateTrials(plan, spec, packed, db);
+    EstimateTrials(plan, spec, packed, evidence);
     pack_alternative_s = plan.packed_wall_s;
   }
   assumptions.pack_slots = 0;
-  EstimateTrials(plan, spec, assumptions, db);
+  EstimateTrials(plan, spec, assumptions, evidence);
   plan.pack_alternative_s = pack_alternative_s;
   return plan;
 }

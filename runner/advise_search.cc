@@ -62,12 +62,13 @@ AdviseSearchEnd RunAdviseSearch(const SweepPlan& plan, const TrialSelection& sel
     const FittedModel fitted = FitFromDatabase(db, settings.device);
     // The trials the search may still measure: valid, selected, not running elsewhere, not
     // measured (in any campaign of the device) and not failed in this one.
+    const ObservationIndex observed(fitted.observations);
     std::vector<std::size_t> open;
     for (std::size_t i = 0; i < plan.trials.size(); ++i) {
       const PlannedTrial& t = plan.trials[i];
       if (t.invalid_reason || !TraitsOf(t.config.workload).builtin_model) continue;
       if (live.count(t.key) || !selection.Selects(t.key) || tried.count(t.key)) continue;
-      if (fitted.Observed(t.key) || statuses.count(t.key)) continue;
+      if (observed.Find(t.key) || statuses.count(t.key)) continue;
       open.push_back(i);
     }
     std::optional<std::size_t> next;

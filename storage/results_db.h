@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "model_zoo/shapes/parallel_degrees.h"
@@ -256,7 +257,7 @@ class ResultsDb {
   // The verdict of the trial's quality gates (trial/quality_gate.h; unset: none).
   void SetQualityVerdict(std::int64_t trial_id, const std::optional<std::string>& verdict);
 
-  // What the newest ok result of `trial_key` measured (for `plan`'s estimates), if any.
+  // What the newest ok result of each trial key measured (for `plan`'s estimates), any device.
   struct Measurement {
     double latency_ms = 0;
     std::optional<double> peak_mem_mb;  // per rank, max over ranks
@@ -264,7 +265,9 @@ class ResultsDb {
     // start, model build, rendezvous. Unset when the trial's times were not recorded.
     std::optional<double> startup_s;
   };
-  std::optional<Measurement> NewestOkMeasurement(const std::string& trial_key);
+  // Every key's in one read: the planner asks for each trial of a sweep, and a query per key
+  // scans the trials table (no index on the key alone) once per key.
+  std::unordered_map<std::string, Measurement> NewestOkMeasurements();
 
   // The planner's observations (plan/cost_model.h): the newest ok measurement of every trial
   // key run on `device` (trials.device; every device when empty) on a machine that stayed

@@ -127,25 +127,33 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
   return rows;
 }
 
-std::optional<ResultsDb::Measurement> ResultsDb::NewestOkMeasurement(
-    const std::string& trial_key) {
-  // The trial's wall time from its ISO 8601 start and end (storage/iso_time.h).
+std::unordered_map<std::string, ResultsDb::Measurement> ResultsDb::NewestOkMeasurements() {
+  // The trial's wall time from its ISO 8601 start and end (storage/iso_time.h). Each key keeps
+  // its row of the highest campaign (a key is in a campaign once: UNIQUE (campaign_id,
+  // trial_key)).
   Statement query(db_, fmt::format(R"sql(
-    SELECT r.latency_ms, r.peak_mem_mb, r.warmup, r.iterations, {}
+    SELECT r.trial_key, r.campaign, r.latency_ms, r.peak_mem_mb, r.warmup, r.iterations, {}
     FROM results r JOIN trials t ON t.campaign_id = r.campaign AND t.trial_key = r.trial_key
-    WHERE r.trial_key = ? AND r.status = 'ok' AND r.latency_ms IS NOT NULL
-    ORDER BY r.campaign DESC LIMIT 1)sql",
+    WHERE r.status = 'ok' AND r.latency_ms IS NOT NULL)sql",
                                    SecondsBetweenSql("t.started_at", "t.finished_at")));
-  query.Bind(1, trial_key);
-  if (!query.Step()) return std::nullopt;
-  Measurement m;
-  m.latency_ms = query.Double(0);
-  m.peak_mem_mb = query.OptionalDouble(1);
-  if (!query.IsNull(2) && !query.IsNull(3) && !query.IsNull(4)) {
-    const double iterations = static_cast<double>(query.Int(2) + query.Int(3));
-    m.startup_s = std::max(0.0, query.Double(4) - iterations * m.latency_ms / 1000);
+  std::unordered_map<std::string, std::int64_t> campaign_of;
+  std::unordered_map<std::string, Measurement> newest;
+  while (query.Step()) {
+    std::string key = query.Text(0);
+    const std::int64_t campaign = query.Int(1);
+    const auto [it, fresh] = campaign_of.try_emplace(key, campaign);
+    if (!fresh && it->second >= campaign) continue;
+    it->second = campaign;
+    Measurement m;
+    m.latency_ms = query.Double(2);
+    m.peak_mem_mb = query.OptionalDouble(3);
+    if (!query.IsNull(4) && !query.IsNull(5) && !query.IsNull(6)) {
+      const double iterations = static_cast<double>(query.Int(4) + query.Int(5));
+      m.startup_s = std::max(0.0, query.Double(6) - iterations * m.latency_ms / 1000);
+    }
+    newest[std::move(key)] = m;
   }
-  return m;
+  return newest;
 }
 
 std::map<std::string, std::vector<std::vector<Sample>>> ResultsDb::TimedSamples(

@@ -300,6 +300,22 @@ TEST_F(CostModelTest, TooFewTrialsKeepTheAnalyticEstimate) {
       << fitted.Explain();
 }
 
+// Advise and the report look every planned trial up in the index; it answers as Observed,
+// the first observation of a key included.
+TEST_F(CostModelTest, ObservationIndexFindsWhatObservedFinds) {
+  FittedModel fitted;
+  fitted.observations = all_;
+  CostObservation second = all_.front();
+  second.latency_ms *= 2;
+  fitted.observations.push_back(second);  // a key twice: the first stands
+  const ObservationIndex index(fitted.observations);
+  for (const CostObservation& o : fitted.observations)
+    EXPECT_EQ(index.Find(o.trial_key), fitted.Observed(o.trial_key)) << o.trial_key;
+  EXPECT_EQ(index.Find(all_.front().trial_key), &fitted.observations.front());
+  EXPECT_EQ(index.Find("not-a-key"), nullptr);
+  EXPECT_EQ(fitted.Observed("not-a-key"), nullptr);
+}
+
 TEST_F(CostModelTest, AdviseRecommendsTheTrueBestLayoutOfEveryGroup) {
   FittedModel fitted;
   fitted.device = "cpu";

@@ -424,6 +424,34 @@ TEST(SweepPlanTest, EarlierResultOfTheSameKeyReplacesTheAnalyticTime) {
   EXPECT_GT(plan.estimated_wall_s, 0);
 }
 
+TEST(SweepPlanTest, EachTrialTakesItsNewestOkMeasurementAcrossCampaigns) {
+  test::TempDir dir;
+  auto spec = Parse("name: m\ndefaults: {model: pixart-alpha-tiny, resolution: 256}\n"
+                    "matrix: {ulysses: [1, 2, 4]}\n");
+  const auto db_path = dir / "results.db";
+  TrialConfig one = spec.defaults, two = spec.defaults, four = spec.defaults;
+  two.ulysses = 2;
+  four.ulysses = 4;
+  {
+    auto db = ResultsDb::Open(db_path);
+    const auto first = db->ResumeOrCreateCampaign(test::MakeCampaign("m", "a"), true);
+    db->RecordTrial(first, test::MakeTrial(one, TrialStatus::kOk, 40.0));
+    db->RecordTrial(first, test::MakeTrial(two, TrialStatus::kOk, 30.0));
+    const auto second = db->ResumeOrCreateCampaign(test::MakeCampaign("m", "b"), true);
+    db->RecordTrial(second, test::MakeTrial(one, TrialStatus::kOk, 44.0));  // newer: taken
+    db->RecordTrial(second, test::MakeTrial(four, TrialStatus::kFailed, 0, "boom"));
+    const auto third = db->ResumeOrCreateCampaign(test::MakeCampaign("m", "c"), true);
+    db->RecordTrial(third, test::MakeTrial(two, TrialStatus::kOom, 0, "oom"));  // not ok
+  }
+  SweepPlan plan = PlanSweep(spec, {4, false}, {}, db_path);
+  ASSERT_EQ(plan.trials.size(), 3u);
+  EXPECT_EQ(plan.trials[0].estimate->source, "measured");
+  EXPECT_DOUBLE_EQ(plan.trials[0].estimate->iteration_ms, 44.0);
+  EXPECT_EQ(plan.trials[1].estimate->source, "measured");
+  EXPECT_DOUBLE_EQ(plan.trials[1].estimate->iteration_ms, 30.0);
+  EXPECT_EQ(plan.trials[2].estimate->source, "analytic");
+}
+
 TEST(SweepPlanTest, MeasuredMemoryAndStartUpReplaceTheAssumedOnes) {
   test::TempDir dir;
   auto spec = Parse("name: m\ndefaults: {model: pixart-alpha-tiny, resolution: 256, warmup: 1, "
