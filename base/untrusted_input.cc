@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
@@ -52,9 +52,7 @@ class BoundedDomBuilder {
   bool boolean(bool value) { return Put(Json(value), 0); }
   bool number_integer(Json::number_integer_t value) { return Put(Json(value), 0); }
   bool number_unsigned(Json::number_unsigned_t value) { return Put(Json(value), 0); }
-  bool number_float(Json::number_float_t value, const std::string&) {
-    return Put(Json(value), 0);
-  }
+  bool number_float(Json::number_float_t value, const std::string&) { return Put(Json(value), 0); }
   bool string(std::string& value) {
     const std::uint64_t bytes = kStringBytes + value.size();
     return Put(Json(std::move(value)), bytes);
@@ -187,8 +185,10 @@ class BoundedDomBuilder {
     const bool stream_ends = streamed_depth_ > 0 && depth_ == streamed_depth_;
     open_.pop_back();
     --depth_;
-    if (stream_ends) streamed_depth_ = -1;  // one streamed array per document
-    else if (streamed_depth_ > 0 && depth_ == streamed_depth_) HandOver();
+    if (stream_ends)
+      streamed_depth_ = -1;  // one streamed array per document
+    else if (streamed_depth_ > 0 && depth_ == streamed_depth_)
+      HandOver();
     return true;
   }
 
@@ -199,12 +199,12 @@ class BoundedDomBuilder {
   std::vector<Json*> open_;  // the containers being filled, innermost last
   Json* member_ = nullptr;   // the object member the next value goes to
   int depth_ = 0;
-  int drop_from_depth_ = 0;  // > 0: inside a dropped container opened at this depth
+  int drop_from_depth_ = 0;        // > 0: inside a dropped container opened at this depth
   Json streamed_ = Json::array();  // the element of the streamed array being read
-  int streamed_depth_ = 0;  // > 0: inside the streamed array, at this depth; -1: it was read
+  int streamed_depth_ = 0;         // > 0: inside the streamed array, at this depth; -1: it was read
   std::uint64_t streamed_count_ = 0;
   std::uint64_t bytes_before_element_ = 0;
-  bool drop_next_ = false;   // the next value is a dropped top-level field
+  bool drop_next_ = false;  // the next value is a dropped top-level field
   std::string top_key_;
 };
 
@@ -249,8 +249,8 @@ std::uint64_t ReadRegularFileInto(const RegularFile& file, const std::filesystem
   char* bytes = static_cast<char*>(buffer);
   std::uint64_t done = 0;
   while (done < count) {
-    const ssize_t n = ::pread(file.fd.get(), bytes + done, count - done,
-                              static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pread(file.fd.get(), bytes + done, count - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw FileError(path, fmt::format("read failed: {}", std::strerror(errno)));
     if (n == 0) break;  // the end of the file (it may have shrunk since it was opened)
@@ -293,6 +293,16 @@ nlohmann::json ParseBoundedJson(std::string_view text, const JsonLimits& limits,
     throw JsonReadCancelled(fmt::format("{}: reading was interrupted", where));
   }
   return builder.Take();
+}
+
+nlohmann::json ParseStoredJson(std::string_view text) {
+  JsonLimits limits;
+  limits.max_depth = kMaxStoredJsonDepth;
+  try {
+    return ParseBoundedJson(text, limits, "stored JSON");
+  } catch (const std::runtime_error&) {
+    return nlohmann::json(nlohmann::json::value_t::discarded);
+  }
 }
 
 nlohmann::json ParseBoundedJson(std::string_view text, int max_depth, const std::string& where) {

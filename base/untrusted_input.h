@@ -95,8 +95,8 @@ inline constexpr std::uint64_t kJsonBytesPerTextByte = 16;
 
 // What a read did: for tests and the ingest benchmark, which pin that the work is linear.
 struct JsonReadStats {
-  std::uint64_t values = 0;    // values read, dropped ones included
-  std::uint64_t dropped = 0;   // values read and not built (keep_top_level_keys)
+  std::uint64_t values = 0;       // values read, dropped ones included
+  std::uint64_t dropped = 0;      // values read and not built (keep_top_level_keys)
   std::uint64_t built_bytes = 0;  // the estimate of memory built that the cap is checked on
   int deepest = 0;
 };
@@ -113,6 +113,13 @@ class JsonReadCancelled : public std::runtime_error {
 // levels deep", "f: not valid JSON: ...". Throws std::runtime_error.
 nlohmann::json ParseBoundedJson(std::string_view text, const JsonLimits& limits,
                                 const std::string& where, JsonReadStats* stats = nullptr);
+
+// JSON read back from the database, which another program may have written: ParseBoundedJson
+// with kMaxStoredJsonDepth and the default caps, or a discarded value
+// (nlohmann::json::value_t::discarded, as nlohmann::json::parse(text, nullptr, false) gives)
+// when it is not valid JSON or passes a cap. Never throws for what the text holds.
+inline constexpr int kMaxStoredJsonDepth = 32;
+nlohmann::json ParseStoredJson(std::string_view text);
 
 // The same with only a depth cap and the default count cap.
 nlohmann::json ParseBoundedJson(std::string_view text, int max_depth, const std::string& where);

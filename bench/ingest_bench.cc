@@ -46,9 +46,10 @@ std::string RankFile(long n, bool hostile) {
   text += hostile ? ", \"padding\": [" : ", \"extra\": 0, \"samples\": [";
   for (long i = 0; i < n; ++i) {
     if (i) text += ',';
-    text += hostile ? "{}"
-                    : fmt::format(R"({{"iteration":{},"stage":"step:{}","ms":{:.4f},"warmup":false}})",
-                                  1 + i / 20, i % 20, 1.0 + (i % 97) * 0.01);
+    text += hostile
+                ? "{}"
+                : fmt::format(R"({{"iteration":{},"stage":"step:{}","ms":{:.4f},"warmup":false}})",
+                              1 + i / 20, i % 20, 1.0 + (i % 97) * 0.01);
   }
   return text + "]}";
 }
@@ -168,21 +169,40 @@ int main(int argc, char** argv) {
     return fmt::format("ok ({} fields)", nlohmann::json::parse(text, depth).size());
   };
   const std::vector<Case> cases = {
-      {"rank file", "timed samples", [](long n) { return RankFile(n, false); }, read_rank,
+      {"rank file",
+       "timed samples",
+       [](long n) { return RankFile(n, false); },
+       read_rank,
        {10'000, 40'000, 160'000, 640'000, 799'000}},
-      {"rank file", "empty objects, unknown field", [](long n) { return RankFile(n, true); },
-       read_rank, {250'000, 1'000'000, 3'999'000, 4'000'000}},
-      {"rank file (callback parser, before)", "empty objects, unknown field",
-       [](long n) { return RankFile(n, true); }, callback_parser, {10'000, 20'000, 40'000}},
-      {"trace", "Kineto-like events", [](long n) { return Trace(n, false); }, read_trace,
+      {"rank file",
+       "empty objects, unknown field",
+       [](long n) { return RankFile(n, true); },
+       read_rank,
+       {250'000, 1'000'000, 3'999'000, 4'000'000}},
+      {"rank file (callback parser, before)",
+       "empty objects, unknown field",
+       [](long n) { return RankFile(n, true); },
+       callback_parser,
+       {10'000, 20'000, 40'000}},
+      {"trace",
+       "Kineto-like events",
+       [](long n) { return Trace(n, false); },
+       read_trace,
        {20'000, 80'000, 320'000, 1'280'000, 2'000'000}},
-      {"trace", "numbers where events belong", [](long n) { return Trace(n, true); }, read_trace,
+      {"trace",
+       "numbers where events belong",
+       [](long n) { return Trace(n, true); },
+       read_trace,
        {1'000'000, 14'000'000}},
-      {"safetensors header", "tensor entries", [](long n) { return SafetensorsHeader(n); },
-       read_header, {10'000, 40'000, 160'000, 300'000}},
+      {"safetensors header",
+       "tensor entries",
+       [](long n) { return SafetensorsHeader(n); },
+       read_header,
+       {10'000, 40'000, 160'000, 300'000}},
   };
-  std::printf("| reader | shape | count | MB | seconds | ns per byte | peak MB | peak per byte | "
-              "outcome |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+  std::printf(
+      "| reader | shape | count | MB | seconds | ns per byte | peak MB | peak per byte | "
+      "outcome |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n");
   for (const Case& c : cases) {
     std::size_t done = 0;
     for (long n : c.sizes) {

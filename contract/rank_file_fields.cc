@@ -151,14 +151,14 @@ void SampleChecker::Add(const nlohmann::json& s, std::size_t index) {
   const nlohmann::json& ms = Member(s, "ms");
   if (!ms.is_number() || ms.get<double>() < 0 || (whole && ms.get<double>() == 0) ||
       ms.get<double>() >= kMaxSampleMs)
-    fields_.Fail(at + ".ms", ms,
-                 fmt::format("milliseconds {} 0 and below {:g}", whole ? "above" : "from",
-                             kMaxSampleMs));
+    fields_.Fail(
+        at + ".ms", ms,
+        fmt::format("milliseconds {} 0 and below {:g}", whole ? "above" : "from", kMaxSampleMs));
   sample.ms = ms.get<double>();
   if (whole && !whole_iterations_.insert(sample.iteration).second)
     fields_.Fail(at + ".iteration", iteration,
-                 fmt::format("one '{}' sample per iteration; iteration {} has two",
-                             kIterationStage, sample.iteration));
+                 fmt::format("one '{}' sample per iteration; iteration {} has two", kIterationStage,
+                             sample.iteration));
   read_.push_back(std::move(sample));
 }
 

@@ -12,11 +12,12 @@ namespace ditbench {
 namespace {
 
 // The top-level fields of a rank file this build reads (ReadRankResult); others are dropped.
+// clang-format off
 const std::vector<std::string> kRankFileFields = {
-    "format",  "version",     "rank",        "world_size", "status",           "error",
-    "device",  "backend",     "stop_reason", "samples",    "peak_mem_mb",      "peak_reserved_mb",
-    "environment", "clocks",  "output_file", "trace_file", "comm_bytes_per_step", "energy",
-    "metrics"};
+    "format", "version", "rank", "world_size", "status", "error", "device", "backend",
+    "stop_reason", "samples", "peak_mem_mb", "peak_reserved_mb", "environment", "clocks",
+    "output_file", "trace_file", "comm_bytes_per_step", "energy", "metrics"};
+// clang-format on
 
 nlohmann::json ReadVersionedJson(const std::filesystem::path& path, const char* format,
                                  std::uint64_t max_bytes, const JsonLimits& limits) {

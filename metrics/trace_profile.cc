@@ -5,8 +5,8 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <unordered_set>
 #include <stdexcept>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <zlib.h>
@@ -95,8 +95,8 @@ class TraceEventReader {
   // The complete events, once the whole text was read.
   TraceEvents Take() {
     if (!found_events_)
-      throw std::runtime_error(fmt::format(
-          "{}: expected a Chrome trace: an object with a 'traceEvents' array", where_));
+      throw std::runtime_error(
+          fmt::format("{}: expected a Chrome trace: an object with a 'traceEvents' array", where_));
     return {std::move(strings_), std::move(events_)};
   }
 
@@ -104,9 +104,7 @@ class TraceEventReader {
   bool boolean(bool value) { return Scalar(Json(value)); }
   bool number_integer(Json::number_integer_t value) { return Scalar(Json(value)); }
   bool number_unsigned(Json::number_unsigned_t value) { return Scalar(Json(value)); }
-  bool number_float(Json::number_float_t value, const std::string&) {
-    return Scalar(Json(value));
-  }
+  bool number_float(Json::number_float_t value, const std::string&) { return Scalar(Json(value)); }
   bool string(std::string& value) { return Scalar(Json(std::move(value))); }
   bool binary(Json::binary_t&) { return Scalar(Json()); }
   bool start_object(std::size_t) { return Open(Json::object()); }
@@ -131,8 +129,9 @@ class TraceEventReader {
 
   void Count() {
     if (++values_ > kMaxTraceValues)
-      throw std::runtime_error(fmt::format("{}: holds more than {} JSON values; expected at most {}",
-                                           where_, kMaxTraceValues, kMaxTraceValues));
+      throw std::runtime_error(
+          fmt::format("{}: holds more than {} JSON values; expected at most {}", where_,
+                      kMaxTraceValues, kMaxTraceValues));
     if (cancelled_ && values_ % kJsonValuesBetweenChecks == 0 && cancelled_())
       throw JsonReadCancelled(fmt::format("{}: reading was interrupted", where_));
   }
@@ -213,12 +212,12 @@ class TraceEventReader {
   const std::function<bool()>& cancelled_;
   std::unordered_set<std::string> strings_;  // every name, category and thread, once
   std::vector<Event> events_;
-  Json event_;             // the kept fields of the event being read
-  std::string field_;      // the kept field whose value comes next, or ""
+  Json event_;         // the kept fields of the event being read
+  std::string field_;  // the kept field whose value comes next, or ""
   std::uint64_t values_ = 0;
   std::size_t elements_ = 0;
   int depth_ = 0;
-  int events_depth_ = 0;   // the depth inside the traceEvents array
+  int events_depth_ = 0;  // the depth inside the traceEvents array
   bool top_is_object_ = false;
   bool next_is_events_ = false;
   bool in_events_ = false;

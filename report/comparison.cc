@@ -1,4 +1,5 @@
 #include "report/comparison.h"
+#include "base/untrusted_input.h"
 #include "report/chart_style.h"
 
 #include <algorithm>
@@ -301,7 +302,7 @@ std::optional<Thresholds> LearnedThresholds(const std::vector<ResultRow>& rows, 
 std::string ModelIdentity(const ResultRow& row) {
   std::string model = row.model;
   if (row.model_overrides.empty()) return model;
-  nlohmann::json overrides = nlohmann::json::parse(row.model_overrides, nullptr, false);
+  nlohmann::json overrides = ParseStoredJson(row.model_overrides);
   std::string extra;
   if (overrides.is_object()) {
     for (const auto& [key, value] : overrides.items()) {
@@ -320,7 +321,7 @@ std::string DegreesLabel(const ResultRow& row) {
 
 std::string AxesLabel(const ResultRow& row) {
   if (row.axes.empty() || row.axes == "{}") return "";
-  const nlohmann::json axes = nlohmann::json::parse(row.axes, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json axes = ParseStoredJson(row.axes);
   if (!axes.is_object()) return "";
   std::string label;
   for (const auto& [name, value] : axes.items())

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/untrusted_input.h"
 #include "report/comparison.h"
 #include "trial/trial_identity.h"
 #include "model_zoo/shapes/model_config.h"
@@ -40,12 +41,12 @@ const std::set<std::string>& ParallelFields() {
 // The computation as stored, or (a row made by hand) as the row's columns spell it.
 nlohmann::json RowComputation(const ResultRow& row) {
   if (!row.computation.empty()) {
-    nlohmann::json stored = nlohmann::json::parse(row.computation, nullptr, false);
+    nlohmann::json stored = ParseStoredJson(row.computation);
     if (stored.is_object()) return stored;
   }
   nlohmann::json model = row.model;
   if (!row.model_overrides.empty()) {
-    nlohmann::json overrides = nlohmann::json::parse(row.model_overrides, nullptr, false);
+    nlohmann::json overrides = ParseStoredJson(row.model_overrides);
     if (overrides.is_object()) model = overrides;
   }
   nlohmann::json computation = {
@@ -60,7 +61,7 @@ nlohmann::json RowComputation(const ResultRow& row) {
       {"scope", row.scope}, {"seed", row.seed}, {"steps", row.steps},
       {"workload", WorkloadName(row.workload)}};
   for (const DegreeInfo& d : kDegreeTable) computation[std::string(d.name)] = row.*d.member;
-  nlohmann::json axes = nlohmann::json::parse(row.axes.empty() ? "{}" : row.axes, nullptr, false);
+  nlohmann::json axes = ParseStoredJson(row.axes.empty() ? "{}" : row.axes);
   if (axes.is_object() && !axes.empty()) computation["custom"] = axes;
   if (row.frames > 0) computation["frames"] = row.frames;
   return computation;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include "base/untrusted_input.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
 #include "trial/trial_identity.h"
@@ -54,7 +55,7 @@ std::vector<StoredTrial> ReadTrials(sqlite3* db) {
     t.finished_at = query.OptionalDouble(5);
     TrialConfig config;
     try {
-      config = TrialConfigFromJson(nlohmann::json::parse(query.Text(3)));
+      config = TrialConfigFromJson(ParseBoundedJson(query.Text(3), kMaxStoredJsonDepth, "JSON"));
     } catch (const std::exception& e) {
       throw StorageError(fmt::format(
           "cannot migrate trial {} (key {}) of '{}' to schema 2: its config_json: {}", t.id,

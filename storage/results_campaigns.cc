@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "base/untrusted_input.h"
 #include "storage/iso_time.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
@@ -194,7 +195,7 @@ std::vector<CampaignInfo> ResultsDb::Campaigns() {
     info.record.build = query.Text(5);
     info.record.host = query.Text(6);
     info.record.environment =
-        nlohmann::json::parse(query.Text(7), nullptr, /*allow_exceptions=*/false);
+        ParseStoredJson(query.Text(7));
     if (info.record.environment.is_discarded()) info.record.environment = nlohmann::json();
     info.started_at = query.Double(8);
     info.finished_at = query.OptionalDouble(9);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "base/untrusted_input.h"
 #include "storage/iso_time.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
@@ -39,10 +40,10 @@ std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::strin
     if (!seen.insert(query.Text(0)).second) continue;
     ObservedTrial o;
     o.trial_key = query.Text(0);
-    o.config = nlohmann::json::parse(query.Text(1), nullptr, /*allow_exceptions=*/false);
+    o.config = ParseStoredJson(query.Text(1));
     if (!o.config.is_object()) continue;
     if (!query.IsNull(2)) {
-      const auto policy = nlohmann::json::parse(query.Text(2), nullptr, false);
+      const auto policy = ParseStoredJson(query.Text(2));
       if (policy.is_object()) o.config.update(policy);
     }
     o.latency_ms = query.Double(3);
@@ -53,7 +54,7 @@ std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::strin
     }
     o.output_error = query.OptionalDouble(8);
     o.campaign = query.Int(9);
-    if (!query.IsNull(11)) o.placement = nlohmann::json::parse(query.Text(11), nullptr, false);
+    if (!query.IsNull(11)) o.placement = ParseStoredJson(query.Text(11));
     if (o.placement.is_discarded()) o.placement = nullptr;
     if (!query.IsNull(12) && query.Int(12) > 0) o.cpu_cores = static_cast<int>(query.Int(12));
     o.psnr = query.OptionalDouble(13);
@@ -97,8 +98,8 @@ std::optional<ResultsDb::ModelFitRecord> ResultsDb::NewestModelFit(const std::st
   fit.trials = query.Int(2);
   fit.median_abs_error = query.OptionalDouble(3);
   fit.max_abs_error = query.OptionalDouble(4);
-  fit.terms = nlohmann::json::parse(query.Text(5), nullptr, false);
-  fit.predictions = nlohmann::json::parse(query.Text(6), nullptr, false);
+  fit.terms = ParseStoredJson(query.Text(5));
+  fit.predictions = ParseStoredJson(query.Text(6));
   if (!fit.terms.is_array()) fit.terms = nlohmann::json::array();
   if (!fit.predictions.is_array()) fit.predictions = nlohmann::json::array();
   return fit;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "base/untrusted_input.h"
 #include "metrics/trial_metrics.h"
 #include "storage/iso_time.h"
 #include "storage/results_db.h"
@@ -105,7 +106,8 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
       *value = query.OptionalDouble(c++);
     if (!query.IsNull(c)) {
       try {
-        row.profile = TrialTraceFromJson(nlohmann::json::parse(query.Text(c)));
+        row.profile =
+            TrialTraceFromJson(ParseBoundedJson(query.Text(c), kMaxStoredJsonDepth, "JSON"));
       } catch (const std::exception& e) {
         throw StorageError(fmt::format("trial {}: its stored profile: {}", row.trial_key,
                                        e.what()));
@@ -248,7 +250,7 @@ std::vector<AwaitingReference> ResultsDb::TrialsAwaitingReference(const std::str
     AwaitingReference trial{query.Int(0), query.Text(1), {}};
     if (!query.IsNull(2)) {
       std::string expected;
-      const auto gate = nlohmann::json::parse(query.Text(2), nullptr, /*allow_exceptions=*/false);
+      const auto gate = ParseStoredJson(query.Text(2));
       if (!QualityGateFromJson(gate, &trial.quality, &expected))
         throw StorageError(fmt::format("trial {}: its stored quality gate: expected {}",
                                        trial.trial_id, expected));

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "base/untrusted_input.h"
 #include "storage/iso_time.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
@@ -43,7 +44,7 @@ nlohmann::json StoredHealth(sqlite3* db, std::int64_t campaign_id, const std::st
   Statement query(db, "SELECT health_json FROM trials WHERE campaign_id = ? AND trial_key = ?");
   query.Bind(1, campaign_id).Bind(2, key);
   if (!query.Step() || query.IsNull(0)) return nullptr;
-  return nlohmann::json::parse(query.Text(0), nullptr, /*allow_exceptions=*/false);
+  return ParseStoredJson(query.Text(0));
 }
 
 // Inserts or updates the trial row; returns its id (stable across updates). The canonical

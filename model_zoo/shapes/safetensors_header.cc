@@ -34,8 +34,8 @@ SafetensorsEntry EntryOf(const std::string& name, const nlohmann::json& entry,
   e.shape = entry.at("shape").get<std::vector<std::int64_t>>();
   const auto offsets = entry.at("data_offsets").get<std::vector<std::uint64_t>>();
   if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data_size)
-    Fail(where, fmt::format("tensor '{}': data_offsets outside the {} data bytes", name,
-                            data_size));
+    Fail(where,
+         fmt::format("tensor '{}': data_offsets outside the {} data bytes", name, data_size));
   e.begin = offsets[0];
   e.end = offsets[1];
   // Checked in 128 bits: a shape whose product overflows 64 bits must not wrap round to the
@@ -65,8 +65,8 @@ std::vector<SafetensorsEntry> ParseSafetensorsHeader(std::string_view header,
                                                      std::uint64_t data_size,
                                                      const std::string& where) {
   if (header.size() > kMaxSafetensorsHeaderBytes)
-    Fail(where, fmt::format("header of {} bytes, more than the {} the format allows",
-                            header.size(), kMaxSafetensorsHeaderBytes));
+    Fail(where, fmt::format("header of {} bytes, more than the {} the format allows", header.size(),
+                            kMaxSafetensorsHeaderBytes));
   JsonLimits limits;
   limits.max_depth = 4;  // {name: {"shape": [...]}} is three levels deep
   limits.max_values = kMaxSafetensorsHeaderValues;

@@ -94,7 +94,8 @@ NamedTensors ReadSafetensors(const std::filesystem::path& path) {
     void* at = data + entry.begin;
     torch::Tensor tensor;
     if (bytes && reinterpret_cast<std::uintptr_t>(at) % c10::elementSize(type) == 0) {
-      tensor = torch::from_blob(at, entry.shape, [mapping](void*) {}, options);
+      tensor = torch::from_blob(
+          at, entry.shape, [mapping](void*) {}, options);
     } else {  // empty, or misaligned for its dtype: a copy of its own
       tensor = torch::empty(entry.shape, options);
       if (bytes) std::memcpy(tensor.data_ptr(), at, bytes);

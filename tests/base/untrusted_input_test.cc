@@ -103,7 +103,6 @@ TEST(BoundedJsonTest, NotJsonNamesTheSource) {
             std::string::npos);
 }
 
-
 // An array of N empty objects: N + 1 values, 3 bytes of text each.
 std::string EmptyObjects(const std::string& key, int n) {
   std::string text = "{\"" + key + "\": [";
@@ -119,7 +118,8 @@ TEST(BoundedJsonTest, AMillionValuesInAFieldNotKeptAreCountedAndDroppedUnbuilt) 
   limits.max_values = 2'000'000;
   limits.keep_top_level_keys = {"kept"};
   JsonReadStats stats;
-  const nlohmann::json j = ParseBoundedJson(EmptyObjects("unknown", 1'000'000), limits, "r", &stats);
+  const nlohmann::json j =
+      ParseBoundedJson(EmptyObjects("unknown", 1'000'000), limits, "r", &stats);
   EXPECT_EQ(j, nlohmann::json({{"kept", 7}}));
   EXPECT_EQ(stats.values, 1'000'003u);  // the top object, the array, its objects, 7
   EXPECT_EQ(stats.dropped, 1'000'001u);
@@ -132,7 +132,7 @@ TEST(BoundedJsonTest, TheCountOfValuesIsCappedAsItIsReadNamingTheField) {
   JsonReadStats stats;
   EXPECT_EQ(ErrorOf([&] { ParseBoundedJson(EmptyObjects("samples", 5000), limits, "r", &stats); }),
             "r: 'samples' holds more than 1000 JSON values; expected at most 1000");
-  EXPECT_EQ(stats.values, 1001u);  // stopped at the first value beyond the cap
+  EXPECT_EQ(stats.values, 1001u);         // stopped at the first value beyond the cap
   limits.keep_top_level_keys = {"kept"};  // dropped values count too
   EXPECT_NE(ErrorOf([&] { ParseBoundedJson(EmptyObjects("other", 5000), limits, "r"); }),
             "accepted");
@@ -151,8 +151,10 @@ TEST(BoundedJsonTest, MemoryBuiltIsCappedPerByteOfText) {
   // Ordinary documents are far inside it: numbers, strings, objects of a few members.
   std::string samples = "{\"samples\": [";
   for (int i = 0; i < 10000; ++i)
-    samples += fmt::format("{}{{\"iteration\": {}, \"stage\": \"denoise\", \"ms\": 12.5, "
-                           "\"warmup\": false}}", i ? "," : "", i);
+    samples += fmt::format(
+        "{}{{\"iteration\": {}, \"stage\": \"denoise\", \"ms\": 12.5, "
+        "\"warmup\": false}}",
+        i ? "," : "", i);
   samples += "]}";
   EXPECT_EQ(ParseBoundedJson(samples, limits, "r", &stats)["samples"].size(), 10000u);
   EXPECT_LT(stats.built_bytes, 10 * samples.size());

@@ -233,7 +233,6 @@ TEST_F(WorkerContractTest, ARankFileThatIsAFifoIsRefusedWithoutBlocking) {
   }
 }
 
-
 // Counts are capped as the file is read: a rank file of more values than kMaxRankFileValues is
 // refused naming the field, before the rest is built.
 TEST_F(WorkerContractTest, ARankFileOfTooManyValuesIsRefusedNamingTheField) {

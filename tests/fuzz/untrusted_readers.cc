@@ -22,8 +22,8 @@ namespace {
 // written (removed at exit).
 const std::filesystem::path& ScratchDir() {
   static const std::filesystem::path dir = [] {
-    auto path = std::filesystem::temp_directory_path() /
-                ("ditbench-fuzz-" + std::to_string(::getpid()));
+    auto path =
+        std::filesystem::temp_directory_path() / ("ditbench-fuzz-" + std::to_string(::getpid()));
     std::filesystem::create_directories(path);
     std::atexit([] { std::filesystem::remove_all(ScratchDir()); });
     return path;
@@ -31,8 +31,7 @@ const std::filesystem::path& ScratchDir() {
   return dir;
 }
 
-std::filesystem::path Written(const std::string& name, const std::uint8_t* data,
-                              std::size_t size) {
+std::filesystem::path Written(const std::string& name, const std::uint8_t* data, std::size_t size) {
   const auto path = ScratchDir() / name;
   std::ofstream(path, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
@@ -83,8 +82,8 @@ void ConfigJson(const std::uint8_t* data, std::size_t size) {
 }  // namespace
 
 const UntrustedReader kUntrustedReaders[] = {
-    {"rank_file", RankFile},       {"trace", Trace}, {"safetensors_header", SafetensorsHeader},
-    {"weights_index", WeightsIndex}, {"npy", Npy},   {"config_json", ConfigJson},
+    {"rank_file", RankFile},         {"trace", Trace}, {"safetensors_header", SafetensorsHeader},
+    {"weights_index", WeightsIndex}, {"npy", Npy},     {"config_json", ConfigJson},
 };
 const std::size_t kUntrustedReaderCount = std::size(kUntrustedReaders);
 

@@ -198,9 +198,9 @@ TEST(TraceProfileTest, AnInterruptEndsTheRead) {
     events += std::string(i ? "," : "") + Event("cpu_op", "aten::mm", i, 1).dump();
   events += "]}";
   EXPECT_THROW(AnalyzeTrace(events, "t.json", [] { return true; }), JsonReadCancelled);
-  EXPECT_NO_THROW(AnalyzeTrace(R"({"traceEvents": [)" +
-                                   Event("user_annotation", "ditbench.step 0", 0, 10).dump() + "]}",
-                               "t.json", [] { return true; }));  // too short to be asked
+  EXPECT_NO_THROW(AnalyzeTrace(
+      R"({"traceEvents": [)" + Event("user_annotation", "ditbench.step 0", 0, 10).dump() + "]}",
+      "t.json", [] { return true; }));  // too short to be asked
 }
 
 void WriteGzip(const std::filesystem::path& path, const std::string& text) {

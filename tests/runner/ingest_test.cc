@@ -225,7 +225,6 @@ TEST_F(IngestTrialTest, TimeoutIsRecorded) {
   EXPECT_EQ(r.status, TrialStatus::kTimeout);
 }
 
-
 // An interrupt while a large rank file is read ends the read: the trial is not ok (the sweep
 // loop records it as interrupted), and the same files read without one make an ok trial.
 TEST_F(IngestTrialTest, AnInterruptWhileRankFilesAreReadLeavesTheTrialNotOk) {

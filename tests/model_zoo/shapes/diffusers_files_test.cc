@@ -112,7 +112,6 @@ TEST(DiffusersFilesTest, AMissingDefaultFileNamesTheVariantThatWouldLoad) {
   EXPECT_FALSE(IsValidWeightsVariant("a/b"));
 }
 
-
 // A weight_map value nested a million levels deep (2 MB) is refused at the cap, while it is
 // read: nothing serialises or copies it recursively. An index larger than its cap is refused
 // from its size, before a byte is read (a sparse file of 1 GiB here).

@@ -46,10 +46,12 @@ TEST(SafetensorsHeaderTest, EveryInconsistencyIsRefusedNamingTheTensor) {
             "w.safetensors: tensor 'a': negative dimension");
   // 2^32 x 2^32 x 4 bytes wraps to 0 in 64 bits: checked in 128.
   EXPECT_EQ(ErrorOf(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296],
-                              "data_offsets": [0, 0]}})", 8),
+                              "data_offsets": [0, 0]}})",
+                    8),
             "w.safetensors: tensor 'a': shape needs 9 bytes, data_offsets give 0");
   EXPECT_EQ(ErrorOf(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]},
-                        "b": {"dtype": "U8", "shape": [4], "data_offsets": [2, 6]}})", 8),
+                        "b": {"dtype": "U8", "shape": [4], "data_offsets": [2, 6]}})",
+                    8),
             "w.safetensors: tensors 'a' and 'b': data_offsets overlap, expected disjoint ranges");
   EXPECT_NE(ErrorOf(R"({"a": {"shape": [1], "data_offsets": [0, 1]}})", 1)
                 .find("w.safetensors: tensor 'a': "),
