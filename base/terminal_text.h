@@ -20,6 +20,8 @@ namespace ditbench {
 inline constexpr std::size_t kStoredTextBytes = 64 * 1024;
 // The most of one untrusted text on a console line (a label, a build, a process name).
 inline constexpr std::size_t kConsoleTextBytes = 300;
+// The most of an error or a note on a console line (the full text is stored).
+inline constexpr std::size_t kConsoleErrorBytes = 1000;
 
 // `text` with every byte that does not begin or continue a well-formed UTF-8 sequence (a stray
 // continuation byte, an overlong form, a surrogate, a code point past U+10FFFF, a sequence cut

@@ -39,13 +39,13 @@ TEST(ValidUtf8Test, ValidTextIsUnchanged) {
 
 TEST(ValidUtf8Test, IllFormedBytesAreReplacedOnePerMaximalSubpart) {
   const std::string fffd = "\xef\xbf\xbd";
-  EXPECT_EQ(ValidUtf8("a\xffb"), "a" + fffd + "b");                    // never a lead byte
+  EXPECT_EQ(ValidUtf8("a\xff" "b"), "a" + fffd + "b");                    // never a lead byte
   EXPECT_EQ(ValidUtf8("a\x80\x80"), "a" + fffd + fffd);                // stray continuations
   EXPECT_EQ(ValidUtf8("\xc0\xaf"), fffd + fffd);                      // overlong '/'
   EXPECT_EQ(ValidUtf8("\xed\xa0\x80"), fffd + fffd + fffd);          // a surrogate
   EXPECT_EQ(ValidUtf8("\xf4\x90\x80\x80"), fffd + fffd + fffd + fffd);  // past U+10FFFF
   EXPECT_EQ(ValidUtf8("x\xe2\x82"), "x" + fffd);                      // cut short at the end
-  EXPECT_EQ(ValidUtf8("\xe2\x82y"), fffd + "y");                      // cut short inside
+  EXPECT_EQ(ValidUtf8("\xe2\x82" "y"), fffd + "y");                      // cut short inside
 }
 
 TEST(ValidUtf8Test, FirstInvalidByteIsLocated) {
