@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "base/terminal_text.h"
 #include "cli/command.h"
 #include "report/history.h"
 #include "report/html_text.h"
@@ -28,8 +29,9 @@ void List(ResultsDb& db, std::ostream& out) {
                      "sweep", "build", "trials", "excluded", "label");
   for (const CampaignInfo& c : campaigns) {
     out << fmt::format("{:>4}  {:<23}  {:<16}  {:<20}  {:>6}  {:<8}  {}\n", c.id,
-                       IsoTime(c.started_at), c.record.sweep_name, CampaignBuild(c), c.trials,
-                       c.excluded ? "yes" : "no", c.label);
+                       IsoTime(c.started_at), ForTerminal(c.record.sweep_name),
+                       ForTerminal(CampaignBuild(c)), c.trials, c.excluded ? "yes" : "no",
+                       ForTerminal(c.label));
   }
 }
 
