@@ -35,12 +35,30 @@ void List(ResultsDb& db, std::ostream& out) {
   }
 }
 
+// A label is shown on terminals, in pages and in JSON: one line of valid UTF-8 text, at most
+// kMaxLabelBytes; anything else is refused here rather than stored.
+constexpr std::size_t kMaxLabelBytes = 200;
+
+void CheckLabel(const std::string& label) {
+  if (const auto bad = FirstInvalidUtf8(label)) {
+    throw std::invalid_argument(fmt::format(
+        "--label N TEXT: TEXT is not valid UTF-8 (byte {} is 0x{:02x}); give the label as UTF-8",
+        *bad + 1, static_cast<unsigned char>(label[*bad])));
+  }
+  if (ForTerminal(label, kMaxLabelBytes) != label) {
+    throw std::invalid_argument(fmt::format(
+        "--label N TEXT: '{}' is not one line of printable text of at most {} bytes",
+        ForTerminal(label, 60), kMaxLabelBytes));
+  }
+}
+
 int RunCampaignsOrThrow(const CampaignsOptions& options, std::ostream& out) {
   const int actions = (options.exclude ? 1 : 0) + (options.include ? 1 : 0) +
                       (options.label_campaign ? 1 : 0);
   if (actions > 1) {
     throw std::invalid_argument("give one of --exclude, --include and --label at a time");
   }
+  if (options.label_campaign) CheckLabel(options.label);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(options.db, ec)) {
     throw std::invalid_argument(
