@@ -155,7 +155,7 @@ std::string StripTerminalControls(std::string_view text) {
 std::string OneLine(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (unsigned char ch : text) {
+  for (unsigned char ch : ValidUtf8(text)) {
     if (ch == '\n') out += "\\n";
     else if (ch == '\r') out += "\\r";
     else if (ch == '\t') out += "\\t";

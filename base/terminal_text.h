@@ -51,8 +51,8 @@ std::string StripTerminalControls(std::string_view text);
 
 // `text` on one line, whatever it held (a file name, a YAML value, an exception's message):
 // newline, carriage return and tab become "\n", "\r" and "\t", any other C0 control
-// character and DEL "\xNN"; every other byte is kept. The one rule for putting outside text
-// on one line of a diagnostic.
+// character and DEL "\xNN"; bytes that are not UTF-8 become U+FFFD; the rest is kept. The
+// one rule for putting outside text on one line of a diagnostic.
 std::string OneLine(std::string_view text);
 
 }  // namespace ditbench
