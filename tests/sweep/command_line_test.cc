@@ -101,7 +101,7 @@ TEST(CommandLineTest, ACustomAxisValueThatIsNotUtf8IsOneLocatedLine) {
 TEST(CommandLineTest, BytesThatAreNotUtf8ElsewhereAreOneLocatedLine) {
   const std::string error =
       FirstError("name: c\nworkload: command\ncommand: [b]  # caf\xe9\n");
-  EXPECT_EQ(error, "s.yaml:3:19: byte 0xe9 is not valid UTF-8; expected a file written in UTF-8");
+  EXPECT_EQ(error, "s.yaml:3:20: byte 0xe9 is not valid UTF-8; expected a file written in UTF-8");
 }
 
 TEST(CommandLineTest, PlaceholderSetOnlyInSomeIncludePointsIsRefused) {
