@@ -136,7 +136,7 @@ TEST_F(HostileTextEndToEndTest, ReportIsRenderedFromADatabaseWithInvalidUtf8) {
 }
 
 TEST_F(HostileTextEndToEndTest, ALabelThatIsNotUtf8OrHoldsControlsIsRefused) {
-  for (const std::string label : {std::string("night\xff"), std::string("a\x1b[2Jb"),
+  for (const std::string& label : {std::string("night\xff"), std::string("a\x1b[2Jb"),
                                   std::string(201, 'x')}) {
     CampaignsOptions options{db_, {}, {}, 1, label};
     std::ostringstream out, err;
