@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "base/terminal_text.h"
 #include "cli/command.h"
 #include "report/history.h"
 #include "report/html_text.h"
@@ -28,8 +29,26 @@ void List(ResultsDb& db, std::ostream& out) {
                      "sweep", "build", "trials", "excluded", "label");
   for (const CampaignInfo& c : campaigns) {
     out << fmt::format("{:>4}  {:<23}  {:<16}  {:<20}  {:>6}  {:<8}  {}\n", c.id,
-                       IsoTime(c.started_at), c.record.sweep_name, CampaignBuild(c), c.trials,
-                       c.excluded ? "yes" : "no", c.label);
+                       IsoTime(c.started_at), ForTerminal(c.record.sweep_name),
+                       ForTerminal(CampaignBuild(c)), c.trials, c.excluded ? "yes" : "no",
+                       ForTerminal(c.label));
+  }
+}
+
+// A label is shown on terminals, in pages and in JSON: one line of valid UTF-8 text, at most
+// kMaxLabelBytes; anything else is refused here rather than stored.
+constexpr std::size_t kMaxLabelBytes = 200;
+
+void CheckLabel(const std::string& label) {
+  if (const auto bad = FirstInvalidUtf8(label)) {
+    throw std::invalid_argument(fmt::format(
+        "--label N TEXT: TEXT is not valid UTF-8 (byte {} is 0x{:02x}); give the label as UTF-8",
+        *bad + 1, static_cast<unsigned char>(label[*bad])));
+  }
+  if (ForTerminal(label, kMaxLabelBytes) != label) {
+    throw std::invalid_argument(fmt::format(
+        "--label N TEXT: '{}' is not one line of printable text of at most {} bytes",
+        ForTerminal(label, 60), kMaxLabelBytes));
   }
 }
 
@@ -39,6 +58,7 @@ int RunCampaignsOrThrow(const CampaignsOptions& options, std::ostream& out) {
   if (actions > 1) {
     throw std::invalid_argument("give one of --exclude, --include and --label at a time");
   }
+  if (options.label_campaign) CheckLabel(options.label);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(options.db, ec)) {
     throw std::invalid_argument(

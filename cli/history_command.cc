@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "base/terminal_text.h"
 #include "cli/command.h"
 #include "report/history.h"
 #include "report/history_output.h"
@@ -47,8 +48,9 @@ int RunHistoryOrThrow(const HistoryCommandOptions& options, std::ostream& out,
   if (!options.fail_on_change_pct) return kExitOk;
   const auto slower = SlowerChanges(history, *options.fail_on_change_pct, options.last);
   for (const auto& [key, change] : slower) {
-    err << fmt::format("ditbench history: change point: {} ({}) {}, above {}%\n", key->trial_key,
-                       key->label, ChangeText(*change), *options.fail_on_change_pct);
+    err << fmt::format("ditbench history: change point: {} ({}) {}, above {}%\n",
+                       ForTerminal(key->trial_key), ForTerminal(key->label), ChangeText(*change),
+                       *options.fail_on_change_pct);
   }
   return slower.empty() ? kExitOk : kExitTrialsFailed;
 }

@@ -134,11 +134,16 @@ std::string TableText(const Cell& cell) {
       return fmt::format("{:.4g}", v);
     }
     std::string operator()(const std::string& v) const {
-      std::string flat = v;
+      std::string flat = v.substr(0, 4096);
       std::replace(flat.begin(), flat.end(), '\n', ' ');
       std::replace(flat.begin(), flat.end(), '\r', ' ');
       std::replace(flat.begin(), flat.end(), '\t', ' ');
-      if (flat.size() > 60) flat = flat.substr(0, 57) + "...";
+      flat = ForTerminal(flat);  // other controls escaped, valid UTF-8
+      if (flat.size() > 60) {
+        std::size_t cut = 57;  // at a character boundary
+        while (cut > 0 && (static_cast<unsigned char>(flat[cut]) & 0xc0) == 0x80) --cut;
+        flat = flat.substr(0, cut) + "...";
+      }
       return flat;
     }
   } visitor;
@@ -278,9 +283,11 @@ void WarnAboutBusyTrials(ResultsDb& db, ResultsQuery query, std::ostream& err) {
       "ditbench query: warning: {} of {} trial(s) were measured while other work ran on the "
       "machine (column busy), e.g. {}: {}{}; rerun them on an idle machine (`ditbench run SWEEP "
       "--rerun busy --require-idle 600`)\n",
-      keys.size(), busy.rows.size(), keys.front(), note.empty() ? "busy" : note,
+      keys.size(), busy.rows.size(), ForTerminal(keys.front()),
+      note.empty() ? "busy" : ForTerminal(note, kConsoleErrorBytes),
       keys.size() > 1 ? fmt::format("; all: {}{}",
-                                    fmt::join(keys.begin(), keys.begin() + shown, ", "),
+                                    ForTerminal(fmt::format("{}", fmt::join(keys.begin(),
+                                                                keys.begin() + shown, ", "))),
                                     keys.size() > shown ? ", ..." : "")
                       : "");
 }

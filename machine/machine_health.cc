@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "base/terminal_text.h"
 #include "machine/host_info.h"
 
 namespace ditbench {
@@ -21,26 +22,11 @@ double MonotonicSeconds() {
       .count();
 }
 
-// /proc/<pid>/stat: "pid (comm) state ppid ... utime(14) stime(15) ...". comm may hold spaces
-// and parentheses, so the fields after it are read from the last ')'.
 bool ReadStat(long pid, ProcessTimes* out) {
   std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto open = text.find('('), close = text.rfind(')');
-  if (open == std::string::npos || close == std::string::npos || close < open) return false;
-  out->name = text.substr(open + 1, close - open - 1);
-  std::istringstream rest(text.substr(close + 1));
-  std::string state;
-  long ppid = 0;
-  rest >> state >> ppid;
-  std::string skip;
-  for (int field = 5; field < 14; ++field) rest >> skip;
-  double utime = 0, stime = 0;
-  if (!(rest >> utime >> stime)) return false;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  out->ppid = ppid;
-  out->cpu_s = (utime + stime) / ticks;
-  return true;
+  return ParseProcStat(text, ticks, out);
 }
 
 double LoadAverage() {
@@ -51,6 +37,26 @@ double LoadAverage() {
 }
 
 }  // namespace
+
+// "pid (comm) state ppid ... utime(14) stime(15) ...". comm may hold spaces and parentheses,
+// so the fields after it are read from the last ')'. comm is another user's choice: made
+// valid UTF-8 with its controls escaped here, before it is stored or printed.
+bool ParseProcStat(std::string_view text, double ticks_per_s, ProcessTimes* out) {
+  const auto open = text.find('('), close = text.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return false;
+  out->name = ForTerminal(text.substr(open + 1, close - open - 1));
+  std::istringstream rest{std::string(text.substr(close + 1))};
+  std::string state;
+  long ppid = 0;
+  rest >> state >> ppid;
+  std::string skip;
+  for (int field = 5; field < 14; ++field) rest >> skip;
+  double utime = 0, stime = 0;
+  if (!(rest >> utime >> stime)) return false;
+  out->ppid = ppid;
+  out->cpu_s = (utime + stime) / ticks_per_s;
+  return true;
+}
 
 nlohmann::json MachineHealth::ToJson() const {
   nlohmann::json busiest_json = nlohmann::json::array();
@@ -99,7 +105,7 @@ std::optional<GpuProcess> ParseComputeAppLine(const std::string& line) {
   if (fields.size() != 4 || fields[0].rfind("GPU-", 0) != 0) return std::nullopt;
   GpuProcess p;
   p.gpu_uuid = fields[0];
-  p.name = fields[2];
+  p.name = ForTerminal(fields[2]);  // another user's program: see ParseProcStat
   try {
     std::size_t used = 0;
     p.pid = std::stol(fields[1], &used);

@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +30,10 @@ struct ProcessTimes {
   std::string name;    // comm, without the parentheses
   double cpu_s = 0;    // utime + stime, seconds
 };
+
+// One /proc/<pid>/stat into `out` (`ticks_per_s`: sysconf(_SC_CLK_TCK)); false when it is not
+// one. The name is made safe to store and print (base/terminal_text.h: ForTerminal).
+bool ParseProcStat(std::string_view text, double ticks_per_s, ProcessTimes* out);
 
 // Every process at one instant.
 struct ProcSnapshot {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/terminal_text.h"
 #include "report/comparison_html.h"
 
 namespace ditbench {
@@ -56,8 +57,8 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
     for (const auto& d : comparison.differences) width = std::max(width, d.setting.size());
     out << "Differences between A and B:\n";
     for (const auto& d : comparison.differences)
-      out << fmt::format("  {:<{}}  A: {}\n  {:<{}}  B: {}\n", d.setting, width, d.a, "", width,
-                         d.b);
+      out << fmt::format("  {:<{}}  A: {}\n  {:<{}}  B: {}\n", ForTerminal(d.setting), width,
+                         ForTerminal(d.a), "", width, ForTerminal(d.b));
     out << '\n';
   }
   std::map<std::string, int> counts;
@@ -81,7 +82,7 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
       out << fmt::format("{:<{}} {:>+7.1f}% {:>20} {:>10.3f} {:>10.3f} {:>8}  {:<16}  {}\n",
                          VerdictText(t), verdict_width, c.change.pct, IntervalText(c.change),
                          c.a_ms, c.b_ms, fmt::format("{}/{}", c.a_launches, c.b_launches),
-                         t.trial_key, t.label);
+                         ForTerminal(t.trial_key), ForTerminal(t.label));
     }
     out << "change = B ms / A ms - 1; A ms, B ms: the trial's latency_ms as `ditbench query` "
            "shows it (the median of its launch medians), the geometric mean over a side's "
@@ -95,7 +96,7 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
       out << fmt::format("{:>12} {:>12} {:>8}  {:<16}  {}\n", Joules(t.a_joules_per_image),
                          Joules(t.b_joules_per_image),
                          t.energy_ratio() ? fmt::format("{:.3f}", *t.energy_ratio()) : "-",
-                         t.trial_key, t.label);
+                         ForTerminal(t.trial_key), ForTerminal(t.label));
     }
     out << "J/image: joules of every rank's GPU over the timed iterations per image (NVML; "
            "docs/measurement.md), the geometric mean over a side's campaigns; no verdict is "
@@ -104,7 +105,8 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
   if (!comparison.unmatched.empty()) {
     out << fmt::format("\nUnmatched trials: {}\n", comparison.unmatched.size());
     for (const UnmatchedTrial& u : comparison.unmatched)
-      out << fmt::format("  {:<16}  {:<28}  {}\n", u.trial_key, u.why, u.label);
+      out << fmt::format("  {:<16}  {:<28}  {}\n", ForTerminal(u.trial_key), u.why,
+                         ForTerminal(u.label));
   }
   std::set<std::string> thresholds, methods;
   for (const ComparedTrial& t : comparison.trials) {
@@ -140,7 +142,8 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
                        busy.size(), busy.size() == 1 ? " was" : "s were",
                        busy.size() == 1 ? "its" : "their", busy.size() == 1 ? "it" : "them");
     for (const ComparedTrial* t : busy)
-      out << fmt::format("  {:<16}  {}\n", t->trial_key, t->busy_note);
+      out << fmt::format("  {:<16}  {}\n", ForTerminal(t->trial_key),
+                         ForTerminal(t->busy_note, kConsoleErrorBytes));
   }
   for (const ComparedTrial& t : comparison.trials)
     for (const auto& [side, verdict] : {std::pair{"A", &t.a_below_quality},

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/terminal_text.h"
 #include "report/history_section.h"
 #include "storage/iso_time.h"
 
@@ -40,10 +41,12 @@ void WriteTable(const History& history, std::ostream& out) {
   out << fmt::format("{} with change points\n", changed);
   for (const KeyHistory& key : history.keys) {
     const HistoryPoint& latest = key.points.back();
-    out << fmt::format("\n{}  {}  [{}]\n", key.trial_key, key.label, key.sweep);
+    out << fmt::format("\n{}  {}  [{}]\n", ForTerminal(key.trial_key), ForTerminal(key.label),
+                       ForTerminal(key.sweep));
     out << fmt::format("  latest {} ms (campaign {}, build {}), {} campaign{}, trend {:+.1f}% "
                        "since campaign {}, noise {:.1f}%\n",
-                       Ms(latest.latency_ms), latest.campaign, latest.build, key.points.size(),
+                       Ms(latest.latency_ms), latest.campaign, ForTerminal(latest.build),
+                       key.points.size(),
                        key.points.size() == 1 ? "" : "s", key.trend_pct,
                        key.points.front().campaign, key.noise_pct);
     if (key.changes.empty()) out << "  no change point\n";
@@ -69,8 +72,9 @@ void WriteCsv(const History& history, std::ostream& out) {
       const HistoryChange* change = nullptr;
       for (const HistoryChange& c : key.changes)
         if (c.first_bad == p.campaign) change = &c;
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(key.sweep),
-                         key.trial_key, p.campaign, IsoUtc(p.started_at), CsvField(p.build),
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                         CsvField(ForTerminal(key.sweep)), CsvField(ForTerminal(key.trial_key)),
+                         p.campaign, IsoUtc(p.started_at), CsvField(ForTerminal(p.build)),
                          Ms(p.latency_ms), p.ci_low_ms ? Ms(*p.ci_low_ms) : "",
                          p.ci_high_ms ? Ms(*p.ci_high_ms) : "", p.launches, p.busy ? 1 : 0,
                          PointUseName(p.use), Ms(p.level_ms),
@@ -89,13 +93,15 @@ nlohmann::json Optional(const std::optional<double>& value) {
 
 std::string ChangeText(const HistoryChange& change) {
   std::string text = fmt::format("campaign {} (build {}) -> campaign {} (build {}): {:+.1f}% {}",
-                                 change.last_good, change.good_build, change.first_bad,
-                                 change.bad_build, change.change.pct, IntervalText(change.change));
+                                 change.last_good, ForTerminal(change.good_build),
+                                 change.first_bad, ForTerminal(change.bad_build),
+                                 change.change.pct, IntervalText(change.change));
   if (!change.skipped.empty())
     text += fmt::format("; left out between them: campaigns {}", Ids(change.skipped));
   std::string also;
   for (const SettingDifference& d : change.environment)
-    also += fmt::format("{}{} {} -> {}", also.empty() ? "" : ", ", d.setting, d.a, d.b);
+    also += fmt::format("{}{} {} -> {}", also.empty() ? "" : ", ", ForTerminal(d.setting),
+                        ForTerminal(d.a), ForTerminal(d.b));
   return text + (also.empty() ? "; nothing else changed in the environment"
                               : "; also changed: " + also);
 }

@@ -4,12 +4,19 @@
 
 #include <fmt/format.h>
 
+#include "base/terminal_text.h"
+
 namespace ditbench {
 
 std::string HtmlEscape(const std::string& text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (char c : ValidUtf8(text)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\n' && c != '\t') || byte == 0x7f) {  // shown, not sent
+      out += fmt::format("\\x{:02x}", byte);
+      continue;
+    }
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

@@ -9,7 +9,9 @@
 
 namespace ditbench {
 
-// `text` with &, <, >, " and ' replaced by character references.
+// `text` with &, <, >, " and ' replaced by character references, bytes that are not UTF-8 by
+// U+FFFD, and control characters other than newline and tab shown as "\x1b" (untrusted text,
+// base/terminal_text.h).
 std::string HtmlEscape(const std::string& text);
 
 // `value` with `format` (fmt syntax), or "-" when unset.

@@ -245,13 +245,43 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
 
 }  // namespace
 
+namespace {
+
+// The most of one string of a worker's environment (a build, a driver or library name) kept.
+constexpr std::size_t kEnvironmentTextBytes = 1024;
+// Deeper than this, a worker's environment is not walked: its rank file's reader caps depth
+// well below, so this only keeps the walk bounded whatever reader comes first.
+constexpr int kEnvironmentDepth = 64;
+
+// `value` with every key and string made stored text (base/terminal_text.h); null past
+// kEnvironmentDepth.
+nlohmann::json StoredEnvironment(const nlohmann::json& value, int depth = 0) {
+  if (depth > kEnvironmentDepth) return nullptr;
+  if (value.is_string()) return StoredText(value.get_ref<const std::string&>(), kEnvironmentTextBytes);
+  if (value.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& item : value) out.push_back(StoredEnvironment(item, depth + 1));
+    return out;
+  }
+  if (value.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [key, item] : value.items())
+      out[StoredText(key, kEnvironmentTextBytes)] = StoredEnvironment(item, depth + 1);
+    return out;
+  }
+  return value;
+}
+
+}  // namespace
+
 TrialRecord IngestTrial(const TrialConfig& config, const std::string& trial_key,
                         const std::filesystem::path& run_dir, const LaunchOutcome& outcome,
                         const std::function<bool()>& cancelled) {
   TrialRecord record = Ingest(config, trial_key, run_dir, outcome, cancelled);
-  // The worker's words are printed and stored: no terminal control reaches either.
-  record.error = StripTerminalControls(record.error);
-  record.device = StripTerminalControls(record.device);
+  // The worker's words are printed and stored: valid UTF-8, no terminal control, capped.
+  record.error = StoredText(record.error);
+  record.device = StoredText(record.device, kEnvironmentTextBytes);
+  record.worker_environment = StoredEnvironment(record.worker_environment);
   return record;
 }
 

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "base/terminal_text.h"
+
 namespace ditbench {
 namespace {
 
@@ -12,7 +14,8 @@ std::string Axes(const TrialConfig& c) {
                                  c.frames > 0 ? fmt::format(" {} frames", c.frames) : "",
                                  PrecisionName(c.precision), ShortDegreesLabel(c));
   for (const auto& [name, value] : c.custom)
-    axes += fmt::format(" {}={}", name, value.is_string() ? value.get<std::string>() : value.dump());
+    axes += fmt::format(" {}={}", name,
+                        ForTerminal(value.is_string() ? value.get<std::string>() : value.dump()));
   return axes;
 }
 
@@ -100,7 +103,7 @@ void ConsoleRunStatus::LaunchOk(const std::string& label, const TrialMetrics& m,
   out_ << label
        << fmt::format(": ok  median {:.3f} ms  [{:.3f}, {:.3f}]  cov {:.3f}  skew {:.3f} ms  n={}{}\n",
                       m.latency_ms, m.ci_low_ms, m.ci_high_ms, m.cov, m.skew_ms, m.iterations,
-                      busy_note);
+                      ForTerminal(busy_note, kConsoleErrorBytes));
   if (trial && trial->launches > 1) {
     const auto& all = *trial;
     out_ << fmt::format("    over {} launches: median {:.3f} ms  [{:.3f}, {:.3f}] (between "
@@ -113,7 +116,8 @@ void ConsoleRunStatus::LaunchOk(const std::string& label, const TrialMetrics& m,
 void ConsoleRunStatus::LaunchFailed(const std::string& label, TrialStatus status,
                                     const std::string& error, const std::string& busy_note,
                                     const std::filesystem::path& where) {
-  out_ << label << ": " << StatusName(status) << ": " << error << busy_note << "  (see "
+  out_ << label << ": " << StatusName(status) << ": " << ForTerminal(error, kConsoleErrorBytes)
+       << ForTerminal(busy_note, kConsoleErrorBytes) << "  (see "
        << where.string() << ")\n";
 }
 
@@ -135,12 +139,13 @@ void ConsoleRunStatus::IdenticalFailures(int count, const std::string& signature
 }
 
 void ConsoleRunStatus::MachineBusyWaiting(const std::string& machine, double wait_s) {
-  out_ << fmt::format("machine busy ({}): waiting up to {:.0f} s for it to be idle\n", machine,
-                      wait_s);
+  out_ << fmt::format("machine busy ({}): waiting up to {:.0f} s for it to be idle\n",
+                      ForTerminal(machine, kConsoleErrorBytes), wait_s);
 }
 
 void ConsoleRunStatus::MachineStillBusy(const std::string& machine) {
-  out_ << "machine still busy (" << machine << "): no more trials started "
+  out_ << "machine still busy (" << ForTerminal(machine, kConsoleErrorBytes)
+       << "): no more trials started "
        << "(--require-idle)\n";
 }
 

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "base/terminal_text.h"
+
 namespace ditbench {
 
 void SqliteCloser::operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
@@ -145,8 +147,10 @@ double Statement::Double(int column) const { return sqlite3_column_double(stmt_,
 std::string Statement::Text(int column) const {
   const unsigned char* text = sqlite3_column_text(stmt_, column);
   if (!text) return {};
-  return std::string(reinterpret_cast<const char*>(text),
-                     static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
+  // The database is untrusted (another program, another version may have written it): its
+  // text is handed on as valid UTF-8, so that no output (JSON above all) fails on a byte.
+  return ValidUtf8(std::string_view(reinterpret_cast<const char*>(text),
+                                    static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))));
 }
 
 std::optional<double> Statement::OptionalDouble(int column) const {

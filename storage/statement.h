@@ -70,7 +70,7 @@ class Statement {
   bool IsNull(int column) const;
   std::int64_t Int(int column) const;
   double Double(int column) const;
-  std::string Text(int column) const;
+  std::string Text(int column) const;  // made valid UTF-8 (base/terminal_text.h)
   std::optional<double> OptionalDouble(int column) const;
 
   // True when the statement cannot change the database (sqlite3_stmt_readonly).

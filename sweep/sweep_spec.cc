@@ -28,6 +28,19 @@ const std::vector<std::string> kTopLevelKeys = {
     "where"};
 
 // Reads one file's sections, collecting every diagnostic.
+// Whether the strings of one setting's value (a scalar, or a list or map of scalars) are
+// valid UTF-8: a value is stored in the trial key and printed, so bytes that are not are
+// refused where they stand. Nested deeper than that, the setting's own check refuses it.
+bool Utf8Text(const nlohmann::json& value) {
+  const auto valid = [](const nlohmann::json& v) {
+    return !v.is_string() || !FirstInvalidUtf8(v.get_ref<const std::string&>());
+  };
+  if (!valid(value)) return false;
+  if (value.is_structured())
+    for (const auto& item : value) if (!valid(item)) return false;
+  return true;
+}
+
 class SpecReader {
  public:
   SpecReader(SweepSpec& spec, std::string file) : spec_(spec), file_(std::move(file)) {}
@@ -124,6 +137,20 @@ class SpecReader {
   }
   std::vector<SpecDiagnostic>& errors() { return errors_; }
 
+  // Bytes that are not UTF-8 anywhere in `text` not already reported at a value (a comment, a
+  // key): one located error at the first of them.
+  void CheckUtf8(std::string_view text) {
+    const std::optional<std::size_t> bad = FirstInvalidUtf8(text);
+    if (!bad || utf8_reported_) return;
+    YAML::Mark mark;
+    for (std::size_t i = 0; i < *bad; ++i) {
+      if (text[i] == '\n') ++mark.line, mark.column = 0;
+      else if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) ++mark.column;
+    }
+    Error(mark, "", fmt::format("byte 0x{:02x} is not valid UTF-8; expected a file written in "
+                                "UTF-8", static_cast<unsigned char>(text[*bad])));
+  }
+
  private:
   void UnknownKey(const YAML::Node& key_node, const std::string& where,
                   const std::vector<std::string>& allowed) {
@@ -178,6 +205,12 @@ class SpecReader {
       return false;
     }
     Json json = converter_.Convert(value);
+    if (!Utf8Text(json)) {
+      Error(value.Mark(), where + "." + key,
+            "not valid UTF-8 text; expected a value written in UTF-8");
+      utf8_reported_ = true;
+      return false;
+    }
     if (key == "model") AnchorWeightFolders(json);
     TrialConfig scratch = spec_.defaults;
     std::string expected;
@@ -522,6 +555,7 @@ class SpecReader {
   std::string file_;
   std::vector<SpecDiagnostic> errors_;
   YamlToJson converter_;
+  bool utf8_reported_ = false;  // a value that is not UTF-8 was reported where it stands
 };
 
 }  // namespace
@@ -545,6 +579,7 @@ ParseResult ParseSweep(const std::string& text, const std::filesystem::path& pat
       const YAML::Node root = YAML::Load(text);
       reader.ReportDuplicateKeys(root);
       reader.Read(root);
+      reader.CheckUtf8(text);
     }
   } catch (const YAML::Exception& e) {
     reader.Error(e.mark, "", "invalid YAML: " + e.msg);

@@ -32,6 +32,32 @@ TEST(MachineHealthTest, OtherProcessesCpuTimeOverTheWindowMakesTheMachineBusy) {
   EXPECT_EQ(h.Describe(), "load 1.50 on 2 cores; others used 0.90 cores: burn (pid 50) 0.90");
 }
 
+// Another user's process name is another user's choice: bytes that are not UTF-8 (which made
+// the health record unstorable, ending the run) and escape sequences (which reached the
+// progress line raw).
+TEST(MachineHealthTest, AHostileProcessNameIsMadeValidAndEscapedWhenRead) {
+  const std::string stat =
+      "4242 (x\xff\x1b]0;t\a\x1b[2J) R 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1";
+  ProcessTimes times;
+  ASSERT_TRUE(ParseProcStat(stat, 100.0, &times));
+  EXPECT_EQ(times.name, "x\xef\xbf\xbd\\x1b]0;t\\x07\\x1b[2J");
+  EXPECT_EQ(times.ppid, 1);
+  EXPECT_NEAR(times.cpu_s, 3.0, 1e-9);
+
+  auto before = Snapshot(10.0, {{4242, {1, times.name, 0.0}}});
+  auto after = Snapshot(10.5, {{4242, {1, times.name, 0.45}}});
+  TrialHealth trial({}, JudgeHealth(before, after, {}, 1.0, 2, 0.5, 5));
+  trial.Finish(JudgeHealth(before, after, {}, 1.0, 2, 0.5, 5));
+  EXPECT_NO_THROW(trial.ToJson().dump());
+  EXPECT_EQ(trial.Note().find('\x1b'), std::string::npos);
+}
+
+TEST(MachineHealthTest, AHostileGpuProcessNameIsEscapedWhenRead) {
+  const auto p = ParseComputeAppLine("GPU-8e3c, 77, py\x1b[31m\xfe, 20480");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->name, "py\\x1b[31m\xef\xbf\xbd");
+}
+
 TEST(MachineHealthTest, OurOwnProcessTreeDoesNotCount) {
   // 100 is the coordinator, 101 a rank it started, 102 a thread-pool child of the rank.
   std::map<long, ProcessTimes> start = {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "base/atomic_file.h"
+#include "base/terminal_text.h"
 #include "contract/npy.h"
 #include "tests/support/temp_dir.h"
 
@@ -97,6 +98,33 @@ TEST_F(IngestTrialTest, TerminalControlsFromTheWorkerAreStripped) {
   auto said = IngestTrial(TinyTwoRanks(), "k", dir_.path(),
                           Outcome({{true, 0, SIGKILL, true}, {true, 1, 0, false}}, 1));
   EXPECT_EQ(said.error, "rank 1 exited with code 1: badthing");
+}
+
+TEST_F(IngestTrialTest, ATwentyMegabyteErrorIsStoredCappedWithAMarker) {
+  RankResult failed = Rank(1, {});
+  failed.status = "failed";
+  failed.error = "boom " + std::string(20 << 20, 'x');
+  WriteRank(failed);
+  auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(),
+                       Outcome({{true, 0, SIGKILL, true}, {true, 1, 0, false}}, 1));
+  EXPECT_EQ(r.error.rfind("rank 1 exited with code 1: boom xxx", 0), 0u) << r.error.substr(0, 80);
+  EXPECT_LE(r.error.size(), kStoredTextBytes + 40);
+  EXPECT_NE(r.error.find("more bytes cut]"), std::string::npos);
+}
+
+TEST_F(IngestTrialTest, AWorkersEnvironmentIsStoredWithoutTerminalControls) {
+  RankResult r0 = Rank(0, {10, 11});
+  r0.environment = {{"build", "v1\x1b[2J\x1b]0;owned\a"},
+                    {"libraries", {{"nccl\x1b[31m", "2.21\xc2\x9b"}}},
+                    {"driver", std::string(5000, 'd')}};
+  WriteRank(r0);
+  WriteRank(Rank(1, {12, 13}));
+  auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}}));
+  ASSERT_EQ(r.status, TrialStatus::kOk) << r.error;
+  EXPECT_EQ(r.worker_environment["build"], "v1");
+  EXPECT_EQ(r.worker_environment["libraries"]["nccl"], "2.21");
+  EXPECT_LT(r.worker_environment["driver"].get<std::string>().size(), 1100u);
+  EXPECT_EQ(r.worker_environment.dump().find("\\u001b"), std::string::npos);
 }
 
 TEST_F(IngestTrialTest, CleanExitWithoutResultFilesIsAFailure) {

@@ -152,5 +152,30 @@ TEST_F(ConsoleRunStatusTest, MachineAndHalvingLines) {
             "resumes campaign 4 instead)\n  repeats.min: 5 -> 10\n");
 }
 
+// A worker's error and another user's process name reach the progress line escaped, and an
+// error of megabytes is cut to a few hundred characters there (it is stored in full up to
+// its cap).
+TEST_F(ConsoleRunStatusTest, HostileErrorsAndBusyNotesAreEscapedAndCutOnTheProgressLine) {
+  status_.LaunchFailed("[1/1] k", TrialStatus::kFailed,
+                       "boom\x1b]0;owned\a" + std::string(2 << 20, 'x'),
+                       "  [machine busy: \x1b[2Jburn (pid 7) 0.90]", "/runs/k");
+  status_.MachineStillBusy("burn\x1b[31m\xff (pid 7)");
+  const std::string text = out_.str();
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text.substr(0, 200);
+  EXPECT_NE(text.find("boom\\x1b]0;owned\\x07xxx"), std::string::npos);
+  EXPECT_NE(
+      text.find("more bytes cut]  [machine busy: \\x1b[2Jburn (pid 7) 0.90]  (see /runs/k)\n"),
+      std::string::npos);
+  EXPECT_NE(text.find("machine still busy (burn\\x1b[31m\xef\xbf\xbd (pid 7))"),
+            std::string::npos);
+  EXPECT_LT(text.size(), 2500u);
+}
+
+TEST(LaunchLabelTest, ACustomAxisValueIsEscaped) {
+  TrialConfig c = Config();
+  c.custom["tag"] = "a\x1b[2Jb";
+  EXPECT_NE(LaunchLabel(0, 1, "k1", c, 0, 1, false).find(" tag=a\\x1b[2Jb"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ditbench

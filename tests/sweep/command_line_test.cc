@@ -86,6 +86,24 @@ TEST(CommandLineTest, UnknownPlaceholderIsOneLocatedLine) {
   EXPECT_EQ(error.find('\n'), std::string::npos);
 }
 
+// A value is stored in the trial key and printed: bytes that are not UTF-8 are refused where
+// they stand, as any other bad value is (it was an internal error).
+TEST(CommandLineTest, ACustomAxisValueThatIsNotUtf8IsOneLocatedLine) {
+  EXPECT_EQ(FirstError("name: c\nworkload: command\ncommand: [b, \"{flavour}\"]\n"
+                       "matrix: {flavour: [a, \"b\xff\"]}\n"),
+            "s.yaml:4:23: 'matrix.flavour': not valid UTF-8 text; expected a value written "
+            "in UTF-8");
+  EXPECT_EQ(FirstError("name: c\nworkload: command\ncommand: [b]\ndefaults: {tag: x\xc3}\n"),
+            "s.yaml:4:17: 'defaults.tag': not valid UTF-8 text; expected a value written in "
+            "UTF-8");
+}
+
+TEST(CommandLineTest, BytesThatAreNotUtf8ElsewhereAreOneLocatedLine) {
+  const std::string error =
+      FirstError("name: c\nworkload: command\ncommand: [b]  # caf\xe9\n");
+  EXPECT_EQ(error, "s.yaml:3:20: byte 0xe9 is not valid UTF-8; expected a file written in UTF-8");
+}
+
 TEST(CommandLineTest, PlaceholderSetOnlyInSomeIncludePointsIsRefused) {
   const std::string error = FirstError(
       "name: c\nworkload: command\ncommand: [b, \"{extra}\"]\ninclude:\n  - {extra: 1}\n");
