@@ -22,10 +22,12 @@ struct Command {
   std::function<int()> (*define)(CLI::App& sub);
 };
 
-// Runs a subcommand's action. Anything that escapes it becomes one line on `err`,
-// "ditbench: error: <what>" (line breaks in the message folded), and an exit code: kExitUsage
-// for bad input (std::invalid_argument, std::out_of_range), else kExitTrialsFailed.
-int RunGuarded(const std::function<int()>& action, std::ostream& err);
+// Runs a subcommand's action, then flushes `out` (its standard output) and checks every write
+// to it succeeded. Anything that escapes it, and an output that could not be written (a full
+// disk, /dev/full), becomes one line on `err`, "ditbench: error: <what>" (line breaks in the
+// message folded), and an exit code: kExitUsage for bad input (std::invalid_argument,
+// std::out_of_range), else kExitTrialsFailed.
+int RunGuarded(const std::function<int()>& action, std::ostream& out, std::ostream& err);
 
 // The table, in the order `--help` lists them.
 const std::vector<Command>& Commands();

@@ -5,12 +5,18 @@
 #include <string>
 
 #include "base/terminal_text.h"
+#include "report/output_file.h"
 
 namespace ditbench {
 
-int RunGuarded(const std::function<int()>& action, std::ostream& err) {
+int RunGuarded(const std::function<int()>& action, std::ostream& out, std::ostream& err) {
   try {
-    return action();
+    const int code = action();
+    CheckOutput(out, "standard output");
+    return code;
+  } catch (const OutputWriteError& e) {
+    err << "ditbench: error: " << OneLine(e.what()) << "\n";
+    return kExitTrialsFailed;
   } catch (const std::invalid_argument& e) {
     err << "ditbench: error: " << OneLine(e.what()) << "\n";
     return kExitUsage;

@@ -23,6 +23,6 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : ditbench::kExitUsage;
   }
   for (auto& [sub, action] : actions)
-    if (sub->parsed()) return ditbench::RunGuarded(action, std::cerr);
+    if (sub->parsed()) return ditbench::RunGuarded(action, std::cout, std::cerr);
   return ditbench::kExitUsage;
 }

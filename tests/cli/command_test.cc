@@ -1,5 +1,6 @@
 #include "cli/command.h"
 
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -14,31 +15,42 @@ namespace ditbench {
 namespace {
 
 TEST(RunGuardedTest, ReturnsTheActionsExitCode) {
-  std::stringstream err;
-  EXPECT_EQ(RunGuarded([] { return 130; }, err), 130);
+  std::stringstream out, err;
+  EXPECT_EQ(RunGuarded([] { return 130; }, out, err), 130);
   EXPECT_EQ(err.str(), "");
 }
 
 TEST(RunGuardedTest, BadInputEscapingIsOneLineAndExitTwo) {
-  std::stringstream err;
-  EXPECT_EQ(RunGuarded([]() -> int { throw std::invalid_argument("stoi"); }, err), kExitUsage);
+  std::stringstream out, err;
+  EXPECT_EQ(RunGuarded([]() -> int { throw std::invalid_argument("stoi"); }, out, err), kExitUsage);
   EXPECT_EQ(err.str(), "ditbench: error: stoi\n");
 }
 
 TEST(RunGuardedTest, OtherFailuresAreOneLineAndExitOne) {
-  std::stringstream err;
-  EXPECT_EQ(RunGuarded([]() -> int { throw std::runtime_error("disk full\nat x"); }, err),
+  std::stringstream out, err;
+  EXPECT_EQ(RunGuarded([]() -> int { throw std::runtime_error("disk full\nat x"); }, out, err),
             kExitTrialsFailed);
   // The one OneLine rule (base/terminal_text.h): control characters, ESC included,
   // never reach the terminal.
   EXPECT_EQ(err.str(), "ditbench: error: disk full\\nat x\n");
   err.str("");
-  EXPECT_EQ(RunGuarded([]() -> int { throw std::runtime_error("\x1b[2Jcleared"); }, err),
+  EXPECT_EQ(RunGuarded([]() -> int { throw std::runtime_error("\x1b[2Jcleared"); }, out, err),
             kExitTrialsFailed);
   EXPECT_EQ(err.str(), "ditbench: error: \\x1b[2Jcleared\n");
   err.str("");
-  EXPECT_EQ(RunGuarded([]() -> int { throw 42; }, err), kExitTrialsFailed);
+  EXPECT_EQ(RunGuarded([]() -> int { throw 42; }, out, err), kExitTrialsFailed);
   EXPECT_EQ(err.str(), "ditbench: error: unknown exception\n");
+}
+
+// campaigns, advise and env wrote to standard output and exited 0 when nothing could be
+// written: every command's output is flushed and checked after it runs.
+TEST(RunGuardedTest, AnOutputThatCannotBeWrittenIsAnErrorAndExitOne) {
+  std::ofstream full("/dev/full");
+  ASSERT_TRUE(full.is_open());
+  std::stringstream err;
+  EXPECT_EQ(RunGuarded([&] { full << "campaign 1\n"; return kExitOk; }, full, err),
+            kExitTrialsFailed);
+  EXPECT_EQ(err.str(), "ditbench: error: cannot write standard output: No space left on device\n");
 }
 
 // `forward --vae-tile` takes what the sweep field vae_tile takes: no tile the sweep refuses.
