@@ -202,9 +202,11 @@ std::optional<std::int64_t> Bisection::Measure(int position, std::string& proble
   run.replicates = options_.replicates;
   run.build_under_test = RunOptions::BuildUnderTest{build, session_, position};
   const int code = RunSweep(run, effects_.sweep, progress_, err_);
-  if (code == kExitInterrupted || code == kExitUsage) {
+  if (code == kExitInterrupted || code == kExitUsage || code == kExitStorageFailed) {
     refused = code;
-    problem = code == kExitUsage ? "ditbench run refused to start it (above)" : "interrupted";
+    problem = code == kExitUsage          ? "ditbench run refused to start it (above)"
+              : code == kExitStorageFailed ? "the results database or the disk failed (above)"
+                                           : "interrupted";
     return std::nullopt;
   }
   const std::vector<CampaignInfo> campaigns = db_->Campaigns();
