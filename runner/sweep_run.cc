@@ -155,7 +155,8 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
     loop.Abandon();
     err << "ditbench run: error: " << e.what() << "\n";
     SayWhatResumeDoes(loop.Unrecorded(), err);
-    return kExitStorageFailed;
+    // Ctrl-C while waiting for the database is an interrupt like any other.
+    return effects.interrupt.Requested() ? kExitInterrupted : kExitStorageFailed;
   }
   RunTally tally = loop.tally();
   tally.kept = kept;

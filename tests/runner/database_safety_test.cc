@@ -101,7 +101,7 @@ TEST_F(DatabaseSafetyTest, AFinishedTrialThatCouldNotBeRecordedIsRecordedByTheNe
   };
   WatchedOutput console("is locked by another program", [&] { interrupt_.requested = true; });
   std::ostream out(&console);
-  EXPECT_EQ(RunWith(o, out), kExitStorageFailed);
+  EXPECT_EQ(RunWith(o, out), kExitInterrupted);
   EXPECT_THAT(err_.str(), HasSubstr("database is locked"));
   Exec(outside.get(), "COMMIT");
   ASSERT_EQ(launcher_.started.size(), 1u);
@@ -124,29 +124,28 @@ TEST_F(DatabaseSafetyTest, AFinishedTrialThatCouldNotBeRecordedIsRecordedByTheNe
             std::vector<std::string>{"4"});  // 1 warm-up + 3 timed iterations, one rank
 }
 
-// A run whose database failed in the middle (here: it could not be written when a trial
-// finished) exited 1, the code for "some trials failed", and left the trial `running` with no
-// word on what happens next. It now exits kExitStorageFailed and names the trial the next run
-// records from its run folder.
+// A run whose database failed in the middle (here: a trigger another program added makes
+// every write of samples fail as a full disk does) exited 1, the code for "some trials
+// failed", and left the trial `running` with no word on what happens next. It now exits
+// kExitStorageFailed and names the trial the next run records from its run folder.
 TEST_F(DatabaseSafetyTest, ARunStoppedByItsDatabaseHasItsOwnExitCodeAndNamesTheTrialToRecord) {
   const RunOptions o = Options(kSweep);
-  SqliteConnection outside;
   launcher_.on_start = [&](const LaunchRequest&) {
-    if (outside) return;
-    outside = OpenSqlite(o.db.string(), SQLITE_OPEN_READWRITE);
-    Exec(outside.get(), "BEGIN IMMEDIATE");
+    if (launcher_.started.size() != 1) return;  // while the first trial runs
+    SqliteConnection outside = OpenSqlite(o.db.string(), SQLITE_OPEN_READWRITE);
+    Exec(outside.get(), "CREATE TRIGGER full_disk BEFORE INSERT ON samples BEGIN "
+                        "SELECT RAISE(ABORT, 'database or disk is full'); END");
   };
-  WatchedOutput console("is locked by another program", [&] { interrupt_.requested = true; });
-  std::ostream out(&console);
-  const int code = RunWith(o, out);
-  Exec(outside.get(), "COMMIT");
-  EXPECT_EQ(code, kExitStorageFailed);
+  const int code = Run(o);
+  EXPECT_EQ(code, kExitStorageFailed) << err_.str();
   EXPECT_NE(code, kExitTrialsFailed);
+  EXPECT_THAT(err_.str(), HasSubstr("database or disk is full"));
   ASSERT_EQ(launcher_.started.size(), 1u);
   const auto& first = launcher_.started[0];
   EXPECT_THAT(err_.str(), HasSubstr("ditbench run: trial " + first.trial_key +
                                     " finished but is not recorded; the next `ditbench run` "
                                     "records it from " + first.run_dir.string() + "\n"));
+  EXPECT_EQ(Column("SELECT status FROM results"), std::vector<std::string>{"running"});
 }
 
 // --rerun all used to delete the old result when the trial started again: interrupted, the
