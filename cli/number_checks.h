@@ -19,7 +19,7 @@ inline CLI::Validator NonNegative() {
           return "expected a number of 0 or more, got " + input;
         return "";
       },
-      "NONNEGATIVE");
+      "", "NONNEGATIVE");
 }
 
 // A number above 0.
@@ -31,7 +31,7 @@ inline CLI::Validator Positive() {
           return "expected a number above 0, got " + input;
         return "";
       },
-      "POSITIVE");
+      "", "POSITIVE");
 }
 
 }  // namespace ditbench
