@@ -20,6 +20,10 @@ struct Command {
   const char* name;
   const char* help;
   std::function<int()> (*define)(CLI::App& sub);
+  // Standard output is only progress (`run`: its results are in the database): a closed pipe
+  // there (`ditbench run ... | head`) loses the rest of it and changes nothing else. Every
+  // other command's output is its result, checked by RunGuarded.
+  bool output_is_progress = false;
 };
 
 // Runs a subcommand's action, then flushes `out` (its standard output) and checks every write
@@ -27,7 +31,8 @@ struct Command {
 // disk, /dev/full), becomes one line on `err`, "ditbench: error: <what>" (line breaks in the
 // message folded), and an exit code: kExitUsage for bad input (std::invalid_argument,
 // std::out_of_range), else kExitTrialsFailed.
-int RunGuarded(const std::function<int()>& action, std::ostream& out, std::ostream& err);
+// `out` may be null: nothing is checked.
+int RunGuarded(const std::function<int()>& action, std::ostream* out, std::ostream& err);
 
 // The table, in the order `--help` lists them.
 const std::vector<Command>& Commands();

@@ -9,10 +9,11 @@
 
 namespace ditbench {
 
-int RunGuarded(const std::function<int()>& action, std::ostream& out, std::ostream& err) {
+int RunGuarded(const std::function<int()>& action, std::ostream* out, std::ostream& err) {
   try {
     const int code = action();
-    CheckOutput(out, "standard output");
+    // A command that failed has said why; one that succeeded vouches for what it wrote.
+    if (out != nullptr && code == kExitOk) CheckOutput(*out, "standard output");
     return code;
   } catch (const OutputWriteError& e) {
     err << "ditbench: error: " << OneLine(e.what()) << "\n";
@@ -33,7 +34,8 @@ int RunGuarded(const std::function<int()>& action, std::ostream& out, std::ostre
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
-      {"run", "run a sweep: launch every trial and store the results", DefineRunCommand},
+      {"run", "run a sweep: launch every trial and store the results", DefineRunCommand,
+       /*output_is_progress=*/true},
       {"plan", "show a sweep's trials, which are invalid and why, and estimates; runs nothing",
        DefinePlanCommand},
       {"advise", "rank a sweep's layouts by measured or predicted time, and say what to measure next",
