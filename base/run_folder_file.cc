@@ -61,6 +61,9 @@ RegularFile OpenRunFolderFile(const std::filesystem::path& folder,
     UniqueFd next(::openat(dir.get(), components[i].c_str(),
                            O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!next) throw FileError(path, OpenFailure(dir.get(), components[i], errno));
+    struct stat st {};
+    if (::fstat(next.get(), &st) != 0 || !S_ISDIR(st.st_mode))  // O_PATH may open a link itself
+      throw FileError(path, OpenFailure(dir.get(), components[i], ENOTDIR));
     dir = std::move(next);
   }
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait for one for ever.
