@@ -60,7 +60,7 @@ TEST_F(RunFolderFileTest, ASymlinkInsideTheFolderIsRefusedToo) {
 }
 
 TEST_F(RunFolderFileTest, AFolderLinkOnTheWayIsRefused) {
-  std::filesystem::create_directory_symlink(dir_, Run() / "up");
+  std::filesystem::create_directory_symlink(dir_.path(), Run() / "up");
   EXPECT_NE(Refusal("up/secret.txt").find("is a symbolic link"), std::string::npos);
   EXPECT_NE(Refusal("../secret.txt").find("no '.' or '..'"), std::string::npos);
   EXPECT_NE(Refusal(dir_ / "secret.txt").find("expected a file name inside the run folder"),
