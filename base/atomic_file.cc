@@ -39,7 +39,12 @@ void WriteFileAtomically(const std::filesystem::path& path, std::string_view tex
                          bool durable) {
   std::filesystem::path temporary = path;
   temporary += ".tmp";
-  UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  // The temporary name is predictable and may sit in a folder other programs write (a run
+  // folder): whatever is there (a stale file, or a link planted to make us overwrite its
+  // target) is removed, and the file is created new, never through a link.
+  ::unlink(temporary.c_str());
+  UniqueFd fd(
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!fd) Fail(path, errno);
   int error = WriteAll(fd.get(), text);
   if (!error && durable && ::fsync(fd.get()) != 0) error = errno;

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.h"
+#include "cli/number_checks.h"
 #include "machine/placement.h"
 #include "plan/advice_output.h"
 #include "plan/advisor.h"
@@ -48,7 +49,7 @@ std::function<int()> DefineAdviseCommand(CLI::App& sub) {
   sub.add_option("--max-output-error", options->max_output_error,
                  "leave out measured trials whose output error (rel. L2 against 1 rank) is "
                  "above this")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   sub.add_option("--format", options->format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
@@ -83,7 +84,7 @@ std::function<int()> DefineAdviseCommand(CLI::App& sub) {
       WriteAdviceJson(advice, parsed.spec.name, assumptions.device, std::cout);
     else
       WriteAdviceTable(advice, std::cout);
-    return std::cout ? kExitOk : kExitTrialsFailed;
+    return kExitOk;  // RunGuarded flushes standard output and checks every write to it
   };
 }
 

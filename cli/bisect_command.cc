@@ -51,6 +51,8 @@ std::function<int()> DefineBisectCommand(CLI::App& sub) {
   sub.add_option("--min-effect", options->min_effect_pct, "as `compare` takes it");
   return [options, build_command] {
     BuildWorker worker;
+    // A template that cannot be expanded safely is refused before anything is measured.
+    if (!build_command->empty()) (void)BuildCommandFor(*build_command, "");
     if (!build_command->empty()) {
       worker = [command = *build_command](const std::string& rev, std::string& problem)
           -> std::optional<std::filesystem::path> {

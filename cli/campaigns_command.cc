@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "report/history.h"
 #include "report/html_text.h"
+#include "report/output_file.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -95,7 +96,12 @@ int RunCampaignsOrThrow(const CampaignsOptions& options, std::ostream& out) {
 
 int RunCampaigns(const CampaignsOptions& options, std::ostream& out, std::ostream& err) {
   try {
-    return RunCampaignsOrThrow(options, out);
+    const int code = RunCampaignsOrThrow(options, out);
+    CheckOutput(out, "standard output");  // a full disk is an error, never exit 0
+    return code;
+  } catch (const OutputWriteError& e) {
+    err << "ditbench campaigns: error: " << e.what() << '\n';
+    return kExitTrialsFailed;
   } catch (const std::exception& e) {
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');

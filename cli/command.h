@@ -20,12 +20,19 @@ struct Command {
   const char* name;
   const char* help;
   std::function<int()> (*define)(CLI::App& sub);
+  // Standard output is only progress (`run`: its results are in the database): a closed pipe
+  // there (`ditbench run ... | head`) loses the rest of it and changes nothing else. Every
+  // other command's output is its result, checked by RunGuarded.
+  bool output_is_progress = false;
 };
 
-// Runs a subcommand's action. Anything that escapes it becomes one line on `err`,
-// "ditbench: error: <what>" (line breaks in the message folded), and an exit code: kExitUsage
-// for bad input (std::invalid_argument, std::out_of_range), else kExitTrialsFailed.
-int RunGuarded(const std::function<int()>& action, std::ostream& err);
+// Runs a subcommand's action, then flushes `out` (its standard output) and checks every write
+// to it succeeded. Anything that escapes it, and an output that could not be written (a full
+// disk, /dev/full), becomes one line on `err`, "ditbench: error: <what>" (line breaks in the
+// message folded), and an exit code: kExitUsage for bad input (std::invalid_argument,
+// std::out_of_range), else kExitTrialsFailed.
+// `out` may be null: nothing is checked.
+int RunGuarded(const std::function<int()>& action, std::ostream* out, std::ostream& err);
 
 // The table, in the order `--help` lists them.
 const std::vector<Command>& Commands();

@@ -5,12 +5,19 @@
 #include <string>
 
 #include "base/terminal_text.h"
+#include "report/output_file.h"
 
 namespace ditbench {
 
-int RunGuarded(const std::function<int()>& action, std::ostream& err) {
+int RunGuarded(const std::function<int()>& action, std::ostream* out, std::ostream& err) {
   try {
-    return action();
+    const int code = action();
+    // A command that failed has said why; one that succeeded vouches for what it wrote.
+    if (out != nullptr && code == kExitOk) CheckOutput(*out, "standard output");
+    return code;
+  } catch (const OutputWriteError& e) {
+    err << "ditbench: error: " << OneLine(e.what()) << "\n";
+    return kExitTrialsFailed;
   } catch (const std::invalid_argument& e) {
     err << "ditbench: error: " << OneLine(e.what()) << "\n";
     return kExitUsage;
@@ -27,7 +34,8 @@ int RunGuarded(const std::function<int()>& action, std::ostream& err) {
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
-      {"run", "run a sweep: launch every trial and store the results", DefineRunCommand},
+      {"run", "run a sweep: launch every trial and store the results", DefineRunCommand,
+       /*output_is_progress=*/true},
       {"plan", "show a sweep's trials, which are invalid and why, and estimates; runs nothing",
        DefinePlanCommand},
       {"advise", "rank a sweep's layouts by measured or predicted time, and say what to measure next",

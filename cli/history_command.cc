@@ -12,6 +12,7 @@
 
 #include "base/terminal_text.h"
 #include "cli/command.h"
+#include "cli/number_checks.h"
 #include "report/history.h"
 #include "report/history_output.h"
 #include "report/output_file.h"
@@ -83,7 +84,7 @@ std::function<int()> DefineHistoryCommand(CLI::App& sub) {
   sub.add_option("--last", options->last,
                  "With --fail-on-change: only change points within the last N campaigns of "
                  "each key (default 0: any)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   return [options] { return RunHistory(*options, std::cout, std::cerr); };
 }
 

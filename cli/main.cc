@@ -11,10 +11,10 @@ int main(int argc, char** argv) {
   CLI::App app{"ditbench: benchmark sweeps of parallel Diffusion-Transformer inference"};
   app.set_version_flag("--version", "ditbench " + ditbench::BuildId());
   app.require_subcommand(1);
-  std::map<CLI::App*, std::function<int()>> actions;
+  std::map<CLI::App*, std::pair<std::function<int()>, const ditbench::Command*>> actions;
   for (const auto& command : ditbench::Commands()) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
-    actions[sub] = command.define(*sub);
+    actions[sub] = {command.define(*sub), &command};
   }
   try {
     app.parse(argc, argv);
@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : ditbench::kExitUsage;
   }
   for (auto& [sub, action] : actions)
-    if (sub->parsed()) return ditbench::RunGuarded(action, std::cerr);
+    if (sub->parsed())
+      return ditbench::RunGuarded(action.first,
+                                  action.second->output_is_progress ? nullptr : &std::cout,
+                                  std::cerr);
   return ditbench::kExitUsage;
 }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "cli/number_checks.h"
 #include "launch/command_program.h"
 #include "launch/slurm/slurm_cluster.h"
 #include "machine/placement.h"
@@ -125,10 +126,10 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
   sub.add_option("--partition", options->partition, "--launcher slurm: the partition sinfo reads");
   sub.add_option("--gpus-per-node", options->gpus_per_node,
                  "--launcher slurm: GPUs per node (default: from sinfo)")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   sub.add_option("--nodes", options->nodes,
                  "--launcher slurm: nodes trials may use (default: the partition's, from sinfo)")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   return [options] {
     double budget_s = -1;
     try {

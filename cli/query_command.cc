@@ -13,6 +13,7 @@
 
 #include "base/terminal_text.h"
 #include "cli/command.h"
+#include "cli/number_checks.h"
 #include "cli/query.h"
 #include "report/output_file.h"
 
@@ -391,7 +392,7 @@ std::function<int()> DefineQueryCommand(CLI::App& sub) {
                  "Run one read-only SQL statement instead (e.g. over the `results` view)");
   sub.add_option("--timeout", flags->options.timeout_s,
                  "--sql: stop the statement after this many seconds")
-      ->check(CLI::PositiveNumber)
+      ->check(Positive())
       ->capture_default_str();
   return [flags] {
     QueryOptions options = flags->options;

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.h"
+#include "cli/number_checks.h"
 #include "launch/interrupt.h"
 #include "launch/local_launcher.h"
 #include "launch/slurm/slurm_client.h"
@@ -105,11 +106,11 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
                  "SECONDS: before each CPU trial wait up to this long for the machine to be "
                  "idle (no other process using half a core); if it stays busy, start no more "
                  "trials (exit 1)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   sub.add_option("--stop-after-failures", options->stop_after_failures,
                  "N: stop when the first N trials of the run all fail the same way (a broken "
                  "setup); default: go on, with a warning after 3")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   auto launch = std::make_shared<LaunchOptions>();
   sub.add_option("--launcher", launch->launcher,
                  "local: ranks are processes on this machine; slurm: each trial is a Slurm job "
@@ -126,7 +127,7 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--gpus-per-node", launch->slurm.gpus_per_node,
                  "GPUs per Slurm node (default: from sinfo)")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   sub.add_option("--slurm-mode", launch->slurm_mode,
                  "job: each trial one sbatch job (survives a coordinator restart); step: each "
                  "trial one srun step of the allocation ditbench runs in (dies with it)")

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "base/atomic_file.h"
+#include "base/run_folder_file.h"
 #include "base/untrusted_input.h"
 #include "contract/worker_contract.h"
 
@@ -94,11 +95,11 @@ NpyHeader CheckedHeader(const std::filesystem::path& path, const RegularFile& fi
 }  // namespace
 
 NpyHeader ReadNpyHeader(const std::filesystem::path& path) {
-  return CheckedHeader(path, OpenRegularFile(path, kMaxNpyFileBytes));
+  return CheckedHeader(path, OpenRunFolderFile(path, kMaxNpyFileBytes));
 }
 
 NpyArray ReadNpy(const std::filesystem::path& path) {
-  const RegularFile file = OpenRegularFile(path, kMaxNpyFileBytes);
+  const RegularFile file = OpenRunFolderFile(path, kMaxNpyFileBytes);
   const NpyHeader header = CheckedHeader(path, file);
   NpyArray array;
   array.shape = header.shape;

@@ -149,11 +149,13 @@ void SampleChecker::Add(const nlohmann::json& s, std::size_t index) {
   sample.warmup = warmup.get<bool>();
   const bool whole = sample.stage == kIterationStage;
   const nlohmann::json& ms = Member(s, "ms");
-  if (!ms.is_number() || ms.get<double>() < 0 || (whole && ms.get<double>() == 0) ||
-      ms.get<double>() >= kMaxSampleMs)
-    fields_.Fail(
-        at + ".ms", ms,
-        fmt::format("milliseconds {} 0 and below {:g}", whole ? "above" : "from", kMaxSampleMs));
+  const double least = whole ? kMinIterationMs : 0;
+  if (!ms.is_number() || ms.get<double>() < least || ms.get<double>() >= kMaxSampleMs)
+    fields_.Fail(at + ".ms", ms,
+                 whole ? fmt::format("milliseconds from {:g} (1 ns: no real iteration is faster) "
+                                     "to below {:g}",
+                                     kMinIterationMs, kMaxSampleMs)
+                       : fmt::format("milliseconds from 0 to below {:g}", kMaxSampleMs));
   sample.ms = ms.get<double>();
   if (whole && !whole_iterations_.insert(sample.iteration).second)
     fields_.Fail(at + ".iteration", iteration,

@@ -47,8 +47,8 @@ class RankFileFields {
   void Energy(const nlohmann::json& j, const std::vector<Sample>& samples,
               std::optional<RankEnergy>& energy, std::string& unavailable) const;
   // j["samples"] of rank `rank`: each an object with an integer iteration from 0 to
-  // kMaxIteration, a stage, a boolean warmup and ms from 0 to below kMaxSampleMs (above 0 for
-  // the "iteration" stage); at most one "iteration" sample per iteration.
+  // kMaxIteration, a stage, a boolean warmup and ms from 0 to below kMaxSampleMs (from
+  // kMinIterationMs for the "iteration" stage); at most one "iteration" sample per iteration.
   std::vector<Sample> Samples(const nlohmann::json& j, int rank) const;
 
   const std::filesystem::path& path() const { return path_; }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/run_folder_file.h"
 #include "base/untrusted_input.h"
 #include "contract/rank_file_fields.h"
 #include "contract/trial_file_check.h"
@@ -21,7 +22,8 @@ const std::vector<std::string> kRankFileFields = {
 
 nlohmann::json ReadVersionedJson(const std::filesystem::path& path, const char* format,
                                  std::uint64_t max_bytes, const JsonLimits& limits) {
-  const std::string text = ReadRegularFile(path, max_bytes);  // never blocks on a FIFO
+  // In the run folder: a regular file, no link (base/run_folder_file.h); never blocks.
+  const std::string text = ReadRunFolderFile(path, max_bytes);
   const nlohmann::json j = ParseBoundedJson(text, limits, path.string());
   if (!j.is_object() || !j.contains("format") || j["format"] != format)
     throw std::runtime_error(fmt::format("{}: expected format '{}'", path.string(), format));

@@ -41,6 +41,9 @@ inline constexpr std::uint64_t kMaxTrialFileValues = 1'000'000;
 inline constexpr int kMaxWorldSize = 65536;           // rank 0..this-1, world_size 1..this
 inline constexpr int kMaxIteration = 10'000'000;      // a sample's iteration: 0..this
 inline constexpr double kMaxSampleMs = 86'400'000;    // a sample's ms: below one day
+// An "iteration" sample's ms: at least 1 ns. No real iteration of a model is faster; a time
+// below it (4.9e-324, a denormal) is a broken or hostile clock, and the trial fails with why.
+inline constexpr double kMinIterationMs = 1e-6;
 inline constexpr double kMaxMemoryMb = 1e9;           // peak_mem_mb, peak_reserved_mb: 0..this
 inline constexpr double kMaxCommBytes = 1e18;         // comm_bytes_per_step: 0..this
 // energy: joules >= 0 over a window of 0 (excluded) to kMaxEnergyWindowMs, at most

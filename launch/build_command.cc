@@ -3,6 +3,8 @@
 #include <sys/wait.h>
 
 #include <stdexcept>
+#include <string_view>
+#include <vector>
 
 #include <boost/process.hpp>
 #include <fmt/format.h>
@@ -10,21 +12,70 @@
 namespace ditbench {
 namespace bp = boost::process;
 
+namespace {
+
+constexpr std::string_view kPlaceholder = "{rev}";
+
+// The revision quoted as one word for a POSIX shell.
+std::string SingleQuoted(const std::string& rev) {
+  std::string quoted = "'";
+  for (char c : rev) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + '\'';
+}
+
+}  // namespace
+
 std::string BuildCommandFor(const std::string& command, const std::string& rev) {
-  static constexpr std::string_view kPlaceholder = "{rev}";
   if (command.find(kPlaceholder) == std::string::npos)
     throw std::invalid_argument(fmt::format(
         "--build-command '{}': expected {{rev}} where the revision goes", command));
-  std::string quoted = "'";
-  for (char c : rev) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  quoted += '\'';
+  // Where each {rev} stands decides what replaces it; the revision's text is never spliced
+  // into a quoted context, where the shell would still run its $(...) and `...`. A stack of
+  // contexts: unquoted (also inside $(...) and `...`), "double" and 'single' quotes.
+  enum class Context { kUnquoted, kDouble, kSingle, kSubstitution, kBackquote };
+  std::vector<Context> stack = {Context::kUnquoted};
   std::string expanded;
-  for (std::size_t at = 0;;) {
-    const std::size_t next = command.find(kPlaceholder, at);
-    expanded += command.substr(at, next - at);
-    if (next == std::string::npos) break;
-    expanded += quoted;
-    at = next + kPlaceholder.size();
+  for (std::size_t at = 0; at < command.size();) {
+    const Context now = stack.back();
+    if (command.compare(at, kPlaceholder.size(), kPlaceholder) == 0) {
+      if (now == Context::kSingle)
+        throw std::invalid_argument(fmt::format(
+            "--build-command '{}': {{rev}} is inside single quotes, where it cannot be "
+            "replaced safely; leave it unquoted, or use \"$DITBENCH_REV\"",
+            command));
+      // In double quotes: the environment variable, expanded once and never re-read as code.
+      expanded += now == Context::kDouble ? "${DITBENCH_REV}" : SingleQuoted(rev);
+      at += kPlaceholder.size();
+      continue;
+    }
+    const char c = command[at];
+    const bool escapable = now != Context::kSingle && c == '\\' && at + 1 < command.size();
+    if (escapable) {
+      expanded += command.substr(at, 2);
+      at += 2;
+      continue;
+    }
+    if (now == Context::kSingle) {
+      if (c == '\'') stack.pop_back();
+    } else if (c == '$' && at + 1 < command.size() && command[at + 1] == '(') {
+      stack.push_back(Context::kSubstitution);
+      expanded += "$(";
+      at += 2;
+      continue;
+    } else if (c == '`') {
+      if (now == Context::kBackquote) stack.pop_back();
+      else stack.push_back(Context::kBackquote);
+    } else if (now == Context::kDouble) {
+      if (c == '"') stack.pop_back();
+    } else if (c == '\'') {
+      stack.push_back(Context::kSingle);
+    } else if (c == '"') {
+      stack.push_back(Context::kDouble);
+    } else if (c == ')' && now == Context::kSubstitution) {
+      stack.pop_back();
+    }
+    expanded += c;
+    ++at;
   }
   return expanded;
 }
@@ -36,8 +87,10 @@ BuiltWorker BuildRevision(const std::string& command, const std::string& rev) {
   int status = -1;
   try {
     bp::ipstream out;
-    bp::child child("/bin/sh", bp::args({"-c", expanded}), bp::std_in < bp::null,
-                    bp::std_out > out);
+    bp::environment environment = boost::this_process::environment();
+    environment["DITBENCH_REV"] = rev;  // what "$DITBENCH_REV" and a quoted {rev} read
+    bp::child child("/bin/sh", bp::args({"-c", expanded}), environment,
+                    bp::std_in < bp::null, bp::std_out > out);
     for (std::string line; std::getline(out, line);)
       if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
     child.wait();

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include "base/run_folder_file.h"
 #include "base/untrusted_input.h"
 #include "metrics/time_intervals.h"
 
@@ -460,7 +461,7 @@ std::string ReadTraceText(const std::filesystem::path& path) {
   const bool gzip = path.extension() == ".gz";
   // A compressed file is at most as large as its text (gzip's worst case adds a few bytes per
   // 64 KiB block, far below this slack).
-  std::string bytes = ReadRegularFile(path, kMaxTraceBytes + (kMaxTraceBytes >> 8));
+  std::string bytes = ReadRunFolderFile(path, kMaxTraceBytes + (kMaxTraceBytes >> 8));
   if (!gzip) {
     if (bytes.size() > kMaxTraceBytes)
       throw std::runtime_error(fmt::format("{}: is {} bytes; expected at most {}", path.string(),

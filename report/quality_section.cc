@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
+#include "base/run_folder_file.h"
 #include "report/chart_style.h"
 #include "report/comparison.h"
 #include "report/configuration_group.h"
@@ -45,26 +44,29 @@ std::vector<std::filesystem::path> PictureFiles(const ResultRow& row) {
   return files;
 }
 
-// One picture as an <img> with a data: URI, or a note saying why it is left out.
+// One picture as an <img> with a data: URI, or a note saying why it is left out. The picture
+// and the note are the run folder's: read as untrusted files (base/run_folder_file.h), so a
+// link out of the folder, a FIFO or a huge file is a note, never a hang or a leak.
 std::string Picture(const std::filesystem::path& file, const std::string& alt) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) {
+  if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) {
     std::string why = fmt::format("no picture: {} is missing", file.string());
-    std::ifstream error(file.parent_path() / kImageErrorFile);
-    std::string line;
-    if (std::getline(error, line) && !line.empty()) why += " (" + line + ")";
+    const std::string note = ReadRunFolderNote(file.parent_path(), kImageErrorFile);
+    if (!note.empty()) why += " (" + note + ")";
     return fmt::format("<p class=\"note image-missing\">{}</p>", HtmlEscape(why));
   }
-  const std::uintmax_t size = std::filesystem::file_size(file, ec);
-  if (ec || size > kMaxEmbeddedImageBytes)
-    return fmt::format("<p class=\"note image-missing\">picture left out: {} is {:.0f} KiB, "
-                       "above the report's cap of {} KiB for an embedded picture</p>",
-                       HtmlEscape(file.string()), double(size) / 1024,
-                       kMaxEmbeddedImageBytes / 1024);
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  const std::string png = bytes.str();
+  std::string png;
+  try {
+    const RegularFile opened = OpenRunFolderFile(file, std::numeric_limits<std::uint64_t>::max());
+    if (opened.size > kMaxEmbeddedImageBytes)
+      return fmt::format("<p class=\"note image-missing\">picture left out: {} is {:.0f} KiB, "
+                         "above the report's cap of {} KiB for an embedded picture</p>",
+                         HtmlEscape(file.string()), double(opened.size) / 1024,
+                         kMaxEmbeddedImageBytes / 1024);
+    png = ReadRegularFileAt(opened, file, 0, opened.size);
+  } catch (const std::exception& e) {
+    return fmt::format("<p class=\"note image-missing\">no picture: {}</p>", HtmlEscape(e.what()));
+  }
   if (!png.starts_with(std::string(kPngMagic, 8)))
     return fmt::format("<p class=\"note image-missing\">no picture: {} is not a PNG</p>",
                        HtmlEscape(file.string()));

@@ -3,16 +3,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
-#include <fstream>
 #include <ostream>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "base/atomic_file.h"
 #include "base/did_you_mean.h"
 #include "base/exit_codes.h"
+#include "base/untrusted_input.h"
 #include "report/comparison.h"
 #include "runner/run_folder.h"
 #include "storage/iso_time.h"
@@ -169,20 +170,24 @@ const CampaignInfo& Bisection::ReferenceCampaign(const std::vector<CampaignInfo>
 // looked up from there).
 std::filesystem::path Bisection::SweepFile(const CampaignInfo& reference) const {
   const CampaignRecord& record = reference.record;
-  std::ifstream in(record.sweep_path, std::ios::binary);
-  if (in) {
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (Sha256Hex(text.str()) == record.spec_hash) return record.sweep_path;
+  // The path is the database's word, and the file may have changed kind since: read as
+  // untrusted input (a FIFO never blocks), and any problem means "use the stored text".
+  try {
+    constexpr std::uint64_t kMaxSweepFileBytes = 64ull << 20;
+    if (Sha256Hex(ReadRegularFile(record.sweep_path, kMaxSweepFileBytes)) == record.spec_hash)
+      return record.sweep_path;
+  } catch (const std::exception&) {
   }
   const auto folder = run_root_ / "bisect";
   std::filesystem::create_directories(folder);
-  const auto path = folder / fmt::format("{}-{}.yaml", record.sweep_name,
-                                         record.spec_hash.substr(0, 12));
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << record.spec_text;
-  file.close();
-  if (!file) throw std::runtime_error("cannot write the sweep file " + path.string());
+  // A file name, whatever the database's name and hash hold ('/', "..": a sweep's name is any
+  // printable text).
+  std::string name =
+      fmt::format("{}-{}", record.sweep_name.substr(0, 100), record.spec_hash.substr(0, 12));
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  const auto path = folder / (name + ".yaml");
+  WriteFileAtomically(path, record.spec_text, /*durable=*/false);  // throws naming the file
   return path;
 }
 
@@ -202,9 +207,11 @@ std::optional<std::int64_t> Bisection::Measure(int position, std::string& proble
   run.replicates = options_.replicates;
   run.build_under_test = RunOptions::BuildUnderTest{build, session_, position};
   const int code = RunSweep(run, effects_.sweep, progress_, err_);
-  if (code == kExitInterrupted || code == kExitUsage) {
+  if (code == kExitInterrupted || code == kExitUsage || code == kExitStorageFailed) {
     refused = code;
-    problem = code == kExitUsage ? "ditbench run refused to start it (above)" : "interrupted";
+    problem = code == kExitUsage          ? "ditbench run refused to start it (above)"
+              : code == kExitStorageFailed ? "the results database or the disk failed (above)"
+                                           : "interrupted";
     return std::nullopt;
   }
   const std::vector<CampaignInfo> campaigns = db_->Campaigns();

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "base/run_folder_file.h"
 #include "base/terminal_text.h"
 #include "base/untrusted_input.h"
 #include "contract/npy.h"
@@ -74,13 +75,14 @@ RankFiles ReadRankFiles(const std::filesystem::path& run_dir, int world_size,
 namespace {
 
 // The non-blank lines of the last 64 KiB of a log, or nothing when it is missing or is not a
-// regular file (a rank may have replaced its log by a FIFO: reading never blocks).
+// regular file inside the run folder (a rank may have replaced its log by a FIFO or a link:
+// reading never blocks and never follows a link).
 std::optional<std::vector<std::string>> LogLines(const std::filesystem::path& log) {
   constexpr std::uint64_t kTailBytes = 64 * 1024;
   std::string text;
   bool cut = false;
   try {
-    const RegularFile file = OpenRegularFile(log, std::numeric_limits<std::uint64_t>::max());
+    const RegularFile file = OpenRunFolderFile(log, std::numeric_limits<std::uint64_t>::max());
     cut = file.size > kTailBytes;
     text = ReadRegularFileAt(file, log, cut ? file.size - kTailBytes : 0, kTailBytes);
   } catch (const std::exception&) {

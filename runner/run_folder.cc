@@ -1,18 +1,20 @@
 #include "runner/run_folder.h"
 
 #include <algorithm>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "base/atomic_file.h"
+#include "base/run_folder_file.h"
 #include "contract/worker_contract.h"
 
 namespace ditbench {
 namespace {
 
 constexpr const char* kOwnerFile = ".ditbench-db";
+// A path, with room to spare: a longer file was not written by ClaimRunRoot.
+constexpr std::uint64_t kMaxOwnerBytes = 64 * 1024;
 
 std::filesystem::path Canonical(const std::filesystem::path& db) {
   std::error_code ec;
@@ -30,13 +32,22 @@ std::filesystem::path DefaultRunRoot(const std::filesystem::path& db) {
 std::string ClaimRunRoot(const std::filesystem::path& root, const std::filesystem::path& db) {
   const std::string mine = Canonical(db).string();
   std::filesystem::create_directories(root);
-  std::ifstream in(root / kOwnerFile);
-  std::string owner;
-  if (in && std::getline(in, owner) && !owner.empty()) {
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(root / kOwnerFile, ec))) {
+    // The whole file, not its first line: a database path may hold a newline. Read as any
+    // run-folder file (a link or a FIFO is refused, never followed or waited on).
+    std::string owner;
+    try {
+      owner = ReadRunFolderFile(root, kOwnerFile, kMaxOwnerBytes);
+    } catch (const std::exception& e) {
+      return fmt::format("run folder '{}' cannot be claimed: {}", root.string(), e.what());
+    }
+    if (owner.ends_with('\n')) owner.pop_back();
     if (owner == mine) return "";
-    return fmt::format("run folder '{}' holds the trials of another database ('{}'); pass "
-                       "another --run-dir or use that database",
-                       root.string(), owner);
+    if (!owner.empty())
+      return fmt::format("run folder '{}' holds the trials of another database ('{}'); pass "
+                         "another --run-dir or use that database",
+                         root.string(), owner);
   }
   WriteFileAtomically(root / kOwnerFile, mine + "\n");
   return "";

@@ -24,7 +24,8 @@ std::filesystem::path LaunchRunDir(const std::filesystem::path& run_root, std::i
 std::filesystem::path DefaultRunRoot(const std::filesystem::path& db);
 
 // Creates `root` if needed and claims it for `db`. Returns an empty string when the root is
-// `db`'s (now or already), else one line saying which database owns it. Throws
+// `db`'s (now or already), else one line saying which database owns it or why its owner
+// file (a run-folder file: base/run_folder_file.h) cannot be read. Throws
 // std::filesystem::filesystem_error when the folder or its owner file cannot be written.
 [[nodiscard]] std::string ClaimRunRoot(const std::filesystem::path& root,
                                        const std::filesystem::path& db);

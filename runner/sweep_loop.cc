@@ -122,6 +122,14 @@ void SweepLoop::Abandon() noexcept {
   }
 }
 
+std::vector<SweepLoop::UnrecordedLaunch> SweepLoop::Unrecorded() const {
+  std::vector<UnrecordedLaunch> unrecorded;
+  if (recording_) unrecorded.push_back(*recording_);
+  for (const auto& [handle, trial] : in_flight_)
+    unrecorded.push_back({trial.trial->key, trial.launch, trial.run_dir});
+  return unrecorded;
+}
+
 MachineHealth SweepLoop::SampleNow() const {
   return placement_.capacity.on_gpu ? effects_.health->SampleWithGpus()
                                     : effects_.health->Sample();
@@ -345,7 +353,9 @@ void SweepLoop::Reap(const FinishedTrial& finished) {
   if (record.status == TrialStatus::kOk) AttachOutputReference(record, t.config);
   if (record.status == TrialStatus::kOk && t.config.scope == Scope::kPipeline)
     KeepOutputImages(trial.run_dir);
+  recording_ = UnrecordedLaunch{t.key, trial.launch, trial.run_dir};
   const TrialOutcome outcome = RecordLaunch(record);
+  recording_.reset();
   if (outcome.status == TrialStatus::kOk && outcome.metrics) {
     TrialRecord summary = record;
     summary.metrics = outcome.metrics;

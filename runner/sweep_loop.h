@@ -71,6 +71,16 @@ class SweepLoop {
   // Kills whatever is still in flight and waits for it: used when storage fails mid-sweep.
   void Abandon() noexcept;
 
+  // A launch this loop started or adopted and has not recorded.
+  struct UnrecordedLaunch {
+    std::string trial_key;
+    int launch = 0;
+    std::filesystem::path run_dir;
+  };
+  // After Run() threw (storage failed) and Abandon(): the launch being recorded when it
+  // failed, then those still in flight. The database holds them `running` until the next run.
+  std::vector<UnrecordedLaunch> Unrecorded() const;
+
   // What this run did so far (kept and kept_failed are the caller's).
   const RunTally& tally() const { return tally_; }
   // The budget ended the run before every launch started.
@@ -157,6 +167,7 @@ class SweepLoop {
   bool refused_busy_ = false;
   bool stopped_on_failures_ = false;
   std::map<LaunchHandle, InFlight> in_flight_;
+  std::optional<UnrecordedLaunch> recording_;  // the launch Reap is recording, until it is
   std::set<std::string> failed_keys_;  // trials with a failed launch in this run
   std::optional<Progress> progress_;
   bool worker_described_ = false;

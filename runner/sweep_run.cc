@@ -6,6 +6,8 @@
 #include <optional>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "base/exit_codes.h"
 #include "plan/resume.h"
 #include "plan/trial_selection.h"
@@ -17,8 +19,36 @@
 #include "runner/run_folder.h"
 #include "runner/run_status.h"
 #include "runner/sweep_loop.h"
+#include "runner/unrecorded_launch.h"
 
 namespace ditbench {
+namespace {
+
+// After storage failed mid-sweep: each launch left `running`, and what the next run does with
+// it. A launch whose outcome is in its run folder (base/run_folder_file.h, unrecorded_launch.h)
+// is recorded from there; one cut short is run again.
+void SayWhatResumeDoes(const std::vector<SweepLoop::UnrecordedLaunch>& unrecorded,
+                       std::ostream& err) {
+  for (const SweepLoop::UnrecordedLaunch& launch : unrecorded) {
+    const std::string what = launch.launch == 0
+                                 ? fmt::format("trial {}", launch.trial_key)
+                                 : fmt::format("trial {} (launch {})", launch.trial_key,
+                                               launch.launch + 1);
+    if (ReadLaunchOutcome(launch.run_dir))
+      err << fmt::format("ditbench run: {} finished but is not recorded; the next `ditbench "
+                         "run` records it from {}\n",
+                         what, launch.run_dir.string());
+    else
+      err << fmt::format("ditbench run: {} was stopped before it finished; the next "
+                         "`ditbench run` runs it again\n",
+                         what);
+  }
+  if (unrecorded.empty())
+    err << "ditbench run: every finished trial is recorded; the next `ditbench run` resumes "
+           "the campaign\n";
+}
+
+}  // namespace
 
 int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostream& out,
              std::ostream& err) {
@@ -124,7 +154,9 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
     // committed are safe.
     loop.Abandon();
     err << "ditbench run: error: " << e.what() << "\n";
-    return kExitTrialsFailed;
+    SayWhatResumeDoes(loop.Unrecorded(), err);
+    // Ctrl-C while waiting for the database is an interrupt like any other.
+    return effects.interrupt.Requested() ? kExitInterrupted : kExitStorageFailed;
   }
   RunTally tally = loop.tally();
   tally.kept = kept;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/atomic_file.h"
+#include "base/run_folder_file.h"
 #include "base/untrusted_input.h"
 #include "contract/worker_contract.h"
 #include "metrics/launch_summary.h"
@@ -61,12 +62,14 @@ void WriteLaunchOutcome(const std::filesystem::path& run_dir,
 }
 
 std::optional<LaunchOutcome> ReadLaunchOutcome(const std::filesystem::path& run_dir) {
-  if (!std::filesystem::exists(run_dir / kOutcomeFile)) return std::nullopt;
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(run_dir / kOutcomeFile, ec)))
+    return std::nullopt;
   try {
     // In the run folder the ranks share: read as untrusted input (a regular file of at most
     // 1 MiB, shallow JSON); anything else is no outcome, and the launch runs again.
     const nlohmann::json json = ParseBoundedJson(
-        ReadRegularFile(run_dir / kOutcomeFile, 1 << 20), 8, (run_dir / kOutcomeFile).string());
+        ReadRunFolderFile(run_dir, kOutcomeFile, 1 << 20), 8, (run_dir / kOutcomeFile).string());
     if (json.at("version").get<int>() != kOutcomeVersion) return std::nullopt;
     LaunchOutcome outcome;
     for (const auto& rank : json.at("ranks"))

@@ -78,6 +78,24 @@ extern "C" int RetryWhileBusy(void* context, int count) {
   return 1;
 }
 
+// Refuses fts3_tokenizer at prepare time: its two-argument form installs a tokenizer from a
+// pointer the SQL gives (a way to run any code), its one-argument form prints an address.
+extern "C" int RefuseTokenizerFunction(void*, int action, const char*, const char* function,
+                                       const char*, const char*) {
+  if (action == SQLITE_FUNCTION && function && sqlite3_stricmp(function, "fts3_tokenizer") == 0)
+    return SQLITE_DENY;
+  return SQLITE_OK;
+}
+
+// A read-only connection runs `query --sql`'s statements, which are the user's or a script's:
+// SQLite's own switch turns the tokenizer off (FTS3_TOKENIZER, compiled in by Debian), and an
+// authorizer refuses the function by name, whatever SQLite build is linked.
+void RefuseUnsafeFunctions(sqlite3* db) {
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  sqlite3_set_authorizer(db, RefuseTokenizerFunction, nullptr);
+}
+
 }  // namespace
 
 std::int64_t StoredSchemaVersion(const std::filesystem::path& path) {
@@ -106,6 +124,7 @@ std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bo
   }
   Exec(db.get(), "PRAGMA foreign_keys = ON");
   if (read_only) {
+    RefuseUnsafeFunctions(db.get());
     CheckSchemaForReading(db.get());
   } else {
     Exec(db.get(), "PRAGMA journal_mode = WAL");

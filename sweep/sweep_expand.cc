@@ -48,16 +48,41 @@ bool Matches(const ExcludePattern& pattern, const nlohmann::json& canonical) {
 
 }  // namespace
 
-std::size_t UnfilteredTrialCount(const SweepSpec& spec) {
-  constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
-  std::size_t product = 1;
-  auto multiply = [&](std::size_t n) {
+namespace {
+
+// The matrix, zip and include sections' trial count in `Count`, saturating at its largest
+// value: a saturated count is always above Count's largest value less one.
+template <typename Count>
+Count SaturatingTrialCount(const SweepSpec& spec) {
+  constexpr Count kMax = ~Count(0);  // Count is unsigned
+  Count product = 1;
+  auto multiply = [&](Count n) {
     product = (n != 0 && product > kMax / n) ? kMax : product * n;
   };
   for (const auto& axis : spec.matrix) multiply(axis.values.size());
   for (const auto& group : spec.zip) multiply(group.size());
   if (spec.matrix.empty() && spec.zip.empty() && !spec.include.empty()) product = 0;
   return product > kMax - spec.include.size() ? kMax : product + spec.include.size();
+}
+
+}  // namespace
+
+std::size_t UnfilteredTrialCount(const SweepSpec& spec) {
+  return SaturatingTrialCount<std::size_t>(spec);
+}
+
+std::string UnfilteredTrialCountText(const SweepSpec& spec) {
+  // In 128 bits: 2^64 exactly is a count like any other. Saturation (at 2^128 - 1) only
+  // happens for a count above 2^127.
+  using Wide = unsigned __int128;
+  Wide count = SaturatingTrialCount<Wide>(spec);
+  if (count == ~Wide(0)) return "more than 2^127";
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(count % 10)));
+    count /= 10;
+  } while (count != 0);
+  return digits;
 }
 
 ExpandedSweep ExpandSweep(const SweepSpec& spec, int gpus) {

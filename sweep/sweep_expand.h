@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "sweep/sweep_spec.h"
@@ -23,5 +24,9 @@ ExpandedSweep ExpandSweep(const SweepSpec& spec, int gpus);
 // How many trials the matrix, zip and include sections produce before filtering
 // (saturating at SIZE_MAX).
 std::size_t UnfilteredTrialCount(const SweepSpec& spec);
+
+// UnfilteredTrialCount in decimal, exact up to 2^127 ("18446744073709551616"), else
+// "more than 2^127": for messages.
+std::string UnfilteredTrialCountText(const SweepSpec& spec);
 
 }  // namespace ditbench

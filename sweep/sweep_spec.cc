@@ -114,10 +114,10 @@ class SpecReader {
     if (sections.contains("where")) ReadWhere(sections["where"]);
     CheckAxesAreDistinct();
     CheckPlaceholders();
-    if (const std::size_t n = UnfilteredTrialCount(spec_); n > kMaxTrials)
+    if (UnfilteredTrialCount(spec_) > kMaxTrials)
       Error(root.Mark(), "matrix",
             fmt::format("the sweep expands to {} trials; at most {} are allowed per sweep",
-                        n == SIZE_MAX ? std::string("more than 2^64") : std::to_string(n),
+                        UnfilteredTrialCountText(spec_),
                         kMaxTrials));
   }
 

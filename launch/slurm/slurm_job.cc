@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "base/run_folder_file.h"
 #include "base/untrusted_input.h"
 
 namespace ditbench {
@@ -155,7 +156,7 @@ void ReadRankExits(const std::filesystem::path& run_dir, int world_size, LaunchO
     // of a few bytes; a FIFO or garbage reads as "no exit code", i.e. killed).
     int code = -1;
     try {
-      std::istringstream in(ReadRegularFile(RankExitPath(run_dir, r), 64));
+      std::istringstream in(ReadRunFolderFile(RankExitPath(run_dir, r), 64));
       if (!(in >> code)) code = -1;
     } catch (const std::exception&) {
       code = -1;

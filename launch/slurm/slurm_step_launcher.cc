@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/atomic_file.h"
+#include "base/run_folder_file.h"
 #include "base/untrusted_input.h"
 #include "contract/worker_contract.h"
 #include "launch/slurm/slurm_states.h"
@@ -18,7 +19,7 @@ std::filesystem::path SrunFolder(const std::filesystem::path& run_dir) { return 
 // refused reads as empty.
 std::string ReadAll(const std::filesystem::path& path) {
   try {
-    return ReadRegularFile(path, 4096);
+    return ReadRunFolderFile(path, 4096);
   } catch (const std::exception&) {
     return "";
   }

@@ -26,6 +26,18 @@ TEST(AtomicFileTest, ReplacesTheFileWholeAndLeavesNoTemporary) {
   }
 }
 
+// A run folder is shared with the ranks: a link planted at the temporary's name made the
+// coordinator write through it, over the link's target.
+TEST(AtomicFileTest, ALinkPlantedAtTheTemporaryNameIsNotWrittenThrough) {
+  test::TempDir dir;
+  std::ofstream(dir / "victim.txt") << "keep me";
+  std::filesystem::create_symlink(dir / "victim.txt", dir / "trial.json.tmp");
+  WriteFileAtomically(dir / "trial.json", "{}");
+  EXPECT_EQ(Read(dir / "victim.txt"), "keep me");
+  EXPECT_EQ(Read(dir / "trial.json"), "{}");
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(dir / "trial.json.tmp")));
+}
+
 TEST(AtomicFileTest, AMissingFolderIsAnErrorNamingTheFileAndTheCause) {
   test::TempDir dir;
   const auto path = dir / "no" / "rank0.json";

@@ -1,5 +1,7 @@
 #include "cli/command.h"
 
+#include <algorithm>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -14,31 +16,58 @@ namespace ditbench {
 namespace {
 
 TEST(RunGuardedTest, ReturnsTheActionsExitCode) {
-  std::stringstream err;
-  EXPECT_EQ(RunGuarded([] { return 130; }, err), 130);
+  std::stringstream out, err;
+  EXPECT_EQ(RunGuarded([] { return 130; }, &out, err), 130);
   EXPECT_EQ(err.str(), "");
 }
 
 TEST(RunGuardedTest, BadInputEscapingIsOneLineAndExitTwo) {
-  std::stringstream err;
-  EXPECT_EQ(RunGuarded([]() -> int { throw std::invalid_argument("stoi"); }, err), kExitUsage);
+  std::stringstream out, err;
+  EXPECT_EQ(RunGuarded([]() -> int { throw std::invalid_argument("stoi"); }, &out, err),
+            kExitUsage);
   EXPECT_EQ(err.str(), "ditbench: error: stoi\n");
 }
 
 TEST(RunGuardedTest, OtherFailuresAreOneLineAndExitOne) {
-  std::stringstream err;
-  EXPECT_EQ(RunGuarded([]() -> int { throw std::runtime_error("disk full\nat x"); }, err),
+  std::stringstream out, err;
+  EXPECT_EQ(RunGuarded([]() -> int { throw std::runtime_error("disk full\nat x"); }, &out, err),
             kExitTrialsFailed);
   // The one OneLine rule (base/terminal_text.h): control characters, ESC included,
   // never reach the terminal.
   EXPECT_EQ(err.str(), "ditbench: error: disk full\\nat x\n");
   err.str("");
-  EXPECT_EQ(RunGuarded([]() -> int { throw std::runtime_error("\x1b[2Jcleared"); }, err),
+  EXPECT_EQ(RunGuarded([]() -> int { throw std::runtime_error("\x1b[2Jcleared"); }, &out, err),
             kExitTrialsFailed);
   EXPECT_EQ(err.str(), "ditbench: error: \\x1b[2Jcleared\n");
   err.str("");
-  EXPECT_EQ(RunGuarded([]() -> int { throw 42; }, err), kExitTrialsFailed);
+  EXPECT_EQ(RunGuarded([]() -> int { throw 42; }, &out, err), kExitTrialsFailed);
   EXPECT_EQ(err.str(), "ditbench: error: unknown exception\n");
+}
+
+// campaigns, advise and env wrote to standard output and exited 0 when nothing could be
+// written: every command's output is flushed and checked after it runs.
+TEST(RunGuardedTest, AnOutputThatCannotBeWrittenIsAnErrorAndExitOne) {
+  std::ofstream full("/dev/full");
+  ASSERT_TRUE(full.is_open());
+  std::stringstream err;
+  EXPECT_EQ(RunGuarded([&] { full << "campaign 1\n"; return kExitOk; }, &full, err),
+            kExitTrialsFailed);
+  EXPECT_EQ(err.str(), "ditbench: error: cannot write standard output: No space left on device\n");
+}
+
+// `run`'s standard output is progress: nothing to check (a closed pipe loses the rest only).
+TEST(RunGuardedTest, AProgressOnlyOutputIsNotChecked) {
+  std::ofstream full("/dev/full");
+  std::stringstream err;
+  EXPECT_EQ(RunGuarded([&] { full << "progress\n" << std::flush; return kExitOk; }, nullptr, err),
+            kExitOk);
+  EXPECT_EQ(err.str(), "");
+  const auto run = std::find_if(Commands().begin(), Commands().end(),
+                                [](const Command& c) { return std::string(c.name) == "run"; });
+  ASSERT_NE(run, Commands().end());
+  EXPECT_TRUE(run->output_is_progress);
+  for (const Command& command : Commands())
+    EXPECT_EQ(command.output_is_progress, &command == &*run) << command.name;
 }
 
 // `forward --vae-tile` takes what the sweep field vae_tile takes: no tile the sweep refuses.
@@ -59,6 +88,28 @@ TEST(ForwardCommandTest, VaeTileTakesWhatTheSweepFieldTakes) {
     } catch (const std::invalid_argument& e) {
       // A tile the sweep refuses is named first; a valid one gets as far as the folder.
       EXPECT_EQ(std::string(e.what()).find("--vae-tile") == 0, !valid) << e.what();
+    }
+  }
+}
+
+// CLI11's own range check named its bound as a 309-digit number; the message says what is
+// expected instead, for every numeric option that has a lower bound.
+TEST(NumberChecksTest, ANegativeCountIsRefusedWithAReadableMessage) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"history --last -1", "--last: expected a number of 0 or more, got -1"},
+      {"advise --max-output-error -0.5", "expected a number of 0 or more, got -0.5"},
+      {"run s.yaml --stop-after-failures 0", "expected a number above 0, got 0"},
+      {"query --sql x --timeout 0", "expected a number above 0, got 0"},
+  };
+  for (const auto& [line, said] : cases) {
+    CLI::App app;
+    for (const Command& command : Commands()) command.define(*app.add_subcommand(command.name));
+    try {
+      app.parse(line, false);
+      ADD_FAILURE() << line << " was accepted";
+    } catch (const CLI::ParseError& e) {
+      EXPECT_NE(std::string(e.what()).find(said), std::string::npos) << e.what();
+      EXPECT_LT(std::string(e.what()).size(), 120u) << e.what();
     }
   }
 }

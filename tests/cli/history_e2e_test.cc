@@ -131,6 +131,17 @@ TEST_F(HistoryEndToEndTest, ThirtyNightsGiveOneChangePointAtTheSlowdownAndNoneWi
   EXPECT_EQ(without["keys"][0]["points"][8]["use"], "disturbed");
 }
 
+// `campaigns > /dev/full` exited 0 having written nothing.
+TEST_F(HistoryEndToEndTest, ACampaignListThatCannotBeWrittenIsAnError) {
+  const std::filesystem::path db = dir_ / "one.db";
+  RunNight(db, 1, 1.0);
+  std::ofstream full("/dev/full");
+  std::ostringstream err;
+  EXPECT_EQ(RunCampaigns(CampaignsOptions{db, {}, {}, {}, ""}, full, err), kExitTrialsFailed);
+  EXPECT_EQ(err.str(),
+            "ditbench campaigns: error: cannot write standard output: No space left on device\n");
+}
+
 TEST_F(HistoryEndToEndTest, AnExcludedCampaignLeavesHistoryAndTheLearnedNoiseFloor) {
   const std::filesystem::path db = dir_ / "few.db";
   for (int night = 1; night <= 7; ++night) RunNight(db, night, 1.0);

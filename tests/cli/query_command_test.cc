@@ -312,6 +312,20 @@ TEST_F(QueryCommandTest, SqlRejectsWritesAndSecondStatements) {
   EXPECT_EQ(RunJson(Options()).size(), 6u);
 }
 
+// fts3_tokenizer's two-argument form installs a tokenizer from a pointer in the SQL (code
+// execution); its one-argument form reveals an address. Both are refused on the read-only
+// connection.
+TEST_F(QueryCommandTest, SqlRefusesTheFts3TokenizerFunction) {
+  QueryOptions options = Options();
+  options.sql = "SELECT fts3_tokenizer('simple', x'0000000000000000')";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("not authorized"));
+  options.sql = "SELECT hex(fts3_tokenizer('simple'))";
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("not authorized"));
+  EXPECT_THAT(out_.str(), Not(HasSubstr("7F")));
+}
+
 TEST_F(QueryCommandTest, MissingDatabaseIsOneLineError) {
   QueryOptions options = Options();
   options.db = dir_ / "nope.db";

@@ -92,6 +92,22 @@ std::string Refusal(const std::filesystem::path& dir, const std::string& text) {
   }
 }
 
+// The smallest double (a denormal) is no iteration time: below 1 ns the file is refused, so
+// the trial fails with the reason instead of being stored as ok.
+TEST_F(WorkerContractTest, AnIterationFasterThanOneNanosecondIsRefused) {
+  nlohmann::json j = ValidRankFile();
+  j["samples"][1]["ms"] = 4.9e-324;
+  EXPECT_NE(Refusal(dir_.path(), j.dump())
+                .find("'samples[1].ms' is 5e-324; expected milliseconds from 1e-06 (1 ns: no "
+                      "real iteration is faster)"),
+            std::string::npos)
+      << Refusal(dir_.path(), j.dump());
+  j["samples"][1]["ms"] = kMinIterationMs;
+  EXPECT_EQ(Refusal(dir_.path(), j.dump()), "");
+  j["samples"][2]["ms"] = 4.9e-324;  // a stage within an iteration may take no time
+  EXPECT_EQ(Refusal(dir_.path(), j.dump()), "");
+}
+
 TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
   EXPECT_EQ(Refusal(dir_.path(), ValidRankFile().dump()), "");  // a stage may take 0 ms
   struct Case {
@@ -104,7 +120,7 @@ TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
       {"/samples/1/iteration", 3000000000u, "'samples[1].iteration' is 3000000000;"},
       {"/samples/1/iteration", 1e300, "'samples[1].iteration' is 1e+300;"},
       {"/samples/1/iteration", 1.5, "'samples[1].iteration' is 1.5;"},
-      {"/samples/1/ms", -6.0, "'samples[1].ms' is -6.0; expected milliseconds above 0"},
+      {"/samples/1/ms", -6.0, "'samples[1].ms' is -6.0; expected milliseconds from 1e-06"},
       {"/samples/1/ms", 0.0, "'samples[1].ms' is 0.0;"},
       {"/samples/1/ms", 1e308, "'samples[1].ms' is 1e+308;"},
       {"/samples/2/ms", -1.0, "'samples[2].ms' is -1.0; expected milliseconds from 0"},

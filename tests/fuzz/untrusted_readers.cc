@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "base/run_folder_file.h"
 #include "contract/npy.h"
 #include "contract/worker_contract.h"
 #include "metrics/trace_profile.h"
@@ -79,11 +81,28 @@ void ConfigJson(const std::uint8_t* data, std::size_t size) {
   Checked([&] { ReadDiffusersConfig(ScratchDir()); });
 }
 
+// The note `report` shows for a missing picture: the input's first line, without its end of
+// line, cut to kMaxRunFolderNoteBytes; never an exception. Anything else aborts.
+void RunFolderNote(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  Written("note.txt", data, size);
+  const std::string note = ReadRunFolderNote(ScratchDir(), "note.txt");
+  std::string expected = text.substr(0, kMaxRunFolderNoteBytes);
+  expected.resize(std::min(expected.find('\n'), expected.size()));
+  if (!expected.empty() && expected.back() == '\r') expected.pop_back();
+  if (note != expected) std::abort();
+}
+
 }  // namespace
 
 const UntrustedReader kUntrustedReaders[] = {
-    {"rank_file", RankFile},         {"trace", Trace}, {"safetensors_header", SafetensorsHeader},
-    {"weights_index", WeightsIndex}, {"npy", Npy},     {"config_json", ConfigJson},
+    {"rank_file", RankFile},
+    {"trace", Trace},
+    {"safetensors_header", SafetensorsHeader},
+    {"weights_index", WeightsIndex},
+    {"npy", Npy},
+    {"config_json", ConfigJson},
+    {"run_folder_note", RunFolderNote},
 };
 const std::size_t kUntrustedReaderCount = std::size(kUntrustedReaders);
 

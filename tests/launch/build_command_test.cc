@@ -20,6 +20,36 @@ TEST(BuildCommandTest, TheRevisionIsQuotedForTheShell) {
   EXPECT_THROW(BuildCommandFor("make", "v1"), std::invalid_argument);
 }
 
+// Inside double quotes a single-quoted revision is no quoting at all: "out/{rev}" with the
+// revision $(touch pwned) ran the substitution. There {rev} reads the environment instead.
+TEST(BuildCommandTest, ARevisionInDoubleQuotesIsReadFromTheEnvironment) {
+  EXPECT_EQ(BuildCommandFor("echo \"out/{rev}\" {rev}", "v1"),
+            "echo \"out/${DITBENCH_REV}\" 'v1'");
+  EXPECT_EQ(BuildCommandFor("echo \"$(basename {rev})\"", "v1"), "echo \"$(basename 'v1')\"");
+  EXPECT_EQ(BuildCommandFor("echo \\\"{rev}", "v1"), "echo \\\"'v1'");  // an escaped quote
+  test::TempDir dir;
+  std::ofstream(dir / "worker") << "#!/bin/sh\n";
+  const std::string hostile = "$(touch " + (dir / "pwned").string() + ")`touch " +
+                              (dir / "pwned2").string() + "`";
+  const BuiltWorker built = BuildRevision(
+      "test \"x{rev}\" = \"x$DITBENCH_REV\" && echo \"" + dir.path().string() + "/worker\"",
+      hostile);
+  EXPECT_TRUE(built.worker) << built.problem;
+  EXPECT_FALSE(std::filesystem::exists(dir / "pwned"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "pwned2"));
+}
+
+TEST(BuildCommandTest, ARevisionInSingleQuotesIsRefused) {
+  try {
+    BuildCommandFor("sh -c 'make REV={rev}'", "v1");
+    FAIL() << "a single-quoted {rev} was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("{rev} is inside single quotes"));
+    EXPECT_THAT(e.what(), HasSubstr("\"$DITBENCH_REV\""));
+  }
+  EXPECT_NO_THROW(BuildCommandFor("echo 'it''s' {rev}", "v1"));  // quotes closed before it
+}
+
 TEST(BuildCommandTest, TheLastLineOfStdoutIsTheWorker) {
   test::TempDir dir;
   std::ofstream(dir / "worker-r3") << "#!/bin/sh\n";

@@ -233,6 +233,22 @@ TEST(TraceProfileTest, ReadsPlainAndGzipFilesAlikeAndRefusesACutGzip) {
   }
 }
 
+// A rank names its trace file; one that is a link out of the run folder is refused, not read.
+TEST(TraceProfileTest, ATraceThatLinksOutOfTheRunFolderIsRefused) {
+  test::TempDir dir;
+  std::filesystem::create_directory(dir / "run");
+  std::ofstream(dir / "elsewhere.json") << Trace(DeviceStep());
+  std::filesystem::create_symlink(dir / "elsewhere.json", dir / "run" / "rank0.trace.json");
+  try {
+    ReadTraceProfile(dir / "run" / "rank0.trace.json");
+    FAIL() << "a linked trace was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank0.trace.json: is a symbolic link"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TraceProfileTest, AGzipThatDecompressesPastTheCapIsRefused) {
   test::TempDir dir;
   const std::filesystem::path bomb = dir / "bomb.trace.json.gz";

@@ -2,11 +2,14 @@
 // points, and the image pair with its size cap.
 #include "report/quality_section.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/run_folder_file.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -111,6 +114,73 @@ TEST(ImagePairTest, TheOneRankImageAndTheWorstParallelOneAreEmbeddedUnderTheCap)
   // A scope without a decoded image has no pair.
   one.scope = ulysses.scope = fused.scope = "denoise";
   EXPECT_EQ(RenderImagePair({fused, ulysses, one}), "");
+}
+
+// A 1-rank row and a worse parallel row in run folders under `dir`, neither with a picture:
+// what a test puts in the parallel row's folder is what the report shows about it.
+struct MissingPictures {
+  explicit MissingPictures(const test::TempDir& dir)
+      : one(Row(1, 1, 100, std::nullopt)), fused(Row(1, 2, 40, 25.0)) {
+    for (ResultRow* row : {&one, &fused}) {
+      row->run_dir = (dir.path() / row->trial_key).string();
+      std::filesystem::create_directories(row->run_dir);
+    }
+    std::ofstream(dir.path() / "secret.txt") << "password=hunter2\n";
+  }
+  std::filesystem::path Folder() const { return fused.run_dir; }
+  std::string Render() const { return RenderImagePair({fused, one}); }
+  ResultRow one, fused;
+};
+
+// The note about a missing picture was read with a plain stream: as a link to a file the user
+// can read, its first line landed in the HTML.
+TEST(ImagePairTest, ANoteThatLinksOutOfTheRunFolderIsNotShown) {
+  test::TempDir dir;
+  MissingPictures rows(dir);
+  std::filesystem::create_symlink(dir.path() / "secret.txt",
+                                  rows.Folder() / "output-png-error.txt");
+  const std::string html = rows.Render();
+  EXPECT_THAT(html, HasSubstr("no picture: " + (rows.Folder() / "output.png").string() +
+                              " is missing</p>"));
+  EXPECT_EQ(html.find("hunter2"), std::string::npos);
+}
+
+// As a FIFO the note blocked `report` for ever; it is refused at once.
+TEST(ImagePairTest, ANoteThatIsAFifoDoesNotBlockTheReport) {
+  test::TempDir dir;
+  MissingPictures rows(dir);
+  ASSERT_EQ(::mkfifo((rows.Folder() / "output-png-error.txt").c_str(), 0644), 0);
+  EXPECT_THAT(rows.Render(), HasSubstr("is missing</p>"));
+}
+
+TEST(ImagePairTest, AnOversizedNoteShowsOnlyItsCappedFirstLine) {
+  test::TempDir dir;
+  MissingPictures rows(dir);
+  std::ofstream(rows.Folder() / "output-png-error.txt")
+      << std::string(100 * kMaxRunFolderNoteBytes, 'e');
+  const std::string html = rows.Render();
+  EXPECT_THAT(html, HasSubstr("(" + std::string(kMaxRunFolderNoteBytes, 'e') + ")"));
+  EXPECT_EQ(html.find(std::string(kMaxRunFolderNoteBytes + 1, 'e')), std::string::npos);
+}
+
+TEST(ImagePairTest, APictureThatLinksOutOfTheRunFolderIsNotEmbedded) {
+  test::TempDir dir;
+  MissingPictures rows(dir);
+  std::ofstream(dir.path() / "private.png", std::ios::binary)
+      << std::string("\x89PNG\r\n\x1a\n", 8) << "private";
+  std::filesystem::create_symlink(dir.path() / "private.png", rows.Folder() / "output.png");
+  const std::string html = rows.Render();
+  EXPECT_THAT(html, HasSubstr("no picture: " + (rows.Folder() / "output.png").string() +
+                              ": is a symbolic link"));
+  EXPECT_EQ(html.find(Base64(std::string("\x89PNG\r\n\x1a\n", 8) + "private")),
+            std::string::npos);
+}
+
+TEST(ImagePairTest, APictureThatIsAFifoDoesNotBlockTheReport) {
+  test::TempDir dir;
+  MissingPictures rows(dir);
+  ASSERT_EQ(::mkfifo((rows.Folder() / "output.png").c_str(), 0644), 0);
+  EXPECT_THAT(rows.Render(), HasSubstr("output.png: is a FIFO; expected a regular file"));
 }
 
 }  // namespace

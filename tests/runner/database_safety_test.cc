@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/exit_codes.h"
 #include "runner/sweep_run.h"
 #include "storage/statement.h"
 #include "tests/support/sweep_run_fixture.h"
@@ -100,7 +101,7 @@ TEST_F(DatabaseSafetyTest, AFinishedTrialThatCouldNotBeRecordedIsRecordedByTheNe
   };
   WatchedOutput console("is locked by another program", [&] { interrupt_.requested = true; });
   std::ostream out(&console);
-  EXPECT_EQ(RunWith(o, out), 1);
+  EXPECT_EQ(RunWith(o, out), kExitInterrupted);
   EXPECT_THAT(err_.str(), HasSubstr("database is locked"));
   Exec(outside.get(), "COMMIT");
   ASSERT_EQ(launcher_.started.size(), 1u);
@@ -121,6 +122,30 @@ TEST_F(DatabaseSafetyTest, AFinishedTrialThatCouldNotBeRecordedIsRecordedByTheNe
   EXPECT_EQ(Column("SELECT count(*) FROM samples s JOIN trials t ON t.id = s.trial_id WHERE "
                    "t.trial_key = '" + first.trial_key + "'"),
             std::vector<std::string>{"4"});  // 1 warm-up + 3 timed iterations, one rank
+}
+
+// A run whose database failed in the middle (here: a trigger another program added makes
+// every write of samples fail as a full disk does) exited 1, the code for "some trials
+// failed", and left the trial `running` with no word on what happens next. It now exits
+// kExitStorageFailed and names the trial the next run records from its run folder.
+TEST_F(DatabaseSafetyTest, ARunStoppedByItsDatabaseHasItsOwnExitCodeAndNamesTheTrialToRecord) {
+  const RunOptions o = Options(kSweep);
+  launcher_.on_start = [&](const LaunchRequest&) {
+    if (launcher_.started.size() != 1) return;  // while the first trial runs
+    SqliteConnection outside = OpenSqlite(o.db.string(), SQLITE_OPEN_READWRITE);
+    Exec(outside.get(), "CREATE TRIGGER full_disk BEFORE INSERT ON samples BEGIN "
+                        "SELECT RAISE(ABORT, 'database or disk is full'); END");
+  };
+  const int code = Run(o);
+  EXPECT_EQ(code, kExitStorageFailed) << err_.str();
+  EXPECT_NE(code, kExitTrialsFailed);
+  EXPECT_THAT(err_.str(), HasSubstr("database or disk is full"));
+  ASSERT_EQ(launcher_.started.size(), 1u);
+  const auto& first = launcher_.started[0];
+  EXPECT_THAT(err_.str(), HasSubstr("ditbench run: trial " + first.trial_key +
+                                    " finished but is not recorded; the next `ditbench run` "
+                                    "records it from " + first.run_dir.string() + "\n"));
+  EXPECT_EQ(Column("SELECT status FROM results"), std::vector<std::string>{"running"});
 }
 
 // --rerun all used to delete the old result when the trial started again: interrupted, the

@@ -236,6 +236,37 @@ TEST_F(IngestTrialTest, ALogThatIsAFifoIsNoLog) {
   EXPECT_EQ(LastLogLine(RankLogPath(dir_.path(), 0)), "");
 }
 
+// A log that is a link out of the run folder is no log: its lines never reach an error.
+TEST_F(IngestTrialTest, ALogThatLinksOutOfTheRunFolderIsNoLog) {
+  test::TempDir elsewhere;
+  std::ofstream(elsewhere / "private.txt") << "password=hunter2\n";
+  std::filesystem::create_symlink(elsewhere / "private.txt", RankLogPath(dir_.path(), 0));
+  EXPECT_EQ(LogTail(RankLogPath(dir_.path(), 0)), "(no log)");
+  EXPECT_EQ(LastLogLine(RankLogPath(dir_.path(), 0)), "");
+}
+
+TEST_F(IngestTrialTest, ARankFileThatIsALinkIsAFailureNamingIt) {
+  test::TempDir elsewhere;
+  WriteFileAtomically(elsewhere / "rank0.json", ToJson(Rank(0, {10, 11})).dump());
+  std::filesystem::create_symlink(elsewhere / "rank0.json", RankResultPath(dir_.path(), 0));
+  WriteRank(Rank(1, {12, 13}));
+  auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_NE(r.error.find("rank0.json: is a symbolic link"), std::string::npos) << r.error;
+}
+
+TEST_F(IngestTrialTest, AnOutputThatLinksOutOfTheRunFolderIsAFailure) {
+  WriteRank(Rank(0, {10, 11}));
+  WriteRank(Rank(1, {12, 13}));
+  test::TempDir elsewhere;
+  const float values[2] = {1, 2};
+  WriteNpy(elsewhere / kOutputFileName, {2}, values);
+  std::filesystem::create_symlink(elsewhere / kOutputFileName, dir_.path() / kOutputFileName);
+  auto r = IngestTrial(TinyTwoRanks(), "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_NE(r.error.find("output.npy: is a symbolic link"), std::string::npos) << r.error;
+}
+
 // Only the end of a long log is read: its last lines, the first (cut) line of the end dropped.
 TEST_F(IngestTrialTest, ALongLogIsReadFromItsEnd) {
   {

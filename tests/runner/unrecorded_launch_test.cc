@@ -26,5 +26,17 @@ TEST(UnrecordedLaunchTest, AnOutcomeFileThatIsNotOursReadsAsNone) {
   EXPECT_FALSE(ReadLaunchOutcome(dir.path()).has_value());  // missing
 }
 
+// An outcome linked from elsewhere is not this launch's: the launch runs again.
+TEST(UnrecordedLaunchTest, AnOutcomeThatLinksOutOfTheRunFolderReadsAsNone) {
+  test::TempDir dir, elsewhere;
+  LaunchOutcome outcome;
+  outcome.ranks = {RankExit{true, 0, 0, false}};
+  WriteLaunchOutcome(elsewhere.path(), outcome);
+  ASSERT_TRUE(ReadLaunchOutcome(elsewhere.path()).has_value());
+  std::filesystem::create_symlink(elsewhere / "ditbench-outcome.json",
+                                  dir / "ditbench-outcome.json");
+  EXPECT_FALSE(ReadLaunchOutcome(dir.path()).has_value());
+}
+
 }  // namespace
 }  // namespace ditbench

@@ -1,5 +1,8 @@
 #include "sweep/sweep_expand.h"
 
+#include <cstdint>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "tests/support/sweeps.h"
@@ -25,6 +28,23 @@ zip:
   EXPECT_EQ(trials[1].pipefusion_patches, 8);
   EXPECT_EQ(trials[1].ulysses, 1);
   EXPECT_EQ(trials[2].ulysses, 2);
+}
+
+// A sweep of `axes` matrix axes of two values each: 2^axes trials.
+SweepSpec PowerOfTwoSweep(int axes) {
+  SweepSpec spec;
+  for (int i = 0; i < axes; ++i) spec.matrix.push_back(Axis{fmt::format("a{}", i), {{}, {}}});
+  return spec;
+}
+
+// 2^64 trials does not fit in 64 bits: the message still says the count, not "more than".
+TEST(SweepExpandTest, TrialCountTextIsExactBeyond64Bits) {
+  EXPECT_EQ(UnfilteredTrialCountText(PowerOfTwoSweep(3)), "8");
+  EXPECT_EQ(UnfilteredTrialCountText(PowerOfTwoSweep(64)), "18446744073709551616");
+  EXPECT_EQ(UnfilteredTrialCount(PowerOfTwoSweep(64)), SIZE_MAX);  // saturated
+  EXPECT_EQ(UnfilteredTrialCountText(PowerOfTwoSweep(127)),
+            "170141183460469231731687303715884105728");
+  EXPECT_EQ(UnfilteredTrialCountText(PowerOfTwoSweep(128)), "more than 2^127");
 }
 
 TEST(SweepExpandTest, MismatchedZipLengthsAreLocated) {
