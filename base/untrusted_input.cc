@@ -72,6 +72,12 @@ class BoundedDomBuilder {
       drop_next_ = true;
       return true;
     }
+    if (depth_ == 1 && limits_.on_top_level_member) {  // handed over once its value is read
+      bytes_before_member_ = stats_.built_bytes;
+      member_key_ = name;
+      member_ = &member_value_;
+      return true;
+    }
     Charge(kMemberBytes + name.size());
     member_ = &(*open_.back())[name];
     return true;
@@ -141,7 +147,21 @@ class BoundedDomBuilder {
     }
     Place(std::move(value), bytes);
     if (streamed_depth_ > 0 && depth_ == streamed_depth_) HandOver();
+    if (HandsOverMembers() && depth_ == 1) HandOverMember();
     return true;
+  }
+
+  bool HandsOverMembers() const {
+    return limits_.on_top_level_member && !open_.empty() && open_.front() == &root_ &&
+           root_.is_object();
+  }
+
+  // A top-level member is complete: hand it over, and give its memory back.
+  void HandOverMember() {
+    Json value = std::move(member_value_);
+    member_value_ = Json();
+    stats_.built_bytes = bytes_before_member_;
+    limits_.on_top_level_member(std::move(member_key_), std::move(value));
   }
 
   // An element of the streamed array is complete: hand it over, and give its memory back.
@@ -189,6 +209,8 @@ class BoundedDomBuilder {
       streamed_depth_ = -1;  // one streamed array per document
     else if (streamed_depth_ > 0 && depth_ == streamed_depth_)
       HandOver();
+    else if (depth_ == 1 && HandsOverMembers())
+      HandOverMember();
     return true;
   }
 
@@ -200,6 +222,9 @@ class BoundedDomBuilder {
   Json* member_ = nullptr;   // the object member the next value goes to
   int depth_ = 0;
   int drop_from_depth_ = 0;        // > 0: inside a dropped container opened at this depth
+  Json member_value_;              // the top-level member being read, when members are handed over
+  std::string member_key_;
+  std::uint64_t bytes_before_member_ = 0;
   Json streamed_ = Json::array();  // the element of the streamed array being read
   int streamed_depth_ = 0;         // > 0: inside the streamed array, at this depth; -1: it was read
   std::uint64_t streamed_count_ = 0;

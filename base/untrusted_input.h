@@ -86,6 +86,11 @@ struct JsonLimits {
   // it is handed over. The callback may throw to refuse the document.
   std::string streamed_array_key;
   std::function<void(nlohmann::json&& element, std::uint64_t index)> on_streamed_element;
+  // When set and the document is an object: its members are handed over one at a time as each
+  // is read (after keep_top_level_keys has dropped any), and the document is left an empty
+  // object; the memory a member took is given back once it is handed over. Not together with
+  // streamed_array_key. The callback may throw to refuse the document.
+  std::function<void(std::string&& key, nlohmann::json&& value)> on_top_level_member;
   // Asked once every kJsonValuesBetweenChecks values: true ends the read with JsonReadCancelled
   // (an interrupt while a large file is read takes effect within milliseconds).
   std::function<bool()> cancelled;

@@ -41,9 +41,11 @@ using Clock = std::chrono::steady_clock;
 std::string RankFile(long n, bool hostile) {
   RankResult r;
   r.samples.push_back({0, 0, "iteration", 10.0, false});
-  std::string text = ToJson(r).dump();
+  nlohmann::json j = ToJson(r);
+  if (!hostile) j.erase("samples");  // written below, n of them
+  std::string text = j.dump();
   text.pop_back();
-  text += hostile ? ", \"padding\": [" : ", \"extra\": 0, \"samples\": [";
+  text += hostile ? ", \"padding\": [" : ", \"samples\": [";
   for (long i = 0; i < n; ++i) {
     if (i) text += ',';
     text += hostile
@@ -188,7 +190,7 @@ int main(int argc, char** argv) {
        "Kineto-like events",
        [](long n) { return Trace(n, false); },
        read_trace,
-       {20'000, 80'000, 320'000, 1'280'000, 2'000'000}},
+       {20'000, 80'000, 320'000, 1'000'000}},
       {"trace",
        "numbers where events belong",
        [](long n) { return Trace(n, true); },

@@ -52,7 +52,7 @@ std::function<int()> DefineBisectCommand(CLI::App& sub) {
   return [options, build_command] {
     BuildWorker worker;
     // A template that cannot be expanded safely is refused before anything is measured.
-    if (!build_command->empty()) (void)BuildCommandFor(*build_command, "");
+    if (!build_command->empty()) (void)BuildCommandFor(*build_command);
     if (!build_command->empty()) {
       worker = [command = *build_command](const std::string& rev, std::string& problem)
           -> std::optional<std::filesystem::path> {

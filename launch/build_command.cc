@@ -16,22 +16,16 @@ namespace {
 
 constexpr std::string_view kPlaceholder = "{rev}";
 
-// The revision quoted as one word for a POSIX shell.
-std::string SingleQuoted(const std::string& rev) {
-  std::string quoted = "'";
-  for (char c : rev) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + '\'';
-}
-
 }  // namespace
 
-std::string BuildCommandFor(const std::string& command, const std::string& rev) {
+std::string BuildCommandFor(const std::string& command) {
   if (command.find(kPlaceholder) == std::string::npos)
     throw std::invalid_argument(fmt::format(
         "--build-command '{}': expected {{rev}} where the revision goes", command));
-  // Where each {rev} stands decides what replaces it; the revision's text is never spliced
-  // into a quoted context, where the shell would still run its $(...) and `...`. A stack of
-  // contexts: unquoted (also inside $(...) and `...`), "double" and 'single' quotes.
+  // The revision's text is never spliced into the command, where the shell would run its
+  // $(...) and `...` in any context but single quotes. Where each {rev} stands decides only
+  // how the variable is written: a stack of contexts, unquoted (also inside $(...) and `...`),
+  // "double" and 'single' quotes.
   enum class Context { kUnquoted, kDouble, kSingle, kSubstitution, kBackquote };
   std::vector<Context> stack = {Context::kUnquoted};
   std::string expanded;
@@ -43,8 +37,10 @@ std::string BuildCommandFor(const std::string& command, const std::string& rev) 
             "--build-command '{}': {{rev}} is inside single quotes, where it cannot be "
             "replaced safely; leave it unquoted, or use \"$DITBENCH_REV\"",
             command));
-      // In double quotes: the environment variable, expanded once and never re-read as code.
-      expanded += now == Context::kDouble ? "${DITBENCH_REV}" : SingleQuoted(rev);
+      // Never the revision's text: the environment variable, whose value the shell expands
+      // once and never reads as code, whatever context the parse below misjudges (a heredoc's
+      // body, a comment). Double-quoted where it stands unquoted, so that it stays one word.
+      expanded += now == Context::kDouble ? "${DITBENCH_REV}" : "\"${DITBENCH_REV}\"";
       at += kPlaceholder.size();
       continue;
     }
@@ -82,7 +78,7 @@ std::string BuildCommandFor(const std::string& command, const std::string& rev) 
 
 BuiltWorker BuildRevision(const std::string& command, const std::string& rev) {
   BuiltWorker built;
-  const std::string expanded = BuildCommandFor(command, rev);
+  const std::string expanded = BuildCommandFor(command);
   std::string last;
   int status = -1;
   try {

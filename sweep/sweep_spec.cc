@@ -209,6 +209,7 @@ class SpecReader {
       Error(value.Mark(), where + "." + key,
             "not valid UTF-8 text; expected a value written in UTF-8");
       utf8_reported_ = true;
+      refused_keys_.insert(key);
       return false;
     }
     if (key == "model") AnchorWeightFolders(json);
@@ -216,6 +217,7 @@ class SpecReader {
     std::string expected;
     if (!ApplySetting(scratch, key, json, &expected)) {
       Error(value.Mark(), where + "." + key, "expected " + expected);
+      refused_keys_.insert(key);
       return false;
     }
     *out = {key, std::move(json), value.Mark().line + 1, value.Mark().column + 1};
@@ -316,7 +318,9 @@ class SpecReader {
         continue;
       }
       for (const std::string& name : names) {
-        if (known.contains(name) || custom.contains(name)) continue;
+        // A key whose value was refused is reported there, not again as unknown here.
+        if (known.contains(name) || custom.contains(name) || refused_keys_.contains(name))
+          continue;
         std::string message;
         if (only_included.contains(name)) {
           message = fmt::format("placeholder '{{{}}}' is set only in some 'include' points; "
@@ -556,6 +560,7 @@ class SpecReader {
   std::vector<SpecDiagnostic> errors_;
   YamlToJson converter_;
   bool utf8_reported_ = false;  // a value that is not UTF-8 was reported where it stands
+  std::set<std::string> refused_keys_;  // keys with a value refused (and reported) somewhere
 };
 
 }  // namespace

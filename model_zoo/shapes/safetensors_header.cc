@@ -1,5 +1,6 @@
 #include "model_zoo/shapes/safetensors_header.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -67,27 +68,40 @@ std::vector<SafetensorsEntry> ParseSafetensorsHeader(std::string_view header,
   if (header.size() > kMaxSafetensorsHeaderBytes)
     Fail(where, fmt::format("header of {} bytes, more than the {} the format allows", header.size(),
                             kMaxSafetensorsHeaderBytes));
+  // Each tensor's entry is checked and kept as it is read; the header is never built whole.
+  std::vector<SafetensorsEntry> entries;
   JsonLimits limits;
   limits.max_depth = 4;  // {name: {"shape": [...]}} is three levels deep
   limits.max_values = kMaxSafetensorsHeaderValues;
-  nlohmann::json json;
-  try {
-    json = ParseBoundedJson(header, limits, "header");
-  } catch (const std::runtime_error& e) {
-    Fail(where, e.what());
-  }
-  if (!json.is_object()) Fail(where, "header is not a JSON object");
-  std::vector<SafetensorsEntry> entries;
-  entries.reserve(json.size());
-  std::multimap<std::uint64_t, const SafetensorsEntry*> extents;  // begin -> entry
-  for (const auto& [name, entry] : json.items()) {
-    if (name == "__metadata__") continue;
+  limits.on_top_level_member = [&](std::string&& name, nlohmann::json&& entry) {
+    if (name == "__metadata__") return;
     try {
       entries.push_back(EntryOf(name, entry, data_size, where));
     } catch (const nlohmann::json::exception& e) {
       Fail(where, "tensor '" + name + "': " + e.what());
     }
+  };
+  nlohmann::json json;
+  try {
+    json = ParseBoundedJson(header, limits, "header");
+  } catch (const nlohmann::json::exception& e) {
+    Fail(where, e.what());
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    if (what.starts_with(where + ": ")) throw;  // an entry's own refusal, already named
+    Fail(where, what);
   }
+  if (!json.is_object()) Fail(where, "header is not a JSON object");
+  // In name order, as the format's readers list them (and a repeated name: its last entry).
+  std::stable_sort(
+      entries.begin(), entries.end(),
+      [](const SafetensorsEntry& a, const SafetensorsEntry& b) { return a.name < b.name; });
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (i + 1 == entries.size() || entries[i].name != entries[i + 1].name)
+      if (kept++ != i) entries[kept - 1] = std::move(entries[i]);
+  entries.resize(kept);
+  std::multimap<std::uint64_t, const SafetensorsEntry*> extents;  // begin -> entry
   for (const auto& e : entries)
     if (e.end > e.begin) extents.emplace(e.begin, &e);
   // Two tensors over the same bytes would alias: a write through one changes the other.

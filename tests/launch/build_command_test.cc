@@ -13,20 +13,26 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(BuildCommandTest, TheRevisionIsQuotedForTheShell) {
-  EXPECT_EQ(BuildCommandFor("make REV={rev} && echo out/{rev}", "v1.2"),
-            "make REV='v1.2' && echo out/'v1.2'");
-  EXPECT_EQ(BuildCommandFor("echo {rev}", "it's; rm -rf /"), "echo 'it'\\''s; rm -rf /'");
-  EXPECT_THROW(BuildCommandFor("make", "v1"), std::invalid_argument);
+TEST(BuildCommandTest, TheRevisionIsTheEnvironmentVariableAsOneWord) {
+  EXPECT_EQ(BuildCommandFor("make REV={rev} && echo out/{rev}"),
+            "make REV=\"${DITBENCH_REV}\" && echo out/\"${DITBENCH_REV}\"");
+  EXPECT_THROW(BuildCommandFor("make"), std::invalid_argument);
+  test::TempDir dir;
+  std::ofstream(dir / "worker it's; x") << "#!/bin/sh\n";
+  const BuiltWorker built =
+      BuildRevision("cd " + dir.path().string() + " && echo $PWD/worker\\ {rev}", "it's; x");
+  ASSERT_TRUE(built.worker) << built.problem;
+  EXPECT_EQ(built.worker->filename(), "worker it's; x");
 }
 
 // Inside double quotes a single-quoted revision is no quoting at all: "out/{rev}" with the
 // revision $(touch pwned) ran the substitution. There {rev} reads the environment instead.
 TEST(BuildCommandTest, ARevisionInDoubleQuotesIsReadFromTheEnvironment) {
-  EXPECT_EQ(BuildCommandFor("echo \"out/{rev}\" {rev}", "v1"),
-            "echo \"out/${DITBENCH_REV}\" 'v1'");
-  EXPECT_EQ(BuildCommandFor("echo \"$(basename {rev})\"", "v1"), "echo \"$(basename 'v1')\"");
-  EXPECT_EQ(BuildCommandFor("echo \\\"{rev}", "v1"), "echo \\\"'v1'");  // an escaped quote
+  EXPECT_EQ(BuildCommandFor("echo \"out/{rev}\" {rev}"),
+            "echo \"out/${DITBENCH_REV}\" \"${DITBENCH_REV}\"");
+  EXPECT_EQ(BuildCommandFor("echo \"$(basename {rev})\""),
+            "echo \"$(basename \"${DITBENCH_REV}\")\"");
+  EXPECT_EQ(BuildCommandFor("echo \\\"{rev}"), "echo \\\"\"${DITBENCH_REV}\"");  // escaped quote
   test::TempDir dir;
   std::ofstream(dir / "worker") << "#!/bin/sh\n";
   const std::string hostile = "$(touch " + (dir / "pwned").string() + ")`touch " +
@@ -41,13 +47,31 @@ TEST(BuildCommandTest, ARevisionInDoubleQuotesIsReadFromTheEnvironment) {
 
 TEST(BuildCommandTest, ARevisionInSingleQuotesIsRefused) {
   try {
-    BuildCommandFor("sh -c 'make REV={rev}'", "v1");
+    BuildCommandFor("sh -c 'make REV={rev}'");
     FAIL() << "a single-quoted {rev} was accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("{rev} is inside single quotes"));
     EXPECT_THAT(e.what(), HasSubstr("\"$DITBENCH_REV\""));
   }
-  EXPECT_NO_THROW(BuildCommandFor("echo 'it''s' {rev}", "v1"));  // quotes closed before it
+  EXPECT_NO_THROW(BuildCommandFor("echo 'it''s' {rev}"));  // quotes closed before it
+}
+
+// Contexts the parse does not model: a heredoc's body, where quotes mean nothing, and a comment
+// holding a quote, which the parse reads as opening one. The revision still never runs.
+TEST(BuildCommandTest, ARevisionInAHeredocOrAfterACommentNeverRuns) {
+  test::TempDir dir;
+  std::ofstream(dir / "worker") << "#!/bin/sh\n";
+  const std::string hostile = "g$(touch " + (dir / "pwned").string() + ")";
+  const std::string echo_worker = "echo " + (dir / "worker").string();
+  for (const std::string& command :
+       {"cat > /dev/null <<EOF\n{rev}\nEOF\n" + echo_worker,
+        "true # \"\necho \"{rev}\" > /dev/null; " + echo_worker,
+        "true # \"\necho {rev} > /dev/null; " + echo_worker}) {
+    SCOPED_TRACE(command);
+    const BuiltWorker built = BuildRevision(command, hostile);
+    EXPECT_TRUE(built.worker) << built.problem;
+    EXPECT_FALSE(std::filesystem::exists(dir / "pwned"));
+  }
 }
 
 TEST(BuildCommandTest, TheLastLineOfStdoutIsTheWorker) {

@@ -98,6 +98,16 @@ TEST(CommandLineTest, ACustomAxisValueThatIsNotUtf8IsOneLocatedLine) {
             "UTF-8");
 }
 
+// The refused value is the one error: its axis is not reported again as an unknown placeholder.
+TEST(CommandLineTest, AnAxisWithARefusedValueIsNotAlsoAnUnknownPlaceholder) {
+  const ParseResult r = ParseSweep(
+      "name: c\nworkload: command\ncommand: [b, \"{flavour}\"]\n"
+      "matrix: {flavour: [a, \"b\xff\", d]}\n",
+      "s.yaml");
+  ASSERT_EQ(r.errors.size(), 1u) << r.errors.back().ToString();
+  EXPECT_NE(r.errors[0].ToString().find("'matrix.flavour': not valid UTF-8"), std::string::npos);
+}
+
 TEST(CommandLineTest, BytesThatAreNotUtf8ElsewhereAreOneLocatedLine) {
   const std::string error =
       FirstError("name: c\nworkload: command\ncommand: [b]  # caf\xe9\n");
