@@ -20,15 +20,6 @@ std::runtime_error FileError(const std::filesystem::path& path, const std::strin
   return std::runtime_error(fmt::format("{}: {}", path.string(), what));
 }
 
-const char* KindOf(mode_t mode) {
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
 // Why openat(dir, component, O_NOFOLLOW ...) failed, in the user's words: a link is named as
 // one, whatever errno the kernel chose for it (ELOOP for a file, ENOTDIR for a folder).
 std::string OpenFailure(int dir, const std::string& component, int error) {
@@ -70,15 +61,7 @@ RegularFile OpenRunFolderFile(const std::filesystem::path& folder,
   UniqueFd fd(::openat(dir.get(), components.back().c_str(),
                        O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC));
   if (!fd) throw FileError(path, OpenFailure(dir.get(), components.back(), errno));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0)
-    throw FileError(path, fmt::format("cannot stat: {}", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode))
-    throw FileError(path, fmt::format("is {}; expected a regular file", KindOf(st.st_mode)));
-  const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (size > max_bytes)
-    throw FileError(path, fmt::format("is {} bytes; expected at most {}", size, max_bytes));
-  return RegularFile{std::move(fd), size};
+  return CheckedRegularFile(std::move(fd), path, max_bytes);
 }
 
 RegularFile OpenRunFolderFile(const std::filesystem::path& file, std::uint64_t max_bytes) {

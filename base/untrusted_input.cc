@@ -258,6 +258,11 @@ RegularFile OpenRegularFile(const std::filesystem::path& path, std::uint64_t max
   // effect on the reads of a regular file.
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (!fd) throw FileError(path, fmt::format("cannot read: {}", std::strerror(errno)));
+  return CheckedRegularFile(std::move(fd), path, max_bytes);
+}
+
+RegularFile CheckedRegularFile(UniqueFd fd, const std::filesystem::path& path,
+                               std::uint64_t max_bytes) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
     throw FileError(path, fmt::format("cannot stat: {}", std::strerror(errno)));

@@ -56,6 +56,11 @@ struct RegularFile {
 // `max_bytes`.
 RegularFile OpenRegularFile(const std::filesystem::path& path, std::uint64_t max_bytes);
 
+// `fd`, an open file, checked as OpenRegularFile checks it: a regular file of at most
+// `max_bytes` (`path` names it in errors). For readers that open a file their own way.
+RegularFile CheckedRegularFile(UniqueFd fd, const std::filesystem::path& path,
+                               std::uint64_t max_bytes);
+
 // Reads up to `count` bytes of `file` from `offset` into `buffer` and returns how many it read
 // (fewer only at the end of the file). `path` names the file in errors.
 std::uint64_t ReadRegularFileInto(const RegularFile& file, const std::filesystem::path& path,
