@@ -16,7 +16,7 @@
 #include <random>
 #include <string>
 
-#include "report/comparison.h"
+#include "analysis/comparison.h"
 #include "report/html_report.h"
 #include "storage/results_db.h"
 

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "sweep/sweep_expand.h"
-#include "sweep/sweep_spec.h"
-#include "trial/validity.h"
+#include "experiments/sweep_expand.h"
+#include "experiments/sweep_spec.h"
+#include "experiments/validity.h"
 
 namespace {
 

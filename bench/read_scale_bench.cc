@@ -16,9 +16,9 @@
 #include <random>
 #include <string>
 
+#include "experiments/sweep_spec.h"
 #include "plan/sweep_plan.h"
 #include "storage/results_db.h"
-#include "sweep/sweep_spec.h"
 
 namespace {
 

@@ -10,9 +10,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "analysis/history.h"
 #include "base/terminal_text.h"
 #include "cli/command.h"
-#include "report/history.h"
 #include "report/html_text.h"
 #include "report/output_file.h"
 #include "storage/results_db.h"

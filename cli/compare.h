@@ -1,5 +1,5 @@
 // `ditbench compare A B`: what got faster, what got slower, and whether it is real.
-// A and B are campaign sets (report/comparison.h: "3", "1,2,3", "other.db:3"); trials are
+// A and B are campaign sets (analysis/comparison.h: "3", "1,2,3", "other.db:3"); trials are
 // matched on trial key. Read-only on both databases.
 #pragma once
 

@@ -9,9 +9,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "analysis/comparison.h"
 #include "cli/command.h"
 #include "cli/compare.h"
-#include "report/comparison.h"
 #include "report/comparison_output.h"
 #include "report/output_file.h"
 

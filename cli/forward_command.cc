@@ -14,9 +14,9 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.h"
+#include "experiments/trial.h"
 #include "launch/local_launcher.h"
 #include "model_zoo/shapes/diffusers_files.h"
-#include "trial/trial.h"
 
 namespace ditbench {
 namespace {

@@ -1,5 +1,5 @@
 // `ditbench history`: per trial key, its campaigns over time and the change points among them
-// (report/history.h, stats/change_points.h). Read-only on the database.
+// (analysis/history.h, stats/change_points.h). Read-only on the database.
 #pragma once
 
 #include <cstddef>

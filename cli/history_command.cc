@@ -10,10 +10,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "analysis/history.h"
 #include "base/terminal_text.h"
 #include "cli/command.h"
 #include "cli/number_checks.h"
-#include "report/history.h"
 #include "report/history_output.h"
 #include "report/output_file.h"
 

@@ -68,7 +68,7 @@ struct TrialMetrics {
   // equal) and SSIM (metrics/image_quality.h); filled with output_error.
   std::optional<double> psnr;
   std::optional<double> ssim;
-  // The verdict of the trial's quality gates (trial/quality_gate.h: QualityVerdict): "ok",
+  // The verdict of the trial's quality gates (experiments/quality_gate.h: QualityVerdict): "ok",
   // "below: ...", or unset (no gate, or the numbers it needs are not known yet).
   std::optional<std::string> quality;
   // A program's own numbers (the `command` workload's ditbench_result.metric): rank 0's value

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "trial/trial_settings.h"
+#include "experiments/trial_settings.h"
 
 namespace ditbench {
 namespace {

@@ -1,6 +1,6 @@
 // Checks a trial.json (the worker contract's TrialFile, contract/worker_contract.h) field by
 // field before anything is built from it, with the sweep parser's own rules and messages
-// (trial/trial_settings.h): a hand-written or damaged file is refused with the field
+// (experiments/trial_settings.h): a hand-written or damaged file is refused with the field
 // named, instead of reaching the model as `ulysses: 0` (a division by zero), a resolution that
 // wraps around an int, or `device: "tpu"`. ReadTrialFile calls it, so the worker exits 2
 // (invalid configuration) with this message.

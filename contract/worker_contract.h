@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "contract/measurement_records.h"
-#include "trial/trial.h"
+#include "experiments/trial.h"
 
 namespace ditbench {
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "sweep/command_line.h"
+#include "experiments/command_line.h"
 
 namespace ditbench {
 namespace {

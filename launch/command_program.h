@@ -1,6 +1,6 @@
 // How the coordinator starts a `command` workload's program (README, "Sweeping your own
 // program"): where it is found, which folder it starts in, and the launch request of a trial.
-// The parser has already checked the argument templates (sweep/command_line.h).
+// The parser has already checked the argument templates (experiments/command_line.h).
 #pragma once
 
 #include <filesystem>
@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "experiments/sweep_spec.h"
 #include "launch/launcher.h"
-#include "sweep/sweep_spec.h"
 
 namespace ditbench {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "trial/trial.h"
+#include "experiments/trial.h"
 
 namespace ditbench {
 

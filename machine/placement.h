@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/validity.h"
 #include "machine/gpu_discovery.h"
 #include "machine/gpu_topology.h"
-#include "trial/validity.h"
 
 namespace ditbench {
 

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "contract/measurement_records.h"
-#include "trial/trial.h"
+#include "experiments/trial.h"
 
 namespace ditbench {
 

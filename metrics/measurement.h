@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "contract/measurement_records.h"
+#include "experiments/trial.h"
 #include "machine/energy_counter.h"
-#include "trial/trial.h"
 
 namespace ditbench {
 

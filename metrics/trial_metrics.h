@@ -15,7 +15,7 @@
 
 #include "contract/measurement_records.h"
 #include "contract/worker_contract.h"
-#include "trial/trial.h"
+#include "experiments/trial.h"
 
 namespace ditbench {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
+#include "experiments/quality_gate.h"
 #include "plan/halving.h"
-#include "trial/quality_gate.h"
 
 namespace ditbench {
 namespace {

@@ -41,7 +41,7 @@ struct AdvisedTrial {
   CostPrediction latency_ms;  // measured: low = value = high
   CostPrediction objective;   // in ObjectiveUnit
   std::optional<double> output_error;
-  // Measured: the verdict of the sweep's quality gates on it (trial/quality_gate.h), "ok",
+  // Measured: the verdict of the sweep's quality gates on it (experiments/quality_gate.h), "ok",
   // "below: ..." or empty (no gate, or not known).
   std::string quality;
   double p_beats_leader = 0;  // chance it is better than the leader (normal approximation)

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "trial/trial_settings.h"
+#include "experiments/trial_settings.h"
 
 namespace ditbench {
 

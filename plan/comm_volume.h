@@ -9,8 +9,8 @@
 #include <array>
 #include <optional>
 
+#include "experiments/trial.h"
 #include "model_zoo/shapes/model_config.h"
-#include "trial/trial.h"
 
 namespace ditbench {
 

@@ -37,8 +37,8 @@
 #include <string>
 #include <vector>
 
+#include "experiments/trial.h"
 #include "stats/least_squares.h"
-#include "trial/trial.h"
 
 namespace ditbench {
 
@@ -112,7 +112,7 @@ class CostModel {
 };
 
 // Leave-one-out: each observation predicted by a model fitted on the others but its seed
-// twins (trial/trial.h: ConfigurationKey; a twin is the same configuration measured again, so
+// twins (experiments/trial.h: ConfigurationKey; a twin is the same configuration measured again, so
 // keeping it would flatter the error). The refits take those rows out of the sums of all rows
 // (stats/least_squares.h: NormalEquations), so that n refits cost O(n) rather than O(n^2);
 // equal to a fit on the others to rounding.

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "report/configuration_group.h"
+#include "analysis/configuration_group.h"
 
 namespace ditbench {
 namespace {

@@ -1,7 +1,7 @@
 // `search: {strategy: halving, keep: 0.25}`: successive halving over a sweep. Round 0 measures
 // every trial with `repeats.min` iterations (a screening launch); each later round re-measures,
 // in a launch of its own with the trial's full repeats policy, the fastest `keep` fraction of
-// the previous round's trials within each report group (report/configuration_group.h:
+// the previous round's trials within each report group (analysis/configuration_group.h:
 // ReportGroup), until one trial is left in every group. Every round is a
 // launch of its trial (launch index = round), so every round is stored and a trial's latency
 // is the median of its launches' medians (metrics/launch_summary.h). Pure: rows in, keys out.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "trial/trial.h"
+#include "experiments/trial.h"
 
 namespace ditbench {
 

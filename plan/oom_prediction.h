@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "trial/trial.h"
+#include "experiments/trial.h"
 
 namespace ditbench {
 

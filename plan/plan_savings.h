@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/sweep_spec.h"
 #include "plan/sweep_plan.h"
-#include "sweep/sweep_spec.h"
 
 namespace ditbench {
 

@@ -9,15 +9,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/configuration_group.h"
+#include "experiments/sweep_spec.h"
 #include "model_zoo/shapes/parallel_degrees.h"
 #include "plan/advice_output.h"
 #include "plan/advisor.h"
 #include "plan/cost_model.h"
 #include "plan/fitted_model.h"
 #include "plan/sweep_plan.h"
-#include "report/configuration_group.h"
 #include "stats/stats.h"
-#include "sweep/sweep_spec.h"
 
 namespace ditbench {
 namespace {

@@ -1,4 +1,4 @@
-// What the report's Planner section shows (report/planner_section.h), computed with the
+// What the report's Planner section shows (analysis/planner_findings.h), computed with the
 // planner: the report may not use plan/ (tests/layering.py), so `ditbench report` passes
 // BuildPlannerView as ReportOptions::planner and the report renders the plain data it returns.
 //
@@ -14,7 +14,7 @@
 
 #include <vector>
 
-#include "report/planner_section.h"
+#include "analysis/planner_findings.h"
 #include "storage/results_db.h"
 
 namespace ditbench {

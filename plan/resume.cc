@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "experiments/sweep_meaning.h"
 #include "plan/budget_order.h"
 #include "plan/spec_diff.h"
-#include "sweep/sweep_meaning.h"
 
 namespace ditbench {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "experiments/trial.h"
 #include "plan/sweep_plan.h"
 #include "storage/results_db.h"
-#include "trial/trial.h"
 
 namespace ditbench {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "sweep/sweep_expand.h"
-#include "trial/validity.h"
+#include "experiments/sweep_expand.h"
+#include "experiments/validity.h"
 
 namespace ditbench {
 

@@ -1,4 +1,4 @@
-// The comparison (report/comparison.h) as a section of the HTML report (`report --baseline`):
+// The comparison (analysis/comparison.h) as a section of the HTML report (`report --baseline`):
 // what differs between baseline and candidate first, then every matched trial sorted by
 // effect (most slowed down first) with its verdict coloured (slower red, faster green, same
 // grey, inconclusive amber), the change with its 95% CI drawn as a bar, the thresholds used,
@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string>
 
-#include "report/comparison.h"
+#include "analysis/comparison.h"
 
 namespace ditbench {
 

@@ -1,4 +1,4 @@
-// `ditbench compare` output: a Comparison (report/comparison.h) as a text table, CSV or JSON.
+// `ditbench compare` output: a Comparison (analysis/comparison.h) as a text table, CSV or JSON.
 // Formats are versioned: JSON carries {"format": "ditbench-compare", "version": 2}; CSV has a
 // fixed header (new columns only ever appended). Readers of JSON should refuse a newer version.
 // Version 2 (from 1): a trial's ci_low_pct / ci_high_pct are null when the data cannot bound
@@ -12,7 +12,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "report/comparison.h"
+#include "analysis/comparison.h"
 
 namespace ditbench {
 

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "analysis/comparison.h"
+#include "analysis/configuration_group.h"
 #include "report/chart_style.h"
-#include "report/comparison.h"
-#include "report/configuration_group.h"
 #include "stats/stats.h"
 
 namespace ditbench {

@@ -43,7 +43,7 @@ nlohmann::json LatencyChart(const std::string& id, const std::string& title,
                             const std::vector<ResultRow>& rows,
                             const CampaignLabels& campaigns = {});
 
-// Each point is the row's speedup against its OneRankBaselines (report/configuration_group.h),
+// Each point is the row's speedup against its OneRankBaselines (analysis/configuration_group.h),
 // the number the group's table prints. Null when no row on > 1 rank has a baseline.
 nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
                             const std::vector<ResultRow>& rows,

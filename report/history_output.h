@@ -1,4 +1,4 @@
-// `ditbench history` output: a History (report/history.h) as a text table, CSV, JSON or a
+// `ditbench history` output: a History (analysis/history.h) as a text table, CSV, JSON or a
 // self-contained HTML page (report/history_section.h).
 // Formats are versioned: JSON carries {"format": "ditbench-history", "version": 1}; CSV has a
 // fixed header (new columns only ever appended), one row per point. Readers of JSON should
@@ -8,7 +8,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "report/history.h"
+#include "analysis/history.h"
 
 namespace ditbench {
 

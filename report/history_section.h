@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <string>
 
-#include "report/history.h"
+#include "analysis/history.h"
 
 namespace ditbench {
 

@@ -15,20 +15,20 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "report/comparison.h"
+#include "analysis/comparison.h"
+#include "analysis/configuration_group.h"
+#include "analysis/history.h"
+#include "analysis/seed_folding.h"
+#include "report/chart_style.h"
 #include "report/comparison_html.h"
-#include "report/configuration_group.h"
 #include "report/group_charts.h"
-#include "report/history.h"
 #include "report/history_section.h"
 #include "report/html_text.h"
 #include "report/planner_section.h"
 #include "report/profile_section.h"
 #include "report/quality_section.h"
-#include "report/chart_style.h"
 #include "report/report_summary.h"
 #include "report/report_warnings.h"
-#include "report/seed_folding.h"
 #include "report/stage_breakdown.h"
 #include "stats/stats.h"
 #include "storage/results_db.h"
@@ -44,20 +44,12 @@ namespace {
 // One row of the `results` view (storage reads it; the report only renders).
 using Row = ResultRow;
 
-// Trials are compared only within a report group (report/configuration_group.h).
+// Trials are compared only within a report group (analysis/configuration_group.h).
 using GroupKey = ReportGroup;
 
 GroupKey KeyOf(const Row& row) { return ReportGroupOf(row); }
 
-std::string GroupTitle(const GroupKey& key) {
-  return fmt::format("{}{} · {} · {} · {} · batch {} · {} steps{}",
-                     // a workload whose model is only a label says what ran
-                     TraitsOf(key.workload).builtin_model
-                         ? std::string()
-                         : std::string(WorkloadName(key.workload)) + " · ",
-                     key.model, key.ResolutionLabel(), key.precision, key.scope, key.batch,
-                     key.steps, key.profile_blocks ? " · blocks profiled" : "");
-}
+std::string GroupTitle(const GroupKey& key) { return key.Label(); }
 
 std::string ConfigLabel(const Row& row) { return ConfigurationLabel(row); }
 

@@ -7,7 +7,7 @@
 // the advisor's recommendation in each group's section), and per report group (report/
 // configuration_group.h: same model, resolution, precision, scope, batch, steps,
 // profile_blocks, workload) its charts (report/group_charts.h) and a table ranked by latency,
-// one row per configuration (its trials folded over seeds, report/seed_folding.h), with the
+// one row per configuration (its trials folded over seeds, analysis/seed_folding.h), with the
 // 95% CI, noise, rank skew, memory, and the speedup and scaling efficiency against the row's
 // 1-rank baseline, the one its charts use. Precisions and scopes are never compared with
 // each other.
@@ -32,7 +32,7 @@ struct ReportOptions {
   std::vector<std::string> sweeps;
   std::vector<std::int64_t> campaigns;
   std::filesystem::path output;
-  // `--baseline`: a campaign set (report/comparison.h: "3", "1,2", "other.db:3"). When set,
+  // `--baseline`: a campaign set (analysis/comparison.h: "3", "1,2", "other.db:3"). When set,
   // the report opens with the comparison of the other selected campaigns against it
   // (report/comparison_html.h). Empty: no comparison.
   std::string baseline;

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "report/configuration_group.h"
+#include "analysis/configuration_group.h"
 #include "report/html_text.h"
 #include "stats/stats.h"
 

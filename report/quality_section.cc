@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
+#include "analysis/comparison.h"
+#include "analysis/configuration_group.h"
 #include "base/run_folder_file.h"
 #include "report/chart_style.h"
-#include "report/comparison.h"
-#include "report/configuration_group.h"
 #include "report/html_text.h"
 
 namespace ditbench {

@@ -8,7 +8,7 @@
 //    out and the page says so and where it is;
 //  * the Pareto chart: speedup against the 1-rank trial (y) against PSNR (x; output error
 //    when no row of the group has a PSNR), a point per configuration (folded over seeds), the
-//    Pareto front marked, and a configuration below quality (trial/quality_gate.h) marked.
+//    Pareto front marked, and a configuration below quality (experiments/quality_gate.h) marked.
 // Only reads: the rows, and the run folders' PNG files.
 #pragma once
 

@@ -1,8 +1,8 @@
 // The report's opening, which leads with the answer: per report group, the configuration that
 // wins (the fastest of the group's newest campaign) with its speedup, scaling efficiency,
 // peak memory and output error against its 1-rank trial (OneRankBaselines, the baseline of
-// the group's table and charts, report/configuration_group.h). A configuration below quality
-// (it missed its sweep's quality gates, trial/quality_gate.h) is never the winner: the
+// the group's table and charts, analysis/configuration_group.h). A configuration below quality
+// (it missed its sweep's quality gates, experiments/quality_gate.h) is never the winner: the
 // summary names the faster ones it skipped and why. Pure, then rendered as HTML.
 #pragma once
 

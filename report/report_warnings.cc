@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "report/comparison.h"
-#include "report/configuration_group.h"
+#include "analysis/comparison.h"
+#include "analysis/configuration_group.h"
 #include "report/html_text.h"
 
 namespace ditbench {

@@ -1,8 +1,8 @@
 // The report's warnings: what makes its numbers suspect, found from the campaigns and rows alone
 // (pure), then rendered as HTML. Unfinished campaigns, several builds, packed trials, trials on a
 // busy machine, throttled GPUs, GPU trials without energy per image, several devices, noisy
-// trials (CoV above 5% on a GPU, 20% on a CPU) and speedups above the world size against the 1-rank baseline (OneRankBaselines,
-// report/configuration_group.h).
+// trials (CoV above 5% on a GPU, 20% on a CPU) and speedups above the world size against the 1-rank
+// baseline (OneRankBaselines, analysis/configuration_group.h).
 #pragma once
 
 #include <string>

@@ -20,8 +20,8 @@ struct StageTrial {
   std::int64_t campaign = 0;
   std::string trial_key;
   std::string label;  // the configuration as the report names it
-  // Trials with the same id differ only in seed (report/configuration_group.h: ConfigurationOf): the
-  // table shows them as one row. Empty: a row of its own.
+  // Trials with the same id differ only in seed (analysis/configuration_group.h: ConfigurationOf):
+  // the table shows them as one row. Empty: a row of its own.
   std::string configuration;
 };
 

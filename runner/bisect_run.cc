@@ -10,16 +10,16 @@
 
 #include <fmt/format.h>
 
+#include "analysis/comparison.h"
 #include "base/atomic_file.h"
 #include "base/did_you_mean.h"
 #include "base/exit_codes.h"
 #include "base/untrusted_input.h"
-#include "report/comparison.h"
+#include "experiments/sweep_spec.h"
+#include "experiments/trial.h"
 #include "runner/run_folder.h"
 #include "storage/iso_time.h"
 #include "storage/results_db.h"
-#include "sweep/sweep_spec.h"
-#include "trial/trial.h"
 
 namespace ditbench {
 namespace {

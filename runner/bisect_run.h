@@ -3,7 +3,7 @@
 // build's worker, `--only KEY`, `--new` and the replicates asked for, and recorded with that
 // build (RunOptions::BuildUnderTest) so that `compare` and the history tell the builds apart.
 // Each measured build is judged against the good and the bad end by CompareCampaigns, the
-// rule of `ditbench compare` (report/comparison.h); the search is plan/bisect.h.
+// rule of `ditbench compare` (analysis/comparison.h); the search is plan/bisect.h.
 //
 // The ends: --good and --bad each name a build of the list, measured first like any other, or
 // a campaign of the database that measured the trial (its recorded launches are the end; its

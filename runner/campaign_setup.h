@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/sweep_spec.h"
 #include "machine/placement.h"
 #include "plan/sweep_plan.h"
 #include "plan/trial_selection.h"
@@ -23,7 +24,6 @@
 #include "runner/scheduler_adoption.h"
 #include "runner/sweep_run.h"
 #include "storage/results_db.h"
-#include "sweep/sweep_spec.h"
 
 namespace ditbench {
 

@@ -4,9 +4,9 @@
 
 #include <iosfwd>
 
+#include "experiments/sweep_spec.h"
 #include "plan/sweep_plan.h"
 #include "runner/sweep_run.h"
-#include "sweep/sweep_spec.h"
 
 namespace ditbench {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "trial/trial.h"
+#include "experiments/trial.h"
 
 namespace ditbench {
 

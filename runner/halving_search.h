@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "experiments/sweep_spec.h"
 #include "plan/resume.h"
 #include "plan/sweep_plan.h"
 #include "plan/trial_selection.h"
 #include "runner/run_status.h"
 #include "storage/results_db.h"
-#include "sweep/sweep_spec.h"
 
 namespace ditbench {
 

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "contract/worker_contract.h"
+#include "experiments/trial.h"
 #include "launch/launcher.h"
 #include "storage/records.h"
-#include "trial/trial.h"
 
 namespace ditbench {
 

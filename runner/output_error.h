@@ -9,7 +9,7 @@
 // trial (`output_error`; `output_error_note` says why it is null). For scope `pipeline` the
 // output is the decoded image: its PSNR and SSIM against the reference's are stored beside
 // (`psnr`, `ssim`; metrics/image_quality.h), on the VAE's range [-1, 1]. Where these numbers
-// arrive, the trial's quality gates (`quality: {...}`, trial/quality_gate.h) are judged and
+// arrive, the trial's quality gates (`quality: {...}`, experiments/quality_gate.h) are judged and
 // the verdict stored with them (`quality`). Torch-free.
 #pragma once
 
@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "contract/npy.h"
+#include "experiments/trial.h"
 #include "metrics/image_quality.h"
 #include "storage/records.h"
-#include "trial/trial.h"
 
 namespace ditbench {
 

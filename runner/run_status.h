@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "experiments/trial.h"
 #include "metrics/launch_summary.h"
-#include "trial/trial.h"
 
 namespace ditbench {
 

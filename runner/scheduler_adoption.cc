@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "experiments/trial_identity.h"
 #include "launch/command_program.h"
 #include "machine/host_info.h"
-#include "trial/trial_identity.h"
 
 namespace ditbench {
 

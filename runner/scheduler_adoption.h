@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "experiments/sweep_spec.h"
 #include "launch/launcher.h"
 #include "plan/sweep_plan.h"
 #include "storage/results_db.h"
-#include "sweep/sweep_spec.h"
 
 namespace ditbench {
 

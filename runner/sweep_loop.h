@@ -13,19 +13,19 @@
 #include <string>
 #include <vector>
 
+#include "experiments/sweep_spec.h"
 #include "launch/launcher.h"
 #include "machine/machine_health.h"
 #include "machine/placement.h"
 #include "metrics/launch_summary.h"
 #include "plan/oom_prediction.h"
 #include "plan/resume.h"
+#include "runner/failure_streak.h"
 #include "runner/progress.h"
 #include "runner/run_status.h"
 #include "runner/scheduler_adoption.h"
-#include "runner/failure_streak.h"
 #include "runner/sweep_run.h"
 #include "storage/results_db.h"
-#include "sweep/sweep_spec.h"
 
 namespace ditbench {
 

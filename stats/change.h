@@ -88,7 +88,7 @@ class PairwiseDifferenceSelector {
 ChangeEstimate WelchLogChange(const std::vector<double>& a, const std::vector<double>& b,
                               double confidence = 0.95);
 
-// Thresholds of the verdict (percent). Defaults: NoiseFloorDefaults in report/comparison.h
+// Thresholds of the verdict (percent). Defaults: NoiseFloorDefaults in analysis/comparison.h
 // picks them per device kind.
 struct ChangePolicy {
   double min_effect_pct = 2;   // launches: a smaller, significant change reads "same"

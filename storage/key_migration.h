@@ -1,4 +1,4 @@
-// Schema step 1 -> 2: trial keys under key format v2 (trial/trial_identity.h).
+// Schema step 1 -> 2: trial keys under key format v2 (experiments/trial_identity.h).
 //
 // Every trial's key is recomputed from its stored configuration; the configuration is split
 // into what is computed (trials.config_json) and how it is measured (trials.policy_json).

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "contract/measurement_records.h"
+#include "experiments/trial.h"
 #include "metrics/trial_trace.h"
-#include "trial/trial.h"
 
 namespace ditbench {
 
@@ -20,7 +20,7 @@ namespace ditbench {
 struct TrialRecord {
   std::string trial_key;
   // CanonicalJson of the TrialConfig: storage splits it into what is computed and how it is
-  // measured (trial/trial_identity.h).
+  // measured (experiments/trial_identity.h).
   nlohmann::json config;
   TrialStatus status = TrialStatus::kPending;
   std::string error;      // empty when ok

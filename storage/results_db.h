@@ -21,9 +21,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "experiments/quality_gate.h"
+#include "experiments/workload.h"
 #include "model_zoo/shapes/parallel_degrees.h"
-#include "trial/quality_gate.h"
-#include "trial/workload.h"
 
 #include "metrics/launch_summary.h"
 #include "storage/records.h"
@@ -56,7 +56,7 @@ struct ResultRow : ParallelDegrees {
   std::optional<double> output_error;      // rel L2 against the 1-rank trial (runner/output_error.h)
   std::optional<double> psnr, ssim;        // scope pipeline: the decoded image against the same
                                            // reference (metrics/image_quality.h)
-  // The verdict of the trial's quality gates (trial/quality_gate.h): "ok", "below: psnr 30.1
+  // The verdict of the trial's quality gates (experiments/quality_gate.h): "ok", "below: psnr 30.1
   // < 35", or empty (no gate, or not known yet). below_quality() reads it.
   std::string quality;
   // `profile: trace`: every rank's profile, and the slowest rank's shares of its step time.
@@ -71,18 +71,18 @@ struct ResultRow : ParallelDegrees {
   bool busy = false;        // other work ran on the machine during the trial (machine health)
   std::string health_note;  // what was busy: "load 3.10 on 2 cores; others used ..."
   std::int64_t concurrent_trials = 0;  // other trials in flight beside it (--policy pack)
-  Workload workload = Workload::kDit;  // parsed from the stored name (trial/workload.h)
+  Workload workload = Workload::kDit;  // parsed from the stored name (experiments/workload.h)
   std::string axes;      // a command's custom axes as a JSON object ("{}" when none)
   // Replicates: launches the sweep asked for, ok launches summarised (0: no metrics), and the
   // CoV of their medians. With launches > 1 the CI covers between-launch variation.
   std::int64_t replicates = 1, launches = 0;
   std::optional<double> launch_cov;
   std::int64_t seed = 0, pipefusion_patches = 0, pipefusion_warmup_steps = 1;
-  // The trial's computation as stored (trials.config_json, trial/trial_identity.h):
+  // The trial's computation as stored (trials.config_json, experiments/trial_identity.h):
   // every field, including those the view has no column for (vae_tile). Read by Results().
   std::string computation;
   // Set by the report when it folds trials that differ only in seed into one row
-  // (report/seed_folding.h): how many, and the range of their medians.
+  // (analysis/seed_folding.h): how many, and the range of their medians.
   std::int64_t folded = 1;
   std::optional<double> folded_min_ms, folded_max_ms;
 
@@ -254,7 +254,7 @@ class ResultsDb {
   // Scope pipeline: the decoded image's PSNR and SSIM against the reference's (null: unknown).
   void SetOutputQuality(std::int64_t trial_id, std::optional<double> psnr,
                         std::optional<double> ssim);
-  // The verdict of the trial's quality gates (trial/quality_gate.h; unset: none).
+  // The verdict of the trial's quality gates (experiments/quality_gate.h; unset: none).
   void SetQualityVerdict(std::int64_t trial_id, const std::optional<std::string>& verdict);
 
   // What the newest ok result of each trial key measured (for `plan`'s estimates), any device.

@@ -12,8 +12,8 @@
 #include <sqlite3.h>
 
 #include "base/did_you_mean.h"
+#include "experiments/trial.h"
 #include "storage/statement.h"
-#include "trial/trial.h"
 
 namespace ditbench {
 namespace {

@@ -6,10 +6,10 @@
 #include <sqlite3.h>
 
 #include "base/untrusted_input.h"
+#include "experiments/trial_identity.h"
 #include "storage/iso_time.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
-#include "trial/trial_identity.h"
 
 namespace ditbench {
 namespace {

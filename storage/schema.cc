@@ -322,9 +322,9 @@ ALTER TABLE launches ADD COLUMN joules_per_image REAL;
   Exec(db, ResultsView(16).c_str());
 }
 
-// Schema version 17: quality gates (`quality: {...}`, trial/quality_gate.h). A trial's verdict
-// (trial_metrics.quality: "ok", "below: psnr 30.1 < 35", NULL: no gate or not known yet); the
-// view gains quality and quality_ok (1 ok, 0 below, NULL).
+// Schema version 17: quality gates (`quality: {...}`, experiments/quality_gate.h). A trial's
+// verdict (trial_metrics.quality: "ok", "below: psnr 30.1 < 35", NULL: no gate or not known yet);
+// the view gains quality and quality_ok (1 ok, 0 below, NULL).
 void MigrateToV17(sqlite3* db) {
   Exec(db, R"sql(
 DROP VIEW results;
@@ -338,7 +338,7 @@ ALTER TABLE trial_metrics ADD COLUMN quality TEXT;
 //
 // Version history (stored in the one-row table schema_version):
 //   1: sweeps, campaigns, trials, samples, trial_metrics; view `results`.
-//   2: key format v2 (trial/trial_identity.h): trial keys recomputed from the stored
+//   2: key format v2 (experiments/trial_identity.h): trial keys recomputed from the stored
 //      configuration, trials.policy_json (the measurement policy) beside the key,
 //      superseded_trials for trials that now share a key (storage/key_migration.h); the
 //      view reads profile_blocks from the policy and gains `workload` and `policy`.

@@ -18,16 +18,16 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/report/report_summary_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/cli/query_command_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/cli/compare_command_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/report/comparison_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/report/seed_folding_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/analysis/comparison_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/analysis/seed_folding_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/output_file_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/report/configuration_group_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/analysis/configuration_group_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/report_configurations_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/group_charts_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/profile_section_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/quality_section_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/headless_render_test.cc
-  ${CMAKE_CURRENT_LIST_DIR}/report/history_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/analysis/history_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/../cli/query_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/../cli/report_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/../cli/compare_command.cc

@@ -274,7 +274,7 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
   // graph: cuda_graph. The last warm-up iteration runs eagerly, then captures every step
   // (stage "capture", its host time also in the metric graph_capture_ms); the timed iterations
   // replay the graphs. A replay issues no collective from the host, so the bytes per step are
-  // counted over the eager warm-up iterations. REQUIRES: warmup >= 1 (trial/validity.cc).
+  // counted over the eager warm-up iterations. REQUIRES: warmup >= 1 (experiments/validity.cc).
   const bool graphed = config.graph == GraphMode::kCudaGraph;
   StepGraphs graphs;
   int eager_iterations = 0;

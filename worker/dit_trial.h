@@ -13,8 +13,8 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "contract/worker_contract.h"
+#include "experiments/trial.h"
 #include "model_zoo/parallel/parallel_context.h"
-#include "trial/trial.h"
 
 namespace ditbench {
 

@@ -17,6 +17,7 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
+#include "experiments/trial.h"
 #include "model_zoo/families/dit_model.h"
 #include "model_zoo/families/flux.h"
 #include "model_zoo/families/latent_decoder.h"
@@ -24,7 +25,6 @@
 #include "model_zoo/shapes/vae_shapes.h"
 #include "model_zoo/weights/diffusers_weights.h"
 #include "model_zoo/weights/safetensors.h"
-#include "trial/trial.h"
 #include "worker/cuda_info.h"
 #include "worker/dit_trial.h"
 #include "worker/torch_runtime.h"

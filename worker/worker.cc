@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "base/atomic_file.h"
+#include "experiments/validity.h"
 #include "machine/cpu_list.h"
-#include "trial/validity.h"
 #include "worker/dit_trial.h"
 #include "worker/torch_runtime.h"
 

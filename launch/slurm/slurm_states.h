@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "trial/trial.h"
+#include "experiments/trial.h"
 
 namespace ditbench {
 

@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
-#include "trial/trial.h"
+#include "experiments/trial.h"
 
 namespace ditbench {
 namespace {

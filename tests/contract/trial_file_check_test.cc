@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "contract/worker_contract.h"
+#include "experiments/trial.h"
+#include "experiments/trial_settings.h"
 #include "tests/support/temp_dir.h"
-#include "trial/trial.h"
-#include "trial/trial_settings.h"
 
 namespace ditbench {
 namespace {

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "sweep/sweep_expand.h"
-#include "sweep/sweep_spec.h"
-#include "trial/validity.h"
+#include "experiments/sweep_expand.h"
+#include "experiments/sweep_spec.h"
+#include "experiments/validity.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -10,13 +10,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "analysis/configuration_group.h"
 #include "plan/cost_model.h"
 #include "plan/fitted_model.h"
 #include "plan/halving.h"
 #include "plan/sweep_plan.h"
-#include "report/configuration_group.h"
-#include "tests/support/sample_results.h"
 #include "tests/support/cost_law.h"
+#include "tests/support/sample_results.h"
 #include "tests/support/sweeps.h"
 #include "tests/support/temp_dir.h"
 

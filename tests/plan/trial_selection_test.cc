@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "contract/worker_contract.h"
+#include "experiments/trial.h"
 #include "storage/statement.h"
 #include "tests/support/sweep_run_fixture.h"
-#include "trial/trial.h"
 
 namespace ditbench {
 namespace {

@@ -289,7 +289,7 @@ def samplers(root):
     print(f"samplers: {len(tensors) // 4} cases")
 
 
-VAE_TILE = 64  # pixels, the smallest tile a sweep's vae_tile takes (trial/trial.h)
+VAE_TILE = 64  # pixels, the smallest tile a sweep's vae_tile takes (experiments/trial.h)
 TILED_LATENT = 16  # a 128-pixel decode in tiles of 8 latent rows, 6 apart: 3 x 3 tiles
 
 

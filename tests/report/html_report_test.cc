@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 #include <fmt/format.h>
 
+#include "analysis/comparison.h"
+#include "analysis/configuration_group.h"
 #include "plan/planner_view.h"
 #include "report/chart_style.h"
-#include "report/comparison.h"
-#include "report/configuration_group.h"
 #include "report/stage_breakdown.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"

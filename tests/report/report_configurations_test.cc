@@ -1,5 +1,5 @@
 // The report end to end: every configuration of a group is a row of its own with its own label,
-// and the speedup its table prints is the one its charts draw (report/configuration_group.h).
+// and the speedup its table prints is the one its charts draw (analysis/configuration_group.h).
 #include <regex>
 #include <set>
 

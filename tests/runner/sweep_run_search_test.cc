@@ -2,14 +2,14 @@
 // and the halving search, over the fake launcher.
 #include <gtest/gtest.h>
 
+#include "analysis/configuration_group.h"
+#include "experiments/trial.h"
 #include "plan/cost_model.h"
 #include "plan/halving.h"
 #include "plan/sweep_plan.h"
-#include "tests/support/sweeps.h"
-#include "report/configuration_group.h"
 #include "storage/results_db.h"
 #include "tests/support/sweep_run_fixture.h"
-#include "trial/trial.h"
+#include "tests/support/sweeps.h"
 
 namespace ditbench {
 namespace {
@@ -317,9 +317,8 @@ TEST_F(SweepRunTest, HalvingInterruptedMidRoundResumesThatRound) {
   EXPECT_EQ(Column("SELECT count(*) FROM launches WHERE status != 'ok'")[0], "0");
 }
 
-
 // Halving ranks a trial among the trials the report ranks it with: one report group
-// (report/configuration_group.h), whatever else the configurations differ in.
+// (analysis/configuration_group.h), whatever else the configurations differ in.
 TEST(HalvingGroupTest, IsTheReportGroupOfTheTrial) {
   TrialConfig a;
   a.scope = Scope::kPipeline;

@@ -11,12 +11,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "experiments/sweep_expand.h"
+#include "experiments/sweep_spec.h"
 #include "storage/iso_time.h"
 #include "storage/results_db.h"
 #include "storage/schema.h"
 #include "storage/statement.h"
-#include "sweep/sweep_expand.h"
-#include "sweep/sweep_spec.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {

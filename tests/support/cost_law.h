@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "experiments/trial.h"
 #include "plan/cost_model.h"
-#include "trial/trial.h"
 
 namespace ditbench::test {
 

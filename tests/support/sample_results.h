@@ -6,8 +6,8 @@
 #include <vector>
 #include <utility>
 
+#include "experiments/trial.h"
 #include "storage/records.h"
-#include "trial/trial.h"
 
 namespace ditbench::test {
 

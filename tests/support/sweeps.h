@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sweep/sweep_spec.h"
+#include "experiments/sweep_spec.h"
 
 namespace ditbench::test {
 

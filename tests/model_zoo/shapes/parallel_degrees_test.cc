@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include "experiments/constraint.h"
+#include "experiments/trial.h"
+#include "experiments/trial_settings.h"
 #include "storage/schema.h"
-#include "sweep/constraint.h"
-#include "trial/trial.h"
-#include "trial/trial_settings.h"
 
 namespace ditbench {
 namespace {

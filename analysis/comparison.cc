@@ -1,0 +1,515 @@
+#include "analysis/comparison.h"
+#include "analysis/campaign_labels.h"
+#include "base/untrusted_input.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "metrics/trial_metrics.h"
+#include "stats/stats.h"
+
+namespace ditbench {
+namespace {
+
+constexpr double kGpuNoiseFloorPct = 5, kGpuMinEffectPct = 2;
+constexpr double kCpuNoiseFloorPct = 35, kCpuMinEffectPct = 5;
+constexpr double kLearnedFloorMinPct = 1;
+
+bool IsGpu(const std::string& device) { return !device.empty() && device != "cpu"; }
+
+std::vector<std::int64_t> ParseIds(std::string_view list, std::string_view whole) {
+  std::vector<std::int64_t> ids;
+  while (true) {
+    const std::size_t comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    std::int64_t id = 0;
+    auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), id);
+    if (item.empty() || error != std::errc() || end != item.data() + item.size() || id <= 0) {
+      throw std::invalid_argument(fmt::format(
+          "campaign '{}': expected ID, ID,ID,... or DB:ID[,ID...] (campaign ids are positive "
+          "integers)",
+          whole));
+    }
+    ids.push_back(id);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return ids;
+}
+
+// Leaves of `json` as "a.b.c" -> text; arrays of scalars joined with "; ".
+void Flatten(const nlohmann::json& json, const std::string& prefix,
+             std::map<std::string, std::string>* out) {
+  if (json.is_object()) {
+    for (const auto& [key, value] : json.items())
+      Flatten(value, prefix.empty() ? key : prefix + "." + key, out);
+    return;
+  }
+  std::string text;
+  if (json.is_array()) {
+    for (const auto& item : json) {
+      if (!text.empty()) text += "; ";
+      text += item.is_string() ? item.get<std::string>() : item.dump();
+    }
+  } else if (json.is_string()) {
+    text = json.get<std::string>();
+  } else if (!json.is_null()) {
+    text = json.dump();
+  }
+  (*out)[prefix] = text;
+}
+
+// Settings of a side: several campaigns with different values list them all.
+std::map<std::string, std::string> SideSettings(const std::vector<CampaignInfo>& campaigns,
+                                                const std::vector<ResultRow>& rows) {
+  std::map<std::string, std::set<std::string>> values;
+  for (const CampaignInfo& c : campaigns) {
+    values["build"].insert(c.record.build);
+    values["host"].insert(c.record.host);
+    values["sweep spec (sha256)"].insert(c.record.spec_hash.substr(0, 12));
+    std::map<std::string, std::string> leaves;
+    Flatten(c.record.environment, "", &leaves);
+    for (const auto& [key, value] : leaves) values["environment." + key].insert(value);
+  }
+  for (const ResultRow& row : rows)
+    if (!row.device.empty()) values["device"].insert(row.device);
+  std::map<std::string, std::string> settings;
+  for (const auto& [key, set] : values) {
+    std::string joined;
+    for (const std::string& v : set) {
+      if (!joined.empty()) joined += " | ";
+      joined += v;
+    }
+    if (joined.size() > 120) joined = joined.substr(0, 117) + "...";
+    settings[key] = joined;
+  }
+  return settings;
+}
+
+std::vector<CampaignInfo> FindCampaigns(ResultsDb& db, const CampaignSet& set) {
+  std::vector<CampaignInfo> all = db.Campaigns(), chosen;
+  for (std::int64_t id : set.campaigns) {
+    auto it =
+        std::find_if(all.begin(), all.end(), [&](const CampaignInfo& c) { return c.id == id; });
+    if (it == all.end()) {
+      std::string known;
+      for (const CampaignInfo& c : all)
+        known += fmt::format("{}{} ({})", known.empty() ? "" : ", ", c.id, c.record.sweep_name);
+      throw std::invalid_argument(fmt::format("no campaign {} in {}; known: {}", id,
+                                              set.db.string(), known.empty() ? "none" : known));
+    }
+    chosen.push_back(*it);
+  }
+  return chosen;
+}
+
+// One side's view of a trial: its rows (one per campaign) and its launches.
+struct SideTrial {
+  std::vector<const ResultRow*> rows;
+  std::vector<std::vector<double>> launches;  // ok rows only
+  std::vector<long long> sessions;            // the campaign of each launch
+  std::string failure;                        // first non-ok status, with its campaign
+};
+
+std::map<std::string, SideTrial> LoadSide(ResultsDb& db, const CampaignSet& set,
+                                          const std::vector<ResultRow>& rows) {
+  std::map<std::string, SideTrial> trials;
+  for (std::int64_t campaign : set.campaigns) {
+    const std::map<std::string, std::vector<std::vector<double>>> series =
+        db.SlowestSeriesByLaunch(campaign, kIterationStage);
+    for (const ResultRow& row : rows) {
+      if (row.campaign != campaign) continue;
+      SideTrial& trial = trials[row.trial_key];
+      trial.rows.push_back(&row);
+      if (row.status == "ok") {
+        // Every replicate of the campaign is a launch of its own.
+        auto it = series.find(row.trial_key);
+        if (it != series.end())
+          for (const std::vector<double>& launch : it->second) {
+            trial.launches.push_back(launch);
+            trial.sessions.push_back(campaign);  // replicates of a campaign share its session
+          }
+      } else if (trial.failure.empty()) {
+        trial.failure = set.campaigns.size() > 1
+                            ? fmt::format("{} (in campaign {})", row.status, campaign)
+                            : row.status;
+      }
+    }
+  }
+  return trials;
+}
+
+// A side's joules per image: SideLatencyMs's estimator over its ok campaigns' values (each the
+// median of that campaign's launches), or nothing when one of them has none.
+std::optional<double> SideJoulesPerImage(const SideTrial& side) {
+  std::vector<double> values;
+  std::vector<long long> sessions;
+  for (const ResultRow* row : side.rows) {
+    if (row->status != "ok") continue;
+    if (!row->joules_per_image || !(*row->joules_per_image > 0)) return std::nullopt;
+    values.push_back(*row->joules_per_image);
+    sessions.push_back(row->campaign);
+  }
+  if (values.empty()) return std::nullopt;
+  return SideLatencyMs(values, sessions);
+}
+
+// Marks a trial measured on a busy machine on either side, and says so in its reason.
+void MarkBusy(const SideTrial& a, const SideTrial& b, ComparedTrial* trial) {
+  const auto busy_note = [](const SideTrial& side) -> std::optional<std::string> {
+    for (const ResultRow* row : side.rows)
+      if (row->status == "ok" && row->busy)
+        return row->health_note.empty() ? std::string("busy") : row->health_note;
+    return std::nullopt;
+  };
+  const std::optional<std::string> a_note = busy_note(a), b_note = busy_note(b);
+  trial->a_busy = a_note.has_value();
+  trial->b_busy = b_note.has_value();
+  if (!trial->busy()) return;
+  trial->busy_note = a_note ? "A: " + *a_note : "";
+  if (b_note) trial->busy_note += (a_note ? "; B: " : "B: ") + *b_note;
+  trial->change.reason += "; measured on a busy machine (" + trial->busy_note +
+                          "): do not trust this verdict, measure again on an idle machine";
+}
+
+// Marks a side whose output missed its quality gates, and says so in the reason.
+void MarkBelowQuality(const SideTrial& a, const SideTrial& b, ComparedTrial* trial) {
+  const auto below = [](const SideTrial& side) -> std::string {
+    for (const ResultRow* row : side.rows)
+      if (row->status == "ok" && row->below_quality()) return row->quality;
+    return "";
+  };
+  trial->a_below_quality = below(a);
+  trial->b_below_quality = below(b);
+  for (const auto& [side, verdict] :
+       {std::pair{"A", &trial->a_below_quality}, std::pair{"B", &trial->b_below_quality}})
+    if (!verdict->empty())
+      trial->change.reason += fmt::format("; {} is below quality ({})", side, *verdict);
+}
+
+}  // namespace
+
+CampaignSet ParseCampaignSet(std::string_view text, const std::filesystem::path& default_db) {
+  CampaignSet set;
+  set.text = std::string(text);
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) {
+    set.db = default_db;
+    set.campaigns = ParseIds(text, text);
+  } else {
+    if (colon == 0) {
+      throw std::invalid_argument(fmt::format("campaign '{}': empty database path", text));
+    }
+    set.db = std::string(text.substr(0, colon));
+    set.campaigns = ParseIds(text.substr(colon + 1), text);
+  }
+  return set;
+}
+
+namespace {
+
+// How the campaign `id` of the database `db` ran (empty when unknown).
+CampaignRun RunOf(const std::vector<CampaignInfo>& campaigns, std::int64_t id,
+                  const std::string& db) {
+  for (const CampaignInfo& c : campaigns)
+    if (c.id == id) return CampaignRunOf(c, db);
+  return {};
+}
+
+}  // namespace
+
+std::optional<double> ComparedTrial::energy_ratio() const {
+  if (!a_joules_per_image || !b_joules_per_image) return std::nullopt;
+  return *b_joules_per_image / *a_joules_per_image;
+}
+
+bool AnyEnergy(const Comparison& comparison) {
+  return std::any_of(comparison.trials.begin(), comparison.trials.end(),
+                     [](const ComparedTrial& t) {
+                       return t.a_joules_per_image.has_value() || t.b_joules_per_image.has_value();
+                     });
+}
+
+Thresholds DefaultThresholds(bool gpu) {
+  Thresholds t;
+  t.policy.noise_floor_pct = gpu ? kGpuNoiseFloorPct : kCpuNoiseFloorPct;
+  t.policy.min_effect_pct = gpu ? kGpuMinEffectPct : kCpuMinEffectPct;
+  t.source = gpu ? "gpu default" : "cpu default";
+  return t;
+}
+
+std::string Thresholds::Describe() const {
+  return fmt::format("{} (noise floor {:.1f}%, minimum effect {:.1f}%)", source,
+                     policy.noise_floor_pct, policy.min_effect_pct);
+}
+
+std::optional<Thresholds> LearnedThresholds(const std::vector<ResultRow>& rows, bool gpu,
+                                            const std::vector<std::int64_t>& excluded) {
+  // Group the usable rows by what makes two of them an A/A pair: key, build, device. A row
+  // measured on a busy machine says nothing about the quiet machine's noise.
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> groups;
+  int left_out = 0;
+  for (const ResultRow& row : rows) {
+    if (!row.measured() || *row.latency_ms <= 0 || IsGpu(row.device) != gpu) continue;
+    if (std::find(excluded.begin(), excluded.end(), row.campaign) != excluded.end()) continue;
+    if (row.busy) {
+      ++left_out;
+      continue;
+    }
+    groups[{row.trial_key, row.build, row.device}].push_back(*row.latency_ms);
+  }
+  std::vector<double> changes;
+  for (auto& [group, latencies] : groups) {
+    // An outlier (a measurement kOutlierFactor off the median of its trial's, which takes at
+    // least 3 to tell which one is off) is a disturbance, not noise.
+    if (latencies.size() >= 3) {
+      const double median = Summarize(latencies).median;
+      const auto kept_end = std::remove_if(latencies.begin(), latencies.end(), [&](double v) {
+        return std::abs(std::log(v / median)) > std::log(kOutlierFactor);
+      });
+      left_out += static_cast<int>(latencies.end() - kept_end);
+      latencies.erase(kept_end, latencies.end());
+    }
+    for (std::size_t i = 0; i < latencies.size(); ++i)
+      for (std::size_t j = i + 1; j < latencies.size(); ++j)
+        changes.push_back(std::abs(std::log(latencies[j] / latencies[i])));
+  }
+  if (changes.size() < static_cast<std::size_t>(kMinAaPairs)) return std::nullopt;
+  std::sort(changes.begin(), changes.end());
+  Thresholds t = DefaultThresholds(gpu);
+  const double cap = kLearnedFloorCap * t.policy.noise_floor_pct;
+  const double learned = std::expm1(Quantile(changes, kLearnedFloorQuantile)) * 100;
+  t.policy.noise_floor_pct = std::clamp(learned, kLearnedFloorMinPct, cap);
+  t.policy.min_effect_pct = std::min(t.policy.min_effect_pct, t.policy.noise_floor_pct);
+  t.source = fmt::format("learned from {} A/A pairs", changes.size());
+  if (left_out > 0)
+    t.source += fmt::format(" ({} measurement{} left out: busy or outlier)", left_out,
+                            left_out == 1 ? "" : "s");
+  if (learned > cap) t.source += fmt::format(", capped at {:.1f}% ({:.1f}% learned)", cap, learned);
+  return t;
+}
+
+std::string ModelIdentity(const ResultRow& row) {
+  std::string model = row.model;
+  if (row.model_overrides.empty()) return model;
+  nlohmann::json overrides = ParseStoredJson(row.model_overrides);
+  std::string extra;
+  if (overrides.is_object()) {
+    for (const auto& [key, value] : overrides.items()) {
+      if (key == "preset") continue;
+      extra += fmt::format("{}{}:{}", extra.empty() ? "" : ",", key, value.dump());
+    }
+  }
+  return extra.empty() ? model : model + "{" + extra + "}";
+}
+
+std::string DegreesLabel(const ResultRow& row) {
+  const std::string degrees = DegreesAboveOne(row);
+  const std::string custom = AxesLabel(row);
+  return (degrees.empty() ? "1 rank" : degrees) + (custom.empty() ? "" : " " + custom);
+}
+
+std::string AxesLabel(const ResultRow& row) {
+  if (row.axes.empty() || row.axes == "{}") return "";
+  const nlohmann::json axes = ParseStoredJson(row.axes);
+  if (!axes.is_object()) return "";
+  std::string label;
+  for (const auto& [name, value] : axes.items())
+    label += fmt::format("{}{}={}", label.empty() ? "" : " ", name,
+                         value.is_string() ? value.get<std::string>() : value.dump());
+  return label;
+}
+
+std::string ShellWord(const std::string& text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("/._-+:@%,=").find(c) != std::string_view::npos;
+  });
+  if (plain) return text;
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + '\'';
+}
+
+CampaignRun CampaignRunOf(const CampaignInfo& campaign, const std::string& db) {
+  CampaignRun run;
+  run.sweep_path = campaign.record.sweep_path;
+  run.db = db;
+  const nlohmann::json& env = campaign.record.environment;
+  if (env.is_object()) {
+    if (auto gpus = env.find("gpus"); gpus != env.end() && gpus->is_string()) run.gpus = *gpus;
+    if (auto launcher = env.find("launcher"); launcher != env.end() && launcher->is_string())
+      run.launcher = *launcher;
+  }
+  return run;
+}
+
+std::string ReproduceCommand(const CampaignRun& run, const std::string& trial_key) {
+  std::string command =
+      fmt::format("ditbench run {} --only {}", ShellWord(run.sweep_path), trial_key);
+  if (!run.db.empty()) command += " --db " + ShellWord(run.db);
+  if (!run.gpus.empty() && run.gpus != "auto") command += " --gpus " + ShellWord(run.gpus);
+  if (!run.launcher.empty() && run.launcher != "local")
+    command += " --launcher " + ShellWord(run.launcher);
+  return command;
+}
+
+std::string TrialLabel(const ResultRow& row) {
+  std::string label = fmt::format("{} {} {} {}", ModelIdentity(row), row.resolution_label(),
+                                  row.precision, row.scope);
+  if (row.batch > 1) label += fmt::format(" batch={}", row.batch);
+  return label + " " + DegreesLabel(row);
+}
+
+Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_db,
+                            const CampaignSet& b, const CompareSettings& settings) {
+  Comparison comparison{a, b, {}, {}, {}, {}, {}, {}};
+  const std::vector<CampaignInfo> a_campaigns = FindCampaigns(a_db, a);
+  const std::vector<CampaignInfo> b_campaigns = FindCampaigns(b_db, b);
+  for (const CampaignInfo& c : a_campaigns)
+    comparison.a_label += (comparison.a_label.empty() ? "" : ", ") + CampaignLabel(c);
+  for (const CampaignInfo& c : b_campaigns)
+    comparison.b_label += (comparison.b_label.empty() ? "" : ", ") + CampaignLabel(c);
+  const std::vector<ResultRow> a_rows = a_db.Results(a.campaigns);
+  const std::vector<ResultRow> b_rows = b_db.Results(b.campaigns);
+
+  const auto a_settings = SideSettings(a_campaigns, a_rows);
+  const auto b_settings = SideSettings(b_campaigns, b_rows);
+  std::set<std::string> keys;
+  for (const auto& [key, value] : a_settings) keys.insert(key);
+  for (const auto& [key, value] : b_settings) keys.insert(key);
+  for (const std::string& key : keys) {
+    auto ia = a_settings.find(key), ib = b_settings.find(key);
+    const std::string va = ia == a_settings.end() ? "(none)" : ia->second;
+    const std::string vb = ib == b_settings.end() ? "(none)" : ib->second;
+    if (va != vb) comparison.differences.push_back({key, va, vb});
+  }
+  // The settings a performance engineer looks at first, then the rest alphabetically.
+  const std::vector<std::string> first = {"build", "device", "host", "sweep spec (sha256)"};
+  std::stable_sort(comparison.differences.begin(), comparison.differences.end(),
+                   [&](const SettingDifference& x, const SettingDifference& y) {
+                     auto rank = [&](const std::string& s) {
+                       return std::find(first.begin(), first.end(), s) - first.begin();
+                     };
+                     return rank(x.setting) < rank(y.setting);
+                   });
+
+  // Thresholds per device kind: learned from side A's database, else the defaults.
+  std::vector<std::int64_t> all_ids, excluded = a.campaigns;
+  for (const CampaignInfo& c : a_db.Campaigns())
+    if (!c.excluded) all_ids.push_back(c.id);  // set aside by `ditbench campaigns --exclude`
+  if (&a_db == &b_db) excluded.insert(excluded.end(), b.campaigns.begin(), b.campaigns.end());
+  const std::vector<ResultRow> history = a_db.Results(all_ids);
+  const auto thresholds_for = [&](bool gpu) {
+    Thresholds t = LearnedThresholds(history, gpu, excluded).value_or(DefaultThresholds(gpu));
+    if (settings.noise_floor_pct || settings.min_effect_pct) t.source = "given";
+    if (settings.noise_floor_pct) t.policy.noise_floor_pct = *settings.noise_floor_pct;
+    if (settings.min_effect_pct) t.policy.min_effect_pct = *settings.min_effect_pct;
+    return t;
+  };
+  const Thresholds gpu = thresholds_for(true), cpu = thresholds_for(false);
+
+  const std::map<std::string, SideTrial> a_trials = LoadSide(a_db, a, a_rows);
+  const std::map<std::string, SideTrial> b_trials = LoadSide(b_db, b, b_rows);
+  for (const auto& [key, at] : a_trials) {
+    const std::string label = TrialLabel(*at.rows.front());
+    auto ib = b_trials.find(key);
+    if (ib == b_trials.end()) {
+      comparison.unmatched.push_back({key, label, "only in A"});
+      continue;
+    }
+    const SideTrial& bt = ib->second;
+    if (at.launches.empty() || bt.launches.empty()) {
+      std::string why;
+      if (at.launches.empty()) {
+        why = "A: ";
+        why += at.failure.empty() ? "no samples" : at.failure;
+      }
+      if (bt.launches.empty()) {
+        if (!why.empty()) why += ", ";
+        why += "B: ";
+        why += bt.failure.empty() ? "no samples" : bt.failure;
+      }
+      comparison.unmatched.push_back({key, label, why});
+      continue;
+    }
+    const std::string device = bt.rows.front()->device;
+    const Thresholds& t = IsGpu(device) ? gpu : cpu;
+    ComparedTrial trial;
+    trial.trial_key = key;
+    trial.label = label;
+    trial.device = device;
+    trial.change = CompareLatency(at.launches, bt.launches, t.policy, at.sessions, bt.sessions);
+    trial.thresholds = t.Describe();
+    trial.a_joules_per_image = SideJoulesPerImage(at);
+    trial.b_joules_per_image = SideJoulesPerImage(bt);
+    trial.run = RunOf(b_campaigns, bt.rows.back()->campaign, b_db.path().string());
+    comparison.thresholds[IsGpu(device) ? "gpu" : "cpu"] = t;
+    MarkBusy(at, bt, &trial);
+    MarkBelowQuality(at, bt, &trial);
+    comparison.trials.push_back(std::move(trial));
+  }
+  for (const auto& [key, bt] : b_trials)
+    if (!a_trials.count(key))
+      comparison.unmatched.push_back({key, TrialLabel(*bt.rows.front()), "only in B"});
+  std::stable_sort(comparison.trials.begin(), comparison.trials.end(),
+                   [](const ComparedTrial& x, const ComparedTrial& y) {
+                     return x.change.change.pct > y.change.change.pct;
+                   });
+  return comparison;
+}
+
+RegressionCheck FindRegressions(const Comparison& comparison, double pct, bool strict) {
+  RegressionCheck check;
+  for (const ComparedTrial& trial : comparison.trials) {
+    if (trial.change.verdict != Verdict::kSlower || !(trial.change.change.pct > pct)) continue;
+    (trial.busy() && !strict ? check.skipped_busy : check.regressions).push_back(&trial);
+  }
+  return check;
+}
+
+std::string IntervalText(const ChangeEstimate& change) {
+  if (!change.Bounded()) return "data cannot bound it";
+  return fmt::format("[{:+.1f}, {:+.1f}] {:.0f}%", change.low_pct, change.high_pct,
+                     change.coverage * 100);
+}
+
+std::string VerdictText(const ComparedTrial& trial) {
+  std::string text = VerdictName(trial.change.verdict);
+  if (trial.busy()) text += ", busy " + trial.BusySides();
+  if (!trial.BelowQualitySides().empty()) text += ", below quality " + trial.BelowQualitySides();
+  return text;
+}
+
+std::string NoiseFloorHeadline(const Comparison& comparison) {
+  std::string text;
+  for (const auto& [kind, t] : comparison.thresholds) {
+    text += text.empty() ? "noise floor " : ", ";
+    if (comparison.thresholds.size() > 1) text += kind + " ";
+    text += fmt::format("{:.1f}% ({})", t.policy.noise_floor_pct, t.source);
+  }
+  return text;
+}
+
+std::string ComparedTrial::BelowQualitySides() const {
+  const bool a = !a_below_quality.empty(), b = !b_below_quality.empty();
+  if (a && b) return "A and B";
+  return a ? "A" : b ? "B" : "";
+}
+
+std::string ComparedTrial::BusySides() const {
+  if (a_busy && b_busy) return "A and B";
+  return a_busy ? "A" : b_busy ? "B" : "";
+}
+
+}  // namespace ditbench

@@ -1,0 +1,225 @@
+#include "analysis/configuration_group.h"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "analysis/comparison.h"
+#include "base/untrusted_input.h"
+#include "experiments/trial_identity.h"
+#include "experiments/trial_settings.h"
+#include "experiments/workload.h"
+#include "model_zoo/shapes/model_config.h"
+
+namespace ditbench {
+namespace {
+
+// Computation fields the report group names (ReportGroup) or the label spells out otherwise
+// (DegreesLabel: the degrees and custom axes); a command's program is the group's workload.
+const std::set<std::string>& NamedElsewhere() {
+  static const std::set<std::string> fields = [] {
+    std::set<std::string> named = {"batch",     "command",    "custom", "model",
+                                   "precision", "resolution", "scope",  "seed",
+                                   "steps",     "workload",   "frames"};
+    for (const DegreeInfo& d : kDegreeTable) named.emplace(d.name);
+    return named;
+  }();
+  return fields;
+}
+
+// Fields that only say how the work is split over ranks: a 1-rank baseline has its own.
+const std::set<std::string>& ParallelFields() {
+  static const std::set<std::string> fields = [] {
+    std::set<std::string> parallel = {"pipefusion_patches", "pipefusion_warmup_steps"};
+    for (const DegreeInfo& d : kDegreeTable) parallel.emplace(d.name);
+    return parallel;
+  }();
+  return fields;
+}
+
+// The computation as stored, or (a row made by hand) as the row's columns spell it.
+nlohmann::json RowComputation(const ResultRow& row) {
+  if (!row.computation.empty()) {
+    nlohmann::json stored = ParseStoredJson(row.computation);
+    if (stored.is_object()) return stored;
+  }
+  nlohmann::json model = row.model;
+  if (!row.model_overrides.empty()) {
+    nlohmann::json overrides = ParseStoredJson(row.model_overrides);
+    if (overrides.is_object()) model = overrides;
+  }
+  nlohmann::json computation = {
+      {"batch", row.batch},
+      {"model", model},
+      {"pipefusion_patches", row.pipefusion_patches > 0 ? row.pipefusion_patches : row.pipefusion},
+      {"pipefusion_warmup_steps", row.pipefusion_warmup_steps},
+      {"precision", row.precision},
+      {"resolution", row.height > 0 && row.height != row.resolution
+                         ? nlohmann::json(fmt::format("{}x{}", row.resolution, row.height))
+                         : nlohmann::json(row.resolution)},
+      {"scope", row.scope},
+      {"seed", row.seed},
+      {"steps", row.steps},
+      {"workload", WorkloadName(row.workload)}};
+  for (const DegreeInfo& d : kDegreeTable) computation[std::string(d.name)] = row.*d.member;
+  nlohmann::json axes = ParseStoredJson(row.axes.empty() ? "{}" : row.axes);
+  if (axes.is_object() && !axes.empty()) computation["custom"] = axes;
+  if (row.frames > 0) computation["frames"] = row.frames;
+  return computation;
+}
+
+// `field` of `computation`, its identity default when a row stored before the field existed
+// lacks it.
+nlohmann::json Field(const nlohmann::json& computation, const std::string& field) {
+  if (auto it = computation.find(field); it != computation.end()) return *it;
+  return IdentityDefault(field, computation).value_or(nlohmann::json());
+}
+
+std::string Plain(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+ReportGroup GroupOf(const nlohmann::json& computation, bool profile_blocks) {
+  ReportGroup group;
+  const nlohmann::json model = Field(computation, "model");
+  if (model.is_object()) {
+    group.model = Plain(model.value("preset", nlohmann::json("")));
+    std::string overrides;
+    for (const auto& [key, value] : model.items()) {
+      if (key == "preset") continue;
+      overrides += fmt::format("{}{}:{}", overrides.empty() ? "" : ",", key, value.dump());
+    }
+    if (!overrides.empty()) group.model += "{" + overrides + "}";
+  } else {
+    group.model = Plain(model);
+  }
+  // A number (a square) or "WIDTHxHEIGHT", read as the sweep's setting reads it.
+  TrialConfig shape;
+  std::string expected;
+  if (ApplySetting(shape, "resolution", Field(computation, "resolution"), &expected)) {
+    group.resolution = shape.resolution;
+    group.height = shape.image_height();
+  }
+  const nlohmann::json frames = Field(computation, "frames");
+  group.frames = frames.is_number_integer() ? frames.get<std::int64_t>() : 0;
+  group.precision = Plain(Field(computation, "precision"));
+  group.scope = Plain(Field(computation, "scope"));
+  group.batch = Field(computation, "batch").get<std::int64_t>();
+  group.steps = Field(computation, "steps").get<std::int64_t>();
+  group.profile_blocks = profile_blocks;
+  group.workload = ParseWorkload(Plain(Field(computation, "workload"))).value_or(Workload::kDit);
+  return group;
+}
+
+// The identity without the seed (and, for the baseline match, without the parallel fields).
+nlohmann::json WithoutSeed(const ResultRow& row, bool drop_parallel) {
+  nlohmann::json identity = RowIdentity(row);
+  identity.erase("seed");
+  if (drop_parallel)
+    for (const std::string& field : ParallelFields()) identity.erase(field);
+  return identity;
+}
+
+// What a 1-rank baseline shares with its row: the computation but seed and parallel settings,
+// and profile_blocks.
+std::string SerialKey(const ResultRow& row) {
+  return fmt::format("{}|{}", row.profile_blocks, WithoutSeed(row, /*drop_parallel=*/true).dump());
+}
+
+}  // namespace
+
+std::string ReportGroup::Label() const {
+  return fmt::format("{}{} · {} · {} · {} · batch {} · {} steps{}",
+                     // a workload whose model is only a label says what ran
+                     TraitsOf(workload).builtin_model
+                         ? std::string()
+                         : std::string(WorkloadName(workload)) + " · ",
+                     model, ResolutionLabel(), precision, scope, batch,
+                     steps, profile_blocks ? " · blocks profiled" : "");
+}
+
+std::string ReportGroup::Text() const {
+  std::string text = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", model, resolution, precision, scope,
+                                 batch, steps, profile_blocks, WorkloadName(workload));
+  // Written only where they differ from an image's, so that an image group's text is unchanged.
+  if (height != resolution) text += fmt::format("|height={}", height);
+  if (frames > 0) text += fmt::format("|frames={}", frames);
+  return text;
+}
+
+std::string ReportGroup::ResolutionLabel() const {
+  std::string label = height == resolution ? fmt::format("{} px", resolution)
+                                           : fmt::format("{}x{} px", resolution, height);
+  if (frames > 0) label += fmt::format(" · {} frames", frames);
+  return label;
+}
+
+std::optional<std::int64_t> TokensPerRank(const ResultRow& row) {
+  if (!TraitsOf(row.workload).builtin_model) return std::nullopt;
+  const nlohmann::json model = Field(RowComputation(row), "model");
+  std::string name = model.is_string() ? model.get<std::string>() : "";
+  std::map<std::string, int> overrides;
+  if (model.is_object()) {
+    name = model.value("preset", "");
+    for (const auto& [key, value] : model.items())
+      if (value.is_number_integer()) overrides[key] = value.get<int>();
+  }
+  std::string error;
+  const auto resolved = ResolveModel(name, overrides, &error);
+  const std::int64_t sequence = std::int64_t(row.ring) * row.ulysses;
+  if (!resolved || sequence < 1) return std::nullopt;
+  const ImageShape shape{static_cast<int>(row.resolution),
+                         static_cast<int>(row.height > 0 ? row.height : row.resolution),
+                         static_cast<int>(row.frames)};
+  return ImageTokens(*resolved, shape) / sequence;
+}
+
+ReportGroup ReportGroupOf(const ResultRow& row) {
+  return GroupOf(RowComputation(row), row.profile_blocks);
+}
+
+ReportGroup ReportGroupOf(const TrialConfig& config) {
+  return GroupOf(ComputationJson(config), config.profile_blocks);
+}
+
+nlohmann::json RowIdentity(const ResultRow& row) { return IdentityJson(RowComputation(row)); }
+
+std::string ConfigurationOf(const ResultRow& row) {
+  return fmt::format("{}|{}|{}|{}", row.campaign, row.device, row.profile_blocks,
+                     WithoutSeed(row, /*drop_parallel=*/false).dump());
+}
+
+std::string SettingsLabel(const ResultRow& row) {
+  std::string label;
+  const nlohmann::json identity = RowIdentity(row);
+  for (const auto& [field, value] : identity.items()) {
+    if (NamedElsewhere().count(field)) continue;
+    label += fmt::format("{}{}={}", label.empty() ? "" : " ", field, Plain(value));
+  }
+  return label;
+}
+
+std::string ConfigurationLabel(const ResultRow& row) {
+  const std::string settings = SettingsLabel(row);
+  return DegreesLabel(row) + (settings.empty() ? "" : " " + settings);
+}
+
+OneRankBaselines::OneRankBaselines(const std::vector<ResultRow>& group) {
+  for (const ResultRow& candidate : group)
+    if (candidate.world_size == 1 && candidate.measured())
+      candidates_[SerialKey(candidate)].push_back(&candidate);
+}
+
+const ResultRow* OneRankBaselines::For(const ResultRow& row) const {
+  auto found = candidates_.find(SerialKey(row));
+  if (found == candidates_.end()) return nullptr;
+  const ResultRow* best = nullptr;
+  for (const ResultRow* candidate : found->second) {
+    if (candidate->campaign == row.campaign) return candidate;
+    if (!best || candidate->campaign > best->campaign) best = candidate;
+  }
+  return best;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,100 @@
+// What the report compares with what, defined once. Used by the report's tables and charts
+// (report/html_report.h, report/group_charts.h), seed folding (analysis/seed_folding.h), the
+// stage breakdown and the halving search (plan/halving.h).
+//
+// Three levels:
+//  * the report group (ReportGroupOf): trials ranked against each other in one table. Same
+//    model identity (overrides and weights included), resolution, precision, scope, batch,
+//    steps, profile_blocks (timing every block slows a trial down) and workload. Never across
+//    precisions or scopes, nor between the built-in worker and a command.
+//  * the configuration (ConfigurationOf): every field of the trial's computation
+//    (experiments/trial_identity.h: ComputationJson) but the seed, within one campaign, device
+//    and profile_blocks. Trials of one configuration are replicates: the table shows them as
+//    one row (FoldSeeds) with one label (ConfigurationLabel). Trials that differ in anything
+//    else the trial computes (vae_tile, pipefusion_patches, pipefusion_warmup_steps, custom
+//    axes, a field added later) are different configurations with different labels.
+//  * the 1-rank baseline (OneRankBaselines): what a row's speedup, efficiency and output-error
+//    point are measured against, in the table and in every chart.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/trial.h"
+#include "storage/results_db.h"
+
+namespace ditbench {
+
+struct ReportGroup {
+  std::string model;  // "pixart-alpha", or with overrides "pixart-alpha-tiny{depth:8}"
+  std::int64_t resolution = 0;
+  std::string precision, scope;
+  std::int64_t batch = 0, steps = 0;
+  bool profile_blocks = false;
+  Workload workload = Workload::kDit;
+  // The image's height (equal to `resolution`, its width, for a square) and a video's frames
+  // (0: an image). Last, so that image groups keep their order.
+  std::int64_t height = 0, frames = 0;
+
+  auto operator<=>(const ReportGroup&) const = default;
+  // "1024 px", "1280x720 px", "832x480 px · 81 frames".
+  std::string ResolutionLabel() const;
+  // Every field, as one line (a map key for callers that group by text).
+  std::string Text() const;
+  // How every output names the group to a user: "flux-dev-tiny · 384x256 px · fp32 · denoise ·
+  // batch 1 · 4 steps" (the report's headings, advise's and plan's group lines).
+  std::string Label() const;
+};
+
+ReportGroup ReportGroupOf(const ResultRow& row);
+
+// Image (or video) tokens each rank of the sequence-parallel group attends over: the sample's
+// tokens / (ring x ulysses). nullopt for a workload whose model is only a label, or a model
+// this build does not know.
+std::optional<std::int64_t> TokensPerRank(const ResultRow& row);
+ReportGroup ReportGroupOf(const TrialConfig& config);
+
+// The row's computation with identity defaults left out (IdentityJson): row.computation when
+// storage read it, else built from the row's columns (a row made by hand in a test).
+nlohmann::json RowIdentity(const ResultRow& row);
+
+// The configuration as text: rows with the same text differ at most in seed and trial key.
+std::string ConfigurationOf(const ResultRow& row);
+
+// The settings of the row's computation that neither its report group, its parallel degrees
+// nor its custom axes name, each "field=value" ("pipefusion_patches=4 vae_tile=128"); empty
+// when all are at their identity defaults.
+std::string SettingsLabel(const ResultRow& row);
+
+// How a table row and a chart bar name a configuration within its group: DegreesLabel
+// ("ulysses=2", "1 rank", then custom axes) and SettingsLabel. Two configurations of one
+// group and campaign have different labels unless they differ only in the command run.
+std::string ConfigurationLabel(const ResultRow& row);
+
+// The ok 1-rank trial a row is compared with: one of `group` with world size 1 whose
+// computation equals the row's but for the seed, the parallel degrees and the PipeFusion
+// settings (so custom axes and vae_tile must match), with the same profile_blocks; from the
+// row's campaign when it has one, else from the newest campaign that has one. Among several
+// in one campaign, the first in `group`. The table, every chart and the warnings of a group
+// build one from the same rows, so they agree.
+class OneRankBaselines {
+ public:
+  // Indexes the 1-rank trials of `group` (one parse of each row's computation).
+  // REQUIRES: `group` outlives this object and is not changed while it is used.
+  explicit OneRankBaselines(const std::vector<ResultRow>& group);
+
+  // `row`'s baseline; nullptr: none.
+  const ResultRow* For(const ResultRow& row) const;
+
+ private:
+  // What a baseline must share with its row, as text -> the 1-rank trials, in group order.
+  std::map<std::string, std::vector<const ResultRow*>> candidates_;
+};
+
+}  // namespace ditbench

@@ -1,0 +1,105 @@
+// A trial's history: every campaign of its sweep that measured it, in time order, with the
+// change points among them (stats/change_points.h). What `ditbench history` prints and the
+// report's History section draws. Reads through storage's typed reads only (Campaigns,
+// Results); campaigns set aside with `ditbench campaigns --exclude`, and the campaigns
+// `ditbench bisect` measured, take no part.
+//
+// A point is one campaign's measurement of the trial: its latency_ms (the median of its launch
+// medians, as `query` reports it) with the stored interval (between launches when the sweep
+// has `replicates`, else of the median over iterations), the campaign's build and
+// environment fingerprint, and whether the machine was busy. The build is the one the worker
+// reported in its environment ("build": a command workload's program, a bisect build) when
+// it did, else the campaign's own (the coordinator's git revision).
+//
+// Thresholds: a change point must reach the minimum effect of compare's thresholds for the
+// trial's device kind (learned from the database's A/A pairs, else the per-device default,
+// analysis/comparison.h), so that `history` and `compare` agree on what is too small to count.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/comparison.h"
+#include "stats/change_points.h"
+#include "storage/results_db.h"
+
+namespace ditbench {
+
+// What a campaign ran with, field by field ("driver", "cuda", "nccl", "libtorch",
+// "diffusers", "device", "host", "ditbench"): read from what its environment records (the
+// worker's report under "worker", the coordinator's host and build); a field nobody recorded
+// is absent.
+using Fingerprint = std::map<std::string, std::string>;
+Fingerprint EnvironmentFingerprint(const CampaignInfo& campaign);
+
+// The build a campaign's trials ran with (see above).
+std::string CampaignBuild(const CampaignInfo& campaign);
+
+struct HistoryPoint {
+  std::int64_t campaign = 0;
+  double started_at = 0;     // unix seconds
+  std::string build, label;  // label: `ditbench campaigns --label`, or empty
+  Fingerprint environment;
+  double latency_ms = 0;
+  std::optional<double> ci_low_ms, ci_high_ms;
+  std::int64_t launches = 0;
+  bool busy = false;
+  std::string busy_note;
+  PointUse use = PointUse::kUsed;
+  double level_ms = 0;  // the level of the segment it lies in
+};
+
+// A change point between two campaigns, with what else changed between them.
+struct HistoryChange {
+  std::int64_t last_good = 0, first_bad = 0;  // campaign ids
+  std::string good_build, bad_build;
+  ChangeEstimate change;                       // pct > 0: slower from first_bad on
+  std::vector<SettingDifference> environment;  // fingerprint fields that differ
+  std::vector<std::int64_t> skipped;           // busy or disturbed campaigns between the two
+  std::size_t campaigns_since = 0;             // campaigns of the series from first_bad on
+};
+
+struct KeyHistory {
+  std::string sweep, trial_key, label, device;
+  std::vector<HistoryPoint> points;  // time order
+  std::vector<HistoryChange> changes;
+  double noise_pct = 0;    // the series' night-to-night noise
+  bool busy_used = false;  // most campaigns were busy: busy ones took part
+  std::string thresholds;  // Thresholds::Describe() of its device kind
+  // Change of the latest level against the first (segment levels, so one bad night at either
+  // end does not make a trend).
+  double trend_pct = 0;
+};
+
+struct History {
+  std::vector<KeyHistory> keys;         // by sweep, then label, then key
+  std::vector<CampaignInfo> campaigns;  // the included campaigns of the selected sweeps
+  std::size_t excluded = 0;             // campaigns of those sweeps left out
+  // Campaigns of `ditbench bisect` (environment "bisect"): they measure older builds out of
+  // time order, so they are not points of the history either.
+  std::size_t bisections = 0;
+};
+
+struct HistoryOptions {
+  std::string sweep;  // empty: every sweep
+  std::string only;   // empty: every trial key; else one key (std::invalid_argument if unknown)
+};
+
+// The history of every ok trial of the selected campaigns. Pure: `campaigns` as Campaigns()
+// gives them, `rows` their results. Throws std::invalid_argument for an unknown sweep or key,
+// naming the known ones.
+History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vector<ResultRow>& rows,
+                     const HistoryOptions& options);
+
+// Reads the campaigns and their results from `db`, then BuildHistory.
+History LoadHistory(ResultsDb& db, const HistoryOptions& options);
+
+// The change points slower by more than `pct` percent whose first bad campaign is among the
+// last `last` campaigns of its series (0: any), by key.
+std::vector<std::pair<const KeyHistory*, const HistoryChange*>> SlowerChanges(
+    const History& history, double pct, std::size_t last);
+
+}  // namespace ditbench

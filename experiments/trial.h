@@ -1,0 +1,193 @@
+// A Trial is one fully resolved point of a sweep: every axis has a value, defaults applied.
+//
+// The canonical form is the trial's whole configuration as JSON with keys sorted, no
+// whitespace, integers as integers and durations in seconds (see docs/sweep-spec.md): what
+// trial.json carries to the worker. The trial key covers only what the trial computes, not
+// how it is measured (warmup, repeats, timeout, profile_blocks, profile, quality): key format v2,
+// defined in experiments/trial_identity.h and pinned by goldens in tests/experiments/trial_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/quality_gate.h"
+#include "experiments/workload.h"
+#include "model_zoo/shapes/model_config.h"
+#include "model_zoo/shapes/parallel_degrees.h"
+
+namespace ditbench {
+
+// When to stop timing a trial: never before `min` timed iterations, never after `max`; in
+// between, stop once the 95% confidence interval of the median is within `target_rel_ci` of
+// the median, or once `max_seconds` of timed work have been spent.
+struct Repeats {
+  int min = 5;
+  int max = 5;
+  double target_rel_ci = 0.0;  // 0: no early stop, run `min` iterations... up to `max`.
+  double max_seconds = 0.0;    // 0: no time budget.
+  bool operator==(const Repeats&) const = default;
+};
+
+// What the timed region of one iteration holds.
+enum class Scope {
+  kForward,   // one transformer forward
+  kDenoise,   // the denoising loop: `steps` forwards plus sampler steps
+  kPipeline,  // denoise + VAE decode
+};
+std::string_view ScopeName(Scope scope);
+std::optional<Scope> ParseScope(std::string_view name);
+// Every scope, in enumerator order: a constraint expression names each by ScopeName, valued as
+// its enumerator (experiments/constraint.h).
+std::vector<Scope> AllScopes();
+
+enum class Precision { kFp32, kTf32, kBf16, kFp16 };
+std::string_view PrecisionName(Precision precision);
+std::optional<Precision> ParsePrecision(std::string_view name);
+// Every precision, in enumerator order: a constraint expression names each by PrecisionName,
+// valued as its enumerator (experiments/constraint.h).
+std::vector<Precision> AllPrecisions();
+
+// How a built-in model's denoising steps are issued: one kernel launch at a time (`eager`), or
+// each step captured once as a CUDA graph after the eager warm-up and replayed in the timed
+// iterations (`cuda_graph`; GPU only: on CPU the trial is skipped with the reason).
+enum class GraphMode { kEager, kCudaGraph };
+std::string_view GraphModeName(GraphMode mode);
+std::optional<GraphMode> ParseGraphMode(std::string_view name);
+// Bytes one activation element takes in `precision`: 2 for bf16 and fp16, 4 for fp32 and tf32
+// (tf32 stores fp32). The one rule the communication and memory estimates read.
+double BytesPerElement(Precision precision);
+
+// The values of `profile` (TrialConfig::profile_trace): a sweep's top-level `profile: trace`,
+// and the policy's "profile" when set.
+inline constexpr const char* kProfileTrace = "trace";
+inline constexpr const char* kProfileNone = "none";
+inline constexpr const char* kProfileExpected =
+    "'trace' (a profiler pass after the timed iterations: one Chrome trace per rank) or 'none'";
+
+// The parallel degrees are the ParallelDegrees base (model_zoo/shapes/parallel_degrees.h):
+// `ulysses`, `world_size()` and the rest read as members, and every list of them walks
+// kDegreeTable.
+struct TrialConfig : ParallelDegrees {
+  Workload workload = Workload::kDit;  // experiments/workload.h
+  // A workload launched as a program (WorkloadLaunch::kProgram): the program and its
+  // arguments, each a template whose {placeholders} name trial fields
+  // (experiments/command_line.h). Empty otherwise.
+  std::vector<std::string> command;
+  // A workload launched as a program: custom axes, any name a sweep gives them, to scalar
+  // values (numbers, strings, booleans). Part of the identity; empty otherwise.
+  std::map<std::string, nlohmann::json> custom;
+  std::string model = "pixart-alpha";          // a preset name (model_zoo/shapes/model_config.h)
+  std::map<std::string, int> model_overrides;  // preset dimensions replaced, e.g. depth
+  // Folders in diffusers' format (config.json + *.safetensors) holding the transformer's and the
+  // VAE decoder's weights (`model: {preset: ..., weights: DIR, vae_weights: DIR}`), absolute.
+  // Empty: seeded random weights.
+  std::string weights;
+  std::string vae_weights;
+  // Which of a weights folder's files diffusers would load (`model: {..., weights_variant:
+  // fp16}`: diffusion_pytorch_model.fp16.safetensors or its sharded index; empty: the default
+  // files). For both folders, as diffusers' pipelines pass `variant` to every component.
+  std::string weights_variant;
+  // The image's width in pixels, and its height unless `height` is set: the sweep's
+  // `resolution: 1024` is a square, `resolution: 1280x720` sets both (kept as written:
+  // `resolution` and `height` 0 when they are equal, so a square has one form and one key).
+  int resolution = 1024;
+  int height = 0;  // pixels; 0: square (the height is `resolution`)
+  // Video families: frames per clip (4k + 1 for a 4x temporal VAE); 0: an image (the only
+  // value image families take). Absent from the key when 0.
+  int frames = 0;
+  Precision precision = Precision::kBf16;
+  Scope scope = Scope::kDenoise;
+  int batch = 1;
+  int steps = 20;
+  int warmup = 5;               // untimed benchmark warm-up iterations
+  bool profile_blocks = false;  // also time every transformer block (stage "step:i/block:j")
+  // `profile: trace` (top level of a sweep): after the timed iterations, an untimed pass under
+  // the profiler writes a Chrome trace per rank (metrics/trace_profile.h). Policy, not key.
+  bool profile_trace = false;
+  // `quality: {max_output_error, min_psnr, min_ssim}` (top level of a sweep): the gates its
+  // output must pass (experiments/quality_gate.h). Policy, not key; empty: no gate.
+  QualityGate quality;
+  // Scope `pipeline`: decode in tiles of this many pixels per side (overlapping by a quarter,
+  // blended), as large resolutions are decoded to bound the VAE's memory; 0: in one piece.
+  int vae_tile = 0;  // IsValidVaeTile
+  GraphMode graph = GraphMode::kEager;
+  Repeats repeats;
+  double timeout_s = 1800;
+  std::int64_t seed = 0;
+  // PipeFusion's settings (its degree is in ParallelDegrees).
+  int pipefusion_patches = 0;  // patches per image in PipeFusion; 0: equal to `pipefusion`
+  // PipeFusion's synchronous diffusion steps before patches are pipelined with stale K/V
+  // (not benchmark warm-up: that is `warmup`).
+  int pipefusion_warmup_steps = 1;
+
+  const ParallelDegrees& degrees() const { return *this; }
+  // Images one iteration produces over the whole trial: the batch of each data-parallel
+  // replica (CFG's negative rows are not images). What images_per_s and joules_per_image count.
+  int images_per_iteration() const { return batch * dp; }
+  int image_height() const { return height > 0 ? height : resolution; }
+  ImageShape image_shape() const { return {resolution, image_height(), frames}; }
+  // "1024" for a square, "1280x720" otherwise: as the sweep writes it, and as labels show it.
+  std::string resolution_text() const;
+  // Without PipeFusion there is one patch, whatever the sweep set: the setting computes nothing.
+  int effective_pipefusion_patches() const {
+    if (pipefusion <= 1) return 1;
+    return pipefusion_patches > 0 ? pipefusion_patches : pipefusion;
+  }
+  bool operator==(const TrialConfig&) const = default;
+};
+
+// The canonical JSON object of a configuration: ComputationJson and PolicyJson of
+// experiments/trial_identity.h together (see the file comment).
+nlohmann::json CanonicalJson(const TrialConfig& config);
+// The canonical text: CanonicalJson dumped with sorted keys and no whitespace.
+std::string CanonicalText(const TrialConfig& config);
+// The trial key (key format v2): 16 hex digits of SHA-256 of IdentityText(config), which
+// leaves out the measurement policy and every field at its identity default.
+std::string TrialKey(const TrialConfig& config);
+// The key of the trial's configuration: TrialKey with the seed left out (as seed 0). Trials
+// with one configuration key are seed twins, replicates of one configuration: the report's
+// Planner section folds them into one point, leave-one-out leaves them out together.
+std::string ConfigurationKey(const TrialConfig& config);
+// Inverse of CanonicalJson, through the setter table (experiments/trial_settings.h,
+// ApplyCanonicalField): every value gets the sweep parser's checks; weights folders are taken as
+// written. Throws std::invalid_argument naming the bad or missing key. `workload` may be missing
+// (configurations written before key format v2): Workload::kDit.
+TrialConfig TrialConfigFromJson(const nlohmann::json& json);
+
+// Lifecycle of a trial in the database. Stored as the lower-case name.
+enum class TrialStatus {
+  kPending,
+  kRunning,
+  kOk,
+  kSkipped,  // invalid by design; never launched
+  kOom,
+  kTimeout,
+  kCrashed,      // killed by a signal
+  kFailed,       // non-zero exit or bad result files
+  kInterrupted,  // found running after its coordinator died
+};
+std::string_view StatusName(TrialStatus status);
+std::optional<TrialStatus> ParseStatus(std::string_view name);
+
+// A hex SHA-256 digest of `text` (64 characters).
+std::string Sha256Hex(std::string_view text);
+
+// The tiles a VAE decode takes (TrialConfig::vae_tile), in a sweep and in `ditbench forward
+// --vae-tile` alike: 0 (in one piece) or kVaeTileUnit to kVaeTileMax pixels, a multiple of
+// kVaeTileUnit (a tile overlaps its neighbours by a quarter: whole latent pixels at any VAE).
+inline constexpr int kVaeTileUnit = 64;
+inline constexpr int kVaeTileMax = 16384;
+inline constexpr const char* kVaeTileExpected =
+    "0 (decode in one piece) or a tile of 64 to 16384 pixels, a multiple of 64";
+inline bool IsValidVaeTile(int tile) {
+  return tile == 0 || (tile >= kVaeTileUnit && tile <= kVaeTileMax && tile % kVaeTileUnit == 0);
+}
+
+}  // namespace ditbench

@@ -1,0 +1,159 @@
+#include "experiments/trial_identity.h"
+
+#include <map>
+
+namespace ditbench {
+namespace {
+
+// Key format v2's frozen identity defaults. Append new fields; never change a value.
+const std::map<std::string, nlohmann::json>& FixedDefaults() {
+  static const std::map<std::string, nlohmann::json> defaults = {
+      {"batch", 1},
+      {"model", "pixart-alpha"},
+      {"precision", "bf16"},
+      {"resolution", 1024},
+      {"scope", "denoise"},
+      {"seed", 0},
+      {"steps", 20},
+      {"workload", "dit"},
+      // Appended after v2 was frozen, at the value every earlier trial used.
+      {"pipefusion_warmup_steps", 1},
+      // Appended with the `command` workload: a `dit` trial has neither.
+      {"command", nlohmann::json::array()},
+      {"custom", nlohmann::json::object()},
+      // Appended with tiled VAE decoding: every earlier trial decoded in one piece.
+      {"vae_tile", 0},
+      // Appended with the CUDA-graph mode: every earlier trial ran eagerly.
+      {"graph", "eager"},
+      // Appended with video families: every earlier trial made an image.
+      {"frames", 0},
+  };
+  return defaults;
+}
+
+// Each parallel degree's frozen identity default: 1 (kDegreeTable).
+const std::map<std::string, nlohmann::json>& IdentityDefaults() {
+  static const std::map<std::string, nlohmann::json> defaults = [] {
+    std::map<std::string, nlohmann::json> all = FixedDefaults();
+    for (const DegreeInfo& d : kDegreeTable) all.emplace(std::string(d.name), 1);
+    return all;
+  }();
+  return defaults;
+}
+
+}  // namespace
+
+nlohmann::json ComputationJson(const TrialConfig& c) {
+  nlohmann::json model = c.model;
+  if (!c.model_overrides.empty() || !c.weights.empty() || !c.vae_weights.empty()) {
+    // weights_variant only ever comes with a folder, so a key without one is unchanged.
+    model = {{"preset", c.model}};
+    for (const auto& [key, value] : c.model_overrides) model[key] = value;
+    if (!c.weights.empty()) model["weights"] = c.weights;
+    if (!c.vae_weights.empty()) model["vae_weights"] = c.vae_weights;
+    if (!c.weights_variant.empty()) model["weights_variant"] = c.weights_variant;
+  }
+  // Assigned one by one rather than from an initializer list, which copies every value twice
+  // (TrialKey runs this for every trial a plan expands).
+  nlohmann::json computation = nlohmann::json::object();
+  computation["batch"] = c.batch;
+  computation["model"] = std::move(model);
+  computation["pipefusion_patches"] = c.effective_pipefusion_patches();
+  // Without PipeFusion it computes nothing: normalised, so it never splits a key.
+  computation["pipefusion_warmup_steps"] = c.pipefusion > 1 ? c.pipefusion_warmup_steps : 1;
+  computation["precision"] = PrecisionName(c.precision);
+  // A square as the number it always was; otherwise "WIDTHxHEIGHT".
+  if (c.height > 0)
+    computation["resolution"] = c.resolution_text();
+  else
+    computation["resolution"] = c.resolution;
+  computation["scope"] = ScopeName(c.scope);
+  computation["seed"] = c.seed;
+  computation["steps"] = c.steps;
+  computation["workload"] = WorkloadName(c.workload);
+  for (const DegreeInfo& d : kDegreeTable) computation[std::string(d.name)] = c.*d.member;
+  // A command's program and custom axes; written only when set, so that the canonical form of
+  // a built-in trial is what it was before the `command` workload existed.
+  if (!c.command.empty()) computation["command"] = c.command;
+  if (c.vae_tile != 0) computation["vae_tile"] = c.vae_tile;
+  if (c.graph != GraphMode::kEager) computation["graph"] = GraphModeName(c.graph);
+  if (c.frames != 0) computation["frames"] = c.frames;
+  if (!c.custom.empty()) {
+    nlohmann::json custom = nlohmann::json::object();
+    for (const auto& [name, value] : c.custom) custom[name] = value;
+    computation["custom"] = custom;
+  }
+  return computation;
+}
+
+nlohmann::json PolicyJson(const TrialConfig& c) {
+  nlohmann::json policy = nlohmann::json::object();
+  policy["profile_blocks"] = c.profile_blocks;
+  // Written only when set, so that every earlier trial's policy reads as it did.
+  if (c.profile_trace) policy["profile"] = kProfileTrace;
+  if (!c.quality.empty()) policy["quality"] = QualityGateJson(c.quality);
+  nlohmann::json& repeats = policy["repeats"];
+  repeats["max"] = c.repeats.max;
+  repeats["max_seconds"] = c.repeats.max_seconds;
+  repeats["min"] = c.repeats.min;
+  repeats["target_rel_ci"] = c.repeats.target_rel_ci;
+  policy["timeout_s"] = c.timeout_s;
+  policy["warmup"] = c.warmup;
+  return policy;
+}
+
+namespace {
+
+// IdentityDefault without copying the default: nullptr where the field has none.
+const nlohmann::json* DefaultOf(const std::string& field, const nlohmann::json& computation) {
+  static const nlohmann::json one = 1;
+  if (field == "pipefusion_patches") {
+    const auto it = computation.find("pipefusion");
+    return it != computation.end() ? &*it : &one;
+  }
+  const auto it = IdentityDefaults().find(field);
+  return it == IdentityDefaults().end() ? nullptr : &it->second;
+}
+
+// IdentityJson(computation).dump() without building the identity object: the computation's
+// keys are already sorted, so its fields that differ from their defaults are written in order.
+std::string IdentityDump(const nlohmann::json& computation) {
+  std::string text = "{";
+  for (const auto& [field, value] : computation.items()) {
+    const nlohmann::json* fallback = DefaultOf(field, computation);
+    if (fallback && value == *fallback) continue;
+    if (text.size() > 1) text += ',';
+    text += nlohmann::json(field).dump();
+    text += ':';
+    text += value.dump();
+  }
+  return text += '}';
+}
+
+}  // namespace
+
+std::optional<nlohmann::json> IdentityDefault(const std::string& field,
+                                              const nlohmann::json& computation) {
+  const nlohmann::json* fallback = DefaultOf(field, computation);
+  if (!fallback) return std::nullopt;
+  return *fallback;
+}
+
+nlohmann::json IdentityJson(const nlohmann::json& computation) {
+  nlohmann::json identity = nlohmann::json::object();
+  for (const auto& [field, value] : computation.items()) {
+    const nlohmann::json* fallback = DefaultOf(field, computation);
+    if (!fallback || value != *fallback) identity[field] = value;
+  }
+  return identity;
+}
+
+std::string IdentityText(const TrialConfig& config) {
+  return IdentityDump(ComputationJson(config));
+}
+
+std::string KeyOfComputation(const nlohmann::json& computation) {
+  return Sha256Hex(IdentityDump(computation)).substr(0, 16);
+}
+
+}  // namespace ditbench

@@ -1,0 +1,57 @@
+// Trial identity, key format v2 (docs/sweep-spec.md, "Trial identity").
+//
+// A trial's configuration has two parts:
+//  * what it computes: workload and command, custom axes, model and its overrides, resolution,
+//  precision, scope,
+//    batch, steps, seed, the parallel degrees and the PipeFusion settings. The trial key is a
+//    hash of this part only, so the same computation has the same key on any machine and
+//    across builds (resume, and `compare` matching campaigns by key, rely on it);
+//  * how it is measured: warmup, repeats, timeout, profile_blocks, profile and quality. Stored
+//    beside the key
+//    (trials.policy_json); changing it never changes the key.
+//
+// The identity text is the computation as compact JSON with sorted keys, leaving out every
+// field whose value equals its identity default (IdentityDefault below). The defaults are
+// frozen: a field, once listed, keeps its default forever. A field added later is listed with
+// the value that reproduces today's behaviour, so a trial that leaves it at that value keeps
+// its key; only a non-default value changes the key.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/trial.h"
+
+namespace ditbench {
+
+// Every computation field, defaults written (trials.config_json). Keys sorted; `model` is the
+// preset name, or {"preset": NAME, <dimension>: N} when dimensions are overridden;
+// `pipefusion_patches` is the effective number; `command` and `custom` (a command workload's
+// program and custom axes) appear only when set.
+nlohmann::json ComputationJson(const TrialConfig& config);
+
+// The measurement policy: {"profile_blocks", "repeats" {max, max_seconds, min, target_rel_ci},
+// "timeout_s", "warmup"} and, only when set, "profile": "trace" and "quality": {gates}
+// (trials.policy_json).
+nlohmann::json PolicyJson(const TrialConfig& config);
+
+// The identity default of computation field `field` given the whole computation (a default may
+// depend on another field: pipefusion_patches defaults to pipefusion). nullopt: the field has
+// no default and is always written (an unknown field, e.g. one from a newer build).
+std::optional<nlohmann::json> IdentityDefault(const std::string& field,
+                                              const nlohmann::json& computation);
+
+// `computation` without the fields equal to their identity defaults.
+nlohmann::json IdentityJson(const nlohmann::json& computation);
+
+// IdentityJson(ComputationJson(config)), dumped compact with sorted keys.
+std::string IdentityText(const TrialConfig& config);
+
+// First 16 hex digits of SHA-256 of the identity text of `computation` (any JSON object of
+// computation fields, defaults written or not). TrialKey(config) is KeyOfComputation of
+// ComputationJson(config).
+std::string KeyOfComputation(const nlohmann::json& computation);
+
+}  // namespace ditbench

@@ -1,0 +1,171 @@
+#include "experiments/validity.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "model_zoo/shapes/family.h"
+
+namespace ditbench {
+
+namespace {
+
+// Frames: video models need them, of the form vae_temporal x k + 1 (the causal VAE encodes the
+// first frame alone, then vae_temporal frames per latent frame); image models take none.
+std::optional<std::string> FramesProblem(const TrialConfig& c, const ModelConfig& model) {
+  if (!model.video()) {
+    if (c.frames != 0)
+      return fmt::format("frames={} applies to video models only; {} makes images", c.frames,
+                         c.model);
+    return std::nullopt;
+  }
+  const int k = model.vae_temporal;
+  if (c.frames == 0)
+    return fmt::format("{} is a video model: set frames ({}k + 1, such as {})", c.model, k,
+                       20 * k + 1);
+  if ((c.frames - 1) % k != 0)
+    return fmt::format(
+        "frames={} is not of the form {}k + 1 ({}'s VAE encodes the first frame "
+        "alone, then {} frames per latent frame)",
+        c.frames, k, c.model, k);
+  const int latent = LatentFrames(model, c.frames);
+  if (latent % model.patch_t != 0)
+    return fmt::format("frames={} give {} latent frames, not a multiple of the temporal patch {}",
+                       c.frames, latent, model.patch_t);
+  return std::nullopt;
+}
+
+std::optional<std::string> WorldSizeProblem(const TrialConfig& c, const Capacity& capacity) {
+  if (c.world_size() > capacity.slots)
+    return fmt::format("world size {} ({}) exceeds the {} {} available", c.world_size(),
+                       LayoutProduct(c), capacity.slots, capacity.on_gpu ? "GPUs" : "CPU slots");
+  return std::nullopt;
+}
+
+std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capacity) {
+  std::string error;
+  auto resolved = ResolveModel(c.model, c.model_overrides, &error);
+  if (!resolved) return error;
+  const ModelConfig& model = *resolved;
+  // A command runs its own program: the model is a label, its shape rules are the program's.
+  if (!TraitsOf(c.workload).builtin_model) {
+    if (c.graph != GraphMode::kEager)
+      return fmt::format(
+          "graph: {} applies to ditbench's own models; a {} workload's program "
+          "decides how it issues its kernels",
+          GraphModeName(c.graph), WorkloadName(c.workload));
+    return WorldSizeProblem(c, capacity);
+  }
+  if (c.graph == GraphMode::kCudaGraph && c.warmup < 1)
+    return "graph: cuda_graph captures the steps at the end of the eager warm-up: warmup must "
+           "be at least 1, got 0";
+  if (c.graph == GraphMode::kCudaGraph && c.profile_blocks)
+    return "graph: cuda_graph replays whole steps, so profile_blocks has no block boundaries to "
+           "time (set profile_blocks: false, or graph: eager)";
+
+  if (auto problem = FramesProblem(c, model)) return problem;
+  // Shapes: the parallel degrees must split the model and the image evenly.
+  const int sp = c.sequence_size();
+  const int unit = model.vae_downsample * model.patch;
+  if (c.height == 0 && c.resolution % unit != 0)
+    return fmt::format("resolution {} is not a multiple of {} (VAE downsample {} x patch {})",
+                       c.resolution, unit, model.vae_downsample, model.patch);
+  for (const auto& [side, pixels] :
+       {std::pair{"width", c.resolution}, std::pair{"height", c.image_height()}})
+    if (pixels % unit != 0)
+      return fmt::format(
+          "resolution {}: {} {} is not a multiple of {} (VAE downsample {} x "
+          "patch {})",
+          c.resolution_text(), side, pixels, unit, model.vae_downsample, model.patch);
+  if (model.heads % c.ulysses != 0)
+    return fmt::format("{} heads are not divisible by ulysses={}", model.heads, c.ulysses);
+  const TokenGrid grid = TokenGridOf(model, c.image_shape());
+  const std::int64_t tokens = grid.tokens();
+  if (tokens % sp != 0)
+    return fmt::format("{} {} tokens are not divisible by ring x ulysses = {}", tokens,
+                       model.video() ? "video" : "image", sp);
+  // An image splits by patch rows; a video's sequence (frames x rows x columns) by tokens.
+  if (!model.video() && grid.rows % sp != 0)
+    return fmt::format(
+        "latent height of {} patch rows is not divisible by the "
+        "sequence-parallel degree ring x ulysses = {}",
+        grid.rows, sp);
+  // SD3's position table covers pos_embed_max_size patch rows (SD3-medium 192, SD3.5 384).
+  const int max_grid = model.pos_embed_max_size;
+  const int longest = std::max(grid.rows, grid.cols);
+  if (model.cropped_position_table && longest > max_grid)
+    return fmt::format("{} has positions for {} patch rows ({} px); {} px needs {}", c.model,
+                       max_grid, max_grid * unit, c.resolution_text(), longest);
+  if (c.vae_tile > 0 && c.scope != Scope::kPipeline)
+    return fmt::format(
+        "vae_tile={} tiles the VAE decode, which only scope pipeline runs (scope "
+        "is {})",
+        c.vae_tile, ScopeName(c.scope));
+  if (c.pipefusion > model.total_blocks())
+    return fmt::format("pipefusion={} exceeds the model's {} transformer blocks", c.pipefusion,
+                       model.total_blocks());
+  const int patches = c.effective_pipefusion_patches();
+  if (c.pipefusion > 1) {
+    if (patches < c.pipefusion)
+      return fmt::format("pipefusion_patches={} is below the PipeFusion degree {}", patches,
+                         c.pipefusion);
+    if (grid.rows % patches != 0)
+      return fmt::format("{} patch rows do not split into pipefusion_patches={}", grid.rows,
+                         patches);
+    if ((grid.rows / patches) % sp != 0)
+      return fmt::format(
+          "a PipeFusion patch of {} patch rows does not split over ring x "
+          "ulysses = {}",
+          grid.rows / patches, sp);
+  }
+  if (c.cfg == 2 && !model.negative_prompt)
+    return fmt::format(
+        "cfg=2 needs a model that batches a negative prompt; {} does not "
+        "(guidance is distilled into an embedding)",
+        c.model);
+
+  return WorldSizeProblem(c, capacity);
+}
+
+// What this build implements. Each is a missing feature, not a user error, and says so.
+std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& capacity) {
+  // REQUIRES: BrokenRule(c, capacity) found nothing, so the model resolves.
+  // A program of the user's own knows what it supports.
+  if (!TraitsOf(c.workload).builtin_model) return std::nullopt;
+  std::string error;
+  auto model = ResolveModel(c.model, c.model_overrides, &error);
+  const FamilyShapes& family = ShapesOf(model->family);
+  if (!family.has_module)
+    return fmt::format(
+        "{} ({} family) has shapes but no LibTorch module in this build: it is "
+        "planned, not run",
+        c.model, family.name);
+  if (model->video() && c.pipefusion > 1)
+    return fmt::format(
+        "pipefusion={} is not implemented for video models ({}); use ulysses, "
+        "ring, cfg or dp",
+        c.pipefusion, c.model);
+  if (!capacity.on_gpu && c.precision == Precision::kTf32)
+    return "tf32 is a GPU tensor-core mode; on CPU it would silently be fp32";
+  if (!capacity.on_gpu && c.graph == GraphMode::kCudaGraph)
+    return "graph: cuda_graph replays CUDA graphs of the denoising steps; on CPU there is "
+           "nothing to capture (the trial is skipped, never timed eagerly in its place)";
+  return std::nullopt;
+}
+
+}  // namespace
+
+Verdict Judge(const TrialConfig& config, const Capacity& capacity) {
+  Verdict v;
+  v.invalid = BrokenRule(config, capacity);
+  if (!v.invalid) v.unsupported = Unsupported(config, capacity);
+  return v;
+}
+
+std::optional<std::string> InvalidReason(const TrialConfig& config, const Capacity& capacity) {
+  Verdict v = Judge(config, capacity);
+  return v.invalid ? v.invalid : v.unsupported;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,65 @@
+#include "experiments/quality_gate.h"
+
+#include <limits>
+
+#include <gtest/gtest.h>
+
+namespace ditbench {
+namespace {
+
+QualityGate Gate(std::optional<double> error, std::optional<double> psnr,
+                 std::optional<double> ssim = std::nullopt) {
+  QualityGate gate;
+  gate.max_output_error = error;
+  gate.min_psnr = psnr;
+  gate.min_ssim = ssim;
+  return gate;
+}
+
+TEST(QualityGateTest, ATrialThatPassesEveryGateIsOk) {
+  EXPECT_EQ(QualityVerdict(Gate(1e-3, 35), true, {1e-4, 40.0, 0.99}), "ok");
+  // An image equal to the reference's has an infinite PSNR: it passes any minimum.
+  EXPECT_EQ(QualityVerdict(Gate(std::nullopt, 35), true,
+                           {0.0, std::numeric_limits<double>::infinity(), 1.0}),
+            "ok");
+}
+
+TEST(QualityGateTest, AMissedGateSaysWhichWithItsNumbers) {
+  EXPECT_EQ(QualityVerdict(Gate(1e-3, 35), true, {1e-4, 30.14, 0.9}), "below: psnr 30.1 < 35");
+  EXPECT_EQ(QualityVerdict(Gate(1e-3, 35, 0.95), true, {0.0021, 30.14, 0.9}),
+            "below: output error 0.0021 > 0.001, psnr 30.1 < 35, ssim 0.9 < 0.95");
+  EXPECT_TRUE(IsBelowQuality(*QualityVerdict(Gate(1e-3, 35), true, {0.01, 50.0, 1.0})));
+  EXPECT_FALSE(IsBelowQuality("ok"));
+  EXPECT_EQ(MissedGates("below: psnr 30.1 < 35"), "psnr 30.1 < 35");
+}
+
+TEST(QualityGateTest, NoVerdictUntilTheNumbersAGateNeedsAreKnown) {
+  // The reference has not finished: no output error, no PSNR yet.
+  EXPECT_EQ(QualityVerdict(Gate(1e-3, 35), true, {}), std::nullopt);
+  EXPECT_EQ(QualityVerdict(Gate(1e-3, 35), true, {1e-4, std::nullopt, std::nullopt}), std::nullopt);
+  EXPECT_EQ(QualityVerdict(QualityGate{}, true, {1e-4, 40.0, 1.0}), std::nullopt);
+}
+
+TEST(QualityGateTest, PsnrAndSsimGatesApplyToDecodedImagesOnly) {
+  // Scope denoise: a latent has no PSNR; only the output-error gate applies.
+  EXPECT_EQ(QualityVerdict(Gate(std::nullopt, 35), false, {0.5, std::nullopt, std::nullopt}),
+            std::nullopt);
+  EXPECT_EQ(QualityVerdict(Gate(1e-3, 35), false, {0.5, std::nullopt, std::nullopt}),
+            "below: output error 0.5 > 0.001");
+}
+
+TEST(QualityGateTest, GatesReadBackFromTheirJsonAndRefuseOutOfRangeValues) {
+  const QualityGate gate = Gate(1e-3, 35, 0.9);
+  QualityGate read;
+  std::string expected;
+  ASSERT_TRUE(QualityGateFromJson(QualityGateJson(gate), &read, &expected));
+  EXPECT_EQ(read, gate);
+  for (const char* bad : {R"({"min_psnr": 0})", R"({"min_ssim": 1.01})", R"({"max_error": 1})",
+                          R"({"max_output_error": true})", R"([1])"}) {
+    EXPECT_FALSE(QualityGateFromJson(nlohmann::json::parse(bad), &read, &expected)) << bad;
+    EXPECT_FALSE(expected.empty());
+  }
+}
+
+}  // namespace
+}  // namespace ditbench

@@ -1,0 +1,360 @@
+#include "experiments/trial.h"
+
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "experiments/trial_identity.h"
+#include "experiments/trial_settings.h"
+
+namespace ditbench {
+namespace {
+
+// Goldens of key format v2. They pin trial identity: if one changes, every stored result stops
+// matching its trial. Change them only on purpose, with a note in docs/sweep-spec.md. (Key
+// format v1 hashed the whole canonical form; v2 changed every key on purpose, and schema 2
+// migrates stored keys.) The keys were computed independently:
+//   python3 -c 'import hashlib; print(hashlib.sha256(b"{}").hexdigest()[:16])'
+constexpr const char* kDefaultCanonical =
+    R"({"batch":1,"cfg":1,"dp":1,"model":"pixart-alpha","pipefusion":1,"pipefusion_patches":1,)"
+    R"("pipefusion_warmup_steps":1,"precision":"bf16","profile_blocks":false,)"
+    R"("repeats":{"max":5,"max_seconds":0.0,"min":5,"target_rel_ci":0.0},"resolution":1024,)"
+    R"("ring":1,"scope":"denoise","seed":0,"steps":20,"timeout_s":1800.0,"ulysses":1,"warmup":5,)"
+    R"("workload":"dit"})";
+
+TrialConfig TinyTwoRanks() {
+  TrialConfig tiny;
+  tiny.model = "pixart-alpha-tiny";
+  tiny.resolution = 256;
+  tiny.ulysses = 2;
+  return tiny;
+}
+
+TEST(TrialTest, CanonicalTextIsSortedCompactAndPinned) {
+  EXPECT_EQ(CanonicalText(TrialConfig{}), kDefaultCanonical);
+}
+
+TEST(TrialTest, IdentityLeavesOutDefaultsAndTheMeasurementPolicy) {
+  EXPECT_EQ(IdentityText(TrialConfig{}), "{}");
+  EXPECT_EQ(IdentityText(TinyTwoRanks()),
+            R"({"model":"pixart-alpha-tiny","resolution":256,"ulysses":2})");
+}
+
+TEST(TrialTest, KeyIsTheSha256PrefixOfTheIdentityText) {
+  EXPECT_EQ(TrialKey(TrialConfig{}), Sha256Hex("{}").substr(0, 16));
+  EXPECT_EQ(TrialKey(TrialConfig{}), "44136fa355b3678a");
+  EXPECT_EQ(TrialKey(TinyTwoRanks()), "00e7cab487b3857d");
+}
+
+TEST(TrialTest, Sha256MatchesAKnownVector) {
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(TrialTest, MeasurementPolicyChangesKeepTheKey) {
+  const TrialConfig base = TinyTwoRanks();
+  TrialConfig other = base;
+  other.warmup = 50;
+  EXPECT_EQ(TrialKey(other), TrialKey(base));
+  other.repeats = {10, 200, 0.01, 120};
+  EXPECT_EQ(TrialKey(other), TrialKey(base));
+  other.timeout_s = 7200;
+  EXPECT_EQ(TrialKey(other), TrialKey(base));
+  other.profile_blocks = true;
+  EXPECT_EQ(TrialKey(other), TrialKey(base));
+  EXPECT_NE(CanonicalText(other), CanonicalText(base));  // still in trial.json
+  EXPECT_EQ(PolicyJson(other)["warmup"], 50);
+}
+
+TEST(TrialTest, SeedTwinsShareTheConfigurationKeyAndNothingElseDoes) {
+  TrialConfig a;
+  a.model = "pixart-alpha-tiny";
+  a.ulysses = 2;
+  TrialConfig b = a;
+  b.seed = 7;
+  EXPECT_NE(TrialKey(a), TrialKey(b));
+  EXPECT_EQ(ConfigurationKey(a), ConfigurationKey(b));
+  EXPECT_EQ(ConfigurationKey(a), TrialKey(a));  // seed 0: the trial key itself
+  TrialConfig c = b;
+  c.ring = 2;
+  EXPECT_NE(ConfigurationKey(c), ConfigurationKey(b));
+  c = b;
+  c.warmup = 9;  // the measurement policy is no part of either key
+  EXPECT_EQ(ConfigurationKey(c), ConfigurationKey(b));
+}
+
+TEST(TrialTest, AFieldAtItsDefaultKeepsTheKey) {
+  // `workload` joined the identity after the other fields: a computation written without it
+  // (as schema-1 databases stored it) and one with its default have the same key.
+  nlohmann::json computation = ComputationJson(TinyTwoRanks());
+  ASSERT_EQ(computation["workload"], "dit");
+  nlohmann::json before_the_field = computation;
+  before_the_field.erase("workload");
+  EXPECT_EQ(KeyOfComputation(before_the_field), TrialKey(TinyTwoRanks()));
+  // The same for every field with an identity default: written at its default, it vanishes.
+  const nlohmann::json defaults = ComputationJson(TrialConfig{});
+  for (const auto& [field, value] : defaults.items()) {
+    nlohmann::json without = defaults;
+    without.erase(field);
+    EXPECT_EQ(KeyOfComputation(without), TrialKey(TrialConfig{})) << field;
+  }
+}
+
+TEST(TrialTest, ANonDefaultValueChangesTheKey) {
+  const TrialConfig base = TinyTwoRanks();
+  std::vector<TrialConfig> changed(14, base);
+  changed[0].workload = Workload::kCommand;
+  changed[1].model = "pixart-sigma";
+  changed[2].model_overrides = {{"depth", 1}};
+  changed[3].resolution = 512;
+  changed[4].precision = Precision::kFp16;
+  changed[5].scope = Scope::kForward;
+  changed[6].batch = 2;
+  changed[7].steps = 4;
+  changed[8].seed = 1;
+  changed[9].ring = 2;
+  changed[10].pipefusion = 2;
+  changed[11].cfg = 2;
+  changed[12].dp = 2;
+  changed[13].graph = GraphMode::kCudaGraph;
+  std::set<std::string> keys = {TrialKey(base)};
+  for (const TrialConfig& c : changed) keys.insert(TrialKey(c));
+  EXPECT_EQ(keys.size(), changed.size() + 1);  // all different from the base and each other
+  TrialConfig patches = base;
+  patches.pipefusion = 2;
+  TrialConfig more_patches = patches;
+  more_patches.pipefusion_patches = 4;
+  EXPECT_NE(TrialKey(more_patches), TrialKey(patches));
+  // A field this build does not know (written by a newer one) has no default: it counts.
+  nlohmann::json future = ComputationJson(base);
+  future["weights"] = "";
+  EXPECT_NE(KeyOfComputation(future), TrialKey(base));
+}
+
+TEST(TrialTest, AFieldAddedAfterTheFormatFroze_AtItsDefault_KeepsEveryKey) {
+  // pipefusion_warmup_steps arrived after key format v2 was pinned: the goldens above still hold
+  // with it at its default, and only a non-default value changes a key.
+  TrialConfig c = TinyTwoRanks();
+  ASSERT_EQ(c.pipefusion_warmup_steps, 1);
+  EXPECT_EQ(TrialKey(c), "00e7cab487b3857d");
+  c.pipefusion = 2;
+  const std::string pipelined = TrialKey(c);
+  c.pipefusion_warmup_steps = 3;
+  EXPECT_NE(TrialKey(c), pipelined);
+  // A configuration stored before the field existed reads with the default.
+  nlohmann::json before = CanonicalJson(TinyTwoRanks());
+  before.erase("pipefusion_warmup_steps");
+  EXPECT_EQ(TrialConfigFromJson(before).pipefusion_warmup_steps, 1);
+  EXPECT_EQ(TrialKey(TrialConfigFromJson(before)), "00e7cab487b3857d");
+}
+
+TEST(TrialTest, WeightsFoldersAndVaeTilesKeepEveryEarlierKeyAndRoundTrip) {
+  // Unset, they leave the canonical form and the key as they were before they existed.
+  TrialConfig c = TinyTwoRanks();
+  EXPECT_EQ(TrialKey(c), "00e7cab487b3857d");
+  EXPECT_FALSE(CanonicalJson(c).contains("vae_tile"));
+  EXPECT_TRUE(CanonicalJson(c)["model"].is_string());
+  // Set, each is part of the identity and reads back from the stored configuration.
+  c.vae_tile = 512;
+  const std::string tiled = TrialKey(c);
+  EXPECT_NE(tiled, "00e7cab487b3857d");
+  c.weights = "/data/pixart/transformer";
+  c.vae_weights = "/data/pixart/vae";
+  EXPECT_NE(TrialKey(c), tiled);
+  const nlohmann::json stored = CanonicalJson(c);
+  EXPECT_EQ(stored["model"]["weights"], "/data/pixart/transformer");
+  const TrialConfig read = TrialConfigFromJson(stored);
+  EXPECT_EQ(read.weights, c.weights);
+  EXPECT_EQ(read.vae_weights, c.vae_weights);
+  EXPECT_EQ(read.vae_tile, 512);
+  EXPECT_TRUE(read.model_overrides.empty());
+  EXPECT_EQ(TrialKey(read), TrialKey(c));
+}
+
+// `resolution: WIDTHxHEIGHT` and `frames` (video families): a square written either way is the
+// number it always was and keeps every golden key; a non-square image or a clip has its own.
+TEST(TrialTest, SquaresKeepTheirKeyAndNonSquareImagesAndClipsGetTheirOwn) {
+  TrialConfig c = TinyTwoRanks();
+  std::string expected;
+  ASSERT_TRUE(ApplySetting(c, "resolution", "256x256", &expected)) << expected;
+  EXPECT_EQ(c.height, 0);
+  EXPECT_EQ(TrialKey(c), "00e7cab487b3857d");
+  EXPECT_EQ(CanonicalJson(c)["resolution"], 256);
+  EXPECT_FALSE(CanonicalJson(c).contains("frames"));
+  ASSERT_TRUE(ApplySetting(c, "resolution", "320x256", &expected)) << expected;
+  EXPECT_EQ(c.resolution, 320);
+  EXPECT_EQ(c.image_height(), 256);
+  EXPECT_EQ(CanonicalJson(c)["resolution"], "320x256");
+  EXPECT_EQ(IdentityText(c), R"({"model":"pixart-alpha-tiny","resolution":"320x256","ulysses":2})");
+  ASSERT_TRUE(ApplySetting(c, "resolution", 256, &expected)) << expected;  // back to a square
+  EXPECT_EQ(TrialKey(c), "00e7cab487b3857d");
+
+  TrialConfig clip;
+  clip.model = "wan2.1-t2v-tiny";
+  ASSERT_TRUE(ApplySetting(clip, "resolution", "832x480", &expected)) << expected;
+  ASSERT_TRUE(ApplySetting(clip, "frames", 81, &expected)) << expected;
+  EXPECT_EQ(clip.image_shape(), (ImageShape{832, 480, 81}));
+  EXPECT_EQ(IdentityText(clip),
+            R"({"frames":81,"model":"wan2.1-t2v-tiny","resolution":"832x480"})");
+  const TrialConfig read = TrialConfigFromJson(CanonicalJson(clip));
+  EXPECT_EQ(read.image_shape(), clip.image_shape());
+  EXPECT_EQ(CanonicalJson(read), CanonicalJson(clip));
+  EXPECT_EQ(TrialKey(read), TrialKey(clip));
+  // Stored before frames existed: an image.
+  EXPECT_EQ(TrialConfigFromJson(CanonicalJson(TinyTwoRanks())).frames, 0);
+}
+
+TEST(TrialTest, MalformedResolutionsAndFramesSayWhatIsExpected) {
+  for (const nlohmann::json& bad :
+       {nlohmann::json("1280x"), nlohmann::json("x720"), nlohmann::json("1280x720x3"),
+        nlohmann::json("12a0x720"), nlohmann::json("8x720"), nlohmann::json("1280X720"),
+        nlohmann::json(" 1280x720"), nlohmann::json("1280x99999"), nlohmann::json(8),
+        nlohmann::json(1280.5), nlohmann::json("-1280x720")}) {
+    TrialConfig c;
+    std::string expected;
+    EXPECT_FALSE(ApplySetting(c, "resolution", bad, &expected)) << bad.dump();
+    EXPECT_EQ(expected,
+              "an integer from 16 to 16384 (a square image) or WIDTHxHEIGHT such as "
+              "1280x720, each from 16 to 16384");
+    EXPECT_EQ(c, TrialConfig{}) << bad.dump();
+  }
+  TrialConfig c;
+  std::string expected;
+  EXPECT_FALSE(ApplySetting(c, "frames", 0, &expected));
+  EXPECT_EQ(expected, "an integer from 1 to 100000");
+}
+
+TEST(TrialTest, ConfigurationsWithoutWorkloadReadAsDit) {
+  nlohmann::json v1 = CanonicalJson(TinyTwoRanks());
+  v1.erase("workload");
+  const TrialConfig read = TrialConfigFromJson(v1);
+  EXPECT_EQ(read.workload, Workload::kDit);
+  EXPECT_EQ(CanonicalText(read), CanonicalText(TinyTwoRanks()));
+  EXPECT_EQ(TrialKey(read), TrialKey(TinyTwoRanks()));
+}
+
+// A stored or handed-over configuration names a workload ditbench knows, or it is refused:
+// it is never taken for some other workload.
+TEST(TrialTest, AConfigurationWithAnUnknownWorkloadIsRefused) {
+  nlohmann::json config = CanonicalJson(TinyTwoRanks());
+  config["workload"] = "shell";
+  try {
+    TrialConfigFromJson(config);
+    FAIL() << "an unknown workload was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "key 'workload': expected 'dit' or 'command', got \"shell\"");
+  }
+  config["workload"] = 7;
+  EXPECT_THROW(TrialConfigFromJson(config), std::invalid_argument);
+}
+
+// The reader of stored and handed-over configurations is the setter table: a value the sweep
+// parser refuses is refused here too, with the same expectation, and a key no configuration
+// has is refused rather than dropped.
+TEST(TrialTest, ReadingAConfigurationChecksEveryValueAsTheSweepParserDoes) {
+  const nlohmann::json good = CanonicalJson(TinyTwoRanks());
+  auto message = [&](const char* key, const nlohmann::json& value) -> std::string {
+    nlohmann::json config = good;
+    config[key] = value;
+    try {
+      TrialConfigFromJson(config);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(message("ulysses", 0), "key 'ulysses': expected an integer from 1 to 1024, got 0");
+  EXPECT_EQ(message("timeout_s", -5),
+            "key 'timeout_s': expected a duration such as 90s, 30m or 2h, got -5");
+  EXPECT_EQ(message("vae_tile", 100),
+            "key 'vae_tile': expected 0 (decode in one piece) or a tile of 64 to 16384 pixels, a "
+            "multiple of 64, got 100");
+  EXPECT_EQ(message("ulysess", 2), "unknown key 'ulysess'");
+  EXPECT_EQ(message("graph", "cuda-graph"),
+            "key 'graph': expected one of eager, cuda_graph, got \"cuda-graph\"");
+  EXPECT_EQ(message("graph", "cuda_graph"), "accepted");
+  std::string expected;
+  TrialConfig scratch;
+  EXPECT_FALSE(ApplySetting(scratch, "ulysses", 0, &expected));
+  EXPECT_EQ(expected, "an integer from 1 to 1024");  // the same words, from the same table
+  EXPECT_EQ(CanonicalJson(TrialConfigFromJson(good)), good);
+}
+
+TEST(TrialTest, JsonRoundTripPreservesTheConfig) {
+  TrialConfig c;
+  c.model = "pixart-sigma";
+  c.precision = Precision::kTf32;
+  c.scope = Scope::kForward;
+  c.repeats = {3, 9, 0.02, 60};
+  c.cfg = 2;
+  c.seed = -7;
+  c.pipefusion = 2;
+  c.pipefusion_patches = 4;
+  c.pipefusion_warmup_steps = 3;
+  c.model_overrides = {{"depth", 14}, {"hidden", 768}};
+  c.workload = Workload::kCommand;
+  EXPECT_EQ(TrialConfigFromJson(CanonicalJson(c)), c);
+}
+
+TEST(TrialTest, OverriddenModelIsAnObjectAndPlainPresetAString) {
+  TrialConfig c;
+  EXPECT_TRUE(CanonicalJson(c)["model"].is_string());
+  c.model_overrides = {{"depth", 14}};
+  EXPECT_EQ(CanonicalJson(c)["model"].dump(), R"({"depth":14,"preset":"pixart-alpha"})");
+  EXPECT_NE(TrialKey(c), TrialKey(TrialConfig{}));
+}
+
+TEST(TrialTest, PipefusionPatchesDefaultToTheDegree) {
+  TrialConfig c;
+  c.pipefusion = 4;
+  EXPECT_EQ(CanonicalJson(c)["pipefusion_patches"], 4);
+  EXPECT_EQ(IdentityText(c), R"({"pipefusion":4})");
+  TrialConfig explicit_patches = c;
+  explicit_patches.pipefusion_patches = 4;
+  EXPECT_EQ(TrialKey(c), TrialKey(explicit_patches));  // same trial, same key
+}
+
+TEST(TrialTest, PipeFusionSettingsWithoutPipeFusionDoNotSplitKeys) {
+  // A sweep that sets pipefusion_patches in its defaults gives its 1-stage trials the same key
+  // as any other 1-stage trial of the computation: they are the same computation (and each
+  // other's output-error reference).
+  TrialConfig plain;
+  TrialConfig with_settings = plain;
+  with_settings.pipefusion_patches = 4;
+  with_settings.pipefusion_warmup_steps = 3;
+  EXPECT_EQ(TrialKey(with_settings), TrialKey(plain));
+  EXPECT_EQ(CanonicalJson(with_settings)["pipefusion_patches"], 1);
+  with_settings.pipefusion = 2;
+  EXPECT_NE(TrialKey(with_settings), TrialKey(TrialConfig{}));
+}
+
+TEST(TrialTest, MalformedJsonNamesTheKey) {
+  auto j = CanonicalJson(TrialConfig{});
+  j["precision"] = "fp64";
+  try {
+    TrialConfigFromJson(j);
+    FAIL() << "expected an exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fp64"), std::string::npos);
+  }
+}
+
+TEST(TrialTest, StatusNamesRoundTrip) {
+  for (auto s : {TrialStatus::kPending, TrialStatus::kRunning, TrialStatus::kOk,
+                 TrialStatus::kSkipped, TrialStatus::kOom, TrialStatus::kTimeout,
+                 TrialStatus::kCrashed, TrialStatus::kFailed, TrialStatus::kInterrupted})
+    EXPECT_EQ(ParseStatus(StatusName(s)), s);
+}
+
+// The one bytes-per-element rule that the communication prediction and the memory estimate read.
+TEST(TrialTest, BytesPerElementFollowsThePrecision) {
+  EXPECT_EQ(BytesPerElement(Precision::kFp32), 4.0);
+  EXPECT_EQ(BytesPerElement(Precision::kTf32), 4.0);  // tf32 stores fp32
+  EXPECT_EQ(BytesPerElement(Precision::kBf16), 2.0);
+  EXPECT_EQ(BytesPerElement(Precision::kFp16), 2.0);
+}
+
+}  // namespace
+}  // namespace ditbench

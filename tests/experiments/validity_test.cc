@@ -1,0 +1,256 @@
+#include "experiments/validity.h"
+
+#include <gtest/gtest.h>
+
+namespace ditbench {
+namespace {
+
+TrialConfig PixArt(int resolution, int ulysses) {
+  TrialConfig c;
+  c.model = "pixart-alpha";
+  c.resolution = resolution;
+  c.ulysses = ulysses;
+  return c;
+}
+
+TEST(ValidityTest, PixArtHeadsRefuseUlyssesThree) {
+  auto reason = InvalidReason(PixArt(1024, 3), {8, true});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("16 heads are not divisible by ulysses=3"), std::string::npos) << *reason;
+}
+
+TEST(ValidityTest, ValidPixArtTrialPasses) {
+  EXPECT_EQ(InvalidReason(PixArt(1024, 8), {8, true}), std::nullopt);
+}
+
+TEST(ValidityTest, LatentRowsMustSplitEvenly) {
+  // 256 px -> 32 latent -> 16 patch rows; 16 heads allow ulysses 16 but there are 16 rows only
+  // at 256 px; at 128 px there are 8 rows.
+  auto reason = InvalidReason(PixArt(128, 16), {16, true});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("not divisible"), std::string::npos) << *reason;
+}
+
+TEST(ValidityTest, VaeTilesNeedTheDecodeOfScopePipeline) {
+  TrialConfig c = PixArt(1024, 1);
+  c.vae_tile = 512;
+  auto reason = InvalidReason(c, {8, true});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("vae_tile=512 tiles the VAE decode, which only scope pipeline runs"),
+            std::string::npos)
+      << *reason;
+  c.scope = Scope::kPipeline;
+  EXPECT_EQ(InvalidReason(c, {8, true}), std::nullopt);
+}
+
+TEST(ValidityTest, WorldSizeMustFitTheSlots) {
+  auto reason = InvalidReason(PixArt(1024, 4), {2, false});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("exceeds the 2 CPU slots"), std::string::npos) << *reason;
+  // The factors, outermost first, as the message has always spelled them.
+  TrialConfig c = PixArt(1024, 4);
+  c.cfg = 2;
+  EXPECT_EQ(InvalidReason(c, {2, false}),
+            "world size 8 (dp 1 x cfg 2 x pipefusion 1 x ring 1 x ulysses 4) exceeds the 2 CPU "
+            "slots available");
+}
+
+TEST(ValidityTest, EveryStrategyAndHybridRuns) {
+  TrialConfig ring = PixArt(1024, 1);
+  ring.ring = 2;
+  EXPECT_FALSE(InvalidReason(ring, {8, true}));  // ring runs
+  TrialConfig usp_pipefusion = ring;
+  usp_pipefusion.ulysses = 2;
+  EXPECT_FALSE(InvalidReason(usp_pipefusion, {8, true}));  // USP runs
+  usp_pipefusion.pipefusion = 2;  // USP inside PipeFusion's stages runs too
+  const Verdict v = Judge(usp_pipefusion, {8, true});
+  EXPECT_FALSE(v.invalid);
+  EXPECT_FALSE(v.unsupported);
+  usp_pipefusion.pipefusion_patches = 3;  // but a patch must still split over ring x ulysses
+  EXPECT_TRUE(Judge(usp_pipefusion, {8, true}).invalid);
+  TrialConfig pipeline = PixArt(1024, 1);
+  pipeline.scope = Scope::kPipeline;
+  EXPECT_FALSE(InvalidReason(pipeline, {8, true}));  // the VAE decoder exists
+}
+
+TEST(ValidityTest, JointFamiliesRunAndRefuseWhatTheyCannotDo) {
+  TrialConfig flux = PixArt(1024, 1);
+  flux.model = "flux-dev";
+  flux.ulysses = 2;
+  flux.ring = 2;
+  EXPECT_FALSE(InvalidReason(flux, {8, true}));  // Flux runs under USP
+  flux.cfg = 2;
+  EXPECT_NE(Judge(flux, {8, true}).invalid->find("cfg=2"), std::string::npos);
+  flux.cfg = 1;
+  flux.ring = 1;
+  flux.pipefusion = 2;
+  const Verdict pipefusion = Judge(flux, {8, true});  // its stages pass the text stream on
+  EXPECT_FALSE(pipefusion.invalid);
+  EXPECT_FALSE(pipefusion.unsupported);
+  flux.ring = 2;  // and ring attention runs inside the stages
+  EXPECT_FALSE(Judge(flux, {8, true}).invalid);
+  EXPECT_FALSE(Judge(flux, {8, true}).unsupported);
+
+  TrialConfig sd3 = PixArt(1024, 1);
+  sd3.model = "sd3-medium";
+  sd3.cfg = 2;
+  EXPECT_FALSE(InvalidReason(sd3, {8, true}));
+  sd3.resolution = 4096;  // 256 patch rows: beyond SD3's 192-row position table
+  EXPECT_NE(Judge(sd3, {8, true}).invalid->find("192 patch rows"), std::string::npos);
+  sd3.model = "sd3.5-medium";  // its table has 384 rows
+  EXPECT_FALSE(InvalidReason(sd3, {8, true}));
+  sd3.resolution = 8192;
+  EXPECT_NE(Judge(sd3, {8, true}).invalid->find("384 patch rows"), std::string::npos);
+}
+
+TEST(ValidityTest, PipeFusionRunsDualAttentionBlocks) {
+  TrialConfig c = PixArt(1024, 1);
+  c.model = "sd3.5-medium";  // a KV cache per attention of each block
+  c.pipefusion = 2;
+  c.ring = 2;
+  EXPECT_FALSE(InvalidReason(c, {8, true}));
+}
+
+TEST(ValidityTest, Tf32IsRefusedOnCpu) {
+  TrialConfig c = PixArt(256, 1);
+  c.precision = Precision::kTf32;
+  EXPECT_TRUE(InvalidReason(c, {2, false}));
+  EXPECT_FALSE(InvalidReason(c, {2, true}));
+}
+
+// On CPU a cuda_graph trial is skipped (unsupported, with its reason), never run eagerly in its
+// place; a command's program decides its own kernels, so the field is an error there.
+TEST(ValidityTest, CudaGraphIsSkippedOnCpuAndRefusedForACommand) {
+  TrialConfig c = PixArt(256, 1);
+  c.graph = GraphMode::kCudaGraph;
+  const Verdict cpu = Judge(c, {2, false});
+  EXPECT_FALSE(cpu.invalid);
+  ASSERT_TRUE(cpu.unsupported);
+  EXPECT_NE(cpu.unsupported->find("graph: cuda_graph"), std::string::npos) << *cpu.unsupported;
+  EXPECT_NE(cpu.unsupported->find("never timed eagerly in its place"), std::string::npos);
+  EXPECT_FALSE(InvalidReason(c, {2, true}));
+  TrialConfig cold = c;  // the capture follows the eager warm-up: there must be one
+  cold.warmup = 0;
+  EXPECT_NE(InvalidReason(cold, {2, true}).value_or("").find("warmup must be at least 1"),
+            std::string::npos);
+  TrialConfig blocks = c;  // a replayed step has no block boundaries to mark
+  blocks.profile_blocks = true;
+  EXPECT_NE(InvalidReason(blocks, {2, true}).value_or("").find("profile_blocks"),
+            std::string::npos);
+  c.workload = Workload::kCommand;
+  c.command = {"python3", "bench.py"};
+  const Verdict command = Judge(c, {2, true});
+  ASSERT_TRUE(command.invalid);
+  EXPECT_NE(command.invalid->find("applies to ditbench's own models"), std::string::npos);
+}
+
+TrialConfig Wan(int width, int height, int frames) {
+  TrialConfig c;
+  c.model = "wan2.1-t2v-14b";
+  c.resolution = width;
+  c.height = width == height ? 0 : height;
+  c.frames = frames;
+  return c;
+}
+
+std::string Invalid(const TrialConfig& c, Capacity capacity = {8, true}) {
+  const Verdict v = Judge(c, capacity);
+  return v.invalid.value_or("");
+}
+
+// Video families: frames of the form 4k + 1, none on image models, sides multiples of VAE x
+// patch, heads % ulysses, tokens % (ring x ulysses).
+TEST(ValidityTest, VideoTrialsFollowTheirFamilysRules) {
+  EXPECT_EQ(Invalid(Wan(1280, 720, 81)), "");
+  EXPECT_EQ(Invalid(Wan(1280, 720, 80)),
+            "frames=80 is not of the form 4k + 1 (wan2.1-t2v-14b's VAE encodes the first frame "
+            "alone, then 4 frames per latent frame)");
+  EXPECT_EQ(Invalid(Wan(1280, 720, 0)),
+            "wan2.1-t2v-14b is a video model: set frames (4k + 1, such as 81)");
+  TrialConfig image = PixArt(1024, 1);
+  image.frames = 81;
+  EXPECT_EQ(Invalid(image), "frames=81 applies to video models only; pixart-alpha makes images");
+  EXPECT_EQ(Invalid(Wan(1280, 728, 81)),
+            "resolution 1280x728: height 728 is not a multiple of 16 (VAE downsample 8 x patch 2)");
+  // 40 heads: Ulysses 8 splits them, 16 does not.
+  TrialConfig u8 = Wan(1280, 720, 81);
+  u8.ulysses = 8;
+  EXPECT_EQ(Invalid(u8), "");
+  u8.ulysses = 16;
+  EXPECT_EQ(Invalid(u8, {16, true}), "40 heads are not divisible by ulysses=16");
+  // 832x480 x 81 frames: 32,760 tokens; ring 16 does not split them (32760 / 16 = 2047.5).
+  TrialConfig ring = Wan(832, 480, 81);
+  ring.ring = 16;
+  EXPECT_EQ(Invalid(ring, {16, true}),
+            "32760 video tokens are not divisible by ring x ulysses = 16");
+  // A clip splits by tokens, not patch rows: 30 patch rows do not split over 4, 32,760 tokens do.
+  ring.ring = 4;
+  EXPECT_EQ(Invalid(ring), "");
+  // Wan 2.2 TI2V-5B's 16x VAE needs multiples of 32.
+  TrialConfig ti2v = Wan(1280, 720, 121);
+  ti2v.model = "wan2.2-ti2v-5b";
+  EXPECT_EQ(
+      Invalid(ti2v),
+      "resolution 1280x720: height 720 is not a multiple of 32 (VAE downsample 16 x patch 2)");
+}
+
+// PipeFusion over a clip is not implemented; both video families' modules and their VAE
+// decoders (Wan 2.1's, Wan 2.2's residual one, HunyuanVideo's) run.
+TEST(ValidityTest, WhatThisBuildCannotRunIsUnsupportedNotInvalid) {
+  TrialConfig wan = Wan(832, 480, 81);
+  wan.scope = Scope::kDenoise;
+  EXPECT_FALSE(Judge(wan, {8, true}).invalid);
+  EXPECT_FALSE(Judge(wan, {8, true}).unsupported);  // Wan's module runs the denoising loop
+  wan.scope = Scope::kPipeline;
+  EXPECT_FALSE(Judge(wan, {8, true}).invalid);
+  EXPECT_FALSE(Judge(wan, {8, true}).unsupported);  // AutoencoderKLWan decodes the clip
+  TrialConfig wan22 = Wan(1280, 704, 121);
+  wan22.model = "wan2.2-ti2v-5b";
+  wan22.scope = Scope::kPipeline;
+  EXPECT_FALSE(Judge(wan22, {8, true}).invalid);
+  EXPECT_FALSE(Judge(wan22, {8, true}).unsupported);  // and Wan 2.2's residual one
+  wan22.scope = Scope::kDenoise;
+  EXPECT_FALSE(Judge(wan22, {8, true}).unsupported);
+  TrialConfig hunyuan = Wan(1280, 720, 129);
+  hunyuan.model = "hunyuanvideo";
+  hunyuan.scope = Scope::kDenoise;
+  hunyuan.ulysses = 8;
+  EXPECT_FALSE(Judge(hunyuan, {8, true}).invalid);
+  EXPECT_FALSE(Judge(hunyuan, {8, true}).unsupported);  // HunyuanVideo's module runs it
+  hunyuan.cfg = 2;  // guidance is distilled: no negative prompt to split off
+  EXPECT_NE(Invalid(hunyuan, {16, true}).find("cfg=2 needs a model that batches a negative prompt"),
+            std::string::npos);
+}
+
+// Non-square images run on every image family, under the rules a square one follows, side by
+// side: SD3's cropped position table bounds the longer side, sequence parallelism and PipeFusion
+// split patch rows.
+TEST(ValidityTest, NonSquareImagesFollowTheImageRulesPerSide) {
+  for (const char* model : {"pixart-alpha", "pixart-sigma", "sd3-medium", "flux-dev"}) {
+    TrialConfig wide = PixArt(1280, 1);
+    wide.model = model;
+    wide.height = 768;
+    wide.ulysses = 2;
+    EXPECT_EQ(Invalid(wide), "") << model;
+    EXPECT_FALSE(Judge(wide, {8, true}).unsupported) << model;
+  }
+  TrialConfig sd3 = PixArt(3200, 1);
+  sd3.model = "sd3-medium";  // 192 patch rows of positions: 3072 px
+  sd3.height = 1024;
+  EXPECT_EQ(Invalid(sd3),
+            "sd3-medium has positions for 192 patch rows (3072 px); 3200x1024 px "
+            "needs 200");
+  TrialConfig tall = PixArt(1024, 1);
+  tall.height = 1040;  // 65 patch rows of 16 px
+  tall.ring = 2;
+  EXPECT_EQ(Invalid(tall),
+            "latent height of 65 patch rows is not divisible by the "
+            "sequence-parallel degree ring x ulysses = 2");
+  TrialConfig piped = PixArt(1024, 1);
+  piped.height = 1040;
+  piped.pipefusion = 2;
+  EXPECT_EQ(Invalid(piped), "65 patch rows do not split into pipefusion_patches=2");
+}
+
+}  // namespace
+}  // namespace ditbench
