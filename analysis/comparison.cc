@@ -1,5 +1,6 @@
 #include "analysis/comparison.h"
 #include "analysis/campaign_labels.h"
+#include "analysis/campaign_roles.h"
 #include "base/untrusted_input.h"
 
 #include <algorithm>
@@ -405,9 +406,9 @@ Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_
                    });
 
   // Thresholds per device kind: learned from side A's database, else the defaults.
-  std::vector<std::int64_t> all_ids, excluded = a.campaigns;
-  for (const CampaignInfo& c : a_db.Campaigns())
-    if (!c.excluded) all_ids.push_back(c.id);  // set aside by `ditbench campaigns --exclude`
+  // Neither excluded campaigns nor `ditbench bisect`'s feed a noise floor (campaign_roles.h).
+  const std::set<std::int64_t> answering = AnsweringCampaigns(a_db.Campaigns());
+  std::vector<std::int64_t> all_ids(answering.begin(), answering.end()), excluded = a.campaigns;
   if (&a_db == &b_db) excluded.insert(excluded.end(), b.campaigns.begin(), b.campaigns.end());
   const std::vector<ResultRow> history = a_db.Results(all_ids);
   const auto thresholds_for = [&](bool gpu) {

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/campaign_roles.h"
+
 namespace ditbench {
 namespace {
 
@@ -78,11 +80,12 @@ History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vect
   for (const CampaignInfo& c : campaigns) {
     sweeps.insert(c.record.sweep_name);
     if (!options.sweep.empty() && c.record.sweep_name != options.sweep) continue;
-    if (c.excluded) {
+    const CampaignRole role = RoleOf(c);
+    if (role == CampaignRole::kExcluded) {
       ++history.excluded;
       continue;
     }
-    if (c.record.environment.is_object() && c.record.environment.contains("bisect")) {
+    if (role == CampaignRole::kBisect) {
       ++history.bisections;
       continue;
     }

@@ -79,7 +79,9 @@ std::function<int()> DefineAdviseCommand(CLI::App& sub) {
     AdviseOptions advise;
     advise.objective = *ParseObjective(options->objective);
     if (options->max_output_error >= 0) advise.max_output_error = options->max_output_error;
-    const Advice advice = Advise(plan, fitted, advise);
+    Advice advice = Advise(plan, fitted, advise);
+    // The speedups every output shows (analysis/speedup.h), over the answering campaigns.
+    AttachSpeedups(advice, *ResultsDb::Open(options->db, /*read_only=*/true));
     if (options->format == "json")
       WriteAdviceJson(advice, parsed.spec.name, assumptions.device, std::cout);
     else

@@ -5,9 +5,13 @@
 #include <iostream>
 #include <sstream>
 #include <memory>
+#include <optional>
+#include <set>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/command.h"
 #include "cli/number_checks.h"
@@ -18,8 +22,11 @@
 #include "plan/cost_model.h"
 #include "plan/fitted_model.h"
 #include "plan/plan_output.h"
+#include "plan/advice_output.h"
 #include "plan/sweep_plan.h"
 #include "report/output_file.h"
+#include "runner/dry_run.h"
+#include "runner/output_error.h"
 
 namespace ditbench {
 namespace {
@@ -89,6 +96,30 @@ Placement SlurmPlacement(const PlanOptions& options) {
         "); pass --gpus-per-node N (and --nodes N), or --gpus cpu:N");
   const std::string name = options.device.empty() ? "unknown GPU" : options.device;
   return ResolvePlacement("auto", AssumedGpus(capacity->nodes * capacity->gpus_per_node, name));
+}
+
+// A parallel trial whose sweep has no 1-rank trial of the same computation (ReferenceConfig)
+// gets neither a speedup nor an output error: say so before anything runs.
+void WarnMissingReferences(const SweepPlan& plan, std::ostream& err) {
+  std::set<std::string> valid;
+  for (const PlannedTrial& t : plan.trials)
+    if (!t.invalid_reason) valid.insert(t.key);
+  std::vector<std::string> missing;
+  for (const PlannedTrial& t : plan.trials) {
+    if (t.invalid_reason || t.config.world_size() <= 1) continue;
+    if (!TraitsOf(t.config.workload).builtin_model) continue;
+    if (!valid.contains(TrialKey(ReferenceConfig(t.config))))
+      missing.push_back(fmt::format("{} ({} {})", t.key, PrecisionName(t.config.precision),
+                                    LayoutText(t.config)));
+  }
+  if (missing.empty()) return;
+  const std::size_t shown = std::min<std::size_t>(missing.size(), 5);
+  err << fmt::format(
+      "warning: {} parallel trial(s) have no 1-rank trial of the same computation in this "
+      "sweep, so their speedup and output error stay unjudged: {}{} (add the 1-rank layout, "
+      "e.g. ulysses: [1, ...])\n",
+      missing.size(), fmt::join(missing.begin(), missing.begin() + shown, ", "),
+      missing.size() > shown ? ", ..." : "");
 }
 
 }  // namespace
@@ -175,10 +206,23 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     if (options->launcher == "slurm") assumptions.gpus_per_node = options->gpus_per_node;
     SweepPlan plan = PlanSweepForPolicy(parsed.spec, placement.capacity, assumptions, options->db,
                                         options->policy == "pack", /*show_pack=*/true);
-    if (options->format == "json")
+    // With a database, each row says what a `run` would do with the trial (as --dry-run).
+    std::error_code ec;
+    std::optional<ResumePreview> preview;
+    if (std::filesystem::is_regular_file(options->db, ec)) {
+      RunOptions run;
+      run.db = options->db;
+      preview = PreviewResume(run, parsed.spec, plan);
+    }
+    if (options->format == "json") {
       WritePlanJson(parsed.spec, plan, assumptions, std::cout, budget_s);
-    else
-      WritePlanTable(parsed.spec, plan, assumptions, std::cout, {}, budget_s);
+    } else {
+      WritePlanTable(parsed.spec, plan, assumptions, std::cout,
+                     preview ? preview->notes : std::vector<std::string>{}, budget_s);
+      if (preview) std::cout << "a run with --db " << options->db.string() << " "
+                             << preview->line;
+    }
+    WarnMissingReferences(plan, std::cerr);
     if (options->explain) {
       try {
         if (const int code = ExplainModel(options->db, assumptions.device)) return code;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <variant>
 
@@ -16,6 +17,8 @@
 #include "cli/number_checks.h"
 #include "cli/query.h"
 #include "report/output_file.h"
+#include "analysis/campaign_roles.h"
+#include "analysis/speedup.h"
 
 #include "storage/results_db.h"
 
@@ -30,31 +33,59 @@ class UsageError : public std::runtime_error {
 
 // Columns shown by `--format table` when --columns is not given: the degrees by name
 // (kDegreeTable) between the trial's settings and its world size; those of kShownWhenSet only
-// when some row has a value (energy exists on GPUs with NVML only).
+// when some row has a value other than NULL or 0 (frames for clips, output error, PSNR and
+// quality where the sweep has them, energy on GPUs with NVML only).
 const std::vector<std::string> kTableColumns = [] {
   std::vector<std::string> columns = {"campaign", "trial_key", "status", "model",
-                                      "resolution", "precision", "scope"};
+                                      "resolution", "frames", "precision", "scope"};
   for (const DegreeInfo& d : kDegreeTable) columns.emplace_back(d.name);
   for (const char* column : {"world_size", "latency_ms", "ci_low_ms", "ci_high_ms", "cov",
-                             "peak_mem_mb", "joules_per_image", "error"})
+                             "speedup", "speedup_trust", "peak_mem_mb", "output_error", "psnr",
+                             "quality", "joules_per_image", "error"})
     columns.emplace_back(column);
   return columns;
 }();
-const std::vector<std::string> kShownWhenSet = {"joules_per_image"};
+const std::vector<std::string> kShownWhenSet = {"frames",  "speedup_trust", "output_error",
+                                                "psnr",    "quality",       "joules_per_image"};
 
-// `table` without the kShownWhenSet columns that are NULL in every row.
+// `table` without the kShownWhenSet columns that are NULL, 0 or "" in every row.
 void DropEmptyOptionalColumns(ResultTable& table) {
   for (std::size_t c = table.columns.size(); c-- > 0;) {
     if (std::find(kShownWhenSet.begin(), kShownWhenSet.end(), table.columns[c]) ==
         kShownWhenSet.end())
       continue;
     const bool empty = std::all_of(table.rows.begin(), table.rows.end(), [&](const auto& row) {
-      return std::holds_alternative<std::monostate>(row[c]);
+      const ResultCell& cell = row[c];
+      if (const auto* n = std::get_if<std::int64_t>(&cell)) return *n == 0;
+      if (const auto* t = std::get_if<std::string>(&cell)) return t->empty();
+      return std::holds_alternative<std::monostate>(cell);
     });
     if (!empty) continue;
     table.columns.erase(table.columns.begin() + static_cast<std::ptrdiff_t>(c));
     for (auto& row : table.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
   }
+}
+
+// Whether the query shows or filters on a column the analysis layer computes.
+bool UsesSpeedup(const ResultsQuery& query) {
+  const auto derived = [](const std::string& column) {
+    return column == "speedup" || column == "speedup_trust";
+  };
+  return query.columns.empty() || std::any_of(query.columns.begin(), query.columns.end(), derived) ||
+         derived(query.sort_column) ||
+         std::any_of(query.conditions.begin(), query.conditions.end(),
+                     [&](const ResultsCondition& c) { return derived(c.column); });
+}
+
+// The speedups the report shows (analysis/speedup.h), over the campaigns that answer
+// (analysis/campaign_roles.h), joined to the view by storage: one row, one speedup everywhere.
+void AddSpeedups(ResultsDb& db, ResultsQuery& query) {
+  const std::vector<CampaignInfo> campaigns = db.Campaigns();
+  const std::set<std::int64_t> answering = AnsweringCampaigns(campaigns);
+  const std::vector<ResultRow> rows =
+      db.Results(std::vector<std::int64_t>(answering.begin(), answering.end()));
+  for (const auto& [trial, speedup] : TrialSpeedups(rows))
+    query.speedups.push_back({trial.first, trial.second, speedup.value, speedup.trust.Names()});
 }
 
 using Cell = ResultCell;
@@ -317,7 +348,9 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
   } else {
     Table table;
     if (options.sql.empty()) {
-      table = db->QueryResults(BuildQuery(options));
+      ResultsQuery query = BuildQuery(options);
+      if (UsesSpeedup(query)) AddSpeedups(*db, query);
+      table = db->QueryResults(query);
       if (options.columns.empty() && options.format == "table") DropEmptyOptionalColumns(table);
     } else {
       struct : ResultSink {

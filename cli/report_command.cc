@@ -26,7 +26,8 @@ std::function<int()> DefineReportCommand(CLI::App& sub) {
   sub.add_option("--sweep", flags->sweeps, "Include the campaigns of these sweeps");
   sub.add_option("--campaign", flags->campaigns, "Include these campaign ids");
   sub.add_option("--baseline", flags->baseline,
-                 "Open with a comparison against this campaign (\"3\", \"1,2\" or DB:ID)");
+                 "Open with a comparison of this campaign (\"3\", \"1,2\" or DB:ID) with the "
+                 "--campaign ones, else with the newest campaign");
   sub.add_option("-o,--output", flags->output, "HTML file to write")->capture_default_str();
   return [flags] {
     ReportOptions options{flags->db, flags->sweeps, flags->campaigns, flags->output,

@@ -10,6 +10,21 @@
 namespace ditbench {
 namespace {
 
+// "measured", "measured (busy)" (only on a busy machine: its number carries the slowdown) or
+// "predicted".
+std::string Source(const AdvisedTrial& t) {
+  if (!t.measured) return "predicted";
+  return t.busy ? "measured (busy)" : "measured";
+}
+
+// The measured speedup against 1 rank with its doubts: "14.85x (busy, borrowed baseline)";
+// "-" when none.
+std::string SpeedupText(const AdvisedTrial& t) {
+  if (!t.speedup) return "-";
+  return fmt::format("{:.2f}x{}", *t.speedup,
+                     t.speedup_trust.empty() ? "" : " (" + t.speedup_trust + ")");
+}
+
 std::string Value(const CostPrediction& p, bool measured) {
   if (measured) return fmt::format("{:.4g}", p.value);
   return fmt::format("{:.4g} [{:.4g}, {:.4g}]", p.value, p.low, p.high);
@@ -34,20 +49,21 @@ void WriteAdviceTable(const Advice& advice, std::ostream& out) {
   out << "objective: " << ObjectiveName(advice.objective) << " (" << ObjectiveUnit(advice.objective)
       << "); " << advice.estimates_from << "\n";
   for (const GroupAdvice& g : advice.groups) {
-    out << "\n" << g.group << "\n";
+    out << "\n" << (g.label.empty() ? g.group : g.label) << "\n";
     if (g.ranked.empty()) {
       out << "  no trial to rank\n";
       continue;
     }
-    out << fmt::format("  {:>4}  {:<16}  {:<28} {:<36} {:>8}  {}\n", "rank", "trial", "layout",
-                       std::string(ObjectiveName(advice.objective)) + " [95% interval]", "source",
-                       "P(beats leader)");
+    out << fmt::format("  {:>4}  {:<16}  {:<28} {:<36} {:>15}  {:<16}  {}\n", "rank", "trial",
+                       "layout", std::string(ObjectiveName(advice.objective)) + " [95% interval]",
+                       "source", "P(beats leader)", "speedup");
     for (std::size_t i = 0; i < g.ranked.size(); ++i) {
       const AdvisedTrial& t = g.ranked[i];
-      out << fmt::format("  {:>4}  {:<16}  {:<28} {:<36} {:>8}  {}\n", i + 1, t.trial->key,
-                         LayoutText(t.trial->config), Value(t.objective, t.measured),
-                         t.measured ? "measured" : "predicted",
-                         i == 0 ? "leader" : fmt::format("{:.0f}%", t.p_beats_leader * 100));
+      out << fmt::format("  {:>4}  {:<16}  {:<28} {:<36} {:>15}  {:<16}  {}\n", i + 1,
+                         t.trial->key, LayoutText(t.trial->config),
+                         Value(t.objective, t.measured), Source(t),
+                         i == 0 ? "leader" : fmt::format("{:.0f}%", t.p_beats_leader * 100),
+                         SpeedupText(t));
     }
     for (const AdvisedTrial& t : g.excluded)
       out << fmt::format("        {:<16}  {:<28} excluded: {}\n", t.trial->key,
@@ -57,7 +73,7 @@ void WriteAdviceTable(const Advice& advice, std::ostream& out) {
                              : fmt::format("output error {:.3g}", t.output_error.value_or(0)));
     const AdvisedTrial& lead = g.ranked.front();
     out << fmt::format("  recommendation: {} ({}, {})", LayoutText(lead.trial->config),
-                       lead.trial->key, lead.measured ? "measured" : "predicted");
+                       lead.trial->key, Source(lead));
     if (g.regret)
       out << fmt::format("; regret against the best measured trial {:+.1f}%", *g.regret * 100);
     else
@@ -68,7 +84,9 @@ void WriteAdviceTable(const Advice& advice, std::ostream& out) {
     } else {
       out << "  measure next:";
       for (std::size_t i : g.to_measure)
-        out << fmt::format(" {} ({})", g.ranked[i].trial->key, LayoutText(g.ranked[i].trial->config));
+        out << fmt::format(" {} ({}{})", g.ranked[i].trial->key,
+                           LayoutText(g.ranked[i].trial->config),
+                           g.ranked[i].busy ? ", again on a quiet machine" : "");
       out << "\n";
     }
   }
@@ -83,11 +101,13 @@ void WriteAdviceJson(const Advice& advice, const std::string& sweep, const std::
       nlohmann::json j = {{"trial_key", t.trial->key},
                           {"layout", LayoutText(t.trial->config)},
                           {"world_size", t.trial->config.world_size()},
-                          {"source", t.measured ? "measured" : "predicted"},
+                          {"source", Source(t)},
                           {"latency_ms", Json(t.latency_ms)},
                           {"objective", Json(t.objective)},
                           {"p_beats_leader", t.p_beats_leader}};
       if (t.output_error) j["output_error"] = *t.output_error;
+      if (t.speedup) j["speedup"] = *t.speedup;
+      if (!t.speedup_trust.empty()) j["speedup_trust"] = t.speedup_trust;
       if (!t.quality.empty()) j["quality"] = t.quality;
       return j;
     };
@@ -96,6 +116,7 @@ void WriteAdviceJson(const Advice& advice, const std::string& sweep, const std::
     nlohmann::json to_measure = nlohmann::json::array();
     for (std::size_t i : g.to_measure) to_measure.push_back(g.ranked[i].trial->key);
     groups.push_back({{"group", g.group},
+                      {"label", g.label},
                       {"ranked", ranked},
                       {"excluded", excluded},
                       {"recommendation",

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
+#include "analysis/campaign_roles.h"
+#include "analysis/configuration_group.h"
 #include "experiments/quality_gate.h"
 #include "plan/halving.h"
 
@@ -58,18 +61,41 @@ std::string_view ObjectiveUnit(Objective objective) {
   return "ms";
 }
 
+void AttachSpeedups(Advice& advice, const std::map<TrialId, Speedup>& speedups) {
+  for (GroupAdvice& g : advice.groups)
+    for (std::vector<AdvisedTrial>* list : {&g.ranked, &g.excluded})
+      for (AdvisedTrial& t : *list) {
+        if (!t.measured) continue;
+        const auto found = speedups.find({t.campaign, t.trial->key});
+        if (found == speedups.end()) continue;
+        t.speedup = found->second.value;
+        t.speedup_trust = found->second.trust.Names();
+      }
+}
+
+void AttachSpeedups(Advice& advice, ResultsDb& db) {
+  const std::set<std::int64_t> answering = AnsweringCampaigns(db.Campaigns());
+  AttachSpeedups(advice, TrialSpeedups(db.Results(
+                             std::vector<std::int64_t>(answering.begin(), answering.end()))));
+}
+
 Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOptions& options) {
   Advice advice;
   advice.objective = options.objective;
   advice.estimates_from = fitted.Explain();
   std::map<std::string, GroupAdvice> groups;
   const ObservationIndex observed(fitted.observations);
+  const ObservationIndex observed_busy(fitted.busy_observations);
   for (const PlannedTrial& t : plan.trials) {
     if (t.invalid_reason || !TraitsOf(t.config.workload).builtin_model) continue;
     AdvisedTrial a;
     a.trial = &t;
-    if (const CostObservation* o = observed.Find(t.key)) {
+    const CostObservation* o = observed.Find(t.key);
+    if (!o) o = observed_busy.Find(t.key);
+    if (o) {
       a.measured = true;
+      a.busy = o->busy;
+      a.campaign = o->campaign;
       a.latency_ms = {o->latency_ms, o->latency_ms, o->latency_ms};
       a.output_error = o->output_error;
       a.quality = QualityVerdict(t.config.quality, t.config.scope == Scope::kPipeline,
@@ -86,7 +112,9 @@ Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOpti
       continue;
     }
     a.objective = ObjectiveOf(a.latency_ms, t.config, options.objective);
-    GroupAdvice& g = groups[HalvingGroup(t.config)];
+    const std::string group_key = HalvingGroup(t.config);
+    GroupAdvice& g = groups[group_key];
+    if (g.label.empty()) g.label = ReportGroupOf(t.config).Label();
     if ((a.measured && options.max_output_error && a.output_error &&
          *a.output_error > *options.max_output_error) ||
         IsBelowQuality(a.quality))
@@ -122,7 +150,8 @@ Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOpti
     // What to measure: the leader while it is only predicted, then every unmeasured trial
     // whose interval overlaps the leader's, the likeliest to beat it first.
     const AdvisedTrial& lead = g.ranked.front();
-    if (!lead.measured) g.to_measure.push_back(0);
+    // A leader measured only on a busy machine is not a decision: measure it again.
+    if (!lead.measured || lead.busy) g.to_measure.push_back(0);
     std::vector<std::size_t> overlapping;
     for (std::size_t i = 1; i < g.ranked.size(); ++i) {
       const AdvisedTrial& t = g.ranked[i];

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/speedup.h"
 #include "plan/cost_model.h"
 #include "plan/fitted_model.h"
 #include "plan/sweep_plan.h"
@@ -38,6 +39,7 @@ std::string_view ObjectiveUnit(Objective objective);
 struct AdvisedTrial {
   const PlannedTrial* trial = nullptr;  // borrowed from the plan
   bool measured = false;
+  bool busy = false;          // measured, but only on a busy machine: "measured (busy)"
   CostPrediction latency_ms;  // measured: low = value = high
   CostPrediction objective;   // in ObjectiveUnit
   std::optional<double> output_error;
@@ -45,10 +47,16 @@ struct AdvisedTrial {
   // "below: ..." or empty (no gate, or not known).
   std::string quality;
   double p_beats_leader = 0;  // chance it is better than the leader (normal approximation)
+  // Measured: its speedup against its 1-rank baseline as every output shows it
+  // (analysis/speedup.h; AttachSpeedups), and that speedup's doubts ("" when none).
+  std::optional<double> speedup;
+  std::string speedup_trust;
+  std::int64_t campaign = 0;  // measured: the campaign of the measurement
 };
 
 struct GroupAdvice {
-  std::string group;
+  std::string group;  // the group's key (HalvingGroup)
+  std::string label;  // how outputs name it: the report's group label (ReportGroup::Label)
   std::vector<AdvisedTrial> ranked;   // best first
   // Measured trials never recommended: output error above --max-output-error, or below the
   // sweep's quality gates (AdvisedTrial::quality says which gate they missed).
@@ -70,6 +78,12 @@ struct Advice {
   std::string estimates_from;  // FittedModel::Explain
   std::vector<GroupAdvice> groups;  // by group text
 };
+
+// Sets each measured trial's speedup from `speedups` (analysis/speedup.h: TrialSpeedups of the
+// database's answering rows), so advise shows the report's number for the same measurement.
+void AttachSpeedups(Advice& advice, const std::map<TrialId, Speedup>& speedups);
+// The same, reading the rows of the database's answering campaigns (campaign_roles.h).
+void AttachSpeedups(Advice& advice, ResultsDb& db);
 
 Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOptions& options);
 

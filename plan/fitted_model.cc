@@ -1,7 +1,10 @@
 #include "plan/fitted_model.h"
 
+#include <set>
+
 #include <fmt/format.h>
 
+#include "analysis/campaign_roles.h"
 #include "machine/rank_sharing.h"
 
 namespace ditbench {
@@ -13,13 +16,18 @@ std::string FittedModel::Explain() const {
                                       "measures them again)",
                                       busy_left_out)
                         : "";
+  // No quiet measurement of the device: the numbers carry the busy machine's slowdown.
+  const std::string on_busy = fitted_on_busy ? " measured on a busy machine (no quiet "
+                                               "measurement of this device: predictions carry "
+                                               "its slowdown)"
+                                             : "";
   if (model)
-    return fmt::format("cost model fitted on {} ok trials of '{}'{} (residual {:.1f}%){}",
-                       model->trials(), device,
+    return fmt::format("cost model fitted on {} ok trials of '{}'{}{} (residual {:.1f}%){}",
+                       model->trials(), device, on_busy,
                        model->reduced() ? ", one latency and bandwidth for every collective" : "",
                        model->relative_sigma() * 100, busy);
-  return fmt::format("analytic estimate: {} ok trial(s) of '{}' in the database, a fit needs {}{}",
-                     observations.size(), device, kMinimumTrialsToFit, busy);
+  return fmt::format("analytic estimate: {} ok trial(s) of '{}'{} in the database, a fit needs {}{}",
+                     observations.size(), device, on_busy, kMinimumTrialsToFit, busy);
 }
 
 const CostObservation* FittedModel::Observed(const std::string& key) const {
@@ -55,6 +63,8 @@ std::vector<CostObservation> ToObservations(const std::vector<ResultsDb::Observe
     o.sharing = RecordedSharing(row.placement, o.config.world_size(), row.cpu_cores);
     o.psnr = row.psnr;
     o.ssim = row.ssim;
+    o.busy = row.busy;
+    o.campaign = row.campaign;
     observations.push_back(std::move(o));
   }
   return observations;
@@ -63,7 +73,22 @@ std::vector<CostObservation> ToObservations(const std::vector<ResultsDb::Observe
 FittedModel FitFromDatabase(ResultsDb& db, const std::string& device) {
   FittedModel fitted;
   fitted.device = device;
-  fitted.observations = ToObservations(db.ObservedTrials(device, &fitted.busy_left_out));
+  // Campaigns that answer nothing (a `bisect` campaign measures another build) teach nothing.
+  std::vector<std::int64_t> left_out;
+  const std::vector<CampaignInfo> campaigns = db.Campaigns();
+  const std::set<std::int64_t> answering = AnsweringCampaigns(campaigns);
+  for (const CampaignInfo& c : campaigns)
+    if (!answering.contains(c.id)) left_out.push_back(c.id);
+  for (CostObservation& o : ToObservations(db.ObservedTrials(device, nullptr, left_out)))
+    (o.busy ? fitted.busy_observations : fitted.observations).push_back(std::move(o));
+  // When busy is the machine's normal state there is no quiet measurement: fit on the busy
+  // ones rather than not at all, and say so (Explain).
+  if (fitted.observations.empty() && !fitted.busy_observations.empty()) {
+    fitted.observations = std::move(fitted.busy_observations);
+    fitted.busy_observations.clear();
+    fitted.fitted_on_busy = true;
+  }
+  fitted.busy_left_out = fitted.busy_observations.size();
   fitted.model = CostModel::Fit(fitted.observations);
   return fitted;
 }

@@ -18,11 +18,17 @@ namespace ditbench {
 
 struct FittedModel {
   std::string device;
-  std::vector<CostObservation> observations;  // the device's ok trials, by key
-  std::optional<CostModel> model;             // unset: too few trials (or none fit)
-  std::size_t busy_left_out = 0;  // trial keys measured only on a busy machine: not fitted
+  // The device's ok trials the model is fitted on, by key: the quiet measurements, or, when the
+  // device has none, the busy ones (fitted_on_busy; Explain says so).
+  std::vector<CostObservation> observations;
+  std::optional<CostModel> model;  // unset: too few trials (or none fit)
+  // Trial keys measured only on a busy machine, left out of the fit because quiet ones exist:
+  // still measured (advise says "measured (busy)"), never predicted.
+  std::vector<CostObservation> busy_observations;
+  std::size_t busy_left_out = 0;  // busy_observations.size()
+  bool fitted_on_busy = false;    // no quiet measurement of the device: fitted on busy ones
   // One line: "cost model fitted on 24 ok trials of 'cpu' (residual 6%)" or "analytic
-  // estimate: 3 ok trials of 'cpu' in the database, a fit needs 8".
+  // estimate: 3 ok trials of 'cpu' in the database, a fit needs 8", naming busy measurements.
   std::string Explain() const;
   // The first observation of `key`, or null. Scans: ObservationIndex finds many.
   const CostObservation* Observed(const std::string& key) const;

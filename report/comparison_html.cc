@@ -20,12 +20,33 @@ const char* const kComparisonStyle = R"css(
 table.comparison td.note, table.comparison td.reproduce { white-space: normal; min-width: 10em;
   max-width: 20em; overflow-wrap: anywhere; }
 table.comparison td:nth-child(8) { white-space: normal; min-width: 12em; }
+table.comparison td.more { white-space: normal; min-width: 8em; max-width: 16em;
+  font-size: 0.85em; }
+table.comparison td.more summary { cursor: pointer; color: #444; }
+table.comparison td.more code { overflow-wrap: anywhere; white-space: normal; }
 .cibar { position: relative; width: 120px; height: 12px; background: #f4f4f4; }
 .cibar span { position: absolute; top: 2px; height: 8px; background: #4e79a7; }
 .cibar i { position: absolute; top: 0; height: 12px; width: 1px; background: #222; }
 )css";
 
 namespace {
+
+// Text a reader needs less often, in a cell that stays narrow: its first words as the summary
+// of a <details> holding the rest (or `summary` when given).
+std::string Folded(const std::string& text, const std::string& summary = "") {
+  constexpr std::size_t kShown = 48;
+  if (summary.empty() && text.size() <= kShown) return HtmlEscape(text);
+  std::string head = summary;
+  if (head.empty()) {
+    const std::size_t cut = text.find_first_of(";(", 0);
+    head = text.substr(0, std::min(cut == std::string::npos ? kShown : cut, kShown));
+    while (!head.empty() && (head.back() & 0xC0) == 0x80) head.pop_back();  // whole characters
+    if (!head.empty() && (head.back() & 0x80)) head.pop_back();
+    head += "...";
+  }
+  return fmt::format("<details><summary>{}</summary><code>{}</code></details>", HtmlEscape(head),
+                     HtmlEscape(text));
+}
 
 std::string SideIds(const CampaignSet& side) {
   std::string ids;
@@ -111,15 +132,17 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
           "<tr><td class=\"verdict-{0}\">{14}</td><td class=\"num\">{1:+.1f}%</td>"
           "<td class=\"num\">{2}</td><td>{3}</td><td class=\"num\">{5:.3f}"
           "</td><td class=\"num\">{6:.3f}</td><td class=\"num\">{7}/{8}</td><td>{9}</td>"
-          "<td><code>{10}</code></td><td class=\"note\">{11}; {12}</td>"
-          "<td class=\"reproduce\"><code>{13}</code></td></tr>\n",
+          "<td><code>{10}</code></td><td class=\"more\">{11}</td>"
+          "<td class=\"more\">{13}</td></tr>\n",
           VerdictName(c.verdict), c.change.pct, HtmlEscape(IntervalText(c.change)),
           c.change.Bounded() ? CiBar(c.change, range) : std::string(), "", c.a_ms, c.b_ms,
           c.a_launches, c.b_launches,
-          HtmlEscape(t.label), HtmlEscape(t.trial_key), HtmlEscape(c.reason),
-          HtmlEscape(t.thresholds),
+          HtmlEscape(t.label), HtmlEscape(t.trial_key),
+          // Secondary text folded, so a row stays one line and the table fits 1400 px: a
+          // busy machine's process list no longer repeats at full length in every row.
+          Folded(c.reason + "; " + t.thresholds), "",
           t.run.sweep_path.empty() ? std::string("-")
-                                   : HtmlEscape(ReproduceCommand(t.run, t.trial_key)),
+                                   : Folded(ReproduceCommand(t.run, t.trial_key), "command"),
           HtmlEscape(VerdictText(t)));
     }
     html += "</table></div>\n";

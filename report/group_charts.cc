@@ -9,6 +9,7 @@
 
 #include "analysis/comparison.h"
 #include "analysis/configuration_group.h"
+#include "analysis/speedup.h"
 #include "report/chart_style.h"
 #include "stats/stats.h"
 
@@ -22,14 +23,6 @@ nlohmann::json OrNull(const std::optional<double>& value) {
 double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return Quantile(values, 0.5);
-}
-
-// The row's speedup against its 1-rank baseline (the table's too), if any.
-std::optional<double> Speedup(const OneRankBaselines& baselines, const ResultRow& row) {
-  if (!row.measured() || *row.latency_ms <= 0) return std::nullopt;
-  const ResultRow* baseline = baselines.For(row);
-  if (!baseline) return std::nullopt;
-  return *baseline->latency_ms / *row.latency_ms;
 }
 
 // The name of a row's series: its strategy and its other settings (SettingsLabel), with its
@@ -138,11 +131,14 @@ nlohmann::json SpeedupChart(const std::string& id, const std::string& title,
   const bool several = SeveralCampaigns(rows);
   for (const ResultRow& row : rows) {
     if (row.world_size <= 1) continue;
-    const std::optional<double> speedup = Speedup(baselines, row);
+    const std::optional<Speedup> speedup = SpeedupOf(baselines, row);
     if (!speedup) continue;
     const std::string name = SeriesName(row, several, names);
     strategy_of[name] = StrategyName(row);
-    lines[name].push_back({{"x", row.world_size}, {"y", *speedup}});
+    nlohmann::json point = {{"x", row.world_size}, {"y", speedup->value}};
+    // A doubtful point is drawn hollow with its doubts in the tooltip (analysis/trust.h).
+    if (!speedup->trust.plain()) point["doubt"] = speedup->trust.Names();
+    lines[name].push_back(std::move(point));
     max_world = std::max(max_world, row.world_size);
   }
   if (lines.empty()) return nullptr;
@@ -247,16 +243,18 @@ nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
   std::map<std::string, std::map<std::int64_t, std::pair<std::vector<double>, std::vector<double>>>>
       series;
   std::map<std::string, std::string> strategy_of;
+  std::map<std::string, std::map<std::int64_t, Trust>> doubts;
   std::vector<double> errors;
   for (const ResultRow& row : rows) {
     if (row.world_size <= 1) continue;
     if (!row.output_error || *row.output_error < 0) continue;
-    const std::optional<double> speedup = Speedup(baselines, row);
+    const std::optional<Speedup> speedup = SpeedupOf(baselines, row);
     if (!speedup) continue;
     const std::string name = SeriesName(row, several, names);
     strategy_of[name] = StrategyName(row);
     auto& point = series[name][row.world_size];
-    point.first.push_back(*speedup);
+    point.first.push_back(speedup->value);
+    if (!speedup->trust.plain()) doubts[name][row.world_size].Add(speedup->trust);
     point.second.push_back(*row.output_error);
     errors.push_back(*row.output_error);
   }
@@ -269,8 +267,10 @@ nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
     nlohmann::json points = nlohmann::json::array();
     for (const auto& [world, values] : by_world) {
       const double error = Median(values.second);
-      points.push_back({{"x", Median(values.first)}, {"y", error > 0 ? error : floor},
-                        {"world", world}, {"exact", error == 0}});
+      nlohmann::json point = {{"x", Median(values.first)}, {"y", error > 0 ? error : floor},
+                              {"world", world}, {"exact", error == 0}};
+      if (const Trust& trust = doubts[name][world]; !trust.plain()) point["doubt"] = trust.Names();
+      points.push_back(std::move(point));
     }
     datasets.push_back(SeriesDataset(name, strategy_of[name], points, styles));
   }

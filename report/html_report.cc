@@ -19,6 +19,8 @@
 #include "analysis/configuration_group.h"
 #include "analysis/history.h"
 #include "analysis/seed_folding.h"
+#include "analysis/speedup.h"
+#include "analysis/campaign_roles.h"
 #include "report/chart_style.h"
 #include "report/comparison_html.h"
 #include "report/group_charts.h"
@@ -137,6 +139,9 @@ div.below-quality { display: inline-block; margin-top: 0.2em; }
 .image-pair img { width: 100%; image-rendering: pixelated; border: 1px solid #ccc; }
 .image-pair p.note { flex-basis: 100%; }
 .busy { background: #f79009; color: #fff; border-radius: 3px; padding: 0 0.3em; font-size: 0.8em; }
+.doubt { background: #f79009; color: #fff; border-radius: 3px; padding: 0 0.3em; font-size: 0.8em;
+  white-space: nowrap; }
+table.summary tr.winner.suspect td { background: #fff4e5; }
 .warning details { font-size: 0.9em; } .warning ul { margin: 0.2em 0; }
 .note { color: #555; font-size: 0.9em; }
 )css";
@@ -178,9 +183,15 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
   for (const CampaignInfo& c : campaigns) {
     auto count = trials_per_campaign.find(c.id);
     html += fmt::format(
-        "<tr><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<tr><td class=\"num\">{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td title=\"{}\">{}</td><td class=\"num\">{}</td></tr>\n",
-        c.id, HtmlEscape(c.record.sweep_name), HtmlEscape(c.record.build),
+        c.id, HtmlEscape(c.record.sweep_name),
+        // A campaign that answers nothing (analysis/campaign_roles.h) is listed, and says so.
+        RoleOf(c) == CampaignRole::kMeasurement
+            ? std::string()
+            : fmt::format(" <span class=\"note\">({}: left out of the summary, charts and "
+                          "baselines)</span>",
+                          RoleName(RoleOf(c))), HtmlEscape(c.record.build),
         HtmlEscape(c.record.host), IsoTime(c.started_at),
         c.finished_at ? IsoTime(*c.finished_at) : "unfinished",
         HtmlEscape(c.record.sweep_path), HtmlEscape(c.record.spec_hash.substr(0, 12)),
@@ -348,12 +359,19 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                           "</summary>\n", group.size() - kShownRows);
       html += table_head;
     }
-    std::string speedup = "-", efficiency = "-";
-    const Row* baseline = row.measured() ? baselines.For(row) : nullptr;
-    if (baseline && *row.latency_ms > 0) {
-      double s = *baseline->latency_ms / *row.latency_ms;
-      speedup = fmt::format("{:.2f}x", s);
-      efficiency = fmt::format("{:.0f}%", 100 * s / static_cast<double>(row.world_size));
+    std::string speedup = "-", efficiency = "-", speedup_title;
+    if (const std::optional<Speedup> found = SpeedupOf(baselines, row)) {
+      speedup = fmt::format("{:.2f}x", found->value);
+      efficiency = fmt::format("{:.0f}%", 100 * found->efficiency);
+      speedup_title = fmt::format("against {} ({:.2f} ms)", found->baseline_key,
+                                  found->baseline_ms);
+      // Its doubts beside the number, not only in the Warnings (analysis/trust.h).
+      const Trust doubts = found->trust;
+      if (!doubts.plain()) {
+        speedup_title += "; " + doubts.Meanings();
+        const std::string names = Trust(doubts).Names();
+        speedup += fmt::format(" <span class=\"doubt\">{}</span>", HtmlEscape(names));
+      }
     }
     std::string ci = row.ci_low_ms && row.ci_high_ms
                          ? fmt::format("{:.2f} – {:.2f}", *row.ci_low_ms, *row.ci_high_ms)
@@ -391,9 +409,8 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         Number(row.latency_ms), ci,
         Percent(row.cov), Number(row.skew_ms), Number(row.rank0_ms),
         Number(row.peak_mem_mb, "{:.0f}"),
-        baseline ? fmt::format(" title=\"against {} ({:.2f} ms)\"",
-                               HtmlEscape(baseline->trial_key), *baseline->latency_ms)
-                 : "",
+        speedup_title.empty() ? ""
+                              : fmt::format(" title=\"{}\"", HtmlEscape(speedup_title)),
         speedup, efficiency,
         TokensPerRank(row) ? fmt::format("{}", *TokensPerRank(row)) : std::string("-"),
         has_peak ? fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td>",
@@ -415,17 +432,38 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   html += RenderProfileTable(group);
 }
 
-// The selected campaigns (minus the baseline's) compared with the baseline.
+// `--baseline A`: A compared with the campaigns named by --campaign (those not in A), else with
+// the newest answering campaign of the selection (analysis/campaign_roles.h: never a bisect or
+// excluded one), and the section says which.
 std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options,
-                                     const std::vector<std::int64_t>& selected) {
+                                     const std::vector<CampaignInfo>& selected) {
   const CampaignSet baseline = ParseCampaignSet(options.baseline, options.db);
   CampaignSet candidate{options.db, {}, "selected campaigns"};
   const bool same_db = std::filesystem::weakly_canonical(baseline.db) ==
                        std::filesystem::weakly_canonical(options.db);
-  for (std::int64_t id : selected) {
-    const bool in_baseline = std::find(baseline.campaigns.begin(), baseline.campaigns.end(),
-                                       id) != baseline.campaigns.end();
-    if (!(same_db && in_baseline)) candidate.campaigns.push_back(id);
+  const auto in_baseline = [&](std::int64_t id) {
+    return same_db && std::find(baseline.campaigns.begin(), baseline.campaigns.end(), id) !=
+                          baseline.campaigns.end();
+  };
+  for (std::int64_t id : options.campaigns)
+    if (!in_baseline(id)) candidate.campaigns.push_back(id);
+  std::string which;
+  if (candidate.campaigns.empty()) {
+    const std::set<std::int64_t> answering = AnsweringCampaigns(selected);
+    for (auto it = answering.rbegin(); it != answering.rend(); ++it) {
+      if (in_baseline(*it)) continue;
+      candidate.campaigns.push_back(*it);
+      candidate.text = fmt::format("{}", *it);
+      which = fmt::format(
+          "<p class=\"note\">Candidate: the newest campaign, #{} (name others with "
+          "--campaign).</p>\n",
+          *it);
+      break;
+    }
+  } else {
+    candidate.text = fmt::format("{}", fmt::join(candidate.campaigns, ","));
+    which = fmt::format("<p class=\"note\">Candidate: campaign(s) {}, named by --campaign.</p>\n",
+                        candidate.text);
   }
   if (candidate.campaigns.empty()) {
     throw std::invalid_argument(fmt::format(
@@ -438,8 +476,12 @@ std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options
     other = ResultsDb::Open(baseline.db, /*read_only=*/true);
     baseline_db = other.get();
   }
-  return RenderComparisonSection(CompareCampaigns(*baseline_db, baseline, db, candidate),
-                                 kReportComparisonRows);
+  std::string html = RenderComparisonSection(
+      CompareCampaigns(*baseline_db, baseline, db, candidate), kReportComparisonRows);
+  // Right under the section's heading.
+  const std::size_t heading_end = html.find("</h2>\n");
+  if (heading_end != std::string::npos) html.insert(heading_end + 6, which);
+  return html;
 }
 
 }  // namespace
@@ -455,11 +497,12 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   std::map<std::int64_t, int> trials_per_campaign;
   std::map<std::int64_t, CampaignRun> runs;
   for (const CampaignInfo& c : campaigns) runs[c.id] = CampaignRunOf(c, options.db.string());
+  // Campaigns of `ditbench bisect` and excluded ones named by id are listed and counted, but
+  // their rows answer nothing: no group, chart, summary, baseline or warning uses them.
+  const std::vector<Row> answering = AnsweringRows(campaigns, rows);
+  for (const Row& row : rows) ++trials_per_campaign[row.campaign];
   std::map<GroupKey, std::vector<Row>> groups;
-  for (const Row& row : rows) {
-    ++trials_per_campaign[row.campaign];
-    groups[KeyOf(row)].push_back(row);
-  }
+  for (const Row& row : answering) groups[KeyOf(row)].push_back(row);
   // Each group ranked once: its table, its charts, the summary and the stage table agree.
   std::map<GroupKey, std::vector<Row>> ranked;
   std::map<GroupKey, std::string> anchors;
@@ -500,9 +543,9 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   StagesByTrial stages;
   for (const auto& [trial, summary] : stage_summaries)
     stages.emplace(std::make_pair(trial.campaign, trial.trial_key), summary);
-  const std::vector<ReportWarning> warnings = ReportWarnings(campaigns, rows);
+  const std::vector<ReportWarning> warnings = ReportWarnings(campaigns, answering);
   const std::string history = RenderHistorySection(BuildHistory(campaigns, rows, {}));
-  const PlannerView planner = options.planner ? options.planner(*db, campaigns, rows)
+  const PlannerView planner = options.planner ? options.planner(*db, campaigns, answering)
                                               : PlannerView{};
 
   // The table of contents, in page order.
@@ -522,7 +565,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   html += RenderContents(contents);
 
   // The answer first: with a baseline, what got slower; then the winner of every group.
-  if (!options.baseline.empty()) html += RenderBaselineComparison(*db, options, ids);
+  if (!options.baseline.empty()) html += RenderBaselineComparison(*db, options, campaigns);
   html += RenderSummary(summary, campaign_labels);
   RenderHeader(html, campaigns, trials_per_campaign);
   RenderStatusCounts(html, rows);

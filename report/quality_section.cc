@@ -10,6 +10,7 @@
 
 #include "analysis/comparison.h"
 #include "analysis/configuration_group.h"
+#include "analysis/speedup.h"
 #include "base/run_folder_file.h"
 #include "report/chart_style.h"
 #include "report/html_text.h"
@@ -101,12 +102,11 @@ std::string Figure(const ResultRow& row, const std::string& title, bool referenc
                      pictures, HtmlEscape(title), HtmlEscape(row.trial_key), numbers);
 }
 
-// The row's speedup against its 1-rank baseline (the table's), if any.
-std::optional<double> SpeedupOf(const OneRankBaselines& baselines, const ResultRow& row) {
-  if (!row.measured() || *row.latency_ms <= 0) return std::nullopt;
-  const ResultRow* baseline = baselines.For(row);
-  if (!baseline) return std::nullopt;
-  return *baseline->latency_ms / *row.latency_ms;
+
+// The row's speedup (analysis/speedup.h), without its doubts.
+std::optional<double> SpeedupValueOf(const OneRankBaselines& baselines, const ResultRow& row) {
+  const std::optional<Speedup> speedup = SpeedupOf(baselines, row);
+  return speedup ? std::optional<double>(speedup->value) : std::nullopt;
 }
 
 }  // namespace
@@ -174,7 +174,7 @@ nlohmann::json ParetoChart(const std::string& id, const std::string& title,
   std::vector<Point> points;
   double finite_max = 0, smallest_error = 0;
   for (const ResultRow& row : rows) {
-    const std::optional<double> speedup = SpeedupOf(baselines, row);
+    const std::optional<double> speedup = SpeedupValueOf(baselines, row);
     if (!speedup) continue;
     // The 1-rank trial is its own reference: exact.
     const bool one_rank = row.world_size == 1;

@@ -10,42 +10,6 @@
 
 namespace ditbench {
 
-std::optional<GroupWinner> WinnerOf(const std::vector<ResultRow>& ranked) {
-  std::optional<std::int64_t> newest;
-  for (const ResultRow& row : ranked)
-    if (row.measured() && (!newest || row.campaign > *newest)) newest = row.campaign;
-  if (!newest) return std::nullopt;
-  const OneRankBaselines baselines(ranked);
-  std::optional<GroupWinner> winner;
-  std::size_t count = 0;
-  std::vector<ResultRow> skipped;
-  for (const ResultRow& row : ranked) {
-    if (!row.measured() || row.campaign != *newest) continue;
-    ++count;
-    if (winner) continue;
-    if (row.below_quality()) {  // fast at output it gets wrong: never the answer
-      skipped.push_back(row);
-      continue;
-    }
-    winner.emplace();
-    winner->row = row;
-    if (const ResultRow* baseline = baselines.For(row)) {
-      winner->baseline = *baseline;
-      if (*row.latency_ms > 0) {
-        winner->speedup = *baseline->latency_ms / *row.latency_ms;
-        winner->efficiency = *winner->speedup / static_cast<double>(row.world_size);
-      }
-    }
-  }
-  if (!winner) {
-    winner.emplace();
-    winner->found = false;
-  }
-  winner->ranked = count;
-  winner->skipped = std::move(skipped);
-  return winner;
-}
-
 std::string RenderSummary(const std::vector<SummaryGroup>& groups,
                           const CampaignLabels& campaigns) {
   if (groups.empty()) return "";
@@ -54,7 +18,12 @@ std::string RenderSummary(const std::vector<SummaryGroup>& groups,
       "<p class=\"note\">Per group, the fastest configuration of its newest campaign; speedup, "
       "efficiency and output error are against the 1-rank trial of the same computation (the "
       "tables' and charts' baseline). A configuration below quality (it missed its sweep's "
-      "quality gates) is never the winner; a faster one skipped for that is named.</p>\n"
+      "quality gates) is never the winner; a faster one skipped for that is named. A winner "
+      "whose numbers are in doubt (a busy machine, a baseline borrowed from another campaign or "
+      "measured busy, a speedup above the world size, too few launches) is marked "
+      "<span class=\"doubt\">suspect</span> with the reason: measure it again before "
+      "acting on it. Campaigns of <code>ditbench bisect</code> and excluded campaigns take no "
+      "part.</p>\n"
       "<div class=\"scroll\"><table class=\"summary\"><tr><th>group</th><th>fastest "
       "configuration</th><th>campaign</th><th>latency ms</th><th>speedup vs 1 rank</th>"
       "<th>efficiency</th><th>peak mem MB</th><th>output error</th><th>of</th></tr>\n";
@@ -77,15 +46,23 @@ std::string RenderSummary(const std::vector<SummaryGroup>& groups,
       continue;
     }
     const ResultRow& row = w.row;
+    // A winner in doubt is no plain answer: the row is not green and its cell says why.
+    const std::string doubt =
+        w.trust.plain() ? ""
+                        : fmt::format(" <span class=\"doubt\" title=\"{}\">suspect: {}</span>",
+                                      HtmlEscape(w.trust.Meanings()), HtmlEscape(w.trust.Names()));
+    const auto mark = [&](std::string text) {
+      return w.trust.plain() || text == "-" ? text : text + " ?";
+    };
     html += fmt::format(
-        "<tr class=\"winner\"><td>{}</td><td><strong>{}</strong>{}</td><td>{}</td>"
+        "<tr class=\"{}\"><td>{}</td><td><strong>{}</strong>{}{}</td><td>{}</td>"
         "<td class=\"num\">{:.2f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{} "
         "configuration(s)</td></tr>\n",
-        link, HtmlEscape(ConfigurationLabel(row)), skipped,
-        HtmlEscape(CampaignName(campaigns, row.campaign)), *row.latency_ms,
-        w.speedup ? fmt::format("{:.2f}x", *w.speedup) : "- (no 1-rank trial)",
-        w.efficiency ? fmt::format("{:.0f}%", 100 * *w.efficiency) : "-",
+        w.trust.plain() ? "winner" : "winner suspect", link, HtmlEscape(ConfigurationLabel(row)),
+        doubt, skipped, HtmlEscape(CampaignName(campaigns, row.campaign)), *row.latency_ms,
+        w.speedup ? mark(fmt::format("{:.2f}x", *w.speedup)) : "- (no 1-rank trial)",
+        w.efficiency ? mark(fmt::format("{:.0f}%", 100 * *w.efficiency)) : "-",
         row.peak_mem_mb ? fmt::format("{:.0f}", *row.peak_mem_mb) : "-",
         row.output_error ? (*row.output_error == 0 ? std::string("0 (exact)")
                                                    : fmt::format("{:.2g}", *row.output_error))

@@ -7,6 +7,7 @@
 
 #include "analysis/comparison.h"
 #include "analysis/configuration_group.h"
+#include "analysis/speedup.h"
 #include "report/html_text.h"
 
 namespace ditbench {
@@ -101,15 +102,14 @@ std::vector<ReportWarning> ReportWarnings(const std::vector<CampaignInfo>& campa
   for (const auto& [key, group] : groups) {
     const OneRankBaselines baselines(group);
     for (const ResultRow& row : group) {
-      const ResultRow* baseline =
-          row.measured() && row.world_size > 1 ? baselines.For(row) : nullptr;
-      if (!baseline || *row.latency_ms <= 0) continue;
-      const double speedup = *baseline->latency_ms / *row.latency_ms;
-      if (speedup > 1.05 * static_cast<double>(row.world_size))
+      if (row.world_size <= 1) continue;
+      const std::optional<Speedup> speedup = SpeedupOf(baselines, row);
+      if (speedup && speedup->trust.Has(Doubt::kSuperlinear))
         superlinear.push_back(fmt::format(
             "{} (campaign {}, {}: {:.2f}x on {} ranks against {}{})", row.trial_key,
-            row.campaign, TrialLabel(row), speedup, row.world_size, baseline->trial_key,
-            baseline->busy ? ", measured on a busy machine" : ""));
+            row.campaign, TrialLabel(row), speedup->value, row.world_size,
+            speedup->baseline_key,
+            speedup->trust.Has(Doubt::kBaselineBusy) ? ", measured on a busy machine" : ""));
     }
   }
   if (!superlinear.empty()) {

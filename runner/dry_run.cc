@@ -16,10 +16,8 @@
 
 namespace ditbench {
 
-// `--dry-run`: the plan, and what resuming would do with what the database already holds
-// (read-only: no lock, nothing created).
-void WriteDryRun(const RunOptions& options, const SweepSpec& spec, const SweepPlan& plan,
-                 const PlanAssumptions& assumptions, std::ostream& out) {
+ResumePreview PreviewResume(const RunOptions& options, const SweepSpec& spec,
+                            const SweepPlan& plan) {
   std::vector<std::string> notes;
   std::string resume_line = "would start a new campaign (no database yet)\n";
   std::error_code ec;
@@ -64,8 +62,14 @@ void WriteDryRun(const RunOptions& options, const SweepSpec& spec, const SweepPl
       resume_line = fmt::format("cannot tell what is already recorded: {}\n", e.what());
     }
   }
-  WritePlanTable(spec, plan, assumptions, out, notes, options.budget_s);
-  out << resume_line;
+  return {std::move(notes), std::move(resume_line)};
+}
+
+void WriteDryRun(const RunOptions& options, const SweepSpec& spec, const SweepPlan& plan,
+                 const PlanAssumptions& assumptions, std::ostream& out) {
+  const ResumePreview preview = PreviewResume(options, spec, plan);
+  WritePlanTable(spec, plan, assumptions, out, preview.notes, options.budget_s);
+  out << preview.line;
 }
 
 }  // namespace ditbench

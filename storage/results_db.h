@@ -289,11 +289,16 @@ class ResultsDb {
     // a GPU trial or when not recorded).
     nlohmann::json placement;
     std::optional<int> cpu_cores;
+    // Measured only on a busy machine (no quiet measurement of its key on this device).
+    bool busy = false;
   };
-  // Measurements on a busy machine are left out; `busy_only`, when given, counts the keys
-  // that have no other.
+  // The newest quiet measurement of each key; a key measured only on a busy machine comes
+  // with its newest busy measurement, `busy` set. `busy_only`, when given, counts those keys.
+  // Campaigns in `left_out` (a `bisect` or excluded campaign: analysis/campaign_roles.h) are
+  // not read.
   std::vector<ObservedTrial> ObservedTrials(const std::string& device,
-                                            std::size_t* busy_only = nullptr);
+                                            std::size_t* busy_only = nullptr,
+                                            const std::vector<std::int64_t>& left_out = {});
 
   // A fit of the planner's cost model (schema version 12, table model_fits).
   struct ModelFitRecord {

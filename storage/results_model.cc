@@ -12,8 +12,8 @@
 
 namespace ditbench {
 
-std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::string& device,
-                                                                std::size_t* busy_only) {
+std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(
+    const std::string& device, std::size_t* busy_only, const std::vector<std::int64_t>& left_out) {
   Statement query(db_, fmt::format(R"sql(
     SELECT r.trial_key, t.config_json, t.policy_json, r.latency_ms, r.comm_mb_per_step,
            r.warmup, r.iterations, {}, r.output_error, r.campaign, COALESCE(r.busy, 0),
@@ -26,18 +26,19 @@ std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::strin
       JOIN campaigns c ON c.id = r.campaign
     WHERE r.status = 'ok' AND r.latency_ms IS NOT NULL AND r.latency_ms > 0
       AND (?1 = '' OR t.device = ?1)
+      AND r.campaign NOT IN (SELECT value FROM json_each(?2))
     ORDER BY r.campaign DESC, r.trial_key)sql",
                                    SecondsBetweenSql("t.started_at", "t.finished_at")));
   query.Bind(1, device);
+  query.Bind(2, nlohmann::json(left_out).dump());
   std::vector<ObservedTrial> trials;
   std::set<std::string> seen;  // the newest campaign's measurement of each key
   std::set<std::string> busy;  // keys with a measurement on a busy machine
+  std::vector<ObservedTrial> busy_trials;  // the newest busy measurement of each such key
   while (query.Step()) {
-    if (query.Int(10) != 0) {  // a busy machine's measurement teaches nothing
-      busy.insert(query.Text(0));
-      continue;
-    }
-    if (!seen.insert(query.Text(0)).second) continue;
+    const bool on_busy_machine = query.Int(10) != 0;
+    if (on_busy_machine && !busy.insert(query.Text(0)).second) continue;
+    if (!on_busy_machine && !seen.insert(query.Text(0)).second) continue;
     ObservedTrial o;
     o.trial_key = query.Text(0);
     o.config = ParseStoredJson(query.Text(1));
@@ -59,12 +60,18 @@ std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(const std::strin
     if (!query.IsNull(12) && query.Int(12) > 0) o.cpu_cores = static_cast<int>(query.Int(12));
     o.psnr = query.OptionalDouble(13);
     o.ssim = query.OptionalDouble(14);
+    o.busy = on_busy_machine;
+    (on_busy_machine ? busy_trials : trials).push_back(std::move(o));
+  }
+  // A key measured only on a busy machine is returned flagged busy; one measured quietly too,
+  // only quietly.
+  std::size_t busy_only_keys = 0;
+  for (ObservedTrial& o : busy_trials) {
+    if (seen.count(o.trial_key)) continue;
+    ++busy_only_keys;
     trials.push_back(std::move(o));
   }
-  if (busy_only) {
-    *busy_only = 0;
-    for (const std::string& key : busy) *busy_only += seen.count(key) ? 0 : 1;
-  }
+  if (busy_only) *busy_only = busy_only_keys;
   std::sort(trials.begin(), trials.end(),
             [](const ObservedTrial& a, const ObservedTrial& b) { return a.trial_key < b.trial_key; });
   return trials;

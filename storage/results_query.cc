@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include "base/did_you_mean.h"
@@ -100,24 +101,16 @@ std::vector<std::string> Column(sqlite3* db, const char* sql) {
   return values;
 }
 
-// The view plus `speedup`: the latency of the ok 1-rank trial of the same campaign and group
-// (model and overrides, resolution, precision, scope, batch, steps, profile_blocks, custom
-// axes) divided by the row's latency; NULL without such a trial or a latency.
+// The view plus `speedup` and `speedup_trust`, joined from the caller's values (one JSON array
+// bound as the statement's first parameter: [[campaign, trial_key, speedup, trust], ...]).
 constexpr const char* kResultsWithSpeedup = R"sql(
-  WITH baseline AS (
-    SELECT campaign, model, COALESCE(model_overrides, '') AS overrides, resolution, precision,
-           scope, batch, steps, COALESCE(profile_blocks, 0) AS profiled, axes,
-           MIN(latency_ms) AS baseline_ms
-    FROM results
-    WHERE status = 'ok' AND world_size = 1 AND latency_ms > 0
-    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
-  SELECT r.*, b.baseline_ms / r.latency_ms AS speedup
-  FROM results r LEFT JOIN baseline b
-    ON b.campaign = r.campaign AND b.model = r.model
-   AND b.overrides = COALESCE(r.model_overrides, '') AND b.resolution = r.resolution
-   AND b.precision = r.precision AND b.scope = r.scope AND b.batch = r.batch
-   AND b.steps = r.steps AND b.profiled = COALESCE(r.profile_blocks, 0)
-   AND b.axes = r.axes)sql";
+  WITH speedups AS MATERIALIZED (
+    SELECT json_extract(value, '$[0]') AS campaign, json_extract(value, '$[1]') AS trial_key,
+           json_extract(value, '$[2]') AS speedup, json_extract(value, '$[3]') AS trust
+    FROM json_each(?))
+  SELECT r.*, s.speedup AS speedup, NULLIF(s.trust, '') AS speedup_trust
+  FROM results r LEFT JOIN speedups s
+    ON s.campaign = r.campaign AND s.trial_key = r.trial_key)sql";
 
 // The custom axes of `command` trials in the database (names safe to quote), minus any that
 // would shadow a column of the view.
@@ -151,7 +144,8 @@ std::vector<std::string> ResultsDb::ResultsColumns() {
 
 ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
   std::vector<std::string> valid = ResultsColumns();
-  valid.push_back("speedup");  // computed below (kResultsWithSpeedup)
+  valid.push_back("speedup");  // joined below (kResultsWithSpeedup)
+  valid.push_back("speedup_trust");
   // Each custom axis of a command sweep is a column too, after the view's (from `axes`).
   const std::vector<std::string> custom = CustomAxes(db_, valid);
   std::string custom_select;
@@ -235,14 +229,18 @@ ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
   }
   std::string where = clauses.empty() ? "" : fmt::format(" WHERE {}", fmt::join(clauses, " AND "));
   std::string source = kResultsWithSpeedup;
-  const std::string speedup_column = "b.baseline_ms / r.latency_ms AS speedup";
+  const std::string speedup_column = "NULLIF(s.trust, '') AS speedup_trust";
   source.replace(source.find(speedup_column), speedup_column.size(),
                  speedup_column + custom_select);
   Statement statement(db_,
                       fmt::format("SELECT {} FROM ({}) AS results{} ORDER BY {}", select,
                                   source, where, order));
+  nlohmann::json speedups = nlohmann::json::array();
+  for (const TrialSpeedupValue& v : query.speedups)
+    speedups.push_back({v.campaign, v.trial_key, v.speedup, v.trust});
+  statement.Bind(1, speedups.dump());
   for (std::size_t i = 0; i < values.size(); ++i) {
-    const int index = static_cast<int>(i + 1);
+    const int index = static_cast<int>(i + 2);
     if (values[i].text) {
       statement.Bind(index, values[i].value);
     } else {

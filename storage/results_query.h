@@ -33,11 +33,18 @@ struct ResultsCondition {
   std::string column, op, value;
 };
 
+// A trial's speedup as the analysis layer computes it (analysis/speedup.h: the report's), and
+// its doubts ("busy, borrowed baseline"; "" when none). Storage only joins it to the view.
+struct TrialSpeedupValue {
+  std::int64_t campaign = 0;
+  std::string trial_key;
+  double speedup = 0;
+  std::string trust;
+};
+
 // An unknown sweep or campaign is a QueryError naming the known ones. Besides the view's
-// columns, `speedup` may be selected, filtered and sorted on: the latency of the ok 1-rank
-// trial of the same campaign and group (model and overrides, resolution, precision, scope,
-// batch, steps, profile_blocks; the fastest when several, e.g. seeds) over the row's; NULL
-// without one.
+// columns, `speedup` and `speedup_trust` may be selected, filtered and sorted on: the values
+// in `speedups` (NULL for a trial it does not name).
 struct ResultsQuery {
   std::optional<std::string> sweep;
   std::optional<std::int64_t> campaign;
@@ -46,6 +53,7 @@ struct ResultsQuery {
   std::vector<std::string> columns;          // empty: every column of the view
   std::string sort_column;                   // empty: campaign, group, latency, trial key
   bool descending = false;
+  std::vector<TrialSpeedupValue> speedups;  // filled by the caller from analysis/speedup.h
 };
 
 using ResultCell = std::variant<std::monostate, std::int64_t, double, std::string>;

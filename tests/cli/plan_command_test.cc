@@ -96,5 +96,29 @@ TEST(PlanCommandTest, ACommandWhoseProgramCannotRunIsRefusedAsRunRefusesIt) {
   }
 }
 
+// A parallel trial whose sweep has no 1-rank trial of the same computation would stay unjudged
+// for ever (no speedup, no output error): `plan` says so before anything runs.
+TEST(PlanCommandTest, AParallelTrialWithoutAOneRankReferenceIsWarnedAbout) {
+  test::TempDir dir;
+  std::ofstream(dir / "sweep.yaml") << "name: s\n"
+                                       "defaults: {model: pixart-alpha-tiny, steps: 2}\n"
+                                       "matrix:\n  precision: [fp32, bf16]\n  ulysses: [1, 2]\n"
+                                       "exclude:\n  - {precision: bf16, ulysses: 1}\n";
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("plan");
+  std::function<int()> run = DefinePlanCommand(*sub);
+  app.parse("plan " + (dir / "sweep.yaml").string() + " --gpus cpu:2 --db " +
+                (dir / "none.db").string(),
+            false);
+  ::testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(run(), 0);
+  ::testing::internal::GetCapturedStdout();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, HasSubstr("warning: 1 parallel trial(s) have no 1-rank trial"));
+  EXPECT_THAT(err, HasSubstr("(bf16 ulysses=2)"));
+  EXPECT_THAT(err, ::testing::Not(HasSubstr("fp32 ulysses=2")));
+}
+
 }  // namespace
 }  // namespace ditbench

@@ -1,0 +1,46 @@
+#include "analysis/speedup.h"
+
+#include "analysis/seed_folding.h"
+
+namespace ditbench {
+
+std::optional<Speedup> SpeedupOf(const OneRankBaselines& baselines, const ResultRow& row) {
+  if (!row.measured() || *row.latency_ms <= 0) return std::nullopt;
+  const ResultRow* baseline = baselines.For(row);
+  if (!baseline) return std::nullopt;
+  Speedup speedup;
+  speedup.value = *baseline->latency_ms / *row.latency_ms;
+  speedup.efficiency = speedup.value / static_cast<double>(row.world_size);
+  speedup.baseline_campaign = baseline->campaign;
+  speedup.baseline_key = baseline->trial_key;
+  speedup.baseline_ms = *baseline->latency_ms;
+  speedup.trust = MeasurementTrust(row);
+  if (baseline->busy) speedup.trust.Add(Doubt::kBaselineBusy);
+  if (baseline->campaign != row.campaign) speedup.trust.Add(Doubt::kBorrowedBaseline);
+  if (speedup.value > kSuperlinearSlack * static_cast<double>(row.world_size))
+    speedup.trust.Add(Doubt::kSuperlinear);
+  return speedup;
+}
+
+std::map<TrialId, Speedup> TrialSpeedups(const std::vector<ResultRow>& rows) {
+  std::map<ReportGroup, std::vector<ResultRow>> groups;
+  for (const ResultRow& row : rows) groups[ReportGroupOf(row)].push_back(row);
+  std::map<TrialId, Speedup> speedups;
+  for (const auto& [group, members] : groups) {
+    const std::vector<ResultRow> folded = FoldSeeds(members);
+    const OneRankBaselines baselines(folded);
+    std::map<std::string, Speedup> by_configuration;
+    for (const ResultRow& row : folded)
+      if (auto speedup = SpeedupOf(baselines, row))
+        by_configuration.emplace(ConfigurationOf(row), *speedup);
+    for (const ResultRow& row : members) {
+      if (!row.measured()) continue;
+      auto found = by_configuration.find(ConfigurationOf(row));
+      if (found != by_configuration.end())
+        speedups.emplace(TrialId{row.campaign, row.trial_key}, found->second);
+    }
+  }
+  return speedups;
+}
+
+}  // namespace ditbench
