@@ -11,11 +11,15 @@ namespace {
 int DefaultDecimals(ColumnHint hint) {
   switch (hint) {
     case ColumnHint::kMs:
-    case ColumnHint::kRatio: return 2;
-    case ColumnHint::kPercent: return 1;
-    case ColumnHint::kCount: return 0;
+    case ColumnHint::kRatio:
+      return 2;
+    case ColumnHint::kPercent:
+      return 1;
+    case ColumnHint::kCount:
+      return 0;
     case ColumnHint::kText:
-    case ColumnHint::kNumber: return -1;
+    case ColumnHint::kNumber:
+      return -1;
   }
   return -1;
 }
@@ -36,8 +40,8 @@ std::string Number(double v, int decimals, bool sign) {
 
 void Table::AddRow(std::vector<Cell> cells) {
   if (cells.size() != columns_.size()) {
-    throw std::invalid_argument(fmt::format("a table row of {} cells under {} columns",
-                                            cells.size(), columns_.size()));
+    throw std::invalid_argument(
+        fmt::format("a table row of {} cells under {} columns", cells.size(), columns_.size()));
   }
   for (std::size_t c = 0; c < cells.size(); ++c) {
     if (!cells[c].note.empty() && !columns_[c].notes) {
@@ -61,12 +65,16 @@ std::string ShownValue(const Column& column, const CellValue& value) {
   }
   const int decimals = column.decimals >= 0 ? column.decimals : DefaultDecimals(column.hint);
   switch (column.hint) {
-    case ColumnHint::kRatio: return Number(number, decimals, false) + "x";
-    case ColumnHint::kPercent: return Number(number, decimals, column.sign) + "%";
-    case ColumnHint::kText: return fmt::format("{}", number);
+    case ColumnHint::kRatio:
+      return Number(number, decimals, false) + "x";
+    case ColumnHint::kPercent:
+      return Number(number, decimals, column.sign) + "%";
+    case ColumnHint::kText:
+      return fmt::format("{}", number);
     case ColumnHint::kCount:
     case ColumnHint::kMs:
-    case ColumnHint::kNumber: return Number(number, decimals, column.sign);
+    case ColumnHint::kNumber:
+      return Number(number, decimals, column.sign);
   }
   return "";
 }

@@ -37,7 +37,7 @@ struct Column {
   // Decimals of the bare number in CSV; negative: the shortest text that reads back as the same
   // double. JSON always holds the number itself.
   int data_decimals = -1;
-  bool sign = false;  // kPercent, kMs, kNumber: "+" before positive numbers
+  bool sign = false;   // kPercent, kMs, kNumber: "+" before positive numbers
   bool notes = false;  // cells may carry a trust note (CSV and JSON: a "<name>_note" field)
   Align align = Align::kByHint;
   // The text printer only: the narrowest the column is printed, the spaces before it (none
@@ -54,7 +54,7 @@ using CellValue = std::variant<std::monostate, std::int64_t, double, std::string
 // JSON), with an optional trust note.
 struct Cell {
   Cell() = default;
-  Cell(CellValue v) : value(std::move(v)) {}  // NOLINT: a value is a cell without a note
+  Cell(CellValue v) : value(std::move(v)) {}            // NOLINT: a value is a cell without a note
   Cell(const char* text) : value(std::string(text)) {}  // NOLINT
   Cell(std::string text) : value(std::move(text)) {}    // NOLINT
   Cell(double number) : value(number) {}                // NOLINT

@@ -32,8 +32,8 @@ std::size_t Characters(std::string_view text) {
 std::string ConsoleCell(const Column& column, const Cell& cell) {
   if (std::holds_alternative<std::monostate>(cell.value) && cell.note.empty()) return "-";
   std::string flat = WithNote(column, cell).substr(0, kTextCellBytes);
-  std::replace_if(flat.begin(), flat.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; },
-                  ' ');
+  std::replace_if(
+      flat.begin(), flat.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
   flat = ForTerminal(flat);
   if (column.max_chars > 3 && Characters(flat) > column.max_chars) {
     std::size_t cut = 0, kept = 0;  // at a character boundary, room left for "..."
@@ -56,42 +56,6 @@ std::string CsvField(std::string_view text) {
 
 std::string NoteName(const Column& column) { return column.name + "_note"; }
 
-std::string HtmlEscaped(std::string_view text) {
-  std::string escaped;
-  for (char c : text) {
-    switch (c) {
-      case '&': escaped += "&amp;"; break;
-      case '<': escaped += "&lt;"; break;
-      case '>': escaped += "&gt;"; break;
-      case '"': escaped += "&quot;"; break;
-      case '\'': escaped += "&#39;"; break;
-      default: escaped += c;
-    }
-  }
-  return escaped;
-}
-
-std::string MarkdownEscaped(std::string_view text) {
-  std::string escaped;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    switch (c) {
-      case '|': escaped += "\\|"; break;
-      case '\\': escaped += "\\\\"; break;
-      case '&': escaped += "&amp;"; break;
-      case '<': escaped += "&lt;"; break;
-      case '>': escaped += "&gt;"; break;
-      case '\r':
-        if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
-        escaped += "<br>";
-        break;
-      case '\n': escaped += "<br>"; break;
-      default: escaped += c;
-    }
-  }
-  return escaped;
-}
-
 nlohmann::ordered_json JsonValue(const CellValue& value) {
   if (const auto* whole = std::get_if<std::int64_t>(&value)) return *whole;
   if (const auto* number = std::get_if<double>(&value)) return *number;
@@ -99,7 +63,38 @@ nlohmann::ordered_json JsonValue(const CellValue& value) {
   return nullptr;
 }
 
+// A character of cell text and what a format writes for it.
+struct Escape {
+  char c;
+  std::string_view with;
+};
+constexpr Escape kHtmlEscapes[] = {
+    {'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'"', "&quot;"}, {'\'', "&#39;"}};
+constexpr Escape kMarkdownEscapes[] = {{'|', "\\|"},   {'\\', "\\\\"}, {'*', "\\*"},
+                                       {'&', "&amp;"}, {'<', "&lt;"},  {'>', "&gt;"},
+                                       {'\n', "<br>"}, {'\r', "<br>"}};
+
+template <std::size_t N>
+std::string Escaped(std::string_view text, const Escape (&escapes)[N]) {
+  std::string escaped;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;  // one break
+    const Escape* e =
+        std::find_if(escapes, escapes + N, [&](const Escape& x) { return x.c == text[i]; });
+    if (e == escapes + N) {
+      escaped += text[i];
+    } else {
+      escaped += e->with;
+    }
+  }
+  return escaped;
+}
+
 }  // namespace
+
+std::string HtmlText(std::string_view text) { return Escaped(text, kHtmlEscapes); }
+
+std::string MarkdownText(std::string_view text) { return Escaped(text, kMarkdownEscapes); }
 
 std::optional<TableFormat> ParseTableFormat(std::string_view name) {
   if (name == "table") return TableFormat::kText;
@@ -110,13 +105,17 @@ std::optional<TableFormat> ParseTableFormat(std::string_view name) {
   return std::nullopt;
 }
 
+std::size_t TextWidth(const Column& column, const Cell& cell) {
+  return Characters(ConsoleCell(column, cell));
+}
+
 void PrintText(const Table& table, std::ostream& out, const TextOptions& options) {
   const std::vector<Column>& columns = table.columns();
   std::vector<std::size_t> width(columns.size());
   std::vector<std::string> header;
   for (std::size_t c = 0; c < columns.size(); ++c) {
     header.push_back(ForTerminal(columns[c].name));
-    width[c] = std::max(columns[c].min_width, Characters(header.back()));
+    width[c] = std::max(columns[c].min_width, options.header ? Characters(header.back()) : 0);
   }
   std::vector<std::vector<std::string>> text;
   text.reserve(table.rows().size());
@@ -140,7 +139,7 @@ void PrintText(const Table& table, std::ostream& out, const TextOptions& options
     line.erase(line.find_last_not_of(' ') + 1);
     out << line << '\n';
   };
-  print_line(header);
+  if (options.header) print_line(header);
   for (const std::vector<std::string>& cells : text) print_line(cells);
 }
 
@@ -202,21 +201,26 @@ void PrintJson(const Table& table, std::ostream& out) {
   writer.Finish();
 }
 
+namespace {
+
 std::string MarkdownCell(const Column& column, const Cell& cell) {
-  return MarkdownEscaped(WithNote(column, cell));
+  return MarkdownText(WithNote(column, cell));
 }
 
 std::string HtmlCell(const Column& column, const Cell& cell) {
-  std::string html = HtmlEscaped(ShownValue(column, cell.value));
+  std::string html = HtmlText(ShownValue(column, cell.value));
   if (cell.note.empty()) return html;
   if (!html.empty()) html += ' ';
-  return html.append("<span class=\"note\">(").append(HtmlEscaped(cell.note)).append(")</span>");
+  return html.append("<span class=\"note\">(").append(HtmlText(cell.note)).append(")</span>");
 }
+
+}  // namespace
 
 void PrintMarkdown(const Table& table, std::ostream& out) {
   const std::vector<Column>& columns = table.columns();
   std::string text = "|";
-  for (const Column& column : columns) text.append(" ").append(MarkdownEscaped(column.name)).append(" |");
+  for (const Column& column : columns)
+    text.append(" ").append(MarkdownText(column.name)).append(" |");
   text += "\n|";
   for (const Column& column : columns) text += AlignsRight(column) ? " ---: |" : " --- |";
   text += "\n";
@@ -237,7 +241,7 @@ void PrintHtml(const Table& table, std::ostream& out) {
   auto cls = [&](std::size_t c) { return AlignsRight(columns[c]) ? " class=\"num\"" : ""; };
   std::string html = "<table>\n<thead>\n<tr>";
   for (std::size_t c = 0; c < columns.size(); ++c)
-    html += fmt::format("<th{}>{}</th>", cls(c), HtmlEscaped(columns[c].name));
+    html += fmt::format("<th{}>{}</th>", cls(c), HtmlText(columns[c].name));
   html += "</tr>\n</thead>\n<tbody>\n";
   for (const std::vector<Cell>& row : table.rows()) {
     html += "<tr>";
@@ -250,11 +254,16 @@ void PrintHtml(const Table& table, std::ostream& out) {
 
 void PrintTable(const Table& table, TableFormat format, std::ostream& out) {
   switch (format) {
-    case TableFormat::kText: return PrintText(table, out);
-    case TableFormat::kCsv: return PrintCsv(table, out);
-    case TableFormat::kJson: return PrintJson(table, out);
-    case TableFormat::kMarkdown: return PrintMarkdown(table, out);
-    case TableFormat::kHtml: return PrintHtml(table, out);
+    case TableFormat::kText:
+      return PrintText(table, out);
+    case TableFormat::kCsv:
+      return PrintCsv(table, out);
+    case TableFormat::kJson:
+      return PrintJson(table, out);
+    case TableFormat::kMarkdown:
+      return PrintMarkdown(table, out);
+    case TableFormat::kHtml:
+      return PrintHtml(table, out);
   }
 }
 

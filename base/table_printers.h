@@ -9,8 +9,8 @@
 //             (Column::data_decimals); a column with notes is followed by "<name>_note".
 //   json      an array of one object per row, keys in column order, indented by 2; null for no
 //             value; "<name>_note" (a string, or null) after a column with notes.
-//   markdown  a GitHub-flavoured pipe table: numeric columns right-aligned (`---:`); "|" and
-//             "\" escaped with a backslash, "&", "<" and ">" as entities, a line break as
+//   markdown  a GitHub-flavoured pipe table: numeric columns right-aligned (`---:`); "|", "\"
+//             and "*" escaped with a backslash, "&", "<" and ">" as entities, a line break as
 //             "<br>", so that no cell text can end a cell or a row or become markup.
 //   html      a <table> with <thead> and <tbody>, every text HTML-escaped; numeric cells
 //             class "num", a note in <span class="note">.
@@ -34,6 +34,7 @@ std::optional<TableFormat> ParseTableFormat(std::string_view name);
 
 struct TextOptions {
   std::string indent;  // before every line
+  bool header = true;  // false: the rows only (a list under a heading of its own)
 };
 
 struct CsvOptions {
@@ -41,6 +42,9 @@ struct CsvOptions {
 };
 
 void PrintText(const Table& table, std::ostream& out, const TextOptions& options = {});
+// The characters PrintText gives `cell` in `column`: to fix the widths (Column::min_width) of a
+// table printed in pieces, so that a long one is never held whole.
+std::size_t TextWidth(const Column& column, const Cell& cell);
 void PrintCsv(const Table& table, std::ostream& out, const CsvOptions& options = {});
 void PrintJson(const Table& table, std::ostream& out);
 void PrintMarkdown(const Table& table, std::ostream& out);
@@ -49,9 +53,9 @@ void PrintHtml(const Table& table, std::ostream& out);
 // The printer of `format`, with each printer's default options.
 void PrintTable(const Table& table, TableFormat format, std::ostream& out);
 
-// One cell as Markdown and HTML write it (escaped, with its note).
-std::string MarkdownCell(const Column& column, const Cell& cell);
-std::string HtmlCell(const Column& column, const Cell& cell);
+// Text as the Markdown and HTML printers escape a cell, for a line around a table.
+std::string MarkdownText(std::string_view text);
+std::string HtmlText(std::string_view text);
 
 // CSV written row by row (PrintCsv's output), for results too large to hold: Header once,
 // then Row per row.

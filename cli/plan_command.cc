@@ -96,8 +96,9 @@ Placement SlurmPlacement(const PlanOptions& options) {
 std::function<int()> DefinePlanCommand(CLI::App& sub) {
   auto options = std::make_shared<PlanOptions>();
   sub.add_option("sweep", options->sweep, "sweep file (YAML)")->required();
-  sub.add_option("--format", options->format, "table or json")
-      ->check(CLI::IsMember({"table", "json"}))
+  sub.add_option("--format", options->format,
+                 "table, json, or markdown (the table's trials as a pipe table)")
+      ->check(CLI::IsMember({"table", "json", "markdown"}))
       ->capture_default_str();
   sub.add_option("--gpus", options->gpus,
                  "auto | 0,1,2,3 (positions among the visible GPUs) | cpu:N (what validity "
@@ -177,6 +178,8 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
                                         options->policy == "pack", /*show_pack=*/true);
     if (options->format == "json")
       WritePlanJson(parsed.spec, plan, assumptions, std::cout, budget_s);
+    else if (options->format == "markdown")
+      WritePlanMarkdown(plan, std::cout);
     else
       WritePlanTable(parsed.spec, plan, assumptions, std::cout, {}, budget_s);
     if (options->explain) {

@@ -162,7 +162,8 @@ Table ToTable(const ResultTable& result) {
 // Columns as --sql names them, before any row is known: numbers of no known meaning.
 std::vector<Column> SqlColumns(const std::vector<std::string>& names) {
   std::vector<Column> columns;
-  for (const std::string& name : names) columns.push_back({.name = name, .hint = ColumnHint::kNumber});
+  for (const std::string& name : names)
+    columns.push_back({.name = name, .hint = ColumnHint::kNumber});
   return columns;
 }
 

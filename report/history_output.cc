@@ -41,11 +41,12 @@ void WriteTable(const History& history, std::ostream& out) {
     out << fmt::format("  latest {} ms (campaign {}, build {}), {} campaign{}, noise {:.1f}%\n",
                        Ms(latest.latency_ms), latest.campaign, ForTerminal(latest.build),
                        key.points.size(), key.points.size() == 1 ? "" : "s", key.noise_pct);
-    out << fmt::format("  first -> latest: {} -> {} ms ({:+.1f}%), campaign {} -> {}; level "
-                       "change {:+.1f}% (the fitted level of the latest segment against the "
-                       "first's)\n",
-                       Ms(first.latency_ms), Ms(latest.latency_ms), key.first_to_latest_pct,
-                       first.campaign, latest.campaign, key.level_change_pct);
+    out << fmt::format(
+        "  first -> latest: {} -> {} ms ({:+.1f}%), campaign {} -> {}; level "
+        "change {:+.1f}% (the fitted level of the latest segment against the "
+        "first's)\n",
+        Ms(first.latency_ms), Ms(latest.latency_ms), key.first_to_latest_pct, first.campaign,
+        latest.campaign, key.level_change_pct);
     if (key.changes.empty()) out << "  no change point\n";
     for (const HistoryChange& change : key.changes) out << "  change: " << ChangeText(change) << "\n";
     std::vector<std::int64_t> busy, disturbed;
@@ -69,24 +70,30 @@ void WriteCsv(const History& history, std::ostream& out) {
     column.name = name;
     return column;
   };
-  Table table({{.name = "sweep"}, {.name = "trial_key"},
-               {.name = "campaign", .hint = ColumnHint::kCount}, {.name = "started_at"},
-               {.name = "build"}, named(ms, "latency_ms"), named(ms, "ci_low_ms"),
-               named(ms, "ci_high_ms"), {.name = "launches", .hint = ColumnHint::kCount},
-               {.name = "busy", .hint = ColumnHint::kCount}, {.name = "use"},
-               named(ms, "level_ms"), named(pct, "change_pct"), named(pct, "change_low_pct"),
+  Table table({{.name = "sweep"},
+               {.name = "trial_key"},
+               {.name = "campaign", .hint = ColumnHint::kCount},
+               {.name = "started_at"},
+               {.name = "build"},
+               named(ms, "latency_ms"),
+               named(ms, "ci_low_ms"),
+               named(ms, "ci_high_ms"),
+               {.name = "launches", .hint = ColumnHint::kCount},
+               {.name = "busy", .hint = ColumnHint::kCount},
+               {.name = "use"},
+               named(ms, "level_ms"),
+               named(pct, "change_pct"),
+               named(pct, "change_low_pct"),
                named(pct, "change_high_pct")});
-  auto optional = [](const std::optional<double>& value) {
-    return value ? Cell(*value) : Cell();
-  };
+  auto optional = [](const std::optional<double>& value) { return value ? Cell(*value) : Cell(); };
   for (const KeyHistory& key : history.keys) {
     for (const HistoryPoint& p : key.points) {
       const HistoryChange* change = nullptr;
       for (const HistoryChange& c : key.changes)
         if (c.first_bad == p.campaign) change = &c;
       table.AddRow({ForTerminal(key.sweep), ForTerminal(key.trial_key), p.campaign,
-                    IsoUtc(p.started_at), ForTerminal(p.build), p.latency_ms,
-                    optional(p.ci_low_ms), optional(p.ci_high_ms), p.launches, p.busy ? 1 : 0,
+                    IsoUtc(p.started_at), ForTerminal(p.build), p.latency_ms, optional(p.ci_low_ms),
+                    optional(p.ci_high_ms), p.launches, p.busy ? 1 : 0,
                     std::string(PointUseName(p.use)), p.level_ms,
                     change ? Cell(change->change.pct) : Cell(),
                     change ? Cell(change->change.low_pct) : Cell(),
@@ -99,18 +106,17 @@ void WriteCsv(const History& history, std::ostream& out) {
 // One row per trial key: its first and latest measurement and their change, the fitted level's
 // change, the noise and the change points; a number from a busy measurement says so.
 void WriteMarkdown(const History& history, std::ostream& out) {
-  Table table({{.name = "sweep"},
-               {.name = "trial key"},
-               {.name = "configuration"},
-               {.name = "campaigns", .hint = ColumnHint::kCount},
-               {.name = "first ms", .hint = ColumnHint::kMs, .decimals = 3, .notes = true},
-               {.name = "latest ms", .hint = ColumnHint::kMs, .decimals = 3, .notes = true},
-               {.name = "first to latest", .hint = ColumnHint::kPercent, .sign = true,
-                .notes = true},
-               {.name = "level change", .hint = ColumnHint::kPercent, .sign = true,
-                .notes = true},
-               {.name = "noise", .hint = ColumnHint::kPercent},
-               {.name = "change points", .hint = ColumnHint::kCount}});
+  Table table(
+      {{.name = "sweep"},
+       {.name = "trial key"},
+       {.name = "configuration"},
+       {.name = "campaigns", .hint = ColumnHint::kCount},
+       {.name = "first ms", .hint = ColumnHint::kMs, .decimals = 3, .notes = true},
+       {.name = "latest ms", .hint = ColumnHint::kMs, .decimals = 3, .notes = true},
+       {.name = "first to latest", .hint = ColumnHint::kPercent, .sign = true, .notes = true},
+       {.name = "level change", .hint = ColumnHint::kPercent, .sign = true, .notes = true},
+       {.name = "noise", .hint = ColumnHint::kPercent},
+       {.name = "change points", .hint = ColumnHint::kCount}});
   for (const KeyHistory& key : history.keys) {
     const HistoryPoint& first = key.points.front();
     const HistoryPoint& latest = key.points.back();
@@ -155,8 +161,8 @@ void WriteHistory(const History& history, const std::string& format, std::ostrea
     return;
   }
   if (format != "json") {
-    throw std::invalid_argument(
-        fmt::format("unknown --format '{}'; valid formats: table, csv, json, markdown, html", format));
+    throw std::invalid_argument(fmt::format(
+        "unknown --format '{}'; valid formats: table, csv, json, markdown, html", format));
   }
   nlohmann::json json = {{"format", "ditbench-history"},
                          {"version", kHistoryFormatVersion},

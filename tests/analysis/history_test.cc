@@ -171,7 +171,8 @@ TEST_F(HistoryTest, TheTableNamesFirstToLatestAndTheLevelChangeApart) {
     auto db = ResultsDb::Open(path_);
     for (double ms : {40.66, 31.0, 23.26}) {
       const std::int64_t id = db->ResumeOrCreateCampaign(test::MakeCampaign("nightly"), true);
-      db->RecordTrial(id, test::MakeTrialWithSamples(test::MakeConfig(1), {ms, ms * 1.01, ms * 0.99}));
+      db->RecordTrial(id,
+                      test::MakeTrialWithSamples(test::MakeConfig(1), {ms, ms * 1.01, ms * 0.99}));
     }
   }
   const History history = Load();
@@ -179,7 +180,8 @@ TEST_F(HistoryTest, TheTableNamesFirstToLatestAndTheLevelChangeApart) {
   EXPECT_NEAR(history.keys[0].first_to_latest_pct, -42.8, 0.05);
   std::ostringstream table, json;
   WriteHistory(history, "table", table);
-  EXPECT_THAT(table.str(), HasSubstr("first -> latest: 40.660 -> 23.260 ms (-42.8%), campaign 1 -> 3"));
+  EXPECT_THAT(table.str(),
+              HasSubstr("first -> latest: 40.660 -> 23.260 ms (-42.8%), campaign 1 -> 3"));
   EXPECT_THAT(table.str(), HasSubstr(fmt::format("level change {:+.1f}% (the fitted level",
                                                  history.keys[0].level_change_pct)));
   EXPECT_THAT(table.str(), Not(HasSubstr("trend")));

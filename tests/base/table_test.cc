@@ -78,8 +78,9 @@ TEST_F(TableTest, JsonHoldsNumbersNullsAndTheNoteField) {
   }
 ]
 )");
-  EXPECT_EQ(Printed(Table({{.name = "x"}}), [](const Table& t, std::ostream& o) { PrintJson(t, o); }),
-            "[]\n");
+  EXPECT_EQ(
+      Printed(Table({{.name = "x"}}), [](const Table& t, std::ostream& o) { PrintJson(t, o); }),
+      "[]\n");
 }
 
 TEST_F(TableTest, MarkdownIsAPipeTableWithEscapedCellsAndRightAlignedNumbers) {
@@ -128,18 +129,20 @@ TEST_F(TableTest, NumbersOfOneColumnShareTheirDecimals) {
 TEST_F(TableTest, CsvDataDecimalsFixTheBareNumber) {
   Table table({{.name = "pct", .hint = ColumnHint::kPercent, .data_decimals = 3}});
   table.AddRow({2.1});
-  EXPECT_EQ(Printed(table, [](const Table& t, std::ostream& o) { PrintCsv(t, o, {"\n"}); }),
-            "pct\n2.100\n");
+  EXPECT_EQ(
+      Printed(table, [](const Table& t, std::ostream& o) { PrintCsv(t, o, {.line_end = "\n"}); }),
+      "pct\n2.100\n");
 }
 
 TEST_F(TableTest, TextIsMadeSafeForTheTerminalAndCutAtMaxChars) {
   Table table({{.name = "what", .max_chars = 10}, {.name = "n", .hint = ColumnHint::kCount}});
   table.AddRow({"\x1b]0;owned\a", 1});
   table.AddRow({"0123456789abcdef", 2});
-  EXPECT_EQ(Printed(table, [](const Table& t, std::ostream& o) { PrintText(t, o, {"  "}); }),
-            "  what        n\n"
-            "  \\x1b]0;...  1\n"
-            "  0123456...  2\n");
+  EXPECT_EQ(
+      Printed(table, [](const Table& t, std::ostream& o) { PrintText(t, o, {.indent = "  "}); }),
+      "  what        n\n"
+      "  \\x1b]0;...  1\n"
+      "  0123456...  2\n");
 }
 
 TEST_F(TableTest, MinWidthAndGapShapeTheColumns) {

@@ -94,12 +94,11 @@ TEST_F(QueryCommandTest, TableAlignsTextLeftAndNumbersRight) {
   auto line = [](const TrialConfig& config, const char* latency, const char* cov) {
     return fmt::format("{:<16}  {:>10}  {:>8}\n", TrialKey(config), latency, cov);
   };
-  EXPECT_EQ(out_.str(),
-            "trial_key         latency_ms       cov\n" +
-                line(test::MakeConfig(4), "40.00", "0.01235") +
-                line(test::MakeConfig(2), "50.00", "0.009901") +
-                line(test::MakeConfig(1), "100.00", "0.004975") +
-                line(test::MakeConfig(2, 2), "-", "-") + "(4 rows)\n");
+  EXPECT_EQ(out_.str(), "trial_key         latency_ms       cov\n" +
+                            line(test::MakeConfig(4), "40.00", "0.01235") +
+                            line(test::MakeConfig(2), "50.00", "0.009901") +
+                            line(test::MakeConfig(1), "100.00", "0.004975") +
+                            line(test::MakeConfig(2, 2), "-", "-") + "(4 rows)\n");
 }
 
 TEST_F(QueryCommandTest, FiltersBySweepCampaignAndStatus) {
@@ -265,8 +264,10 @@ TEST_F(QueryCommandTest, MarkdownIsAPipeTableOfTheCompactColumns) {
   EXPECT_THAT(text, StartsWith("| campaign | trial_key | status | model | resolution |"));
   const std::size_t header_end = text.find('\n');
   const std::string header = text.substr(0, header_end);
-  const std::string rule = text.substr(header_end + 1, text.find('\n', header_end + 1) - header_end - 1);
-  EXPECT_EQ(std::count(header.begin(), header.end(), '|'), std::count(rule.begin(), rule.end(), '|'));
+  const std::string rule =
+      text.substr(header_end + 1, text.find('\n', header_end + 1) - header_end - 1);
+  EXPECT_EQ(std::count(header.begin(), header.end(), '|'),
+            std::count(rule.begin(), rule.end(), '|'));
   EXPECT_THAT(rule, StartsWith("| ---: | --- | --- | --- | ---: |"));
   EXPECT_THAT(text, HasSubstr("| failed |"));
   EXPECT_THAT(text, HasSubstr("rank 1 exited with 3, said \"boom\""));
