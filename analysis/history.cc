@@ -183,7 +183,10 @@ History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vect
       key.changes.push_back(std::move(change));
     }
     const double first = key.points.front().level_ms, latest = key.points.back().level_ms;
-    key.trend_pct = first > 0 && latest > 0 ? (latest / first - 1) * 100 : 0;
+    key.level_change_pct = first > 0 && latest > 0 ? (latest / first - 1) * 100 : 0;
+    const double first_ms = key.points.front().latency_ms;
+    const double latest_ms = key.points.back().latency_ms;
+    key.first_to_latest_pct = first_ms > 0 && latest_ms > 0 ? (latest_ms / first_ms - 1) * 100 : 0;
     history.keys.push_back(std::move(key));
   }
   std::stable_sort(

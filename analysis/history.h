@@ -69,9 +69,12 @@ struct KeyHistory {
   double noise_pct = 0;    // the series' night-to-night noise
   bool busy_used = false;  // most campaigns were busy: busy ones took part
   std::string thresholds;  // Thresholds::Describe() of its device kind
-  // Change of the latest level against the first (segment levels, so one bad night at either
-  // end does not make a trend).
-  double trend_pct = 0;
+  // The fitted level's change: the latest segment's level against the first's (so one bad
+  // night at either end does not make one); 0 when no change point splits the series.
+  double level_change_pct = 0;
+  // The latest measurement against the first (points.back() and points.front(), whatever
+  // their use): what a reader comparing the first and the last number sees.
+  double first_to_latest_pct = 0;
 };
 
 struct History {

@@ -50,8 +50,8 @@ std::function<int()> DefineAdviseCommand(CLI::App& sub) {
                  "leave out measured trials whose output error (rel. L2 against 1 rank) is "
                  "above this")
       ->check(NonNegative());
-  sub.add_option("--format", options->format, "table or json")
-      ->check(CLI::IsMember({"table", "json"}))
+  sub.add_option("--format", options->format, "table, json or markdown")
+      ->check(CLI::IsMember({"table", "json", "markdown"}))
       ->capture_default_str();
   return [options] {
     ParseResult parsed = ParseSweepFile(options->sweep);
@@ -84,6 +84,8 @@ std::function<int()> DefineAdviseCommand(CLI::App& sub) {
     AttachSpeedups(advice, *ResultsDb::Open(options->db, /*read_only=*/true));
     if (options->format == "json")
       WriteAdviceJson(advice, parsed.spec.name, assumptions.device, std::cout);
+    else if (options->format == "markdown")
+      WriteAdviceMarkdown(advice, std::cout);
     else
       WriteAdviceTable(advice, std::cout);
     return kExitOk;  // RunGuarded flushes standard output and checks every write to it

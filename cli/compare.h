@@ -13,7 +13,7 @@ namespace ditbench {
 struct CompareOptions {
   std::filesystem::path db = "results.db";  // for sides written without "PATH:"
   std::string a, b;
-  std::string format = "table";             // table | csv | json | html
+  std::string format = "table";             // table | csv | json | markdown | html
   std::filesystem::path output;             // empty: standard output
   // Exit 1 when a matched trial's verdict is `slower` with a change above this percent. A
   // trial measured on a busy machine (either side) counts only with `strict`; otherwise it

@@ -20,9 +20,9 @@ namespace {
 
 int RunCompareOrThrow(const CompareOptions& options, std::ostream& out, std::ostream& err) {
   if (options.format != "table" && options.format != "csv" && options.format != "json" &&
-      options.format != "html") {
+      options.format != "markdown" && options.format != "html") {
     throw std::invalid_argument(fmt::format(
-        "unknown --format '{}'; valid formats: table, csv, json, html", options.format));
+        "unknown --format '{}'; valid formats: table, csv, json, markdown, html", options.format));
   }
   for (const std::optional<double>& pct : {options.noise_floor_pct, options.min_effect_pct}) {
     if (pct && !(*pct >= 0)) {
@@ -91,7 +91,8 @@ std::function<int()> DefineCompareCommand(CLI::App& sub) {
   sub.add_option("B", options->b, "Candidate: same forms as A")->required();
   sub.add_option("--db", options->db, "Results database for sides without DB:")
       ->capture_default_str();
-  sub.add_option("--format", options->format, "table, csv, json or html")->capture_default_str();
+  sub.add_option("--format", options->format, "table, csv, json, markdown or html")
+      ->capture_default_str();
   sub.add_option("-o,--output", options->output, "Write to this file instead of standard output");
   sub.add_option("--fail-on-regression", options->fail_on_regression_pct,
                  "Exit 1 when a trial is significantly slower by more than PCT percent");

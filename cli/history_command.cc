@@ -23,9 +23,9 @@ namespace {
 int RunHistoryOrThrow(const HistoryCommandOptions& options, std::ostream& out,
                       std::ostream& err) {
   if (options.format != "table" && options.format != "csv" && options.format != "json" &&
-      options.format != "html") {
+      options.format != "markdown" && options.format != "html") {
     throw std::invalid_argument(fmt::format(
-        "unknown --format '{}'; valid formats: table, csv, json, html", options.format));
+        "unknown --format '{}'; valid formats: table, csv, json, markdown, html", options.format));
   }
   if (options.fail_on_change_pct && !(*options.fail_on_change_pct >= 0)) {
     throw std::invalid_argument("--fail-on-change must be a percentage >= 0");
@@ -77,7 +77,8 @@ std::function<int()> DefineHistoryCommand(CLI::App& sub) {
   sub.add_option("--db", options->db, "Results database")->capture_default_str();
   sub.add_option("--sweep", options->sweep, "Only this sweep's campaigns");
   sub.add_option("--only", options->only, "Only this trial key");
-  sub.add_option("--format", options->format, "table, csv, json or html")->capture_default_str();
+  sub.add_option("--format", options->format, "table, csv, json, markdown or html")
+      ->capture_default_str();
   sub.add_option("-o,--output", options->output, "Write to this file instead of standard output");
   sub.add_option("--fail-on-change", options->fail_on_change_pct,
                  "Exit 1 on a change point slower by more than PCT percent");

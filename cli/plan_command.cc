@@ -127,8 +127,9 @@ void WarnMissingReferences(const SweepPlan& plan, std::ostream& err) {
 std::function<int()> DefinePlanCommand(CLI::App& sub) {
   auto options = std::make_shared<PlanOptions>();
   sub.add_option("sweep", options->sweep, "sweep file (YAML)")->required();
-  sub.add_option("--format", options->format, "table or json")
-      ->check(CLI::IsMember({"table", "json"}))
+  sub.add_option("--format", options->format,
+                 "table, json, or markdown (the table's trials as a pipe table)")
+      ->check(CLI::IsMember({"table", "json", "markdown"}))
       ->capture_default_str();
   sub.add_option("--gpus", options->gpus,
                  "auto | 0,1,2,3 (positions among the visible GPUs) | cpu:N (what validity "
@@ -216,6 +217,8 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     }
     if (options->format == "json") {
       WritePlanJson(parsed.spec, plan, assumptions, std::cout, budget_s);
+    } else if (options->format == "markdown") {
+      WritePlanMarkdown(plan, std::cout);
     } else {
       WritePlanTable(parsed.spec, plan, assumptions, std::cout,
                      preview ? preview->notes : std::vector<std::string>{}, budget_s);

@@ -22,10 +22,10 @@ struct QueryOptions {
   // Each "column<op>value" with op one of = != < > <= >=; all must hold. A value that reads
   // as a number is compared as a number.
   std::vector<std::string> where;
-  // Empty: a compact set for `table`, every column for `csv` and `json`.
+  // Empty: a compact set for `table` and `markdown`, every column for `csv` and `json`.
   std::vector<std::string> columns;
   std::string sort;            // "column" or "column:desc"; empty: campaign, group, latency
-  std::string format = "table";  // table | csv | json
+  std::string format = "table";  // table | csv | json | markdown
   std::string sql;             // when set, replaces all of the above but db and format
   // --sql is stopped after this long (storage SqlLimits; SQLite's memory is capped at 1 GiB
   // meanwhile). Its csv and json rows are written as they come, not held.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <variant>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/table_printers.h"
 #include "base/terminal_text.h"
 #include "cli/command.h"
 #include "cli/number_checks.h"
@@ -88,8 +90,9 @@ void AddSpeedups(ResultsDb& db, ResultsQuery& query) {
     query.speedups.push_back({trial.first, trial.second, speedup.value, speedup.trust.Names()});
 }
 
-using Cell = ResultCell;
-using Table = ResultTable;
+
+// Formats people read (a console, a pull request): the compact columns by default.
+bool HumanFormat(const std::string& format) { return format == "table" || format == "markdown"; }
 
 struct Condition {
   std::string column, op, value;
@@ -133,7 +136,7 @@ ResultsQuery BuildQuery(const QueryOptions& options) {
   query.campaign = options.campaign;
   query.status = options.status;
   query.columns = options.columns;
-  if (query.columns.empty() && options.format == "table") query.columns = kTableColumns;
+  if (query.columns.empty() && HumanFormat(options.format)) query.columns = kTableColumns;
   for (const std::string& text : options.where) {
     Condition condition = ParseCondition(text);
     query.conditions.push_back({condition.column, condition.op, condition.value});
@@ -155,70 +158,45 @@ ResultsQuery BuildQuery(const QueryOptions& options) {
   return query;
 }
 
-std::string TableText(const Cell& cell) {
-  struct {
-    std::string operator()(std::monostate) const { return "-"; }
-    std::string operator()(std::int64_t v) const { return std::to_string(v); }
-    std::string operator()(double v) const {
-      double a = std::abs(v);
-      if (a >= 100) return fmt::format("{:.1f}", v);
-      if (a >= 1) return fmt::format("{:.2f}", v);
-      return fmt::format("{:.4g}", v);
-    }
-    std::string operator()(const std::string& v) const {
-      std::string flat = v.substr(0, 4096);
-      std::replace(flat.begin(), flat.end(), '\n', ' ');
-      std::replace(flat.begin(), flat.end(), '\r', ' ');
-      std::replace(flat.begin(), flat.end(), '\t', ' ');
-      flat = ForTerminal(flat);  // other controls escaped, valid UTF-8
-      if (flat.size() > 60) {
-        std::size_t cut = 57;  // at a character boundary
-        while (cut > 0 && (static_cast<unsigned char>(flat[cut]) & 0xc0) == 0x80) --cut;
-        flat = flat.substr(0, cut) + "...";
-      }
-      return flat;
-    }
-  } visitor;
-  return std::visit(visitor, cell);
-}
-
-void PrintTable(const Table& table, std::ostream& out) {
-  std::vector<std::size_t> width(table.columns.size());
-  std::vector<bool> numeric(table.columns.size(), true);
-  std::vector<std::vector<std::string>> text;
-  for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = table.columns[c].size();
-  for (const auto& row : table.rows) {
-    std::vector<std::string>& line = text.emplace_back();
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      line.push_back(TableText(row[c]));
-      width[c] = std::max(width[c], line.back().size());
-      if (std::holds_alternative<std::string>(row[c])) numeric[c] = false;
-    }
-  }
-  auto print_line = [&](const std::vector<std::string>& cells) {
-    std::string line;
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      if (c) line += "  ";
-      line += numeric[c] ? fmt::format("{:>{}}", cells[c], width[c])
-                         : fmt::format("{:<{}}", cells[c], width[c]);
-    }
-    line.erase(line.find_last_not_of(' ') + 1);
-    out << line << '\n';
+// The hint of a result column, from its name and what its rows hold: text when any row holds
+// text; milliseconds (`*_ms`) with one number of decimals, speedup as a ratio; other numbers by
+// magnitude (their meaning is not known here, e.g. a --sql column).
+Column QueryColumn(const std::string& name, const std::vector<std::vector<ResultCell>>& rows,
+                   std::size_t c) {
+  Column column{.name = name, .hint = ColumnHint::kNumber, .max_chars = 60};
+  const bool text = std::any_of(rows.begin(), rows.end(), [&](const auto& row) {
+    return std::holds_alternative<std::string>(row[c]);
+  });
+  const auto ends_with = [&](std::string_view suffix) {
+    return name.size() >= suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  print_line(table.columns);
-  for (const auto& line : text) print_line(line);
-  out << "(" << table.rows.size() << (table.rows.size() == 1 ? " row)\n" : " rows)\n");
+  if (text) {
+    column.hint = ColumnHint::kText;
+  } else if (ends_with("_ms")) {
+    column.hint = ColumnHint::kMs;
+  } else if (name == "speedup") {
+    column.hint = ColumnHint::kRatio;
+  }
+  return column;
 }
 
-std::string CsvField(const Cell& cell) {
-  if (std::holds_alternative<std::monostate>(cell)) return "";
-  if (const auto* v = std::get_if<std::int64_t>(&cell)) return std::to_string(*v);
-  if (const auto* v = std::get_if<double>(&cell)) return fmt::format("{}", *v);
-  const std::string& text = std::get<std::string>(cell);
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
+// The query's result as the table its printers read.
+Table ToTable(const ResultTable& result) {
+  std::vector<Column> columns;
+  for (std::size_t c = 0; c < result.columns.size(); ++c)
+    columns.push_back(QueryColumn(result.columns[c], result.rows, c));
+  Table table(std::move(columns));
+  for (const auto& row : result.rows) table.AddRow(std::vector<Cell>(row.begin(), row.end()));
+  return table;
+}
+
+// Columns as --sql names them, before any row is known: numbers of no known meaning.
+std::vector<Column> SqlColumns(const std::vector<std::string>& names) {
+  std::vector<Column> columns;
+  for (const std::string& name : names)
+    columns.push_back({.name = name, .hint = ColumnHint::kNumber});
+  return columns;
 }
 
 // A failed write (a full disk) ends the query: nothing is gained by producing more rows.
@@ -226,71 +204,44 @@ void StopIfUnwritable(std::ostream& out) {
   if (!out) CheckOutput(out, "the query's rows");
 }
 
-// RFC 4180: CRLF line ends; fields with commas, quotes or line breaks quoted, quotes doubled.
-// Rows are written as they come.
+// CSV (base/table_printers.h) as the rows come, one held at a time.
 class CsvSink final : public ResultSink {
  public:
   explicit CsvSink(std::ostream& out) : out_(out) {}
   void Columns(const std::vector<std::string>& names) override {
-    Row(std::vector<Cell>(names.begin(), names.end()));
+    writer_.emplace(out_, SqlColumns(names));
+    writer_->Header();
+    StopIfUnwritable(out_);
   }
-  void Row(const std::vector<Cell>& record) override {
-    for (std::size_t c = 0; c < record.size(); ++c) out_ << (c ? "," : "") << CsvField(record[c]);
-    out_ << "\r\n";
+  void Row(const std::vector<ResultCell>& record) override {
+    writer_->Row(std::vector<Cell>(record.begin(), record.end()));
     StopIfUnwritable(out_);
   }
 
  private:
   std::ostream& out_;
+  std::optional<CsvWriter> writer_;
 };
 
-// A JSON array of one object per row, indented by 2, written row by row; Finish() closes it.
+// JSON (base/table_printers.h) as the rows come; Finish() closes the array.
 class JsonSink final : public ResultSink {
  public:
   explicit JsonSink(std::ostream& out) : out_(out) {}
-  void Columns(const std::vector<std::string>& names) override { columns_ = names; }
-  void Row(const std::vector<Cell>& row) override {
-    nlohmann::ordered_json object = nlohmann::ordered_json::object();
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      std::visit(
-          [&](const auto& v) {
-            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
-              object[columns_[c]] = nullptr;
-            } else {
-              object[columns_[c]] = v;
-            }
-          },
-          row[c]);
-    }
-    const std::string text =
-        object.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-    out_ << (rows_++ == 0 ? "[\n  " : ",\n  ");
-    for (char ch : text) {  // one level deeper: inside the array
-      out_ << ch;
-      if (ch == '\n') out_ << "  ";
-    }
+  void Columns(const std::vector<std::string>& names) override {
+    writer_.emplace(out_, SqlColumns(names));
+  }
+  void Row(const std::vector<ResultCell>& row) override {
+    writer_->Row(std::vector<Cell>(row.begin(), row.end()));
     StopIfUnwritable(out_);
   }
-  void Finish() { out_ << (rows_ == 0 ? "[]\n" : "\n]\n"); }
+  void Finish() {
+    if (writer_) writer_->Finish();
+  }
 
  private:
   std::ostream& out_;
-  std::vector<std::string> columns_;
-  std::size_t rows_ = 0;
+  std::optional<JsonWriter> writer_;
 };
-
-void PrintCsv(const Table& table, std::ostream& out) {
-  CsvSink sink(out);
-  sink.Columns(table.columns);
-  for (const auto& row : table.rows) sink.Row(row);
-}
-
-void PrintJson(const Table& table, std::ostream& out) {
-  JsonSink sink(out);
-  sink.Columns(table.columns);
-  for (const auto& row : table.rows) sink.Row(row);
-  sink.Finish();
-}
 
 // Rows measured while other work ran on the machine: their numbers are suspect, whatever
 // columns were asked for. Counted over the same filters; said on stderr so that csv and json
@@ -298,7 +249,7 @@ void PrintJson(const Table& table, std::ostream& out) {
 void WarnAboutBusyTrials(ResultsDb& db, ResultsQuery query, std::ostream& err) {
   query.columns = {"trial_key", "busy", "health_note"};
   query.sort_column.clear();
-  const Table busy = db.QueryResults(query);
+  const ResultTable busy = db.QueryResults(query);
   std::vector<std::string> keys;
   std::string note;
   for (const auto& row : busy.rows) {
@@ -325,9 +276,10 @@ void WarnAboutBusyTrials(ResultsDb& db, ResultsQuery query, std::ostream& err) {
 }
 
 int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream& err) {
-  if (options.format != "table" && options.format != "csv" && options.format != "json") {
-    throw UsageError(
-        fmt::format("unknown --format '{}'; valid formats: table, csv, json", options.format));
+  if (options.format != "table" && options.format != "csv" && options.format != "json" &&
+      options.format != "markdown") {
+    throw UsageError(fmt::format("unknown --format '{}'; valid formats: table, csv, json, markdown",
+                                 options.format));
   }
   bool filtered = options.sweep || options.campaign || options.status ||
                   !options.where.empty() || !options.columns.empty() || !options.sort.empty();
@@ -346,28 +298,25 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
     db->StreamReadOnlySql(options.sql, limits, sink);
     sink.Finish();
   } else {
-    Table table;
+    ResultTable table;
     if (options.sql.empty()) {
       ResultsQuery query = BuildQuery(options);
       if (UsesSpeedup(query)) AddSpeedups(*db, query);
       table = db->QueryResults(query);
-      if (options.columns.empty() && options.format == "table") DropEmptyOptionalColumns(table);
+      if (options.columns.empty() && HumanFormat(options.format)) DropEmptyOptionalColumns(table);
     } else {
       struct : ResultSink {
         void Columns(const std::vector<std::string>& names) override { table->columns = names; }
-        void Row(const std::vector<Cell>& cells) override { table->rows.push_back(cells); }
-        Table* table;
+        void Row(const std::vector<ResultCell>& cells) override { table->rows.push_back(cells); }
+        ResultTable* table;
       } collect;
       collect.table = &table;
       db->StreamReadOnlySql(options.sql, limits, collect);
     }
-    if (options.format == "table") {
-      PrintTable(table, out);
-    } else if (options.format == "csv") {
-      PrintCsv(table, out);
-    } else {
-      PrintJson(table, out);
-    }
+    const Table printed = ToTable(table);
+    PrintTable(printed, *ParseTableFormat(options.format), out);
+    if (options.format == "table")
+      out << "(" << table.rows.size() << (table.rows.size() == 1 ? " row)\n" : " rows)\n");
   }
   CheckOutput(out, "the query's rows");
   if (options.sql.empty()) WarnAboutBusyTrials(*db, BuildQuery(options), err);
@@ -419,7 +368,7 @@ std::function<int()> DefineQueryCommand(CLI::App& sub) {
       ->delimiter(',');
   sub.add_option("--sort", flags->options.sort, "Sort by column, or column:desc");
   sub.add_option("--format", flags->options.format, "Output format")
-      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->check(CLI::IsMember({"table", "csv", "json", "markdown"}))
       ->capture_default_str();
   sub.add_option("--sql", flags->options.sql,
                  "Run one read-only SQL statement instead (e.g. over the `results` view)");

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/table_printers.h"
 #include "model_zoo/shapes/parallel_degrees.h"
 
 namespace ditbench {
@@ -45,6 +46,45 @@ std::string LayoutText(const TrialConfig& c) {
   return text.empty() ? "1 rank" : text;
 }
 
+namespace {
+
+// A group's ranked trials, leader first, then its excluded ones (their reason in the objective
+// column): what the table shows under the group and Markdown in rows of its own.
+std::vector<Column> AdviceColumns(const Advice& advice) {
+  return {{.name = "rank", .hint = ColumnHint::kCount, .min_width = 4},
+          {.name = "trial", .min_width = 16},
+          {.name = "layout", .min_width = 28},
+          {.name = std::string(ObjectiveName(advice.objective)) + " [95% interval]",
+           .min_width = 36,
+           .gap = 1},
+          {.name = "source", .align = Align::kRight, .min_width = 15, .gap = 1},
+          {.name = "P(beats leader)", .min_width = 16},
+          {.name = "speedup"}};
+}
+
+std::vector<std::vector<Cell>> AdviceRows(const GroupAdvice& g) {
+  std::vector<std::vector<Cell>> rows;
+  for (std::size_t i = 0; i < g.ranked.size(); ++i) {
+    const AdvisedTrial& t = g.ranked[i];
+    rows.push_back(
+        {i + 1, t.trial->key, LayoutText(t.trial->config), Value(t.objective, t.measured),
+         Source(t),
+         i == 0 ? std::string("leader") : fmt::format("{:.0f}%", t.p_beats_leader * 100),
+         SpeedupText(t)});
+  }
+  for (const AdvisedTrial& t : g.excluded) {
+    rows.push_back(
+        {"", t.trial->key, LayoutText(t.trial->config),
+         "excluded: " + (IsBelowQuality(t.quality)
+                             ? t.quality + " (below quality)"
+                             : fmt::format("output error {:.3g}", t.output_error.value_or(0))),
+         "", "", SpeedupText(t)});
+  }
+  return rows;
+}
+
+}  // namespace
+
 void WriteAdviceTable(const Advice& advice, std::ostream& out) {
   out << "objective: " << ObjectiveName(advice.objective) << " (" << ObjectiveUnit(advice.objective)
       << "); " << advice.estimates_from << "\n";
@@ -54,23 +94,9 @@ void WriteAdviceTable(const Advice& advice, std::ostream& out) {
       out << "  no trial to rank\n";
       continue;
     }
-    out << fmt::format("  {:>4}  {:<16}  {:<28} {:<36} {:>15}  {:<16}  {}\n", "rank", "trial",
-                       "layout", std::string(ObjectiveName(advice.objective)) + " [95% interval]",
-                       "source", "P(beats leader)", "speedup");
-    for (std::size_t i = 0; i < g.ranked.size(); ++i) {
-      const AdvisedTrial& t = g.ranked[i];
-      out << fmt::format("  {:>4}  {:<16}  {:<28} {:<36} {:>15}  {:<16}  {}\n", i + 1,
-                         t.trial->key, LayoutText(t.trial->config),
-                         Value(t.objective, t.measured), Source(t),
-                         i == 0 ? "leader" : fmt::format("{:.0f}%", t.p_beats_leader * 100),
-                         SpeedupText(t));
-    }
-    for (const AdvisedTrial& t : g.excluded)
-      out << fmt::format("        {:<16}  {:<28} excluded: {}\n", t.trial->key,
-                         LayoutText(t.trial->config),
-                         IsBelowQuality(t.quality)
-                             ? t.quality + " (below quality)"
-                             : fmt::format("output error {:.3g}", t.output_error.value_or(0)));
+    Table table(AdviceColumns(advice));
+    for (std::vector<Cell>& row : AdviceRows(g)) table.AddRow(std::move(row));
+    PrintText(table, out, {.indent = "  "});
     const AdvisedTrial& lead = g.ranked.front();
     out << fmt::format("  recommendation: {} ({}, {})", LayoutText(lead.trial->config),
                        lead.trial->key, Source(lead));
@@ -90,6 +116,19 @@ void WriteAdviceTable(const Advice& advice, std::ostream& out) {
       out << "\n";
     }
   }
+}
+
+void WriteAdviceMarkdown(const Advice& advice, std::ostream& out) {
+  std::vector<Column> columns = AdviceColumns(advice);
+  columns.insert(columns.begin(), Column{.name = "group"});
+  Table table(std::move(columns));
+  for (const GroupAdvice& g : advice.groups) {
+    for (std::vector<Cell>& row : AdviceRows(g)) {
+      row.insert(row.begin(), g.label.empty() ? g.group : g.label);
+      table.AddRow(std::move(row));
+    }
+  }
+  PrintMarkdown(table, out);
 }
 
 void WriteAdviceJson(const Advice& advice, const std::string& sweep, const std::string& device,

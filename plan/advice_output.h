@@ -10,7 +10,11 @@
 
 namespace ditbench {
 
+// The table: per group its ranked trials (then the excluded ones, with why), the
+// recommendation and what to measure next. Markdown: every group's trials in one pipe table
+// (base/table_printers.h), a "group" column first.
 void WriteAdviceTable(const Advice& advice, std::ostream& out);
+void WriteAdviceMarkdown(const Advice& advice, std::ostream& out);
 void WriteAdviceJson(const Advice& advice, const std::string& sweep, const std::string& device,
                      std::ostream& out);
 

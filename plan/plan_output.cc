@@ -4,9 +4,11 @@
 #include <array>
 #include <iterator>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "base/table_printers.h"
 #include "plan/device_prior.h"
 #include "plan/plan_savings.h"
 
@@ -56,39 +58,40 @@ constexpr std::array<VaryingColumn, 11> kVaryingColumns{{
      [](const TrialConfig& c) { return c.vae_weights.empty() ? std::string("-") : c.vae_weights; }},
 }};
 
-// The columns of kVaryingColumns whose value is not the same for every trial of `plan`, each
-// with its width (the widest of its heading and values).
-std::vector<std::pair<const VaryingColumn*, std::size_t>> VaryingColumns(const SweepPlan& plan) {
-  std::vector<std::pair<const VaryingColumn*, std::size_t>> shown;
+// The columns of kVaryingColumns whose value is not the same for every trial of `plan`.
+std::vector<const VaryingColumn*> VaryingColumns(const SweepPlan& plan) {
+  std::vector<const VaryingColumn*> shown;
   if (plan.trials.empty()) return shown;
   for (const VaryingColumn& column : kVaryingColumns) {
     const std::string first = column.value(plan.trials.front().config);
-    std::size_t width = std::max(column.heading.size(), first.size());
-    bool varies = false;
-    for (const PlannedTrial& t : plan.trials) {
-      const std::string value = column.value(t.config);
-      varies = varies || value != first;
-      width = std::max(width, value.size());
-    }
-    if (varies) shown.emplace_back(&column, width);
+    const bool varies =
+        std::any_of(plan.trials.begin(), plan.trials.end(),
+                    [&](const PlannedTrial& t) { return column.value(t.config) != first; });
+    if (varies) shown.push_back(&column);
   }
   return shown;
 }
 
-// One row of the plan table: the trial's settings (the varying ones of kVaryingColumns after
+// The plan table's columns: the trial's settings (the varying ones of kVaryingColumns after
 // the precision), then one narrow column per parallel degree (kDegreeTable, headed by its short
-// label) and the world size, then the estimates.
-void PlanRow(fmt::memory_buffer& row, std::string_view key, std::string_view model,
-             const auto& resolution, std::size_t resolution_width, std::string_view precision,
-             const std::vector<std::pair<std::string, std::size_t>>& varying,
-             const auto& degrees, const auto& world_size, std::string_view iter,
-             std::string_view trial, std::string_view mem, std::string_view verdict) {
-  auto out = std::back_inserter(row);
-  fmt::format_to(out, "{:<16}  {:<22} {:>{}} {:<5}", key, model, resolution, resolution_width,
-                 precision);
-  for (const auto& [value, width] : varying) fmt::format_to(out, " {:>{}}", value, width);
-  for (const auto& degree : degrees) fmt::format_to(out, " {:>3}", degree);
-  fmt::format_to(out, " {:>3}  {:>10} {:>9} {:>9}  {}\n", world_size, iter, trial, mem, verdict);
+// label) and the world size, then the estimates and what the plan does with the trial.
+std::vector<Column> PlanColumns(const std::vector<const VaryingColumn*>& varying) {
+  std::vector<Column> columns = {{.name = "trial", .min_width = 16},
+                                 {.name = "model", .min_width = 22},
+                                 {.name = "res", .align = Align::kRight, .min_width = 5, .gap = 1},
+                                 {.name = "prec", .min_width = 5, .gap = 1}};
+  for (const VaryingColumn* v : varying)
+    columns.push_back({.name = std::string(v->heading), .align = Align::kRight, .gap = 1});
+  for (const DegreeInfo& d : kDegreeTable)
+    columns.push_back(
+        {.name = std::string(d.short_label), .hint = ColumnHint::kCount, .min_width = 3, .gap = 1});
+  columns.push_back({.name = "ws", .hint = ColumnHint::kCount, .min_width = 3, .gap = 1});
+  // An estimate carries its source as a marker: "*" measured earlier, "~" predicted.
+  columns.push_back({.name = "iter (ms)", .align = Align::kRight, .min_width = 10});
+  columns.push_back({.name = "trial", .align = Align::kRight, .min_width = 9, .gap = 1});
+  columns.push_back({.name = "mem/rank", .align = Align::kRight, .min_width = 9, .gap = 1});
+  columns.push_back({.name = "plan"});
+  return columns;
 }
 
 std::string Duration(double seconds) {
@@ -149,58 +152,82 @@ nlohmann::json TrialJson(const PlannedTrial& t) {
   return j;
 }
 
+// One row of the plan table (PlanColumns); `note` (may be empty) replaces the plan column.
+std::vector<Cell> PlanRow(const PlannedTrial& t, const std::vector<const VaryingColumn*>& varying,
+                          const std::string& note) {
+  const TrialConfig& c = t.config;
+  std::vector<Cell> row = {t.key, Model(c), c.resolution_text(),
+                           std::string(PrecisionName(c.precision))};
+  for (const VaryingColumn* v : varying) row.emplace_back(v->value(c));
+  for (const DegreeInfo& d : kDegreeTable) row.emplace_back(c.*d.member);
+  row.emplace_back(c.world_size());
+  if (t.estimate) {
+    row.emplace_back(fmt::format("{:.3g}{}", t.estimate->iteration_ms,
+                                 t.estimate->source == "measured"    ? "*"
+                                 : t.estimate->source == "predicted" ? "~"
+                                                                     : ""));
+    row.emplace_back(Duration(t.estimate->trial_s));
+    row.emplace_back(fmt::format("{:.0f} MB", t.estimate->memory_mb));
+  } else {
+    for (int i = 0; i < 3; ++i) row.emplace_back("-");
+  }
+  std::string verdict = "run";
+  if (!note.empty()) {
+    verdict = note;
+  } else if (t.invalid_reason) {
+    verdict = (t.unsupported ? "unsupported: " : "invalid: ") + *t.invalid_reason;
+  }
+  row.emplace_back(std::move(verdict));
+  return row;
+}
+
+// The plan's trials as a table, printed kPiece rows at a time with the widths of the whole
+// table, so that a large sweep's table is never held whole.
+void WritePlanRows(const SweepPlan& plan, const std::vector<std::string>& notes, TableFormat format,
+                   std::ostream& out) {
+  constexpr std::size_t kPiece = 4096;
+  const auto varying = VaryingColumns(plan);
+  std::vector<Column> columns = PlanColumns(varying);
+  auto note = [&](std::size_t i) { return i < notes.size() ? notes[i] : std::string(); };
+  if (format == TableFormat::kText) {
+    for (Column& column : columns)
+      column.min_width = std::max(column.min_width, column.name.size());
+    for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+      const std::vector<Cell> row = PlanRow(plan.trials[i], varying, note(i));
+      for (std::size_t c = 0; c < columns.size(); ++c)
+        columns[c].min_width = std::max(columns[c].min_width, TextWidth(columns[c], row[c]));
+    }
+  }
+  for (std::size_t from = 0; from == 0 || from < plan.trials.size(); from += kPiece) {
+    Table piece(columns);
+    for (std::size_t i = from; i < std::min(from + kPiece, plan.trials.size()); ++i)
+      piece.AddRow(PlanRow(plan.trials[i], varying, note(i)));
+    if (format == TableFormat::kText) {
+      PrintText(piece, out, {.indent = "", .header = from == 0});
+    } else if (from == 0) {
+      PrintMarkdown(piece, out);
+    } else {
+      std::ostringstream rows;  // without the header and its rule
+      PrintMarkdown(piece, rows);
+      const std::string text = rows.str();
+      out << text.substr(text.find('\n', text.find('\n') + 1) + 1);
+    }
+  }
+}
+
 }  // namespace
 
 void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& a,
                     std::ostream& out, const std::vector<std::string>& notes, double budget_s) {
-  const auto varying = VaryingColumns(plan);
-  std::vector<std::pair<std::string, std::size_t>> cells;
-  for (const auto& [column, width] : varying) cells.emplace_back(column->heading, width);
-  std::vector<std::string_view> headings;
-  for (const DegreeInfo& d : kDegreeTable) headings.push_back(d.short_label);
-  fmt::memory_buffer rows;
-  // "1280x720" where a trial's image is not square.
-  std::size_t resolution_width = 5;
-  for (const PlannedTrial& t : plan.trials)
-    resolution_width = std::max(resolution_width, t.config.resolution_text().size());
-  PlanRow(rows, "trial", "model", "res", resolution_width, "prec", cells, headings, "ws", "iter (ms)", "trial",
-          "mem/rank", "plan");
+  WritePlanRows(plan, notes, TableFormat::kText, out);
   std::size_t valid = 0, unsupported = 0;
-  std::array<int, kDegreeTable.size()> degrees{};
-  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
-    const auto& t = plan.trials[i];
-    const auto& c = t.config;
-    std::string iter = "-", trial = "-", mem = "-", verdict;
-    if (t.estimate) {
-      iter = fmt::format("{:.3g}{}", t.estimate->iteration_ms,
-                         t.estimate->source == "measured"    ? "*"
-                         : t.estimate->source == "predicted" ? "~"
-                                                             : "");
-      trial = Duration(t.estimate->trial_s);
-      mem = fmt::format("{:.0f} MB", t.estimate->memory_mb);
-    }
+  for (const PlannedTrial& t : plan.trials) {
     if (!t.invalid_reason) {
       ++valid;
-      verdict = "run";
     } else if (t.unsupported) {
       ++unsupported;
-      verdict = "unsupported: " + *t.invalid_reason;
-    } else {
-      verdict = "invalid: " + *t.invalid_reason;
-    }
-    if (i < notes.size() && !notes[i].empty()) verdict = notes[i];
-    for (std::size_t d = 0; d < kDegreeTable.size(); ++d) degrees[d] = c.*kDegreeTable[d].member;
-    for (std::size_t v = 0; v < varying.size(); ++v) cells[v].first = varying[v].first->value(c);
-    PlanRow(rows, t.key, Model(c), c.resolution_text(), resolution_width,
-            PrecisionName(c.precision), cells, degrees,
-            c.world_size(), iter, trial, mem, verdict);
-    // Written in pieces of about a megabyte: a large sweep's table is never held whole.
-    if (rows.size() > (1 << 20)) {
-      out.write(rows.data(), static_cast<std::streamsize>(rows.size()));
-      rows.clear();
     }
   }
-  out.write(rows.data(), static_cast<std::streamsize>(rows.size()));
   out << fmt::format("\nsweep '{}': {} trials, {} to run, {} invalid, {} not supported by this "
                      "build (both stored as skipped)",
                      spec.name, plan.trials.size(), valid, plan.trials.size() - valid - unsupported,
@@ -255,6 +282,11 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                        "repeats.min to 6 or more\n",
                        few, fewest, MedianCiCoverage(static_cast<std::size_t>(fewest)) * 100);
   }
+}
+
+void WritePlanMarkdown(const SweepPlan& plan, std::ostream& out,
+                       const std::vector<std::string>& notes) {
+  WritePlanRows(plan, notes, TableFormat::kMarkdown, out);
 }
 
 void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& a,

@@ -1,4 +1,5 @@
-// Printing a SweepPlan: the table people read and the versioned JSON scripts read
+// Printing a SweepPlan: the table people read (through base/table_printers.h, also as Markdown)
+// and the versioned JSON scripts read
 // ({"format": "ditbench-plan", "version": 1, ...}; within version 1 keys are only ever added,
 // "savings" the latest, so a reader ignores keys it does not know). Used by `ditbench plan` and
 // `ditbench run --dry-run`, so both show the same thing.
@@ -22,6 +23,9 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                     double budget_s = -1);
 void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& assumptions,
                    std::ostream& out, double budget_s = -1);
+// The table's trials alone as a Markdown pipe table (base/table_printers.h), for a pull request.
+void WritePlanMarkdown(const SweepPlan& plan, std::ostream& out,
+                       const std::vector<std::string>& notes = {});
 
 // The device name estimates assume for a placement: the first GPU's name, or "cpu".
 std::string DeviceFor(const Placement& placement);

@@ -9,29 +9,20 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/table_printers.h"
 #include "base/terminal_text.h"
 #include "report/comparison_html.h"
 
 namespace ditbench {
 namespace {
 
-std::string Csv(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    quoted += c;
-    if (c == '"') quoted += c;
-  }
-  quoted += '"';
-  return quoted;
-}
-
 std::string Joules(const std::optional<double>& joules) {
   return joules ? fmt::format("{:.4g}", *joules) : "-";
 }
 
-std::string OptionalCsv(const std::optional<double>& value) {
-  return value ? fmt::format("{:.6g}", *value) : "";
+// A CSV number as compare has always written it: six significant digits, "" for none.
+Cell SixDigits(const std::optional<double>& value) {
+  return value ? Cell(fmt::format("{:.6g}", *value)) : Cell();
 }
 
 nlohmann::json OptionalJson(const std::optional<double>& value) {
@@ -46,6 +37,25 @@ std::string SideText(const CampaignSet& side) {
   }
   return fmt::format("campaign{} {} in {}", side.campaigns.size() > 1 ? "s" : "", ids,
                      side.db.string());
+}
+
+// The matched trials, sorted by change: what the table and Markdown show.
+Table TrialTable(const Comparison& comparison) {
+  Table table(
+      {{.name = "verdict", .min_width = 12},
+       {.name = "change", .hint = ColumnHint::kPercent, .sign = true, .min_width = 8, .gap = 1},
+       {.name = "interval (%)", .align = Align::kRight, .min_width = 20, .gap = 1},
+       {.name = "A ms", .hint = ColumnHint::kMs, .decimals = 3, .min_width = 10, .gap = 1},
+       {.name = "B ms", .hint = ColumnHint::kMs, .decimals = 3, .min_width = 10, .gap = 1},
+       {.name = "launches", .align = Align::kRight, .min_width = 8, .gap = 1},
+       {.name = "trial key", .min_width = 16},
+       {.name = "configuration"}});
+  for (const ComparedTrial& t : comparison.trials) {
+    const LatencyChange& c = t.change;
+    table.AddRow({VerdictText(t), c.change.pct, IntervalText(c.change), c.a_ms, c.b_ms,
+                  fmt::format("{}/{}", c.a_launches, c.b_launches), t.trial_key, t.label});
+  }
+  return table;
 }
 
 void WriteTable(const Comparison& comparison, std::ostream& out) {
@@ -71,42 +81,37 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
                      summary.empty() ? "" : " (" + summary + ")",
                      floor.empty() ? "" : "; " + floor);
   if (!comparison.trials.empty()) {
-    std::size_t verdict_width = 12;
-    for (const ComparedTrial& t : comparison.trials)
-      verdict_width = std::max(verdict_width, VerdictText(t).size());
-    out << fmt::format("{:<{}} {:>8} {:>20} {:>10} {:>10} {:>8}  {:<16}  {}\n", "verdict",
-                       verdict_width, "change", "interval (%)", "A ms", "B ms", "launches",
-                       "trial key", "configuration");
-    for (const ComparedTrial& t : comparison.trials) {
-      const LatencyChange& c = t.change;
-      out << fmt::format("{:<{}} {:>+7.1f}% {:>20} {:>10.3f} {:>10.3f} {:>8}  {:<16}  {}\n",
-                         VerdictText(t), verdict_width, c.change.pct, IntervalText(c.change),
-                         c.a_ms, c.b_ms, fmt::format("{}/{}", c.a_launches, c.b_launches),
-                         ForTerminal(t.trial_key), ForTerminal(t.label));
-    }
+    PrintText(TrialTable(comparison), out);
     out << "change = B ms / A ms - 1; A ms, B ms: the trial's latency_ms as `ditbench query` "
            "shows it (the median of its launch medians), the geometric mean over a side's "
            "campaigns; interval: its confidence, the percentage after it.\n";
   }
   if (AnyEnergy(comparison)) {
-    out << fmt::format("\nEnergy per image:\n{:>12} {:>12} {:>8}  {:<16}  {}\n", "A J/image",
-                       "B J/image", "B / A", "trial key", "configuration");
+    Table energy(
+        {{.name = "A J/image", .align = Align::kRight, .min_width = 12},
+         {.name = "B J/image", .align = Align::kRight, .min_width = 12, .gap = 1},
+         {.name = "B / A", .hint = ColumnHint::kNumber, .decimals = 3, .min_width = 8, .gap = 1},
+         {.name = "trial key", .min_width = 16},
+         {.name = "configuration"}});
     for (const ComparedTrial& t : comparison.trials) {
       if (!t.a_joules_per_image && !t.b_joules_per_image) continue;
-      out << fmt::format("{:>12} {:>12} {:>8}  {:<16}  {}\n", Joules(t.a_joules_per_image),
-                         Joules(t.b_joules_per_image),
-                         t.energy_ratio() ? fmt::format("{:.3f}", *t.energy_ratio()) : "-",
-                         ForTerminal(t.trial_key), ForTerminal(t.label));
+      energy.AddRow({Joules(t.a_joules_per_image), Joules(t.b_joules_per_image),
+                     t.energy_ratio() ? Cell(*t.energy_ratio()) : Cell(), t.trial_key, t.label});
     }
+    out << "\nEnergy per image:\n";
+    PrintText(energy, out);
     out << "J/image: joules of every rank's GPU over the timed iterations per image (NVML; "
            "docs/measurement.md), the geometric mean over a side's campaigns; no verdict is "
            "drawn from it.\n";
   }
   if (!comparison.unmatched.empty()) {
-    out << fmt::format("\nUnmatched trials: {}\n", comparison.unmatched.size());
+    Table unmatched({{.name = "trial key", .min_width = 16},
+                     {.name = "why", .min_width = 28},
+                     {.name = "configuration"}});
     for (const UnmatchedTrial& u : comparison.unmatched)
-      out << fmt::format("  {:<16}  {:<28}  {}\n", ForTerminal(u.trial_key), u.why,
-                         ForTerminal(u.label));
+      unmatched.AddRow({u.trial_key, u.why, u.label});
+    out << fmt::format("\nUnmatched trials: {}\n", comparison.unmatched.size());
+    PrintText(unmatched, out, {.indent = "  ", .header = false});
   }
   std::set<std::string> thresholds, methods;
   for (const ComparedTrial& t : comparison.trials) {
@@ -158,27 +163,70 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
   }
 }
 
+// One row per trial, matched (sorted by change) then unmatched (verdict "unmatched", the
+// reason why, the rest empty). Versioned by the header (new columns only appended).
 void WriteCsv(const Comparison& comparison, std::ostream& out) {
-  out << "trial_key,configuration,device,verdict,change_pct,ci_low_pct,ci_high_pct,a_ms,b_ms,"
-         "a_launches,b_launches,method,thresholds,reason,ci_coverage,ci_bounded,a_busy,b_busy,"
-         "a_joules_per_image,b_joules_per_image,energy_ratio\n";
+  auto number = [](const char* name, int decimals) {
+    return Column{
+        .name = name, .hint = ColumnHint::kNumber, .decimals = decimals, .data_decimals = decimals};
+  };
+  auto count = [](const char* name) { return Column{.name = name, .hint = ColumnHint::kCount}; };
+  Table table({{.name = "trial_key"},
+               {.name = "configuration"},
+               {.name = "device"},
+               {.name = "verdict"},
+               number("change_pct", 3),
+               number("ci_low_pct", 3),
+               number("ci_high_pct", 3),
+               number("a_ms", 4),
+               number("b_ms", 4),
+               count("a_launches"),
+               count("b_launches"),
+               {.name = "method"},
+               {.name = "thresholds"},
+               {.name = "reason"},
+               number("ci_coverage", 4),
+               count("ci_bounded"),
+               count("a_busy"),
+               count("b_busy"),
+               {.name = "a_joules_per_image"},
+               {.name = "b_joules_per_image"},
+               {.name = "energy_ratio"}});
   for (const ComparedTrial& t : comparison.trials) {
     const LatencyChange& c = t.change;
     // An interval the data cannot bound leaves its ends empty (ci_bounded 0).
     const bool bounded = c.change.Bounded();
-    out << fmt::format("{},{},{},{},{:.3f},{},{},{:.4f},{:.4f},{},{},{},{},{},{:.4f},{:d},{:d},"
-                       "{:d},{},{},{}\n",
-                       t.trial_key, Csv(t.label), Csv(t.device), VerdictName(c.verdict),
-                       c.change.pct, bounded ? fmt::format("{:.3f}", c.change.low_pct) : "",
-                       bounded ? fmt::format("{:.3f}", c.change.high_pct) : "", c.a_ms, c.b_ms,
-                       c.a_launches, c.b_launches, ChangeMethodName(c.method),
-                       Csv(t.thresholds), Csv(c.reason), c.change.coverage, bounded, t.a_busy,
-                       t.b_busy, OptionalCsv(t.a_joules_per_image),
-                       OptionalCsv(t.b_joules_per_image), OptionalCsv(t.energy_ratio()));
+    table.AddRow({t.trial_key,
+                  t.label,
+                  t.device,
+                  std::string(VerdictName(c.verdict)),
+                  c.change.pct,
+                  bounded ? Cell(c.change.low_pct) : Cell(),
+                  bounded ? Cell(c.change.high_pct) : Cell(),
+                  c.a_ms,
+                  c.b_ms,
+                  c.a_launches,
+                  c.b_launches,
+                  std::string(ChangeMethodName(c.method)),
+                  t.thresholds,
+                  c.reason,
+                  c.change.coverage,
+                  bounded ? 1 : 0,
+                  t.a_busy ? 1 : 0,
+                  t.b_busy ? 1 : 0,
+                  SixDigits(t.a_joules_per_image),
+                  SixDigits(t.b_joules_per_image),
+                  SixDigits(t.energy_ratio())});
   }
-  for (const UnmatchedTrial& u : comparison.unmatched)
-    out << fmt::format("{},{},,unmatched,,,,,,,,,,{},,,,,,,\n", u.trial_key, Csv(u.label),
-                       Csv(u.why));
+  for (const UnmatchedTrial& u : comparison.unmatched) {
+    std::vector<Cell> row(table.columns().size());
+    row[0] = u.trial_key;
+    row[1] = u.label;
+    row[3] = "unmatched";
+    row[13] = u.why;
+    table.AddRow(std::move(row));
+  }
+  PrintCsv(table, out, {.line_end = "\n"});
 }
 
 nlohmann::json SideJson(const CampaignSet& side) {
@@ -244,13 +292,17 @@ void WriteComparison(const Comparison& comparison, const std::string& format, st
     WriteTable(comparison, out);
   } else if (format == "csv") {
     WriteCsv(comparison, out);
+  } else if (format == "markdown") {
+    out << "A: " << MarkdownText(SideText(comparison.a))
+        << "  \nB: " << MarkdownText(SideText(comparison.b)) << "\n\n";
+    PrintMarkdown(TrialTable(comparison), out);
   } else if (format == "json") {
     WriteJson(comparison, out);
   } else if (format == "html") {
     out << RenderComparisonPage(comparison);
   } else {
     throw std::invalid_argument(
-        fmt::format("--format '{}': expected table, csv, json or html", format));
+        fmt::format("--format '{}': expected table, csv, json, markdown or html", format));
   }
 }
 

@@ -1,4 +1,5 @@
-// `ditbench compare` output: a Comparison (analysis/comparison.h) as a text table, CSV or JSON.
+// `ditbench compare` output: a Comparison (analysis/comparison.h) as a text table, CSV, JSON,
+// Markdown or HTML; the tables through base/table_printers.h.
 // Formats are versioned: JSON carries {"format": "ditbench-compare", "version": 2}; CSV has a
 // fixed header (new columns only ever appended). Readers of JSON should refuse a newer version.
 // Version 2 (from 1): a trial's ci_low_pct / ci_high_pct are null when the data cannot bound
@@ -21,9 +22,11 @@ inline constexpr int kCompareFormatVersion = 2;
 // Table: the sides, what differs between them (first), the headline (verdict counts and the
 // noise floor), the matched trials sorted by change with verdict (busy sides marked), change,
 // interval with its coverage, each side's latency and launches, then unmatched trials, the
-// thresholds used and the busy trials. JSON and CSV give an interval the data cannot bound
-// (ChangeEstimate::Bounded) as null / empty ends with ci_bounded false. "html": a self-contained page (report/comparison_html.h). REQUIRES: format is "table",
-// "csv", "json" or "html" (std::invalid_argument otherwise).
+// thresholds used and the busy trials. Markdown: the sides, then the matched trials' table (the
+// same columns). JSON and CSV give an interval the data cannot bound
+// (ChangeEstimate::Bounded) as null / empty ends with ci_bounded false; CSV fields are quoted
+// per RFC 4180. "html": a self-contained page (report/comparison_html.h). REQUIRES: format is
+// "table", "csv", "json", "markdown" or "html" (std::invalid_argument otherwise).
 void WriteComparison(const Comparison& comparison, const std::string& format, std::ostream& out);
 
 }  // namespace ditbench

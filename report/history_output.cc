@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/table_printers.h"
 #include "base/terminal_text.h"
 #include "report/history_section.h"
 #include "storage/iso_time.h"
@@ -14,13 +15,6 @@ namespace ditbench {
 namespace {
 
 std::string Ms(double ms) { return fmt::format("{:.3f}", ms); }
-
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
 
 std::string Ids(const std::vector<std::int64_t>& ids) {
   std::string text;
@@ -43,12 +37,16 @@ void WriteTable(const History& history, std::ostream& out) {
     const HistoryPoint& latest = key.points.back();
     out << fmt::format("\n{}  {}  [{}]\n", ForTerminal(key.trial_key), ForTerminal(key.label),
                        ForTerminal(key.sweep));
-    out << fmt::format("  latest {} ms (campaign {}, build {}), {} campaign{}, trend {:+.1f}% "
-                       "since campaign {}, noise {:.1f}%\n",
+    const HistoryPoint& first = key.points.front();
+    out << fmt::format("  latest {} ms (campaign {}, build {}), {} campaign{}, noise {:.1f}%\n",
                        Ms(latest.latency_ms), latest.campaign, ForTerminal(latest.build),
-                       key.points.size(),
-                       key.points.size() == 1 ? "" : "s", key.trend_pct,
-                       key.points.front().campaign, key.noise_pct);
+                       key.points.size(), key.points.size() == 1 ? "" : "s", key.noise_pct);
+    out << fmt::format(
+        "  first -> latest: {} -> {} ms ({:+.1f}%), campaign {} -> {}; level "
+        "change {:+.1f}% (the fitted level of the latest segment against the "
+        "first's)\n",
+        Ms(first.latency_ms), Ms(latest.latency_ms), key.first_to_latest_pct, first.campaign,
+        latest.campaign, key.level_change_pct);
     if (key.changes.empty()) out << "  no change point\n";
     for (const HistoryChange& change : key.changes) out << "  change: " << ChangeText(change) << "\n";
     std::vector<std::int64_t> busy, disturbed;
@@ -64,25 +62,73 @@ void WriteTable(const History& history, std::ostream& out) {
   }
 }
 
+// One row per point; the text is made safe for a terminal, since CSV is often read in one.
 void WriteCsv(const History& history, std::ostream& out) {
-  out << "sweep,trial_key,campaign,started_at,build,latency_ms,ci_low_ms,ci_high_ms,launches,"
-         "busy,use,level_ms,change_pct,change_low_pct,change_high_pct\n";
+  const Column ms{.name = "", .hint = ColumnHint::kMs, .decimals = 3, .data_decimals = 3};
+  const Column pct{.name = "", .hint = ColumnHint::kPercent, .decimals = 2, .data_decimals = 2};
+  auto named = [](Column column, const char* name) {
+    column.name = name;
+    return column;
+  };
+  Table table({{.name = "sweep"},
+               {.name = "trial_key"},
+               {.name = "campaign", .hint = ColumnHint::kCount},
+               {.name = "started_at"},
+               {.name = "build"},
+               named(ms, "latency_ms"),
+               named(ms, "ci_low_ms"),
+               named(ms, "ci_high_ms"),
+               {.name = "launches", .hint = ColumnHint::kCount},
+               {.name = "busy", .hint = ColumnHint::kCount},
+               {.name = "use"},
+               named(ms, "level_ms"),
+               named(pct, "change_pct"),
+               named(pct, "change_low_pct"),
+               named(pct, "change_high_pct")});
+  auto optional = [](const std::optional<double>& value) { return value ? Cell(*value) : Cell(); };
   for (const KeyHistory& key : history.keys) {
     for (const HistoryPoint& p : key.points) {
       const HistoryChange* change = nullptr;
       for (const HistoryChange& c : key.changes)
         if (c.first_bad == p.campaign) change = &c;
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                         CsvField(ForTerminal(key.sweep)), CsvField(ForTerminal(key.trial_key)),
-                         p.campaign, IsoUtc(p.started_at), CsvField(ForTerminal(p.build)),
-                         Ms(p.latency_ms), p.ci_low_ms ? Ms(*p.ci_low_ms) : "",
-                         p.ci_high_ms ? Ms(*p.ci_high_ms) : "", p.launches, p.busy ? 1 : 0,
-                         PointUseName(p.use), Ms(p.level_ms),
-                         change ? fmt::format("{:.2f}", change->change.pct) : "",
-                         change ? fmt::format("{:.2f}", change->change.low_pct) : "",
-                         change ? fmt::format("{:.2f}", change->change.high_pct) : "");
+      table.AddRow({ForTerminal(key.sweep), ForTerminal(key.trial_key), p.campaign,
+                    IsoUtc(p.started_at), ForTerminal(p.build), p.latency_ms, optional(p.ci_low_ms),
+                    optional(p.ci_high_ms), p.launches, p.busy ? 1 : 0,
+                    std::string(PointUseName(p.use)), p.level_ms,
+                    change ? Cell(change->change.pct) : Cell(),
+                    change ? Cell(change->change.low_pct) : Cell(),
+                    change ? Cell(change->change.high_pct) : Cell()});
     }
   }
+  PrintCsv(table, out, {.line_end = "\n"});
+}
+
+// One row per trial key: its first and latest measurement and their change, the fitted level's
+// change, the noise and the change points; a number from a busy measurement says so.
+void WriteMarkdown(const History& history, std::ostream& out) {
+  Table table(
+      {{.name = "sweep"},
+       {.name = "trial key"},
+       {.name = "configuration"},
+       {.name = "campaigns", .hint = ColumnHint::kCount},
+       {.name = "first ms", .hint = ColumnHint::kMs, .decimals = 3, .notes = true},
+       {.name = "latest ms", .hint = ColumnHint::kMs, .decimals = 3, .notes = true},
+       {.name = "first to latest", .hint = ColumnHint::kPercent, .sign = true, .notes = true},
+       {.name = "level change", .hint = ColumnHint::kPercent, .sign = true, .notes = true},
+       {.name = "noise", .hint = ColumnHint::kPercent},
+       {.name = "change points", .hint = ColumnHint::kCount}});
+  for (const KeyHistory& key : history.keys) {
+    const HistoryPoint& first = key.points.front();
+    const HistoryPoint& latest = key.points.back();
+    const std::string busy = "busy";
+    table.AddRow({key.sweep, key.trial_key, key.label, key.points.size(),
+                  Cell(first.latency_ms, first.busy ? busy : ""),
+                  Cell(latest.latency_ms, latest.busy ? busy : ""),
+                  Cell(key.first_to_latest_pct, first.busy || latest.busy ? busy : ""),
+                  Cell(key.level_change_pct, key.busy_used ? "busy points used" : ""),
+                  key.noise_pct, key.changes.size()});
+  }
+  PrintMarkdown(table, out);
 }
 
 nlohmann::json Optional(const std::optional<double>& value) {
@@ -109,13 +155,14 @@ std::string ChangeText(const HistoryChange& change) {
 void WriteHistory(const History& history, const std::string& format, std::ostream& out) {
   if (format == "table") return WriteTable(history, out);
   if (format == "csv") return WriteCsv(history, out);
+  if (format == "markdown") return WriteMarkdown(history, out);
   if (format == "html") {
     out << RenderHistoryPage(history);
     return;
   }
   if (format != "json") {
-    throw std::invalid_argument(
-        fmt::format("unknown --format '{}'; valid formats: table, csv, json, html", format));
+    throw std::invalid_argument(fmt::format(
+        "unknown --format '{}'; valid formats: table, csv, json, markdown, html", format));
   }
   nlohmann::json json = {{"format", "ditbench-history"},
                          {"version", kHistoryFormatVersion},
@@ -136,7 +183,10 @@ void WriteHistory(const History& history, const std::string& format, std::ostrea
                         {"label", key.label},
                         {"device", key.device},
                         {"latest_ms", key.points.back().latency_ms},
-                        {"trend_pct", key.trend_pct},
+                        {"first_ms", key.points.front().latency_ms},
+                        {"first_to_latest_pct", key.first_to_latest_pct},
+                        {"level_change_pct", key.level_change_pct},
+                        {"trend_pct", key.level_change_pct},  // version 1's name for it
                         {"noise_pct", key.noise_pct},
                         {"busy_used", key.busy_used},
                         {"thresholds", key.thresholds},

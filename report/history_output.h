@@ -1,8 +1,10 @@
-// `ditbench history` output: a History (analysis/history.h) as a text table, CSV, JSON or a
-// self-contained HTML page (report/history_section.h).
+// `ditbench history` output: a History (analysis/history.h) as a text table, CSV, JSON, a
+// Markdown table or a self-contained HTML page (report/history_section.h).
 // Formats are versioned: JSON carries {"format": "ditbench-history", "version": 1}; CSV has a
 // fixed header (new columns only ever appended), one row per point. Readers of JSON should
-// refuse a newer version.
+// refuse a newer version. Added within version 1 (readers ignore unknown keys): per key
+// first_ms, first_to_latest_pct and level_change_pct; trend_pct is the level change, kept
+// under its version-1 name.
 #pragma once
 
 #include <iosfwd>
@@ -14,10 +16,12 @@ namespace ditbench {
 
 inline constexpr int kHistoryFormatVersion = 1;
 
-// Table: per key, its latest value, the change points (campaigns, builds, size with its
-// interval, what else changed in the environment, campaigns skipped as busy or disturbed) and
-// the trend since its first campaign. REQUIRES: format is "table", "csv", "json" or "html"
-// (std::invalid_argument otherwise).
+// Table: per key, its latest value, its first and latest measurement with their change and,
+// named apart, the fitted level's change, the change points (campaigns, builds, size with its
+// interval, what else changed in the environment, campaigns skipped as busy or disturbed).
+// Markdown: one row per key with the same numbers, each from a busy measurement marked so.
+// CSV: one row per point (base/table_printers.h). REQUIRES: format is "table", "csv", "json",
+// "markdown" or "html" (std::invalid_argument otherwise).
 void WriteHistory(const History& history, const std::string& format, std::ostream& out);
 
 // "campaign 17 (build night-17) -> campaign 18 (build night-18): +15.0% [+13.1, +16.9] 95%;

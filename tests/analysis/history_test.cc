@@ -84,7 +84,7 @@ TEST_F(HistoryTest, AChangePointNamesBuildsAndWhatElseChanged) {
   for (const SettingDifference& d : change.environment)
     if (d.setting == "driver") driver = d.a == "550" && d.b == "560";
   EXPECT_TRUE(driver);
-  EXPECT_NEAR(slowed->trend_pct, 20, 3);
+  EXPECT_NEAR(slowed->level_change_pct, 20, 3);
   // The other key did not move, though the driver did.
   for (const KeyHistory& key : history.keys) {
     if (&key != slowed) {
@@ -162,6 +162,46 @@ TEST_F(HistoryTest, FormatsCarryTheChangePoint) {
   EXPECT_EQ(parsed["campaigns"].size(), 12u);
   std::ostringstream bad;
   EXPECT_THROW(WriteHistory(history, "xml", bad), std::invalid_argument);
+}
+
+// Issue 34: a key that went 40.66 -> 23.26 ms was printed as "trend +0.0% since campaign 1",
+// the fitted level's change under a name that read as the first-to-latest change.
+TEST_F(HistoryTest, TheTableNamesFirstToLatestAndTheLevelChangeApart) {
+  {
+    auto db = ResultsDb::Open(path_);
+    for (double ms : {40.66, 31.0, 23.26}) {
+      const std::int64_t id = db->ResumeOrCreateCampaign(test::MakeCampaign("nightly"), true);
+      db->RecordTrial(id,
+                      test::MakeTrialWithSamples(test::MakeConfig(1), {ms, ms * 1.01, ms * 0.99}));
+    }
+  }
+  const History history = Load();
+  ASSERT_EQ(history.keys.size(), 1u);
+  EXPECT_NEAR(history.keys[0].first_to_latest_pct, -42.8, 0.05);
+  std::ostringstream table, json;
+  WriteHistory(history, "table", table);
+  EXPECT_THAT(table.str(),
+              HasSubstr("first -> latest: 40.660 -> 23.260 ms (-42.8%), campaign 1 -> 3"));
+  EXPECT_THAT(table.str(), HasSubstr(fmt::format("level change {:+.1f}% (the fitted level",
+                                                 history.keys[0].level_change_pct)));
+  EXPECT_THAT(table.str(), Not(HasSubstr("trend")));
+  WriteHistory(history, "json", json);
+  const nlohmann::json parsed = nlohmann::json::parse(json.str());
+  EXPECT_NEAR(parsed["keys"][0]["first_to_latest_pct"].get<double>(), -42.8, 0.05);
+  EXPECT_EQ(parsed["keys"][0]["first_ms"], 40.66);
+}
+
+TEST_F(HistoryTest, MarkdownIsOnePipeTableRowPerKey) {
+  Write();
+  std::ostringstream markdown;
+  WriteHistory(Load(), "markdown", markdown);
+  const std::string text = markdown.str();
+  EXPECT_THAT(text, ::testing::StartsWith(
+                        "| sweep | trial key | configuration | campaigns | first ms | latest ms "
+                        "| first to latest | level change | noise | change points |\n"
+                        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"));
+  EXPECT_EQ(Count(text, "\n"), 2 + 2);
+  EXPECT_EQ(Count(text, "| nightly | "), 2);
 }
 
 TEST_F(HistoryTest, TheReportGainsAHistorySectionFromThreeCampaigns) {

@@ -175,6 +175,31 @@ TEST_F(CompareCommandTest, CsvHasAFixedHeaderAndOneLinePerTrial) {
   EXPECT_EQ(unmatched, 1);
 }
 
+TEST_F(CompareCommandTest, MarkdownIsTheSidesThenAPipeTableOfTheMatchedTrials) {
+  CompareOptions options = Options();
+  options.format = "markdown";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  const std::string text = out_.str();
+  EXPECT_THAT(text, StartsWith("A: campaign 1 in "));
+  const std::size_t table = text.find("\n\n| ");
+  ASSERT_NE(table, std::string::npos) << text;
+  std::istringstream lines(text.substr(table + 2));
+  std::string header, rule, line;
+  std::getline(lines, header);
+  std::getline(lines, rule);
+  EXPECT_EQ(header,
+            "| verdict | change | interval (%) | A ms | B ms | launches | trial key | "
+            "configuration |");
+  EXPECT_EQ(rule, "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |");
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    ++rows;
+    EXPECT_EQ(std::count(line.begin(), line.end(), '|'), 9) << line;
+  }
+  EXPECT_EQ(rows, 2);  // matched trials only
+  EXPECT_THAT(text, HasSubstr("| slower | +"));
+}
+
 TEST_F(CompareCommandTest, HtmlGoesToTheOutputFile) {
   CompareOptions options = Options();
   options.format = "html";

@@ -131,6 +131,29 @@ TEST_F(HistoryEndToEndTest, ThirtyNightsGiveOneChangePointAtTheSlowdownAndNoneWi
   EXPECT_EQ(without["keys"][0]["points"][8]["use"], "disturbed");
 }
 
+TEST_F(HistoryEndToEndTest, MarkdownIsAPipeTableOfFirstLatestAndLevelChange) {
+  const std::filesystem::path db = dir_ / "three.db";
+  for (int night = 1; night <= 3; ++night) RunNight(db, night, 1.0);
+  HistoryCommandOptions options;
+  options.db = db;
+  options.format = "markdown";
+  std::ostringstream out;
+  ASSERT_EQ(RunHistory(options, out, err_), kExitOk) << err_.str();
+  std::istringstream lines(out.str());
+  std::string header, rule, row, more;
+  std::getline(lines, header);
+  std::getline(lines, rule);
+  std::getline(lines, row);
+  EXPECT_EQ(header,
+            "| sweep | trial key | configuration | campaigns | first ms | latest ms | "
+            "first to latest | level change | noise | change points |");
+  EXPECT_EQ(rule, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  EXPECT_THAT(row, ::testing::StartsWith("| nightly | "));
+  EXPECT_THAT(row, HasSubstr(" | 3 | "));  // campaigns
+  EXPECT_EQ(std::count(row.begin(), row.end(), '|'), 11) << row;
+  EXPECT_FALSE(std::getline(lines, more)) << more;  // one key
+}
+
 // `campaigns > /dev/full` exited 0 having written nothing.
 TEST_F(HistoryEndToEndTest, ACampaignListThatCannotBeWrittenIsAnError) {
   const std::filesystem::path db = dir_ / "one.db";

@@ -1,14 +1,16 @@
-// `ditbench plan` writing to an output that fails.
+// `ditbench plan` writing to an output that fails, and `plan` and `advise` as Markdown.
 #include <cerrno>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "cli/command.h"
+#include "storage/results_db.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -118,6 +120,86 @@ TEST(PlanCommandTest, AParallelTrialWithoutAOneRankReferenceIsWarnedAbout) {
   EXPECT_THAT(err, HasSubstr("warning: 1 parallel trial(s) have no 1-rank trial"));
   EXPECT_THAT(err, HasSubstr("(bf16 ulysses=2)"));
   EXPECT_THAT(err, ::testing::Not(HasSubstr("fp32 ulysses=2")));
+}
+
+TEST(PlanCommandTest, MarkdownIsAPipeTableOfTheTrials) {
+  test::TempDir dir;
+  std::ofstream(dir / "sweep.yaml") << "name: s\n"
+                                       "defaults: {model: pixart-alpha-tiny, steps: 2}\n"
+                                       "matrix:\n  ulysses: [1, 2]\n";
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("plan");
+  std::function<int()> run = DefinePlanCommand(*sub);
+  app.parse("plan " + (dir / "sweep.yaml").string() + " --gpus cpu:2 --db " +
+                (dir / "none.db").string() + " --format markdown",
+            false);
+  std::ostringstream out;
+  int code = 0;
+  {
+    StdoutTo redirect(out.rdbuf());
+    code = run();
+  }
+  EXPECT_EQ(code, 0);
+  std::istringstream lines(out.str());
+  std::string header, rule, line;
+  std::getline(lines, header);
+  std::getline(lines, rule);
+  EXPECT_THAT(header, ::testing::StartsWith("| trial | model | res | prec | "));
+  EXPECT_THAT(header, ::testing::EndsWith(" | ws | iter (ms) | trial | mem/rank | plan |"));
+  EXPECT_THAT(rule, ::testing::StartsWith("| --- | --- | ---: | --- | ---: |"));
+  const auto bars = [](const std::string& text) {
+    return std::count(text.begin(), text.end(), '|');
+  };
+  EXPECT_EQ(bars(rule), bars(header));
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    ++rows;
+    EXPECT_EQ(bars(line), bars(header)) << line;
+    EXPECT_THAT(line, ::testing::EndsWith(" | run |"));
+  }
+  EXPECT_EQ(rows, 2);
+}
+
+// `advise` on a database without trials: every layout predicted, one pipe table with the
+// group first.
+TEST(AdviseCommandTest, MarkdownIsAPipeTableWithTheGroupFirst) {
+  test::TempDir dir;
+  std::ofstream(dir / "sweep.yaml") << "name: s\n"
+                                       "defaults: {model: pixart-alpha-tiny, steps: 2}\n"
+                                       "matrix:\n  ulysses: [1, 2]\n";
+  ResultsDb::Open(dir / "results.db");  // created, empty
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("advise");
+  std::function<int()> run = DefineAdviseCommand(*sub);
+  app.parse("advise " + (dir / "sweep.yaml").string() + " --gpus cpu:2 --db " +
+                (dir / "results.db").string() + " --format markdown",
+            false);
+  std::ostringstream out;
+  int code = 0;
+  {
+    StdoutTo redirect(out.rdbuf());
+    code = run();
+  }
+  EXPECT_EQ(code, 0);
+  std::istringstream lines(out.str());
+  std::string header, rule, line;
+  std::getline(lines, header);
+  std::getline(lines, rule);
+  EXPECT_EQ(header,
+            "| group | rank | trial | layout | latency [95% interval] | source | "
+            "P(beats leader) | speedup |");
+  EXPECT_EQ(rule, "| --- | ---: | --- | --- | --- | ---: | --- | --- |");
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    ++rows;
+    // The group is named by its label, as the report names it (no internal key).
+    int bars = 0;
+    for (std::size_t i = 0; i < line.size(); ++i)
+      bars += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+    EXPECT_EQ(bars, 9) << line;
+    EXPECT_THAT(line, HasSubstr("| pixart-alpha-tiny · "));
+  }
+  EXPECT_EQ(rows, 2) << out.str();
 }
 
 }  // namespace

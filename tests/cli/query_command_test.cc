@@ -82,6 +82,8 @@ TEST_F(QueryCommandTest, TablePrintsCompactColumnsForEveryTrial) {
   EXPECT_THAT(text, Not(HasSubstr("spec_text")));
 }
 
+// Milliseconds share their decimals down the column ("100.00", not "100.0" under "40.00"; issue
+// 34); a column of no known meaning keeps four significant digits.
 TEST_F(QueryCommandTest, TableAlignsTextLeftAndNumbersRight) {
   QueryOptions options = Options();
   options.campaign = 1;
@@ -92,12 +94,11 @@ TEST_F(QueryCommandTest, TableAlignsTextLeftAndNumbersRight) {
   auto line = [](const TrialConfig& config, const char* latency, const char* cov) {
     return fmt::format("{:<16}  {:>10}  {:>8}\n", TrialKey(config), latency, cov);
   };
-  EXPECT_EQ(out_.str(),
-            "trial_key         latency_ms       cov\n" +
-                line(test::MakeConfig(4), "40.00", "0.01235") +
-                line(test::MakeConfig(2), "50.00", "0.009901") +
-                line(test::MakeConfig(1), "100.0", "0.004975") +
-                line(test::MakeConfig(2, 2), "-", "-") + "(4 rows)\n");
+  EXPECT_EQ(out_.str(), "trial_key         latency_ms       cov\n" +
+                            line(test::MakeConfig(4), "40.00", "0.01235") +
+                            line(test::MakeConfig(2), "50.00", "0.009901") +
+                            line(test::MakeConfig(1), "100.00", "0.004975") +
+                            line(test::MakeConfig(2, 2), "-", "-") + "(4 rows)\n");
 }
 
 TEST_F(QueryCommandTest, FiltersBySweepCampaignAndStatus) {
@@ -252,6 +253,26 @@ TEST_F(QueryCommandTest, JsonPreservesNumericTypesAndNulls) {
   EXPECT_EQ(rows[0]["sweep"], "other");
   // Keys keep the view's column order (campaign first), not alphabetical order.
   EXPECT_LT(out_.str().find("\"campaign\""), out_.str().find("\"batch\""));
+}
+
+TEST_F(QueryCommandTest, MarkdownIsAPipeTableOfTheCompactColumns) {
+  QueryOptions options = Options();
+  options.format = "markdown";
+  options.status = "failed";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  const std::string text = out_.str();
+  EXPECT_THAT(text, StartsWith("| campaign | trial_key | status | model | resolution |"));
+  const std::size_t header_end = text.find('\n');
+  const std::string header = text.substr(0, header_end);
+  const std::string rule =
+      text.substr(header_end + 1, text.find('\n', header_end + 1) - header_end - 1);
+  EXPECT_EQ(std::count(header.begin(), header.end(), '|'),
+            std::count(rule.begin(), rule.end(), '|'));
+  EXPECT_THAT(rule, StartsWith("| ---: | --- | --- | --- | ---: |"));
+  EXPECT_THAT(text, HasSubstr("| failed |"));
+  EXPECT_THAT(text, HasSubstr("rank 1 exited with 3, said \"boom\""));
+  EXPECT_THAT(text, Not(HasSubstr("rows)")));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);  // header, rule, one row
 }
 
 TEST_F(QueryCommandTest, CsvQuotesFieldsPerRfc4180) {

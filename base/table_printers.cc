@@ -1,0 +1,270 @@
+#include "base/table_printers.h"
+
+#include <algorithm>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/terminal_text.h"
+
+namespace ditbench {
+namespace {
+
+// The most characters of a console cell before it is cut (ForTerminal caps it again).
+constexpr std::size_t kTextCellBytes = 4096;
+
+// The value as a person reads it, with the note after it: "23.90x (busy)".
+std::string WithNote(const Column& column, const Cell& cell) {
+  std::string text = ShownValue(column, cell.value);
+  if (cell.note.empty()) return text;
+  if (!text.empty()) text += ' ';
+  return text.append("(").append(cell.note).append(")");
+}
+
+// Characters (code points) of valid UTF-8 text: what one console column holds, near enough.
+std::size_t Characters(std::string_view text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xc0) != 0x80;
+  }));
+}
+
+std::string ConsoleCell(const Column& column, const Cell& cell) {
+  if (std::holds_alternative<std::monostate>(cell.value) && cell.note.empty()) return "-";
+  std::string flat = WithNote(column, cell).substr(0, kTextCellBytes);
+  std::replace_if(
+      flat.begin(), flat.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+  flat = ForTerminal(flat);
+  if (column.max_chars > 3 && Characters(flat) > column.max_chars) {
+    std::size_t cut = 0, kept = 0;  // at a character boundary, room left for "..."
+    while (cut < flat.size() && kept < column.max_chars - 3) {
+      ++cut;
+      while (cut < flat.size() && (static_cast<unsigned char>(flat[cut]) & 0xc0) == 0x80) ++cut;
+      ++kept;
+    }
+    flat = flat.substr(0, cut) + "...";
+  }
+  return flat;
+}
+
+std::string CsvField(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string NoteName(const Column& column) { return column.name + "_note"; }
+
+nlohmann::ordered_json JsonValue(const CellValue& value) {
+  if (const auto* whole = std::get_if<std::int64_t>(&value)) return *whole;
+  if (const auto* number = std::get_if<double>(&value)) return *number;
+  if (const auto* text = std::get_if<std::string>(&value)) return *text;
+  return nullptr;
+}
+
+// A character of cell text and what a format writes for it.
+struct Escape {
+  char c;
+  std::string_view with;
+};
+constexpr Escape kHtmlEscapes[] = {
+    {'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'"', "&quot;"}, {'\'', "&#39;"}};
+constexpr Escape kMarkdownEscapes[] = {{'|', "\\|"},   {'\\', "\\\\"}, {'*', "\\*"},
+                                       {'&', "&amp;"}, {'<', "&lt;"},  {'>', "&gt;"},
+                                       {'\n', "<br>"}, {'\r', "<br>"}};
+
+template <std::size_t N>
+std::string Escaped(std::string_view text, const Escape (&escapes)[N]) {
+  std::string escaped;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;  // one break
+    const Escape* e =
+        std::find_if(escapes, escapes + N, [&](const Escape& x) { return x.c == text[i]; });
+    if (e == escapes + N) {
+      escaped += text[i];
+    } else {
+      escaped += e->with;
+    }
+  }
+  return escaped;
+}
+
+}  // namespace
+
+std::string HtmlText(std::string_view text) { return Escaped(text, kHtmlEscapes); }
+
+std::string MarkdownText(std::string_view text) { return Escaped(text, kMarkdownEscapes); }
+
+std::optional<TableFormat> ParseTableFormat(std::string_view name) {
+  if (name == "table") return TableFormat::kText;
+  if (name == "csv") return TableFormat::kCsv;
+  if (name == "json") return TableFormat::kJson;
+  if (name == "markdown") return TableFormat::kMarkdown;
+  if (name == "html") return TableFormat::kHtml;
+  return std::nullopt;
+}
+
+std::size_t TextWidth(const Column& column, const Cell& cell) {
+  return Characters(ConsoleCell(column, cell));
+}
+
+void PrintText(const Table& table, std::ostream& out, const TextOptions& options) {
+  const std::vector<Column>& columns = table.columns();
+  std::vector<std::size_t> width(columns.size());
+  std::vector<std::string> header;
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    header.push_back(ForTerminal(columns[c].name));
+    width[c] = std::max(columns[c].min_width, options.header ? Characters(header.back()) : 0);
+  }
+  std::vector<std::vector<std::string>> text;
+  text.reserve(table.rows().size());
+  for (const std::vector<Cell>& row : table.rows()) {
+    std::vector<std::string>& line = text.emplace_back();
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line.push_back(ConsoleCell(columns[c], row[c]));
+      width[c] = std::max(width[c], Characters(line.back()));
+    }
+  }
+  std::string line;
+  auto print_line = [&](const std::vector<std::string>& cells) {
+    line = options.indent;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      if (c > 0) line.append(columns[c].gap, ' ');
+      const std::size_t pad = width[c] - std::min(width[c], Characters(cells[c]));
+      if (AlignsRight(columns[c])) line.append(pad, ' ');
+      line += cells[c];
+      if (!AlignsRight(columns[c])) line.append(pad, ' ');
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    out << line << '\n';
+  };
+  if (options.header) print_line(header);
+  for (const std::vector<std::string>& cells : text) print_line(cells);
+}
+
+CsvWriter::CsvWriter(std::ostream& out, std::vector<Column> columns, CsvOptions options)
+    : out_(out), columns_(std::move(columns)), options_(options) {}
+
+void CsvWriter::Header() {
+  std::string record;
+  for (std::size_t c = 0; c < columns_.size(); ++c) {
+    if (c > 0) record += ',';
+    record += CsvField(columns_[c].name);
+    if (columns_[c].notes) record.append(",").append(CsvField(NoteName(columns_[c])));
+  }
+  out_ << record << options_.line_end;
+}
+
+void CsvWriter::Row(const std::vector<Cell>& cells) {
+  std::string record;
+  for (std::size_t c = 0; c < cells.size() && c < columns_.size(); ++c) {
+    if (c > 0) record += ',';
+    record += CsvField(DataValue(columns_[c], cells[c].value));
+    if (columns_[c].notes) record.append(",").append(CsvField(cells[c].note));
+  }
+  out_ << record << options_.line_end;
+}
+
+void PrintCsv(const Table& table, std::ostream& out, const CsvOptions& options) {
+  CsvWriter writer(out, table.columns(), options);
+  writer.Header();
+  for (const std::vector<Cell>& row : table.rows()) writer.Row(row);
+}
+
+JsonWriter::JsonWriter(std::ostream& out, std::vector<Column> columns)
+    : out_(out), columns_(std::move(columns)) {}
+
+void JsonWriter::Row(const std::vector<Cell>& cells) {
+  nlohmann::ordered_json object = nlohmann::ordered_json::object();
+  for (std::size_t c = 0; c < cells.size() && c < columns_.size(); ++c) {
+    object[columns_[c].name] = JsonValue(cells[c].value);
+    if (columns_[c].notes) {
+      object[NoteName(columns_[c])] =
+          cells[c].note.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(cells[c].note);
+    }
+  }
+  const std::string text = object.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string piece = rows_++ == 0 ? "[\n  " : ",\n  ";
+  for (char ch : text) {  // one level deeper: inside the array
+    piece += ch;
+    if (ch == '\n') piece += "  ";
+  }
+  out_ << piece;
+}
+
+void JsonWriter::Finish() { out_ << (rows_ == 0 ? "[]\n" : "\n]\n"); }
+
+void PrintJson(const Table& table, std::ostream& out) {
+  JsonWriter writer(out, table.columns());
+  for (const std::vector<Cell>& row : table.rows()) writer.Row(row);
+  writer.Finish();
+}
+
+namespace {
+
+std::string MarkdownCell(const Column& column, const Cell& cell) {
+  return MarkdownText(WithNote(column, cell));
+}
+
+std::string HtmlCell(const Column& column, const Cell& cell) {
+  std::string html = HtmlText(ShownValue(column, cell.value));
+  if (cell.note.empty()) return html;
+  if (!html.empty()) html += ' ';
+  return html.append("<span class=\"note\">(").append(HtmlText(cell.note)).append(")</span>");
+}
+
+}  // namespace
+
+void PrintMarkdown(const Table& table, std::ostream& out) {
+  const std::vector<Column>& columns = table.columns();
+  std::string text = "|";
+  for (const Column& column : columns)
+    text.append(" ").append(MarkdownText(column.name)).append(" |");
+  text += "\n|";
+  for (const Column& column : columns) text += AlignsRight(column) ? " ---: |" : " --- |";
+  text += "\n";
+  for (const std::vector<Cell>& row : table.rows()) {
+    text += "|";
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const std::string cell = MarkdownCell(columns[c], row[c]);
+      if (!cell.empty()) text.append(" ").append(cell);
+      text += " |";
+    }
+    text += "\n";
+  }
+  out << text;
+}
+
+void PrintHtml(const Table& table, std::ostream& out) {
+  const std::vector<Column>& columns = table.columns();
+  auto cls = [&](std::size_t c) { return AlignsRight(columns[c]) ? " class=\"num\"" : ""; };
+  std::string html = "<table>\n<thead>\n<tr>";
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    html += fmt::format("<th{}>{}</th>", cls(c), HtmlText(columns[c].name));
+  html += "</tr>\n</thead>\n<tbody>\n";
+  for (const std::vector<Cell>& row : table.rows()) {
+    html += "<tr>";
+    for (std::size_t c = 0; c < row.size(); ++c)
+      html += fmt::format("<td{}>{}</td>", cls(c), HtmlCell(columns[c], row[c]));
+    html += "</tr>\n";
+  }
+  out << html << "</tbody>\n</table>\n";
+}
+
+void PrintTable(const Table& table, TableFormat format, std::ostream& out) {
+  switch (format) {
+    case TableFormat::kText:
+      return PrintText(table, out);
+    case TableFormat::kCsv:
+      return PrintCsv(table, out);
+    case TableFormat::kJson:
+      return PrintJson(table, out);
+    case TableFormat::kMarkdown:
+      return PrintMarkdown(table, out);
+    case TableFormat::kHtml:
+      return PrintHtml(table, out);
+  }
+}
+
+}  // namespace ditbench

@@ -1,0 +1,170 @@
+#include "base/table.h"
+#include "base/table_printers.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+namespace ditbench {
+namespace {
+
+// Three rows under one column of each hint: text that would break every format (a pipe, a
+// comma, quotes, a newline, markup), a note on a number, and empty cells.
+class TableTest : public ::testing::Test {
+ protected:
+  static Table Sample() {
+    Table table({{.name = "name"},
+                 {.name = "latency_ms", .hint = ColumnHint::kMs},
+                 {.name = "speedup", .hint = ColumnHint::kRatio, .notes = true},
+                 {.name = "share", .hint = ColumnHint::kPercent},
+                 {.name = "trials", .hint = ColumnHint::kCount}});
+    table.AddRow({"a|b", 40.657, 1.85, 12.34, 3});
+    table.AddRow({"say \"hi\", then\nbye", 5.0, Cell(23.9, "busy"), 100.0, 12});
+    table.AddRow({"<script>", Cell(), Cell(), Cell(), Cell()});
+    return table;
+  }
+
+  template <typename Printer>
+  static std::string Printed(const Table& table, Printer print) {
+    std::ostringstream out;
+    print(table, out);
+    return out.str();
+  }
+};
+
+TEST_F(TableTest, TextAlignsTextLeftNumbersRightAndShowsNotesAndDashes) {
+  EXPECT_EQ(Printed(Sample(), [](const Table& t, std::ostream& o) { PrintText(t, o); }),
+            "name                latency_ms        speedup   share  trials\n"
+            "a|b                      40.66          1.85x   12.3%       3\n"
+            "say \"hi\", then bye        5.00  23.90x (busy)  100.0%      12\n"
+            "<script>                     -              -       -       -\n");
+}
+
+TEST_F(TableTest, CsvQuotesPerRfc4180AndPutsTheNoteInItsOwnField) {
+  EXPECT_EQ(Printed(Sample(), [](const Table& t, std::ostream& o) { PrintCsv(t, o); }),
+            "name,latency_ms,speedup,speedup_note,share,trials\r\n"
+            "a|b,40.657,1.85,,12.34,3\r\n"
+            "\"say \"\"hi\"\", then\nbye\",5,23.9,busy,100,12\r\n"
+            "<script>,,,,,\r\n");
+}
+
+TEST_F(TableTest, JsonHoldsNumbersNullsAndTheNoteField) {
+  EXPECT_EQ(Printed(Sample(), [](const Table& t, std::ostream& o) { PrintJson(t, o); }),
+            R"([
+  {
+    "name": "a|b",
+    "latency_ms": 40.657,
+    "speedup": 1.85,
+    "speedup_note": null,
+    "share": 12.34,
+    "trials": 3
+  },
+  {
+    "name": "say \"hi\", then\nbye",
+    "latency_ms": 5.0,
+    "speedup": 23.9,
+    "speedup_note": "busy",
+    "share": 100.0,
+    "trials": 12
+  },
+  {
+    "name": "<script>",
+    "latency_ms": null,
+    "speedup": null,
+    "speedup_note": null,
+    "share": null,
+    "trials": null
+  }
+]
+)");
+  EXPECT_EQ(
+      Printed(Table({{.name = "x"}}), [](const Table& t, std::ostream& o) { PrintJson(t, o); }),
+      "[]\n");
+}
+
+TEST_F(TableTest, MarkdownIsAPipeTableWithEscapedCellsAndRightAlignedNumbers) {
+  EXPECT_EQ(Printed(Sample(), [](const Table& t, std::ostream& o) { PrintMarkdown(t, o); }),
+            "| name | latency_ms | speedup | share | trials |\n"
+            "| --- | ---: | ---: | ---: | ---: |\n"
+            "| a\\|b | 40.66 | 1.85x | 12.3% | 3 |\n"
+            "| say \"hi\", then<br>bye | 5.00 | 23.90x (busy) | 100.0% | 12 |\n"
+            "| &lt;script&gt; | | | | |\n");
+}
+
+TEST_F(TableTest, HtmlEscapesEveryTextAndMarksNumbersAndNotes) {
+  EXPECT_EQ(Printed(Sample(), [](const Table& t, std::ostream& o) { PrintHtml(t, o); }),
+            "<table>\n<thead>\n<tr><th>name</th><th class=\"num\">latency_ms</th>"
+            "<th class=\"num\">speedup</th><th class=\"num\">share</th>"
+            "<th class=\"num\">trials</th></tr>\n</thead>\n<tbody>\n"
+            "<tr><td>a|b</td><td class=\"num\">40.66</td><td class=\"num\">1.85x</td>"
+            "<td class=\"num\">12.3%</td><td class=\"num\">3</td></tr>\n"
+            "<tr><td>say &quot;hi&quot;, then\nbye</td><td class=\"num\">5.00</td>"
+            "<td class=\"num\">23.90x <span class=\"note\">(busy)</span></td>"
+            "<td class=\"num\">100.0%</td><td class=\"num\">12</td></tr>\n"
+            "<tr><td>&lt;script&gt;</td><td class=\"num\"></td><td class=\"num\"></td>"
+            "<td class=\"num\"></td><td class=\"num\"></td></tr>\n"
+            "</tbody>\n</table>\n");
+}
+
+TEST_F(TableTest, NumbersOfOneColumnShareTheirDecimals) {
+  const Column ms{.name = "ms", .hint = ColumnHint::kMs};
+  EXPECT_EQ(ShownValue(ms, 1234.5), "1234.50");
+  EXPECT_EQ(ShownValue(ms, 0.004), "0.00");
+  EXPECT_EQ(ShownValue(ms, std::int64_t{7}), "7.00");
+  const Column change{.name = "change", .hint = ColumnHint::kPercent, .sign = true};
+  EXPECT_EQ(ShownValue(change, -42.81), "-42.8%");
+  EXPECT_EQ(ShownValue(change, 3.0), "+3.0%");
+  const Column fine{.name = "ms", .hint = ColumnHint::kMs, .decimals = 3};
+  EXPECT_EQ(ShownValue(fine, 40.0), "40.000");
+  const Column count{.name = "n", .hint = ColumnHint::kCount};
+  EXPECT_EQ(ShownValue(count, std::int64_t{-3}), "-3");
+  // A column of no known meaning keeps the magnitude rule `query --sql` had.
+  const Column any{.name = "x", .hint = ColumnHint::kNumber};
+  EXPECT_EQ(ShownValue(any, 100.0), "100.0");
+  EXPECT_EQ(ShownValue(any, 0.012345), "0.01235");
+  EXPECT_EQ(ShownValue(any, std::int64_t{12}), "12");
+}
+
+TEST_F(TableTest, CsvDataDecimalsFixTheBareNumber) {
+  Table table({{.name = "pct", .hint = ColumnHint::kPercent, .data_decimals = 3}});
+  table.AddRow({2.1});
+  EXPECT_EQ(
+      Printed(table, [](const Table& t, std::ostream& o) { PrintCsv(t, o, {.line_end = "\n"}); }),
+      "pct\n2.100\n");
+}
+
+TEST_F(TableTest, TextIsMadeSafeForTheTerminalAndCutAtMaxChars) {
+  Table table({{.name = "what", .max_chars = 10}, {.name = "n", .hint = ColumnHint::kCount}});
+  table.AddRow({"\x1b]0;owned\a", 1});
+  table.AddRow({"0123456789abcdef", 2});
+  EXPECT_EQ(
+      Printed(table, [](const Table& t, std::ostream& o) { PrintText(t, o, {.indent = "  "}); }),
+      "  what        n\n"
+      "  \\x1b]0;...  1\n"
+      "  0123456...  2\n");
+}
+
+TEST_F(TableTest, MinWidthAndGapShapeTheColumns) {
+  Table table({{.name = "a", .min_width = 4}, {.name = "b", .hint = ColumnHint::kCount, .gap = 1}});
+  table.AddRow({"x", 5});
+  EXPECT_EQ(Printed(table, [](const Table& t, std::ostream& o) { PrintText(t, o); }),
+            "a    b\nx    5\n");
+}
+
+TEST_F(TableTest, ARowOfTheWrongWidthOrANoteWhereNoneBelongsIsRefused) {
+  Table table({{.name = "a"}, {.name = "b", .hint = ColumnHint::kMs}});
+  EXPECT_THROW(table.AddRow({"x"}), std::invalid_argument);
+  EXPECT_THROW(table.AddRow({"x", Cell(1.0, "busy")}), std::invalid_argument);
+  EXPECT_TRUE(table.empty());
+}
+
+TEST_F(TableTest, FormatsAreParsedByTheirOptionNames) {
+  EXPECT_TRUE(ParseTableFormat("table") == TableFormat::kText);
+  EXPECT_TRUE(ParseTableFormat("markdown") == TableFormat::kMarkdown);
+  EXPECT_TRUE(ParseTableFormat("html") == TableFormat::kHtml);
+  EXPECT_FALSE(ParseTableFormat("md").has_value());
+}
+
+}  // namespace
+}  // namespace ditbench
