@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/terminal_text.h"
+#include "base/user_error.h"
 #include "report/comparison_html.h"
 
 namespace ditbench {
@@ -249,8 +250,7 @@ void WriteComparison(const Comparison& comparison, const std::string& format, st
   } else if (format == "html") {
     out << RenderComparisonPage(comparison);
   } else {
-    throw std::invalid_argument(
-        fmt::format("--format '{}': expected table, csv, json or html", format));
+    throw UserError(fmt::format("--format '{}': expected table, csv, json or html", format));
   }
 }
 

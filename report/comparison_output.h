@@ -22,8 +22,9 @@ inline constexpr int kCompareFormatVersion = 2;
 // noise floor), the matched trials sorted by change with verdict (busy sides marked), change,
 // interval with its coverage, each side's latency and launches, then unmatched trials, the
 // thresholds used and the busy trials. JSON and CSV give an interval the data cannot bound
-// (ChangeEstimate::Bounded) as null / empty ends with ci_bounded false. "html": a self-contained page (report/comparison_html.h). REQUIRES: format is "table",
-// "csv", "json" or "html" (std::invalid_argument otherwise).
+// (ChangeEstimate::Bounded) as null / empty ends with ci_bounded false. "html": a self-contained
+// page (report/comparison_html.h). REQUIRES: format is "table", "csv", "json" or "html" (UserError
+// otherwise).
 void WriteComparison(const Comparison& comparison, const std::string& format, std::ostream& out);
 
 }  // namespace ditbench

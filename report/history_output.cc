@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/terminal_text.h"
+#include "base/user_error.h"
 #include "report/history_section.h"
 #include "storage/iso_time.h"
 
@@ -114,7 +115,7 @@ void WriteHistory(const History& history, const std::string& format, std::ostrea
     return;
   }
   if (format != "json") {
-    throw std::invalid_argument(
+    throw UserError(
         fmt::format("unknown --format '{}'; valid formats: table, csv, json, html", format));
   }
   nlohmann::json json = {{"format", "ditbench-history"},

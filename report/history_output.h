@@ -17,7 +17,7 @@ inline constexpr int kHistoryFormatVersion = 1;
 // Table: per key, its latest value, the change points (campaigns, builds, size with its
 // interval, what else changed in the environment, campaigns skipped as busy or disturbed) and
 // the trend since its first campaign. REQUIRES: format is "table", "csv", "json" or "html"
-// (std::invalid_argument otherwise).
+// (UserError otherwise).
 void WriteHistory(const History& history, const std::string& format, std::ostream& out);
 
 // "campaign 17 (build night-17) -> campaign 18 (build night-18): +15.0% [+13.1, +16.9] 95%;

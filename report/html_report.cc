@@ -19,6 +19,7 @@
 #include "analysis/configuration_group.h"
 #include "analysis/history.h"
 #include "analysis/seed_folding.h"
+#include "base/user_error.h"
 #include "report/chart_style.h"
 #include "report/comparison_html.h"
 #include "report/group_charts.h"
@@ -84,15 +85,15 @@ std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& op
       }
     }
     if (!found) {
-      throw std::invalid_argument(fmt::format("no sweep named '{}' in '{}' (known: {})", sweep,
-                                              options.db.string(), fmt::join(known, ", ")));
+      throw UserError(fmt::format("no sweep named '{}' in '{}' (known: {})", sweep,
+                                  options.db.string(), fmt::join(known, ", ")));
     }
   }
   for (std::int64_t id : options.campaigns) {
     auto it = std::find_if(all.begin(), all.end(), [&](const auto& c) { return c.id == id; });
     if (it == all.end()) {
-      throw std::invalid_argument(fmt::format("no campaign {} in '{}' ({} campaigns stored)", id,
-                                              options.db.string(), all.size()));
+      throw UserError(fmt::format("no campaign {} in '{}' ({} campaigns stored)", id,
+                                  options.db.string(), all.size()));
     }
     chosen.insert(id);
   }
@@ -428,7 +429,7 @@ std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options
     if (!(same_db && in_baseline)) candidate.campaigns.push_back(id);
   }
   if (candidate.campaigns.empty()) {
-    throw std::invalid_argument(fmt::format(
+    throw UserError(fmt::format(
         "--baseline {}: no other campaign is selected to compare with it (add --campaign ID)",
         options.baseline));
   }
