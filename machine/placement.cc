@@ -15,9 +15,8 @@ namespace ditbench {
 namespace {
 
 UserError Malformed(const std::string& gpus) {
-  return UserError(
-      fmt::format("--gpus '{}': expected auto, a list of GPU positions like 0,1,2, or cpu:N",
-                  gpus));
+  return UserError(fmt::format(
+      "--gpus '{}': expected auto, a list of GPU positions like 0,1,2, or cpu:N", gpus));
 }
 
 // A small non-negative decimal number, or nullopt.
