@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/user_error.h"
 #include "metrics/trial_metrics.h"
 #include "stats/stats.h"
 
@@ -36,7 +37,7 @@ std::vector<std::int64_t> ParseIds(std::string_view list, std::string_view whole
     std::int64_t id = 0;
     auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), id);
     if (item.empty() || error != std::errc() || end != item.data() + item.size() || id <= 0) {
-      throw std::invalid_argument(fmt::format(
+      throw UserError(fmt::format(
           "campaign '{}': expected ID, ID,ID,... or DB:ID[,ID...] (campaign ids are positive "
           "integers)",
           whole));
@@ -106,8 +107,8 @@ std::vector<CampaignInfo> FindCampaigns(ResultsDb& db, const CampaignSet& set) {
       std::string known;
       for (const CampaignInfo& c : all)
         known += fmt::format("{}{} ({})", known.empty() ? "" : ", ", c.id, c.record.sweep_name);
-      throw std::invalid_argument(fmt::format("no campaign {} in {}; known: {}", id,
-                                              set.db.string(), known.empty() ? "none" : known));
+      throw UserError(fmt::format("no campaign {} in {}; known: {}", id, set.db.string(),
+                                  known.empty() ? "none" : known));
     }
     chosen.push_back(*it);
   }
@@ -209,7 +210,7 @@ CampaignSet ParseCampaignSet(std::string_view text, const std::filesystem::path&
     set.campaigns = ParseIds(text, text);
   } else {
     if (colon == 0) {
-      throw std::invalid_argument(fmt::format("campaign '{}': empty database path", text));
+      throw UserError(fmt::format("campaign '{}': empty database path", text));
     }
     set.db = std::string(text.substr(0, colon));
     set.campaigns = ParseIds(text.substr(colon + 1), text);

@@ -49,7 +49,7 @@ struct CampaignSet {
   std::string text;  // as the user wrote it
 };
 
-// Parses "ID[,ID...]" (in `default_db`) or "PATH:ID[,ID...]". Throws std::invalid_argument
+// Parses "ID[,ID...]" (in `default_db`) or "PATH:ID[,ID...]". Throws UserError
 // (one line, naming the text) for anything else.
 CampaignSet ParseCampaignSet(std::string_view text, const std::filesystem::path& default_db);
 
@@ -127,7 +127,7 @@ struct Comparison {
 };
 
 // Compares the sides (matching is by trial key, so the sweeps may differ). `a_db` and `b_db`
-// are the databases of a and b and may be the same object. Throws std::invalid_argument for a
+// are the databases of a and b and may be the same object. Throws UserError for a
 // campaign id that does not exist, naming the known ones.
 Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_db,
                             const CampaignSet& b, const CompareSettings& settings = {});

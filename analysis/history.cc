@@ -1,4 +1,5 @@
 #include "analysis/history.h"
+#include "base/user_error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -93,8 +94,7 @@ History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vect
     included[c.id] = &c;
   }
   if (!options.sweep.empty() && !sweeps.contains(options.sweep)) {
-    throw std::invalid_argument(
-        fmt::format("no sweep named '{}' (known: {})", options.sweep, Known(sweeps)));
+    throw UserError(fmt::format("no sweep named '{}' (known: {})", options.sweep, Known(sweeps)));
   }
 
   // Thresholds per device kind, learned from the included campaigns as compare learns them.
@@ -115,7 +115,7 @@ History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vect
     series[{row.sweep, row.trial_key}].push_back(&row);
   }
   if (!options.only.empty() && !keys.contains(options.only)) {
-    throw std::invalid_argument(fmt::format(
+    throw UserError(fmt::format(
         "'{}' is not a trial key of the selected campaigns ({} keys; `ditbench query` lists "
         "them)",
         options.only, keys.size()));

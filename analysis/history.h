@@ -88,11 +88,11 @@ struct History {
 
 struct HistoryOptions {
   std::string sweep;  // empty: every sweep
-  std::string only;   // empty: every trial key; else one key (std::invalid_argument if unknown)
+  std::string only;   // empty: every trial key; else one key (UserError if unknown)
 };
 
 // The history of every ok trial of the selected campaigns. Pure: `campaigns` as Campaigns()
-// gives them, `rows` their results. Throws std::invalid_argument for an unknown sweep or key,
+// gives them, `rows` their results. Throws UserError for an unknown sweep or key,
 // naming the known ones.
 History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vector<ResultRow>& rows,
                      const HistoryOptions& options);

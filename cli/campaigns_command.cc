@@ -12,10 +12,13 @@
 
 #include "analysis/history.h"
 #include "base/terminal_text.h"
+#include "base/user_error.h"
 #include "cli/command.h"
+#include "cli/escaped_error.h"
 #include "report/html_text.h"
 #include "report/output_file.h"
 #include "storage/results_db.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 namespace {
@@ -42,14 +45,14 @@ constexpr std::size_t kMaxLabelBytes = 200;
 
 void CheckLabel(const std::string& label) {
   if (const auto bad = FirstInvalidUtf8(label)) {
-    throw std::invalid_argument(fmt::format(
+    throw UserError(fmt::format(
         "--label N TEXT: TEXT is not valid UTF-8 (byte {} is 0x{:02x}); give the label as UTF-8",
         *bad + 1, static_cast<unsigned char>(label[*bad])));
   }
   if (ForTerminal(label, kMaxLabelBytes) != label) {
-    throw std::invalid_argument(fmt::format(
-        "--label N TEXT: '{}' is not one line of printable text of at most {} bytes",
-        ForTerminal(label, 60), kMaxLabelBytes));
+    throw UserError(
+        fmt::format("--label N TEXT: '{}' is not one line of printable text of at most {} bytes",
+                    ForTerminal(label, 60), kMaxLabelBytes));
   }
 }
 
@@ -57,13 +60,12 @@ int RunCampaignsOrThrow(const CampaignsOptions& options, std::ostream& out) {
   const int actions = (options.exclude ? 1 : 0) + (options.include ? 1 : 0) +
                       (options.label_campaign ? 1 : 0);
   if (actions > 1) {
-    throw std::invalid_argument("give one of --exclude, --include and --label at a time");
+    throw UserError("give one of --exclude, --include and --label at a time");
   }
   if (options.label_campaign) CheckLabel(options.label);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(options.db, ec)) {
-    throw std::invalid_argument(
-        fmt::format("no results database at '{}'", options.db.string()));
+    throw UserError(fmt::format("no results database at '{}'", options.db.string()));
   }
   // Read-only first: an older schema is refused with the `ditbench migrate` hint, never
   // migrated behind the user's back.
@@ -99,14 +101,13 @@ int RunCampaigns(const CampaignsOptions& options, std::ostream& out, std::ostrea
     const int code = RunCampaignsOrThrow(options, out);
     CheckOutput(out, "standard output");  // a full disk is an error, never exit 0
     return code;
-  } catch (const OutputWriteError& e) {
-    err << "ditbench campaigns: error: " << e.what() << '\n';
-    return kExitTrialsFailed;
-  } catch (const std::exception& e) {
+  } catch (const StorageError& e) {  // the database named is missing, damaged or foreign
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');
     err << "ditbench campaigns: error: " << message << '\n';
     return kExitUsage;
+  } catch (...) {
+    return ReportEscapedError("ditbench campaigns", err);
   }
 }
 
@@ -124,7 +125,7 @@ std::function<int()> DefineCampaignsCommand(CLI::App& sub) {
       try {
         std::size_t used = 0;
         options->label_campaign = std::stoll(label->at(0), &used);
-        if (used != label->at(0).size()) throw std::invalid_argument("trailing text");
+        if (used != label->at(0).size()) throw UserError("trailing text");
       } catch (const std::exception&) {
         std::cerr << "ditbench campaigns: error: --label N TEXT: '" << label->at(0)
                   << "' is not a campaign id\n";

@@ -28,9 +28,8 @@ struct Command {
 
 // Runs a subcommand's action, then flushes `out` (its standard output) and checks every write
 // to it succeeded. Anything that escapes it, and an output that could not be written (a full
-// disk, /dev/full), becomes one line on `err`, "ditbench: error: <what>" (line breaks in the
-// message folded), and an exit code: kExitUsage for bad input (std::invalid_argument,
-// std::out_of_range), else kExitTrialsFailed.
+// disk, /dev/full), becomes one line on `err` (line breaks in the message folded) and an exit
+// code, as ReportEscapedError (cli/escaped_error.h) says with `who` "ditbench".
 // `out` may be null: nothing is checked.
 int RunGuarded(const std::function<int()>& action, std::ostream* out, std::ostream& err);
 

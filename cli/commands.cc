@@ -1,10 +1,9 @@
 #include "cli/command.h"
 
 #include <ostream>
-#include <stdexcept>
 #include <string>
 
-#include "base/terminal_text.h"
+#include "cli/escaped_error.h"
 #include "report/output_file.h"
 
 namespace ditbench {
@@ -15,21 +14,9 @@ int RunGuarded(const std::function<int()>& action, std::ostream* out, std::ostre
     // A command that failed has said why; one that succeeded vouches for what it wrote.
     if (out != nullptr && code == kExitOk) CheckOutput(*out, "standard output");
     return code;
-  } catch (const OutputWriteError& e) {
-    err << "ditbench: error: " << OneLine(e.what()) << "\n";
-    return kExitTrialsFailed;
-  } catch (const std::invalid_argument& e) {
-    err << "ditbench: error: " << OneLine(e.what()) << "\n";
-    return kExitUsage;
-  } catch (const std::out_of_range& e) {
-    err << "ditbench: error: " << OneLine(e.what()) << "\n";
-    return kExitUsage;
-  } catch (const std::exception& e) {
-    err << "ditbench: error: " << OneLine(e.what()) << "\n";
   } catch (...) {
-    err << "ditbench: error: unknown exception\n";
+    return ReportEscapedError("ditbench", err);
   }
-  return kExitTrialsFailed;
 }
 
 const std::vector<Command>& Commands() {

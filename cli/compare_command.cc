@@ -10,10 +10,13 @@
 #include <fmt/format.h>
 
 #include "analysis/comparison.h"
+#include "base/user_error.h"
 #include "cli/command.h"
 #include "cli/compare.h"
+#include "cli/escaped_error.h"
 #include "report/comparison_output.h"
 #include "report/output_file.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 namespace {
@@ -21,12 +24,12 @@ namespace {
 int RunCompareOrThrow(const CompareOptions& options, std::ostream& out, std::ostream& err) {
   if (options.format != "table" && options.format != "csv" && options.format != "json" &&
       options.format != "markdown" && options.format != "html") {
-    throw std::invalid_argument(fmt::format(
+    throw UserError(fmt::format(
         "unknown --format '{}'; valid formats: table, csv, json, markdown, html", options.format));
   }
   for (const std::optional<double>& pct : {options.noise_floor_pct, options.min_effect_pct}) {
     if (pct && !(*pct >= 0)) {
-      throw std::invalid_argument("--noise-floor and --min-effect must be >= 0");
+      throw UserError("--noise-floor and --min-effect must be >= 0");
     }
   }
   const CampaignSet a = ParseCampaignSet(options.a, options.db);
@@ -73,14 +76,13 @@ int RunCompareOrThrow(const CompareOptions& options, std::ostream& out, std::ost
 int RunCompare(const CompareOptions& options, std::ostream& out, std::ostream& err) {
   try {
     return RunCompareOrThrow(options, out, err);
-  } catch (const OutputWriteError& e) {
-    err << "ditbench compare: error: " << e.what() << '\n';
-    return kExitTrialsFailed;
-  } catch (const std::exception& e) {
+  } catch (const StorageError& e) {  // the database named is missing, damaged or foreign
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');
     err << "ditbench compare: error: " << message << '\n';
     return kExitUsage;
+  } catch (...) {
+    return ReportEscapedError("ditbench compare", err);
   }
 }
 

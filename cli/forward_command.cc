@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/user_error.h"
 #include "cli/command.h"
 #include "experiments/trial.h"
 #include "launch/local_launcher.h"
@@ -45,25 +46,29 @@ std::string ReadAll(const std::filesystem::path& path) {
 }
 
 int RunForward(const ForwardArgs& a) {
-  if (a.ulysses < 1 || a.ring < 1)
-    throw std::invalid_argument("--ulysses and --ring must be at least 1");
+  if (a.ulysses < 1 || a.ring < 1) throw UserError("--ulysses and --ring must be at least 1");
   if (!IsValidVaeTile(a.vae_tile))  // as the sweep field vae_tile
-    throw std::invalid_argument("--vae-tile " + std::to_string(a.vae_tile) + ": expected " +
-                                kVaeTileExpected);
+    throw UserError("--vae-tile " + std::to_string(a.vae_tile) + ": expected " + kVaeTileExpected);
   if (!std::filesystem::is_directory(a.model_dir))
-    throw std::invalid_argument("MODEL_DIR " + a.model_dir.string() + ": no such folder");
-  // The files diffusers would load for the variant, checked before any rank starts.
-  DiffusersWeightFiles(a.model_dir, a.variant);
+    throw UserError("MODEL_DIR " + a.model_dir.string() + ": no such folder");
+  // The files diffusers would load for the variant, checked before any rank starts; the model
+  // zoo's std::invalid_argument for a folder that is not one is the user's mistake here.
+  try {
+    DiffusersWeightFiles(a.model_dir, a.variant);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what(), InputLocation{a.model_dir.string(), 0, ""});
+  }
   if (!std::filesystem::exists(a.inputs))
-    throw std::invalid_argument("--inputs " + a.inputs.string() + ": no such file");
+    throw UserError("--inputs " + a.inputs.string() + ": no such file");
   const auto worker = a.worker.empty() ? DefaultWorker() : a.worker;
   if (!std::filesystem::exists(worker))
-    throw std::invalid_argument(worker.string() + ": no such worker (build ditbench-worker or "
-                                "pass --worker)");
+    throw UserError(worker.string() +
+                    ": no such worker (build ditbench-worker or "
+                    "pass --worker)");
   const int world = a.ulysses * a.ring;
   if (!a.gpus.empty() && static_cast<int>(a.gpus.size()) != world)
-    throw std::invalid_argument("--gpus names " + std::to_string(a.gpus.size()) +
-                                " devices, the ranks need " + std::to_string(world));
+    throw UserError("--gpus names " + std::to_string(a.gpus.size()) + " devices, the ranks need " +
+                    std::to_string(world));
 
   std::string scratch = (std::filesystem::temp_directory_path() / "ditbench-forward-XXXXXX");
   if (!mkdtemp(scratch.data())) throw std::runtime_error("cannot create a scratch folder in /tmp");

@@ -12,10 +12,13 @@
 
 #include "analysis/history.h"
 #include "base/terminal_text.h"
+#include "base/user_error.h"
 #include "cli/command.h"
+#include "cli/escaped_error.h"
 #include "cli/number_checks.h"
 #include "report/history_output.h"
 #include "report/output_file.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 namespace {
@@ -24,16 +27,15 @@ int RunHistoryOrThrow(const HistoryCommandOptions& options, std::ostream& out,
                       std::ostream& err) {
   if (options.format != "table" && options.format != "csv" && options.format != "json" &&
       options.format != "markdown" && options.format != "html") {
-    throw std::invalid_argument(fmt::format(
+    throw UserError(fmt::format(
         "unknown --format '{}'; valid formats: table, csv, json, markdown, html", options.format));
   }
   if (options.fail_on_change_pct && !(*options.fail_on_change_pct >= 0)) {
-    throw std::invalid_argument("--fail-on-change must be a percentage >= 0");
+    throw UserError("--fail-on-change must be a percentage >= 0");
   }
   std::error_code ec;
   if (!std::filesystem::is_regular_file(options.db, ec)) {
-    throw std::invalid_argument(
-        fmt::format("no results database at '{}'", options.db.string()));
+    throw UserError(fmt::format("no results database at '{}'", options.db.string()));
   }
   std::unique_ptr<ResultsDb> db = ResultsDb::Open(options.db, /*read_only=*/true);
   const History history = LoadHistory(*db, HistoryOptions{options.sweep, options.only});
@@ -61,14 +63,13 @@ int RunHistoryOrThrow(const HistoryCommandOptions& options, std::ostream& out,
 int RunHistory(const HistoryCommandOptions& options, std::ostream& out, std::ostream& err) {
   try {
     return RunHistoryOrThrow(options, out, err);
-  } catch (const OutputWriteError& e) {
-    err << "ditbench history: error: " << e.what() << '\n';
-    return kExitTrialsFailed;
-  } catch (const std::exception& e) {
+  } catch (const StorageError& e) {  // the database named is missing, damaged or foreign
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');
     err << "ditbench history: error: " << message << '\n';
     return kExitUsage;
+  } catch (...) {
+    return ReportEscapedError("ditbench history", err);
   }
 }
 

@@ -10,8 +10,10 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "cli/escaped_error.h"
 #include "runner/coordinator_lock.h"
 #include "storage/results_db.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 
@@ -34,9 +36,11 @@ int MigrateDatabase(const std::filesystem::path& db, std::ostream& out, std::ost
       out << fmt::format("'{}' migrated from schema version {} to {}\n", db.string(), before,
                          kSchemaVersion);
     }
-  } catch (const std::exception& e) {
+  } catch (const StorageError& e) {  // damaged, foreign or too new: README "Exit codes"
     err << "ditbench migrate: error: " << e.what() << "\n";
     return kExitUsage;
+  } catch (...) {
+    return ReportEscapedError("ditbench migrate", err);
   }
   return kExitOk;
 }

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/user_error.h"
 #include "cli/command.h"
 #include "cli/number_checks.h"
 #include "launch/command_program.h"
@@ -84,16 +85,15 @@ int ExplainModel(const std::filesystem::path& path, const std::string& device) {
 }
 
 // Under Slurm a trial may span nodes: the GPUs trials may use are SlurmCapacity's (sinfo, or
-// --gpus-per-node and --nodes). Throws std::invalid_argument when neither says how many GPUs a
+// --gpus-per-node and --nodes). Throws UserError when neither says how many GPUs a
 // node has.
 Placement SlurmPlacement(const PlanOptions& options) {
   std::string reason;
   const auto capacity =
       SlurmCapacity(options.partition, options.gpus_per_node, options.nodes, &reason);
   if (!capacity)
-    throw std::invalid_argument(
-        "--launcher slurm: cannot tell how many GPUs a node has (" + reason +
-        "); pass --gpus-per-node N (and --nodes N), or --gpus cpu:N");
+    throw UserError("--launcher slurm: cannot tell how many GPUs a node has (" + reason +
+                    "); pass --gpus-per-node N (and --nodes N), or --gpus cpu:N");
   const std::string name = options.device.empty() ? "unknown GPU" : options.device;
   return ResolvePlacement("auto", AssumedGpus(capacity->nodes * capacity->gpus_per_node, name));
 }
@@ -166,7 +166,7 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     double budget_s = -1;
     try {
       if (!options->budget.empty()) budget_s = ParseBudgetOption(options->budget);
-    } catch (const std::invalid_argument& e) {
+    } catch (const UserError& e) {
       std::cerr << "ditbench plan: error: " << e.what() << "\n";
       return kExitUsage;
     }

@@ -22,16 +22,12 @@
 #include "analysis/campaign_roles.h"
 #include "analysis/speedup.h"
 
+#include "base/user_error.h"
+#include "cli/escaped_error.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
 namespace {
-
-// A mistake in the user's query: reported as one line, exit code 2.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // Columns shown by `--format table` when --columns is not given: the degrees by name
 // (kDegreeTable) between the trial's settings and its world size; those of kShownWhenSet only
@@ -108,10 +104,10 @@ std::string Trim(std::string text) {
 Condition ParseCondition(const std::string& text) {
   std::size_t at = text.find_first_of("!<>=");
   if (at == std::string::npos || Trim(text.substr(0, at)).empty()) {
-    throw UsageError(fmt::format(
-        "malformed --where '{}': expected column=value, column!=value, column<value, "
-        "column>value, column<=value or column>=value",
-        text));
+    throw UserError(
+        fmt::format("malformed --where '{}': expected column=value, column!=value, column<value, "
+                    "column>value, column<=value or column>=value",
+                    text));
   }
   Condition condition;
   condition.column = Trim(text.substr(0, at));
@@ -124,7 +120,7 @@ Condition ParseCondition(const std::string& text) {
     }
   }
   if (condition.op.empty() || condition.value.empty()) {
-    throw UsageError(fmt::format("malformed --where '{}': missing operator or value", text));
+    throw UserError(fmt::format("malformed --where '{}': missing operator or value", text));
   }
   return condition;
 }
@@ -149,8 +145,8 @@ ResultsQuery BuildQuery(const QueryOptions& options) {
       if (suffix == "desc") {
         query.descending = true;
       } else if (suffix != "asc") {
-        throw UsageError(fmt::format("malformed --sort '{}': expected column or column:desc",
-                                     options.sort));
+        throw UserError(
+            fmt::format("malformed --sort '{}': expected column or column:desc", options.sort));
       }
     }
     query.sort_column = column;
@@ -278,14 +274,15 @@ void WarnAboutBusyTrials(ResultsDb& db, ResultsQuery query, std::ostream& err) {
 int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream& err) {
   if (options.format != "table" && options.format != "csv" && options.format != "json" &&
       options.format != "markdown") {
-    throw UsageError(fmt::format("unknown --format '{}'; valid formats: table, csv, json, markdown",
-                                 options.format));
+    throw UserError(fmt::format("unknown --format '{}'; valid formats: table, csv, json, markdown",
+                                options.format));
   }
   bool filtered = options.sweep || options.campaign || options.status ||
                   !options.where.empty() || !options.columns.empty() || !options.sort.empty();
   if (!options.sql.empty() && filtered) {
-    throw UsageError("--sql cannot be combined with --sweep, --campaign, --status, --where, "
-                     "--columns or --sort");
+    throw UserError(
+        "--sql cannot be combined with --sweep, --campaign, --status, --where, "
+        "--columns or --sort");
   }
   std::unique_ptr<ResultsDb> db = ResultsDb::Open(options.db, /*read_only=*/true);
   SqlLimits limits;
@@ -328,18 +325,11 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
 int RunQuery(const QueryOptions& options, std::ostream& out, std::ostream& err) {
   try {
     return RunQueryOrThrow(options, out, err);
-  } catch (const OutputWriteError& e) {
-    err << "ditbench query: error: " << OneLine(e.what()) << '\n';
-    return kExitTrialsFailed;
-  } catch (const UsageError& e) {
-    err << "ditbench query: error: " << OneLine(e.what()) << '\n';
-    return kExitUsage;
   } catch (const StorageError& e) {  // the query (QueryError) or the database it names
     err << "ditbench query: error: " << OneLine(e.what()) << '\n';
     return kExitUsage;
-  } catch (const std::exception& e) {  // anything else: README "Exit codes", as RunGuarded
-    err << "ditbench query: error: " << OneLine(e.what()) << '\n';
-    return kExitTrialsFailed;
+  } catch (...) {  // a mistake in the query (UserError), or not the user's: as RunGuarded
+    return ReportEscapedError("ditbench query", err);
   }
 }
 

@@ -7,9 +7,11 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.h"
+#include "cli/escaped_error.h"
 #include "plan/planner_view.h"
 #include "report/html_report.h"
 #include "report/output_file.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 
@@ -34,12 +36,11 @@ std::function<int()> DefineReportCommand(CLI::App& sub) {
                           flags->baseline, BuildPlannerView};
     try {
       WriteHtmlReport(options);
-    } catch (const OutputWriteError& e) {
-      std::cerr << "ditbench report: error: " << e.what() << '\n';
-      return kExitTrialsFailed;
-    } catch (const std::exception& e) {
+    } catch (const StorageError& e) {  // the database named is missing, damaged or foreign
       std::cerr << "ditbench report: error: " << e.what() << '\n';
       return kExitUsage;
+    } catch (...) {
+      return ReportEscapedError("ditbench report", std::cerr);
     }
     std::cout << "wrote " << options.output.string() << '\n' << std::flush;
     return kExitOk;

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/user_error.h"
 #include "cli/command.h"
 #include "cli/number_checks.h"
 #include "launch/interrupt.h"
@@ -145,7 +146,7 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
   return [options, launch, budget] {
     try {
       if (!budget->empty()) options->budget_s = ParseBudgetOption(*budget);
-    } catch (const std::invalid_argument& e) {
+    } catch (const UserError& e) {
       std::cerr << "ditbench run: error: " << e.what() << "\n";
       return kExitUsage;
     }

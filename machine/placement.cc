@@ -1,4 +1,5 @@
 #include "machine/placement.h"
+#include "base/user_error.h"
 
 #include <algorithm>
 #include <functional>
@@ -13,10 +14,9 @@
 namespace ditbench {
 namespace {
 
-std::invalid_argument Malformed(const std::string& gpus) {
-  return std::invalid_argument(
-      fmt::format("--gpus '{}': expected auto, a list of GPU positions like 0,1,2, or cpu:N",
-                  gpus));
+UserError Malformed(const std::string& gpus) {
+  return UserError(fmt::format(
+      "--gpus '{}': expected auto, a list of GPU positions like 0,1,2, or cpu:N", gpus));
 }
 
 // A small non-negative decimal number, or nullopt.
@@ -59,7 +59,7 @@ Placement ResolvePlacement(const std::string& gpus, const GpuDiscovery& discover
       if (!n) throw Malformed(gpus);
       slots = *n;
     }
-    if (slots < 1) throw std::invalid_argument("--gpus cpu:N needs N >= 1");
+    if (slots < 1) throw UserError("--gpus cpu:N needs N >= 1");
     p.capacity = Capacity{slots, false};
     if (cpus) p.topology = CpuSlots(slots, *cpus);
     return p;
@@ -84,18 +84,18 @@ Placement ResolvePlacement(const std::string& gpus, const GpuDiscovery& discover
       auto position = Position(item);
       if (!position) throw Malformed(gpus);
       if (!seen.insert(*position).second)
-        throw std::invalid_argument(fmt::format("--gpus '{}': GPU {} listed twice", gpus, *position));
+        throw UserError(fmt::format("--gpus '{}': GPU {} listed twice", gpus, *position));
       if (!inherited && *position < static_cast<int>(listed.size())) {
         p.devices.push_back(item);  // no inherited limit: positions are the driver's indices
       } else if (!inherited) {
-        throw std::invalid_argument(fmt::format(
-            "--gpus '{}': GPU {} is not on this machine: the driver lists {} GPU(s){}", gpus,
-            *position, listed.size(),
-            listed.empty() ? "; use --gpus cpu:N to run ranks on CPU" : ""));
+        throw UserError(
+            fmt::format("--gpus '{}': GPU {} is not on this machine: the driver lists {} GPU(s){}",
+                        gpus, *position, listed.size(),
+                        listed.empty() ? "; use --gpus cpu:N to run ranks on CPU" : ""));
       } else if (*position < static_cast<int>(visible.size())) {
         p.devices.push_back(visible[*position]);
       } else {
-        throw std::invalid_argument(fmt::format(
+        throw UserError(fmt::format(
             "--gpus '{}': GPU {} is not visible: CUDA_VISIBLE_DEVICES='{}' leaves {} GPU(s), "
             "numbered 0 to {} in --gpus",
             gpus, *position, *inherited, visible.size(), static_cast<int>(visible.size()) - 1));

@@ -42,7 +42,7 @@ struct Placement {
 // The visible GPUs are the inherited CUDA_VISIBLE_DEVICES when it is set (a user's or Slurm's
 // limit is respected, and positions map to its real entries, UUIDs included), else the GPUs
 // the driver lists. With `cpus` (given under --policy pack), CPU slots are pinned to cores
-// (CpuSlots); without, CPU ranks share every core. Throws std::invalid_argument with a one-line
+// (CpuSlots); without, CPU ranks share every core. Throws UserError with a one-line
 // message on a malformed value or a position that is not visible.
 Placement ResolvePlacement(const std::string& gpus, const GpuDiscovery& discovery,
                            const CpuTopology* cpus = nullptr);

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/user_error.h"
 #include "experiments/trial_settings.h"
 
 namespace ditbench {
@@ -63,8 +64,7 @@ BudgetFit FitBudget(const SweepPlan& plan, int replicates, double budget_s) {
 double ParseBudgetOption(const std::string& text) {
   double seconds = 0;
   if (!ParseDuration(nlohmann::json(text), &seconds))
-    throw std::invalid_argument("--budget '" + text +
-                                "': expected a duration such as 90s, 30m or 8h");
+    throw UserError("--budget '" + text + "': expected a duration such as 90s, 30m or 8h");
   return seconds;
 }
 

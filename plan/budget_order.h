@@ -27,7 +27,7 @@ struct BudgetFit {
 BudgetFit FitBudget(const SweepPlan& plan, int replicates, double budget_s);
 
 // The seconds of a `--budget` option as `run` and `plan` take it: a duration such as 90s, 30m
-// or 8h (experiments/trial_settings.h, ParseDuration). Throws std::invalid_argument
+// or 8h (experiments/trial_settings.h, ParseDuration). Throws UserError
 // "--budget '<text>': expected a duration such as 90s, 30m or 8h".
 double ParseBudgetOption(const std::string& text);
 

@@ -7,27 +7,9 @@
 #include <fmt/format.h>
 
 #include "report/html_report.h"
+#include "report/report_assets.h"
 
 namespace ditbench {
-
-const char* const kComparisonStyle = R"css(
-.verdict-slower { background: #fde8e7; color: #b42318; font-weight: bold; }
-.verdict-faster { background: #e6f4ea; color: #1a7f37; font-weight: bold; }
-.verdict-same { color: #555; }
-.verdict-inconclusive { background: #fff4e5; color: #9a5b00; }
-.scroll { overflow-x: auto; max-width: 100%; }
-/* Fits a 1400 px window: the long cells wrap. */
-table.comparison td.note, table.comparison td.reproduce { white-space: normal; min-width: 10em;
-  max-width: 20em; overflow-wrap: anywhere; }
-table.comparison td:nth-child(8) { white-space: normal; min-width: 12em; }
-table.comparison td.more { white-space: normal; min-width: 8em; max-width: 16em;
-  font-size: 0.85em; }
-table.comparison td.more summary { cursor: pointer; color: #444; }
-table.comparison td.more code { overflow-wrap: anywhere; white-space: normal; }
-.cibar { position: relative; width: 120px; height: 12px; background: #f4f4f4; }
-.cibar span { position: absolute; top: 2px; height: 8px; background: #4e79a7; }
-.cibar i { position: absolute; top: 0; height: 12px; width: 1px; background: #222; }
-)css";
 
 namespace {
 

@@ -13,7 +13,7 @@
 namespace ditbench {
 
 // The section's HTML (an <h2> and what follows). CSS classes: verdict-slower, verdict-faster,
-// verdict-same, verdict-inconclusive (styles in kComparisonStyle).
+// verdict-same, verdict-inconclusive (styles in kComparisonStyle, report/report_assets.h).
 // At most `max_rows` trials are listed (0: all): those whose verdict is not `same` first, in
 // the comparison's order (by change); the rest are counted, with the command that lists them.
 std::string RenderComparisonSection(const Comparison& comparison, std::size_t max_rows = 0);
@@ -25,8 +25,5 @@ inline constexpr std::size_t kReportComparisonRows = 200;
 // A self-contained page holding only the section (`compare --format html`): no script, no
 // network.
 std::string RenderComparisonPage(const Comparison& comparison);
-
-// The CSS the section needs, for the report's <style>.
-extern const char* const kComparisonStyle;
 
 }  // namespace ditbench

@@ -11,6 +11,7 @@
 
 #include "base/table_printers.h"
 #include "base/terminal_text.h"
+#include "base/user_error.h"
 #include "report/comparison_html.h"
 
 namespace ditbench {
@@ -301,7 +302,7 @@ void WriteComparison(const Comparison& comparison, const std::string& format, st
   } else if (format == "html") {
     out << RenderComparisonPage(comparison);
   } else {
-    throw std::invalid_argument(
+    throw UserError(
         fmt::format("--format '{}': expected table, csv, json, markdown or html", format));
   }
 }

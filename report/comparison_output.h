@@ -26,7 +26,7 @@ inline constexpr int kCompareFormatVersion = 2;
 // same columns). JSON and CSV give an interval the data cannot bound
 // (ChangeEstimate::Bounded) as null / empty ends with ci_bounded false; CSV fields are quoted
 // per RFC 4180. "html": a self-contained page (report/comparison_html.h). REQUIRES: format is
-// "table", "csv", "json", "markdown" or "html" (std::invalid_argument otherwise).
+// "table", "csv", "json", "markdown" or "html" (UserError otherwise).
 void WriteComparison(const Comparison& comparison, const std::string& format, std::ostream& out);
 
 }  // namespace ditbench

@@ -1,4 +1,5 @@
-// The charts of one report group, as data for the report's chart script (kChartScript):
+// The charts of one report group, as data for the report's chart script (kChartScript,
+// report/report_assets.h):
 //  * latency: median per parallel configuration on a logarithmic axis (a 50 ms bar stays
 //    visible beside a 2700 ms one), each bar in its strategy's colour, one dataset per
 //    campaign (older ones paler) with a legend when the group spans several, and the 95% CI
@@ -68,9 +69,5 @@ nlohmann::json MemoryChart(const std::string& id, const std::string& title,
 nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
                                 const std::vector<ResultRow>& rows,
                                 const CampaignLabels& campaigns = {});
-
-// The chart script: reads the JSON array in <script id="ditbench-charts"> and draws each
-// (these kinds, and the Planner section's "prediction" scatter, report/planner_section.h).
-extern const char* const kChartScript;
 
 }  // namespace ditbench

@@ -8,6 +8,7 @@
 
 #include "base/table_printers.h"
 #include "base/terminal_text.h"
+#include "base/user_error.h"
 #include "report/history_section.h"
 #include "storage/iso_time.h"
 
@@ -161,7 +162,7 @@ void WriteHistory(const History& history, const std::string& format, std::ostrea
     return;
   }
   if (format != "json") {
-    throw std::invalid_argument(fmt::format(
+    throw UserError(fmt::format(
         "unknown --format '{}'; valid formats: table, csv, json, markdown, html", format));
   }
   nlohmann::json json = {{"format", "ditbench-history"},

@@ -21,7 +21,7 @@ inline constexpr int kHistoryFormatVersion = 1;
 // interval, what else changed in the environment, campaigns skipped as busy or disturbed).
 // Markdown: one row per key with the same numbers, each from a busy measurement marked so.
 // CSV: one row per point (base/table_printers.h). REQUIRES: format is "table", "csv", "json",
-// "markdown" or "html" (std::invalid_argument otherwise).
+// "markdown" or "html" (UserError otherwise).
 void WriteHistory(const History& history, const std::string& format, std::ostream& out);
 
 // "campaign 17 (build night-17) -> campaign 18 (build night-18): +15.0% [+13.1, +16.9] 95%;

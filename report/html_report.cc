@@ -21,6 +21,7 @@
 #include "analysis/seed_folding.h"
 #include "analysis/speedup.h"
 #include "analysis/campaign_roles.h"
+#include "base/user_error.h"
 #include "report/chart_style.h"
 #include "report/comparison_html.h"
 #include "report/group_charts.h"
@@ -29,6 +30,7 @@
 #include "report/planner_section.h"
 #include "report/profile_section.h"
 #include "report/quality_section.h"
+#include "report/report_assets.h"
 #include "report/report_summary.h"
 #include "report/report_warnings.h"
 #include "report/stage_breakdown.h"
@@ -36,10 +38,6 @@
 #include "storage/results_db.h"
 
 namespace ditbench {
-
-// Chart.js, inlined at build time from DITBENCH_CHARTJS (generated chartjs_data.cc).
-extern const char kChartJs[];
-extern const std::size_t kChartJsSize;
 
 namespace {
 
@@ -86,15 +84,15 @@ std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& op
       }
     }
     if (!found) {
-      throw std::invalid_argument(fmt::format("no sweep named '{}' in '{}' (known: {})", sweep,
-                                              options.db.string(), fmt::join(known, ", ")));
+      throw UserError(fmt::format("no sweep named '{}' in '{}' (known: {})", sweep,
+                                  options.db.string(), fmt::join(known, ", ")));
     }
   }
   for (std::int64_t id : options.campaigns) {
     auto it = std::find_if(all.begin(), all.end(), [&](const auto& c) { return c.id == id; });
     if (it == all.end()) {
-      throw std::invalid_argument(fmt::format("no campaign {} in '{}' ({} campaigns stored)", id,
-                                              options.db.string(), all.size()));
+      throw UserError(fmt::format("no campaign {} in '{}' ({} campaigns stored)", id,
+                                  options.db.string(), all.size()));
     }
     chosen.insert(id);
   }
@@ -104,48 +102,6 @@ std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& op
   }
   return selected;
 }
-
-constexpr const char* kStyle = R"css(
-body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
-td { white-space: nowrap; }
-/* Tables fit a 1400 px window: secondary columns (trial, device, error, reproduce) are folded
-   into each row's last cell, and long text wraps. */
-td.more { white-space: normal; min-width: 9em; max-width: 22em; font-size: 0.85em; }
-td.more summary { cursor: pointer; color: #444; }
-td.more .error { white-space: pre-wrap; font-family: monospace; overflow-wrap: anywhere; }
-td.more code { overflow-wrap: anywhere; white-space: normal; }
-td.wrap { white-space: normal; }
-nav.contents ol { columns: 2; max-width: 1100px; }
-table.summary td { white-space: normal; }
-table.summary tr.winner td { background: #f3f8f1; }
-.scroll { max-width: 100%; overflow-x: auto; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-th { background: #f2f2f2; }
-.status-ok { color: #1a7f37; } .status-skipped { color: #777; }
-.status-oom, .status-timeout, .status-crashed, .status-failed, .status-interrupted {
-  color: #b42318; font-weight: bold; }
-td.error { max-width: 40em; white-space: pre-wrap; font-family: monospace; font-size: 0.85em; }
-.chart { position: relative; height: 400px; max-width: 1300px; }
-.warning { background: #fff4e5; border-left: 4px solid #f79009; padding: 0.3em 0.8em;
-  margin: 0.5em 0; }
-.below-quality, span.below { background: #b42318; color: #fff; border-radius: 3px;
-  padding: 0 0.3em; font-size: 0.8em; }
-div.below-quality { display: inline-block; margin-top: 0.2em; }
-.image-pair { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
-.image-pair h3 { flex-basis: 100%; margin: 0.5em 0 0; }
-.image-pair figure { margin: 0; flex: 0 1 640px; }
-.image-pair img { width: 100%; image-rendering: pixelated; border: 1px solid #ccc; }
-.image-pair p.note { flex-basis: 100%; }
-.busy { background: #f79009; color: #fff; border-radius: 3px; padding: 0 0.3em; font-size: 0.8em; }
-.doubt { background: #f79009; color: #fff; border-radius: 3px; padding: 0 0.3em; font-size: 0.8em;
-  white-space: nowrap; }
-table.summary tr.winner.suspect td { background: #fff4e5; }
-.warning details { font-size: 0.9em; } .warning ul { margin: 0.2em 0; }
-.note { color: #555; font-size: 0.9em; }
-)css";
-
 
 // The page's title and how to read its numbers.
 void RenderTitle(std::string& html, const std::vector<CampaignInfo>& campaigns) {
@@ -466,7 +422,7 @@ std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options
                         candidate.text);
   }
   if (candidate.campaigns.empty()) {
-    throw std::invalid_argument(fmt::format(
+    throw UserError(fmt::format(
         "--baseline {}: no other campaign is selected to compare with it (add --campaign ID)",
         options.baseline));
   }
@@ -517,7 +473,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   html.reserve(kChartJsSize + 64 * 1024);
   html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   html += "<title>ditbench report</title>\n<style>";
-  html += kStyle;
+  html += kReportStyle;
   html += kComparisonStyle;
   html += "</style>\n<script>\n";
   html.append(kChartJs, kChartJsSize);

@@ -42,9 +42,9 @@ struct ReportOptions {
 };
 
 // Writes the report to options.output (report/output_file.h: a regular file replaced
-// atomically, a device such as /dev/stdout written in place, every write checked). Throws StorageError for a missing or unreadable database,
-// std::invalid_argument for an unknown sweep or campaign (one line naming it) or a baseline
-// that leaves no other campaign to compare, and
+// atomically, a device such as /dev/stdout written in place, every write checked). Throws
+// StorageError for a missing or unreadable database, UserError for an unknown sweep or campaign
+// (one line naming it) or a baseline that leaves no other campaign to compare, and
 // std::runtime_error when the output cannot be written.
 void WriteHtmlReport(const ReportOptions& options);
 

@@ -15,6 +15,7 @@
 #include "base/did_you_mean.h"
 #include "base/exit_codes.h"
 #include "base/untrusted_input.h"
+#include "base/user_error.h"
 #include "experiments/sweep_spec.h"
 #include "experiments/trial.h"
 #include "runner/run_folder.h"
@@ -23,12 +24,6 @@
 
 namespace ditbench {
 namespace {
-
-// The usage problems of a bisection: caught in RunBisect, one line on `err`, exit 2.
-class BisectUsageError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
 
 // One end of the bisection: a build of the list (measured like any other), or a campaign.
 struct End {
@@ -90,18 +85,19 @@ class Bisection {
 };
 
 void Bisection::CheckOptions() const {
-  if (options_.key.empty()) throw BisectUsageError("--only KEY: the trial key to bisect is missing");
+  if (options_.key.empty()) throw UserError("--only KEY: the trial key to bisect is missing");
   if (options_.builds.empty())
-    throw BisectUsageError("no builds to bisect: pass --builds LIST or --build-command with --revs LIST");
+    throw UserError("no builds to bisect: pass --builds LIST or --build-command with --revs LIST");
   std::set<std::string> seen;
   for (const std::string& build : options_.builds)
     if (!seen.insert(build).second)
-      throw BisectUsageError(fmt::format("build '{}' is listed twice: the list is an ordered set", build));
+      throw UserError(fmt::format("build '{}' is listed twice: the list is an ordered set", build));
   if (options_.good == options_.bad)
-    throw BisectUsageError(fmt::format(
-        "--good and --bad are both '{}': a build cannot be bisected against itself", options_.good));
+    throw UserError(
+        fmt::format("--good and --bad are both '{}': a build cannot be bisected against itself",
+                    options_.good));
   if (options_.replicates < 1 || options_.replicates > kMaxReplicates)
-    throw BisectUsageError(
+    throw UserError(
         fmt::format("--replicates {}: expected 1 to {}", options_.replicates, kMaxReplicates));
 }
 
@@ -120,23 +116,22 @@ End Bisection::ResolveEnd(const std::string& text, bool good,
   auto campaign = std::find_if(campaigns.begin(), campaigns.end(),
                                [&](const CampaignInfo& c) { return id && c.id == *id; });
   if (campaign == campaigns.end()) {
-    throw BisectUsageError(fmt::format(
+    throw UserError(fmt::format(
         "{} '{}': neither a build of the list ({} builds, '{}' to '{}') nor a campaign of {} "
         "({})",
-        option, text, count, options_.builds.front(), options_.builds.back(),
-        options_.db.string(),
-        campaigns.empty() ? std::string("it has none")
-                          : fmt::format("campaigns {} to {}", campaigns.front().id,
-                                        campaigns.back().id)));
+        option, text, count, options_.builds.front(), options_.builds.back(), options_.db.string(),
+        campaigns.empty()
+            ? std::string("it has none")
+            : fmt::format("campaigns {} to {}", campaigns.front().id, campaigns.back().id)));
   }
   const auto statuses = db_->TrialStatuses(campaign->id);
   const auto status = statuses.find(options_.key);
   if (status == statuses.end() || status->second != TrialStatus::kOk) {
-    throw BisectUsageError(fmt::format(
-        "{} {}: campaign {} has no ok measurement of trial {} ({})", option, text, campaign->id,
-        options_.key,
-        status == statuses.end() ? std::string("not recorded")
-                                 : std::string(StatusName(status->second))));
+    throw UserError(fmt::format("{} {}: campaign {} has no ok measurement of trial {} ({})", option,
+                                text, campaign->id, options_.key,
+                                status == statuses.end()
+                                    ? std::string("not recorded")
+                                    : std::string(StatusName(status->second))));
   }
   end.campaign = campaign->id;
   auto at = std::find(options_.builds.begin(), options_.builds.end(), campaign->record.build);
@@ -154,7 +149,7 @@ const CampaignInfo& Bisection::ReferenceCampaign(const std::vector<CampaignInfo>
     std::vector<std::string> keys;
     for (const auto& [key, ids] : campaigns_by_key_) keys.push_back(key);
     const std::string near = DidYouMean(options_.key, keys);
-    throw BisectUsageError(fmt::format(
+    throw UserError(fmt::format(
         "--only '{}': no campaign of {} recorded this trial key (expected a key as `ditbench "
         "query` lists them); {}",
         options_.key, options_.db.string(),
@@ -258,18 +253,18 @@ int Bisection::Run(BisectOutcome& outcome) {
   CheckOptions();
   run_root_ = options_.run_root.empty() ? DefaultRunRoot(options_.db) : options_.run_root;
   if (!std::filesystem::exists(options_.db))
-    throw BisectUsageError(fmt::format("--db {}: no such database", options_.db.string()));
+    throw UserError(fmt::format("--db {}: no such database", options_.db.string()));
   db_ = ResultsDb::Open(options_.db, /*read_only=*/true);
   const std::vector<CampaignInfo> campaigns = db_->Campaigns();
   const CampaignInfo& fallback = ReferenceCampaign(campaigns);
   End good = ResolveEnd(options_.good, true, campaigns);
   End bad = ResolveEnd(options_.bad, false, campaigns);
   if (good.campaign && good.campaign == bad.campaign)
-    throw BisectUsageError(fmt::format("--good and --bad are both campaign {}", *good.campaign));
+    throw UserError(fmt::format("--good and --bad are both campaign {}", *good.campaign));
   if (good.position >= bad.position)
-    throw BisectUsageError(fmt::format(
-        "--good '{}' ({}) is not before --bad '{}' ({}): the list runs oldest first",
-        good.text, BuildName(options_, good.position), bad.text, BuildName(options_, bad.position)));
+    throw UserError(fmt::format(
+        "--good '{}' ({}) is not before --bad '{}' ({}): the list runs oldest first", good.text,
+        BuildName(options_, good.position), bad.text, BuildName(options_, bad.position)));
   auto by_id = [&](std::optional<std::int64_t> id) -> const CampaignInfo* {
     for (const CampaignInfo& c : campaigns)
       if (id && c.id == *id) return &c;
@@ -279,7 +274,7 @@ int Bisection::Run(BisectOutcome& outcome) {
   if (!reference) reference = by_id(bad.campaign);
   if (!reference) reference = &fallback;
   if (std::string owned = ClaimRunRoot(run_root_, options_.db); !owned.empty())
-    throw BisectUsageError(owned);
+    throw UserError(owned);
   sweep_ = SweepFile(*reference);
   gpus_ = !options_.gpus.empty() ? options_.gpus
                                  : reference->record.environment.value("gpus", std::string("auto"));
@@ -389,7 +384,7 @@ int RunBisect(const BisectOptions& options, const BisectEffects& effects, std::o
   BisectOutcome ignored;
   try {
     return Bisection(options, effects, out, progress, err).Run(outcome ? *outcome : ignored);
-  } catch (const BisectUsageError& e) {
+  } catch (const UserError& e) {  // the usage problems of a bisection: one line, exit 2
     err << "ditbench bisect: error: " << e.what() << "\n";
     return kExitUsage;
   } catch (const std::exception& e) {

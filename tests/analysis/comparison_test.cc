@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/user_error.h"
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
@@ -190,8 +191,8 @@ TEST_F(ComparisonTest, UnknownCampaignNamesTheKnownOnes) {
   std::int64_t a = Campaign(*db, {});
   try {
     CompareCampaigns(*db, Set({a}), *db, Set({42}));
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
+    FAIL() << "expected UserError";
+  } catch (const UserError& e) {
     EXPECT_THAT(e.what(), HasSubstr("no campaign 42"));
     EXPECT_THAT(e.what(), HasSubstr("known: 1 (sp)"));
   }
@@ -205,7 +206,7 @@ TEST(CampaignSetTest, ParsesIdsListsAndDatabasePaths) {
   EXPECT_EQ(list.db, "old/a.db");
   EXPECT_EQ(list.campaigns, (std::vector<std::int64_t>{1, 2, 3}));
   for (const char* bad : {"", "x", "a.db:", ":3", "1,,2", "0", "-1", "3x", "a.db:2,b"})
-    EXPECT_THROW(ParseCampaignSet(bad, "results.db"), std::invalid_argument) << bad;
+    EXPECT_THROW(ParseCampaignSet(bad, "results.db"), UserError) << bad;
 }
 
 // One ok GPU row of `key` in `campaign` at `ms`.

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "base/user_error.h"
 #include "report/history_output.h"
 #include "report/history_section.h"
 #include "report/html_report.h"
@@ -138,10 +139,10 @@ TEST_F(HistoryTest, ExcludedCampaignsTakeNoPartAndUnknownNamesAreRefused) {
   try {
     Load({"weekly", ""});
     FAIL() << "unknown sweep";
-  } catch (const std::invalid_argument& e) {
+  } catch (const UserError& e) {
     EXPECT_THAT(e.what(), HasSubstr("no sweep named 'weekly' (known: nightly)"));
   }
-  EXPECT_THROW(Load({"", "0123456789abcdef"}), std::invalid_argument);
+  EXPECT_THROW(Load({"", "0123456789abcdef"}), UserError);
 }
 
 TEST_F(HistoryTest, FormatsCarryTheChangePoint) {
@@ -161,7 +162,7 @@ TEST_F(HistoryTest, FormatsCarryTheChangePoint) {
   EXPECT_EQ(parsed["version"], kHistoryFormatVersion);
   EXPECT_EQ(parsed["campaigns"].size(), 12u);
   std::ostringstream bad;
-  EXPECT_THROW(WriteHistory(history, "xml", bad), std::invalid_argument);
+  EXPECT_THROW(WriteHistory(history, "xml", bad), UserError);
 }
 
 // Issue 34: a key that went 40.66 -> 23.26 ms was printed as "trend +0.0% since campaign 1",

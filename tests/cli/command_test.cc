@@ -11,7 +11,10 @@
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
+#include "base/user_error.h"
+#include "cli/escaped_error.h"
 #include "experiments/trial.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 namespace {
@@ -22,27 +25,53 @@ TEST(RunGuardedTest, ReturnsTheActionsExitCode) {
   EXPECT_EQ(err.str(), "");
 }
 
-TEST(RunGuardedTest, BadInputEscapingIsOneLineAndExitTwo) {
+TEST(RunGuardedTest, AUserMistakeIsItsOneLineAndExitTwo) {
   std::stringstream out, err;
-  EXPECT_EQ(RunGuarded([]() -> int { throw std::invalid_argument("stoi"); }, &out, err),
+  EXPECT_EQ(RunGuarded(
+                []() -> int {
+                  throw UserError("--budget 'soon': expected a duration such as 90s, 30m or 8h",
+                                  InputLocation{"", 0, "--budget"});
+                },
+                &out, err),
             kExitUsage);
-  EXPECT_EQ(err.str(), "ditbench: error: stoi\n");
+  EXPECT_EQ(err.str(),
+            "ditbench: error: --budget 'soon': expected a duration such as 90s, 30m "
+            "or 8h\n");
 }
 
-TEST(RunGuardedTest, OtherFailuresAreOneLineAndExitOne) {
+// A std::out_of_range or std::invalid_argument from a bug (a .at(), a std::stoi) is not the
+// user's mistake: it used to exit 2 as if it were.
+TEST(RunGuardedTest, AnEscapedStandardExceptionIsAnInternalErrorAndExitOne) {
   std::stringstream out, err;
-  EXPECT_EQ(RunGuarded([]() -> int { throw std::runtime_error("disk full\nat x"); }, &out, err),
+  EXPECT_EQ(RunGuarded([]() -> int { throw std::out_of_range("map::at"); }, &out, err),
+            kExitTrialsFailed);
+  EXPECT_EQ(err.str(), "ditbench: internal error: map::at\n");
+  err.str("");
+  EXPECT_EQ(RunGuarded([]() -> int { throw std::invalid_argument("stoi"); }, &out, err),
+            kExitTrialsFailed);
+  EXPECT_EQ(err.str(), "ditbench: internal error: stoi\n");
+}
+
+TEST(RunGuardedTest, AStorageFailureIsAnErrorAndExitOne) {
+  std::stringstream out, err;
+  EXPECT_EQ(RunGuarded([]() -> int { throw StorageError("disk I/O error"); }, &out, err),
+            kExitTrialsFailed);
+  EXPECT_EQ(err.str(), "ditbench: error: disk I/O error\n");
+}
+
+TEST(RunGuardedTest, OtherFailuresAreOneInternalErrorLineAndExitOne) {
+  std::stringstream out, err;
+  EXPECT_EQ(RunGuarded([]() -> int { throw std::runtime_error("broken\nat x"); }, &out, err),
             kExitTrialsFailed);
   // The one OneLine rule (base/terminal_text.h): control characters, ESC included,
   // never reach the terminal.
-  EXPECT_EQ(err.str(), "ditbench: error: disk full\\nat x\n");
+  EXPECT_EQ(err.str(), "ditbench: internal error: broken\\nat x\n");
   err.str("");
-  EXPECT_EQ(RunGuarded([]() -> int { throw std::runtime_error("\x1b[2Jcleared"); }, &out, err),
-            kExitTrialsFailed);
+  EXPECT_EQ(RunGuarded([]() -> int { throw UserError("\x1b[2Jcleared"); }, &out, err), kExitUsage);
   EXPECT_EQ(err.str(), "ditbench: error: \\x1b[2Jcleared\n");
   err.str("");
   EXPECT_EQ(RunGuarded([]() -> int { throw 42; }, &out, err), kExitTrialsFailed);
-  EXPECT_EQ(err.str(), "ditbench: error: unknown exception\n");
+  EXPECT_EQ(err.str(), "ditbench: internal error: unknown exception\n");
 }
 
 // campaigns, advise and env wrote to standard output and exited 0 when nothing could be
@@ -86,7 +115,7 @@ TEST(ForwardCommandTest, VaeTileTakesWhatTheSweepFieldTakes) {
     try {
       run();
       ADD_FAILURE() << tile;
-    } catch (const std::invalid_argument& e) {
+    } catch (const UserError& e) {
       // A tile the sweep refuses is named first; a valid one gets as far as the folder.
       EXPECT_EQ(std::string(e.what()).find("--vae-tile") == 0, !valid) << e.what();
     }

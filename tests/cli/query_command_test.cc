@@ -496,13 +496,14 @@ TEST_F(QueryCommandTest, AnOutputThatCannotBeWrittenFailsWithItsCause) {
 }
 
 // An error that is neither the user's query nor the database (here the output stream throws)
-// exits 1, as every command does (README "Exit codes"); it used to exit 2, as a usage error.
+// exits 1 as an internal error, as every command does (README "Exit codes"); it used to exit
+// 2, as a usage error.
 TEST_F(QueryCommandTest, AnUnexpectedErrorExitsOneAsEveryCommandDoes) {
   FullDisk full;
   std::ostream out(&full);
   out.exceptions(std::ios::badbit);
   EXPECT_EQ(RunQuery(Options(), out, err_), kExitTrialsFailed);
-  EXPECT_THAT(err_.str(), StartsWith("ditbench query: error: "));
+  EXPECT_THAT(err_.str(), StartsWith("ditbench query: internal error: "));
   err_.str("");
   QueryOptions options = Options();
   options.columns = {"no_such_column"};

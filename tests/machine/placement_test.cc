@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/user_error.h"
 #include "tests/support/runner_fakes.h"
 
 namespace ditbench {
@@ -21,7 +22,7 @@ class PlacementTest : public ::testing::Test {
   std::string ErrorOf(const std::string& option) {
     try {
       Resolve(option);
-    } catch (const std::invalid_argument& e) {
+    } catch (const UserError& e) {
       return e.what();
     }
     return "no error";

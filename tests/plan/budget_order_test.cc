@@ -1,4 +1,5 @@
 #include "plan/budget_order.h"
+#include "base/user_error.h"
 #include "plan/halving.h"
 
 #include <gmock/gmock.h>
@@ -68,7 +69,7 @@ TEST(BudgetOrderTest, BudgetOptionIsADuration) {
   try {
     ParseBudgetOption("soon");
     FAIL() << "accepted 'soon'";
-  } catch (const std::invalid_argument& e) {
+  } catch (const UserError& e) {
     EXPECT_STREQ(e.what(), "--budget 'soon': expected a duration such as 90s, 30m or 8h");
   }
 }

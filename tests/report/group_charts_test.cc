@@ -1,6 +1,7 @@
 // The report's per-group charts (report/group_charts.h): what each draws, summarised per
 // configuration or per strategy and world size, never one bar or point per trial.
 #include "report/group_charts.h"
+#include "report/report_assets.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

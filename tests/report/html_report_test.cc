@@ -9,6 +9,7 @@
 
 #include "analysis/comparison.h"
 #include "analysis/configuration_group.h"
+#include "base/user_error.h"
 #include "plan/planner_view.h"
 #include "report/chart_style.h"
 #include "report/stage_breakdown.h"
@@ -337,11 +338,11 @@ TEST_F(HtmlReportTest, SweepAndCampaignFiltersSelectCampaigns) {
 }
 
 TEST_F(HtmlReportTest, UnknownSweepOrCampaignIsAnError) {
-  EXPECT_THROW(Render({"nope"}), std::invalid_argument);
-  EXPECT_THROW(Render({}, {999}), std::invalid_argument);
+  EXPECT_THROW(Render({"nope"}), UserError);
+  EXPECT_THROW(Render({}, {999}), UserError);
   try {
     Render({"nope"});
-  } catch (const std::invalid_argument& e) {
+  } catch (const UserError& e) {
     EXPECT_THAT(e.what(), HasSubstr("no sweep named 'nope'"));
     EXPECT_THAT(e.what(), HasSubstr("known: other, sp"));
   }
@@ -567,9 +568,9 @@ TEST_F(HtmlReportTest, BaselineComparisonSortsByEffectAndColoursVerdicts) {
 
   // A baseline that is the only selected campaign leaves nothing to compare.
   ReportOptions alone{DbPath(), {}, {a}, {}, std::to_string(a)};
-  EXPECT_THROW(RenderHtmlReport(alone), std::invalid_argument);
+  EXPECT_THROW(RenderHtmlReport(alone), UserError);
   ReportOptions unknown{DbPath(), {}, {b}, {}, "99"};
-  EXPECT_THROW(RenderHtmlReport(unknown), std::invalid_argument);
+  EXPECT_THROW(RenderHtmlReport(unknown), UserError);
 }
 
 TEST_F(HtmlReportTest, EveryRowShowsTheCommandThatRunsItsTrialAgain) {
