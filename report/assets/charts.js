@@ -35,12 +35,27 @@
   }
   // Series of one strategy share its colour; the second, third... differ in shape and dash.
   var shapes = ['circle', 'triangle', 'rect', 'rectRot', 'star', 'crossRot'];
+  // A point whose number is in doubt (busy, a borrowed or busy baseline, superlinear: its
+  // "doubt") is drawn hollow and larger, and its tooltip names the doubt.
   function series(ds) {
     var style = ds.style || 0;
-    return {label: ds.label, data: ds.points, borderColor: ds.color, backgroundColor: ds.color,
-            pointStyle: shapes[style % shapes.length], pointRadius: 4,
+    var doubtful = function (ctx) { return ctx.raw && ctx.raw.doubt; };
+    return {label: ds.label, data: ds.points, borderColor: ds.color,
+            backgroundColor: function (ctx) { return doubtful(ctx) ? '#fff' : ds.color; },
+            pointStyle: shapes[style % shapes.length],
+            pointRadius: function (ctx) { return doubtful(ctx) ? 6 : 4; },
+            pointBorderWidth: function (ctx) { return doubtful(ctx) ? 2 : 1; },
             borderDash: style ? [6, 3] : [], showLine: true};
   }
+  // The largest value of a chart's points, so that an axis encloses every point with room.
+  function largest(datasets, key) {
+    var m = 0;
+    datasets.forEach(function (ds) {
+      (ds.points || []).forEach(function (p) { if (p[key] > m) m = p[key]; });
+    });
+    return m;
+  }
+  function doubtNote(p) { return p && p.doubt ? ' (in doubt: ' + p.doubt + ')' : ''; }
   // Many series: the legend goes to the right, so that it leaves the plot its height.
   function legendFor(count) {
     return count > 4 ? {position: 'right', labels: {boxWidth: 24}} : {position: 'top'};
@@ -91,8 +106,13 @@
       options: {
         animation: false, responsive: true, maintainAspectRatio: false,
         scales: {x: {type: 'linear', min: 1, title: {display: true, text: 'world size (ranks)'}},
-                 y: {min: 0, title: {display: true, text: 'speedup vs 1 rank'}}},
-        plugins: {title: {display: true, text: c.title}, legend: legendFor(datasets.length)}
+                 y: {min: 0, suggestedMax: 1.1 * Math.max(c.max_world, largest(c.datasets, 'y')),
+                     title: {display: true, text: 'speedup vs 1 rank'}}},
+        plugins: {title: {display: true, text: c.title}, legend: legendFor(datasets.length),
+                  tooltip: {callbacks: {label: function (t) {
+                    return t.dataset.label + ': ' + t.raw.x + ' ranks, ' + t.raw.y.toFixed(2) +
+                           'x' + doubtNote(t.raw);
+                  }}}}
       }
     };
   }
@@ -137,9 +157,12 @@
     // An error of exactly 0 sits on the axis floor (zero_floor), labelled "0 (exact)".
     var floor = c.zero_floor;
     var atFloor = function (v) { return Math.abs(v - floor) < 1e-6 * floor; };
+    // Both axes enclose every point: the largest error a decade below the top border.
+    var top = Math.pow(10, Math.ceil(Math.log10(Math.max(largest(c.datasets, 'y'), floor)) + 0.5));
     var config = lines(c, {type: 'linear', min: 0,
+                           suggestedMax: 1.1 * largest(c.datasets, 'x'),
                            title: {display: true, text: 'speedup vs 1 rank'}},
-                       {type: 'logarithmic', min: floor, title: {display: true,
+                       {type: 'logarithmic', min: floor, max: top, title: {display: true,
                         text: 'output error (rel. L2 vs 1 rank, log scale)'},
                         afterBuildTicks: function (axis) {
                           if (!axis.ticks.some(function (t) { return atFloor(t.value); }))
@@ -155,7 +178,7 @@
     config.options.plugins.tooltip = {callbacks: {label: function (t) {
       var p = t.raw;
       return t.dataset.label + ', ' + p.world + ' ranks: ' + p.x.toFixed(2) + 'x, error ' +
-             (p.exact ? '0 (exact)' : p.y.toExponential(2));
+             (p.exact ? '0 (exact)' : p.y.toExponential(2)) + doubtNote(p);
     }}};
     return config;
   }
