@@ -28,10 +28,15 @@ std::set<std::int64_t> AnsweringCampaigns(const std::vector<CampaignInfo>& campa
 }
 
 std::vector<ResultRow> AnsweringRows(const std::vector<CampaignInfo>& campaigns,
-                                     std::vector<ResultRow> rows) {
+                                     std::vector<ResultRow> rows,
+                                     const std::vector<std::int64_t>& named) {
   std::set<std::int64_t> left_out;
-  for (const CampaignInfo& c : campaigns)
-    if (RoleOf(c) != CampaignRole::kMeasurement) left_out.insert(c.id);
+  for (const CampaignInfo& c : campaigns) {
+    const CampaignRole role = RoleOf(c);
+    const bool asked_for = std::find(named.begin(), named.end(), c.id) != named.end();
+    if (role == CampaignRole::kBisect || (role == CampaignRole::kExcluded && !asked_for))
+      left_out.insert(c.id);
+  }
   std::erase_if(rows, [&](const ResultRow& row) { return left_out.contains(row.campaign); });
   return rows;
 }

@@ -27,9 +27,11 @@ std::string_view RoleName(CampaignRole role);
 // The ids of `campaigns` whose rows answer questions (RoleOf == kMeasurement).
 std::set<std::int64_t> AnsweringCampaigns(const std::vector<CampaignInfo>& campaigns);
 
-// `rows` less those of campaigns that do not answer (kExcluded, kBisect). Rows of a campaign
-// not in `campaigns` are kept (a caller that read them chose them).
+// `rows` less those of campaigns that do not answer (kExcluded, kBisect). An excluded campaign
+// in `named` (asked for by id: `report --campaign 3`) answers; a bisect one never does. Rows
+// of a campaign not in `campaigns` are kept (a caller that read them chose them).
 std::vector<ResultRow> AnsweringRows(const std::vector<CampaignInfo>& campaigns,
-                                     std::vector<ResultRow> rows);
+                                     std::vector<ResultRow> rows,
+                                     const std::vector<std::int64_t>& named = {});
 
 }  // namespace ditbench

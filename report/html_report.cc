@@ -143,11 +143,12 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
         "<td title=\"{}\">{}</td><td class=\"num\">{}</td></tr>\n",
         c.id, HtmlEscape(c.record.sweep_name),
         // A campaign that answers nothing (analysis/campaign_roles.h) is listed, and says so.
-        RoleOf(c) == CampaignRole::kMeasurement
-            ? std::string()
-            : fmt::format(" <span class=\"note\">({}: left out of the summary, charts and "
-                          "baselines)</span>",
-                          RoleName(RoleOf(c))), HtmlEscape(c.record.build),
+        RoleOf(c) == CampaignRole::kBisect
+            ? std::string(" <span class=\"note\">(bisect: left out of the summary, charts and "
+                          "baselines)</span>")
+        : RoleOf(c) == CampaignRole::kExcluded
+            ? std::string(" <span class=\"note\">(excluded: shown because named by id)</span>")
+            : std::string(), HtmlEscape(c.record.build),
         HtmlEscape(c.record.host), IsoTime(c.started_at),
         c.finished_at ? IsoTime(*c.finished_at) : "unfinished",
         HtmlEscape(c.record.sweep_path), HtmlEscape(c.record.spec_hash.substr(0, 12)),
@@ -326,7 +327,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       if (!doubts.plain()) {
         speedup_title += "; " + doubts.Meanings();
         const std::string names = Trust(doubts).Names();
-        speedup += fmt::format(" <span class=\"doubt\">{}</span>", HtmlEscape(names));
+        speedup += fmt::format("<span class=\"doubt\">{}</span>", HtmlEscape(names));
       }
     }
     std::string ci = row.ci_low_ms && row.ci_high_ms
@@ -455,7 +456,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   for (const CampaignInfo& c : campaigns) runs[c.id] = CampaignRunOf(c, options.db.string());
   // Campaigns of `ditbench bisect` and excluded ones named by id are listed and counted, but
   // their rows answer nothing: no group, chart, summary, baseline or warning uses them.
-  const std::vector<Row> answering = AnsweringRows(campaigns, rows);
+  const std::vector<Row> answering = AnsweringRows(campaigns, rows, options.campaigns);
   for (const Row& row : rows) ++trials_per_campaign[row.campaign];
   std::map<GroupKey, std::vector<Row>> groups;
   for (const Row& row : answering) groups[KeyOf(row)].push_back(row);

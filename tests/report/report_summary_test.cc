@@ -48,7 +48,7 @@ TEST(WinnerOfTest, TheFastestOfTheNewestCampaignAgainstItsOneRankTrial) {
 // A configuration below quality is never the winner: the next fastest is, and the summary
 // names the one skipped and the gate it missed.
 TEST(WinnerOfTest, AConfigurationBelowQualityIsSkippedAndNamed) {
-  ResultRow one = Row(2, 1, 100), two = Row(2, 2, 40), four = Row(2, 4, 30);
+  ResultRow one = Row(2, 1, 100), two = Row(2, 2, 60), four = Row(2, 4, 30);
   four.pipefusion = 4;
   four.ulysses = 1;
   four.quality = "below: psnr 30.1 < 35";

@@ -576,7 +576,10 @@ TEST_F(ResultsDbTest, ABusyEarlierLaunchKeepsTheTrialBusy) {
 }
 
 // The planner learns from idle measurements only, and says how many keys it had to leave out.
-TEST_F(ResultsDbTest, ObservedTrialsLeaveBusyMeasurementsOutAndCountThem) {
+// A key measured quietly comes with its quiet measurement (not a newer busy one); a key measured
+// only on a busy machine comes flagged busy, and is counted (the planner fits on busy ones only
+// when a device has no quiet measurement: plan/fitted_model.h).
+TEST_F(ResultsDbTest, ObservedTrialsPreferQuietMeasurementsAndFlagBusyOnlyOnes) {
   auto db = ResultsDb::Open(DbPath());
   std::int64_t older = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
   TrialRecord idle_then = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
@@ -593,10 +596,17 @@ TEST_F(ResultsDbTest, ObservedTrialsLeaveBusyMeasurementsOutAndCountThem) {
 
   std::size_t left_out = 99;
   const auto observed = db->ObservedTrials("", &left_out);
-  ASSERT_EQ(observed.size(), 1u);
-  EXPECT_EQ(observed[0].trial_key, idle_then.trial_key);
-  EXPECT_EQ(observed[0].latency_ms, 10);  // the idle older measurement, not the busy newer one
-  EXPECT_EQ(left_out, 1u);                // the key measured only on a busy machine
+  ASSERT_EQ(observed.size(), 2u);
+  const auto quiet = observed[0].trial_key == idle_then.trial_key ? observed[0] : observed[1];
+  const auto busy = observed[0].trial_key == idle_then.trial_key ? observed[1] : observed[0];
+  EXPECT_EQ(quiet.trial_key, idle_then.trial_key);
+  EXPECT_EQ(quiet.latency_ms, 10);  // the idle older measurement, not the busy newer one
+  EXPECT_FALSE(quiet.busy);
+  EXPECT_EQ(busy.trial_key, busy_only.trial_key);
+  EXPECT_TRUE(busy.busy);
+  EXPECT_EQ(left_out, 1u);  // the key measured only on a busy machine
+  // A campaign left out (a bisect or excluded one) is not read at all.
+  EXPECT_EQ(db->ObservedTrials("", nullptr, {older, newer}).size(), 0u);
 }
 
 // The sharing factor of a measured trial (machine/rank_sharing.h) is derived from what the
