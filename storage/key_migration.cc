@@ -14,7 +14,7 @@
 
 #include "base/untrusted_input.h"
 #include "experiments/trial_identity.h"
-#include "storage/results_db.h"
+#include "storage/storage_error.h"
 #include "storage/statement.h"
 
 namespace ditbench {

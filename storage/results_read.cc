@@ -16,14 +16,6 @@
 
 namespace ditbench {
 
-std::string ResultRow::resolution_label() const {
-  std::string label = height == resolution || height == 0
-                          ? fmt::format("{}px", resolution)
-                          : fmt::format("{}x{}px", resolution, height);
-  if (frames > 0) label += fmt::format(" {} frames", frames);
-  return label;
-}
-
 std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campaign_ids) {
   std::vector<ResultRow> rows;
   if (campaign_ids.empty()) return rows;
