@@ -16,6 +16,7 @@
 #include "cli/number_checks.h"
 #include "report/history_output.h"
 #include "report/output_file.h"
+#include "storage/results_db.h"
 
 namespace ditbench {
 namespace {
@@ -36,7 +37,7 @@ int RunHistoryOrThrow(const HistoryCommandOptions& options, std::ostream& out,
         fmt::format("no results database at '{}'", options.db.string()));
   }
   std::unique_ptr<ResultsDb> db = ResultsDb::Open(options.db, /*read_only=*/true);
-  const History history = LoadHistory(*db, HistoryOptions{options.sweep, options.only});
+  const History history = LoadHistory(db->reader(), HistoryOptions{options.sweep, options.only});
   if (options.output.empty()) {
     WriteHistory(history, options.format, out);
     CheckOutput(out, "the history");

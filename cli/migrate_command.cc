@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "runner/coordinator_lock.h"
 #include "storage/results_db.h"
+#include "storage/schema.h"
 
 namespace ditbench {
 

@@ -95,7 +95,7 @@ Condition ParseCondition(const std::string& text) {
   return condition;
 }
 
-// The typed query behind the filters: parsing here, SQL in storage (ResultsDb::QueryResults).
+// The typed query behind the filters: parsing here, SQL in storage (SqlConsole::QueryResults).
 ResultsQuery BuildQuery(const QueryOptions& options) {
   ResultsQuery query;
   query.sweep = options.sweep;
@@ -264,7 +264,7 @@ void PrintJson(const Table& table, std::ostream& out) {
 // Rows measured while other work ran on the machine: their numbers are suspect, whatever
 // columns were asked for. Counted over the same filters; said on stderr so that csv and json
 // stay clean.
-void WarnAboutBusyTrials(ResultsDb& db, ResultsQuery query, std::ostream& err) {
+void WarnAboutBusyTrials(SqlConsole& db, ResultsQuery query, std::ostream& err) {
   query.columns = {"trial_key", "busy", "health_note"};
   query.sort_column.clear();
   const Table busy = db.QueryResults(query);
@@ -309,15 +309,15 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
   limits.time = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
   if (!options.sql.empty() && options.format == "csv") {  // streamed: one row held at a time
     CsvSink sink(out);
-    db->StreamReadOnlySql(options.sql, limits, sink);
+    db->console().StreamReadOnlySql(options.sql, limits, sink);
   } else if (!options.sql.empty() && options.format == "json") {
     JsonSink sink(out);
-    db->StreamReadOnlySql(options.sql, limits, sink);
+    db->console().StreamReadOnlySql(options.sql, limits, sink);
     sink.Finish();
   } else {
     Table table;
     if (options.sql.empty()) {
-      table = db->QueryResults(BuildQuery(options));
+      table = db->console().QueryResults(BuildQuery(options));
       if (options.columns.empty() && options.format == "table") DropEmptyOptionalColumns(table);
     } else {
       struct : ResultSink {
@@ -326,7 +326,7 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
         Table* table;
       } collect;
       collect.table = &table;
-      db->StreamReadOnlySql(options.sql, limits, collect);
+      db->console().StreamReadOnlySql(options.sql, limits, collect);
     }
     if (options.format == "table") {
       PrintTable(table, out);
@@ -337,7 +337,7 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
     }
   }
   CheckOutput(out, "the query's rows");
-  if (options.sql.empty()) WarnAboutBusyTrials(*db, BuildQuery(options), err);
+  if (options.sql.empty()) WarnAboutBusyTrials(db->console(), BuildQuery(options), err);
   return kExitOk;
 }
 

@@ -1,36 +1,37 @@
-// ResultsDb: the SQLite results database (schema in storage/schema.cc, docs/architecture.md).
+// ResultsDb: the SQLite results database (schema in storage/schema.cc, docs/architecture.md):
+// the one connection, and the objects that use it by role.
 //
 // WAL mode, foreign keys on, a busy timeout, and a schema_version table with forward
 // migrations: a database newer than this build is refused with a clear message rather than
 // misread. Every finished trial is committed in its own transaction, so a coordinator killed
 // at any instant loses at most the trial in flight.
 //
+// The roles, each in its own header, so that a caller takes only the one it needs:
+//   writer()          CampaignWriter: campaigns, trials and launches as `run` records them
+//   reader()          ResultsReader: typed reads for the report, compare, history, searches
+//   planner_history() PlannerHistory: what the planner reads and the fits it records
+//   output_errors()   OutputErrorStore: output errors waiting for their 1-rank reference
+//   console()         SqlConsole: `ditbench query` and its read-only `--sql`
+// Each is borrowed from the ResultsDb and shares its connection (and so its transactions and
+// its wait for another program's lock): it must not outlive it.
+//
 // Errors: every method throws StorageError (one line: what failed, the path, SQLite's message).
-// Thread-safety: one ResultsDb per thread; SQLite itself serialises writers across processes.
+// Thread-safety: one ResultsDb (and its roles) per thread; SQLite itself serialises writers
+// across processes.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <functional>
-#include <map>
 #include <memory>
-#include <optional>
-#include <set>
-#include <string>
-#include <unordered_map>
-#include <vector>
 
-#include "metrics/launch_summary.h"
 #include "storage/busy_wait.h"
-#include "storage/records.h"
-#include "storage/result_rows.h"
-#include "storage/results_query.h"
-#include "storage/schema.h"
+#include "storage/campaign_writer.h"
+#include "storage/output_error_store.h"
+#include "storage/planner_history.h"
+#include "storage/results_reader.h"
+#include "storage/sql_console.h"
 #include "storage/sqlite_connection.h"
 #include "storage/storage_error.h"
-
-struct sqlite3;
 
 namespace ditbench {
 
@@ -59,194 +60,24 @@ class ResultsDb {
   // REQUIRES: opened for writing.
   void SetBusyWait(BusyWait wait);
 
-  // The newest campaign of `campaign.sweep_name` (resumed), or a new one when none exists or
-  // `fresh` is set. Returns its id.
-  std::int64_t ResumeOrCreateCampaign(const CampaignRecord& campaign, bool fresh);
-
-  // Status of every trial recorded in the campaign, by trial key.
-  std::map<std::string, TrialStatus> TrialStatuses(std::int64_t campaign_id);
-
-  // Trials left `running` by a coordinator that `gone(host, pid)` says is gone become
-  // `interrupted` (a trial with no recorded coordinator counts as gone). Returns how many;
-  // trials of a live coordinator stay `running` and are listed in `still_running` by key.
-  // Trials whose key is in `taken_over` stay `running` whoever ran them (this coordinator
-  // watches their scheduler jobs again) and are not listed.
-  using CoordinatorIsGone = std::function<bool(const std::string& host, std::int64_t pid)>;
-  int MarkRunningAsInterrupted(std::int64_t campaign_id, const CoordinatorIsGone& gone,
-                               std::vector<std::string>* still_running = nullptr,
-                               const std::set<std::string>& taken_over = {});
-
-  // Status of every recorded launch of every trial of the campaign: key -> launch -> status.
-  std::map<std::string, std::map<int, TrialStatus>> LaunchStatuses(std::int64_t campaign_id);
-
-  // Inserts or updates the trial row and its launch `trial.launch` with status `running`
-  // (config, world size, start time, coordinator); that launch's samples and the trial's
-  // summary metrics are removed (RecordLaunch writes them again). A launch that already holds
-  // a finished measurement (ok or a failure: a rerun) is left exactly as recorded, so that an
-  // interrupted or killed rerun never loses it; RecordLaunch replaces it.
-  void MarkRunning(std::int64_t campaign_id, const TrialRecord& trial);
-
-  // Records the batch scheduler's job (a Slurm job id) of a running trial. Throws
-  // StorageError when the campaign has no such trial.
-  void SetSchedulerJob(std::int64_t campaign_id, const std::string& trial_key,
-                       const std::string& job);
-
-  // The campaign's trials recorded `running`, with who runs them and their scheduler job.
-  struct RunningTrial {
-    std::string trial_key;
-    std::string run_dir;
-    std::string scheduler_job;  // empty: none recorded (local ranks)
-    std::string coordinator_host;
-    std::int64_t coordinator_pid = 0;
-    double started_at = 0;
-    int launch = 0;  // which of its launches is running (the highest recorded `running`)
-  };
-  std::vector<RunningTrial> RunningTrials(std::int64_t campaign_id);
-
-  // Replaces the trial's row, launches, samples and metrics in one transaction: the trial as
-  // one launch (launch 0, replicates as given), or no launch at all when skipped or pending.
-  void RecordTrial(std::int64_t campaign_id, const TrialRecord& trial);
-
-  // Records launch `launch.launch` of a trial (its row, samples and own latency) and the
-  // trial's row with `trial`'s status, error and summary metrics, in one transaction. Other
-  // launches of the trial are kept.
-  // An interrupted launch over a finished measurement of the same launch records nothing.
-  void RecordLaunch(std::int64_t campaign_id, const TrialRecord& launch, const TrialOutcome& trial);
-
-  // Every stored launch of the trial but `except` (launch index), in launch order, with its
-  // status, error, stored metrics (ok launches) and timed "iteration" samples: what
-  // SummarizeLaunches needs besides the launch just measured.
-  std::vector<LaunchMeasurement> Launches(std::int64_t campaign_id, const std::string& trial_key,
-                                          int except = -1);
-
-  // Merges `environment` into the campaign's environment (top-level keys replaced).
-  void UpdateCampaignEnvironment(std::int64_t campaign_id, const nlohmann::json& environment);
-
-  // Stamps the campaign's finish time.
-  void FinishCampaign(std::int64_t campaign_id);
-
-  // Every campaign, oldest first, excluded ones included (CampaignInfo::excluded).
-  std::vector<CampaignInfo> Campaigns();
-
-  // Sets a campaign aside or takes it back (`ditbench campaigns --exclude/--include`), and
-  // names it (an empty label clears it). Throws StorageError naming the known campaigns when
-  // there is no campaign `id`.
-  void SetCampaignExcluded(std::int64_t campaign_id, bool excluded);
-  void SetCampaignLabel(std::int64_t campaign_id, const std::string& label);
-
-  // The samples of one launch of the trial ordered by iteration, rank, stage; empty when the
-  // trial or launch is unknown.
-  std::vector<Sample> Samples(std::int64_t campaign_id, const std::string& trial_key,
-                              int launch = 0);
-
-  // Timed (non-warm-up) samples of `stage` of every ok launch of every trial of the campaign,
-  // by trial key, one vector per launch in launch order, each ordered by iteration and rank:
-  // one query for a whole campaign (compare, report).
-  std::map<std::string, std::vector<std::vector<Sample>>> TimedSamples(std::int64_t campaign_id,
-                                                                       const std::string& stage);
-
-  // The slowest-rank series of `stage` (per timed iteration in order, the maximum over ranks:
-  // SlowestSeries of metrics/trial_metrics.h) of every ok launch of every ok trial of the
-  // campaign, by trial key, one series per launch in launch order. Storage only reads: each
-  // launch's samples go to SlowestSeries, the one definition of the reduction. What `compare`
-  // needs, without TimedSamples' per-trial copies.
-  std::map<std::string, std::vector<std::vector<double>>> SlowestSeriesByLaunch(
-      std::int64_t campaign_id, const std::string& stage);
-
-  // Rows of the `results` view of the given campaigns, ordered by campaign and trial key.
-  std::vector<ResultRow> Results(const std::vector<std::int64_t>& campaign_ids);
-
-  // Output error (runner/output_error.h): the run folder of the newest ok trial of
-  // `trial_key` in any campaign; the ok trials whose reference is `reference_key` and whose
-  // error is still unknown; and setting a trial's error (null, with the reason, when none).
-  std::optional<std::string> NewestOkRunDir(const std::string& trial_key);
-  std::vector<AwaitingReference> TrialsAwaitingReference(const std::string& reference_key);
-  void SetOutputError(std::int64_t trial_id, std::optional<double> error, const std::string& note);
-  // Scope pipeline: the decoded image's PSNR and SSIM against the reference's (null: unknown).
-  void SetOutputQuality(std::int64_t trial_id, std::optional<double> psnr,
-                        std::optional<double> ssim);
-  // The verdict of the trial's quality gates (experiments/quality_gate.h; unset: none).
-  void SetQualityVerdict(std::int64_t trial_id, const std::optional<std::string>& verdict);
-
-  // What the newest ok result of each trial key measured (for `plan`'s estimates), any device.
-  struct Measurement {
-    double latency_ms = 0;
-    std::optional<double> peak_mem_mb;  // per rank, max over ranks
-    // The trial's wall time less its warm-up and timed iterations at the median: process
-    // start, model build, rendezvous. Unset when the trial's times were not recorded.
-    std::optional<double> startup_s;
-  };
-  // Every key's in one read: the planner asks for each trial of a sweep, and a query per key
-  // scans the trials table (no index on the key alone) once per key.
-  std::unordered_map<std::string, Measurement> NewestOkMeasurements();
-
-  // The planner's observations (plan/cost_model.h): the newest ok measurement of every trial
-  // key run on `device` (trials.device; every device when empty) on a machine that stayed
-  // idle (busy trials left out), with its configuration as stored.
-  struct ObservedTrial {
-    std::string trial_key;
-    nlohmann::json config;  // CanonicalJson: the computation and the measurement policy
-    double latency_ms = 0;
-    std::optional<double> comm_mb_per_step;
-    // The trial's wall time less its warm-up and timed iterations at the median (as
-    // Measurement::startup_s).
-    std::optional<double> startup_s;
-    std::optional<double> output_error;
-    std::optional<double> psnr, ssim;  // scope pipeline: the decoded image's
-    std::int64_t campaign = 0;
-    // Where it ran, for the sharing factor of its ranks (machine/rank_sharing.h):
-    // trials.placement_json (null when not recorded), and the cores of the host of its CPU
-    // ranks (the campaign environment's worker cpu_count, else the coordinator's; nullopt for
-    // a GPU trial or when not recorded).
-    nlohmann::json placement;
-    std::optional<int> cpu_cores;
-  };
-  // Measurements on a busy machine are left out; `busy_only`, when given, counts the keys
-  // that have no other.
-  std::vector<ObservedTrial> ObservedTrials(const std::string& device,
-                                            std::size_t* busy_only = nullptr);
-
-  // A fit of the planner's cost model (schema version 12, table model_fits).
-  struct ModelFitRecord {
-    std::string device;
-    double fitted_at = 0;  // unix seconds
-    std::int64_t trials = 0;
-    std::optional<double> median_abs_error, max_abs_error;  // leave-one-out, fractions
-    nlohmann::json terms = nlohmann::json::array();
-    // [{"trial_key", "measured_ms", "predicted_ms", "low_ms", "high_ms"}, ...]
-    nlohmann::json predictions = nlohmann::json::array();
-  };
-  void RecordModelFit(const ModelFitRecord& fit);
-  // The newest fit for `device` (any device when empty).
-  std::optional<ModelFitRecord> NewestModelFit(const std::string& device);
-
-  // Why `run --search advise` ran a launch (table search_reasons), in the order it chose.
-  struct SearchReason {
-    std::string trial_key;
-    int launch = 0;
-    std::int64_t step = 0;
-    std::string reason;
-  };
-  void RecordSearchReason(std::int64_t campaign_id, const std::string& trial_key, int launch,
-                          const std::string& reason);
-  std::vector<SearchReason> SearchReasons(std::int64_t campaign_id);
-
-  // `ditbench query` (storage/results_query.h): the view's columns in order, the rows
-  // matching a query, or one read-only statement as written. QueryError for a mistake in the
-  // query.
-  std::vector<std::string> ResultsColumns();
-  ResultTable QueryResults(const ResultsQuery& query);
-  ResultTable RunReadOnlySql(const std::string& sql);
-  // One read-only statement as written, its rows handed to `sink` as they come, within
-  // `limits` (QueryError when it runs past them).
-  void StreamReadOnlySql(const std::string& sql, const SqlLimits& limits, ResultSink& sink);
+  // The roles over this connection (see above); valid while this ResultsDb lives.
+  CampaignWriter& writer() { return writer_; }
+  ResultsReader& reader() { return reader_; }
+  PlannerHistory& planner_history() { return planner_history_; }
+  OutputErrorStore& output_errors() { return output_errors_; }
+  SqlConsole& console() { return console_; }
 
  private:
   ResultsDb(SqliteConnection connection, std::filesystem::path path);
   std::unique_ptr<BusyState> busy_;  // declared before the connection: outlives it
   SqliteConnection connection_;
-  sqlite3* db_;  // connection_.get(), borrowed for brevity in the SQL calls
   std::filesystem::path path_;
+  // Declared after the connection and the path they borrow.
+  CampaignWriter writer_;
+  ResultsReader reader_;
+  PlannerHistory planner_history_;
+  OutputErrorStore output_errors_;
+  SqlConsole console_;
 };
 
 }  // namespace ditbench

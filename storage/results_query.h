@@ -1,5 +1,5 @@
-// Typed queries of the `results` view for `ditbench query` (ResultsDb::QueryResults,
-// implemented in storage/results_query.cc: the only place their SQL is built).
+// Typed queries of the `results` view for `ditbench query` (SqlConsole::QueryResults,
+// implemented in storage/sql_console.cc: the only place their SQL is built).
 //
 // Column names (filters, columns, sort) are checked against the view and quoted; values are
 // bound as parameters, never pasted into the SQL text. RunReadOnlySql runs exactly one
@@ -55,7 +55,7 @@ struct ResultTable {
   std::vector<std::vector<ResultCell>> rows;
 };
 
-// Bounds on one --sql statement (ResultsDb::StreamReadOnlySql): past `time` it is stopped, and
+// Bounds on one --sql statement (SqlConsole::StreamReadOnlySql): past `time` it is stopped, and
 // SQLite's memory (process-wide: sqlite3_hard_heap_limit64) is capped at `heap_bytes` while it
 // runs; either ends it with a QueryError saying which. An infinite recursive CTE ends so.
 struct SqlLimits {
@@ -73,7 +73,6 @@ class ResultSink {
   virtual void Row(const std::vector<ResultCell>& cells) = 0;
 };
 
-// The reads themselves are ResultsDb::ResultsColumns, QueryResults, RunReadOnlySql and
-// StreamReadOnlySql.
+// The reads themselves are SqlConsole's (storage/sql_console.h).
 
 }  // namespace ditbench

@@ -1,5 +1,4 @@
-#include "storage/results_db.h"
-#include "storage/results_query.h"
+#include "storage/sql_console.h"
 
 #include <algorithm>
 #include <cctype>
@@ -142,14 +141,14 @@ const std::vector<std::string>& Operators() {
 
 }  // namespace
 
-std::vector<std::string> ResultsDb::ResultsColumns() {
+std::vector<std::string> SqlConsole::ResultsColumns() {
   Statement probe(db_, "SELECT * FROM results LIMIT 0");
   std::vector<std::string> columns;
   for (int i = 0; i < probe.ColumnCount(); ++i) columns.push_back(probe.ColumnName(i));
   return columns;
 }
 
-ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
+ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
   std::vector<std::string> valid = ResultsColumns();
   valid.push_back("speedup");  // computed below (kResultsWithSpeedup)
   // Each custom axis of a command sweep is a column too, after the view's (from `axes`).
@@ -294,13 +293,13 @@ class SqlBounds {
 
 }  // namespace
 
-ResultTable ResultsDb::RunReadOnlySql(const std::string& sql) {
+ResultTable SqlConsole::RunReadOnlySql(const std::string& sql) {
   TableSink sink;
   StreamReadOnlySql(sql, SqlLimits{}, sink);
   return std::move(sink.table);
 }
 
-void ResultsDb::StreamReadOnlySql(const std::string& sql, const SqlLimits& limits,
+void SqlConsole::StreamReadOnlySql(const std::string& sql, const SqlLimits& limits,
                                   ResultSink& sink) {
   Statement statement(db_, sql);
   if (statement.tail().find_first_not_of(" \t\r\n;") != std::string::npos) {
