@@ -116,25 +116,4 @@ void PlannerHistory::RecordModelFit(const ModelFitRecord& fit) {
       .Run();
 }
 
-std::optional<PlannerHistory::ModelFitRecord> PlannerHistory::NewestModelFit(
-    const std::string& device) {
-  Statement query(db_, fmt::format(R"sql(
-    SELECT device, {}, trials, median_abs_error, max_abs_error, terms_json, predictions_json
-    FROM model_fits WHERE ?1 = '' OR device = ?1 ORDER BY id DESC LIMIT 1)sql",
-                                   UnixSecondsSql("fitted_at")));
-  query.Bind(1, device);
-  if (!query.Step()) return std::nullopt;
-  ModelFitRecord fit;
-  fit.device = query.Text(0);
-  fit.fitted_at = query.Double(1);
-  fit.trials = query.Int(2);
-  fit.median_abs_error = query.OptionalDouble(3);
-  fit.max_abs_error = query.OptionalDouble(4);
-  fit.terms = ParseStoredJson(query.Text(5));
-  fit.predictions = ParseStoredJson(query.Text(6));
-  if (!fit.terms.is_array()) fit.terms = nlohmann::json::array();
-  if (!fit.predictions.is_array()) fit.predictions = nlohmann::json::array();
-  return fit;
-}
-
 }  // namespace ditbench

@@ -74,8 +74,6 @@ class PlannerHistory {
     nlohmann::json predictions = nlohmann::json::array();
   };
   void RecordModelFit(const ModelFitRecord& fit);
-  // The newest fit for `device` (any device when empty).
-  std::optional<ModelFitRecord> NewestModelFit(const std::string& device);
 
  private:
   friend class ResultsDb;

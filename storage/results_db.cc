@@ -149,6 +149,4 @@ ResultsDb::ResultsDb(SqliteConnection connection, std::filesystem::path path)
 
 ResultsDb::~ResultsDb() = default;  // the connection closes before the busy state goes
 
-void ResultsDb::SetBusyWait(BusyWait wait) { busy_->wait = std::move(wait); }
-
 }  // namespace ditbench

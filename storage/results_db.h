@@ -44,7 +44,7 @@ class ResultsDb {
  public:
   // Opens or creates the database at `path`. `read_only` never creates or migrates. A writer
   // waits for another program's lock as `wait` says, from the first statement on (migration
-  // included); SetBusyWait changes it later.
+  // included).
   static std::unique_ptr<ResultsDb> Open(const std::filesystem::path& path,
                                          bool read_only = false, BusyWait wait = {});
   ResultsDb(const ResultsDb&) = delete;
@@ -55,10 +55,6 @@ class ResultsDb {
 
   // The path the database was opened at, as given to Open.
   const std::filesystem::path& path() const { return path_; }
-
-  // Replaces how this connection waits for another program's lock (see BusyWait).
-  // REQUIRES: opened for writing.
-  void SetBusyWait(BusyWait wait);
 
   // The roles over this connection (see above); valid while this ResultsDb lives.
   CampaignWriter& writer() { return writer_; }

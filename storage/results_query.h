@@ -2,7 +2,7 @@
 // implemented in storage/sql_console.cc: the only place their SQL is built).
 //
 // Column names (filters, columns, sort) are checked against the view and quoted; values are
-// bound as parameters, never pasted into the SQL text. RunReadOnlySql runs exactly one
+// bound as parameters, never pasted into the SQL text. StreamReadOnlySql runs exactly one
 // statement that sqlite3_stmt_readonly accepts. Mistakes in the query itself throw
 // QueryError (one line, with "did you mean" for a misspelled column); database trouble
 // throws StorageError.

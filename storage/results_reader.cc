@@ -200,36 +200,6 @@ std::vector<Sample> ResultsReader::Samples(std::int64_t campaign_id, const std::
   return samples;
 }
 
-std::map<std::string, std::vector<std::vector<Sample>>> ResultsReader::TimedSamples(
-    std::int64_t campaign_id, const std::string& stage) {
-  Statement query(db_, R"sql(
-    SELECT t.trial_key, s.launch, s.rank, s.iteration, s.ms
-    FROM samples s JOIN trials t ON t.id = s.trial_id
-    JOIN launches l ON l.trial_id = s.trial_id AND l.launch = s.launch
-    WHERE t.campaign_id = ? AND s.stage = ? AND s.warmup = 0 AND l.status = 'ok'
-    ORDER BY t.trial_key, s.launch, s.iteration, s.rank)sql");
-  query.Bind(1, campaign_id).Bind(2, stage);
-  std::map<std::string, std::vector<std::vector<Sample>>> samples;
-  std::string key;
-  std::int64_t launch = -1;
-  std::vector<std::vector<Sample>>* launches = nullptr;
-  while (query.Step()) {
-    if (!launches || query.Text(0) != key) {
-      key = query.Text(0);
-      launches = &samples[key];
-      launch = -1;
-    }
-    if (query.Int(1) != launch) {
-      launch = query.Int(1);
-      launches->emplace_back();
-    }
-    launches->back().push_back(Sample{static_cast<int>(query.Int(2)),
-                                      static_cast<int>(query.Int(3)), stage, query.Double(4),
-                                      false});
-  }
-  return samples;
-}
-
 std::map<std::string, std::vector<std::vector<double>>> ResultsReader::SlowestSeriesByLaunch(
     std::int64_t campaign_id, const std::string& stage) {
   // Ok launches of ok trials: trial id -> (key, launch indices).
@@ -269,17 +239,6 @@ std::map<std::string, std::vector<std::vector<double>>> ResultsReader::SlowestSe
     series[it->second.first].push_back(SlowestSeries(launch_samples, stage));
   }
   return series;
-}
-
-std::vector<ResultsReader::SearchReason> ResultsReader::SearchReasons(std::int64_t campaign_id) {
-  Statement query(db_, R"sql(
-    SELECT trial_key, launch, step, reason FROM search_reasons WHERE campaign_id = ?
-    ORDER BY step)sql");
-  query.Bind(1, campaign_id);
-  std::vector<SearchReason> reasons;
-  while (query.Step())
-    reasons.push_back({query.Text(0), static_cast<int>(query.Int(1)), query.Int(2), query.Text(3)});
-  return reasons;
 }
 
 }  // namespace ditbench

@@ -46,28 +46,13 @@ class ResultsReader {
   std::vector<Sample> Samples(std::int64_t campaign_id, const std::string& trial_key,
                               int launch = 0);
 
-  // Timed (non-warm-up) samples of `stage` of every ok launch of every trial of the campaign,
-  // by trial key, one vector per launch in launch order, each ordered by iteration and rank:
-  // one query for a whole campaign (compare, report).
-  std::map<std::string, std::vector<std::vector<Sample>>> TimedSamples(std::int64_t campaign_id,
-                                                                       const std::string& stage);
-
   // The slowest-rank series of `stage` (per timed iteration in order, the maximum over ranks:
   // SlowestSeries of metrics/trial_metrics.h) of every ok launch of every ok trial of the
   // campaign, by trial key, one series per launch in launch order. Storage only reads: each
   // launch's samples go to SlowestSeries, the one definition of the reduction. What `compare`
-  // needs, without TimedSamples' per-trial copies.
+  // needs, without a copy of every sample.
   std::map<std::string, std::vector<std::vector<double>>> SlowestSeriesByLaunch(
       std::int64_t campaign_id, const std::string& stage);
-
-  // Why `run --search advise` ran a launch (table search_reasons), in the order it chose.
-  struct SearchReason {
-    std::string trial_key;
-    int launch = 0;
-    std::int64_t step = 0;
-    std::string reason;
-  };
-  std::vector<SearchReason> SearchReasons(std::int64_t campaign_id);
 
  private:
   friend class ResultsDb;

@@ -54,6 +54,14 @@ ResultCell Cell(const Statement& statement, int i) {
   }
 }
 
+// The `results` view's columns, in order.
+std::vector<std::string> ViewColumns(sqlite3* db) {
+  Statement probe(db, "SELECT * FROM results LIMIT 0");
+  std::vector<std::string> columns;
+  for (int i = 0; i < probe.ColumnCount(); ++i) columns.push_back(probe.ColumnName(i));
+  return columns;
+}
+
 ResultTable Fetch(Statement& statement) {
   ResultTable table;
   for (int i = 0; i < statement.ColumnCount(); ++i) table.columns.push_back(statement.ColumnName(i));
@@ -141,15 +149,8 @@ const std::vector<std::string>& Operators() {
 
 }  // namespace
 
-std::vector<std::string> SqlConsole::ResultsColumns() {
-  Statement probe(db_, "SELECT * FROM results LIMIT 0");
-  std::vector<std::string> columns;
-  for (int i = 0; i < probe.ColumnCount(); ++i) columns.push_back(probe.ColumnName(i));
-  return columns;
-}
-
 ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
-  std::vector<std::string> valid = ResultsColumns();
+  std::vector<std::string> valid = ViewColumns(db_);
   valid.push_back("speedup");  // computed below (kResultsWithSpeedup)
   // Each custom axis of a command sweep is a column too, after the view's (from `axes`).
   const std::vector<std::string> custom = CustomAxes(db_, valid);
@@ -253,14 +254,6 @@ ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
 
 namespace {
 
-// Collects a result into a table (RunReadOnlySql).
-class TableSink final : public ResultSink {
- public:
-  void Columns(const std::vector<std::string>& names) override { table.columns = names; }
-  void Row(const std::vector<ResultCell>& cells) override { table.rows.push_back(cells); }
-  ResultTable table;
-};
-
 // While alive: a progress handler that stops the connection's statement past `deadline`, and
 // SQLite's heap capped at `heap_bytes` (the previous cap restored after).
 class SqlBounds {
@@ -292,12 +285,6 @@ class SqlBounds {
 };
 
 }  // namespace
-
-ResultTable SqlConsole::RunReadOnlySql(const std::string& sql) {
-  TableSink sink;
-  StreamReadOnlySql(sql, SqlLimits{}, sink);
-  return std::move(sink.table);
-}
 
 void SqlConsole::StreamReadOnlySql(const std::string& sql, const SqlLimits& limits,
                                   ResultSink& sink) {

@@ -22,11 +22,9 @@ class SqlConsole {
   SqlConsole(const SqlConsole&) = delete;
   SqlConsole& operator=(const SqlConsole&) = delete;
 
-  // The view's columns in order, the rows matching a query, or one read-only statement as
-  // written.
-  std::vector<std::string> ResultsColumns();
+  // The rows of the `results` view matching a query (its columns in the view's order when
+  // the query names none).
   ResultTable QueryResults(const ResultsQuery& query);
-  ResultTable RunReadOnlySql(const std::string& sql);
   // One read-only statement as written, its rows handed to `sink` as they come, within
   // `limits` (QueryError when it runs past them).
   void StreamReadOnlySql(const std::string& sql, const SqlLimits& limits, ResultSink& sink);

@@ -17,6 +17,7 @@
 #include "storage/results_db.h"
 #include "storage/schema.h"
 #include "storage/statement.h"
+#include "tests/support/results_db_fixture.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -214,7 +215,8 @@ TEST_F(MigrationTest, EveryRecordedTrialBecomesItsOwnFirstLaunch) {
 TEST_F(MigrationTest, ResultsViewReadsTheMigratedRows) {
   ResultsDb::Open(DbPath());
   auto db = ResultsDb::Open(DbPath(), /*read_only=*/true);  // now at the current version
-  ResultTable table = db->console().RunReadOnlySql(
+  ResultTable table = test::ReadOnlySql(
+      db->console(),
       "SELECT trial_key, status, model, resolution, steps, ulysses, world_size, latency_ms, "
       "iterations, warmup, profile_blocks, workload FROM results ORDER BY trial_key");
   ASSERT_EQ(table.rows.size(), 4u);
@@ -238,7 +240,8 @@ TEST_F(MigrationTest, ResultsViewReadsTheMigratedRows) {
                       "c7227b6aa9a5f181 ok pixart-alpha-tiny 256 2 2 2 13.0 3 1 0 dit",
                       "ef822c8abc069935 skipped pixart-alpha-tiny 256 2 3 3 NULL NULL NULL 0 dit",
                       "f4343bb23be739ae ok pixart-alpha-tiny 256 2 1 1 13.5 4 2 0 dit"}));
-  const std::vector<std::string> columns = db->console().ResultsColumns();
+  const std::vector<std::string> columns =
+      test::ReadOnlySql(db->console(), "SELECT * FROM results LIMIT 0").columns;
   const std::vector<std::string>& contract = ResultsContractColumns();
   ASSERT_GE(columns.size(), contract.size());
   EXPECT_EQ(std::vector<std::string>(columns.begin(), columns.begin() + contract.size()),

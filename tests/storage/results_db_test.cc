@@ -27,7 +27,7 @@ TEST_F(ResultsDbTest, NewDatabaseHasSchemaVersionWalAndResultsView) {
   EXPECT_EQ(QueryText("SELECT max(version) FROM schema_version"),
             std::to_string(kSchemaVersion));
   EXPECT_EQ(QueryText("PRAGMA journal_mode"), "wal");
-  ResultTable foreign_keys = db->console().RunReadOnlySql("PRAGMA foreign_keys");
+  ResultTable foreign_keys = test::ReadOnlySql(db->console(), "PRAGMA foreign_keys");
   ASSERT_EQ(foreign_keys.rows.size(), 1u);
   EXPECT_EQ(std::get<std::int64_t>(foreign_keys.rows[0][0]), 1);
   EXPECT_EQ(QueryText("SELECT type FROM sqlite_master WHERE name = 'results'"), "view");
@@ -178,11 +178,7 @@ TEST_F(ResultsDbTest, OutOfRangeSchemaVersionIsRefusedInOneLine) {
 // Another program inside BEGIN IMMEDIATE used to make a record fail after 5 s ("database is
 // locked"). Now the writer waits with backoff, says so, and records once the lock is gone.
 TEST_F(ResultsDbTest, AnotherProgramsWriteLockDelaysARecordAndLosesNothing) {
-  auto db = ResultsDb::Open(DbPath());
-  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-  SqliteConnection other = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
-  Exec(other.get(), "BEGIN IMMEDIATE; INSERT INTO sweeps (name, created_at) "
-                    "VALUES ('held', '2026-01-01T00:00:00.000Z')");
+  SqliteConnection other;  // the other program, once the database exists
   std::vector<std::string> waits;
   BusyWait wait;
   wait.report_after = std::chrono::milliseconds(0);
@@ -190,7 +186,12 @@ TEST_F(ResultsDbTest, AnotherProgramsWriteLockDelaysARecordAndLosesNothing) {
     waits.push_back(path.string());
     Exec(other.get(), "COMMIT");  // the other program ends its transaction
   };
-  db->SetBusyWait(wait);
+  auto db = ResultsDb::Open(DbPath(), /*read_only=*/false, wait);
+  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  other = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+  Exec(other.get(),
+       "BEGIN IMMEDIATE; INSERT INTO sweeps (name, created_at) "
+       "VALUES ('held', '2026-01-01T00:00:00.000Z')");
   db->writer().RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
   EXPECT_THAT(waits, ElementsAre(DbPath().string()));
   EXPECT_EQ(QueryText("SELECT count(*) FROM trials WHERE status = 'ok'"), "1");
@@ -198,14 +199,13 @@ TEST_F(ResultsDbTest, AnotherProgramsWriteLockDelaysARecordAndLosesNothing) {
 }
 
 TEST_F(ResultsDbTest, AWaitForAnotherProgramsLockEndsWhenToldToGiveUp) {
-  auto db = ResultsDb::Open(DbPath());
-  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-  SqliteConnection other = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
-  Exec(other.get(), "BEGIN IMMEDIATE");
   int asked = 0;
   BusyWait wait;
   wait.give_up = [&] { return ++asked > 3; };
-  db->SetBusyWait(wait);
+  auto db = ResultsDb::Open(DbPath(), /*read_only=*/false, wait);
+  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  SqliteConnection other = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+  Exec(other.get(), "BEGIN IMMEDIATE");
   EXPECT_THROW(db->writer().RecordTrial(campaign,
                                         test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50)),
                StorageError);
@@ -256,7 +256,8 @@ TEST_F(ResultsDbTest, ReadOnlySqlPastItsMemoryCapIsStopped) {
   } catch (const QueryError& e) {
     EXPECT_THAT(e.what(), HasSubstr("needed more than 16 MiB of memory"));
   }
-  EXPECT_EQ(db->console().RunReadOnlySql("SELECT 1").rows.size(), 1u);  // the cap is lifted after
+  // The cap is lifted after.
+  EXPECT_EQ(test::ReadOnlySql(db->console(), "SELECT 1").rows.size(), 1u);
 }
 
 TEST_F(ResultsDbTest, ForeignDatabaseIsRefused) {
@@ -502,27 +503,6 @@ TEST_F(ResultsDbTest, SamplesComeBackOrderedByIterationThenRank) {
   EXPECT_THAT(order, ElementsAre(0, 1, 10, 11, 20, 21));
 }
 
-TEST_F(ResultsDbTest, TimedSamplesOfACampaignLeaveOutWarmupAndOtherStages) {
-  auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-  std::int64_t other = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
-  TrialRecord two = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
-  two.samples.push_back({0, 1, "step:0", 3, false});
-  db->writer().RecordTrial(campaign, two);
-  TrialRecord one = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 20);
-  db->writer().RecordTrial(campaign, one);
-  db->writer().RecordTrial(other, test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 5));
-
-  auto samples = db->reader().TimedSamples(campaign, "iteration");
-  ASSERT_EQ(samples.size(), 2u);
-  std::vector<double> ms;
-  ASSERT_EQ(samples.at(two.trial_key).size(), 1u);  // one launch
-  for (const Sample& s : samples.at(two.trial_key)[0]) ms.push_back(s.iteration * 100 + s.ms);
-  EXPECT_THAT(ms, ElementsAre(110, 110, 211, 211));
-  EXPECT_EQ(samples.at(one.trial_key)[0].size(), 2u);
-  EXPECT_EQ(db->reader().TimedSamples(campaign, "step:0").at(two.trial_key)[0].size(), 1u);
-}
-
 TEST_F(ResultsDbTest, SlowestSeriesByLaunchReducesRanksPerIterationOfEveryOkLaunch) {
   auto db = ResultsDb::Open(DbPath());
   std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
@@ -548,11 +528,11 @@ TEST_F(ResultsDbTest, SlowestSeriesByLaunchReducesRanksPerIterationOfEveryOkLaun
   ASSERT_EQ(series.size(), 1u);  // the failed trial has none
   EXPECT_THAT(series.at(two.trial_key),
               ElementsAre(ElementsAre(30, 11), ElementsAre(8)));
-  // The same as the one definition applied to the samples (metrics/trial_metrics.h).
-  const auto samples = db->reader().TimedSamples(campaign, "iteration").at(two.trial_key);
-  ASSERT_EQ(samples.size(), 2u);
-  for (std::size_t launch = 0; launch < samples.size(); ++launch)
-    EXPECT_EQ(SlowestSeries(samples[launch]), series.at(two.trial_key)[launch]);
+  // The same as the one definition applied to each ok launch's samples (metrics/trial_metrics.h).
+  for (int launch = 0; launch < 2; ++launch) {
+    const std::vector<Sample> samples = db->reader().Samples(campaign, two.trial_key, launch);
+    EXPECT_EQ(SlowestSeries(samples, "iteration"), series.at(two.trial_key)[launch]);
+  }
 }
 
 // With replicates each launch reports the machine's health over its own window: a quiet last
@@ -722,7 +702,7 @@ TEST_F(ResultsDbTest, QueriesQuoteNamesBindValuesAndRefuseUnknownOperators) {
   query.conditions = {};
   query.sort_column = "latency_ms\" DESC --";
   EXPECT_THROW(db->console().QueryResults(query), QueryError);
-  EXPECT_THROW(db->console().RunReadOnlySql("SELECT 1; DELETE FROM trials"), QueryError);
+  EXPECT_THROW(test::ReadOnlySql(db->console(), "SELECT 1; DELETE FROM trials"), QueryError);
 }
 
 }  // namespace
