@@ -57,7 +57,7 @@ void Generate(const std::filesystem::path& path, int trials, int samples) {
       config.seed = t / 8;  // 8 configurations per seed: every key distinct
       TrialRecord trial;
       trial.trial_key = TrialKey(config);
-      trial.config = CanonicalJson(config);
+      trial.config = config;
       trial.status = TrialStatus::kOk;
       trial.world_size = config.world_size();
       trial.device = "NVIDIA H100 80GB HBM3";

@@ -29,7 +29,7 @@ TrialRecord OkTrial(const PlannedTrial& t, double ms, std::mt19937& rng, double 
   std::normal_distribution<double> noise(0, 0.02);
   TrialRecord trial;
   trial.trial_key = t.key;
-  trial.config = CanonicalJson(t.config);
+  trial.config = t.config;
   trial.status = TrialStatus::kOk;
   trial.world_size = t.config.world_size();
   trial.device = "cpu";

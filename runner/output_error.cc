@@ -94,7 +94,7 @@ void UpdateOutputErrors(OutputErrorStore& db, const TrialRecord& record) {
       continue;
     }
     // A trial and its reference share their scope.
-    const bool decoded_image = record.config.value("scope", "") == ScopeName(Scope::kPipeline);
+    const bool decoded_image = record.config.scope == Scope::kPipeline;
     for (const auto& trial : waiting)
       Compare(db, trial, reference, reference_key, decoded_image);
   }

@@ -67,7 +67,7 @@ std::vector<AdoptedTrial> AdoptSchedulerJobs(CampaignWriter& db, std::int64_t ca
     }
     TrialRecord running;
     running.trial_key = planned->key;
-    running.config = CanonicalJson(planned->config);
+    running.config = planned->config;
     running.world_size = planned->config.world_size();
     running.status = TrialStatus::kRunning;
     running.launch = r.launch;

@@ -189,7 +189,7 @@ bool SweepLoop::KeyInFlight(const std::string& key) const {
 TrialRecord SweepLoop::BaseRecord(const PlannedTrial& t, int launch) const {
   TrialRecord record;
   record.trial_key = t.key;
-  record.config = CanonicalJson(t.config);
+  record.config = t.config;
   record.world_size = t.config.world_size();
   record.launch = launch;
   record.replicates = settings_.replicates;

@@ -71,13 +71,7 @@ nlohmann::json StoredHealth(sqlite3* db, std::int64_t campaign_id, const std::st
 // (policy_json), as the trial key sees them.
 std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecord& trial,
                          bool finished) {
-  TrialConfig config;
-  try {
-    config = TrialConfigFromJson(trial.config);
-  } catch (const std::exception& e) {
-    throw StorageError(fmt::format("trial {}: config is not a canonical trial configuration: {}",
-                                   trial.trial_key, e.what()));
-  }
+  const TrialConfig& config = trial.config;
   Statement upsert(db, R"sql(
     INSERT INTO trials (campaign_id, trial_key, config_json, status, error, world_size, device,
                         run_dir, started_at, finished_at, policy_json, coordinator_host,

@@ -130,7 +130,7 @@ TEST_F(SweepRunTest, AdoptedJobIsRecordedAsTheLaunchItRan) {
     }
     TrialRecord running;
     running.trial_key = key;
-    running.config = CanonicalJson(ReplicatedConfig(0));
+    running.config = ReplicatedConfig(0);
     running.world_size = 1;
     running.launch = 1;
     running.replicates = 3;

@@ -666,21 +666,6 @@ TEST_F(ResultsDbTest, ConfigIsStoredSplitIntoComputationAndPolicy) {
             "7/40/49.0");
 }
 
-TEST_F(ResultsDbTest, RecordWithoutACanonicalConfigIsRefused) {
-  auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-  TrialRecord trial = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 50);
-  trial.config.erase("precision");
-  try {
-    db->writer().RecordTrial(campaign, trial);
-    FAIL() << "stored a trial without a precision";
-  } catch (const StorageError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("missing key 'precision'"));
-    EXPECT_THAT(e.what(), HasSubstr(trial.trial_key));
-  }
-  EXPECT_TRUE(db->reader().TrialStatuses(campaign).empty());
-}
-
 TEST_F(ResultsDbTest, QueriesQuoteNamesBindValuesAndRefuseUnknownOperators) {
   {
     auto db = ResultsDb::Open(DbPath());
