@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "storage/results_db.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "storage/results_db.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 

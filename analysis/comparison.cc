@@ -98,7 +98,7 @@ std::map<std::string, std::string> SideSettings(const std::vector<CampaignInfo>&
   return settings;
 }
 
-std::vector<CampaignInfo> FindCampaigns(ResultsDb& db, const CampaignSet& set) {
+std::vector<CampaignInfo> FindCampaigns(ResultsReader& db, const CampaignSet& set) {
   std::vector<CampaignInfo> all = db.Campaigns(), chosen;
   for (std::int64_t id : set.campaigns) {
     auto it =
@@ -123,7 +123,7 @@ struct SideTrial {
   std::string failure;                        // first non-ok status, with its campaign
 };
 
-std::map<std::string, SideTrial> LoadSide(ResultsDb& db, const CampaignSet& set,
+std::map<std::string, SideTrial> LoadSide(ResultsReader& db, const CampaignSet& set,
                                           const std::vector<ResultRow>& rows) {
   std::map<std::string, SideTrial> trials;
   for (std::int64_t campaign : set.campaigns) {
@@ -373,7 +373,7 @@ std::string TrialLabel(const ResultRow& row) {
   return label + " " + DegreesLabel(row);
 }
 
-Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_db,
+Comparison CompareCampaigns(ResultsReader& a_db, const CampaignSet& a, ResultsReader& b_db,
                             const CampaignSet& b, const CompareSettings& settings) {
   Comparison comparison{a, b, {}, {}, {}, {}, {}, {}};
   const std::vector<CampaignInfo> a_campaigns = FindCampaigns(a_db, a);

@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "stats/change.h"
-#include "storage/results_db.h"
+#include "storage/results_reader.h"
 
 namespace ditbench {
 
@@ -129,7 +129,7 @@ struct Comparison {
 // Compares the sides (matching is by trial key, so the sweeps may differ). `a_db` and `b_db`
 // are the databases of a and b and may be the same object. Throws UserError for a
 // campaign id that does not exist, naming the known ones.
-Comparison CompareCampaigns(ResultsDb& a_db, const CampaignSet& a, ResultsDb& b_db,
+Comparison CompareCampaigns(ResultsReader& a_db, const CampaignSet& a, ResultsReader& b_db,
                             const CampaignSet& b, const CompareSettings& settings = {});
 
 // The trials that are `slower` with a change above `pct` percent: `regressions`; those of

@@ -27,7 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/trial.h"
-#include "storage/results_db.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 

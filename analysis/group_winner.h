@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "analysis/trust.h"
-#include "storage/results_db.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 

@@ -196,7 +196,7 @@ History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vect
   return history;
 }
 
-History LoadHistory(ResultsDb& db, const HistoryOptions& options) {
+History LoadHistory(ResultsReader& db, const HistoryOptions& options) {
   const std::vector<CampaignInfo> campaigns = db.Campaigns();
   std::vector<std::int64_t> ids;
   for (const CampaignInfo& c : campaigns)

@@ -24,7 +24,7 @@
 
 #include "analysis/comparison.h"
 #include "stats/change_points.h"
-#include "storage/results_db.h"
+#include "storage/results_reader.h"
 
 namespace ditbench {
 
@@ -98,7 +98,7 @@ History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vect
                      const HistoryOptions& options);
 
 // Reads the campaigns and their results from `db`, then BuildHistory.
-History LoadHistory(ResultsDb& db, const HistoryOptions& options);
+History LoadHistory(ResultsReader& db, const HistoryOptions& options);
 
 // The change points slower by more than `pct` percent whose first bad campaign is among the
 // last `last` campaigns of its series (0: any), by key.

@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "storage/results_db.h"
+#include "storage/planner_history.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 
@@ -62,7 +63,8 @@ struct PlannerView {
 };
 
 // Computes the view from the report's read-only database, the selected campaigns and their rows.
-using PlannerHook = std::function<PlannerView(
-    ResultsDb& db, const std::vector<CampaignInfo>& campaigns, const std::vector<ResultRow>& rows)>;
+using PlannerHook =
+    std::function<PlannerView(PlannerHistory& db, const std::vector<CampaignInfo>& campaigns,
+                              const std::vector<ResultRow>& rows)>;
 
 }  // namespace ditbench

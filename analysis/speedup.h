@@ -13,7 +13,7 @@
 
 #include "analysis/configuration_group.h"
 #include "analysis/trust.h"
-#include "storage/results_db.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "storage/results_db.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 

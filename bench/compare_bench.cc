@@ -47,7 +47,7 @@ void Generate(const std::filesystem::path& path, int trials, int samples) {
     campaign.spec_hash = Sha256Hex(campaign.spec_text);
     campaign.build = c ? "def" : "abc";
     campaign.host = "bench";
-    const std::int64_t id = db->ResumeOrCreateCampaign(campaign, /*fresh=*/true);
+    const std::int64_t id = db->writer().ResumeOrCreateCampaign(campaign, /*fresh=*/true);
     for (int t = 0; t < trials / 2; ++t) {
       TrialConfig config;
       config.model = "pixart-alpha";
@@ -57,7 +57,7 @@ void Generate(const std::filesystem::path& path, int trials, int samples) {
       config.seed = t / 8;  // 8 configurations per seed: every key distinct
       TrialRecord trial;
       trial.trial_key = TrialKey(config);
-      trial.config = CanonicalJson(config);
+      trial.config = config;
       trial.status = TrialStatus::kOk;
       trial.world_size = config.world_size();
       trial.device = "NVIDIA H100 80GB HBM3";
@@ -83,9 +83,9 @@ void Generate(const std::filesystem::path& path, int trials, int samples) {
       m.peak_mem_mb = 40000.0 / config.world_size();  // the memory chart
       if (config.world_size() > 1) m.output_error = 1e-6 * config.world_size();  // error chart
       trial.metrics = m;
-      db->RecordTrial(id, trial);
+      db->writer().RecordTrial(id, trial);
     }
-    db->FinishCampaign(id);
+    db->writer().FinishCampaign(id);
   }
 }
 
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   auto start = Clock::now();
   auto cpu = std::clock();
   Comparison comparison =
-      CompareCampaigns(*db, {path, {1}, "1"}, *db, {path, {2}, "2"});
+      CompareCampaigns(db->reader(), {path, {1}, "1"}, db->reader(), {path, {2}, "2"});
   int slower = 0;
   for (const ComparedTrial& t : comparison.trials) slower += t.change.verdict == Verdict::kSlower;
   std::printf("compare: %zu matched trials (%d slower) in %.2f s (%.2f s CPU)\n",

@@ -29,7 +29,7 @@ TrialRecord OkTrial(const PlannedTrial& t, double ms, std::mt19937& rng, double 
   std::normal_distribution<double> noise(0, 0.02);
   TrialRecord trial;
   trial.trial_key = t.key;
-  trial.config = CanonicalJson(t.config);
+  trial.config = t.config;
   trial.status = TrialStatus::kOk;
   trial.world_size = t.config.world_size();
   trial.device = "cpu";
@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     campaign.build = c ? "rev-2" : "rev-1";
     campaign.host = "bench";
     campaign.environment = {{"slots", slots}, {"on_gpu", false}, {"cpu_count", slots}};
-    const std::int64_t id = db->ResumeOrCreateCampaign(campaign, /*fresh=*/true);
+    const std::int64_t id = db->writer().ResumeOrCreateCampaign(campaign, /*fresh=*/true);
     int n = 0;
     for (const PlannedTrial& t : plan.trials) {
       if (t.invalid_reason || !t.estimate) continue;
@@ -104,10 +104,10 @@ int main(int argc, char** argv) {
       const double ms = t.estimate->iteration_ms * (c ? 1.05 : 1.0);
       TrialRecord trial = OkTrial(t, ms, rng, clock);
       clock = trial.finished_at;
-      db->RecordTrial(id, trial);
+      db->writer().RecordTrial(id, trial);
       ++n;
     }
-    db->FinishCampaign(id);
+    db->writer().FinishCampaign(id);
     recorded += n;
   }
   std::printf("%d trials recorded in %s\n", recorded, path.c_str());

@@ -14,6 +14,7 @@
 #include "plan/fitted_model.h"
 #include "plan/plan_output.h"
 #include "plan/sweep_plan.h"
+#include "storage/results_db.h"
 
 namespace ditbench {
 namespace {
@@ -81,7 +82,7 @@ std::function<int()> DefineAdviseCommand(CLI::App& sub) {
     if (options->max_output_error >= 0) advise.max_output_error = options->max_output_error;
     Advice advice = Advise(plan, fitted, advise);
     // The speedups every output shows (analysis/speedup.h), over the answering campaigns.
-    AttachSpeedups(advice, *ResultsDb::Open(options->db, /*read_only=*/true));
+    AttachSpeedups(advice, ResultsDb::Open(options->db, /*read_only=*/true)->reader());
     if (options->format == "json")
       WriteAdviceJson(advice, parsed.spec.name, assumptions.device, std::cout);
     else if (options->format == "markdown")

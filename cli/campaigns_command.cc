@@ -23,7 +23,7 @@
 namespace ditbench {
 namespace {
 
-void List(ResultsDb& db, std::ostream& out) {
+void List(ResultsReader& db, std::ostream& out) {
   const std::vector<CampaignInfo> campaigns = db.Campaigns();
   if (campaigns.empty()) {
     out << "no campaigns\n";
@@ -71,21 +71,21 @@ int RunCampaignsOrThrow(const CampaignsOptions& options, std::ostream& out) {
   // migrated behind the user's back.
   std::unique_ptr<ResultsDb> db = ResultsDb::Open(options.db, /*read_only=*/true);
   if (actions == 0) {
-    List(*db, out);
+    List(db->reader(), out);
     return kExitOk;
   }
   db.reset();
   db = ResultsDb::Open(options.db);
   if (options.exclude) {
-    db->SetCampaignExcluded(*options.exclude, true);
+    db->writer().SetCampaignExcluded(*options.exclude, true);
     out << fmt::format("campaign {} excluded: left out of history, learned noise floors and "
                        "reports; its data is kept (--include {} takes it back)\n",
                        *options.exclude, *options.exclude);
   } else if (options.include) {
-    db->SetCampaignExcluded(*options.include, false);
+    db->writer().SetCampaignExcluded(*options.include, false);
     out << fmt::format("campaign {} included again\n", *options.include);
   } else {
-    db->SetCampaignLabel(*options.label_campaign, options.label);
+    db->writer().SetCampaignLabel(*options.label_campaign, options.label);
     out << (options.label.empty()
                 ? fmt::format("campaign {}: label cleared\n", *options.label_campaign)
                 : fmt::format("campaign {} labelled '{}'\n", *options.label_campaign,

@@ -17,6 +17,7 @@
 #include "report/comparison_output.h"
 #include "report/output_file.h"
 #include "storage/storage_error.h"
+#include "storage/results_db.h"
 
 namespace ditbench {
 namespace {
@@ -41,8 +42,9 @@ int RunCompareOrThrow(const CompareOptions& options, std::ostream& out, std::ost
     b_owned = ResultsDb::Open(b.db, /*read_only=*/true);
     b_db = b_owned.get();
   }
-  const Comparison comparison = CompareCampaigns(
-      *a_db, a, *b_db, b, CompareSettings{options.noise_floor_pct, options.min_effect_pct});
+  const Comparison comparison =
+      CompareCampaigns(a_db->reader(), a, b_db->reader(), b,
+                       CompareSettings{options.noise_floor_pct, options.min_effect_pct});
   if (options.output.empty()) {
     WriteComparison(comparison, options.format, out);
     CheckOutput(out, "the comparison");

@@ -19,6 +19,7 @@
 #include "report/history_output.h"
 #include "report/output_file.h"
 #include "storage/storage_error.h"
+#include "storage/results_db.h"
 
 namespace ditbench {
 namespace {
@@ -38,7 +39,7 @@ int RunHistoryOrThrow(const HistoryCommandOptions& options, std::ostream& out,
     throw UserError(fmt::format("no results database at '{}'", options.db.string()));
   }
   std::unique_ptr<ResultsDb> db = ResultsDb::Open(options.db, /*read_only=*/true);
-  const History history = LoadHistory(*db, HistoryOptions{options.sweep, options.only});
+  const History history = LoadHistory(db->reader(), HistoryOptions{options.sweep, options.only});
   if (options.output.empty()) {
     WriteHistory(history, options.format, out);
     CheckOutput(out, "the history");

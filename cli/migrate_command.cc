@@ -14,6 +14,7 @@
 #include "runner/coordinator_lock.h"
 #include "storage/results_db.h"
 #include "storage/storage_error.h"
+#include "storage/schema.h"
 
 namespace ditbench {
 

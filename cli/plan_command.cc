@@ -28,6 +28,7 @@
 #include "report/output_file.h"
 #include "runner/dry_run.h"
 #include "runner/output_error.h"
+#include "storage/results_db.h"
 
 namespace ditbench {
 namespace {
@@ -56,7 +57,7 @@ int ExplainModel(const std::filesystem::path& path, const std::string& device) {
     return kExitUsage;
   }
   auto db = ResultsDb::Open(path);
-  const FittedModel fitted = FitFromDatabase(*db, device);
+  const FittedModel fitted = FitFromDatabase(db->planner_history(), device);
   const LooReport loo = LeaveOneOut(fitted.observations);
   std::cout << "\n" << fitted.Explain() << "\n";
   if (fitted.model)
@@ -80,7 +81,7 @@ int ExplainModel(const std::filesystem::path& path, const std::string& device) {
   }
   const double now = std::chrono::duration<double>(
                          std::chrono::system_clock::now().time_since_epoch()).count();
-  db->RecordModelFit(FitRecord(fitted, loo, now));
+  db->planner_history().RecordModelFit(FitRecord(fitted, loo, now));
   return kExitOk;
 }
 

@@ -77,7 +77,7 @@ bool UsesSpeedup(const ResultsQuery& query) {
 
 // The speedups the report shows (analysis/speedup.h), over the campaigns that answer
 // (analysis/campaign_roles.h), joined to the view by storage: one row, one speedup everywhere.
-void AddSpeedups(ResultsDb& db, ResultsQuery& query) {
+void AddSpeedups(ResultsReader& db, ResultsQuery& query) {
   const std::vector<CampaignInfo> campaigns = db.Campaigns();
   const std::set<std::int64_t> answering = AnsweringCampaigns(campaigns);
   const std::vector<ResultRow> rows =
@@ -125,7 +125,7 @@ Condition ParseCondition(const std::string& text) {
   return condition;
 }
 
-// The typed query behind the filters: parsing here, SQL in storage (ResultsDb::QueryResults).
+// The typed query behind the filters: parsing here, SQL in storage (SqlConsole::QueryResults).
 ResultsQuery BuildQuery(const QueryOptions& options) {
   ResultsQuery query;
   query.sweep = options.sweep;
@@ -242,7 +242,7 @@ class JsonSink final : public ResultSink {
 // Rows measured while other work ran on the machine: their numbers are suspect, whatever
 // columns were asked for. Counted over the same filters; said on stderr so that csv and json
 // stay clean.
-void WarnAboutBusyTrials(ResultsDb& db, ResultsQuery query, std::ostream& err) {
+void WarnAboutBusyTrials(SqlConsole& db, ResultsQuery query, std::ostream& err) {
   query.columns = {"trial_key", "busy", "health_note"};
   query.sort_column.clear();
   const ResultTable busy = db.QueryResults(query);
@@ -289,17 +289,17 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
   limits.time = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
   if (!options.sql.empty() && options.format == "csv") {  // streamed: one row held at a time
     CsvSink sink(out);
-    db->StreamReadOnlySql(options.sql, limits, sink);
+    db->console().StreamReadOnlySql(options.sql, limits, sink);
   } else if (!options.sql.empty() && options.format == "json") {
     JsonSink sink(out);
-    db->StreamReadOnlySql(options.sql, limits, sink);
+    db->console().StreamReadOnlySql(options.sql, limits, sink);
     sink.Finish();
   } else {
     ResultTable table;
     if (options.sql.empty()) {
       ResultsQuery query = BuildQuery(options);
-      if (UsesSpeedup(query)) AddSpeedups(*db, query);
-      table = db->QueryResults(query);
+      if (UsesSpeedup(query)) AddSpeedups(db->reader(), query);
+      table = db->console().QueryResults(query);
       if (options.columns.empty() && HumanFormat(options.format)) DropEmptyOptionalColumns(table);
     } else {
       struct : ResultSink {
@@ -308,7 +308,7 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
         ResultTable* table;
       } collect;
       collect.table = &table;
-      db->StreamReadOnlySql(options.sql, limits, collect);
+      db->console().StreamReadOnlySql(options.sql, limits, collect);
     }
     const Table printed = ToTable(table);
     PrintTable(printed, *ParseTableFormat(options.format), out);
@@ -316,7 +316,7 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
       out << "(" << table.rows.size() << (table.rows.size() == 1 ? " row)\n" : " rows)\n");
   }
   CheckOutput(out, "the query's rows");
-  if (options.sql.empty()) WarnAboutBusyTrials(*db, BuildQuery(options), err);
+  if (options.sql.empty()) WarnAboutBusyTrials(db->console(), BuildQuery(options), err);
   return kExitOk;
 }
 

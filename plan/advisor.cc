@@ -73,7 +73,7 @@ void AttachSpeedups(Advice& advice, const std::map<TrialId, Speedup>& speedups) 
       }
 }
 
-void AttachSpeedups(Advice& advice, ResultsDb& db) {
+void AttachSpeedups(Advice& advice, ResultsReader& db) {
   const std::set<std::int64_t> answering = AnsweringCampaigns(db.Campaigns());
   AttachSpeedups(advice, TrialSpeedups(db.Results(
                              std::vector<std::int64_t>(answering.begin(), answering.end()))));

@@ -24,6 +24,7 @@
 #include "plan/cost_model.h"
 #include "plan/fitted_model.h"
 #include "plan/sweep_plan.h"
+#include "storage/results_reader.h"
 
 namespace ditbench {
 
@@ -83,7 +84,7 @@ struct Advice {
 // database's answering rows), so advise shows the report's number for the same measurement.
 void AttachSpeedups(Advice& advice, const std::map<TrialId, Speedup>& speedups);
 // The same, reading the rows of the database's answering campaigns (campaign_roles.h).
-void AttachSpeedups(Advice& advice, ResultsDb& db);
+void AttachSpeedups(Advice& advice, ResultsReader& db);
 
 Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOptions& options);
 

@@ -6,6 +6,7 @@
 
 #include "analysis/campaign_roles.h"
 #include "machine/rank_sharing.h"
+#include "storage/results_db.h"
 
 namespace ditbench {
 
@@ -46,9 +47,10 @@ const CostObservation* ObservationIndex::Find(const std::string& key) const {
   return it == by_key_.end() ? nullptr : it->second;
 }
 
-std::vector<CostObservation> ToObservations(const std::vector<ResultsDb::ObservedTrial>& rows) {
+std::vector<CostObservation> ToObservations(
+    const std::vector<PlannerHistory::ObservedTrial>& rows) {
   std::vector<CostObservation> observations;
-  for (const ResultsDb::ObservedTrial& row : rows) {
+  for (const PlannerHistory::ObservedTrial& row : rows) {
     CostObservation o;
     try {
       o.config = TrialConfigFromJson(row.config);
@@ -70,7 +72,7 @@ std::vector<CostObservation> ToObservations(const std::vector<ResultsDb::Observe
   return observations;
 }
 
-FittedModel FitFromDatabase(ResultsDb& db, const std::string& device) {
+FittedModel FitFromDatabase(PlannerHistory& db, const std::string& device) {
   FittedModel fitted;
   fitted.device = device;
   // Campaigns that answer nothing (a `bisect` campaign measures another build) teach nothing.
@@ -98,7 +100,7 @@ FittedModel FitFromDatabase(const std::filesystem::path& path, const std::string
   if (!path.empty() && std::filesystem::exists(path, ec)) {
     try {
       auto db = ResultsDb::Open(path, /*read_only=*/true);
-      return FitFromDatabase(*db, device);
+      return FitFromDatabase(db->planner_history(), device);
     } catch (const StorageError&) {
     }
   }
@@ -107,9 +109,9 @@ FittedModel FitFromDatabase(const std::filesystem::path& path, const std::string
   return none;
 }
 
-ResultsDb::ModelFitRecord FitRecord(const FittedModel& fitted, const LooReport& loo,
-                                    double fitted_at) {
-  ResultsDb::ModelFitRecord record;
+PlannerHistory::ModelFitRecord FitRecord(const FittedModel& fitted, const LooReport& loo,
+                                         double fitted_at) {
+  PlannerHistory::ModelFitRecord record;
   record.device = fitted.device;
   record.fitted_at = fitted_at;
   record.trials = static_cast<std::int64_t>(fitted.observations.size());

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "plan/cost_model.h"
-#include "storage/results_db.h"
+#include "storage/planner_history.h"
 
 namespace ditbench {
 
@@ -48,17 +48,17 @@ class ObservationIndex {
 
 // The observations the database holds for `device` (rows whose configuration cannot be read
 // are left out).
-std::vector<CostObservation> ToObservations(const std::vector<ResultsDb::ObservedTrial>& rows);
+std::vector<CostObservation> ToObservations(const std::vector<PlannerHistory::ObservedTrial>& rows);
 
 // Fits `device`'s trials of `db`.
-FittedModel FitFromDatabase(ResultsDb& db, const std::string& device);
+FittedModel FitFromDatabase(PlannerHistory& db, const std::string& device);
 // The same from a path, best effort: a missing, unreadable or not yet migrated database gives
 // no observations.
 FittedModel FitFromDatabase(const std::filesystem::path& db, const std::string& device);
 
 // What `plan --db --explain` stores (table model_fits): the fit's terms and every trial's
 // leave-one-out prediction against its measurement.
-ResultsDb::ModelFitRecord FitRecord(const FittedModel& fitted, const LooReport& loo,
-                                    double fitted_at);
+PlannerHistory::ModelFitRecord FitRecord(const FittedModel& fitted, const LooReport& loo,
+                                         double fitted_at);
 
 }  // namespace ditbench

@@ -198,7 +198,7 @@ GroupRecommendation Recommend(const GroupAdvice& g, const std::string& device) {
 
 }  // namespace
 
-PlannerView BuildPlannerView(ResultsDb& db, const std::vector<CampaignInfo>& campaigns,
+PlannerView BuildPlannerView(PlannerHistory& db, const std::vector<CampaignInfo>& campaigns,
                              const std::vector<ResultRow>& rows) {
   std::set<std::string> devices;
   for (const ResultRow& row : rows)

@@ -15,11 +15,12 @@
 #include <vector>
 
 #include "analysis/planner_findings.h"
-#include "storage/results_db.h"
+#include "storage/planner_history.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 
-PlannerView BuildPlannerView(ResultsDb& db, const std::vector<CampaignInfo>& campaigns,
+PlannerView BuildPlannerView(PlannerHistory& db, const std::vector<CampaignInfo>& campaigns,
                              const std::vector<ResultRow>& rows);
 
 }  // namespace ditbench

@@ -14,7 +14,7 @@
 
 #include "experiments/trial.h"
 #include "plan/sweep_plan.h"
-#include "storage/results_db.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 

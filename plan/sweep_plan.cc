@@ -27,20 +27,21 @@ class EarlierResults {
     std::error_code ec;
     if (path.empty() || !std::filesystem::exists(path, ec)) return;
     try {
-      measured_ = ResultsDb::Open(path, /*read_only=*/true)->NewestOkMeasurements();
+      measured_ =
+          ResultsDb::Open(path, /*read_only=*/true)->planner_history().NewestOkMeasurements();
     } catch (const StorageError&) {
       measured_.clear();
     }
   }
 
-  std::optional<ResultsDb::Measurement> Measured(const std::string& key) const {
+  std::optional<PlannerHistory::Measurement> Measured(const std::string& key) const {
     const auto it = measured_.find(key);
     if (it == measured_.end()) return std::nullopt;
     return it->second;
   }
 
  private:
-  std::unordered_map<std::string, ResultsDb::Measurement> measured_;
+  std::unordered_map<std::string, PlannerHistory::Measurement> measured_;
 };
 
 // What a database says about a sweep's trials on one device, read once per plan (a plan for
@@ -97,7 +98,7 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
 
   // Estimates: a trial measured before takes its own time, memory and start-up; the others
   // are analytic, with the start-up measured on this database's trials when there are any.
-  std::vector<std::optional<ResultsDb::Measurement>> measured(plan.trials.size());
+  std::vector<std::optional<PlannerHistory::Measurement>> measured(plan.trials.size());
   double startup_sum = 0;
   int startups = 0;
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {

@@ -34,7 +34,7 @@
 
 #include "report/chart_style.h"
 #include "report/stage_breakdown.h"
-#include "storage/results_db.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 

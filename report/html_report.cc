@@ -65,7 +65,7 @@ constexpr std::size_t kShownRows = 50;
 // under a one-line summary, so that the answer (summary, history, groups) stays near the top.
 constexpr std::size_t kShownCampaigns = 8;
 
-std::vector<CampaignInfo> SelectCampaigns(ResultsDb& db, const ReportOptions& options) {
+std::vector<CampaignInfo> SelectCampaigns(ResultsReader& db, const ReportOptions& options) {
   std::vector<CampaignInfo> all = db.Campaigns();
   // Campaigns set aside (`ditbench campaigns --exclude`) appear only when named by id.
   if (options.sweeps.empty() && options.campaigns.empty()) {
@@ -434,7 +434,7 @@ std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options
     baseline_db = other.get();
   }
   std::string html = RenderComparisonSection(
-      CompareCampaigns(*baseline_db, baseline, db, candidate), kReportComparisonRows);
+      CompareCampaigns(baseline_db->reader(), baseline, db.reader(), candidate), kReportComparisonRows);
   // Right under the section's heading.
   const std::size_t heading_end = html.find("</h2>\n");
   if (heading_end != std::string::npos) html.insert(heading_end + 6, which);
@@ -445,10 +445,10 @@ std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options
 
 std::string RenderHtmlReport(const ReportOptions& options) {
   std::unique_ptr<ResultsDb> db = ResultsDb::Open(options.db, /*read_only=*/true);
-  std::vector<CampaignInfo> campaigns = SelectCampaigns(*db, options);
+  std::vector<CampaignInfo> campaigns = SelectCampaigns(db->reader(), options);
   std::vector<std::int64_t> ids;
   for (const CampaignInfo& c : campaigns) ids.push_back(c.id);
-  std::vector<Row> rows = db->Results(ids);
+  std::vector<Row> rows = db->reader().Results(ids);
   const CampaignLabels campaign_labels = LabelCampaigns(campaigns);
 
   std::map<std::int64_t, int> trials_per_campaign;
@@ -496,14 +496,14 @@ std::string RenderHtmlReport(const ReportOptions& options) {
       trials.erase(found);
     }
   }
-  const StageSummaries stage_summaries = SummarizeStages(*db, measured);
+  const StageSummaries stage_summaries = SummarizeStages(db->reader(), measured);
   StagesByTrial stages;
   for (const auto& [trial, summary] : stage_summaries)
     stages.emplace(std::make_pair(trial.campaign, trial.trial_key), summary);
   const std::vector<ReportWarning> warnings = ReportWarnings(campaigns, answering);
   const std::string history = RenderHistorySection(BuildHistory(campaigns, rows, {}));
-  const PlannerView planner = options.planner ? options.planner(*db, campaigns, answering)
-                                              : PlannerView{};
+  const PlannerView planner =
+      options.planner ? options.planner(db->planner_history(), campaigns, answering) : PlannerView{};
 
   // The table of contents, in page order.
   std::vector<std::pair<std::string, std::string>> contents;

@@ -12,7 +12,7 @@
 // 1-rank baseline, the one its charts use. Precisions and scopes are never compared with
 // each other.
 //
-// The report only reads, through storage's typed reads (ResultsDb::Results, Samples) on a
+// The report only reads, through storage's typed reads (ResultsReader::Results, Samples) on a
 // read-only connection; it holds no SQL and never changes the database.
 #pragma once
 

@@ -18,7 +18,7 @@
 
 #include "report/chart_style.h"
 #include "report/group_charts.h"
-#include "storage/results_db.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 

@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "storage/results_db.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 

@@ -12,7 +12,7 @@
 
 #include "analysis/group_winner.h"
 #include "report/chart_style.h"
-#include "storage/results_db.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "storage/results_db.h"
+#include "storage/result_rows.h"
 
 namespace ditbench {
 

@@ -81,7 +81,7 @@ std::optional<StageSummary> SummarizeLaunchStages(
   return SummarizeMedians(medians);
 }
 
-StageSummaries SummarizeStages(ResultsDb& db, const std::vector<StageTrial>& trials) {
+StageSummaries SummarizeStages(ResultsReader& db, const std::vector<StageTrial>& trials) {
   StageSummaries out;
   std::map<std::int64_t, std::map<std::string, std::map<int, TrialStatus>>> launches;
   for (const StageTrial& trial : trials) {

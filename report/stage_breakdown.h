@@ -1,6 +1,6 @@
 // The "Stage breakdown" section of the report: where each trial's iteration time goes, so
 // end-to-end, per-step and per-block numbers can be read side by side. Reads the samples of
-// every ok launch of each trial through ResultsDb::Samples; the slowest rank per iteration is
+// every ok launch of each trial through ResultsReader::Samples; the slowest rank per iteration is
 // metrics/trial_metrics.h's SlowestPerIteration, as for the trial's latency. A trial with
 // replicates counts each launch alike: per stage, the median over its launches of each
 // launch's median.
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "contract/measurement_records.h"
-#include "storage/results_db.h"
+#include "storage/results_reader.h"
 
 namespace ditbench {
 
@@ -52,7 +52,7 @@ std::optional<StageSummary> SummarizeLaunchStages(
 // The breakdown of each trial that has stage samples, in the order given, over every ok
 // launch of it.
 using StageSummaries = std::vector<std::pair<StageTrial, StageSummary>>;
-StageSummaries SummarizeStages(ResultsDb& db, const std::vector<StageTrial>& trials);
+StageSummaries SummarizeStages(ResultsReader& db, const std::vector<StageTrial>& trials);
 
 // The section as HTML (empty when no trial has stage samples): one row per configuration,
 // trials that differ only in seed folded into one with the median of each column over them.

@@ -58,8 +58,8 @@ AdviseSearchEnd RunAdviseSearch(const SweepPlan& plan, const TrialSelection& sel
   const double began = settings.now();
   std::set<std::string> tried;  // launched by this search (ok or not): never twice
   while (true) {
-    const auto statuses = db.TrialStatuses(campaign);
-    const FittedModel fitted = FitFromDatabase(db, settings.device);
+    const auto statuses = db.reader().TrialStatuses(campaign);
+    const FittedModel fitted = FitFromDatabase(db.planner_history(), settings.device);
     // The trials the search may still measure: valid, selected, not running elsewhere, not
     // measured (in any campaign of the device) and not failed in this one.
     const ObservationIndex observed(fitted.observations);
@@ -135,7 +135,7 @@ AdviseSearchEnd RunAdviseSearch(const SweepPlan& plan, const TrialSelection& sel
       }
     }
     tried.insert(t.key);
-    db.RecordSearchReason(campaign, t.key, 0, reason);
+    db.writer().RecordSearchReason(campaign, t.key, 0, reason);
     status.SearchChoice(t.key, reason);
     if (!run_round({QueuedTrial{*next, &t, 0, false}})) return AdviseSearchEnd::kStopped;
   }

@@ -124,7 +124,7 @@ End Bisection::ResolveEnd(const std::string& text, bool good,
             ? std::string("it has none")
             : fmt::format("campaigns {} to {}", campaigns.front().id, campaigns.back().id)));
   }
-  const auto statuses = db_->TrialStatuses(campaign->id);
+  const auto statuses = db_->reader().TrialStatuses(campaign->id);
   const auto status = statuses.find(options_.key);
   if (status == statuses.end() || status->second != TrialStatus::kOk) {
     throw UserError(fmt::format("{} {}: campaign {} has no ok measurement of trial {} ({})", option,
@@ -143,7 +143,8 @@ End Bisection::ResolveEnd(const std::string& text, bool good,
 
 const CampaignInfo& Bisection::ReferenceCampaign(const std::vector<CampaignInfo>& campaigns) {
   for (const CampaignInfo& c : campaigns)
-    for (const auto& [key, status] : db_->TrialStatuses(c.id)) campaigns_by_key_[key].insert(c.id);
+    for (const auto& [key, status] : db_->reader().TrialStatuses(c.id))
+      campaigns_by_key_[key].insert(c.id);
   const auto found = campaigns_by_key_.find(options_.key);
   if (found == campaigns_by_key_.end()) {
     std::vector<std::string> keys;
@@ -209,7 +210,7 @@ std::optional<std::int64_t> Bisection::Measure(int position, std::string& proble
                                            : "interrupted";
     return std::nullopt;
   }
-  const std::vector<CampaignInfo> campaigns = db_->Campaigns();
+  const std::vector<CampaignInfo> campaigns = db_->reader().Campaigns();
   for (auto c = campaigns.rbegin(); c != campaigns.rend(); ++c) {
     const nlohmann::json& mark = c->record.environment.value("bisect", nlohmann::json());
     if (mark.is_object() && mark.value("session", "") == session_ &&
@@ -224,7 +225,7 @@ KeyVerdict Bisection::Compare(std::int64_t a, std::int64_t b) {
   const CampaignSet side_a{options_.db, {a}, std::to_string(a)};
   const CampaignSet side_b{options_.db, {b}, std::to_string(b)};
   const Comparison comparison =
-      CompareCampaigns(*db_, side_a, *db_, side_b,
+      CompareCampaigns(db_->reader(), side_a, db_->reader(), side_b,
                        CompareSettings{options_.noise_floor_pct, options_.min_effect_pct});
   KeyVerdict result;
   for (const ComparedTrial& t : comparison.trials) {
@@ -255,7 +256,7 @@ int Bisection::Run(BisectOutcome& outcome) {
   if (!std::filesystem::exists(options_.db))
     throw UserError(fmt::format("--db {}: no such database", options_.db.string()));
   db_ = ResultsDb::Open(options_.db, /*read_only=*/true);
-  const std::vector<CampaignInfo> campaigns = db_->Campaigns();
+  const std::vector<CampaignInfo> campaigns = db_->reader().Campaigns();
   const CampaignInfo& fallback = ReferenceCampaign(campaigns);
   End good = ResolveEnd(options_.good, true, campaigns);
   End bad = ResolveEnd(options_.bad, false, campaigns);
@@ -293,7 +294,7 @@ int Bisection::Run(BisectOutcome& outcome) {
     MeasuredBuild measured{end->position, options_.builds[end->position], end->campaign,
                            end == &good ? BuildJudgement::kGood : BuildJudgement::kBad, "end"};
     if (end->campaign) {  // it ran: did the trial measure ok?
-      const auto statuses = db_->TrialStatuses(*end->campaign);
+      const auto statuses = db_->reader().TrialStatuses(*end->campaign);
       const auto status = statuses.find(options_.key);
       if (status == statuses.end() || status->second != TrialStatus::kOk) {
         problem = fmt::format("its trial did not measure ok in campaign {} ({})", *end->campaign,

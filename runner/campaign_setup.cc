@@ -105,7 +105,7 @@ std::optional<SweepSetup> PrepareSweep(const RunOptions& options, const SweepEff
 
 std::set<std::string> BusyTrials(ResultsDb& db, std::int64_t campaign) {
   std::set<std::string> busy;
-  for (const ResultRow& row : db.Results({campaign}))
+  for (const ResultRow& row : db.reader().Results({campaign}))
     if (row.busy) busy.insert(row.trial_key);
   return busy;
 }
@@ -159,7 +159,7 @@ std::optional<CampaignStart> StartCampaign(const RunOptions& options, const Swee
       record.environment["gpu_discovery"] = ToJson(effects.gpus.Listing());
       status.GpusFound(Describe(effects.gpus.Listing()), placement.capacity.on_gpu);
     }
-    const std::vector<CampaignInfo> campaigns = db.Campaigns();
+    const std::vector<CampaignInfo> campaigns = db.reader().Campaigns();
     if (auto lost = UnknownCampaignFolders(run_root, campaigns); !lost.empty()) {
       err << "ditbench run: error: " << UnknownCampaignsProblem(run_root, options.db, lost) << "\n";
       return std::nullopt;
@@ -169,20 +169,22 @@ std::optional<CampaignStart> StartCampaign(const RunOptions& options, const Swee
         ChooseCampaign(campaigns, record, options.fresh, options.keep_campaign);
     const bool fresh = !choice.resume.has_value();
     if (choice.changed_from) status.SweepChanged(spec.name, *choice.changed_from, choice.diff);
-    const std::int64_t campaign = start.campaign = db.ResumeOrCreateCampaign(record, fresh);
+    const std::int64_t campaign = start.campaign =
+        db.writer().ResumeOrCreateCampaign(record, fresh);
     auto gone = [](const std::string& host, std::int64_t pid) {
       return CoordinatorGone(host, static_cast<long>(pid));
     };
-    start.adopted =
-        AdoptSchedulerJobs(db, campaign, spec, plan, effects.launcher, setup.worker, gone, out);
+    start.adopted = AdoptSchedulerJobs(db.writer(), campaign, spec, plan, effects.launcher,
+                                       setup.worker, gone, out);
     std::set<std::string> taken_over;
     for (const AdoptedTrial& a : start.adopted) taken_over.insert(a.trial->key);
     RecordUnrecordedLaunches(db, campaign, plan, spec.replicates, gone, taken_over, out);
-    if (int n = db.MarkRunningAsInterrupted(campaign, gone, &start.still_running, taken_over))
+    if (int n =
+            db.writer().MarkRunningAsInterrupted(campaign, gone, &start.still_running, taken_over))
       status.OrphansInterrupted(n);
     for (const auto& key : start.still_running) status.StillRunningElsewhere(key);
-    start.statuses = db.TrialStatuses(campaign);
-    start.launch_statuses = db.LaunchStatuses(campaign);
+    start.statuses = db.reader().TrialStatuses(campaign);
+    start.launch_statuses = db.reader().LaunchStatuses(campaign);
     start.busy = BusyTrials(db, campaign);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";

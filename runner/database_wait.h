@@ -8,7 +8,7 @@
 #include <iosfwd>
 
 #include "launch/interrupt.h"
-#include "storage/results_db.h"
+#include "storage/busy_wait.h"
 
 namespace ditbench {
 

@@ -29,10 +29,10 @@ ResumePreview PreviewResume(const RunOptions& options, const SweepSpec& spec,
       wanted.spec_hash = Sha256Hex(spec.text);
       wanted.spec_text = spec.text;
       const CampaignChoice choice =
-          ChooseCampaign(db->Campaigns(), wanted, options.fresh, options.keep_campaign);
+          ChooseCampaign(db->reader().Campaigns(), wanted, options.fresh, options.keep_campaign);
       if (choice.resume) {
-        const auto statuses = db->TrialStatuses(*choice.resume);
-        const auto launch_statuses = db->LaunchStatuses(*choice.resume);
+        const auto statuses = db->reader().TrialStatuses(*choice.resume);
+        const auto launch_statuses = db->reader().LaunchStatuses(*choice.resume);
         const std::set<std::string> busy = BusyTrials(*db, *choice.resume);
         int kept = 0, runs = 0;
         for (const PlannedTrial& t : plan.trials) {

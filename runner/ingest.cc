@@ -154,7 +154,7 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
                    const std::function<bool()>& cancelled) {
   TrialRecord record;
   record.trial_key = trial_key;
-  record.config = CanonicalJson(config);
+  record.config = config;
   record.world_size = config.world_size();
   record.run_dir = run_dir.string();
 

@@ -8,14 +8,14 @@
 
 #include "contract/worker_contract.h"
 #include "metrics/image_quality.h"
-#include "storage/results_db.h"
+#include "storage/output_error_store.h"
 
 namespace ditbench {
 namespace {
 
 // The error of the trial in `run_dir` against the reference output, or why there is none;
 // for a decoded image (scope pipeline) also its PSNR and SSIM.
-void Compare(ResultsDb& db, const AwaitingReference& trial, const NpyArray& reference,
+void Compare(OutputErrorStore& db, const AwaitingReference& trial, const NpyArray& reference,
              const std::string& reference_key, bool decoded_image) {
   try {
     const NpyArray output = ReadNpy(std::filesystem::path(trial.run_dir) / kOutputFileName);
@@ -75,7 +75,7 @@ void AttachOutputReference(TrialRecord& record, const TrialConfig& config) {
   }
 }
 
-void UpdateOutputErrors(ResultsDb& db, const TrialRecord& record) {
+void UpdateOutputErrors(OutputErrorStore& db, const TrialRecord& record) {
   if (!record.metrics || record.status != TrialStatus::kOk) return;
   // Keys whose trials may now have what they wait for: this trial's reference, and this
   // trial itself as somebody's reference.
@@ -94,7 +94,7 @@ void UpdateOutputErrors(ResultsDb& db, const TrialRecord& record) {
       continue;
     }
     // A trial and its reference share their scope.
-    const bool decoded_image = record.config.value("scope", "") == ScopeName(Scope::kPipeline);
+    const bool decoded_image = record.config.scope == Scope::kPipeline;
     for (const auto& trial : waiting)
       Compare(db, trial, reference, reference_key, decoded_image);
   }

@@ -25,7 +25,7 @@
 
 namespace ditbench {
 
-class ResultsDb;
+class OutputErrorStore;
 
 // The range of a decoded image as output.npy holds it (the VAE decoder's output, unclamped).
 inline constexpr ImageRange kDecodedImageRange = ImageRange::kMinusOneToOne;
@@ -44,6 +44,6 @@ void AttachOutputReference(TrialRecord& record, const TrialConfig& config);
 // After an ok trial is recorded: fills the output error of every ok trial whose reference is
 // now available (this trial, and the trials that were waiting for it as their reference),
 // with PSNR, SSIM and the verdict of each one's quality gates.
-void UpdateOutputErrors(ResultsDb& db, const TrialRecord& record);
+void UpdateOutputErrors(OutputErrorStore& db, const TrialRecord& record);
 
 }  // namespace ditbench

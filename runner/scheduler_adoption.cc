@@ -41,14 +41,14 @@ LaunchRequest TrialRequest(const SweepSpec& spec, const PlannedTrial& t,
 // coordinator is gone are handed to the launcher again (Launcher::Attach) and recorded as
 // ours, so that they are waited for and ingested instead of run twice. Trials the launcher
 // cannot attach to stay as they are (resume marks them interrupted and runs them again).
-std::vector<AdoptedTrial> AdoptSchedulerJobs(ResultsDb& db, std::int64_t campaign,
+std::vector<AdoptedTrial> AdoptSchedulerJobs(CampaignWriter& db, std::int64_t campaign,
                                              const SweepSpec& spec, const SweepPlan& plan,
                                              Launcher& launcher,
                                              const std::filesystem::path& worker,
-                                             const ResultsDb::CoordinatorIsGone& gone,
+                                             const CampaignWriter::CoordinatorIsGone& gone,
                                              std::ostream& out) {
   std::vector<AdoptedTrial> adopted;
-  for (const ResultsDb::RunningTrial& r : db.RunningTrials(campaign)) {
+  for (const CampaignWriter::RunningTrial& r : db.RunningTrials(campaign)) {
     if (r.scheduler_job.empty() || r.run_dir.empty()) continue;
     if (!r.coordinator_host.empty() && r.coordinator_pid > 0 &&
         !gone(r.coordinator_host, r.coordinator_pid))
@@ -67,7 +67,7 @@ std::vector<AdoptedTrial> AdoptSchedulerJobs(ResultsDb& db, std::int64_t campaig
     }
     TrialRecord running;
     running.trial_key = planned->key;
-    running.config = CanonicalJson(planned->config);
+    running.config = planned->config;
     running.world_size = planned->config.world_size();
     running.status = TrialStatus::kRunning;
     running.launch = r.launch;

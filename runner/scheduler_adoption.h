@@ -10,7 +10,7 @@
 #include "experiments/sweep_spec.h"
 #include "launch/launcher.h"
 #include "plan/sweep_plan.h"
-#include "storage/results_db.h"
+#include "storage/campaign_writer.h"
 
 namespace ditbench {
 
@@ -35,11 +35,11 @@ struct AdoptedTrial {
 // coordinator is gone are handed to the launcher again (Launcher::Attach) and recorded as
 // ours, so that they are waited for and ingested instead of run twice. Trials the launcher
 // cannot attach to stay as they are (resume marks them interrupted and runs them again).
-std::vector<AdoptedTrial> AdoptSchedulerJobs(ResultsDb& db, std::int64_t campaign,
+std::vector<AdoptedTrial> AdoptSchedulerJobs(CampaignWriter& db, std::int64_t campaign,
                                              const SweepSpec& spec, const SweepPlan& plan,
                                              Launcher& launcher,
                                              const std::filesystem::path& worker,
-                                             const ResultsDb::CoordinatorIsGone& gone,
+                                             const CampaignWriter::CoordinatorIsGone& gone,
                                              std::ostream& out);
 
 }  // namespace ditbench

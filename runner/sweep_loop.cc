@@ -189,7 +189,7 @@ bool SweepLoop::KeyInFlight(const std::string& key) const {
 TrialRecord SweepLoop::BaseRecord(const PlannedTrial& t, int launch) const {
   TrialRecord record;
   record.trial_key = t.key;
-  record.config = CanonicalJson(t.config);
+  record.config = t.config;
   record.world_size = t.config.world_size();
   record.launch = launch;
   record.replicates = settings_.replicates;
@@ -198,7 +198,8 @@ TrialRecord SweepLoop::BaseRecord(const PlannedTrial& t, int launch) const {
 
 TrialOutcome SweepLoop::RecordLaunch(const TrialRecord& record) {
   std::vector<LaunchMeasurement> launches;
-  for (LaunchMeasurement& stored : db_.Launches(campaign_, record.trial_key, record.launch))
+  for (LaunchMeasurement& stored :
+       db_.writer().Launches(campaign_, record.trial_key, record.launch))
     if (stored.launch < settings_.replicates || settings_.halving)
       launches.push_back(std::move(stored));
   LaunchMeasurement latest;
@@ -210,7 +211,7 @@ TrialOutcome SweepLoop::RecordLaunch(const TrialRecord& record) {
     if (!sample.warmup && sample.stage == kIterationStage) latest.samples.push_back(sample);
   launches.push_back(std::move(latest));
   TrialOutcome outcome = SummarizeLaunches(launches, settings_.replicates);
-  db_.RecordLaunch(campaign_, record, outcome);
+  db_.writer().RecordLaunch(campaign_, record, outcome);
   return outcome;
 }
 
@@ -220,7 +221,7 @@ void SweepLoop::RecordSkipped(const PlannedTrial& t, const std::string& prefix,
   record.status = TrialStatus::kSkipped;
   record.error = *t.invalid_reason;
   record.started_at = record.finished_at = UnixNow();
-  db_.RecordTrial(campaign_, record);
+  db_.writer().RecordTrial(campaign_, record);
   progress_->Finished(position, 0);
   ++tally_.skipped;
   status_.LaunchSkipped(prefix, *t.invalid_reason);
@@ -232,7 +233,7 @@ void SweepLoop::RecordPredictedOom(const PlannedTrial& t, const std::string& pre
   record.status = TrialStatus::kSkipped;
   record.error = "predicted OOM after " + after;
   record.started_at = record.finished_at = UnixNow();
-  db_.RecordTrial(campaign_, record);
+  db_.writer().RecordTrial(campaign_, record);
   progress_->Finished(position, 0);
   ++tally_.predicted_oom;
   failed_keys_.insert(t.key);  // its later launches are not run either
@@ -284,7 +285,7 @@ void SweepLoop::Start(const QueuedTrial& queued, std::size_t position, const std
   running.started_at = started_at;
   running.coordinator_host = Hostname();
   running.coordinator_pid = ::getpid();
-  db_.MarkRunning(campaign_, running);
+  db_.writer().MarkRunning(campaign_, running);
   status_.LaunchStarted(prefix);
 
   std::optional<TrialHealth> health;
@@ -306,7 +307,7 @@ void SweepLoop::Start(const QueuedTrial& queued, std::size_t position, const std
   }
   const std::string job = effects_.launcher.ExternalId(handle);
   if (!job.empty()) {
-    db_.SetSchedulerJob(campaign_, t.key, job);
+    db_.writer().SetSchedulerJob(campaign_, t.key, job);
     status_.LaunchSubmitted(prefix, job);
   }
   for (auto& [other_handle, other] : in_flight_) ++other.concurrent;
@@ -359,11 +360,11 @@ void SweepLoop::Reap(const FinishedTrial& finished) {
   if (outcome.status == TrialStatus::kOk && outcome.metrics) {
     TrialRecord summary = record;
     summary.metrics = outcome.metrics;
-    UpdateOutputErrors(db_, summary);
+    UpdateOutputErrors(db_.output_errors(), summary);
   }
   if (!worker_described_ && record.status == TrialStatus::kOk &&
       record.worker_environment.is_object() && !record.worker_environment.empty()) {
-    db_.UpdateCampaignEnvironment(campaign_, {{"worker", record.worker_environment}});
+    db_.writer().UpdateCampaignEnvironment(campaign_, {{"worker", record.worker_environment}});
     worker_described_ = true;
   }
   if (record.status == TrialStatus::kInterrupted) {

@@ -144,7 +144,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
         return !effects.interrupt.Requested() && !loop.refused_busy() && !loop.budget_spent() &&
                !loop.stopped_on_failures();
       };
-      RunHalving(spec, plan, selection, db, campaign, options.rerun, started->busy, live,
+      RunHalving(spec, plan, selection, db.reader(), campaign, options.rerun, started->busy, live,
                  run_round, status);
     } else {
       loop.Run(queue.launches, plan.trials.size());
@@ -181,8 +181,8 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
     // A run limited by --only finishes the campaign only once every trial is recorded.
     // So does a bisect's: it is never resumed, and measures its selected trials only.
     if (!selection.Partial() || options.build_under_test ||
-        EveryTrialSettled(plan, db.TrialStatuses(campaign)))
-      db.FinishCampaign(campaign);
+        EveryTrialSettled(plan, db.reader().TrialStatuses(campaign)))
+      db.writer().FinishCampaign(campaign);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
   }

@@ -91,10 +91,10 @@ std::optional<LaunchOutcome> ReadLaunchOutcome(const std::filesystem::path& run_
 }
 
 int RecordUnrecordedLaunches(ResultsDb& db, std::int64_t campaign, const SweepPlan& plan,
-                             int replicates, const ResultsDb::CoordinatorIsGone& gone,
+                             int replicates, const CampaignWriter::CoordinatorIsGone& gone,
                              const std::set<std::string>& taken_over, std::ostream& out) {
   int recorded = 0;
-  for (const ResultsDb::RunningTrial& running : db.RunningTrials(campaign)) {
+  for (const CampaignWriter::RunningTrial& running : db.writer().RunningTrials(campaign)) {
     if (taken_over.count(running.trial_key) || running.run_dir.empty()) continue;
     const bool known = !running.coordinator_host.empty() && running.coordinator_pid > 0;
     if (known && !gone(running.coordinator_host, running.coordinator_pid)) continue;
@@ -114,17 +114,17 @@ int RecordUnrecordedLaunches(ResultsDb& db, std::int64_t campaign, const SweepPl
       KeepOutputImages(running.run_dir);
     // What the trial's launches add up to, as the sweep loop sums them.
     std::vector<LaunchMeasurement> launches =
-        db.Launches(campaign, record.trial_key, record.launch);
+        db.writer().Launches(campaign, record.trial_key, record.launch);
     LaunchMeasurement latest{record.launch, record.status, record.error, record.metrics, {}};
     for (const Sample& sample : record.samples)
       if (!sample.warmup && sample.stage == kIterationStage) latest.samples.push_back(sample);
     launches.push_back(std::move(latest));
     const TrialOutcome summary = SummarizeLaunches(launches, replicates);
-    db.RecordLaunch(campaign, record, summary);
+    db.writer().RecordLaunch(campaign, record, summary);
     if (summary.status == TrialStatus::kOk && summary.metrics) {
       TrialRecord with_summary = record;
       with_summary.metrics = summary.metrics;
-      UpdateOutputErrors(db, with_summary);
+      UpdateOutputErrors(db.output_errors(), with_summary);
     }
     out << fmt::format("trial {} finished before its coordinator could record it: recorded "
                        "{} from {}\n",

@@ -38,9 +38,9 @@ std::optional<LaunchOutcome> ReadLaunchOutcome(const std::filesystem::path& run_
 // Records, as the sweep loop would have, every launch of `campaign` left `running` by a
 // coordinator that `gone` says is gone (and not in `taken_over`) whose run folder holds an
 // outcome, for trials of `plan`. One line per launch to `out`. Returns how many were recorded;
-// the others stay `running` for ResultsDb::MarkRunningAsInterrupted. Throws StorageError.
+// the others stay `running` for CampaignWriter::MarkRunningAsInterrupted. Throws StorageError.
 int RecordUnrecordedLaunches(ResultsDb& db, std::int64_t campaign, const SweepPlan& plan,
-                             int replicates, const ResultsDb::CoordinatorIsGone& gone,
+                             int replicates, const CampaignWriter::CoordinatorIsGone& gone,
                              const std::set<std::string>& taken_over, std::ostream& out);
 
 }  // namespace ditbench

@@ -14,8 +14,8 @@
 
 #include "base/untrusted_input.h"
 #include "experiments/trial_identity.h"
-#include "storage/results_db.h"
 #include "storage/statement.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 namespace {

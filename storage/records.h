@@ -19,9 +19,9 @@ namespace ditbench {
 // One finished (or skipped) trial, written in one transaction.
 struct TrialRecord {
   std::string trial_key;
-  // CanonicalJson of the TrialConfig: storage splits it into what is computed and how it is
-  // measured (experiments/trial_identity.h).
-  nlohmann::json config;
+  // The trial's configuration: storage stores it split into what is computed and how it is
+  // measured (ComputationJson and PolicyJson, experiments/trial_identity.h).
+  TrialConfig config;
   TrialStatus status = TrialStatus::kPending;
   std::string error;      // empty when ok
   int world_size = 1;

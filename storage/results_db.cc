@@ -1,7 +1,7 @@
 // ResultsDb's connection (results_db.h): opening, the schema check and migration on open, and
-// how a writer waits for another program's lock. The methods of each role live beside it:
-// results_writer.cc (trials and launches), results_campaigns.cc (campaigns and what a resumed
-// run reads of them), results_read.cc (typed reads), results_query.cc (`ditbench query`).
+// how a writer waits for another program's lock. The roles over it live beside it:
+// campaign_writer.cc, results_reader.cc, planner_history.cc, output_error_store.cc and
+// sql_console.cc.
 #include "storage/results_db.h"
 
 #include <algorithm>
@@ -139,10 +139,14 @@ std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bo
 }
 
 ResultsDb::ResultsDb(SqliteConnection connection, std::filesystem::path path)
-    : connection_(std::move(connection)), db_(connection_.get()), path_(std::move(path)) {}
+    : connection_(std::move(connection)),
+      path_(std::move(path)),
+      writer_(connection_.get(), path_),
+      reader_(connection_.get(), path_),
+      planner_history_(connection_.get()),
+      output_errors_(connection_.get()),
+      console_(connection_.get()) {}
 
 ResultsDb::~ResultsDb() = default;  // the connection closes before the busy state goes
-
-void ResultsDb::SetBusyWait(BusyWait wait) { busy_->wait = std::move(wait); }
 
 }  // namespace ditbench

@@ -1,8 +1,8 @@
-// Typed queries of the `results` view for `ditbench query` (ResultsDb::QueryResults,
-// implemented in storage/results_query.cc: the only place their SQL is built).
+// Typed queries of the `results` view for `ditbench query` (SqlConsole::QueryResults,
+// implemented in storage/sql_console.cc: the only place their SQL is built).
 //
 // Column names (filters, columns, sort) are checked against the view and quoted; values are
-// bound as parameters, never pasted into the SQL text. RunReadOnlySql runs exactly one
+// bound as parameters, never pasted into the SQL text. StreamReadOnlySql runs exactly one
 // statement that sqlite3_stmt_readonly accepts. Mistakes in the query itself throw
 // QueryError (one line, with "did you mean" for a misspelled column); database trouble
 // throws StorageError.
@@ -63,7 +63,7 @@ struct ResultTable {
   std::vector<std::vector<ResultCell>> rows;
 };
 
-// Bounds on one --sql statement (ResultsDb::StreamReadOnlySql): past `time` it is stopped, and
+// Bounds on one --sql statement (SqlConsole::StreamReadOnlySql): past `time` it is stopped, and
 // SQLite's memory (process-wide: sqlite3_hard_heap_limit64) is capped at `heap_bytes` while it
 // runs; either ends it with a QueryError saying which. An infinite recursive CTE ends so.
 struct SqlLimits {
@@ -81,7 +81,6 @@ class ResultSink {
   virtual void Row(const std::vector<ResultCell>& cells) = 0;
 };
 
-// The reads themselves are ResultsDb::ResultsColumns, QueryResults, RunReadOnlySql and
-// StreamReadOnlySql.
+// The reads themselves are SqlConsole's (storage/sql_console.h).
 
 }  // namespace ditbench

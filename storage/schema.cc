@@ -13,7 +13,6 @@
 
 #include "storage/iso_time.h"
 #include "storage/key_migration.h"
-#include "storage/results_db.h"
 #include "storage/results_view.h"
 #include "storage/statement.h"
 

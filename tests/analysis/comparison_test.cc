@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "base/user_error.h"
+#include "storage/results_db.h"
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
@@ -37,8 +38,8 @@ class ComparisonTest : public ::testing::Test {
   // A new campaign of sweep "sp" on `build` holding `trials`.
   std::int64_t Campaign(ResultsDb& db, const std::vector<TrialRecord>& trials,
                         const std::string& build = "abc1234") {
-    std::int64_t id = db.ResumeOrCreateCampaign(test::MakeCampaign("sp", build), true);
-    for (const TrialRecord& t : trials) db.RecordTrial(id, t);
+    std::int64_t id = db.writer().ResumeOrCreateCampaign(test::MakeCampaign("sp", build), true);
+    for (const TrialRecord& t : trials) db.writer().RecordTrial(id, t);
     return id;
   }
 
@@ -56,7 +57,7 @@ TEST_F(ComparisonTest, KnownSlowdownOnGpuIsSlowerAndListedFirst) {
                             {test::MakeTrialWithSamples(one, Series(3, 100), "NVIDIA H100"),
                              test::MakeTrialWithSamples(two, Series(4, 72), "NVIDIA H100")},
                             "def5678");
-  Comparison c = CompareCampaigns(*db, Set({a}), *db, Set({b}));
+  Comparison c = CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({b}));
   ASSERT_EQ(c.trials.size(), 2u);
   EXPECT_EQ(c.trials[0].trial_key, TrialKey(two));
   EXPECT_EQ(c.trials[0].change.verdict, Verdict::kSlower) << c.trials[0].change.reason;
@@ -81,12 +82,13 @@ TEST_F(ComparisonTest, CpuTrialsUseTheLenientFloor) {
   // +20% on CPU: within the 35% floor, so not a regression.
   std::int64_t a = Campaign(*db, {test::MakeTrialWithSamples(one, Series(1, 100))});
   std::int64_t b = Campaign(*db, {test::MakeTrialWithSamples(one, Series(2, 120))});
-  Comparison c = CompareCampaigns(*db, Set({a}), *db, Set({b}));
+  Comparison c = CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({b}));
   ASSERT_EQ(c.trials.size(), 1u);
   EXPECT_EQ(c.trials[0].change.verdict, Verdict::kSame);
   EXPECT_THAT(c.trials[0].thresholds, HasSubstr("cpu default (noise floor 35.0%"));
   // A floor given on the command line replaces it.
-  Comparison strict = CompareCampaigns(*db, Set({a}), *db, Set({b}), {5.0, std::nullopt});
+  Comparison strict =
+      CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({b}), {5.0, std::nullopt});
   EXPECT_EQ(strict.trials[0].change.verdict, Verdict::kSlower);
   EXPECT_THAT(strict.trials[0].thresholds, HasSubstr("given"));
   EXPECT_EQ(NoiseFloorHeadline(strict), "noise floor 5.0% (given)");
@@ -104,14 +106,14 @@ TEST_F(ComparisonTest, SeveralCampaignsPerSideAreLaunchesOfEachTrial) {
         Campaign(*db, {test::MakeTrialWithSamples(one, Series(20 + i, 100 * offsets[3 + i]))}));
     b.push_back(Campaign(*db, {test::MakeTrialWithSamples(one, Series(30 + i, 130 * offsets[i]))}));
   }
-  Comparison aa = CompareCampaigns(*db, Set(a), *db, Set(drift));
+  Comparison aa = CompareCampaigns(db->reader(), Set(a), db->reader(), Set(drift));
   ASSERT_EQ(aa.trials.size(), 1u);
   EXPECT_EQ(aa.trials[0].change.method, ChangeMethod::kLaunches);
   EXPECT_EQ(aa.trials[0].change.a_launches, 3);
   EXPECT_TRUE(aa.trials[0].change.verdict == Verdict::kSame ||
               aa.trials[0].change.verdict == Verdict::kInconclusive)
       << aa.trials[0].change.reason;
-  Comparison ab = CompareCampaigns(*db, Set(a), *db, Set(b));
+  Comparison ab = CompareCampaigns(db->reader(), Set(a), db->reader(), Set(b));
   EXPECT_EQ(ab.trials[0].change.verdict, Verdict::kSlower) << ab.trials[0].change.reason;
 }
 
@@ -124,7 +126,7 @@ TEST_F(ComparisonTest, ATrialMeasuredOnABusyMachineSaysSoAndCountsOnlyWhenStrict
   busy.health = {{"busy", true}, {"note", "load 3.10 on 2 cores; others used 1.00 cores"}};
   std::int64_t b =
       Campaign(*db, {test::MakeTrialWithSamples(one, Series(3, 130), "NVIDIA H100"), busy});
-  Comparison c = CompareCampaigns(*db, Set({a}), *db, Set({b}));
+  Comparison c = CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({b}));
   ASSERT_EQ(c.trials.size(), 2u);
   const ComparedTrial& quiet = c.trials[0];  // +30%
   const ComparedTrial& noisy = c.trials[1];  // +20%, B busy
@@ -153,7 +155,7 @@ TEST_F(ComparisonTest, ASideBelowQualitySaysSoInItsVerdictAndEveryOutput) {
   TrialRecord below = test::MakeTrialWithSamples(two, Series(2, 60), "NVIDIA H100");
   below.metrics->quality = "below: psnr 30.1 < 35";
   std::int64_t b = Campaign(*db, {below});
-  Comparison c = CompareCampaigns(*db, Set({a}), *db, Set({b}));
+  Comparison c = CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({b}));
   ASSERT_EQ(c.trials.size(), 1u);
   const ComparedTrial& t = c.trials[0];
   EXPECT_EQ(t.a_below_quality, "");
@@ -177,7 +179,7 @@ TEST_F(ComparisonTest, UnmatchedAndFailedTrialsAreListed) {
                                   test::MakeTrialWithSamples(two, Series(2, 10))});
   std::int64_t b = Campaign(*db, {test::MakeTrial(one, TrialStatus::kOom, 0, "out of memory"),
                                   test::MakeTrialWithSamples(four, Series(3, 10))});
-  Comparison c = CompareCampaigns(*db, Set({a}), *db, Set({b}));
+  Comparison c = CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({b}));
   EXPECT_TRUE(c.trials.empty());
   std::map<std::string, std::string> why;
   for (const UnmatchedTrial& u : c.unmatched) why[u.trial_key] = u.why;
@@ -190,7 +192,7 @@ TEST_F(ComparisonTest, UnknownCampaignNamesTheKnownOnes) {
   auto db = ResultsDb::Open(DbPath());
   std::int64_t a = Campaign(*db, {});
   try {
-    CompareCampaigns(*db, Set({a}), *db, Set({42}));
+    CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({42}));
     FAIL() << "expected UserError";
   } catch (const UserError& e) {
     EXPECT_THAT(e.what(), HasSubstr("no campaign 42"));

@@ -15,15 +15,15 @@ namespace {
 class ConfigurationGroupTest : public ::testing::Test {
  protected:
   std::int64_t NewCampaign() {
-    return Db().ResumeOrCreateCampaign(test::MakeCampaign("sweep"), /*fresh=*/true);
+    return Db().writer().ResumeOrCreateCampaign(test::MakeCampaign("sweep"), /*fresh=*/true);
   }
   void Record(std::int64_t campaign, const TrialConfig& config, double latency_ms) {
-    Db().RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, latency_ms));
+    Db().writer().RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, latency_ms));
   }
   std::vector<ResultRow> Rows() {
     std::vector<std::int64_t> ids;
-    for (const CampaignInfo& c : Db().Campaigns()) ids.push_back(c.id);
-    return Db().Results(ids);
+    for (const CampaignInfo& c : Db().reader().Campaigns()) ids.push_back(c.id);
+    return Db().reader().Results(ids);
   }
   const ResultRow& RowOf(const std::vector<ResultRow>& rows, std::int64_t campaign,
                          const TrialConfig& config) {

@@ -40,15 +40,15 @@ class HistoryTest : public ::testing::Test {
   void Write(int nights = 12, int step_at = 7, double step = 1.2) {
     auto db = ResultsDb::Open(path_);
     for (int night = 1; night <= nights; ++night) {
-      const std::int64_t id = db->ResumeOrCreateCampaign(
+      const std::int64_t id = db->writer().ResumeOrCreateCampaign(
           test::MakeCampaign("nightly", fmt::format("b{}", night)), true);
-      db->UpdateCampaignEnvironment(
+      db->writer().UpdateCampaignEnvironment(
           id, {{"worker", {{"driver", night >= step_at ? "560" : "550"}, {"nccl", "2.21"}}}});
       const double wobble = 1 + 0.01 * ((night * 7) % 5 - 2);
       for (int ulysses : {1, 2}) {
         double ms = (ulysses == 1 ? 100 : 60) * wobble;
         if (ulysses == 1 && night >= step_at) ms *= step;
-        db->RecordTrial(
+        db->writer().RecordTrial(
             id, test::MakeTrialWithSamples(test::MakeConfig(ulysses), {ms, ms * 1.01, ms * 0.99}));
       }
     }
@@ -56,7 +56,7 @@ class HistoryTest : public ::testing::Test {
 
   History Load(const HistoryOptions& options = {}) {
     auto db = ResultsDb::Open(path_, /*read_only=*/true);
-    return LoadHistory(*db, options);
+    return LoadHistory(db->reader(), options);
   }
 
   test::TempDir dir_;
@@ -119,7 +119,7 @@ TEST_F(HistoryTest, ExcludedCampaignsTakeNoPartAndUnknownNamesAreRefused) {
   Write();
   {
     auto db = ResultsDb::Open(path_);
-    db->SetCampaignExcluded(3, true);
+    db->writer().SetCampaignExcluded(3, true);
   }
   const History history = Load({"nightly", ""});
   EXPECT_EQ(history.excluded, 1u);
@@ -130,7 +130,7 @@ TEST_F(HistoryTest, ExcludedCampaignsTakeNoPartAndUnknownNamesAreRefused) {
   }
   {
     auto db = ResultsDb::Open(path_);
-    db->UpdateCampaignEnvironment(5, {{"bisect", {{"build", "b2"}, {"position", 2}}}});
+    db->writer().UpdateCampaignEnvironment(5, {{"bisect", {{"build", "b2"}, {"position", 2}}}});
   }
   const History without_bisect = Load();
   EXPECT_EQ(without_bisect.bisections, 1u);
@@ -213,7 +213,7 @@ TEST_F(HistoryTest, TheReportGainsAHistorySectionFromThreeCampaigns) {
   Write();
   {
     auto db = ResultsDb::Open(path_);
-    db->SetCampaignExcluded(3, true);
+    db->writer().SetCampaignExcluded(3, true);
   }
   const std::string html = RenderHtmlReport(options);
   ASSERT_THAT(html, HasSubstr("<section id=\"history\">"));

@@ -32,6 +32,7 @@
 #include "plan/sweep_plan.h"
 #include "report/html_report.h"
 #include "runner/sweep_run.h"
+#include "storage/results_db.h"
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
@@ -116,7 +117,7 @@ class AnswersEndToEndTest : public ::testing::Test {
     const SweepPlan plan = PlanSweep(parsed.spec, placement.capacity, assumptions, db);
     plans_.push_back(std::make_unique<SweepPlan>(plan));  // AdvisedTrial borrows its trials
     Advice advice = Advise(*plans_.back(), FitFromDatabase(db, "cpu"), {});
-    AttachSpeedups(advice, *ResultsDb::Open(db, /*read_only=*/true));
+    AttachSpeedups(advice, ResultsDb::Open(db, /*read_only=*/true)->reader());
     return advice;
   }
 

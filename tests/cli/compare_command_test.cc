@@ -37,14 +37,19 @@ class CompareCommandTest : public ::testing::Test {
   void SetUp() override {
     for (const auto& path : {DbPath(), OtherDbPath()}) {
       auto db = ResultsDb::Open(path);
-      std::int64_t a = db->ResumeOrCreateCampaign(test::MakeCampaign("sp", "abc"), true);
-      db->RecordTrial(a, test::MakeTrialWithSamples(test::MakeConfig(1), Series(1, 100), kGpu));
-      db->RecordTrial(a, test::MakeTrialWithSamples(test::MakeConfig(2), Series(2, 60), kGpu));
+      std::int64_t a = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp", "abc"), true);
+      db->writer().RecordTrial(
+          a, test::MakeTrialWithSamples(test::MakeConfig(1), Series(1, 100), kGpu));
+      db->writer().RecordTrial(
+          a, test::MakeTrialWithSamples(test::MakeConfig(2), Series(2, 60), kGpu));
       if (path == OtherDbPath()) break;
-      std::int64_t b = db->ResumeOrCreateCampaign(test::MakeCampaign("sp", "def"), true);
-      db->RecordTrial(b, test::MakeTrialWithSamples(test::MakeConfig(1), Series(3, 100), kGpu));
-      db->RecordTrial(b, test::MakeTrialWithSamples(test::MakeConfig(2), Series(4, 72), kGpu));
-      db->RecordTrial(b, test::MakeTrialWithSamples(test::MakeConfig(4), Series(5, 40), kGpu));
+      std::int64_t b = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp", "def"), true);
+      db->writer().RecordTrial(
+          b, test::MakeTrialWithSamples(test::MakeConfig(1), Series(3, 100), kGpu));
+      db->writer().RecordTrial(
+          b, test::MakeTrialWithSamples(test::MakeConfig(2), Series(4, 72), kGpu));
+      db->writer().RecordTrial(
+          b, test::MakeTrialWithSamples(test::MakeConfig(4), Series(5, 40), kGpu));
     }
   }
 
@@ -101,10 +106,10 @@ TEST_F(CompareCommandTest, FailOnRegressionExitsOneAndNamesTheTrial) {
 TEST_F(CompareCommandTest, ABusyRegressionIsSkippedUnlessStrictAndTheTableSaysBusy) {
   {
     auto db = ResultsDb::Open(DbPath());
-    std::int64_t c = db->ResumeOrCreateCampaign(test::MakeCampaign("sp", "def"), true);
+    std::int64_t c = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp", "def"), true);
     TrialRecord busy = test::MakeTrialWithSamples(test::MakeConfig(2), Series(6, 72), kGpu);
     busy.health = {{"busy", true}, {"note", "others used 1.00 cores: burn (pid 42) 1.00"}};
-    db->RecordTrial(c, busy);
+    db->writer().RecordTrial(c, busy);
   }
   CompareOptions options = Options("1", "3");
   options.fail_on_regression_pct = 10;

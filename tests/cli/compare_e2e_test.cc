@@ -171,8 +171,8 @@ TEST_F(PoisonedFloorTest, OneDisturbedTrialDoesNotTurnARealSlowdownIntoSame) {
               HasSubstr("learned from 22 A/A pairs (1 measurement left out: busy or outlier)"));
   std::unique_ptr<ResultsDb> db = ResultsDb::Open(dir_ / "cd.db", /*read_only=*/true);
   std::map<std::string, double> a_latency, b_latency;  // what `query` calls latency_ms
-  for (const ResultRow& row : db->Results({4})) a_latency[row.trial_key] = *row.latency_ms;
-  for (const ResultRow& row : db->Results({5})) b_latency[row.trial_key] = *row.latency_ms;
+  for (const ResultRow& row : db->reader().Results({4})) a_latency[row.trial_key] = *row.latency_ms;
+  for (const ResultRow& row : db->reader().Results({5})) b_latency[row.trial_key] = *row.latency_ms;
   for (const auto& trial : json["trials"]) {
     EXPECT_EQ(trial["verdict"], "slower") << trial;
     EXPECT_EQ(trial["a_launches"], 3);

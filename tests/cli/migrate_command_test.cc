@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "runner/coordinator_lock.h"
 #include "storage/results_db.h"
+#include "storage/schema.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -37,7 +38,7 @@ TEST_F(MigrateCommandTest, AnOldDatabaseBecomesReadableAndNothingElseHappens) {
   EXPECT_THAT(out_.str(), HasSubstr("migrated from schema version 9 to " +
                                     std::to_string(kSchemaVersion)));
   auto db = ResultsDb::Open(db_, /*read_only=*/true);
-  EXPECT_FALSE(db->Campaigns().empty());
+  EXPECT_FALSE(db->reader().Campaigns().empty());
   out_.str("");
   ASSERT_EQ(MigrateDatabase(db_, out_, err_), kExitOk);
   EXPECT_THAT(out_.str(), HasSubstr("already"));

@@ -30,16 +30,16 @@ class QueryCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto db = ResultsDb::Open(DbPath());
-    std::int64_t sp = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
-    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
-    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 40));
-    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(2, 1, Precision::kFp16, 2048),
-                                        TrialStatus::kOk, 120));
-    db->RecordTrial(sp, test::MakeTrial(test::MakeConfig(2, 2), TrialStatus::kFailed, 0,
-                                        "rank 1 exited with 3, said \"boom\""));
-    std::int64_t other = db->ResumeOrCreateCampaign(test::MakeCampaign("other"), false);
-    db->RecordTrial(other, test::MakeTrial(test::MakeConfig(8), TrialStatus::kOk, 9));
+    std::int64_t sp = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    db->writer().RecordTrial(sp, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
+    db->writer().RecordTrial(sp, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+    db->writer().RecordTrial(sp, test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 40));
+    db->writer().RecordTrial(
+        sp, test::MakeTrial(test::MakeConfig(2, 1, Precision::kFp16, 2048), TrialStatus::kOk, 120));
+    db->writer().RecordTrial(sp, test::MakeTrial(test::MakeConfig(2, 2), TrialStatus::kFailed, 0,
+                                                 "rank 1 exited with 3, said \"boom\""));
+    std::int64_t other = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("other"), false);
+    db->writer().RecordTrial(other, test::MakeTrial(test::MakeConfig(8), TrialStatus::kOk, 9));
   }
 
   std::filesystem::path DbPath() const { return dir_ / "results.db"; }
@@ -297,7 +297,7 @@ TEST_F(QueryCommandTest, SqlRunsReadOnlyStatements) {
 TEST_F(QueryCommandTest, CampaignAndTrialTimesReadAsIso8601Utc) {
   {
     auto db = ResultsDb::Open(DbPath());
-    db->FinishCampaign(1);
+    db->writer().FinishCampaign(1);
   }
   QueryOptions options = Options();
   options.sql = "SELECT id, started_at, finished_at FROM campaigns ORDER BY id";
@@ -361,10 +361,10 @@ TEST_F(QueryCommandTest, TrialsMeasuredOnABusyMachineAreWarnedAboutOnStderr) {
   EXPECT_EQ(err_.str(), "");  // nothing busy: no warning
   {
     auto db = ResultsDb::Open(DbPath());
-    std::int64_t sp = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    std::int64_t sp = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
     TrialRecord busy = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100);
     busy.health = {{"busy", true}, {"note", "load 3.00 on 2 cores; others used 1.00 cores"}};
-    db->RecordTrial(sp, busy);
+    db->writer().RecordTrial(sp, busy);
   }
   QueryOptions options = Options();
   options.format = "csv";

@@ -200,7 +200,7 @@ TEST(GpuDiscoveryRunTest, NoDriverMeansCpuSlotsAndTheReasonIsPrintedAndRecorded)
       << out.str();
   EXPECT_NE(out.str().find("; ranks run on CPU"), std::string::npos) << out.str();
   auto db = ResultsDb::Open(options.db);
-  const nlohmann::json environment = db->Campaigns().back().record.environment;
+  const nlohmann::json environment = db->reader().Campaigns().back().record.environment;
   EXPECT_EQ(environment["gpu_discovery"]["source"], "none");
   EXPECT_EQ(environment["gpu_discovery"]["skipped"].size(), 3u);
 }

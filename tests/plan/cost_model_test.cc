@@ -130,7 +130,7 @@ TEST_F(CostModelTest, RanksThatOutnumberTheCoresAreFittedThroughTheirSharingFact
 // A measured trial's sharing factor comes from what the database recorded where it ran (its
 // placement, the cores of its host), not from the machine that plans.
 TEST_F(CostModelTest, ObservationsTakeTheSharingFactorFromTheirRecord) {
-  ResultsDb::ObservedTrial four;
+  PlannerHistory::ObservedTrial four;
   four.trial_key = all_.front().trial_key;
   TrialConfig config = all_.front().config;
   config.ulysses = 4;
@@ -139,9 +139,9 @@ TEST_F(CostModelTest, ObservationsTakeTheSharingFactorFromTheirRecord) {
   four.latency_ms = 10;
   four.placement = {{"concurrent_trials", 0}, {"slots", {0, 1, 2, 3}}};
   four.cpu_cores = 2;
-  ResultsDb::ObservedTrial pinned = four;
+  PlannerHistory::ObservedTrial pinned = four;
   pinned.placement = {{"slots", {0, 1, 2, 3}}, {"cpus", {"0-1", "2-3", "4-5", "6-7"}}};
-  ResultsDb::ObservedTrial unknown = four;
+  PlannerHistory::ObservedTrial unknown = four;
   unknown.placement = nullptr;
   unknown.cpu_cores.reset();
   const auto observations = ToObservations({four, pinned, unknown});

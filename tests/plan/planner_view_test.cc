@@ -15,6 +15,7 @@
 #include "plan/fitted_model.h"
 #include "plan/halving.h"
 #include "plan/sweep_plan.h"
+#include "storage/results_db.h"
 #include "tests/support/cost_law.h"
 #include "tests/support/sample_results.h"
 #include "tests/support/sweeps.h"
@@ -47,7 +48,7 @@ class PlannerViewTest : public ::testing::Test {
     record.spec_text = store_sweep ? kCostLawSweep : "name: synthetic\n";
     record.spec_hash = Sha256Hex(record.spec_text);
     record.environment = {{"slots", 16}, {"on_gpu", false}};
-    const std::int64_t id = db->ResumeOrCreateCampaign(record, false);
+    const std::int64_t id = db->writer().ResumeOrCreateCampaign(record, false);
     std::uint32_t state = 12345;
     for (auto& [group, members] : groups) {
       std::sort(members.begin(), members.end(), [](const auto* a, const auto* b) {
@@ -56,8 +57,8 @@ class PlannerViewTest : public ::testing::Test {
       for (std::size_t i = 0; i < members.size(); ++i) {
         const double ms = CostLawMs(members[i]->config) * (1 + test::CostLawNoise(state));
         if (oom && oom(i)) {
-          db->RecordTrial(id, test::MakeTrial(members[i]->config, TrialStatus::kOom, 0,
-                                              "CUDA out of memory"));
+          db->writer().RecordTrial(
+              id, test::MakeTrial(members[i]->config, TrialStatus::kOom, 0, "CUDA out of memory"));
           continue;
         }
         if (!keep(i)) continue;
@@ -67,20 +68,20 @@ class PlannerViewTest : public ::testing::Test {
           const double seed_ms = seed ? ms * (1 + test::CostLawNoise(state)) : ms;
           TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, seed_ms);
           if (busy) trial.health = {{"busy", true}, {"note", "load 3.00 on 2 cores"}};
-          db->RecordTrial(id, trial);
+          db->writer().RecordTrial(id, trial);
         }
       }
     }
-    db->FinishCampaign(id);
+    db->writer().FinishCampaign(id);
   }
 
   PlannerView View() {
     auto db = ResultsDb::Open(dir_ / "results.db", /*read_only=*/true);
-    campaigns_ = db->Campaigns();
+    campaigns_ = db->reader().Campaigns();
     std::vector<std::int64_t> ids;
     for (const CampaignInfo& c : campaigns_) ids.push_back(c.id);
-    rows_ = db->Results(ids);
-    return BuildPlannerView(*db, campaigns_, rows_);
+    rows_ = db->reader().Results(ids);
+    return BuildPlannerView(db->planner_history(), campaigns_, rows_);
   }
 
   // The best trial of each group by the law (no noise).
@@ -112,7 +113,7 @@ TEST_F(PlannerViewTest, TheScattersPointsAreTheFitsLeaveOneOutPredictions) {
   EXPECT_EQ(fit.trials, plan_.trials.size());
 
   auto db = ResultsDb::Open(dir_ / "results.db", /*read_only=*/true);
-  const FittedModel fitted = FitFromDatabase(*db, "cpu");
+  const FittedModel fitted = FitFromDatabase(db->planner_history(), "cpu");
   const LooReport loo = LeaveOneOut(fitted.observations);
   ASSERT_EQ(fit.points.size(), loo.predicted);
   ASSERT_EQ(loo.predicted, plan_.trials.size());
@@ -200,7 +201,7 @@ TEST_F(PlannerViewTest, TrialsThatDifferOnlyInSeedAreOnePointOfTheirMedians) {
   EXPECT_EQ(fit.predicted, 3 * plan_.trials.size());
   ASSERT_EQ(fit.points.size(), plan_.trials.size());
   auto db = ResultsDb::Open(dir_ / "results.db", /*read_only=*/true);
-  const FittedModel fitted = FitFromDatabase(*db, "cpu");
+  const FittedModel fitted = FitFromDatabase(db->planner_history(), "cpu");
   const LooReport loo = LeaveOneOut(fitted.observations);
   for (const PredictionPoint& p : fit.points) {
     EXPECT_EQ(p.seeds, 3u);

@@ -412,9 +412,9 @@ TEST(SweepPlanTest, EarlierResultOfTheSameKeyReplacesTheAnalyticTime) {
   const auto db_path = dir / "results.db";
   {
     auto db = ResultsDb::Open(db_path);
-    auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("m"), false);
+    auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("m"), false);
     TrialConfig measured = spec.defaults;  // ulysses 1
-    db->RecordTrial(campaign, test::MakeTrial(measured, TrialStatus::kOk, 42.0));
+    db->writer().RecordTrial(campaign, test::MakeTrial(measured, TrialStatus::kOk, 42.0));
   }
   SweepPlan plan = PlanSweep(spec, {2, false}, {}, db_path);
   ASSERT_EQ(plan.trials.size(), 2u);
@@ -434,14 +434,14 @@ TEST(SweepPlanTest, EachTrialTakesItsNewestOkMeasurementAcrossCampaigns) {
   four.ulysses = 4;
   {
     auto db = ResultsDb::Open(db_path);
-    const auto first = db->ResumeOrCreateCampaign(test::MakeCampaign("m", "a"), true);
-    db->RecordTrial(first, test::MakeTrial(one, TrialStatus::kOk, 40.0));
-    db->RecordTrial(first, test::MakeTrial(two, TrialStatus::kOk, 30.0));
-    const auto second = db->ResumeOrCreateCampaign(test::MakeCampaign("m", "b"), true);
-    db->RecordTrial(second, test::MakeTrial(one, TrialStatus::kOk, 44.0));  // newer: taken
-    db->RecordTrial(second, test::MakeTrial(four, TrialStatus::kFailed, 0, "boom"));
-    const auto third = db->ResumeOrCreateCampaign(test::MakeCampaign("m", "c"), true);
-    db->RecordTrial(third, test::MakeTrial(two, TrialStatus::kOom, 0, "oom"));  // not ok
+    const auto first = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("m", "a"), true);
+    db->writer().RecordTrial(first, test::MakeTrial(one, TrialStatus::kOk, 40.0));
+    db->writer().RecordTrial(first, test::MakeTrial(two, TrialStatus::kOk, 30.0));
+    const auto second = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("m", "b"), true);
+    db->writer().RecordTrial(second, test::MakeTrial(one, TrialStatus::kOk, 44.0));  // newer: taken
+    db->writer().RecordTrial(second, test::MakeTrial(four, TrialStatus::kFailed, 0, "boom"));
+    const auto third = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("m", "c"), true);
+    db->writer().RecordTrial(third, test::MakeTrial(two, TrialStatus::kOom, 0, "oom"));  // not ok
   }
   SweepPlan plan = PlanSweep(spec, {4, false}, {}, db_path);
   ASSERT_EQ(plan.trials.size(), 3u);
@@ -460,8 +460,8 @@ TEST(SweepPlanTest, MeasuredMemoryAndStartUpReplaceTheAssumedOnes) {
   {
     // 60 s of wall time for 1 warm-up + 2 timed iterations of 42 ms; 1000 MB peak per rank.
     auto db = ResultsDb::Open(db_path);
-    auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("m"), false);
-    db->RecordTrial(campaign, test::MakeTrial(spec.defaults, TrialStatus::kOk, 42.0));
+    auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("m"), false);
+    db->writer().RecordTrial(campaign, test::MakeTrial(spec.defaults, TrialStatus::kOk, 42.0));
   }
   PlanAssumptions assumed;
   assumed.startup_s = 3;

@@ -49,7 +49,8 @@ void WriteFixture(const std::filesystem::path& db_path) {
   TrialConfig deep = tiny;
   deep.model_overrides = {{"depth", 8}};
   for (int c = 0; c < 2; ++c) {
-    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("render", c ? "def" : "abc"), true);
+    auto id =
+        db->writer().ResumeOrCreateCampaign(test::MakeCampaign("render", c ? "def" : "abc"), true);
     for (int ulysses : {1, 2, 4}) {
       TrialConfig config = tiny;
       config.ulysses = ulysses;
@@ -74,12 +75,12 @@ void WriteFixture(const std::filesystem::path& db_path) {
         trial.trace = TrialTrace{{{0, "rank0.trace.json", profile, ""},
                                   {1, "rank1.trace.json", profile, ""}}};
       }
-      db->RecordTrial(id, trial);
+      db->writer().RecordTrial(id, trial);
     }
-    db->RecordTrial(id, test::MakeTrialWithSamples(deep, {40, 41, 42, 43, 44, 45}));
-    db->RecordTrial(id, test::MakeTrial(test::MakeConfig(2, 2), TrialStatus::kFailed, 0,
-                                        "rank 1 exited with 1"));
-    db->FinishCampaign(id);
+    db->writer().RecordTrial(id, test::MakeTrialWithSamples(deep, {40, 41, 42, 43, 44, 45}));
+    db->writer().RecordTrial(id, test::MakeTrial(test::MakeConfig(2, 2), TrialStatus::kFailed, 0,
+                                                 "rank 1 exited with 1"));
+    db->writer().FinishCampaign(id);
   }
 }
 
@@ -115,7 +116,7 @@ TEST(HeadlessRenderTest, EveryChartIsDrawnWithoutAScriptError) {
   test::TempDir dir;
   WriteFixture(dir / "results.db");
   const std::filesystem::path report = dir / "report.html";
-  const auto planner = [](ResultsDb&, const std::vector<CampaignInfo>&,
+  const auto planner = [](PlannerHistory&, const std::vector<CampaignInfo>&,
                           const std::vector<ResultRow>&) { return PlannerFixture(); };
   WriteHtmlReport({dir / "results.db", {}, {}, report, "1", planner});
   const std::string html = ReadFile(report);

@@ -40,18 +40,18 @@ class HtmlReportTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto db = ResultsDb::Open(DbPath());
-    sp_ = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-    db->RecordTrial(sp_, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
-    db->RecordTrial(sp_, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
-    db->RecordTrial(sp_, test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 40));
-    db->RecordTrial(sp_, test::MakeTrial(test::MakeConfig(2, 1, Precision::kFp16),
-                                         TrialStatus::kOk, 40));
-    db->RecordTrial(sp_, test::MakeTrial(test::MakeConfig(2, 2), TrialStatus::kOom, 0,
-                                         "CUDA out of memory <script>alert(1)</script>"));
-    db->FinishCampaign(sp_);
-    other_ = db->ResumeOrCreateCampaign(test::MakeCampaign("other"), false);
-    db->RecordTrial(other_, test::MakeTrial(test::MakeConfig(8, 1, Precision::kBf16, 512),
-                                            TrialStatus::kOk, 7));
+    sp_ = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    db->writer().RecordTrial(sp_, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
+    db->writer().RecordTrial(sp_, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+    db->writer().RecordTrial(sp_, test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 40));
+    db->writer().RecordTrial(
+        sp_, test::MakeTrial(test::MakeConfig(2, 1, Precision::kFp16), TrialStatus::kOk, 40));
+    db->writer().RecordTrial(sp_, test::MakeTrial(test::MakeConfig(2, 2), TrialStatus::kOom, 0,
+                                                  "CUDA out of memory <script>alert(1)</script>"));
+    db->writer().FinishCampaign(sp_);
+    other_ = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("other"), false);
+    db->writer().RecordTrial(other_, test::MakeTrial(test::MakeConfig(8, 1, Precision::kBf16, 512),
+                                                     TrialStatus::kOk, 7));
   }
 
   std::filesystem::path DbPath() const { return dir_ / "results.db"; }
@@ -147,7 +147,7 @@ PlannerView HandMadeView() {
 TEST_F(HtmlReportTest, ThePlannerSectionDrawsPredictedAgainstMeasuredAndEachGroupsAdvice) {
   ReportOptions options{DbPath(), {}, {}, {}, {}};
   std::size_t rows_seen = 0;
-  options.planner = [&](ResultsDb&, const std::vector<CampaignInfo>& campaigns,
+  options.planner = [&](PlannerHistory&, const std::vector<CampaignInfo>& campaigns,
                         const std::vector<ResultRow>& rows) {
     EXPECT_EQ(campaigns.size(), 2u);
     rows_seen = rows.size();
@@ -188,7 +188,7 @@ TEST_F(HtmlReportTest, ThePlannerSectionDrawsPredictedAgainstMeasuredAndEachGrou
 
 TEST_F(HtmlReportTest, ARefusedFitIsOneSentenceWithNoChart) {
   ReportOptions options{DbPath(), {}, {}, {}, {}};
-  options.planner = [](ResultsDb&, const std::vector<CampaignInfo>&,
+  options.planner = [](PlannerHistory&, const std::vector<CampaignInfo>&,
                        const std::vector<ResultRow>&) {
     PlannerView view;
     DeviceFit refused;
@@ -208,7 +208,7 @@ TEST_F(HtmlReportTest, ARefusedFitIsOneSentenceWithNoChart) {
 // why the chart is missing (the quick start's 8 trials read "fitted" then nothing before).
 TEST_F(HtmlReportTest, AFitTooSmallToLeaveOneOutSaysWhyItHasNoChart) {
   ReportOptions options{DbPath(), {}, {}, {}, {}};
-  options.planner = [](ResultsDb&, const std::vector<CampaignInfo>&,
+  options.planner = [](PlannerHistory&, const std::vector<CampaignInfo>&,
                        const std::vector<ResultRow>&) {
     PlannerView view;
     DeviceFit fit;
@@ -246,13 +246,13 @@ TEST_F(HtmlReportTest, TheReportCommandsPlannerRefusesAFitOnFiveTrials) {
 TEST(HtmlReportOutputErrorTest, OutputErrorAndCommunicationAreShownPerTrial) {
   test::TempDir dir;
   auto db = ResultsDb::Open(dir / "results.db");
-  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("pf"), false);
+  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("pf"), false);
   TrialConfig pipefusion = test::MakeConfig(1);
   pipefusion.pipefusion = 2;
   TrialRecord trial = test::MakeTrial(pipefusion, TrialStatus::kOk, 60);
   trial.metrics->output_error = 0.00023;
   trial.metrics->comm_mb_per_step = 18.0;
-  db->RecordTrial(campaign, trial);
+  db->writer().RecordTrial(campaign, trial);
   db.reset();
   const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
   EXPECT_NE(html.find("output error</th>"), std::string::npos);
@@ -263,10 +263,12 @@ TEST(HtmlReportOutputErrorTest, OutputErrorAndCommunicationAreShownPerTrial) {
 TEST(HtmlReportSuperlinearTest, SpeedupAboveTheWorldSizeIsWarnedAbout) {
   test::TempDir dir;
   auto db = ResultsDb::Open(dir / "results.db");
-  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
-  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 600));
-  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 100));  // 6x
-  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 200));  // 3x
+  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  db->writer().RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 600));
+  db->writer().RecordTrial(campaign,
+                           test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 100));  // 6x
+  db->writer().RecordTrial(campaign,
+                           test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 200));  // 3x
   db.reset();
   const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
   EXPECT_NE(html.find("1 trial(s) are faster than their 1-rank baseline by more than their "
@@ -278,13 +280,13 @@ TEST(HtmlReportSuperlinearTest, SpeedupAboveTheWorldSizeIsWarnedAbout) {
 TEST(HtmlReportPackedTest, TrialsPackedBesideOthersAreListed) {
   test::TempDir dir;
   auto db = ResultsDb::Open(dir / "results.db");
-  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
   TrialRecord packed = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100);
   packed.placement = {{"slots", {1}}, {"concurrent_trials", 3}};
-  db->RecordTrial(campaign, packed);
+  db->writer().RecordTrial(campaign, packed);
   TrialRecord alone = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 60);
   alone.placement = {{"slots", {0, 1}}, {"concurrent_trials", 0}};
-  db->RecordTrial(campaign, alone);
+  db->writer().RecordTrial(campaign, alone);
   db.reset();
   const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
   EXPECT_NE(html.find("1 trial(s) ran packed beside other trials"), std::string::npos);
@@ -296,13 +298,13 @@ TEST(HtmlReportPackedTest, TrialsPackedBesideOthersAreListed) {
 TEST(HtmlReportBusyTest, TrialsMeasuredOnABusyMachineAreMarkedAndWarnedAbout) {
   test::TempDir dir;
   auto db = ResultsDb::Open(dir / "results.db");
-  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
   TrialRecord slowed = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 600);
   slowed.health = {{"busy", true}, {"note", "load 3.00 on 2 cores; others used 1.00 cores"}};
-  db->RecordTrial(campaign, slowed);
+  db->writer().RecordTrial(campaign, slowed);
   TrialRecord idle = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 100);
   idle.health = {{"busy", false}};
-  db->RecordTrial(campaign, idle);
+  db->writer().RecordTrial(campaign, idle);
   db.reset();
   const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
   EXPECT_NE(html.find("1 trial(s) were measured while other work ran on the machine"),
@@ -353,7 +355,7 @@ TEST_F(HtmlReportTest, ChartDataCannotCloseItsScriptElement) {
     auto db = ResultsDb::Open(DbPath());
     TrialConfig config = test::MakeConfig(1);
     config.model = "evil</script><b>";
-    db->RecordTrial(sp_, test::MakeTrial(config, TrialStatus::kOk, 10));
+    db->writer().RecordTrial(sp_, test::MakeTrial(config, TrialStatus::kOk, 10));
   }
   std::string html = Render();
   EXPECT_THAT(html, Not(HasSubstr("evil</script>")));
@@ -387,12 +389,12 @@ TEST(HtmlReportThrottleTest, ThrottledTrialsAreWarnedAbout) {
   test::TempDir dir;
   {
     auto db = ResultsDb::Open(dir / "results.db");
-    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("hot"), false);
+    auto id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("hot"), false);
     TrialRecord hot = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10);
     hot.metrics->throttled = true;
-    db->RecordTrial(id, hot);
-    db->RecordTrial(id, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 6));
-    db->FinishCampaign(id);
+    db->writer().RecordTrial(id, hot);
+    db->writer().RecordTrial(id, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 6));
+    db->writer().FinishCampaign(id);
   }
   const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
   EXPECT_NE(html.find("1 trial(s) ran while the GPU throttled"), std::string::npos);
@@ -410,7 +412,7 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
   TrialConfig config = test::MakeConfig(2);
   {
     auto db = ResultsDb::Open(dir / "results.db");
-    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("stages"), false);
+    auto id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("stages"), false);
     TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, 10);
     trial.samples.clear();
     for (int rank = 0; rank < 2; ++rank)
@@ -425,10 +427,10 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
         }
         trial.samples.push_back({rank, it, "decode", 7 + slow, warmup});  // scope pipeline
       }
-    db->RecordTrial(id, trial);
+    db->writer().RecordTrial(id, trial);
   }
   auto db = ResultsDb::Open(dir / "results.db", true);
-  auto summaries = SummarizeStages(*db, {{1, TrialKey(config), "u2", ""}});
+  auto summaries = SummarizeStages(db->reader(), {{1, TrialKey(config), "u2", ""}});
   ASSERT_EQ(summaries.size(), 1u);
   const StageSummary& s = summaries[0].second;
   EXPECT_DOUBLE_EQ(s.iteration_ms, 32);
@@ -473,16 +475,18 @@ TEST(StageBreakdownTest, EveryOkLaunchCountsWithTheMedianPerStageOverLaunches) {
   };
   {
     auto db = ResultsDb::Open(dir / "results.db");
-    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("stages"), false);
+    auto id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("stages"), false);
     const TrialRecord first = launch(0, TrialStatus::kOk);
-    db->RecordTrial(id, first);
+    db->writer().RecordTrial(id, first);
     for (int i = 1; i < 3; ++i)
-      db->RecordLaunch(id, launch(i, TrialStatus::kOk), {TrialStatus::kOk, "", first.metrics});
+      db->writer().RecordLaunch(id, launch(i, TrialStatus::kOk),
+                                {TrialStatus::kOk, "", first.metrics});
     // A failed launch's samples are left out.
-    db->RecordLaunch(id, launch(3, TrialStatus::kFailed), {TrialStatus::kOk, "", first.metrics});
+    db->writer().RecordLaunch(id, launch(3, TrialStatus::kFailed),
+                              {TrialStatus::kOk, "", first.metrics});
   }
   auto db = ResultsDb::Open(dir / "results.db", true);
-  auto summaries = SummarizeStages(*db, {{1, TrialKey(config), "1 rank", ""}});
+  auto summaries = SummarizeStages(db->reader(), {{1, TrialKey(config), "1 rank", ""}});
   ASSERT_EQ(summaries.size(), 1u);
   const StageSummary& s = summaries[0].second;
   EXPECT_DOUBLE_EQ(s.steps_ms, 20);  // median of 10, 30 and 20; launch 0 alone: 10
@@ -541,12 +545,12 @@ TEST_F(HtmlReportTest, BaselineComparisonSortsByEffectAndColoursVerdicts) {
   for (double ms : base) doubled.push_back(2 * ms);
   const TrialConfig one = test::MakeConfig(1, 1, Precision::kBf16, 256);
   const TrialConfig two = test::MakeConfig(2, 1, Precision::kBf16, 256);
-  std::int64_t a = db->ResumeOrCreateCampaign(test::MakeCampaign("ab", "abc"), true);
-  db->RecordTrial(a, test::MakeTrialWithSamples(one, base));
-  db->RecordTrial(a, test::MakeTrialWithSamples(two, base));
-  std::int64_t b = db->ResumeOrCreateCampaign(test::MakeCampaign("ab", "def"), true);
-  db->RecordTrial(b, test::MakeTrialWithSamples(one, base));
-  db->RecordTrial(b, test::MakeTrialWithSamples(two, doubled));
+  std::int64_t a = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("ab", "abc"), true);
+  db->writer().RecordTrial(a, test::MakeTrialWithSamples(one, base));
+  db->writer().RecordTrial(a, test::MakeTrialWithSamples(two, base));
+  std::int64_t b = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("ab", "def"), true);
+  db->writer().RecordTrial(b, test::MakeTrialWithSamples(one, base));
+  db->writer().RecordTrial(b, test::MakeTrialWithSamples(two, doubled));
 
   ReportOptions options{DbPath(), {}, {b}, {}, std::to_string(a)};
   const std::string html = RenderHtmlReport(options);
@@ -612,12 +616,12 @@ TEST(ReproduceCommandTest, TheCommandNamesTheDatabaseAndTheGpusTheCampaignRanWit
 TEST_F(HtmlReportTest, ComparisonRowsShowTheCommandThatRunsTheCandidateAgain) {
   auto db = ResultsDb::Open(DbPath());
   const TrialConfig one = test::MakeConfig(1, 1, Precision::kBf16, 256);
-  std::int64_t a = db->ResumeOrCreateCampaign(test::MakeCampaign("ab", "abc"), true);
-  db->RecordTrial(a, test::MakeTrialWithSamples(one, {10, 10.1, 9.9, 10.05}));
+  std::int64_t a = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("ab", "abc"), true);
+  db->writer().RecordTrial(a, test::MakeTrialWithSamples(one, {10, 10.1, 9.9, 10.05}));
   CampaignRecord candidate = test::MakeCampaign("ab", "def");
   candidate.sweep_path = "/home/me/ab-new.yaml";
-  std::int64_t b = db->ResumeOrCreateCampaign(candidate, true);
-  db->RecordTrial(b, test::MakeTrialWithSamples(one, {10, 10.1, 9.9, 10.05}));
+  std::int64_t b = db->writer().ResumeOrCreateCampaign(candidate, true);
+  db->writer().RecordTrial(b, test::MakeTrialWithSamples(one, {10, 10.1, 9.9, 10.05}));
   const std::string html = RenderHtmlReport({DbPath(), {}, {b}, {}, std::to_string(a)});
   const std::size_t section = html.find("<h2 id=\"comparison\">");
   ASSERT_NE(section, std::string::npos);
@@ -635,9 +639,9 @@ TEST_F(HtmlReportTest, CiOfFewIterationsShowsItsExactCoverage) {
   const std::string html = Render({"sp"});
   EXPECT_THAT(RowOf(html, sp_, test::MakeConfig(1)), HasSubstr("99.00 – 101.00 (50% only)"));
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t many = db->ResumeOrCreateCampaign(test::MakeCampaign("many"), true);
+  std::int64_t many = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("many"), true);
   const TrialConfig config = test::MakeConfig(1, 1, Precision::kBf16, 256);
-  db->RecordTrial(many, test::MakeTrialWithSamples(config, {1, 2, 3, 4, 5, 6, 7, 8}));
+  db->writer().RecordTrial(many, test::MakeTrialWithSamples(config, {1, 2, 3, 4, 5, 6, 7, 8}));
   const std::string row = RowOf(Render({"many"}), many, config);
   ASSERT_NE(row, "");
   EXPECT_THAT(row, Not(HasSubstr("only)")));
@@ -667,10 +671,10 @@ TEST_F(ReportStructureTest, OverriddenModelAndProfiledTrialsAreGroupsOfTheirOwn)
   profiled.profile_blocks = true;
   {
     auto db = ResultsDb::Open(dir_ / "results.db");
-    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("zoo"), false);
-    db->RecordTrial(id, test::MakeTrial(plain, TrialStatus::kOk, 10));
-    db->RecordTrial(id, test::MakeTrial(deep, TrialStatus::kOk, 20));
-    db->RecordTrial(id, test::MakeTrial(profiled, TrialStatus::kOk, 8));
+    auto id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("zoo"), false);
+    db->writer().RecordTrial(id, test::MakeTrial(plain, TrialStatus::kOk, 10));
+    db->writer().RecordTrial(id, test::MakeTrial(deep, TrialStatus::kOk, 20));
+    db->writer().RecordTrial(id, test::MakeTrial(profiled, TrialStatus::kOk, 8));
   }
   const std::string html = Render();
   EXPECT_THAT(html, ContainsRegex("<h2 id=\"group-[0-9]+\">pixart-alpha-tiny\\{depth:8\\} · "
@@ -690,12 +694,12 @@ TEST_F(ReportStructureTest, OverriddenModelAndProfiledTrialsAreGroupsOfTheirOwn)
 TEST_F(ReportStructureTest, NoiseThresholdDependsOnTheDeviceAndEveryTrialIsNamed) {
   {
     auto db = ResultsDb::Open(dir_ / "results.db");
-    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("noise"), false);
+    auto id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("noise"), false);
     for (int i = 0; i < 12; ++i) {  // CPU, CoV 10%: below the CPU threshold
       TrialRecord t = test::MakeTrial(test::MakeConfig(1, 1, Precision::kBf16, 256 + 16 * i),
                                       TrialStatus::kOk, 10);
       t.metrics->cov = 0.10;
-      db->RecordTrial(id, t);
+      db->writer().RecordTrial(id, t);
     }
     for (int i = 0; i < 12; ++i) {  // GPU, CoV 10%: above the GPU threshold
       TrialRecord t = test::MakeTrial(test::MakeConfig(1, 1, Precision::kFp16, 256 + 16 * i),
@@ -704,7 +708,7 @@ TEST_F(ReportStructureTest, NoiseThresholdDependsOnTheDeviceAndEveryTrialIsNamed
       t.device = "NVIDIA H100 80GB HBM3";
       t.metrics->mfu = 0.3;
       t.metrics->tflops = 300;
-      db->RecordTrial(id, t);
+      db->writer().RecordTrial(id, t);
     }
   }
   const std::string html = Render();
@@ -733,10 +737,10 @@ TEST_F(ReportStructureTest, NoiseThresholdDependsOnTheDeviceAndEveryTrialIsNamed
 TEST_F(ReportStructureTest, BeyondFiftyRowsAGroupCollapsesTheRest) {
   {
     auto db = ResultsDb::Open(dir_ / "results.db");
-    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("seeds"), false);
+    auto id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("seeds"), false);
     for (int i = 0; i < 60; ++i) {  // 60 configurations (seeds would fold into one row)
       TrialConfig config = test::MakeConfig(1 + i, 1, Precision::kBf16, 256);
-      db->RecordTrial(id, test::MakeTrial(config, TrialStatus::kOk, 10 + i));
+      db->writer().RecordTrial(id, test::MakeTrial(config, TrialStatus::kOk, 10 + i));
     }
   }
   const std::string html = Render();
@@ -752,11 +756,11 @@ TEST_F(ReportStructureTest, BeyondFiftyRowsAGroupCollapsesTheRest) {
 TEST_F(ReportStructureTest, SeedsOfOneConfigurationAreOneRowWithTheirRange) {
   {
     auto db = ResultsDb::Open(dir_ / "results.db");
-    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("seeds"), false);
+    auto id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("seeds"), false);
     for (int seed = 0; seed < 60; ++seed) {
       TrialConfig config = test::MakeConfig(1, 1, Precision::kBf16, 256);
       config.seed = seed;
-      db->RecordTrial(id, test::MakeTrial(config, TrialStatus::kOk, 10 + seed));
+      db->writer().RecordTrial(id, test::MakeTrial(config, TrialStatus::kOk, 10 + seed));
     }
   }
   const std::string html = Render();
@@ -771,12 +775,12 @@ TEST_F(ReportStructureTest, RowsOfSeveralCampaignsAreLabelledWithTheirDateAndBui
   {
     auto db = ResultsDb::Open(dir_ / "results.db");
     for (int c = 0; c < 2; ++c) {
-      auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("twice"), true);
-      db->RecordTrial(id, test::MakeTrial(test::MakeConfig(1, 1, Precision::kBf16, 256),
-                                          TrialStatus::kOk, 10 + c));
+      auto id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("twice"), true);
+      db->writer().RecordTrial(id, test::MakeTrial(test::MakeConfig(1, 1, Precision::kBf16, 256),
+                                                   TrialStatus::kOk, 10 + c));
       TrialConfig cfg = test::MakeConfig(1, 1, Precision::kBf16, 256);
       cfg.cfg = 2;
-      db->RecordTrial(id, test::MakeTrial(cfg, TrialStatus::kOk, 6 + c));
+      db->writer().RecordTrial(id, test::MakeTrial(cfg, TrialStatus::kOk, 6 + c));
     }
   }
   const std::string html = Render();

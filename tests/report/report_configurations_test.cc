@@ -45,7 +45,7 @@ class ReportConfigurationsTest : public ::testing::Test {
   // How the page names campaign `id` of this database: "#<id> <date> <build>".
   std::string Label(std::int64_t id) const {
     auto db = ResultsDb::Open(dir_ / "results.db", /*read_only=*/true);
-    for (const CampaignInfo& c : db->Campaigns())
+    for (const CampaignInfo& c : db->reader().Campaigns())
       if (c.id == id) return CampaignLabel(c);
     return "";
   }
@@ -71,9 +71,10 @@ TEST_F(ReportConfigurationsTest, VaeTileTrialsAreRowsOfTheirOwnNotFoldedAsSeeds)
   std::int64_t campaign = 0;
   {
     auto db = ResultsDb::Open(DbPath());
-    campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("tiles"), false);
-    for (int tile : {0, 128}) db->RecordTrial(campaign, test::MakeTrial(Pipeline(1, tile),
-                                                                        TrialStatus::kOk, 100 + tile));
+    campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("tiles"), false);
+    for (int tile : {0, 128})
+      db->writer().RecordTrial(campaign,
+                               test::MakeTrial(Pipeline(1, tile), TrialStatus::kOk, 100 + tile));
   }
   const std::string html = Render();
   const std::string plain = RowOf(html, campaign, Pipeline(1, 0));
@@ -99,10 +100,10 @@ TEST_F(ReportConfigurationsTest, PipeFusionPatchesAndWarmupRowsEachHaveTheirOwnL
     }
   {
     auto db = ResultsDb::Open(DbPath());
-    campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("pipefusion"), false);
+    campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("pipefusion"), false);
     double latency = 50;
     for (const TrialConfig& c : configs)
-      db->RecordTrial(campaign, test::MakeTrial(c, TrialStatus::kOk, latency++));
+      db->writer().RecordTrial(campaign, test::MakeTrial(c, TrialStatus::kOk, latency++));
   }
   const std::string html = Render();
   std::set<std::string> labels;
@@ -129,13 +130,13 @@ TEST_F(ReportConfigurationsTest, TableSpeedupEqualsChartSpeedupForTheSameGroup) 
   std::int64_t first = 0, second = 0;
   {
     auto db = ResultsDb::Open(DbPath());
-    first = db->ResumeOrCreateCampaign(test::MakeCampaign("speed"), false);
-    db->RecordTrial(first, test::MakeTrial(Pipeline(1, 0), TrialStatus::kOk, 100));
-    db->RecordTrial(first, test::MakeTrial(Pipeline(1, 128), TrialStatus::kOk, 120));
-    db->RecordTrial(first, test::MakeTrial(Pipeline(2, 128), TrialStatus::kOk, 40));
-    db->FinishCampaign(first);
-    second = db->ResumeOrCreateCampaign(test::MakeCampaign("speed"), true);
-    db->RecordTrial(second, test::MakeTrial(Pipeline(2, 0), TrialStatus::kOk, 25));
+    first = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("speed"), false);
+    db->writer().RecordTrial(first, test::MakeTrial(Pipeline(1, 0), TrialStatus::kOk, 100));
+    db->writer().RecordTrial(first, test::MakeTrial(Pipeline(1, 128), TrialStatus::kOk, 120));
+    db->writer().RecordTrial(first, test::MakeTrial(Pipeline(2, 128), TrialStatus::kOk, 40));
+    db->writer().FinishCampaign(first);
+    second = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("speed"), true);
+    db->writer().RecordTrial(second, test::MakeTrial(Pipeline(2, 0), TrialStatus::kOk, 25));
   }
   const std::string html = Render();
   // The table: 120 / 40 against the tiled 1-rank trial, 100 / 25 across campaigns.

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "report/html_report.h"
+#include "storage/results_db.h"
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
@@ -76,11 +77,11 @@ class ReportSummaryTest : public ::testing::Test {
  protected:
   std::int64_t Campaign(const std::string& sweep, const std::string& build) {
     auto db = ResultsDb::Open(dir_ / "results.db");
-    return db->ResumeOrCreateCampaign(test::MakeCampaign(sweep, build), true);
+    return db->writer().ResumeOrCreateCampaign(test::MakeCampaign(sweep, build), true);
   }
   void Record(std::int64_t campaign, const TrialRecord& trial) {
     auto db = ResultsDb::Open(dir_ / "results.db");
-    db->RecordTrial(campaign, trial);
+    db->writer().RecordTrial(campaign, trial);
   }
   std::string Render(std::vector<std::int64_t> campaigns = {}, std::string baseline = "") {
     return RenderHtmlReport({dir_ / "results.db", {}, std::move(campaigns), {},

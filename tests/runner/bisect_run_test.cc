@@ -64,11 +64,11 @@ class BisectRunTest : public ::testing::Test {
     o.fresh = true;
     std::stringstream out, err;
     EXPECT_EQ(RunSweep(o, Effects(), out, err), 0) << out.str() << err.str();
-    return ResultsDb::Open(o.db, true)->Campaigns().back().id;
+    return ResultsDb::Open(o.db, true)->reader().Campaigns().back().id;
   }
 
   std::string Key() {
-    auto statuses = ResultsDb::Open(dir_ / "results.db", true)->TrialStatuses(1);
+    auto statuses = ResultsDb::Open(dir_ / "results.db", true)->reader().TrialStatuses(1);
     return statuses.empty() ? "" : statuses.begin()->first;
   }
 
@@ -112,7 +112,7 @@ TEST_F(BisectRunTest, NamesTheFirstSlowBuildInAtMostFourMeasuredBuilds) {
   EXPECT_LE(outcome.measured.size(), 4u) << out_.str();
   EXPECT_THAT(out_.str(), HasSubstr("first bad build: build 5/8 " + builds[4]));
   // Each measurement is a campaign recording the build it measured, never resumed by a run.
-  const auto campaigns = ResultsDb::Open(dir_ / "results.db", true)->Campaigns();
+  const auto campaigns = ResultsDb::Open(dir_ / "results.db", true)->reader().Campaigns();
   ASSERT_EQ(campaigns.size(), 2 + outcome.measured.size());
   for (const MeasuredBuild& m : outcome.measured) {
     ASSERT_TRUE(m.campaign);
@@ -148,7 +148,7 @@ TEST_F(BisectRunTest, ABuildThatFailsIsRecordedSkippedAndTheAnswerIsARange) {
   EXPECT_EQ(failed->judgement, BuildJudgement::kFailed);
   ASSERT_TRUE(failed->campaign);
   auto db = ResultsDb::Open(dir_ / "results.db", true);
-  EXPECT_NE(db->TrialStatuses(*failed->campaign).at(Key()), TrialStatus::kOk);
+  EXPECT_NE(db->reader().TrialStatuses(*failed->campaign).at(Key()), TrialStatus::kOk);
   EXPECT_THAT(out_.str(), HasSubstr("cannot judge it, skipped"));
   EXPECT_EQ(outcome.suspects, (std::vector<int>{3, 4})) << out_.str();
   EXPECT_THAT(out_.str(), HasSubstr("first bad build is one of: build 4/8"));
@@ -162,7 +162,8 @@ TEST_F(BisectRunTest, ANoisyButSamePairHasNothingToBisect) {
   const std::string err = err_.str();
   EXPECT_THAT(err, HasSubstr("good and bad do not differ beyond the noise floor: nothing to bisect"));
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
-  EXPECT_EQ(ResultsDb::Open(dir_ / "results.db", true)->Campaigns().size(), 2u);  // ran nothing
+  EXPECT_EQ(ResultsDb::Open(dir_ / "results.db", true)->reader().Campaigns().size(),
+            2u);  // ran nothing
 }
 
 TEST_F(BisectRunTest, BadInputIsOneLineAndRunsNothing) {
@@ -179,7 +180,7 @@ TEST_F(BisectRunTest, BadInputIsOneLineAndRunsNothing) {
   EXPECT_THAT(err_.str(), HasSubstr("is not before --bad"));
   EXPECT_EQ(Bisect(Options(builds, "7", builds[1])), kExitUsage);
   EXPECT_THAT(err_.str(), HasSubstr("--good '7': neither a build of the list"));
-  EXPECT_EQ(ResultsDb::Open(dir_ / "results.db", true)->Campaigns().size(), 1u);
+  EXPECT_EQ(ResultsDb::Open(dir_ / "results.db", true)->reader().Campaigns().size(), 1u);
 }
 
 }  // namespace

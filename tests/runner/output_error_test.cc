@@ -27,8 +27,8 @@ class OutputErrorTest : public ::testing::Test {
     WriteNpy(run_dir / kOutputFileName, shape, values.data());
     record.run_dir = run_dir.string();
     AttachOutputReference(record, config);
-    db.RecordTrial(campaign, record);
-    UpdateOutputErrors(db, record);
+    db.writer().RecordTrial(campaign, record);
+    UpdateOutputErrors(db.output_errors(), record);
     return record;
   }
   std::optional<double> Error(ResultsDb& db, std::int64_t campaign, const std::string& key,
@@ -38,7 +38,7 @@ class OutputErrorTest : public ::testing::Test {
     query.columns = {column, "output_error_note"};
     query.conditions = {{"trial_key", "=", key}};
     query.campaign = campaign;
-    ResultTable table = db.QueryResults(query);
+    ResultTable table = db.console().QueryResults(query);
     EXPECT_EQ(table.rows.size(), 1u);
     if (table.rows.empty()) return std::nullopt;
     if (note) {
@@ -87,7 +87,7 @@ TEST_F(OutputErrorTest, TheReferenceIsTheOneRankTrialOfTheSameComputation) {
 
 TEST_F(OutputErrorTest, ErrorIsFilledWhicheverTrialFinishesFirst) {
   auto db = ResultsDb::Open(dir_ / "results.db");
-  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
   // The parallel trial first: it waits for its reference.
   const auto parallel = Record(*db, campaign, test::MakeConfig(2), {3.0f, 4.5f});
   std::string note;
@@ -104,13 +104,13 @@ TEST_F(OutputErrorTest, ErrorIsFilledWhicheverTrialFinishesFirst) {
 
 TEST_F(OutputErrorTest, AMissingOutputFileIsANullErrorWithAReason) {
   auto db = ResultsDb::Open(dir_ / "results.db");
-  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
   Record(*db, campaign, test::MakeConfig(1), {1.0f});
   TrialRecord record = test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 10);
   record.run_dir = (dir_ / "nowhere").string();
   AttachOutputReference(record, test::MakeConfig(4));
-  db->RecordTrial(campaign, record);
-  UpdateOutputErrors(*db, record);
+  db->writer().RecordTrial(campaign, record);
+  UpdateOutputErrors(db->output_errors(), record);
   std::string note;
   EXPECT_FALSE(Error(*db, campaign, record.trial_key, &note));
   EXPECT_NE(note.find("output.npy: cannot read: No such file"), std::string::npos) << note;
@@ -120,7 +120,7 @@ TEST_F(OutputErrorTest, AMissingOutputFileIsANullErrorWithAReason) {
 // beside the output error; the reference itself and other scopes have none.
 TEST_F(OutputErrorTest, APipelineTrialGetsThePsnrAndSsimOfItsDecodedImage) {
   auto db = ResultsDb::Open(dir_ / "results.db");
-  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
   NpyArray reference{{1, 3, 16, 16}, {}}, image{{1, 3, 16, 16}, {}};
   for (int i = 0; i < 3 * 16 * 16; ++i) {
     reference.data.push_back(static_cast<float>((i % 13) / 6.0 - 1.0));
@@ -152,7 +152,7 @@ std::string Verdict(ResultsDb& db, std::int64_t campaign, const std::string& key
   query.columns = {"quality"};
   query.conditions = {{"trial_key", "=", key}};
   query.campaign = campaign;
-  const ResultTable table = db.QueryResults(query);
+  const ResultTable table = db.console().QueryResults(query);
   if (table.rows.size() != 1) return "(no row)";
   const auto* text = std::get_if<std::string>(&table.rows[0][0]);
   return text ? *text : "NULL";
@@ -176,7 +176,7 @@ TEST_F(OutputErrorTest, QualityGatesAreJudgedWhicheverTrialFinishesFirst) {
   for (const bool reference_first : {true, false}) {
     SCOPED_TRACE(reference_first ? "reference first" : "reference last");
     auto db = ResultsDb::Open(dir_ / (reference_first ? "first.db" : "last.db"));
-    const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+    const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
     std::string one_key;
     if (reference_first) one_key = Record(*db, campaign, gated(1, 1), reference.data, reference.shape).trial_key;
     const auto good = Record(*db, campaign, gated(2, 1), close.data, close.shape);
@@ -197,7 +197,7 @@ TEST_F(OutputErrorTest, QualityGatesAreJudgedWhicheverTrialFinishesFirst) {
     ResultsQuery below;
     below.conditions = {{"quality_ok", "=", "0"}};
     below.columns = {"trial_key"};
-    const ResultTable table = db->QueryResults(below);
+    const ResultTable table = db->console().QueryResults(below);
     ASSERT_EQ(table.rows.size(), 1u);
     EXPECT_EQ(std::get<std::string>(table.rows[0][0]), bad.trial_key);
   }
@@ -205,7 +205,7 @@ TEST_F(OutputErrorTest, QualityGatesAreJudgedWhicheverTrialFinishesFirst) {
 
 TEST_F(OutputErrorTest, WithoutAGateThereIsNoVerdict) {
   auto db = ResultsDb::Open(dir_ / "results.db");
-  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
+  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
   const auto one = Record(*db, campaign, test::MakeConfig(1), {3.0f, 4.0f});
   const auto two = Record(*db, campaign, test::MakeConfig(2), {3.0f, 4.5f});
   EXPECT_EQ(Verdict(*db, campaign, one.trial_key), "NULL");

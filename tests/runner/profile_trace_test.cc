@@ -38,7 +38,7 @@ class ProfileTraceTest : public ::testing::Test {
     EXPECT_EQ(RunSweep(o, SweepEffects{launcher, interrupt_, gpus_}, out_, err_), 0)
         << out_.str() << err_.str();
     auto results = ResultsDb::Open(dir_ / db, /*read_only=*/true);
-    return results->Results({1});
+    return results->reader().Results({1});
   }
 
   test::TempDir dir_;

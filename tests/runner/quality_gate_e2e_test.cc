@@ -57,7 +57,7 @@ class QualityGateE2eTest : public ::testing::Test {
                             "FAKE_WORKER_SPEED_LAW=layout"});
     EXPECT_EQ(RunSweep(o, SweepEffects{launcher, interrupt_, gpus_}, out_, err_), 0)
         << out_.str() << err_.str();
-    return ResultsDb::Open(o.db, /*read_only=*/true)->Results({1});
+    return ResultsDb::Open(o.db, /*read_only=*/true)->reader().Results({1});
   }
   static const ResultRow& Find(const std::vector<ResultRow>& rows, int ulysses, int pipefusion,
                                int sync_steps) {

@@ -130,7 +130,7 @@ TEST_F(SweepRunTest, AdoptedJobIsRecordedAsTheLaunchItRan) {
     }
     TrialRecord running;
     running.trial_key = key;
-    running.config = CanonicalJson(ReplicatedConfig(0));
+    running.config = ReplicatedConfig(0);
     running.world_size = 1;
     running.launch = 1;
     running.replicates = 3;
@@ -138,9 +138,9 @@ TEST_F(SweepRunTest, AdoptedJobIsRecordedAsTheLaunchItRan) {
     running.started_at = 1;
     running.coordinator_host = "a-host-that-is-gone";
     running.coordinator_pid = 1;
-    const std::int64_t campaign = db->Campaigns().back().id;
-    db->MarkRunning(campaign, running);
-    db->SetSchedulerJob(campaign, key, "42");
+    const std::int64_t campaign = db->reader().Campaigns().back().id;
+    db->writer().MarkRunning(campaign, running);
+    db->writer().SetSchedulerJob(campaign, key, "42");
   }
   ASSERT_EQ(Column("SELECT l.launch || ' ' || l.status" + of_trial + " ORDER BY l.launch"),
             (std::vector<std::string>{"0 ok", "1 running", "2 ok"}));

@@ -17,6 +17,7 @@
 #include "storage/results_db.h"
 #include "storage/schema.h"
 #include "storage/statement.h"
+#include "tests/support/results_db_fixture.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -84,7 +85,7 @@ TEST_F(MigrationTest, SchemaFiveAddsCommandColumnsEmptyForBuiltInTrials) {
 
 TEST_F(MigrationTest, SchemaElevenKeepsEveryCampaignIncludedAndUnlabelled) {
   auto db = ResultsDb::Open(DbPath());
-  const std::vector<CampaignInfo> campaigns = db->Campaigns();
+  const std::vector<CampaignInfo> campaigns = db->reader().Campaigns();
   ASSERT_FALSE(campaigns.empty());
   for (const CampaignInfo& c : campaigns) {
     EXPECT_FALSE(c.excluded);
@@ -102,7 +103,7 @@ TEST_F(MigrationTest, SchemaFifteenAddsProfileAndQualityColumnsEmpty) {
                    "compute_share IS NULL AND comm_share IS NULL AND idle_share IS NULL AND "
                    "profile IS NULL"),
             Column("SELECT count(*) FROM results"));
-  for (const ResultRow& row : db->Results({1})) {
+  for (const ResultRow& row : db->reader().Results({1})) {
     EXPECT_FALSE(row.profile);
     EXPECT_FALSE(row.psnr);
   }
@@ -119,7 +120,7 @@ TEST_F(MigrationTest, SchemaSixteenAddsEnergyColumnsEmpty) {
   EXPECT_EQ(Column("SELECT count(*) FROM launches WHERE energy_j IS NOT NULL OR "
                    "joules_per_image IS NOT NULL"),
             std::vector<std::string>{"0"});
-  for (const ResultRow& row : db->Results({1})) {
+  for (const ResultRow& row : db->reader().Results({1})) {
     EXPECT_FALSE(row.energy_j);
     EXPECT_FALSE(row.joules_per_image);
     EXPECT_EQ(row.energy_note, "");
@@ -132,7 +133,7 @@ TEST_F(MigrationTest, SchemaSeventeenAddsAQualityVerdictEmpty) {
   auto db = ResultsDb::Open(DbPath());
   EXPECT_EQ(Column("SELECT count(*) FROM results WHERE quality IS NULL AND quality_ok IS NULL"),
             Column("SELECT count(*) FROM results"));
-  for (const ResultRow& row : db->Results({1})) {
+  for (const ResultRow& row : db->reader().Results({1})) {
     EXPECT_EQ(row.quality, "");
     EXPECT_FALSE(row.below_quality());
   }
@@ -146,7 +147,7 @@ TEST_F(MigrationTest, KeysAreRecomputedAndStatusesKept) {
                                                  {kSkipped, TrialStatus::kSkipped},
                                                  {kSeed7, TrialStatus::kFailed},
                                                  {kTwoRanks, TrialStatus::kOk}};
-  EXPECT_EQ(db->TrialStatuses(1), expected);
+  EXPECT_EQ(db->reader().TrialStatuses(1), expected);
   EXPECT_EQ(Column(fmt::format("SELECT error FROM trials WHERE trial_key = '{}'", kSkipped)),
             std::vector<std::string>{"4 heads are not divisible by ulysses=3"});
 }
@@ -179,13 +180,13 @@ TEST_F(MigrationTest, CollidingTrialsKeepTheOkOneThenTheNewest) {
 TEST_F(MigrationTest, SamplesOfKeptTrialsStayAndTheOthersGo) {
   auto db = ResultsDb::Open(DbPath());
   // Kept seed-0 trial: (2 warm-up + 4 timed) iterations x (iteration + 2 steps), one rank.
-  std::vector<Sample> samples = db->Samples(1, kSeed0);
+  std::vector<Sample> samples = db->reader().Samples(1, kSeed0);
   ASSERT_EQ(samples.size(), 18u);
   EXPECT_EQ(samples.front().stage, "iteration");
   EXPECT_TRUE(samples.front().warmup);
   EXPECT_DOUBLE_EQ(samples.front().ms, 10);  // the fake worker: 10 + iteration + rank
   EXPECT_DOUBLE_EQ(samples.back().ms, 7.5);  // iteration 5, step 1: 15 / 2
-  EXPECT_EQ(db->Samples(1, kTwoRanks).size(), 24u);
+  EXPECT_EQ(db->reader().Samples(1, kTwoRanks).size(), 24u);
   // 54 samples before: the superseded ok trial's 12 are gone with it.
   EXPECT_EQ(Column("SELECT count(*) FROM samples"), std::vector<std::string>{"42"});
   EXPECT_EQ(Column("SELECT count(*) FROM trial_metrics"), std::vector<std::string>{"2"});
@@ -206,7 +207,7 @@ TEST_F(MigrationTest, EveryRecordedTrialBecomesItsOwnFirstLaunch) {
   EXPECT_EQ(Column("SELECT DISTINCT launches || '/' || replicates || ' ' || ci_scope FROM "
                    "results WHERE status = 'ok'"),
             std::vector<std::string>{"1/1 iterations"});
-  const std::map<std::string, std::map<int, TrialStatus>> launches = db->LaunchStatuses(1);
+  const std::map<std::string, std::map<int, TrialStatus>> launches = db->reader().LaunchStatuses(1);
   EXPECT_EQ(launches.at(kSeed7).at(0), TrialStatus::kFailed);
   EXPECT_FALSE(launches.count(kSkipped));
 }
@@ -214,7 +215,8 @@ TEST_F(MigrationTest, EveryRecordedTrialBecomesItsOwnFirstLaunch) {
 TEST_F(MigrationTest, ResultsViewReadsTheMigratedRows) {
   ResultsDb::Open(DbPath());
   auto db = ResultsDb::Open(DbPath(), /*read_only=*/true);  // now at the current version
-  ResultTable table = db->RunReadOnlySql(
+  ResultTable table = test::ReadOnlySql(
+      db->console(),
       "SELECT trial_key, status, model, resolution, steps, ulysses, world_size, latency_ms, "
       "iterations, warmup, profile_blocks, workload FROM results ORDER BY trial_key");
   ASSERT_EQ(table.rows.size(), 4u);
@@ -238,7 +240,8 @@ TEST_F(MigrationTest, ResultsViewReadsTheMigratedRows) {
                       "c7227b6aa9a5f181 ok pixart-alpha-tiny 256 2 2 2 13.0 3 1 0 dit",
                       "ef822c8abc069935 skipped pixart-alpha-tiny 256 2 3 3 NULL NULL NULL 0 dit",
                       "f4343bb23be739ae ok pixart-alpha-tiny 256 2 1 1 13.5 4 2 0 dit"}));
-  const std::vector<std::string> columns = db->ResultsColumns();
+  const std::vector<std::string> columns =
+      test::ReadOnlySql(db->console(), "SELECT * FROM results LIMIT 0").columns;
   const std::vector<std::string>& contract = ResultsContractColumns();
   ASSERT_GE(columns.size(), contract.size());
   EXPECT_EQ(std::vector<std::string>(columns.begin(), columns.begin() + contract.size()),
@@ -249,7 +252,7 @@ TEST_F(MigrationTest, TheSweepResumesOnTheMigratedKeys) {
   auto db = ResultsDb::Open(DbPath());
   ParseResult parsed = ParseSweepFile(kFixtures / "fixture-v1.yaml");
   ASSERT_TRUE(parsed.ok());
-  std::map<std::string, TrialStatus> statuses = db->TrialStatuses(1);
+  std::map<std::string, TrialStatus> statuses = db->reader().TrialStatuses(1);
   std::set<std::string> planned;
   for (const TrialConfig& config : ExpandSweep(parsed.spec, 2).trials) {
     planned.insert(TrialKey(config));
@@ -420,13 +423,13 @@ TEST_F(MigrationFromNineTest, ReadersSeeTheSameTimesAndDurationsAsBefore) {
   const auto counted = Column("SELECT warmup + iterations FROM results "
                               "WHERE trial_key = 'f4343bb23be739ae'");
   auto db = ResultsDb::Open(DbPath());
-  const std::vector<CampaignInfo> campaigns = db->Campaigns();
+  const std::vector<CampaignInfo> campaigns = db->reader().Campaigns();
   ASSERT_EQ(campaigns.size(), 1u);
   EXPECT_NEAR(campaigns[0].started_at, started, 1e-3);
   ASSERT_TRUE(campaigns[0].finished_at);
   EXPECT_NEAR(*campaigns[0].finished_at, finished, 1e-3);
   // plan's startup estimate: the trial's wall time less its iterations at the median.
-  const auto all = db->NewestOkMeasurements();
+  const auto all = db->planner_history().NewestOkMeasurements();
   ASSERT_TRUE(all.count("f4343bb23be739ae"));
   const auto* measured = &all.at("f4343bb23be739ae");
   ASSERT_TRUE(measured->startup_s);
@@ -435,10 +438,10 @@ TEST_F(MigrationFromNineTest, ReadersSeeTheSameTimesAndDurationsAsBefore) {
               std::max(0.0, std::stod(wall.at(0)) - iterations * measured->latency_ms / 1000),
               2e-3);
   // New times are written as ISO text too.
-  db->FinishCampaign(campaigns[0].id);
+  db->writer().FinishCampaign(campaigns[0].id);
   EXPECT_EQ(Column(fmt::format("SELECT finished_at GLOB '{}' FROM campaigns", kIsoUtcGlob)),
             std::vector<std::string>{"1"});
-  EXPECT_GE(*db->Campaigns()[0].finished_at, finished);
+  EXPECT_GE(*db->reader().Campaigns()[0].finished_at, finished);
 }
 
 // Schema 13's vae_tile column reads the migrated trials' configurations (none was tiled).

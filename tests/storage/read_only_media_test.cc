@@ -47,9 +47,10 @@ TEST(ReadOnlyMediaTest, QueryAndReportReadADatabaseOnAReadOnlyMount) {
   test::TempDir dir, mount_point, out;
   {
     auto db = ResultsDb::Open(dir / "results.db");
-    const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("archived"), false);
-    db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
-    db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 55));
+    const auto campaign =
+        db->writer().ResumeOrCreateCampaign(test::MakeCampaign("archived"), false);
+    db->writer().RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
+    db->writer().RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 55));
   }
   ASSERT_FALSE(std::filesystem::exists(dir / "results.db-wal"));  // closed cleanly
   const std::filesystem::path db = mount_point / "results.db";

@@ -27,7 +27,7 @@ TEST_F(ResultsDbTest, NewDatabaseHasSchemaVersionWalAndResultsView) {
   EXPECT_EQ(QueryText("SELECT max(version) FROM schema_version"),
             std::to_string(kSchemaVersion));
   EXPECT_EQ(QueryText("PRAGMA journal_mode"), "wal");
-  ResultTable foreign_keys = db->RunReadOnlySql("PRAGMA foreign_keys");
+  ResultTable foreign_keys = test::ReadOnlySql(db->console(), "PRAGMA foreign_keys");
   ASSERT_EQ(foreign_keys.rows.size(), 1u);
   EXPECT_EQ(std::get<std::int64_t>(foreign_keys.rows[0][0]), 1);
   EXPECT_EQ(QueryText("SELECT type FROM sqlite_master WHERE name = 'results'"), "view");
@@ -35,25 +35,25 @@ TEST_F(ResultsDbTest, NewDatabaseHasSchemaVersionWalAndResultsView) {
 
 TEST_F(ResultsDbTest, CampaignsCanBeExcludedIncludedAndLabelledWithoutLosingData) {
   auto db = ResultsDb::Open(DbPath());
-  const std::int64_t first = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
-  const std::int64_t second = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
-  db->RecordTrial(first, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10));
-  db->SetCampaignExcluded(first, true);
-  db->SetCampaignLabel(second, "after the driver update");
-  std::vector<CampaignInfo> campaigns = db->Campaigns();
+  const std::int64_t first = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
+  const std::int64_t second = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
+  db->writer().RecordTrial(first, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10));
+  db->writer().SetCampaignExcluded(first, true);
+  db->writer().SetCampaignLabel(second, "after the driver update");
+  std::vector<CampaignInfo> campaigns = db->reader().Campaigns();
   ASSERT_EQ(campaigns.size(), 2u);
   EXPECT_TRUE(campaigns[0].excluded);
   EXPECT_EQ(campaigns[0].trials, 1);
   EXPECT_FALSE(campaigns[1].excluded);
   EXPECT_EQ(campaigns[1].label, "after the driver update");
-  EXPECT_EQ(db->Results({first}).size(), 1u);  // excluded, not deleted
-  db->SetCampaignExcluded(first, false);
-  db->SetCampaignLabel(second, "");
-  campaigns = db->Campaigns();
+  EXPECT_EQ(db->reader().Results({first}).size(), 1u);  // excluded, not deleted
+  db->writer().SetCampaignExcluded(first, false);
+  db->writer().SetCampaignLabel(second, "");
+  campaigns = db->reader().Campaigns();
   EXPECT_FALSE(campaigns[0].excluded);
   EXPECT_EQ(campaigns[1].label, "");
   try {
-    db->SetCampaignExcluded(9, true);
+    db->writer().SetCampaignExcluded(9, true);
     FAIL() << "no campaign 9";
   } catch (const StorageError& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("no campaign 9"));
@@ -65,11 +65,11 @@ TEST_F(ResultsDbTest, ReopeningKeepsDataAndDoesNotMigrateAgain) {
   std::int64_t campaign = 0;
   {
     auto db = ResultsDb::Open(DbPath());
-    campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-    db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+    campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    db->writer().RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
   }
   auto db = ResultsDb::Open(DbPath());
-  EXPECT_EQ(db->TrialStatuses(campaign).size(), 1u);
+  EXPECT_EQ(db->reader().TrialStatuses(campaign).size(), 1u);
   EXPECT_EQ(QueryText("SELECT count(*) FROM schema_version"), "1");
 }
 
@@ -79,24 +79,24 @@ TEST_F(ResultsDbTest, CampaignEnvironmentIsMergedNotReplaced) {
     auto db = ResultsDb::Open(DbPath());
     CampaignRecord campaign = test::MakeCampaign("env");
     campaign.environment = {{"host_cpu", "EPYC"}, {"gpus", "cpu:2"}};
-    id = db->ResumeOrCreateCampaign(campaign, false);
-    db->UpdateCampaignEnvironment(id, {{"worker", {{"libtorch", "2.11.0"}}}});
+    id = db->writer().ResumeOrCreateCampaign(campaign, false);
+    db->writer().UpdateCampaignEnvironment(id, {{"worker", {{"libtorch", "2.11.0"}}}});
   }
   EXPECT_EQ(QueryText("SELECT json_extract(environment_json, '$.host_cpu') FROM campaigns"), "EPYC");
   EXPECT_EQ(QueryText("SELECT json_extract(environment_json, '$.worker.libtorch') FROM campaigns"),
             "2.11.0");
   auto db = ResultsDb::Open(DbPath());
-  EXPECT_THROW(db->UpdateCampaignEnvironment(id + 100, {{"x", 1}}), StorageError);
+  EXPECT_THROW(db->writer().UpdateCampaignEnvironment(id + 100, {{"x", 1}}), StorageError);
 }
 
 TEST_F(ResultsDbTest, ThrottledTrialIsVisibleInResults) {
   {
     auto db = ResultsDb::Open(DbPath());
-    auto id = db->ResumeOrCreateCampaign(test::MakeCampaign("clocks"), false);
+    auto id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("clocks"), false);
     TrialRecord trial = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10.0);
     trial.metrics->throttled = true;
     trial.metrics->sm_clock_min_mhz = 1410;
-    db->RecordTrial(id, trial);
+    db->writer().RecordTrial(id, trial);
   }
   EXPECT_EQ(QueryText("SELECT throttled FROM results"), "1");
   EXPECT_EQ(QueryText("SELECT sm_clock_min_mhz FROM results"), "1410.0");
@@ -107,17 +107,17 @@ TEST_F(ResultsDbTest, EnergyIsStoredWithTheTrialAndItsLaunchAndReadBack) {
   std::int64_t id = 0;
   {
     auto db = ResultsDb::Open(DbPath());
-    id = db->ResumeOrCreateCampaign(test::MakeCampaign("energy"), false);
+    id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("energy"), false);
     TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, 10.0);
     trial.metrics->energy_j = 12.5;
     trial.metrics->joules_per_image = 6.25;
-    db->RecordTrial(id, trial);
+    db->writer().RecordTrial(id, trial);
     TrialRecord other = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10.0);
     other.metrics->energy_note = "rank 0: no counter";
-    db->RecordTrial(id, other);
+    db->writer().RecordTrial(id, other);
   }
   auto db = ResultsDb::Open(DbPath());
-  const std::vector<ResultRow> rows = db->Results({id});
+  const std::vector<ResultRow> rows = db->reader().Results({id});
   ASSERT_EQ(rows.size(), 2u);
   const ResultRow& measured = rows[0].trial_key == TrialKey(config) ? rows[0] : rows[1];
   const ResultRow& missing = &measured == &rows[0] ? rows[1] : rows[0];
@@ -128,7 +128,7 @@ TEST_F(ResultsDbTest, EnergyIsStoredWithTheTrialAndItsLaunchAndReadBack) {
   EXPECT_FALSE(missing.energy_j.has_value());
   EXPECT_EQ(missing.energy_note, "rank 0: no counter");
   // The launch keeps its own, for replicates to summarise (metrics/launch_summary.h).
-  const std::vector<LaunchMeasurement> launches = db->Launches(id, TrialKey(config), -1);
+  const std::vector<LaunchMeasurement> launches = db->writer().Launches(id, TrialKey(config), -1);
   ASSERT_EQ(launches.size(), 1u);
   ASSERT_TRUE(launches[0].metrics && launches[0].metrics->energy_j);
   EXPECT_DOUBLE_EQ(*launches[0].metrics->energy_j, 12.5);
@@ -178,11 +178,7 @@ TEST_F(ResultsDbTest, OutOfRangeSchemaVersionIsRefusedInOneLine) {
 // Another program inside BEGIN IMMEDIATE used to make a record fail after 5 s ("database is
 // locked"). Now the writer waits with backoff, says so, and records once the lock is gone.
 TEST_F(ResultsDbTest, AnotherProgramsWriteLockDelaysARecordAndLosesNothing) {
-  auto db = ResultsDb::Open(DbPath());
-  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-  SqliteConnection other = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
-  Exec(other.get(), "BEGIN IMMEDIATE; INSERT INTO sweeps (name, created_at) "
-                    "VALUES ('held', '2026-01-01T00:00:00.000Z')");
+  SqliteConnection other;  // the other program, once the database exists
   std::vector<std::string> waits;
   BusyWait wait;
   wait.report_after = std::chrono::milliseconds(0);
@@ -190,25 +186,29 @@ TEST_F(ResultsDbTest, AnotherProgramsWriteLockDelaysARecordAndLosesNothing) {
     waits.push_back(path.string());
     Exec(other.get(), "COMMIT");  // the other program ends its transaction
   };
-  db->SetBusyWait(wait);
-  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+  auto db = ResultsDb::Open(DbPath(), /*read_only=*/false, wait);
+  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  other = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+  Exec(other.get(),
+       "BEGIN IMMEDIATE; INSERT INTO sweeps (name, created_at) "
+       "VALUES ('held', '2026-01-01T00:00:00.000Z')");
+  db->writer().RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
   EXPECT_THAT(waits, ElementsAre(DbPath().string()));
   EXPECT_EQ(QueryText("SELECT count(*) FROM trials WHERE status = 'ok'"), "1");
   EXPECT_EQ(QueryText("SELECT count(*) FROM sweeps WHERE name = 'held'"), "1");
 }
 
 TEST_F(ResultsDbTest, AWaitForAnotherProgramsLockEndsWhenToldToGiveUp) {
-  auto db = ResultsDb::Open(DbPath());
-  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-  SqliteConnection other = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
-  Exec(other.get(), "BEGIN IMMEDIATE");
   int asked = 0;
   BusyWait wait;
   wait.give_up = [&] { return ++asked > 3; };
-  db->SetBusyWait(wait);
-  EXPECT_THROW(
-      db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50)),
-      StorageError);
+  auto db = ResultsDb::Open(DbPath(), /*read_only=*/false, wait);
+  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  SqliteConnection other = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+  Exec(other.get(), "BEGIN IMMEDIATE");
+  EXPECT_THROW(db->writer().RecordTrial(campaign,
+                                        test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50)),
+               StorageError);
   EXPECT_EQ(asked, 4);
   Exec(other.get(), "ROLLBACK");
 }
@@ -217,23 +217,23 @@ TEST_F(ResultsDbTest, AWaitForAnotherProgramsLockEndsWhenToldToGiveUp) {
 // and an interrupted rerun records nothing over it.
 TEST_F(ResultsDbTest, ARerunKeepsTheOldMeasurementUntilANewOneReplacesIt) {
   auto db = ResultsDb::Open(DbPath());
-  const auto campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
   const TrialConfig config = test::MakeConfig(2);
-  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  db->writer().RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
   TrialRecord rerun = test::MakeTrial(config, TrialStatus::kRunning, 0);
   rerun.metrics.reset();
-  db->MarkRunning(campaign, rerun);
+  db->writer().MarkRunning(campaign, rerun);
   EXPECT_EQ(QueryText("SELECT status || ' ' || latency_ms FROM results"), "ok 50.0");
   rerun.status = TrialStatus::kInterrupted;
   TrialOutcome interrupted;
   interrupted.status = TrialStatus::kInterrupted;
-  db->RecordLaunch(campaign, rerun, interrupted);
+  db->writer().RecordLaunch(campaign, rerun, interrupted);
   EXPECT_EQ(QueryText("SELECT status || ' ' || latency_ms FROM results"), "ok 50.0");
   const TrialRecord measured = test::MakeTrial(config, TrialStatus::kOk, 40);
   TrialOutcome ok;
   ok.status = TrialStatus::kOk;
   ok.metrics = measured.metrics;
-  db->RecordLaunch(campaign, measured, ok);
+  db->writer().RecordLaunch(campaign, measured, ok);
   EXPECT_EQ(QueryText("SELECT status || ' ' || latency_ms FROM results"), "ok 40.0");
 }
 
@@ -248,7 +248,7 @@ TEST_F(ResultsDbTest, ReadOnlySqlPastItsMemoryCapIsStopped) {
   SqlLimits limits;
   limits.heap_bytes = std::int64_t{16} << 20;
   try {  // about 200 MB of text in one value
-    db->StreamReadOnlySql(
+    db->console().StreamReadOnlySql(
         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) "
         "SELECT length(group_concat(printf('%0100d', x))) FROM c",
         limits, ignore);
@@ -256,7 +256,8 @@ TEST_F(ResultsDbTest, ReadOnlySqlPastItsMemoryCapIsStopped) {
   } catch (const QueryError& e) {
     EXPECT_THAT(e.what(), HasSubstr("needed more than 16 MiB of memory"));
   }
-  EXPECT_EQ(db->RunReadOnlySql("SELECT 1").rows.size(), 1u);  // the cap is lifted after
+  // The cap is lifted after.
+  EXPECT_EQ(test::ReadOnlySql(db->console(), "SELECT 1").rows.size(), 1u);
 }
 
 TEST_F(ResultsDbTest, ForeignDatabaseIsRefused) {
@@ -285,26 +286,27 @@ TEST_F(ResultsDbTest, ReadOnlyOpenOfMissingFileFailsWithoutCreatingIt) {
 TEST_F(ResultsDbTest, ReadOnlyHandleCannotWrite) {
   ResultsDb::Open(DbPath());
   auto db = ResultsDb::Open(DbPath(), /*read_only=*/true);
-  EXPECT_THROW(db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false), StorageError);
+  EXPECT_THROW(db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false), StorageError);
 }
 
 TEST_F(ResultsDbTest, ResumeReturnsNewestCampaignOfTheSweepUnlessFresh) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t first = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-  EXPECT_EQ(db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false), first);
-  std::int64_t second = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
+  std::int64_t first = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  EXPECT_EQ(db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false), first);
+  std::int64_t second = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
   EXPECT_NE(second, first);
-  EXPECT_EQ(db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false), second);
-  std::int64_t other = db->ResumeOrCreateCampaign(test::MakeCampaign("other"), false);
+  EXPECT_EQ(db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false), second);
+  std::int64_t other = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("other"), false);
   EXPECT_NE(other, second);
   EXPECT_EQ(QueryText("SELECT count(*) FROM sweeps"), "2");
 }
 
 TEST_F(ResultsDbTest, FinishCampaignStampsTimeAndResumeClearsIt) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t id = db->ResumeOrCreateCampaign(test::MakeCampaign("sp", "rev1+dirty"), false);
-  db->FinishCampaign(id);
-  std::vector<CampaignInfo> campaigns = db->Campaigns();
+  std::int64_t id =
+      db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp", "rev1+dirty"), false);
+  db->writer().FinishCampaign(id);
+  std::vector<CampaignInfo> campaigns = db->reader().Campaigns();
   ASSERT_EQ(campaigns.size(), 1u);
   EXPECT_EQ(campaigns[0].id, id);
   EXPECT_EQ(campaigns[0].record.sweep_name, "sp");
@@ -313,41 +315,42 @@ TEST_F(ResultsDbTest, FinishCampaignStampsTimeAndResumeClearsIt) {
   ASSERT_TRUE(campaigns[0].finished_at.has_value());
   EXPECT_GE(*campaigns[0].finished_at, campaigns[0].started_at);
 
-  db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-  EXPECT_FALSE(db->Campaigns()[0].finished_at.has_value());
-  EXPECT_THROW(db->FinishCampaign(id + 100), StorageError);
+  db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  EXPECT_FALSE(db->reader().Campaigns()[0].finished_at.has_value());
+  EXPECT_THROW(db->writer().FinishCampaign(id + 100), StorageError);
 }
 
 TEST_F(ResultsDbTest, MarkRunningAsInterruptedOnlyTouchesRunningTrialsOfTheCampaign) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t a = db->ResumeOrCreateCampaign(test::MakeCampaign("a"), false);
-  std::int64_t b = db->ResumeOrCreateCampaign(test::MakeCampaign("b"), false);
+  std::int64_t a = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("a"), false);
+  std::int64_t b = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("b"), false);
   TrialRecord ok = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100);
   TrialRecord running = test::MakeTrial(test::MakeConfig(2), TrialStatus::kPending, 0);
-  db->RecordTrial(a, ok);
-  db->MarkRunning(a, running);
-  db->MarkRunning(b, running);
+  db->writer().RecordTrial(a, ok);
+  db->writer().MarkRunning(a, running);
+  db->writer().MarkRunning(b, running);
 
-  EXPECT_EQ(db->MarkRunningAsInterrupted(a, [](const std::string&, std::int64_t) { return true; }),
+  EXPECT_EQ(db->writer().MarkRunningAsInterrupted(
+                a, [](const std::string&, std::int64_t) { return true; }),
             1);
-  std::map<std::string, TrialStatus> statuses = db->TrialStatuses(a);
+  std::map<std::string, TrialStatus> statuses = db->reader().TrialStatuses(a);
   EXPECT_EQ(statuses.at(ok.trial_key), TrialStatus::kOk);
   EXPECT_EQ(statuses.at(running.trial_key), TrialStatus::kInterrupted);
-  EXPECT_EQ(db->TrialStatuses(b).at(running.trial_key), TrialStatus::kRunning);
-  EXPECT_TRUE(db->TrialStatuses(a + 100).empty());
+  EXPECT_EQ(db->reader().TrialStatuses(b).at(running.trial_key), TrialStatus::kRunning);
+  EXPECT_TRUE(db->reader().TrialStatuses(a + 100).empty());
 }
 
 TEST_F(ResultsDbTest, OnlyADeadCoordinatorsTrialsBecomeInterrupted) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("a"), false);
+  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("a"), false);
   TrialRecord live = test::MakeTrial(test::MakeConfig(1), TrialStatus::kPending, 0);
   live.coordinator_host = "box";
   live.coordinator_pid = 111;
   TrialRecord dead = test::MakeTrial(test::MakeConfig(2), TrialStatus::kPending, 0);
   dead.coordinator_host = "box";
   dead.coordinator_pid = 222;
-  db->MarkRunning(campaign, live);
-  db->MarkRunning(campaign, dead);
+  db->writer().MarkRunning(campaign, live);
+  db->writer().MarkRunning(campaign, dead);
   EXPECT_EQ(QueryText("SELECT coordinator_pid FROM trials WHERE trial_key = '" + live.trial_key +
                       "'"),
             "111");
@@ -357,10 +360,10 @@ TEST_F(ResultsDbTest, OnlyADeadCoordinatorsTrialsBecomeInterrupted) {
     asked.push_back(host + ":" + std::to_string(pid));
     return pid == 222;
   };
-  EXPECT_EQ(db->MarkRunningAsInterrupted(campaign, gone, &still_running), 1);
+  EXPECT_EQ(db->writer().MarkRunningAsInterrupted(campaign, gone, &still_running), 1);
   EXPECT_THAT(still_running, ElementsAre(live.trial_key));
   EXPECT_EQ(asked.size(), 2u);
-  std::map<std::string, TrialStatus> statuses = db->TrialStatuses(campaign);
+  std::map<std::string, TrialStatus> statuses = db->reader().TrialStatuses(campaign);
   EXPECT_EQ(statuses.at(live.trial_key), TrialStatus::kRunning);
   EXPECT_EQ(statuses.at(dead.trial_key), TrialStatus::kInterrupted);
 }
@@ -395,17 +398,17 @@ TEST_F(ResultsDbTest, ExtraColumnsAreNotDamage) {
 
 TEST_F(ResultsDbTest, RecordTrialReplacesSamplesInOneTransaction) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
   TrialConfig config = test::MakeConfig(2);
-  db->MarkRunning(campaign, test::MakeTrial(config, TrialStatus::kPending, 0));
-  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
-  EXPECT_EQ(db->Samples(campaign, TrialKey(config)).size(), 6u);
+  db->writer().MarkRunning(campaign, test::MakeTrial(config, TrialStatus::kPending, 0));
+  db->writer().RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  EXPECT_EQ(db->reader().Samples(campaign, TrialKey(config)).size(), 6u);
 
   TrialRecord again = test::MakeTrial(config, TrialStatus::kOk, 40);
   again.samples.resize(2);
-  db->RecordTrial(campaign, again);
+  db->writer().RecordTrial(campaign, again);
 
-  std::vector<Sample> samples = db->Samples(campaign, TrialKey(config));
+  std::vector<Sample> samples = db->reader().Samples(campaign, TrialKey(config));
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[0].ms, 80);
   EXPECT_TRUE(samples[0].warmup);
@@ -416,20 +419,20 @@ TEST_F(ResultsDbTest, RecordTrialReplacesSamplesInOneTransaction) {
 
 TEST_F(ResultsDbTest, RecordTrialIsAtomicWhenASampleIsRejected) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
   TrialConfig config = test::MakeConfig(2);
-  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  db->writer().RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
 
   TrialRecord bad = test::MakeTrial(config, TrialStatus::kFailed, 0, "should not land");
   bad.samples.push_back({0, 0, "iteration", 1.0, false});
   bad.samples.push_back({-1, 1, "iteration", 1.0, false});  // violates CHECK (rank >= 0)
-  EXPECT_THROW(db->RecordTrial(campaign, bad), StorageError);
+  EXPECT_THROW(db->writer().RecordTrial(campaign, bad), StorageError);
 
-  EXPECT_EQ(db->TrialStatuses(campaign).at(TrialKey(config)), TrialStatus::kOk);
-  EXPECT_EQ(db->Samples(campaign, TrialKey(config)).size(), 6u);
+  EXPECT_EQ(db->reader().TrialStatuses(campaign).at(TrialKey(config)), TrialStatus::kOk);
+  EXPECT_EQ(db->reader().Samples(campaign, TrialKey(config)).size(), 6u);
   EXPECT_EQ(QueryText("SELECT latency_ms FROM results"), "50.0");
   // The connection is usable afterwards (the transaction was rolled back, not left open).
-  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 45));
+  db->writer().RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 45));
   EXPECT_EQ(QueryText("SELECT latency_ms FROM results"), "45.0");
 }
 
@@ -438,8 +441,8 @@ TEST_F(ResultsDbTest, CoordinatorKilledMidTransactionLeavesNoPartialTrial) {
   TrialConfig config = test::MakeConfig(2);
   {
     auto db = ResultsDb::Open(DbPath());
-    campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-    db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
+    campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    db->writer().RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
   }
   pid_t child = fork();
   ASSERT_GE(child, 0);
@@ -458,31 +461,31 @@ TEST_F(ResultsDbTest, CoordinatorKilledMidTransactionLeavesNoPartialTrial) {
   ASSERT_TRUE(WIFEXITED(status));
 
   auto db = ResultsDb::Open(DbPath());
-  std::map<std::string, TrialStatus> statuses = db->TrialStatuses(campaign);
+  std::map<std::string, TrialStatus> statuses = db->reader().TrialStatuses(campaign);
   EXPECT_EQ(statuses.size(), 1u);
   EXPECT_EQ(statuses.count("half"), 0u);
-  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));  // not locked
-  EXPECT_EQ(db->TrialStatuses(campaign).size(), 2u);
+  db->writer().RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));  // not locked
+  EXPECT_EQ(db->reader().TrialStatuses(campaign).size(), 2u);
 }
 
 // A launch that did not finish (interrupted) is marked running again; a measured one is kept
 // (ARerunKeepsTheOldMeasurementUntilANewOneReplacesIt).
 TEST_F(ResultsDbTest, MarkRunningMarksAnUnfinishedLaunchRunning) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
   TrialConfig config = test::MakeConfig(1);
-  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kInterrupted, 0));
-  db->MarkRunning(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
-  EXPECT_TRUE(db->Samples(campaign, TrialKey(config)).empty());
+  db->writer().RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kInterrupted, 0));
+  db->writer().MarkRunning(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  EXPECT_TRUE(db->reader().Samples(campaign, TrialKey(config)).empty());
   EXPECT_EQ(QueryText("SELECT status || ':' || ifnull(latency_ms, 'null') FROM results"),
             "running:null");
 }
 
 TEST_F(ResultsDbTest, SkippedTrialHasNullMetricsAndItsReason) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(3), TrialStatus::kSkipped, 0,
-                                            "16 heads not divisible by ulysses 3"));
+  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  db->writer().RecordTrial(campaign, test::MakeTrial(test::MakeConfig(3), TrialStatus::kSkipped, 0,
+                                                     "16 heads not divisible by ulysses 3"));
   EXPECT_EQ(QueryText("SELECT status || '|' || error || '|' || ifnull(latency_ms, 'null') "
                       "FROM results"),
             "skipped|16 heads not divisible by ulysses 3|null");
@@ -490,88 +493,68 @@ TEST_F(ResultsDbTest, SkippedTrialHasNullMetricsAndItsReason) {
 
 TEST_F(ResultsDbTest, SamplesComeBackOrderedByIterationThenRank) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
   TrialRecord trial = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
-  db->RecordTrial(campaign, trial);
+  db->writer().RecordTrial(campaign, trial);
   std::vector<int> order;
-  for (const Sample& s : db->Samples(campaign, trial.trial_key)) {
+  for (const Sample& s : db->reader().Samples(campaign, trial.trial_key)) {
     order.push_back(s.iteration * 10 + s.rank);
   }
   EXPECT_THAT(order, ElementsAre(0, 1, 10, 11, 20, 21));
 }
 
-TEST_F(ResultsDbTest, TimedSamplesOfACampaignLeaveOutWarmupAndOtherStages) {
-  auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-  std::int64_t other = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
-  TrialRecord two = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
-  two.samples.push_back({0, 1, "step:0", 3, false});
-  db->RecordTrial(campaign, two);
-  TrialRecord one = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 20);
-  db->RecordTrial(campaign, one);
-  db->RecordTrial(other, test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 5));
-
-  auto samples = db->TimedSamples(campaign, "iteration");
-  ASSERT_EQ(samples.size(), 2u);
-  std::vector<double> ms;
-  ASSERT_EQ(samples.at(two.trial_key).size(), 1u);  // one launch
-  for (const Sample& s : samples.at(two.trial_key)[0]) ms.push_back(s.iteration * 100 + s.ms);
-  EXPECT_THAT(ms, ElementsAre(110, 110, 211, 211));
-  EXPECT_EQ(samples.at(one.trial_key)[0].size(), 2u);
-  EXPECT_EQ(db->TimedSamples(campaign, "step:0").at(two.trial_key)[0].size(), 1u);
-}
-
 TEST_F(ResultsDbTest, SlowestSeriesByLaunchReducesRanksPerIterationOfEveryOkLaunch) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
   TrialRecord two = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
   two.samples.push_back({1, 1, "iteration", 30, false});  // rank 1 slower at iteration 1
   two.replicates = 3;
-  db->RecordTrial(campaign, two);
+  db->writer().RecordTrial(campaign, two);
   TrialRecord second = two;  // launch 1: another series
   second.launch = 1;
   second.samples = {{0, 1, "iteration", 7, false}, {1, 1, "iteration", 8, false},
                     {0, 0, "iteration", 99, true}};
-  db->RecordLaunch(campaign, second, TrialOutcome{TrialStatus::kOk, "", two.metrics});
+  db->writer().RecordLaunch(campaign, second, TrialOutcome{TrialStatus::kOk, "", two.metrics});
   TrialRecord failed = second;  // launch 2 failed: left out
   failed.launch = 2;
   failed.status = TrialStatus::kFailed;
   failed.samples = {{0, 1, "iteration", 1000, false}};
   failed.metrics.reset();
-  db->RecordLaunch(campaign, failed, TrialOutcome{TrialStatus::kOk, "", two.metrics});
-  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kFailed, 0, "x"));
+  db->writer().RecordLaunch(campaign, failed, TrialOutcome{TrialStatus::kOk, "", two.metrics});
+  db->writer().RecordTrial(campaign,
+                           test::MakeTrial(test::MakeConfig(1), TrialStatus::kFailed, 0, "x"));
 
-  const auto series = db->SlowestSeriesByLaunch(campaign, "iteration");
+  const auto series = db->reader().SlowestSeriesByLaunch(campaign, "iteration");
   ASSERT_EQ(series.size(), 1u);  // the failed trial has none
   EXPECT_THAT(series.at(two.trial_key),
               ElementsAre(ElementsAre(30, 11), ElementsAre(8)));
-  // The same as the one definition applied to the samples (metrics/trial_metrics.h).
-  const auto samples = db->TimedSamples(campaign, "iteration").at(two.trial_key);
-  ASSERT_EQ(samples.size(), 2u);
-  for (std::size_t launch = 0; launch < samples.size(); ++launch)
-    EXPECT_EQ(SlowestSeries(samples[launch]), series.at(two.trial_key)[launch]);
+  // The same as the one definition applied to each ok launch's samples (metrics/trial_metrics.h).
+  for (int launch = 0; launch < 2; ++launch) {
+    const std::vector<Sample> samples = db->reader().Samples(campaign, two.trial_key, launch);
+    EXPECT_EQ(SlowestSeries(samples, "iteration"), series.at(two.trial_key)[launch]);
+  }
 }
 
 // With replicates each launch reports the machine's health over its own window: a quiet last
 // launch must not hide a disturbed first one (the trial's median covers both).
 TEST_F(ResultsDbTest, ABusyEarlierLaunchKeepsTheTrialBusy) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
   TrialRecord first = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
   first.replicates = 2;
   first.health = {{"busy", true}, {"note", "others used 1.2 cores: cc1plus 1.2"}};
-  db->RecordTrial(campaign, first);
+  db->writer().RecordTrial(campaign, first);
   TrialRecord second = first;
   second.launch = 1;
   second.health = {{"busy", false}, {"note", ""}};
-  db->RecordLaunch(campaign, second, TrialOutcome{TrialStatus::kOk, "", first.metrics});
+  db->writer().RecordLaunch(campaign, second, TrialOutcome{TrialStatus::kOk, "", first.metrics});
   EXPECT_EQ(QueryText("SELECT busy FROM results"), "1");
   EXPECT_EQ(QueryText("SELECT health_note FROM results"),
             "others used 1.2 cores: cc1plus 1.2 (an earlier launch)");
   // A fresh first launch (a rerun) starts afresh.
   TrialRecord rerun = first;
   rerun.health = {{"busy", false}, {"note", ""}};
-  db->RecordTrial(campaign, rerun);
+  db->writer().RecordTrial(campaign, rerun);
   EXPECT_EQ(QueryText("SELECT busy FROM results"), "0");
 }
 
@@ -581,21 +564,21 @@ TEST_F(ResultsDbTest, ABusyEarlierLaunchKeepsTheTrialBusy) {
 // when a device has no quiet measurement: plan/fitted_model.h).
 TEST_F(ResultsDbTest, ObservedTrialsPreferQuietMeasurementsAndFlagBusyOnlyOnes) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t older = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  std::int64_t older = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
   TrialRecord idle_then = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
   idle_then.health = {{"busy", false}, {"note", ""}};
-  db->RecordTrial(older, idle_then);
-  std::int64_t newer = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
+  db->writer().RecordTrial(older, idle_then);
+  std::int64_t newer = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), true);
   TrialRecord busy_now = idle_then;  // the same key, measured again on a busy machine
   busy_now.metrics->latency_ms = 30;
   busy_now.health = {{"busy", true}, {"note", "others used 1.2 cores: cc1plus 1.2"}};
-  db->RecordTrial(newer, busy_now);
+  db->writer().RecordTrial(newer, busy_now);
   TrialRecord busy_only = test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 20);
   busy_only.health = busy_now.health;
-  db->RecordTrial(newer, busy_only);
+  db->writer().RecordTrial(newer, busy_only);
 
   std::size_t left_out = 99;
-  const auto observed = db->ObservedTrials("", &left_out);
+  const auto observed = db->planner_history().ObservedTrials("", &left_out);
   ASSERT_EQ(observed.size(), 2u);
   const auto quiet = observed[0].trial_key == idle_then.trial_key ? observed[0] : observed[1];
   const auto busy = observed[0].trial_key == idle_then.trial_key ? observed[1] : observed[0];
@@ -606,7 +589,7 @@ TEST_F(ResultsDbTest, ObservedTrialsPreferQuietMeasurementsAndFlagBusyOnlyOnes) 
   EXPECT_TRUE(busy.busy);
   EXPECT_EQ(left_out, 1u);  // the key measured only on a busy machine
   // A campaign left out (a bisect or excluded one) is not read at all.
-  EXPECT_EQ(db->ObservedTrials("", nullptr, {older, newer}).size(), 0u);
+  EXPECT_EQ(db->planner_history().ObservedTrials("", nullptr, {older, newer}).size(), 0u);
 }
 
 // The sharing factor of a measured trial (machine/rank_sharing.h) is derived from what the
@@ -615,18 +598,18 @@ TEST_F(ResultsDbTest, ObservedTrialsCarryThePlacementAndTheCoresOfTheirHost) {
   auto db = ResultsDb::Open(DbPath());
   CampaignRecord record = test::MakeCampaign("sp");
   record.environment = {{"cpu_count", 8}, {"worker", {{"cpu_count", 2}}}};
-  std::int64_t campaign = db->ResumeOrCreateCampaign(record, false);
+  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(record, false);
   TrialRecord cpu = test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 10);
   cpu.placement = {{"concurrent_trials", 0}, {"slots", {0, 1, 2, 3}}};
-  db->RecordTrial(campaign, cpu);
+  db->writer().RecordTrial(campaign, cpu);
   TrialRecord gpu = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10);
   gpu.device = "NVIDIA H100 80GB HBM3";
   gpu.placement = {{"slots", {0, 1}}, {"devices", {"0", "1"}}};
-  db->RecordTrial(campaign, gpu);
+  db->writer().RecordTrial(campaign, gpu);
   TrialRecord unplaced = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10);
-  db->RecordTrial(campaign, unplaced);
+  db->writer().RecordTrial(campaign, unplaced);
 
-  const auto observed = db->ObservedTrials("");
+  const auto observed = db->planner_history().ObservedTrials("");
   ASSERT_EQ(observed.size(), 3u);
   for (const auto& o : observed) {
     if (o.trial_key == cpu.trial_key) {
@@ -642,23 +625,23 @@ TEST_F(ResultsDbTest, ObservedTrialsCarryThePlacementAndTheCoresOfTheirHost) {
   }
   // A campaign whose environment names only the coordinator's cores.
   record.environment = {{"cpu_count", 8}};
-  campaign = db->ResumeOrCreateCampaign(record, true);
-  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(8), TrialStatus::kOk, 10));
+  campaign = db->writer().ResumeOrCreateCampaign(record, true);
+  db->writer().RecordTrial(campaign, test::MakeTrial(test::MakeConfig(8), TrialStatus::kOk, 10));
   std::optional<int> cores;
-  for (const auto& o : db->ObservedTrials("cpu"))
+  for (const auto& o : db->planner_history().ObservedTrials("cpu"))
     if (o.trial_key == TrialKey(test::MakeConfig(8))) cores = o.cpu_cores;
   EXPECT_EQ(cores, 8);
 }
 
 TEST_F(ResultsDbTest, ResultRowCarriesModelOverrides) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
   TrialConfig config = test::MakeConfig(1);
   config.model = "pixart-alpha-tiny";
   config.model_overrides = {{"depth", 8}};
-  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 10));
-  db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10));
-  std::vector<ResultRow> rows = db->Results({campaign});
+  db->writer().RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 10));
+  db->writer().RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10));
+  std::vector<ResultRow> rows = db->reader().Results({campaign});
   ASSERT_EQ(rows.size(), 2u);
   int with_overrides = 0;
   for (const ResultRow& row : rows) {
@@ -672,10 +655,10 @@ TEST_F(ResultsDbTest, ResultRowCarriesModelOverrides) {
 
 TEST_F(ResultsDbTest, ConfigIsStoredSplitIntoComputationAndPolicy) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
   TrialConfig config = test::MakeConfig(2);
   config.warmup = 3;
-  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
+  db->writer().RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 50));
   EXPECT_EQ(QueryText("SELECT json_extract(policy_json, '$.warmup') FROM trials"), "3");
   EXPECT_EQ(QueryText("SELECT json_type(config_json, '$.warmup') IS NULL AND "
                       "json_type(config_json, '$.repeats') IS NULL FROM trials"),
@@ -686,50 +669,35 @@ TEST_F(ResultsDbTest, ConfigIsStoredSplitIntoComputationAndPolicy) {
   config.warmup = 7;
   config.repeats = {20, 40, 0.01, 60};
   ASSERT_EQ(TrialKey(config), TrialKey(test::MakeConfig(2)));
-  db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 49));
+  db->writer().RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 49));
   EXPECT_EQ(QueryText("SELECT count(*) FROM trials"), "1");
   EXPECT_EQ(QueryText("SELECT json_extract(policy, '$.warmup') || '/' || "
                       "json_extract(policy, '$.repeats.max') || '/' || latency_ms FROM results"),
             "7/40/49.0");
 }
 
-TEST_F(ResultsDbTest, RecordWithoutACanonicalConfigIsRefused) {
-  auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-  TrialRecord trial = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 50);
-  trial.config.erase("precision");
-  try {
-    db->RecordTrial(campaign, trial);
-    FAIL() << "stored a trial without a precision";
-  } catch (const StorageError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("missing key 'precision'"));
-    EXPECT_THAT(e.what(), HasSubstr(trial.trial_key));
-  }
-  EXPECT_TRUE(db->TrialStatuses(campaign).empty());
-}
-
 TEST_F(ResultsDbTest, QueriesQuoteNamesBindValuesAndRefuseUnknownOperators) {
   {
     auto db = ResultsDb::Open(DbPath());
-    std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
-    db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
-    db->RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+    std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
+    db->writer().RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
+    db->writer().RecordTrial(campaign, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
   }
   auto db = ResultsDb::Open(DbPath(), /*read_only=*/true);
   ResultsQuery query;
   query.columns = {"ulysses", "latency_ms"};
   query.conditions = {{"latency_ms", "<", "75"}};
-  ResultTable table = db->QueryResults(query);
+  ResultTable table = db->console().QueryResults(query);
   ASSERT_EQ(table.rows.size(), 1u);
   EXPECT_EQ(std::get<std::int64_t>(table.rows[0][0]), 2);
   query.conditions = {{"sweep", "=", "sp' OR '1'='1"}};  // a value, never SQL
-  EXPECT_TRUE(db->QueryResults(query).rows.empty());
+  EXPECT_TRUE(db->console().QueryResults(query).rows.empty());
   query.conditions = {{"ulysses", "= 1 OR 1 =", "1"}};
-  EXPECT_THROW(db->QueryResults(query), QueryError);
+  EXPECT_THROW(db->console().QueryResults(query), QueryError);
   query.conditions = {};
   query.sort_column = "latency_ms\" DESC --";
-  EXPECT_THROW(db->QueryResults(query), QueryError);
-  EXPECT_THROW(db->RunReadOnlySql("SELECT 1; DELETE FROM trials"), QueryError);
+  EXPECT_THROW(db->console().QueryResults(query), QueryError);
+  EXPECT_THROW(test::ReadOnlySql(db->console(), "SELECT 1; DELETE FROM trials"), QueryError);
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ using ::testing::Not;
 // number into both, and has a clip's frames (NULL for an image); Results() reads them.
 TEST_F(ResultsDbTest, ResultsViewHasWidthHeightAndFrames) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("video"), false);
+  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("video"), false);
   TrialConfig square = test::MakeConfig(1);
   square.resolution = 256;
   TrialConfig wide = square;
@@ -40,12 +40,12 @@ TEST_F(ResultsDbTest, ResultsViewHasWidthHeightAndFrames) {
   clip.height = 480;
   clip.frames = 81;
   for (const TrialConfig& config : {square, wide, clip})
-    db->RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 10));
+    db->writer().RecordTrial(campaign, test::MakeTrial(config, TrialStatus::kOk, 10));
   EXPECT_EQ(QueryText("SELECT group_concat(resolution || ':' || width || ':' || height || ':' || "
                       "ifnull(frames, 'NULL'), ' ') FROM (SELECT * FROM results ORDER BY width)"),
             "256:256:256:NULL 320x192:320:192:NULL 832x480:832:480:81");
   std::map<std::int64_t, const ResultRow*> by_width;
-  const std::vector<ResultRow> rows = db->Results({campaign});
+  const std::vector<ResultRow> rows = db->reader().Results({campaign});
   for (const ResultRow& row : rows) by_width[row.resolution] = &row;
   ASSERT_EQ(by_width.size(), 3u);
   EXPECT_EQ(by_width[256]->height, 256);
@@ -58,7 +58,8 @@ TEST_F(ResultsDbTest, ResultsViewHasWidthHeightAndFrames) {
 
 TEST_F(ResultsDbTest, ResultsViewStartsWithTheContractColumns) {
   auto db = ResultsDb::Open(DbPath());
-  std::vector<std::string> columns = db->ResultsColumns();
+  std::vector<std::string> columns =
+      test::ReadOnlySql(db->console(), "SELECT * FROM results LIMIT 0").columns;
   const std::vector<std::string>& contract = ResultsContractColumns();
   ASSERT_GE(columns.size(), contract.size());
   EXPECT_EQ(std::vector<std::string>(columns.begin(), columns.begin() + contract.size()),
@@ -69,12 +70,13 @@ TEST_F(ResultsDbTest, ResultsViewStartsWithTheContractColumns) {
 
 TEST_F(ResultsDbTest, ResultsViewExposesAxesMetricsAndCampaign) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp", "rev9"), false);
+  std::int64_t campaign =
+      db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp", "rev9"), false);
   TrialConfig config = test::MakeConfig(2, 2, Precision::kFp16, 2048);
   config.scope = Scope::kPipeline;
   TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, 30);
   trial.metrics->tflops = 12.5;
-  db->RecordTrial(campaign, trial);
+  db->writer().RecordTrial(campaign, trial);
 
   SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READONLY);
   Statement row(raw.get(),
@@ -105,19 +107,20 @@ TEST_F(ResultsDbTest, ResultsViewExposesAxesMetricsAndCampaign) {
 // Schema 13: the view shows each trial's vae_tile (0: the decode is not tiled) and graph mode.
 TEST_F(ResultsDbTest, ResultsViewShowsVaeTileAndGraph) {
   auto db = ResultsDb::Open(DbPath());
-  std::int64_t campaign = db->ResumeOrCreateCampaign(test::MakeCampaign("sp", "rev9"), false);
+  std::int64_t campaign =
+      db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp", "rev9"), false);
   TrialConfig whole = test::MakeConfig(1, 1, Precision::kBf16, 256);
   whole.scope = Scope::kPipeline;
   TrialConfig tiled = whole;
   tiled.vae_tile = 128;
-  db->RecordTrial(campaign, test::MakeTrial(whole, TrialStatus::kOk, 30));
-  db->RecordTrial(campaign, test::MakeTrial(tiled, TrialStatus::kOk, 31));
+  db->writer().RecordTrial(campaign, test::MakeTrial(whole, TrialStatus::kOk, 30));
+  db->writer().RecordTrial(campaign, test::MakeTrial(tiled, TrialStatus::kOk, 31));
   EXPECT_EQ(QueryText("SELECT group_concat(vae_tile, ',') FROM "
                       "(SELECT vae_tile FROM results ORDER BY vae_tile)"),
             "0,128");
   TrialConfig graphed = whole;
   graphed.graph = GraphMode::kCudaGraph;
-  db->RecordTrial(campaign, test::MakeTrial(graphed, TrialStatus::kOk, 29));
+  db->writer().RecordTrial(campaign, test::MakeTrial(graphed, TrialStatus::kOk, 29));
   EXPECT_EQ(QueryText("SELECT group_concat(graph, ',') FROM "
                       "(SELECT graph FROM results ORDER BY graph, vae_tile)"),
             "cuda_graph,eager,eager");

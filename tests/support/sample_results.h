@@ -40,7 +40,7 @@ inline TrialRecord MakeTrial(const TrialConfig& config, TrialStatus status, doub
                              std::string error = "") {
   TrialRecord trial;
   trial.trial_key = TrialKey(config);
-  trial.config = CanonicalJson(config);
+  trial.config = config;
   trial.status = status;
   trial.error = std::move(error);
   trial.world_size = config.world_size();

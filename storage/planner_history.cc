@@ -1,4 +1,4 @@
-// ResultsDb's reads and writes for the planner's cost model (results_db.h, schema version 12).
+// PlannerHistory (planner_history.h): the planner's reads and its recorded fits.
 #include <algorithm>
 #include <set>
 
@@ -7,12 +7,45 @@
 
 #include "base/untrusted_input.h"
 #include "storage/iso_time.h"
-#include "storage/results_db.h"
+#include "storage/planner_history.h"
+#include "storage/results_reader.h"
 #include "storage/statement.h"
 
 namespace ditbench {
 
-std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(
+std::vector<CampaignInfo> PlannerHistory::Campaigns() { return StoredCampaigns(db_); }
+
+std::unordered_map<std::string, PlannerHistory::Measurement>
+PlannerHistory::NewestOkMeasurements() {
+  // The trial's wall time from its ISO 8601 start and end (storage/iso_time.h). Each key keeps
+  // its row of the highest campaign (a key is in a campaign once: UNIQUE (campaign_id,
+  // trial_key)).
+  Statement query(db_, fmt::format(R"sql(
+    SELECT r.trial_key, r.campaign, r.latency_ms, r.peak_mem_mb, r.warmup, r.iterations, {}
+    FROM results r JOIN trials t ON t.campaign_id = r.campaign AND t.trial_key = r.trial_key
+    WHERE r.status = 'ok' AND r.latency_ms IS NOT NULL)sql",
+                                   SecondsBetweenSql("t.started_at", "t.finished_at")));
+  std::unordered_map<std::string, std::int64_t> campaign_of;
+  std::unordered_map<std::string, Measurement> newest;
+  while (query.Step()) {
+    std::string key = query.Text(0);
+    const std::int64_t campaign = query.Int(1);
+    const auto [it, fresh] = campaign_of.try_emplace(key, campaign);
+    if (!fresh && it->second >= campaign) continue;
+    it->second = campaign;
+    Measurement m;
+    m.latency_ms = query.Double(2);
+    m.peak_mem_mb = query.OptionalDouble(3);
+    if (!query.IsNull(4) && !query.IsNull(5) && !query.IsNull(6)) {
+      const double iterations = static_cast<double>(query.Int(4) + query.Int(5));
+      m.startup_s = std::max(0.0, query.Double(6) - iterations * m.latency_ms / 1000);
+    }
+    newest[std::move(key)] = m;
+  }
+  return newest;
+}
+
+std::vector<PlannerHistory::ObservedTrial> PlannerHistory::ObservedTrials(
     const std::string& device, std::size_t* busy_only, const std::vector<std::int64_t>& left_out) {
   Statement query(db_, fmt::format(R"sql(
     SELECT r.trial_key, t.config_json, t.policy_json, r.latency_ms, r.comm_mb_per_step,
@@ -77,7 +110,7 @@ std::vector<ResultsDb::ObservedTrial> ResultsDb::ObservedTrials(
   return trials;
 }
 
-void ResultsDb::RecordModelFit(const ModelFitRecord& fit) {
+void PlannerHistory::RecordModelFit(const ModelFitRecord& fit) {
   Statement insert(db_, R"sql(
     INSERT INTO model_fits (device, fitted_at, trials, median_abs_error, max_abs_error,
                             terms_json, predictions_json)
@@ -90,47 +123,6 @@ void ResultsDb::RecordModelFit(const ModelFitRecord& fit) {
       .Bind(6, fit.terms.dump())
       .Bind(7, fit.predictions.dump())
       .Run();
-}
-
-std::optional<ResultsDb::ModelFitRecord> ResultsDb::NewestModelFit(const std::string& device) {
-  Statement query(db_, fmt::format(R"sql(
-    SELECT device, {}, trials, median_abs_error, max_abs_error, terms_json, predictions_json
-    FROM model_fits WHERE ?1 = '' OR device = ?1 ORDER BY id DESC LIMIT 1)sql",
-                                   UnixSecondsSql("fitted_at")));
-  query.Bind(1, device);
-  if (!query.Step()) return std::nullopt;
-  ModelFitRecord fit;
-  fit.device = query.Text(0);
-  fit.fitted_at = query.Double(1);
-  fit.trials = query.Int(2);
-  fit.median_abs_error = query.OptionalDouble(3);
-  fit.max_abs_error = query.OptionalDouble(4);
-  fit.terms = ParseStoredJson(query.Text(5));
-  fit.predictions = ParseStoredJson(query.Text(6));
-  if (!fit.terms.is_array()) fit.terms = nlohmann::json::array();
-  if (!fit.predictions.is_array()) fit.predictions = nlohmann::json::array();
-  return fit;
-}
-
-void ResultsDb::RecordSearchReason(std::int64_t campaign_id, const std::string& trial_key,
-                                   int launch, const std::string& reason) {
-  Statement insert(db_, R"sql(
-    INSERT INTO search_reasons (campaign_id, trial_key, launch, step, reason, recorded_at)
-    VALUES (?1, ?2, ?3,
-            (SELECT COALESCE(max(step) + 1, 0) FROM search_reasons WHERE campaign_id = ?1),
-            ?4, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))sql");
-  insert.Bind(1, campaign_id).Bind(2, trial_key).Bind(3, launch).Bind(4, reason).Run();
-}
-
-std::vector<ResultsDb::SearchReason> ResultsDb::SearchReasons(std::int64_t campaign_id) {
-  Statement query(db_, R"sql(
-    SELECT trial_key, launch, step, reason FROM search_reasons WHERE campaign_id = ?
-    ORDER BY step)sql");
-  query.Bind(1, campaign_id);
-  std::vector<SearchReason> reasons;
-  while (query.Step())
-    reasons.push_back({query.Text(0), static_cast<int>(query.Int(1)), query.Int(2), query.Text(3)});
-  return reasons;
 }
 
 }  // namespace ditbench

@@ -1,5 +1,4 @@
-#include "storage/results_db.h"
-#include "storage/results_query.h"
+#include "storage/sql_console.h"
 
 #include <algorithm>
 #include <cctype>
@@ -54,6 +53,14 @@ ResultCell Cell(const Statement& statement, int i) {
     case SQLITE_FLOAT: return statement.Double(i);
     default: return statement.Text(i);
   }
+}
+
+// The `results` view's columns, in order.
+std::vector<std::string> ViewColumns(sqlite3* db) {
+  Statement probe(db, "SELECT * FROM results LIMIT 0");
+  std::vector<std::string> columns;
+  for (int i = 0; i < probe.ColumnCount(); ++i) columns.push_back(probe.ColumnName(i));
+  return columns;
 }
 
 ResultTable Fetch(Statement& statement) {
@@ -135,15 +142,8 @@ const std::vector<std::string>& Operators() {
 
 }  // namespace
 
-std::vector<std::string> ResultsDb::ResultsColumns() {
-  Statement probe(db_, "SELECT * FROM results LIMIT 0");
-  std::vector<std::string> columns;
-  for (int i = 0; i < probe.ColumnCount(); ++i) columns.push_back(probe.ColumnName(i));
-  return columns;
-}
-
-ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
-  std::vector<std::string> valid = ResultsColumns();
+ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
+  std::vector<std::string> valid = ViewColumns(db_);
   valid.push_back("speedup");  // joined below (kResultsWithSpeedup)
   valid.push_back("speedup_trust");
   // Each custom axis of a command sweep is a column too, after the view's (from `axes`).
@@ -252,14 +252,6 @@ ResultTable ResultsDb::QueryResults(const ResultsQuery& query) {
 
 namespace {
 
-// Collects a result into a table (RunReadOnlySql).
-class TableSink final : public ResultSink {
- public:
-  void Columns(const std::vector<std::string>& names) override { table.columns = names; }
-  void Row(const std::vector<ResultCell>& cells) override { table.rows.push_back(cells); }
-  ResultTable table;
-};
-
 // While alive: a progress handler that stops the connection's statement past `deadline`, and
 // SQLite's heap capped at `heap_bytes` (the previous cap restored after).
 class SqlBounds {
@@ -292,13 +284,7 @@ class SqlBounds {
 
 }  // namespace
 
-ResultTable ResultsDb::RunReadOnlySql(const std::string& sql) {
-  TableSink sink;
-  StreamReadOnlySql(sql, SqlLimits{}, sink);
-  return std::move(sink.table);
-}
-
-void ResultsDb::StreamReadOnlySql(const std::string& sql, const SqlLimits& limits,
+void SqlConsole::StreamReadOnlySql(const std::string& sql, const SqlLimits& limits,
                                   ResultSink& sink) {
   Statement statement(db_, sql);
   if (statement.tail().find_first_not_of(" \t\r\n;") != std::string::npos) {
