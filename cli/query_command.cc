@@ -15,6 +15,7 @@
 #include "cli/command.h"
 #include "cli/number_checks.h"
 #include "cli/query.h"
+#include "metrics/metric_table.h"
 #include "report/output_file.h"
 
 #include "storage/results_db.h"
@@ -29,18 +30,24 @@ class UsageError : public std::runtime_error {
 };
 
 // Columns shown by `--format table` when --columns is not given: the degrees by name
-// (kDegreeTable) between the trial's settings and its world size; those of kShownWhenSet only
-// when some row has a value (energy exists on GPUs with NVML only).
+// (kDegreeTable) between the trial's settings and its world size, then the metrics the metric
+// table shows in query's default columns (metrics/metric_table.h), those marked
+// kShownOnlyWhenSet only when some row has a value (kShownWhenSet).
 const std::vector<std::string> kTableColumns = [] {
   std::vector<std::string> columns = {"campaign", "trial_key", "status", "model",
                                       "resolution", "precision", "scope"};
   for (const DegreeInfo& d : kDegreeTable) columns.emplace_back(d.name);
-  for (const char* column : {"world_size", "latency_ms", "ci_low_ms", "ci_high_ms", "cov",
-                             "peak_mem_mb", "joules_per_image", "error"})
-    columns.emplace_back(column);
+  columns.emplace_back("world_size");
+  for (const MetricInfo* m : MetricsShownIn(kShownInQueryDefault)) columns.emplace_back(m->name);
+  columns.emplace_back("error");
   return columns;
 }();
-const std::vector<std::string> kShownWhenSet = {"joules_per_image"};
+const std::vector<std::string> kShownWhenSet = [] {
+  std::vector<std::string> columns;
+  for (const MetricInfo* m : MetricsShownIn(kShownInQueryDefault))
+    if (m->shown_in & kShownOnlyWhenSet) columns.emplace_back(m->name);
+  return columns;
+}();
 
 // `table` without the kShownWhenSet columns that are NULL in every row.
 void DropEmptyOptionalColumns(ResultTable& table) {

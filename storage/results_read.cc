@@ -11,6 +11,7 @@
 #include "base/untrusted_input.h"
 #include "metrics/trial_metrics.h"
 #include "storage/iso_time.h"
+#include "storage/metric_values.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
 
@@ -126,6 +127,7 @@ std::vector<ResultRow> ResultsDb::Results(const std::vector<std::int64_t>& campa
     ++c;
     rows.push_back(std::move(row));
   }
+  ReadMetricValues(db_, rows);
   return rows;
 }
 

@@ -8,6 +8,7 @@
 #include "base/untrusted_input.h"
 #include "experiments/trial_identity.h"
 #include "storage/iso_time.h"
+#include "storage/metric_values.h"
 #include "storage/results_db.h"
 #include "storage/statement.h"
 
@@ -261,6 +262,7 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
   if (m.extra.empty()) insert.BindNull(":extra_json");
   else insert.Bind(":extra_json", nlohmann::json(m.extra).dump());
   insert.Run();
+  WriteMetricValues(db, trial_id, m);
 }
 
 // A trial's profiles (`profile: trace`) beside its metrics: every rank's as JSON, and the
