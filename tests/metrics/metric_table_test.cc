@@ -24,7 +24,7 @@ TEST(MetricTableTest, BuiltInMetricsOfResultRowAreRows) {
        {"latency_ms", "peak_mem_mb", "tflops", "mfu", "joules_per_image", "energy_j",
         "comm_mb_per_step", "output_error", "psnr", "ssim", "images_per_s"})
     EXPECT_NE(FindMetric(name), nullptr) << name;
-  EXPECT_EQ(FindMetric("graph_capture_ms"), nullptr);
+  EXPECT_EQ(FindMetric("items"), nullptr);  // a program's own
 }
 
 TEST(MetricTableTest, LatencyIsLowerBetterSlowestRankMedianOfLaunchesShownEverywhere) {
@@ -38,10 +38,19 @@ TEST(MetricTableTest, LatencyIsLowerBetterSlowestRankMedianOfLaunchesShownEveryw
     EXPECT_TRUE(latency->shown_in & where);
 }
 
-TEST(MetricTableTest, CompareShowsLatencyAndEnergyPerImageInTableOrder) {
+TEST(MetricTableTest, CompareShowsLatencyEnergyPerImageAndGraphCaptureInTableOrder) {
   std::vector<std::string_view> names;
   for (const MetricInfo* m : MetricsShownIn(kShownInCompare)) names.push_back(m->name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"latency_ms", "joules_per_image"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string_view>{"latency_ms", "joules_per_image", "graph_capture_ms"}));
+}
+
+// The query's default columns as they were before the table: the table must reproduce them.
+TEST(MetricTableTest, QueryDefaultMetricsAreTheLatencyItsIntervalCovMemoryAndEnergy) {
+  std::vector<std::string_view> names;
+  for (const MetricInfo* m : MetricsShownIn(kShownInQueryDefault)) names.push_back(m->name);
+  EXPECT_EQ(names, (std::vector<std::string_view>{"latency_ms", "ci_low_ms", "ci_high_ms", "cov",
+                                                  "peak_mem_mb", "joules_per_image"}));
 }
 
 TEST(MetricTableTest, HintDecidesTheDigits) {
