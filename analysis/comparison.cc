@@ -1,6 +1,7 @@
 #include "analysis/comparison.h"
 #include "analysis/campaign_labels.h"
 #include "analysis/campaign_roles.h"
+#include "analysis/row_metrics.h"
 #include "base/untrusted_input.h"
 
 #include <algorithm>
@@ -151,19 +152,42 @@ std::map<std::string, SideTrial> LoadSide(ResultsReader& db, const CampaignSet& 
   return trials;
 }
 
-// A side's joules per image: SideLatencyMs's estimator over its ok campaigns' values (each the
-// median of that campaign's launches), or nothing when one of them has none.
-std::optional<double> SideJoulesPerImage(const SideTrial& side) {
+// A side's value of metric `name`: SideLatencyMs's estimator over its ok campaigns' values
+// (each the median of that campaign's launches) when all are positive, else their median; or
+// nothing when one of them has none.
+std::optional<double> SideMetric(const SideTrial& side, std::string_view name) {
   std::vector<double> values;
   std::vector<long long> sessions;
   for (const ResultRow* row : side.rows) {
     if (row->status != "ok") continue;
-    if (!row->joules_per_image || !(*row->joules_per_image > 0)) return std::nullopt;
-    values.push_back(*row->joules_per_image);
+    const std::optional<double> value = MetricValue(*row, name);
+    if (!value) return std::nullopt;
+    values.push_back(*value);
     sessions.push_back(row->campaign);
   }
   if (values.empty()) return std::nullopt;
-  return SideLatencyMs(values, sessions);
+  if (std::all_of(values.begin(), values.end(), [](double v) { return v > 0; }))
+    return SideLatencyMs(values, sessions);
+  return ReduceOverLaunches(LaunchReduction::kMedian, values);
+}
+
+// The metrics compared beside the latency (ComparedMetric): the table's rows shown in compare,
+// then the extra metrics of either side; those neither side has are left out.
+std::vector<ComparedMetric> CompareMetrics(const SideTrial& a, const SideTrial& b) {
+  std::vector<const ResultRow*> rows = a.rows;
+  rows.insert(rows.end(), b.rows.begin(), b.rows.end());
+  std::vector<std::string> names;
+  for (const MetricInfo* m : MetricsShownIn(kShownInCompare))
+    if (m->name != "latency_ms") names.emplace_back(m->name);  // the change itself
+  for (const std::string& name : ExtraMetricNames(rows))
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  std::vector<ComparedMetric> metrics;
+  for (const std::string& name : names) {
+    ComparedMetric metric{name, MetricDisplay(rows, name), SideMetric(a, name),
+                          SideMetric(b, name)};
+    if (metric.a || metric.b) metrics.push_back(std::move(metric));
+  }
+  return metrics;
 }
 
 // Marks a trial measured on a busy machine on either side, and says so in its reason.
@@ -229,6 +253,16 @@ CampaignRun RunOf(const std::vector<CampaignInfo>& campaigns, std::int64_t id,
 }
 
 }  // namespace
+
+std::optional<double> ComparedMetric::ratio() const {
+  if (!a || !b || *a == 0) return std::nullopt;
+  return *b / *a;
+}
+
+std::string_view ComparedMetric::Direction() const {
+  if (!a || !b || *a == *b || display.better == Better::kNone) return "";
+  return (*b < *a) == (display.better == Better::kLower) ? "better" : "worse";
+}
 
 std::optional<double> ComparedTrial::energy_ratio() const {
   if (!a_joules_per_image || !b_joules_per_image) return std::nullopt;
@@ -453,8 +487,14 @@ Comparison CompareCampaigns(ResultsReader& a_db, const CampaignSet& a, ResultsRe
     trial.device = device;
     trial.change = CompareLatency(at.launches, bt.launches, t.policy, at.sessions, bt.sessions);
     trial.thresholds = t.Describe();
-    trial.a_joules_per_image = SideJoulesPerImage(at);
-    trial.b_joules_per_image = SideJoulesPerImage(bt);
+    trial.metrics = CompareMetrics(at, bt);
+    for (const ComparedMetric& metric : trial.metrics) {
+      if (metric.name != "joules_per_image") continue;
+      // Energy per image is kept only where it is positive, as the energy columns show it.
+      const auto positive = [](std::optional<double> v) { return v && *v > 0 ? v : std::nullopt; };
+      trial.a_joules_per_image = positive(metric.a);
+      trial.b_joules_per_image = positive(metric.b);
+    }
     trial.run = RunOf(b_campaigns, bt.rows.back()->campaign, b_db.path().string());
     comparison.thresholds[IsGpu(device) ? "gpu" : "cpu"] = t;
     MarkBusy(at, bt, &trial);

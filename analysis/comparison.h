@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "metrics/metric_table.h"
 #include "stats/change.h"
 #include "storage/results_reader.h"
 
@@ -80,6 +81,22 @@ struct CampaignRun {
   std::string launcher;    // --launcher as the campaign ran; "" unknown
 };
 
+// A metric other than the latency, side by side (metrics/metric_table.h): the table's rows
+// shown in compare, then every extra metric either side has (a command's own numbers). Each
+// side's value is estimated like its latency (SideLatencyMs over the side's ok campaigns, for
+// positive values; else their median); unset when an ok campaign of the side has none. No
+// verdict is drawn from it: `display.better` (the table's, or what the program declared) says
+// which way its ratio is good, and a metric without one is shown without a word.
+struct ComparedMetric {
+  std::string name;
+  ExtraMetric display;  // unit, hint and better direction; value unused
+  std::optional<double> a, b;
+  std::optional<double> ratio() const;  // b / a, when both are set and a is not 0
+  // "better" or "worse" for B against A by the metric's direction; "" without a direction,
+  // a value, or a difference.
+  std::string_view Direction() const;
+};
+
 // One matched trial.
 struct ComparedTrial {
   std::string trial_key, label, device;
@@ -94,6 +111,9 @@ struct ComparedTrial {
   // the side's campaigns, each the median of its launches); unset when an ok campaign of the
   // side has none. Shown beside the latency with its ratio; no verdict is drawn from it.
   std::optional<double> a_joules_per_image, b_joules_per_image;
+  // Every compared metric but the latency, energy per image included (the fields above are
+  // its values, kept for the outputs' energy columns).
+  std::vector<ComparedMetric> metrics;
   // b / a, when both sides have it.
   std::optional<double> energy_ratio() const;
   std::string BusySides() const;  // "A", "B", "A and B", or ""

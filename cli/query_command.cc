@@ -18,6 +18,7 @@
 #include "cli/command.h"
 #include "cli/number_checks.h"
 #include "cli/query.h"
+#include "metrics/metric_table.h"
 #include "report/output_file.h"
 #include "analysis/campaign_roles.h"
 #include "analysis/speedup.h"
@@ -30,21 +31,27 @@ namespace ditbench {
 namespace {
 
 // Columns shown by `--format table` when --columns is not given: the degrees by name
-// (kDegreeTable) between the trial's settings and its world size; those of kShownWhenSet only
-// when some row has a value other than NULL or 0 (frames for clips, output error, PSNR and
-// quality where the sweep has them, energy on GPUs with NVML only).
+// (kDegreeTable) between the trial's settings and its world size, then the metrics the metric
+// table shows in query's default columns (metrics/metric_table.h) and the answers the analysis
+// layer adds (speedup, its doubts, the quality verdict); those marked kShownOnlyWhenSet, and
+// frames, the speedup's doubts and quality, only when some row has a value other than NULL, 0
+// or "" (kShownWhenSet: frames for clips, output error and PSNR where the sweep has them).
 const std::vector<std::string> kTableColumns = [] {
   std::vector<std::string> columns = {"campaign", "trial_key", "status", "model",
                                       "resolution", "frames", "precision", "scope"};
   for (const DegreeInfo& d : kDegreeTable) columns.emplace_back(d.name);
-  for (const char* column : {"world_size", "latency_ms", "ci_low_ms", "ci_high_ms", "cov",
-                             "speedup", "speedup_trust", "peak_mem_mb", "output_error", "psnr",
-                             "quality", "joules_per_image", "error"})
+  columns.emplace_back("world_size");
+  for (const MetricInfo* m : MetricsShownIn(kShownInQueryDefault)) columns.emplace_back(m->name);
+  for (const char* column : {"speedup", "speedup_trust", "quality", "error"})
     columns.emplace_back(column);
   return columns;
 }();
-const std::vector<std::string> kShownWhenSet = {"frames",  "speedup_trust", "output_error",
-                                                "psnr",    "quality",       "joules_per_image"};
+const std::vector<std::string> kShownWhenSet = [] {
+  std::vector<std::string> columns = {"frames", "speedup_trust", "quality"};
+  for (const MetricInfo* m : MetricsShownIn(kShownInQueryDefault))
+    if (m->shown_in & kShownOnlyWhenSet) columns.emplace_back(m->name);
+  return columns;
+}();
 
 // `table` without the kShownWhenSet columns that are NULL, 0 or "" in every row.
 void DropEmptyOptionalColumns(ResultTable& table) {

@@ -28,6 +28,14 @@ struct RankEnergy {
   double window_ms = 0;
 };
 
+// What a program declared about one of its own numbers (ditbench_result.metric's unit and
+// better): the unit as written ("images/s", "" when none) and "lower", "higher" or "". As the
+// rank file says it: metrics/metric_table.h (AcceptExtraMetrics) checks it before it is kept.
+struct MetricDeclaration {
+  std::string unit;
+  std::string better;
+};
+
 // Per-trial summary (metrics/trial_metrics.h; definitions in docs/measurement.md).
 // latency_* figures are over the per-iteration slowest-rank times of timed iterations.
 struct TrialMetrics {
@@ -73,7 +81,11 @@ struct TrialMetrics {
   std::optional<std::string> quality;
   // A program's own numbers (the `command` workload's ditbench_result.metric): rank 0's value
   // of each name, or the first rank's that reported it.
+  // Checked by AcceptExtraMetrics (metrics/metric_table.h): valid names, finite values, at most
+  // kMaxExtraMetrics; what it dropped is said in extra_note ("" when nothing was).
   std::map<std::string, double> extra;
+  std::map<std::string, MetricDeclaration> extra_declared;  // names of `extra` only
+  std::string extra_note;
   // Replicates (metrics/launch_summary.h): how many ok launches these metrics summarise,
   // and the coefficient of variation of their medians (unset for one launch).
   int launches = 1;

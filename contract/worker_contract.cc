@@ -67,6 +67,12 @@ nlohmann::json ToJson(const RankResult& r) {
   j["output_file"] = r.output_file;
   if (!r.trace_file.empty()) j["trace_file"] = r.trace_file;
   if (!r.metrics.empty()) j["metrics"] = r.metrics;
+  for (const auto& [name, declared] : r.metric_declarations) {
+    if (!r.metrics.contains(name)) continue;
+    j["metrics"][name] = {{"value", r.metrics.at(name)}};
+    if (!declared.unit.empty()) j["metrics"][name]["unit"] = declared.unit;
+    if (!declared.better.empty()) j["metrics"][name]["better"] = declared.better;
+  }
   if (r.energy)
     j["energy"] = {{"joules", r.energy->joules}, {"window_ms", r.energy->window_ms}};
   else if (!r.energy_unavailable.empty())
@@ -142,11 +148,26 @@ RankResult ReadRankResult(const std::filesystem::path& path,
     field.Fail("trace_file", j["trace_file"], "a file name in the run folder (no '/')");
   // Optional since energy per image: checked against this rank's own timed iterations.
   field.Energy(j, r.samples, r.energy, r.energy_unavailable);
-  // Optional since the `command` workload: numbers by name; anything else is refused.
+  // Optional since the `command` workload: numbers by name, or (since the metric table) a
+  // number with its declared unit and better direction; anything else is refused.
   if (j.contains("metrics") && !j["metrics"].is_null()) {
     for (const auto& [name, value] : field.Object(j, "metrics").items()) {
+      if (value.is_object()) {
+        const std::string key = "metrics." + name;
+        if (!value.contains("value") || !value["value"].is_number())
+          field.Fail(key + ".value", value.value("value", nlohmann::json()), "a number");
+        MetricDeclaration& declared = r.metric_declarations[name];
+        for (auto [text, part] :
+             {std::pair{&declared.unit, "unit"}, std::pair{&declared.better, "better"}}) {
+          if (!value.contains(part) || value[part].is_null()) continue;
+          if (!value[part].is_string()) field.Fail(key + "." + part, value[part], "text");
+          *text = value[part].get<std::string>();
+        }
+        r.metrics[name] = value["value"].get<double>();
+        continue;
+      }
       if (!value.is_number())
-        field.Fail("metrics." + name, value, "a number");
+        field.Fail("metrics." + name, value, "a number or {\"value\", \"unit\", \"better\"}");
       r.metrics[name] = value.get<double>();  // finite: the parser refuses inf and nan
     }
   }

@@ -98,8 +98,11 @@ struct RankResult {
   // "energy": {"joules", "window_ms"}, {"unavailable": "why"}, or null.
   std::optional<RankEnergy> energy;
   std::string energy_unavailable;
-  // Extra numbers by name (optional; the `command` workload's ditbench_result.metric).
+  // Extra numbers by name (optional; the `command` workload's ditbench_result.metric). In the
+  // file each is a number, or {"value": number, "unit": text, "better": text} when the program
+  // declared how to show it (metric_declarations; checked later, metrics/metric_table.h).
   std::map<std::string, double> metrics;
+  std::map<std::string, MetricDeclaration> metric_declarations;
 };
 
 nlohmann::json ToJson(const TrialFile& trial);

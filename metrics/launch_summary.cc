@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
+#include "metrics/metric_table.h"
 #include "metrics/trial_metrics.h"
 #include "stats/distributions.h"
 #include "stats/stats.h"
@@ -94,6 +96,17 @@ TrialMetrics Combine(const std::vector<const LaunchMeasurement*>& ok,
   if (!energy.empty() && energy.size() == ok.size()) m.energy_j = MedianOf(energy);
   if (!per_image.empty() && per_image.size() == ok.size()) m.joules_per_image = MedianOf(per_image);
 
+  // Extra metrics: over the launches that have them, as the metric table's row says (the
+  // median for a program's own numbers); declarations and notes from the newest launch.
+  std::map<std::string, std::vector<double>> extra;  // in launch order
+  for (const LaunchMeasurement* launch : ok)
+    for (const auto& [name, value] : launch->metrics->extra) extra[name].push_back(value);
+  for (const auto& [name, values] : extra) {
+    const MetricInfo* info = FindMetric(name);
+    m.extra[name] =
+        ReduceOverLaunches(info ? info->over_launches : LaunchReduction::kMedian, values);
+  }
+
   // What does not vary between launches comes from the newest one.
   if (newest.metrics) {
     const TrialMetrics& d = *newest.metrics;
@@ -103,6 +116,8 @@ TrialMetrics Combine(const std::vector<const LaunchMeasurement*>& ok,
     m.output_error_note = d.output_error_note;
     m.output_reference_key = d.output_reference_key;
     m.energy_note = d.energy_note;
+    m.extra_declared = d.extra_declared;
+    m.extra_note = d.extra_note;
     const double scale = m.latency_ms > 0 ? d.latency_ms / m.latency_ms : 0;
     for (auto [field, value] : {std::pair{&m.tflops, d.tflops}, std::pair{&m.mfu, d.mfu},
                                 std::pair{&m.images_per_s, d.images_per_s},

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "machine/device_peaks.h"
+#include "metrics/metric_table.h"
 #include "model_zoo/shapes/model_config.h"
 #include "stats/stats.h"
 
@@ -98,6 +99,31 @@ void AddEnergy(const TrialConfig& config, const std::vector<RankResult>& ranks,
 
 }  // namespace
 
+namespace {
+
+// The ranks' own numbers, checked (AcceptExtraMetrics) and reduced over ranks: a name of the
+// metric table as its row says, any other as rank 0's value (or the first rank's that has it).
+void AddExtraMetrics(const std::vector<RankResult>& ranks, TrialMetrics& m) {
+  std::map<std::string, std::vector<double>> by_name;  // in rank order
+  std::map<std::string, MetricDeclaration> declared;
+  for (const RankResult& r : ranks) {
+    for (const auto& [name, value] : r.metrics) by_name[name].push_back(value);
+    for (const auto& [name, d] : r.metric_declarations) declared.emplace(name, d);
+  }
+  std::map<std::string, double> values;
+  for (const auto& [name, series] : by_name) {
+    const MetricInfo* info = FindMetric(name);
+    values[name] = ReduceOverRanks(info ? info->over_ranks : RankReduction::kRank0, series);
+  }
+  AcceptedMetrics accepted = AcceptExtraMetrics(values, declared);
+  m.extra = std::move(accepted.values);
+  m.extra_declared = std::move(accepted.declared);
+  for (const std::string& note : accepted.notes)
+    m.extra_note += (m.extra_note.empty() ? "" : "; ") + note;
+}
+
+}  // namespace
+
 TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
                                  const std::string& device_name) {
   std::vector<Sample> all, rank0_samples;
@@ -152,8 +178,7 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
 
   AddEnergy(config, ranks, m);
 
-  for (const auto& r : ranks)  // ranks come in rank order: rank 0's values win
-    for (const auto& [name, value] : r.metrics) m.extra.emplace(name, value);
+  AddExtraMetrics(ranks, m);
 
   std::string unused;
   // FLOPs are the built-in worker's: a command's model is only a label.

@@ -105,9 +105,22 @@ def trial():
     return _trial_cache
 
 
-def metric(name, value):
-    """Records an extra number stored with the trial (e.g. images_per_s); last value wins."""
-    _metrics[str(name)] = float(value)
+def metric(name, value, unit=None, better=None):
+    """Records an extra number stored with the trial (e.g. images_per_s); last value wins.
+
+    `unit` ("images/s", "ms", "MB", "count", ...) decides how reports print it; `better`
+    ("lower" or "higher") lets `compare` say which way a change is good. Names are letters,
+    digits and '_' (at most 64, at most 64 metrics a trial); others are dropped with a note."""
+    value = float(value)
+    if unit is None and better is None:
+        _metrics[str(name)] = value
+        return
+    declared = {"value": value}
+    if unit is not None:
+        declared["unit"] = str(unit)
+    if better is not None:
+        declared["better"] = str(better)
+    _metrics[str(name)] = declared
 
 
 class _Marks:

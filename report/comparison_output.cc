@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/row_metrics.h"
 #include "base/table_printers.h"
 #include "base/terminal_text.h"
 #include "base/user_error.h"
@@ -28,6 +29,45 @@ Cell SixDigits(const std::optional<double>& value) {
 
 nlohmann::json OptionalJson(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json();
+}
+
+// The compared metrics (ComparedTrial::metrics) that have no section of their own, one line
+// per trial and metric, each value formatted by its hint; energy per image has its section.
+void WriteOtherMetrics(const Comparison& comparison, std::ostream& out) {
+  bool header = false;
+  for (const ComparedTrial& t : comparison.trials) {
+    for (const ComparedMetric& m : t.metrics) {
+      if (m.name == "joules_per_image") continue;  // "Energy per image" above
+      if (!header) {
+        out << fmt::format("\nOther metrics:\n{:<24} {:>12} {:>12} {:>8} {:<7} {:<16}  {}\n",
+                           "metric", "A", "B", "B / A", "B is", "trial key", "configuration");
+        header = true;
+      }
+      const auto value = [&](const std::optional<double>& v) {
+        return v ? FormatMetric(*v, m.display.hint) : std::string("-");
+      };
+      out << fmt::format("{:<24} {:>12} {:>12} {:>8} {:<7} {:<16}  {}\n",
+                         ForTerminal(MetricHeader(m.name, m.display)), value(m.a), value(m.b),
+                         m.ratio() ? fmt::format("{:.3f}", *m.ratio()) : "-", m.Direction(),
+                         ForTerminal(t.trial_key), ForTerminal(t.label));
+    }
+  }
+  if (header)
+    out << "A, B: each side's value as `ditbench query` shows it, the geometric mean over a "
+           "side's campaigns; better or worse by the metric's direction (none declared: no "
+           "word); no verdict is drawn from them.\n";
+}
+
+// Every compared metric of a trial by name: {"a", "b", "ratio", "better"}.
+nlohmann::json MetricsJson(const ComparedTrial& t) {
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const ComparedMetric& m : t.metrics)
+    metrics[m.name] = {{"a", OptionalJson(m.a)},
+                       {"b", OptionalJson(m.b)},
+                       {"ratio", OptionalJson(m.ratio())},
+                       {"unit", m.display.unit},
+                       {"better", std::string(BetterName(m.display.better))}};
+  return metrics;
 }
 
 std::string SideText(const CampaignSet& side) {
@@ -105,6 +145,7 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
            "docs/measurement.md), the geometric mean over a side's campaigns; no verdict is "
            "drawn from it.\n";
   }
+  WriteOtherMetrics(comparison, out);
   if (!comparison.unmatched.empty()) {
     Table unmatched({{.name = "trial key", .min_width = 16},
                      {.name = "why", .min_width = 28},
@@ -250,35 +291,33 @@ void WriteJson(const Comparison& comparison, std::ostream& out) {
   for (const ComparedTrial& t : comparison.trials) {
     const LatencyChange& c = t.change;
     const bool bounded = c.change.Bounded();  // else the ends are null
-    json["trials"].push_back({{"trial_key", t.trial_key},
-                              {"configuration", t.label},
-                              {"device", t.device},
-                              {"verdict", VerdictName(c.verdict)},
-                              {"change_pct", c.change.pct},
-                              {"ci_low_pct", bounded ? nlohmann::json(c.change.low_pct)
-                                                     : nlohmann::json()},
-                              {"ci_high_pct", bounded ? nlohmann::json(c.change.high_pct)
-                                                      : nlohmann::json()},
-                              {"ci_bounded", bounded},
-                              {"a_busy", t.a_busy},
-                              {"b_busy", t.b_busy},
-                              {"a_below_quality", t.a_below_quality.empty()
-                                                      ? nlohmann::json()
-                                                      : nlohmann::json(t.a_below_quality)},
-                              {"b_below_quality", t.b_below_quality.empty()
-                                                      ? nlohmann::json()
-                                                      : nlohmann::json(t.b_below_quality)},
-                              {"ci_coverage", c.change.coverage},
-                              {"a_ms", c.a_ms},
-                              {"b_ms", c.b_ms},
-                              {"a_launches", c.a_launches},
-                              {"b_launches", c.b_launches},
-                              {"method", ChangeMethodName(c.method)},
-                              {"thresholds", t.thresholds},
-                              {"reason", c.reason},
-                              {"a_joules_per_image", OptionalJson(t.a_joules_per_image)},
-                              {"b_joules_per_image", OptionalJson(t.b_joules_per_image)},
-                              {"energy_ratio", OptionalJson(t.energy_ratio())}});
+    json["trials"].push_back(
+        {{"trial_key", t.trial_key},
+         {"configuration", t.label},
+         {"device", t.device},
+         {"verdict", VerdictName(c.verdict)},
+         {"change_pct", c.change.pct},
+         {"ci_low_pct", bounded ? nlohmann::json(c.change.low_pct) : nlohmann::json()},
+         {"ci_high_pct", bounded ? nlohmann::json(c.change.high_pct) : nlohmann::json()},
+         {"ci_bounded", bounded},
+         {"a_busy", t.a_busy},
+         {"b_busy", t.b_busy},
+         {"a_below_quality",
+          t.a_below_quality.empty() ? nlohmann::json() : nlohmann::json(t.a_below_quality)},
+         {"b_below_quality",
+          t.b_below_quality.empty() ? nlohmann::json() : nlohmann::json(t.b_below_quality)},
+         {"ci_coverage", c.change.coverage},
+         {"a_ms", c.a_ms},
+         {"b_ms", c.b_ms},
+         {"a_launches", c.a_launches},
+         {"b_launches", c.b_launches},
+         {"method", ChangeMethodName(c.method)},
+         {"thresholds", t.thresholds},
+         {"reason", c.reason},
+         {"a_joules_per_image", OptionalJson(t.a_joules_per_image)},
+         {"b_joules_per_image", OptionalJson(t.b_joules_per_image)},
+         {"energy_ratio", OptionalJson(t.energy_ratio())},
+         {"metrics", MetricsJson(t)}});
   }
   for (const UnmatchedTrial& u : comparison.unmatched)
     json["unmatched"].push_back(

@@ -27,6 +27,7 @@
 #include "report/group_charts.h"
 #include "report/history_section.h"
 #include "report/html_text.h"
+#include "report/metric_columns.h"
 #include "report/planner_section.h"
 #include "report/profile_section.h"
 #include "report/quality_section.h"
@@ -261,6 +262,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   const bool has_energy = std::any_of(group.begin(), group.end(), [](const Row& r) {
     return r.joules_per_image.has_value();
   });
+  const MetricColumns metric_columns(group);  // one column per extra metric some row has
   if (!has_baseline) {
     html += fmt::format("<p class=\"note\">No 1-{} trial of this precision and scope: no "
                         "speedup shown.</p>\n", on_gpu ? "GPU" : "rank");
@@ -294,7 +296,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       "<th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th><th>efficiency</th>"
       "<th title=\"image (video) tokens each rank of ring x ulysses attends over\">tokens per "
       "rank</th>{}{}"
-      "<th title=\"relative L2 of the final output against the 1-rank trial\">output error</th>{}"
+      "<th title=\"relative L2 of the final output against the 1-rank trial\">output error</th>{}{}"
       "<th title=\"trial key, device, iterations, error, and the command that runs the trial "
       "again in its sweep's campaign (add --new to measure it in a fresh campaign)\">trial, "
       "error, reproduce</th></tr>\n",
@@ -304,7 +306,8 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                  : "",
       has_quality ? "<th title=\"the decoded image against the 1-rank trial's, on [-1, 1]\">PSNR "
                     "dB</th><th title=\"SSIM, 11x11 Gaussian window, sigma 1.5\">SSIM</th>"
-                  : "");
+                  : "",
+      metric_columns.HeaderCells());
   html += table_head;
   const OneRankBaselines baselines(group);  // the charts above use the same ones
   int rank = 0;
@@ -351,7 +354,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td>"
         "<td class=\"num tokens-per-rank\">{}</td>{}{}"
-        "<td class=\"num output-error\">{}</td>{}{}</tr>\n",
+        "<td class=\"num output-error\">{}</td>{}{}{}</tr>\n",
         row.campaign, HtmlEscape(row.trial_key), row.measured() ? fmt::format("{}", ++rank) : "",
         HtmlEscape(label(row)), row.world_size,
         HtmlEscape(CampaignName(campaign_labels, row.campaign)), row.campaign,
@@ -363,8 +366,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
             ? fmt::format(" <span class=\"below\" title=\"{}\">below quality</span>",
                           HtmlEscape(row.quality))
             : "",
-        Number(row.latency_ms), ci,
-        Percent(row.cov), Number(row.skew_ms), Number(row.rank0_ms),
+        Number(row.latency_ms), ci, Percent(row.cov), Number(row.skew_ms), Number(row.rank0_ms),
         Number(row.peak_mem_mb, "{:.0f}"),
         speedup_title.empty() ? ""
                               : fmt::format(" title=\"{}\"", HtmlEscape(speedup_title)),
@@ -379,10 +381,11 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                                               : "",
                                  Number(row.joules_per_image, "{:.4g}"))
                    : "",
-        row.output_error ? (*row.output_error == 0 ? std::string("0")
-                                                   : fmt::format("{:.2g}", *row.output_error))
-                         : "-",
-        has_quality ? QualityCells(row) : "", MoreCell(row, Reproduce(row, runs)));
+        row.output_error
+            ? (*row.output_error == 0 ? std::string("0") : fmt::format("{:.2g}", *row.output_error))
+            : "-",
+        has_quality ? QualityCells(row) : "", metric_columns.Cells(row),
+        MoreCell(row, Reproduce(row, runs)));
   }
   html += "</table></div>\n";
   if (group.size() > kShownRows) html += "</details>\n";

@@ -9,6 +9,7 @@
 #include "experiments/trial_identity.h"
 #include "storage/campaign_writer.h"
 #include "storage/iso_time.h"
+#include "storage/metric_values.h"
 #include "storage/statement.h"
 
 namespace ditbench {
@@ -276,6 +277,7 @@ void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
   else
     insert.Bind(":extra_json", nlohmann::json(m.extra).dump());
   insert.Run();
+  WriteMetricValues(db, trial_id, m);
 }
 
 // A trial's profiles (`profile: trace`) beside its metrics: every rank's as JSON, and the

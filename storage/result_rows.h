@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "experiments/quality_gate.h"
 #include "experiments/workload.h"
+#include "metrics/metric_table.h"
 #include "metrics/trial_trace.h"
 #include "model_zoo/shapes/parallel_degrees.h"
 #include "storage/records.h"
@@ -59,6 +61,9 @@ struct ResultRow : ParallelDegrees {
   std::int64_t replicates = 1, launches = 0;
   std::optional<double> launch_cov;
   std::int64_t seed = 0, pipefusion_patches = 0, pipefusion_warmup_steps = 1;
+  // Extra metrics by name (metrics/metric_table.h; storage: metric_values): a command's own
+  // numbers and built-in metrics without a column, each with how to show it.
+  std::map<std::string, ExtraMetric> extra_metrics;
   // The trial's computation as stored (trials.config_json, experiments/trial_identity.h):
   // every field, including those the view has no column for (vae_tile). Read by Results().
   std::string computation;

@@ -11,6 +11,7 @@
 #include "base/untrusted_input.h"
 #include "metrics/trial_metrics.h"
 #include "storage/iso_time.h"
+#include "storage/metric_values.h"
 #include "storage/results_reader.h"
 #include "storage/statement.h"
 
@@ -183,6 +184,7 @@ std::vector<ResultRow> ResultsReader::Results(const std::vector<std::int64_t>& c
     ++c;
     rows.push_back(std::move(row));
   }
+  ReadMetricValues(db_, rows);
   return rows;
 }
 

@@ -332,6 +332,33 @@ ALTER TABLE trial_metrics ADD COLUMN quality TEXT;
   Exec(db, ResultsView(17).c_str());
 }
 
+// Schema version 18: the metric table (metrics/metric_table.h). A trial's extra metrics (a
+// command's own numbers, and built-in metrics without a column of their own) are rows of the
+// narrow table metric_values: one per name, with the unit and better direction the program
+// declared (NULL when none); they go with the trial's summary (trial_metrics) they belong to.
+// trial_metrics.extra_note says what was dropped (an invalid name, too many). Numbers kept in
+// extra_json by older versions are copied over where their names are valid; extra_json and
+// the view are unchanged.
+void MigrateToV18(sqlite3* db) {
+  Exec(db, R"sql(
+CREATE TABLE metric_values (
+  trial_id INTEGER NOT NULL REFERENCES trial_metrics(trial_id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  value REAL NOT NULL,
+  unit TEXT,
+  better TEXT CHECK (better IN ('lower', 'higher')),
+  PRIMARY KEY (trial_id, name)
+);
+ALTER TABLE trial_metrics ADD COLUMN extra_note TEXT;
+INSERT INTO metric_values (trial_id, name, value)
+  SELECT m.trial_id, j.key, j.value FROM trial_metrics m, json_each(m.extra_json) j
+  WHERE m.extra_json IS NOT NULL AND json_valid(m.extra_json)
+    AND json_type(m.extra_json) = 'object' AND j.type IN ('integer', 'real')
+    AND length(j.key) BETWEEN 1 AND 64 AND j.key NOT GLOB '*[^A-Za-z0-9_]*'
+    AND j.key NOT GLOB '[0-9]*';
+)sql");
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v. A schema change is a function
 // above and a line here and in the history below; nothing else records the version.
 //
@@ -368,12 +395,13 @@ ALTER TABLE trial_metrics ADD COLUMN quality TEXT;
 //  16: energy: trial_metrics.energy_j, joules_per_image, energy_note; launches.energy_j and
 //      joules_per_image; the view gains energy_j, joules_per_image and energy_note.
 //  17: quality gates: trial_metrics.quality (the verdict); the view gains quality, quality_ok.
+//  18: the metric table: table metric_values (trial, name, value, unit, better) for extra
+//      metrics, trial_metrics.extra_note; older extra_json copied over; view unchanged.
 using Migration = void (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateToV1, MigrateToV2, MigrateToV3, MigrateToV4,
-                                   MigrateToV5, MigrateToV6, MigrateToV7, MigrateToV8,
-                                   MigrateToV9, MigrateToV10, MigrateToV11, MigrateToV12,
-                                   MigrateToV13, MigrateToV14, MigrateToV15, MigrateToV16,
-                                   MigrateToV17};
+constexpr Migration kMigrations[] = {
+    MigrateToV1,  MigrateToV2,  MigrateToV3,  MigrateToV4,  MigrateToV5,  MigrateToV6,
+    MigrateToV7,  MigrateToV8,  MigrateToV9,  MigrateToV10, MigrateToV11, MigrateToV12,
+    MigrateToV13, MigrateToV14, MigrateToV15, MigrateToV16, MigrateToV17, MigrateToV18};
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 
 #include "base/did_you_mean.h"
 #include "experiments/trial.h"
+#include "metrics/metric_table.h"
 #include "storage/statement.h"
 
 namespace ditbench {
@@ -89,7 +90,8 @@ bool IsTextColumn(const std::string& column) {
   static const std::vector<std::string> text = {
       "sweep", "trial_key", "status", "model", "precision", "scope", "device", "build",
       "error", "host", "started_at", "finished_at", "run_dir", "model_overrides", "workload",
-      "policy", "health_note", "axes", "command", "metrics", "placement", "quality"};
+      "policy", "health_note", "axes", "command", "metrics", "placement", "quality",
+      "speedup_trust"};
   return std::find(text.begin(), text.end(), column) != text.end();
 }
 
@@ -135,6 +137,25 @@ std::vector<std::string> CustomAxes(sqlite3* db, const std::vector<std::string>&
   return axes;
 }
 
+// The metrics read from metric_values (metrics/metric_table.h): every row of the metric table
+// shown in query's default columns that the view has no column for (NULL where a trial has
+// none, so that the default columns exist in any database), then the extra metrics stored with
+// valid names; minus any that would shadow a column of the view or a custom axis.
+std::vector<std::string> ExtraMetricColumns(sqlite3* db, const std::vector<std::string>& columns) {
+  std::vector<std::string> names;
+  const auto add = [&](const std::string& name) {
+    if (IsValidMetricName(name) &&
+        std::find(columns.begin(), columns.end(), name) == columns.end() &&
+        std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
+  };
+  for (const MetricInfo* m : MetricsShownIn(kShownInQueryDefault)) add(std::string(m->name));
+  for (const std::string& name :
+       Column(db, "SELECT DISTINCT name FROM metric_values ORDER BY name"))
+    add(name);
+  return names;
+}
+
 const std::vector<std::string>& Operators() {
   static const std::vector<std::string> ops = {"=", "!=", "<", ">", "<=", ">="};
   return ops;
@@ -152,6 +173,16 @@ ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
   for (const std::string& name : custom)
     custom_select += fmt::format(", json_extract(r.axes, '$.\"{0}\"') AS \"{0}\"", name);
   valid.insert(valid.end(), custom.begin(), custom.end());
+  // So is each extra metric (a command's own numbers), read from metric_values by name; the
+  // name is a valid identifier (IsValidMetricName), so it is safe to quote.
+  for (const std::string& name : ExtraMetricColumns(db_, valid)) {
+    custom_select += fmt::format(
+        ", (SELECT v.value FROM metric_values v JOIN trials t ON t.id = v.trial_id "
+        "WHERE t.campaign_id = r.campaign AND t.trial_key = r.trial_key AND v.name = '{0}') "
+        "AS \"{0}\"",
+        name);
+    valid.push_back(name);
+  }
   for (const std::string& column : query.columns) CheckColumn(column, valid, "--columns");
 
   // Each clause has one parameter; sweep and status compare text, the others may be numbers.

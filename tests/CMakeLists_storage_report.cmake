@@ -12,6 +12,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/stats/change_points_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/stats/least_squares_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/migration_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/storage/metric_values_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/read_only_media_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/statement_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/html_report_test.cc
@@ -20,6 +21,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/cli/compare_command_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/analysis/comparison_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/analysis/seed_folding_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/analysis/row_metrics_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/output_file_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/analysis/configuration_group_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/report_configurations_test.cc

@@ -150,6 +150,28 @@ TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
   }
 }
 
+// ditbench_result.metric(name, value, unit=..., better=...): a number with its declaration,
+// beside plain numbers; read as written (checked later, metrics/metric_table.h) and written back.
+TEST_F(WorkerContractTest, AMetricMayDeclareItsUnitAndBetterDirection) {
+  nlohmann::json j = ValidRankFile();
+  j["metrics"] = {{"items", 3.0},
+                  {"throughput", {{"value", 2.5}, {"unit", "images/s"}, {"better", "higher"}}}};
+  ASSERT_EQ(Refusal(dir_.path(), j.dump()), "");
+  const RankResult back = ReadRankResult(dir_ / "rank0.json");
+  EXPECT_EQ(back.metrics, (std::map<std::string, double>{{"items", 3.0}, {"throughput", 2.5}}));
+  ASSERT_TRUE(back.metric_declarations.contains("throughput"));
+  EXPECT_EQ(back.metric_declarations.at("throughput").unit, "images/s");
+  EXPECT_EQ(back.metric_declarations.at("throughput").better, "higher");
+  EXPECT_EQ(ToJson(back)["metrics"], j["metrics"]);
+
+  j["metrics"] = {{"throughput", {{"unit", "images/s"}}}};
+  EXPECT_NE(Refusal(dir_.path(), j.dump()).find("'metrics.throughput.value'"), std::string::npos);
+  j["metrics"] = {{"throughput", {{"value", 1.0}, {"better", 1}}}};
+  EXPECT_NE(Refusal(dir_.path(), j.dump()).find("'metrics.throughput.better' is 1; expected text"),
+            std::string::npos)
+      << Refusal(dir_.path(), j.dump());
+}
+
 TEST_F(WorkerContractTest, EnergyRoundTripsAndAnUnavailableCounterKeepsItsReason) {
   nlohmann::json j = ValidRankFile();
   j["energy"] = {{"joules", 1.5}, {"window_ms", 3.0}};  // 500 W over the 2.75 ms timed

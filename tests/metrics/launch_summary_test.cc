@@ -157,5 +157,21 @@ TEST(LaunchSummaryTest, EnergyIsTheMedianOverLaunchesAndUnsetWhenALaunchLacksIt)
   EXPECT_EQ(outcome.metrics->energy_note, "rank 0: no counter");
 }
 
+// Extra metrics over launches as the metric table says: a program's own number by its median
+// over the launches that have it, a table name by its row (peak memory: the newest launch's).
+TEST(LaunchSummaryTest, ExtraMetricsAreReducedOverLaunchesByTheMetricTable) {
+  std::vector<LaunchMeasurement> launches = {OkLaunch(0, {10}), OkLaunch(1, {11}),
+                                             OkLaunch(2, {12})};
+  launches[0].metrics->extra = {{"items", 1}, {"peak_mem_mb", 5}};
+  launches[1].metrics->extra = {{"items", 9}, {"peak_mem_mb", 3}};
+  launches[2].metrics->extra = {{"items", 4}, {"peak_mem_mb", 9}};
+  launches[2].metrics->extra_declared = {{"items", {"count", "higher"}}};
+  const TrialOutcome outcome = SummarizeLaunches(launches, 3);
+  ASSERT_TRUE(outcome.metrics);
+  EXPECT_EQ(outcome.metrics->extra,
+            (std::map<std::string, double>{{"items", 4}, {"peak_mem_mb", 9}}));
+  EXPECT_EQ(outcome.metrics->extra_declared.at("items").better, "higher");
+}
+
 }  // namespace
 }  // namespace ditbench

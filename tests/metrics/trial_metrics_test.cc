@@ -186,5 +186,22 @@ TEST(TrialMetricsTest, ACommandsEnergyHasNoImagesToDivideBy) {
   EXPECT_FALSE(m.joules_per_image.has_value());
 }
 
+// A program's own numbers: rank 0's value (the metric table's rule for names it lacks), a name
+// of the table reduced as its row says, bad names and undeclared directions dropped with a note.
+TEST(TrialMetricsTest, ExtraMetricsAreCheckedAndReducedOverRanksByTheMetricTable) {
+  RankResult a = Rank(0, {10}), b = Rank(1, {10});
+  a.metrics = {{"items", 3}, {"images_per_s", 2}, {"bad name", 1}};
+  b.metrics = {{"items", 5}, {"images_per_s", 4}, {"only_rank1", 7}};
+  a.metric_declarations = {{"items", {"count", "sideways"}}};
+  const TrialMetrics m = ComputeTrialMetrics(TinyTwoRanks(), {a, b}, "cpu");
+  EXPECT_EQ(m.extra,
+            (std::map<std::string, double>{{"images_per_s", 6}, {"items", 3}, {"only_rank1", 7}}));
+  ASSERT_TRUE(m.extra_declared.contains("items"));
+  EXPECT_EQ(m.extra_declared.at("items").unit, "count");
+  EXPECT_EQ(m.extra_declared.at("items").better, "");
+  EXPECT_NE(m.extra_note.find("metric 'bad name' dropped"), std::string::npos) << m.extra_note;
+  EXPECT_NE(m.extra_note.find("better 'sideways' ignored"), std::string::npos) << m.extra_note;
+}
+
 }  // namespace
 }  // namespace ditbench

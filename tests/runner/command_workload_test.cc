@@ -103,6 +103,18 @@ TEST_F(CommandWorkloadTest, PythonScriptWithCustomAxisRunsEndToEnd) {
             std::string::npos);
 }
 
+// A program's own numbers flow through the metric table into metric_values, with what it
+// declared, and out to `query` as columns by name.
+TEST_F(CommandWorkloadTest, ProgramMetricsAreStoredByNameWithTheirDeclarationAndQueried) {
+  ASSERT_EQ(Run(Sweep("ok")), 0) << out_.str() << err_.str();
+  EXPECT_EQ(Column("SELECT name || ':' || COALESCE(unit, '') || ':' || COALESCE(better, '') "
+                   "FROM metric_values v JOIN trials t ON t.id = v.trial_id "
+                   "WHERE json_extract(t.config_json, '$.custom.size') = 1 ORDER BY name"),
+            (std::vector<std::string>{"items::", "items_per_pass:count:higher"}));
+  EXPECT_EQ(Query({"items>5000"}, {"size", "items", "items_per_pass"}),
+            "size,items,items_per_pass\r\n2,8000,4000\r\n");
+}
+
 TEST_F(CommandWorkloadTest, QueryWhereFiltersOnACustomAxis) {
   ASSERT_EQ(Run(Sweep("ok", "[1, 2, 3]")), 0) << out_.str() << err_.str();
   EXPECT_EQ(Query({"size=3"}, {"size", "status"}), "size,status\r\n3,ok\r\n");

@@ -1,0 +1,264 @@
+#include "metrics/metric_table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace ditbench {
+namespace {
+
+constexpr unsigned kEverywhere =
+    kShownInReportTable | kShownInCompare | kShownInQueryDefault | kShownInHistory;
+
+// clang-format off
+// The built-in metrics (docs/measurement.md defines each). A metric measured per rank is
+// reduced over ranks first (the latency per iteration by the slowest rank, metrics/
+// trial_metrics.h), then over a trial's ok launches (metrics/launch_summary.h).
+constexpr MetricInfo kMetrics[] = {
+    {"latency_ms", MetricHint::kMilliseconds, "ms", Better::kLower, RankReduction::kMax,
+     LaunchReduction::kMedian, kEverywhere,
+     "median over timed iterations of the slowest rank's time"},
+    {"ci_low_ms", MetricHint::kMilliseconds, "ms", Better::kNone, RankReduction::kMax,
+     LaunchReduction::kMedian, kShownInQueryDefault,
+     "lower bound of the latency's 95% confidence interval"},
+    {"ci_high_ms", MetricHint::kMilliseconds, "ms", Better::kNone, RankReduction::kMax,
+     LaunchReduction::kMedian, kShownInQueryDefault,
+     "upper bound of the latency's 95% confidence interval"},
+    {"rank0_ms", MetricHint::kMilliseconds, "ms", Better::kLower, RankReduction::kRank0,
+     LaunchReduction::kMedian, kShownInReportTable, "median of rank 0's own times"},
+    {"skew_ms", MetricHint::kMilliseconds, "ms", Better::kLower, RankReduction::kMax,
+     LaunchReduction::kMedian, kShownInReportTable,
+     "median over iterations of the slowest minus the fastest rank"},
+    {"cov", MetricHint::kFraction, "", Better::kLower, RankReduction::kMax,
+     LaunchReduction::kMedian, kShownInReportTable | kShownInQueryDefault,
+     "coefficient of variation of the timed iterations"},
+    {"peak_mem_mb", MetricHint::kMegabytes, "MiB", Better::kLower, RankReduction::kMax,
+     LaunchReduction::kNewest, kShownInReportTable | kShownInQueryDefault,
+     "allocator peak (GPU) or resident set (CPU), max over ranks"},
+    {"tflops", MetricHint::kTflops, "TFLOPS", Better::kHigher, RankReduction::kSum,
+     LaunchReduction::kMedian, kShownInReportTable, "analytic FLOPs over the latency"},
+    {"mfu", MetricHint::kFraction, "", Better::kHigher, RankReduction::kSum,
+     LaunchReduction::kMedian, kShownInReportTable, "TFLOPS over the devices' dense peak"},
+    {"images_per_s", MetricHint::kRate, "images/s", Better::kHigher, RankReduction::kSum,
+     LaunchReduction::kMedian, 0, "images (or clips) per second"},
+    {"comm_mb_per_step", MetricHint::kMegabytes, "MiB", Better::kLower, RankReduction::kMax,
+     LaunchReduction::kNewest, 0, "MiB a rank sent per denoising step, max over ranks"},
+    {"energy_j", MetricHint::kJoules, "J", Better::kLower, RankReduction::kSum,
+     LaunchReduction::kMedian, 0, "joules of one timed iteration, summed over ranks"},
+    {"joules_per_image", MetricHint::kJoules, "J/image", Better::kLower, RankReduction::kSum,
+     LaunchReduction::kMedian,
+     kShownInReportTable | kShownInCompare | kShownInQueryDefault | kShownOnlyWhenSet,
+     "energy_j per image"},
+    {"graph_capture_ms", MetricHint::kMilliseconds, "ms", Better::kLower, RankReduction::kMax,
+     LaunchReduction::kMedian, kShownInReportTable | kShownInCompare,
+     "graph: cuda_graph: host time to capture every step's graph (once, before the timed part)"},
+    {"output_error", MetricHint::kRatio, "", Better::kLower, RankReduction::kRank0,
+     LaunchReduction::kNewest, kShownInReportTable | kShownInQueryDefault | kShownOnlyWhenSet,
+     "relative L2 of the final output against the 1-rank trial"},
+    {"psnr", MetricHint::kDecibels, "dB", Better::kHigher, RankReduction::kRank0,
+     LaunchReduction::kNewest, kShownInReportTable | kShownInQueryDefault | kShownOnlyWhenSet,
+     "the decoded image against the 1-rank trial's"},
+    {"ssim", MetricHint::kRatio, "", Better::kHigher, RankReduction::kRank0,
+     LaunchReduction::kNewest, kShownInReportTable,
+     "SSIM of the decoded image against the 1-rank trial's"},
+};
+// clang-format on
+
+// The units HintOfUnit knows, besides "<thing>/s".
+struct UnitHint {
+  std::string_view unit;
+  MetricHint hint;
+};
+constexpr UnitHint kUnitHints[] = {
+    {"ms", MetricHint::kMilliseconds}, {"s", MetricHint::kSeconds},
+    {"MB", MetricHint::kMegabytes},    {"MiB", MetricHint::kMegabytes},
+    {"TFLOPS", MetricHint::kTflops},   {"fraction", MetricHint::kFraction},
+    {"percent", MetricHint::kPercent}, {"%", MetricHint::kPercent},
+    {"J", MetricHint::kJoules},        {"J/image", MetricHint::kJoules},
+    {"count", MetricHint::kCount},     {"dB", MetricHint::kDecibels},
+    {"ratio", MetricHint::kRatio},
+};
+
+}  // namespace
+
+std::span<const MetricInfo> MetricTable() { return kMetrics; }
+
+const MetricInfo* FindMetric(std::string_view name) {
+  for (const MetricInfo& m : kMetrics)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+std::vector<const MetricInfo*> MetricsShownIn(MetricShownIn where) {
+  std::vector<const MetricInfo*> shown;
+  for (const MetricInfo& m : kMetrics)
+    if (m.shown_in & where) shown.push_back(&m);
+  return shown;
+}
+
+std::string FormatMetric(double value, MetricHint hint) {
+  if (std::isnan(value)) return "-";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  switch (hint) {
+    case MetricHint::kMilliseconds:
+      return fmt::format("{:.2f}", value);
+    case MetricHint::kSeconds:
+      return fmt::format("{:.3f}", value);
+    case MetricHint::kMegabytes:
+      return fmt::format("{:.0f}", value);
+    case MetricHint::kTflops:
+      return fmt::format("{:.1f}", value);
+    case MetricHint::kFraction:
+      return fmt::format("{:.1f}%", value * 100);
+    case MetricHint::kPercent:
+      return fmt::format("{:.1f}%", value);
+    case MetricHint::kDecibels:
+      return fmt::format("{:.1f}", value);
+    case MetricHint::kCount:
+      return fmt::format("{:.0f}", value);
+    case MetricHint::kRate:
+      return std::abs(value) >= 1000 ? fmt::format("{:.0f}", value) : fmt::format("{:.3g}", value);
+    case MetricHint::kJoules:
+    case MetricHint::kRatio:
+    case MetricHint::kUnknown:
+      break;
+  }
+  return fmt::format("{:.4g}", value);
+}
+
+MetricHint HintOfUnit(std::string_view unit) {
+  for (const UnitHint& u : kUnitHints)
+    if (u.unit == unit) return u.hint;
+  if (unit.size() > 2 && unit.ends_with("/s")) return MetricHint::kRate;
+  return MetricHint::kUnknown;
+}
+
+std::string_view BetterName(Better better) {
+  switch (better) {
+    case Better::kLower:
+      return "lower";
+    case Better::kHigher:
+      return "higher";
+    case Better::kNone:
+      break;
+  }
+  return "";
+}
+
+std::optional<Better> ParseBetter(std::string_view text) {
+  for (Better b : {Better::kNone, Better::kLower, Better::kHigher})
+    if (BetterName(b) == text) return b;
+  return std::nullopt;
+}
+
+bool IsValidMetricName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxMetricNameLength) return false;
+  if (std::isdigit(static_cast<unsigned char>(name.front()))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x80 && (std::isalnum(u) || c == '_');
+  });
+}
+
+AcceptedMetrics AcceptExtraMetrics(const std::map<std::string, double>& values,
+                                   const std::map<std::string, MetricDeclaration>& declared) {
+  AcceptedMetrics accepted;
+  // A name printed in a note is cut and stripped of anything but printable ASCII.
+  const auto shown = [](const std::string& name) {
+    std::string text;
+    for (char c : name.substr(0, kMaxMetricNameLength)) text += (c >= 0x20 && c < 0x7f) ? c : '?';
+    return text + (name.size() > kMaxMetricNameLength ? "..." : "");
+  };
+  std::size_t dropped_for_count = 0;
+  for (const auto& [name, value] : values) {
+    if (!IsValidMetricName(name)) {
+      accepted.notes.push_back(
+          fmt::format("metric '{}' dropped: not a valid name (letters, digits and '_', at most {})",
+                      shown(name), kMaxMetricNameLength));
+      continue;
+    }
+    if (!std::isfinite(value)) {
+      accepted.notes.push_back(fmt::format("metric '{}' dropped: not a finite number", name));
+      continue;
+    }
+    if (accepted.values.size() == kMaxExtraMetrics) {
+      ++dropped_for_count;
+      continue;
+    }
+    accepted.values[name] = value;
+    auto declaration = declared.find(name);
+    if (declaration == declared.end() || FindMetric(name)) continue;
+    MetricDeclaration kept;
+    if (ParseBetter(declaration->second.better)) {
+      kept.better = declaration->second.better;
+    } else {
+      accepted.notes.push_back(
+          fmt::format("metric '{}': better '{}' ignored (expected lower or higher)", name,
+                      shown(declaration->second.better)));
+    }
+    if (declaration->second.unit.size() <= kMaxMetricUnitLength &&
+        std::all_of(declaration->second.unit.begin(), declaration->second.unit.end(),
+                    [](char c) { return c >= 0x20 && c < 0x7f; })) {
+      kept.unit = declaration->second.unit;
+    } else {
+      accepted.notes.push_back(
+          fmt::format("metric '{}': unit ignored (printable ASCII, at most {} characters)", name,
+                      kMaxMetricUnitLength));
+    }
+    if (!kept.unit.empty() || !kept.better.empty()) accepted.declared[name] = kept;
+  }
+  if (dropped_for_count > 0)
+    accepted.notes.push_back(fmt::format("{} metric(s) dropped: at most {} per trial",
+                                         dropped_for_count, kMaxExtraMetrics));
+  return accepted;
+}
+
+ExtraMetric ExtraMetricOf(std::string_view name, double value, const MetricDeclaration& declared) {
+  ExtraMetric metric;
+  metric.value = value;
+  if (const MetricInfo* info = FindMetric(name)) {
+    metric.unit = std::string(info->unit);
+    metric.hint = info->hint;
+    metric.better = info->better;
+    return metric;
+  }
+  metric.unit = declared.unit;
+  metric.hint = HintOfUnit(declared.unit);
+  metric.better = ParseBetter(declared.better).value_or(Better::kNone);
+  return metric;
+}
+
+double ReduceOverRanks(RankReduction how, const std::vector<double>& values) {
+  switch (how) {
+    case RankReduction::kMax:
+      return *std::max_element(values.begin(), values.end());
+    case RankReduction::kSum:
+      return std::accumulate(values.begin(), values.end(), 0.0);
+    case RankReduction::kMean:
+      return std::accumulate(values.begin(), values.end(), 0.0) /
+             static_cast<double>(values.size());
+    case RankReduction::kRank0:
+      break;
+  }
+  return values.front();
+}
+
+double ReduceOverLaunches(LaunchReduction how, const std::vector<double>& values) {
+  switch (how) {
+    case LaunchReduction::kSum:
+      return std::accumulate(values.begin(), values.end(), 0.0);
+    case LaunchReduction::kNewest:
+      return values.back();
+    case LaunchReduction::kMedian:
+      break;
+  }
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,42 @@
+#include "report/metric_columns.h"
+
+#include <fmt/format.h>
+
+#include "analysis/row_metrics.h"
+#include "report/html_text.h"
+
+namespace ditbench {
+
+MetricColumns::MetricColumns(const std::vector<ResultRow>& rows) {
+  std::vector<const ResultRow*> pointers;
+  for (const ResultRow& row : rows) pointers.push_back(&row);
+  names_ = ExtraMetricNames(pointers);
+  for (const std::string& name : names_) displays_.push_back(MetricDisplay(pointers, name));
+}
+
+std::string MetricColumns::HeaderCells() const {
+  std::string html;
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    const MetricInfo* info = FindMetric(names_[i]);
+    std::string title = info ? std::string(info->description) : "the program's own number";
+    if (displays_[i].better != Better::kNone)
+      title += fmt::format("; {} is better", BetterName(displays_[i].better));
+    html += fmt::format("<th title=\"{}\">{}</th>", HtmlEscape(title),
+                        HtmlEscape(MetricHeader(names_[i], displays_[i])));
+  }
+  return html;
+}
+
+std::string MetricColumns::Cells(const ResultRow& row) const {
+  std::string html;
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    auto metric = row.extra_metrics.find(names_[i]);
+    html += fmt::format("<td class=\"num metric\">{}</td>",
+                        metric == row.extra_metrics.end()
+                            ? std::string("-")
+                            : HtmlEscape(FormatMetric(metric->second.value, displays_[i].hint)));
+  }
+  return html;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,31 @@
+// The report's columns for extra metrics (metrics/metric_table.h): one column per extra metric
+// some row of a table has (a command's own numbers, built-in metrics without a column of their
+// own), its header "name (unit)" with the table's description or the declared direction as a
+// tooltip, each cell formatted by the metric's hint (unknown: 4 significant digits). Renders
+// only: the names and values come from analysis/row_metrics.h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "metrics/metric_table.h"
+#include "storage/result_rows.h"
+
+namespace ditbench {
+
+class MetricColumns {
+ public:
+  // The extra metrics of `rows`, in ExtraMetricNames' order; none when no row has one.
+  explicit MetricColumns(const std::vector<ResultRow>& rows);
+
+  // "<th ...>name (unit)</th>" per column; "" when there are none.
+  std::string HeaderCells() const;
+  // "<td class=\"num metric\">value</td>" per column ("-" where `row` has none).
+  std::string Cells(const ResultRow& row) const;
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<ExtraMetric> displays_;
+};
+
+}  // namespace ditbench
