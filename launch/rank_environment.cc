@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "contract/worker_environment.h"
 #include "machine/cpu_list.h"
 
 namespace ditbench {
@@ -26,8 +27,8 @@ std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& in
       {"MASTER_ADDR", "127.0.0.1"},
       {"MASTER_PORT", std::to_string(port)},
       {"CUDA_VISIBLE_DEVICES", visible},
-      {"DITBENCH_TRIAL", (request.run_dir / "trial.json").string()},
-      {"DITBENCH_RESULT", request.run_dir.string()},
+      {kTrialFileVariable, (request.run_dir / "trial.json").string()},
+      {kResultDirVariable, request.run_dir.string()},
       // The cores the rank is pinned to ("" when not): the worker starts one thread per core.
       {kRankCpusVariable, rank < static_cast<int>(request.rank_cpus.size())
                               ? FormatCpuList(request.rank_cpus[rank])

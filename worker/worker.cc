@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "base/atomic_file.h"
+#include "contract/worker_environment.h"
 #include "experiments/validity.h"
 #include "machine/cpu_list.h"
 #include "worker/dit_trial.h"

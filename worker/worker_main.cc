@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "contract/worker_environment.h"
 #include "worker/cpu_isa_guard.h"
 #include "worker/reference_forward.h"
 #include "worker/worker.h"
@@ -14,8 +15,8 @@ int main(int argc, char** argv) {
   ditbench::WorkerOptions options;
   CLI::App app{"ditbench-worker: runs one rank of one benchmark trial"};
   std::string trial, result_dir;
-  if (const char* env = std::getenv("DITBENCH_TRIAL")) trial = env;
-  if (const char* env = std::getenv("DITBENCH_RESULT")) result_dir = env;
+  if (const char* env = std::getenv(ditbench::kTrialFileVariable)) trial = env;
+  if (const char* env = std::getenv(ditbench::kResultDirVariable)) result_dir = env;
   app.add_option("--trial", trial, "trial.json written by the coordinator (or $DITBENCH_TRIAL)");
   app.add_option("--result-dir", result_dir, "where rank<r>.json goes (or $DITBENCH_RESULT)");
   bool describe = false;

@@ -13,6 +13,7 @@
 
 #include "base/run_folder_file.h"
 #include "base/untrusted_input.h"
+#include "contract/worker_environment.h"
 
 namespace ditbench {
 
@@ -81,23 +82,28 @@ std::string PythonPathExport(const LaunchRequest& request) {
 
 std::string SlurmJobScript(const LaunchRequest& request, const SlurmOptions& options,
                            const SlurmJobShape& shape) {
+  const std::string kResults = std::string("$") + kResultDirVariable;  // in a rank's shell
   std::string script = fmt::format(
       "#!/bin/sh\n"
       "# ditbench trial {}: one Slurm job, ranks started by srun (written by `ditbench run`).\n"
-      "export DITBENCH_TRIAL={}\n"
-      "export DITBENCH_RESULT={}\n"
+      "export {}={}\n"
+      "export {}={}\n"
       "export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n"
-      "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))\n"
+      "export MASTER_PORT=$(({} + SLURM_JOB_ID % {}))\n"
       "export WORLD_SIZE=\"$SLURM_NTASKS\"\n"
       "export LOCAL_WORLD_SIZE={}\n",
-      request.trial_key, ShellQuote((request.run_dir / "trial.json").string()),
-      ShellQuote(request.run_dir.string()), shape.tasks_per_node);
+      request.trial_key, kTrialFileVariable, ShellQuote((request.run_dir / "trial.json").string()),
+      kResultDirVariable, ShellQuote(request.run_dir.string()), kSlurmRendezvousPortBase,
+      kSlurmRendezvousPortSpan, shape.tasks_per_node);
   script += ExtraExports(options) + PythonPathExport(request);
   // Each task: its rank from Slurm, the worker, and its exit status left for the coordinator.
   const std::string task =
       "export RANK=\"$SLURM_PROCID\" LOCAL_RANK=\"$SLURM_LOCALID\"; \"$@\"; code=$?; "
-      "echo $code > \"$DITBENCH_RESULT/rank$RANK.exit.tmp\" && "
-      "mv \"$DITBENCH_RESULT/rank$RANK.exit.tmp\" \"$DITBENCH_RESULT/rank$RANK.exit\"; exit $code";
+      "echo $code > \"" +
+      kResults +
+      "/rank$RANK.exit.tmp\" && "
+      "mv \"" +
+      kResults + "/rank$RANK.exit.tmp\" \"" + kResults + "/rank$RANK.exit\"; exit $code";
   script += fmt::format(
       "srun --kill-on-bad-exit=1 --chdir={} --output={} /bin/sh -c {} ditbench-rank {}",
       ShellQuote(RanksFolder(request).string()),
@@ -109,28 +115,38 @@ std::string SlurmJobScript(const LaunchRequest& request, const SlurmOptions& opt
 
 std::string SlurmStepScript(const LaunchRequest& request, const SlurmOptions& options,
                             const SlurmJobShape& shape) {
+  const std::string kResults = std::string("$") + kResultDirVariable;  // in a rank's shell
   std::string script = fmt::format(
       "#!/bin/sh\n"
       "# ditbench trial {}: one Slurm job step, ranks started by srun (written by `ditbench "
       "run`).\n"
-      "export DITBENCH_TRIAL={}\n"
-      "export DITBENCH_RESULT={}\n"
+      "export {}={}\n"
+      "export {}={}\n"
       "export LOCAL_WORLD_SIZE={}\n",
-      request.trial_key, ShellQuote((request.run_dir / "trial.json").string()),
-      ShellQuote(request.run_dir.string()), shape.tasks_per_node);
+      request.trial_key, kTrialFileVariable, ShellQuote((request.run_dir / "trial.json").string()),
+      kResultDirVariable, ShellQuote(request.run_dir.string()), shape.tasks_per_node);
   script += ExtraExports(options) + PythonPathExport(request);
   std::string time = options.time;
   if (time.empty())
     time = std::to_string(std::max(1, static_cast<int>(std::ceil(request.timeout_s / 60.0))));
   const std::string task =
       "export RANK=\"$SLURM_PROCID\" LOCAL_RANK=\"$SLURM_LOCALID\" WORLD_SIZE=\"$SLURM_NTASKS\"; "
-      "export MASTER_ADDR=\"$(scontrol show hostnames \"${SLURM_STEP_NODELIST:-$SLURM_JOB_NODELIST}\" "
+      "export MASTER_ADDR=\"$(scontrol show hostnames "
+      "\"${SLURM_STEP_NODELIST:-$SLURM_JOB_NODELIST}\" "
       "| head -n 1)\"; "
-      "export MASTER_PORT=$((20000 + (SLURM_JOB_ID * 64 + SLURM_STEP_ID) % 20000)); "
-      "[ \"$RANK\" = 0 ] && echo \"$SLURM_JOB_ID.$SLURM_STEP_ID\" > \"$DITBENCH_RESULT/slurm_step\"; "
+      "export MASTER_PORT=$((" +
+      std::to_string(kSlurmRendezvousPortBase) + " + (SLURM_JOB_ID * 64 + SLURM_STEP_ID) % " +
+      std::to_string(kSlurmRendezvousPortSpan) +
+      ")); "
+      "[ \"$RANK\" = 0 ] && echo \"$SLURM_JOB_ID.$SLURM_STEP_ID\" > \"" +
+      kResults +
+      "/slurm_step\"; "
       "\"$@\"; code=$?; "
-      "echo $code > \"$DITBENCH_RESULT/rank$RANK.exit.tmp\" && "
-      "mv \"$DITBENCH_RESULT/rank$RANK.exit.tmp\" \"$DITBENCH_RESULT/rank$RANK.exit\"; exit $code";
+      "echo $code > \"" +
+      kResults +
+      "/rank$RANK.exit.tmp\" && "
+      "mv \"" +
+      kResults + "/rank$RANK.exit.tmp\" \"" + kResults + "/rank$RANK.exit\"; exit $code";
   script += fmt::format(
       "exec srun --job-name={} --exact --kill-on-bad-exit=1 --nodes={} --ntasks={} "
       "--ntasks-per-node={} --time={}",
