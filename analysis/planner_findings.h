@@ -45,6 +45,7 @@ struct GroupRecommendation {
   std::string device;
   std::string layout, trial_key;  // the leader: "ulysses=2 ring=2" (LayoutText), its key
   bool measured = false;          // else predicted by the model
+  bool busy = false;              // measured, but only on a busy machine
   double latency_ms = 0, low_ms = 0, high_ms = 0;  // measured: all three equal
   std::optional<double> regret;  // against the group's best measured trial, a fraction
   bool decided = false;          // the leader is measured and no interval overlaps it

@@ -15,7 +15,9 @@ std::optional<Speedup> SpeedupOf(const OneRankBaselines& baselines, const Result
   speedup.baseline_key = baseline->trial_key;
   speedup.baseline_ms = *baseline->latency_ms;
   speedup.trust = MeasurementTrust(row);
-  if (baseline->busy) speedup.trust.Add(Doubt::kBaselineBusy);
+  // A 1-rank trial is its own baseline: its doubts are its own, said once.
+  const bool itself = baseline->campaign == row.campaign && baseline->trial_key == row.trial_key;
+  if (baseline->busy && !itself) speedup.trust.Add(Doubt::kBaselineBusy);
   if (baseline->campaign != row.campaign) speedup.trust.Add(Doubt::kBorrowedBaseline);
   if (speedup.value > kSuperlinearSlack * static_cast<double>(row.world_size))
     speedup.trust.Add(Doubt::kSuperlinear);

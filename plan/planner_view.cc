@@ -179,6 +179,7 @@ GroupRecommendation Recommend(const GroupAdvice& g, const std::string& device) {
   r.layout = LayoutText(lead.trial->config);
   r.trial_key = lead.trial->key;
   r.measured = lead.measured;
+  r.busy = lead.busy;
   r.latency_ms = lead.latency_ms.value;
   r.low_ms = lead.latency_ms.low;
   r.high_ms = lead.latency_ms.high;
@@ -191,8 +192,9 @@ GroupRecommendation Recommend(const GroupAdvice& g, const std::string& device) {
                                             t.trial->key, MissedGates(t.quality)));
   if (!g.decided)
     for (std::size_t i : g.to_measure)
-      r.to_measure.push_back(fmt::format("{} ({})", LayoutText(g.ranked[i].trial->config),
-                                         g.ranked[i].trial->key));
+      r.to_measure.push_back(fmt::format("{} ({}{})", LayoutText(g.ranked[i].trial->config),
+                                         g.ranked[i].trial->key,
+                                         g.ranked[i].busy ? ", again on a quiet machine" : ""));
   return r;
 }
 

@@ -102,7 +102,8 @@ std::string RenderRecommendations(const std::vector<GroupRecommendation>& recomm
         "<p class=\"recommendation\"><strong>Advisor</strong> ({}, {} layouts ranked): "
         "<strong>{}</strong> <code>{}</code>, ",
         HtmlEscape(r.device), r.ranked, HtmlEscape(r.layout), HtmlEscape(r.trial_key));
-    line += r.measured ? fmt::format("measured {:.4g} ms", r.latency_ms)
+    line += r.measured ? fmt::format("measured {:.4g} ms{}", r.latency_ms,
+                                     r.busy ? "<span class=\"doubt\">busy</span>" : "")
                        : fmt::format("predicted {:.4g} ms [95%: {:.4g} – {:.4g}]", r.latency_ms,
                                      r.low_ms, r.high_ms);
     if (r.regret)

@@ -46,11 +46,14 @@ TEST(MetricTableTest, CompareShowsLatencyEnergyPerImageAndGraphCaptureInTableOrd
 }
 
 // The query's default columns as they were before the table: the table must reproduce them.
-TEST(MetricTableTest, QueryDefaultMetricsAreTheLatencyItsIntervalCovMemoryAndEnergy) {
+// The last three only where some row has them (kShownOnlyWhenSet): energy on GPUs with NVML,
+// output error and PSNR where the sweep computes them (issue 34).
+TEST(MetricTableTest, QueryDefaultMetricsAreLatencyIntervalCovMemoryEnergyAndOutputQuality) {
   std::vector<std::string_view> names;
   for (const MetricInfo* m : MetricsShownIn(kShownInQueryDefault)) names.push_back(m->name);
   EXPECT_EQ(names, (std::vector<std::string_view>{"latency_ms", "ci_low_ms", "ci_high_ms", "cov",
-                                                  "peak_mem_mb", "joules_per_image"}));
+                                                  "peak_mem_mb", "joules_per_image",
+                                                  "output_error", "psnr"}));
 }
 
 TEST(MetricTableTest, HintDecidesTheDigits) {

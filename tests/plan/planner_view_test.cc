@@ -8,6 +8,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "analysis/configuration_group.h"
@@ -247,7 +248,7 @@ TEST_F(PlannerViewTest, WithNoQuietMeasurementTheFitUsesTheBusyOnesAndSaysSo) {
   ASSERT_EQ(view.devices.size(), 1u);
   EXPECT_FALSE(view.devices[0].refused) << *view.devices[0].refused;
   EXPECT_EQ(view.devices[0].trials, plan_.trials.size());
-  EXPECT_THAT(view.devices[0].fitted, HasSubstr("measured on a busy machine (no quiet measurement"));
+  EXPECT_THAT(view.devices[0].fitted, ::testing::HasSubstr("measured on a busy machine (no quiet measurement"));
 }
 
 }  // namespace

@@ -25,11 +25,11 @@ class MetricValuesTest : public ResultsDbTest {
                       std::map<std::string, double> extra,
                       std::map<std::string, MetricDeclaration> declared = {},
                       double latency_ms = 10) {
-    const std::int64_t id = db.ResumeOrCreateCampaign(test::MakeCampaign(sweep), false);
+    const std::int64_t id = db.writer().ResumeOrCreateCampaign(test::MakeCampaign(sweep), false);
     TrialRecord trial = test::MakeTrial(test::MakeConfig(ulysses), TrialStatus::kOk, latency_ms);
     trial.metrics->extra = std::move(extra);
     trial.metrics->extra_declared = std::move(declared);
-    db.RecordTrial(id, trial);
+    db.writer().RecordTrial(id, trial);
     return id;
   }
 };
@@ -41,7 +41,7 @@ TEST_F(MetricValuesTest, ExtraMetricsAreStoredOneRowEachAndReadBackWithTheirDecl
   EXPECT_EQ(QueryText("SELECT count(*) FROM metric_values"), "2");
   EXPECT_EQ(QueryText("SELECT unit || ' ' || better FROM metric_values WHERE name = 'throughput'"),
             "images/s higher");
-  const std::vector<ResultRow> rows = db->Results({id});
+  const std::vector<ResultRow> rows = db->reader().Results({id});
   ASSERT_EQ(rows.size(), 1u);
   ASSERT_EQ(rows[0].extra_metrics.size(), 2u);
   const ExtraMetric& throughput = rows[0].extra_metrics.at("throughput");
@@ -57,16 +57,16 @@ TEST_F(MetricValuesTest, RecordingTheTrialAgainReplacesItsExtraMetrics) {
   const std::int64_t id = Record(*db, "own", 1, {{"a", 1}, {"b", 2}});
   TrialRecord again = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10);
   again.metrics->extra = {{"b", 3}};
-  db->RecordTrial(id, again);
+  db->writer().RecordTrial(id, again);
   EXPECT_EQ(QueryText("SELECT group_concat(name || '=' || value) FROM metric_values"), "b=3.0");
 }
 
 TEST_F(MetricValuesTest, TheDropNoteIsStoredWithTheTrial) {
   auto db = ResultsDb::Open(DbPath());
-  const std::int64_t id = db->ResumeOrCreateCampaign(test::MakeCampaign("own"), false);
+  const std::int64_t id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("own"), false);
   TrialRecord trial = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10);
   trial.metrics->extra_note = "metric 'a b' dropped: not a valid name";
-  db->RecordTrial(id, trial);
+  db->writer().RecordTrial(id, trial);
   EXPECT_EQ(QueryText("SELECT extra_note FROM trial_metrics"),
             "metric 'a b' dropped: not a valid name");
 }
@@ -80,33 +80,33 @@ TEST_F(MetricValuesTest, AStoredNameThatIsNotAValidMetricNameIsSkippedOnRead) {
          "INSERT INTO metric_values (trial_id, name, value) "
          "SELECT trial_id, 'x\"; DROP TABLE trials; --', 5 FROM trial_metrics");
   }
-  const std::vector<ResultRow> rows = db->Results({id});
+  const std::vector<ResultRow> rows = db->reader().Results({id});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].extra_metrics.size(), 1u);
   ResultsQuery query;
   query.columns = {"trial_key", "fine"};
-  EXPECT_EQ(db->QueryResults(query).rows.size(), 1u);  // the bad name is no column
+  EXPECT_EQ(db->console().QueryResults(query).rows.size(), 1u);  // the bad name is no column
   query.columns = {"x\"; DROP TABLE trials; --"};
-  EXPECT_THROW(db->QueryResults(query), QueryError);
+  EXPECT_THROW(db->console().QueryResults(query), QueryError);
 }
 
 TEST_F(MetricValuesTest, QuerySelectsFiltersAndSortsAnExtraMetricByName) {
   auto db = ResultsDb::Open(DbPath());
   Record(*db, "own", 1, {{"items", 5}});
-  const std::int64_t id = db->ResumeOrCreateCampaign(test::MakeCampaign("own"), false);
+  const std::int64_t id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("own"), false);
   TrialRecord two = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 6);
   two.metrics->extra = {{"items", 9}};
-  db->RecordTrial(id, two);
+  db->writer().RecordTrial(id, two);
   ResultsQuery query;
   query.columns = {"ulysses", "items"};
   query.conditions = {{"items", ">", "6"}};
-  const ResultTable table = db->QueryResults(query);
+  const ResultTable table = db->console().QueryResults(query);
   ASSERT_EQ(table.rows.size(), 1u);
   EXPECT_EQ(std::get<double>(table.rows[0][1]), 9.0);
   query.conditions.clear();
   query.sort_column = "items";
   query.descending = true;
-  const ResultTable sorted = db->QueryResults(query);
+  const ResultTable sorted = db->console().QueryResults(query);
   ASSERT_EQ(sorted.rows.size(), 2u);
   EXPECT_EQ(std::get<std::int64_t>(sorted.rows[0][0]), 2);
 }
@@ -151,7 +151,7 @@ TEST_F(MetricValuesTest, CompareShowsExtraMetricsWithTheDeclaredDirectionOnly) {
   const std::int64_t a = Record(*db, "a", 1, {{"throughput", 10}, {"items", 4}}, higher);
   const std::int64_t b = Record(*db, "b", 1, {{"throughput", 8}, {"items", 5}}, higher);
   const Comparison comparison =
-      CompareCampaigns(*db, {DbPath(), {a}, "1"}, *db, {DbPath(), {b}, "2"});
+      CompareCampaigns(db->reader(), {DbPath(), {a}, "1"}, db->reader(), {DbPath(), {b}, "2"});
   ASSERT_EQ(comparison.trials.size(), 1u);
   const std::vector<ComparedMetric>& metrics = comparison.trials[0].metrics;
   ASSERT_EQ(metrics.size(), 2u);
