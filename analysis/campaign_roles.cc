@@ -13,9 +13,12 @@ CampaignRole RoleOf(const CampaignInfo& campaign) {
 
 std::string_view RoleName(CampaignRole role) {
   switch (role) {
-    case CampaignRole::kMeasurement: return "";
-    case CampaignRole::kExcluded: return "excluded";
-    case CampaignRole::kBisect: return "bisect";
+    case CampaignRole::kMeasurement:
+      return "";
+    case CampaignRole::kExcluded:
+      return "excluded";
+    case CampaignRole::kBisect:
+      return "bisect";
   }
   return "";
 }

@@ -132,11 +132,10 @@ std::string SerialKey(const ResultRow& row) {
 std::string ReportGroup::Label() const {
   return fmt::format("{}{} · {} · {} · {} · batch {} · {} steps{}",
                      // a workload whose model is only a label says what ran
-                     TraitsOf(workload).builtin_model
-                         ? std::string()
-                         : std::string(WorkloadName(workload)) + " · ",
-                     model, ResolutionLabel(), precision, scope, batch,
-                     steps, profile_blocks ? " · blocks profiled" : "");
+                     TraitsOf(workload).builtin_model ? std::string()
+                                                      : std::string(WorkloadName(workload)) + " · ",
+                     model, ResolutionLabel(), precision, scope, batch, steps,
+                     profile_blocks ? " · blocks profiled" : "");
 }
 
 std::string ReportGroup::Text() const {

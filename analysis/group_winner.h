@@ -23,7 +23,7 @@ struct GroupWinner {
   std::optional<double> efficiency;   // speedup / world size
   // Its doubts and its speedup's (analysis/trust.h); not plain: the row is no plain answer.
   Trust trust;
-  std::size_t ranked = 0;             // measured configurations of its campaign in the group
+  std::size_t ranked = 0;  // measured configurations of its campaign in the group
   // Faster configurations of the campaign left out because they are below quality, fastest
   // first. With no `row` (every measured configuration is below quality) there is no winner.
   std::vector<ResultRow> skipped;

@@ -16,8 +16,8 @@
 #include "cli/escaped_error.h"
 #include "report/comparison_output.h"
 #include "report/output_file.h"
-#include "storage/storage_error.h"
 #include "storage/results_db.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 namespace {

@@ -18,8 +18,8 @@
 #include "cli/number_checks.h"
 #include "report/history_output.h"
 #include "report/output_file.h"
-#include "storage/storage_error.h"
 #include "storage/results_db.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 namespace {

@@ -13,8 +13,8 @@
 #include "cli/escaped_error.h"
 #include "runner/coordinator_lock.h"
 #include "storage/results_db.h"
-#include "storage/storage_error.h"
 #include "storage/schema.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 

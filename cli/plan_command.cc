@@ -3,15 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
-#include <sstream>
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include "base/user_error.h"
 #include "cli/command.h"
@@ -19,11 +19,11 @@
 #include "launch/command_program.h"
 #include "launch/slurm/slurm_cluster.h"
 #include "machine/placement.h"
+#include "plan/advice_output.h"
 #include "plan/budget_order.h"
 #include "plan/cost_model.h"
 #include "plan/fitted_model.h"
 #include "plan/plan_output.h"
-#include "plan/advice_output.h"
 #include "plan/sweep_plan.h"
 #include "report/output_file.h"
 #include "runner/dry_run.h"
@@ -223,8 +223,7 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     } else {
       WritePlanTable(parsed.spec, plan, assumptions, std::cout,
                      preview ? preview->notes : std::vector<std::string>{}, budget_s);
-      if (preview) std::cout << "a run with --db " << options->db.string() << " "
-                             << preview->line;
+      if (preview) std::cout << "a run with --db " << options->db.string() << " " << preview->line;
     }
     WarnMissingReferences(plan, std::cerr);
     if (options->explain) {

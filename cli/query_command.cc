@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/campaign_roles.h"
+#include "analysis/speedup.h"
 #include "base/table_printers.h"
 #include "base/terminal_text.h"
 #include "cli/command.h"
@@ -20,8 +22,6 @@
 #include "cli/query.h"
 #include "metrics/metric_table.h"
 #include "report/output_file.h"
-#include "analysis/campaign_roles.h"
-#include "analysis/speedup.h"
 
 #include "base/user_error.h"
 #include "cli/escaped_error.h"
@@ -37,8 +37,8 @@ namespace {
 // frames, the speedup's doubts and quality, only when some row has a value other than NULL, 0
 // or "" (kShownWhenSet: frames for clips, output error and PSNR where the sweep has them).
 const std::vector<std::string> kTableColumns = [] {
-  std::vector<std::string> columns = {"campaign", "trial_key", "status", "model",
-                                      "resolution", "frames", "precision", "scope"};
+  std::vector<std::string> columns = {"campaign",   "trial_key", "status",    "model",
+                                      "resolution", "frames",    "precision", "scope"};
   for (const DegreeInfo& d : kDegreeTable) columns.emplace_back(d.name);
   columns.emplace_back("world_size");
   for (const MetricInfo* m : MetricsShownIn(kShownInQueryDefault)) columns.emplace_back(m->name);
@@ -76,7 +76,8 @@ bool UsesSpeedup(const ResultsQuery& query) {
   const auto derived = [](const std::string& column) {
     return column == "speedup" || column == "speedup_trust";
   };
-  return query.columns.empty() || std::any_of(query.columns.begin(), query.columns.end(), derived) ||
+  return query.columns.empty() ||
+         std::any_of(query.columns.begin(), query.columns.end(), derived) ||
          derived(query.sort_column) ||
          std::any_of(query.conditions.begin(), query.conditions.end(),
                      [&](const ResultsCondition& c) { return derived(c.column); });
@@ -92,7 +93,6 @@ void AddSpeedups(ResultsReader& db, ResultsQuery& query) {
   for (const auto& [trial, speedup] : TrialSpeedups(rows))
     query.speedups.push_back({trial.first, trial.second, speedup.value, speedup.trust.Names()});
 }
-
 
 // Formats people read (a console, a pull request): the compact columns by default.
 bool HumanFormat(const std::string& format) { return format == "table" || format == "markdown"; }

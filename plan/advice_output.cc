@@ -66,11 +66,10 @@ std::vector<std::vector<Cell>> AdviceRows(const GroupAdvice& g) {
   std::vector<std::vector<Cell>> rows;
   for (std::size_t i = 0; i < g.ranked.size(); ++i) {
     const AdvisedTrial& t = g.ranked[i];
-    rows.push_back(
-        {i + 1, t.trial->key, LayoutText(t.trial->config), Value(t.objective, t.measured),
-         Source(t),
-         i == 0 ? std::string("leader") : fmt::format("{:.0f}%", t.p_beats_leader * 100),
-         SpeedupText(t)});
+    rows.push_back({i + 1, t.trial->key, LayoutText(t.trial->config),
+                    Value(t.objective, t.measured), Source(t),
+                    i == 0 ? std::string("leader") : fmt::format("{:.0f}%", t.p_beats_leader * 100),
+                    SpeedupText(t)});
   }
   for (const AdvisedTrial& t : g.excluded) {
     rows.push_back(
@@ -158,8 +157,8 @@ void WriteAdviceJson(const Advice& advice, const std::string& sweep, const std::
                       {"label", g.label},
                       {"ranked", ranked},
                       {"excluded", excluded},
-                      {"recommendation",
-                       g.ranked.empty() ? nlohmann::json() : nlohmann::json(g.ranked[0].trial->key)},
+                      {"recommendation", g.ranked.empty() ? nlohmann::json()
+                                                          : nlohmann::json(g.ranked[0].trial->key)},
                       {"regret", g.regret ? nlohmann::json(*g.regret) : nlohmann::json()},
                       {"measure_next", to_measure},
                       {"decided", g.decided}});

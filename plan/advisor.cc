@@ -75,8 +75,9 @@ void AttachSpeedups(Advice& advice, const std::map<TrialId, Speedup>& speedups) 
 
 void AttachSpeedups(Advice& advice, ResultsReader& db) {
   const std::set<std::int64_t> answering = AnsweringCampaigns(db.Campaigns());
-  AttachSpeedups(advice, TrialSpeedups(db.Results(
-                             std::vector<std::int64_t>(answering.begin(), answering.end()))));
+  AttachSpeedups(
+      advice,
+      TrialSpeedups(db.Results(std::vector<std::int64_t>(answering.begin(), answering.end()))));
 }
 
 Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOptions& options) {

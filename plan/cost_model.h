@@ -65,8 +65,8 @@ struct CostObservation {
   // database recorded (machine/rank_sharing.h: RecordedSharing); 1: none shared.
   double sharing = 1;
   std::optional<double> psnr, ssim;        // and for the sweep's quality gates (scope pipeline)
-  bool busy = false;  // measured only on a busy machine
-  std::int64_t campaign = 0;  // the campaign of the measurement
+  bool busy = false;                       // measured only on a busy machine
+  std::int64_t campaign = 0;               // the campaign of the measurement
 };
 
 // A prediction and its 95% interval.

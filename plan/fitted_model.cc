@@ -27,8 +27,9 @@ std::string FittedModel::Explain() const {
                        model->trials(), device, on_busy,
                        model->reduced() ? ", one latency and bandwidth for every collective" : "",
                        model->relative_sigma() * 100, busy);
-  return fmt::format("analytic estimate: {} ok trial(s) of '{}'{} in the database, a fit needs {}{}",
-                     observations.size(), device, on_busy, kMinimumTrialsToFit, busy);
+  return fmt::format(
+      "analytic estimate: {} ok trial(s) of '{}'{} in the database, a fit needs {}{}",
+      observations.size(), device, on_busy, kMinimumTrialsToFit, busy);
 }
 
 const CostObservation* FittedModel::Observed(const std::string& key) const {

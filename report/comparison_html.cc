@@ -118,8 +118,7 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
           "<td class=\"more\">{13}</td></tr>\n",
           VerdictName(c.verdict), c.change.pct, HtmlEscape(IntervalText(c.change)),
           c.change.Bounded() ? CiBar(c.change, range) : std::string(), "", c.a_ms, c.b_ms,
-          c.a_launches, c.b_launches,
-          HtmlEscape(t.label), HtmlEscape(t.trial_key),
+          c.a_launches, c.b_launches, HtmlEscape(t.label), HtmlEscape(t.trial_key),
           // Secondary text folded, so a row stays one line and the table fits 1400 px: a
           // busy machine's process list no longer repeats at full length in every row.
           Folded(c.reason + "; " + t.thresholds), "",

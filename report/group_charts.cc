@@ -267,8 +267,10 @@ nlohmann::json OutputErrorChart(const std::string& id, const std::string& title,
     nlohmann::json points = nlohmann::json::array();
     for (const auto& [world, values] : by_world) {
       const double error = Median(values.second);
-      nlohmann::json point = {{"x", Median(values.first)}, {"y", error > 0 ? error : floor},
-                              {"world", world}, {"exact", error == 0}};
+      nlohmann::json point = {{"x", Median(values.first)},
+                              {"y", error > 0 ? error : floor},
+                              {"world", world},
+                              {"exact", error == 0}};
       if (const Trust& trust = doubts[name][world]; !trust.plain()) point["doubt"] = trust.Names();
       points.push_back(std::move(point));
     }

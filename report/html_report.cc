@@ -15,12 +15,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/campaign_roles.h"
 #include "analysis/comparison.h"
 #include "analysis/configuration_group.h"
 #include "analysis/history.h"
 #include "analysis/seed_folding.h"
 #include "analysis/speedup.h"
-#include "analysis/campaign_roles.h"
 #include "base/user_error.h"
 #include "report/chart_style.h"
 #include "report/comparison_html.h"
@@ -149,10 +149,10 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
                           "baselines)</span>")
         : RoleOf(c) == CampaignRole::kExcluded
             ? std::string(" <span class=\"note\">(excluded: shown because named by id)</span>")
-            : std::string(), HtmlEscape(c.record.build),
-        HtmlEscape(c.record.host), IsoTime(c.started_at),
-        c.finished_at ? IsoTime(*c.finished_at) : "unfinished",
-        HtmlEscape(c.record.sweep_path), HtmlEscape(c.record.spec_hash.substr(0, 12)),
+            : std::string(),
+        HtmlEscape(c.record.build), HtmlEscape(c.record.host), IsoTime(c.started_at),
+        c.finished_at ? IsoTime(*c.finished_at) : "unfinished", HtmlEscape(c.record.sweep_path),
+        HtmlEscape(c.record.spec_hash.substr(0, 12)),
         count == trials_per_campaign.end() ? 0 : count->second);
   }
   html += "</table></div>\n";
@@ -323,8 +323,8 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
     if (const std::optional<Speedup> found = SpeedupOf(baselines, row)) {
       speedup = fmt::format("{:.2f}x", found->value);
       efficiency = fmt::format("{:.0f}%", 100 * found->efficiency);
-      speedup_title = fmt::format("against {} ({:.2f} ms)", found->baseline_key,
-                                  found->baseline_ms);
+      speedup_title =
+          fmt::format("against {} ({:.2f} ms)", found->baseline_key, found->baseline_ms);
       // Its doubts beside the number, not only in the Warnings (analysis/trust.h).
       const Trust doubts = found->trust;
       if (!doubts.plain()) {
@@ -368,8 +368,7 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
             : "",
         Number(row.latency_ms), ci, Percent(row.cov), Number(row.skew_ms), Number(row.rank0_ms),
         Number(row.peak_mem_mb, "{:.0f}"),
-        speedup_title.empty() ? ""
-                              : fmt::format(" title=\"{}\"", HtmlEscape(speedup_title)),
+        speedup_title.empty() ? "" : fmt::format(" title=\"{}\"", HtmlEscape(speedup_title)),
         speedup, efficiency,
         TokensPerRank(row) ? fmt::format("{}", *TokensPerRank(row)) : std::string("-"),
         has_peak ? fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td>",
@@ -437,7 +436,8 @@ std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options
     baseline_db = other.get();
   }
   std::string html = RenderComparisonSection(
-      CompareCampaigns(baseline_db->reader(), baseline, db.reader(), candidate), kReportComparisonRows);
+      CompareCampaigns(baseline_db->reader(), baseline, db.reader(), candidate),
+      kReportComparisonRows);
   // Right under the section's heading.
   const std::size_t heading_end = html.find("</h2>\n");
   if (heading_end != std::string::npos) html.insert(heading_end + 6, which);
@@ -505,8 +505,9 @@ std::string RenderHtmlReport(const ReportOptions& options) {
     stages.emplace(std::make_pair(trial.campaign, trial.trial_key), summary);
   const std::vector<ReportWarning> warnings = ReportWarnings(campaigns, answering);
   const std::string history = RenderHistorySection(BuildHistory(campaigns, rows, {}));
-  const PlannerView planner =
-      options.planner ? options.planner(db->planner_history(), campaigns, answering) : PlannerView{};
+  const PlannerView planner = options.planner
+                                  ? options.planner(db->planner_history(), campaigns, answering)
+                                  : PlannerView{};
 
   // The table of contents, in page order.
   std::vector<std::pair<std::string, std::string>> contents;

@@ -102,7 +102,6 @@ std::string Figure(const ResultRow& row, const std::string& title, bool referenc
                      pictures, HtmlEscape(title), HtmlEscape(row.trial_key), numbers);
 }
 
-
 // The row's speedup (analysis/speedup.h), without its doubts.
 std::optional<double> SpeedupValueOf(const OneRankBaselines& baselines, const ResultRow& row) {
   const std::optional<Speedup> speedup = SpeedupOf(baselines, row);

@@ -64,10 +64,10 @@ std::string RenderSummary(const std::vector<SummaryGroup>& groups,
         w.speedup ? mark(fmt::format("{:.2f}x", *w.speedup)) : "- (no 1-rank trial)",
         w.efficiency ? mark(fmt::format("{:.0f}%", 100 * *w.efficiency)) : "-",
         row.peak_mem_mb ? fmt::format("{:.0f}", *row.peak_mem_mb) : "-",
-        row.output_error ? (*row.output_error == 0 ? std::string("0 (exact)")
-                                                   : fmt::format("{:.2g}", *row.output_error))
-                         : (row.world_size == 1 ? std::string("- (is the 1-rank trial)")
-                                                : std::string("-")),
+        row.output_error
+            ? (*row.output_error == 0 ? std::string("0 (exact)")
+                                      : fmt::format("{:.2g}", *row.output_error))
+            : (row.world_size == 1 ? std::string("- (is the 1-rank trial)") : std::string("-")),
         w.ranked);
   }
   return html + "</table></div>\n";

@@ -106,9 +106,8 @@ std::vector<ReportWarning> ReportWarnings(const std::vector<CampaignInfo>& campa
       const std::optional<Speedup> speedup = SpeedupOf(baselines, row);
       if (speedup && speedup->trust.Has(Doubt::kSuperlinear))
         superlinear.push_back(fmt::format(
-            "{} (campaign {}, {}: {:.2f}x on {} ranks against {}{})", row.trial_key,
-            row.campaign, TrialLabel(row), speedup->value, row.world_size,
-            speedup->baseline_key,
+            "{} (campaign {}, {}: {:.2f}x on {} ranks against {}{})", row.trial_key, row.campaign,
+            TrialLabel(row), speedup->value, row.world_size, speedup->baseline_key,
             speedup->trust.Has(Doubt::kBaselineBusy) ? ", measured on a busy machine" : ""));
     }
   }

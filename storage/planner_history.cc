@@ -65,8 +65,8 @@ std::vector<PlannerHistory::ObservedTrial> PlannerHistory::ObservedTrials(
   query.Bind(1, device);
   query.Bind(2, nlohmann::json(left_out).dump());
   std::vector<ObservedTrial> trials;
-  std::set<std::string> seen;  // the newest campaign's measurement of each key
-  std::set<std::string> busy;  // keys with a measurement on a busy machine
+  std::set<std::string> seen;              // the newest campaign's measurement of each key
+  std::set<std::string> busy;              // keys with a measurement on a busy machine
   std::vector<ObservedTrial> busy_trials;  // the newest busy measurement of each such key
   while (query.Step()) {
     const bool on_busy_machine = query.Int(10) != 0;
@@ -105,8 +105,9 @@ std::vector<PlannerHistory::ObservedTrial> PlannerHistory::ObservedTrials(
     trials.push_back(std::move(o));
   }
   if (busy_only) *busy_only = busy_only_keys;
-  std::sort(trials.begin(), trials.end(),
-            [](const ObservedTrial& a, const ObservedTrial& b) { return a.trial_key < b.trial_key; });
+  std::sort(trials.begin(), trials.end(), [](const ObservedTrial& a, const ObservedTrial& b) {
+    return a.trial_key < b.trial_key;
+  });
   return trials;
 }
 

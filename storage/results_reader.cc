@@ -20,13 +20,12 @@ namespace ditbench {
 std::vector<CampaignInfo> ResultsReader::Campaigns() { return StoredCampaigns(db_); }
 
 std::vector<CampaignInfo> StoredCampaigns(sqlite3* db) {
-  Statement query(db,
-                  fmt::format(R"sql(
+  Statement query(db, fmt::format(R"sql(
     SELECT c.id, s.name, c.sweep_path, c.spec_hash, c.spec_text, c.build, c.host,
            c.environment_json, {}, {}, c.excluded, c.label,
            (SELECT count(*) FROM trials t WHERE t.campaign_id = c.id)
     FROM campaigns c JOIN sweeps s ON s.id = c.sweep_id ORDER BY c.id)sql",
-                              UnixSecondsSql("c.started_at"), UnixSecondsSql("c.finished_at")));
+                                  UnixSecondsSql("c.started_at"), UnixSecondsSql("c.finished_at")));
   std::vector<CampaignInfo> campaigns;
   while (query.Step()) {
     CampaignInfo info;

@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <sqlite3.h>
+#include <nlohmann/json.hpp>
 
 #include "base/did_you_mean.h"
 #include "experiments/trial.h"
@@ -24,8 +24,8 @@ void CheckColumn(const std::string& name, const std::vector<std::string>& valid,
   if (std::find(valid.begin(), valid.end(), name) != valid.end()) return;
   const std::string best = DidYouMean(name, valid);
   std::string hint = best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
-  throw QueryError(fmt::format("unknown column '{}' in {}{}; valid columns: {}", name, option,
-                               hint, fmt::join(valid, ", ")));
+  throw QueryError(fmt::format("unknown column '{}' in {}{}; valid columns: {}", name, option, hint,
+                               fmt::join(valid, ", ")));
 }
 
 // Binds `value` as an integer or a real when it reads fully as one, else as text.
@@ -49,10 +49,14 @@ void BindValue(Statement& statement, int index, const std::string& value) {
 // Column `i` of the current row, typed as SQLite holds it.
 ResultCell Cell(const Statement& statement, int i) {
   switch (statement.ColumnType(i)) {
-    case SQLITE_NULL: return std::monostate{};
-    case SQLITE_INTEGER: return statement.Int(i);
-    case SQLITE_FLOAT: return statement.Double(i);
-    default: return statement.Text(i);
+    case SQLITE_NULL:
+      return std::monostate{};
+    case SQLITE_INTEGER:
+      return statement.Int(i);
+    case SQLITE_FLOAT:
+      return statement.Double(i);
+    default:
+      return statement.Text(i);
   }
 }
 
@@ -66,7 +70,8 @@ std::vector<std::string> ViewColumns(sqlite3* db) {
 
 ResultTable Fetch(Statement& statement) {
   ResultTable table;
-  for (int i = 0; i < statement.ColumnCount(); ++i) table.columns.push_back(statement.ColumnName(i));
+  for (int i = 0; i < statement.ColumnCount(); ++i)
+    table.columns.push_back(statement.ColumnName(i));
   while (statement.Step()) {
     std::vector<ResultCell>& row = table.rows.emplace_back();
     for (int i = 0; i < statement.ColumnCount(); ++i) row.push_back(Cell(statement, i));
@@ -88,10 +93,10 @@ std::string StatusList() {
 // value for it must be a number.
 bool IsTextColumn(const std::string& column) {
   static const std::vector<std::string> text = {
-      "sweep", "trial_key", "status", "model", "precision", "scope", "device", "build",
-      "error", "host", "started_at", "finished_at", "run_dir", "model_overrides", "workload",
-      "policy", "health_note", "axes", "command", "metrics", "placement", "quality",
-      "speedup_trust"};
+      "sweep",   "trial_key",       "status",    "model",   "precision",    "scope",
+      "device",  "build",           "error",     "host",    "started_at",   "finished_at",
+      "run_dir", "model_overrides", "workload",  "policy",  "health_note",  "axes",
+      "command", "metrics",         "placement", "quality", "speedup_trust"};
   return std::find(text.begin(), text.end(), column) != text.end();
 }
 
@@ -128,9 +133,8 @@ std::vector<std::string> CustomAxes(sqlite3* db, const std::vector<std::string>&
   for (const std::string& name :
        Column(db, "SELECT DISTINCT j.key FROM results r, json_each(r.axes) j ORDER BY j.key")) {
     const bool safe = !name.empty() && name.size() <= 64 &&
-                      std::all_of(name.begin(), name.end(), [](unsigned char c) {
-                        return std::isalnum(c) || c == '_';
-                      });
+                      std::all_of(name.begin(), name.end(),
+                                  [](unsigned char c) { return std::isalnum(c) || c == '_'; });
     if (safe && std::find(columns.begin(), columns.end(), name) == columns.end())
       axes.push_back(name);
   }
@@ -196,25 +200,25 @@ ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
     const std::vector<std::string> sweeps = Column(db_, "SELECT name FROM sweeps ORDER BY name");
     if (std::find(sweeps.begin(), sweeps.end(), *query.sweep) == sweeps.end()) {
       const std::string best = DidYouMean(*query.sweep, sweeps);
-      throw QueryError(fmt::format("unknown sweep '{}'{}; known sweeps: {}", *query.sweep,
-                                   best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best),
-                                   sweeps.empty() ? "none"
-                                                  : fmt::format("{}", fmt::join(sweeps, ", "))));
+      throw QueryError(
+          fmt::format("unknown sweep '{}'{}; known sweeps: {}", *query.sweep,
+                      best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best),
+                      sweeps.empty() ? "none" : fmt::format("{}", fmt::join(sweeps, ", "))));
     }
     clauses.push_back("sweep = ?");
     values.push_back({*query.sweep, true});
   }
   if (query.campaign) {
     const std::vector<std::string> campaigns =
-        Column(db_, "SELECT c.id || ' (' || s.name || ')' FROM campaigns c "
-                    "JOIN sweeps s ON s.id = c.sweep_id ORDER BY c.id");
+        Column(db_,
+               "SELECT c.id || ' (' || s.name || ')' FROM campaigns c "
+               "JOIN sweeps s ON s.id = c.sweep_id ORDER BY c.id");
     const std::string prefix = std::to_string(*query.campaign) + " (";
     if (std::none_of(campaigns.begin(), campaigns.end(),
                      [&](const std::string& c) { return c.rfind(prefix, 0) == 0; })) {
-      throw QueryError(fmt::format("unknown campaign {}; known campaigns: {}", *query.campaign,
-                                   campaigns.empty()
-                                       ? "none"
-                                       : fmt::format("{}", fmt::join(campaigns, ", "))));
+      throw QueryError(
+          fmt::format("unknown campaign {}; known campaigns: {}", *query.campaign,
+                      campaigns.empty() ? "none" : fmt::format("{}", fmt::join(campaigns, ", "))));
     }
     clauses.push_back("campaign = ?");
     values.push_back({std::to_string(*query.campaign), false});
@@ -233,7 +237,8 @@ ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
       throw QueryError(fmt::format("unknown operator '{}' for column '{}'; expected one of {}",
                                    condition.op, condition.column, fmt::join(Operators(), " ")));
     }
-    const bool is_custom = std::find(custom.begin(), custom.end(), condition.column) != custom.end();
+    const bool is_custom =
+        std::find(custom.begin(), custom.end(), condition.column) != custom.end();
     // A custom axis holds what the sweep gave it: numbers compare as numbers, text as text.
     const bool text = IsTextColumn(condition.column) || (is_custom && !IsNumber(condition.value));
     if (!text && !IsNumber(condition.value)) {
@@ -245,8 +250,9 @@ ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
     values.push_back({condition.value, text});
   }
 
-  std::string order = "campaign, model, resolution, precision, scope, batch, steps, "
-                      "latency_ms IS NULL, latency_ms, trial_key";
+  std::string order =
+      "campaign, model, resolution, precision, scope, batch, steps, "
+      "latency_ms IS NULL, latency_ms, trial_key";
   if (!query.sort_column.empty()) {
     CheckColumn(query.sort_column, valid, "--sort");
     order = fmt::format("\"{0}\" IS NULL, \"{0}\" {1}, campaign, trial_key", query.sort_column,
@@ -263,9 +269,8 @@ ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
   const std::string speedup_column = "NULLIF(s.trust, '') AS speedup_trust";
   source.replace(source.find(speedup_column), speedup_column.size(),
                  speedup_column + custom_select);
-  Statement statement(db_,
-                      fmt::format("SELECT {} FROM ({}) AS results{} ORDER BY {}", select,
-                                  source, where, order));
+  Statement statement(db_, fmt::format("SELECT {} FROM ({}) AS results{} ORDER BY {}", select,
+                                       source, where, order));
   nlohmann::json speedups = nlohmann::json::array();
   for (const TrialSpeedupValue& v : query.speedups)
     speedups.push_back({v.campaign, v.trial_key, v.speedup, v.trust});
@@ -316,14 +321,15 @@ class SqlBounds {
 }  // namespace
 
 void SqlConsole::StreamReadOnlySql(const std::string& sql, const SqlLimits& limits,
-                                  ResultSink& sink) {
+                                   ResultSink& sink) {
   Statement statement(db_, sql);
   if (statement.tail().find_first_not_of(" \t\r\n;") != std::string::npos) {
     throw QueryError("--sql takes exactly one statement");
   }
   if (!statement.ReadOnly()) {
-    throw QueryError("--sql must be a read-only statement (SELECT ...); the database is "
-                     "opened read-only");
+    throw QueryError(
+        "--sql must be a read-only statement (SELECT ...); the database is "
+        "opened read-only");
   }
   std::vector<std::string> names;
   for (int i = 0; i < statement.ColumnCount(); ++i) names.push_back(statement.ColumnName(i));
@@ -338,9 +344,9 @@ void SqlConsole::StreamReadOnlySql(const std::string& sql, const SqlLimits& limi
     }
   } catch (const StorageError& e) {
     if (bounds.expired()) {
-      throw QueryError(fmt::format(
-          "--sql ran past its time limit of {} s and was stopped (--timeout raises it)",
-          std::chrono::duration_cast<std::chrono::seconds>(limits.time).count()));
+      throw QueryError(
+          fmt::format("--sql ran past its time limit of {} s and was stopped (--timeout raises it)",
+                      std::chrono::duration_cast<std::chrono::seconds>(limits.time).count()));
     }
     if (std::string_view(e.what()).find("out of memory") != std::string_view::npos) {
       throw QueryError(fmt::format("--sql needed more than {} MiB of memory and was stopped",

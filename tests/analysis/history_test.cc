@@ -171,9 +171,10 @@ TEST_F(HistoryTest, TheTableNamesFirstToLatestAndTheLevelChangeApart) {
   {
     auto db = ResultsDb::Open(path_);
     for (double ms : {40.66, 31.0, 23.26}) {
-      const std::int64_t id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("nightly"), true);
-      db->writer().RecordTrial(id,
-                      test::MakeTrialWithSamples(test::MakeConfig(1), {ms, ms * 1.01, ms * 0.99}));
+      const std::int64_t id =
+          db->writer().ResumeOrCreateCampaign(test::MakeCampaign("nightly"), true);
+      db->writer().RecordTrial(
+          id, test::MakeTrialWithSamples(test::MakeConfig(1), {ms, ms * 1.01, ms * 0.99}));
     }
   }
   const History history = Load();

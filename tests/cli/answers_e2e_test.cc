@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
-#include <sstream>
 #include <memory>
 #include <optional>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -97,8 +97,7 @@ class AnswersEndToEndTest : public ::testing::Test {
   }
 
   // `ditbench query --db DB --format json [--columns ...]` as rows.
-  nlohmann::json Query(const std::filesystem::path& db,
-                       std::vector<std::string> columns = {}) {
+  nlohmann::json Query(const std::filesystem::path& db, std::vector<std::string> columns = {}) {
     QueryOptions options;
     options.db = db;
     options.format = "json";

@@ -109,9 +109,9 @@ TEST(PlanCommandTest, AParallelTrialWithoutAOneRankReferenceIsWarnedAbout) {
   CLI::App app;
   CLI::App* sub = app.add_subcommand("plan");
   std::function<int()> run = DefinePlanCommand(*sub);
-  app.parse("plan " + (dir / "sweep.yaml").string() + " --gpus cpu:2 --db " +
-                (dir / "none.db").string(),
-            false);
+  app.parse(
+      "plan " + (dir / "sweep.yaml").string() + " --gpus cpu:2 --db " + (dir / "none.db").string(),
+      false);
   ::testing::internal::CaptureStderr();
   ::testing::internal::CaptureStdout();
   EXPECT_EQ(run(), 0);

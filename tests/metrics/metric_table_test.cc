@@ -52,8 +52,8 @@ TEST(MetricTableTest, QueryDefaultMetricsAreLatencyIntervalCovMemoryEnergyAndOut
   std::vector<std::string_view> names;
   for (const MetricInfo* m : MetricsShownIn(kShownInQueryDefault)) names.push_back(m->name);
   EXPECT_EQ(names, (std::vector<std::string_view>{"latency_ms", "ci_low_ms", "ci_high_ms", "cov",
-                                                  "peak_mem_mb", "joules_per_image",
-                                                  "output_error", "psnr"}));
+                                                  "peak_mem_mb", "joules_per_image", "output_error",
+                                                  "psnr"}));
 }
 
 TEST(MetricTableTest, HintDecidesTheDigits) {

@@ -248,7 +248,8 @@ TEST_F(PlannerViewTest, WithNoQuietMeasurementTheFitUsesTheBusyOnesAndSaysSo) {
   ASSERT_EQ(view.devices.size(), 1u);
   EXPECT_FALSE(view.devices[0].refused) << *view.devices[0].refused;
   EXPECT_EQ(view.devices[0].trials, plan_.trials.size());
-  EXPECT_THAT(view.devices[0].fitted, ::testing::HasSubstr("measured on a busy machine (no quiet measurement"));
+  EXPECT_THAT(view.devices[0].fitted,
+              ::testing::HasSubstr("measured on a busy machine (no quiet measurement"));
 }
 
 }  // namespace
