@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/choices.h"
 #include "base/user_error.h"
 #include "cli/command.h"
 #include "cli/number_checks.h"
@@ -23,9 +24,16 @@
 namespace ditbench {
 namespace {
 
-// How trials are started: local processes, or Slurm jobs (launch/slurm/slurm_launcher.h).
-struct LaunchOptions {
+// The options given as names, as typed: parsed into RunOptions' enums before anything runs.
+struct NamedOptions {
+  std::string policy = "exclusive";
+  std::string rerun;   // empty: not given
+  std::string search;  // empty: not given
   std::string launcher = "local";
+};
+
+// How trials are started under Slurm (launch/slurm/slurm_launcher.h).
+struct LaunchOptions {
   std::string slurm_mode = "job";  // job | step
   std::string nodes_per_trial = "auto";
   SlurmOptions slurm;
@@ -63,7 +71,6 @@ int RunOnSlurm(RunOptions options, const LaunchOptions& launch, const InterruptS
     gpus = std::make_unique<AssumedGpus>(capacity->nodes * capacity->gpus_per_node, "Slurm GPU");
     options.gpus = "auto";
   }
-  options.launcher = "slurm";
   if (const char* allocation = std::getenv("SLURM_JOB_ID")) slurm.allocation = allocation;
   SlurmCommands client;
   std::unique_ptr<Launcher> launcher;
@@ -84,14 +91,10 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
                  "ditbench: with CUDA_VISIBLE_DEVICES=4,5 set, auto uses GPUs 4 and 5 and "
                  "--gpus 1 means GPU 5")
       ->capture_default_str();
-  sub.add_option("--policy", options->policy,
-                 "exclusive: one trial at a time; pack: several at once on disjoint GPUs/slots")
-      ->check(CLI::IsMember({"exclusive", "pack"}))
-      ->capture_default_str();
-  sub.add_option("--rerun", options->rerun,
-                 "also run trials that already have a result: failed (the failures), busy "
-                 "(those measured while other work ran on the machine) or all")
-      ->check(CLI::IsMember({"failed", "busy", "all"}));
+  auto named = std::make_shared<NamedOptions>();
+  sub.add_option("--policy", named->policy, ChoicesHelp(kPlacementPolicies))->capture_default_str();
+  sub.add_option("--rerun", named->rerun,
+                 "also run trials that already have a result: " + ChoicesHelp(kRerunChoices));
   sub.add_flag("--new", options->fresh, "start a new campaign instead of resuming the newest");
   sub.add_flag("--continue", options->keep_campaign,
                "resume the newest campaign even though the sweep file changed since it began");
@@ -113,11 +116,7 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
                  "setup); default: go on, with a warning after 3")
       ->check(Positive());
   auto launch = std::make_shared<LaunchOptions>();
-  sub.add_option("--launcher", launch->launcher,
-                 "local: ranks are processes on this machine; slurm: each trial is a Slurm job "
-                 "whose ranks srun starts (multi-node trials allowed)")
-      ->check(CLI::IsMember({"local", "slurm"}))
-      ->capture_default_str();
+  sub.add_option("--launcher", named->launcher, ChoicesHelp(kLaunchers))->capture_default_str();
   sub.add_option("--partition", launch->slurm.partition, "Slurm partition (default: the cluster's)");
   sub.add_option("--account", launch->slurm.account, "Slurm account to charge");
   sub.add_option("--time", launch->slurm.time,
@@ -134,24 +133,26 @@ std::function<int()> DefineRunCommand(CLI::App& sub) {
                  "trial one srun step of the allocation ditbench runs in (dies with it)")
       ->check(CLI::IsMember({"job", "step"}))
       ->capture_default_str();
-  sub.add_option("--search", options->search,
-                 "advise: measure trials in the advisor's order, most informative first, until "
-                 "--budget is spent or every group's leader is decided (the reasons are "
-                 "printed and stored)")
-      ->check(CLI::IsMember({"advise"}));
+  sub.add_option("--search", named->search, ChoicesHelp(kSearchChoices));
   auto budget = std::make_shared<std::string>();
   sub.add_option("--budget", *budget,
                  "DURATION (90s, 30m, 8h): run the 1-rank trials first, then the cheapest, and "
                  "start no launch that would end past it; run again to resume");
-  return [options, launch, budget] {
+  return [options, named, launch, budget] {
     try {
       if (!budget->empty()) options->budget_s = ParseBudgetOption(*budget);
+      options->policy = ParseChoice(kPlacementPolicies, named->policy, "--policy");
+      if (!named->rerun.empty())
+        options->rerun = ParseChoice(kRerunChoices, named->rerun, "--rerun");
+      if (!named->search.empty())
+        options->search = ParseChoice(kSearchChoices, named->search, "--search");
+      options->launcher = ParseChoice(kLaunchers, named->launcher, "--launcher");
     } catch (const UserError& e) {
       std::cerr << "ditbench run: error: " << e.what() << "\n";
       return kExitUsage;
     }
     SignalInterrupt interrupt;
-    if (launch->launcher == "slurm") return RunOnSlurm(*options, *launch, interrupt);
+    if (options->launcher == LauncherKind::kSlurm) return RunOnSlurm(*options, *launch, interrupt);
     ProcHealthProbe health;
     if (!options->dry_run) health.Prime();
     LocalLauncher launcher;

@@ -8,10 +8,9 @@
 namespace ditbench {
 
 void RunHalving(const SweepSpec& spec, const SweepPlan& plan, const TrialSelection& selection,
-                ResultsDb& db, std::int64_t campaign, const std::string& rerun,
-                const std::set<std::string>& busy,
-                const std::set<std::string>& live, const RunRound& run_round,
-                RunStatus& status) {
+                ResultsDb& db, std::int64_t campaign, Rerun rerun,
+                const std::set<std::string>& busy, const std::set<std::string>& live,
+                const RunRound& run_round, RunStatus& status) {
   std::vector<std::size_t> candidates;
   for (std::size_t i = 0; i < plan.trials.size(); ++i)
     if (!live.count(plan.trials[i].key) && selection.Selects(plan.trials[i].key))
