@@ -63,6 +63,8 @@ TEST(RunCommandTest, AnUnknownNameIsOneLineListingTheValidNamesAndNothingIsOpene
            Case{"--search random", "ditbench run: error: --search 'random': expected advise\n"},
            Case{"--launcher pbs",
                 "ditbench run: error: --launcher 'pbs': expected local or slurm\n"},
+           Case{"--launcher slurm --slurm-mode array",
+                "ditbench run: error: --slurm-mode 'array': expected job or step\n"},
        }) {
     std::string err;
     EXPECT_EQ(RunParsed(DefineRunCommand, "run", common + c.args, err), kExitUsage) << c.args;
