@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/table_printers.h"
+#include "experiments/trial_rows.h"
 #include "plan/device_prior.h"
 #include "plan/plan_savings.h"
 
@@ -133,7 +134,7 @@ nlohmann::json TrialJson(const PlannedTrial& t) {
   std::string error;
   if (auto model = ResolveModel(t.config.model, t.config.model_overrides, &error)) {
     // One forward over the rows a rank group runs together (CFG doubles them).
-    const int rows = t.config.batch * (model->negative_prompt ? 2 : 1);
+    const int rows = RowsPerReplica(t.config, *model);
     j["model"] = {{"parameters", ParameterCount(*model)},
                   {"forward_flops", ForwardFlops(*model, t.config.image_shape(), rows)}};
   }
