@@ -10,6 +10,7 @@
 
 #include "base/table_printers.h"
 #include "experiments/trial_rows.h"
+#include "machine/placement_policy.h"
 #include "plan/device_prior.h"
 #include "plan/plan_savings.h"
 
@@ -301,6 +302,8 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
   for (std::size_t i = 0; i < spec.where.size(); ++i)
     where.push_back({{"expression", spec.where[i].expression},
                      {"removed", plan.counts.failed_where[i]}});
+  const PlacementPolicy policy =
+      plan.pack_slots > 0 ? PlacementPolicy::kPack : PlacementPolicy::kExclusive;
   // The document without its trials; they are streamed into its "trials" array one by one
   // (indented as dump(2) indents them there), so that a large plan is never held as one
   // JSON value: the same bytes as dumping the whole document.
@@ -319,7 +322,7 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
                        {"where", where}}},
                      {"estimated_wall_s", plan.estimated_wall_s},
                      {"estimates_from", plan.estimates_from},
-                     {"policy", plan.pack_slots > 0 ? "pack" : "exclusive"},
+                     {"policy", std::string(ChoiceName(kPlacementPolicies, policy))},
                      {"packed_wall_s", plan.pack_slots > 0 ? nlohmann::json(plan.packed_wall_s)
                                                            : nlohmann::json()},
                      {"pack_alternative_s", plan.pack_alternative_s > 0
