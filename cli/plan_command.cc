@@ -13,10 +13,12 @@
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include "base/choices.h"
 #include "base/user_error.h"
 #include "cli/command.h"
 #include "cli/number_checks.h"
 #include "launch/command_program.h"
+#include "launch/launchers.h"
 #include "launch/slurm/slurm_cluster.h"
 #include "machine/placement.h"
 #include "plan/advice_output.h"
@@ -40,8 +42,10 @@ struct PlanOptions {
   std::filesystem::path db = "results.db";
   std::string device;  // empty: "cpu" on CPU, "unknown GPU" when GPUs are listed
   std::string budget;  // --budget DURATION: how much of the sweep fits
-  std::string launcher = "local";
-  std::string policy = "exclusive";
+  std::string launcher = "local";    // parsed into `launcher_kind` before anything runs
+  std::string policy = "exclusive";  // parsed into `placement_policy` likewise
+  LauncherKind launcher_kind = LauncherKind::kLocal;
+  PlacementPolicy placement_policy = PlacementPolicy::kExclusive;
   std::string partition;
   int gpus_per_node = 0;  // --launcher slurm: 0 asks sinfo
   int nodes = 0;          // --launcher slurm: 0 asks sinfo
@@ -144,17 +148,14 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
   sub.add_option("--budget", options->budget,
                  "DURATION (90s, 30m, 8h): how many launches `run --budget` would start");
   sub.add_option("--policy", options->policy,
-                 "exclusive (one trial at a time) or pack (several at once on disjoint "
-                 "GPUs/slots, CPU slots pinned to their own cores), as `run` takes it")
-      ->check(CLI::IsMember({"exclusive", "pack"}))
+                 ChoicesHelp(kPlacementPolicies) + " (as `run` takes it)")
       ->capture_default_str();
   sub.add_flag("--explain", options->explain,
                "with --db: print the cost model fitted on the database's trials of the device, "
                "its leave-one-out error on them, and store it (table model_fits)");
   sub.add_option("--launcher", options->launcher,
-                 "local, or slurm: trials may span nodes (GPUs per node and nodes from sinfo "
-                 "or the options below)")
-      ->check(CLI::IsMember({"local", "slurm"}))
+                 ChoicesHelp(kLaunchers) +
+                     " (under slurm, GPUs per node and nodes from sinfo or the options below)")
       ->capture_default_str();
   sub.add_option("--partition", options->partition, "--launcher slurm: the partition sinfo reads");
   sub.add_option("--gpus-per-node", options->gpus_per_node,
@@ -167,6 +168,8 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     double budget_s = -1;
     try {
       if (!options->budget.empty()) budget_s = ParseBudgetOption(options->budget);
+      options->placement_policy = ParseChoice(kPlacementPolicies, options->policy, "--policy");
+      options->launcher_kind = ParseChoice(kLaunchers, options->launcher, "--launcher");
     } catch (const UserError& e) {
       std::cerr << "ditbench plan: error: " << e.what() << "\n";
       return kExitUsage;
@@ -186,7 +189,7 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
       // GPUs the list names instead of probing this one.
       const bool elsewhere = !options->device.empty() && options->gpus != "auto" &&
                              options->gpus.rfind("cpu", 0) != 0;
-      if (options->launcher == "slurm" && options->gpus.rfind("cpu", 0) != 0) {
+      if (options->launcher_kind == LauncherKind::kSlurm && options->gpus.rfind("cpu", 0) != 0) {
         placement = SlurmPlacement(*options);
       } else if (elsewhere) {
         int highest = 0;
@@ -205,9 +208,11 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     PlanAssumptions assumptions;
     assumptions.device = !options->device.empty() ? options->device : DeviceFor(placement);
     // Under Slurm a trial wider than a node crosses InfiniBand (when the node size is given).
-    if (options->launcher == "slurm") assumptions.gpus_per_node = options->gpus_per_node;
+    if (options->launcher_kind == LauncherKind::kSlurm)
+      assumptions.gpus_per_node = options->gpus_per_node;
     SweepPlan plan = PlanSweepForPolicy(parsed.spec, placement.capacity, assumptions, options->db,
-                                        options->policy == "pack", /*show_pack=*/true);
+                                        options->placement_policy == PlacementPolicy::kPack,
+                                        /*show_pack=*/true);
     // With a database, each row says what a `run` would do with the trial (as --dry-run).
     std::error_code ec;
     std::optional<ResumePreview> preview;

@@ -193,12 +193,6 @@ nlohmann::json PlacementJson(const Placement& placement, const std::vector<int>&
   return j;
 }
 
-std::optional<PlacementPolicy> ParsePlacementPolicy(const std::string& name) {
-  if (name == "exclusive") return PlacementPolicy::kExclusive;
-  if (name == "pack") return PlacementPolicy::kPack;
-  return std::nullopt;
-}
-
 SlotPool::SlotPool(int slots, PlacementPolicy policy, std::vector<SlotTopology> topology)
     : held_(std::max(0, slots), false), policy_(policy), topology_(std::move(topology)) {
   topology_.resize(held_.size());

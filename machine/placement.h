@@ -12,6 +12,7 @@
 #include "experiments/validity.h"
 #include "machine/gpu_discovery.h"
 #include "machine/gpu_topology.h"
+#include "machine/placement_policy.h"
 
 namespace ditbench {
 
@@ -57,14 +58,6 @@ std::vector<SlotTopology> CpuSlots(int slots, const CpuTopology& cpus);
 // (one list per rank, "0-3") and "numa_nodes", and "reason" when SlotPool gave one.
 nlohmann::json PlacementJson(const Placement& placement, const std::vector<int>& slots,
                              const std::string& reason);
-
-// How trials share the slots.
-enum class PlacementPolicy {
-  kExclusive,  // one trial at a time, whatever its size (the default: clean timings)
-  kPack,       // several trials at once on disjoint slots
-};
-// "exclusive" or "pack"; nullopt for anything else.
-std::optional<PlacementPolicy> ParsePlacementPolicy(const std::string& name);
 
 // The slots (GPU positions or CPU slots) and which are held by trials in flight.
 //

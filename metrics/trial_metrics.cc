@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "experiments/trial_rows.h"
 #include "machine/device_peaks.h"
 #include "metrics/metric_table.h"
 #include "model_zoo/shapes/model_config.h"
@@ -186,8 +187,7 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
                        ? ResolveModel(config.model, config.model_overrides, &unused)
                        : std::nullopt) {
     const int forwards = config.scope == Scope::kForward ? 1 : config.steps;
-    // Samples per forward over the whole trial: CFG batches a negative prompt; dp replicates.
-    const int samples = config.batch * (model->negative_prompt ? 2 : 1) * config.dp;
+    const int samples = RowsPerForward(config, *model);
     m.flops = forwards * ForwardFlops(*model, config.image_shape(), samples);
     const double seconds = m.latency_ms / 1000.0;
     if (seconds > 0) {

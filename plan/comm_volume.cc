@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "experiments/trial_rows.h"
+
 namespace ditbench {
 namespace {
 
@@ -56,7 +58,7 @@ std::optional<CommPerStep> CommByKindPerStep(const ModelConfig& m, const TrialCo
   const int u = c.ulysses, r = c.ring, s = u * r, p = c.pipefusion;
   const double d = m.hidden;
   // Rows through the transformer on one rank: CFG batches the negative prompt unless cfg=2.
-  const double rows = double(c.batch) * (m.negative_prompt && c.cfg == 1 ? 2 : 1);
+  const double rows = RowsPerRank(c, m);
   const double local = tokens / s;
   // The joint families' text stream, replicated on every rank: one copy of it.
   const double text = joint ? rows * m.text_tokens * d * e : 0;

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "experiments/trial_rows.h"
 #include "model_zoo/shapes/memory_traffic.h"
 #include "model_zoo/shapes/vae_shapes.h"
 #include "model_zoo/shapes/model_config.h"
@@ -82,7 +83,7 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   const auto model = ResolveModel(c.model, c.model_overrides, &unused);
   if (!model) return std::nullopt;
   const double forwards = c.scope == Scope::kForward ? 1 : c.steps;
-  const int samples = c.batch * (model->negative_prompt ? 2 : 1) * c.dp;
+  const int samples = RowsPerForward(c, *model);
   const double gflop = forwards * ForwardFlops(*model, c.image_shape(), samples) / 1e9;
   const ForwardElements elements = ForwardMemoryElements(*model, c.image_shape(), samples);
   const double mscores = forwards * elements.scores / 1e6;

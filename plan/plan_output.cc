@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "base/table_printers.h"
+#include "experiments/trial_rows.h"
+#include "machine/placement_policy.h"
 #include "plan/device_prior.h"
 #include "plan/plan_savings.h"
 
@@ -133,7 +135,7 @@ nlohmann::json TrialJson(const PlannedTrial& t) {
   std::string error;
   if (auto model = ResolveModel(t.config.model, t.config.model_overrides, &error)) {
     // One forward over the rows a rank group runs together (CFG doubles them).
-    const int rows = t.config.batch * (model->negative_prompt ? 2 : 1);
+    const int rows = RowsPerReplica(t.config, *model);
     j["model"] = {{"parameters", ParameterCount(*model)},
                   {"forward_flops", ForwardFlops(*model, t.config.image_shape(), rows)}};
   }
@@ -300,6 +302,8 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
   for (std::size_t i = 0; i < spec.where.size(); ++i)
     where.push_back({{"expression", spec.where[i].expression},
                      {"removed", plan.counts.failed_where[i]}});
+  const PlacementPolicy policy =
+      plan.pack_slots > 0 ? PlacementPolicy::kPack : PlacementPolicy::kExclusive;
   // The document without its trials; they are streamed into its "trials" array one by one
   // (indented as dump(2) indents them there), so that a large plan is never held as one
   // JSON value: the same bytes as dumping the whole document.
@@ -318,7 +322,7 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
                        {"where", where}}},
                      {"estimated_wall_s", plan.estimated_wall_s},
                      {"estimates_from", plan.estimates_from},
-                     {"policy", plan.pack_slots > 0 ? "pack" : "exclusive"},
+                     {"policy", std::string(ChoiceName(kPlacementPolicies, policy))},
                      {"packed_wall_s", plan.pack_slots > 0 ? nlohmann::json(plan.packed_wall_s)
                                                            : nlohmann::json()},
                      {"pack_alternative_s", plan.pack_alternative_s > 0

@@ -37,17 +37,16 @@ CampaignChoice ChooseCampaign(const std::vector<CampaignInfo>& campaigns,
   return choice;
 }
 
-std::string RerunFor(const std::string& rerun, const std::string& key,
-                     const std::set<std::string>& busy) {
-  if (rerun != "busy") return rerun;
-  return busy.count(key) ? "all" : "";
+Rerun RerunFor(Rerun rerun, const std::string& key, const std::set<std::string>& busy) {
+  if (rerun != Rerun::kBusy) return rerun;
+  return busy.count(key) ? Rerun::kAll : Rerun::kNone;
 }
 
 ResumeVerdict JudgeResume(const PlannedTrial& trial, std::optional<TrialStatus> recorded,
-                          const std::string& rerun) {
+                          Rerun rerun) {
   if (!recorded) return {true, ""};
   const std::string status(StatusName(*recorded));
-  if (rerun == "all") return {true, fmt::format("run again (was {}; --rerun all)", status)};
+  if (rerun == Rerun::kAll) return {true, fmt::format("run again (was {}; --rerun all)", status)};
   switch (*recorded) {
     case TrialStatus::kOk:
       return {false, "recorded ok: kept"};
@@ -60,24 +59,25 @@ ResumeVerdict JudgeResume(const PlannedTrial& trial, std::optional<TrialStatus> 
       break;
   }
   if (IsFailure(*recorded)) {
-    if (rerun == "failed") return {true, fmt::format("run again (was {}; --rerun failed)", status)};
+    if (rerun == Rerun::kFailed)
+      return {true, fmt::format("run again (was {}; --rerun failed)", status)};
     return {false, fmt::format("recorded {}: kept (--rerun failed retries it)", status)};
   }
   return {true, fmt::format("run again (was {})", status)};  // interrupted, pending, running
 }
 
 bool RunsHalvingRound(const PlannedTrial& trial, int round, std::optional<TrialStatus> recorded,
-                      std::optional<TrialStatus> launch, const std::string& rerun) {
+                      std::optional<TrialStatus> launch, Rerun rerun) {
   if (trial.invalid_reason) return round == 0 && JudgeResume(trial, recorded, rerun).run;
-  if (launch == TrialStatus::kOk && rerun != "all") return false;
-  if (launch && IsFailure(*launch) && rerun.empty()) return false;
-  if (round > 0 && recorded && IsFailure(*recorded) && rerun.empty()) return false;
+  if (launch == TrialStatus::kOk && rerun != Rerun::kAll) return false;
+  if (launch && IsFailure(*launch) && rerun == Rerun::kNone) return false;
+  if (round > 0 && recorded && IsFailure(*recorded) && rerun == Rerun::kNone) return false;
   return true;
 }
 
 LaunchPlan PlanLaunches(const PlannedTrial& trial, int replicates,
                         std::optional<TrialStatus> recorded,
-                        const std::map<int, TrialStatus>& launches, const std::string& rerun) {
+                        const std::map<int, TrialStatus>& launches, Rerun rerun) {
   replicates = std::max(replicates, 1);
   LaunchPlan plan;
   std::map<int, TrialStatus> by_launch = launches;
@@ -129,9 +129,8 @@ LaunchPlan PlanLaunches(const PlannedTrial& trial, int replicates,
 LaunchQueue QueueLaunches(const SweepPlan& plan, int replicates,
                           const std::map<std::string, TrialStatus>& statuses,
                           const std::map<std::string, std::map<int, TrialStatus>>& launch_statuses,
-                          const std::function<bool(const std::string& key)>& skip,
-                          const std::string& rerun, bool budget_order,
-                          const std::set<std::string>& busy) {
+                          const std::function<bool(const std::string& key)>& skip, Rerun rerun,
+                          bool budget_order, const std::set<std::string>& busy) {
   LaunchQueue queue;
   std::vector<std::vector<QueuedTrial>> rounds(static_cast<std::size_t>(replicates));
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {

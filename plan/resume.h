@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "experiments/trial.h"
+#include "plan/rerun.h"
 #include "plan/sweep_plan.h"
 #include "storage/result_rows.h"
 
@@ -34,21 +35,20 @@ struct CampaignChoice {
 CampaignChoice ChooseCampaign(const std::vector<CampaignInfo>& campaigns,
                               const CampaignRecord& wanted, bool fresh, bool keep_campaign);
 
-// --rerun as it applies to the trial `key`: "busy" reruns (as "all") the trials the resumed
+// --rerun as it applies to the trial `key`: kBusy reruns (as kAll) the trials the resumed
 // campaign measured while other work ran on the machine, listed in `busy`, and keeps the
-// others (as ""); any other value applies to every trial as it is.
-std::string RerunFor(const std::string& rerun, const std::string& key,
-                     const std::set<std::string>& busy);
+// others (as kNone); any other value applies to every trial as it is.
+Rerun RerunFor(Rerun rerun, const std::string& key, const std::set<std::string>& busy);
 
 // What happens to one planned trial given its status in the resumed campaign (none: not
-// recorded) and --rerun ("", "failed" or "all"; "busy" through RerunFor). `note` says why,
+// recorded) and --rerun (kNone, kFailed or kAll; kBusy through RerunFor). `note` says why,
 // for `--dry-run`; empty for a trial never recorded.
 struct ResumeVerdict {
   bool run = true;
   std::string note;
 };
 ResumeVerdict JudgeResume(const PlannedTrial& trial, std::optional<TrialStatus> recorded,
-                          const std::string& rerun);
+                          Rerun rerun);
 
 // `search: halving` (runner/halving_search.h): whether round `round` of a trial runs, given
 // the trial's recorded status, the status of its launch `round` (none: not recorded) and
@@ -56,7 +56,7 @@ ResumeVerdict JudgeResume(const PlannedTrial& trial, std::optional<TrialStatus> 
 // trial recorded as failed runs no later round (without --rerun). An invalid trial is judged
 // by JudgeResume, in round 0 only (it is recorded as skipped, never launched).
 bool RunsHalvingRound(const PlannedTrial& trial, int round, std::optional<TrialStatus> recorded,
-                      std::optional<TrialStatus> launch, const std::string& rerun);
+                      std::optional<TrialStatus> launch, Rerun rerun);
 
 // Replicates: which launches (0-based indices, increasing) of a trial a run starts, given the
 // trial's recorded status (none: not recorded) and the status of each recorded launch. Each
@@ -72,7 +72,7 @@ struct LaunchPlan {
 };
 LaunchPlan PlanLaunches(const PlannedTrial& trial, int replicates,
                         std::optional<TrialStatus> recorded,
-                        const std::map<int, TrialStatus>& launches, const std::string& rerun);
+                        const std::map<int, TrialStatus>& launches, Rerun rerun);
 
 // One launch of a trial to run: the trial, its 0-based position in the sweep (for progress
 // lines) and which of its launches (0-based; `replicates` per trial) this is.
@@ -97,8 +97,7 @@ struct LaunchQueue {
 LaunchQueue QueueLaunches(const SweepPlan& plan, int replicates,
                           const std::map<std::string, TrialStatus>& statuses,
                           const std::map<std::string, std::map<int, TrialStatus>>& launch_statuses,
-                          const std::function<bool(const std::string& key)>& skip,
-                          const std::string& rerun, bool budget_order,
-                          const std::set<std::string>& busy = {});
+                          const std::function<bool(const std::string& key)>& skip, Rerun rerun,
+                          bool budget_order, const std::set<std::string>& busy = {});
 
 }  // namespace ditbench

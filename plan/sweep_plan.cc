@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <thread>
 
+#include "experiments/trial_rows.h"
 #include "machine/device_peaks.h"
 #include "machine/rank_sharing.h"
 #include "model_zoo/shapes/model_config.h"
@@ -237,13 +238,13 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   auto model = ResolveModel(c.model, c.model_overrides, &unused);
   if (!model) return e;
   const int forwards = c.scope == Scope::kForward ? 1 : c.steps;
-  const int samples = c.batch * (model->negative_prompt ? 2 : 1) * c.dp;
+  const int samples = RowsPerForward(c, *model);
   const double flops = forwards * ForwardFlops(*model, c.image_shape(), samples);
   double tflops = 0;
   if (a.device != "cpu") {
     // Each rank runs its share of the rows (CFG batch halved by cfg=2) over its share of the
     // tokens (a PipeFusion patch's in a patch step).
-    const double rank_rows = double(c.batch) * (model->negative_prompt ? 2 : 1) / c.cfg;
+    const double rank_rows = RowsPerRank(c, *model);
     const double joint_text =
         model->text_attention == TextAttention::kJoint ? model->text_tokens : 0;
     const double rank_tokens = double(ImageTokens(*model, c.image_shape())) / c.sequence_size() /
@@ -292,7 +293,7 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   // attention keeps scores out of memory), for the samples this rank runs.
   const double rank_tokens =
       double(ImageTokens(*model, c.image_shape()) + model->text_tokens) / c.sequence_size();
-  const double rank_samples = double(c.batch) * (model->negative_prompt ? 2 : 1) / c.cfg;
+  const double rank_samples = RowsPerRank(c, *model);
   const double activations = 16.0 * rank_tokens * model->hidden * rank_samples * bytes;
   double working = activations;
   if (c.scope == Scope::kPipeline && model->video()) {

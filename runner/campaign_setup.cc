@@ -48,17 +48,12 @@ std::optional<SweepSetup> PrepareSweep(const RunOptions& options, const SweepEff
     setup.spec.replicates = *options.replicates;
   }
   const SweepSpec& spec = setup.spec;
-  const auto policy = ParsePlacementPolicy(options.policy);
-  if (!policy) {
-    err << "ditbench run: error: --policy '" << options.policy << "': expected exclusive or pack\n";
-    return std::nullopt;
-  }
-  setup.policy = *policy;
+  setup.policy = options.policy;
   Placement& placement = setup.placement;
   try {
     // Under pack, CPU slots are pinned to cores (exclusive: a trial's ranks share them all).
     placement = ResolvePlacement(options.gpus, effects.gpus,
-                                 *policy == PlacementPolicy::kPack ? effects.cpus : nullptr);
+                                 options.policy == PlacementPolicy::kPack ? effects.cpus : nullptr);
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
     return std::nullopt;
@@ -74,7 +69,7 @@ std::optional<SweepSetup> PrepareSweep(const RunOptions& options, const SweepEff
   assumptions.device = DeviceFor(placement);
   // Under pack, CPU estimates are for pinned cores (the --budget order uses them).
   setup.plan = PlanSweepForPolicy(spec, placement.capacity, assumptions, options.db,
-                                  *policy == PlacementPolicy::kPack,
+                                  options.policy == PlacementPolicy::kPack,
                                   /*show_pack=*/options.dry_run);
   const SweepPlan& plan = setup.plan;
   const TrialSelectionResult selected = SelectTrials(spec.name, plan, options.only);
@@ -151,8 +146,8 @@ std::optional<CampaignStart> StartCampaign(const RunOptions& options, const Swee
     }
     record.environment["gpus"] = options.gpus;
     record.environment["devices"] = placement.devices;
-    record.environment["policy"] = options.policy;
-    record.environment["launcher"] = options.launcher;
+    record.environment["policy"] = std::string(ChoiceName(kPlacementPolicies, options.policy));
+    record.environment["launcher"] = std::string(ChoiceName(kLaunchers, options.launcher));
     record.environment["slots"] = placement.capacity.slots;
     record.environment["on_gpu"] = placement.capacity.on_gpu;
     if (options.gpus.rfind("cpu", 0) != 0) {  // the driver was asked: by which source, and why

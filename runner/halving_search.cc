@@ -8,7 +8,7 @@
 namespace ditbench {
 
 void RunHalving(const SweepSpec& spec, const SweepPlan& plan, const TrialSelection& selection,
-                ResultsReader& db, std::int64_t campaign, const std::string& rerun,
+                ResultsReader& db, std::int64_t campaign, Rerun rerun,
                 const std::set<std::string>& busy, const std::set<std::string>& live,
                 const RunRound& run_round, RunStatus& status) {
   std::vector<std::size_t> candidates;

@@ -28,7 +28,7 @@ using RunRound = std::function<bool(const std::vector<QueuedTrial>& launches)>;
 // --rerun busy reruns (RerunFor, plan/resume.h). Storage errors
 // propagate (StorageError).
 void RunHalving(const SweepSpec& spec, const SweepPlan& plan, const TrialSelection& selection,
-                ResultsReader& db, std::int64_t campaign, const std::string& rerun,
+                ResultsReader& db, std::int64_t campaign, Rerun rerun,
                 const std::set<std::string>& busy, const std::set<std::string>& live,
                 const RunRound& run_round, RunStatus& status);
 

@@ -58,11 +58,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
 
 int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& status,
              std::ostream& out, std::ostream& err) {
-  const bool advise = options.search == "advise";
-  if (!options.search.empty() && !advise) {
-    err << "ditbench run: error: --search '" << options.search << "': expected advise\n";
-    return kExitUsage;
-  }
+  const bool advise = options.search == SearchOrder::kAdvise;
   const std::optional<SweepSetup> prepared = PrepareSweep(options, effects, err);
   if (!prepared) return kExitUsage;
   const SweepSetup& setup = *prepared;  // the loop borrows its plan, spec and placement

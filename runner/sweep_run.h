@@ -9,6 +9,7 @@
 // runner/halving_search.h (search: halving), and runner/run_status.h (what the user sees).
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
@@ -16,20 +17,36 @@
 #include <string>
 #include <vector>
 
+#include "base/choices.h"
 #include "launch/interrupt.h"
 #include "launch/launcher.h"
+#include "launch/launchers.h"
 #include "machine/gpu_discovery.h"
 #include "machine/gpu_topology.h"
 #include "machine/machine_health.h"
+#include "machine/placement_policy.h"
+#include "plan/rerun.h"
 
 namespace ditbench {
 
+// --search: the order a run measures trials in.
+enum class SearchOrder {
+  kSweep,   // --search not given: the sweep's own order
+  kAdvise,  // the advisor's (runner/advise_search.h)
+};
+inline constexpr std::array<Choice<SearchOrder>, 1> kSearchChoices{{
+    {SearchOrder::kAdvise, "advise",
+     "measure trials in the advisor's order, most informative first, until --budget is spent "
+     "or every group's leader is decided (the reasons are printed and stored)"},
+}};
+
+// What `ditbench run` was asked, its options parsed (names into their enums) at the CLI edge.
 struct RunOptions {
   std::filesystem::path sweep;
   std::filesystem::path db = "results.db";
   std::string gpus = "auto";         // auto | 0,1,2 (positions among the visible GPUs) | cpu:N
-  std::string policy = "exclusive";  // exclusive | pack (see PlacementPolicy)
-  std::string rerun;                 // "" | failed | busy | all
+  PlacementPolicy policy = PlacementPolicy::kExclusive;
+  Rerun rerun = Rerun::kNone;
   bool fresh = false;                // --new: start a new campaign
   bool keep_campaign = false;        // --continue: resume the newest campaign even if the
                                      // sweep file changed since it started
@@ -48,10 +65,8 @@ struct RunOptions {
   // --budget 8h: launches ordered by plan/budget_order.h, and none started once the time
   // spent plus its estimate would pass this many seconds. Negative: no budget.
   double budget_s = -1;
-  // --search advise: measure trials in the advisor's order until the budget is spent or every
-  // group's leader is decided (runner/advise_search.h). Empty: the sweep's own order.
-  std::string search;
-  std::string launcher = "local";    // recorded with the campaign: local | slurm
+  SearchOrder search = SearchOrder::kSweep;
+  LauncherKind launcher = LauncherKind::kLocal;  // recorded with the campaign (its name)
   // --only KEY (repeatable): run only these trials of the sweep, in its campaign as usual
   // (plan/trial_selection.h). Empty: every trial.
   std::vector<std::string> only;

@@ -279,10 +279,11 @@ TEST_F(PlacementTest, CpuSlotsArePinnedOnlyWhenCoresAreGiven) {
   EXPECT_FALSE(PlacementJson(shared, {1, 0}, "").contains("cpus"));
 }
 
-TEST(PlacementPolicyTest, Names) {
-  EXPECT_EQ(ParsePlacementPolicy("exclusive"), PlacementPolicy::kExclusive);
-  EXPECT_EQ(ParsePlacementPolicy("pack"), PlacementPolicy::kPack);
-  EXPECT_FALSE(ParsePlacementPolicy("Pack").has_value());
+TEST(PlacementPolicyTest, NamesAreTheOnesUsersTypeAndCampaignsRecord) {
+  EXPECT_EQ(ParseChoice(kPlacementPolicies, "exclusive", "--policy"), PlacementPolicy::kExclusive);
+  EXPECT_EQ(ParseChoice(kPlacementPolicies, "pack", "--policy"), PlacementPolicy::kPack);
+  EXPECT_EQ(ChoiceName(kPlacementPolicies, PlacementPolicy::kPack), "pack");
+  EXPECT_THROW(ParseChoice(kPlacementPolicies, "Pack", "--policy"), UserError);
 }
 
 }  // namespace

@@ -156,7 +156,7 @@ TEST_F(DatabaseSafetyTest, AnInterruptedRerunKeepsTheOldResult) {
   const auto before = Column("SELECT latency_ms FROM results ORDER BY ulysses");
   const auto samples = Column("SELECT count(*) FROM samples");
   ASSERT_EQ(before.size(), 2u);
-  o.rerun = "all";
+  o.rerun = Rerun::kAll;
   launcher_.interrupt = &interrupt_;
   launcher_.interrupt_at_start = launcher_.started.size() + 1;  // Ctrl-C during the rerun
   EXPECT_EQ(Run(o), 130) << err_.str();

@@ -36,7 +36,7 @@ TEST_F(SweepRunTest, PackedGpuTrialsStayInsideOneNvlinkIsland) {
   }
   auto o = Options(kTwoAndFourRanks);
   o.gpus = "auto";
-  o.policy = "pack";
+  o.policy = PlacementPolicy::kPack;
   ASSERT_EQ(Run(o), 0) << err_.str();
   ASSERT_EQ(launcher_.started.size(), 4u);
   EXPECT_FALSE(launcher_.overlapping_devices);
@@ -75,7 +75,7 @@ TEST(PackedCpuAffinityTest, EachRankRunsOnTheCoresItsPlacementRecords) {
   o.sweep = dir.path() / "sweep.yaml";
   o.db = dir.path() / "results.db";
   o.gpus = "cpu:2";
-  o.policy = "pack";
+  o.policy = PlacementPolicy::kPack;
   const CpuTopology cpus = ReadCpuTopology();
   ASSERT_FALSE(cpus.cpus.empty());
   LocalLauncher launcher(CurrentEnvironment());

@@ -34,7 +34,7 @@ TEST_F(SweepRunTest, CampaignOfASchemaNineDatabaseIsResumedAfterItsMigration) {
   EXPECT_EQ(Column("SELECT count(DISTINCT campaign) FROM results")[0], "1");
 
   // Retried: the failed trial's two launches run, and their times are stored as ISO text.
-  o.rerun = "failed";
+  o.rerun = Rerun::kFailed;
   EXPECT_EQ(Run(o), 0) << err_.str() << out_.str();
   EXPECT_EQ(launcher_.started.size(), 2u);
   EXPECT_EQ(Column(std::string("SELECT count(*) FROM launches WHERE started_at GLOB '") +

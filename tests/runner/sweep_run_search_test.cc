@@ -362,7 +362,7 @@ TEST_F(SweepRunTest, AdviseSearchMeasuresTheTrueWinnerWithinABudgetOfTenTrials) 
   launcher_.law = AdviseLaw;
   auto o = Options(kAdvise);
   o.gpus = "cpu:32";
-  o.search = "advise";
+  o.search = SearchOrder::kAdvise;
   o.budget_s = 999;  // the 11th launch would start at 1000 s
   SweepEffects effects{launcher_, interrupt_, gpus_, health_};
   effects.now = [this] { return 100.0 * static_cast<double>(launcher_.started.size()); };

@@ -105,7 +105,7 @@ TEST_F(SweepRunTest, RerunFailedRetriesOnlyFailures) {
                             "recorded (1 of them failed earlier"),
             std::string::npos)
       << out_.str();
-  o.rerun = "failed";
+  o.rerun = Rerun::kFailed;
   EXPECT_EQ(Run(o), 0);
   EXPECT_EQ(launcher_.started.size(), 1u);
 }
@@ -238,7 +238,7 @@ TEST_F(SweepRunTest, PackPolicyRunsTrialsSideBySideOnDisjointGpus) {
   gpus_.gpus.assign(2, GpuInfo{"Fake GPU", ""});
   auto o = Options(kSmallTrials);
   o.gpus = "auto";
-  o.policy = "pack";
+  o.policy = PlacementPolicy::kPack;
   EXPECT_EQ(Run(o), 0) << err_.str();
   EXPECT_EQ(launcher_.started.size(), 5u);
   EXPECT_EQ(launcher_.max_in_flight, 2);
@@ -255,7 +255,7 @@ TEST_F(SweepRunTest, AnotherProgramOnATrialsGpuFlagsThatTrialOnly) {
   health_ = &probe;
   auto o = Options(kSmallTrials);
   o.gpus = "auto";
-  o.policy = "pack";
+  o.policy = PlacementPolicy::kPack;
   EXPECT_EQ(Run(o), 0) << err_.str();
   ASSERT_EQ(launcher_.started.size(), 5u);
   for (const auto& started : launcher_.started) {
@@ -277,7 +277,7 @@ TEST_F(SweepRunTest, AnotherProgramOnATrialsGpuFlagsThatTrialOnly) {
 TEST_F(SweepRunTest, PackedCpuTrialsRecordDisjointSlotsAndWhoRanBesideThem) {
   auto o = Options(kSmallTrials);
   o.gpus = "cpu:4";
-  o.policy = "pack";
+  o.policy = PlacementPolicy::kPack;
   EXPECT_EQ(Run(o), 0) << err_.str();
   EXPECT_EQ(launcher_.max_in_flight, 4);  // four 1-rank trials at once, never more slots
   // The four 1-rank trials ran side by side on slots 0..3, each beside the three others.
@@ -291,7 +291,7 @@ TEST_F(SweepRunTest, PackedCpuTrialsRecordDisjointSlotsAndWhoRanBesideThem) {
                    "'$.slots[1]')) FROM results WHERE world_size = 2"),
             (std::vector<std::string>{"2 1"}));
   // Exclusive: nobody beside anybody.
-  o.policy = "exclusive";
+  o.policy = PlacementPolicy::kExclusive;
   o.fresh = true;
   EXPECT_EQ(Run(o), 0) << err_.str();
   EXPECT_EQ(Column("SELECT DISTINCT concurrent_trials FROM results WHERE campaign = 2"),
@@ -303,7 +303,7 @@ TEST_F(SweepRunTest, TrialsGetTheInheritedGpusNotTheFirstOnes) {
   gpus_.inherited = "4,GPU-5e1f";
   auto o = Options(kSmallTrials);
   o.gpus = "auto";
-  o.policy = "pack";
+  o.policy = PlacementPolicy::kPack;
   EXPECT_EQ(Run(o), 0) << err_.str();
   EXPECT_EQ(launcher_.started[0].devices, (std::vector<std::string>{"4"}));
   EXPECT_EQ(launcher_.started[1].devices, (std::vector<std::string>{"GPU-5e1f"}));
@@ -339,7 +339,7 @@ TEST_F(SweepRunTest, CtrlCWithSeveralInFlightCancelsEveryOne) {
   launcher_.interrupt_at_start = 2;
   auto o = Options(kSmallTrials);
   o.gpus = "auto";
-  o.policy = "pack";
+  o.policy = PlacementPolicy::kPack;
   EXPECT_EQ(Run(o), 130);
   EXPECT_EQ(launcher_.started.size(), 2u);
   EXPECT_EQ(launcher_.cancels, 2);
@@ -423,7 +423,7 @@ TEST_F(SweepRunTest, SecondCoordinatorThroughASymlinkedDatabaseExitsTwo) {
   std::filesystem::create_directory(dir_ / "other");
   alias.db = dir_ / "other" / "alias.db";
   std::filesystem::create_symlink(o.db, alias.db);
-  alias.rerun = "all";
+  alias.rerun = Rerun::kAll;
   launcher_.started.clear();
   EXPECT_EQ(Run(alias), 2);
   EXPECT_NE(err_.str().find("in use by another `ditbench run`"), std::string::npos)
@@ -587,7 +587,7 @@ TEST_F(SweepRunTest, RerunBusyRunsAgainOnlyTheTrialsMeasuredOnABusyMachine) {
   launcher_.started.clear();
   EXPECT_EQ(Run(o), 0) << err_.str();  // without --rerun busy: nothing runs
   EXPECT_TRUE(launcher_.started.empty());
-  o.rerun = "busy";
+  o.rerun = Rerun::kBusy;
   EXPECT_EQ(Run(o), 0) << err_.str();
   ASSERT_EQ(launcher_.started.size(), 1u);
   EXPECT_EQ(launcher_.started[0].world_size, 1);  // ulysses 1: the busy one
@@ -690,13 +690,6 @@ TEST_F(SweepRunTest, MoreCpuSlotsThanCoresIsAWarning) {
   o.fresh = true;
   EXPECT_EQ(Run(o), 0);
   EXPECT_EQ(err_.str(), "");
-}
-
-TEST_F(SweepRunTest, UnknownPolicyIsAUsageError) {
-  auto o = Options(kSweep);
-  o.policy = "greedy";
-  EXPECT_EQ(Run(o), 2);
-  EXPECT_NE(err_.str().find("--policy 'greedy'"), std::string::npos) << err_.str();
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ class SlurmLauncherTest : public ::testing::Test {
     options_.db = dir_ / "results.db";
     options_.gpus = "cpu:2";
     options_.worker = DITBENCH_FAKE_WORKER;
-    options_.launcher = "slurm";
+    options_.launcher = LauncherKind::kSlurm;
     options_.sweep = dir_ / "sweep.yaml";
     std::ofstream(options_.sweep) << Sweep(2);
   }
