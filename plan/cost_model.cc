@@ -8,8 +8,8 @@
 
 #include "experiments/trial_rows.h"
 #include "model_zoo/shapes/memory_traffic.h"
-#include "model_zoo/shapes/vae_shapes.h"
 #include "model_zoo/shapes/model_config.h"
+#include "model_zoo/shapes/vae_shapes.h"
 #include "plan/comm_volume.h"
 
 namespace ditbench {

@@ -307,30 +307,29 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
   // The document without its trials; they are streamed into its "trials" array one by one
   // (indented as dump(2) indents them there), so that a large plan is never held as one
   // JSON value: the same bytes as dumping the whole document.
-  const std::string document =
-      nlohmann::json{{"format", "ditbench-plan"},
-                     {"version", 1},
-                     {"sweep", spec.name},
-                     {"device", a.device},
-                     {"counts",
-                      {{"trials", plan.trials.size()},
-                       {"valid", valid},
-                       {"invalid", plan.trials.size() - valid - unsupported},
-                       {"unsupported", unsupported},
-                       {"excluded", plan.counts.excluded},
-                       {"duplicates", plan.duplicates},
-                       {"where", where}}},
-                     {"estimated_wall_s", plan.estimated_wall_s},
-                     {"estimates_from", plan.estimates_from},
-                     {"policy", std::string(ChoiceName(kPlacementPolicies, policy))},
-                     {"packed_wall_s", plan.pack_slots > 0 ? nlohmann::json(plan.packed_wall_s)
-                                                           : nlohmann::json()},
-                     {"pack_alternative_s", plan.pack_alternative_s > 0
-                                                ? nlohmann::json(plan.pack_alternative_s)
-                                                : nlohmann::json()},
-                     {"savings", ToJson(EstimateSavings(spec, plan, budget_s))},
-                     {"trials", nlohmann::json::array()}}
-          .dump(2);
+  const std::string document = nlohmann::json{
+      {"format", "ditbench-plan"},
+      {"version", 1},
+      {"sweep", spec.name},
+      {"device", a.device},
+      {"counts",
+       {{"trials", plan.trials.size()},
+        {"valid", valid},
+        {"invalid", plan.trials.size() - valid - unsupported},
+        {"unsupported", unsupported},
+        {"excluded", plan.counts.excluded},
+        {"duplicates", plan.duplicates},
+        {"where", where}}},
+      {"estimated_wall_s", plan.estimated_wall_s},
+      {"estimates_from", plan.estimates_from},
+      {"policy", std::string(ChoiceName(kPlacementPolicies, policy))},
+      {"packed_wall_s",
+       plan.pack_slots > 0 ? nlohmann::json(plan.packed_wall_s) : nlohmann::json()},
+      {"pack_alternative_s",
+       plan.pack_alternative_s > 0 ? nlohmann::json(plan.pack_alternative_s) : nlohmann::json()},
+      {"savings", ToJson(EstimateSavings(spec, plan, budget_s))},
+      {"trials",
+       nlohmann::json::array()}}.dump(2);
   constexpr std::string_view kTrials = "\n  \"trials\": []";
   const std::size_t at = document.rfind(kTrials);
   if (plan.trials.empty() || at == std::string::npos) {
