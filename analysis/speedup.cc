@@ -1,5 +1,8 @@
 #include "analysis/speedup.h"
 
+#include <set>
+
+#include "analysis/campaign_roles.h"
 #include "analysis/seed_folding.h"
 
 namespace ditbench {
@@ -43,6 +46,11 @@ std::map<TrialId, Speedup> TrialSpeedups(const std::vector<ResultRow>& rows) {
     }
   }
   return speedups;
+}
+
+std::map<TrialId, Speedup> AnsweringSpeedups(ResultsReader& db) {
+  const std::set<std::int64_t> answering = AnsweringCampaigns(db.Campaigns());
+  return TrialSpeedups(db.Results(std::vector<std::int64_t>(answering.begin(), answering.end())));
 }
 
 }  // namespace ditbench

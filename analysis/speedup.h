@@ -14,6 +14,7 @@
 #include "analysis/configuration_group.h"
 #include "analysis/trust.h"
 #include "storage/result_rows.h"
+#include "storage/results_reader.h"
 
 namespace ditbench {
 
@@ -44,5 +45,9 @@ using TrialId = std::pair<std::int64_t, std::string>;
 // 1-rank baseline; every trial of a configuration gets its configuration's speedup. `rows`
 // should be the answering rows (analysis/campaign_roles.h), as the report's are.
 std::map<TrialId, Speedup> TrialSpeedups(const std::vector<ResultRow>& rows);
+
+// TrialSpeedups of the rows of every campaign in `db` that answers (campaign_roles.h): what
+// `query`'s speedup column and `advise` show.
+std::map<TrialId, Speedup> AnsweringSpeedups(ResultsReader& db);
 
 }  // namespace ditbench

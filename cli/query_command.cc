@@ -5,7 +5,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <set>
 #include <stdexcept>
 #include <variant>
 
@@ -13,7 +12,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "analysis/campaign_roles.h"
 #include "analysis/speedup.h"
 #include "base/table_printers.h"
 #include "base/terminal_text.h"
@@ -86,11 +84,7 @@ bool UsesSpeedup(const ResultsQuery& query) {
 // The speedups the report shows (analysis/speedup.h), over the campaigns that answer
 // (analysis/campaign_roles.h), joined to the view by storage: one row, one speedup everywhere.
 void AddSpeedups(ResultsReader& db, ResultsQuery& query) {
-  const std::vector<CampaignInfo> campaigns = db.Campaigns();
-  const std::set<std::int64_t> answering = AnsweringCampaigns(campaigns);
-  const std::vector<ResultRow> rows =
-      db.Results(std::vector<std::int64_t>(answering.begin(), answering.end()));
-  for (const auto& [trial, speedup] : TrialSpeedups(rows))
+  for (const auto& [trial, speedup] : AnsweringSpeedups(db))
     query.speedups.push_back({trial.first, trial.second, speedup.value, speedup.trust.Names()});
 }
 

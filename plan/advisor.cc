@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 
-#include "analysis/campaign_roles.h"
 #include "analysis/configuration_group.h"
 #include "experiments/quality_gate.h"
 #include "plan/halving.h"
@@ -74,10 +72,7 @@ void AttachSpeedups(Advice& advice, const std::map<TrialId, Speedup>& speedups) 
 }
 
 void AttachSpeedups(Advice& advice, ResultsReader& db) {
-  const std::set<std::int64_t> answering = AnsweringCampaigns(db.Campaigns());
-  AttachSpeedups(
-      advice,
-      TrialSpeedups(db.Results(std::vector<std::int64_t>(answering.begin(), answering.end()))));
+  AttachSpeedups(advice, AnsweringSpeedups(db));
 }
 
 Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOptions& options) {

@@ -16,6 +16,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/storage/read_only_media_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/statement_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/html_report_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report/report_structure_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/report_summary_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/cli/query_command_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/cli/compare_command_test.cc
