@@ -51,15 +51,16 @@ std::size_t MostInformative(const std::vector<std::vector<double>>& measured,
 }
 
 AdviseSearchEnd RunAdviseSearch(const SweepPlan& plan, const TrialSelection& selection,
-                                ResultsDb& db, std::int64_t campaign,
+                                ResultsReader& reader, PlannerHistory& history,
+                                CampaignWriter& writer, std::int64_t campaign,
                                 const std::set<std::string>& live,
                                 const AdviseSearchSettings& settings, const RunRound& run_round,
                                 RunStatus& status) {
   const double began = settings.now();
   std::set<std::string> tried;  // launched by this search (ok or not): never twice
   while (true) {
-    const auto statuses = db.reader().TrialStatuses(campaign);
-    const FittedModel fitted = FitFromDatabase(db.planner_history(), settings.device);
+    const auto statuses = reader.TrialStatuses(campaign);
+    const FittedModel fitted = FitFromDatabase(history, settings.device);
     // The trials the search may still measure: valid, selected, not running elsewhere, not
     // measured (in any campaign of the device) and not failed in this one.
     const ObservationIndex observed(fitted.observations);
@@ -135,7 +136,7 @@ AdviseSearchEnd RunAdviseSearch(const SweepPlan& plan, const TrialSelection& sel
       }
     }
     tried.insert(t.key);
-    db.writer().RecordSearchReason(campaign, t.key, 0, reason);
+    writer.RecordSearchReason(campaign, t.key, 0, reason);
     status.SearchChoice(t.key, reason);
     if (!run_round({QueuedTrial{*next, &t, 0, false}})) return AdviseSearchEnd::kStopped;
   }

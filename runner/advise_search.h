@@ -18,7 +18,9 @@
 #include "plan/trial_selection.h"
 #include "runner/halving_search.h"
 #include "runner/run_status.h"
-#include "storage/results_db.h"
+#include "storage/campaign_writer.h"
+#include "storage/planner_history.h"
+#include "storage/results_reader.h"
 
 namespace ditbench {
 
@@ -32,7 +34,8 @@ struct AdviseSearchSettings {
 enum class AdviseSearchEnd { kDecided, kBudgetSpent, kNothingLeft, kStopped };
 
 AdviseSearchEnd RunAdviseSearch(const SweepPlan& plan, const TrialSelection& selection,
-                                ResultsDb& db, std::int64_t campaign,
+                                ResultsReader& reader, PlannerHistory& history,
+                                CampaignWriter& writer, std::int64_t campaign,
                                 const std::set<std::string>& live,
                                 const AdviseSearchSettings& settings, const RunRound& run_round,
                                 RunStatus& status);

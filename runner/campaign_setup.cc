@@ -173,7 +173,8 @@ std::optional<CampaignStart> StartCampaign(const RunOptions& options, const Swee
                                        setup.worker, gone, out);
     std::set<std::string> taken_over;
     for (const AdoptedTrial& a : start.adopted) taken_over.insert(a.trial->key);
-    RecordUnrecordedLaunches(db, campaign, plan, spec.replicates, gone, taken_over, out);
+    RecordUnrecordedLaunches(db.writer(), db.output_errors(), campaign, plan, spec.replicates, gone,
+                             taken_over, out);
     if (int n =
             db.writer().MarkRunningAsInterrupted(campaign, gone, &start.still_running, taken_over))
       status.OrphansInterrupted(n);

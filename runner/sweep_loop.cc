@@ -198,8 +198,7 @@ TrialRecord SweepLoop::BaseRecord(const PlannedTrial& t, int launch) const {
 
 TrialOutcome SweepLoop::RecordLaunch(const TrialRecord& record) {
   std::vector<LaunchMeasurement> launches;
-  for (LaunchMeasurement& stored :
-       db_.writer().Launches(campaign_, record.trial_key, record.launch))
+  for (LaunchMeasurement& stored : writer_.Launches(campaign_, record.trial_key, record.launch))
     if (stored.launch < settings_.replicates || settings_.halving)
       launches.push_back(std::move(stored));
   LaunchMeasurement latest;
@@ -211,7 +210,7 @@ TrialOutcome SweepLoop::RecordLaunch(const TrialRecord& record) {
     if (!sample.warmup && sample.stage == kIterationStage) latest.samples.push_back(sample);
   launches.push_back(std::move(latest));
   TrialOutcome outcome = SummarizeLaunches(launches, settings_.replicates);
-  db_.writer().RecordLaunch(campaign_, record, outcome);
+  writer_.RecordLaunch(campaign_, record, outcome);
   return outcome;
 }
 
@@ -221,7 +220,7 @@ void SweepLoop::RecordSkipped(const PlannedTrial& t, const std::string& prefix,
   record.status = TrialStatus::kSkipped;
   record.error = *t.invalid_reason;
   record.started_at = record.finished_at = UnixNow();
-  db_.writer().RecordTrial(campaign_, record);
+  writer_.RecordTrial(campaign_, record);
   progress_->Finished(position, 0);
   ++tally_.skipped;
   status_.LaunchSkipped(prefix, *t.invalid_reason);
@@ -233,7 +232,7 @@ void SweepLoop::RecordPredictedOom(const PlannedTrial& t, const std::string& pre
   record.status = TrialStatus::kSkipped;
   record.error = "predicted OOM after " + after;
   record.started_at = record.finished_at = UnixNow();
-  db_.writer().RecordTrial(campaign_, record);
+  writer_.RecordTrial(campaign_, record);
   progress_->Finished(position, 0);
   ++tally_.predicted_oom;
   failed_keys_.insert(t.key);  // its later launches are not run either
@@ -285,7 +284,7 @@ void SweepLoop::Start(const QueuedTrial& queued, std::size_t position, const std
   running.started_at = started_at;
   running.coordinator_host = Hostname();
   running.coordinator_pid = ::getpid();
-  db_.writer().MarkRunning(campaign_, running);
+  writer_.MarkRunning(campaign_, running);
   status_.LaunchStarted(prefix);
 
   std::optional<TrialHealth> health;
@@ -307,7 +306,7 @@ void SweepLoop::Start(const QueuedTrial& queued, std::size_t position, const std
   }
   const std::string job = effects_.launcher.ExternalId(handle);
   if (!job.empty()) {
-    db_.writer().SetSchedulerJob(campaign_, t.key, job);
+    writer_.SetSchedulerJob(campaign_, t.key, job);
     status_.LaunchSubmitted(prefix, job);
   }
   for (auto& [other_handle, other] : in_flight_) ++other.concurrent;
@@ -360,11 +359,11 @@ void SweepLoop::Reap(const FinishedTrial& finished) {
   if (outcome.status == TrialStatus::kOk && outcome.metrics) {
     TrialRecord summary = record;
     summary.metrics = outcome.metrics;
-    UpdateOutputErrors(db_.output_errors(), summary);
+    UpdateOutputErrors(output_errors_, summary);
   }
   if (!worker_described_ && record.status == TrialStatus::kOk &&
       record.worker_environment.is_object() && !record.worker_environment.empty()) {
-    db_.writer().UpdateCampaignEnvironment(campaign_, {{"worker", record.worker_environment}});
+    writer_.UpdateCampaignEnvironment(campaign_, {{"worker", record.worker_environment}});
     worker_described_ = true;
   }
   if (record.status == TrialStatus::kInterrupted) {

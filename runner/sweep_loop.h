@@ -25,7 +25,8 @@
 #include "runner/run_status.h"
 #include "runner/scheduler_adoption.h"
 #include "runner/sweep_run.h"
-#include "storage/results_db.h"
+#include "storage/campaign_writer.h"
+#include "storage/output_error_store.h"
 
 namespace ditbench {
 
@@ -44,13 +45,21 @@ struct LoopSettings {
 class SweepLoop {
  public:
   SweepLoop(const SweepSpec& spec, const Placement& placement, PlacementPolicy policy,
-            ResultsDb& db, std::int64_t campaign, const SweepEffects& effects,
-            std::filesystem::path worker, std::filesystem::path run_root, LoopSettings settings,
-            std::vector<OomTrial> oomed, RunStatus& status)
-      : spec_(spec), placement_(placement),
-        pool_(placement.capacity.slots, policy, placement.topology), db_(db),
-        campaign_(campaign), effects_(effects), worker_(std::move(worker)),
-        run_root_(std::move(run_root)), settings_(settings), oomed_(std::move(oomed)),
+            CampaignWriter& writer, OutputErrorStore& output_errors, std::int64_t campaign,
+            const SweepEffects& effects, std::filesystem::path worker,
+            std::filesystem::path run_root, LoopSettings settings, std::vector<OomTrial> oomed,
+            RunStatus& status)
+      : spec_(spec),
+        placement_(placement),
+        pool_(placement.capacity.slots, policy, placement.topology),
+        writer_(writer),
+        output_errors_(output_errors),
+        campaign_(campaign),
+        effects_(effects),
+        worker_(std::move(worker)),
+        run_root_(std::move(run_root)),
+        settings_(settings),
+        oomed_(std::move(oomed)),
         status_(status),
         streak_(settings.stop_after_failures > 0 ? settings.stop_after_failures
                                                  : kWarnAfterIdenticalFailures) {}
@@ -153,7 +162,8 @@ class SweepLoop {
   const SweepSpec& spec_;
   const Placement& placement_;
   SlotPool pool_;
-  ResultsDb& db_;
+  CampaignWriter& writer_;
+  OutputErrorStore& output_errors_;
   std::int64_t campaign_;
   const SweepEffects& effects_;
   std::filesystem::path worker_;

@@ -115,8 +115,8 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
     if (found != statuses.end() && found->second == TrialStatus::kOom)
       oomed.push_back({t.key, t.config});
   }
-  SweepLoop loop(spec, placement, setup.policy, db, campaign, effects, setup.worker, run_root,
-                 settings, std::move(oomed), status);
+  SweepLoop loop(spec, placement, setup.policy, db.writer(), db.output_errors(), campaign, effects,
+                 setup.worker, run_root, settings, std::move(oomed), status);
   for (const AdoptedTrial& a : started->adopted) loop.Adopt(a);
   bool advise_budget_spent = false;
   try {
@@ -132,8 +132,9 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
         return std::chrono::duration<double>(
                    std::chrono::steady_clock::now().time_since_epoch()).count();
       };
-      advise_budget_spent = RunAdviseSearch(plan, selection, db, campaign, live, search,
-                                            run_round, status) == AdviseSearchEnd::kBudgetSpent;
+      advise_budget_spent =
+          RunAdviseSearch(plan, selection, db.reader(), db.planner_history(), db.writer(), campaign,
+                          live, search, run_round, status) == AdviseSearchEnd::kBudgetSpent;
     } else if (spec.halving_keep > 0) {
       auto run_round = [&](const std::vector<QueuedTrial>& launches) {
         if (!launches.empty()) loop.Run(launches, plan.trials.size());

@@ -90,11 +90,12 @@ std::optional<LaunchOutcome> ReadLaunchOutcome(const std::filesystem::path& run_
   }
 }
 
-int RecordUnrecordedLaunches(ResultsDb& db, std::int64_t campaign, const SweepPlan& plan,
-                             int replicates, const CampaignWriter::CoordinatorIsGone& gone,
+int RecordUnrecordedLaunches(CampaignWriter& writer, OutputErrorStore& output_errors,
+                             std::int64_t campaign, const SweepPlan& plan, int replicates,
+                             const CampaignWriter::CoordinatorIsGone& gone,
                              const std::set<std::string>& taken_over, std::ostream& out) {
   int recorded = 0;
-  for (const CampaignWriter::RunningTrial& running : db.writer().RunningTrials(campaign)) {
+  for (const CampaignWriter::RunningTrial& running : writer.RunningTrials(campaign)) {
     if (taken_over.count(running.trial_key) || running.run_dir.empty()) continue;
     const bool known = !running.coordinator_host.empty() && running.coordinator_pid > 0;
     if (known && !gone(running.coordinator_host, running.coordinator_pid)) continue;
@@ -114,17 +115,17 @@ int RecordUnrecordedLaunches(ResultsDb& db, std::int64_t campaign, const SweepPl
       KeepOutputImages(running.run_dir);
     // What the trial's launches add up to, as the sweep loop sums them.
     std::vector<LaunchMeasurement> launches =
-        db.writer().Launches(campaign, record.trial_key, record.launch);
+        writer.Launches(campaign, record.trial_key, record.launch);
     LaunchMeasurement latest{record.launch, record.status, record.error, record.metrics, {}};
     for (const Sample& sample : record.samples)
       if (!sample.warmup && sample.stage == kIterationStage) latest.samples.push_back(sample);
     launches.push_back(std::move(latest));
     const TrialOutcome summary = SummarizeLaunches(launches, replicates);
-    db.writer().RecordLaunch(campaign, record, summary);
+    writer.RecordLaunch(campaign, record, summary);
     if (summary.status == TrialStatus::kOk && summary.metrics) {
       TrialRecord with_summary = record;
       with_summary.metrics = summary.metrics;
-      UpdateOutputErrors(db.output_errors(), with_summary);
+      UpdateOutputErrors(output_errors, with_summary);
     }
     out << fmt::format("trial {} finished before its coordinator could record it: recorded "
                        "{} from {}\n",

@@ -20,7 +20,8 @@
 
 #include "launch/launcher.h"
 #include "plan/sweep_plan.h"
-#include "storage/results_db.h"
+#include "storage/campaign_writer.h"
+#include "storage/output_error_store.h"
 
 namespace ditbench {
 
@@ -37,10 +38,12 @@ std::optional<LaunchOutcome> ReadLaunchOutcome(const std::filesystem::path& run_
 
 // Records, as the sweep loop would have, every launch of `campaign` left `running` by a
 // coordinator that `gone` says is gone (and not in `taken_over`) whose run folder holds an
-// outcome, for trials of `plan`. One line per launch to `out`. Returns how many were recorded;
+// outcome, for trials of `plan`, through `writer` (and `output_errors`, as the sweep loop
+// would). One line per launch to `out`. Returns how many were recorded;
 // the others stay `running` for CampaignWriter::MarkRunningAsInterrupted. Throws StorageError.
-int RecordUnrecordedLaunches(ResultsDb& db, std::int64_t campaign, const SweepPlan& plan,
-                             int replicates, const CampaignWriter::CoordinatorIsGone& gone,
+int RecordUnrecordedLaunches(CampaignWriter& writer, OutputErrorStore& output_errors,
+                             std::int64_t campaign, const SweepPlan& plan, int replicates,
+                             const CampaignWriter::CoordinatorIsGone& gone,
                              const std::set<std::string>& taken_over, std::ostream& out);
 
 }  // namespace ditbench
