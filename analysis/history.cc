@@ -73,6 +73,35 @@ std::string CampaignBuild(const CampaignInfo& campaign) {
   return campaign.record.build;
 }
 
+std::vector<std::string> HistoryNotes(const KeyHistory& key) {
+  std::vector<std::string> notes;
+  for (const HistoryEdge& e : key.edges)
+    notes.push_back(
+        e.latest
+            ? fmt::format("not a change point yet: campaign {}, the latest, is {:+.1f}% against "
+                          "the level before it; a change must last 2 campaigns, so the "
+                          "next campaign says whether this is one or a bad night",
+                          e.campaign, e.pct)
+            : fmt::format("campaign {}, the first, is {:+.1f}% against the level after it; "
+                          "one campaign at the start cannot make a change point",
+                          e.campaign, e.pct));
+  if (!key.changes.empty()) return notes;
+  if (key.noise_from_intervals)
+    notes.push_back(fmt::format(
+        "no change point: {} campaign{} cannot show one (a change must last 2 campaigns after "
+        "2 before it); the noise shown is the measurements' own spread",
+        key.points.size(), key.points.size() == 1 ? "" : "s"));
+  else if (key.noise_pct >= key.min_effect_pct && key.min_effect_pct > 0)
+    notes.push_back(fmt::format(
+        "no change point: the series moves {:.1f}% from one campaign to the next (its noise), "
+        "more than the {:.1f}% a change must reach, so a change of that size cannot be told "
+        "from noise; quieter measurements (replicates, an idle machine) are needed",
+        key.noise_pct, key.min_effect_pct));
+  else
+    notes.push_back("no change point");
+  return notes;
+}
+
 History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vector<ResultRow>& rows,
                      const HistoryOptions& options) {
   History history;
@@ -154,6 +183,10 @@ History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vect
     policy.confidence = t.policy.confidence;
     const ChangePointAnalysis analysis = FindChangePoints(values, policy);
     key.noise_pct = analysis.noise_pct;
+    key.noise_from_intervals = analysis.noise_from_intervals;
+    key.min_effect_pct = policy.min_effect_pct;
+    for (const EdgeShift& e : analysis.edge_shifts)
+      key.edges.push_back({key.points[e.index].campaign, e.latest, e.pct});
     key.busy_used = analysis.busy_used;
     for (std::size_t i = 0; i < key.points.size(); ++i) {
       key.points[i].use = analysis.use[i];

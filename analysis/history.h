@@ -62,13 +62,25 @@ struct HistoryChange {
   std::size_t campaigns_since = 0;             // campaigns of the series from first_bad on
 };
 
+// A shift at an end of the series that is not yet a change point (stats/change_points.h, rule
+// 5): the latest campaign off the level before it (the next campaign tells a bad night from a
+// change), or the first off the level after it.
+struct HistoryEdge {
+  std::int64_t campaign = 0;
+  bool latest = false;  // else the first
+  double pct = 0;       // against the level of the rest of its stretch; > 0: slower
+};
+
 struct KeyHistory {
   std::string sweep, trial_key, label, device;
   std::vector<HistoryPoint> points;  // time order
   std::vector<HistoryChange> changes;
-  double noise_pct = 0;    // the series' night-to-night noise
-  bool busy_used = false;  // most campaigns were busy: busy ones took part
-  std::string thresholds;  // Thresholds::Describe() of its device kind
+  double noise_pct = 0;               // the series' night-to-night noise
+  bool noise_from_intervals = false;  // too few campaigns: the noise is the points' own spread
+  double min_effect_pct = 0;          // the smallest change a change point must reach
+  std::vector<HistoryEdge> edges;     // shifts at the ends, not yet change points
+  bool busy_used = false;             // most campaigns were busy: busy ones took part
+  std::string thresholds;             // Thresholds::Describe() of its device kind
   // The fitted level's change: the latest segment's level against the first's (so one bad
   // night at either end does not make one); 0 when no change point splits the series.
   double level_change_pct = 0;
@@ -76,6 +88,12 @@ struct KeyHistory {
   // their use): what a reader comparing the first and the last number sees.
   double first_to_latest_pct = 0;
 };
+
+// What to tell a reader about `key` beyond its change points, one sentence each: every shift
+// at an end of the series, and when no change point was found, why not (the series too noisy
+// for one, too short to estimate its noise, or simply none). Shared by `ditbench history` and
+// the report's History section so that both say the same.
+std::vector<std::string> HistoryNotes(const KeyHistory& key);
 
 struct History {
   std::vector<KeyHistory> keys;         // by sweep, then label, then key

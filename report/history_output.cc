@@ -39,17 +39,18 @@ void WriteTable(const History& history, std::ostream& out) {
     out << fmt::format("\n{}  {}  [{}]\n", ForTerminal(key.trial_key), ForTerminal(key.label),
                        ForTerminal(key.sweep));
     const HistoryPoint& first = key.points.front();
-    out << fmt::format("  latest {} ms (campaign {}, build {}), {} campaign{}, noise {:.1f}%\n",
+    out << fmt::format("  latest {} ms (campaign {}, build {}), {} campaign{}, noise {:.1f}%{}\n",
                        Ms(latest.latency_ms), latest.campaign, ForTerminal(latest.build),
-                       key.points.size(), key.points.size() == 1 ? "" : "s", key.noise_pct);
+                       key.points.size(), key.points.size() == 1 ? "" : "s", key.noise_pct,
+                       key.noise_from_intervals ? " (the measurements' own spread)" : "");
     out << fmt::format(
         "  first -> latest: {} -> {} ms ({:+.1f}%), campaign {} -> {}; level "
         "change {:+.1f}% (the fitted level of the latest segment against the "
         "first's)\n",
         Ms(first.latency_ms), Ms(latest.latency_ms), key.first_to_latest_pct, first.campaign,
         latest.campaign, key.level_change_pct);
-    if (key.changes.empty()) out << "  no change point\n";
     for (const HistoryChange& change : key.changes) out << "  change: " << ChangeText(change) << "\n";
+    for (const std::string& note : HistoryNotes(key)) out << "  " << note << "\n";
     std::vector<std::int64_t> busy, disturbed;
     for (const HistoryPoint& p : key.points) {
       if (p.use == PointUse::kBusy) busy.push_back(p.campaign);
@@ -106,6 +107,13 @@ void WriteCsv(const History& history, std::ostream& out) {
 
 // One row per trial key: its first and latest measurement and their change, the fitted level's
 // change, the noise and the change points; a number from a busy measurement says so.
+// HistoryNotes in one cell.
+std::string Notes(const KeyHistory& key) {
+  std::string text;
+  for (const std::string& note : HistoryNotes(key)) text += (text.empty() ? "" : "; ") + note;
+  return text;
+}
+
 void WriteMarkdown(const History& history, std::ostream& out) {
   Table table(
       {{.name = "sweep"},
@@ -117,7 +125,8 @@ void WriteMarkdown(const History& history, std::ostream& out) {
        {.name = "first to latest", .hint = ColumnHint::kPercent, .sign = true, .notes = true},
        {.name = "level change", .hint = ColumnHint::kPercent, .sign = true, .notes = true},
        {.name = "noise", .hint = ColumnHint::kPercent},
-       {.name = "change points", .hint = ColumnHint::kCount}});
+       {.name = "change points", .hint = ColumnHint::kCount},
+       {.name = "notes"}});
   for (const KeyHistory& key : history.keys) {
     const HistoryPoint& first = key.points.front();
     const HistoryPoint& latest = key.points.back();
@@ -127,7 +136,7 @@ void WriteMarkdown(const History& history, std::ostream& out) {
                   Cell(latest.latency_ms, latest.busy ? busy : ""),
                   Cell(key.first_to_latest_pct, first.busy || latest.busy ? busy : ""),
                   Cell(key.level_change_pct, key.busy_used ? "busy points used" : ""),
-                  key.noise_pct, key.changes.size()});
+                  key.noise_pct, key.changes.size(), Notes(key)});
   }
   PrintMarkdown(table, out);
 }
@@ -189,6 +198,9 @@ void WriteHistory(const History& history, const std::string& format, std::ostrea
                         {"level_change_pct", key.level_change_pct},
                         {"trend_pct", key.level_change_pct},  // version 1's name for it
                         {"noise_pct", key.noise_pct},
+                        {"noise_from_intervals", key.noise_from_intervals},
+                        {"edges", nlohmann::json::array()},
+                        {"notes", HistoryNotes(key)},
                         {"busy_used", key.busy_used},
                         {"thresholds", key.thresholds},
                         {"points", nlohmann::json::array()},
@@ -204,6 +216,8 @@ void WriteHistory(const History& history, const std::string& format, std::ostrea
                              {"busy", p.busy},
                              {"use", PointUseName(p.use)},
                              {"level_ms", p.level_ms}});
+    for (const HistoryEdge& e : key.edges)
+      k["edges"].push_back({{"campaign", e.campaign}, {"latest", e.latest}, {"pct", e.pct}});
     for (const HistoryChange& c : key.changes) {
       nlohmann::json environment = nlohmann::json::array();
       for (const SettingDifference& d : c.environment)

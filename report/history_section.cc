@@ -78,7 +78,7 @@ std::string RenderHistorySection(const History& history) {
     if (key.points.size() >= kHistoryMinCampaigns) keys.push_back(&key);
   if (keys.empty()) return "";
   std::stable_sort(keys.begin(), keys.end(), [](const KeyHistory* a, const KeyHistory* b) {
-    return !a->changes.empty() && b->changes.empty();
+    return (!a->changes.empty() || !a->edges.empty()) && b->changes.empty() && b->edges.empty();
   });
   std::size_t changed = 0;
   for (const KeyHistory* key : keys) changed += key->changes.empty() ? 0 : 1;
@@ -106,6 +106,9 @@ std::string RenderHistorySection(const History& history) {
     for (const HistoryChange& c : key.changes)
       caption += fmt::format("<br>{:+.1f}% from campaign {} (build {}, was {})", c.change.pct,
                              c.first_bad, HtmlEscape(c.bad_build), HtmlEscape(c.good_build));
+    for (const HistoryEdge& e : key.edges)
+      caption += fmt::format("<br>{:+.1f}% at campaign {}, the {}: not yet a change point", e.pct,
+                             e.campaign, e.latest ? "latest" : "first");
     html += fmt::format(
         "<figure><div class=\"history-chart\"><canvas id=\"{}\"></canvas></div>"
         "<figcaption>{}</figcaption></figure>\n",

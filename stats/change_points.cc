@@ -19,11 +19,20 @@ double Median(std::vector<double> values) {
   return Quantile(values, 0.5);
 }
 
-// Noise tau (rule 1) from the log values of the usable points, in order.
+// The fewest steps between consecutive points from which the series' own noise is estimated:
+// with fewer, one level shift is half of their median or more.
+constexpr std::size_t kMinNoiseSteps = 3;
+
+// A point's own spread c_i on the log scale (rule 1); 0 without an interval.
+double OwnSpread(const SeriesPoint& p) {
+  return p.low > 0 && p.high > p.low ? (std::log(p.high) - std::log(p.low)) / (2 * kIntervalZ) : 0;
+}
+
+// Noise tau (rule 1) from the log values of the usable points, in order; REQUIRES: at least
+// kMinNoiseSteps steps.
 double SeriesNoise(const std::vector<double>& y) {
   std::vector<double> steps;
   for (std::size_t i = 1; i < y.size(); ++i) steps.push_back(std::abs(y[i] - y[i - 1]));
-  if (steps.empty()) return kMinNoise;
   return std::max(kMinNoise, 1.4826 * Median(steps) / std::sqrt(2.0));
 }
 
@@ -112,10 +121,21 @@ ChangePointAnalysis FindChangePoints(const std::vector<SeriesPoint>& series,
   }
   std::vector<double> quiet_y;
   for (std::size_t i : quiet) quiet_y.push_back(std::log(series[i].value));
-  const double tau = SeriesNoise(quiet_y);
+  analysis.noise_from_intervals = quiet.size() < kMinNoiseSteps + 1;
+  double tau = kMinNoise;
+  bool known_spread = false;  // a short series' points have intervals
+  if (analysis.noise_from_intervals) {
+    std::vector<double> spreads;
+    for (std::size_t i : quiet) spreads.push_back(OwnSpread(series[i]));
+    if (!spreads.empty()) tau = std::max(kMinNoise, Median(spreads));
+    known_spread = tau > kMinNoise;
+  } else {
+    tau = SeriesNoise(quiet_y);
+  }
   analysis.noise_pct = std::expm1(tau) * 100;
   for (std::size_t q = 0; q < quiet.size(); ++q) {
-    if (q == 0 || q + 1 == quiet.size()) continue;
+    if (q == 0 || q + 1 == quiet.size() || (analysis.noise_from_intervals && !known_spread))
+      continue;
     std::vector<double> left, right;
     for (std::size_t k = 1; k <= kNeighbours && k <= q; ++k) left.push_back(quiet_y[q - k]);
     for (std::size_t k = 1; k <= kNeighbours && q + k < quiet.size(); ++k)
@@ -130,9 +150,7 @@ ChangePointAnalysis FindChangePoints(const std::vector<SeriesPoint>& series,
   for (std::size_t i = 0; i < n; ++i) {
     if (analysis.use[i] != PointUse::kUsed) continue;
     const SeriesPoint& p = series[i];
-    const double own = p.low > 0 && p.high > p.low
-                           ? (std::log(p.high) - std::log(p.low)) / (2 * kIntervalZ)
-                           : 0;
+    const double own = OwnSpread(p);
     used.push_back(i);
     y.push_back(std::log(p.value));
     w.push_back(1 / std::sqrt(own * own + tau * tau));
@@ -186,6 +204,24 @@ ChangePointAnalysis FindChangePoints(const std::vector<SeriesPoint>& series,
     const std::size_t last = end == used.size() ? n : used[end];
     for (std::size_t i = first; i < last; ++i) analysis.level[i] = level;
   }
+
+  // Rule 5: a shift at either end, against the level of the rest of its segment.
+  // The rest: the segment's inner points when it has 3 or more (the other end may be shifted
+  // too), else its other point.
+  const auto edge = [&](std::size_t from, std::size_t to, std::size_t edge_k, bool latest) {
+    std::vector<std::pair<double, double>> rest;
+    for (std::size_t k = from; k < to; ++k)
+      if (k != edge_k && (to - from < 3 || (k != from && k + 1 != to)))
+        rest.emplace_back(y[k], w[k]);
+    if (rest.empty()) return;
+    const double off = y[edge_k] - FitSegment(rest).level;
+    const double pct = std::expm1(off) * 100;
+    if (std::abs(off) > kDisturbedNoise * tau && std::abs(pct) >= policy.min_effect_pct)
+      analysis.edge_shifts.push_back({used[edge_k], latest, pct});
+  };
+  const std::size_t first_end = starts.size() > 1 ? starts[1] : used.size();
+  if (first_end >= 3) edge(0, first_end, 0, /*latest=*/false);
+  edge(starts.back(), used.size(), used.size() - 1, /*latest=*/true);
   return analysis;
 }
 

@@ -28,6 +28,18 @@
 //     of the segments on either side, with its distribution-free interval (stats/change.h).
 //     It is kept when the interval excludes 0 and |size| reaches min_effect_pct; otherwise
 //     the weakest failing boundary is dropped, its segments merged, and all are judged again.
+//  5. Ends. A usable point at either end of the series can never be a segment of its own
+//     (min_segment), so a shift that began at the latest campaign (or ended after the first)
+//     is not yet a change point. Such a point is an *edge shift* when it lies more than
+//     kDisturbedNoise tau and at least min_effect_pct off the level of the rest of its segment
+//     (in the middle of the series it would be disturbed): the next campaign tells a
+//     disturbance from a change. The rest of a segment of 3 or more points is its inner
+//     points (the other end may have shifted too); of 2, the other point, and then only the
+//     latest point is judged (the first's shift would be the same comparison).
+// With fewer than 3 steps between usable quiet points the series cannot tell its noise from
+// a shift (one step would be half of the median), so tau is then the median of the points' own
+// spreads c_i (at least kMinNoise), ChangePointAnalysis::noise_from_intervals says so, and no
+// point is judged disturbed unless the points have intervals.
 #pragma once
 
 #include <cstddef>
@@ -65,12 +77,22 @@ struct ChangePoint {
   ChangeEstimate change;
 };
 
+// A shift at an end of the series that rule 5 cannot yet call a change point: `index` is the
+// first or the latest point; pct is its latency against the level of the rest of its segment.
+struct EdgeShift {
+  std::size_t index = 0;
+  bool latest = false;  // the latest point (else the first)
+  double pct = 0;
+};
+
 struct ChangePointAnalysis {
   std::vector<PointUse> use;          // per point
   std::vector<double> level;          // per point: its segment's weighted median latency (ms)
   double noise_pct = 0;               // tau as a percentage, (exp(tau) - 1) * 100
+  bool noise_from_intervals = false;  // too few steps: tau from the points' own intervals
   bool busy_used = false;             // most points were busy: busy ones were used (rule 2)
   std::vector<ChangePoint> changes;   // in time order
+  std::vector<EdgeShift> edge_shifts;  // rule 5, the first point's before the latest's
 };
 
 // REQUIRES: every value > 0. An empty series gives an empty analysis.

@@ -193,15 +193,54 @@ TEST_F(HistoryTest, TheTableNamesFirstToLatestAndTheLevelChangeApart) {
   EXPECT_EQ(parsed["keys"][0]["first_ms"], 40.66);
 }
 
+TEST_F(HistoryTest, ALatestCampaignSixtyTimesSlowerIsNamedNotCalledNoChange) {
+  Write(/*nights=*/3, /*step_at=*/3, /*step=*/60);  // 100 -> 100 -> 6000 ms
+  const History history = Load();
+  // The 1-rank key took the step; the 2-rank one did not.
+  const auto stepped =
+      std::find_if(history.keys.begin(), history.keys.end(),
+                   [](const KeyHistory& k) { return k.first_to_latest_pct > 1000; });
+  ASSERT_NE(stepped, history.keys.end());
+  const KeyHistory& key = *stepped;
+  EXPECT_TRUE(key.changes.empty());
+  EXPECT_TRUE(key.noise_from_intervals);
+  EXPECT_LT(key.noise_pct, 10);  // not the step itself (over 700%)
+  ASSERT_EQ(key.edges.size(), 1u);
+  EXPECT_TRUE(key.edges[0].latest);
+  std::ostringstream text;
+  WriteHistory(history, "table", text);
+  EXPECT_THAT(text.str(), HasSubstr("not a change point yet: campaign 3, the latest, is +"));
+  EXPECT_THAT(text.str(), Not(HasSubstr("  no change point\n  not a change point")));
+}
+
+TEST_F(HistoryTest, ASeriesNoisierThanTheSmallestChangeSaysWhyItHasNone) {
+  auto db = ResultsDb::Open(path_);
+  for (int night = 1; night <= 6; ++night) {  // 23, 1400, 23, 1400, ... ms
+    const std::int64_t id = db->writer().ResumeOrCreateCampaign(
+        test::MakeCampaign("nightly", fmt::format("b{}", night)), true);
+    const double ms = night % 2 ? 23 : 1400;
+    db->writer().RecordTrial(
+        id, test::MakeTrialWithSamples(test::MakeConfig(1), {ms, ms * 1.01, ms * 0.99}));
+  }
+  db.reset();
+  const History history = Load();
+  ASSERT_EQ(history.keys.size(), 1u);
+  EXPECT_TRUE(history.keys[0].changes.empty());
+  const std::vector<std::string> notes = HistoryNotes(history.keys[0]);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_THAT(notes.back(), HasSubstr("cannot be told from noise"));
+}
+
 TEST_F(HistoryTest, MarkdownIsOnePipeTableRowPerKey) {
   Write();
   std::ostringstream markdown;
   WriteHistory(Load(), "markdown", markdown);
   const std::string text = markdown.str();
-  EXPECT_THAT(text, ::testing::StartsWith(
-                        "| sweep | trial key | configuration | campaigns | first ms | latest ms "
-                        "| first to latest | level change | noise | change points |\n"
-                        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"));
+  EXPECT_THAT(text,
+              ::testing::StartsWith(
+                  "| sweep | trial key | configuration | campaigns | first ms | latest ms "
+                  "| first to latest | level change | noise | change points | notes |\n"
+                  "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n"));
   EXPECT_EQ(Count(text, "\n"), 2 + 2);
   EXPECT_EQ(Count(text, "| nightly | "), 2);
 }

@@ -146,11 +146,11 @@ TEST_F(HistoryEndToEndTest, MarkdownIsAPipeTableOfFirstLatestAndLevelChange) {
   std::getline(lines, row);
   EXPECT_EQ(header,
             "| sweep | trial key | configuration | campaigns | first ms | latest ms | "
-            "first to latest | level change | noise | change points |");
-  EXPECT_EQ(rule, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+            "first to latest | level change | noise | change points | notes |");
+  EXPECT_EQ(rule, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
   EXPECT_THAT(row, ::testing::StartsWith("| nightly | "));
   EXPECT_THAT(row, HasSubstr(" | 3 | "));  // campaigns
-  EXPECT_EQ(std::count(row.begin(), row.end(), '|'), 11) << row;
+  EXPECT_EQ(std::count(row.begin(), row.end(), '|'), 12) << row;
   EXPECT_FALSE(std::getline(lines, more)) << more;  // one key
 }
 

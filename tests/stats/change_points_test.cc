@@ -107,6 +107,50 @@ TEST(ChangePointsTest, ALastBadNightIsNotYetAChange) {
   ASSERT_EQ(FindChangePoints(series).changes.size(), 1u);
 }
 
+TEST(ChangePointsTest, ALastBadNightIsAnEdgeShiftTheNextNightJudges) {
+  std::vector<SeriesPoint> series = Nights();
+  series.back().value *= 60;  // 100 ms -> 6000 ms on the latest night
+  const ChangePointAnalysis a = FindChangePoints(series);
+  EXPECT_TRUE(a.changes.empty());
+  ASSERT_EQ(a.edge_shifts.size(), 1u);
+  EXPECT_TRUE(a.edge_shifts[0].latest);
+  EXPECT_EQ(a.edge_shifts[0].index, series.size() - 1);
+  EXPECT_NEAR(a.edge_shifts[0].pct, 5900, 300);
+  // Within the noise (the wobble is 2%) the latest night is no edge shift.
+  EXPECT_TRUE(FindChangePoints(Nights()).edge_shifts.empty());
+  // Once a change point begins there, it is one, and no longer an edge shift.
+  series[28].value *= 60;
+  const ChangePointAnalysis two = FindChangePoints(series);
+  EXPECT_EQ(two.changes.size(), 1u);
+  EXPECT_TRUE(two.edge_shifts.empty());
+}
+
+TEST(ChangePointsTest, AFirstNightOffTheRestIsAnEdgeShift) {
+  const std::vector<SeriesPoint> series = {{23, 22.5, 23.5, false},
+                                           {1400, 1390, 1410, false},
+                                           {1401, 1390, 1410, false},
+                                           {1399, 1390, 1410, false}};
+  const ChangePointAnalysis a = FindChangePoints(series);
+  EXPECT_TRUE(a.changes.empty());
+  ASSERT_EQ(a.edge_shifts.size(), 1u);
+  EXPECT_FALSE(a.edge_shifts[0].latest);
+  EXPECT_EQ(a.edge_shifts[0].index, 0u);
+  EXPECT_LT(a.edge_shifts[0].pct, -95);
+}
+
+TEST(ChangePointsTest, AShortSeriesTakesItsNoiseFromItsIntervalsNotFromTheStep) {
+  // 23 -> 1400 ms in three campaigns: one step is half of the two steps' median, so the
+  // series' own noise would be 762%; the measurements' spread (1%) is what is known.
+  const std::vector<SeriesPoint> series = {
+      {23, 22.8, 23.2, false}, {23.1, 22.9, 23.3, false}, {1400, 1386, 1414, false}};
+  const ChangePointAnalysis a = FindChangePoints(series);
+  EXPECT_TRUE(a.noise_from_intervals);
+  EXPECT_LT(a.noise_pct, 2);
+  ASSERT_EQ(a.edge_shifts.size(), 1u);
+  EXPECT_TRUE(a.edge_shifts[0].latest);
+  EXPECT_FALSE(FindChangePoints(Nights()).noise_from_intervals);
+}
+
 TEST(ChangePointsTest, AChangeBelowTheMinimumEffectIsNone) {
   const std::vector<SeriesPoint> series = Nights(100, 15, 1.04);
   ChangePointPolicy policy;
