@@ -3,8 +3,10 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <variant>
 
@@ -12,6 +14,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/campaign_roles.h"
+#include "analysis/configuration_group.h"
 #include "analysis/speedup.h"
 #include "base/table_printers.h"
 #include "base/terminal_text.h"
@@ -35,8 +39,8 @@ namespace {
 // frames, the speedup's doubts and quality, only when some row has a value other than NULL, 0
 // or "" (kShownWhenSet: frames for clips, output error and PSNR where the sweep has them).
 const std::vector<std::string> kTableColumns = [] {
-  std::vector<std::string> columns = {"campaign",   "trial_key", "status",    "model",
-                                      "resolution", "frames",    "precision", "scope"};
+  std::vector<std::string> columns = {"campaign", "trial_key", "status", "model",   "resolution",
+                                      "frames",   "precision", "scope",  "settings"};
   for (const DegreeInfo& d : kDegreeTable) columns.emplace_back(d.name);
   columns.emplace_back("world_size");
   for (const MetricInfo* m : MetricsShownIn(kShownInQueryDefault)) columns.emplace_back(m->name);
@@ -45,7 +49,7 @@ const std::vector<std::string> kTableColumns = [] {
   return columns;
 }();
 const std::vector<std::string> kShownWhenSet = [] {
-  std::vector<std::string> columns = {"frames", "speedup_trust", "quality"};
+  std::vector<std::string> columns = {"frames", "settings", "speedup_trust", "quality"};
   for (const MetricInfo* m : MetricsShownIn(kShownInQueryDefault))
     if (m->shown_in & kShownOnlyWhenSet) columns.emplace_back(m->name);
   return columns;
@@ -70,9 +74,9 @@ void DropEmptyOptionalColumns(ResultTable& table) {
 }
 
 // Whether the query shows or filters on a column the analysis layer computes.
-bool UsesSpeedup(const ResultsQuery& query) {
+bool UsesDerived(const ResultsQuery& query) {
   const auto derived = [](const std::string& column) {
-    return column == "speedup" || column == "speedup_trust";
+    return column == "speedup" || column == "speedup_trust" || column == "settings";
   };
   return query.columns.empty() ||
          std::any_of(query.columns.begin(), query.columns.end(), derived) ||
@@ -81,11 +85,28 @@ bool UsesSpeedup(const ResultsQuery& query) {
                      [&](const ResultsCondition& c) { return derived(c.column); });
 }
 
-// The speedups the report shows (analysis/speedup.h), over the campaigns that answer
-// (analysis/campaign_roles.h), joined to the view by storage: one row, one speedup everywhere.
-void AddSpeedups(ResultsReader& db, ResultsQuery& query) {
-  for (const auto& [trial, speedup] : AnsweringSpeedups(db))
-    query.speedups.push_back({trial.first, trial.second, speedup.value, speedup.trust.Names()});
+// What the analysis layer derives for every stored trial, joined to the view by storage: the
+// speedups the report shows (analysis/speedup.h), over the campaigns that answer
+// (analysis/campaign_roles.h), so one row has one speedup everywhere; and each trial's
+// settings label (SettingsLabel), so a sweep over any setting reads apart.
+void AddDerived(ResultsReader& db, ResultsQuery& query) {
+  const std::vector<CampaignInfo> campaigns = db.Campaigns();
+  std::vector<std::int64_t> ids;
+  for (const CampaignInfo& c : campaigns) ids.push_back(c.id);
+  const std::vector<ResultRow> rows = db.Results(ids);
+  const std::set<std::int64_t> answering = AnsweringCampaigns(campaigns);
+  std::vector<ResultRow> answering_rows;
+  for (const ResultRow& row : rows)
+    if (answering.count(row.campaign)) answering_rows.push_back(row);
+  const std::map<TrialId, Speedup> speedups = TrialSpeedups(answering_rows);
+  for (const ResultRow& row : rows) {
+    DerivedRowValues values{row.campaign, row.trial_key, std::nullopt, "", SettingsLabel(row)};
+    if (auto found = speedups.find({row.campaign, row.trial_key}); found != speedups.end()) {
+      values.speedup = found->second.value;
+      values.trust = found->second.trust.Names();
+    }
+    query.derived.push_back(std::move(values));
+  }
 }
 
 // Formats people read (a console, a pull request): the compact columns by default.
@@ -299,7 +320,7 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
     ResultTable table;
     if (options.sql.empty()) {
       ResultsQuery query = BuildQuery(options);
-      if (UsesSpeedup(query)) AddSpeedups(db->reader(), query);
+      if (UsesDerived(query)) AddDerived(db->reader(), query);
       table = db->console().QueryResults(query);
       if (options.columns.empty() && HumanFormat(options.format)) DropEmptyOptionalColumns(table);
     } else {

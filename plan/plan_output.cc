@@ -4,11 +4,13 @@
 #include <array>
 #include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "base/table_printers.h"
+#include "experiments/trial_identity.h"
 #include "experiments/trial_rows.h"
 #include "machine/placement_policy.h"
 #include "plan/device_prior.h"
@@ -34,13 +36,16 @@ std::string Model(const TrialConfig& c) {
 
 // A setting the plan table shows in a column of its own when it varies among the sweep's
 // trials (the model, resolution, precision and parallel degrees always have theirs): without
-// it, two trials that differ only there would print identical rows. In the table's order; a
-// new computation field adds a row.
+// it, two trials that differ only there would print identical rows. In the table's order; the
+// last, "settings", names every other setting of the trial's computation (its identity) that
+// is not at its default ("graph=cuda_graph vae_tile=128", as `query`'s settings column and
+// the report's labels name them), so that a new computation field shows with no row here.
 struct VaryingColumn {
   std::string_view heading;
   std::string (*value)(const TrialConfig&);
 };
-constexpr std::array<VaryingColumn, 11> kVaryingColumns{{
+std::string OtherSettings(const TrialConfig& c);
+constexpr std::array<VaryingColumn, 10> kVaryingColumns{{
     {"frames", [](const TrialConfig& c) { return std::to_string(c.frames); }},
     {"scope", [](const TrialConfig& c) { return std::string(ScopeName(c.scope)); }},
     {"batch", [](const TrialConfig& c) { return std::to_string(c.batch); }},
@@ -49,16 +54,53 @@ constexpr std::array<VaryingColumn, 11> kVaryingColumns{{
     {"patches",
      [](const TrialConfig& c) { return std::to_string(c.effective_pipefusion_patches()); }},
     // As the trial key has it: without PipeFusion the setting computes nothing.
-    {"pf sync", [](const TrialConfig& c) {
+    {"pf sync",
+     [](const TrialConfig& c) {
        return c.pipefusion > 1 ? std::to_string(c.pipefusion_warmup_steps) : std::string("-");
      }},
-    {"vae tile", [](const TrialConfig& c) { return std::to_string(c.vae_tile); }},
-    {"graph", [](const TrialConfig& c) { return std::string(GraphModeName(c.graph)); }},
     {"weights",
      [](const TrialConfig& c) { return c.weights.empty() ? std::string("-") : c.weights; }},
     {"vae weights",
      [](const TrialConfig& c) { return c.vae_weights.empty() ? std::string("-") : c.vae_weights; }},
+    {"settings", OtherSettings},
 }};
+
+// The computation's fields that the table names elsewhere: its fixed columns, the rows above,
+// the degrees and a command's own fields (in the trial's name).
+bool NamedByAColumn(const std::string& field) {
+  static const std::set<std::string> named = [] {
+    std::set<std::string> fields = {"model",
+                                    "resolution",
+                                    "precision",
+                                    "frames",
+                                    "scope",
+                                    "batch",
+                                    "steps",
+                                    "seed",
+                                    "weights",
+                                    "vae_weights",
+                                    "pipefusion_patches",
+                                    "pipefusion_warmup_steps",
+                                    "command",
+                                    "custom",
+                                    "workload",
+                                    "model_overrides"};
+    for (const DegreeInfo& d : kDegreeTable) fields.emplace(d.name);
+    return fields;
+  }();
+  return named.count(field) > 0;
+}
+
+std::string OtherSettings(const TrialConfig& c) {
+  std::string text;
+  const nlohmann::json identity = IdentityJson(ComputationJson(c));
+  for (const auto& [field, value] : identity.items()) {
+    if (NamedByAColumn(field)) continue;
+    text += fmt::format("{}{}={}", text.empty() ? "" : " ", field,
+                        value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return text.empty() ? "-" : text;
+}
 
 // The columns of kVaryingColumns whose value is not the same for every trial of `plan`.
 std::vector<const VaryingColumn*> VaryingColumns(const SweepPlan& plan) {
@@ -83,7 +125,9 @@ std::vector<Column> PlanColumns(const std::vector<const VaryingColumn*>& varying
                                  {.name = "res", .align = Align::kRight, .min_width = 5, .gap = 1},
                                  {.name = "prec", .min_width = 5, .gap = 1}};
   for (const VaryingColumn* v : varying)
-    columns.push_back({.name = std::string(v->heading), .align = Align::kRight, .gap = 1});
+    columns.push_back({.name = std::string(v->heading),
+                       .align = v->value == OtherSettings ? Align::kLeft : Align::kRight,
+                       .gap = 1});
   for (const DegreeInfo& d : kDegreeTable)
     columns.push_back(
         {.name = std::string(d.short_label), .hint = ColumnHint::kCount, .min_width = 3, .gap = 1});

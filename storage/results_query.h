@@ -33,18 +33,22 @@ struct ResultsCondition {
   std::string column, op, value;
 };
 
-// A trial's speedup as the analysis layer computes it (analysis/speedup.h: the report's), and
-// its doubts ("busy, borrowed baseline"; "" when none). Storage only joins it to the view.
-struct TrialSpeedupValue {
+// What the analysis layer derives for one stored trial, which storage only joins to the view:
+// its speedup as the report shows it (analysis/speedup.h) with its doubts ("busy, borrowed
+// baseline"; "" when none), and its settings label (analysis/configuration_group.h:
+// SettingsLabel, "graph=cuda_graph vae_tile=128"; "" when every setting is at its default), so
+// that a sweep over any setting reads apart in `query` with no column of its own.
+struct DerivedRowValues {
   std::int64_t campaign = 0;
   std::string trial_key;
-  double speedup = 0;
+  std::optional<double> speedup;
   std::string trust;
+  std::string settings;
 };
 
 // An unknown sweep or campaign is a QueryError naming the known ones. Besides the view's
-// columns, `speedup` and `speedup_trust` may be selected, filtered and sorted on: the values
-// in `speedups` (NULL for a trial it does not name).
+// columns, `speedup`, `speedup_trust` and `settings` may be selected, filtered and sorted on:
+// the values in `derived` (NULL for a trial it does not name).
 struct ResultsQuery {
   std::optional<std::string> sweep;
   std::optional<std::int64_t> campaign;
@@ -53,7 +57,7 @@ struct ResultsQuery {
   std::vector<std::string> columns;          // empty: every column of the view
   std::string sort_column;                   // empty: campaign, group, latency, trial key
   bool descending = false;
-  std::vector<TrialSpeedupValue> speedups;  // filled by the caller from analysis/speedup.h
+  std::vector<DerivedRowValues> derived;  // filled by the caller from analysis/
 };
 
 using ResultCell = std::variant<std::monostate, std::int64_t, double, std::string>;

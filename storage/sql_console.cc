@@ -93,10 +93,10 @@ std::string StatusList() {
 // value for it must be a number.
 bool IsTextColumn(const std::string& column) {
   static const std::vector<std::string> text = {
-      "sweep",   "trial_key",       "status",    "model",   "precision",    "scope",
-      "device",  "build",           "error",     "host",    "started_at",   "finished_at",
-      "run_dir", "model_overrides", "workload",  "policy",  "health_note",  "axes",
-      "command", "metrics",         "placement", "quality", "speedup_trust"};
+      "sweep",   "trial_key",       "status",    "model",   "precision",     "scope",
+      "device",  "build",           "error",     "host",    "started_at",    "finished_at",
+      "run_dir", "model_overrides", "workload",  "policy",  "health_note",   "axes",
+      "command", "metrics",         "placement", "quality", "speedup_trust", "settings"};
   return std::find(text.begin(), text.end(), column) != text.end();
 }
 
@@ -115,15 +115,18 @@ std::vector<std::string> Column(sqlite3* db, const char* sql) {
   return values;
 }
 
-// The view plus `speedup` and `speedup_trust`, joined from the caller's values (one JSON array
-// bound as the statement's first parameter: [[campaign, trial_key, speedup, trust], ...]).
-constexpr const char* kResultsWithSpeedup = R"sql(
-  WITH speedups AS MATERIALIZED (
+// The view plus `speedup`, `speedup_trust` and `settings`, joined from the caller's values (one
+// JSON array bound as the statement's first parameter: [[campaign, trial_key, speedup, trust,
+// settings], ...]).
+constexpr const char* kResultsWithDerived = R"sql(
+  WITH derived AS MATERIALIZED (
     SELECT json_extract(value, '$[0]') AS campaign, json_extract(value, '$[1]') AS trial_key,
-           json_extract(value, '$[2]') AS speedup, json_extract(value, '$[3]') AS trust
+           json_extract(value, '$[2]') AS speedup, json_extract(value, '$[3]') AS trust,
+           json_extract(value, '$[4]') AS settings
     FROM json_each(?))
-  SELECT r.*, s.speedup AS speedup, NULLIF(s.trust, '') AS speedup_trust
-  FROM results r LEFT JOIN speedups s
+  SELECT r.*, s.speedup AS speedup, NULLIF(s.trust, '') AS speedup_trust,
+         NULLIF(s.settings, '') AS settings
+  FROM results r LEFT JOIN derived s
     ON s.campaign = r.campaign AND s.trial_key = r.trial_key)sql";
 
 // The custom axes of `command` trials in the database (names safe to quote), minus any that
@@ -169,8 +172,9 @@ const std::vector<std::string>& Operators() {
 
 ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
   std::vector<std::string> valid = ViewColumns(db_);
-  valid.push_back("speedup");  // joined below (kResultsWithSpeedup)
+  valid.push_back("speedup");  // joined below (kResultsWithDerived)
   valid.push_back("speedup_trust");
+  valid.push_back("settings");
   // Each custom axis of a command sweep is a column too, after the view's (from `axes`).
   const std::vector<std::string> custom = CustomAxes(db_, valid);
   std::string custom_select;
@@ -265,16 +269,16 @@ ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
     select = fmt::format("{}", fmt::join(quoted, ", "));
   }
   std::string where = clauses.empty() ? "" : fmt::format(" WHERE {}", fmt::join(clauses, " AND "));
-  std::string source = kResultsWithSpeedup;
-  const std::string speedup_column = "NULLIF(s.trust, '') AS speedup_trust";
-  source.replace(source.find(speedup_column), speedup_column.size(),
-                 speedup_column + custom_select);
+  std::string source = kResultsWithDerived;
+  const std::string last_column = "NULLIF(s.settings, '') AS settings";
+  source.replace(source.find(last_column), last_column.size(), last_column + custom_select);
   Statement statement(db_, fmt::format("SELECT {} FROM ({}) AS results{} ORDER BY {}", select,
                                        source, where, order));
-  nlohmann::json speedups = nlohmann::json::array();
-  for (const TrialSpeedupValue& v : query.speedups)
-    speedups.push_back({v.campaign, v.trial_key, v.speedup, v.trust});
-  statement.Bind(1, speedups.dump());
+  nlohmann::json derived = nlohmann::json::array();
+  for (const DerivedRowValues& v : query.derived)
+    derived.push_back({v.campaign, v.trial_key, v.speedup ? nlohmann::json(*v.speedup) : nullptr,
+                       v.trust, v.settings});
+  statement.Bind(1, derived.dump());
   for (std::size_t i = 0; i < values.size(); ++i) {
     const int index = static_cast<int>(i + 2);
     if (values[i].text) {

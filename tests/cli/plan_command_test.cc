@@ -17,6 +17,7 @@ namespace ditbench {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Every write fails as on a full disk.
 class FullDisk : public std::streambuf {
@@ -158,6 +159,42 @@ TEST(PlanCommandTest, MarkdownIsAPipeTableOfTheTrials) {
     EXPECT_THAT(line, ::testing::EndsWith(" | run |"));
   }
   EXPECT_EQ(rows, 2);
+}
+
+// Trials that differ only in a setting with no column of its own (here the graph mode and the
+// VAE tile) read apart: the settings column names what is not at its default, as `query`'s
+// settings column and the report's labels do; a sweep that varies none has no such column.
+TEST(PlanCommandTest, ASettingWithoutItsOwnColumnIsNamedInTheSettingsColumn) {
+  test::TempDir dir;
+  std::ofstream(dir / "sweep.yaml") << "name: s\n"
+                                       "defaults: {model: pixart-alpha-tiny, steps: 2, "
+                                       "scope: pipeline}\n"
+                                       "matrix:\n  graph: [eager, cuda_graph]\n"
+                                       "  vae_tile: [0, 128]\n";
+  std::ofstream(dir / "plain.yaml") << "name: p\n"
+                                       "defaults: {model: pixart-alpha-tiny, steps: 2}\n"
+                                       "matrix:\n  ulysses: [1, 2]\n";
+  const auto plan = [&](const std::string& sweep) {
+    CLI::App app;
+    CLI::App* sub = app.add_subcommand("plan");
+    std::function<int()> run = DefinePlanCommand(*sub);
+    app.parse("plan " + (dir / sweep).string() + " --gpus cpu:2 --db " + (dir / "none.db").string(),
+              false);
+    std::ostringstream out;
+    ::testing::internal::CaptureStderr();
+    {
+      StdoutTo redirect(out.rdbuf());
+      EXPECT_EQ(run(), 0);
+    }
+    ::testing::internal::GetCapturedStderr();
+    return out.str();
+  };
+  const std::string varied = plan("sweep.yaml");
+  EXPECT_THAT(varied, HasSubstr(" settings "));
+  EXPECT_THAT(varied, HasSubstr("graph=cuda_graph vae_tile=128"));
+  EXPECT_THAT(varied, HasSubstr(" vae_tile=128 "));
+  EXPECT_THAT(varied, HasSubstr(" graph=cuda_graph "));
+  EXPECT_THAT(plan("plain.yaml"), Not(HasSubstr("settings")));
 }
 
 // `advise` on a database without trials: every layout predicted, one pipe table with the

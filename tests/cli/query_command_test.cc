@@ -84,6 +84,30 @@ TEST_F(QueryCommandTest, TablePrintsCompactColumnsForEveryTrial) {
 
 // Milliseconds share their decimals down the column ("100.00", not "100.0" under "40.00"; issue
 // 34); a column of no known meaning keeps four significant digits.
+// Two trials that differ only in a setting with no column of its own read apart: the default
+// table gains `settings` (what is not at its default, as the report labels it), which can be
+// filtered on; a database whose trials are all at their defaults shows no such column.
+TEST_F(QueryCommandTest, ASettingWithoutAColumnOfItsOwnIsNamedInSettings) {
+  EXPECT_EQ(Run(Options()), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), Not(HasSubstr("settings")));
+  {
+    auto db = ResultsDb::Open(DbPath());
+    std::int64_t tiles = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("tiles"), false);
+    for (int tile : {0, 128}) {
+      TrialConfig config = test::MakeConfig(1);
+      config.vae_tile = tile;
+      db->writer().RecordTrial(tiles, test::MakeTrial(config, TrialStatus::kOk, 100 + tile));
+    }
+  }
+  QueryOptions options = Options();
+  options.sweep = "tiles";
+  EXPECT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr(" settings "));
+  EXPECT_THAT(out_.str(), HasSubstr("vae_tile=128"));
+  options.where = {"settings=vae_tile=128"};
+  EXPECT_THAT(Latencies(RunJson(options)), ElementsAre(228));
+}
+
 TEST_F(QueryCommandTest, TableAlignsTextLeftAndNumbersRight) {
   QueryOptions options = Options();
   options.campaign = 1;
