@@ -1,6 +1,7 @@
 #include "model_zoo/families/flux.h"
 
-#include "model_zoo/families/pixart.h"  // TimestepFeatures
+#include "model_zoo/layers/single_stream_block.h"
+#include "model_zoo/layers/timestep_features.h"
 
 namespace ditbench {
 namespace {
@@ -40,53 +41,6 @@ torch::Tensor FluxImageIds(int64_t rows, int64_t cols, const torch::TensorOption
   return torch::stack({torch::zeros_like(mesh[0]), mesh[0], mesh[1]}, -1).view({-1, 3});
 }
 
-FluxSingleBlockImpl::FluxSingleBlockImpl(int64_t dim, int64_t heads, int64_t mlp_ratio)
-    : dim_(dim), heads_(heads), mlp_dim_(mlp_ratio * dim) {
-  norm_linear_ = register_module("norm_linear", torch::nn::Linear(dim, 3 * dim));
-  norm_ = register_module("norm", PlainNorm(dim));
-  qkv_mlp_ = register_module("qkv_mlp", torch::nn::Linear(dim, 3 * dim + mlp_dim_));
-  norm_q_ = register_module("norm_q", RmsNorm(dim / heads));
-  norm_k_ = register_module("norm_k", RmsNorm(dim / heads));
-  proj_out_ = register_module("proj_out", torch::nn::Linear(dim + mlp_dim_, dim));
-}
-
-FluxSingleBlockImpl::Prepared FluxSingleBlockImpl::Prepare(const torch::Tensor& x,
-                                                           const torch::Tensor& shift,
-                                                           const torch::Tensor& scale,
-                                                           const RotaryTable& rotary) {
-  const int64_t b = x.size(0), n = x.size(1), hd = dim_ / heads_;
-  auto h = Modulate(norm_(x), shift, scale);
-  // One weight, two GEMMs over its row blocks: Q/K/V, and the MLP with GELU as its epilogue.
-  const auto &weight = qkv_mlp_->weight, &bias = qkv_mlp_->bias;
-  auto qkv = FusedLinear(h, weight.narrow(0, 0, 3 * dim_), bias.narrow(0, 0, 3 * dim_),
-                         Epilogue::kNone)
-                 .view({b, n, 3, heads_, hd})
-                 .unbind(2);
-  auto mlp = FusedLinear(h, weight.narrow(0, 3 * dim_, mlp_dim_),
-                         bias.narrow(0, 3 * dim_, mlp_dim_), Epilogue::kGeluTanh);
-  auto q = ApplyRotary(norm_q_(qkv[0]), rotary);
-  auto k = ApplyRotary(norm_k_(qkv[1]), rotary);
-  return {Qkv::FromPacked(torch::stack({q, k, qkv[2]}, 2)), mlp};
-}
-
-void FluxSingleBlockImpl::forward(torch::Tensor& image, torch::Tensor& text,
-                                  const torch::Tensor& temb, const RotaryTable& image_rotary,
-                                  const RotaryTable& text_rotary,
-                                  const ParallelContext& parallel) {
-  auto mod = Dense(norm_linear_, torch::silu(temb)).chunk(3, 1);  // shift, scale, gate
-  Prepared img = Prepare(image, mod[0], mod[1], image_rotary);
-  Prepared txt = Prepare(text, mod[0], mod[1], text_rotary);
-  AttentionOutput attn = parallel.Attend(img.qkv, txt.qkv);
-  auto finish = [&](const torch::Tensor& x, const torch::Tensor& attended,
-                    const torch::Tensor& mlp) {
-    auto a = attended.reshape({x.size(0), x.size(1), dim_});
-    auto out = GatedResidual(x, mod[2], Dense(proj_out_, torch::cat({a, mlp}, 2)));
-    return out.scalar_type() == torch::kHalf ? out.clamp(-65504, 65504) : out;
-  };
-  image = finish(image, attn.image, img.mlp);
-  text = finish(text, attn.text, txt.mlp);
-}
-
 FluxTransformerImpl::FluxTransformerImpl(const ModelConfig& c) : config_(c) {
   const int64_t d = c.hidden;
   const int64_t patch_in = int64_t(c.in_channels) * c.patch * c.patch;
@@ -102,7 +56,7 @@ FluxTransformerImpl::FluxTransformerImpl(const ModelConfig& c) : config_(c) {
   single_transformer_blocks_ =
       register_module("single_transformer_blocks", torch::nn::ModuleList());
   for (int i = 0; i < c.single_blocks; ++i)
-    single_transformer_blocks_->push_back(FluxSingleBlock(d, c.heads, c.mlp_ratio));
+    single_transformer_blocks_->push_back(SingleStreamBlock(d, c.heads, c.mlp_ratio));
   norm_out_ = register_module("norm_out", torch::nn::Linear(d, 2 * d));
   norm_ = register_module("norm", PlainNorm(d));
   proj_out_ = register_module("proj_out", torch::nn::Linear(d, patch_in));
@@ -149,7 +103,7 @@ void FluxTransformerImpl::RunBlock(int index, DitState& state, const ParallelCon
     transformer_blocks_[index]->as<JointBlockImpl>()->forward(
         state.image, state.text, state.conditioning, &image_rotary, &text_rotary_, parallel);
   } else {
-    single_transformer_blocks_[index - config_.depth]->as<FluxSingleBlockImpl>()->forward(
+    single_transformer_blocks_[index - config_.depth]->as<SingleStreamBlockImpl>()->forward(
         state.image, state.text, state.conditioning, image_rotary, text_rotary_, parallel);
   }
 }

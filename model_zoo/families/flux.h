@@ -7,9 +7,8 @@
 //
 // Sequence parallelism: every rank embeds the full latent and keeps its shard of image tokens;
 // text tokens stay replicated and reach attention as the joint tokens of
-// ParallelContext::Attend, in the double-stream blocks and in the single-stream blocks alike
-// (there diffusers concatenates text and image; here the two parts are kept apart, run through
-// the same weights, and attend jointly, which is the same function). The rotary table of the
+// ParallelContext::Attend, in the double-stream blocks (model_zoo/layers/joint_block.h) and in
+// the single-stream blocks (model_zoo/layers/single_stream_block.h) alike. The rotary table of the
 // whole image is built once per grid and each block takes this rank's rows of it through
 // ParallelContext::ShardSequence, so it follows the token shard, PipeFusion's patches included.
 #pragma once
@@ -23,34 +22,6 @@
 #include "model_zoo/layers/joint_block.h"
 
 namespace ditbench {
-
-// The single-stream block: shared weights over text and image tokens; one projection to
-// q/k/v and the MLP input, joint attention, one projection back from [attention, MLP].
-class FluxSingleBlockImpl : public torch::nn::Module {
- public:
-  FluxSingleBlockImpl(int64_t dim, int64_t heads, int64_t mlp_ratio);
-  // image: this rank's tokens; text: all text tokens (replicated). Updates both.
-  void forward(torch::Tensor& image, torch::Tensor& text, const torch::Tensor& temb,
-               const RotaryTable& image_rotary, const RotaryTable& text_rotary,
-               const ParallelContext& parallel);
-
- private:
-  // Everything before attention for one part of the sequence.
-  struct Prepared {
-    Qkv qkv;
-    torch::Tensor mlp;
-  };
-  Prepared Prepare(const torch::Tensor& x, const torch::Tensor& shift, const torch::Tensor& scale,
-                   const RotaryTable& rotary);
-
-  int64_t dim_, heads_, mlp_dim_;
-  torch::nn::Linear norm_linear_{nullptr};
-  torch::nn::LayerNorm norm_{nullptr};
-  torch::nn::Linear qkv_mlp_{nullptr};  // to_q, to_k, to_v and proj_mlp, fused
-  RmsNorm norm_q_{nullptr}, norm_k_{nullptr};
-  torch::nn::Linear proj_out_{nullptr};
-};
-TORCH_MODULE(FluxSingleBlock);
 
 class FluxTransformerImpl : public torch::nn::Module {
  public:

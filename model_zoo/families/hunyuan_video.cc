@@ -1,8 +1,8 @@
 #include "model_zoo/families/hunyuan_video.h"
 
-#include "model_zoo/families/flux.h"    // FluxSingleBlock
-#include "model_zoo/families/pixart.h"  // TimestepFeatures
 #include "model_zoo/layers/joint_block.h"
+#include "model_zoo/layers/single_stream_block.h"
+#include "model_zoo/layers/timestep_features.h"
 
 namespace ditbench {
 namespace {
@@ -113,7 +113,7 @@ HunyuanVideoTransformerImpl::HunyuanVideoTransformerImpl(const ModelConfig& c) :
   single_transformer_blocks_ =
       register_module("single_transformer_blocks", torch::nn::ModuleList());
   for (int i = 0; i < c.single_blocks; ++i)
-    single_transformer_blocks_->push_back(FluxSingleBlock(d, c.heads, c.mlp_ratio));
+    single_transformer_blocks_->push_back(SingleStreamBlock(d, c.heads, c.mlp_ratio));
   norm_out_ = register_module("norm_out", torch::nn::Linear(d, 2 * d));
   norm_ = register_module("norm", PlainNorm(d));
   proj_out_ = register_module(
@@ -162,7 +162,7 @@ void HunyuanVideoTransformerImpl::RunBlock(int index, DitState& state,
         state.image, state.text, state.conditioning, &rotary, nullptr, parallel);
   } else {
     const RotaryTable unrotated{torch::Tensor(), /*identity=*/true};
-    single_transformer_blocks_[index - config_.depth]->as<FluxSingleBlockImpl>()->forward(
+    single_transformer_blocks_[index - config_.depth]->as<SingleStreamBlockImpl>()->forward(
         state.image, state.text, state.conditioning, rotary, unrotated, parallel);
   }
 }

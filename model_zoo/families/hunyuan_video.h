@@ -4,8 +4,8 @@
 // `refiner_blocks` self-attention blocks with gated residuals); a conditioning vector from the
 // timestep, the pooled CLIP embedding and the distilled guidance; Flux's blocks after it,
 // `depth` dual-stream then `single_blocks` single-stream (model_zoo/layers/joint_block.h,
-// model_zoo/families/flux.h), with 3D rotary positions (theta 256, axes over frame, row and
-// column) on the video tokens only; an AdaLN-continuous final layer and unpatchify.
+// model_zoo/layers/single_stream_block.h), with 3D rotary positions (theta 256, axes over frame,
+// row and column) on the video tokens only; an AdaLN-continuous final layer and unpatchify.
 //
 // The text's padding: diffusers' forward takes an encoder_attention_mask (ones, then zeros for
 // padding) and masks the padded tokens as attention keys in the refiner and in every block, so

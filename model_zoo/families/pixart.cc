@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "model_zoo/layers/dit_layers.h"
+#include "model_zoo/layers/timestep_features.h"
 
 namespace ditbench {
 
@@ -17,17 +18,6 @@ torch::Tensor PixArtPositions(const ModelConfig& c, int64_t rows, int64_t cols) 
                                                  : double(std::max(c.sample_size / 64, 1));
   return SinCosPositions2d(c.hidden, SinCosAxis::Whole(rows), SinCosAxis::Whole(cols), base,
                            scale);
-}
-
-torch::Tensor TimestepFeatures(const torch::Tensor& timestep, int64_t dim) {
-  const int64_t half = dim / 2;
-  auto freqs = torch::exp(-std::log(10000.0) *
-                          torch::arange(half, torch::TensorOptions()
-                                                  .dtype(torch::kFloat32)
-                                                  .device(timestep.device())) /
-                          half);
-  auto args = timestep.to(torch::kFloat32).unsqueeze(1) * freqs.unsqueeze(0);
-  return torch::cat({torch::cos(args), torch::sin(args)}, 1);
 }
 
 PixArtBlockImpl::PixArtBlockImpl(const ModelConfig& c) : heads_(c.heads) {

@@ -75,8 +75,6 @@ TORCH_MODULE(PixArtTransformer);
 // sigma dropped from the prediction. REQUIRES: config.family == kPixArt.
 std::unique_ptr<DitModel> MakePixArt(const ModelConfig& config);
 
-// Sinusoidal timestep features [B, dim] (the DiT convention: cos then sin).
-torch::Tensor TimestepFeatures(const torch::Tensor& timestep, int64_t dim);
 // Fixed 2D sin-cos positions for a grid x grid token map as diffusers' PatchEmbed builds them
 // for `config` (sample size, interpolation scale): [grid * grid, hidden] in fp32.
 torch::Tensor PixArtPositions(const ModelConfig& config, int64_t grid);

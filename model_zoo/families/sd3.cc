@@ -1,6 +1,6 @@
 #include "model_zoo/families/sd3.h"
 
-#include "model_zoo/families/pixart.h"  // TimestepFeatures
+#include "model_zoo/layers/timestep_features.h"
 
 namespace ditbench {
 torch::Tensor Sd3Positions(const ModelConfig& c, int64_t rows, int64_t cols) {

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "model_zoo/families/pixart.h"  // TimestepFeatures
 #include "model_zoo/layers/flow_unipc.h"
+#include "model_zoo/layers/timestep_features.h"
 
 namespace ditbench {
 namespace {

@@ -19,7 +19,7 @@ std::string At(const std::string& prefix, int index);
 // One MM-DiT (double-stream) block's rules, ours at `ours`, diffusers' at `theirs`; SD3 and
 // Flux share it.
 void JointBlockRules(WeightRules& r, const std::string& ours, const std::string& theirs);
-// One single-stream block's rules (FluxSingleBlock: the fused q, k, v and MLP input), ours at
+// One single-stream block's rules (SingleStreamBlock: the fused q, k, v and MLP input), ours at
 // `ours`, diffusers' at `theirs`; Flux and HunyuanVideo share it.
 void SingleBlockRules(WeightRules& r, const std::string& ours, const std::string& theirs);
 
