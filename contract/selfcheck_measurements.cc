@@ -1,0 +1,151 @@
+#include "contract/selfcheck_measurements.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "base/untrusted_input.h"
+
+namespace ditbench {
+namespace {
+
+constexpr std::uint64_t kMaxSelfcheckBytes = 1ull << 20;
+constexpr int kMaxSelfcheckDepth = 8;
+
+[[noreturn]] void Fail(const std::string& where, const std::string& field,
+                       const std::string& expected) {
+  throw std::runtime_error(fmt::format("{}: '{}': expected {}", where, field, expected));
+}
+
+// A finite number >= 0 (figures are times, rates and errors).
+double Figure(const nlohmann::json& object, const std::string& key, const std::string& path,
+              const std::string& where) {
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_number() || !std::isfinite(found->get<double>()) ||
+      found->get<double>() < 0)
+    Fail(where, path + key, "a finite number >= 0");
+  return found->get<double>();
+}
+
+const nlohmann::json* Object(const nlohmann::json& json, const std::string& key,
+                             const std::string& where) {
+  const auto found = json.find(key);
+  if (found == json.end() || found->is_null()) return nullptr;
+  if (!found->is_object()) Fail(where, key, "an object");
+  return &*found;
+}
+
+std::string Text(const nlohmann::json& json, const std::string& key, const std::string& where) {
+  const auto found = json.find(key);
+  if (found == json.end()) return "";
+  if (!found->is_string()) Fail(where, key, "text");
+  return found->get<std::string>();
+}
+
+std::map<std::string, double> Figures(const nlohmann::json& object, const std::string& path,
+                                      const std::string& where) {
+  std::map<std::string, double> figures;
+  if (!object.is_object()) Fail(where, path, "an object of numbers");
+  for (const auto& [name, value] : object.items())
+    figures[name] = Figure(object, name, path + ".", where);
+  return figures;
+}
+
+}  // namespace
+
+nlohmann::json SelfcheckJson(const SelfcheckMeasurements& m) {
+  nlohmann::json json = {{"format", kSelfcheckFormat}, {"version", kSelfcheckFormatVersion},
+                         {"device", m.device},         {"device_name", m.device_name},
+                         {"torch", m.torch},           {"threads", m.threads},
+                         {"skipped", m.skipped},       {"errors", m.errors}};
+  if (m.timing)
+    json["timing"] = {{"gemm_ms", m.timing->gemm_ms},
+                      {"gemm_reference_ms", m.timing->gemm_reference_ms},
+                      {"forward_ms", m.timing->forward_ms},
+                      {"forward_reference_ms", m.timing->forward_reference_ms}};
+  if (m.cuda_graph)
+    json["cuda_graph"] = {{"max_abs_diff", m.cuda_graph->max_abs_diff},
+                          {"eager_ms", m.cuda_graph->eager_ms},
+                          {"graph_ms", m.cuda_graph->graph_ms}};
+  if (m.numerics)
+    json["numerics"] = {{"bf16_rel_error", m.numerics->bf16_rel_error},
+                        {"bound", m.numerics->bound}};
+  if (m.throughput) {
+    json["throughput"] = {{"matmul_n", m.throughput->matmul_n},
+                          {"matmul_tflops", m.throughput->matmul_tflops},
+                          {"attention_tflops", m.throughput->attention_tflops}};
+    if (m.throughput->memory_gbps) json["throughput"]["memory_gbps"] = *m.throughput->memory_gbps;
+  }
+  if (m.comm)
+    json["comm"] = {{"world_size", m.comm->world_size},
+                    {"all_to_all_gbps", m.comm->all_to_all_gbps},
+                    {"all_gather_gbps", m.comm->all_gather_gbps},
+                    {"latency_us", m.comm->latency_us}};
+  return json;
+}
+
+SelfcheckMeasurements SelfcheckFromJson(const nlohmann::json& json, const std::string& where) {
+  if (!json.is_object()) Fail(where, "", "a JSON object");
+  if (Text(json, "format", where) != kSelfcheckFormat)
+    Fail(where, "format", fmt::format("\"{}\"", kSelfcheckFormat));
+  const auto version = json.find("version");
+  if (version == json.end() || !version->is_number_integer() || version->get<std::int64_t>() < 1 ||
+      version->get<std::int64_t>() > kSelfcheckFormatVersion)
+    Fail(where, "version", fmt::format("1 to {}", kSelfcheckFormatVersion));
+  SelfcheckMeasurements m;
+  m.device = Text(json, "device", where);
+  m.device_name = Text(json, "device_name", where);
+  m.torch = Text(json, "torch", where);
+  if (json.contains("threads")) m.threads = static_cast<int>(Figure(json, "threads", "", where));
+  if (const nlohmann::json* t = Object(json, "timing", where))
+    m.timing = SelfcheckTiming{Figure(*t, "gemm_ms", "timing.", where),
+                               Figure(*t, "gemm_reference_ms", "timing.", where),
+                               Figure(*t, "forward_ms", "timing.", where),
+                               Figure(*t, "forward_reference_ms", "timing.", where)};
+  if (const nlohmann::json* g = Object(json, "cuda_graph", where))
+    m.cuda_graph = SelfcheckGraph{Figure(*g, "max_abs_diff", "cuda_graph.", where),
+                                  Figure(*g, "eager_ms", "cuda_graph.", where),
+                                  Figure(*g, "graph_ms", "cuda_graph.", where)};
+  if (const nlohmann::json* n = Object(json, "numerics", where))
+    m.numerics = SelfcheckNumerics{Figure(*n, "bf16_rel_error", "numerics.", where),
+                                   Figure(*n, "bound", "numerics.", where)};
+  if (const nlohmann::json* t = Object(json, "throughput", where)) {
+    SelfcheckThroughput throughput;
+    throughput.matmul_n = static_cast<int>(Figure(*t, "matmul_n", "throughput.", where));
+    if (t->contains("matmul_tflops"))
+      throughput.matmul_tflops = Figures(t->at("matmul_tflops"), "throughput.matmul_tflops", where);
+    if (t->contains("memory_gbps"))
+      throughput.memory_gbps = Figure(*t, "memory_gbps", "throughput.", where);
+    if (t->contains("attention_tflops"))
+      throughput.attention_tflops =
+          Figures(t->at("attention_tflops"), "throughput.attention_tflops", where);
+    m.throughput = throughput;
+  }
+  if (const nlohmann::json* c = Object(json, "comm", where))
+    m.comm = SelfcheckComm{static_cast<int>(Figure(*c, "world_size", "comm.", where)),
+                           Figure(*c, "all_to_all_gbps", "comm.", where),
+                           Figure(*c, "all_gather_gbps", "comm.", where),
+                           Figure(*c, "latency_us", "comm.", where)};
+  if (const nlohmann::json* s = Object(json, "skipped", where))
+    for (const auto& [row, reason] : s->items()) {
+      if (!reason.is_string()) Fail(where, "skipped." + row, "text");
+      m.skipped[row] = reason.get<std::string>();
+    }
+  if (json.contains("errors")) {
+    if (!json["errors"].is_array()) Fail(where, "errors", "an array of text");
+    for (const auto& e : json["errors"]) {
+      if (!e.is_string()) Fail(where, "errors", "an array of text");
+      m.errors.push_back(e.get<std::string>());
+    }
+  }
+  return m;
+}
+
+SelfcheckMeasurements ReadSelfcheckMeasurements(const std::filesystem::path& path) {
+  const std::string text = ReadRegularFile(path, kMaxSelfcheckBytes);
+  return SelfcheckFromJson(ParseBoundedJson(text, kMaxSelfcheckDepth, path.string()),
+                           path.string());
+}
+
+}  // namespace ditbench

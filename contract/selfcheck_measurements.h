@@ -1,0 +1,84 @@
+// What `ditbench-worker --selfcheck FILE` measures on its device, for `ditbench selfcheck` to
+// judge (docs/selfcheck.md): raw figures only, every verdict (pass / warn / fail and its
+// reason) is the coordinator's (runner/selfcheck.h), so that the rules are torch-free and
+// tested with fakes. The file is written atomically by the worker's rank 0 and read as
+// untrusted input (a size cap, a depth cap, every number finite and in range).
+//
+// JSON: {"format": "ditbench-selfcheck", "version": 1, "device": "cpu" | "cuda:0",
+//   "device_name", "torch", "threads",
+//   "timing": {"gemm_ms", "gemm_reference_ms", "forward_ms", "forward_reference_ms"},
+//   "cuda_graph": {"max_abs_diff", "eager_ms", "graph_ms"} or absent (CPU),
+//   "numerics": {"bf16_rel_error", "bound"},
+//   "throughput": {"matmul_n", "matmul_tflops": {"fp32", "bf16"}, "memory_gbps",
+//                  "attention_tflops": {backend: value}},
+//   "comm": {"world_size", "all_to_all_gbps", "all_gather_gbps", "latency_us"} or absent
+//           (one rank),
+//   "skipped": {row: reason}, "errors": [text]}
+// A figure a device cannot measure is absent, with its row's reason in "skipped".
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ditbench {
+
+inline constexpr int kSelfcheckFormatVersion = 1;
+inline constexpr const char* kSelfcheckFormat = "ditbench-selfcheck";
+
+struct SelfcheckTiming {
+  double gemm_ms = 0;            // ditbench's clock (worker/torch_runtime.h) around the GEMM
+  double gemm_reference_ms = 0;  // raw CUDA events (GPU) or a textbook steady_clock loop (CPU)
+  double forward_ms = 0;         // the same two around a tiny model's forward
+  double forward_reference_ms = 0;
+};
+
+struct SelfcheckGraph {
+  double max_abs_diff = 0;  // replayed steps against eager steps, tiny model
+  double eager_ms = 0, graph_ms = 0;
+};
+
+struct SelfcheckNumerics {
+  double bf16_rel_error = 0;  // tiny model, bf16 output against fp32, relative L2
+  double bound = 0;           // the bound docs/measurement.md derives for it
+};
+
+struct SelfcheckThroughput {
+  int matmul_n = 0;                                // square GEMM size measured
+  std::map<std::string, double> matmul_tflops;     // by precision: "fp32", "bf16"
+  std::optional<double> memory_gbps;               // device memory copy bandwidth
+  std::map<std::string, double> attention_tflops;  // by SDPA backend: "math", "flash", ...
+};
+
+struct SelfcheckComm {
+  int world_size = 0;
+  double all_to_all_gbps = 0, all_gather_gbps = 0;  // bus bandwidth
+  double latency_us = 0;                            // a small all-gather
+};
+
+struct SelfcheckMeasurements {
+  std::string device, device_name, torch;
+  int threads = 0;
+  std::optional<SelfcheckTiming> timing;
+  std::optional<SelfcheckGraph> cuda_graph;
+  std::optional<SelfcheckNumerics> numerics;
+  std::optional<SelfcheckThroughput> throughput;
+  std::optional<SelfcheckComm> comm;
+  std::map<std::string, std::string> skipped;  // row name -> why it was not measured
+  std::vector<std::string> errors;
+};
+
+nlohmann::json SelfcheckJson(const SelfcheckMeasurements& m);
+
+// Reads `path` as untrusted (regular file, at most 1 MiB, depth 8): std::runtime_error with one
+// line naming the file and the field on anything else.
+SelfcheckMeasurements ReadSelfcheckMeasurements(const std::filesystem::path& path);
+
+// The same from parsed JSON; `where` names its source in errors.
+SelfcheckMeasurements SelfcheckFromJson(const nlohmann::json& json, const std::string& where);
+
+}  // namespace ditbench
