@@ -35,6 +35,13 @@ Trust& Trust::Add(const Trust& other) {
 
 bool Trust::Has(Doubt doubt) const { return (bits_ & Bit(doubt)) != 0; }
 
+std::vector<Doubt> Trust::doubts() const {
+  std::vector<Doubt> doubts;
+  for (const DoubtInfo& info : kDoubts)
+    if (Has(info.doubt)) doubts.push_back(info.doubt);
+  return doubts;
+}
+
 std::string Trust::Names() const {
   std::string names;
   for (const DoubtInfo& info : kDoubts) {

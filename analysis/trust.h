@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "storage/result_rows.h"
 
@@ -40,6 +41,8 @@ class Trust {
   Trust& Add(const Trust& other);
   bool Has(Doubt doubt) const;
   bool plain() const { return bits_ == 0; }
+  // Its doubts in table order; empty when plain.
+  std::vector<Doubt> doubts() const;
   // The short names in table order, joined by ", " ("busy, borrowed baseline"); "" when plain.
   std::string Names() const;
   // The meanings, joined by "; ", for a tooltip; "" when plain.

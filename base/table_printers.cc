@@ -221,13 +221,23 @@ void PrintMarkdown(const Table& table, std::ostream& out) {
   std::string text = "|";
   for (const Column& column : columns)
     text.append(" ").append(MarkdownText(column.name)).append(" |");
-  text += "\n|";
-  for (const Column& column : columns) text += AlignsRight(column) ? " ---: |" : " --- |";
-  text += "\n";
+  std::vector<std::vector<std::string>> cells;
+  std::vector<bool> has_value(columns.size(), false);
   for (const std::vector<Cell>& row : table.rows()) {
-    text += "|";
+    std::vector<std::string>& line = cells.emplace_back();
     for (std::size_t c = 0; c < row.size(); ++c) {
-      const std::string cell = MarkdownCell(columns[c], row[c]);
+      line.push_back(MarkdownCell(columns[c], row[c]));
+      if (!line.back().empty()) has_value[c] = true;
+    }
+  }
+  // A column with no value in any row is not a column of numbers: left, as text is.
+  text += "\n|";
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    text += AlignsRight(columns[c]) && has_value[c] ? " ---: |" : " --- |";
+  text += "\n";
+  for (const std::vector<std::string>& line : cells) {
+    text += "|";
+    for (const std::string& cell : line) {
       if (!cell.empty()) text.append(" ").append(cell);
       text += " |";
     }

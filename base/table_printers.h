@@ -47,6 +47,7 @@ void PrintText(const Table& table, std::ostream& out, const TextOptions& options
 std::size_t TextWidth(const Column& column, const Cell& cell);
 void PrintCsv(const Table& table, std::ostream& out, const CsvOptions& options = {});
 void PrintJson(const Table& table, std::ostream& out);
+// A pipe table (GitHub's): numbers right-aligned, except in a column with no value in any row.
 void PrintMarkdown(const Table& table, std::ostream& out);
 void PrintHtml(const Table& table, std::ostream& out);
 

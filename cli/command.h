@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <span>
 #include <vector>
 
 #include "base/exit_codes.h"
@@ -35,6 +36,13 @@ int RunGuarded(const std::function<int()>& action, std::ostream* out, std::ostre
 
 // The table, in the order `--help` lists them.
 const std::vector<Command>& Commands();
+
+// Checks the word that names the subcommand: `args` are the program's arguments after its
+// name. Throws UserError "unknown command 'quary'; did you mean 'query'?" (or listing the
+// commands when none is close) when the first argument is neither an option nor a command of
+// the table; CLI11 would only say "A subcommand is required". Nothing, an option first
+// (--help, --version) or a known command: returns.
+void CheckCommandWord(std::span<const char* const> args);
 
 std::function<int()> DefineRunCommand(CLI::App& sub);
 std::function<int()> DefinePlanCommand(CLI::App& sub);

@@ -3,6 +3,11 @@
 #include <ostream>
 #include <string>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "base/did_you_mean.h"
+#include "base/user_error.h"
 #include "cli/escaped_error.h"
 #include "report/output_file.h"
 
@@ -44,6 +49,22 @@ const std::vector<Command>& Commands() {
        DefineForwardCommand},
   };
   return commands;
+}
+
+void CheckCommandWord(std::span<const char* const> args) {
+  if (args.empty() || args.front()[0] == '-') return;
+  const std::string word = args.front();
+  std::vector<std::string> names;
+  for (const Command& command : Commands()) {
+    if (word == command.name) return;
+    names.emplace_back(command.name);
+  }
+  const std::string closest = DidYouMean(word, names);
+  throw UserError(
+      closest.empty()
+          ? fmt::format("unknown command '{}' (commands: {})", word, fmt::join(names, ", "))
+          : fmt::format("unknown command '{}'; did you mean '{}'?", word, closest),
+      InputLocation{"", 0, "command"});
 }
 
 }  // namespace ditbench

@@ -16,6 +16,14 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
     actions[sub] = {command.define(*sub), &command};
   }
+  // A mistyped command is named, with the closest one, before CLI11 sees it.
+  const int checked = ditbench::RunGuarded(
+      [&] {
+        ditbench::CheckCommandWord({argv + 1, argv + argc});
+        return ditbench::kExitOk;
+      },
+      nullptr, std::cerr);
+  if (checked != ditbench::kExitOk) return checked;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

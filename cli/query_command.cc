@@ -177,8 +177,10 @@ ResultsQuery BuildQuery(const QueryOptions& options) {
 }
 
 // The hint of a result column, from its name and what its rows hold: text when any row holds
-// text; milliseconds (`*_ms`) with one number of decimals, speedup as a ratio; other numbers by
-// magnitude (their meaning is not known here, e.g. a --sql column).
+// text; milliseconds (`*_ms`) with one number of decimals, speedup as a ratio; a metric of the
+// metric table printed as a fixed-point number (PSNR, SSIM, MiB) with the decimals the report
+// shows it with (metrics/metric_table.h: FixedDecimals); other numbers by magnitude (their
+// meaning is not known here, e.g. a --sql column).
 Column QueryColumn(const std::string& name, const std::vector<std::vector<ResultCell>>& rows,
                    std::size_t c) {
   Column column{.name = name, .hint = ColumnHint::kNumber, .max_chars = 60};
@@ -195,6 +197,8 @@ Column QueryColumn(const std::string& name, const std::vector<std::vector<Result
     column.hint = ColumnHint::kMs;
   } else if (name == "speedup") {
     column.hint = ColumnHint::kRatio;
+  } else if (const MetricInfo* metric = FindMetric(name)) {
+    column.decimals = FixedDecimals(metric->hint).value_or(-1);
   }
   return column;
 }

@@ -61,7 +61,7 @@ constexpr MetricInfo kMetrics[] = {
     {"psnr", MetricHint::kDecibels, "dB", Better::kHigher, RankReduction::kRank0,
      LaunchReduction::kNewest, kShownInReportTable | kShownInQueryDefault | kShownOnlyWhenSet,
      "the decoded image against the 1-rank trial's"},
-    {"ssim", MetricHint::kRatio, "", Better::kHigher, RankReduction::kRank0,
+    {"ssim", MetricHint::kScore, "", Better::kHigher, RankReduction::kRank0,
      LaunchReduction::kNewest, kShownInReportTable,
      "SSIM of the decoded image against the 1-rank trial's"},
 };
@@ -99,31 +99,44 @@ std::vector<const MetricInfo*> MetricsShownIn(MetricShownIn where) {
   return shown;
 }
 
+std::optional<int> FixedDecimals(MetricHint hint) {
+  switch (hint) {
+    case MetricHint::kMilliseconds:
+      return 2;
+    case MetricHint::kSeconds:
+      return 3;
+    case MetricHint::kMegabytes:
+    case MetricHint::kCount:
+      return 0;
+    case MetricHint::kTflops:
+    case MetricHint::kDecibels:
+      return 1;
+    case MetricHint::kScore:
+      return 4;
+    case MetricHint::kFraction:
+    case MetricHint::kPercent:
+    case MetricHint::kRate:
+    case MetricHint::kJoules:
+    case MetricHint::kRatio:
+    case MetricHint::kUnknown:
+      break;
+  }
+  return std::nullopt;
+}
+
 std::string FormatMetric(double value, MetricHint hint) {
   if (std::isnan(value)) return "-";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  if (const std::optional<int> decimals = FixedDecimals(hint))
+    return fmt::format("{:.{}f}", value, *decimals);
   switch (hint) {
-    case MetricHint::kMilliseconds:
-      return fmt::format("{:.2f}", value);
-    case MetricHint::kSeconds:
-      return fmt::format("{:.3f}", value);
-    case MetricHint::kMegabytes:
-      return fmt::format("{:.0f}", value);
-    case MetricHint::kTflops:
-      return fmt::format("{:.1f}", value);
     case MetricHint::kFraction:
       return fmt::format("{:.1f}%", value * 100);
     case MetricHint::kPercent:
       return fmt::format("{:.1f}%", value);
-    case MetricHint::kDecibels:
-      return fmt::format("{:.1f}", value);
-    case MetricHint::kCount:
-      return fmt::format("{:.0f}", value);
     case MetricHint::kRate:
       return std::abs(value) >= 1000 ? fmt::format("{:.0f}", value) : fmt::format("{:.3g}", value);
-    case MetricHint::kJoules:
-    case MetricHint::kRatio:
-    case MetricHint::kUnknown:
+    default:
       break;
   }
   return fmt::format("{:.4g}", value);

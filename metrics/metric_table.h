@@ -38,7 +38,8 @@ enum class MetricHint {
   kRate,      // something per second (images/s, tokens/s)
   kCount,     // an integer
   kDecibels,  // PSNR; +infinity for identical outputs
-  kRatio,     // output error, SSIM, speedups: 4 significant digits
+  kRatio,     // output error, speedups: 4 significant digits
+  kScore,     // a 0..1 similarity (SSIM): 4 decimals, fixed ("1.0000", "0.9993")
   kUnknown,   // a program's own number without a known unit: 4 significant digits
 };
 
@@ -81,6 +82,12 @@ std::vector<const MetricInfo*> MetricsShownIn(MetricShownIn where);
 
 // `value` as every printer shows a metric of `hint`: the same digits in every row of a column.
 std::string FormatMetric(double value, MetricHint hint);
+
+// The decimals of a hint printed as a bare fixed-point number (milliseconds 2, seconds 3, MiB 0,
+// TFLOPS 1, dB 1, counts 0, scores 4): FormatMetric(v, hint) is then fmt's "{:.Nf}" of v, so a
+// table printer (base/table.h: kNumber with `decimals`) shows the same text. Nothing for hints
+// with a suffix, a scale or significant digits (fractions, percents, rates, ratios, joules).
+std::optional<int> FixedDecimals(MetricHint hint);
 
 // The hint a declared unit implies: "ms", "s", "MB"/"MiB", "TFLOPS", "fraction", "percent"/"%",
 // "J", "count", "dB", "ratio", and any "<thing>/s" (a rate); kUnknown for anything else.

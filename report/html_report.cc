@@ -218,12 +218,11 @@ std::string MoreCell(const Row& row, const std::string& reproduce) {
   return html;
 }
 
-// A row's PSNR and SSIM cells: "inf" for an image equal to the reference's.
+// A row's PSNR and SSIM cells as the metric table formats them: "inf" for an image equal to the
+// reference's.
 std::string QualityCells(const Row& row) {
-  std::string psnr = "-";
-  if (row.psnr) psnr = std::isinf(*row.psnr) ? "inf" : fmt::format("{:.1f}", *row.psnr);
-  return fmt::format("<td class=\"num psnr\">{}</td><td class=\"num ssim\">{}</td>", psnr,
-                     Number(row.ssim, "{:.4f}"));
+  return fmt::format("<td class=\"num psnr\">{}</td><td class=\"num ssim\">{}</td>",
+                     MetricText(row.psnr, "psnr"), MetricText(row.ssim, "ssim"));
 }
 
 // One group: its charts (when it has measured trials) and its table, ranked by latency.
@@ -290,7 +289,8 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   html += RenderImagePair(group);  // "" unless scope pipeline with a parallel image
 
   const std::string table_head = fmt::format(
-      "<div class=\"scroll\"><table><tr><th>#</th><th>configuration</th><th>{}</th>"
+      "<div class=\"scroll\"><table class=\"trials\"><tr><th>#</th><th>configuration</th>"
+      "<th>{}</th>"
       "<th>campaign</th><th>status</th><th>latency ms</th>"
       "<th>95% CI ms</th><th>cov</th><th>skew ms</th>"
       "<th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th><th>efficiency</th>"
@@ -325,13 +325,13 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
       efficiency = fmt::format("{:.0f}%", 100 * found->efficiency);
       speedup_title =
           fmt::format("against {} ({:.2f} ms)", found->baseline_key, found->baseline_ms);
-      // Its doubts beside the number, not only in the Warnings (analysis/trust.h).
+      // Its doubts beside the number, not only in the Warnings (analysis/trust.h): one badge
+      // each, stacked under the number (report.css: table.trials), so the column stays narrow.
       const Trust doubts = found->trust;
-      if (!doubts.plain()) {
-        speedup_title += "; " + doubts.Meanings();
-        const std::string names = Trust(doubts).Names();
-        speedup += fmt::format("<span class=\"doubt\">{}</span>", HtmlEscape(names));
-      }
+      if (!doubts.plain()) speedup_title += "; " + doubts.Meanings();
+      for (Doubt doubt : doubts.doubts())
+        speedup += fmt::format("<span class=\"doubt\">{}</span>",
+                               HtmlEscape(std::string(InfoOf(doubt).name)));
     }
     std::string ci = row.ci_low_ms && row.ci_high_ms
                          ? fmt::format("{:.2f} – {:.2f}", *row.ci_low_ms, *row.ci_high_ms)

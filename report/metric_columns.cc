@@ -7,6 +7,10 @@
 
 namespace ditbench {
 
+std::string MetricText(const std::optional<double>& value, std::string_view name) {
+  return value ? FormatMetric(*value, FindMetric(name)->hint) : std::string("-");
+}
+
 MetricColumns::MetricColumns(const std::vector<ResultRow>& rows) {
   std::vector<const ResultRow*> pointers;
   for (const ResultRow& row : rows) pointers.push_back(&row);

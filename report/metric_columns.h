@@ -5,13 +5,20 @@
 // only: the names and values come from analysis/row_metrics.h.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "metrics/metric_table.h"
 #include "storage/result_rows.h"
 
 namespace ditbench {
+
+// `value` of the table's metric `name` as every printer shows it (FormatMetric with the
+// metric's hint: SSIM "1.0000", PSNR "35.2"), or "-" when unset. REQUIRES: `name` is a row of
+// the metric table.
+std::string MetricText(const std::optional<double>& value, std::string_view name);
 
 class MetricColumns {
  public:

@@ -14,6 +14,7 @@
 #include "base/run_folder_file.h"
 #include "report/chart_style.h"
 #include "report/html_text.h"
+#include "report/metric_columns.h"
 
 namespace ditbench {
 namespace {
@@ -76,8 +77,8 @@ std::string Picture(const std::filesystem::path& file, const std::string& alt) {
 }
 
 std::string PsnrText(const std::optional<double>& psnr) {
-  if (!psnr) return "-";
-  return std::isinf(*psnr) ? "inf" : fmt::format("{:.1f} dB", *psnr);
+  const std::string text = MetricText(psnr, "psnr");
+  return psnr && !std::isinf(*psnr) ? text + " dB" : text;
 }
 
 std::string ErrorText(const std::optional<double>& error) {
@@ -93,7 +94,7 @@ std::string Figure(const ResultRow& row, const std::string& title, bool referenc
   std::string numbers =
       reference ? std::string("the reference: PSNR and SSIM of the others are against it")
                 : fmt::format("PSNR {}, SSIM {}, output error {}", PsnrText(row.psnr),
-                              Number(row.ssim, "{:.4f}"), ErrorText(row.output_error));
+                              MetricText(row.ssim, "ssim"), ErrorText(row.output_error));
   if (row.below_quality())
     numbers += fmt::format(" <span class=\"below\">below quality: {}</span>",
                            HtmlEscape(std::string(MissedGates(row.quality))));

@@ -92,6 +92,22 @@ TEST_F(TableTest, MarkdownIsAPipeTableWithEscapedCellsAndRightAlignedNumbers) {
             "| &lt;script&gt; | | | | |\n");
 }
 
+// `query --format markdown` right-aligned a column of numbers whose every cell was empty (a
+// failed trial's latency) as if it held numbers (issue 34).
+TEST_F(TableTest, MarkdownAlignsAColumnWithNoValueLeft) {
+  Table table({{.name = "status"},
+               {.name = "latency_ms", .hint = ColumnHint::kMs},
+               {.name = "speedup", .hint = ColumnHint::kRatio, .notes = true},
+               {.name = "trials", .hint = ColumnHint::kCount}});
+  table.AddRow({"failed", Cell(), Cell(CellValue{}, "busy"), 2});
+  table.AddRow({"crashed", Cell(), Cell(), 1});
+  EXPECT_EQ(Printed(table, [](const Table& t, std::ostream& o) { PrintMarkdown(t, o); }),
+            "| status | latency_ms | speedup | trials |\n"
+            "| --- | --- | ---: | ---: |\n"
+            "| failed | | (busy) | 2 |\n"
+            "| crashed | | | 1 |\n");
+}
+
 TEST_F(TableTest, HtmlEscapesEveryTextAndMarksNumbersAndNotes) {
   EXPECT_EQ(Printed(Sample(), [](const Table& t, std::ostream& o) { PrintHtml(t, o); }),
             "<table>\n<thead>\n<tr><th>name</th><th class=\"num\">latency_ms</th>"

@@ -1,8 +1,12 @@
 #include "cli/command.h"
 
+#include <sys/wait.h>
+
 #include <algorithm>
-#include <functional>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -15,6 +19,7 @@
 #include "cli/escaped_error.h"
 #include "experiments/trial.h"
 #include "storage/storage_error.h"
+#include "tests/support/temp_dir.h"
 
 namespace ditbench {
 namespace {
@@ -98,6 +103,56 @@ TEST(RunGuardedTest, AProgressOnlyOutputIsNotChecked) {
   EXPECT_TRUE(run->output_is_progress);
   for (const Command& command : Commands())
     EXPECT_EQ(command.output_is_progress, &command == &*run) << command.name;
+}
+
+// `ditbench quary` said only CLI11's "A subcommand is required" (issue 34).
+TEST(CommandWordTest, AMistypedCommandIsNamedWithTheClosestOneAndExitsTwo) {
+  std::stringstream err;
+  const std::vector<const char*> args = {"quary", "--db", "r.db"};
+  EXPECT_EQ(RunGuarded(
+                [&] {
+                  CheckCommandWord(args);
+                  return kExitOk;
+                },
+                nullptr, err),
+            kExitUsage);
+  EXPECT_EQ(err.str(), "ditbench: error: unknown command 'quary'; did you mean 'query'?\n");
+}
+
+TEST(CommandWordTest, AWordCloseToNoCommandListsThem) {
+  try {
+    CheckCommandWord(std::vector<const char*>{"frobnicate"});
+    ADD_FAILURE() << "accepted";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "unknown command 'frobnicate' (commands: run, plan, advise, query, report, compare, "
+              "history, campaigns, bisect, migrate, env, forward)");
+    EXPECT_EQ(e.where().key, "command");
+  }
+}
+
+TEST(CommandWordTest, KnownCommandsOptionsAndNothingPass) {
+  for (const Command& command : Commands())
+    EXPECT_NO_THROW(CheckCommandWord(std::vector<const char*>{command.name, "--help"}));
+  EXPECT_NO_THROW(CheckCommandWord(std::vector<const char*>{"--version"}));
+  EXPECT_NO_THROW(CheckCommandWord(std::vector<const char*>{"--help", "quary"}));
+  EXPECT_NO_THROW(CheckCommandWord(std::vector<const char*>{}));
+}
+
+// The program itself: one line on stderr, nothing on stdout, exit 2.
+TEST(CommandWordTest, TheProgramSaysUnknownCommandForAMistypedOne) {
+  test::TempDir dir;
+  const std::string command = std::string(DITBENCH_BIN) + " quary > " + (dir / "out").string() +
+                              " 2> " + (dir / "err").string();
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), kExitUsage);
+  const auto read = [](const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(read(dir / "err"), "ditbench: error: unknown command 'quary'; did you mean 'query'?\n");
+  EXPECT_EQ(read(dir / "out"), "");
 }
 
 // `forward --vae-tile` takes what the sweep field vae_tile takes: no tile the sweep refuses.

@@ -125,6 +125,36 @@ TEST_F(QueryCommandTest, TableAlignsTextLeftAndNumbersRight) {
                             line(test::MakeConfig(2, 2), "-", "-") + "(4 rows)\n");
 }
 
+// SSIM was "1.00" in query and "1.0000" in the report, PSNR "35.20" and "35.2" (issue 34): a
+// metric of the metric table is printed as FormatMetric prints it, in every human format.
+TEST_F(QueryCommandTest, PsnrAndSsimHaveTheMetricTablesFormat) {
+  {
+    auto db = ResultsDb::Open(DbPath());
+    const std::int64_t id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("scope"), false);
+    TrialRecord exact = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50);
+    exact.metrics->psnr = 35.0;
+    exact.metrics->ssim = 1.0;
+    db->writer().RecordTrial(id, exact);
+    TrialRecord close = test::MakeTrial(test::MakeConfig(4), TrialStatus::kOk, 40);
+    close.metrics->psnr = 31.26;
+    close.metrics->ssim = 0.99934;
+    db->writer().RecordTrial(id, close);
+  }
+  QueryOptions options = Options();
+  options.sweep = "scope";
+  options.columns = {"world_size", "psnr", "ssim"};
+  options.sort = "world_size";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(),
+            "world_size  psnr    ssim\n"
+            "         2  35.0  1.0000\n"
+            "         4  31.3  0.9993\n"
+            "(2 rows)\n");
+  options.format = "markdown";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("| 2 | 35.0 | 1.0000 |"));
+}
+
 TEST_F(QueryCommandTest, FiltersBySweepCampaignAndStatus) {
   QueryOptions options = Options();
   options.sweep = "other";

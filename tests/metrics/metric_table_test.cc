@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace ditbench {
@@ -67,6 +69,30 @@ TEST(MetricTableTest, HintDecidesTheDigits) {
   EXPECT_EQ(FormatMetric(7.0, MetricHint::kCount), "7");
   EXPECT_EQ(FormatMetric(1234.567, MetricHint::kRate), "1235");
   EXPECT_EQ(FormatMetric(12.345, MetricHint::kRate), "12.3");
+}
+
+// SSIM printed as `1`, `1.00` and `0.9993` in one column (issue 34): one format, 4 decimals.
+TEST(MetricTableTest, SsimPrintsWithFourFixedDecimalsAndPsnrWithOne) {
+  const MetricHint ssim = FindMetric("ssim")->hint;
+  EXPECT_EQ(FormatMetric(1.0, ssim), "1.0000");
+  EXPECT_EQ(FormatMetric(0.99934, ssim), "0.9993");
+  EXPECT_EQ(FormatMetric(0.5, ssim), "0.5000");
+  const MetricHint psnr = FindMetric("psnr")->hint;
+  EXPECT_EQ(FormatMetric(35.0, psnr), "35.0");
+  EXPECT_EQ(FormatMetric(35.26, psnr), "35.3");
+  EXPECT_EQ(FormatMetric(std::numeric_limits<double>::infinity(), psnr), "inf");
+}
+
+// A table printer given FixedDecimals shows what FormatMetric shows.
+TEST(MetricTableTest, FixedDecimalsAreWhatFormatMetricPrints) {
+  for (const MetricInfo& m : MetricTable()) {
+    const std::optional<int> decimals = FixedDecimals(m.hint);
+    if (!decimals) continue;
+    for (double v : {0.0, 0.99934, 1.0, 12.345, 1234.5678})
+      EXPECT_EQ(FormatMetric(v, m.hint), fmt::format("{:.{}f}", v, *decimals)) << m.name << v;
+  }
+  EXPECT_FALSE(FixedDecimals(MetricHint::kFraction));
+  EXPECT_FALSE(FixedDecimals(MetricHint::kRatio));
 }
 
 TEST(MetricTableTest, DeclaredUnitsGiveHints) {

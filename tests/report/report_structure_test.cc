@@ -100,7 +100,7 @@ TEST_F(ReportStructureTest, NoiseThresholdDependsOnTheDeviceAndEveryTrialIsNamed
   EXPECT_THAT(gpu_table, HasSubstr("<th>GPUs</th>"));
   EXPECT_THAT(gpu_table, HasSubstr("<th>TFLOPS</th><th>MFU</th>"));
   EXPECT_THAT(gpu_table, HasSubstr(">300.0<"));
-  EXPECT_THAT(gpu_table, HasSubstr("<div class=\"scroll\"><table>"));
+  EXPECT_THAT(gpu_table, HasSubstr("<div class=\"scroll\"><table class=\"trials\">"));
 }
 
 TEST_F(ReportStructureTest, BeyondFiftyRowsAGroupCollapsesTheRest) {
@@ -167,6 +167,40 @@ TEST_F(ReportStructureTest, RowsOfSeveralCampaignsAreLabelledWithTheirDateAndBui
   EXPECT_THAT(html, HasSubstr("\"kind\":\"speedup\""));
   EXPECT_THAT(html, ContainsRegex("\"label\":\"cfg \\(#1 " + when + " abc1234\\)\""));
   EXPECT_THAT(html, Not(HasSubstr("c2 ")));
+}
+
+// A group table with PSNR and SSIM was 1769 px wide in a 1400 px window, its quality columns
+// clipped (issue 34; headless_render_test.cc measures it): the table is a "trials" table whose
+// status badges and speedup doubts are badges of their own, stacked one to a line by the
+// stylesheet, and whose configuration may break.
+TEST_F(ReportStructureTest, AGroupTableStacksItsBadgesAndDoubtsOneToALine) {
+  TrialConfig fused;
+  {
+    auto db = ResultsDb::Open(dir_ / "results.db");
+    const auto id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("scope"), false);
+    for (const TrialRecord& trial : test::MakeBusyPipelineTrials()) {
+      db->writer().RecordTrial(id, trial);
+      if (trial.config.pipefusion == 2 && trial.config.pipefusion_warmup_steps == 1)
+        fused = trial.config;
+    }
+  }
+  const std::string html = Render();
+  EXPECT_THAT(html, HasSubstr("<table class=\"trials\"><tr><th>#</th><th>configuration</th>"));
+  const std::size_t row = html.find("id=\"trial-1-" + TrialKey(fused) + "\"");
+  ASSERT_NE(row, std::string::npos);
+  const std::string cells = html.substr(row, html.find("</tr>", row) - row);
+  // Each doubt a badge of its own, not one unbreakable "busy, busy baseline, below quality".
+  EXPECT_THAT(cells, HasSubstr(">2.00x<span class=\"doubt\">busy</span><span class=\"doubt\">busy "
+                               "baseline</span><span class=\"doubt\">below quality</span></td>"));
+  EXPECT_THAT(cells, ContainsRegex("<td class=\"status-ok\">ok <span class=\"busy\"[^>]*>"
+                                   "busy machine</span> <span class=\"below\""));
+  EXPECT_THAT(cells,
+              HasSubstr("<td class=\"num psnr\">24.8</td><td class=\"num ssim\">0.6110</td>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"num psnr\">inf</td><td class=\"num ssim\">1.0000</td>"));
+  // The stylesheet stacks them and lets the configuration break (report/assets/report.css).
+  EXPECT_THAT(html, HasSubstr("table.trials td.speedup .doubt, table.trials td .busy, "
+                              "table.trials td .below {\n  display: block;"));
+  EXPECT_THAT(html, HasSubstr("table.trials td.wrap:not(.num) { overflow-wrap: anywhere; }"));
 }
 
 }  // namespace
