@@ -311,6 +311,14 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                      LinkFor(a.device, 1, 0).name);
   if (!plan.estimates_from.empty())
     out << "estimates: " << plan.estimates_from << " (~ = predicted by it)\n";
+  if (TraitsOf(spec.workload).builtin_model)
+    out << fmt::format(
+        "mem/rank counts the model's weights and the larger working set (activations or the "
+        "VAE decode) of one rank, not the process around it: {}\n",
+        a.device == "cpu" ? "on CPU the measured peak_mem_mb is the process's resident peak, "
+                            "which adds LibTorch's own few hundred MB"
+                          : "the measured peak_mem_mb is the CUDA allocator's peak; the CUDA "
+                            "context and NCCL buffers come on top");
   WritePacking(plan, a, out);
   WriteSavings(EstimateSavings(spec, plan, budget_s), out);
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"
