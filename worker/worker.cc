@@ -34,6 +34,14 @@ int Finish(const std::filesystem::path& dir, RankResult& result, const char* sta
   return code;
 }
 
+// A CPU rank pinned to cores (--policy pack) gets one thread per core of its own; otherwise
+// the ranks of this node share the cores instead of oversubscribing them.
+void UseThisRanksCores(const RankEnvironment& env) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(
+      CpuThreadsPerRank(std::getenv(kRankCpusVariable), cores, env.local_world_size));
+}
+
 }  // namespace
 
 int DescribeWorker() {
@@ -81,13 +89,7 @@ int RunWorker(const WorkerOptions& options) {
       return Finish(dir, result, "invalid", "trial asks for cuda but no CUDA device is visible",
                     kWorkerInvalidConfig);
     torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank) : torch::kCPU;
-    if (!cuda) {
-      // A rank pinned to cores (--policy pack) gets one thread per core of its own; otherwise
-      // the ranks of this node share the cores instead of oversubscribing them.
-      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      at::set_num_threads(
-          CpuThreadsPerRank(std::getenv(kRankCpusVariable), cores, env.local_world_size));
-    }
+    if (!cuda) UseThisRanksCores(env);
     result.device = DeviceName(device);
     result.backend = env.world_size == 1 ? "none" : (cuda ? "nccl" : "gloo");
 
@@ -108,6 +110,38 @@ int RunWorker(const WorkerOptions& options) {
     return Finish(dir, result, "failed", e.what(), kWorkerFailed);
   }
   return Finish(dir, result, "ok", "", kWorkerOk);
+}
+
+int RunSelfcheck(const std::filesystem::path& file, const SelfcheckOptions& options) {
+  RankEnvironment env;
+  try {
+    env = RankEnvironment::FromEnv();
+  } catch (const std::exception& e) {
+    std::cerr << "ditbench-worker: --selfcheck: " << e.what() << "\n";
+    return kWorkerInvalidConfig;
+  }
+  try {
+    const bool cuda = torch::cuda::is_available();
+    const torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank) : torch::kCPU;
+    if (!cuda) UseThisRanksCores(env);
+    RankSubgroup world;
+    world.rank = env.rank;
+    world.size = env.world_size;
+    if (env.world_size > 1)
+      world.backend = CreateBackend(RendezvousStore(env), env.rank, env.world_size, cuda);
+    const SelfcheckMeasurements m = MeasureSelfcheck(device, world, options);
+    for (const std::string& error : m.errors)
+      std::cerr << "ditbench-worker: rank " << env.rank << ": selfcheck: " << error << "\n";
+    if (env.rank == 0) WriteFileAtomically(file, SelfcheckJson(m).dump(1));
+  } catch (const c10::Error& e) {
+    std::cerr << "ditbench-worker: rank " << env.rank
+              << ": selfcheck: " << e.what_without_backtrace() << "\n";
+    return kWorkerFailed;
+  } catch (const std::exception& e) {
+    std::cerr << "ditbench-worker: rank " << env.rank << ": selfcheck: " << e.what() << "\n";
+    return kWorkerFailed;
+  }
+  return kWorkerOk;
 }
 
 }  // namespace ditbench

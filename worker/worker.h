@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "worker/dit_trial.h"
+#include "worker/selfcheck.h"
 
 namespace ditbench {
 
@@ -20,5 +21,12 @@ int RunWorker(const WorkerOptions& options);
 // Prints the environment a rank would record (CPU, and the first CUDA device when one is
 // visible) as JSON to stdout. Returns 0.
 int DescribeWorker();
+
+// ditbench-worker --selfcheck FILE: this rank of the launch's environment, with the rendezvous,
+// backend and CPU threads a trial would have, runs MeasureSelfcheck (worker/selfcheck.h); rank 0
+// writes `file` atomically (contract/selfcheck_measurements.h). Returns kWorkerOk when the file
+// was written (a section that failed is named in it), kWorkerInvalidConfig for a malformed rank
+// environment, kWorkerFailed otherwise; says why on stderr.
+int RunSelfcheck(const std::filesystem::path& file, const SelfcheckOptions& options = {});
 
 }  // namespace ditbench

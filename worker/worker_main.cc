@@ -1,6 +1,7 @@
 // ditbench-worker: one rank of one trial. Started by `ditbench run`, or by hand under torchrun
 // or srun with the same environment. With --forward, one rank of `ditbench forward` instead
-// (worker/reference_forward.h).
+// (worker/reference_forward.h). With --selfcheck, what `ditbench selfcheck` judges
+// (worker/selfcheck.h).
 #include <cstdlib>
 
 #include <CLI/CLI.hpp>
@@ -35,8 +36,13 @@ int main(int argc, char** argv) {
                  "--forward: the weights variant (diffusion_pytorch_model.VARIANT.safetensors)");
   app.add_option("--repeats", forward.repeats,
                  "--forward: time this many more forwards, print {\"forward_ms\": [...]}");
+  std::string selfcheck;
+  app.add_option("--selfcheck", selfcheck,
+                 "measure this device's timing, numerics, throughput (and, with WORLD_SIZE >= 2, "
+                 "communication) and write the figures to this file (rank 0)");
   CLI11_PARSE(app, argc, argv);
   if (describe) return ditbench::DescribeWorker();
+  if (!selfcheck.empty()) return ditbench::RunSelfcheck(selfcheck);
   if (*forward_dir) {
     if (forward.inputs.empty() || forward.output.empty()) {
       std::fprintf(stderr, "ditbench-worker: error: --forward needs --inputs and --output\n");
