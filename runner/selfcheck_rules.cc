@@ -18,9 +18,9 @@ constexpr auto kFail = SelfcheckVerdict::kFail;
 constexpr auto kSkip = SelfcheckVerdict::kSkip;
 
 // Why a figure the worker did not give is missing: its reason in "skipped" (under any of
-// `keys`), else the worker's own failure.
+// `keys`), else the worker's failure (said once, in the worker row).
 std::string WhyMissing(const SelfcheckObservations& o, std::initializer_list<const char*> keys) {
-  if (!o.measurements) return "no measurements: " + o.worker_error;
+  if (!o.measurements) return "no measurements (the worker failed)";
   for (const char* key : keys) {
     const auto found = o.measurements->skipped.find(key);
     if (found != o.measurements->skipped.end()) return found->second;
