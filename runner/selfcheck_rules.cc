@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -206,15 +207,24 @@ Rows JudgeMemory(const SelfcheckObservations& o) {
   return {{name, kPass, fmt::format("{:.0f} GB/s", *o.measurements->throughput->memory_gbps), ""}};
 }
 
+// One row per SDPA backend: measured (pass), or skipped under "attention.<backend>" with why.
 Rows JudgeAttention(const SelfcheckObservations& o) {
-  if (!o.measurements || !o.measurements->throughput ||
-      o.measurements->throughput->attention_tflops.empty())
-    return Skip("attention", WhyMissing(o, {"attention", "throughput"}));
-  Rows rows;
-  for (const auto& [backend, tflops] : o.measurements->throughput->attention_tflops)
-    rows.push_back(
-        {"attention (" + backend + ")", kPass, fmt::format("{:.2f} TFLOP/s", tflops), ""});
-  return rows;
+  if (!o.measurements) return Skip("attention", WhyMissing(o, {"attention"}));
+  std::map<std::string, SelfcheckRow> rows;  // by backend
+  if (o.measurements->throughput)
+    for (const auto& [backend, tflops] : o.measurements->throughput->attention_tflops)
+      rows[backend] = {"attention (" + backend + ")", kPass,
+                       fmt::format("{:.2f} TFLOP/s", tflops), ""};
+  constexpr std::string_view kPrefix = "attention.";
+  for (const auto& [key, reason] : o.measurements->skipped) {
+    if (key.size() <= kPrefix.size() || key.compare(0, kPrefix.size(), kPrefix) != 0) continue;
+    const std::string backend = key.substr(kPrefix.size());
+    rows.try_emplace(backend, SelfcheckRow{"attention (" + backend + ")", kSkip, "", reason});
+  }
+  if (rows.empty()) return Skip("attention", WhyMissing(o, {"attention", "throughput"}));
+  Rows out;
+  for (auto& [backend, row] : rows) out.push_back(std::move(row));
+  return out;
 }
 
 Rows JudgeComm(const SelfcheckObservations& o) {

@@ -169,6 +169,19 @@ TEST(SelfcheckRulesTest, AMissingMeasurementSkipsWithTheWorkersReason) {
   EXPECT_EQ(Row(rows, "cuda graphs").reason, "cudaGraph capture unsupported by this build");
 }
 
+TEST(SelfcheckRulesTest, ABackendTheWorkerSkippedIsASkipRowWithItsReason) {
+  auto o = HealthyGpu();
+  o.measurements->skipped["attention.cudnn"] = "cuDNN attention is not available in this build";
+  o.measurements->skipped["attention."] = "no backend name: ignored";
+  const auto rows = JudgeSelfcheck(o);
+  EXPECT_EQ(Row(rows, "attention (flash)").verdict, SelfcheckVerdict::kPass);
+  EXPECT_EQ(Row(rows, "attention (cudnn)").verdict, SelfcheckVerdict::kSkip);
+  EXPECT_EQ(Row(rows, "attention (cudnn)").reason,
+            "cuDNN attention is not available in this build");
+  EXPECT_TRUE(std::none_of(rows.begin(), rows.end(),
+                           [](const SelfcheckRow& r) { return r.name == "attention ()"; }));
+}
+
 TEST(SelfcheckRulesTest, CommunicationIsARowOnlyWithSeveralRanksOrASkipReason) {
   auto o = HealthyGpu();
   auto rows = JudgeSelfcheck(o);
