@@ -213,8 +213,8 @@ Rows JudgeAttention(const SelfcheckObservations& o) {
   std::map<std::string, SelfcheckRow> rows;  // by backend
   if (o.measurements->throughput)
     for (const auto& [backend, tflops] : o.measurements->throughput->attention_tflops)
-      rows[backend] = {"attention (" + backend + ")", kPass,
-                       fmt::format("{:.2f} TFLOP/s", tflops), ""};
+      rows[backend] = {"attention (" + backend + ")", kPass, fmt::format("{:.2f} TFLOP/s", tflops),
+                       ""};
   constexpr std::string_view kPrefix = "attention.";
   for (const auto& [key, reason] : o.measurements->skipped) {
     if (key.size() <= kPrefix.size() || key.compare(0, kPrefix.size(), kPrefix) != 0) continue;
