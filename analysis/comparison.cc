@@ -2,6 +2,7 @@
 #include "analysis/campaign_labels.h"
 #include "analysis/campaign_roles.h"
 #include "analysis/row_metrics.h"
+#include "analysis/selfcheck_comparison.h"
 #include "base/untrusted_input.h"
 
 #include <algorithm>
@@ -408,7 +409,8 @@ std::string TrialLabel(const ResultRow& row) {
 }
 
 Comparison CompareCampaigns(ResultsReader& a_db, const CampaignSet& a, ResultsReader& b_db,
-                            const CampaignSet& b, const CompareSettings& settings) {
+                            const CampaignSet& b, const CompareSettings& settings,
+                            SelfcheckStore* a_checks, SelfcheckStore* b_checks) {
   Comparison comparison{a, b, {}, {}, {}, {}, {}, {}};
   const std::vector<CampaignInfo> a_campaigns = FindCampaigns(a_db, a);
   const std::vector<CampaignInfo> b_campaigns = FindCampaigns(b_db, b);
@@ -439,6 +441,11 @@ Comparison CompareCampaigns(ResultsReader& a_db, const CampaignSet& a, ResultsRe
                      };
                      return rank(x.setting) < rank(y.setting);
                    });
+  if (a_checks != nullptr && b_checks != nullptr) {
+    for (auto& d : SelfcheckDifferences(SideChecks(*a_checks, a_campaigns, a_rows),
+                                        SideChecks(*b_checks, b_campaigns, b_rows)))
+      comparison.differences.push_back(std::move(d));
+  }
 
   // Thresholds per device kind: learned from side A's database, else the defaults.
   // Neither excluded campaigns nor `ditbench bisect`'s feed a noise floor (campaign_roles.h).

@@ -40,6 +40,7 @@
 #include "metrics/metric_table.h"
 #include "stats/change.h"
 #include "storage/results_reader.h"
+#include "storage/selfcheck_store.h"
 
 namespace ditbench {
 
@@ -147,10 +148,13 @@ struct Comparison {
 };
 
 // Compares the sides (matching is by trial key, so the sweeps may differ). `a_db` and `b_db`
-// are the databases of a and b and may be the same object. Throws UserError for a
-// campaign id that does not exist, naming the known ones.
+// are the databases of a and b and may be the same object. With `a_checks` and `b_checks`
+// (those databases' selfcheck stores), the differences end with how the sides' devices
+// checked (analysis/selfcheck_comparison.h). Throws UserError for a campaign id that does not
+// exist, naming the known ones.
 Comparison CompareCampaigns(ResultsReader& a_db, const CampaignSet& a, ResultsReader& b_db,
-                            const CampaignSet& b, const CompareSettings& settings = {});
+                            const CampaignSet& b, const CompareSettings& settings = {},
+                            SelfcheckStore* a_checks = nullptr, SelfcheckStore* b_checks = nullptr);
 
 // The trials that are `slower` with a change above `pct` percent: `regressions`; those of
 // them measured on a busy machine count only when `strict`, else they are `skipped_busy`.

@@ -6,6 +6,8 @@ namespace ditbench {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitTrialsFailed = 1;
+// `selfcheck`: a row of its verdict failed (docs/selfcheck.md).
+inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitUsage = 2;
 // `run` (and `bisect`) stopped because the results database or the disk failed (a full disk,
 // an I/O error): the launches it could not record stay `running` until the next run.

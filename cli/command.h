@@ -54,6 +54,7 @@ std::function<int()> DefineHistoryCommand(CLI::App& sub);
 std::function<int()> DefineCampaignsCommand(CLI::App& sub);
 std::function<int()> DefineBisectCommand(CLI::App& sub);
 std::function<int()> DefineEnvCommand(CLI::App& sub);
+std::function<int()> DefineSelfcheckCommand(CLI::App& sub);
 std::function<int()> DefineMigrateCommand(CLI::App& sub);
 std::function<int()> DefineForwardCommand(CLI::App& sub);
 

@@ -44,7 +44,8 @@ int RunCompareOrThrow(const CompareOptions& options, std::ostream& out, std::ost
   }
   const Comparison comparison =
       CompareCampaigns(a_db->reader(), a, b_db->reader(), b,
-                       CompareSettings{options.noise_floor_pct, options.min_effect_pct});
+                       CompareSettings{options.noise_floor_pct, options.min_effect_pct},
+                       &a_db->selfchecks(), &b_db->selfchecks());
   if (options.output.empty()) {
     WriteComparison(comparison, options.format, out);
     CheckOutput(out, "the comparison");

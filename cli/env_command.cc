@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/selfcheck.h"
 #include "machine/environment.h"
 #include "machine/gpu_discovery.h"
 #include "machine/host_info.h"
@@ -18,7 +19,10 @@ namespace ditbench {
 std::function<int()> DefineEnvCommand(CLI::App& sub) {
   auto worker = std::make_shared<std::filesystem::path>();
   sub.add_option("--worker", *worker, "worker program (default: next to ditbench)");
-  return [worker] {
+  auto db = std::make_shared<std::filesystem::path>("results.db");
+  sub.add_option("--db", *db, "results database whose stored selfchecks are shown (read only)")
+      ->capture_default_str();
+  return [worker, db] {
     nlohmann::json out = {{"coordinator", CoordinatorEnvironment()}};
     out["coordinator"]["gpu_discovery"] = ToJson(MachineGpuDiscovery()->Listing());
     std::filesystem::path program = *worker;
@@ -35,6 +39,7 @@ std::function<int()> DefineEnvCommand(CLI::App& sub) {
     } catch (const nlohmann::json::exception&) {
       out["worker"] = {{"error", "could not run " + program.string() + " --describe"}};
     }
+    out["selfcheck"] = StoredSelfchecksJson(*db);
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   };

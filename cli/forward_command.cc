@@ -32,12 +32,6 @@ struct ForwardArgs {
   double timeout_s = 1800;
 };
 
-std::filesystem::path DefaultWorker() {
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::path("ditbench-worker") : self.parent_path() / "ditbench-worker";
-}
-
 std::string ReadAll(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -60,7 +54,7 @@ int RunForward(const ForwardArgs& a) {
   }
   if (!std::filesystem::exists(a.inputs))
     throw UserError("--inputs " + a.inputs.string() + ": no such file");
-  const auto worker = a.worker.empty() ? DefaultWorker() : a.worker;
+  const auto worker = a.worker.empty() ? DefaultWorkerProgram() : a.worker;
   if (!std::filesystem::exists(worker))
     throw UserError(worker.string() +
                     ": no such worker (build ditbench-worker or "

@@ -268,4 +268,10 @@ void LocalLauncher::Cancel(LaunchHandle handle) {
   it->second->KillAll();
 }
 
+std::filesystem::path DefaultWorkerProgram() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path("ditbench-worker") : self.parent_path() / "ditbench-worker";
+}
+
 }  // namespace ditbench

@@ -11,6 +11,7 @@
 // trial still in flight.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -44,5 +45,10 @@ class LocalLauncher final : public Launcher {
 
 // A TCP port on 127.0.0.1 that was free a moment ago. Throws std::runtime_error.
 int FindFreePort();
+
+// The worker program `run`, `forward` and `selfcheck` start when --worker is not given:
+// ditbench-worker beside this executable (plain "ditbench-worker", found on PATH, when
+// /proc/self/exe cannot be read).
+std::filesystem::path DefaultWorkerProgram();
 
 }  // namespace ditbench

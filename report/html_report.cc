@@ -34,6 +34,7 @@
 #include "report/report_assets.h"
 #include "report/report_summary.h"
 #include "report/report_warnings.h"
+#include "report/selfcheck_section.h"
 #include "report/stage_breakdown.h"
 #include "stats/stats.h"
 #include "storage/results_db.h"
@@ -157,6 +158,17 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
   }
   html += "</table></div>\n";
   if (folded) html += "</details>\n";
+}
+
+// The newest selfcheck of each device the rows ran on (none stored: left out).
+std::vector<SelfcheckRecord> DeviceChecks(ResultsDb& db, const std::vector<Row>& rows) {
+  std::set<std::string> devices;
+  for (const Row& row : rows)
+    if (!row.device.empty()) devices.insert(row.device);
+  std::vector<SelfcheckRecord> checks;
+  for (const std::string& device : devices)
+    if (auto check = db.selfchecks().LatestFor(device)) checks.push_back(std::move(*check));
+  return checks;
 }
 
 void RenderStatusCounts(std::string& html, const std::vector<Row>& rows) {
@@ -436,7 +448,8 @@ std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options
     baseline_db = other.get();
   }
   std::string html = RenderComparisonSection(
-      CompareCampaigns(baseline_db->reader(), baseline, db.reader(), candidate),
+      CompareCampaigns(baseline_db->reader(), baseline, db.reader(), candidate, {},
+                       &baseline_db->selfchecks(), &db.selfchecks()),
       kReportComparisonRows);
   // Right under the section's heading.
   const std::size_t heading_end = html.find("</h2>\n");
@@ -529,6 +542,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   if (!options.baseline.empty()) html += RenderBaselineComparison(*db, options, campaigns);
   html += RenderSummary(summary, campaign_labels);
   RenderHeader(html, campaigns, trials_per_campaign);
+  html += RenderSelfcheckSection(DeviceChecks(*db, rows));
   RenderStatusCounts(html, rows);
   html += RenderWarnings(warnings);
   html += history;  // "" below kHistoryMinCampaigns campaigns

@@ -1,6 +1,7 @@
 // The HTML comparison report: one self-contained file (Chart.js inlined, no network).
 //
-// Contents: a header (sweeps, campaigns with build and host, generation time), status
+// Contents: a header (sweeps, campaigns with build and host, generation time; the newest
+// `ditbench selfcheck` of each device shown, report/selfcheck_section.h), status
 // counts, warnings (report/report_warnings.h), the History section when a trial key has three
 // campaigns or more (report/history_section.h), the Planner section when options.planner is
 // set (report/planner_section.h: the cost model's predictions against the measurements, and

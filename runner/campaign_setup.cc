@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "launch/command_program.h"
+#include "launch/local_launcher.h"
 #include "machine/build_info.h"
 #include "machine/environment.h"
 #include "machine/host_info.h"
@@ -19,16 +20,6 @@
 #include "runner/unrecorded_launch.h"
 
 namespace ditbench {
-namespace {
-
-std::filesystem::path DefaultWorker() {
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "ditbench-worker";
-  return self.parent_path() / "ditbench-worker";
-}
-
-}  // namespace
 
 std::optional<SweepSetup> PrepareSweep(const RunOptions& options, const SweepEffects& effects,
                                        std::ostream& err) {
@@ -78,7 +69,7 @@ std::optional<SweepSetup> PrepareSweep(const RunOptions& options, const SweepEff
     return std::nullopt;
   }
   setup.selection = selected.selection;
-  const auto worker = options.worker.empty() ? DefaultWorker() : options.worker;
+  const auto worker = options.worker.empty() ? DefaultWorkerProgram() : options.worker;
   setup.worker = worker;
   if (TraitsOf(spec.workload).launch == WorkloadLaunch::kProgram) {
     if (auto problem = CommandProgramProblem(spec); problem && !options.dry_run) {

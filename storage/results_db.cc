@@ -1,7 +1,7 @@
 // ResultsDb's connection (results_db.h): opening, the schema check and migration on open, and
 // how a writer waits for another program's lock. The roles over it live beside it:
-// campaign_writer.cc, results_reader.cc, planner_history.cc, output_error_store.cc and
-// sql_console.cc.
+// campaign_writer.cc, results_reader.cc, planner_history.cc, output_error_store.cc,
+// selfcheck_store.cc and sql_console.cc.
 #include "storage/results_db.h"
 
 #include <algorithm>
@@ -145,6 +145,7 @@ ResultsDb::ResultsDb(SqliteConnection connection, std::filesystem::path path)
       reader_(connection_.get(), path_),
       planner_history_(connection_.get()),
       output_errors_(connection_.get()),
+      selfchecks_(connection_.get()),
       console_(connection_.get()) {}
 
 ResultsDb::~ResultsDb() = default;  // the connection closes before the busy state goes

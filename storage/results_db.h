@@ -11,6 +11,7 @@
 //   reader()          ResultsReader: typed reads for the report, compare, history, searches
 //   planner_history() PlannerHistory: what the planner reads and the fits it records
 //   output_errors()   OutputErrorStore: output errors waiting for their 1-rank reference
+//   selfchecks()      SelfcheckStore: `ditbench selfcheck`'s verdicts per device
 //   console()         SqlConsole: `ditbench query` and its read-only `--sql`
 // Each is borrowed from the ResultsDb and shares its connection (and so its transactions and
 // its wait for another program's lock): it must not outlive it.
@@ -29,6 +30,7 @@
 #include "storage/output_error_store.h"
 #include "storage/planner_history.h"
 #include "storage/results_reader.h"
+#include "storage/selfcheck_store.h"
 #include "storage/sql_console.h"
 #include "storage/sqlite_connection.h"
 #include "storage/storage_error.h"
@@ -61,6 +63,7 @@ class ResultsDb {
   ResultsReader& reader() { return reader_; }
   PlannerHistory& planner_history() { return planner_history_; }
   OutputErrorStore& output_errors() { return output_errors_; }
+  SelfcheckStore& selfchecks() { return selfchecks_; }
   SqlConsole& console() { return console_; }
 
  private:
@@ -73,6 +76,7 @@ class ResultsDb {
   ResultsReader reader_;
   PlannerHistory planner_history_;
   OutputErrorStore output_errors_;
+  SelfcheckStore selfchecks_;
   SqlConsole console_;
 };
 

@@ -359,6 +359,25 @@ INSERT INTO metric_values (trial_id, name, value)
 )sql");
 }
 
+// Schema version 19: `ditbench selfcheck` (docs/selfcheck.md). One row per check of a device:
+// its verdict rows (contract/selfcheck_row.h) and the worker's raw measurements
+// (contract/selfcheck_measurements.h) as JSON, where and with which build it ran; the view is
+// unchanged.
+void MigrateToV19(sqlite3* db) {
+  Exec(db, R"sql(
+CREATE TABLE selfchecks (
+  id INTEGER PRIMARY KEY,
+  device TEXT NOT NULL,
+  build TEXT NOT NULL,
+  host TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  rows_json TEXT NOT NULL,
+  measurements_json TEXT
+);
+CREATE INDEX selfchecks_by_device ON selfchecks (device, host, started_at);
+)sql");
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v. A schema change is a function
 // above and a line here and in the history below; nothing else records the version.
 //
@@ -397,11 +416,14 @@ INSERT INTO metric_values (trial_id, name, value)
 //  17: quality gates: trial_metrics.quality (the verdict); the view gains quality, quality_ok.
 //  18: the metric table: table metric_values (trial, name, value, unit, better) for extra
 //      metrics, trial_metrics.extra_note; older extra_json copied over; view unchanged.
+//  19: table selfchecks (device, build, host, started_at, rows_json, measurements_json):
+//      `ditbench selfcheck`'s verdicts per device; view unchanged.
 using Migration = void (*)(sqlite3*);
-constexpr Migration kMigrations[] = {
-    MigrateToV1,  MigrateToV2,  MigrateToV3,  MigrateToV4,  MigrateToV5,  MigrateToV6,
-    MigrateToV7,  MigrateToV8,  MigrateToV9,  MigrateToV10, MigrateToV11, MigrateToV12,
-    MigrateToV13, MigrateToV14, MigrateToV15, MigrateToV16, MigrateToV17, MigrateToV18};
+constexpr Migration kMigrations[] = {MigrateToV1,  MigrateToV2,  MigrateToV3,  MigrateToV4,
+                                     MigrateToV5,  MigrateToV6,  MigrateToV7,  MigrateToV8,
+                                     MigrateToV9,  MigrateToV10, MigrateToV11, MigrateToV12,
+                                     MigrateToV13, MigrateToV14, MigrateToV15, MigrateToV16,
+                                     MigrateToV17, MigrateToV18, MigrateToV19};
 
 }  // namespace
 

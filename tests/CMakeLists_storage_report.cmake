@@ -13,6 +13,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/stats/least_squares_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/migration_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/metric_values_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/storage/selfcheck_store_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/read_only_media_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/storage/statement_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/html_report_test.cc
@@ -21,6 +22,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/cli/query_command_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/cli/compare_command_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/analysis/comparison_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/analysis/selfcheck_comparison_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/analysis/seed_folding_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/analysis/row_metrics_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/output_file_test.cc

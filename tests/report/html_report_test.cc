@@ -641,3 +641,29 @@ TEST_F(HtmlReportTest, CiOfFewIterationsShowsItsExactCoverage) {
 
 }  // namespace
 }  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+// The newest `ditbench selfcheck` of each device the trials ran on is under Campaigns; a
+// database without one renders no such section (goldens unchanged).
+TEST_F(HtmlReportTest, TheNewestSelfcheckOfEachDeviceIsShownWithItsRowsThatDidNotPass) {
+  EXPECT_THAT(Render(), Not(HasSubstr("id=\"selfcheck\"")));
+  const std::string device = "cpu";  // test::MakeTrial's
+  {
+    auto db = ResultsDb::Open(DbPath());
+    SelfcheckRecord check;
+    check.device = device;  // checked on the device the trials ran on
+    check.build = "b1";
+    check.host = "node1";
+    check.started_at = "2026-11-01T10:00:00.000Z";
+    check.rows = {{"clocks", SelfcheckVerdict::kWarn, "SM 1410 of 1980 MHz", "<hw thermal>"}};
+    db->selfchecks().Record(check);
+  }
+  const std::string html = Render();
+  EXPECT_THAT(html, HasSubstr("id=\"selfcheck\""));
+  EXPECT_THAT(html, HasSubstr("clocks: warn: SM 1410 of 1980 MHz: &lt;hw thermal&gt;"));
+}
+
+}  // namespace
+}  // namespace ditbench

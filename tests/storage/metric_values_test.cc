@@ -121,6 +121,7 @@ TEST_F(MetricValuesTest, MigrationToSchemaEighteenCopiesValidExtraJsonNumbers) {
   {
     SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
     Exec(raw.get(), R"sql(
+      DROP TABLE selfchecks;
       DROP TABLE metric_values;
       ALTER TABLE trial_metrics DROP COLUMN extra_note;
       UPDATE trial_metrics SET extra_json = '{"items": 4, "bad name": 1, "label": "x"}';
