@@ -63,7 +63,9 @@ nlohmann::json SelfcheckJson(const SelfcheckMeasurements& m) {
     json["timing"] = {{"gemm_ms", m.timing->gemm_ms},
                       {"gemm_reference_ms", m.timing->gemm_reference_ms},
                       {"forward_ms", m.timing->forward_ms},
-                      {"forward_reference_ms", m.timing->forward_reference_ms}};
+                      {"forward_reference_ms", m.timing->forward_reference_ms},
+                      {"gemm_aa_pct", m.timing->gemm_aa_pct},
+                      {"forward_aa_pct", m.timing->forward_aa_pct}};
   if (m.cuda_graph)
     json["cuda_graph"] = {{"max_abs_diff", m.cuda_graph->max_abs_diff},
                           {"eager_ms", m.cuda_graph->eager_ms},
@@ -98,11 +100,17 @@ SelfcheckMeasurements SelfcheckFromJson(const nlohmann::json& json, const std::s
   m.device_name = Text(json, "device_name", where);
   m.torch = Text(json, "torch", where);
   if (json.contains("threads")) m.threads = static_cast<int>(Figure(json, "threads", "", where));
-  if (const nlohmann::json* t = Object(json, "timing", where))
-    m.timing = SelfcheckTiming{Figure(*t, "gemm_ms", "timing.", where),
-                               Figure(*t, "gemm_reference_ms", "timing.", where),
-                               Figure(*t, "forward_ms", "timing.", where),
-                               Figure(*t, "forward_reference_ms", "timing.", where)};
+  if (const nlohmann::json* t = Object(json, "timing", where)) {
+    SelfcheckTiming timing{Figure(*t, "gemm_ms", "timing.", where),
+                           Figure(*t, "gemm_reference_ms", "timing.", where),
+                           Figure(*t, "forward_ms", "timing.", where),
+                           Figure(*t, "forward_reference_ms", "timing.", where)};
+    if (t->contains("gemm_aa_pct"))
+      timing.gemm_aa_pct = Figure(*t, "gemm_aa_pct", "timing.", where);
+    if (t->contains("forward_aa_pct"))
+      timing.forward_aa_pct = Figure(*t, "forward_aa_pct", "timing.", where);
+    m.timing = timing;
+  }
   if (const nlohmann::json* g = Object(json, "cuda_graph", where))
     m.cuda_graph = SelfcheckGraph{Figure(*g, "max_abs_diff", "cuda_graph.", where),
                                   Figure(*g, "eager_ms", "cuda_graph.", where),

@@ -6,7 +6,8 @@
 //
 // JSON: {"format": "ditbench-selfcheck", "version": 1, "device": "cpu" | "cuda:0",
 //   "device_name", "torch", "threads",
-//   "timing": {"gemm_ms", "gemm_reference_ms", "forward_ms", "forward_reference_ms"},
+//   "timing": {"gemm_ms", "gemm_reference_ms", "forward_ms", "forward_reference_ms",
+//              "gemm_aa_pct", "forward_aa_pct" (optional, 0 when absent)},
 //   "cuda_graph": {"max_abs_diff", "eager_ms", "graph_ms"} or absent (CPU),
 //   "numerics": {"bf16_rel_error", "bound"},
 //   "throughput": {"matmul_n", "matmul_tflops": {"fp32", "bf16"}, "memory_gbps",
@@ -35,6 +36,10 @@ struct SelfcheckTiming {
   double gemm_reference_ms = 0;  // raw CUDA events (GPU) or a textbook steady_clock loop (CPU)
   double forward_ms = 0;         // the same two around a tiny model's forward
   double forward_reference_ms = 0;
+  // The machine's own noise: each method times its work in two halves (A B B A); the larger
+  // difference between one method's two halves' medians, in percent of their mean. A gap
+  // between the two clocks no larger than this cannot be told from the machine's unsteadiness.
+  double gemm_aa_pct = 0, forward_aa_pct = 0;
 };
 
 struct SelfcheckGraph {

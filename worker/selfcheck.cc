@@ -90,17 +90,32 @@ double Median(std::vector<double> ms) {
   return Summarize(std::move(ms)).median;
 }
 
+// How far apart two halves' medians are, in percent of their mean.
+double HalvesApartPct(const std::vector<double>& first, const std::vector<double>& second) {
+  const double a = Median(first), b = Median(second);
+  return a + b > 0 ? std::abs(a - b) / ((a + b) / 2) * 100 : 0;
+}
+
+struct BothWays {
+  double ours_ms = 0, reference_ms = 0;
+  double aa_pct = 0;  // SelfcheckTiming's A/A noise: the larger of the two methods' half gaps
+};
+
 // Medians of `work` by ditbench's loop and by the reference, in the order A B B A so that a
 // drift of the machine's speed weighs on both alike.
-std::pair<double, double> TimedBothWays(torch::Device device, int warmup, int iterations,
-                                        const std::function<void()>& work) {
+BothWays TimedBothWays(torch::Device device, int warmup, int iterations,
+                       const std::function<void()>& work) {
   const int half = std::max(1, iterations / 2);
   SingleRankGroup one;
-  std::vector<double> ours = DitbenchTimesMs(device, one, warmup, half, work);
-  std::vector<double> reference = ReferenceTimesMs(device, warmup, half, work);
-  for (double ms : ReferenceTimesMs(device, 0, half, work)) reference.push_back(ms);
-  for (double ms : DitbenchTimesMs(device, one, 0, half, work)) ours.push_back(ms);
-  return {Median(ours), Median(reference)};
+  const std::vector<double> ours_1 = DitbenchTimesMs(device, one, warmup, half, work);
+  const std::vector<double> reference_1 = ReferenceTimesMs(device, warmup, half, work);
+  const std::vector<double> reference_2 = ReferenceTimesMs(device, 0, half, work);
+  const std::vector<double> ours_2 = DitbenchTimesMs(device, one, 0, half, work);
+  std::vector<double> ours = ours_1, reference = reference_1;
+  ours.insert(ours.end(), ours_2.begin(), ours_2.end());
+  reference.insert(reference.end(), reference_2.begin(), reference_2.end());
+  return {Median(ours), Median(reference),
+          std::max(HalvesApartPct(ours_1, ours_2), HalvesApartPct(reference_1, reference_2))};
 }
 
 double RelativeL2(const torch::Tensor& a, const torch::Tensor& b) {
@@ -141,12 +156,16 @@ SelfcheckTiming MeasureTimingFidelity(torch::Device device, int warmup, int iter
   auto options = torch::TensorOptions().dtype(dtype).device(device);
   auto a = torch::randn({n, n}, options), b = torch::randn({n, n}, options);
   auto c = torch::empty({n, n}, options);
-  std::tie(timing.gemm_ms, timing.gemm_reference_ms) =
-      TimedBothWays(device, warmup, iterations, [&] { at::mm_out(c, a, b); });
+  const BothWays gemm = TimedBothWays(device, warmup, iterations, [&] { at::mm_out(c, a, b); });
+  timing.gemm_ms = gemm.ours_ms;
+  timing.gemm_reference_ms = gemm.reference_ms;
+  timing.gemm_aa_pct = gemm.aa_pct;
   TinyDit tiny(device, torch::kFloat32);
   torch::Tensor out;
-  std::tie(timing.forward_ms, timing.forward_reference_ms) =
-      TimedBothWays(device, warmup, iterations, [&] { out = tiny.Forward(); });
+  const BothWays forward = TimedBothWays(device, warmup, iterations, [&] { out = tiny.Forward(); });
+  timing.forward_ms = forward.ours_ms;
+  timing.forward_reference_ms = forward.reference_ms;
+  timing.forward_aa_pct = forward.aa_pct;
   return timing;
 }
 

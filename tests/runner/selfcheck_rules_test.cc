@@ -81,6 +81,20 @@ TEST(SelfcheckRulesTest, TimingFidelityWarnsPastOnePercentAndFailsPastThree) {
   EXPECT_TRUE(AnyFailed(rows));
 }
 
+// A gap between the clocks no larger than one clock's own two halves apart is the machine's
+// noise, not the clock's error: a warning that says so, never a failure.
+TEST(SelfcheckRulesTest, ATimingGapWithinTheMachinesOwnNoiseIsInconclusiveNotAFailure) {
+  auto o = HealthyGpu();
+  o.measurements->timing->forward_ms = o.measurements->timing->forward_reference_ms * 1.12;
+  o.measurements->timing->forward_aa_pct = 15;  // the same clock's halves 15% apart
+  const auto rows = JudgeSelfcheck(o);
+  EXPECT_EQ(Row(rows, "timing fidelity").verdict, SelfcheckVerdict::kWarn);
+  EXPECT_THAT(Row(rows, "timing fidelity").reason, HasSubstr("inconclusive"));
+  // On a steady machine the same gap fails.
+  o.measurements->timing->forward_aa_pct = 0.5;
+  EXPECT_EQ(VerdictOf(o, "timing fidelity"), SelfcheckVerdict::kFail);
+}
+
 TEST(SelfcheckRulesTest, CudaGraphsFailWhenReplayDiffersFromEager) {
   auto o = HealthyGpu();
   o.measurements->cuda_graph->max_abs_diff = 1e-3;
