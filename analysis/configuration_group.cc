@@ -189,14 +189,21 @@ std::string ConfigurationOf(const ResultRow& row) {
                      WithoutSeed(row, /*drop_parallel=*/false).dump());
 }
 
-std::string SettingsLabel(const ResultRow& row) {
+// The "field=value" words of `identity` that no other label names and `shown_apart` omits.
+static std::string LabelOfSettings(const nlohmann::json& identity,
+                                   const std::set<std::string>& shown_apart) {
   std::string label;
-  const nlohmann::json identity = RowIdentity(row);
   for (const auto& [field, value] : identity.items()) {
-    if (NamedElsewhere().count(field)) continue;
+    if (NamedElsewhere().count(field) || shown_apart.count(field)) continue;
     label += fmt::format("{}{}={}", label.empty() ? "" : " ", field, Plain(value));
   }
   return label;
+}
+
+std::string SettingsLabel(const ResultRow& row) { return LabelOfSettings(RowIdentity(row), {}); }
+
+std::string SettingsLabel(const TrialConfig& config, const std::set<std::string>& shown_apart) {
+  return LabelOfSettings(IdentityJson(ComputationJson(config)), shown_apart);
 }
 
 std::string ConfigurationLabel(const ResultRow& row) {

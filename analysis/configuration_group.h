@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,10 @@ std::string ConfigurationOf(const ResultRow& row);
 // nor its custom axes name, each "field=value" ("pipefusion_patches=4 vae_tile=128"); empty
 // when all are at their identity defaults.
 std::string SettingsLabel(const ResultRow& row);
+
+// The same label for a trial not yet run (`plan`'s settings column), leaving out also the
+// fields in `shown_apart` (those the caller shows in columns of their own).
+std::string SettingsLabel(const TrialConfig& config, const std::set<std::string>& shown_apart);
 
 // How a table row and a chart bar name a configuration within its group: DegreesLabel
 // ("ulysses=2", "1 rank", then custom axes) and SettingsLabel. Two configurations of one

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/configuration_group.h"
 #include "base/table_printers.h"
-#include "experiments/trial_identity.h"
 #include "experiments/trial_rows.h"
 #include "machine/placement_policy.h"
 #include "plan/device_prior.h"
@@ -65,41 +65,12 @@ constexpr std::array<VaryingColumn, 10> kVaryingColumns{{
     {"settings", OtherSettings},
 }};
 
-// The computation's fields that the table names elsewhere: its fixed columns, the rows above,
-// the degrees and a command's own fields (in the trial's name).
-bool NamedByAColumn(const std::string& field) {
-  static const std::set<std::string> named = [] {
-    std::set<std::string> fields = {"model",
-                                    "resolution",
-                                    "precision",
-                                    "frames",
-                                    "scope",
-                                    "batch",
-                                    "steps",
-                                    "seed",
-                                    "weights",
-                                    "vae_weights",
-                                    "pipefusion_patches",
-                                    "pipefusion_warmup_steps",
-                                    "command",
-                                    "custom",
-                                    "workload",
-                                    "model_overrides"};
-    for (const DegreeInfo& d : kDegreeTable) fields.emplace(d.name);
-    return fields;
-  }();
-  return named.count(field) > 0;
-}
-
+// Every setting away from its default that no column above shows, as the report labels it.
 std::string OtherSettings(const TrialConfig& c) {
-  std::string text;
-  const nlohmann::json identity = IdentityJson(ComputationJson(c));
-  for (const auto& [field, value] : identity.items()) {
-    if (NamedByAColumn(field)) continue;
-    text += fmt::format("{}{}={}", text.empty() ? "" : " ", field,
-                        value.is_string() ? value.get<std::string>() : value.dump());
-  }
-  return text.empty() ? "-" : text;
+  static const std::set<std::string> shown_apart = {"pipefusion_patches", "pipefusion_warmup_steps",
+                                                    "weights", "vae_weights"};
+  const std::string label = SettingsLabel(c, shown_apart);
+  return label.empty() ? "-" : label;
 }
 
 // The columns of kVaryingColumns whose value is not the same for every trial of `plan`.
