@@ -8,11 +8,13 @@
 
 #include "cli/command.h"
 #include "cli/number_checks.h"
+#include "machine/host_info.h"
 #include "machine/placement.h"
 #include "plan/advice_output.h"
 #include "plan/advisor.h"
 #include "plan/fitted_model.h"
 #include "plan/plan_output.h"
+#include "plan/stored_calibration.h"
 #include "plan/sweep_plan.h"
 #include "storage/results_db.h"
 
@@ -75,6 +77,10 @@ std::function<int()> DefineAdviseCommand(CLI::App& sub) {
     }
     PlanAssumptions assumptions;
     assumptions.device = !options->device.empty() ? options->device : DeviceFor(placement);
+    // This machine's figures from the newest usable stored selfcheck (plan/stored_calibration.h).
+    StoredCalibration stored = LoadCalibration(options->db, assumptions.device, Hostname());
+    assumptions.calibration = std::move(stored.calibration);
+    assumptions.uncalibrated_why = std::move(stored.why_not);
     const SweepPlan plan = PlanSweep(parsed.spec, placement.capacity, assumptions, options->db);
     const FittedModel fitted = FitFromDatabase(options->db, assumptions.device);
     AdviseOptions advise;

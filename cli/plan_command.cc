@@ -20,12 +20,14 @@
 #include "launch/command_program.h"
 #include "launch/launchers.h"
 #include "launch/slurm/slurm_cluster.h"
+#include "machine/host_info.h"
 #include "machine/placement.h"
 #include "plan/advice_output.h"
 #include "plan/budget_order.h"
 #include "plan/cost_model.h"
 #include "plan/fitted_model.h"
 #include "plan/plan_output.h"
+#include "plan/stored_calibration.h"
 #include "plan/sweep_plan.h"
 #include "report/output_file.h"
 #include "runner/dry_run.h"
@@ -207,6 +209,10 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     }
     PlanAssumptions assumptions;
     assumptions.device = !options->device.empty() ? options->device : DeviceFor(placement);
+    // This machine's figures from the newest usable stored selfcheck (plan/stored_calibration.h).
+    StoredCalibration stored = LoadCalibration(options->db, assumptions.device, Hostname());
+    assumptions.calibration = std::move(stored.calibration);
+    assumptions.uncalibrated_why = std::move(stored.why_not);
     // Under Slurm a trial wider than a node crosses InfiniBand (when the node size is given).
     if (options->launcher_kind == LauncherKind::kSlurm)
       assumptions.gpus_per_node = options->gpus_per_node;

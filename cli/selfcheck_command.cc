@@ -1,7 +1,9 @@
 // `ditbench selfcheck` (cli/selfcheck.h).
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -68,8 +70,13 @@ int RunSelfcheckCommand(const SelfcheckOptions& options, const GpuDiscovery& dis
   request.run_dir = options.db.parent_path() / (options.db.stem().string() + ".runs") / "selfcheck";
   request.devices = placement.devices;
   request.gpu_uuids = placement.uuids;
+  // CPU: `cpu:N` ranks, else two on a machine of two cores or more, so that Gloo's collectives
+  // are measured too (what `plan` calibrates 2-rank trials with).
+  const int cpu_ranks =
+      std::min(2, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   request.world_size = gpu ? static_cast<int>(placement.devices.size())
-                           : (options.gpus.rfind("cpu:", 0) == 0 ? placement.capacity.slots : 1);
+                       : options.gpus.rfind("cpu:", 0) == 0 ? placement.capacity.slots
+                                                            : cpu_ranks;
   request.timeout_s = options.timeout_s > 0 ? options.timeout_s
                       : gpu                 ? kSelfcheckTimeoutGpuS
                                             : kSelfcheckTimeoutCpuS;
@@ -107,8 +114,11 @@ int RunSelfcheckCommand(const SelfcheckOptions& options, const GpuDiscovery& dis
   record.host = Hostname();
   record.started_at = IsoUtc(started);
   record.rows = result.rows;
-  if (result.observations.measurements)
-    record.measurements = SelfcheckJson(*result.observations.measurements);
+  if (result.observations.measurements) {
+    SelfcheckMeasurements stored = *result.observations.measurements;
+    stored.launch_wall_s = result.observations.describe_wall_s;  // the planner's start-up
+    record.measurements = SelfcheckJson(stored);
+  }
   try {
     auto db = ResultsDb::Open(options.db);
     db->selfchecks().Record(record);

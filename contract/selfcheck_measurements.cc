@@ -79,6 +79,24 @@ nlohmann::json SelfcheckJson(const SelfcheckMeasurements& m) {
                           {"attention_tflops", m.throughput->attention_tflops}};
     if (m.throughput->memory_gbps) json["throughput"]["memory_gbps"] = *m.throughput->memory_gbps;
   }
+  if (m.calibration) {
+    nlohmann::json forward = nlohmann::json::array();
+    for (const SelfcheckForwardRate& f : m.calibration->forward)
+      forward.push_back({{"precision", f.precision},
+                         {"image", f.image},
+                         {"threads", f.threads},
+                         {"ranks", f.ranks},
+                         {"ulysses", f.ulysses},
+                         {"rank_elements", f.rank_elements},
+                         {"gflop", f.gflop},
+                         {"ms", f.ms}});
+    json["calibration"] = {{"model", m.calibration->model},
+                           {"setup_s", m.calibration->setup_s},
+                           {"measure_s", m.calibration->measure_s},
+                           {"build_ms", m.calibration->build_ms},
+                           {"forward", std::move(forward)}};
+  }
+  if (m.launch_wall_s) json["launch_wall_s"] = *m.launch_wall_s;
   if (m.comm)
     json["comm"] = {{"world_size", m.comm->world_size},
                     {"all_to_all_gbps", m.comm->all_to_all_gbps},
@@ -135,6 +153,51 @@ SelfcheckMeasurements SelfcheckFromJson(const nlohmann::json& json, const std::s
                            Figure(*c, "all_to_all_gbps", "comm.", where),
                            Figure(*c, "all_gather_gbps", "comm.", where),
                            Figure(*c, "latency_us", "comm.", where)};
+  if (const nlohmann::json* c = Object(json, "calibration", where)) {
+    SelfcheckCalibration calibration;
+    calibration.model = Text(*c, "model", where);
+    calibration.setup_s = Figure(*c, "setup_s", "calibration.", where);
+    calibration.measure_s = Figure(*c, "measure_s", "calibration.", where);
+    calibration.build_ms = Figure(*c, "build_ms", "calibration.", where);
+    const auto forward = c->find("forward");
+    if (forward != c->end()) {
+      if (!forward->is_array() || forward->size() > kMaxSelfcheckForwardRates)
+        Fail(where, "calibration.forward",
+             fmt::format("an array of at most {} objects", kMaxSelfcheckForwardRates));
+      for (const nlohmann::json& f : *forward) {
+        const std::string path = "calibration.forward[].";
+        if (!f.is_object()) Fail(where, "calibration.forward[]", "an object");
+        SelfcheckForwardRate rate;
+        rate.precision = Text(f, "precision", where);
+        if (rate.precision != "fp32" && rate.precision != "bf16" && rate.precision != "fp16")
+          Fail(where, path + "precision", "fp32, bf16 or fp16");
+        const double image = Figure(f, "image", path, where);
+        const double threads = Figure(f, "threads", path, where);
+        if (image < 1 || image > 1e5 || threads < 1 || threads > 1e5)
+          Fail(where, path + "image/threads", "whole numbers from 1 to 100000");
+        if (f.contains("ranks")) {
+          const double ranks = Figure(f, "ranks", path, where);
+          if (ranks < 1 || ranks > 1e5)
+            Fail(where, path + "ranks", "a whole number from 1 to 100000");
+          rate.ranks = static_cast<int>(ranks);
+        }
+        if (f.contains("ulysses")) {
+          const double ulysses = Figure(f, "ulysses", path, where);
+          if (ulysses < 1 || ulysses > 1e5)
+            Fail(where, path + "ulysses", "a whole number from 1 to 100000");
+          rate.ulysses = static_cast<int>(ulysses);
+        }
+        rate.image = static_cast<int>(image);
+        rate.threads = static_cast<int>(threads);
+        rate.rank_elements = Figure(f, "rank_elements", path, where);
+        rate.gflop = Figure(f, "gflop", path, where);
+        rate.ms = Figure(f, "ms", path, where);
+        calibration.forward.push_back(rate);
+      }
+    }
+    m.calibration = calibration;
+  }
+  if (json.contains("launch_wall_s")) m.launch_wall_s = Figure(json, "launch_wall_s", "", where);
   if (const nlohmann::json* s = Object(json, "skipped", where))
     for (const auto& [row, reason] : s->items()) {
       if (!reason.is_string()) Fail(where, "skipped." + row, "text");

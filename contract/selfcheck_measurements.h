@@ -14,10 +14,18 @@
 //                  "attention_tflops": {backend: value}},
 //   "comm": {"world_size", "all_to_all_gbps", "all_gather_gbps", "latency_us"} or absent
 //           (one rank),
+//   "calibration": {"model", "setup_s", "measure_s", "build_ms", "forward": [{"precision", "image",
+//   "threads",
+//                   "ranks", "ulysses", "rank_elements", "gflop", "ms"}, ...]} or absent (older
+//                   workers),
+//   "launch_wall_s": the wall time of a `ditbench-worker --describe` launch after it (process
+//                   start, LibTorch's load, exit), added by `ditbench selfcheck` when it stores
+//                   the file (absent in the worker's own file),
 //   "skipped": {row: reason}, "errors": [text]}
 // A figure a device cannot measure is absent, with its row's reason in "skipped".
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -65,6 +73,34 @@ struct SelfcheckComm {
   double latency_us = 0;                            // a small all-gather
 };
 
+// What `plan` calibrates its estimates with before any trial is measured (plan/calibration.h).
+// setup_s: rank 0's time from its entry point to its first measurement (the device and the
+// ranks' rendezvous: NCCL's set-up on GPUs); measure_s: from then to the end of its
+// measurements. build_ms: the tiny model's build. forward: the tiny model's forward (its CFG batch)
+// at a few sizes, precisions and thread counts, each with the work the planner counts for it
+// (model_zoo/shapes: ForwardFlops) and the elements of its activation (rows x tokens x hidden), so
+// that the planner fits a rate per precision that rises with the work's size, as its GPU prior
+// does.
+struct SelfcheckForwardRate {
+  std::string precision;  // "fp32", "bf16"
+  int image = 0;          // pixels per side
+  int threads = 0;        // intra-op threads it ran with
+  int ranks = 1;          // ranks that computed at once (each with `threads`), slowest timed
+  int ulysses = 1;        // > 1: one forward split over the ranks by Ulysses sequence parallelism
+  double rank_elements = 0;
+  double gflop = 0;  // as the planner counts it
+  double ms = 0;     // median of the timed forwards
+};
+inline constexpr std::size_t kMaxSelfcheckForwardRates = 64;
+
+struct SelfcheckCalibration {
+  std::string model;  // what the forwards ran (the tiny model, with its CFG batch of two rows)
+  double setup_s = 0;
+  double measure_s = 0;
+  double build_ms = 0;
+  std::vector<SelfcheckForwardRate> forward;
+};
+
 struct SelfcheckMeasurements {
   std::string device, device_name, torch;
   int threads = 0;
@@ -73,6 +109,9 @@ struct SelfcheckMeasurements {
   std::optional<SelfcheckNumerics> numerics;
   std::optional<SelfcheckThroughput> throughput;
   std::optional<SelfcheckComm> comm;
+  std::optional<SelfcheckCalibration> calibration;
+  std::optional<double> launch_wall_s;         // set by the coordinator, never by the worker: a
+                                               // `ditbench-worker --describe` launch's wall time
   std::map<std::string, std::string> skipped;  // row name -> why it was not measured
   std::vector<std::string> errors;
 };

@@ -119,6 +119,28 @@ std::string Duration(double seconds) {
 
 // Under --policy pack: how the wall time above was reckoned. Exclusive plans on more than one
 // slot: what packing would take, when it saves at least a tenth.
+// What the analytic estimate assumes for compute, as the plan's footer says it.
+std::string ComputeAssumption(const PlanAssumptions& a) {
+  if (a.device == "cpu")
+    return a.calibration && !a.calibration->rates.empty()
+               ? std::string(
+                     "this machine's measured forward rates per precision, size and "
+                     "threads")
+               : fmt::format("{:g} TFLOPS per core", a.cpu_tflops_per_core);
+  return a.efficiency > 0 ? fmt::format("{:.0f}% of dense peak", a.efficiency * 100)
+                          : std::string("a share of dense peak that falls at small per-rank sizes");
+}
+
+nlohmann::json CalibrationJson(const PlanAssumptions& a) {
+  if (!a.calibration) return {{"calibrated", false}, {"why_not", a.uncalibrated_why}};
+  return {{"calibrated", true},
+          {"source", a.calibration->source},
+          {"startup_s", a.calibration->startup_s},
+          {"cpu_rates", !a.calibration->rates.empty()},
+          {"link_ranks",
+           a.calibration->link ? nlohmann::json(a.calibration->comm_ranks) : nlohmann::json()}};
+}
+
 void WritePacking(const SweepPlan& plan, const PlanAssumptions& a, std::ostream& out) {
   if (plan.pack_slots > 0 && plan.estimated_wall_s > 0) {
     out << fmt::format("  --policy pack: trials side by side on {} slots{}; one after another "
@@ -266,20 +288,28 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                                          spec.replicates)
                            : "");
   else
-  out << fmt::format("\nestimated wall time: {}{} (device '{}'; * = measured earlier, "
-                     "otherwise analytic FLOPs at {}; collectives at latency + bytes / "
-                     "bandwidth of {})\n",
-                     Duration(wall_s),
-                     spec.replicates > 1
-                         ? fmt::format(" for {} launches of each trial (replicates)",
-                                       spec.replicates)
-                         : "",
-                     a.device,
-                     a.device == "cpu" ? fmt::format("{:g} TFLOPS per core", a.cpu_tflops_per_core)
-                     : a.efficiency > 0
-                         ? fmt::format("{:.0f}% of dense peak", a.efficiency * 100)
-                         : std::string("a share of dense peak that falls at small per-rank sizes"),
-                     LinkFor(a.device, 1, 0).name);
+    out << fmt::format(
+        "\nestimated wall time: {}{} (device '{}'; * = measured earlier, "
+        "otherwise analytic FLOPs at {}; collectives at latency + bytes / "
+        "bandwidth of {}; start-up {})\n",
+        Duration(wall_s),
+        spec.replicates > 1
+            ? fmt::format(" for {} launches of each trial (replicates)", spec.replicates)
+            : "",
+        a.device, ComputeAssumption(a),
+        a.calibration && a.calibration->link
+            ? fmt::format(
+                  "the link {} ({} ranks{})", kCalibratedLinkName, a.calibration->comm_ranks,
+                  a.calibration->in_place_latency ? ", each collective's cost measured in place"
+                                                  : "")
+            : std::string(LinkFor(a.device, 1, 0).name),
+        a.calibration
+            ? fmt::format("{:.2f} s measured by ditbench selfcheck", a.calibration->startup_s)
+            : fmt::format("{:g} s per trial", a.startup_s));
+  if (TraitsOf(spec.workload).builtin_model)
+    out << (a.calibration ? "calibrated by " + a.calibration->source
+                          : "uncalibrated prior: " + a.uncalibrated_why)
+        << "\n";
   if (!plan.estimates_from.empty())
     out << "estimates: " << plan.estimates_from << " (~ = predicted by it)\n";
   if (TraitsOf(spec.workload).builtin_model)
@@ -345,6 +375,7 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
         {"where", where}}},
       {"estimated_wall_s", plan.estimated_wall_s},
       {"estimates_from", plan.estimates_from},
+      {"calibration", CalibrationJson(a)},
       {"policy", std::string(ChoiceName(kPlacementPolicies, policy))},
       {"packed_wall_s",
        plan.pack_slots > 0 ? nlohmann::json(plan.packed_wall_s) : nlohmann::json()},

@@ -111,7 +111,10 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
     }
   }
   PlanAssumptions analytic = a;
-  if (startups > 0) analytic.startup_s = startup_sum / startups;
+  if (startups > 0) {  // measured start-ups before the selfcheck's
+    analytic.startup_s = startup_sum / startups;
+    if (analytic.calibration) analytic.calibration->startup_s = analytic.startup_s;
+  }
   // With a database, the cost model fitted from its trials of this device kind predicts the
   // trials it has not measured (plan/fitted_model.h); it says when it has too few to fit.
   const std::optional<FittedModel>& fitted = evidence.fitted;
@@ -240,25 +243,33 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   const int forwards = c.scope == Scope::kForward ? 1 : c.steps;
   const int samples = RowsPerForward(c, *model);
   const double flops = forwards * ForwardFlops(*model, c.image_shape(), samples);
+  // Each rank runs its share of the rows (CFG batch halved by cfg=2) over its share of the
+  // tokens (a PipeFusion patch's in a patch step).
+  const double rank_rows = RowsPerRank(c, *model);
+  const double joint_text = model->text_attention == TextAttention::kJoint ? model->text_tokens : 0;
+  const double rank_tokens = double(ImageTokens(*model, c.image_shape())) / c.sequence_size() /
+                                 c.effective_pipefusion_patches() +
+                             joint_text;
+  const double rank_elements = rank_rows * rank_tokens * model->hidden;
   double tflops = 0;
   if (a.device != "cpu") {
-    // Each rank runs its share of the rows (CFG batch halved by cfg=2) over its share of the
-    // tokens (a PipeFusion patch's in a patch step).
-    const double rank_rows = RowsPerRank(c, *model);
-    const double joint_text =
-        model->text_attention == TextAttention::kJoint ? model->text_tokens : 0;
-    const double rank_tokens = double(ImageTokens(*model, c.image_shape())) / c.sequence_size() /
-                                   c.effective_pipefusion_patches() +
-                               joint_text;
     const double peak = DensePeakTflops(a.device, c.precision).value_or(100.0);
     const double efficiency =
-        a.efficiency > 0 ? a.efficiency
-                         : ComputeEfficiency(peak, rank_rows * rank_tokens * model->hidden);
+        a.efficiency > 0 ? a.efficiency : ComputeEfficiency(peak, rank_elements);
     tflops = peak * efficiency * c.world_size();
   } else {
-    tflops = a.cpu_tflops_per_core *
-             (a.pack_slots > 0 ? PinnedCpuCoresUsed(a.cpu_cores, a.pack_slots, c.world_size())
-                               : CpuCoresUsed(a.cpu_cores, c.world_size()));
+    const int cores_used = a.pack_slots > 0
+                               ? PinnedCpuCoresUsed(a.cpu_cores, a.pack_slots, c.world_size())
+                               : CpuCoresUsed(a.cpu_cores, c.world_size());
+    // The worker gives each rank cores / ranks threads (at least one): ranks beyond the
+    // cores time-share them, so no more than cores / threads compute at once.
+    const int threads = std::max(1, cores_used / std::max(1, c.world_size()));
+    const double computing = std::min<double>(c.world_size(), double(cores_used) / threads);
+    const std::optional<double> rank_tflops =
+        a.calibration ? a.calibration->CpuTflops(std::string(PrecisionName(c.precision)), threads,
+                                                 rank_elements)
+                      : std::nullopt;
+    tflops = rank_tflops ? *rank_tflops * computing : a.cpu_tflops_per_core * cores_used;
   }
   e.iteration_ms = flops / (tflops * 1e12) * 1000;
   if (c.pipefusion > 1) {
@@ -278,7 +289,11 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   }
   if (auto comm = CommByKindPerStep(*model, c)) {
     e.comm_mb_per_step = comm->total_bytes / 1048576.0;
-    const LinkPrior& link = LinkFor(a.device, c.world_size(), a.gpus_per_node);
+    // A selfcheck's measured link, unless the trial crosses nodes (then InfiniBand's prior).
+    const bool crosses_nodes = a.gpus_per_node > 0 && c.world_size() > a.gpus_per_node;
+    const LinkPrior& link = a.calibration && a.calibration->link && !crosses_nodes
+                                ? *a.calibration->link
+                                : LinkFor(a.device, c.world_size(), a.gpus_per_node);
     // Not overlapped with compute: an upper bound. Ranks that time-share their cores wait for
     // descheduled peers: the collectives stretch by the sharing factor (the compute above is
     // already bounded by the cores).
@@ -291,10 +306,9 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   const double weights = double(ParameterCount(*model)) * bytes / c.pipefusion;
   // Activations: a working set of about 16 hidden-wide tensors over this rank's tokens (flash
   // attention keeps scores out of memory), for the samples this rank runs.
-  const double rank_tokens =
+  const double resident_tokens =
       double(ImageTokens(*model, c.image_shape()) + model->text_tokens) / c.sequence_size();
-  const double rank_samples = RowsPerRank(c, *model);
-  const double activations = 16.0 * rank_tokens * model->hidden * rank_samples * bytes;
+  const double activations = 16.0 * resident_tokens * model->hidden * rank_rows * bytes;
   double working = activations;
   if (c.scope == Scope::kPipeline && model->video()) {
     const double decode = VaeDecodeBytes(*model, c.image_shape(), bytes, c.vae_tile) * c.batch;
@@ -302,7 +316,8 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
     working = std::max(working, decode);
   }
   e.memory_mb = (weights + working) / 1048576.0;
-  e.trial_s = a.startup_s + (c.warmup + TimedIterations(c, e.iteration_ms)) * e.iteration_ms / 1000;
+  e.trial_s = (a.calibration ? a.calibration->startup_s : a.startup_s) +
+              (c.warmup + TimedIterations(c, e.iteration_ms)) * e.iteration_ms / 1000;
   return e;
 }
 

@@ -12,6 +12,7 @@
 
 #include "experiments/sweep_expand.h"
 #include "experiments/validity.h"
+#include "plan/calibration.h"
 
 namespace ditbench {
 
@@ -84,6 +85,11 @@ struct PlanAssumptions {
   // pinned to max(1, cores / slots) cores of its own (CpuSlots), so a trial's ranks compute on
   // that many cores each rather than sharing the machine.
   int pack_slots = 0;
+  // This machine's figures from a stored selfcheck (plan/stored_calibration.h): its start-up,
+  // CPU forward rates and link replace startup_s, cpu_tflops_per_core and the prior's link.
+  // None: the uncalibrated prior, for the reason in `uncalibrated_why`.
+  std::optional<PlanCalibration> calibration;
+  std::string uncalibrated_why;
 };
 
 // Expands and classifies `spec` for `capacity`. With `db` (may be empty or missing), earlier

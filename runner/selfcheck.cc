@@ -42,6 +42,33 @@ void KeepHeaviest(std::optional<GpuState>& load, const GpuState& sample) {
   if (!load || sample.power_w.value_or(0) >= load->power_w.value_or(0)) load = sample;
 }
 
+// The wall time of one `ditbench-worker --describe` launch (one rank, on the first device
+// checked): what a launch costs around its work once the worker's files are in the page cache,
+// as they are for every trial but a sweep's first. nullopt when it fails.
+std::optional<double> DescribeLaunchSeconds(const SelfcheckRequest& request, Launcher& launcher) {
+  LaunchRequest launch;
+  launch.trial_key = "selfcheck-describe";
+  launch.run_dir = request.run_dir / "describe";
+  launch.worker = request.worker;
+  launch.args = {"--describe"};
+  launch.world_size = 1;
+  if (!request.devices.empty()) launch.devices = {request.devices.front()};
+  launch.timeout_s = 60;
+  try {
+    std::filesystem::create_directories(launch.run_dir);
+    launcher.Start(launch);
+    std::optional<FinishedTrial> finished;
+    while (!finished) finished = launcher.Wait(std::chrono::milliseconds(500));
+    const LaunchOutcome& outcome = finished->outcome;
+    if (!outcome.launch_error.empty() || outcome.timed_out) return std::nullopt;
+    for (const auto& rank : outcome.ranks)
+      if (rank.signal != 0 || rank.exit_code != 0) return std::nullopt;
+    return outcome.wall_s;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 std::filesystem::path SelfcheckFile(const std::filesystem::path& run_dir) {
@@ -115,6 +142,7 @@ SelfcheckResult RunSelfcheck(const SelfcheckRequest& request, SelfcheckEffects& 
       o.worker_error = ForTerminal(e.what(), 300);
     }
   }
+  if (o.measurements) o.describe_wall_s = DescribeLaunchSeconds(request, effects.launcher);
   SelfcheckResult result{o, JudgeSelfcheck(o)};
   return result;
 }

@@ -28,6 +28,10 @@ struct SelfcheckObservations {
   std::optional<SelfcheckMeasurements> measurements;
   std::string worker_error;
   double worker_wall_s = 0;
+  // The wall time of one `ditbench-worker --describe` launch right after the worker (process
+  // start, LibTorch's load from a warm page cache, exit): the planner's start-up
+  // (plan/calibration.h); unset when that launch failed (a fake worker, a broken install).
+  std::optional<double> describe_wall_s;
   // GPU: the state before the worker started (idle) and the sample of highest power draw
   // while it ran (under load); unset, with why, when NVML could not tell.
   std::optional<GpuState> idle, load;

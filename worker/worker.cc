@@ -120,6 +120,7 @@ int RunSelfcheck(const std::filesystem::path& file, const SelfcheckOptions& opti
     std::cerr << "ditbench-worker: --selfcheck: " << e.what() << "\n";
     return kWorkerInvalidConfig;
   }
+  const auto entered = std::chrono::steady_clock::now();
   try {
     const bool cuda = torch::cuda::is_available();
     const torch::Device device = cuda ? torch::Device(torch::kCUDA, env.local_rank) : torch::kCPU;
@@ -127,9 +128,15 @@ int RunSelfcheck(const std::filesystem::path& file, const SelfcheckOptions& opti
     RankSubgroup world;
     world.rank = env.rank;
     world.size = env.world_size;
-    if (env.world_size > 1)
-      world.backend = CreateBackend(RendezvousStore(env), env.rank, env.world_size, cuda);
-    const SelfcheckMeasurements m = MeasureSelfcheck(device, world, options);
+    c10::intrusive_ptr<c10d::Store> store;
+    if (env.world_size > 1) {
+      store = RendezvousStore(env);
+      world.backend = CreateBackend(store, env.rank, env.world_size, cuda);
+    }
+    const double setup_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - entered).count();
+    SelfcheckMeasurements m = MeasureSelfcheck(device, world, options, store);
+    if (m.calibration) m.calibration->setup_s = setup_s;
     for (const std::string& error : m.errors)
       std::cerr << "ditbench-worker: rank " << env.rank << ": selfcheck: " << error << "\n";
     if (env.rank == 0) WriteFileAtomically(file, SelfcheckJson(m).dump(1));
