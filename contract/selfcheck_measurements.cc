@@ -28,6 +28,14 @@ double Figure(const nlohmann::json& object, const std::string& key, const std::s
   return found->get<double>();
 }
 
+// A count (pixels, threads, ranks): a number from 1 to 100000, read as a whole number.
+int Count(const nlohmann::json& object, const std::string& key, const std::string& path,
+          const std::string& where) {
+  const double value = Figure(object, key, path, where);
+  if (value < 1 || value > 1e5) Fail(where, path + key, "a whole number from 1 to 100000");
+  return static_cast<int>(value);
+}
+
 const nlohmann::json* Object(const nlohmann::json& json, const std::string& key,
                              const std::string& where) {
   const auto found = json.find(key);
@@ -171,24 +179,10 @@ SelfcheckMeasurements SelfcheckFromJson(const nlohmann::json& json, const std::s
         rate.precision = Text(f, "precision", where);
         if (rate.precision != "fp32" && rate.precision != "bf16" && rate.precision != "fp16")
           Fail(where, path + "precision", "fp32, bf16 or fp16");
-        const double image = Figure(f, "image", path, where);
-        const double threads = Figure(f, "threads", path, where);
-        if (image < 1 || image > 1e5 || threads < 1 || threads > 1e5)
-          Fail(where, path + "image/threads", "whole numbers from 1 to 100000");
-        if (f.contains("ranks")) {
-          const double ranks = Figure(f, "ranks", path, where);
-          if (ranks < 1 || ranks > 1e5)
-            Fail(where, path + "ranks", "a whole number from 1 to 100000");
-          rate.ranks = static_cast<int>(ranks);
-        }
-        if (f.contains("ulysses")) {
-          const double ulysses = Figure(f, "ulysses", path, where);
-          if (ulysses < 1 || ulysses > 1e5)
-            Fail(where, path + "ulysses", "a whole number from 1 to 100000");
-          rate.ulysses = static_cast<int>(ulysses);
-        }
-        rate.image = static_cast<int>(image);
-        rate.threads = static_cast<int>(threads);
+        rate.image = Count(f, "image", path, where);
+        rate.threads = Count(f, "threads", path, where);
+        if (f.contains("ranks")) rate.ranks = Count(f, "ranks", path, where);  // absent: 1
+        if (f.contains("ulysses")) rate.ulysses = Count(f, "ulysses", path, where);
         rate.rank_elements = Figure(f, "rank_elements", path, where);
         rate.gflop = Figure(f, "gflop", path, where);
         rate.ms = Figure(f, "ms", path, where);

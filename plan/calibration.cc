@@ -131,9 +131,11 @@ std::optional<PlanCalibration> CalibrationFrom(const SelfcheckMeasurements& m, s
       points[f.precision][f.threads][f.ranks].emplace_back(1.0 / f.rank_elements, f.ms / f.gflop);
   // Of one thread count measured alone and with other ranks, the ranks computing together:
   // what a trial of several ranks at that thread count meets.
-  for (const auto& [precision, by_threads] : points)
-    for (const auto& [threads, by_ranks] : by_threads)
-      calibration.rates[precision][threads] = FitCurve(by_ranks.rbegin()->second);
+  // CPU only: on a GPU the tiny forward measures launches (the worker measures none there).
+  if (m.device == "cpu")
+    for (const auto& [precision, by_threads] : points)
+      for (const auto& [threads, by_ranks] : by_threads)
+        calibration.rates[precision][threads] = FitCurve(by_ranks.rbegin()->second);
   if (m.comm && m.comm->world_size >= 2 && m.comm->all_to_all_gbps > 0 &&
       m.comm->all_gather_gbps > 0) {
     const double latency = m.comm->latency_us;

@@ -24,7 +24,11 @@ StoredCalibration LoadCalibration(const std::filesystem::path& db, const std::st
   StoredCalibration out;
   const std::string ask = fmt::format("`ditbench selfcheck --db {}` measures one", db.string());
   std::error_code ec;
-  if (db.empty() || !std::filesystem::is_regular_file(db, ec)) {
+  if (db.empty()) {
+    out.why_not = "no database given (`ditbench selfcheck --db FILE` measures this machine)";
+    return out;
+  }
+  if (!std::filesystem::is_regular_file(db, ec)) {
     out.why_not = fmt::format("no database at '{}' ({})", db.string(), ask);
     return out;
   }

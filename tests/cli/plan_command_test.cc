@@ -4,13 +4,17 @@
 #include <functional>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "cli/command.h"
+#include "contract/selfcheck_measurements.h"
+#include "machine/host_info.h"
 #include "storage/results_db.h"
+#include "storage/selfcheck_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -121,6 +125,57 @@ TEST(PlanCommandTest, AParallelTrialWithoutAOneRankReferenceIsWarnedAbout) {
   EXPECT_THAT(err, HasSubstr("warning: 1 parallel trial(s) have no 1-rank trial"));
   EXPECT_THAT(err, HasSubstr("(bf16 ulysses=2)"));
   EXPECT_THAT(err, ::testing::Not(HasSubstr("fp32 ulysses=2")));
+}
+
+// Before any trial: the prior, said to be uncalibrated and why; after `ditbench selfcheck` stored
+// this host's figures, those, named, with their start-up in place of the prior's 3 s.
+TEST(PlanCommandTest, TheFooterSaysWhetherAStoredSelfcheckCalibratedTheEstimates) {
+  test::TempDir dir;
+  std::ofstream(dir / "sweep.yaml") << "name: s\n"
+                                       "defaults: {model: pixart-alpha-tiny, steps: 2}\n"
+                                       "matrix:\n  ulysses: [1, 2]\n";
+  const auto plan = [&] {
+    CLI::App app;
+    CLI::App* sub = app.add_subcommand("plan");
+    std::function<int()> run = DefinePlanCommand(*sub);
+    app.parse("plan " + (dir / "sweep.yaml").string() + " --gpus cpu:2 --db " +
+                  (dir / "results.db").string(),
+              false);
+    ::testing::internal::CaptureStdout();
+    EXPECT_EQ(run(), 0);
+    return ::testing::internal::GetCapturedStdout();
+  };
+  EXPECT_THAT(plan(), HasSubstr("uncalibrated prior: no database at"));
+
+  SelfcheckMeasurements m;
+  m.device = "cpu";
+  SelfcheckCalibration c;
+  c.model = "pixart-alpha-tiny";
+  c.build_ms = 3;
+  for (const int threads : {1, 2})
+    for (const auto& [pixels, elements, gflop, ms] :
+         {std::tuple{192, 18432.0, 0.093, 2.0}, std::tuple{384, 73728.0, 0.622, 8.0}})
+      c.forward.push_back(
+          {"bf16", pixels, threads, 3 - threads, 1, elements, gflop, ms * 2 / threads});
+  m.calibration = c;
+  m.launch_wall_s = 0.6;
+  m.comm = SelfcheckComm{2, 1.0, 0.5, 300};
+  SelfcheckRecord record;
+  record.device = "cpu";
+  record.build = "b7";
+  record.host = Hostname();
+  record.started_at = "2026-11-27T19:00:00.000Z";
+  record.rows = {{"worker", SelfcheckVerdict::kPass, "", ""},
+                 {"host load", SelfcheckVerdict::kPass, "", ""}};
+  record.measurements = SelfcheckJson(m);
+  ResultsDb::Open(dir / "results.db")->selfchecks().Record(record);
+  const std::string out = plan();
+  EXPECT_THAT(out, HasSubstr("calibrated by selfcheck #1 of cpu on " + Hostname() +
+                             ", build b7, 2026-11-27T19:00"));
+  EXPECT_THAT(out, HasSubstr("this machine's measured forward rates"));
+  EXPECT_THAT(out, HasSubstr("the link measured by ditbench selfcheck (2 ranks)"));
+  EXPECT_THAT(out, HasSubstr("start-up 0.60 s measured by ditbench selfcheck"));
+  EXPECT_THAT(out, Not(HasSubstr("uncalibrated")));
 }
 
 TEST(PlanCommandTest, MarkdownIsAPipeTableOfTheTrials) {

@@ -3,14 +3,17 @@
 // as a failed row, the verdict stored per device and shown by `env`.
 #include "cli/selfcheck.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "base/exit_codes.h"
 #include "storage/results_db.h"
+#include "storage/selfcheck_store.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -84,6 +87,18 @@ TEST_F(SelfcheckCommandTest, AWorkerPastItsTimeoutIsKilledAndFails) {
   options_.timeout_s = 1;
   EXPECT_EQ(Run("timeout"), kExitCheckFailed);
   EXPECT_THAT(out_.str(), HasSubstr("timed out after 1 s"));
+}
+
+// On a CPU of two cores or more, two ranks (Gloo's collectives measured); the `--describe`
+// launch after the check is stored as the planner's start-up.
+TEST_F(SelfcheckCommandTest, ACpuChecksWithTwoRanksAndStoresTheDescribeLaunchTime) {
+  ASSERT_EQ(Run(), kExitOk) << err_.str();
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  EXPECT_THAT(err_.str(), HasSubstr(cores > 1 ? "(2 rank(s)" : "(1 rank(s)"));
+  const auto stored = ResultsDb::Open(options_.db, true)->selfchecks().LatestPerDevice();
+  ASSERT_EQ(stored.size(), 1u);
+  ASSERT_TRUE(stored[0].measurements.contains("launch_wall_s")) << stored[0].measurements.dump();
+  EXPECT_GT(stored[0].measurements.at("launch_wall_s").get<double>(), 0);
 }
 
 TEST_F(SelfcheckCommandTest, JsonAndMarkdownFormatsAndABadOneIsAUsageError) {

@@ -17,21 +17,25 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Finishes the one launch after `waits` empty waits, having written `file_text` (if any) to the
-// file the worker was asked for.
+// Finishes the selfcheck's launch after `waits` empty waits, having written `file_text` (if
+// any) to the file the worker was asked for; the `--describe` launch after it at once, with
+// `describe` as its outcome.
 class FakeSelfcheckLauncher final : public Launcher {
  public:
   std::string file_text;
   LaunchOutcome outcome;
+  LaunchOutcome describe;
   int waits = 2;
   std::vector<LaunchRequest> started;
 
   LaunchHandle Start(const LaunchRequest& request) override {
     started.push_back(request);
+    if (request.args.at(0) == "--describe") return 2;
     if (!file_text.empty()) std::ofstream(request.args.at(1)) << file_text;
     return 1;
   }
   std::optional<FinishedTrial> Wait(std::chrono::milliseconds) override {
+    if (started.back().args.at(0) == "--describe") return FinishedTrial{2, describe};
     if (waits-- > 0) return std::nullopt;
     return FinishedTrial{1, outcome};
   }
@@ -95,6 +99,8 @@ class SelfcheckRunTest : public ::testing::Test {
     launcher_.file_text = SelfcheckJson(m).dump();
     launcher_.outcome.ranks = {RankExit{true, 0, 0, false}};
     launcher_.outcome.wall_s = 12;
+    launcher_.describe.ranks = {RankExit{true, 0, 0, false}};
+    launcher_.describe.wall_s = 0.45;
     // Idle, then under load: one sample throttled at the heaviest draw.
     state_.states = {State(345, 70, kThrottleGpuIdle), State(1980, 500, 0),
                      State(1500, 690, kThrottleHwThermal), State(1900, 400, 0)};
@@ -117,14 +123,29 @@ class SelfcheckRunTest : public ::testing::Test {
 
 TEST_F(SelfcheckRunTest, TheWorkerIsAskedForItsFileOnTheDevicesWithTheTimeout) {
   request_.timeout_s = kSelfcheckTimeoutGpuS;
+  request_.world_size = 2;
+  request_.devices = {"0", "1"};
   const auto result = Run();
-  ASSERT_EQ(launcher_.started.size(), 1u);
+  ASSERT_EQ(launcher_.started.size(), 2u);
   EXPECT_EQ(launcher_.started[0].args,
             (std::vector<std::string>{"--selfcheck", SelfcheckFile(request_.run_dir).string()}));
-  EXPECT_EQ(launcher_.started[0].devices, std::vector<std::string>{"0"});
+  // Then one rank's `--describe` on the first device: the planner's start-up.
+  EXPECT_EQ(launcher_.started[1].args, std::vector<std::string>{"--describe"});
+  EXPECT_EQ(launcher_.started[1].world_size, 1);
+  EXPECT_EQ(launcher_.started[1].devices, std::vector<std::string>{"0"});
+  ASSERT_TRUE(result.observations.describe_wall_s);
+  EXPECT_DOUBLE_EQ(*result.observations.describe_wall_s, 0.45);
+  EXPECT_EQ(launcher_.started[0].devices, (std::vector<std::string>{"0", "1"}));
   EXPECT_EQ(launcher_.started[0].timeout_s, 180);
   EXPECT_EQ(Row(result, "worker").verdict, SelfcheckVerdict::kPass);
   EXPECT_EQ(Row(result, "timing fidelity").verdict, SelfcheckVerdict::kPass);
+}
+
+TEST_F(SelfcheckRunTest, AFailedDescribeLaunchLeavesNoStartUpAndJudgesNothing) {
+  launcher_.describe.ranks = {RankExit{true, 3, 0, false}};
+  const auto result = Run();
+  EXPECT_FALSE(result.observations.describe_wall_s);
+  EXPECT_EQ(Row(result, "worker").verdict, SelfcheckVerdict::kPass);
 }
 
 TEST_F(SelfcheckRunTest, TheHeaviestSampleUnderLoadIsJudgedSoAThrottledMomentWarns) {

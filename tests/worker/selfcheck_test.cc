@@ -4,6 +4,7 @@
 // timed threshold would flake on a shared machine.
 #include "worker/selfcheck.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -50,6 +51,26 @@ TEST(SelfcheckTest, CpuRunWritesEveryCpuFigureAndSaysWhyTheRestIsSkipped) {
   ASSERT_EQ(m.throughput->attention_tflops.size(), 1u);
   EXPECT_GT(m.throughput->attention_tflops.at("math"), 0);
 
+  // The planner's calibration: every core alone and, on one rank, one thread; three sizes, two
+  // precisions, each with the work the planner counts for it.
+  ASSERT_TRUE(m.calibration);
+  EXPECT_EQ(m.calibration->model, "pixart-alpha-tiny");
+  EXPECT_GT(m.calibration->build_ms, 0);
+  EXPECT_GT(m.calibration->measure_s, 0);
+  EXPECT_GT(m.calibration->setup_s, 0);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  EXPECT_EQ(m.calibration->forward.size(), cores > 1 ? 12u : 6u);
+  for (const SelfcheckForwardRate& f : m.calibration->forward) {
+    EXPECT_TRUE(f.threads == cores || f.threads == 1) << f.threads;
+    EXPECT_EQ(f.ranks, 1);
+    EXPECT_EQ(f.ulysses, 1);
+    EXPECT_GT(f.ms, 0);
+    EXPECT_GT(f.gflop, 0);
+  }
+  EXPECT_LT(m.calibration->forward[0].gflop, m.calibration->forward[2].gflop);  // 192 < 640 px
+  EXPECT_LT(m.calibration->forward[0].rank_elements, m.calibration->forward[1].rank_elements);
+  EXPECT_FALSE(m.launch_wall_s) << "the coordinator's to add";
+
   EXPECT_FALSE(m.cuda_graph);
   EXPECT_FALSE(m.comm);
   EXPECT_EQ(m.skipped.at("cuda_graph"), "no CUDA device");
@@ -69,7 +90,7 @@ TEST(SelfcheckTest, TwoGlooRanksMeasureTheLinkAndOnlyRankZeroTheDevice) {
     ranks.emplace_back([&, rank] {
       try {
         RankSubgroup world{CreateBackend(store, rank, 2, /*cuda=*/false), rank, 2, nullptr};
-        results[rank] = MeasureSelfcheck(torch::kCPU, world, kQuick);
+        results[rank] = MeasureSelfcheck(torch::kCPU, world, kQuick, store);
       } catch (const std::exception& e) {
         errors[rank] = e.what();
       }
@@ -88,6 +109,18 @@ TEST(SelfcheckTest, TwoGlooRanksMeasureTheLinkAndOnlyRankZeroTheDevice) {
   }
   EXPECT_TRUE(results[0].timing && results[0].throughput && results[0].numerics);
   EXPECT_FALSE(results[1].timing || results[1].throughput || results[1].numerics);
+  // Rank 0's calibration: alone with every core, then both ranks together at their share, and
+  // the forward split over them by Ulysses.
+  ASSERT_TRUE(results[0].calibration);
+  EXPECT_FALSE(results[1].calibration);
+  int together = 0, split = 0;
+  for (const SelfcheckForwardRate& f : results[0].calibration->forward) {
+    if (f.ranks == 2 && f.ulysses == 1) ++together;
+    if (f.ranks == 2 && f.ulysses == 2) ++split;
+    EXPECT_GT(f.ms, 0);
+  }
+  EXPECT_EQ(together, 6);
+  EXPECT_EQ(split, 6);
 }
 
 // The reference clock times each iteration on its own: a sleep is never shorter than asked.
