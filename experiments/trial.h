@@ -69,7 +69,8 @@ std::optional<GraphMode> ParseGraphMode(std::string_view name);
 enum class AttentionBackend { kAuto, kFlash, kEfficient, kCudnn, kMath };
 std::string_view AttentionBackendName(AttentionBackend backend);
 std::optional<AttentionBackend> ParseAttentionBackend(std::string_view name);
-inline constexpr const char* kAttentionBackendsExpected = "one of auto, flash, efficient, cudnn, math";
+inline constexpr const char* kAttentionBackendsExpected =
+    "one of auto, flash, efficient, cudnn, math";
 // Bytes one activation element takes in `precision`: 2 for bf16 and fp16, 4 for fp32 and tf32
 // (tf32 stores fp32). The one rule the communication and memory estimates read.
 double BytesPerElement(Precision precision);

@@ -215,11 +215,16 @@ class DitRank {
 
 AttentionKernel AttentionKernelOf(AttentionBackend backend) {
   switch (backend) {
-    case AttentionBackend::kFlash: return AttentionKernel::kFlash;
-    case AttentionBackend::kEfficient: return AttentionKernel::kEfficient;
-    case AttentionBackend::kCudnn: return AttentionKernel::kCudnn;
-    case AttentionBackend::kMath: return AttentionKernel::kMath;
-    case AttentionBackend::kAuto: break;
+    case AttentionBackend::kFlash:
+      return AttentionKernel::kFlash;
+    case AttentionBackend::kEfficient:
+      return AttentionKernel::kEfficient;
+    case AttentionBackend::kCudnn:
+      return AttentionKernel::kCudnn;
+    case AttentionBackend::kMath:
+      return AttentionKernel::kMath;
+    case AttentionBackend::kAuto:
+      break;
   }
   return AttentionKernel::kAuto;
 }

@@ -176,8 +176,8 @@ std::pair<torch::Tensor, torch::Tensor> MathWithLse(const torch::Tensor& qt,
                                                     const torch::Tensor& kt,
                                                     const torch::Tensor& vt) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(qt.size(-1)));
-  auto scores = torch::matmul(qt.to(torch::kFloat32), kt.to(torch::kFloat32).transpose(-2, -1)) *
-                scale;
+  auto scores =
+      torch::matmul(qt.to(torch::kFloat32), kt.to(torch::kFloat32).transpose(-2, -1)) * scale;
   auto lse = scores.logsumexp(-1);
   auto out = torch::matmul((scores - lse.unsqueeze(-1)).exp(), vt.to(torch::kFloat32));
   return {out.to(qt.scalar_type()), lse};
@@ -204,8 +204,7 @@ std::pair<torch::Tensor, torch::Tensor> ForcedWithLse(AttentionKernel kernel,
       return {std::get<0>(result), std::get<1>(result).narrow(2, 0, qt.size(2))};
     }
     case AttentionKernel::kCudnn: {
-      auto result =
-          at::_scaled_dot_product_cudnn_attention(qt, kt, vt, std::nullopt, /*lse=*/true);
+      auto result = at::_scaled_dot_product_cudnn_attention(qt, kt, vt, std::nullopt, /*lse=*/true);
       return {std::get<0>(result),
               std::get<1>(result).reshape({qt.size(0), qt.size(1), qt.size(2)})};
     }

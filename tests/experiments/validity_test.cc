@@ -123,8 +123,8 @@ TEST(ValidityTest, Tf32IsRefusedOnCpu) {
 // command's program picks its own kernel, so the field is an error there.
 TEST(ValidityTest, AttentionKernelsTheDeviceCannotRunAreSkippedWithTheReason) {
   TrialConfig c = PixArt(256, 1);
-  for (const AttentionBackend a : {AttentionBackend::kAuto, AttentionBackend::kMath,
-                                   AttentionBackend::kFlash}) {
+  for (const AttentionBackend a :
+       {AttentionBackend::kAuto, AttentionBackend::kMath, AttentionBackend::kFlash}) {
     c.attention = a;
     EXPECT_FALSE(InvalidReason(c, {2, false})) << AttentionBackendName(a);
   }

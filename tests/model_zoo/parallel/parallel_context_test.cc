@@ -157,7 +157,8 @@ TEST(ParallelContextTest, ForcedKernelsAgreeWithTheDefaultOnCpu) {
   c10::InferenceMode inference;
   torch::manual_seed(9);
   const int64_t b = 2, n = 24, h = 4, d = 64;
-  auto q = torch::randn({b, n, h, d}), k = torch::randn({b, n, h, d}), v = torch::randn({b, n, h, d});
+  auto q = torch::randn({b, n, h, d}), k = torch::randn({b, n, h, d}),
+       v = torch::randn({b, n, h, d});
   const auto reference = Attention(q, k, v);
   const auto reference_lse = AttentionWithLse(q, k, v).lse;
   for (const AttentionKernel kernel : {AttentionKernel::kMath, AttentionKernel::kFlash}) {
