@@ -46,6 +46,13 @@ constexpr std::array<std::pair<Precision, std::string_view>, 4> kPrecisions{
 constexpr std::array<std::pair<GraphMode, std::string_view>, 2> kGraphModes{
     {{GraphMode::kEager, "eager"}, {GraphMode::kCudaGraph, "cuda_graph"}}};
 
+constexpr std::array<std::pair<AttentionBackend, std::string_view>, 5> kAttentionBackends{
+    {{AttentionBackend::kAuto, "auto"},
+     {AttentionBackend::kFlash, "flash"},
+     {AttentionBackend::kEfficient, "efficient"},
+     {AttentionBackend::kCudnn, "cudnn"},
+     {AttentionBackend::kMath, "math"}}};
+
 constexpr std::array<std::pair<TrialStatus, std::string_view>, 9> kStatuses{
     {{TrialStatus::kPending, "pending"},
      {TrialStatus::kRunning, "running"},
@@ -68,6 +75,12 @@ std::optional<Precision> ParsePrecision(std::string_view name) {
 std::string_view GraphModeName(GraphMode mode) { return NameOf(kGraphModes, mode); }
 std::optional<GraphMode> ParseGraphMode(std::string_view name) {
   return FindByName(kGraphModes, name);
+}
+std::string_view AttentionBackendName(AttentionBackend backend) {
+  return NameOf(kAttentionBackends, backend);
+}
+std::optional<AttentionBackend> ParseAttentionBackend(std::string_view name) {
+  return FindByName(kAttentionBackends, name);
 }
 std::vector<Scope> AllScopes() { return ValuesOf(kScopes); }
 std::vector<Precision> AllPrecisions() { return ValuesOf(kPrecisions); }

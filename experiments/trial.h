@@ -60,6 +60,17 @@ std::vector<Precision> AllPrecisions();
 enum class GraphMode { kEager, kCudaGraph };
 std::string_view GraphModeName(GraphMode mode);
 std::optional<GraphMode> ParseGraphMode(std::string_view name);
+
+// Which attention kernel every attention of a built-in model runs (`attention:` in a sweep):
+// `auto` lets ditbench pick as it always has (SDPA's own choice for local attention; cuDNN,
+// else FlashAttention-2, for the ring's partial attentions on a GPU in half precision); the
+// others force ATen's kernel of that name (model_zoo/parallel/parallel_attention.h), and a
+// trial whose device or dtype cannot run it is skipped with the reason before launch.
+enum class AttentionBackend { kAuto, kFlash, kEfficient, kCudnn, kMath };
+std::string_view AttentionBackendName(AttentionBackend backend);
+std::optional<AttentionBackend> ParseAttentionBackend(std::string_view name);
+inline constexpr const char* kAttentionBackendsExpected =
+    "one of auto, flash, efficient, cudnn, math";
 // Bytes one activation element takes in `precision`: 2 for bf16 and fp16, 4 for fp32 and tf32
 // (tf32 stores fp32). The one rule the communication and memory estimates read.
 double BytesPerElement(Precision precision);
@@ -118,6 +129,7 @@ struct TrialConfig : ParallelDegrees {
   // blended), as large resolutions are decoded to bound the VAE's memory; 0: in one piece.
   int vae_tile = 0;  // IsValidVaeTile
   GraphMode graph = GraphMode::kEager;
+  AttentionBackend attention = AttentionBackend::kAuto;
   Repeats repeats;
   double timeout_s = 1800;
   std::int64_t seed = 0;

@@ -27,6 +27,8 @@ const std::map<std::string, nlohmann::json>& FixedDefaults() {
       {"graph", "eager"},
       // Appended with video families: every earlier trial made an image.
       {"frames", 0},
+      // Appended with the attention axis: every earlier trial let ditbench pick the kernel.
+      {"attention", "auto"},
   };
   return defaults;
 }
@@ -77,6 +79,8 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
   if (!c.command.empty()) computation["command"] = c.command;
   if (c.vae_tile != 0) computation["vae_tile"] = c.vae_tile;
   if (c.graph != GraphMode::kEager) computation["graph"] = GraphModeName(c.graph);
+  if (c.attention != AttentionBackend::kAuto)
+    computation["attention"] = AttentionBackendName(c.attention);
   if (c.frames != 0) computation["frames"] = c.frames;
   if (!c.custom.empty()) {
     nlohmann::json custom = nlohmann::json::object();

@@ -265,6 +265,13 @@ const std::map<std::string, Setter>& Setters() {
            *expected = "one of eager, cuda_graph";
            return g.has_value();
          }},
+        {"attention",
+         [](TrialConfig& c, const Json& v, std::string* expected) {
+           auto a = v.is_string() ? ParseAttentionBackend(v.get<std::string>()) : std::nullopt;
+           if (a) c.attention = *a;
+           *expected = kAttentionBackendsExpected;
+           return a.has_value();
+         }},
         {"vae_tile",
          [](TrialConfig& c, const Json& v, std::string* expected) {
            *expected = kVaeTileExpected;

@@ -55,6 +55,11 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
           "graph: {} applies to ditbench's own models; a {} workload's program "
           "decides how it issues its kernels",
           GraphModeName(c.graph), WorkloadName(c.workload));
+    if (c.attention != AttentionBackend::kAuto)
+      return fmt::format(
+          "attention: {} applies to ditbench's own models; give a {} workload's program its "
+          "kernel through a custom axis of its own",
+          AttentionBackendName(c.attention), WorkloadName(c.workload));
     return WorldSizeProblem(c, capacity);
   }
   if (c.graph == GraphMode::kCudaGraph && c.warmup < 1)
@@ -129,6 +134,23 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
 }
 
 // What this build implements. Each is a missing feature, not a user error, and says so.
+// An attention kernel this device or dtype cannot run: known before launch, so the trial is
+// skipped with the reason rather than failed or, worse, timed with another kernel.
+std::optional<std::string> AttentionUnsupported(const TrialConfig& c, bool on_gpu) {
+  const AttentionBackend a = c.attention;
+  if (!on_gpu && (a == AttentionBackend::kEfficient || a == AttentionBackend::kCudnn))
+    return fmt::format(
+        "attention: {} is a CUDA kernel ({}); on CPU only math and flash (ATen's CPU flash "
+        "kernel) run (the trial is skipped, never timed with another kernel in its place)",
+        AttentionBackendName(a),
+        a == AttentionBackend::kCudnn ? "cuDNN's fused attention" : "memory-efficient attention");
+  const bool half = c.precision == Precision::kBf16 || c.precision == Precision::kFp16;
+  if (on_gpu && !half && (a == AttentionBackend::kFlash || a == AttentionBackend::kCudnn))
+    return fmt::format("attention: {} runs in bf16 and fp16 only on a GPU; this trial is {}",
+                       AttentionBackendName(a), PrecisionName(c.precision));
+  return std::nullopt;
+}
+
 std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& capacity) {
   // REQUIRES: BrokenRule(c, capacity) found nothing, so the model resolves.
   // A program of the user's own knows what it supports.
@@ -148,6 +170,7 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
         c.pipefusion, c.model);
   if (!capacity.on_gpu && c.precision == Precision::kTf32)
     return "tf32 is a GPU tensor-core mode; on CPU it would silently be fp32";
+  if (auto why = AttentionUnsupported(c, capacity.on_gpu)) return why;
   if (!capacity.on_gpu && c.graph == GraphMode::kCudaGraph)
     return "graph: cuda_graph replays CUDA graphs of the denoising steps; on CPU there is "
            "nothing to capture (the trial is skipped, never timed eagerly in its place)";

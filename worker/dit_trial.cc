@@ -213,6 +213,22 @@ class DitRank {
 
 }  // namespace
 
+AttentionKernel AttentionKernelOf(AttentionBackend backend) {
+  switch (backend) {
+    case AttentionBackend::kFlash:
+      return AttentionKernel::kFlash;
+    case AttentionBackend::kEfficient:
+      return AttentionKernel::kEfficient;
+    case AttentionBackend::kCudnn:
+      return AttentionKernel::kCudnn;
+    case AttentionBackend::kMath:
+      return AttentionKernel::kMath;
+    case AttentionBackend::kAuto:
+      break;
+  }
+  return AttentionKernel::kAuto;
+}
+
 ParallelDegrees DegreesOf(const TrialConfig& c) {
   return c.degrees();
 }
@@ -240,6 +256,9 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
                  RankResult& result, const TrialHooks& hooks,
                  const std::filesystem::path& output, const std::filesystem::path& run_dir) {
   c10::InferenceMode inference;
+  // Every attention of the trial (local, Ulysses, each ring step, PipeFusion's patches) runs
+  // the kernel its `attention:` names; a kernel that cannot run a call fails the trial.
+  ScopedAttentionKernel kernel(AttentionKernelOf(config.attention));
   ResetMemoryPeak(device);
   DitRank dit(config, parallel, device);
   ProcessRankGroup world(parallel.world(), device);

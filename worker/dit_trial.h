@@ -22,6 +22,9 @@ namespace ditbench {
 ParallelDegrees DegreesOf(const TrialConfig& config);
 
 // This rank's communicators for `config` over `store` (tests use a HashStore and threads).
+// The model zoo's kernel for a trial's `attention:` (model_zoo/parallel/parallel_attention.h).
+AttentionKernel AttentionKernelOf(AttentionBackend backend);
+
 ParallelContext BuildParallelContext(const TrialConfig& config, int rank,
                                      const c10::intrusive_ptr<c10d::Store>& store,
                                      const BackendFactory& create);

@@ -28,14 +28,14 @@ double MedianMs(torch::Device device, int warmup, int iterations,
 
 // SDPA's backends, called directly so that each one runs or says why not (the dispatcher
 // would silently fall back to another). Inputs [B, H, N, d].
-struct AttentionBackend {
+struct SdpaKernel {
   const char* name;
   bool cuda_only;
   std::function<void(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&)> run;
 };
 
-const std::vector<AttentionBackend>& AttentionBackends() {
-  static const std::vector<AttentionBackend> backends = {
+const std::vector<SdpaKernel>& SdpaKernels() {
+  static const std::vector<SdpaKernel> backends = {
       {"math", false,
        [](const auto& q, const auto& k, const auto& v) {
          at::_scaled_dot_product_attention_math(q, k, v);
@@ -93,7 +93,7 @@ SelfcheckThroughput MeasureThroughput(torch::Device device, int warmup, int iter
   auto q = torch::randn({b, h, tokens, d}, options), k = torch::randn({b, h, tokens, d}, options),
        v = torch::randn({b, h, tokens, d}, options);
   const double flops = 4.0 * double(b * h) * double(tokens) * double(tokens) * double(d);
-  for (const AttentionBackend& backend : AttentionBackends()) {
+  for (const SdpaKernel& backend : SdpaKernels()) {
     const std::string row = std::string("attention.") + backend.name;
     if (backend.cuda_only && !cuda) {
       skipped[row] = "no CUDA device";

@@ -166,10 +166,74 @@ Qkv Qkv::FromPacked(const torch::Tensor& packed) {
   return {parts[0], parts[1], parts[2], packed};
 }
 
+namespace {
+
+AttentionKernel g_attention_kernel = AttentionKernel::kAuto;
+
+// The math path with its log-sum-exp, in fp32: scores, their log-sum-exp per query, and the
+// softmax-weighted values. [B, H, N, d] in; out [B, H, N, d] and lse [B, H, N].
+std::pair<torch::Tensor, torch::Tensor> MathWithLse(const torch::Tensor& qt,
+                                                    const torch::Tensor& kt,
+                                                    const torch::Tensor& vt) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(qt.size(-1)));
+  auto scores =
+      torch::matmul(qt.to(torch::kFloat32), kt.to(torch::kFloat32).transpose(-2, -1)) * scale;
+  auto lse = scores.logsumexp(-1);
+  auto out = torch::matmul((scores - lse.unsqueeze(-1)).exp(), vt.to(torch::kFloat32));
+  return {out.to(qt.scalar_type()), lse};
+}
+
+// The forced kernel's output and log-sum-exp ([B, H, N, d] in and out).
+std::pair<torch::Tensor, torch::Tensor> ForcedWithLse(AttentionKernel kernel,
+                                                      const torch::Tensor& qt,
+                                                      const torch::Tensor& kt,
+                                                      const torch::Tensor& vt) {
+  switch (kernel) {
+    case AttentionKernel::kMath:
+      return MathWithLse(qt, kt, vt);
+    case AttentionKernel::kFlash:
+      if (qt.device().is_cpu()) {
+        auto [out, lse] = at::_scaled_dot_product_flash_attention_for_cpu(qt, kt, vt);
+        return {out, lse};
+      } else {
+        auto result = at::_scaled_dot_product_flash_attention(qt, kt, vt);
+        return {std::get<0>(result), std::get<1>(result)};
+      }
+    case AttentionKernel::kEfficient: {
+      auto result = at::_scaled_dot_product_efficient_attention(qt, kt, vt, std::nullopt, true);
+      return {std::get<0>(result), std::get<1>(result).narrow(2, 0, qt.size(2))};
+    }
+    case AttentionKernel::kCudnn: {
+      auto result = at::_scaled_dot_product_cudnn_attention(qt, kt, vt, std::nullopt, /*lse=*/true);
+      return {std::get<0>(result),
+              std::get<1>(result).reshape({qt.size(0), qt.size(1), qt.size(2)})};
+    }
+    case AttentionKernel::kAuto:
+      break;
+  }
+  throw std::logic_error("ForcedWithLse: kAuto has no single kernel");
+}
+
+}  // namespace
+
+ScopedAttentionKernel::ScopedAttentionKernel(AttentionKernel kernel)
+    : previous_(g_attention_kernel) {
+  g_attention_kernel = kernel;
+}
+ScopedAttentionKernel::~ScopedAttentionKernel() { g_attention_kernel = previous_; }
+AttentionKernel CurrentAttentionKernel() { return g_attention_kernel; }
+
 torch::Tensor Attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
   // SDPA wants [B, H, N, d].
-  auto out = at::scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2),
-                                              v.transpose(1, 2));
+  auto qt = q.transpose(1, 2), kt = k.transpose(1, 2), vt = v.transpose(1, 2);
+  const AttentionKernel kernel = g_attention_kernel;
+  torch::Tensor out;
+  if (kernel == AttentionKernel::kAuto)
+    out = at::scaled_dot_product_attention(qt, kt, vt);
+  else if (kernel == AttentionKernel::kMath)
+    out = std::get<0>(at::_scaled_dot_product_attention_math(qt, kt, vt));
+  else
+    out = ForcedWithLse(kernel, qt, kt, vt).first;
   return out.transpose(1, 2);
 }
 
@@ -177,7 +241,9 @@ PartialAttention AttentionWithLse(const torch::Tensor& q, const torch::Tensor& k
                                   const torch::Tensor& v) {
   auto qt = q.transpose(1, 2), kt = k.transpose(1, 2), vt = v.transpose(1, 2);  // [B, H, N, d]
   torch::Tensor out, lse;
-  if (q.device().is_cpu()) {
+  if (g_attention_kernel != AttentionKernel::kAuto) {
+    std::tie(out, lse) = ForcedWithLse(g_attention_kernel, qt, kt, vt);
+  } else if (q.device().is_cpu()) {
     std::tie(out, lse) = at::_scaled_dot_product_flash_attention_for_cpu(qt, kt, vt);
   } else if (q.scalar_type() == torch::kHalf || q.scalar_type() == torch::kBFloat16) {
     // cuDNN's fused attention, which SDPA picks for the local path on recent GPUs, so that a

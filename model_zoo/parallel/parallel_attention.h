@@ -96,6 +96,28 @@ class AttentionStrategy {
   virtual const char* name() const = 0;
 };
 
+// The attention kernel Attention and AttentionWithLse run (a trial's `attention:` axis,
+// experiments/trial.h): kAuto as ditbench always picked (SDPA's choice for local attention;
+// for partial attentions the CPU flash kernel, on a GPU cuDNN then FlashAttention-2 in half
+// precision, memory-efficient attention in fp32); the others force ATen's kernel of that name
+// on every call, and a kernel that cannot run the call throws (the trial fails with ATen's
+// reason; it is never replaced by another kernel).
+enum class AttentionKernel { kAuto, kFlash, kEfficient, kCudnn, kMath };
+
+// The kernel of this process's attention calls while alive (a trial sets it once, around its
+// whole run); the previous one again afterwards. Not thread-safe: one trial per process.
+class ScopedAttentionKernel {
+ public:
+  explicit ScopedAttentionKernel(AttentionKernel kernel);
+  ~ScopedAttentionKernel();
+  ScopedAttentionKernel(const ScopedAttentionKernel&) = delete;
+  ScopedAttentionKernel& operator=(const ScopedAttentionKernel&) = delete;
+
+ private:
+  AttentionKernel previous_;
+};
+AttentionKernel CurrentAttentionKernel();
+
 // Attention of [B, N, H, d] queries over [B, M, H, d] keys and values; returns [B, N, H, d].
 torch::Tensor Attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
 

@@ -102,9 +102,22 @@ TEST(TrialTest, AFieldAtItsDefaultKeepsTheKey) {
   }
 }
 
+// The attention axis's default is what every earlier trial ran: its key is unchanged, and
+// `auto` written out or left out is one key.
+TEST(TrialTest, AutoAttentionKeepsEveryEarlierKey) {
+  const TrialConfig base = TinyTwoRanks();
+  nlohmann::json with_auto = ComputationJson(base);
+  EXPECT_FALSE(with_auto.contains("attention"));
+  with_auto["attention"] = "auto";
+  EXPECT_EQ(KeyOfComputation(with_auto), TrialKey(base));
+  TrialConfig math = base;
+  math.attention = AttentionBackend::kMath;
+  EXPECT_EQ(ComputationJson(math).at("attention"), "math");
+}
+
 TEST(TrialTest, ANonDefaultValueChangesTheKey) {
   const TrialConfig base = TinyTwoRanks();
-  std::vector<TrialConfig> changed(14, base);
+  std::vector<TrialConfig> changed(15, base);
   changed[0].workload = Workload::kCommand;
   changed[1].model = "pixart-sigma";
   changed[2].model_overrides = {{"depth", 1}};
@@ -119,6 +132,7 @@ TEST(TrialTest, ANonDefaultValueChangesTheKey) {
   changed[11].cfg = 2;
   changed[12].dp = 2;
   changed[13].graph = GraphMode::kCudaGraph;
+  changed[14].attention = AttentionBackend::kMath;
   std::set<std::string> keys = {TrialKey(base)};
   for (const TrialConfig& c : changed) keys.insert(TrialKey(c));
   EXPECT_EQ(keys.size(), changed.size() + 1);  // all different from the base and each other
@@ -275,6 +289,9 @@ TEST(TrialTest, ReadingAConfigurationChecksEveryValueAsTheSweepParserDoes) {
   EXPECT_EQ(message("graph", "cuda-graph"),
             "key 'graph': expected one of eager, cuda_graph, got \"cuda-graph\"");
   EXPECT_EQ(message("graph", "cuda_graph"), "accepted");
+  EXPECT_EQ(message("attention", "sage"),
+            "key 'attention': expected one of auto, flash, efficient, cudnn, math, got \"sage\"");
+  EXPECT_EQ(message("attention", "cudnn"), "accepted");
   std::string expected;
   TrialConfig scratch;
   EXPECT_FALSE(ApplySetting(scratch, "ulysses", 0, &expected));

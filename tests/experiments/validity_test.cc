@@ -118,6 +118,34 @@ TEST(ValidityTest, Tf32IsRefusedOnCpu) {
   EXPECT_FALSE(InvalidReason(c, {2, true}));
 }
 
+// On CPU math and ATen's CPU flash kernel run; cuDNN's and the memory-efficient kernel are
+// skipped with a reason naming the device; on a GPU flash and cudnn need half precision; a
+// command's program picks its own kernel, so the field is an error there.
+TEST(ValidityTest, AttentionKernelsTheDeviceCannotRunAreSkippedWithTheReason) {
+  TrialConfig c = PixArt(256, 1);
+  for (const AttentionBackend a :
+       {AttentionBackend::kAuto, AttentionBackend::kMath, AttentionBackend::kFlash}) {
+    c.attention = a;
+    EXPECT_FALSE(InvalidReason(c, {2, false})) << AttentionBackendName(a);
+  }
+  for (const AttentionBackend a : {AttentionBackend::kCudnn, AttentionBackend::kEfficient}) {
+    c.attention = a;
+    const Verdict cpu = Judge(c, {2, false});
+    EXPECT_FALSE(cpu.invalid);
+    ASSERT_TRUE(cpu.unsupported) << AttentionBackendName(a);
+    EXPECT_NE(cpu.unsupported->find("on CPU only math and flash"), std::string::npos)
+        << *cpu.unsupported;
+    EXPECT_FALSE(InvalidReason(c, {2, true})) << "bf16 on a GPU";
+  }
+  c.attention = AttentionBackend::kFlash;
+  c.precision = Precision::kFp32;
+  EXPECT_NE(InvalidReason(c, {2, true}).value_or("").find("bf16 and fp16 only on a GPU"),
+            std::string::npos);
+  EXPECT_FALSE(InvalidReason(c, {2, false})) << "the CPU flash kernel runs fp32";
+  c.attention = AttentionBackend::kEfficient;
+  EXPECT_FALSE(InvalidReason(c, {2, true})) << "memory-efficient attention runs fp32";
+}
+
 // On CPU a cuda_graph trial is skipped (unsupported, with its reason), never run eagerly in its
 // place; a command's program decides its own kernels, so the field is an error there.
 TEST(ValidityTest, CudaGraphIsSkippedOnCpuAndRefusedForACommand) {

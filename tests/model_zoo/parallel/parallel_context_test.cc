@@ -150,6 +150,29 @@ TEST(ParallelContextTest, PartialAttentionsMergeToFullAttention) {
   ExpectPartialsMergeToFullAttention(torch::kCPU, torch::kBFloat16, 2e-2);
 }
 
+// Every kernel the `attention:` axis can force on CPU gives the same attention and log-sum-exp
+// as the default to 1e-5 in fp32, merged partials included; forcing a CUDA kernel on CPU
+// throws (the trial fails with ATen's reason, never runs another kernel).
+TEST(ParallelContextTest, ForcedKernelsAgreeWithTheDefaultOnCpu) {
+  c10::InferenceMode inference;
+  torch::manual_seed(9);
+  const int64_t b = 2, n = 24, h = 4, d = 64;
+  auto q = torch::randn({b, n, h, d}), k = torch::randn({b, n, h, d}),
+       v = torch::randn({b, n, h, d});
+  const auto reference = Attention(q, k, v);
+  const auto reference_lse = AttentionWithLse(q, k, v).lse;
+  for (const AttentionKernel kernel : {AttentionKernel::kMath, AttentionKernel::kFlash}) {
+    ScopedAttentionKernel forced(kernel);
+    EXPECT_EQ(CurrentAttentionKernel(), kernel);
+    EXPECT_LT(RelativeL2(Attention(q, k, v), reference), 1e-5);
+    EXPECT_LT(RelativeL2(AttentionWithLse(q, k, v).lse, reference_lse), 1e-5);
+    ExpectPartialsMergeToFullAttention(torch::kCPU, torch::kFloat32, 1e-5);
+  }
+  EXPECT_EQ(CurrentAttentionKernel(), AttentionKernel::kAuto);
+  ScopedAttentionKernel cudnn(AttentionKernel::kCudnn);
+  EXPECT_ANY_THROW(Attention(q, k, v));
+}
+
 TEST(ParallelContextTest, PartialAttentionsMergeToFullAttentionOnCuda) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   ExpectPartialsMergeToFullAttention(torch::kCUDA, torch::kFloat32, 1e-4);
