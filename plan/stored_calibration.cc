@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/terminal_text.h"
 #include "storage/results_db.h"
 #include "storage/selfcheck_store.h"
 
@@ -48,13 +49,15 @@ StoredCalibration LoadCalibration(const std::filesystem::path& db, const std::st
                                 device == "cpu" ? " on this host" : "", db.string(), ask);
       return out;
     }
-    const std::string when = chosen->started_at.substr(0, 16);
+    // Host, build, time and reasons come from the database: untrusted text on a terminal.
+    const std::string when = ForTerminal(chosen->started_at.substr(0, 16), 40);
     for (const char* name : {"worker", "host load"}) {
       const SelfcheckRow* row = Row(*chosen, name);
       if (!row || row->verdict != SelfcheckVerdict::kPass) {
         out.why_not = fmt::format(
             "the newest selfcheck of '{}' ({}) did not pass its {} row{}: not used ({})", device,
-            when, name, row && !row->reason.empty() ? " (" + row->reason + ")" : "", ask);
+            when, name,
+            row && !row->reason.empty() ? " (" + ForTerminal(row->reason, 200) + ")" : "", ask);
         return out;
       }
     }
@@ -66,17 +69,18 @@ StoredCalibration LoadCalibration(const std::filesystem::path& db, const std::st
     const SelfcheckMeasurements m =
         SelfcheckFromJson(chosen->measurements, fmt::format("selfcheck #{}", chosen->id));
     std::string why;
-    out.calibration =
-        CalibrationFrom(m,
-                        fmt::format("selfcheck #{} of {} on {}, build {}, {}", chosen->id, device,
-                                    chosen->host, chosen->build, when),
-                        &why);
+    out.calibration = CalibrationFrom(
+        m,
+        fmt::format("selfcheck #{} of {} on {}, build {}, {}", chosen->id, device,
+                    ForTerminal(chosen->host, 100), ForTerminal(chosen->build, 100), when),
+        &why);
     if (!out.calibration)
       out.why_not =
           fmt::format("the newest selfcheck of '{}' ({}): {} ({})", device, when, why, ask);
   } catch (const std::exception& e) {
     out.calibration.reset();
-    out.why_not = fmt::format("the stored selfcheck could not be read: {}", e.what());
+    out.why_not =
+        fmt::format("the stored selfcheck could not be read: {}", ForTerminal(e.what(), 300));
   }
   return out;
 }

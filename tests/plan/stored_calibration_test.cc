@@ -87,6 +87,24 @@ TEST_F(StoredCalibrationTest, AGpuKindIsCalibratedByAnotherHostsCheckWhenThisOne
   EXPECT_TRUE(stored.calibration->rates.empty());  // GPU compute stays the prior's
 }
 
+// The host, build and reasons come from the database: no terminal escape survives into them.
+TEST_F(StoredCalibrationTest, TextFromTheDatabaseReachesTheTerminalEscaped) {
+  SelfcheckRecord hostile =
+      Check("NVIDIA H100 80GB HBM3", "gpu\x1b]0;owned\x07", "2026-11-27T10:00:00.000Z");
+  hostile.build = "b\x1b[2J1";
+  Store(hostile);
+  const StoredCalibration stored = LoadCalibration(path_, "NVIDIA H100 80GB HBM3", "gpu1");
+  ASSERT_TRUE(stored.calibration) << stored.why_not;
+  EXPECT_EQ(stored.calibration->source.find('\x1b'), std::string::npos);
+  SelfcheckRecord busy = Check("cpu", "node1", "2026-11-27T10:00:00.000Z", SelfcheckVerdict::kWarn);
+  busy.rows[1].reason = "load \x1b[31mred";
+  Store(busy);
+  const StoredCalibration refused = LoadCalibration(path_, "cpu", "node1");
+  ASSERT_FALSE(refused.calibration);
+  EXPECT_EQ(refused.why_not.find('\x1b'), std::string::npos);
+  EXPECT_NE(refused.why_not.find("red"), std::string::npos) << refused.why_not;
+}
+
 TEST_F(StoredCalibrationTest, StoredMeasurementsOfAnotherShapeAreNotUsedAndSaySo) {
   SelfcheckRecord bad = Check("cpu", "node1", "2026-11-27T10:00:00.000Z");
   bad.measurements["calibration"]["forward"][0]["ms"] = "slow";
