@@ -189,13 +189,27 @@ std::string ConfigurationOf(const ResultRow& row) {
                      WithoutSeed(row, /*drop_parallel=*/false).dump());
 }
 
+// A setting's value in a label: a per-step schedule as "first2,last2", a list of patterns
+// comma-joined, everything else as Plain.
+static std::string SettingText(const std::string& field, const nlohmann::json& value) {
+  if (field == "schedule" && value.is_object())
+    return fmt::format("first{},last{}", Plain(value.value("high_precision_first", 0)),
+                       Plain(value.value("high_precision_last", 0)));
+  if (value.is_array()) {
+    std::string text;
+    for (const nlohmann::json& item : value) text += (text.empty() ? "" : ",") + Plain(item);
+    return text;
+  }
+  return Plain(value);
+}
+
 // The "field=value" words of `identity` that no other label names and `shown_apart` omits.
 static std::string LabelOfSettings(const nlohmann::json& identity,
                                    const std::set<std::string>& shown_apart) {
   std::string label;
   for (const auto& [field, value] : identity.items()) {
     if (NamedElsewhere().count(field) || shown_apart.count(field)) continue;
-    label += fmt::format("{}{}={}", label.empty() ? "" : " ", field, Plain(value));
+    label += fmt::format("{}{}={}", label.empty() ? "" : " ", field, SettingText(field, value));
   }
   return label;
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ditbench {
 
@@ -21,6 +22,15 @@ struct Sample {
 // The stage name of a whole iteration's sample.
 inline constexpr const char* kIterationStage = "iteration";
 
+// What one denoising step ran, as its rank saw it in its first iteration (worker/dit_trial.h):
+// the attention kernels by name joined by '+' ("flash", "cudnn+flash"; "" when the step ran no
+// attention), and the linear layers' form ("bf16", "fp8_rowwise", ...).
+struct StepKernels {
+  int step = 0;
+  std::string attention;
+  std::string linear;
+  bool operator==(const StepKernels&) const = default;
+};
 // The energy one rank's device used over its timed window (metrics/measurement.h): joules,
 // and the window's length in host milliseconds.
 struct RankEnergy {

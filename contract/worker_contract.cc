@@ -17,7 +17,7 @@ namespace {
 const std::vector<std::string> kRankFileFields = {
     "format", "version", "rank", "world_size", "status", "error", "device", "backend",
     "stop_reason", "samples", "peak_mem_mb", "peak_reserved_mb", "environment", "clocks",
-    "output_file", "trace_file", "comm_bytes_per_step", "energy", "metrics"};
+    "output_file", "trace_file", "comm_bytes_per_step", "energy", "metrics", "steps"};
 // clang-format on
 
 nlohmann::json ReadVersionedJson(const std::filesystem::path& path, const char* format,
@@ -32,6 +32,40 @@ nlohmann::json ReadVersionedJson(const std::filesystem::path& path, const char* 
     throw std::runtime_error(fmt::format("{}: version {} is not supported (this build reads 1 to {})",
                                          path.string(), version.dump(), kContractVersion));
   return j;
+}
+
+// A kernel's or a layer form's name: short, of [a-z0-9_+], so that it reaches a terminal and a
+// report as it is.
+bool KernelText(const nlohmann::json& value) {
+  if (!value.is_string()) return false;
+  const std::string& text = value.get_ref<const std::string&>();
+  if (text.size() > 64) return false;
+  for (char c : text)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '+')) return false;
+  return true;
+}
+
+// Optional since the attention axis and FP8 layers: what each step ran, steps in order.
+std::vector<StepKernels> ReadSteps(const RankFileFields& field, const nlohmann::json& j) {
+  std::vector<StepKernels> steps;
+  if (!j.contains("steps") || j["steps"].is_null()) return steps;
+  const nlohmann::json& list = j["steps"];
+  if (!list.is_array() || list.size() > static_cast<std::size_t>(kMaxSteps))
+    field.Fail("steps", list, fmt::format("a list of at most {} steps", kMaxSteps));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& item = list[i];
+    const std::string key = fmt::format("steps[{}]", i);
+    if (!item.is_object() || !item.contains("step") || !item["step"].is_number_integer() ||
+        item["step"].get<std::int64_t>() != static_cast<std::int64_t>(i))
+      field.Fail(key, item, fmt::format("{{\"step\": {}, \"attention\", \"linear\"}}", i));
+    for (const char* part : {"attention", "linear"})
+      if (!KernelText(item.value(part, nlohmann::json())))
+        field.Fail(key + "." + part, item.value(part, nlohmann::json()),
+                   "a name of at most 64 characters of a-z, 0-9, '_' and '+'");
+    steps.push_back({static_cast<int>(i), item["attention"].get<std::string>(),
+                     item["linear"].get<std::string>()});
+  }
+  return steps;
 }
 
 }  // namespace
@@ -72,6 +106,12 @@ nlohmann::json ToJson(const RankResult& r) {
     j["metrics"][name] = {{"value", r.metrics.at(name)}};
     if (!declared.unit.empty()) j["metrics"][name]["unit"] = declared.unit;
     if (!declared.better.empty()) j["metrics"][name]["better"] = declared.better;
+  }
+  if (!r.steps.empty()) {
+    j["steps"] = nlohmann::json::array();
+    for (const StepKernels& step : r.steps)
+      j["steps"].push_back(
+          {{"step", step.step}, {"attention", step.attention}, {"linear", step.linear}});
   }
   if (r.energy)
     j["energy"] = {{"joules", r.energy->joules}, {"window_ms", r.energy->window_ms}};
@@ -171,6 +211,7 @@ RankResult ReadRankResult(const std::filesystem::path& path,
       r.metrics[name] = value.get<double>();  // finite: the parser refuses inf and nan
     }
   }
+  r.steps = ReadSteps(field, j);
   return r;
 }
 

@@ -59,6 +59,8 @@ inline constexpr int kWorkerFailed = 1;
 inline constexpr int kWorkerInvalidConfig = 2;
 inline constexpr int kWorkerOutOfMemory = 3;
 
+inline constexpr int kMaxSteps = 100'000;  // a rank file's `steps`: at most this many
+
 struct TrialFile {
   std::string trial_key;
   std::string sweep;
@@ -103,6 +105,8 @@ struct RankResult {
   // declared how to show it (metric_declarations; checked later, metrics/metric_table.h).
   std::map<std::string, double> metrics;
   std::map<std::string, MetricDeclaration> metric_declarations;
+  // The built-in worker: what each denoising step ran (optional; a program's rank file has none).
+  std::vector<StepKernels> steps;
 };
 
 nlohmann::json ToJson(const TrialFile& trial);

@@ -53,6 +53,11 @@ constexpr std::array<std::pair<AttentionBackend, std::string_view>, 5> kAttentio
      {AttentionBackend::kCudnn, "cudnn"},
      {AttentionBackend::kMath, "math"}}};
 
+constexpr std::array<std::pair<Quantization, std::string_view>, 3> kQuantizations{
+    {{Quantization::kNone, "none"},
+     {Quantization::kFp8Rowwise, "fp8_rowwise"},
+     {Quantization::kFp8Tensor, "fp8_tensor"}}};
+
 constexpr std::array<std::pair<TrialStatus, std::string_view>, 9> kStatuses{
     {{TrialStatus::kPending, "pending"},
      {TrialStatus::kRunning, "running"},
@@ -81,6 +86,10 @@ std::string_view AttentionBackendName(AttentionBackend backend) {
 }
 std::optional<AttentionBackend> ParseAttentionBackend(std::string_view name) {
   return FindByName(kAttentionBackends, name);
+}
+std::string_view QuantizationName(Quantization quant) { return NameOf(kQuantizations, quant); }
+std::optional<Quantization> ParseQuantization(std::string_view name) {
+  return FindByName(kQuantizations, name);
 }
 std::vector<Scope> AllScopes() { return ValuesOf(kScopes); }
 std::vector<Precision> AllPrecisions() { return ValuesOf(kPrecisions); }

@@ -69,6 +69,35 @@ std::optional<GraphMode> ParseGraphMode(std::string_view name);
 enum class AttentionBackend { kAuto, kFlash, kEfficient, kCudnn, kMath };
 std::string_view AttentionBackendName(AttentionBackend backend);
 std::optional<AttentionBackend> ParseAttentionBackend(std::string_view name);
+// FP8 linear layers (`quant:` in a sweep): the transformer blocks' linear layers as e4m3 GEMMs
+// (at::_scaled_mm) with weights quantized once at load and activations per call, scaled per
+// row (`fp8_rowwise`: one scale per token and per output channel) or per tensor
+// (`fp8_tensor`); output in bf16. `none`: every layer in the trial's precision.
+enum class Quantization { kNone, kFp8Rowwise, kFp8Tensor };
+std::string_view QuantizationName(Quantization quant);
+std::optional<Quantization> ParseQuantization(std::string_view name);
+inline constexpr const char* kQuantizationsExpected = "one of none, fp8_rowwise, fp8_tensor";
+
+// A per-step schedule (`schedule: {high_precision_first: N, high_precision_last: M}`): the
+// first N and the last M denoising steps run in the trial's high-precision setting (attention
+// `auto`, no quantization), the steps between them with the trial's `attention` and `quant`.
+// Both 0: every step runs the trial's setting (no schedule).
+struct StepSchedule {
+  int high_precision_first = 0;
+  int high_precision_last = 0;
+  bool empty() const { return high_precision_first == 0 && high_precision_last == 0; }
+  // Whether step `step` of `steps` runs in high precision.
+  bool HighPrecision(int step, int steps) const {
+    return step < high_precision_first || step >= steps - high_precision_last;
+  }
+  bool operator==(const StepSchedule&) const = default;
+};
+inline constexpr const char* kScheduleExpected =
+    "a map {high_precision_first: N, high_precision_last: M} of steps from 0 to 1000";
+inline constexpr const char* kQuantExcludeExpected =
+    "a list of module-path patterns ('*' any text, '?' one character), e.g. "
+    "[\"transformer_blocks.*.ff_*\"]";
+
 inline constexpr const char* kAttentionBackendsExpected =
     "one of auto, flash, efficient, cudnn, math";
 // Bytes one activation element takes in `precision`: 2 for bf16 and fp16, 4 for fp32 and tf32
@@ -130,6 +159,11 @@ struct TrialConfig : ParallelDegrees {
   int vae_tile = 0;  // IsValidVaeTile
   GraphMode graph = GraphMode::kEager;
   AttentionBackend attention = AttentionBackend::kAuto;
+  Quantization quant = Quantization::kNone;
+  // `quant_exclude`: module paths (model_zoo/layers/fp8_linear.h) kept in high precision
+  // besides those every engine keeps there; part of the key only with a quantization.
+  std::vector<std::string> quant_exclude;
+  StepSchedule schedule;
   Repeats repeats;
   double timeout_s = 1800;
   std::int64_t seed = 0;

@@ -29,6 +29,11 @@ const std::map<std::string, nlohmann::json>& FixedDefaults() {
       {"frames", 0},
       // Appended with the attention axis: every earlier trial let ditbench pick the kernel.
       {"attention", "auto"},
+      // Appended with FP8 linear layers and per-step schedules: every earlier trial ran every
+      // layer in its precision at every step.
+      {"quant", "none"},
+      {"quant_exclude", nlohmann::json::array()},
+      {"schedule", nlohmann::json::object()},
   };
   return defaults;
 }
@@ -81,6 +86,14 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
   if (c.graph != GraphMode::kEager) computation["graph"] = GraphModeName(c.graph);
   if (c.attention != AttentionBackend::kAuto)
     computation["attention"] = AttentionBackendName(c.attention);
+  if (c.quant != Quantization::kNone) {
+    computation["quant"] = QuantizationName(c.quant);
+    // Patterns name layers only when something is quantized: without, they change nothing.
+    if (!c.quant_exclude.empty()) computation["quant_exclude"] = c.quant_exclude;
+  }
+  if (!c.schedule.empty())
+    computation["schedule"] = {{"high_precision_first", c.schedule.high_precision_first},
+                               {"high_precision_last", c.schedule.high_precision_last}};
   if (c.frames != 0) computation["frames"] = c.frames;
   if (!c.custom.empty()) {
     nlohmann::json custom = nlohmann::json::object();

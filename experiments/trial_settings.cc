@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <functional>
@@ -36,6 +37,9 @@ bool AsNumber(const Json& v, double lo, double hi, double* out) {
   *out = d;
   return true;
 }
+
+// The built-in key a program workload takes as a custom axis of its own.
+constexpr const char* kProgramsOwnAxis = "attention";
 
 using Setter = std::function<bool(TrialConfig&, const Json&, std::string*)>;
 
@@ -177,6 +181,40 @@ bool SetResolution(TrialConfig& c, const Json& v, std::string* expected) {
   return true;
 }
 
+// `schedule`: {high_precision_first, high_precision_last}, each a number of steps (0 to 1000).
+bool SetSchedule(TrialConfig& c, const Json& v, std::string* expected) {
+  *expected = kScheduleExpected;
+  if (!v.is_object()) return false;
+  StepSchedule schedule;
+  for (const auto& [key, value] : v.items()) {
+    int* field = key == "high_precision_first"  ? &schedule.high_precision_first
+                 : key == "high_precision_last" ? &schedule.high_precision_last
+                                                : nullptr;
+    if (!field || !AsInt(value, 0, 1000, field)) return false;
+  }
+  c.schedule = schedule;
+  return true;
+}
+
+// `quant_exclude`: module-path patterns, each of letters, digits, '_', '.', '*' and '?'.
+bool SetQuantExclude(TrialConfig& c, const Json& v, std::string* expected) {
+  *expected = kQuantExcludeExpected;
+  if (!v.is_array() || v.size() > 64) return false;
+  std::vector<std::string> patterns;
+  for (const Json& item : v) {
+    if (!item.is_string()) return false;
+    const std::string pattern = item.get<std::string>();
+    if (pattern.empty() || pattern.size() > 128) return false;
+    for (char ch : pattern)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '.' && ch != '*' &&
+          ch != '?')
+        return false;
+    patterns.push_back(pattern);
+  }
+  c.quant_exclude = std::move(patterns);
+  return true;
+}
+
 bool SetRepeats(TrialConfig& c, const Json& v, std::string* expected) {
   int n = 0;
   if (AsInt(v, 1, 1000000, &n)) {
@@ -272,6 +310,15 @@ const std::map<std::string, Setter>& Setters() {
            *expected = kAttentionBackendsExpected;
            return a.has_value();
          }},
+        {"quant",
+         [](TrialConfig& c, const Json& v, std::string* expected) {
+           auto q = v.is_string() ? ParseQuantization(v.get<std::string>()) : std::nullopt;
+           if (q) c.quant = *q;
+           *expected = kQuantizationsExpected;
+           return q.has_value();
+         }},
+        {"quant_exclude", SetQuantExclude},
+        {"schedule", SetSchedule},
         {"vae_tile",
          [](TrialConfig& c, const Json& v, std::string* expected) {
            *expected = kVaeTileExpected;
@@ -319,9 +366,12 @@ const std::vector<std::string>& TrialKeys() {
 
 bool ApplySetting(TrialConfig& config, const std::string& key, const Json& value,
                   std::string* expected) {
-  auto it = Setters().find(key);
+  const bool program = TraitsOf(config.workload).launch == WorkloadLaunch::kProgram;
+  // A program chooses its own attention kernel (FlashAttention 3, SageAttention, ...): in a
+  // command sweep `attention` is a custom axis, its values passed to the program as written.
+  auto it = key == kProgramsOwnAxis && program ? Setters().end() : Setters().find(key);
   if (it != Setters().end()) return it->second(config, value, expected);
-  if (TraitsOf(config.workload).launch == WorkloadLaunch::kProgram && IsCustomAxisName(key)) {
+  if (program && IsCustomAxisName(key)) {
     *expected = "a number, a string or true/false (a custom axis takes scalar values)";
     if (!value.is_primitive() || value.is_null()) return false;
     config.custom[key] = value;

@@ -43,6 +43,32 @@ std::optional<std::string> WorldSizeProblem(const TrialConfig& c, const Capacity
   return std::nullopt;
 }
 
+// FP8 layers and per-step schedules: what makes them mean something for this trial.
+std::optional<std::string> LowPrecisionProblem(const TrialConfig& c) {
+  if (c.quant != Quantization::kNone && c.precision != Precision::kBf16)
+    return fmt::format(
+        "quant: {} writes its FP8 GEMMs' output in bf16, so it takes bf16 trials; this trial is "
+        "{}",
+        QuantizationName(c.quant), PrecisionName(c.precision));
+  if (c.schedule.empty()) return std::nullopt;
+  if (c.attention == AttentionBackend::kAuto && c.quant == Quantization::kNone)
+    return "schedule: keeps steps in high precision (attention auto, no quant), which is what "
+           "every step of this trial runs already: set attention or quant with it";
+  const int steps = c.scope == Scope::kForward ? 1 : c.steps;
+  const int high = c.schedule.high_precision_first + c.schedule.high_precision_last;
+  if (high >= steps)
+    return fmt::format(
+        "schedule: {} high-precision steps (first {}, last {}) leave none of the {} step(s) to "
+        "run with {}{}",
+        high, c.schedule.high_precision_first, c.schedule.high_precision_last, steps,
+        c.attention != AttentionBackend::kAuto
+            ? "attention " + std::string(AttentionBackendName(c.attention))
+            : std::string(),
+        c.quant != Quantization::kNone ? " quant " + std::string(QuantizationName(c.quant))
+                                       : std::string());
+  return std::nullopt;
+}
+
 std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capacity) {
   std::string error;
   auto resolved = ResolveModel(c.model, c.model_overrides, &error);
@@ -60,8 +86,16 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
           "attention: {} applies to ditbench's own models; give a {} workload's program its "
           "kernel through a custom axis of its own",
           AttentionBackendName(c.attention), WorkloadName(c.workload));
+    if (c.quant != Quantization::kNone || !c.schedule.empty())
+      return fmt::format(
+          "{} applies to ditbench's own models; give a {} workload's program its own through a "
+          "custom axis",
+          c.quant != Quantization::kNone ? "quant: " + std::string(QuantizationName(c.quant))
+                                         : std::string("schedule"),
+          WorkloadName(c.workload));
     return WorldSizeProblem(c, capacity);
   }
+  if (auto problem = LowPrecisionProblem(c)) return problem;
   if (c.graph == GraphMode::kCudaGraph && c.warmup < 1)
     return "graph: cuda_graph captures the steps at the end of the eager warm-up: warmup must "
            "be at least 1, got 0";
@@ -171,6 +205,11 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   if (!capacity.on_gpu && c.precision == Precision::kTf32)
     return "tf32 is a GPU tensor-core mode; on CPU it would silently be fp32";
   if (auto why = AttentionUnsupported(c, capacity.on_gpu)) return why;
+  if (!capacity.on_gpu && c.quant != Quantization::kNone)
+    return fmt::format(
+        "quant: {} runs e4m3 GEMMs (at::_scaled_mm) on a GPU with FP8 tensor cores (sm_89 or "
+        "later); this trial runs on CPU (skipped, never emulated and timed)",
+        QuantizationName(c.quant));
   if (!capacity.on_gpu && c.graph == GraphMode::kCudaGraph)
     return "graph: cuda_graph replays CUDA graphs of the denoising steps; on CPU there is "
            "nothing to capture (the trial is skipped, never timed eagerly in its place)";

@@ -272,6 +272,17 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
     tflops = rank_tflops ? *rank_tflops * computing : a.cpu_tflops_per_core * cores_used;
   }
   e.iteration_ms = flops / (tflops * 1e12) * 1000;
+  if (c.quant != Quantization::kNone && a.device != "cpu") {
+    // FP8 layers (a prior): their GEMMs, 2 x tokens x parameters per sample and forward, at
+    // twice the bf16 dense rate (FP8 tensor cores' dense peak on sm_89 and later), in the
+    // steps a per-step schedule does not keep in high precision; the activations' quantization
+    // passes are left out.
+    const double tokens = double(ImageTokens(*model, c.image_shape())) + joint_text;
+    const double low_steps =
+        std::max(0, forwards - c.schedule.high_precision_first - c.schedule.high_precision_last);
+    const double fp8_flops = 2.0 * tokens * double(Fp8ParameterCount(*model)) * samples * low_steps;
+    e.iteration_ms -= 0.5 * fp8_flops / (tflops * 1e12) * 1000;
+  }
   if (c.pipefusion > 1) {
     // Synchronous steps run the stages one after another; patch steps fill and drain a
     // pipeline of `patches` patches through `pipefusion` stages.
@@ -302,8 +313,14 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   }
 
   const double bytes = BytesPerElement(c.precision);
-  // Weights: replicated on every rank, except that PipeFusion splits the blocks.
-  const double weights = double(ParameterCount(*model)) * bytes / c.pipefusion;
+  // Weights: replicated on every rank, except that PipeFusion splits the blocks. quant: the
+  // FP8 layers' weights take one byte a parameter, and their high-precision copy is freed
+  // unless a per-step schedule runs them in high precision too.
+  const double fp8_parameters =
+      c.quant != Quantization::kNone ? double(Fp8ParameterCount(*model)) : 0.0;
+  const double high_parameters =
+      double(ParameterCount(*model)) - (c.schedule.empty() ? fp8_parameters : 0.0);
+  const double weights = (high_parameters * bytes + fp8_parameters) / c.pipefusion;
   // Activations: a working set of about 16 hidden-wide tensors over this rank's tokens (flash
   // attention keeps scores out of memory), for the samples this rank runs.
   const double resident_tokens =

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/configuration_group.h"
+#include "experiments/trial_settings.h"
 #include "report/html_text.h"
 #include "stats/stats.h"
 
@@ -24,6 +25,36 @@ std::string SynchronousSteps(const ResultRow& row) {
   return row.pipefusion_warmup_steps == 1
              ? " (step 0 synchronous)"
              : fmt::format(" (steps 0-{} synchronous)", row.pipefusion_warmup_steps - 1);
+}
+
+// The trial's per-step schedule as stored (experiments/trial.h); empty when it has none.
+StepSchedule ScheduleOf(const ResultRow& row) {
+  const nlohmann::json computation = RowComputation(row);
+  TrialConfig scratch;
+  std::string expected;
+  if (computation.is_object() && computation.contains("schedule"))
+    ApplySetting(scratch, "schedule", computation["schedule"], &expected);
+  return scratch.schedule;
+}
+
+// The steps a schedule keeps in high precision, as a label says them: "0-1, 18-19".
+std::string HighPrecisionSteps(const StepSchedule& schedule, int steps) {
+  std::vector<std::string> ranges;
+  auto range = [&](int first, int last) {
+    if (first > last) return;
+    ranges.push_back(first == last ? fmt::format("{}", first) : fmt::format("{}-{}", first, last));
+  };
+  range(0, schedule.high_precision_first - 1);
+  range(steps - schedule.high_precision_last, steps - 1);
+  std::string text;
+  for (const std::string& r : ranges) text += (text.empty() ? "" : ", ") + r;
+  return text;
+}
+
+// What a step ran, as its point's tooltip says it: "attention flash · fp8_rowwise".
+std::string StepRan(const StepKernels& step) {
+  return step.attention.empty() ? step.linear
+                                : fmt::format("attention {} · {}", step.attention, step.linear);
 }
 
 // A rank's trace in the trial's run folder, as stored: an absolute path, which a report opened
@@ -87,14 +118,24 @@ nlohmann::json StepChart(const std::string& id, const std::string& title,
     nlohmann::json points = nlohmann::json::array();
     std::vector<double> steady;
     double first = 0;
+    // A per-step schedule's high-precision steps are hollow; every point says what it ran.
+    const StepSchedule schedule = ScheduleOf(row);
+    const int steps = static_cast<int>(found->second.size());
     for (std::size_t i = 0; i < found->second.size(); ++i) {
       if (found->second[i].empty()) continue;
       const double ms = MedianOf(found->second[i]);
-      points.push_back({{"x", i}, {"y", ms}});
+      nlohmann::json point = {{"x", i}, {"y", ms}};
+      if (i < row.step_kernels.size()) point["ran"] = StepRan(row.step_kernels[i]);
+      if (!schedule.empty() && schedule.HighPrecision(static_cast<int>(i), steps))
+        point["hollow"] = true;
+      points.push_back(std::move(point));
       if (i == 0) first = ms;
       else steady.push_back(ms);
     }
     std::string name = label + SynchronousSteps(row);
+    if (!schedule.empty())
+      name +=
+          fmt::format(" (hollow: steps {} in high precision)", HighPrecisionSteps(schedule, steps));
     if (first > 0 && !steady.empty())
       name += fmt::format(": step 0 = {:.1f}x steady", first / MedianOf(steady));
     const std::string strategy = StrategyName(row);

@@ -164,6 +164,7 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
   for (const auto& r : ranks) {
     if (record.device.empty()) record.device = r.device;
     if (r.rank == 0) record.worker_environment = r.environment;
+    if (r.rank == 0) record.steps = r.steps;
     record.samples.insert(record.samples.end(), r.samples.begin(), r.samples.end());
   }
   auto rank_error = [&](int rank) -> std::string {

@@ -34,7 +34,8 @@ inline constexpr ImageRange kDecodedImageRange = ImageRange::kMinusOneToOne;
 // an all-zero reference.
 double RelativeL2(const NpyArray& output, const NpyArray& reference);
 
-// The 1-rank configuration whose output `config`'s output is compared with.
+// The configuration whose output `config`'s output is compared with: the same computation on
+// 1 rank, with attention `auto`, no quantization and no per-step schedule.
 TrialConfig ReferenceConfig(const TrialConfig& config);
 
 // Before an ok trial is recorded: names its reference in the metrics (output_reference_key),

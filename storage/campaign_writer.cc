@@ -1,8 +1,11 @@
 // CampaignWriter (campaign_writer.h): campaigns, and a trial and its launches, samples and
 // metrics, each finished launch in one transaction.
+#include <algorithm>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sqlite3.h>
 
 #include "base/untrusted_input.h"
@@ -298,6 +301,28 @@ void InsertTrace(sqlite3* db, std::int64_t trial_id, const TrialTrace& trace) {
   update.Run();
 }
 
+// What each step of the trial ran (contract/measurement_records.h), beside its metrics: the
+// steps as JSON, and the attention kernels of all its steps, distinct, joined by '+'.
+void InsertSteps(sqlite3* db, std::int64_t trial_id, const std::vector<StepKernels>& steps) {
+  nlohmann::json list = nlohmann::json::array();
+  std::set<std::string> kernels;
+  for (const StepKernels& step : steps) {
+    list.push_back({{"step", step.step}, {"attention", step.attention}, {"linear", step.linear}});
+    for (std::size_t start = 0; start < step.attention.size();) {
+      const std::size_t plus = std::min(step.attention.find('+', start), step.attention.size());
+      kernels.insert(step.attention.substr(start, plus - start));
+      start = plus + 1;
+    }
+  }
+  Statement update(db, R"sql(
+    UPDATE trial_metrics SET steps_json = :steps_json, attention_ran = :attention_ran
+    WHERE trial_id = :trial_id)sql");
+  update.Bind(":steps_json", list.dump())
+      .Bind(":attention_ran", fmt::format("{}", fmt::join(kernels, "+")))
+      .Bind(":trial_id", trial_id);
+  update.Run();
+}
+
 // Whether launch `launch` of the trial holds a finished measurement (ok or a failure): what a
 // rerun keeps until its own measurement replaces it.
 bool HasFinishedLaunch(sqlite3* db, std::int64_t campaign_id, const std::string& trial_key,
@@ -462,6 +487,7 @@ void CampaignWriter::RecordTrial(std::int64_t campaign_id, const TrialRecord& tr
   InsertSamples(db_, trial_id, 0, trial.samples);
   if (trial.metrics) InsertMetrics(db_, trial_id, *trial.metrics);
   if (trial.metrics && trial.trace) InsertTrace(db_, trial_id, *trial.trace);
+  if (trial.metrics && !trial.steps.empty()) InsertSteps(db_, trial_id, trial.steps);
   transaction.Commit();
 }
 
@@ -482,6 +508,7 @@ void CampaignWriter::RecordLaunch(std::int64_t campaign_id, const TrialRecord& l
   if (trial.metrics) InsertMetrics(db_, trial_id, *trial.metrics);
   // The newest launch's profile: a trace does not vary between launches.
   if (trial.metrics && launch.trace) InsertTrace(db_, trial_id, *launch.trace);
+  if (trial.metrics && !launch.steps.empty()) InsertSteps(db_, trial_id, launch.steps);
   transaction.Commit();
 }
 

@@ -51,6 +51,8 @@ struct TrialRecord {
   // Rank 0's report of its environment (device, driver, library versions, threads, NCCL_*
   // variables). The coordinator stores it with the campaign, not per trial.
   nlohmann::json worker_environment;
+  // What each denoising step ran (rank 0's first iteration); empty for a program's trial.
+  std::vector<StepKernels> steps;
 };
 
 // One execution of a sweep.

@@ -9,7 +9,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "contract/measurement_records.h"
 #include "experiments/quality_gate.h"
 #include "experiments/workload.h"
 #include "metrics/metric_table.h"
@@ -67,6 +69,10 @@ struct ResultRow : ParallelDegrees {
   // The trial's computation as stored (trials.config_json, experiments/trial_identity.h):
   // every field, including those the view has no column for (vae_tile). Read by Results().
   std::string computation;
+  // What each denoising step ran (rank 0's first iteration; contract/measurement_records.h),
+  // and the attention kernels of all its steps joined by '+' ("" when not recorded).
+  std::vector<StepKernels> step_kernels;
+  std::string attention_ran;
   // Set by the report when it folds trials that differ only in seed into one row
   // (analysis/seed_folding.h): how many, and the range of their medians.
   std::int64_t folded = 1;

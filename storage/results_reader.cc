@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include "base/terminal_text.h"
 #include "base/untrusted_input.h"
 #include "metrics/trial_metrics.h"
 #include "storage/iso_time.h"
@@ -16,6 +17,31 @@
 #include "storage/statement.h"
 
 namespace ditbench {
+namespace {
+
+// A trial's stored steps (trial_metrics.steps_json, written by CampaignWriter): the database
+// is untrusted input, so every entry is checked before it is shown.
+std::vector<StepKernels> StoredSteps(const std::string& trial_key, const std::string& text) {
+  std::vector<StepKernels> steps;
+  try {
+    const nlohmann::json list = ParseBoundedJson(text, kMaxStoredJsonDepth, "JSON");
+    if (!list.is_array()) throw std::runtime_error("not a list");
+    for (const nlohmann::json& item : list) {
+      if (!item.is_object() || !item.value("step", nlohmann::json()).is_number_integer() ||
+          !item.value("attention", nlohmann::json()).is_string() ||
+          !item.value("linear", nlohmann::json()).is_string())
+        throw std::runtime_error("an entry is not {step, attention, linear}");
+      steps.push_back({item["step"].get<int>(),
+                       StripTerminalControls(item["attention"].get<std::string>()),
+                       StripTerminalControls(item["linear"].get<std::string>())});
+    }
+  } catch (const std::exception& e) {
+    throw StorageError(fmt::format("trial {}: its stored steps: {}", trial_key, e.what()));
+  }
+  return steps;
+}
+
+}  // namespace
 
 std::vector<CampaignInfo> ResultsReader::Campaigns() { return StoredCampaigns(db_); }
 
@@ -98,7 +124,7 @@ std::vector<ResultRow> ResultsReader::Results(const std::vector<std::int64_t>& c
            launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps, concurrent_trials,
            height, COALESCE(frames, 0),
            psnr, ssim, compute_share, comm_share, idle_share, profile, run_dir,
-           energy_j, joules_per_image, energy_note, quality,
+           energy_j, joules_per_image, energy_note, quality, attention_ran, steps,
            (SELECT t.config_json FROM trials t
             WHERE t.campaign_id = results.campaign AND t.trial_key = results.trial_key)
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
@@ -178,6 +204,10 @@ std::vector<ResultRow> ResultsReader::Results(const std::vector<std::int64_t>& c
     if (!query.IsNull(c)) row.energy_note = query.Text(c);
     ++c;
     if (!query.IsNull(c)) row.quality = query.Text(c);
+    ++c;
+    if (!query.IsNull(c)) row.attention_ran = StripTerminalControls(query.Text(c));
+    ++c;
+    if (!query.IsNull(c)) row.step_kernels = StoredSteps(row.trial_key, query.Text(c));
     ++c;
     if (!query.IsNull(c)) row.computation = query.Text(c);
     ++c;

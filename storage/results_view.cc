@@ -140,6 +140,16 @@ std::string ResultsView(int version) {
     extra += R"sql(,
   m.quality AS quality,
   CASE WHEN m.quality = 'ok' THEN 1 WHEN m.quality LIKE 'below%' THEN 0 END AS quality_ok)sql";
+  if (version >= 20)
+    extra += R"sql(,
+  CASE WHEN json_extract(t.config_json, '$.workload') = 'command'
+       THEN json_extract(t.config_json, '$.custom.attention')
+       ELSE COALESCE(json_extract(t.config_json, '$.attention'), 'auto') END AS attention,
+  CASE WHEN json_extract(t.config_json, '$.workload') = 'command' THEN NULL
+       ELSE COALESCE(json_extract(t.config_json, '$.quant'), 'none') END AS quant,
+  json_extract(t.config_json, '$.schedule') AS schedule,
+  m.attention_ran AS attention_ran,
+  m.steps_json AS steps)sql";
   fill("{extra}", extra);
   return view;
 }

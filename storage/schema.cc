@@ -378,6 +378,19 @@ CREATE INDEX selfchecks_by_device ON selfchecks (device, host, started_at);
 )sql");
 }
 
+// Schema version 20: what each denoising step ran (worker/dit_trial.h: the attention kernels
+// SDPA's dispatcher chose or the trial forced, and the linear layers' form, from rank 0's first
+// iteration): trial_metrics.steps_json and attention_ran (the kernels of all steps, distinct,
+// joined by '+'). The view gains the trial's attention, quant and schedule, and those two.
+void MigrateToV20(sqlite3* db) {
+  Exec(db, R"sql(
+DROP VIEW results;
+ALTER TABLE trial_metrics ADD COLUMN steps_json TEXT;
+ALTER TABLE trial_metrics ADD COLUMN attention_ran TEXT;
+)sql");
+  Exec(db, ResultsView(20).c_str());
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v. A schema change is a function
 // above and a line here and in the history below; nothing else records the version.
 //
@@ -418,12 +431,15 @@ CREATE INDEX selfchecks_by_device ON selfchecks (device, host, started_at);
 //      metrics, trial_metrics.extra_note; older extra_json copied over; view unchanged.
 //  19: table selfchecks (device, build, host, started_at, rows_json, measurements_json):
 //      `ditbench selfcheck`'s verdicts per device; view unchanged.
+//  20: the attention axis, FP8 layers and per-step schedules: trial_metrics.steps_json (what
+//      each denoising step ran) and attention_ran; the view gains attention, quant,
+//      schedule, attention_ran and steps.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1,  MigrateToV2,  MigrateToV3,  MigrateToV4,
                                      MigrateToV5,  MigrateToV6,  MigrateToV7,  MigrateToV8,
                                      MigrateToV9,  MigrateToV10, MigrateToV11, MigrateToV12,
                                      MigrateToV13, MigrateToV14, MigrateToV15, MigrateToV16,
-                                     MigrateToV17, MigrateToV18, MigrateToV19};
+                                     MigrateToV17, MigrateToV18, MigrateToV19, MigrateToV20};
 
 }  // namespace
 

@@ -22,6 +22,11 @@ std::uint64_t CudaTotalMemoryBytes(int device_index) {
   return at::cuda::getDeviceProperties(device_index)->totalGlobalMem;
 }
 
+int CudaComputeCapability(int device_index) {
+  const auto* properties = at::cuda::getDeviceProperties(device_index);
+  return properties->major * 10 + properties->minor;
+}
+
 std::string CudaPciBusId(int device_index) {
   char id[32] = {};
   if (cudaDeviceGetPCIBusId(id, sizeof(id), device_index) != cudaSuccess) return "";
@@ -52,6 +57,7 @@ c10::intrusive_ptr<c10d::Backend> CreateNcclBackend(const c10::intrusive_ptr<c10
 
 std::string CudaDeviceName(int) { return "cuda (LibTorch built without CUDA)"; }
 std::uint64_t CudaTotalMemoryBytes(int) { return 0; }
+int CudaComputeCapability(int) { return 0; }
 std::string CudaPciBusId(int) { return ""; }
 nlohmann::json CudaVersions() { return nlohmann::json::object(); }
 c10::intrusive_ptr<c10d::Backend> CreateNcclBackend(const c10::intrusive_ptr<c10d::Store>&, int,

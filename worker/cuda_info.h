@@ -14,6 +14,8 @@ namespace ditbench {
 std::string CudaDeviceName(int device_index);
 // The device's memory, in bytes (0 when unknown).
 std::uint64_t CudaTotalMemoryBytes(int device_index);
+// Compute capability as major x 10 + minor (90 for an H100); 0 when unknown.
+int CudaComputeCapability(int device_index);
 // "0000:3B:00.0", for NVML; empty when unknown.
 std::string CudaPciBusId(int device_index);
 // {"cuda_runtime", "cudnn", "nccl", "driver"} as strings; missing ones are absent.

@@ -3,25 +3,29 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 
 #include <ATen/Context.h>
 #include <ATen/record_function.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "contract/npy.h"
 #include "machine/energy_counter.h"
 #include "metrics/measurement.h"
 #include "model_zoo/families/dit_model.h"
 #include "model_zoo/families/latent_decoder.h"
+#include "model_zoo/layers/fp8_linear.h"
 #include "model_zoo/parallel/pipefusion.h"
 #include "model_zoo/shapes/diffusers_config.h"
 #include "model_zoo/shapes/model_config.h"
 #include "model_zoo/weights/diffusers_weights.h"
 #include "worker/clock_monitor.h"
 #include "worker/cuda_info.h"
-#include "worker/step_graphs.h"
 #include "worker/profiler_pass.h"
+#include "worker/step_graphs.h"
 #include "worker/torch_runtime.h"
 
 namespace ditbench {
@@ -82,6 +86,7 @@ class DitRank {
     if (!config.weights.empty()) LoadWeights(model_->module(), config.weights, config.weights_variant);
     model_->module().to(device, dtype_);
     model_->module().eval();
+    if (config.quant != Quantization::kNone) QuantizeLinears(device);
     sampler_ = model_->MakeSamplerFor(config.steps, config.image_shape());
     if (config.scope == Scope::kPipeline) {  // seeded like the transformer: same on every rank
       ScopedDefaultDtype in_dtype(dtype_);
@@ -134,8 +139,19 @@ class DitRank {
     return uncond + model_->guidance_scale() * (cond - uncond);
   }
 
-  // Denoising step i from latent x: the next latent (scope forward: the prediction).
+  // Whether step i runs in high precision: attention `auto`, every layer in the trial's
+  // precision (a per-step schedule's first and last steps).
+  bool HighPrecisionStep(int i) const {
+    return !config_.schedule.empty() && config_.schedule.HighPrecision(i, steps());
+  }
+
+  // Denoising step i from latent x: the next latent (scope forward: the prediction). The step
+  // runs the trial's attention kernel and FP8 layers, or its schedule's high precision.
   torch::Tensor StepOnce(int i, const torch::Tensor& x, const DitModel::BlockHook& on_block) {
+    const bool high = HighPrecisionStep(i);
+    ScopedAttentionKernel kernel(high ? AttentionKernel::kAuto
+                                      : AttentionKernelOf(config_.attention));
+    ScopedFp8Layers fp8(high ? nullptr : fp8_.get());
     auto prediction = Predict(x, i, on_block);
     return config_.scope == Scope::kForward ? prediction : sampler_->Step(i, x, prediction);
   }
@@ -172,15 +188,23 @@ class DitRank {
         open_blocks.push_back(std::move(range));
       };
     auto x = noise_;
+    // The first iteration (a warm-up one unless warmup is 0) records what every step ran.
+    const bool record = step_kernels_.empty();
     for (int i = 0; i < steps(); ++i) {
       // A profiler's step range (metrics/trace_profile.h); nothing when none listens.
       RECORD_USER_SCOPE(fmt::format("ditbench.step {}", i));
+      std::optional<AttentionKernelRecorder> recorder;
+      if (record) recorder.emplace();
       if (stages) stages->Begin(fmt::format("step:{}", i));
       x = StepOnce(i, x, on_block);
       if (stages) stages->End();
+      if (record) step_kernels_.push_back(StepKernelsOf(i, recorder->ran()));
     }
     return Decode(x, stages);
   }
+
+  // What each step ran, from the first iteration.
+  const std::vector<StepKernels>& step_kernels() const { return step_kernels_; }
 
   // graph: cuda_graph. Captures every step of one iteration from the noise (after the eager
   // warm-up) and returns the host milliseconds the capture took.
@@ -199,6 +223,36 @@ class DitRank {
   int steps() const { return config_.scope == Scope::kForward ? 1 : config_.steps; }
 
  private:
+  // quant: the FP8 weights of the layers it covers (model_zoo/layers/fp8_linear.h), after the
+  // model is on its device. Without a schedule no step needs the high-precision weights of
+  // those layers: freed, so that the weights take the memory FP8 serving takes.
+  void QuantizeLinears(torch::Device device) {
+    const int capability = device.is_cuda() ? CudaComputeCapability(device.index()) : 0;
+    if (capability < 89)
+      throw std::runtime_error(fmt::format(
+          "quant: {} needs FP8 GEMMs (a GPU of compute capability 8.9 or later); {} has {}",
+          QuantizationName(config_.quant), DeviceName(device),
+          device.is_cuda() ? fmt::format("{}.{}", capability / 10, capability % 10)
+                           : std::string("none")));
+    fp8_ = std::make_unique<Fp8Layers>(
+        model_->module(),
+        config_.quant == Quantization::kFp8Rowwise ? Fp8Scaling::kRowwise : Fp8Scaling::kTensor,
+        config_.quant_exclude);
+    if (fp8_->quantized().empty())
+      throw std::runtime_error(fmt::format(
+          "quant: {} quantizes no layer of {} (quant_exclude or sizes not multiples of 16 keep "
+          "all {} linear layers in {})",
+          QuantizationName(config_.quant), config_.model, fp8_->kept().size(),
+          PrecisionName(config_.precision)));
+    if (config_.schedule.empty()) fp8_->ReleaseHighPrecision();
+  }
+
+  StepKernels StepKernelsOf(int step, const std::set<std::string>& attention) const {
+    const bool fp8 = fp8_ && !HighPrecisionStep(step);
+    return {step, fmt::format("{}", fmt::join(attention, "+")),
+            std::string(fp8 ? QuantizationName(config_.quant) : PrecisionName(config_.precision))};
+  }
+
   const TrialConfig& config_;
   ParallelContext& parallel_;
   torch::Device device_;
@@ -207,6 +261,8 @@ class DitRank {
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<PipeFusionRunner> pipefusion_;
   std::shared_ptr<LatentDecoder> vae_;  // scope pipeline only
+  std::unique_ptr<Fp8Layers> fp8_;      // quant only
+  std::vector<StepKernels> step_kernels_;
   torch::Tensor noise_;
   Conditioning conditioning_;
 };
@@ -348,6 +404,7 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
     fmt::print(stderr, "ditbench-worker: rank {}: no energy per image: {}\n", rank,
                m.energy_unavailable);
   }
+  result.steps = dit.step_kernels();
   result.samples = std::move(m.samples);
   result.stop_reason = m.stop_reason;
   MemoryPeak peak = ReadMemoryPeak(device);

@@ -4,12 +4,46 @@ namespace ditbench {
 
 namespace F = torch::nn::functional;
 
+namespace {
+
+// The layer's FP8 weight while a ScopedFp8Layers quantizes it (model_zoo/layers/fp8_linear.h);
+// null otherwise.
+const Fp8Matrix* Fp8WeightOf(const torch::nn::Linear& layer) {
+  const Fp8Layers* layers = ActiveFp8Layers();
+  return layers ? layers->Find(layer.get()) : nullptr;
+}
+
+}  // namespace
+
 torch::Tensor Dense(const torch::nn::Linear& layer, const torch::Tensor& x) {
-  return FusedLinear(x, layer->weight, layer->bias, Epilogue::kNone);
+  return DenseRows(layer, x, 0, -1, Epilogue::kNone);
 }
 
 torch::Tensor DenseGelu(const torch::nn::Linear& layer, const torch::Tensor& x) {
-  return FusedLinear(x, layer->weight, layer->bias, Epilogue::kGeluTanh);
+  return DenseRows(layer, x, 0, -1, Epilogue::kGeluTanh);
+}
+
+torch::Tensor DenseRows(const torch::nn::Linear& layer, const torch::Tensor& x, int64_t first,
+                        int64_t count, Epilogue epilogue) {
+  // A quantized layer's high-precision weight may be released: its rows are the FP8 weight's.
+  const Fp8Matrix* q = Fp8WeightOf(layer);
+  const int64_t out = q ? q->data.size(0) : layer->weight.size(0);
+  if (count < 0) count = out - first;
+  const bool whole = first == 0 && count == out;
+  const torch::Tensor bias =
+      !layer->bias.defined() || whole ? layer->bias : layer->bias.narrow(0, first, count);
+  if (q) {
+    const Fp8Scaling scaling = ActiveFp8Layers()->scaling();
+    Fp8Matrix rows =
+        whole ? *q
+              : Fp8Matrix{q->data.narrow(0, first, count), scaling == Fp8Scaling::kRowwise
+                                                               ? q->scale.narrow(0, first, count)
+                                                               : q->scale};
+    auto y = Fp8Linear(x, rows, bias, scaling);
+    return epilogue == Epilogue::kGeluTanh ? GeluTanh(y) : y;
+  }
+  const torch::Tensor weight = whole ? layer->weight : layer->weight.narrow(0, first, count);
+  return FusedLinear(x, weight, bias, epilogue);
 }
 
 torch::Tensor PatchEmbed3d(const torch::nn::Conv3d& embed, const torch::Tensor& latent) {

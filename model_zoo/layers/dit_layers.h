@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include "model_zoo/layers/fp8_linear.h"
 #include "model_zoo/layers/fused_ops.h"
 
 namespace ditbench {
@@ -16,6 +17,11 @@ namespace ditbench {
 torch::Tensor Dense(const torch::nn::Linear& layer, const torch::Tensor& x);
 // GELU(tanh)(x W^T + b) with the GELU as the GEMM's epilogue where the device has one.
 torch::Tensor DenseGelu(const torch::nn::Linear& layer, const torch::Tensor& x);
+// Rows [first, first + count) (count -1: to the last) of the layer's output (one weight holding
+// several projections), then the epilogue. Dense and DenseGelu are the whole layer. Each runs the
+// layer's FP8 weight while a ScopedFp8Layers quantizes it (model_zoo/layers/fp8_linear.h).
+torch::Tensor DenseRows(const torch::nn::Linear& layer, const torch::Tensor& x, int64_t first,
+                        int64_t count, Epilogue epilogue);
 // A video latent [B, C, F, H, W] through a 3D patch embedding (a Conv3d whose kernel equals its
 // stride, the video families' x_embedder / patch_embedding) as one GEMM over the patches: tokens
 // [B, F / pt x H / p x W / p, D], frame-major as the convolution's output flattens.

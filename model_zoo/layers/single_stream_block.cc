@@ -19,13 +19,9 @@ SingleStreamBlockImpl::Prepared SingleStreamBlockImpl::Prepare(const torch::Tens
   const int64_t b = x.size(0), n = x.size(1), hd = dim_ / heads_;
   auto h = Modulate(norm_(x), shift, scale);
   // One weight, two GEMMs over its row blocks: Q/K/V, and the MLP with GELU as its epilogue.
-  const auto &weight = qkv_mlp_->weight, &bias = qkv_mlp_->bias;
   auto qkv =
-      FusedLinear(h, weight.narrow(0, 0, 3 * dim_), bias.narrow(0, 0, 3 * dim_), Epilogue::kNone)
-          .view({b, n, 3, heads_, hd})
-          .unbind(2);
-  auto mlp = FusedLinear(h, weight.narrow(0, 3 * dim_, mlp_dim_),
-                         bias.narrow(0, 3 * dim_, mlp_dim_), Epilogue::kGeluTanh);
+      DenseRows(qkv_mlp_, h, 0, 3 * dim_, Epilogue::kNone).view({b, n, 3, heads_, hd}).unbind(2);
+  auto mlp = DenseRows(qkv_mlp_, h, 3 * dim_, mlp_dim_, Epilogue::kGeluTanh);
   auto q = ApplyRotary(norm_q_(qkv[0]), rotary);
   auto k = ApplyRotary(norm_k_(qkv[1]), rotary);
   return {Qkv::FromPacked(torch::stack({q, k, qkv[2]}, 2)), mlp};

@@ -169,6 +169,44 @@ Qkv Qkv::FromPacked(const torch::Tensor& packed) {
 namespace {
 
 AttentionKernel g_attention_kernel = AttentionKernel::kAuto;
+thread_local AttentionKernelRecorder* t_recorder = nullptr;
+
+const char* KernelName(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::kFlash:
+      return "flash";
+    case AttentionKernel::kEfficient:
+      return "efficient";
+    case AttentionKernel::kCudnn:
+      return "cudnn";
+    case AttentionKernel::kMath:
+      return "math";
+    case AttentionKernel::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+// SDPA's dispatcher's choice for these inputs (at::SDPBackend's values).
+const char* SdpChoiceName(int64_t choice) {
+  switch (choice) {
+    case 0:
+      return "math";
+    case 1:
+      return "flash";
+    case 2:
+      return "efficient";
+    case 3:
+      return "cudnn";
+    case 4:
+      return "overrideable";
+  }
+  return "unknown";
+}
+
+void Ran(const char* name) {
+  if (t_recorder) t_recorder->Add(name);
+}
 
 // The math path with its log-sum-exp, in fp32: scores, their log-sum-exp per query, and the
 // softmax-weighted values. [B, H, N, d] in; out [B, H, N, d] and lse [B, H, N].
@@ -223,17 +261,25 @@ ScopedAttentionKernel::ScopedAttentionKernel(AttentionKernel kernel)
 ScopedAttentionKernel::~ScopedAttentionKernel() { g_attention_kernel = previous_; }
 AttentionKernel CurrentAttentionKernel() { return g_attention_kernel; }
 
+AttentionKernelRecorder::AttentionKernelRecorder() : previous_(t_recorder) { t_recorder = this; }
+AttentionKernelRecorder::~AttentionKernelRecorder() { t_recorder = previous_; }
+
 torch::Tensor Attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
   // SDPA wants [B, H, N, d].
   auto qt = q.transpose(1, 2), kt = k.transpose(1, 2), vt = v.transpose(1, 2);
   const AttentionKernel kernel = g_attention_kernel;
   torch::Tensor out;
-  if (kernel == AttentionKernel::kAuto)
+  if (kernel == AttentionKernel::kAuto) {
+    // Asked only while a recorder listens: the dispatcher's choice costs host time.
+    if (t_recorder) Ran(SdpChoiceName(at::_fused_sdp_choice(qt, kt, vt)));
     out = at::scaled_dot_product_attention(qt, kt, vt);
-  else if (kernel == AttentionKernel::kMath)
+  } else if (kernel == AttentionKernel::kMath) {
+    Ran(KernelName(kernel));
     out = std::get<0>(at::_scaled_dot_product_attention_math(qt, kt, vt));
-  else
+  } else {
+    Ran(KernelName(kernel));
     out = ForcedWithLse(kernel, qt, kt, vt).first;
+  }
   return out.transpose(1, 2);
 }
 
@@ -242,8 +288,10 @@ PartialAttention AttentionWithLse(const torch::Tensor& q, const torch::Tensor& k
   auto qt = q.transpose(1, 2), kt = k.transpose(1, 2), vt = v.transpose(1, 2);  // [B, H, N, d]
   torch::Tensor out, lse;
   if (g_attention_kernel != AttentionKernel::kAuto) {
+    Ran(KernelName(g_attention_kernel));
     std::tie(out, lse) = ForcedWithLse(g_attention_kernel, qt, kt, vt);
   } else if (q.device().is_cpu()) {
+    Ran("flash");
     std::tie(out, lse) = at::_scaled_dot_product_flash_attention_for_cpu(qt, kt, vt);
   } else if (q.scalar_type() == torch::kHalf || q.scalar_type() == torch::kBFloat16) {
     // cuDNN's fused attention, which SDPA picks for the local path on recent GPUs, so that a
@@ -254,12 +302,15 @@ PartialAttention AttentionWithLse(const torch::Tensor& q, const torch::Tensor& k
           at::_scaled_dot_product_cudnn_attention(qt, kt, vt, std::nullopt, /*lse=*/true);
       out = std::get<0>(result);
       lse = std::get<1>(result).reshape({qt.size(0), qt.size(1), qt.size(2)});
+      Ran("cudnn");
     } catch (const c10::Error&) {
+      Ran("flash");
       auto result = at::_scaled_dot_product_flash_attention(qt, kt, vt);
       out = std::get<0>(result);
       lse = std::get<1>(result);
     }
   } else {
+    Ran("efficient");
     auto result = at::_scaled_dot_product_efficient_attention(qt, kt, vt, std::nullopt, true);
     out = std::get<0>(result);
     lse = std::get<1>(result).narrow(2, 0, q.size(1));  // padded to a multiple of 32

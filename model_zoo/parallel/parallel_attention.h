@@ -27,6 +27,9 @@
 #include <memory>
 #include <optional>
 
+#include <set>
+#include <string>
+
 #include <torch/torch.h>
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
@@ -117,6 +120,25 @@ class ScopedAttentionKernel {
   AttentionKernel previous_;
 };
 AttentionKernel CurrentAttentionKernel();
+
+// The attention kernels this thread's Attention and AttentionWithLse calls ran while alive,
+// by name ("math", "flash", "efficient", "cudnn"; "overrideable" for a backend registered
+// outside ATen): a forced kernel by its name, `auto` as SDPA's dispatcher chose it for the
+// call (at::_fused_sdp_choice) or as the partial attention's own choice fell. With none alive,
+// the calls ask nothing (a trial listens in its first, untimed, iteration only).
+class AttentionKernelRecorder {
+ public:
+  AttentionKernelRecorder();
+  ~AttentionKernelRecorder();
+  AttentionKernelRecorder(const AttentionKernelRecorder&) = delete;
+  AttentionKernelRecorder& operator=(const AttentionKernelRecorder&) = delete;
+  const std::set<std::string>& ran() const { return ran_; }
+  void Add(const std::string& kernel) { ran_.insert(kernel); }
+
+ private:
+  std::set<std::string> ran_;
+  AttentionKernelRecorder* previous_;
+};
 
 // Attention of [B, N, H, d] queries over [B, M, H, d] keys and values; returns [B, N, H, d].
 torch::Tensor Attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);

@@ -140,4 +140,23 @@ double ForwardFlops(const ModelConfig& m, int resolution, int samples) {
 
 std::int64_t ParameterCount(const ModelConfig& m) { return ShapesOf(m.family).parameter_count(m); }
 
+std::int64_t Fp8ParameterCount(const ModelConfig& m) {
+  ModelConfig without_blocks = m;
+  without_blocks.depth = 0;
+  without_blocks.single_blocks = 0;
+  const std::int64_t blocks = ParameterCount(m) - ParameterCount(without_blocks);
+  const std::int64_t d = m.hidden;
+  std::int64_t modulation = 0;
+  if (m.family != ModelFamily::kPixArt && m.family != ModelFamily::kWan)
+    modulation =
+        m.depth * 2 * LinearParameters(d, 6 * d) + m.single_blocks * LinearParameters(d, 3 * d);
+  if (m.family == ModelFamily::kMmDit && m.depth > 0) {
+    // SD3: the last block modulates its text stream for attention only (2 x hidden outputs),
+    // and SD3.5's dual-attention blocks modulate with 9 x hidden outputs, not 6.
+    modulation -= LinearParameters(d, 6 * d) - LinearParameters(d, 2 * d);
+    modulation += std::int64_t(m.dual_attention_blocks()) * 3 * d * (d + 1);
+  }
+  return std::max<std::int64_t>(0, blocks - modulation);
+}
+
 }  // namespace ditbench

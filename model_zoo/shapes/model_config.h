@@ -188,4 +188,11 @@ double ForwardFlops(const ModelConfig& model, int resolution, int samples);
 // Parameter count of the model zoo's module for `model` (exact: every weight and bias).
 std::int64_t ParameterCount(const ModelConfig& model);
 
+// Parameters of the layers `quant: fp8_*` runs in FP8 (model_zoo/layers/fp8_linear.h): the
+// repeated blocks' (double- and single-stream) less their AdaLN modulation layers (6 x hidden
+// outputs per stream of a double-stream block, 3 x hidden per single-stream block; PixArt's
+// and Wan's blocks modulate from a table, no layer; SD3's last text stream 2 x hidden, SD3.5's
+// dual-attention blocks 9 x hidden). The blocks' q/k norms count too: within 1% of the module.
+std::int64_t Fp8ParameterCount(const ModelConfig& model);
+
 }  // namespace ditbench

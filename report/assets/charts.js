@@ -39,7 +39,8 @@
   // "doubt") is drawn hollow and larger, and its tooltip names the doubt.
   function series(ds) {
     var style = ds.style || 0;
-    var doubtful = function (ctx) { return ctx.raw && ctx.raw.doubt; };
+    // A point in doubt, or one its chart marks apart (a schedule's high-precision steps), hollow.
+    var doubtful = function (ctx) { return ctx.raw && (ctx.raw.doubt || ctx.raw.hollow); };
     return {label: ds.label, data: ds.points, borderColor: ds.color,
             backgroundColor: function (ctx) { return doubtful(ctx) ? '#fff' : ds.color; },
             pointStyle: shapes[style % shapes.length],
@@ -145,9 +146,15 @@
     };
   }
   function steps(c) {
-    return lines(c, {type: 'linear', min: 0, ticks: {precision: 0},
-                     title: {display: true, text: 'denoising step'}},
-                 {min: 0, title: {display: true, text: 'median ms (slowest rank)'}});
+    var config = lines(c, {type: 'linear', min: 0, ticks: {precision: 0},
+                           title: {display: true, text: 'denoising step'}},
+                       {min: 0, title: {display: true, text: 'median ms (slowest rank)'}});
+    // Each step's point says what it ran (the kernels and the linear layers' form).
+    config.options.plugins.tooltip = {callbacks: {label: function (t) {
+      return t.dataset.label + ': step ' + t.raw.x + ', ' + t.raw.y.toFixed(2) + ' ms' +
+             (t.raw.ran ? ' (' + t.raw.ran + ')' : '');
+    }}};
+    return config;
   }
   function memory(c) {
     return lines(c, {type: 'linear', min: 1, title: {display: true, text: 'world size (ranks)'}},

@@ -30,6 +30,7 @@ TEST_F(WorkerContractTest, RankResultRoundTripsEveryField) {
   r.peak_reserved_mb = 2048;
   r.environment = {{"libtorch", "2.11.0"}};
   r.clocks = {{"available", true}, {"throttled", true}, {"sm_mhz_min", 1410.0}};
+  r.steps = {{0, "cudnn", "bf16"}, {1, "flash+math", "fp8_rowwise"}, {2, "", "bf16"}};
   WriteFileAtomically(RankResultPath(dir_.path(), 1), ToJson(r).dump());
   EXPECT_FALSE(std::filesystem::exists(RankResultPath(dir_.path(), 1).string() + ".tmp"));
 
@@ -44,6 +45,7 @@ TEST_F(WorkerContractTest, RankResultRoundTripsEveryField) {
   EXPECT_DOUBLE_EQ(*back.peak_reserved_mb, 2048);
   EXPECT_EQ(back.environment, r.environment);
   EXPECT_EQ(back.clocks, r.clocks);
+  EXPECT_EQ(back.steps, r.steps);
 }
 
 TEST_F(WorkerContractTest, TrialFileRoundTripsTheConfig) {
@@ -127,8 +129,9 @@ TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
       {"/samples/1/ms", "1.5", "'samples[1].ms' is \"1.5\";"},
       {"/samples/1/warmup", 0, "'samples[1].warmup' is 0; expected true or false"},
       {"/samples/1/stage", "", "'samples[1].stage' is \"\"; expected a stage name"},
-      {"/samples/3/iteration", 1, "'samples[3].iteration' is 1; expected one 'iteration' sample "
-                                  "per iteration; iteration 1 has two"},
+      {"/samples/3/iteration", 1,
+       "'samples[3].iteration' is 1; expected one 'iteration' sample "
+       "per iteration; iteration 1 has two"},
       {"/samples", nlohmann::json::object(), "'samples' is {}; expected an array"},
       {"/rank", -1, "'rank' is -1; expected an integer from 0 to 65535"},
       {"/world_size", 0, "'world_size' is 0; expected an integer from 1 to 65536"},
@@ -140,6 +143,15 @@ TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
       {"/clocks", nlohmann::json{{"available", "yes"}}, "'clocks.available' is \"yes\";"},
       {"/clocks", nlohmann::json{{"sm_mhz_min", "fast"}}, "'clocks.sm_mhz_min' is \"fast\";"},
       {"/metrics", nlohmann::json{{"items", "x"}}, "'metrics.items' is \"x\"; expected a number"},
+      {"/steps", nlohmann::json::object(), "'steps' is {}; expected a list of at most 100000"},
+      {"/steps", nlohmann::json::array({{{"step", 1}, {"attention", "math"}, {"linear", "bf16"}}}),
+       "'steps[0]' is {\"attention\":\"math\",\"linear\":\"bf16\",\"step\":1}; expected "
+       "{\"step\": 0,"},
+      {"/steps",
+       nlohmann::json::array({{{"step", 0}, {"attention", "\u001b[31mred"}, {"linear", "bf16"}}}),
+       "'steps[0].attention' is \"\\u001b[31mred\"; expected a name of at most 64 characters"},
+      {"/steps", nlohmann::json::array({{{"step", 0}, {"attention", "math"}}}),
+       "'steps[0].linear' is missing or null;"},
   };
   for (const Case& c : cases) {
     nlohmann::json j = ValidRankFile();

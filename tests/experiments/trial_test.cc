@@ -115,9 +115,48 @@ TEST(TrialTest, AutoAttentionKeepsEveryEarlierKey) {
   EXPECT_EQ(ComputationJson(math).at("attention"), "math");
 }
 
+// FP8 layers and per-step schedules default to what every earlier trial ran: no key changes.
+// quant_exclude names layers only with a quantization, so without one it changes nothing.
+TEST(TrialTest, QuantAndScheduleDefaultsKeepEveryEarlierKey) {
+  const TrialConfig base = TinyTwoRanks();
+  nlohmann::json written = ComputationJson(base);
+  for (const char* field : {"quant", "quant_exclude", "schedule"})
+    EXPECT_FALSE(written.contains(field)) << field;
+  written["quant"] = "none";
+  written["quant_exclude"] = nlohmann::json::array();
+  written["schedule"] = nlohmann::json::object();
+  EXPECT_EQ(KeyOfComputation(written), TrialKey(base));
+  TrialConfig excluded = base;
+  excluded.quant_exclude = {"blocks.*.fc2"};
+  EXPECT_EQ(TrialKey(excluded), TrialKey(base));
+
+  TrialConfig fp8 = base;
+  fp8.quant = Quantization::kFp8Rowwise;
+  fp8.quant_exclude = {"blocks.*.fc2"};
+  fp8.attention = AttentionBackend::kFlash;
+  fp8.schedule = {2, 1};
+  const nlohmann::json computation = ComputationJson(fp8);
+  EXPECT_EQ(computation.at("quant"), "fp8_rowwise");
+  EXPECT_EQ(computation.at("quant_exclude"), nlohmann::json::array({"blocks.*.fc2"}));
+  EXPECT_EQ(computation.at("schedule"),
+            nlohmann::json({{"high_precision_first", 2}, {"high_precision_last", 1}}));
+  const TrialConfig read = TrialConfigFromJson(CanonicalJson(fp8));
+  EXPECT_EQ(read, fp8);
+  EXPECT_NE(TrialKey(fp8), TrialKey(base));
+}
+
+TEST(TrialTest, AScheduleSaysWhichStepsRunInHighPrecision) {
+  const StepSchedule schedule{2, 1};
+  std::string steps;
+  for (int i = 0; i < 6; ++i) steps += schedule.HighPrecision(i, 6) ? 'H' : 'l';
+  EXPECT_EQ(steps, "HHlllH");
+  EXPECT_TRUE(StepSchedule{}.empty());
+  EXPECT_FALSE(StepSchedule{}.HighPrecision(0, 6));
+}
+
 TEST(TrialTest, ANonDefaultValueChangesTheKey) {
   const TrialConfig base = TinyTwoRanks();
-  std::vector<TrialConfig> changed(15, base);
+  std::vector<TrialConfig> changed(17, base);
   changed[0].workload = Workload::kCommand;
   changed[1].model = "pixart-sigma";
   changed[2].model_overrides = {{"depth", 1}};
@@ -133,6 +172,9 @@ TEST(TrialTest, ANonDefaultValueChangesTheKey) {
   changed[12].dp = 2;
   changed[13].graph = GraphMode::kCudaGraph;
   changed[14].attention = AttentionBackend::kMath;
+  changed[15].quant = Quantization::kFp8Tensor;
+  changed[16].attention = AttentionBackend::kMath;
+  changed[16].schedule = {1, 1};
   std::set<std::string> keys = {TrialKey(base)};
   for (const TrialConfig& c : changed) keys.insert(TrialKey(c));
   EXPECT_EQ(keys.size(), changed.size() + 1);  // all different from the base and each other
@@ -292,6 +334,19 @@ TEST(TrialTest, ReadingAConfigurationChecksEveryValueAsTheSweepParserDoes) {
   EXPECT_EQ(message("attention", "sage"),
             "key 'attention': expected one of auto, flash, efficient, cudnn, math, got \"sage\"");
   EXPECT_EQ(message("attention", "cudnn"), "accepted");
+  EXPECT_EQ(message("quant", "fp8"),
+            "key 'quant': expected one of none, fp8_rowwise, fp8_tensor, got \"fp8\"");
+  EXPECT_EQ(message("quant", "fp8_rowwise"), "accepted");
+  EXPECT_EQ(message("schedule", nlohmann::json({{"high_precision_frist", 2}})),
+            "key 'schedule': expected a map {high_precision_first: N, high_precision_last: M} "
+            "of steps from 0 to 1000, got {\"high_precision_frist\":2}");
+  EXPECT_EQ(message("schedule", nlohmann::json({{"high_precision_last", -1}})).substr(0, 40),
+            "key 'schedule': expected a map {high_pre");
+  EXPECT_EQ(message("schedule", nlohmann::json({{"high_precision_first", 2}})), "accepted");
+  EXPECT_EQ(message("quant_exclude", nlohmann::json::array({"blocks.0.fc1; rm -rf"})).substr(0, 45),
+            "key 'quant_exclude': expected a list of modul");
+  EXPECT_EQ(message("quant_exclude", nlohmann::json::array({"transformer_blocks.*.ff_?c1"})),
+            "accepted");
   std::string expected;
   TrialConfig scratch;
   EXPECT_FALSE(ApplySetting(scratch, "ulysses", 0, &expected));

@@ -146,6 +146,54 @@ TEST(ValidityTest, AttentionKernelsTheDeviceCannotRunAreSkippedWithTheReason) {
   EXPECT_FALSE(InvalidReason(c, {2, true})) << "memory-efficient attention runs fp32";
 }
 
+// FP8 layers run on a GPU only: on CPU the trial is skipped, naming the device; they write
+// bf16, so other precisions are refused; a program quantizes on its own.
+TEST(ValidityTest, Fp8LayersAreSkippedOnCpuAndTakeBf16) {
+  TrialConfig c = PixArt(256, 1);
+  for (const Quantization q : {Quantization::kFp8Rowwise, Quantization::kFp8Tensor}) {
+    c.quant = q;
+    const Verdict cpu = Judge(c, {2, false});
+    EXPECT_FALSE(cpu.invalid);
+    ASSERT_TRUE(cpu.unsupported) << QuantizationName(q);
+    EXPECT_NE(cpu.unsupported->find("this trial runs on CPU"), std::string::npos)
+        << *cpu.unsupported;
+    EXPECT_NE(cpu.unsupported->find("never emulated and timed"), std::string::npos);
+    EXPECT_FALSE(InvalidReason(c, {2, true})) << "bf16 on a GPU";
+  }
+  c.precision = Precision::kFp16;
+  EXPECT_EQ(InvalidReason(c, {2, true}).value_or(""),
+            "quant: fp8_tensor writes its FP8 GEMMs' output in bf16, so it takes bf16 trials; "
+            "this trial is fp16");
+  c.precision = Precision::kBf16;
+  c.workload = Workload::kCommand;
+  c.command = {"python3", "bench.py"};
+  EXPECT_NE(InvalidReason(c, {2, true})
+                .value_or("")
+                .find("quant: fp8_tensor applies to "
+                      "ditbench's own models"),
+            std::string::npos);
+}
+
+// A schedule keeps steps in high precision: it must leave some steps to the trial's kernel or
+// FP8 layers, and there must be one of those to leave them to.
+TEST(ValidityTest, AScheduleMustLeaveStepsToTheTrialsSetting) {
+  TrialConfig c = PixArt(256, 1);
+  c.steps = 4;
+  c.schedule = {1, 1};
+  EXPECT_NE(InvalidReason(c, {2, false}).value_or("").find("set attention or quant with it"),
+            std::string::npos);
+  c.attention = AttentionBackend::kMath;
+  EXPECT_FALSE(InvalidReason(c, {2, false}));
+  c.schedule = {2, 2};
+  EXPECT_EQ(InvalidReason(c, {2, false}).value_or(""),
+            "schedule: 4 high-precision steps (first 2, last 2) leave none of the 4 step(s) to "
+            "run with attention math");
+  c.schedule = {1, 0};
+  c.scope = Scope::kForward;  // one forward: nothing left after the first
+  EXPECT_NE(InvalidReason(c, {2, false}).value_or("").find("none of the 1 step(s)"),
+            std::string::npos);
+}
+
 // On CPU a cuda_graph trial is skipped (unsupported, with its reason), never run eagerly in its
 // place; a command's program decides its own kernels, so the field is an error there.
 TEST(ValidityTest, CudaGraphIsSkippedOnCpuAndRefusedForACommand) {

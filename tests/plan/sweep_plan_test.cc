@@ -196,6 +196,25 @@ TEST(SweepPlanTest, AnalyticEstimateScalesWithWorkAndDegree) {
   TrialConfig fp32 = one;
   fp32.precision = Precision::kFp32;
   EXPECT_NEAR(AnalyticEstimate(fp32, a).memory_mb, 2 * e1.memory_mb, 1e-6);
+
+  // FP8 layers: the quantized parameters at one byte instead of two (their bf16 copy freed;
+  // kept under a schedule, which runs them in bf16 too), and their GEMMs at twice the rate
+  // in the steps the schedule leaves to them.
+  TrialConfig fp8 = one;
+  fp8.quant = Quantization::kFp8Rowwise;
+  const double quantized_mb = double(Fp8ParameterCount(*FindModelPreset("pixart-alpha"))) / 1048576;
+  EXPECT_GT(quantized_mb, 0.8 * ParameterCount(*FindModelPreset("pixart-alpha")) / 1048576.0)
+      << "PixArt's blocks hold most of its weights";
+  const auto e8 = AnalyticEstimate(fp8, a);
+  EXPECT_NEAR(e8.memory_mb, e1.memory_mb - quantized_mb, 1e-6);
+  EXPECT_LT(e8.iteration_ms, e1.iteration_ms);
+  EXPECT_GT(e8.iteration_ms, 0.5 * e1.iteration_ms);
+  TrialConfig scheduled = fp8;
+  scheduled.schedule = {2, 2};
+  const auto es = AnalyticEstimate(scheduled, a);
+  EXPECT_NEAR(es.memory_mb, e1.memory_mb + quantized_mb, 1e-6);
+  EXPECT_GT(es.iteration_ms, e8.iteration_ms);
+  EXPECT_LT(es.iteration_ms, e1.iteration_ms);
 }
 
 // Ranks that outnumber the cores time-share them: the analytic estimate bounds their compute

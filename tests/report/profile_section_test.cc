@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "experiments/trial_identity.h"
+
 namespace ditbench {
 namespace {
 
@@ -64,6 +66,32 @@ TEST(ProfileSectionTest, StepChartSetsStepZeroAgainstTheSteadyStepsAndNamesSynch
   EXPECT_EQ(chart["datasets"][0]["points"][3], nlohmann::json({{"x", 3}, {"y", 12.0}}));
   EXPECT_EQ(chart["datasets"][1]["label"],
             "pipefusion=2 (step 0 synchronous): step 0 = 5.0x steady");
+}
+
+// A per-step schedule: its high-precision steps are hollow and named in the label, and every
+// point says what its step ran.
+TEST(ProfileSectionTest, StepChartShowsWhichStepsRanHowUnderASchedule) {
+  TrialConfig config;
+  config.steps = 4;
+  config.attention = AttentionBackend::kMath;
+  config.schedule = {1, 1};
+  ResultRow row = Row(1);
+  row.computation = ComputationJson(config).dump();
+  row.step_kernels = {
+      {0, "flash", "bf16"}, {1, "math", "bf16"}, {2, "math", "bf16"}, {3, "flash", "bf16"}};
+  StagesByTrial stages;
+  stages[{1, row.trial_key}].step_ms = {30, 10, 10, 12};
+  const nlohmann::json chart = StepChart("c", "t", {row}, {row}, stages);
+  ASSERT_FALSE(chart.is_null());
+  const nlohmann::json& points = chart["datasets"][0]["points"];
+  EXPECT_EQ(chart["datasets"][0]["label"],
+            "1 rank attention=math schedule=first1,last1 (hollow: steps 0, 3 in high "
+            "precision): step 0 = 3.0x steady");
+  EXPECT_EQ(
+      points[0],
+      nlohmann::json({{"x", 0}, {"y", 30.0}, {"ran", "attention flash · bf16"}, {"hollow", true}}));
+  EXPECT_EQ(points[1], nlohmann::json({{"x", 1}, {"y", 10.0}, {"ran", "attention math · bf16"}}));
+  EXPECT_TRUE(points[3].value("hollow", false));
 }
 
 TEST(ProfileSectionTest, ProfileTableLinksEveryRanksTraceAndNamesAnUnreadableOne) {

@@ -85,6 +85,21 @@ TEST_F(OutputErrorTest, TheReferenceIsTheOneRankTrialOfTheSameComputation) {
   EXPECT_EQ(TrialKey(ReferenceConfig(reference)), TrialKey(reference));
 }
 
+// What a kernel, FP8 layers or a schedule cost in output is measured against the computation
+// they approximate: SDPA's own kernel, every layer in the trial's precision, every step alike.
+TEST_F(OutputErrorTest, TheReferenceRunsAutoAttentionWithoutQuantOrSchedule) {
+  TrialConfig knobs = test::MakeConfig(/*ulysses=*/2);
+  knobs.attention = AttentionBackend::kCudnn;
+  knobs.quant = Quantization::kFp8Rowwise;
+  knobs.quant_exclude = {"blocks.*.fc2"};
+  knobs.schedule = {2, 2};
+  EXPECT_EQ(TrialKey(ReferenceConfig(knobs)), TrialKey(test::MakeConfig(1)));
+  TrialConfig one_rank_math = test::MakeConfig(1);
+  one_rank_math.attention = AttentionBackend::kMath;
+  EXPECT_NE(TrialKey(ReferenceConfig(one_rank_math)), TrialKey(one_rank_math))
+      << "a 1-rank trial with a forced kernel is not its own reference";
+}
+
 TEST_F(OutputErrorTest, ErrorIsFilledWhicheverTrialFinishesFirst) {
   auto db = ResultsDb::Open(dir_ / "results.db");
   const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("s"), false);

@@ -102,6 +102,69 @@ TEST_F(ResultsDbTest, ThrottledTrialIsVisibleInResults) {
   EXPECT_EQ(QueryText("SELECT sm_clock_min_mhz FROM results"), "1410.0");
 }
 
+// What each step ran goes with the trial's metrics; the view shows the knobs and the kernels.
+TEST_F(ResultsDbTest, WhatEachStepRanIsStoredAndReadBack) {
+  TrialConfig config = test::MakeConfig(1);
+  config.attention = AttentionBackend::kMath;
+  config.schedule = {1, 0};
+  std::int64_t id = 0;
+  {
+    auto db = ResultsDb::Open(DbPath());
+    id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("steps"), false);
+    TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, 10.0);
+    trial.steps = {{0, "flash", "bf16"}, {1, "math", "bf16"}, {2, "cudnn+math", "bf16"}};
+    db->writer().RecordTrial(id, trial);
+    db->writer().RecordTrial(id, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10.0));
+  }
+  EXPECT_EQ(QueryText("SELECT attention_ran FROM results WHERE attention = 'math'"),
+            "cudnn+flash+math");
+  EXPECT_EQ(QueryText("SELECT quant FROM results WHERE attention = 'math'"), "none");
+  EXPECT_EQ(QueryText("SELECT schedule FROM results WHERE attention = 'math'"),
+            "{\"high_precision_first\":1,\"high_precision_last\":0}");
+  EXPECT_EQ(QueryText("SELECT count(*) FROM results WHERE attention = 'auto'"), "1");
+  auto db = ResultsDb::Open(DbPath());
+  for (const ResultRow& row : db->reader().Results({id})) {
+    if (row.trial_key != TrialKey(config)) {
+      EXPECT_TRUE(row.step_kernels.empty());
+      EXPECT_EQ(row.attention_ran, "");
+      continue;
+    }
+    ASSERT_EQ(row.step_kernels.size(), 3u);
+    EXPECT_EQ(row.step_kernels[2], (StepKernels{2, "cudnn+math", "bf16"}));
+    EXPECT_EQ(row.attention_ran, "cudnn+flash+math");
+  }
+}
+
+// The database is untrusted: stored steps that are not what ditbench writes are refused with
+// the trial named, and control characters never reach a terminal.
+TEST_F(ResultsDbTest, StoredStepsAreCheckedWhenRead) {
+  std::int64_t id = 0;
+  {
+    auto db = ResultsDb::Open(DbPath());
+    id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("steps"), false);
+    TrialRecord trial = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10.0);
+    trial.steps = {{0, "flash", "bf16"}};
+    db->writer().RecordTrial(id, trial);
+  }
+  Exec(
+      "UPDATE trial_metrics SET steps_json = "
+      "'[{\"step\":0,\"attention\":\"fl\\u001bash\",\"linear\":\"bf16\"}]'");
+  {
+    auto db = ResultsDb::Open(DbPath());
+    const std::vector<ResultRow> rows = db->reader().Results({id});
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].step_kernels[0].attention, "flash");
+  }
+  Exec("UPDATE trial_metrics SET steps_json = '[{\"step\":\"zero\"}]'");
+  auto db = ResultsDb::Open(DbPath());
+  try {
+    db->reader().Results({id});
+    ADD_FAILURE() << "accepted";
+  } catch (const StorageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("its stored steps: an entry is not {step, attention, linear}"));
+  }
+}
+
 TEST_F(ResultsDbTest, EnergyIsStoredWithTheTrialAndItsLaunchAndReadBack) {
   const TrialConfig config = test::MakeConfig(1);
   std::int64_t id = 0;

@@ -43,6 +43,13 @@ class ResultsDbTest : public ::testing::Test {
     return statement.Step() ? statement.Text(0) : "<no row>";
   }
 
+  // Runs `sql` over a fresh read-write connection: a database another program changed.
+  void Exec(const std::string& sql) {
+    SqliteConnection db = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Statement statement(db.get(), sql);
+    statement.Run();
+  }
+
   test::TempDir dir_;
 };
 

@@ -173,6 +173,31 @@ TEST(ParallelContextTest, ForcedKernelsAgreeWithTheDefaultOnCpu) {
   EXPECT_ANY_THROW(Attention(q, k, v));
 }
 
+// The kernel that ran is recorded only while a recorder listens: a forced kernel by its name,
+// `auto` as SDPA's dispatcher chose it (on CPU: flash for these shapes) and the partial
+// attention's own choice (the CPU flash kernel).
+TEST(ParallelContextTest, TheKernelThatRanIsRecordedWhileARecorderListens) {
+  torch::manual_seed(0);
+  auto q = torch::randn({1, 16, 2, 8}), k = torch::randn({1, 16, 2, 8}),
+       v = torch::randn({1, 16, 2, 8});
+  {
+    AttentionKernelRecorder recorder;
+    Attention(q, k, v);
+    EXPECT_EQ(recorder.ran(), (std::set<std::string>{"flash"}));
+    ScopedAttentionKernel math(AttentionKernel::kMath);
+    Attention(q, k, v);
+    AttentionWithLse(q, k, v);
+    EXPECT_EQ(recorder.ran(), (std::set<std::string>{"flash", "math"}));
+    {
+      AttentionKernelRecorder inner;  // a nested recorder takes the calls until it ends
+      Attention(q, k, v);
+      EXPECT_EQ(inner.ran(), (std::set<std::string>{"math"}));
+    }
+  }
+  AttentionKernelRecorder after;
+  EXPECT_TRUE(after.ran().empty());
+}
+
 TEST(ParallelContextTest, PartialAttentionsMergeToFullAttentionOnCuda) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   ExpectPartialsMergeToFullAttention(torch::kCUDA, torch::kFloat32, 1e-4);
