@@ -2,8 +2,10 @@
 
 #include <map>
 #include <set>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/comparison.h"
 #include "base/untrusted_input.h"
@@ -196,9 +198,9 @@ static std::string SettingText(const std::string& field, const nlohmann::json& v
     return fmt::format("first{},last{}", Plain(value.value("high_precision_first", 0)),
                        Plain(value.value("high_precision_last", 0)));
   if (value.is_array()) {
-    std::string text;
-    for (const nlohmann::json& item : value) text += (text.empty() ? "" : ",") + Plain(item);
-    return text;
+    std::vector<std::string> items;
+    for (const nlohmann::json& item : value) items.push_back(Plain(item));
+    return fmt::format("{}", fmt::join(items, ","));
   }
   return Plain(value);
 }

@@ -490,7 +490,8 @@ bool IsCustomAxisName(const std::string& name) {
   if (!letter(name[0])) return false;
   for (char c : name)
     if (!letter(c) && !(c >= '0' && c <= '9')) return false;
-  if (Setters().contains(name)) return false;
+  // A built-in key is no custom axis, except the one a program takes as its own.
+  if (Setters().contains(name) && name != kProgramsOwnAxis) return false;
   return !IsReservedName(name);
 }
 

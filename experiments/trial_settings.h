@@ -46,7 +46,8 @@ bool ApplyCanonicalField(TrialConfig& config, const std::string& key, const nloh
 bool IsConfigurationKey(const std::string& key);
 
 // A name a custom axis may have: a letter or '_', then letters, digits or '_' (at most 64),
-// and not a built-in trial key nor a reserved name (IsReservedName).
+// and not a built-in trial key (save `attention`, a program's own axis) nor a reserved name
+// (IsReservedName).
 bool IsCustomAxisName(const std::string& name);
 
 // Names that are neither built-in keys nor custom axes: the sweep's own keys and the derived

@@ -29,7 +29,7 @@ std::string SynchronousSteps(const ResultRow& row) {
 
 // The trial's per-step schedule as stored (experiments/trial.h); empty when it has none.
 StepSchedule ScheduleOf(const ResultRow& row) {
-  const nlohmann::json computation = RowComputation(row);
+  const nlohmann::json computation = RowIdentity(row);
   TrialConfig scratch;
   std::string expected;
   if (computation.is_object() && computation.contains("schedule"))

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/configuration_group.h"
 #include "base/terminal_text.h"
 
 namespace ditbench {
@@ -13,6 +14,10 @@ std::string Axes(const TrialConfig& c) {
   std::string axes = fmt::format("{} {}px{} {} {}", c.model, c.resolution_text(),
                                  c.frames > 0 ? fmt::format(" {} frames", c.frames) : "",
                                  PrecisionName(c.precision), ShortDegreesLabel(c));
+  // Every other identity field away from its default (attention, quant, schedule, graph, ...),
+  // as the report and `query` label them, so that two trials never read alike.
+  if (const std::string settings = SettingsLabel(c, {}); !settings.empty())
+    axes += fmt::format(" {}", ForTerminal(settings));
   for (const auto& [name, value] : c.custom)
     axes += fmt::format(" {}={}", name,
                         ForTerminal(value.is_string() ? value.get<std::string>() : value.dump()));

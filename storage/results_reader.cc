@@ -124,7 +124,7 @@ std::vector<ResultRow> ResultsReader::Results(const std::vector<std::int64_t>& c
            launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps, concurrent_trials,
            height, COALESCE(frames, 0),
            psnr, ssim, compute_share, comm_share, idle_share, profile, run_dir,
-           energy_j, joules_per_image, energy_note, quality, attention_ran, steps,
+           energy_j, joules_per_image, energy_note, quality, attention_ran, step_kernels,
            (SELECT t.config_json FROM trials t
             WHERE t.campaign_id = results.campaign AND t.trial_key = results.trial_key)
     FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",

@@ -149,7 +149,7 @@ std::string ResultsView(int version) {
        ELSE COALESCE(json_extract(t.config_json, '$.quant'), 'none') END AS quant,
   json_extract(t.config_json, '$.schedule') AS schedule,
   m.attention_ran AS attention_ran,
-  m.steps_json AS steps)sql";
+  m.steps_json AS step_kernels)sql";
   fill("{extra}", extra);
   return view;
 }

@@ -433,7 +433,7 @@ ALTER TABLE trial_metrics ADD COLUMN attention_ran TEXT;
 //      `ditbench selfcheck`'s verdicts per device; view unchanged.
 //  20: the attention axis, FP8 layers and per-step schedules: trial_metrics.steps_json (what
 //      each denoising step ran) and attention_ran; the view gains attention, quant,
-//      schedule, attention_ran and steps.
+//      schedule, attention_ran and step_kernels.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateToV1,  MigrateToV2,  MigrateToV3,  MigrateToV4,
                                      MigrateToV5,  MigrateToV6,  MigrateToV7,  MigrateToV8,

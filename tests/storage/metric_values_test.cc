@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/support/schema_rewind.h"
+
 #include "analysis/comparison.h"
 #include "report/html_report.h"
 #include "storage/results_db.h"
@@ -120,6 +122,7 @@ TEST_F(MetricValuesTest, MigrationToSchemaEighteenCopiesValidExtraJsonNumbers) {
   }
   {
     SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Exec(raw.get(), test::RewindToSchema19Sql().c_str());
     Exec(raw.get(), R"sql(
       DROP TABLE selfchecks;
       DROP TABLE metric_values;

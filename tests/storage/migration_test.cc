@@ -139,6 +139,19 @@ TEST_F(MigrationTest, SchemaSeventeenAddsAQualityVerdictEmpty) {
   }
 }
 
+// Schema 20 (attention kernels, FP8 layers, schedules): every migrated trial ran SDPA's own
+// kernel without FP8 or a schedule; what its steps ran was not recorded.
+TEST_F(MigrationTest, SchemaTwentyShowsAutoAttentionAndNothingRecorded) {
+  auto db = ResultsDb::Open(DbPath());
+  EXPECT_EQ(Column("SELECT count(*) FROM results WHERE attention = 'auto' AND quant = 'none' AND "
+                   "schedule IS NULL AND attention_ran IS NULL AND step_kernels IS NULL"),
+            Column("SELECT count(*) FROM results"));
+  for (const ResultRow& row : db->reader().Results({1})) {
+    EXPECT_TRUE(row.step_kernels.empty());
+    EXPECT_EQ(row.attention_ran, "");
+  }
+}
+
 TEST_F(MigrationTest, KeysAreRecomputedAndStatusesKept) {
   auto db = ResultsDb::Open(DbPath());
   EXPECT_EQ(Column("SELECT max(version) FROM schema_version"),

@@ -146,16 +146,16 @@ TEST_F(ResultsDbTest, StoredStepsAreCheckedWhenRead) {
     trial.steps = {{0, "flash", "bf16"}};
     db->writer().RecordTrial(id, trial);
   }
-  Exec(
+  ExecSql(
       "UPDATE trial_metrics SET steps_json = "
-      "'[{\"step\":0,\"attention\":\"fl\\u001bash\",\"linear\":\"bf16\"}]'");
+      "'[{\"step\":0,\"attention\":\"fl\\u001b[31mash\",\"linear\":\"bf16\"}]'");
   {
     auto db = ResultsDb::Open(DbPath());
     const std::vector<ResultRow> rows = db->reader().Results({id});
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0].step_kernels[0].attention, "flash");
   }
-  Exec("UPDATE trial_metrics SET steps_json = '[{\"step\":\"zero\"}]'");
+  ExecSql("UPDATE trial_metrics SET steps_json = '[{\"step\":\"zero\"}]'");
   auto db = ResultsDb::Open(DbPath());
   try {
     db->reader().Results({id});

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/schema_rewind.h"
+
 #include "storage/results_db.h"
 #include "storage/schema.h"
 #include "tests/support/temp_dir.h"
@@ -70,16 +72,15 @@ TEST_F(SelfcheckStoreTest, AVersion18DatabaseIsMigratedAndGainsTheTable) {
   ResultsDb::Open(path_).reset();
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE selfchecks; UPDATE schema_version SET version = 18;",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK)
+  const std::string rewind = test::RewindToSchema19Sql() +
+                             "DROP TABLE selfchecks; UPDATE schema_version SET version = 18;";
+  ASSERT_EQ(sqlite3_exec(raw, rewind.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
       << sqlite3_errmsg(raw);
   sqlite3_close(raw);
   EXPECT_EQ(StoredSchemaVersion(path_), 18);
   EXPECT_THROW(ResultsDb::Open(path_, /*read_only=*/true), StorageError);
   auto db = ResultsDb::Open(path_);
-  EXPECT_EQ(StoredSchemaVersion(path_), 19);
-  EXPECT_EQ(kSchemaVersion, 19);
+  EXPECT_EQ(StoredSchemaVersion(path_), kSchemaVersion);
   EXPECT_TRUE(db->selfchecks().LatestPerDevice().empty());
   db->selfchecks().Record(Check("cpu", "2026-11-02T10:00:00.000Z", SelfcheckVerdict::kPass));
   EXPECT_EQ(db->selfchecks().LatestPerDevice().size(), 1u);

@@ -44,7 +44,7 @@ class ResultsDbTest : public ::testing::Test {
   }
 
   // Runs `sql` over a fresh read-write connection: a database another program changed.
-  void Exec(const std::string& sql) {
+  void ExecSql(const std::string& sql) {
     SqliteConnection db = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
     Statement statement(db.get(), sql);
     statement.Run();
