@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -19,11 +20,49 @@ constexpr double kMiB = 1048576.0;
 
 // The index of each term in CostFeatures (CostTermNames' order).
 enum TermIndex : std::size_t {
-  kOverhead, kRankCompute, kSharedCompute, kRankScores, kSharedScores, kRankActivations,
-  kSharedActivations, kBlockCalls, kAllToAllMessages, kAllToAllMib, kRingCalls, kRingMib,
-  kGatherCalls, kGatherMib, kDecode, kSharedDecode, kOversubscribedCompute,
-  kOversubscribedBlockCalls, kOversubscribedCalls, kTerms
+  kOverhead,
+  kRankCompute,
+  kSharedCompute,
+  kRankScores,
+  kSharedScores,
+  kRankActivations,
+  kSharedActivations,
+  kBlockCalls,
+  kAllToAllMessages,
+  kAllToAllMib,
+  kRingCalls,
+  kRingMib,
+  kGatherCalls,
+  kGatherMib,
+  kDecode,
+  kSharedDecode,
+  kOversubscribedCompute,
+  kOversubscribedBlockCalls,
+  kOversubscribedCalls,
+  kFp8Compute,
+  kFlashScores,
+  kEfficientScores,
+  kCudnnScores,
+  kMathScores,
+  kTerms
 };
+
+// The term of the scores a forced attention kernel computes (kAuto: none).
+std::optional<TermIndex> KernelScoresTerm(AttentionBackend backend) {
+  switch (backend) {
+    case AttentionBackend::kFlash:
+      return kFlashScores;
+    case AttentionBackend::kEfficient:
+      return kEfficientScores;
+    case AttentionBackend::kCudnn:
+      return kCudnnScores;
+    case AttentionBackend::kMath:
+      return kMathScores;
+    case AttentionBackend::kAuto:
+      break;
+  }
+  return std::nullopt;
+}
 
 // Start-up features: a constant, per rank, per billion parameters, per rank and billion.
 std::vector<double> StartupFeatures(const TrialConfig& c) {
@@ -70,6 +109,11 @@ const std::vector<std::string>& CostTermNames() {
     n[kOversubscribedCompute] = "oversubscribed_compute_ms_per_gflop";
     n[kOversubscribedBlockCalls] = "oversubscribed_ms_per_block_call";
     n[kOversubscribedCalls] = "oversubscribed_ms_per_call";
+    n[kFp8Compute] = "fp8_compute_ms_per_gflop";
+    n[kFlashScores] = "flash_extra_ms_per_million_scores";
+    n[kEfficientScores] = "efficient_extra_ms_per_million_scores";
+    n[kCudnnScores] = "cudnn_extra_ms_per_million_scores";
+    n[kMathScores] = "math_extra_ms_per_million_scores";
     return n;
   }();
   return names;
@@ -120,10 +164,26 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   // An all-to-all among the U ranks of a Ulysses group (the only all-to-alls) exchanges a
   // message with each of its U - 1 peers: its latency grows with them.
   const double all_to_all_messages = calls(Collective::kAllToAll) * (c.ulysses - 1);
+  // The steps that run the trial's kernel and FP8 layers (a schedule keeps the others in high
+  // precision): FP8 GEMMs, 2 x tokens x the FP8 layers' parameters per sample and forward,
+  // leave the compute terms for a price of their own (their tensor cores' rate); a forced
+  // kernel's scores cost what `auto`'s do plus a non-negative extra of that kernel (SDPA's own
+  // choice is taken as the fastest).
+  const double low_steps =
+      std::max(0.0, forwards - c.schedule.high_precision_first - c.schedule.high_precision_last);
+  const double tokens = double(ImageTokens(*model, c.image_shape())) +
+                        (model->text_attention == TextAttention::kJoint ? model->text_tokens : 0);
+  const double fp8_gflop =
+      c.quant != Quantization::kNone
+          ? 2.0 * tokens * double(Fp8ParameterCount(*model)) * samples * low_steps / 1e9
+          : 0.0;
   std::vector<double> x(kTerms, 0.0);
   x[kOverhead] = 1.0;
-  x[kRankCompute] = gflop / ranks * bubble;
-  x[kSharedCompute] = gflop * bubble;
+  x[kRankCompute] = (gflop - fp8_gflop) / ranks * bubble;
+  x[kSharedCompute] = (gflop - fp8_gflop) * bubble;
+  x[kFp8Compute] = fp8_gflop / ranks * bubble;
+  if (const auto kernel = KernelScoresTerm(c.attention))
+    x[*kernel] = mscores * (forwards > 0 ? low_steps / forwards : 0.0) / ranks * bubble;
   x[kRankScores] = mscores / ranks * bubble;
   x[kSharedScores] = mscores * bubble;
   x[kRankActivations] = mactivations / ranks * bubble;
@@ -150,8 +210,9 @@ std::vector<double> ReducedFeatures(const std::vector<double>& x) {
   // messages), MiB of every kind, the two decode terms, and time-sharing's compute and
   // collectives. Block calls and the elements read and written go: too close to the compute
   // terms with few trials.
+  // FP8 GEMMs (a GPU's) join the per-rank compute; forced kernels' extras go.
   return {x[kOverhead],
-          x[kRankCompute],
+          x[kRankCompute] + x[kFp8Compute],
           x[kSharedCompute],
           x[kAllToAllMessages] + x[kRingCalls] + x[kGatherCalls],
           x[kAllToAllMib] + x[kRingMib] + x[kGatherMib],

@@ -26,6 +26,11 @@
 //                  sharing factor of the trial's ranks (machine/rank_sharing.h: ranks x threads
 //                  per rank over the cores, or ranks over the devices): what time-sharing adds
 //                  when ranks outnumber their cores or devices; 0 for a trial that fits
+//   fp8_compute    `quant`: the FP8 layers' GEMM GFLOP per rank x the bubble factor, in the
+//                  steps a schedule leaves to them (taken out of the compute terms)
+//   <kernel>_extra  `attention` forced to flash, efficient, cudnn or math: that kernel's cost
+//                  beyond `auto`'s, per million scores per rank x the bubble factor, in the
+//                  steps it runs (non-negative: SDPA's own choice is taken as the fastest)
 // The coefficients are fitted by non-negative least squares on relative errors
 // (stats/least_squares.h); each prediction has a 95% interval from the residuals and the
 // coefficients' covariance. The start-up time of a trial (process start, model build,

@@ -47,6 +47,28 @@ TEST(SweepSpecTest, ExpandsTheMatrixInFileOrderLastAxisFastest) {
   }
 }
 
+// The sweeps the project ships (sweeps/, bench/) are the first a user runs or copies: every
+// one parses, and a `command` sweep's `attention` is its program's own axis.
+TEST(SweepSpecTest, EveryShippedSweepParses) {
+  const std::filesystem::path root = std::filesystem::path(DITBENCH_FIXTURES) / ".." / "..";
+  int parsed = 0;
+  for (const char* folder : {"sweeps", "bench"})
+    for (const auto& entry : std::filesystem::directory_iterator(root / folder)) {
+      if (entry.path().extension() != ".yaml") continue;
+      const ParseResult r = ParseSweepFile(entry.path());
+      EXPECT_TRUE(r.ok()) << entry.path() << ": "
+                          << (r.errors.empty() ? "" : r.errors[0].ToString());
+      ++parsed;
+    }
+  EXPECT_GT(parsed, 20);
+  const ParseResult command = ParseSweepFile(root / "sweeps" / "attention-command-cpu.yaml");
+  ASSERT_TRUE(command.ok());
+  const std::vector<TrialConfig> trials = ExpandSweep(command.spec, 1).trials;
+  ASSERT_FALSE(trials.empty());
+  EXPECT_EQ(trials[0].attention, AttentionBackend::kAuto);
+  EXPECT_EQ(trials[0].custom.at("attention"), "math");
+}
+
 TEST(SweepSpecTest, DuplicateKeyIsLocatedAtItsSecondOccurrence) {
   ParseResult r = ParseSweep(
       "name: s\ndefaults:\n  model: pixart-alpha\n  steps: 2\n  model: pixart-sigma\n", "dup.yaml");

@@ -103,13 +103,14 @@ TEST_F(CostModelTest, RanksThatOutnumberTheCoresAreFittedThroughTheirSharingFact
   const auto model = CostModel::Fit(shared);
   ASSERT_TRUE(model);
   const std::vector<CostModel::Term> terms = model->Terms();
-  for (std::size_t j = 16; j < kCostLaw.size(); ++j) {
+  const std::size_t first = 16, last = 18;  // time-sharing's three terms
+  for (std::size_t j = first; j <= last; ++j) {
     ASSERT_TRUE(terms[j].name.starts_with("oversubscribed_")) << terms[j].name;
     if (!terms[j].active) continue;
     EXPECT_LE(terms[j].coefficient.low, kCostLaw[j]) << terms[j].name;
     EXPECT_GE(terms[j].coefficient.high, kCostLaw[j]) << terms[j].name;
   }
-  EXPECT_TRUE(terms.back().active);  // the collectives' stretch, the law's largest
+  EXPECT_TRUE(terms[last].active);  // the collectives' stretch, the law's largest
   const LooReport loo = LeaveOneOut(shared);
   EXPECT_EQ(loo.predicted, shared.size());
   EXPECT_LT(loo.median_abs_error, 0.05);
@@ -281,6 +282,82 @@ matrix:
   EXPECT_EQ(loo.predicted, observations.size());
   EXPECT_LT(loo.median_abs_error, 0.05);
   EXPECT_LT(loo.max_abs_error, 0.15);
+}
+
+// FP8 layers take their GEMMs' GFLOP out of the compute terms into one of their own, in the
+// steps a schedule leaves to them; a forced kernel's scores add a term of that kernel's.
+TEST(CostModelKnobsTest, Fp8AndForcedKernelsHaveTermsOfTheirOwn) {
+  const std::vector<std::string>& names = CostTermNames();
+  auto index = [&](const std::string& name) {
+    return std::size_t(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  TrialConfig base;
+  base.model = "pixart-alpha";
+  base.ulysses = 2;
+  const auto x = CostFeatures(base).value();
+  TrialConfig fp8 = base;
+  fp8.quant = Quantization::kFp8Rowwise;
+  const auto x8 = CostFeatures(fp8).value();
+  const std::size_t rank = index("rank_compute_ms_per_gflop"),
+                    own = index("fp8_compute_ms_per_gflop");
+  EXPECT_EQ(x[own], 0.0);
+  // At 1024 px PixArt's block projections are three quarters of its FLOPs (the rest: the
+  // attention matmuls and the layers kept in bf16).
+  EXPECT_GT(x8[own], 0.7 * x[rank]);
+  EXPECT_LT(x8[own], 0.8 * x[rank]);
+  EXPECT_NEAR(x8[rank] + x8[own], x[rank], 1e-9 * x[rank]);
+  fp8.schedule = {5, 5};  // 10 of 20 steps keep every layer in bf16
+  EXPECT_NEAR(CostFeatures(fp8).value()[own], x8[own] / 2, 1e-9 * x8[own]);
+
+  TrialConfig math = base;
+  math.attention = AttentionBackend::kMath;
+  const auto xm = CostFeatures(math).value();
+  const std::size_t scores = index("rank_scores_ms_per_million");
+  EXPECT_EQ(xm[index("math_extra_ms_per_million_scores")], xm[scores]);
+  EXPECT_EQ(xm[scores], x[scores]) << "its scores still cost what auto's do, plus the extra";
+  for (const char* other :
+       {"flash_extra_ms_per_million_scores", "cudnn_extra_ms_per_million_scores",
+        "efficient_extra_ms_per_million_scores"})
+    EXPECT_EQ(xm[index(other)], 0.0) << other;
+}
+
+// A campaign where `math` costs a known extra per million scores: the fit recovers it.
+TEST(CostModelKnobsTest, AForcedKernelsExtraIsFittedFromItsTrials) {
+  PlanAssumptions host;
+  host.cpu_cores = 16;
+  const SweepPlan plan = PlanSweep(test::ParseValidSweep(R"(name: kernels
+defaults: {model: pixart-alpha-tiny, steps: 4, warmup: 1, repeats: 3}
+matrix:
+  resolution: [256, 512]
+  ulysses: [1, 2, 4]
+  ring: [1, 2]
+  attention: [auto, math]
+)"),
+                                   {16, false}, host);
+  std::vector<double> law = test::kCostLaw;
+  const std::vector<std::string>& names = CostTermNames();
+  const std::size_t math =
+      std::find(names.begin(), names.end(), "math_extra_ms_per_million_scores") - names.begin();
+  law[math] = 0.8;
+  std::uint32_t state = 7;
+  std::vector<CostObservation> observations;
+  for (const PlannedTrial& t : plan.trials) {
+    const auto x = CostFeatures(t.config).value();
+    double ms = 0;
+    for (std::size_t j = 0; j < x.size(); ++j) ms += law[j] * x[j];
+    CostObservation o;
+    o.trial_key = t.key;
+    o.config = t.config;
+    o.latency_ms = ms * (1 + test::CostLawNoise(state));
+    observations.push_back(o);
+  }
+  const auto model = CostModel::Fit(observations);
+  ASSERT_TRUE(model);
+  const CostModel::Term term = model->Terms()[math];
+  EXPECT_EQ(term.name, "math_extra_ms_per_million_scores");
+  EXPECT_LE(term.coefficient.low, 0.8);
+  EXPECT_GE(term.coefficient.high, 0.8);
+  EXPECT_LT(LeaveOneOut(observations).median_abs_error, 0.05);
 }
 
 TEST_F(CostModelTest, TooFewTrialsKeepTheAnalyticEstimate) {

@@ -123,6 +123,7 @@ TEST(Fp8LinearTest, TheTensorScaledGemmIsTheProductOfTheDequantizedOperands) {
   auto exact = torch::matmul(x.reshape({-1, 64}).to(torch::kFloat32), w.t()) + bias;
   const double error =
       ((y.reshape({-1, 32}).to(torch::kFloat32) - exact).norm() / exact.norm()).item<double>();
+  RecordProperty("rel_l2_against_fp32", std::to_string(error));
   EXPECT_LT(error, 0.08);
   EXPECT_GT(error, 0.0) << "quantized, so not bit-equal to the high-precision product";
 }
@@ -214,6 +215,7 @@ TEST(Fp8LinearTest, AFluxModelRunsItsBlocksInFp8) {
     GTEST_SKIP() << "this LibTorch has no CPU FP8 GEMM: " << e.what_without_backtrace();
   }
   const double error = ((quantized - high).norm() / high.norm()).item<double>();
+  RecordProperty("rel_l2_against_bf16", std::to_string(error));
   EXPECT_GT(error, 0.0);
   EXPECT_LT(error, 0.15);
   // Outside the scope the model runs its bf16 weights again.
