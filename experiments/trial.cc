@@ -91,6 +91,17 @@ std::string_view QuantizationName(Quantization quant) { return NameOf(kQuantizat
 std::optional<Quantization> ParseQuantization(std::string_view name) {
   return FindByName(kQuantizations, name);
 }
+std::string_view StepCacheKindName(StepCache::Kind kind) {
+  switch (kind) {
+    case StepCache::Kind::kFbCache:
+      return "fbcache";
+    case StepCache::Kind::kTeaCache:
+      return "teacache";
+    case StepCache::Kind::kNone:
+      break;
+  }
+  return "none";
+}
 std::vector<Scope> AllScopes() { return ValuesOf(kScopes); }
 std::vector<Precision> AllPrecisions() { return ValuesOf(kPrecisions); }
 double BytesPerElement(Precision p) {

@@ -98,6 +98,26 @@ inline constexpr const char* kQuantExcludeExpected =
     "a list of module-path patterns ('*' any text, '?' one character), e.g. "
     "[\"transformer_blocks.*.ff_*\"]";
 
+// Step caching (`cache: {kind, threshold, warmup_steps}` in a sweep): a denoising step whose
+// input barely changed reuses the work of the last computed step. `fbcache` (First-Block-Cache)
+// runs the first transformer block and, when the relative L1 change of its residual against
+// the last computed step's is below `threshold`, adds the cached residual of the other blocks
+// instead of running them; `teacache` accumulates the rescaled change of the first block's
+// timestep-modulated input and skips while it stays below `threshold`. The first
+// `warmup_steps` steps and the last step are always computed; every rank takes the same
+// decision (the statistic is summed over the trial's ranks first). kind `none`: no cache.
+struct StepCache {
+  enum class Kind { kNone, kFbCache, kTeaCache };
+  Kind kind = Kind::kNone;
+  double threshold = 0;
+  int warmup_steps = 0;
+  bool empty() const { return kind == Kind::kNone; }
+  bool operator==(const StepCache&) const = default;
+};
+std::string_view StepCacheKindName(StepCache::Kind kind);
+inline constexpr const char* kStepCacheExpected =
+    "none, or a map {kind: fbcache | teacache, threshold: 0 to 10, warmup_steps: 0 to 1000}";
+
 inline constexpr const char* kAttentionBackendsExpected =
     "one of auto, flash, efficient, cudnn, math";
 // Bytes one activation element takes in `precision`: 2 for bf16 and fp16, 4 for fp32 and tf32
@@ -164,6 +184,7 @@ struct TrialConfig : ParallelDegrees {
   // besides those every engine keeps there; part of the key only with a quantization.
   std::vector<std::string> quant_exclude;
   StepSchedule schedule;
+  StepCache cache;
   Repeats repeats;
   double timeout_s = 1800;
   std::int64_t seed = 0;

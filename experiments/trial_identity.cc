@@ -34,6 +34,8 @@ const std::map<std::string, nlohmann::json>& FixedDefaults() {
       {"quant", "none"},
       {"quant_exclude", nlohmann::json::array()},
       {"schedule", nlohmann::json::object()},
+      // Appended with step caching: every earlier trial computed every step.
+      {"cache", "none"},
   };
   return defaults;
 }
@@ -91,6 +93,10 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
     // Patterns name layers only when something is quantized: without, they change nothing.
     if (!c.quant_exclude.empty()) computation["quant_exclude"] = c.quant_exclude;
   }
+  if (!c.cache.empty())
+    computation["cache"] = {{"kind", StepCacheKindName(c.cache.kind)},
+                            {"threshold", c.cache.threshold},
+                            {"warmup_steps", c.cache.warmup_steps}};
   if (!c.schedule.empty())
     computation["schedule"] = {{"high_precision_first", c.schedule.high_precision_first},
                                {"high_precision_last", c.schedule.high_precision_last}};

@@ -196,6 +196,36 @@ bool SetSchedule(TrialConfig& c, const Json& v, std::string* expected) {
   return true;
 }
 
+// `cache`: none, or {kind: fbcache | teacache, threshold, warmup_steps}; a map without `kind`,
+// or with keys of neither, is refused (the sweep parser names the key).
+bool SetCache(TrialConfig& c, const Json& v, std::string* expected) {
+  *expected = kStepCacheExpected;
+  if (v.is_string() && v.get<std::string>() == "none") {
+    c.cache = StepCache{};
+    return true;
+  }
+  if (!v.is_object() || !v.contains("kind") || !v["kind"].is_string()) return false;
+  StepCache cache;
+  const std::string kind = v["kind"].get<std::string>();
+  if (kind == "fbcache") cache.kind = StepCache::Kind::kFbCache;
+  else if (kind == "teacache") cache.kind = StepCache::Kind::kTeaCache;
+  else if (kind == "none") cache.kind = StepCache::Kind::kNone;
+  else return false;
+  for (const auto& [key, value] : v.items()) {
+    if (key == "kind") continue;
+    if (key == "threshold") {
+      if (!AsNumber(value, 0.0, 10.0, &cache.threshold)) return false;
+    } else if (key == "warmup_steps") {
+      if (!AsInt(value, 0, 1000, &cache.warmup_steps)) return false;
+    } else {
+      return false;
+    }
+  }
+  // `kind: none` with parameters is one value, none: it has a single key.
+  c.cache = cache.kind == StepCache::Kind::kNone ? StepCache{} : cache;
+  return true;
+}
+
 // `quant_exclude`: module-path patterns, each of letters, digits, '_', '.', '*' and '?'.
 bool SetQuantExclude(TrialConfig& c, const Json& v, std::string* expected) {
   *expected = kQuantExcludeExpected;
@@ -319,6 +349,7 @@ const std::map<std::string, Setter>& Setters() {
          }},
         {"quant_exclude", SetQuantExclude},
         {"schedule", SetSchedule},
+        {"cache", SetCache},
         {"vae_tile",
          [](TrialConfig& c, const Json& v, std::string* expected) {
            *expected = kVaeTileExpected;

@@ -50,6 +50,9 @@ std::optional<std::string> LowPrecisionProblem(const TrialConfig& c) {
         "quant: {} writes its FP8 GEMMs' output in bf16, so it takes bf16 trials; this trial is "
         "{}",
         QuantizationName(c.quant), PrecisionName(c.precision));
+  if (!c.cache.empty() && c.scope == Scope::kForward)
+    return fmt::format("cache: {} skips denoising steps; scope forward runs one forward",
+                       StepCacheKindName(c.cache.kind));
   if (c.schedule.empty()) return std::nullopt;
   if (c.attention == AttentionBackend::kAuto && c.quant == Quantization::kNone)
     return "schedule: keeps steps in high precision (attention auto, no quant), which is what "
@@ -86,6 +89,11 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
           "attention: {} applies to ditbench's own models; give a {} workload's program its "
           "kernel through a custom axis of its own",
           AttentionBackendName(c.attention), WorkloadName(c.workload));
+    if (!c.cache.empty())
+      return fmt::format(
+          "cache: {} applies to ditbench's own models; give a {} workload's program its own "
+          "through a custom axis",
+          StepCacheKindName(c.cache.kind), WorkloadName(c.workload));
     if (c.quant != Quantization::kNone || !c.schedule.empty())
       return fmt::format(
           "{} applies to ditbench's own models; give a {} workload's program its own through a "
@@ -205,6 +213,21 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   if (!capacity.on_gpu && c.precision == Precision::kTf32)
     return "tf32 is a GPU tensor-core mode; on CPU it would silently be fp32";
   if (auto why = AttentionUnsupported(c, capacity.on_gpu)) return why;
+  if (!c.cache.empty()) {
+    if (c.pipefusion > 1)
+      return fmt::format(
+          "cache: {} over PipeFusion is not built: its stages run different blocks, so no rank "
+          "holds the first block's residual and the others' at once",
+          StepCacheKindName(c.cache.kind));
+    if (c.graph == GraphMode::kCudaGraph)
+      return fmt::format(
+          "cache: {} decides on the host, step by step, whether to run the blocks; a captured "
+          "graph replays a fixed step (use graph: eager)",
+          StepCacheKindName(c.cache.kind));
+    if (c.cache.kind == StepCache::Kind::kTeaCache)
+      return "cache: teacache is not built yet (its rescale polynomials per family are next); "
+             "fbcache runs";
+  }
   if (!capacity.on_gpu && c.quant != Quantization::kNone)
     return fmt::format(
         "quant: {} runs e4m3 GEMMs (at::_scaled_mm) on a GPU with FP8 tensor cores (sm_89 or "

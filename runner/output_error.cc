@@ -62,6 +62,7 @@ TrialConfig ReferenceConfig(const TrialConfig& config) {
   reference.quant = Quantization::kNone;
   reference.quant_exclude.clear();
   reference.schedule = StepSchedule{};
+  reference.cache = StepCache{};
   return reference;
 }
 

@@ -363,6 +363,16 @@ void Broadcast(torch::Tensor& tensor, int root, const RankSubgroup& group) {
   group.backend->broadcast(tensors, options)->wait();
 }
 
+void AllReduce(torch::Tensor& tensor, c10d::ReduceOp::RedOpType op, const RankSubgroup& group) {
+  if (group.size == 1) return;
+  std::vector<torch::Tensor> tensors{tensor};
+  c10d::AllreduceOptions options;
+  options.reduceOp = c10d::ReduceOp(op);
+  Count(group, Bytes(tensor) * (group.size - 1));
+  RECORD_USER_SCOPE("ditbench.collective all_reduce");
+  group.backend->allreduce(tensors, options)->wait();
+}
+
 void Send(const torch::Tensor& tensor, int to, const RankSubgroup& group) {
   std::vector<torch::Tensor> tensors{tensor.contiguous()};
   Count(group, Bytes(tensor));

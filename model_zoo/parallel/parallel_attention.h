@@ -161,6 +161,9 @@ std::unique_ptr<AttentionStrategy> MakeAttentionStrategy(const RankSubgroup& uly
 torch::Tensor AllGather(const torch::Tensor& local, int64_t dim, const RankSubgroup& group);
 // Every rank of `group` receives root's `tensor` (in place).
 void Broadcast(torch::Tensor& tensor, int root, const RankSubgroup& group);
+// Every rank of `group` receives the element-wise sum (or maximum) of every rank's `tensor`,
+// in place: identical on every rank.
+void AllReduce(torch::Tensor& tensor, c10d::ReduceOp::RedOpType op, const RankSubgroup& group);
 // Point-to-point inside `group`; Send/Recv return when the transfer is complete.
 void Send(const torch::Tensor& tensor, int to, const RankSubgroup& group);
 void Recv(torch::Tensor& tensor, int from, const RankSubgroup& group);
