@@ -29,6 +29,7 @@ struct StepKernels {
   int step = 0;
   std::string attention;
   std::string linear;
+  bool reused = false;  // `cache`: the step reused the cached blocks (block 0 alone ran)
   bool operator==(const StepKernels&) const = default;
 };
 // The energy one rank's device used over its timed window (metrics/measurement.h): joules,

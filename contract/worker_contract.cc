@@ -62,8 +62,10 @@ std::vector<StepKernels> ReadSteps(const RankFileFields& field, const nlohmann::
       if (!KernelText(item.value(part, nlohmann::json())))
         field.Fail(key + "." + part, item.value(part, nlohmann::json()),
                    "a name of at most 64 characters of a-z, 0-9, '_' and '+'");
+    const nlohmann::json reused = item.value("reused", nlohmann::json(false));
+    if (!reused.is_boolean()) field.Fail(key + ".reused", reused, "true or false");
     steps.push_back({static_cast<int>(i), item["attention"].get<std::string>(),
-                     item["linear"].get<std::string>()});
+                     item["linear"].get<std::string>(), reused.get<bool>()});
   }
   return steps;
 }
@@ -110,8 +112,10 @@ nlohmann::json ToJson(const RankResult& r) {
   if (!r.steps.empty()) {
     j["steps"] = nlohmann::json::array();
     for (const StepKernels& step : r.steps)
-      j["steps"].push_back(
-          {{"step", step.step}, {"attention", step.attention}, {"linear", step.linear}});
+      j["steps"].push_back({{"step", step.step},
+                            {"attention", step.attention},
+                            {"linear", step.linear},
+                            {"reused", step.reused}});
   }
   if (r.energy)
     j["energy"] = {{"joules", r.energy->joules}, {"window_ms", r.energy->window_ms}};

@@ -307,7 +307,10 @@ void InsertSteps(sqlite3* db, std::int64_t trial_id, const std::vector<StepKerne
   nlohmann::json list = nlohmann::json::array();
   std::set<std::string> kernels;
   for (const StepKernels& step : steps) {
-    list.push_back({{"step", step.step}, {"attention", step.attention}, {"linear", step.linear}});
+    list.push_back({{"step", step.step},
+                    {"attention", step.attention},
+                    {"linear", step.linear},
+                    {"reused", step.reused}});
     for (std::size_t start = 0; start < step.attention.size();) {
       const std::size_t plus = std::min(step.attention.find('+', start), step.attention.size());
       kernels.insert(step.attention.substr(start, plus - start));

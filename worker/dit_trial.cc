@@ -17,6 +17,7 @@
 #include "metrics/measurement.h"
 #include "model_zoo/families/dit_model.h"
 #include "model_zoo/families/latent_decoder.h"
+#include "model_zoo/families/step_cache.h"
 #include "model_zoo/layers/fp8_linear.h"
 #include "model_zoo/parallel/pipefusion.h"
 #include "model_zoo/shapes/diffusers_config.h"
@@ -96,6 +97,9 @@ class DitRank {
       vae_->to(device, dtype_);
       vae_->eval();
     }
+    if (config.cache.kind == StepCache::Kind::kFbCache)
+      cache_ = std::make_unique<FirstBlockCache>(config.cache.threshold, config.cache.warmup_steps,
+                                                 steps(), parallel.world());
     if (config.pipefusion > 1)
       pipefusion_ = std::make_unique<PipeFusionRunner>(
           *model_, parallel, config.effective_pipefusion_patches(), PipeFusionWarmupSteps(config));
@@ -131,6 +135,7 @@ class DitRank {
                             torch::TensorOptions().dtype(torch::kFloat32).device(device_));
     auto out = model_->Prediction(
         pipefusion_ ? pipefusion_->Forward(input, time, conditioning_, step, on_block)
+        : cache_    ? cache_->Forward(*model_, input, time, conditioning_, parallel_, on_block, step)
                     : model_->Forward(input, time, conditioning_, parallel_, on_block));
     if (!cfg_batch) return out;
     if (split_cfg) out = parallel_.GatherCfg(out, 0);
@@ -250,7 +255,8 @@ class DitRank {
   StepKernels StepKernelsOf(int step, const std::set<std::string>& attention) const {
     const bool fp8 = fp8_ && !HighPrecisionStep(step);
     return {step, fmt::format("{}", fmt::join(attention, "+")),
-            std::string(fp8 ? QuantizationName(config_.quant) : PrecisionName(config_.precision))};
+            std::string(fp8 ? QuantizationName(config_.quant) : PrecisionName(config_.precision)),
+            cache_ && cache_->reused()};
   }
 
   const TrialConfig& config_;
@@ -262,6 +268,7 @@ class DitRank {
   std::unique_ptr<PipeFusionRunner> pipefusion_;
   std::shared_ptr<LatentDecoder> vae_;  // scope pipeline only
   std::unique_ptr<Fp8Layers> fp8_;      // quant only
+  std::unique_ptr<FirstBlockCache> cache_;  // cache: fbcache only
   std::vector<StepKernels> step_kernels_;
   torch::Tensor noise_;
   Conditioning conditioning_;
