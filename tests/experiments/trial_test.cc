@@ -148,6 +148,32 @@ TEST(TrialTest, QuantAndScheduleDefaultsKeepEveryEarlierKey) {
   EXPECT_NE(TrialKey(fp8), TrialKey(base));
 }
 
+// Step caching defaults to none: no key changes; a cache is in the key with its parameters.
+TEST(TrialTest, ACacheIsInTheKeyAndNoneKeepsEveryEarlierKey) {
+  const TrialConfig base = TinyTwoRanks();
+  nlohmann::json written = ComputationJson(base);
+  EXPECT_FALSE(written.contains("cache"));
+  written["cache"] = "none";
+  EXPECT_EQ(KeyOfComputation(written), TrialKey(base));
+  TrialConfig cached = base;
+  cached.cache = {StepCache::Kind::kFbCache, 0.08, 2};
+  EXPECT_EQ(ComputationJson(cached).at("cache"),
+            nlohmann::json({{"kind", "fbcache"}, {"threshold", 0.08}, {"warmup_steps", 2}}));
+  EXPECT_EQ(TrialConfigFromJson(CanonicalJson(cached)).cache, cached.cache);
+  TrialConfig looser = cached;
+  looser.cache.threshold = 0.2;
+  EXPECT_NE(TrialKey(looser), TrialKey(cached));
+  EXPECT_NE(TrialKey(cached), TrialKey(base));
+  std::string expected;
+  TrialConfig scratch;
+  EXPECT_FALSE(ApplySetting(scratch, "cache", {{"kind", "fbcache"}, {"treshold", 0.1}}, &expected));
+  EXPECT_EQ(expected, kStepCacheExpected);
+  EXPECT_FALSE(ApplySetting(scratch, "cache", {{"kind", "magcache"}}, &expected));
+  EXPECT_FALSE(ApplySetting(scratch, "cache", {{"kind", "fbcache"}, {"threshold", -1}}, &expected));
+  EXPECT_TRUE(ApplySetting(scratch, "cache", "none", &expected));
+  EXPECT_TRUE(scratch.cache.empty());
+}
+
 TEST(TrialTest, AScheduleSaysWhichStepsRunInHighPrecision) {
   const StepSchedule schedule{2, 1};
   std::string steps;

@@ -194,6 +194,33 @@ TEST(ValidityTest, AScheduleMustLeaveStepsToTheTrialsSetting) {
             std::string::npos);
 }
 
+// A cache skips denoising steps: not in scope forward; not over PipeFusion or graphs (refused
+// with the reason); TeaCache is not built yet; a program caches on its own.
+TEST(ValidityTest, ACacheRunsWhereItsDecisionCanBeTaken) {
+  TrialConfig c = PixArt(256, 1);
+  c.cache = {StepCache::Kind::kFbCache, 0.1, 1};
+  EXPECT_FALSE(InvalidReason(c, {2, false}));
+  TrialConfig ulysses = c;
+  ulysses.ulysses = 2;
+  EXPECT_FALSE(InvalidReason(ulysses, {2, false}));
+  TrialConfig forward = c;
+  forward.scope = Scope::kForward;
+  EXPECT_EQ(InvalidReason(forward, {2, false}).value_or(""),
+            "cache: fbcache skips denoising steps; scope forward runs one forward");
+  TrialConfig pipe = c;
+  pipe.pipefusion = 2;
+  EXPECT_NE(Judge(pipe, {2, false}).unsupported.value_or("").find("over PipeFusion is not built"),
+            std::string::npos);
+  TrialConfig graph = c;
+  graph.graph = GraphMode::kCudaGraph;
+  EXPECT_NE(Judge(graph, {2, true}).unsupported.value_or("").find("use graph: eager"),
+            std::string::npos);
+  TrialConfig tea = c;
+  tea.cache.kind = StepCache::Kind::kTeaCache;
+  EXPECT_NE(Judge(tea, {2, false}).unsupported.value_or("").find("teacache is not built"),
+            std::string::npos);
+}
+
 // On CPU a cuda_graph trial is skipped (unsupported, with its reason), never run eagerly in its
 // place; a command's program decides its own kernels, so the field is an error there.
 TEST(ValidityTest, CudaGraphIsSkippedOnCpuAndRefusedForACommand) {
