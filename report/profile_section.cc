@@ -53,8 +53,10 @@ std::string HighPrecisionSteps(const StepSchedule& schedule, int steps) {
 
 // What a step ran, as its point's tooltip says it: "attention flash · fp8_rowwise".
 std::string StepRan(const StepKernels& step) {
-  return step.attention.empty() ? step.linear
-                                : fmt::format("attention {} · {}", step.attention, step.linear);
+  std::string ran = step.attention.empty()
+                        ? step.linear
+                        : fmt::format("attention {} · {}", step.attention, step.linear);
+  return step.reused ? ran + " · reused the cached blocks (block 0 ran)" : ran;
 }
 
 // A rank's trace in the trial's run folder, as stored: an absolute path, which a report opened
@@ -121,12 +123,15 @@ nlohmann::json StepChart(const std::string& id, const std::string& title,
     // A per-step schedule's high-precision steps are hollow; every point says what it ran.
     const StepSchedule schedule = ScheduleOf(row);
     const int steps = static_cast<int>(found->second.size());
+    int reused_steps = 0;  // steps whose cache reused the blocks after the first (hollow)
     for (std::size_t i = 0; i < found->second.size(); ++i) {
       if (found->second[i].empty()) continue;
       const double ms = MedianOf(found->second[i]);
       nlohmann::json point = {{"x", i}, {"y", ms}};
       if (i < row.step_kernels.size()) point["ran"] = StepRan(row.step_kernels[i]);
-      if (!schedule.empty() && schedule.HighPrecision(static_cast<int>(i), steps))
+      const bool reused = i < row.step_kernels.size() && row.step_kernels[i].reused;
+      reused_steps += reused;
+      if (reused || (!schedule.empty() && schedule.HighPrecision(static_cast<int>(i), steps)))
         point["hollow"] = true;
       points.push_back(std::move(point));
       if (i == 0) first = ms;
