@@ -208,6 +208,8 @@ class DitRank {
     return Decode(x, stages);
   }
 
+  const FirstBlockCache* cache() const { return cache_.get(); }
+
   // What each step ran, from the first iteration.
   const std::vector<StepKernels>& step_kernels() const { return step_kernels_; }
 
@@ -378,6 +380,12 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
     if (hooks.in_timed_region) hooks.in_timed_region(rank);
   });
   const int steps = dit.steps();
+  // cache: how many steps reused the cached blocks, over every iteration run (the decisions
+  // are every rank's alike).
+  if (const FirstBlockCache* cache = dit.cache(); cache && cache->forwards() > 0) {
+    result.metrics["cache_hit_rate"] = double(cache->reuses()) / cache->forwards();
+    result.metrics["skipped_steps"] = double(cache->reuses()) * steps / cache->forwards();
+  }
   if (graphed && eager_iterations > 0)
     result.comm_bytes_per_step = double(eager_bytes) / (double(eager_iterations) * steps);
   else if (iterations > 0)

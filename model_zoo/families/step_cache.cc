@@ -46,6 +46,8 @@ torch::Tensor FirstBlockCache::Forward(DitModel& model, const torch::Tensor& lat
   if (block_hook) block_hook(0, false);
   const torch::Tensor residual = state.image - before;
   reused_ = !Compute(step, residual);
+  ++forwards_;
+  reuses_ += reused_;
   if (reused_) {
     state.image = state.image + rest_image_;
     if (rest_text_.defined()) state.text = state.text + rest_text_;

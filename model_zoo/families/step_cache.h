@@ -30,6 +30,9 @@ class FirstBlockCache {
   // Whether the last Forward reused the cached blocks, and the change it decided on (summed
   // over the ranks; -1 when it did not look: a warm-up step, the last step, nothing cached).
   bool reused() const { return reused_; }
+  // Forwards run and reused since construction (every iteration, warm-up included).
+  int forwards() const { return forwards_; }
+  int reuses() const { return reuses_; }
   double change() const { return change_; }
 
   // What a rank's own statistic is replaced by, for tests of the ranks' agreement: given this
@@ -47,6 +50,7 @@ class FirstBlockCache {
   torch::Tensor previous_residual_;  // block 0's residual at the last computed step
   torch::Tensor rest_image_, rest_text_;  // the other blocks' residuals at that step
   bool reused_ = false;
+  int forwards_ = 0, reuses_ = 0;
   double change_ = -1;
   StatisticHook statistic_hook_;
 };
