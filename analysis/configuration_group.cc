@@ -191,12 +191,19 @@ std::string ConfigurationOf(const ResultRow& row) {
                      WithoutSeed(row, /*drop_parallel=*/false).dump());
 }
 
-// A setting's value in a label: a per-step schedule as "first2,last2", a list of patterns
-// comma-joined, everything else as Plain.
+// A setting's value in a label: a per-step schedule as "first2,last2", a cache as
+// "fbcache,threshold=0.2,warmup_steps=1", a list of patterns comma-joined, everything else as
+// Plain.
 static std::string SettingText(const std::string& field, const nlohmann::json& value) {
   if (field == "schedule" && value.is_object())
     return fmt::format("first{},last{}", Plain(value.value("high_precision_first", 0)),
                        Plain(value.value("high_precision_last", 0)));
+  if (field == "cache" && value.is_object()) {  // "fbcache,threshold=0.2,warmup_steps=1"
+    std::vector<std::string> items{Plain(value.value("kind", nlohmann::json("")))};
+    for (const auto& [key, item] : value.items())
+      if (key != "kind") items.push_back(fmt::format("{}={}", key, Plain(item)));
+    return fmt::format("{}", fmt::join(items, ","));
+  }
   if (value.is_array()) {
     std::vector<std::string> items;
     for (const nlohmann::json& item : value) items.push_back(Plain(item));

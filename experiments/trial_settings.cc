@@ -207,10 +207,14 @@ bool SetCache(TrialConfig& c, const Json& v, std::string* expected) {
   if (!v.is_object() || !v.contains("kind") || !v["kind"].is_string()) return false;
   StepCache cache;
   const std::string kind = v["kind"].get<std::string>();
-  if (kind == "fbcache") cache.kind = StepCache::Kind::kFbCache;
-  else if (kind == "teacache") cache.kind = StepCache::Kind::kTeaCache;
-  else if (kind == "none") cache.kind = StepCache::Kind::kNone;
-  else return false;
+  if (kind == "fbcache")
+    cache.kind = StepCache::Kind::kFbCache;
+  else if (kind == "teacache")
+    cache.kind = StepCache::Kind::kTeaCache;
+  else if (kind == "none")
+    cache.kind = StepCache::Kind::kNone;
+  else
+    return false;
   for (const auto& [key, value] : v.items()) {
     if (key == "kind") continue;
     if (key == "threshold") {

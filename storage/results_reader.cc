@@ -33,9 +33,9 @@ std::vector<StepKernels> StoredSteps(const std::string& trial_key, const std::st
         throw std::runtime_error("an entry is not {step, attention, linear}");
       const nlohmann::json reused = item.value("reused", nlohmann::json(false));
       if (!reused.is_boolean()) throw std::runtime_error("an entry's reused is not true or false");
-      steps.push_back({item["step"].get<int>(),
-                       StripTerminalControls(item["attention"].get<std::string>()),
-                       StripTerminalControls(item["linear"].get<std::string>()), reused.get<bool>()});
+      steps.push_back(
+          {item["step"].get<int>(), StripTerminalControls(item["attention"].get<std::string>()),
+           StripTerminalControls(item["linear"].get<std::string>()), reused.get<bool>()});
     }
   } catch (const std::exception& e) {
     throw StorageError(fmt::format("trial {}: its stored steps: {}", trial_key, e.what()));

@@ -135,8 +135,8 @@ class DitRank {
                             torch::TensorOptions().dtype(torch::kFloat32).device(device_));
     auto out = model_->Prediction(
         pipefusion_ ? pipefusion_->Forward(input, time, conditioning_, step, on_block)
-        : cache_    ? cache_->Forward(*model_, input, time, conditioning_, parallel_, on_block, step)
-                    : model_->Forward(input, time, conditioning_, parallel_, on_block));
+        : cache_ ? cache_->Forward(*model_, input, time, conditioning_, parallel_, on_block, step)
+                 : model_->Forward(input, time, conditioning_, parallel_, on_block));
     if (!cfg_batch) return out;
     if (split_cfg) out = parallel_.GatherCfg(out, 0);
     const int64_t b = config_.batch;

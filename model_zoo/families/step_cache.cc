@@ -2,8 +2,7 @@
 
 namespace ditbench {
 
-FirstBlockCache::FirstBlockCache(double threshold, int warmup_steps, int steps,
-                                 RankSubgroup group)
+FirstBlockCache::FirstBlockCache(double threshold, int warmup_steps, int steps, RankSubgroup group)
     : threshold_(threshold), warmup_steps_(warmup_steps), steps_(steps), group_(std::move(group)) {}
 
 bool FirstBlockCache::Compute(int step, const torch::Tensor& residual) {

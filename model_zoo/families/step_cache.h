@@ -47,7 +47,7 @@ class FirstBlockCache {
   double threshold_;
   int warmup_steps_, steps_;
   RankSubgroup group_;
-  torch::Tensor previous_residual_;  // block 0's residual at the last computed step
+  torch::Tensor previous_residual_;       // block 0's residual at the last computed step
   torch::Tensor rest_image_, rest_text_;  // the other blocks' residuals at that step
   bool reused_ = false;
   int forwards_ = 0, reuses_ = 0;
