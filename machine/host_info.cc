@@ -1,5 +1,6 @@
 #include "machine/host_info.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -11,6 +12,20 @@ extern char** environ;
 namespace ditbench {
 
 namespace bp = boost::process;
+
+std::string ReadProcText(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text;
+  char buffer[4096];
+  while (text.size() < (1u << 20)) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;  // the end, or the process gone (ESRCH): what was read stands
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
 
 std::string Hostname() {
   char host[256] = {};

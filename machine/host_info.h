@@ -10,6 +10,11 @@
 namespace ditbench {
 
 std::string Hostname();
+
+// The text of a /proc file, "" when it cannot be read. Another process's files vanish with it,
+// even between open and read (ESRCH), which a std::ifstream reports by throwing from its
+// buffer: a process that ends while ditbench samples it is simply not there. At most 1 MiB.
+std::string ReadProcText(const std::string& path);
 // The "model name" line of /proc/cpuinfo, or "unknown".
 std::string CpuModel();
 // Environment variables whose names start with one of `prefixes`, as a JSON object.

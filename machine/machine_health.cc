@@ -23,8 +23,7 @@ double MonotonicSeconds() {
 }
 
 bool ReadStat(long pid, ProcessTimes* out) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = ReadProcText(fmt::format("/proc/{}/stat", pid));
   static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
   return ParseProcStat(text, ticks, out);
 }

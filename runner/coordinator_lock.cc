@@ -180,8 +180,7 @@ bool CoordinatorGone(const std::string& host, long pid) {
   if (host != Hostname() || pid <= 0 || pid == ::getpid()) return true;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return true;
   // A zombie (dead, not yet reaped) is gone too: its state is the field after "(comm)".
-  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::string text = ReadProcText(fmt::format("/proc/{}/stat", pid));
   const auto close = text.rfind(')');
   return close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'Z';
 }

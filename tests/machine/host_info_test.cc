@@ -5,12 +5,29 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
 namespace {
+
+// A process that ends while ditbench samples it is simply not there: its /proc files read as
+// "" (they vanish, even between open and read), never an exception that stops a run.
+TEST(HostInfoTest, AVanishedProcessesFilesReadAsNothing) {
+  EXPECT_NE(ReadProcText("/proc/self/stat"), "");
+  EXPECT_EQ(ReadProcText("/proc/999999999/stat"), "");
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  const std::string path = "/proc/" + std::to_string(child) + "/stat";
+  int status = 0;
+  ::waitpid(child, &status, 0);  // reaped: its folder is gone
+  EXPECT_EQ(ReadProcText(path), "");
+}
 
 TEST(HostInfoTest, CommandOutputLinesRunsAProgramWithItsArgumentsVerbatim) {
   EXPECT_EQ(CommandOutputLines({"printf", "a\\n\\nb; touch x\\n"}),
