@@ -234,15 +234,44 @@ std::string ConfigurationLabel(const ResultRow& row) {
   return DegreesLabel(row) + (settings.empty() ? "" : " " + settings);
 }
 
+bool HasStepCache(const ResultRow& row) {
+  const nlohmann::json computation = RowComputation(row);
+  const auto cache = computation.find("cache");
+  return cache != computation.end() && !cache->is_null() && *cache != "none";
+}
+
+namespace {
+
+// SerialKey without the step cache.
+std::string UncachedKey(const ResultRow& row) {
+  nlohmann::json identity = WithoutSeed(row, /*drop_parallel=*/true);
+  identity.erase("cache");
+  return fmt::format("{}|{}", row.profile_blocks, identity.dump());
+}
+
+}  // namespace
+
 OneRankBaselines::OneRankBaselines(const std::vector<ResultRow>& group) {
-  for (const ResultRow& candidate : group)
-    if (candidate.world_size == 1 && candidate.measured())
-      candidates_[SerialKey(candidate)].push_back(&candidate);
+  for (const ResultRow& candidate : group) {
+    if (candidate.world_size != 1 || !candidate.measured()) continue;
+    candidates_[SerialKey(candidate)].push_back(&candidate);
+    if (!HasStepCache(candidate)) uncached_[UncachedKey(candidate)].push_back(&candidate);
+  }
 }
 
 const ResultRow* OneRankBaselines::For(const ResultRow& row) const {
-  auto found = candidates_.find(SerialKey(row));
-  if (found == candidates_.end()) return nullptr;
+  return Pick(candidates_, SerialKey(row), row);
+}
+
+const ResultRow* OneRankBaselines::UncachedFor(const ResultRow& row) const {
+  return HasStepCache(row) ? Pick(uncached_, UncachedKey(row), row) : nullptr;
+}
+
+const ResultRow* OneRankBaselines::Pick(
+    const std::map<std::string, std::vector<const ResultRow*>>& candidates, const std::string& key,
+    const ResultRow& row) const {
+  auto found = candidates.find(key);
+  if (found == candidates.end()) return nullptr;
   const ResultRow* best = nullptr;
   for (const ResultRow* candidate : found->second) {
     if (candidate->campaign == row.campaign) return candidate;

@@ -97,9 +97,22 @@ class OneRankBaselines {
   // `row`'s baseline; nullptr: none.
   const ResultRow* For(const ResultRow& row) const;
 
+  // The trial `row`'s output quality is measured against, when it is not For(row): a row with
+  // a step cache is compared with the 1-rank trial of its computation without the cache
+  // (runner/output_error.h), so its speed-up over that trial is what the cache and the
+  // parallelism bought together. nullptr for a row without a cache, or none in the group.
+  const ResultRow* UncachedFor(const ResultRow& row) const;
+
  private:
+  const ResultRow* Pick(const std::map<std::string, std::vector<const ResultRow*>>& candidates,
+                        const std::string& key, const ResultRow& row) const;
   // What a baseline must share with its row, as text -> the 1-rank trials, in group order.
   std::map<std::string, std::vector<const ResultRow*>> candidates_;
+  // The same key without `cache` -> the 1-rank trials without one.
+  std::map<std::string, std::vector<const ResultRow*>> uncached_;
 };
+
+// Whether the row's computation has a step cache (`cache` other than none).
+bool HasStepCache(const ResultRow& row);
 
 }  // namespace ditbench

@@ -7,9 +7,13 @@
 
 namespace ditbench {
 
-std::optional<Speedup> SpeedupOf(const OneRankBaselines& baselines, const ResultRow& row) {
+namespace {
+
+// `skipped_work`: the row skips work its baseline did (a cache over the uncached trial), so a
+// gain beyond its world size is expected, not a doubt.
+std::optional<Speedup> SpeedupOver(const ResultRow* baseline, const ResultRow& row,
+                                   bool skipped_work) {
   if (!row.measured() || *row.latency_ms <= 0) return std::nullopt;
-  const ResultRow* baseline = baselines.For(row);
   if (!baseline) return std::nullopt;
   Speedup speedup;
   speedup.value = *baseline->latency_ms / *row.latency_ms;
@@ -22,9 +26,21 @@ std::optional<Speedup> SpeedupOf(const OneRankBaselines& baselines, const Result
   const bool itself = baseline->campaign == row.campaign && baseline->trial_key == row.trial_key;
   if (baseline->busy && !itself) speedup.trust.Add(Doubt::kBaselineBusy);
   if (baseline->campaign != row.campaign) speedup.trust.Add(Doubt::kBorrowedBaseline);
-  if (speedup.value > kSuperlinearSlack * static_cast<double>(row.world_size))
+  if (!skipped_work && speedup.value > kSuperlinearSlack * static_cast<double>(row.world_size))
     speedup.trust.Add(Doubt::kSuperlinear);
   return speedup;
+}
+
+}  // namespace
+
+std::optional<Speedup> SpeedupOf(const OneRankBaselines& baselines, const ResultRow& row) {
+  return SpeedupOver(baselines.For(row), row, /*skipped_work=*/false);
+}
+
+std::optional<Speedup> SpeedupOverReference(const OneRankBaselines& baselines,
+                                            const ResultRow& row) {
+  return HasStepCache(row) ? SpeedupOver(baselines.UncachedFor(row), row, /*skipped_work=*/true)
+                           : SpeedupOf(baselines, row);
 }
 
 std::map<TrialId, Speedup> TrialSpeedups(const std::vector<ResultRow>& rows) {

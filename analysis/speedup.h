@@ -37,6 +37,13 @@ struct Speedup {
 // has no baseline.
 std::optional<Speedup> SpeedupOf(const OneRankBaselines& baselines, const ResultRow& row);
 
+// `row`'s speedup over the trial its output quality is measured against: SpeedupOf, but a row
+// with a step cache against the 1-rank trial without it (OneRankBaselines::UncachedFor), so
+// that a quality-against-speed chart puts the cache's gain and its loss on one reference.
+// A cache's gain beyond the world size is expected there, not doubted as superlinear.
+std::optional<Speedup> SpeedupOverReference(const OneRankBaselines& baselines,
+                                            const ResultRow& row);
+
 // A trial: (campaign, trial key).
 using TrialId = std::pair<std::int64_t, std::string>;
 

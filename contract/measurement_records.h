@@ -17,6 +17,10 @@ struct Sample {
   std::string stage;          // "iteration" (whole scoped region), "step:3", "block:12", ...
   double ms = 0;
   bool warmup = false;
+  // A "step:i" sample of a step that `cache` let reuse the cached blocks' work (block 0 alone
+  // ran, or none): every rank's flag for every step of every iteration is stored, so that the
+  // ranks' agreement can be checked and computed steps timed apart from reused ones.
+  bool reused = false;
 };
 
 // The stage name of a whole iteration's sample.

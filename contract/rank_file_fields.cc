@@ -147,6 +147,14 @@ void SampleChecker::Add(const nlohmann::json& s, std::size_t index) {
   const nlohmann::json& warmup = Member(s, "warmup");
   if (!warmup.is_boolean()) fields_.Fail(at + ".warmup", warmup, "true or false");
   sample.warmup = warmup.get<bool>();
+  if (const nlohmann::json& reused = Member(s, "reused"); !reused.is_null()) {
+    if (!reused.is_boolean()) fields_.Fail(at + ".reused", reused, "true or false");
+    sample.reused = reused.get<bool>();
+    if (sample.reused && sample.stage.rfind("step:", 0) != 0)
+      fields_.Fail(
+          at + ".reused", reused,
+          fmt::format("false on stage '{}' (only a \"step:i\" sample is reused)", sample.stage));
+  }
   const bool whole = sample.stage == kIterationStage;
   const nlohmann::json& ms = Member(s, "ms");
   const double least = whole ? kMinIterationMs : 0;

@@ -80,9 +80,11 @@ nlohmann::json ToJson(const TrialFile& t) {
 
 nlohmann::json ToJson(const RankResult& r) {
   nlohmann::json samples = nlohmann::json::array();
-  for (const auto& s : r.samples)
+  for (const auto& s : r.samples) {
     samples.push_back({{"iteration", s.iteration}, {"stage", s.stage}, {"ms", s.ms},
                        {"warmup", s.warmup}});
+    if (s.reused) samples.back()["reused"] = true;  // written only when set: most never are
+  }
   nlohmann::json j = {{"format", "ditbench-rank-result"},
                       {"version", kContractVersion},
                       {"rank", r.rank},

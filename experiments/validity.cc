@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "model_zoo/shapes/family.h"
+#include "model_zoo/shapes/teacache_polynomials.h"
 
 namespace ditbench {
 
@@ -224,9 +225,12 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
           "cache: {} decides on the host, step by step, whether to run the blocks; a captured "
           "graph replays a fixed step (use graph: eager)",
           StepCacheKindName(c.cache.kind));
-    if (c.cache.kind == StepCache::Kind::kTeaCache)
-      return "cache: teacache is not built yet (its rescale polynomials per family are next); "
-             "fbcache runs";
+    if (c.cache.kind == StepCache::Kind::kTeaCache && !PublishedTeaCachePolynomial(c.model))
+      return fmt::format(
+          "cache: teacache rescales its statistic with the polynomial published for the model "
+          "it watches; none is published for {} (TeaCache's are for flux-dev, hunyuanvideo, "
+          "wan2.1-t2v-1.3b and wan2.1-t2v-14b, and their tiny models): use kind: fbcache",
+          c.model);
   }
   if (!capacity.on_gpu && c.quant != Quantization::kNone)
     return fmt::format(

@@ -39,13 +39,17 @@ class MarkedStages final : public Stages {
   }
   void End() override {
     if (open_.empty()) return;
-    finished_.push_back({open_.back().name, open_.back().begin, Mark()});
+    finished_.push_back({open_.back().name, open_.back().begin, Mark(), open_.back().reused});
     open_.pop_back();
+  }
+  void MarkReused() override {
+    if (!open_.empty()) open_.back().reused = true;
   }
   struct Interval {
     std::string name;
     int begin = 0;
     int end = 0;
+    bool reused = false;
   };
   const std::vector<Interval>& finished() const { return finished_; }
 
@@ -53,6 +57,7 @@ class MarkedStages final : public Stages {
   struct Open {
     std::string name;
     int begin;
+    bool reused = false;
   };
   int Mark() {
     // Past the clock's capacity stages share one slot (reading as zero length) rather than
@@ -90,7 +95,7 @@ Measurement Measure(const MeasureOptions& options, RankGroup& group, IterationCl
     m.samples.push_back({group.rank(), iteration, "iteration", total, warmup});
     for (const auto& interval : stages.finished())
       m.samples.push_back({group.rank(), iteration, interval.name,
-                           clock.ElapsedMs(interval.begin, interval.end), warmup});
+                           clock.ElapsedMs(interval.begin, interval.end), warmup, interval.reused});
 
     const double slowest = group.AllReduceMax(total);
     if (warmup) continue;

@@ -63,6 +63,9 @@ class Stages {
   virtual ~Stages() = default;
   virtual void Begin(const std::string& name) = 0;
   virtual void End() = 0;
+  // The open stage reused cached work (a denoising step whose blocks `cache` skipped): its
+  // sample carries the flag (contract/measurement_records.h Sample::reused).
+  virtual void MarkReused() = 0;
 };
 
 // One iteration of the scoped work.

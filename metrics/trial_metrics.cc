@@ -1,6 +1,7 @@
 #include "metrics/trial_metrics.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include <fmt/format.h>
@@ -65,6 +66,73 @@ std::optional<RankProblem> TimedIterationsProblem(const std::vector<RankResult>&
                                        iteration, ranks.front().rank)};
   }
   return std::nullopt;
+}
+
+namespace {
+
+// Whether `stage` is a whole denoising step ("step:3", not "step:3/block:1"), and which.
+std::optional<int> WholeStep(const std::string& stage) {
+  int step = -1, end = 0;
+  if (std::sscanf(stage.c_str(), "step:%d%n", &step, &end) == 1 &&
+      static_cast<std::size_t>(end) == stage.size() && step >= 0)
+    return step;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<RankProblem> StepReuseProblem(const std::vector<RankResult>& ranks) {
+  // (iteration, step) -> reused, every sample of a whole step of one rank.
+  auto reuse = [](const RankResult& r) {
+    std::map<std::pair<int, int>, bool> flags;
+    for (const Sample& s : r.samples)
+      if (auto step = WholeStep(s.stage)) flags[{s.iteration, *step}] = s.reused;
+    return flags;
+  };
+  if (ranks.size() < 2) return std::nullopt;
+  const auto first = reuse(ranks.front());
+  for (std::size_t i = 1; i < ranks.size(); ++i)
+    for (const auto& [at, reused] : reuse(ranks[i])) {
+      const auto it = first.find(at);
+      if (it == first.end() || it->second == reused) continue;
+      return RankProblem{
+          ranks[i].rank,
+          fmt::format("'samples' has step:{} of iteration {} {}, which rank {} {}; the ranks' "
+                      "cache decisions disagree (every rank must reuse the same steps, or a "
+                      "collective of a step one rank computes waits for one that skipped it)",
+                      at.second, at.first, reused ? "reused" : "computed", ranks.front().rank,
+                      it->second ? "reused" : "computed")};
+    }
+  return std::nullopt;
+}
+
+StepReuse SummarizeStepReuse(const std::vector<Sample>& samples) {
+  // (iteration, step) -> the slowest rank's time and whether the step reused.
+  std::map<std::pair<int, int>, std::pair<double, bool>> steps;
+  for (const Sample& s : samples) {
+    if (s.warmup) continue;
+    const auto step = WholeStep(s.stage);
+    if (!step) continue;
+    auto [it, inserted] = steps.try_emplace({s.iteration, *step}, s.ms, s.reused);
+    if (!inserted) {
+      it->second.first = std::max(it->second.first, s.ms);
+      it->second.second = it->second.second || s.reused;
+    }
+  }
+  StepReuse out;
+  std::vector<double> computed, reused;
+  std::set<int> iterations;
+  for (const auto& [at, step] : steps) {
+    iterations.insert(at.first);
+    (step.second ? reused : computed).push_back(step.first);
+  }
+  out.timed_steps = static_cast<int>(steps.size());
+  if (steps.empty()) return out;
+  out.skipped_steps = double(reused.size()) / double(iterations.size());
+  out.hit_rate = double(reused.size()) / double(steps.size());
+  if (!computed.empty()) out.computed_step_ms = Summarize(computed).median;
+  if (!reused.empty()) out.reused_step_ms = Summarize(reused).median;
+  return out;
 }
 
 namespace {
@@ -181,12 +249,34 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
 
   AddExtraMetrics(ranks, m);
 
+  // cache: the step figures from the samples themselves (timed iterations only), in place of
+  // any a rank reported under the same names.
+  StepReuse reuse;
+  if (!config.cache.empty()) {
+    reuse = SummarizeStepReuse(all);
+    if (reuse.timed_steps > 0) {
+      m.extra["skipped_steps"] = reuse.skipped_steps;
+      m.extra["cache_hit_rate"] = reuse.hit_rate;
+      if (reuse.computed_step_ms) m.extra["computed_step_ms"] = *reuse.computed_step_ms;
+      if (reuse.reused_step_ms) m.extra["reused_step_ms"] = *reuse.reused_step_ms;
+    }
+  }
+
   std::string unused;
   // FLOPs are the built-in worker's: a command's model is only a label.
   if (auto model = TraitsOf(config.workload).builtin_model
                        ? ResolveModel(config.model, config.model_overrides, &unused)
                        : std::nullopt) {
-    const int forwards = config.scope == Scope::kForward ? 1 : config.steps;
+    // The work done: a step `cache` reused counts its first block (fbcache) or nothing
+    // (teacache) of the forward's FLOPs (blocks dominate; embedding and output are left out).
+    const int steps = config.scope == Scope::kForward ? 1 : config.steps;
+    double forwards = steps;
+    if (reuse.timed_steps > 0) {
+      const int blocks = model->depth + model->single_blocks;
+      const double reused_share =
+          config.cache.kind == StepCache::Kind::kFbCache && blocks > 0 ? 1.0 / blocks : 0.0;
+      forwards = steps - reuse.skipped_steps * (1.0 - reused_share);
+    }
     const int samples = RowsPerForward(config, *model);
     m.flops = forwards * ForwardFlops(*model, config.image_shape(), samples);
     const double seconds = m.latency_ms / 1000.0;

@@ -47,6 +47,22 @@ struct RankProblem {
 std::optional<RankProblem> TimedIterationsProblem(const std::vector<RankResult>& ranks,
                                                   int min_timed);
 
+// `cache`: why the ranks' per-step records disagree, or nothing: every rank must have reused
+// (Sample::reused) the same "step:i" stages of the same iterations as rank 0, or a collective
+// of a step one rank computed waited for a rank that skipped it. REQUIRES as above.
+std::optional<RankProblem> StepReuseProblem(const std::vector<RankResult>& ranks);
+
+// `cache`'s step figures from timed "step:i" samples (every rank's, mixed), the slowest rank per
+// step and iteration: steps per iteration that reused the cached blocks, their share, and the
+// median time of a computed step and of a reused one (nullopt without such steps).
+struct StepReuse {
+  double skipped_steps = 0;  // per timed iteration, averaged over them
+  double hit_rate = 0;       // reused step samples over all step samples
+  std::optional<double> computed_step_ms, reused_step_ms;
+  int timed_steps = 0;  // step samples counted (0: no per-step stage was timed)
+};
+StepReuse SummarizeStepReuse(const std::vector<Sample>& samples);
+
 // Metrics of an ok trial. REQUIRES: non-empty ranks, with timed "iteration" samples, in which
 // TimedIterationsProblem finds nothing.
 // latency_* and the spread are over SlowestSeries; rank0_ms is rank 0's median; skew_ms the

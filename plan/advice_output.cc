@@ -74,8 +74,9 @@ std::vector<std::vector<Cell>> AdviceRows(const GroupAdvice& g) {
   for (const AdvisedTrial& t : g.excluded) {
     rows.push_back(
         {"", t.trial->key, LayoutText(t.trial->config),
-         "excluded: " + (IsBelowQuality(t.quality)
-                             ? t.quality + " (below quality)"
+         "excluded: " + (IsBelowQuality(t.quality) ? t.quality + " (below quality)"
+                         : t.quality.starts_with(kQualityUnchecked)
+                             ? t.quality
                              : fmt::format("output error {:.3g}", t.output_error.value_or(0))),
          "", "", SpeedupText(t)});
   }

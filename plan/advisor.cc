@@ -107,13 +107,20 @@ Advice Advise(const SweepPlan& plan, const FittedModel& fitted, const AdviseOpti
     } else {
       continue;
     }
+    // A step cache trades quality for speed: under the sweep's gates it is recommended only
+    // once its measured quality passed them, never on a predicted latency alone.
+    if (!t.config.cache.empty() && !t.config.quality.empty() && a.quality != "ok" &&
+        !IsBelowQuality(a.quality))
+      a.quality = std::string(kQualityUnchecked) +
+                  (a.measured ? ": cache: no quality measured against the uncached trial"
+                              : ": cache: not measured, its quality unknown");
     a.objective = ObjectiveOf(a.latency_ms, t.config, options.objective);
     const std::string group_key = HalvingGroup(t.config);
     GroupAdvice& g = groups[group_key];
     if (g.label.empty()) g.label = ReportGroupOf(t.config).Label();
     if ((a.measured && options.max_output_error && a.output_error &&
          *a.output_error > *options.max_output_error) ||
-        IsBelowQuality(a.quality))
+        IsBelowQuality(a.quality) || a.quality.starts_with(kQualityUnchecked))
       g.excluded.push_back(a);
     else
       g.ranked.push_back(a);

@@ -37,6 +37,10 @@ std::optional<Objective> ParseObjective(std::string_view name);
 std::string_view ObjectiveName(Objective objective);
 std::string_view ObjectiveUnit(Objective objective);
 
+// The verdict's prefix for a trial whose quality must be known to pass before it is
+// recommended, and is not.
+inline constexpr std::string_view kQualityUnchecked = "unchecked";
+
 struct AdvisedTrial {
   const PlannedTrial* trial = nullptr;  // borrowed from the plan
   bool measured = false;
@@ -45,7 +49,8 @@ struct AdvisedTrial {
   CostPrediction objective;   // in ObjectiveUnit
   std::optional<double> output_error;
   // Measured: the verdict of the sweep's quality gates on it (experiments/quality_gate.h), "ok",
-  // "below: ..." or empty (no gate, or not known).
+  // "below: ..." or empty (no gate, or not known); a step cache under gates without an "ok":
+  // "unchecked: ..." (excluded: its quality is not known to pass).
   std::string quality;
   double p_beats_leader = 0;  // chance it is better than the leader (normal approximation)
   // Measured: its speedup against its 1-rank baseline as every output shows it
@@ -59,8 +64,9 @@ struct GroupAdvice {
   std::string group;  // the group's key (HalvingGroup)
   std::string label;  // how outputs name it: the report's group label (ReportGroup::Label)
   std::vector<AdvisedTrial> ranked;   // best first
-  // Measured trials never recommended: output error above --max-output-error, or below the
-  // sweep's quality gates (AdvisedTrial::quality says which gate they missed).
+  // Trials never recommended: measured with output error above --max-output-error, or below
+  // the sweep's quality gates (AdvisedTrial::quality says which gate they missed), or a step
+  // cache whose quality is not known to pass them ("unchecked: ...").
   std::vector<AdvisedTrial> excluded;
   std::optional<std::size_t> best_measured;  // index into ranked
   std::optional<double> regret;  // (leader vs best measured) as a fraction; unset: none measured

@@ -187,6 +187,9 @@ nlohmann::json TrialJson(const PlannedTrial& t) {
     if (t.estimate->comm_mb_per_step) e["comm_mb_per_step"] = *t.estimate->comm_mb_per_step;
     if (t.estimate->iteration_low_ms && t.estimate->iteration_high_ms)
       e["iteration_interval_ms"] = {*t.estimate->iteration_low_ms, *t.estimate->iteration_high_ms};
+    if (t.estimate->cache_computed_fraction)
+      e["cache"] = {{"computed_fraction", *t.estimate->cache_computed_fraction},
+                    {"from", t.estimate->cache_fraction_source}};
   }
   return j;
 }
@@ -320,6 +323,19 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                             "which adds LibTorch's own few hundred MB"
                           : "the measured peak_mem_mb is the CUDA allocator's peak; the CUDA "
                             "context and NCCL buffers come on top");
+  // A step cache's estimate assumes a share of its steps computed: each setting's, once, and
+  // where it came from.
+  std::map<std::string, std::string> cache_lines;
+  for (const PlannedTrial& t : plan.trials) {
+    if (!t.estimate || !t.estimate->cache_computed_fraction) continue;
+    const std::string what =
+        fmt::format("{} {} {}", Model(t.config), t.config.resolution_text(),
+                    SettingsLabel(t.config, {"model", "resolution", "frames"}));
+    cache_lines.emplace(what, fmt::format("{:.0f}% of the steps computed: {}",
+                                          100 * *t.estimate->cache_computed_fraction,
+                                          t.estimate->cache_fraction_source));
+  }
+  for (const auto& [what, line] : cache_lines) out << "cache: " << what << ": " << line << "\n";
   WritePacking(plan, a, out);
   WriteSavings(EstimateSavings(spec, plan, budget_s), out);
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"

@@ -15,6 +15,7 @@
 #include "plan/comm_volume.h"
 #include "plan/device_prior.h"
 #include "plan/fitted_model.h"
+#include "plan/step_cache_fraction.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -28,10 +29,12 @@ class EarlierResults {
     std::error_code ec;
     if (path.empty() || !std::filesystem::exists(path, ec)) return;
     try {
-      measured_ =
-          ResultsDb::Open(path, /*read_only=*/true)->planner_history().NewestOkMeasurements();
+      auto db = ResultsDb::Open(path, /*read_only=*/true);
+      measured_ = db->planner_history().NewestOkMeasurements();
+      cached_ = db->planner_history().StepCacheObservations();
     } catch (const StorageError&) {
       measured_.clear();
+      cached_.clear();
     }
   }
 
@@ -40,9 +43,12 @@ class EarlierResults {
     if (it == measured_.end()) return std::nullopt;
     return it->second;
   }
+  // The trials with a step cache and what they skipped (plan/step_cache_fraction.h).
+  const std::vector<PlannerHistory::StepCacheObservation>& cached() const { return cached_; }
 
  private:
   std::unordered_map<std::string, PlannerHistory::Measurement> measured_;
+  std::vector<PlannerHistory::StepCacheObservation> cached_;
 };
 
 // What a database says about a sweep's trials on one device, read once per plan (a plan for
@@ -125,7 +131,15 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
     if (t.invalid_reason && !t.unsupported) continue;
     // A command's cost is its program's: only an earlier measurement of it says anything.
     if (!TraitsOf(t.config.workload).builtin_model && !measured[i]) continue;
-    TrialEstimate e = AnalyticEstimate(t.config, analytic);
+    // A step cache: the share of the denoising work its skipped steps leave (plan/
+    // step_cache_fraction.h); a measurement of the key itself needs none.
+    std::optional<ComputedFraction> fraction;
+    if (!t.config.cache.empty()) fraction = ExpectedComputedFraction(t.config, earlier.cached());
+    TrialEstimate e = AnalyticEstimate(t.config, analytic, fraction ? fraction->work : 1.0);
+    if (fraction && !measured[i]) {
+      e.cache_computed_fraction = fraction->computed;
+      e.cache_fraction_source = fraction->source;
+    }
     if (const auto& m = measured[i]) {
       e.iteration_ms = m->latency_ms;
       if (m->peak_mem_mb) e.memory_mb = *m->peak_mem_mb;
@@ -134,7 +148,12 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
                       1000;
       e.source = "measured";
     } else if (fitted && fitted->model) {
-      if (const auto p = fitted->model->Iteration(t.config, {}, t.sharing)) {
+      if (auto p = fitted->model->Iteration(t.config, {}, t.sharing)) {
+        if (fraction) {  // the fit knows no cache: its denoising part scaled, the decode not
+          const double decode = std::min(e.decode_ms.value_or(0.0), p->low);
+          for (double* v : {&p->value, &p->low, &p->high})
+            *v = decode + (*v - decode) * fraction->work;
+        }
         e.iteration_ms = p->value;
         e.iteration_low_ms = p->low;
         e.iteration_high_ms = p->high;
@@ -234,7 +253,7 @@ double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double 
   return working + video;
 }
 
-TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
+TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a, double step_work) {
   TrialEstimate e;
   e.source = "analytic";
   std::string unused;
@@ -242,7 +261,7 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
   if (!model) return e;
   const int forwards = c.scope == Scope::kForward ? 1 : c.steps;
   const int samples = RowsPerForward(c, *model);
-  const double flops = forwards * ForwardFlops(*model, c.image_shape(), samples);
+  const double flops = step_work * forwards * ForwardFlops(*model, c.image_shape(), samples);
   // Each rank runs its share of the rows (CFG batch halved by cfg=2) over its share of the
   // tokens (a PipeFusion patch's in a patch step).
   const double rank_rows = RowsPerRank(c, *model);
@@ -308,8 +327,8 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a) {
     // Not overlapped with compute: an upper bound. Ranks that time-share their cores wait for
     // descheduled peers: the collectives stretch by the sharing factor (the compute above is
     // already bounded by the cores).
-    e.iteration_ms +=
-        forwards * CommSeconds(*comm, link, a.link_gb_per_s) * 1000 * PlannedSharing(c, a);
+    e.iteration_ms += step_work * forwards * CommSeconds(*comm, link, a.link_gb_per_s) * 1000 *
+                      PlannedSharing(c, a);
   }
 
   const double bytes = BytesPerElement(c.precision);

@@ -35,6 +35,10 @@ struct TrialEstimate {
   std::string source;
   // source "predicted": the 95% interval of iteration_ms.
   std::optional<double> iteration_low_ms, iteration_high_ms;
+  // A step cache not measured yet: the share of its denoising steps expected to compute, and
+  // where that came from (plan/step_cache_fraction.h); the estimate above assumes it.
+  std::optional<double> cache_computed_fraction;
+  std::string cache_fraction_source;
 };
 
 struct PlannedTrial {
@@ -160,6 +164,9 @@ double TimedIterations(const TrialConfig& config, double iteration_ms);
 inline constexpr double kVaeDecodeTensors = 4;
 double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double bytes, int tile = 0);
 
-TrialEstimate AnalyticEstimate(const TrialConfig& config, const PlanAssumptions& assumptions);
+// `step_work`: the share of the denoising steps' work the trial does (a step cache's,
+// plan/step_cache_fraction.h); the decode is never skipped.
+TrialEstimate AnalyticEstimate(const TrialConfig& config, const PlanAssumptions& assumptions,
+                               double step_work = 1.0);
 
 }  // namespace ditbench

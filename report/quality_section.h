@@ -42,8 +42,10 @@ struct ParetoPoint {
 // better in one. Equal points are all on it.
 std::vector<bool> ParetoFront(const std::vector<ParetoPoint>& points);
 
-// Null when fewer than two configurations, or no parallel one, have both a speedup (a 1-rank
-// baseline) and a quality; the 1-rank trial itself is a point (speedup 1, exact output).
+// Null when fewer than two configurations, or none but the reference, have both a speedup (a
+// 1-rank baseline) and a quality; the 1-rank trial itself is a point (speedup 1, exact
+// output). A row with a step cache is plotted against the 1-rank trial without it, the trial
+// its quality is measured against (SpeedupOverReference), and is never exact by position.
 nlohmann::json ParetoChart(const std::string& id, const std::string& title,
                            const std::vector<ResultRow>& rows);
 

@@ -104,6 +104,25 @@ AdviseSearchEnd RunAdviseSearch(const SweepPlan& plan, const TrialSelection& sel
           break;  // the group's most informative open trial
         }
       }
+      // A cache setting is recommended only once its quality is measured: when the ranked
+      // trials are decided, measure the ones excluded for want of it.
+      for (const GroupAdvice& g : advice.groups) {
+        if (undecided) break;
+        for (const AdvisedTrial& a : g.excluded) {
+          if (a.measured || !a.quality.starts_with(kQualityUnchecked)) continue;
+          const auto found = std::find_if(open.begin(), open.end(), [&](std::size_t i) {
+            return plan.trials[i].key == a.trial->key;
+          });
+          if (found == open.end()) continue;
+          undecided = true;
+          next = *found;
+          reason = fmt::format(
+              "a cache setting of {} ({}) is recommended only once its quality "
+              "is measured against the sweep's gates",
+              g.group, LayoutText(a.trial->config));
+          break;
+        }
+      }
       if (!undecided) {
         status.SearchDone("every group's leader is measured and no interval overlaps it");
         return AdviseSearchEnd::kDecided;

@@ -226,6 +226,12 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
                                problem->problem);
     return record;
   }
+  if (const auto problem = StepReuseProblem(ranks)) {
+    record.status = TrialStatus::kFailed;
+    record.error =
+        fmt::format("{}: {}", RankResultPath(run_dir, problem->rank).string(), problem->problem);
+    return record;
+  }
   // The final output is read later, to compare it with its reference: a file that cannot be
   // read as the float32 array its header claims fails the trial now.
   const std::filesystem::path output = run_dir / kOutputFileName;

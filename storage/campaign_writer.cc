@@ -195,8 +195,8 @@ void UpsertLaunch(sqlite3* db, std::int64_t trial_id, const TrialRecord& launch,
 void InsertSamples(sqlite3* db, std::int64_t trial_id, int launch,
                    const std::vector<Sample>& samples) {
   Statement insert(db,
-                   "INSERT INTO samples (trial_id, rank, iteration, stage, ms, warmup, launch) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?)");
+                   "INSERT INTO samples (trial_id, rank, iteration, stage, ms, warmup, launch, "
+                   "reused) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   for (const Sample& sample : samples) {
     insert.Bind(1, trial_id)
         .Bind(2, sample.rank)
@@ -204,7 +204,8 @@ void InsertSamples(sqlite3* db, std::int64_t trial_id, int launch,
         .Bind(4, sample.stage)
         .Bind(5, sample.ms)
         .Bind(6, sample.warmup ? 1 : 0)
-        .Bind(7, launch);
+        .Bind(7, launch)
+        .Bind(8, sample.reused ? 1 : 0);
     insert.Run();
     insert.Reset();
   }

@@ -45,6 +45,25 @@ PlannerHistory::NewestOkMeasurements() {
   return newest;
 }
 
+std::vector<PlannerHistory::StepCacheObservation> PlannerHistory::StepCacheObservations() {
+  Statement query(db_, R"sql(
+    SELECT t.config_json, t.policy_json, m.value
+    FROM trials t JOIN metric_values m ON m.trial_id = t.id
+    WHERE t.status = 'ok' AND m.name = 'skipped_steps' AND json_valid(t.config_json)
+      AND json_extract(t.config_json, '$.cache') IS NOT NULL)sql");
+  std::vector<StepCacheObservation> observations;
+  while (query.Step()) {
+    nlohmann::json config = ParseStoredJson(query.Text(0));
+    if (!config.is_object()) continue;  // the database is untrusted: nothing to learn
+    if (!query.IsNull(1)) {
+      const auto policy = ParseStoredJson(query.Text(1));
+      if (policy.is_object()) config.update(policy);
+    }
+    observations.push_back({std::move(config), query.Double(2)});
+  }
+  return observations;
+}
+
 std::vector<PlannerHistory::ObservedTrial> PlannerHistory::ObservedTrials(
     const std::string& device, std::size_t* busy_only, const std::vector<std::int64_t>& left_out) {
   Statement query(db_, fmt::format(R"sql(

@@ -70,6 +70,15 @@ class PlannerHistory {
                                             std::size_t* busy_only = nullptr,
                                             const std::vector<std::int64_t>& left_out = {});
 
+  // Every ok trial with a step cache (`cache` in its stored configuration) and the steps per
+  // iteration it skipped (its skipped_steps metric): what `plan` expects of the same model,
+  // shape and cache (plan/step_cache_fraction.h). Any device.
+  struct StepCacheObservation {
+    nlohmann::json config;  // CanonicalJson, as stored
+    double skipped_steps = 0;
+  };
+  std::vector<StepCacheObservation> StepCacheObservations();
+
   // A fit of the planner's cost model (schema version 12, table model_fits).
   struct ModelFitRecord {
     std::string device;

@@ -222,7 +222,7 @@ std::vector<ResultRow> ResultsReader::Results(const std::vector<std::int64_t>& c
 std::vector<Sample> ResultsReader::Samples(std::int64_t campaign_id, const std::string& trial_key,
                                            int launch) {
   Statement query(db_, R"sql(
-    SELECT s.rank, s.iteration, s.stage, s.ms, s.warmup
+    SELECT s.rank, s.iteration, s.stage, s.ms, s.warmup, s.reused
     FROM samples s JOIN trials t ON t.id = s.trial_id
     WHERE t.campaign_id = ? AND t.trial_key = ? AND s.launch = ?
     ORDER BY s.iteration, s.rank, s.stage)sql");
@@ -230,7 +230,7 @@ std::vector<Sample> ResultsReader::Samples(std::int64_t campaign_id, const std::
   std::vector<Sample> samples;
   while (query.Step()) {
     samples.push_back(Sample{static_cast<int>(query.Int(0)), static_cast<int>(query.Int(1)),
-                             query.Text(2), query.Double(3), query.Int(4) != 0});
+                             query.Text(2), query.Double(3), query.Int(4) != 0, query.Int(5) != 0});
   }
   return samples;
 }

@@ -391,6 +391,15 @@ ALTER TABLE trial_metrics ADD COLUMN attention_ran TEXT;
   Exec(db, ResultsView(20).c_str());
 }
 
+// Schema version 21: `cache` (issue 37): samples.reused, set on a "step:i" sample of a step
+// whose transformer blocks the step cache skipped, for every rank and iteration (the ranks'
+// agreement, and computed steps timed apart from reused ones); view unchanged.
+void MigrateToV21(sqlite3* db) {
+  Exec(db,
+       "ALTER TABLE samples ADD COLUMN reused INTEGER NOT NULL DEFAULT 0 "
+       "CHECK (reused IN (0, 1));");
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v. A schema change is a function
 // above and a line here and in the history below; nothing else records the version.
 //
@@ -434,12 +443,14 @@ ALTER TABLE trial_metrics ADD COLUMN attention_ran TEXT;
 //  20: the attention axis, FP8 layers and per-step schedules: trial_metrics.steps_json (what
 //      each denoising step ran) and attention_ran; the view gains attention, quant,
 //      schedule, attention_ran and step_kernels.
+//  21: samples.reused (a step `cache` skipped the blocks of, per rank and iteration); view
+//      unchanged.
 using Migration = void (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateToV1,  MigrateToV2,  MigrateToV3,  MigrateToV4,
-                                     MigrateToV5,  MigrateToV6,  MigrateToV7,  MigrateToV8,
-                                     MigrateToV9,  MigrateToV10, MigrateToV11, MigrateToV12,
-                                     MigrateToV13, MigrateToV14, MigrateToV15, MigrateToV16,
-                                     MigrateToV17, MigrateToV18, MigrateToV19, MigrateToV20};
+constexpr Migration kMigrations[] = {
+    MigrateToV1,  MigrateToV2,  MigrateToV3,  MigrateToV4,  MigrateToV5,  MigrateToV6,
+    MigrateToV7,  MigrateToV8,  MigrateToV9,  MigrateToV10, MigrateToV11, MigrateToV12,
+    MigrateToV13, MigrateToV14, MigrateToV15, MigrateToV16, MigrateToV17, MigrateToV18,
+    MigrateToV19, MigrateToV20, MigrateToV21};
 
 }  // namespace
 

@@ -22,6 +22,7 @@
 #include "model_zoo/parallel/pipefusion.h"
 #include "model_zoo/shapes/diffusers_config.h"
 #include "model_zoo/shapes/model_config.h"
+#include "model_zoo/shapes/teacache_polynomials.h"
 #include "model_zoo/weights/diffusers_weights.h"
 #include "worker/clock_monitor.h"
 #include "worker/cuda_info.h"
@@ -97,9 +98,19 @@ class DitRank {
       vae_->to(device, dtype_);
       vae_->eval();
     }
-    if (config.cache.kind == StepCache::Kind::kFbCache)
+    if (config.cache.kind == StepCache::Kind::kFbCache) {
       cache_ = std::make_unique<FirstBlockCache>(config.cache.threshold, config.cache.warmup_steps,
                                                  steps(), parallel.world());
+    } else if (config.cache.kind == StepCache::Kind::kTeaCache) {
+      // Refused before launch without one (experiments/validity.cc); a stale trial file is not.
+      auto polynomial = PublishedTeaCachePolynomial(config.model);
+      if (!polynomial)
+        throw std::invalid_argument(fmt::format(
+            "cache: teacache: no rescale polynomial is published for {}", config.model));
+      cache_ =
+          std::make_unique<TeaCache>(std::move(polynomial->coefficients), config.cache.threshold,
+                                     config.cache.warmup_steps, steps(), parallel.world());
+    }
     if (config.pipefusion > 1)
       pipefusion_ = std::make_unique<PipeFusionRunner>(
           *model_, parallel, config.effective_pipefusion_patches(), PipeFusionWarmupSteps(config));
@@ -202,13 +213,12 @@ class DitRank {
       if (record) recorder.emplace();
       if (stages) stages->Begin(fmt::format("step:{}", i));
       x = StepOnce(i, x, on_block);
+      if (stages && cache_ && cache_->reused()) stages->MarkReused();
       if (stages) stages->End();
       if (record) step_kernels_.push_back(StepKernelsOf(i, recorder->ran()));
     }
     return Decode(x, stages);
   }
-
-  const FirstBlockCache* cache() const { return cache_.get(); }
 
   // What each step ran, from the first iteration.
   const std::vector<StepKernels>& step_kernels() const { return step_kernels_; }
@@ -270,7 +280,7 @@ class DitRank {
   std::unique_ptr<PipeFusionRunner> pipefusion_;
   std::shared_ptr<LatentDecoder> vae_;  // scope pipeline only
   std::unique_ptr<Fp8Layers> fp8_;      // quant only
-  std::unique_ptr<FirstBlockCache> cache_;  // cache: fbcache only
+  std::unique_ptr<StepCacheForward> cache_;  // cache only
   std::vector<StepKernels> step_kernels_;
   torch::Tensor noise_;
   Conditioning conditioning_;
@@ -380,12 +390,6 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
     if (hooks.in_timed_region) hooks.in_timed_region(rank);
   });
   const int steps = dit.steps();
-  // cache: how many steps reused the cached blocks, over every iteration run (the decisions
-  // are every rank's alike).
-  if (const FirstBlockCache* cache = dit.cache(); cache && cache->forwards() > 0) {
-    result.metrics["cache_hit_rate"] = double(cache->reuses()) / cache->forwards();
-    result.metrics["skipped_steps"] = double(cache->reuses()) * steps / cache->forwards();
-  }
   if (graphed && eager_iterations > 0)
     result.comm_bytes_per_step = double(eager_bytes) / (double(eager_iterations) * steps);
   else if (iterations > 0)

@@ -91,6 +91,12 @@ class DitModel {
   // [B, out_channels, h, w], the full latent on every rank.
   virtual torch::Tensor Finish(DitState& state, const ParallelContext& parallel) = 0;
 
+  // The timestep-modulated input `cache: teacache` watches, from Embed's state (computed, not
+  // run through a block): the first block's modulated image tokens (Flux, HunyuanVideo) or
+  // the timestep embedding (Wan), as TeaCache's published polynomials were fitted on.
+  // Undefined for a family without one (experiments/validity.cc refuses it before launch).
+  virtual torch::Tensor TeaCacheInput(const DitState& /*state*/) { return torch::Tensor(); }
+
   // The module holding every parameter (for .to(device, dtype), eval, parameter counts).
   virtual torch::nn::Module& module() = 0;
 

@@ -108,6 +108,11 @@ void FluxTransformerImpl::RunBlock(int index, DitState& state, const ParallelCon
   }
 }
 
+torch::Tensor FluxTransformerImpl::TeaCacheInput(const DitState& state) {
+  return transformer_blocks_[0]->as<JointBlockImpl>()->ModulatedImage(state.image,
+                                                                      state.conditioning);
+}
+
 torch::Tensor FluxTransformerImpl::Finish(DitState& state, const ParallelContext& parallel) {
   auto mod = Dense(norm_out_, torch::silu(state.conditioning)).chunk(2, 1);  // scale, shift
   auto x = Dense(proj_out_, Modulate(norm_(state.image), mod[1], mod[0]));
@@ -120,6 +125,9 @@ namespace {
 class FluxDit final : public ModuleDit<FluxTransformer> {
  public:
   using ModuleDit::ModuleDit;
+  torch::Tensor TeaCacheInput(const DitState& state) override {
+    return module_->TeaCacheInput(state);
+  }
   Guidance guidance() const override {
     return config().guidance_embed ? Guidance::kDistilled : Guidance::kNone;
   }

@@ -153,6 +153,11 @@ DitState HunyuanVideoTransformerImpl::Embed(const torch::Tensor& latent, const t
   return state;
 }
 
+torch::Tensor HunyuanVideoTransformerImpl::TeaCacheInput(const DitState& state) {
+  return transformer_blocks_[0]->as<JointBlockImpl>()->ModulatedImage(state.image,
+                                                                      state.conditioning);
+}
+
 void HunyuanVideoTransformerImpl::RunBlock(int index, DitState& state,
                                            const ParallelContext& parallel) {
   // This rank's rows of the video tokens' table; the text tokens are not rotated.
@@ -186,6 +191,9 @@ namespace {
 class HunyuanVideoDit final : public ModuleDit<HunyuanVideoTransformer> {
  public:
   using ModuleDit::ModuleDit;
+  torch::Tensor TeaCacheInput(const DitState& state) override {
+    return module_->TeaCacheInput(state);
+  }
   Guidance guidance() const override {
     return config().guidance_embed ? Guidance::kDistilled : Guidance::kNone;
   }

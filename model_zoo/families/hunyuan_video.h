@@ -79,6 +79,8 @@ class HunyuanVideoTransformerImpl : public torch::nn::Module {
   DitState Embed(const torch::Tensor& latent, const torch::Tensor& time,
                  const Conditioning& conditioning, const ParallelContext& parallel);
   void RunBlock(int index, DitState& state, const ParallelContext& parallel);
+  // `cache: teacache`'s input (DitModel::TeaCacheInput).
+  torch::Tensor TeaCacheInput(const DitState& state);
   torch::Tensor Finish(DitState& state, const ParallelContext& parallel);
 
   const ModelConfig& config() const { return config_; }

@@ -154,6 +154,12 @@ DitState WanTransformerImpl::Embed(const torch::Tensor& latent, const torch::Ten
   return state;
 }
 
+// Wan's TeaCache watches the timestep embedding itself (TeaCache4Wan2.1 without
+// use_ret_steps), the same on every rank.
+torch::Tensor WanTransformerImpl::TeaCacheInput(const DitState& state) {
+  return state.conditioning;
+}
+
 void WanTransformerImpl::RunBlock(int index, DitState& state, const ParallelContext& parallel) {
   RotaryTable rotary{parallel.ShardSequence(rotary_.rotation, 0), false};
   state.image = blocks_[index]->as<WanBlockImpl>()->forward(state.image, state.modulation,
@@ -181,6 +187,9 @@ namespace {
 class WanDit final : public ModuleDit<WanTransformer> {
  public:
   using ModuleDit::ModuleDit;
+  torch::Tensor TeaCacheInput(const DitState& state) override {
+    return module_->TeaCacheInput(state);
+  }
   Guidance guidance() const override { return Guidance::kCfgBatch; }
   double guidance_scale() const override { return 5.0; }  // WanPipeline's default
   Conditioning MakeConditioning(int64_t rows, const ImageShape&) const override {

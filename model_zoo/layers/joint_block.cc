@@ -51,6 +51,12 @@ JointBlockImpl::JointBlockImpl(const JointBlockOptions& o) : options_(o) {
   }
 }
 
+torch::Tensor JointBlockImpl::ModulatedImage(const torch::Tensor& image,
+                                             const torch::Tensor& temb) {
+  auto mod = Dense(norm1_, torch::silu(temb)).chunk(options_.dual_attention ? 9 : 6, 1);
+  return Modulate(norm_(image), mod[0], mod[1]);
+}
+
 void JointBlockImpl::forward(torch::Tensor& image, torch::Tensor& text, const torch::Tensor& temb,
                              const RotaryTable* image_rotary, const RotaryTable* text_rotary,
                              const ParallelContext& parallel) {

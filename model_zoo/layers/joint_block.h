@@ -43,6 +43,9 @@ class JointBlockImpl : public torch::nn::Module {
   void forward(torch::Tensor& image, torch::Tensor& text, const torch::Tensor& temb,
                const RotaryTable* image_rotary, const RotaryTable* text_rotary,
                const ParallelContext& parallel);
+  // The image tokens as the block's attention takes them: normed and modulated by temb's
+  // shift and scale (what `cache: teacache` watches in the first block).
+  torch::Tensor ModulatedImage(const torch::Tensor& image, const torch::Tensor& temb);
 
  private:
   JointBlockOptions options_;

@@ -309,7 +309,8 @@
       data: {datasets: datasets},
       options: {
         animation: false, responsive: true, maintainAspectRatio: false,
-        scales: {x: x, y: {min: 0, title: {display: true, text: 'speedup vs 1 rank'}}},
+        scales: {x: x, y: {min: 0, title: {display: true,
+                                            text: c.y_title || 'speedup vs 1 rank'}}},
         plugins: {
           title: {display: true, text: c.title}, legend: {position: 'top'},
           tooltip: {callbacks: {label: function (t) {

@@ -25,7 +25,9 @@ TEST_F(WorkerContractTest, RankResultRoundTripsEveryField) {
   r.device = "NVIDIA H100 80GB HBM3";
   r.backend = "nccl";
   r.stop_reason = "target_rel_ci";
-  r.samples = {{1, 0, "iteration", 12.5, true}, {1, 1, "step:0/block:3", 0.25, false}};
+  r.samples = {{1, 0, "iteration", 12.5, true},
+               {1, 1, "step:0/block:3", 0.25, false},
+               {1, 1, "step:1", 0.5, false, /*reused=*/true}};
   r.peak_mem_mb = 1234.5;
   r.peak_reserved_mb = 2048;
   r.environment = {{"libtorch", "2.11.0"}};
@@ -38,10 +40,14 @@ TEST_F(WorkerContractTest, RankResultRoundTripsEveryField) {
   EXPECT_EQ(back.rank, 1);
   EXPECT_EQ(back.backend, "nccl");
   EXPECT_EQ(back.stop_reason, "target_rel_ci");
-  ASSERT_EQ(back.samples.size(), 2u);
+  ASSERT_EQ(back.samples.size(), 3u);
   EXPECT_EQ(back.samples[1].stage, "step:0/block:3");
   EXPECT_EQ(back.samples[1].rank, 1);
   EXPECT_TRUE(back.samples[0].warmup);
+  EXPECT_FALSE(back.samples[1].reused);
+  EXPECT_TRUE(back.samples[2].reused);
+  // Written only where set: a rank file without `cache` is as before.
+  EXPECT_FALSE(ToJson(r)["samples"][1].contains("reused"));
   EXPECT_DOUBLE_EQ(*back.peak_reserved_mb, 2048);
   EXPECT_EQ(back.environment, r.environment);
   EXPECT_EQ(back.clocks, r.clocks);
@@ -129,6 +135,10 @@ TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
       {"/samples/1/ms", "1.5", "'samples[1].ms' is \"1.5\";"},
       {"/samples/1/warmup", 0, "'samples[1].warmup' is 0; expected true or false"},
       {"/samples/1/stage", "", "'samples[1].stage' is \"\"; expected a stage name"},
+      {"/samples/2/reused", "yes", "'samples[2].reused' is \"yes\"; expected true or false"},
+      {"/samples/1/reused", true,
+       "'samples[1].reused' is true; expected false on stage 'iteration' (only a \"step:i\" "
+       "sample is reused)"},
       {"/samples/3/iteration", 1,
        "'samples[3].iteration' is 1; expected one 'iteration' sample "
        "per iteration; iteration 1 has two"},

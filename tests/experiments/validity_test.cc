@@ -195,7 +195,8 @@ TEST(ValidityTest, AScheduleMustLeaveStepsToTheTrialsSetting) {
 }
 
 // A cache skips denoising steps: not in scope forward; not over PipeFusion or graphs (refused
-// with the reason); TeaCache is not built yet; a program caches on its own.
+// with the reason); TeaCache only for a model with a published polynomial; a program caches
+// on its own.
 TEST(ValidityTest, ACacheRunsWhereItsDecisionCanBeTaken) {
   TrialConfig c = PixArt(256, 1);
   c.cache = {StepCache::Kind::kFbCache, 0.1, 1};
@@ -215,10 +216,23 @@ TEST(ValidityTest, ACacheRunsWhereItsDecisionCanBeTaken) {
   graph.graph = GraphMode::kCudaGraph;
   EXPECT_NE(Judge(graph, {2, true}).unsupported.value_or("").find("use graph: eager"),
             std::string::npos);
+  // TeaCache needs the model's published polynomial: PixArt has none; Flux and Wan do.
   TrialConfig tea = c;
   tea.cache.kind = StepCache::Kind::kTeaCache;
-  EXPECT_NE(Judge(tea, {2, false}).unsupported.value_or("").find("teacache is not built"),
-            std::string::npos);
+  EXPECT_NE(Judge(tea, {2, false})
+                .unsupported.value_or("")
+                .find("none is published for pixart-alpha (TeaCache's are for"),
+            std::string::npos)
+      << Judge(tea, {2, false}).unsupported.value_or("");
+  for (const char* model : {"flux-dev-tiny", "wan2.1-t2v-tiny", "hunyuanvideo-tiny"}) {
+    TrialConfig published = tea;
+    published.model = model;
+    if (std::string(model).starts_with("wan") || std::string(model).starts_with("hunyuan"))
+      published.frames = 5;
+    const Verdict verdict = Judge(published, {2, false});
+    EXPECT_FALSE(verdict.invalid) << model << ": " << verdict.invalid.value_or("");
+    EXPECT_FALSE(verdict.unsupported) << model << ": " << verdict.unsupported.value_or("");
+  }
 }
 
 // On CPU a cuda_graph trial is skipped (unsupported, with its reason), never run eagerly in its

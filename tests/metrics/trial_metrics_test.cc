@@ -1,5 +1,6 @@
 #include "metrics/trial_metrics.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "model_zoo/shapes/model_config.h"
@@ -201,6 +202,77 @@ TEST(TrialMetricsTest, ExtraMetricsAreCheckedAndReducedOverRanksByTheMetricTable
   EXPECT_EQ(m.extra_declared.at("items").better, "");
   EXPECT_NE(m.extra_note.find("metric 'bad name' dropped"), std::string::npos) << m.extra_note;
   EXPECT_NE(m.extra_note.find("better 'sideways' ignored"), std::string::npos) << m.extra_note;
+}
+
+}  // namespace
+}  // namespace ditbench
+
+namespace ditbench {
+namespace {
+
+// Two ranks, 4 steps per iteration, one warm-up and two timed iterations; steps 1 and 2 reused
+// (a computed step 10 ms, a reused one 1 ms; rank 1 a little slower).
+std::vector<RankResult> CachedRanks() {
+  std::vector<RankResult> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    RankResult r;
+    r.rank = rank;
+    r.world_size = 2;
+    r.device = "cpu";
+    for (int iteration = 0; iteration < 3; ++iteration) {
+      const bool warmup = iteration == 0;
+      r.samples.push_back({rank, iteration, "iteration", 22.0 + rank, warmup});
+      for (int step = 0; step < 4; ++step) {
+        const bool reused = step == 1 || step == 2;
+        r.samples.push_back({rank, iteration, fmt::format("step:{}", step),
+                             (reused ? 1.0 : 10.0) + rank, warmup, reused});
+        r.samples.push_back({rank, iteration, fmt::format("step:{}/block:0", step), 0.5, warmup});
+      }
+    }
+    ranks.push_back(r);
+  }
+  return ranks;
+}
+
+TEST(StepReuseTest, ComputedAndReusedStepsAreTimedApartFromTheTimedIterations) {
+  std::vector<Sample> all;
+  for (const RankResult& r : CachedRanks())
+    all.insert(all.end(), r.samples.begin(), r.samples.end());
+  const StepReuse reuse = SummarizeStepReuse(all);
+  EXPECT_EQ(reuse.timed_steps, 8);  // 4 steps x 2 timed iterations; blocks and warm-up left out
+  EXPECT_DOUBLE_EQ(reuse.skipped_steps, 2);
+  EXPECT_DOUBLE_EQ(reuse.hit_rate, 0.5);
+  EXPECT_DOUBLE_EQ(reuse.computed_step_ms.value(), 11);  // the slowest rank's
+  EXPECT_DOUBLE_EQ(reuse.reused_step_ms.value(), 2);
+
+  TrialConfig config = TinyTwoRanks();
+  config.cache = {StepCache::Kind::kFbCache, 0.1, 1};
+  const TrialMetrics m = ComputeTrialMetrics(config, CachedRanks(), "cpu");
+  EXPECT_DOUBLE_EQ(m.extra.at("skipped_steps"), 2);
+  EXPECT_DOUBLE_EQ(m.extra.at("cache_hit_rate"), 0.5);
+  EXPECT_DOUBLE_EQ(m.extra.at("computed_step_ms"), 11);
+  EXPECT_DOUBLE_EQ(m.extra.at("reused_step_ms"), 2);
+  // FLOPs count the work done: 2 computed steps and 2 that ran block 0 alone.
+  TrialConfig uncached = TinyTwoRanks();
+  const TrialMetrics full = ComputeTrialMetrics(uncached, CachedRanks(), "cpu");
+  std::string unused;
+  const int blocks = ResolveModel("pixart-alpha-tiny", {}, &unused)->depth;
+  EXPECT_NEAR(*m.flops / *full.flops, (2 + 2.0 / blocks) / 4, 1e-12);
+  EXPECT_FALSE(full.extra.contains("skipped_steps"));  // no cache: no cache metrics
+}
+
+TEST(StepReuseTest, RanksThatReusedDifferentStepsAreAProblemNamingTheStep) {
+  std::vector<RankResult> ranks = CachedRanks();
+  EXPECT_FALSE(StepReuseProblem(ranks));
+  for (Sample& s : ranks[1].samples)
+    if (s.iteration == 2 && s.stage == "step:2") s.reused = false;
+  const auto problem = StepReuseProblem(ranks);
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->rank, 1);
+  EXPECT_EQ(problem->problem,
+            "'samples' has step:2 of iteration 2 computed, which rank 0 reused; the ranks' cache "
+            "decisions disagree (every rank must reuse the same steps, or a collective of a step "
+            "one rank computes waits for one that skipped it)");
 }
 
 }  // namespace

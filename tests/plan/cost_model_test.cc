@@ -447,6 +447,36 @@ TEST_F(CostModelTest, AdviseNeverRecommendsALayoutBelowTheSweepsQualityGates) {
   }
 }
 
+// A step cache trades quality for speed: under the sweep's gates a cache setting not yet
+// measured is never recommended on its predicted latency (excluded, "unchecked"); without
+// gates it is ranked like any layout.
+TEST_F(CostModelTest, AdviseRecommendsNoCacheSettingWhoseQualityIsUnchecked) {
+  FittedModel fitted;
+  fitted.device = "cpu";
+  fitted.observations = all_;
+  fitted.model = CostModel::Fit(all_);
+  const std::size_t uncached = plan_.trials.size();
+  for (std::size_t i = 0; i < uncached; ++i) {
+    PlannedTrial cached = plan_.trials[i];
+    cached.config.cache = {StepCache::Kind::kFbCache, 0.1, 1};
+    cached.key = TrialKey(cached.config);
+    plan_.trials.push_back(cached);
+  }
+  for (PlannedTrial& t : plan_.trials) t.config.quality.min_psnr = 30;
+  std::size_t excluded = 0;
+  for (const GroupAdvice& g : Advise(plan_, fitted, {}).groups) {
+    for (const AdvisedTrial& t : g.ranked) EXPECT_TRUE(t.trial->config.cache.empty()) << g.group;
+    for (const AdvisedTrial& t : g.excluded) {
+      ++excluded;
+      EXPECT_FALSE(t.trial->config.cache.empty());
+      EXPECT_EQ(t.quality, "unchecked: cache: not measured, its quality unknown");
+    }
+  }
+  EXPECT_GT(excluded, 0u);
+  for (PlannedTrial& t : plan_.trials) t.config.quality = {};
+  for (const GroupAdvice& g : Advise(plan_, fitted, {}).groups) EXPECT_TRUE(g.excluded.empty());
+}
+
 TEST_F(CostModelTest, WithHalfTheTrialsMissingItNamesTheTrialsThatDecideBetweenTheLeaders) {
   // Every other trial of each group, in the law's order, is left unmeasured: the true best
   // among them.

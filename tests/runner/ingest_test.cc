@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -197,6 +198,34 @@ TEST_F(IngestTrialTest, RanksThatTimedDifferentIterationsAreAFailureNamingTheFil
   EXPECT_EQ(r.status, TrialStatus::kFailed);
   EXPECT_FALSE(r.metrics);
   EXPECT_NE(r.error.find("rank1.json: 'samples' has no timed iteration 3"), std::string::npos)
+      << r.error;
+}
+
+// `cache`: every rank must reuse the same steps. Ranks whose stored per-step records disagree
+// fail the trial naming the step, the iteration and the rank file; records that agree are ok
+// and every rank's flags are kept.
+TEST_F(IngestTrialTest, RanksWhoseCacheDecisionsDisagreeAreAFailureNamingTheStep) {
+  TrialConfig cached = TinyTwoRanks();
+  cached.cache = {StepCache::Kind::kFbCache, 0.1, 1};
+  RankResult zero = Rank(0, {10, 11}), one = Rank(1, {12, 13});
+  for (RankResult* r : {&zero, &one})
+    for (Sample& s : r->samples)
+      if (s.stage == "step:0" && s.iteration == 2) s.reused = true;
+  WriteRank(zero);
+  WriteRank(one);
+  auto agreed = IngestTrial(cached, "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(agreed.status, TrialStatus::kOk) << agreed.error;
+  EXPECT_EQ(std::count_if(agreed.samples.begin(), agreed.samples.end(),
+                          [](const Sample& s) { return s.reused; }),
+            2);
+  for (Sample& s : one.samples) s.reused = false;
+  WriteRank(one);
+  auto r = IngestTrial(cached, "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_FALSE(r.metrics);
+  EXPECT_NE(r.error.find("rank1.json: 'samples' has step:0 of iteration 2 computed, which rank 0 "
+                         "reused; the ranks' cache decisions disagree"),
+            std::string::npos)
       << r.error;
 }
 

@@ -152,6 +152,19 @@ TEST_F(MigrationTest, SchemaTwentyShowsAutoAttentionAndNothingRecorded) {
   }
 }
 
+// Schema 21 (`cache`): no migrated sample is of a reused step, and the column refuses others.
+TEST_F(MigrationTest, SchemaTwentyOneMarksNoMigratedSampleReused) {
+  auto db = ResultsDb::Open(DbPath());
+  EXPECT_EQ(Column("SELECT count(*) FROM samples WHERE reused = 0"),
+            Column("SELECT count(*) FROM samples"));
+  EXPECT_NE(Column("SELECT count(*) FROM samples"), std::vector<std::string>{"0"});
+  for (const Sample& sample : db->reader().Samples(1,
+                                                   Column("SELECT trial_key FROM trials "
+                                                          "ORDER BY id LIMIT 1")[0],
+                                                   0))
+    EXPECT_FALSE(sample.reused);
+}
+
 TEST_F(MigrationTest, KeysAreRecomputedAndStatusesKept) {
   auto db = ResultsDb::Open(DbPath());
   EXPECT_EQ(Column("SELECT max(version) FROM schema_version"),

@@ -459,6 +459,27 @@ TEST_F(ResultsDbTest, ExtraColumnsAreNotDamage) {
   EXPECT_NO_THROW(ResultsDb::Open(DbPath()));
 }
 
+// `cache`: every rank's per-step reused flag is stored with its sample and read back.
+TEST_F(ResultsDbTest, AReusedStepSampleIsStoredAndReadBack) {
+  auto db = ResultsDb::Open(DbPath());
+  std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("cache"), false);
+  const TrialConfig config = test::MakeConfig(2);
+  TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, 50);
+  for (int rank = 0; rank < 2; ++rank) {
+    trial.samples.push_back({rank, 1, "step:0", 20, false});
+    trial.samples.push_back({rank, 1, "step:1", 2, false, /*reused=*/true});
+  }
+  db->writer().RecordTrial(campaign, trial);
+  EXPECT_EQ(QueryText("SELECT group_concat(rank || stage, ' ') FROM samples WHERE reused = 1"),
+            "0step:1 1step:1");
+  int reused = 0;
+  for (const Sample& s : db->reader().Samples(campaign, TrialKey(config))) {
+    EXPECT_EQ(s.reused, s.stage == "step:1") << s.rank << " " << s.stage;
+    reused += s.reused;
+  }
+  EXPECT_EQ(reused, 2);
+}
+
 TEST_F(ResultsDbTest, RecordTrialReplacesSamplesInOneTransaction) {
   auto db = ResultsDb::Open(DbPath());
   std::int64_t campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp"), false);
