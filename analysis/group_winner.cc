@@ -31,6 +31,9 @@ std::optional<GroupWinner> WinnerOf(const std::vector<ResultRow>& ranked) {
       winner->efficiency = speedup->efficiency;
       winner->trust.Add(speedup->trust);
     }
+    if (HasStepCache(row))
+      if (const std::optional<Speedup> over = SpeedupOverReference(baselines, row))
+        winner->uncached_speedup = over->value;
   }
   if (!winner) {
     winner.emplace();

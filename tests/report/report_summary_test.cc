@@ -46,6 +46,28 @@ TEST(WinnerOfTest, TheFastestOfTheNewestCampaignAgainstItsOneRankTrial) {
   EXPECT_FALSE(WinnerOf({}).has_value());
 }
 
+// A winner with a step cache: its speedup is over the 1-rank trial with the same cache, and the
+// summary also says what it gained over the 1-rank trial without one.
+TEST(WinnerOfTest, ACachedWinnerAlsoShowsItsSpeedupOverTheUncachedTrial) {
+  const std::string cache = R"({"kind":"fbcache","threshold":0.2,"warmup_steps":1})";
+  ResultRow plain = Row(2, 1, 100), cached_one = Row(2, 1, 60), cached_two = Row(2, 2, 40);
+  plain.computation = R"({"model":"pixart-alpha"})";
+  cached_one.computation = cached_two.computation =
+      R"({"model":"pixart-alpha","cache":)" + cache + "}";
+  cached_one.trial_key = "k2-1-cached";
+  const auto winner = WinnerOf({cached_two, cached_one, plain});
+  ASSERT_TRUE(winner.has_value());
+  EXPECT_EQ(winner->row.trial_key, "k2-2");
+  EXPECT_DOUBLE_EQ(*winner->speedup, 1.5);
+  EXPECT_DOUBLE_EQ(*winner->uncached_speedup, 2.5);
+  const std::string html = RenderSummary({{"g", "group-1", winner}}, {});
+  EXPECT_THAT(html, HasSubstr("1.50x<div class=\"note\">2.50x over 1 rank without its cache"));
+  // An uncached winner has no such figure.
+  const auto uncached = WinnerOf({plain});
+  ASSERT_TRUE(uncached.has_value());
+  EXPECT_FALSE(uncached->uncached_speedup);
+}
+
 // A configuration below quality is never the winner: the next fastest is, and the summary
 // names the one skipped and the gate it missed.
 TEST(WinnerOfTest, AConfigurationBelowQualityIsSkippedAndNamed) {
