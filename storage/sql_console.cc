@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -145,10 +146,12 @@ std::vector<std::string> CustomAxes(sqlite3* db, const std::vector<std::string>&
 }
 
 // The metrics read from metric_values (metrics/metric_table.h): every row of the metric table
-// shown in query's default columns that the view has no column for (NULL where a trial has
-// none, so that the default columns exist in any database), then the extra metrics stored with
-// valid names; minus any that would shadow a column of the view or a custom axis.
-std::vector<std::string> ExtraMetricColumns(sqlite3* db, const std::vector<std::string>& columns) {
+// shown in query's default columns or named in `requested` that the view has no column for
+// (NULL where a trial has none, so that a built-in metric is a column of any database, as a
+// script querying it expects), then the extra metrics stored with valid names; minus any that
+// would shadow a column of the view or a custom axis.
+std::vector<std::string> ExtraMetricColumns(sqlite3* db, const std::vector<std::string>& columns,
+                                            const std::set<std::string>& requested) {
   std::vector<std::string> names;
   const auto add = [&](const std::string& name) {
     if (IsValidMetricName(name) &&
@@ -156,7 +159,9 @@ std::vector<std::string> ExtraMetricColumns(sqlite3* db, const std::vector<std::
         std::find(names.begin(), names.end(), name) == names.end())
       names.push_back(name);
   };
-  for (const MetricInfo* m : MetricsShownIn(kShownInQueryDefault)) add(std::string(m->name));
+  for (const MetricInfo& m : MetricTable())
+    if ((m.shown_in & kShownInQueryDefault) || requested.contains(std::string(m.name)))
+      add(std::string(m.name));
   for (const std::string& name :
        Column(db, "SELECT DISTINCT name FROM metric_values ORDER BY name"))
     add(name);
@@ -183,7 +188,10 @@ ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
   valid.insert(valid.end(), custom.begin(), custom.end());
   // So is each extra metric (a command's own numbers), read from metric_values by name; the
   // name is a valid identifier (IsValidMetricName), so it is safe to quote.
-  for (const std::string& name : ExtraMetricColumns(db_, valid)) {
+  std::set<std::string> requested(query.columns.begin(), query.columns.end());
+  for (const auto& condition : query.conditions) requested.insert(condition.column);
+  requested.insert(query.sort_column);
+  for (const std::string& name : ExtraMetricColumns(db_, valid, requested)) {
     custom_select += fmt::format(
         ", (SELECT v.value FROM metric_values v JOIN trials t ON t.id = v.trial_id "
         "WHERE t.campaign_id = r.campaign AND t.trial_key = r.trial_key AND v.name = '{0}') "

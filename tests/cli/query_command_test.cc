@@ -155,6 +155,28 @@ TEST_F(QueryCommandTest, PsnrAndSsimHaveTheMetricTablesFormat) {
   EXPECT_THAT(out_.str(), HasSubstr("| 2 | 35.0 | 1.0000 |"));
 }
 
+// A built-in metric of the metric table is a column of any database, empty where no trial has
+// it: a script asking for reused_step_ms is not refused because no step was reused yet.
+TEST_F(QueryCommandTest, ABuiltInMetricNoTrialHasIsAnEmptyColumnNotAnError) {
+  {
+    auto db = ResultsDb::Open(DbPath());
+    const std::int64_t id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("cache"), false);
+    db->writer().RecordTrial(id, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50));
+  }
+  QueryOptions options = Options();
+  options.sweep = "cache";
+  options.columns = {"world_size", "reused_step_ms", "skipped_steps"};
+  options.where = {"graph_capture_ms>=0"};
+  EXPECT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(), "world_size  reused_step_ms  skipped_steps\n(0 rows)\n");
+  options.where.clear();
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_EQ(out_.str(),
+            "world_size  reused_step_ms  skipped_steps\n"
+            "         2               -              -\n"
+            "(1 row)\n");
+}
+
 TEST_F(QueryCommandTest, FiltersBySweepCampaignAndStatus) {
   QueryOptions options = Options();
   options.sweep = "other";
