@@ -19,7 +19,9 @@ seeded model outputs). `--samplers-only` rewrites that file alone; `--vae-tiles-
 inputs_tiled.safetensors and expected_tiled_fp32.safetensors (diffusers' tiled decode, 64-pixel
 tiles, of a 16 x 16 latent) alone; `--wide-only` the image transformers' non-square cases
 (inputs_wide.safetensors, expected_wide_{fp32,bf16}.safetensors) alone; `--vae-flops-only` the
-VAE decodes' FlopCounterMode counts (vae_decode_flops.json) alone; `--only CASE`
+VAE decodes' FlopCounterMode counts (vae_decode_flops.json) alone; `--class-parameters-only`
+the __init__ parameters and defaults of every class ditbench reads (class_parameters.json)
+alone; `--only CASE`
 (repeatable) the named cases' folders alone, e.g. `--only sd3_dual`. Cases draw their inputs in
 order from one generator, so a new case goes last and leaves the others' files as they are.
 """
@@ -410,6 +412,36 @@ def vae_flops(root):
         json.dump(rows, f, indent=1)
 
 
+# The classes `ditbench forward` and the weights readers take (model_zoo/shapes/diffusers_config.h).
+READ_CLASSES = ["PixArtTransformer2DModel", "SD3Transformer2DModel", "FluxTransformer2DModel",
+                "WanTransformer3DModel", "HunyuanVideoTransformer3DModel", "AutoencoderKL",
+                "AutoencoderKLWan", "AutoencoderKLHunyuanVideo"]
+
+
+def class_parameters(root):
+    """Every __init__ parameter of each class ditbench reads, with its default as JSON (a
+    tuple as a list; "<required>" where there is none), so that a test can check, without
+    diffusers, that each reader reads every key the pinned version's class takes."""
+    import inspect
+    out = {"diffusers": PINNED, "classes": {}}
+    for name in READ_CLASSES:
+        params = {}
+        for p, spec in inspect.signature(getattr(diffusers, name).__init__).parameters.items():
+            if p == "self" or spec.kind in (spec.VAR_POSITIONAL, spec.VAR_KEYWORD):
+                continue
+            default = spec.default
+            if default is inspect.Parameter.empty:
+                default = "<required>"
+            elif isinstance(default, tuple):
+                default = list(default)
+            params[p] = default
+        out["classes"][name] = params
+    with open(os.path.join(root, "class_parameters.json"), "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(f"class_parameters.json: {sum(len(v) for v in out['classes'].values())} parameters")
+
+
 def main():
     if diffusers.__version__ != PINNED:
         sys.exit(f"make_reference.py: needs diffusers=={PINNED}, found {diffusers.__version__}")
@@ -428,6 +460,8 @@ def main():
         return wide_images(root)
     if "--vae-flops-only" in sys.argv:
         return vae_flops(root)
+    if "--class-parameters-only" in sys.argv:
+        return class_parameters(root)
     all_cases = cases()
     unknown = set(only) - {name for name, _, _, _ in all_cases}
     if unknown:
