@@ -3,6 +3,7 @@
 #include "model_zoo/layers/joint_block.h"
 #include "model_zoo/layers/single_stream_block.h"
 #include "model_zoo/layers/timestep_features.h"
+#include "model_zoo/shapes/hunyuan_video_shapes.h"
 
 namespace ditbench {
 namespace {
@@ -81,7 +82,7 @@ HunyuanVideoTokenRefinerImpl::HunyuanVideoTokenRefinerImpl(const ModelConfig& c)
   proj_in_ = register_module("proj_in", torch::nn::Linear(c.text_dim, d));
   blocks_ = register_module("blocks", torch::nn::ModuleList());
   for (int i = 0; i < c.refiner_blocks; ++i)
-    blocks_->push_back(HunyuanVideoRefinerBlock(d, c.heads, c.mlp_ratio));
+    blocks_->push_back(HunyuanVideoRefinerBlock(d, c.heads, kHunyuanRefinerMlpRatio));
 }
 
 torch::Tensor HunyuanVideoTokenRefinerImpl::forward(const torch::Tensor& text,

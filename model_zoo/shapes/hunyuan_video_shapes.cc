@@ -1,5 +1,7 @@
 #include "model_zoo/shapes/hunyuan_video_shapes.h"
 
+#include <fmt/format.h>
+
 #include "model_zoo/shapes/config_keys.h"
 #include "model_zoo/shapes/joint_shapes.h"
 
@@ -60,7 +62,13 @@ ModelConfig FromDiffusers(ConfigKeys& keys) {
     keys.Fail("num_layers", "no transformer blocks");
   m.refiner_blocks = keys.Int("num_refiner_layers", 2);
   if (m.refiner_blocks < 0) keys.Fail("num_refiner_layers", "expected at least 0");
-  if (keys.Number("mlp_ratio", 4.0) != 4.0) keys.Fail("mlp_ratio", "expected 4.0");
+  // The double- and single-stream blocks' MLP is int(width x mlp_ratio) wide (the token
+  // refiner's stays at 4, as diffusers builds it); a whole ratio is computed.
+  const double ratio = keys.Number("mlp_ratio", 4.0);
+  if (!(ratio >= 1 && ratio <= 16 && ratio == static_cast<int>(ratio)))
+    keys.Fail("mlp_ratio",
+              fmt::format("{} is not supported, expected a whole number from 1 to 16", ratio));
+  m.mlp_ratio = static_cast<int>(ratio);
   m.patch = keys.PositiveInt("patch_size", 2);
   m.patch_t = keys.PositiveInt("patch_size_t", 1);
   keys.Expect("qk_norm", "rms_norm");
@@ -82,10 +90,11 @@ ModelConfig FromDiffusers(ConfigKeys& keys) {
 constexpr JointBlocks kBlocks{.last_text_pre_only = false, .qk_norms = true};
 
 // The token refiner over the t text tokens: a timestep + mean-pooled text embedding, then
-// self-attention blocks with an MLP of mlp_ratio x width and a gate from the embedding. (Its
-// input projection is the joint families' text embedding, counted there.)
+// self-attention blocks with an MLP of kHunyuanRefinerMlpRatio x width (whatever the blocks'
+// mlp_ratio) and a gate from the embedding. (Its input projection is the joint families' text
+// embedding, counted there.)
 double RefinerFlops(const ModelConfig& m) {
-  const double t = m.text_tokens, d = m.hidden, r = m.mlp_ratio;
+  const double t = m.text_tokens, d = m.hidden, r = kHunyuanRefinerMlpRatio;
   const double embed = Matmul(1, kTimestepFeatures, d) + Matmul(1, d, d) +
                        Matmul(1, m.text_dim, d) + Matmul(1, d, d);
   const double block = Matmul(t, d, 3 * d) + 2 * Matmul(t, d, t) + Matmul(t, d, d) +
@@ -94,7 +103,7 @@ double RefinerFlops(const ModelConfig& m) {
 }
 
 std::int64_t RefinerParameters(const ModelConfig& m) {
-  const std::int64_t d = m.hidden, r = m.mlp_ratio;
+  const std::int64_t d = m.hidden, r = kHunyuanRefinerMlpRatio;
   const auto linear = LinearParameters;
   const std::int64_t embed = linear(256, d) + linear(d, d) + linear(m.text_dim, d) + linear(d, d);
   const std::int64_t block = 2 * d + 4 * linear(d, d) + 2 * d + linear(d, r * d) +

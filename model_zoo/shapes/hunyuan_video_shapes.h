@@ -10,4 +10,8 @@ namespace ditbench {
 
 FamilyShapes HunyuanVideoShapes();
 
+// The token refiner's MLP ratio: diffusers builds HunyuanVideoTokenRefiner with its default
+// whatever the transformer's mlp_ratio (which sets the double- and single-stream blocks').
+inline constexpr int kHunyuanRefinerMlpRatio = 4;
+
 }  // namespace ditbench

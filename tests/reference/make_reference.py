@@ -191,6 +191,19 @@ def cases():
     out.append(("wan22_vae", diffusers.AutoencoderKLWan, wan22_vae, {
         "latent_sample": randn(1, 8, 3, 1, 2, gen=torch.Generator().manual_seed(121)),
     }))
+    # A value other than the class's default (issue 38): HunyuanVideo with mlp_ratio 2, which
+    # narrows the double- and single-stream blocks' MLPs but not the token refiner's (diffusers
+    # builds it with its own default, 4). Otherwise hunyuan_video's; a generator of its own.
+    hunyuan_mlp2 = dict(hunyuan, mlp_ratio=2.0)
+    g = torch.Generator().manual_seed(157)
+    out.append(("hunyuan_video_mlp2", diffusers.HunyuanVideoTransformer3DModel, hunyuan_mlp2, {
+        "hidden_states": randn(1, 16, 3, 8, 10, gen=g),
+        "encoder_hidden_states": randn(1, 12, 24, gen=g),
+        "encoder_attention_mask": torch.tensor([[1.0] * 10 + [0.0] * 2]),
+        "pooled_projections": randn(1, 16, gen=g),
+        "timestep": torch.tensor([500.0]),
+        "guidance": torch.tensor([4000.0]),
+    }))
     return out
 
 

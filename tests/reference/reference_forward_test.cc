@@ -157,9 +157,19 @@ TEST_P(ReferenceForwardTest, MatchesDiffusers) {
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   const Layout layouts[] = {{"ws1", 1, 1}, {"ulysses2", 2, 1}, {"ring2", 1, 2}};
-  const char* models[] = {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "wan",
-                          "hunyuan_video", "vae4", "vae16", "wan_vae", "hunyuan_vae",
-                          "wan22_vae"};
+  const char* models[] = {"pixart",
+                          "sd3",
+                          "sd3_qknorm",
+                          "sd3_dual",
+                          "flux",
+                          "wan",
+                          "hunyuan_video",
+                          "vae4",
+                          "vae16",
+                          "wan_vae",
+                          "hunyuan_vae",
+                          "wan22_vae",
+                          "hunyuan_video_mlp2"};
   for (const char* model : models)
     for (const char* precision : {"fp32", "bf16"})
       for (const auto& layout : layouts) cases.push_back({model, precision, layout, "", ""});
@@ -308,7 +318,7 @@ TEST(DiffusersVaeFlopsTest, AnalyticDecodeFlopsAreFlopCounterModesCount) {
 // tensors diffusers saved for it.
 TEST(DiffusersParameterCountTest, AnalyticCountIsTheFoldersTensorCount) {
   for (const char* name : {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "wan",
-                           "hunyuan_video"}) {
+                           "hunyuan_video", "hunyuan_video_mlp2"}) {
     const auto dir = kData / name / "model";
     const DiffusersModel model = ReadDiffusersConfig(dir);
     int64_t stored = 0;
