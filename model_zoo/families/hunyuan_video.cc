@@ -8,8 +8,6 @@
 namespace ditbench {
 namespace {
 
-constexpr double kRopeTheta = 256.0;
-
 torch::nn::LayerNorm AffineNorm(int64_t dim) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim}).eps(1e-6));
 }
@@ -22,7 +20,7 @@ torch::Tensor Features(const torch::Tensor& value, torch::ScalarType dtype) {
 }  // namespace
 
 RotaryTable HunyuanVideoRotaryTable(const std::array<int, 3>& axes, int64_t frames, int64_t rows,
-                                    int64_t cols, torch::Device device) {
+                                    int64_t cols, torch::Device device, double theta) {
   const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
   auto grid = torch::meshgrid(
       {torch::arange(frames, f32), torch::arange(rows, f32), torch::arange(cols, f32)}, "ij");
@@ -30,8 +28,7 @@ RotaryTable HunyuanVideoRotaryTable(const std::array<int, 3>& axes, int64_t fram
   for (int axis = 0; axis < 3; ++axis) {
     const int64_t dim = axes[axis];
     // diffusers' get_1d_rotary_pos_embed: 1 / theta^(2i / dim), all in fp32.
-    auto freqs = torch::reciprocal(
-        torch::pow(kRopeTheta, torch::arange(0, dim, 2, f32) / double(dim)));
+    auto freqs = torch::reciprocal(torch::pow(theta, torch::arange(0, dim, 2, f32) / double(dim)));
     angles.push_back(torch::outer(grid[axis].reshape({-1}), freqs));
   }
   auto all = torch::cat(angles, 1);  // [N, head_dim / 2]
@@ -148,7 +145,8 @@ DitState HunyuanVideoTransformerImpl::Embed(const torch::Tensor& latent, const t
 
   const std::array<int64_t, 3> grid = {frames, rows, cols};
   if (grid != grid_ || rotary_.rotation.device() != latent.device()) {
-    rotary_ = HunyuanVideoRotaryTable(c.rope_axes, frames, rows, cols, latent.device());
+    rotary_ =
+        HunyuanVideoRotaryTable(c.rope_axes, frames, rows, cols, latent.device(), c.rope_theta);
     grid_ = grid;
   }
   return state;

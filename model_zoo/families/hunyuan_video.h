@@ -104,11 +104,12 @@ class HunyuanVideoTransformerImpl : public torch::nn::Module {
 TORCH_MODULE(HunyuanVideoTransformer);
 
 // HunyuanVideo's 3D rotary table for a frames x rows x cols token grid as diffusers'
-// HunyuanVideoRotaryPosEmbed builds it (frequencies and angles in fp32, theta 256): [frames *
+// HunyuanVideoRotaryPosEmbed builds it (frequencies and angles in fp32, base `theta`, the
+// config's rope_theta, 256 by default): [frames *
 // rows * cols, head_dim / 2] complex64, frame-major; axes[0] / 2 pairs rotate by the frame,
 // then axes[1] / 2 by the row, axes[2] / 2 by the column.
 RotaryTable HunyuanVideoRotaryTable(const std::array<int, 3>& axes, int64_t frames, int64_t rows,
-                                    int64_t cols, torch::Device device);
+                                    int64_t cols, torch::Device device, double theta = 256.0);
 
 // HunyuanVideoPipeline's sigmas: linspace(1, 0, steps + 1) without its last, shifted by
 // FlowMatchEulerDiscreteScheduler's `shift` (7.0 in the model's scheduler_config.json), each

@@ -24,8 +24,8 @@ PixArtBlockImpl::PixArtBlockImpl(const ModelConfig& c) : heads_(c.heads) {
   const int64_t d = c.hidden;
   scale_shift_table_ =
       register_parameter("scale_shift_table", torch::randn({6, d}) / std::sqrt(double(d)));
-  norm1_ = register_module("norm1", PlainNorm(d));
-  norm2_ = register_module("norm2", PlainNorm(d));
+  norm1_ = register_module("norm1", PlainNorm(d, c.norm_eps));
+  norm2_ = register_module("norm2", PlainNorm(d, c.norm_eps));
   qkv_ = register_module("qkv", torch::nn::Linear(d, 3 * d));
   attn_out_ = register_module("attn_out", torch::nn::Linear(d, d));
   cross_q_ = register_module("cross_q", torch::nn::Linear(d, d));

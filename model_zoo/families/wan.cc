@@ -10,18 +10,17 @@ namespace ditbench {
 namespace {
 
 constexpr double kRopeTheta = 10000.0;
-constexpr double kEps = 1e-6;
 
-torch::nn::LayerNorm AffineNorm(int64_t dim) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim}).eps(kEps));
+torch::nn::LayerNorm AffineNorm(int64_t dim, double eps) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim}).eps(eps));
 }
 
 // diffusers' FP32LayerNorm: the norm of x in fp32 (parameters cast up), returned in fp32.
 torch::Tensor Fp32Norm(const torch::nn::LayerNorm& norm, const torch::Tensor& x) {
   const auto& weight = norm->weight;
-  return torch::layer_norm(x.to(torch::kFloat32), {x.size(-1)},
-                           weight.defined() ? weight.to(torch::kFloat32) : weight,
-                           weight.defined() ? norm->bias.to(torch::kFloat32) : norm->bias, kEps);
+  return torch::layer_norm(
+      x.to(torch::kFloat32), {x.size(-1)}, weight.defined() ? weight.to(torch::kFloat32) : weight,
+      weight.defined() ? norm->bias.to(torch::kFloat32) : norm->bias, norm->options.eps());
 }
 
 }  // namespace
@@ -57,18 +56,20 @@ WanBlockImpl::WanBlockImpl(const ModelConfig& c) : heads_(c.heads) {
   const int64_t d = c.hidden;
   scale_shift_table_ =
       register_parameter("scale_shift_table", torch::randn({1, 6, d}) / std::sqrt(double(d)));
-  norm1_ = register_module("norm1", PlainNorm(d));
+  const double eps = c.norm_eps;
+  norm1_ = register_module("norm1", PlainNorm(d, eps));
   qkv_ = register_module("qkv", torch::nn::Linear(d, 3 * d));
-  norm_q_ = register_module("norm_q", RmsNorm(d));
-  norm_k_ = register_module("norm_k", RmsNorm(d));
+  norm_q_ = register_module("norm_q", RmsNorm(d, eps));
+  norm_k_ = register_module("norm_k", RmsNorm(d, eps));
   to_out_ = register_module("to_out", torch::nn::Linear(d, d));
-  norm2_ = register_module("norm2", AffineNorm(d));
+  // cross_attn_norm false: diffusers' nn.Identity, no parameters.
+  if (c.cross_attn_norm) norm2_ = register_module("norm2", AffineNorm(d, eps));
   cross_q_ = register_module("cross_q", torch::nn::Linear(d, d));
   cross_kv_ = register_module("cross_kv", torch::nn::Linear(d, 2 * d));
-  cross_norm_q_ = register_module("cross_norm_q", RmsNorm(d));
-  cross_norm_k_ = register_module("cross_norm_k", RmsNorm(d));
+  cross_norm_q_ = register_module("cross_norm_q", RmsNorm(d, eps));
+  cross_norm_k_ = register_module("cross_norm_k", RmsNorm(d, eps));
   cross_out_ = register_module("cross_out", torch::nn::Linear(d, d));
-  norm3_ = register_module("norm3", PlainNorm(d));
+  norm3_ = register_module("norm3", PlainNorm(d, eps));
   ffn_fc1_ = register_module("ffn_fc1", torch::nn::Linear(d, c.mlp_width()));
   ffn_fc2_ = register_module("ffn_fc2", torch::nn::Linear(c.mlp_width(), d));
 }
@@ -94,7 +95,7 @@ torch::Tensor WanBlockImpl::forward(const torch::Tensor& x, const torch::Tensor&
   auto out = GatedResidual(x.to(f32), gate_msa, Dense(to_out_, attn).to(f32)).to(dtype);
 
   // Cross-attention: local queries against the whole text; no communication.
-  h = Fp32Norm(norm2_, out).to(dtype);
+  h = norm2_ ? Fp32Norm(norm2_, out).to(dtype) : out;
   auto cq = cross_norm_q_(Dense(cross_q_, h)).view({b, n, heads_, hd});
   auto kv = Dense(cross_kv_, text).chunk(2, -1);
   auto ck = cross_norm_k_(kv[0]).view({b, t, heads_, hd});
@@ -112,13 +113,13 @@ WanTransformerImpl::WanTransformerImpl(const ModelConfig& c) : config_(c) {
       "patch_embedding",
       torch::nn::Conv3d(torch::nn::Conv3dOptions(c.in_channels, d, {c.patch_t, c.patch, c.patch})
                             .stride({c.patch_t, c.patch, c.patch})));
-  time_embedder_ = register_module("time_embedder", EmbedderMlp(256, d));
+  time_embedder_ = register_module("time_embedder", EmbedderMlp(c.time_freq_dim, d));
   time_proj_ = register_module("time_proj", torch::nn::Linear(d, 6 * d));
   text_fc1_ = register_module("text_fc1", torch::nn::Linear(c.text_dim, d));
   text_fc2_ = register_module("text_fc2", torch::nn::Linear(d, d));
   blocks_ = register_module("blocks", torch::nn::ModuleList());
   for (int i = 0; i < c.depth; ++i) blocks_->push_back(WanBlock(c));
-  norm_out_ = register_module("norm_out", PlainNorm(d));
+  norm_out_ = register_module("norm_out", PlainNorm(d, c.norm_eps));
   proj_out_ = register_module(
       "proj_out",
       torch::nn::Linear(d, int64_t(c.out_channels) * c.patch_t * c.patch * c.patch));
@@ -141,7 +142,7 @@ DitState WanTransformerImpl::Embed(const torch::Tensor& latent, const torch::Ten
   state.batch = b;
   state.image = parallel.ShardSequence(x, 1);
 
-  auto temb = time_embedder_(TimestepFeatures(time, 256).to(dtype));
+  auto temb = time_embedder_(TimestepFeatures(time, c.time_freq_dim).to(dtype));
   state.conditioning = temb;
   state.modulation = Dense(time_proj_, torch::silu(temb)).view({b, 6, d});
   state.text = Dense(text_fc2_, DenseGelu(text_fc1_, conditioning.text));

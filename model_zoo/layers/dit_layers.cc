@@ -60,16 +60,16 @@ torch::Tensor PatchEmbed3d(const torch::nn::Conv3d& embed, const torch::Tensor& 
                      Epilogue::kNone);
 }
 
-torch::nn::LayerNorm PlainNorm(int64_t dim) {
+torch::nn::LayerNorm PlainNorm(int64_t dim, double eps) {
   return torch::nn::LayerNorm(
-      torch::nn::LayerNormOptions({dim}).elementwise_affine(false).eps(1e-6));
+      torch::nn::LayerNormOptions({dim}).elementwise_affine(false).eps(eps));
 }
 
 torch::Tensor GeluTanh(const torch::Tensor& x) {
   return F::gelu(x, F::GELUFuncOptions().approximate("tanh"));
 }
 
-RmsNormImpl::RmsNormImpl(int64_t dim) {
+RmsNormImpl::RmsNormImpl(int64_t dim, double eps) : eps_(eps) {
   weight_ = register_parameter("weight", torch::ones({dim}));
 }
 
@@ -77,13 +77,13 @@ torch::Tensor RmsNormImpl::forward(const torch::Tensor& x) {
   // CUDA has one fused kernel when the weight is in the input's dtype (it computes in fp32 and
   // rounds once); LibTorch's CPU rms_norm is the same ops as below, slower in bf16.
   if (x.is_cuda() && weight_.scalar_type() == x.scalar_type())
-    return at::rms_norm(x, {x.size(-1)}, weight_, 1e-6);
+    return at::rms_norm(x, {x.size(-1)}, weight_, eps_);
   // diffusers' order of roundings (x * rsqrt(mean(x^2) + eps) in fp32, to the weight's dtype,
   // times the weight) in four passes instead of eight: the mean square as one fp32 reduction
   // over x as it is (||x||^2 / d), no fp32 copy of x.
   const double d = double(x.size(-1));
   auto norm = at::linalg_vector_norm(x, 2, {-1}, /*keepdim=*/true, torch::kFloat32);
-  auto inverse = (norm.square() / d + 1e-6).rsqrt();
+  auto inverse = (norm.square() / d + eps_).rsqrt();
   return (x * inverse).to(weight_.scalar_type()) * weight_;
 }
 

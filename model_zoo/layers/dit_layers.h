@@ -27,19 +27,20 @@ torch::Tensor DenseRows(const torch::nn::Linear& layer, const torch::Tensor& x, 
 // [B, F / pt x H / p x W / p, D], frame-major as the convolution's output flattens.
 // REQUIRES: the kernel divides F, H and W.
 torch::Tensor PatchEmbed3d(const torch::nn::Conv3d& embed, const torch::Tensor& latent);
-// LayerNorm without affine parameters, eps 1e-6.
-torch::nn::LayerNorm PlainNorm(int64_t dim);
+// LayerNorm without affine parameters.
+torch::nn::LayerNorm PlainNorm(int64_t dim, double eps = 1e-6);
 torch::Tensor GeluTanh(const torch::Tensor& x);
 
 // Root-mean-square norm over the last dimension with a learned scale (computed in fp32, as
-// diffusers' RMSNorm), eps 1e-6.
+// diffusers' RMSNorm).
 class RmsNormImpl : public torch::nn::Module {
  public:
-  explicit RmsNormImpl(int64_t dim);
+  explicit RmsNormImpl(int64_t dim, double eps = 1e-6);
   torch::Tensor forward(const torch::Tensor& x);
 
  private:
   torch::Tensor weight_;
+  double eps_;
 };
 TORCH_MODULE(RmsNorm);
 

@@ -283,11 +283,11 @@ ModelConfig ModelWithDiffusersWeights(const ModelConfig& model, const DiffusersM
        std::to_string(model.in_channels)},
       {"out_channels", "output channels", std::to_string(f.out_channels),
        std::to_string(model.out_channels)},
-      {ShapesOf(model.family).text_dim_key.data(), "text_dim", std::to_string(f.text_dim), std::to_string(model.text_dim)},
+      {ShapesOf(model.family).text_dim_key.data(), "text_dim", std::to_string(f.text_dim),
+       std::to_string(model.text_dim)},
       {"pooled_projection_dim", "pooled width", std::to_string(f.pooled_dim),
        std::to_string(model.pooled_dim)},
-      {"guidance_embeds", "guidance embedding", Text(f.guidance_embed),
-       Text(model.guidance_embed)},
+      {"guidance_embeds", "guidance embedding", Text(f.guidance_embed), Text(model.guidance_embed)},
       {"axes_dims_rope", "rotary axes", AxesText(f.rope_axes), AxesText(model.rope_axes)},
       {"qk_norm", "qk norm", Text(f.qk_norm), Text(model.qk_norm)},
       {"dual_attention_layers", "dual attention blocks", DualAttentionText(f),
@@ -299,6 +299,10 @@ ModelConfig ModelWithDiffusersWeights(const ModelConfig& model, const DiffusersM
        std::to_string(model.patch_t)},
       {"num_refiner_layers", "token-refiner blocks", std::to_string(f.refiner_blocks),
        std::to_string(model.refiner_blocks)},
+      {"freq_dim", "timestep features", std::to_string(f.time_freq_dim),
+       std::to_string(model.time_freq_dim)},
+      {"cross_attn_norm", "cross-attention norm", Text(f.cross_attn_norm),
+       Text(model.cross_attn_norm)},
   };
   for (const Field& field : fields)
     if (field.folder != field.model)
@@ -306,8 +310,11 @@ ModelConfig ModelWithDiffusersWeights(const ModelConfig& model, const DiffusersM
                        "(override the preset's dimensions to match)",
                        field.diffusers_key, field.folder, model.name, field.dimension,
                        field.model));
-  // Where diffusers' configuration says more than a preset does (position tables), it wins.
+  // Where diffusers' configuration says more than a preset does (position tables, the norms'
+  // epsilon, the rotary base), it wins.
   ModelConfig resolved = model;
+  resolved.norm_eps = f.norm_eps;
+  resolved.rope_theta = f.rope_theta;
   resolved.sample_size = f.sample_size;
   resolved.interpolation_scale = f.interpolation_scale;
   resolved.pos_embed_max_size = f.pos_embed_max_size;

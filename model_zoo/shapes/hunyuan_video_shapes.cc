@@ -75,7 +75,8 @@ ModelConfig FromDiffusers(ConfigKeys& keys) {
   m.guidance_embed = keys.Bool("guidance_embeds", true);
   m.text_dim = keys.PositiveInt("text_embed_dim", 4096);
   m.pooled_dim = keys.PositiveInt("pooled_projection_dim", 768);
-  keys.Expect("rope_theta", 256.0);
+  m.rope_theta = keys.Number("rope_theta", 256.0);
+  if (!(m.rope_theta > 1)) keys.Fail("rope_theta", "expected a number above 1");
   auto axes = keys.List("rope_axes_dim");
   if (keys.Has("rope_axes_dim")) {
     if (axes.size() != 3) keys.Fail("rope_axes_dim", "expected 3 axes");

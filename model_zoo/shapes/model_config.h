@@ -60,6 +60,11 @@ struct ModelConfig {
   int text_dim = 4096;       // text-encoder width (projected to `hidden`)
   int mlp_ratio = 4;
   int ffn_dim = 0;           // MLP width when it is no multiple of hidden (Wan); 0: mlp_ratio x hidden
+  // The blocks' norms' epsilon (PixArt's norm_eps, Wan's eps: its LayerNorms and q/k RMSNorms).
+  double norm_eps = 1e-6;
+  int time_freq_dim = 256;      // Wan's freq_dim: the sinusoidal timestep features' width
+  bool cross_attn_norm = true;  // Wan: a LayerNorm (affine) before cross-attention
+  double rope_theta = 256.0;    // HunyuanVideo: the rotary base of its 3D positions
   bool negative_prompt = true;  // classifier-free guidance batches a negative prompt
   int pooled_dim = 0;           // pooled text embedding width (Flux 768, SD3 2048); 0: none
   bool guidance_embed = false;  // Flux-dev: distilled guidance strength is a model input

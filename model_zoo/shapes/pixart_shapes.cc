@@ -61,7 +61,8 @@ ModelConfig FromDiffusers(ConfigKeys& keys) {
   keys.Expect("activation_fn", "gelu-approximate");
   keys.Expect("norm_type", "ada_norm_single");
   keys.Expect("norm_elementwise_affine", false);
-  keys.Expect("norm_eps", 1e-6);
+  m.norm_eps = keys.Number("norm_eps", 1e-6);  // the blocks' norms (the output norm's is 1e-6)
+  if (!(m.norm_eps > 0 && m.norm_eps < 1)) keys.Fail("norm_eps", "expected a number in (0, 1)");
   keys.Expect("attention_type", "default");
   keys.Ignore("dropout");              // inference
   keys.Ignore("norm_num_groups");      // unused by ada_norm_single blocks

@@ -119,10 +119,12 @@ ModelConfig FromDiffusers(ConfigKeys& keys) {
   m.ffn_dim = keys.PositiveInt("ffn_dim", 13824);
   m.depth = keys.PositiveInt("num_layers", 40);
   SetVae(m, m.in_channels == 48 ? 16 : 8);  // Wan 2.2's 48-channel VAE is 16x
-  keys.Expect("freq_dim", 256);
-  keys.Expect("cross_attn_norm", true);
+  m.time_freq_dim = keys.PositiveInt("freq_dim", 256);
+  if (m.time_freq_dim % 2) keys.Fail("freq_dim", "expected an even width (sines and cosines)");
+  m.cross_attn_norm = keys.Bool("cross_attn_norm", true);
   keys.Expect("qk_norm", "rms_norm_across_heads");
-  keys.Expect("eps", 1e-6);
+  m.norm_eps = keys.Number("eps", 1e-6);
+  if (!(m.norm_eps > 0 && m.norm_eps < 1)) keys.Fail("eps", "expected a number in (0, 1)");
   if (keys.Has("image_dim")) keys.Fail("image_dim", "image-to-video conditioning is not supported");
   if (keys.Has("added_kv_proj_dim"))
     keys.Fail("added_kv_proj_dim", "image-to-video conditioning is not supported");
@@ -146,7 +148,7 @@ double Flops(const ModelConfig& m, double n) {
   double once = 0;
   once += Matmul(n, m.in_channels * patch, d);                          // patch embedding
   once += Matmul(t, m.text_dim, d) + Matmul(t, d, d);                   // text projection
-  once += Matmul(1, kTimestepFeatures, d) + Matmul(1, d, d) + Matmul(1, d, 6 * d);  // time
+  once += Matmul(1, m.time_freq_dim, d) + Matmul(1, d, d) + Matmul(1, d, 6 * d);  // time
   once += Matmul(n, d, m.out_channels * patch);                         // output projection
   return m.depth * block + once;
 }
@@ -159,11 +161,11 @@ std::int64_t Parameters(const ModelConfig& m) {
   const std::int64_t attention = 4 * linear(d, d) + 2 * d;
   std::int64_t block = 6 * d;            // scale-shift table
   block += 2 * attention;                // self- and cross-attention
-  block += 2 * d;                        // norm2 before cross-attention (cross_attn_norm)
+  if (m.cross_attn_norm) block += 2 * d;  // norm2 before cross-attention
   block += linear(d, f) + linear(f, d);  // MLP
   std::int64_t total = m.depth * block;
   total += m.in_channels * patch * d + d;                              // patch embedding (conv)
-  total += linear(256, d) + linear(d, d) + linear(d, 6 * d);           // time embedding
+  total += linear(m.time_freq_dim, d) + linear(d, d) + linear(d, 6 * d);  // time embedding
   total += linear(m.text_dim, d) + linear(d, d);                       // text projection
   total += linear(d, m.out_channels * patch) + 2 * d;                  // output, its table
   return total;

@@ -204,6 +204,35 @@ def cases():
         "timestep": torch.tensor([500.0]),
         "guidance": torch.tensor([4000.0]),
     }))
+    # More values other than the classes' defaults (issue 38), each a generator of its own:
+    # PixArt with its blocks' norms at eps 1e-2 (the output norm keeps 1e-6, as diffusers');
+    # Wan with eps 1e-2 in its LayerNorms and q/k RMSNorms, 128 timestep features and no norm
+    # before cross-attention; HunyuanVideo with a rotary base of 10000.
+    g = torch.Generator().manual_seed(163)
+    out.append(("pixart_eps", diffusers.PixArtTransformer2DModel, dict(pixart, norm_eps=1e-2), {
+        "hidden_states": randn(1, 4, 20, 20, gen=g),
+        "encoder_hidden_states": randn(1, 8, 64, gen=g),
+        "timestep": torch.tensor([500.0]),
+        "resolution": torch.tensor([[1024.0, 1024.0]]),
+        "aspect_ratio": torch.tensor([[1.0]]),
+    }))
+    g = torch.Generator().manual_seed(167)
+    wan_variant = dict(wan, eps=1e-2, freq_dim=128, cross_attn_norm=False)
+    out.append(("wan_variant", diffusers.WanTransformer3DModel, wan_variant, {
+        "hidden_states": randn(1, 16, 2, 12, 20, gen=g),
+        "encoder_hidden_states": randn(1, 16, 32, gen=g),
+        "timestep": torch.tensor([500.0]),
+    }))
+    g = torch.Generator().manual_seed(173)
+    out.append(("hunyuan_video_theta", diffusers.HunyuanVideoTransformer3DModel,
+                dict(hunyuan, rope_theta=10000.0), {
+        "hidden_states": randn(1, 16, 3, 8, 10, gen=g),
+        "encoder_hidden_states": randn(1, 12, 24, gen=g),
+        "encoder_attention_mask": torch.tensor([[1.0] * 12]),
+        "pooled_projections": randn(1, 16, gen=g),
+        "timestep": torch.tensor([500.0]),
+        "guidance": torch.tensor([4000.0]),
+    }))
     return out
 
 

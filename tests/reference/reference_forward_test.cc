@@ -169,7 +169,10 @@ std::vector<Case> AllCases() {
                           "wan_vae",
                           "hunyuan_vae",
                           "wan22_vae",
-                          "hunyuan_video_mlp2"};
+                          "hunyuan_video_mlp2",
+                          "pixart_eps",
+                          "wan_variant",
+                          "hunyuan_video_theta"};
   for (const char* model : models)
     for (const char* precision : {"fp32", "bf16"})
       for (const auto& layout : layouts) cases.push_back({model, precision, layout, "", ""});
@@ -317,8 +320,9 @@ TEST(DiffusersVaeFlopsTest, AnalyticDecodeFlopsAreFlopCounterModesCount) {
 // The analytic parameter count (plan, results) of a diffusers configuration counts exactly the
 // tensors diffusers saved for it.
 TEST(DiffusersParameterCountTest, AnalyticCountIsTheFoldersTensorCount) {
-  for (const char* name : {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "wan",
-                           "hunyuan_video", "hunyuan_video_mlp2"}) {
+  for (const char* name :
+       {"pixart", "sd3", "sd3_qknorm", "sd3_dual", "flux", "wan", "hunyuan_video",
+        "hunyuan_video_mlp2", "pixart_eps", "wan_variant", "hunyuan_video_theta"}) {
     const auto dir = kData / name / "model";
     const DiffusersModel model = ReadDiffusersConfig(dir);
     int64_t stored = 0;

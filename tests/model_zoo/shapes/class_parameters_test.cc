@@ -88,14 +88,12 @@ const std::map<std::string, std::set<std::string>> kLimited = {
       "spatial_compression_ratio", "temporal_compression_ratio", "up_block_types"}},
     {"AutoencoderKLWan", {"in_channels", "out_channels"}},
     {"FluxTransformer2DModel", {"patch_size"}},
-    {"HunyuanVideoTransformer3DModel", {"image_condition_type", "qk_norm", "rope_theta"}},
+    {"HunyuanVideoTransformer3DModel", {"image_condition_type", "qk_norm"}},
     {"PixArtTransformer2DModel",
-     {"activation_fn", "attention_bias", "attention_type", "norm_elementwise_affine", "norm_eps",
-      "norm_type"}},
+     {"activation_fn", "attention_bias", "attention_type", "norm_elementwise_affine", "norm_type"}},
     {"SD3Transformer2DModel", {"qk_norm"}},
     {"WanTransformer3DModel",
-     {"added_kv_proj_dim", "cross_attn_norm", "eps", "freq_dim", "image_dim", "patch_size",
-      "pos_embed_seq_len", "qk_norm"}},
+     {"added_kv_proj_dim", "freq_dim", "image_dim", "patch_size", "pos_embed_seq_len", "qk_norm"}},
 };
 
 TEST(ClassParametersTest, EveryParameterOfEveryReadClassIsReadAndAnOtherValueComputedOrRefused) {
