@@ -32,8 +32,10 @@ std::optional<GroupWinner> WinnerOf(const std::vector<ResultRow>& ranked) {
       winner->trust.Add(speedup->trust);
     }
     if (HasStepCache(row))
-      if (const std::optional<Speedup> over = SpeedupOverReference(baselines, row))
+      if (const std::optional<Speedup> over = SpeedupOverReference(baselines, row)) {
         winner->uncached_speedup = over->value;
+        winner->uncached_trust = over->trust;
+      }
   }
   if (!winner) {
     winner.emplace();

@@ -25,6 +25,7 @@ struct GroupWinner {
   // its output quality; analysis/speedup.h SpeedupOverReference), what the cache and the
   // parallelism bought together. `speedup` is over the 1-rank trial with the same cache.
   std::optional<double> uncached_speedup;
+  Trust uncached_trust;  // that speedup's doubts (its baseline busy or borrowed)
   // Its doubts and its speedup's (analysis/trust.h); not plain: the row is no plain answer.
   Trust trust;
   std::size_t ranked = 0;  // measured configurations of its campaign in the group

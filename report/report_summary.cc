@@ -63,8 +63,11 @@ std::string RenderSummary(const std::vector<SummaryGroup>& groups,
         doubt, skipped, HtmlEscape(CampaignName(campaigns, row.campaign)), *row.latency_ms,
         (w.speedup ? mark(fmt::format("{:.2f}x", *w.speedup)) : "- (no 1-rank trial)") +
             (w.uncached_speedup
-                 ? fmt::format("<div class=\"note\">{} over 1 rank without its cache</div>",
-                               mark(fmt::format("{:.2f}x", *w.uncached_speedup)))
+                 ? fmt::format("<div class=\"note\">{}{} over 1 rank without its cache</div>",
+                               fmt::format("{:.2f}x", *w.uncached_speedup),
+                               w.uncached_trust.plain()
+                                   ? std::string()
+                                   : fmt::format(" ? ({})", HtmlEscape(w.uncached_trust.Names())))
                  : std::string()),
         w.efficiency ? mark(fmt::format("{:.0f}%", 100 * *w.efficiency)) : "-",
         row.peak_mem_mb ? fmt::format("{:.0f}", *row.peak_mem_mb) : "-",

@@ -62,6 +62,14 @@ TEST(WinnerOfTest, ACachedWinnerAlsoShowsItsSpeedupOverTheUncachedTrial) {
   EXPECT_DOUBLE_EQ(*winner->uncached_speedup, 2.5);
   const std::string html = RenderSummary({{"g", "group-1", winner}}, {});
   EXPECT_THAT(html, HasSubstr("1.50x<div class=\"note\">2.50x over 1 rank without its cache"));
+  // That figure carries its own baseline's doubts.
+  ResultRow borrowed = plain;
+  borrowed.campaign = 1;
+  const auto doubted = WinnerOf({cached_two, cached_one, borrowed});
+  ASSERT_TRUE(doubted.has_value());
+  EXPECT_DOUBLE_EQ(*doubted->uncached_speedup, 2.5);
+  EXPECT_THAT(RenderSummary({{"g", "group-1", doubted}}, {}),
+              HasSubstr("2.50x ? (borrowed baseline) over 1 rank without its cache"));
   // An uncached winner has no such figure.
   const auto uncached = WinnerOf({plain});
   ASSERT_TRUE(uncached.has_value());
