@@ -1,5 +1,6 @@
 #include "analysis/configuration_group.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
@@ -33,7 +34,9 @@ const std::set<std::string>& NamedElsewhere() {
 // Fields that only say how the work is split over ranks: a 1-rank baseline has its own.
 const std::set<std::string>& ParallelFields() {
   static const std::set<std::string> fields = [] {
-    std::set<std::string> parallel = {"pipefusion_patches", "pipefusion_warmup_steps"};
+    // vae_parallel splits the decode: a 1-rank trial decodes alone.
+    std::set<std::string> parallel = {"pipefusion_patches", "pipefusion_warmup_steps",
+                                      "vae_parallel"};
     for (const DegreeInfo& d : kDegreeTable) parallel.emplace(d.name);
     return parallel;
   }();
@@ -238,6 +241,13 @@ bool HasStepCache(const ResultRow& row) {
   const nlohmann::json computation = RowComputation(row);
   const auto cache = computation.find("cache");
   return cache != computation.end() && !cache->is_null() && *cache != "none";
+}
+
+int VaeParallelOf(const ResultRow& row) {
+  const nlohmann::json computation = RowComputation(row);
+  const auto split = computation.find("vae_parallel");
+  return split != computation.end() && split->is_number_integer() ? std::max(1, split->get<int>())
+                                                                  : 1;
 }
 
 namespace {

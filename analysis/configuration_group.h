@@ -114,5 +114,7 @@ class OneRankBaselines {
 
 // Whether the row's computation has a step cache (`cache` other than none).
 bool HasStepCache(const ResultRow& row);
+// The ranks the row's VAE decode is split over (`vae_parallel`; 1: each rank decodes alone).
+int VaeParallelOf(const ResultRow& row);
 
 }  // namespace ditbench

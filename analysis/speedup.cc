@@ -1,8 +1,10 @@
 #include "analysis/speedup.h"
 
+#include <algorithm>
 #include <set>
 
 #include "analysis/campaign_roles.h"
+#include "analysis/row_metrics.h"
 #include "analysis/seed_folding.h"
 
 namespace ditbench {
@@ -41,6 +43,28 @@ std::optional<Speedup> SpeedupOverReference(const OneRankBaselines& baselines,
                                             const ResultRow& row) {
   return HasStepCache(row) ? SpeedupOver(baselines.UncachedFor(row), row, /*skipped_work=*/true)
                            : SpeedupOf(baselines, row);
+}
+
+std::optional<Speedup> DecodeSpeedupOf(const OneRankBaselines& baselines, const ResultRow& row) {
+  const ResultRow* baseline = baselines.For(row);
+  if (!baseline || !row.measured()) return std::nullopt;
+  const std::optional<double> decode = MetricValue(row, "decode_ms");
+  const std::optional<double> baseline_decode = MetricValue(*baseline, "decode_ms");
+  if (!decode || *decode <= 0 || !baseline_decode) return std::nullopt;
+  const int split = VaeParallelOf(row);
+  Speedup speedup;
+  speedup.value = baseline_decode.value() / decode.value();
+  speedup.efficiency = speedup.value / std::max(1, split);
+  speedup.baseline_campaign = baseline->campaign;
+  speedup.baseline_key = baseline->trial_key;
+  speedup.baseline_ms = baseline_decode.value();
+  speedup.trust = MeasurementTrust(row);
+  const bool itself = baseline->campaign == row.campaign && baseline->trial_key == row.trial_key;
+  if (baseline->busy && !itself) speedup.trust.Add(Doubt::kBaselineBusy);
+  if (baseline->campaign != row.campaign) speedup.trust.Add(Doubt::kBorrowedBaseline);
+  if (speedup.value > kSuperlinearSlack * std::max(1, split))
+    speedup.trust.Add(Doubt::kSuperlinear);
+  return speedup;
 }
 
 std::map<TrialId, Speedup> TrialSpeedups(const std::vector<ResultRow>& rows) {

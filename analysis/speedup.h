@@ -44,6 +44,12 @@ std::optional<Speedup> SpeedupOf(const OneRankBaselines& baselines, const Result
 std::optional<Speedup> SpeedupOverReference(const OneRankBaselines& baselines,
                                             const ResultRow& row);
 
+// `row`'s VAE decode against its 1-rank baseline's (the extra metric decode_ms; scope
+// pipeline): what `vae_parallel` bought, or what a decode every rank repeats costs. The value is
+// the baseline's decode_ms / the row's; efficiency is over the ranks that split the decode
+// (vae_parallel), not the world size. nullopt when either has no decode_ms.
+std::optional<Speedup> DecodeSpeedupOf(const OneRankBaselines& baselines, const ResultRow& row);
+
 // A trial: (campaign, trial key).
 using TrialId = std::pair<std::int64_t, std::string>;
 

@@ -177,6 +177,10 @@ struct TrialConfig : ParallelDegrees {
   // Scope `pipeline`: decode in tiles of this many pixels per side (overlapping by a quarter,
   // blended), as large resolutions are decoded to bound the VAE's memory; 0: in one piece.
   int vae_tile = 0;  // IsValidVaeTile
+  // Scope `pipeline`: the decode split over the trial's first vae_parallel ranks
+  // (model_zoo/parallel/row_split.h: by latent rows, or tiled, by tiles); 1: every rank decodes
+  // the whole latent, as one would. Not a parallel degree: the trial's ranks are its degrees'.
+  int vae_parallel = 1;  // 1 to world_size() (experiments/validity.cc)
   GraphMode graph = GraphMode::kEager;
   AttentionBackend attention = AttentionBackend::kAuto;
   Quantization quant = Quantization::kNone;
@@ -250,6 +254,9 @@ std::string Sha256Hex(std::string_view text);
 // --vae-tile` alike: 0 (in one piece) or kVaeTileUnit to kVaeTileMax pixels, a multiple of
 // kVaeTileUnit (a tile overlaps its neighbours by a quarter: whole latent pixels at any VAE).
 inline constexpr int kVaeTileUnit = 64;
+// The most ranks a VAE decode splits over (`vae_parallel`); validity also bounds it by the
+// trial's ranks and the latent's rows.
+inline constexpr int kMaxVaeParallel = 1024;
 inline constexpr int kVaeTileMax = 16384;
 inline constexpr const char* kVaeTileExpected =
     "0 (decode in one piece) or a tile of 64 to 16384 pixels, a multiple of 64";

@@ -36,6 +36,8 @@ const std::map<std::string, nlohmann::json>& FixedDefaults() {
       {"schedule", nlohmann::json::object()},
       // Appended with step caching: every earlier trial computed every step.
       {"cache", "none"},
+      // Appended with the split VAE decode: every earlier trial decoded on each rank alone.
+      {"vae_parallel", 1},
   };
   return defaults;
 }
@@ -85,6 +87,7 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
   // a built-in trial is what it was before the `command` workload existed.
   if (!c.command.empty()) computation["command"] = c.command;
   if (c.vae_tile != 0) computation["vae_tile"] = c.vae_tile;
+  if (c.vae_parallel != 1) computation["vae_parallel"] = c.vae_parallel;
   if (c.graph != GraphMode::kEager) computation["graph"] = GraphModeName(c.graph);
   if (c.attention != AttentionBackend::kAuto)
     computation["attention"] = AttentionBackendName(c.attention);

@@ -205,6 +205,14 @@ bool SetCache(TrialConfig& c, const Json& v, std::string* expected) {
     return true;
   }
   if (!v.is_object() || !v.contains("kind") || !v["kind"].is_string()) return false;
+  // A typo names what it got and the nearest word it may have meant.
+  auto refuse = [&](const std::string& what, const std::string& got,
+                    const std::vector<std::string>& words) {
+    *expected = fmt::format("{} {}, not '{}'", what, fmt::join(words, ", "), got);
+    const std::string guess = DidYouMean(got, words);
+    if (!guess.empty()) *expected += fmt::format(" (did you mean '{}'?)", guess);
+    return false;
+  };
   StepCache cache;
   const std::string kind = v["kind"].get<std::string>();
   if (kind == "fbcache")
@@ -214,16 +222,20 @@ bool SetCache(TrialConfig& c, const Json& v, std::string* expected) {
   else if (kind == "none")
     cache.kind = StepCache::Kind::kNone;
   else
-    return false;
+    return refuse("a cache kind of", kind, {"fbcache", "teacache", "none"});
   for (const auto& [key, value] : v.items()) {
     if (key == "kind") continue;
     if (key == "threshold") {
-      if (!AsNumber(value, 0.0, 10.0, &cache.threshold)) return false;
-    } else if (key == "warmup_steps") {
-      if (!AsInt(value, 0, 1000, &cache.warmup_steps)) return false;
-    } else {
+      if (AsNumber(value, 0.0, 10.0, &cache.threshold)) continue;
+      *expected = "a cache threshold from 0 to 10 (a relative change)";
       return false;
     }
+    if (key == "warmup_steps") {
+      if (AsInt(value, 0, 1000, &cache.warmup_steps)) continue;
+      *expected = "cache warmup_steps as an integer from 0 to 1000";
+      return false;
+    }
+    return refuse("cache keys", key, {"kind", "threshold", "warmup_steps"});
   }
   // `kind: none` with parameters is one value, none: it has a single key.
   c.cache = cache.kind == StepCache::Kind::kNone ? StepCache{} : cache;
@@ -363,6 +375,7 @@ const std::map<std::string, Setter>& Setters() {
            return true;
          }},
     };
+    table.emplace("vae_parallel", IntSetter(&TrialConfig::vae_parallel, 1, kMaxVaeParallel));
     // The parallel degrees: integers from 1 to the degree's maximum (kDegreeTable).
     for (const DegreeInfo& d : kDegreeTable)
       table.emplace(std::string(d.name), IntSetter(d.member, 1, d.max));

@@ -7,6 +7,7 @@
 
 #include "model_zoo/shapes/family.h"
 #include "model_zoo/shapes/teacache_polynomials.h"
+#include "model_zoo/shapes/vae_shapes.h"
 
 namespace ditbench {
 
@@ -45,6 +46,41 @@ std::optional<std::string> WorldSizeProblem(const TrialConfig& c, const Capacity
 }
 
 // FP8 layers and per-step schedules: what makes them mean something for this trial.
+// `vae_parallel`: a decode of scope pipeline, over at most the trial's ranks; untiled, a band of
+// at least one latent row per rank (model_zoo/parallel/row_split.h); tiled, at least one tile
+// per rank (model_zoo/families/vae_tiles.h cuts them).
+std::optional<std::string> VaeParallelProblem(const TrialConfig& c, const ModelConfig& model) {
+  const int n = c.vae_parallel;
+  if (n == 1) return std::nullopt;
+  if (c.scope != Scope::kPipeline)
+    return fmt::format(
+        "vae_parallel={} splits the VAE decode, which only scope pipeline runs "
+        "(scope is {})",
+        n, ScopeName(c.scope));
+  if (n > c.world_size())
+    return fmt::format(
+        "vae_parallel={} splits the decode over the trial's first {} ranks; it has "
+        "{} (the product of its parallel degrees)",
+        n, n, c.world_size());
+  const ImageShape shape = c.image_shape();
+  const int rows = shape.height / model.vae_downsample;
+  if (c.vae_tile == 0) {
+    if (rows < n)
+      return fmt::format(
+          "the latent's {} rows ({} px / {}) are fewer than vae_parallel={} bands "
+          "of at least one row",
+          rows, shape.height, model.vae_downsample, n);
+    return std::nullopt;
+  }
+  const int tiles = VaeDecodeTiles(model, shape, c.vae_tile);
+  if (tiles < n)
+    return fmt::format(
+        "vae_tile={} cuts the latent into {} tile{}, fewer than vae_parallel={} "
+        "ranks (a tiled decode shares out whole tiles)",
+        c.vae_tile, tiles, tiles == 1 ? "" : "s", n);
+  return std::nullopt;
+}
+
 std::optional<std::string> LowPrecisionProblem(const TrialConfig& c) {
   if (c.quant != Quantization::kNone && c.precision != Precision::kBf16)
     return fmt::format(
@@ -90,6 +126,11 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
           "attention: {} applies to ditbench's own models; give a {} workload's program its "
           "kernel through a custom axis of its own",
           AttentionBackendName(c.attention), WorkloadName(c.workload));
+    if (c.vae_parallel != 1)
+      return fmt::format(
+          "vae_parallel={} applies to ditbench's own decoders; give a {} workload's program its "
+          "own through a custom axis",
+          c.vae_parallel, WorkloadName(c.workload));
     if (!c.cache.empty())
       return fmt::format(
           "cache: {} applies to ditbench's own models; give a {} workload's program its own "
@@ -150,6 +191,7 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
         "vae_tile={} tiles the VAE decode, which only scope pipeline runs (scope "
         "is {})",
         c.vae_tile, ScopeName(c.scope));
+  if (auto refused = VaeParallelProblem(c, model)) return refused;
   if (c.pipefusion > model.total_blocks())
     return fmt::format("pipefusion={} exceeds the model's {} transformer blocks", c.pipefusion,
                        model.total_blocks());

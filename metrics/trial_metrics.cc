@@ -262,6 +262,17 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
     }
   }
 
+  // Scope pipeline: the decode's own time (the slowest rank's, as the latency's; ranks past a
+  // vae_parallel split time none) and its share of the iteration.
+  if (config.scope == Scope::kPipeline) {
+    const std::vector<double> decode = SlowestSeries(all, "decode");
+    if (!decode.empty()) {
+      const double decode_ms = Summarize(decode).median;
+      m.extra["decode_ms"] = decode_ms;
+      if (m.latency_ms > 0) m.extra["decode_share"] = decode_ms / m.latency_ms;
+    }
+  }
+
   std::string unused;
   // FLOPs are the built-in worker's: a command's model is only a label.
   if (auto model = TraitsOf(config.workload).builtin_model

@@ -195,8 +195,18 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   x[kRingMib] = mib(Collective::kSendRecv);
   x[kGatherCalls] = calls(Collective::kAllGather);
   x[kGatherMib] = mib(Collective::kAllGather);
-  x[kDecode] = decode_gflop;
-  x[kSharedDecode] = decode_gflop * ranks;
+  // A decode every rank runs whole, or vae_parallel ranks split (a share each, the machine
+  // doing it once), with the split's collectives among the gathers.
+  const double split = std::max(1, c.vae_parallel);
+  x[kDecode] = decode_gflop * VaeSplitShare(*model, c.image_shape(), c.vae_tile, c.vae_parallel);
+  x[kSharedDecode] = c.vae_parallel > 1 ? decode_gflop : decode_gflop * ranks;
+  if (c.scope == Scope::kPipeline && c.vae_parallel > 1) {
+    const ImageShape shape = c.image_shape();
+    x[kGatherCalls] += c.vae_tile > 0 ? 2.0 * VaeDecodeTiles(*model, shape, c.vae_tile)
+                                      : double(c.batch) * VaeSplitCollectives(*model, shape);
+    x[kGatherMib] += 3.0 * std::max(1, shape.frames) * shape.width * shape.height *
+                     BytesPerElement(c.precision) * c.batch * (split - 1) / split / kMiB;
+  }
   x[kOversubscribedCompute] = stretch * gflop / ranks * bubble;
   x[kOversubscribedBlockCalls] = stretch * block_calls;
   x[kOversubscribedCalls] = stretch * collectives;

@@ -327,7 +327,8 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
   // where it came from.
   std::map<std::string, std::string> cache_lines;
   for (const PlannedTrial& t : plan.trials) {
-    if (!t.estimate || !t.estimate->cache_computed_fraction) continue;
+    // Only trials that will run: an invalid or unsupported one has no steps to cache.
+    if (!t.estimate || !t.estimate->cache_computed_fraction || t.invalid_reason) continue;
     const std::string what =
         fmt::format("{} {} {}", Model(t.config), t.config.resolution_text(),
                     SettingsLabel(t.config, {"model", "resolution", "frames"}));

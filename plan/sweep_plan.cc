@@ -229,8 +229,11 @@ double PackedWallSeconds(const SweepPlan& plan, int replicates, int slots) {
   return schedule.end();
 }
 
-double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double bytes, int tile) {
-  const double tile_rows = tile > 0 ? std::min(tile, shape.height) : shape.height;
+double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double bytes, int tile,
+                      int vae_parallel) {
+  // Untiled under vae_parallel: this rank's band of rows (the tallest); a tile is whole.
+  const double share = tile > 0 ? 1.0 : VaeSplitShare(model, shape, 0, vae_parallel);
+  const double tile_rows = (tile > 0 ? std::min(tile, shape.height) : shape.height) * share;
   const double tile_cols = tile > 0 ? std::min(tile, shape.width) : shape.width;
   const double patch = std::max(1, model.vae_patch);
   const double pixels = tile_rows * tile_cols / (patch * patch);  // decoded at once, last level
@@ -247,7 +250,7 @@ double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double 
     if (model.vae_decode_chunk > 0)
       latent_frames = std::min<double>(latent_frames, model.vae_decode_chunk);
     const double n = latent_frames * (tile_rows / down) * (tile_cols / down);
-    working = std::max(working, 2.0 * n * n * bytes);
+    working = std::max(working, 2.0 * n * (n / share) * bytes);  // its queries, every key
   }
   const double video = 3.0 * frames * double(shape.width) * shape.height * 4;  // the clip, float32
   return working + video;
@@ -310,10 +313,29 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a, d
     e.iteration_ms *= (sync * p + (forwards - sync) * (m + p - 1) / m) / forwards;
   }
   if (c.scope == Scope::kPipeline) {
-    // Every rank decodes its samples' latents whole: no parallel decode.
-    const double decode_flops = double(c.batch) * VaeDecodeFlops(*model, c.image_shape());
+    // Every rank decodes its samples' latents whole, or vae_parallel ranks split them: each
+    // a share of the FLOPs, then the split's collectives (halos, norms' statistics, the gather
+    // of the decoded samples).
+    const double split = std::max(1, c.vae_parallel);
+    const double decode_flops = double(c.batch) * VaeDecodeFlops(*model, c.image_shape()) *
+                                VaeSplitShare(*model, c.image_shape(), c.vae_tile, c.vae_parallel);
     if (decode_flops > 0) {
       e.decode_ms = decode_flops / (tflops / c.world_size() * 1e12) * 1000;
+      if (c.vae_parallel > 1) {
+        CommPerStep gather;
+        const ImageShape shape = c.image_shape();
+        const double decoded = 3.0 * std::max(1, shape.frames) * shape.width * shape.height *
+                               BytesPerElement(c.precision) * c.batch;
+        auto& calls = gather.calls[std::size_t(Collective::kAllGather)];
+        calls = c.vae_tile > 0 ? 2.0 * VaeDecodeTiles(*model, shape, c.vae_tile)
+                               : double(c.batch) * VaeSplitCollectives(*model, shape);
+        gather.bytes[std::size_t(Collective::kAllGather)] = decoded * (split - 1) / split;
+        gather.total_bytes = decoded * (split - 1) / split;
+        const LinkPrior& link = a.calibration && a.calibration->link
+                                    ? *a.calibration->link
+                                    : LinkFor(a.device, c.vae_parallel, a.gpus_per_node);
+        *e.decode_ms += CommSeconds(gather, link, a.link_gb_per_s) * 1000;
+      }
       e.iteration_ms += *e.decode_ms;
     }
   }
@@ -347,7 +369,8 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a, d
   const double activations = 16.0 * resident_tokens * model->hidden * rank_rows * bytes;
   double working = activations;
   if (c.scope == Scope::kPipeline && model->video()) {
-    const double decode = VaeDecodeBytes(*model, c.image_shape(), bytes, c.vae_tile) * c.batch;
+    const double decode =
+        VaeDecodeBytes(*model, c.image_shape(), bytes, c.vae_tile, c.vae_parallel) * c.batch;
     e.decode_mb = decode / 1048576.0;
     working = std::max(working, decode);
   }

@@ -24,8 +24,10 @@ struct TrialEstimate {
   // larger than the denoiser's activations. Unset for images (not yet counted).
   std::optional<double> decode_mb;
   // Scope pipeline, source "analytic": the decode's share of iteration_ms, its analytic FLOPs
-  // (model_zoo/shapes/vae_shapes.h) at a rank's share of the compute rate assumed (every
-  // rank decodes its samples whole).
+  // (model_zoo/shapes/vae_shapes.h) at a rank's share of the compute rate assumed: every rank
+  // decodes its samples whole, or vae_parallel ranks split them (1/vae_parallel of the FLOPs
+  // each, plus the split's collectives on the link: VaeSplitCollectives calls and the decoded
+  // samples' gather).
   std::optional<double> decode_ms;
   // Per rank (max over ranks) per denoising step, from the shapes (plan/comm_volume.h);
   // unset where the family's communication is not modelled.
@@ -160,9 +162,12 @@ double TimedIterations(const TrialConfig& config, double iteration_ms);
 // quarter of the pixels) (`tile` > 0: the trial's vae_tile, else the whole
 // frame); for AutoencoderKLHunyuanVideo at least its mid attention's mask and scores, (latent
 // pixels decoded at once)^2 each; plus the decoded clip in float32. A rough prior: the peak a
-// measured trial records replaces it.
+// measured trial records replaces it. `vae_parallel` > 1, untiled: a rank decodes 1/vae_parallel
+// of the rows (its attention's scores: its queries over every key), and still holds the whole
+// clip gathered.
 inline constexpr double kVaeDecodeTensors = 4;
-double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double bytes, int tile = 0);
+double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double bytes, int tile = 0,
+                      int vae_parallel = 1);
 
 // `step_work`: the share of the denoising steps' work the trial does (a step cache's,
 // plan/step_cache_fraction.h); the decode is never skipped.

@@ -504,11 +504,22 @@ std::string RenderHtmlReport(const ReportOptions& options) {
     std::map<std::string, std::vector<const Row*>> trials;  // configuration -> its trials
     for (const Row& row : groups[key])
       if (row.measured()) trials[ConfigurationOf(row)].push_back(&row);
+    const OneRankBaselines baselines(groups[key]);
     for (const Row& folded : group) {
       auto found = folded.measured() ? trials.find(ConfigurationOf(folded)) : trials.end();
       if (found == trials.end()) continue;
-      for (const Row* row : found->second)
-        measured.push_back({row->campaign, row->trial_key, StageLabel(*row), found->first});
+      for (const Row* row : found->second) {
+        StageTrial trial;
+        trial.campaign = row->campaign;
+        trial.trial_key = row->trial_key;
+        trial.label = StageLabel(*row);
+        trial.configuration = found->first;
+        if (auto decode = DecodeSpeedupOf(baselines, *row)) {
+          trial.decode_speedup = decode->value;
+          trial.decode_speedup_doubts = decode->trust.Names();
+        }
+        measured.push_back(std::move(trial));
+      }
       trials.erase(found);
     }
   }

@@ -154,19 +154,20 @@ std::string RenderStageBreakdown(const StageSummaries& all) {
       "<th>iteration ms</th><th>steps</th><th>mean step ms</th><th>first step ms</th>"
       "<th>blocks ms</th><th>outside blocks ms</th><th>slowest block</th>"
       "<th>VAE decode ms</th><th title=\"the VAE decode's part of the iteration (scope "
-      "pipeline)\">decode share</th></tr>\n";
+      "pipeline)\">decode share</th><th title=\"the 1-rank trial's decode time over this "
+      "one's: what vae_parallel bought\">decode speed-up</th></tr>\n";
   for (const auto& [trial, s, seeds] : summaries) {
     const bool blocks = s.blocks > 0;
     html += fmt::format(
         "<tr><td class=\"num\">{}</td><td>{}</td><td><code>{}</code></td>"
         "<td class=\"num\">{:.3f}</td><td class=\"num\">{}</td><td class=\"num\">{:.3f}</td>"
         "<td class=\"num\">{:.3f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td>{}</td><td class=\"num\">{}</td><td class=\"num decode-share\">{}</td></tr>\n",
+        "<td>{}</td><td class=\"num\">{}</td><td class=\"num decode-share\">{}</td>"
+        "<td class=\"num decode-speedup\">{}</td></tr>\n",
         trial.campaign, HtmlEscape(trial.label),
         seeds > 1 ? fmt::format("{} … ({} seeds)", HtmlEscape(trial.trial_key), seeds)
                   : HtmlEscape(trial.trial_key),
-        s.iteration_ms,
-        s.steps, s.steps ? s.steps_ms / s.steps : 0.0, s.first_step_ms,
+        s.iteration_ms, s.steps, s.steps ? s.steps_ms / s.steps : 0.0, s.first_step_ms,
         blocks ? fmt::format("{:.3f}", s.blocks_ms) : "-",
         blocks ? fmt::format("{:.3f}", s.steps_ms - s.blocks_ms) : "-",
         blocks ? fmt::format("block {} ({:.3f} ms over all steps)", s.slowest_block,
@@ -175,6 +176,13 @@ std::string RenderStageBreakdown(const StageSummaries& all) {
         s.decode_ms ? fmt::format("{:.3f}", *s.decode_ms) : "-",
         s.decode_ms && s.iteration_ms > 0
             ? fmt::format("{:.0f}%", 100.0 * *s.decode_ms / s.iteration_ms)
+            : "-",
+        trial.decode_speedup
+            ? fmt::format("{:.2f}x{}", *trial.decode_speedup,
+                          trial.decode_speedup_doubts.empty()
+                              ? ""
+                              : " <span class=\"doubt\">(" +
+                                    HtmlEscape(trial.decode_speedup_doubts) + ")</span>")
             : "-");
   }
   html += "</table></div>\n";

@@ -23,6 +23,10 @@ struct StageTrial {
   // Trials with the same id differ only in seed (analysis/configuration_group.h: ConfigurationOf):
   // the table shows them as one row. Empty: a row of its own.
   std::string configuration;
+  // Scope pipeline: its decode against its 1-rank trial's (analysis/speedup.h DecodeSpeedupOf),
+  // with that figure's doubts ("" when plain); unset when either has no decode.
+  std::optional<double> decode_speedup;
+  std::string decode_speedup_doubts;
 };
 
 // Per stage, the median over timed iterations of the slowest rank's time (over launches: the

@@ -56,6 +56,7 @@ TrialConfig ReferenceConfig(const TrialConfig& config) {
   static_cast<ParallelDegrees&>(reference) = ParallelDegrees{};  // every degree 1
   reference.pipefusion_patches = 0;
   reference.pipefusion_warmup_steps = 1;
+  reference.vae_parallel = 1;  // one rank decodes alone
   // The computation the knobs approximate: SDPA's own kernel, every layer in the trial's
   // precision, at every step (what each kernel, FP8 layer and schedule costs in output).
   reference.attention = AttentionBackend::kAuto;

@@ -35,7 +35,8 @@ inline constexpr ImageRange kDecodedImageRange = ImageRange::kMinusOneToOne;
 double RelativeL2(const NpyArray& output, const NpyArray& reference);
 
 // The configuration whose output `config`'s output is compared with: the same computation on
-// 1 rank, with attention `auto`, no quantization and no per-step schedule.
+// 1 rank (its decode unsplit), with attention `auto`, no quantization, no per-step schedule and
+// no step cache.
 TrialConfig ReferenceConfig(const TrialConfig& config);
 
 // Before an ok trial is recorded: names its reference in the metrics (output_reference_key),

@@ -97,6 +97,7 @@ class DitRank {
       else LoadWeights(*vae_, config.vae_weights, config.weights_variant);
       vae_->to(device, dtype_);
       vae_->eval();
+      vae_->SetRowSplit(RowSplit(parallel.vae()));  // vae_parallel
     }
     if (config.cache.kind == StepCache::Kind::kFbCache) {
       cache_ = std::make_unique<FirstBlockCache>(config.cache.threshold, config.cache.warmup_steps,
@@ -173,8 +174,10 @@ class DitRank {
   }
 
   // Scope pipeline: the VAE decode of the final latent (stage "decode"); otherwise x itself.
+  // Under vae_parallel the first N ranks split it and each gets the whole image; a rank past
+  // them neither decodes nor times a decode, and keeps the latent.
   torch::Tensor Decode(torch::Tensor x, Stages* stages) {
-    if (!vae_) return x;
+    if (!vae_ || !parallel_.decodes()) return x;
     if (stages) stages->Begin("decode");
     x = vae_->forward(x, config_.vae_tile);
     if (stages) stages->End();
@@ -183,7 +186,7 @@ class DitRank {
 
   // One iteration of the trial's scope: every denoising step is a stage, and with
   // profile_blocks every transformer block inside it too; scope pipeline adds the VAE decode
-  // as stage `decode` (every rank decodes the whole latent). `stages` may be null (untimed).
+  // as stage `decode` (Decode). `stages` may be null (untimed).
   // `block_ranges`: every block a profiler range "ditbench.block N" (the profiled pass).
   torch::Tensor Iterate(Stages* stages, bool block_ranges = false) {
     DitModel::BlockHook on_block;
@@ -311,7 +314,7 @@ ParallelDegrees DegreesOf(const TrialConfig& c) {
 ParallelContext BuildParallelContext(const TrialConfig& config, int rank,
                                      const c10::intrusive_ptr<c10d::Store>& store,
                                      const BackendFactory& create) {
-  return ParallelContext(DegreesOf(config), rank, store, create);
+  return ParallelContext(DegreesOf(config), rank, store, create, config.vae_parallel);
 }
 
 torch::ScalarType ApplyPrecision(Precision precision) {

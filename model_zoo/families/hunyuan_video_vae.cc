@@ -22,10 +22,14 @@ class CausalConvImpl : public torch::nn::Module {
   CausalConvImpl(int64_t in, int64_t out, int64_t kernel) : kernel_(kernel) {
     conv_ = register_module("conv", torch::nn::Conv3d(torch::nn::Conv3dOptions(in, out, kernel)));
   }
-  torch::Tensor forward(const torch::Tensor& x) {
+  // x: this rank's band of rows under `split`: its halo rows come from the neighbours' bands.
+  torch::Tensor forward(const torch::Tensor& x, const RowSplit& split) {
     const int64_t half = kernel_ / 2;
     if (kernel_ == 1) return conv_(x);
-    return conv_(torch::replication_pad3d(x, {half, half, half, half, kernel_ - 1, 0}));
+    if (!split.split())
+      return conv_(torch::replication_pad3d(x, {half, half, half, half, kernel_ - 1, 0}));
+    const auto rows = split.WithHalo(x, half, RowSplit::Edge::kReplicate);
+    return conv_(torch::replication_pad3d(rows, {half, half, 0, 0, kernel_ - 1, 0}));
   }
 
  private:
@@ -47,11 +51,11 @@ class ResnetImpl : public torch::nn::Module {
     conv2_ = register_module("conv2", CausalConv(out, out, 3));
     if (in != out) conv_shortcut_ = register_module("conv_shortcut", CausalConv(in, out, 1));
   }
-  torch::Tensor forward(const torch::Tensor& input) {
+  torch::Tensor forward(const torch::Tensor& input, const RowSplit& split) {
     const auto x = input.contiguous();
-    auto h = conv1_(torch::silu(norm1_(x)));
-    h = conv2_(torch::silu(norm2_(h)));
-    return h + (conv_shortcut_ ? conv_shortcut_(x) : x);
+    auto h = conv1_->forward(torch::silu(split.Norm(norm1_, x)), split);
+    h = conv2_->forward(torch::silu(split.Norm(norm2_, h)), split);
+    return h + (conv_shortcut_ ? conv_shortcut_->forward(x, split) : x);
   }
 
  private:
@@ -71,18 +75,30 @@ class CausalAttentionImpl : public torch::nn::Module {
     to_v_ = register_module("to_v", torch::nn::Linear(c, c));
     to_out_ = register_module("to_out", torch::nn::ModuleList(torch::nn::Linear(c, c)));
   }
-  torch::Tensor forward(const torch::Tensor& x) {
+  // x: this rank's band of rows under `split`; the keys and values are every band's.
+  torch::Tensor forward(const torch::Tensor& x, const RowSplit& split) {
     const int64_t b = x.size(0), c = x.size(1), f = x.size(2), h = x.size(3), w = x.size(4);
-    const auto tokens = x.permute({0, 2, 3, 4, 1}).flatten(1, 3);  // [B, F h w, C]
-    const auto normed = group_norm_(tokens.transpose(1, 2)).transpose(1, 2);
-    auto head = [&](torch::nn::Linear l) { return l(normed).view({b, -1, 1, c}).transpose(1, 2); };
-    const auto frame = torch::arange(f, torch::TensorOptions().device(x.device())).repeat_interleave(h * w);
-    const auto visible = frame.view({1, -1}) <= frame.view({-1, 1});  // [query, key]
-    const auto mask = torch::zeros(visible.sizes(), x.options())
-                          .masked_fill(visible.logical_not(), -std::numeric_limits<double>::infinity())
-                          .view({1, 1, f * h * w, f * h * w})
-                          .expand({b, 1, -1, -1});
-    auto out = at::scaled_dot_product_attention(head(to_q_), head(to_k_), head(to_v_), mask);
+    auto as_tokens = [](const torch::Tensor& t) {
+      return t.permute({0, 2, 3, 4, 1}).flatten(1, 3);
+    };
+    // The GroupNorm over [B, C, F, h, w] is the one over [B, C, F h w] (diffusers' layout).
+    const auto normed_rows = split.Norm(group_norm_, x);
+    const auto normed = as_tokens(normed_rows);  // [B, F h w, C]: this band's queries
+    const auto all = split.split() ? as_tokens(split.Gather(normed_rows)) : normed;
+    auto head = [&](const torch::Tensor& in, torch::nn::Linear l) {
+      return l(in).view({b, -1, 1, c}).transpose(1, 2);
+    };
+    const auto options = torch::TensorOptions().device(x.device());
+    const auto query_frame = torch::arange(f, options).repeat_interleave(h * w);
+    const auto key_frame = torch::arange(f, options).repeat_interleave(all.size(1) / f);
+    const auto visible = key_frame.view({1, -1}) <= query_frame.view({-1, 1});  // [query, key]
+    const auto mask =
+        torch::zeros(visible.sizes(), x.options())
+            .masked_fill(visible.logical_not(), -std::numeric_limits<double>::infinity())
+            .view({1, 1, visible.size(0), visible.size(1)})
+            .expand({b, 1, -1, -1});
+    auto out = at::scaled_dot_product_attention(head(normed, to_q_), head(all, to_k_),
+                                                head(all, to_v_), mask);
     out = to_out_[0]->as<torch::nn::LinearImpl>()->forward(out.transpose(1, 2).reshape({b, -1, c}));
     return out.unflatten(1, {f, h, w}).permute({0, 4, 1, 2, 3}) + x;
   }
@@ -101,13 +117,13 @@ class UpsampleImpl : public torch::nn::Module {
   UpsampleImpl(int64_t c, bool temporal) : temporal_(temporal) {
     conv_ = register_module("conv", CausalConv(c, c, 3));
   }
-  torch::Tensor forward(const torch::Tensor& x) {
+  torch::Tensor forward(const torch::Tensor& x, const RowSplit& split) {
     const int64_t f = x.size(2), h = x.size(3), w = x.size(4);
     auto first = torch::upsample_nearest2d(x.select(2, 0), std::vector<int64_t>{2 * h, 2 * w}).unsqueeze(2);
-    if (f == 1) return conv_(first);
+    if (f == 1) return conv_->forward(first, split);
     auto rest = torch::upsample_nearest3d(x.narrow(2, 1, f - 1).contiguous(),
                                           std::vector<int64_t>{(temporal_ ? 2 : 1) * (f - 1), 2 * h, 2 * w});
-    return conv_(torch::cat({first, rest}, 2));
+    return conv_->forward(torch::cat({first, rest}, 2), split);
   }
 
  private:
@@ -124,9 +140,9 @@ class UpBlockImpl : public torch::nn::Module {
     if (upsample)
       upsamplers_ = register_module("upsamplers", torch::nn::ModuleList(Upsample(out, temporal)));
   }
-  torch::Tensor forward(torch::Tensor x) {
-    for (const auto& resnet : *resnets_) x = resnet->as<ResnetImpl>()->forward(x);
-    if (upsamplers_) x = upsamplers_[0]->as<UpsampleImpl>()->forward(x);
+  torch::Tensor forward(torch::Tensor x, const RowSplit& split) {
+    for (const auto& resnet : *resnets_) x = resnet->as<ResnetImpl>()->forward(x, split);
+    if (upsamplers_) x = upsamplers_[0]->as<UpsampleImpl>()->forward(x, split);
     return x;
   }
 
@@ -142,10 +158,10 @@ class MidBlockImpl : public torch::nn::Module {
                                torch::nn::ModuleList(Resnet(c, c, groups), Resnet(c, c, groups)));
     attentions_ = register_module("attentions", torch::nn::ModuleList(CausalAttention(c, groups)));
   }
-  torch::Tensor forward(torch::Tensor x) {
-    x = resnets_[0]->as<ResnetImpl>()->forward(x);
-    x = attentions_[0]->as<CausalAttentionImpl>()->forward(x);
-    return resnets_[1]->as<ResnetImpl>()->forward(x);
+  torch::Tensor forward(torch::Tensor x, const RowSplit& split) {
+    x = resnets_[0]->as<ResnetImpl>()->forward(x, split);
+    x = attentions_[0]->as<CausalAttentionImpl>()->forward(x, split);
+    return resnets_[1]->as<ResnetImpl>()->forward(x, split);
   }
 
  private:
@@ -174,10 +190,10 @@ class DecoderImpl : public torch::nn::Module {
     conv_norm_out_ = register_module("conv_norm_out", Norm(widths.front(), groups));
     conv_out_ = register_module("conv_out", CausalConv(widths.front(), 3, 3));
   }
-  torch::Tensor forward(const torch::Tensor& z) {
-    auto x = mid_block_(conv_in_(z));
-    for (const auto& block : *up_blocks_) x = block->as<UpBlockImpl>()->forward(x);
-    return conv_out_(torch::silu(conv_norm_out_(x)));
+  torch::Tensor forward(const torch::Tensor& z, const RowSplit& split) {
+    auto x = mid_block_->forward(conv_in_->forward(z, split), split);
+    for (const auto& block : *up_blocks_) x = block->as<UpBlockImpl>()->forward(x, split);
+    return conv_out_->forward(torch::silu(split.Norm(conv_norm_out_, x)), split);
   }
 
  private:
@@ -206,14 +222,18 @@ torch::Tensor HunyuanVideoVaeDecoderImpl::forward(const torch::Tensor& latent, i
   return DecodeUnscaled(latent / config_.vae_scaling, tile);
 }
 
-torch::Tensor HunyuanVideoVaeDecoderImpl::DecodeWhole(const torch::Tensor& z) {
-  return decoder_->as<DecoderImpl>()->forward(post_quant_conv_(z));
+torch::Tensor HunyuanVideoVaeDecoderImpl::DecodeWhole(const torch::Tensor& z,
+                                                      const RowSplit& whole) {
+  const RowSplit split = whole.ForRows(z.size(-2));
+  return split.Gather(
+      decoder_->as<DecoderImpl>()->forward(post_quant_conv_(split.Shard(z)), split));
 }
 
 torch::Tensor HunyuanVideoVaeDecoderImpl::DecodeSpatial(const torch::Tensor& z, int tile) {
-  if (tile <= 0) return DecodeWhole(z);
-  return DecodeInTiles(z, tile, config_.vae_downsample,
-                       [this](const torch::Tensor& part) { return DecodeWhole(part); });
+  if (tile <= 0) return DecodeWhole(z, split_);
+  return DecodeInTiles(
+      z, tile, config_.vae_downsample,
+      [this](const torch::Tensor& part) { return DecodeWhole(part, RowSplit()); }, split_);
 }
 
 torch::Tensor HunyuanVideoVaeDecoderImpl::DecodeUnscaled(const torch::Tensor& z, int tile) {

@@ -8,7 +8,8 @@
 // a clip of more than 4 latent frames is decoded in temporal tiles of 5 latent frames every 3,
 // each tile's first output frame dropped (but the first tile's) and 4 frames blended with the
 // previous tile; spatial tiles (`vae_tile`) as model_zoo/families/vae_tiles.h, inside each
-// temporal tile.
+// temporal tile. Under `vae_parallel` each temporal tile is split by rows (or its spatial tiles
+// shared out among the ranks).
 //
 // Layout (diffusers' names): post_quant_conv (1x1x1), decoder.{conv_in, mid_block (resnets,
 // attentions), up_blocks (widest first, `vae_layers + 1` resnets each, upsamplers), conv_norm_out,
@@ -37,7 +38,8 @@ class HunyuanVideoVaeDecoderImpl : public LatentDecoder {
  private:
   // One temporal tile, spatially tiled when tile > 0.
   torch::Tensor DecodeSpatial(const torch::Tensor& z, int tile);
-  torch::Tensor DecodeWhole(const torch::Tensor& z);
+  // Untiled in space, split by rows over `split`'s ranks when it splits.
+  torch::Tensor DecodeWhole(const torch::Tensor& z, const RowSplit& split);
 
   ModelConfig config_;
   torch::nn::Conv3d post_quant_conv_{nullptr};

@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include "model_zoo/parallel/row_split.h"
 #include "model_zoo/shapes/model_config.h"
 #include "model_zoo/weights/weight_rules.h"
 
@@ -22,6 +23,16 @@ class LatentDecoder : public torch::nn::Module {
   virtual torch::Tensor forward(const torch::Tensor& latent, int tile) = 0;
   // The decode of an already unscaled latent, as diffusers' decode(z) (tile as above).
   virtual torch::Tensor DecodeUnscaled(const torch::Tensor& z, int tile) = 0;
+
+  // `vae_parallel`: the decode split over `split`'s ranks (model_zoo/parallel/row_split.h),
+  // every rank of it returning the whole result. Untiled, each rank decodes a band of the
+  // latent's rows with its neighbours' halos; tiled, each rank decodes every parts()-th tile and
+  // the tiles are shared before they are blended. Either equals the one-rank decode.
+  void SetRowSplit(RowSplit split) { split_ = std::move(split); }
+  const RowSplit& row_split() const { return split_; }
+
+ protected:
+  RowSplit split_;
 };
 
 // The decoder of `config`'s VAE, parameters in the default dtype.

@@ -27,9 +27,9 @@ VaeResnetBlockImpl::VaeResnetBlockImpl(int64_t in, int64_t out, int64_t groups) 
   if (in != out) conv_shortcut_ = register_module("conv_shortcut", Conv(in, out, 1));
 }
 
-torch::Tensor VaeResnetBlockImpl::forward(const torch::Tensor& x) {
-  auto h = conv1_(torch::silu(norm1_(x)));
-  h = conv2_(torch::silu(norm2_(h)));
+torch::Tensor VaeResnetBlockImpl::forward(const torch::Tensor& x, const RowSplit& split) {
+  auto h = split.Conv(conv1_, torch::silu(split.Norm(norm1_, x)));
+  h = split.Conv(conv2_, torch::silu(split.Norm(norm2_, h)));
   return (conv_shortcut_ ? conv_shortcut_(x) : x) + h;
 }
 
@@ -41,13 +41,17 @@ VaeAttentionImpl::VaeAttentionImpl(int64_t c, int64_t groups) {
   to_out_ = register_module("to_out", torch::nn::Linear(c, c));
 }
 
-torch::Tensor VaeAttentionImpl::forward(const torch::Tensor& x) {
+torch::Tensor VaeAttentionImpl::forward(const torch::Tensor& x, const RowSplit& split) {
   const int64_t b = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
-  auto tokens = group_norm_(x).view({b, c, h * w}).transpose(1, 2);  // [B, hw, C]
-  auto head = [&](const torch::nn::Linear& l) {
-    return torch::linear(tokens, l->weight, l->bias).unsqueeze(2);  // one head: [B, hw, 1, C]
+  // [B, C, h, w] -> [B, hw, C]: this band's queries, every band's keys and values.
+  auto as_tokens = [&](const torch::Tensor& t) { return t.flatten(2).transpose(1, 2); };
+  const auto normed = split.Norm(group_norm_, x);
+  const auto tokens = as_tokens(normed),
+             all = split.split() ? as_tokens(split.Gather(normed)) : tokens;
+  auto head = [&](const torch::Tensor& in, const torch::nn::Linear& l) {
+    return torch::linear(in, l->weight, l->bias).unsqueeze(2);  // one head: [B, n, 1, C]
   };
-  auto attended = Attention(head(to_q_), head(to_k_), head(to_v_)).squeeze(2);
+  auto attended = Attention(head(tokens, to_q_), head(all, to_k_), head(all, to_v_)).squeeze(2);
   auto out = torch::linear(attended, to_out_->weight, to_out_->bias);
   return x + out.transpose(1, 2).reshape({b, c, h, w});
 }
@@ -87,27 +91,33 @@ torch::Tensor VaeDecoderImpl::forward(const torch::Tensor& latent, int tile) {
 }
 
 torch::Tensor VaeDecoderImpl::DecodeTiled(const torch::Tensor& z, int tile) {
-  return DecodeInTiles(z, tile, config_.vae_downsample,
-                       [this](const torch::Tensor& part) { return Decode(part); });
+  return DecodeInTiles(
+      z, tile, config_.vae_downsample,
+      [this](const torch::Tensor& part) { return DecodeBand(part, RowSplit()); }, split_);
 }
 
 torch::Tensor VaeDecoderImpl::Decode(const torch::Tensor& z) {
+  const RowSplit split = split_.ForRows(z.size(-2));
+  return split.Gather(DecodeBand(split.Shard(z), split));
+}
+
+torch::Tensor VaeDecoderImpl::DecodeBand(const torch::Tensor& z, const RowSplit& split) {
   auto x = z;
   if (post_quant_conv_) x = post_quant_conv_(x);
-  x = conv_in_(x);
-  x = mid_resnets_[0]->as<VaeResnetBlockImpl>()->forward(x);
-  x = mid_attention_(x);
-  x = mid_resnets_[1]->as<VaeResnetBlockImpl>()->forward(x);
+  x = split.Conv(conv_in_, x);
+  x = mid_resnets_[0]->as<VaeResnetBlockImpl>()->forward(x, split);
+  x = mid_attention_->forward(x, split);
+  x = mid_resnets_[1]->as<VaeResnetBlockImpl>()->forward(x, split);
   size_t resnet = 0;
   for (size_t level = 0; level < resnets_per_level_.size(); ++level) {
     for (int i = 0; i < resnets_per_level_[level]; ++i)
-      x = up_resnets_[resnet++]->as<VaeResnetBlockImpl>()->forward(x);
+      x = up_resnets_[resnet++]->as<VaeResnetBlockImpl>()->forward(x, split);
     if (level < upsamplers_->size()) {
       x = torch::upsample_nearest2d(x, std::vector<int64_t>{x.size(2) * 2, x.size(3) * 2});
-      x = upsamplers_[level]->as<torch::nn::Conv2dImpl>()->forward(x);
+      x = split.Conv(torch::nn::Conv2d(upsamplers_->ptr<torch::nn::Conv2dImpl>(level)), x);
     }
   }
-  return conv_out_(torch::silu(conv_norm_out_(x)));
+  return split.Conv(conv_out_, torch::silu(split.Norm(conv_norm_out_, x)));
 }
 
 WeightRules VaeWeightRules(const ModelConfig& c) {

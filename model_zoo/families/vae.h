@@ -6,7 +6,7 @@
 //
 // Shapes come from the DiT's ModelConfig: latent channels (4 for PixArt's SD VAE, 16 for the
 // Flux and SD3 VAEs), level widths, ResNet blocks per level and the scaling and shift factors.
-// Every rank decodes the whole latent (no decode parallelism yet).
+// Under `vae_parallel` (LatentDecoder::SetRowSplit) the decode is split by latent rows.
 #pragma once
 
 #include <memory>
@@ -22,7 +22,8 @@ namespace ditbench {
 class VaeResnetBlockImpl : public torch::nn::Module {
  public:
   VaeResnetBlockImpl(int64_t in, int64_t out, int64_t groups);
-  torch::Tensor forward(const torch::Tensor& x);
+  // x: this rank's band of rows under `split` (the whole activation when nothing is split).
+  torch::Tensor forward(const torch::Tensor& x, const RowSplit& split);
 
  private:
   torch::nn::GroupNorm norm1_{nullptr}, norm2_{nullptr};
@@ -33,7 +34,7 @@ TORCH_MODULE(VaeResnetBlock);
 class VaeAttentionImpl : public torch::nn::Module {
  public:
   VaeAttentionImpl(int64_t channels, int64_t groups);
-  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor forward(const torch::Tensor& x, const RowSplit& split);
 
  private:
   torch::nn::GroupNorm group_norm_{nullptr};
@@ -52,13 +53,17 @@ class VaeDecoderImpl : public LatentDecoder {
   torch::Tensor DecodeUnscaled(const torch::Tensor& z, int tile) override {
     return tile > 0 ? DecodeTiled(z, tile) : Decode(z);
   }
-  // The decode of an already unscaled latent z (diffusers' AutoencoderKL.decode).
+  // The decode of an already unscaled latent z (diffusers' AutoencoderKL.decode), split by
+  // rows over row_split()'s ranks when it splits.
   torch::Tensor Decode(const torch::Tensor& z);
   // The same in overlapping tiles of `tile` pixels per side (model_zoo/families/vae_tiles.h).
   // REQUIRES: tile a multiple of 4 x vae_downsample.
   torch::Tensor DecodeTiled(const torch::Tensor& z, int tile);
 
  private:
+  // z: this rank's band of the latent's rows under `split`.
+  torch::Tensor DecodeBand(const torch::Tensor& z, const RowSplit& split);
+
   ModelConfig config_;
   torch::nn::Conv2d post_quant_conv_{nullptr}, conv_in_{nullptr}, conv_out_{nullptr};
   torch::nn::ModuleList mid_resnets_, up_resnets_, upsamplers_;

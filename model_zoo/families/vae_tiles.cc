@@ -18,7 +18,8 @@ torch::Tensor BlendInto(const torch::Tensor& a, torch::Tensor b, int64_t extent,
 }
 
 torch::Tensor DecodeInTiles(const torch::Tensor& z, int tile, int downsample,
-                            const std::function<torch::Tensor(const torch::Tensor&)>& decode) {
+                            const std::function<torch::Tensor(const torch::Tensor&)>& decode,
+                            const RowSplit& split) {
   TORCH_CHECK(tile > 0 && tile % (4 * downsample) == 0, "VAE tile of ", tile,
               " pixels is not a multiple of ", 4 * downsample);
   const int64_t rows_dim = z.dim() - 2, cols_dim = z.dim() - 1;
@@ -27,13 +28,21 @@ torch::Tensor DecodeInTiles(const torch::Tensor& z, int tile, int downsample,
   const int64_t stride = latent_tile * 3 / 4;  // latent rows between tile starts
   const int64_t blend = tile / 4;              // pixels blended with the previous tile
   const int64_t keep = tile - blend;           // pixels each tile contributes
+  // Every tile this rank owns first, then the tiles shared (so the ranks decode at once).
   std::vector<std::vector<torch::Tensor>> tiles;
+  int64_t piece = 0;
   for (int64_t i = 0; i < z.size(rows_dim); i += stride) {
     auto& row = tiles.emplace_back();
-    for (int64_t j = 0; j < z.size(cols_dim); j += stride)
-      row.push_back(decode(z.narrow(rows_dim, i, std::min(latent_tile, z.size(rows_dim) - i))
-                               .narrow(cols_dim, j, std::min(latent_tile, z.size(cols_dim) - j))));
+    for (int64_t j = 0; j < z.size(cols_dim); j += stride, ++piece)
+      row.push_back(
+          split.Owns(piece)
+              ? decode(z.narrow(rows_dim, i, std::min(latent_tile, z.size(rows_dim) - i))
+                           .narrow(cols_dim, j, std::min(latent_tile, z.size(cols_dim) - j)))
+              : torch::Tensor());
   }
+  piece = 0;
+  for (auto& row : tiles)
+    for (auto& t : row) t = split.Share(piece++, t, z);
   std::vector<torch::Tensor> rows;
   for (size_t i = 0; i < tiles.size(); ++i) {
     std::vector<torch::Tensor> row;

@@ -10,6 +10,8 @@
 
 #include <torch/torch.h>
 
+#include "model_zoo/parallel/row_split.h"
+
 namespace ditbench {
 
 // `b` with its first `extent` entries along `dim` blended from `a`'s last ones (a's weight falls
@@ -17,9 +19,11 @@ namespace ditbench {
 torch::Tensor BlendInto(const torch::Tensor& a, torch::Tensor b, int64_t extent, int64_t dim);
 
 // `decode` maps a latent tile to pixels `downsample` times larger in its last two dimensions.
-// A latent no larger than one tile is decoded in one piece.
+// A latent no larger than one tile is decoded in one piece. Over a split (`vae_parallel`), each
+// rank decodes the tiles it owns (RowSplit::Owns) and every rank blends all of them.
 // REQUIRES: tile > 0 and a multiple of 4 x downsample.
 torch::Tensor DecodeInTiles(const torch::Tensor& z, int tile, int downsample,
-                            const std::function<torch::Tensor(const torch::Tensor&)>& decode);
+                            const std::function<torch::Tensor(const torch::Tensor&)>& decode,
+                            const RowSplit& split = RowSplit());
 
 }  // namespace ditbench

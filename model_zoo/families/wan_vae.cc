@@ -37,7 +37,7 @@ torch::Tensor CausalConv(torch::nn::Conv3d conv, const torch::Tensor& x, CausalC
   if (cached > 0) parts.push_back(slot);
   parts.push_back(x);
   slot = keep.clone();
-  return conv->forward(torch::cat(parts, 2));
+  return cache.split.Conv(conv, torch::cat(parts, 2));
 }
 
 // diffusers' WanRMS_norm: x / ||x|| over channels x sqrt(channels) x gain, per position.
@@ -101,13 +101,18 @@ class FrameAttentionImpl : public torch::nn::Module {
     to_qkv_ = register_module("to_qkv", torch::nn::Conv2d(torch::nn::Conv2dOptions(c, 3 * c, 1)));
     proj_ = register_module("proj", torch::nn::Conv2d(torch::nn::Conv2dOptions(c, c, 1)));
   }
-  torch::Tensor forward(const torch::Tensor& x) {
+  // x: this rank's band of rows under `split`; the keys and values are every band's.
+  torch::Tensor forward(const torch::Tensor& x, const RowSplit& split) {
     const int64_t b = x.size(0), c = x.size(1), h = x.size(3), w = x.size(4);
     auto frames = norm_(Frames(x));
     const int64_t n = frames.size(0);
-    auto qkv = to_qkv_(frames).reshape({n, 1, 3 * c, h * w}).permute({0, 1, 3, 2}).contiguous();
-    auto parts = qkv.chunk(3, -1);
-    auto attended = at::scaled_dot_product_attention(parts[0], parts[1], parts[2]);
+    auto qkv = to_qkv_(frames);  // [n, 3c, h, w]
+    const auto kv = split.split() ? split.Gather(qkv.narrow(1, c, 2 * c)) : qkv.narrow(1, c, 2 * c);
+    auto heads = [n](const torch::Tensor& t) {  // [n, c, rows, w] -> one head [n, 1, rows w, c]
+      return t.reshape({n, 1, t.size(1), -1}).transpose(2, 3);
+    };
+    auto attended = at::scaled_dot_product_attention(
+        heads(qkv.narrow(1, 0, c)), heads(kv.narrow(1, 0, c)), heads(kv.narrow(1, c, c)));
     auto out = proj_(attended.squeeze(1).permute({0, 2, 1}).reshape({n, c, h, w}));
     return Clip(out, b) + x;
   }
@@ -144,7 +149,7 @@ class WanUpsampleImpl : public torch::nn::Module {
     }
     auto frames = Frames(x);
     frames = torch::upsample_nearest2d(frames, std::vector<int64_t>{2 * h, 2 * w});
-    return Clip(conv_(frames), b);
+    return Clip(cache.split.Conv(conv_, frames), b);
   }
 
  private:
@@ -208,7 +213,7 @@ class MidBlockImpl : public torch::nn::Module {
   }
   torch::Tensor forward(torch::Tensor x, CausalCache& cache) {
     x = resnets_[0]->as<ResidualImpl>()->forward(x, cache);
-    x = attentions_[0]->as<FrameAttentionImpl>()->forward(x);
+    x = attentions_[0]->as<FrameAttentionImpl>()->forward(x, cache.split);
     return resnets_[1]->as<ResidualImpl>()->forward(x, cache);
   }
 
@@ -291,10 +296,13 @@ torch::Tensor WanVaeDecoderImpl::forward(const torch::Tensor& latent, int tile) 
 
 torch::Tensor WanVaeDecoderImpl::DecodeUnscaled(const torch::Tensor& z, int tile) {
   if (tile > 0)
-    return DecodeInTiles(z, tile, config_.vae_downsample, [this](const torch::Tensor& part) {
-      return Unpatchify(DecodeFrames(part));
-    });
-  return Unpatchify(DecodeFrames(z)).clamp(-1.0, 1.0);
+    return DecodeInTiles(
+        z, tile, config_.vae_downsample,
+        [this](const torch::Tensor& part) { return Unpatchify(DecodeFrames(part, RowSplit())); },
+        split_);
+  // The unfolding is per pixel: each band unfolds its own rows.
+  const RowSplit split = split_.ForRows(z.size(-2));
+  return split.Gather(Unpatchify(DecodeFrames(split.Shard(z), split))).clamp(-1.0, 1.0);
 }
 
 torch::Tensor WanVaeDecoderImpl::Unpatchify(const torch::Tensor& x) const {
@@ -307,10 +315,11 @@ torch::Tensor WanVaeDecoderImpl::Unpatchify(const torch::Tensor& x) const {
       .reshape({b, x.size(1) / (p * p), t, h * p, w * p});
 }
 
-torch::Tensor WanVaeDecoderImpl::DecodeFrames(const torch::Tensor& z) {
+torch::Tensor WanVaeDecoderImpl::DecodeFrames(const torch::Tensor& z, const RowSplit& split) {
   auto& decoder = *decoder_->as<Decoder3dImpl>();
   const torch::Tensor x = post_quant_conv_(z);
   CausalCache cache;
+  cache.split = split;
   std::vector<torch::Tensor> frames;
   for (int64_t i = 0; i < x.size(2); ++i) {
     cache.next = 0;

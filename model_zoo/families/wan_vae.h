@@ -29,8 +29,11 @@
 namespace ditbench {
 
 // The causal convolutions' cache while a clip is decoded: one slot per convolution, in the
-// order the decoder runs them, holding the last frames of that convolution's input.
+// order the decoder runs them, holding the last frames of that convolution's input (of this
+// rank's band of rows under `vae_parallel`: the split decodes every band frame by frame, and a
+// convolution's halo is exchanged after the cached frames are prepended).
 struct CausalCache {
+  RowSplit split;  // the ranks that decode the clip's rows (one: every row here)
   std::vector<torch::Tensor> slots;
   size_t next = 0;  // the slot of the next causal convolution
   int chunk = 0;    // the latent frame being decoded
@@ -55,8 +58,9 @@ class WanVaeDecoderImpl : public LatentDecoder {
   torch::Tensor DecodeUnscaled(const torch::Tensor& z, int tile) override;
 
  private:
-  // One latent tile [B, C, F, h, w], frame by frame.
-  torch::Tensor DecodeFrames(const torch::Tensor& z);
+  // One latent tile [B, C, F, h, w] (this rank's band of its rows under `split`), frame by
+  // frame.
+  torch::Tensor DecodeFrames(const torch::Tensor& z, const RowSplit& split);
   // [B, 3 p^2, T, H, W] -> [B, 3, T, p H, p W] (diffusers' unpatchify; p = vae_patch).
   torch::Tensor Unpatchify(const torch::Tensor& x) const;
 

@@ -22,13 +22,13 @@ RankSubgroup MakeGroup(Subgroup which, const ParallelDegrees& degrees, const Ran
 
 ParallelContext::ParallelContext() {
   world_.counter = ulysses_.counter = ring_.counter = sequence_.counter = cfg_.counter =
-      pipefusion_.counter = counter_;
+      pipefusion_.counter = vae_.counter = counter_;
   attention_ = MakeAttentionStrategy(ulysses_, ring_);
 }
 
 ParallelContext::ParallelContext(const ParallelDegrees& degrees, int rank,
                                  const c10::intrusive_ptr<c10d::Store>& store,
-                                 const BackendFactory& create)
+                                 const BackendFactory& create, int vae_parallel)
     : degrees_(degrees), at_(CoordinatesOf(degrees, rank)) {
   world_ = MakeGroup(Subgroup::kWorld, degrees, at_, store, create, counter_);
   ulysses_ = MakeGroup(Subgroup::kUlysses, degrees, at_, store, create, counter_);
@@ -40,6 +40,16 @@ ParallelContext::ParallelContext(const ParallelDegrees& degrees, int rank,
   cfg_ = MakeGroup(Subgroup::kCfg, degrees, at_, store, create, counter_);
   pipefusion_ = MakeGroup(Subgroup::kPipeFusion, degrees, at_, store, create, counter_);
   attention_ = MakeAttentionStrategy(ulysses_, ring_);
+  TORCH_CHECK(vae_parallel >= 1 && vae_parallel <= world_.size, "vae_parallel ", vae_parallel,
+              " is not from 1 to the trial's ", world_.size, " ranks");
+  vae_.counter = counter_;
+  decodes_ = vae_parallel == 1 || rank < vae_parallel;
+  if (vae_parallel > 1 && decodes_) {
+    vae_.rank = rank;
+    vae_.size = vae_parallel;
+    vae_.backend =
+        create(c10::make_intrusive<c10d::PrefixStore>("vae/", store), rank, vae_parallel);
+  }
 }
 
 ParallelContext::ParallelContext(ParallelContext&&) noexcept = default;

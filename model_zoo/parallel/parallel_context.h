@@ -31,8 +31,11 @@ class ParallelContext {
   ParallelContext();
   // This rank's communicators over `store`, each under its own store prefix; a group of size 1
   // gets no backend. Every rank of the trial must call this with the same degrees.
+  // `vae_parallel`: the VAE decode is split over the first vae_parallel ranks (vae()).
+  // REQUIRES: 1 <= vae_parallel <= the degrees' world size.
   ParallelContext(const ParallelDegrees& degrees, int rank,
-                  const c10::intrusive_ptr<c10d::Store>& store, const BackendFactory& create);
+                  const c10::intrusive_ptr<c10d::Store>& store, const BackendFactory& create,
+                  int vae_parallel = 1);
 
   ParallelContext(ParallelContext&&) noexcept;
   ParallelContext& operator=(ParallelContext&&) noexcept;
@@ -44,6 +47,11 @@ class ParallelContext {
   const RankSubgroup& cfg() const { return cfg_; }
   const RankSubgroup& pipefusion() const { return pipefusion_; }
   const RankSubgroup& sequence() const { return sequence_; }
+  // The ranks that split the VAE decode (`vae_parallel`): the first N of the world. Size 1 when
+  // vae_parallel is 1 (every rank decodes the whole latent, as one) or on a rank past the
+  // first N (decodes(): false).
+  const RankSubgroup& vae() const { return vae_; }
+  bool decodes() const { return decodes_; }
   const char* attention_name() const { return attention_->name(); }
   // Bytes this rank has sent through any of its communicators so far.
   std::int64_t bytes_sent() const { return counter_->bytes_sent.load(); }
@@ -84,7 +92,8 @@ class ParallelContext {
  private:
   ParallelDegrees degrees_;
   RankCoordinates at_;
-  RankSubgroup world_, ulysses_, ring_, sequence_, cfg_, pipefusion_;
+  RankSubgroup world_, ulysses_, ring_, sequence_, cfg_, pipefusion_, vae_;
+  bool decodes_ = true;
   std::unique_ptr<AttentionStrategy> attention_;
   std::shared_ptr<CommCounter> counter_ = std::make_shared<CommCounter>();
   bool PatchInterleaved() const;

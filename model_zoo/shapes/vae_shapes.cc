@@ -216,4 +216,37 @@ double VaeDecodeFlops(const ModelConfig& model, const ImageShape& shape) {
   return 0;
 }
 
+std::int64_t VaeSplitCollectives(const ModelConfig& m, const ImageShape& shape) {
+  if (m.vae_channels.empty()) return 0;
+  const std::int64_t levels = static_cast<std::int64_t>(m.vae_channels.size());
+  const std::int64_t resnets = 2 + levels * (m.vae_layers + 1);  // mid block's, then the levels'
+  // conv_in, two per ResNet block, an upsampler per level but the last, conv_out.
+  const std::int64_t convs = 1 + 2 * resnets + (levels - 1) + 1;
+  const bool group_norms =
+      m.vae_kind == VaeKind::kAutoencoderKL || m.vae_kind == VaeKind::kHunyuanVideo;
+  // Two per ResNet block, the attention's and the output's.
+  const std::int64_t norms = group_norms ? 2 * resnets + 2 : 0;
+  const std::int64_t per_pass = convs + 2 * norms + 1;
+  const int latent_frames = LatentFrames(m, shape.frames);
+  std::int64_t passes = 1;
+  if (m.vae_kind == VaeKind::kWan || m.vae_kind == VaeKind::kWanResidual) passes = latent_frames;
+  if (m.vae_kind == VaeKind::kHunyuanVideo && latent_frames > 4) passes = (latent_frames + 2) / 3;
+  return passes * per_pass + 1;
+}
+
+int VaeDecodeTiles(const ModelConfig& m, const ImageShape& shape, int tile) {
+  const int down = std::max(1, m.vae_downsample);
+  const int rows = shape.height / down, cols = shape.width / down, latent_tile = tile / down;
+  if (rows <= latent_tile && cols <= latent_tile) return 1;
+  const int stride = std::max(1, latent_tile * 3 / 4);
+  return ((rows + stride - 1) / stride) * ((cols + stride - 1) / stride);
+}
+
+double VaeSplitShare(const ModelConfig& m, const ImageShape& shape, int tile, int parts) {
+  if (parts <= 1) return 1.0;
+  const int whole = tile > 0 ? VaeDecodeTiles(m, shape, tile)
+                             : std::max(1, shape.height / std::max(1, m.vae_downsample));
+  return double((whole + parts - 1) / parts) / whole;
+}
+
 }  // namespace ditbench

@@ -25,4 +25,23 @@ std::int64_t VaeDecoderParameterCount(const ModelConfig& model);
 // FLOPs of decoding one sample (an image, or a clip of shape.frames frames) of `shape`.
 double VaeDecodeFlops(const ModelConfig& model, const ImageShape& shape);
 
+// The collectives of one sample's decode split by rows (`vae_parallel` > 1, untiled;
+// model_zoo/parallel/row_split.h), each small but for the last: a halo exchange per 3x3
+// convolution, two all-reduces per GroupNorm (AutoencoderKL's and AutoencoderKLHunyuanVideo's;
+// Wan's norms are per pixel), a gather per mid-block attention, for every pass of the decoder
+// (AutoencoderKLWan: each latent frame; AutoencoderKLHunyuanVideo: each temporal tile), then
+// the gather of the decoded sample.
+std::int64_t VaeSplitCollectives(const ModelConfig& model, const ImageShape& shape);
+
+// The spatial tiles a decode in tiles of `tile` pixels cuts one frame's latent into, as
+// model_zoo/families/vae_tiles.h cuts them (a tile every 3/4 tile; 1 when the latent fits in
+// one tile).
+// REQUIRES: tile >= 4 x model.vae_downsample.
+int VaeDecodeTiles(const ModelConfig& model, const ImageShape& shape, int tile);
+
+// The largest share of a decode one of `parts` ranks does under vae_parallel: its band of the
+// latent's rows (untiled: ceil(rows / parts) of them) or its tiles (tile > 0: ceil(tiles / parts)
+// of them). 1 when parts is 1.
+double VaeSplitShare(const ModelConfig& model, const ImageShape& shape, int tile, int parts);
+
 }  // namespace ditbench

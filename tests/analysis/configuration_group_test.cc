@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/seed_folding.h"
+#include "analysis/speedup.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
@@ -106,6 +107,41 @@ TEST_F(ConfigurationGroupTest, BaselineMatchesEverythingButDegreesAndPrefersTheR
   ASSERT_NE(plain, nullptr);
   EXPECT_EQ(plain->campaign, first);  // none in its campaign: the newest that has one
   EXPECT_EQ(*plain->latency_ms, 100);
+}
+
+// vae_parallel only says how the decode is split: a 2-rank trial that splits it has the 1-rank
+// trial (which cannot) as its baseline, and its decode's speed-up is over that trial's decode,
+// its efficiency over the 2 ranks that split it; the configuration label names it.
+TEST_F(ConfigurationGroupTest, ASplitDecodeIsMeasuredAgainstTheOneRankTrialsDecode) {
+  const std::int64_t campaign = NewCampaign();
+  auto record = [&](int ulysses, int vae_parallel, double latency_ms, double decode_ms) {
+    TrialConfig c = Tiled(ulysses, 0);
+    c.vae_parallel = vae_parallel;
+    TrialRecord trial = test::MakeTrial(c, TrialStatus::kOk, latency_ms);
+    trial.metrics->extra["decode_ms"] = decode_ms;
+    Db().writer().RecordTrial(campaign, trial);
+    return c;
+  };
+  const TrialConfig one = record(1, 1, 100, 80);
+  const TrialConfig whole = record(2, 1, 90, 80);
+  const TrialConfig split = record(2, 2, 50, 40);
+  const std::vector<ResultRow> rows = Rows();
+  const OneRankBaselines baselines(rows);
+  const ResultRow& split_row = RowOf(rows, campaign, split);
+  const ResultRow* baseline = baselines.For(split_row);
+  ASSERT_NE(baseline, nullptr);
+  EXPECT_EQ(baseline->trial_key, TrialKey(one));
+  EXPECT_EQ(VaeParallelOf(split_row), 2);
+  EXPECT_EQ(VaeParallelOf(RowOf(rows, campaign, whole)), 1);
+  EXPECT_EQ(ConfigurationLabel(split_row), "ulysses=2 vae_parallel=2");
+  const auto decode = DecodeSpeedupOf(baselines, split_row);
+  ASSERT_TRUE(decode);
+  EXPECT_DOUBLE_EQ(decode->value, 2.0);
+  EXPECT_DOUBLE_EQ(decode->efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(decode->baseline_ms, 80);
+  EXPECT_TRUE(decode->trust.plain());
+  // Every rank decoding alone: no faster than one rank.
+  EXPECT_DOUBLE_EQ(DecodeSpeedupOf(baselines, RowOf(rows, campaign, whole))->value, 1.0);
 }
 
 TEST_F(ConfigurationGroupTest, AConfigAndItsStoredRowHaveOneReportGroupAsHalvingRanksIt) {

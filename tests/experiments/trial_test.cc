@@ -166,10 +166,19 @@ TEST(TrialTest, ACacheIsInTheKeyAndNoneKeepsEveryEarlierKey) {
   EXPECT_NE(TrialKey(cached), TrialKey(base));
   std::string expected;
   TrialConfig scratch;
+  // A typo is named, with the word it may have meant.
   EXPECT_FALSE(ApplySetting(scratch, "cache", {{"kind", "fbcache"}, {"treshold", 0.1}}, &expected));
-  EXPECT_EQ(expected, kStepCacheExpected);
+  EXPECT_EQ(expected,
+            "cache keys kind, threshold, warmup_steps, not 'treshold' (did you mean 'threshold'?)");
+  EXPECT_FALSE(ApplySetting(scratch, "cache", {{"kind", "fbcahce"}}, &expected));
+  EXPECT_EQ(expected,
+            "a cache kind of fbcache, teacache, none, not 'fbcahce' (did you mean 'fbcache'?)");
   EXPECT_FALSE(ApplySetting(scratch, "cache", {{"kind", "magcache"}}, &expected));
+  EXPECT_EQ(expected.rfind("a cache kind of fbcache, teacache, none, not 'magcache'", 0), 0u);
   EXPECT_FALSE(ApplySetting(scratch, "cache", {{"kind", "fbcache"}, {"threshold", -1}}, &expected));
+  EXPECT_EQ(expected, "a cache threshold from 0 to 10 (a relative change)");
+  EXPECT_FALSE(ApplySetting(scratch, "cache", {{"threshold", 0.1}}, &expected));
+  EXPECT_EQ(expected, kStepCacheExpected);  // no kind at all
   EXPECT_TRUE(ApplySetting(scratch, "cache", "none", &expected));
   EXPECT_TRUE(scratch.cache.empty());
 }
@@ -256,6 +265,27 @@ TEST(TrialTest, WeightsFoldersAndVaeTilesKeepEveryEarlierKeyAndRoundTrip) {
   EXPECT_EQ(read.vae_tile, 512);
   EXPECT_TRUE(read.model_overrides.empty());
   EXPECT_EQ(TrialKey(read), TrialKey(c));
+}
+
+// vae_parallel 1 (every rank decodes alone) leaves the canonical form and every key as they
+// were; another value is part of the identity and reads back.
+TEST(TrialTest, VaeParallelKeepsEveryEarlierKeyAndRoundTrips) {
+  TrialConfig c = TinyTwoRanks();
+  EXPECT_FALSE(CanonicalJson(c).contains("vae_parallel"));
+  EXPECT_EQ(TrialKey(c), "00e7cab487b3857d");
+  c.vae_parallel = 2;
+  EXPECT_NE(TrialKey(c), "00e7cab487b3857d");
+  const TrialConfig read = TrialConfigFromJson(CanonicalJson(c));
+  EXPECT_EQ(read.vae_parallel, 2);
+  EXPECT_EQ(TrialKey(read), TrialKey(c));
+  nlohmann::json zero = CanonicalJson(c);
+  zero["vae_parallel"] = 0;
+  try {
+    TrialConfigFromJson(zero);
+    ADD_FAILURE() << "vae_parallel 0 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "key 'vae_parallel': expected an integer from 1 to 1024, got 0");
+  }
 }
 
 // `resolution: WIDTHxHEIGHT` and `frames` (video families): a square written either way is the

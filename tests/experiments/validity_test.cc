@@ -43,6 +43,46 @@ TEST(ValidityTest, VaeTilesNeedTheDecodeOfScopePipeline) {
   EXPECT_EQ(InvalidReason(c, {8, true}), std::nullopt);
 }
 
+// vae_parallel: the decode of scope pipeline, over at most the trial's ranks, in equal bands
+// of latent rows (untiled) or at least one tile per rank (tiled).
+TEST(ValidityTest, VaeParallelNeedsADecodeTheRanksAndRowsOrTilesToSplit) {
+  TrialConfig c = PixArt(1024, 2);  // 128 latent rows, 2 ranks
+  c.vae_parallel = 2;
+  EXPECT_EQ(InvalidReason(c, {8, true}),
+            "vae_parallel=2 splits the VAE decode, which only scope pipeline runs (scope is "
+            "denoise)");
+  c.scope = Scope::kPipeline;
+  EXPECT_EQ(InvalidReason(c, {8, true}), std::nullopt);
+  c.vae_parallel = 4;
+  EXPECT_EQ(InvalidReason(c, {8, true}),
+            "vae_parallel=4 splits the decode over the trial's first 4 ranks; it has 2 (the "
+            "product of its parallel degrees)");
+  // 720 px: 90 latent rows, in bands of 12 and 11 over 8 ranks; a 64 px image has 8 rows.
+  TrialConfig wide = PixArt(1024, 1);
+  wide.scope = Scope::kPipeline;
+  wide.dp = 8;
+  wide.resolution = 1280;
+  wide.height = 720;
+  wide.vae_parallel = 8;
+  EXPECT_EQ(InvalidReason(wide, {8, true}), std::nullopt);
+  wide.resolution = 64;
+  wide.height = 0;
+  EXPECT_EQ(InvalidReason(wide, {8, true}), std::nullopt);
+  wide.dp = 16;
+  wide.vae_parallel = 16;
+  EXPECT_EQ(InvalidReason(wide, {16, true}),
+            "the latent's 8 rows (64 px / 8) are fewer than vae_parallel=16 bands of at least one "
+            "row");
+  // Tiled: whole tiles are shared out. 1024 px in tiles of 512 (64 latent rows every 48): 3 x 3.
+  c.vae_parallel = 2;
+  c.vae_tile = 512;
+  EXPECT_EQ(InvalidReason(c, {8, true}), std::nullopt);
+  c.vae_tile = 1024;  // the latent fits one tile
+  EXPECT_EQ(InvalidReason(c, {8, true}),
+            "vae_tile=1024 cuts the latent into 1 tile, fewer than vae_parallel=2 ranks (a "
+            "tiled decode shares out whole tiles)");
+}
+
 TEST(ValidityTest, WorldSizeMustFitTheSlots) {
   auto reason = InvalidReason(PixArt(1024, 4), {2, false});
   ASSERT_TRUE(reason);

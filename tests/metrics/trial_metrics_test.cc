@@ -261,6 +261,31 @@ TEST(StepReuseTest, ComputedAndReusedStepsAreTimedApartFromTheTimedIterations) {
   EXPECT_FALSE(full.extra.contains("skipped_steps"));  // no cache: no cache metrics
 }
 
+// Scope pipeline: decode_ms is the slowest rank's decode per timed iteration (a rank past a
+// vae_parallel split times none), decode_share its part of the latency.
+TEST(TrialMetricsTest, DecodeTimeAndShareComeFromTheSlowestRanksDecodeStage) {
+  std::vector<RankResult> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    RankResult r;
+    r.rank = rank;
+    r.world_size = 2;
+    r.device = "cpu";
+    for (int iteration = 0; iteration < 4; ++iteration) {
+      const bool warmup = iteration == 0;
+      r.samples.push_back({rank, iteration, "iteration", 40.0 + iteration, warmup});
+      if (rank == 0) r.samples.push_back({rank, iteration, "decode", 10.0 + iteration, warmup});
+    }
+    ranks.push_back(r);
+  }
+  TrialConfig config = TinyTwoRanks();
+  config.scope = Scope::kPipeline;
+  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
+  EXPECT_DOUBLE_EQ(m.extra.at("decode_ms"), 12);  // iterations 1-3: 11, 12, 13
+  EXPECT_DOUBLE_EQ(m.extra.at("decode_share"), 12.0 / 42);
+  config.scope = Scope::kDenoise;
+  EXPECT_FALSE(ComputeTrialMetrics(config, ranks, "cpu").extra.contains("decode_ms"));
+}
+
 TEST(StepReuseTest, RanksThatReusedDifferentStepsAreAProblemNamingTheStep) {
   std::vector<RankResult> ranks = CachedRanks();
   EXPECT_FALSE(StepReuseProblem(ranks));

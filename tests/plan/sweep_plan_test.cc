@@ -319,6 +319,42 @@ TEST(SweepPlanTest, VideoTrialsArePlannedFromTheirTokens) {
                    *plan.trials[0].estimate->decode_ms);
 }
 
+// vae_parallel 8 on 8 H100s at 1280x720 x 81 frames: 90 latent rows in bands of 12 and 11, so
+// a rank decodes 12/90 of the FLOPs and holds 12/90 of the rows' working set (but the whole
+// clip, gathered), and the split adds its collectives (a halo exchange per convolution per
+// latent frame; the clip's all-gather) on the link.
+TEST(SweepPlanTest, SplitDecodeTakesTheTallestBandsShareAndPaysItsCollectives) {
+  auto spec = Parse(
+      "name: wan\ndefaults: {model: wan2.1-t2v-14b, resolution: 1280x720, frames: 81, steps: 50, "
+      "scope: pipeline, ulysses: 8}\nmatrix: {vae_parallel: [1, 8]}\n");
+  PlanAssumptions a;
+  a.device = "NVIDIA H100 80GB HBM3";
+  a.efficiency = 0.5;
+  SweepPlan plan = PlanSweep(spec, {8, true}, a);
+  ASSERT_EQ(plan.trials.size(), 2u);
+  const ModelConfig& wan = *FindModelPreset("wan2.1-t2v-14b");
+  const ImageShape clip{1280, 720, 81};
+  ASSERT_FALSE(plan.trials[0].invalid_reason);
+  ASSERT_FALSE(plan.trials[1].invalid_reason) << *plan.trials[1].invalid_reason;
+  const TrialEstimate& whole = *plan.trials[0].estimate;
+  const TrialEstimate& split = *plan.trials[1].estimate;
+  const double rate = 989e12 * 0.5;  // one rank's share of the assumed rate
+  EXPECT_NEAR(*whole.decode_ms, VaeDecodeFlops(wan, clip) / rate * 1000, 1e-6);
+  const double compute_ms = VaeDecodeFlops(wan, clip) * 12 / 90 / rate * 1000;
+  EXPECT_GT(*split.decode_ms, compute_ms);                            // plus the collectives
+  EXPECT_LT(*split.decode_ms, compute_ms + 0.05 * *whole.decode_ms);  // which are small
+  EXPECT_EQ(VaeSplitCollectives(wan, clip), 21 * (1 + 2 * (2 + 4 * 3) + 3 + 1 + 1) + 1);
+  const double clip_mb = 3.0 * 81 * 1280 * 720 * 4 / 1048576;
+  EXPECT_NEAR(*split.decode_mb, (4.0 * 4 * 1280 * 96 * 96 * 2) / 1048576 + clip_mb, 1e-6);
+  EXPECT_NEAR(*whole.decode_mb, (4.0 * 4 * 1280 * 720 * 96 * 2) / 1048576 + clip_mb, 1e-6);
+  std::printf(
+      "wan2.1-t2v-14b 1280x720x81, 8 x H100 (Ulysses 8): decode %.0f ms and %.0f MiB "
+      "per rank whole, %.0f ms and %.0f MiB split over 8; iteration %.0f / %.0f ms, "
+      "memory %.0f / %.0f MiB per rank\n",
+      *whole.decode_ms, *whole.decode_mb, *split.decode_ms, *split.decode_mb, whole.iteration_ms,
+      split.iteration_ms, whole.memory_mb, split.memory_mb);
+}
+
 // The decode's FLOPs (FlopCounterMode's count on diffusers' decoders: tests/reference/) at full
 // size: a video decoder costs more per pixel than the image VAE, AutoencoderKLHunyuanVideo
 // more than AutoencoderKLWan, and a clip's cost grows with its latent frames.
@@ -385,6 +421,27 @@ TEST(SweepPlanTest, PlanTableShowsNonSquareResolutionsAndFrames) {
   const double five = trials[0]["model"]["forward_flops"].get<double>();
   const double nine = trials[1]["model"]["forward_flops"].get<double>();
   EXPECT_GT(nine, 1.5 * five);
+}
+
+// The plan's "cache:" lines say what share of steps a cached estimate assumed, for trials that
+// will run only: an invalid one (here: TeaCache on PixArt, which has no published polynomial)
+// has none.
+TEST(SweepPlanTest, CacheLinesNameOnlyTrialsThatRun) {
+  auto spec = Parse(
+      "name: c\ndefaults: {model: pixart-alpha-tiny, resolution: 256, steps: 8}\n"
+      "matrix: {cache: [{kind: fbcache, threshold: 0.1}, {kind: teacache, threshold: 0.1}]}\n");
+  PlanAssumptions a;
+  SweepPlan plan = PlanSweep(spec, {2, false}, a);
+  ASSERT_EQ(plan.trials.size(), 2u);
+  ASSERT_FALSE(plan.trials[0].invalid_reason);
+  ASSERT_TRUE(plan.trials[1].invalid_reason);
+  std::ostringstream out;
+  WritePlanTable(spec, plan, a, out, {}, 0);
+  const std::string text = out.str();
+  const std::size_t first = text.find("\ncache: ");
+  ASSERT_NE(first, std::string::npos) << text;
+  EXPECT_NE(text.find("fbcache", first), std::string::npos) << text;
+  EXPECT_EQ(text.find("teacache", first), std::string::npos) << text;
 }
 
 TEST(SweepPlanTest, CpuRanksShareTheCoresSoMoreRanksBringNoMoreCompute) {

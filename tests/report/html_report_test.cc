@@ -422,7 +422,7 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
     db->writer().RecordTrial(id, trial);
   }
   auto db = ResultsDb::Open(dir / "results.db", true);
-  auto summaries = SummarizeStages(db->reader(), {{1, TrialKey(config), "u2", ""}});
+  auto summaries = SummarizeStages(db->reader(), {{1, TrialKey(config), "u2", "", {}, ""}});
   ASSERT_EQ(summaries.size(), 1u);
   const StageSummary& s = summaries[0].second;
   EXPECT_DOUBLE_EQ(s.iteration_ms, 32);
@@ -437,13 +437,44 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
   const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
   EXPECT_NE(html.find("<th>VAE decode ms</th>"), std::string::npos);
   // The decode's share of the 32 ms iteration.
-  EXPECT_NE(html.find("<td class=\"num\">8.000</td><td class=\"num decode-share\">25%</td></tr>"),
+  EXPECT_NE(html.find("<td class=\"num\">8.000</td><td class=\"num decode-share\">25%</td>"
+                      "<td class=\"num decode-speedup\">-</td></tr>"),  // no 1-rank trial
             std::string::npos);
   EXPECT_NE(html.find("Stage breakdown"), std::string::npos);
   EXPECT_NE(html.find("block 1 (12.000 ms over all steps)"), std::string::npos);
   // Its rows name the group (model, resolution, precision, scope), not only the degrees.
   const std::size_t section = html.find("Stage breakdown");
   EXPECT_NE(html.find("pixart-alpha 1024px bf16 denoise ulysses=2", section), std::string::npos);
+}
+
+// vae_parallel: the stage breakdown shows each trial's decode speed-up over the 1-rank trial's
+// decode (decode_ms), beside its share.
+TEST(StageBreakdownTest, ASplitDecodeShowsItsSpeedupOverTheOneRankTrialsDecode) {
+  test::TempDir dir;
+  {
+    auto db = ResultsDb::Open(dir / "results.db");
+    auto id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("split"), false);
+    for (int ranks : {1, 2}) {
+      TrialConfig config = test::MakeConfig(ranks);
+      config.scope = Scope::kPipeline;
+      config.vae_parallel = ranks;
+      const double decode = ranks == 1 ? 30 : 15;
+      TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, 20 + decode);
+      trial.samples.clear();
+      for (int rank = 0; rank < ranks; ++rank)
+        for (int it = 0; it < 3; ++it) {
+          trial.samples.push_back({rank, it, "iteration", 20 + decode, it == 0});
+          trial.samples.push_back({rank, it, "decode", decode, it == 0});
+        }
+      trial.metrics->extra["decode_ms"] = decode;
+      db->writer().RecordTrial(id, trial);
+    }
+  }
+  const std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
+  EXPECT_NE(html.find(">decode speed-up</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num decode-speedup\">2.00x</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num decode-speedup\">1.00x</td>"), std::string::npos);
+  EXPECT_NE(html.find("ulysses=2 vae_parallel=2"), std::string::npos);
 }
 
 TEST(StageBreakdownTest, EveryOkLaunchCountsWithTheMedianPerStageOverLaunches) {
@@ -478,7 +509,7 @@ TEST(StageBreakdownTest, EveryOkLaunchCountsWithTheMedianPerStageOverLaunches) {
                               {TrialStatus::kOk, "", first.metrics});
   }
   auto db = ResultsDb::Open(dir / "results.db", true);
-  auto summaries = SummarizeStages(db->reader(), {{1, TrialKey(config), "1 rank", ""}});
+  auto summaries = SummarizeStages(db->reader(), {{1, TrialKey(config), "1 rank", "", {}, ""}});
   ASSERT_EQ(summaries.size(), 1u);
   const StageSummary& s = summaries[0].second;
   EXPECT_DOUBLE_EQ(s.steps_ms, 20);  // median of 10, 30 and 20; launch 0 alone: 10
@@ -510,11 +541,11 @@ TEST(StageBreakdownTest, SeedsOfOneConfigurationAreOneRowWithTheMedianOfEachColu
     s.iteration_ms = iteration;
     s.steps = 2;
     s.steps_ms = iteration / 2;
-    summaries.push_back({{1, fmt::format("key{}", iteration), "u2", "u2-config"}, s});
+    summaries.push_back({{1, fmt::format("key{}", iteration), "u2", "u2-config", {}, ""}, s});
   }
   StageSummary other;
   other.iteration_ms = 7;
-  summaries.push_back({{1, "single", "u4", "u4-config"}, other});
+  summaries.push_back({{1, "single", "u4", "u4-config", {}, ""}, other});
   const std::string html = RenderStageBreakdown(summaries);
   auto count = [&](const std::string& needle) {
     int n = 0;

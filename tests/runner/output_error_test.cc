@@ -79,6 +79,7 @@ TEST_F(OutputErrorTest, TheReferenceIsTheOneRankTrialOfTheSameComputation) {
   parallel.pipefusion_patches = 4;
   parallel.pipefusion_warmup_steps = 3;
   parallel.cfg = 2;
+  parallel.vae_parallel = 4;  // a split decode equals the 1-rank decode
   const TrialConfig reference = ReferenceConfig(parallel);
   EXPECT_EQ(reference.world_size(), 1);
   EXPECT_EQ(TrialKey(reference), TrialKey(test::MakeConfig(1)));
