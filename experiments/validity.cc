@@ -248,6 +248,11 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
         "{} ({} family) has shapes but no LibTorch module in this build: it is "
         "planned, not run",
         c.model, family.name);
+  if (model->experts > 1)
+    return fmt::format(
+        "{} runs {} expert transformers switched at the boundary timestep; this build plans it "
+        "(both experts' weights per rank) but does not run the switch yet",
+        c.model, model->experts);
   if (model->video() && c.pipefusion > 1)
     return fmt::format(
         "pipefusion={} is not implemented for video models ({}); use ulysses, "

@@ -138,7 +138,9 @@ double ForwardFlops(const ModelConfig& m, int resolution, int samples) {
   return samples * ShapesOf(m.family).forward_flops(m, double(ImageTokens(m, resolution)));
 }
 
-std::int64_t ParameterCount(const ModelConfig& m) { return ShapesOf(m.family).parameter_count(m); }
+std::int64_t ParameterCount(const ModelConfig& m) {
+  return std::int64_t(std::max(1, m.experts)) * ShapesOf(m.family).parameter_count(m);
+}
 
 std::int64_t Fp8ParameterCount(const ModelConfig& m) {
   ModelConfig without_blocks = m;
@@ -156,7 +158,7 @@ std::int64_t Fp8ParameterCount(const ModelConfig& m) {
     modulation -= LinearParameters(d, 6 * d) - LinearParameters(d, 2 * d);
     modulation += std::int64_t(m.dual_attention_blocks()) * 3 * d * (d + 1);
   }
-  return std::max<std::int64_t>(0, blocks - modulation);
+  return std::max<std::int64_t>(0, blocks - std::int64_t(std::max(1, m.experts)) * modulation);
 }
 
 }  // namespace ditbench

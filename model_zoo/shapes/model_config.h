@@ -124,6 +124,15 @@ struct ModelConfig {
   // decodes one at a time with a feature cache; 0: the whole clip at once, as HunyuanVideo's
   // untiled decode does).
   int vae_decode_chunk = 0;
+  // Wan 2.2 A14B: `experts` transformers of this shape, as diffusers' WanPipeline runs them
+  // (transformer, transformer_2): the first (high-noise) expert for the steps whose timestep is
+  // at or above expert_boundary x 1000 (the pipeline's boundary_ratio), the second below it,
+  // each with its own CFG weight (guidance_scale, guidance_scale_2; 0: the family's default).
+  // Every expert's weights are resident (ParameterCount counts them all); a step runs one.
+  // 1: one transformer.
+  int experts = 1;
+  double expert_boundary = 0;
+  double guidance_scale = 0, guidance_scale_2 = 0;
 
   int head_dim() const { return hidden / heads; }
   int mlp_width() const { return ffn_dim > 0 ? ffn_dim : mlp_ratio * hidden; }
@@ -190,7 +199,8 @@ std::int64_t ImageTokens(const ModelConfig& model, int resolution);
 // MM-DiT and Flux: joint attention over image + text tokens.
 double ForwardFlops(const ModelConfig& model, int resolution, int samples);
 
-// Parameter count of the model zoo's module for `model` (exact: every weight and bias).
+// Parameter count of the model zoo's module for `model` (exact: every weight and bias), every
+// expert's (ModelConfig::experts).
 std::int64_t ParameterCount(const ModelConfig& model);
 
 // Parameters of the layers `quant: fp8_*` runs in FP8 (model_zoo/layers/fp8_linear.h): the
@@ -198,7 +208,7 @@ std::int64_t ParameterCount(const ModelConfig& model);
 // outputs per stream of a double-stream block, 3 x hidden per single-stream block; PixArt's
 // and Wan's blocks modulate from a table, no layer; SD3's last text stream 2 x hidden, SD3.5's
 // dual-attention blocks 9 x hidden). The blocks' norms and modulation tables count too: under
-// 0.1% at real widths, up to 2% at the tiny presets'.
+// 0.1% at real widths, up to 2% at the tiny presets'. Every expert's.
 std::int64_t Fp8ParameterCount(const ModelConfig& model);
 
 }  // namespace ditbench

@@ -79,6 +79,18 @@ std::vector<ModelConfig> Presets() {
       Wan("wan2.1-t2v-1.3b", 30, 1536, 12, 8960, 16, 8),
       // Wan 2.1 T2V 14B: 40 blocks, 5120 wide (40 heads x 128), FFN 13824.
       Wan("wan2.1-t2v-14b", 40, 5120, 40, 13824, 16, 8),
+      // Wan 2.2 T2V A14B: two experts of Wan 2.1 14B's shape and its VAE (transformer and
+      // transformer_2 of Wan-AI/Wan2.2-T2V-A14B-Diffusers), the high-noise one for timesteps at
+      // or above 875 (model_index.json's boundary_ratio 0.875), CFG 4.0 then 3.0 (diffusers'
+      // example for it: guidance_scale 4.0, guidance_scale_2 3.0).
+      [] {
+        ModelConfig m = Wan("wan2.2-t2v-a14b", 40, 5120, 40, 13824, 16, 8);
+        m.experts = 2;
+        m.expert_boundary = 0.875;
+        m.guidance_scale = 4.0;
+        m.guidance_scale_2 = 3.0;
+        return m;
+      }(),
       // Wan 2.2 TI2V-5B: 30 blocks, 3072 wide (24 heads x 128), FFN 14336, 48 latent channels
       // from a VAE of 16x spatial compression. (Its pipeline embeds a timestep per token,
       // expand_timesteps; the estimate counts one per sample, under 2% of the FLOPs.)

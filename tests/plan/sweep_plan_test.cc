@@ -355,6 +355,41 @@ TEST(SweepPlanTest, SplitDecodeTakesTheTallestBandsShareAndPaysItsCollectives) {
       split.iteration_ms, whole.memory_mb, split.memory_mb);
 }
 
+// Wan 2.2 A14B at 1280x720 x 81 frames on 8 H100s (Ulysses 8): both experts' weights on every
+// rank (2 x Wan 2.1 14B's), one expert's FLOPs per step; vae_parallel 8 cuts the decode's time
+// and working set as for Wan 2.1 (the same VAE). Planned, not run (unsupported by this build).
+TEST(SweepPlanTest, WanA14bHoldsBothExpertsAndSplitsItsDecode) {
+  auto spec = Parse(
+      "name: a14b\ndefaults: {model: wan2.2-t2v-a14b, resolution: 1280x720, frames: 81, steps: 40, "
+      "scope: pipeline, ulysses: 8}\nmatrix: {vae_parallel: [1, 8]}\n");
+  PlanAssumptions a;
+  a.device = "NVIDIA H100 80GB HBM3";
+  a.efficiency = 0.5;
+  SweepPlan plan = PlanSweep(spec, {8, true}, a);
+  ASSERT_EQ(plan.trials.size(), 2u);
+  const ModelConfig& a14b = *FindModelPreset("wan2.2-t2v-a14b");
+  const ModelConfig& wan14 = *FindModelPreset("wan2.1-t2v-14b");
+  EXPECT_EQ(ParameterCount(a14b), 2 * ParameterCount(wan14));
+  EXPECT_EQ(ForwardFlops(a14b, {1280, 720, 81}, 2), ForwardFlops(wan14, {1280, 720, 81}, 2));
+  const double weights_mb = double(ParameterCount(a14b)) * 2 / 1048576.0;
+  for (const PlannedTrial& t : plan.trials) {
+    EXPECT_TRUE(t.unsupported);
+    ASSERT_TRUE(t.estimate);
+    EXPECT_NEAR(t.estimate->memory_mb,
+                weights_mb + std::max(*t.estimate->decode_mb,
+                                      16.0 * (75600.0 + 512) / 8 * 5120 * 2 * 2 / 1048576),
+                1e-6);
+  }
+  const TrialEstimate& whole = *plan.trials[0].estimate;
+  const TrialEstimate& split = *plan.trials[1].estimate;
+  std::printf(
+      "wan2.2-t2v-a14b 1280x720x81, 8 x H100 (Ulysses 8), 40 steps: weights %.0f MiB per "
+      "rank; vae_parallel 1: decode %.0f ms, %.0f MiB, memory %.0f MiB, iteration %.0f "
+      "ms; vae_parallel 8: decode %.0f ms, %.0f MiB, memory %.0f MiB, iteration %.0f ms\n",
+      weights_mb, *whole.decode_ms, *whole.decode_mb, whole.memory_mb, whole.iteration_ms,
+      *split.decode_ms, *split.decode_mb, split.memory_mb, split.iteration_ms);
+}
+
 // The decode's FLOPs (FlopCounterMode's count on diffusers' decoders: tests/reference/) at full
 // size: a video decoder costs more per pixel than the image VAE, AutoencoderKLHunyuanVideo
 // more than AutoencoderKLWan, and a clip's cost grows with its latent frames.

@@ -106,6 +106,10 @@ struct SplitCase {
   bool tiled;
 };
 
+void PrintTo(const SplitCase& c, std::ostream* os) {
+  *os << c.model << " over " << c.ranks << " ranks" << (c.tiled ? ", tiled" : "");
+}
+
 class SplitDecodeTest : public ::testing::TestWithParam<SplitCase> {};
 
 // A latent of 8 rows over 2 ranks (equal bands), of 10 over 4 (3, 3, 2, 2) and, tiled, tiles of
