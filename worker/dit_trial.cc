@@ -143,6 +143,7 @@ class DitRank {
     const bool cfg_batch = model_->guidance() == Guidance::kCfgBatch;
     const bool split_cfg = cfg_batch && parallel_.cfg().size == 2;
     auto input = cfg_batch && !split_cfg ? torch::cat({x, x}, 0) : x;
+    model_->BeginStep(sampler_->ModelTime(step));  // a model of experts picks one
     auto time = torch::full({input.size(0)}, sampler_->ModelTime(step),
                             torch::TensorOptions().dtype(torch::kFloat32).device(device_));
     auto out = model_->Prediction(

@@ -97,6 +97,14 @@ class DitModel {
   // Undefined for a family without one (experiments/validity.cc refuses it before launch).
   virtual torch::Tensor TeaCacheInput(const DitState& /*state*/) { return torch::Tensor(); }
 
+  // Before each denoising step's forward, with the step's model time (the sampler's ModelTime):
+  // a model of experts (ModelConfig::experts, Wan 2.2 A14B) picks the expert for it, the
+  // high-noise one at or above expert_boundary x 1000 as diffusers' WanPipeline does; its
+  // guidance_scale() is then that expert's. A model of one transformer ignores it.
+  virtual void BeginStep(double /*model_time*/) {}
+  // The expert the last BeginStep picked: 0 (the first, or the only one), 1, ...
+  virtual int expert() const { return 0; }
+
   // The module holding every parameter (for .to(device, dtype), eval, parameter counts).
   virtual torch::nn::Module& module() = 0;
 

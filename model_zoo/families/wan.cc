@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "model_zoo/layers/flow_unipc.h"
 #include "model_zoo/layers/timestep_features.h"
@@ -210,9 +213,74 @@ class WanDit final : public ModuleDit<WanTransformer> {
   }
 };
 
+// Wan 2.2 A14B's experts (ModelConfig::experts): `transformer` and `transformer_2` of one
+// shape, as diffusers' pipeline folder names them.
+class WanExpertsImpl : public torch::nn::Module {
+ public:
+  explicit WanExpertsImpl(const ModelConfig& config) {
+    for (int i = 0; i < config.experts; ++i)
+      experts_.push_back(register_module(
+          i == 0 ? "transformer" : fmt::format("transformer_{}", i + 1), WanTransformer(config)));
+  }
+  WanTransformerImpl& at(int i) { return *experts_.at(i); }
+  const WanTransformerImpl& at(int i) const { return *experts_.at(i); }
+
+ private:
+  std::vector<WanTransformer> experts_;
+};
+TORCH_MODULE(WanExperts);
+
+class WanExpertsDit final : public DitModel {
+ public:
+  explicit WanExpertsDit(const ModelConfig& config) : experts_(config) {}
+  const ModelConfig& config() const override { return experts_->at(0).config(); }
+  void BeginStep(double model_time) override {
+    // diffusers: t >= boundary_ratio x num_train_timesteps runs `transformer`.
+    active_ = model_time >= config().expert_boundary * 1000.0 ? 0 : 1;
+  }
+  int expert() const override { return active_; }
+  Guidance guidance() const override { return Guidance::kCfgBatch; }
+  double guidance_scale() const override {
+    const double scale = active_ == 0 ? config().guidance_scale : config().guidance_scale_2;
+    return scale > 0 ? scale : 5.0;
+  }
+  Conditioning MakeConditioning(int64_t rows, const ImageShape&) const override {
+    Conditioning c;
+    c.text = torch::randn({rows, config().text_tokens, config().text_dim});
+    return c;
+  }
+  std::unique_ptr<Sampler> MakeSamplerFor(int steps, const ImageShape& shape) const override {
+    return std::make_unique<FlowUniPcMultistep>(
+        steps, FlowUniPcMultistep::WanFlowShift(shape.width, shape.height));
+  }
+  std::unique_ptr<Sampler> MakeSampler(int, int64_t) const override {
+    throw std::logic_error(config().name + ": Wan's flow shift depends on the resolution");
+  }
+  DitState Embed(const torch::Tensor& latent, const torch::Tensor& time,
+                 const Conditioning& conditioning, const ParallelContext& parallel) override {
+    return experts_->at(active_).Embed(latent, time, conditioning, parallel);
+  }
+  int num_blocks() const override { return experts_->at(0).num_blocks(); }
+  void RunBlock(int index, DitState& state, const ParallelContext& parallel) override {
+    experts_->at(active_).RunBlock(index, state, parallel);
+  }
+  torch::Tensor Finish(DitState& state, const ParallelContext& parallel) override {
+    return experts_->at(active_).Finish(state, parallel);
+  }
+  torch::Tensor TeaCacheInput(const DitState& state) override {
+    return experts_->at(active_).TeaCacheInput(state);
+  }
+  torch::nn::Module& module() override { return *experts_; }
+
+ private:
+  WanExperts experts_;
+  int active_ = 0;
+};
+
 }  // namespace
 
 std::unique_ptr<DitModel> MakeWan(const ModelConfig& config) {
+  if (config.experts > 1) return std::make_unique<WanExpertsDit>(config);
   return std::make_unique<WanDit>(config);
 }
 

@@ -103,6 +103,17 @@ std::vector<ModelConfig> Presets() {
         m.text_dim = 32;
         return m;
       }(),
+      // Wan 2.2 A14B's two experts at the same size.
+      [] {
+        ModelConfig m = Tiny(Wan("wan2.2-t2v-a14b-tiny", 2, 64, 4, 128, 16, 8));
+        m.text_tokens = 16;
+        m.text_dim = 32;
+        m.experts = 2;
+        m.expert_boundary = 0.875;
+        m.guidance_scale = 4.0;
+        m.guidance_scale_2 = 3.0;
+        return m;
+      }(),
       // Wan 2.2 TI2V-5B's structure at the same size: 48 latent channels and the residual 16x
       // VAE (patch 2) at four levels of 32 channels.
       [] {

@@ -377,14 +377,16 @@ TEST(ValidityTest, WhatThisBuildCannotRunIsUnsupportedNotInvalid) {
   hunyuan.cfg = 2;  // guidance is distilled: no negative prompt to split off
   EXPECT_NE(Invalid(hunyuan, {16, true}).find("cfg=2 needs a model that batches a negative prompt"),
             std::string::npos);
-  // Wan 2.2 A14B's two experts are planned, not run: valid by the rules, unsupported here.
+  // Wan 2.2 A14B's two experts run; a step cache across their switch does not.
   TrialConfig a14b = Wan(1280, 720, 81);
   a14b.model = "wan2.2-t2v-a14b";
   a14b.ulysses = 8;
   EXPECT_FALSE(Judge(a14b, {8, true}).invalid);
+  EXPECT_FALSE(Judge(a14b, {8, true}).unsupported);
+  a14b.cache = {StepCache::Kind::kFbCache, 0.1, 1};
   EXPECT_EQ(Judge(a14b, {8, true}).unsupported,
-            "wan2.2-t2v-a14b runs 2 expert transformers switched at the boundary timestep; this "
-            "build plans it (both experts' weights per rank) but does not run the switch yet");
+            "cache: fbcache with wan2.2-t2v-a14b's 2 experts is not built: a residual cached from "
+            "one expert would be reused by the other");
 }
 
 // Non-square images run on every image family, under the rules a square one follows, side by
