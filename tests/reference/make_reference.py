@@ -484,6 +484,48 @@ def class_parameters(root):
     print(f"class_parameters.json: {sum(len(v) for v in out['classes'].values())} parameters")
 
 
+def wan_experts(root):
+    """Wan 2.2 A14B's expert switch as diffusers' WanPipeline runs it: two tiny transformers
+    (transformer, transformer_2) with boundary_ratio 0.875 and CFG 4.0 then 3.0, UniPC at shift
+    3 (48x32, 5 frames), 6 steps from given noise and prompt embeddings; every step's latent
+    through callback_on_step_end. Written to DIR/wan_experts/{transformer,transformer_2}/ and
+    DIR/wan_experts/steps.safetensors (x, prompt, negative, times, latents). Needs transformers
+    (WanPipeline imports it) besides diffusers."""
+    from diffusers import WanPipeline, WanTransformer3DModel, UniPCMultistepScheduler
+    config = dict(patch_size=(1, 2, 2), num_attention_heads=4, attention_head_dim=16,
+                  in_channels=16, out_channels=16, text_dim=32, freq_dim=256, ffn_dim=128,
+                  num_layers=2, cross_attn_norm=True, eps=1e-6, rope_max_seq_len=1024)
+    folder = os.path.join(root, "wan_experts")
+    experts = []
+    for i, name in enumerate(["transformer", "transformer_2"]):
+        torch.manual_seed(SEED + 10 + i)
+        model = WanTransformer3DModel(**config).eval()
+        perturb(model)
+        model.save_pretrained(os.path.join(folder, name), safe_serialization=True)
+        experts.append(model)
+    scheduler = UniPCMultistepScheduler(
+        num_train_timesteps=1000, prediction_type="flow_prediction", use_flow_sigmas=True,
+        solver_order=2, solver_type="bh2", predict_x0=True, lower_order_final=True,
+        final_sigmas_type="zero", timestep_spacing="linspace", flow_shift=3.0)
+    pipe = WanPipeline(tokenizer=None, text_encoder=None, vae=None, scheduler=scheduler,
+                       transformer=experts[0], transformer_2=experts[1], boundary_ratio=0.875)
+    gen = torch.Generator().manual_seed(SEED + 12)
+    prompt, negative = randn(1, 16, 32, gen=gen), randn(1, 16, 32, gen=gen)
+    x = randn(1, 16, 2, 4, 6, gen=gen)  # 5 frames of 32 x 48
+    steps, times = [], []
+    def record(p, i, t, kw):
+        steps.append(kw["latents"].clone()); times.append(float(t)); return kw
+    with torch.no_grad():
+        pipe(prompt_embeds=prompt, negative_prompt_embeds=negative, latents=x.clone(),
+             height=32, width=48, num_frames=5, num_inference_steps=6, guidance_scale=4.0,
+             guidance_scale_2=3.0, output_type="latent", callback_on_step_end=record)
+    save_file({"x": x, "prompt": prompt, "negative": negative,
+               "times": torch.tensor(times, dtype=torch.float64),
+               "latents": torch.stack(steps).contiguous()},
+              os.path.join(folder, "steps.safetensors"))
+    print(f"wan_experts: times {times}")
+
+
 def main():
     if diffusers.__version__ != PINNED:
         sys.exit(f"make_reference.py: needs diffusers=={PINNED}, found {diffusers.__version__}")
@@ -504,6 +546,8 @@ def main():
         return vae_flops(root)
     if "--class-parameters-only" in sys.argv:
         return class_parameters(root)
+    if "--wan-experts-only" in sys.argv:
+        return wan_experts(root)
     all_cases = cases()
     unknown = set(only) - {name for name, _, _, _ in all_cases}
     if unknown:
