@@ -26,6 +26,10 @@ struct Sample {
 // The stage name of a whole iteration's sample.
 inline constexpr const char* kIterationStage = "iteration";
 
+// The most experts a step record may name (StepKernels::expert): rank files and the database are
+// untrusted input.
+inline constexpr int kMaxExperts = 16;
+
 // What one denoising step ran, as its rank saw it in its first iteration (worker/dit_trial.h):
 // the attention kernels by name joined by '+' ("flash", "cudnn+flash"; "" when the step ran no
 // attention), and the linear layers' form ("bf16", "fp8_rowwise", ...).
@@ -34,6 +38,9 @@ struct StepKernels {
   std::string attention;
   std::string linear;
   bool reused = false;  // `cache`: the step reused the cached blocks (block 0 alone ran)
+  // The expert that ran the step (ModelConfig::experts, Wan 2.2 A14B): 0, the first (the
+  // high-noise one) or a model's only transformer; 1, the second.
+  int expert = 0;
   bool operator==(const StepKernels&) const = default;
 };
 // The energy one rank's device used over its timed window (metrics/measurement.h): joules,

@@ -1,5 +1,7 @@
 #include "contract/worker_contract.h"
 
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -17,7 +19,7 @@ namespace {
 const std::vector<std::string> kRankFileFields = {
     "format", "version", "rank", "world_size", "status", "error", "device", "backend",
     "stop_reason", "samples", "peak_mem_mb", "peak_reserved_mb", "environment", "clocks",
-    "output_file", "trace_file", "comm_bytes_per_step", "energy", "metrics", "steps"};
+    "output_file", "trace_file", "comm_bytes_per_step", "energy", "metrics", "steps", "latent_shape"};
 // clang-format on
 
 nlohmann::json ReadVersionedJson(const std::filesystem::path& path, const char* format,
@@ -64,10 +66,33 @@ std::vector<StepKernels> ReadSteps(const RankFileFields& field, const nlohmann::
                    "a name of at most 64 characters of a-z, 0-9, '_' and '+'");
     const nlohmann::json reused = item.value("reused", nlohmann::json(false));
     if (!reused.is_boolean()) field.Fail(key + ".reused", reused, "true or false");
+    const nlohmann::json expert = item.value("expert", nlohmann::json(0));
+    if (!expert.is_number_integer() || expert.get<std::int64_t>() < 0 ||
+        expert.get<std::int64_t>() >= kMaxExperts)
+      field.Fail(key + ".expert", expert,
+                 fmt::format("an expert's index, 0 to {}", kMaxExperts - 1));
     steps.push_back({static_cast<int>(i), item["attention"].get<std::string>(),
-                     item["linear"].get<std::string>(), reused.get<bool>()});
+                     item["linear"].get<std::string>(), reused.get<bool>(),
+                     static_cast<int>(expert.get<std::int64_t>())});
   }
   return steps;
+}
+
+// Optional since the computed shape's check: 4 or 5 sizes, each from 1 to 2^31 - 1.
+std::vector<std::int64_t> ReadLatentShape(const RankFileFields& field, const nlohmann::json& j) {
+  std::vector<std::int64_t> shape;
+  if (!j.contains("latent_shape") || j["latent_shape"].is_null()) return shape;
+  const nlohmann::json& list = j["latent_shape"];
+  const char* expected = "a list of 4 or 5 sizes from 1 to 2147483647";
+  if (!list.is_array() || list.size() < 4 || list.size() > 5)
+    field.Fail("latent_shape", list, expected);
+  for (const nlohmann::json& size : list) {
+    if (!size.is_number_integer() || size.get<std::int64_t>() < 1 ||
+        size.get<std::int64_t>() > std::numeric_limits<std::int32_t>::max())
+      field.Fail("latent_shape", list, expected);
+    shape.push_back(size.get<std::int64_t>());
+  }
+  return shape;
 }
 
 }  // namespace
@@ -113,12 +138,15 @@ nlohmann::json ToJson(const RankResult& r) {
   }
   if (!r.steps.empty()) {
     j["steps"] = nlohmann::json::array();
-    for (const StepKernels& step : r.steps)
+    for (const StepKernels& step : r.steps) {
       j["steps"].push_back({{"step", step.step},
                             {"attention", step.attention},
                             {"linear", step.linear},
                             {"reused", step.reused}});
+      if (step.expert != 0) j["steps"].back()["expert"] = step.expert;  // models of experts only
+    }
   }
+  if (!r.latent_shape.empty()) j["latent_shape"] = r.latent_shape;
   if (r.energy)
     j["energy"] = {{"joules", r.energy->joules}, {"window_ms", r.energy->window_ms}};
   else if (!r.energy_unavailable.empty())
@@ -218,6 +246,7 @@ RankResult ReadRankResult(const std::filesystem::path& path,
     }
   }
   r.steps = ReadSteps(field, j);
+  r.latent_shape = ReadLatentShape(field, j);
   return r;
 }
 

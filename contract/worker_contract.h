@@ -107,6 +107,11 @@ struct RankResult {
   std::map<std::string, MetricDeclaration> metric_declarations;
   // The built-in worker: what each denoising step ran (optional; a program's rank file has none).
   std::vector<StepKernels> steps;
+  // The built-in worker: the shape of the latent its denoising loop returned, [batch, channels,
+  // (latent frames,) latent rows, latent columns] (optional; empty in a program's rank file).
+  // Ingest checks it against the trial's key (metrics/trial_metrics.h, LatentShapeProblem):
+  // a layout never times a padded clip as the one its key names.
+  std::vector<std::int64_t> latent_shape;
 };
 
 nlohmann::json ToJson(const TrialFile& trial);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "experiments/trial_rows.h"
 #include "machine/device_peaks.h"
@@ -103,6 +104,42 @@ std::optional<RankProblem> StepReuseProblem(const std::vector<RankResult>& ranks
                       at.second, at.first, reused ? "reused" : "computed", ranks.front().rank,
                       it->second ? "reused" : "computed")};
     }
+  return std::nullopt;
+}
+
+std::optional<RankProblem> LatentShapeProblem(const TrialConfig& config,
+                                              const std::vector<RankResult>& ranks) {
+  std::string unused;
+  const auto model = ResolveModel(config.model, config.model_overrides, &unused);
+  if (!model) return std::nullopt;
+  const ImageShape image = config.image_shape();
+  std::vector<std::int64_t> expected{config.batch, 0};
+  if (model->video()) expected.push_back(LatentFrames(*model, image.frames));
+  expected.push_back(image.height / model->vae_downsample);
+  expected.push_back(image.width / model->vae_downsample);
+  for (const RankResult& r : ranks) {
+    if (r.latent_shape.empty()) continue;
+    std::vector<std::int64_t> got = r.latent_shape;
+    if (got.size() == expected.size()) got[1] = 0;  // the channels: not compared
+    if (got == expected) continue;
+    std::vector<std::string> names{"batch", "channels"};
+    if (model->video()) names.push_back("latent frames");
+    names.push_back("latent rows");
+    names.push_back("latent columns");
+    return RankProblem{
+        r.rank,
+        fmt::format("'latent_shape' is [{}], a different clip from the trial's {} ({}: [{}]); "
+                    "ditbench times only the shape its key names",
+                    fmt::join(r.latent_shape, ", "),
+                    config.resolution_text() +
+                        (model->video() ? fmt::format(" x {} frames", image.frames) : ""),
+                    fmt::join(names, ", "), [&] {
+                      std::vector<std::string> sizes;
+                      for (std::size_t i = 0; i < expected.size(); ++i)
+                        sizes.push_back(i == 1 ? "*" : std::to_string(expected[i]));
+                      return fmt::format("{}", fmt::join(sizes, ", "));
+                    }())};
+  }
   return std::nullopt;
 }
 

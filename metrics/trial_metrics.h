@@ -52,6 +52,14 @@ std::optional<RankProblem> TimedIterationsProblem(const std::vector<RankResult>&
 // of a step one rank computed waited for a rank that skipped it. REQUIRES as above.
 std::optional<RankProblem> StepReuseProblem(const std::vector<RankResult>& ranks);
 
+// Why a rank's computed latent (RankResult::latent_shape) is not the clip the trial's key names,
+// or nothing: its batch, latent frames (a video's), rows and columns must be those of `config`'s
+// shape (a layout that padded 81 frames to 85 would return 22 latent frames for 21). The
+// channels are the model's (a weights folder may set them) and are not compared. A rank file
+// without the field (a program's) has nothing to check.
+std::optional<RankProblem> LatentShapeProblem(const TrialConfig& config,
+                                              const std::vector<RankResult>& ranks);
+
 // `cache`'s step figures from timed "step:i" samples (every rank's, mixed), the slowest rank per
 // step and iteration: steps per iteration that reused the cached blocks, their share, and the
 // median time of a computed step and of a reused one (nullopt without such steps).

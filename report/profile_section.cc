@@ -56,7 +56,22 @@ std::string StepRan(const StepKernels& step) {
   std::string ran = step.attention.empty()
                         ? step.linear
                         : fmt::format("attention {} · {}", step.attention, step.linear);
-  return step.reused ? ran + " · reused the cached blocks (block 0 ran)" : ran;
+  if (step.reused) ran += " · reused the cached blocks (block 0 ran)";
+  return step.expert != 0 ? fmt::format("expert {} · {}", step.expert + 1, ran) : ran;
+}
+
+// The steps where a model of experts (Wan 2.2 A14B) changed expert, as the chart's vertical
+// marks: between step i - 1 and step i, named "expert 1 -> 2".
+void MarkExpertSwitches(const std::vector<StepKernels>& steps, nlohmann::json& marks) {
+  for (std::size_t i = 1; i < steps.size(); ++i) {
+    if (steps[i].expert == steps[i - 1].expert) continue;
+    const std::string text =
+        fmt::format("expert {} -> {}", steps[i - 1].expert + 1, steps[i].expert + 1);
+    const double x = static_cast<double>(i) - 0.5;
+    bool seen = false;
+    for (const nlohmann::json& mark : marks) seen |= mark["x"] == x && mark["label"] == text;
+    if (!seen) marks.push_back({{"x", x}, {"label", text}});
+  }
 }
 
 // A rank's trace in the trial's run folder, as stored: an absolute path, which a report opened
@@ -108,7 +123,7 @@ nlohmann::json StepChart(const std::string& id, const std::string& title,
       if (ms[i] > 0) steps[i].push_back(ms[i]);
   }
   if (by_label.empty()) return nullptr;
-  nlohmann::json datasets = nlohmann::json::array();
+  nlohmann::json datasets = nlohmann::json::array(), marks = nlohmann::json::array();
   std::map<std::string, int> styles;
   std::vector<std::string> done;
   for (const ResultRow& row : rows) {
@@ -117,6 +132,7 @@ nlohmann::json StepChart(const std::string& id, const std::string& title,
     if (found == by_label.end() || std::find(done.begin(), done.end(), label) != done.end())
       continue;
     done.push_back(label);
+    MarkExpertSwitches(row.step_kernels, marks);
     nlohmann::json points = nlohmann::json::array();
     std::vector<double> steady;
     double first = 0;
@@ -149,7 +165,9 @@ nlohmann::json StepChart(const std::string& id, const std::string& title,
                         {"style", styles[strategy]++},
                         {"points", std::move(points)}});
   }
-  return {{"id", id}, {"kind", "steps"}, {"title", title}, {"datasets", datasets}};
+  nlohmann::json chart = {{"id", id}, {"kind", "steps"}, {"title", title}, {"datasets", datasets}};
+  if (!marks.empty()) chart["marks"] = std::move(marks);
+  return chart;
 }
 
 std::string RenderProfileTable(const std::vector<ResultRow>& rows) {

@@ -226,6 +226,12 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
                                problem->problem);
     return record;
   }
+  if (const auto problem = LatentShapeProblem(config, ranks)) {
+    record.status = TrialStatus::kFailed;
+    record.error =
+        fmt::format("{}: {}", RankResultPath(run_dir, problem->rank).string(), problem->problem);
+    return record;
+  }
   if (const auto problem = StepReuseProblem(ranks)) {
     record.status = TrialStatus::kFailed;
     record.error =

@@ -312,6 +312,7 @@ void InsertSteps(sqlite3* db, std::int64_t trial_id, const std::vector<StepKerne
                     {"attention", step.attention},
                     {"linear", step.linear},
                     {"reused", step.reused}});
+    if (step.expert != 0) list.back()["expert"] = step.expert;
     for (std::size_t start = 0; start < step.attention.size();) {
       const std::size_t plus = std::min(step.attention.find('+', start), step.attention.size());
       kernels.insert(step.attention.substr(start, plus - start));

@@ -33,9 +33,14 @@ std::vector<StepKernels> StoredSteps(const std::string& trial_key, const std::st
         throw std::runtime_error("an entry is not {step, attention, linear}");
       const nlohmann::json reused = item.value("reused", nlohmann::json(false));
       if (!reused.is_boolean()) throw std::runtime_error("an entry's reused is not true or false");
-      steps.push_back(
-          {item["step"].get<int>(), StripTerminalControls(item["attention"].get<std::string>()),
-           StripTerminalControls(item["linear"].get<std::string>()), reused.get<bool>()});
+      const nlohmann::json expert = item.value("expert", nlohmann::json(0));
+      if (!expert.is_number_integer() || expert.get<std::int64_t>() < 0 ||
+          expert.get<std::int64_t>() >= kMaxExperts)
+        throw std::runtime_error("an entry's expert is not an expert's index");
+      steps.push_back({item["step"].get<int>(),
+                       StripTerminalControls(item["attention"].get<std::string>()),
+                       StripTerminalControls(item["linear"].get<std::string>()), reused.get<bool>(),
+                       static_cast<int>(expert.get<std::int64_t>())});
     }
   } catch (const std::exception& e) {
     throw StorageError(fmt::format("trial {}: its stored steps: {}", trial_key, e.what()));

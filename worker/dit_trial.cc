@@ -221,11 +221,14 @@ class DitRank {
       if (stages) stages->End();
       if (record) step_kernels_.push_back(StepKernelsOf(i, recorder->ran()));
     }
+    if (record) latent_shape_ = x.sizes().vec();
     return Decode(x, stages);
   }
 
   // What each step ran, from the first iteration.
   const std::vector<StepKernels>& step_kernels() const { return step_kernels_; }
+  // The shape of the latent the first eager iteration's denoising loop returned.
+  const std::vector<int64_t>& latent_shape() const { return latent_shape_; }
 
   // graph: cuda_graph. Captures every step of one iteration from the noise (after the eager
   // warm-up) and returns the host milliseconds the capture took.
@@ -272,7 +275,7 @@ class DitRank {
     const bool fp8 = fp8_ && !HighPrecisionStep(step);
     return {step, fmt::format("{}", fmt::join(attention, "+")),
             std::string(fp8 ? QuantizationName(config_.quant) : PrecisionName(config_.precision)),
-            cache_ && cache_->reused()};
+            cache_ && cache_->reused(), model_->expert()};
   }
 
   const TrialConfig& config_;
@@ -286,6 +289,7 @@ class DitRank {
   std::unique_ptr<Fp8Layers> fp8_;      // quant only
   std::unique_ptr<StepCacheForward> cache_;  // cache only
   std::vector<StepKernels> step_kernels_;
+  std::vector<int64_t> latent_shape_;
   torch::Tensor noise_;
   Conditioning conditioning_;
 };
@@ -428,6 +432,7 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
                m.energy_unavailable);
   }
   result.steps = dit.step_kernels();
+  result.latent_shape = dit.latent_shape();
   result.samples = std::move(m.samples);
   result.stop_reason = m.stop_reason;
   MemoryPeak peak = ReadMemoryPeak(device);

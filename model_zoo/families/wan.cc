@@ -188,14 +188,40 @@ torch::Tensor WanTransformerImpl::Finish(DitState& state, const ParallelContext&
 
 namespace {
 
-class WanDit final : public ModuleDit<WanTransformer> {
+// Wan 2.2 A14B's experts (ModelConfig::experts): `transformer` and `transformer_2` of one
+// shape, as diffusers' pipeline folder names them. A model of one expert is that transformer.
+class WanExpertsImpl : public torch::nn::Module {
  public:
-  using ModuleDit::ModuleDit;
-  torch::Tensor TeaCacheInput(const DitState& state) override {
-    return module_->TeaCacheInput(state);
+  explicit WanExpertsImpl(const ModelConfig& config) {
+    for (int i = 0; i < config.experts; ++i)
+      experts_.push_back(register_module(
+          i == 0 ? "transformer" : fmt::format("transformer_{}", i + 1), WanTransformer(config)));
   }
+  int size() const { return static_cast<int>(experts_.size()); }
+  WanTransformerImpl& at(int i) { return *experts_.at(i); }
+  const WanTransformerImpl& at(int i) const { return *experts_.at(i); }
+
+ private:
+  std::vector<WanTransformer> experts_;
+};
+TORCH_MODULE(WanExperts);
+
+// Wan 2.1 and 2.2: one transformer, or A14B's two experts, each step run by the one BeginStep
+// picked.
+class WanDit final : public DitModel {
+ public:
+  explicit WanDit(const ModelConfig& config) : experts_(config) {}
+  const ModelConfig& config() const override { return experts_->at(0).config(); }
+  void BeginStep(double model_time) override {
+    // diffusers: t >= boundary_ratio x num_train_timesteps runs `transformer`.
+    active_ = experts_->size() > 1 && model_time < config().expert_boundary * 1000.0 ? 1 : 0;
+  }
+  int expert() const override { return active_; }
   Guidance guidance() const override { return Guidance::kCfgBatch; }
-  double guidance_scale() const override { return 5.0; }  // WanPipeline's default
+  double guidance_scale() const override {
+    const double scale = active_ == 0 ? config().guidance_scale : config().guidance_scale_2;
+    return scale > 0 ? scale : 5.0;  // WanPipeline's default
+  }
   Conditioning MakeConditioning(int64_t rows, const ImageShape&) const override {
     Conditioning c;
     c.text = torch::randn({rows, config().text_tokens, config().text_dim});
@@ -211,51 +237,6 @@ class WanDit final : public ModuleDit<WanTransformer> {
                            ": Wan's flow shift depends on the resolution, not only the token "
                            "count: use MakeSamplerFor");
   }
-};
-
-// Wan 2.2 A14B's experts (ModelConfig::experts): `transformer` and `transformer_2` of one
-// shape, as diffusers' pipeline folder names them.
-class WanExpertsImpl : public torch::nn::Module {
- public:
-  explicit WanExpertsImpl(const ModelConfig& config) {
-    for (int i = 0; i < config.experts; ++i)
-      experts_.push_back(register_module(
-          i == 0 ? "transformer" : fmt::format("transformer_{}", i + 1), WanTransformer(config)));
-  }
-  WanTransformerImpl& at(int i) { return *experts_.at(i); }
-  const WanTransformerImpl& at(int i) const { return *experts_.at(i); }
-
- private:
-  std::vector<WanTransformer> experts_;
-};
-TORCH_MODULE(WanExperts);
-
-class WanExpertsDit final : public DitModel {
- public:
-  explicit WanExpertsDit(const ModelConfig& config) : experts_(config) {}
-  const ModelConfig& config() const override { return experts_->at(0).config(); }
-  void BeginStep(double model_time) override {
-    // diffusers: t >= boundary_ratio x num_train_timesteps runs `transformer`.
-    active_ = model_time >= config().expert_boundary * 1000.0 ? 0 : 1;
-  }
-  int expert() const override { return active_; }
-  Guidance guidance() const override { return Guidance::kCfgBatch; }
-  double guidance_scale() const override {
-    const double scale = active_ == 0 ? config().guidance_scale : config().guidance_scale_2;
-    return scale > 0 ? scale : 5.0;
-  }
-  Conditioning MakeConditioning(int64_t rows, const ImageShape&) const override {
-    Conditioning c;
-    c.text = torch::randn({rows, config().text_tokens, config().text_dim});
-    return c;
-  }
-  std::unique_ptr<Sampler> MakeSamplerFor(int steps, const ImageShape& shape) const override {
-    return std::make_unique<FlowUniPcMultistep>(
-        steps, FlowUniPcMultistep::WanFlowShift(shape.width, shape.height));
-  }
-  std::unique_ptr<Sampler> MakeSampler(int, int64_t) const override {
-    throw std::logic_error(config().name + ": Wan's flow shift depends on the resolution");
-  }
   DitState Embed(const torch::Tensor& latent, const torch::Tensor& time,
                  const Conditioning& conditioning, const ParallelContext& parallel) override {
     return experts_->at(active_).Embed(latent, time, conditioning, parallel);
@@ -270,7 +251,10 @@ class WanExpertsDit final : public DitModel {
   torch::Tensor TeaCacheInput(const DitState& state) override {
     return experts_->at(active_).TeaCacheInput(state);
   }
-  torch::nn::Module& module() override { return *experts_; }
+  // One expert: the transformer itself, its weights named as a transformer folder names them.
+  torch::nn::Module& module() override {
+    return experts_->size() == 1 ? static_cast<torch::nn::Module&>(experts_->at(0)) : *experts_;
+  }
 
  private:
   WanExperts experts_;
@@ -280,7 +264,6 @@ class WanExpertsDit final : public DitModel {
 }  // namespace
 
 std::unique_ptr<DitModel> MakeWan(const ModelConfig& config) {
-  if (config.experts > 1) return std::make_unique<WanExpertsDit>(config);
   return std::make_unique<WanDit>(config);
 }
 

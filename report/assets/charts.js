@@ -145,6 +145,31 @@
       }
     };
   }
+  // A steps chart's vertical marks (c.marks: {x, label}), dashed, named at the top: where a
+  // model of experts switched expert.
+  function stepMarks(marks) {
+    return {
+      id: 'stepMarks',
+      afterDatasetsDraw: function (chart) {
+        var ctx = chart.ctx, area = chart.chartArea, x = chart.scales.x;
+        marks.forEach(function (m, i) {
+          var px = x.getPixelForValue(m.x);
+          ctx.save();
+          ctx.strokeStyle = '#555';
+          ctx.setLineDash([5, 4]);
+          ctx.beginPath();
+          ctx.moveTo(px, area.top);
+          ctx.lineTo(px, area.bottom);
+          ctx.stroke();
+          ctx.fillStyle = '#333';
+          ctx.font = '11px system-ui, sans-serif';
+          ctx.textAlign = 'left';
+          ctx.fillText(m.label, px + 4, area.top + 12 + 13 * i);
+          ctx.restore();
+        });
+      }
+    };
+  }
   function steps(c) {
     var config = lines(c, {type: 'linear', min: 0, ticks: {precision: 0},
                            title: {display: true, text: 'denoising step'}},
@@ -154,6 +179,7 @@
       return t.dataset.label + ': step ' + t.raw.x + ', ' + t.raw.y.toFixed(2) + ' ms' +
              (t.raw.ran ? ' (' + t.raw.ran + ')' : '');
     }}};
+    if (c.marks) config.plugins = [stepMarks(c.marks)];
     return config;
   }
   function memory(c) {

@@ -32,7 +32,9 @@ TEST_F(WorkerContractTest, RankResultRoundTripsEveryField) {
   r.peak_reserved_mb = 2048;
   r.environment = {{"libtorch", "2.11.0"}};
   r.clocks = {{"available", true}, {"throttled", true}, {"sm_mhz_min", 1410.0}};
-  r.steps = {{0, "cudnn", "bf16"}, {1, "flash+math", "fp8_rowwise"}, {2, "", "bf16"}};
+  r.steps = {
+      {0, "cudnn", "bf16"}, {1, "flash+math", "fp8_rowwise"}, {2, "", "bf16", false, /*expert=*/1}};
+  r.latent_shape = {1, 16, 21, 60, 104};
   WriteFileAtomically(RankResultPath(dir_.path(), 1), ToJson(r).dump());
   EXPECT_FALSE(std::filesystem::exists(RankResultPath(dir_.path(), 1).string() + ".tmp"));
 
@@ -48,10 +50,13 @@ TEST_F(WorkerContractTest, RankResultRoundTripsEveryField) {
   EXPECT_TRUE(back.samples[2].reused);
   // Written only where set: a rank file without `cache` is as before.
   EXPECT_FALSE(ToJson(r)["samples"][1].contains("reused"));
+  EXPECT_FALSE(ToJson(r)["steps"][1].contains("expert"));  // a model of experts' steps only
+  EXPECT_EQ(ToJson(r)["steps"][2]["expert"], 1);
   EXPECT_DOUBLE_EQ(*back.peak_reserved_mb, 2048);
   EXPECT_EQ(back.environment, r.environment);
   EXPECT_EQ(back.clocks, r.clocks);
   EXPECT_EQ(back.steps, r.steps);
+  EXPECT_EQ(back.latent_shape, r.latent_shape);
 }
 
 TEST_F(WorkerContractTest, TrialFileRoundTripsTheConfig) {
@@ -162,6 +167,24 @@ TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
        "'steps[0].attention' is \"\\u001b[31mred\"; expected a name of at most 64 characters"},
       {"/steps", nlohmann::json::array({{{"step", 0}, {"attention", "math"}}}),
        "'steps[0].linear' is missing or null;"},
+      {"/steps",
+       nlohmann::json::array(
+           {{{"step", 0}, {"attention", "math"}, {"linear", "bf16"}, {"expert", -1}}}),
+       "'steps[0].expert' is -1; expected an expert's index, 0 to 15"},
+      {"/steps",
+       nlohmann::json::array(
+           {{{"step", 0}, {"attention", "math"}, {"linear", "bf16"}, {"expert", 16}}}),
+       "'steps[0].expert' is 16;"},
+      {"/steps",
+       nlohmann::json::array(
+           {{{"step", 0}, {"attention", "math"}, {"linear", "bf16"}, {"expert", "high"}}}),
+       "'steps[0].expert' is \"high\";"},
+      {"/latent_shape", nlohmann::json::array({1, 4, 32}),
+       "'latent_shape' is [1,4,32]; expected a list of 4 or 5 sizes from 1 to 2147483647"},
+      {"/latent_shape", nlohmann::json::array({1, 4, 0, 32}), "'latent_shape' is [1,4,0,32];"},
+      {"/latent_shape", nlohmann::json::array({1, 4, 32, 3000000000u}),
+       "'latent_shape' is [1,4,32,3000000000];"},
+      {"/latent_shape", "1x4x32x32", "'latent_shape' is \"1x4x32x32\";"},
   };
   for (const Case& c : cases) {
     nlohmann::json j = ValidRankFile();

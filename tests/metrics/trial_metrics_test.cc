@@ -300,5 +300,39 @@ TEST(StepReuseTest, RanksThatReusedDifferentStepsAreAProblemNamingTheStep) {
             "one rank computes waits for one that skipped it)");
 }
 
+// The computed shape: a rank whose latent is not the clip the key names fails the trial with the
+// sizes it computed and the ones expected; a rank file without the field is not checked.
+TEST(LatentShapeTest, ARankThatComputedAnotherClipIsAProblemNamingBothShapes) {
+  TrialConfig config;
+  config.model = "wan2.1-t2v-1.3b";
+  config.resolution = 832;
+  config.height = 480;
+  config.frames = 81;  // 21 latent frames of 60 x 104
+  std::vector<RankResult> ranks(2);
+  ranks[1].rank = 1;
+  EXPECT_FALSE(LatentShapeProblem(config, ranks));  // a program's rank files: nothing to check
+  ranks[0].latent_shape = ranks[1].latent_shape = {1, 16, 21, 60, 104};
+  EXPECT_FALSE(LatentShapeProblem(config, ranks));
+  ranks[0].latent_shape[1] = 48;  // the channels are the model's, not the key's
+  EXPECT_FALSE(LatentShapeProblem(config, ranks));
+  ranks[1].latent_shape = {1, 16, 22, 60, 104};  // 85 frames: padded for a layout
+  const auto problem = LatentShapeProblem(config, ranks);
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->rank, 1);
+  EXPECT_EQ(problem->problem,
+            "'latent_shape' is [1, 16, 22, 60, 104], a different clip from the trial's 832x480 x "
+            "81 frames (batch, channels, latent frames, latent rows, latent columns: [1, *, 21, "
+            "60, 104]); ditbench times only the shape its key names");
+  ranks[1].latent_shape = {1, 16, 60, 104};  // an image's rank: a size missing
+  EXPECT_TRUE(LatentShapeProblem(config, ranks));
+  // An image: four sizes.
+  config = TinyTwoRanks();
+  ranks[0].latent_shape =
+      ranks[1].latent_shape = {1, 4, config.resolution / 8, config.resolution / 8};
+  EXPECT_FALSE(LatentShapeProblem(config, ranks));
+  ranks[0].latent_shape[3] += 1;
+  EXPECT_TRUE(LatentShapeProblem(config, ranks));
+}
+
 }  // namespace
 }  // namespace ditbench

@@ -94,6 +94,28 @@ TEST(ProfileSectionTest, StepChartShowsWhichStepsRanHowUnderASchedule) {
   EXPECT_TRUE(points[3].value("hollow", false));
 }
 
+// Wan 2.2 A14B: the chart marks where the experts switch (once, however many configurations
+// switch there), every point names the expert that ran it, and a model of one transformer's
+// chart carries no mark.
+TEST(ProfileSectionTest, StepChartMarksTheExpertSwitch) {
+  ResultRow one = Row(1), two = Row(2);
+  for (ResultRow* row : {&one, &two})
+    row->step_kernels = {{0, "math", "bf16"},
+                         {1, "math", "bf16"},
+                         {2, "math", "bf16", false, 1},
+                         {3, "math", "bf16", false, 1}};
+  StagesByTrial stages;
+  stages[{1, one.trial_key}].step_ms = {30, 10, 10, 12};
+  stages[{1, two.trial_key}].step_ms = {20, 6, 6, 6};
+  const nlohmann::json chart = StepChart("c", "t", {one, two}, {one, two}, stages);
+  ASSERT_FALSE(chart.is_null());
+  EXPECT_EQ(chart["marks"], nlohmann::json::parse(R"([{"x": 1.5, "label": "expert 1 -> 2"}])"));
+  EXPECT_EQ(chart["datasets"][0]["points"][1]["ran"], "attention math · bf16");
+  EXPECT_EQ(chart["datasets"][0]["points"][2]["ran"], "expert 2 · attention math · bf16");
+  one.step_kernels[2].expert = one.step_kernels[3].expert = 0;
+  EXPECT_FALSE(StepChart("c", "t", {one}, {one}, stages).contains("marks"));
+}
+
 TEST(ProfileSectionTest, ProfileTableLinksEveryRanksTraceAndNamesAnUnreadableOne) {
   ResultRow row = Row(2);
   row.compute_share = 0.8;

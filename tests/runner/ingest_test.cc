@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "base/atomic_file.h"
@@ -225,6 +226,28 @@ TEST_F(IngestTrialTest, RanksWhoseCacheDecisionsDisagreeAreAFailureNamingTheStep
   EXPECT_FALSE(r.metrics);
   EXPECT_NE(r.error.find("rank1.json: 'samples' has step:0 of iteration 2 computed, which rank 0 "
                          "reused; the ranks' cache decisions disagree"),
+            std::string::npos)
+      << r.error;
+}
+
+// The computed shape: a rank whose latent is not the key's clip fails the trial naming its file;
+// the shape the key names is ok.
+TEST_F(IngestTrialTest, ARankThatComputedAnotherShapeIsAFailure) {
+  const TrialConfig config = TinyTwoRanks();
+  const std::int64_t side = config.resolution / 8;  // pixart-alpha-tiny: VAE downsample 8
+  RankResult zero = Rank(0, {10, 11}), one = Rank(1, {12, 13});
+  zero.latent_shape = one.latent_shape = {1, 4, side, side};
+  WriteRank(zero);
+  WriteRank(one);
+  auto ok = IngestTrial(config, "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(ok.status, TrialStatus::kOk) << ok.error;
+  one.latent_shape = {1, 4, side + 2, side};  // padded rows
+  WriteRank(one);
+  auto r = IngestTrial(config, "k", dir_.path(), Outcome({{true}, {true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_NE(r.error.find(fmt::format("rank1.json: 'latent_shape' is [1, 4, {}, {}], a different "
+                                     "clip from the trial's",
+                                     side + 2, side)),
             std::string::npos)
       << r.error;
 }

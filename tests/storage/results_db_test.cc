@@ -112,7 +112,7 @@ TEST_F(ResultsDbTest, WhatEachStepRanIsStoredAndReadBack) {
     auto db = ResultsDb::Open(DbPath());
     id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("steps"), false);
     TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, 10.0);
-    trial.steps = {{0, "flash", "bf16"}, {1, "math", "bf16"}, {2, "cudnn+math", "bf16"}};
+    trial.steps = {{0, "flash", "bf16"}, {1, "math", "bf16"}, {2, "cudnn+math", "bf16", false, 1}};
     db->writer().RecordTrial(id, trial);
     db->writer().RecordTrial(id, test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 10.0));
   }
@@ -130,7 +130,8 @@ TEST_F(ResultsDbTest, WhatEachStepRanIsStoredAndReadBack) {
       continue;
     }
     ASSERT_EQ(row.step_kernels.size(), 3u);
-    EXPECT_EQ(row.step_kernels[2], (StepKernels{2, "cudnn+math", "bf16"}));
+    EXPECT_EQ(row.step_kernels[1].expert, 0);
+    EXPECT_EQ(row.step_kernels[2], (StepKernels{2, "cudnn+math", "bf16", false, 1}));
     EXPECT_EQ(row.attention_ran, "cudnn+flash+math");
   }
 }
@@ -154,6 +155,16 @@ TEST_F(ResultsDbTest, StoredStepsAreCheckedWhenRead) {
     const std::vector<ResultRow> rows = db->reader().Results({id});
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0].step_kernels[0].attention, "flash");
+  }
+  ExecSql(
+      "UPDATE trial_metrics SET steps_json = "
+      "'[{\"step\":0,\"attention\":\"flash\",\"linear\":\"bf16\",\"expert\":99}]'");
+  try {
+    ResultsDb::Open(DbPath())->reader().Results({id});
+    ADD_FAILURE() << "an expert past kMaxExperts accepted";
+  } catch (const StorageError& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("its stored steps: an entry's expert is not an expert's index"));
   }
   ExecSql("UPDATE trial_metrics SET steps_json = '[{\"step\":\"zero\"}]'");
   auto db = ResultsDb::Open(DbPath());

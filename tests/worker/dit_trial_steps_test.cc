@@ -52,5 +52,25 @@ TEST(DitTrialStepsTest, AScheduleRunsItsFirstAndLastStepsWithSdpasOwnKernel) {
   EXPECT_EQ(result.steps[3], (StepKernels{3, "flash", "fp32"}));
 }
 
+// Wan 2.2 A14B: every step says which expert ran it. The expectation is diffusers' own: its
+// WanPipeline's 6 UniPC timesteps at shift 3 are 999 937 | 856 749 599 374 against the boundary
+// 875 (tests/reference/data/wan_experts, where the latents equal ditbench's step for step).
+TEST(DitTrialStepsTest, AModelOfExpertsRecordsTheExpertOfEveryStep) {
+  TrialConfig config = Tiny();
+  config.model = "wan2.2-t2v-a14b-tiny";
+  config.resolution = 64;
+  config.frames = 5;
+  config.steps = 6;
+  config.attention = AttentionBackend::kMath;
+  const RankResult result = RunOnCpu(config);
+  ASSERT_EQ(result.steps.size(), 6u);
+  std::vector<int> experts;
+  for (const StepKernels& step : result.steps) experts.push_back(step.expert);
+  EXPECT_EQ(experts, (std::vector<int>{0, 0, 1, 1, 1, 1}));
+  // A model of one transformer records no expert.
+  config.model = "wan2.1-t2v-tiny";
+  for (const StepKernels& step : RunOnCpu(config).steps) EXPECT_EQ(step.expert, 0);
+}
+
 }  // namespace
 }  // namespace ditbench
