@@ -1,0 +1,263 @@
+#include "experiments/serve_load.h"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <numbers>
+#include <random>
+#include <stdexcept>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "base/terminal_text.h"
+#include "base/untrusted_input.h"
+#include "base/user_error.h"
+
+namespace ditbench {
+namespace {
+
+constexpr int kMinSide = 16, kMaxSide = 16384, kMaxFrames = 100000, kMaxSteps = 10000;
+constexpr double kMaxRatePerS = 1e6, kMaxBurstiness = 100, kMaxTraceSeconds = 1e6;
+constexpr std::string_view kTraceHeader = "arrival_s,width,height,frames,steps";
+
+// Uniform draws in [0, 1) from the 53 high bits of std::mt19937_64, and the draws built on them.
+class Draws {
+ public:
+  explicit Draws(std::uint64_t seed) : engine_(seed) {}
+
+  double Uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+  double Exponential() { return -std::log1p(-Uniform()); }  // mean 1
+  // Standard normal: Box-Muller, one of the pair.
+  double Normal() {
+    const double radius = std::sqrt(-2 * std::log(1 - Uniform()));
+    return radius * std::cos(2 * std::numbers::pi * Uniform());
+  }
+  // Gamma of shape `k` and scale 1: Marsaglia and Tsang (2000) for k >= 1; below 1 through
+  // Gamma(k) = Gamma(k + 1) * U^(1/k).
+  double Gamma(double k) {
+    if (k < 1) {
+      const double gamma = Gamma(k + 1);  // drawn first: the operands of * have no set order
+      return gamma * std::pow(1 - Uniform(), 1 / k);
+    }
+    const double d = k - 1.0 / 3, c = 1 / std::sqrt(9 * d);
+    while (true) {
+      const double z = Normal(), v = std::pow(1 + c * z, 3);
+      if (v <= 0) continue;
+      if (std::log(1 - Uniform()) < z * z / 2 + d - d * v + d * std::log(v)) return d * v;
+    }
+  }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+// The mix entry that a uniform draw `u` in [0, 1) lands in, by weight.
+int PickShape(const std::vector<RequestShape>& mix, double total_weight, double u) {
+  const double target = u * total_weight;
+  double cumulative = 0;
+  int last_drawable = 0;
+  for (int i = 0; i < static_cast<int>(mix.size()); ++i) {
+    if (mix[i].weight <= 0) continue;
+    cumulative += mix[i].weight;
+    last_drawable = i;
+    if (target < cumulative) return i;
+  }
+  return last_drawable;  // only when rounding put target at the very top
+}
+
+std::optional<std::string> ShapeProblem(const RequestShape& shape, const std::string& where) {
+  const auto outside = [](int value, int low, int high) { return value < low || value > high; };
+  if (outside(shape.width, kMinSide, kMaxSide) || outside(shape.height, kMinSide, kMaxSide))
+    return fmt::format("'{}' is {}x{}; expected a width and height from {} to {}", where,
+                       shape.width, shape.height, kMinSide, kMaxSide);
+  if (outside(shape.frames, 0, kMaxFrames))
+    return fmt::format("'{}.frames' is {}; expected 0 (an image) to {}", where, shape.frames,
+                       kMaxFrames);
+  if (outside(shape.steps, 1, kMaxSteps))
+    return fmt::format("'{}.steps' is {}; expected 1 to {}", where, shape.steps, kMaxSteps);
+  if (!std::isfinite(shape.weight) || shape.weight < 0)
+    return fmt::format("'{}.weight' is {}; expected a weight of 0 or more", where, shape.weight);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> ServeLoadProblem(const ServeLoad& load) {
+  if (load.replicas < 1 || load.replicas > 4096)
+    return fmt::format("'replicas' is {}; expected 1 to 4096", load.replicas);
+  if (!(load.slo_scale >= 1 && load.slo_scale <= 1e6))
+    return fmt::format("'slo_scale' is {}; expected a multiple of the isolated latency, 1 to 1e6",
+                       load.slo_scale);
+  if (load.arrivals == ArrivalKind::kTrace) {
+    if (load.trace.empty()) return "'trace' is empty; expected the path of an arrival trace";
+    if (load.concurrency != 0 || load.rate_per_s != 0)
+      return "'arrivals' is trace; expected no rate_per_s or concurrency (the trace sets both)";
+    return std::nullopt;
+  }
+  const bool open_loop = load.rate_per_s != 0;
+  if (open_loop == (load.concurrency != 0))
+    return fmt::format("'rate_per_s' is {} and 'concurrency' {}; expected exactly one of them",
+                       load.rate_per_s, load.concurrency);
+  if (open_loop && !(load.rate_per_s > 0 && load.rate_per_s <= kMaxRatePerS))
+    return fmt::format("'rate_per_s' is {}; expected requests per second above 0, at most {}",
+                       load.rate_per_s, kMaxRatePerS);
+  if (load.concurrency < 0 || load.concurrency > kMaxServeRequests)
+    return fmt::format("'concurrency' is {}; expected 1 to {}", load.concurrency,
+                       kMaxServeRequests);
+  if (load.arrivals == ArrivalKind::kGamma &&
+      !(load.burstiness > 0 && load.burstiness <= kMaxBurstiness))
+    return fmt::format("'burstiness' is {}; expected the gaps' CV^2, above 0, at most {}",
+                       load.burstiness, kMaxBurstiness);
+  if (load.mix.empty()) return "'mix' is empty; expected at least one request shape";
+  double total_weight = 0;
+  for (std::size_t i = 0; i < load.mix.size(); ++i) {
+    if (auto problem = ShapeProblem(load.mix[i], fmt::format("mix[{}]", i))) return problem;
+    total_weight += load.mix[i].weight;
+  }
+  if (!(total_weight > 0 && std::isfinite(total_weight)))
+    return "'mix' has no weight; expected a positive weight on at least one shape";
+  if (load.requests < 0 || load.warmup_requests < 0 ||
+      load.requests + static_cast<double>(load.warmup_requests) > kMaxServeRequests)
+    return fmt::format("'requests' is {} and 'warmup_requests' {}; expected at most {} in all",
+                       load.requests, load.warmup_requests, kMaxServeRequests);
+  if (!(load.duration_s >= 0 && load.duration_s <= kMaxTraceSeconds))
+    return fmt::format("'duration_s' is {}; expected 0 to {} seconds", load.duration_s,
+                       kMaxTraceSeconds);
+  if (load.requests == 0 && (load.duration_s == 0 || !open_loop))
+    return open_loop ? "'requests' and 'duration_s' are 0; expected at least one of them"
+                     : "'requests' is 0; expected a count of requests for a closed loop";
+  return std::nullopt;
+}
+
+std::vector<Request> GenerateArrivals(const ServeLoad& load) {
+  if (auto problem = ServeLoadProblem(load)) throw std::invalid_argument(*problem);
+  if (load.arrivals == ArrivalKind::kTrace)
+    throw std::invalid_argument("a trace's requests come from ReadArrivalTrace");
+  Draws gaps(load.seed), shapes(load.seed ^ 0x9e3779b97f4a7c15ull);
+  double total_weight = 0;
+  for (const RequestShape& shape : load.mix) total_weight += shape.weight;
+
+  const bool open_loop = load.concurrency == 0;
+  const int count = load.requests > 0 ? load.warmup_requests + load.requests : kMaxServeRequests;
+  std::vector<Request> requests;
+  double time_s = 0;
+  for (int i = 0; i < count; ++i) {
+    if (load.duration_s > 0 && time_s >= load.duration_s) break;
+    requests.push_back({i, time_s, PickShape(load.mix, total_weight, shapes.Uniform())});
+    if (!open_loop) continue;  // every request ready at 0
+    switch (load.arrivals) {
+      case ArrivalKind::kPoisson:
+        time_s += gaps.Exponential() / load.rate_per_s;
+        break;
+      case ArrivalKind::kGamma:
+        time_s += gaps.Gamma(1 / load.burstiness) * load.burstiness / load.rate_per_s;
+        break;
+      case ArrivalKind::kConstant:
+        time_s = (i + 1) / load.rate_per_s;
+        break;
+      case ArrivalKind::kTrace:
+        break;  // refused above
+    }
+  }
+  if (load.requests == 0 && time_s < load.duration_s)
+    throw std::invalid_argument(
+        fmt::format("'duration_s' {} at 'rate_per_s' {} makes more than {} requests",
+                    load.duration_s, load.rate_per_s, kMaxServeRequests));
+  return requests;
+}
+
+ArrivalTrace ReadArrivalTrace(const std::filesystem::path& path) {
+  const std::string where = OneLine(path.string());
+  std::string text;
+  try {
+    text = ReadRegularFile(path, kMaxTraceBytes);
+  } catch (const std::runtime_error& error) {
+    throw UserError(error.what(), {path.string(), 0, ""});
+  }
+  if (text.empty()) {
+    throw UserError(fmt::format("{}: is empty; expected the header line '{}'", where, kTraceHeader),
+                    {path.string(), 0, ""});
+  }
+  ArrivalTrace trace;
+  int line_number = 0;
+  const auto fail = [&](const std::string& column, const std::string& message) {
+    throw UserError(fmt::format("{}:{}: {}", where, line_number, message),
+                    {path.string(), line_number, column});
+  };
+  // `field` of `column` as a number from `low` to `high` (an integer when T is int).
+  const auto parse = [&]<typename T>(std::string_view field, const char* column, T low, T high,
+                                     const std::string& expected) {
+    while (!field.empty() && (field.front() == ' ' || field.front() == '\t'))
+      field.remove_prefix(1);
+    while (!field.empty() && (field.back() == ' ' || field.back() == '\t')) field.remove_suffix(1);
+    T value{};
+    const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
+    if (error != std::errc() || end != field.data() + field.size() || !(value >= low) ||
+        !(value <= high))
+      fail(column, fmt::format("column '{}' is '{}'; expected {}", column, ForTerminal(field, 60),
+                               expected));
+    return value;
+  };
+
+  std::string_view rest = text;
+  double previous_s = 0;
+  std::map<std::array<int, 4>, std::size_t> shape_index;  // width, height, frames, steps
+  while (!rest.empty()) {
+    const std::size_t newline = rest.find('\n');
+    std::string_view line = rest.substr(0, newline);
+    rest.remove_prefix(newline == std::string_view::npos ? rest.size() : newline + 1);
+    ++line_number;
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    if (line_number == 1) {
+      if (line != kTraceHeader)
+        fail("", fmt::format("header is '{}'; expected '{}'", ForTerminal(line, 60), kTraceHeader));
+      continue;
+    }
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    if (trace.requests.size() == static_cast<std::size_t>(kMaxServeRequests))
+      fail("", fmt::format("more than {} requests; expected at most {}", kMaxServeRequests,
+                           kMaxServeRequests));
+    std::vector<std::string_view> fields;
+    for (std::size_t start = 0;;) {
+      const std::size_t comma = line.find(',', start);
+      fields.push_back(line.substr(start, comma - start));
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    if (fields.size() != 5)
+      fail("", fmt::format("has {} columns; expected 5: {}", fields.size(), kTraceHeader));
+    const double arrival_s = parse(fields[0], "arrival_s", 0.0, kMaxTraceSeconds,
+                                   fmt::format("seconds from 0 to {}", kMaxTraceSeconds));
+    if (arrival_s < previous_s)
+      fail("arrival_s", fmt::format("column 'arrival_s' is '{}'; expected a time not before "
+                                    "the previous request's {}",
+                                    ForTerminal(fields[0], 60), previous_s));
+    previous_s = arrival_s;
+    const std::string side = fmt::format("an integer from {} to {}", kMinSide, kMaxSide);
+    RequestShape shape{
+        parse(fields[1], "width", kMinSide, kMaxSide, side),
+        parse(fields[2], "height", kMinSide, kMaxSide, side),
+        parse(fields[3], "frames", 0, kMaxFrames,
+              fmt::format("an integer from 0 (an image) to {}", kMaxFrames)),
+        parse(fields[4], "steps", 1, kMaxSteps, fmt::format("an integer from 1 to {}", kMaxSteps)),
+        1};
+    const auto [known, added] = shape_index.try_emplace(
+        {shape.width, shape.height, shape.frames, shape.steps}, trace.shapes.size());
+    if (added) {
+      trace.shapes.push_back(shape);
+    } else {
+      trace.shapes[known->second].weight += 1;
+    }
+    trace.requests.push_back(
+        {static_cast<int>(trace.requests.size()), arrival_s, static_cast<int>(known->second)});
+  }
+  if (trace.requests.empty()) {
+    throw UserError(where + ": has no requests; expected at least one line after the header",
+                    {path.string(), 0, ""});
+  }
+  return trace;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,106 @@
+// Serving under load (issue 39): how requests arrive at a served model. A `ServeLoad` says
+// when requests come (open-loop arrivals at a rate, or a closed loop of a fixed concurrency),
+// what they ask for (a weighted mix of request shapes), how many, and what counts as served
+// well (slo_scale). GenerateArrivals turns it into the list of requests, deterministically:
+// the same load and seed give the same requests on every machine and standard library, so a
+// trial is repeatable. A trace file instead replays recorded arrivals exactly
+// (ReadArrivalTrace). Pure, torch-free; the trace reader is the only I/O.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ditbench {
+
+enum class ArrivalKind {
+  kPoisson,   // exponential gaps: memoryless arrivals at rate_per_s
+  kGamma,     // gamma gaps of mean 1 / rate_per_s and squared coefficient of variation
+              // `burstiness` (gamma shape 1 / burstiness): 1 is Poisson, above 1 burstier,
+              // towards 0 steadier
+  kConstant,  // one request every 1 / rate_per_s seconds exactly
+  kTrace,     // arrival times and shapes from a file (ReadArrivalTrace)
+};
+
+// One kind of request. Ranges as the sweep's `resolution`, `frames` and `steps` take them.
+struct RequestShape {
+  int width = 1024, height = 1024;
+  int frames = 0;  // 0: an image
+  int steps = 20;
+  double weight = 1;  // relative share of requests in a mix (any positive scale)
+  bool operator==(const RequestShape&) const = default;
+};
+
+struct ServeLoad {
+  ArrivalKind arrivals = ArrivalKind::kPoisson;
+  double rate_per_s = 0;  // open loop: mean requests per second
+  double burstiness = 1;  // kGamma only: the gaps' CV^2
+  // Closed loop when > 0: at most this many requests in flight, the next one issued when one
+  // completes, and rate_per_s 0. Exactly one of rate_per_s and concurrency is set.
+  int concurrency = 0;
+  std::vector<RequestShape> mix;  // the shapes requests draw from, by weight
+  // How many requests: `requests` after the warm-up ones, or all that arrive before
+  // duration_s (warm-up included), or whichever ends first when both are set. A closed loop
+  // needs `requests`.
+  int requests = 0;
+  double duration_s = 0;
+  int warmup_requests = 0;  // the first requests, served but left out of the summary
+  // A request meets its service-level objective when its latency is at most slo_scale times
+  // its latency alone on an idle replica.
+  double slo_scale = 5;
+  int replicas = 1;             // copies of the model serving one queue
+  std::filesystem::path trace;  // kTrace: the file
+  std::uint64_t seed = 0;
+};
+
+// The most requests one load may make (a trace's lines included).
+inline constexpr int kMaxServeRequests = 1'000'000;
+
+// One request: its position in arrival order (from 0; warm-up requests first), when it
+// arrives, seconds from the start, and its shape, an index into the load's mix (or the
+// trace's shapes).
+struct Request {
+  int index = 0;
+  double arrival_s = 0;
+  int shape = 0;
+  bool operator==(const Request&) const = default;
+};
+
+// What is wrong with `load`, as one line naming the field ("'rate_per_s' is 0; expected ..."),
+// or nullopt. A trace's own content is checked by ReadArrivalTrace.
+std::optional<std::string> ServeLoadProblem(const ServeLoad& load);
+
+// The requests of a generated load (not kTrace), warmup_requests + requests of them (or up to
+// duration_s), the first at time 0. In a closed loop every arrival_s is 0: the runner issues
+// each when a slot frees and records that moment as its arrival.
+//
+// Determinism: gaps and shapes come from two std::mt19937_64 streams seeded from `seed` (the
+// engine's output is fixed by the C++ standard), turned into draws here rather than by
+// <random>'s distributions, whose output differs between standard libraries: uniforms of 53
+// bits, exponential gaps by the inverse CDF, normals by Box-Muller, gamma gaps by
+// Marsaglia-Tsang. (std::log and friends may differ in the last bit between C libraries.)
+// Gaps scale as 1 / rate_per_s, so one seed at several rates gives the same pattern
+// compressed, and the same shapes: rates compare on common random numbers.
+// Throws std::invalid_argument with ServeLoadProblem's line, or for kTrace.
+std::vector<Request> GenerateArrivals(const ServeLoad& load);
+
+// A trace file's requests, in file order, and the distinct shapes they use (in order of first
+// use, weight = the count of requests of that shape).
+struct ArrivalTrace {
+  std::vector<RequestShape> shapes;
+  std::vector<Request> requests;
+};
+
+// The most bytes of a trace file: 64 MiB (about 20 bytes a line at kMaxServeRequests).
+inline constexpr std::uint64_t kMaxTraceBytes = 64ull << 20;
+
+// Reads a CSV trace, untrusted: a regular file of at most kMaxTraceBytes, the header line
+// `arrival_s,width,height,frames,steps`, then one request a line (blank lines skipped, "\r\n"
+// accepted), at most kMaxServeRequests: arrival_s seconds from 0 to 10^6, not before the line
+// above; width and height 16 to 16384; frames 0 to 100000; steps 1 to 10000. Throws UserError,
+// one line: "<path>:<line>: column 'steps' is 'abc'; expected an integer from 1 to 10000".
+ArrivalTrace ReadArrivalTrace(const std::filesystem::path& path);
+
+}  // namespace ditbench

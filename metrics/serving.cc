@@ -1,0 +1,79 @@
+#include "metrics/serving.h"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <utility>
+
+namespace ditbench {
+namespace {
+
+double Mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double value : values) sum += value;
+  return sum / static_cast<double>(values.size());
+}
+
+}  // namespace
+
+ServingSummary SummarizeServing(const std::vector<RequestRecord>& records, int gpus,
+                                double slo_scale, std::optional<double> window_s) {
+  ServingSummary summary;
+  if (records.empty()) return summary;  // outside the contract; all zeros rather than UB
+  std::vector<double> latencies, waits;
+  double first_arrival_ms = records.front().arrival_ms, last_end_ms = records.front().end_ms;
+  int met = 0;
+  for (const RequestRecord& record : records) {
+    const double latency = record.end_ms - record.arrival_ms;
+    latencies.push_back(latency);
+    waits.push_back(record.start_ms - record.arrival_ms);
+    first_arrival_ms = std::min(first_arrival_ms, record.arrival_ms);
+    last_end_ms = std::max(last_end_ms, record.end_ms);
+    met += latency <= slo_scale * record.isolated_ms ? 1 : 0;
+    summary.busy_requests += record.busy ? 1 : 0;
+  }
+  summary.requests = static_cast<int>(records.size());
+  summary.mean_latency_ms = Mean(latencies);
+  summary.mean_queue_ms = Mean(waits);
+  std::sort(latencies.begin(), latencies.end());
+  std::sort(waits.begin(), waits.end());
+  summary.p50_ms = QuantileInterval(latencies, 0.50);
+  summary.p90_ms = QuantileInterval(latencies, 0.90);
+  summary.p95_ms = QuantileInterval(latencies, 0.95);
+  summary.p99_ms = QuantileInterval(latencies, 0.99);
+  summary.p95_queue_ms = QuantileInterval(waits, 0.95);
+
+  summary.window_s = window_s.value_or((last_end_ms - first_arrival_ms) / 1000);
+  summary.throughput_per_s = summary.requests / summary.window_s;
+  summary.throughput_per_gpu_per_s = summary.throughput_per_s / gpus;
+  summary.slo_attainment = static_cast<double>(met) / summary.requests;
+  summary.goodput_per_s = met / summary.window_s;
+  return summary;
+}
+
+std::vector<RequestRecord> SimulateQueue(const std::vector<Request>& arrivals,
+                                         const std::vector<double>& service_ms, int servers) {
+  // (time the server is next free, server), earliest first, then the lowest server.
+  using FreeServer = std::pair<double, int>;
+  std::priority_queue<FreeServer, std::vector<FreeServer>, std::greater<>> free_servers;
+  for (int server = 0; server < servers; ++server) free_servers.push({0.0, server});
+  std::vector<RequestRecord> records;
+  records.reserve(arrivals.size());
+  for (std::size_t i = 0; i < arrivals.size(); ++i) {
+    const auto [free_ms, server] = free_servers.top();
+    free_servers.pop();
+    RequestRecord record;
+    record.index = arrivals[i].index;
+    record.shape = arrivals[i].shape;
+    record.replica = server;
+    record.arrival_ms = arrivals[i].arrival_s * 1000;
+    record.start_ms = std::max(record.arrival_ms, free_ms);
+    record.end_ms = record.start_ms + service_ms[i];
+    record.isolated_ms = service_ms[i];
+    free_servers.push({record.end_ms, server});
+    records.push_back(record);
+  }
+  return records;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,65 @@
+// Serving under load (issue 39): what a trial's requests add up to. Each request is recorded
+// with when it arrived, started and ended and its isolated latency (the same shape alone on
+// an idle replica); SummarizeServing derives latency percentiles with distribution-free
+// confidence intervals, queue wait, throughput, SLO attainment and goodput. SimulateQueue
+// plays arrivals through a FIFO queue of identical servers, for tests and for `plan`'s
+// estimates. Pure functions, no I/O, torch-free.
+//
+// Definitions (pinned by tests/metrics/serving_test.cc):
+//  * latency = end - arrival; queue wait = start - arrival (both ms).
+//  * percentiles: R type 7 with the 95% order-statistic interval of stats/order_statistics.h;
+//    a tail percentile that the count of requests cannot bound (p99 below 368 requests) has
+//    bounded = false and an infinite upper bound.
+//  * window: the last end minus the first arrival, unless the caller gives one (a load's
+//    duration); throughput = completed requests / window; per GPU divides by every GPU of
+//    every replica.
+//  * SLO: a request meets it when latency <= slo_scale x isolated_ms; attainment is the share
+//    of requests that meet it, goodput the count that meet it / window.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "experiments/serve_load.h"
+#include "stats/order_statistics.h"
+
+namespace ditbench {
+
+// One served request. Times in ms from the load's start.
+struct RequestRecord {
+  int index = 0;    // Request::index
+  int shape = 0;    // Request::shape
+  int replica = 0;  // the replica (or SimulateQueue's server) that served it
+  double arrival_ms = 0, start_ms = 0, end_ms = 0;
+  double isolated_ms = 0;  // its shape's latency alone on an idle replica; > 0
+  bool busy = false;       // another process used the replica's GPUs meanwhile
+};
+
+struct ServingSummary {
+  int requests = 0;
+  int busy_requests = 0;  // of them, served while another process used the GPUs
+  QuantileEstimate p50_ms, p90_ms, p95_ms, p99_ms;  // latency
+  double mean_latency_ms = 0;
+  double mean_queue_ms = 0;
+  QuantileEstimate p95_queue_ms;
+  double window_s = 0;
+  double throughput_per_s = 0, throughput_per_gpu_per_s = 0;
+  double slo_attainment = 0;  // 0 to 1
+  double goodput_per_s = 0;
+};
+
+// REQUIRES: `records` non-empty (warm-up requests already left out), every isolated_ms > 0,
+// gpus >= 1 (all replicas' GPUs), slo_scale > 0, window_s (when given) > 0.
+ServingSummary SummarizeServing(const std::vector<RequestRecord>& records, int gpus,
+                                double slo_scale, std::optional<double> window_s = std::nullopt);
+
+// `arrivals` served first come, first served by `servers` identical servers: each request
+// starts at max(its arrival, the earliest time a server is free), on that server (the lowest
+// numbered of those free first), and takes service_ms[i]; isolated_ms is service_ms[i].
+// Records in arrival order. O(n log servers).
+// REQUIRES: arrivals in non-decreasing arrival_s (as GenerateArrivals and ReadArrivalTrace
+// give them), service_ms.size() == arrivals.size(), servers >= 1.
+std::vector<RequestRecord> SimulateQueue(const std::vector<Request>& arrivals,
+                                         const std::vector<double>& service_ms, int servers);
+
+}  // namespace ditbench
