@@ -43,6 +43,20 @@ struct StepKernels {
   int expert = 0;
   bool operator==(const StepKernels&) const = default;
 };
+// One request a serving trial served (`serve`, experiments/serve_load.h), as the leader of the
+// replica that served it recorded it. Times in ms from the load's start on that rank's host
+// clock: arrival (when the load made it), start (when its replica began it), end (when its
+// output was ready on the device).
+struct RequestRecord {
+  int index = 0;    // Request::index: its position in arrival order, warm-up requests first
+  int shape = 0;    // Request::shape
+  int replica = 0;  // the replica (dp group, or SimulateQueue's server) that served it
+  double arrival_ms = 0, start_ms = 0, end_ms = 0;
+  double isolated_ms = 0;  // its shape's latency alone on an idle replica; > 0
+  bool busy = false;       // another process used the replica's devices meanwhile
+  bool operator==(const RequestRecord&) const = default;
+};
+
 // The energy one rank's device used over its timed window (metrics/measurement.h): joules,
 // and the window's length in host milliseconds.
 struct RankEnergy {

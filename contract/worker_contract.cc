@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -19,7 +20,8 @@ namespace {
 const std::vector<std::string> kRankFileFields = {
     "format", "version", "rank", "world_size", "status", "error", "device", "backend",
     "stop_reason", "samples", "peak_mem_mb", "peak_reserved_mb", "environment", "clocks",
-    "output_file", "trace_file", "comm_bytes_per_step", "energy", "metrics", "steps", "latent_shape"};
+    "output_file", "trace_file", "comm_bytes_per_step", "energy", "metrics", "steps", "latent_shape",
+    "requests"};
 // clang-format on
 
 nlohmann::json ReadVersionedJson(const std::filesystem::path& path, const char* format,
@@ -95,6 +97,40 @@ std::vector<std::int64_t> ReadLatentShape(const RankFileFields& field, const nlo
   return shape;
 }
 
+// Optional since serving trials: the requests a replica's leader served.
+std::vector<RequestRecord> ReadRequests(const RankFileFields& field, const nlohmann::json& j) {
+  std::vector<RequestRecord> requests;
+  if (!j.contains("requests") || j["requests"].is_null()) return requests;
+  const nlohmann::json& list = j["requests"];
+  if (!list.is_array() || list.size() > static_cast<std::size_t>(kMaxServeRequests))
+    field.Fail("requests", list, fmt::format("a list of at most {} requests", kMaxServeRequests));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& item = list[i];
+    const std::string key = fmt::format("requests[{}]", i);
+    if (!item.is_object())
+      field.Fail(key, item, "{\"index\", \"shape\", \"replica\", \"arrival_ms\", ...}");
+    RequestRecord r;
+    for (auto [name, value, high] : {std::tuple{"index", &r.index, kMaxServeRequests - 1},
+                                     std::tuple{"shape", &r.shape, kMaxServeRequests - 1},
+                                     std::tuple{"replica", &r.replica, kMaxWorldSize - 1}}) {
+      const nlohmann::json v = item.value(name, nlohmann::json());
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > high)
+        field.Fail(key + "." + name, v, fmt::format("an integer from 0 to {}", high));
+      *value = static_cast<int>(v.get<std::int64_t>());
+    }
+    for (auto [name, value] : {std::pair{"arrival_ms", &r.arrival_ms},
+                               std::pair{"start_ms", &r.start_ms}, std::pair{"end_ms", &r.end_ms},
+                               std::pair{"isolated_ms", &r.isolated_ms}}) {
+      const nlohmann::json v = item.value(name, nlohmann::json());
+      if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= kMaxServeMs))
+        field.Fail(key + "." + name, v, fmt::format("ms from 0 to {:g}", kMaxServeMs));
+      *value = v.get<double>();
+    }
+    requests.push_back(r);
+  }
+  return requests;
+}
+
 }  // namespace
 
 nlohmann::json ToJson(const TrialFile& t) {
@@ -147,6 +183,17 @@ nlohmann::json ToJson(const RankResult& r) {
     }
   }
   if (!r.latent_shape.empty()) j["latent_shape"] = r.latent_shape;
+  if (!r.requests.empty()) {
+    j["requests"] = nlohmann::json::array();
+    for (const RequestRecord& q : r.requests)
+      j["requests"].push_back({{"index", q.index},
+                               {"shape", q.shape},
+                               {"replica", q.replica},
+                               {"arrival_ms", q.arrival_ms},
+                               {"start_ms", q.start_ms},
+                               {"end_ms", q.end_ms},
+                               {"isolated_ms", q.isolated_ms}});
+  }
   if (r.energy)
     j["energy"] = {{"joules", r.energy->joules}, {"window_ms", r.energy->window_ms}};
   else if (!r.energy_unavailable.empty())
@@ -247,6 +294,7 @@ RankResult ReadRankResult(const std::filesystem::path& path,
   }
   r.steps = ReadSteps(field, j);
   r.latent_shape = ReadLatentShape(field, j);
+  r.requests = ReadRequests(field, j);
   return r;
 }
 

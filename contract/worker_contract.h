@@ -112,7 +112,15 @@ struct RankResult {
   // Ingest checks it against the trial's key (metrics/trial_metrics.h, LatentShapeProblem):
   // a layout never times a padded clip as the one its key names.
   std::vector<std::int64_t> latent_shape;
+  // A serving trial (`serve`): the requests this rank served as its replica's leader, in the
+  // order it served them (empty on every other rank, and for a trial that does not serve). In
+  // the file: [{"index", "shape", "replica", "arrival_ms", "start_ms", "end_ms",
+  // "isolated_ms"}], at most kMaxServeRequests, times in ms from 0 to kMaxServeMs.
+  std::vector<RequestRecord> requests;
 };
+
+// The latest time a served request may carry, ms from its load's start: about 11.6 days.
+inline constexpr double kMaxServeMs = 1e9;
 
 nlohmann::json ToJson(const TrialFile& trial);
 nlohmann::json ToJson(const RankResult& result);

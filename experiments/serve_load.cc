@@ -96,12 +96,14 @@ std::optional<std::string> ServeLoadProblem(const ServeLoad& load) {
       return "'arrivals' is trace; expected no rate_per_s or concurrency (the trace sets both)";
     return std::nullopt;
   }
+  if (!load.trace.empty())
+    return "'trace' is set with generated arrivals; expected arrivals: trace with a trace";
   const bool open_loop = load.rate_per_s != 0;
   if (open_loop == (load.concurrency != 0))
-    return fmt::format("'rate_per_s' is {} and 'concurrency' {}; expected exactly one of them",
+    return fmt::format("'rate' is {} and 'concurrency' {}; expected exactly one of them",
                        load.rate_per_s, load.concurrency);
   if (open_loop && !(load.rate_per_s > 0 && load.rate_per_s <= kMaxRatePerS))
-    return fmt::format("'rate_per_s' is {}; expected requests per second above 0, at most {}",
+    return fmt::format("'rate' is {}; expected requests per second above 0, at most {}",
                        load.rate_per_s, kMaxRatePerS);
   if (load.concurrency < 0 || load.concurrency > kMaxServeRequests)
     return fmt::format("'concurrency' is {}; expected 1 to {}", load.concurrency,
@@ -129,6 +131,120 @@ std::optional<std::string> ServeLoadProblem(const ServeLoad& load) {
     return open_loop ? "'requests' and 'duration_s' are 0; expected at least one of them"
                      : "'requests' is 0; expected a count of requests for a closed loop";
   return std::nullopt;
+}
+
+namespace {
+
+std::optional<ArrivalKind> ParseArrivalKind(const std::string& name) {
+  if (name == "poisson") return ArrivalKind::kPoisson;
+  if (name == "gamma") return ArrivalKind::kGamma;
+  if (name == "constant") return ArrivalKind::kConstant;
+  if (name == "trace") return ArrivalKind::kTrace;
+  return std::nullopt;
+}
+
+const char* ArrivalKindName(ArrivalKind kind) {
+  switch (kind) {
+    case ArrivalKind::kPoisson: return "poisson";
+    case ArrivalKind::kGamma: return "gamma";
+    case ArrivalKind::kConstant: return "constant";
+    case ArrivalKind::kTrace: return "trace";
+  }
+  return "poisson";
+}
+
+}  // namespace
+
+bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
+                    std::string* expected) {
+  *expected = kServeExpected;
+  if (value.is_string() && value.get<std::string>() == "none") {
+    load->reset();
+    return true;
+  }
+  if (!value.is_object() || value.empty()) return false;
+  ServeLoad parsed;
+  const auto number = [&](const std::string& key, const nlohmann::json& v, double* out) {
+    if (!v.is_number()) {
+      *expected = fmt::format("serve.{} as a number", key);
+      return false;
+    }
+    *out = v.get<double>();
+    return true;
+  };
+  const auto count = [&](const std::string& key, const nlohmann::json& v, int* out) {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
+        v.get<std::int64_t>() > kMaxServeRequests) {
+      *expected = fmt::format("serve.{} as an integer from 0 to {}", key, kMaxServeRequests);
+      return false;
+    }
+    *out = static_cast<int>(v.get<std::int64_t>());
+    return true;
+  };
+  for (const auto& [key, v] : value.items()) {
+    if (key == "arrivals") {
+      const auto kind = v.is_string() ? ParseArrivalKind(v.get<std::string>()) : std::nullopt;
+      if (!kind) {
+        *expected = "serve.arrivals as one of poisson, gamma, constant, trace";
+        return false;
+      }
+      parsed.arrivals = *kind;
+    } else if (key == "rate") {
+      if (!number(key, v, &parsed.rate_per_s)) return false;
+    } else if (key == "burstiness") {
+      if (!number(key, v, &parsed.burstiness)) return false;
+    } else if (key == "duration_s") {
+      if (!number(key, v, &parsed.duration_s)) return false;
+    } else if (key == "slo_scale") {
+      if (!number(key, v, &parsed.slo_scale)) return false;
+    } else if (key == "concurrency") {
+      if (!count(key, v, &parsed.concurrency)) return false;
+    } else if (key == "requests") {
+      if (!count(key, v, &parsed.requests)) return false;
+    } else if (key == "warmup_requests") {
+      if (!count(key, v, &parsed.warmup_requests)) return false;
+    } else if (key == "trace") {
+      if (!v.is_string() || v.get<std::string>().empty()) {
+        *expected = "serve.trace as the path of an arrival trace (CSV)";
+        return false;
+      }
+      parsed.trace = v.get<std::string>();
+    } else if (key == "mix" || key == "replicas") {
+      *expected = key == "mix" ? "no serve.mix: a serving trial's requests take the trial's own "
+                                 "resolution, frames and steps (sweep them as axes)"
+                               : "no serve.replicas: a serving trial's replicas are its dp "
+                                 "groups (set dp)";
+      return false;
+    } else {
+      *expected = fmt::format("serve keys arrivals, rate, burstiness, concurrency, requests, "
+                              "duration_s, warmup_requests, slo_scale, trace, not '{}'",
+                              key);
+      return false;
+    }
+  }
+  // The ranges, with a placeholder shape: the trial's own is checked by validity.
+  ServeLoad checked = parsed;
+  checked.mix = {RequestShape{}};
+  if (auto problem = ServeLoadProblem(checked)) {
+    *expected = "serve: " + *problem;
+    return false;
+  }
+  *load = std::move(parsed);
+  return true;
+}
+
+nlohmann::json ServeLoadJson(const ServeLoad& load) {
+  nlohmann::json j = nlohmann::json::object();
+  j["arrivals"] = ArrivalKindName(load.arrivals);
+  if (load.rate_per_s != 0) j["rate"] = load.rate_per_s;
+  if (load.arrivals == ArrivalKind::kGamma) j["burstiness"] = load.burstiness;
+  if (load.concurrency != 0) j["concurrency"] = load.concurrency;
+  if (load.requests != 0) j["requests"] = load.requests;
+  if (load.duration_s != 0) j["duration_s"] = load.duration_s;
+  if (load.warmup_requests != 0) j["warmup_requests"] = load.warmup_requests;
+  j["slo_scale"] = load.slo_scale;
+  if (!load.trace.empty()) j["trace"] = load.trace.string();
+  return j;
 }
 
 std::vector<Request> GenerateArrivals(const ServeLoad& load) {
@@ -163,7 +279,7 @@ std::vector<Request> GenerateArrivals(const ServeLoad& load) {
   }
   if (load.requests == 0 && time_s < load.duration_s)
     throw std::invalid_argument(
-        fmt::format("'duration_s' {} at 'rate_per_s' {} makes more than {} requests",
+        fmt::format("'duration_s' {} at 'rate' {} makes more than {} requests",
                     load.duration_s, load.rate_per_s, kMaxServeRequests));
   return requests;
 }
@@ -172,7 +288,7 @@ ArrivalTrace ReadArrivalTrace(const std::filesystem::path& path) {
   const std::string where = OneLine(path.string());
   std::string text;
   try {
-    text = ReadRegularFile(path, kMaxTraceBytes);
+    text = ReadRegularFile(path, kMaxArrivalTraceBytes);
   } catch (const std::runtime_error& error) {
     throw UserError(error.what(), {path.string(), 0, ""});
   }

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace ditbench {
 
 enum class ArrivalKind {
@@ -53,7 +55,22 @@ struct ServeLoad {
   int replicas = 1;             // copies of the model serving one queue
   std::filesystem::path trace;  // kTrace: the file
   std::uint64_t seed = 0;
+  bool operator==(const ServeLoad&) const = default;
 };
+
+// The sweep's `serve` (experiments/trial.h, TrialConfig::serve): what a trial's map sets of a
+// load. Its requests take the trial's own shape, its replicas are the trial's `dp` groups and
+// its seed the trial's (TrialServeLoad); a relative trace is anchored at the sweep's folder.
+inline constexpr const char* kServeExpected =
+    "none, or a map {arrivals: poisson | gamma | constant | trace, rate, burstiness, "
+    "concurrency, requests, duration_s, warmup_requests, slo_scale, trace}";
+// Parses `value` ("none", or a map of the keys above) into `*load` (nullopt for none). On
+// failure returns false with what was expected in `*expected`, naming the key and its range.
+bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
+                    std::string* expected);
+// The canonical form of the fields a sweep sets, the inverse of ParseServeLoad: the trial key's
+// `serve` (sorted keys; a field at its default left out).
+nlohmann::json ServeLoadJson(const ServeLoad& load);
 
 // The most requests one load may make (a trace's lines included).
 inline constexpr int kMaxServeRequests = 1'000'000;
@@ -94,9 +111,9 @@ struct ArrivalTrace {
 };
 
 // The most bytes of a trace file: 64 MiB (about 20 bytes a line at kMaxServeRequests).
-inline constexpr std::uint64_t kMaxTraceBytes = 64ull << 20;
+inline constexpr std::uint64_t kMaxArrivalTraceBytes = 64ull << 20;
 
-// Reads a CSV trace, untrusted: a regular file of at most kMaxTraceBytes, the header line
+// Reads a CSV trace, untrusted: a regular file of at most kMaxArrivalTraceBytes, the header line
 // `arrival_s,width,height,frames,steps`, then one request a line (blank lines skipped, "\r\n"
 // accepted), at most kMaxServeRequests: arrival_s seconds from 0 to 10^6, not before the line
 // above; width and height 16 to 16384; frames 0 to 100000; steps 1 to 10000. Throws UserError,

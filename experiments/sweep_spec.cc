@@ -223,6 +223,7 @@ class SpecReader {
       return false;
     }
     if (key == "model") AnchorWeightFolders(json);
+    if (key == "serve") AnchorTrace(json);
     TrialConfig scratch = spec_.defaults;
     std::string expected;
     if (!ApplySetting(scratch, key, json, &expected)) {
@@ -242,12 +243,23 @@ class SpecReader {
       if (!model.contains(key) || !model[key].is_string()) continue;
       const std::filesystem::path folder = model[key].get<std::string>();
       if (folder.empty() || folder.is_absolute()) continue;
-      std::error_code ec;
-      const std::filesystem::path base =
-          spec_.path.empty() ? std::filesystem::current_path(ec)
-                             : std::filesystem::absolute(spec_.path, ec).parent_path();
-      model[key] = (base / folder).lexically_normal().string();
+      model[key] = (SweepFolder() / folder).lexically_normal().string();
     }
+  }
+
+  // A relative `serve.trace` is taken from the sweep file's folder, as a weights folder is.
+  void AnchorTrace(Json& serve) const {
+    if (!serve.is_object() || !serve.contains("trace") || !serve["trace"].is_string()) return;
+    const std::filesystem::path trace = serve["trace"].get<std::string>();
+    if (trace.empty() || trace.is_absolute()) return;
+    serve["trace"] = (SweepFolder() / trace).lexically_normal().string();
+  }
+
+  // The folder relative paths of a sweep are taken from: the sweep file's own.
+  std::filesystem::path SweepFolder() const {
+    std::error_code ec;
+    return spec_.path.empty() ? std::filesystem::current_path(ec)
+                              : std::filesystem::absolute(spec_.path, ec).parent_path();
   }
 
   // Whether the sweep's workload starts its own program: only then does it give a `command`

@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 #include <nlohmann/json.hpp>
 
+#include "base/user_error.h"
 #include "experiments/trial_identity.h"
 
 namespace ditbench {
@@ -110,6 +111,34 @@ double BytesPerElement(Precision p) {
 std::string_view StatusName(TrialStatus s) { return NameOf(kStatuses, s); }
 std::optional<TrialStatus> ParseStatus(std::string_view name) {
   return FindByName(kStatuses, name);
+}
+
+ServeLoad TrialServeLoad(const TrialConfig& config) {
+  ServeLoad load = config.serve.value();
+  load.mix = {RequestShape{config.resolution, config.image_height(), config.frames, config.steps,
+                           1.0}};
+  load.replicas = config.dp;
+  load.seed = static_cast<std::uint64_t>(config.seed);
+  return load;
+}
+
+std::vector<Request> TrialRequests(const TrialConfig& config) {
+  const ServeLoad load = TrialServeLoad(config);
+  if (load.arrivals != ArrivalKind::kTrace) return GenerateArrivals(load);
+  ArrivalTrace trace = ReadArrivalTrace(load.trace);
+  RequestShape own = load.mix.front();
+  for (const Request& request : trace.requests) {
+    RequestShape asked = trace.shapes.at(request.shape);
+    asked.weight = own.weight = 1;
+    if (asked != own)
+      throw UserError(fmt::format(
+          "{}: request {} asks for {}x{}, {} frames, {} steps; this trial serves its own shape "
+          "({}, {} frames, {} steps): a trace replays one shape per trial",
+          load.trace.string(), request.index, asked.width, asked.height, asked.frames,
+          asked.steps, config.resolution_text(), config.frames, config.steps));
+  }
+  for (Request& request : trace.requests) request.shape = 0;
+  return trace.requests;
 }
 
 std::string TrialConfig::resolution_text() const {

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/quality_gate.h"
+#include "experiments/serve_load.h"
 #include "experiments/workload.h"
 #include "model_zoo/shapes/model_config.h"
 #include "model_zoo/shapes/parallel_degrees.h"
@@ -189,6 +190,10 @@ struct TrialConfig : ParallelDegrees {
   std::vector<std::string> quant_exclude;
   StepSchedule schedule;
   StepCache cache;
+  // `serve` (experiments/serve_load.h): the trial serves a load of requests, each one iteration
+  // of its scope and shape, on its dp groups as replicas, instead of timing iterations back to
+  // back; nullopt: not a serving trial. In the key only when set.
+  std::optional<ServeLoad> serve;
   Repeats repeats;
   double timeout_s = 1800;
   std::int64_t seed = 0;
@@ -213,6 +218,14 @@ struct TrialConfig : ParallelDegrees {
   }
   bool operator==(const TrialConfig&) const = default;
 };
+
+// A serving trial's whole load: its `serve`, its requests of the trial's own shape (resolution,
+// frames, steps), its dp groups as the replicas, its seed. REQUIRES: config.serve.
+ServeLoad TrialServeLoad(const TrialConfig& config);
+// Its requests in arrival order: generated from the load, or read from its trace, whose every
+// line must ask for the trial's own shape. Throws UserError for a trace that cannot be read or
+// asks for another shape (naming its line), std::invalid_argument for an invalid load.
+std::vector<Request> TrialRequests(const TrialConfig& config);
 
 // The canonical JSON object of a configuration: ComputationJson and PolicyJson of
 // experiments/trial_identity.h together (see the file comment).

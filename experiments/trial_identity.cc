@@ -38,6 +38,8 @@ const std::map<std::string, nlohmann::json>& FixedDefaults() {
       {"cache", "none"},
       // Appended with the split VAE decode: every earlier trial decoded on each rank alone.
       {"vae_parallel", 1},
+      // Appended with serving under load: every earlier trial timed iterations back to back.
+      {"serve", "none"},
   };
   return defaults;
 }
@@ -100,6 +102,7 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
     computation["cache"] = {{"kind", StepCacheKindName(c.cache.kind)},
                             {"threshold", c.cache.threshold},
                             {"warmup_steps", c.cache.warmup_steps}};
+  if (c.serve) computation["serve"] = ServeLoadJson(*c.serve);
   if (!c.schedule.empty())
     computation["schedule"] = {{"high_precision_first", c.schedule.high_precision_first},
                                {"high_precision_last", c.schedule.high_precision_last}};

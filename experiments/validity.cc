@@ -136,6 +136,10 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
           "cache: {} applies to ditbench's own models; give a {} workload's program its own "
           "through a custom axis",
           StepCacheKindName(c.cache.kind), WorkloadName(c.workload));
+    if (c.serve)
+      return fmt::format(
+          "serve: ditbench's own worker serves requests; a {} workload's program times its own",
+          WorkloadName(c.workload));
     if (c.quant != Quantization::kNone || !c.schedule.empty())
       return fmt::format(
           "{} applies to ditbench's own models; give a {} workload's program its own through a "
@@ -209,6 +213,8 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
           "ulysses = {}",
           grid.rows / patches, sp);
   }
+  if (c.serve)
+    if (auto problem = ServeLoadProblem(TrialServeLoad(c))) return "serve: " + *problem;
   if (c.cfg == 2 && !model.negative_prompt)
     return fmt::format(
         "cfg=2 needs a model that batches a negative prompt; {} does not "
@@ -256,6 +262,14 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   if (model->experts > 1 && (c.vae_weights.size() || c.weights.size()))
     return fmt::format("weights for {}'s {} experts are not read yet (seeded weights only)",
                        c.model, model->experts);
+  if (c.serve && (c.vae_parallel > 1 || !c.cache.empty()))
+    return fmt::format("serve with {} is not built: its collectives span the trial's ranks, and "
+                       "a serving trial's replicas run different requests",
+                       c.vae_parallel > 1 ? "vae_parallel" : "cache");
+  if (c.serve && c.graph != GraphMode::kEager)
+    return fmt::format("serve with graph: {} is not built: a serving trial runs its requests "
+                       "eagerly",
+                       GraphModeName(c.graph));
   if (model->video() && c.pipefusion > 1)
     return fmt::format(
         "pipefusion={} is not implemented for video models ({}); use ulysses, "

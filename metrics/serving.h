@@ -20,20 +20,11 @@
 #include <optional>
 #include <vector>
 
+#include "contract/measurement_records.h"
 #include "experiments/serve_load.h"
 #include "stats/order_statistics.h"
 
 namespace ditbench {
-
-// One served request. Times in ms from the load's start.
-struct RequestRecord {
-  int index = 0;    // Request::index
-  int shape = 0;    // Request::shape
-  int replica = 0;  // the replica (or SimulateQueue's server) that served it
-  double arrival_ms = 0, start_ms = 0, end_ms = 0;
-  double isolated_ms = 0;  // its shape's latency alone on an idle replica; > 0
-  bool busy = false;       // another process used the replica's GPUs meanwhile
-};
 
 struct ServingSummary {
   int requests = 0;

@@ -10,7 +10,9 @@
 #include "experiments/trial_rows.h"
 #include "machine/device_peaks.h"
 #include "metrics/metric_table.h"
+#include "metrics/serving.h"
 #include "model_zoo/shapes/model_config.h"
+#include "model_zoo/shapes/parallel_layout.h"
 #include "stats/stats.h"
 
 namespace ditbench {
@@ -106,6 +108,101 @@ std::optional<RankProblem> StepReuseProblem(const std::vector<RankResult>& ranks
     }
   return std::nullopt;
 }
+
+std::optional<RankProblem> ServedRequestsProblem(const TrialConfig& config,
+                                                 const std::vector<RankResult>& ranks) {
+  std::vector<Request> expected;
+  try {
+    expected = TrialRequests(config);
+  } catch (const std::exception& e) {
+    return RankProblem{0, fmt::format("serve: {}", e.what())};
+  }
+  const bool open_loop = config.serve->concurrency == 0;
+  std::vector<int> served_by(expected.size(), -1);
+  for (const RankResult& r : ranks) {
+    if (r.requests.empty()) continue;
+    const RankCoordinates at = CoordinatesOf(config.degrees(), r.rank);
+    if (at.cfg != 0 || at.pipefusion != 0 || at.ring != 0 || at.ulysses != 0)
+      return RankProblem{r.rank, "'requests' on a rank that leads no replica (only a replica's "
+                                 "rank of every coordinate but dp 0 records its requests)"};
+    for (const RequestRecord& q : r.requests) {
+      const std::string which = fmt::format("'requests' has request {}", q.index);
+      if (q.index >= static_cast<int>(expected.size()))
+        return RankProblem{r.rank, fmt::format("{}; the load has {} requests", which,
+                                               expected.size())};
+      if (served_by[q.index] >= 0)
+        return RankProblem{r.rank, fmt::format("{}, which rank {} served too; a request is "
+                                               "served once",
+                                               which, served_by[q.index])};
+      served_by[q.index] = r.rank;
+      if (q.replica != at.dp)
+        return RankProblem{r.rank, fmt::format("{} on replica {}; this rank leads replica {}",
+                                               which, q.replica, at.dp)};
+      if (open_loop && std::abs(q.arrival_ms - expected[q.index].arrival_s * 1000) > 1e-3)
+        return RankProblem{r.rank, fmt::format("{} arriving at {} ms; the load's arrives at {} ms",
+                                               which, q.arrival_ms,
+                                               expected[q.index].arrival_s * 1000)};
+      if (q.start_ms < q.arrival_ms - 1e-3 || q.end_ms < q.start_ms)
+        return RankProblem{r.rank, fmt::format("{} arriving at {} ms, starting at {} ms and ending "
+                                               "at {} ms; expected arrival <= start <= end",
+                                               which, q.arrival_ms, q.start_ms, q.end_ms)};
+    }
+  }
+  for (std::size_t i = 0; i < served_by.size(); ++i)
+    if (served_by[i] < 0)
+      return RankProblem{0, fmt::format("'requests': request {} of {} was served by no replica",
+                                        i, expected.size())};
+  return std::nullopt;
+}
+
+namespace {
+
+// A serving trial's figures (metrics/serving.h) from its replicas' leaders' requests past the
+// warm-up ones: the latency's interval from order statistics, the tail percentiles a count of
+// requests bounds, queue wait, throughput (per GPU over the trial's ranks), SLO attainment and
+// goodput. Throughput replaces images_per_s; TFLOPS and MFU, which would count waits as work,
+// are left unset.
+void AddServingMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
+                       TrialMetrics& m) {
+  std::vector<RequestRecord> records;
+  std::vector<double> isolated;
+  for (const RankResult& r : ranks)
+    for (const RequestRecord& q : r.requests) {
+      if (q.index >= config.serve->warmup_requests) records.push_back(q);
+      isolated.push_back(q.isolated_ms);
+    }
+  if (records.empty()) return;
+  const ServingSummary s = SummarizeServing(records, config.world_size(), config.serve->slo_scale);
+  if (s.p50_ms.bounded) {
+    m.ci_low_ms = s.p50_ms.low;
+    m.ci_high_ms = s.p50_ms.high;
+  }
+  m.p90_ms = s.p90_ms.estimate;
+  m.p99_ms = s.p99_ms.estimate;
+  if (s.p95_ms.bounded) m.extra["p95_ms"] = s.p95_ms.estimate;
+  std::vector<std::string> unbounded;
+  for (auto [name, q] : {std::pair{"p90", &s.p90_ms}, std::pair{"p95", &s.p95_ms},
+                         std::pair{"p99", &s.p99_ms}})
+    if (!q->bounded) unbounded.push_back(name);
+  if (!unbounded.empty())
+    m.extra_note += fmt::format("{}serve: {} of the latency not bounded by {} requests (a 95% "
+                                "interval of p99 needs {}, of p95 {})",
+                                m.extra_note.empty() ? "" : "; ", fmt::join(unbounded, ", "),
+                                s.requests, MinSamplesToBound(0.99), MinSamplesToBound(0.95));
+  std::sort(isolated.begin(), isolated.end());
+  m.extra["isolated_ms"] = Quantile(isolated, 0.5);
+  m.extra["queue_ms"] = s.mean_queue_ms;
+  m.extra["requests_per_s"] = s.throughput_per_s;
+  m.extra["requests_per_s_per_gpu"] = s.throughput_per_gpu_per_s;
+  m.extra["slo_attainment"] = s.slo_attainment;
+  m.extra["goodput_per_s"] = s.goodput_per_s;
+  m.images_per_s = s.throughput_per_s * config.batch;
+  m.tflops.reset();
+  m.mfu.reset();
+  m.tokens_per_s.reset();
+}
+
+}  // namespace
 
 std::optional<RankProblem> LatentShapeProblem(const TrialConfig& config,
                                               const std::vector<RankResult>& ranks) {
@@ -337,6 +434,7 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
         m.mfu = *m.tflops / (*peak * config.world_size());
     }
   }
+  if (config.serve) AddServingMetrics(config, ranks, m);
   return m;
 }
 

@@ -52,6 +52,15 @@ std::optional<RankProblem> TimedIterationsProblem(const std::vector<RankResult>&
 // of a step one rank computed waited for a rank that skipped it. REQUIRES as above.
 std::optional<RankProblem> StepReuseProblem(const std::vector<RankResult>& ranks);
 
+// A serving trial (`serve`): why its ranks' requests (RankResult::requests) are not the load's
+// requests each served once, or nothing. Only a replica's leader (its rank of every coordinate
+// but dp 0) records requests, each of its own replica; every request of TrialRequests(config) is
+// served exactly once; an open loop's arrival is the generated one (within a microsecond); no
+// request starts before it arrives or ends before it starts. A trace that cannot be read is a
+// problem of rank 0.
+std::optional<RankProblem> ServedRequestsProblem(const TrialConfig& config,
+                                                 const std::vector<RankResult>& ranks);
+
 // Why a rank's computed latent (RankResult::latent_shape) is not the clip the trial's key names,
 // or nothing: its batch, latent frames (a video's), rows and columns must be those of `config`'s
 // shape (a layout that padded 81 frames to 85 would return 22 latent frames for 21). The

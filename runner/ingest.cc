@@ -212,15 +212,19 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
       record.error += "; log tail (rank0.log): " + LogTail(RankLogPath(run_dir, 0));
     return record;
   }
-  for (const auto& r : ranks)
-    if (r.status != "ok" || std::none_of(r.samples.begin(), r.samples.end(),
-                                         [](const Sample& s) { return !s.warmup; })) {
+  // A serving replica may serve no request past the warm-up ones: its ranks time none.
+  for (const auto& r : ranks) {
+    const bool timed =
+        std::any_of(r.samples.begin(), r.samples.end(), [](const Sample& s) { return !s.warmup; });
+    if (r.status != "ok" || (!timed && !config.serve)) {
       record.status = TrialStatus::kFailed;
       record.error = fmt::format("rank {} reported status '{}' with no timed samples: {}", r.rank,
                                  r.status, r.error);
       return record;
     }
-  if (const auto problem = TimedIterationsProblem(ranks, config.repeats.min)) {
+  }
+  if (const auto problem = config.serve ? ServedRequestsProblem(config, ranks)
+                                        : TimedIterationsProblem(ranks, config.repeats.min)) {
     record.status = TrialStatus::kFailed;
     record.error = fmt::format("{}: {}", RankResultPath(run_dir, problem->rank).string(),
                                problem->problem);

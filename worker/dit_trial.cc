@@ -27,6 +27,7 @@
 #include "worker/clock_monitor.h"
 #include "worker/cuda_info.h"
 #include "worker/profiler_pass.h"
+#include "worker/serve_queue.h"
 #include "worker/step_graphs.h"
 #include "worker/torch_runtime.h"
 
@@ -435,6 +436,54 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
   result.latent_shape = dit.latent_shape();
   result.samples = std::move(m.samples);
   result.stop_reason = m.stop_reason;
+  MemoryPeak peak = ReadMemoryPeak(device);
+  result.peak_mem_mb = peak.allocated_mb;
+  result.peak_reserved_mb = peak.reserved_mb;
+}
+
+void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
+                   const c10::intrusive_ptr<c10d::Store>& store, torch::Device device,
+                   RankResult& result, const std::filesystem::path& output) {
+  c10::InferenceMode inference;
+  ScopedAttentionKernel kernel(AttentionKernelOf(config.attention));
+  ResetMemoryPeak(device);
+  DitRank dit(config, parallel, device);
+  ProcessRankGroup world(parallel.world(), device);
+  auto clock = device.is_cpu() ? MakeHostClock(device) : MakeDeviceClock(device);
+  ServeRankOptions options;
+  options.load = TrialServeLoad(config);
+  options.requests = TrialRequests(config);
+  // A replica is a dp group; its rank of every other coordinate 0 leads it.
+  const RankCoordinates& at = parallel.at();
+  options.replica = at.dp;
+  options.leader = at.cfg == 0 && at.pipefusion == 0 && at.ring == 0 && at.ulysses == 0;
+  options.isolated_runs = std::max(1, config.repeats.min);
+  // Warm-up: every replica at once (a replica's collectives stay within its own groups).
+  for (int i = 0; i < config.warmup; ++i) dit.Iterate(nullptr);
+  torch::Tensor last;
+  StoreServeQueue queue(store, std::chrono::milliseconds(
+                                   static_cast<std::int64_t>(config.timeout_s * 1000)));
+  SteadyHostClock host;
+  const ServedRequests served = ServeRequests(options, world, *clock, host, queue,
+                                              [&] { last = dit.Iterate(nullptr); });
+  // Every rank's samples of the requests its replica served: the latency (stage "iteration",
+  // arrival to end), the queue wait and the service; the warm-up requests flagged.
+  for (const RequestRecord& r : served.records) {
+    const bool warmup = r.index < options.load.warmup_requests;
+    result.samples.push_back(
+        {result.rank, r.index, kIterationStage, r.end_ms - r.arrival_ms, warmup});
+    result.samples.push_back({result.rank, r.index, "queue", r.start_ms - r.arrival_ms, warmup});
+    result.samples.push_back({result.rank, r.index, "service", r.end_ms - r.start_ms, warmup});
+  }
+  if (options.leader) result.requests = served.records;
+  result.stop_reason = "served";
+  result.steps = dit.step_kernels();
+  result.latent_shape = dit.latent_shape();
+  if (!output.empty() && last.defined()) {
+    auto values = last.to(torch::kCPU, torch::kFloat32).contiguous();
+    WriteNpy(output, values.sizes().vec(), values.data_ptr<float>());
+    result.output_file = output.filename().string();
+  }
   MemoryPeak peak = ReadMemoryPeak(device);
   result.peak_mem_mb = peak.allocated_mb;
   result.peak_reserved_mb = peak.reserved_mb;

@@ -51,6 +51,14 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
                  const std::filesystem::path& output = {},
                  const std::filesystem::path& run_dir = {});
 
+// A serving trial (`serve`): the load's requests served on this rank's replica (its dp group)
+// through metrics/serve_loop.h, the replicas' queue on `store`. Fills `result` with a sample
+// of every request its replica served ("iteration": arrival to end; "queue"; "service"), and on
+// a replica's leader the requests themselves (RankResult::requests). Throws as RunDitTrial.
+void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
+                   const c10::intrusive_ptr<c10d::Store>& store, torch::Device device,
+                   RankResult& result, const std::filesystem::path& output = {});
+
 // The denoised latent of one full denoising loop (no timing), for output checks and tests. With
 // graph: cuda_graph, as a trial runs it: one eager loop, the capture, then one replay.
 torch::Tensor DenoiseOnce(const TrialConfig& config, ParallelContext& parallel,

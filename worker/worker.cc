@@ -100,7 +100,10 @@ int RunWorker(const WorkerOptions& options) {
     if (env.rank == 0) result.environment = DescribeEnvironment(device);
     // World rank 0 keeps the final output for the output-error check (runner/output_error.h).
     const auto output = env.rank == 0 ? dir / kOutputFileName : std::filesystem::path();
-    RunDitTrial(config, parallel, device, result, options.hooks, output, dir);
+    if (config.serve)
+      ServeDitTrial(config, parallel, store, device, result, output);
+    else
+      RunDitTrial(config, parallel, device, result, options.hooks, output, dir);
   } catch (const c10::OutOfMemoryError& e) {
     return Finish(dir, result, "oom", std::string("out of memory: ") + e.what_without_backtrace(),
                   kWorkerOutOfMemory);

@@ -35,6 +35,7 @@ TEST_F(WorkerContractTest, RankResultRoundTripsEveryField) {
   r.steps = {
       {0, "cudnn", "bf16"}, {1, "flash+math", "fp8_rowwise"}, {2, "", "bf16", false, /*expert=*/1}};
   r.latent_shape = {1, 16, 21, 60, 104};
+  r.requests = {{3, 0, 1, 10.5, 12.0, 400.25, 380.0}, {4, 0, 1, 11.0, 400.25, 790.0, 380.0}};
   WriteFileAtomically(RankResultPath(dir_.path(), 1), ToJson(r).dump());
   EXPECT_FALSE(std::filesystem::exists(RankResultPath(dir_.path(), 1).string() + ".tmp"));
 
@@ -57,6 +58,8 @@ TEST_F(WorkerContractTest, RankResultRoundTripsEveryField) {
   EXPECT_EQ(back.clocks, r.clocks);
   EXPECT_EQ(back.steps, r.steps);
   EXPECT_EQ(back.latent_shape, r.latent_shape);
+  EXPECT_EQ(back.requests, r.requests);
+  EXPECT_FALSE(ToJson(RankResult{}).contains("requests"));  // a trial that does not serve
 }
 
 TEST_F(WorkerContractTest, TrialFileRoundTripsTheConfig) {
@@ -185,6 +188,17 @@ TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
       {"/latent_shape", nlohmann::json::array({1, 4, 32, 3000000000u}),
        "'latent_shape' is [1,4,32,3000000000];"},
       {"/latent_shape", "1x4x32x32", "'latent_shape' is \"1x4x32x32\";"},
+      {"/requests", nlohmann::json::object(), "'requests' is {}; expected a list of at most"},
+      {"/requests", nlohmann::json::parse(R"([{"index": -1, "shape": 0, "replica": 0}])"),
+       "'requests[0].index' is -1; expected an integer from 0 to 999999"},
+      {"/requests",
+       nlohmann::json::parse(R"([{"index": 0, "shape": 0, "replica": 0, "arrival_ms": 0,
+                                  "start_ms": 1e300, "end_ms": 2, "isolated_ms": 1}])"),
+       "'requests[0].start_ms' is 1e+300; expected ms from 0 to 1e+09"},
+      {"/requests",
+       nlohmann::json::parse(R"([{"index": 0, "shape": 0, "replica": 0, "arrival_ms": 0,
+                                  "start_ms": 1, "end_ms": 2}])"),
+       "'requests[0].isolated_ms' is null; expected ms from 0 to 1e+09"},
   };
   for (const Case& c : cases) {
     nlohmann::json j = ValidRankFile();

@@ -157,7 +157,7 @@ TEST(ServeLoadTest, ProblemsNameTheField) {
   EXPECT_FALSE(ServeLoadProblem(load));
   load.concurrency = 4;
   EXPECT_EQ(ServeLoadProblem(load),
-            "'rate_per_s' is 1 and 'concurrency' 4; expected exactly one of them");
+            "'rate' is 1 and 'concurrency' 4; expected exactly one of them");
   load = OpenLoop(ArrivalKind::kGamma, 1, 10);
   load.burstiness = 0;
   EXPECT_EQ(ServeLoadProblem(load),

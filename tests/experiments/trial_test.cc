@@ -183,6 +183,66 @@ TEST(TrialTest, ACacheIsInTheKeyAndNoneKeepsEveryEarlierKey) {
   EXPECT_TRUE(scratch.cache.empty());
 }
 
+// Serving under load defaults to none: no key changes; a load is in the key with what the sweep
+// set of it, round-trips, and takes the trial's shape, dp groups and seed.
+TEST(TrialTest, AServeLoadIsInTheKeyAndNoneKeepsEveryEarlierKey) {
+  const TrialConfig base = TinyTwoRanks();
+  nlohmann::json written = ComputationJson(base);
+  EXPECT_FALSE(written.contains("serve"));
+  written["serve"] = "none";
+  EXPECT_EQ(KeyOfComputation(written), TrialKey(base));
+  TrialConfig served = base;
+  std::string expected;
+  ASSERT_TRUE(ApplySetting(
+      served, "serve", {{"rate", 2.5}, {"requests", 40}, {"warmup_requests", 2}}, &expected))
+      << expected;
+  EXPECT_EQ(ComputationJson(served).at("serve"),
+            nlohmann::json({{"arrivals", "poisson"},
+                            {"rate", 2.5},
+                            {"requests", 40},
+                            {"slo_scale", 5.0},
+                            {"warmup_requests", 2}}));
+  EXPECT_EQ(TrialConfigFromJson(CanonicalJson(served)).serve, served.serve);
+  TrialConfig faster = served;
+  faster.serve->rate_per_s = 5;
+  EXPECT_NE(TrialKey(faster), TrialKey(served));
+  EXPECT_NE(TrialKey(served), TrialKey(base));
+  served.dp = 2;
+  served.seed = 7;
+  const ServeLoad load = TrialServeLoad(served);
+  EXPECT_EQ(load.replicas, 2);
+  EXPECT_EQ(load.seed, 7u);
+  ASSERT_EQ(load.mix.size(), 1u);
+  EXPECT_EQ(load.mix[0], (RequestShape{served.resolution, served.resolution, 0, served.steps}));
+
+  TrialConfig scratch;
+  const std::pair<nlohmann::json, std::string> refused[] = {
+      {{{"rate", 2}, {"requets", 10}},
+       "serve keys arrivals, rate, burstiness, concurrency, requests, duration_s, "
+       "warmup_requests, slo_scale, trace, not 'requets'"},
+      {{{"arrivals", "poison"}, {"rate", 2}, {"requests", 10}},
+       "serve.arrivals as one of poisson, gamma, constant, trace"},
+      {{{"rate", "fast"}, {"requests", 10}}, "serve.rate as a number"},
+      {{{"rate", 2}, {"concurrency", 2}, {"requests", 10}},
+       "serve: 'rate' is 2 and 'concurrency' 2; expected exactly one of them"},
+      {{{"rate", 2}}, "serve: 'requests' and 'duration_s' are 0; expected at least one of them"},
+      {{{"rate", 2}, {"requests", 10}, {"mix", nlohmann::json::array()}},
+       "no serve.mix: a serving trial's requests take the trial's own resolution, frames and "
+       "steps (sweep them as axes)"},
+      {{{"rate", 2}, {"requests", 10}, {"replicas", 2}},
+       "no serve.replicas: a serving trial's replicas are its dp groups (set dp)"},
+      {{{"rate", 2}, {"requests", 10}, {"trace", "a.csv"}},
+       "serve: 'trace' is set with generated arrivals; expected arrivals: trace with a trace"},
+      {nlohmann::json::object(), kServeExpected},
+  };
+  for (const auto& [value, said] : refused) {
+    EXPECT_FALSE(ApplySetting(scratch, "serve", value, &expected)) << value.dump();
+    EXPECT_EQ(expected, said) << value.dump();
+  }
+  EXPECT_TRUE(ApplySetting(scratch, "serve", "none", &expected));
+  EXPECT_FALSE(scratch.serve);
+}
+
 TEST(TrialTest, AScheduleSaysWhichStepsRunInHighPrecision) {
   const StepSchedule schedule{2, 1};
   std::string steps;

@@ -237,6 +237,38 @@ TEST(ValidityTest, AScheduleMustLeaveStepsToTheTrialsSetting) {
 // A cache skips denoising steps: not in scope forward; not over PipeFusion or graphs (refused
 // with the reason); TeaCache only for a model with a published polynomial; a program caches
 // on its own.
+// A serving trial: the load is checked with the trial's own shape and dp groups; a command's
+// program serves nothing of ditbench's; requests run eagerly.
+TEST(ValidityTest, AServingTrialIsCheckedWithItsOwnShapeAndReplicas) {
+  TrialConfig c = PixArt(256, 1);
+  c.serve = ServeLoad{};
+  c.serve->rate_per_s = 2;
+  c.serve->requests = 20;
+  EXPECT_FALSE(InvalidReason(c, {2, false}));
+  TrialConfig replicas = c;
+  replicas.dp = 2;
+  EXPECT_FALSE(InvalidReason(replicas, {2, false}));
+  TrialConfig huge = c;
+  huge.resolution = 32768;
+  EXPECT_TRUE(InvalidReason(huge, {2, false}));
+  TrialConfig bursty = c;
+  bursty.serve->arrivals = ArrivalKind::kGamma;
+  bursty.serve->burstiness = 0;
+  EXPECT_EQ(InvalidReason(bursty, {2, false}).value_or(""),
+            "serve: 'burstiness' is 0; expected the gaps' CV^2, above 0, at most 100");
+  TrialConfig command = c;
+  command.workload = Workload::kCommand;
+  command.command = {"python3", "serve.py"};
+  EXPECT_EQ(InvalidReason(command, {2, false}).value_or(""),
+            "serve: ditbench's own worker serves requests; a command workload's program times "
+            "its own");
+  TrialConfig graph = c;
+  graph.graph = GraphMode::kCudaGraph;
+  EXPECT_EQ(Judge(graph, {2, true}).unsupported.value_or(""),
+            "serve with graph: cuda_graph is not built: a serving trial runs its requests "
+            "eagerly");
+}
+
 TEST(ValidityTest, ACacheRunsWhereItsDecisionCanBeTaken) {
   TrialConfig c = PixArt(256, 1);
   c.cache = {StepCache::Kind::kFbCache, 0.1, 1};

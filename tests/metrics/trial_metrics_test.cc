@@ -1,6 +1,8 @@
 #include "metrics/trial_metrics.h"
 
 #include <fmt/format.h>
+#include <functional>
+
 #include <gtest/gtest.h>
 
 #include "model_zoo/shapes/model_config.h"
@@ -332,6 +334,104 @@ TEST(LatentShapeTest, ARankThatComputedAnotherClipIsAProblemNamingBothShapes) {
   EXPECT_FALSE(LatentShapeProblem(config, ranks));
   ranks[0].latent_shape[3] += 1;
   EXPECT_TRUE(LatentShapeProblem(config, ranks));
+}
+
+// A serving trial of 2 replicas (dp 2), 6 requests at 4 a second: what its leaders served.
+TrialConfig ServingTrial() {
+  TrialConfig c;
+  c.model = "pixart-alpha-tiny";
+  c.resolution = 256;
+  c.steps = 4;
+  c.dp = 2;
+  c.serve = ServeLoad{};
+  c.serve->rate_per_s = 4;
+  c.serve->requests = 6;
+  return c;
+}
+
+// Each replica's leader serves every other request, 100 ms each, as it arrives (or when free).
+std::vector<RankResult> ServedRanks(const TrialConfig& config) {
+  std::vector<RankResult> ranks(2);
+  std::vector<double> free_at(2, 0);
+  for (const Request& request : TrialRequests(config)) {
+    const int replica = request.index % 2;
+    RequestRecord r;
+    r.index = request.index;
+    r.replica = replica;
+    r.arrival_ms = request.arrival_s * 1000;
+    r.start_ms = std::max(r.arrival_ms, free_at[replica]);
+    r.end_ms = free_at[replica] = r.start_ms + 100;
+    r.isolated_ms = 100;
+    ranks[replica].rank = replica;
+    ranks[replica].requests.push_back(r);
+    ranks[replica].samples.push_back(
+        {replica, r.index, kIterationStage, r.end_ms - r.arrival_ms, false});
+  }
+  return ranks;
+}
+
+TEST(ServedRequestsTest, EveryRequestServedOnceAsTheLoadMadeIt) {
+  const TrialConfig config = ServingTrial();
+  std::vector<RankResult> ranks = ServedRanks(config);
+  EXPECT_FALSE(ServedRequestsProblem(config, ranks));
+  struct Case {
+    std::function<void(std::vector<RankResult>&)> tamper;
+    int rank;
+    std::string said;
+  };
+  const Case cases[] = {
+      {[](auto& r) { r[1].requests.push_back(r[0].requests[0]); }, 1,
+       "'requests' has request 0, which rank 0 served too; a request is served once"},
+      {[](auto& r) { r[1].requests.pop_back(); }, 0,
+       "'requests': request 5 of 6 was served by no replica"},
+      {[](auto& r) { r[0].requests[1].replica = 1; }, 0,
+       "'requests' has request 2 on replica 1; this rank leads replica 0"},
+      {[](auto& r) { r[0].requests[1].arrival_ms += 5; }, 0, "'requests' has request 2 arriving at"},
+      {[](auto& r) { r[0].requests[1].start_ms = r[0].requests[1].arrival_ms - 1; }, 0,
+       "expected arrival <= start <= end"},
+      {[](auto& r) { r[0].requests[2].index = 9; }, 0,
+       "'requests' has request 9; the load has 6 requests"},
+  };
+  for (const Case& c : cases) {
+    std::vector<RankResult> tampered = ranks;
+    c.tamper(tampered);
+    const auto problem = ServedRequestsProblem(config, tampered);
+    ASSERT_TRUE(problem) << c.said;
+    EXPECT_EQ(problem->rank, c.rank) << c.said;
+    EXPECT_NE(problem->problem.find(c.said), std::string::npos) << problem->problem;
+  }
+  // Under Ulysses 2 rank 1 is a member of replica 0: it records no requests.
+  TrialConfig ulysses = config;
+  ulysses.dp = 1;
+  ulysses.ulysses = 2;
+  std::vector<RankResult> member(2);
+  member[1].rank = 1;
+  member[1].requests = {ranks[0].requests[0]};
+  const auto problem = ServedRequestsProblem(ulysses, member);
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->rank, 1);
+  EXPECT_NE(problem->problem.find("on a rank that leads no replica"), std::string::npos);
+}
+
+TEST(ServedRequestsTest, AServingTrialsMetricsAreItsRequests) {
+  TrialConfig config = ServingTrial();
+  config.serve->warmup_requests = 2;  // 8 requests, the first 2 left out
+  const std::vector<RankResult> ranks = ServedRanks(config);
+  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
+  ASSERT_TRUE(m.extra.contains("requests_per_s"));
+  EXPECT_GT(m.extra.at("requests_per_s"), 0);
+  EXPECT_DOUBLE_EQ(m.extra.at("requests_per_s_per_gpu"), m.extra.at("requests_per_s") / 2);
+  EXPECT_DOUBLE_EQ(*m.images_per_s, m.extra.at("requests_per_s"));
+  EXPECT_DOUBLE_EQ(m.extra.at("isolated_ms"), 100);
+  EXPECT_GE(m.extra.at("slo_attainment"), 0);
+  EXPECT_LE(m.extra.at("slo_attainment"), 1);
+  EXPECT_FALSE(m.tflops);  // waits are not work
+  EXPECT_FALSE(m.mfu);
+  // 6 requests past the warm-up bound no tail: said, and no p95 stored.
+  EXPECT_FALSE(m.extra.contains("p95_ms"));
+  EXPECT_NE(m.extra_note.find("serve: p90, p95, p99 of the latency not bounded by 6 requests"),
+            std::string::npos)
+      << m.extra_note;
 }
 
 }  // namespace

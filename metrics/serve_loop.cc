@@ -1,0 +1,85 @@
+#include "metrics/serve_loop.h"
+
+#include <algorithm>
+
+#include "stats/stats.h"
+
+namespace ditbench {
+namespace {
+
+// One request's host start and end: the end after the device finished it.
+struct Span {
+  double start_ms = 0, end_ms = 0;
+};
+
+Span RunOne(IterationClock& device, HostClock& host, const std::function<void()>& serve) {
+  Span span;
+  span.start_ms = host.NowMs();
+  device.Mark(0);
+  serve();
+  device.Mark(1);
+  device.Synchronize();
+  span.end_ms = host.NowMs();
+  return span;
+}
+
+}  // namespace
+
+ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
+                             IterationClock& device, HostClock& host, ServeQueue& queue,
+                             const std::function<void()>& serve) {
+  ServedRequests served;
+  // 1. Each replica alone in turn: its isolated latency.
+  std::vector<double> alone;
+  for (int replica = 0; replica < options.load.replicas; ++replica) {
+    world.Barrier();
+    if (replica != options.replica) continue;
+    for (int i = 0; i < options.isolated_runs; ++i) {
+      const Span span = RunOne(device, host, serve);
+      alone.push_back(span.end_ms - span.start_ms);
+    }
+  }
+  std::sort(alone.begin(), alone.end());
+  served.isolated_ms = alone.empty() ? 0 : Quantile(alone, 0.5);
+
+  // 2. The load's start.
+  world.Barrier();
+  const double start_ms = host.NowMs();
+  const int count = static_cast<int>(options.requests.size());
+  const int concurrency = options.load.concurrency;
+
+  // 3. Requests, first come first served, until the queue is empty.
+  for (int turn = 0;; ++turn) {
+    int index = -1;
+    if (options.leader) {
+      index = queue.Take();
+      if (index >= count) index = -1;
+      queue.Tell(options.replica, turn, index);
+    } else {
+      index = queue.Hear(options.replica, turn);
+    }
+    if (index < 0) break;
+    const Request& request = options.requests[index];
+    // Closed loop: request k is issued when request k - c has completed.
+    const double arrival_ms = concurrency == 0       ? request.arrival_s * 1000
+                              : index < concurrency ? 0
+                                                     : queue.CompletedAt(index - concurrency);
+    host.SleepUntilMs(start_ms + arrival_ms);
+    const Span span = RunOne(device, host, serve);
+    RequestRecord record;
+    record.index = index;
+    record.shape = request.shape;
+    record.replica = options.replica;
+    record.arrival_ms = arrival_ms;
+    record.start_ms = span.start_ms - start_ms;
+    record.end_ms = span.end_ms - start_ms;
+    record.isolated_ms = served.isolated_ms;
+    if (concurrency > 0 && options.leader) queue.Complete(record.end_ms);
+    served.records.push_back(record);
+  }
+  // 4. Every replica done.
+  world.Barrier();
+  return served;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,78 @@
+// The loop of a serving trial (`serve`, experiments/serve_load.h) on one rank, torch-free: the
+// trial's dp groups are its replicas, each a group of ranks that runs one request at a time
+// together; the replicas share one FIFO queue of the load's requests.
+//
+//   1. The replicas measure a request's isolated latency in turn (the others wait at a barrier,
+//      so that on a shared host nothing else runs): `isolated_runs` requests each, the median.
+//   2. A barrier, then every rank takes its host clock as the load's start.
+//   3. Each replica's leader takes the next request from the queue (first come, first served:
+//      the replica that is free first takes the oldest request) and tells its other ranks; all
+//      wait until the request has arrived (open loop: its generated or traced arrival time;
+//      closed loop of concurrency c: request k arrives when the (k - c)th request completes),
+//      run it, and wait for the device. Each rank records arrival, start and end as it saw
+//      them; the leader's record is the replica's.
+//   4. A barrier once the queue is empty.
+//
+// Latencies are host times (a request is served when its output is ready, so the end is taken
+// after the device synchronized); every rank of a trial on one host reads the same monotonic
+// clock. The queue, the clocks and the work are interfaces: the worker plugs in the c10d store,
+// device events and the model; tests plug in fakes.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "contract/measurement_records.h"
+#include "experiments/serve_load.h"
+#include "metrics/measurement.h"
+
+namespace ditbench {
+
+// The replicas' shared queue and the messages within a replica. REQUIRES: safe to call from
+// every rank of the trial at once (the worker's is a c10d store).
+class ServeQueue {
+ public:
+  virtual ~ServeQueue() = default;
+  // The next request in arrival order, 0, 1, 2, ... over every call of every replica.
+  virtual int Take() = 0;
+  // A replica's leader tells its other ranks which request its `turn`th service is (-1: none
+  // left); Hear blocks until the leader told.
+  virtual void Tell(int replica, int turn, int request) = 0;
+  virtual int Hear(int replica, int turn) = 0;
+  // Closed loop: records one completion at `end_ms` (load time); CompletedAt(n) blocks until
+  // the nth completion (from 0, in the order they were recorded) exists and returns its time.
+  virtual void Complete(double end_ms) = 0;
+  virtual double CompletedAt(int n) = 0;
+};
+
+// The host's monotonic clock in ms, and a sleep until one of its times.
+class HostClock {
+ public:
+  virtual ~HostClock() = default;
+  virtual double NowMs() = 0;
+  virtual void SleepUntilMs(double ms) = 0;
+};
+
+struct ServeRankOptions {
+  ServeLoad load;                 // TrialServeLoad: replicas, concurrency, slo_scale, ...
+  std::vector<Request> requests;  // in arrival order, warm-up requests first
+  int replica = 0;                // this rank's replica (its dp group)
+  bool leader = false;            // the rank of its replica that takes and records requests
+  int isolated_runs = 3;          // requests each replica times alone before the load
+};
+
+struct ServedRequests {
+  // The requests this rank's replica served, in order, as this rank timed them (the leader's
+  // are the replica's record; every rank's are its samples).
+  std::vector<RequestRecord> records;
+  double isolated_ms = 0;              // this replica's median isolated latency
+};
+
+// Runs the serving loop above on this rank; `serve` runs one request (its scope, synchronously
+// issued; `device` marks around it and waits for it). REQUIRES: every rank of the trial calls
+// it with the same load, requests and isolated_runs (the barriers are the world's).
+ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
+                             IterationClock& device, HostClock& host, ServeQueue& queue,
+                             const std::function<void()>& serve);
+
+}  // namespace ditbench

@@ -1,0 +1,59 @@
+#include "worker/serve_queue.h"
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace ditbench {
+namespace {
+
+std::vector<uint8_t> Bytes(const std::string& text) { return {text.begin(), text.end()}; }
+
+}  // namespace
+
+StoreServeQueue::StoreServeQueue(c10::intrusive_ptr<c10d::Store> store,
+                                 std::chrono::milliseconds timeout)
+    : store_(std::move(store)), timeout_(timeout) {}
+
+int StoreServeQueue::Take() { return static_cast<int>(store_->add("serve/next", 1) - 1); }
+
+void StoreServeQueue::Tell(int replica, int turn, int request) {
+  store_->set(fmt::format("serve/replica{}/turn{}", replica, turn),
+              Bytes(std::to_string(request)));
+}
+
+int StoreServeQueue::Hear(int replica, int turn) {
+  return std::stoi(Read(fmt::format("serve/replica{}/turn{}", replica, turn)));
+}
+
+void StoreServeQueue::Complete(double end_ms) {
+  const std::int64_t n = store_->add("serve/completed", 1) - 1;
+  store_->set(fmt::format("serve/completed{}", n), Bytes(fmt::format("{:.17g}", end_ms)));
+}
+
+double StoreServeQueue::CompletedAt(int n) {
+  return std::stod(Read(fmt::format("serve/completed{}", n)));
+}
+
+std::string StoreServeQueue::Read(const std::string& key) {
+  store_->wait({key}, timeout_);
+  const std::vector<uint8_t> value = store_->get(key);
+  return {value.begin(), value.end()};
+}
+
+double SteadyHostClock::NowMs() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void SteadyHostClock::SleepUntilMs(double ms) {
+  const auto at = std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double, std::milli>(ms)));
+  std::this_thread::sleep_until(at);
+}
+
+}  // namespace ditbench
