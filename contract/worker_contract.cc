@@ -118,9 +118,9 @@ std::vector<RequestRecord> ReadRequests(const RankFileFields& field, const nlohm
         field.Fail(key + "." + name, v, fmt::format("an integer from 0 to {}", high));
       *value = static_cast<int>(v.get<std::int64_t>());
     }
-    for (auto [name, value] : {std::pair{"arrival_ms", &r.arrival_ms},
-                               std::pair{"start_ms", &r.start_ms}, std::pair{"end_ms", &r.end_ms},
-                               std::pair{"isolated_ms", &r.isolated_ms}}) {
+    for (auto [name, value] :
+         {std::pair{"arrival_ms", &r.arrival_ms}, std::pair{"start_ms", &r.start_ms},
+          std::pair{"end_ms", &r.end_ms}, std::pair{"isolated_ms", &r.isolated_ms}}) {
       const nlohmann::json v = item.value(name, nlohmann::json());
       if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= kMaxServeMs))
         field.Fail(key + "." + name, v, fmt::format("ms from 0 to {:g}", kMaxServeMs));

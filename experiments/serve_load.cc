@@ -145,10 +145,14 @@ std::optional<ArrivalKind> ParseArrivalKind(const std::string& name) {
 
 const char* ArrivalKindName(ArrivalKind kind) {
   switch (kind) {
-    case ArrivalKind::kPoisson: return "poisson";
-    case ArrivalKind::kGamma: return "gamma";
-    case ArrivalKind::kConstant: return "constant";
-    case ArrivalKind::kTrace: return "trace";
+    case ArrivalKind::kPoisson:
+      return "poisson";
+    case ArrivalKind::kGamma:
+      return "gamma";
+    case ArrivalKind::kConstant:
+      return "constant";
+    case ArrivalKind::kTrace:
+      return "trace";
   }
   return "poisson";
 }
@@ -216,9 +220,10 @@ bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
                                  "groups (set dp)";
       return false;
     } else {
-      *expected = fmt::format("serve keys arrivals, rate, burstiness, concurrency, requests, "
-                              "duration_s, warmup_requests, slo_scale, trace, not '{}'",
-                              key);
+      *expected = fmt::format(
+          "serve keys arrivals, rate, burstiness, concurrency, requests, "
+          "duration_s, warmup_requests, slo_scale, trace, not '{}'",
+          key);
       return false;
     }
   }
@@ -279,8 +284,8 @@ std::vector<Request> GenerateArrivals(const ServeLoad& load) {
   }
   if (load.requests == 0 && time_s < load.duration_s)
     throw std::invalid_argument(
-        fmt::format("'duration_s' {} at 'rate' {} makes more than {} requests",
-                    load.duration_s, load.rate_per_s, kMaxServeRequests));
+        fmt::format("'duration_s' {} at 'rate' {} makes more than {} requests", load.duration_s,
+                    load.rate_per_s, kMaxServeRequests));
   return requests;
 }
 

@@ -115,8 +115,8 @@ std::optional<TrialStatus> ParseStatus(std::string_view name) {
 
 ServeLoad TrialServeLoad(const TrialConfig& config) {
   ServeLoad load = config.serve.value();
-  load.mix = {RequestShape{config.resolution, config.image_height(), config.frames, config.steps,
-                           1.0}};
+  load.mix = {
+      RequestShape{config.resolution, config.image_height(), config.frames, config.steps, 1.0}};
   load.replicas = config.dp;
   load.seed = static_cast<std::uint64_t>(config.seed);
   return load;
@@ -134,8 +134,8 @@ std::vector<Request> TrialRequests(const TrialConfig& config) {
       throw UserError(fmt::format(
           "{}: request {} asks for {}x{}, {} frames, {} steps; this trial serves its own shape "
           "({}, {} frames, {} steps): a trace replays one shape per trial",
-          load.trace.string(), request.index, asked.width, asked.height, asked.frames,
-          asked.steps, config.resolution_text(), config.frames, config.steps));
+          load.trace.string(), request.index, asked.width, asked.height, asked.frames, asked.steps,
+          config.resolution_text(), config.frames, config.steps));
   }
   for (Request& request : trace.requests) request.shape = 0;
   return trace.requests;

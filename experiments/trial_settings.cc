@@ -366,10 +366,8 @@ const std::map<std::string, Setter>& Setters() {
         {"quant_exclude", SetQuantExclude},
         {"schedule", SetSchedule},
         {"cache", SetCache},
-        {"serve",
-         [](TrialConfig& c, const Json& v, std::string* expected) {
-           return ParseServeLoad(v, &c.serve, expected);
-         }},
+        {"serve", [](TrialConfig& c, const Json& v,
+                     std::string* expected) { return ParseServeLoad(v, &c.serve, expected); }},
         {"vae_tile",
          [](TrialConfig& c, const Json& v, std::string* expected) {
            *expected = kVaeTileExpected;

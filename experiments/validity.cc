@@ -263,13 +263,15 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
     return fmt::format("weights for {}'s {} experts are not read yet (seeded weights only)",
                        c.model, model->experts);
   if (c.serve && (c.vae_parallel > 1 || !c.cache.empty()))
-    return fmt::format("serve with {} is not built: its collectives span the trial's ranks, and "
-                       "a serving trial's replicas run different requests",
-                       c.vae_parallel > 1 ? "vae_parallel" : "cache");
+    return fmt::format(
+        "serve with {} is not built: its collectives span the trial's ranks, and "
+        "a serving trial's replicas run different requests",
+        c.vae_parallel > 1 ? "vae_parallel" : "cache");
   if (c.serve && c.graph != GraphMode::kEager)
-    return fmt::format("serve with graph: {} is not built: a serving trial runs its requests "
-                       "eagerly",
-                       GraphModeName(c.graph));
+    return fmt::format(
+        "serve with graph: {} is not built: a serving trial runs its requests "
+        "eagerly",
+        GraphModeName(c.graph));
   if (model->video() && c.pipefusion > 1)
     return fmt::format(
         "pipefusion={} is not implemented for video models ({}); use ulysses, "

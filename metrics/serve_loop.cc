@@ -61,9 +61,9 @@ ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
     if (index < 0) break;
     const Request& request = options.requests[index];
     // Closed loop: request k is issued when request k - c has completed.
-    const double arrival_ms = concurrency == 0       ? request.arrival_s * 1000
+    const double arrival_ms = concurrency == 0      ? request.arrival_s * 1000
                               : index < concurrency ? 0
-                                                     : queue.CompletedAt(index - concurrency);
+                                                    : queue.CompletedAt(index - concurrency);
     host.SleepUntilMs(start_ms + arrival_ms);
     const Span span = RunOne(device, host, serve);
     RequestRecord record;

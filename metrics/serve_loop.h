@@ -65,7 +65,7 @@ struct ServedRequests {
   // The requests this rank's replica served, in order, as this rank timed them (the leader's
   // are the replica's record; every rank's are its samples).
   std::vector<RequestRecord> records;
-  double isolated_ms = 0;              // this replica's median isolated latency
+  double isolated_ms = 0;  // this replica's median isolated latency
 };
 
 // Runs the serving loop above on this rank; `serve` runs one request (its scope, synchronously

@@ -52,13 +52,15 @@ ServingSummary SummarizeServing(const std::vector<RequestRecord>& records, int g
 }
 
 std::vector<RequestRecord> SimulateQueue(const std::vector<Request>& arrivals,
-                                         const std::vector<double>& service_ms, int servers) {
+                                         const std::vector<double>& service_ms, int servers,
+                                         int concurrency) {
   // (time the server is next free, server), earliest first, then the lowest server.
   using FreeServer = std::pair<double, int>;
   std::priority_queue<FreeServer, std::vector<FreeServer>, std::greater<>> free_servers;
   for (int server = 0; server < servers; ++server) free_servers.push({0.0, server});
   std::vector<RequestRecord> records;
   records.reserve(arrivals.size());
+  std::priority_queue<double, std::vector<double>, std::greater<>> completions;
   for (std::size_t i = 0; i < arrivals.size(); ++i) {
     const auto [free_ms, server] = free_servers.top();
     free_servers.pop();
@@ -66,11 +68,21 @@ std::vector<RequestRecord> SimulateQueue(const std::vector<Request>& arrivals,
     record.index = arrivals[i].index;
     record.shape = arrivals[i].shape;
     record.replica = server;
-    record.arrival_ms = arrivals[i].arrival_s * 1000;
+    // Closed loop: request i waits for the (i - concurrency)th completion, the earliest not
+    // yet waited for (a request simulated later starts after its arrival, so ends later).
+    if (concurrency == 0) {
+      record.arrival_ms = arrivals[i].arrival_s * 1000;
+    } else if (static_cast<int>(i) < concurrency) {
+      record.arrival_ms = 0;
+    } else {
+      record.arrival_ms = completions.top();
+      completions.pop();
+    }
     record.start_ms = std::max(record.arrival_ms, free_ms);
     record.end_ms = record.start_ms + service_ms[i];
     record.isolated_ms = service_ms[i];
     free_servers.push({record.end_ms, server});
+    if (concurrency > 0) completions.push(record.end_ms);
     records.push_back(record);
   }
   return records;

@@ -50,7 +50,11 @@ ServingSummary SummarizeServing(const std::vector<RequestRecord>& records, int g
 // Records in arrival order. O(n log servers).
 // REQUIRES: arrivals in non-decreasing arrival_s (as GenerateArrivals and ReadArrivalTrace
 // give them), service_ms.size() == arrivals.size(), servers >= 1.
+// concurrency > 0: a closed loop of that many requests in flight, as the serving loop runs it
+// (metrics/serve_loop.h): request k arrives when the (k - concurrency)th completion happens
+// (arrival_s is ignored).
 std::vector<RequestRecord> SimulateQueue(const std::vector<Request>& arrivals,
-                                         const std::vector<double>& service_ms, int servers);
+                                         const std::vector<double>& service_ms, int servers,
+                                         int concurrency = 0);
 
 }  // namespace ditbench

@@ -123,13 +123,14 @@ std::optional<RankProblem> ServedRequestsProblem(const TrialConfig& config,
     if (r.requests.empty()) continue;
     const RankCoordinates at = CoordinatesOf(config.degrees(), r.rank);
     if (at.cfg != 0 || at.pipefusion != 0 || at.ring != 0 || at.ulysses != 0)
-      return RankProblem{r.rank, "'requests' on a rank that leads no replica (only a replica's "
-                                 "rank of every coordinate but dp 0 records its requests)"};
+      return RankProblem{r.rank,
+                         "'requests' on a rank that leads no replica (only a replica's "
+                         "rank of every coordinate but dp 0 records its requests)"};
     for (const RequestRecord& q : r.requests) {
       const std::string which = fmt::format("'requests' has request {}", q.index);
       if (q.index >= static_cast<int>(expected.size()))
-        return RankProblem{r.rank, fmt::format("{}; the load has {} requests", which,
-                                               expected.size())};
+        return RankProblem{r.rank,
+                           fmt::format("{}; the load has {} requests", which, expected.size())};
       if (served_by[q.index] >= 0)
         return RankProblem{r.rank, fmt::format("{}, which rank {} served too; a request is "
                                                "served once",
@@ -139,9 +140,9 @@ std::optional<RankProblem> ServedRequestsProblem(const TrialConfig& config,
         return RankProblem{r.rank, fmt::format("{} on replica {}; this rank leads replica {}",
                                                which, q.replica, at.dp)};
       if (open_loop && std::abs(q.arrival_ms - expected[q.index].arrival_s * 1000) > 1e-3)
-        return RankProblem{r.rank, fmt::format("{} arriving at {} ms; the load's arrives at {} ms",
-                                               which, q.arrival_ms,
-                                               expected[q.index].arrival_s * 1000)};
+        return RankProblem{r.rank,
+                           fmt::format("{} arriving at {} ms; the load's arrives at {} ms", which,
+                                       q.arrival_ms, expected[q.index].arrival_s * 1000)};
       if (q.start_ms < q.arrival_ms - 1e-3 || q.end_ms < q.start_ms)
         return RankProblem{r.rank, fmt::format("{} arriving at {} ms, starting at {} ms and ending "
                                                "at {} ms; expected arrival <= start <= end",
@@ -150,8 +151,8 @@ std::optional<RankProblem> ServedRequestsProblem(const TrialConfig& config,
   }
   for (std::size_t i = 0; i < served_by.size(); ++i)
     if (served_by[i] < 0)
-      return RankProblem{0, fmt::format("'requests': request {} of {} was served by no replica",
-                                        i, expected.size())};
+      return RankProblem{0, fmt::format("'requests': request {} of {} was served by no replica", i,
+                                        expected.size())};
   return std::nullopt;
 }
 
@@ -181,14 +182,15 @@ void AddServingMetrics(const TrialConfig& config, const std::vector<RankResult>&
   m.p99_ms = s.p99_ms.estimate;
   if (s.p95_ms.bounded) m.extra["p95_ms"] = s.p95_ms.estimate;
   std::vector<std::string> unbounded;
-  for (auto [name, q] : {std::pair{"p90", &s.p90_ms}, std::pair{"p95", &s.p95_ms},
-                         std::pair{"p99", &s.p99_ms}})
+  for (auto [name, q] :
+       {std::pair{"p90", &s.p90_ms}, std::pair{"p95", &s.p95_ms}, std::pair{"p99", &s.p99_ms}})
     if (!q->bounded) unbounded.push_back(name);
   if (!unbounded.empty())
-    m.extra_note += fmt::format("{}serve: {} of the latency not bounded by {} requests (a 95% "
-                                "interval of p99 needs {}, of p95 {})",
-                                m.extra_note.empty() ? "" : "; ", fmt::join(unbounded, ", "),
-                                s.requests, MinSamplesToBound(0.99), MinSamplesToBound(0.95));
+    m.extra_note += fmt::format(
+        "{}serve: {} of the latency not bounded by {} requests (a 95% "
+        "interval of p99 needs {}, of p95 {})",
+        m.extra_note.empty() ? "" : "; ", fmt::join(unbounded, ", "), s.requests,
+        MinSamplesToBound(0.99), MinSamplesToBound(0.95));
   std::sort(isolated.begin(), isolated.end());
   m.extra["isolated_ms"] = Quantile(isolated, 0.5);
   m.extra["queue_ms"] = s.mean_queue_ms;

@@ -190,6 +190,15 @@ nlohmann::json TrialJson(const PlannedTrial& t) {
     if (t.estimate->cache_computed_fraction)
       e["cache"] = {{"computed_fraction", *t.estimate->cache_computed_fraction},
                     {"from", t.estimate->cache_fraction_source}};
+    if (const auto& s = t.estimate->serve)
+      e["serve"] = {{"offered_per_s", s->offered_per_s},
+                    {"capacity_per_s", s->capacity_per_s},
+                    {"utilisation", s->utilisation},
+                    {"window_s", s->window_s},
+                    {"p50_ms", s->p50_ms},
+                    {"p95_ms", s->p95_ms},
+                    {"p99_ms", s->p99_ms},
+                    {"note", s->note}};
   }
   return j;
 }
@@ -337,6 +346,27 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                                           t.estimate->cache_fraction_source));
   }
   for (const auto& [what, line] : cache_lines) out << "cache: " << what << ": " << line << "\n";
+  // A serving trial: its load against its replicas' capacity, and the latency that predicts.
+  for (const PlannedTrial& t : plan.trials) {
+    if (!t.estimate || !t.estimate->serve || t.invalid_reason) continue;
+    const ServeEstimate& s = *t.estimate->serve;
+    const std::string layout = DegreesAboveOne(t.config);
+    const std::string what = fmt::format("{} {} {} {}", Model(t.config), t.config.resolution_text(),
+                                         layout.empty() ? "1 rank" : layout,
+                                         SettingsLabel(t.config, {"model", "resolution"}));
+    if (!s.note.empty()) {
+      out << "serve: " << what << ": no estimate: " << s.note << "\n";
+      continue;
+    }
+    out << fmt::format(
+        "serve: {}: {:.3g} requests/s offered to {} replica{} of {:.3g}/s at {:.0f} ms a request "
+        "({} estimate): utilisation {:.2f}; predicted p50 {:.0f} ms, p95 {:.0f} ms, p99 {:.0f} "
+        "ms{}\n",
+        what, s.offered_per_s, t.config.dp, t.config.dp == 1 ? "" : "s", s.capacity_per_s,
+        t.estimate->iteration_ms, t.estimate->source, s.utilisation, s.p50_ms, s.p95_ms, s.p99_ms,
+        s.utilisation > 1 ? ": beyond capacity, the queue grows for as long as the load lasts"
+                          : "");
+  }
   WritePacking(plan, a, out);
   WriteSavings(EstimateSavings(spec, plan, budget_s), out);
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"

@@ -10,6 +10,7 @@
 #include "experiments/trial_rows.h"
 #include "machine/device_peaks.h"
 #include "machine/rank_sharing.h"
+#include "metrics/serving.h"
 #include "model_zoo/shapes/model_config.h"
 #include "model_zoo/shapes/vae_shapes.h"
 #include "plan/comm_volume.h"
@@ -163,6 +164,15 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
         e.source = "predicted";
       }
     }
+    // A serving trial: its load through its replicas' queue at the estimated time a request;
+    // it runs for the load's window after its warm-up and isolated requests.
+    if (t.config.serve && e.iteration_ms > 0) {
+      e.serve = EstimateServing(t.config, e.iteration_ms);
+      const double fixed_s =
+          e.trial_s - TimedIterations(t.config, e.iteration_ms) * e.iteration_ms / 1000;
+      const int isolated = std::max(1, t.config.repeats.min) * t.config.dp;
+      e.trial_s = fixed_s + isolated * e.iteration_ms / 1000 + e.serve->window_s;
+    }
     // Every launch of a trial costs a whole trial (replicates: separate processes).
     if (!t.unsupported) plan.estimated_wall_s += e.trial_s * spec.replicates;
     t.estimate = e;
@@ -172,6 +182,40 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
 }
 
 }  // namespace
+
+ServeEstimate EstimateServing(const TrialConfig& config, double iteration_ms) {
+  ServeEstimate e;
+  std::vector<Request> requests;
+  try {
+    requests = TrialRequests(config);
+  } catch (const std::exception& error) {
+    e.note = error.what();
+    return e;
+  }
+  if (requests.empty()) return e;
+  const ServeLoad& load = *config.serve;
+  e.capacity_per_s = config.dp * 1000.0 / iteration_ms;
+  const double last_arrival_s = requests.back().arrival_s;
+  e.offered_per_s =
+      load.concurrency > 0 ? std::min(load.concurrency, config.dp) * 1000.0 / iteration_ms
+      : load.arrivals == ArrivalKind::kTrace
+          ? (last_arrival_s > 0 ? (requests.size() - 1) / last_arrival_s : e.capacity_per_s)
+          : load.rate_per_s;
+  e.utilisation = e.offered_per_s / e.capacity_per_s;
+  const std::vector<RequestRecord> played = SimulateQueue(
+      requests, std::vector<double>(requests.size(), iteration_ms), config.dp, load.concurrency);
+  std::vector<RequestRecord> timed;
+  for (const RequestRecord& r : played) {
+    e.window_s = std::max(e.window_s, r.end_ms / 1000);
+    if (r.index >= load.warmup_requests) timed.push_back(r);
+  }
+  if (timed.empty()) return e;
+  const ServingSummary s = SummarizeServing(timed, config.world_size(), load.slo_scale);
+  e.p50_ms = s.p50_ms.estimate;
+  e.p95_ms = s.p95_ms.estimate;
+  e.p99_ms = s.p99_ms.estimate;
+  return e;
+}
 
 double TimedIterations(const TrialConfig& c, double iteration_ms) {
   const double budget_iterations =

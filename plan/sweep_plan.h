@@ -16,6 +16,19 @@
 
 namespace ditbench {
 
+// What `plan` expects of a serving trial's load (EstimateServing).
+struct ServeEstimate {
+  double offered_per_s = 0;   // requests a second the load offers (open loop, or a trace's)
+  double capacity_per_s = 0;  // what its replicas serve at most: replicas / iteration
+  double utilisation = 0;     // offered / capacity; above 1 the queue grows without bound
+  double window_s = 0;        // the first arrival to the last end
+  double p50_ms = 0, p95_ms = 0, p99_ms = 0;  // predicted latency, queue wait included
+  std::string note;  // why there is no estimate (a trace that cannot be read), else ""
+};
+
+// The serving estimate of `config` (REQUIRES: config.serve) at `iteration_ms` a request.
+ServeEstimate EstimateServing(const TrialConfig& config, double iteration_ms);
+
 struct TrialEstimate {
   double iteration_ms = 0;  // one timed iteration of the trial's scope
   double trial_s = 0;       // start-up + warm-up + timed iterations
@@ -41,6 +54,9 @@ struct TrialEstimate {
   // where that came from (plan/step_cache_fraction.h); the estimate above assumes it.
   std::optional<double> cache_computed_fraction;
   std::string cache_fraction_source;
+  // A serving trial (`serve`): its load played through a FIFO queue of its replicas with every
+  // request taking iteration_ms (metrics/serving.h, SimulateQueue); trial_s counts its window.
+  std::optional<ServeEstimate> serve;
 };
 
 struct PlannedTrial {

@@ -35,6 +35,7 @@
 #include "report/report_summary.h"
 #include "report/report_warnings.h"
 #include "report/selfcheck_section.h"
+#include "report/serving_section.h"
 #include "report/stage_breakdown.h"
 #include "stats/stats.h"
 #include "storage/results_db.h"
@@ -545,6 +546,8 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   if (!history.empty()) contents.emplace_back("history", "History: each trial over the campaigns");
   if (!planner.devices.empty())
     contents.emplace_back("planner", "Planner: predicted against measured latency");
+  if (!ServedTrials(answering).empty())
+    contents.emplace_back("serving", "Serving under load: latency against offered load");
   for (const auto& [key, anchor] : anchors) contents.emplace_back(anchor, GroupTitle(key));
   if (!stage_summaries.empty()) contents.emplace_back("stages", "Stage breakdown");
   html += RenderContents(contents);
@@ -559,6 +562,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   html += history;  // "" below kHistoryMinCampaigns campaigns
   nlohmann::json charts = nlohmann::json::array();
   html += RenderPlannerSection(planner, charts);  // "" without a planner
+  html += RenderServingSection(answering, charts);  // "" without serving trials
   if (rows.empty()) html += "<p>No trials selected.</p>\n";
   for (const auto& [key, group] : groups)
     RenderGroup(html, charts, key, anchors[key], ranked[key], group, runs, stages,

@@ -461,11 +461,11 @@ void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
   // Warm-up: every replica at once (a replica's collectives stay within its own groups).
   for (int i = 0; i < config.warmup; ++i) dit.Iterate(nullptr);
   torch::Tensor last;
-  StoreServeQueue queue(store, std::chrono::milliseconds(
-                                   static_cast<std::int64_t>(config.timeout_s * 1000)));
+  StoreServeQueue queue(
+      store, std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout_s * 1000)));
   SteadyHostClock host;
-  const ServedRequests served = ServeRequests(options, world, *clock, host, queue,
-                                              [&] { last = dit.Iterate(nullptr); });
+  const ServedRequests served =
+      ServeRequests(options, world, *clock, host, queue, [&] { last = dit.Iterate(nullptr); });
   // Every rank's samples of the requests its replica served: the latency (stage "iteration",
   // arrival to end), the queue wait and the service; the warm-up requests flagged.
   for (const RequestRecord& r : served.records) {

@@ -20,8 +20,7 @@ StoreServeQueue::StoreServeQueue(c10::intrusive_ptr<c10d::Store> store,
 int StoreServeQueue::Take() { return static_cast<int>(store_->add("serve/next", 1) - 1); }
 
 void StoreServeQueue::Tell(int replica, int turn, int request) {
-  store_->set(fmt::format("serve/replica{}/turn{}", replica, turn),
-              Bytes(std::to_string(request)));
+  store_->set(fmt::format("serve/replica{}/turn{}", replica, turn), Bytes(std::to_string(request)));
 }
 
 int StoreServeQueue::Hear(int replica, int turn) {

@@ -182,6 +182,30 @@
     if (c.marks) config.plugins = [stepMarks(c.marks)];
     return config;
   }
+  // Serving: latency against offered load, a solid p50 and a dashed p95 line per layout.
+  function serving(c) {
+    var datasets = c.datasets.map(function (ds) {
+      var s = series({label: ds.label, color: ds.color, points: ds.points, style: 0});
+      s.borderDash = ds.dash ? [6, 3] : [];
+      return s;
+    });
+    return {
+      type: 'scatter',
+      data: {datasets: datasets},
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false,
+        scales: {x: {type: 'linear', min: 0,
+                     title: {display: true, text: 'offered load (requests/s)'}},
+                 y: {type: 'logarithmic',
+                     title: {display: true, text: 'request latency, ms (log scale)'}}},
+        plugins: {title: {display: true, text: c.title}, legend: legendFor(datasets.length),
+                  tooltip: {callbacks: {label: function (t) {
+                    return t.dataset.label + ': ' + t.raw.x + ' requests/s, ' +
+                           t.raw.y.toFixed(1) + ' ms' + doubtNote(t.raw);
+                  }}}}
+      }
+    };
+  }
   function memory(c) {
     return lines(c, {type: 'linear', min: 1, title: {display: true, text: 'world size (ranks)'}},
                  {min: 0, title: {display: true, text: 'peak memory per rank (MB)'}});
@@ -352,7 +376,7 @@
       plugins: [pointNames]
     };
   }
-  var kinds = {latency: latency, speedup: speedup, stages: stages, memory: memory,
+  var kinds = {latency: latency, speedup: speedup, stages: stages, memory: memory, serving: serving,
                error: outputError, prediction: prediction, steps: steps, pareto: pareto};
   charts.forEach(function (c) {
     var canvas = document.getElementById(c.id);

@@ -198,7 +198,7 @@ TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
       {"/requests",
        nlohmann::json::parse(R"([{"index": 0, "shape": 0, "replica": 0, "arrival_ms": 0,
                                   "start_ms": 1, "end_ms": 2}])"),
-       "'requests[0].isolated_ms' is null; expected ms from 0 to 1e+09"},
+       "'requests[0].isolated_ms' is missing or null; expected ms from 0 to 1e+09"},
   };
   for (const Case& c : cases) {
     nlohmann::json j = ValidRankFile();

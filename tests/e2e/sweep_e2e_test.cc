@@ -229,6 +229,71 @@ include:
             std::vector<std::string>{"2"});
 }
 
+// Serving under load through real workers: one replica of Ulysses 2 and two replicas of one
+// rank serve the same 11 requests (1 warm-up); every request is kept as its ranks' samples and
+// the trial's serving metrics are stored.
+TEST_F(SweepEndToEndTest, ServingTrialsServeEveryRequestOnceOnTheirReplicas) {
+  std::ofstream(dir_ / "sweep.yaml") << R"(name: serve
+defaults: {model: pixart-alpha-tiny, resolution: 256, precision: fp32, steps: 2, warmup: 1,
+           repeats: 2, timeout: 3m,
+           serve: {arrivals: constant, rate: 50, requests: 10, warmup_requests: 1}}
+include:
+  - {ulysses: 2}
+  - {dp: 2}
+)";
+  const std::string db = (dir_ / "results.db").string();
+  auto run =
+      Shell(Ditbench("run " + (dir_ / "sweep.yaml").string() + " --db " + db + " --gpus cpu:2"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(Query("SELECT status FROM results ORDER BY dp"), (std::vector<std::string>{"ok", "ok"}))
+      << run.output;
+  // Ulysses 2: both ranks run every request; dp 2: each request on one replica's one rank.
+  EXPECT_EQ(Query("SELECT count(*) FROM samples s JOIN trials t ON t.id = s.trial_id "
+                  "JOIN results r ON r.trial_key = t.trial_key WHERE s.stage = 'iteration' "
+                  "GROUP BY r.dp ORDER BY r.dp"),
+            (std::vector<std::string>{"22", "11"}));
+  EXPECT_EQ(Query("SELECT count(DISTINCT s.iteration) FROM samples s JOIN trials t ON "
+                  "t.id = s.trial_id WHERE s.stage = 'queue' GROUP BY t.id"),
+            (std::vector<std::string>{"11", "11"}));
+  EXPECT_EQ(Query("SELECT count(*) FROM metric_values WHERE name = 'requests_per_s' AND "
+                  "value > 0"),
+            std::vector<std::string>{"2"});
+}
+
+// A trace replays exactly: ingest checks every served request's arrival against the trace's
+// (a trial whose requests arrived otherwise fails), and a trace asking for another shape than
+// the trial's fails the trial naming its request.
+TEST_F(SweepEndToEndTest, ATraceOfArrivalsReplaysExactly) {
+  std::ofstream(dir_ / "arrivals.csv") << "arrival_s,width,height,frames,steps\n"
+                                          "0,256,256,0,2\n0.05,256,256,0,2\n0.05,256,256,0,2\n"
+                                          "0.2,256,256,0,2\n0.31,256,256,0,2\n";
+  std::ofstream(dir_ / "other.csv") << "arrival_s,width,height,frames,steps\n"
+                                       "0,256,256,0,2\n0.1,512,512,0,2\n";
+  std::ofstream(dir_ / "sweep.yaml") << R"(name: trace
+defaults: {model: pixart-alpha-tiny, resolution: 256, precision: fp32, steps: 2, warmup: 1,
+           repeats: 2, timeout: 3m, dp: 2}
+include:
+  - {serve: {arrivals: trace, trace: arrivals.csv}}
+  - {serve: {arrivals: trace, trace: other.csv}}
+)";
+  const std::string db = (dir_ / "results.db").string();
+  auto run =
+      Shell(Ditbench("run " + (dir_ / "sweep.yaml").string() + " --db " + db + " --gpus cpu:2"));
+  ASSERT_EQ(run.exit_code, 1) << run.output;  // a trial failed: the sweep went on
+  EXPECT_EQ(Query("SELECT status FROM trials ORDER BY id"),
+            (std::vector<std::string>{"ok", "failed"}))
+      << run.output;
+  EXPECT_EQ(Query("SELECT count(*) FROM samples s JOIN trials t ON t.id = s.trial_id "
+                  "WHERE t.status = 'ok' AND s.stage = 'iteration'"),
+            std::vector<std::string>{"5"});
+  const auto error = Query("SELECT error FROM trials WHERE status = 'failed'");
+  ASSERT_EQ(error.size(), 1u);
+  EXPECT_NE(error[0].find("other.csv: request 1 asks for 512x512, 0 frames, 2 steps; this trial "
+                          "serves its own shape"),
+            std::string::npos)
+      << error[0];
+}
+
 TEST_F(SweepEndToEndTest, MisspelledKeyExitsTwoWithFileLineColumn) {
   std::ofstream(dir_ / "bad.yaml") << "name: bad\ndefaults:\n  modle: pixart-alpha-tiny\n";
   auto r = Shell(Ditbench("run " + (dir_ / "bad.yaml").string() + " --db " +

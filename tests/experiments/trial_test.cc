@@ -193,15 +193,14 @@ TEST(TrialTest, AServeLoadIsInTheKeyAndNoneKeepsEveryEarlierKey) {
   EXPECT_EQ(KeyOfComputation(written), TrialKey(base));
   TrialConfig served = base;
   std::string expected;
-  ASSERT_TRUE(ApplySetting(
-      served, "serve", {{"rate", 2.5}, {"requests", 40}, {"warmup_requests", 2}}, &expected))
+  ASSERT_TRUE(ApplySetting(served, "serve",
+                           {{"rate", 2.5}, {"requests", 40}, {"warmup_requests", 2}}, &expected))
       << expected;
-  EXPECT_EQ(ComputationJson(served).at("serve"),
-            nlohmann::json({{"arrivals", "poisson"},
-                            {"rate", 2.5},
-                            {"requests", 40},
-                            {"slo_scale", 5.0},
-                            {"warmup_requests", 2}}));
+  EXPECT_EQ(ComputationJson(served).at("serve"), nlohmann::json({{"arrivals", "poisson"},
+                                                                 {"rate", 2.5},
+                                                                 {"requests", 40},
+                                                                 {"slo_scale", 5.0},
+                                                                 {"warmup_requests", 2}}));
   EXPECT_EQ(TrialConfigFromJson(CanonicalJson(served)).serve, served.serve);
   TrialConfig faster = served;
   faster.serve->rate_per_s = 5;

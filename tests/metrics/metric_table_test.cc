@@ -40,22 +40,25 @@ TEST(MetricTableTest, LatencyIsLowerBetterSlowestRankMedianOfLaunchesShownEveryw
     EXPECT_TRUE(latency->shown_in & where);
 }
 
-TEST(MetricTableTest, CompareShowsLatencyEnergyPerImageGraphCaptureAndDecodeInTableOrder) {
+TEST(MetricTableTest, CompareShowsLatencyEnergyGraphCaptureDecodeAndServingInTableOrder) {
   std::vector<std::string_view> names;
   for (const MetricInfo* m : MetricsShownIn(kShownInCompare)) names.push_back(m->name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"latency_ms", "joules_per_image",
-                                                  "graph_capture_ms", "decode_ms"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{
+                       "latency_ms", "joules_per_image", "graph_capture_ms", "decode_ms", "p95_ms",
+                       "queue_ms", "requests_per_s", "slo_attainment", "goodput_per_s"}));
 }
 
 // The query's default columns as they were before the table: the table must reproduce them.
 // The last three only where some row has them (kShownOnlyWhenSet): energy on GPUs with NVML,
-// output error and PSNR where the sweep computes them (issue 34).
-TEST(MetricTableTest, QueryDefaultMetricsAreLatencyIntervalCovMemoryEnergyAndOutputQuality) {
+// output error and PSNR where the sweep computes them (issue 34), a serving trial's p95,
+// throughput and SLO attainment (issue 39).
+TEST(MetricTableTest, QueryDefaultMetricsAreLatencyIntervalCovMemoryEnergyServingAndQuality) {
   std::vector<std::string_view> names;
   for (const MetricInfo* m : MetricsShownIn(kShownInQueryDefault)) names.push_back(m->name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"latency_ms", "ci_low_ms", "ci_high_ms", "cov",
-                                                  "peak_mem_mb", "joules_per_image", "output_error",
-                                                  "psnr"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string_view>{
+                "latency_ms", "ci_low_ms", "ci_high_ms", "cov", "peak_mem_mb", "joules_per_image",
+                "p95_ms", "requests_per_s", "slo_attainment", "output_error", "psnr"}));
 }
 
 TEST(MetricTableTest, HintDecidesTheDigits) {

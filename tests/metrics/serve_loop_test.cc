@@ -150,6 +150,13 @@ TEST(ServeLoopTest, AClosedLoopIssuesARequestAsOneCompletes) {
     const RequestRecord& r = two.requests.records[k];
     EXPECT_DOUBLE_EQ(r.start_ms - r.arrival_ms, 40) << k;
   }
+  // As SimulateQueue plays a closed loop (what `plan` predicts with).
+  const std::vector<RequestRecord> simulated =
+      SimulateQueue(GenerateArrivals(load), std::vector<double>(5, 40.0), 1, 2);
+  for (int k = 0; k < 5; ++k) {
+    EXPECT_DOUBLE_EQ(simulated[k].arrival_ms, two.requests.records[k].arrival_ms) << k;
+    EXPECT_DOUBLE_EQ(simulated[k].start_ms, two.requests.records[k].start_ms) << k;
+  }
 }
 
 }  // namespace

@@ -50,6 +50,41 @@ TEST(SweepPlanTest, UnsupportedTrialsAreEstimatedButNotScheduled) {
   EXPECT_DOUBLE_EQ(plan.estimated_wall_s, 0);  // nothing will run in this build
 }
 
+// A serving trial's estimate: its load against its replicas' capacity. At 5 requests/s of
+// 100 ms on one replica nothing waits; at 20 the queue grows; two replicas serve the same load
+// at half the utilisation; a closed loop offers what its replicas serve.
+TEST(SweepPlanTest, AServingTrialIsEstimatedAgainstItsReplicasCapacity) {
+  TrialConfig c;
+  c.model = "pixart-alpha-tiny";
+  c.resolution = 256;
+  c.serve = ServeLoad{};
+  c.serve->arrivals = ArrivalKind::kConstant;
+  c.serve->rate_per_s = 5;
+  c.serve->requests = 50;
+  ServeEstimate calm = EstimateServing(c, 100);
+  EXPECT_DOUBLE_EQ(calm.utilisation, 0.5);
+  EXPECT_DOUBLE_EQ(calm.capacity_per_s, 10);
+  EXPECT_DOUBLE_EQ(calm.p50_ms, 100);
+  EXPECT_DOUBLE_EQ(calm.p99_ms, 100);
+  EXPECT_NEAR(calm.window_s, 49 * 0.2 + 0.1, 1e-9);
+  c.serve->rate_per_s = 20;
+  const ServeEstimate over = EstimateServing(c, 100);
+  EXPECT_DOUBLE_EQ(over.utilisation, 2);
+  EXPECT_GT(over.p95_ms, 10 * calm.p95_ms);
+  c.dp = 2;
+  EXPECT_DOUBLE_EQ(EstimateServing(c, 100).utilisation, 1);
+  c.serve->rate_per_s = 0;
+  c.serve->concurrency = 3;  // two replicas always busy, one request waiting
+  const ServeEstimate closed = EstimateServing(c, 100);
+  EXPECT_DOUBLE_EQ(closed.utilisation, 1);
+  EXPECT_NEAR(closed.p50_ms, 150, 50.0001);
+  // A trace that cannot be read: no estimate, and why.
+  c.serve = ServeLoad{};
+  c.serve->arrivals = ArrivalKind::kTrace;
+  c.serve->trace = "/nonexistent/arrivals.csv";
+  EXPECT_NE(EstimateServing(c, 100).note.find("/nonexistent/arrivals.csv"), std::string::npos);
+}
+
 TEST(SweepPlanTest, JsonPlanCarriesParametersAndForwardFlopsOfEveryTrial) {
   auto spec = Parse("name: f\ndefaults: {resolution: 1024, batch: 1}\n"
                     "matrix: {model: [flux-dev, sd3-medium]}\n");

@@ -1,0 +1,139 @@
+#include "report/serving_section.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "report/chart_style.h"
+#include "report/html_text.h"
+
+namespace ditbench {
+namespace {
+
+std::optional<double> Extra(const ResultRow& row, const char* name) {
+  const auto it = row.extra_metrics.find(name);
+  if (it == row.extra_metrics.end()) return std::nullopt;
+  return it->second.value;
+}
+
+std::string Ms(std::optional<double> ms) { return ms ? fmt::format("{:.1f}", *ms) : "-"; }
+
+}  // namespace
+
+std::vector<ServedTrial> ServedTrials(const std::vector<ResultRow>& rows) {
+  std::vector<ServedTrial> trials;
+  for (const ResultRow& row : rows) {
+    if (!row.measured()) continue;
+    const nlohmann::json computation = nlohmann::json::parse(row.computation, nullptr, false);
+    if (!computation.is_object() || !computation.contains("serve") ||
+        !computation["serve"].is_object())
+      continue;
+    nlohmann::json serve = computation["serve"];
+    ServedTrial t;
+    t.rate = serve.value("rate", 0.0);
+    serve.erase("rate");
+    std::string settings;
+    for (const auto& [key, value] : serve.items())
+      settings += fmt::format("{}{}={}", settings.empty() ? "" : " ", key,
+                              value.is_string() ? value.get<std::string>() : value.dump());
+    t.load = fmt::format("{} {}px{} {} {} steps={}: {}", row.model, row.resolution,
+                         row.frames > 0 ? fmt::format(" {} frames", row.frames) : "", row.precision,
+                         row.scope, row.steps, settings);
+    t.layout = DegreesAboveOne(row);
+    if (t.layout.empty()) t.layout = "1 rank";
+    t.color = StrategyColor(StrategyName(row));
+    t.p50_ms = row.latency_ms.value_or(0);
+    t.p95_ms = Extra(row, "p95_ms");
+    t.requests_per_s = Extra(row, "requests_per_s");
+    t.slo_attainment = Extra(row, "slo_attainment");
+    t.queue_ms = Extra(row, "queue_ms");
+    t.busy = row.busy;
+    trials.push_back(std::move(t));
+  }
+  return trials;
+}
+
+std::string RenderServingSection(const std::vector<ResultRow>& rows, nlohmann::json& charts) {
+  const std::vector<ServedTrial> trials = ServedTrials(rows);
+  if (trials.empty()) return "";
+  std::map<std::string, std::vector<const ServedTrial*>> loads;
+  for (const ServedTrial& t : trials) loads[t.load].push_back(&t);
+  std::string html =
+      "<h2 id=\"serving\">Serving under load: latency against offered load per layout</h2>\n"
+      "<p class=\"note\">Each serving trial served its load of requests on its replicas (dp "
+      "groups) from one queue (docs/measurement.md, \"Serving under load\"). Per load, the "
+      "latency of a request (arrival to end, queue wait included) against the offered rate: p50 "
+      "solid, p95 dashed (a p95 its requests could not bound is left out); where a curve bends "
+      "up, that layout's queue grows. Per rate, the best layout: the highest SLO attainment, then "
+      "the lowest p95 (else p50). A trial measured while the machine was busy is marked ?.</p>\n";
+  for (const auto& [load, served] : loads) {
+    html += fmt::format("<h3>{}</h3>\n", HtmlEscape(load));
+    // The chart: one p50 and one p95 series per layout, over the rates.
+    std::map<std::string, std::vector<const ServedTrial*>> by_layout;
+    for (const ServedTrial* t : served)
+      if (t->rate > 0) by_layout[t->layout].push_back(t);
+    if (!by_layout.empty()) {
+      nlohmann::json datasets = nlohmann::json::array();
+      for (auto& [layout, points] : by_layout) {
+        std::sort(points.begin(), points.end(),
+                  [](const ServedTrial* a, const ServedTrial* b) { return a->rate < b->rate; });
+        nlohmann::json p50 = nlohmann::json::array(), p95 = nlohmann::json::array();
+        for (const ServedTrial* t : points) {
+          nlohmann::json point = {{"x", t->rate}, {"y", t->p50_ms}};
+          if (t->busy) point["doubt"] = "busy";
+          p50.push_back(point);
+          if (t->p95_ms) {
+            point["y"] = *t->p95_ms;
+            p95.push_back(point);
+          }
+        }
+        const std::string& color = points.front()->color;
+        datasets.push_back(
+            {{"label", layout + " p50"}, {"color", color}, {"points", p50}, {"dash", false}});
+        if (!p95.empty())
+          datasets.push_back(
+              {{"label", layout + " p95"}, {"color", color}, {"points", p95}, {"dash", true}});
+      }
+      nlohmann::json chart = {{"id", fmt::format("chart-{}", charts.size())},
+                              {"kind", "serving"},
+                              {"title", "Latency against offered load: " + load},
+                              {"datasets", datasets}};
+      html += fmt::format("<div class=\"chart\"><canvas id=\"{}\"></canvas></div>\n",
+                          chart["id"].get<std::string>());
+      charts.push_back(std::move(chart));
+    }
+    // The table: per rate, every layout, the best marked.
+    std::map<double, std::vector<const ServedTrial*>> by_rate;
+    for (const ServedTrial* t : served) by_rate[t->rate].push_back(t);
+    html +=
+        "<div class=\"scroll\"><table class=\"serving\"><tr><th>offered (requests/s)</th>"
+        "<th>layout</th><th>p50 ms</th><th>p95 ms</th><th>requests/s</th><th>queue ms</th>"
+        "<th>SLO attainment</th><th></th></tr>\n";
+    for (const auto& [rate, layouts] : by_rate) {
+      const auto better = [](const ServedTrial* a, const ServedTrial* b) {
+        const double sa = a->slo_attainment.value_or(0), sb = b->slo_attainment.value_or(0);
+        if (sa != sb) return sa > sb;
+        return a->p95_ms.value_or(a->p50_ms) < b->p95_ms.value_or(b->p50_ms);
+      };
+      const ServedTrial* best = *std::min_element(layouts.begin(), layouts.end(), better);
+      for (const ServedTrial* t : layouts) {
+        const char* doubt = t->busy ? "?" : "";
+        html += fmt::format(
+            "<tr{}><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}{}</td>"
+            "<td class=\"num\">{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+            "<td class=\"num\">{}</td><td>{}</td></tr>\n",
+            t == best ? " class=\"best\"" : "",
+            rate > 0 ? fmt::format("{:g}", rate) : "closed loop / trace", HtmlEscape(t->layout),
+            Ms(t->p50_ms), doubt, t->p95_ms ? Ms(t->p95_ms) : "not bounded", t->p95_ms ? doubt : "",
+            t->requests_per_s ? fmt::format("{:.3g}", *t->requests_per_s) : "-", Ms(t->queue_ms),
+            t->slo_attainment ? fmt::format("{:.0f}%", 100 * *t->slo_attainment) : "-",
+            t == best ? (layouts.size() > 1 ? "best at this rate" : "") : "");
+      }
+    }
+    html += "</table></div>\n";
+  }
+  return html;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,44 @@
+// The report's answer for serving trials (`serve`, docs/measurement.md "Serving under load"):
+// which parallel layout serves a load best.
+//  * the chart: per load (the same model, shape, precision, scope and load apart from its rate),
+//    the latency against the offered rate, one curve per layout (p50 solid, p95 dashed; a p95
+//    the requests could not bound is left out), so that the knee where a layout's queue starts
+//    to grow shows where its capacity ends;
+//  * the table: per load and rate, every layout's p50, p95, throughput, queue wait and SLO
+//    attainment, the best layout (the lowest p95, else p50, among those of the highest SLO
+//    attainment) marked, a busy trial's figures marked in doubt.
+// Only reads the rows; open-loop trials at a rate are charted, closed loops and traces are in
+// the table.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/result_rows.h"
+
+namespace ditbench {
+
+// One serving trial as the section reads it: its load without the rate (what a chart and a
+// table group by), the rate (0 for a closed loop or a trace), its layout and figures.
+struct ServedTrial {
+  std::string load;    // model, shape and the load's settings but its rate: "pixart-alpha-tiny ..."
+  double rate = 0;     // offered requests a second (open loop), else 0
+  std::string layout;  // its parallel degrees: "ulysses=2", "dp=2", "1 rank"
+  std::string color;   // its strategy's colour (report/chart_style.h)
+  double p50_ms = 0;
+  std::optional<double> p95_ms;  // unset when its requests could not bound it
+  std::optional<double> requests_per_s, slo_attainment, queue_ms;
+  bool busy = false;
+};
+
+// The serving trials among `rows` (ok rows whose computation has a `serve`), in row order.
+std::vector<ServedTrial> ServedTrials(const std::vector<ResultRow>& rows);
+
+// The section's HTML (its heading, a chart per load with a rate, the table), appending its
+// charts (kind "serving") to `charts`; "" without serving trials.
+std::string RenderServingSection(const std::vector<ResultRow>& rows, nlohmann::json& charts);
+
+}  // namespace ditbench
