@@ -172,6 +172,34 @@ std::optional<double> SideMetric(const SideTrial& side, std::string_view name) {
   return ReduceOverLaunches(LaunchReduction::kMedian, values);
 }
 
+// A serving trial's p95 on both sides (TailChange), or nothing for a trial that does not serve
+// (no row of either side is a serving trial's).
+std::optional<TailChange> CompareTail(const SideTrial& a, const SideTrial& b) {
+  const auto serves = [](const SideTrial& side) {
+    return std::any_of(side.rows.begin(), side.rows.end(), [](const ResultRow* row) {
+      return row->extra_metrics.contains("requests_per_s");
+    });
+  };
+  if (!serves(a) || !serves(b)) return std::nullopt;
+  const auto p95 = [](const SideTrial& side) {
+    std::vector<double> latencies;
+    for (const std::vector<double>& launch : side.launches)
+      latencies.insert(latencies.end(), launch.begin(), launch.end());
+    std::sort(latencies.begin(), latencies.end());
+    return QuantileInterval(latencies, 0.95);
+  };
+  TailChange tail{p95(a), p95(b), ""};
+  if (!tail.a.bounded || !tail.b.bounded)
+    tail.verdict = "not bounded";
+  else if (tail.b.high < tail.a.low)
+    tail.verdict = "faster";
+  else if (tail.b.low > tail.a.high)
+    tail.verdict = "slower";
+  else
+    tail.verdict = "inconclusive";
+  return tail;
+}
+
 // The metrics compared beside the latency (ComparedMetric): the table's rows shown in compare,
 // then the extra metrics of either side; those neither side has are left out.
 std::vector<ComparedMetric> CompareMetrics(const SideTrial& a, const SideTrial& b) {
@@ -495,6 +523,7 @@ Comparison CompareCampaigns(ResultsReader& a_db, const CampaignSet& a, ResultsRe
     trial.change = CompareLatency(at.launches, bt.launches, t.policy, at.sessions, bt.sessions);
     trial.thresholds = t.Describe();
     trial.metrics = CompareMetrics(at, bt);
+    trial.p95 = CompareTail(at, bt);
     for (const ComparedMetric& metric : trial.metrics) {
       if (metric.name != "joules_per_image") continue;
       // Energy per image is kept only where it is positive, as the energy columns show it.
@@ -535,6 +564,7 @@ std::string IntervalText(const ChangeEstimate& change) {
 
 std::string VerdictText(const ComparedTrial& trial) {
   std::string text = VerdictName(trial.change.verdict);
+  if (trial.p95) text += ", p95 " + trial.p95->verdict;
   if (trial.busy()) text += ", busy " + trial.BusySides();
   if (!trial.BelowQualitySides().empty()) text += ", below quality " + trial.BelowQualitySides();
   return text;

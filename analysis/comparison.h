@@ -39,6 +39,7 @@
 
 #include "metrics/metric_table.h"
 #include "stats/change.h"
+#include "stats/order_statistics.h"
 #include "storage/results_reader.h"
 #include "storage/selfcheck_store.h"
 
@@ -98,6 +99,15 @@ struct ComparedMetric {
   std::string_view Direction() const;
 };
 
+// A serving trial's tail (`serve`): each side's p95 request latency over its timed requests
+// (every launch's, pooled) with its distribution-free 95% interval (stats/order_statistics.h),
+// and the verdict: "faster" or "slower" when the two intervals do not overlap, "inconclusive"
+// when they do, "not bounded" when a side has too few requests to bound its p95 (72).
+struct TailChange {
+  QuantileEstimate a, b;
+  std::string verdict;
+};
+
 // One matched trial.
 struct ComparedTrial {
   std::string trial_key, label, device;
@@ -122,6 +132,8 @@ struct ComparedTrial {
   // 30.1 < 35"); empty when that side is not below quality.
   std::string a_below_quality, b_below_quality;
   std::string BelowQualitySides() const;  // "A", "B", "A and B", or ""
+  // A serving trial: the verdict on its p95 beside the one on its latency (the p50).
+  std::optional<TailChange> p95;
 };
 
 // A trial measured on one side only, or not ok on one side.

@@ -9,9 +9,12 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "analysis/campaign_roles.h"
+#include "analysis/row_metrics.h"
+#include "metrics/metric_table.h"
 
 namespace ditbench {
 namespace {
@@ -105,6 +108,20 @@ std::vector<std::string> HistoryNotes(const KeyHistory& key) {
 History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vector<ResultRow>& rows,
                      const HistoryOptions& options) {
   History history;
+  history.metric = options.metric;
+  const MetricInfo* metric = FindMetric(options.metric);
+  if (!metric || metric->hint != MetricHint::kMilliseconds) {
+    std::vector<std::string> names;
+    for (const MetricInfo& m : MetricTable())
+      if (m.hint == MetricHint::kMilliseconds && m.better == Better::kLower)
+        names.push_back(std::string(m.name));
+    throw UserError(fmt::format("history --metric: '{}' is not a millisecond metric (one of {})",
+                                options.metric, fmt::join(names, ", ")));
+  }
+  const bool latency = options.metric == "latency_ms";
+  const auto value_of = [&](const ResultRow& row) -> std::optional<double> {
+    return latency ? row.latency_ms : MetricValue(row, options.metric);
+  };
   std::set<std::string> sweeps;
   std::map<std::int64_t, const CampaignInfo*> included;
   for (const CampaignInfo& c : campaigns) {
@@ -140,7 +157,8 @@ History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vect
   for (const ResultRow& row : usable) {
     keys.insert(row.trial_key);
     if (!options.only.empty() && row.trial_key != options.only) continue;
-    if (!row.measured() || *row.latency_ms <= 0) continue;
+    const std::optional<double> value = value_of(row);
+    if (!row.measured() || !value || *value <= 0) continue;
     series[{row.sweep, row.trial_key}].push_back(&row);
   }
   if (!options.only.empty() && !keys.contains(options.only)) {
@@ -169,9 +187,11 @@ History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vect
       p.build = CampaignBuild(c);
       p.label = c.label;
       p.environment = EnvironmentFingerprint(c);
-      p.latency_ms = *row->latency_ms;
-      p.ci_low_ms = row->ci_low_ms;
-      p.ci_high_ms = row->ci_high_ms;
+      p.latency_ms = *value_of(*row);
+      if (latency) {
+        p.ci_low_ms = row->ci_low_ms;
+        p.ci_high_ms = row->ci_high_ms;
+      }
       p.launches = row->launches;
       p.busy = row->busy;
       p.busy_note = row->health_note;

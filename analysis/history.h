@@ -102,11 +102,16 @@ struct History {
   // Campaigns of `ditbench bisect` (environment "bisect"): they measure older builds out of
   // time order, so they are not points of the history either.
   std::size_t bisections = 0;
+  std::string metric = "latency_ms";  // what HistoryPoint::latency_ms holds (HistoryOptions)
 };
 
 struct HistoryOptions {
   std::string sweep;  // empty: every sweep
   std::string only;   // empty: every trial key; else one key (UserError if unknown)
+  // The metric followed: latency_ms (with its stored interval), or another of the metric
+  // table's millisecond metrics (a serving trial's p95_ms, queue_ms; decode_ms), whose points
+  // carry no interval of their own; rows without it take no part. UserError for another name.
+  std::string metric = "latency_ms";
 };
 
 // The history of every ok trial of the selected campaigns. Pure: `campaigns` as Campaigns()

@@ -18,7 +18,8 @@ struct HistoryCommandOptions {
   std::filesystem::path db = "results.db";
   std::string sweep;   // empty: every sweep
   std::string only;    // empty: every trial key
-  std::string format = "table";  // table | csv | json | markdown | html
+  std::string metric = "latency_ms";  // the metric followed (HistoryOptions::metric)
+  std::string format = "table";       // table | csv | json | markdown | html
   std::filesystem::path output;  // empty: standard output
   // Exit 1 when a change point slower by more than this percent has its first bad campaign
   // among the last `last` campaigns of its series (0: any).

@@ -39,7 +39,8 @@ int RunHistoryOrThrow(const HistoryCommandOptions& options, std::ostream& out,
     throw UserError(fmt::format("no results database at '{}'", options.db.string()));
   }
   std::unique_ptr<ResultsDb> db = ResultsDb::Open(options.db, /*read_only=*/true);
-  const History history = LoadHistory(db->reader(), HistoryOptions{options.sweep, options.only});
+  const History history =
+      LoadHistory(db->reader(), HistoryOptions{options.sweep, options.only, options.metric});
   if (options.output.empty()) {
     WriteHistory(history, options.format, out);
     CheckOutput(out, "the history");
@@ -79,6 +80,9 @@ std::function<int()> DefineHistoryCommand(CLI::App& sub) {
   sub.add_option("--db", options->db, "Results database")->capture_default_str();
   sub.add_option("--sweep", options->sweep, "Only this sweep's campaigns");
   sub.add_option("--only", options->only, "Only this trial key");
+  sub.add_option("--metric", options->metric,
+                 "The millisecond metric to follow: latency_ms, or p95_ms of serving trials, ...")
+      ->capture_default_str();
   sub.add_option("--format", options->format, "table, csv, json, markdown or html")
       ->capture_default_str();
   sub.add_option("-o,--output", options->output, "Write to this file instead of standard output");

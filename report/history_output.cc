@@ -39,7 +39,8 @@ void WriteTable(const History& history, std::ostream& out) {
     out << fmt::format("\n{}  {}  [{}]\n", ForTerminal(key.trial_key), ForTerminal(key.label),
                        ForTerminal(key.sweep));
     const HistoryPoint& first = key.points.front();
-    out << fmt::format("  latest {} ms (campaign {}, build {}), {} campaign{}, noise {:.1f}%{}\n",
+    out << fmt::format("  {}latest {} ms (campaign {}, build {}), {} campaign{}, noise {:.1f}%{}\n",
+                       history.metric == "latency_ms" ? "" : history.metric + ": ",
                        Ms(latest.latency_ms), latest.campaign, ForTerminal(latest.build),
                        key.points.size(), key.points.size() == 1 ? "" : "s", key.noise_pct,
                        key.noise_from_intervals ? " (the measurements' own spread)" : "");
@@ -77,7 +78,7 @@ void WriteCsv(const History& history, std::ostream& out) {
                {.name = "campaign", .hint = ColumnHint::kCount},
                {.name = "started_at"},
                {.name = "build"},
-               named(ms, "latency_ms"),
+               named(ms, history.metric.c_str()),
                named(ms, "ci_low_ms"),
                named(ms, "ci_high_ms"),
                {.name = "launches", .hint = ColumnHint::kCount},
@@ -174,12 +175,11 @@ void WriteHistory(const History& history, const std::string& format, std::ostrea
     throw UserError(fmt::format(
         "unknown --format '{}'; valid formats: table, csv, json, markdown, html", format));
   }
-  nlohmann::json json = {{"format", "ditbench-history"},
-                         {"version", kHistoryFormatVersion},
-                         {"campaigns", nlohmann::json::array()},
-                         {"excluded_campaigns", history.excluded},
-                         {"bisect_campaigns", history.bisections},
-                         {"keys", nlohmann::json::array()}};
+  nlohmann::json json = {
+      {"format", "ditbench-history"},           {"version", kHistoryFormatVersion},
+      {"campaigns", nlohmann::json::array()},   {"excluded_campaigns", history.excluded},
+      {"bisect_campaigns", history.bisections}, {"metric", history.metric},
+      {"keys", nlohmann::json::array()}};
   for (const CampaignInfo& c : history.campaigns)
     json["campaigns"].push_back({{"id", c.id},
                                  {"sweep", c.record.sweep_name},
@@ -209,7 +209,7 @@ void WriteHistory(const History& history, const std::string& format, std::ostrea
       k["points"].push_back({{"campaign", p.campaign},
                              {"started_at", IsoUtc(p.started_at)},
                              {"build", p.build},
-                             {"latency_ms", p.latency_ms},
+                             {history.metric, p.latency_ms},
                              {"ci_low_ms", Optional(p.ci_low_ms)},
                              {"ci_high_ms", Optional(p.ci_high_ms)},
                              {"launches", p.launches},

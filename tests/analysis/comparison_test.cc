@@ -76,6 +76,47 @@ TEST_F(ComparisonTest, KnownSlowdownOnGpuIsSlowerAndListedFirst) {
   EXPECT_TRUE(FindRegressions(c, 25).regressions.empty());
 }
 
+// A serving trial: a verdict on its p95 beside the one on its latency (the p50). B's median
+// request is as fast as A's, but one request in eight waits 5x longer: its p95 is slower, with
+// intervals apart; 40 requests a side cannot bound a p95.
+TEST_F(ComparisonTest, AServingTrialsP95HasAVerdictOfItsOwn) {
+  TrialConfig served = test::MakeConfig(1);
+  served.serve = ServeLoad{};
+  served.serve->rate_per_s = 2;
+  served.serve->requests = 200;
+  const auto trial = [&](std::vector<double> ms) {
+    TrialRecord t = test::MakeTrialWithSamples(served, ms);
+    t.metrics->extra["requests_per_s"] = 2;
+    return t;
+  };
+  std::vector<double> tail = Series(6, 100, 0.05, 200);
+  for (std::size_t i = 0; i < tail.size(); i += 8) tail[i] *= 5;
+  auto db = ResultsDb::Open(DbPath());
+  const std::int64_t a = Campaign(*db, {trial(Series(5, 100, 0.05, 200))});
+  const std::int64_t b = Campaign(*db, {trial(tail)}, "def5678");
+  Comparison c = CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({b}));
+  ASSERT_EQ(c.trials.size(), 1u);
+  ASSERT_TRUE(c.trials[0].p95);
+  EXPECT_EQ(c.trials[0].p95->verdict, "slower");
+  EXPECT_GT(c.trials[0].p95->b.low, c.trials[0].p95->a.high);
+  EXPECT_THAT(VerdictText(c.trials[0]), HasSubstr(", p95 slower"));
+  const std::int64_t same = Campaign(*db, {trial(Series(7, 100, 0.05, 200))}, "fff0000");
+  EXPECT_EQ(
+      CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({same})).trials[0].p95->verdict,
+      "inconclusive");
+  const std::int64_t few = Campaign(*db, {trial(Series(8, 100, 0.05, 40))}, "eee0000");
+  EXPECT_EQ(
+      CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({few})).trials[0].p95->verdict,
+      "not bounded");
+  // A trial that does not serve has no tail verdict.
+  const std::int64_t plain =
+      Campaign(*db, {test::MakeTrialWithSamples(test::MakeConfig(2), Series(9, 50))});
+  const std::int64_t plain_b =
+      Campaign(*db, {test::MakeTrialWithSamples(test::MakeConfig(2), Series(10, 50))}, "ddd0000");
+  EXPECT_FALSE(
+      CompareCampaigns(db->reader(), Set({plain}), db->reader(), Set({plain_b})).trials[0].p95);
+}
+
 TEST_F(ComparisonTest, CpuTrialsUseTheLenientFloor) {
   auto db = ResultsDb::Open(DbPath());
   const TrialConfig one = test::MakeConfig(1);

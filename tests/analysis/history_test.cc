@@ -99,6 +99,48 @@ TEST_F(HistoryTest, AChangePointNamesBuildsAndWhatElseChanged) {
   EXPECT_EQ(SlowerChanges(history, 10, 6).size(), 1u);
 }
 
+// `--metric p95_ms`: a serving trial's tail over nights. Its p95 jumps at night 7 while its
+// latency (the p50) stays: the change point is the p95's; a trial without the metric takes no
+// part; a name that is not a millisecond metric is refused naming those that are.
+TEST_F(HistoryTest, AServingTrialsP95HasAHistoryOfItsOwn) {
+  {
+    auto db = ResultsDb::Open(path_);
+    TrialConfig served = test::MakeConfig(1);
+    served.serve = ServeLoad{};
+    served.serve->rate_per_s = 4;
+    served.serve->requests = 100;
+    for (int night = 1; night <= 12; ++night) {
+      const std::int64_t id = db->writer().ResumeOrCreateCampaign(
+          test::MakeCampaign("nightly", fmt::format("b{}", night)), true);
+      const double wobble = 1 + 0.01 * ((night * 7) % 5 - 2);
+      TrialRecord trial = test::MakeTrialWithSamples(served, {100 * wobble, 101, 99});
+      trial.metrics->extra["p95_ms"] = (night >= 7 ? 300 : 200) * wobble;
+      db->writer().RecordTrial(id, trial);
+      db->writer().RecordTrial(id, test::MakeTrialWithSamples(test::MakeConfig(2), {60, 61, 59}));
+    }
+  }
+  HistoryOptions options;
+  options.metric = "p95_ms";
+  const History tail = Load(options);
+  ASSERT_EQ(tail.keys.size(), 1u);  // the trial that does not serve has no p95
+  EXPECT_EQ(tail.metric, "p95_ms");
+  ASSERT_EQ(tail.keys[0].changes.size(), 1u);
+  EXPECT_EQ(tail.keys[0].changes[0].first_bad, 7);
+  EXPECT_NEAR(tail.keys[0].changes[0].change.pct, 50, 3);
+  for (const KeyHistory& key : Load().keys) EXPECT_TRUE(key.changes.empty()) << key.label;
+  std::ostringstream csv;
+  WriteHistory(tail, "csv", csv);
+  EXPECT_THAT(csv.str(), HasSubstr(",p95_ms,"));
+  options.metric = "requests_per_s";
+  try {
+    Load(options);
+    ADD_FAILURE() << "a rate accepted";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("history --metric: 'requests_per_s' is not a millisecond "
+                                    "metric (one of latency_ms,"));
+  }
+}
+
 TEST_F(HistoryTest, TheWorkersBuildNamesAPointWhenItReportedOne) {
   CampaignInfo campaign;
   campaign.record.build = "coordinator-1";
