@@ -336,17 +336,50 @@ torch::ScalarType ApplyPrecision(Precision precision) {
   }
 }
 
-void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::Device device,
-                 RankResult& result, const TrialHooks& hooks,
-                 const std::filesystem::path& output, const std::filesystem::path& run_dir) {
+namespace {
+
+// What a trial holds on this rank while it runs, timed or served: inference mode, the kernel
+// every attention of the trial runs (local, Ulysses, each ring step, PipeFusion's patches: the
+// one its `attention:` names; a kernel that cannot run a call fails the trial), the model and
+// its inputs, the world's group and the clock. Construct after ResetMemoryPeak.
+struct TrialRank {
+  TrialRank(const TrialConfig& config, ParallelContext& parallel, torch::Device device)
+      : kernel(AttentionKernelOf(config.attention)),
+        dit(config, parallel, device),
+        world(parallel.world(), device),
+        clock(device.is_cpu() ? MakeHostClock(device) : MakeDeviceClock(device)) {}
   c10::InferenceMode inference;
-  // Every attention of the trial (local, Ulysses, each ring step, PipeFusion's patches) runs
-  // the kernel its `attention:` names; a kernel that cannot run a call fails the trial.
-  ScopedAttentionKernel kernel(AttentionKernelOf(config.attention));
+  ScopedAttentionKernel kernel;
+  DitRank dit;
+  ProcessRankGroup world;
+  std::unique_ptr<IterationClock> clock;
+};
+
+// The final output of the last iteration, where this rank keeps it (`output` not empty).
+void WriteOutput(const torch::Tensor& last, const std::filesystem::path& output,
+                 RankResult& result) {
+  if (output.empty() || !last.defined()) return;
+  auto values = last.to(torch::kCPU, torch::kFloat32).contiguous();
+  WriteNpy(output, values.sizes().vec(), values.data_ptr<float>());
+  result.output_file = output.filename().string();
+}
+
+void RecordMemoryPeak(torch::Device device, RankResult& result) {
+  const MemoryPeak peak = ReadMemoryPeak(device);
+  result.peak_mem_mb = peak.allocated_mb;
+  result.peak_reserved_mb = peak.reserved_mb;
+}
+
+}  // namespace
+
+void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::Device device,
+                 RankResult& result, const TrialHooks& hooks, const std::filesystem::path& output,
+                 const std::filesystem::path& run_dir) {
   ResetMemoryPeak(device);
-  DitRank dit(config, parallel, device);
-  ProcessRankGroup world(parallel.world(), device);
-  auto clock = device.is_cpu() ? MakeHostClock(device) : MakeDeviceClock(device);
+  TrialRank trial(config, parallel, device);
+  DitRank& dit = trial.dit;
+  ProcessRankGroup& world = trial.world;
+  IterationClock& clock = *trial.clock;
 
   MeasureOptions options;
   options.warmup = config.warmup;
@@ -382,7 +415,7 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
   StepGraphs graphs;
   int eager_iterations = 0;
   std::int64_t eager_bytes = 0;
-  Measurement m = Measure(options, world, *clock, [&](Stages& stages) {
+  Measurement m = Measure(options, world, clock, [&](Stages& stages) {
     if (graphed && graphs.captured()) {
       last = dit.Replay(graphs, &stages);
     } else {
@@ -404,11 +437,7 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
   else if (iterations > 0)
     result.comm_bytes_per_step =
         double(parallel.bytes_sent() - sent_before) / (double(iterations) * steps);
-  if (!output.empty() && last.defined()) {
-    auto values = last.to(torch::kCPU, torch::kFloat32).contiguous();
-    WriteNpy(output, values.sizes().vec(), values.data_ptr<float>());
-    result.output_file = output.filename().string();
-  }
+  WriteOutput(last, output, result);
   if (monitor) result.clocks = monitor->Stop().ToJson();
   // `profile: trace`: after the timed iterations, never in them. A profiler that fails leaves
   // no trace (the coordinator records why); the timed numbers stand.
@@ -436,20 +465,15 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
   result.latent_shape = dit.latent_shape();
   result.samples = std::move(m.samples);
   result.stop_reason = m.stop_reason;
-  MemoryPeak peak = ReadMemoryPeak(device);
-  result.peak_mem_mb = peak.allocated_mb;
-  result.peak_reserved_mb = peak.reserved_mb;
+  RecordMemoryPeak(device, result);
 }
 
 void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
                    const c10::intrusive_ptr<c10d::Store>& store, torch::Device device,
                    RankResult& result, const std::filesystem::path& output) {
-  c10::InferenceMode inference;
-  ScopedAttentionKernel kernel(AttentionKernelOf(config.attention));
   ResetMemoryPeak(device);
-  DitRank dit(config, parallel, device);
-  ProcessRankGroup world(parallel.world(), device);
-  auto clock = device.is_cpu() ? MakeHostClock(device) : MakeDeviceClock(device);
+  TrialRank trial(config, parallel, device);
+  DitRank& dit = trial.dit;
   ServeRankOptions options;
   options.load = TrialServeLoad(config);
   options.requests = TrialRequests(config);
@@ -464,8 +488,8 @@ void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
   StoreServeQueue queue(
       store, std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout_s * 1000)));
   SteadyHostClock host;
-  const ServedRequests served =
-      ServeRequests(options, world, *clock, host, queue, [&] { last = dit.Iterate(nullptr); });
+  const ServedRequests served = ServeRequests(options, trial.world, *trial.clock, host, queue,
+                                              [&] { last = dit.Iterate(nullptr); });
   // Every rank's samples of the requests its replica served: the latency (stage "iteration",
   // arrival to end), the queue wait and the service; the warm-up requests flagged.
   for (const RequestRecord& r : served.records) {
@@ -479,14 +503,8 @@ void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
   result.stop_reason = "served";
   result.steps = dit.step_kernels();
   result.latent_shape = dit.latent_shape();
-  if (!output.empty() && last.defined()) {
-    auto values = last.to(torch::kCPU, torch::kFloat32).contiguous();
-    WriteNpy(output, values.sizes().vec(), values.data_ptr<float>());
-    result.output_file = output.filename().string();
-  }
-  MemoryPeak peak = ReadMemoryPeak(device);
-  result.peak_mem_mb = peak.allocated_mb;
-  result.peak_reserved_mb = peak.reserved_mb;
+  WriteOutput(last, output, result);
+  RecordMemoryPeak(device, result);
 }
 
 torch::Tensor DenoiseOnce(const TrialConfig& config, ParallelContext& parallel,
