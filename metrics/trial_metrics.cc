@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -158,6 +159,33 @@ std::optional<RankProblem> ServedRequestsProblem(const TrialConfig& config,
 
 namespace {
 
+// Two replicas or more: how far the slowest replica's median service time (end - start) is
+// from the fastest's (`replica_spread`, 1 when they are alike), and, past kFallsBehind, which
+// replica fell behind, said in the trial's note: a replica is never hidden in the pool.
+void AddReplicaSpread(const std::vector<RequestRecord>& records, TrialMetrics& m) {
+  constexpr double kFallsBehind = 1.5;
+  std::map<int, std::vector<double>> service;
+  for (const RequestRecord& q : records) service[q.replica].push_back(q.end_ms - q.start_ms);
+  if (service.size() < 2) return;
+  std::map<int, double> median;
+  for (auto& [replica, ms] : service) {
+    std::sort(ms.begin(), ms.end());
+    median[replica] = Quantile(ms, 0.5);
+  }
+  const auto [fastest, slowest] =
+      std::minmax_element(median.begin(), median.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (fastest->second <= 0) return;
+  const double spread = slowest->second / fastest->second;
+  m.extra["replica_spread"] = spread;
+  if (spread > kFallsBehind)
+    m.extra_note += fmt::format(
+        "{}serve: replica {} fell behind: median service {:.1f} ms over {} requests, against "
+        "{:.1f} ms on replica {}",
+        m.extra_note.empty() ? "" : "; ", slowest->first, slowest->second,
+        service.at(slowest->first).size(), fastest->second, fastest->first);
+}
+
 // A serving trial's figures (metrics/serving.h) from its replicas' leaders' requests past the
 // warm-up ones: the latency's interval from order statistics, the tail percentiles a count of
 // requests bounds, queue wait, throughput (per GPU over the trial's ranks), SLO attainment and
@@ -198,6 +226,7 @@ void AddServingMetrics(const TrialConfig& config, const std::vector<RankResult>&
   m.extra["requests_per_s_per_gpu"] = s.throughput_per_gpu_per_s;
   m.extra["slo_attainment"] = s.slo_attainment;
   m.extra["goodput_per_s"] = s.goodput_per_s;
+  AddReplicaSpread(records, m);
   m.images_per_s = s.throughput_per_s * config.batch;
   m.tflops.reset();
   m.mfu.reset();

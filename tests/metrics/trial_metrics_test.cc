@@ -435,5 +435,29 @@ TEST(ServedRequestsTest, AServingTrialsMetricsAreItsRequests) {
       << m.extra_note;
 }
 
+// A replica that falls behind is said, never hidden in the pool: replica 1's requests take 3x
+// replica 0's.
+TEST(ServedRequestsTest, AReplicaThatFallsBehindIsNamed) {
+  const TrialConfig config = ServingTrial();
+  std::vector<RankResult> ranks = ServedRanks(config);
+  TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
+  EXPECT_DOUBLE_EQ(m.extra.at("replica_spread"), 1);  // both replicas take 100 ms a request
+  EXPECT_EQ(m.extra_note.find("fell behind"), std::string::npos) << m.extra_note;
+  for (RequestRecord& q : ranks[1].requests) q.end_ms = q.start_ms + 300;
+  m = ComputeTrialMetrics(config, ranks, "cpu");
+  EXPECT_DOUBLE_EQ(m.extra.at("replica_spread"), 3);
+  EXPECT_NE(m.extra_note.find("serve: replica 1 fell behind: median service 300.0 ms over 3 "
+                              "requests, against 100.0 ms on replica 0"),
+            std::string::npos)
+      << m.extra_note;
+  // One replica: no spread.
+  TrialConfig one = config;
+  one.dp = 1;
+  one.ulysses = 2;
+  std::vector<RankResult> alone = ServedRanks(config);
+  for (RequestRecord& q : alone[1].requests) q.replica = 0;
+  EXPECT_FALSE(ComputeTrialMetrics(one, alone, "cpu").extra.contains("replica_spread"));
+}
+
 }  // namespace
 }  // namespace ditbench
