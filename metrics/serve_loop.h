@@ -25,8 +25,15 @@
 #include "contract/measurement_records.h"
 #include "experiments/serve_load.h"
 #include "metrics/measurement.h"
+#include "model_zoo/shapes/parallel_layout.h"
 
 namespace ditbench {
+
+// Whether the rank at `at` leads its replica (its dp group): its coordinate of every other
+// degree is 0. The leader takes requests and records them (RankResult::requests).
+inline bool LeadsReplica(const RankCoordinates& at) {
+  return at.cfg == 0 && at.pipefusion == 0 && at.ring == 0 && at.ulysses == 0;
+}
 
 // The replicas' shared queue and the messages within a replica. REQUIRES: safe to call from
 // every rank of the trial at once (the worker's is a c10d store).

@@ -11,6 +11,7 @@
 #include "experiments/trial_rows.h"
 #include "machine/device_peaks.h"
 #include "metrics/metric_table.h"
+#include "metrics/serve_loop.h"
 #include "metrics/serving.h"
 #include "model_zoo/shapes/model_config.h"
 #include "model_zoo/shapes/parallel_layout.h"
@@ -123,7 +124,7 @@ std::optional<RankProblem> ServedRequestsProblem(const TrialConfig& config,
   for (const RankResult& r : ranks) {
     if (r.requests.empty()) continue;
     const RankCoordinates at = CoordinatesOf(config.degrees(), r.rank);
-    if (at.cfg != 0 || at.pipefusion != 0 || at.ring != 0 || at.ulysses != 0)
+    if (!LeadsReplica(at))
       return RankProblem{r.rank,
                          "'requests' on a rank that leads no replica (only a replica's "
                          "rank of every coordinate but dp 0 records its requests)"};

@@ -477,10 +477,10 @@ void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
   ServeRankOptions options;
   options.load = TrialServeLoad(config);
   options.requests = TrialRequests(config);
-  // A replica is a dp group; its rank of every other coordinate 0 leads it.
+  // A replica is a dp group (metrics/serve_loop.h, LeadsReplica).
   const RankCoordinates& at = parallel.at();
   options.replica = at.dp;
-  options.leader = at.cfg == 0 && at.pipefusion == 0 && at.ring == 0 && at.ulysses == 0;
+  options.leader = LeadsReplica(at);
   options.isolated_runs = std::max(1, config.repeats.min);
   // Warm-up: every replica at once (a replica's collectives stay within its own groups).
   for (int i = 0; i < config.warmup; ++i) dit.Iterate(nullptr);
