@@ -10,7 +10,9 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "base/did_you_mean.h"
 #include "base/terminal_text.h"
 #include "base/untrusted_input.h"
 #include "base/user_error.h"
@@ -112,7 +114,17 @@ std::optional<std::string> ServeLoadProblem(const ServeLoad& load) {
       !(load.burstiness > 0 && load.burstiness <= kMaxBurstiness))
     return fmt::format("'burstiness' is {}; expected the gaps' CV^2, above 0, at most {}",
                        load.burstiness, kMaxBurstiness);
+  if (load.stop_percentile != 0 &&
+      !(load.stop_percentile >= 50 && load.stop_percentile <= 99.9 && load.stop_within >= 1e-3 &&
+        load.stop_within <= 1))
+    return fmt::format(
+        "'early_stop' is percentile {}, within {}; expected a percentile from 50 to 99.9 and "
+        "within from 0.001 to 1",
+        load.stop_percentile, load.stop_within);
   if (load.mix.empty()) return "'mix' is empty; expected at least one request shape";
+  if (load.mix.size() > static_cast<std::size_t>(kMaxRequestShapes))
+    return fmt::format("'mix' lists {} shapes; expected at most {}", load.mix.size(),
+                       kMaxRequestShapes);
   double total_weight = 0;
   for (std::size_t i = 0; i < load.mix.size(); ++i) {
     if (auto problem = ShapeProblem(load.mix[i], fmt::format("mix[{}]", i))) return problem;
@@ -155,6 +167,93 @@ const char* ArrivalKindName(ArrivalKind kind) {
       return "trace";
   }
   return "poisson";
+}
+
+const std::vector<std::string> kServeKeys = {
+    "arrivals",        "rate",      "burstiness", "concurrency", "requests", "duration_s",
+    "warmup_requests", "slo_scale", "early_stop", "mix",         "trace"};
+const std::vector<std::string> kMixKeys = {"resolution", "frames", "steps", "weight"};
+
+// One `mix` entry: a map of kMixKeys, each optional (kTrialsOwn's fields stand for the trial's).
+bool ParseMixEntry(const nlohmann::json& value, const std::string& where, RequestShape* shape,
+                   std::string* expected) {
+  *expected = fmt::format("{} as {}", where, kMixEntryExpected);
+  if (!value.is_object()) return false;
+  *shape = kTrialsOwn;
+  const auto integer = [&](const std::string& key, const nlohmann::json& v, int low, int high,
+                           int* out) {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < low || v.get<std::int64_t>() > high) {
+      *expected = fmt::format("{}.{} as an integer from {} to {}", where, key, low, high);
+      return false;
+    }
+    *out = static_cast<int>(v.get<std::int64_t>());
+    return true;
+  };
+  for (const auto& [key, v] : value.items()) {
+    if (key == "resolution") {
+      const std::string resolution = fmt::format(
+          "{}.resolution as an integer from {} to {} (a square image) or WIDTHxHEIGHT, each from "
+          "{} to {}",
+          where, kMinSide, kMaxSide, kMinSide, kMaxSide);
+      if (v.is_number_integer()) {
+        if (!integer(key, v, kMinSide, kMaxSide, &shape->width)) {
+          *expected = resolution;
+          return false;
+        }
+        shape->height = shape->width;
+        continue;
+      }
+      const std::string text = v.is_string() ? v.get<std::string>() : std::string();
+      const std::size_t x = text.find('x');
+      int width = 0, height = 0;
+      const char* end = text.data() + text.size();
+      const bool parsed =
+          x != std::string::npos && x > 0 &&
+          std::from_chars(text.data(), text.data() + x, width).ptr == text.data() + x &&
+          std::from_chars(text.data() + x + 1, end, height).ptr == end && x + 1 < text.size();
+      if (!parsed || width < kMinSide || width > kMaxSide || height < kMinSide ||
+          height > kMaxSide) {
+        *expected = resolution;
+        return false;
+      }
+      shape->width = width;
+      shape->height = height;
+    } else if (key == "frames") {
+      if (!integer(key, v, 0, kMaxFrames, &shape->frames)) return false;
+    } else if (key == "steps") {
+      if (!integer(key, v, 1, kMaxSteps, &shape->steps)) return false;
+    } else if (key == "weight") {
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0) ||
+          v.get<double>() > 1e9) {
+        *expected = fmt::format("{}.weight as a number above 0, at most 1e9", where);
+        return false;
+      }
+      shape->weight = v.get<double>();
+    } else {
+      const std::string guess = DidYouMean(key, kMixKeys);
+      *expected = fmt::format("{} keys {}, not '{}'{}", where, fmt::join(kMixKeys, ", "), key,
+                              guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess));
+      return false;
+    }
+  }
+  return true;
+}
+
+// `mix`: a list of 1 to kMaxRequestShapes entries.
+bool ParseMix(const nlohmann::json& value, std::vector<RequestShape>* mix,
+              std::string* expected) {
+  if (!value.is_array() || value.empty() ||
+      value.size() > static_cast<std::size_t>(kMaxRequestShapes)) {
+    *expected = fmt::format("serve.mix as a list of 1 to {} request shapes, each {}",
+                            kMaxRequestShapes, kMixEntryExpected);
+    return false;
+  }
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    RequestShape shape;
+    if (!ParseMixEntry(value[i], fmt::format("serve.mix[{}]", i), &shape, expected)) return false;
+    mix->push_back(shape);
+  }
+  return true;
 }
 
 }  // namespace
@@ -213,23 +312,41 @@ bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
         return false;
       }
       parsed.trace = v.get<std::string>();
-    } else if (key == "mix" || key == "replicas") {
-      *expected = key == "mix" ? "no serve.mix: a serving trial's requests take the trial's own "
-                                 "resolution, frames and steps (sweep them as axes)"
-                               : "no serve.replicas: a serving trial's replicas are its dp "
-                                 "groups (set dp)";
+    } else if (key == "mix") {
+      if (!ParseMix(v, &parsed.mix, expected)) return false;
+    } else if (key == "early_stop") {
+      *expected = kEarlyStopExpected;
+      if (!v.is_object() || !v.contains("percentile")) return false;
+      parsed.stop_within = 0.1;
+      for (const auto& [field, number] : v.items()) {
+        if (field != "percentile" && field != "within") {
+          *expected = fmt::format("{}, not '{}'", kEarlyStopExpected, field);
+          return false;
+        }
+        if (!number.is_number()) return false;
+        (field == "percentile" ? parsed.stop_percentile : parsed.stop_within) =
+            number.get<double>();
+      }
+    } else if (key == "replicas") {
+      *expected = "no serve.replicas: a serving trial's replicas are its dp groups (set dp)";
       return false;
     } else {
-      *expected = fmt::format(
-          "serve keys arrivals, rate, burstiness, concurrency, requests, "
-          "duration_s, warmup_requests, slo_scale, trace, not '{}'",
-          key);
+      const std::string guess = DidYouMean(key, kServeKeys);
+      *expected = fmt::format("serve keys {}, not '{}'{}", fmt::join(kServeKeys, ", "), key,
+                              guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess));
       return false;
     }
   }
-  // The ranges, with a placeholder shape: the trial's own is checked by validity.
+  // The ranges, the trial's own fields of a shape as placeholders: validity checks the shapes
+  // the trial resolves (experiments/validity.cc).
   ServeLoad checked = parsed;
-  checked.mix = {RequestShape{}};
+  if (checked.mix.empty()) checked.mix = {RequestShape{}};
+  for (RequestShape& shape : checked.mix) {
+    const RequestShape placeholder;
+    if (shape.width == 0) shape.width = shape.height = placeholder.width;
+    if (shape.frames < 0) shape.frames = placeholder.frames;
+    if (shape.steps == 0) shape.steps = placeholder.steps;
+  }
   if (auto problem = ServeLoadProblem(checked)) {
     *expected = "serve: " + *problem;
     return false;
@@ -249,7 +366,30 @@ nlohmann::json ServeLoadJson(const ServeLoad& load) {
   if (load.warmup_requests != 0) j["warmup_requests"] = load.warmup_requests;
   j["slo_scale"] = load.slo_scale;
   if (!load.trace.empty()) j["trace"] = load.trace.string();
+  if (load.stop_percentile != 0)
+    j["early_stop"] = {{"percentile", load.stop_percentile}, {"within", load.stop_within}};
+  if (!load.mix.empty()) {
+    nlohmann::json mix = nlohmann::json::array();
+    for (const RequestShape& shape : load.mix) {
+      nlohmann::json entry = nlohmann::json::object();
+      if (shape.width != 0)
+        entry["resolution"] = shape.height == shape.width
+                                  ? nlohmann::json(shape.width)
+                                  : nlohmann::json(fmt::format("{}x{}", shape.width, shape.height));
+      if (shape.frames >= 0) entry["frames"] = shape.frames;
+      if (shape.steps != 0) entry["steps"] = shape.steps;
+      entry["weight"] = shape.weight;
+      mix.push_back(std::move(entry));
+    }
+    j["mix"] = std::move(mix);
+  }
   return j;
+}
+
+std::string RequestShapeText(const RequestShape& shape) {
+  std::string text = fmt::format("{}x{}", shape.width, shape.height);
+  if (shape.frames > 0) text += fmt::format(", {} frames", shape.frames);
+  return text + fmt::format(", {} steps", shape.steps);
 }
 
 std::vector<Request> GenerateArrivals(const ServeLoad& load) {
@@ -367,6 +507,10 @@ ArrivalTrace ReadArrivalTrace(const std::filesystem::path& path) {
     const auto [known, added] = shape_index.try_emplace(
         {shape.width, shape.height, shape.frames, shape.steps}, trace.shapes.size());
     if (added) {
+      if (trace.shapes.size() == static_cast<std::size_t>(kMaxRequestShapes))
+        fail("", fmt::format("asks for a {}th shape ({}); expected at most {} shapes in one "
+                             "trace",
+                             kMaxRequestShapes + 1, RequestShapeText(shape), kMaxRequestShapes));
       trace.shapes.push_back(shape);
     } else {
       trace.shapes[known->second].weight += 1;

@@ -27,6 +27,8 @@ enum class ArrivalKind {
 };
 
 // One kind of request. Ranges as the sweep's `resolution`, `frames` and `steps` take them.
+// In a sweep's `mix` a field may be left to the trial (kTrialsOwn): width 0 takes the trial's
+// resolution (width and height), frames -1 its frames, steps 0 its steps (TrialServeLoad).
 struct RequestShape {
   int width = 1024, height = 1024;
   int frames = 0;  // 0: an image
@@ -42,7 +44,9 @@ struct ServeLoad {
   // Closed loop when > 0: at most this many requests in flight, the next one issued when one
   // completes, and rate_per_s 0. Exactly one of rate_per_s and concurrency is set.
   int concurrency = 0;
-  std::vector<RequestShape> mix;  // the shapes requests draw from, by weight
+  // The shapes requests draw from, by weight. A sweep's `serve` leaves it empty (every request
+  // of the trial's own shape) or lists shapes whose unset fields are the trial's.
+  std::vector<RequestShape> mix;
   // How many requests: `requests` after the warm-up ones, or all that arrive before
   // duration_s (warm-up included), or whichever ends first when both are set. A closed loop
   // needs `requests`.
@@ -52,18 +56,36 @@ struct ServeLoad {
   // A request meets its service-level objective when its latency is at most slo_scale times
   // its latency alone on an idle replica.
   double slo_scale = 5;
+  // Early stopping (`early_stop: {percentile, within}`): once the 95% order-statistic interval
+  // of this latency percentile over the timed requests served so far is within `stop_within`
+  // of its estimate (high - low <= stop_within x estimate), no further request is taken, and
+  // the requests served are a prefix of the load's. 0: serve every request.
+  double stop_percentile = 0;
+  double stop_within = 0.1;
   int replicas = 1;             // copies of the model serving one queue
   std::filesystem::path trace;  // kTrace: the file
   std::uint64_t seed = 0;
   bool operator==(const ServeLoad&) const = default;
 };
 
+inline constexpr const char* kEarlyStopExpected =
+    "serve.early_stop as a map {percentile: P, within: W}: stop once the 95% interval of the "
+    "Pth latency percentile (50 to 99.9) is within W (0.001 to 1) of it";
+
+// A mix entry's field left to the trial (RequestShape's comment).
+inline constexpr RequestShape kTrialsOwn{0, 0, -1, 0, 1};
+
 // The sweep's `serve` (experiments/trial.h, TrialConfig::serve): what a trial's map sets of a
-// load. Its requests take the trial's own shape, its replicas are the trial's `dp` groups and
-// its seed the trial's (TrialServeLoad); a relative trace is anchored at the sweep's folder.
+// load. Its requests take the trial's own shape unless `mix` lists shapes, each a map
+// {resolution, frames, steps, weight} whose missing fields are the trial's; its replicas are
+// the trial's `dp` groups and its seed the trial's (TrialServeLoad); a relative trace is
+// anchored at the sweep's folder.
 inline constexpr const char* kServeExpected =
     "none, or a map {arrivals: poisson | gamma | constant | trace, rate, burstiness, "
-    "concurrency, requests, duration_s, warmup_requests, slo_scale, trace}";
+    "concurrency, requests, duration_s, warmup_requests, slo_scale, early_stop, mix, trace}";
+inline constexpr const char* kMixEntryExpected =
+    "a map {resolution: N or WxH, frames: N, steps: N, weight: W} (missing fields are the "
+    "trial's; weight 1 unless given)";
 // Parses `value` ("none", or a map of the keys above) into `*load` (nullopt for none). On
 // failure returns false with what was expected in `*expected`, naming the key and its range.
 bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
@@ -74,6 +96,12 @@ nlohmann::json ServeLoadJson(const ServeLoad& load);
 
 // The most requests one load may make (a trace's lines included).
 inline constexpr int kMaxServeRequests = 1'000'000;
+// The most shapes one mix may list, or one trace may use: each is a set of inputs every rank
+// keeps resident for the whole trial.
+inline constexpr int kMaxRequestShapes = 16;
+
+// "512x512, 10 steps" or "1280x720, 81 frames, 50 steps": a shape as labels show it.
+std::string RequestShapeText(const RequestShape& shape);
 
 // One request: its position in arrival order (from 0; warm-up requests first), when it
 // arrives, seconds from the start, and its shape, an index into the load's mix (or the

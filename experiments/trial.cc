@@ -115,30 +115,42 @@ std::optional<TrialStatus> ParseStatus(std::string_view name) {
 
 ServeLoad TrialServeLoad(const TrialConfig& config) {
   ServeLoad load = config.serve.value();
-  load.mix = {
-      RequestShape{config.resolution, config.image_height(), config.frames, config.steps, 1.0}};
+  const RequestShape own{config.resolution, config.image_height(), config.frames, config.steps,
+                         1.0};
+  if (load.mix.empty()) load.mix = {own};
+  for (RequestShape& shape : load.mix) {
+    if (shape.width == 0) {
+      shape.width = own.width;
+      shape.height = own.height;
+    }
+    if (shape.frames < 0) shape.frames = own.frames;
+    if (shape.steps == 0) shape.steps = own.steps;
+  }
   load.replicas = config.dp;
   load.seed = static_cast<std::uint64_t>(config.seed);
   return load;
 }
 
+std::vector<RequestShape> TrialShapes(const TrialConfig& config) {
+  const ServeLoad load = TrialServeLoad(config);
+  if (load.arrivals != ArrivalKind::kTrace) return load.mix;
+  return ReadArrivalTrace(load.trace).shapes;
+}
+
 std::vector<Request> TrialRequests(const TrialConfig& config) {
   const ServeLoad load = TrialServeLoad(config);
   if (load.arrivals != ArrivalKind::kTrace) return GenerateArrivals(load);
-  ArrivalTrace trace = ReadArrivalTrace(load.trace);
-  RequestShape own = load.mix.front();
-  for (const Request& request : trace.requests) {
-    RequestShape asked = trace.shapes.at(request.shape);
-    asked.weight = own.weight = 1;
-    if (asked != own)
-      throw UserError(fmt::format(
-          "{}: request {} asks for {}x{}, {} frames, {} steps; this trial serves its own shape "
-          "({}, {} frames, {} steps): a trace replays one shape per trial",
-          load.trace.string(), request.index, asked.width, asked.height, asked.frames, asked.steps,
-          config.resolution_text(), config.frames, config.steps));
-  }
-  for (Request& request : trace.requests) request.shape = 0;
-  return trace.requests;
+  return ReadArrivalTrace(load.trace).requests;
+}
+
+TrialConfig ShapeTrial(const TrialConfig& config, const RequestShape& shape) {
+  TrialConfig trial = config;
+  trial.resolution = shape.width;
+  trial.height = shape.height == shape.width ? 0 : shape.height;
+  trial.frames = shape.frames;
+  trial.steps = shape.steps;
+  trial.serve.reset();
+  return trial;
 }
 
 std::string TrialConfig::resolution_text() const {

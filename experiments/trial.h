@@ -219,13 +219,21 @@ struct TrialConfig : ParallelDegrees {
   bool operator==(const TrialConfig&) const = default;
 };
 
-// A serving trial's whole load: its `serve`, its requests of the trial's own shape (resolution,
-// frames, steps), its dp groups as the replicas, its seed. REQUIRES: config.serve.
+// A serving trial's whole load: its `serve` with every shape of its mix resolved (a field the
+// sweep left out is the trial's; no mix: the trial's own shape alone), its dp groups as the
+// replicas, its seed. A trace's shapes are in its file (TrialShapes). REQUIRES: config.serve.
 ServeLoad TrialServeLoad(const TrialConfig& config);
-// Its requests in arrival order: generated from the load, or read from its trace, whose every
-// line must ask for the trial's own shape. Throws UserError for a trace that cannot be read or
-// asks for another shape (naming its line), std::invalid_argument for an invalid load.
+// The shapes its requests ask for, which Request::shape indexes: the resolved mix, or the
+// distinct shapes of its trace in order of first use. Throws UserError for a trace that cannot
+// be read (naming its line).
+std::vector<RequestShape> TrialShapes(const TrialConfig& config);
+// Its requests in arrival order: generated from the load, or read from its trace. Throws
+// UserError for a trace that cannot be read, std::invalid_argument for an invalid load.
 std::vector<Request> TrialRequests(const TrialConfig& config);
+// The trial that times one request of `shape` alone: `config` with the shape's resolution,
+// frames and steps and no `serve`. What validity checks each shape of a mix as, and what the
+// planner estimates its service time from.
+TrialConfig ShapeTrial(const TrialConfig& config, const RequestShape& shape);
 
 // The canonical JSON object of a configuration: ComputationJson and PolicyJson of
 // experiments/trial_identity.h together (see the file comment).

@@ -315,6 +315,23 @@ Verdict Judge(const TrialConfig& config, const Capacity& capacity) {
   Verdict v;
   v.invalid = BrokenRule(config, capacity);
   if (!v.invalid) v.unsupported = Unsupported(config, capacity);
+  if (v.invalid || v.unsupported || !config.serve) return v;
+  // A serving trial: every shape its requests ask for, as the trial that times it alone.
+  std::vector<RequestShape> shapes;
+  try {
+    shapes = TrialShapes(config);
+  } catch (const std::exception& error) {
+    v.invalid = fmt::format("serve: {}", error.what());
+    return v;
+  }
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const Verdict shape = Judge(ShapeTrial(config, shapes[i]), capacity);
+    const std::string where = fmt::format("serve: request shape {} ({})", i,
+                                          RequestShapeText(shapes[i]));
+    if (shape.invalid) v.invalid = fmt::format("{}: {}", where, *shape.invalid);
+    else if (shape.unsupported) v.unsupported = fmt::format("{}: {}", where, *shape.unsupported);
+    if (v.invalid || v.unsupported) break;
+  }
   return v;
 }
 

@@ -27,7 +27,9 @@ struct Verdict {
   //  * pipefusion <= transformer blocks; pipefusion_patches >= pipefusion, dividing the patch
   //    rows, each patch's rows dividing by ring * ulysses;
   //  * cfg 2 only for models that batch a negative prompt;
-  //  * world size within the GPUs or CPU slots.
+  //  * world size within the GPUs or CPU slots;
+  //  * a serving trial: each shape its requests ask for (a mix's or a trace's) by these
+  //    rules, as the trial that times it alone (ShapeTrial), and a trace that reads.
   std::optional<std::string> invalid;
   // Valid, but this build cannot run it (a model family without a LibTorch module, PipeFusion
   // over video, tf32 on CPU). `plan` still estimates such trials.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "metrics/serving.h"
 #include "stats/stats.h"
 
 namespace ditbench {
@@ -12,11 +13,12 @@ struct Span {
   double start_ms = 0, end_ms = 0;
 };
 
-Span RunOne(IterationClock& device, HostClock& host, const std::function<void()>& serve) {
+Span RunOne(IterationClock& device, HostClock& host, const std::function<void(int)>& serve,
+           int shape) {
   Span span;
   span.start_ms = host.NowMs();
   device.Mark(0);
-  serve();
+  serve(shape);
   device.Mark(1);
   device.Synchronize();
   span.end_ms = host.NowMs();
@@ -27,28 +29,34 @@ Span RunOne(IterationClock& device, HostClock& host, const std::function<void()>
 
 ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
                              IterationClock& device, HostClock& host, ServeQueue& queue,
-                             const std::function<void()>& serve) {
+                             const std::function<void(int shape)>& serve) {
   ServedRequests served;
-  // 1. Each replica alone in turn: its isolated latency.
-  std::vector<double> alone;
+  // 1. Each replica alone in turn: every shape's isolated latency.
+  served.isolated_ms.assign(static_cast<std::size_t>(std::max(1, options.shapes)), 0.0);
   for (int replica = 0; replica < options.load.replicas; ++replica) {
     world.Barrier();
     if (replica != options.replica) continue;
-    for (int i = 0; i < options.isolated_runs; ++i) {
-      const Span span = RunOne(device, host, serve);
-      alone.push_back(span.end_ms - span.start_ms);
+    for (int shape = 0; shape < static_cast<int>(served.isolated_ms.size()); ++shape) {
+      std::vector<double> alone;
+      for (int i = 0; i < options.isolated_runs; ++i) {
+        const Span span = RunOne(device, host, serve, shape);
+        alone.push_back(span.end_ms - span.start_ms);
+      }
+      std::sort(alone.begin(), alone.end());
+      if (!alone.empty()) served.isolated_ms[shape] = Quantile(alone, 0.5);
     }
   }
-  std::sort(alone.begin(), alone.end());
-  served.isolated_ms = alone.empty() ? 0 : Quantile(alone, 0.5);
 
   // 2. The load's start.
   world.Barrier();
   const double start_ms = host.NowMs();
+  served.start_ms = start_ms;
   const int count = static_cast<int>(options.requests.size());
   const int concurrency = options.load.concurrency;
 
-  // 3. Requests, first come first served, until the queue is empty.
+  // 3. Requests, first come first served, until the queue is empty (or stopped early).
+  const bool stops_early = options.leader && options.load.stop_percentile > 0;
+  std::vector<double> timed_ms;  // every replica's published latencies (early stopping)
   for (int turn = 0;; ++turn) {
     int index = -1;
     if (options.leader) {
@@ -65,7 +73,7 @@ ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
                               : index < concurrency ? 0
                                                     : queue.CompletedAt(index - concurrency);
     host.SleepUntilMs(start_ms + arrival_ms);
-    const Span span = RunOne(device, host, serve);
+    const Span span = RunOne(device, host, serve, request.shape);
     RequestRecord record;
     record.index = index;
     record.shape = request.shape;
@@ -73,9 +81,19 @@ ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
     record.arrival_ms = arrival_ms;
     record.start_ms = span.start_ms - start_ms;
     record.end_ms = span.end_ms - start_ms;
-    record.isolated_ms = served.isolated_ms;
+    record.isolated_ms = served.isolated_ms.at(static_cast<std::size_t>(request.shape));
     if (concurrency > 0 && options.leader) queue.Complete(record.end_ms);
     served.records.push_back(record);
+    if (stops_early) {
+      if (index >= options.load.warmup_requests) queue.Publish(record.end_ms - record.arrival_ms);
+      const std::vector<double> fresh = queue.Latencies(static_cast<int>(timed_ms.size()));
+      timed_ms.insert(timed_ms.end(), fresh.begin(), fresh.end());
+      if (!served.stopped_early && PercentileBoundWithin(timed_ms, options.load.stop_percentile,
+                                                         options.load.stop_within)) {
+        queue.Stop();
+        served.stopped_early = true;
+      }
+    }
   }
   // 4. Every replica done.
   world.Barrier();

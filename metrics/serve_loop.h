@@ -2,8 +2,9 @@
 // trial's dp groups are its replicas, each a group of ranks that runs one request at a time
 // together; the replicas share one FIFO queue of the load's requests.
 //
-//   1. The replicas measure a request's isolated latency in turn (the others wait at a barrier,
-//      so that on a shared host nothing else runs): `isolated_runs` requests each, the median.
+//   1. The replicas measure each shape's isolated latency in turn (the others wait at a
+//      barrier, so that on a shared host nothing else runs): `isolated_runs` requests of every
+//      shape each, the median per shape.
 //   2. A barrier, then every rank takes its host clock as the load's start.
 //   3. Each replica's leader takes the next request from the queue (first come, first served:
 //      the replica that is free first takes the oldest request) and tells its other ranks; all
@@ -11,6 +12,10 @@
 //      closed loop of concurrency c: request k arrives when the (k - c)th request completes),
 //      run it, and wait for the device. Each rank records arrival, start and end as it saw
 //      them; the leader's record is the replica's.
+//      A load with early stopping (ServeLoad::stop_percentile): each leader publishes every
+//      timed request's latency as it ends and reads the others'; once the percentile's
+//      interval over all of them is narrow enough, it stops the queue, so that the requests
+//      served are the first K of the load (every one taken before the stop is served).
 //   4. A barrier once the queue is empty.
 //
 // Latencies are host times (a request is served when its output is ready, so the end is taken
@@ -50,6 +55,12 @@ class ServeQueue {
   // the nth completion (from 0, in the order they were recorded) exists and returns its time.
   virtual void Complete(double end_ms) = 0;
   virtual double CompletedAt(int n) = 0;
+  // Early stopping: Publish records one timed request's latency; Latencies(from) returns every
+  // replica's published latencies from position `from` on, in the order published; after
+  // Stop, Take returns past the last request.
+  virtual void Publish(double latency_ms) = 0;
+  virtual std::vector<double> Latencies(int from) = 0;
+  virtual void Stop() = 0;
 };
 
 // The host's monotonic clock in ms, and a sleep until one of its times.
@@ -63,6 +74,7 @@ class HostClock {
 struct ServeRankOptions {
   ServeLoad load;                 // TrialServeLoad: replicas, concurrency, slo_scale, ...
   std::vector<Request> requests;  // in arrival order, warm-up requests first
+  int shapes = 1;                 // the shapes Request::shape indexes (TrialShapes)
   int replica = 0;                // this rank's replica (its dp group)
   bool leader = false;            // the rank of its replica that takes and records requests
   int isolated_runs = 3;          // requests each replica times alone before the load
@@ -72,14 +84,17 @@ struct ServedRequests {
   // The requests this rank's replica served, in order, as this rank timed them (the leader's
   // are the replica's record; every rank's are its samples).
   std::vector<RequestRecord> records;
-  double isolated_ms = 0;  // this replica's median isolated latency
+  std::vector<double> isolated_ms;  // this replica's median isolated latency, per shape
+  double start_ms = 0;              // the load's start on the host clock
+  bool stopped_early = false;       // this rank's replica stopped the load (early stopping)
 };
 
-// Runs the serving loop above on this rank; `serve` runs one request (its scope, synchronously
-// issued; `device` marks around it and waits for it). REQUIRES: every rank of the trial calls
-// it with the same load, requests and isolated_runs (the barriers are the world's).
+// Runs the serving loop above on this rank; `serve(shape)` runs one request of that shape (its
+// scope, synchronously issued; `device` marks around it and waits for it). REQUIRES: every rank
+// of the trial calls it with the same load, requests, shapes and isolated_runs (the barriers
+// are the world's); every Request::shape below `shapes`.
 ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
                              IterationClock& device, HostClock& host, ServeQueue& queue,
-                             const std::function<void()>& serve);
+                             const std::function<void(int shape)>& serve);
 
 }  // namespace ditbench

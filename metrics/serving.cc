@@ -88,4 +88,12 @@ std::vector<RequestRecord> SimulateQueue(const std::vector<Request>& arrivals,
   return records;
 }
 
+bool PercentileBoundWithin(std::vector<double> latencies_ms, double percentile, double within) {
+  const double p = percentile / 100;
+  if (latencies_ms.size() < MinSamplesToBound(p)) return false;
+  std::sort(latencies_ms.begin(), latencies_ms.end());
+  const QuantileEstimate q = QuantileInterval(latencies_ms, p);
+  return q.bounded && q.high - q.low <= within * q.estimate;
+}
+
 }  // namespace ditbench

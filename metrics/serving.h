@@ -44,6 +44,11 @@ struct ServingSummary {
 ServingSummary SummarizeServing(const std::vector<RequestRecord>& records, int gpus,
                                 double slo_scale, std::optional<double> window_s = std::nullopt);
 
+// Early stopping's test (ServeLoad::stop_percentile): whether `latencies_ms` (any order)
+// bound their `percentile`th percentile (0 < percentile < 100) within `within` of it: its 95%
+// order-statistic interval exists and high - low <= within x estimate.
+bool PercentileBoundWithin(std::vector<double> latencies_ms, double percentile, double within);
+
 // `arrivals` served first come, first served by `servers` identical servers: each request
 // starts at max(its arrival, the earliest time a server is free), on that server (the lowest
 // numbered of those free first), and takes service_ms[i]; isolated_ms is service_ms[i].

@@ -141,6 +141,9 @@ std::optional<RankProblem> ServedRequestsProblem(const TrialConfig& config,
       if (q.replica != at.dp)
         return RankProblem{r.rank, fmt::format("{} on replica {}; this rank leads replica {}",
                                                which, q.replica, at.dp)};
+      if (q.shape != expected[q.index].shape)
+        return RankProblem{r.rank, fmt::format("{} of shape {}; the load's asks for shape {}",
+                                               which, q.shape, expected[q.index].shape)};
       if (open_loop && std::abs(q.arrival_ms - expected[q.index].arrival_s * 1000) > 1e-3)
         return RankProblem{r.rank,
                            fmt::format("{} arriving at {} ms; the load's arrives at {} ms", which,
@@ -151,10 +154,20 @@ std::optional<RankProblem> ServedRequestsProblem(const TrialConfig& config,
                                                which, q.arrival_ms, q.start_ms, q.end_ms)};
     }
   }
-  for (std::size_t i = 0; i < served_by.size(); ++i)
-    if (served_by[i] < 0)
-      return RankProblem{0, fmt::format("'requests': request {} of {} was served by no replica", i,
-                                        expected.size())};
+  // Early stopping ends the load after its first K requests, every one of them served.
+  const bool stops_early = config.serve->stop_percentile > 0;
+  std::size_t served = 0;
+  while (served < served_by.size() && served_by[served] >= 0) ++served;
+  for (std::size_t i = served; i < served_by.size(); ++i)
+    if (served_by[i] >= 0 || !stops_early)
+      return RankProblem{0, fmt::format("'requests': request {} of {} was served by no replica{}",
+                                        served_by[i] >= 0 ? served : i, expected.size(),
+                                        stops_early ? " before a later one was (an early stop "
+                                                      "serves the load's first requests)"
+                                                    : "")};
+  if (stops_early && served <= static_cast<std::size_t>(config.serve->warmup_requests))
+    return RankProblem{0, fmt::format("'requests': {} of {} served, none past the {} warm-up ones",
+                                      served, expected.size(), config.serve->warmup_requests)};
   return std::nullopt;
 }
 
@@ -185,6 +198,35 @@ void AddReplicaSpread(const std::vector<RequestRecord>& records, TrialMetrics& m
         "{:.1f} ms on replica {}",
         m.extra_note.empty() ? "" : "; ", slowest->first, slowest->second,
         service.at(slowest->first).size(), fastest->second, fastest->first);
+}
+
+// A mix of request shapes: each shape's count, p50 and p95 latency and SLO attainment, said in
+// the trial's note ("serve: by shape: 256x256, 4 steps: 61 requests, p50 212 ms, p95 398 ms,
+// SLO 100%; ..."), so that a layout that serves small requests fast and large ones late shows.
+void AddShapeFigures(const TrialConfig& config, const std::vector<RequestRecord>& records,
+                     TrialMetrics& m) {
+  std::vector<RequestShape> shapes;
+  try {
+    shapes = TrialShapes(config);
+  } catch (const std::exception&) {
+    return;  // ServedRequestsProblem refused the trial's requests already
+  }
+  if (shapes.size() < 2) return;
+  std::map<int, std::vector<RequestRecord>> by_shape;
+  for (const RequestRecord& q : records) by_shape[q.shape].push_back(q);
+  std::vector<std::string> parts;
+  for (const auto& [shape, served] : by_shape) {
+    if (shape < 0 || shape >= static_cast<int>(shapes.size())) continue;
+    const ServingSummary s =
+        SummarizeServing(served, config.world_size(), config.serve->slo_scale);
+    parts.push_back(fmt::format(
+        "{}: {} requests, p50 {:.0f} ms, p95 {}, SLO {:.0f}%", RequestShapeText(shapes[shape]),
+        s.requests, s.p50_ms.estimate,
+        s.p95_ms.bounded ? fmt::format("{:.0f} ms", s.p95_ms.estimate) : std::string("unbounded"),
+        100 * s.slo_attainment));
+  }
+  m.extra_note += fmt::format("{}serve: by shape: {}", m.extra_note.empty() ? "" : "; ",
+                              fmt::join(parts, "; "));
 }
 
 // A serving trial's figures (metrics/serving.h) from its replicas' leaders' requests past the
@@ -228,6 +270,20 @@ void AddServingMetrics(const TrialConfig& config, const std::vector<RankResult>&
   m.extra["slo_attainment"] = s.slo_attainment;
   m.extra["goodput_per_s"] = s.goodput_per_s;
   AddReplicaSpread(records, m);
+  AddShapeFigures(config, records, m);
+  if (config.serve->stop_percentile > 0) {
+    std::size_t offered = 0;
+    try {
+      offered = TrialRequests(config).size();
+    } catch (const std::exception&) {
+    }
+    const int served = s.requests + config.serve->warmup_requests;
+    if (offered > static_cast<std::size_t>(served))
+      m.extra_note += fmt::format(
+          "{}serve: stopped early after {} of {} requests, p{:g} bounded within {:g}%",
+          m.extra_note.empty() ? "" : "; ", served, offered, config.serve->stop_percentile,
+          100 * config.serve->stop_within);
+  }
   m.images_per_s = s.throughput_per_s * config.batch;
   m.tflops.reset();
   m.mfu.reset();
@@ -236,11 +292,21 @@ void AddServingMetrics(const TrialConfig& config, const std::vector<RankResult>&
 
 }  // namespace
 
-std::optional<RankProblem> LatentShapeProblem(const TrialConfig& config,
+std::optional<RankProblem> LatentShapeProblem(const TrialConfig& trial,
                                               const std::vector<RankResult>& ranks) {
   std::string unused;
-  const auto model = ResolveModel(config.model, config.model_overrides, &unused);
+  const auto model = ResolveModel(trial.model, trial.model_overrides, &unused);
   if (!model) return std::nullopt;
+  // A serving trial's ranks record its first request shape (ServedRequestsProblem reads the
+  // trace and says so when it cannot be read).
+  TrialConfig config = trial;
+  if (trial.serve) {
+    try {
+      config = ShapeTrial(trial, TrialShapes(trial).at(0));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
   const ImageShape image = config.image_shape();
   std::vector<std::int64_t> expected{config.batch, 0};
   if (model->video()) expected.push_back(LatentFrames(*model, image.frames));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <iterator>
 #include <map>
 #include <set>
@@ -360,10 +361,16 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
     }
     out << fmt::format(
         "serve: {}: {:.3g} requests/s offered to {} replica{} of {:.3g}/s at {:.0f} ms a request "
-        "({} estimate): utilisation {:.2f}; predicted p50 {:.0f} ms, p95 {:.0f} ms, p99 {:.0f} "
+        "({} estimate{}): utilisation {:.2f}; predicted p50 {:.0f} ms, p95 {:.0f} ms, p99 {:.0f} "
         "ms{}\n",
         what, s.offered_per_s, t.config.dp, t.config.dp == 1 ? "" : "s", s.capacity_per_s,
-        t.estimate->iteration_ms, t.estimate->source, s.utilisation, s.p50_ms, s.p95_ms, s.p99_ms,
+        s.service_ms, t.estimate->source,
+        std::abs(s.service_ms - t.estimate->iteration_ms) > 1e-9 * s.service_ms
+            ? fmt::format(" of {:.0f} ms for {}, scaled per shape by the cost model: the "
+                          "mix's mean",
+                          t.estimate->iteration_ms, t.config.resolution_text())
+            : std::string(),
+        s.utilisation, s.p50_ms, s.p95_ms, s.p99_ms,
         s.utilisation > 1 ? ": beyond capacity, the queue grows for as long as the load lasts"
                           : "");
   }

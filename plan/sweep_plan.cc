@@ -95,6 +95,31 @@ SweepPlan ClassifiedTrials(const SweepSpec& spec, const Capacity& capacity) {
   return plan;
 }
 
+// A serving trial's service time of each shape its requests ask for: the trial's own shape's
+// estimate (measured, predicted or analytic: `own_ms`) scaled by the analytic model's ratio of
+// that shape's time to the own shape's. Empty when the trace cannot be read (EstimateServing
+// says why).
+std::vector<double> ShapeServiceMs(const TrialConfig& config, double own_ms,
+                                   const PlanAssumptions& a) {
+  std::vector<RequestShape> shapes;
+  try {
+    shapes = TrialShapes(config);
+  } catch (const std::exception&) {
+    return {};
+  }
+  const RequestShape own{config.resolution, config.image_height(), config.frames, config.steps, 1};
+  const double own_analytic = AnalyticEstimate(ShapeTrial(config, own), a).iteration_ms;
+  std::vector<double> service;
+  for (const RequestShape& shape : shapes) {
+    RequestShape same = shape;
+    same.weight = 1;
+    const double analytic = AnalyticEstimate(ShapeTrial(config, shape), a).iteration_ms;
+    service.push_back(same == own || own_analytic <= 0 ? own_ms
+                                                        : own_ms * analytic / own_analytic);
+  }
+  return service;
+}
+
 // Fills the estimates, estimated_wall_s and the packed wall time of `plan` (from
 // ClassifiedTrials) under `a`, replacing any earlier ones.
 void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumptions& a,
@@ -167,11 +192,14 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
     // A serving trial: its load through its replicas' queue at the estimated time a request;
     // it runs for the load's window after its warm-up and isolated requests.
     if (t.config.serve && e.iteration_ms > 0) {
-      e.serve = EstimateServing(t.config, e.iteration_ms);
+      const std::vector<double> service = ShapeServiceMs(t.config, e.iteration_ms, analytic);
+      e.serve = EstimateServing(t.config, service);
       const double fixed_s =
           e.trial_s - TimedIterations(t.config, e.iteration_ms) * e.iteration_ms / 1000;
-      const int isolated = std::max(1, t.config.repeats.min) * t.config.dp;
-      e.trial_s = fixed_s + isolated * e.iteration_ms / 1000 + e.serve->window_s;
+      // Every replica times every shape alone before the load.
+      double isolated_ms = 0;
+      for (double ms : service) isolated_ms += std::max(1, t.config.repeats.min) * ms;
+      e.trial_s = fixed_s + t.config.dp * isolated_ms / 1000 + e.serve->window_s;
     }
     // Every launch of a trial costs a whole trial (replicates: separate processes).
     if (!t.unsupported) plan.estimated_wall_s += e.trial_s * spec.replicates;
@@ -183,27 +211,42 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
 
 }  // namespace
 
-ServeEstimate EstimateServing(const TrialConfig& config, double iteration_ms) {
+ServeEstimate EstimateServing(const TrialConfig& config, const std::vector<double>& service_ms) {
   ServeEstimate e;
   std::vector<Request> requests;
+  std::vector<RequestShape> shapes;
   try {
     requests = TrialRequests(config);
+    shapes = TrialShapes(config);
   } catch (const std::exception& error) {
     e.note = error.what();
     return e;
   }
-  if (requests.empty()) return e;
+  if (requests.empty() || service_ms.empty()) return e;
+  const auto service_of = [&](int shape) {
+    return service_ms.size() == 1 ? service_ms.front()
+                                  : service_ms.at(static_cast<std::size_t>(shape));
+  };
+  // The mean service over the shapes by weight (a trace's weights are its counts).
+  double weight = 0, weighted = 0;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    weight += shapes[i].weight;
+    weighted += shapes[i].weight * service_of(static_cast<int>(i));
+  }
+  e.service_ms = weight > 0 ? weighted / weight : service_of(0);
   const ServeLoad& load = *config.serve;
-  e.capacity_per_s = config.dp * 1000.0 / iteration_ms;
+  e.capacity_per_s = config.dp * 1000.0 / e.service_ms;
   const double last_arrival_s = requests.back().arrival_s;
   e.offered_per_s =
-      load.concurrency > 0 ? std::min(load.concurrency, config.dp) * 1000.0 / iteration_ms
+      load.concurrency > 0 ? std::min(load.concurrency, config.dp) * 1000.0 / e.service_ms
       : load.arrivals == ArrivalKind::kTrace
           ? (last_arrival_s > 0 ? (requests.size() - 1) / last_arrival_s : e.capacity_per_s)
           : load.rate_per_s;
   e.utilisation = e.offered_per_s / e.capacity_per_s;
-  const std::vector<RequestRecord> played = SimulateQueue(
-      requests, std::vector<double>(requests.size(), iteration_ms), config.dp, load.concurrency);
+  std::vector<double> service;
+  for (const Request& r : requests) service.push_back(service_of(r.shape));
+  const std::vector<RequestRecord> played =
+      SimulateQueue(requests, service, config.dp, load.concurrency);
   std::vector<RequestRecord> timed;
   for (const RequestRecord& r : played) {
     e.window_s = std::max(e.window_s, r.end_ms / 1000);

@@ -19,15 +19,17 @@ namespace ditbench {
 // What `plan` expects of a serving trial's load (EstimateServing).
 struct ServeEstimate {
   double offered_per_s = 0;   // requests a second the load offers (open loop, or a trace's)
-  double capacity_per_s = 0;  // what its replicas serve at most: replicas / iteration
+  double capacity_per_s = 0;  // what its replicas serve at most: replicas / mean service
+  double service_ms = 0;      // a request's mean service time over the load's shapes
   double utilisation = 0;     // offered / capacity; above 1 the queue grows without bound
   double window_s = 0;        // the first arrival to the last end
   double p50_ms = 0, p95_ms = 0, p99_ms = 0;  // predicted latency, queue wait included
   std::string note;  // why there is no estimate (a trace that cannot be read), else ""
 };
 
-// The serving estimate of `config` (REQUIRES: config.serve) at `iteration_ms` a request.
-ServeEstimate EstimateServing(const TrialConfig& config, double iteration_ms);
+// The serving estimate of `config` (REQUIRES: config.serve), a request of shape i taking
+// service_ms[i] (one per shape of TrialShapes(config); a single value: every shape).
+ServeEstimate EstimateServing(const TrialConfig& config, const std::vector<double>& service_ms);
 
 struct TrialEstimate {
   double iteration_ms = 0;  // one timed iteration of the trial's scope

@@ -1,5 +1,6 @@
 #include "worker/dit_trial.h"
 
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -90,7 +91,6 @@ class DitRank {
     model_->module().to(device, dtype_);
     model_->module().eval();
     if (config.quant != Quantization::kNone) QuantizeLinears(device);
-    sampler_ = model_->MakeSamplerFor(config.steps, config.image_shape());
     if (config.scope == Scope::kPipeline) {  // seeded like the transformer: same on every rank
       ScopedDefaultDtype in_dtype(dtype_);
       vae_ = MakeLatentDecoder(model_->config());
@@ -100,6 +100,24 @@ class DitRank {
       vae_->eval();
       vae_->SetRowSplit(RowSplit(parallel.vae()));  // vae_parallel
     }
+    // The shapes of its requests: the trial's own, or a serving trial's mix (or trace), each
+    // with its own sampler, PipeFusion runner, noise and prompt inputs, one model for all.
+    std::vector<TrialConfig> shape_trials;
+    if (config.serve) {
+      for (const RequestShape& shape : TrialShapes(config))
+        shape_trials.push_back(ShapeTrial(config, shape));
+    } else {
+      shape_trials.push_back(config);
+    }
+    for (const TrialConfig& shape : shape_trials) {
+      ShapeInputs& inputs = shapes_.emplace_back();
+      inputs.steps = shape.scope == Scope::kForward ? 1 : shape.steps;
+      inputs.sampler = model_->MakeSamplerFor(shape.steps, shape.image_shape());
+      if (shape.pipefusion > 1)
+        inputs.pipefusion = std::make_unique<PipeFusionRunner>(
+            *model_, parallel, shape.effective_pipefusion_patches(), PipeFusionWarmupSteps(shape));
+    }
+    active_ = &shapes_.front();
     if (config.cache.kind == StepCache::Kind::kFbCache) {
       cache_ = std::make_unique<FirstBlockCache>(config.cache.threshold, config.cache.warmup_steps,
                                                  steps(), parallel.world());
@@ -113,44 +131,53 @@ class DitRank {
           std::make_unique<TeaCache>(std::move(polynomial->coefficients), config.cache.threshold,
                                      config.cache.warmup_steps, steps(), parallel.world());
     }
-    if (config.pipefusion > 1)
-      pipefusion_ = std::make_unique<PipeFusionRunner>(
-          *model_, parallel, config.effective_pipefusion_patches(), PipeFusionWarmupSteps(config));
 
     // Inputs: seeded latent noise per dp replica; prompt inputs are seeded random tensors of the
-    // model's real shapes (the text encoders are outside every timed scope).
-    const ModelConfig& shape = model_->config();
+    // model's real shapes (the text encoders are outside every timed scope). The shapes draw in
+    // turn from one seed: the first's inputs are those of a trial of that shape alone.
+    const ModelConfig& model_shape = model_->config();
     torch::manual_seed(static_cast<uint64_t>(config.seed) * 1000003ULL + parallel.at().dp + 1);
     auto options = torch::TensorOptions().dtype(dtype_).device(device);
-    // [B, C, (latent frames,) latent rows, latent columns]
-    const ImageShape image = config.image_shape();
-    std::vector<int64_t> latent{config.batch, shape.in_channels};
-    if (shape.video()) latent.push_back(LatentFrames(shape, image.frames));
-    latent.push_back(image.height / shape.vae_downsample);
-    latent.push_back(image.width / shape.vae_downsample);
-    noise_ = torch::randn(latent).to(options);
     const bool cfg_batch = model_->guidance() == Guidance::kCfgBatch;
-    // CFG: rows [0, B) negative, [B, 2B) prompt; a cfg-parallel rank keeps its half.
-    conditioning_ = model_->MakeConditioning(cfg_batch ? 2 * config.batch : config.batch, image);
-    if (model_->guidance() == Guidance::kDistilled)
-      conditioning_.guidance = torch::full({config.batch}, model_->guidance_scale());
-    conditioning_ = conditioning_.To(options);
-    if (cfg_batch && parallel.cfg().size == 2)
-      conditioning_ = conditioning_.Rows(parallel.cfg().rank * config.batch, config.batch);
+    for (std::size_t i = 0; i < shapes_.size(); ++i) {
+      ShapeInputs& inputs = shapes_[i];
+      // [B, C, (latent frames,) latent rows, latent columns]
+      const ImageShape image = shape_trials[i].image_shape();
+      std::vector<int64_t> latent{config.batch, model_shape.in_channels};
+      if (model_shape.video()) latent.push_back(LatentFrames(model_shape, image.frames));
+      latent.push_back(image.height / model_shape.vae_downsample);
+      latent.push_back(image.width / model_shape.vae_downsample);
+      inputs.noise = torch::randn(latent).to(options);
+      // CFG: rows [0, B) negative, [B, 2B) prompt; a cfg-parallel rank keeps its half.
+      Conditioning conditioning =
+          model_->MakeConditioning(cfg_batch ? 2 * config.batch : config.batch, image);
+      if (model_->guidance() == Guidance::kDistilled)
+        conditioning.guidance = torch::full({config.batch}, model_->guidance_scale());
+      conditioning = conditioning.To(options);
+      if (cfg_batch && parallel.cfg().size == 2)
+        conditioning = conditioning.Rows(parallel.cfg().rank * config.batch, config.batch);
+      inputs.conditioning = std::move(conditioning);
+    }
   }
+
+  // The request shape the next iterations run (an index into the serving trial's shapes;
+  // 0 otherwise).
+  void Select(int shape) { active_ = &shapes_.at(static_cast<std::size_t>(shape)); }
 
   // The guided prediction for latent x at sampler step i.
   torch::Tensor Predict(const torch::Tensor& x, int step, const DitModel::BlockHook& on_block) {
     const bool cfg_batch = model_->guidance() == Guidance::kCfgBatch;
     const bool split_cfg = cfg_batch && parallel_.cfg().size == 2;
     auto input = cfg_batch && !split_cfg ? torch::cat({x, x}, 0) : x;
-    model_->BeginStep(sampler_->ModelTime(step));  // a model of experts picks one
-    auto time = torch::full({input.size(0)}, sampler_->ModelTime(step),
+    model_->BeginStep(active_->sampler->ModelTime(step));  // a model of experts picks one
+    auto time = torch::full({input.size(0)}, active_->sampler->ModelTime(step),
                             torch::TensorOptions().dtype(torch::kFloat32).device(device_));
     auto out = model_->Prediction(
-        pipefusion_ ? pipefusion_->Forward(input, time, conditioning_, step, on_block)
-        : cache_ ? cache_->Forward(*model_, input, time, conditioning_, parallel_, on_block, step)
-                 : model_->Forward(input, time, conditioning_, parallel_, on_block));
+        active_->pipefusion
+            ? active_->pipefusion->Forward(input, time, active_->conditioning, step, on_block)
+        : cache_
+            ? cache_->Forward(*model_, input, time, active_->conditioning, parallel_, on_block, step)
+            : model_->Forward(input, time, active_->conditioning, parallel_, on_block));
     if (!cfg_batch) return out;
     if (split_cfg) out = parallel_.GatherCfg(out, 0);
     const int64_t b = config_.batch;
@@ -172,7 +199,7 @@ class DitRank {
                                       : AttentionKernelOf(config_.attention));
     ScopedFp8Layers fp8(high ? nullptr : fp8_.get());
     auto prediction = Predict(x, i, on_block);
-    return config_.scope == Scope::kForward ? prediction : sampler_->Step(i, x, prediction);
+    return config_.scope == Scope::kForward ? prediction : active_->sampler->Step(i, x, prediction);
   }
 
   // Scope pipeline: the VAE decode of the final latent (stage "decode"); otherwise x itself.
@@ -208,9 +235,10 @@ class DitRank {
         if (range->isActive()) range->before(fmt::format("ditbench.block {}", block));
         open_blocks.push_back(std::move(range));
       };
-    auto x = noise_;
-    // The first iteration (a warm-up one unless warmup is 0) records what every step ran.
-    const bool record = step_kernels_.empty();
+    auto x = active_->noise;
+    // The first iteration (a warm-up one unless warmup is 0) of the first shape records what
+    // every step ran.
+    const bool record = step_kernels_.empty() && active_ == &shapes_.front();
     for (int i = 0; i < steps(); ++i) {
       // A profiler's step range (metrics/trace_profile.h); nothing when none listens.
       RECORD_USER_SCOPE(fmt::format("ditbench.step {}", i));
@@ -234,7 +262,7 @@ class DitRank {
   // graph: cuda_graph. Captures every step of one iteration from the noise (after the eager
   // warm-up) and returns the host milliseconds the capture took.
   double Capture(StepGraphs& graphs) {
-    return graphs.Capture(noise_, steps(), [this](int i, const torch::Tensor& x) {
+    return graphs.Capture(active_->noise, steps(), [this](int i, const torch::Tensor& x) {
       return StepOnce(i, x, DitModel::BlockHook{});
     });
   }
@@ -242,10 +270,11 @@ class DitRank {
   // One iteration from the captured graphs: each step a replay (stage "step:i"), then the
   // decode of scope pipeline, eagerly.
   torch::Tensor Replay(StepGraphs& graphs, Stages* stages) {
-    return Decode(graphs.Replay(noise_, stages), stages);
+    return Decode(graphs.Replay(active_->noise, stages), stages);
   }
 
-  int steps() const { return config_.scope == Scope::kForward ? 1 : config_.steps; }
+  int steps() const { return active_->steps; }
+  int shapes() const { return static_cast<int>(shapes_.size()); }
 
  private:
   // quant: the FP8 weights of the layers it covers (model_zoo/layers/fp8_linear.h), after the
@@ -279,20 +308,27 @@ class DitRank {
             cache_ && cache_->reused(), model_->expert()};
   }
 
+  // One request shape's inputs (a trial that serves no mix has one).
+  struct ShapeInputs {
+    int steps = 1;  // denoising steps; 1 at scope forward
+    std::unique_ptr<Sampler> sampler;
+    std::unique_ptr<PipeFusionRunner> pipefusion;  // pipefusion > 1 only
+    torch::Tensor noise;
+    Conditioning conditioning;
+  };
+
   const TrialConfig& config_;
   ParallelContext& parallel_;
   torch::Device device_;
   torch::ScalarType dtype_ = torch::kFloat32;
   std::unique_ptr<DitModel> model_;
-  std::unique_ptr<Sampler> sampler_;
-  std::unique_ptr<PipeFusionRunner> pipefusion_;
   std::shared_ptr<LatentDecoder> vae_;  // scope pipeline only
   std::unique_ptr<Fp8Layers> fp8_;      // quant only
   std::unique_ptr<StepCacheForward> cache_;  // cache only
+  std::deque<ShapeInputs> shapes_;   // stable addresses: active_ points into it
+  ShapeInputs* active_ = nullptr;
   std::vector<StepKernels> step_kernels_;
   std::vector<int64_t> latent_shape_;
-  torch::Tensor noise_;
-  Conditioning conditioning_;
 };
 
 }  // namespace
@@ -481,15 +517,24 @@ void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
   const RankCoordinates& at = parallel.at();
   options.replica = at.dp;
   options.leader = LeadsReplica(at);
+  options.shapes = dit.shapes();
   options.isolated_runs = std::max(1, config.repeats.min);
-  // Warm-up: every replica at once (a replica's collectives stay within its own groups).
-  for (int i = 0; i < config.warmup; ++i) dit.Iterate(nullptr);
-  torch::Tensor last;
+  // Warm-up: every replica at once (a replica's collectives stay within its own groups), every
+  // shape.
+  for (int shape = 0; shape < options.shapes; ++shape) {
+    dit.Select(shape);
+    for (int i = 0; i < config.warmup; ++i) dit.Iterate(nullptr);
+  }
+  torch::Tensor last;  // the output of the first shape (every replica times it alone)
   StoreServeQueue queue(
       store, std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout_s * 1000)));
   SteadyHostClock host;
-  const ServedRequests served = ServeRequests(options, trial.world, *trial.clock, host, queue,
-                                              [&] { last = dit.Iterate(nullptr); });
+  const ServedRequests served =
+      ServeRequests(options, trial.world, *trial.clock, host, queue, [&](int shape) {
+        dit.Select(shape);
+        torch::Tensor out = dit.Iterate(nullptr);
+        if (shape == 0) last = out;
+      });
   // Every rank's samples of the requests its replica served: the latency (stage "iteration",
   // arrival to end), the queue wait and the service; the warm-up requests flagged.
   for (const RequestRecord& r : served.records) {

@@ -12,7 +12,7 @@ namespace ditbench {
 
 // The queue over `store` (the trial's rendezvous store, keys under "serve/"): an atomic counter
 // for Take, a key per replica and turn for Tell and Hear, a counter and a key per completion for
-// a closed loop. A read waits at most `timeout` (the trial's) for its key.
+// a closed loop, a counter and a key per published latency, and a key that stops the load. A read waits at most `timeout` (the trial's) for its key.
 class StoreServeQueue final : public ServeQueue {
  public:
   StoreServeQueue(c10::intrusive_ptr<c10d::Store> store, std::chrono::milliseconds timeout);
@@ -21,6 +21,9 @@ class StoreServeQueue final : public ServeQueue {
   int Hear(int replica, int turn) override;
   void Complete(double end_ms) override;
   double CompletedAt(int n) override;
+  void Publish(double latency_ms) override;
+  std::vector<double> Latencies(int from) override;
+  void Stop() override;
 
  private:
   std::string Read(const std::string& key);

@@ -260,15 +260,16 @@ include:
             std::vector<std::string>{"2"});
 }
 
-// A trace replays exactly: ingest checks every served request's arrival against the trace's
-// (a trial whose requests arrived otherwise fails), and a trace asking for another shape than
-// the trial's fails the trial naming its request.
+// A trace replays exactly: ingest checks every served request's arrival and shape against the
+// trace's (a trial whose requests arrived otherwise fails); a trace of two shapes is served
+// as a mix (each shape timed alone, its figures in the trial's note), and a trace asking for a
+// shape the layout cannot run is refused before launch naming that shape.
 TEST_F(SweepEndToEndTest, ATraceOfArrivalsReplaysExactly) {
   std::ofstream(dir_ / "arrivals.csv") << "arrival_s,width,height,frames,steps\n"
-                                          "0,256,256,0,2\n0.05,256,256,0,2\n0.05,256,256,0,2\n"
-                                          "0.2,256,256,0,2\n0.31,256,256,0,2\n";
+                                          "0,256,256,0,2\n0.05,128,256,0,1\n0.05,256,256,0,2\n"
+                                          "0.2,256,256,0,2\n0.31,128,256,0,1\n";
   std::ofstream(dir_ / "other.csv") << "arrival_s,width,height,frames,steps\n"
-                                       "0,256,256,0,2\n0.1,512,512,0,2\n";
+                                       "0,256,256,0,2\n0.1,250,256,0,2\n";
   std::ofstream(dir_ / "sweep.yaml") << R"(name: trace
 defaults: {model: pixart-alpha-tiny, resolution: 256, precision: fp32, steps: 2, warmup: 1,
            repeats: 2, timeout: 3m, dp: 2}
@@ -279,17 +280,23 @@ include:
   const std::string db = (dir_ / "results.db").string();
   auto run =
       Shell(Ditbench("run " + (dir_ / "sweep.yaml").string() + " --db " + db + " --gpus cpu:2"));
-  ASSERT_EQ(run.exit_code, 1) << run.output;  // a trial failed: the sweep went on
+  ASSERT_EQ(run.exit_code, 0) << run.output;  // a refused trial is skipped, not failed
   EXPECT_EQ(Query("SELECT status FROM trials ORDER BY id"),
-            (std::vector<std::string>{"ok", "failed"}))
+            (std::vector<std::string>{"ok", "skipped"}))
       << run.output;
   EXPECT_EQ(Query("SELECT count(*) FROM samples s JOIN trials t ON t.id = s.trial_id "
                   "WHERE t.status = 'ok' AND s.stage = 'iteration'"),
             std::vector<std::string>{"5"});
-  const auto error = Query("SELECT error FROM trials WHERE status = 'failed'");
+  const auto note = Query("SELECT m.extra_note FROM trial_metrics m JOIN trials t ON "
+                          "t.id = m.trial_id WHERE t.status = 'ok'");
+  ASSERT_EQ(note.size(), 1u);
+  EXPECT_NE(note[0].find("serve: by shape: 256x256, 2 steps: 3 requests"), std::string::npos)
+      << note[0];
+  EXPECT_NE(note[0].find("128x256, 1 steps: 2 requests"), std::string::npos) << note[0];
+  const auto error = Query("SELECT error FROM trials WHERE status = 'skipped'");
   ASSERT_EQ(error.size(), 1u);
-  EXPECT_NE(error[0].find("other.csv: request 1 asks for 512x512, 0 frames, 2 steps; this trial "
-                          "serves its own shape"),
+  EXPECT_NE(error[0].find("serve: request shape 1 (250x256, 2 steps): resolution 250x256: width "
+                          "250 is not a multiple of 16"),
             std::string::npos)
       << error[0];
 }

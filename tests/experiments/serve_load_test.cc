@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "base/user_error.h"
@@ -222,6 +223,20 @@ TEST_F(ArrivalTraceTest, ReplaysTimesAndShapesInOrder) {
   EXPECT_EQ(trace.shapes[0], (RequestShape{1024, 1024, 0, 28, 2}));
   EXPECT_EQ(trace.shapes[1], (RequestShape{1280, 720, 81, 50, 1}));
   EXPECT_EQ(trace.shapes[2], (RequestShape{512, 512, 0, 4, 1}));
+}
+
+// Each shape is a set of inputs every rank keeps resident: a trace may use at most 16.
+TEST_F(ArrivalTraceTest, ATraceUsesAtMostSixteenShapes) {
+  std::string text = "arrival_s,width,height,frames,steps\n";
+  for (int i = 0; i < 16; ++i) text += fmt::format("{},256,256,0,{}\n", i, i + 1);
+  text += "16,256,256,0,1\n";  // a shape used before
+  EXPECT_EQ(ReadArrivalTrace(Write(text)).shapes.size(), 16u);
+  EXPECT_EQ(ErrorFor(text + "17,256,256,0,17\n"),
+            ":19: asks for a 17th shape (256x256, 17 steps); expected at most 16 shapes in one "
+            "trace");
+  ServeLoad load = OpenLoop(ArrivalKind::kPoisson, 1, 10);
+  load.mix.assign(17, RequestShape{});
+  EXPECT_EQ(ServeLoadProblem(load), "'mix' lists 17 shapes; expected at most 16");
 }
 
 TEST_F(ArrivalTraceTest, EveryMalformedLineIsOneLocatedError) {

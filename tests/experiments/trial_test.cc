@@ -214,11 +214,42 @@ TEST(TrialTest, AServeLoadIsInTheKeyAndNoneKeepsEveryEarlierKey) {
   ASSERT_EQ(load.mix.size(), 1u);
   EXPECT_EQ(load.mix[0], (RequestShape{served.resolution, served.resolution, 0, served.steps}));
 
+  // A mix: in the key as written, each entry's missing fields the trial's.
+  TrialConfig mixed = base;
+  ASSERT_TRUE(ApplySetting(mixed, "serve",
+                           {{"rate", 2.5},
+                            {"requests", 40},
+                            {"mix",
+                             {{{"weight", 3}},
+                              {{"resolution", "512x384"}, {"steps", 8}},
+                              {{"resolution", 128}, {"weight", 0.5}}}}},
+                           &expected))
+      << expected;
+  EXPECT_EQ(ComputationJson(mixed).at("serve").at("mix"),
+            nlohmann::json::parse(R"([{"weight":3.0},{"resolution":"512x384","steps":8,
+                                     "weight":1.0},{"resolution":128,"weight":0.5}])"));
+  EXPECT_EQ(TrialConfigFromJson(CanonicalJson(mixed)).serve, mixed.serve);
+  EXPECT_NE(TrialKey(mixed), TrialKey(served));
+  const std::vector<RequestShape> shapes = TrialShapes(mixed);
+  ASSERT_EQ(shapes.size(), 3u);
+  EXPECT_EQ(shapes[0], (RequestShape{base.resolution, base.resolution, 0, base.steps, 3}));
+  EXPECT_EQ(shapes[1], (RequestShape{512, 384, 0, 8, 1}));
+  EXPECT_EQ(shapes[2], (RequestShape{128, 128, 0, base.steps, 0.5}));
+  const TrialConfig alone = ShapeTrial(mixed, shapes[1]);
+  EXPECT_EQ(alone.resolution_text(), "512x384");
+  EXPECT_EQ(alone.steps, 8);
+  EXPECT_FALSE(alone.serve);
+  EXPECT_EQ(ShapeTrial(mixed, shapes[0]), [&] {
+    TrialConfig own = base;
+    own.serve.reset();
+    return own;
+  }());
+
   TrialConfig scratch;
   const std::pair<nlohmann::json, std::string> refused[] = {
       {{{"rate", 2}, {"requets", 10}},
        "serve keys arrivals, rate, burstiness, concurrency, requests, duration_s, "
-       "warmup_requests, slo_scale, trace, not 'requets'"},
+       "warmup_requests, slo_scale, mix, trace, not 'requets' (did you mean 'requests'?)"},
       {{{"arrivals", "poison"}, {"rate", 2}, {"requests", 10}},
        "serve.arrivals as one of poisson, gamma, constant, trace"},
       {{{"rate", "fast"}, {"requests", 10}}, "serve.rate as a number"},
@@ -226,8 +257,19 @@ TEST(TrialTest, AServeLoadIsInTheKeyAndNoneKeepsEveryEarlierKey) {
        "serve: 'rate' is 2 and 'concurrency' 2; expected exactly one of them"},
       {{{"rate", 2}}, "serve: 'requests' and 'duration_s' are 0; expected at least one of them"},
       {{{"rate", 2}, {"requests", 10}, {"mix", nlohmann::json::array()}},
-       "no serve.mix: a serving trial's requests take the trial's own resolution, frames and "
-       "steps (sweep them as axes)"},
+       std::string("serve.mix as a list of 1 to 16 request shapes, each ") + kMixEntryExpected},
+      {{{"rate", 2}, {"requests", 10}, {"mix", {{{"resolution", 512}, {"wieght", 2}}}}},
+       "serve.mix[0] keys resolution, frames, steps, weight, not 'wieght' (did you mean "
+       "'weight'?)"},
+      {{{"rate", 2}, {"requests", 10}, {"mix", {{{"resolution", "512x"}}}}},
+       "serve.mix[0].resolution as an integer from 16 to 16384 (a square image) or "
+       "WIDTHxHEIGHT, each from 16 to 16384"},
+      {{{"rate", 2}, {"requests", 10}, {"mix", {{{"steps", 4}}, {{"steps", 0}}}}},
+       "serve.mix[1].steps as an integer from 1 to 10000"},
+      {{{"rate", 2}, {"requests", 10}, {"mix", {{{"weight", 0}}}}},
+       "serve.mix[0].weight as a number above 0, at most 1e9"},
+      {{{"rate", 2}, {"requests", 10}, {"mix", {512}}},
+       std::string("serve.mix[0] as ") + kMixEntryExpected},
       {{{"rate", 2}, {"requests", 10}, {"replicas", 2}},
        "no serve.replicas: a serving trial's replicas are its dp groups (set dp)"},
       {{{"rate", 2}, {"requests", 10}, {"trace", "a.csv"}},

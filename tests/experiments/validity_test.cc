@@ -1,6 +1,10 @@
 #include "experiments/validity.h"
 
+#include <fstream>
+
 #include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
 
 namespace ditbench {
 namespace {
@@ -267,6 +271,37 @@ TEST(ValidityTest, AServingTrialIsCheckedWithItsOwnShapeAndReplicas) {
   EXPECT_EQ(Judge(graph, {2, true}).unsupported.value_or(""),
             "serve with graph: cuda_graph is not built: a serving trial runs its requests "
             "eagerly");
+}
+
+// A mix: every shape its requests ask for is judged as the trial that times it alone, and
+// the first that cannot run names itself; a trace's shapes likewise, and a trace that cannot
+// be read is refused with the reader's line.
+TEST(ValidityTest, EveryShapeOfAServingMixIsCheckedForTheLayout) {
+  TrialConfig c = PixArt(256, 2);
+  c.serve = ServeLoad{};
+  c.serve->rate_per_s = 2;
+  c.serve->requests = 20;
+  c.serve->mix = {kTrialsOwn, RequestShape{512, 512, -1, 0, 1}};
+  EXPECT_FALSE(InvalidReason(c, {2, false}));
+  c.serve->mix.push_back(RequestShape{264, 256, -1, 0, 1});
+  EXPECT_EQ(InvalidReason(c, {2, false}).value_or(""),
+            "serve: request shape 2 (264x256, 20 steps): resolution 264x256: width 264 is not a "
+            "multiple of 16 (VAE downsample 8 x patch 2)");
+  // Ulysses 2 over 16 x 16 patches: a 16-pixel-high shape has one patch row.
+  c.serve->mix.back() = RequestShape{256, 16, -1, 0, 1};
+  EXPECT_NE(InvalidReason(c, {2, false}).value_or("").find("serve: request shape 2 (256x16"),
+            std::string::npos);
+  test::TempDir dir;
+  std::ofstream(dir.path() / "t.csv") << "arrival_s,width,height,frames,steps\n"
+                                         "0,256,256,0,4\n1,264,256,0,4\n";
+  TrialConfig traced = PixArt(256, 1);
+  traced.serve = ServeLoad{};
+  traced.serve->arrivals = ArrivalKind::kTrace;
+  traced.serve->trace = dir.path() / "t.csv";
+  EXPECT_NE(InvalidReason(traced, {2, false}).value_or("").find("serve: request shape 1 (264x256"),
+            std::string::npos);
+  traced.serve->trace = dir.path() / "missing.csv";
+  EXPECT_NE(InvalidReason(traced, {2, false}).value_or("").find("serve: "), std::string::npos);
 }
 
 TEST(ValidityTest, ACacheRunsWhereItsDecisionCanBeTaken) {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "metrics/serving.h"
+#include "stats/order_statistics.h"
 
 namespace ditbench {
 namespace {
@@ -35,7 +36,13 @@ class FakeQueue : public ServeQueue {
   int Hear(int replica, int turn) override { return told.at({replica, turn}); }
   void Complete(double end_ms) override { completions.push_back(end_ms); }
   double CompletedAt(int n) override { return completions.at(n); }
+  void Publish(double latency_ms) override { published.push_back(latency_ms); }
+  std::vector<double> Latencies(int from) override {
+    return {published.begin() + from, published.end()};
+  }
+  void Stop() override { next = 1 << 30; }
   int next = 0;
+  std::vector<double> published;
   std::map<std::pair<int, int>, int> told;
   std::vector<double> completions;
 };
@@ -45,22 +52,27 @@ struct Served {
   int runs = 0;  // requests run, isolated ones included
 };
 
-// One replica of one rank serving `load` at `service_ms` a request.
-Served ServeAlone(const ServeLoad& load, double service_ms) {
+// One replica of one rank serving `load`, a request of shape i taking service_ms[i].
+Served ServeAlone(const ServeLoad& load, const std::vector<double>& service_ms) {
   ServeRankOptions options;
   options.load = load;
   options.requests = GenerateArrivals(load);
+  options.shapes = static_cast<int>(load.mix.size());
   options.leader = true;
   SingleRankGroup world;
   NoDevice device;
   FakeHost host;
   FakeQueue queue;
   Served served;
-  served.requests = ServeRequests(options, world, device, host, queue, [&] {
-    host.now_ms += service_ms;
+  served.requests = ServeRequests(options, world, device, host, queue, [&](int shape) {
+    host.now_ms += service_ms.at(static_cast<std::size_t>(shape));
     ++served.runs;
   });
   return served;
+}
+
+Served ServeAlone(const ServeLoad& load, double service_ms) {
+  return ServeAlone(load, std::vector<double>{service_ms});
 }
 
 ServeLoad Poisson(double rate_per_s, int requests) {
@@ -79,7 +91,8 @@ TEST(ServeLoopTest, OneReplicaServesAsTheSimulatedQueue) {
   const ServeLoad load = Poisson(5, 400);  // 100 ms a request at 5/s: utilisation 0.5
   const Served served = ServeAlone(load, 100);
   EXPECT_EQ(served.runs, 3 + 400);
-  EXPECT_DOUBLE_EQ(served.requests.isolated_ms, 100);
+  EXPECT_EQ(served.requests.isolated_ms, std::vector<double>{100});
+  EXPECT_DOUBLE_EQ(served.requests.start_ms, 1000 + 3 * 100);  // after the isolated requests
   const std::vector<RequestRecord> expected =
       SimulateQueue(GenerateArrivals(load), std::vector<double>(400, 100.0), 1);
   ASSERT_EQ(served.requests.records.size(), expected.size());
@@ -129,6 +142,58 @@ TEST(ServeLoopTest, AboveCapacityTheWaitGrowsAndTheSloAttainmentFalls) {
   EXPECT_GT(wait(records[150]), wait(records[10]));
   // Over capacity the replica is never idle: throughput is its service rate, 10 a second.
   EXPECT_NEAR(busy.throughput_per_s, 10, 0.5);
+}
+
+// A mix of shapes: each shape's isolated latency is timed alone, each request is judged
+// against its own shape's, and the queue plays the mix's service times request by request.
+TEST(ServeLoopTest, AMixTimesEachShapeAloneAndServesEachRequestAtItsOwn) {
+  ServeLoad load = Poisson(2, 300);
+  load.mix = {RequestShape{256, 256, 0, 4, 3}, RequestShape{512, 512, 0, 4, 1}};
+  const Served served = ServeAlone(load, {100, 400});
+  EXPECT_EQ(served.runs, 2 * 3 + 300);
+  EXPECT_EQ(served.requests.isolated_ms, (std::vector<double>{100, 400}));
+  const std::vector<Request> arrivals = GenerateArrivals(load);
+  std::vector<double> service;
+  int large = 0;
+  for (const Request& r : arrivals) {
+    service.push_back(r.shape == 0 ? 100.0 : 400.0);
+    large += r.shape;
+  }
+  EXPECT_NEAR(large / 300.0, 0.25, 0.08);  // weights 3 : 1
+  const std::vector<RequestRecord> expected = SimulateQueue(arrivals, service, 1);
+  ASSERT_EQ(served.requests.records.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const RequestRecord& got = served.requests.records[i];
+    EXPECT_EQ(got.shape, arrivals[i].shape) << i;
+    EXPECT_DOUBLE_EQ(got.isolated_ms, service[i]) << i;
+    EXPECT_NEAR(got.start_ms, expected[i].start_ms, 1e-6) << i;
+    EXPECT_NEAR(got.end_ms, expected[i].end_ms, 1e-6) << i;
+  }
+}
+
+// Early stopping: once p95's interval over the timed requests is within 10% of it, no request
+// is taken; the requests served are the load's first, every one of them, and at least the 59
+// that bound p95 at all. Without it, every request is served.
+TEST(ServeLoopTest, AnEarlyStopServesTheFirstRequestsUntilTheTailIsBounded) {
+  ServeLoad load = Poisson(2, 2000);  // 100 ms a request at 2/s: little queueing
+  load.warmup_requests = 3;
+  load.stop_percentile = 95;
+  load.stop_within = 0.1;
+  const Served served = ServeAlone(load, 100);
+  ASSERT_TRUE(served.requests.stopped_early);
+  const std::vector<RequestRecord>& records = served.requests.records;
+  ASSERT_LT(records.size(), 2003u);
+  ASSERT_GE(records.size(), 3u + MinSamplesToBound(0.95));
+  std::vector<double> timed;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(records[i].index, static_cast<int>(i));
+    if (records[i].index >= 3) timed.push_back(records[i].end_ms - records[i].arrival_ms);
+  }
+  EXPECT_TRUE(PercentileBoundWithin(timed, 95, 0.1));
+  timed.pop_back();  // one request fewer was not enough
+  EXPECT_FALSE(PercentileBoundWithin(timed, 95, 0.1));
+  load.stop_percentile = 0;
+  EXPECT_EQ(ServeAlone(load, 100).requests.records.size(), 2003u);
 }
 
 // A closed loop of concurrency c: request k is issued when request k - c completes.

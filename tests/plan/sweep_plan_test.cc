@@ -61,28 +61,61 @@ TEST(SweepPlanTest, AServingTrialIsEstimatedAgainstItsReplicasCapacity) {
   c.serve->arrivals = ArrivalKind::kConstant;
   c.serve->rate_per_s = 5;
   c.serve->requests = 50;
-  ServeEstimate calm = EstimateServing(c, 100);
+  ServeEstimate calm = EstimateServing(c, {100});
   EXPECT_DOUBLE_EQ(calm.utilisation, 0.5);
   EXPECT_DOUBLE_EQ(calm.capacity_per_s, 10);
   EXPECT_DOUBLE_EQ(calm.p50_ms, 100);
   EXPECT_DOUBLE_EQ(calm.p99_ms, 100);
   EXPECT_NEAR(calm.window_s, 49 * 0.2 + 0.1, 1e-9);
   c.serve->rate_per_s = 20;
-  const ServeEstimate over = EstimateServing(c, 100);
+  const ServeEstimate over = EstimateServing(c, {100});
   EXPECT_DOUBLE_EQ(over.utilisation, 2);
   EXPECT_GT(over.p95_ms, 10 * calm.p95_ms);
   c.dp = 2;
-  EXPECT_DOUBLE_EQ(EstimateServing(c, 100).utilisation, 1);
+  EXPECT_DOUBLE_EQ(EstimateServing(c, {100}).utilisation, 1);
   c.serve->rate_per_s = 0;
   c.serve->concurrency = 3;  // two replicas always busy, one request waiting
-  const ServeEstimate closed = EstimateServing(c, 100);
+  const ServeEstimate closed = EstimateServing(c, {100});
   EXPECT_DOUBLE_EQ(closed.utilisation, 1);
   EXPECT_NEAR(closed.p50_ms, 150, 50.0001);
   // A trace that cannot be read: no estimate, and why.
   c.serve = ServeLoad{};
   c.serve->arrivals = ArrivalKind::kTrace;
   c.serve->trace = "/nonexistent/arrivals.csv";
-  EXPECT_NE(EstimateServing(c, 100).note.find("/nonexistent/arrivals.csv"), std::string::npos);
+  EXPECT_NE(EstimateServing(c, {100}).note.find("/nonexistent/arrivals.csv"), std::string::npos);
+}
+
+// A mix: capacity from the mean service over the shapes by weight, and every request played
+// at its own shape's time; the plan scales the trial's own shape's time to the others by the
+// cost model, so a mix of larger shapes has less capacity than the trial's shape alone.
+TEST(SweepPlanTest, AServingMixIsEstimatedAtItsShapesServiceTimes) {
+  TrialConfig c;
+  c.model = "pixart-alpha-tiny";
+  c.resolution = 256;
+  c.serve = ServeLoad{};
+  c.serve->arrivals = ArrivalKind::kConstant;
+  c.serve->rate_per_s = 2;
+  c.serve->requests = 40;
+  c.serve->mix = {RequestShape{256, 256, -1, 0, 3}, RequestShape{512, 512, -1, 0, 1}};
+  const ServeEstimate e = EstimateServing(c, {100, 400});
+  EXPECT_DOUBLE_EQ(e.service_ms, (3 * 100 + 400) / 4.0);
+  EXPECT_DOUBLE_EQ(e.capacity_per_s, 1000 / 175.0);
+  EXPECT_DOUBLE_EQ(e.p50_ms, 100);   // most requests are small, and nothing waits at 2/s
+  EXPECT_DOUBLE_EQ(e.p99_ms, 400);   // the large ones take their own time
+
+  const SweepSpec spec =
+      Parse("name: s\ndefaults: {model: pixart-alpha-tiny, resolution: 256, steps: 4}\n"
+            "matrix:\n  serve:\n    - {arrivals: constant, rate: 2, requests: 20}\n"
+            "    - {arrivals: constant, rate: 2, requests: 20, mix: [{resolution: 512}]}\n");
+  PlanAssumptions a;
+  a.device = "cpu";
+  const SweepPlan plan = PlanSweep(spec, {2, false}, a);
+  ASSERT_EQ(plan.trials.size(), 2u);
+  const auto& own = *plan.trials[0].estimate->serve;
+  const auto& large = *plan.trials[1].estimate->serve;
+  EXPECT_DOUBLE_EQ(own.service_ms, plan.trials[0].estimate->iteration_ms);
+  EXPECT_GT(large.service_ms, 2 * own.service_ms);  // 4x the tokens
+  EXPECT_LT(large.capacity_per_s, own.capacity_per_s / 2);
 }
 
 TEST(SweepPlanTest, JsonPlanCarriesParametersAndForwardFlopsOfEveryTrial) {
