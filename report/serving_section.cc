@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/terminal_text.h"
 #include "report/chart_style.h"
 #include "report/html_text.h"
 
@@ -18,6 +19,9 @@ std::optional<double> Extra(const ResultRow& row, const char* name) {
 }
 
 std::string Ms(std::optional<double> ms) { return ms ? fmt::format("{:.1f}", *ms) : "-"; }
+
+// A note from the database is shown whole up to this many bytes (16 shapes' figures fit).
+constexpr std::size_t kNoteBytes = 2000;
 
 }  // namespace
 
@@ -49,6 +53,7 @@ std::vector<ServedTrial> ServedTrials(const std::vector<ResultRow>& rows) {
     t.slo_attainment = Extra(row, "slo_attainment");
     t.queue_ms = Extra(row, "queue_ms");
     t.busy = row.busy;
+    t.note = row.metrics_note;
     trials.push_back(std::move(t));
   }
   return trials;
@@ -109,7 +114,7 @@ std::string RenderServingSection(const std::vector<ResultRow>& rows, nlohmann::j
     html +=
         "<div class=\"scroll\"><table class=\"serving\"><tr><th>offered (requests/s)</th>"
         "<th>layout</th><th>p50 ms</th><th>p95 ms</th><th>requests/s</th><th>queue ms</th>"
-        "<th>SLO attainment</th><th></th></tr>\n";
+        "<th>SLO attainment</th><th></th><th>note</th></tr>\n";
     for (const auto& [rate, layouts] : by_rate) {
       const auto better = [](const ServedTrial* a, const ServedTrial* b) {
         const double sa = a->slo_attainment.value_or(0), sb = b->slo_attainment.value_or(0);
@@ -122,13 +127,14 @@ std::string RenderServingSection(const std::vector<ResultRow>& rows, nlohmann::j
         html += fmt::format(
             "<tr{}><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}{}</td>"
             "<td class=\"num\">{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-            "<td class=\"num\">{}</td><td>{}</td></tr>\n",
+            "<td class=\"num\">{}</td><td>{}</td><td class=\"note\">{}</td></tr>\n",
             t == best ? " class=\"best\"" : "",
             rate > 0 ? fmt::format("{:g}", rate) : "closed loop / trace", HtmlEscape(t->layout),
             Ms(t->p50_ms), doubt, t->p95_ms ? Ms(t->p95_ms) : "not bounded", t->p95_ms ? doubt : "",
             t->requests_per_s ? fmt::format("{:.3g}", *t->requests_per_s) : "-", Ms(t->queue_ms),
             t->slo_attainment ? fmt::format("{:.0f}%", 100 * *t->slo_attainment) : "-",
-            t == best ? (layouts.size() > 1 ? "best at this rate" : "") : "");
+            t == best ? (layouts.size() > 1 ? "best at this rate" : "") : "",
+            HtmlEscape(ForTerminal(t->note, kNoteBytes)));
       }
     }
     html += "</table></div>\n";

@@ -6,7 +6,8 @@
 //    to grow shows where its capacity ends;
 //  * the table: per load and rate, every layout's p50, p95, throughput, queue wait and SLO
 //    attainment, the best layout (the lowest p95, else p50, among those of the highest SLO
-//    attainment) marked, a busy trial's figures marked in doubt.
+//    attainment) marked, a busy trial's figures marked in doubt, and what ingest noted of each
+//    (a mix's figures per shape, an early stop, a replica that fell behind).
 // Only reads the rows; open-loop trials at a rate are charted, closed loops and traces are in
 // the table.
 #pragma once
@@ -32,6 +33,9 @@ struct ServedTrial {
   std::optional<double> p95_ms;  // unset when its requests could not bound it
   std::optional<double> requests_per_s, slo_attainment, queue_ms;
   bool busy = false;
+  // What ingest said of its figures (ResultRow::metrics_note): each request shape's figures,
+  // an early stop, an unbounded tail, a replica that fell behind; "" when nothing.
+  std::string note;
 };
 
 // The serving trials among `rows` (ok rows whose computation has a `serve`), in row order.

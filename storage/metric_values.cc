@@ -66,6 +66,18 @@ void ReadMetricValues(sqlite3* db, std::vector<ResultRow>& rows) {
     }
     query.Reset();
   }
+  Statement notes(db, R"sql(
+    SELECT t.trial_key, m.extra_note
+    FROM trial_metrics m JOIN trials t ON t.id = m.trial_id
+    WHERE t.campaign_id = ? AND m.extra_note IS NOT NULL)sql");
+  for (std::int64_t campaign : campaigns) {
+    notes.Bind(1, campaign);
+    while (notes.Step()) {
+      auto row = by_key.find({campaign, notes.Text(0)});
+      if (row != by_key.end()) row->second->metrics_note = notes.Text(1);
+    }
+    notes.Reset();
+  }
 }
 
 }  // namespace ditbench

@@ -20,7 +20,7 @@ void WriteMetricValues(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m
 // Fills each row's extra_metrics from metric_values, matching on campaign and trial key. A
 // stored name that is not a valid metric name, or a value that is not finite, is skipped (a
 // database may have been written by hand). A name of the metric table takes the table's unit
-// and direction.
+// and direction. Also each row's metrics_note.
 void ReadMetricValues(sqlite3* db, std::vector<ResultRow>& rows);
 
 }  // namespace ditbench

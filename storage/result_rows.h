@@ -66,6 +66,10 @@ struct ResultRow : ParallelDegrees {
   // Extra metrics by name (metrics/metric_table.h; storage: metric_values): a command's own
   // numbers and built-in metrics without a column, each with how to show it.
   std::map<std::string, ExtraMetric> extra_metrics;
+  // What ingest said of those figures (trial_metrics.extra_note: a serving trial's unbounded
+  // tails, a replica that fell behind, figures per request shape, an early stop; metrics a
+  // command dropped), "" when nothing. Read from the database: untrusted text.
+  std::string metrics_note;
   // The trial's computation as stored (trials.config_json, experiments/trial_identity.h):
   // every field, including those the view has no column for (vae_tile). Read by Results().
   std::string computation;

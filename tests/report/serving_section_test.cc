@@ -74,6 +74,12 @@ TEST(ServingSectionTest, EachLayoutIsACurveOverTheRatesAndTheBestPerRateIsMarked
                       "bounded</td>"),
             std::string::npos);
   EXPECT_NE(html.find("<td class=\"num\">300.0?</td>"), std::string::npos) << "busy: in doubt";
+  // What ingest noted of a trial's figures is in its row, escaped (the database is untrusted).
+  rows[3].metrics_note = "serve: by shape: 256x256, 4 steps: 61 requests <b>";
+  EXPECT_NE(RenderServingSection(rows, charts)
+                .find("<td class=\"note\">serve: by shape: 256x256, 4 steps: 61 requests "
+                      "&lt;b&gt;</td>"),
+            std::string::npos);
   // No serving trial, no section.
   rows = {Served("dp", 5, 70, 90, 1)};
   rows[0].computation = "{\"model\": \"pixart-alpha-tiny\"}";
