@@ -229,6 +229,14 @@ TEST(TrialTest, AServeLoadIsInTheKeyAndNoneKeepsEveryEarlierKey) {
             nlohmann::json::parse(R"([{"weight":3.0},{"resolution":"512x384","steps":8,
                                      "weight":1.0},{"resolution":128,"weight":0.5}])"));
   EXPECT_EQ(TrialConfigFromJson(CanonicalJson(mixed)).serve, mixed.serve);
+  TrialConfig stopping = served;
+  ASSERT_TRUE(ApplySetting(stopping, "serve",
+                           {{"rate", 2.5}, {"requests", 40}, {"early_stop", {{"percentile", 99}}}},
+                           &expected))
+      << expected;
+  EXPECT_EQ(ComputationJson(stopping).at("serve").at("early_stop"),
+            nlohmann::json({{"percentile", 99.0}, {"within", 0.1}}));
+  EXPECT_EQ(TrialConfigFromJson(CanonicalJson(stopping)).serve, stopping.serve);
   EXPECT_NE(TrialKey(mixed), TrialKey(served));
   const std::vector<RequestShape> shapes = TrialShapes(mixed);
   ASSERT_EQ(shapes.size(), 3u);
@@ -270,6 +278,12 @@ TEST(TrialTest, AServeLoadIsInTheKeyAndNoneKeepsEveryEarlierKey) {
        "serve.mix[0].weight as a number above 0, at most 1e9"},
       {{{"rate", 2}, {"requests", 10}, {"mix", {512}}},
        std::string("serve.mix[0] as ") + kMixEntryExpected},
+      {{{"rate", 2}, {"requests", 10}, {"early_stop", {{"within", 0.1}}}}, kEarlyStopExpected},
+      {{{"rate", 2}, {"requests", 10}, {"early_stop", {{"percentile", 95}, {"whithin", 0.1}}}},
+       std::string(kEarlyStopExpected) + ", not 'whithin'"},
+      {{{"rate", 2}, {"requests", 10}, {"early_stop", {{"percentile", 40}}}},
+       "serve: 'early_stop' is percentile 40, within 0.1; expected a percentile from 50 to 99.9 "
+       "and within from 0.001 to 1"},
       {{{"rate", 2}, {"requests", 10}, {"replicas", 2}},
        "no serve.replicas: a serving trial's replicas are its dp groups (set dp)"},
       {{{"rate", 2}, {"requests", 10}, {"trace", "a.csv"}},

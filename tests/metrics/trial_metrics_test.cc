@@ -357,6 +357,7 @@ std::vector<RankResult> ServedRanks(const TrialConfig& config) {
     const int replica = request.index % 2;
     RequestRecord r;
     r.index = request.index;
+    r.shape = request.shape;
     r.replica = replica;
     r.arrival_ms = request.arrival_s * 1000;
     r.start_ms = std::max(r.arrival_ms, free_at[replica]);
@@ -392,6 +393,8 @@ TEST(ServedRequestsTest, EveryRequestServedOnceAsTheLoadMadeIt) {
        "expected arrival <= start <= end"},
       {[](auto& r) { r[0].requests[2].index = 9; }, 0,
        "'requests' has request 9; the load has 6 requests"},
+      {[](auto& r) { r[0].requests[1].shape = 1; }, 0,
+       "'requests' has request 2 of shape 1; the load's asks for shape 0"},
   };
   for (const Case& c : cases) {
     std::vector<RankResult> tampered = ranks;
@@ -457,6 +460,57 @@ TEST(ServedRequestsTest, AReplicaThatFallsBehindIsNamed) {
   std::vector<RankResult> alone = ServedRanks(config);
   for (RequestRecord& q : alone[1].requests) q.replica = 0;
   EXPECT_FALSE(ComputeTrialMetrics(one, alone, "cpu").extra.contains("replica_spread"));
+}
+
+// Early stopping: the requests served are the load's first K, every one of them; a gap
+// before a served request, or K within the warm-up, is refused. The note says how many of the
+// load's requests were served.
+TEST(ServedRequestsTest, AnEarlyStopServesAPrefixOfTheLoad) {
+  TrialConfig config = ServingTrial();
+  config.serve->requests = 8;
+  config.serve->warmup_requests = 1;
+  config.serve->stop_percentile = 90;
+  std::vector<RankResult> ranks = ServedRanks(config);  // requests 0..8
+  for (RankResult& r : ranks)
+    while (!r.requests.empty() && r.requests.back().index >= 6) r.requests.pop_back();
+  EXPECT_FALSE(ServedRequestsProblem(config, ranks));
+  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
+  EXPECT_NE(m.extra_note.find("serve: stopped early after 6 of 9 requests, p90 bounded within 10%"),
+            std::string::npos)
+      << m.extra_note;
+  std::vector<RankResult> gap = ranks;
+  gap[0].requests.erase(gap[0].requests.begin() + 1);  // request 2
+  const auto problem = ServedRequestsProblem(config, gap);
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->problem.find("request 2 of 9 was served by no replica before a later one"),
+            std::string::npos)
+      << problem->problem;
+  std::vector<RankResult> warmup_only = ranks;
+  warmup_only[0].requests.resize(1);
+  warmup_only[1].requests.clear();
+  ASSERT_TRUE(ServedRequestsProblem(config, warmup_only));
+  config.serve->stop_percentile = 0;  // without early stopping every request is served
+  ASSERT_TRUE(ServedRequestsProblem(config, ranks));
+}
+
+// A mix: each request's shape is the load's; each shape's figures are in the note.
+TEST(ServedRequestsTest, AMixSaysEachShapesFigures) {
+  TrialConfig config = ServingTrial();
+  config.serve->requests = 40;
+  config.serve->mix = {kTrialsOwn, RequestShape{512, 512, -1, 0, 1}};
+  const std::vector<RankResult> ranks = ServedRanks(config);
+  EXPECT_FALSE(ServedRequestsProblem(config, ranks));
+  int large = 0;
+  for (const Request& r : TrialRequests(config)) large += r.shape;
+  ASSERT_GT(large, 0);
+  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
+  EXPECT_NE(m.extra_note.find(fmt::format("serve: by shape: 256x256, 4 steps: {} requests, p50 ",
+                                          40 - large)),
+            std::string::npos)
+      << m.extra_note;
+  EXPECT_NE(m.extra_note.find(fmt::format("; 512x512, 4 steps: {} requests, p50 ", large)),
+            std::string::npos)
+      << m.extra_note;
 }
 
 }  // namespace
