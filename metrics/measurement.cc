@@ -19,61 +19,51 @@ const char* StopReason(const Repeats& r, const std::vector<double>& slowest, dou
   return nullptr;
 }
 
-// Records stage boundaries as clock marks; turns them into samples after the synchronize.
-class MarkedStages final : public Stages {
- public:
-  explicit MarkedStages(IterationClock& clock) : clock_(clock) {}
-  void StartIteration() {
-    next_slot_ = 0;
-    finished_.clear();
-    clock_.Mark(next_slot_++);
-  }
-  int FinishIteration() {
-    const int last = next_slot_;  // never above kMaxMarks - 1, never used by a stage mark
-    clock_.Mark(last);
-    return last;
-  }
-  void Begin(const std::string& name) override {
-    std::string full = open_.empty() ? name : open_.back().name + "/" + name;
-    open_.push_back({std::move(full), Mark()});
-  }
-  void End() override {
-    if (open_.empty()) return;
-    finished_.push_back({open_.back().name, open_.back().begin, Mark(), open_.back().reused});
-    open_.pop_back();
-  }
-  void MarkReused() override {
-    if (!open_.empty()) open_.back().reused = true;
-  }
-  struct Interval {
-    std::string name;
-    int begin = 0;
-    int end = 0;
-    bool reused = false;
-  };
-  const std::vector<Interval>& finished() const { return finished_; }
-
- private:
-  struct Open {
-    std::string name;
-    int begin;
-    bool reused = false;
-  };
-  int Mark() {
-    // Past the clock's capacity stages share one slot (reading as zero length) rather than
-    // fail; the last slot stays free for the iteration's end.
-    const int slot = next_slot_ < IterationClock::kMaxMarks - 1 ? next_slot_++
-                                                                : IterationClock::kMaxMarks - 2;
-    clock_.Mark(slot);
-    return slot;
-  }
-  IterationClock& clock_;
-  int next_slot_ = 0;
-  std::vector<Open> open_;
-  std::vector<Interval> finished_;
-};
-
 }  // namespace
+
+void MarkedStages::StartIteration() {
+  next_slot_ = 0;
+  open_.clear();
+  finished_.clear();
+  clock_.Mark(next_slot_++);
+}
+
+int MarkedStages::FinishIteration() {
+  const int last = next_slot_;  // never above kMaxMarks - 1, never used by a stage mark
+  clock_.Mark(last);
+  return last;
+}
+
+void MarkedStages::Begin(const std::string& name) {
+  std::string full = open_.empty() ? name : open_.back().name + "/" + name;
+  open_.push_back({std::move(full), Mark()});
+}
+
+void MarkedStages::End() {
+  if (open_.empty()) return;
+  finished_.push_back({open_.back().name, open_.back().begin, Mark(), open_.back().reused});
+  open_.pop_back();
+}
+
+void MarkedStages::MarkReused() {
+  if (!open_.empty()) open_.back().reused = true;
+}
+
+void MarkedStages::AppendSamples(int rank, int iteration, bool warmup,
+                                 std::vector<Sample>& samples) const {
+  for (const Interval& interval : finished_)
+    samples.push_back({rank, iteration, interval.name,
+                       clock_.ElapsedMs(interval.begin, interval.end), warmup, interval.reused});
+}
+
+int MarkedStages::Mark() {
+  // Past the clock's capacity stages share one slot (reading as zero length) rather than
+  // fail; the last slot stays free for the iteration's end.
+  const int slot = next_slot_ < IterationClock::kMaxMarks - 1 ? next_slot_++
+                                                              : IterationClock::kMaxMarks - 2;
+  clock_.Mark(slot);
+  return slot;
+}
 
 Measurement Measure(const MeasureOptions& options, RankGroup& group, IterationClock& clock,
                     const Work& work) {
@@ -93,9 +83,7 @@ Measurement Measure(const MeasureOptions& options, RankGroup& group, IterationCl
 
     const double total = clock.ElapsedMs(0, last);
     m.samples.push_back({group.rank(), iteration, "iteration", total, warmup});
-    for (const auto& interval : stages.finished())
-      m.samples.push_back({group.rank(), iteration, interval.name,
-                           clock.ElapsedMs(interval.begin, interval.end), warmup, interval.reused});
+    stages.AppendSamples(group.rank(), iteration, warmup, m.samples);
 
     const double slowest = group.AllReduceMax(total);
     if (warmup) continue;

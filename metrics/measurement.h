@@ -68,6 +68,38 @@ class Stages {
   virtual void MarkReused() = 0;
 };
 
+// Stages as marks of an IterationClock, turned into samples after its synchronize: slot 0 is
+// the iteration's start, each Begin and End takes the next slot, FinishIteration the one after
+// the last (past the clock's capacity, stages share one slot and read as zero length).
+class MarkedStages final : public Stages {
+ public:
+  explicit MarkedStages(IterationClock& clock) : clock_(clock) {}
+  void StartIteration();  // forgets the previous iteration's stages; marks slot 0
+  int FinishIteration();  // marks and returns the iteration's last slot
+  void Begin(const std::string& name) override;
+  void End() override;
+  void MarkReused() override;
+  // The finished stages of this iteration as samples. REQUIRES: the clock synchronized since.
+  void AppendSamples(int rank, int iteration, bool warmup, std::vector<Sample>& samples) const;
+
+ private:
+  struct Open {
+    std::string name;
+    int begin = 0;
+    bool reused = false;
+  };
+  struct Interval {
+    std::string name;
+    int begin = 0, end = 0;
+    bool reused = false;
+  };
+  int Mark();
+  IterationClock& clock_;
+  int next_slot_ = 0;
+  std::vector<Open> open_;
+  std::vector<Interval> finished_;
+};
+
 // One iteration of the scoped work.
 using Work = std::function<void(Stages& stages)>;
 

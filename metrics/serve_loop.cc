@@ -13,13 +13,13 @@ struct Span {
   double start_ms = 0, end_ms = 0;
 };
 
-Span RunOne(IterationClock& device, HostClock& host, const std::function<void(int)>& serve,
-           int shape) {
+Span RunOne(IterationClock& device, HostClock& host, MarkedStages& stages,
+           const ServeWork& serve, int shape) {
   Span span;
   span.start_ms = host.NowMs();
-  device.Mark(0);
-  serve(shape);
-  device.Mark(1);
+  stages.StartIteration();
+  serve(shape, stages);
+  stages.FinishIteration();
   device.Synchronize();
   span.end_ms = host.NowMs();
   return span;
@@ -29,8 +29,9 @@ Span RunOne(IterationClock& device, HostClock& host, const std::function<void(in
 
 ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
                              IterationClock& device, HostClock& host, ServeQueue& queue,
-                             const std::function<void(int shape)>& serve) {
+                             const ServeWork& serve) {
   ServedRequests served;
+  MarkedStages stages(device);
   // 1. Each replica alone in turn: every shape's isolated latency.
   served.isolated_ms.assign(static_cast<std::size_t>(std::max(1, options.shapes)), 0.0);
   for (int replica = 0; replica < options.load.replicas; ++replica) {
@@ -39,7 +40,7 @@ ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
     for (int shape = 0; shape < static_cast<int>(served.isolated_ms.size()); ++shape) {
       std::vector<double> alone;
       for (int i = 0; i < options.isolated_runs; ++i) {
-        const Span span = RunOne(device, host, serve, shape);
+        const Span span = RunOne(device, host, stages, serve, shape);
         alone.push_back(span.end_ms - span.start_ms);
       }
       std::sort(alone.begin(), alone.end());
@@ -73,7 +74,9 @@ ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
                               : index < concurrency ? 0
                                                     : queue.CompletedAt(index - concurrency);
     host.SleepUntilMs(start_ms + arrival_ms);
-    const Span span = RunOne(device, host, serve, request.shape);
+    const Span span = RunOne(device, host, stages, serve, request.shape);
+    stages.AppendSamples(world.rank(), index, index < options.load.warmup_requests,
+                         served.stage_samples);
     RequestRecord record;
     record.index = index;
     record.shape = request.shape;

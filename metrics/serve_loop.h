@@ -87,14 +87,20 @@ struct ServedRequests {
   std::vector<double> isolated_ms;  // this replica's median isolated latency, per shape
   double start_ms = 0;              // the load's start on the host clock
   bool stopped_early = false;       // this rank's replica stopped the load (early stopping)
+  // The stages of the load's requests as this rank timed them (each denoising step, the
+  // decode: what `serve` marked), a request's index as the iteration, warm-up ones flagged.
+  std::vector<Sample> stage_samples;
 };
 
-// Runs the serving loop above on this rank; `serve(shape)` runs one request of that shape (its
-// scope, synchronously issued; `device` marks around it and waits for it). REQUIRES: every rank
-// of the trial calls it with the same load, requests, shapes and isolated_runs (the barriers
-// are the world's); every Request::shape below `shapes`.
+// One request of `shape`, its stages marked on `stages` (synchronously issued: the loop marks
+// around it on the device clock and waits for it).
+using ServeWork = std::function<void(int shape, Stages& stages)>;
+
+// Runs the serving loop above on this rank. REQUIRES: every rank of the trial calls it with
+// the same load, requests, shapes and isolated_runs (the barriers are the world's); every
+// Request::shape below `shapes`.
 ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
                              IterationClock& device, HostClock& host, ServeQueue& queue,
-                             const std::function<void(int shape)>& serve);
+                             const ServeWork& serve);
 
 }  // namespace ditbench

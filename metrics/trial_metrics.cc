@@ -271,6 +271,14 @@ void AddServingMetrics(const TrialConfig& config, const std::vector<RankResult>&
   m.extra["goodput_per_s"] = s.goodput_per_s;
   AddReplicaSpread(records, m);
   AddShapeFigures(config, records, m);
+  // The decode's share of a request's service, not of its latency (which counts its wait).
+  if (const auto decode = m.extra.find("decode_ms"); decode != m.extra.end()) {
+    std::vector<double> service;
+    for (const RequestRecord& q : records) service.push_back(q.end_ms - q.start_ms);
+    std::sort(service.begin(), service.end());
+    const double median = Quantile(service, 0.5);
+    if (median > 0) m.extra["decode_share"] = decode->second / median;
+  }
   if (config.serve->stop_percentile > 0) {
     std::size_t offered = 0;
     try {

@@ -530,11 +530,12 @@ void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
       store, std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout_s * 1000)));
   SteadyHostClock host;
   const ServedRequests served =
-      ServeRequests(options, trial.world, *trial.clock, host, queue, [&](int shape) {
-        dit.Select(shape);
-        torch::Tensor out = dit.Iterate(nullptr);
-        if (shape == 0) last = out;
-      });
+      ServeRequests(options, trial.world, *trial.clock, host, queue,
+                    [&](int shape, Stages& stages) {
+                      dit.Select(shape);
+                      torch::Tensor out = dit.Iterate(&stages);
+                      if (shape == 0) last = out;
+                    });
   // Every rank's samples of the requests its replica served: the latency (stage "iteration",
   // arrival to end), the queue wait and the service; the warm-up requests flagged.
   for (const RequestRecord& r : served.records) {
@@ -544,6 +545,9 @@ void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
     result.samples.push_back({result.rank, r.index, "queue", r.start_ms - r.arrival_ms, warmup});
     result.samples.push_back({result.rank, r.index, "service", r.end_ms - r.start_ms, warmup});
   }
+  // Each request's stages (its denoising steps, its decode), by the request's index.
+  result.samples.insert(result.samples.end(), served.stage_samples.begin(),
+                        served.stage_samples.end());
   if (options.leader) result.requests = served.records;
   result.stop_reason = "served";
   result.steps = dit.step_kernels();

@@ -64,10 +64,13 @@ Served ServeAlone(const ServeLoad& load, const std::vector<double>& service_ms) 
   FakeHost host;
   FakeQueue queue;
   Served served;
-  served.requests = ServeRequests(options, world, device, host, queue, [&](int shape) {
-    host.now_ms += service_ms.at(static_cast<std::size_t>(shape));
-    ++served.runs;
-  });
+  served.requests =
+      ServeRequests(options, world, device, host, queue, [&](int shape, Stages& stages) {
+        stages.Begin("step:0");
+        host.now_ms += service_ms.at(static_cast<std::size_t>(shape));
+        stages.End();
+        ++served.runs;
+      });
   return served;
 }
 
@@ -93,6 +96,10 @@ TEST(ServeLoopTest, OneReplicaServesAsTheSimulatedQueue) {
   EXPECT_EQ(served.runs, 3 + 400);
   EXPECT_EQ(served.requests.isolated_ms, std::vector<double>{100});
   EXPECT_DOUBLE_EQ(served.requests.start_ms, 1000 + 3 * 100);  // after the isolated requests
+  // Every request of the load (not the isolated ones) has its stages, by its index.
+  ASSERT_EQ(served.requests.stage_samples.size(), 400u);
+  EXPECT_EQ(served.requests.stage_samples[7].iteration, 7);
+  EXPECT_EQ(served.requests.stage_samples[7].stage, "step:0");
   const std::vector<RequestRecord> expected =
       SimulateQueue(GenerateArrivals(load), std::vector<double>(400, 100.0), 1);
   ASSERT_EQ(served.requests.records.size(), expected.size());
