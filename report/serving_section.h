@@ -6,11 +6,13 @@
 //    to grow shows where its capacity ends;
 //  * the table: per load and rate, every layout's p50, p95, throughput, queue wait and SLO
 //    attainment, the best layout (the lowest p95, else p50, among those of the highest SLO
-//    attainment) marked, a busy trial's figures marked in doubt.
+//    attainment) marked, a busy trial's figures marked in doubt, with how many of its requests
+//    a busy stretch touched where that was judged ("12 of 80 requests busy": busy_requests).
 // Only reads the rows; open-loop trials at a rate are charted, closed loops and traces are in
 // the table.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +34,12 @@ struct ServedTrial {
   std::optional<double> p95_ms;  // unset when its requests could not bound it
   std::optional<double> requests_per_s, slo_attainment, queue_ms;
   bool busy = false;
+  // The timed requests (its iterations, over every launch) and how many of them a busy stretch
+  // of the machine touched; unset when that was not judged (metrics/busy_requests.h).
+  std::int64_t requests = 0;
+  std::optional<double> busy_requests;
+  // "12 of 80 requests busy" when some were, else "".
+  std::string BusyRequestsText() const;
 };
 
 // The serving trials among `rows` (ok rows whose computation has a `serve`), in row order.
