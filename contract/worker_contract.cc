@@ -21,7 +21,7 @@ const std::vector<std::string> kRankFileFields = {
     "format", "version", "rank", "world_size", "status", "error", "device", "backend",
     "stop_reason", "samples", "peak_mem_mb", "peak_reserved_mb", "environment", "clocks",
     "output_file", "trace_file", "comm_bytes_per_step", "energy", "metrics", "steps", "latent_shape",
-    "requests"};
+    "requests", "serve_start_monotonic_s"};
 // clang-format on
 
 nlohmann::json ReadVersionedJson(const std::filesystem::path& path, const char* format,
@@ -194,6 +194,7 @@ nlohmann::json ToJson(const RankResult& r) {
                                {"end_ms", q.end_ms},
                                {"isolated_ms", q.isolated_ms}});
   }
+  if (r.serve_start_monotonic_s) j["serve_start_monotonic_s"] = *r.serve_start_monotonic_s;
   if (r.energy)
     j["energy"] = {{"joules", r.energy->joules}, {"window_ms", r.energy->window_ms}};
   else if (!r.energy_unavailable.empty())
@@ -295,6 +296,9 @@ RankResult ReadRankResult(const std::filesystem::path& path,
   r.steps = ReadSteps(field, j);
   r.latent_shape = ReadLatentShape(field, j);
   r.requests = ReadRequests(field, j);
+  // Optional since busy requests: a number (the parser refuses inf and nan) from 0.
+  r.serve_start_monotonic_s =
+      field.OptionalNumber(j, "serve_start_monotonic_s", kMaxHostMonotonicS);
   return r;
 }
 

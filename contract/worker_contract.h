@@ -117,10 +117,19 @@ struct RankResult {
   // the file: [{"index", "shape", "replica", "arrival_ms", "start_ms", "end_ms",
   // "isolated_ms"}], at most kMaxServeRequests, times in ms from 0 to kMaxServeMs.
   std::vector<RequestRecord> requests;
+  // A serving trial: when this rank's load started (the 0 of its requests' times), in seconds
+  // of the host's monotonic clock (std::chrono::steady_clock: CLOCK_MONOTONIC, one clock for
+  // every process of a host, the coordinator's included). Optional: unset in older files and
+  // a program's; then its requests cannot be placed on the coordinator's machine-health
+  // windows and are not marked busy (metrics/busy_requests.h). At most kMaxHostMonotonicS.
+  std::optional<double> serve_start_monotonic_s;
 };
 
 // The latest time a served request may carry, ms from its load's start: about 11.6 days.
 inline constexpr double kMaxServeMs = 1e9;
+// The latest host monotonic time a rank file may give (seconds since the host booted): about
+// 31 years.
+inline constexpr double kMaxHostMonotonicS = 1e9;
 
 nlohmann::json ToJson(const TrialFile& trial);
 nlohmann::json ToJson(const RankResult& result);

@@ -95,6 +95,12 @@ class Launcher {
   // Trials started and not yet returned by Wait().
   virtual int InFlight() const = 0;
 
+  // Whether every rank of every trial runs on this host, so that a rank's monotonic clock
+  // (std::chrono::steady_clock) is the coordinator's: what the coordinator's machine-health
+  // windows need to be placed on a rank's own times. False (the default) when ranks may run on
+  // other hosts, as under a batch scheduler.
+  virtual bool RanksShareHost() const { return false; }
+
   // The scheduler's name for a trial in flight (a Slurm job id), to be recorded with the
   // running trial so that a coordinator started later can find it; empty when the trial lives
   // and dies with this process (local ranks die with their coordinator).

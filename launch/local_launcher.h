@@ -35,6 +35,7 @@ class LocalLauncher final : public Launcher {
   std::optional<FinishedTrial> Wait(std::chrono::milliseconds up_to) override;
   void Cancel(LaunchHandle handle) override;
   int InFlight() const override { return static_cast<int>(trials_.size()); }
+  bool RanksShareHost() const override { return true; }
 
  private:
   struct Trial;  // a process group and its children (Boost stays out of this header)

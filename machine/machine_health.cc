@@ -17,6 +17,7 @@
 namespace ditbench {
 namespace {
 
+// The host's monotonic clock (HostWindow): std::chrono::steady_clock, CLOCK_MONOTONIC.
 double MonotonicSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -150,15 +151,34 @@ MachineHealth JudgeHealth(const ProcSnapshot& before, const ProcSnapshot& after,
             [](const BusyProcess& a, const BusyProcess& b) { return a.cores > b.cores; });
   if (health.busiest.size() > top) health.busiest.resize(top);
   health.busy = health.other_cores >= busy_cores;
+  health.judged = {before.at_s, after.at_s};
   return health;
 }
 
 double HealthSamplePeriodS(bool on_gpu) { return on_gpu ? 1.0 : 0.25; }
 
 TrialHealth::TrialHealth(std::vector<std::string> gpu_uuids, MachineHealth at_start)
-    : gpus_(std::move(gpu_uuids)), start_(std::move(at_start)) {}
+    : gpus_(std::move(gpu_uuids)), start_(std::move(at_start)) {
+  Judge(start_);
+}
+
+void TrialHealth::Judge(const MachineHealth& sample) {
+  const HostWindow& w = sample.judged;
+  if (!sample.BusyOn(gpus_) || !(w.begin_s < w.end_s)) return;
+  // Samples come in time order, each judging the stretch since the one before: a busy spell
+  // of several samples is one window. (A judgment returned again is the same stretch.)
+  if (!busy_windows_.empty() && w.begin_s <= busy_windows_.back().end_s &&
+      w.end_s >= busy_windows_.back().begin_s) {
+    HostWindow& last = busy_windows_.back();
+    last.begin_s = std::min(last.begin_s, w.begin_s);
+    last.end_s = std::max(last.end_s, w.end_s);
+    return;
+  }
+  busy_windows_.push_back(w);
+}
 
 void TrialHealth::Add(const MachineHealth& during) {
+  Judge(during);
   ++samples_during_;
   // The worst: a busy sample over an idle one, then the one where others used more cores.
   const auto rank = [&](const MachineHealth& h) {
@@ -167,7 +187,10 @@ void TrialHealth::Add(const MachineHealth& during) {
   if (!worst_during_ || rank(during) > rank(*worst_during_)) worst_during_ = during;
 }
 
-void TrialHealth::Finish(MachineHealth at_end) { end_ = std::move(at_end); }
+void TrialHealth::Finish(MachineHealth at_end) {
+  Judge(at_end);
+  end_ = std::move(at_end);
+}
 
 bool TrialHealth::Busy() const { return !Note().empty(); }
 
@@ -187,6 +210,14 @@ nlohmann::json TrialHealth::ToJson() const {
   if (worst_during_) json["during"] = worst_during_->ToJson();
   if (!gpus_.empty()) json["gpus"] = gpus_;
   if (!note.empty()) json["note"] = note;
+  if (!busy_windows_.empty()) {
+    nlohmann::json windows = nlohmann::json::array();
+    for (std::size_t i = 0; i < busy_windows_.size() && i < kMaxStoredBusyWindows; ++i)
+      windows.push_back({busy_windows_[i].begin_s, busy_windows_[i].end_s});
+    json["busy_windows"] = windows;
+    if (busy_windows_.size() > kMaxStoredBusyWindows)
+      json["busy_windows_left_out"] = busy_windows_.size() - kMaxStoredBusyWindows;
+  }
   return json;
 }
 

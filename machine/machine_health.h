@@ -38,7 +38,16 @@ bool ParseProcStat(std::string_view text, double ticks_per_s, ProcessTimes* out)
 // Every process at one instant.
 struct ProcSnapshot {
   std::map<long, ProcessTimes> processes;
-  double at_s = 0;  // a monotonic clock, seconds
+  double at_s = 0;  // the host's monotonic clock (HostWindow), seconds
+};
+
+// A stretch [begin_s, end_s) of the host's monotonic clock, in seconds:
+// std::chrono::steady_clock, which on Linux is CLOCK_MONOTONIC, one clock for every process
+// of the host (a worker's SteadyHostClock reads the same one). Empty when begin_s >= end_s.
+struct HostWindow {
+  double begin_s = 0;
+  double end_s = 0;
+  bool operator==(const HostWindow&) const = default;
 };
 
 struct BusyProcess {
@@ -67,6 +76,9 @@ struct MachineHealth {
   bool busy = false;           // other_cores >= the probe's threshold
   // GPU runs: compute processes that are not this run's, on any GPU (see BusyOn).
   std::vector<GpuProcess> gpu_others;
+  // The stretch this judgment is about (JudgeHealth: from the earlier snapshot to the later);
+  // empty when unknown.
+  HostWindow judged;
 
   // Busy for a trial on the GPUs `gpu_uuids`: the CPU was busy, or another program computes
   // on one of those GPUs (it takes SMs, memory bandwidth and memory from the trial).
@@ -94,10 +106,13 @@ double HealthSamplePeriodS(bool on_gpu);
 
 // One trial's machine health over its whole window: the sample at its start (judging the
 // stretch just before it), the samples taken while it ran, and the one at its end. Folds them
-// as they come, keeping the worst of those in between; pure. Busy when any of them is busy on
-// the trial's GPUs (MachineHealth::BusyOn).
+// as they come, keeping the worst of those in between and the stretches judged busy; pure.
+// Busy when any of them is busy on the trial's GPUs (MachineHealth::BusyOn).
 class TrialHealth {
  public:
+  // The most busy windows ToJson writes; the rest are counted ("busy_windows_left_out").
+  static constexpr std::size_t kMaxStoredBusyWindows = 100;
+
   TrialHealth(std::vector<std::string> gpu_uuids, MachineHealth at_start);
   void Add(const MachineHealth& during);  // a sample taken while the trial ran
   void Finish(MachineHealth at_end);
@@ -105,15 +120,24 @@ class TrialHealth {
   bool Busy() const;
   // What made it busy, for a note: the first busy sample of start, during, end (or "").
   std::string Note() const;
+  // The stretches judged busy on the trial's GPUs (MachineHealth::judged of each busy sample),
+  // in the order seen, overlapping or touching ones merged; samples without a judged stretch
+  // are left out. What a serving trial's requests are marked busy by (metrics/busy_requests.h).
+  const std::vector<HostWindow>& BusyWindows() const { return busy_windows_; }
   // {"start", "end", "busy", "samples_during", "during" (the worst sample taken while it ran,
-  // when any), "gpus" (GPU runs), "note" (busy ones)}: stored with the trial.
+  // when any), "gpus" (GPU runs), "note" (busy ones), "busy_windows" ([[begin_s, end_s], ...],
+  // at most kMaxStoredBusyWindows, when any; "busy_windows_left_out": how many more)}: stored
+  // with the trial.
   nlohmann::json ToJson() const;
 
  private:
+  void Judge(const MachineHealth& sample);  // keeps its stretch when it is busy
+
   std::vector<std::string> gpus_;
   MachineHealth start_;
   std::optional<MachineHealth> worst_during_, end_;
   int samples_during_ = 0;
+  std::vector<HostWindow> busy_windows_;
 };
 
 class HealthProbe {

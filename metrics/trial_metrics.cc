@@ -10,6 +10,7 @@
 
 #include "experiments/trial_rows.h"
 #include "machine/device_peaks.h"
+#include "metrics/busy_requests.h"
 #include "metrics/metric_table.h"
 #include "metrics/serve_loop.h"
 #include "metrics/serving.h"
@@ -232,17 +233,24 @@ void AddShapeFigures(const TrialConfig& config, const std::vector<RequestRecord>
 // A serving trial's figures (metrics/serving.h) from its replicas' leaders' requests past the
 // warm-up ones: the latency's interval from order statistics, the tail percentiles a count of
 // requests bounds, queue wait, throughput (per GPU over the trial's ranks), SLO attainment and
-// goodput. Throughput replaces images_per_s; TFLOPS and MFU, which would count waits as work,
-// are left unset.
+// goodput; with `busy_s`, the requests a busy stretch touched (metrics/busy_requests.h).
+// Throughput replaces images_per_s; TFLOPS and MFU, which would count waits as work, are left
+// unset.
 void AddServingMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
-                       TrialMetrics& m) {
+                       const IntervalSet* busy_s, TrialMetrics& m) {
   std::vector<RequestRecord> records;
   std::vector<double> isolated;
-  for (const RankResult& r : ranks)
-    for (const RequestRecord& q : r.requests) {
+  int unplaced = -1;  // a leader that did not say when its load started
+  for (const RankResult& r : ranks) {
+    std::vector<RequestRecord> served = r.requests;
+    if (busy_s && !served.empty() && !r.serve_start_monotonic_s && unplaced < 0) unplaced = r.rank;
+    if (busy_s && r.serve_start_monotonic_s)
+      MarkBusyRequests(*busy_s, *r.serve_start_monotonic_s, served);
+    for (const RequestRecord& q : served) {
       if (q.index >= config.serve->warmup_requests) records.push_back(q);
       isolated.push_back(q.isolated_ms);
     }
+  }
   if (records.empty()) return;
   const ServingSummary s = SummarizeServing(records, config.world_size(), config.serve->slo_scale);
   if (s.p50_ms.bounded) {
@@ -269,6 +277,14 @@ void AddServingMetrics(const TrialConfig& config, const std::vector<RankResult>&
   m.extra["requests_per_s_per_gpu"] = s.throughput_per_gpu_per_s;
   m.extra["slo_attainment"] = s.slo_attainment;
   m.extra["goodput_per_s"] = s.goodput_per_s;
+  if (unplaced >= 0) {
+    m.extra_note += fmt::format(
+        "{}serve: requests not marked busy: rank {} did not say when its load started "
+        "(serve_start_monotonic_s)",
+        m.extra_note.empty() ? "" : "; ", unplaced);
+  } else if (busy_s) {
+    m.extra["busy_requests"] = s.busy_requests;
+  }
   AddReplicaSpread(records, m);
   AddShapeFigures(config, records, m);
   // The decode's share of a request's service, not of its latency (which counts its wait).
@@ -434,7 +450,7 @@ void AddExtraMetrics(const std::vector<RankResult>& ranks, TrialMetrics& m) {
 }  // namespace
 
 TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
-                                 const std::string& device_name) {
+                                 const std::string& device_name, const IntervalSet* busy_s) {
   std::vector<Sample> all, rank0_samples;
   int warmup_iterations = 0;
   for (const RankResult& r : ranks) {
@@ -540,7 +556,7 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
         m.mfu = *m.tflops / (*peak * config.world_size());
     }
   }
-  if (config.serve) AddServingMetrics(config, ranks, m);
+  if (config.serve) AddServingMetrics(config, ranks, busy_s, m);
   return m;
 }
 

@@ -16,6 +16,7 @@
 #include "contract/measurement_records.h"
 #include "contract/worker_contract.h"
 #include "experiments/trial.h"
+#include "metrics/time_intervals.h"
 
 namespace ditbench {
 
@@ -86,7 +87,14 @@ StepReuse SummarizeStepReuse(const std::vector<Sample>& samples);
 // median over iterations of (max - min over ranks); memory and clocks are maxima/minima over
 // ranks; FLOPs, throughput and MFU follow docs/measurement.md ("Work and efficiency"), with
 // MFU left unset on a CPU or a device missing from the dense-peak table.
+// `busy_s` (borrowed; may be null): the stretches of the host's monotonic clock, in seconds,
+// that the machine was judged busy while the trial ran, given only when its ranks share the
+// coordinator's host. A serving trial's requests are then marked by them (metrics/
+// busy_requests.h) and counted as `busy_requests`; a leader that did not say when its load
+// started (RankResult::serve_start_monotonic_s) leaves the count unset, said in extra_note.
+// Null: requests are not judged one by one, and the count is unset.
 TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
-                                 const std::string& device_name);
+                                 const std::string& device_name,
+                                 const IntervalSet* busy_s = nullptr);
 
 }  // namespace ditbench

@@ -25,6 +25,11 @@ constexpr std::size_t kNoteBytes = 2000;
 
 }  // namespace
 
+std::string ServedTrial::BusyRequestsText() const {
+  if (!busy_requests || *busy_requests <= 0) return "";
+  return fmt::format("{:.0f} of {} requests busy", *busy_requests, requests);
+}
+
 std::vector<ServedTrial> ServedTrials(const std::vector<ResultRow>& rows) {
   std::vector<ServedTrial> trials;
   for (const ResultRow& row : rows) {
@@ -54,6 +59,8 @@ std::vector<ServedTrial> ServedTrials(const std::vector<ResultRow>& rows) {
     t.queue_ms = Extra(row, "queue_ms");
     t.busy = row.busy;
     t.note = row.metrics_note;
+    t.requests = row.iterations.value_or(0);
+    t.busy_requests = Extra(row, "busy_requests");
     trials.push_back(std::move(t));
   }
   return trials;
@@ -71,7 +78,8 @@ std::string RenderServingSection(const std::vector<ResultRow>& rows, nlohmann::j
       "latency of a request (arrival to end, queue wait included) against the offered rate: p50 "
       "solid, p95 dashed (a p95 its requests could not bound is left out); where a curve bends "
       "up, that layout's queue grows. Per rate, the best layout: the highest SLO attainment, then "
-      "the lowest p95 (else p50). A trial measured while the machine was busy is marked ?.</p>\n";
+      "the lowest p95 (else p50). A trial measured while the machine was busy is marked ?, with "
+      "how many of its requests were served while it was, where that is known.</p>\n";
   for (const auto& [load, served] : loads) {
     html += fmt::format("<h3>{}</h3>\n", HtmlEscape(load));
     // The chart: one p50 and one p95 series per layout, over the rates.
@@ -86,7 +94,10 @@ std::string RenderServingSection(const std::vector<ResultRow>& rows, nlohmann::j
         nlohmann::json p50 = nlohmann::json::array(), p95 = nlohmann::json::array();
         for (const ServedTrial* t : points) {
           nlohmann::json point = {{"x", t->rate}, {"y", t->p50_ms}};
-          if (t->busy) point["doubt"] = "busy";
+          if (const std::string busy = t->BusyRequestsText(); !busy.empty())
+            point["doubt"] = busy;
+          else if (t->busy)
+            point["doubt"] = "busy";
           p50.push_back(point);
           if (t->p95_ms) {
             point["y"] = *t->p95_ms;
@@ -123,7 +134,10 @@ std::string RenderServingSection(const std::vector<ResultRow>& rows, nlohmann::j
       };
       const ServedTrial* best = *std::min_element(layouts.begin(), layouts.end(), better);
       for (const ServedTrial* t : layouts) {
-        const char* doubt = t->busy ? "?" : "";
+        const std::string busy_requests = t->BusyRequestsText();
+        const char* doubt = t->busy || !busy_requests.empty() ? "?" : "";
+        std::string remark = t == best && layouts.size() > 1 ? "best at this rate" : "";
+        if (!busy_requests.empty()) remark += (remark.empty() ? "" : "; ") + busy_requests;
         html += fmt::format(
             "<tr{}><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}{}</td>"
             "<td class=\"num\">{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
@@ -132,8 +146,7 @@ std::string RenderServingSection(const std::vector<ResultRow>& rows, nlohmann::j
             rate > 0 ? fmt::format("{:g}", rate) : "closed loop / trace", HtmlEscape(t->layout),
             Ms(t->p50_ms), doubt, t->p95_ms ? Ms(t->p95_ms) : "not bounded", t->p95_ms ? doubt : "",
             t->requests_per_s ? fmt::format("{:.3g}", *t->requests_per_s) : "-", Ms(t->queue_ms),
-            t->slo_attainment ? fmt::format("{:.0f}%", 100 * *t->slo_attainment) : "-",
-            t == best ? (layouts.size() > 1 ? "best at this rate" : "") : "",
+            t->slo_attainment ? fmt::format("{:.0f}%", 100 * *t->slo_attainment) : "-", remark,
             HtmlEscape(ForTerminal(t->note, kNoteBytes)));
       }
     }

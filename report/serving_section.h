@@ -6,12 +6,15 @@
 //    to grow shows where its capacity ends;
 //  * the table: per load and rate, every layout's p50, p95, throughput, queue wait and SLO
 //    attainment, the best layout (the lowest p95, else p50, among those of the highest SLO
-//    attainment) marked, a busy trial's figures marked in doubt, and what ingest noted of each
-//    (a mix's figures per shape, an early stop, a replica that fell behind).
+//    attainment) marked, a busy trial's figures marked in doubt, with how many of its requests
+//    a busy stretch touched where that was judged ("12 of 80 requests busy": busy_requests),
+//    and what ingest noted of each (a mix's figures per shape, an early stop, a replica that
+//    fell behind).
 // Only reads the rows; open-loop trials at a rate are charted, closed loops and traces are in
 // the table.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +39,12 @@ struct ServedTrial {
   // What ingest said of its figures (ResultRow::metrics_note): each request shape's figures,
   // an early stop, an unbounded tail, a replica that fell behind; "" when nothing.
   std::string note;
+  // The timed requests (its iterations, over every launch) and how many of them a busy stretch
+  // of the machine touched; unset when that was not judged (metrics/busy_requests.h).
+  std::int64_t requests = 0;
+  std::optional<double> busy_requests;
+  // "12 of 80 requests busy" when some were, else "".
+  std::string BusyRequestsText() const;
 };
 
 // The serving trials among `rows` (ok rows whose computation has a `serve`), in row order.

@@ -151,7 +151,7 @@ TrialTrace ReadTraces(const std::filesystem::path& run_dir, const std::vector<Ra
 
 TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
                    const std::filesystem::path& run_dir, const LaunchOutcome& outcome,
-                   const std::function<bool()>& cancelled) {
+                   const std::function<bool()>& cancelled, const IntervalSet* busy_s) {
   TrialRecord record;
   record.trial_key = trial_key;
   record.config = config;
@@ -257,7 +257,7 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
     }
   }
   record.status = TrialStatus::kOk;
-  record.metrics = ComputeTrialMetrics(config, ranks, record.device);
+  record.metrics = ComputeTrialMetrics(config, ranks, record.device, busy_s);
   if (config.profile_trace) record.trace = ReadTraces(run_dir, ranks, cancelled);
   return record;
 }
@@ -295,8 +295,8 @@ nlohmann::json StoredEnvironment(const nlohmann::json& value, int depth = 0) {
 
 TrialRecord IngestTrial(const TrialConfig& config, const std::string& trial_key,
                         const std::filesystem::path& run_dir, const LaunchOutcome& outcome,
-                        const std::function<bool()>& cancelled) {
-  TrialRecord record = Ingest(config, trial_key, run_dir, outcome, cancelled);
+                        const std::function<bool()>& cancelled, const IntervalSet* busy_s) {
+  TrialRecord record = Ingest(config, trial_key, run_dir, outcome, cancelled, busy_s);
   // The worker's words are printed and stored: valid UTF-8, no terminal control, capped.
   record.error = StoredText(record.error);
   record.device = StoredText(record.device, kEnvironmentTextBytes);

@@ -9,6 +9,7 @@
 #include "contract/worker_contract.h"
 #include "experiments/trial.h"
 #include "launch/launcher.h"
+#include "metrics/time_intervals.h"
 #include "storage/records.h"
 
 namespace ditbench {
@@ -20,9 +21,13 @@ namespace ditbench {
 // (base/terminal_text.h).
 // `cancelled` (the user's interrupt), when given, is asked while the files are read: a read it
 // ends leaves the trial not ok, so that the caller records it as interrupted.
+// `busy_s` (borrowed; may be null): the stretches of the host's monotonic clock, in seconds,
+// the machine was judged busy while the trial ran, when its ranks share this host: a serving
+// trial's requests are marked by them (ComputeTrialMetrics, metrics/busy_requests.h).
 TrialRecord IngestTrial(const TrialConfig& config, const std::string& trial_key,
                         const std::filesystem::path& run_dir, const LaunchOutcome& outcome,
-                        const std::function<bool()>& cancelled = {});
+                        const std::function<bool()>& cancelled = {},
+                        const IntervalSet* busy_s = nullptr);
 
 // The rank files of a trial of `world_size` ranks, read by name (rank0.json ...). `error` is
 // the first problem, empty when there is none: a file missing or unreadable, a file whose

@@ -11,6 +11,7 @@
 #include "contract/worker_contract.h"
 #include "launch/command_program.h"
 #include "machine/host_info.h"
+#include "metrics/time_intervals.h"
 #include "runner/ingest.h"
 #include "runner/output_error.h"
 #include "runner/output_image.h"
@@ -26,6 +27,12 @@ constexpr std::chrono::milliseconds kPollInterval{100};
 double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+IntervalSet BusyStretches(const TrialHealth& health) {
+  std::vector<TimeInterval> stretches;
+  for (const HostWindow& w : health.BusyWindows()) stretches.push_back({w.begin_s, w.end_s});
+  return IntervalSet(std::move(stretches));
 }
 
 }  // namespace
@@ -327,10 +334,17 @@ void SweepLoop::Reap(const FinishedTrial& finished) {
 
   // Kept until the launch is recorded: a launch not recorded now is recorded by the next run.
   if (!finished.outcome.cancelled) WriteLaunchOutcome(trial.run_dir, finished.outcome);
+  std::optional<TrialHealth> health = trial.health;
+  if (health) health->Finish(SampleNow());
+  // The stretches the machine was busy, for a serving trial's requests: placed on the ranks'
+  // own clock, so only when they share this host's (docs/measurement.md, "Serving under load").
+  std::optional<IntervalSet> busy_s;
+  if (health && effects_.launcher.RanksShareHost()) busy_s = BusyStretches(*health);
   // An interrupt while the files are read ends the read: the trial is then recorded as
   // interrupted (below) and runs again on resume.
-  TrialRecord record = IngestTrial(t.config, t.key, trial.run_dir, finished.outcome,
-                                   [this] { return effects_.interrupt.Requested(); });
+  TrialRecord record = IngestTrial(
+      t.config, t.key, trial.run_dir, finished.outcome,
+      [this] { return effects_.interrupt.Requested(); }, busy_s ? &*busy_s : nullptr);
   record.launch = trial.launch;
   record.replicates = settings_.replicates;
   if (finished.outcome.cancelled ||
@@ -344,11 +358,9 @@ void SweepLoop::Reap(const FinishedTrial& finished) {
   record.placement = PlacementJson(placement_, trial.slots, trial.slots_reason);
   record.placement["concurrent_trials"] = trial.concurrent;
   std::string busy_note;
-  if (trial.health) {
-    TrialHealth health = *trial.health;
-    health.Finish(SampleNow());
-    record.health = health.ToJson();
-    if (health.Busy()) busy_note = fmt::format("  [machine busy: {}]", health.Note());
+  if (health) {
+    record.health = health->ToJson();
+    if (health->Busy()) busy_note = fmt::format("  [machine busy: {}]", health->Note());
   }
   if (record.status == TrialStatus::kOk) AttachOutputReference(record, t.config);
   if (record.status == TrialStatus::kOk && t.config.scope == Scope::kPipeline)

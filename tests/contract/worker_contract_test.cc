@@ -36,6 +36,7 @@ TEST_F(WorkerContractTest, RankResultRoundTripsEveryField) {
       {0, "cudnn", "bf16"}, {1, "flash+math", "fp8_rowwise"}, {2, "", "bf16", false, /*expert=*/1}};
   r.latent_shape = {1, 16, 21, 60, 104};
   r.requests = {{3, 0, 1, 10.5, 12.0, 400.25, 380.0}, {4, 0, 1, 11.0, 400.25, 790.0, 380.0}};
+  r.serve_start_monotonic_s = 81234.5625;
   WriteFileAtomically(RankResultPath(dir_.path(), 1), ToJson(r).dump());
   EXPECT_FALSE(std::filesystem::exists(RankResultPath(dir_.path(), 1).string() + ".tmp"));
 
@@ -60,6 +61,8 @@ TEST_F(WorkerContractTest, RankResultRoundTripsEveryField) {
   EXPECT_EQ(back.latent_shape, r.latent_shape);
   EXPECT_EQ(back.requests, r.requests);
   EXPECT_FALSE(ToJson(RankResult{}).contains("requests"));  // a trial that does not serve
+  EXPECT_EQ(back.serve_start_monotonic_s, r.serve_start_monotonic_s);
+  EXPECT_FALSE(ToJson(RankResult{}).contains("serve_start_monotonic_s"));
 }
 
 TEST_F(WorkerContractTest, TrialFileRoundTripsTheConfig) {
@@ -199,6 +202,11 @@ TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
        nlohmann::json::parse(R"([{"index": 0, "shape": 0, "replica": 0, "arrival_ms": 0,
                                   "start_ms": 1, "end_ms": 2}])"),
        "'requests[0].isolated_ms' is missing or null; expected ms from 0 to 1e+09"},
+      {"/serve_start_monotonic_s", -0.5,
+       "'serve_start_monotonic_s' is -0.5; expected a number from 0 to 1e+09"},
+      {"/serve_start_monotonic_s", 1e300, "'serve_start_monotonic_s' is 1e+300;"},
+      {"/serve_start_monotonic_s", "12.5", "'serve_start_monotonic_s' is \"12.5\";"},
+      {"/serve_start_monotonic_s", true, "'serve_start_monotonic_s' is true;"},
   };
   for (const Case& c : cases) {
     nlohmann::json j = ValidRankFile();
@@ -299,6 +307,26 @@ TEST_F(WorkerContractTest, NegativeNonFiniteOrAbsurdEnergyIsRefusedNamingTheFiel
 
 // nlohmann::json parses iteratively but copies and dumps recursively, and SQLite refuses JSON
 // nested 1,000 deep: nesting is refused while parsing, before any value is built.
+// A serving rank's load start on the host's monotonic clock: optional (older workers and
+// programs write none), and, as untrusted input, a finite number from 0 or the file is refused.
+TEST_F(WorkerContractTest, ALoadsMonotonicStartIsOptionalAndOnlyAFiniteNumberFromZero) {
+  nlohmann::json j = ValidRankFile();
+  ASSERT_EQ(Refusal(dir_.path(), j.dump()), "");
+  EXPECT_FALSE(ReadRankResult(dir_ / "rank0.json").serve_start_monotonic_s);
+  j["serve_start_monotonic_s"] = nullptr;
+  ASSERT_EQ(Refusal(dir_.path(), j.dump()), "");
+  EXPECT_FALSE(ReadRankResult(dir_ / "rank0.json").serve_start_monotonic_s);
+  j["serve_start_monotonic_s"] = 0;
+  ASSERT_EQ(Refusal(dir_.path(), j.dump()), "");
+  EXPECT_EQ(ReadRankResult(dir_ / "rank0.json").serve_start_monotonic_s, 0.0);
+  const std::string text = ValidRankFile().dump();
+  for (const char* start : {"1e999", "-1e999", "NaN", "Infinity"}) {
+    const std::string bad =
+        text.substr(0, text.rfind('}')) + R"(,"serve_start_monotonic_s":)" + start + "}";
+    EXPECT_NE(Refusal(dir_.path(), bad).find("rank0.json"), std::string::npos) << start;
+  }
+}
+
 TEST_F(WorkerContractTest, JsonNestedTooDeepIsRefusedNamingTheTopLevelField) {
   auto nested = [](int depth) {  // the environment holds `depth` more levels
     nlohmann::json j = ValidRankFile();

@@ -30,6 +30,7 @@ TEST(MachineHealthTest, OtherProcessesCpuTimeOverTheWindowMakesTheMachineBusy) {
   EXPECT_EQ(h.busiest[0].pid, 50);
   EXPECT_EQ(h.busiest[0].name, "burn");
   EXPECT_EQ(h.Describe(), "load 1.50 on 2 cores; others used 0.90 cores: burn (pid 50) 0.90");
+  EXPECT_EQ(h.judged, (HostWindow{10.0, 10.5}));  // the stretch between the two snapshots
 }
 
 // Another user's process name is another user's choice: bytes that are not UTF-8 (which made
@@ -141,6 +142,50 @@ TEST(TrialHealthTest, ABurstInTheMiddleOfATrialIsSeenInTheIntervalItFellIn) {
   EXPECT_EQ(json["during"]["busy"], true);
   EXPECT_EQ(json["samples_during"], 39);
   EXPECT_EQ(json["note"], health.Note());
+  // The two quarters that held the burst, one window: where a served request was disturbed.
+  EXPECT_EQ(health.BusyWindows(), (std::vector<HostWindow>{{5.0, 5.5}}));
+  EXPECT_EQ(json["busy_windows"], nlohmann::json::parse("[[5.0, 5.5]]"));
+  EXPECT_FALSE(json.contains("busy_windows_left_out"));
+}
+
+// Busy spells apart are windows apart; a stretch busy only on another trial's GPU, or a
+// sample that judged no stretch, is none; and the stored list is capped, with the rest counted.
+TEST(TrialHealthTest, EachBusySpellIsAWindowAndTheStoredListIsCapped) {
+  const auto sample = [](double from, double to, bool busy) {
+    MachineHealth h;
+    h.cores = 2;
+    h.busy = busy;
+    h.judged = {from, to};
+    return h;
+  };
+  TrialHealth health({"GPU-a"}, sample(0, 1, false));
+  health.Add(sample(1, 2, true));
+  health.Add(sample(2, 3, true));
+  health.Add(sample(2, 3, true));  // a judgment returned again: the same stretch
+  health.Add(sample(3, 4, false));
+  MachineHealth elsewhere = sample(4, 5, false);
+  elsewhere.gpu_others = {GpuProcess{"GPU-b", 7, "train.py", 100}};
+  health.Add(elsewhere);
+  MachineHealth unknown = sample(0, 0, true);  // busy, but over no known stretch
+  health.Add(unknown);
+  health.Finish(sample(5, 6, true));
+  EXPECT_TRUE(health.Busy());
+  EXPECT_EQ(health.BusyWindows(), (std::vector<HostWindow>{{1, 3}, {5, 6}}));
+  EXPECT_EQ(health.ToJson()["busy_windows"], nlohmann::json::parse("[[1.0, 3.0], [5.0, 6.0]]"));
+
+  const std::size_t cap = TrialHealth::kMaxStoredBusyWindows;
+  TrialHealth flickering({}, sample(0, 1, false));
+  for (std::size_t i = 0; i < cap + 3; ++i) {
+    flickering.Add(sample(2.0 * i + 1, 2.0 * i + 2, true));
+    flickering.Add(sample(2.0 * i + 2, 2.0 * i + 3, false));
+  }
+  EXPECT_EQ(flickering.BusyWindows().size(), cap + 3);
+  const nlohmann::json json = flickering.ToJson();
+  EXPECT_EQ(json["busy_windows"].size(), cap);
+  EXPECT_EQ(json["busy_windows"][0], nlohmann::json::parse("[1.0, 2.0]"));
+  EXPECT_EQ(json["busy_windows_left_out"], 3);
+  // A quiet trial writes no windows.
+  EXPECT_FALSE(TrialHealth({}, sample(0, 1, false)).ToJson().contains("busy_windows"));
 }
 
 TEST(TrialHealthTest, AQuietTrialIsNotBusyAndAnotherGpusProgramDoesNotCount) {

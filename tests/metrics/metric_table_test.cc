@@ -61,6 +61,19 @@ TEST(MetricTableTest, QueryDefaultMetricsAreLatencyIntervalCovMemoryEnergyServin
                 "p95_ms", "requests_per_s", "slo_attainment", "output_error", "psnr"}));
 }
 
+// A serving trial's busy requests (metrics/busy_requests.h): a count, summed over the replicas'
+// leaders and over launches (as the timed requests, `iterations`, are), so that the report can
+// say "12 of 80 requests busy"; a column only where some trial has it.
+TEST(MetricTableTest, BusyRequestsIsACountSummedOverLaunchesShownInTheReportTable) {
+  const MetricInfo* busy = FindMetric("busy_requests");
+  ASSERT_NE(busy, nullptr);
+  EXPECT_EQ(busy->hint, MetricHint::kCount);
+  EXPECT_EQ(busy->better, Better::kLower);
+  EXPECT_EQ(busy->over_ranks, RankReduction::kSum);
+  EXPECT_EQ(busy->over_launches, LaunchReduction::kSum);
+  EXPECT_EQ(busy->shown_in, kShownInReportTable | kShownOnlyWhenSet);
+}
+
 TEST(MetricTableTest, HintDecidesTheDigits) {
   EXPECT_EQ(FormatMetric(12.345, MetricHint::kMilliseconds), "12.35");
   EXPECT_EQ(FormatMetric(0.4567, MetricHint::kFraction), "45.7%");

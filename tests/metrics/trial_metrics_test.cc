@@ -509,6 +509,40 @@ TEST(ServedRequestsTest, AMixSaysEachShapesFigures) {
             std::string::npos)
       << m.extra_note;
   EXPECT_NE(m.extra_note.find(fmt::format("; 512x512, 4 steps: {} requests, p50 ", large)),
+// The machine was busy while some requests were served (metrics/busy_requests.h): each leader's
+// requests are placed on the host's clock by its own load start. Request i arrives at i s and
+// takes 100 ms; replica 0's load started at 500 s, replica 1's at 499 s, and the machine was
+// busy from 502.05 s to 502.06 s: request 2 (replica 0: 502.0 - 502.1 s) and request 3
+// (replica 1: 499 + 3.0 - 3.1 s) were served through it.
+TEST(ServedRequestsTest, RequestsABusyStretchTouchedAreCountedByTheirLeadersClock) {
+  const TrialConfig config = ServingTrial();
+  std::vector<RankResult> ranks = ServedRanks(config);
+  for (RankResult& r : ranks)
+    for (RequestRecord& q : r.requests) {
+      q.arrival_ms = q.start_ms = 1000.0 * q.index;
+      q.end_ms = q.start_ms + 100;
+    }
+  ranks[0].serve_start_monotonic_s = 500;
+  ranks[1].serve_start_monotonic_s = 499;
+  // Not judged one by one (the ranks on another host, or no health sampled): no count.
+  EXPECT_FALSE(ComputeTrialMetrics(config, ranks, "cpu").extra.contains("busy_requests"));
+  const IntervalSet quiet;
+  EXPECT_EQ(ComputeTrialMetrics(config, ranks, "cpu", &quiet).extra.at("busy_requests"), 0);
+  const IntervalSet busy({{502.05, 502.06}});
+  EXPECT_EQ(ComputeTrialMetrics(config, ranks, "cpu", &busy).extra.at("busy_requests"), 2);
+  ranks[1].serve_start_monotonic_s = 500;  // request 3 at 503.0 - 503.1 s: untouched
+  EXPECT_EQ(ComputeTrialMetrics(config, ranks, "cpu", &busy).extra.at("busy_requests"), 1);
+  // A warm-up request is not counted, as it is not timed.
+  TrialConfig warm = config;
+  warm.serve->warmup_requests = 3;
+  EXPECT_EQ(ComputeTrialMetrics(warm, ranks, "cpu", &busy).extra.at("busy_requests"), 0);
+  // A leader that did not say when its load started: its requests cannot be placed, so no
+  // count at all (a partial one would read as the whole), and the note says why.
+  ranks[1].serve_start_monotonic_s.reset();
+  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu", &busy);
+  EXPECT_FALSE(m.extra.contains("busy_requests"));
+  EXPECT_NE(m.extra_note.find("serve: requests not marked busy: rank 1 did not say when its "
+                              "load started (serve_start_monotonic_s)"),
             std::string::npos)
       << m.extra_note;
 }

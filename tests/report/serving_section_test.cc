@@ -80,10 +80,46 @@ TEST(ServingSectionTest, EachLayoutIsACurveOverTheRatesAndTheBestPerRateIsMarked
                 .find("<td class=\"note\">serve: by shape: 256x256, 4 steps: 61 requests "
                       "&lt;b&gt;</td>"),
             std::string::npos);
+  EXPECT_EQ(html.find("requests busy"), std::string::npos) << "not judged one by one: not said";
   // No serving trial, no section.
   rows = {Served("dp", 5, 70, 90, 1)};
   rows[0].computation = "{\"model\": \"pixart-alpha-tiny\"}";
   EXPECT_EQ(RenderServingSection(rows, charts), "");
+}
+
+// A busy trial whose requests were judged one by one says how many a busy stretch touched,
+// in the table and in its chart point's doubt; one whose requests all missed it says nothing
+// more than a busy trial does.
+TEST(ServingSectionTest, ATrialWhoseRequestsWerePartlyBusySaysHowMany) {
+  std::vector<ResultRow> rows = {Served("ulysses", 5, 40, 55, 1.0), Served("dp", 5, 70, 90, 1.0),
+                                 Served("dp", 20, 75, 110, 0.98)};
+  for (ResultRow& row : rows) row.iterations = 80;
+  ExtraMetric busy;
+  busy.value = 12;
+  rows[1].busy = true;
+  rows[1].extra_metrics["busy_requests"] = busy;
+  busy.value = 0;
+  rows[2].busy = true;
+  rows[2].extra_metrics["busy_requests"] = busy;
+  const std::vector<ServedTrial> trials = ServedTrials(rows);
+  EXPECT_EQ(trials[1].BusyRequestsText(), "12 of 80 requests busy");
+  EXPECT_EQ(trials[0].BusyRequestsText(), "");
+  EXPECT_EQ(trials[2].BusyRequestsText(), "");
+
+  nlohmann::json charts = nlohmann::json::array();
+  const std::string html = RenderServingSection(rows, charts);
+  ASSERT_EQ(charts.size(), 1u);
+  const nlohmann::json& dp = charts[0]["datasets"][0];
+  ASSERT_EQ(dp["label"], "dp=2 p50");
+  EXPECT_EQ(dp["points"][0]["doubt"], "12 of 80 requests busy");
+  EXPECT_EQ(dp["points"][1]["doubt"], "busy");
+  EXPECT_NE(html.find("<td>dp=2</td><td class=\"num\">70.0?</td><td class=\"num\">90.0?</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td class=\"num\">100%</td><td>12 of 80 requests busy</td><td class=\"note\"></td></tr>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td class=\"num\">98%</td><td></td><td class=\"note\"></td></tr>"), std::string::npos) << html;
 }
 
 }  // namespace

@@ -621,6 +621,58 @@ TEST_F(SweepRunTest, ATrialDisturbedOnlyInTheMiddleIsFlaggedBusy) {
       << out_.str();
 }
 
+// A serving trial of two replicas, 12 requests at 4 a second after 2 warm-up ones, on a machine
+// busy over the first second of its load (the fake ranks' load starts at 1000 s of the host's
+// clock; every health sample judges 1000 - 1001 s busy).
+constexpr const char* kServedSweep = R"(name: served
+defaults: {model: pixart-alpha-tiny, resolution: 256, steps: 2, warmup: 1, repeats: 3, dp: 2}
+matrix:
+  serve: [{arrivals: poisson, rate: 4, requests: 12, warmup_requests: 2}]
+)";
+
+constexpr const char* kBusyRequests =
+    "SELECT v.value FROM metric_values v JOIN trials t ON t.id = v.trial_id "
+    "WHERE v.name = 'busy_requests' AND t.status = 'ok'";
+
+TEST_F(SweepRunTest, AServingTrialCountsTheRequestsServedWhileTheMachineWasBusy) {
+  test::FakeHealthProbe probe;
+  probe.disturbed = true;
+  probe.judged = {1000.0, 1001.0};
+  health_ = &probe;
+  TrialConfig config;
+  launcher_.on_start = [&](const LaunchRequest& r) {
+    config = ReadTrialFile(r.run_dir / "trial.json").config;
+  };
+  ASSERT_EQ(Run(Options(kServedSweep)), 0) << err_.str();
+  ASSERT_TRUE(config.serve);
+  // The timed requests that arrived in the first second (every one ends after the load's 0).
+  const std::vector<Request> load = TrialRequests(config);
+  int expected = 0;
+  for (const Request& q : load)
+    if (q.index >= config.serve->warmup_requests && q.arrival_s < 1.0) ++expected;
+  ASSERT_GT(expected, 0);
+  ASSERT_LT(expected, 10) << "some of the 10 timed requests arrived after the busy second";
+  const std::vector<std::string> busy = Column(kBusyRequests);
+  ASSERT_EQ(busy.size(), 1u);
+  EXPECT_EQ(std::stod(busy[0]), expected);
+  EXPECT_EQ(Column("SELECT json_extract(health_json, '$.busy_windows') FROM trials"),
+            (std::vector<std::string>{"[[1000.0,1001.0]]"}));
+}
+
+// Under a launcher whose ranks may run on other hosts (Slurm), their clock is not the
+// coordinator's: the trial is busy as a whole, and its requests are not judged one by one.
+TEST_F(SweepRunTest, RequestsAreNotMarkedBusyWhenTheRanksMayRunOnAnotherHost) {
+  test::FakeHealthProbe probe;
+  probe.disturbed = true;
+  probe.judged = {1000.0, 1001.0};
+  health_ = &probe;
+  launcher_.shares_host = false;
+  ASSERT_EQ(Run(Options(kServedSweep)), 0) << err_.str();
+  EXPECT_EQ(Column("SELECT busy FROM results WHERE status = 'ok'"),
+            (std::vector<std::string>{"1"}));
+  EXPECT_TRUE(Column(kBusyRequests).empty());
+}
+
 TEST_F(SweepRunTest, RequireIdleWaitsForABusyMachineToCalmDown) {
   test::FakeHealthProbe probe;
   probe.busy_samples = 2;

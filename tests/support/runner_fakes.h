@@ -21,6 +21,8 @@
 #include "launch/launcher.h"
 #include "machine/gpu_discovery.h"
 #include "machine/machine_health.h"
+#include "metrics/serve_loop.h"
+#include "metrics/serving.h"
 
 namespace ditbench::test {
 
@@ -31,12 +33,13 @@ class FakeInterrupt final : public InterruptSource {
 };
 
 // Machine health the test decides: busy for the first `busy_samples` samples, idle after, and
-// busy whenever `disturbed` is set.
+// busy whenever `disturbed` is set; every sample judges the stretch `judged` (none by default).
 class FakeHealthProbe final : public HealthProbe {
  public:
   MachineHealth Sample() const override {
     MachineHealth h;
     h.cores = 2;
+    h.judged = judged;
     h.busy = samples++ < busy_samples || disturbed;
     h.load1 = h.busy ? 3.0 : 0.1;
     h.other_cores = h.busy ? 1.0 : 0.0;
@@ -50,6 +53,7 @@ class FakeHealthProbe final : public HealthProbe {
   }
   int busy_samples = 0;
   bool disturbed = false;
+  HostWindow judged;
   std::vector<GpuProcess> gpu_others;  // on GPU runs: other programs on the GPUs
   mutable int samples = 0;
 };
@@ -63,11 +67,13 @@ class FakeGpuDiscovery final : public GpuDiscovery {
 };
 
 // Trials end in the order they started, one per Wait(), cancelled ones first. A trial ends
-// well (every rank writes a result with `repeats.min` timed samples) unless its ulysses
-// degree is `fail_ulysses`, or `fail_all` is set (rank 0 exits 1 after logging "boom") or `launch_error_ulysses`
-// (it could not be started), or `throw_ulysses` (Start() throws, as a launcher should not).
-// Setting `interrupt` and `interrupt_at_start` raises the
-// interrupt when that many trials have been started (Ctrl-C while the last one runs).
+// well (every rank writes a result with `repeats.min` timed samples; a serving trial's ranks
+// serve its load as SimulateQueue does on its replicas, 100 ms a request, the load starting at
+// `serve_start_s` of the host's clock) unless its ulysses degree is `fail_ulysses`, or
+// `fail_all` is set (rank 0 exits 1 after logging "boom"), or `launch_error_ulysses` (it could
+// not be started), or `throw_ulysses` (Start() throws, as a launcher should not). Setting
+// `interrupt` and `interrupt_at_start` raises the interrupt when that many trials have been
+// started (Ctrl-C while the last one runs).
 class FakeLauncher final : public Launcher {
  public:
   LaunchHandle Start(const LaunchRequest& request) override {
@@ -108,6 +114,7 @@ class FakeLauncher final : public Launcher {
   }
 
   int InFlight() const override { return static_cast<int>(in_flight_.size()); }
+  bool RanksShareHost() const override { return shares_host; }
 
   // A restarted coordinator's adoption: jobs in `attachable` are watched again (and end like a
   // started trial); others are unknown to the "scheduler".
@@ -134,6 +141,8 @@ class FakeLauncher final : public Launcher {
   std::function<double(const TrialConfig&)> law;
   int launch_error_ulysses = -1;
   int throw_ulysses = -1;
+  bool shares_host = true;      // RanksShareHost(): ranks as local processes
+  double serve_start_s = 1000;  // a serving trial's RankResult::serve_start_monotonic_s
   FakeInterrupt* interrupt = nullptr;
   int interrupt_at_start = -1;
   // Each trial ends only after this many Wait()s returned nothing; `on_wait(i)` is called on
@@ -175,6 +184,10 @@ class FakeLauncher final : public Launcher {
       std::ofstream(RankLogPath(request.run_dir, 0)) << "boom: injected failure\n";
       return outcome;
     }
+    if (file.config.serve) {
+      WriteServed(file.config, request);
+      return outcome;
+    }
     for (int r = 0; r < request.world_size; ++r) {
       RankResult result;
       result.rank = r;
@@ -190,6 +203,29 @@ class FakeLauncher final : public Launcher {
       WriteFileAtomically(RankResultPath(request.run_dir, r), ToJson(result).dump());
     }
     return outcome;
+  }
+
+  // Every rank's samples of the requests its replica served; each replica's leader records them.
+  void WriteServed(const TrialConfig& config, const LaunchRequest& request) const {
+    const std::vector<Request> load = TrialRequests(config);
+    const std::vector<RequestRecord> served =
+        SimulateQueue(load, std::vector<double>(load.size(), 100.0), config.dp);
+    for (int r = 0; r < request.world_size; ++r) {
+      const RankCoordinates at = CoordinatesOf(config.degrees(), r);
+      RankResult result;
+      result.rank = r;
+      result.world_size = request.world_size;
+      result.device = "cpu";
+      result.stop_reason = "served";
+      for (const RequestRecord& q : served) {
+        if (q.replica != at.dp) continue;
+        result.samples.push_back({r, q.index, kIterationStage, q.end_ms - q.arrival_ms,
+                                  q.index < config.serve->warmup_requests});
+        if (LeadsReplica(at)) result.requests.push_back(q);
+      }
+      result.serve_start_monotonic_s = serve_start_s;
+      WriteFileAtomically(RankResultPath(request.run_dir, r), ToJson(result).dump());
+    }
   }
 
   std::map<LaunchHandle, Trial> in_flight_;
