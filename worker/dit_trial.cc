@@ -548,7 +548,12 @@ void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
   // Each request's stages (its denoising steps, its decode), by the request's index.
   result.samples.insert(result.samples.end(), served.stage_samples.begin(),
                         served.stage_samples.end());
-  if (options.leader) result.requests = served.records;
+  if (options.leader) {
+    result.requests = served.records;
+    // The load's start on the host's monotonic clock (SteadyHostClock reads steady_clock from
+    // its epoch): where the coordinator places the requests against its busy stretches.
+    result.serve_start_monotonic_s = served.start_ms / 1000;
+  }
   result.stop_reason = "served";
   result.steps = dit.step_kernels();
   result.latent_shape = dit.latent_shape();
