@@ -509,6 +509,10 @@ TEST(ServedRequestsTest, AMixSaysEachShapesFigures) {
             std::string::npos)
       << m.extra_note;
   EXPECT_NE(m.extra_note.find(fmt::format("; 512x512, 4 steps: {} requests, p50 ", large)),
+            std::string::npos)
+      << m.extra_note;
+}
+
 // The machine was busy while some requests were served (metrics/busy_requests.h): each leader's
 // requests are placed on the host's clock by its own load start. Request i arrives at i s and
 // takes 100 ms; replica 0's load started at 500 s, replica 1's at 499 s, and the machine was
