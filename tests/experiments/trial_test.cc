@@ -257,7 +257,8 @@ TEST(TrialTest, AServeLoadIsInTheKeyAndNoneKeepsEveryEarlierKey) {
   const std::pair<nlohmann::json, std::string> refused[] = {
       {{{"rate", 2}, {"requets", 10}},
        "serve keys arrivals, rate, burstiness, concurrency, requests, duration_s, "
-       "warmup_requests, slo_scale, mix, trace, not 'requets' (did you mean 'requests'?)"},
+       "warmup_requests, slo_scale, early_stop, mix, trace, not 'requets' (did you mean "
+       "'requests'?)"},
       {{{"arrivals", "poison"}, {"rate", 2}, {"requests", 10}},
        "serve.arrivals as one of poisson, gamma, constant, trace"},
       {{{"rate", "fast"}, {"requests", 10}}, "serve.rate as a number"},
