@@ -41,12 +41,17 @@ TEST(BusyRequestsTest, ARequestIsBusyWhenItsSpanFromArrivalToEndOverlapsABusyStr
   EXPECT_EQ(BusyFlags(records), (std::vector<bool>{false, true, true, false, false, true, false}));
 }
 
-// The stretches are placed by the load's start: the same requests of a load that started two
-// seconds later miss the first stretch and meet the second.
+// The stretches are placed by the load's start: of two requests, the first is busy in a load
+// that started at 1000 s (1000.3 - 1000.8 s), the second in one that started at 1001.5 s
+// (1003.0 - 1003.4 s).
 TEST(BusyRequestsTest, TheLoadsStartPlacesTheRequestsOnTheHostsClock) {
   const IntervalSet busy({{1000.5, 1000.75}, {1003.0, 1003.5}});
-  std::vector<RequestRecord> records = {Served(0, 300, 400, 800), Served(1, 1500, 1500, 1900)};
-  MarkBusyRequests(busy, 1002.0, records);
+  const std::vector<RequestRecord> load = {Served(0, 300, 400, 800), Served(1, 1500, 1500, 1900)};
+  std::vector<RequestRecord> records = load;
+  MarkBusyRequests(busy, 1000.0, records);
+  EXPECT_EQ(BusyFlags(records), (std::vector<bool>{true, false}));
+  records = load;
+  MarkBusyRequests(busy, 1001.5, records);
   EXPECT_EQ(BusyFlags(records), (std::vector<bool>{false, true}));
 }
 

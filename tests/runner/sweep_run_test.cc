@@ -622,8 +622,8 @@ TEST_F(SweepRunTest, ATrialDisturbedOnlyInTheMiddleIsFlaggedBusy) {
 }
 
 // A serving trial of two replicas, 12 requests at 4 a second after 2 warm-up ones, on a machine
-// busy over the first second of its load (the fake ranks' load starts at 1000 s of the host's
-// clock; every health sample judges 1000 - 1001 s busy).
+// busy over the first two seconds of its load (the fake ranks' load starts at 1000 s of the
+// host's clock; every health sample judges 1000 - 1002 s busy).
 constexpr const char* kServedSweep = R"(name: served
 defaults: {model: pixart-alpha-tiny, resolution: 256, steps: 2, warmup: 1, repeats: 3, dp: 2}
 matrix:
@@ -637,7 +637,7 @@ constexpr const char* kBusyRequests =
 TEST_F(SweepRunTest, AServingTrialCountsTheRequestsServedWhileTheMachineWasBusy) {
   test::FakeHealthProbe probe;
   probe.disturbed = true;
-  probe.judged = {1000.0, 1001.0};
+  probe.judged = {1000.0, 1002.0};
   health_ = &probe;
   TrialConfig config;
   launcher_.on_start = [&](const LaunchRequest& r) {
@@ -645,18 +645,19 @@ TEST_F(SweepRunTest, AServingTrialCountsTheRequestsServedWhileTheMachineWasBusy)
   };
   ASSERT_EQ(Run(Options(kServedSweep)), 0) << err_.str();
   ASSERT_TRUE(config.serve);
-  // The timed requests that arrived in the first second (every one ends after the load's 0).
+  // The timed requests that arrived in the first two seconds (every one ends after the load's
+  // 0): 6 of the 12 with this seed.
   const std::vector<Request> load = TrialRequests(config);
   int expected = 0;
   for (const Request& q : load)
-    if (q.index >= config.serve->warmup_requests && q.arrival_s < 1.0) ++expected;
+    if (q.index >= config.serve->warmup_requests && q.arrival_s < 2.0) ++expected;
   ASSERT_GT(expected, 0);
-  ASSERT_LT(expected, 10) << "some of the 10 timed requests arrived after the busy second";
+  ASSERT_LT(expected, 12) << "some of the 12 timed requests arrived after the busy stretch";
   const std::vector<std::string> busy = Column(kBusyRequests);
   ASSERT_EQ(busy.size(), 1u);
   EXPECT_EQ(std::stod(busy[0]), expected);
   EXPECT_EQ(Column("SELECT json_extract(health_json, '$.busy_windows') FROM trials"),
-            (std::vector<std::string>{"[[1000.0,1001.0]]"}));
+            (std::vector<std::string>{"[[1000.0,1002.0]]"}));
 }
 
 // Under a launcher whose ranks may run on other hosts (Slurm), their clock is not the
@@ -664,7 +665,7 @@ TEST_F(SweepRunTest, AServingTrialCountsTheRequestsServedWhileTheMachineWasBusy)
 TEST_F(SweepRunTest, RequestsAreNotMarkedBusyWhenTheRanksMayRunOnAnotherHost) {
   test::FakeHealthProbe probe;
   probe.disturbed = true;
-  probe.judged = {1000.0, 1001.0};
+  probe.judged = {1000.0, 1002.0};
   health_ = &probe;
   launcher_.shares_host = false;
   ASSERT_EQ(Run(Options(kServedSweep)), 0) << err_.str();
