@@ -114,9 +114,8 @@ std::optional<std::string> ServeLoadProblem(const ServeLoad& load) {
       !(load.burstiness > 0 && load.burstiness <= kMaxBurstiness))
     return fmt::format("'burstiness' is {}; expected the gaps' CV^2, above 0, at most {}",
                        load.burstiness, kMaxBurstiness);
-  if (load.stop_percentile != 0 &&
-      !(load.stop_percentile >= 50 && load.stop_percentile <= 99.9 && load.stop_within >= 1e-3 &&
-        load.stop_within <= 1))
+  if (load.stop_percentile != 0 && !(load.stop_percentile >= 50 && load.stop_percentile <= 99.9 &&
+                                     load.stop_within >= 1e-3 && load.stop_within <= 1))
     return fmt::format(
         "'early_stop' is percentile {}, within {}; expected a percentile from 50 to 99.9 and "
         "within from 0.001 to 1",
@@ -240,8 +239,7 @@ bool ParseMixEntry(const nlohmann::json& value, const std::string& where, Reques
 }
 
 // `mix`: a list of 1 to kMaxRequestShapes entries.
-bool ParseMix(const nlohmann::json& value, std::vector<RequestShape>* mix,
-              std::string* expected) {
+bool ParseMix(const nlohmann::json& value, std::vector<RequestShape>* mix, std::string* expected) {
   if (!value.is_array() || value.empty() ||
       value.size() > static_cast<std::size_t>(kMaxRequestShapes)) {
     *expected = fmt::format("serve.mix as a list of 1 to {} request shapes, each {}",

@@ -326,10 +326,12 @@ Verdict Judge(const TrialConfig& config, const Capacity& capacity) {
   }
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const Verdict shape = Judge(ShapeTrial(config, shapes[i]), capacity);
-    const std::string where = fmt::format("serve: request shape {} ({})", i,
-                                          RequestShapeText(shapes[i]));
-    if (shape.invalid) v.invalid = fmt::format("{}: {}", where, *shape.invalid);
-    else if (shape.unsupported) v.unsupported = fmt::format("{}: {}", where, *shape.unsupported);
+    const std::string where =
+        fmt::format("serve: request shape {} ({})", i, RequestShapeText(shapes[i]));
+    if (shape.invalid)
+      v.invalid = fmt::format("{}: {}", where, *shape.invalid);
+    else if (shape.unsupported)
+      v.unsupported = fmt::format("{}: {}", where, *shape.unsupported);
     if (v.invalid || v.unsupported) break;
   }
   return v;

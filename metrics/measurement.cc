@@ -59,8 +59,8 @@ void MarkedStages::AppendSamples(int rank, int iteration, bool warmup,
 int MarkedStages::Mark() {
   // Past the clock's capacity stages share one slot (reading as zero length) rather than
   // fail; the last slot stays free for the iteration's end.
-  const int slot = next_slot_ < IterationClock::kMaxMarks - 1 ? next_slot_++
-                                                              : IterationClock::kMaxMarks - 2;
+  const int slot =
+      next_slot_ < IterationClock::kMaxMarks - 1 ? next_slot_++ : IterationClock::kMaxMarks - 2;
   clock_.Mark(slot);
   return slot;
 }

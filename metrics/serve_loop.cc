@@ -13,8 +13,8 @@ struct Span {
   double start_ms = 0, end_ms = 0;
 };
 
-Span RunOne(IterationClock& device, HostClock& host, MarkedStages& stages,
-           const ServeWork& serve, int shape) {
+Span RunOne(IterationClock& device, HostClock& host, MarkedStages& stages, const ServeWork& serve,
+            int shape) {
   Span span;
   span.start_ms = host.NowMs();
   stages.StartIteration();
@@ -91,8 +91,8 @@ ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
       if (index >= options.load.warmup_requests) queue.Publish(record.end_ms - record.arrival_ms);
       const std::vector<double> fresh = queue.Latencies(static_cast<int>(timed_ms.size()));
       timed_ms.insert(timed_ms.end(), fresh.begin(), fresh.end());
-      if (!served.stopped_early && PercentileBoundWithin(timed_ms, options.load.stop_percentile,
-                                                         options.load.stop_within)) {
+      if (!served.stopped_early &&
+          PercentileBoundWithin(timed_ms, options.load.stop_percentile, options.load.stop_within)) {
         queue.Stop();
         served.stopped_early = true;
       }

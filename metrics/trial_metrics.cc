@@ -218,8 +218,7 @@ void AddShapeFigures(const TrialConfig& config, const std::vector<RequestRecord>
   std::vector<std::string> parts;
   for (const auto& [shape, served] : by_shape) {
     if (shape < 0 || shape >= static_cast<int>(shapes.size())) continue;
-    const ServingSummary s =
-        SummarizeServing(served, config.world_size(), config.serve->slo_scale);
+    const ServingSummary s = SummarizeServing(served, config.world_size(), config.serve->slo_scale);
     parts.push_back(fmt::format(
         "{}: {} requests, p50 {:.0f} ms, p95 {}, SLO {:.0f}%", RequestShapeText(shapes[shape]),
         s.requests, s.p50_ms.estimate,
@@ -303,10 +302,10 @@ void AddServingMetrics(const TrialConfig& config, const std::vector<RankResult>&
     }
     const int served = s.requests + config.serve->warmup_requests;
     if (offered > static_cast<std::size_t>(served))
-      m.extra_note += fmt::format(
-          "{}serve: stopped early after {} of {} requests, p{:g} bounded within {:g}%",
-          m.extra_note.empty() ? "" : "; ", served, offered, config.serve->stop_percentile,
-          100 * config.serve->stop_within);
+      m.extra_note +=
+          fmt::format("{}serve: stopped early after {} of {} requests, p{:g} bounded within {:g}%",
+                      m.extra_note.empty() ? "" : "; ", served, offered,
+                      config.serve->stop_percentile, 100 * config.serve->stop_within);
   }
   m.images_per_s = s.throughput_per_s * config.batch;
   m.tflops.reset();

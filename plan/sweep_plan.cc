@@ -114,8 +114,7 @@ std::vector<double> ShapeServiceMs(const TrialConfig& config, double own_ms,
     RequestShape same = shape;
     same.weight = 1;
     const double analytic = AnalyticEstimate(ShapeTrial(config, shape), a).iteration_ms;
-    service.push_back(same == own || own_analytic <= 0 ? own_ms
-                                                        : own_ms * analytic / own_analytic);
+    service.push_back(same == own || own_analytic <= 0 ? own_ms : own_ms * analytic / own_analytic);
   }
   return service;
 }

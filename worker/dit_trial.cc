@@ -175,9 +175,9 @@ class DitRank {
     auto out = model_->Prediction(
         active_->pipefusion
             ? active_->pipefusion->Forward(input, time, active_->conditioning, step, on_block)
-        : cache_
-            ? cache_->Forward(*model_, input, time, active_->conditioning, parallel_, on_block, step)
-            : model_->Forward(input, time, active_->conditioning, parallel_, on_block));
+        : cache_ ? cache_->Forward(*model_, input, time, active_->conditioning, parallel_, on_block,
+                                   step)
+                 : model_->Forward(input, time, active_->conditioning, parallel_, on_block));
     if (!cfg_batch) return out;
     if (split_cfg) out = parallel_.GatherCfg(out, 0);
     const int64_t b = config_.batch;
@@ -325,7 +325,7 @@ class DitRank {
   std::shared_ptr<LatentDecoder> vae_;  // scope pipeline only
   std::unique_ptr<Fp8Layers> fp8_;      // quant only
   std::unique_ptr<StepCacheForward> cache_;  // cache only
-  std::deque<ShapeInputs> shapes_;   // stable addresses: active_ points into it
+  std::deque<ShapeInputs> shapes_;           // stable addresses: active_ points into it
   ShapeInputs* active_ = nullptr;
   std::vector<StepKernels> step_kernels_;
   std::vector<int64_t> latent_shape_;
@@ -529,13 +529,12 @@ void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
   StoreServeQueue queue(
       store, std::chrono::milliseconds(static_cast<std::int64_t>(config.timeout_s * 1000)));
   SteadyHostClock host;
-  const ServedRequests served =
-      ServeRequests(options, trial.world, *trial.clock, host, queue,
-                    [&](int shape, Stages& stages) {
-                      dit.Select(shape);
-                      torch::Tensor out = dit.Iterate(&stages);
-                      if (shape == 0) last = out;
-                    });
+  const ServedRequests served = ServeRequests(options, trial.world, *trial.clock, host, queue,
+                                              [&](int shape, Stages& stages) {
+                                                dit.Select(shape);
+                                                torch::Tensor out = dit.Iterate(&stages);
+                                                if (shape == 0) last = out;
+                                              });
   // Every rank's samples of the requests its replica served: the latency (stage "iteration",
   // arrival to end), the queue wait and the service; the warm-up requests flagged.
   for (const RequestRecord& r : served.records) {

@@ -12,7 +12,8 @@ namespace ditbench {
 
 // The queue over `store` (the trial's rendezvous store, keys under "serve/"): an atomic counter
 // for Take, a key per replica and turn for Tell and Hear, a counter and a key per completion for
-// a closed loop, a counter and a key per published latency, and a key that stops the load. A read waits at most `timeout` (the trial's) for its key.
+// a closed loop, a counter and a key per published latency, and a key that stops the load. A read
+// waits at most `timeout` (the trial's) for its key.
 class StoreServeQueue final : public ServeQueue {
  public:
   StoreServeQueue(c10::intrusive_ptr<c10d::Store> store, std::chrono::milliseconds timeout);

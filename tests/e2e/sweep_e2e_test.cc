@@ -287,8 +287,9 @@ include:
   EXPECT_EQ(Query("SELECT count(*) FROM samples s JOIN trials t ON t.id = s.trial_id "
                   "WHERE t.status = 'ok' AND s.stage = 'iteration'"),
             std::vector<std::string>{"5"});
-  const auto note = Query("SELECT m.extra_note FROM trial_metrics m JOIN trials t ON "
-                          "t.id = m.trial_id WHERE t.status = 'ok'");
+  const auto note = Query(
+      "SELECT m.extra_note FROM trial_metrics m JOIN trials t ON "
+      "t.id = m.trial_id WHERE t.status = 'ok'");
   ASSERT_EQ(note.size(), 1u);
   EXPECT_NE(note[0].find("serve: by shape: 256x256, 2 steps: 3 requests"), std::string::npos)
       << note[0];

@@ -504,8 +504,8 @@ TEST(ServedRequestsTest, AMixSaysEachShapesFigures) {
   for (const Request& r : TrialRequests(config)) large += r.shape;
   ASSERT_GT(large, 0);
   const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
-  EXPECT_NE(m.extra_note.find(fmt::format("serve: by shape: 256x256, 4 steps: {} requests, p50 ",
-                                          40 - large)),
+  EXPECT_NE(m.extra_note.find(
+                fmt::format("serve: by shape: 256x256, 4 steps: {} requests, p50 ", 40 - large)),
             std::string::npos)
       << m.extra_note;
   EXPECT_NE(m.extra_note.find(fmt::format("; 512x512, 4 steps: {} requests, p50 ", large)),

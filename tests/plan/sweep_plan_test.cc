@@ -100,13 +100,13 @@ TEST(SweepPlanTest, AServingMixIsEstimatedAtItsShapesServiceTimes) {
   const ServeEstimate e = EstimateServing(c, {100, 400});
   EXPECT_DOUBLE_EQ(e.service_ms, (3 * 100 + 400) / 4.0);
   EXPECT_DOUBLE_EQ(e.capacity_per_s, 1000 / 175.0);
-  EXPECT_DOUBLE_EQ(e.p50_ms, 100);   // most requests are small, and nothing waits at 2/s
-  EXPECT_DOUBLE_EQ(e.p99_ms, 400);   // the large ones take their own time
+  EXPECT_DOUBLE_EQ(e.p50_ms, 100);  // most requests are small, and nothing waits at 2/s
+  EXPECT_DOUBLE_EQ(e.p99_ms, 400);  // the large ones take their own time
 
-  const SweepSpec spec =
-      Parse("name: s\ndefaults: {model: pixart-alpha-tiny, resolution: 256, steps: 4}\n"
-            "matrix:\n  serve:\n    - {arrivals: constant, rate: 2, requests: 20}\n"
-            "    - {arrivals: constant, rate: 2, requests: 20, mix: [{resolution: 512}]}\n");
+  const SweepSpec spec = Parse(
+      "name: s\ndefaults: {model: pixart-alpha-tiny, resolution: 256, steps: 4}\n"
+      "matrix:\n  serve:\n    - {arrivals: constant, rate: 2, requests: 20}\n"
+      "    - {arrivals: constant, rate: 2, requests: 20, mix: [{resolution: 512}]}\n");
   PlanAssumptions a;
   a.device = "cpu";
   const SweepPlan plan = PlanSweep(spec, {2, false}, a);

@@ -116,10 +116,13 @@ TEST(ServingSectionTest, ATrialWhoseRequestsWerePartlyBusySaysHowMany) {
   EXPECT_NE(html.find("<td>dp=2</td><td class=\"num\">70.0?</td><td class=\"num\">90.0?</td>"),
             std::string::npos)
       << html;
-  EXPECT_NE(html.find("<td class=\"num\">100%</td><td>12 of 80 requests busy</td><td class=\"note\"></td></tr>"),
+  EXPECT_NE(html.find("<td class=\"num\">100%</td><td>12 of 80 requests busy</td><td "
+                      "class=\"note\"></td></tr>"),
             std::string::npos)
       << html;
-  EXPECT_NE(html.find("<td class=\"num\">98%</td><td></td><td class=\"note\"></td></tr>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"num\">98%</td><td></td><td class=\"note\"></td></tr>"),
+            std::string::npos)
+      << html;
 }
 
 }  // namespace
