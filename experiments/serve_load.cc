@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 #include <string_view>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,11 +17,13 @@
 #include "base/terminal_text.h"
 #include "base/untrusted_input.h"
 #include "base/user_error.h"
+#include "experiments/resolution.h"
 
 namespace ditbench {
 namespace {
 
-constexpr int kMinSide = 16, kMaxSide = 16384, kMaxFrames = 100000, kMaxSteps = 10000;
+constexpr int kMinSide = kMinResolutionSide, kMaxSide = kMaxResolutionSide, kMaxFrames = 100000,
+              kMaxSteps = 10000;
 constexpr double kMaxRatePerS = 1e6, kMaxBurstiness = 100, kMaxTraceSeconds = 1e6;
 constexpr std::string_view kTraceHeader = "arrival_s,width,height,frames,steps";
 
@@ -190,33 +193,12 @@ bool ParseMixEntry(const nlohmann::json& value, const std::string& where, Reques
   };
   for (const auto& [key, v] : value.items()) {
     if (key == "resolution") {
-      const std::string resolution = fmt::format(
-          "{}.resolution as an integer from {} to {} (a square image) or WIDTHxHEIGHT, each from "
-          "{} to {}",
-          where, kMinSide, kMaxSide, kMinSide, kMaxSide);
-      if (v.is_number_integer()) {
-        if (!integer(key, v, kMinSide, kMaxSide, &shape->width)) {
-          *expected = resolution;
-          return false;
-        }
-        shape->height = shape->width;
-        continue;
-      }
-      const std::string text = v.is_string() ? v.get<std::string>() : std::string();
-      const std::size_t x = text.find('x');
-      int width = 0, height = 0;
-      const char* end = text.data() + text.size();
-      const bool parsed =
-          x != std::string::npos && x > 0 &&
-          std::from_chars(text.data(), text.data() + x, width).ptr == text.data() + x &&
-          std::from_chars(text.data() + x + 1, end, height).ptr == end && x + 1 < text.size();
-      if (!parsed || width < kMinSide || width > kMaxSide || height < kMinSide ||
-          height > kMaxSide) {
-        *expected = resolution;
+      const auto resolution = ParseResolution(v);
+      if (!resolution) {
+        *expected = fmt::format("{}.resolution as {}", where, ResolutionExpected());
         return false;
       }
-      shape->width = width;
-      shape->height = height;
+      std::tie(shape->width, shape->height) = *resolution;
     } else if (key == "frames") {
       if (!integer(key, v, 0, kMaxFrames, &shape->frames)) return false;
     } else if (key == "steps") {

@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/resolution.h"
 #include "model_zoo/shapes/diffusers_config.h"
 #include "model_zoo/shapes/diffusers_files.h"
 #include "model_zoo/shapes/model_config.h"
@@ -156,26 +157,10 @@ bool SetModel(TrialConfig& c, const Json& v, std::string* expected) {
 // `resolution`: a number (a square image) or "WIDTHxHEIGHT"; a square written as WIDTHxHEIGHT
 // is the number, so that it has one key.
 bool SetResolution(TrialConfig& c, const Json& v, std::string* expected) {
-  constexpr int kMin = 16, kMax = 16384;
-  *expected = fmt::format(
-      "an integer from {} to {} (a square image) or WIDTHxHEIGHT such as 1280x720, each "
-      "from {} to {}",
-      kMin, kMax, kMin, kMax);
-  int width = 0, height = 0;
-  if (AsInt(v, kMin, kMax, &width)) {
-    height = width;
-  } else {
-    if (!v.is_string()) return false;
-    const std::string text = v.get<std::string>();
-    const auto x = text.find('x');
-    if (x == std::string::npos || x == 0 || x + 1 == text.size()) return false;
-    const char* end = text.data() + text.size();
-    const auto [w_end, w_ec] = std::from_chars(text.data(), text.data() + x, width);
-    const auto [h_end, h_ec] = std::from_chars(text.data() + x + 1, end, height);
-    if (w_ec != std::errc() || h_ec != std::errc() || w_end != text.data() + x || h_end != end)
-      return false;
-    if (width < kMin || width > kMax || height < kMin || height > kMax) return false;
-  }
+  *expected = ResolutionExpected();
+  const auto resolution = ParseResolution(v);
+  if (!resolution) return false;
+  const auto [width, height] = *resolution;
   c.resolution = width;
   c.height = height == width ? 0 : height;
   return true;

@@ -272,7 +272,7 @@ TEST(TrialTest, AServeLoadIsInTheKeyAndNoneKeepsEveryEarlierKey) {
        "'weight'?)"},
       {{{"rate", 2}, {"requests", 10}, {"mix", {{{"resolution", "512x"}}}}},
        "serve.mix[0].resolution as an integer from 16 to 16384 (a square image) or "
-       "WIDTHxHEIGHT, each from 16 to 16384"},
+       "WIDTHxHEIGHT such as 1280x720, each from 16 to 16384"},
       {{{"rate", 2}, {"requests", 10}, {"mix", {{{"steps", 4}}, {{"steps", 0}}}}},
        "serve.mix[1].steps as an integer from 1 to 10000"},
       {{{"rate", 2}, {"requests", 10}, {"mix", {{{"weight", 0}}}}},
