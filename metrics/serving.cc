@@ -5,6 +5,8 @@
 #include <queue>
 #include <utility>
 
+#include "stats/stats.h"
+
 namespace ditbench {
 namespace {
 
@@ -94,6 +96,17 @@ bool PercentileBoundWithin(std::vector<double> latencies_ms, double percentile, 
   std::sort(latencies_ms.begin(), latencies_ms.end());
   const QuantileEstimate q = QuantileInterval(latencies_ms, p);
   return q.bounded && q.high - q.low <= within * q.estimate;
+}
+
+bool LatencyStillGrows(const std::vector<double>& latencies_in_order_ms) {
+  constexpr double kGrowth = 1.5;
+  const std::size_t half = latencies_in_order_ms.size() / 2;
+  if (half == 0) return false;
+  std::vector<double> earlier(latencies_in_order_ms.begin(), latencies_in_order_ms.begin() + half);
+  std::vector<double> later(latencies_in_order_ms.end() - half, latencies_in_order_ms.end());
+  std::sort(earlier.begin(), earlier.end());
+  std::sort(later.begin(), later.end());
+  return Quantile(later, 0.5) > kGrowth * Quantile(earlier, 0.5);
 }
 
 }  // namespace ditbench

@@ -49,6 +49,11 @@ ServingSummary SummarizeServing(const std::vector<RequestRecord>& records, int g
 // order-statistic interval exists and high - low <= within x estimate.
 bool PercentileBoundWithin(std::vector<double> latencies_ms, double percentile, double within);
 
+// Whether latencies in the order they were served still grow, as a queue that falls behind
+// makes them: the later half's median above 1.5 x the earlier half's. Early stopping waits
+// while they do, since a percentile of a growing queue describes only how long the load ran.
+bool LatencyStillGrows(const std::vector<double>& latencies_in_order_ms);
+
 // `arrivals` served first come, first served by `servers` identical servers: each request
 // starts at max(its arrival, the earliest time a server is free), on that server (the lowest
 // numbered of those free first), and takes service_ms[i]; isolated_ms is service_ms[i].

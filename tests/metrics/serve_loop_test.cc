@@ -203,6 +203,22 @@ TEST(ServeLoopTest, AnEarlyStopServesTheFirstRequestsUntilTheTailIsBounded) {
   EXPECT_EQ(ServeAlone(load, 100).requests.records.size(), 2003u);
 }
 
+// Beyond capacity the latency grows with the queue: however narrow p95's interval (the last
+// requests' latencies are alike), the load does not stop early while it grows.
+TEST(ServeLoopTest, AnEarlyStopWaitsWhileTheQueueGrows) {
+  ServeLoad load = Poisson(15, 300);  // 100 ms a request at 15/s: utilisation 1.5
+  load.stop_percentile = 95;
+  load.stop_within = 0.25;
+  const Served served = ServeAlone(load, 100);
+  EXPECT_FALSE(served.requests.stopped_early);
+  EXPECT_EQ(served.requests.records.size(), 300u);
+  std::vector<double> latencies;
+  for (const RequestRecord& r : served.requests.records)
+    latencies.push_back(r.end_ms - r.arrival_ms);
+  EXPECT_TRUE(LatencyStillGrows(latencies));
+  EXPECT_TRUE(PercentileBoundWithin(latencies, 95, 0.25)) << "bounded, yet not stationary";
+}
+
 // A closed loop of concurrency c: request k is issued when request k - c completes.
 TEST(ServeLoopTest, AClosedLoopIssuesARequestAsOneCompletes) {
   ServeLoad load;

@@ -174,5 +174,13 @@ TEST(ServingTest, ThroughputGoodputAndWaitFollowTheirDefinitions) {
   EXPECT_DOUBLE_EQ(summary.goodput_per_s, 0.75);
 }
 
+// A queue that falls behind: the later half's median latency above 1.5 x the earlier half's.
+TEST(ServingTest, LatencyStillGrowsComparesTheHalvesMedians) {
+  EXPECT_FALSE(LatencyStillGrows({}));
+  EXPECT_FALSE(LatencyStillGrows({100, 300, 120, 280, 110, 150}));  // medians 120 and 150
+  EXPECT_TRUE(LatencyStillGrows({100, 200, 300, 400, 500, 600}));   // 200 and 500
+  EXPECT_FALSE(LatencyStillGrows({100, 200, 150, 300}));            // 150 and 225: exactly 1.5x
+}
+
 }  // namespace
 }  // namespace ditbench
