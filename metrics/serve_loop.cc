@@ -92,8 +92,7 @@ ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
       const std::vector<double> fresh = queue.Latencies(static_cast<int>(timed_ms.size()));
       timed_ms.insert(timed_ms.end(), fresh.begin(), fresh.end());
       if (!served.stopped_early &&
-          PercentileBoundWithin(timed_ms, options.load.stop_percentile,
-                                options.load.stop_within) &&
+          PercentileBoundWithin(timed_ms, options.load.stop_percentile, options.load.stop_within) &&
           !LatencyStillGrows(timed_ms)) {
         queue.Stop();
         served.stopped_early = true;
