@@ -23,6 +23,14 @@ std::string Ms(std::optional<double> ms) { return ms ? fmt::format("{:.1f}", *ms
 // A note from the database is shown whole up to this many bytes (16 shapes' figures fit).
 constexpr std::size_t kNoteBytes = 2000;
 
+// A trial's note, escaped, each of its "serve: ..." clauses on a line of its own.
+std::string NoteHtml(const std::string& note) {
+  std::string html = HtmlEscape(ForTerminal(note, kNoteBytes));
+  for (std::size_t at = 0; (at = html.find("; serve: ", at)) != std::string::npos;)
+    html.replace(at, 2, "<br>");
+  return html;
+}
+
 }  // namespace
 
 std::string ServedTrial::BusyRequestsText() const {
@@ -147,7 +155,7 @@ std::string RenderServingSection(const std::vector<ResultRow>& rows, nlohmann::j
             Ms(t->p50_ms), doubt, t->p95_ms ? Ms(t->p95_ms) : "not bounded", t->p95_ms ? doubt : "",
             t->requests_per_s ? fmt::format("{:.3g}", *t->requests_per_s) : "-", Ms(t->queue_ms),
             t->slo_attainment ? fmt::format("{:.0f}%", 100 * *t->slo_attainment) : "-", remark,
-            HtmlEscape(ForTerminal(t->note, kNoteBytes)));
+            NoteHtml(t->note));
       }
     }
     html += "</table></div>\n";

@@ -75,10 +75,10 @@ TEST(ServingSectionTest, EachLayoutIsACurveOverTheRatesAndTheBestPerRateIsMarked
             std::string::npos);
   EXPECT_NE(html.find("<td class=\"num\">300.0?</td>"), std::string::npos) << "busy: in doubt";
   // What ingest noted of a trial's figures is in its row, escaped (the database is untrusted).
-  rows[3].metrics_note = "serve: by shape: 256x256, 4 steps: 61 requests <b>";
+  rows[3].metrics_note = "serve: stopped early; serve: by shape: 256x256, 4 steps: 61 requests <b>";
   EXPECT_NE(RenderServingSection(rows, charts)
-                .find("<td class=\"note\">serve: by shape: 256x256, 4 steps: 61 requests "
-                      "&lt;b&gt;</td>"),
+                .find("<td class=\"note\">serve: stopped early<br>serve: by shape: 256x256, 4 "
+                      "steps: 61 requests &lt;b&gt;</td>"),
             std::string::npos);
   EXPECT_EQ(html.find("requests busy"), std::string::npos) << "not judged one by one: not said";
   // No serving trial, no section.
