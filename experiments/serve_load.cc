@@ -297,7 +297,6 @@ bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
     } else if (key == "early_stop") {
       *expected = kEarlyStopExpected;
       if (!v.is_object() || !v.contains("percentile")) return false;
-      parsed.stop_within = 0.1;
       for (const auto& [field, number] : v.items()) {
         if (field != "percentile" && field != "within") {
           *expected = fmt::format("{}, not '{}'", kEarlyStopExpected, field);
