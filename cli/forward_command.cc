@@ -4,15 +4,16 @@
 // reference_forward.h), started by the LocalLauncher with the torchrun environment, as `run`
 // starts a trial's ranks. Their output goes to rank logs in a scratch folder; a failing rank's
 // log is copied to stderr.
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 
+#include "base/untrusted_input.h"
 #include "base/user_error.h"
 #include "cli/command.h"
 #include "experiments/trial.h"
@@ -32,11 +33,20 @@ struct ForwardArgs {
   double timeout_s = 1800;
 };
 
-std::string ReadAll(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+// The most bytes of forward's inputs file (latents and prompt embeddings of one call).
+constexpr std::uint64_t kMaxForwardInputsBytes = 16ull << 30;
+// The most of a rank's log shown when it fails: its end, where the error is.
+constexpr std::uint64_t kMaxLogTailBytes = 64 << 10;
+
+// The end of a rank's log, read as untrusted input (the rank may have replaced it by a FIFO).
+std::string LogTail(const std::filesystem::path& path) {
+  try {
+    const RegularFile file = OpenRegularFile(path, std::numeric_limits<std::uint64_t>::max());
+    const std::uint64_t from = file.size > kMaxLogTailBytes ? file.size - kMaxLogTailBytes : 0;
+    return ReadRegularFileAt(file, path, from, kMaxLogTailBytes);
+  } catch (const std::runtime_error& error) {
+    return std::string(error.what()) + "\n";
+  }
 }
 
 int RunForward(const ForwardArgs& a) {
@@ -52,8 +62,13 @@ int RunForward(const ForwardArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what(), InputLocation{a.model_dir.string(), 0, ""});
   }
-  if (!std::filesystem::exists(a.inputs))
-    throw UserError("--inputs " + a.inputs.string() + ": no such file");
+  // The inputs are the user's file, read by every rank: a FIFO or a device is refused here,
+  // before any rank starts (the worker's reader refuses them too, per rank).
+  try {
+    OpenRegularFile(a.inputs, kMaxForwardInputsBytes);
+  } catch (const std::runtime_error& error) {
+    throw UserError(std::string("--inputs ") + error.what(), InputLocation{a.inputs.string(), 0, ""});
+  }
   const auto worker = a.worker.empty() ? DefaultWorkerProgram() : a.worker;
   if (!std::filesystem::exists(worker))
     throw UserError(worker.string() +
@@ -104,7 +119,7 @@ int RunForward(const ForwardArgs& a) {
       const RankExit& rank = outcome.ranks[r];
       if (rank.exited && !rank.signal && rank.exit_code == 0) continue;
       if (rank.killed_by_us) continue;  // stopped because another rank failed
-      std::cerr << ReadAll(request.run_dir / ("rank" + std::to_string(r) + ".log"));
+      std::cerr << LogTail(request.run_dir / ("rank" + std::to_string(r) + ".log"));
       if (code == kExitOk)
         code = rank.exited && !rank.signal && rank.exit_code == kExitUsage ? kExitUsage
                                                                           : kExitTrialsFailed;

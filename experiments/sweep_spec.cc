@@ -1,10 +1,9 @@
 #include "experiments/sweep_spec.h"
 
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,6 +11,7 @@
 
 #include "base/did_you_mean.h"
 #include "base/terminal_text.h"
+#include "base/untrusted_input.h"
 #include "experiments/command_line.h"
 #include "experiments/constraint.h"
 #include "experiments/sweep_expand.h"
@@ -624,21 +624,27 @@ ParseResult ParseSweep(const std::string& text, const std::filesystem::path& pat
 }
 
 ParseResult ParseSweepFile(const std::filesystem::path& path) {
+  const auto refused = [&](std::string message) {
+    ParseResult result;
+    result.errors.push_back({path.string(), 0, 0, "", std::move(message)});
+    return result;
+  };
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    ParseResult result;
-    result.errors.push_back({path.string(), 0, 0, "", "is a directory, not a sweep file"});
-    return result;
+  if (std::filesystem::is_directory(path, ec)) return refused("is a directory, not a sweep file");
+  // A user's file, read as untrusted input: a FIFO or a device (/dev/zero) is refused before
+  // any read, so that `plan` and `run` never wait on a writer or read without end.
+  std::string text;
+  try {
+    text = ReadRegularFile(path, kMaxSweepFileBytes);
+  } catch (const std::runtime_error& error) {
+    // The reader's line names the file first; the diagnostic names it once.
+    std::string message = error.what();
+    const std::string prefix = path.string() + ": ";
+    if (message.starts_with(prefix)) message.erase(0, prefix.size());
+    if (message.starts_with("cannot read: ")) message.erase(0, std::strlen("cannot read: "));
+    return refused("cannot read the sweep file: " + message);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    ParseResult result;
-    result.errors.push_back({path.string(), 0, 0, "", "cannot read the sweep file"});
-    return result;
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseSweep(buffer.str(), path);
+  return ParseSweep(text, path);
 }
 
 }  // namespace ditbench

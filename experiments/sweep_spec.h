@@ -6,6 +6,7 @@
 // key or model, a "did you mean". It never throws on bad input.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -88,7 +89,12 @@ struct ParseResult {
 
 // Parses `text` as the sweep file `path` (used only in messages and stored as-is).
 ParseResult ParseSweep(const std::string& text, const std::filesystem::path& path);
-// Reads and parses the file at `path`; an unreadable file is a diagnostic, not an exception.
+// The most bytes of a sweep file (no real sweep comes near it; a larger file, or one that is
+// not a regular file, is refused before it is read).
+inline constexpr std::uint64_t kMaxSweepFileBytes = 4ull << 20;
+// Reads and parses the file at `path`; an unreadable file is a diagnostic, not an exception: a
+// directory, a FIFO or a device (never opened for a blocking read), a file over
+// kMaxSweepFileBytes.
 ParseResult ParseSweepFile(const std::filesystem::path& path);
 
 // The most launches per trial `replicates` may ask for.

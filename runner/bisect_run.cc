@@ -169,7 +169,6 @@ std::filesystem::path Bisection::SweepFile(const CampaignInfo& reference) const 
   // The path is the database's word, and the file may have changed kind since: read as
   // untrusted input (a FIFO never blocks), and any problem means "use the stored text".
   try {
-    constexpr std::uint64_t kMaxSweepFileBytes = 64ull << 20;
     if (Sha256Hex(ReadRegularFile(record.sweep_path, kMaxSweepFileBytes)) == record.spec_hash)
       return record.sweep_path;
   } catch (const std::exception&) {

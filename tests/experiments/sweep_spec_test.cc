@@ -3,11 +3,15 @@
 #include "experiments/sweep_expand.h"
 #include "experiments/trial_settings.h"
 
+#include <sys/stat.h>
+
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
+#include "tests/support/bounded_child.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -284,7 +288,50 @@ TEST(SweepSpecTest, EmptyFileAndNonMapAreRejected) {
 TEST(SweepSpecTest, MissingFileIsADiagnostic) {
   ParseResult r = ParseSweepFile("/nonexistent/sweep.yaml");
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_EQ(r.errors[0].ToString(), "/nonexistent/sweep.yaml: cannot read the sweep file");
+  EXPECT_EQ(r.errors[0].ToString(),
+            "/nonexistent/sweep.yaml: cannot read the sweep file: No such file or directory");
+}
+
+// Issue 49, finding 3: a sweep path that is a FIFO blocked `plan` and `run` for ever (deaf to
+// SIGINT), and `plan /dev/zero` read until memory ran out. Both are refused before any read.
+TEST(SweepSpecTest, AFifoSweepFileIsRefusedWithoutWaitingForAWriter) {
+  test::TempDir dir;
+  const auto fifo = dir / "sweep.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const test::ChildOutcome outcome = test::RunInBoundedChild(
+      [&] {
+        const ParseResult r = ParseSweepFile(fifo);
+        return r.errors.size() == 1 &&
+               r.errors[0].ToString() ==
+                   fifo.string() + ": cannot read the sweep file: is a FIFO; expected a regular file";
+      },
+      /*seconds=*/20);
+  EXPECT_TRUE(outcome.passed()) << outcome.ToString();
+}
+
+TEST(SweepSpecTest, ADeviceSweepFileIsRefusedBeforeItIsRead) {
+  const test::ChildOutcome outcome = test::RunInBoundedChild(
+      [] {
+        const ParseResult r = ParseSweepFile("/dev/zero");
+        return r.errors.size() == 1 &&
+               r.errors[0].ToString().find("/dev/zero: cannot read the sweep file: is a character "
+                                           "device; expected a regular file") == 0;
+      },
+      /*seconds=*/20, /*address_space_bytes=*/std::uint64_t{2} << 30);
+  EXPECT_TRUE(outcome.passed()) << outcome.ToString();
+}
+
+TEST(SweepSpecTest, ASweepFileOverTheSizeCapIsRefusedBeforeItIsRead) {
+  test::TempDir dir;
+  const auto big = dir / "big.yaml";
+  std::ofstream(big).put('#');
+  std::filesystem::resize_file(big, kMaxSweepFileBytes + 1);
+  const ParseResult r = ParseSweepFile(big);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].ToString(),
+            big.string() + ": cannot read the sweep file: is " +
+                std::to_string(kMaxSweepFileBytes + 1) + " bytes; expected at most " +
+                std::to_string(kMaxSweepFileBytes));
 }
 
 TEST(SweepSpecTest, DurationsAcceptUnits) {

@@ -149,7 +149,60 @@ def configs():
     write("config_json", "not-json.json", "\xff\xfe{")
 
 
+def arrival_traces():
+    header = "arrival_s,width,height,frames,steps\n"
+    write("arrival_trace", "valid.csv", header + "0,256,256,0,2\n0.5,384,384,0,4\n1.25,256,256,0,2\n")
+    write("arrival_trace", "byte-order-mark.csv", "\ufeff" + header + "0,256,256,0,2\n")
+    write("arrival_trace", "crlf-and-blank-lines.csv",
+          header.replace("\n", "\r\n") + "\r\n0,256,256,0,2\r\n\r\n")
+    write("arrival_trace", "out-of-order-and-huge.csv",
+          header + "5,256,256,0,2\n1,256,256,0,2\n1e308,99999,1,-1,0\n")
+    write("arrival_trace", "subnormal-and-nan.csv",
+          header + "4.9e-324,256,256,0,2\nnan,256,256,0,2\ninf,256,256,0,2\n")
+    write("arrival_trace", "seventeen-shapes.csv",
+          header + "".join(f"{i},{16 * (i + 1)},256,0,2\n" for i in range(17)))
+    write("arrival_trace", "secret-first-line.csv", "root:x:0:0:root:/root:/bin/bash\n")
+    write("arrival_trace", "control-characters.csv", header + "0,\x1b[31m256,256,0,2\n")
+    write("arrival_trace", "many-columns.csv", header + ",".join(["1"] * 20000) + "\n")
+    write("arrival_trace", "empty.csv", "")
+
+
+def selfcheck(**extra):
+    m = {"format": "ditbench-selfcheck", "version": 1, "device": "cpu", "device_name": "cpu",
+         "torch": "2.11.0", "threads": 2,
+         "timing": {"gemm_ms": 10, "gemm_reference_ms": 10.1, "forward_ms": 4,
+                    "forward_reference_ms": 4.4, "gemm_aa_pct": 0.5, "forward_aa_pct": 12},
+         "numerics": {"bf16_rel_error": 0.006, "bound": 0.0088},
+         "calibration": {"model": "pixart-alpha-tiny", "setup_s": 0.02, "measure_s": 3,
+                         "build_ms": 40, "forward": [
+                             {"precision": "fp32", "image": 256, "threads": 2, "ranks": 1,
+                              "ulysses": 1, "rank_elements": 2e5, "gflop": 1.5, "ms": 30}]},
+         "skipped": {"cuda_graph": "no CUDA device"}, "errors": []}
+    m.update(extra)
+    return m
+
+
+def selfchecks():
+    write("selfcheck_measurements", "valid.json", json.dumps(selfcheck()))
+    tiny = selfcheck()
+    tiny["calibration"]["forward"][0]["ms"] = 1e-300
+    write("selfcheck_measurements", "forward-1e-300-ms.json", json.dumps(tiny))
+    huge = selfcheck()
+    huge["calibration"]["forward"][0]["ms"] = 1e300
+    huge["timing"]["forward_ms"] = 1e300
+    write("selfcheck_measurements", "forward-1e300-ms.json", json.dumps(huge))
+    many = selfcheck()
+    many["calibration"]["forward"] = many["calibration"]["forward"] * 100
+    write("selfcheck_measurements", "too-many-forwards.json", json.dumps(many))
+    write("selfcheck_measurements", "wrong-types.json", json.dumps(selfcheck(
+        timing={"gemm_ms": "fast"}, threads=-3, skipped=[1, 2])))
+    write("selfcheck_measurements", "deep.json", '{"errors": ' + "[" * 30000 + "]" * 30000 + "}")
+    write("selfcheck_measurements", "newer-version.json", json.dumps(selfcheck(version=99)))
+    write("selfcheck_measurements", "not-json.json", "selfcheck: ok")
+
+
 if __name__ == "__main__":
-    for make in (rank_files, traces, safetensors_headers, weights_indexes, npys, configs):
+    for make in (rank_files, traces, safetensors_headers, weights_indexes, npys, configs,
+                 arrival_traces, selfchecks):
         make()
     sys.exit(0)

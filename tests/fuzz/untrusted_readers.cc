@@ -11,7 +11,9 @@
 
 #include "base/run_folder_file.h"
 #include "contract/npy.h"
+#include "contract/selfcheck_measurements.h"
 #include "contract/worker_contract.h"
+#include "experiments/serve_load.h"
 #include "metrics/trace_profile.h"
 #include "model_zoo/shapes/diffusers_config.h"
 #include "model_zoo/shapes/diffusers_files.h"
@@ -81,6 +83,20 @@ void ConfigJson(const std::uint8_t* data, std::size_t size) {
   Checked([&] { ReadDiffusersConfig(ScratchDir()); });
 }
 
+// A serving load's arrival trace (CSV): its requests, or one located line.
+void ArrivalTrace(const std::uint8_t* data, std::size_t size) {
+  Checked([&] { ReadArrivalTrace(Written("trace.csv", data, size)); });
+}
+
+// A selfcheck worker's measurements, then the JSON they would be stored as read back: what one
+// reading accepted, a second reading accepts alike.
+void SelfcheckFile(const std::uint8_t* data, std::size_t size) {
+  Checked([&] {
+    const SelfcheckMeasurements m = ReadSelfcheckMeasurements(Written("selfcheck.json", data, size));
+    SelfcheckFromJson(SelfcheckJson(m), "stored");
+  });
+}
+
 // The note `report` shows for a missing picture: the input's first line, without its end of
 // line, cut to kMaxRunFolderNoteBytes; never an exception. Anything else aborts.
 void RunFolderNote(const std::uint8_t* data, std::size_t size) {
@@ -103,6 +119,8 @@ const UntrustedReader kUntrustedReaders[] = {
     {"npy", Npy},
     {"config_json", ConfigJson},
     {"run_folder_note", RunFolderNote},
+    {"arrival_trace", ArrivalTrace},
+    {"selfcheck_measurements", SelfcheckFile},
 };
 const std::size_t kUntrustedReaderCount = std::size(kUntrustedReaders);
 
