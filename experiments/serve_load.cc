@@ -1,31 +1,27 @@
 #include "experiments/serve_load.h"
 
-#include <array>
-#include <charconv>
 #include <cmath>
-#include <map>
 #include <numbers>
 #include <random>
 #include <stdexcept>
-#include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "base/did_you_mean.h"
-#include "base/terminal_text.h"
-#include "base/untrusted_input.h"
-#include "base/user_error.h"
 #include "experiments/resolution.h"
 
 namespace ditbench {
 namespace {
 
-constexpr int kMinSide = kMinResolutionSide, kMaxSide = kMaxResolutionSide, kMaxFrames = 100000,
-              kMaxSteps = 10000;
-constexpr double kMaxRatePerS = 1e6, kMaxBurstiness = 100, kMaxTraceSeconds = 1e6;
-constexpr std::string_view kTraceHeader = "arrival_s,width,height,frames,steps";
+constexpr int kMinSide = kMinResolutionSide, kMaxSide = kMaxResolutionSide,
+              kMaxFrames = kMaxRequestFrames, kMaxSteps = kMaxRequestSteps;
+// The lowest rate makes one request in the longest load: a lower one never makes a second.
+constexpr double kMinRatePerS = 1 / kMaxServeSeconds, kMaxRatePerS = 1e6, kMaxBurstiness = 100;
+// Marsaglia-Tsang accepts more than 95% of its proposals for every shape of at least 1, so a
+// gamma draw that has not been accepted in this many is a broken shape, not bad luck.
+constexpr int kMaxGammaProposals = 10000;
 
 // Uniform draws in [0, 1) from the 53 high bits of std::mt19937_64, and the draws built on them.
 class Draws {
@@ -40,18 +36,26 @@ class Draws {
     return radius * std::cos(2 * std::numbers::pi * Uniform());
   }
   // Gamma of shape `k` and scale 1: Marsaglia and Tsang (2000) for k >= 1; below 1 through
-  // Gamma(k) = Gamma(k + 1) * U^(1/k).
+  // Gamma(k) = Gamma(k + 1) * U^(1/k). Throws rather than loop: std::invalid_argument for a
+  // shape that is not a positive finite number, std::runtime_error when kMaxGammaProposals
+  // proposals are all rejected (a shape too large for doubles to tell its proposals apart).
   double Gamma(double k) {
+    if (!(k > 0 && std::isfinite(k)))
+      throw std::invalid_argument(
+          fmt::format("a gamma draw of shape {}; expected a positive finite shape", k));
     if (k < 1) {
       const double gamma = Gamma(k + 1);  // drawn first: the operands of * have no set order
       return gamma * std::pow(1 - Uniform(), 1 / k);
     }
     const double d = k - 1.0 / 3, c = 1 / std::sqrt(9 * d);
-    while (true) {
+    for (int proposal = 0; proposal < kMaxGammaProposals; ++proposal) {
       const double z = Normal(), v = std::pow(1 + c * z, 3);
       if (v <= 0) continue;
       if (std::log(1 - Uniform()) < z * z / 2 + d - d * v + d * std::log(v)) return d * v;
     }
+    throw std::runtime_error(fmt::format(
+        "a gamma draw of shape {} was rejected {} times; expected a shape its sampler draws", k,
+        kMaxGammaProposals));
   }
 
  private:
@@ -87,6 +91,29 @@ std::optional<std::string> ShapeProblem(const RequestShape& shape, const std::st
   return std::nullopt;
 }
 
+// What an open loop's rate implies: `requests` at `rate` spread over at most kMaxServeSeconds
+// (their expected span), and `duration_s` at `rate` making at most kMaxServeRequests (their
+// expected count). A load bounded by both ends at the first, within both caps already.
+std::optional<std::string> OpenLoopSizeProblem(const ServeLoad& load) {
+  const double count = load.requests + static_cast<double>(load.warmup_requests);
+  if (load.duration_s == 0 && count / load.rate_per_s > kMaxServeSeconds)
+    return fmt::format(
+        "'requests' {} (with 'warmup_requests' {}) at 'rate' {} span about {:.3g} s; expected "
+        "a load of at most {} s (a higher rate, fewer requests, or a duration_s)",
+        load.requests, load.warmup_requests, load.rate_per_s, count / load.rate_per_s,
+        kMaxServeSeconds);
+  if (load.requests == 0 && load.duration_s * load.rate_per_s > kMaxServeRequests)
+    return fmt::format(
+        "'duration_s' {} at 'rate' {} makes about {:.3g} requests; expected at most {} (a lower "
+        "rate, a shorter duration_s, or a count of requests)",
+        load.duration_s, load.rate_per_s, load.duration_s * load.rate_per_s, kMaxServeRequests);
+  return std::nullopt;
+}
+
+bool IsSha256Hex(const std::string& text) {
+  return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
 }  // namespace
 
 std::optional<std::string> ServeLoadProblem(const ServeLoad& load) {
@@ -99,24 +126,27 @@ std::optional<std::string> ServeLoadProblem(const ServeLoad& load) {
     if (load.trace.empty()) return "'trace' is empty; expected the path of an arrival trace";
     if (load.concurrency != 0 || load.rate_per_s != 0)
       return "'arrivals' is trace; expected no rate_per_s or concurrency (the trace sets both)";
+    if (!load.trace_sha256.empty() && !IsSha256Hex(load.trace_sha256))
+      return "'trace_sha256' is not 64 lowercase hex digits; expected the SHA-256 of the trace "
+             "(ditbench writes it)";
     return std::nullopt;
   }
-  if (!load.trace.empty())
+  if (!load.trace.empty() || !load.trace_sha256.empty())
     return "'trace' is set with generated arrivals; expected arrivals: trace with a trace";
   const bool open_loop = load.rate_per_s != 0;
   if (open_loop == (load.concurrency != 0))
     return fmt::format("'rate' is {} and 'concurrency' {}; expected exactly one of them",
                        load.rate_per_s, load.concurrency);
-  if (open_loop && !(load.rate_per_s > 0 && load.rate_per_s <= kMaxRatePerS))
-    return fmt::format("'rate' is {}; expected requests per second above 0, at most {}",
-                       load.rate_per_s, kMaxRatePerS);
+  if (open_loop && !(load.rate_per_s >= kMinRatePerS && load.rate_per_s <= kMaxRatePerS))
+    return fmt::format("'rate' is {}; expected requests per second from {} to {}", load.rate_per_s,
+                       kMinRatePerS, kMaxRatePerS);
   if (load.concurrency < 0 || load.concurrency > kMaxServeRequests)
     return fmt::format("'concurrency' is {}; expected 1 to {}", load.concurrency,
                        kMaxServeRequests);
   if (load.arrivals == ArrivalKind::kGamma &&
-      !(load.burstiness > 0 && load.burstiness <= kMaxBurstiness))
-    return fmt::format("'burstiness' is {}; expected the gaps' CV^2, above 0, at most {}",
-                       load.burstiness, kMaxBurstiness);
+      !(load.burstiness >= kMinBurstiness && load.burstiness <= kMaxBurstiness))
+    return fmt::format("'burstiness' is {}; expected the gaps' CV^2, from {} to {}",
+                       load.burstiness, kMinBurstiness, kMaxBurstiness);
   if (load.stop_percentile != 0 && !(load.stop_percentile >= 50 && load.stop_percentile <= 99.9 &&
                                      load.stop_within >= 1e-3 && load.stop_within <= 1))
     return fmt::format(
@@ -138,12 +168,13 @@ std::optional<std::string> ServeLoadProblem(const ServeLoad& load) {
       load.requests + static_cast<double>(load.warmup_requests) > kMaxServeRequests)
     return fmt::format("'requests' is {} and 'warmup_requests' {}; expected at most {} in all",
                        load.requests, load.warmup_requests, kMaxServeRequests);
-  if (!(load.duration_s >= 0 && load.duration_s <= kMaxTraceSeconds))
+  if (!(load.duration_s >= 0 && load.duration_s <= kMaxServeSeconds))
     return fmt::format("'duration_s' is {}; expected 0 to {} seconds", load.duration_s,
-                       kMaxTraceSeconds);
+                       kMaxServeSeconds);
   if (load.requests == 0 && (load.duration_s == 0 || !open_loop))
     return open_loop ? "'requests' and 'duration_s' are 0; expected at least one of them"
                      : "'requests' is 0; expected a count of requests for a closed loop";
+  if (open_loop) return OpenLoopSizeProblem(load);
   return std::nullopt;
 }
 
@@ -236,6 +267,20 @@ bool ParseMix(const nlohmann::json& value, std::vector<RequestShape>* mix, std::
   return true;
 }
 
+// ServeLoadProblem of a load as a sweep writes it, the trial's own fields of a shape as
+// placeholders: validity checks the shapes the trial resolves (experiments/validity.cc).
+std::optional<std::string> ParsedLoadProblem(const ServeLoad& parsed) {
+  ServeLoad checked = parsed;
+  if (checked.mix.empty()) checked.mix = {RequestShape{}};
+  for (RequestShape& shape : checked.mix) {
+    const RequestShape placeholder;
+    if (shape.width == 0) shape.width = shape.height = placeholder.width;
+    if (shape.frames < 0) shape.frames = placeholder.frames;
+    if (shape.steps == 0) shape.steps = placeholder.steps;
+  }
+  return ServeLoadProblem(checked);
+}
+
 }  // namespace
 
 bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
@@ -292,6 +337,14 @@ bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
         return false;
       }
       parsed.trace = v.get<std::string>();
+    } else if (key == "trace_sha256") {  // written by ditbench (the sweep reader), not listed
+      if (!v.is_string() || !IsSha256Hex(v.get<std::string>())) {
+        *expected =
+            "serve.trace_sha256 as the SHA-256 of the trace's bytes (64 lowercase hex "
+            "digits, taken by ditbench as it reads the sweep)";
+        return false;
+      }
+      parsed.trace_sha256 = v.get<std::string>();
     } else if (key == "mix") {
       if (!ParseMix(v, &parsed.mix, expected)) return false;
     } else if (key == "early_stop") {
@@ -316,17 +369,7 @@ bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
       return false;
     }
   }
-  // The ranges, the trial's own fields of a shape as placeholders: validity checks the shapes
-  // the trial resolves (experiments/validity.cc).
-  ServeLoad checked = parsed;
-  if (checked.mix.empty()) checked.mix = {RequestShape{}};
-  for (RequestShape& shape : checked.mix) {
-    const RequestShape placeholder;
-    if (shape.width == 0) shape.width = shape.height = placeholder.width;
-    if (shape.frames < 0) shape.frames = placeholder.frames;
-    if (shape.steps == 0) shape.steps = placeholder.steps;
-  }
-  if (auto problem = ServeLoadProblem(checked)) {
+  if (auto problem = ParsedLoadProblem(parsed)) {
     *expected = "serve: " + *problem;
     return false;
   }
@@ -345,6 +388,7 @@ nlohmann::json ServeLoadJson(const ServeLoad& load) {
   if (load.warmup_requests != 0) j["warmup_requests"] = load.warmup_requests;
   j["slo_scale"] = load.slo_scale;
   if (!load.trace.empty()) j["trace"] = load.trace.string();
+  if (!load.trace_sha256.empty()) j["trace_sha256"] = load.trace_sha256;
   if (load.stop_percentile != 0)
     j["early_stop"] = {{"percentile", load.stop_percentile}, {"within", load.stop_within}};
   if (!load.mix.empty()) {
@@ -406,102 +450,6 @@ std::vector<Request> GenerateArrivals(const ServeLoad& load) {
         fmt::format("'duration_s' {} at 'rate' {} makes more than {} requests", load.duration_s,
                     load.rate_per_s, kMaxServeRequests));
   return requests;
-}
-
-ArrivalTrace ReadArrivalTrace(const std::filesystem::path& path) {
-  const std::string where = OneLine(path.string());
-  std::string text;
-  try {
-    text = ReadRegularFile(path, kMaxArrivalTraceBytes);
-  } catch (const std::runtime_error& error) {
-    throw UserError(error.what(), {path.string(), 0, ""});
-  }
-  if (text.empty()) {
-    throw UserError(fmt::format("{}: is empty; expected the header line '{}'", where, kTraceHeader),
-                    {path.string(), 0, ""});
-  }
-  ArrivalTrace trace;
-  int line_number = 0;
-  const auto fail = [&](const std::string& column, const std::string& message) {
-    throw UserError(fmt::format("{}:{}: {}", where, line_number, message),
-                    {path.string(), line_number, column});
-  };
-  // `field` of `column` as a number from `low` to `high` (an integer when T is int).
-  const auto parse = [&]<typename T>(std::string_view field, const char* column, T low, T high,
-                                     const std::string& expected) {
-    while (!field.empty() && (field.front() == ' ' || field.front() == '\t'))
-      field.remove_prefix(1);
-    while (!field.empty() && (field.back() == ' ' || field.back() == '\t')) field.remove_suffix(1);
-    T value{};
-    const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
-    if (error != std::errc() || end != field.data() + field.size() || !(value >= low) ||
-        !(value <= high))
-      fail(column, fmt::format("column '{}' is '{}'; expected {}", column, ForTerminal(field, 60),
-                               expected));
-    return value;
-  };
-
-  std::string_view rest = text;
-  double previous_s = 0;
-  std::map<std::array<int, 4>, std::size_t> shape_index;  // width, height, frames, steps
-  while (!rest.empty()) {
-    const std::size_t newline = rest.find('\n');
-    std::string_view line = rest.substr(0, newline);
-    rest.remove_prefix(newline == std::string_view::npos ? rest.size() : newline + 1);
-    ++line_number;
-    if (line.ends_with('\r')) line.remove_suffix(1);
-    if (line_number == 1) {
-      if (line != kTraceHeader)
-        fail("", fmt::format("header is '{}'; expected '{}'", ForTerminal(line, 60), kTraceHeader));
-      continue;
-    }
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    if (trace.requests.size() == static_cast<std::size_t>(kMaxServeRequests))
-      fail("", fmt::format("more than {} requests; expected at most {}", kMaxServeRequests,
-                           kMaxServeRequests));
-    std::vector<std::string_view> fields;
-    for (std::size_t start = 0;;) {
-      const std::size_t comma = line.find(',', start);
-      fields.push_back(line.substr(start, comma - start));
-      if (comma == std::string_view::npos) break;
-      start = comma + 1;
-    }
-    if (fields.size() != 5)
-      fail("", fmt::format("has {} columns; expected 5: {}", fields.size(), kTraceHeader));
-    const double arrival_s = parse(fields[0], "arrival_s", 0.0, kMaxTraceSeconds,
-                                   fmt::format("seconds from 0 to {}", kMaxTraceSeconds));
-    if (arrival_s < previous_s)
-      fail("arrival_s", fmt::format("column 'arrival_s' is '{}'; expected a time not before "
-                                    "the previous request's {}",
-                                    ForTerminal(fields[0], 60), previous_s));
-    previous_s = arrival_s;
-    const std::string side = fmt::format("an integer from {} to {}", kMinSide, kMaxSide);
-    RequestShape shape{
-        parse(fields[1], "width", kMinSide, kMaxSide, side),
-        parse(fields[2], "height", kMinSide, kMaxSide, side),
-        parse(fields[3], "frames", 0, kMaxFrames,
-              fmt::format("an integer from 0 (an image) to {}", kMaxFrames)),
-        parse(fields[4], "steps", 1, kMaxSteps, fmt::format("an integer from 1 to {}", kMaxSteps)),
-        1};
-    const auto [known, added] = shape_index.try_emplace(
-        {shape.width, shape.height, shape.frames, shape.steps}, trace.shapes.size());
-    if (added) {
-      if (trace.shapes.size() == static_cast<std::size_t>(kMaxRequestShapes))
-        fail("", fmt::format("asks for a {}th shape ({}); expected at most {} shapes in one "
-                             "trace",
-                             kMaxRequestShapes + 1, RequestShapeText(shape), kMaxRequestShapes));
-      trace.shapes.push_back(shape);
-    } else {
-      trace.shapes[known->second].weight += 1;
-    }
-    trace.requests.push_back(
-        {static_cast<int>(trace.requests.size()), arrival_s, static_cast<int>(known->second)});
-  }
-  if (trace.requests.empty()) {
-    throw UserError(where + ": has no requests; expected at least one line after the header",
-                    {path.string(), 0, ""});
-  }
-  return trace;
 }
 
 }  // namespace ditbench

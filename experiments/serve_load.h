@@ -4,7 +4,7 @@
 // well (slo_scale). GenerateArrivals turns it into the list of requests, deterministically:
 // the same load and seed give the same requests on every machine and standard library, so a
 // trial is repeatable. A trace file instead replays recorded arrivals exactly
-// (ReadArrivalTrace). Pure, torch-free; the trace reader is the only I/O.
+// (ReadArrivalTrace, in arrival_trace.cc). Pure, torch-free; the trace reader is the only I/O.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,10 @@ enum class ArrivalKind {
   kConstant,  // one request every 1 / rate_per_s seconds exactly
   kTrace,     // arrival times and shapes from a file (ReadArrivalTrace)
 };
+
+// A request shape's most frames and steps (a mix entry's, a trace line's); its width and height
+// range as a resolution's (experiments/resolution.h).
+inline constexpr int kMaxRequestFrames = 100000, kMaxRequestSteps = 10000;
 
 // One kind of request. Ranges as the sweep's `resolution`, `frames` and `steps` take them.
 // In a sweep's `mix` a field may be left to the trial (kTrialsOwn): width 0 takes the trial's
@@ -64,6 +68,11 @@ struct ServeLoad {
   double stop_within = 0.1;
   int replicas = 1;             // copies of the model serving one queue
   std::filesystem::path trace;  // kTrace: the file
+  // kTrace: the SHA-256 of the trace's bytes (64 hex digits) as the sweep read them
+  // (ArrivalTraceSha256), or empty when not taken. The trial key holds it instead of the path
+  // (experiments/trial_identity.cc), and a trace whose bytes have changed since is refused
+  // (TrialRequests).
+  std::string trace_sha256;
   std::uint64_t seed = 0;
   bool operator==(const ServeLoad&) const = default;
 };
@@ -96,6 +105,29 @@ nlohmann::json ServeLoadJson(const ServeLoad& load);
 
 // The most requests one load may make (a trace's lines included).
 inline constexpr int kMaxServeRequests = 1'000'000;
+// The longest a load may last, in seconds: a trace's last arrival, a generated load's
+// duration_s, or the expected span of its requests at its rate.
+inline constexpr double kMaxServeSeconds = 1e6;
+// The steadiest gamma arrivals: burstiness (the gaps' CV^2) from this up to 100. Below it the
+// gaps are constant to a part in a thousand (use arrivals: constant), and the gamma's shape,
+// 1 / burstiness, would grow past what its sampler draws in bounded time.
+inline constexpr double kMinBurstiness = 1e-3;
+
+// The most JSON values a rank file may hold, kept or not: what ingest reads of one
+// (contract/worker_contract.h, ReadRankResult). A serving trial's rank file grows with its
+// requests, so a load is held to it before launch (RankFileValuesPerRequest).
+inline constexpr std::uint64_t kMaxRankFileValues = 4'000'000;
+// A rank file's JSON values besides its requests' (its header, environment, clocks and steps):
+// the room a serving trial's requests leave unused.
+inline constexpr std::uint64_t kRankFileOtherValues = 100'000;
+// The JSON values one served request adds to the rank file of a rank that served it, as
+// contract/worker_contract.cc writes them: its record (an object of 7 fields: 8 values; the
+// replica's leader only, counted for every rank) and its samples, each an object of 4 fields
+// (5 values): the latency, the queue wait and the service, and one per stage it timed
+// (`stages`: its denoising steps, its decode, its blocks).
+constexpr std::uint64_t RankFileValuesPerRequest(std::uint64_t stages) {
+  return 8 + 5 * (3 + stages);
+}
 // The most shapes one mix may list, or one trace may use: each is a set of inputs every rank
 // keeps resident for the whole trial.
 inline constexpr int kMaxRequestShapes = 16;
@@ -128,7 +160,9 @@ std::optional<std::string> ServeLoadProblem(const ServeLoad& load);
 // Marsaglia-Tsang. (std::log and friends may differ in the last bit between C libraries.)
 // Gaps scale as 1 / rate_per_s, so one seed at several rates gives the same pattern
 // compressed, and the same shapes: rates compare on common random numbers.
-// Throws std::invalid_argument with ServeLoadProblem's line, or for kTrace.
+// Throws std::invalid_argument with ServeLoadProblem's line, or for kTrace; std::runtime_error
+// should a gamma draw not be accepted in a bounded number of proposals (the sampler never
+// loops without end, whatever the shape).
 std::vector<Request> GenerateArrivals(const ServeLoad& load);
 
 // A trace file's requests, in file order, and the distinct shapes they use (in order of first
@@ -136,16 +170,33 @@ std::vector<Request> GenerateArrivals(const ServeLoad& load);
 struct ArrivalTrace {
   std::vector<RequestShape> shapes;
   std::vector<Request> requests;
+  std::string sha256;  // of the file's bytes, as ArrivalTraceSha256
 };
 
 // The most bytes of a trace file: 64 MiB (about 20 bytes a line at kMaxServeRequests).
 inline constexpr std::uint64_t kMaxArrivalTraceBytes = 64ull << 20;
 
-// Reads a CSV trace, untrusted: a regular file of at most kMaxArrivalTraceBytes, the header line
-// `arrival_s,width,height,frames,steps`, then one request a line (blank lines skipped, "\r\n"
+// Reads a CSV trace, untrusted: a regular file of at most kMaxArrivalTraceBytes (a symbolic link
+// is refused, never followed), the header line `arrival_s,width,height,frames,steps` (after a
+// UTF-8 byte-order mark, if any), then one request a line (blank lines skipped, "\r\n"
 // accepted), at most kMaxServeRequests: arrival_s seconds from 0 to 10^6, not before the line
 // above; width and height 16 to 16384; frames 0 to 100000; steps 1 to 10000. Throws UserError,
-// one line: "<path>:<line>: column 'steps' is 'abc'; expected an integer from 1 to 10000".
+// one line: "<path>:<line>: column 'steps' is 'abc'; expected an integer from 1 to 10000". A
+// file that does not start with the header is not a trace: its content is never quoted.
 ArrivalTrace ReadArrivalTrace(const std::filesystem::path& path);
+
+// The SHA-256 of a trace file's bytes (64 hex digits), read as ReadArrivalTrace reads them (a
+// regular file, no link followed, at most kMaxArrivalTraceBytes). Throws UserError naming the
+// file; never quotes its content.
+std::string ArrivalTraceSha256(const std::filesystem::path& path);
+
+// A sweep's `serve.trace` as written, for the sweep file's folder `sweep_folder`: a relative
+// path is taken from that folder and must resolve inside it (through any link); an absolute one
+// may be anywhere. Either must be a regular file, not a link (ArrivalTraceSha256). Sets `*path`
+// to the trace's path and `*sha256` to its digest, or returns what is wrong, one line that never
+// quotes the file.
+std::optional<std::string> LocateArrivalTrace(const std::filesystem::path& written,
+                                              const std::filesystem::path& sweep_folder,
+                                              std::filesystem::path* path, std::string* sha256);
 
 }  // namespace ditbench

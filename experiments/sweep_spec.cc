@@ -223,7 +223,14 @@ class SpecReader {
       return false;
     }
     if (key == "model") AnchorWeightFolders(json);
-    if (key == "serve") AnchorTrace(json);
+    if (key == "serve") {
+      if (auto problem = AnchorTrace(json)) {
+        const YAML::Node trace = value.IsMap() ? value["trace"] : YAML::Node();
+        Error(trace ? trace.Mark() : value.Mark(), where + "." + key + ".trace", *problem);
+        refused_keys_.insert(key);
+        return false;
+      }
+    }
     TrialConfig scratch = spec_.defaults;
     std::string expected;
     if (!ApplySetting(scratch, key, json, &expected)) {
@@ -247,12 +254,21 @@ class SpecReader {
     }
   }
 
-  // A relative `serve.trace` is taken from the sweep file's folder, as a weights folder is.
-  void AnchorTrace(Json& serve) const {
-    if (!serve.is_object() || !serve.contains("trace") || !serve["trace"].is_string()) return;
-    const std::filesystem::path trace = serve["trace"].get<std::string>();
-    if (trace.empty() || trace.is_absolute()) return;
-    serve["trace"] = (SweepFolder() / trace).lexically_normal().string();
+  // A relative `serve.trace` is taken from the sweep file's folder, as a weights folder is
+  // (LocateArrivalTrace), and its bytes' SHA-256 becomes the load's `trace_sha256`, which the
+  // trial key holds instead of the path. What is wrong, or nullopt.
+  std::optional<std::string> AnchorTrace(Json& serve) const {
+    if (!serve.is_object() || !serve.contains("trace") || !serve["trace"].is_string() ||
+        serve["trace"].get<std::string>().empty())
+      return std::nullopt;  // ParseServeLoad says what was expected
+    std::filesystem::path trace;
+    std::string sha256;
+    auto problem =
+        LocateArrivalTrace(serve["trace"].get<std::string>(), SweepFolder(), &trace, &sha256);
+    if (problem) return problem;
+    serve["trace"] = trace.string();
+    serve["trace_sha256"] = sha256;
+    return std::nullopt;
   }
 
   // The folder relative paths of a sweep are taken from: the sweep file's own.

@@ -1,9 +1,10 @@
 // The sweep language: YAML file -> SweepSpec (docs/sweep-spec.md). Expansion into trials is in
 // experiments/sweep_expand.h.
 //
-// Parsing is pure: it reads the text it is given and reports every problem it finds, each
-// located at file:line:column with the offending key, what was expected and, for a misspelled
-// key or model, a "did you mean". It never throws on bad input.
+// Parsing reads the text it is given, and a serving trace's bytes (a `serve.trace` is hashed
+// into the trial key: experiments/serve_load.h, trace_sha256), and reports every problem it
+// finds, each located at file:line:column with the offending key, what was expected and, for a
+// misspelled key or model, a "did you mean". It never throws on bad input.
 #pragma once
 
 #include <cstdint>

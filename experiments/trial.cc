@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 #include <nlohmann/json.hpp>
 
+#include "base/terminal_text.h"
 #include "base/user_error.h"
 #include "experiments/trial_identity.h"
 
@@ -131,16 +132,34 @@ ServeLoad TrialServeLoad(const TrialConfig& config) {
   return load;
 }
 
+namespace {
+
+// A trace load's trace, refused when its bytes are no longer those the trial's key was made
+// from (ServeLoad::trace_sha256): the trial would be measured on another load than it names.
+ArrivalTrace TraceOfLoad(const ServeLoad& load) {
+  ArrivalTrace trace = ReadArrivalTrace(load.trace);
+  if (!load.trace_sha256.empty() && trace.sha256 != load.trace_sha256)
+    throw UserError(fmt::format("{}: has changed since the sweep was read (its SHA-256 is {}, "
+                                "the trial's {}); expected the trace the trial's key was made "
+                                "from (read the sweep again)",
+                                OneLine(load.trace.string()), trace.sha256.substr(0, 16),
+                                load.trace_sha256.substr(0, 16)),
+                    {load.trace.string(), 0, "serve.trace"});
+  return trace;
+}
+
+}  // namespace
+
 std::vector<RequestShape> TrialShapes(const TrialConfig& config) {
   const ServeLoad load = TrialServeLoad(config);
   if (load.arrivals != ArrivalKind::kTrace) return load.mix;
-  return ReadArrivalTrace(load.trace).shapes;
+  return TraceOfLoad(load).shapes;
 }
 
 std::vector<Request> TrialRequests(const TrialConfig& config) {
   const ServeLoad load = TrialServeLoad(config);
   if (load.arrivals != ArrivalKind::kTrace) return GenerateArrivals(load);
-  return ReadArrivalTrace(load.trace).requests;
+  return TraceOfLoad(load).requests;
 }
 
 TrialConfig ShapeTrial(const TrialConfig& config, const RequestShape& shape) {

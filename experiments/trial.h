@@ -225,10 +225,10 @@ struct TrialConfig : ParallelDegrees {
 ServeLoad TrialServeLoad(const TrialConfig& config);
 // The shapes its requests ask for, which Request::shape indexes: the resolved mix, or the
 // distinct shapes of its trace in order of first use. Throws UserError for a trace that cannot
-// be read (naming its line).
+// be read (naming its line) or whose bytes are not those of its trace_sha256.
 std::vector<RequestShape> TrialShapes(const TrialConfig& config);
 // Its requests in arrival order: generated from the load, or read from its trace. Throws
-// UserError for a trace that cannot be read, std::invalid_argument for an invalid load.
+// UserError for a trace as TrialShapes, std::invalid_argument for an invalid load.
 std::vector<Request> TrialRequests(const TrialConfig& config);
 // The trial that times one request of `shape` alone: `config` with the shape's resolution,
 // frames and steps and no `serve`. What validity checks each shape of a mix as, and what the

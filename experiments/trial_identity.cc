@@ -144,6 +144,19 @@ const nlohmann::json* DefaultOf(const std::string& field, const nlohmann::json& 
   return it == IdentityDefaults().end() ? nullptr : &it->second;
 }
 
+// A served trace is known by its bytes, not by where they lie: with its digest
+// (serve.trace_sha256) the identity leaves its path out, so that editing the trace makes new
+// keys and moving it with its sweep does not. A load without a trace is as it always was.
+bool KnownByDigest(const std::string& field, const nlohmann::json& value) {
+  return field == "serve" && value.is_object() && value.contains("trace_sha256") &&
+         value.contains("trace");
+}
+
+nlohmann::json ServeIdentity(nlohmann::json serve) {
+  serve.erase("trace");
+  return serve;
+}
+
 // IdentityJson(computation).dump() without building the identity object: the computation's
 // keys are already sorted, so its fields that differ from their defaults are written in order.
 std::string IdentityDump(const nlohmann::json& computation) {
@@ -154,7 +167,7 @@ std::string IdentityDump(const nlohmann::json& computation) {
     if (text.size() > 1) text += ',';
     text += nlohmann::json(field).dump();
     text += ':';
-    text += value.dump();
+    text += KnownByDigest(field, value) ? ServeIdentity(value).dump() : value.dump();
   }
   return text += '}';
 }
@@ -172,7 +185,8 @@ nlohmann::json IdentityJson(const nlohmann::json& computation) {
   nlohmann::json identity = nlohmann::json::object();
   for (const auto& [field, value] : computation.items()) {
     const nlohmann::json* fallback = DefaultOf(field, computation);
-    if (!fallback || value != *fallback) identity[field] = value;
+    if (!fallback || value != *fallback)
+      identity[field] = KnownByDigest(field, value) ? ServeIdentity(value) : value;
   }
   return identity;
 }

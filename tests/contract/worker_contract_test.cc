@@ -4,9 +4,11 @@
 
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "base/atomic_file.h"
+#include "base/untrusted_input.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -370,6 +372,33 @@ TEST_F(WorkerContractTest, ARankFileOfTooManyValuesIsRefusedNamingTheField) {
             (dir_ / "rank0.json").string() + ": 'environment' holds more than " +
                 std::to_string(kMaxRankFileValues) + " JSON values; expected at most " +
                 std::to_string(kMaxRankFileValues));
+}
+
+// A serving load is held to the reader's cap before launch by counting what each request adds
+// to a rank file (RankFileValuesPerRequest, experiments/serve_load.h): pinned here against the
+// writer, so that a field added to a sample or a request record cannot make the count low.
+TEST_F(WorkerContractTest, AServedRequestAddsTheRankFileValuesItIsCountedAt) {
+  const auto values_with = [](int requests, int stages) {
+    RankResult r;
+    for (int i = 0; i < requests; ++i) {
+      r.requests.push_back({i, 0, 0, 1.5, 2.5, 3.5, 1.0, false});
+      for (const char* stage : {kIterationStage, "queue", "service"})
+        r.samples.push_back({0, i, stage, 1.25, false});
+      for (int s = 0; s < stages; ++s)
+        r.samples.push_back(
+            {0, i, s + 1 < stages ? fmt::format("step:{}", s) : "decode", 0.5, i == 0});
+    }
+    JsonLimits limits;
+    limits.max_values = kMaxRankFileValues;
+    JsonReadStats stats;
+    ParseBoundedJson(ToJson(r).dump(), limits, "rank file", &stats);
+    return stats.values;
+  };
+  for (int stages : {1, 3, 51}) {
+    const std::uint64_t one = values_with(1, stages), three = values_with(3, stages);
+    EXPECT_EQ((three - one) / 2, RankFileValuesPerRequest(stages)) << stages << " stages";
+    EXPECT_LE(values_with(0, 0), kRankFileOtherValues);
+  }
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "base/user_error.h"
+#include "experiments/trial.h"
+#include "tests/support/bounded_child.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -162,7 +164,7 @@ TEST(ServeLoadTest, ProblemsNameTheField) {
   load = OpenLoop(ArrivalKind::kGamma, 1, 10);
   load.burstiness = 0;
   EXPECT_EQ(ServeLoadProblem(load),
-            "'burstiness' is 0; expected the gaps' CV^2, above 0, at most 100");
+            "'burstiness' is 0; expected the gaps' CV^2, from 0.001 to 100");
   load = OpenLoop(ArrivalKind::kPoisson, 1, 10);
   load.mix[0].steps = 0;
   EXPECT_EQ(ServeLoadProblem(load), "'mix[0].steps' is 0; expected 1 to 10000");
@@ -181,6 +183,66 @@ TEST(ServeLoadTest, ProblemsNameTheField) {
   load.trace = "arrivals.csv";
   EXPECT_FALSE(ServeLoadProblem(load));
   EXPECT_THROW(GenerateArrivals(load), std::invalid_argument);
+}
+
+// A subnormal burstiness made the gamma's shape (1 / burstiness) infinite, and its sampler
+// rejected every proposal for ever: `run` and `plan` spun, deaf to signals. Now refused by name
+// in the sweep, and the generator throws rather than loop.
+TEST(ServeLoadTest, ASubnormalBurstinessIsRefusedAndNeverLoops) {
+  ServeLoad load = OpenLoop(ArrivalKind::kGamma, 1, 10);
+  load.burstiness = 1e-310;
+  EXPECT_EQ(ServeLoadProblem(load),
+            "'burstiness' is 1e-310; expected the gaps' CV^2, from 0.001 to 100");
+  // Exit 2: it threw (tests/support/bounded_child.h); a loop runs into the time limit (SIGALRM).
+  const test::ChildOutcome outcome = test::RunInBoundedChild(
+      [&] {
+        GenerateArrivals(load);
+        return true;
+      },
+      20);
+  EXPECT_TRUE(outcome.exited && outcome.exit_code == 2) << outcome.ToString();
+  load.burstiness = 1e-3;  // the steadiest allowed: drawn, and nearly constant
+  const std::vector<double> gaps = Gaps(GenerateArrivals(load));
+  for (double gap : gaps) EXPECT_NEAR(gap, 1, 0.2);
+  std::optional<ServeLoad> parsed;
+  std::string expected;
+  EXPECT_FALSE(
+      ParseServeLoad({{"arrivals", "gamma"}, {"rate", 1}, {"requests", 10}, {"burstiness", 1e-310}},
+                     &parsed, &expected));
+  EXPECT_EQ(expected, "serve: 'burstiness' is 1e-310; expected the gaps' CV^2, from 0.001 to 100");
+}
+
+// A rate of 5e-324 was planned as "inf h" with a p50 of "-nan ms": a rate makes at least one
+// request within the longest load.
+TEST(ServeLoadTest, ARateTooLowForOneRequestInTheLongestLoadIsRefused) {
+  ServeLoad load = OpenLoop(ArrivalKind::kPoisson, 5e-324, 10);
+  EXPECT_EQ(ServeLoadProblem(load),
+            "'rate' is 5e-324; expected requests per second from 1e-06 to 1000000");
+  EXPECT_THROW(GenerateArrivals(load), std::invalid_argument);
+  load.rate_per_s = 1e-6;
+  load.requests = 1;
+  EXPECT_FALSE(ServeLoadProblem(load));
+}
+
+// What a load implies is checked with the load: its requests' expected span at its rate within
+// the longest load, and what its duration makes at its rate within the most requests. 10^6
+// requests a second for 10^6 s passed and was planned as runnable.
+TEST(ServeLoadTest, ALoadWhoseRateImpliesTooLongOrTooManyIsRefused) {
+  ServeLoad load = OpenLoop(ArrivalKind::kPoisson, 1e6, 0);
+  load.duration_s = 1e6;
+  EXPECT_EQ(ServeLoadProblem(load),
+            "'duration_s' 1000000 at 'rate' 1000000 makes about 1e+12 requests; expected at most "
+            "1000000 (a lower rate, a shorter duration_s, or a count of requests)");
+  load.requests = 10;  // whichever ends first: 10 requests
+  EXPECT_FALSE(ServeLoadProblem(load));
+  load = OpenLoop(ArrivalKind::kConstant, 1e-5, 100);
+  load.warmup_requests = 1;
+  EXPECT_EQ(ServeLoadProblem(load),
+            "'requests' 100 (with 'warmup_requests' 1) at 'rate' 1e-05 span about 1.01e+07 s; "
+            "expected a load of at most 1000000 s (a higher rate, fewer requests, or a "
+            "duration_s)");
+  load.duration_s = 3600;
+  EXPECT_FALSE(ServeLoadProblem(load));
 }
 
 class ArrivalTraceTest : public testing::Test {
@@ -245,7 +307,8 @@ TEST_F(ArrivalTraceTest, EveryMalformedLineIsOneLocatedError) {
             ": is empty; expected the header line "
             "'arrival_s,width,height,frames,steps'");
   EXPECT_EQ(ErrorFor("time,w,h,f,s\n0,512,512,0,20\n"),
-            ":1: header is 'time,w,h,f,s'; expected 'arrival_s,width,height,frames,steps'");
+            ":1: the first line is not the header (it is 12 bytes); expected exactly "
+            "'arrival_s,width,height,frames,steps'");
   EXPECT_EQ(ErrorFor(header), ": has no requests; expected at least one line after the header");
   EXPECT_EQ(ErrorFor(header + "0,512,512,0\n"),
             ":2: has 4 columns; expected 5: arrival_s,width,height,frames,steps");
@@ -287,6 +350,46 @@ TEST_F(ArrivalTraceTest, ErrorsSayWhereForTheCaller) {
 TEST_F(ArrivalTraceTest, RefusesWhatIsNotARegularFile) {
   EXPECT_THROW(ReadArrivalTrace(dir_.path()), UserError);
   EXPECT_THROW(ReadArrivalTrace(dir_ / "missing.csv"), UserError);
+}
+
+// A file that is not a trace may be anything the user can read (a key, a password file): its
+// first line never appears in the error, which goes to the console, the database and reports.
+TEST_F(ArrivalTraceTest, AFirstLineThatIsNotTheHeaderIsNeverQuoted) {
+  const std::string error = ErrorFor("hunter2-is-the-password\nmore secrets\n");
+  EXPECT_EQ(error.find("hunter2"), std::string::npos) << error;
+  EXPECT_EQ(error,
+            ":1: the first line is not the header (it is 23 bytes, with no comma); expected "
+            "exactly 'arrival_s,width,height,frames,steps'");
+}
+
+// A trace that is a symbolic link is refused before a byte is read, whatever it points at.
+TEST_F(ArrivalTraceTest, ASymbolicLinkIsRefusedWithoutReadingItsTarget) {
+  std::ofstream(dir_ / "secret") << "arrival_s,width,height,frames,steps\n0,512,512,0,20\n";
+  std::filesystem::create_symlink(dir_ / "secret", dir_ / "link.csv");
+  for (const auto& read : {+[](const std::filesystem::path& p) { ReadArrivalTrace(p); },
+                           +[](const std::filesystem::path& p) { ArrivalTraceSha256(p); }}) {
+    try {
+      read(dir_ / "link.csv");
+      ADD_FAILURE() << "no error";
+    } catch (const UserError& error) {
+      EXPECT_EQ(std::string(error.what()),
+                (dir_ / "link.csv").string() +
+                    ": is a symbolic link; expected the trace file itself (a link is not "
+                    "followed)");
+    }
+  }
+}
+
+// A UTF-8 byte-order mark (as some editors and spreadsheets save CSV) was refused with a "got"
+// header that looked like the expected one.
+TEST_F(ArrivalTraceTest, AUtf8ByteOrderMarkBeforeTheHeaderIsSkipped) {
+  const std::string text =
+      "\xEF\xBB\xBF"
+      "arrival_s,width,height,frames,steps\r\n0,512,512,0,20\r\n";
+  const ArrivalTrace trace = ReadArrivalTrace(Write(text));
+  ASSERT_EQ(trace.requests.size(), 1u);
+  EXPECT_EQ(trace.shapes.at(0), (RequestShape{512, 512, 0, 20, 1}));
+  EXPECT_EQ(trace.sha256, Sha256Hex(text));  // of the bytes as they are, the mark included
 }
 
 }  // namespace

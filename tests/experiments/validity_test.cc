@@ -259,7 +259,7 @@ TEST(ValidityTest, AServingTrialIsCheckedWithItsOwnShapeAndReplicas) {
   bursty.serve->arrivals = ArrivalKind::kGamma;
   bursty.serve->burstiness = 0;
   EXPECT_EQ(InvalidReason(bursty, {2, false}).value_or(""),
-            "serve: 'burstiness' is 0; expected the gaps' CV^2, above 0, at most 100");
+            "serve: 'burstiness' is 0; expected the gaps' CV^2, from 0.001 to 100");
   TrialConfig command = c;
   command.workload = Workload::kCommand;
   command.command = {"python3", "serve.py"};
@@ -302,6 +302,41 @@ TEST(ValidityTest, EveryShapeOfAServingMixIsCheckedForTheLayout) {
             std::string::npos);
   traced.serve->trace = dir.path() / "missing.csv";
   EXPECT_NE(InvalidReason(traced, {2, false}).value_or("").find("serve: "), std::string::npos);
+}
+
+// A serving trial's rank file grows with its requests, and ingest reads at most
+// kMaxRankFileValues of it: a load that would pass that was served to the end and then lost.
+// Refused before launch, naming the keys and the most requests that fit.
+TEST(ValidityTest, AServingLoadWhoseRankFileWouldPassTheReadersCapIsRefused) {
+  TrialConfig c = PixArt(256, 1);
+  c.steps = 50;
+  c.serve = ServeLoad{};
+  c.serve->rate_per_s = 10;
+  c.serve->requests = 16000;
+  // Per request 8 values of its record and 5 for each of its 3 + 50 samples: 273.
+  EXPECT_EQ(InvalidReason(c, {2, false}).value_or(""),
+            "serve: 16000 requests of up to 50 steps would write about 4368000 JSON values to a "
+            "rank file, more than the 3900000 its requests may take (ingest reads at most "
+            "4000000); expected at most 14285 requests of 50 steps ('requests' with "
+            "'warmup_requests', or fewer 'steps')");
+  c.serve->requests = 14285;
+  EXPECT_FALSE(InvalidReason(c, {2, false}));
+  c.serve->warmup_requests = 1;
+  EXPECT_TRUE(InvalidReason(c, {2, false}));
+  c.steps = 2;  // 33 values a request
+  c.serve->warmup_requests = 0;
+  c.serve->requests = 150000;
+  EXPECT_NE(InvalidReason(c, {2, false}).value_or("").find("expected at most 118181 requests"),
+            std::string::npos);
+  // A duration at a rate: the requests it makes (about 10,000 of 20 steps: 123 values each;
+  // with each step's 28 blocks profiled, 2923).
+  c.steps = 20;
+  c.serve->requests = 0;
+  c.serve->duration_s = 1000;
+  EXPECT_FALSE(InvalidReason(c, {2, false}));
+  c.profile_blocks = true;
+  EXPECT_NE(InvalidReason(c, {2, false}).value_or("").find("of 28 profiled blocks"),
+            std::string::npos);
 }
 
 TEST(ValidityTest, ACacheRunsWhereItsDecisionCanBeTaken) {
