@@ -9,6 +9,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -219,6 +220,76 @@ std::vector<ComparedMetric> CompareMetrics(const SideTrial& a, const SideTrial& 
   return metrics;
 }
 
+// The settings that differ between the sides: the ones a performance engineer looks at first,
+// then the rest alphabetically.
+std::vector<SettingDifference> SettingDifferences(const std::vector<CampaignInfo>& a_campaigns,
+                                                  const std::vector<ResultRow>& a_rows,
+                                                  const std::vector<CampaignInfo>& b_campaigns,
+                                                  const std::vector<ResultRow>& b_rows) {
+  std::vector<SettingDifference> differences;
+  const auto a_settings = SideSettings(a_campaigns, a_rows);
+  const auto b_settings = SideSettings(b_campaigns, b_rows);
+  std::set<std::string> keys;
+  for (const auto& [key, value] : a_settings) keys.insert(key);
+  for (const auto& [key, value] : b_settings) keys.insert(key);
+  for (const std::string& key : keys) {
+    auto ia = a_settings.find(key), ib = b_settings.find(key);
+    const std::string va = ia == a_settings.end() ? "(none)" : ia->second;
+    const std::string vb = ib == b_settings.end() ? "(none)" : ib->second;
+    if (va != vb) differences.push_back({key, va, vb});
+  }
+  const std::vector<std::string> first = {"build", "device", "host", "sweep spec (sha256)"};
+  std::stable_sort(differences.begin(), differences.end(),
+                   [&](const SettingDifference& x, const SettingDifference& y) {
+                     auto rank = [&](const std::string& s) {
+                       return std::find(first.begin(), first.end(), s) - first.begin();
+                     };
+                     return rank(x.setting) < rank(y.setting);
+                   });
+  return differences;
+}
+
+// Too few timed iterations on a side for CompareLatency, which then leaves both latencies and
+// the change at 0: the sides' real latencies (SideLatencyMs over their launch medians, what
+// `query` shows) and their ratio are shown all the same, with no interval (infinite ends: no
+// printer shows a +0.0% [+0.0, +0.0]) and the verdict inconclusive. Nothing when a side has a
+// latency already, none at all, or one that is not positive.
+void ShowTooFewIterations(const SideTrial& a, const SideTrial& b, int min_samples,
+                          ComparedTrial* trial) {
+  LatencyChange& c = trial->change;
+  if (c.a_ms > 0 || c.b_ms > 0) return;
+  const auto side = [](const SideTrial& s, std::size_t* count) -> std::optional<double> {
+    std::vector<double> medians;
+    std::vector<long long> sessions;
+    for (std::size_t i = 0; i < s.launches.size(); ++i) {
+      const std::vector<double>& launch = s.launches[i];
+      if (launch.empty()) continue;
+      if (std::any_of(launch.begin(), launch.end(), [](double ms) { return !(ms > 0); }))
+        return std::nullopt;
+      *count += launch.size();
+      medians.push_back(Summarize(launch).median);
+      sessions.push_back(s.sessions[i]);
+    }
+    if (medians.empty()) return std::nullopt;
+    return SideLatencyMs(medians, sessions);
+  };
+  std::size_t a_count = 0, b_count = 0;
+  const std::optional<double> a_ms = side(a, &a_count), b_ms = side(b, &b_count);
+  if (!a_ms || !b_ms) return;
+  if (a_count >= static_cast<std::size_t>(min_samples) &&
+      b_count >= static_cast<std::size_t>(min_samples))
+    return;
+  c.a_ms = *a_ms;
+  c.b_ms = *b_ms;
+  c.change.pct = (c.b_ms / c.a_ms - 1) * 100;
+  c.change.low_pct = -std::numeric_limits<double>::infinity();
+  c.change.high_pct = std::numeric_limits<double>::infinity();
+  c.verdict = Verdict::kInconclusive;
+  trial->too_few =
+      fmt::format("too few timed iterations: {} and {}, need {}", a_count, b_count, min_samples);
+  c.reason = trial->too_few + " per side; the change is of the medians, with no interval";
+}
+
 // Marks a trial measured on a busy machine on either side, and says so in its reason.
 void MarkBusy(const SideTrial& a, const SideTrial& b, ComparedTrial* trial) {
   const auto busy_note = [](const SideTrial& side) -> std::optional<std::string> {
@@ -364,78 +435,6 @@ std::optional<Thresholds> LearnedThresholds(const std::vector<ResultRow>& rows, 
   return t;
 }
 
-std::string ModelIdentity(const ResultRow& row) {
-  std::string model = row.model;
-  if (row.model_overrides.empty()) return model;
-  nlohmann::json overrides = ParseStoredJson(row.model_overrides);
-  std::string extra;
-  if (overrides.is_object()) {
-    for (const auto& [key, value] : overrides.items()) {
-      if (key == "preset") continue;
-      extra += fmt::format("{}{}:{}", extra.empty() ? "" : ",", key, value.dump());
-    }
-  }
-  return extra.empty() ? model : model + "{" + extra + "}";
-}
-
-std::string DegreesLabel(const ResultRow& row) {
-  const std::string degrees = DegreesAboveOne(row);
-  const std::string custom = AxesLabel(row);
-  return (degrees.empty() ? "1 rank" : degrees) + (custom.empty() ? "" : " " + custom);
-}
-
-std::string AxesLabel(const ResultRow& row) {
-  if (row.axes.empty() || row.axes == "{}") return "";
-  const nlohmann::json axes = ParseStoredJson(row.axes);
-  if (!axes.is_object()) return "";
-  std::string label;
-  for (const auto& [name, value] : axes.items())
-    label += fmt::format("{}{}={}", label.empty() ? "" : " ", name,
-                         value.is_string() ? value.get<std::string>() : value.dump());
-  return label;
-}
-
-std::string ShellWord(const std::string& text) {
-  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) ||
-           std::string_view("/._-+:@%,=").find(c) != std::string_view::npos;
-  });
-  if (plain) return text;
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + '\'';
-}
-
-CampaignRun CampaignRunOf(const CampaignInfo& campaign, const std::string& db) {
-  CampaignRun run;
-  run.sweep_path = campaign.record.sweep_path;
-  run.db = db;
-  const nlohmann::json& env = campaign.record.environment;
-  if (env.is_object()) {
-    if (auto gpus = env.find("gpus"); gpus != env.end() && gpus->is_string()) run.gpus = *gpus;
-    if (auto launcher = env.find("launcher"); launcher != env.end() && launcher->is_string())
-      run.launcher = *launcher;
-  }
-  return run;
-}
-
-std::string ReproduceCommand(const CampaignRun& run, const std::string& trial_key) {
-  std::string command =
-      fmt::format("ditbench run {} --only {}", ShellWord(run.sweep_path), trial_key);
-  if (!run.db.empty()) command += " --db " + ShellWord(run.db);
-  if (!run.gpus.empty() && run.gpus != "auto") command += " --gpus " + ShellWord(run.gpus);
-  if (!run.launcher.empty() && run.launcher != "local")
-    command += " --launcher " + ShellWord(run.launcher);
-  return command;
-}
-
-std::string TrialLabel(const ResultRow& row) {
-  std::string label = fmt::format("{} {} {} {}", ModelIdentity(row), row.resolution_label(),
-                                  row.precision, row.scope);
-  if (row.batch > 1) label += fmt::format(" batch={}", row.batch);
-  return label + " " + DegreesLabel(row);
-}
-
 Comparison CompareCampaigns(ResultsReader& a_db, const CampaignSet& a, ResultsReader& b_db,
                             const CampaignSet& b, const CompareSettings& settings,
                             SelfcheckStore* a_checks, SelfcheckStore* b_checks) {
@@ -449,26 +448,7 @@ Comparison CompareCampaigns(ResultsReader& a_db, const CampaignSet& a, ResultsRe
   const std::vector<ResultRow> a_rows = a_db.Results(a.campaigns);
   const std::vector<ResultRow> b_rows = b_db.Results(b.campaigns);
 
-  const auto a_settings = SideSettings(a_campaigns, a_rows);
-  const auto b_settings = SideSettings(b_campaigns, b_rows);
-  std::set<std::string> keys;
-  for (const auto& [key, value] : a_settings) keys.insert(key);
-  for (const auto& [key, value] : b_settings) keys.insert(key);
-  for (const std::string& key : keys) {
-    auto ia = a_settings.find(key), ib = b_settings.find(key);
-    const std::string va = ia == a_settings.end() ? "(none)" : ia->second;
-    const std::string vb = ib == b_settings.end() ? "(none)" : ib->second;
-    if (va != vb) comparison.differences.push_back({key, va, vb});
-  }
-  // The settings a performance engineer looks at first, then the rest alphabetically.
-  const std::vector<std::string> first = {"build", "device", "host", "sweep spec (sha256)"};
-  std::stable_sort(comparison.differences.begin(), comparison.differences.end(),
-                   [&](const SettingDifference& x, const SettingDifference& y) {
-                     auto rank = [&](const std::string& s) {
-                       return std::find(first.begin(), first.end(), s) - first.begin();
-                     };
-                     return rank(x.setting) < rank(y.setting);
-                   });
+  comparison.differences = SettingDifferences(a_campaigns, a_rows, b_campaigns, b_rows);
   if (a_checks != nullptr && b_checks != nullptr) {
     for (auto& d : SelfcheckDifferences(SideChecks(*a_checks, a_campaigns, a_rows),
                                         SideChecks(*b_checks, b_campaigns, b_rows)))
@@ -521,6 +501,7 @@ Comparison CompareCampaigns(ResultsReader& a_db, const CampaignSet& a, ResultsRe
     trial.label = label;
     trial.device = device;
     trial.change = CompareLatency(at.launches, bt.launches, t.policy, at.sessions, bt.sessions);
+    ShowTooFewIterations(at, bt, t.policy.min_samples, &trial);
     trial.thresholds = t.Describe();
     trial.metrics = CompareMetrics(at, bt);
     trial.p95 = CompareTail(at, bt);
@@ -564,6 +545,7 @@ std::string IntervalText(const ChangeEstimate& change) {
 
 std::string VerdictText(const ComparedTrial& trial) {
   std::string text = VerdictName(trial.change.verdict);
+  if (!trial.too_few.empty()) text += " (" + trial.too_few + ")";
   if (trial.p95) text += ", p95 " + trial.p95->verdict;
   if (trial.busy()) text += ", busy " + trial.BusySides();
   if (!trial.BelowQualitySides().empty()) text += ", below quality " + trial.BelowQualitySides();

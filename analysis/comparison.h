@@ -134,6 +134,10 @@ struct ComparedTrial {
   std::string BelowQualitySides() const;  // "A", "B", "A and B", or ""
   // A serving trial: the verdict on its p95 beside the one on its latency (the p50).
   std::optional<TailChange> p95;
+  // Fewer timed iterations on a side than the verdict needs (ChangePolicy::min_samples):
+  // "too few timed iterations: 2 and 1, need 3". The change is still the sides' real medians
+  // (a_ms, b_ms as `query` shows them), with no interval and the verdict inconclusive.
+  std::string too_few;
 };
 
 // A trial measured on one side only, or not ok on one side.
@@ -216,7 +220,8 @@ std::string ShellWord(const std::string& text);
 std::string IntervalText(const ChangeEstimate& change);
 
 // The verdict as printed: "slower", or "slower, busy B" for a trial measured on a busy machine,
-// and ", below quality B" for a side that missed its quality gates (experiments/quality_gate.h).
+// and ", below quality B" for a side that missed its quality gates (experiments/quality_gate.h);
+// "inconclusive (too few timed iterations: 2 and 1, need 3)" for a trial with too few.
 std::string VerdictText(const ComparedTrial& trial);
 
 // The noise floors used, for a headline: "noise floor 4.2% (learned from 22 A/A pairs)", or

@@ -118,12 +118,14 @@ std::vector<RequestRecord> ReadRequests(const RankFileFields& field, const nlohm
         field.Fail(key + "." + name, v, fmt::format("an integer from 0 to {}", high));
       *value = static_cast<int>(v.get<std::int64_t>());
     }
-    for (auto [name, value] :
-         {std::pair{"arrival_ms", &r.arrival_ms}, std::pair{"start_ms", &r.start_ms},
-          std::pair{"end_ms", &r.end_ms}, std::pair{"isolated_ms", &r.isolated_ms}}) {
+    // A time from 0; the latency alone (the SLO's unit, a divisor) at least an iteration's least.
+    for (auto [name, value, low] :
+         {std::tuple{"arrival_ms", &r.arrival_ms, 0.0}, std::tuple{"start_ms", &r.start_ms, 0.0},
+          std::tuple{"end_ms", &r.end_ms, 0.0},
+          std::tuple{"isolated_ms", &r.isolated_ms, kMinIterationMs}}) {
       const nlohmann::json v = item.value(name, nlohmann::json());
-      if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= kMaxServeMs))
-        field.Fail(key + "." + name, v, fmt::format("ms from 0 to {:g}", kMaxServeMs));
+      if (!v.is_number() || !(v.get<double>() >= low && v.get<double>() <= kMaxServeMs))
+        field.Fail(key + "." + name, v, fmt::format("ms from {:g} to {:g}", low, kMaxServeMs));
       *value = v.get<double>();
     }
     requests.push_back(r);

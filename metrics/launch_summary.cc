@@ -19,6 +19,13 @@ bool IsFailedLaunch(TrialStatus s) {
          s == TrialStatus::kFailed;
 }
 
+// A launch stored ok that timed nothing (no timed iteration, or a latency of 0: an older
+// ditbench's all-warm-up load; the database is untrusted): no measurement, a failed launch.
+bool TimedNothing(const LaunchMeasurement& launch) {
+  return launch.status == TrialStatus::kOk && launch.metrics &&
+         (launch.metrics->iterations <= 0 || !(launch.metrics->latency_ms > 0));
+}
+
 double MedianOf(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return Quantile(values, 0.5);
@@ -136,9 +143,14 @@ TrialOutcome SummarizeLaunches(const std::vector<LaunchMeasurement>& launches, i
   std::sort(by_index.begin(), by_index.end(),
             [](const auto* x, const auto* y) { return x->launch < y->launch; });
   const auto word = [&](const LaunchMeasurement& launch) {
-    if (replicates <= 1 && launch.launch == 0) return launch.error;
-    return fmt::format("launch {} of {}: {}", launch.launch + 1, std::max(replicates, 1),
-                       launch.error);
+    const std::string error = TimedNothing(launch)
+                                  ? fmt::format(
+                                        "stored ok with {} timed iterations at {} ms; a launch "
+                                        "that timed nothing is no measurement",
+                                        launch.metrics->iterations, launch.metrics->latency_ms)
+                                  : launch.error;
+    if (replicates <= 1 && launch.launch == 0) return error;
+    return fmt::format("launch {} of {}: {}", launch.launch + 1, std::max(replicates, 1), error);
   };
   const LaunchMeasurement* failed = nullptr;
   const LaunchMeasurement* interrupted = nullptr;
@@ -146,14 +158,15 @@ TrialOutcome SummarizeLaunches(const std::vector<LaunchMeasurement>& launches, i
   std::vector<const LaunchMeasurement*> ok;
   for (const LaunchMeasurement* launch : by_index) {
     if (launch->status == TrialStatus::kRunning) running = true;
-    if (IsFailedLaunch(launch->status) && !failed) failed = launch;
+    if ((IsFailedLaunch(launch->status) || TimedNothing(*launch)) && !failed) failed = launch;
     if (launch->status == TrialStatus::kInterrupted && !interrupted) interrupted = launch;
-    if (launch->status == TrialStatus::kOk && launch->metrics) ok.push_back(launch);
+    if (launch->status == TrialStatus::kOk && launch->metrics && !TimedNothing(*launch))
+      ok.push_back(launch);
   }
   if (running) {
     outcome.status = TrialStatus::kRunning;
   } else if (failed) {
-    outcome.status = failed->status;
+    outcome.status = TimedNothing(*failed) ? TrialStatus::kFailed : failed->status;
     outcome.error = word(*failed);
   } else if (interrupted) {
     outcome.status = TrialStatus::kInterrupted;

@@ -5,7 +5,9 @@
 // Status: a running launch makes the trial running; else the first failed launch (oom,
 // timeout, crashed, failed: by launch index) makes it fail with that launch's error; else an
 // interrupted launch makes it interrupted; else (every recorded launch ok) it is ok, even when
-// fewer launches than asked are recorded yet (resume runs the missing ones).
+// fewer launches than asked are recorded yet (resume runs the missing ones). A launch stored ok
+// that timed nothing (no timed iteration, or a latency of 0) counts as failed: a trial is
+// never ok on it, and its 0 ms never enters the median.
 //
 // Metrics over the ok launches (one ok launch: that launch's metrics, unchanged):
 //  * latency_ms: the median of the launch medians (every launch weighs the same, whatever its

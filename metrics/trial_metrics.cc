@@ -56,6 +56,12 @@ std::optional<RankProblem> TimedIterationsProblem(const std::vector<RankResult>&
                        fmt::format("'samples' has {} timed iterations; expected at least {} "
                                    "(repeats.min)",
                                    first.size(), min_timed)};
+  // Whatever repeats.min says, a trial with no timed iteration has no latency to store.
+  if (first.empty())
+    return RankProblem{ranks.front().rank,
+                       fmt::format("'samples' has no timed '{}' sample; a trial is measured "
+                                   "only by its timed iterations",
+                                   kIterationStage)};
   for (std::size_t i = 1; i < ranks.size(); ++i) {
     const std::set<int> other = timed(ranks[i]);
     for (const int iteration : first)
@@ -112,63 +118,39 @@ std::optional<RankProblem> StepReuseProblem(const std::vector<RankResult>& ranks
   return std::nullopt;
 }
 
-std::optional<RankProblem> ServedRequestsProblem(const TrialConfig& config,
-                                                 const std::vector<RankResult>& ranks) {
-  std::vector<Request> expected;
-  try {
-    expected = TrialRequests(config);
-  } catch (const std::exception& e) {
-    return RankProblem{0, fmt::format("serve: {}", e.what())};
-  }
-  const bool open_loop = config.serve->concurrency == 0;
-  std::vector<int> served_by(expected.size(), -1);
-  for (const RankResult& r : ranks) {
-    if (r.requests.empty()) continue;
-    const RankCoordinates at = CoordinatesOf(config.degrees(), r.rank);
-    if (!LeadsReplica(at))
-      return RankProblem{r.rank,
-                         "'requests' on a rank that leads no replica (only a replica's "
-                         "rank of every coordinate but dp 0 records its requests)"};
-    for (const RequestRecord& q : r.requests) {
-      const std::string which = fmt::format("'requests' has request {}", q.index);
-      if (q.index >= static_cast<int>(expected.size()))
-        return RankProblem{r.rank,
-                           fmt::format("{}; the load has {} requests", which, expected.size())};
-      if (served_by[q.index] >= 0)
-        return RankProblem{r.rank, fmt::format("{}, which rank {} served too; a request is "
-                                               "served once",
-                                               which, served_by[q.index])};
-      served_by[q.index] = r.rank;
-      if (q.replica != at.dp)
-        return RankProblem{r.rank, fmt::format("{} on replica {}; this rank leads replica {}",
-                                               which, q.replica, at.dp)};
-      if (q.shape != expected[q.index].shape)
-        return RankProblem{r.rank, fmt::format("{} of shape {}; the load's asks for shape {}",
-                                               which, q.shape, expected[q.index].shape)};
-      if (open_loop && std::abs(q.arrival_ms - expected[q.index].arrival_s * 1000) > 1e-3)
-        return RankProblem{r.rank,
-                           fmt::format("{} arriving at {} ms; the load's arrives at {} ms", which,
-                                       q.arrival_ms, expected[q.index].arrival_s * 1000)};
-      if (q.start_ms < q.arrival_ms - 1e-3 || q.end_ms < q.start_ms)
-        return RankProblem{r.rank, fmt::format("{} arriving at {} ms, starting at {} ms and ending "
-                                               "at {} ms; expected arrival <= start <= end",
-                                               which, q.arrival_ms, q.start_ms, q.end_ms)};
+std::optional<RankProblem> StepRecordsProblem(const TrialConfig& config,
+                                              const std::vector<RankResult>& ranks) {
+  TrialConfig first = config;  // the iteration the steps record: a served load's first shape
+  if (config.serve) {
+    try {
+      first = ShapeTrial(config, TrialShapes(config).at(0));
+    } catch (const std::exception&) {
+      return std::nullopt;  // ServedRequestsProblem says why the load cannot be read
     }
   }
-  // Early stopping ends the load after its first K requests, every one of them served.
-  const bool stops_early = config.serve->stop_percentile > 0;
-  std::size_t served = 0;
-  while (served < served_by.size() && served_by[served] >= 0) ++served;
-  for (std::size_t i = served; i < served_by.size(); ++i)
-    if (served_by[i] >= 0 || !stops_early)
-      return RankProblem{0, fmt::format("'requests': request {} of {} was served by no replica{}",
-                                        served_by[i] >= 0 ? served : i, expected.size(),
-                                        stops_early ? " before a later one was (an early stop "
-                                                      "serves the load's first requests)"
-                                                    : "")};
-  if (stops_early && served <= static_cast<std::size_t>(config.serve->warmup_requests))
-    return RankProblem{0, fmt::format("'requests': {} of {} served, none past the {} warm-up ones",
-                                      served, expected.size(), config.serve->warmup_requests)};
+  const int steps = first.scope == Scope::kForward ? 1 : first.steps;
+  std::string unused;
+  const auto model = ResolveModel(config.model, config.model_overrides, &unused);
+  const int experts = model ? model->experts : 1;
+  for (const RankResult& r : ranks) {
+    if (r.steps.size() > static_cast<std::size_t>(steps))
+      return RankProblem{r.rank, fmt::format("'steps' has {} entries; the trial's iteration has "
+                                             "{} denoising step{}",
+                                             r.steps.size(), steps, steps == 1 ? "" : "s")};
+    for (const StepKernels& step : r.steps) {
+      if (step.reused && config.cache.empty())
+        return RankProblem{r.rank, fmt::format("'steps[{}].reused' is true; the trial has no "
+                                               "cache, so no step reuses one",
+                                               step.step)};
+      if (step.expert >= experts)
+        return RankProblem{
+            r.rank,
+            fmt::format("'steps[{}].expert' is {}; the model '{}' has {} expert{} "
+                        "(0{})",
+                        step.step, step.expert, config.model, experts, experts == 1 ? "" : "s",
+                        experts == 1 ? "" : fmt::format(" to {}", experts - 1))};
+    }
+  }
   return std::nullopt;
 }
 
@@ -252,10 +234,21 @@ void AddServingMetrics(const TrialConfig& config, const std::vector<RankResult>&
   }
   if (records.empty()) return;
   const ServingSummary s = SummarizeServing(records, config.world_size(), config.serve->slo_scale);
-  if (s.p50_ms.bounded) {
-    m.ci_low_ms = s.p50_ms.low;
-    m.ci_high_ms = s.p50_ms.high;
-  }
+  // The latency's figures are the requests' (end - arrival), never samples claimed beside them
+  // (ServedRequestsProblem holds a leader's samples to its requests).
+  std::vector<double> latencies;
+  for (const RequestRecord& q : records) latencies.push_back(q.end_ms - q.arrival_ms);
+  const Summary latency = Summarize(latencies);
+  m.latency_ms = s.p50_ms.estimate;
+  m.mean_ms = s.mean_latency_ms;
+  m.std_ms = latency.stddev;
+  m.min_ms = latency.min;
+  m.max_ms = latency.max;
+  m.cov = latency.cov;
+  m.outliers = latency.outliers;
+  m.iterations = s.requests;
+  m.ci_low_ms = s.p50_ms.bounded ? s.p50_ms.low : latency.ci_low;
+  m.ci_high_ms = s.p50_ms.bounded ? s.p50_ms.high : latency.ci_high;
   m.p90_ms = s.p90_ms.estimate;
   m.p99_ms = s.p99_ms.estimate;
   if (s.p95_ms.bounded) m.extra["p95_ms"] = s.p95_ms.estimate;

@@ -39,8 +39,9 @@ std::vector<double> SlowestSeries(const std::vector<Sample>& samples,
 // Why the ranks' timed "iteration" samples cannot be reduced to one slowest-rank series, or
 // nothing: every rank must have timed the same iterations as rank 0 (a rank missing one would
 // leave the slowest rank out of that iteration's maximum), and at least `min_timed` of them
-// (the trial's repeats.min: the measurement loop never stops before). REQUIRES: `ranks` in
-// rank order from rank 0, as ReadRankFiles gives them when it finds no problem.
+// (the trial's repeats.min: the measurement loop never stops before), and never none: a trial
+// without a timed iteration is never ok. REQUIRES: `ranks` in rank order from rank 0, as
+// ReadRankFiles gives them when it finds no problem.
 struct RankProblem {
   int rank = 0;
   std::string problem;  // names the field: "'samples' ..."
@@ -53,14 +54,13 @@ std::optional<RankProblem> TimedIterationsProblem(const std::vector<RankResult>&
 // of a step one rank computed waited for a rank that skipped it. REQUIRES as above.
 std::optional<RankProblem> StepReuseProblem(const std::vector<RankResult>& ranks);
 
-// A serving trial (`serve`): why its ranks' requests (RankResult::requests) are not the load's
-// requests each served once, or nothing. Only a replica's leader (its rank of every coordinate
-// but dp 0) records requests, each of its own replica; every request of TrialRequests(config) is
-// served exactly once; an open loop's arrival is the generated one (within a microsecond); no
-// request starts before it arrives or ends before it starts. A trace that cannot be read is a
-// problem of rank 0.
-std::optional<RankProblem> ServedRequestsProblem(const TrialConfig& config,
-                                                 const std::vector<RankResult>& ranks);
+// Why a rank's `steps` (RankResult::steps: what each denoising step of its first iteration
+// ran) cannot be the trial's, or nothing: at most one entry per denoising step of that
+// iteration (the trial's steps, its first request shape's when it serves, 1 at scope forward),
+// `reused` only with a `cache`, and `expert` below the model's experts (0 or 1 for a
+// two-expert model, 0 for any other). The first wrong entry is named with both values.
+std::optional<RankProblem> StepRecordsProblem(const TrialConfig& config,
+                                              const std::vector<RankResult>& ranks);
 
 // Why a rank's computed latent (RankResult::latent_shape) is not the clip the trial's key names,
 // or nothing: its batch, latent frames (a video's), rows and columns must be those of `config`'s

@@ -41,7 +41,8 @@ class EarlierResults {
 
   std::optional<PlannerHistory::Measurement> Measured(const std::string& key) const {
     const auto it = measured_.find(key);
-    if (it == measured_.end()) return std::nullopt;
+    // A time of 0 is no measurement (PlannerHistory reads none; the database is untrusted).
+    if (it == measured_.end() || !(it->second.latency_ms > 0)) return std::nullopt;
     return it->second;
   }
   // The trials with a step cache and what they skipped (plan/step_cache_fraction.h).

@@ -14,6 +14,7 @@
 #include "base/terminal_text.h"
 #include "base/untrusted_input.h"
 #include "contract/npy.h"
+#include "metrics/served_requests.h"
 #include "metrics/trace_profile.h"
 #include "metrics/trial_metrics.h"
 #include "metrics/trial_trace.h"
@@ -149,6 +150,19 @@ TrialTrace ReadTraces(const std::filesystem::path& run_dir, const std::vector<Ra
   return trace;
 }
 
+// The first problem of the ranks' files against each other and the trial (metrics/
+// trial_metrics.h, metrics/served_requests.h), or nothing: their timed iterations or served
+// requests, the latent they computed, and what their steps ran.
+std::optional<RankProblem> RanksProblem(const TrialConfig& config,
+                                        const std::vector<RankResult>& ranks) {
+  if (auto problem = config.serve ? ServedRequestsProblem(config, ranks)
+                                  : TimedIterationsProblem(ranks, config.repeats.min))
+    return problem;
+  if (auto problem = LatentShapeProblem(config, ranks)) return problem;
+  if (auto problem = StepRecordsProblem(config, ranks)) return problem;
+  return StepReuseProblem(ranks);
+}
+
 TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
                    const std::filesystem::path& run_dir, const LaunchOutcome& outcome,
                    const std::function<bool()>& cancelled, const IntervalSet* busy_s) {
@@ -223,23 +237,10 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
       return record;
     }
   }
-  if (const auto problem = config.serve ? ServedRequestsProblem(config, ranks)
-                                        : TimedIterationsProblem(ranks, config.repeats.min)) {
+  if (const auto problem = RanksProblem(config, ranks)) {
     record.status = TrialStatus::kFailed;
     record.error = fmt::format("{}: {}", RankResultPath(run_dir, problem->rank).string(),
                                problem->problem);
-    return record;
-  }
-  if (const auto problem = LatentShapeProblem(config, ranks)) {
-    record.status = TrialStatus::kFailed;
-    record.error =
-        fmt::format("{}: {}", RankResultPath(run_dir, problem->rank).string(), problem->problem);
-    return record;
-  }
-  if (const auto problem = StepReuseProblem(ranks)) {
-    record.status = TrialStatus::kFailed;
-    record.error =
-        fmt::format("{}: {}", RankResultPath(run_dir, problem->rank).string(), problem->problem);
     return record;
   }
   // The final output is read later, to compare it with its reference: a file that cannot be

@@ -23,7 +23,7 @@ PlannerHistory::NewestOkMeasurements() {
   Statement query(db_, fmt::format(R"sql(
     SELECT r.trial_key, r.campaign, r.latency_ms, r.peak_mem_mb, r.warmup, r.iterations, {}
     FROM results r JOIN trials t ON t.campaign_id = r.campaign AND t.trial_key = r.trial_key
-    WHERE r.status = 'ok' AND r.latency_ms IS NOT NULL)sql",
+    WHERE r.status = 'ok' AND r.latency_ms > 0 AND COALESCE(r.iterations, 1) > 0)sql",
                                    SecondsBetweenSql("t.started_at", "t.finished_at")));
   std::unordered_map<std::string, std::int64_t> campaign_of;
   std::unordered_map<std::string, Measurement> newest;
@@ -76,7 +76,7 @@ std::vector<PlannerHistory::ObservedTrial> PlannerHistory::ObservedTrials(
            r.psnr, r.ssim
     FROM results r JOIN trials t ON t.campaign_id = r.campaign AND t.trial_key = r.trial_key
       JOIN campaigns c ON c.id = r.campaign
-    WHERE r.status = 'ok' AND r.latency_ms IS NOT NULL AND r.latency_ms > 0
+    WHERE r.status = 'ok' AND r.latency_ms > 0 AND COALESCE(r.iterations, 1) > 0
       AND (?1 = '' OR t.device = ?1)
       AND r.campaign NOT IN (SELECT value FROM json_each(?2))
     ORDER BY r.campaign DESC, r.trial_key)sql",

@@ -28,6 +28,8 @@ class PlannerHistory {
   PlannerHistory& operator=(const PlannerHistory&) = delete;
 
   // What the newest ok result of each trial key measured (for `plan`'s estimates), any device.
+  // Only a row that timed something is a measurement: latency above 0 and at least one timed
+  // iteration (NULL, from before the column, counts as some); ObservedTrials reads the same.
   struct Measurement {
     double latency_ms = 0;
     std::optional<double> peak_mem_mb;  // per rank, max over ranks

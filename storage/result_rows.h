@@ -82,7 +82,11 @@ struct ResultRow : ParallelDegrees {
   std::int64_t folded = 1;
   std::optional<double> folded_min_ms, folded_max_ms;
 
-  bool measured() const { return status == "ok" && latency_ms.has_value(); }
+  // Ok with a latency that timed something: a row stored ok at 0 ms or over no timed iteration
+  // (an older ditbench's all-warm-up load; the database is untrusted) is never the fastest.
+  bool measured() const {
+    return status == "ok" && latency_ms && *latency_ms > 0 && iterations.value_or(1) > 0;
+  }
   bool below_quality() const { return IsBelowQuality(quality); }
   // "1024px" for a square, "1280x720px" otherwise, then " 81 frames" for a video.
   std::string resolution_label() const;

@@ -212,6 +212,47 @@ TEST_F(ComparisonTest, ASideBelowQualitySaysSoInItsVerdictAndEveryOutput) {
   EXPECT_THAT(RenderComparisonSection(c, 10), HasSubstr("below quality B"));
 }
 
+// Fewer timed iterations than the verdict needs (3 a side): the change is still the real
+// medians, 1.05 ms against 5.25 ms (+400%), inconclusive and with no interval, in every output;
+// never 0.000 ms against 0.000 ms at +0.0% [+0.0, +0.0].
+TEST_F(ComparisonTest, TooFewIterationsShowTheRealMediansAndNoInterval) {
+  auto db = ResultsDb::Open(DbPath());
+  const TrialConfig one = test::MakeConfig(1);
+  std::int64_t a = Campaign(*db, {test::MakeTrialWithSamples(one, {1.05, 1.05}, "NVIDIA H100")});
+  std::int64_t b = Campaign(*db, {test::MakeTrialWithSamples(one, {5.25}, "NVIDIA H100")});
+  const Comparison c = CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({b}));
+  ASSERT_EQ(c.trials.size(), 1u);
+  const ComparedTrial& t = c.trials[0];
+  EXPECT_DOUBLE_EQ(t.change.a_ms, 1.05);
+  EXPECT_DOUBLE_EQ(t.change.b_ms, 5.25);
+  EXPECT_NEAR(t.change.change.pct, 400, 1e-9);
+  EXPECT_EQ(t.change.verdict, Verdict::kInconclusive);
+  EXPECT_FALSE(t.change.change.Bounded());
+  EXPECT_EQ(t.too_few, "too few timed iterations: 2 and 1, need 3");
+  EXPECT_EQ(VerdictText(t), "inconclusive (too few timed iterations: 2 and 1, need 3)");
+  std::ostringstream table, json, csv, markdown;
+  WriteComparison(c, "table", table);
+  EXPECT_THAT(table.str(), HasSubstr("inconclusive (too few timed iterations: 2 and 1, need 3)"));
+  EXPECT_THAT(table.str(), HasSubstr("1.050"));
+  EXPECT_THAT(table.str(), HasSubstr("5.250"));
+  EXPECT_THAT(table.str(), ::testing::Not(HasSubstr("+0.0")));
+  WriteComparison(c, "markdown", markdown);
+  EXPECT_THAT(markdown.str(), HasSubstr("too few timed iterations: 2 and 1, need 3"));
+  EXPECT_THAT(markdown.str(), ::testing::Not(HasSubstr("+0.0")));
+  WriteComparison(c, "json", json);
+  const nlohmann::json parsed = nlohmann::json::parse(json.str())["trials"][0];
+  EXPECT_DOUBLE_EQ(parsed["a_ms"].get<double>(), 1.05);
+  EXPECT_DOUBLE_EQ(parsed["b_ms"].get<double>(), 5.25);
+  EXPECT_NEAR(parsed["change_pct"].get<double>(), 400, 1e-9);
+  EXPECT_TRUE(parsed["ci_low_pct"].is_null());
+  EXPECT_EQ(parsed["verdict"], "inconclusive");
+  EXPECT_THAT(parsed["reason"].get<std::string>(),
+              HasSubstr("too few timed iterations: 2 and 1, need 3"));
+  WriteComparison(c, "csv", csv);
+  EXPECT_THAT(csv.str(), HasSubstr(",inconclusive,400.000,,,1.0500,5.2500,"));
+  EXPECT_THAT(RenderComparisonSection(c, 10), HasSubstr("too few timed iterations: 2 and 1"));
+}
+
 TEST_F(ComparisonTest, UnmatchedAndFailedTrialsAreListed) {
   auto db = ResultsDb::Open(DbPath());
   const TrialConfig one = test::MakeConfig(1), two = test::MakeConfig(2),

@@ -203,7 +203,7 @@ TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
       {"/requests",
        nlohmann::json::parse(R"([{"index": 0, "shape": 0, "replica": 0, "arrival_ms": 0,
                                   "start_ms": 1, "end_ms": 2}])"),
-       "'requests[0].isolated_ms' is missing or null; expected ms from 0 to 1e+09"},
+       "'requests[0].isolated_ms' is missing or null; expected ms from 1e-06 to 1e+09"},
       {"/serve_start_monotonic_s", -0.5,
        "'serve_start_monotonic_s' is -0.5; expected a number from 0 to 1e+09"},
       {"/serve_start_monotonic_s", 1e300, "'serve_start_monotonic_s' is 1e+300;"},
@@ -217,6 +217,36 @@ TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
     EXPECT_NE(refusal.find("rank0.json: " + std::string(c.said)), std::string::npos)
         << c.pointer << " = " << c.value.dump() << ": " << refusal;
   }
+}
+
+// A request's isolated latency is the SLO's unit (latency <= slo_scale x isolated_ms): 0 would
+// make every request miss it, and a denormal is no latency a model has.
+TEST_F(WorkerContractTest, ARequestsIsolatedLatencyOfZeroIsRefused) {
+  for (const double isolated : {0.0, 1e-300, 5e-7}) {
+    nlohmann::json j = ValidRankFile();
+    j["requests"] = {{{"index", 0},
+                      {"shape", 0},
+                      {"replica", 0},
+                      {"arrival_ms", 0},
+                      {"start_ms", 1},
+                      {"end_ms", 2},
+                      {"isolated_ms", isolated}}};
+    const std::string refusal = Refusal(dir_.path(), j.dump());
+    EXPECT_NE(refusal.find(fmt::format("rank0.json: 'requests[0].isolated_ms' is {}; expected ms "
+                                       "from 1e-06 to 1e+09",
+                                       nlohmann::json(isolated).dump())),
+              std::string::npos)
+        << refusal;
+  }
+  nlohmann::json j = ValidRankFile();
+  j["requests"] = {{{"index", 0},
+                    {"shape", 0},
+                    {"replica", 0},
+                    {"arrival_ms", 0},
+                    {"start_ms", 1},
+                    {"end_ms", 2},
+                    {"isolated_ms", 1e-6}}};
+  EXPECT_EQ(Refusal(dir_.path(), j.dump()), "");
 }
 
 // ditbench_result.metric(name, value, unit=..., better=...): a number with its declaration,

@@ -104,6 +104,26 @@ TEST(LaunchSummaryTest, FirstFailedLaunchFailsTheTrialNamingTheLaunch) {
   EXPECT_EQ(outcome.metrics->launches, 1);
 }
 
+// A launch stored ok at 0 ms over no timed iteration (an older ditbench's all-warm-up load) is
+// no measurement: the trial fails naming it, and its 0 ms never enters the median.
+TEST(LaunchSummaryTest, ALaunchStoredOkThatTimedNothingFailsTheTrial) {
+  LaunchMeasurement empty = OkLaunch(0, {10});
+  empty.metrics->latency_ms = 0;
+  empty.metrics->iterations = 0;
+  empty.samples.clear();
+  const TrialOutcome outcome = SummarizeLaunches({empty, OkLaunch(1, {10, 11, 12})}, 2);
+  EXPECT_EQ(outcome.status, TrialStatus::kFailed);
+  EXPECT_EQ(outcome.error,
+            "launch 1 of 2: stored ok with 0 timed iterations at 0 ms; a launch that timed "
+            "nothing is no measurement");
+  ASSERT_TRUE(outcome.metrics);  // the launch that timed something, alone
+  EXPECT_EQ(outcome.metrics->launches, 1);
+  EXPECT_EQ(outcome.metrics->latency_ms, 11);
+  const TrialOutcome alone = SummarizeLaunches({empty}, 1);
+  EXPECT_EQ(alone.status, TrialStatus::kFailed);
+  EXPECT_FALSE(alone.metrics);
+}
+
 TEST(LaunchSummaryTest, ARunningLaunchMakesTheTrialRunning) {
   EXPECT_EQ(SummarizeLaunches({OkLaunch(0, {1, 2, 3}), FailedLaunch(1, TrialStatus::kRunning, "")},
                               2)

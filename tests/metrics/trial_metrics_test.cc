@@ -76,6 +76,18 @@ TEST(TimedIterationsProblemTest, EveryRankMustTimeRankZerosIterationsAndAtLeastT
   EXPECT_TRUE(TimedIterationsProblem({Rank(0, {1}, {5, 5, 5})}, 2));
 }
 
+// A trial with no timed iteration has no latency: refused even when repeats.min allows none,
+// never stored ok as 0 ms over 0 iterations.
+TEST(TimedIterationsProblemTest, NoTimedIterationIsAProblemWhateverTheMinimum) {
+  const auto none = TimedIterationsProblem({Rank(0, {}, {5, 5})}, 0);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->rank, 0);
+  EXPECT_EQ(none->problem,
+            "'samples' has no timed 'iteration' sample; a trial is measured only by its timed "
+            "iterations");
+  EXPECT_FALSE(TimedIterationsProblem({Rank(0, {5})}, 0));
+}
+
 TEST(TrialMetricsTest, LatencyIsTheSlowestRankAndSkewShowsTheGap) {
   // Rank 1 is deliberately slower by 5 ms every iteration.
   auto m = ComputeTrialMetrics(TinyTwoRanks(), {Rank(0, {10, 11, 12}), Rank(1, {15, 16, 17})},
@@ -336,219 +348,64 @@ TEST(LatentShapeTest, ARankThatComputedAnotherClipIsAProblemNamingBothShapes) {
   EXPECT_TRUE(LatentShapeProblem(config, ranks));
 }
 
-// A serving trial of 2 replicas (dp 2), 6 requests at 4 a second: what its leaders served.
-TrialConfig ServingTrial() {
-  TrialConfig c;
-  c.model = "pixart-alpha-tiny";
-  c.resolution = 256;
-  c.steps = 4;
-  c.dp = 2;
-  c.serve = ServeLoad{};
-  c.serve->rate_per_s = 4;
-  c.serve->requests = 6;
-  return c;
+// What each denoising step ran, as a rank recorded it: `n` steps of one attention and form.
+std::vector<StepKernels> StepRecords(int n) {
+  std::vector<StepKernels> steps;
+  for (int i = 0; i < n; ++i) steps.push_back({i, "math", "bf16", false, 0});
+  return steps;
 }
 
-// Each replica's leader serves every other request, 100 ms each, as it arrives (or when free).
-std::vector<RankResult> ServedRanks(const TrialConfig& config) {
-  std::vector<RankResult> ranks(2);
-  std::vector<double> free_at(2, 0);
-  for (const Request& request : TrialRequests(config)) {
-    const int replica = request.index % 2;
-    RequestRecord r;
-    r.index = request.index;
-    r.shape = request.shape;
-    r.replica = replica;
-    r.arrival_ms = request.arrival_s * 1000;
-    r.start_ms = std::max(r.arrival_ms, free_at[replica]);
-    r.end_ms = free_at[replica] = r.start_ms + 100;
-    r.isolated_ms = 100;
-    ranks[replica].rank = replica;
-    ranks[replica].requests.push_back(r);
-    ranks[replica].samples.push_back(
-        {replica, r.index, kIterationStage, r.end_ms - r.arrival_ms, false});
-  }
-  return ranks;
-}
-
-TEST(ServedRequestsTest, EveryRequestServedOnceAsTheLoadMadeIt) {
-  const TrialConfig config = ServingTrial();
-  std::vector<RankResult> ranks = ServedRanks(config);
-  EXPECT_FALSE(ServedRequestsProblem(config, ranks));
-  struct Case {
-    std::function<void(std::vector<RankResult>&)> tamper;
-    int rank;
-    std::string said;
-  };
-  const Case cases[] = {
-      {[](auto& r) { r[1].requests.push_back(r[0].requests[0]); }, 1,
-       "'requests' has request 0, which rank 0 served too; a request is served once"},
-      {[](auto& r) { r[1].requests.pop_back(); }, 0,
-       "'requests': request 5 of 6 was served by no replica"},
-      {[](auto& r) { r[0].requests[1].replica = 1; }, 0,
-       "'requests' has request 2 on replica 1; this rank leads replica 0"},
-      {[](auto& r) { r[0].requests[1].arrival_ms += 5; }, 0,
-       "'requests' has request 2 arriving at"},
-      {[](auto& r) { r[0].requests[1].start_ms = r[0].requests[1].arrival_ms - 1; }, 0,
-       "expected arrival <= start <= end"},
-      {[](auto& r) { r[0].requests[2].index = 9; }, 0,
-       "'requests' has request 9; the load has 6 requests"},
-      {[](auto& r) { r[0].requests[1].shape = 1; }, 0,
-       "'requests' has request 2 of shape 1; the load's asks for shape 0"},
-  };
-  for (const Case& c : cases) {
-    std::vector<RankResult> tampered = ranks;
-    c.tamper(tampered);
-    const auto problem = ServedRequestsProblem(config, tampered);
-    ASSERT_TRUE(problem) << c.said;
-    EXPECT_EQ(problem->rank, c.rank) << c.said;
-    EXPECT_NE(problem->problem.find(c.said), std::string::npos) << problem->problem;
-  }
-  // Under Ulysses 2 rank 1 is a member of replica 0: it records no requests.
-  TrialConfig ulysses = config;
-  ulysses.dp = 1;
-  ulysses.ulysses = 2;
-  std::vector<RankResult> member(2);
-  member[1].rank = 1;
-  member[1].requests = {ranks[0].requests[0]};
-  const auto problem = ServedRequestsProblem(ulysses, member);
+// A rank file's `steps` describe one iteration of the trial: no more entries than its steps.
+TEST(StepRecordsTest, MoreStepsThanTheTrialHasAreRefused) {
+  const TrialConfig config = TinyTwoRanks();  // 4 steps
+  std::vector<RankResult> ranks = {Rank(0, {10, 11}), Rank(1, {12, 13})};
+  ranks[0].steps = ranks[1].steps = StepRecords(4);
+  EXPECT_FALSE(StepRecordsProblem(config, ranks));
+  ranks[1].steps = StepRecords(100000);
+  const auto problem = StepRecordsProblem(config, ranks);
   ASSERT_TRUE(problem);
   EXPECT_EQ(problem->rank, 1);
-  EXPECT_NE(problem->problem.find("on a rank that leads no replica"), std::string::npos);
+  EXPECT_EQ(problem->problem,
+            "'steps' has 100000 entries; the trial's iteration has 4 denoising steps");
+  TrialConfig forward = config;
+  forward.scope = Scope::kForward;  // one forward: one step
+  ranks[1].steps = StepRecords(2);
+  ASSERT_TRUE(StepRecordsProblem(forward, ranks));
+  EXPECT_EQ(StepRecordsProblem(forward, ranks)->problem,
+            "'steps' has 4 entries; the trial's iteration has 1 denoising step");
 }
 
-TEST(ServedRequestsTest, AServingTrialsMetricsAreItsRequests) {
-  TrialConfig config = ServingTrial();
-  config.serve->warmup_requests = 2;  // 8 requests, the first 2 left out
-  const std::vector<RankResult> ranks = ServedRanks(config);
-  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
-  ASSERT_TRUE(m.extra.contains("requests_per_s"));
-  EXPECT_GT(m.extra.at("requests_per_s"), 0);
-  EXPECT_DOUBLE_EQ(m.extra.at("requests_per_s_per_gpu"), m.extra.at("requests_per_s") / 2);
-  EXPECT_DOUBLE_EQ(*m.images_per_s, m.extra.at("requests_per_s"));
-  EXPECT_DOUBLE_EQ(m.extra.at("isolated_ms"), 100);
-  EXPECT_GE(m.extra.at("slo_attainment"), 0);
-  EXPECT_LE(m.extra.at("slo_attainment"), 1);
-  EXPECT_FALSE(m.tflops);  // waits are not work
-  EXPECT_FALSE(m.mfu);
-  // 6 requests past the warm-up bound no tail: said, and no p95 stored.
-  EXPECT_FALSE(m.extra.contains("p95_ms"));
-  EXPECT_NE(m.extra_note.find("serve: p90, p95, p99 of the latency not bounded by 6 requests"),
-            std::string::npos)
-      << m.extra_note;
-}
-
-// A replica that falls behind is said, never hidden in the pool: replica 1's requests take 3x
-// replica 0's.
-TEST(ServedRequestsTest, AReplicaThatFallsBehindIsNamed) {
-  const TrialConfig config = ServingTrial();
-  std::vector<RankResult> ranks = ServedRanks(config);
-  TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
-  EXPECT_DOUBLE_EQ(m.extra.at("replica_spread"), 1);  // both replicas take 100 ms a request
-  EXPECT_EQ(m.extra_note.find("fell behind"), std::string::npos) << m.extra_note;
-  for (RequestRecord& q : ranks[1].requests) q.end_ms = q.start_ms + 300;
-  m = ComputeTrialMetrics(config, ranks, "cpu");
-  EXPECT_DOUBLE_EQ(m.extra.at("replica_spread"), 3);
-  EXPECT_NE(m.extra_note.find("serve: replica 1 fell behind: median service 300.0 ms over 3 "
-                              "requests, against 100.0 ms on replica 0"),
-            std::string::npos)
-      << m.extra_note;
-  // One replica: no spread.
-  TrialConfig one = config;
-  one.dp = 1;
-  one.ulysses = 2;
-  std::vector<RankResult> alone = ServedRanks(config);
-  for (RequestRecord& q : alone[1].requests) q.replica = 0;
-  EXPECT_FALSE(ComputeTrialMetrics(one, alone, "cpu").extra.contains("replica_spread"));
-}
-
-// Early stopping: the requests served are the load's first K, every one of them; a gap
-// before a served request, or K within the warm-up, is refused. The note says how many of the
-// load's requests were served.
-TEST(ServedRequestsTest, AnEarlyStopServesAPrefixOfTheLoad) {
-  TrialConfig config = ServingTrial();
-  config.serve->requests = 8;
-  config.serve->warmup_requests = 1;
-  config.serve->stop_percentile = 90;
-  std::vector<RankResult> ranks = ServedRanks(config);  // requests 0..8
-  for (RankResult& r : ranks)
-    while (!r.requests.empty() && r.requests.back().index >= 6) r.requests.pop_back();
-  EXPECT_FALSE(ServedRequestsProblem(config, ranks));
-  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
-  EXPECT_NE(m.extra_note.find("serve: stopped early after 6 of 9 requests, p90 bounded within 10%"),
-            std::string::npos)
-      << m.extra_note;
-  std::vector<RankResult> gap = ranks;
-  gap[0].requests.erase(gap[0].requests.begin() + 1);  // request 2
-  const auto problem = ServedRequestsProblem(config, gap);
+TEST(StepRecordsTest, AReusedStepWithoutACacheIsRefused) {
+  TrialConfig config = TinyTwoRanks();
+  std::vector<RankResult> ranks = {Rank(0, {10, 11}), Rank(1, {12, 13})};
+  ranks[0].steps = StepRecords(4);
+  ranks[0].steps[2].reused = true;
+  const auto problem = StepRecordsProblem(config, ranks);
   ASSERT_TRUE(problem);
-  EXPECT_NE(problem->problem.find("request 2 of 9 was served by no replica before a later one"),
-            std::string::npos)
-      << problem->problem;
-  std::vector<RankResult> warmup_only = ranks;
-  warmup_only[0].requests.resize(1);
-  warmup_only[1].requests.clear();
-  ASSERT_TRUE(ServedRequestsProblem(config, warmup_only));
-  config.serve->stop_percentile = 0;  // without early stopping every request is served
-  ASSERT_TRUE(ServedRequestsProblem(config, ranks));
+  EXPECT_EQ(problem->rank, 0);
+  EXPECT_EQ(problem->problem,
+            "'steps[2].reused' is true; the trial has no cache, so no step reuses one");
+  config.cache.kind = StepCache::Kind::kFbCache;
+  EXPECT_FALSE(StepRecordsProblem(config, ranks));
 }
 
-// A mix: each request's shape is the load's; each shape's figures are in the note.
-TEST(ServedRequestsTest, AMixSaysEachShapesFigures) {
-  TrialConfig config = ServingTrial();
-  config.serve->requests = 40;
-  config.serve->mix = {kTrialsOwn, RequestShape{512, 512, -1, 0, 1}};
-  const std::vector<RankResult> ranks = ServedRanks(config);
-  EXPECT_FALSE(ServedRequestsProblem(config, ranks));
-  int large = 0;
-  for (const Request& r : TrialRequests(config)) large += r.shape;
-  ASSERT_GT(large, 0);
-  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
-  EXPECT_NE(m.extra_note.find(
-                fmt::format("serve: by shape: 256x256, 4 steps: {} requests, p50 ", 40 - large)),
-            std::string::npos)
-      << m.extra_note;
-  EXPECT_NE(m.extra_note.find(fmt::format("; 512x512, 4 steps: {} requests, p50 ", large)),
-            std::string::npos)
-      << m.extra_note;
-}
-
-// The machine was busy while some requests were served (metrics/busy_requests.h): each leader's
-// requests are placed on the host's clock by its own load start. Request i arrives at i s and
-// takes 100 ms; replica 0's load started at 500 s, replica 1's at 499 s, and the machine was
-// busy from 502.05 s to 502.06 s: request 2 (replica 0: 502.0 - 502.1 s) and request 3
-// (replica 1: 499 + 3.0 - 3.1 s) were served through it.
-TEST(ServedRequestsTest, RequestsABusyStretchTouchedAreCountedByTheirLeadersClock) {
-  const TrialConfig config = ServingTrial();
-  std::vector<RankResult> ranks = ServedRanks(config);
-  for (RankResult& r : ranks)
-    for (RequestRecord& q : r.requests) {
-      q.arrival_ms = q.start_ms = 1000.0 * q.index;
-      q.end_ms = q.start_ms + 100;
-    }
-  ranks[0].serve_start_monotonic_s = 500;
-  ranks[1].serve_start_monotonic_s = 499;
-  // Not judged one by one (the ranks on another host, or no health sampled): no count.
-  EXPECT_FALSE(ComputeTrialMetrics(config, ranks, "cpu").extra.contains("busy_requests"));
-  const IntervalSet quiet;
-  EXPECT_EQ(ComputeTrialMetrics(config, ranks, "cpu", &quiet).extra.at("busy_requests"), 0);
-  const IntervalSet busy({{502.05, 502.06}});
-  EXPECT_EQ(ComputeTrialMetrics(config, ranks, "cpu", &busy).extra.at("busy_requests"), 2);
-  ranks[1].serve_start_monotonic_s = 500;  // request 3 at 503.0 - 503.1 s: untouched
-  EXPECT_EQ(ComputeTrialMetrics(config, ranks, "cpu", &busy).extra.at("busy_requests"), 1);
-  // A warm-up request is not counted, as it is not timed.
-  TrialConfig warm = config;
-  warm.serve->warmup_requests = 3;
-  EXPECT_EQ(ComputeTrialMetrics(warm, ranks, "cpu", &busy).extra.at("busy_requests"), 0);
-  // A leader that did not say when its load started: its requests cannot be placed, so no
-  // count at all (a partial one would read as the whole), and the note says why.
-  ranks[1].serve_start_monotonic_s.reset();
-  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu", &busy);
-  EXPECT_FALSE(m.extra.contains("busy_requests"));
-  EXPECT_NE(m.extra_note.find("serve: requests not marked busy: rank 1 did not say when its "
-                              "load started (serve_start_monotonic_s)"),
-            std::string::npos)
-      << m.extra_note;
+// Only a model of two experts (Wan 2.2 A14B) runs expert 1, and none runs expert 7.
+TEST(StepRecordsTest, AnExpertTheModelDoesNotHaveIsRefused) {
+  TrialConfig config = TinyTwoRanks();
+  std::vector<RankResult> ranks = {Rank(0, {10, 11}), Rank(1, {12, 13})};
+  ranks[0].steps = StepRecords(4);
+  ranks[0].steps[3].expert = 1;
+  auto problem = StepRecordsProblem(config, ranks);
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->problem,
+            "'steps[3].expert' is 1; the model 'pixart-alpha-tiny' has 1 expert (0)");
+  config.model = "wan2.2-t2v-a14b-tiny";
+  EXPECT_FALSE(StepRecordsProblem(config, ranks));
+  ranks[0].steps[3].expert = 7;
+  problem = StepRecordsProblem(config, ranks);
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->problem,
+            "'steps[3].expert' is 7; the model 'wan2.2-t2v-a14b-tiny' has 2 experts (0 to 1)");
 }
 
 }  // namespace

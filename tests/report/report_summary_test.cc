@@ -46,6 +46,21 @@ TEST(WinnerOfTest, TheFastestOfTheNewestCampaignAgainstItsOneRankTrial) {
   EXPECT_FALSE(WinnerOf({}).has_value());
 }
 
+// A row stored ok at 0 ms over no timed iteration (an all-warm-up load an older ditbench kept)
+// timed nothing: never the fastest configuration, nor one of latency 0 over some iterations.
+TEST(WinnerOfTest, ARowThatTimedNothingIsNeverTheWinner) {
+  ResultRow one = Row(2, 1, 100), two = Row(2, 2, 40);
+  ResultRow warm_only = Row(2, 4, 0), zero = Row(2, 8, 0);
+  warm_only.iterations = 0;
+  zero.iterations = 5;
+  ResultRow no_timed = Row(2, 16, 1);
+  no_timed.iterations = 0;
+  const auto winner = WinnerOf({warm_only, zero, no_timed, two, one});
+  ASSERT_TRUE(winner.has_value());
+  EXPECT_EQ(winner->row.trial_key, "k2-2");
+  EXPECT_EQ(winner->ranked, 2u);
+}
+
 // A winner with a step cache: its speedup is over the 1-rank trial with the same cache, and the
 // summary also says what it gained over the 1-rank trial without one.
 TEST(WinnerOfTest, ACachedWinnerAlsoShowsItsSpeedupOverTheUncachedTrial) {

@@ -262,6 +262,44 @@ TEST_F(IngestTrialTest, FewerTimedIterationsThanRepeatsMinIsAFailure) {
       << r.error;
 }
 
+// A served load whose every request was warm-up has no timed request: a failure saying so,
+// never an ok trial of 0 ms over 0 requests that a report would call the fastest.
+TEST_F(IngestTrialTest, AServedLoadOfOnlyWarmUpRequestsIsAFailure) {
+  TrialConfig config;
+  config.model = "pixart-alpha-tiny";
+  config.resolution = 256;
+  config.steps = 4;
+  config.serve = ServeLoad{};
+  config.serve->rate_per_s = 4;
+  config.serve->duration_s = 2;
+  config.serve->warmup_requests = 50;
+  const std::vector<Request> load = TrialRequests(config);
+  ASSERT_GT(load.size(), 0u);
+  RankResult leader;
+  leader.device = "cpu";
+  leader.stop_reason = "served";
+  double free_ms = 0;
+  for (const Request& request : load) {
+    RequestRecord q;
+    q.index = request.index;
+    q.arrival_ms = request.arrival_s * 1000;
+    q.start_ms = std::max(q.arrival_ms, free_ms);
+    q.end_ms = free_ms = q.start_ms + 100;
+    q.isolated_ms = 100;
+    leader.requests.push_back(q);
+    leader.samples.push_back({0, q.index, kIterationStage, q.end_ms - q.arrival_ms, true});
+  }
+  WriteRank(leader);
+  auto r = IngestTrial(config, "k", dir_.path(), Outcome({{true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_FALSE(r.metrics);
+  EXPECT_NE(r.error.find(fmt::format("rank0.json: 'requests': no timed request: all {} requests "
+                                     "were warm-up (warmup_requests: 50)",
+                                     load.size())),
+            std::string::npos)
+      << r.error;
+}
+
 // The output is read later, for the output error; a file that lies fails the trial now.
 TEST_F(IngestTrialTest, AnOutputFileThatIsNotItsClaimedArrayIsAFailure) {
   WriteRank(Rank(0, {10, 11}));
