@@ -70,9 +70,13 @@ struct Escape {
 };
 constexpr Escape kHtmlEscapes[] = {
     {'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'"', "&quot;"}, {'\'', "&#39;"}};
-constexpr Escape kMarkdownEscapes[] = {{'|', "\\|"},   {'\\', "\\\\"}, {'*', "\\*"},
-                                       {'&', "&amp;"}, {'<', "&lt;"},  {'>', "&gt;"},
-                                       {'\n', "<br>"}, {'\r', "<br>"}};
+// Markdown: every character that opens markup (a link or image's brackets, parentheses and
+// '!', code, emphasis, a table cell's end) is escaped and HTML becomes text, so that a stored
+// text (a worker's error) pasted as a table shows as written: never a live image or link.
+constexpr Escape kMarkdownEscapes[] = {{'|', "\\|"},  {'\\', "\\\\"}, {'*', "\\*"},   {'_', "\\_"},
+                                       {'`', "\\`"},  {'[', "\\["},   {']', "\\]"},   {'(', "\\("},
+                                       {')', "\\)"},  {'!', "\\!"},   {'&', "&amp;"}, {'<', "&lt;"},
+                                       {'>', "&gt;"}, {'\n', "<br>"}, {'\r', "<br>"}};
 
 template <std::size_t N>
 std::string Escaped(std::string_view text, const Escape (&escapes)[N]) {
@@ -203,8 +207,12 @@ void PrintJson(const Table& table, std::ostream& out) {
 
 namespace {
 
+// The value and its note escaped; the parentheses around the note are the printer's own.
 std::string MarkdownCell(const Column& column, const Cell& cell) {
-  return MarkdownText(WithNote(column, cell));
+  std::string text = MarkdownText(ShownValue(column, cell.value));
+  if (cell.note.empty()) return text;
+  if (!text.empty()) text += ' ';
+  return text.append("(").append(MarkdownText(cell.note)).append(")");
 }
 
 std::string HtmlCell(const Column& column, const Cell& cell) {

@@ -105,7 +105,7 @@ int RunCampaigns(const CampaignsOptions& options, std::ostream& out, std::ostrea
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');
     err << "ditbench campaigns: error: " << message << '\n';
-    return kExitUsage;
+    return StorageErrorExit(e);
   } catch (...) {
     return ReportEscapedError("ditbench campaigns", err);
   }

@@ -83,7 +83,7 @@ int RunCompare(const CompareOptions& options, std::ostream& out, std::ostream& e
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');
     err << "ditbench compare: error: " << message << '\n';
-    return kExitUsage;
+    return StorageErrorExit(e);
   } catch (...) {
     return ReportEscapedError("ditbench compare", err);
   }

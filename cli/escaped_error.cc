@@ -19,6 +19,7 @@ int ReportEscapedError(const char* who, std::ostream& err) {
     return kExitUsage;
   } catch (const StorageError& e) {
     err << who << ": error: " << OneLine(e.what()) << "\n";
+    return StorageErrorExit(e) == kExitStorageFailed ? kExitStorageFailed : kExitTrialsFailed;
   } catch (const OutputWriteError& e) {
     err << who << ": error: " << OneLine(e.what()) << "\n";
   } catch (const std::exception& e) {
@@ -27,6 +28,10 @@ int ReportEscapedError(const char* who, std::ostream& err) {
     err << who << ": internal error: unknown exception\n";
   }
   return kExitTrialsFailed;
+}
+
+int StorageErrorExit(const StorageError& e) {
+  return dynamic_cast<const EditedSchemaError*>(&e) ? kExitStorageFailed : kExitUsage;
 }
 
 }  // namespace ditbench

@@ -69,7 +69,7 @@ int RunHistory(const HistoryCommandOptions& options, std::ostream& out, std::ost
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');
     err << "ditbench history: error: " << message << '\n';
-    return kExitUsage;
+    return StorageErrorExit(e);
   } catch (...) {
     return ReportEscapedError("ditbench history", err);
   }

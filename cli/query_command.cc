@@ -353,7 +353,7 @@ int RunQuery(const QueryOptions& options, std::ostream& out, std::ostream& err) 
     return RunQueryOrThrow(options, out, err);
   } catch (const StorageError& e) {  // the query (QueryError) or the database it names
     err << "ditbench query: error: " << OneLine(e.what()) << '\n';
-    return kExitUsage;
+    return StorageErrorExit(e);
   } catch (...) {  // a mistake in the query (UserError), or not the user's: as RunGuarded
     return ReportEscapedError("ditbench query", err);
   }

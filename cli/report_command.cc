@@ -38,7 +38,7 @@ std::function<int()> DefineReportCommand(CLI::App& sub) {
       WriteHtmlReport(options);
     } catch (const StorageError& e) {  // the database named is missing, damaged or foreign
       std::cerr << "ditbench report: error: " << e.what() << '\n';
-      return kExitUsage;
+      return StorageErrorExit(e);
     } catch (...) {
       return ReportEscapedError("ditbench report", std::cerr);
     }

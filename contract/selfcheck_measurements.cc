@@ -1,7 +1,10 @@
 #include "contract/selfcheck_measurements.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -60,7 +63,73 @@ std::map<std::string, double> Figures(const nlohmann::json& object, const std::s
   return figures;
 }
 
+// A figure's bound: "" when `value` lies in [low, high], else what is wrong with it.
+std::string OutOfBounds(const std::string& field, double value, double low, double high,
+                        std::string_view unit) {
+  if (value >= low && value <= high) return "";
+  return fmt::format("{} {:g} {} (expected {:g} to {:g} {})", field, value, unit, low, high, unit);
+}
+
+// Each figure of `m` against its bound, in the file's order; the first one out of bounds.
+std::string FirstOutOfBounds(const SelfcheckMeasurements& m) {
+  std::vector<std::string> found;
+  const auto ms = [&](const std::string& field, double value) {
+    found.push_back(OutOfBounds(field, value, kMinSelfcheckMs, kMaxSelfcheckMs, "ms"));
+  };
+  const auto at_most = [&](const std::string& field, double value, double high,
+                           std::string_view unit) {
+    found.push_back(OutOfBounds(field, value, 0, high, unit));
+  };
+  if (m.timing) {
+    ms("timing.gemm_ms", m.timing->gemm_ms);
+    ms("timing.gemm_reference_ms", m.timing->gemm_reference_ms);
+    ms("timing.forward_ms", m.timing->forward_ms);
+    ms("timing.forward_reference_ms", m.timing->forward_reference_ms);
+  }
+  if (m.cuda_graph) {
+    ms("cuda_graph.eager_ms", m.cuda_graph->eager_ms);
+    ms("cuda_graph.graph_ms", m.cuda_graph->graph_ms);
+  }
+  if (m.throughput) {
+    for (const auto& [name, tflops] : m.throughput->matmul_tflops)
+      at_most("throughput.matmul_tflops." + name, tflops, kMaxSelfcheckTflops, "TFLOP/s");
+    for (const auto& [name, tflops] : m.throughput->attention_tflops)
+      at_most("throughput.attention_tflops." + name, tflops, kMaxSelfcheckTflops, "TFLOP/s");
+    if (m.throughput->memory_gbps)
+      at_most("throughput.memory_gbps", *m.throughput->memory_gbps, kMaxSelfcheckGbps, "GB/s");
+  }
+  if (m.comm) {
+    at_most("comm.all_to_all_gbps", m.comm->all_to_all_gbps, kMaxSelfcheckGbps, "GB/s");
+    at_most("comm.all_gather_gbps", m.comm->all_gather_gbps, kMaxSelfcheckGbps, "GB/s");
+    at_most("comm.latency_us", m.comm->latency_us, kMaxSelfcheckMs * 1e3, "us");
+  }
+  if (m.calibration) {
+    at_most("calibration.setup_s", m.calibration->setup_s, kMaxSelfcheckMs / 1e3, "s");
+    at_most("calibration.measure_s", m.calibration->measure_s, kMaxSelfcheckMs / 1e3, "s");
+    at_most("calibration.build_ms", m.calibration->build_ms, kMaxSelfcheckMs, "ms");
+    for (std::size_t i = 0; i < m.calibration->forward.size(); ++i) {
+      const SelfcheckForwardRate& f = m.calibration->forward[i];
+      const std::string entry = fmt::format("calibration.forward[{}].", i);
+      ms(entry + "ms", f.ms);
+      // GFLOP per ms is TFLOP/s; a forward split by Ulysses shares its work among its ranks.
+      if (f.ms > 0)
+        at_most(entry + "gflop / ms", f.gflop / std::max(f.ulysses, 1) / f.ms, kMaxSelfcheckTflops,
+                "TFLOP/s per device");
+    }
+  }
+  if (m.launch_wall_s) at_most("launch_wall_s", *m.launch_wall_s, kMaxSelfcheckMs / 1e3, "s");
+  for (const std::string& problem : found)
+    if (!problem.empty()) return problem;
+  return "";
+}
+
 }  // namespace
+
+std::optional<std::string> ImplausibleSelfcheckFigure(const SelfcheckMeasurements& m) {
+  std::string problem = FirstOutOfBounds(m);
+  if (problem.empty()) return std::nullopt;
+  return problem;
+}
 
 nlohmann::json SelfcheckJson(const SelfcheckMeasurements& m) {
   nlohmann::json json = {{"format", kSelfcheckFormat}, {"version", kSelfcheckFormatVersion},
@@ -209,8 +278,12 @@ SelfcheckMeasurements SelfcheckFromJson(const nlohmann::json& json, const std::s
 
 SelfcheckMeasurements ReadSelfcheckMeasurements(const std::filesystem::path& path) {
   const std::string text = ReadRegularFile(path, kMaxSelfcheckBytes);
-  return SelfcheckFromJson(ParseBoundedJson(text, kMaxSelfcheckDepth, path.string()),
-                           path.string());
+  SelfcheckMeasurements m =
+      SelfcheckFromJson(ParseBoundedJson(text, kMaxSelfcheckDepth, path.string()), path.string());
+  if (const auto implausible = ImplausibleSelfcheckFigure(m))
+    throw std::runtime_error(
+        fmt::format("{}: a figure out of its physical bounds: {}", path.string(), *implausible));
+  return m;
 }
 
 }  // namespace ditbench

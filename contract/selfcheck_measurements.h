@@ -118,8 +118,23 @@ struct SelfcheckMeasurements {
 
 nlohmann::json SelfcheckJson(const SelfcheckMeasurements& m);
 
-// Reads `path` as untrusted (regular file, at most 1 MiB, depth 8): std::runtime_error with one
-// line naming the file and the field on anything else.
+// Plausible physical bounds of what a selfcheck measures: a time from a microsecond to a day
+// (a GEMM, a forward: faster is no measurement, slower is no selfcheck), at most 10 PFLOP/s
+// per device (above any accelerator built; a forward's rate from its counted GFLOP and its
+// time), at most 100 TB/s of memory or link bandwidth.
+inline constexpr double kMinSelfcheckMs = 1e-3;
+inline constexpr double kMaxSelfcheckMs = 86400e3;
+inline constexpr double kMaxSelfcheckTflops = 1e4;
+inline constexpr double kMaxSelfcheckGbps = 1e5;
+
+// The first figure of `m` outside its bound, as its field, value and the bound:
+// "calibration.forward[0].ms 1e-300 ms (expected 0.001 to 86400000 ms)"; nullopt when every
+// figure is plausible.
+std::optional<std::string> ImplausibleSelfcheckFigure(const SelfcheckMeasurements& m);
+
+// Reads `path` as untrusted (regular file, at most 1 MiB, depth 8, every figure within its
+// plausible bound): std::runtime_error with one line naming the file and the field on anything
+// else.
 SelfcheckMeasurements ReadSelfcheckMeasurements(const std::filesystem::path& path);
 
 // The same from parsed JSON; `where` names its source in errors.

@@ -106,6 +106,12 @@ std::optional<PlanCalibration> CalibrationFrom(const SelfcheckMeasurements& m, s
       *why_not = "it holds no calibration (a worker built before it measured one, or it failed)";
     return std::nullopt;
   }
+  // A figure no device can give (a forward of 1e-300 ms) would calibrate every estimate to
+  // nothing: the whole check is suspect, and none of it is used.
+  if (const auto implausible = ImplausibleSelfcheckFigure(m)) {
+    if (why_not) *why_not = "its stored figures are out of physical bounds: " + *implausible;
+    return std::nullopt;
+  }
   PlanCalibration calibration;
   calibration.source = std::move(source);
   // What a launch pays around its work (a warm `--describe` launch: process start, LibTorch's

@@ -60,7 +60,9 @@ struct PlanCalibration {
 };
 
 // The calibration the measurements give; nullopt, with the reason in `why_not`, when they hold
-// none (a worker older than the calibration, or one that failed before it).
+// none (a worker older than the calibration, or one that failed before it) or hold a figure
+// outside its physical bound (ImplausibleSelfcheckFigure: a database edited by hand, or a
+// worker that lied).
 std::optional<PlanCalibration> CalibrationFrom(const SelfcheckMeasurements& m, std::string source,
                                                std::string* why_not);
 

@@ -112,12 +112,6 @@ std::vector<Column> PlanColumns(const std::vector<const VaryingColumn*>& varying
   return columns;
 }
 
-std::string Duration(double seconds) {
-  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
-  if (seconds < 7200) return fmt::format("{:.1f} min", seconds / 60);
-  return fmt::format("{:.1f} h", seconds / 3600);
-}
-
 // Under --policy pack: how the wall time above was reckoned. Exclusive plans on more than one
 // slot: what packing would take, when it saves at least a tenth.
 // What the analytic estimate assumes for compute, as the plan's footer says it.
@@ -144,20 +138,21 @@ nlohmann::json CalibrationJson(const PlanAssumptions& a) {
 
 void WritePacking(const SweepPlan& plan, const PlanAssumptions& a, std::ostream& out) {
   if (plan.pack_slots > 0 && plan.estimated_wall_s > 0) {
-    out << fmt::format("  --policy pack: trials side by side on {} slots{}; one after another "
-                       "they would take {}; trials in flight together share the host "
-                       "(results.concurrent_trials)\n",
-                       plan.pack_slots,
-                       a.device == "cpu"
-                           ? fmt::format(", each rank pinned to {} core(s) of its own",
-                                         PinnedCpuCoresUsed(a.cpu_cores, plan.pack_slots, 1))
-                           : "",
-                       Duration(plan.estimated_wall_s));
+    out << fmt::format(
+        "  --policy pack: trials side by side on {} slots{}; one after another "
+        "they would take {}; trials in flight together share the host "
+        "(results.concurrent_trials)\n",
+        plan.pack_slots,
+        a.device == "cpu" ? fmt::format(", each rank pinned to {} core(s) of its own",
+                                        PinnedCpuCoresUsed(a.cpu_cores, plan.pack_slots, 1))
+                          : "",
+        DurationText(plan.estimated_wall_s));
   } else if (plan.pack_alternative_s > 0 &&
              plan.pack_alternative_s < 0.9 * plan.estimated_wall_s) {
-    out << fmt::format("  --policy pack would take about {} (several trials at once on disjoint "
-                       "slots; they then share the host)\n",
-                       Duration(plan.pack_alternative_s));
+    out << fmt::format(
+        "  --policy pack would take about {} (several trials at once on disjoint "
+        "slots; they then share the host)\n",
+        DurationText(plan.pack_alternative_s));
   }
 }
 
@@ -218,7 +213,7 @@ std::vector<Cell> PlanRow(const PlannedTrial& t, const std::vector<const Varying
                                  t.estimate->source == "measured"    ? "*"
                                  : t.estimate->source == "predicted" ? "~"
                                                                      : ""));
-    row.emplace_back(Duration(t.estimate->trial_s));
+    row.emplace_back(DurationText(t.estimate->trial_s));
     row.emplace_back(fmt::format("{:.0f} MB", t.estimate->memory_mb));
   } else {
     for (int i = 0; i < 3; ++i) row.emplace_back("-");
@@ -293,19 +288,19 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
   // Under --policy pack the trials overlap: the wall time is the packed schedule's.
   const double wall_s = plan.pack_slots > 0 ? plan.packed_wall_s : plan.estimated_wall_s;
   if (!TraitsOf(spec.workload).builtin_model)
-    out << fmt::format("\nestimated wall time: {}{} (trials measured earlier only: a command's "
-                       "cost is its program's; '-' = not measured yet)\n",
-                       Duration(wall_s),
-                       spec.replicates > 1
-                           ? fmt::format(" for {} launches of each trial (replicates)",
-                                         spec.replicates)
-                           : "");
+    out << fmt::format(
+        "\nestimated wall time: {}{} (trials measured earlier only: a command's "
+        "cost is its program's; '-' = not measured yet)\n",
+        DurationText(wall_s),
+        spec.replicates > 1
+            ? fmt::format(" for {} launches of each trial (replicates)", spec.replicates)
+            : "");
   else
     out << fmt::format(
         "\nestimated wall time: {}{} (device '{}'; * = measured earlier, "
         "otherwise analytic FLOPs at {}; collectives at latency + bytes / "
         "bandwidth of {}; start-up {})\n",
-        Duration(wall_s),
+        DurationText(wall_s),
         spec.replicates > 1
             ? fmt::format(" for {} launches of each trial (replicates)", spec.replicates)
             : "",
@@ -467,6 +462,15 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
 
 std::string DeviceFor(const Placement& placement) {
   return placement.capacity.on_gpu ? placement.device_name : "cpu";
+}
+
+std::string DurationText(double seconds) {
+  const double s = std::abs(seconds);
+  if (std::isnan(s)) return "unknown";
+  if (s >= kLongestDurationH * 3600) return "> 10^6 h";
+  if (s < 120) return fmt::format("{:.0f} s", s);
+  if (s < 7200) return fmt::format("{:.1f} min", s / 60);
+  return fmt::format("{:.1f} h", s / 3600);
 }
 
 }  // namespace ditbench

@@ -27,6 +27,12 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
 void WritePlanMarkdown(const SweepPlan& plan, std::ostream& out,
                        const std::vector<std::string>& notes = {});
 
+// A duration as the plan prints it: "42 s", "3.5 min", "12.0 h" (of its magnitude: a saving
+// and a cost read alike), "> 10^6 h" from kLongestDurationH hours on (an estimate that long
+// means nothing more precise, and is never a 300-digit number), "unknown" for NaN.
+inline constexpr double kLongestDurationH = 1e6;
+std::string DurationText(double seconds);
+
 // The device name estimates assume for a placement: the first GPU's name, or "cpu".
 std::string DeviceFor(const Placement& placement);
 

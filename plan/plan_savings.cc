@@ -9,6 +9,7 @@
 #include "plan/budget_order.h"
 #include "plan/halving.h"
 #include "plan/oom_prediction.h"
+#include "plan/plan_output.h"
 
 namespace ditbench {
 namespace {
@@ -26,13 +27,6 @@ double ScreeningSeconds(const PlannedTrial& t) {
   const TrialEstimate& e = *t.estimate;
   const double cut = TimedIterations(t.config, e.iteration_ms) - t.config.repeats.min;
   return e.trial_s - std::max(0.0, cut) * e.iteration_ms / 1000;
-}
-
-std::string Duration(double seconds) {
-  const double s = std::abs(seconds);
-  if (s < 120) return fmt::format("{:.0f} s", s);
-  if (s < 7200) return fmt::format("{:.1f} min", s / 60);
-  return fmt::format("{:.1f} h", s / 3600);
 }
 
 }  // namespace
@@ -101,26 +95,29 @@ PlanSavings EstimateSavings(const SweepSpec& spec, const SweepPlan& plan, double
 
 void WriteSavings(const PlanSavings& s, std::ostream& out) {
   if (s.on_oom)
-    out << fmt::format("savings: on_oom: skip_larger: up to {} trial(s) ({}) are skipped if a "
-                       "smaller trial of the same model runs out of memory first\n",
-                       s.on_oom->trials, Duration(s.on_oom->seconds));
+    out << fmt::format(
+        "savings: on_oom: skip_larger: up to {} trial(s) ({}) are skipped if a "
+        "smaller trial of the same model runs out of memory first\n",
+        s.on_oom->trials, DurationText(s.on_oom->seconds));
   if (s.halving) {
     const auto& h = *s.halving;
-    out << fmt::format("savings: search: halving: {} trial(s) screened with repeats.min ({}), "
-                       "then at most {} re-measurement launch(es) of the fastest in {} group(s) "
-                       "({}): {} {} against measuring all {} to the target CI ({})\n",
-                       h.trials, Duration(h.screening_s), h.remeasured, h.groups,
-                       Duration(h.remeasured_s), h.saved_s >= 0 ? "saves" : "costs",
-                       Duration(h.saved_s) + (h.saved_s >= 0 ? "" : " more"), h.trials,
-                       Duration(h.full_s));
+    out << fmt::format(
+        "savings: search: halving: {} trial(s) screened with repeats.min ({}), "
+        "then at most {} re-measurement launch(es) of the fastest in {} group(s) "
+        "({}): {} {} against measuring all {} to the target CI ({})\n",
+        h.trials, DurationText(h.screening_s), h.remeasured, h.groups, DurationText(h.remeasured_s),
+        h.saved_s >= 0 ? "saves" : "costs",
+        DurationText(h.saved_s) + (h.saved_s >= 0 ? "" : " more"), h.trials,
+        DurationText(h.full_s));
   }
   if (s.budget) {
     const auto& b = *s.budget;
-    out << fmt::format("savings: --budget {}: {} of {} launch(es) fit ({} of {}; the 1-rank "
-                       "trials first, then the cheapest); {} launch(es) ({}) cut, left for the "
-                       "next run\n",
-                       Duration(b.budget_s), b.fit, b.launches, Duration(b.fit_seconds),
-                       Duration(b.seconds), b.cut, Duration(b.cut_seconds));
+    out << fmt::format(
+        "savings: --budget {}: {} of {} launch(es) fit ({} of {}; the 1-rank "
+        "trials first, then the cheapest); {} launch(es) ({}) cut, left for the "
+        "next run\n",
+        DurationText(b.budget_s), b.fit, b.launches, DurationText(b.fit_seconds),
+        DurationText(b.seconds), b.cut, DurationText(b.cut_seconds));
   }
   if ((s.on_oom || s.halving || s.budget) && s.unestimated > 0)
     out << fmt::format("savings: {} trial(s) without an estimate count as 0 s above\n",

@@ -62,8 +62,11 @@ StoredCalibration LoadCalibration(const std::filesystem::path& db, const std::st
       }
     }
     if (chosen->measurements.is_null()) {
-      out.why_not = fmt::format("the newest selfcheck of '{}' ({}) stored no measurements ({})",
-                                device, when, ask);
+      out.why_not = fmt::format("the newest selfcheck of '{}' ({}) {} ({})", device, when,
+                                chosen->measurements_unreadable
+                                    ? "stored measurements that do not parse as JSON"
+                                    : "stored no measurements",
+                                ask);
       return out;
     }
     const SelfcheckMeasurements m =

@@ -15,6 +15,7 @@
 #include "storage/metric_values.h"
 #include "storage/results_reader.h"
 #include "storage/statement.h"
+#include "storage/stored_text.h"
 
 namespace ditbench {
 namespace {
@@ -48,17 +49,48 @@ std::vector<StepKernels> StoredSteps(const std::string& trial_key, const std::st
   return steps;
 }
 
+// The read of Results: the view's columns a ResultRow holds, in its order, for the campaigns
+// bound to `placeholders`; free texts cut (storage/stored_text.h).
+std::string ResultsSql(const std::string& placeholders) {
+  std::string degrees;  // the view's degree columns, in kDegreeTable's order
+  for (const DegreeInfo& d : kDegreeTable) degrees += fmt::format("{}, ", d.name);
+  return fmt::format(R"sql(
+    SELECT campaign, sweep, trial_key, status, model, precision, scope, device, build,
+           {error},
+           width, batch, steps, {degrees}world_size,
+           latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
+           iterations, throttled, model_overrides, profile_blocks, output_error,
+           comm_mb_per_step, busy, {health_note}, workload, axes, replicates, launches,
+           launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps, concurrent_trials,
+           height, COALESCE(frames, 0),
+           psnr, ssim, compute_share, comm_share, idle_share, profile, {run_dir},
+           energy_j, joules_per_image, {energy_note}, {quality}, {attention_ran}, step_kernels,
+           (SELECT t.config_json FROM trials t
+            WHERE t.campaign_id = results.campaign AND t.trial_key = results.trial_key)
+    FROM results WHERE campaign IN ({placeholders}) ORDER BY campaign, trial_key)sql",
+                     fmt::arg("degrees", degrees), fmt::arg("placeholders", placeholders),
+                     fmt::arg("error", ShownTextSql("error")),
+                     fmt::arg("health_note", ShownTextSql("health_note")),
+                     fmt::arg("run_dir", ShownTextSql("run_dir")),
+                     fmt::arg("energy_note", ShownTextSql("energy_note")),
+                     fmt::arg("quality", ShownTextSql("quality")),
+                     fmt::arg("attention_ran", ShownTextSql("attention_ran")));
+}
+
 }  // namespace
 
 std::vector<CampaignInfo> ResultsReader::Campaigns() { return StoredCampaigns(db_); }
 
 std::vector<CampaignInfo> StoredCampaigns(sqlite3* db) {
-  Statement query(db, fmt::format(R"sql(
-    SELECT c.id, s.name, c.sweep_path, c.spec_hash, c.spec_text, c.build, c.host,
-           c.environment_json, {}, {}, c.excluded, c.label,
+  Statement query(
+      db, fmt::format(R"sql(
+    SELECT c.id, s.name, {}, c.spec_hash, c.spec_text, {}, {},
+           {}, {}, {}, c.excluded, {},
            (SELECT count(*) FROM trials t WHERE t.campaign_id = c.id)
     FROM campaigns c JOIN sweeps s ON s.id = c.sweep_id ORDER BY c.id)sql",
-                                  UnixSecondsSql("c.started_at"), UnixSecondsSql("c.finished_at")));
+                      ShownTextSql("c.sweep_path"), ShownTextSql("c.build"), ShownTextSql("c.host"),
+                      BoundedJsonSql("c.environment_json"), UnixSecondsSql("c.started_at"),
+                      UnixSecondsSql("c.finished_at"), ShownTextSql("c.label")));
   std::vector<CampaignInfo> campaigns;
   while (query.Step()) {
     CampaignInfo info;
@@ -69,7 +101,8 @@ std::vector<CampaignInfo> StoredCampaigns(sqlite3* db) {
     info.record.spec_text = query.Text(4);
     info.record.build = query.Text(5);
     info.record.host = query.Text(6);
-    info.record.environment = ParseStoredJson(query.Text(7));
+    // Too long to read (BoundedJsonSql) or not JSON: no environment.
+    if (!query.IsNull(7)) info.record.environment = ParseStoredJson(query.Text(7));
     if (info.record.environment.is_discarded()) info.record.environment = nlohmann::json();
     info.started_at = query.Double(8);
     info.finished_at = query.OptionalDouble(9);
@@ -120,22 +153,7 @@ std::vector<ResultRow> ResultsReader::Results(const std::vector<std::int64_t>& c
   if (campaign_ids.empty()) return rows;
   std::string placeholders;
   for (std::size_t i = 0; i < campaign_ids.size(); ++i) placeholders += i ? ", ?" : "?";
-  std::string degrees;  // the view's degree columns, in kDegreeTable's order
-  for (const DegreeInfo& d : kDegreeTable) degrees += fmt::format("{}, ", d.name);
-  Statement query(db_, fmt::format(R"sql(
-    SELECT campaign, sweep, trial_key, status, model, precision, scope, device, build, error,
-           width, batch, steps, {}world_size,
-           latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
-           iterations, throttled, model_overrides, profile_blocks, output_error,
-           comm_mb_per_step, busy, health_note, workload, axes, replicates, launches,
-           launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps, concurrent_trials,
-           height, COALESCE(frames, 0),
-           psnr, ssim, compute_share, comm_share, idle_share, profile, run_dir,
-           energy_j, joules_per_image, energy_note, quality, attention_ran, step_kernels,
-           (SELECT t.config_json FROM trials t
-            WHERE t.campaign_id = results.campaign AND t.trial_key = results.trial_key)
-    FROM results WHERE campaign IN ({}) ORDER BY campaign, trial_key)sql",
-                                   degrees, placeholders));
+  Statement query(db_, ResultsSql(placeholders));
   for (std::size_t i = 0; i < campaign_ids.size(); ++i) {
     query.Bind(static_cast<int>(i + 1), campaign_ids[i]);
   }

@@ -540,59 +540,6 @@ void CheckSchemaForReading(sqlite3* db) {
   }
 }
 
-namespace {
-
-// Every table and view of a database with its columns, as SQLite reports them.
-using SchemaShape = std::map<std::string, std::pair<std::string, std::vector<std::string>>>;
-
-SchemaShape ReadShape(sqlite3* db) {
-  SchemaShape shape;
-  Statement objects(db,
-                    "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
-                    "AND name NOT LIKE 'sqlite_%' ORDER BY name");
-  while (objects.Step()) shape[objects.Text(0)].first = objects.Text(1);
-  for (auto& [name, entry] : shape) {
-    Statement columns(db, "SELECT name FROM pragma_table_info(?)");
-    columns.Bind(1, name);
-    while (columns.Step()) entry.second.push_back(columns.Text(0));
-  }
-  return shape;
-}
-
-// The shape this build creates: the migrations run once on an in-memory database, so the
-// expectation can never drift from the schema itself.
-const SchemaShape& ExpectedShape() {
-  static const SchemaShape shape = [] {
-    SqliteConnection memory = OpenSqlite(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    MigrateSchema(memory.get());
-    return ReadShape(memory.get());
-  }();
-  return shape;
-}
-
-}  // namespace
-
-void CheckSchemaComplete(sqlite3* db) {
-  const SchemaShape actual = ReadShape(db);
-  for (const auto& [name, expected] : ExpectedShape()) {
-    auto found = actual.find(name);
-    if (found == actual.end() || found->second.first != expected.first) {
-      throw StorageError(fmt::format(
-          "results database '{}' is damaged: {} '{}' is missing (schema version {} expects it)",
-          DbFile(db), expected.first, name, kSchemaVersion));
-    }
-    const auto& have = found->second.second;
-    for (const auto& column : expected.second) {
-      if (std::find(have.begin(), have.end(), column) == have.end()) {
-        throw StorageError(fmt::format(
-            "results database '{}' is damaged: {} '{}' lacks column '{}' (schema version {} "
-            "expects it)",
-            DbFile(db), expected.first, name, column, kSchemaVersion));
-      }
-    }
-  }
-}
-
 const std::vector<std::string>& ResultsContractColumns() {
   static const std::vector<std::string> columns = {
       "campaign",   "sweep",      "trial_key",  "status",      "model",      "resolution",

@@ -32,8 +32,11 @@ void MigrateSchema(sqlite3* db);
 void CheckSchemaForReading(sqlite3* db);
 
 // Throws StorageError naming the first table, view or column that this build's schema has
-// and `db` lacks (a column dropped by hand, a view deleted). Extra objects and columns are
-// allowed. REQUIRES: `db` at kSchemaVersion.
+// and `db` lacks (a column dropped by hand, a view deleted), and EditedSchemaError naming the
+// first of them whose stored SQL is not the text this build creates (a view edited by hand,
+// which a reader would otherwise run). Extra objects, and columns added to a table by ALTER
+// TABLE ADD COLUMN, are allowed. Reads sqlite_master only: nothing in `db` is run.
+// REQUIRES: `db` at kSchemaVersion.
 void CheckSchemaComplete(sqlite3* db);
 
 // The contract columns of the `results` view, in order (README.md, "The results view"). The

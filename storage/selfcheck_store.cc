@@ -21,7 +21,10 @@ SelfcheckRecord ReadRecord(const Statement& query) {
   record.started_at = query.Text(4);
   record.rows = RowsFromJson(ParseStoredJson(query.Text(5)));
   if (!query.IsNull(6)) record.measurements = ParseStoredJson(query.Text(6));
-  if (record.measurements.is_discarded()) record.measurements = nullptr;
+  if (record.measurements.is_discarded()) {
+    record.measurements = nullptr;
+    record.measurements_unreadable = true;
+  }
   return record;
 }
 

@@ -28,6 +28,8 @@ struct SelfcheckRecord {
   std::string started_at;  // ISO 8601 UTC (storage/iso_time.h)
   std::vector<SelfcheckRow> rows;
   nlohmann::json measurements;  // SelfcheckJson, or null when the worker gave none
+  // Read back: measurements_json held text that does not parse as JSON (measurements is null).
+  bool measurements_unreadable = false;
 };
 
 class SelfcheckStore {

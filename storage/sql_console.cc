@@ -16,6 +16,7 @@
 #include "experiments/trial.h"
 #include "metrics/metric_table.h"
 #include "storage/statement.h"
+#include "storage/stored_text.h"
 
 namespace ditbench {
 namespace {
@@ -101,6 +102,15 @@ bool IsTextColumn(const std::string& column) {
   return std::find(text.begin(), text.end(), column) != text.end();
 }
 
+// Text columns of the view that hold what a worker or a machine said, of any length: a
+// reader takes them cut (storage/stored_text.h).
+bool IsFreeTextColumn(const std::string& column) {
+  static const std::vector<std::string> free_text = {
+      "error",   "health_note",   "run_dir", "energy_note", "output_error_note",
+      "quality", "attention_ran", "build",   "host"};
+  return std::find(free_text.begin(), free_text.end(), column) != free_text.end();
+}
+
 bool IsNumber(const std::string& value) {
   const char* end = value.data() + value.size();
   double real = 0;
@@ -168,6 +178,40 @@ std::vector<std::string> ExtraMetricColumns(sqlite3* db, const std::vector<std::
   return names;
 }
 
+void RefuseUnknownSweep(sqlite3* db, const std::string& sweep) {
+  const std::vector<std::string> sweeps = Column(db, "SELECT name FROM sweeps ORDER BY name");
+  if (std::find(sweeps.begin(), sweeps.end(), sweep) != sweeps.end()) return;
+  const std::string best = DidYouMean(sweep, sweeps);
+  throw QueryError(
+      fmt::format("unknown sweep '{}'{}; known sweeps: {}", sweep,
+                  best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best),
+                  sweeps.empty() ? "none" : fmt::format("{}", fmt::join(sweeps, ", "))));
+}
+
+void RefuseUnknownCampaign(sqlite3* db, std::int64_t campaign) {
+  const std::vector<std::string> campaigns =
+      Column(db,
+             "SELECT c.id || ' (' || s.name || ')' FROM campaigns c "
+             "JOIN sweeps s ON s.id = c.sweep_id ORDER BY c.id");
+  const std::string prefix = std::to_string(campaign) + " (";
+  if (std::any_of(campaigns.begin(), campaigns.end(),
+                  [&](const std::string& c) { return c.rfind(prefix, 0) == 0; }))
+    return;
+  throw QueryError(
+      fmt::format("unknown campaign {}; known campaigns: {}", campaign,
+                  campaigns.empty() ? "none" : fmt::format("{}", fmt::join(campaigns, ", "))));
+}
+
+// The columns by name, each free text cut to what a reader takes (storage/stored_text.h).
+std::string SelectList(const std::vector<std::string>& columns) {
+  std::vector<std::string> selected;
+  for (const std::string& c : columns)
+    selected.push_back(IsFreeTextColumn(c)
+                           ? fmt::format("{} AS \"{}\"", ShownTextSql("\"" + c + "\""), c)
+                           : "\"" + c + "\"");
+  return fmt::format("{}", fmt::join(selected, ", "));
+}
+
 const std::vector<std::string>& Operators() {
   static const std::vector<std::string> ops = {"=", "!=", "<", ">", "<=", ">="};
   return ops;
@@ -177,9 +221,7 @@ const std::vector<std::string>& Operators() {
 
 ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
   std::vector<std::string> valid = ViewColumns(db_);
-  valid.push_back("speedup");  // joined below (kResultsWithDerived)
-  valid.push_back("speedup_trust");
-  valid.push_back("settings");
+  valid.insert(valid.end(), {"speedup", "speedup_trust", "settings"});  // kResultsWithDerived
   // Each custom axis of a command sweep is a column too, after the view's (from `axes`).
   const std::vector<std::string> custom = CustomAxes(db_, valid);
   std::string custom_select;
@@ -209,29 +251,12 @@ ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
   std::vector<std::string> clauses;
   std::vector<Parameter> values;
   if (query.sweep) {
-    const std::vector<std::string> sweeps = Column(db_, "SELECT name FROM sweeps ORDER BY name");
-    if (std::find(sweeps.begin(), sweeps.end(), *query.sweep) == sweeps.end()) {
-      const std::string best = DidYouMean(*query.sweep, sweeps);
-      throw QueryError(
-          fmt::format("unknown sweep '{}'{}; known sweeps: {}", *query.sweep,
-                      best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best),
-                      sweeps.empty() ? "none" : fmt::format("{}", fmt::join(sweeps, ", "))));
-    }
+    RefuseUnknownSweep(db_, *query.sweep);
     clauses.push_back("sweep = ?");
     values.push_back({*query.sweep, true});
   }
   if (query.campaign) {
-    const std::vector<std::string> campaigns =
-        Column(db_,
-               "SELECT c.id || ' (' || s.name || ')' FROM campaigns c "
-               "JOIN sweeps s ON s.id = c.sweep_id ORDER BY c.id");
-    const std::string prefix = std::to_string(*query.campaign) + " (";
-    if (std::none_of(campaigns.begin(), campaigns.end(),
-                     [&](const std::string& c) { return c.rfind(prefix, 0) == 0; })) {
-      throw QueryError(
-          fmt::format("unknown campaign {}; known campaigns: {}", *query.campaign,
-                      campaigns.empty() ? "none" : fmt::format("{}", fmt::join(campaigns, ", "))));
-    }
+    RefuseUnknownCampaign(db_, *query.campaign);
     clauses.push_back("campaign = ?");
     values.push_back({std::to_string(*query.campaign), false});
   }
@@ -270,12 +295,7 @@ ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
     order = fmt::format("\"{0}\" IS NULL, \"{0}\" {1}, campaign, trial_key", query.sort_column,
                         query.descending ? "DESC" : "ASC");
   }
-  std::string select = "*";
-  if (!query.columns.empty()) {
-    std::vector<std::string> quoted;
-    for (const std::string& c : query.columns) quoted.push_back("\"" + c + "\"");
-    select = fmt::format("{}", fmt::join(quoted, ", "));
-  }
+  const std::string select = SelectList(query.columns.empty() ? valid : query.columns);
   std::string where = clauses.empty() ? "" : fmt::format(" WHERE {}", fmt::join(clauses, " AND "));
   std::string source = kResultsWithDerived;
   const std::string last_column = "NULLIF(s.settings, '') AS settings";

@@ -21,6 +21,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/report/report_summary_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/cli/query_command_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/cli/compare_command_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/cli/hostile_database_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/analysis/comparison_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/analysis/selfcheck_comparison_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/analysis/seed_folding_test.cc
@@ -37,6 +38,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/../cli/query_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/../cli/report_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/../cli/compare_command.cc
+  ${CMAKE_CURRENT_LIST_DIR}/../cli/history_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/../cli/escaped_error.cc
 )
 ditbench_target(ditbench_storage_report_tests)

@@ -85,7 +85,7 @@ TEST_F(TableTest, JsonHoldsNumbersNullsAndTheNoteField) {
 
 TEST_F(TableTest, MarkdownIsAPipeTableWithEscapedCellsAndRightAlignedNumbers) {
   EXPECT_EQ(Printed(Sample(), [](const Table& t, std::ostream& o) { PrintMarkdown(t, o); }),
-            "| name | latency_ms | speedup | share | trials |\n"
+            "| name | latency\\_ms | speedup | share | trials |\n"
             "| --- | ---: | ---: | ---: | ---: |\n"
             "| a\\|b | 40.66 | 1.85x | 12.3% | 3 |\n"
             "| say \"hi\", then<br>bye | 5.00 | 23.90x (busy) | 100.0% | 12 |\n"
@@ -102,10 +102,28 @@ TEST_F(TableTest, MarkdownAlignsAColumnWithNoValueLeft) {
   table.AddRow({"failed", Cell(), Cell(CellValue{}, "busy"), 2});
   table.AddRow({"crashed", Cell(), Cell(), 1});
   EXPECT_EQ(Printed(table, [](const Table& t, std::ostream& o) { PrintMarkdown(t, o); }),
-            "| status | latency_ms | speedup | trials |\n"
+            "| status | latency\\_ms | speedup | trials |\n"
             "| --- | --- | ---: | ---: |\n"
             "| failed | | (busy) | 2 |\n"
             "| crashed | | | 1 |\n");
+}
+
+// A worker's error text with image, link and HTML markup, pasted as a Markdown table, showed a
+// live image (fetched from the worker's choice of server) and a link (issue 49). Every
+// character that opens markup is escaped, in the value and in its note.
+TEST_F(TableTest, MarkdownShowsImageLinkAndHtmlMarkupAsText) {
+  const std::string hostile = "![x](http://e/i.png) [a](http://e) <img src=x> `c` *b* _u_";
+  Table table({{.name = "error", .notes = true}});
+  table.AddRow({Cell(hostile, hostile)});
+  const std::string printed =
+      Printed(table, [](const Table& t, std::ostream& o) { PrintMarkdown(t, o); });
+  const std::string escaped =
+      "\\!\\[x\\]\\(http://e/i.png\\) \\[a\\]\\(http://e\\) &lt;img src=x&gt; \\`c\\` "
+      "\\*b\\* \\_u\\_";
+  EXPECT_EQ(printed, "| error |\n| --- |\n| " + escaped + " (" + escaped + ") |\n");
+  for (const char* live : {"![", "](", "<img", "[a]", "`c`"})
+    EXPECT_EQ(printed.find(live), std::string::npos) << live;
+  EXPECT_EQ(MarkdownText("[a](http://e)"), "\\[a\\]\\(http://e\\)");
 }
 
 TEST_F(TableTest, HtmlEscapesEveryTextAndMarksNumbersAndNotes) {

@@ -193,7 +193,7 @@ TEST_F(CompareCommandTest, MarkdownIsTheSidesThenAPipeTableOfTheMatchedTrials) {
   std::getline(lines, header);
   std::getline(lines, rule);
   EXPECT_EQ(header,
-            "| verdict | change | interval (%) | A ms | B ms | launches | trial key | "
+            "| verdict | change | interval \\(%\\) | A ms | B ms | launches | trial key | "
             "configuration |");
   EXPECT_EQ(rule, "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |");
   int rows = 0;

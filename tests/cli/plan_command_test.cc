@@ -201,7 +201,7 @@ TEST(PlanCommandTest, MarkdownIsAPipeTableOfTheTrials) {
   std::getline(lines, header);
   std::getline(lines, rule);
   EXPECT_THAT(header, ::testing::StartsWith("| trial | model | res | prec | "));
-  EXPECT_THAT(header, ::testing::EndsWith(" | ws | iter (ms) | trial | mem/rank | plan |"));
+  EXPECT_THAT(header, ::testing::EndsWith(" | ws | iter \\(ms\\) | trial | mem/rank | plan |"));
   EXPECT_THAT(rule, ::testing::StartsWith("| --- | --- | ---: | --- | ---: |"));
   const auto bars = [](const std::string& text) {
     return std::count(text.begin(), text.end(), '|');
@@ -278,8 +278,8 @@ TEST(AdviseCommandTest, MarkdownIsAPipeTableWithTheGroupFirst) {
   std::getline(lines, header);
   std::getline(lines, rule);
   EXPECT_EQ(header,
-            "| group | rank | trial | layout | latency [95% interval] | source | "
-            "P(beats leader) | speedup |");
+            "| group | rank | trial | layout | latency \\[95% interval\\] | source | "
+            "P\\(beats leader\\) | speedup |");
   EXPECT_EQ(rule, "| --- | ---: | --- | --- | --- | ---: | --- | --- |");
   int rows = 0;
   while (std::getline(lines, line)) {

@@ -337,7 +337,7 @@ TEST_F(QueryCommandTest, MarkdownIsAPipeTableOfTheCompactColumns) {
   options.status = "failed";
   ASSERT_EQ(Run(options), kExitOk) << err_.str();
   const std::string text = out_.str();
-  EXPECT_THAT(text, StartsWith("| campaign | trial_key | status | model | resolution |"));
+  EXPECT_THAT(text, StartsWith("| campaign | trial\\_key | status | model | resolution |"));
   const std::size_t header_end = text.find('\n');
   const std::string header = text.substr(0, header_end);
   const std::string rule =

@@ -1,11 +1,14 @@
 #include "contract/selfcheck_measurements.h"
 
+#include <fstream>
 #include <functional>
 #include <stdexcept>
 #include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
 
 namespace ditbench {
 namespace {
@@ -121,6 +124,39 @@ TEST(SelfcheckMeasurementsTest, ABadCalibrationEntryIsRefusedNamingTheField) {
               ::testing::HasSubstr("at most 64"));
   EXPECT_THAT(refused([](auto& j) { j["launch_wall_s"] = "fast"; }),
               ::testing::HasSubstr("'launch_wall_s'"));
+}
+
+// A worker (or a file edited by hand) that reports a forward of 1e-300 ms calibrated `plan` to
+// estimate hours as a second, and its selfcheck's worker row passed. A figure no device can
+// give is refused when the file is read, naming the figure, its value and the bound.
+TEST(SelfcheckMeasurementsTest, AFigureNoDeviceCanGiveIsRefusedNamingIt) {
+  test::TempDir dir;
+  const auto refused = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json json = SelfcheckJson(Calibrated());
+    edit(json);
+    std::ofstream(dir / "sc.json") << json.dump();
+    try {
+      ReadSelfcheckMeasurements(dir / "sc.json");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refused([](auto&) {}), "accepted");
+  EXPECT_THAT(refused([](auto& j) { j["calibration"]["forward"][0]["ms"] = 1e-300; }),
+              ::testing::HasSubstr("sc.json: a figure out of its physical bounds: "
+                                   "calibration.forward[0].ms 1e-300 ms (expected 0.001 to "
+                                   "8.64e+07 ms)"));
+  EXPECT_THAT(refused([](auto& j) { j["calibration"]["forward"][0]["ms"] = 1e300; }),
+              ::testing::HasSubstr("calibration.forward[0].ms 1e+300 ms"));
+  // 1e6 GFLOP in 12.5 ms on each of two ranks: 40 PFLOP/s a device.
+  EXPECT_THAT(refused([](auto& j) { j["calibration"]["forward"][0]["gflop"] = 1e6; }),
+              ::testing::HasSubstr("calibration.forward[0].gflop / ms 40000 TFLOP/s per device"));
+  EXPECT_THAT(refused([](auto& j) { j["timing"]["gemm_ms"] = 1e-300; }),
+              ::testing::HasSubstr("timing.gemm_ms 1e-300 ms"));
+  EXPECT_THAT(refused([](auto& j) { j["launch_wall_s"] = 1e300; }),
+              ::testing::HasSubstr("launch_wall_s 1e+300 s"));
+  EXPECT_FALSE(ImplausibleSelfcheckFigure(Calibrated()));
 }
 
 }  // namespace

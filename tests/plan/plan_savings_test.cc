@@ -1,5 +1,6 @@
 #include "plan/plan_savings.h"
 
+#include <limits>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -25,6 +26,19 @@ const PlannedTrial& ByUlysses(const SweepPlan& plan, int ulysses) {
   for (const auto& t : plan.trials)
     if (t.config.ulysses == ulysses) return t;
   throw std::runtime_error("no such trial");
+}
+
+// An estimate from a forward of 1e300 ms printed a 300-digit number of hours (issue 49): the
+// plan's durations stop at a million hours, and a saving reads as its magnitude.
+TEST(PlanDurationTest, AnAbsurdDurationReadsAsMoreThanAMillionHours) {
+  EXPECT_EQ(DurationText(42), "42 s");
+  EXPECT_EQ(DurationText(-300), "5.0 min");
+  EXPECT_EQ(DurationText(36000), "10.0 h");
+  EXPECT_EQ(DurationText(3.6e9 - 3600), "999999.0 h");
+  EXPECT_EQ(DurationText(3.6e9), "> 10^6 h");
+  EXPECT_EQ(DurationText(1e300), "> 10^6 h");
+  EXPECT_EQ(DurationText(std::numeric_limits<double>::infinity()), "> 10^6 h");
+  EXPECT_EQ(DurationText(std::numeric_limits<double>::quiet_NaN()), "unknown");
 }
 
 TEST(PlanSavingsTest, NoSearchAndNoBudgetSaveNothing) {

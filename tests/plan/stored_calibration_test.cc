@@ -2,10 +2,13 @@
 // the device, only when its worker and host-load rows passed, and why not otherwise.
 #include "plan/stored_calibration.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "storage/results_db.h"
 #include "storage/selfcheck_store.h"
+#include "storage/statement.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench {
@@ -113,6 +116,41 @@ TEST_F(StoredCalibrationTest, StoredMeasurementsOfAnotherShapeAreNotUsedAndSaySo
   EXPECT_FALSE(stored.calibration);
   EXPECT_NE(stored.why_not.find("could not be read"), std::string::npos) << stored.why_not;
   EXPECT_NE(stored.why_not.find("calibration.forward[].ms"), std::string::npos) << stored.why_not;
+}
+
+// A stored selfcheck whose forwards took 1e-300 ms calibrated `plan` to estimate a multi-hour
+// trial at 1 s, still saying "calibrated by selfcheck" (issue 49). Figures out of their
+// physical bounds are not used, and the plan says which.
+TEST_F(StoredCalibrationTest, StoredFiguresOutOfPhysicalBoundsAreNotUsedAndSayWhich) {
+  for (double ms : {1e-300, 1e300}) {
+    SelfcheckRecord bad = Check("cpu", "node1", "2026-11-27T10:00:00.000Z");
+    bad.measurements["calibration"]["forward"][1]["ms"] = ms;
+    Store(bad);
+    const StoredCalibration stored = LoadCalibration(path_, "cpu", "node1");
+    EXPECT_FALSE(stored.calibration) << ms;
+    EXPECT_NE(
+        stored.why_not.find(fmt::format(
+            "its stored figures are out of physical bounds: calibration.forward[1].ms {:g} ms",
+            ms)),
+        std::string::npos)
+        << stored.why_not;
+  }
+}
+
+// Measurements stored as text that does not parse were reported as "stored no measurements".
+TEST_F(StoredCalibrationTest, StoredMeasurementsThatDoNotParseAreNotCalledAbsent) {
+  const std::int64_t id = Store(Check("cpu", "node1", "2026-11-27T10:00:00.000Z"));
+  {
+    SqliteConnection raw = OpenSqlite(path_.string(), SQLITE_OPEN_READWRITE);
+    const std::string sql = fmt::format(
+        "UPDATE selfchecks SET measurements_json = '{{\"timing\": [' WHERE id = {}", id);
+    Exec(raw.get(), sql.c_str());
+  }
+  const StoredCalibration stored = LoadCalibration(path_, "cpu", "node1");
+  EXPECT_FALSE(stored.calibration);
+  EXPECT_NE(stored.why_not.find("stored measurements that do not parse as JSON"), std::string::npos)
+      << stored.why_not;
+  EXPECT_EQ(stored.why_not.find("stored no measurements"), std::string::npos) << stored.why_not;
 }
 
 }  // namespace

@@ -202,6 +202,19 @@ TEST_F(SelfcheckRunTest, ABadFileIsAFailedRowNamingIt) {
   EXPECT_THAT(Row(result, "worker").reason, HasSubstr("version"));
 }
 
+// A worker reporting a forward of 1e-300 ms was stored with its worker row `pass`, and `plan`
+// took it as its calibration (issue 49). Its row fails, naming the figure.
+TEST_F(SelfcheckRunTest, AWorkerReportingAnImplausibleFigureFailsNamingIt) {
+  SelfcheckMeasurements m;
+  m.device = "cuda:0";
+  m.timing = SelfcheckTiming{10, 10, 1e-300, 1e-300};
+  launcher_.file_text = SelfcheckJson(m).dump();
+  const auto result = Run();
+  EXPECT_EQ(Row(result, "worker").verdict, SelfcheckVerdict::kFail);
+  EXPECT_THAT(Row(result, "worker").reason, HasSubstr("timing.forward_ms 1e-300 ms"));
+  EXPECT_FALSE(result.observations.measurements);
+}
+
 TEST_F(SelfcheckRunTest, AStaleFileFromAnEarlierRunIsNotRead) {
   std::filesystem::create_directories(request_.run_dir);
   std::ofstream(SelfcheckFile(request_.run_dir)) << launcher_.file_text;

@@ -461,6 +461,30 @@ TEST_F(ResultsDbTest, DroppedColumnOrViewIsAnErrorAtOpen) {
               ::testing::ThrowsMessage<StorageError>(HasSubstr("view 'results' is missing")));
 }
 
+// A `results` view edited by hand (here into one that never ends) ran in every reader: the
+// view's stored SQL is compared with the one this build creates, before anything reads it, by
+// readers and writers alike.
+TEST_F(ResultsDbTest, AnEditedResultsViewIsRefusedAtOpenNamingIt) {
+  { auto db = ResultsDb::Open(DbPath()); }
+  const std::string view = QueryText("SELECT sql FROM sqlite_master WHERE name = 'results'");
+  {
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Exec(raw.get(), "DROP VIEW results");
+    // The same columns, and a condition that never finishes.
+    const std::string endless =
+        view.substr(0, view.rfind(';') == std::string::npos ? view.size() : view.rfind(';')) +
+        " WHERE (WITH RECURSIVE forever(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM forever) "
+        "SELECT max(n) FROM forever) > 0";
+    Exec(raw.get(), endless.c_str());
+  }
+  for (bool read_only : {true, false}) {
+    EXPECT_THAT([&] { ResultsDb::Open(DbPath(), read_only); },
+                ::testing::ThrowsMessage<EditedSchemaError>(
+                    HasSubstr("view 'results' is not the one ditbench creates for schema version")))
+        << (read_only ? "read-only" : "writer");
+  }
+}
+
 TEST_F(ResultsDbTest, ExtraColumnsAreNotDamage) {
   { auto db = ResultsDb::Open(DbPath()); }
   {
