@@ -123,6 +123,11 @@ class SetupTest(unittest.TestCase):
         return [line for line in (self.state / "calls").read_text().splitlines()
                 if line.split(" ", 1)[0] == program]
 
+    def builds(self):
+        """The cmake --build calls that build (not ninja's dry runs)."""
+        return [c for c in self.calls("cmake")
+                if c.startswith("cmake --build") and "-n" not in c.split()]
+
     def installed(self):
         path = self.state / "installed"
         return path.read_text().split() if path.exists() else []
@@ -144,7 +149,7 @@ class SetupTest(unittest.TestCase):
             self.assertNotIn(package, self.installed())
         self.assertEqual(self.cache()["DITBENCH_TESTS"], "OFF")
         self.assertNotIn("DITBENCH_ASAN_BUILD", self.cache())
-        builds = [c for c in self.calls("cmake") if c.startswith("cmake --build") and "-n" not in c.split()]
+        builds = self.builds()
         self.assertEqual(len(builds), 1)
         self.assertIn("--target ditbench ditbench-worker", builds[0])
         self.assert_phases(log, ["Debian packages", "torch wheel", "configure", "build"])
@@ -178,7 +183,7 @@ class SetupTest(unittest.TestCase):
         self.assertEqual(self.cache("build-asan")["DITBENCH_SANITIZE"], "ON")
         self.assert_phases(log, ["Debian packages", "torch wheel", "configure", "build",
                                  "sanitizer build"])
-        builds = [c for c in self.calls("cmake") if c.startswith("cmake --build") and "-n" not in c.split()]
+        builds = self.builds()
         self.assertEqual(builds[0], f"cmake --build {self.root}/build -j 2")
 
     def test_quick_start_keeps_the_tests_of_an_earlier_tests_run(self):
