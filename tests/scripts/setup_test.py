@@ -79,6 +79,8 @@ if "-B" in args:
             values[name.split(":")[0]] = value
     cache.write_text("".join(f"{{n}}:STRING={{v}}\\n" for n, v in values.items()))
     (build / "build.ninja").write_text("")
+elif args[:1] == ["--build"] and os.path.exists(os.path.join(os.environ["STATE"], "stale")):
+    print("[1/1] Re-running CMake...")
 elif args[:1] == ["--build"]:
     print("".join(f"[{{i}}/3] step {{i}}\\n" for i in range(1, 4)), end="")
 """
@@ -155,6 +157,13 @@ class SetupTest(unittest.TestCase):
         self.assert_phases(log, ["Debian packages", "torch wheel", "configure", "build"])
         self.assertRegex(log, r"\[4/4\] build: ditbench and ditbench-worker in .*: 3 steps")
         self.assertRegex(log, r"\[4/4\] build: done in \d+ s \(CPU \d+ s\)")
+
+    def test_a_stale_build_ninja_leaves_the_step_count_unknown(self):
+        self.setup()
+        (self.state / "stale").touch()
+        log = self.setup()
+        self.assertIn("[4/4] build: ditbench and ditbench-worker in", log)
+        self.assertIn("steps unknown (CMake configures again first), ", log)
 
     def test_torch_install_shows_pip_progress_and_the_venv_size(self):
         log = self.setup()
