@@ -4,8 +4,9 @@
 The device machine has no network: scripts/fetch-device-deps downloads the Debian packages the
 build needs, and scripts/device-build unpacks them there. A package added to scripts/setup's
 APT_PACKAGES and not to fetch-device-deps' DEBS breaks the device build on a missing header,
-minutes into a loan of 15. Every setup package must be carried (by its name, or by the
-versioned name CARRIED_AS gives), or named in NOT_CARRIED with its reason.
+minutes into a loan of 15. Every setup package (APT_PACKAGES, the quick start's, and
+APT_TEST_PACKAGES, what --tests adds) must be carried (by its name, or by the versioned name
+CARRIED_AS gives), or named in NOT_CARRIED with its reason.
 
     python3 tests/scripts/device_deps_test.py [REPO]     (exit 0: covered; 1: names the gaps)
 """
@@ -29,7 +30,7 @@ def main() -> int:
     repo = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2])
     setup = (repo / "scripts/setup").read_text()
     fetch = (repo / "scripts/fetch-device-deps").read_text()
-    installed = bash_array(setup, "APT_PACKAGES")
+    installed = bash_array(setup, "APT_PACKAGES") + bash_array(setup, "APT_TEST_PACKAGES")
     carried = set(bash_array(fetch, "DEBS"))
     not_carried = set(bash_array(fetch, "NOT_CARRIED"))
     carried_as = dict(word.split("=", 1) for word in bash_array(fetch, "CARRIED_AS"))
