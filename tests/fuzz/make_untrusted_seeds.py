@@ -149,6 +149,38 @@ def configs():
     write("config_json", "not-json.json", "\xff\xfe{")
 
 
+def served(requests, samples=None):
+    """A serving rank file of the fuzz target's load (3 requests, the first warm-up)."""
+    if samples is None:
+        samples = [{"iteration": q["index"], "stage": "iteration",
+                    "ms": q["end_ms"] - q["arrival_ms"], "warmup": q["index"] == 0}
+                   for q in requests]
+    return json.dumps(rank_file(samples=samples, requests=requests))
+
+
+def request(index, arrival_ms, start_ms, end_ms, isolated_ms=50.0):
+    return {"index": index, "shape": 0, "replica": 0, "arrival_ms": arrival_ms,
+            "start_ms": start_ms, "end_ms": end_ms, "isolated_ms": isolated_ms}
+
+
+def serving_rank_files():
+    ok = [request(0, 0, 0, 60), request(1, 100, 100, 160), request(2, 300, 300, 360)]
+    write("serving_rank_file", "arrivals-not-the-loads.json", served(ok))
+    write("serving_rank_file", "samples-contradict-requests.json",
+          served(ok, [{"iteration": i, "stage": "iteration", "ms": 1.0, "warmup": i == 0}
+                      for i in range(3)]))
+    write("serving_rank_file", "all-warm-up.json", served([request(0, 0, 0, 60)]))
+    write("serving_rank_file", "isolated-zero.json",
+          served([request(0, 0, 0, 60, isolated_ms=0)] + ok[1:]))
+    write("serving_rank_file", "ends-at-1e9-ms.json", served(ok[:2] + [request(2, 300, 300, 1e9)]))
+    write("serving_rank_file", "served-twice.json", served(ok + [ok[1]]))
+    write("serving_rank_file", "served-before-arrival.json",
+          served([request(0, 0, 0, 60), request(1, 100, 50, 160), request(2, 300, 300, 360)]))
+    write("serving_rank_file", "negative-and-nan-times.json",
+          served(ok).replace('"end_ms": 160', '"end_ms": -1').replace('"start_ms": 300', '"start_ms": NaN'))
+    write("serving_rank_file", "requests-not-a-list.json", json.dumps(rank_file(requests={"a": 1})))
+
+
 def arrival_traces():
     header = "arrival_s,width,height,frames,steps\n"
     write("arrival_trace", "valid.csv", header + "0,256,256,0,2\n0.5,384,384,0,4\n1.25,256,256,0,2\n")
@@ -203,6 +235,6 @@ def selfchecks():
 
 if __name__ == "__main__":
     for make in (rank_files, traces, safetensors_headers, weights_indexes, npys, configs,
-                 arrival_traces, selfchecks):
+                 serving_rank_files, arrival_traces, selfchecks):
         make()
     sys.exit(0)

@@ -14,6 +14,7 @@
 #include "contract/selfcheck_measurements.h"
 #include "contract/worker_contract.h"
 #include "experiments/serve_load.h"
+#include "metrics/served_requests.h"
 #include "metrics/trace_profile.h"
 #include "model_zoo/shapes/diffusers_config.h"
 #include "model_zoo/shapes/diffusers_files.h"
@@ -83,6 +84,24 @@ void ConfigJson(const std::uint8_t* data, std::size_t size) {
   Checked([&] { ReadDiffusersConfig(ScratchDir()); });
 }
 
+// A serving trial's rank file (one replica, 3 requests at 4 a second, the first warm-up): read,
+// then its requests checked against the load as ingest checks them.
+void ServingRankFile(const std::uint8_t* data, std::size_t size) {
+  Checked([&] {
+    TrialConfig config;
+    config.model = "pixart-alpha-tiny";
+    config.resolution = 256;
+    config.steps = 2;
+    config.serve = ServeLoad{};
+    config.serve->rate_per_s = 4;
+    config.serve->requests = 2;
+    config.serve->warmup_requests = 1;
+    const std::vector<RankResult> ranks{ReadRankResult(Written("rank0.json", data, size))};
+    if (auto problem = ServedRequestsProblem(config, ranks))
+      if (problem->problem.find('\n') != std::string::npos) std::abort();
+  });
+}
+
 // A serving load's arrival trace (CSV): its requests, or one located line.
 void ArrivalTrace(const std::uint8_t* data, std::size_t size) {
   Checked([&] { ReadArrivalTrace(Written("trace.csv", data, size)); });
@@ -119,6 +138,7 @@ const UntrustedReader kUntrustedReaders[] = {
     {"npy", Npy},
     {"config_json", ConfigJson},
     {"run_folder_note", RunFolderNote},
+    {"serving_rank_file", ServingRankFile},
     {"arrival_trace", ArrivalTrace},
     {"selfcheck_measurements", SelfcheckFile},
 };
