@@ -67,7 +67,8 @@ int RunForward(const ForwardArgs& a) {
   try {
     OpenRegularFile(a.inputs, kMaxForwardInputsBytes);
   } catch (const std::runtime_error& error) {
-    throw UserError(std::string("--inputs ") + error.what(), InputLocation{a.inputs.string(), 0, ""});
+    throw UserError(std::string("--inputs ") + error.what(),
+                    InputLocation{a.inputs.string(), 0, ""});
   }
   const auto worker = a.worker.empty() ? DefaultWorkerProgram() : a.worker;
   if (!std::filesystem::exists(worker))

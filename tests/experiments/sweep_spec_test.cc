@@ -303,7 +303,8 @@ TEST(SweepSpecTest, AFifoSweepFileIsRefusedWithoutWaitingForAWriter) {
         const ParseResult r = ParseSweepFile(fifo);
         return r.errors.size() == 1 &&
                r.errors[0].ToString() ==
-                   fifo.string() + ": cannot read the sweep file: is a FIFO; expected a regular file";
+                   fifo.string() +
+                       ": cannot read the sweep file: is a FIFO; expected a regular file";
       },
       /*seconds=*/20);
   EXPECT_TRUE(outcome.passed()) << outcome.ToString();
@@ -313,8 +314,8 @@ TEST(SweepSpecTest, ADeviceSweepFileIsRefusedBeforeItIsRead) {
   const test::ChildOutcome outcome = test::RunInBoundedChild(
       [] {
         const ParseResult r = ParseSweepFile("/dev/zero");
-        return r.errors.size() == 1 &&
-               r.errors[0].ToString().find("/dev/zero: cannot read the sweep file: is a character "
+        return r.errors.size() == 1 && r.errors[0].ToString().find(
+                                           "/dev/zero: cannot read the sweep file: is a character "
                                            "device; expected a regular file") == 0;
       },
       /*seconds=*/20, /*address_space_bytes=*/std::uint64_t{2} << 30);
@@ -328,10 +329,10 @@ TEST(SweepSpecTest, ASweepFileOverTheSizeCapIsRefusedBeforeItIsRead) {
   std::filesystem::resize_file(big, kMaxSweepFileBytes + 1);
   const ParseResult r = ParseSweepFile(big);
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_EQ(r.errors[0].ToString(),
-            big.string() + ": cannot read the sweep file: is " +
-                std::to_string(kMaxSweepFileBytes + 1) + " bytes; expected at most " +
-                std::to_string(kMaxSweepFileBytes));
+  EXPECT_EQ(r.errors[0].ToString(), big.string() + ": cannot read the sweep file: is " +
+                                        std::to_string(kMaxSweepFileBytes + 1) +
+                                        " bytes; expected at most " +
+                                        std::to_string(kMaxSweepFileBytes));
 }
 
 TEST(SweepSpecTest, DurationsAcceptUnits) {

@@ -111,7 +111,8 @@ void ArrivalTrace(const std::uint8_t* data, std::size_t size) {
 // reading accepted, a second reading accepts alike.
 void SelfcheckFile(const std::uint8_t* data, std::size_t size) {
   Checked([&] {
-    const SelfcheckMeasurements m = ReadSelfcheckMeasurements(Written("selfcheck.json", data, size));
+    const SelfcheckMeasurements m =
+        ReadSelfcheckMeasurements(Written("selfcheck.json", data, size));
     SelfcheckFromJson(SelfcheckJson(m), "stored");
   });
 }

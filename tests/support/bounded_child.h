@@ -17,7 +17,7 @@ namespace ditbench::test {
 struct ChildOutcome {
   bool exited = false;  // ended by _exit, not by a signal
   int exit_code = -1;
-  int signal = 0;       // the signal that ended it (SIGALRM: the time limit passed)
+  int signal = 0;  // the signal that ended it (SIGALRM: the time limit passed)
   bool passed() const { return exited && exit_code == 0; }
   std::string ToString() const {
     return exited ? "exited with " + std::to_string(exit_code)
