@@ -15,7 +15,7 @@ std::string RowText(const SelfcheckRow& row) {
   return text;
 }
 
-std::string Summary(const SelfcheckRecord& check) {
+std::string CheckSummary(const SelfcheckRecord& check) {
   std::string text;
   for (const std::string& line : NotPassingLines(check.rows))
     text += (text.empty() ? "" : "; ") + line;
@@ -85,8 +85,8 @@ std::vector<SettingDifference> SelfcheckDifferences(
     if (ia != a.end() && ib != b.end()) {
       AddRowDifferences(device, ia->second, ib->second, out);
     } else {
-      out.push_back({"selfcheck " + device, ia == a.end() ? "(none)" : Summary(ia->second),
-                     ib == b.end() ? "(none)" : Summary(ib->second)});
+      out.push_back({"selfcheck " + device, ia == a.end() ? "(none)" : CheckSummary(ia->second),
+                     ib == b.end() ? "(none)" : CheckSummary(ib->second)});
     }
   }
   return out;

@@ -15,7 +15,7 @@
 namespace ditbench {
 namespace {
 
-std::runtime_error FileError(const std::filesystem::path& path, const std::string& what) {
+std::runtime_error UntrustedFileError(const std::filesystem::path& path, const std::string& what) {
   return std::runtime_error(fmt::format("{}: {}", path.string(), what));
 }
 
@@ -257,7 +257,7 @@ RegularFile OpenRegularFile(const std::filesystem::path& path, std::uint64_t max
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait for one for ever. It has no
   // effect on the reads of a regular file.
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-  if (!fd) throw FileError(path, fmt::format("cannot read: {}", std::strerror(errno)));
+  if (!fd) throw UntrustedFileError(path, fmt::format("cannot read: {}", std::strerror(errno)));
   return CheckedRegularFile(std::move(fd), path, max_bytes);
 }
 
@@ -265,12 +265,12 @@ RegularFile CheckedRegularFile(UniqueFd fd, const std::filesystem::path& path,
                                std::uint64_t max_bytes) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
-    throw FileError(path, fmt::format("cannot stat: {}", std::strerror(errno)));
+    throw UntrustedFileError(path, fmt::format("cannot stat: {}", std::strerror(errno)));
   if (!S_ISREG(st.st_mode))
-    throw FileError(path, fmt::format("is {}; expected a regular file", KindOf(st.st_mode)));
+    throw UntrustedFileError(path, fmt::format("is {}; expected a regular file", KindOf(st.st_mode)));
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size > max_bytes)
-    throw FileError(path, fmt::format("is {} bytes; expected at most {}", size, max_bytes));
+    throw UntrustedFileError(path, fmt::format("is {} bytes; expected at most {}", size, max_bytes));
   return RegularFile{std::move(fd), size};
 }
 
@@ -282,7 +282,7 @@ std::uint64_t ReadRegularFileInto(const RegularFile& file, const std::filesystem
     const ssize_t n =
         ::pread(file.fd.get(), bytes + done, count - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw FileError(path, fmt::format("read failed: {}", std::strerror(errno)));
+    if (n < 0) throw UntrustedFileError(path, fmt::format("read failed: {}", std::strerror(errno)));
     if (n == 0) break;  // the end of the file (it may have shrunk since it was opened)
     done += static_cast<std::uint64_t>(n);
   }

@@ -22,8 +22,6 @@
 namespace ditbench {
 namespace {
 
-constexpr int kMinSide = kMinResolutionSide, kMaxSide = kMaxResolutionSide,
-              kMaxFrames = kMaxRequestFrames, kMaxSteps = kMaxRequestSteps;
 constexpr std::string_view kTraceHeader = "arrival_s,width,height,frames,steps";
 
 // A trace file's bytes: a regular file of at most kMaxArrivalTraceBytes, opened without
@@ -155,13 +153,13 @@ ArrivalTrace ReadArrivalTrace(const std::filesystem::path& path) {
                                     "the previous request's {}",
                                     ForTerminal(fields[0], 60), previous_s));
     previous_s = arrival_s;
-    const std::string side = fmt::format("an integer from {} to {}", kMinSide, kMaxSide);
+    const std::string side = fmt::format("an integer from {} to {}", kMinResolutionSide, kMaxResolutionSide);
     RequestShape shape{
-        parse(fields[1], "width", kMinSide, kMaxSide, side),
-        parse(fields[2], "height", kMinSide, kMaxSide, side),
-        parse(fields[3], "frames", 0, kMaxFrames,
-              fmt::format("an integer from 0 (an image) to {}", kMaxFrames)),
-        parse(fields[4], "steps", 1, kMaxSteps, fmt::format("an integer from 1 to {}", kMaxSteps)),
+        parse(fields[1], "width", kMinResolutionSide, kMaxResolutionSide, side),
+        parse(fields[2], "height", kMinResolutionSide, kMaxResolutionSide, side),
+        parse(fields[3], "frames", 0, kMaxRequestFrames,
+              fmt::format("an integer from 0 (an image) to {}", kMaxRequestFrames)),
+        parse(fields[4], "steps", 1, kMaxRequestSteps, fmt::format("an integer from 1 to {}", kMaxRequestSteps)),
         1};
     const auto [known, added] = shape_index.try_emplace(
         {shape.width, shape.height, shape.frames, shape.steps}, trace.shapes.size());

@@ -357,8 +357,8 @@ std::optional<std::string> RankFileProblem(const TrialConfig& c,
 
 }  // namespace
 
-Verdict Judge(const TrialConfig& config, const Capacity& capacity) {
-  Verdict v;
+TrialVerdict Judge(const TrialConfig& config, const Capacity& capacity) {
+  TrialVerdict v;
   v.invalid = BrokenRule(config, capacity);
   if (!v.invalid) v.unsupported = Unsupported(config, capacity);
   if (v.invalid || v.unsupported || !config.serve) return v;
@@ -371,7 +371,7 @@ Verdict Judge(const TrialConfig& config, const Capacity& capacity) {
     return v;
   }
   for (std::size_t i = 0; i < shapes.size(); ++i) {
-    const Verdict shape = Judge(ShapeTrial(config, shapes[i]), capacity);
+    const TrialVerdict shape = Judge(ShapeTrial(config, shapes[i]), capacity);
     const std::string where =
         fmt::format("serve: request shape {} ({})", i, RequestShapeText(shapes[i]));
     if (shape.invalid)
@@ -389,7 +389,7 @@ Verdict Judge(const TrialConfig& config, const Capacity& capacity) {
 }
 
 std::optional<std::string> InvalidReason(const TrialConfig& config, const Capacity& capacity) {
-  Verdict v = Judge(config, capacity);
+  TrialVerdict v = Judge(config, capacity);
   return v.invalid ? v.invalid : v.unsupported;
 }
 

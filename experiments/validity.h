@@ -17,7 +17,7 @@ struct Capacity {
 };
 
 // Whether a trial can run, in two parts.
-struct Verdict {
+struct TrialVerdict {
   // Broken by the rules of the model and the machine, on any build:
   //  * the model resolves (known preset, consistent overrides);
   //  * frames only for video models, which need them as vae_temporal x k + 1;
@@ -36,7 +36,7 @@ struct Verdict {
   std::optional<std::string> unsupported;
 };
 
-Verdict Judge(const TrialConfig& config, const Capacity& capacity);
+TrialVerdict Judge(const TrialConfig& config, const Capacity& capacity);
 
 // Why `config` will not run here (invalid first, then unsupported), or nullopt.
 std::optional<std::string> InvalidReason(const TrialConfig& config, const Capacity& capacity);

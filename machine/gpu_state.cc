@@ -12,7 +12,7 @@ namespace {
 
 // NVML's stable C ABI (nvml.h; the header is not needed to build).
 using NvmlDevice = void*;
-constexpr int kNvmlSuccess = 0;
+constexpr int kNvmlOk = 0;
 constexpr int kNvmlClockSm = 1, kNvmlClockMem = 2;  // nvmlClockType_t
 
 using ClockFn = int (*)(NvmlDevice, int, unsigned*);
@@ -32,19 +32,19 @@ struct NvmlStateFunctions {
 
 std::optional<unsigned> Clock(ClockFn read, NvmlDevice device, int type) {
   unsigned mhz = 0;
-  if (read == nullptr || read(device, type, &mhz) != kNvmlSuccess) return std::nullopt;
+  if (read == nullptr || read(device, type, &mhz) != kNvmlOk) return std::nullopt;
   return mhz;
 }
 
 std::optional<double> Watts(MilliwattsFn read, NvmlDevice device) {
   unsigned milliwatts = 0;
-  if (read == nullptr || read(device, &milliwatts) != kNvmlSuccess) return std::nullopt;
+  if (read == nullptr || read(device, &milliwatts) != kNvmlOk) return std::nullopt;
   return milliwatts / 1000.0;
 }
 
 std::optional<bool> PairMode(PairModeFn read, NvmlDevice device) {
   unsigned current = 0, pending = 0;
-  if (read == nullptr || read(device, &current, &pending) != kNvmlSuccess) return std::nullopt;
+  if (read == nullptr || read(device, &current, &pending) != kNvmlOk) return std::nullopt;
   return current != 0;
 }
 
@@ -63,10 +63,10 @@ class NvmlGpuStateProbe final : public GpuStateProbe {
     state.memory_mhz = Clock(nvml_.clock, device_, kNvmlClockMem);
     state.memory_max_mhz = Clock(nvml_.max_clock, device_, kNvmlClockMem);
     if (unsigned long long reasons = 0;
-        nvml_.reasons != nullptr && nvml_.reasons(device_, &reasons) == kNvmlSuccess)
+        nvml_.reasons != nullptr && nvml_.reasons(device_, &reasons) == kNvmlOk)
       state.throttle_reasons = reasons;
     if (int mode = 0;
-        nvml_.persistence != nullptr && nvml_.persistence(device_, &mode) == kNvmlSuccess)
+        nvml_.persistence != nullptr && nvml_.persistence(device_, &mode) == kNvmlOk)
       state.persistence = mode != 0;
     state.ecc = PairMode(nvml_.ecc, device_);
     state.mig = PairMode(nvml_.mig, device_);
@@ -130,12 +130,12 @@ std::unique_ptr<GpuStateProbe> OpenNvmlGpuStateProbe(const std::string& pci_bus_
     *why_not = fmt::format("{} lacks nvmlInit_v2 or another function ditbench needs", library);
     return nullptr;
   }
-  if (const int status = init(); status != kNvmlSuccess) {
+  if (const int status = init(); status != kNvmlOk) {
     *why_not = fmt::format("nvmlInit failed: {} (NVML error {})", error_string(status), status);
     return nullptr;
   }
   NvmlDevice device = nullptr;
-  if (const int status = by_bus_id(pci_bus_id.c_str(), &device); status != kNvmlSuccess) {
+  if (const int status = by_bus_id(pci_bus_id.c_str(), &device); status != kNvmlOk) {
     *why_not = fmt::format("NVML does not find the GPU at PCI bus id '{}': {}", pci_bus_id,
                            error_string(status));
     f.shutdown();

@@ -300,13 +300,13 @@ IntervalSet RangesNamed(const std::vector<Event>& events, std::string_view name)
 }
 
 // Classified work: which events are compute and which communication.
-struct Work {
+struct DeviceWork {
   std::vector<const Event*> compute;
   std::vector<const Event*> comm;
 };
 
-Work Classify(const std::vector<Event>& events, bool device) {
-  Work work;
+DeviceWork Classify(const std::vector<Event>& events, bool device) {
+  DeviceWork work;
   if (device) {
     for (const Event& e : events)
       if (IsDeviceWork(e.cat)) (ContainsNccl(e.name) ? work.comm : work.compute).push_back(&e);
@@ -337,7 +337,7 @@ IntervalSet SetOf(const std::vector<const Event*>& events) {
   return IntervalSet(std::move(intervals));
 }
 
-std::vector<KernelTime> TopKernels(const Work& work, const IntervalSet& windows) {
+std::vector<KernelTime> TopKernels(const DeviceWork& work, const IntervalSet& windows) {
   std::map<std::string_view, KernelTime> by_name;
   const auto add = [&](const std::vector<const Event*>& events, bool communication) {
     for (const Event* e : events) {
@@ -417,7 +417,7 @@ TraceProfile AnalyzeTrace(std::string_view json_text, const std::string& where,
   const std::vector<StepWindow> windows = StepWindows(events, where);
   const bool device = std::any_of(events.begin(), events.end(),
                                   [](const Event& e) { return e.cat == "kernel"; });
-  const Work work = Classify(events, device);
+  const DeviceWork work = Classify(events, device);
   const IntervalSet compute = SetOf(work.compute);
   const IntervalSet comm = SetOf(work.comm);
   const IntervalSet overlap = compute.Intersection(comm);

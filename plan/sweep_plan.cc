@@ -87,7 +87,7 @@ SweepPlan ClassifiedTrials(const SweepSpec& spec, const Capacity& capacity) {
     PlannedTrial t;
     t.config = std::move(config);
     t.key = std::move(key);
-    Verdict verdict = Judge(t.config, capacity);
+    TrialVerdict verdict = Judge(t.config, capacity);
     t.invalid_reason = verdict.invalid ? verdict.invalid : verdict.unsupported;
     t.unsupported = !verdict.invalid && verdict.unsupported;
     plan.trials.push_back(std::move(t));

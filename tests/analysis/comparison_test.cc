@@ -17,7 +17,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::comparison_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -387,9 +387,9 @@ TEST(TrialLabelTest, OverridesAreShownAndCfgIsSpelledOut) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::comparison_test
 
-namespace ditbench {
+namespace ditbench::comparison_test {
 namespace {
 
 TEST(ComparisonSectionTest, AtMostMaxRowsAreListedVerdictsOtherThanSameFirst) {
@@ -415,9 +415,9 @@ TEST(ComparisonSectionTest, AtMostMaxRowsAreListedVerdictsOtherThanSameFirst) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::comparison_test
 
-namespace ditbench {
+namespace ditbench::comparison_test {
 namespace {
 
 TEST(ComparisonOutputTest, AnIntervalTheDataCannotBoundIsNeverPrintedAsNumbers) {
@@ -453,4 +453,4 @@ TEST(ComparisonOutputTest, AnIntervalTheDataCannotBoundIsNeverPrintedAsNumbers) 
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::comparison_test

@@ -9,7 +9,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::configuration_group_test {
 namespace {
 
 // Rows as the report reads them: recorded in a real database, read back with Results().
@@ -213,4 +213,4 @@ TEST_F(ConfigurationGroupTest, TokensPerRankSplitTheSampleOverTheSequenceGroup) 
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::configuration_group_test

@@ -19,7 +19,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::history_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -362,4 +362,4 @@ setTimeout(function () {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::history_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::row_metrics_test {
 namespace {
 
 // Every row of the metric table is read from its ResultRow column, or (a metric stored only in
@@ -43,4 +43,4 @@ TEST(RowMetricsTest, ExtraNamesListTableNamesFirstThenTheProgramsOwnByName) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::row_metrics_test

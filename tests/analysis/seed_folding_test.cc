@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::seed_folding_test {
 namespace {
 
 ResultRow Row(std::int64_t campaign, std::int64_t ulysses, std::int64_t seed, double latency,
@@ -53,4 +53,4 @@ TEST(SeedFoldingTest, DifferentPipeFusionPatchesAreNeverFolded) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::seed_folding_test

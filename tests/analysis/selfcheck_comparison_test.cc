@@ -8,7 +8,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::selfcheck_comparison_test {
 namespace {
 
 SelfcheckRecord Check(SelfcheckVerdict clocks, SelfcheckVerdict energy = SelfcheckVerdict::kPass) {
@@ -86,4 +86,4 @@ TEST(SelfcheckComparisonTest, CompareListsTheRowsTheTwoMachinesCheckedDifferentl
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::selfcheck_comparison_test

@@ -8,7 +8,7 @@
 #include "base/untrusted_input.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::atomic_file_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -73,4 +73,4 @@ TEST(AtomicFileTest, AFullDeviceWrittenInPlaceIsAnErrorNamingTheCause) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::atomic_file_test

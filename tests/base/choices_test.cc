@@ -7,7 +7,7 @@
 
 #include "base/user_error.h"
 
-namespace ditbench {
+namespace ditbench::choices_test {
 namespace {
 
 enum class Colour { kRed, kGreen, kBlue, kNone };
@@ -48,4 +48,4 @@ TEST(ChoicesTest, HelpListsEveryNameWithItsHelp) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::choices_test

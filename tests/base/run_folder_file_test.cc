@@ -9,7 +9,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::run_folder_file_test {
 namespace {
 
 // A run folder `run/` beside a file `secret.txt` that must not leak out of it.
@@ -96,4 +96,4 @@ TEST_F(RunFolderFileTest, ANoteThatIsALinkAFifoOrHugeShowsNothingOrItsStart) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::run_folder_file_test

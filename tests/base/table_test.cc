@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::table_test {
 namespace {
 
 // Three rows under one column of each hint: text that would break every format (a pipe, a
@@ -201,4 +201,4 @@ TEST_F(TableTest, FormatsAreParsedByTheirOptionNames) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::table_test

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::terminal_text_test {
 namespace {
 
 TEST(TerminalTextTest, PlainTextAndUtf8AreKept) {
@@ -95,4 +95,4 @@ TEST(EditDistanceTest, CountsInsertionsDeletionsAndSubstitutions) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::terminal_text_test

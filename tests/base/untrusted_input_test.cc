@@ -11,7 +11,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::untrusted_input_test {
 namespace {
 
 class RegularFileTest : public ::testing::Test {
@@ -186,4 +186,4 @@ TEST(BoundedJsonTest, BuildsTheSameDocumentAsNlohmannsParser) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::untrusted_input_test

@@ -36,7 +36,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::answers_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -222,4 +222,4 @@ TEST_F(AnswersEndToEndTest, AdviseOnABusyMachineSaysMeasuredBusyAndNeverPredicte
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::answers_e2e_test

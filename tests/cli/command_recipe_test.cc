@@ -12,7 +12,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::command_recipe_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -61,4 +61,4 @@ TEST(CommandRecipeTest, TheReadmesThreeLinesRunAsWritten) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::command_recipe_test

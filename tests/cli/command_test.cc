@@ -21,7 +21,7 @@
 #include "storage/storage_error.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::command_test {
 namespace {
 
 TEST(RunGuardedTest, ReturnsTheActionsExitCode) {
@@ -206,4 +206,4 @@ TEST(NumberChecksTest, ANegativeCountIsRefusedWithAReadableMessage) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::command_test

@@ -13,7 +13,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::compare_command_test {
 namespace {
 
 using ::testing::EndsWith;
@@ -252,4 +252,4 @@ TEST_F(CompareCommandTest, MistakesAreOneLineUsageErrors) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::compare_command_test

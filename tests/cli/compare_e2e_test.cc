@@ -20,7 +20,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::compare_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -199,4 +199,4 @@ TEST_F(PoisonedFloorTest, OneDisturbedTrialDoesNotTurnARealSlowdownIntoSame) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::compare_e2e_test

@@ -19,7 +19,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::energy_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -163,4 +163,4 @@ TEST_F(EnergyEndToEndTest, CompareShowsEachSidesEnergyPerImageAndTheirRatio) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::energy_e2e_test

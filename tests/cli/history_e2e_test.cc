@@ -25,7 +25,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::history_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -214,4 +214,4 @@ TEST_F(HistoryEndToEndTest, AnExcludedCampaignLeavesHistoryAndTheLearnedNoiseFlo
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::history_e2e_test

@@ -34,7 +34,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::hostile_database_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -211,4 +211,4 @@ TEST_F(HostileDatabaseTest, AnEndlessResultsViewIsRefusedByEveryReader) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::hostile_database_test

@@ -26,7 +26,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::hostile_text_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -150,4 +150,4 @@ TEST_F(HostileTextEndToEndTest, ALabelThatIsNotUtf8OrHoldsControlsIsRefused) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::hostile_text_e2e_test

@@ -11,7 +11,7 @@
 #include "storage/schema.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::migrate_command_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -60,4 +60,4 @@ TEST_F(MigrateCommandTest, ADatabaseInUseByARunIsLeftAlone) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::migrate_command_test

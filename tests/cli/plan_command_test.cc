@@ -17,7 +17,7 @@
 #include "storage/selfcheck_store.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::plan_command_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -295,4 +295,4 @@ TEST(AdviseCommandTest, MarkdownIsAPipeTableWithTheGroupFirst) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::plan_command_test

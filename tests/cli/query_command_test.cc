@@ -16,7 +16,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::query_command_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -612,9 +612,9 @@ TEST_F(ReportCommandTest, WritesTheFileOrFailsWithUsageCode) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::query_command_test
 
-namespace ditbench {
+namespace ditbench::query_command_test {
 namespace {
 
 // The command fits the planner's cost model (plan/planner_view.h): the page has its section,
@@ -652,4 +652,4 @@ TEST_F(ReportCommandTest, AnOutputThatCannotBeWrittenFailsWithItsCause) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::query_command_test

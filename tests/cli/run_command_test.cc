@@ -14,7 +14,7 @@
 #include "cli/command.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::run_command_test {
 namespace {
 
 // Standard error captured while alive.
@@ -87,4 +87,4 @@ TEST(RunCommandTest, PlanRefusesAnUnknownPolicyOrLauncherTheSameWay) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::run_command_test

@@ -16,7 +16,7 @@
 #include "storage/selfcheck_store.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::selfcheck_command_test {
 namespace {
 
 using ::testing::ContainsRegex;
@@ -140,4 +140,4 @@ TEST_F(SelfcheckCommandTest, TheVerdictIsStoredPerDeviceAndEnvShowsTheNewest) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::selfcheck_command_test

@@ -11,7 +11,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::npy_test {
 namespace {
 
 class NpyTest : public ::testing::Test {
@@ -88,4 +88,4 @@ TEST_F(NpyTest, AFifoOrAnOversizedFileIsRefused) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::npy_test

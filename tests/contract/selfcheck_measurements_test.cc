@@ -10,7 +10,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::selfcheck_measurements_test {
 namespace {
 
 SelfcheckMeasurements Cpu() {
@@ -160,4 +160,4 @@ TEST(SelfcheckMeasurementsTest, AFigureNoDeviceCanGiveIsRefusedNamingIt) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::selfcheck_measurements_test

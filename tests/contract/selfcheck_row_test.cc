@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::selfcheck_row_test {
 namespace {
 
 TEST(SelfcheckRowTest, RowsRoundTripThroughJson) {
@@ -41,4 +41,4 @@ TEST(SelfcheckRowTest, NotPassingLinesListEveryRowButPassesOrSayAllPass) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::selfcheck_row_test

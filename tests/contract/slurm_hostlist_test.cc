@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::slurm_hostlist_test {
 namespace {
 
 TEST(SlurmHostlistTest, FirstHostOfEachNodeListShape) {
@@ -16,4 +16,4 @@ TEST(SlurmHostlistTest, FirstHostOfEachNodeListShape) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::slurm_hostlist_test

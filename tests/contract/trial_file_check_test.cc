@@ -9,7 +9,7 @@
 #include "experiments/trial_settings.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::trial_file_check_test {
 namespace {
 
 // A valid trial.json, as the coordinator writes it.
@@ -118,4 +118,4 @@ TEST(TrialFileCheckTest, CanonicalKeyAndSettingAreInverses) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::trial_file_check_test

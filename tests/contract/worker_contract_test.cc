@@ -11,7 +11,7 @@
 #include "base/untrusted_input.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::worker_contract_test {
 namespace {
 
 class WorkerContractTest : public ::testing::Test {
@@ -432,4 +432,4 @@ TEST_F(WorkerContractTest, AServedRequestAddsTheRankFileValuesItIsCountedAt) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::worker_contract_test

@@ -15,7 +15,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::sweep_e2e_test {
 namespace {
 
 struct CommandResult {
@@ -395,4 +395,4 @@ TEST_F(SweepEndToEndTest, WeightsThatDoNotMatchTheirConfigFailTheTrialWithTheTen
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::sweep_e2e_test

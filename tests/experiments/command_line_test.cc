@@ -10,7 +10,7 @@
 #include "experiments/trial_identity.h"
 #include "experiments/validity.h"
 
-namespace ditbench {
+namespace ditbench::command_line_test {
 namespace {
 
 constexpr const char* kCommandSweep = R"(name: cmd
@@ -174,4 +174,4 @@ TEST(CommandLineTest, ModelShapeRulesDoNotApplyToCommandsButWorldSizeDoes) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::command_line_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::constraint_test {
 namespace {
 
 int FirstFailing(const std::string& expression, const TrialConfig& config) {
@@ -54,4 +54,4 @@ TEST(ConstraintTest, WidthHeightFramesAndTokensOfAClip) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::constraint_test

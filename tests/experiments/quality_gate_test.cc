@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::quality_gate_test {
 namespace {
 
 QualityGate Gate(std::optional<double> error, std::optional<double> psnr,
@@ -62,4 +62,4 @@ TEST(QualityGateTest, GatesReadBackFromTheirJsonAndRefuseOutOfRangeValues) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::quality_gate_test

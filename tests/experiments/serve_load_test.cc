@@ -14,7 +14,7 @@
 #include "tests/support/bounded_child.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::serve_load_test {
 namespace {
 
 ServeLoad OpenLoop(ArrivalKind kind, double rate_per_s, int requests) {
@@ -393,4 +393,4 @@ TEST_F(ArrivalTraceTest, AUtf8ByteOrderMarkBeforeTheHeaderIsSkipped) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::serve_load_test

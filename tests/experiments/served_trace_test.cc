@@ -16,7 +16,7 @@
 #include "experiments/trial_identity.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::served_trace_test {
 namespace {
 
 constexpr const char* kHeader = "arrival_s,width,height,frames,steps\n";
@@ -159,4 +159,4 @@ TEST_F(ServedTraceTest, ALinkOrAPathOutOfTheSweepFolderIsRefusedUnread) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::served_trace_test

@@ -7,7 +7,7 @@
 
 #include "tests/support/sweeps.h"
 
-namespace ditbench {
+namespace ditbench::sweep_expand_test {
 namespace {
 
 SweepSpec Parse(const std::string& yaml) { return test::ParseValidSweep(yaml); }
@@ -202,9 +202,9 @@ TEST(SweepExpandTest, HostileInputsGiveDiagnostics) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::sweep_expand_test
 
-namespace ditbench {
+namespace ditbench::sweep_expand_test {
 namespace {
 
 // Found by the fuzzer: a folded multi-line `where` scalar put a newline into the message.
@@ -225,4 +225,4 @@ TEST(SweepSpecDiagnosticsTest, MultiLineValuesStayOnOneLine) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::sweep_expand_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::sweep_meaning_test {
 namespace {
 
 constexpr const char* kSweep = R"(name: s
@@ -53,4 +53,4 @@ TEST(SweepMeaningTest, TextThatIsNotYamlIsItsOwnMeaning) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::sweep_meaning_test

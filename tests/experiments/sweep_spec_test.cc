@@ -14,7 +14,7 @@
 #include "tests/support/bounded_child.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::sweep_spec_test {
 namespace {
 
 constexpr const char* kQuickstart = R"(name: quick
@@ -367,9 +367,9 @@ TEST(SweepSpecTest, QuotedNumbersStayStrings) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::sweep_spec_test
 
-namespace ditbench {
+namespace ditbench::sweep_spec_test {
 namespace {
 
 TEST(SweepSpecWeightsTest, RelativeWeightFoldersAreTakenFromTheSweepFilesFolder) {
@@ -451,4 +451,4 @@ TEST(SweepSpecWeightsTest, AWeightsVariantNeedsItsFilesAndAFolder) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::sweep_spec_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::trial_rows_test {
 namespace {
 
 TrialConfig Trial(int batch, int cfg, int dp) {
@@ -53,4 +53,4 @@ TEST(TrialRowsTest, ARanksRowsAreItsReplicasSplitOverCfgForEveryValidTrial) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::trial_rows_test

@@ -10,7 +10,7 @@
 #include "experiments/trial_identity.h"
 #include "experiments/trial_settings.h"
 
-namespace ditbench {
+namespace ditbench::trial_test {
 namespace {
 
 // Goldens of key format v2. They pin trial identity: if one changes, every stored result stops
@@ -604,4 +604,4 @@ TEST(TrialTest, BytesPerElementFollowsThePrecision) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::trial_test

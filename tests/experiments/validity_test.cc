@@ -6,7 +6,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::validity_test {
 namespace {
 
 TrialConfig PixArt(int resolution, int ulysses) {
@@ -107,7 +107,7 @@ TEST(ValidityTest, EveryStrategyAndHybridRuns) {
   usp_pipefusion.ulysses = 2;
   EXPECT_FALSE(InvalidReason(usp_pipefusion, {8, true}));  // USP runs
   usp_pipefusion.pipefusion = 2;  // USP inside PipeFusion's stages runs too
-  const Verdict v = Judge(usp_pipefusion, {8, true});
+  const TrialVerdict v = Judge(usp_pipefusion, {8, true});
   EXPECT_FALSE(v.invalid);
   EXPECT_FALSE(v.unsupported);
   usp_pipefusion.pipefusion_patches = 3;  // but a patch must still split over ring x ulysses
@@ -128,7 +128,7 @@ TEST(ValidityTest, JointFamiliesRunAndRefuseWhatTheyCannotDo) {
   flux.cfg = 1;
   flux.ring = 1;
   flux.pipefusion = 2;
-  const Verdict pipefusion = Judge(flux, {8, true});  // its stages pass the text stream on
+  const TrialVerdict pipefusion = Judge(flux, {8, true});  // its stages pass the text stream on
   EXPECT_FALSE(pipefusion.invalid);
   EXPECT_FALSE(pipefusion.unsupported);
   flux.ring = 2;  // and ring attention runs inside the stages
@@ -174,7 +174,7 @@ TEST(ValidityTest, AttentionKernelsTheDeviceCannotRunAreSkippedWithTheReason) {
   }
   for (const AttentionBackend a : {AttentionBackend::kCudnn, AttentionBackend::kEfficient}) {
     c.attention = a;
-    const Verdict cpu = Judge(c, {2, false});
+    const TrialVerdict cpu = Judge(c, {2, false});
     EXPECT_FALSE(cpu.invalid);
     ASSERT_TRUE(cpu.unsupported) << AttentionBackendName(a);
     EXPECT_NE(cpu.unsupported->find("on CPU only math and flash"), std::string::npos)
@@ -196,7 +196,7 @@ TEST(ValidityTest, Fp8LayersAreSkippedOnCpuAndTakeBf16) {
   TrialConfig c = PixArt(256, 1);
   for (const Quantization q : {Quantization::kFp8Rowwise, Quantization::kFp8Tensor}) {
     c.quant = q;
-    const Verdict cpu = Judge(c, {2, false});
+    const TrialVerdict cpu = Judge(c, {2, false});
     EXPECT_FALSE(cpu.invalid);
     ASSERT_TRUE(cpu.unsupported) << QuantizationName(q);
     EXPECT_NE(cpu.unsupported->find("this trial runs on CPU"), std::string::npos)
@@ -371,7 +371,7 @@ TEST(ValidityTest, ACacheRunsWhereItsDecisionCanBeTaken) {
     published.model = model;
     if (std::string(model).starts_with("wan") || std::string(model).starts_with("hunyuan"))
       published.frames = 5;
-    const Verdict verdict = Judge(published, {2, false});
+    const TrialVerdict verdict = Judge(published, {2, false});
     EXPECT_FALSE(verdict.invalid) << model << ": " << verdict.invalid.value_or("");
     EXPECT_FALSE(verdict.unsupported) << model << ": " << verdict.unsupported.value_or("");
   }
@@ -382,7 +382,7 @@ TEST(ValidityTest, ACacheRunsWhereItsDecisionCanBeTaken) {
 TEST(ValidityTest, CudaGraphIsSkippedOnCpuAndRefusedForACommand) {
   TrialConfig c = PixArt(256, 1);
   c.graph = GraphMode::kCudaGraph;
-  const Verdict cpu = Judge(c, {2, false});
+  const TrialVerdict cpu = Judge(c, {2, false});
   EXPECT_FALSE(cpu.invalid);
   ASSERT_TRUE(cpu.unsupported);
   EXPECT_NE(cpu.unsupported->find("graph: cuda_graph"), std::string::npos) << *cpu.unsupported;
@@ -398,7 +398,7 @@ TEST(ValidityTest, CudaGraphIsSkippedOnCpuAndRefusedForACommand) {
             std::string::npos);
   c.workload = Workload::kCommand;
   c.command = {"python3", "bench.py"};
-  const Verdict command = Judge(c, {2, true});
+  const TrialVerdict command = Judge(c, {2, true});
   ASSERT_TRUE(command.invalid);
   EXPECT_NE(command.invalid->find("applies to ditbench's own models"), std::string::npos);
 }
@@ -413,7 +413,7 @@ TrialConfig Wan(int width, int height, int frames) {
 }
 
 std::string Invalid(const TrialConfig& c, Capacity capacity = {8, true}) {
-  const Verdict v = Judge(c, capacity);
+  const TrialVerdict v = Judge(c, capacity);
   return v.invalid.value_or("");
 }
 
@@ -522,4 +522,4 @@ TEST(ValidityTest, NonSquareImagesFollowTheImageRulesPerSide) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::validity_test

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::workload_test {
 namespace {
 
 constexpr Workload kEveryWorkload[] = {Workload::kDit, Workload::kCommand};
@@ -56,4 +56,4 @@ TEST(WorkloadTest, ACommandRunsTheSweepsProgramAndItsModelIsALabel) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::workload_test

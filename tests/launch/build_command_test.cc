@@ -8,7 +8,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::build_command_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -96,4 +96,4 @@ TEST(BuildCommandTest, AFailedBuildSaysWhatFailedInOneLine) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::build_command_test

@@ -8,7 +8,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::command_program_test {
 namespace {
 
 class CommandProgramTest : public ::testing::Test {
@@ -85,4 +85,4 @@ TEST_F(CommandProgramTest, MissingProgramIsOneLocatedLine) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::command_program_test

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::interrupt_test {
 namespace {
 
 // `ditbench run ... | head`: once head exits, a write to stdout used to kill the coordinator
@@ -46,4 +46,4 @@ TEST(SignalInterruptTest, ProgramsStartedAfterwardsDieOfSigpipeAsUsual) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::interrupt_test

@@ -11,7 +11,7 @@
 #include "launch/slurm/slurm_launcher.h"
 #include "launch/slurm/slurm_step_launcher.h"
 
-namespace ditbench {
+namespace ditbench::launchers_test {
 namespace {
 
 TEST(LaunchersTest, EveryKindHasOneRowWhoseNameParsesBackToIt) {
@@ -80,4 +80,4 @@ TEST(SlurmModesTest, NamesAreJobAndStep) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::launchers_test

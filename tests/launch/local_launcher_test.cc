@@ -13,7 +13,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::local_launcher_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -272,4 +272,4 @@ TEST_F(LocalLauncherTest, RankThatCannotBePinnedFailsInsteadOfRunningElsewhere) 
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::local_launcher_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::rank_environment_test {
 namespace {
 
 std::vector<std::string> Named(const std::vector<std::string>& env, const std::string& name) {
@@ -99,4 +99,4 @@ TEST(RankEnvironmentTest, PinnedRanksAreToldTheirCoresAndOthersNothing) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::rank_environment_test

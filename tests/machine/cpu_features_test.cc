@@ -4,7 +4,7 @@
 
 #include "machine/cpu_features.h"
 
-namespace ditbench {
+namespace ditbench::cpu_features_test {
 namespace {
 
 constexpr std::uint32_t kOsxsave = 1u << 27;
@@ -67,4 +67,4 @@ TEST(CpuFeaturesTest, ReadingThisCpuGivesAConsistentAnswer) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::cpu_features_test

@@ -7,7 +7,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::cpu_governor_test {
 namespace {
 
 void Governor(const std::filesystem::path& sys, const std::string& cpu, const std::string& name) {
@@ -33,4 +33,4 @@ TEST(CpuGovernorTest, NoCpufreqIsEmpty) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::cpu_governor_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::cpu_list_test {
 namespace {
 
 using Ints = std::vector<int>;
@@ -31,4 +31,4 @@ TEST(CpuListTest, UnpinnedRanksShareTheCores) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::cpu_list_test

@@ -12,7 +12,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::gpu_discovery_test {
 namespace {
 
 // A source that answers with `gpus`, or fails with `why_not`; counts how often it was asked.
@@ -206,4 +206,4 @@ TEST(GpuDiscoveryRunTest, NoDriverMeansCpuSlotsAndTheReasonIsPrintedAndRecorded)
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::gpu_discovery_test

@@ -6,7 +6,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::gpu_topology_test {
 namespace {
 
 using Ints = std::vector<int>;
@@ -125,4 +125,4 @@ TEST(GpuTopologyTest, CoresAreGroupedByTheNodesSysfsLists) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::gpu_topology_test

@@ -12,7 +12,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::host_info_test {
 namespace {
 
 // A process that ends while ditbench samples it is simply not there: its /proc files read as
@@ -66,4 +66,4 @@ TEST(HostInfoTest, MissingProgramGivesNoLines) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::host_info_test

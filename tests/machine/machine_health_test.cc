@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::machine_health_test {
 namespace {
 
 ProcSnapshot Snapshot(double at_s, std::map<long, ProcessTimes> processes) {
@@ -275,4 +275,4 @@ TEST(ProcHealthProbeTest, APrimedProbeJudgesTheStretchSincePrimingWithoutASecond
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::machine_health_test

@@ -7,7 +7,7 @@
 #include "base/user_error.h"
 #include "tests/support/runner_fakes.h"
 
-namespace ditbench {
+namespace ditbench::placement_test {
 namespace {
 
 using Strings = std::vector<std::string>;
@@ -287,4 +287,4 @@ TEST(PlacementPolicyTest, NamesAreTheOnesUsersTypeAndCampaignsRecord) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::placement_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::rank_sharing_test {
 namespace {
 
 TEST(RankSharingTest, UnpinnedRanksShareCoresOnlyBeyondTheCores) {
@@ -42,4 +42,4 @@ TEST(RankSharingTest, TheRecordedPlacementGivesTheFactor) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::rank_sharing_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::text_fields_test {
 namespace {
 
 TEST(TextFieldsTest, BlanksAroundAFieldGo) {
@@ -22,4 +22,4 @@ TEST(TextFieldsTest, OnlySmallDecimalNumbersAreNumbers) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::text_fields_test

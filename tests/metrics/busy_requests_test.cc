@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::busy_requests_test {
 namespace {
 
 // A request of the load that arrived at `arrival_ms`, started at `start_ms` and ended at
@@ -63,4 +63,4 @@ TEST(BusyRequestsTest, NoStretchMarksNothingAndAMarkIsNeverTakenBack) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::busy_requests_test

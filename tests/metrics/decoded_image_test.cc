@@ -6,7 +6,7 @@
 
 #include "metrics/png_image.h"
 
-namespace ditbench {
+namespace ditbench::decoded_image_test {
 namespace {
 
 TEST(DecodedImageTest, ValuesAreClampedToTheVaeRangeAndMappedTo8Bits) {
@@ -88,4 +88,4 @@ TEST(PngImageTest, BytesThatAreNotAPngAreRefused) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::decoded_image_test

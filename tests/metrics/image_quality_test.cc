@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::image_quality_test {
 namespace {
 
 constexpr int kB = 2, kC = 3, kH = 24, kW = 20;
@@ -77,4 +77,4 @@ TEST(ImageQualityTest, RefusesMismatchedShapesAndPlanesSmallerThanTheWindow) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::image_quality_test

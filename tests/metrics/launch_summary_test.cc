@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::launch_summary_test {
 namespace {
 
 // An ok launch whose timed iterations (one rank) are `ms`, with its own metrics as ingest
@@ -194,4 +194,4 @@ TEST(LaunchSummaryTest, ExtraMetricsAreReducedOverLaunchesByTheMetricTable) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::launch_summary_test

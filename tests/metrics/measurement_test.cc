@@ -8,7 +8,7 @@
 
 #include "tests/support/fakes.h"
 
-namespace ditbench {
+namespace ditbench::measurement_test {
 namespace {
 
 using test::FakeClock;
@@ -282,4 +282,4 @@ TEST(EnergyCounterTest, ALibraryWithoutTheEnergyFunctionGivesNoCounter) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::measurement_test

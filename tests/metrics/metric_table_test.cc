@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::metric_table_test {
 namespace {
 
 TEST(MetricTableTest, NamesAreUniqueAndValid) {
@@ -194,4 +194,4 @@ TEST(MetricTableTest, ReductionsOverRanksAndLaunches) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::metric_table_test

@@ -12,7 +12,7 @@
 #include "metrics/serving.h"
 #include "stats/order_statistics.h"
 
-namespace ditbench {
+namespace ditbench::serve_loop_test {
 namespace {
 
 class FakeHost : public HostClock {
@@ -248,4 +248,4 @@ TEST(ServeLoopTest, AClosedLoopIssuesARequestAsOneCompletes) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::serve_loop_test

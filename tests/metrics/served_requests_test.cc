@@ -9,7 +9,7 @@
 
 #include "stats/stats.h"
 
-namespace ditbench {
+namespace ditbench::served_requests_test {
 namespace {
 
 // A serving trial of 2 replicas (dp 2), 6 requests at 4 a second: what its leaders served.
@@ -368,4 +368,4 @@ TEST(ServedRequestsTest, AServingTrialsLatencyIsItsRequestsNotItsSamples) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::served_requests_test

@@ -8,7 +8,7 @@
 
 #include "experiments/serve_load.h"
 
-namespace ditbench {
+namespace ditbench::serving_test {
 namespace {
 
 std::vector<Request> PoissonArrivals(double rate_per_s, int count, std::uint64_t seed = 11) {
@@ -183,4 +183,4 @@ TEST(ServingTest, LatencyStillGrowsComparesTheHalvesMedians) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::serving_test

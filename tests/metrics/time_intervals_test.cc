@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::time_intervals_test {
 namespace {
 
 using Set = std::vector<TimeInterval>;
@@ -48,4 +48,4 @@ TEST(IntervalSetTest, ContainsOnlyWithinOneInterval) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::time_intervals_test

@@ -8,7 +8,7 @@
 #include "base/untrusted_input.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::trace_profile_test {
 namespace {
 
 using Json = nlohmann::json;
@@ -299,4 +299,4 @@ TEST(TraceProfileTest, ReadsATraceTorchProfilerWrote) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::trace_profile_test

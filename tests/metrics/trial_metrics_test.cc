@@ -7,7 +7,7 @@
 
 #include "model_zoo/shapes/model_config.h"
 
-namespace ditbench {
+namespace ditbench::trial_metrics_test {
 namespace {
 
 // Rank `rank`'s result: one warm-up iteration (100 ms), then the timed ones, each with one
@@ -219,9 +219,9 @@ TEST(TrialMetricsTest, ExtraMetricsAreCheckedAndReducedOverRanksByTheMetricTable
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::trial_metrics_test
 
-namespace ditbench {
+namespace ditbench::trial_metrics_test {
 namespace {
 
 // Two ranks, 4 steps per iteration, one warm-up and two timed iterations; steps 1 and 2 reused
@@ -409,4 +409,4 @@ TEST(StepRecordsTest, AnExpertTheModelDoesNotHaveIsRefused) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::trial_metrics_test

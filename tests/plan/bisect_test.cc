@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::bisect_test {
 namespace {
 
 // Runs a search whose builds are judged by `judge(position)`; returns the measured positions.
@@ -101,4 +101,4 @@ TEST(BisectSearchTest, EndsOutsideTheListAreCampaignsBeforeAndAfterIt) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::bisect_test

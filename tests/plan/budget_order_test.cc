@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::budget_order_test {
 namespace {
 
 PlannedTrial Trial(int ulysses, double seconds) {
@@ -75,4 +75,4 @@ TEST(BudgetOrderTest, BudgetOptionIsADuration) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::budget_order_test

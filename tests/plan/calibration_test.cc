@@ -11,7 +11,7 @@
 #include "plan/comm_volume.h"
 #include "plan/sweep_plan.h"
 
-namespace ditbench {
+namespace ditbench::calibration_test {
 namespace {
 
 constexpr const char* kTiny = "pixart-alpha-tiny";
@@ -225,4 +225,4 @@ TEST(CalibrationTest, TheAnalyticEstimateUsesTheRatesTheLinkAndTheStartUp) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::calibration_test

@@ -18,7 +18,7 @@
 #include "tests/support/cost_law.h"
 #include "tests/support/sweeps.h"
 
-namespace ditbench {
+namespace ditbench::cost_model_test {
 namespace {
 
 using test::CostLawMs;
@@ -506,4 +506,4 @@ TEST_F(CostModelTest, WithHalfTheTrialsMissingItNamesTheTrialsThatDecideBetweenT
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::cost_model_test

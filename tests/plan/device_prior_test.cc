@@ -5,7 +5,7 @@
 #include "model_zoo/shapes/model_config.h"
 #include "plan/sweep_plan.h"
 
-namespace ditbench {
+namespace ditbench::device_prior_test {
 namespace {
 
 constexpr std::size_t kA2a = std::size_t(Collective::kAllToAll);
@@ -95,4 +95,4 @@ TEST(DevicePriorTest, SmallPerRankWorkScalesWorseThanTheRankCount) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::device_prior_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::oom_prediction_test {
 namespace {
 
 TrialConfig Config(int resolution, int ulysses, int batch = 1) {
@@ -50,4 +50,4 @@ TEST(OomPredictionTest, PredictedOomNamesTheFirstTrialItIsLargerThan) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::oom_prediction_test

@@ -9,7 +9,7 @@
 #include "plan/plan_output.h"
 #include "tests/support/sweeps.h"
 
-namespace ditbench {
+namespace ditbench::plan_savings_test {
 namespace {
 
 SweepSpec Parse(const std::string& yaml) { return test::ParseValidSweep(yaml); }
@@ -159,4 +159,4 @@ TEST(PlanSavingsTest, CommandsNeverMeasuredAreCountedAsWithoutAnEstimate) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::plan_savings_test

@@ -22,7 +22,7 @@
 #include "tests/support/sweeps.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::planner_view_test {
 namespace {
 
 using test::CostLawMs;
@@ -253,4 +253,4 @@ TEST_F(PlannerViewTest, WithNoQuietMeasurementTheFitUsesTheBusyOnesAndSaysSo) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::planner_view_test

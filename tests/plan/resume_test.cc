@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::resume_test {
 namespace {
 
 PlannedTrial Valid() { return PlannedTrial{}; }
@@ -198,4 +198,4 @@ TEST(RunsHalvingRoundTest, InvalidTrialsAreJudgedAsAWholeInRoundZeroOnly) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::resume_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::spec_diff_test {
 namespace {
 
 TEST(SpecDiffTest, SameLinesMeanNoDiff) {
@@ -23,4 +23,4 @@ TEST(SpecDiffTest, LongDiffsAreCut) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::spec_diff_test

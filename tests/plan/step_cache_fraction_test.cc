@@ -7,7 +7,7 @@
 
 #include "plan/sweep_plan.h"
 
-namespace ditbench {
+namespace ditbench::step_cache_fraction_test {
 namespace {
 
 TrialConfig Cached(double threshold) {
@@ -73,4 +73,4 @@ TEST(StepCacheFractionTest, TheEstimateScalesTheStepsButNotTheDecode) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::step_cache_fraction_test

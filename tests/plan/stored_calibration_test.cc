@@ -11,7 +11,7 @@
 #include "storage/statement.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::stored_calibration_test {
 namespace {
 
 nlohmann::json Calibrated(const std::string& device) {
@@ -154,4 +154,4 @@ TEST_F(StoredCalibrationTest, StoredMeasurementsThatDoNotParseAreNotCalledAbsent
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::stored_calibration_test

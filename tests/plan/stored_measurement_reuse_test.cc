@@ -9,7 +9,7 @@
 #include "tests/support/sweeps.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::stored_measurement_reuse_test {
 namespace {
 
 // `config` stored ok with `latency_ms` over `iterations` timed iterations (only the warm-up
@@ -53,4 +53,4 @@ TEST(StoredMeasurementReuseTest, ARowWithNoTimedIterationOrNoLatencyIsNoMeasurem
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::stored_measurement_reuse_test

@@ -23,7 +23,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::sweep_plan_test {
 namespace {
 
 SweepSpec Parse(const std::string& yaml) { return test::ParseValidSweep(yaml); }
@@ -679,9 +679,9 @@ TEST(SweepPlanTest, IdenticalTrialsAreMergedAndCounted) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::sweep_plan_test
 
-namespace ditbench {
+namespace ditbench::sweep_plan_test {
 namespace {
 
 TEST(SweepPlanPackTest, PinnedSlotsGiveEachRankItsOwnShareOfTheCores) {
@@ -792,4 +792,4 @@ TEST(SweepPlanPackTest, PlanShowsWhatPackingWouldTakeAndThePackedWallTimeUnderPa
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::sweep_plan_test

@@ -10,7 +10,7 @@
 #include "storage/statement.h"
 #include "tests/support/sweep_run_fixture.h"
 
-namespace ditbench {
+namespace ditbench::trial_selection_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -172,4 +172,4 @@ TEST_F(SweepRunTest, OnlyWithAnUnknownKeyIsAUsageErrorBeforeAnythingRuns) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::trial_selection_test

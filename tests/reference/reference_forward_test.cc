@@ -48,7 +48,7 @@
 #include "model_zoo/weights/diffusers_weights.h"
 #include "model_zoo/weights/safetensors.h"
 
-namespace ditbench {
+namespace ditbench::reference_forward_test {
 namespace {
 
 const std::filesystem::path kData = REFERENCE_DATA;
@@ -599,9 +599,9 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<SamplerCase>& info) { return std::string(info.param.name); });
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::reference_forward_test
 
-namespace ditbench {
+namespace ditbench::reference_forward_test {
 namespace {
 
 // Wan 2.2 A14B's expert switch, step for step against diffusers' WanPipeline
@@ -650,4 +650,4 @@ TEST(WanExpertsReferenceTest, TheSwitchEqualsDiffusersPipelineStepForStep) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::reference_forward_test

@@ -6,7 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::group_charts_test {
 namespace {
 
 ResultRow Row(std::int64_t campaign, std::int64_t ulysses, std::int64_t cfg, double latency_ms,
@@ -212,4 +212,4 @@ TEST(GroupChartsTest, ThousandsOfSeedsGiveOneBarAndOnePointPerConfiguration) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::group_charts_test

@@ -16,7 +16,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::headless_render_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -235,4 +235,4 @@ setTimeout(function () {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::headless_render_test

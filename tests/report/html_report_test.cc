@@ -18,7 +18,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::html_report_test {
 namespace {
 
 using test::GroupHeading;
@@ -372,9 +372,9 @@ TEST_F(HtmlReportTest, MissingDatabaseIsAnError) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::html_report_test
 
-namespace ditbench {
+namespace ditbench::html_report_test {
 namespace {
 
 TEST(HtmlReportThrottleTest, ThrottledTrialsAreWarnedAbout) {
@@ -394,9 +394,9 @@ TEST(HtmlReportThrottleTest, ThrottledTrialsAreWarnedAbout) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::html_report_test
 
-namespace ditbench {
+namespace ditbench::html_report_test {
 namespace {
 
 TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
@@ -671,9 +671,9 @@ TEST_F(HtmlReportTest, CiOfFewIterationsShowsItsExactCoverage) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::html_report_test
 
-namespace ditbench {
+namespace ditbench::html_report_test {
 namespace {
 
 // The newest `ditbench selfcheck` of each device the trials ran on is under Campaigns; a
@@ -697,4 +697,4 @@ TEST_F(HtmlReportTest, TheNewestSelfcheckOfEachDeviceIsShownWithItsRowsThatDidNo
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::html_report_test

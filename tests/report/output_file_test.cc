@@ -8,7 +8,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::output_file_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -59,4 +59,4 @@ TEST(OutputFileTest, AStreamThatFailedIsReportedWithItsCause) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::output_file_test

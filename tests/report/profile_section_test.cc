@@ -5,7 +5,7 @@
 
 #include "experiments/trial_identity.h"
 
-namespace ditbench {
+namespace ditbench::profile_section_test {
 namespace {
 
 ResultRow Row(int ulysses, int pipefusion = 1) {
@@ -137,4 +137,4 @@ TEST(ProfileSectionTest, ProfileTableLinksEveryRanksTraceAndNamesAnUnreadableOne
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::profile_section_test

@@ -12,7 +12,7 @@
 #include "base/run_folder_file.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::quality_section_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -184,4 +184,4 @@ TEST(ImagePairTest, APictureThatIsAFifoDoesNotBlockTheReport) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::quality_section_test

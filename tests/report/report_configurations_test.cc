@@ -14,7 +14,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::report_configurations_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -167,4 +167,4 @@ TEST_F(ReportConfigurationsTest, TableSpeedupEqualsChartSpeedupForTheSameGroup) 
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::report_configurations_test

@@ -12,7 +12,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::report_structure_test {
 namespace {
 
 using test::GroupHeading;
@@ -204,4 +204,4 @@ TEST_F(ReportStructureTest, AGroupTableStacksItsBadgesAndDoubtsOneToALine) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::report_structure_test

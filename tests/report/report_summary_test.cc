@@ -12,7 +12,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::report_summary_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -211,4 +211,4 @@ TEST_F(ReportSummaryTest, TheStageTableFollowsTheRankingNotTheKeys) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::report_summary_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::serving_section_test {
 namespace {
 
 // A served trial of `layout` (ulysses or dp 2) at `rate`, its p50 and p95 (0: not bounded) and
@@ -126,4 +126,4 @@ TEST(ServingSectionTest, ATrialWhoseRequestsWerePartlyBusySaysHowMany) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::serving_section_test

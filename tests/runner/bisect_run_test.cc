@@ -18,7 +18,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::bisect_run_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -184,4 +184,4 @@ TEST_F(BisectRunTest, BadInputIsOneLineAndRunsNothing) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::bisect_run_test

@@ -22,7 +22,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::command_workload_test {
 namespace {
 
 class CommandWorkloadTest : public ::testing::Test {
@@ -282,4 +282,4 @@ TEST_F(CommandWorkloadTest, MissingProgramIsASpecErrorNamingTheFile) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::command_workload_test

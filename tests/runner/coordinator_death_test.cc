@@ -21,7 +21,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::coordinator_death_test {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -183,4 +183,4 @@ TEST(SignalInterruptTest, HangupIsCaughtUnlessTheRunStartedWithItIgnored) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::coordinator_death_test

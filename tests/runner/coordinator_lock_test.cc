@@ -13,7 +13,7 @@
 #include "storage/statement.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::coordinator_lock_test {
 namespace {
 
 class CoordinatorLockTest : public ::testing::Test {
@@ -126,4 +126,4 @@ TEST(CoordinatorGoneTest, ThisProcessAndUnknownPidsCountAsGone) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::coordinator_lock_test

@@ -16,7 +16,7 @@
 #include "storage/statement.h"
 #include "tests/support/sweep_run_fixture.h"
 
-namespace ditbench {
+namespace ditbench::database_safety_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -198,4 +198,4 @@ TEST_F(DatabaseSafetyTest, ALostDatabaseDoesNotReuseTheOldRunFolders) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::database_safety_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::failure_streak_test {
 namespace {
 
 TEST(FailureSignatureTest, IsTheStatusAndTheLastLineOfTheError) {
@@ -38,4 +38,4 @@ TEST(FailureStreakTest, AnOkOrADifferentFailureFirstEndsTheWatch) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::failure_streak_test

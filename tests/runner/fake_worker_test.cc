@@ -16,7 +16,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::fake_worker_test {
 namespace {
 
 struct Stored {
@@ -163,4 +163,4 @@ TEST_F(FakeWorkerTest, WorkerThatCannotStartIsAFailedTrialNotTheEndOfTheSweep) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::fake_worker_test

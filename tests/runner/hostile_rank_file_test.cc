@@ -17,7 +17,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::hostile_rank_file_test {
 namespace {
 
 struct HostileCase {
@@ -124,4 +124,4 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::hostile_rank_file_test

@@ -14,7 +14,7 @@
 #include "contract/npy.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::ingest_test {
 namespace {
 
 RankResult Rank(int rank, std::vector<double> timed, std::vector<double> warmup = {100}) {
@@ -407,4 +407,4 @@ TEST_F(IngestTrialTest, AMillionValuesInAnUnknownFieldAreReadOnceAndDropped) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::ingest_test

@@ -12,7 +12,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::output_error_test {
 namespace {
 
 class OutputErrorTest : public ::testing::Test {
@@ -163,7 +163,7 @@ TEST_F(OutputErrorTest, APipelineTrialGetsThePsnrAndSsimOfItsDecodedImage) {
 }
 
 // The verdict of a trial's quality gates as `query` shows it (NULL: none yet).
-std::string Verdict(ResultsDb& db, std::int64_t campaign, const std::string& key) {
+std::string QualityVerdict(ResultsDb& db, std::int64_t campaign, const std::string& key) {
   ResultsQuery query;
   query.columns = {"quality"};
   query.conditions = {{"trial_key", "=", key}};
@@ -198,14 +198,14 @@ TEST_F(OutputErrorTest, QualityGatesAreJudgedWhicheverTrialFinishesFirst) {
     const auto good = Record(*db, campaign, gated(2, 1), close.data, close.shape);
     const auto bad = Record(*db, campaign, gated(1, 2), far.data, far.shape);
     if (!reference_first) {
-      EXPECT_EQ(Verdict(*db, campaign, bad.trial_key), "NULL");  // waiting for its reference
+      EXPECT_EQ(QualityVerdict(*db, campaign, bad.trial_key), "NULL");  // waiting for its reference
       one_key = Record(*db, campaign, gated(1, 1), reference.data, reference.shape).trial_key;
     }
-    EXPECT_EQ(Verdict(*db, campaign, one_key), "ok");
-    EXPECT_EQ(Verdict(*db, campaign, good.trial_key), "ok");
+    EXPECT_EQ(QualityVerdict(*db, campaign, one_key), "ok");
+    EXPECT_EQ(QualityVerdict(*db, campaign, good.trial_key), "ok");
     const double psnr = Psnr(far, reference, ImageRange::kMinusOneToOne);
     ASSERT_LT(psnr, 35);
-    EXPECT_EQ(Verdict(*db, campaign, bad.trial_key), fmt::format("below: psnr {:.3g} < 35", psnr));
+    EXPECT_EQ(QualityVerdict(*db, campaign, bad.trial_key), fmt::format("below: psnr {:.3g} < 35", psnr));
     // Recorded with its numbers; the view's quality_ok says 0, and a filter finds it.
     EXPECT_DOUBLE_EQ(*Error(*db, campaign, bad.trial_key, nullptr, "psnr"), psnr);
     EXPECT_EQ(Error(*db, campaign, bad.trial_key, nullptr, "quality_ok"), 0.0);
@@ -224,9 +224,9 @@ TEST_F(OutputErrorTest, WithoutAGateThereIsNoVerdict) {
   const auto campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("s"), false);
   const auto one = Record(*db, campaign, test::MakeConfig(1), {3.0f, 4.0f});
   const auto two = Record(*db, campaign, test::MakeConfig(2), {3.0f, 4.5f});
-  EXPECT_EQ(Verdict(*db, campaign, one.trial_key), "NULL");
-  EXPECT_EQ(Verdict(*db, campaign, two.trial_key), "NULL");
+  EXPECT_EQ(QualityVerdict(*db, campaign, one.trial_key), "NULL");
+  EXPECT_EQ(QualityVerdict(*db, campaign, two.trial_key), "NULL");
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::output_error_test

@@ -12,7 +12,7 @@
 #include "metrics/png_image.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::output_image_test {
 namespace {
 
 std::string ReadFile(const std::filesystem::path& path) {
@@ -74,4 +74,4 @@ TEST(OutputImageTest, AnOutputThatIsNoImageLeavesTheReasonNotAPicture) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::output_image_test

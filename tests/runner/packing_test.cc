@@ -13,7 +13,7 @@
 #include "machine/gpu_topology.h"
 #include "tests/support/sweep_run_fixture.h"
 
-namespace ditbench {
+namespace ditbench::packing_test {
 namespace {
 
 using test::SweepRunTest;
@@ -122,4 +122,4 @@ TEST(PackedCpuAffinityTest, EachRankRunsOnTheCoresItsPlacementRecords) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::packing_test

@@ -14,7 +14,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::profile_trace_test {
 namespace {
 
 class ProfileTraceTest : public ::testing::Test {
@@ -106,4 +106,4 @@ TEST_F(ProfileTraceTest, AnUnreadableTraceIsRecordedWithWhyAndTheTrialStaysOk) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::profile_trace_test

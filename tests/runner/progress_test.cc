@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::progress_test {
 namespace {
 
 TEST(ProgressTest, BeforeAnyTrialEndsTheEtaIsThePlans) {
@@ -44,4 +44,4 @@ TEST(ProgressTest, TrialsWithoutAnEstimateTakeTheMeanOfThoseFinishedOrAreUnknown
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::progress_test

@@ -21,7 +21,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::quality_gate_e2e_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -136,4 +136,4 @@ TEST_F(QualityGateE2eTest, AGateThatPipeFusionMissesMarksItAndTheWinnerSummarySk
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::quality_gate_e2e_test

@@ -9,7 +9,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::run_folder_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -46,4 +46,4 @@ TEST(RunFolderTest, AnOwnerFileThatLinksElsewhereIsRefusedNotFollowed) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::run_folder_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::run_status_test {
 namespace {
 
 TrialConfig Config() {
@@ -178,4 +178,4 @@ TEST(LaunchLabelTest, ACustomAxisValueIsEscaped) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::run_status_test

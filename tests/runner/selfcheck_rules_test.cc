@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::selfcheck_rules_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -254,4 +254,4 @@ TEST(SelfcheckRulesTest, OnCpuTheGpuRowsSkipAndNothingFails) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::selfcheck_rules_test

@@ -12,7 +12,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::selfcheck_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -223,4 +223,4 @@ TEST_F(SelfcheckRunTest, AStaleFileFromAnEarlierRunIsNotRead) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::selfcheck_test

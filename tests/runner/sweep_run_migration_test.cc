@@ -9,7 +9,7 @@
 #include "storage/iso_time.h"
 #include "tests/support/sweep_run_fixture.h"
 
-namespace ditbench {
+namespace ditbench::sweep_run_migration_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -46,4 +46,4 @@ TEST_F(SweepRunTest, CampaignOfASchemaNineDatabaseIsResumedAfterItsMigration) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::sweep_run_migration_test

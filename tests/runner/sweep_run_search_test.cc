@@ -11,7 +11,7 @@
 #include "tests/support/sweep_run_fixture.h"
 #include "tests/support/sweeps.h"
 
-namespace ditbench {
+namespace ditbench::sweep_run_search_test {
 namespace {
 
 using test::SweepRunTest;
@@ -396,4 +396,4 @@ TEST_F(SweepRunTest, AdviseSearchMeasuresTheTrueWinnerWithinABudgetOfTenTrials) 
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::sweep_run_search_test

@@ -18,7 +18,7 @@
 #include "tests/support/sweep_run_fixture.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::sweep_run_test {
 namespace {
 
 using test::SweepRunTest;
@@ -746,4 +746,4 @@ TEST_F(SweepRunTest, MoreCpuSlotsThanCoresIsAWarning) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::sweep_run_test

@@ -9,7 +9,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::unrecorded_launch_test {
 namespace {
 
 // ditbench-outcome.json sits in the run folder the ranks share: a FIFO or a 100,000-deep JSON
@@ -39,4 +39,4 @@ TEST(UnrecordedLaunchTest, AnOutcomeThatLinksOutOfTheRunFolderReadsAsNone) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::unrecorded_launch_test

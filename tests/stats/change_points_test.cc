@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::change_points_test {
 namespace {
 
 // 30 nightly points around `ms` with a deterministic +-2% wobble, each with a +-1% interval;
@@ -210,4 +210,4 @@ TEST(ChangePointsTest, ShortAndEmptySeries) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::change_points_test

@@ -8,7 +8,7 @@
 
 #include "stats/stats.h"
 
-namespace ditbench {
+namespace ditbench::change_test {
 namespace {
 
 // One launch of `n` iterations around `ms`, each multiplied by (1 + noise * N(0, 1)).
@@ -391,4 +391,4 @@ TEST(ChangeTest, NamesAreStable) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::change_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::distributions_test {
 namespace {
 
 TEST(DistributionsTest, IncompleteBetaMatchesTheBinomialSum) {
@@ -43,4 +43,4 @@ TEST(DistributionsTest, NormalQuantileMatchesPublishedValues) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::distributions_test

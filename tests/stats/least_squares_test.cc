@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::least_squares_test {
 namespace {
 
 // 40 rows of 4 columns (the last zero except in row 7), y = 2 + 3 x1 + 0.5 x2 with 2% noise.
@@ -97,4 +97,4 @@ TEST(LeastSquaresTest, AColumnWhoseRowsAreAllTakenOutIsDropped) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::least_squares_test

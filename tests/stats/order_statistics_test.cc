@@ -9,7 +9,7 @@
 
 #include "stats/distributions.h"
 
-namespace ditbench {
+namespace ditbench::order_statistics_test {
 namespace {
 
 // P(B = k) for B ~ Bin(n, p) as a plain product of doubles: a method independent of the
@@ -132,4 +132,4 @@ TEST(OrderStatisticsTest, TailQuantileOfFewSamplesIsUnboundedAbove) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::order_statistics_test

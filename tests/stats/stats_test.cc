@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::stats_test {
 namespace {
 
 TEST(StatsTest, SummaryOfSkewedSampleMatchesHandComputedValues) {
@@ -116,4 +116,4 @@ TEST(StatsTest, MedianCiCoverageIsExactForSmallSamples) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::stats_test

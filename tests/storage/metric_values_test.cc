@@ -15,7 +15,7 @@
 #include "tests/support/results_db_fixture.h"
 #include "tests/support/sample_results.h"
 
-namespace ditbench {
+namespace ditbench::metric_values_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -168,4 +168,4 @@ TEST_F(MetricValuesTest, CompareShowsExtraMetricsWithTheDeclaredDirectionOnly) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::metric_values_test

@@ -20,7 +20,7 @@
 #include "tests/support/results_db_fixture.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::migration_test {
 namespace {
 
 const std::filesystem::path kFixtures = DITBENCH_FIXTURES;
@@ -477,4 +477,4 @@ TEST_F(MigrationTest, SchemaThirteenShowsVaeTileOfMigratedTrials) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::migration_test

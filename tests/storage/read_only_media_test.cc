@@ -19,7 +19,7 @@
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::read_only_media_test {
 namespace {
 
 // Runs `body` in a child whose view of `dir` is a read-only bind mount at `mount_point`.
@@ -96,4 +96,4 @@ TEST(ReadOnlyMediaTest, QueryAndReportReadADatabaseOnAReadOnlyMount) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::read_only_media_test

@@ -15,7 +15,7 @@
 #include "tests/support/results_db_fixture.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::results_db_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -820,4 +820,4 @@ TEST_F(ResultsDbTest, QueriesQuoteNamesBindValuesAndRefuseUnknownOperators) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::results_db_test

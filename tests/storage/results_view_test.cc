@@ -17,7 +17,7 @@
 #include "tests/support/results_db_fixture.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::results_view_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -127,4 +127,4 @@ TEST_F(ResultsDbTest, ResultsViewShowsVaeTileAndGraph) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::results_view_test

@@ -12,7 +12,7 @@
 #include "storage/schema.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::selfcheck_store_test {
 namespace {
 
 SelfcheckRecord Check(const std::string& device, const std::string& at, SelfcheckVerdict clocks) {
@@ -105,4 +105,4 @@ TEST_F(SelfcheckStoreTest, HandEditedRowsAreDroppedNotThrown) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::selfcheck_store_test

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-namespace ditbench {
+namespace ditbench::statement_test {
 namespace {
 
 class StatementTest : public ::testing::Test {
@@ -35,4 +35,4 @@ TEST_F(StatementTest, AnUnknownParameterNameIsAnErrorNamingIt) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::statement_test

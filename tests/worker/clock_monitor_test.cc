@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::clock_monitor_test {
 namespace {
 
 TEST(ClockMonitorTest, SlowdownsCountButIdleAndApplicationClocksDoNot) {
@@ -29,4 +29,4 @@ TEST(ClockMonitorTest, WithoutNvmlTheReportSaysUnavailable) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::clock_monitor_test

@@ -6,7 +6,7 @@
 
 #include "worker/cpu_isa_guard.h"
 
-namespace ditbench {
+namespace ditbench::cpu_isa_guard_test {
 namespace {
 
 // Restores ONEDNN_MAX_CPU_ISA (which the guard sets) after each test.
@@ -80,4 +80,4 @@ TEST_F(CpuIsaGuardTest, AHealthyMachineIsLeftAlone) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::cpu_isa_guard_test

@@ -14,7 +14,7 @@
 #include "worker/dit_trial.h"
 #include "worker/torch_runtime.h"
 
-namespace ditbench {
+namespace ditbench::cuda_runtime_test {
 namespace {
 
 class CudaRuntimeTest : public ::testing::Test {
@@ -157,4 +157,4 @@ TEST_F(CudaRuntimeTest, EnvironmentNamesTheGpuAndItsLibraries) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::cuda_runtime_test

@@ -7,7 +7,7 @@
 #include "worker/dit_trial.h"
 #include "worker/torch_runtime.h"
 
-namespace ditbench {
+namespace ditbench::dit_trial_steps_test {
 namespace {
 
 RankResult RunOnCpu(const TrialConfig& config) {
@@ -73,4 +73,4 @@ TEST(DitTrialStepsTest, AModelOfExpertsRecordsTheExpertOfEveryStep) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::dit_trial_steps_test

@@ -11,7 +11,7 @@
 #include "worker/profiler_pass.h"
 #include "worker/torch_runtime.h"
 
-namespace ditbench {
+namespace ditbench::profiler_pass_test {
 namespace {
 
 // A scratch folder removed with POSIX calls: in a binary linked with libtorch,
@@ -76,4 +76,4 @@ TEST(ProfilerPassTest, TheProfiledIterationsAreOutsideTheTimedRegionAndLeaveATra
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::profiler_pass_test

@@ -17,7 +17,7 @@
 #include "worker/torch_runtime.h"
 #include "worker/worker.h"
 
-namespace ditbench {
+namespace ditbench::selfcheck_test {
 namespace {
 
 constexpr SelfcheckOptions kQuick{1, 3};  // warm-up, iterations: shape, not precision
@@ -164,4 +164,4 @@ TEST(SelfcheckCudaTest, GpuRunMeasuresGraphReplayAndEveryBackendOrWhyNot) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::selfcheck_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::slurm_client_test {
 namespace {
 
 TEST(SlurmClientTest, RunProgramKeepsOutputAndExitCode) {
@@ -29,4 +29,4 @@ TEST(SlurmClientTest, MissingProgramIsNamed) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::slurm_client_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::slurm_cluster_test {
 namespace {
 
 TEST(SlurmClusterTest, GpuNodesAreCountedAndTheSmallestGroupSetsGpusPerNode) {
@@ -70,4 +70,4 @@ TEST(SlurmCapacityTest, UnknownGpusPerNodeIsAnErrorWithSinfosReason) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::slurm_cluster_test

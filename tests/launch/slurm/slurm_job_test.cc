@@ -10,7 +10,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::slurm_job_test {
 namespace {
 
 bool Has(const std::vector<std::string>& args, const std::string& arg) {
@@ -170,9 +170,9 @@ TEST(SlurmJobTest, StepTaskEnvironmentComesFromItsStep) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::slurm_job_test
 
-namespace ditbench {
+namespace ditbench::slurm_job_test {
 namespace {
 
 // The exit files live in the run folder the ranks share: a FIFO or garbage there is read as
@@ -192,4 +192,4 @@ TEST(SlurmJobTest, RankExitFilesAreReadAsUntrustedInput) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::slurm_job_test

@@ -13,7 +13,7 @@
 #include "runner/ingest.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::slurm_launcher_fake_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -192,4 +192,4 @@ TEST_F(SlurmLauncherFakeTest, SlurmIsAskedAtMostOncePerPollInterval) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::slurm_launcher_fake_test

@@ -27,7 +27,7 @@
 #include "tests/support/runner_fakes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::slurm_launcher_test {
 namespace {
 
 using test::LocalSlurm;
@@ -367,4 +367,4 @@ TEST_P(SlurmCommandFolderTest, CommandRanksStartInTheSweepsFolder) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::slurm_launcher_test

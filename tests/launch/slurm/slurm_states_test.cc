@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::slurm_states_test {
 namespace {
 
 TEST(SlurmStatesTest, ScontrolLineGivesStateReasonAndExitCode) {
@@ -83,4 +83,4 @@ TEST(SlurmStatesTest, SrunOutputSaysWhatSlurmDidToAStep) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::slurm_states_test

@@ -10,7 +10,7 @@
 #include "model_zoo/families/dit_model.h"
 #include "model_zoo/shapes/model_config.h"
 
-namespace ditbench {
+namespace ditbench::flops_count_test {
 namespace {
 
 // oneDNN's fused linear (model_zoo/layers/fused_ops.h), which the profiler records without a
@@ -128,4 +128,4 @@ INSTANTIATE_TEST_SUITE_P(Models, FlopsCountVideoTest,
                          });
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::flops_count_test

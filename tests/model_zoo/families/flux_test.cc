@@ -6,7 +6,7 @@
 #include "model_zoo/layers/sampler.h"
 #include "model_zoo/shapes/model_config.h"
 
-namespace ditbench {
+namespace ditbench::flux_test {
 namespace {
 
 int64_t CountParameters(torch::nn::Module& module) {
@@ -83,4 +83,4 @@ TEST(FluxTest, RotaryOfTheZeroPositionIsTheIdentityAndOthersRotate) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::flux_test

@@ -5,7 +5,7 @@
 #include "model_zoo/families/dit_model.h"
 #include "model_zoo/shapes/model_config.h"
 
-namespace ditbench {
+namespace ditbench::pixart_test {
 namespace {
 
 // The position table is kept across forwards (rebuilding it on the host every forward stalled
@@ -98,4 +98,4 @@ TEST(PixArtTest, MicroConditionsFollowTheResolution) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::pixart_test

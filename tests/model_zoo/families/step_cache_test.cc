@@ -14,7 +14,7 @@
 #include "worker/dit_trial.h"
 #include "worker/torch_runtime.h"
 
-namespace ditbench {
+namespace ditbench::step_cache_test {
 namespace {
 
 struct Inputs {
@@ -196,4 +196,4 @@ TEST(StepCacheTest, TeaCacheRanksThatDisagreeStillRunTheSameBlocks) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::step_cache_test

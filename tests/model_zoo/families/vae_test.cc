@@ -6,7 +6,7 @@
 #include "model_zoo/shapes/vae_shapes.h"
 #include "worker/dit_trial.h"
 
-namespace ditbench {
+namespace ditbench::vae_test {
 namespace {
 
 TEST(VaeTest, DecodesLatentsToImagesAtEightTimesTheSize) {
@@ -108,4 +108,4 @@ TEST(VaeTest, PipelineTrialRecordsADecodeStage) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::vae_test

@@ -7,7 +7,7 @@
 #include "model_zoo/shapes/model_config.h"
 #include "model_zoo/shapes/vae_shapes.h"
 
-namespace ditbench {
+namespace ditbench::video_vae_test {
 namespace {
 
 std::shared_ptr<WanVaeDecoderImpl> SeededDecoder(const ModelConfig& config) {
@@ -153,4 +153,4 @@ TEST(HunyuanVideoVaeTest, AnalyticParameterCountIsTheModules) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::video_vae_test

@@ -6,7 +6,7 @@
 #include "model_zoo/families/dit_model.h"
 #include "model_zoo/shapes/model_config.h"
 
-namespace ditbench {
+namespace ditbench::wan_experts_test {
 namespace {
 
 const ModelConfig& Tiny() { return *FindModelPreset("wan2.2-t2v-a14b-tiny"); }
@@ -60,4 +60,4 @@ TEST(WanExpertsTest, EachExpertIsAWanTransformerOfItsOwnWeights) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::wan_experts_test

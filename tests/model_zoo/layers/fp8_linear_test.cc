@@ -10,7 +10,7 @@
 #include "model_zoo/parallel/parallel_context.h"
 #include "model_zoo/shapes/model_config.h"
 
-namespace ditbench {
+namespace ditbench::fp8_linear_test {
 namespace {
 
 // Every finite float8_e4m3fn value, decoded from its bits here (sign, 4 exponent bits with
@@ -228,4 +228,4 @@ TEST(Fp8LinearTest, AFluxModelRunsItsBlocksInFp8) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::fp8_linear_test

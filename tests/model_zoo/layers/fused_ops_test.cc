@@ -8,7 +8,7 @@
 
 #include "model_zoo/layers/dit_layers.h"
 
-namespace ditbench {
+namespace ditbench::fused_ops_test {
 namespace {
 
 double RelativeError(const torch::Tensor& a, const torch::Tensor& b) {
@@ -156,4 +156,4 @@ TEST(FusedOpsCudaTest, GeluEpilogueAndRmsNormEqualTheSeparateOps) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::fused_ops_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::single_stream_block_test {
 namespace {
 
 // diffusers runs a single-stream block on cat([text, image]); here the two parts stay apart
@@ -32,4 +32,4 @@ TEST(SingleStreamBlockTest, OutputDoesNotDependOnWhereTextEnds) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::single_stream_block_test

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-namespace ditbench {
+namespace ditbench::timestep_features_test {
 namespace {
 
 // dim 4: two frequencies, 10000^0 = 1 and 10000^(-1/2) = 0.01; cos of both, then sin of both.
@@ -19,4 +19,4 @@ TEST(TimestepFeaturesTest, AreCosinesThenSinesOfTheHandComputedFrequencies) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::timestep_features_test

@@ -8,7 +8,7 @@
 #include "model_zoo/parallel/parallel_context.h"
 #include "worker/torch_runtime.h"
 
-namespace ditbench {
+namespace ditbench::parallel_context_test {
 namespace {
 
 // Runs `body(rank, context)` on every rank of `degrees` in its own thread.
@@ -205,4 +205,4 @@ TEST(ParallelContextTest, PartialAttentionsMergeToFullAttentionOnCuda) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::parallel_context_test

@@ -13,7 +13,7 @@
 #include "worker/dit_trial.h"
 #include "worker/torch_runtime.h"
 
-namespace ditbench {
+namespace ditbench::parallel_equivalence_test {
 namespace {
 
 TrialConfig Tiny(int resolution = 256) {
@@ -504,4 +504,4 @@ TEST(ParallelEquivalenceTest, PrecisionIsAppliedToWeightsAndActivations) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::parallel_equivalence_test

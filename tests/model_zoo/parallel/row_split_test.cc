@@ -16,7 +16,7 @@
 #include "model_zoo/shapes/model_config.h"
 #include "worker/torch_runtime.h"
 
-namespace ditbench {
+namespace ditbench::row_split_test {
 namespace {
 
 // Runs `body(rank, split)` on `ranks` threads, each with its RowSplit over one Gloo group, and
@@ -166,4 +166,4 @@ INSTANTIATE_TEST_SUITE_P(Decoders, SplitDecodeTest, ::testing::ValuesIn(Cases())
                          });
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::row_split_test

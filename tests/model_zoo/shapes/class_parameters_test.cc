@@ -18,7 +18,7 @@
 
 #include "model_zoo/shapes/diffusers_config.h"
 
-namespace ditbench {
+namespace ditbench::class_parameters_test {
 namespace {
 
 const std::string kData = std::string(DITBENCH_FIXTURES) + "/../reference/data";
@@ -138,4 +138,4 @@ TEST(ClassParametersTest, AKeyThePinnedClassDoesNotTakeIsRefused) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::class_parameters_test

@@ -12,7 +12,7 @@
 #include "model_zoo/shapes/vae_shapes.h"
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::diffusers_config_test {
 namespace {
 
 nlohmann::json Flux() {
@@ -339,4 +339,4 @@ TEST(DiffusersConfigTest, ConfigFileMustBeARegularShallowFile) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::diffusers_config_test

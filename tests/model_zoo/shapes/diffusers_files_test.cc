@@ -13,7 +13,7 @@
 
 #include "tests/support/temp_dir.h"
 
-namespace ditbench {
+namespace ditbench::diffusers_files_test {
 namespace {
 
 void Touch(const std::filesystem::path& path, const std::string& text = "") {
@@ -130,4 +130,4 @@ TEST(DiffusersFilesTest, ADeepOrHugeIndexIsRefusedBeforeItIsBuilt) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::diffusers_files_test

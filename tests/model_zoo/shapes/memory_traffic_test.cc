@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::memory_traffic_test {
 namespace {
 
 constexpr ImageShape k256{256, 256, 0};
@@ -47,4 +47,4 @@ TEST(MemoryTrafficTest, ANarrowModelWithSmallHeadsHasMoreElementsPerFlop) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::memory_traffic_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::model_config_test {
 namespace {
 
 TEST(ModelConfigTest, PixArtAlphaHasTheXl2Shape) {
@@ -113,9 +113,9 @@ TEST(ModelConfigTest, AttentionMakesFlopsGrowFasterThanTokens) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::model_config_test
 
-namespace ditbench {
+namespace ditbench::model_config_test {
 namespace {
 
 // Families without single-stream blocks share one rule (model_zoo/shapes/family.h).
@@ -130,4 +130,4 @@ TEST(ModelConfigTest, SingleBlocksAreRefusedOutsideFlux) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::model_config_test

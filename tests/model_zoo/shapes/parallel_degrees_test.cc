@@ -11,7 +11,7 @@
 #include "experiments/trial_settings.h"
 #include "storage/schema.h"
 
-namespace ditbench {
+namespace ditbench::parallel_degrees_test {
 namespace {
 
 ParallelDegrees UlyssesFourCfgTwo() {
@@ -83,4 +83,4 @@ TEST(ParallelDegreesTest, EveryDegreeIsASettingACanonicalKeyAVariableAndAColumn)
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::parallel_degrees_test

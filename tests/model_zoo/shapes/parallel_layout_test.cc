@@ -5,7 +5,7 @@
 
 #include "model_zoo/shapes/parallel_layout.h"
 
-namespace ditbench {
+namespace ditbench::parallel_layout_test {
 namespace {
 
 TEST(ParallelLayoutTest, UlyssesIsInnermostThenRingPipeFusionCfgDp) {
@@ -48,4 +48,4 @@ TEST(ParallelLayoutTest, TheLayoutOfEarlierReleasesIsKept) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::parallel_layout_test

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::safetensors_header_test {
 namespace {
 
 std::string ErrorOf(const std::string& header, std::uint64_t data_size) {
@@ -79,4 +79,4 @@ TEST(SafetensorsHeaderTest, AHeaderOfManyEntriesIsReadAndItsValuesAreCapped) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::safetensors_header_test

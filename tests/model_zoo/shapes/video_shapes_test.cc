@@ -11,7 +11,7 @@
 #include "model_zoo/shapes/family.h"
 #include "model_zoo/shapes/model_config.h"
 
-namespace ditbench {
+namespace ditbench::video_shapes_test {
 namespace {
 
 const ModelConfig& Preset(const std::string& name) {
@@ -192,4 +192,4 @@ TEST(VideoShapesTest, HunyuanVideoConfigJsonIsThePreset) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::video_shapes_test

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ditbench {
+namespace ditbench::safetensors_test {
 namespace {
 
 // A scratch folder removed with POSIX calls: in a binary linked with libtorch,
@@ -167,4 +167,4 @@ TEST(SafetensorsTest, AdjacentAndEmptyTensorsAreNotOverlaps) {
 }
 
 }  // namespace
-}  // namespace ditbench
+}  // namespace ditbench::safetensors_test
