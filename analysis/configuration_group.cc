@@ -215,21 +215,27 @@ static std::string SettingText(const std::string& field, const nlohmann::json& v
   return Plain(value);
 }
 
-// The "field=value" words of `identity` that no other label names and `shown_apart` omits.
-static std::string LabelOfSettings(const nlohmann::json& identity,
+// The "field=value" words of the identity of `computation` that no other label names and
+// `shown_apart` omits.
+static std::string LabelOfSettings(const nlohmann::json& computation,
                                    const std::set<std::string>& shown_apart) {
   std::string label;
-  for (const auto& [field, value] : identity.items()) {
-    if (NamedElsewhere().count(field) || shown_apart.count(field)) continue;
-    label += fmt::format("{}{}={}", label.empty() ? "" : " ", field, SettingText(field, value));
-  }
+  ForEachIdentityField(
+      computation,
+      // Asked first: most fields are named elsewhere, and need no look-up of their default.
+      [&](const std::string& field) {
+        return NamedElsewhere().count(field) > 0 || shown_apart.count(field) > 0;
+      },
+      [&](const std::string& field, const nlohmann::json& value) {
+        label += fmt::format("{}{}={}", label.empty() ? "" : " ", field, SettingText(field, value));
+      });
   return label;
 }
 
-std::string SettingsLabel(const ResultRow& row) { return LabelOfSettings(RowIdentity(row), {}); }
+std::string SettingsLabel(const ResultRow& row) { return LabelOfSettings(RowComputation(row), {}); }
 
 std::string SettingsLabel(const TrialConfig& config, const std::set<std::string>& shown_apart) {
-  return LabelOfSettings(IdentityJson(ComputationJson(config)), shown_apart);
+  return LabelOfSettings(ComputationJson(config), shown_apart);
 }
 
 std::string ConfigurationLabel(const ResultRow& row) {

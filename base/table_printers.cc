@@ -31,7 +31,8 @@ std::size_t Characters(std::string_view text) {
 
 std::string ConsoleCell(const Column& column, const Cell& cell) {
   if (std::holds_alternative<std::monostate>(cell.value) && cell.note.empty()) return "-";
-  std::string flat = WithNote(column, cell).substr(0, kTextCellBytes);
+  std::string flat = WithNote(column, cell);
+  if (flat.size() > kTextCellBytes) flat.resize(kTextCellBytes);
   std::replace_if(
       flat.begin(), flat.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
   flat = ForTerminal(flat);
@@ -109,8 +110,25 @@ std::optional<TableFormat> ParseTableFormat(std::string_view name) {
   return std::nullopt;
 }
 
-std::size_t TextWidth(const Column& column, const Cell& cell) {
-  return Characters(ConsoleCell(column, cell));
+std::string TextCell(const Column& column, const Cell& cell) { return ConsoleCell(column, cell); }
+
+std::size_t TextCharacters(std::string_view text) { return Characters(text); }
+
+void AppendTextLine(const std::vector<Column>& columns, const std::vector<std::size_t>& widths,
+                    const std::vector<std::string_view>& cells, std::string_view indent,
+                    std::string& line) {
+  const std::size_t start = line.size();
+  line += indent;
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    if (c > 0) line.append(columns[c].gap, ' ');
+    const std::size_t pad = widths[c] - std::min(widths[c], Characters(cells[c]));
+    if (AlignsRight(columns[c])) line.append(pad, ' ');
+    line += cells[c];
+    if (!AlignsRight(columns[c])) line.append(pad, ' ');
+  }
+  const std::size_t last = line.find_last_not_of(' ');
+  line.erase(last == std::string::npos || last < start ? start : last + 1);
+  line += '\n';
 }
 
 void PrintText(const Table& table, std::ostream& out, const TextOptions& options) {
@@ -131,20 +149,15 @@ void PrintText(const Table& table, std::ostream& out, const TextOptions& options
     }
   }
   std::string line;
-  auto print_line = [&](const std::vector<std::string>& cells) {
-    line = options.indent;
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      if (c > 0) line.append(columns[c].gap, ' ');
-      const std::size_t pad = width[c] - std::min(width[c], Characters(cells[c]));
-      if (AlignsRight(columns[c])) line.append(pad, ' ');
-      line += cells[c];
-      if (!AlignsRight(columns[c])) line.append(pad, ' ');
-    }
-    line.erase(line.find_last_not_of(' ') + 1);
-    out << line << '\n';
+  std::vector<std::string_view> cells;
+  auto print_line = [&](const std::vector<std::string>& text_cells) {
+    cells.assign(text_cells.begin(), text_cells.end());
+    line.clear();
+    AppendTextLine(columns, width, cells, options.indent, line);
+    out << line;
   };
   if (options.header) print_line(header);
-  for (const std::vector<std::string>& cells : text) print_line(cells);
+  for (const std::vector<std::string>& row_text : text) print_line(row_text);
 }
 
 CsvWriter::CsvWriter(std::ostream& out, std::vector<Column> columns, CsvOptions options)

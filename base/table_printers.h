@@ -42,9 +42,19 @@ struct CsvOptions {
 };
 
 void PrintText(const Table& table, std::ostream& out, const TextOptions& options = {});
-// The characters PrintText gives `cell` in `column`: to fix the widths (Column::min_width) of a
-// table printed in pieces, so that a long one is never held whole.
-std::size_t TextWidth(const Column& column, const Cell& cell);
+// PrintText in steps, for a table too long to hold as cells (a plan of 100,000 trials): each
+// cell rendered once (TextCell), the widths taken from every row (TextCharacters), then each
+// line laid out (TextLine) as PrintText lays out its lines.
+// `cell` in `column` as PrintText shows it: one line (it never holds '\n'), escaped for a
+// terminal, cut to the column's max_chars.
+std::string TextCell(const Column& column, const Cell& cell);
+// The characters (code points) of a rendered cell: the width it takes.
+std::size_t TextCharacters(std::string_view text);
+// One line of PrintText: `cells` (TextCell's, one per column) padded to `widths` and aligned as
+// `columns` say, trailing spaces cut, appended to `line` with its '\n'.
+void AppendTextLine(const std::vector<Column>& columns, const std::vector<std::size_t>& widths,
+                    const std::vector<std::string_view>& cells, std::string_view indent,
+                    std::string& line);
 void PrintCsv(const Table& table, std::ostream& out, const CsvOptions& options = {});
 void PrintJson(const Table& table, std::ostream& out);
 // A pipe table (GitHub's): numbers right-aligned, except in a column with no value in any row.

@@ -178,7 +178,7 @@ std::string TrialConfig::resolution_text() const {
 
 nlohmann::json CanonicalJson(const TrialConfig& config) {
   nlohmann::json canonical = ComputationJson(config);
-  canonical.update(PolicyJson(config));
+  AddPolicyJson(config, canonical);
   return canonical;
 }
 

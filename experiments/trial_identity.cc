@@ -1,6 +1,11 @@
 #include "experiments/trial_identity.h"
 
+#include <algorithm>
 #include <map>
+#include <unordered_map>
+#include <utility>
+
+#include "base/json_append.h"
 
 namespace ditbench {
 namespace {
@@ -45,9 +50,11 @@ const std::map<std::string, nlohmann::json>& FixedDefaults() {
 }
 
 // Each parallel degree's frozen identity default: 1 (kDegreeTable).
-const std::map<std::string, nlohmann::json>& IdentityDefaults() {
-  static const std::map<std::string, nlohmann::json> defaults = [] {
-    std::map<std::string, nlohmann::json> all = FixedDefaults();
+// Hashed rather than ordered: the planner looks up every field of every trial's computation.
+const std::unordered_map<std::string, nlohmann::json>& IdentityDefaults() {
+  static const std::unordered_map<std::string, nlohmann::json> defaults = [] {
+    std::unordered_map<std::string, nlohmann::json> all(FixedDefaults().begin(),
+                                                        FixedDefaults().end());
     for (const DegreeInfo& d : kDegreeTable) all.emplace(std::string(d.name), 1);
     return all;
   }();
@@ -66,57 +73,64 @@ nlohmann::json ComputationJson(const TrialConfig& c) {
     if (!c.vae_weights.empty()) model["vae_weights"] = c.vae_weights;
     if (!c.weights_variant.empty()) model["weights_variant"] = c.weights_variant;
   }
-  // Assigned one by one rather than from an initializer list, which copies every value twice
-  // (TrialKey runs this for every trial a plan expands).
-  nlohmann::json computation = nlohmann::json::object();
-  computation["batch"] = c.batch;
-  computation["model"] = std::move(model);
-  computation["pipefusion_patches"] = c.effective_pipefusion_patches();
+  // Each field constructed in place in the object's map: an initializer list copies every
+  // value twice, and nlohmann's operator[] makes a null to assign over (TrialKey runs this for
+  // every trial a plan expands, and the plan's table and JSON again).
+  nlohmann::json::object_t computation;
+  computation.emplace("batch", c.batch);
+  computation.emplace("model", std::move(model));
+  computation.emplace("pipefusion_patches", c.effective_pipefusion_patches());
   // Without PipeFusion it computes nothing: normalised, so it never splits a key.
-  computation["pipefusion_warmup_steps"] = c.pipefusion > 1 ? c.pipefusion_warmup_steps : 1;
-  computation["precision"] = PrecisionName(c.precision);
+  computation.emplace("pipefusion_warmup_steps", c.pipefusion > 1 ? c.pipefusion_warmup_steps : 1);
+  computation.emplace("precision", PrecisionName(c.precision));
   // A square as the number it always was; otherwise "WIDTHxHEIGHT".
   if (c.height > 0)
-    computation["resolution"] = c.resolution_text();
+    computation.emplace("resolution", c.resolution_text());
   else
-    computation["resolution"] = c.resolution;
-  computation["scope"] = ScopeName(c.scope);
-  computation["seed"] = c.seed;
-  computation["steps"] = c.steps;
-  computation["workload"] = WorkloadName(c.workload);
-  for (const DegreeInfo& d : kDegreeTable) computation[std::string(d.name)] = c.*d.member;
+    computation.emplace("resolution", c.resolution);
+  computation.emplace("scope", ScopeName(c.scope));
+  computation.emplace("seed", c.seed);
+  computation.emplace("steps", c.steps);
+  computation.emplace("workload", WorkloadName(c.workload));
+  for (const DegreeInfo& d : kDegreeTable) computation.emplace(std::string(d.name), c.*d.member);
   // A command's program and custom axes; written only when set, so that the canonical form of
   // a built-in trial is what it was before the `command` workload existed.
-  if (!c.command.empty()) computation["command"] = c.command;
-  if (c.vae_tile != 0) computation["vae_tile"] = c.vae_tile;
-  if (c.vae_parallel != 1) computation["vae_parallel"] = c.vae_parallel;
-  if (c.graph != GraphMode::kEager) computation["graph"] = GraphModeName(c.graph);
+  if (!c.command.empty()) computation.emplace("command", c.command);
+  if (c.vae_tile != 0) computation.emplace("vae_tile", c.vae_tile);
+  if (c.vae_parallel != 1) computation.emplace("vae_parallel", c.vae_parallel);
+  if (c.graph != GraphMode::kEager) computation.emplace("graph", GraphModeName(c.graph));
   if (c.attention != AttentionBackend::kAuto)
-    computation["attention"] = AttentionBackendName(c.attention);
+    computation.emplace("attention", AttentionBackendName(c.attention));
   if (c.quant != Quantization::kNone) {
-    computation["quant"] = QuantizationName(c.quant);
+    computation.emplace("quant", QuantizationName(c.quant));
     // Patterns name layers only when something is quantized: without, they change nothing.
-    if (!c.quant_exclude.empty()) computation["quant_exclude"] = c.quant_exclude;
+    if (!c.quant_exclude.empty()) computation.emplace("quant_exclude", c.quant_exclude);
   }
   if (!c.cache.empty())
-    computation["cache"] = {{"kind", StepCacheKindName(c.cache.kind)},
-                            {"threshold", c.cache.threshold},
-                            {"warmup_steps", c.cache.warmup_steps}};
-  if (c.serve) computation["serve"] = ServeLoadJson(*c.serve);
+    computation.emplace("cache", nlohmann::json{{"kind", StepCacheKindName(c.cache.kind)},
+                                                {"threshold", c.cache.threshold},
+                                                {"warmup_steps", c.cache.warmup_steps}});
+  if (c.serve) computation.emplace("serve", ServeLoadJson(*c.serve));
   if (!c.schedule.empty())
-    computation["schedule"] = {{"high_precision_first", c.schedule.high_precision_first},
-                               {"high_precision_last", c.schedule.high_precision_last}};
-  if (c.frames != 0) computation["frames"] = c.frames;
+    computation.emplace("schedule",
+                        nlohmann::json{{"high_precision_first", c.schedule.high_precision_first},
+                                       {"high_precision_last", c.schedule.high_precision_last}});
+  if (c.frames != 0) computation.emplace("frames", c.frames);
   if (!c.custom.empty()) {
     nlohmann::json custom = nlohmann::json::object();
     for (const auto& [name, value] : c.custom) custom[name] = value;
-    computation["custom"] = custom;
+    computation.emplace("custom", std::move(custom));
   }
-  return computation;
+  return nlohmann::json(std::move(computation));
 }
 
 nlohmann::json PolicyJson(const TrialConfig& c) {
   nlohmann::json policy = nlohmann::json::object();
+  AddPolicyJson(c, policy);
+  return policy;
+}
+
+void AddPolicyJson(const TrialConfig& c, nlohmann::json& policy) {
   policy["profile_blocks"] = c.profile_blocks;
   // Written only when set, so that every earlier trial's policy reads as it did.
   if (c.profile_trace) policy["profile"] = kProfileTrace;
@@ -128,7 +142,6 @@ nlohmann::json PolicyJson(const TrialConfig& c) {
   repeats["target_rel_ci"] = c.repeats.target_rel_ci;
   policy["timeout_s"] = c.timeout_s;
   policy["warmup"] = c.warmup;
-  return policy;
 }
 
 namespace {
@@ -157,18 +170,48 @@ nlohmann::json ServeIdentity(nlohmann::json serve) {
   return serve;
 }
 
-// IdentityJson(computation).dump() without building the identity object: the computation's
-// keys are already sorted, so its fields that differ from their defaults are written in order.
-std::string IdentityDump(const nlohmann::json& computation) {
-  std::string text = "{";
+// A field's name as dump() writes it: quoted, and escaped where it needs to be (a field read
+// from a database may be anything).
+void AppendName(const std::string& field, JsonAppender& json, std::string& text) {
+  const bool plain = std::all_of(field.begin(), field.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+  if (!plain) return json.Compact(nlohmann::json(field));
+  text += '"';
+  text += field;
+  text += '"';
+}
+
+}  // namespace
+
+void ForEachIdentityField(const nlohmann::json& computation, const IdentityFieldSkip& skip,
+                          const IdentityFieldVisit& visit) {
   for (const auto& [field, value] : computation.items()) {
+    if (skip && skip(field)) continue;
     const nlohmann::json* fallback = DefaultOf(field, computation);
     if (fallback && value == *fallback) continue;
-    if (text.size() > 1) text += ',';
-    text += nlohmann::json(field).dump();
-    text += ':';
-    text += KnownByDigest(field, value) ? ServeIdentity(value).dump() : value.dump();
+    if (KnownByDigest(field, value)) {
+      visit(field, ServeIdentity(value));
+    } else {
+      visit(field, value);
+    }
   }
+}
+
+namespace {
+
+// IdentityJson(computation).dump() without building the identity object: the computation's
+// keys are already sorted, so its identity's fields are written in order, all through one
+// serializer (one per value cost more than the rest of the key).
+std::string IdentityDump(const nlohmann::json& computation) {
+  std::string text = "{";
+  JsonAppender json(text);
+  ForEachIdentityField(computation, {}, [&](const std::string& field, const nlohmann::json& value) {
+    if (text.size() > 1) text += ',';
+    AppendName(field, json, text);
+    text += ':';
+    json.Compact(value);
+  });
   return text += '}';
 }
 
@@ -183,11 +226,9 @@ std::optional<nlohmann::json> IdentityDefault(const std::string& field,
 
 nlohmann::json IdentityJson(const nlohmann::json& computation) {
   nlohmann::json identity = nlohmann::json::object();
-  for (const auto& [field, value] : computation.items()) {
-    const nlohmann::json* fallback = DefaultOf(field, computation);
-    if (!fallback || value != *fallback)
-      identity[field] = KnownByDigest(field, value) ? ServeIdentity(value) : value;
-  }
+  ForEachIdentityField(computation, {}, [&](const std::string& field, const nlohmann::json& value) {
+    identity[field] = value;
+  });
   return identity;
 }
 

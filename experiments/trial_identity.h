@@ -17,6 +17,7 @@
 // its key; only a non-default value changes the key.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -36,6 +37,9 @@ nlohmann::json ComputationJson(const TrialConfig& config);
 // "timeout_s", "warmup"} and, only when set, "profile": "trace" and "quality": {gates}
 // (trials.policy_json).
 nlohmann::json PolicyJson(const TrialConfig& config);
+// PolicyJson's fields written into the object `into` (CanonicalJson adds them to the
+// computation so, rather than copying them over from a second object).
+void AddPolicyJson(const TrialConfig& config, nlohmann::json& into);
 
 // The identity default of computation field `field` given the whole computation (a default may
 // depend on another field: pipefusion_patches defaults to pipefusion). nullopt: the field has
@@ -45,6 +49,16 @@ std::optional<nlohmann::json> IdentityDefault(const std::string& field,
 
 // `computation` without the fields equal to their identity defaults.
 nlohmann::json IdentityJson(const nlohmann::json& computation);
+
+// The fields of IdentityJson(computation), in order, without building it: `visit(field, value)`
+// for each field that differs from its identity default (a served trace's value without its
+// path). `skip` (may be empty) is asked first: a field it names is passed over before its
+// default is looked up, so that a caller after a few fields (a settings label) pays for those.
+using IdentityFieldSkip = std::function<bool(const std::string& field)>;
+using IdentityFieldVisit =
+    std::function<void(const std::string& field, const nlohmann::json& value)>;
+void ForEachIdentityField(const nlohmann::json& computation, const IdentityFieldSkip& skip,
+                          const IdentityFieldVisit& visit);
 
 // IdentityJson(ComputationJson(config)), dumped compact with sorted keys.
 std::string IdentityText(const TrialConfig& config);

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "analysis/configuration_group.h"
+#include "base/json_append.h"
 #include "base/table_printers.h"
+#include "base/terminal_text.h"
 #include "experiments/trial_rows.h"
 #include "machine/placement_policy.h"
 #include "plan/device_prior.h"
@@ -228,30 +230,64 @@ std::vector<Cell> PlanRow(const PlannedTrial& t, const std::vector<const Varying
   return row;
 }
 
-// The plan's trials as a table, printed kPiece rows at a time with the widths of the whole
-// table, so that a large sweep's table is never held whole.
-void WritePlanRows(const SweepPlan& plan, const std::vector<std::string>& notes, TableFormat format,
+// The plan's trials as a console table. Each row is rendered once, as the terminal shows it
+// (its cells apart by '\n', which a rendered cell never holds), and laid out when the widths
+// of the whole table are known: a 100,000-trial plan holds its table as text (some 25 MB),
+// never as cells.
+void WritePlanText(const SweepPlan& plan, const std::vector<std::string>& notes,
                    std::ostream& out) {
-  constexpr std::size_t kPiece = 4096;
   const auto varying = VaryingColumns(plan);
-  std::vector<Column> columns = PlanColumns(varying);
-  auto note = [&](std::size_t i) { return i < notes.size() ? notes[i] : std::string(); };
-  if (format == TableFormat::kText) {
-    for (Column& column : columns)
-      column.min_width = std::max(column.min_width, column.name.size());
-    for (std::size_t i = 0; i < plan.trials.size(); ++i) {
-      const std::vector<Cell> row = PlanRow(plan.trials[i], varying, note(i));
-      for (std::size_t c = 0; c < columns.size(); ++c)
-        columns[c].min_width = std::max(columns[c].min_width, TextWidth(columns[c], row[c]));
+  const std::vector<Column> columns = PlanColumns(varying);
+  std::vector<std::size_t> widths(columns.size());
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    widths[c] = std::max(columns[c].min_width, TextCharacters(ForTerminal(columns[c].name)));
+  std::vector<std::string> rows(plan.trials.size());
+  for (std::size_t i = 0; i < plan.trials.size(); ++i) {
+    const std::vector<Cell> row =
+        PlanRow(plan.trials[i], varying, i < notes.size() ? notes[i] : std::string());
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      const std::string text = TextCell(columns[c], row[c]);
+      widths[c] = std::max(widths[c], TextCharacters(text));
+      if (c > 0) rows[i] += '\n';
+      rows[i] += text;
     }
   }
+  constexpr std::size_t kFlushBytes = 1 << 20;
+  std::string lines;
+  std::vector<std::string> header;
+  for (const Column& column : columns) header.push_back(ForTerminal(column.name));
+  std::vector<std::string_view> cells(header.begin(), header.end());
+  AppendTextLine(columns, widths, cells, "", lines);
+  for (std::string& row : rows) {
+    cells.clear();
+    for (std::size_t from = 0; from <= row.size();) {
+      const std::size_t end = std::min(row.find('\n', from), row.size());
+      cells.emplace_back(row.data() + from, end - from);
+      from = end + 1;
+    }
+    AppendTextLine(columns, widths, cells, "", lines);
+    std::string().swap(row);  // printed: its memory goes back
+    if (lines.size() >= kFlushBytes) {
+      out << lines;
+      lines.clear();
+    }
+  }
+  out << lines;
+}
+
+// The plan's trials as a Markdown table, printed kPiece rows at a time, so that a large
+// sweep's table is never held whole.
+void WritePlanMarkdownRows(const SweepPlan& plan, const std::vector<std::string>& notes,
+                           std::ostream& out) {
+  constexpr std::size_t kPiece = 4096;
+  const auto varying = VaryingColumns(plan);
+  const std::vector<Column> columns = PlanColumns(varying);
+  auto note = [&](std::size_t i) { return i < notes.size() ? notes[i] : std::string(); };
   for (std::size_t from = 0; from == 0 || from < plan.trials.size(); from += kPiece) {
     Table piece(columns);
     for (std::size_t i = from; i < std::min(from + kPiece, plan.trials.size()); ++i)
       piece.AddRow(PlanRow(plan.trials[i], varying, note(i)));
-    if (format == TableFormat::kText) {
-      PrintText(piece, out, {.indent = "", .header = from == 0});
-    } else if (from == 0) {
+    if (from == 0) {
       PrintMarkdown(piece, out);
     } else {
       std::ostringstream rows;  // without the header and its rule
@@ -266,7 +302,7 @@ void WritePlanRows(const SweepPlan& plan, const std::vector<std::string>& notes,
 
 void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& a,
                     std::ostream& out, const std::vector<std::string>& notes, double budget_s) {
-  WritePlanRows(plan, notes, TableFormat::kText, out);
+  WritePlanText(plan, notes, out);
   std::size_t valid = 0, unsupported = 0;
   for (const PlannedTrial& t : plan.trials) {
     if (!t.invalid_reason) {
@@ -390,7 +426,7 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
 
 void WritePlanMarkdown(const SweepPlan& plan, std::ostream& out,
                        const std::vector<std::string>& notes) {
-  WritePlanRows(plan, notes, TableFormat::kMarkdown, out);
+  WritePlanMarkdownRows(plan, notes, out);
 }
 
 void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& a,
@@ -442,17 +478,13 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
   const std::size_t open = at + kTrials.size() - 1;  // the "]" of "[]"
   out.write(document.data(), static_cast<std::streamsize>(open));
   out << "\n";
-  // Each trial at depth 2 of the document: every line of its own dump(2) four spaces in.
+  // Each trial at depth 2 of the document: its dump(2) with every line four spaces in, written
+  // so by one serializer rather than dumped and indented again.
   std::string piece;
+  JsonAppender json(piece);
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
-    const std::string trial = TrialJson(plan.trials[i]).dump(2);
     piece.assign("    ");
-    for (std::size_t from = 0; from < trial.size();) {
-      const std::size_t line_end = std::min(trial.find('\n', from), trial.size() - 1) + 1;
-      piece.append(trial, from, line_end - from);
-      if (trial[line_end - 1] == '\n') piece += "    ";
-      from = line_end;
-    }
+    json.Indented(TrialJson(plan.trials[i]), 2, 4);
     piece += i + 1 < plan.trials.size() ? ",\n" : "\n  ";
     out << piece;
   }

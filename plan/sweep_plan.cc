@@ -84,13 +84,13 @@ SweepPlan ClassifiedTrials(const SweepSpec& spec, const Capacity& capacity) {
       ++plan.duplicates;
       continue;
     }
-    PlannedTrial t;
+    // Made in place: a planned trial is a kilobyte, and a plan may hold 100,000.
+    PlannedTrial& t = plan.trials.emplace_back();
     t.config = std::move(config);
     t.key = std::move(key);
     TrialVerdict verdict = Judge(t.config, capacity);
     t.invalid_reason = verdict.invalid ? verdict.invalid : verdict.unsupported;
     t.unsupported = !verdict.invalid && verdict.unsupported;
-    plan.trials.push_back(std::move(t));
   }
   plan.counts.trials.clear();
   return plan;
