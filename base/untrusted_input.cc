@@ -267,10 +267,12 @@ RegularFile CheckedRegularFile(UniqueFd fd, const std::filesystem::path& path,
   if (::fstat(fd.get(), &st) != 0)
     throw UntrustedFileError(path, fmt::format("cannot stat: {}", std::strerror(errno)));
   if (!S_ISREG(st.st_mode))
-    throw UntrustedFileError(path, fmt::format("is {}; expected a regular file", KindOf(st.st_mode)));
+    throw UntrustedFileError(path,
+                             fmt::format("is {}; expected a regular file", KindOf(st.st_mode)));
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size > max_bytes)
-    throw UntrustedFileError(path, fmt::format("is {} bytes; expected at most {}", size, max_bytes));
+    throw UntrustedFileError(path,
+                             fmt::format("is {} bytes; expected at most {}", size, max_bytes));
   return RegularFile{std::move(fd), size};
 }
 

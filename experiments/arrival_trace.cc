@@ -153,14 +153,15 @@ ArrivalTrace ReadArrivalTrace(const std::filesystem::path& path) {
                                     "the previous request's {}",
                                     ForTerminal(fields[0], 60), previous_s));
     previous_s = arrival_s;
-    const std::string side = fmt::format("an integer from {} to {}", kMinResolutionSide, kMaxResolutionSide);
-    RequestShape shape{
-        parse(fields[1], "width", kMinResolutionSide, kMaxResolutionSide, side),
-        parse(fields[2], "height", kMinResolutionSide, kMaxResolutionSide, side),
-        parse(fields[3], "frames", 0, kMaxRequestFrames,
-              fmt::format("an integer from 0 (an image) to {}", kMaxRequestFrames)),
-        parse(fields[4], "steps", 1, kMaxRequestSteps, fmt::format("an integer from 1 to {}", kMaxRequestSteps)),
-        1};
+    const std::string side =
+        fmt::format("an integer from {} to {}", kMinResolutionSide, kMaxResolutionSide);
+    RequestShape shape{parse(fields[1], "width", kMinResolutionSide, kMaxResolutionSide, side),
+                       parse(fields[2], "height", kMinResolutionSide, kMaxResolutionSide, side),
+                       parse(fields[3], "frames", 0, kMaxRequestFrames,
+                             fmt::format("an integer from 0 (an image) to {}", kMaxRequestFrames)),
+                       parse(fields[4], "steps", 1, kMaxRequestSteps,
+                             fmt::format("an integer from 1 to {}", kMaxRequestSteps)),
+                       1};
     const auto [known, added] = shape_index.try_emplace(
         {shape.width, shape.height, shape.frames, shape.steps}, trace.shapes.size());
     if (added) {

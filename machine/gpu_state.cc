@@ -65,8 +65,7 @@ class NvmlGpuStateProbe final : public GpuStateProbe {
     if (unsigned long long reasons = 0;
         nvml_.reasons != nullptr && nvml_.reasons(device_, &reasons) == kNvmlOk)
       state.throttle_reasons = reasons;
-    if (int mode = 0;
-        nvml_.persistence != nullptr && nvml_.persistence(device_, &mode) == kNvmlOk)
+    if (int mode = 0; nvml_.persistence != nullptr && nvml_.persistence(device_, &mode) == kNvmlOk)
       state.persistence = mode != 0;
     state.ecc = PairMode(nvml_.ecc, device_);
     state.mig = PairMode(nvml_.mig, device_);

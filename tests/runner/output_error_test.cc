@@ -205,7 +205,8 @@ TEST_F(OutputErrorTest, QualityGatesAreJudgedWhicheverTrialFinishesFirst) {
     EXPECT_EQ(QualityVerdict(*db, campaign, good.trial_key), "ok");
     const double psnr = Psnr(far, reference, ImageRange::kMinusOneToOne);
     ASSERT_LT(psnr, 35);
-    EXPECT_EQ(QualityVerdict(*db, campaign, bad.trial_key), fmt::format("below: psnr {:.3g} < 35", psnr));
+    EXPECT_EQ(QualityVerdict(*db, campaign, bad.trial_key),
+              fmt::format("below: psnr {:.3g} < 35", psnr));
     // Recorded with its numbers; the view's quality_ok says 0, and a filter finds it.
     EXPECT_DOUBLE_EQ(*Error(*db, campaign, bad.trial_key, nullptr, "psnr"), psnr);
     EXPECT_EQ(Error(*db, campaign, bad.trial_key, nullptr, "quality_ok"), 0.0);
