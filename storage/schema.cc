@@ -469,11 +469,6 @@ int CountUserObjects(sqlite3* db) {
   return query.Step() ? static_cast<int>(query.Int(0)) : 0;
 }
 
-std::string DbFile(sqlite3* db) {
-  const char* file = sqlite3_db_filename(db, "main");
-  return file && *file ? file : ":memory:";
-}
-
 // A version no build ever wrote (negative): the table was edited by hand.
 void RefuseOutOfRange(sqlite3* db, std::int64_t version) {
   if (version < 0) {
@@ -495,6 +490,11 @@ void RefuseNewer(sqlite3* db, std::int64_t version) {
 }
 
 }  // namespace
+
+std::string DbFile(sqlite3* db) {
+  const char* file = sqlite3_db_filename(db, "main");
+  return file && *file ? file : ":memory:";
+}
 
 std::int64_t ReadSchemaVersion(sqlite3* db) {
   if (!HasTable(db, "schema_version")) return 0;

@@ -22,6 +22,9 @@ extern const int kSchemaVersion;
 // CheckSchemaForReading refuse one outside 0..kSchemaVersion).
 std::int64_t ReadSchemaVersion(sqlite3* db);
 
+// The file `db` was opened from, for messages: ":memory:" for an in-memory database.
+std::string DbFile(sqlite3* db);
+
 // Brings `db` to kSchemaVersion. REQUIRES: opened for writing. Throws StorageError for a
 // newer schema, a negative version, or a database that holds other tables but no
 // schema_version.

@@ -76,11 +76,6 @@ bool SameObject(const SchemaObject& expected, const SchemaObject& actual) {
   return false;
 }
 
-std::string CheckedDbFile(sqlite3* db) {
-  const char* file = sqlite3_db_filename(db, "main");
-  return file && *file ? file : ":memory:";
-}
-
 }  // namespace
 
 void CheckSchemaComplete(sqlite3* db) {
@@ -90,7 +85,7 @@ void CheckSchemaComplete(sqlite3* db) {
     if (found == actual.end() || found->second.type != expected.type) {
       throw StorageError(fmt::format(
           "results database '{}' is damaged: {} '{}' is missing (schema version {} expects it)",
-          CheckedDbFile(db), expected.type, name, kSchemaVersion));
+          DbFile(db), expected.type, name, kSchemaVersion));
     }
     const auto& have = found->second.columns;
     for (const auto& column : expected.columns) {
@@ -98,14 +93,14 @@ void CheckSchemaComplete(sqlite3* db) {
         throw StorageError(fmt::format(
             "results database '{}' is damaged: {} '{}' lacks column '{}' (schema version {} "
             "expects it)",
-            CheckedDbFile(db), expected.type, name, column, kSchemaVersion));
+            DbFile(db), expected.type, name, column, kSchemaVersion));
       }
     }
     if (!SameObject(expected, found->second)) {
       throw EditedSchemaError(fmt::format(
           "results database '{}' was edited: {} '{}' is not the one ditbench creates for schema "
           "version {}; refused unread (restore the database from a backup)",
-          CheckedDbFile(db), expected.type, name, kSchemaVersion));
+          DbFile(db), expected.type, name, kSchemaVersion));
     }
   }
 }
