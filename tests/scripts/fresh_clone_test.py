@@ -133,7 +133,10 @@ class FreshCloneTest(unittest.TestCase):
         (bin_dir / "ctest").chmod(0o755)
         self.runs = self.work / "runs"
         self.runs.mkdir()
-        self.env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        # The caller's compiler-cache setting is not this test's (a ctest run under
+        # bench/fresh-clone inherits CCACHE_DISABLE=1).
+        outer = {k: v for k, v in os.environ.items() if k != "CCACHE_DISABLE"}
+        self.env = {**outer, "PATH": f"{bin_dir}:{os.environ['PATH']}",
                     "STATE": str(self.state), "DITBENCH_PYTHON": "/usr/bin/python3"}
 
     def tearDown(self):
