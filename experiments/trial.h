@@ -12,29 +12,18 @@
 #include <optional>
 #include <string>
 #include <string_view>
-
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "experiments/quality_gate.h"
+#include "experiments/repeats.h"
 #include "experiments/serve_load.h"
 #include "experiments/workload.h"
 #include "model_zoo/shapes/model_config.h"
 #include "model_zoo/shapes/parallel_degrees.h"
 
 namespace ditbench {
-
-// When to stop timing a trial: never before `min` timed iterations, never after `max`; in
-// between, stop once the 95% confidence interval of the median is within `target_rel_ci` of
-// the median, or once `max_seconds` of timed work have been spent.
-struct Repeats {
-  int min = 5;
-  int max = 5;
-  double target_rel_ci = 0.0;  // 0: no early stop, run `min` iterations... up to `max`.
-  double max_seconds = 0.0;    // 0: no time budget.
-  bool operator==(const Repeats&) const = default;
-};
 
 // What the timed region of one iteration holds.
 enum class Scope {

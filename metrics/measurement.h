@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "contract/measurement_records.h"
-#include "experiments/trial.h"
+#include "experiments/repeats.h"
 #include "machine/energy_counter.h"
 
 namespace ditbench {

@@ -57,9 +57,9 @@ class DeviceEventClock final : public IterationClock {
   int last_ = 0;
 };
 
-class HostClock final : public IterationClock {
+class SynchronizingHostClock final : public IterationClock {
  public:
-  explicit HostClock(torch::Device device) : device_(device) {}
+  explicit SynchronizingHostClock(torch::Device device) : device_(device) {}
   void Mark(int slot) override {
     if (device_.is_cuda()) at::accelerator::synchronizeDevice(device_.index());
     if (static_cast<int>(times_.size()) <= slot) times_.resize(slot + 1);
@@ -147,7 +147,7 @@ std::unique_ptr<IterationClock> MakeDeviceClock(torch::Device device) {
 }
 
 std::unique_ptr<IterationClock> MakeHostClock(torch::Device device) {
-  return std::make_unique<HostClock>(device);
+  return std::make_unique<SynchronizingHostClock>(device);
 }
 
 void ResetMemoryPeak(torch::Device device) {
