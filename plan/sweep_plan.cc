@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <thread>
 
+#include "base/parallel_for.h"
 #include "experiments/trial_rows.h"
 #include "machine/device_peaks.h"
 #include "machine/rank_sharing.h"
@@ -75,22 +76,31 @@ int MachineCores() {
 SweepPlan ClassifiedTrials(const SweepSpec& spec, const Capacity& capacity) {
   SweepPlan plan;
   plan.counts = ExpandSweep(spec, capacity.slots);
+  std::vector<TrialConfig>& expanded = plan.counts.trials;
+  // Each trial's key and verdict, on every core: they depend on the trial alone, and are most
+  // of a large plan's time (a duplicate's verdict is thrown away; duplicates are rare).
+  std::vector<std::string> trial_keys(expanded.size());
+  std::vector<TrialVerdict> verdicts(expanded.size());
+  ParallelFor(expanded.size(), [&](std::size_t i) {
+    trial_keys[i] = TrialKey(expanded[i]);
+    verdicts[i] = Judge(expanded[i], capacity);
+  });
   std::unordered_set<std::string> keys;
-  keys.reserve(plan.counts.trials.size());
-  plan.trials.reserve(plan.counts.trials.size());
-  for (auto& config : plan.counts.trials) {
-    std::string key = TrialKey(config);
-    if (!keys.insert(key).second) {
+  keys.reserve(expanded.size());
+  plan.trials.reserve(expanded.size());
+  for (std::size_t i = 0; i < expanded.size(); ++i) {
+    if (!keys.insert(trial_keys[i]).second) {
       ++plan.duplicates;
       continue;
     }
     // Made in place: a planned trial is a kilobyte, and a plan may hold 100,000.
     PlannedTrial& t = plan.trials.emplace_back();
-    t.config = std::move(config);
-    t.key = std::move(key);
-    TrialVerdict verdict = Judge(t.config, capacity);
-    t.invalid_reason = verdict.invalid ? verdict.invalid : verdict.unsupported;
+    t.config = std::move(expanded[i]);
+    t.key = std::move(trial_keys[i]);
+    TrialVerdict& verdict = verdicts[i];
     t.unsupported = !verdict.invalid && verdict.unsupported;
+    t.invalid_reason =
+        verdict.invalid ? std::move(verdict.invalid) : std::move(verdict.unsupported);
   }
   plan.counts.trials.clear();
   return plan;
