@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/user_error.h"
 #include "cli/command.h"
 #include "cli/number_checks.h"
 #include "machine/host_info.h"
@@ -71,7 +72,8 @@ std::function<int()> DefineAdviseCommand(CLI::App& sub) {
     Placement placement;
     try {
       placement = ResolvePlacement(options->gpus, *MachineGpuDiscovery());
-    } catch (const std::exception& e) {
+    } catch (const UserError& e) {  // a --gpus list that cannot be used; anything else is no
+      // mistake of the user's and goes to RunGuarded (exit 1)
       std::cerr << "ditbench advise: error: " << e.what() << "\n";
       return kExitUsage;
     }

@@ -19,7 +19,7 @@ int ReportEscapedError(const char* who, std::ostream& err) {
     return kExitUsage;
   } catch (const StorageError& e) {
     err << who << ": error: " << OneLine(e.what()) << "\n";
-    return StorageErrorExit(e) == kExitStorageFailed ? kExitStorageFailed : kExitTrialsFailed;
+    return StorageErrorExit(e);
   } catch (const OutputWriteError& e) {
     err << who << ": error: " << OneLine(e.what()) << "\n";
   } catch (const std::exception& e) {
@@ -28,10 +28,6 @@ int ReportEscapedError(const char* who, std::ostream& err) {
     err << who << ": internal error: unknown exception\n";
   }
   return kExitTrialsFailed;
-}
-
-int StorageErrorExit(const StorageError& e) {
-  return dynamic_cast<const EditedSchemaError*>(&e) ? kExitStorageFailed : kExitUsage;
 }
 
 }  // namespace ditbench

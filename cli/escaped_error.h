@@ -7,21 +7,17 @@
 
 namespace ditbench {
 
-class StorageError;
-
 // REQUIRES: called inside a catch block. Classifies the exception being handled, writes one line on
 // `err` and returns the exit code:
 //   UserError (base/user_error.h), a user's mistake: "<who>: error: <what>", kExitUsage;
-//   StorageError, OutputWriteError (the database or an output file failed, not the user and
-//     not a bug): "<who>: error: <what>", kExitTrialsFailed; EditedSchemaError (a database
-//     whose schema was edited by hand) kExitStorageFailed;
+//   StorageError (the database failed or cannot be read: damaged, foreign, newer, edited by
+//     hand, a full disk): "<who>: error: <what>", kExitStorageFailed; but QueryError (the
+//     user's query is not valid) and MissingDatabaseError (no file at the path the user
+//     named) kExitUsage;
+//   OutputWriteError (an output file failed, not the user and not a bug): "<who>: error:
+//     <what>", kExitTrialsFailed;
 //   anything else, a bug (an escaped std::out_of_range...): "<who>: internal error: <what>",
 //     kExitTrialsFailed.
 int ReportEscapedError(const char* who, std::ostream& err);
-
-// The exit code of a StorageError that a command reading a database caught: kExitStorageFailed
-// for EditedSchemaError (the database failed: its schema was edited by hand), else kExitUsage
-// (the database named is missing, damaged or foreign: the user named the wrong file).
-int StorageErrorExit(const StorageError& e);
 
 }  // namespace ditbench

@@ -27,7 +27,7 @@ int MigrateDatabase(const std::filesystem::path& db, std::ostream& out, std::ost
   try {
     // Declared before the database, so that the database closes first (coordinator_lock.h).
     std::optional<CoordinatorLock> lock = LockForCommand(db, "migrate", err);
-    if (!lock) return kExitUsage;
+    if (!lock) return kExitStorageFailed;  // held by a run, or the lock file cannot be made
     const std::int64_t before = StoredSchemaVersion(db);
     ResultsDb::Open(db);  // migrates, then checks the schema is complete
     if (before == kSchemaVersion) {
@@ -39,7 +39,7 @@ int MigrateDatabase(const std::filesystem::path& db, std::ostream& out, std::ost
     }
   } catch (const StorageError& e) {  // damaged, foreign or too new: README "Exit codes"
     err << "ditbench migrate: error: " << e.what() << "\n";
-    return kExitUsage;
+    return StorageErrorExit(e);
   } catch (...) {
     return ReportEscapedError("ditbench migrate", err);
   }

@@ -190,8 +190,8 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
       // With --device and a GPU list the sweep is planned for another machine: assume the
       // GPUs the list names instead of probing this one.
       const bool elsewhere = !options->device.empty() && options->gpus != "auto" &&
-                             options->gpus.rfind("cpu", 0) != 0;
-      if (options->launcher_kind == LauncherKind::kSlurm && options->gpus.rfind("cpu", 0) != 0) {
+                             !AsksForCpu(options->gpus);
+      if (options->launcher_kind == LauncherKind::kSlurm && !AsksForCpu(options->gpus)) {
         placement = SlurmPlacement(*options);
       } else if (elsewhere) {
         int highest = 0;
@@ -203,7 +203,8 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
       } else {
         placement = ResolvePlacement(options->gpus, *MachineGpuDiscovery());
       }
-    } catch (const std::exception& e) {
+    } catch (const UserError& e) {  // a --gpus list or a cluster that cannot be used; anything
+      // else is no mistake of the user's and goes to RunGuarded (exit 1)
       std::cerr << "ditbench plan: error: " << e.what() << "\n";
       return kExitUsage;
     }

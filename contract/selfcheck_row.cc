@@ -11,6 +11,7 @@ constexpr std::pair<SelfcheckVerdict, const char*> kVerdictNames[] = {
     {SelfcheckVerdict::kWarn, "warn"},
     {SelfcheckVerdict::kFail, "fail"},
     {SelfcheckVerdict::kSkip, "skip"},
+    {SelfcheckVerdict::kInfo, "info"},
 };
 
 std::string StoredText(const nlohmann::json& entry, const char* key) {
@@ -42,7 +43,7 @@ bool AnyFailed(const std::vector<SelfcheckRow>& rows) {
 std::vector<std::string> NotPassingLines(const std::vector<SelfcheckRow>& rows) {
   std::vector<std::string> lines;
   for (const auto& row : rows) {
-    if (row.verdict == SelfcheckVerdict::kPass) continue;
+    if (row.verdict == SelfcheckVerdict::kPass || row.verdict == SelfcheckVerdict::kInfo) continue;
     std::string line = row.name + ": " + VerdictName(row.verdict);
     if (!row.figure.empty()) line += ": " + row.figure;
     if (!row.reason.empty()) line += ": " + row.reason;

@@ -11,9 +11,12 @@
 
 namespace ditbench {
 
-enum class SelfcheckVerdict { kPass, kWarn, kFail, kSkip };
+// kInfo: a figure measured and shown, with nothing it is judged against (memory bandwidth,
+// attention per backend, communication, a matmul with no known peak): never "pass", which
+// would claim a check that nothing could have failed.
+enum class SelfcheckVerdict { kPass, kWarn, kFail, kSkip, kInfo };
 
-const char* VerdictName(SelfcheckVerdict verdict);  // "pass", "warn", "fail", "skip"
+const char* VerdictName(SelfcheckVerdict verdict);  // "pass", "warn", "fail", "skip", "info"
 // The verdict named `name`; nullopt for anything else (a stored row from another build).
 std::optional<SelfcheckVerdict> ParseVerdict(const std::string& name);
 
@@ -27,8 +30,9 @@ struct SelfcheckRow {
 // True when any row fails (`ditbench selfcheck` then exits 1).
 bool AnyFailed(const std::vector<SelfcheckRow>& rows);
 
-// One line per row that did not pass, skipped ones included ("clocks: warn: SM 1410 of 1980 MHz:
-// hw thermal"), or the one line "all pass" when every row passed.
+// One line per row that was judged and did not pass, skipped ones included ("clocks: warn: SM
+// 1410 of 1980 MHz: hw thermal"), or the one line "all pass" when every judged row passed
+// (info rows are not judged, so not listed).
 std::vector<std::string> NotPassingLines(const std::vector<SelfcheckRow>& rows);
 
 // Rows as stored and read back: [{"name", "verdict", "figure", "reason"}, ...]. Reading skips

@@ -48,11 +48,13 @@ std::string NameOf(const std::string& device, const std::vector<GpuInfo>& gpus) 
 
 }  // namespace
 
+bool AsksForCpu(std::string_view gpus) { return gpus.starts_with("cpu"); }
+
 Placement ResolvePlacement(const std::string& gpus, const GpuDiscovery& discovery,
                            const CpuTopology* cpus) {
   Placement p;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (gpus.rfind("cpu", 0) == 0) {
+  if (AsksForCpu(gpus)) {
     int slots = cores;
     if (gpus.size() > 3) {
       auto n = gpus[3] == ':' ? Position(gpus.substr(4)) : std::nullopt;

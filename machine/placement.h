@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,10 @@ struct Placement {
   std::vector<std::string> uuids;
   std::string device_name = "cpu";  // the first GPU's name ("unknown GPU" if not known), or "cpu"
 };
+
+// Whether a --gpus value asks for CPU slots ("cpu", "cpu:N") rather than GPUs: the driver is
+// then never asked. The one test of it, for every command and launcher.
+bool AsksForCpu(std::string_view gpus);
 
 // Parses --gpus:
 //  * "auto": every GPU visible to this process, else CPU with one slot per core;

@@ -23,8 +23,10 @@
 namespace ditbench {
 namespace {
 
-// Median latencies of earlier ok trials by key, newest campaign first, read at once. Best
-// effort: a missing, unreadable or not yet migrated database means no measurements.
+// Median latencies of earlier ok trials by key, newest campaign first, read at once. A missing
+// or not yet migrated database means no measurements (`run` migrates it before it writes); one
+// that is there and cannot be read (damaged, foreign, newer, edited by hand) is an error, as it
+// is for every command (StorageError: exit 3).
 class EarlierResults {
  public:
   explicit EarlierResults(const std::filesystem::path& path) {
@@ -34,7 +36,7 @@ class EarlierResults {
       auto db = ResultsDb::Open(path, /*read_only=*/true);
       measured_ = db->planner_history().NewestOkMeasurements();
       cached_ = db->planner_history().StepCacheObservations();
-    } catch (const StorageError&) {
+    } catch (const OlderSchemaError&) {
       measured_.clear();
       cached_.clear();
     }

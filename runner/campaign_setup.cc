@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/user_error.h"
 #include "launch/command_program.h"
 #include "launch/local_launcher.h"
 #include "machine/build_info.h"
@@ -18,6 +19,7 @@
 #include "runner/database_wait.h"
 #include "runner/run_folder.h"
 #include "runner/unrecorded_launch.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 
@@ -45,7 +47,7 @@ std::optional<SweepSetup> PrepareSweep(const RunOptions& options, const SweepEff
     // Under pack, CPU slots are pinned to cores (exclusive: a trial's ranks share them all).
     placement = ResolvePlacement(options.gpus, effects.gpus,
                                  options.policy == PlacementPolicy::kPack ? effects.cpus : nullptr);
-  } catch (const std::exception& e) {
+  } catch (const UserError& e) {  // a --gpus list that cannot be used; anything else is a bug
     err << "ditbench run: error: " << e.what() << "\n";
     return std::nullopt;
   }
@@ -141,7 +143,7 @@ std::optional<CampaignStart> StartCampaign(const RunOptions& options, const Swee
     record.environment["launcher"] = std::string(ChoiceName(kLaunchers, options.launcher));
     record.environment["slots"] = placement.capacity.slots;
     record.environment["on_gpu"] = placement.capacity.on_gpu;
-    if (options.gpus.rfind("cpu", 0) != 0) {  // the driver was asked: by which source, and why
+    if (!AsksForCpu(options.gpus)) {  // the driver was asked: by which source, and why
       record.environment["gpu_discovery"] = ToJson(effects.gpus.Listing());
       status.GpusFound(Describe(effects.gpus.Listing()), placement.capacity.on_gpu);
     }
@@ -173,6 +175,8 @@ std::optional<CampaignStart> StartCampaign(const RunOptions& options, const Swee
     start.statuses = db.reader().TrialStatuses(campaign);
     start.launch_statuses = db.reader().LaunchStatuses(campaign);
     start.busy = BusyTrials(db, campaign);
+  } catch (const StorageError&) {
+    throw;  // the database failed: RunSweep says so and exits 3
   } catch (const std::exception& e) {
     err << "ditbench run: error: " << e.what() << "\n";
     return std::nullopt;

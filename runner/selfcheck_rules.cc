@@ -17,6 +17,7 @@ constexpr auto kPass = SelfcheckVerdict::kPass;
 constexpr auto kWarn = SelfcheckVerdict::kWarn;
 constexpr auto kFail = SelfcheckVerdict::kFail;
 constexpr auto kSkip = SelfcheckVerdict::kSkip;
+constexpr auto kInfo = SelfcheckVerdict::kInfo;
 
 // Why a figure the worker did not give is missing: its reason in "skipped" (under any of
 // `keys`), else the worker's failure (said once, in the worker row).
@@ -196,11 +197,11 @@ Rows JudgeMatmul(const SelfcheckObservations& o) {
   for (const auto& [precision, tflops] : t.matmul_tflops)
     figure += fmt::format(" {} {:.1f}", precision, tflops);
   figure += " TFLOP/s";
-  if (!o.gpu) return {{name, kPass, figure, ""}};
+  if (!o.gpu) return {{name, kInfo, figure, "CPU: no peak to judge it against"}};
   const auto bf16 = t.matmul_tflops.find("bf16");
   const auto peak = DensePeakTflops(m.device_name, Precision::kBf16);
   if (bf16 == t.matmul_tflops.end() || !peak)
-    return {{name, kPass, figure, "no known bf16 dense peak for this device to compare with"}};
+    return {{name, kInfo, figure, "no known bf16 dense peak for this device to compare with"}};
   const double share = bf16->second / *peak;
   figure += fmt::format(" ({:.0f}% of {:.0f} peak)", share * 100, *peak);
   if (share >= T::kMatmulPeakShare) return {{name, kPass, figure, ""}};
@@ -213,16 +214,17 @@ Rows JudgeMemory(const SelfcheckObservations& o) {
   const char* name = "memory bandwidth";
   if (!o.measurements || !o.measurements->throughput || !o.measurements->throughput->memory_gbps)
     return Skip(name, WhyMissing(o, {"memory", "throughput"}));
-  return {{name, kPass, fmt::format("{:.0f} GB/s", *o.measurements->throughput->memory_gbps), ""}};
+  return {{name, kInfo, fmt::format("{:.0f} GB/s", *o.measurements->throughput->memory_gbps),
+           "no table of memory peaks to judge it against"}};
 }
 
-// One row per SDPA backend: measured (pass), or skipped under "attention.<backend>" with why.
+// One row per SDPA backend: measured (info: shown, not judged), or skipped under "attention.<backend>" with why.
 Rows JudgeAttention(const SelfcheckObservations& o) {
   if (!o.measurements) return Skip("attention", WhyMissing(o, {"attention"}));
   std::map<std::string, SelfcheckRow> rows;  // by backend
   if (o.measurements->throughput)
     for (const auto& [backend, tflops] : o.measurements->throughput->attention_tflops)
-      rows[backend] = {"attention (" + backend + ")", kPass, fmt::format("{:.2f} TFLOP/s", tflops),
+      rows[backend] = {"attention (" + backend + ")", kInfo, fmt::format("{:.2f} TFLOP/s", tflops),
                        ""};
   constexpr std::string_view kPrefix = "attention.";
   for (const auto& [key, reason] : o.measurements->skipped) {
@@ -243,7 +245,7 @@ Rows JudgeComm(const SelfcheckObservations& o) {
     return Skip(name, WhyMissing(o, {"comm"}));
   }
   const auto& c = *o.measurements->comm;
-  return {{name, kPass,
+  return {{name, kInfo,
            fmt::format("{} ranks: all-to-all {:.1f} GB/s, all-gather {:.1f} GB/s, {:.1f} us",
                        c.world_size, c.all_to_all_gbps, c.all_gather_gbps, c.latency_us),
            ""}};

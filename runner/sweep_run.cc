@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/exit_codes.h"
+#include "base/terminal_text.h"
 #include "plan/resume.h"
 #include "plan/trial_selection.h"
 #include "runner/advise_search.h"
@@ -20,6 +21,7 @@
 #include "runner/run_status.h"
 #include "runner/sweep_loop.h"
 #include "runner/unrecorded_launch.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 namespace {
@@ -56,8 +58,10 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
   return RunSweep(options, effects, status, out, err);
 }
 
-int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& status,
-             std::ostream& out, std::ostream& err) {
+namespace {
+
+int RunSweepOrThrow(const RunOptions& options, const SweepEffects& effects, RunStatus& status,
+                    std::ostream& out, std::ostream& err) {
   const bool advise = options.search == SearchOrder::kAdvise;
   const std::optional<SweepSetup> prepared = PrepareSweep(options, effects, err);
   if (!prepared) return kExitUsage;
@@ -80,7 +84,7 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
 
   // One coordinator per database, from before it is opened until this function returns.
   std::optional<CoordinatorLock> lock = LockForCommand(options.db, "run", err);
-  if (!lock) return kExitUsage;
+  if (!lock) return kExitStorageFailed;  // held by another run, or its lock cannot be made
   const auto run_root =
       options.run_root.empty() ? DefaultRunRoot(options.db) : options.run_root;
   std::optional<CampaignStart> started =
@@ -185,6 +189,18 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& 
   }
   status.RunEnded(tally);
   return tally.failed + tally.kept_failed > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int RunSweep(const RunOptions& options, const SweepEffects& effects, RunStatus& status,
+             std::ostream& out, std::ostream& err) {
+  try {
+    return RunSweepOrThrow(options, effects, status, out, err);
+  } catch (const StorageError& e) {  // before any trial ran: reading or opening the database
+    err << "ditbench run: error: " << OneLine(e.what()) << "\n";
+    return StorageErrorExit(e);
+  }
 }
 
 }  // namespace ditbench

@@ -100,9 +100,9 @@ struct SweepEffects {
   const CpuTopology* cpus = nullptr;
 };
 
-// Runs the sweep; returns the exit code (0 ok/skipped, 1 some failed or storage trouble,
-// 2 spec or usage error, another coordinator on the database, a damaged database or a run
-// folder of another database, 130 interrupted). The database's coordinator lock
+// Runs the sweep; returns the exit code (0 ok/skipped, 1 some failed, 2 spec or usage error or
+// a run folder of another database, 3 the database failed: damaged, foreign, newer, held by
+// another coordinator, or a write failed mid-run; 130 interrupted). The database's coordinator lock
 // (runner/coordinator_lock.h) is held from before the database is opened until return.
 // Progress goes to `out`, errors to `err`. A trial that cannot be prepared or started is
 // recorded as failed, with the reason, and the sweep goes on. On return no trial it started

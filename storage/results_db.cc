@@ -108,7 +108,7 @@ std::unique_ptr<ResultsDb> ResultsDb::Open(const std::filesystem::path& path, bo
   if (read_only) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) {
-      throw StorageError(fmt::format("no results database at '{}'", path.string()));
+      throw MissingDatabaseError(fmt::format("no results database at '{}'", path.string()));
     }
   }
   SqliteConnection db = read_only ? OpenForReading(path)

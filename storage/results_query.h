@@ -20,12 +20,6 @@
 
 namespace ditbench {
 
-// A mistake in a query: an unknown column or status, a malformed --sql statement.
-class QueryError : public StorageError {
- public:
-  using StorageError::StorageError;
-};
-
 // `column op value`; op one of = != < > <= >=. Values are typed by the column: text columns
 // (sweep, status, model, precision, ...) compare as text; every other column holds numbers,
 // and a value that does not read fully as a number is a QueryError.

@@ -533,7 +533,7 @@ void CheckSchemaForReading(sqlite3* db) {
         fmt::format("'{}' is not a ditbench results database (no schema_version)", DbFile(db)));
   }
   if (version < kSchemaVersion) {
-    throw StorageError(fmt::format(
+    throw OlderSchemaError(fmt::format(
         "results database '{}' has schema version {}, older than this build's ({}); run "
         "`ditbench migrate --db {}` once to migrate it",
         DbFile(db), version, kSchemaVersion, DbFile(db)));

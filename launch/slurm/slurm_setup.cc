@@ -11,6 +11,7 @@
 #include "launch/slurm/slurm_job.h"
 #include "launch/slurm/slurm_launcher.h"
 #include "launch/slurm/slurm_step_launcher.h"
+#include "machine/placement.h"
 
 namespace ditbench {
 
@@ -38,7 +39,7 @@ LaunchSetup MakeSlurmLaunchSetup(const LauncherSettings& settings) {
   LaunchSetup setup;
   setup.gpus = std::make_unique<AssumedGpus>(0, "");
   setup.gpus_option = settings.gpus;
-  if (settings.gpus.rfind("cpu", 0) == 0) {
+  if (AsksForCpu(settings.gpus)) {
     slurm.gpus_per_node = 0;
   } else {
     std::string reason;

@@ -57,10 +57,10 @@ TEST(RunGuardedTest, AnEscapedStandardExceptionIsAnInternalErrorAndExitOne) {
   EXPECT_EQ(err.str(), "ditbench: internal error: stoi\n");
 }
 
-TEST(RunGuardedTest, AStorageFailureIsAnErrorAndExitOne) {
+TEST(RunGuardedTest, AStorageFailureIsAnErrorAndExitThree) {
   std::stringstream out, err;
   EXPECT_EQ(RunGuarded([]() -> int { throw StorageError("disk I/O error"); }, &out, err),
-            kExitTrialsFailed);
+            kExitStorageFailed);
   EXPECT_EQ(err.str(), "ditbench: error: disk I/O error\n");
 }
 

@@ -55,7 +55,7 @@ TEST_F(MigrateCommandTest, ADatabaseInUseByARunIsLeftAlone) {
   LockHolder holder;
   auto lock = CoordinatorLock::TryAcquire(db_, &holder);
   ASSERT_TRUE(lock.has_value());
-  EXPECT_EQ(MigrateDatabase(db_, out_, err_), kExitUsage);
+  EXPECT_EQ(MigrateDatabase(db_, out_, err_), kExitStorageFailed);
   EXPECT_THAT(err_.str(), HasSubstr("in use by another `ditbench run`"));
 }
 

@@ -61,11 +61,16 @@ SelfcheckVerdict VerdictOf(const SelfcheckObservations& o, const std::string& na
   return Row(JudgeSelfcheck(o), name).verdict;
 }
 
-TEST(SelfcheckRulesTest, AHealthyGpuPassesEveryRow) {
+// Every row that is judged passes; the figures nothing is judged against are info, never pass.
+TEST(SelfcheckRulesTest, AHealthyGpuPassesEveryJudgedRow) {
   const auto rows = JudgeSelfcheck(HealthyGpu());
-  for (const auto& row : rows)
-    EXPECT_EQ(row.verdict, SelfcheckVerdict::kPass) << row.name << ": " << row.reason;
+  for (const auto& row : rows) {
+    const bool shown = row.name == "memory bandwidth" || row.name.starts_with("attention (");
+    EXPECT_EQ(row.verdict, shown ? SelfcheckVerdict::kInfo : SelfcheckVerdict::kPass)
+        << row.name << ": " << row.reason;
+  }
   EXPECT_FALSE(AnyFailed(rows));
+  EXPECT_EQ(NotPassingLines(rows), std::vector<std::string>{"all pass"});
   EXPECT_EQ(Row(rows, "attention (flash)").figure, "400.00 TFLOP/s");
   EXPECT_THAT(Row(rows, "matmul").figure, HasSubstr("% of"));
 }
@@ -170,8 +175,25 @@ TEST(SelfcheckRulesTest, MatmulFarBelowTheDensePeakWarnsOnGpuButNotOnCpu) {
   auto o = HealthyGpu();
   o.measurements->throughput->matmul_tflops["bf16"] = 100;  // about 10% of an H100's peak
   EXPECT_EQ(VerdictOf(o, "matmul"), SelfcheckVerdict::kWarn);
-  o.gpu = false;
-  EXPECT_EQ(VerdictOf(o, "matmul"), SelfcheckVerdict::kPass);
+  o.gpu = false;  // no peak to judge a CPU's matmul against: shown, not passed
+  EXPECT_EQ(VerdictOf(o, "matmul"), SelfcheckVerdict::kInfo);
+}
+
+TEST(SelfcheckRulesTest, AMatmulOnAGpuWithNoKnownPeakIsInfoWithTheReason) {
+  auto o = HealthyGpu();
+  o.measurements->device_name = "a GPU no table names";
+  const auto rows = JudgeSelfcheck(o);
+  EXPECT_EQ(Row(rows, "matmul").verdict, SelfcheckVerdict::kInfo);
+  EXPECT_THAT(Row(rows, "matmul").reason, HasSubstr("no known bf16 dense peak"));
+}
+
+TEST(SelfcheckRulesTest, AnInfoRowIsStoredAndReadBackAsInfo) {
+  const std::vector<SelfcheckRow> rows = {
+      {"memory bandwidth", SelfcheckVerdict::kInfo, "900 GB/s", "no table of memory peaks"}};
+  const auto back = RowsFromJson(RowsJson(rows));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].verdict, SelfcheckVerdict::kInfo);
+  EXPECT_EQ(RowsJson(rows).at(0).at("verdict"), "info");
 }
 
 TEST(SelfcheckRulesTest, AMissingMeasurementSkipsWithTheWorkersReason) {
@@ -188,7 +210,7 @@ TEST(SelfcheckRulesTest, ABackendTheWorkerSkippedIsASkipRowWithItsReason) {
   o.measurements->skipped["attention.cudnn"] = "cuDNN attention is not available in this build";
   o.measurements->skipped["attention."] = "no backend name: ignored";
   const auto rows = JudgeSelfcheck(o);
-  EXPECT_EQ(Row(rows, "attention (flash)").verdict, SelfcheckVerdict::kPass);
+  EXPECT_EQ(Row(rows, "attention (flash)").verdict, SelfcheckVerdict::kInfo);
   EXPECT_EQ(Row(rows, "attention (cudnn)").verdict, SelfcheckVerdict::kSkip);
   EXPECT_EQ(Row(rows, "attention (cudnn)").reason,
             "cuDNN attention is not available in this build");
@@ -202,7 +224,7 @@ TEST(SelfcheckRulesTest, CommunicationIsARowOnlyWithSeveralRanksOrASkipReason) {
   EXPECT_TRUE(std::none_of(rows.begin(), rows.end(),
                            [](const SelfcheckRow& r) { return r.name == "communication"; }));
   o.measurements->comm = SelfcheckComm{2, 150, 140, 12};
-  EXPECT_EQ(VerdictOf(o, "communication"), SelfcheckVerdict::kPass);
+  EXPECT_EQ(VerdictOf(o, "communication"), SelfcheckVerdict::kInfo);
 }
 
 TEST(SelfcheckRulesTest, AWorkerWithoutMeasurementsFailsAndTheHostRowsStillJudge) {

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "base/exit_codes.h"
 #include "contract/worker_contract.h"
 #include "machine/host_info.h"
 #include "runner/coordinator_lock.h"
@@ -395,12 +396,12 @@ TEST_F(SweepRunTest, TrialFolderThatCannotBePreparedIsAFailedTrialAndTheSweepGoe
   EXPECT_NE(errors[0].find("cannot prepare"), std::string::npos) << errors[0];
 }
 
-TEST_F(SweepRunTest, SecondCoordinatorOnTheDatabaseExitsTwoAndChangesNothing) {
+TEST_F(SweepRunTest, SecondCoordinatorOnTheDatabaseExitsThreeAndChangesNothing) {
   auto o = Options(kSweep);
   LockHolder unused;
   auto held = CoordinatorLock::TryAcquire(o.db, &unused);
   ASSERT_TRUE(held.has_value());
-  EXPECT_EQ(Run(o), 2);
+  EXPECT_EQ(Run(o), kExitStorageFailed);
   EXPECT_NE(err_.str().find("in use by another `ditbench run` (pid " +
                             std::to_string(getpid()) + " on "),
             std::string::npos)
