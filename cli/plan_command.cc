@@ -189,8 +189,8 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     try {
       // With --device and a GPU list the sweep is planned for another machine: assume the
       // GPUs the list names instead of probing this one.
-      const bool elsewhere = !options->device.empty() && options->gpus != "auto" &&
-                             !AsksForCpu(options->gpus);
+      const bool elsewhere =
+          !options->device.empty() && options->gpus != "auto" && !AsksForCpu(options->gpus);
       if (options->launcher_kind == LauncherKind::kSlurm && !AsksForCpu(options->gpus)) {
         placement = SlurmPlacement(*options);
       } else if (elsewhere) {

@@ -7,10 +7,8 @@ namespace ditbench {
 namespace {
 
 constexpr std::pair<SelfcheckVerdict, const char*> kVerdictNames[] = {
-    {SelfcheckVerdict::kPass, "pass"},
-    {SelfcheckVerdict::kWarn, "warn"},
-    {SelfcheckVerdict::kFail, "fail"},
-    {SelfcheckVerdict::kSkip, "skip"},
+    {SelfcheckVerdict::kPass, "pass"}, {SelfcheckVerdict::kWarn, "warn"},
+    {SelfcheckVerdict::kFail, "fail"}, {SelfcheckVerdict::kSkip, "skip"},
     {SelfcheckVerdict::kInfo, "info"},
 };
 

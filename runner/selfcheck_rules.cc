@@ -218,7 +218,8 @@ Rows JudgeMemory(const SelfcheckObservations& o) {
            "no table of memory peaks to judge it against"}};
 }
 
-// One row per SDPA backend: measured (info: shown, not judged), or skipped under "attention.<backend>" with why.
+// One row per SDPA backend: measured (info: shown, not judged), or skipped under
+// "attention.<backend>" with why.
 Rows JudgeAttention(const SelfcheckObservations& o) {
   if (!o.measurements) return Skip("attention", WhyMissing(o, {"attention"}));
   std::map<std::string, SelfcheckRow> rows;  // by backend

@@ -13,7 +13,8 @@ TEST(ParallelForTest, EveryIndexIsCalledExactlyOnceWhateverTheThreads) {
   for (std::size_t threads : {1u, 2u, 3u, 8u}) {
     for (std::size_t n : {0u, 1u, 2u, 7u, 1000u}) {
       std::vector<std::atomic<int>> calls(n);
-      ParallelFor(n, [&](std::size_t i) { ++calls[i]; }, threads);
+      ParallelFor(
+          n, [&](std::size_t i) { ++calls[i]; }, threads);
       for (std::size_t i = 0; i < n; ++i)
         EXPECT_EQ(calls[i].load(), 1) << "n " << n << ", threads " << threads << ", i " << i;
     }
