@@ -31,7 +31,10 @@ class EarlierResults {
  public:
   explicit EarlierResults(const std::filesystem::path& path) {
     std::error_code ec;
-    if (path.empty() || !std::filesystem::exists(path, ec)) return;
+    // No file, or an empty one (a database `run` is about to create): nothing measured yet.
+    if (path.empty() || !std::filesystem::exists(path, ec) ||
+        std::filesystem::file_size(path, ec) == 0)
+      return;
     try {
       auto db = ResultsDb::Open(path, /*read_only=*/true);
       measured_ = db->planner_history().NewestOkMeasurements();

@@ -14,6 +14,7 @@
 #include "base/atomic_file.h"
 #include "base/did_you_mean.h"
 #include "base/exit_codes.h"
+#include "base/terminal_text.h"
 #include "base/untrusted_input.h"
 #include "base/user_error.h"
 #include "experiments/sweep_spec.h"
@@ -21,6 +22,7 @@
 #include "runner/run_folder.h"
 #include "storage/iso_time.h"
 #include "storage/results_db.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 namespace {
@@ -387,6 +389,9 @@ int RunBisect(const BisectOptions& options, const BisectEffects& effects, std::o
   } catch (const UserError& e) {  // the usage problems of a bisection: one line, exit 2
     err << "ditbench bisect: error: " << e.what() << "\n";
     return kExitUsage;
+  } catch (const StorageError& e) {  // the database: exit 3, as from every command
+    err << "ditbench bisect: error: " << OneLine(e.what()) << "\n";
+    return StorageErrorExit(e);
   } catch (const std::exception& e) {
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');

@@ -14,6 +14,7 @@
 #include "storage/iso_time.h"
 #include "storage/metric_values.h"
 #include "storage/statement.h"
+#include "storage/storage_error.h"
 
 namespace ditbench {
 namespace {
@@ -33,8 +34,9 @@ void UpdateCampaign(sqlite3* db, const std::filesystem::path& path, std::int64_t
   Statement ids(db, "SELECT id FROM campaigns ORDER BY id");
   std::string known;
   while (ids.Step()) known += fmt::format("{}{}", known.empty() ? "" : ", ", ids.Int(0));
-  throw StorageError(fmt::format("no campaign {} in '{}'; known: {}", campaign_id, path.string(),
-                                 known.empty() ? "none" : known));
+  // A campaign the user named that is not there: the user's mistake (exit 2), like a query's.
+  throw QueryError(fmt::format("no campaign {} in '{}'; known: {}", campaign_id, path.string(),
+                               known.empty() ? "none" : known));
 }
 
 // Text columns that mean "none" when empty are stored as NULL.

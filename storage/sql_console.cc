@@ -354,7 +354,15 @@ class SqlBounds {
 
 void SqlConsole::StreamReadOnlySql(const std::string& sql, const SqlLimits& limits,
                                    ResultSink& sink) {
-  Statement statement(db_, sql);
+  // The database opened and checked already: a statement that does not prepare is the user's
+  // (a typo, an unknown table, a function refused on this connection).
+  std::optional<Statement> prepared;
+  try {
+    prepared.emplace(db_, sql);
+  } catch (const StorageError& e) {
+    throw QueryError(e.what());
+  }
+  Statement& statement = *prepared;
   if (statement.tail().find_first_not_of(" \t\r\n;") != std::string::npos) {
     throw QueryError("--sql takes exactly one statement");
   }

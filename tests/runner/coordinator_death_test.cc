@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include "base/exit_codes.h"
 #include "launch/interrupt.h"
 #include "launch/local_launcher.h"
 #include "runner/sweep_run.h"
@@ -124,7 +125,7 @@ TEST_F(CoordinatorDeathTest, KilledCoordinatorLeavesNoRankAndARerunRecordsEachTr
   ASSERT_EQ(ranks.size(), 2u) << "the first trial's ranks never went to sleep";
 
   // While it runs, a second coordinator on the database is refused and changes nothing.
-  EXPECT_EQ(RunToTheEnd(), 2);
+  EXPECT_EQ(RunToTheEnd(), kExitStorageFailed);
   EXPECT_NE(err_.str().find("(pid " + std::to_string(coordinator) + " on "), std::string::npos)
       << err_.str();
   EXPECT_EQ(Column("SELECT status FROM results"), std::vector<std::string>{"running"});

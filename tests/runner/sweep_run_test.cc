@@ -414,7 +414,7 @@ TEST_F(SweepRunTest, SecondCoordinatorOnTheDatabaseExitsThreeAndChangesNothing) 
 
 // Each alias used to get its own `<alias>.lock`: a second coordinator through a symlink ran
 // trials beside the first, which then overwrote them.
-TEST_F(SweepRunTest, SecondCoordinatorThroughASymlinkedDatabaseExitsTwo) {
+TEST_F(SweepRunTest, SecondCoordinatorThroughASymlinkedDatabaseExitsThree) {
   auto o = Options(kSweep);
   ASSERT_EQ(Run(o), 0) << err_.str();
   LockHolder unused;
@@ -426,7 +426,7 @@ TEST_F(SweepRunTest, SecondCoordinatorThroughASymlinkedDatabaseExitsTwo) {
   std::filesystem::create_symlink(o.db, alias.db);
   alias.rerun = Rerun::kAll;
   launcher_.started.clear();
-  EXPECT_EQ(Run(alias), 2);
+  EXPECT_EQ(Run(alias), kExitStorageFailed);
   EXPECT_NE(err_.str().find("in use by another `ditbench run`"), std::string::npos)
       << err_.str();
   EXPECT_TRUE(launcher_.started.empty());
@@ -545,7 +545,7 @@ TEST_F(SweepRunTest, DamagedDatabaseIsRefusedBeforeAnyTrialRuns) {
   }
   launcher_.started.clear();
   o.fresh = true;
-  EXPECT_EQ(Run(o), 2);
+  EXPECT_EQ(Run(o), kExitStorageFailed);
   EXPECT_NE(err_.str().find("table 'trials' lacks column 'coordinator_pid'"), std::string::npos)
       << err_.str();
   EXPECT_TRUE(launcher_.started.empty());
