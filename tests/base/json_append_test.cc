@@ -20,19 +20,18 @@ std::string DumpNested(const nlohmann::json& value, int indent, unsigned depth) 
 }
 
 TEST(JsonAppenderTest, IndentedIsDumpByteForByte) {
-  const nlohmann::json value = {
-      {"plain", "ulysses=2"},
-      {"quote", "a \"b\" \\ c"},
-      {"control", std::string("tab\there\nnew\x01")},
-      {"utf8", "b\xc3\xa4r \xe2\x82\xac"},
-      {"delete", std::string("\x7f")},
-      {"numbers", {1, -2, 3.25, 1e-7, 12345678901234.0, 0.1}},
-      {"unsigned", std::uint64_t{18446744073709551615u}},
-      {"empty object", nlohmann::json::object()},
-      {"empty array", nlohmann::json::array()},
-      {"nested", {{"deep", {{"deeper", {true, false, nullptr}}}}}},
-      {"key \"quoted\"", 1},
-      {"", "empty key"}};
+  const nlohmann::json value = {{"plain", "ulysses=2"},
+                                {"quote", "a \"b\" \\ c"},
+                                {"control", std::string("tab\there\nnew\x01")},
+                                {"utf8", "b\xc3\xa4r \xe2\x82\xac"},
+                                {"delete", std::string("\x7f")},
+                                {"numbers", {1, -2, 3.25, 1e-7, 12345678901234.0, 0.1}},
+                                {"unsigned", std::uint64_t{18446744073709551615u}},
+                                {"empty object", nlohmann::json::object()},
+                                {"empty array", nlohmann::json::array()},
+                                {"nested", {{"deep", {{"deeper", {true, false, nullptr}}}}}},
+                                {"key \"quoted\"", 1},
+                                {"", "empty key"}};
   for (int indent : {2, 4}) {
     for (unsigned depth : {0u, 4u}) {
       std::string out = "prefix";
