@@ -29,48 +29,35 @@ class JsonAppender {
   // serializer's way byte for byte; numbers and every other string go through the serializer,
   // whose per-character escaping was an eighth of a 100,000-trial JSON plan.
   void Indented(const nlohmann::json& value, unsigned indent, unsigned depth) {
-    switch (value.type()) {
-      case nlohmann::json::value_t::object:
-        if (value.empty()) {
-          out_ += "{}";
-          return;
-        }
-        out_ += "{\n";
-        for (auto it = value.begin(); it != value.end(); ++it) {
-          if (it != value.begin()) out_ += ",\n";
-          out_.append(depth + indent, ' ');
-          String(it.key());
-          out_ += ": ";
-          Indented(it.value(), indent, depth + indent);
-        }
-        out_ += '\n';
-        out_.append(depth, ' ');
-        out_ += '}';
-        return;
-      case nlohmann::json::value_t::array:
-        if (value.empty()) {
-          out_ += "[]";
-          return;
-        }
-        out_ += "[\n";
-        for (auto it = value.begin(); it != value.end(); ++it) {
-          if (it != value.begin()) out_ += ",\n";
-          out_.append(depth + indent, ' ');
-          Indented(*it, indent, depth + indent);
-        }
-        out_ += '\n';
-        out_.append(depth, ' ');
-        out_ += ']';
-        return;
-      case nlohmann::json::value_t::string:
-        String(value.get_ref<const std::string&>());
-        return;
-      default:  // numbers, booleans, null: as the serializer writes them
-        serializer_.dump(value, false, false, 0);
-    }
+    if (value.is_object() || value.is_array()) return Container(value, indent, depth);
+    if (value.is_string()) return String(value.get_ref<const std::string&>());
+    serializer_.dump(value, false, false, 0);  // numbers, booleans, null: as the serializer does
   }
 
  private:
+  // An object or an array as dump(indent) lays it out: "{}" or "[]" when empty, else one
+  // element a line, `depth + indent` spaces in, an object's as "key": value.
+  void Container(const nlohmann::json& value, unsigned indent, unsigned depth) {
+    const bool object = value.is_object();
+    if (value.empty()) {
+      out_ += object ? "{}" : "[]";
+      return;
+    }
+    out_ += object ? "{\n" : "[\n";
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (it != value.begin()) out_ += ",\n";
+      out_.append(depth + indent, ' ');
+      if (object) {
+        String(it.key());
+        out_ += ": ";
+      }
+      Indented(it.value(), indent, depth + indent);
+    }
+    out_ += '\n';
+    out_.append(depth, ' ');
+    out_ += object ? '}' : ']';
+  }
+
   // `text` as a JSON string: quoted as it is when plain, else escaped by the serializer.
   void String(const std::string& text) {
     const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
