@@ -34,6 +34,26 @@ class JsonAppender {
     serializer_.dump(value, false, false, 0);  // numbers, booleans, null: as the serializer does
   }
 
+  // An object written member by member, as Indented lays out an object `depth` spaces in: the
+  // caller writes '{', then Member for each member in key order (`first` for the first), then
+  // CloseObject (with whether any member was written). For an object whose values come from
+  // somewhere else than a JSON object (a trial's fields, experiments/trial_fields.h).
+  void Member(const std::string& key, const nlohmann::json& value, unsigned indent, unsigned depth,
+              bool first) {
+    out_ += first ? "\n" : ",\n";
+    out_.append(depth + indent, ' ');
+    String(key);
+    out_ += ": ";
+    Indented(value, indent, depth + indent);
+  }
+  void CloseObject(unsigned depth, bool any) {
+    if (any) {
+      out_ += '\n';
+      out_.append(depth, ' ');
+    }
+    out_ += '}';
+  }
+
  private:
   // An object or an array as dump(indent) lays it out: "{}" or "[]" when empty, else one
   // element a line, `depth + indent` spaces in, an object's as "key": value.
@@ -43,19 +63,21 @@ class JsonAppender {
       out_ += object ? "{}" : "[]";
       return;
     }
-    out_ += object ? "{\n" : "[\n";
+    if (object) {
+      out_ += '{';
+      for (auto it = value.begin(); it != value.end(); ++it)
+        Member(it.key(), it.value(), indent, depth, it == value.begin());
+      return CloseObject(depth, true);
+    }
+    out_ += "[\n";
     for (auto it = value.begin(); it != value.end(); ++it) {
       if (it != value.begin()) out_ += ",\n";
       out_.append(depth + indent, ' ');
-      if (object) {
-        String(it.key());
-        out_ += ": ";
-      }
-      Indented(it.value(), indent, depth + indent);
+      Indented(*it, indent, depth + indent);
     }
     out_ += '\n';
     out_.append(depth, ' ');
-    out_ += object ? '}' : ']';
+    out_ += ']';
   }
 
   // `text` as a JSON string: quoted as it is when plain, else escaped by the serializer.

@@ -17,6 +17,7 @@
 #include "base/user_error.h"
 #include "cli/command.h"
 #include "cli/number_checks.h"
+#include "experiments/trial_fields.h"
 #include "launch/command_program.h"
 #include "launch/launchers.h"
 #include "launch/slurm/slurm_cluster.h"

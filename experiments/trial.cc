@@ -30,6 +30,14 @@ std::string_view NameOf(const std::array<std::pair<Enum, std::string_view>, N>& 
 }
 
 template <typename Enum, std::size_t N>
+std::vector<std::string_view> NamesOf(
+    const std::array<std::pair<Enum, std::string_view>, N>& table) {
+  std::vector<std::string_view> names;
+  for (const auto& [value, text] : table) names.push_back(text);
+  return names;
+}
+
+template <typename Enum, std::size_t N>
 std::vector<Enum> ValuesOf(const std::array<std::pair<Enum, std::string_view>, N>& table) {
   std::vector<Enum> values;
   for (const auto& [value, text] : table) values.push_back(value);
@@ -103,6 +111,26 @@ std::string_view StepCacheKindName(StepCache::Kind kind) {
       break;
   }
   return "none";
+}
+const std::vector<std::string_view>& ScopeNames() {
+  static const std::vector<std::string_view> names = NamesOf(kScopes);
+  return names;
+}
+const std::vector<std::string_view>& PrecisionNames() {
+  static const std::vector<std::string_view> names = NamesOf(kPrecisions);
+  return names;
+}
+const std::vector<std::string_view>& GraphModeNames() {
+  static const std::vector<std::string_view> names = NamesOf(kGraphModes);
+  return names;
+}
+const std::vector<std::string_view>& AttentionBackendNames() {
+  static const std::vector<std::string_view> names = NamesOf(kAttentionBackends);
+  return names;
+}
+const std::vector<std::string_view>& QuantizationNames() {
+  static const std::vector<std::string_view> names = NamesOf(kQuantizations);
+  return names;
 }
 std::vector<Scope> AllScopes() { return ValuesOf(kScopes); }
 std::vector<Precision> AllPrecisions() { return ValuesOf(kPrecisions); }

@@ -66,7 +66,14 @@ std::optional<AttentionBackend> ParseAttentionBackend(std::string_view name);
 enum class Quantization { kNone, kFp8Rowwise, kFp8Tensor };
 std::string_view QuantizationName(Quantization quant);
 std::optional<Quantization> ParseQuantization(std::string_view name);
-inline constexpr const char* kQuantizationsExpected = "one of none, fp8_rowwise, fp8_tensor";
+
+// The names of an enum axis's values in enumerator order: what a sweep writes, and what a bad
+// value's "one of ..." lists (experiments/trial_fields.h reads them, nothing types them again).
+const std::vector<std::string_view>& ScopeNames();
+const std::vector<std::string_view>& PrecisionNames();
+const std::vector<std::string_view>& GraphModeNames();
+const std::vector<std::string_view>& AttentionBackendNames();
+const std::vector<std::string_view>& QuantizationNames();
 
 // A per-step schedule (`schedule: {high_precision_first: N, high_precision_last: M}`): the
 // first N and the last M denoising steps run in the trial's high-precision setting (attention
@@ -108,8 +115,6 @@ std::string_view StepCacheKindName(StepCache::Kind kind);
 inline constexpr const char* kStepCacheExpected =
     "none, or a map {kind: fbcache | teacache, threshold: 0 to 10, warmup_steps: 0 to 1000}";
 
-inline constexpr const char* kAttentionBackendsExpected =
-    "one of auto, flash, efficient, cudnn, math";
 // Bytes one activation element takes in `precision`: 2 for bf16 and fp16, 4 for fp32 and tf32
 // (tf32 stores fp32). The one rule the communication and memory estimates read.
 double BytesPerElement(Precision precision);

@@ -6,56 +6,18 @@
 #include <utility>
 
 #include "base/json_append.h"
+#include "experiments/trial_fields.h"
 
 namespace ditbench {
 namespace {
 
-// Key format v2's frozen identity defaults. Append new fields; never change a value.
-const std::map<std::string, nlohmann::json>& FixedDefaults() {
-  static const std::map<std::string, nlohmann::json> defaults = {
-      {"batch", 1},
-      {"model", "pixart-alpha"},
-      {"precision", "bf16"},
-      {"resolution", 1024},
-      {"scope", "denoise"},
-      {"seed", 0},
-      {"steps", 20},
-      {"workload", "dit"},
-      // Appended after v2 was frozen, at the value every earlier trial used.
-      {"pipefusion_warmup_steps", 1},
-      // Appended with the `command` workload: a `dit` trial has neither.
-      {"command", nlohmann::json::array()},
-      {"custom", nlohmann::json::object()},
-      // Appended with tiled VAE decoding: every earlier trial decoded in one piece.
-      {"vae_tile", 0},
-      // Appended with the CUDA-graph mode: every earlier trial ran eagerly.
-      {"graph", "eager"},
-      // Appended with video families: every earlier trial made an image.
-      {"frames", 0},
-      // Appended with the attention axis: every earlier trial let ditbench pick the kernel.
-      {"attention", "auto"},
-      // Appended with FP8 linear layers and per-step schedules: every earlier trial ran every
-      // layer in its precision at every step.
-      {"quant", "none"},
-      {"quant_exclude", nlohmann::json::array()},
-      {"schedule", nlohmann::json::object()},
-      // Appended with step caching: every earlier trial computed every step.
-      {"cache", "none"},
-      // Appended with the split VAE decode: every earlier trial decoded on each rank alone.
-      {"vae_parallel", 1},
-      // Appended with serving under load: every earlier trial timed iterations back to back.
-      {"serve", "none"},
-  };
-  return defaults;
-}
-
-// Each parallel degree's frozen identity default: 1 (kDegreeTable).
+// Key format v2's frozen identity defaults, each its field's row's (experiments/trial_fields.h).
 // Hashed rather than ordered: the planner looks up every field of every trial's computation.
 const std::unordered_map<std::string, nlohmann::json>& IdentityDefaults() {
   static const std::unordered_map<std::string, nlohmann::json> defaults = [] {
-    std::unordered_map<std::string, nlohmann::json> all(FixedDefaults().begin(),
-                                                        FixedDefaults().end());
-    for (const DegreeInfo& d : kDegreeTable) all.emplace(std::string(d.name), 1);
+    std::unordered_map<std::string, nlohmann::json> all;
+    for (const TrialField& field : TrialFields())
+      if (field.identity_default) all.emplace(field.key, *field.identity_default);
     return all;
   }();
   return defaults;
@@ -64,64 +26,27 @@ const std::unordered_map<std::string, nlohmann::json>& IdentityDefaults() {
 }  // namespace
 
 nlohmann::json ComputationJson(const TrialConfig& c) {
-  nlohmann::json model = c.model;
-  if (!c.model_overrides.empty() || !c.weights.empty() || !c.vae_weights.empty()) {
-    // weights_variant only ever comes with a folder, so a key without one is unchanged.
-    model = {{"preset", c.model}};
-    for (const auto& [key, value] : c.model_overrides) model[key] = value;
-    if (!c.weights.empty()) model["weights"] = c.weights;
-    if (!c.vae_weights.empty()) model["vae_weights"] = c.vae_weights;
-    if (!c.weights_variant.empty()) model["weights_variant"] = c.weights_variant;
-  }
-  // Each field constructed in place in the object's map: an initializer list copies every
-  // value twice, and nlohmann's operator[] makes a null to assign over (TrialKey runs this for
-  // every trial a plan expands, and the plan's table and JSON again).
+  // Each field constructed in place in the object's map (TrialKey runs this for every trial a
+  // plan expands).
   nlohmann::json::object_t computation;
-  computation.emplace("batch", c.batch);
-  computation.emplace("model", std::move(model));
-  computation.emplace("pipefusion_patches", c.effective_pipefusion_patches());
-  // Without PipeFusion it computes nothing: normalised, so it never splits a key.
-  computation.emplace("pipefusion_warmup_steps", c.pipefusion > 1 ? c.pipefusion_warmup_steps : 1);
-  computation.emplace("precision", PrecisionName(c.precision));
-  // A square as the number it always was; otherwise "WIDTHxHEIGHT".
-  if (c.height > 0)
-    computation.emplace("resolution", c.resolution_text());
-  else
-    computation.emplace("resolution", c.resolution);
-  computation.emplace("scope", ScopeName(c.scope));
-  computation.emplace("seed", c.seed);
-  computation.emplace("steps", c.steps);
-  computation.emplace("workload", WorkloadName(c.workload));
-  for (const DegreeInfo& d : kDegreeTable) computation.emplace(std::string(d.name), c.*d.member);
-  // A command's program and custom axes; written only when set, so that the canonical form of
-  // a built-in trial is what it was before the `command` workload existed.
-  if (!c.command.empty()) computation.emplace("command", c.command);
-  if (c.vae_tile != 0) computation.emplace("vae_tile", c.vae_tile);
-  if (c.vae_parallel != 1) computation.emplace("vae_parallel", c.vae_parallel);
-  if (c.graph != GraphMode::kEager) computation.emplace("graph", GraphModeName(c.graph));
-  if (c.attention != AttentionBackend::kAuto)
-    computation.emplace("attention", AttentionBackendName(c.attention));
-  if (c.quant != Quantization::kNone) {
-    computation.emplace("quant", QuantizationName(c.quant));
-    // Patterns name layers only when something is quantized: without, they change nothing.
-    if (!c.quant_exclude.empty()) computation.emplace("quant_exclude", c.quant_exclude);
-  }
-  if (!c.cache.empty())
-    computation.emplace("cache", nlohmann::json{{"kind", StepCacheKindName(c.cache.kind)},
-                                                {"threshold", c.cache.threshold},
-                                                {"warmup_steps", c.cache.warmup_steps}});
-  if (c.serve) computation.emplace("serve", ServeLoadJson(*c.serve));
-  if (!c.schedule.empty())
-    computation.emplace("schedule",
-                        nlohmann::json{{"high_precision_first", c.schedule.high_precision_first},
-                                       {"high_precision_last", c.schedule.high_precision_last}});
-  if (c.frames != 0) computation.emplace("frames", c.frames);
-  if (!c.custom.empty()) {
-    nlohmann::json custom = nlohmann::json::object();
-    for (const auto& [name, value] : c.custom) custom[name] = value;
-    computation.emplace("custom", std::move(custom));
-  }
+  for (const TrialField& field : TrialFields())
+    if (field.role != FieldRole::kPolicy)
+      if (auto value = field.value(c)) computation.emplace(field.key, std::move(*value));
   return nlohmann::json(std::move(computation));
+}
+
+void AppendCanonicalJson(const TrialConfig& c, JsonAppender& json, std::string& out,
+                         unsigned indent, unsigned depth) {
+  // The table is sorted by key, policy fields among the others: CanonicalJson's order.
+  out += '{';
+  bool first = true;
+  for (const TrialField& field : TrialFields()) {
+    if (auto value = field.value(c)) {
+      json.Member(field.key, *value, indent, depth, first);
+      first = false;
+    }
+  }
+  json.CloseObject(depth, !first);
 }
 
 nlohmann::json PolicyJson(const TrialConfig& c) {
@@ -130,18 +55,11 @@ nlohmann::json PolicyJson(const TrialConfig& c) {
   return policy;
 }
 
-void AddPolicyJson(const TrialConfig& c, nlohmann::json& policy) {
-  policy["profile_blocks"] = c.profile_blocks;
-  // Written only when set, so that every earlier trial's policy reads as it did.
-  if (c.profile_trace) policy["profile"] = kProfileTrace;
-  if (!c.quality.empty()) policy["quality"] = QualityGateJson(c.quality);
-  nlohmann::json& repeats = policy["repeats"];
-  repeats["max"] = c.repeats.max;
-  repeats["max_seconds"] = c.repeats.max_seconds;
-  repeats["min"] = c.repeats.min;
-  repeats["target_rel_ci"] = c.repeats.target_rel_ci;
-  policy["timeout_s"] = c.timeout_s;
-  policy["warmup"] = c.warmup;
+void AddPolicyJson(const TrialConfig& c, nlohmann::json& into) {
+  auto& object = into.get_ref<nlohmann::json::object_t&>();
+  for (const TrialField& field : TrialFields())
+    if (field.role == FieldRole::kPolicy)
+      if (auto value = field.value(c)) object.emplace(field.key, std::move(*value));
 }
 
 namespace {

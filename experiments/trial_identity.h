@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_append.h"
 #include "experiments/trial.h"
 
 namespace ditbench {
@@ -59,6 +60,12 @@ using IdentityFieldVisit =
     std::function<void(const std::string& field, const nlohmann::json& value)>;
 void ForEachIdentityField(const nlohmann::json& computation, const IdentityFieldSkip& skip,
                           const IdentityFieldVisit& visit);
+
+// CanonicalJson(config).dump(indent) as it reads `depth` spaces in (JsonAppender::Indented),
+// written field by field from the field table without building the object: a plan of 100,000
+// trials writes one for each.
+void AppendCanonicalJson(const TrialConfig& config, JsonAppender& json, std::string& out,
+                         unsigned indent, unsigned depth);
 
 // IdentityJson(ComputationJson(config)), dumped compact with sorted keys.
 std::string IdentityText(const TrialConfig& config);

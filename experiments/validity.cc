@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "experiments/trial_fields.h"
+
 #include "model_zoo/shapes/family.h"
 #include "model_zoo/shapes/teacache_polynomials.h"
 #include "model_zoo/shapes/vae_shapes.h"
@@ -262,16 +264,8 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   if (model->experts > 1 && (c.vae_weights.size() || c.weights.size()))
     return fmt::format("weights for {}'s {} experts are not read yet (seeded weights only)",
                        c.model, model->experts);
-  if (c.serve && (c.vae_parallel > 1 || !c.cache.empty()))
-    return fmt::format(
-        "serve with {} is not built: its collectives span the trial's ranks, and "
-        "a serving trial's replicas run different requests",
-        c.vae_parallel > 1 ? "vae_parallel" : "cache");
-  if (c.serve && c.graph != GraphMode::kEager)
-    return fmt::format(
-        "serve with graph: {} is not built: a serving trial runs its requests "
-        "eagerly",
-        GraphModeName(c.graph));
+  // Pairs of fields this build cannot combine (experiments/trial_fields.h).
+  if (auto problem = NotBuiltProblem(c)) return problem;
   if (model->video() && c.pipefusion > 1)
     return fmt::format(
         "pipefusion={} is not implemented for video models ({}); use ulysses, "
@@ -280,24 +274,12 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   if (!capacity.on_gpu && c.precision == Precision::kTf32)
     return "tf32 is a GPU tensor-core mode; on CPU it would silently be fp32";
   if (auto why = AttentionUnsupported(c, capacity.on_gpu)) return why;
-  if (!c.cache.empty()) {
-    if (c.pipefusion > 1)
-      return fmt::format(
-          "cache: {} over PipeFusion is not built: its stages run different blocks, so no rank "
-          "holds the first block's residual and the others' at once",
-          StepCacheKindName(c.cache.kind));
-    if (c.graph == GraphMode::kCudaGraph)
-      return fmt::format(
-          "cache: {} decides on the host, step by step, whether to run the blocks; a captured "
-          "graph replays a fixed step (use graph: eager)",
-          StepCacheKindName(c.cache.kind));
-    if (c.cache.kind == StepCache::Kind::kTeaCache && !PublishedTeaCachePolynomial(c.model))
-      return fmt::format(
-          "cache: teacache rescales its statistic with the polynomial published for the model "
-          "it watches; none is published for {} (TeaCache's are for flux-dev, hunyuanvideo, "
-          "wan2.1-t2v-1.3b and wan2.1-t2v-14b, and their tiny models): use kind: fbcache",
-          c.model);
-  }
+  if (c.cache.kind == StepCache::Kind::kTeaCache && !PublishedTeaCachePolynomial(c.model))
+    return fmt::format(
+        "cache: teacache rescales its statistic with the polynomial published for the model "
+        "it watches; none is published for {} (TeaCache's are for flux-dev, hunyuanvideo, "
+        "wan2.1-t2v-1.3b and wan2.1-t2v-14b, and their tiny models): use kind: fbcache",
+        c.model);
   if (!capacity.on_gpu && c.quant != Quantization::kNone)
     return fmt::format(
         "quant: {} runs e4m3 GEMMs (at::_scaled_mm) on a GPU with FP8 tensor cores (sm_89 or "

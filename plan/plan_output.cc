@@ -158,11 +158,11 @@ void WritePacking(const SweepPlan& plan, const PlanAssumptions& a, std::ostream&
   }
 }
 
-// One trial of the JSON plan, as an element of its "trials" array.
+// One trial of the JSON plan, as an element of its "trials" array, but its "config"
+// (AppendCanonicalJson writes that, before these members: it sorts first).
 nlohmann::json TrialJson(const PlannedTrial& t) {
   nlohmann::json j = nlohmann::json::object();
   j["trial_key"] = t.key;
-  j["config"] = CanonicalJson(t.config);
   j["world_size"] = t.config.world_size();
   j["valid"] = !t.invalid_reason.has_value();
   j["unsupported"] = t.unsupported;
@@ -483,8 +483,11 @@ void WritePlanJson(const SweepSpec& spec, const SweepPlan& plan, const PlanAssum
   std::string piece;
   JsonAppender json(piece);
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
-    piece.assign("    ");
-    json.Indented(TrialJson(plan.trials[i]), 2, 4);
+    piece.assign("    {\n      \"config\": ");
+    AppendCanonicalJson(plan.trials[i].config, json, piece, 2, 6);
+    const nlohmann::json rest = TrialJson(plan.trials[i]);
+    for (const auto& [key, value] : rest.items()) json.Member(key, value, 2, 4, false);
+    json.CloseObject(4, true);
     piece += i + 1 < plan.trials.size() ? ",\n" : "\n  ";
     out << piece;
   }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "contract/worker_contract.h"
+#include "experiments/trial_fields.h"
 #include "metrics/image_quality.h"
 #include "storage/output_error_store.h"
 
@@ -49,22 +50,6 @@ double RelativeL2(const NpyArray& output, const NpyArray& reference) {
   }
   if (norm == 0) throw std::invalid_argument("the reference output is all zeros");
   return std::sqrt(diff / norm);
-}
-
-TrialConfig ReferenceConfig(const TrialConfig& config) {
-  TrialConfig reference = config;
-  static_cast<ParallelDegrees&>(reference) = ParallelDegrees{};  // every degree 1
-  reference.pipefusion_patches = 0;
-  reference.pipefusion_warmup_steps = 1;
-  reference.vae_parallel = 1;  // one rank decodes alone
-  // The computation the knobs approximate: SDPA's own kernel, every layer in the trial's
-  // precision, at every step (what each kernel, FP8 layer and schedule costs in output).
-  reference.attention = AttentionBackend::kAuto;
-  reference.quant = Quantization::kNone;
-  reference.quant_exclude.clear();
-  reference.schedule = StepSchedule{};
-  reference.cache = StepCache{};
-  return reference;
 }
 
 void AttachOutputReference(TrialRecord& record, const TrialConfig& config) {

@@ -34,11 +34,6 @@ inline constexpr ImageRange kDecodedImageRange = ImageRange::kMinusOneToOne;
 // an all-zero reference.
 double RelativeL2(const NpyArray& output, const NpyArray& reference);
 
-// The configuration whose output `config`'s output is compared with: the same computation on
-// 1 rank (its decode unsplit), with attention `auto`, no quantization, no per-step schedule and
-// no step cache.
-TrialConfig ReferenceConfig(const TrialConfig& config);
-
 // Before an ok trial is recorded: names its reference in the metrics (output_reference_key),
 // and marks a trial that is its own reference with error 0 (and its gates' verdict).
 void AttachOutputReference(TrialRecord& record, const TrialConfig& config);

@@ -269,8 +269,8 @@ TEST(ValidityTest, AServingTrialIsCheckedWithItsOwnShapeAndReplicas) {
   TrialConfig graph = c;
   graph.graph = GraphMode::kCudaGraph;
   EXPECT_EQ(Judge(graph, {2, true}).unsupported.value_or(""),
-            "serve with graph: cuda_graph is not built: a serving trial runs its requests "
-            "eagerly");
+            "serve: poisson with graph: cuda_graph is not built: a serving trial runs its "
+            "requests eagerly");
 }
 
 // A mix: every shape its requests ask for is judged as the trial that times it alone, and
@@ -352,7 +352,7 @@ TEST(ValidityTest, ACacheRunsWhereItsDecisionCanBeTaken) {
             "cache: fbcache skips denoising steps; scope forward runs one forward");
   TrialConfig pipe = c;
   pipe.pipefusion = 2;
-  EXPECT_NE(Judge(pipe, {2, false}).unsupported.value_or("").find("over PipeFusion is not built"),
+  EXPECT_NE(Judge(pipe, {2, false}).unsupported.value_or("").find("with pipefusion=2 is not built"),
             std::string::npos);
   TrialConfig graph = c;
   graph.graph = GraphMode::kCudaGraph;

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "experiments/trial_fields.h"
+
 #include "contract/worker_contract.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
