@@ -14,6 +14,7 @@
 #include "base/json_append.h"
 #include "base/table_printers.h"
 #include "base/terminal_text.h"
+#include "experiments/trial_identity.h"
 #include "experiments/trial_rows.h"
 #include "machine/placement_policy.h"
 #include "plan/device_prior.h"
