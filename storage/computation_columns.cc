@@ -1,5 +1,6 @@
 #include "storage/computation_columns.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <optional>
@@ -14,23 +15,26 @@
 namespace ditbench {
 namespace {
 
-// "$.cache.kind" -> "cache.kind" when every step of the path is a plain name (json_tree's full
-// key quotes any other); "" otherwise.
+// "$.cache.kind" -> "cache.kind", and "$.cache.\"warmup_steps\"" -> "cache.warmup_steps" (json_tree
+// quotes a key with anything but letters and digits): "" unless every step of the path is a
+// name of letters, digits and '_' that does not start with a digit.
 std::string PathName(const std::string& full_key) {
   if (full_key.rfind("$.", 0) != 0 || full_key.size() > 130) return "";
-  const std::string name = full_key.substr(2);
-  bool step_start = true;
-  for (const char c : name) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '.' && !step_start) {
-      step_start = true;
-    } else if (std::isalpha(u) || c == '_' || (std::isdigit(u) && !step_start)) {
-      step_start = false;
-    } else {
-      return "";
-    }
+  std::string name;
+  for (std::size_t at = 2; at <= full_key.size(); ++at) {
+    std::size_t end = full_key.find('.', at);
+    if (end == std::string::npos) end = full_key.size();
+    std::string step = full_key.substr(at, end - at);
+    if (step.size() >= 2 && step.front() == '"' && step.back() == '"')
+      step = step.substr(1, step.size() - 2);
+    const bool plain = !step.empty() && !std::isdigit(static_cast<unsigned char>(step[0])) &&
+                       std::all_of(step.begin(), step.end(),
+                                   [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+    if (!plain) return "";
+    name += (name.empty() ? "" : ".") + step;
+    at = end;
   }
-  return step_start ? "" : name;
+  return name;
 }
 
 // A json_tree type ("integer", "text", "object", ...) added to what a column holds.

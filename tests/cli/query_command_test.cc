@@ -308,8 +308,12 @@ class QueryKnobTest : public QueryCommandTest {
     TrialConfig cached = test::MakeConfig(1);
     cached.cache = {StepCache::Kind::kFbCache, 0.2, 1};
     std::vector<TrialConfig> served(2, test::MakeConfig(1));
-    served[0].serve = ServeLoad{.rate_per_s = 2, .requests = 20};
-    served[1].serve = ServeLoad{.rate_per_s = 8, .requests = 20};
+    for (double rate : {2, 8}) {
+      ServeLoad load;
+      load.rate_per_s = rate;
+      load.requests = 20;
+      served[rate == 2 ? 0 : 1].serve = load;
+    }
     int latency = 100;
     for (const TrialConfig& config :
          {test::MakeConfig(1), math, split, cached, served[0], served[1]})
@@ -332,6 +336,7 @@ TEST_F(QueryKnobTest, EveryKnobFiltersAsItsType) {
   EXPECT_EQ(Rows("cache!=none"), 1u);
   EXPECT_EQ(Rows("cache.kind=fbcache"), 1u);
   EXPECT_EQ(Rows("cache.threshold>=0.2"), 1u);
+  EXPECT_EQ(Rows("cache.warmup_steps=1"), 1u);  // a key json_tree quotes ("warmup_steps")
   EXPECT_EQ(Rows("serve=none"), 4u);
   EXPECT_EQ(Rows("serve.arrivals=poisson"), 2u);
   EXPECT_EQ(Rows("serve.rate>4"), 1u);

@@ -251,7 +251,11 @@ std::vector<TrialRecord> KnobSweepTrials() {
   configs[6].vae_tile = 64;
   configs[7].ring = 2;
   configs[7].attention = AttentionBackend::kMath;
-  configs[8].serve = ServeLoad{.rate_per_s = 8, .requests = 20, .warmup_requests = 2};
+  ServeLoad load;
+  load.rate_per_s = 8;
+  load.requests = 20;
+  load.warmup_requests = 2;
+  configs[8].serve = load;
   std::vector<TrialRecord> trials;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const double ms = 1.5 / configs[i].world_size();
