@@ -26,7 +26,7 @@ std::string MetricColumns::HeaderCells() const {
     if (displays_[i].better != Better::kNone)
       title += fmt::format("; {} is better", BetterName(displays_[i].better));
     html += fmt::format("<th title=\"{}\">{}</th>", HtmlEscape(title),
-                        HtmlEscape(MetricHeader(names_[i], displays_[i])));
+                        BreakableName(MetricHeader(names_[i], displays_[i])));
   }
   return html;
 }

@@ -32,7 +32,10 @@ nlohmann::json PredictionChart(const DeviceFit& fit, const std::string& id) {
                                        {"lo", Rounded(p.low_ms)},
                                        {"hi", Rounded(p.high_ms)},
                                        {"label", p.label}});
-    for (double v : {p.predicted_ms, p.measured_ms, p.low_ms, p.high_ms}) {
+    // The axes span the points, not their intervals: a fit of a few trials may give an
+    // interval of millions of ms, which would squeeze every point into one corner (issue 51).
+    // A whisker past the axes is cut at the plot's edge (the chart script).
+    for (double v : {p.predicted_ms, p.measured_ms}) {
       if (v <= 0) continue;
       low = any ? std::min(low, v) : v;
       high = any ? std::max(high, v) : v;
@@ -60,7 +63,8 @@ std::string RenderPlannerSection(const PlannerView& view, nlohmann::json& charts
       "<p class=\"note\">The planner's cost model (docs/planner.md) fitted on the database's ok "
       "trials of each device kind. Each point is a measured trial: x its latency predicted by "
       "a model fitted on the other trials (leave-one-out), with the 95% interval as a "
-      "whisker; y its measured latency. Points on the dashed line were predicted exactly. "
+      "whisker (an arrowhead where it runs past the axes); y its measured latency. Points on the "
+      "dashed line were predicted exactly. "
       "Each group's section below names the advisor's recommendation.</p>\n";
   for (const DeviceFit& fit : view.devices) {
     html += fmt::format("<h3>{}</h3>\n", HtmlEscape(fit.device));

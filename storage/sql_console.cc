@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include "base/did_you_mean.h"
 #include "experiments/trial.h"
 #include "metrics/metric_table.h"
+#include "storage/computation_columns.h"
 #include "storage/statement.h"
 #include "storage/stored_text.h"
 
@@ -91,14 +93,20 @@ std::string StatusList() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-// Columns of the view that hold text; every other column holds numbers (or NULL), so a --where
-// value for it must be a number.
+// Columns of the view that hold text and are no part of a trial's computation (those are typed
+// by what they hold: ComputationColumns); every other column holds numbers (or NULL), so a
+// --where value for it must be a number.
 bool IsTextColumn(const std::string& column) {
   static const std::vector<std::string> text = {
-      "sweep",   "trial_key",       "status",    "model",   "precision",     "scope",
-      "device",  "build",           "error",     "host",    "started_at",    "finished_at",
-      "run_dir", "model_overrides", "workload",  "policy",  "health_note",   "axes",
-      "command", "metrics",         "placement", "quality", "speedup_trust", "settings"};
+      "sweep",         "trial_key",     "status",
+      "device",        "build",         "error",
+      "host",          "started_at",    "finished_at",
+      "run_dir",       "health_note",   "axes",
+      "placement",     "policy",        "metrics",
+      "quality",       "speedup_trust", "settings",
+      "profile",       "energy_note",   "output_error_note",
+      "attention_ran", "step_kernels",  "model_overrides",
+      "ci_scope"};
   return std::find(text.begin(), text.end(), column) != text.end();
 }
 
@@ -128,7 +136,7 @@ std::vector<std::string> Column(sqlite3* db, const char* sql) {
 
 // The view plus `speedup`, `speedup_trust` and `settings`, joined from the caller's values (one
 // JSON array bound as the statement's first parameter: [[campaign, trial_key, speedup, trust,
-// settings], ...]).
+// settings], ...]); each row's trial `t`, for the columns read from its stored JSON.
 constexpr const char* kResultsWithDerived = R"sql(
   WITH derived AS MATERIALIZED (
     SELECT json_extract(value, '$[0]') AS campaign, json_extract(value, '$[1]') AS trial_key,
@@ -137,8 +145,8 @@ constexpr const char* kResultsWithDerived = R"sql(
     FROM json_each(?))
   SELECT r.*, s.speedup AS speedup, NULLIF(s.trust, '') AS speedup_trust,
          NULLIF(s.settings, '') AS settings
-  FROM results r LEFT JOIN derived s
-    ON s.campaign = r.campaign AND s.trial_key = r.trial_key)sql";
+  FROM results r JOIN trials t ON t.campaign_id = r.campaign AND t.trial_key = r.trial_key
+  LEFT JOIN derived s ON s.campaign = r.campaign AND s.trial_key = r.trial_key)sql";
 
 // The custom axes of `command` trials in the database (names safe to quote), minus any that
 // would shadow a column of the view.
@@ -217,37 +225,85 @@ const std::vector<std::string>& Operators() {
   return ops;
 }
 
-}  // namespace
+// What a query may name: the view's columns, the derived ones, the custom axes, the computation's
+// knobs and the extra metrics; and the SQL that adds to the view those it lacks.
+struct QueryableColumns {
+  std::vector<std::string> valid;
+  std::vector<std::string> shown;           // a query's columns when it names none
+  std::string select;                       // ", <expression> AS "<name>"" for each not in the view
+  std::map<std::string, HeldValues> typed;  // what each column from stored JSON may hold
+};
 
-ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
-  std::vector<std::string> valid = ViewColumns(db_);
-  valid.insert(valid.end(), {"speedup", "speedup_trust", "settings"});  // kResultsWithDerived
-  // Each custom axis of a command sweep is a column too, after the view's (from `axes`).
-  const std::vector<std::string> custom = CustomAxes(db_, valid);
-  std::string custom_select;
-  for (const std::string& name : custom)
-    custom_select += fmt::format(", json_extract(r.axes, '$.\"{0}\"') AS \"{0}\"", name);
-  valid.insert(valid.end(), custom.begin(), custom.end());
-  // So is each extra metric (a command's own numbers), read from metric_values by name; the
-  // name is a valid identifier (IsValidMetricName), so it is safe to quote.
+QueryableColumns Queryable(sqlite3* db, const ResultsQuery& query) {
+  QueryableColumns q;
+  q.valid = ViewColumns(db);
+  q.valid.insert(q.valid.end(), {"speedup", "speedup_trust", "settings"});  // kResultsWithDerived
+  // Each custom axis of a command sweep is a column too, after the view's (from `axes`): what
+  // the sweep gave it, numbers or text.
+  for (const std::string& name : CustomAxes(db, q.valid)) {
+    q.select += fmt::format(", json_extract(r.axes, '$.\"{0}\"') AS \"{0}\"", name);
+    q.valid.push_back(name);
+    q.typed[name] = {.numbers = true, .text = true};
+  }
   std::set<std::string> requested(query.columns.begin(), query.columns.end());
   for (const auto& condition : query.conditions) requested.insert(condition.column);
   requested.insert(query.sort_column);
-  for (const std::string& name : ExtraMetricColumns(db_, valid, requested)) {
-    custom_select += fmt::format(
-        ", (SELECT v.value FROM metric_values v JOIN trials t ON t.id = v.trial_id "
-        "WHERE t.campaign_id = r.campaign AND t.trial_key = r.trial_key AND v.name = '{0}') "
+  // So is each knob of the computation, typed by what the trials hold; not shown unless named.
+  std::vector<std::string> knobs;
+  for (const ComputationColumn& c : ComputationColumns(db)) {
+    q.typed[c.name] = c.holds;
+    if (std::find(q.valid.begin(), q.valid.end(), c.name) != q.valid.end()) continue;
+    if (requested.contains(c.name)) q.select += fmt::format(", {} AS \"{}\"", c.value, c.name);
+    knobs.push_back(c.name);
+  }
+  // So is each extra metric (a command's own numbers), read from metric_values by name; the
+  // name is a valid identifier (IsValidMetricName), so it is safe to quote.
+  for (const std::string& name : ExtraMetricColumns(db, q.valid, requested)) {
+    q.select += fmt::format(
+        ", (SELECT v.value FROM metric_values v WHERE v.trial_id = t.id AND v.name = '{0}') "
         "AS \"{0}\"",
         name);
-    valid.push_back(name);
+    q.valid.push_back(name);
   }
-  for (const std::string& column : query.columns) CheckColumn(column, valid, "--columns");
+  q.shown = q.valid;
+  q.valid.insert(q.valid.end(), knobs.begin(), knobs.end());
+  return q;
+}
 
-  // Each clause has one parameter; sweep and status compare text, the others may be numbers.
-  struct Parameter {
-    std::string value;
-    bool text;
-  };
+// One --where condition as a clause of one parameter, its value typed as its column is: text
+// columns compare as text, number columns as numbers, and a column holding both (a custom axis,
+// a resolution of 512 or "768x512") as the value reads.
+struct Parameter {
+  std::string value;
+  bool text;
+};
+
+Parameter ConditionParameter(const ResultsCondition& condition, const QueryableColumns& columns) {
+  CheckColumn(condition.column, columns.valid, "--where");
+  if (std::find(Operators().begin(), Operators().end(), condition.op) == Operators().end()) {
+    throw QueryError(fmt::format("unknown operator '{}' for column '{}'; expected one of {}",
+                                 condition.op, condition.column, fmt::join(Operators(), " ")));
+  }
+  const bool number = IsNumber(condition.value);
+  const auto typed = columns.typed.find(condition.column);
+  if (typed != columns.typed.end() && typed->second.text)
+    return {condition.value, !(typed->second.numbers && number)};
+  if (IsTextColumn(condition.column)) return {condition.value, true};
+  if (!number) {
+    throw QueryError(fmt::format("--where {}{}{}: '{}' holds numbers and '{}' is not one",
+                                 condition.column, condition.op, condition.value, condition.column,
+                                 condition.value));
+  }
+  return {condition.value, false};
+}
+
+}  // namespace
+
+ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
+  const QueryableColumns columns = Queryable(db_, query);
+  for (const std::string& column : query.columns) CheckColumn(column, columns.valid, "--columns");
+
+  // Each clause has one parameter; sweep and status compare text, the others by their column.
   std::vector<std::string> clauses;
   std::vector<Parameter> values;
   if (query.sweep) {
@@ -269,37 +325,23 @@ ResultTable SqlConsole::QueryResults(const ResultsQuery& query) {
     values.push_back({*query.status, true});
   }
   for (const ResultsCondition& condition : query.conditions) {
-    CheckColumn(condition.column, valid, "--where");
-    if (std::find(Operators().begin(), Operators().end(), condition.op) == Operators().end()) {
-      throw QueryError(fmt::format("unknown operator '{}' for column '{}'; expected one of {}",
-                                   condition.op, condition.column, fmt::join(Operators(), " ")));
-    }
-    const bool is_custom =
-        std::find(custom.begin(), custom.end(), condition.column) != custom.end();
-    // A custom axis holds what the sweep gave it: numbers compare as numbers, text as text.
-    const bool text = IsTextColumn(condition.column) || (is_custom && !IsNumber(condition.value));
-    if (!text && !IsNumber(condition.value)) {
-      throw QueryError(fmt::format("--where {}{}{}: '{}' holds numbers and '{}' is not one",
-                                   condition.column, condition.op, condition.value,
-                                   condition.column, condition.value));
-    }
+    values.push_back(ConditionParameter(condition, columns));
     clauses.push_back(fmt::format("\"{}\" {} ?", condition.column, condition.op));
-    values.push_back({condition.value, text});
   }
 
   std::string order =
       "campaign, model, resolution, precision, scope, batch, steps, "
       "latency_ms IS NULL, latency_ms, trial_key";
   if (!query.sort_column.empty()) {
-    CheckColumn(query.sort_column, valid, "--sort");
+    CheckColumn(query.sort_column, columns.valid, "--sort");
     order = fmt::format("\"{0}\" IS NULL, \"{0}\" {1}, campaign, trial_key", query.sort_column,
                         query.descending ? "DESC" : "ASC");
   }
-  const std::string select = SelectList(query.columns.empty() ? valid : query.columns);
+  const std::string select = SelectList(query.columns.empty() ? columns.shown : query.columns);
   std::string where = clauses.empty() ? "" : fmt::format(" WHERE {}", fmt::join(clauses, " AND "));
   std::string source = kResultsWithDerived;
   const std::string last_column = "NULLIF(s.settings, '') AS settings";
-  source.replace(source.find(last_column), last_column.size(), last_column + custom_select);
+  source.replace(source.find(last_column), last_column.size(), last_column + columns.select);
   Statement statement(db_, fmt::format("SELECT {} FROM ({}) AS results{} ORDER BY {}", select,
                                        source, where, order));
   nlohmann::json derived = nlohmann::json::array();

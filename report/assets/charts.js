@@ -241,11 +241,17 @@
   }
   // The Planner section's scatter (report/planner_section.h): a measured trial per point, x its
   // leave-one-out prediction with the 95% interval as a horizontal whisker, y its measurement,
-  // log-log, with the identity line.
+  // log-log, with the identity line. The axes span the points; a whisker that runs past them is
+  // cut at the plot's edge and ends in an arrowhead there instead of a bar.
   var intervals = {
     id: 'predictionIntervals',
     afterDatasetsDraw: function (chart) {
-      var ctx = chart.ctx, x = chart.scales.x;
+      var ctx = chart.ctx, x = chart.scales.x, area = chart.chartArea;
+      // A whisker's end at (at, y): a bar, or where cut an arrowhead pointing `outward` (+-1).
+      var end = function (at, y, cut, outward) {
+        if (!cut) { ctx.moveTo(at, y - 3); ctx.lineTo(at, y + 3); return; }
+        ctx.moveTo(at - 5 * outward, y - 3); ctx.lineTo(at, y); ctx.lineTo(at - 5 * outward, y + 3);
+      };
       chart.data.datasets.forEach(function (ds, d) {
         var meta = chart.getDatasetMeta(d);
         if (meta.hidden || ds.identity) return;
@@ -253,12 +259,14 @@
           var p = ds.data[i];
           if (!(p.lo > 0) || !(p.hi > 0)) return;
           var left = x.getPixelForValue(p.lo), right = x.getPixelForValue(p.hi);
+          var cutLeft = left < area.left, cutRight = right > area.right;
+          left = Math.max(left, area.left); right = Math.min(right, area.right);
           ctx.save();
           ctx.strokeStyle = ds.borderColor; ctx.lineWidth = 1;
           ctx.beginPath();
           ctx.moveTo(left, point.y); ctx.lineTo(right, point.y);
-          ctx.moveTo(left, point.y - 3); ctx.lineTo(left, point.y + 3);
-          ctx.moveTo(right, point.y - 3); ctx.lineTo(right, point.y + 3);
+          end(left, point.y, cutLeft, -1);
+          end(right, point.y, cutRight, 1);
           ctx.stroke();
           ctx.restore();
         });

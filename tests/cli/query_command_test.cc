@@ -19,6 +19,7 @@
 namespace ditbench::query_command_test {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -290,6 +291,94 @@ TEST_F(QueryCommandTest, SpeedupIsAgainstTheOneRankTrialOfTheSameGroup) {
   EXPECT_TRUE(rows[4]["speedup"].is_null());  // failed
   options.where = {"speedup>=2"};
   EXPECT_EQ(RunJson(options).size(), 2u);
+}
+
+// Every knob of a trial's computation filters as its type, read from the stored computation
+// (issue 51: `attention=math` was refused as not a number; cache, vae_parallel and the serving
+// rate were no columns at all). A field a trial leaves out reads as its default.
+class QueryKnobTest : public QueryCommandTest {
+ protected:
+  void SetUp() override {
+    auto db = ResultsDb::Open(DbPath());
+    const std::int64_t id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("knobs"), false);
+    TrialConfig math = test::MakeConfig(2);
+    math.attention = AttentionBackend::kMath;
+    TrialConfig split = test::MakeConfig(2);
+    split.vae_parallel = 2;
+    TrialConfig cached = test::MakeConfig(1);
+    cached.cache = {StepCache::Kind::kFbCache, 0.2, 1};
+    std::vector<TrialConfig> served(2, test::MakeConfig(1));
+    for (double rate : {2, 8}) {
+      ServeLoad load;
+      load.rate_per_s = rate;
+      load.requests = 20;
+      served[rate == 2 ? 0 : 1].serve = load;
+    }
+    int latency = 100;
+    for (const TrialConfig& config :
+         {test::MakeConfig(1), math, split, cached, served[0], served[1]})
+      db->writer().RecordTrial(id, test::MakeTrial(config, TrialStatus::kOk, latency -= 10));
+  }
+
+  std::size_t Rows(const std::string& where) {
+    QueryOptions options = Options();
+    options.where = {where};
+    return RunJson(options).size();
+  }
+};
+
+TEST_F(QueryKnobTest, EveryKnobFiltersAsItsType) {
+  EXPECT_EQ(Rows("attention=math"), 1u);
+  EXPECT_EQ(Rows("attention=auto"), 5u);
+  EXPECT_EQ(Rows("vae_parallel=2"), 1u);
+  EXPECT_EQ(Rows("vae_parallel<2"), 5u);
+  EXPECT_EQ(Rows("cache=none"), 5u);
+  EXPECT_EQ(Rows("cache!=none"), 1u);
+  EXPECT_EQ(Rows("cache.kind=fbcache"), 1u);
+  EXPECT_EQ(Rows("cache.threshold>=0.2"), 1u);
+  EXPECT_EQ(Rows("cache.warmup_steps=1"), 1u);  // a key json_tree quotes ("warmup_steps")
+  EXPECT_EQ(Rows("serve=none"), 4u);
+  EXPECT_EQ(Rows("serve.arrivals=poisson"), 2u);
+  EXPECT_EQ(Rows("serve.rate>4"), 1u);
+  EXPECT_EQ(Rows("serve.rate<10"), 2u);  // as numbers: as text, "2" < "10" would not hold
+  EXPECT_EQ(Rows("quant=none"), 6u);
+  EXPECT_EQ(Rows("graph=eager"), 6u);
+
+  QueryOptions options = Options();
+  options.where = {"serve.rate>=2"};
+  options.columns = {"ulysses", "serve.rate", "cache.kind", "vae_parallel"};
+  options.sort = "serve.rate:desc";
+  const nlohmann::json rows = RunJson(options);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["serve.rate"], 8.0);
+  EXPECT_TRUE(rows[0]["cache.kind"].is_null());
+  EXPECT_EQ(rows[0]["vae_parallel"], 1);
+  // The knobs are columns to name, not added to every query's output.
+  EXPECT_FALSE(RunJson(Options())[0].contains("vae_parallel"));
+}
+
+TEST_F(QueryKnobTest, ANumberKnobRefusesTextAndAnUnknownColumnIsOneLineNamingTheKnobs) {
+  QueryOptions options = Options();
+  options.where = {"vae_parallel=two"};
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("'vae_parallel' holds numbers and 'two' is not one"));
+  options.where = {"cache.threshold=high"};
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("'cache.threshold' holds numbers and 'high' is not one"));
+  options.where = {"vae_paralel=2"};
+  EXPECT_EQ(Run(options), kExitUsage);
+  EXPECT_THAT(err_.str(), StartsWith("ditbench query: error: unknown column 'vae_paralel' in "
+                                     "--where (did you mean 'vae_parallel'?); valid columns: "));
+  const std::string error = err_.str();
+  EXPECT_EQ(std::count(error.begin(), error.end(), '\n'), 1);
+  std::vector<std::string> listed;
+  std::istringstream list(error.substr(error.find("valid columns: ") + 15));
+  for (std::string column; std::getline(list, column, ',');)
+    listed.push_back(
+        column.substr(column.find_first_not_of(' '),
+                      column.find_last_not_of(" \n") + 1 - column.find_first_not_of(' ')));
+  for (const char* knob : {"attention", "cache.kind", "serve.rate", "vae_parallel", "frames"})
+    EXPECT_THAT(listed, Contains(knob));
 }
 
 TEST_F(QueryCommandTest, WhereAcceptsSpacesAroundOperators) {

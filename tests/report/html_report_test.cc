@@ -12,6 +12,7 @@
 #include "base/user_error.h"
 #include "plan/planner_view.h"
 #include "report/chart_style.h"
+#include "report/planner_section.h"
 #include "report/stage_breakdown.h"
 #include "storage/results_db.h"
 #include "tests/support/report_html.h"
@@ -150,13 +151,14 @@ TEST_F(HtmlReportTest, ThePlannerSectionDrawsPredictedAgainstMeasuredAndEachGrou
   EXPECT_THAT(html, HasSubstr("<a href=\"#planner\">"));
   EXPECT_THAT(html, HasSubstr("<section id=\"planner\">"));
   // The scatter: one dataset per strategy in the page's colour, points with their interval
-  // and label (numbers to 4 significant digits), the identity line over every value shown.
+  // and label (numbers to 4 significant digits), the identity line over every point.
   EXPECT_THAT(html, HasSubstr("\"kind\":\"prediction\""));
   EXPECT_THAT(html, HasSubstr("{\"color\":\"" + StrategyColor("ulysses") +
                               "\",\"label\":\"ulysses\""));
   EXPECT_THAT(html, HasSubstr("\"hi\":66.0,\"label\":\"pixart-alpha · 1024 px · bf16 · "
                               "ulysses=2 (k2)\",\"lo\":45.0,\"x\":54.51,\"y\":50.0"));
-  EXPECT_THAT(html, HasSubstr("\"identity_high\":120.0,\"identity_low\":45.0"));
+  // The axes span the points (predicted and measured), not their intervals.
+  EXPECT_THAT(html, HasSubstr("\"identity_high\":100.0,\"identity_low\":50.0"));
   EXPECT_THAT(html, HasSubstr("prediction: prediction"));  // the chart script draws the kind
   EXPECT_THAT(html, HasSubstr("Leave-one-out error over 2 of 12 trials: median 3.0%, worst "
                               "9.0% (pixart-alpha · 1024 px · bf16 · ulysses=2 (k2))."));
@@ -176,6 +178,21 @@ TEST_F(HtmlReportTest, ThePlannerSectionDrawsPredictedAgainstMeasuredAndEachGrou
   EXPECT_THAT(line, HasSubstr("ring=4 (k9)"));
   EXPECT_THAT(line, HasSubstr("<span class=\"below\">not recommended, below quality</span>: "
                               "pipefusion=2 (k7): psnr 24.8 &lt; 35"));
+}
+
+// A fit of few trials gave one prediction a 95% interval of millions of ms, and the axes ran to
+// 5,000,000 ms with every point in one corner (issue 51): the axes span the points, and the
+// interval is kept for the chart script to cut at the plot's edge.
+TEST(PredictionChartTest, AnIntervalOfMillionsOfMsLeavesTheAxesOnThePoints) {
+  DeviceFit fit;
+  fit.device = "cpu";
+  fit.points = {{"a", "1 rank (a)", "", 600, 500, 0.01, 5'000'000},
+                {"b", "ulysses=2 (b)", "ulysses", 800, 900, 700, 1000}};
+  const nlohmann::json chart = PredictionChart(fit, "chart-0");
+  EXPECT_EQ(chart["identity_low"], 500.0);
+  EXPECT_EQ(chart["identity_high"], 900.0);
+  EXPECT_EQ(chart["datasets"][0]["points"][0]["hi"], 5'000'000.0);
+  EXPECT_EQ(chart["datasets"][0]["points"][0]["lo"], 0.01);
 }
 
 TEST_F(HtmlReportTest, ARefusedFitIsOneSentenceWithNoChart) {
