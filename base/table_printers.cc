@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ostream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -101,12 +102,15 @@ std::string HtmlText(std::string_view text) { return Escaped(text, kHtmlEscapes)
 
 std::string MarkdownText(std::string_view text) { return Escaped(text, kMarkdownEscapes); }
 
+const TableFormatInfo& FormatInfo(TableFormat format) {
+  for (const TableFormatInfo& info : kTableFormats)
+    if (info.value == format) return info;
+  throw std::invalid_argument("a table format with no row in kTableFormats");
+}
+
 std::optional<TableFormat> ParseTableFormat(std::string_view name) {
-  if (name == "table") return TableFormat::kText;
-  if (name == "csv") return TableFormat::kCsv;
-  if (name == "json") return TableFormat::kJson;
-  if (name == "markdown") return TableFormat::kMarkdown;
-  if (name == "html") return TableFormat::kHtml;
+  for (const TableFormatInfo& info : kTableFormats)
+    if (info.name == name) return info.value;
   return std::nullopt;
 }
 
@@ -284,18 +288,18 @@ void PrintHtml(const Table& table, std::ostream& out) {
 }
 
 void PrintTable(const Table& table, TableFormat format, std::ostream& out) {
-  switch (format) {
-    case TableFormat::kText:
-      return PrintText(table, out);
-    case TableFormat::kCsv:
-      return PrintCsv(table, out);
-    case TableFormat::kJson:
-      return PrintJson(table, out);
-    case TableFormat::kMarkdown:
-      return PrintMarkdown(table, out);
-    case TableFormat::kHtml:
-      return PrintHtml(table, out);
+  FormatInfo(format).print(table, out);
+}
+
+void PrintAs(TableFormat format, const std::vector<OwnFormat>& own,
+             const std::function<Table()>& table, std::ostream& out) {
+  for (const OwnFormat& o : own)
+    if (o.format == format) return o.write(out);
+  if (!table) {
+    throw std::invalid_argument(
+        fmt::format("no writer of the format '{}'", FormatInfo(format).name));
   }
+  PrintTable(table(), format, out);
 }
 
 }  // namespace ditbench

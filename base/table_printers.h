@@ -17,6 +17,8 @@
 // Text, Markdown and HTML show a cell's note after its value: "23.90x (busy)".
 #pragma once
 
+#include <array>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -28,9 +30,6 @@
 namespace ditbench {
 
 enum class TableFormat { kText, kCsv, kJson, kMarkdown, kHtml };
-
-// "table" (kText), "csv", "json", "markdown" or "html"; nullopt for anything else.
-std::optional<TableFormat> ParseTableFormat(std::string_view name);
 
 struct TextOptions {
   std::string indent;  // before every line
@@ -61,8 +60,49 @@ void PrintJson(const Table& table, std::ostream& out);
 void PrintMarkdown(const Table& table, std::ostream& out);
 void PrintHtml(const Table& table, std::ostream& out);
 
-// The printer of `format`, with each printer's default options.
+// The output formats, one row each: the name `--format` takes, its help and the printer that
+// writes a Table in it (with the printer's default options). Commands accept them through
+// cli/format_option.h; a command that writes some formats its own way (a versioned JSON
+// document, notes around the table) prints the rest through this table (PrintAs), so a new
+// row here reaches every command that accepts every format.
+struct TableFormatInfo {
+  TableFormat value;
+  std::string_view name;
+  std::string_view help;
+  void (*print)(const Table& table, std::ostream& out);
+};
+
+inline constexpr auto kTableFormats = std::to_array<TableFormatInfo>({
+    {TableFormat::kText, "table", "an aligned console table",
+     [](const Table& t, std::ostream& out) { PrintText(t, out); }},
+    {TableFormat::kCsv, "csv", "RFC 4180 CSV, a note in a <column>_note field",
+     [](const Table& t, std::ostream& out) { PrintCsv(t, out); }},
+    {TableFormat::kJson, "json", "JSON, a note in a <column>_note field", PrintJson},
+    {TableFormat::kMarkdown, "markdown", "a GitHub pipe table", PrintMarkdown},
+    {TableFormat::kHtml, "html", "an HTML table", PrintHtml},
+});
+
+// The row of `format`: its name ("table", "csv", ...) and printer.
+const TableFormatInfo& FormatInfo(TableFormat format);
+
+// The format `name` names in kTableFormats; nullopt for anything else.
+std::optional<TableFormat> ParseTableFormat(std::string_view name);
+
+// The printer of `format` (kTableFormats), with each printer's default options.
 void PrintTable(const Table& table, TableFormat format, std::ostream& out);
+
+// How a command writes one format its own way, instead of printing its table.
+struct OwnFormat {
+  TableFormat format;
+  std::function<void(std::ostream& out)> write;
+};
+
+// Writes `format`: by its writer in `own` when there is one, else `table()` by the format's
+// printer (kTableFormats). The one dispatch of every command's --format. `table` may be empty
+// for a command that writes every format it accepts its own way; REQUIRES then that `own`
+// has `format` (std::invalid_argument otherwise: a program error).
+void PrintAs(TableFormat format, const std::vector<OwnFormat>& own,
+             const std::function<Table()>& table, std::ostream& out);
 
 // Text as the Markdown and HTML printers escape a cell, for a line around a table.
 std::string MarkdownText(std::string_view text);

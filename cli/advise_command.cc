@@ -8,6 +8,7 @@
 
 #include "base/user_error.h"
 #include "cli/command.h"
+#include "cli/format_option.h"
 #include "cli/number_checks.h"
 #include "machine/host_info.h"
 #include "machine/placement.h"
@@ -29,7 +30,6 @@ struct AdviseCliOptions {
   std::string device;
   std::string objective = "latency";
   double max_output_error = -1;
-  std::string format = "table";
 };
 
 }  // namespace
@@ -54,10 +54,9 @@ std::function<int()> DefineAdviseCommand(CLI::App& sub) {
                  "leave out measured trials whose output error (rel. L2 against 1 rank) is "
                  "above this")
       ->check(NonNegative());
-  sub.add_option("--format", options->format, "table, json or markdown")
-      ->check(CLI::IsMember({"table", "json", "markdown"}))
-      ->capture_default_str();
-  return [options] {
+  auto format = AddFormatOption(sub, "advise", EveryTableFormat());
+  return [options, format] {
+    const TableFormat output = format->Value();
     ParseResult parsed = ParseSweepFile(options->sweep);
     if (!parsed.ok()) {
       for (const auto& e : parsed.errors) std::cerr << e.ToString() << "\n";
@@ -91,12 +90,7 @@ std::function<int()> DefineAdviseCommand(CLI::App& sub) {
     Advice advice = Advise(plan, fitted, advise);
     // The speedups every output shows (analysis/speedup.h), over the answering campaigns.
     AttachSpeedups(advice, ResultsDb::Open(options->db, /*read_only=*/true)->reader());
-    if (options->format == "json")
-      WriteAdviceJson(advice, parsed.spec.name, assumptions.device, std::cout);
-    else if (options->format == "markdown")
-      WriteAdviceMarkdown(advice, std::cout);
-    else
-      WriteAdviceTable(advice, std::cout);
+    WriteAdvice(advice, output, parsed.spec.name, assumptions.device, std::cout);
     return kExitOk;  // RunGuarded flushes standard output and checks every write to it
   };
 }

@@ -8,12 +8,14 @@
 #include <optional>
 #include <string>
 
+#include "base/table_printers.h"
+
 namespace ditbench {
 
 struct CompareOptions {
   std::filesystem::path db = "results.db";  // for sides written without "PATH:"
   std::string a, b;
-  std::string format = "table";             // table | csv | json | markdown | html
+  TableFormat format = TableFormat::kText;  // any of kTableFormats
   std::filesystem::path output;             // empty: standard output
   // Exit 1 when a matched trial's verdict is `slower` with a change above this percent. A
   // trial measured on a busy machine (either side) counts only with `strict`; otherwise it
@@ -27,7 +29,7 @@ struct CompareOptions {
 // fail_on_regression_pct is set and some trial regressed beyond it (each named on `err`, as is
 // each busy one skipped);
 // kExitUsage after one line "ditbench compare: error: ..." on `err` for a missing database,
-// an unknown campaign (the known ones listed), a malformed side or format, an unwritable
+// an unknown campaign (the known ones listed), a malformed side, an unwritable
 // --output.
 int RunCompare(const CompareOptions& options, std::ostream& out, std::ostream& err);
 

@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/compare.h"
 #include "cli/escaped_error.h"
+#include "cli/format_option.h"
 #include "report/comparison_output.h"
 #include "report/output_file.h"
 #include "storage/results_db.h"
@@ -23,11 +24,6 @@ namespace ditbench {
 namespace {
 
 int RunCompareOrThrow(const CompareOptions& options, std::ostream& out, std::ostream& err) {
-  if (options.format != "table" && options.format != "csv" && options.format != "json" &&
-      options.format != "markdown" && options.format != "html") {
-    throw UserError(fmt::format(
-        "unknown --format '{}'; valid formats: table, csv, json, markdown, html", options.format));
-  }
   for (const std::optional<double>& pct : {options.noise_floor_pct, options.min_effect_pct}) {
     if (pct && !(*pct >= 0)) {
       throw UserError("--noise-floor and --min-effect must be >= 0");
@@ -96,8 +92,7 @@ std::function<int()> DefineCompareCommand(CLI::App& sub) {
   sub.add_option("B", options->b, "Candidate: same forms as A")->required();
   sub.add_option("--db", options->db, "Results database for sides without DB:")
       ->capture_default_str();
-  sub.add_option("--format", options->format, "table, csv, json, markdown or html")
-      ->capture_default_str();
+  auto format = AddFormatOption(sub, "compare", EveryTableFormat());
   sub.add_option("-o,--output", options->output, "Write to this file instead of standard output");
   sub.add_option("--fail-on-regression", options->fail_on_regression_pct,
                  "Exit 1 when a trial is significantly slower by more than PCT percent");
@@ -107,7 +102,10 @@ std::function<int()> DefineCompareCommand(CLI::App& sub) {
                  "Percent a one-launch change must clear (default: learned or per device)");
   sub.add_option("--min-effect", options->min_effect_pct,
                  "Smallest change in percent that counts across launches (default per device)");
-  return [options] { return RunCompare(*options, std::cout, std::cerr); };
+  return [options, format] {
+    options->format = format->Value();
+    return RunCompare(*options, std::cout, std::cerr);
+  };
 }
 
 }  // namespace ditbench

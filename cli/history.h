@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "base/table_printers.h"
+
 namespace ditbench {
 
 // --last's default: every campaign of the series (0). A nightly CI job passes --last 7 so
@@ -18,8 +20,8 @@ struct HistoryCommandOptions {
   std::filesystem::path db = "results.db";
   std::string sweep;   // empty: every sweep
   std::string only;    // empty: every trial key
-  std::string metric = "latency_ms";  // the metric followed (HistoryOptions::metric)
-  std::string format = "table";       // table | csv | json | markdown | html
+  std::string metric = "latency_ms";        // the metric followed (HistoryOptions::metric)
+  TableFormat format = TableFormat::kText;  // any of kTableFormats
   std::filesystem::path output;  // empty: standard output
   // Exit 1 when a change point slower by more than this percent has its first bad campaign
   // among the last `last` campaigns of its series (0: any).
@@ -30,7 +32,7 @@ struct HistoryCommandOptions {
 // Prints the history to `out`. Returns kExitOk; kExitTrialsFailed (1) when fail_on_change_pct
 // is set and such a change point exists (each named on `err`); kExitUsage after one line
 // "ditbench history: error: ..." on `err` for a missing database, an unknown sweep or key, a
-// bad format or percentage. An unwritable --output is kExitTrialsFailed.
+// bad percentage. An unwritable --output is kExitTrialsFailed.
 int RunHistory(const HistoryCommandOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace ditbench

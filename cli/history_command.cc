@@ -15,6 +15,7 @@
 #include "base/user_error.h"
 #include "cli/command.h"
 #include "cli/escaped_error.h"
+#include "cli/format_option.h"
 #include "cli/number_checks.h"
 #include "report/history_output.h"
 #include "report/output_file.h"
@@ -24,13 +25,7 @@
 namespace ditbench {
 namespace {
 
-int RunHistoryOrThrow(const HistoryCommandOptions& options, std::ostream& out,
-                      std::ostream& err) {
-  if (options.format != "table" && options.format != "csv" && options.format != "json" &&
-      options.format != "markdown" && options.format != "html") {
-    throw UserError(fmt::format(
-        "unknown --format '{}'; valid formats: table, csv, json, markdown, html", options.format));
-  }
+int RunHistoryOrThrow(const HistoryCommandOptions& options, std::ostream& out, std::ostream& err) {
   if (options.fail_on_change_pct && !(*options.fail_on_change_pct >= 0)) {
     throw UserError("--fail-on-change must be a percentage >= 0");
   }
@@ -83,8 +78,7 @@ std::function<int()> DefineHistoryCommand(CLI::App& sub) {
   sub.add_option("--metric", options->metric,
                  "The millisecond metric to follow: latency_ms, or p95_ms of serving trials, ...")
       ->capture_default_str();
-  sub.add_option("--format", options->format, "table, csv, json, markdown or html")
-      ->capture_default_str();
+  auto format = AddFormatOption(sub, "history", EveryTableFormat());
   sub.add_option("-o,--output", options->output, "Write to this file instead of standard output");
   sub.add_option("--fail-on-change", options->fail_on_change_pct,
                  "Exit 1 on a change point slower by more than PCT percent");
@@ -92,7 +86,10 @@ std::function<int()> DefineHistoryCommand(CLI::App& sub) {
                  "With --fail-on-change: only change points within the last N campaigns of "
                  "each key (default 0: any)")
       ->check(NonNegative());
-  return [options] { return RunHistory(*options, std::cout, std::cerr); };
+  return [options, format] {
+    options->format = format->Value();
+    return RunHistory(*options, std::cout, std::cerr);
+  };
 }
 
 }  // namespace ditbench

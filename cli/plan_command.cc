@@ -16,6 +16,7 @@
 #include "base/choices.h"
 #include "base/user_error.h"
 #include "cli/command.h"
+#include "cli/format_option.h"
 #include "cli/number_checks.h"
 #include "experiments/trial_fields.h"
 #include "launch/command_program.h"
@@ -40,7 +41,6 @@ namespace {
 
 struct PlanOptions {
   std::filesystem::path sweep;
-  std::string format = "table";
   std::string gpus = "auto";
   std::filesystem::path db = "results.db";
   std::string device;  // empty: "cpu" on CPU, "unknown GPU" when GPUs are listed
@@ -135,10 +135,9 @@ void WarnMissingReferences(const SweepPlan& plan, std::ostream& err) {
 std::function<int()> DefinePlanCommand(CLI::App& sub) {
   auto options = std::make_shared<PlanOptions>();
   sub.add_option("sweep", options->sweep, "sweep file (YAML)")->required();
-  sub.add_option("--format", options->format,
-                 "table, json, or markdown (the table's trials as a pipe table)")
-      ->check(CLI::IsMember({"table", "json", "markdown"}))
-      ->capture_default_str();
+  // Markdown: the table's trials as a pipe table.
+  auto format = AddFormatOption(sub, "plan",
+                                {TableFormat::kText, TableFormat::kJson, TableFormat::kMarkdown});
   sub.add_option("--gpus", options->gpus,
                  "auto | 0,1,2,3 (positions among the visible GPUs) | cpu:N (what validity "
                  "assumes)")
@@ -167,7 +166,8 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
   sub.add_option("--nodes", options->nodes,
                  "--launcher slurm: nodes trials may use (default: the partition's, from sinfo)")
       ->check(Positive());
-  return [options] {
+  return [options, format] {
+    const TableFormat output = format->Value();
     double budget_s = -1;
     try {
       if (!options->budget.empty()) budget_s = ParseBudgetOption(options->budget);
@@ -229,15 +229,18 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
       run.db = options->db;
       preview = PreviewResume(run, parsed.spec, plan);
     }
-    if (options->format == "json") {
-      WritePlanJson(parsed.spec, plan, assumptions, std::cout, budget_s);
-    } else if (options->format == "markdown") {
-      WritePlanMarkdown(plan, std::cout);
-    } else {
-      WritePlanTable(parsed.spec, plan, assumptions, std::cout,
-                     preview ? preview->notes : std::vector<std::string>{}, budget_s);
-      if (preview) std::cout << "a run with --db " << options->db.string() << " " << preview->line;
-    }
+    PrintAs(
+        output,
+        {{TableFormat::kJson,
+          [&](std::ostream& out) { WritePlanJson(parsed.spec, plan, assumptions, out, budget_s); }},
+         {TableFormat::kMarkdown, [&](std::ostream& out) { WritePlanMarkdown(plan, out); }},
+         {TableFormat::kText,
+          [&](std::ostream& out) {
+            WritePlanTable(parsed.spec, plan, assumptions, out,
+                           preview ? preview->notes : std::vector<std::string>{}, budget_s);
+            if (preview) out << "a run with --db " << options->db.string() << " " << preview->line;
+          }}},
+        {}, std::cout);
     WarnMissingReferences(plan, std::cerr);
     if (options->explain) {
       try {

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "base/table_printers.h"
+
 namespace ditbench {
 
 struct QueryOptions {
@@ -25,7 +27,7 @@ struct QueryOptions {
   // Empty: a compact set for `table` and `markdown`, every column for `csv` and `json`.
   std::vector<std::string> columns;
   std::string sort;            // "column" or "column:desc"; empty: campaign, group, latency
-  std::string format = "table";  // table | csv | json | markdown
+  TableFormat format = TableFormat::kText;  // any of kTableFormats
   std::string sql;             // when set, replaces all of the above but db and format
   // --sql is stopped after this long (storage SqlLimits; SQLite's memory is capped at 1 GiB
   // meanwhile). Its csv and json rows are written as they come, not held.

@@ -1,5 +1,6 @@
 // `ditbench query`: see cli/query.h.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -24,9 +25,11 @@
 #include "cli/query.h"
 #include "metrics/metric_table.h"
 #include "report/output_file.h"
+#include "stats/order_statistics.h"
 
 #include "base/user_error.h"
 #include "cli/escaped_error.h"
+#include "cli/format_option.h"
 #include "storage/results_db.h"
 
 namespace ditbench {
@@ -110,7 +113,9 @@ void AddDerived(ResultsReader& db, ResultsQuery& query) {
 }
 
 // Formats people read (a console, a pull request): the compact columns by default.
-bool HumanFormat(const std::string& format) { return format == "table" || format == "markdown"; }
+bool HumanFormat(TableFormat format) {
+  return format == TableFormat::kText || format == TableFormat::kMarkdown;
+}
 
 struct Condition {
   std::string column, op, value;
@@ -203,13 +208,72 @@ Column QueryColumn(const std::string& name, const std::vector<std::vector<Result
   return column;
 }
 
-// The query's result as the table its printers read.
-Table ToTable(const ResultTable& result) {
+// The percentile a column of the view holds (p90_ms: 0.90, p95_ms, p99_ms); none for others.
+std::optional<double> PercentileOf(const std::string& column) {
+  if (column.size() != 6 || column[0] != 'p' || column.compare(3, 3, "_ms") != 0 ||
+      !std::isdigit(static_cast<unsigned char>(column[1])) ||
+      !std::isdigit(static_cast<unsigned char>(column[2])))
+    return std::nullopt;
+  return std::stoi(column.substr(1, 2)) / 100.0;
+}
+
+// Adds the count of samples (`iterations`: the pooled timed iterations, a serving trial's
+// requests) to a query that shows a percentile without it, for WithholdUnboundedPercentiles;
+// returns whether it did. Every column (none named) has it already.
+bool AskSampleCount(ResultsQuery& query) {
+  const auto& columns = query.columns;
+  if (columns.empty() || std::find(columns.begin(), columns.end(), "iterations") != columns.end() ||
+      std::none_of(columns.begin(), columns.end(),
+                   [](const std::string& c) { return PercentileOf(c).has_value(); }))
+    return false;
+  query.columns.emplace_back("iterations");
+  return true;
+}
+
+// A note per cell of a result ("" for none).
+using CellNotes = std::vector<std::vector<std::string>>;
+
+// Every percentile its row's samples cannot bound (stats/order_statistics.h, PercentileBounded:
+// the one rule) emptied, the reason its note; `asked_count`: the `iterations` column that
+// AskSampleCount added, dropped again.
+CellNotes WithholdUnboundedPercentiles(ResultTable& table, bool asked_count) {
+  CellNotes notes(table.rows.size(), std::vector<std::string>(table.columns.size()));
+  const auto count = std::find(table.columns.begin(), table.columns.end(), "iterations");
+  if (count == table.columns.end()) return notes;
+  const std::size_t n_column = static_cast<std::size_t>(count - table.columns.begin());
+  for (std::size_t c = 0; c < table.columns.size(); ++c) {
+    const std::optional<double> p = PercentileOf(table.columns[c]);
+    if (!p) continue;
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      const auto* n = std::get_if<std::int64_t>(&table.rows[r][n_column]);
+      if (n == nullptr || *n <= 0 || PercentileBounded(static_cast<std::size_t>(*n), *p)) continue;
+      table.rows[r][c] = std::monostate();
+      notes[r][c] = PercentileWithheldWhy(static_cast<std::size_t>(*n), *p);
+    }
+  }
+  if (asked_count) {
+    table.columns.erase(table.columns.begin() + static_cast<std::ptrdiff_t>(n_column));
+    for (auto& row : table.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(n_column));
+    for (auto& row : notes) row.erase(row.begin() + static_cast<std::ptrdiff_t>(n_column));
+  }
+  return notes;
+}
+
+// The query's result as the table its printers read; with `notes`, a percentile column
+// carries them (a withheld one says why: "(withheld: ...)", CSV and JSON "p99_ms_note").
+Table ToTable(const ResultTable& result, const CellNotes& notes = {}) {
   std::vector<Column> columns;
-  for (std::size_t c = 0; c < result.columns.size(); ++c)
+  for (std::size_t c = 0; c < result.columns.size(); ++c) {
     columns.push_back(QueryColumn(result.columns[c], result.rows, c));
+    columns.back().notes = !notes.empty() && PercentileOf(result.columns[c]).has_value();
+  }
   Table table(std::move(columns));
-  for (const auto& row : result.rows) table.AddRow(std::vector<Cell>(row.begin(), row.end()));
+  for (std::size_t r = 0; r < result.rows.size(); ++r) {
+    std::vector<Cell> cells(result.rows[r].begin(), result.rows[r].end());
+    if (r < notes.size())
+      for (std::size_t c = 0; c < cells.size(); ++c) cells[c].note = notes[r][c];
+    table.AddRow(std::move(cells));
+  }
   return table;
 }
 
@@ -298,11 +362,6 @@ void WarnAboutBusyTrials(SqlConsole& db, ResultsQuery query, std::ostream& err) 
 }
 
 int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream& err) {
-  if (options.format != "table" && options.format != "csv" && options.format != "json" &&
-      options.format != "markdown") {
-    throw UserError(fmt::format("unknown --format '{}'; valid formats: table, csv, json, markdown",
-                                options.format));
-  }
   bool filtered = options.sweep || options.campaign || options.status ||
                   !options.where.empty() || !options.columns.empty() || !options.sort.empty();
   if (!options.sql.empty() && filtered) {
@@ -313,20 +372,24 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
   std::unique_ptr<ResultsDb> db = ResultsDb::Open(options.db, /*read_only=*/true);
   SqlLimits limits;
   limits.time = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
-  if (!options.sql.empty() && options.format == "csv") {  // streamed: one row held at a time
+  if (!options.sql.empty() &&
+      options.format == TableFormat::kCsv) {  // streamed: one row held at a time
     CsvSink sink(out);
     db->console().StreamReadOnlySql(options.sql, limits, sink);
-  } else if (!options.sql.empty() && options.format == "json") {
+  } else if (!options.sql.empty() && options.format == TableFormat::kJson) {
     JsonSink sink(out);
     db->console().StreamReadOnlySql(options.sql, limits, sink);
     sink.Finish();
   } else {
     ResultTable table;
+    CellNotes notes;
     if (options.sql.empty()) {
       ResultsQuery query = BuildQuery(options);
+      const bool asked_count = AskSampleCount(query);
       if (UsesDerived(query)) AddDerived(db->reader(), query);
       table = db->console().QueryResults(query);
       if (options.columns.empty() && HumanFormat(options.format)) DropEmptyOptionalColumns(table);
+      notes = WithholdUnboundedPercentiles(table, asked_count);
     } else {
       struct : ResultSink {
         void Columns(const std::vector<std::string>& names) override { table->columns = names; }
@@ -336,10 +399,14 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
       collect.table = &table;
       db->console().StreamReadOnlySql(options.sql, limits, collect);
     }
-    const Table printed = ToTable(table);
-    PrintTable(printed, *ParseTableFormat(options.format), out);
-    if (options.format == "table")
-      out << "(" << table.rows.size() << (table.rows.size() == 1 ? " row)\n" : " rows)\n");
+    PrintAs(
+        options.format,
+        {{TableFormat::kText,
+          [&](std::ostream& o) {
+            PrintText(ToTable(table, notes), o);
+            o << "(" << table.rows.size() << (table.rows.size() == 1 ? " row)\n" : " rows)\n");
+          }}},
+        [&] { return ToTable(table, notes); }, out);
   }
   CheckOutput(out, "the query's rows");
   if (options.sql.empty()) WarnAboutBusyTrials(db->console(), BuildQuery(options), err);
@@ -383,17 +450,16 @@ std::function<int()> DefineQueryCommand(CLI::App& sub) {
                  "for csv and json)")
       ->delimiter(',');
   sub.add_option("--sort", flags->options.sort, "Sort by column, or column:desc");
-  sub.add_option("--format", flags->options.format, "Output format")
-      ->check(CLI::IsMember({"table", "csv", "json", "markdown"}))
-      ->capture_default_str();
+  auto format = AddFormatOption(sub, "query", EveryTableFormat());
   sub.add_option("--sql", flags->options.sql,
                  "Run one read-only SQL statement instead (e.g. over the `results` view)");
   sub.add_option("--timeout", flags->options.timeout_s,
                  "--sql: stop the statement after this many seconds")
       ->check(Positive())
       ->capture_default_str();
-  return [flags] {
+  return [flags, format] {
     QueryOptions options = flags->options;
+    options.format = format->Value();
     options.db = flags->db;
     if (flags->sweep_option->count()) options.sweep = flags->sweep;
     if (flags->campaign_option->count()) options.campaign = flags->campaign;

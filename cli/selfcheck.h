@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/table_printers.h"
+
 #include "machine/gpu_discovery.h"
 
 namespace ditbench {
@@ -21,7 +23,7 @@ namespace ditbench {
 struct SelfcheckOptions {
   std::string gpus = "auto";                // as `run --gpus`; on CPU one rank unless cpu:N
   std::filesystem::path db = "results.db";  // where the verdict is stored
-  std::string format = "table";             // table, json or markdown
+  TableFormat format = TableFormat::kText;  // any of kTableFormats
   std::filesystem::path worker;             // default: DefaultWorkerProgram()
   double timeout_s = 0;                     // 0: kSelfcheckTimeoutGpuS or kSelfcheckTimeoutCpuS
 };

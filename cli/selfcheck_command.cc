@@ -12,6 +12,7 @@
 #include "base/table_printers.h"
 #include "base/user_error.h"
 #include "cli/command.h"
+#include "cli/format_option.h"
 #include "cli/selfcheck.h"
 #include "launch/local_launcher.h"
 #include "machine/build_info.h"
@@ -32,14 +33,6 @@ Table VerdictTable(const std::vector<SelfcheckRow>& rows) {
   return table;
 }
 
-TableFormat ParseSelfcheckFormat(const std::string& name) {
-  const auto format = ParseTableFormat(name);
-  if (!format || (*format != TableFormat::kText && *format != TableFormat::kJson &&
-                  *format != TableFormat::kMarkdown))
-    throw UserError(fmt::format("--format '{}': expected table, json or markdown", name));
-  return *format;
-}
-
 // The PCI bus id of the GPU with `uuid` ("" when not known).
 std::string PciBusId(const GpuDiscovery& discovery, const std::string& uuid) {
   for (const auto& gpu : discovery.ListGpus())
@@ -55,10 +48,8 @@ double UnixNow() {
 
 int RunSelfcheckCommand(const SelfcheckOptions& options, const GpuDiscovery& discovery,
                         std::ostream& out, std::ostream& err) {
-  TableFormat format = TableFormat::kText;
   Placement placement;
   try {
-    format = ParseSelfcheckFormat(options.format);
     placement = ResolvePlacement(options.gpus, discovery);
   } catch (const UserError& e) {
     err << "ditbench selfcheck: error: " << e.what() << "\n";
@@ -106,7 +97,7 @@ int RunSelfcheckCommand(const SelfcheckOptions& options, const GpuDiscovery& dis
                      request.timeout_s);
   const double started = UnixNow();
   const SelfcheckResult result = RunSelfcheck(request, effects);
-  PrintTable(VerdictTable(result.rows), format, out);
+  PrintTable(VerdictTable(result.rows), options.format, out);
 
   SelfcheckRecord record;
   record.device = placement.device_name;
@@ -155,9 +146,10 @@ std::function<int()> DefineSelfcheckCommand(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--db", options->db, "results database the verdict is stored in")
       ->capture_default_str();
-  sub.add_option("--format", options->format, "table, json or markdown")->capture_default_str();
+  auto format = AddFormatOption(sub, "selfcheck", EveryTableFormat());
   sub.add_option("--worker", options->worker, "worker program (default: next to ditbench)");
-  return [options] {
+  return [options, format] {
+    options->format = format->Value();
     return RunSelfcheckCommand(*options, *MachineGpuDiscovery(), std::cout, std::cerr);
   };
 }

@@ -18,12 +18,11 @@ std::string Source(const AdvisedTrial& t) {
   return t.busy ? "measured (busy)" : "measured";
 }
 
-// The measured speedup against 1 rank with its doubts: "14.85x (busy, borrowed baseline)";
-// "-" when none.
-std::string SpeedupText(const AdvisedTrial& t) {
-  if (!t.speedup) return "-";
-  return fmt::format("{:.2f}x{}", *t.speedup,
-                     t.speedup_trust.empty() ? "" : " (" + t.speedup_trust + ")");
+// The measured speedup against 1 rank with its doubts as its note: "14.85x (busy, borrowed
+// baseline)" where a person reads it, "speedup_note" in a data format; none when unmeasured.
+Cell SpeedupCell(const AdvisedTrial& t) {
+  if (!t.speedup) return Cell();
+  return Cell(*t.speedup, t.speedup_trust);
 }
 
 std::string Value(const CostPrediction& p, bool measured) {
@@ -59,7 +58,7 @@ std::vector<Column> AdviceColumns(const Advice& advice) {
            .gap = 1},
           {.name = "source", .align = Align::kRight, .min_width = 15, .gap = 1},
           {.name = "P(beats leader)", .min_width = 16},
-          {.name = "speedup"}};
+          {.name = "speedup", .hint = ColumnHint::kRatio, .notes = true}};
 }
 
 std::vector<std::vector<Cell>> AdviceRows(const GroupAdvice& g) {
@@ -69,7 +68,7 @@ std::vector<std::vector<Cell>> AdviceRows(const GroupAdvice& g) {
     rows.push_back({i + 1, t.trial->key, LayoutText(t.trial->config),
                     Value(t.objective, t.measured), Source(t),
                     i == 0 ? std::string("leader") : fmt::format("{:.0f}%", t.p_beats_leader * 100),
-                    SpeedupText(t)});
+                    SpeedupCell(t)});
   }
   for (const AdvisedTrial& t : g.excluded) {
     rows.push_back(
@@ -78,7 +77,7 @@ std::vector<std::vector<Cell>> AdviceRows(const GroupAdvice& g) {
                          : t.quality.starts_with(kQualityUnchecked)
                              ? t.quality
                              : fmt::format("output error {:.3g}", t.output_error.value_or(0))),
-         "", "", SpeedupText(t)});
+         "", "", SpeedupCell(t)});
   }
   return rows;
 }
@@ -118,7 +117,9 @@ void WriteAdviceTable(const Advice& advice, std::ostream& out) {
   }
 }
 
-void WriteAdviceMarkdown(const Advice& advice, std::ostream& out) {
+namespace {
+
+Table AdviceTable(const Advice& advice) {
   std::vector<Column> columns = AdviceColumns(advice);
   columns.insert(columns.begin(), Column{.name = "group"});
   Table table(std::move(columns));
@@ -128,7 +129,18 @@ void WriteAdviceMarkdown(const Advice& advice, std::ostream& out) {
       table.AddRow(std::move(row));
     }
   }
-  PrintMarkdown(table, out);
+  return table;
+}
+
+}  // namespace
+
+void WriteAdvice(const Advice& advice, TableFormat format, const std::string& sweep,
+                 const std::string& device, std::ostream& out) {
+  PrintAs(
+      format,
+      {{TableFormat::kText, [&](std::ostream& o) { WriteAdviceTable(advice, o); }},
+       {TableFormat::kJson, [&](std::ostream& o) { WriteAdviceJson(advice, sweep, device, o); }}},
+      [&] { return AdviceTable(advice); }, out);
 }
 
 void WriteAdviceJson(const Advice& advice, const std::string& sweep, const std::string& device,

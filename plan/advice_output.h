@@ -6,15 +6,18 @@
 #include <iosfwd>
 #include <string>
 
+#include "base/table_printers.h"
 #include "plan/advisor.h"
 
 namespace ditbench {
 
 // The table: per group its ranked trials (then the excluded ones, with why), the
-// recommendation and what to measure next. Markdown: every group's trials in one pipe table
-// (base/table_printers.h), a "group" column first.
+// recommendation and what to measure next. JSON: the versioned document. Any other format of
+// kTableFormats (Markdown, CSV, ...): every group's trials in one table (base/table_printers.h),
+// a "group" column first, a speedup's doubts its note.
+void WriteAdvice(const Advice& advice, TableFormat format, const std::string& sweep,
+                 const std::string& device, std::ostream& out);
 void WriteAdviceTable(const Advice& advice, std::ostream& out);
-void WriteAdviceMarkdown(const Advice& advice, std::ostream& out);
 void WriteAdviceJson(const Advice& advice, const std::string& sweep, const std::string& device,
                      std::ostream& out);
 

@@ -12,7 +12,6 @@
 #include "analysis/row_metrics.h"
 #include "base/table_printers.h"
 #include "base/terminal_text.h"
-#include "base/user_error.h"
 #include "report/comparison_html.h"
 
 namespace ditbench {
@@ -86,17 +85,65 @@ Table TrialTable(const Comparison& comparison) {
       {{.name = "verdict", .min_width = 12},
        {.name = "change", .hint = ColumnHint::kPercent, .sign = true, .min_width = 8, .gap = 1},
        {.name = "interval (%)", .align = Align::kRight, .min_width = 20, .gap = 1},
-       {.name = "A ms", .hint = ColumnHint::kMs, .decimals = 3, .min_width = 10, .gap = 1},
-       {.name = "B ms", .hint = ColumnHint::kMs, .decimals = 3, .min_width = 10, .gap = 1},
+       {.name = "A ms",
+        .hint = ColumnHint::kMs,
+        .decimals = 3,
+        .notes = true,
+        .min_width = 10,
+        .gap = 1},
+       {.name = "B ms",
+        .hint = ColumnHint::kMs,
+        .decimals = 3,
+        .notes = true,
+        .min_width = 10,
+        .gap = 1},
        {.name = "launches", .align = Align::kRight, .min_width = 8, .gap = 1},
        {.name = "trial key", .min_width = 16},
        {.name = "configuration"}});
   for (const ComparedTrial& t : comparison.trials) {
     const LatencyChange& c = t.change;
-    table.AddRow({VerdictText(t), c.change.pct, IntervalText(c.change), c.a_ms, c.b_ms,
+    // A side measured on a busy machine: its figure says so in every format.
+    table.AddRow({VerdictText(t), c.change.pct, IntervalText(c.change),
+                  Cell(c.a_ms, t.a_busy ? "busy" : ""), Cell(c.b_ms, t.b_busy ? "busy" : ""),
                   fmt::format("{}/{}", c.a_launches, c.b_launches), t.trial_key, t.label});
   }
   return table;
+}
+
+// "Matched trials: 4 (1 slower, 3 same); noise floor 5.0% (per device)": the headline.
+std::string Headline(const Comparison& comparison) {
+  std::map<std::string, int> counts;
+  for (const ComparedTrial& t : comparison.trials) ++counts[VerdictName(t.change.verdict)];
+  std::string summary;
+  for (const char* v : {"slower", "faster", "same", "inconclusive"})
+    if (counts[v]) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", counts[v], v);
+  const std::string floor = NoiseFloorHeadline(comparison);
+  return fmt::format("Matched trials: {}{}{}", comparison.trials.size(),
+                     summary.empty() ? "" : " (" + summary + ")",
+                     floor.empty() ? "" : "; " + floor);
+}
+
+// The trials measured on one side only (or failed on one), and why.
+Table UnmatchedTable(const Comparison& comparison) {
+  Table unmatched({{.name = "trial key", .min_width = 16},
+                   {.name = "why", .min_width = 28},
+                   {.name = "configuration"}});
+  for (const UnmatchedTrial& u : comparison.unmatched)
+    unmatched.AddRow({u.trial_key, u.why, u.label});
+  return unmatched;
+}
+
+// The sides, the headline with the noise floor, the matched trials, the unmatched ones: what
+// the table shows first, as Markdown.
+void WriteMarkdown(const Comparison& comparison, std::ostream& out) {
+  out << "A: " << MarkdownText(SideText(comparison.a))
+      << "  \nB: " << MarkdownText(SideText(comparison.b)) << "\n\n"
+      << MarkdownText(Headline(comparison)) << "\n\n";
+  if (!comparison.trials.empty()) PrintMarkdown(TrialTable(comparison), out);
+  if (!comparison.unmatched.empty()) {
+    out << fmt::format("\nUnmatched trials: {}\n\n", comparison.unmatched.size());
+    PrintMarkdown(UnmatchedTable(comparison), out);
+  }
 }
 
 void WriteTable(const Comparison& comparison, std::ostream& out) {
@@ -112,15 +159,7 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
                          ForTerminal(d.a), "", width, ForTerminal(d.b));
     out << '\n';
   }
-  std::map<std::string, int> counts;
-  for (const ComparedTrial& t : comparison.trials) ++counts[VerdictName(t.change.verdict)];
-  std::string summary;
-  for (const char* v : {"slower", "faster", "same", "inconclusive"})
-    if (counts[v]) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", counts[v], v);
-  const std::string floor = NoiseFloorHeadline(comparison);
-  out << fmt::format("Matched trials: {}{}{}\n", comparison.trials.size(),
-                     summary.empty() ? "" : " (" + summary + ")",
-                     floor.empty() ? "" : "; " + floor);
+  out << Headline(comparison) << '\n';
   if (!comparison.trials.empty()) {
     PrintText(TrialTable(comparison), out);
     out << "change = B ms / A ms - 1; A ms, B ms: the trial's latency_ms as `ditbench query` "
@@ -147,13 +186,8 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
   }
   WriteOtherMetrics(comparison, out);
   if (!comparison.unmatched.empty()) {
-    Table unmatched({{.name = "trial key", .min_width = 16},
-                     {.name = "why", .min_width = 28},
-                     {.name = "configuration"}});
-    for (const UnmatchedTrial& u : comparison.unmatched)
-      unmatched.AddRow({u.trial_key, u.why, u.label});
     out << fmt::format("\nUnmatched trials: {}\n", comparison.unmatched.size());
-    PrintText(unmatched, out, {.indent = "  ", .header = false});
+    PrintText(UnmatchedTable(comparison), out, {.indent = "  ", .header = false});
   }
   std::set<std::string> thresholds, methods;
   for (const ComparedTrial& t : comparison.trials) {
@@ -207,7 +241,7 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
 
 // One row per trial, matched (sorted by change) then unmatched (verdict "unmatched", the
 // reason why, the rest empty). Versioned by the header (new columns only appended).
-void WriteCsv(const Comparison& comparison, std::ostream& out) {
+Table CsvTable(const Comparison& comparison) {
   auto number = [](const char* name, int decimals) {
     return Column{
         .name = name, .hint = ColumnHint::kNumber, .decimals = decimals, .data_decimals = decimals};
@@ -268,7 +302,7 @@ void WriteCsv(const Comparison& comparison, std::ostream& out) {
     row[13] = u.why;
     table.AddRow(std::move(row));
   }
-  PrintCsv(table, out, {.line_end = "\n"});
+  return table;
 }
 
 nlohmann::json SideJson(const CampaignSet& side) {
@@ -327,23 +361,16 @@ void WriteJson(const Comparison& comparison, std::ostream& out) {
 
 }  // namespace
 
-void WriteComparison(const Comparison& comparison, const std::string& format, std::ostream& out) {
-  if (format == "table") {
-    WriteTable(comparison, out);
-  } else if (format == "csv") {
-    WriteCsv(comparison, out);
-  } else if (format == "markdown") {
-    out << "A: " << MarkdownText(SideText(comparison.a))
-        << "  \nB: " << MarkdownText(SideText(comparison.b)) << "\n\n";
-    PrintMarkdown(TrialTable(comparison), out);
-  } else if (format == "json") {
-    WriteJson(comparison, out);
-  } else if (format == "html") {
-    out << RenderComparisonPage(comparison);
-  } else {
-    throw UserError(
-        fmt::format("--format '{}': expected table, csv, json, markdown or html", format));
-  }
+void WriteComparison(const Comparison& comparison, TableFormat format, std::ostream& out) {
+  PrintAs(
+      format,
+      {{TableFormat::kText, [&](std::ostream& o) { WriteTable(comparison, o); }},
+       {TableFormat::kCsv,
+        [&](std::ostream& o) { PrintCsv(CsvTable(comparison), o, {.line_end = "\n"}); }},
+       {TableFormat::kMarkdown, [&](std::ostream& o) { WriteMarkdown(comparison, o); }},
+       {TableFormat::kJson, [&](std::ostream& o) { WriteJson(comparison, o); }},
+       {TableFormat::kHtml, [&](std::ostream& o) { o << RenderComparisonPage(comparison); }}},
+      [&] { return CsvTable(comparison); }, out);
 }
 
 }  // namespace ditbench

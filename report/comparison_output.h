@@ -14,6 +14,7 @@
 #include <string>
 
 #include "analysis/comparison.h"
+#include "base/table_printers.h"
 
 namespace ditbench {
 
@@ -21,12 +22,13 @@ inline constexpr int kCompareFormatVersion = 2;
 
 // Table: the sides, what differs between them (first), the headline (verdict counts and the
 // noise floor), the matched trials sorted by change with verdict (busy sides marked), change,
-// interval with its coverage, each side's latency and launches, then unmatched trials, the
-// thresholds used and the busy trials. Markdown: the sides, then the matched trials' table (the
-// same columns). JSON and CSV give an interval the data cannot bound
+// interval with its coverage, each side's latency (a busy side's marked "busy") and launches,
+// then unmatched trials, the thresholds used and the busy trials. Markdown: the sides, the
+// headline with the noise floor, the matched trials' table (the same columns) and the
+// unmatched trials. JSON and CSV give an interval the data cannot bound
 // (ChangeEstimate::Bounded) as null / empty ends with ci_bounded false; CSV fields are quoted
-// per RFC 4180. "html": a self-contained page (report/comparison_html.h). REQUIRES: format is
-// "table", "csv", "json", "markdown" or "html" (UserError otherwise).
-void WriteComparison(const Comparison& comparison, const std::string& format, std::ostream& out);
+// per RFC 4180. "html": a self-contained page (report/comparison_html.h). Any other format of
+// kTableFormats: the CSV's table (every trial, matched and unmatched) by that format's printer.
+void WriteComparison(const Comparison& comparison, TableFormat format, std::ostream& out);
 
 }  // namespace ditbench

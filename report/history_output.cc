@@ -8,7 +8,6 @@
 
 #include "base/table_printers.h"
 #include "base/terminal_text.h"
-#include "base/user_error.h"
 #include "report/history_section.h"
 #include "storage/iso_time.h"
 
@@ -115,7 +114,7 @@ std::string Notes(const KeyHistory& key) {
   return text;
 }
 
-void WriteMarkdown(const History& history, std::ostream& out) {
+Table KeyTable(const History& history) {
   Table table(
       {{.name = "sweep"},
        {.name = "trial key"},
@@ -139,7 +138,7 @@ void WriteMarkdown(const History& history, std::ostream& out) {
                   Cell(key.level_change_pct, key.busy_used ? "busy points used" : ""),
                   key.noise_pct, key.changes.size(), Notes(key)});
   }
-  PrintMarkdown(table, out);
+  return table;
 }
 
 nlohmann::json Optional(const std::optional<double>& value) {
@@ -163,18 +162,9 @@ std::string ChangeText(const HistoryChange& change) {
                               : "; also changed: " + also);
 }
 
-void WriteHistory(const History& history, const std::string& format, std::ostream& out) {
-  if (format == "table") return WriteTable(history, out);
-  if (format == "csv") return WriteCsv(history, out);
-  if (format == "markdown") return WriteMarkdown(history, out);
-  if (format == "html") {
-    out << RenderHistoryPage(history);
-    return;
-  }
-  if (format != "json") {
-    throw UserError(fmt::format(
-        "unknown --format '{}'; valid formats: table, csv, json, markdown, html", format));
-  }
+namespace {
+
+void WriteJson(const History& history, std::ostream& out) {
   nlohmann::json json = {
       {"format", "ditbench-history"},           {"version", kHistoryFormatVersion},
       {"campaigns", nlohmann::json::array()},   {"excluded_campaigns", history.excluded},
@@ -240,6 +230,18 @@ void WriteHistory(const History& history, const std::string& format, std::ostrea
     json["keys"].push_back(std::move(k));
   }
   out << json.dump(2) << "\n";
+}
+
+}  // namespace
+
+void WriteHistory(const History& history, TableFormat format, std::ostream& out) {
+  PrintAs(
+      format,
+      {{TableFormat::kText, [&](std::ostream& o) { WriteTable(history, o); }},
+       {TableFormat::kCsv, [&](std::ostream& o) { WriteCsv(history, o); }},
+       {TableFormat::kJson, [&](std::ostream& o) { WriteJson(history, o); }},
+       {TableFormat::kHtml, [&](std::ostream& o) { o << RenderHistoryPage(history); }}},
+      [&] { return KeyTable(history); }, out);
 }
 
 }  // namespace ditbench

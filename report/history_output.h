@@ -11,6 +11,7 @@
 #include <string>
 
 #include "analysis/history.h"
+#include "base/table_printers.h"
 
 namespace ditbench {
 
@@ -19,10 +20,10 @@ inline constexpr int kHistoryFormatVersion = 1;
 // Table: per key, its latest value, its first and latest measurement with their change and,
 // named apart, the fitted level's change, the change points (campaigns, builds, size with its
 // interval, what else changed in the environment, campaigns skipped as busy or disturbed).
-// Markdown: one row per key with the same numbers, each from a busy measurement marked so.
-// CSV: one row per point (base/table_printers.h). REQUIRES: format is "table", "csv", "json",
-// "markdown" or "html" (UserError otherwise).
-void WriteHistory(const History& history, const std::string& format, std::ostream& out);
+// CSV: one row per point (base/table_printers.h). Markdown, and any other format of
+// kTableFormats: one row per key with the same numbers, each from a busy measurement marked so
+// (a note: "(busy)" beside it, a "<column>_note" field in a data format).
+void WriteHistory(const History& history, TableFormat format, std::ostream& out);
 
 // "campaign 17 (build night-17) -> campaign 18 (build night-18): +15.0% [+13.1, +16.9] 95%;
 // also changed: driver 550.54 -> 555.42": one line, as the table and `--fail-on-change` print.

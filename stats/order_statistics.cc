@@ -74,6 +74,14 @@ std::size_t MinSamplesToBound(double p, double confidence) {
   return n;
 }
 
+bool PercentileBounded(std::size_t n, double p) { return n >= MinSamplesToBound(p); }
+
+std::string PercentileWithheldWhy(std::size_t n, double p) {
+  return "withheld: " + std::to_string(n) + " samples, a 95% interval of p" +
+         std::to_string(static_cast<int>(std::lround(p * 100))) + " needs " +
+         std::to_string(MinSamplesToBound(p));
+}
+
 QuantileEstimate QuantileInterval(const std::vector<double>& sorted, double p, double confidence) {
   const OneSidedBounds bounds = Bounds(sorted.size(), p, confidence);
   constexpr double kInfinity = std::numeric_limits<double>::infinity();

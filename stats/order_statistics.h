@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace ditbench {
@@ -36,6 +37,15 @@ std::optional<OrderStatisticInterval> QuantileOrderStatistics(std::size_t n, dou
 // The fewest samples for which QuantileOrderStatistics gives an interval (both bounds exist):
 // the smallest n with max(p, 1 - p)^n <= (1 - confidence) / 2. REQUIRES as above.
 std::size_t MinSamplesToBound(double p, double confidence = 0.95);
+
+// The one rule for showing a percentile, whatever prints it (query's p90_ms, p95_ms and
+// p99_ms, the p95 a serving trial stores for compare and the report): the p-quantile of n
+// samples is shown only when its 95% interval is bounded (n >= MinSamplesToBound(p)); one the
+// samples cannot bound is withheld, with PercentileWithheldWhy's reason, never shown as the
+// largest sample. REQUIRES: 0 < p < 1.
+bool PercentileBounded(std::size_t n, double p);
+// "withheld: 40 samples, a 95% interval of p99 needs 368"
+std::string PercentileWithheldWhy(std::size_t n, double p);
 
 // A quantile of samples with its confidence interval. `estimate` is stats.h's Quantile (R
 // type 7, linear interpolation between order statistics). `low` and `high` are order

@@ -40,6 +40,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/../cli/compare_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/../cli/history_command.cc
   ${CMAKE_CURRENT_LIST_DIR}/../cli/escaped_error.cc
+  ${CMAKE_CURRENT_LIST_DIR}/../cli/format_option.cc
 )
 ditbench_target(ditbench_storage_report_tests)
 target_link_libraries(ditbench_storage_report_tests PRIVATE

@@ -12,6 +12,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/table_printers.h"
+
 #include "base/user_error.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
@@ -204,9 +206,9 @@ TEST_F(ComparisonTest, ASideBelowQualitySaysSoInItsVerdictAndEveryOutput) {
   EXPECT_EQ(VerdictText(t), "faster, below quality B");
   EXPECT_THAT(t.change.reason, HasSubstr("B is below quality (below: psnr 30.1 < 35)"));
   std::ostringstream text, json;
-  WriteComparison(c, "table", text);
+  WriteComparison(c, TableFormat::kText, text);
   EXPECT_THAT(text.str(), HasSubstr("faster, below quality B"));
-  WriteComparison(c, "json", json);
+  WriteComparison(c, TableFormat::kJson, json);
   EXPECT_EQ(nlohmann::json::parse(json.str())["trials"][0]["b_below_quality"],
             "below: psnr 30.1 < 35");
   EXPECT_THAT(RenderComparisonSection(c, 10), HasSubstr("below quality B"));
@@ -231,15 +233,15 @@ TEST_F(ComparisonTest, TooFewIterationsShowTheRealMediansAndNoInterval) {
   EXPECT_EQ(t.too_few, "too few timed iterations: 2 and 1, need 3");
   EXPECT_EQ(VerdictText(t), "inconclusive (too few timed iterations: 2 and 1, need 3)");
   std::ostringstream table, json, csv, markdown;
-  WriteComparison(c, "table", table);
+  WriteComparison(c, TableFormat::kText, table);
   EXPECT_THAT(table.str(), HasSubstr("inconclusive (too few timed iterations: 2 and 1, need 3)"));
   EXPECT_THAT(table.str(), HasSubstr("1.050"));
   EXPECT_THAT(table.str(), HasSubstr("5.250"));
   EXPECT_THAT(table.str(), ::testing::Not(HasSubstr("+0.0")));
-  WriteComparison(c, "markdown", markdown);
+  WriteComparison(c, TableFormat::kMarkdown, markdown);
   EXPECT_THAT(markdown.str(), HasSubstr("too few timed iterations: 2 and 1, need 3"));
   EXPECT_THAT(markdown.str(), ::testing::Not(HasSubstr("+0.0")));
-  WriteComparison(c, "json", json);
+  WriteComparison(c, TableFormat::kJson, json);
   const nlohmann::json parsed = nlohmann::json::parse(json.str())["trials"][0];
   EXPECT_DOUBLE_EQ(parsed["a_ms"].get<double>(), 1.05);
   EXPECT_DOUBLE_EQ(parsed["b_ms"].get<double>(), 5.25);
@@ -248,7 +250,7 @@ TEST_F(ComparisonTest, TooFewIterationsShowTheRealMediansAndNoInterval) {
   EXPECT_EQ(parsed["verdict"], "inconclusive");
   EXPECT_THAT(parsed["reason"].get<std::string>(),
               HasSubstr("too few timed iterations: 2 and 1, need 3"));
-  WriteComparison(c, "csv", csv);
+  WriteComparison(c, TableFormat::kCsv, csv);
   EXPECT_THAT(csv.str(), HasSubstr(",inconclusive,400.000,,,1.0500,5.2500,"));
   EXPECT_THAT(RenderComparisonSection(c, 10), HasSubstr("too few timed iterations: 2 and 1"));
 }
@@ -420,6 +422,42 @@ TEST(ComparisonSectionTest, AtMostMaxRowsAreListedVerdictsOtherThanSameFirst) {
 namespace ditbench::comparison_test {
 namespace {
 
+// Issue 51: Markdown dropped the noise floor and the unmatched trials the table prints, and a
+// busy side's latency was marked only in the verdict. The figure carries its note in every
+// format ("12.000 (busy)"; a "B ms_note" field where the format has fields of its own).
+TEST(ComparisonOutputTest, EveryFormatCarriesTheNoiseFloorTheUnmatchedAndABusySide) {
+  Comparison comparison;
+  ComparedTrial t;
+  t.trial_key = "key0";
+  t.label = "config";
+  t.change.verdict = Verdict::kSlower;
+  t.change.change = {20, 10, 30, 0.95};
+  t.change.a_ms = 10;
+  t.change.b_ms = 12;
+  t.b_busy = true;
+  t.busy_note = "load 3.10 on 2 cores";
+  comparison.trials.push_back(t);
+  comparison.unmatched.push_back({"key1", "ulysses=2", "only in A"});
+  comparison.thresholds["cpu"].policy.noise_floor_pct = 35;
+  comparison.thresholds["cpu"].source = "cpu default";
+  std::ostringstream table, markdown, html;
+  WriteComparison(comparison, TableFormat::kText, table);
+  WriteComparison(comparison, TableFormat::kMarkdown, markdown);
+  for (const std::string& text : {table.str(), markdown.str()}) {
+    EXPECT_THAT(text, HasSubstr("noise floor 35.0%")) << text;
+    EXPECT_THAT(text, HasSubstr("Unmatched trials: 1")) << text;
+    EXPECT_THAT(text, HasSubstr("only in A")) << text;
+    EXPECT_THAT(text, HasSubstr("12.000 (busy)")) << text;
+    EXPECT_THAT(text, ::testing::Not(HasSubstr("10.000 (busy)"))) << text;
+  }
+  for (const TableFormatInfo& format : kTableFormats) {
+    std::ostringstream out;
+    WriteComparison(comparison, format.value, out);
+    EXPECT_THAT(out.str(), HasSubstr("key1")) << format.name;  // the unmatched trial
+    EXPECT_THAT(out.str(), HasSubstr("busy")) << format.name;
+  }
+}
+
 TEST(ComparisonOutputTest, AnIntervalTheDataCannotBoundIsNeverPrintedAsNumbers) {
   Comparison comparison;
   ComparedTrial t;
@@ -431,24 +469,24 @@ TEST(ComparisonOutputTest, AnIntervalTheDataCannotBoundIsNeverPrintedAsNumbers) 
   t.change.b_ms = 10.21;
   comparison.trials.push_back(t);
   std::ostringstream table, json, csv, html;
-  WriteComparison(comparison, "table", table);
+  WriteComparison(comparison, TableFormat::kText, table);
   EXPECT_THAT(table.str(), HasSubstr("data cannot bound it"));
   EXPECT_THAT(table.str(), ::testing::Not(HasSubstr("30412925")));
-  WriteComparison(comparison, "json", json);
+  WriteComparison(comparison, TableFormat::kJson, json);
   const nlohmann::json parsed = nlohmann::json::parse(json.str());
   EXPECT_TRUE(parsed["trials"][0]["ci_low_pct"].is_null());
   EXPECT_TRUE(parsed["trials"][0]["ci_high_pct"].is_null());
   EXPECT_EQ(parsed["trials"][0]["ci_bounded"], false);
-  WriteComparison(comparison, "csv", csv);
+  WriteComparison(comparison, TableFormat::kCsv, csv);
   EXPECT_THAT(csv.str(), HasSubstr("key0,config,,inconclusive,2.100,,,10.0000,10.2100,"));
   EXPECT_THAT(csv.str(), ::testing::Not(HasSubstr("30412925")));
-  WriteComparison(comparison, "html", html);
+  WriteComparison(comparison, TableFormat::kHtml, html);
   EXPECT_THAT(html.str(), HasSubstr("data cannot bound it"));
   EXPECT_THAT(html.str(), ::testing::Not(HasSubstr("30412925")));
   // A bounded interval is printed with its coverage.
   comparison.trials[0].change.change = {2.1, -1.0, 5.0, 0.9};
   std::ostringstream bounded;
-  WriteComparison(comparison, "table", bounded);
+  WriteComparison(comparison, TableFormat::kText, bounded);
   EXPECT_THAT(bounded.str(), HasSubstr("[-1.0, +5.0] 90%"));
 }
 

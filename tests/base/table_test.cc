@@ -200,5 +200,30 @@ TEST_F(TableTest, FormatsAreParsedByTheirOptionNames) {
   EXPECT_FALSE(ParseTableFormat("md").has_value());
 }
 
+// Every row of the format table, a format added later included, shows a figure's doubt: the
+// note beside the number ("23.90x (busy)") or in a "speedup_note" field of its own.
+TEST_F(TableTest, EveryFormatOfTheTableCarriesANote) {
+  for (const TableFormatInfo& format : kTableFormats) {
+    EXPECT_TRUE(ParseTableFormat(format.name) == format.value) << format.name;
+    const std::string printed = Printed(Sample(), format.print);
+    EXPECT_NE(printed.find("busy"), std::string::npos) << format.name << ":\n" << printed;
+    const bool beside = printed.find("(busy)") != std::string::npos;
+    const bool field = printed.find("speedup_note") != std::string::npos;
+    EXPECT_TRUE(beside || field) << format.name << ":\n" << printed;
+  }
+}
+
+TEST_F(TableTest, PrintAsWritesAFormatItsOwnWayElseByTheTablesPrinter) {
+  const std::vector<OwnFormat> own = {
+      {TableFormat::kJson, [](std::ostream& out) { out << "{\"own\": true}\n"; }}};
+  std::ostringstream json, csv;
+  PrintAs(TableFormat::kJson, own, Sample, json);
+  PrintAs(TableFormat::kCsv, own, Sample, csv);
+  EXPECT_EQ(json.str(), "{\"own\": true}\n");
+  EXPECT_EQ(csv.str(), Printed(Sample(), [](const Table& t, std::ostream& o) { PrintCsv(t, o); }));
+  std::ostringstream none;
+  EXPECT_THROW(PrintAs(TableFormat::kHtml, own, {}, none), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace ditbench::table_test

@@ -18,7 +18,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include "base/table_printers.h"
 
 #include "cli/query.h"
 #include "experiments/sweep_expand.h"
@@ -100,7 +102,7 @@ class AnswersEndToEndTest : public ::testing::Test {
   nlohmann::json Query(const std::filesystem::path& db, std::vector<std::string> columns = {}) {
     QueryOptions options;
     options.db = db;
-    options.format = "json";
+    options.format = TableFormat::kJson;
     options.columns = std::move(columns);
     std::ostringstream out, err;
     EXPECT_EQ(RunQuery(options, out, err), 0) << err.str();

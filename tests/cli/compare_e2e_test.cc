@@ -10,7 +10,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include "base/table_printers.h"
 
 #include "cli/command.h"
 #include "cli/compare.h"
@@ -57,7 +59,7 @@ class CompareEndToEndTest : public ::testing::Test {
     options.db = dir_ / "results.db";
     options.a = a;
     options.b = b;
-    options.format = "json";
+    options.format = TableFormat::kJson;
     options.fail_on_regression_pct = fail_pct;
     std::ostringstream out, err;
     EXPECT_EQ(RunCompare(options, out, err), expected_exit) << err.str();
@@ -135,7 +137,7 @@ class PoisonedFloorTest : public ::testing::Test {
     options.db = dir_ / "cd.db";
     options.a = a;
     options.b = b;
-    options.format = format;
+    options.format = *ParseTableFormat(format);
     options.fail_on_regression_pct = fail_pct;
     out_.str("");
     err_.str("");

@@ -9,7 +9,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include "base/table_printers.h"
 
 #include "cli/compare.h"
 #include "cli/query.h"
@@ -53,7 +55,7 @@ class EnergyEndToEndTest : public ::testing::Test {
     QueryOptions options;
     options.db = dir_ / "results.db";
     options.columns = std::move(columns);
-    options.format = "json";
+    options.format = TableFormat::kJson;
     std::ostringstream out, err;
     EXPECT_EQ(RunQuery(options, out, err), 0) << err.str();
     return nlohmann::json::parse(out.str());
@@ -146,7 +148,7 @@ TEST_F(EnergyEndToEndTest, CompareShowsEachSidesEnergyPerImageAndTheirRatio) {
   options.db = dir_ / "results.db";
   options.a = "1";
   options.b = "2";
-  options.format = "json";
+  options.format = TableFormat::kJson;
   std::ostringstream out, err;
   ASSERT_EQ(RunCompare(options, out, err), 0) << err.str();
   const nlohmann::json json = nlohmann::json::parse(out.str());
@@ -155,7 +157,7 @@ TEST_F(EnergyEndToEndTest, CompareShowsEachSidesEnergyPerImageAndTheirRatio) {
   EXPECT_DOUBLE_EQ(json["trials"][0]["b_joules_per_image"].get<double>(), 0.15);
   EXPECT_DOUBLE_EQ(json["trials"][0]["energy_ratio"].get<double>(), 0.75);
 
-  options.format = "table";
+  options.format = TableFormat::kText;
   std::ostringstream table;
   ASSERT_EQ(RunCompare(options, table, err), 0) << err.str();
   EXPECT_THAT(table.str(), HasSubstr("Energy per image:"));

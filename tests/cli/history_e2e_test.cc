@@ -14,7 +14,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include "base/table_printers.h"
 
 #include "base/exit_codes.h"
 #include "cli/campaigns.h"
@@ -76,7 +78,7 @@ class HistoryEndToEndTest : public ::testing::Test {
                          std::optional<double> fail_pct = std::nullopt, std::size_t last = 0) {
     HistoryCommandOptions options;
     options.db = db;
-    options.format = "json";
+    options.format = TableFormat::kJson;
     options.fail_on_change_pct = fail_pct;
     options.last = last;
     std::ostringstream out;
@@ -136,7 +138,7 @@ TEST_F(HistoryEndToEndTest, MarkdownIsAPipeTableOfFirstLatestAndLevelChange) {
   for (int night = 1; night <= 3; ++night) RunNight(db, night, 1.0);
   HistoryCommandOptions options;
   options.db = db;
-  options.format = "markdown";
+  options.format = TableFormat::kMarkdown;
   std::ostringstream out;
   ASSERT_EQ(RunHistory(options, out, err_), kExitOk) << err_.str();
   std::istringstream lines(out.str());
@@ -173,7 +175,7 @@ TEST_F(HistoryEndToEndTest, AnExcludedCampaignLeavesHistoryAndTheLearnedNoiseFlo
     options.db = db;
     options.a = "1";
     options.b = "2";
-    options.format = "json";
+    options.format = TableFormat::kJson;
     std::ostringstream out, err;
     EXPECT_EQ(RunCompare(options, out, err), kExitOk) << err.str();
     return nlohmann::json::parse(out.str())["noise_floor"]["cpu"]["source"].get<std::string>();

@@ -18,7 +18,9 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
 #include <sqlite3.h>
+#include "base/table_printers.h"
 
 #include "base/exit_codes.h"
 #include "cli/compare.h"
@@ -89,7 +91,7 @@ class HostileDatabaseTest : public ::testing::Test {
   int Query(const std::string& format) {
     QueryOptions options;
     options.db = db_;
-    options.format = format;
+    options.format = *ParseTableFormat(format);
     std::ofstream out(out_);
     std::ostringstream err;
     const int code = RunQuery(options, out, err);
@@ -99,7 +101,7 @@ class HostileDatabaseTest : public ::testing::Test {
   int History() {
     HistoryCommandOptions options;
     options.db = db_;
-    options.format = "markdown";
+    options.format = TableFormat::kMarkdown;
     options.output = out_;
     std::ostringstream out, err;
     const int code = RunHistory(options, out, err);
@@ -111,7 +113,7 @@ class HostileDatabaseTest : public ::testing::Test {
     options.db = db_;
     options.a = "1";
     options.b = "2";
-    options.format = "markdown";
+    options.format = TableFormat::kMarkdown;
     options.output = out_;
     std::ostringstream out, err;
     const int code = RunCompare(options, out, err);

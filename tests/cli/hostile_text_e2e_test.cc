@@ -13,7 +13,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include "base/table_printers.h"
 
 #include "base/exit_codes.h"
 #include "cli/campaigns.h"
@@ -75,7 +77,7 @@ class HostileTextEndToEndTest : public ::testing::Test {
   std::string History(const std::string& format) {
     HistoryCommandOptions options;
     options.db = db_;
-    options.format = format;
+    options.format = *ParseTableFormat(format);
     std::ostringstream out, err;
     EXPECT_EQ(RunHistory(options, out, err), kExitOk) << err.str();
     return out.str() + err.str();
@@ -112,7 +114,7 @@ TEST_F(HostileTextEndToEndTest, CompareTableAndJsonSurviveHostileText) {
   RunCompare(options, table, err);
   EXPECT_THAT(table.str() + err.str(), Not(HasSubstr("\x1b")));
   EXPECT_THAT(table.str(), HasSubstr("rev\\x1b]0;owned"));
-  options.format = "json";
+  options.format = TableFormat::kJson;
   std::ostringstream json;
   RunCompare(options, json, err);
   EXPECT_NO_THROW(nlohmann::json::parse(json.str())) << err.str();

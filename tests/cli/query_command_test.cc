@@ -8,8 +8,10 @@
 #include <CLI/CLI.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include "base/table_printers.h"
 
 #include "cli/command.h"
 #include "storage/results_db.h"
@@ -59,7 +61,7 @@ class QueryCommandTest : public ::testing::Test {
 
   // The rows of a JSON query.
   nlohmann::json RunJson(QueryOptions options) {
-    options.format = "json";
+    options.format = TableFormat::kJson;
     EXPECT_EQ(Run(options), kExitOk) << err_.str();
     return nlohmann::json::parse(out_.str());
   }
@@ -151,7 +153,7 @@ TEST_F(QueryCommandTest, PsnrAndSsimHaveTheMetricTablesFormat) {
             "         2  35.0  1.0000\n"
             "         4  31.3  0.9993\n"
             "(2 rows)\n");
-  options.format = "markdown";
+  options.format = TableFormat::kMarkdown;
   ASSERT_EQ(Run(options), kExitOk) << err_.str();
   EXPECT_THAT(out_.str(), HasSubstr("| 2 | 35.0 | 1.0000 |"));
 }
@@ -422,7 +424,7 @@ TEST_F(QueryCommandTest, JsonPreservesNumericTypesAndNulls) {
 
 TEST_F(QueryCommandTest, MarkdownIsAPipeTableOfTheCompactColumns) {
   QueryOptions options = Options();
-  options.format = "markdown";
+  options.format = TableFormat::kMarkdown;
   options.status = "failed";
   ASSERT_EQ(Run(options), kExitOk) << err_.str();
   const std::string text = out_.str();
@@ -442,7 +444,7 @@ TEST_F(QueryCommandTest, MarkdownIsAPipeTableOfTheCompactColumns) {
 
 TEST_F(QueryCommandTest, CsvQuotesFieldsPerRfc4180) {
   QueryOptions options = Options();
-  options.format = "csv";
+  options.format = TableFormat::kCsv;
   options.status = "failed";
   options.columns = {"status", "world_size", "latency_ms", "error"};
   ASSERT_EQ(Run(options), kExitOk) << err_.str();
@@ -454,7 +456,7 @@ TEST_F(QueryCommandTest, CsvQuotesFieldsPerRfc4180) {
 TEST_F(QueryCommandTest, SqlRunsReadOnlyStatements) {
   QueryOptions options = Options();
   options.sql = "SELECT precision, count(*) AS n FROM results GROUP BY precision ORDER BY 1";
-  options.format = "csv";
+  options.format = TableFormat::kCsv;
   ASSERT_EQ(Run(options), kExitOk) << err_.str();
   EXPECT_EQ(out_.str(), "precision,n\r\nbf16,5\r\nfp16,1\r\n");
 }
@@ -466,7 +468,7 @@ TEST_F(QueryCommandTest, CampaignAndTrialTimesReadAsIso8601Utc) {
   }
   QueryOptions options = Options();
   options.sql = "SELECT id, started_at, finished_at FROM campaigns ORDER BY id";
-  options.format = "csv";
+  options.format = TableFormat::kCsv;
   ASSERT_EQ(Run(options), kExitOk) << err_.str();
   const std::regex expected(R"(id,started_at,finished_at\r\n)"
                             R"(1,(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z),)"
@@ -532,14 +534,14 @@ TEST_F(QueryCommandTest, TrialsMeasuredOnABusyMachineAreWarnedAboutOnStderr) {
     db->writer().RecordTrial(sp, busy);
   }
   QueryOptions options = Options();
-  options.format = "csv";
+  options.format = TableFormat::kCsv;
   EXPECT_EQ(Run(options), kExitOk);
   EXPECT_THAT(err_.str(), StartsWith("ditbench query: warning: 1 of 6 trial(s) were measured "
                                      "while other work ran on the machine (column busy), e.g. "));
   EXPECT_THAT(err_.str(), HasSubstr("load 3.00 on 2 cores; others used 1.00 cores"));
   EXPECT_THAT(out_.str(), Not(HasSubstr("warning")));  // the CSV stays clean
   options.where = {"busy=1"};
-  options.format = "json";
+  options.format = TableFormat::kJson;
   EXPECT_EQ(RunJson(options).size(), 1u);
   options.where = {"world_size>1"};  // the filters apply to the warning too
   EXPECT_EQ(Run(options), kExitOk);
@@ -623,7 +625,7 @@ TEST_F(QueryCommandTest, SqlRowsAreStreamedAsTheyCome) {
   for (const char* format : {"csv", "json"}) {
     QueryOptions options = Options();
     options.sql = std::string(kEndless) + "SELECT x FROM c";
-    options.format = format;
+    options.format = *ParseTableFormat(format);
     options.timeout_s = 0.2;
     CountingSink counted;
     std::ostream out(&counted);
@@ -649,7 +651,7 @@ TEST_F(QueryCommandTest, AnOutputThatCannotBeWrittenFailsWithItsCause) {
   for (const char* format : {"table", "csv", "json"}) {
     for (const bool sql : {false, true}) {
       QueryOptions options = Options();
-      options.format = format;
+      options.format = *ParseTableFormat(format);
       if (sql) options.sql = "SELECT * FROM results";
       FullDisk full;
       std::ostream out(&full);
@@ -738,6 +740,49 @@ TEST_F(ReportCommandTest, AnOutputThatCannotBeWrittenFailsWithItsCause) {
               HasSubstr("cannot write '/dev/full': No space left on device"));
   EXPECT_EQ(std::filesystem::status(std::filesystem::path("/dev/full")).type(),
             std::filesystem::file_type::character);  // written in place, never replaced
+}
+
+// Issue 51: p90 and p99 were printed for trials too small to bound them while p95 was
+// withheld. Every percentile column follows one rule (PercentileBounded): 40 samples show p90,
+// and withhold p95 and p99 with the reason, in every format; a trial of 400 shows all three.
+TEST_F(QueryCommandTest, APercentileItsSamplesCannotBoundIsWithheldWithTheReason) {
+  {
+    auto db = ResultsDb::Open(DbPath());
+    std::int64_t tails = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("tails"), false);
+    for (int n : {40, 400}) {
+      TrialRecord trial = test::MakeTrial(test::MakeConfig(n == 40 ? 1 : 2), TrialStatus::kOk, 10);
+      trial.metrics->iterations = n;
+      trial.metrics->extra["p95_ms"] = 10.5;
+      db->writer().RecordTrial(tails, trial);
+    }
+  }
+  QueryOptions options = Options();
+  options.sweep = "tails";
+  options.columns = {"world_size", "p90_ms", "p95_ms", "p99_ms"};
+  options.sort = "world_size";
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), Not(HasSubstr("iterations")));
+  EXPECT_THAT(out_.str(),
+              HasSubstr("11.00  (withheld: 40 samples, a 95% interval of p95 needs 72)"));
+  EXPECT_THAT(out_.str(), HasSubstr("(withheld: 40 samples, a 95% interval of p99 needs 368)"));
+  EXPECT_THAT(out_.str(), HasSubstr("(2 rows)"));
+  options.format = TableFormat::kCsv;
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), StartsWith("world_size,p90_ms,p90_ms_note,p95_ms,p95_ms_note,p99_ms,"
+                                     "p99_ms_note\r\n1,11,,,\"withheld: 40 samples, a 95% "
+                                     "interval of p95 needs 72\",,\"withheld: 40 samples, a 95% "
+                                     "interval of p99 needs 368\"\r\n2,11,,10.5,,11,\r\n"));
+  options.format = TableFormat::kMarkdown;
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("| 1 | 11.00 | (withheld: 40 samples, a 95% interval of p95 "
+                                    "needs 72) |"));
+  const nlohmann::json rows = RunJson(options);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0]["p99_ms"].is_null());
+  EXPECT_EQ(rows[0]["p99_ms_note"], "withheld: 40 samples, a 95% interval of p99 needs 368");
+  EXPECT_EQ(rows[1]["p99_ms"], 11.0);
+  EXPECT_EQ(rows[1]["p95_ms"], 10.5);
+  EXPECT_TRUE(rows[1]["p99_ms_note"].is_null());
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include <gtest/gtest.h>
+
 #include <sqlite3.h>
+#include "base/table_printers.h"
 
 #include "cli/query.h"
 #include "launch/local_launcher.h"
@@ -63,7 +65,7 @@ class CommandWorkloadTest : public ::testing::Test {
     q.db = dir_ / "results.db";
     q.where = std::move(where);
     q.columns = std::move(columns);
-    q.format = "csv";
+    q.format = TableFormat::kCsv;
     std::stringstream out, err;
     EXPECT_EQ(RunQuery(q, out, err), 0) << err.str();
     return out.str();

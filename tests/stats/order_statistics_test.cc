@@ -131,5 +131,21 @@ TEST(OrderStatisticsTest, TailQuantileOfFewSamplesIsUnboundedAbove) {
   EXPECT_DOUBLE_EQ(p99.low, 48);
 }
 
+// The one rule of every percentile shown (query, compare, the report): shown exactly when its
+// 95% interval exists. 40 samples bound p90 (36 needed) but neither p95 (72) nor p99 (368).
+TEST(PercentileBoundedTest, ShownExactlyWhenTheOrderStatisticIntervalExists) {
+  for (double p : {0.5, 0.9, 0.95, 0.99})
+    for (std::size_t n = 1; n <= 400; ++n)
+      EXPECT_EQ(PercentileBounded(n, p), QuantileOrderStatistics(n, p).has_value())
+          << p << " " << n;
+  EXPECT_TRUE(PercentileBounded(40, 0.90));
+  EXPECT_FALSE(PercentileBounded(40, 0.95));
+  EXPECT_FALSE(PercentileBounded(40, 0.99));
+  EXPECT_FALSE(PercentileBounded(5, 0.90));
+  EXPECT_EQ(PercentileWithheldWhy(40, 0.99),
+            "withheld: 40 samples, a 95% interval of p99 needs 368");
+  EXPECT_EQ(PercentileWithheldWhy(5, 0.90), "withheld: 5 samples, a 95% interval of p90 needs 36");
+}
+
 }  // namespace
 }  // namespace ditbench::order_statistics_test

@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/table_printers.h"
+
 #include "cli/query.h"
 #include "report/html_report.h"
 #include "storage/results_db.h"
@@ -63,7 +65,7 @@ TEST(ReadOnlyMediaTest, QueryAndReportReadADatabaseOnAReadOnlyMount) {
     }
     QueryOptions query;
     query.db = db;
-    query.format = "csv";
+    query.format = TableFormat::kCsv;
     query.columns = {"ulysses", "latency_ms"};
     std::ostringstream rows, err;
     if (RunQuery(query, rows, err) != 0) {
