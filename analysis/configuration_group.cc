@@ -88,9 +88,9 @@ std::string Plain(const nlohmann::json& value) {
 // (IdentityJson leaves its path out); "" for a timed trial ("none").
 std::string LoadText(const nlohmann::json& serve) {
   if (!serve.is_object()) return "";
-  const nlohmann::json identity = IdentityJson({{"serve", serve}});
+  const nlohmann::json identity = IdentityJson({{"serve", serve}}).value("serve", serve);
   std::string text;
-  for (const auto& [key, value] : identity.value("serve", serve).items())
+  for (const auto& [key, value] : identity.items())
     text += fmt::format("{}{}={}", text.empty() ? "" : " ", key, Plain(value));
   return text;
 }

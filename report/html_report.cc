@@ -330,8 +330,8 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
     if (const std::optional<Speedup> found = SpeedupOf(baselines, row)) {
       speedup = fmt::format("{:.2f}x", found->value);
       efficiency = fmt::format("{:.0f}%", 100 * found->efficiency);
-      speedup_title = fmt::format("against {}: {} ({:.2f} ms)", found->ReferenceText(),
-                                  found->baseline_key, found->baseline_ms);
+      speedup_title = fmt::format("against {} ({:.2f} ms; {})", found->baseline_key,
+                                  found->baseline_ms, found->ReferenceText());
       // A reference without the row's approximating settings is named under the number.
       if (!found->settings_apart.empty())
         speedup += fmt::format("<span class=\"reference\">vs {}</span>",

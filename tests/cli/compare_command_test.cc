@@ -267,6 +267,7 @@ TEST_F(CompareCommandTest, EveryFormatNamesTheKnobsAndStepsThatTellTrialsApart) 
       std::ifstream in(options.output);
       text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
+    if (std::string(format) == "markdown") std::erase(text, '\\');  // "vae\_parallel"
     EXPECT_THAT(text, HasSubstr("steps=20 ulysses=2 vae_parallel=2")) << format;
     EXPECT_THAT(text, HasSubstr("steps=20 ulysses=2 attention=math")) << format;
     EXPECT_THAT(text, HasSubstr("steps=8 ulysses=2")) << format;

@@ -327,7 +327,7 @@ TEST(AdviseCommandTest, EveryFormatAndTheRecommendationNameTheKnobs) {
   const std::string table = advise("table");
   EXPECT_THAT(table, HasSubstr("ulysses=2 vae_parallel=2"));
   EXPECT_THAT(table, HasSubstr("recommendation: " + leader + " ("));
-  EXPECT_THAT(advise("markdown"), HasSubstr("| ulysses=2 vae_parallel=2 |"));
+  EXPECT_THAT(advise("markdown"), HasSubstr("| ulysses=2 vae\\_parallel=2 |"));  // escaped
 }
 
 }  // namespace
