@@ -188,8 +188,13 @@ std::optional<Thresholds> LearnedThresholds(const std::vector<ResultRow>& rows, 
 // The defaults above for a device kind.
 Thresholds DefaultThresholds(bool gpu);
 
-// "pixart-alpha{depth:8} 1024px bf16 denoise ulysses=2 cfg=2" (degrees of 1 left out;
-// "1 rank" when all are 1).
+// How every output that lists trials of several groups names one (compare, history, the
+// report's warnings and stage table): the model, shape, precision, scope, batch (above 1) and
+// steps, then its ConfigurationLabel (analysis/configuration_group.h: the degrees, custom axes
+// and every setting away from its default), "pixart-alpha{depth:8} 1024px bf16 denoise
+// steps=20 ulysses=2 cfg=2 vae_parallel=2", a served trial's load last ("(served at
+// arrivals=poisson rate=2 ...)"). Two trials of one campaign with the same label differ at most
+// in seed or the command run.
 std::string TrialLabel(const ResultRow& row);
 
 // The model with its dimension overrides: "pixart-alpha-tiny{depth:8}", or "pixart-alpha".
@@ -230,5 +235,7 @@ std::string NoiseFloorHeadline(const Comparison& comparison);
 
 // A command's custom axes (ResultRow::axes) as "name=value name=value" ("" when none).
 std::string AxesLabel(const ResultRow& row);
+// The same for custom axes as a JSON object (a trial's computation "custom").
+std::string AxesLabel(const nlohmann::json& axes);
 
 }  // namespace ditbench

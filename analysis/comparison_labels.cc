@@ -1,6 +1,6 @@
 // The labels and commands compare's outputs name a trial or a campaign by
-// (analysis/comparison.h): a trial's model, shape and degrees, and the command that runs it
-// again.
+// (analysis/comparison.h): a trial's model, shape and configuration, and the command that runs
+// it again.
 #include <algorithm>
 #include <cctype>
 #include <string_view>
@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/comparison.h"
+#include "analysis/configuration_group.h"
 #include "analysis/row_metrics.h"
 #include "base/untrusted_input.h"
 
@@ -36,7 +37,10 @@ std::string DegreesLabel(const ResultRow& row) {
 
 std::string AxesLabel(const ResultRow& row) {
   if (row.axes.empty() || row.axes == "{}") return "";
-  const nlohmann::json axes = ParseStoredJson(row.axes);
+  return AxesLabel(ParseStoredJson(row.axes));
+}
+
+std::string AxesLabel(const nlohmann::json& axes) {
   if (!axes.is_object()) return "";
   std::string label;
   for (const auto& [name, value] : axes.items())
@@ -83,7 +87,12 @@ std::string TrialLabel(const ResultRow& row) {
   std::string label = fmt::format("{} {} {} {}", ModelIdentity(row), row.resolution_label(),
                                   row.precision, row.scope);
   if (row.batch > 1) label += fmt::format(" batch={}", row.batch);
-  return label + " " + DegreesLabel(row);
+  // Steps are shown always: two trials of a sweep over `steps` differ in nothing else.
+  if (row.steps > 0) label += fmt::format(" steps={}", row.steps);
+  label += " " + ConfigurationLabel(row);
+  if (const std::string load = ReportGroupOf(row).load; !load.empty())
+    label += " (served at " + load + ")";
+  return label;
 }
 
 }  // namespace ditbench

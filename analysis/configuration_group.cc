@@ -10,6 +10,7 @@
 
 #include "analysis/comparison.h"
 #include "base/untrusted_input.h"
+#include "experiments/trial_fields.h"
 #include "experiments/trial_identity.h"
 #include "experiments/trial_settings.h"
 #include "experiments/workload.h"
@@ -22,9 +23,8 @@ namespace {
 // (DegreesLabel: the degrees and custom axes); a command's program is the group's workload.
 const std::set<std::string>& NamedElsewhere() {
   static const std::set<std::string> fields = [] {
-    std::set<std::string> named = {"batch",     "command",    "custom", "model",
-                                   "precision", "resolution", "scope",  "seed",
-                                   "steps",     "workload",   "frames"};
+    std::set<std::string> named = {"batch", "command", "custom", "model", "precision", "resolution",
+                                   "scope", "seed",    "serve",  "steps", "workload",  "frames"};
     for (const DegreeInfo& d : kDegreeTable) named.emplace(d.name);
     return named;
   }();
@@ -32,14 +32,11 @@ const std::set<std::string>& NamedElsewhere() {
 }
 
 // Fields that only say how the work is split over ranks: a 1-rank baseline has its own.
-const std::set<std::string>& ParallelFields() {
-  static const std::set<std::string> fields = [] {
-    // vae_parallel splits the decode: a 1-rank trial decodes alone.
-    std::set<std::string> parallel = {"pipefusion_patches", "pipefusion_warmup_steps",
-                                      "vae_parallel"};
-    for (const DegreeInfo& d : kDegreeTable) parallel.emplace(d.name);
-    return parallel;
-  }();
+const std::vector<std::string>& ParallelFields() {
+  // The degrees and how their work is split (PipeFusion's patches, the split decode): a 1-rank
+  // trial has its own (experiments/trial_fields.h).
+  static const std::vector<std::string> fields =
+      FieldsWithRole({FieldRole::kDegree, FieldRole::kSplitsWork});
   return fields;
 }
 
@@ -85,6 +82,17 @@ std::string Plain(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
+// A served trial's `serve` identity as "key=value" words in key order, a trace by its digest
+// (IdentityJson leaves its path out); "" for a timed trial ("none").
+std::string LoadText(const nlohmann::json& serve) {
+  if (!serve.is_object()) return "";
+  const nlohmann::json identity = IdentityJson({{"serve", serve}}).value("serve", serve);
+  std::string text;
+  for (const auto& [key, value] : identity.items())
+    text += fmt::format("{}{}={}", text.empty() ? "" : " ", key, Plain(value));
+  return text;
+}
+
 ReportGroup GroupOf(const nlohmann::json& computation, bool profile_blocks) {
   ReportGroup group;
   const nlohmann::json model = Field(computation, "model");
@@ -114,6 +122,7 @@ ReportGroup GroupOf(const nlohmann::json& computation, bool profile_blocks) {
   group.steps = Field(computation, "steps").get<std::int64_t>();
   group.profile_blocks = profile_blocks;
   group.workload = ParseWorkload(Plain(Field(computation, "workload"))).value_or(Workload::kDit);
+  group.load = LoadText(Field(computation, "serve"));
   return group;
 }
 
@@ -140,7 +149,8 @@ std::string ReportGroup::Label() const {
                      TraitsOf(workload).builtin_model ? std::string()
                                                       : std::string(WorkloadName(workload)) + " · ",
                      model, ResolutionLabel(), precision, scope, batch, steps,
-                     profile_blocks ? " · blocks profiled" : "");
+                     profile_blocks ? " · blocks profiled" : "") +
+         (load.empty() ? "" : " · served at " + load);
 }
 
 std::string ReportGroup::Text() const {
@@ -149,6 +159,7 @@ std::string ReportGroup::Text() const {
   // Written only where they differ from an image's, so that an image group's text is unchanged.
   if (height != resolution) text += fmt::format("|height={}", height);
   if (frames > 0) text += fmt::format("|frames={}", frames);
+  if (!load.empty()) text += "|serve=" + load;
   return text;
 }
 
@@ -243,6 +254,16 @@ std::string ConfigurationLabel(const ResultRow& row) {
   return DegreesLabel(row) + (settings.empty() ? "" : " " + settings);
 }
 
+std::string ConfigurationLabel(const TrialConfig& config) {
+  const nlohmann::json computation = ComputationJson(config);
+  const std::string degrees = DegreesAboveOne(config);
+  std::string label = degrees.empty() ? "1 rank" : degrees;
+  if (const auto custom = computation.find("custom"); custom != computation.end())
+    if (const std::string axes = AxesLabel(*custom); !axes.empty()) label += " " + axes;
+  const std::string settings = LabelOfSettings(computation, {});
+  return label + (settings.empty() ? "" : " " + settings);
+}
+
 bool HasStepCache(const ResultRow& row) {
   const nlohmann::json computation = RowComputation(row);
   const auto cache = computation.find("cache");
@@ -258,10 +279,18 @@ int VaeParallelOf(const ResultRow& row) {
 
 namespace {
 
-// SerialKey without the step cache.
-std::string UncachedKey(const ResultRow& row) {
+// Settings that approximate the computation or skip work: the reference trial has them at
+// their defaults (their roles in experiments/trial_fields.h, which ReferenceConfig reads too).
+const std::vector<std::string>& ApproximatingFields() {
+  static const std::vector<std::string> fields =
+      FieldsWithRole({FieldRole::kApproximates, FieldRole::kSkipsWork});
+  return fields;
+}
+
+// SerialKey with the approximating settings at their defaults: the exact computation's.
+std::string ReferenceKey(const ResultRow& row) {
   nlohmann::json identity = WithoutSeed(row, /*drop_parallel=*/true);
-  identity.erase("cache");
+  for (const std::string& field : ApproximatingFields()) identity.erase(field);
   return fmt::format("{}|{}", row.profile_blocks, identity.dump());
 }
 
@@ -270,17 +299,24 @@ std::string UncachedKey(const ResultRow& row) {
 OneRankBaselines::OneRankBaselines(const std::vector<ResultRow>& group) {
   for (const ResultRow& candidate : group) {
     if (candidate.world_size != 1 || !candidate.measured()) continue;
-    candidates_[SerialKey(candidate)].push_back(&candidate);
-    if (!HasStepCache(candidate)) uncached_[UncachedKey(candidate)].push_back(&candidate);
+    const std::string same = SerialKey(candidate);
+    same_[same].push_back(&candidate);
+    if (ReferenceKey(candidate) == same) exact_[same].push_back(&candidate);
   }
 }
 
 const ResultRow* OneRankBaselines::For(const ResultRow& row) const {
-  return Pick(candidates_, SerialKey(row), row);
+  if (const ResultRow* exact = Pick(exact_, ReferenceKey(row), row)) return exact;
+  return Pick(same_, SerialKey(row), row);
 }
 
-const ResultRow* OneRankBaselines::UncachedFor(const ResultRow& row) const {
-  return HasStepCache(row) ? Pick(uncached_, UncachedKey(row), row) : nullptr;
+std::vector<std::string> SettingsApartFrom(const ResultRow& row, const ResultRow& baseline) {
+  const nlohmann::json mine = RowIdentity(row), theirs = RowIdentity(baseline);
+  std::vector<std::string> apart;
+  for (const std::string& field : ApproximatingFields())
+    if (mine.value(field, nlohmann::json()) != theirs.value(field, nlohmann::json()))
+      apart.push_back(field);
+  return apart;
 }
 
 const ResultRow* OneRankBaselines::Pick(

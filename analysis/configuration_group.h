@@ -5,8 +5,10 @@
 // Three levels:
 //  * the report group (ReportGroupOf): trials ranked against each other in one table. Same
 //    model identity (overrides and weights included), resolution, precision, scope, batch,
-//    steps, profile_blocks (timing every block slows a trial down) and workload. Never across
-//    precisions or scopes, nor between the built-in worker and a command.
+//    steps, profile_blocks (timing every block slows a trial down), workload and offered load
+//    (`serve`). Never across precisions or scopes, nor between the built-in worker and a
+//    command, nor between a served trial and a timed one or served trials at other loads (a
+//    served trial's latency is a request's under that load, not one image's).
 //  * the configuration (ConfigurationOf): every field of the trial's computation
 //    (experiments/trial_identity.h: ComputationJson) but the seed, within one campaign, device
 //    and profile_blocks. Trials of one configuration are replicates: the table shows them as
@@ -42,6 +44,10 @@ struct ReportGroup {
   // The image's height (equal to `resolution`, its width, for a square) and a video's frames
   // (0: an image). Last, so that image groups keep their order.
   std::int64_t height = 0, frames = 0;
+  // A served trial's offered load, "arrivals=poisson rate=2 requests=24 slo_scale=2" (its
+  // `serve` identity: a trace by its digest); "" for a timed trial. Last, so that timed groups
+  // keep their order and come first.
+  std::string load;
 
   auto operator<=>(const ReportGroup&) const = default;
   // "1024 px", "1280x720 px", "832x480 px · 81 frames".
@@ -49,7 +55,8 @@ struct ReportGroup {
   // Every field, as one line (a map key for callers that group by text).
   std::string Text() const;
   // How every output names the group to a user: "flux-dev-tiny · 384x256 px · fp32 · denoise ·
-  // batch 1 · 4 steps" (the report's headings, advise's and plan's group lines).
+  // batch 1 · 4 steps" (the report's headings, advise's and plan's group lines), a served
+  // group's load after it ("· served at arrivals=poisson rate=2 ...").
   std::string Label() const;
 };
 
@@ -82,35 +89,46 @@ std::string SettingsLabel(const TrialConfig& config, const std::set<std::string>
 // group and campaign have different labels unless they differ only in the command run.
 std::string ConfigurationLabel(const ResultRow& row);
 
-// The ok 1-rank trial a row is compared with: one of `group` with world size 1 whose
-// computation equals the row's but for the seed, the parallel degrees and the PipeFusion
-// settings (so custom axes and vae_tile must match), with the same profile_blocks; from the
-// row's campaign when it has one, else from the newest campaign that has one. Among several
-// in one campaign, the first in `group`. The table, every chart and the warnings of a group
-// build one from the same rows, so they agree.
+// The same label for a trial not yet run or as a sweep plans it ("ulysses=2 vae_parallel=2"):
+// what `advise` and `plan` name a layout by, equal to ConfigurationLabel of its result row.
+std::string ConfigurationLabel(const TrialConfig& config);
+
+// The 1-rank trial a row's speedup, efficiency and output-error point are measured against:
+// its *reference*, one ok trial of `group` with world size 1 and the same profile_blocks whose
+// computation equals the row's but for the seed, the fields that split the work over ranks
+// (the degrees, the PipeFusion settings, vae_parallel) and the settings that approximate the
+// computation or skip work (attention, quant, quant_exclude, schedule, cache), all of those at
+// their defaults: the exact computation on one rank, the trial the row's output error is
+// measured against (runner/output_error.h ReferenceConfig). So every row of a group that
+// shares its plain settings (vae_tile, graph, custom axes) has one reference, and a cached or
+// FP8 trial's speedup is what its knobs and its ranks bought together. When the group has no
+// such trial (a sweep that sets `attention: math` everywhere), the reference is the 1-rank
+// trial of the row's own computation. From the row's campaign when it has one, else from the
+// newest campaign that has one; among several in one campaign, the first in `group`. The
+// table, every chart, the summary, `query` and the warnings build one from the same rows, so
+// they agree (docs/report.md, "The ranking table").
 class OneRankBaselines {
  public:
   // Indexes the 1-rank trials of `group` (one parse of each row's computation).
   // REQUIRES: `group` outlives this object and is not changed while it is used.
   explicit OneRankBaselines(const std::vector<ResultRow>& group);
 
-  // `row`'s baseline; nullptr: none.
+  // `row`'s reference; nullptr: none.
   const ResultRow* For(const ResultRow& row) const;
-
-  // The trial `row`'s output quality is measured against, when it is not For(row): a row with
-  // a step cache is compared with the 1-rank trial of its computation without the cache
-  // (runner/output_error.h), so its speed-up over that trial is what the cache and the
-  // parallelism bought together. nullptr for a row without a cache, or none in the group.
-  const ResultRow* UncachedFor(const ResultRow& row) const;
 
  private:
   const ResultRow* Pick(const std::map<std::string, std::vector<const ResultRow*>>& candidates,
                         const std::string& key, const ResultRow& row) const;
-  // What a baseline must share with its row, as text -> the 1-rank trials, in group order.
-  std::map<std::string, std::vector<const ResultRow*>> candidates_;
-  // The same key without `cache` -> the 1-rank trials without one.
-  std::map<std::string, std::vector<const ResultRow*>> uncached_;
+  // The exact computation's key (ReferenceKey) -> the 1-rank trials that are it, in group order.
+  std::map<std::string, std::vector<const ResultRow*>> exact_;
+  // The row's own computation but its parallel fields -> its 1-rank trials (the fallback).
+  std::map<std::string, std::vector<const ResultRow*>> same_;
 };
+
+// The settings of `row` that its reference `baseline` (OneRankBaselines::For) leaves at their
+// defaults, besides those that split work over ranks: ["attention", "cache"]; empty when the
+// baseline computes what the row computes. What the speedup measures besides the ranks.
+std::vector<std::string> SettingsApartFrom(const ResultRow& row, const ResultRow& baseline);
 
 // Whether the row's computation has a step cache (`cache` other than none).
 bool HasStepCache(const ResultRow& row);

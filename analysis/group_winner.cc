@@ -29,13 +29,9 @@ std::optional<GroupWinner> WinnerOf(const std::vector<ResultRow>& ranked) {
     if (const std::optional<Speedup> speedup = SpeedupOf(baselines, row)) {
       winner->speedup = speedup->value;
       winner->efficiency = speedup->efficiency;
+      winner->reference = speedup->ReferenceText();
       winner->trust.Add(speedup->trust);
     }
-    if (HasStepCache(row))
-      if (const std::optional<Speedup> over = SpeedupOverReference(baselines, row)) {
-        winner->uncached_speedup = over->value;
-        winner->uncached_trust = over->trust;
-      }
   }
   if (!winner) {
     winner.emplace();

@@ -21,11 +21,9 @@ struct GroupWinner {
   std::optional<ResultRow> baseline;  // its 1-rank trial
   std::optional<double> speedup;      // baseline latency / its latency
   std::optional<double> efficiency;   // speedup / world size
-  // A winner with a step cache: its speedup over the 1-rank trial without it (the reference of
-  // its output quality; analysis/speedup.h SpeedupOverReference), what the cache and the
-  // parallelism bought together. `speedup` is over the 1-rank trial with the same cache.
-  std::optional<double> uncached_speedup;
-  Trust uncached_trust;  // that speedup's doubts (its baseline busy or borrowed)
+  // How the speedup's reference is named (Speedup::ReferenceText): "1 rank", "1 rank without
+  // cache" for a cached winner, whose speedup is what the cache and its ranks bought together.
+  std::string reference;
   // Its doubts and its speedup's (analysis/trust.h); not plain: the row is no plain answer.
   Trust trust;
   std::size_t ranked = 0;  // measured configurations of its campaign in the group

@@ -43,7 +43,7 @@ struct DeviceFit {
 // The advisor's recommendation for one report group on one device.
 struct GroupRecommendation {
   std::string device;
-  std::string layout, trial_key;  // the leader: "ulysses=2 ring=2" (LayoutText), its key
+  std::string layout, trial_key;  // the leader: "ulysses=2 ring=2" (ConfigurationLabel), its key
   bool measured = false;          // else predicted by the model
   bool busy = false;              // measured, but only on a busy machine
   double latency_ms = 0, low_ms = 0, high_ms = 0;  // measured: all three equal

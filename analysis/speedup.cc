@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "analysis/campaign_roles.h"
 #include "analysis/row_metrics.h"
 #include "analysis/seed_folding.h"
@@ -11,11 +14,25 @@ namespace ditbench {
 
 namespace {
 
-// `skipped_work`: the row skips work its baseline did (a cache over the uncached trial), so a
-// gain beyond its world size is expected, not a doubt.
-std::optional<Speedup> SpeedupOver(const ResultRow* baseline, const ResultRow& row,
-                                   bool skipped_work) {
+// Whether `row` does the work of the reference it is measured against, split over its ranks:
+// no setting apart, or only a step cache that skipped no step (it computed every one).
+bool SameWork(const ResultRow& row, const std::vector<std::string>& apart) {
+  if (apart.empty()) return true;
+  if (apart != std::vector<std::string>{"cache"}) return false;
+  const std::optional<double> skipped = MetricValue(row, "skipped_steps");
+  return skipped && *skipped == 0;
+}
+
+}  // namespace
+
+std::string Speedup::ReferenceText() const {
+  return settings_apart.empty() ? "1 rank"
+                                : fmt::format("1 rank without {}", fmt::join(settings_apart, ", "));
+}
+
+std::optional<Speedup> SpeedupOf(const OneRankBaselines& baselines, const ResultRow& row) {
   if (!row.measured() || *row.latency_ms <= 0) return std::nullopt;
+  const ResultRow* baseline = baselines.For(row);
   if (!baseline) return std::nullopt;
   Speedup speedup;
   speedup.value = *baseline->latency_ms / *row.latency_ms;
@@ -23,26 +40,16 @@ std::optional<Speedup> SpeedupOver(const ResultRow* baseline, const ResultRow& r
   speedup.baseline_campaign = baseline->campaign;
   speedup.baseline_key = baseline->trial_key;
   speedup.baseline_ms = *baseline->latency_ms;
+  speedup.settings_apart = SettingsApartFrom(row, *baseline);
   speedup.trust = MeasurementTrust(row);
   // A 1-rank trial is its own baseline: its doubts are its own, said once.
   const bool itself = baseline->campaign == row.campaign && baseline->trial_key == row.trial_key;
   if (baseline->busy && !itself) speedup.trust.Add(Doubt::kBaselineBusy);
   if (baseline->campaign != row.campaign) speedup.trust.Add(Doubt::kBorrowedBaseline);
-  if (!skipped_work && speedup.value > kSuperlinearSlack * static_cast<double>(row.world_size))
+  if (SameWork(row, speedup.settings_apart) &&
+      speedup.value > kSuperlinearSlack * static_cast<double>(row.world_size))
     speedup.trust.Add(Doubt::kSuperlinear);
   return speedup;
-}
-
-}  // namespace
-
-std::optional<Speedup> SpeedupOf(const OneRankBaselines& baselines, const ResultRow& row) {
-  return SpeedupOver(baselines.For(row), row, /*skipped_work=*/false);
-}
-
-std::optional<Speedup> SpeedupOverReference(const OneRankBaselines& baselines,
-                                            const ResultRow& row) {
-  return HasStepCache(row) ? SpeedupOver(baselines.UncachedFor(row), row, /*skipped_work=*/true)
-                           : SpeedupOf(baselines, row);
 }
 
 std::optional<Speedup> DecodeSpeedupOf(const OneRankBaselines& baselines, const ResultRow& row) {

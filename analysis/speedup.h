@@ -1,7 +1,9 @@
-// A row's speedup and scaling efficiency against its 1-rank baseline, defined once. The
-// report's table, charts, Summary and warnings, `query`'s speedup column and `advise` all ask
-// here, so one row has one speedup everywhere, with the doubts (analysis/trust.h) that come
-// with it.
+// A row's speedup and scaling efficiency against its 1-rank reference trial
+// (OneRankBaselines::For: the exact computation on one rank, the trial its output error is
+// measured against), defined once. The report's table, charts (the Pareto chart included),
+// Summary and warnings, `query`'s speedup column and `advise` all ask here, so one row has one
+// speedup everywhere, with the doubts (analysis/trust.h) that come with it and its reference
+// named (Speedup::ReferenceText).
 #pragma once
 
 #include <cstdint>
@@ -28,21 +30,23 @@ struct Speedup {
   std::int64_t baseline_campaign = 0;
   std::string baseline_key;
   double baseline_ms = 0;
+  // The settings the reference leaves at their defaults besides the ranks (SettingsApartFrom):
+  // {"cache"} for a cached row; empty when the reference computes what the row does.
+  std::vector<std::string> settings_apart;
   // The row's own doubts and the baseline's: busy, busy baseline, borrowed baseline,
-  // superlinear, few launches, below quality.
+  // superlinear, few launches, below quality. Superlinear only where the row does the work
+  // its reference does (no setting apart, or a step cache that skipped no step): a faster
+  // kernel, FP8 or a cache that skipped steps may well beat the world size.
   Trust trust;
+
+  // How outputs name the reference: "1 rank", "1 rank without cache", "1 rank without
+  // attention, quant".
+  std::string ReferenceText() const;
 };
 
 // `row`'s speedup against its baseline in `baselines`; nullopt when the row is not measured or
 // has no baseline.
 std::optional<Speedup> SpeedupOf(const OneRankBaselines& baselines, const ResultRow& row);
-
-// `row`'s speedup over the trial its output quality is measured against: SpeedupOf, but a row
-// with a step cache against the 1-rank trial without it (OneRankBaselines::UncachedFor), so
-// that a quality-against-speed chart puts the cache's gain and its loss on one reference.
-// A cache's gain beyond the world size is expected there, not doubted as superlinear.
-std::optional<Speedup> SpeedupOverReference(const OneRankBaselines& baselines,
-                                            const ResultRow& row);
 
 // `row`'s VAE decode against its 1-rank baseline's (the extra metric decode_ms; scope
 // pipeline): what `vae_parallel` bought, or what a decode every rank repeats costs. The value is

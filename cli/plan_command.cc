@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include "analysis/configuration_group.h"
 #include "base/choices.h"
 #include "base/user_error.h"
 #include "cli/command.h"
@@ -24,7 +25,6 @@
 #include "launch/slurm/slurm_cluster.h"
 #include "machine/host_info.h"
 #include "machine/placement.h"
-#include "plan/advice_output.h"
 #include "plan/budget_order.h"
 #include "plan/cost_model.h"
 #include "plan/fitted_model.h"
@@ -118,7 +118,7 @@ void WarnMissingReferences(const SweepPlan& plan, std::ostream& err) {
     if (!TraitsOf(t.config.workload).builtin_model) continue;
     if (!valid.contains(TrialKey(ReferenceConfig(t.config))))
       missing.push_back(fmt::format("{} ({} {})", t.key, PrecisionName(t.config.precision),
-                                    LayoutText(t.config)));
+                                    ConfigurationLabel(t.config)));
   }
   if (missing.empty()) return;
   const std::size_t shown = std::min<std::size_t>(missing.size(), 5);

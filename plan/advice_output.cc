@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/configuration_group.h"
 #include "base/table_printers.h"
-#include "model_zoo/shapes/parallel_degrees.h"
 
 namespace ditbench {
 namespace {
@@ -18,11 +18,16 @@ std::string Source(const AdvisedTrial& t) {
   return t.busy ? "measured (busy)" : "measured";
 }
 
-// The measured speedup against 1 rank with its doubts as its note: "14.85x (busy, borrowed
-// baseline)" where a person reads it, "speedup_note" in a data format; none when unmeasured.
+// The measured speedup against its 1-rank reference with its doubts as its note: "14.85x
+// (busy, borrowed baseline)" where a person reads it, "speedup_note" in a data format; the
+// reference named first where it is not the trial's own computation ("2.50x (vs 1 rank without
+// cache)"); none when unmeasured.
 Cell SpeedupCell(const AdvisedTrial& t) {
   if (!t.speedup) return Cell();
-  return Cell(*t.speedup, t.speedup_trust);
+  const bool own = t.speedup_reference.empty() || t.speedup_reference == "1 rank";
+  std::string note = own ? "" : "vs " + t.speedup_reference;
+  if (!t.speedup_trust.empty()) note += (note.empty() ? "" : ", ") + t.speedup_trust;
+  return Cell(*t.speedup, note);
 }
 
 std::string Value(const CostPrediction& p, bool measured) {
@@ -33,19 +38,6 @@ std::string Value(const CostPrediction& p, bool measured) {
 nlohmann::json Json(const CostPrediction& p) {
   return {{"value", p.value}, {"low", p.low}, {"high", p.high}};
 }
-
-}  // namespace
-
-std::string LayoutText(const TrialConfig& c) {
-  std::string text;
-  for (const DegreeInfo& d : kDegreeTable)
-    if (c.*d.member > 1) text += fmt::format("{}{}={}", text.empty() ? "" : " ", d.name, c.*d.member);
-  if (c.pipefusion > 1 && c.effective_pipefusion_patches() != c.pipefusion)
-    text += fmt::format(" patches={}", c.effective_pipefusion_patches());
-  return text.empty() ? "1 rank" : text;
-}
-
-namespace {
 
 // A group's ranked trials, leader first, then its excluded ones (their reason in the objective
 // column): what the table shows under the group and Markdown in rows of its own.
@@ -65,14 +57,14 @@ std::vector<std::vector<Cell>> AdviceRows(const GroupAdvice& g) {
   std::vector<std::vector<Cell>> rows;
   for (std::size_t i = 0; i < g.ranked.size(); ++i) {
     const AdvisedTrial& t = g.ranked[i];
-    rows.push_back({i + 1, t.trial->key, LayoutText(t.trial->config),
+    rows.push_back({i + 1, t.trial->key, ConfigurationLabel(t.trial->config),
                     Value(t.objective, t.measured), Source(t),
                     i == 0 ? std::string("leader") : fmt::format("{:.0f}%", t.p_beats_leader * 100),
                     SpeedupCell(t)});
   }
   for (const AdvisedTrial& t : g.excluded) {
     rows.push_back(
-        {"", t.trial->key, LayoutText(t.trial->config),
+        {"", t.trial->key, ConfigurationLabel(t.trial->config),
          "excluded: " + (IsBelowQuality(t.quality) ? t.quality + " (below quality)"
                          : t.quality.starts_with(kQualityUnchecked)
                              ? t.quality
@@ -97,7 +89,7 @@ void WriteAdviceTable(const Advice& advice, std::ostream& out) {
     for (std::vector<Cell>& row : AdviceRows(g)) table.AddRow(std::move(row));
     PrintText(table, out, {.indent = "  "});
     const AdvisedTrial& lead = g.ranked.front();
-    out << fmt::format("  recommendation: {} ({}, {})", LayoutText(lead.trial->config),
+    out << fmt::format("  recommendation: {} ({}, {})", ConfigurationLabel(lead.trial->config),
                        lead.trial->key, Source(lead));
     if (g.regret)
       out << fmt::format("; regret against the best measured trial {:+.1f}%", *g.regret * 100);
@@ -110,7 +102,7 @@ void WriteAdviceTable(const Advice& advice, std::ostream& out) {
       out << "  measure next:";
       for (std::size_t i : g.to_measure)
         out << fmt::format(" {} ({}{})", g.ranked[i].trial->key,
-                           LayoutText(g.ranked[i].trial->config),
+                           ConfigurationLabel(g.ranked[i].trial->config),
                            g.ranked[i].busy ? ", again on a quiet machine" : "");
       out << "\n";
     }
@@ -150,7 +142,7 @@ void WriteAdviceJson(const Advice& advice, const std::string& sweep, const std::
     nlohmann::json ranked = nlohmann::json::array(), excluded = nlohmann::json::array();
     const auto entry = [&](const AdvisedTrial& t) {
       nlohmann::json j = {{"trial_key", t.trial->key},
-                          {"layout", LayoutText(t.trial->config)},
+                          {"layout", ConfigurationLabel(t.trial->config)},
                           {"world_size", t.trial->config.world_size()},
                           {"source", Source(t)},
                           {"latency_ms", Json(t.latency_ms)},
@@ -159,6 +151,7 @@ void WriteAdviceJson(const Advice& advice, const std::string& sweep, const std::
       if (t.output_error) j["output_error"] = *t.output_error;
       if (t.speedup) j["speedup"] = *t.speedup;
       if (!t.speedup_trust.empty()) j["speedup_trust"] = t.speedup_trust;
+      if (t.speedup) j["speedup_reference"] = t.speedup_reference;
       if (!t.quality.empty()) j["quality"] = t.quality;
       return j;
     };

@@ -21,7 +21,4 @@ void WriteAdviceTable(const Advice& advice, std::ostream& out);
 void WriteAdviceJson(const Advice& advice, const std::string& sweep, const std::string& device,
                      std::ostream& out);
 
-// A trial's layout in the words of the table: "ulysses=2 ring=2" ("1 rank" when none).
-std::string LayoutText(const TrialConfig& config);
-
 }  // namespace ditbench

@@ -68,6 +68,7 @@ void AttachSpeedups(Advice& advice, const std::map<TrialId, Speedup>& speedups) 
         if (found == speedups.end()) continue;
         t.speedup = found->second.value;
         t.speedup_trust = found->second.trust.Names();
+        t.speedup_reference = found->second.ReferenceText();
       }
 }
 

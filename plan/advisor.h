@@ -57,7 +57,8 @@ struct AdvisedTrial {
   // (analysis/speedup.h; AttachSpeedups), and that speedup's doubts ("" when none).
   std::optional<double> speedup;
   std::string speedup_trust;
-  std::int64_t campaign = 0;  // measured: the campaign of the measurement
+  std::string speedup_reference;  // Speedup::ReferenceText: "1 rank", "1 rank without cache"
+  std::int64_t campaign = 0;      // measured: the campaign of the measurement
 };
 
 struct GroupAdvice {

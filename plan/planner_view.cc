@@ -12,7 +12,6 @@
 #include "analysis/configuration_group.h"
 #include "experiments/sweep_spec.h"
 #include "model_zoo/shapes/parallel_degrees.h"
-#include "plan/advice_output.h"
 #include "plan/advisor.h"
 #include "plan/cost_model.h"
 #include "plan/fitted_model.h"
@@ -28,7 +27,7 @@ std::string TrialText(const TrialConfig& config, const std::string& key) {
   const ReportGroup group = ReportGroupOf(config);
   return fmt::format("{} · {} px{} · {} · {} ({})", group.model, config.resolution_text(),
                      config.frames > 0 ? fmt::format(" · {} frames", config.frames) : "",
-                     group.precision, LayoutText(config), key);
+                     group.precision, ConfigurationLabel(config), key);
 }
 
 // Why no model was fitted, as the end of "No cost model for 'cpu': ...".
@@ -176,7 +175,7 @@ GroupRecommendation Recommend(const GroupAdvice& g, const std::string& device) {
   const AdvisedTrial& lead = g.ranked.front();
   GroupRecommendation r;
   r.device = device;
-  r.layout = LayoutText(lead.trial->config);
+  r.layout = ConfigurationLabel(lead.trial->config);
   r.trial_key = lead.trial->key;
   r.measured = lead.measured;
   r.busy = lead.busy;
@@ -188,11 +187,11 @@ GroupRecommendation Recommend(const GroupAdvice& g, const std::string& device) {
   r.ranked = g.ranked.size();
   for (const AdvisedTrial& t : g.excluded)
     if (IsBelowQuality(t.quality))
-      r.below_quality.push_back(fmt::format("{} ({}): {}", LayoutText(t.trial->config),
+      r.below_quality.push_back(fmt::format("{} ({}): {}", ConfigurationLabel(t.trial->config),
                                             t.trial->key, MissedGates(t.quality)));
   if (!g.decided)
     for (std::size_t i : g.to_measure)
-      r.to_measure.push_back(fmt::format("{} ({}{})", LayoutText(g.ranked[i].trial->config),
+      r.to_measure.push_back(fmt::format("{} ({}{})", ConfigurationLabel(g.ranked[i].trial->config),
                                          g.ranked[i].trial->key,
                                          g.ranked[i].busy ? ", again on a quiet machine" : ""));
   return r;

@@ -56,12 +56,6 @@ std::string GroupTitle(const GroupKey& key) { return key.Label(); }
 
 std::string ConfigLabel(const Row& row) { return ConfigurationLabel(row); }
 
-// The stage breakdown table names a trial with its group too (it lists every group).
-std::string StageLabel(const Row& row) {
-  const std::string settings = SettingsLabel(row);
-  return TrialLabel(row) + (settings.empty() ? "" : " " + settings);
-}
-
 // Rows of a group's table shown open (best first); the rest are collapsed.
 constexpr std::size_t kShownRows = 50;
 // A nightly sweep's report selects many campaigns: above this many, their table is folded
@@ -336,8 +330,12 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
     if (const std::optional<Speedup> found = SpeedupOf(baselines, row)) {
       speedup = fmt::format("{:.2f}x", found->value);
       efficiency = fmt::format("{:.0f}%", 100 * found->efficiency);
-      speedup_title =
-          fmt::format("against {} ({:.2f} ms)", found->baseline_key, found->baseline_ms);
+      speedup_title = fmt::format("against {} ({:.2f} ms; {})", found->baseline_key,
+                                  found->baseline_ms, found->ReferenceText());
+      // A reference without the row's approximating settings is named under the number.
+      if (!found->settings_apart.empty())
+        speedup += fmt::format("<span class=\"reference\">vs {}</span>",
+                               HtmlEscape(found->ReferenceText()));
       // Its doubts beside the number, not only in the Warnings (analysis/trust.h): one badge
       // each, stacked under the number (report.css: table.trials), so the column stays narrow.
       const Trust doubts = found->trust;
@@ -513,7 +511,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
         StageTrial trial;
         trial.campaign = row->campaign;
         trial.trial_key = row->trial_key;
-        trial.label = StageLabel(*row);
+        trial.label = TrialLabel(*row);  // the stage table lists every group
         trial.configuration = found->first;
         if (auto decode = DecodeSpeedupOf(baselines, *row)) {
           trial.decode_speedup = decode->value;

@@ -103,14 +103,6 @@ std::string Figure(const ResultRow& row, const std::string& title, bool referenc
                      pictures, HtmlEscape(title), HtmlEscape(row.trial_key), numbers);
 }
 
-// The row's speedup (analysis/speedup.h), without its doubts.
-// The speed-up the chart plots: over the trial the row's quality is measured against (a cached
-// row's over the 1-rank trial without its cache), so both axes share one reference.
-std::optional<double> SpeedupValueOf(const OneRankBaselines& baselines, const ResultRow& row) {
-  const std::optional<Speedup> speedup = SpeedupOverReference(baselines, row);
-  return speedup ? std::optional<double>(speedup->value) : std::nullopt;
-}
-
 }  // namespace
 
 std::string Base64(const std::string& bytes) {
@@ -172,13 +164,14 @@ nlohmann::json ParetoChart(const std::string& id, const std::string& title,
   });
   struct Point {
     const ResultRow* row;
-    double speedup, x;
+    Speedup speedup;  // the row's one speedup (analysis/speedup.h), its doubts with it
+    double x;
     bool exact;
   };
   std::vector<Point> points;
   double finite_max = 0, smallest_error = 0;
   for (const ResultRow& row : rows) {
-    const std::optional<double> speedup = SpeedupValueOf(baselines, row);
+    const std::optional<Speedup> speedup = SpeedupOf(baselines, row);
     if (!speedup) continue;
     // The 1-rank trial without a cache is its own reference: exact.
     const bool one_rank = reference(row);
@@ -197,8 +190,6 @@ nlohmann::json ParetoChart(const std::string& id, const std::string& title,
   const bool parallel =
       std::any_of(points.begin(), points.end(), [&](const Point& p) { return !reference(*p.row); });
   if (points.size() < 2 || !parallel) return nullptr;
-  const bool cached = std::any_of(points.begin(), points.end(),
-                                  [](const Point& p) { return HasStepCache(*p.row); });
   // Where an exact output sits: past the best PSNR, or a decade below the smallest error.
   const double exact_at =
       by_psnr ? (finite_max > 0 ? std::ceil(finite_max / 10) * 10 + 10 : 100)
@@ -207,22 +198,26 @@ nlohmann::json ParetoChart(const std::string& id, const std::string& title,
   std::vector<ParetoPoint> scored;
   for (Point& p : points) {
     if (p.exact) p.x = exact_at;
-    scored.push_back({by_psnr ? p.x : -p.x, p.speedup});
+    scored.push_back({by_psnr ? p.x : -p.x, p.speedup.value});
   }
   const std::vector<bool> front = ParetoFront(scored);
   nlohmann::json data = nlohmann::json::array(), line = nlohmann::json::array();
   std::vector<std::pair<double, double>> front_points;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const ResultRow& row = *points[i].row;
+    const Speedup& speedup = points[i].speedup;
     data.push_back({{"x", points[i].x},
-                    {"y", points[i].speedup},
+                    {"y", speedup.value},
+                    {"reference", speedup.ReferenceText()},
                     {"label", ConfigurationLabel(row)},
                     {"color", StrategyColor(StrategyName(row))},
                     {"front", bool(front[i])},
                     {"exact", points[i].exact},
                     {"below", row.below_quality()},
                     {"quality", row.quality}});
-    if (front[i]) front_points.emplace_back(points[i].x, points[i].speedup);
+    // A doubtful point is drawn hollow with its doubts in the tooltip (analysis/trust.h).
+    if (!speedup.trust.plain()) data.back()["doubt"] = speedup.trust.Names();
+    if (front[i]) front_points.emplace_back(points[i].x, speedup.value);
   }
   // Points at the same place are named once, together ("ring=2, ulysses=2").
   for (std::size_t i = 0; i < data.size(); ++i) {
@@ -242,8 +237,7 @@ nlohmann::json ParetoChart(const std::string& id, const std::string& title,
           {"title", title},
           {"x_title", by_psnr ? "PSNR of the decoded image vs 1 rank (dB; right is better)"
                               : "output error (rel. L2 vs 1 rank, log scale; left is better)"},
-          {"y_title", cached ? "speedup vs 1 rank (a cached trial: vs 1 rank without its cache)"
-                             : "speedup vs 1 rank"},
+          {"y_title", "speedup vs the 1-rank reference (the exact computation, no cache)"},
           {"log_x", !by_psnr},
           {"exact_at", exact_at},
           {"points", data},

@@ -44,8 +44,9 @@ std::vector<bool> ParetoFront(const std::vector<ParetoPoint>& points);
 
 // Null when fewer than two configurations, or none but the reference, have both a speedup (a
 // 1-rank baseline) and a quality; the 1-rank trial itself is a point (speedup 1, exact
-// output). A row with a step cache is plotted against the 1-rank trial without it, the trial
-// its quality is measured against (SpeedupOverReference), and is never exact by position.
+// output). Each point's speedup is the row's one speedup (analysis/speedup.h SpeedupOf), over
+// the trial its quality is measured against, with its reference and doubts; a row with a step
+// cache is never exact by position.
 nlohmann::json ParetoChart(const std::string& id, const std::string& title,
                            const std::vector<ResultRow>& rows);
 

@@ -16,11 +16,13 @@ std::string RenderSummary(const std::vector<SummaryGroup>& groups,
   std::string html =
       "<h2 id=\"summary\">Summary: the fastest configuration per group</h2>\n"
       "<p class=\"note\">Per group, the fastest configuration of its newest campaign; speedup, "
-      "efficiency and output error are against the 1-rank trial of the same computation (the "
-      "tables' and charts' baseline). A configuration below quality (it missed its sweep's "
-      "quality gates) is never the winner; a faster one skipped for that is named. A winner "
-      "whose numbers are in doubt (a busy machine, a baseline borrowed from another campaign or "
-      "measured busy, a speedup above the world size, too few launches) is marked "
+      "efficiency and output error are against the 1-rank reference trial: the same "
+      "computation without the settings that approximate it or skip work (the tables' and "
+      "charts' baseline; a cached winner's says \"vs 1 rank without cache\"). A configuration "
+      "below quality (it missed its sweep's quality gates) is never the winner; a faster one "
+      "skipped for that is named. A winner whose numbers are in doubt (a busy machine, a "
+      "baseline borrowed from another campaign or measured busy, a speedup above the world "
+      "size, too few launches) is marked "
       "<span class=\"doubt\">suspect</span> with the reason: measure it again before "
       "acting on it. Campaigns of <code>ditbench bisect</code> and excluded campaigns take no "
       "part.</p>\n"
@@ -62,12 +64,8 @@ std::string RenderSummary(const std::vector<SummaryGroup>& groups,
         w.trust.plain() ? "winner" : "winner suspect", link, HtmlEscape(ConfigurationLabel(row)),
         doubt, skipped, HtmlEscape(CampaignName(campaigns, row.campaign)), *row.latency_ms,
         (w.speedup ? mark(fmt::format("{:.2f}x", *w.speedup)) : "- (no 1-rank trial)") +
-            (w.uncached_speedup
-                 ? fmt::format("<div class=\"note\">{}{} over 1 rank without its cache</div>",
-                               fmt::format("{:.2f}x", *w.uncached_speedup),
-                               w.uncached_trust.plain()
-                                   ? std::string()
-                                   : fmt::format(" ? ({})", HtmlEscape(w.uncached_trust.Names())))
+            (w.speedup && w.reference != "1 rank"
+                 ? fmt::format("<div class=\"note\">vs {}</div>", HtmlEscape(w.reference))
                  : std::string()),
         w.efficiency ? mark(fmt::format("{:.0f}%", 100 * *w.efficiency)) : "-",
         row.peak_mem_mb ? fmt::format("{:.0f}", *row.peak_mem_mb) : "-",

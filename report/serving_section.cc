@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/configuration_group.h"
 #include "base/terminal_text.h"
 #include "report/chart_style.h"
 #include "report/html_text.h"
@@ -57,8 +58,7 @@ std::vector<ServedTrial> ServedTrials(const std::vector<ResultRow>& rows) {
     t.load = fmt::format("{} {}px{} {} {} steps={}: {}", row.model, row.resolution,
                          row.frames > 0 ? fmt::format(" {} frames", row.frames) : "", row.precision,
                          row.scope, row.steps, settings);
-    t.layout = DegreesAboveOne(row);
-    if (t.layout.empty()) t.layout = "1 rank";
+    t.layout = ConfigurationLabel(row);  // the load is the table's, so not in the label
     t.color = StrategyColor(StrategyName(row));
     t.p50_ms = row.latency_ms.value_or(0);
     t.p95_ms = Extra(row, "p95_ms");

@@ -30,7 +30,7 @@ namespace ditbench {
 struct ServedTrial {
   std::string load;    // model, shape and the load's settings but its rate: "pixart-alpha-tiny ..."
   double rate = 0;     // offered requests a second (open loop), else 0
-  std::string layout;  // its parallel degrees: "ulysses=2", "dp=2", "1 rank"
+  std::string layout;  // ConfigurationLabel: "ulysses=2", "dp=2 vae_parallel=2", "1 rank"
   std::string color;   // its strategy's colour (report/chart_style.h)
   double p50_ms = 0;
   std::optional<double> p95_ms;  // unset when its requests could not bound it

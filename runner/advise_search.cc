@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "plan/advice_output.h"
+#include "analysis/configuration_group.h"
 #include "plan/advisor.h"
 #include "plan/cost_model.h"
 #include "plan/fitted_model.h"
@@ -92,14 +92,15 @@ AdviseSearchEnd RunAdviseSearch(const SweepPlan& plan, const TrialSelection& sel
             best_p = p;
             next = *found;
             const AdvisedTrial& lead = g.ranked.front();
-            reason = r == 0
-                ? fmt::format("the leader of {} is only predicted: {:.4g} ms [{:.4g}, {:.4g}]",
-                              g.group, a.latency_ms.value, a.latency_ms.low, a.latency_ms.high)
-                : fmt::format("{:.0f}% likely to beat the leader of {} ({}, {:.4g} ms): "
-                              "predicted {:.4g} ms [{:.4g}, {:.4g}]",
-                              p * 100, g.group, LayoutText(lead.trial->config),
-                              lead.latency_ms.value, a.latency_ms.value, a.latency_ms.low,
-                              a.latency_ms.high);
+            reason = r == 0 ? fmt::format(
+                                  "the leader of {} is only predicted: {:.4g} ms [{:.4g}, {:.4g}]",
+                                  g.group, a.latency_ms.value, a.latency_ms.low, a.latency_ms.high)
+                            : fmt::format(
+                                  "{:.0f}% likely to beat the leader of {} ({}, {:.4g} ms): "
+                                  "predicted {:.4g} ms [{:.4g}, {:.4g}]",
+                                  p * 100, g.group, ConfigurationLabel(lead.trial->config),
+                                  lead.latency_ms.value, a.latency_ms.value, a.latency_ms.low,
+                                  a.latency_ms.high);
           }
           break;  // the group's most informative open trial
         }
@@ -119,7 +120,7 @@ AdviseSearchEnd RunAdviseSearch(const SweepPlan& plan, const TrialSelection& sel
           reason = fmt::format(
               "a cache setting of {} ({}) is recommended only once its quality "
               "is measured against the sweep's gates",
-              g.group, LayoutText(a.trial->config));
+              g.group, ConfigurationLabel(a.trial->config));
           break;
         }
       }

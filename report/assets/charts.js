@@ -337,8 +337,9 @@
       {label: 'Pareto front', data: c.front, borderColor: '#777', borderDash: [6, 4],
        pointRadius: 0, showLine: true},
       {label: 'meets its quality gates (or has none)', data: ok, named: true, showLine: false,
-       backgroundColor: ok.map(function (p) { return p.color; }),
-       borderColor: ok.map(function (p) { return p.front ? '#222' : p.color; }),
+       // A speedup in doubt (busy, superlinear, ...) is drawn hollow, as in the other charts.
+       backgroundColor: ok.map(function (p) { return p.doubt ? '#fff' : p.color; }),
+       borderColor: ok.map(function (p) { return p.front && !p.doubt ? '#222' : p.color; }),
        borderWidth: ok.map(function (p) { return p.front ? 2 : 1; }),
        pointRadius: ok.map(function (p) { return p.front ? 7 : 4; })},
       {label: 'below quality (never the winner)', data: below, named: true, showLine: false,
@@ -374,7 +375,7 @@
           tooltip: {callbacks: {label: function (t) {
             var p = t.raw;
             if (p.label === undefined) return 'Pareto front';
-            return p.label + ': ' + p.y.toFixed(2) + 'x, ' +
+            return p.label + ': ' + p.y.toFixed(2) + 'x vs ' + p.reference + doubtNote(p) + ', ' +
                    (p.exact ? 'exact' : (c.log_x ? 'error ' + p.x.toExponential(2)
                                                  : 'PSNR ' + p.x.toFixed(1) + ' dB')) +
                    (p.below ? ' (' + p.quality + ')' : '');

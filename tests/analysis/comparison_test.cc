@@ -67,8 +67,8 @@ TEST_F(ComparisonTest, KnownSlowdownOnGpuIsSlowerAndListedFirst) {
   EXPECT_EQ(c.trials[1].change.verdict, Verdict::kSame) << c.trials[1].change.reason;
   EXPECT_THAT(c.trials[0].thresholds, HasSubstr("gpu default (noise floor 5.0%"));
   EXPECT_EQ(NoiseFloorHeadline(c), "noise floor 5.0% (gpu default)");
-  EXPECT_EQ(c.trials[0].label, "pixart-alpha 1024px bf16 denoise ulysses=2");
-  EXPECT_EQ(c.trials[1].label, "pixart-alpha 1024px bf16 denoise 1 rank");
+  EXPECT_EQ(c.trials[0].label, "pixart-alpha 1024px bf16 denoise steps=20 ulysses=2");
+  EXPECT_EQ(c.trials[1].label, "pixart-alpha 1024px bf16 denoise steps=20 1 rank");
   ASSERT_FALSE(c.differences.empty());
   EXPECT_EQ(c.differences[0].setting, "build");
   EXPECT_EQ(c.differences[0].a, "abc1234");
@@ -386,6 +386,34 @@ TEST(TrialLabelTest, OverridesAreShownAndCfgIsSpelledOut) {
   row.cfg = 2;
   row.dp = 1;
   EXPECT_EQ(TrialLabel(row), "pixart-alpha-tiny{depth:8} 256px fp32 forward batch=2 cfg=2");
+}
+
+// compare's and history's rows of `ulysses=2`, `ulysses=2 vae_parallel=2` and `ulysses=2
+// attention=math` all read "ulysses=2" (issue 51): the label names every knob away from its
+// default (ConfigurationLabel), and the steps, so trials that differ only in them read apart.
+TEST(TrialLabelTest, EveryKnobAwayFromItsDefaultAndTheStepsAreNamed) {
+  ResultRow row;
+  row.model = "pixart-alpha";
+  row.resolution = 256;
+  row.precision = "bf16";
+  row.scope = "pipeline";
+  row.steps = 20;
+  row.ulysses = 2;
+  const auto with = [&](const std::string& computation, std::int64_t steps = 20) {
+    ResultRow knobbed = row;
+    knobbed.steps = steps;
+    knobbed.computation = computation;
+    return TrialLabel(knobbed);
+  };
+  const std::string base =
+      R"({"model":"pixart-alpha","resolution":256,"precision":"bf16","scope":"pipeline",)"
+      R"("ulysses":2,)";
+  EXPECT_EQ(with(base + R"("steps":20})"), "pixart-alpha 256px bf16 pipeline steps=20 ulysses=2");
+  EXPECT_EQ(with(base + R"("steps":20,"vae_parallel":2})"),
+            "pixart-alpha 256px bf16 pipeline steps=20 ulysses=2 vae_parallel=2");
+  EXPECT_EQ(with(base + R"("steps":20,"attention":"math"})"),
+            "pixart-alpha 256px bf16 pipeline steps=20 ulysses=2 attention=math");
+  EXPECT_EQ(with(base + R"("steps":8})", 8), "pixart-alpha 256px bf16 pipeline steps=8 ulysses=2");
 }
 
 }  // namespace

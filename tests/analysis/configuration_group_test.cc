@@ -1,10 +1,12 @@
 #include "analysis/configuration_group.h"
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "analysis/seed_folding.h"
 #include "analysis/speedup.h"
+#include "experiments/serve_load.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
@@ -142,6 +144,114 @@ TEST_F(ConfigurationGroupTest, ASplitDecodeIsMeasuredAgainstTheOneRankTrialsDeco
   EXPECT_TRUE(decode->trust.plain());
   // Every rank decoding alone: no faster than one rank.
   EXPECT_DOUBLE_EQ(DecodeSpeedupOf(baselines, RowOf(rows, campaign, whole))->value, 1.0);
+}
+
+// One speedup per trial, against its reference: the 1-rank trial of the exact computation,
+// the one its output error is measured against (tests/runner/output_error_test.cc pins it). A
+// cached 2-rank trial is measured against the uncached 1-rank trial, never the cached one (the
+// report gave it 2.5x in its Pareto chart and 1.5x in its table), an attention kernel's trial
+// against the default kernel's (it had none), and each names its reference.
+TEST_F(ConfigurationGroupTest, EachTrialHasOneSpeedupAgainstItsOutputErrorReference) {
+  const std::int64_t c = NewCampaign();
+  TrialConfig cached_one = Tiled(1, 0), cached_two = Tiled(2, 0), math = Tiled(2, 0);
+  cached_one.cache = cached_two.cache = {StepCache::Kind::kFbCache, 0.2, 1};
+  math.attention = AttentionBackend::kMath;
+  math.quant = Quantization::kFp8Rowwise;
+  Record(c, Tiled(1, 0), 100);
+  Record(c, cached_one, 60);
+  Record(c, cached_two, 40);
+  Record(c, math, 80);
+  const std::vector<ResultRow> rows = Rows();
+  const OneRankBaselines baselines(rows);
+  const std::map<TrialId, Speedup> speedups = TrialSpeedups(rows);  // query's and advise's
+  for (const TrialConfig& config : {cached_one, cached_two, math}) {
+    const ResultRow& row = RowOf(rows, c, config);
+    const std::optional<Speedup> speedup = SpeedupOf(baselines, row);
+    ASSERT_TRUE(speedup) << row.trial_key;
+    EXPECT_EQ(speedup->baseline_key, TrialKey(Tiled(1, 0)));
+    EXPECT_DOUBLE_EQ(speedup->value, 100 / *row.latency_ms);
+    EXPECT_DOUBLE_EQ(speedups.at({c, row.trial_key}).value, speedup->value);
+  }
+  const ResultRow& cached = RowOf(rows, c, cached_two);
+  EXPECT_EQ(SpeedupOf(baselines, cached)->ReferenceText(), "1 rank without cache");
+  EXPECT_EQ(SpeedupOf(baselines, RowOf(rows, c, math))->ReferenceText(),
+            "1 rank without attention, quant");
+  EXPECT_EQ(SpeedupOf(baselines, RowOf(rows, c, Tiled(1, 0)))->ReferenceText(), "1 rank");
+  // A cache that skipped steps may beat its world size; that is what it is for.
+  EXPECT_FALSE(SpeedupOf(baselines, cached)->trust.Has(Doubt::kSuperlinear));
+}
+
+// A step cache that skipped no step computed what the uncached trial did: a speedup above its
+// world size is then noise (the report showed 4.7x on 2 ranks unmarked), doubted superlinear.
+TEST_F(ConfigurationGroupTest, ACacheThatSkippedNoStepIsDoubtedAboveItsWorldSize) {
+  const std::int64_t c = NewCampaign();
+  Record(c, Tiled(1, 0), 100);
+  auto cached = [&](double skipped, double threshold) {
+    TrialConfig config = Tiled(2, 0);
+    config.cache = {StepCache::Kind::kFbCache, threshold, 1};
+    TrialRecord trial = test::MakeTrial(config, TrialStatus::kOk, 21);
+    trial.metrics->extra["skipped_steps"] = skipped;
+    Db().writer().RecordTrial(c, trial);
+    return config;
+  };
+  const TrialConfig none_skipped = cached(0, 0.1), some_skipped = cached(6, 0.3);
+  const std::vector<ResultRow> rows = Rows();
+  const OneRankBaselines baselines(rows);
+  const std::optional<Speedup> noise = SpeedupOf(baselines, RowOf(rows, c, none_skipped));
+  ASSERT_TRUE(noise);
+  EXPECT_NEAR(noise->value, 4.76, 0.01);
+  EXPECT_TRUE(noise->trust.Has(Doubt::kSuperlinear));
+  EXPECT_FALSE(SpeedupOf(baselines, RowOf(rows, c, some_skipped))->trust.Has(Doubt::kSuperlinear));
+}
+
+// Where the group has no trial of the exact computation (every trial runs `attention: math`),
+// the reference is the 1-rank trial of the row's own computation, named plainly "1 rank".
+TEST_F(ConfigurationGroupTest, WithoutTheExactTrialTheReferenceIsTheRowsOwnComputation) {
+  const std::int64_t c = NewCampaign();
+  TrialConfig one = Tiled(1, 0), two = Tiled(2, 0);
+  one.attention = two.attention = AttentionBackend::kMath;
+  Record(c, one, 100);
+  Record(c, two, 60);
+  const std::vector<ResultRow> rows = Rows();
+  const std::optional<Speedup> speedup = SpeedupOf(OneRankBaselines(rows), RowOf(rows, c, two));
+  ASSERT_TRUE(speedup);
+  EXPECT_EQ(speedup->baseline_key, TrialKey(one));
+  EXPECT_EQ(speedup->ReferenceText(), "1 rank");
+}
+
+// Served trials are ranked only against served trials of the same offered load: never against
+// timed ones, nor at another rate (the summary's "fastest" was a rate-2 served trial).
+TEST_F(ConfigurationGroupTest, ServedTrialsShareAGroupOnlyAtTheSameLoad) {
+  const std::int64_t c = NewCampaign();
+  auto served = [](int ulysses, double rate) {
+    TrialConfig config = Tiled(ulysses, 0);
+    config.serve = ServeLoad{};
+    config.serve->rate_per_s = rate;
+    config.serve->requests = 8;
+    return config;
+  };
+  const TrialConfig timed = Tiled(1, 0), slow = served(1, 1), fast = served(2, 2);
+  Record(c, timed, 100);
+  Record(c, slow, 300);
+  Record(c, fast, 90);
+  Record(c, served(1, 2), 250);
+  const std::vector<ResultRow> rows = Rows();
+  const ReportGroup timed_group = ReportGroupOf(RowOf(rows, c, timed));
+  const ReportGroup slow_group = ReportGroupOf(RowOf(rows, c, slow));
+  const ReportGroup fast_group = ReportGroupOf(RowOf(rows, c, fast));
+  EXPECT_EQ(timed_group.load, "");
+  EXPECT_NE(timed_group, slow_group);
+  EXPECT_NE(slow_group, fast_group);
+  EXPECT_NE(slow_group.Text(), fast_group.Text());
+  EXPECT_EQ(fast_group, ReportGroupOf(RowOf(rows, c, served(1, 2))));
+  EXPECT_EQ(fast_group, ReportGroupOf(fast));  // a planned trial groups as its row
+  EXPECT_THAT(fast_group.Label(), ::testing::HasSubstr(" · served at "));
+  EXPECT_THAT(fast_group.Label(), ::testing::HasSubstr("rate=2"));
+  // The load is the group's: the configuration label names only the layout.
+  EXPECT_EQ(ConfigurationLabel(RowOf(rows, c, fast)), "ulysses=2");
+  // The served 2-rank trial's speedup is over the served 1-rank trial at its own load.
+  const std::map<TrialId, Speedup> speedups = TrialSpeedups(rows);
+  EXPECT_EQ(speedups.at({c, TrialKey(fast)}).baseline_key, TrialKey(served(1, 2)));
 }
 
 TEST_F(ConfigurationGroupTest, AConfigAndItsStoredRowHaveOneReportGroupAsHalvingRanksIt) {

@@ -83,7 +83,7 @@ TEST_F(CompareCommandTest, TableShowsDifferencesFirstThenVerdictsAndUnmatched) {
   EXPECT_THAT(text, HasSubstr("Differences between A and B:\n  build"));
   EXPECT_LT(text.find("build"), text.find("Matched trials: 2 (1 slower, 1 same)"));
   EXPECT_THAT(text, HasSubstr("slower"));
-  EXPECT_THAT(text, HasSubstr("pixart-alpha 1024px bf16 denoise ulysses=2"));
+  EXPECT_THAT(text, HasSubstr("pixart-alpha 1024px bf16 denoise steps=20 ulysses=2"));
   EXPECT_THAT(text, HasSubstr("Unmatched trials: 1"));
   EXPECT_THAT(text, HasSubstr("only in B"));
   EXPECT_THAT(text, HasSubstr("gpu default (noise floor 5.0%, minimum effect 2.0%)"));
@@ -242,6 +242,44 @@ TEST_F(CompareCommandTest, AnOutputThatCannotBeWrittenFailsWithItsCause) {
 TEST_F(CompareCommandTest, SidesInTwoDatabases) {
   ASSERT_EQ(Run(Options(OtherDbPath().string() + ":1", "2")), kExitOk) << err_.str();
   EXPECT_THAT(out_.str(), HasSubstr("Matched trials: 2 (1 slower, 1 same)"));
+}
+
+// Trials that differ only in a knob away from its default (vae_parallel, attention) or in
+// steps are named apart in every format: compare's rows of three knob settings all read
+// "ulysses=2" before the label named the configuration (issue 51).
+TEST_F(CompareCommandTest, EveryFormatNamesTheKnobsAndStepsThatTellTrialsApart) {
+  const std::filesystem::path db_path = dir_ / "knobs.db";
+  {
+    auto db = ResultsDb::Open(db_path);
+    TrialConfig plain = test::MakeConfig(2), split = plain, math = plain, short_run = plain;
+    split.scope = plain.scope = math.scope = short_run.scope = Scope::kPipeline;
+    split.vae_parallel = 2;
+    math.attention = AttentionBackend::kMath;
+    short_run.steps = 8;
+    for (const char* build : {"abc", "def"}) {
+      const std::int64_t c =
+          db->writer().ResumeOrCreateCampaign(test::MakeCampaign("sp", build), true);
+      unsigned seed = 10;
+      for (const TrialConfig& config : {plain, split, math, short_run})
+        db->writer().RecordTrial(c, test::MakeTrialWithSamples(config, Series(seed++, 60), kGpu));
+    }
+  }
+  for (const char* format : {"table", "markdown", "csv", "json", "html"}) {
+    CompareOptions options = Options();
+    options.db = db_path;
+    options.format = format;
+    if (std::string(format) == "html") options.output = dir_ / "knobs.html";
+    ASSERT_EQ(Run(options), kExitOk) << format << ": " << err_.str();
+    std::string text = out_.str();
+    if (!options.output.empty()) {
+      std::ifstream in(options.output);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    if (std::string(format) == "markdown") std::erase(text, '\\');  // "vae\_parallel"
+    EXPECT_THAT(text, HasSubstr("steps=20 ulysses=2 vae_parallel=2")) << format;
+    EXPECT_THAT(text, HasSubstr("steps=20 ulysses=2 attention=math")) << format;
+    EXPECT_THAT(text, HasSubstr("steps=8 ulysses=2")) << format;
+  }
 }
 
 TEST_F(CompareCommandTest, MistakesAreOneLineUsageErrors) {

@@ -3,12 +3,14 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <tuple>
 
-#include <CLI/CLI.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/command.h"
 #include "contract/selfcheck_measurements.h"
@@ -292,6 +294,40 @@ TEST(AdviseCommandTest, MarkdownIsAPipeTableWithTheGroupFirst) {
     EXPECT_THAT(line, HasSubstr("| pixart-alpha-tiny · "));
   }
   EXPECT_EQ(rows, 2) << out.str();
+}
+
+// `advise` names each layout with every knob away from its default (ConfigurationLabel), in
+// every format and in its recommendation: it recommended "ulysses=2" when the leader was
+// `ulysses=2 vae_parallel=2` (issue 51).
+TEST(AdviseCommandTest, EveryFormatAndTheRecommendationNameTheKnobs) {
+  test::TempDir dir;
+  std::ofstream(dir / "sweep.yaml") << "name: s\n"
+                                       "defaults: {model: pixart-alpha-tiny, steps: 2, "
+                                       "scope: pipeline, ulysses: 2}\n"
+                                       "matrix:\n  vae_parallel: [1, 2]\n";
+  ResultsDb::Open(dir / "results.db");  // created, empty
+  const auto advise = [&](const std::string& format) {
+    CLI::App app;
+    CLI::App* sub = app.add_subcommand("advise");
+    std::function<int()> run = DefineAdviseCommand(*sub);
+    app.parse("advise " + (dir / "sweep.yaml").string() + " --gpus cpu:2 --db " +
+                  (dir / "results.db").string() + " --format " + format,
+              false);
+    std::ostringstream out;
+    StdoutTo redirect(out.rdbuf());
+    EXPECT_EQ(run(), 0) << format;
+    return out.str();
+  };
+  const nlohmann::json json = nlohmann::json::parse(advise("json"));
+  ASSERT_EQ(json["groups"].size(), 1u) << json.dump(2);
+  std::set<std::string> layouts;
+  for (const nlohmann::json& t : json["groups"][0]["ranked"]) layouts.insert(t["layout"]);
+  EXPECT_EQ(layouts, (std::set<std::string>{"ulysses=2", "ulysses=2 vae_parallel=2"}));
+  const std::string leader = json["groups"][0]["ranked"][0]["layout"];
+  const std::string table = advise("table");
+  EXPECT_THAT(table, HasSubstr("ulysses=2 vae_parallel=2"));
+  EXPECT_THAT(table, HasSubstr("recommendation: " + leader + " ("));
+  EXPECT_THAT(advise("markdown"), HasSubstr("| ulysses=2 vae\\_parallel=2 |"));  // escaped
 }
 
 }  // namespace

@@ -461,7 +461,8 @@ TEST(StageBreakdownTest, BlocksAndStepsAreSummarisedFromTheSlowestRank) {
   EXPECT_NE(html.find("block 1 (12.000 ms over all steps)"), std::string::npos);
   // Its rows name the group (model, resolution, precision, scope), not only the degrees.
   const std::size_t section = html.find("Stage breakdown");
-  EXPECT_NE(html.find("pixart-alpha 1024px bf16 denoise ulysses=2", section), std::string::npos);
+  EXPECT_NE(html.find("pixart-alpha 1024px bf16 denoise steps=20 ulysses=2", section),
+            std::string::npos);
 }
 
 // vae_parallel: the stage breakdown shows each trial's decode speed-up over the 1-rank trial's

@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "analysis/configuration_group.h"
 #include "base/run_folder_file.h"
 #include "tests/support/temp_dir.h"
 
@@ -16,6 +17,7 @@ namespace ditbench::quality_section_test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 ResultRow Row(int ulysses, int pipefusion, double latency_ms, std::optional<double> psnr) {
   ResultRow row;
@@ -81,6 +83,24 @@ TEST(ParetoChartTest, PointsAreSpeedupAgainstPsnrWithTheFrontAndBelowQualityMark
   ResultRow other = e1;  // 1-rank trials only (two campaigns): nothing to trade
   other.campaign = 2;
   EXPECT_TRUE(ParetoChart("c", "t", {e1, other}).is_null());
+}
+
+// A Pareto point is the row's one speedup (the ranking table's), with its reference named and
+// its doubts: a cached trial measured on a busy machine is drawn hollow, not as a plain 4.7x.
+TEST(ParetoChartTest, APointCarriesItsSpeedupsReferenceAndDoubts) {
+  ResultRow one = Row(1, 1, 100, std::nullopt), cached = Row(2, 1, 21, 40.0);
+  nlohmann::json computation = RowIdentity(cached);  // the row's columns, and a cache
+  computation["cache"] = {{"kind", "fbcache"}, {"threshold", 0.2}, {"warmup_steps", 1}};
+  cached.computation = computation.dump();
+  cached.busy = true;
+  const nlohmann::json chart = ParetoChart("c", "t", {cached, one});
+  ASSERT_FALSE(chart.is_null());
+  const nlohmann::json& point = chart["points"][0];
+  EXPECT_EQ(point["label"], "ulysses=2 cache=fbcache,threshold=0.2,warmup_steps=1");
+  EXPECT_DOUBLE_EQ(point["y"].get<double>(), 100.0 / 21);
+  EXPECT_EQ(point["reference"], "1 rank without cache");
+  EXPECT_THAT(point.value("doubt", ""), HasSubstr("busy"));
+  EXPECT_THAT(chart["points"][1].value("doubt", ""), Not(HasSubstr("busy")));  // quiet 1 rank
 }
 
 TEST(Base64Test, MatchesRfc4648) {

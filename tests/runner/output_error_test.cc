@@ -2,13 +2,13 @@
 // found by key in whichever order the trials finish.
 #include "runner/output_error.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "experiments/trial_fields.h"
-
+#include "analysis/configuration_group.h"
 #include "contract/worker_contract.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
@@ -229,6 +229,38 @@ TEST_F(OutputErrorTest, WithoutAGateThereIsNoVerdict) {
   const auto two = Record(*db, campaign, test::MakeConfig(2), {3.0f, 4.5f});
   EXPECT_EQ(QualityVerdict(*db, campaign, one.trial_key), "NULL");
   EXPECT_EQ(QualityVerdict(*db, campaign, two.trial_key), "NULL");
+}
+
+// The trial a speedup is measured against (analysis/configuration_group.h OneRankBaselines)
+// is the trial the output error is measured against, with every knob away from its default:
+// one reference, so a chart of speedup against output quality has one origin.
+TEST_F(OutputErrorTest, TheSpeedupReferenceIsTheOutputErrorReference) {
+  auto db = ResultsDb::Open(dir_ / "results.db");
+  const std::int64_t c = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("s"), true);
+  TrialConfig knobs = test::MakeConfig(2);
+  knobs.scope = Scope::kPipeline;
+  knobs.pipefusion = 2;
+  knobs.pipefusion_patches = 4;
+  knobs.vae_parallel = 2;
+  knobs.attention = AttentionBackend::kMath;
+  knobs.quant = Quantization::kFp8Rowwise;
+  knobs.quant_exclude = {"proj_out"};
+  knobs.schedule.high_precision_first = 1;
+  knobs.cache = {StepCache::Kind::kFbCache, 0.2, 1};
+  TrialConfig same_computation = knobs;  // a 1-rank trial of the knobbed computation
+  static_cast<ParallelDegrees&>(same_computation) = ParallelDegrees{};
+  same_computation.pipefusion_patches = 0;
+  same_computation.vae_parallel = 1;
+  for (const TrialConfig& config : {knobs, same_computation, ReferenceConfig(knobs)})
+    db->writer().RecordTrial(c, test::MakeTrial(config, TrialStatus::kOk, 10));
+  const std::vector<ResultRow> rows = db->reader().Results({c});
+  const OneRankBaselines baselines(rows);
+  const auto row = std::find_if(rows.begin(), rows.end(),
+                                [&](const ResultRow& r) { return r.trial_key == TrialKey(knobs); });
+  ASSERT_NE(row, rows.end());
+  const ResultRow* reference = baselines.For(*row);
+  ASSERT_NE(reference, nullptr);
+  EXPECT_EQ(reference->trial_key, TrialKey(ReferenceConfig(knobs)));
 }
 
 }  // namespace
