@@ -259,13 +259,29 @@ CellNotes WithholdUnboundedPercentiles(ResultTable& table, bool asked_count) {
   return notes;
 }
 
-// The query's result as the table its printers read; with `notes`, a percentile column
-// carries them (a withheld one says why: "(withheld: ...)", CSV and JSON "p99_ms_note").
+// Each speedup's doubts (the row's speedup_trust: "busy", "borrowed baseline", ...) as its
+// note, so that every format carries them with the figure ("4.82x (busy)", CSV and JSON
+// "speedup_note"); speedup_trust stays a column of its own for scripts that filter on it.
+void NoteSpeedupDoubts(const ResultTable& table, CellNotes& notes) {
+  const auto column = [&](std::string_view name) {
+    return static_cast<std::size_t>(std::find(table.columns.begin(), table.columns.end(), name) -
+                                    table.columns.begin());
+  };
+  const std::size_t speedup = column("speedup"), trust = column("speedup_trust");
+  if (speedup == table.columns.size() || trust == table.columns.size()) return;
+  for (std::size_t r = 0; r < table.rows.size() && r < notes.size(); ++r)
+    if (const auto* doubts = std::get_if<std::string>(&table.rows[r][trust]))
+      notes[r][speedup] = *doubts;
+}
+
+// The query's result as the table its printers read; with `notes`, a percentile column and
+// the speedup carry them (a withheld one says why: "(withheld: ...)", CSV and JSON "p99_ms_note").
 Table ToTable(const ResultTable& result, const CellNotes& notes = {}) {
   std::vector<Column> columns;
   for (std::size_t c = 0; c < result.columns.size(); ++c) {
     columns.push_back(QueryColumn(result.columns[c], result.rows, c));
-    columns.back().notes = !notes.empty() && PercentileOf(result.columns[c]).has_value();
+    columns.back().notes = !notes.empty() && (PercentileOf(result.columns[c]).has_value() ||
+                                              result.columns[c] == "speedup");
   }
   Table table(std::move(columns));
   for (std::size_t r = 0; r < result.rows.size(); ++r) {
@@ -390,6 +406,7 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
       table = db->console().QueryResults(query);
       if (options.columns.empty() && HumanFormat(options.format)) DropEmptyOptionalColumns(table);
       notes = WithholdUnboundedPercentiles(table, asked_count);
+      NoteSpeedupDoubts(table, notes);
     } else {
       struct : ResultSink {
         void Columns(const std::vector<std::string>& names) override { table->columns = names; }

@@ -213,7 +213,7 @@ nlohmann::json CanonicalJson(const TrialConfig& config) {
 std::string CanonicalText(const TrialConfig& config) { return CanonicalJson(config).dump(); }
 
 std::string TrialKey(const TrialConfig& config) {
-  return KeyOfComputation(ComputationJson(config));
+  return Sha256Hex(IdentityText(config)).substr(0, 16);
 }
 
 std::string ConfigurationKey(const TrialConfig& config) {

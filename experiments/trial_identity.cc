@@ -151,7 +151,25 @@ nlohmann::json IdentityJson(const nlohmann::json& computation) {
 }
 
 std::string IdentityText(const TrialConfig& config) {
-  return IdentityDump(ComputationJson(config));
+  // IdentityDump(ComputationJson(config)) without building the computation: each field's
+  // value from its row, in the table's (sorted) order, left out at its identity default.
+  std::string text = "{";
+  JsonAppender json(text);
+  const nlohmann::json pipefusion = config.pipefusion;
+  for (const TrialField& field : TrialFields()) {
+    if (field.role == FieldRole::kPolicy) continue;
+    const std::optional<nlohmann::json> value = field.value(config);
+    if (!value) continue;
+    const nlohmann::json* fallback = field.key == "pipefusion_patches" ? &pipefusion
+                                     : field.identity_default          ? &*field.identity_default
+                                                                       : nullptr;
+    if (fallback && *value == *fallback) continue;
+    if (text.size() > 1) text += ',';
+    AppendName(field.key, json, text);
+    text += ':';
+    json.Compact(KnownByDigest(field.key, *value) ? ServeIdentity(*value) : *value);
+  }
+  return text += '}';
 }
 
 std::string KeyOfComputation(const nlohmann::json& computation) {

@@ -267,7 +267,7 @@ TEST_F(CompareCommandTest, EveryFormatNamesTheKnobsAndStepsThatTellTrialsApart) 
   for (const char* format : {"table", "markdown", "csv", "json", "html"}) {
     CompareOptions options = Options();
     options.db = db_path;
-    options.format = format;
+    options.format = *ParseTableFormat(format);
     if (std::string(format) == "html") options.output = dir_ / "knobs.html";
     ASSERT_EQ(Run(options), kExitOk) << format << ": " << err_.str();
     std::string text = out_.str();

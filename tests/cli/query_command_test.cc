@@ -548,6 +548,36 @@ TEST_F(QueryCommandTest, TrialsMeasuredOnABusyMachineAreWarnedAboutOnStderr) {
   EXPECT_EQ(err_.str(), "");
 }
 
+// A speedup's doubts go with the figure in every format: "(busy)" beside it where a person
+// reads it, speedup_note in CSV and JSON (speedup_trust stays a column of its own).
+TEST_F(QueryCommandTest, ASpeedupCarriesItsDoubtsInEveryFormat) {
+  std::int64_t campaign = 0;
+  {
+    auto db = ResultsDb::Open(DbPath());
+    campaign = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("busy"), false);
+    db->writer().RecordTrial(campaign, test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 100));
+    TrialRecord busy = test::MakeTrial(test::MakeConfig(2), TrialStatus::kOk, 50);
+    busy.health = {{"busy", true}, {"note", "load 3.00 on 2 cores"}};
+    db->writer().RecordTrial(campaign, busy);
+  }
+  QueryOptions options = Options();
+  options.campaign = campaign;
+  options.columns = {"world_size", "speedup", "speedup_trust"};
+  options.where = {"world_size=2"};
+  options.format = TableFormat::kText;
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("2.00x (busy)"));
+  options.format = TableFormat::kMarkdown;
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("2.00x (busy)"));
+  options.format = TableFormat::kCsv;
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("speedup_note"));
+  const nlohmann::json rows = RunJson(options);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].value("speedup_note", ""), "busy");
+}
+
 TEST_F(QueryCommandTest, EmptyResultStillPrintsHeader) {
   QueryOptions options = Options();
   options.where = {"resolution=1"};

@@ -163,6 +163,19 @@ TEST(TrialFieldsTest, CanonicalJsonWrittenFieldByFieldIsTheDump) {
   }
 }
 
+// The identity text written from the table is the stored computation's (KeyOfComputation reads
+// a database's), with every field set in turn: one key for one trial, however it is computed.
+TEST(TrialFieldsTest, TheKeyFromTheTableIsTheKeyOfTheStoredComputation) {
+  std::vector<TrialConfig> configs = {TrialConfig{}, Base()};
+  for (const TrialField& field : TrialFields())
+    if (field.role != FieldRole::kDegree)
+      configs.push_back(With(Base(), field.key, Samples().at(field.key)));
+  for (const TrialConfig& config : configs) {
+    EXPECT_EQ(IdentityText(config), IdentityJson(ComputationJson(config)).dump());
+    EXPECT_EQ(TrialKey(config), KeyOfComputation(ComputationJson(config)));
+  }
+}
+
 // The reference trial resets exactly the fields whose role says so, and keeps the others.
 TEST(TrialFieldsTest, TheReferenceResetsEveryFieldItsRoleSaysAndKeepsTheRest) {
   for (const TrialField& field : TrialFields()) {

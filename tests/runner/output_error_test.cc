@@ -10,6 +10,7 @@
 
 #include "analysis/configuration_group.h"
 #include "contract/worker_contract.h"
+#include "experiments/trial_fields.h"
 #include "storage/results_db.h"
 #include "tests/support/sample_results.h"
 #include "tests/support/temp_dir.h"
