@@ -230,6 +230,17 @@ bool AskSampleCount(ResultsQuery& query) {
   return true;
 }
 
+// Adds speedup_trust to a query that shows the speedup without it, so that the speedup can
+// carry its doubts (NoteSpeedupDoubts); returns whether it did.
+bool AskSpeedupDoubts(ResultsQuery& query) {
+  const auto& columns = query.columns;
+  if (columns.empty() || std::find(columns.begin(), columns.end(), "speedup") == columns.end() ||
+      std::find(columns.begin(), columns.end(), "speedup_trust") != columns.end())
+    return false;
+  query.columns.emplace_back("speedup_trust");
+  return true;
+}
+
 // A note per cell of a result ("" for none).
 using CellNotes = std::vector<std::vector<std::string>>;
 
@@ -262,7 +273,7 @@ CellNotes WithholdUnboundedPercentiles(ResultTable& table, bool asked_count) {
 // Each speedup's doubts (the row's speedup_trust: "busy", "borrowed baseline", ...) as its
 // note, so that every format carries them with the figure ("4.82x (busy)", CSV and JSON
 // "speedup_note"); speedup_trust stays a column of its own for scripts that filter on it.
-void NoteSpeedupDoubts(const ResultTable& table, CellNotes& notes) {
+void NoteSpeedupDoubts(ResultTable& table, CellNotes& notes, bool asked_doubts) {
   const auto column = [&](std::string_view name) {
     return static_cast<std::size_t>(std::find(table.columns.begin(), table.columns.end(), name) -
                                     table.columns.begin());
@@ -272,6 +283,11 @@ void NoteSpeedupDoubts(const ResultTable& table, CellNotes& notes) {
   for (std::size_t r = 0; r < table.rows.size() && r < notes.size(); ++r)
     if (const auto* doubts = std::get_if<std::string>(&table.rows[r][trust]))
       notes[r][speedup] = *doubts;
+  if (!asked_doubts) return;  // the column AskSpeedupDoubts added, dropped again
+  const auto at = static_cast<std::ptrdiff_t>(trust);
+  table.columns.erase(table.columns.begin() + at);
+  for (auto& row : table.rows) row.erase(row.begin() + at);
+  for (auto& row : notes) row.erase(row.begin() + at);
 }
 
 // The query's result as the table its printers read; with `notes`, a percentile column and
@@ -402,11 +418,12 @@ int RunQueryOrThrow(const QueryOptions& options, std::ostream& out, std::ostream
     if (options.sql.empty()) {
       ResultsQuery query = BuildQuery(options);
       const bool asked_count = AskSampleCount(query);
+      const bool asked_doubts = AskSpeedupDoubts(query);
       if (UsesDerived(query)) AddDerived(db->reader(), query);
       table = db->console().QueryResults(query);
       if (options.columns.empty() && HumanFormat(options.format)) DropEmptyOptionalColumns(table);
       notes = WithholdUnboundedPercentiles(table, asked_count);
-      NoteSpeedupDoubts(table, notes);
+      NoteSpeedupDoubts(table, notes, asked_doubts);
     } else {
       struct : ResultSink {
         void Columns(const std::vector<std::string>& names) override { table->columns = names; }

@@ -576,6 +576,12 @@ TEST_F(QueryCommandTest, ASpeedupCarriesItsDoubtsInEveryFormat) {
   const nlohmann::json rows = RunJson(options);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].value("speedup_note", ""), "busy");
+  // Asked without speedup_trust, the speedup still carries its doubts, and no column is added.
+  options.columns = {"world_size", "speedup"};
+  options.format = TableFormat::kText;
+  ASSERT_EQ(Run(options), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("2.00x (busy)"));
+  EXPECT_THAT(out_.str(), Not(HasSubstr("speedup_trust")));
 }
 
 TEST_F(QueryCommandTest, EmptyResultStillPrintsHeader) {
