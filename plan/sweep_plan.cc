@@ -370,17 +370,17 @@ double PlannedTflops(const TrialConfig& c, const PlanAssumptions& a, double rank
     return peak * efficiency * c.world_size();
   }
   const int cores_used = a.pack_slots > 0
-                               ? PinnedCpuCoresUsed(a.cpu_cores, a.pack_slots, c.world_size())
-                               : CpuCoresUsed(a.cpu_cores, c.world_size());
-    // The worker gives each rank cores / ranks threads (at least one): ranks beyond the
-    // cores time-share them, so no more than cores / threads compute at once.
-    const int threads = std::max(1, cores_used / std::max(1, c.world_size()));
-    const double computing = std::min<double>(c.world_size(), double(cores_used) / threads);
-    const std::optional<double> rank_tflops =
-        a.calibration ? a.calibration->CpuTflops(std::string(PrecisionName(c.precision)), threads,
-                                                 rank_elements)
-                      : std::nullopt;
-    return rank_tflops ? *rank_tflops * computing : a.cpu_tflops_per_core * cores_used;
+                             ? PinnedCpuCoresUsed(a.cpu_cores, a.pack_slots, c.world_size())
+                             : CpuCoresUsed(a.cpu_cores, c.world_size());
+  // The worker gives each rank cores / ranks threads (at least one): ranks beyond the
+  // cores time-share them, so no more than cores / threads compute at once.
+  const int threads = std::max(1, cores_used / std::max(1, c.world_size()));
+  const double computing = std::min<double>(c.world_size(), double(cores_used) / threads);
+  const std::optional<double> rank_tflops =
+      a.calibration ? a.calibration->CpuTflops(std::string(PrecisionName(c.precision)), threads,
+                                               rank_elements)
+                    : std::nullopt;
+  return rank_tflops ? *rank_tflops * computing : a.cpu_tflops_per_core * cores_used;
 }
 
 // Scope pipeline: the VAE decode's time at `tflops`, its split's collectives included; nullopt
@@ -396,19 +396,19 @@ std::optional<double> DecodeMs(const TrialConfig& c, const PlanAssumptions& a,
   if (decode_flops <= 0) return std::nullopt;
   double decode_ms = decode_flops / (tflops / c.world_size() * 1e12) * 1000;
   if (c.vae_parallel > 1) {
-      CommPerStep gather;
-      const ImageShape shape = c.image_shape();
-      const double decoded = 3.0 * std::max(1, shape.frames) * shape.width * shape.height *
-                             BytesPerElement(c.precision) * c.batch;
-      auto& calls = gather.calls[std::size_t(Collective::kAllGather)];
-      calls = c.vae_tile > 0 ? 2.0 * VaeDecodeTiles(model, shape, c.vae_tile)
-                             : double(c.batch) * VaeSplitCollectives(model, shape);
-      gather.bytes[std::size_t(Collective::kAllGather)] = decoded * (split - 1) / split;
-      gather.total_bytes = decoded * (split - 1) / split;
-      const LinkPrior& link = a.calibration && a.calibration->link
-                                  ? *a.calibration->link
-                                  : LinkFor(a.device, c.vae_parallel, a.gpus_per_node);
-      decode_ms += CommSeconds(gather, link, a.link_gb_per_s) * 1000;
+    CommPerStep gather;
+    const ImageShape shape = c.image_shape();
+    const double decoded = 3.0 * std::max(1, shape.frames) * shape.width * shape.height *
+                           BytesPerElement(c.precision) * c.batch;
+    auto& calls = gather.calls[std::size_t(Collective::kAllGather)];
+    calls = c.vae_tile > 0 ? 2.0 * VaeDecodeTiles(model, shape, c.vae_tile)
+                           : double(c.batch) * VaeSplitCollectives(model, shape);
+    gather.bytes[std::size_t(Collective::kAllGather)] = decoded * (split - 1) / split;
+    gather.total_bytes = decoded * (split - 1) / split;
+    const LinkPrior& link = a.calibration && a.calibration->link
+                                ? *a.calibration->link
+                                : LinkFor(a.device, c.vae_parallel, a.gpus_per_node);
+    decode_ms += CommSeconds(gather, link, a.link_gb_per_s) * 1000;
   }
   return decode_ms;
 }
