@@ -227,14 +227,14 @@ double GeometricMean(const std::vector<double>& values) {
 // end of the interval must be a one-sided bound at the confidence asked for, and the change
 // beyond the noise floor, which stands for the campaign-to-campaign drift one session cannot
 // show.
-void JudgeOneSessionLaunches(const ChangePolicy& policy, std::size_t a_count,
-                             std::size_t b_count, LatencyChange& result) {
+void JudgeOneSessionLaunches(const ChangePolicy& policy, std::size_t a_count, std::size_t b_count,
+                             LatencyChange& result) {
   const ChangeEstimate& c = result.change;
   if (c.CoversLessThan(2 * policy.confidence - 1)) {
-    result.reason = Format("too few launches for a rank interval (%.0f and %.0f; 3 and 3 "
-                           "give one-sided %.0f%% bounds)",
-                           double(a_count), double(b_count),
-                           policy.confidence * 100);
+    result.reason = Format(
+        "too few launches for a rank interval (%.0f and %.0f; 3 and 3 "
+        "give one-sided %.0f%% bounds)",
+        double(a_count), double(b_count), policy.confidence * 100);
     return;
   }
   const std::string interval =
@@ -245,23 +245,26 @@ void JudgeOneSessionLaunches(const ChangePolicy& policy, std::size_t a_count,
   const double floor = policy.noise_floor_pct;
   if (c.low_pct > floor) {
     result.verdict = Verdict::kSlower;
-    result.reason = interval + Format(" above the noise floor of +%.1f%% (one campaign on a "
-                                      "side: the floor stands for campaign-to-campaign drift)",
-                                      floor);
+    result.reason = interval + Format(
+                                   " above the noise floor of +%.1f%% (one campaign on a "
+                                   "side: the floor stands for campaign-to-campaign drift)",
+                                   floor);
   } else if (c.high_pct < -floor) {
     result.verdict = Verdict::kFaster;
-    result.reason = interval + Format(" below the noise floor of -%.1f%% (one campaign on a "
-                                      "side: the floor stands for campaign-to-campaign drift)",
-                                      floor);
+    result.reason = interval + Format(
+                                   " below the noise floor of -%.1f%% (one campaign on a "
+                                   "side: the floor stands for campaign-to-campaign drift)",
+                                   floor);
   } else if (c.low_pct >= -floor && c.high_pct <= floor) {
     result.verdict = Verdict::kSame;
     result.reason =
         interval + Format(" within the noise floor of +-%.1f%% (one campaign on a side)", floor);
   } else {
-    result.reason = interval + Format(" crosses the noise floor of +-%.1f%%: one campaign on "
-                                      "a side cannot show campaign-to-campaign drift (compare "
-                                      "several campaigns a side, or more replicates)",
-                                      floor);
+    result.reason = interval + Format(
+                                   " crosses the noise floor of +-%.1f%%: one campaign on "
+                                   "a side cannot show campaign-to-campaign drift (compare "
+                                   "several campaigns a side, or more replicates)",
+                                   floor);
   }
 }
 
@@ -281,8 +284,10 @@ void JudgeSessions(const ChangePolicy& policy, LatencyChange& result) {
     result.verdict = Verdict::kSame;
     result.reason = Format("significant but below the minimum effect of %.1f%%", e);
   } else {
-    result.reason = Format("CI spans 0 and reaches beyond +-%.1f%%: too few launches or too "
-                           "much launch-to-launch noise", e);
+    result.reason = Format(
+        "CI spans 0 and reaches beyond +-%.1f%%: too few launches or too "
+        "much launch-to-launch noise",
+        e);
   }
 }
 
