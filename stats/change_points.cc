@@ -112,8 +112,8 @@ std::vector<ChangePoint> KeepSignificantBoundaries(const std::vector<SeriesPoint
       ChangePoint change;
       change.last_good = used[starts[b] - 1];
       change.first_bad = used[starts[b]];
-      change.change = HodgesLehmannChange(values(starts[b - 1], starts[b]),
-                                          values(starts[b], end), policy.confidence);
+      change.change = HodgesLehmannChange(values(starts[b - 1], starts[b]), values(starts[b], end),
+                                          policy.confidence);
       const bool excludes_zero = change.change.low_pct > 0 || change.change.high_pct < 0;
       if (excludes_zero && std::abs(change.change.pct) >= policy.min_effect_pct) {
         kept.push_back(change);
