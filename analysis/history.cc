@@ -48,6 +48,68 @@ std::string Known(const std::set<std::string>& names) {
   return text.empty() ? "none" : text;
 }
 
+// Throws UserError unless `name` is a millisecond metric, naming those that are.
+void RequireMillisecondMetric(const std::string& name) {
+  const MetricInfo* metric = FindMetric(name);
+  if (metric && metric->hint == MetricHint::kMilliseconds) return;
+  std::vector<std::string> names;
+  for (const MetricInfo& m : MetricTable())
+    if (m.hint == MetricHint::kMilliseconds && m.better == Better::kLower)
+      names.push_back(std::string(m.name));
+  throw UserError(fmt::format("history --metric: '{}' is not a millisecond metric (one of {})",
+                              name, fmt::join(names, ", ")));
+}
+
+// The change point `cp` of the key's series, with the builds and environment fields around it.
+HistoryChange HistoryChangeAt(const KeyHistory& key, const ChangePoint& cp) {
+  const HistoryPoint& good = key.points[cp.last_good];
+  const HistoryPoint& bad = key.points[cp.first_bad];
+  HistoryChange change;
+  change.last_good = good.campaign;
+  change.first_bad = bad.campaign;
+  change.good_build = good.build;
+  change.bad_build = bad.build;
+  change.change = cp.change;
+  change.campaigns_since = key.points.size() - cp.first_bad;
+  for (std::size_t i = cp.last_good + 1; i < cp.first_bad; ++i)
+    change.skipped.push_back(key.points[i].campaign);
+  std::set<std::string> fields;
+  for (const auto& [name, value] : good.environment) fields.insert(name);
+  for (const auto& [name, value] : bad.environment) fields.insert(name);
+  for (const std::string& name : fields) {
+    const auto a = good.environment.find(name), b = bad.environment.find(name);
+    const std::string va = a == good.environment.end() ? "(none)" : a->second;
+    const std::string vb = b == bad.environment.end() ? "(none)" : b->second;
+    if (va != vb) change.environment.push_back({name, va, vb});
+  }
+  return change;
+}
+
+// Finds the change points of the key's series `values` (one per point) under thresholds `t`,
+// and fills in the key's levels, noise, edges, changes and first-to-latest shifts.
+void AnalyseSeries(const std::vector<SeriesPoint>& values, const Thresholds& t, KeyHistory& key) {
+  ChangePointPolicy policy;
+  policy.min_effect_pct = t.policy.min_effect_pct;
+  policy.confidence = t.policy.confidence;
+  const ChangePointAnalysis analysis = FindChangePoints(values, policy);
+  key.noise_pct = analysis.noise_pct;
+  key.noise_from_intervals = analysis.noise_from_intervals;
+  key.min_effect_pct = policy.min_effect_pct;
+  for (const EdgeShift& e : analysis.edge_shifts)
+    key.edges.push_back({key.points[e.index].campaign, e.latest, e.pct});
+  key.busy_used = analysis.busy_used;
+  for (std::size_t i = 0; i < key.points.size(); ++i) {
+    key.points[i].use = analysis.use[i];
+    key.points[i].level_ms = analysis.level[i];
+  }
+  for (const ChangePoint& cp : analysis.changes) key.changes.push_back(HistoryChangeAt(key, cp));
+  const double first = key.points.front().level_ms, latest = key.points.back().level_ms;
+  key.level_change_pct = first > 0 && latest > 0 ? (latest / first - 1) * 100 : 0;
+  const double first_ms = key.points.front().latency_ms;
+  const double latest_ms = key.points.back().latency_ms;
+  key.first_to_latest_pct = first_ms > 0 && latest_ms > 0 ? (latest_ms / first_ms - 1) * 100 : 0;
+}
+
 }  // namespace
 
 Fingerprint EnvironmentFingerprint(const CampaignInfo& campaign) {
@@ -109,15 +171,7 @@ History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vect
                      const HistoryOptions& options) {
   History history;
   history.metric = options.metric;
-  const MetricInfo* metric = FindMetric(options.metric);
-  if (!metric || metric->hint != MetricHint::kMilliseconds) {
-    std::vector<std::string> names;
-    for (const MetricInfo& m : MetricTable())
-      if (m.hint == MetricHint::kMilliseconds && m.better == Better::kLower)
-        names.push_back(std::string(m.name));
-    throw UserError(fmt::format("history --metric: '{}' is not a millisecond metric (one of {})",
-                                options.metric, fmt::join(names, ", ")));
-  }
+  RequireMillisecondMetric(options.metric);
   const bool latency = options.metric == "latency_ms";
   const auto value_of = [&](const ResultRow& row) -> std::optional<double> {
     return latency ? row.latency_ms : MetricValue(row, options.metric);
@@ -198,48 +252,7 @@ History BuildHistory(const std::vector<CampaignInfo>& campaigns, const std::vect
       key.points.push_back(p);
       values.push_back({p.latency_ms, p.ci_low_ms.value_or(0), p.ci_high_ms.value_or(0), p.busy});
     }
-    ChangePointPolicy policy;
-    policy.min_effect_pct = t.policy.min_effect_pct;
-    policy.confidence = t.policy.confidence;
-    const ChangePointAnalysis analysis = FindChangePoints(values, policy);
-    key.noise_pct = analysis.noise_pct;
-    key.noise_from_intervals = analysis.noise_from_intervals;
-    key.min_effect_pct = policy.min_effect_pct;
-    for (const EdgeShift& e : analysis.edge_shifts)
-      key.edges.push_back({key.points[e.index].campaign, e.latest, e.pct});
-    key.busy_used = analysis.busy_used;
-    for (std::size_t i = 0; i < key.points.size(); ++i) {
-      key.points[i].use = analysis.use[i];
-      key.points[i].level_ms = analysis.level[i];
-    }
-    for (const ChangePoint& cp : analysis.changes) {
-      const HistoryPoint& good = key.points[cp.last_good];
-      const HistoryPoint& bad = key.points[cp.first_bad];
-      HistoryChange change;
-      change.last_good = good.campaign;
-      change.first_bad = bad.campaign;
-      change.good_build = good.build;
-      change.bad_build = bad.build;
-      change.change = cp.change;
-      change.campaigns_since = key.points.size() - cp.first_bad;
-      for (std::size_t i = cp.last_good + 1; i < cp.first_bad; ++i)
-        change.skipped.push_back(key.points[i].campaign);
-      std::set<std::string> fields;
-      for (const auto& [name, value] : good.environment) fields.insert(name);
-      for (const auto& [name, value] : bad.environment) fields.insert(name);
-      for (const std::string& name : fields) {
-        const auto a = good.environment.find(name), b = bad.environment.find(name);
-        const std::string va = a == good.environment.end() ? "(none)" : a->second;
-        const std::string vb = b == bad.environment.end() ? "(none)" : b->second;
-        if (va != vb) change.environment.push_back({name, va, vb});
-      }
-      key.changes.push_back(std::move(change));
-    }
-    const double first = key.points.front().level_ms, latest = key.points.back().level_ms;
-    key.level_change_pct = first > 0 && latest > 0 ? (latest / first - 1) * 100 : 0;
-    const double first_ms = key.points.front().latency_ms;
-    const double latest_ms = key.points.back().latency_ms;
-    key.first_to_latest_pct = first_ms > 0 && latest_ms > 0 ? (latest_ms / first_ms - 1) * 100 : 0;
+    AnalyseSeries(values, t, key);
     history.keys.push_back(std::move(key));
   }
   std::stable_sort(

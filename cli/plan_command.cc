@@ -130,6 +130,71 @@ void WarnMissingReferences(const SweepPlan& plan, std::ostream& err) {
       missing.size() > shown ? ", ..." : "");
 }
 
+// Where the plan's trials would be placed: on the Slurm cluster's GPUs, on the GPUs that --device
+// and a --gpus list name on another machine, or on this machine's. Throws UserError for a --gpus
+// list or a cluster that cannot be used.
+Placement PlanPlacement(const PlanOptions& options) {
+  if (options.launcher_kind == LauncherKind::kSlurm && !AsksForCpu(options.gpus))
+    return SlurmPlacement(options);
+  // With --device and a GPU list the sweep is planned for another machine: assume the
+  // GPUs the list names instead of probing this one.
+  if (!options.device.empty() && options.gpus != "auto" && !AsksForCpu(options.gpus)) {
+    int highest = 0;
+    std::stringstream list(options.gpus);
+    for (std::string item; std::getline(list, item, ',');)
+      if (!item.empty() && item.find_first_not_of("0123456789") == std::string::npos)
+        highest = std::max(highest, std::stoi(item) + 1);
+    return ResolvePlacement(options.gpus, AssumedGpus(highest, options.device));
+  }
+  return ResolvePlacement(options.gpus, *MachineGpuDiscovery());
+}
+
+// What the plan's estimates assume: the device, this machine's calibration, the node size.
+PlanAssumptions AssumptionsFor(const PlanOptions& options, const Placement& placement) {
+  PlanAssumptions assumptions;
+  assumptions.device = !options.device.empty() ? options.device : DeviceFor(placement);
+  // This machine's figures from the newest usable stored selfcheck (plan/stored_calibration.h).
+  StoredCalibration stored = LoadCalibration(options.db, assumptions.device, Hostname());
+  assumptions.calibration = std::move(stored.calibration);
+  assumptions.uncalibrated_why = std::move(stored.why_not);
+  // Under Slurm a trial wider than a node crosses InfiniBand (when the node size is given).
+  if (options.launcher_kind == LauncherKind::kSlurm)
+    assumptions.gpus_per_node = options.gpus_per_node;
+  return assumptions;
+}
+
+// Adds plan's options after the sweep and the format to `sub`, each stored in `options`.
+void AddPlanOptions(CLI::App& sub, PlanOptions& options) {
+  sub.add_option("--gpus", options.gpus,
+                 "auto | 0,1,2,3 (positions among the visible GPUs) | cpu:N (what validity "
+                 "assumes)")
+      ->capture_default_str();
+  sub.add_option("--db", options.db, "earlier results, for measured estimates")
+      ->capture_default_str();
+  sub.add_option("--device", options.device,
+                 "device name for the estimates, e.g. \"NVIDIA H100 80GB HBM3\" (default: "
+                 "cpu, or the GPUs' name)");
+  sub.add_option("--budget", options.budget,
+                 "DURATION (90s, 30m, 8h): how many launches `run --budget` would start");
+  sub.add_option("--policy", options.policy,
+                 ChoicesHelp(kPlacementPolicies) + " (as `run` takes it)")
+      ->capture_default_str();
+  sub.add_flag("--explain", options.explain,
+               "with --db: print the cost model fitted on the database's trials of the device, "
+               "its leave-one-out error on them, and store it (table model_fits)");
+  sub.add_option("--launcher", options.launcher,
+                 ChoicesHelp(kLaunchers) +
+                     " (under slurm, GPUs per node and nodes from sinfo or the options below)")
+      ->capture_default_str();
+  sub.add_option("--partition", options.partition, "--launcher slurm: the partition sinfo reads");
+  sub.add_option("--gpus-per-node", options.gpus_per_node,
+                 "--launcher slurm: GPUs per node (default: from sinfo)")
+      ->check(Positive());
+  sub.add_option("--nodes", options.nodes,
+                 "--launcher slurm: nodes trials may use (default: the partition's, from sinfo)")
+      ->check(Positive());
+}
+
 }  // namespace
 
 std::function<int()> DefinePlanCommand(CLI::App& sub) {
@@ -138,34 +203,7 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
   // Markdown: the table's trials as a pipe table.
   auto format = AddFormatOption(sub, "plan",
                                 {TableFormat::kText, TableFormat::kJson, TableFormat::kMarkdown});
-  sub.add_option("--gpus", options->gpus,
-                 "auto | 0,1,2,3 (positions among the visible GPUs) | cpu:N (what validity "
-                 "assumes)")
-      ->capture_default_str();
-  sub.add_option("--db", options->db, "earlier results, for measured estimates")
-      ->capture_default_str();
-  sub.add_option("--device", options->device,
-                 "device name for the estimates, e.g. \"NVIDIA H100 80GB HBM3\" (default: "
-                 "cpu, or the GPUs' name)");
-  sub.add_option("--budget", options->budget,
-                 "DURATION (90s, 30m, 8h): how many launches `run --budget` would start");
-  sub.add_option("--policy", options->policy,
-                 ChoicesHelp(kPlacementPolicies) + " (as `run` takes it)")
-      ->capture_default_str();
-  sub.add_flag("--explain", options->explain,
-               "with --db: print the cost model fitted on the database's trials of the device, "
-               "its leave-one-out error on them, and store it (table model_fits)");
-  sub.add_option("--launcher", options->launcher,
-                 ChoicesHelp(kLaunchers) +
-                     " (under slurm, GPUs per node and nodes from sinfo or the options below)")
-      ->capture_default_str();
-  sub.add_option("--partition", options->partition, "--launcher slurm: the partition sinfo reads");
-  sub.add_option("--gpus-per-node", options->gpus_per_node,
-                 "--launcher slurm: GPUs per node (default: from sinfo)")
-      ->check(Positive());
-  sub.add_option("--nodes", options->nodes,
-                 "--launcher slurm: nodes trials may use (default: the partition's, from sinfo)")
-      ->check(Positive());
+  AddPlanOptions(sub, *options);
   return [options, format] {
     const TableFormat output = format->Value();
     double budget_s = -1;
@@ -188,36 +226,13 @@ std::function<int()> DefinePlanCommand(CLI::App& sub) {
     }
     Placement placement;
     try {
-      // With --device and a GPU list the sweep is planned for another machine: assume the
-      // GPUs the list names instead of probing this one.
-      const bool elsewhere =
-          !options->device.empty() && options->gpus != "auto" && !AsksForCpu(options->gpus);
-      if (options->launcher_kind == LauncherKind::kSlurm && !AsksForCpu(options->gpus)) {
-        placement = SlurmPlacement(*options);
-      } else if (elsewhere) {
-        int highest = 0;
-        std::stringstream list(options->gpus);
-        for (std::string item; std::getline(list, item, ',');)
-          if (!item.empty() && item.find_first_not_of("0123456789") == std::string::npos)
-            highest = std::max(highest, std::stoi(item) + 1);
-        placement = ResolvePlacement(options->gpus, AssumedGpus(highest, options->device));
-      } else {
-        placement = ResolvePlacement(options->gpus, *MachineGpuDiscovery());
-      }
+      placement = PlanPlacement(*options);
     } catch (const UserError& e) {  // a --gpus list or a cluster that cannot be used; anything
       // else is no mistake of the user's and goes to RunGuarded (exit 1)
       std::cerr << "ditbench plan: error: " << e.what() << "\n";
       return kExitUsage;
     }
-    PlanAssumptions assumptions;
-    assumptions.device = !options->device.empty() ? options->device : DeviceFor(placement);
-    // This machine's figures from the newest usable stored selfcheck (plan/stored_calibration.h).
-    StoredCalibration stored = LoadCalibration(options->db, assumptions.device, Hostname());
-    assumptions.calibration = std::move(stored.calibration);
-    assumptions.uncalibrated_why = std::move(stored.why_not);
-    // Under Slurm a trial wider than a node crosses InfiniBand (when the node size is given).
-    if (options->launcher_kind == LauncherKind::kSlurm)
-      assumptions.gpus_per_node = options->gpus_per_node;
+    const PlanAssumptions assumptions = AssumptionsFor(*options, placement);
     SweepPlan plan = PlanSweepForPolicy(parsed.spec, placement.capacity, assumptions, options->db,
                                         options->placement_policy == PlacementPolicy::kPack,
                                         /*show_pack=*/true);

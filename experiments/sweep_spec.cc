@@ -1,6 +1,5 @@
 #include "experiments/sweep_spec.h"
 
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -15,6 +14,7 @@
 #include "experiments/command_line.h"
 #include "experiments/constraint.h"
 #include "experiments/sweep_expand.h"
+#include "experiments/sweep_spec_file.h"
 #include "experiments/trial_settings.h"
 
 namespace ditbench {
@@ -27,20 +27,6 @@ const std::vector<std::string> kTopLevelKeys = {
     "quality", "defaults",    "matrix",   "zip",     "include",    "exclude", "where"};
 
 // Reads one file's sections, collecting every diagnostic.
-// Whether the strings of one setting's value (a scalar, or a list or map of scalars) are
-// valid UTF-8: a value is stored in the trial key and printed, so bytes that are not are
-// refused where they stand. Nested deeper than that, the setting's own check refuses it.
-bool Utf8Text(const nlohmann::json& value) {
-  const auto valid = [](const nlohmann::json& v) {
-    return !v.is_string() || !FirstInvalidUtf8(v.get_ref<const std::string&>());
-  };
-  if (!valid(value)) return false;
-  if (value.is_structured())
-    for (const auto& item : value)
-      if (!valid(item)) return false;
-  return true;
-}
-
 class SpecReader {
  public:
   SpecReader(SweepSpec& spec, std::string file) : spec_(spec), file_(std::move(file)) {}
@@ -127,13 +113,12 @@ class SpecReader {
                         UnfilteredTrialCountText(spec_), kMaxTrials));
   }
 
-  // Every map in the document, nested ones included: a key given twice is an error at its
-  // second occurrence (YAML leaves it to the reader; yaml-cpp would let the last one win
-  // where a key is looked up, and the first where the map is walked). A budget of nodes keeps
-  // an alias bomb from making this walk explode; the reader reports the bomb itself.
+  // A key given twice anywhere in the document is an error at its second occurrence.
   void ReportDuplicateKeys(const YAML::Node& node) {
-    std::size_t budget = 100000;
-    ReportDuplicateKeys(node, budget);
+    ditbench::ReportDuplicateKeys(
+        node, [this](const YAML::Mark& mark, std::string key, std::string message) {
+          Error(mark, std::move(key), std::move(message));
+        });
   }
 
   void Error(const YAML::Mark& mark, std::string key, std::string message) {
@@ -148,14 +133,7 @@ class SpecReader {
   void CheckUtf8(std::string_view text) {
     const std::optional<std::size_t> bad = FirstInvalidUtf8(text);
     if (!bad || utf8_reported_) return;
-    YAML::Mark mark;
-    for (std::size_t i = 0; i < *bad; ++i) {
-      if (text[i] == '\n')
-        ++mark.line, mark.column = 0;
-      else if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80)
-        ++mark.column;
-    }
-    Error(mark, "",
+    Error(MarkOfByte(text, *bad), "",
           fmt::format("byte 0x{:02x} is not valid UTF-8; expected a file written in "
                       "UTF-8",
                       static_cast<unsigned char>(text[*bad])));
@@ -170,25 +148,6 @@ class SpecReader {
     auto guess = DidYouMean(key, allowed);
     if (!guess.empty()) message += fmt::format("; did you mean '{}'?", guess);
     Error(key_node.Mark(), key, message);
-  }
-
-  void ReportDuplicateKeys(const YAML::Node& node, std::size_t& budget) {
-    if (budget == 0) return;
-    --budget;
-    if (node.IsSequence()) {
-      for (const auto& item : node) ReportDuplicateKeys(item, budget);
-    } else if (node.IsMap()) {
-      std::map<std::string, int> first_line;
-      for (const auto& kv : node) {
-        if (kv.first.IsScalar()) {
-          const std::string& key = kv.first.Scalar();
-          auto [it, inserted] = first_line.emplace(key, kv.first.Mark().line + 1);
-          if (!inserted)
-            Error(kv.first.Mark(), key, fmt::format("given twice (first at line {})", it->second));
-        }
-        ReportDuplicateKeys(kv.second, budget);
-      }
-    }
   }
 
   static bool IsPrintableName(const std::string& name) {
@@ -608,14 +567,6 @@ class SpecReader {
 
 }  // namespace
 
-std::string SpecDiagnostic::ToString() const {
-  if (line == 0) return fmt::format("{}: {}", OneLine(file), OneLine(message));  // the whole file
-  if (key.empty())
-    return fmt::format("{}:{}:{}: {}", OneLine(file), line, column, OneLine(message));
-  return fmt::format("{}:{}:{}: '{}': {}", OneLine(file), line, column, OneLine(key),
-                     OneLine(message));
-}
-
 ParseResult ParseSweep(const std::string& text, const std::filesystem::path& path) {
   ParseResult result;
   result.spec.path = path;
@@ -637,30 +588,6 @@ ParseResult ParseSweep(const std::string& text, const std::filesystem::path& pat
   }
   result.errors = std::move(reader.errors());
   return result;
-}
-
-ParseResult ParseSweepFile(const std::filesystem::path& path) {
-  const auto refused = [&](std::string message) {
-    ParseResult result;
-    result.errors.push_back({path.string(), 0, 0, "", std::move(message)});
-    return result;
-  };
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return refused("is a directory, not a sweep file");
-  // A user's file, read as untrusted input: a FIFO or a device (/dev/zero) is refused before
-  // any read, so that `plan` and `run` never wait on a writer or read without end.
-  std::string text;
-  try {
-    text = ReadRegularFile(path, kMaxSweepFileBytes);
-  } catch (const std::runtime_error& error) {
-    // The reader's line names the file first; the diagnostic names it once.
-    std::string message = error.what();
-    const std::string prefix = path.string() + ": ";
-    if (message.starts_with(prefix)) message.erase(0, prefix.size());
-    if (message.starts_with("cannot read: ")) message.erase(0, std::strlen("cannot read: "));
-    return refused("cannot read the sweep file: " + message);
-  }
-  return ParseSweep(text, path);
 }
 
 }  // namespace ditbench

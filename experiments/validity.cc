@@ -111,46 +111,50 @@ std::optional<std::string> LowPrecisionProblem(const TrialConfig& c) {
   return std::nullopt;
 }
 
+// Why a trial of a workload that runs its own program cannot run: a setting that only
+// ditbench's own models take, or the world size; nullopt when it can.
+std::optional<std::string> CommandWorkloadProblem(const TrialConfig& c, const Capacity& capacity) {
+  if (c.graph != GraphMode::kEager)
+    return fmt::format(
+        "graph: {} applies to ditbench's own models; a {} workload's program "
+        "decides how it issues its kernels",
+        GraphModeName(c.graph), WorkloadName(c.workload));
+  if (c.attention != AttentionBackend::kAuto)
+    return fmt::format(
+        "attention: {} applies to ditbench's own models; give a {} workload's program its "
+        "kernel through a custom axis of its own",
+        AttentionBackendName(c.attention), WorkloadName(c.workload));
+  if (c.vae_parallel != 1)
+    return fmt::format(
+        "vae_parallel={} applies to ditbench's own decoders; give a {} workload's program its "
+        "own through a custom axis",
+        c.vae_parallel, WorkloadName(c.workload));
+  if (!c.cache.empty())
+    return fmt::format(
+        "cache: {} applies to ditbench's own models; give a {} workload's program its own "
+        "through a custom axis",
+        StepCacheKindName(c.cache.kind), WorkloadName(c.workload));
+  if (c.serve)
+    return fmt::format(
+        "serve: ditbench's own worker serves requests; a {} workload's program times its own",
+        WorkloadName(c.workload));
+  if (c.quant != Quantization::kNone || !c.schedule.empty())
+    return fmt::format(
+        "{} applies to ditbench's own models; give a {} workload's program its own through a "
+        "custom axis",
+        c.quant != Quantization::kNone ? "quant: " + std::string(QuantizationName(c.quant))
+                                       : std::string("schedule"),
+        WorkloadName(c.workload));
+  return WorldSizeProblem(c, capacity);
+}
+
 std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capacity) {
   std::string error;
   auto resolved = ResolveModel(c.model, c.model_overrides, &error);
   if (!resolved) return error;
   const ModelConfig& model = *resolved;
   // A command runs its own program: the model is a label, its shape rules are the program's.
-  if (!TraitsOf(c.workload).builtin_model) {
-    if (c.graph != GraphMode::kEager)
-      return fmt::format(
-          "graph: {} applies to ditbench's own models; a {} workload's program "
-          "decides how it issues its kernels",
-          GraphModeName(c.graph), WorkloadName(c.workload));
-    if (c.attention != AttentionBackend::kAuto)
-      return fmt::format(
-          "attention: {} applies to ditbench's own models; give a {} workload's program its "
-          "kernel through a custom axis of its own",
-          AttentionBackendName(c.attention), WorkloadName(c.workload));
-    if (c.vae_parallel != 1)
-      return fmt::format(
-          "vae_parallel={} applies to ditbench's own decoders; give a {} workload's program its "
-          "own through a custom axis",
-          c.vae_parallel, WorkloadName(c.workload));
-    if (!c.cache.empty())
-      return fmt::format(
-          "cache: {} applies to ditbench's own models; give a {} workload's program its own "
-          "through a custom axis",
-          StepCacheKindName(c.cache.kind), WorkloadName(c.workload));
-    if (c.serve)
-      return fmt::format(
-          "serve: ditbench's own worker serves requests; a {} workload's program times its own",
-          WorkloadName(c.workload));
-    if (c.quant != Quantization::kNone || !c.schedule.empty())
-      return fmt::format(
-          "{} applies to ditbench's own models; give a {} workload's program its own through a "
-          "custom axis",
-          c.quant != Quantization::kNone ? "quant: " + std::string(QuantizationName(c.quant))
-                                         : std::string("schedule"),
-          WorkloadName(c.workload));
-    return WorldSizeProblem(c, capacity);
-  }
+  if (!TraitsOf(c.workload).builtin_model) return CommandWorkloadProblem(c, capacity);
   if (auto problem = LowPrecisionProblem(c)) return problem;
   if (c.graph == GraphMode::kCudaGraph && c.warmup < 1)
     return "graph: cuda_graph captures the steps at the end of the eager warm-up: warmup must "

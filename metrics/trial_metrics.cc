@@ -442,6 +442,58 @@ void AddExtraMetrics(const std::vector<RankResult>& ranks, TrialMetrics& m) {
     m.extra_note += (m.extra_note.empty() ? "" : "; ") + note;
 }
 
+// The ranks' clocks (throttled if any rank was; the lowest and highest SM clock), peak memory
+// and communication per step (the largest rank's).
+void AddResourceMetrics(const std::vector<RankResult>& ranks, TrialMetrics& m) {
+  for (const RankResult& r : ranks) {
+    if (r.clocks.is_object() && r.clocks.value("available", false)) {
+      m.throttled = m.throttled.value_or(false) || r.clocks.value("throttled", false);
+      const double lo = r.clocks.value("sm_mhz_min", 0.0), hi = r.clocks.value("sm_mhz_max", 0.0);
+      m.sm_clock_min_mhz = m.sm_clock_min_mhz ? std::min(*m.sm_clock_min_mhz, lo) : lo;
+      m.sm_clock_max_mhz = std::max(m.sm_clock_max_mhz.value_or(0), hi);
+    }
+    if (r.peak_mem_mb) m.peak_mem_mb = std::max(m.peak_mem_mb.value_or(0), *r.peak_mem_mb);
+    if (r.peak_reserved_mb)
+      m.peak_reserved_mb = std::max(m.peak_reserved_mb.value_or(0), *r.peak_reserved_mb);
+    if (r.comm_bytes_per_step)
+      m.comm_mb_per_step =
+          std::max(m.comm_mb_per_step.value_or(0), *r.comm_bytes_per_step / (1024.0 * 1024.0));
+  }
+}
+
+// The work the trial did at its latency: FLOPs, TFLOP/s, images and tokens per second and MFU
+// on `device_name`, for ditbench's own models (a command's model is only a label).
+void AddWorkMetrics(const TrialConfig& config, const StepReuse& reuse,
+                    const std::string& device_name, TrialMetrics& m) {
+  std::string unused;
+  // FLOPs are the built-in worker's: a command's model is only a label.
+  if (auto model = TraitsOf(config.workload).builtin_model
+                       ? ResolveModel(config.model, config.model_overrides, &unused)
+                       : std::nullopt) {
+    // The work done: a step `cache` reused counts its first block (fbcache) or nothing
+    // (teacache) of the forward's FLOPs (blocks dominate; embedding and output are left out).
+    const int steps = config.scope == Scope::kForward ? 1 : config.steps;
+    double forwards = steps;
+    if (reuse.timed_steps > 0) {
+      const int blocks = model->depth + model->single_blocks;
+      const double reused_share =
+          config.cache.kind == StepCache::Kind::kFbCache && blocks > 0 ? 1.0 / blocks : 0.0;
+      forwards = steps - reuse.skipped_steps * (1.0 - reused_share);
+    }
+    const int samples = RowsPerForward(config, *model);
+    m.flops = forwards * ForwardFlops(*model, config.image_shape(), samples);
+    const double seconds = m.latency_ms / 1000.0;
+    if (seconds > 0) {
+      m.tflops = *m.flops / seconds / 1e12;
+      m.images_per_s = config.images_per_iteration() / seconds;
+      m.tokens_per_s =
+          double(ImageTokens(*model, config.image_shape())) * samples * forwards / seconds;
+      if (auto peak = DensePeakTflops(device_name, config.precision))
+        m.mfu = *m.tflops / (*peak * config.world_size());
+    }
+  }
+}
+
 }  // namespace
 
 TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
@@ -481,20 +533,7 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
   m.warmup = warmup_iterations;
   m.rank0_ms = rank0.empty() ? 0 : Summarize(rank0).median;
   m.skew_ms = skew.empty() ? 0 : Summarize(skew).median;
-  for (const RankResult& r : ranks) {
-    if (r.clocks.is_object() && r.clocks.value("available", false)) {
-      m.throttled = m.throttled.value_or(false) || r.clocks.value("throttled", false);
-      const double lo = r.clocks.value("sm_mhz_min", 0.0), hi = r.clocks.value("sm_mhz_max", 0.0);
-      m.sm_clock_min_mhz = m.sm_clock_min_mhz ? std::min(*m.sm_clock_min_mhz, lo) : lo;
-      m.sm_clock_max_mhz = std::max(m.sm_clock_max_mhz.value_or(0), hi);
-    }
-    if (r.peak_mem_mb) m.peak_mem_mb = std::max(m.peak_mem_mb.value_or(0), *r.peak_mem_mb);
-    if (r.peak_reserved_mb)
-      m.peak_reserved_mb = std::max(m.peak_reserved_mb.value_or(0), *r.peak_reserved_mb);
-    if (r.comm_bytes_per_step)
-      m.comm_mb_per_step =
-          std::max(m.comm_mb_per_step.value_or(0), *r.comm_bytes_per_step / (1024.0 * 1024.0));
-  }
+  AddResourceMetrics(ranks, m);
 
   AddEnergy(config, ranks, m);
 
@@ -524,33 +563,7 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
     }
   }
 
-  std::string unused;
-  // FLOPs are the built-in worker's: a command's model is only a label.
-  if (auto model = TraitsOf(config.workload).builtin_model
-                       ? ResolveModel(config.model, config.model_overrides, &unused)
-                       : std::nullopt) {
-    // The work done: a step `cache` reused counts its first block (fbcache) or nothing
-    // (teacache) of the forward's FLOPs (blocks dominate; embedding and output are left out).
-    const int steps = config.scope == Scope::kForward ? 1 : config.steps;
-    double forwards = steps;
-    if (reuse.timed_steps > 0) {
-      const int blocks = model->depth + model->single_blocks;
-      const double reused_share =
-          config.cache.kind == StepCache::Kind::kFbCache && blocks > 0 ? 1.0 / blocks : 0.0;
-      forwards = steps - reuse.skipped_steps * (1.0 - reused_share);
-    }
-    const int samples = RowsPerForward(config, *model);
-    m.flops = forwards * ForwardFlops(*model, config.image_shape(), samples);
-    const double seconds = m.latency_ms / 1000.0;
-    if (seconds > 0) {
-      m.tflops = *m.flops / seconds / 1e12;
-      m.images_per_s = config.images_per_iteration() / seconds;
-      m.tokens_per_s =
-          double(ImageTokens(*model, config.image_shape())) * samples * forwards / seconds;
-      if (auto peak = DensePeakTflops(device_name, config.precision))
-        m.mfu = *m.tflops / (*peak * config.world_size());
-    }
-  }
+  AddWorkMetrics(config, reuse, device_name, m);
   if (config.serve) AddServingMetrics(config, ranks, busy_s, m);
   return m;
 }

@@ -299,6 +299,53 @@ void WritePlanMarkdownRows(const SweepPlan& plan, const std::vector<std::string>
   }
 }
 
+// A step cache's estimate assumes a share of its steps computed: each setting's, once, and
+// where it came from.
+void WriteCacheLines(const SweepPlan& plan, std::ostream& out) {
+  std::map<std::string, std::string> cache_lines;
+  for (const PlannedTrial& t : plan.trials) {
+    // Only trials that will run: an invalid or unsupported one has no steps to cache.
+    if (!t.estimate || !t.estimate->cache_computed_fraction || t.invalid_reason) continue;
+    const std::string what =
+        fmt::format("{} {} {}", Model(t.config), t.config.resolution_text(),
+                    SettingsLabel(t.config, {"model", "resolution", "frames"}));
+    cache_lines.emplace(what, fmt::format("{:.0f}% of the steps computed: {}",
+                                          100 * *t.estimate->cache_computed_fraction,
+                                          t.estimate->cache_fraction_source));
+  }
+  for (const auto& [what, line] : cache_lines) out << "cache: " << what << ": " << line << "\n";
+}
+
+// A serving trial: its load against its replicas' capacity, and the latency that predicts.
+void WriteServeLines(const SweepPlan& plan, std::ostream& out) {
+  for (const PlannedTrial& t : plan.trials) {
+    if (!t.estimate || !t.estimate->serve || t.invalid_reason) continue;
+    const ServeEstimate& s = *t.estimate->serve;
+    const std::string layout = DegreesAboveOne(t.config);
+    const std::string what = fmt::format("{} {} {} {}", Model(t.config), t.config.resolution_text(),
+                                         layout.empty() ? "1 rank" : layout,
+                                         SettingsLabel(t.config, {"model", "resolution"}));
+    if (!s.note.empty()) {
+      out << "serve: " << what << ": no estimate: " << s.note << "\n";
+      continue;
+    }
+    out << fmt::format(
+        "serve: {}: {:.3g} requests/s offered to {} replica{} of {:.3g}/s at {:.0f} ms a request "
+        "({} estimate{}): utilisation {:.2f}; predicted p50 {:.0f} ms, p95 {:.0f} ms, p99 {:.0f} "
+        "ms{}\n",
+        what, s.offered_per_s, t.config.dp, t.config.dp == 1 ? "" : "s", s.capacity_per_s,
+        s.service_ms, t.estimate->source,
+        std::abs(s.service_ms - t.estimate->iteration_ms) > 1e-9 * s.service_ms
+            ? fmt::format(" of {:.0f} ms for {}, scaled per shape by the cost model: the "
+                          "mix's mean",
+                          t.estimate->iteration_ms, t.config.resolution_text())
+            : std::string(),
+        s.utilisation, s.p50_ms, s.p95_ms, s.p99_ms,
+        s.utilisation > 1 ? ": beyond capacity, the queue grows for as long as the load lasts"
+                          : "");
+  }
+}
+
 }  // namespace
 
 void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& a,
@@ -365,47 +412,8 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                             "which adds LibTorch's own few hundred MB"
                           : "the measured peak_mem_mb is the CUDA allocator's peak; the CUDA "
                             "context and NCCL buffers come on top");
-  // A step cache's estimate assumes a share of its steps computed: each setting's, once, and
-  // where it came from.
-  std::map<std::string, std::string> cache_lines;
-  for (const PlannedTrial& t : plan.trials) {
-    // Only trials that will run: an invalid or unsupported one has no steps to cache.
-    if (!t.estimate || !t.estimate->cache_computed_fraction || t.invalid_reason) continue;
-    const std::string what =
-        fmt::format("{} {} {}", Model(t.config), t.config.resolution_text(),
-                    SettingsLabel(t.config, {"model", "resolution", "frames"}));
-    cache_lines.emplace(what, fmt::format("{:.0f}% of the steps computed: {}",
-                                          100 * *t.estimate->cache_computed_fraction,
-                                          t.estimate->cache_fraction_source));
-  }
-  for (const auto& [what, line] : cache_lines) out << "cache: " << what << ": " << line << "\n";
-  // A serving trial: its load against its replicas' capacity, and the latency that predicts.
-  for (const PlannedTrial& t : plan.trials) {
-    if (!t.estimate || !t.estimate->serve || t.invalid_reason) continue;
-    const ServeEstimate& s = *t.estimate->serve;
-    const std::string layout = DegreesAboveOne(t.config);
-    const std::string what = fmt::format("{} {} {} {}", Model(t.config), t.config.resolution_text(),
-                                         layout.empty() ? "1 rank" : layout,
-                                         SettingsLabel(t.config, {"model", "resolution"}));
-    if (!s.note.empty()) {
-      out << "serve: " << what << ": no estimate: " << s.note << "\n";
-      continue;
-    }
-    out << fmt::format(
-        "serve: {}: {:.3g} requests/s offered to {} replica{} of {:.3g}/s at {:.0f} ms a request "
-        "({} estimate{}): utilisation {:.2f}; predicted p50 {:.0f} ms, p95 {:.0f} ms, p99 {:.0f} "
-        "ms{}\n",
-        what, s.offered_per_s, t.config.dp, t.config.dp == 1 ? "" : "s", s.capacity_per_s,
-        s.service_ms, t.estimate->source,
-        std::abs(s.service_ms - t.estimate->iteration_ms) > 1e-9 * s.service_ms
-            ? fmt::format(" of {:.0f} ms for {}, scaled per shape by the cost model: the "
-                          "mix's mean",
-                          t.estimate->iteration_ms, t.config.resolution_text())
-            : std::string(),
-        s.utilisation, s.p50_ms, s.p95_ms, s.p99_ms,
-        s.utilisation > 1 ? ": beyond capacity, the queue grows for as long as the load lasts"
-                          : "");
-  }
+  WriteCacheLines(plan, out);
+  WriteServeLines(plan, out);
   WritePacking(plan, a, out);
   WriteSavings(EstimateSavings(spec, plan, budget_s), out);
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"

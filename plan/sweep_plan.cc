@@ -358,6 +358,63 @@ double VaeDecodeBytes(const ModelConfig& model, const ImageShape& shape, double 
   return working + video;
 }
 
+namespace {
+
+// The TFLOP/s the trial's ranks compute at together: the GPUs' dense peak at an efficiency for
+// the rank's work, or the CPU cores the trial gets (as calibrated, else a prior per core).
+double PlannedTflops(const TrialConfig& c, const PlanAssumptions& a, double rank_elements) {
+  if (a.device != "cpu") {
+    const double peak = DensePeakTflops(a.device, c.precision).value_or(100.0);
+    const double efficiency =
+        a.efficiency > 0 ? a.efficiency : ComputeEfficiency(peak, rank_elements);
+    return peak * efficiency * c.world_size();
+  }
+  const int cores_used = a.pack_slots > 0
+                             ? PinnedCpuCoresUsed(a.cpu_cores, a.pack_slots, c.world_size())
+                             : CpuCoresUsed(a.cpu_cores, c.world_size());
+  // The worker gives each rank cores / ranks threads (at least one): ranks beyond the
+  // cores time-share them, so no more than cores / threads compute at once.
+  const int threads = std::max(1, cores_used / std::max(1, c.world_size()));
+  const double computing = std::min<double>(c.world_size(), double(cores_used) / threads);
+  const std::optional<double> rank_tflops =
+      a.calibration ? a.calibration->CpuTflops(std::string(PrecisionName(c.precision)), threads,
+                                               rank_elements)
+                    : std::nullopt;
+  return rank_tflops ? *rank_tflops * computing : a.cpu_tflops_per_core * cores_used;
+}
+
+// Scope pipeline: the VAE decode's time at `tflops`, its split's collectives included; nullopt
+// for a model without a decode to time.
+std::optional<double> DecodeMs(const TrialConfig& c, const PlanAssumptions& a,
+                               const ModelConfig& model, double tflops) {
+  // Every rank decodes its samples' latents whole, or vae_parallel ranks split them: each
+  // a share of the FLOPs, then the split's collectives (halos, norms' statistics, the gather
+  // of the decoded samples).
+  const double split = std::max(1, c.vae_parallel);
+  const double decode_flops = double(c.batch) * VaeDecodeFlops(model, c.image_shape()) *
+                              VaeSplitShare(model, c.image_shape(), c.vae_tile, c.vae_parallel);
+  if (decode_flops <= 0) return std::nullopt;
+  double decode_ms = decode_flops / (tflops / c.world_size() * 1e12) * 1000;
+  if (c.vae_parallel > 1) {
+    CommPerStep gather;
+    const ImageShape shape = c.image_shape();
+    const double decoded = 3.0 * std::max(1, shape.frames) * shape.width * shape.height *
+                           BytesPerElement(c.precision) * c.batch;
+    auto& calls = gather.calls[std::size_t(Collective::kAllGather)];
+    calls = c.vae_tile > 0 ? 2.0 * VaeDecodeTiles(model, shape, c.vae_tile)
+                           : double(c.batch) * VaeSplitCollectives(model, shape);
+    gather.bytes[std::size_t(Collective::kAllGather)] = decoded * (split - 1) / split;
+    gather.total_bytes = decoded * (split - 1) / split;
+    const LinkPrior& link = a.calibration && a.calibration->link
+                                ? *a.calibration->link
+                                : LinkFor(a.device, c.vae_parallel, a.gpus_per_node);
+    decode_ms += CommSeconds(gather, link, a.link_gb_per_s) * 1000;
+  }
+  return decode_ms;
+}
+
+}  // namespace
+
 TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a, double step_work) {
   TrialEstimate e;
   e.source = "analytic";
@@ -375,26 +432,7 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a, d
                                  c.effective_pipefusion_patches() +
                              joint_text;
   const double rank_elements = rank_rows * rank_tokens * model->hidden;
-  double tflops = 0;
-  if (a.device != "cpu") {
-    const double peak = DensePeakTflops(a.device, c.precision).value_or(100.0);
-    const double efficiency =
-        a.efficiency > 0 ? a.efficiency : ComputeEfficiency(peak, rank_elements);
-    tflops = peak * efficiency * c.world_size();
-  } else {
-    const int cores_used = a.pack_slots > 0
-                               ? PinnedCpuCoresUsed(a.cpu_cores, a.pack_slots, c.world_size())
-                               : CpuCoresUsed(a.cpu_cores, c.world_size());
-    // The worker gives each rank cores / ranks threads (at least one): ranks beyond the
-    // cores time-share them, so no more than cores / threads compute at once.
-    const int threads = std::max(1, cores_used / std::max(1, c.world_size()));
-    const double computing = std::min<double>(c.world_size(), double(cores_used) / threads);
-    const std::optional<double> rank_tflops =
-        a.calibration ? a.calibration->CpuTflops(std::string(PrecisionName(c.precision)), threads,
-                                                 rank_elements)
-                      : std::nullopt;
-    tflops = rank_tflops ? *rank_tflops * computing : a.cpu_tflops_per_core * cores_used;
-  }
+  const double tflops = PlannedTflops(c, a, rank_elements);
   e.iteration_ms = flops / (tflops * 1e12) * 1000;
   if (c.quant != Quantization::kNone && a.device != "cpu") {
     // FP8 layers (a prior): their GEMMs, 2 x tokens x parameters per sample and forward, at
@@ -415,31 +453,8 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a, d
     e.iteration_ms *= (sync * p + (forwards - sync) * (m + p - 1) / m) / forwards;
   }
   if (c.scope == Scope::kPipeline) {
-    // Every rank decodes its samples' latents whole, or vae_parallel ranks split them: each
-    // a share of the FLOPs, then the split's collectives (halos, norms' statistics, the gather
-    // of the decoded samples).
-    const double split = std::max(1, c.vae_parallel);
-    const double decode_flops = double(c.batch) * VaeDecodeFlops(*model, c.image_shape()) *
-                                VaeSplitShare(*model, c.image_shape(), c.vae_tile, c.vae_parallel);
-    if (decode_flops > 0) {
-      e.decode_ms = decode_flops / (tflops / c.world_size() * 1e12) * 1000;
-      if (c.vae_parallel > 1) {
-        CommPerStep gather;
-        const ImageShape shape = c.image_shape();
-        const double decoded = 3.0 * std::max(1, shape.frames) * shape.width * shape.height *
-                               BytesPerElement(c.precision) * c.batch;
-        auto& calls = gather.calls[std::size_t(Collective::kAllGather)];
-        calls = c.vae_tile > 0 ? 2.0 * VaeDecodeTiles(*model, shape, c.vae_tile)
-                               : double(c.batch) * VaeSplitCollectives(*model, shape);
-        gather.bytes[std::size_t(Collective::kAllGather)] = decoded * (split - 1) / split;
-        gather.total_bytes = decoded * (split - 1) / split;
-        const LinkPrior& link = a.calibration && a.calibration->link
-                                    ? *a.calibration->link
-                                    : LinkFor(a.device, c.vae_parallel, a.gpus_per_node);
-        *e.decode_ms += CommSeconds(gather, link, a.link_gb_per_s) * 1000;
-      }
-      e.iteration_ms += *e.decode_ms;
-    }
+    e.decode_ms = DecodeMs(c, a, *model, tflops);
+    if (e.decode_ms) e.iteration_ms += *e.decode_ms;
   }
   if (auto comm = CommByKindPerStep(*model, c)) {
     e.comm_mb_per_step = comm->total_bytes / 1048576.0;

@@ -48,6 +48,44 @@ std::string CiBar(const ChangeEstimate& c, double range) {
                      left, std::max(1.0, right - left));
 }
 
+// What differs between the sides (build, device, host, environment) as a table, or a note that
+// nothing does.
+std::string DifferencesTable(const Comparison& comparison) {
+  if (comparison.differences.empty())
+    return "<p class=\"note\">Baseline and candidate have the same build, device, host and "
+           "environment.</p>\n";
+  std::string html =
+      "<p>What differs between baseline and candidate:</p>\n<div class=\"scroll\"><table>"
+      "<tr><th>setting</th><th>baseline</th><th>candidate</th></tr>\n";
+  for (const SettingDifference& d : comparison.differences)
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", HtmlEscape(d.setting),
+                        HtmlEscape(d.a), HtmlEscape(d.b));
+  html += "</table></div>\n";
+  return html;
+}
+
+// The energy per image of the matched trials that have one, a side each, as a table.
+std::string EnergyTable(const Comparison& comparison) {
+  std::string html =
+      "<h3>Energy per image</h3><div class=\"scroll\"><table class=\"comparison\">"
+      "<tr><th>baseline J/image</th><th>candidate J/image</th><th>candidate / "
+      "baseline</th><th>configuration</th><th>trial</th></tr>\n";
+  const auto joules = [](const std::optional<double>& j) {
+    return j ? fmt::format("{:.4g}", *j) : std::string("-");
+  };
+  for (const ComparedTrial& t : comparison.trials) {
+    if (!t.a_joules_per_image && !t.b_joules_per_image) continue;
+    html += fmt::format(
+        "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td>{}</td><td><code>{}</code></td></tr>\n",
+        joules(t.a_joules_per_image), joules(t.b_joules_per_image),
+        t.energy_ratio() ? fmt::format("{:.3f}", *t.energy_ratio()) : "-", HtmlEscape(t.label),
+        HtmlEscape(t.trial_key));
+  }
+  html += "</table></div>\n";
+  return html;
+}
+
 }  // namespace
 
 std::string RenderComparisonSection(const Comparison& comparison, std::size_t max_rows) {
@@ -58,17 +96,7 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
           ? std::string()
           : fmt::format("<p class=\"note\">Baseline: {}. Candidate: {}.</p>\n",
                         HtmlEscape(comparison.a_label), HtmlEscape(comparison.b_label)));
-  if (comparison.differences.empty()) {
-    html += "<p class=\"note\">Baseline and candidate have the same build, device, host and "
-            "environment.</p>\n";
-  } else {
-    html += "<p>What differs between baseline and candidate:</p>\n<div class=\"scroll\"><table>"
-            "<tr><th>setting</th><th>baseline</th><th>candidate</th></tr>\n";
-    for (const SettingDifference& d : comparison.differences)
-      html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", HtmlEscape(d.setting),
-                          HtmlEscape(d.a), HtmlEscape(d.b));
-    html += "</table></div>\n";
-  }
+  html += DifferencesTable(comparison);
   std::map<Verdict, int> counts;
   double range = 10;
   for (const ComparedTrial& t : comparison.trials) {
@@ -127,24 +155,7 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
           HtmlEscape(VerdictText(t)));
     }
     html += "</table></div>\n";
-    if (AnyEnergy(comparison)) {
-      html += "<h3>Energy per image</h3><div class=\"scroll\"><table class=\"comparison\">"
-              "<tr><th>baseline J/image</th><th>candidate J/image</th><th>candidate / "
-              "baseline</th><th>configuration</th><th>trial</th></tr>\n";
-      const auto joules = [](const std::optional<double>& j) {
-        return j ? fmt::format("{:.4g}", *j) : std::string("-");
-      };
-      for (const ComparedTrial& t : comparison.trials) {
-        if (!t.a_joules_per_image && !t.b_joules_per_image) continue;
-        html += fmt::format(
-            "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-            "<td>{}</td><td><code>{}</code></td></tr>\n",
-            joules(t.a_joules_per_image), joules(t.b_joules_per_image),
-            t.energy_ratio() ? fmt::format("{:.3f}", *t.energy_ratio()) : "-",
-            HtmlEscape(t.label), HtmlEscape(t.trial_key));
-      }
-      html += "</table></div>\n";
-    }
+    if (AnyEnergy(comparison)) html += EnergyTable(comparison);
     if (shown.size() < comparison.trials.size()) {
       html += fmt::format(
           "<p class=\"note\">{} more matched trials not listed (the first {} are those not "

@@ -50,6 +50,74 @@ std::size_t MostInformative(const std::vector<std::vector<double>>& measured,
   return best;
 }
 
+namespace {
+
+// The trial the search measures next and why.
+struct SearchPick {
+  std::optional<std::size_t> next;  // an index into the plan's trials
+  std::string reason;
+};
+
+// With a fitted model: among the `open` trials, the one most likely to beat an undecided
+// group's leader (the leader itself when it is only predicted), else a cache setting whose
+// quality is unchecked; nullopt when every group is decided.
+std::optional<SearchPick> PickFromAdvice(const SweepPlan& plan, const Advice& advice,
+                                         const std::vector<std::size_t>& open) {
+  double best_p = -1;
+  bool undecided = false;
+  SearchPick pick;
+  for (const GroupAdvice& g : advice.groups) {
+    if (g.decided) continue;
+    for (std::size_t r : g.to_measure) {
+      const AdvisedTrial& a = g.ranked[r];
+      const auto found = std::find_if(open.begin(), open.end(), [&](std::size_t i) {
+        return plan.trials[i].key == a.trial->key;
+      });
+      if (found == open.end()) continue;
+      undecided = true;
+      const double p = r == 0 ? 1.0 : a.p_beats_leader;
+      if (p > best_p) {
+        best_p = p;
+        pick.next = *found;
+        const AdvisedTrial& lead = g.ranked.front();
+        pick.reason =
+            r == 0 ? fmt::format("the leader of {} is only predicted: {:.4g} ms [{:.4g}, {:.4g}]",
+                                 g.group, a.latency_ms.value, a.latency_ms.low, a.latency_ms.high)
+                   : fmt::format(
+                         "{:.0f}% likely to beat the leader of {} ({}, {:.4g} ms): "
+                         "predicted {:.4g} ms [{:.4g}, {:.4g}]",
+                         p * 100, g.group, ConfigurationLabel(lead.trial->config),
+                         lead.latency_ms.value, a.latency_ms.value, a.latency_ms.low,
+                         a.latency_ms.high);
+      }
+      break;  // the group's most informative open trial
+    }
+  }
+  // A cache setting is recommended only once its quality is measured: when the ranked
+  // trials are decided, measure the ones excluded for want of it.
+  for (const GroupAdvice& g : advice.groups) {
+    if (undecided) break;
+    for (const AdvisedTrial& a : g.excluded) {
+      if (a.measured || !a.quality.starts_with(kQualityUnchecked)) continue;
+      const auto found = std::find_if(open.begin(), open.end(), [&](std::size_t i) {
+        return plan.trials[i].key == a.trial->key;
+      });
+      if (found == open.end()) continue;
+      undecided = true;
+      pick.next = *found;
+      pick.reason = fmt::format(
+          "a cache setting of {} ({}) is recommended only once its quality "
+          "is measured against the sweep's gates",
+          g.group, ConfigurationLabel(a.trial->config));
+      break;
+    }
+  }
+  if (!undecided) return std::nullopt;
+  return pick;
+}
+
+}  // namespace
+
 AdviseSearchEnd RunAdviseSearch(const SweepPlan& plan, const TrialSelection& selection,
                                 ResultsReader& reader, PlannerHistory& history,
                                 CampaignWriter& writer, std::int64_t campaign,
@@ -75,59 +143,13 @@ AdviseSearchEnd RunAdviseSearch(const SweepPlan& plan, const TrialSelection& sel
     std::optional<std::size_t> next;
     std::string reason;
     if (fitted.model) {
-      const Advice advice = Advise(plan, fitted, {});
-      double best_p = -1;
-      bool undecided = false;
-      for (const GroupAdvice& g : advice.groups) {
-        if (g.decided) continue;
-        for (std::size_t r : g.to_measure) {
-          const AdvisedTrial& a = g.ranked[r];
-          const auto found = std::find_if(open.begin(), open.end(), [&](std::size_t i) {
-            return plan.trials[i].key == a.trial->key;
-          });
-          if (found == open.end()) continue;
-          undecided = true;
-          const double p = r == 0 ? 1.0 : a.p_beats_leader;
-          if (p > best_p) {
-            best_p = p;
-            next = *found;
-            const AdvisedTrial& lead = g.ranked.front();
-            reason = r == 0 ? fmt::format(
-                                  "the leader of {} is only predicted: {:.4g} ms [{:.4g}, {:.4g}]",
-                                  g.group, a.latency_ms.value, a.latency_ms.low, a.latency_ms.high)
-                            : fmt::format(
-                                  "{:.0f}% likely to beat the leader of {} ({}, {:.4g} ms): "
-                                  "predicted {:.4g} ms [{:.4g}, {:.4g}]",
-                                  p * 100, g.group, ConfigurationLabel(lead.trial->config),
-                                  lead.latency_ms.value, a.latency_ms.value, a.latency_ms.low,
-                                  a.latency_ms.high);
-          }
-          break;  // the group's most informative open trial
-        }
-      }
-      // A cache setting is recommended only once its quality is measured: when the ranked
-      // trials are decided, measure the ones excluded for want of it.
-      for (const GroupAdvice& g : advice.groups) {
-        if (undecided) break;
-        for (const AdvisedTrial& a : g.excluded) {
-          if (a.measured || !a.quality.starts_with(kQualityUnchecked)) continue;
-          const auto found = std::find_if(open.begin(), open.end(), [&](std::size_t i) {
-            return plan.trials[i].key == a.trial->key;
-          });
-          if (found == open.end()) continue;
-          undecided = true;
-          next = *found;
-          reason = fmt::format(
-              "a cache setting of {} ({}) is recommended only once its quality "
-              "is measured against the sweep's gates",
-              g.group, ConfigurationLabel(a.trial->config));
-          break;
-        }
-      }
-      if (!undecided) {
+      const std::optional<SearchPick> pick = PickFromAdvice(plan, Advise(plan, fitted, {}), open);
+      if (!pick) {
         status.SearchDone("every group's leader is measured and no interval overlaps it");
         return AdviseSearchEnd::kDecided;
       }
+      next = pick->next;
+      reason = pick->reason;
     } else if (!open.empty()) {
       std::vector<std::vector<double>> measured, candidates;
       for (const CostObservation& o : fitted.observations)

@@ -74,6 +74,11 @@ class Bisection {
   std::optional<std::int64_t> Measure(int position, std::string& problem, int& refused);
   KeyVerdict Compare(std::int64_t a, std::int64_t b);
   std::string CampaignLabel(const End& end) const;
+  // Measures the ends that are builds, each recorded in `outcome`: the exit code when one
+  // cannot be measured, else 0.
+  int MeasureEnds(End& good, End& bad, BisectOutcome& outcome);
+  // Measures the build at `position` and judges it against the ends; `refused` as Measure.
+  MeasuredBuild MeasureBetween(int position, const End& good, const End& bad, int& refused);
 
   const BisectOptions& options_;
   const BisectEffects& effects_;
@@ -251,6 +256,58 @@ std::string Bisection::CampaignLabel(const End& end) const {
                      options_.builds[end.position], *end.campaign);
 }
 
+int Bisection::MeasureEnds(End& good, End& bad, BisectOutcome& outcome) {
+  for (End* end : {&good, &bad}) {
+    if (end->campaign) continue;
+    std::string problem;
+    int refused = 0;
+    end->campaign = Measure(end->position, problem, refused);
+    MeasuredBuild measured{end->position, options_.builds[end->position], end->campaign,
+                           end == &good ? BuildJudgement::kGood : BuildJudgement::kBad, "end"};
+    if (end->campaign) {  // it ran: did the trial measure ok?
+      const auto statuses = db_->reader().TrialStatuses(*end->campaign);
+      const auto status = statuses.find(options_.key);
+      if (status == statuses.end() || status->second != TrialStatus::kOk) {
+        problem = fmt::format("its trial did not measure ok in campaign {} ({})", *end->campaign,
+                              status == statuses.end() ? std::string("not recorded")
+                                                       : std::string(StatusName(status->second)));
+        end->campaign.reset();
+      }
+    }
+    if (!end->campaign) {
+      measured.judgement = BuildJudgement::kFailed;
+      measured.detail = problem;
+      outcome.measured.push_back(measured);
+      if (refused) return refused;
+      err_ << fmt::format("ditbench bisect: error: cannot measure the {} end, build {}: {}\n",
+                          end == &good ? "good" : "bad", end->text, problem);
+      return kExitTrialsFailed;
+    }
+    outcome.measured.push_back(measured);
+  }
+  return 0;
+}
+
+MeasuredBuild Bisection::MeasureBetween(int position, const End& good, const End& bad,
+                                        int& refused) {
+  MeasuredBuild measured;
+  measured.position = position;
+  measured.build = options_.builds[position];
+  measured.campaign = Measure(position, measured.detail, refused);
+  if (measured.campaign) {
+    const KeyVerdict against_good = Compare(*good.campaign, *measured.campaign);
+    const KeyVerdict against_bad = Compare(*bad.campaign, *measured.campaign);
+    measured.detail = fmt::format("vs good: {}; vs bad: {}", against_good.text, against_bad.text);
+    measured.judgement = !against_good.verdict && !against_bad.verdict
+                             ? BuildJudgement::kFailed
+                             : JudgeBuild(against_good.verdict.value_or(Verdict::kInconclusive),
+                                          against_bad.verdict.value_or(Verdict::kInconclusive));
+  } else {
+    measured.judgement = BuildJudgement::kFailed;
+  }
+  return measured;
+}
+
 int Bisection::Run(BisectOutcome& outcome) {
   CheckOptions();
   run_root_ = options_.run_root.empty() ? DefaultRunRoot(options_.db) : options_.run_root;
@@ -287,34 +344,7 @@ int Bisection::Run(BisectOutcome& outcome) {
                       sweep_.string(), reference->id, gpus_, options_.replicates);
 
   // The ends that are builds are measured first; an end that cannot be is the end of it.
-  for (End* end : {&good, &bad}) {
-    if (end->campaign) continue;
-    std::string problem;
-    int refused = 0;
-    end->campaign = Measure(end->position, problem, refused);
-    MeasuredBuild measured{end->position, options_.builds[end->position], end->campaign,
-                           end == &good ? BuildJudgement::kGood : BuildJudgement::kBad, "end"};
-    if (end->campaign) {  // it ran: did the trial measure ok?
-      const auto statuses = db_->reader().TrialStatuses(*end->campaign);
-      const auto status = statuses.find(options_.key);
-      if (status == statuses.end() || status->second != TrialStatus::kOk) {
-        problem = fmt::format("its trial did not measure ok in campaign {} ({})", *end->campaign,
-                              status == statuses.end() ? std::string("not recorded")
-                                                       : std::string(StatusName(status->second)));
-        end->campaign.reset();
-      }
-    }
-    if (!end->campaign) {
-      measured.judgement = BuildJudgement::kFailed;
-      measured.detail = problem;
-      outcome.measured.push_back(measured);
-      if (refused) return refused;
-      err_ << fmt::format("ditbench bisect: error: cannot measure the {} end, build {}: {}\n",
-                          end == &good ? "good" : "bad", end->text, problem);
-      return kExitTrialsFailed;
-    }
-    outcome.measured.push_back(measured);
-  }
+  if (const int code = MeasureEnds(good, bad, outcome)) return code;
   const KeyVerdict ends = Compare(*good.campaign, *bad.campaign);
   out_ << fmt::format("good {} -> bad {}: {}{}\n", CampaignLabel(good), CampaignLabel(bad),
                       ends.text, ends.thresholds.empty() ? "" : " [" + ends.thresholds + "]");
@@ -335,24 +365,9 @@ int Bisection::Run(BisectOutcome& outcome) {
   const int count = search.count();
   while (const std::optional<int> next = search.Next()) {
     if (effects_.sweep.interrupt.Requested()) return kExitInterrupted;
-    MeasuredBuild measured;
-    measured.position = *next;
-    measured.build = options_.builds[*next];
     int refused = 0;
-    measured.campaign = Measure(*next, measured.detail, refused);
+    MeasuredBuild measured = MeasureBetween(*next, good, bad, refused);
     if (refused) return refused;
-    if (measured.campaign) {
-      const KeyVerdict against_good = Compare(*good.campaign, *measured.campaign);
-      const KeyVerdict against_bad = Compare(*bad.campaign, *measured.campaign);
-      measured.detail =
-          fmt::format("vs good: {}; vs bad: {}", against_good.text, against_bad.text);
-      measured.judgement = !against_good.verdict && !against_bad.verdict
-                               ? BuildJudgement::kFailed
-                               : JudgeBuild(against_good.verdict.value_or(Verdict::kInconclusive),
-                                            against_bad.verdict.value_or(Verdict::kInconclusive));
-    } else {
-      measured.judgement = BuildJudgement::kFailed;
-    }
     search.Record(*next, measured.judgement);
     out_ << fmt::format("build {}/{} {}{}: {} ({}){}\n", *next + 1, count, measured.build,
                         measured.campaign ? fmt::format(" (campaign {})", *measured.campaign) : "",

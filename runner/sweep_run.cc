@@ -60,6 +60,68 @@ int RunSweep(const RunOptions& options, const SweepEffects& effects, std::ostrea
 
 namespace {
 
+// How the loop runs the sweep's launches: its search, replicates, OOM policy and limits.
+LoopSettings LoopSettingsFor(const RunOptions& options, const SweepSpec& spec) {
+  LoopSettings settings;
+  settings.halving = spec.halving_keep > 0;
+  settings.replicates = spec.replicates;
+  settings.skip_larger_after_oom = spec.skip_larger_after_oom;
+  // The advise search keeps its own budget.
+  settings.budget_s = options.search == SearchOrder::kAdvise ? -1 : options.budget_s;
+  settings.require_idle_s = options.require_idle_s;
+  settings.stop_after_failures = options.stop_after_failures;
+  return settings;
+}
+
+// The advise search's device, budget and clock (the effects' clock, else the steady clock).
+AdviseSearchSettings AdviseSettingsFor(const RunOptions& options, const SweepEffects& effects,
+                                       const std::string& device) {
+  AdviseSearchSettings search;
+  search.device = device;
+  search.budget_s = options.budget_s;
+  search.now = effects.now ? effects.now : [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  return search;
+}
+
+// The plan's trials that ran out of memory before this run.
+std::vector<OomTrial> OomedEarlier(const SweepPlan& plan,
+                                   const std::map<std::string, TrialStatus>& statuses) {
+  std::vector<OomTrial> oomed;
+  for (const PlannedTrial& t : plan.trials) {
+    auto found = statuses.find(t.key);
+    if (found != statuses.end() && found->second == TrialStatus::kOom)
+      oomed.push_back({t.key, t.config});
+  }
+  return oomed;
+}
+
+// The exit code of a run that stopped before its launches were done (interrupted, out of
+// budget, the machine busy, too many failures), said to `status`; nullopt for one that was not.
+std::optional<int> StoppedEarly(const SweepLoop& loop, bool advise_budget_spent,
+                                const RunOptions& options, const SweepEffects& effects,
+                                const RunTally& tally, RunStatus& status) {
+  if (effects.interrupt.Requested()) {
+    status.RunInterrupted();
+    return kExitInterrupted;
+  }
+  if (loop.budget_spent() || advise_budget_spent) {
+    status.BudgetSpent(options.budget_s, tally);
+    return tally.failed + tally.kept_failed > 0 ? 1 : 0;
+  }
+  if (loop.refused_busy()) {
+    status.StoppedBusy(tally);
+    return kExitTrialsFailed;
+  }
+  if (loop.stopped_on_failures()) {
+    status.StoppedOnFailures(tally);
+    return kExitTrialsFailed;
+  }
+  return std::nullopt;
+}
+
 int RunSweepOrThrow(const RunOptions& options, const SweepEffects& effects, RunStatus& status,
                     std::ostream& out, std::ostream& err) {
   const bool advise = options.search == SearchOrder::kAdvise;
@@ -106,21 +168,9 @@ int RunSweepOrThrow(const RunOptions& options, const SweepEffects& effects, RunS
   status.CampaignStarted(campaign, spec.name, plan.trials.size(),
                          selection.Partial() ? selection.keys.size() : 0,
                          placement.capacity.slots, placement.capacity.on_gpu, spec.replicates);
-  LoopSettings settings;
-  settings.halving = spec.halving_keep > 0;
-  settings.replicates = spec.replicates;
-  settings.skip_larger_after_oom = spec.skip_larger_after_oom;
-  settings.budget_s = advise ? -1 : options.budget_s;  // the advise search keeps its own
-  settings.require_idle_s = options.require_idle_s;
-  settings.stop_after_failures = options.stop_after_failures;
-  std::vector<OomTrial> oomed;
-  for (const PlannedTrial& t : plan.trials) {  // what ran out of memory before this run
-    auto found = statuses.find(t.key);
-    if (found != statuses.end() && found->second == TrialStatus::kOom)
-      oomed.push_back({t.key, t.config});
-  }
   SweepLoop loop(spec, placement, setup.policy, db.writer(), db.output_errors(), campaign, effects,
-                 setup.worker, run_root, settings, std::move(oomed), status);
+                 setup.worker, run_root, LoopSettingsFor(options, spec),
+                 OomedEarlier(plan, statuses), status);
   for (const AdoptedTrial& a : started->adopted) loop.Adopt(a);
   bool advise_budget_spent = false;
   try {
@@ -129,16 +179,10 @@ int RunSweepOrThrow(const RunOptions& options, const SweepEffects& effects, RunS
         if (!launches.empty()) loop.Run(launches, plan.trials.size());
         return !effects.interrupt.Requested() && !loop.refused_busy();
       };
-      AdviseSearchSettings search;
-      search.device = setup.assumptions.device;
-      search.budget_s = options.budget_s;
-      search.now = effects.now ? effects.now : [] {
-        return std::chrono::duration<double>(
-                   std::chrono::steady_clock::now().time_since_epoch()).count();
-      };
       advise_budget_spent =
           RunAdviseSearch(plan, selection, db.reader(), db.planner_history(), db.writer(), campaign,
-                          live, search, run_round, status) == AdviseSearchEnd::kBudgetSpent;
+                          live, AdviseSettingsFor(options, effects, setup.assumptions.device),
+                          run_round, status) == AdviseSearchEnd::kBudgetSpent;
     } else if (spec.halving_keep > 0) {
       auto run_round = [&](const std::vector<QueuedTrial>& launches) {
         if (!launches.empty()) loop.Run(launches, plan.trials.size());
@@ -162,22 +206,9 @@ int RunSweepOrThrow(const RunOptions& options, const SweepEffects& effects, RunS
   RunTally tally = loop.tally();
   tally.kept = kept;
   tally.kept_failed = kept_failed;
-  if (effects.interrupt.Requested()) {
-    status.RunInterrupted();
-    return kExitInterrupted;
-  }
-  if (loop.budget_spent() || advise_budget_spent) {
-    status.BudgetSpent(options.budget_s, tally);
-    return tally.failed + tally.kept_failed > 0 ? 1 : 0;
-  }
-  if (loop.refused_busy()) {
-    status.StoppedBusy(tally);
-    return kExitTrialsFailed;
-  }
-  if (loop.stopped_on_failures()) {
-    status.StoppedOnFailures(tally);
-    return kExitTrialsFailed;
-  }
+  if (const std::optional<int> code =
+          StoppedEarly(loop, advise_budget_spent, options, effects, tally, status))
+    return *code;
   try {
     // A run limited by --only finishes the campaign only once every trial is recorded.
     // So does a bisect's: it is never resumed, and measures its selected trials only.

@@ -223,6 +223,74 @@ double GeometricMean(const std::vector<double>& values) {
   return std::exp(sum / static_cast<double>(values.size()));
 }
 
+// The verdict on launches of one session a side (result.change their rank interval): each
+// end of the interval must be a one-sided bound at the confidence asked for, and the change
+// beyond the noise floor, which stands for the campaign-to-campaign drift one session cannot
+// show.
+void JudgeOneSessionLaunches(const ChangePolicy& policy, std::size_t a_count, std::size_t b_count,
+                             LatencyChange& result) {
+  const ChangeEstimate& c = result.change;
+  if (c.CoversLessThan(2 * policy.confidence - 1)) {
+    result.reason = Format(
+        "too few launches for a rank interval (%.0f and %.0f; 3 and 3 "
+        "give one-sided %.0f%% bounds)",
+        double(a_count), double(b_count), policy.confidence * 100);
+    return;
+  }
+  const std::string interval =
+      c.CoversLessThan(policy.confidence)
+          ? Format("launch interval (%.0f%%, the widest %.0f and %.0f launches give)",
+                   c.coverage * 100, double(a_count), double(b_count))
+          : std::string("launch CI");
+  const double floor = policy.noise_floor_pct;
+  if (c.low_pct > floor) {
+    result.verdict = Verdict::kSlower;
+    result.reason = interval + Format(
+                                   " above the noise floor of +%.1f%% (one campaign on a "
+                                   "side: the floor stands for campaign-to-campaign drift)",
+                                   floor);
+  } else if (c.high_pct < -floor) {
+    result.verdict = Verdict::kFaster;
+    result.reason = interval + Format(
+                                   " below the noise floor of -%.1f%% (one campaign on a "
+                                   "side: the floor stands for campaign-to-campaign drift)",
+                                   floor);
+  } else if (c.low_pct >= -floor && c.high_pct <= floor) {
+    result.verdict = Verdict::kSame;
+    result.reason =
+        interval + Format(" within the noise floor of +-%.1f%% (one campaign on a side)", floor);
+  } else {
+    result.reason = interval + Format(
+                                   " crosses the noise floor of +-%.1f%%: one campaign on "
+                                   "a side cannot show campaign-to-campaign drift (compare "
+                                   "several campaigns a side, or more replicates)",
+                                   floor);
+  }
+}
+
+// The verdict on sessions a side (result.change Welch's interval of their values): a change
+// beyond the minimum effect, or the same within it.
+void JudgeSessions(const ChangePolicy& policy, LatencyChange& result) {
+  const ChangeEstimate& c = result.change;
+  const double e = policy.min_effect_pct;
+  const bool excludes_zero = c.low_pct > 0 || c.high_pct < 0;
+  if (excludes_zero && std::abs(c.pct) >= e) {
+    result.verdict = c.pct > 0 ? Verdict::kSlower : Verdict::kFaster;
+    result.reason = Format("launch medians differ beyond the minimum effect of %.1f%%", e);
+  } else if (c.low_pct >= -e && c.high_pct <= e) {
+    result.verdict = Verdict::kSame;
+    result.reason = Format("CI within +-%.1f%% (minimum effect)", e);
+  } else if (excludes_zero) {
+    result.verdict = Verdict::kSame;
+    result.reason = Format("significant but below the minimum effect of %.1f%%", e);
+  } else {
+    result.reason = Format(
+        "CI spans 0 and reaches beyond +-%.1f%%: too few launches or too "
+        "much launch-to-launch noise",
+        e);
+  }
+}
+
 }  // namespace
 
 double SideLatencyMs(const std::vector<double>& medians, const std::vector<long long>& sessions) {
@@ -290,40 +358,7 @@ LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
     // bound), else too few launches to tell anything.
     result.method = ChangeMethod::kLaunches;
     result.change = centre(HodgesLehmannChange(a_medians, b_medians, policy.confidence));
-    const ChangeEstimate& c = result.change;
-    if (c.CoversLessThan(2 * policy.confidence - 1)) {
-      result.reason = Format("too few launches for a rank interval (%.0f and %.0f; 3 and 3 "
-                             "give one-sided %.0f%% bounds)",
-                             double(a_medians.size()), double(b_medians.size()),
-                             policy.confidence * 100);
-      return result;
-    }
-    const std::string interval =
-        c.CoversLessThan(policy.confidence)
-            ? Format("launch interval (%.0f%%, the widest %.0f and %.0f launches give)",
-                     c.coverage * 100, double(a_medians.size()), double(b_medians.size()))
-            : std::string("launch CI");
-    const double floor = policy.noise_floor_pct;
-    if (c.low_pct > floor) {
-      result.verdict = Verdict::kSlower;
-      result.reason = interval + Format(" above the noise floor of +%.1f%% (one campaign on a "
-                                        "side: the floor stands for campaign-to-campaign drift)",
-                                        floor);
-    } else if (c.high_pct < -floor) {
-      result.verdict = Verdict::kFaster;
-      result.reason = interval + Format(" below the noise floor of -%.1f%% (one campaign on a "
-                                        "side: the floor stands for campaign-to-campaign drift)",
-                                        floor);
-    } else if (c.low_pct >= -floor && c.high_pct <= floor) {
-      result.verdict = Verdict::kSame;
-      result.reason =
-          interval + Format(" within the noise floor of +-%.1f%% (one campaign on a side)", floor);
-    } else {
-      result.reason = interval + Format(" crosses the noise floor of +-%.1f%%: one campaign on "
-                                        "a side cannot show campaign-to-campaign drift (compare "
-                                        "several campaigns a side, or more replicates)",
-                                        floor);
-    }
+    JudgeOneSessionLaunches(policy, a_medians.size(), b_medians.size(), result);
     return result;
   }
   if (by_session) {
@@ -332,22 +367,7 @@ LatencyChange CompareLatency(const std::vector<std::vector<double>>& a_launches,
     result.method = ChangeMethod::kLaunches;
     result.change = centre(WelchLogChange(SessionValues(a_by_session),
                                           SessionValues(b_by_session), policy.confidence));
-    const ChangeEstimate& c = result.change;
-    const double e = policy.min_effect_pct;
-    const bool excludes_zero = c.low_pct > 0 || c.high_pct < 0;
-    if (excludes_zero && std::abs(c.pct) >= e) {
-      result.verdict = c.pct > 0 ? Verdict::kSlower : Verdict::kFaster;
-      result.reason = Format("launch medians differ beyond the minimum effect of %.1f%%", e);
-    } else if (c.low_pct >= -e && c.high_pct <= e) {
-      result.verdict = Verdict::kSame;
-      result.reason = Format("CI within +-%.1f%% (minimum effect)", e);
-    } else if (excludes_zero) {
-      result.verdict = Verdict::kSame;
-      result.reason = Format("significant but below the minimum effect of %.1f%%", e);
-    } else {
-      result.reason = Format("CI spans 0 and reaches beyond +-%.1f%%: too few launches or too "
-                             "much launch-to-launch noise", e);
-    }
+    JudgeSessions(policy, result);
     return result;
   }
 

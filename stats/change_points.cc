@@ -91,6 +91,42 @@ std::vector<std::size_t> Segment(const std::vector<double>& y, const std::vector
   return starts;
 }
 
+// Rule 4: judges every boundary between the segments that start at `starts` (positions in
+// `used`, the indices of the series' usable points) and drops the weakest failing one until
+// all pass; returns the change points at the boundaries left in `starts`.
+std::vector<ChangePoint> KeepSignificantBoundaries(const std::vector<SeriesPoint>& series,
+                                                   const std::vector<std::size_t>& used,
+                                                   const ChangePointPolicy& policy,
+                                                   std::vector<std::size_t>& starts) {
+  const auto values = [&](std::size_t from, std::size_t to) {
+    std::vector<double> v;
+    for (std::size_t k = from; k < to; ++k) v.push_back(series[used[k]].value);
+    return v;
+  };
+  while (true) {
+    std::vector<ChangePoint> kept;
+    std::size_t weakest = 0;
+    double weakest_size = std::numeric_limits<double>::infinity();
+    for (std::size_t b = 1; b < starts.size(); ++b) {
+      const std::size_t end = b + 1 < starts.size() ? starts[b + 1] : used.size();
+      ChangePoint change;
+      change.last_good = used[starts[b] - 1];
+      change.first_bad = used[starts[b]];
+      change.change = HodgesLehmannChange(values(starts[b - 1], starts[b]), values(starts[b], end),
+                                          policy.confidence);
+      const bool excludes_zero = change.change.low_pct > 0 || change.change.high_pct < 0;
+      if (excludes_zero && std::abs(change.change.pct) >= policy.min_effect_pct) {
+        kept.push_back(change);
+      } else if (std::abs(change.change.pct) < weakest_size) {
+        weakest_size = std::abs(change.change.pct);
+        weakest = b;
+      }
+    }
+    if (weakest == 0) return kept;
+    starts.erase(starts.begin() + static_cast<std::ptrdiff_t>(weakest));
+  }
+}
+
 }  // namespace
 
 const char* PointUseName(PointUse use) {
@@ -163,36 +199,7 @@ ChangePointAnalysis FindChangePoints(const std::vector<SeriesPoint>& series,
   std::vector<std::size_t> starts = Segment(y, w, min_segment, beta);
 
   // Rule 4: judge every boundary; drop the weakest failing one until all pass.
-  const auto values = [&](std::size_t from, std::size_t to) {
-    std::vector<double> v;
-    for (std::size_t k = from; k < to; ++k) v.push_back(series[used[k]].value);
-    return v;
-  };
-  while (true) {
-    std::vector<ChangePoint> kept;
-    std::size_t weakest = 0;
-    double weakest_size = std::numeric_limits<double>::infinity();
-    for (std::size_t b = 1; b < starts.size(); ++b) {
-      const std::size_t end = b + 1 < starts.size() ? starts[b + 1] : used.size();
-      ChangePoint change;
-      change.last_good = used[starts[b] - 1];
-      change.first_bad = used[starts[b]];
-      change.change = HodgesLehmannChange(values(starts[b - 1], starts[b]),
-                                          values(starts[b], end), policy.confidence);
-      const bool excludes_zero = change.change.low_pct > 0 || change.change.high_pct < 0;
-      if (excludes_zero && std::abs(change.change.pct) >= policy.min_effect_pct) {
-        kept.push_back(change);
-      } else if (std::abs(change.change.pct) < weakest_size) {
-        weakest_size = std::abs(change.change.pct);
-        weakest = b;
-      }
-    }
-    if (weakest == 0) {
-      analysis.changes = std::move(kept);
-      break;
-    }
-    starts.erase(starts.begin() + static_cast<std::ptrdiff_t>(weakest));
-  }
+  analysis.changes = KeepSignificantBoundaries(series, used, policy, starts);
 
   // Levels: each point (usable or not) takes the level of the segment it lies in.
   for (std::size_t b = 0; b < starts.size(); ++b) {

@@ -12,7 +12,7 @@
 #include "experiments/trial_identity.h"
 #include "storage/campaign_writer.h"
 #include "storage/iso_time.h"
-#include "storage/metric_values.h"
+#include "storage/measurement_rows.h"
 #include "storage/statement.h"
 #include "storage/storage_error.h"
 
@@ -37,15 +37,6 @@ void UpdateCampaign(sqlite3* db, const std::filesystem::path& path, std::int64_t
   // A campaign the user named that is not there: the user's mistake (exit 2), like a query's.
   throw QueryError(fmt::format("no campaign {} in '{}'; known: {}", campaign_id, path.string(),
                                known.empty() ? "none" : known));
-}
-
-// Text columns that mean "none" when empty are stored as NULL.
-void BindTextOrNull(Statement& statement, std::string_view name, const std::string& text) {
-  if (text.empty()) {
-    statement.BindNull(name);
-  } else {
-    statement.Bind(name, text);
-  }
 }
 
 // The machine's health of a trial measured in several launches: busy when any launch was, so
@@ -102,10 +93,10 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
       .Bind(":status", StatusName(trial.status))
       .Bind(":world_size", trial.world_size)
       .Bind(":replicates", std::max(trial.replicates, 1));
-  BindTextOrNull(upsert, ":error", trial.error);
-  BindTextOrNull(upsert, ":device", trial.device);
-  BindTextOrNull(upsert, ":run_dir", trial.run_dir);
-  BindTextOrNull(upsert, ":coordinator_host", trial.coordinator_host);
+  upsert.BindTextOrNull(":error", trial.error);
+  upsert.BindTextOrNull(":device", trial.device);
+  upsert.BindTextOrNull(":run_dir", trial.run_dir);
+  upsert.BindTextOrNull(":coordinator_host", trial.coordinator_host);
   if (trial.coordinator_pid > 0) {
     upsert.Bind(":coordinator_pid", trial.coordinator_pid);
   } else {
@@ -117,10 +108,10 @@ std::int64_t UpsertTrial(sqlite3* db, std::int64_t campaign_id, const TrialRecor
       trial.launch > 0
           ? FoldLaunchHealth(StoredHealth(db, campaign_id, trial.trial_key), trial.health)
           : trial.health;
-  BindTextOrNull(upsert, ":health_json", health.is_null() ? std::string() : health.dump());
-  BindTextOrNull(upsert, ":scheduler_job", trial.scheduler_job);
-  BindTextOrNull(upsert, ":placement_json",
-                 trial.placement.is_null() ? std::string() : trial.placement.dump());
+  upsert.BindTextOrNull(":health_json", health.is_null() ? std::string() : health.dump());
+  upsert.BindTextOrNull(":scheduler_job", trial.scheduler_job);
+  upsert.BindTextOrNull(":placement_json",
+                        trial.placement.is_null() ? std::string() : trial.placement.dump());
   if (trial.started_at > 0) {
     upsert.Bind(":started_at", IsoUtc(trial.started_at));
   } else {
@@ -169,11 +160,11 @@ void UpsertLaunch(sqlite3* db, std::int64_t trial_id, const TrialRecord& launch,
   upsert.Bind(":trial_id", trial_id)
       .Bind(":launch", launch.launch)
       .Bind(":status", StatusName(launch.status));
-  BindTextOrNull(upsert, ":error", launch.error);
-  BindTextOrNull(upsert, ":run_dir", launch.run_dir);
-  BindTextOrNull(upsert, ":started_at", launch.started_at > 0 ? IsoUtc(launch.started_at) : "");
-  BindTextOrNull(upsert, ":finished_at",
-                 finished && launch.finished_at > 0 ? IsoUtc(launch.finished_at) : "");
+  upsert.BindTextOrNull(":error", launch.error);
+  upsert.BindTextOrNull(":run_dir", launch.run_dir);
+  upsert.BindTextOrNull(":started_at", launch.started_at > 0 ? IsoUtc(launch.started_at) : "");
+  upsert.BindTextOrNull(":finished_at",
+                        finished && launch.finished_at > 0 ? IsoUtc(launch.finished_at) : "");
   const std::optional<TrialMetrics>& m = launch.metrics;
   upsert.Bind(":latency_ms", m ? std::optional<double>(m->latency_ms) : std::nullopt)
       .Bind(":ci_low_ms", m ? std::optional<double>(m->ci_low_ms) : std::nullopt)
@@ -194,25 +185,6 @@ void UpsertLaunch(sqlite3* db, std::int64_t trial_id, const TrialRecord& launch,
   upsert.Run();
 }
 
-void InsertSamples(sqlite3* db, std::int64_t trial_id, int launch,
-                   const std::vector<Sample>& samples) {
-  Statement insert(db,
-                   "INSERT INTO samples (trial_id, rank, iteration, stage, ms, warmup, launch, "
-                   "reused) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-  for (const Sample& sample : samples) {
-    insert.Bind(1, trial_id)
-        .Bind(2, sample.rank)
-        .Bind(3, sample.iteration)
-        .Bind(4, sample.stage)
-        .Bind(5, sample.ms)
-        .Bind(6, sample.warmup ? 1 : 0)
-        .Bind(7, launch)
-        .Bind(8, sample.reused ? 1 : 0);
-    insert.Run();
-    insert.Reset();
-  }
-}
-
 int ReadSynchronous(sqlite3* db) {
   Statement query(db, "PRAGMA synchronous");
   return query.Step() ? static_cast<int>(query.Int(0)) : 2;
@@ -223,111 +195,6 @@ void RestoreSynchronous(sqlite3* db, int level) noexcept {
     Exec(db, fmt::format("PRAGMA synchronous = {}", level).c_str());
   } catch (...) {  // a connection that cannot run a pragma fails its next statement anyway
   }
-}
-
-void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
-  Statement insert(db, R"sql(
-    INSERT INTO trial_metrics (trial_id, latency_ms, mean_ms, p90_ms, p99_ms, std_ms, min_ms,
-      max_ms, cov, ci_low_ms, ci_high_ms, rank0_ms, skew_ms, iterations, warmup, outliers,
-      peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s,
-      throttled, sm_clock_min_mhz, sm_clock_max_mhz, comm_mb_per_step, output_error,
-      output_error_note, output_reference_key, extra_json, launches, launch_cov, psnr, ssim,
-      energy_j, joules_per_image, energy_note, quality)
-    VALUES (:trial_id, :latency_ms, :mean_ms, :p90_ms, :p99_ms, :std_ms, :min_ms,
-      :max_ms, :cov, :ci_low_ms, :ci_high_ms, :rank0_ms, :skew_ms, :iterations, :warmup, :outliers,
-      :peak_mem_mb, :peak_reserved_mb, :flops, :tflops, :mfu, :images_per_s, :tokens_per_s,
-      :throttled, :sm_clock_min_mhz, :sm_clock_max_mhz, :comm_mb_per_step, :output_error,
-      :output_error_note, :output_reference_key, :extra_json, :launches, :launch_cov, :psnr,
-      :ssim, :energy_j, :joules_per_image, :energy_note, :quality))sql");
-  insert.Bind(":trial_id", trial_id)
-      .Bind(":latency_ms", m.latency_ms)
-      .Bind(":mean_ms", m.mean_ms)
-      .Bind(":p90_ms", m.p90_ms)
-      .Bind(":p99_ms", m.p99_ms)
-      .Bind(":std_ms", m.std_ms)
-      .Bind(":min_ms", m.min_ms)
-      .Bind(":max_ms", m.max_ms)
-      .Bind(":cov", m.cov)
-      .Bind(":ci_low_ms", m.ci_low_ms)
-      .Bind(":ci_high_ms", m.ci_high_ms)
-      .Bind(":rank0_ms", m.rank0_ms)
-      .Bind(":skew_ms", m.skew_ms)
-      .Bind(":iterations", m.iterations)
-      .Bind(":warmup", m.warmup)
-      .Bind(":outliers", m.outliers)
-      .Bind(":peak_mem_mb", m.peak_mem_mb)
-      .Bind(":peak_reserved_mb", m.peak_reserved_mb)
-      .Bind(":flops", m.flops)
-      .Bind(":tflops", m.tflops)
-      .Bind(":mfu", m.mfu)
-      .Bind(":images_per_s", m.images_per_s)
-      .Bind(":tokens_per_s", m.tokens_per_s)
-      .Bind(":throttled",
-            m.throttled ? std::optional<double>(*m.throttled ? 1.0 : 0.0) : std::nullopt)
-      .Bind(":sm_clock_min_mhz", m.sm_clock_min_mhz)
-      .Bind(":sm_clock_max_mhz", m.sm_clock_max_mhz)
-      .Bind(":comm_mb_per_step", m.comm_mb_per_step)
-      .Bind(":output_error", m.output_error)
-      .Bind(":output_error_note", m.output_error_note)
-      .Bind(":output_reference_key", m.output_reference_key)
-      .Bind(":launches", std::max(m.launches, 1))
-      .Bind(":launch_cov", m.launch_cov)
-      .Bind(":psnr", m.psnr)
-      .Bind(":ssim", m.ssim)
-      .Bind(":energy_j", m.energy_j)
-      .Bind(":joules_per_image", m.joules_per_image);
-  BindTextOrNull(insert, ":energy_note", m.energy_note);
-  BindTextOrNull(insert, ":quality", m.quality.value_or(""));
-  if (m.extra.empty())
-    insert.BindNull(":extra_json");
-  else
-    insert.Bind(":extra_json", nlohmann::json(m.extra).dump());
-  insert.Run();
-  WriteMetricValues(db, trial_id, m);
-}
-
-// A trial's profiles (`profile: trace`) beside its metrics: every rank's as JSON, and the
-// slowest rank's shares of its step time.
-void InsertTrace(sqlite3* db, std::int64_t trial_id, const TrialTrace& trace) {
-  Statement update(db, R"sql(
-    UPDATE trial_metrics SET profile_json = :profile_json, compute_share = :compute_share,
-      comm_share = :comm_share, idle_share = :idle_share WHERE trial_id = :trial_id)sql");
-  const RankTrace* slowest = trace.Slowest();
-  const auto share = [&](double (TraceProfile::*of)() const) {
-    return slowest ? std::optional<double>(((*slowest->profile).*of)()) : std::nullopt;
-  };
-  update.Bind(":profile_json", TrialTraceJson(trace).dump())
-      .Bind(":compute_share", share(&TraceProfile::compute_share))
-      .Bind(":comm_share", share(&TraceProfile::comm_share))
-      .Bind(":idle_share", share(&TraceProfile::idle_share))
-      .Bind(":trial_id", trial_id);
-  update.Run();
-}
-
-// What each step of the trial ran (contract/measurement_records.h), beside its metrics: the
-// steps as JSON, and the attention kernels of all its steps, distinct, joined by '+'.
-void InsertSteps(sqlite3* db, std::int64_t trial_id, const std::vector<StepKernels>& steps) {
-  nlohmann::json list = nlohmann::json::array();
-  std::set<std::string> kernels;
-  for (const StepKernels& step : steps) {
-    list.push_back({{"step", step.step},
-                    {"attention", step.attention},
-                    {"linear", step.linear},
-                    {"reused", step.reused}});
-    if (step.expert != 0) list.back()["expert"] = step.expert;
-    for (std::size_t start = 0; start < step.attention.size();) {
-      const std::size_t plus = std::min(step.attention.find('+', start), step.attention.size());
-      kernels.insert(step.attention.substr(start, plus - start));
-      start = plus + 1;
-    }
-  }
-  Statement update(db, R"sql(
-    UPDATE trial_metrics SET steps_json = :steps_json, attention_ran = :attention_ran
-    WHERE trial_id = :trial_id)sql");
-  update.Bind(":steps_json", list.dump())
-      .Bind(":attention_ran", fmt::format("{}", fmt::join(kernels, "+")))
-      .Bind(":trial_id", trial_id);
-  update.Run();
 }
 
 // Whether launch `launch` of the trial holds a finished measurement (ok or a failure): what a

@@ -55,6 +55,10 @@ class Statement {
     return Bind(Parameter(name), std::forward<T>(value));
   }
   Statement& BindNull(std::string_view name) { return BindNull(Parameter(name)); }
+  // Binds `text`, or NULL when it is empty (a text column that means "none" when empty).
+  Statement& BindTextOrNull(std::string_view name, const std::string& text) {
+    return text.empty() ? BindNull(name) : Bind(name, std::string_view(text));
+  }
   int Parameter(std::string_view name) const;
 
   // Advances: true when a row is available, false when done. Throws on error.
