@@ -37,6 +37,7 @@
 #include "report/selfcheck_section.h"
 #include "report/serving_section.h"
 #include "report/stage_breakdown.h"
+#include "report/trials_table.h"
 #include "stats/stats.h"
 #include "storage/results_db.h"
 
@@ -225,11 +226,28 @@ std::string MoreCell(const Row& row, const std::string& reproduce) {
   return html;
 }
 
-// A row's PSNR and SSIM cells as the metric table formats them: "inf" for an image equal to the
-// reference's.
-std::string QualityCells(const Row& row) {
-  return fmt::format("<td class=\"num psnr\">{}</td><td class=\"num ssim\">{}</td>",
-                     MetricText(row.psnr, "psnr"), MetricText(row.ssim, "ssim"));
+// The group's charts, each given its id in page order, and the image pair of a pipeline.
+void RenderGroupCharts(std::string& html, nlohmann::json& charts, const std::string& title,
+                       const std::vector<Row>& group, const std::vector<Row>& unfolded,
+                       const StagesByTrial& stages, const CampaignLabels& campaign_labels) {
+  for (nlohmann::json chart :
+       {LatencyChart("", title, group, campaign_labels),
+        SpeedupChart("", "Speedup vs world size: " + title, group, campaign_labels),
+        StageChart("", "Stage breakdown: " + title, group, unfolded, stages, campaign_labels),
+        MemoryChart("", "Peak memory per rank vs world size: " + title, group, campaign_labels),
+        OutputErrorChart("", "Output error vs speedup: " + title, group, campaign_labels),
+        ProfileChart("", "Where the slowest rank's step time goes (profile: trace): " + title,
+                     group),
+        StepChart("", "Time per denoising step: step 0 against the steady steps: " + title, group,
+                  unfolded, stages),
+        ParetoChart("", "Speedup against output quality (Pareto front): " + title, group)}) {
+    if (chart.is_null()) continue;
+    chart["id"] = fmt::format("chart-{}", charts.size());
+    html += fmt::format("<div class=\"chart\"><canvas id=\"{}\"></canvas></div>\n",
+                        chart["id"].get<std::string>());
+    charts.push_back(std::move(chart));
+  }
+  html += RenderImagePair(group);  // "" unless scope pipeline with a parallel image
 }
 
 // One group: its charts (when it has measured trials) and its table, ranked by latency.
@@ -253,68 +271,19 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   html += fmt::format("<h2 id=\"{}\">{}</h2>\n", anchor, HtmlEscape(GroupTitle(key)));
   if (auto advice = planner.groups.find(key.Text()); advice != planner.groups.end())
     html += RenderRecommendations(advice->second);
-  bool has_baseline = std::any_of(group.begin(), group.end(), [](const Row& r) {
-    return r.world_size == 1 && r.measured();
-  });
-  const bool on_gpu = std::any_of(group.begin(), group.end(), RunsOnGpu);
-  // TFLOPS and MFU only where the device's dense peak is known (never on CPU).
-  const bool has_peak = std::any_of(group.begin(), group.end(),
-                                    [](const Row& r) { return r.mfu.has_value(); });
-  // PSNR and SSIM of the decoded image only where some trial has them (scope pipeline).
-  const bool has_quality = std::any_of(group.begin(), group.end(), [](const Row& r) {
-    return r.psnr.has_value() || r.ssim.has_value();
-  });
-  // Energy per image only where some trial has it (GPU with NVML's counter).
-  const bool has_energy = std::any_of(group.begin(), group.end(), [](const Row& r) {
-    return r.joules_per_image.has_value();
-  });
+  const GroupColumns with = GroupColumnsOf(group);
   const MetricColumns metric_columns(group);  // one column per extra metric some row has
+  const bool has_baseline = std::any_of(
+      group.begin(), group.end(), [](const Row& r) { return r.world_size == 1 && r.measured(); });
   if (!has_baseline) {
-    html += fmt::format("<p class=\"note\">No 1-{} trial of this precision and scope: no "
-                        "speedup shown.</p>\n", on_gpu ? "GPU" : "rank");
+    html += fmt::format(
+        "<p class=\"note\">No 1-{} trial of this precision and scope: no "
+        "speedup shown.</p>\n",
+        with.on_gpu ? "GPU" : "rank");
   }
+  RenderGroupCharts(html, charts, GroupTitle(key), group, unfolded, stages, campaign_labels);
 
-  // Each chart's id is set below, in page order.
-  const std::string title = GroupTitle(key);
-  for (nlohmann::json chart :
-       {LatencyChart("", title, group, campaign_labels),
-        SpeedupChart("", "Speedup vs world size: " + title, group, campaign_labels),
-        StageChart("", "Stage breakdown: " + title, group, unfolded, stages, campaign_labels),
-        MemoryChart("", "Peak memory per rank vs world size: " + title, group, campaign_labels),
-        OutputErrorChart("", "Output error vs speedup: " + title, group, campaign_labels),
-        ProfileChart("", "Where the slowest rank's step time goes (profile: trace): " + title,
-                     group),
-        StepChart("", "Time per denoising step: step 0 against the steady steps: " + title,
-                  group, unfolded, stages),
-        ParetoChart("", "Speedup against output quality (Pareto front): " + title, group)}) {
-    if (chart.is_null()) continue;
-    chart["id"] = fmt::format("chart-{}", charts.size());
-    html += fmt::format("<div class=\"chart\"><canvas id=\"{}\"></canvas></div>\n",
-                        chart["id"].get<std::string>());
-    charts.push_back(std::move(chart));
-  }
-  html += RenderImagePair(group);  // "" unless scope pipeline with a parallel image
-
-  const std::string table_head = fmt::format(
-      "<div class=\"scroll\"><table class=\"trials\"><tr><th>#</th><th>configuration</th>"
-      "<th>{}</th>"
-      "<th>campaign</th><th>status</th><th>latency ms</th>"
-      "<th>95% CI ms</th><th>cov</th><th>skew ms</th>"
-      "<th>rank 0 ms</th><th>peak mem MB</th><th>speedup</th><th>efficiency</th>"
-      "<th title=\"image (video) tokens each rank of ring x ulysses attends over\">tokens per "
-      "rank</th>{}{}"
-      "<th title=\"relative L2 of the final output against the 1-rank trial\">output error</th>{}{}"
-      "<th title=\"trial key, device, iterations, error, and the command that runs the trial "
-      "again in its sweep's campaign (add --new to measure it in a fresh campaign)\">trial, "
-      "error, reproduce</th></tr>\n",
-      on_gpu ? "GPUs" : "ranks", has_peak ? "<th>TFLOPS</th><th>MFU</th>" : "",
-      has_energy ? "<th title=\"joules of every rank's GPU board over the timed iterations, per "
-                   "image (NVML's energy counter; docs/measurement.md)\">J/image</th>"
-                 : "",
-      has_quality ? "<th title=\"the decoded image against the 1-rank trial's, on [-1, 1]\">PSNR "
-                    "dB</th><th title=\"SSIM, 11x11 Gaussian window, sigma 1.5\">SSIM</th>"
-                  : "",
-      metric_columns.HeaderCells());
+  const std::string table_head = TrialsTableHead(with, metric_columns);
   html += table_head;
   const OneRankBaselines baselines(group);  // the charts above use the same ones
   int rank = 0;
@@ -326,76 +295,10 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
                           "</summary>\n", group.size() - kShownRows);
       html += table_head;
     }
-    std::string speedup = "-", efficiency = "-", speedup_title;
-    if (const std::optional<Speedup> found = SpeedupOf(baselines, row)) {
-      speedup = fmt::format("{:.2f}x", found->value);
-      efficiency = fmt::format("{:.0f}%", 100 * found->efficiency);
-      speedup_title = fmt::format("against {} ({:.2f} ms; {})", found->baseline_key,
-                                  found->baseline_ms, found->ReferenceText());
-      // A reference without the row's approximating settings is named under the number.
-      if (!found->settings_apart.empty())
-        speedup += fmt::format("<span class=\"reference\">vs {}</span>",
-                               HtmlEscape(found->ReferenceText()));
-      // Its doubts beside the number, not only in the Warnings (analysis/trust.h): one badge
-      // each, stacked under the number (report.css: table.trials), so the column stays narrow.
-      const Trust doubts = found->trust;
-      if (!doubts.plain()) speedup_title += "; " + doubts.Meanings();
-      for (Doubt doubt : doubts.doubts())
-        speedup += fmt::format("<span class=\"doubt\">{}</span>",
-                               HtmlEscape(std::string(InfoOf(doubt).name)));
-    }
-    std::string ci = row.ci_low_ms && row.ci_high_ms
-                         ? fmt::format("{:.2f} – {:.2f}", *row.ci_low_ms, *row.ci_high_ms)
-                         : "-";
-    // Few iterations: the interval's exact coverage is below 95% (stats/stats.h); say so.
-    if (row.folded > 1) {
-      ci = fmt::format("{:.2f} – {:.2f} (range over {} seeds)", *row.folded_min_ms,
-                       *row.folded_max_ms, row.folded);
-    } else if (row.ci_low_ms && row.launches > 1) {
-      ci += fmt::format(" ({} launches)", row.launches);
-    } else if (row.ci_low_ms && row.iterations) {
-      const double coverage = MedianCiCoverage(static_cast<std::size_t>(*row.iterations));
-      if (coverage < 0.9495) ci += fmt::format(" ({:.0f}% only)", coverage * 100);
-    }
-    html += fmt::format(
-        "<tr id=\"trial-{}-{}\"><td class=\"num\">{}</td><td class=\"wrap\">{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\" title=\"{}\">{}</td>"
-        "<td class=\"status-{}\">{}{}{}</td>"
-        "<td class=\"num latency\">{}</td><td class=\"num wrap\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num speedup\"{}>{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num tokens-per-rank\">{}</td>{}{}"
-        "<td class=\"num output-error\">{}</td>{}{}{}</tr>\n",
-        row.campaign, HtmlEscape(row.trial_key), row.measured() ? fmt::format("{}", ++rank) : "",
-        HtmlEscape(label(row)), row.world_size,
-        HtmlEscape(CampaignName(campaign_labels, row.campaign)), row.campaign,
-        HtmlEscape(row.status), HtmlEscape(row.status),
-        row.busy ? fmt::format(" <span class=\"busy\" title=\"{}\">busy machine</span>",
-                               HtmlEscape(row.health_note))
-                 : "",
-        row.below_quality()
-            ? fmt::format(" <span class=\"below\" title=\"{}\">below quality</span>",
-                          HtmlEscape(row.quality))
-            : "",
-        Number(row.latency_ms), ci, Percent(row.cov), Number(row.skew_ms), Number(row.rank0_ms),
-        Number(row.peak_mem_mb, "{:.0f}"),
-        speedup_title.empty() ? "" : fmt::format(" title=\"{}\"", HtmlEscape(speedup_title)),
-        speedup, efficiency,
-        TokensPerRank(row) ? fmt::format("{}", *TokensPerRank(row)) : std::string("-"),
-        has_peak ? fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td>",
-                               Number(row.tflops, "{:.1f}"), Percent(row.mfu))
-                 : "",
-        has_energy ? fmt::format("<td class=\"num joules-per-image\"{}>{}</td>",
-                                 row.energy_j ? fmt::format(" title=\"{:.4g} J per iteration\"",
-                                                            *row.energy_j)
-                                              : "",
-                                 Number(row.joules_per_image, "{:.4g}"))
-                   : "",
-        row.output_error
-            ? (*row.output_error == 0 ? std::string("0") : fmt::format("{:.2g}", *row.output_error))
-            : "-",
-        has_quality ? QualityCells(row) : "", metric_columns.Cells(row),
-        MoreCell(row, Reproduce(row, runs)));
+    html +=
+        TrialRow(row, row.measured() ? fmt::format("{}", ++rank) : "", label(row), with,
+                 metric_columns, SpeedupCellsOf(baselines, row),
+                 CampaignName(campaign_labels, row.campaign), MoreCell(row, Reproduce(row, runs)));
   }
   html += "</table></div>\n";
   if (group.size() > kShownRows) html += "</details>\n";
@@ -456,6 +359,38 @@ std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options
   return html;
 }
 
+// Every measured trial whose iteration the groups' stage charts and the stage breakdown table
+// break down (over all its ok launches), in the order of the groups' rankings, each with its
+// decode speedup.
+std::vector<StageTrial> StageTrialsOf(const std::map<GroupKey, std::vector<Row>>& groups,
+                                      const std::map<GroupKey, std::vector<Row>>& ranked) {
+  std::vector<StageTrial> measured;
+  for (const auto& [key, group] : ranked) {
+    std::map<std::string, std::vector<const Row*>> trials;  // configuration -> its trials
+    for (const Row& row : groups.at(key))
+      if (row.measured()) trials[ConfigurationOf(row)].push_back(&row);
+    const OneRankBaselines baselines(groups.at(key));
+    for (const Row& folded : group) {
+      auto found = folded.measured() ? trials.find(ConfigurationOf(folded)) : trials.end();
+      if (found == trials.end()) continue;
+      for (const Row* row : found->second) {
+        StageTrial trial;
+        trial.campaign = row->campaign;
+        trial.trial_key = row->trial_key;
+        trial.label = TrialLabel(*row);  // the stage table lists every group
+        trial.configuration = found->first;
+        if (auto decode = DecodeSpeedupOf(baselines, *row)) {
+          trial.decode_speedup = decode->value;
+          trial.decode_speedup_doubts = decode->trust.Names();
+        }
+        measured.push_back(std::move(trial));
+      }
+      trials.erase(found);
+    }
+  }
+  return measured;
+}
+
 }  // namespace
 
 std::string RenderHtmlReport(const ReportOptions& options) {
@@ -496,32 +431,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   html += "\n</script>\n</head>\n<body>\n";
   RenderTitle(html, campaigns);
 
-  // Where each measured trial's iteration goes (over all its ok launches): the groups' stage
-  // charts and the stage breakdown table, whose rows follow the groups' rankings.
-  std::vector<StageTrial> measured;
-  for (const auto& [key, group] : ranked) {
-    std::map<std::string, std::vector<const Row*>> trials;  // configuration -> its trials
-    for (const Row& row : groups[key])
-      if (row.measured()) trials[ConfigurationOf(row)].push_back(&row);
-    const OneRankBaselines baselines(groups[key]);
-    for (const Row& folded : group) {
-      auto found = folded.measured() ? trials.find(ConfigurationOf(folded)) : trials.end();
-      if (found == trials.end()) continue;
-      for (const Row* row : found->second) {
-        StageTrial trial;
-        trial.campaign = row->campaign;
-        trial.trial_key = row->trial_key;
-        trial.label = TrialLabel(*row);  // the stage table lists every group
-        trial.configuration = found->first;
-        if (auto decode = DecodeSpeedupOf(baselines, *row)) {
-          trial.decode_speedup = decode->value;
-          trial.decode_speedup_doubts = decode->trust.Names();
-        }
-        measured.push_back(std::move(trial));
-      }
-      trials.erase(found);
-    }
-  }
+  const std::vector<StageTrial> measured = StageTrialsOf(groups, ranked);
   const StageSummaries stage_summaries = SummarizeStages(db->reader(), measured);
   StagesByTrial stages;
   for (const auto& [trial, summary] : stage_summaries)
