@@ -72,7 +72,8 @@ constexpr MetricInfo kMetrics[] = {
      "scope pipeline: median over timed iterations of the slowest rank's VAE decode"},
     {"decode_share", MetricHint::kFraction, "", Better::kNone, RankReduction::kMax,
      LaunchReduction::kMedian, kShownInReportTable | kShownOnlyWhenSet,
-     "scope pipeline: decode_ms over latency_ms"},
+     "scope pipeline: decode_ms over latency_ms (a serving trial: over the median request's "
+     "service time, its wait excluded)"},
     {"p95_ms", MetricHint::kMilliseconds, "ms", Better::kLower, RankReduction::kMax,
      LaunchReduction::kMedian, kEverywhere | kShownOnlyWhenSet,
      "serve: 95th percentile of a request's latency (arrival to end), when the requests bound it"},
