@@ -245,8 +245,23 @@ static std::string LabelOfSettings(const nlohmann::json& computation,
 
 std::string SettingsLabel(const ResultRow& row) { return LabelOfSettings(RowComputation(row), {}); }
 
+// `label`, then a served trial's load ("served at arrivals=poisson rate=2 ..."): what only a
+// report group's heading names apart.
+static std::string WithLoad(std::string label, const nlohmann::json& computation) {
+  const std::string load = LoadText(Field(computation, "serve"));
+  if (load.empty()) return label;
+  return label + (label.empty() ? "" : " ") + "served at " + load;
+}
+
+std::string SettingsAndLoadLabel(const ResultRow& row) {
+  const nlohmann::json computation = RowComputation(row);
+  return WithLoad(LabelOfSettings(computation, {}), computation);
+}
+
 std::string SettingsLabel(const TrialConfig& config, const std::set<std::string>& shown_apart) {
-  return LabelOfSettings(ComputationJson(config), shown_apart);
+  const nlohmann::json computation = ComputationJson(config);
+  const std::string label = LabelOfSettings(computation, shown_apart);
+  return shown_apart.count("serve") ? label : WithLoad(label, computation);
 }
 
 std::string ConfigurationLabel(const ResultRow& row) {

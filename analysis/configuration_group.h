@@ -80,8 +80,14 @@ std::string ConfigurationOf(const ResultRow& row);
 // when all are at their identity defaults.
 std::string SettingsLabel(const ResultRow& row);
 
-// The same label for a trial not yet run (`plan`'s settings column), leaving out also the
-// fields in `shown_apart` (those the caller shows in columns of their own).
+// SettingsLabel, then a served trial's load ("served at arrivals=poisson rate=2 ..."), for a
+// list of trials that no report group heads (query's settings column), where the load is what
+// tells served trials apart.
+std::string SettingsAndLoadLabel(const ResultRow& row);
+
+// The same label, load included, for a trial not yet run (`plan`'s settings column, run's
+// status line), leaving out also the fields in `shown_apart` (those the caller shows in columns
+// of their own; "serve": the load).
 std::string SettingsLabel(const TrialConfig& config, const std::set<std::string>& shown_apart);
 
 // How a table row and a chart bar name a configuration within its group: DegreesLabel

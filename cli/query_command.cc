@@ -91,7 +91,7 @@ bool UsesDerived(const ResultsQuery& query) {
 // What the analysis layer derives for every stored trial, joined to the view by storage: the
 // speedups the report shows (analysis/speedup.h), over the campaigns that answer
 // (analysis/campaign_roles.h), so one row has one speedup everywhere; and each trial's
-// settings label (SettingsLabel), so a sweep over any setting reads apart.
+// settings label (SettingsAndLoadLabel), so a sweep over any setting or load reads apart.
 void AddDerived(ResultsReader& db, ResultsQuery& query) {
   const std::vector<CampaignInfo> campaigns = db.Campaigns();
   std::vector<std::int64_t> ids;
@@ -103,7 +103,8 @@ void AddDerived(ResultsReader& db, ResultsQuery& query) {
     if (answering.count(row.campaign)) answering_rows.push_back(row);
   const std::map<TrialId, Speedup> speedups = TrialSpeedups(answering_rows);
   for (const ResultRow& row : rows) {
-    DerivedRowValues values{row.campaign, row.trial_key, std::nullopt, "", SettingsLabel(row)};
+    DerivedRowValues values{row.campaign, row.trial_key, std::nullopt, "",
+                            SettingsAndLoadLabel(row)};
     if (auto found = speedups.find({row.campaign, row.trial_key}); found != speedups.end()) {
       values.speedup = found->second.value;
       values.trust = found->second.trust.Names();

@@ -249,6 +249,15 @@ TEST_F(ConfigurationGroupTest, ServedTrialsShareAGroupOnlyAtTheSameLoad) {
   EXPECT_THAT(fast_group.Label(), ::testing::HasSubstr("rate=2"));
   // The load is the group's: the configuration label names only the layout.
   EXPECT_EQ(ConfigurationLabel(RowOf(rows, c, fast)), "ulysses=2");
+  // Where no group heads the list (plan's table, run's status line, query's settings column),
+  // the settings label names the load, so served trials at two rates read apart.
+  EXPECT_THAT(SettingsLabel(slow, {}), ::testing::HasSubstr("served at "));
+  EXPECT_THAT(SettingsLabel(slow, {}), ::testing::HasSubstr("rate=1"));
+  EXPECT_NE(SettingsLabel(slow, {}), SettingsLabel(served(1, 2), {}));
+  EXPECT_EQ(SettingsLabel(slow, {"serve"}), "");
+  EXPECT_EQ(SettingsLabel(timed, {}), "");
+  EXPECT_EQ(SettingsAndLoadLabel(RowOf(rows, c, slow)), SettingsLabel(slow, {}));
+  EXPECT_EQ(SettingsAndLoadLabel(RowOf(rows, c, timed)), "");
   // The served 2-rank trial's speedup is over the served 1-rank trial at its own load.
   const std::map<TrialId, Speedup> speedups = TrialSpeedups(rows);
   EXPECT_EQ(speedups.at({c, TrialKey(fast)}).baseline_key, TrialKey(served(1, 2)));
