@@ -42,28 +42,19 @@ std::pair<double, double> Rank0AndSkew(const std::vector<Sample>& samples) {
   return {series.empty() ? 0 : MedianOf(series), skew.empty() ? 0 : MedianOf(skew)};
 }
 
-TrialMetrics Combine(const std::vector<const LaunchMeasurement*>& ok,
-                     const LaunchMeasurement& newest) {
-  TrialMetrics m;
+// The figures of the launches' pooled samples (LaunchReduction::kPooled): the latency, the
+// median of the launches' medians, with its interval (one launch: its own, within-launch one;
+// several: a t interval over their log medians), the spread of the pooled series, rank 0's
+// median and the skew.
+void PoolLaunches(const std::vector<const LaunchMeasurement*>& ok, TrialMetrics& m) {
   std::vector<double> medians, pooled, rank0, skew;
   for (const LaunchMeasurement* launch : ok) {
-    const TrialMetrics& lm = *launch->metrics;
-    medians.push_back(lm.latency_ms);
+    medians.push_back(launch->metrics->latency_ms);
     const std::vector<double> series = SlowestSeries(launch->samples);
     pooled.insert(pooled.end(), series.begin(), series.end());
     const auto [r0, sk] = Rank0AndSkew(launch->samples);
     rank0.push_back(r0);
     skew.push_back(sk);
-    m.iterations += lm.iterations;
-    m.warmup += lm.warmup;
-    for (auto [field, value] : {std::pair{&m.peak_mem_mb, lm.peak_mem_mb},
-                                std::pair{&m.peak_reserved_mb, lm.peak_reserved_mb},
-                                std::pair{&m.sm_clock_max_mhz, lm.sm_clock_max_mhz}})
-      if (value) *field = std::max(field->value_or(*value), *value);
-    if (lm.sm_clock_min_mhz)
-      m.sm_clock_min_mhz = std::min(m.sm_clock_min_mhz.value_or(*lm.sm_clock_min_mhz),
-                                    *lm.sm_clock_min_mhz);
-    if (lm.throttled) m.throttled = m.throttled.value_or(false) || *lm.throttled;
   }
   const double n = static_cast<double>(medians.size());
   m.launches = static_cast<int>(medians.size());
@@ -93,44 +84,83 @@ TrialMetrics Combine(const std::vector<const LaunchMeasurement*>& ok,
   }
   m.rank0_ms = MedianOf(rank0);
   m.skew_ms = MedianOf(skew);
-  // Energy: the median over launches, like the latency, when every ok launch measured it.
-  std::vector<double> energy, per_image;
-  for (const LaunchMeasurement* launch : ok) {
-    if (launch->metrics->energy_j) energy.push_back(*launch->metrics->energy_j);
-    if (launch->metrics->joules_per_image)
-      per_image.push_back(*launch->metrics->joules_per_image);
-  }
-  if (!energy.empty() && energy.size() == ok.size()) m.energy_j = MedianOf(energy);
-  if (!per_image.empty() && per_image.size() == ok.size()) m.joules_per_image = MedianOf(per_image);
+}
 
-  // Extra metrics: over the launches that have them, as the metric table's row says (the
-  // median for a program's own numbers); declarations and notes from the newest launch.
-  std::map<std::string, std::vector<double>> extra;  // in launch order
+// Every other metric of the table, as its row says (metrics/metric_table.h). kNewest: the
+// launch just measured (`newest`: stored launches keep only some figures); kScaledToLatency:
+// its figure at the trial's latency. Otherwise reduced over the ok launches that have it; the
+// median of a column metric only when every ok launch has it (energy is measured on every
+// launch of a GPU trial or on none: a median over some would mix).
+void ReduceByTable(const std::vector<const LaunchMeasurement*>& ok, const TrialMetrics* newest,
+                   TrialMetrics& m) {
+  for (const MetricInfo& info : MetricTable()) {
+    if (info.over_launches == LaunchReduction::kPooled) continue;
+    if (info.over_launches == LaunchReduction::kNewest ||
+        info.over_launches == LaunchReduction::kScaledToLatency) {
+      const std::optional<double> value = newest ? MetricOf(*newest, info) : std::nullopt;
+      if (!value) continue;
+      if (info.over_launches == LaunchReduction::kNewest)
+        SetMetric(m, info, *value);
+      else if (m.latency_ms > 0 && newest->latency_ms > 0)
+        SetMetric(m, info, *value * newest->latency_ms / m.latency_ms);
+      continue;
+    }
+    std::vector<double> values;  // in launch order
+    for (const LaunchMeasurement* launch : ok)
+      if (const std::optional<double> value = MetricOf(*launch->metrics, info))
+        values.push_back(*value);
+    const bool some_lack = values.size() != ok.size();
+    if (values.empty() ||
+        (info.member.is_column() && info.over_launches == LaunchReduction::kMedian && some_lack))
+      continue;
+    SetMetric(m, info, ReduceOverLaunches(info.over_launches, values));
+  }
+  // A program's own numbers, held by name: the median over the launches that have them; a
+  // number a program named after a column metric, that row's reduction where it reduces values.
+  std::map<std::string, std::vector<double>> own;
   for (const LaunchMeasurement* launch : ok)
-    for (const auto& [name, value] : launch->metrics->extra) extra[name].push_back(value);
-  for (const auto& [name, values] : extra) {
+    for (const auto& [name, value] : launch->metrics->extra) {
+      const MetricInfo* info = FindMetric(name);
+      if (!info || info->member.is_column()) own[name].push_back(value);
+    }
+  for (const auto& [name, values] : own) {
     const MetricInfo* info = FindMetric(name);
+    const bool of_values = info && info->over_launches != LaunchReduction::kPooled &&
+                           info->over_launches != LaunchReduction::kScaledToLatency;
     m.extra[name] =
-        ReduceOverLaunches(info ? info->over_launches : LaunchReduction::kMedian, values);
+        ReduceOverLaunches(of_values ? info->over_launches : LaunchReduction::kMedian, values);
   }
+}
 
-  // What does not vary between launches comes from the newest one.
-  if (newest.metrics) {
-    const TrialMetrics& d = *newest.metrics;
-    m.flops = d.flops;
-    m.comm_mb_per_step = d.comm_mb_per_step;
-    m.output_error = d.output_error;
-    m.output_error_note = d.output_error_note;
-    m.output_reference_key = d.output_reference_key;
-    m.energy_note = d.energy_note;
-    m.extra_declared = d.extra_declared;
-    m.extra_note = d.extra_note;
-    const double scale = m.latency_ms > 0 ? d.latency_ms / m.latency_ms : 0;
-    for (auto [field, value] : {std::pair{&m.tflops, d.tflops}, std::pair{&m.mfu, d.mfu},
-                                std::pair{&m.images_per_s, d.images_per_s},
-                                std::pair{&m.tokens_per_s, d.tokens_per_s}})
-      if (value && scale > 0) *field = *value * scale;
+// `ok` in launch order, non-empty; `newest` the launch just measured.
+TrialMetrics Combine(const std::vector<const LaunchMeasurement*>& ok,
+                     const LaunchMeasurement& newest_launch) {
+  TrialMetrics m;
+  for (const LaunchMeasurement* launch : ok) {
+    const TrialMetrics& lm = *launch->metrics;
+    m.iterations += lm.iterations;
+    m.warmup += lm.warmup;
+    for (auto [field, value] : {std::pair{&m.peak_reserved_mb, lm.peak_reserved_mb},
+                                std::pair{&m.sm_clock_max_mhz, lm.sm_clock_max_mhz}})
+      if (value) *field = std::max(field->value_or(*value), *value);
+    if (lm.sm_clock_min_mhz)
+      m.sm_clock_min_mhz =
+          std::min(m.sm_clock_min_mhz.value_or(*lm.sm_clock_min_mhz), *lm.sm_clock_min_mhz);
+    if (lm.throttled) m.throttled = m.throttled.value_or(false) || *lm.throttled;
   }
+  PoolLaunches(ok, m);
+  const TrialMetrics* newest = newest_launch.metrics ? &*newest_launch.metrics : nullptr;
+  ReduceByTable(ok, newest, m);
+  if (!newest) return m;
+  // What is not a metric of the table and does not vary between launches: the newest's.
+  m.flops = newest->flops;
+  m.output_error_note = newest->output_error_note;
+  m.output_reference_key = newest->output_reference_key;
+  m.energy_note = newest->energy_note;
+  m.extra_declared = newest->extra_declared;
+  m.extra_note = newest->extra_note;
+  if (newest->tokens_per_s && m.latency_ms > 0)
+    m.tokens_per_s = *newest->tokens_per_s * newest->latency_ms / m.latency_ms;
   return m;
 }
 

@@ -9,7 +9,8 @@
 // that timed nothing (no timed iteration, or a latency of 0) counts as failed: a trial is
 // never ok on it, and its 0 ms never enters the median.
 //
-// Metrics over the ok launches (one ok launch: that launch's metrics, unchanged):
+// Metrics over the ok launches (one ok launch: that launch's metrics, unchanged), each metric of
+// the table as its row's LaunchReduction says (metrics/metric_table.h), the rest as follows:
 //  * latency_ms: the median of the launch medians (every launch weighs the same, whatever its
 //    number of iterations);
 //  * ci_low_ms, ci_high_ms: 95% Student t interval of the launch medians on a log scale
@@ -19,11 +20,14 @@
 //  * mean, std, cov, p90, p99, min, max, outliers: of the pooled slowest-rank series;
 //  * launch_cov: std / mean of the launch medians (between-launch spread);
 //  * rank0_ms, skew_ms: medians over launches of each launch's value; iterations and warmup:
-//    sums; memory: maxima; clocks: minimum and maximum, throttled if any launch was;
+//    sums; memory: maxima (peak_mem_mb: its row's kMax); clocks: minimum and maximum, throttled if
+//    any launch was;
 //  * energy_j, joules_per_image: the median over the ok launches when every one has it, else
 //    unset; energy_note of the newest launch;
-//  * FLOPs, communication and the output reference: of the newest launch (they do not vary
-//    between launches); throughput and MFU rescaled to latency_ms.
+//  * FLOPs, communication, the output error and quality and the output reference: of the
+//    newest launch (they do not vary between launches); throughput and MFU rescaled to
+//    latency_ms; a metric held by name (not a program's own): its row's reduction over the ok
+//    launches that have it; a program's own numbers: their median over those launches.
 #pragma once
 
 #include <optional>

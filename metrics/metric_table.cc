@@ -19,39 +19,52 @@ constexpr unsigned kEverywhere =
 // trial_metrics.h), then over a trial's ok launches (metrics/launch_summary.h).
 constexpr MetricInfo kMetrics[] = {
     {"latency_ms", MetricHint::kMilliseconds, "ms", Better::kLower, RankReduction::kMax,
-     LaunchReduction::kMedian, kEverywhere,
-     "median over timed iterations of the slowest rank's time"},
+     LaunchReduction::kPooled, kEverywhere,
+     "median over timed iterations of the slowest rank's time",
+     HeldIn(&TrialMetrics::latency_ms)},
     {"ci_low_ms", MetricHint::kMilliseconds, "ms", Better::kNone, RankReduction::kMax,
-     LaunchReduction::kMedian, kShownInQueryDefault,
-     "lower bound of the latency's 95% confidence interval"},
+     LaunchReduction::kPooled, kShownInQueryDefault,
+     "lower bound of the latency's 95% confidence interval",
+     HeldIn(&TrialMetrics::ci_low_ms)},
     {"ci_high_ms", MetricHint::kMilliseconds, "ms", Better::kNone, RankReduction::kMax,
-     LaunchReduction::kMedian, kShownInQueryDefault,
-     "upper bound of the latency's 95% confidence interval"},
+     LaunchReduction::kPooled, kShownInQueryDefault,
+     "upper bound of the latency's 95% confidence interval",
+     HeldIn(&TrialMetrics::ci_high_ms)},
     {"rank0_ms", MetricHint::kMilliseconds, "ms", Better::kLower, RankReduction::kRank0,
-     LaunchReduction::kMedian, kShownInReportTable, "median of rank 0's own times"},
+     LaunchReduction::kPooled, kShownInReportTable, "median of rank 0's own times",
+     HeldIn(&TrialMetrics::rank0_ms)},
     {"skew_ms", MetricHint::kMilliseconds, "ms", Better::kLower, RankReduction::kMax,
-     LaunchReduction::kMedian, kShownInReportTable,
-     "median over iterations of the slowest minus the fastest rank"},
+     LaunchReduction::kPooled, kShownInReportTable,
+     "median over iterations of the slowest minus the fastest rank",
+     HeldIn(&TrialMetrics::skew_ms)},
     {"cov", MetricHint::kFraction, "", Better::kLower, RankReduction::kMax,
-     LaunchReduction::kMedian, kShownInReportTable | kShownInQueryDefault,
-     "coefficient of variation of the timed iterations"},
+     LaunchReduction::kPooled, kShownInReportTable | kShownInQueryDefault,
+     "coefficient of variation of the timed iterations",
+     HeldIn(&TrialMetrics::cov)},
     {"peak_mem_mb", MetricHint::kMegabytes, "MiB", Better::kLower, RankReduction::kMax,
-     LaunchReduction::kNewest, kShownInReportTable | kShownInQueryDefault,
-     "allocator peak (GPU) or resident set (CPU), max over ranks"},
+     LaunchReduction::kMax, kShownInReportTable | kShownInQueryDefault,
+     "allocator peak (GPU) or resident set (CPU), max over ranks",
+     HeldIn(&TrialMetrics::peak_mem_mb)},
     {"tflops", MetricHint::kTflops, "TFLOPS", Better::kHigher, RankReduction::kSum,
-     LaunchReduction::kMedian, kShownInReportTable, "analytic FLOPs over the latency"},
+     LaunchReduction::kScaledToLatency, kShownInReportTable, "analytic FLOPs over the latency",
+     HeldIn(&TrialMetrics::tflops)},
     {"mfu", MetricHint::kFraction, "", Better::kHigher, RankReduction::kSum,
-     LaunchReduction::kMedian, kShownInReportTable, "TFLOPS over the devices' dense peak"},
+     LaunchReduction::kScaledToLatency, kShownInReportTable, "TFLOPS over the devices' dense peak",
+     HeldIn(&TrialMetrics::mfu)},
     {"images_per_s", MetricHint::kRate, "images/s", Better::kHigher, RankReduction::kSum,
-     LaunchReduction::kMedian, 0, "images (or clips) per second"},
+     LaunchReduction::kScaledToLatency, 0, "images (or clips) per second",
+     HeldIn(&TrialMetrics::images_per_s)},
     {"comm_mb_per_step", MetricHint::kMegabytes, "MiB", Better::kLower, RankReduction::kMax,
-     LaunchReduction::kNewest, 0, "MiB a rank sent per denoising step, max over ranks"},
+     LaunchReduction::kNewest, 0, "MiB a rank sent per denoising step, max over ranks",
+     HeldIn(&TrialMetrics::comm_mb_per_step)},
     {"energy_j", MetricHint::kJoules, "J", Better::kLower, RankReduction::kSum,
-     LaunchReduction::kMedian, 0, "joules of one timed iteration, summed over ranks"},
+     LaunchReduction::kMedian, 0, "joules of one timed iteration, summed over ranks",
+     HeldIn(&TrialMetrics::energy_j)},
     {"joules_per_image", MetricHint::kJoules, "J/image", Better::kLower, RankReduction::kSum,
      LaunchReduction::kMedian,
      kShownInReportTable | kShownInCompare | kShownInQueryDefault | kShownOnlyWhenSet,
-     "energy_j per image"},
+     "energy_j per image",
+     HeldIn(&TrialMetrics::joules_per_image)},
     {"graph_capture_ms", MetricHint::kMilliseconds, "ms", Better::kLower, RankReduction::kMax,
      LaunchReduction::kMedian, kShownInReportTable | kShownInCompare,
      "graph: cuda_graph: host time to capture every step's graph (once, before the timed part)"},
@@ -103,13 +116,16 @@ constexpr MetricInfo kMetrics[] = {
      "serve: requests per second served within their SLO"},
     {"output_error", MetricHint::kRatio, "", Better::kLower, RankReduction::kRank0,
      LaunchReduction::kNewest, kShownInReportTable | kShownInQueryDefault | kShownOnlyWhenSet,
-     "relative L2 of the final output against the 1-rank trial"},
+     "relative L2 of the final output against the 1-rank trial",
+     HeldIn(&TrialMetrics::output_error)},
     {"psnr", MetricHint::kDecibels, "dB", Better::kHigher, RankReduction::kRank0,
      LaunchReduction::kNewest, kShownInReportTable | kShownInQueryDefault | kShownOnlyWhenSet,
-     "the decoded image against the 1-rank trial's"},
+     "the decoded image against the 1-rank trial's",
+     HeldIn(&TrialMetrics::psnr)},
     {"ssim", MetricHint::kScore, "", Better::kHigher, RankReduction::kRank0,
      LaunchReduction::kNewest, kShownInReportTable,
-     "SSIM of the decoded image against the 1-rank trial's"},
+     "SSIM of the decoded image against the 1-rank trial's",
+     HeldIn(&TrialMetrics::ssim)},
 };
 // clang-format on
 
@@ -136,6 +152,30 @@ const MetricInfo* FindMetric(std::string_view name) {
   for (const MetricInfo& m : kMetrics)
     if (m.name == name) return &m;
   return nullptr;
+}
+
+std::vector<const MetricInfo*> ColumnMetrics() {
+  std::vector<const MetricInfo*> columns;
+  for (const MetricInfo& m : kMetrics)
+    if (m.member.is_column()) columns.push_back(&m);
+  return columns;
+}
+
+std::optional<double> MetricOf(const TrialMetrics& m, const MetricInfo& metric) {
+  if (metric.member.always) return m.*metric.member.always;
+  if (metric.member.optional) return m.*metric.member.optional;
+  auto extra = m.extra.find(std::string(metric.name));
+  if (extra == m.extra.end()) return std::nullopt;
+  return extra->second;
+}
+
+void SetMetric(TrialMetrics& m, const MetricInfo& metric, double value) {
+  if (metric.member.always)
+    m.*metric.member.always = value;
+  else if (metric.member.optional)
+    m.*metric.member.optional = value;
+  else
+    m.extra[std::string(metric.name)] = value;
 }
 
 std::vector<const MetricInfo*> MetricsShownIn(MetricShownIn where) {
@@ -311,7 +351,11 @@ double ReduceOverLaunches(LaunchReduction how, const std::vector<double>& values
       return std::accumulate(values.begin(), values.end(), 0.0);
     case LaunchReduction::kNewest:
       return values.back();
+    case LaunchReduction::kMax:
+      return *std::max_element(values.begin(), values.end());
     case LaunchReduction::kMedian:
+    case LaunchReduction::kPooled:  // not of the values (REQUIRES): the median is the nearest
+    case LaunchReduction::kScaledToLatency:
       break;
   }
   std::vector<double> sorted = values;

@@ -45,9 +45,28 @@ enum class MetricHint {
 
 enum class Better { kNone, kLower, kHigher };
 
-// Over the ranks of one launch, and over the ok launches of a trial.
+// Over the ranks of one launch, and over the ok launches of a trial. Two reductions over
+// launches are not of the launches' values (ReduceOverLaunches does not take them): kPooled,
+// recomputed from the launches' pooled samples (the latency, its interval and spread:
+// metrics/launch_summary.cc), and kScaledToLatency, the newest launch's figure scaled by its
+// latency over the trial's (a rate of work: TFLOPS, MFU, images per second).
 enum class RankReduction { kMax, kSum, kRank0, kMean };
-enum class LaunchReduction { kMedian, kSum, kNewest };
+enum class LaunchReduction { kMedian, kSum, kNewest, kMax, kPooled, kScaledToLatency };
+
+// Where a trial's value of a metric is held. A *column* metric is a member of TrialMetrics, a
+// column of the table trial_metrics and of the results view (storage walks the table for
+// them); every other row's value is held by name (TrialMetrics::extra, the table
+// metric_values), and the results view shows it as a column of its name all the same. A new
+// metric is held by name: its row here and the code that measures it are all it needs.
+struct MetricMember {
+  double TrialMetrics::*always = nullptr;  // set whenever a trial has metrics
+  std::optional<double> TrialMetrics::*optional = nullptr;
+  constexpr bool is_column() const { return always != nullptr || optional != nullptr; }
+};
+constexpr MetricMember HeldIn(double TrialMetrics::*member) { return {member, nullptr}; }
+constexpr MetricMember HeldIn(std::optional<double> TrialMetrics::*member) {
+  return {nullptr, member};
+}
 
 // Where a metric is shown; a bit set.
 enum MetricShownIn : unsigned {
@@ -69,6 +88,7 @@ struct MetricInfo {
   LaunchReduction over_launches;
   unsigned shown_in;  // MetricShownIn bits
   std::string_view description;
+  MetricMember member = {};  // a column metric's member; none: held by name
 };
 
 // Every built-in metric, in the order printers show them.
@@ -76,6 +96,14 @@ std::span<const MetricInfo> MetricTable();
 
 // The row named `name`, or nullptr (an extra metric).
 const MetricInfo* FindMetric(std::string_view name);
+
+// The column metrics (MetricMember), in table order.
+std::vector<const MetricInfo*> ColumnMetrics();
+
+// `m`'s value of `metric`: its member, or the extra value of its name; unset when it has none.
+std::optional<double> MetricOf(const TrialMetrics& m, const MetricInfo& metric);
+// Sets `m`'s value of `metric` (its member, or the extra value of its name).
+void SetMetric(TrialMetrics& m, const MetricInfo& metric, double value);
 
 // The rows shown in `where` (one MetricShownIn bit), in table order.
 std::vector<const MetricInfo*> MetricsShownIn(MetricShownIn where);
@@ -135,7 +163,8 @@ AcceptedMetrics AcceptExtraMetrics(const std::map<std::string, double>& values,
                                    const std::map<std::string, MetricDeclaration>& declared);
 
 // `values` reduced as a row says. REQUIRES: `values` non-empty; for kRank0 and kNewest the
-// first and the last value are taken (callers order by rank and by launch).
+// first and the last value are taken (callers order by rank and by launch); not kPooled or
+// kScaledToLatency (computed from more than the values).
 double ReduceOverRanks(RankReduction how, const std::vector<double>& values);
 double ReduceOverLaunches(LaunchReduction how, const std::vector<double>& values);
 

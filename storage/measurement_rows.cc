@@ -9,10 +9,50 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "metrics/metric_table.h"
 #include "storage/metric_values.h"
 #include "storage/statement.h"
 
 namespace ditbench {
+namespace {
+
+// The columns of trial_metrics that are not metrics of the table: the latency's distribution,
+// counts, resources and notes. Every column metric (metrics/metric_table.h) is bound by name
+// after them.
+constexpr const char* kSummaryColumns[] = {"trial_id",
+                                           "mean_ms",
+                                           "p90_ms",
+                                           "p99_ms",
+                                           "std_ms",
+                                           "min_ms",
+                                           "max_ms",
+                                           "iterations",
+                                           "warmup",
+                                           "outliers",
+                                           "peak_reserved_mb",
+                                           "flops",
+                                           "tokens_per_s",
+                                           "throttled",
+                                           "sm_clock_min_mhz",
+                                           "sm_clock_max_mhz",
+                                           "output_error_note",
+                                           "output_reference_key",
+                                           "extra_json",
+                                           "launches",
+                                           "launch_cov",
+                                           "energy_note",
+                                           "quality"};
+
+std::string InsertMetricsSql() {
+  std::vector<std::string> columns(std::begin(kSummaryColumns), std::end(kSummaryColumns));
+  for (const MetricInfo* metric : ColumnMetrics()) columns.emplace_back(metric->name);
+  std::vector<std::string> parameters;
+  for (const std::string& column : columns) parameters.push_back(":" + column);
+  return fmt::format("INSERT INTO trial_metrics ({}) VALUES ({})", fmt::join(columns, ", "),
+                     fmt::join(parameters, ", "));
+}
+
+}  // namespace
 
 void InsertSamples(sqlite3* db, std::int64_t trial_id, int launch,
                    const std::vector<Sample>& samples) {
@@ -34,56 +74,30 @@ void InsertSamples(sqlite3* db, std::int64_t trial_id, int launch,
 }
 
 void InsertMetrics(sqlite3* db, std::int64_t trial_id, const TrialMetrics& m) {
-  Statement insert(db, R"sql(
-    INSERT INTO trial_metrics (trial_id, latency_ms, mean_ms, p90_ms, p99_ms, std_ms, min_ms,
-      max_ms, cov, ci_low_ms, ci_high_ms, rank0_ms, skew_ms, iterations, warmup, outliers,
-      peak_mem_mb, peak_reserved_mb, flops, tflops, mfu, images_per_s, tokens_per_s,
-      throttled, sm_clock_min_mhz, sm_clock_max_mhz, comm_mb_per_step, output_error,
-      output_error_note, output_reference_key, extra_json, launches, launch_cov, psnr, ssim,
-      energy_j, joules_per_image, energy_note, quality)
-    VALUES (:trial_id, :latency_ms, :mean_ms, :p90_ms, :p99_ms, :std_ms, :min_ms,
-      :max_ms, :cov, :ci_low_ms, :ci_high_ms, :rank0_ms, :skew_ms, :iterations, :warmup, :outliers,
-      :peak_mem_mb, :peak_reserved_mb, :flops, :tflops, :mfu, :images_per_s, :tokens_per_s,
-      :throttled, :sm_clock_min_mhz, :sm_clock_max_mhz, :comm_mb_per_step, :output_error,
-      :output_error_note, :output_reference_key, :extra_json, :launches, :launch_cov, :psnr,
-      :ssim, :energy_j, :joules_per_image, :energy_note, :quality))sql");
+  Statement insert(db, InsertMetricsSql());
+  for (const MetricInfo* metric : ColumnMetrics())
+    insert.Bind(fmt::format(":{}", metric->name), MetricOf(m, *metric));
   insert.Bind(":trial_id", trial_id)
-      .Bind(":latency_ms", m.latency_ms)
       .Bind(":mean_ms", m.mean_ms)
       .Bind(":p90_ms", m.p90_ms)
       .Bind(":p99_ms", m.p99_ms)
       .Bind(":std_ms", m.std_ms)
       .Bind(":min_ms", m.min_ms)
       .Bind(":max_ms", m.max_ms)
-      .Bind(":cov", m.cov)
-      .Bind(":ci_low_ms", m.ci_low_ms)
-      .Bind(":ci_high_ms", m.ci_high_ms)
-      .Bind(":rank0_ms", m.rank0_ms)
-      .Bind(":skew_ms", m.skew_ms)
       .Bind(":iterations", m.iterations)
       .Bind(":warmup", m.warmup)
       .Bind(":outliers", m.outliers)
-      .Bind(":peak_mem_mb", m.peak_mem_mb)
       .Bind(":peak_reserved_mb", m.peak_reserved_mb)
       .Bind(":flops", m.flops)
-      .Bind(":tflops", m.tflops)
-      .Bind(":mfu", m.mfu)
-      .Bind(":images_per_s", m.images_per_s)
       .Bind(":tokens_per_s", m.tokens_per_s)
       .Bind(":throttled",
             m.throttled ? std::optional<double>(*m.throttled ? 1.0 : 0.0) : std::nullopt)
       .Bind(":sm_clock_min_mhz", m.sm_clock_min_mhz)
       .Bind(":sm_clock_max_mhz", m.sm_clock_max_mhz)
-      .Bind(":comm_mb_per_step", m.comm_mb_per_step)
-      .Bind(":output_error", m.output_error)
-      .Bind(":output_error_note", m.output_error_note)
-      .Bind(":output_reference_key", m.output_reference_key)
       .Bind(":launches", std::max(m.launches, 1))
-      .Bind(":launch_cov", m.launch_cov)
-      .Bind(":psnr", m.psnr)
-      .Bind(":ssim", m.ssim)
-      .Bind(":energy_j", m.energy_j)
-      .Bind(":joules_per_image", m.joules_per_image);
+      .Bind(":launch_cov", m.launch_cov);
+  insert.Bind(":output_error_note", m.output_error_note)
+      .Bind(":output_reference_key", m.output_reference_key);
   insert.BindTextOrNull(":energy_note", m.energy_note);
   insert.BindTextOrNull(":quality", m.quality.value_or(""));
   if (m.extra.empty())

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "contract/measurement_records.h"
@@ -34,7 +35,7 @@ struct ResultRow : ParallelDegrees {
   std::int64_t height = 0, frames = 0;
   std::int64_t world_size = 0;
   std::optional<double> latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms;
-  std::optional<double> peak_mem_mb, tflops, mfu;
+  std::optional<double> peak_mem_mb, tflops, mfu, images_per_s;
   std::optional<std::int64_t> iterations;
   bool throttled = false;              // the GPU slowed down during the timed part (NVML)
   bool profile_blocks = false;         // every transformer block was timed too (measurement policy)
@@ -91,6 +92,12 @@ struct ResultRow : ParallelDegrees {
   // "1024px" for a square, "1280x720px" otherwise, then " 81 frames" for a video.
   std::string resolution_label() const;
 };
+
+// The member of ResultRow that holds a column metric of the metric table (MetricMember,
+// metrics/metric_table.h: latency_ms, peak_mem_mb, psnr, ...), or nullptr for a metric held by
+// name (ResultRow::extra_metrics). Every column metric has one (tested): the reader fills them
+// by walking the table.
+std::optional<double> ResultRow::*RowMemberOf(std::string_view metric);
 
 // An ok trial whose output error waits for its 1-rank reference.
 struct AwaitingReference {

@@ -54,21 +54,23 @@ std::vector<StepKernels> StoredSteps(const std::string& trial_key, const std::st
 std::string ResultsSql(const std::string& placeholders) {
   std::string degrees;  // the view's degree columns, in kDegreeTable's order
   for (const DegreeInfo& d : kDegreeTable) degrees += fmt::format("{}, ", d.name);
+  std::string metrics;  // the column metrics, in the metric table's order
+  for (const MetricInfo* metric : ColumnMetrics()) metrics += fmt::format("{}, ", metric->name);
   return fmt::format(R"sql(
     SELECT campaign, sweep, trial_key, status, model, precision, scope, device, build,
            {error},
-           width, batch, steps, {degrees}world_size,
-           latency_ms, ci_low_ms, ci_high_ms, cov, skew_ms, rank0_ms, peak_mem_mb, tflops, mfu,
-           iterations, throttled, model_overrides, profile_blocks, output_error,
-           comm_mb_per_step, busy, {health_note}, workload, axes, replicates, launches,
+           width, batch, steps, {degrees}world_size, {metrics}
+           iterations, throttled, model_overrides, profile_blocks,
+           busy, {health_note}, workload, axes, replicates, launches,
            launch_cov, seed, pipefusion_patches, pipefusion_warmup_steps, concurrent_trials,
            height, COALESCE(frames, 0),
-           psnr, ssim, compute_share, comm_share, idle_share, profile, {run_dir},
-           energy_j, joules_per_image, {energy_note}, {quality}, {attention_ran}, step_kernels,
+           compute_share, comm_share, idle_share, profile, {run_dir},
+           {energy_note}, {quality}, {attention_ran}, step_kernels,
            (SELECT t.config_json FROM trials t
             WHERE t.campaign_id = results.campaign AND t.trial_key = results.trial_key)
     FROM results WHERE campaign IN ({placeholders}) ORDER BY campaign, trial_key)sql",
-                     fmt::arg("degrees", degrees), fmt::arg("placeholders", placeholders),
+                     fmt::arg("degrees", degrees), fmt::arg("metrics", metrics),
+                     fmt::arg("placeholders", placeholders),
                      fmt::arg("error", ShownTextSql("error")),
                      fmt::arg("health_note", ShownTextSql("health_note")),
                      fmt::arg("run_dir", ShownTextSql("run_dir")),
@@ -168,11 +170,8 @@ std::vector<ResultRow> ResultsReader::Results(const std::vector<std::int64_t>& c
     for (std::int64_t* number : {&row.resolution, &row.batch, &row.steps}) *number = query.Int(c++);
     for (const DegreeInfo& d : kDegreeTable) row.*d.member = static_cast<int>(query.Int(c++));
     row.world_size = query.Int(c++);
-    for (std::optional<double>* value :
-         {&row.latency_ms, &row.ci_low_ms, &row.ci_high_ms, &row.cov, &row.skew_ms, &row.rank0_ms,
-          &row.peak_mem_mb, &row.tflops, &row.mfu}) {
-      *value = query.OptionalDouble(c++);
-    }
+    for (const MetricInfo* metric : ColumnMetrics())
+      row.*RowMemberOf(metric->name) = query.OptionalDouble(c++);
     if (!query.IsNull(c)) row.iterations = query.Int(c);
     ++c;
     row.throttled = !query.IsNull(c) && query.Int(c) != 0;
@@ -181,8 +180,6 @@ std::vector<ResultRow> ResultsReader::Results(const std::vector<std::int64_t>& c
     ++c;
     row.profile_blocks = !query.IsNull(c) && query.Int(c) != 0;
     ++c;
-    row.output_error = query.OptionalDouble(c++);
-    row.comm_mb_per_step = query.OptionalDouble(c++);
     row.busy = !query.IsNull(c) && query.Int(c) != 0;
     ++c;
     if (!query.IsNull(c)) row.health_note = query.Text(c);
@@ -209,8 +206,7 @@ std::vector<ResultRow> ResultsReader::Results(const std::vector<std::int64_t>& c
     row.height = query.IsNull(c) ? row.resolution : query.Int(c);
     ++c;
     row.frames = query.Int(c++);
-    for (std::optional<double>* value :
-         {&row.psnr, &row.ssim, &row.compute_share, &row.comm_share, &row.idle_share})
+    for (std::optional<double>* value : {&row.compute_share, &row.comm_share, &row.idle_share})
       *value = query.OptionalDouble(c++);
     if (!query.IsNull(c)) {
       try {
@@ -224,8 +220,6 @@ std::vector<ResultRow> ResultsReader::Results(const std::vector<std::int64_t>& c
     ++c;
     if (!query.IsNull(c)) row.run_dir = query.Text(c);
     ++c;
-    row.energy_j = query.OptionalDouble(c++);
-    row.joules_per_image = query.OptionalDouble(c++);
     if (!query.IsNull(c)) row.energy_note = query.Text(c);
     ++c;
     if (!query.IsNull(c)) row.quality = query.Text(c);

@@ -1,6 +1,11 @@
 #include "storage/results_view.h"
 
+#include <regex>
 #include <string_view>
+
+#include <fmt/format.h>
+
+#include "metrics/metric_table.h"
 
 namespace ditbench {
 namespace {
@@ -150,8 +155,28 @@ std::string ResultsView(int version) {
   json_extract(t.config_json, '$.schedule') AS schedule,
   m.attention_ran AS attention_ran,
   m.steps_json AS step_kernels)sql";
+  if (version >= 22)
+    for (const std::string& name : MetricColumnsOfView())  // valid SQL identifiers
+      extra += fmt::format(
+          ",\n  (SELECT v.value FROM metric_values v WHERE v.trial_id = t.id AND v.name = '{0}')"
+          " AS {0}",
+          name);
   fill("{extra}", extra);
   return view;
+}
+
+std::string WithoutMetricColumns(std::string_view view_sql) {
+  static const std::regex kMetricColumn(
+      ",\n  \\(SELECT v\\.value FROM metric_values v WHERE v\\.trial_id = t\\.id AND "
+      "v\\.name = '([A-Za-z_][A-Za-z0-9_]{0,63})'\\) AS \\1");
+  return std::regex_replace(std::string(view_sql), kMetricColumn, "");
+}
+
+std::vector<std::string> MetricColumnsOfView() {
+  std::vector<std::string> names;
+  for (const MetricInfo& metric : MetricTable())
+    if (!metric.member.is_column()) names.emplace_back(metric.name);
+  return names;
 }
 
 }  // namespace ditbench

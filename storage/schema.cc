@@ -400,6 +400,14 @@ void MigrateToV21(sqlite3* db) {
        "CHECK (reused IN (0, 1));");
 }
 
+// Schema version 22: every metric of the metric table is a column of the view: those held by
+// name (decode_ms, p95_ms, slo_attainment, ...) read from metric_values, after the others
+// (storage/results_view.h); no table changes.
+void MigrateToV22(sqlite3* db) {
+  Exec(db, "DROP VIEW results;");
+  Exec(db, ResultsView(22).c_str());
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v. A schema change is a function
 // above and a line here and in the history below; nothing else records the version.
 //
@@ -445,12 +453,15 @@ void MigrateToV21(sqlite3* db) {
 //      schedule, attention_ran and step_kernels.
 //  21: samples.reused (a step `cache` skipped the blocks of, per rank and iteration); view
 //      unchanged.
+//  22: the view gains a column per metric of the metric table held by name (metric_values);
+//      a database whose view lacks a metric of this build's table has it created again on
+//      open (MigrateSchema), without a new version.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {
     MigrateToV1,  MigrateToV2,  MigrateToV3,  MigrateToV4,  MigrateToV5,  MigrateToV6,
     MigrateToV7,  MigrateToV8,  MigrateToV9,  MigrateToV10, MigrateToV11, MigrateToV12,
     MigrateToV13, MigrateToV14, MigrateToV15, MigrateToV16, MigrateToV17, MigrateToV18,
-    MigrateToV19, MigrateToV20, MigrateToV21};
+    MigrateToV19, MigrateToV20, MigrateToV21, MigrateToV22};
 
 }  // namespace
 
@@ -489,6 +500,23 @@ void RefuseNewer(sqlite3* db, std::int64_t version) {
   }
 }
 
+// Whether the stored results view is this version's view of another build's metric table
+// (storage/results_view.h: WithoutMetricColumns); false for this build's, none, or any other.
+bool IsViewOfOtherMetrics(sqlite3* db) {
+  Statement query(db, "SELECT sql FROM sqlite_master WHERE type = 'view' AND name = 'results'");
+  if (!query.Step() || query.IsNull(0)) return false;
+  // SQLite keeps a statement's text from CREATE to its end, without the semicolon.
+  const auto statement = [](std::string_view sql) {
+    sql.remove_prefix(std::min(sql.find("CREATE VIEW"), sql.size()));
+    while (!sql.empty() && (sql.back() == ';' || sql.back() == '\n' || sql.back() == ' '))
+      sql.remove_suffix(1);
+    return std::string(sql);
+  };
+  const std::string stored = statement(query.Text(0));
+  const std::string current = statement(ResultsView(kSchemaVersion));
+  return stored != current && WithoutMetricColumns(stored) == WithoutMetricColumns(current);
+}
+
 }  // namespace
 
 std::string DbFile(sqlite3* db) {
@@ -514,7 +542,13 @@ void MigrateSchema(sqlite3* db) {
         "'{}' is not a ditbench results database (it has tables but no schema_version)",
         DbFile(db)));
   }
-  if (version == kSchemaVersion) return;  // rolls back the empty transaction
+  if (version == kSchemaVersion) {
+    if (!IsViewOfOtherMetrics(db)) return;  // rolls back the empty transaction
+    Exec(db, "DROP VIEW results");
+    Exec(db, ResultsView(kSchemaVersion).c_str());
+    transaction.Commit();
+    return;
+  }
   if (version == 0) Exec(db, "CREATE TABLE schema_version (version INTEGER NOT NULL)");
   for (int next = static_cast<int>(version) + 1; next <= kSchemaVersion; ++next) {
     kMigrations[next - 1](db);

@@ -27,14 +27,21 @@ TEST(RowMetricsTest, EveryTableMetricIsReadFromItsColumnOrItsExtraMetric) {
   EXPECT_FALSE(MetricValue(row, "no_such_metric"));
 }
 
+// ResultRow has a member for every column metric of the table and for no metric held by name.
+TEST(RowMetricsTest, EveryColumnMetricHasAResultRowMemberAndNoOtherMetricHasOne) {
+  for (const MetricInfo& metric : MetricTable())
+    EXPECT_EQ(RowMemberOf(metric.name) != nullptr, metric.member.is_column()) << metric.name;
+  EXPECT_EQ(RowMemberOf("items"), nullptr);
+}
+
 TEST(RowMetricsTest, ExtraNamesListTableNamesFirstThenTheProgramsOwnByName) {
   ResultRow a, b;
   a.extra_metrics["zeta"] = ExtraMetricOf("zeta", 1, {});
   a.extra_metrics["latency_ms"] = ExtraMetricOf("latency_ms", 1, {});  // has a column
   b.extra_metrics["alpha"] = ExtraMetricOf("alpha", 1, {"ms", "lower"});
-  b.extra_metrics["images_per_s"] = ExtraMetricOf("images_per_s", 1, {});
-  EXPECT_EQ(ExtraMetricNames({&a, &b}),
-            (std::vector<std::string>{"images_per_s", "alpha", "zeta"}));
+  b.extra_metrics["decode_ms"] = ExtraMetricOf("decode_ms", 1, {});        // held by name
+  b.extra_metrics["images_per_s"] = ExtraMetricOf("images_per_s", 1, {});  // has a column
+  EXPECT_EQ(ExtraMetricNames({&a, &b}), (std::vector<std::string>{"decode_ms", "alpha", "zeta"}));
   const ExtraMetric alpha = MetricDisplay({&a, &b}, "alpha");
   EXPECT_EQ(alpha.hint, MetricHint::kMilliseconds);
   EXPECT_EQ(alpha.better, Better::kLower);

@@ -177,19 +177,38 @@ TEST(LaunchSummaryTest, EnergyIsTheMedianOverLaunchesAndUnsetWhenALaunchLacksIt)
   EXPECT_EQ(outcome.metrics->energy_note, "rank 0: no counter");
 }
 
+// The column metrics over launches as their rows say (metrics/metric_table.h): peak memory the
+// maximum (kMax, launch 1's though not the newest), PSNR the launch just measured (kNewest),
+// TFLOPS the newest's at the trial's latency (kScaledToLatency).
+TEST(LaunchSummaryTest, ColumnMetricsAreReducedOverLaunchesAsTheirRowsSay) {
+  std::vector<LaunchMeasurement> launches = {OkLaunch(0, {10}), OkLaunch(1, {20}),
+                                             OkLaunch(2, {40})};
+  launches[1].metrics->peak_mem_mb = 500;
+  launches[0].metrics->psnr = 30;
+  launches[2].metrics->psnr = 35;
+  const TrialOutcome outcome = SummarizeLaunches(launches, 3);
+  ASSERT_TRUE(outcome.metrics);
+  EXPECT_EQ(outcome.metrics->latency_ms, 20);
+  EXPECT_EQ(outcome.metrics->peak_mem_mb, 500);
+  EXPECT_EQ(outcome.metrics->psnr, 35);
+  ASSERT_TRUE(outcome.metrics->tflops);
+  EXPECT_DOUBLE_EQ(*outcome.metrics->tflops, 1e12 / 0.020 / 1e12);  // the newest's FLOPs at 20 ms
+}
+
 // Extra metrics over launches as the metric table says: a program's own number by its median
-// over the launches that have it, a table name by its row (peak memory: the newest launch's).
+// over the launches that have it, a table name by its row (busy requests: their sum; peak
+// memory, a column metric a program named: the maximum).
 TEST(LaunchSummaryTest, ExtraMetricsAreReducedOverLaunchesByTheMetricTable) {
   std::vector<LaunchMeasurement> launches = {OkLaunch(0, {10}), OkLaunch(1, {11}),
                                              OkLaunch(2, {12})};
-  launches[0].metrics->extra = {{"items", 1}, {"peak_mem_mb", 5}};
-  launches[1].metrics->extra = {{"items", 9}, {"peak_mem_mb", 3}};
-  launches[2].metrics->extra = {{"items", 4}, {"peak_mem_mb", 9}};
+  launches[0].metrics->extra = {{"items", 1}, {"peak_mem_mb", 5}, {"busy_requests", 1}};
+  launches[1].metrics->extra = {{"items", 9}, {"peak_mem_mb", 3}, {"busy_requests", 2}};
+  launches[2].metrics->extra = {{"items", 4}, {"peak_mem_mb", 4}, {"busy_requests", 3}};
   launches[2].metrics->extra_declared = {{"items", {"count", "higher"}}};
   const TrialOutcome outcome = SummarizeLaunches(launches, 3);
   ASSERT_TRUE(outcome.metrics);
-  EXPECT_EQ(outcome.metrics->extra,
-            (std::map<std::string, double>{{"items", 4}, {"peak_mem_mb", 9}}));
+  EXPECT_EQ(outcome.metrics->extra, (std::map<std::string, double>{
+                                        {"busy_requests", 6}, {"items", 4}, {"peak_mem_mb", 5}}));
   EXPECT_EQ(outcome.metrics->extra_declared.at("items").better, "higher");
 }
 

@@ -5,11 +5,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "tests/support/schema_rewind.h"
 
 #include "analysis/comparison.h"
+#include "analysis/row_metrics.h"
 #include "report/html_report.h"
 #include "storage/results_db.h"
+#include "storage/results_view.h"
 #include "storage/schema.h"
 #include "storage/statement.h"
 #include "tests/support/results_db_fixture.h"
@@ -52,6 +56,71 @@ TEST_F(MetricValuesTest, ExtraMetricsAreStoredOneRowEachAndReadBackWithTheirDecl
   EXPECT_EQ(throughput.better, Better::kHigher);
   EXPECT_EQ(rows[0].extra_metrics.at("items").better, Better::kNone);
   EXPECT_EQ(rows[0].extra_metrics.at("items").hint, MetricHint::kUnknown);
+}
+
+// The column metrics go through the metric table (metrics/metric_table.h: MetricMember): each is
+// written from its TrialMetrics member and read back into its ResultRow member, by the table.
+TEST_F(MetricValuesTest, EveryColumnMetricIsWrittenAndReadBackThroughTheTable) {
+  auto db = ResultsDb::Open(DbPath());
+  const std::int64_t id = db->writer().ResumeOrCreateCampaign(test::MakeCampaign("cols"), false);
+  TrialRecord trial = test::MakeTrial(test::MakeConfig(1), TrialStatus::kOk, 10);
+  double value = 1;
+  for (const MetricInfo* metric : ColumnMetrics()) SetMetric(*trial.metrics, *metric, value++);
+  db->writer().RecordTrial(id, trial);
+  const std::vector<ResultRow> rows = db->reader().Results({id});
+  ASSERT_EQ(rows.size(), 1u);
+  value = 1;
+  for (const MetricInfo* metric : ColumnMetrics()) {
+    EXPECT_EQ(MetricValue(rows[0], metric->name), value) << metric->name;
+    EXPECT_EQ(QueryText(fmt::format("SELECT {} FROM results", metric->name)),
+              QueryText(fmt::format("SELECT {:.1f}", value++)))
+        << metric->name;
+  }
+  EXPECT_TRUE(rows[0].extra_metrics.empty());  // none of them is held by name
+}
+
+// Every metric of the table is a column of the results view (schema 22): a column metric from
+// trial_metrics, one held by name from metric_values.
+TEST_F(MetricValuesTest, EveryMetricOfTheTableIsAColumnOfTheResultsView) {
+  auto db = ResultsDb::Open(DbPath());
+  Record(*db, "own", 1, {{"decode_ms", 12.5}, {"items", 7}});
+  for (const MetricInfo& metric : MetricTable())
+    EXPECT_EQ(
+        QueryText(fmt::format("SELECT count(*) FROM pragma_table_info('results') WHERE name = '{}'",
+                              metric.name)),
+        "1")
+        << metric.name;
+  EXPECT_EQ(QueryText("SELECT decode_ms FROM results"), QueryText("SELECT 12.5"));
+  EXPECT_EQ(QueryText("SELECT count(*) FROM results WHERE p95_ms IS NULL"), "1");
+}
+
+// A database whose view an older build made, before a metric was added to the table: read, it is
+// not taken for an edited one; opened to write, its view is made again with the new column.
+// A view edited otherwise is still refused (ResultsDbTest.*Edited*).
+TEST_F(MetricValuesTest, TheViewOfAnOlderMetricTableIsMadeAgainOnOpen) {
+  {
+    auto db = ResultsDb::Open(DbPath());
+    Record(*db, "own", 1, {{"decode_ms", 12.5}});
+  }
+  const std::string line =
+      ",\n  (SELECT v.value FROM metric_values v WHERE v.trial_id = t.id AND v.name = "
+      "'decode_ms') AS decode_ms";
+  std::string older = ResultsView(kSchemaVersion);
+  ASSERT_NE(older.find(line), std::string::npos);
+  older.erase(older.find(line), line.size());
+  {
+    SqliteConnection raw = OpenSqlite(DbPath().string(), SQLITE_OPEN_READWRITE);
+    Exec(raw.get(), "DROP VIEW results");
+    Exec(raw.get(), older.c_str());
+  }
+  EXPECT_EQ(QueryText("SELECT count(*) FROM pragma_table_info('results') WHERE name = 'decode_ms'"),
+            "0");
+  {
+    auto read_only = ResultsDb::Open(DbPath(), /*read_only=*/true);
+    EXPECT_EQ(read_only->reader().Results({1}).size(), 1u);
+  }
+  { auto db = ResultsDb::Open(DbPath()); }
+  EXPECT_EQ(QueryText("SELECT decode_ms FROM results"), QueryText("SELECT 12.5"));
 }
 
 TEST_F(MetricValuesTest, RecordingTheTrialAgainReplacesItsExtraMetrics) {
