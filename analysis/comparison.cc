@@ -209,7 +209,7 @@ std::vector<ComparedMetric> CompareMetrics(const SideTrial& a, const SideTrial& 
   std::vector<std::string> names;
   for (const MetricInfo* m : MetricsShownIn(kShownInCompare))
     if (m->name != "latency_ms") names.emplace_back(m->name);  // the change itself
-  for (const std::string& name : ExtraMetricNames(rows))
+  for (const std::string& name : ExtraMetricNames(rows, kShownInCompare))
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   std::vector<ComparedMetric> metrics;
   for (const std::string& name : names) {

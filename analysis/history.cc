@@ -48,14 +48,13 @@ std::string Known(const std::set<std::string>& names) {
   return text.empty() ? "none" : text;
 }
 
-// Throws UserError unless `name` is a millisecond metric, naming those that are.
+// Throws UserError unless `name` is a metric history follows (its row shown in history: a
+// millisecond metric, lower better), naming those that are.
 void RequireMillisecondMetric(const std::string& name) {
   const MetricInfo* metric = FindMetric(name);
-  if (metric && metric->hint == MetricHint::kMilliseconds) return;
+  if (metric && (metric->shown_in & kShownInHistory)) return;
   std::vector<std::string> names;
-  for (const MetricInfo& m : MetricTable())
-    if (m.hint == MetricHint::kMilliseconds && m.better == Better::kLower)
-      names.push_back(std::string(m.name));
+  for (const MetricInfo* m : MetricsShownIn(kShownInHistory)) names.push_back(std::string(m->name));
   throw UserError(fmt::format("history --metric: '{}' is not a millisecond metric (one of {})",
                               name, fmt::join(names, ", ")));
 }

@@ -28,14 +28,15 @@ ExtraMetric MetricDisplay(const std::vector<const ResultRow*>& rows, std::string
   return {};
 }
 
-std::vector<std::string> ExtraMetricNames(const std::vector<const ResultRow*>& rows) {
+std::vector<std::string> ExtraMetricNames(const std::vector<const ResultRow*>& rows,
+                                          MetricShownIn where) {
   std::set<std::string> present;
   for (const ResultRow* row : rows)
     for (const auto& [name, metric] : row->extra_metrics)
       if (!RowMemberOf(name)) present.insert(name);  // a column metric is shown in its column
   std::vector<std::string> names;
   for (const MetricInfo& m : MetricTable())
-    if (present.erase(std::string(m.name))) names.emplace_back(m.name);
+    if (present.erase(std::string(m.name)) && (m.shown_in & where)) names.emplace_back(m.name);
   names.insert(names.end(), present.begin(), present.end());
   return names;
 }

@@ -22,10 +22,12 @@ std::optional<double> MetricValue(const ResultRow& row, std::string_view name);
 // no direction. `value` is left 0.
 ExtraMetric MetricDisplay(const std::vector<const ResultRow*>& rows, std::string_view name);
 
-// The extra metrics some row has, shown after the fixed columns of a printer: names of the
-// table first, in table order, then the program's own by name. A name with a ResultRow column
-// of its own (latency_ms) is left out: MetricValue reads the column.
-std::vector<std::string> ExtraMetricNames(const std::vector<const ResultRow*>& rows);
+// The extra metrics some row has, shown after the fixed columns of a printer in `where` (one
+// MetricShownIn bit): names of the table whose row is shown there first, in table order, then
+// the program's own by name (always shown). A name with a ResultRow column of its own
+// (latency_ms) is left out: MetricValue reads the column.
+std::vector<std::string> ExtraMetricNames(const std::vector<const ResultRow*>& rows,
+                                          MetricShownIn where);
 
 // "name (unit)", or the name when it has no unit: a column header.
 std::string MetricHeader(std::string_view name, const ExtraMetric& display);

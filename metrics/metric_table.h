@@ -73,7 +73,7 @@ enum MetricShownIn : unsigned {
   kShownInReportTable = 1u << 0,   // the report's group table (a column when some row has it)
   kShownInCompare = 1u << 1,       // compare: both sides and their ratio
   kShownInQueryDefault = 1u << 2,  // query's default table columns (when some row has it)
-  kShownInHistory = 1u << 3,
+  kShownInHistory = 1u << 3,       // `history --metric` follows it (a millisecond metric)
   // Where shown, its column is left out when no row has a value (energy exists on GPUs with
   // NVML only); without it the column is shown with "-".
   kShownOnlyWhenSet = 1u << 4,

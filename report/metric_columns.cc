@@ -14,7 +14,7 @@ std::string MetricText(const std::optional<double>& value, std::string_view name
 MetricColumns::MetricColumns(const std::vector<ResultRow>& rows) {
   std::vector<const ResultRow*> pointers;
   for (const ResultRow& row : rows) pointers.push_back(&row);
-  names_ = ExtraMetricNames(pointers);
+  names_ = ExtraMetricNames(pointers, kShownInReportTable);
   for (const std::string& name : names_) displays_.push_back(MetricDisplay(pointers, name));
 }
 

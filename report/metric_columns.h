@@ -22,7 +22,8 @@ std::string MetricText(const std::optional<double>& value, std::string_view name
 
 class MetricColumns {
  public:
-  // The extra metrics of `rows`, in ExtraMetricNames' order; none when no row has one.
+  // The extra metrics of `rows` shown in the report's group table (kShownInReportTable), in
+  // ExtraMetricNames' order; none when no row has one.
   explicit MetricColumns(const std::vector<ResultRow>& rows);
 
   // "<th ...>name (unit)</th>" per column; "" when there are none.

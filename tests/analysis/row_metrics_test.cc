@@ -16,7 +16,7 @@ TEST(RowMetricsTest, EveryTableMetricIsReadFromItsColumnOrItsExtraMetric) {
       EXPECT_EQ(*value, -1) << m.name << ": an extra metric of a name with no column";
     } else {
       // Unset: the name has a ResultRow column (left unset here), which wins over the extra.
-      EXPECT_TRUE(ExtraMetricNames({&row}).empty()) << m.name;
+      EXPECT_TRUE(ExtraMetricNames({&row}, kShownInReportTable).empty()) << m.name;
     }
   }
   ResultRow row;
@@ -41,7 +41,13 @@ TEST(RowMetricsTest, ExtraNamesListTableNamesFirstThenTheProgramsOwnByName) {
   b.extra_metrics["alpha"] = ExtraMetricOf("alpha", 1, {"ms", "lower"});
   b.extra_metrics["decode_ms"] = ExtraMetricOf("decode_ms", 1, {});        // held by name
   b.extra_metrics["images_per_s"] = ExtraMetricOf("images_per_s", 1, {});  // has a column
-  EXPECT_EQ(ExtraMetricNames({&a, &b}), (std::vector<std::string>{"decode_ms", "alpha", "zeta"}));
+  EXPECT_EQ(ExtraMetricNames({&a, &b}, kShownInReportTable),
+            (std::vector<std::string>{"decode_ms", "alpha", "zeta"}));
+  // A table row not shown where asked is left out; a program's own number never is.
+  b.extra_metrics["isolated_ms"] = ExtraMetricOf("isolated_ms", 1, {});
+  ASSERT_FALSE(FindMetric("isolated_ms")->shown_in & kShownInCompare);
+  EXPECT_EQ(ExtraMetricNames({&a, &b}, kShownInCompare),
+            (std::vector<std::string>{"decode_ms", "alpha", "zeta"}));
   const ExtraMetric alpha = MetricDisplay({&a, &b}, "alpha");
   EXPECT_EQ(alpha.hint, MetricHint::kMilliseconds);
   EXPECT_EQ(alpha.better, Better::kLower);

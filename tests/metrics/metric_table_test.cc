@@ -29,6 +29,15 @@ TEST(MetricTableTest, BuiltInMetricsOfResultRowAreRows) {
   EXPECT_EQ(FindMetric("items"), nullptr);  // a program's own
 }
 
+// `history --metric` follows the rows shown in history: millisecond metrics, lower better.
+TEST(MetricTableTest, EveryRowShownInHistoryIsALowerBetterMillisecondMetric) {
+  for (const MetricInfo* m : MetricsShownIn(kShownInHistory)) {
+    EXPECT_EQ(m->hint, MetricHint::kMilliseconds) << m->name;
+    EXPECT_EQ(m->better, Better::kLower) << m->name;
+  }
+  EXPECT_FALSE(FindMetric("requests_per_s")->shown_in & kShownInHistory);
+}
+
 TEST(MetricTableTest, LatencyIsLowerBetterSlowestRankPooledOverLaunchesShownEverywhere) {
   const MetricInfo* latency = FindMetric("latency_ms");
   ASSERT_NE(latency, nullptr);
