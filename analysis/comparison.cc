@@ -173,23 +173,23 @@ std::optional<double> SideMetric(const SideTrial& side, std::string_view name) {
   return ReduceOverLaunches(LaunchReduction::kMedian, values);
 }
 
-// A serving trial's p95 on both sides (TailChange), or nothing for a trial that does not serve
-// (no row of either side is a serving trial's).
-std::optional<TailChange> CompareTail(const SideTrial& a, const SideTrial& b) {
+// A serving trial's `quantile` of its request latencies on both sides (TailChange), or nothing
+// for a trial that does not serve (no row of either side is a serving trial's).
+std::optional<TailChange> CompareTail(const SideTrial& a, const SideTrial& b, double quantile) {
   const auto serves = [](const SideTrial& side) {
     return std::any_of(side.rows.begin(), side.rows.end(), [](const ResultRow* row) {
       return row->extra_metrics.contains("requests_per_s");
     });
   };
   if (!serves(a) || !serves(b)) return std::nullopt;
-  const auto p95 = [](const SideTrial& side) {
+  const auto tail_of = [quantile](const SideTrial& side) {
     std::vector<double> latencies;
     for (const std::vector<double>& launch : side.launches)
       latencies.insert(latencies.end(), launch.begin(), launch.end());
     std::sort(latencies.begin(), latencies.end());
-    return QuantileInterval(latencies, 0.95);
+    return QuantileInterval(latencies, quantile);
   };
-  TailChange tail{p95(a), p95(b), ""};
+  TailChange tail{tail_of(a), tail_of(b), ""};
   if (!tail.a.bounded || !tail.b.bounded)
     tail.verdict = "not bounded";
   else if (tail.b.high < tail.a.low)
@@ -213,9 +213,11 @@ std::vector<ComparedMetric> CompareMetrics(const SideTrial& a, const SideTrial& 
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   std::vector<ComparedMetric> metrics;
   for (const std::string& name : names) {
-    ComparedMetric metric{name, MetricDisplay(rows, name), SideMetric(a, name),
-                          SideMetric(b, name)};
-    if (metric.a || metric.b) metrics.push_back(std::move(metric));
+    ComparedMetric metric{name, MetricDisplay(rows, name), SideMetric(a, name), SideMetric(b, name),
+                          std::nullopt};
+    if (const MetricInfo* info = FindMetric(name); info && info->compare_quantile > 0)
+      metric.verdict = CompareTail(a, b, info->compare_quantile);
+    if (metric.a || metric.b || metric.verdict) metrics.push_back(std::move(metric));
   }
   return metrics;
 }
@@ -364,16 +366,14 @@ std::string_view ComparedMetric::Direction() const {
   return (*b < *a) == (display.better == Better::kLower) ? "better" : "worse";
 }
 
-std::optional<double> ComparedTrial::energy_ratio() const {
-  if (!a_joules_per_image || !b_joules_per_image) return std::nullopt;
-  return *b_joules_per_image / *a_joules_per_image;
+std::string_view ComparedMetric::Judgement() const {
+  return verdict ? std::string_view(verdict->verdict) : Direction();
 }
 
-bool AnyEnergy(const Comparison& comparison) {
-  return std::any_of(comparison.trials.begin(), comparison.trials.end(),
-                     [](const ComparedTrial& t) {
-                       return t.a_joules_per_image.has_value() || t.b_joules_per_image.has_value();
-                     });
+const ComparedMetric* ComparedTrial::Metric(std::string_view name) const {
+  for (const ComparedMetric& metric : metrics)
+    if (metric.name == name) return &metric;
+  return nullptr;
 }
 
 Thresholds DefaultThresholds(bool gpu) {
@@ -504,14 +504,6 @@ Comparison CompareCampaigns(ResultsReader& a_db, const CampaignSet& a, ResultsRe
     ShowTooFewIterations(at, bt, t.policy.min_samples, &trial);
     trial.thresholds = t.Describe();
     trial.metrics = CompareMetrics(at, bt);
-    trial.p95 = CompareTail(at, bt);
-    for (const ComparedMetric& metric : trial.metrics) {
-      if (metric.name != "joules_per_image") continue;
-      // Energy per image is kept only where it is positive, as the energy columns show it.
-      const auto positive = [](std::optional<double> v) { return v && *v > 0 ? v : std::nullopt; };
-      trial.a_joules_per_image = positive(metric.a);
-      trial.b_joules_per_image = positive(metric.b);
-    }
     trial.run = RunOf(b_campaigns, bt.rows.back()->campaign, b_db.path().string());
     comparison.thresholds[IsGpu(device) ? "gpu" : "cpu"] = t;
     MarkBusy(at, bt, &trial);
@@ -546,7 +538,11 @@ std::string IntervalText(const ChangeEstimate& change) {
 std::string VerdictText(const ComparedTrial& trial) {
   std::string text = VerdictName(trial.change.verdict);
   if (!trial.too_few.empty()) text += " (" + trial.too_few + ")";
-  if (trial.p95) text += ", p95 " + trial.p95->verdict;
+  for (const ComparedMetric& metric : trial.metrics) {
+    if (!metric.verdict) continue;  // "p95 slower": the metric's name without its unit
+    const std::string_view name = metric.name;
+    text += fmt::format(", {} {}", name.substr(0, name.rfind("_ms")), metric.verdict->verdict);
+  }
   if (trial.busy()) text += ", busy " + trial.BusySides();
   if (!trial.BelowQualitySides().empty()) text += ", below quality " + trial.BelowQualitySides();
   return text;

@@ -83,29 +83,34 @@ struct CampaignRun {
   std::string launcher;    // --launcher as the campaign ran; "" unknown
 };
 
+// A serving trial's tail quantile on both sides (a metric whose row has a compare_quantile:
+// p95_ms): each side's quantile of its request latencies over its timed requests (every
+// launch's, pooled) with its distribution-free 95% interval (stats/order_statistics.h), and
+// the verdict: "faster" or "slower" when the two intervals do not overlap, "inconclusive" when
+// they do, "not bounded" when a side has too few requests to bound it (72 for a p95).
+struct TailChange {
+  QuantileEstimate a, b;
+  std::string verdict;
+};
+
 // A metric other than the latency, side by side (metrics/metric_table.h): the table's rows
 // shown in compare, then every extra metric either side has (a command's own numbers). Each
 // side's value is estimated like its latency (SideLatencyMs over the side's ok campaigns, for
-// positive values; else their median); unset when an ok campaign of the side has none. No
-// verdict is drawn from it: `display.better` (the table's, or what the program declared) says
-// which way its ratio is good, and a metric without one is shown without a word.
+// positive values; else their median); unset when an ok campaign of the side has none. The
+// verdict is the one its row's statistic draws (MetricInfo::compare_quantile), none for most:
+// `display.better` (the table's, or what the program declared) then says which way its ratio
+// is good, and a metric without one is shown without a word.
 struct ComparedMetric {
   std::string name;
   ExtraMetric display;  // unit, hint and better direction; value unused
   std::optional<double> a, b;
+  std::optional<TailChange> verdict;    // a serving trial's p95_ms on both sides; else unset
   std::optional<double> ratio() const;  // b / a, when both are set and a is not 0
   // "better" or "worse" for B against A by the metric's direction; "" without a direction,
   // a value, or a difference.
   std::string_view Direction() const;
-};
-
-// A serving trial's tail (`serve`): each side's p95 request latency over its timed requests
-// (every launch's, pooled) with its distribution-free 95% interval (stats/order_statistics.h),
-// and the verdict: "faster" or "slower" when the two intervals do not overlap, "inconclusive"
-// when they do, "not bounded" when a side has too few requests to bound its p95 (72).
-struct TailChange {
-  QuantileEstimate a, b;
-  std::string verdict;
+  // The verdict's word when it has one ("slower"), else Direction().
+  std::string_view Judgement() const;
 };
 
 // One matched trial.
@@ -118,22 +123,15 @@ struct ComparedTrial {
   bool a_busy = false, b_busy = false;
   std::string busy_note;
   bool busy() const { return a_busy || b_busy; }
-  // Energy per image (GPU, NVML) of each side, estimated like a_ms and b_ms (SideLatencyMs over
-  // the side's campaigns, each the median of its launches); unset when an ok campaign of the
-  // side has none. Shown beside the latency with its ratio; no verdict is drawn from it.
-  std::optional<double> a_joules_per_image, b_joules_per_image;
-  // Every compared metric but the latency, energy per image included (the fields above are
-  // its values, kept for the outputs' energy columns).
+  // Every compared metric but the latency (energy per image, a serving trial's p95, ...).
   std::vector<ComparedMetric> metrics;
-  // b / a, when both sides have it.
-  std::optional<double> energy_ratio() const;
+  // The compared metric `name`, or nullptr when neither side has it.
+  const ComparedMetric* Metric(std::string_view name) const;
   std::string BusySides() const;  // "A", "B", "A and B", or ""
   // The verdict of a side that missed its quality gates (ResultRow::quality, "below: psnr
   // 30.1 < 35"); empty when that side is not below quality.
   std::string a_below_quality, b_below_quality;
   std::string BelowQualitySides() const;  // "A", "B", "A and B", or ""
-  // A serving trial: the verdict on its p95 beside the one on its latency (the p50).
-  std::optional<TailChange> p95;
   // Fewer timed iterations on a side than the verdict needs (ChangePolicy::min_samples):
   // "too few timed iterations: 2 and 1, need 3". The change is still the sides' real medians
   // (a_ms, b_ms as `query` shows them), with no interval and the verdict inconclusive.
@@ -203,9 +201,6 @@ std::string ModelIdentity(const ResultRow& row);
 // The parallel degrees above 1, spelled out: "ulysses=2 cfg=2", or "1 rank"; then a command's
 // custom axes, "1 rank threads=2 opt=fast" (AxesLabel), so that they tell rows apart too.
 std::string DegreesLabel(const ResultRow& row);
-
-// Whether any matched trial has energy per image on either side (the outputs' energy columns).
-bool AnyEnergy(const Comparison& comparison);
 
 // What `campaign` of the database `db` recorded of how it ran.
 CampaignRun CampaignRunOf(const CampaignInfo& campaign, const std::string& db);

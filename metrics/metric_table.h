@@ -89,6 +89,11 @@ struct MetricInfo {
   unsigned shown_in;  // MetricShownIn bits
   std::string_view description;
   MetricMember member = {};  // a column metric's member; none: held by name
+  // How `compare` judges it beside the latency: 0, no verdict (each side's value and their
+  // ratio, its direction by `better`); a quantile q, the verdict of each side's q-quantile of
+  // its pooled request latencies with its distribution-free 95% interval (a serving trial's
+  // p95_ms: 0.95; analysis/comparison.h, ComparedMetric::verdict).
+  double compare_quantile = 0;
 };
 
 // Every built-in metric, in the order printers show them.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/row_metrics.h"
 #include "report/html_report.h"
 #include "report/report_assets.h"
 
@@ -64,24 +65,26 @@ std::string DifferencesTable(const Comparison& comparison) {
   return html;
 }
 
-// The energy per image of the matched trials that have one, a side each, as a table.
-std::string EnergyTable(const Comparison& comparison) {
+// The compared metrics beside the latency (energy per image, a serving trial's p95, a
+// program's own numbers), one row per trial and metric, each value formatted by its hint, with
+// the verdict its row draws or its direction.
+std::string MetricsTable(const Comparison& comparison) {
   std::string html =
-      "<h3>Energy per image</h3><div class=\"scroll\"><table class=\"comparison\">"
-      "<tr><th>baseline J/image</th><th>candidate J/image</th><th>candidate / "
-      "baseline</th><th>configuration</th><th>trial</th></tr>\n";
-  const auto joules = [](const std::optional<double>& j) {
-    return j ? fmt::format("{:.4g}", *j) : std::string("-");
-  };
-  for (const ComparedTrial& t : comparison.trials) {
-    if (!t.a_joules_per_image && !t.b_joules_per_image) continue;
-    html += fmt::format(
-        "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td>{}</td><td><code>{}</code></td></tr>\n",
-        joules(t.a_joules_per_image), joules(t.b_joules_per_image),
-        t.energy_ratio() ? fmt::format("{:.3f}", *t.energy_ratio()) : "-", HtmlEscape(t.label),
-        HtmlEscape(t.trial_key));
-  }
+      "<h3>Other metrics</h3><div class=\"scroll\"><table class=\"comparison\">"
+      "<tr><th>metric</th><th>baseline</th><th>candidate</th><th>candidate / baseline</th>"
+      "<th>candidate is</th><th>configuration</th><th>trial</th></tr>\n";
+  for (const ComparedTrial& t : comparison.trials)
+    for (const ComparedMetric& m : t.metrics) {
+      const auto value = [&](const std::optional<double>& v) {
+        return v ? FormatMetric(*v, m.display.hint) : std::string("-");
+      };
+      html += fmt::format(
+          "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+          "<td class=\"num\">{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>\n",
+          HtmlEscape(MetricHeader(m.name, m.display)), value(m.a), value(m.b),
+          m.ratio() ? fmt::format("{:.3f}", *m.ratio()) : "-", m.Judgement(), HtmlEscape(t.label),
+          HtmlEscape(t.trial_key));
+    }
   html += "</table></div>\n";
   return html;
 }
@@ -155,7 +158,9 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
           HtmlEscape(VerdictText(t)));
     }
     html += "</table></div>\n";
-    if (AnyEnergy(comparison)) html += EnergyTable(comparison);
+    if (std::any_of(comparison.trials.begin(), comparison.trials.end(),
+                    [](const ComparedTrial& t) { return !t.metrics.empty(); }))
+      html += MetricsTable(comparison);
     if (shown.size() < comparison.trials.size()) {
       html += fmt::format(
           "<p class=\"note\">{} more matched trials not listed (the first {} are those not "

@@ -17,8 +17,19 @@
 namespace ditbench {
 namespace {
 
-std::string Joules(const std::optional<double>& joules) {
-  return joules ? fmt::format("{:.4g}", *joules) : "-";
+// Energy per image of each side and their ratio, from the compared metric (positive values
+// only): CSV's and JSON's columns a_joules_per_image, b_joules_per_image and energy_ratio, kept
+// for scripts that read them; every metric is also in JSON's "metrics".
+struct EnergyColumns {
+  std::optional<double> a, b, ratio;
+};
+EnergyColumns EnergyOf(const ComparedTrial& t) {
+  const ComparedMetric* metric = t.Metric("joules_per_image");
+  if (!metric) return {};
+  const auto positive = [](std::optional<double> v) { return v && *v > 0 ? v : std::nullopt; };
+  EnergyColumns energy{positive(metric->a), positive(metric->b), std::nullopt};
+  if (energy.a && energy.b) energy.ratio = *energy.b / *energy.a;
+  return energy;
 }
 
 // A CSV number as compare has always written it: six significant digits, "" for none.
@@ -30,13 +41,12 @@ nlohmann::json OptionalJson(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json();
 }
 
-// The compared metrics (ComparedTrial::metrics) that have no section of their own, one line
-// per trial and metric, each value formatted by its hint; energy per image has its section.
+// The compared metrics (ComparedTrial::metrics), one line per trial and metric, each value
+// formatted by its hint, with the verdict its row draws (p95_ms) or its direction.
 void WriteOtherMetrics(const Comparison& comparison, std::ostream& out) {
   bool header = false;
   for (const ComparedTrial& t : comparison.trials) {
     for (const ComparedMetric& m : t.metrics) {
-      if (m.name == "joules_per_image") continue;  // "Energy per image" above
       if (!header) {
         out << fmt::format("\nOther metrics:\n{:<24} {:>12} {:>12} {:>8} {:<7} {:<16}  {}\n",
                            "metric", "A", "B", "B / A", "B is", "trial key", "configuration");
@@ -47,25 +57,28 @@ void WriteOtherMetrics(const Comparison& comparison, std::ostream& out) {
       };
       out << fmt::format("{:<24} {:>12} {:>12} {:>8} {:<7} {:<16}  {}\n",
                          ForTerminal(MetricHeader(m.name, m.display)), value(m.a), value(m.b),
-                         m.ratio() ? fmt::format("{:.3f}", *m.ratio()) : "-", m.Direction(),
+                         m.ratio() ? fmt::format("{:.3f}", *m.ratio()) : "-", m.Judgement(),
                          ForTerminal(t.trial_key), ForTerminal(t.label));
     }
   }
   if (header)
     out << "A, B: each side's value as `ditbench query` shows it, the geometric mean over a "
-           "side's campaigns; better or worse by the metric's direction (none declared: no "
-           "word); no verdict is drawn from them.\n";
+           "side's campaigns. B is: the verdict the metric table draws for the metric (a "
+           "serving trial's p95: by the sides' order-statistic intervals over their pooled "
+           "requests), else better or worse by its direction (none declared: no word).\n";
 }
 
 // Every compared metric of a trial by name: {"a", "b", "ratio", "better"}.
 nlohmann::json MetricsJson(const ComparedTrial& t) {
   nlohmann::json metrics = nlohmann::json::object();
   for (const ComparedMetric& m : t.metrics)
-    metrics[m.name] = {{"a", OptionalJson(m.a)},
-                       {"b", OptionalJson(m.b)},
-                       {"ratio", OptionalJson(m.ratio())},
-                       {"unit", m.display.unit},
-                       {"better", std::string(BetterName(m.display.better))}};
+    metrics[m.name] = {
+        {"a", OptionalJson(m.a)},
+        {"b", OptionalJson(m.b)},
+        {"ratio", OptionalJson(m.ratio())},
+        {"unit", m.display.unit},
+        {"better", std::string(BetterName(m.display.better))},
+        {"verdict", m.verdict ? nlohmann::json(m.verdict->verdict) : nlohmann::json()}};
   return metrics;
 }
 
@@ -165,24 +178,6 @@ void WriteTable(const Comparison& comparison, std::ostream& out) {
     out << "change = B ms / A ms - 1; A ms, B ms: the trial's latency_ms as `ditbench query` "
            "shows it (the median of its launch medians), the geometric mean over a side's "
            "campaigns; interval: its confidence, the percentage after it.\n";
-  }
-  if (AnyEnergy(comparison)) {
-    Table energy(
-        {{.name = "A J/image", .align = Align::kRight, .min_width = 12},
-         {.name = "B J/image", .align = Align::kRight, .min_width = 12, .gap = 1},
-         {.name = "B / A", .hint = ColumnHint::kNumber, .decimals = 3, .min_width = 8, .gap = 1},
-         {.name = "trial key", .min_width = 16},
-         {.name = "configuration"}});
-    for (const ComparedTrial& t : comparison.trials) {
-      if (!t.a_joules_per_image && !t.b_joules_per_image) continue;
-      energy.AddRow({Joules(t.a_joules_per_image), Joules(t.b_joules_per_image),
-                     t.energy_ratio() ? Cell(*t.energy_ratio()) : Cell(), t.trial_key, t.label});
-    }
-    out << "\nEnergy per image:\n";
-    PrintText(energy, out);
-    out << "J/image: joules of every rank's GPU over the timed iterations per image (NVML; "
-           "docs/measurement.md), the geometric mean over a side's campaigns; no verdict is "
-           "drawn from it.\n";
   }
   WriteOtherMetrics(comparison, out);
   if (!comparison.unmatched.empty()) {
@@ -290,9 +285,9 @@ Table CsvTable(const Comparison& comparison) {
                   bounded ? 1 : 0,
                   t.a_busy ? 1 : 0,
                   t.b_busy ? 1 : 0,
-                  SixDigits(t.a_joules_per_image),
-                  SixDigits(t.b_joules_per_image),
-                  SixDigits(t.energy_ratio())});
+                  SixDigits(EnergyOf(t).a),
+                  SixDigits(EnergyOf(t).b),
+                  SixDigits(EnergyOf(t).ratio)});
   }
   for (const UnmatchedTrial& u : comparison.unmatched) {
     std::vector<Cell> row(table.columns().size());
@@ -348,9 +343,9 @@ void WriteJson(const Comparison& comparison, std::ostream& out) {
          {"method", ChangeMethodName(c.method)},
          {"thresholds", t.thresholds},
          {"reason", c.reason},
-         {"a_joules_per_image", OptionalJson(t.a_joules_per_image)},
-         {"b_joules_per_image", OptionalJson(t.b_joules_per_image)},
-         {"energy_ratio", OptionalJson(t.energy_ratio())},
+         {"a_joules_per_image", OptionalJson(EnergyOf(t).a)},
+         {"b_joules_per_image", OptionalJson(EnergyOf(t).b)},
+         {"energy_ratio", OptionalJson(EnergyOf(t).ratio)},
          {"metrics", MetricsJson(t)}});
   }
   for (const UnmatchedTrial& u : comparison.unmatched)

@@ -7,7 +7,9 @@
 // SideLatencyMs) and change_pct is b_ms / a_ms - 1; new: ci_bounded, a_busy, b_busy per trial
 // and noise_floor ({"cpu": {"pct", "source"}, ...}) at the top. Added within version 2 (readers
 // of version 2 ignore unknown fields): a_joules_per_image, b_joules_per_image and energy_ratio
-// per trial (null without energy), also appended to the CSV.
+// per trial (null without energy), also appended to the CSV; "metrics" (every metric beside the
+// latency: a, b, ratio, unit, better) and each metric's "verdict" (the one its row of the metric
+// table draws: a serving trial's p95_ms; null for the others).
 #pragma once
 
 #include <iosfwd>

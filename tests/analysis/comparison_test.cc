@@ -78,10 +78,18 @@ TEST_F(ComparisonTest, KnownSlowdownOnGpuIsSlowerAndListedFirst) {
   EXPECT_TRUE(FindRegressions(c, 25).regressions.empty());
 }
 
-// A serving trial: a verdict on its p95 beside the one on its latency (the p50). B's median
-// request is as fast as A's, but one request in eight waits 5x longer: its p95 is slower, with
-// intervals apart; 40 requests a side cannot bound a p95.
+// The verdict of a metric whose row has a compare_quantile (p95_ms), or nothing.
+const TailChange* TailOf(const ComparedTrial& trial) {
+  const ComparedMetric* p95 = trial.Metric("p95_ms");
+  return p95 && p95->verdict ? &*p95->verdict : nullptr;
+}
+
+// A serving trial: a verdict on its p95 beside the one on its latency (the p50), drawn by the
+// statistic the metric table names for p95_ms (compare_quantile 0.95). B's median request is as
+// fast as A's, but one request in eight waits 5x longer: its p95 is slower, with intervals
+// apart; 40 requests a side cannot bound a p95.
 TEST_F(ComparisonTest, AServingTrialsP95HasAVerdictOfItsOwn) {
+  ASSERT_EQ(FindMetric("p95_ms")->compare_quantile, 0.95);
   TrialConfig served = test::MakeConfig(1);
   served.serve = ServeLoad{};
   served.serve->rate_per_s = 2;
@@ -98,17 +106,19 @@ TEST_F(ComparisonTest, AServingTrialsP95HasAVerdictOfItsOwn) {
   const std::int64_t b = Campaign(*db, {trial(tail)}, "def5678");
   Comparison c = CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({b}));
   ASSERT_EQ(c.trials.size(), 1u);
-  ASSERT_TRUE(c.trials[0].p95);
-  EXPECT_EQ(c.trials[0].p95->verdict, "slower");
-  EXPECT_GT(c.trials[0].p95->b.low, c.trials[0].p95->a.high);
+  const TailChange* p95 = TailOf(c.trials[0]);
+  ASSERT_TRUE(p95);
+  EXPECT_EQ(p95->verdict, "slower");
+  EXPECT_GT(p95->b.low, p95->a.high);
+  EXPECT_EQ(c.trials[0].Metric("p95_ms")->Judgement(), "slower");
   EXPECT_THAT(VerdictText(c.trials[0]), HasSubstr(", p95 slower"));
   const std::int64_t same = Campaign(*db, {trial(Series(7, 100, 0.05, 200))}, "fff0000");
-  EXPECT_EQ(
-      CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({same})).trials[0].p95->verdict,
-      "inconclusive");
+  EXPECT_EQ(TailOf(CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({same})).trials[0])
+                ->verdict,
+            "inconclusive");
   const std::int64_t few = Campaign(*db, {trial(Series(8, 100, 0.05, 40))}, "eee0000");
   EXPECT_EQ(
-      CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({few})).trials[0].p95->verdict,
+      TailOf(CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({few})).trials[0])->verdict,
       "not bounded");
   // A trial that does not serve has no tail verdict.
   const std::int64_t plain =
@@ -116,7 +126,7 @@ TEST_F(ComparisonTest, AServingTrialsP95HasAVerdictOfItsOwn) {
   const std::int64_t plain_b =
       Campaign(*db, {test::MakeTrialWithSamples(test::MakeConfig(2), Series(10, 50))}, "ddd0000");
   EXPECT_FALSE(
-      CompareCampaigns(db->reader(), Set({plain}), db->reader(), Set({plain_b})).trials[0].p95);
+      TailOf(CompareCampaigns(db->reader(), Set({plain}), db->reader(), Set({plain_b})).trials[0]));
 }
 
 TEST_F(ComparisonTest, CpuTrialsUseTheLenientFloor) {

@@ -160,8 +160,10 @@ TEST_F(EnergyEndToEndTest, CompareShowsEachSidesEnergyPerImageAndTheirRatio) {
   options.format = TableFormat::kText;
   std::ostringstream table;
   ASSERT_EQ(RunCompare(options, table, err), 0) << err.str();
-  EXPECT_THAT(table.str(), HasSubstr("Energy per image:"));
-  EXPECT_THAT(table.str(), HasSubstr("0.2         0.15    0.750"));
+  EXPECT_THAT(table.str(), HasSubstr("Other metrics:"));
+  EXPECT_THAT(table.str(),
+              HasSubstr("joules_per_image (J/image)          0.2         0.15    0.750 "
+                        "better"));
 }
 
 }  // namespace
