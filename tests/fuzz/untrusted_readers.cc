@@ -13,7 +13,9 @@
 #include "contract/npy.h"
 #include "contract/selfcheck_measurements.h"
 #include "contract/worker_contract.h"
+#include "experiments/arrivals.h"
 #include "experiments/serve_load.h"
+#include "experiments/trial_requests.h"
 #include "metrics/served_requests.h"
 #include "metrics/trace_profile.h"
 #include "model_zoo/shapes/diffusers_config.h"
@@ -97,7 +99,7 @@ void ServingRankFile(const std::uint8_t* data, std::size_t size) {
     config.serve->requests = 2;
     config.serve->warmup_requests = 1;
     const std::vector<RankResult> ranks{ReadRankResult(Written("rank0.json", data, size))};
-    if (auto problem = ServedRequestsProblem(config, ranks))
+    if (auto problem = ServedRequestsProblem(config, MaterializeRequests(config), ranks))
       if (problem->problem.find('\n') != std::string::npos) std::abort();
   });
 }

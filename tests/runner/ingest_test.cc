@@ -12,6 +12,7 @@
 #include "base/atomic_file.h"
 #include "base/terminal_text.h"
 #include "contract/npy.h"
+#include "experiments/trial_requests.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench::ingest_test {
@@ -46,6 +47,11 @@ class IngestTrialTest : public ::testing::Test {
  protected:
   void WriteRank(const RankResult& r) {
     WriteFileAtomically(RankResultPath(dir_.path(), r.rank), ToJson(r).dump());
+  }
+  // The trial file the coordinator writes, with a served trial's requests.
+  void WriteTrialFile(const TrialConfig& config, const RequestList& requests) {
+    WriteFileAtomically(dir_ / kTrialFileName,
+                        ToJson(TrialFile{"k", "s", config, "cpu", requests}).dump());
   }
   LaunchOutcome Outcome(std::vector<RankExit> ranks, int failed = -1) {
     LaunchOutcome o;
@@ -273,7 +279,9 @@ TEST_F(IngestTrialTest, AServedLoadOfOnlyWarmUpRequestsIsAFailure) {
   config.serve->rate_per_s = 4;
   config.serve->duration_s = 2;
   config.serve->warmup_requests = 50;
-  const std::vector<Request> load = TrialRequests(config);
+  const RequestList list = MaterializeRequests(config);
+  WriteTrialFile(config, list);
+  const std::vector<Request>& load = list.requests;
   ASSERT_GT(load.size(), 0u);
   RankResult leader;
   leader.device = "cpu";
@@ -298,6 +306,63 @@ TEST_F(IngestTrialTest, AServedLoadOfOnlyWarmUpRequestsIsAFailure) {
                                      load.size())),
             std::string::npos)
       << r.error;
+}
+
+// A served trial is checked and summarized against the requests its trial file holds, never a
+// list generated again from its load: here the file's 4 requests arrive every 0.5 s, while the
+// load would generate 6 Poisson arrivals; a leader that served the file's list is ok, its
+// figures the file's requests'.
+TEST_F(IngestTrialTest, AServedTrialIsCheckedAgainstTheRequestsOfItsTrialFile) {
+  TrialConfig config;
+  config.model = "pixart-alpha-tiny";
+  config.resolution = 256;
+  config.steps = 4;
+  config.serve = ServeLoad{};
+  config.serve->rate_per_s = 4;
+  config.serve->requests = 6;
+  RequestList file = MaterializeRequests(config);
+  ASSERT_EQ(file.requests.size(), 6u);
+  file.requests.resize(4);
+  for (Request& q : file.requests) q.arrival_s = 0.5 * q.index;
+  ASSERT_NE(file.requests[1].arrival_s, MaterializeRequests(config).requests[1].arrival_s);
+  WriteTrialFile(config, file);
+  RankResult leader;
+  leader.device = "cpu";
+  leader.stop_reason = "served";
+  for (const Request& request : file.requests) {
+    RequestRecord q;
+    q.index = request.index;
+    q.arrival_ms = request.arrival_s * 1000;
+    q.start_ms = q.arrival_ms;
+    q.end_ms = q.start_ms + 100;
+    q.isolated_ms = 100;
+    leader.requests.push_back(q);
+    leader.samples.push_back({0, q.index, kIterationStage, 100, false});
+  }
+  WriteRank(leader);
+  const TrialRecord r = IngestTrial(config, "k", dir_.path(), Outcome({{true}}));
+  ASSERT_EQ(r.status, TrialStatus::kOk) << r.error;
+  ASSERT_TRUE(r.metrics);
+  EXPECT_EQ(r.metrics->iterations, 4);
+  EXPECT_DOUBLE_EQ(r.metrics->latency_ms, 100);
+}
+
+// Without its trial file a served trial's requests are unknown: a failure naming the file.
+TEST_F(IngestTrialTest, AServedTrialWithoutItsTrialFileIsAFailureNamingIt) {
+  TrialConfig config;
+  config.model = "pixart-alpha-tiny";
+  config.resolution = 256;
+  config.steps = 4;
+  config.serve = ServeLoad{};
+  config.serve->rate_per_s = 4;
+  config.serve->requests = 2;
+  RankResult leader;
+  leader.device = "cpu";
+  WriteRank(leader);
+  const TrialRecord r = IngestTrial(config, "k", dir_.path(), Outcome({{true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_NE(r.error.find("the trial's requests cannot be read"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find(kTrialFileName), std::string::npos) << r.error;
 }
 
 // The output is read later, for the output error; a file that lies fails the trial now.
