@@ -165,6 +165,25 @@ std::optional<RankProblem> RanksProblem(const TrialConfig& config, const Request
   return StepReuseProblem(ranks);
 }
 
+// Why the trial's records cannot be summarized, as the trial's error, or nothing: the requests
+// of its trial file, for a kind that has them (read into `requests`: the list the coordinator
+// materialized and the ranks served, never generated again here), then RanksProblem.
+std::optional<std::string> RecordsProblem(const TrialConfig& config,
+                                          const std::filesystem::path& run_dir,
+                                          const std::vector<RankResult>& ranks,
+                                          RequestList& requests) {
+  if (KindRow(KindOf(config)).has_requests) {
+    try {
+      requests = ReadTrialRequests(run_dir / kTrialFileName);
+    } catch (const std::exception& e) {
+      return fmt::format("the trial's requests cannot be read: {}", e.what());
+    }
+  }
+  if (const auto problem = RanksProblem(config, requests, ranks))
+    return fmt::format("{}: {}", RankResultPath(run_dir, problem->rank).string(), problem->problem);
+  return std::nullopt;
+}
+
 TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
                    const std::filesystem::path& run_dir, const LaunchOutcome& outcome,
                    const std::function<bool()>& cancelled, const IntervalSet* busy_s) {
@@ -240,22 +259,10 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
       return record;
     }
   }
-  // A served trial's requests, as its coordinator materialized them into its trial file: the
-  // one list the ranks served, never generated again here.
   RequestList requests;
-  if (KindRow(KindOf(config)).has_requests) {
-    try {
-      requests = ReadTrialRequests(run_dir / kTrialFileName);
-    } catch (const std::exception& e) {
-      record.status = TrialStatus::kFailed;
-      record.error = fmt::format("the trial's requests cannot be read: {}", e.what());
-      return record;
-    }
-  }
-  if (const auto problem = RanksProblem(config, requests, ranks)) {
+  if (auto problem = RecordsProblem(config, run_dir, ranks, requests)) {
     record.status = TrialStatus::kFailed;
-    record.error = fmt::format("{}: {}", RankResultPath(run_dir, problem->rank).string(),
-                               problem->problem);
+    record.error = std::move(*problem);
     return record;
   }
   // The final output is read later, to compare it with its reference: a file that cannot be

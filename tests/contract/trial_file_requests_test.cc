@@ -10,19 +10,14 @@
 #include "base/atomic_file.h"
 #include "contract/worker_contract.h"
 #include "experiments/trial_requests.h"
+#include "tests/support/served_trials.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench::trial_file_requests_test {
 namespace {
 
 TrialConfig Served() {
-  TrialConfig c;
-  c.model = "pixart-alpha-tiny";
-  c.resolution = 256;
-  c.steps = 4;
-  c.serve = ServeLoad{};
-  c.serve->rate_per_s = 4;
-  c.serve->requests = 5;
+  TrialConfig c = test::TinyServedTrial(4, 5);
   c.serve->mix = {{256, 256, 0, 4, 1}, {512, 512, 0, 2, 3}};
   return c;
 }

@@ -6,25 +6,18 @@
 
 #include "experiments/trial_requests.h"
 #include "experiments/validity.h"
+#include "tests/support/served_trials.h"
 
 namespace ditbench::trial_kind_test {
 namespace {
 
 TrialConfig Tiny() {
-  TrialConfig c;
-  c.model = "pixart-alpha-tiny";
-  c.resolution = 256;
-  c.steps = 4;
+  TrialConfig c = test::TinyServedTrial(4, 3);
+  c.serve.reset();
   return c;
 }
 
-TrialConfig Served() {
-  TrialConfig c = Tiny();
-  c.serve = ServeLoad{};
-  c.serve->rate_per_s = 4;
-  c.serve->requests = 3;
-  return c;
-}
+TrialConfig Served() { return test::TinyServedTrial(4, 3); }
 
 TEST(TrialKindTest, EveryKindHasOneRowInEnumeratorOrder) {
   ASSERT_EQ(TrialKinds().size(), kTrialKinds);

@@ -5,15 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "experiments/trial_requests.h"
+#include "tests/support/served_trials.h"
 
 namespace ditbench::trial_kind_metrics_test {
 namespace {
 
 TrialConfig Tiny() {
-  TrialConfig c;
-  c.model = "pixart-alpha-tiny";
-  c.resolution = 256;
-  c.steps = 4;
+  TrialConfig c = test::TinyServedTrial(4, 2);
+  c.serve.reset();
   c.repeats.min = 1;
   return c;
 }
@@ -45,10 +44,7 @@ TEST(TrialKindMetricsTest, TheTimedRowChecksTimedIterations) {
 // iteration, and no figures without a list.
 TEST(TrialKindMetricsTest, TheServedRowReadsTheGivenRequests) {
   const KindMetrics& served = MetricsOfKind(TrialKind::kServed);
-  TrialConfig config = Tiny();
-  config.serve = ServeLoad{};
-  config.serve->rate_per_s = 4;
-  config.serve->requests = 2;
+  const TrialConfig config = test::TinyServedTrial(4, 2);
   RequestList list = MaterializeRequests(config);
   list.shapes.front().width = list.shapes.front().height = 512;
   const TrialConfig iteration = served.recorded_iteration(config, list);
