@@ -104,6 +104,12 @@ void ServingRankFile(const std::uint8_t* data, std::size_t size) {
   });
 }
 
+// A trial file (trial.json), a served trial's requests among its fields: read as the worker and
+// ingest read it.
+void TrialFileReader(const std::uint8_t* data, std::size_t size) {
+  Checked([&] { ReadTrialFile(Written("trial.json", data, size)); });
+}
+
 // A serving load's arrival trace (CSV): its requests, or one located line.
 void ArrivalTrace(const std::uint8_t* data, std::size_t size) {
   Checked([&] { ReadArrivalTrace(Written("trace.csv", data, size)); });
@@ -144,6 +150,7 @@ const UntrustedReader kUntrustedReaders[] = {
     {"serving_rank_file", ServingRankFile},
     {"arrival_trace", ArrivalTrace},
     {"selfcheck_measurements", SelfcheckFile},
+    {"trial_file", TrialFileReader},
 };
 const std::size_t kUntrustedReaderCount = std::size(kUntrustedReaders);
 
