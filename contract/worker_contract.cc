@@ -11,6 +11,8 @@
 #include "base/untrusted_input.h"
 #include "contract/rank_file_fields.h"
 #include "contract/trial_file_check.h"
+#include "experiments/resolution.h"
+#include "experiments/trial_kind.h"
 
 namespace ditbench {
 namespace {
@@ -133,12 +135,83 @@ std::vector<RequestRecord> ReadRequests(const RankFileFields& field, const nlohm
   return requests;
 }
 
+// A served trial's "requests" (TrialFile::requests), every field checked: untrusted, as the
+// file may have been edited or written by anything. Throws the one-line message of `field`.
+RequestList ReadRequestList(const RankFileFields& field, const nlohmann::json& j) {
+  static const nlohmann::json kAbsent;
+  const nlohmann::json& r = field.Object(j, "requests");
+  const auto array = [&](const char* key, std::size_t most) -> const nlohmann::json& {
+    const nlohmann::json& a = r.contains(key) ? r[key] : kAbsent;
+    if (!a.is_array() || a.empty() || a.size() > most)
+      field.Fail(fmt::format("requests.{}", key), a, fmt::format("an array of 1 to {}", most));
+    return a;
+  };
+  RequestList list;
+  const nlohmann::json& shapes = array("shapes", kMaxRequestShapes);
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const std::string where = fmt::format("requests.shapes[{}]", i);
+    if (!shapes[i].is_object()) field.Fail(where, shapes[i], "an object");
+    const nlohmann::json& s = shapes[i];
+    const auto integer = [&](const char* key, int low, int high) {
+      const nlohmann::json& v = s.contains(key) ? s[key] : kAbsent;
+      if (!v.is_number_integer() || v.get<std::int64_t>() < low || v.get<std::int64_t>() > high)
+        field.Fail(fmt::format("{}.{}", where, key), v,
+                   fmt::format("an integer from {} to {}", low, high));
+      return static_cast<int>(v.get<std::int64_t>());
+    };
+    RequestShape shape;
+    shape.width = integer("width", kMinResolutionSide, kMaxResolutionSide);
+    shape.height = integer("height", kMinResolutionSide, kMaxResolutionSide);
+    shape.frames = integer("frames", 0, kMaxRequestFrames);
+    shape.steps = integer("steps", 1, kMaxRequestSteps);
+    shape.weight = 1;
+    list.shapes.push_back(shape);
+  }
+  const nlohmann::json& arrivals = array("arrival_s", kMaxServeRequests);
+  const nlohmann::json& indices = array("shape", kMaxServeRequests);
+  if (indices.size() != arrivals.size())
+    field.Fail("requests.shape", nlohmann::json(indices.size()),
+               fmt::format("as many entries as requests.arrival_s ({})", arrivals.size()));
+  double last = 0;
+  list.requests.reserve(arrivals.size());
+  for (std::size_t i = 0; i < arrivals.size(); ++i) {
+    const nlohmann::json& a = arrivals[i];
+    if (!a.is_number() || !(a.get<double>() >= last && a.get<double>() <= kMaxServeSeconds))
+      field.Fail(
+          fmt::format("requests.arrival_s[{}]", i), a,
+          fmt::format("seconds from {:g} (the arrival before) to {:g}", last, kMaxServeSeconds));
+    last = a.get<double>();
+    const nlohmann::json& k = indices[i];
+    if (!k.is_number_integer() || k.get<std::int64_t>() < 0 ||
+        k.get<std::int64_t>() >= static_cast<std::int64_t>(list.shapes.size()))
+      field.Fail(fmt::format("requests.shape[{}]", i), k,
+                 fmt::format("an index into requests.shapes, 0 to {}", list.shapes.size() - 1));
+    list.requests.push_back({static_cast<int>(i), last, static_cast<int>(k.get<std::int64_t>())});
+  }
+  return list;
+}
+
+nlohmann::json RequestListJson(const RequestList& list) {
+  nlohmann::json shapes = nlohmann::json::array(), arrivals = nlohmann::json::array(),
+                 indices = nlohmann::json::array();
+  for (const RequestShape& s : list.shapes)
+    shapes.push_back(
+        {{"width", s.width}, {"height", s.height}, {"frames", s.frames}, {"steps", s.steps}});
+  for (const Request& q : list.requests) {
+    arrivals.push_back(q.arrival_s);
+    indices.push_back(q.shape);
+  }
+  return {{"shapes", shapes}, {"arrival_s", arrivals}, {"shape", indices}};
+}
+
 }  // namespace
 
 nlohmann::json ToJson(const TrialFile& t) {
-  return {{"format", "ditbench-trial"}, {"version", kContractVersion},
-          {"trial_key", t.trial_key},   {"sweep", t.sweep},
-          {"config", CanonicalJson(t.config)}, {"device", t.device}};
+  nlohmann::json j = {{"format", "ditbench-trial"},        {"version", kContractVersion},
+                      {"trial_key", t.trial_key},          {"sweep", t.sweep},
+                      {"config", CanonicalJson(t.config)}, {"device", t.device}};
+  if (KindRow(KindOf(t.config)).has_requests) j["requests"] = RequestListJson(t.requests);
+  return j;
 }
 
 nlohmann::json ToJson(const RankResult& r) {
@@ -220,7 +293,21 @@ TrialFile ReadTrialFile(const std::filesystem::path& path) {
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("{}: {}", path.string(), e.what()));
   }
+  const RankFileFields field(path);
+  if (KindRow(KindOf(t.config)).has_requests)
+    t.requests = ReadRequestList(field, j);
+  else if (j.contains("requests"))
+    field.Fail("requests", j["requests"],
+               fmt::format("no requests: the trial is {}", TrialKindName(KindOf(t.config))));
   return t;
+}
+
+RequestList ReadTrialRequests(const std::filesystem::path& path) {
+  TrialFile t = ReadTrialFile(path);
+  if (!KindRow(KindOf(t.config)).has_requests)
+    throw std::runtime_error(fmt::format("{}: 'config' is a {} trial's; expected one with requests",
+                                         path.string(), TrialKindName(KindOf(t.config))));
+  return std::move(t.requests);
 }
 
 RankResult ReadRankResult(const std::filesystem::path& path,

@@ -31,14 +31,16 @@ inline constexpr int kContractVersion = 1;
 // coordinator: both files must be regular files (never a FIFO: base/untrusted_input.h) of
 // at most these sizes, with JSON nested at most kMaxJsonDepth deep; a rank file's numbers must
 // lie in these ranges (ReadRankResult). Anything else is one line naming the file and field.
-inline constexpr std::uint64_t kMaxTrialFileBytes = 16ull << 20;
+// A trial file holds a served trial's requests (TrialFile::requests): up to kMaxServeRequests of
+// them, two values each, written with indentation.
+inline constexpr std::uint64_t kMaxTrialFileBytes = 128ull << 20;
 inline constexpr std::uint64_t kMaxRankFileBytes = 128ull << 20;
 inline constexpr int kMaxJsonDepth = 32;
 // JSON values in a rank file: kMaxRankFileValues (experiments/serve_load.h, where a serving
 // load is held to it before launch; a timed sample is five: about 800,000 samples), kept or
 // not: with the depth, the size and base/untrusted_input.h's memory cap, what reading a file
 // can cost.
-inline constexpr std::uint64_t kMaxTrialFileValues = 1'000'000;
+inline constexpr std::uint64_t kMaxTrialFileValues = 2ull * kMaxServeRequests + 100'000;
 inline constexpr int kMaxWorldSize = 65536;           // rank 0..this-1, world_size 1..this
 inline constexpr int kMaxIteration = 10'000'000;      // a sample's iteration: 0..this
 inline constexpr double kMaxSampleMs = 86'400'000;    // a sample's ms: below one day
@@ -62,11 +64,22 @@ inline constexpr int kWorkerOutOfMemory = 3;
 
 inline constexpr int kMaxSteps = 100'000;  // a rank file's `steps`: at most this many
 
+// The trial file's name in a trial's run folder.
+inline constexpr const char* kTrialFileName = "trial.json";
+
 struct TrialFile {
   std::string trial_key;
   std::string sweep;
   TrialConfig config;
   std::string device = "cpu";  // "cpu" or "cuda"
+  // A served trial (experiments/trial_kind.h): its requests, materialized once by the
+  // coordinator (experiments/trial_requests.h, MaterializeRequests), the one list its worker
+  // ranks serve and ingest checks them against (ReadTrialRequests). Empty for a timed trial. In
+  // the file: "requests": {"shapes": [{"width", "height", "frames", "steps"}], "arrival_s":
+  // [seconds], "shape": [index into shapes]}, request i the i-th of both arrays; at most
+  // kMaxServeRequests requests and kMaxRequestShapes shapes, each field in the range a sweep's
+  // load takes, arrivals in order.
+  RequestList requests;
 };
 
 // The file world rank 0 writes its final output to, in the run folder (contract/npy.h).
@@ -136,7 +149,12 @@ nlohmann::json ToJson(const TrialFile& trial);
 nlohmann::json ToJson(const RankResult& result);
 // Throw std::runtime_error with a one-line message naming the path and the problem (and the
 // field, for a field that is missing, of the wrong type or out of range).
+// A served trial's file without its "requests" (a trial file written before they were
+// materialized) is refused, naming the key.
 TrialFile ReadTrialFile(const std::filesystem::path& path);
+// The requests of a served trial's file (TrialFile::requests): what ingest checks and summarizes
+// the ranks' requests against. Throws as ReadTrialFile.
+RequestList ReadTrialRequests(const std::filesystem::path& path);
 // Besides the limits above: every timed "iteration" sample's ms is above 0, and no iteration
 // has two "iteration" samples. Whether the ranks agree is the trial's business
 // (metrics/trial_metrics.h, TimedIterationsProblem).

@@ -15,6 +15,7 @@
 #include "base/terminal_text.h"
 #include "base/untrusted_input.h"
 #include "base/user_error.h"
+#include "experiments/arrivals.h"
 #include "experiments/resolution.h"
 #include "experiments/serve_load.h"
 #include "experiments/trial.h"

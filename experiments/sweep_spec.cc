@@ -11,6 +11,7 @@
 #include "base/did_you_mean.h"
 #include "base/terminal_text.h"
 #include "base/untrusted_input.h"
+#include "experiments/arrivals.h"
 #include "experiments/command_line.h"
 #include "experiments/constraint.h"
 #include "experiments/sweep_expand.h"

@@ -215,15 +215,9 @@ struct TrialConfig : ParallelDegrees {
 
 // A serving trial's whole load: its `serve` with every shape of its mix resolved (a field the
 // sweep left out is the trial's; no mix: the trial's own shape alone), its dp groups as the
-// replicas, its seed. A trace's shapes are in its file (TrialShapes). REQUIRES: config.serve.
+// replicas, its seed. A trace's shapes are in its file (experiments/trial_requests.h).
+// REQUIRES: config.serve.
 ServeLoad TrialServeLoad(const TrialConfig& config);
-// The shapes its requests ask for, which Request::shape indexes: the resolved mix, or the
-// distinct shapes of its trace in order of first use. Throws UserError for a trace that cannot
-// be read (naming its line) or whose bytes are not those of its trace_sha256.
-std::vector<RequestShape> TrialShapes(const TrialConfig& config);
-// Its requests in arrival order: generated from the load, or read from its trace. Throws
-// UserError for a trace as TrialShapes, std::invalid_argument for an invalid load.
-std::vector<Request> TrialRequests(const TrialConfig& config);
 // The trial that times one request of `shape` alone: `config` with the shape's resolution,
 // frames and steps and no `serve`. What validity checks each shape of a mix as, and what the
 // planner estimates its service time from.

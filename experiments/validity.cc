@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "experiments/trial_fields.h"
+#include "experiments/trial_kind.h"
 
 #include "model_zoo/shapes/family.h"
 #include "model_zoo/shapes/teacache_polynomials.h"
@@ -134,10 +135,8 @@ std::optional<std::string> CommandWorkloadProblem(const TrialConfig& c, const Ca
         "cache: {} applies to ditbench's own models; give a {} workload's program its own "
         "through a custom axis",
         StepCacheKindName(c.cache.kind), WorkloadName(c.workload));
-  if (c.serve)
-    return fmt::format(
-        "serve: ditbench's own worker serves requests; a {} workload's program times its own",
-        WorkloadName(c.workload));
+  if (const TrialKindRow& kind = KindRow(KindOf(c)); !kind.program_refusal.empty())
+    return fmt::format(fmt::runtime(kind.program_refusal), WorkloadName(c.workload));
   if (c.quant != Quantization::kNone || !c.schedule.empty())
     return fmt::format(
         "{} applies to ditbench's own models; give a {} workload's program its own through a "
@@ -219,8 +218,7 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
           "ulysses = {}",
           grid.rows / patches, sp);
   }
-  if (c.serve)
-    if (auto problem = ServeLoadProblem(TrialServeLoad(c))) return "serve: " + *problem;
+  if (auto problem = KindRow(KindOf(c)).broken_rule(c)) return problem;
   if (c.cfg == 2 && !model.negative_prompt)
     return fmt::format(
         "cfg=2 needs a model that batches a negative prompt; {} does not "
@@ -295,87 +293,20 @@ std::optional<std::string> Unsupported(const TrialConfig& c, const Capacity& cap
   return std::nullopt;
 }
 
-// A serving trial whose rank file would hold more JSON values than ingest reads
-// (kMaxRankFileValues): refused before launch rather than served to the end and lost at ingest.
-// Counted as if one rank served every request (one replica may, while the others are slow):
-// each request RankFileValuesPerRequest of the stages its shape times (its steps, each step's
-// blocks under profile_blocks, the decode of scope pipeline). REQUIRES: `shapes` valid, the
-// model resolves. Throws what TrialRequests throws.
-std::optional<std::string> RankFileProblem(const TrialConfig& c,
-                                           const std::vector<RequestShape>& shapes) {
-  std::string error;
-  const auto model = ResolveModel(c.model, c.model_overrides, &error);
-  const std::uint64_t blocks = c.profile_blocks && model ? model->total_blocks() : 0;
-  const auto values = [&](const RequestShape& shape) {
-    const auto steps = static_cast<std::uint64_t>(shape.steps);
-    return RankFileValuesPerRequest(steps * (1 + blocks) + (c.scope == Scope::kPipeline ? 1 : 0));
-  };
-  std::uint64_t most = 0;  // the values of a request of the costliest shape
-  int most_steps = 0;
-  for (const RequestShape& shape : shapes)
-    if (values(shape) > most) most = values(shape), most_steps = shape.steps;
-  const std::uint64_t room = kMaxRankFileValues - kRankFileOtherValues;
-  const ServeLoad load = TrialServeLoad(c);
-  const bool traced = load.arrivals == ArrivalKind::kTrace;
-  std::uint64_t count = static_cast<std::uint64_t>(load.requests) + load.warmup_requests;
-  if (!traced && load.requests > 0 && count * most <= room) return std::nullopt;
-  std::uint64_t total = 0;  // the load's own requests: a trace's, or those generated
-  if (traced) {
-    count = 0;
-    for (const RequestShape& shape : shapes) {  // a trace's shape's weight: its requests
-      count += static_cast<std::uint64_t>(shape.weight);
-      total += static_cast<std::uint64_t>(shape.weight) * values(shape);
-    }
-  } else {
-    const std::vector<Request> requests = TrialRequests(c);
-    count = requests.size();
-    for (const Request& request : requests) total += values(shapes.at(request.shape));
-  }
-  if (total <= room) return std::nullopt;
-  return fmt::format(
-      "serve: {} requests of up to {} steps{} would write about {} JSON values to a rank file, "
-      "more than the {} its requests may take (ingest reads at most {}); expected at most {} "
-      "requests of {} steps ('requests' with 'warmup_requests', or fewer 'steps'{})",
-      count, most_steps, blocks > 0 ? fmt::format(" of {} profiled blocks", blocks) : "", total,
-      room, kMaxRankFileValues, room / most, most_steps,
-      blocks > 0 ? ", or profile_blocks: false" : "");
-}
-
 }  // namespace
 
-TrialVerdict Judge(const TrialConfig& config, const Capacity& capacity) {
+TrialVerdict Judge(const TrialConfig& config, const Capacity& capacity,
+                   const RequestList* requests) {
   TrialVerdict v;
   v.invalid = BrokenRule(config, capacity);
   if (!v.invalid) v.unsupported = Unsupported(config, capacity);
-  if (v.invalid || v.unsupported || !config.serve) return v;
-  // A serving trial: every shape its requests ask for, as the trial that times it alone.
-  std::vector<RequestShape> shapes;
-  try {
-    shapes = TrialShapes(config);
-  } catch (const std::exception& error) {
-    v.invalid = fmt::format("serve: {}", error.what());
-    return v;
-  }
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
-    const TrialVerdict shape = Judge(ShapeTrial(config, shapes[i]), capacity);
-    const std::string where =
-        fmt::format("serve: request shape {} ({})", i, RequestShapeText(shapes[i]));
-    if (shape.invalid)
-      v.invalid = fmt::format("{}: {}", where, *shape.invalid);
-    else if (shape.unsupported)
-      v.unsupported = fmt::format("{}: {}", where, *shape.unsupported);
-    if (v.invalid || v.unsupported) return v;
-  }
-  try {
-    v.invalid = RankFileProblem(config, shapes);
-  } catch (const std::exception& error) {
-    v.invalid = fmt::format("serve: {}", error.what());
-  }
+  if (!v.invalid && !v.unsupported) KindRow(KindOf(config)).judge(config, capacity, requests, v);
   return v;
 }
 
-std::optional<std::string> InvalidReason(const TrialConfig& config, const Capacity& capacity) {
-  TrialVerdict v = Judge(config, capacity);
+std::optional<std::string> InvalidReason(const TrialConfig& config, const Capacity& capacity,
+                                         const RequestList* requests) {
+  TrialVerdict v = Judge(config, capacity, requests);
   return v.invalid ? v.invalid : v.unsupported;
 }
 

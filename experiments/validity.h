@@ -36,9 +36,14 @@ struct TrialVerdict {
   std::optional<std::string> unsupported;
 };
 
-TrialVerdict Judge(const TrialConfig& config, const Capacity& capacity);
+// The trial's own rules, then its kind's (experiments/trial_kind.h). `requests`: a served
+// trial's materialized requests (the worker's trial file), or null to compute them from the
+// configuration, as the planner and the coordinator do before any trial file exists.
+TrialVerdict Judge(const TrialConfig& config, const Capacity& capacity,
+                   const RequestList* requests = nullptr);
 
 // Why `config` will not run here (invalid first, then unsupported), or nullopt.
-std::optional<std::string> InvalidReason(const TrialConfig& config, const Capacity& capacity);
+std::optional<std::string> InvalidReason(const TrialConfig& config, const Capacity& capacity,
+                                         const RequestList* requests = nullptr);
 
 }  // namespace ditbench

@@ -73,8 +73,8 @@ class HostClock {
 
 struct ServeRankOptions {
   ServeLoad load;                 // TrialServeLoad: replicas, concurrency, slo_scale, ...
-  std::vector<Request> requests;  // in arrival order, warm-up requests first
-  int shapes = 1;                 // the shapes Request::shape indexes (TrialShapes)
+  std::vector<Request> requests;  // RequestList::requests: arrival order, warm-up first
+  int shapes = 1;                 // the shapes Request::shape indexes (RequestList::shapes)
   int replica = 0;                // this rank's replica (its dp group)
   bool leader = false;            // the rank of its replica that takes and records requests
   int isolated_runs = 3;          // requests each replica times alone before the load

@@ -10,13 +10,11 @@
 
 #include "experiments/trial_rows.h"
 #include "machine/device_peaks.h"
-#include "metrics/busy_requests.h"
 #include "metrics/metric_table.h"
 #include "metrics/serve_loop.h"
-#include "metrics/serving.h"
+#include "metrics/trial_kind_metrics.h"
 #include "model_zoo/shapes/model_config.h"
 #include "model_zoo/shapes/parallel_layout.h"
-#include "stats/order_statistics.h"
 #include "stats/stats.h"
 
 namespace ditbench {
@@ -121,15 +119,7 @@ std::optional<RankProblem> StepReuseProblem(const std::vector<RankResult>& ranks
 
 std::optional<RankProblem> StepRecordsProblem(const TrialConfig& config,
                                               const std::vector<RankResult>& ranks) {
-  TrialConfig first = config;  // the iteration the steps record: a served load's first shape
-  if (config.serve) {
-    try {
-      first = ShapeTrial(config, TrialShapes(config).at(0));
-    } catch (const std::exception&) {
-      return std::nullopt;  // ServedRequestsProblem says why the load cannot be read
-    }
-  }
-  const int steps = first.scope == Scope::kForward ? 1 : first.steps;
+  const int steps = config.scope == Scope::kForward ? 1 : config.steps;
   std::string unused;
   const auto model = ResolveModel(config.model, config.model_overrides, &unused);
   const int experts = model ? model->experts : 1;
@@ -155,177 +145,11 @@ std::optional<RankProblem> StepRecordsProblem(const TrialConfig& config,
   return std::nullopt;
 }
 
-namespace {
-
-// Two replicas or more: how far the slowest replica's median service time (end - start) is
-// from the fastest's (`replica_spread`, 1 when they are alike), and, past kFallsBehind, which
-// replica fell behind, said in the trial's note: a replica is never hidden in the pool.
-void AddReplicaSpread(const std::vector<RequestRecord>& records, TrialMetrics& m) {
-  constexpr double kFallsBehind = 1.5;
-  std::map<int, std::vector<double>> service;
-  for (const RequestRecord& q : records) service[q.replica].push_back(q.end_ms - q.start_ms);
-  if (service.size() < 2) return;
-  std::map<int, double> median;
-  for (auto& [replica, ms] : service) {
-    std::sort(ms.begin(), ms.end());
-    median[replica] = Quantile(ms, 0.5);
-  }
-  const auto [fastest, slowest] =
-      std::minmax_element(median.begin(), median.end(),
-                          [](const auto& a, const auto& b) { return a.second < b.second; });
-  if (fastest->second <= 0) return;
-  const double spread = slowest->second / fastest->second;
-  m.extra["replica_spread"] = spread;
-  if (spread > kFallsBehind)
-    m.extra_note += fmt::format(
-        "{}serve: replica {} fell behind: median service {:.1f} ms over {} requests, against "
-        "{:.1f} ms on replica {}",
-        m.extra_note.empty() ? "" : "; ", slowest->first, slowest->second,
-        service.at(slowest->first).size(), fastest->second, fastest->first);
-}
-
-// A mix of request shapes: each shape's count, p50 and p95 latency and SLO attainment, said in
-// the trial's note ("serve: by shape: 256x256, 4 steps: 61 requests, p50 212 ms, p95 398 ms,
-// SLO 100%; ..."), so that a layout that serves small requests fast and large ones late shows.
-void AddShapeFigures(const TrialConfig& config, const std::vector<RequestRecord>& records,
-                     TrialMetrics& m) {
-  std::vector<RequestShape> shapes;
-  try {
-    shapes = TrialShapes(config);
-  } catch (const std::exception&) {
-    return;  // ServedRequestsProblem refused the trial's requests already
-  }
-  if (shapes.size() < 2) return;
-  std::map<int, std::vector<RequestRecord>> by_shape;
-  for (const RequestRecord& q : records) by_shape[q.shape].push_back(q);
-  std::vector<std::string> parts;
-  for (const auto& [shape, served] : by_shape) {
-    if (shape < 0 || shape >= static_cast<int>(shapes.size())) continue;
-    const ServingSummary s = SummarizeServing(served, config.world_size(), config.serve->slo_scale);
-    parts.push_back(fmt::format(
-        "{}: {} requests, p50 {:.0f} ms, p95 {}, SLO {:.0f}%", RequestShapeText(shapes[shape]),
-        s.requests, s.p50_ms.estimate,
-        s.p95_ms.bounded ? fmt::format("{:.0f} ms", s.p95_ms.estimate) : std::string("unbounded"),
-        100 * s.slo_attainment));
-  }
-  m.extra_note += fmt::format("{}serve: by shape: {}", m.extra_note.empty() ? "" : "; ",
-                              fmt::join(parts, "; "));
-}
-
-// A serving trial's figures (metrics/serving.h) from its replicas' leaders' requests past the
-// warm-up ones: the latency's interval from order statistics, the tail percentiles a count of
-// requests bounds, queue wait, throughput (per GPU over the trial's ranks), SLO attainment and
-// goodput; with `busy_s`, the requests a busy stretch touched (metrics/busy_requests.h).
-// Throughput replaces images_per_s; TFLOPS and MFU, which would count waits as work, are left
-// unset.
-void AddServingMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
-                       const IntervalSet* busy_s, TrialMetrics& m) {
-  std::vector<RequestRecord> records;
-  std::vector<double> isolated;
-  int unplaced = -1;  // a leader that did not say when its load started
-  for (const RankResult& r : ranks) {
-    std::vector<RequestRecord> served = r.requests;
-    if (busy_s && !served.empty() && !r.serve_start_monotonic_s && unplaced < 0) unplaced = r.rank;
-    if (busy_s && r.serve_start_monotonic_s)
-      MarkBusyRequests(*busy_s, *r.serve_start_monotonic_s, served);
-    for (const RequestRecord& q : served) {
-      if (q.index >= config.serve->warmup_requests) records.push_back(q);
-      isolated.push_back(q.isolated_ms);
-    }
-  }
-  if (records.empty()) return;
-  const ServingSummary s = SummarizeServing(records, config.world_size(), config.serve->slo_scale);
-  // The latency's figures are the requests' (end - arrival), never samples claimed beside them
-  // (ServedRequestsProblem holds a leader's samples to its requests).
-  std::vector<double> latencies;
-  for (const RequestRecord& q : records) latencies.push_back(q.end_ms - q.arrival_ms);
-  const Summary latency = Summarize(latencies);
-  m.latency_ms = s.p50_ms.estimate;
-  m.mean_ms = s.mean_latency_ms;
-  m.std_ms = latency.stddev;
-  m.min_ms = latency.min;
-  m.max_ms = latency.max;
-  m.cov = latency.cov;
-  m.outliers = latency.outliers;
-  m.iterations = s.requests;
-  m.ci_low_ms = s.p50_ms.bounded ? s.p50_ms.low : latency.ci_low;
-  m.ci_high_ms = s.p50_ms.bounded ? s.p50_ms.high : latency.ci_high;
-  m.p90_ms = s.p90_ms.estimate;
-  m.p99_ms = s.p99_ms.estimate;
-  // The stored p95 (what compare and the report read) by the one rule of every percentile
-  // (PercentileBounded); p90 and p99 are withheld where they are read (`query`).
-  const auto requests = static_cast<std::size_t>(s.requests);
-  if (PercentileBounded(requests, 0.95)) m.extra["p95_ms"] = s.p95_ms.estimate;
-  std::vector<std::string> unbounded;
-  for (auto [name, p] : {std::pair{"p90", 0.90}, std::pair{"p95", 0.95}, std::pair{"p99", 0.99}})
-    if (!PercentileBounded(requests, p)) unbounded.push_back(name);
-  if (!unbounded.empty())
-    m.extra_note += fmt::format(
-        "{}serve: {} of the latency not bounded by {} requests (a 95% "
-        "interval of p99 needs {}, of p95 {})",
-        m.extra_note.empty() ? "" : "; ", fmt::join(unbounded, ", "), s.requests,
-        MinSamplesToBound(0.99), MinSamplesToBound(0.95));
-  std::sort(isolated.begin(), isolated.end());
-  m.extra["isolated_ms"] = Quantile(isolated, 0.5);
-  m.extra["queue_ms"] = s.mean_queue_ms;
-  m.extra["requests_per_s"] = s.throughput_per_s;
-  m.extra["requests_per_s_per_gpu"] = s.throughput_per_gpu_per_s;
-  m.extra["slo_attainment"] = s.slo_attainment;
-  m.extra["goodput_per_s"] = s.goodput_per_s;
-  if (unplaced >= 0) {
-    m.extra_note += fmt::format(
-        "{}serve: requests not marked busy: rank {} did not say when its load started "
-        "(serve_start_monotonic_s)",
-        m.extra_note.empty() ? "" : "; ", unplaced);
-  } else if (busy_s) {
-    m.extra["busy_requests"] = s.busy_requests;
-  }
-  AddReplicaSpread(records, m);
-  AddShapeFigures(config, records, m);
-  // The decode's share of a request's service, not of its latency (which counts its wait).
-  if (const auto decode = m.extra.find("decode_ms"); decode != m.extra.end()) {
-    std::vector<double> service;
-    for (const RequestRecord& q : records) service.push_back(q.end_ms - q.start_ms);
-    std::sort(service.begin(), service.end());
-    const double median = Quantile(service, 0.5);
-    if (median > 0) m.extra["decode_share"] = decode->second / median;
-  }
-  if (config.serve->stop_percentile > 0) {
-    std::size_t offered = 0;
-    try {
-      offered = TrialRequests(config).size();
-    } catch (const std::exception&) {
-    }
-    const int served = s.requests + config.serve->warmup_requests;
-    if (offered > static_cast<std::size_t>(served))
-      m.extra_note +=
-          fmt::format("{}serve: stopped early after {} of {} requests, p{:g} bounded within {:g}%",
-                      m.extra_note.empty() ? "" : "; ", served, offered,
-                      config.serve->stop_percentile, 100 * config.serve->stop_within);
-  }
-  m.images_per_s = s.throughput_per_s * config.batch;
-  m.tflops.reset();
-  m.mfu.reset();
-  m.tokens_per_s.reset();
-}
-
-}  // namespace
-
-std::optional<RankProblem> LatentShapeProblem(const TrialConfig& trial,
+std::optional<RankProblem> LatentShapeProblem(const TrialConfig& config,
                                               const std::vector<RankResult>& ranks) {
   std::string unused;
-  const auto model = ResolveModel(trial.model, trial.model_overrides, &unused);
+  const auto model = ResolveModel(config.model, config.model_overrides, &unused);
   if (!model) return std::nullopt;
-  // A serving trial's ranks record its first request shape (ServedRequestsProblem reads the
-  // trace and says so when it cannot be read).
-  TrialConfig config = trial;
-  if (trial.serve) {
-    try {
-      config = ShapeTrial(trial, TrialShapes(trial).at(0));
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-  }
   const ImageShape image = config.image_shape();
   std::vector<std::int64_t> expected{config.batch, 0};
   if (model->video()) expected.push_back(LatentFrames(*model, image.frames));
@@ -497,7 +321,8 @@ void AddWorkMetrics(const TrialConfig& config, const StepReuse& reuse,
 }  // namespace
 
 TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
-                                 const std::string& device_name, const IntervalSet* busy_s) {
+                                 const std::string& device_name, const IntervalSet* busy_s,
+                                 const RequestList& requests) {
   std::vector<Sample> all, rank0_samples;
   int warmup_iterations = 0;
   for (const RankResult& r : ranks) {
@@ -564,7 +389,8 @@ TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<Ra
   }
 
   AddWorkMetrics(config, reuse, device_name, m);
-  if (config.serve) AddServingMetrics(config, ranks, busy_s, m);
+  // The kind's own figures over these (a served trial's from its requests).
+  MetricsOfKind(KindOf(config)).summarize(config, requests, ranks, busy_s, m);
   return m;
 }
 

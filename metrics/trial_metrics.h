@@ -56,9 +56,11 @@ std::optional<RankProblem> StepReuseProblem(const std::vector<RankResult>& ranks
 
 // Why a rank's `steps` (RankResult::steps: what each denoising step of its first iteration
 // ran) cannot be the trial's, or nothing: at most one entry per denoising step of that
-// iteration (the trial's steps, its first request shape's when it serves, 1 at scope forward),
+// iteration (`config`'s steps, 1 at scope forward),
 // `reused` only with a `cache`, and `expert` below the model's experts (0 or 1 for a
 // two-expert model, 0 for any other). The first wrong entry is named with both values.
+// `config`: the trial of the iteration recorded (KindMetrics::recorded_iteration: a served
+// trial's first request shape).
 std::optional<RankProblem> StepRecordsProblem(const TrialConfig& config,
                                               const std::vector<RankResult>& ranks);
 
@@ -66,7 +68,7 @@ std::optional<RankProblem> StepRecordsProblem(const TrialConfig& config,
 // or nothing: its batch, latent frames (a video's), rows and columns must be those of `config`'s
 // shape (a layout that padded 81 frames to 85 would return 22 latent frames for 21). The
 // channels are the model's (a weights folder may set them) and are not compared. A rank file
-// without the field (a program's) has nothing to check.
+// without the field (a program's) has nothing to check. `config` as StepRecordsProblem's.
 std::optional<RankProblem> LatentShapeProblem(const TrialConfig& config,
                                               const std::vector<RankResult>& ranks);
 
@@ -93,8 +95,11 @@ StepReuse SummarizeStepReuse(const std::vector<Sample>& samples);
 // busy_requests.h) and counted as `busy_requests`; a leader that did not say when its load
 // started (RankResult::serve_start_monotonic_s) leaves the count unset, said in extra_note.
 // Null: requests are not judged one by one, and the count is unset.
+// The trial's kind adds its own figures (metrics/trial_kind_metrics.h): a served trial's from
+// `requests`, its trial file's (REQUIRES non-empty for a served trial; empty for a timed one).
 TrialMetrics ComputeTrialMetrics(const TrialConfig& config, const std::vector<RankResult>& ranks,
                                  const std::string& device_name,
-                                 const IntervalSet* busy_s = nullptr);
+                                 const IntervalSet* busy_s = nullptr,
+                                 const RequestList& requests = {});
 
 }  // namespace ditbench

@@ -8,6 +8,8 @@
 #include <thread>
 
 #include "base/parallel_for.h"
+#include "experiments/trial_kind.h"
+#include "experiments/trial_requests.h"
 #include "experiments/trial_rows.h"
 #include "machine/device_peaks.h"
 #include "machine/rank_sharing.h"
@@ -206,7 +208,7 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
     }
     // A serving trial: its load through its replicas' queue at the estimated time a request;
     // it runs for the load's window after its warm-up and isolated requests.
-    if (t.config.serve && e.iteration_ms > 0) {
+    if (KindOf(t.config) == TrialKind::kServed && e.iteration_ms > 0) {
       const std::vector<double> service = ShapeServiceMs(t.config, e.iteration_ms, analytic);
       e.serve = EstimateServing(t.config, service);
       const double fixed_s =
@@ -228,15 +230,17 @@ void EstimateTrials(SweepPlan& plan, const SweepSpec& spec, const PlanAssumption
 
 ServeEstimate EstimateServing(const TrialConfig& config, const std::vector<double>& service_ms) {
   ServeEstimate e;
-  std::vector<Request> requests;
-  std::vector<RequestShape> shapes;
+  // From the configuration: the plan runs before any trial file holds the requests the run
+  // will serve (the coordinator materializes the same list then, experiments/trial_requests.h).
+  RequestList list;
   try {
-    requests = TrialRequests(config);
-    shapes = TrialShapes(config);
+    list = MaterializeRequests(config);
   } catch (const std::exception& error) {
     e.note = error.what();
     return e;
   }
+  const std::vector<Request>& requests = list.requests;
+  const std::vector<RequestShape>& shapes = list.shapes;
   if (requests.empty() || service_ms.empty()) return e;
   const auto service_of = [&](int shape) {
     return service_ms.size() == 1 ? service_ms.front()

@@ -14,8 +14,9 @@
 #include "base/terminal_text.h"
 #include "base/untrusted_input.h"
 #include "contract/npy.h"
-#include "metrics/served_requests.h"
+#include "experiments/trial_kind.h"
 #include "metrics/trace_profile.h"
+#include "metrics/trial_kind_metrics.h"
 #include "metrics/trial_metrics.h"
 #include "metrics/trial_trace.h"
 
@@ -151,16 +152,36 @@ TrialTrace ReadTraces(const std::filesystem::path& run_dir, const std::vector<Ra
 }
 
 // The first problem of the ranks' files against each other and the trial (metrics/
-// trial_metrics.h, metrics/served_requests.h), or nothing: their timed iterations or served
-// requests, the latent they computed, and what their steps ran.
-std::optional<RankProblem> RanksProblem(const TrialConfig& config,
+// trial_metrics.h, metrics/trial_kind_metrics.h), or nothing: the records of the trial's kind
+// (timed iterations, or served requests against `requests`, the trial file's), the latent they
+// computed, and what their steps ran.
+std::optional<RankProblem> RanksProblem(const TrialConfig& config, const RequestList& requests,
                                         const std::vector<RankResult>& ranks) {
-  if (auto problem = config.serve ? ServedRequestsProblem(config, ranks)
-                                  : TimedIterationsProblem(ranks, config.repeats.min))
-    return problem;
-  if (auto problem = LatentShapeProblem(config, ranks)) return problem;
-  if (auto problem = StepRecordsProblem(config, ranks)) return problem;
+  const KindMetrics& kind = MetricsOfKind(KindOf(config));
+  if (auto problem = kind.records_problem(config, requests, ranks)) return problem;
+  const TrialConfig iteration = kind.recorded_iteration(config, requests);
+  if (auto problem = LatentShapeProblem(iteration, ranks)) return problem;
+  if (auto problem = StepRecordsProblem(iteration, ranks)) return problem;
   return StepReuseProblem(ranks);
+}
+
+// Why the trial's records cannot be summarized, as the trial's error, or nothing: the requests
+// of its trial file, for a kind that has them (read into `requests`: the list the coordinator
+// materialized and the ranks served, never generated again here), then RanksProblem.
+std::optional<std::string> RecordsProblem(const TrialConfig& config,
+                                          const std::filesystem::path& run_dir,
+                                          const std::vector<RankResult>& ranks,
+                                          RequestList& requests) {
+  if (KindRow(KindOf(config)).has_requests) {
+    try {
+      requests = ReadTrialRequests(run_dir / kTrialFileName);
+    } catch (const std::exception& e) {
+      return fmt::format("the trial's requests cannot be read: {}", e.what());
+    }
+  }
+  if (const auto problem = RanksProblem(config, requests, ranks))
+    return fmt::format("{}: {}", RankResultPath(run_dir, problem->rank).string(), problem->problem);
+  return std::nullopt;
 }
 
 TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
@@ -227,20 +248,21 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
     return record;
   }
   // A serving replica may serve no request past the warm-up ones: its ranks time none.
+  const bool may_time_nothing = MetricsOfKind(KindOf(config)).rank_may_time_nothing;
   for (const auto& r : ranks) {
     const bool timed =
         std::any_of(r.samples.begin(), r.samples.end(), [](const Sample& s) { return !s.warmup; });
-    if (r.status != "ok" || (!timed && !config.serve)) {
+    if (r.status != "ok" || (!timed && !may_time_nothing)) {
       record.status = TrialStatus::kFailed;
       record.error = fmt::format("rank {} reported status '{}' with no timed samples: {}", r.rank,
                                  r.status, r.error);
       return record;
     }
   }
-  if (const auto problem = RanksProblem(config, ranks)) {
+  RequestList requests;
+  if (auto problem = RecordsProblem(config, run_dir, ranks, requests)) {
     record.status = TrialStatus::kFailed;
-    record.error = fmt::format("{}: {}", RankResultPath(run_dir, problem->rank).string(),
-                               problem->problem);
+    record.error = std::move(*problem);
     return record;
   }
   // The final output is read later, to compare it with its reference: a file that cannot be
@@ -258,7 +280,7 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
     }
   }
   record.status = TrialStatus::kOk;
-  record.metrics = ComputeTrialMetrics(config, ranks, record.device, busy_s);
+  record.metrics = ComputeTrialMetrics(config, ranks, record.device, busy_s, requests);
   if (config.profile_trace) record.trace = ReadTraces(run_dir, ranks, cancelled);
   return record;
 }

@@ -9,6 +9,8 @@
 
 #include "base/atomic_file.h"
 #include "contract/worker_contract.h"
+#include "experiments/trial_kind.h"
+#include "experiments/trial_requests.h"
 #include "launch/command_program.h"
 #include "machine/host_info.h"
 #include "metrics/time_intervals.h"
@@ -275,9 +277,14 @@ void SweepLoop::Start(const QueuedTrial& queued, std::size_t position, const std
       config.repeats.max = config.repeats.min;
       config.repeats.target_rel_ci = 0;
     }
-    TrialFile file{t.key, spec_.name, config, placement_.capacity.on_gpu ? "cuda" : "cpu"};
+    // A served trial's requests, made here once (generated, or read from its trace): every
+    // rank serves this list and ingest checks against it.
+    RequestList requests;
+    if (KindRow(KindOf(config)).has_requests) requests = MaterializeRequests(config);
+    TrialFile file{t.key, spec_.name, config, placement_.capacity.on_gpu ? "cuda" : "cpu",
+                   std::move(requests)};
     // Not fsynced: a trial whose result is not committed runs again and rewrites it.
-    WriteFileAtomically(run_dir / "trial.json", ToJson(file).dump(2), /*durable=*/false);
+    WriteFileAtomically(run_dir / kTrialFileName, ToJson(file).dump(2), /*durable=*/false);
   } catch (const std::exception& e) {
     pool_.Release(slots);
     RecordUnstartable(queued, position, prefix,

@@ -75,7 +75,10 @@ void LoadWeights(torch::nn::Module& module, const std::string& dir, const std::s
 // Everything one rank needs to run iterations: model, inputs and sampler, for any family.
 class DitRank {
  public:
-  DitRank(const TrialConfig& config, ParallelContext& parallel, torch::Device device)
+  // `shapes`: a served trial's request shapes (its trial file's), each run as the trial that
+  // times it alone; empty: the trial's own shape.
+  DitRank(const TrialConfig& config, ParallelContext& parallel, torch::Device device,
+          const std::vector<RequestShape>& shapes = {})
       : config_(config), parallel_(parallel), device_(device) {
     dtype_ = ApplyPrecision(config.precision);
     // LibTorch's default generator is process-wide: ranks that share a process (threads in
@@ -103,12 +106,8 @@ class DitRank {
     // The shapes of its requests: the trial's own, or a serving trial's mix (or trace), each
     // with its own sampler, PipeFusion runner, noise and prompt inputs, one model for all.
     std::vector<TrialConfig> shape_trials;
-    if (config.serve) {
-      for (const RequestShape& shape : TrialShapes(config))
-        shape_trials.push_back(ShapeTrial(config, shape));
-    } else {
-      shape_trials.push_back(config);
-    }
+    for (const RequestShape& shape : shapes) shape_trials.push_back(ShapeTrial(config, shape));
+    if (shapes.empty()) shape_trials.push_back(config);
     for (const TrialConfig& shape : shape_trials) {
       ShapeInputs& inputs = shapes_.emplace_back();
       inputs.steps = shape.scope == Scope::kForward ? 1 : shape.steps;
@@ -379,9 +378,10 @@ namespace {
 // one its `attention:` names; a kernel that cannot run a call fails the trial), the model and
 // its inputs, the world's group and the clock. Construct after ResetMemoryPeak.
 struct TrialRank {
-  TrialRank(const TrialConfig& config, ParallelContext& parallel, torch::Device device)
+  TrialRank(const TrialConfig& config, ParallelContext& parallel, torch::Device device,
+            const std::vector<RequestShape>& shapes = {})
       : kernel(AttentionKernelOf(config.attention)),
-        dit(config, parallel, device),
+        dit(config, parallel, device, shapes),
         world(parallel.world(), device),
         clock(device.is_cpu() ? MakeHostClock(device) : MakeDeviceClock(device)) {}
   c10::InferenceMode inference;
@@ -504,15 +504,15 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
   RecordMemoryPeak(device, result);
 }
 
-void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
+void ServeDitTrial(const TrialConfig& config, const RequestList& load, ParallelContext& parallel,
                    const c10::intrusive_ptr<c10d::Store>& store, torch::Device device,
                    RankResult& result, const std::filesystem::path& output) {
   ResetMemoryPeak(device);
-  TrialRank trial(config, parallel, device);
+  TrialRank trial(config, parallel, device, load.shapes);
   DitRank& dit = trial.dit;
   ServeRankOptions options;
   options.load = TrialServeLoad(config);
-  options.requests = TrialRequests(config);
+  options.requests = load.requests;
   // A replica is a dp group (metrics/serve_loop.h, LeadsReplica).
   const RankCoordinates& at = parallel.at();
   options.replica = at.dp;

@@ -54,8 +54,10 @@ void RunDitTrial(const TrialConfig& config, ParallelContext& parallel, torch::De
 // A serving trial (`serve`): the load's requests served on this rank's replica (its dp group)
 // through metrics/serve_loop.h, the replicas' queue on `store`. Fills `result` with a sample
 // of every request its replica served ("iteration": arrival to end; "queue"; "service"), and on
-// a replica's leader the requests themselves (RankResult::requests). Throws as RunDitTrial.
-void ServeDitTrial(const TrialConfig& config, ParallelContext& parallel,
+// a replica's leader the requests themselves (RankResult::requests). `load`: the requests and
+// their shapes as the trial file holds them (contract/worker_contract.h, TrialFile::requests),
+// never generated again on a rank. Throws as RunDitTrial.
+void ServeDitTrial(const TrialConfig& config, const RequestList& load, ParallelContext& parallel,
                    const c10::intrusive_ptr<c10d::Store>& store, torch::Device device,
                    RankResult& result, const std::filesystem::path& output = {});
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <iterator>
 #include <thread>
 
 #include <ATen/Parallel.h>
@@ -12,6 +13,7 @@
 
 #include "base/atomic_file.h"
 #include "contract/worker_environment.h"
+#include "experiments/trial_kind.h"
 #include "experiments/validity.h"
 #include "machine/cpu_list.h"
 #include "worker/dit_trial.h"
@@ -41,6 +43,37 @@ void UseThisRanksCores(const RankEnvironment& env) {
   at::set_num_threads(
       CpuThreadsPerRank(std::getenv(kRankCpusVariable), cores, env.local_world_size));
 }
+
+// What a rank of each trial kind runs (experiments/trial_kind.h), one row per kind in TrialKind's
+// order: a timed trial's iterations, or a served trial's requests, the list its trial file holds.
+struct KindRunner {
+  TrialKind kind;
+  void (*run)(const TrialFile& trial, ParallelContext& parallel,
+              const c10::intrusive_ptr<c10d::Store>& store, torch::Device device,
+              RankResult& result, const WorkerOptions& options, const std::filesystem::path& output,
+              const std::filesystem::path& dir);
+};
+constexpr KindRunner kKindRunners[] = {
+    {TrialKind::kTimed,
+     [](const TrialFile& trial, ParallelContext& parallel, const c10::intrusive_ptr<c10d::Store>&,
+        torch::Device device, RankResult& result, const WorkerOptions& options,
+        const std::filesystem::path& output, const std::filesystem::path& dir) {
+       RunDitTrial(trial.config, parallel, device, result, options.hooks, output, dir);
+     }},
+    {TrialKind::kServed,
+     [](const TrialFile& trial, ParallelContext& parallel,
+        const c10::intrusive_ptr<c10d::Store>& store, torch::Device device, RankResult& result,
+        const WorkerOptions&, const std::filesystem::path& output, const std::filesystem::path&) {
+       ServeDitTrial(trial.config, trial.requests, parallel, store, device, result, output);
+     }},
+};
+static_assert(std::size(kKindRunners) == kTrialKinds, "a trial kind without a runner");
+constexpr bool RunnersInKindOrder() {
+  for (std::size_t i = 0; i < std::size(kKindRunners); ++i)
+    if (static_cast<std::size_t>(kKindRunners[i].kind) != i) return false;
+  return true;
+}
+static_assert(RunnersInKindOrder(), "kKindRunners in TrialKind's order");
 
 }  // namespace
 
@@ -76,7 +109,7 @@ int RunWorker(const WorkerOptions& options) {
   const TrialConfig& config = trial.config;
   const bool cuda = trial.device == "cuda";
   Capacity capacity{env.world_size, cuda};
-  if (auto reason = InvalidReason(config, capacity))
+  if (auto reason = InvalidReason(config, capacity, &trial.requests))
     return Finish(dir, result, "invalid", *reason, kWorkerInvalidConfig);
   if (config.world_size() != env.world_size)
     return Finish(dir, result, "invalid",
@@ -100,10 +133,8 @@ int RunWorker(const WorkerOptions& options) {
     if (env.rank == 0) result.environment = DescribeEnvironment(device);
     // World rank 0 keeps the final output for the output-error check (runner/output_error.h).
     const auto output = env.rank == 0 ? dir / kOutputFileName : std::filesystem::path();
-    if (config.serve)
-      ServeDitTrial(config, parallel, store, device, result, output);
-    else
-      RunDitTrial(config, parallel, device, result, options.hooks, output, dir);
+    kKindRunners[static_cast<int>(KindOf(config))].run(trial, parallel, store, device, result,
+                                                       options, output, dir);
   } catch (const c10::OutOfMemoryError& e) {
     return Finish(dir, result, "oom", std::string("out of memory: ") + e.what_without_backtrace(),
                   kWorkerOutOfMemory);

@@ -18,7 +18,7 @@ nlohmann::json ValidTrial() {
   config.model = "pixart-alpha-tiny";
   config.resolution = 256;
   config.ulysses = 2;
-  return ToJson(TrialFile{TrialKey(config), "s", config, "cpu"});
+  return ToJson(TrialFile{TrialKey(config), "s", config, "cpu", {}});
 }
 
 TEST(TrialFileCheckTest, WhatTheCoordinatorWritesIsValid) {
@@ -30,7 +30,7 @@ TEST(TrialFileCheckTest, WhatTheCoordinatorWritesIsValid) {
   command.workload = Workload::kCommand;
   command.command = {"python3", "bench.py", "{steps}"};
   command.custom = {{"opt", "fast"}, {"threads", 2}, {"compile", true}};
-  EXPECT_EQ(TrialFileProblem(ToJson(TrialFile{TrialKey(command), "s", command, "cpu"})),
+  EXPECT_EQ(TrialFileProblem(ToJson(TrialFile{TrialKey(command), "s", command, "cpu", {}})),
             std::nullopt);
 }
 

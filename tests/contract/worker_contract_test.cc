@@ -68,7 +68,7 @@ TEST_F(WorkerContractTest, RankResultRoundTripsEveryField) {
 }
 
 TEST_F(WorkerContractTest, TrialFileRoundTripsTheConfig) {
-  TrialFile t{"abc", "s", TrialConfig{}, "cuda"};
+  TrialFile t{"abc", "s", TrialConfig{}, "cuda", {}};
   t.config.ulysses = 4;
   t.config.model_overrides = {{"depth", 2}};
   t.config.pipefusion_patches = 1;  // stored as the effective number

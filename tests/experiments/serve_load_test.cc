@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "base/user_error.h"
+#include "experiments/arrivals.h"
 #include "experiments/trial.h"
 #include "tests/support/bounded_child.h"
 #include "tests/support/temp_dir.h"

@@ -14,6 +14,7 @@
 #include "experiments/sweep_spec.h"
 #include "experiments/trial.h"
 #include "experiments/trial_identity.h"
+#include "experiments/trial_requests.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench::served_trace_test {

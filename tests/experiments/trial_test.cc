@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/trial_identity.h"
+#include "experiments/trial_requests.h"
 #include "experiments/trial_settings.h"
 
 namespace ditbench::trial_test {

@@ -233,8 +233,37 @@ def selfchecks():
     write("selfcheck_measurements", "not-json.json", "selfcheck: ok")
 
 
+def trial_file(**requests):
+    config = {"batch": 1, "cfg": 1, "dp": 2, "model": "pixart-alpha-tiny", "pipefusion": 1,
+              "pipefusion_patches": 1, "pipefusion_warmup_steps": 1, "precision": "fp32",
+              "profile_blocks": False,
+              "repeats": {"max": 2, "max_seconds": 0.0, "min": 2, "target_rel_ci": 0.0},
+              "resolution": 256, "ring": 1, "scope": "denoise", "seed": 0,
+              "serve": {"arrivals": "constant", "rate": 50.0, "requests": 3, "slo_scale": 5.0,
+                        "warmup_requests": 1},
+              "steps": 2, "timeout_s": 180.0, "ulysses": 1, "warmup": 1, "workload": "dit"}
+    listed = {"shapes": [{"width": 256, "height": 256, "frames": 0, "steps": 2}],
+              "arrival_s": [0, 0.02, 0.04, 0.06], "shape": [0, 0, 0, 0]}
+    listed.update(requests)
+    return {"format": "ditbench-trial", "version": 1, "trial_key": "k", "sweep": "serve",
+            "config": config, "device": "cpu", "requests": listed}
+
+
+def trial_files():
+    write("trial_file", "served.json", json.dumps(trial_file()))
+    write("trial_file", "shape-past-the-shapes.json", json.dumps(trial_file(shape=[0, 0, 0, 1])))
+    write("trial_file", "arrivals-out-of-order.json",
+          json.dumps(trial_file(arrival_s=[0, 0.04, 0.02, 1e300])))
+    write("trial_file", "lengths-differ.json", json.dumps(trial_file(shape=[0])))
+    write("trial_file", "shape-out-of-range.json", json.dumps(trial_file(
+        shapes=[{"width": 1 << 40, "height": -1, "frames": 0.5, "steps": "2"}])))
+    write("trial_file", "no-shapes.json", json.dumps(trial_file(shapes=[])))
+    write("trial_file", "requests-not-an-object.json", json.dumps(trial_file()).replace(
+        '"requests": {', '"requests": [{', 1)[:-1] + "]}")
+
+
 if __name__ == "__main__":
     for make in (rank_files, traces, safetensors_headers, weights_indexes, npys, configs,
-                 serving_rank_files, arrival_traces, selfchecks):
+                 serving_rank_files, arrival_traces, selfchecks, trial_files):
         make()
     sys.exit(0)

@@ -13,7 +13,9 @@
 #include "contract/npy.h"
 #include "contract/selfcheck_measurements.h"
 #include "contract/worker_contract.h"
+#include "experiments/arrivals.h"
 #include "experiments/serve_load.h"
+#include "experiments/trial_requests.h"
 #include "metrics/served_requests.h"
 #include "metrics/trace_profile.h"
 #include "model_zoo/shapes/diffusers_config.h"
@@ -97,9 +99,15 @@ void ServingRankFile(const std::uint8_t* data, std::size_t size) {
     config.serve->requests = 2;
     config.serve->warmup_requests = 1;
     const std::vector<RankResult> ranks{ReadRankResult(Written("rank0.json", data, size))};
-    if (auto problem = ServedRequestsProblem(config, ranks))
+    if (auto problem = ServedRequestsProblem(config, MaterializeRequests(config), ranks))
       if (problem->problem.find('\n') != std::string::npos) std::abort();
   });
+}
+
+// A trial file (trial.json), a served trial's requests among its fields: read as the worker and
+// ingest read it.
+void TrialFileReader(const std::uint8_t* data, std::size_t size) {
+  Checked([&] { ReadTrialFile(Written("trial.json", data, size)); });
 }
 
 // A serving load's arrival trace (CSV): its requests, or one located line.
@@ -142,6 +150,7 @@ const UntrustedReader kUntrustedReaders[] = {
     {"serving_rank_file", ServingRankFile},
     {"arrival_trace", ArrivalTrace},
     {"selfcheck_measurements", SelfcheckFile},
+    {"trial_file", TrialFileReader},
 };
 const std::size_t kUntrustedReaderCount = std::size(kUntrustedReaders);
 

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "experiments/arrivals.h"
 #include "metrics/serving.h"
 #include "stats/order_statistics.h"
 

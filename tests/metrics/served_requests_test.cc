@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "experiments/trial_requests.h"
 #include "stats/stats.h"
 
 namespace ditbench::served_requests_test {
@@ -56,7 +57,7 @@ void Unserve(RankResult& rank, int index) {
 TEST(ServedRequestsTest, EveryRequestServedOnceAsTheLoadMadeIt) {
   const TrialConfig config = ServingTrial();
   std::vector<RankResult> ranks = ServedRanks(config);
-  EXPECT_FALSE(ServedRequestsProblem(config, ranks));
+  EXPECT_FALSE(ServedRequestsProblem(config, MaterializeRequests(config), ranks));
   struct Case {
     std::function<void(std::vector<RankResult>&)> tamper;
     int rank;
@@ -80,7 +81,7 @@ TEST(ServedRequestsTest, EveryRequestServedOnceAsTheLoadMadeIt) {
   for (const Case& c : cases) {
     std::vector<RankResult> tampered = ranks;
     c.tamper(tampered);
-    const auto problem = ServedRequestsProblem(config, tampered);
+    const auto problem = ServedRequestsProblem(config, MaterializeRequests(config), tampered);
     ASSERT_TRUE(problem) << c.said;
     EXPECT_EQ(problem->rank, c.rank) << c.said;
     EXPECT_NE(problem->problem.find(c.said), std::string::npos) << problem->problem;
@@ -92,7 +93,7 @@ TEST(ServedRequestsTest, EveryRequestServedOnceAsTheLoadMadeIt) {
   std::vector<RankResult> member(2);
   member[1].rank = 1;
   member[1].requests = {ranks[0].requests[0]};
-  const auto problem = ServedRequestsProblem(ulysses, member);
+  const auto problem = ServedRequestsProblem(ulysses, MaterializeRequests(ulysses), member);
   ASSERT_TRUE(problem);
   EXPECT_EQ(problem->rank, 1);
   EXPECT_NE(problem->problem.find("on a rank that leads no replica"), std::string::npos);
@@ -102,7 +103,8 @@ TEST(ServedRequestsTest, AServingTrialsMetricsAreItsRequests) {
   TrialConfig config = ServingTrial();
   config.serve->warmup_requests = 2;  // 8 requests, the first 2 left out
   const std::vector<RankResult> ranks = ServedRanks(config);
-  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
+  const TrialMetrics m =
+      ComputeTrialMetrics(config, ranks, "cpu", nullptr, MaterializeRequests(config));
   ASSERT_TRUE(m.extra.contains("requests_per_s"));
   EXPECT_GT(m.extra.at("requests_per_s"), 0);
   EXPECT_DOUBLE_EQ(m.extra.at("requests_per_s_per_gpu"), m.extra.at("requests_per_s") / 2);
@@ -124,11 +126,11 @@ TEST(ServedRequestsTest, AServingTrialsMetricsAreItsRequests) {
 TEST(ServedRequestsTest, AReplicaThatFallsBehindIsNamed) {
   const TrialConfig config = ServingTrial();
   std::vector<RankResult> ranks = ServedRanks(config);
-  TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
+  TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu", nullptr, MaterializeRequests(config));
   EXPECT_DOUBLE_EQ(m.extra.at("replica_spread"), 1);  // both replicas take 100 ms a request
   EXPECT_EQ(m.extra_note.find("fell behind"), std::string::npos) << m.extra_note;
   for (RequestRecord& q : ranks[1].requests) q.end_ms = q.start_ms + 300;
-  m = ComputeTrialMetrics(config, ranks, "cpu");
+  m = ComputeTrialMetrics(config, ranks, "cpu", nullptr, MaterializeRequests(config));
   EXPECT_DOUBLE_EQ(m.extra.at("replica_spread"), 3);
   EXPECT_NE(m.extra_note.find("serve: replica 1 fell behind: median service 300.0 ms over 3 "
                               "requests, against 100.0 ms on replica 0"),
@@ -140,7 +142,8 @@ TEST(ServedRequestsTest, AReplicaThatFallsBehindIsNamed) {
   one.ulysses = 2;
   std::vector<RankResult> alone = ServedRanks(config);
   for (RequestRecord& q : alone[1].requests) q.replica = 0;
-  EXPECT_FALSE(ComputeTrialMetrics(one, alone, "cpu").extra.contains("replica_spread"));
+  EXPECT_FALSE(ComputeTrialMetrics(one, alone, "cpu", nullptr, MaterializeRequests(one))
+                   .extra.contains("replica_spread"));
 }
 
 // Early stopping: the requests served are the load's first K, every one of them; a gap
@@ -154,14 +157,15 @@ TEST(ServedRequestsTest, AnEarlyStopServesAPrefixOfTheLoad) {
   std::vector<RankResult> ranks = ServedRanks(config);  // requests 0..8
   for (RankResult& r : ranks)
     for (int index = 6; index < 9; ++index) Unserve(r, index);
-  EXPECT_FALSE(ServedRequestsProblem(config, ranks));
-  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
+  EXPECT_FALSE(ServedRequestsProblem(config, MaterializeRequests(config), ranks));
+  const TrialMetrics m =
+      ComputeTrialMetrics(config, ranks, "cpu", nullptr, MaterializeRequests(config));
   EXPECT_NE(m.extra_note.find("serve: stopped early after 6 of 9 requests, p90 bounded within 10%"),
             std::string::npos)
       << m.extra_note;
   std::vector<RankResult> gap = ranks;
   Unserve(gap[0], 2);
-  const auto problem = ServedRequestsProblem(config, gap);
+  const auto problem = ServedRequestsProblem(config, MaterializeRequests(config), gap);
   ASSERT_TRUE(problem);
   EXPECT_NE(problem->problem.find("request 2 of 9 was served by no replica before a later one"),
             std::string::npos)
@@ -169,14 +173,14 @@ TEST(ServedRequestsTest, AnEarlyStopServesAPrefixOfTheLoad) {
   std::vector<RankResult> warmup_only = ranks;
   for (int index = 1; index < 6; ++index)
     for (RankResult& r : warmup_only) Unserve(r, index);
-  const auto none_timed = ServedRequestsProblem(config, warmup_only);
+  const auto none_timed = ServedRequestsProblem(config, MaterializeRequests(config), warmup_only);
   ASSERT_TRUE(none_timed);
   EXPECT_NE(none_timed->problem.find("'requests': no timed request: all 1 requests were warm-up "
                                      "(warmup_requests: 1; the load has 9)"),
             std::string::npos)
       << none_timed->problem;
   config.serve->stop_percentile = 0;  // without early stopping every request is served
-  ASSERT_TRUE(ServedRequestsProblem(config, ranks));
+  ASSERT_TRUE(ServedRequestsProblem(config, MaterializeRequests(config), ranks));
 }
 
 // A mix: each request's shape is the load's; each shape's figures are in the note.
@@ -185,11 +189,12 @@ TEST(ServedRequestsTest, AMixSaysEachShapesFigures) {
   config.serve->requests = 40;
   config.serve->mix = {kTrialsOwn, RequestShape{512, 512, -1, 0, 1}};
   const std::vector<RankResult> ranks = ServedRanks(config);
-  EXPECT_FALSE(ServedRequestsProblem(config, ranks));
+  EXPECT_FALSE(ServedRequestsProblem(config, MaterializeRequests(config), ranks));
   int large = 0;
   for (const Request& r : TrialRequests(config)) large += r.shape;
   ASSERT_GT(large, 0);
-  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
+  const TrialMetrics m =
+      ComputeTrialMetrics(config, ranks, "cpu", nullptr, MaterializeRequests(config));
   EXPECT_NE(m.extra_note.find(
                 fmt::format("serve: by shape: 256x256, 4 steps: {} requests, p50 ", 40 - large)),
             std::string::npos)
@@ -215,21 +220,31 @@ TEST(ServedRequestsTest, RequestsABusyStretchTouchedAreCountedByTheirLeadersCloc
   ranks[0].serve_start_monotonic_s = 500;
   ranks[1].serve_start_monotonic_s = 499;
   // Not judged one by one (the ranks on another host, or no health sampled): no count.
-  EXPECT_FALSE(ComputeTrialMetrics(config, ranks, "cpu").extra.contains("busy_requests"));
+  EXPECT_FALSE(ComputeTrialMetrics(config, ranks, "cpu", nullptr, MaterializeRequests(config))
+                   .extra.contains("busy_requests"));
   const IntervalSet quiet;
-  EXPECT_EQ(ComputeTrialMetrics(config, ranks, "cpu", &quiet).extra.at("busy_requests"), 0);
+  EXPECT_EQ(ComputeTrialMetrics(config, ranks, "cpu", &quiet, MaterializeRequests(config))
+                .extra.at("busy_requests"),
+            0);
   const IntervalSet busy({{502.05, 502.06}});
-  EXPECT_EQ(ComputeTrialMetrics(config, ranks, "cpu", &busy).extra.at("busy_requests"), 2);
+  EXPECT_EQ(ComputeTrialMetrics(config, ranks, "cpu", &busy, MaterializeRequests(config))
+                .extra.at("busy_requests"),
+            2);
   ranks[1].serve_start_monotonic_s = 500;  // request 3 at 503.0 - 503.1 s: untouched
-  EXPECT_EQ(ComputeTrialMetrics(config, ranks, "cpu", &busy).extra.at("busy_requests"), 1);
+  EXPECT_EQ(ComputeTrialMetrics(config, ranks, "cpu", &busy, MaterializeRequests(config))
+                .extra.at("busy_requests"),
+            1);
   // A warm-up request is not counted, as it is not timed.
   TrialConfig warm = config;
   warm.serve->warmup_requests = 3;
-  EXPECT_EQ(ComputeTrialMetrics(warm, ranks, "cpu", &busy).extra.at("busy_requests"), 0);
+  EXPECT_EQ(ComputeTrialMetrics(warm, ranks, "cpu", &busy, MaterializeRequests(warm))
+                .extra.at("busy_requests"),
+            0);
   // A leader that did not say when its load started: its requests cannot be placed, so no
   // count at all (a partial one would read as the whole), and the note says why.
   ranks[1].serve_start_monotonic_s.reset();
-  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu", &busy);
+  const TrialMetrics m =
+      ComputeTrialMetrics(config, ranks, "cpu", &busy, MaterializeRequests(config));
   EXPECT_FALSE(m.extra.contains("busy_requests"));
   EXPECT_NE(m.extra_note.find("serve: requests not marked busy: rank 1 did not say when its "
                               "load started (serve_start_monotonic_s)"),
@@ -247,7 +262,8 @@ TEST(ServedRequestsTest, ALoadOfOnlyWarmUpRequestsHasNoTimedRequest) {
   const std::size_t count = TrialRequests(config).size();
   ASSERT_GT(count, 0u);
   ASSERT_LT(count, 50u);
-  const auto problem = ServedRequestsProblem(config, ServedRanks(config));
+  const auto problem =
+      ServedRequestsProblem(config, MaterializeRequests(config), ServedRanks(config));
   ASSERT_TRUE(problem);
   EXPECT_EQ(problem->rank, 0);
   EXPECT_EQ(problem->problem,
@@ -264,7 +280,7 @@ TEST(ServedRequestsTest, ALatencySampleThatContradictsItsRequestIsNamed) {
   const RequestRecord q = ranks[0].requests[1];  // request 2
   for (Sample& s : ranks[0].samples)
     if (s.iteration == 2) s.ms = 1;
-  const auto problem = ServedRequestsProblem(config, ranks);
+  const auto problem = ServedRequestsProblem(config, MaterializeRequests(config), ranks);
   ASSERT_TRUE(problem);
   EXPECT_EQ(problem->rank, 0);
   EXPECT_EQ(problem->problem,
@@ -278,7 +294,7 @@ TEST(ServedRequestsTest, AQueueSampleThatContradictsItsRequestIsNamed) {
   std::vector<RankResult> ranks = ServedRanks(config);
   const RequestRecord q = ranks[1].requests[0];  // request 1
   ranks[1].samples.push_back({1, 1, "queue", q.start_ms - q.arrival_ms + 36, false});
-  const auto problem = ServedRequestsProblem(config, ranks);
+  const auto problem = ServedRequestsProblem(config, MaterializeRequests(config), ranks);
   ASSERT_TRUE(problem);
   EXPECT_EQ(problem->rank, 1);
   EXPECT_NE(problem->problem.find("request 1: 'samples' gives its 'queue' as "), std::string::npos)
@@ -292,7 +308,7 @@ TEST(ServedRequestsTest, ARequestWithoutALatencySampleIsNamed) {
   const TrialConfig config = ServingTrial();
   std::vector<RankResult> ranks = ServedRanks(config);
   std::erase_if(ranks[1].samples, [](const Sample& s) { return s.iteration == 3; });
-  const auto problem = ServedRequestsProblem(config, ranks);
+  const auto problem = ServedRequestsProblem(config, MaterializeRequests(config), ranks);
   ASSERT_TRUE(problem);
   EXPECT_EQ(problem->rank, 1);
   EXPECT_EQ(problem->problem,
@@ -304,7 +320,7 @@ TEST(ServedRequestsTest, ALatencySampleOfARequestNotServedIsNamed) {
   const TrialConfig config = ServingTrial();
   std::vector<RankResult> ranks = ServedRanks(config);
   ranks[0].samples.push_back({0, 3, kIterationStage, 100, false});  // replica 1 served 3
-  const auto problem = ServedRequestsProblem(config, ranks);
+  const auto problem = ServedRequestsProblem(config, MaterializeRequests(config), ranks);
   ASSERT_TRUE(problem);
   EXPECT_EQ(problem->rank, 0);
   EXPECT_EQ(problem->problem,
@@ -316,10 +332,10 @@ TEST(ServedRequestsTest, AWarmUpFlagThatContradictsTheLoadIsNamed) {
   TrialConfig config = ServingTrial();
   config.serve->warmup_requests = 2;
   std::vector<RankResult> ranks = ServedRanks(config);
-  EXPECT_FALSE(ServedRequestsProblem(config, ranks));
+  EXPECT_FALSE(ServedRequestsProblem(config, MaterializeRequests(config), ranks));
   for (Sample& s : ranks[0].samples)
     if (s.iteration == 4) s.warmup = true;
-  const auto problem = ServedRequestsProblem(config, ranks);
+  const auto problem = ServedRequestsProblem(config, MaterializeRequests(config), ranks);
   ASSERT_TRUE(problem);
   EXPECT_EQ(problem->problem,
             "request 4: 'samples' flags its latency warmup true; the load's first 2 requests are "
@@ -332,11 +348,11 @@ TEST(ServedRequestsTest, ARequestEndingAfterTheTrialsTimeoutIsRefused) {
   TrialConfig config = ServingTrial();
   config.timeout_s = 60;
   std::vector<RankResult> ranks = ServedRanks(config);
-  EXPECT_FALSE(ServedRequestsProblem(config, ranks));
+  EXPECT_FALSE(ServedRequestsProblem(config, MaterializeRequests(config), ranks));
   ranks[1].requests.back().end_ms = 1e9;  // request 5
   for (Sample& s : ranks[1].samples)
     if (s.iteration == 5) s.ms = 1e9 - ranks[1].requests.back().arrival_ms;
-  const auto problem = ServedRequestsProblem(config, ranks);
+  const auto problem = ServedRequestsProblem(config, MaterializeRequests(config), ranks);
   ASSERT_TRUE(problem);
   EXPECT_EQ(problem->rank, 1);
   EXPECT_NE(problem->problem.find("'requests' has request 5 ending at "), std::string::npos)
@@ -357,7 +373,8 @@ TEST(ServedRequestsTest, AServingTrialsLatencyIsItsRequestsNotItsSamples) {
     for (Sample& s : r.samples) s.ms = 1;
   }
   std::sort(latencies.begin(), latencies.end());
-  const TrialMetrics m = ComputeTrialMetrics(config, ranks, "cpu");
+  const TrialMetrics m =
+      ComputeTrialMetrics(config, ranks, "cpu", nullptr, MaterializeRequests(config));
   EXPECT_DOUBLE_EQ(m.latency_ms, Quantile(latencies, 0.5));
   EXPECT_GE(m.latency_ms, 100);
   EXPECT_DOUBLE_EQ(m.min_ms, latencies.front());

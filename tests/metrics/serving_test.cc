@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "experiments/arrivals.h"
 #include "experiments/serve_load.h"
 
 namespace ditbench::serving_test {

@@ -12,6 +12,8 @@
 #include "base/atomic_file.h"
 #include "base/terminal_text.h"
 #include "contract/npy.h"
+#include "experiments/trial_requests.h"
+#include "tests/support/served_trials.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench::ingest_test {
@@ -46,6 +48,30 @@ class IngestTrialTest : public ::testing::Test {
  protected:
   void WriteRank(const RankResult& r) {
     WriteFileAtomically(RankResultPath(dir_.path(), r.rank), ToJson(r).dump());
+  }
+  // The only replica's leader of a served trial, having served `load` in order, 100 ms each.
+  static RankResult Leader(const std::vector<Request>& load, int warmup_requests) {
+    RankResult leader;
+    leader.device = "cpu";
+    leader.stop_reason = "served";
+    double free_ms = 0;
+    for (const Request& request : load) {
+      RequestRecord q;
+      q.index = request.index;
+      q.arrival_ms = request.arrival_s * 1000;
+      q.start_ms = std::max(q.arrival_ms, free_ms);
+      q.end_ms = free_ms = q.start_ms + 100;
+      q.isolated_ms = 100;
+      leader.requests.push_back(q);
+      leader.samples.push_back(
+          {0, q.index, kIterationStage, q.end_ms - q.arrival_ms, q.index < warmup_requests});
+    }
+    return leader;
+  }
+  // The trial file the coordinator writes, with a served trial's requests.
+  void WriteTrialFile(const TrialConfig& config, const RequestList& requests) {
+    WriteFileAtomically(dir_ / kTrialFileName,
+                        ToJson(TrialFile{"k", "s", config, "cpu", requests}).dump());
   }
   LaunchOutcome Outcome(std::vector<RankExit> ranks, int failed = -1) {
     LaunchOutcome o;
@@ -265,31 +291,14 @@ TEST_F(IngestTrialTest, FewerTimedIterationsThanRepeatsMinIsAFailure) {
 // A served load whose every request was warm-up has no timed request: a failure saying so,
 // never an ok trial of 0 ms over 0 requests that a report would call the fastest.
 TEST_F(IngestTrialTest, AServedLoadOfOnlyWarmUpRequestsIsAFailure) {
-  TrialConfig config;
-  config.model = "pixart-alpha-tiny";
-  config.resolution = 256;
-  config.steps = 4;
-  config.serve = ServeLoad{};
-  config.serve->rate_per_s = 4;
+  TrialConfig config = test::TinyServedTrial(4, 0);
   config.serve->duration_s = 2;
   config.serve->warmup_requests = 50;
-  const std::vector<Request> load = TrialRequests(config);
+  const RequestList list = MaterializeRequests(config);
+  WriteTrialFile(config, list);
+  const std::vector<Request>& load = list.requests;
   ASSERT_GT(load.size(), 0u);
-  RankResult leader;
-  leader.device = "cpu";
-  leader.stop_reason = "served";
-  double free_ms = 0;
-  for (const Request& request : load) {
-    RequestRecord q;
-    q.index = request.index;
-    q.arrival_ms = request.arrival_s * 1000;
-    q.start_ms = std::max(q.arrival_ms, free_ms);
-    q.end_ms = free_ms = q.start_ms + 100;
-    q.isolated_ms = 100;
-    leader.requests.push_back(q);
-    leader.samples.push_back({0, q.index, kIterationStage, q.end_ms - q.arrival_ms, true});
-  }
-  WriteRank(leader);
+  WriteRank(Leader(load, config.serve->warmup_requests));
   auto r = IngestTrial(config, "k", dir_.path(), Outcome({{true}}));
   EXPECT_EQ(r.status, TrialStatus::kFailed);
   EXPECT_FALSE(r.metrics);
@@ -298,6 +307,38 @@ TEST_F(IngestTrialTest, AServedLoadOfOnlyWarmUpRequestsIsAFailure) {
                                      load.size())),
             std::string::npos)
       << r.error;
+}
+
+// A served trial is checked and summarized against the requests its trial file holds, never a
+// list generated again from its load: here the file's 4 requests arrive every 0.5 s, while the
+// load would generate 6 Poisson arrivals; a leader that served the file's list is ok, its
+// figures the file's requests'.
+TEST_F(IngestTrialTest, AServedTrialIsCheckedAgainstTheRequestsOfItsTrialFile) {
+  const TrialConfig config = test::TinyServedTrial(4, 6);
+  RequestList file = MaterializeRequests(config);
+  ASSERT_EQ(file.requests.size(), 6u);
+  file.requests.resize(4);
+  for (Request& q : file.requests) q.arrival_s = 0.5 * q.index;
+  ASSERT_NE(file.requests[1].arrival_s, MaterializeRequests(config).requests[1].arrival_s);
+  WriteTrialFile(config, file);
+  WriteRank(Leader(file.requests, 0));
+  const TrialRecord r = IngestTrial(config, "k", dir_.path(), Outcome({{true}}));
+  ASSERT_EQ(r.status, TrialStatus::kOk) << r.error;
+  ASSERT_TRUE(r.metrics);
+  EXPECT_EQ(r.metrics->iterations, 4);
+  EXPECT_DOUBLE_EQ(r.metrics->latency_ms, 100);
+}
+
+// Without its trial file a served trial's requests are unknown: a failure naming the file.
+TEST_F(IngestTrialTest, AServedTrialWithoutItsTrialFileIsAFailureNamingIt) {
+  const TrialConfig config = test::TinyServedTrial(4, 2);
+  RankResult leader;
+  leader.device = "cpu";
+  WriteRank(leader);
+  const TrialRecord r = IngestTrial(config, "k", dir_.path(), Outcome({{true}}));
+  EXPECT_EQ(r.status, TrialStatus::kFailed);
+  EXPECT_NE(r.error.find("the trial's requests cannot be read"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find(kTrialFileName), std::string::npos) << r.error;
 }
 
 // The output is read later, for the output error; a file that lies fails the trial now.

@@ -10,6 +10,7 @@
 
 #include "base/exit_codes.h"
 #include "contract/worker_contract.h"
+#include "experiments/trial_requests.h"
 #include "machine/host_info.h"
 #include "runner/coordinator_lock.h"
 #include "storage/results_db.h"

@@ -185,7 +185,7 @@ class FakeLauncher final : public Launcher {
       return outcome;
     }
     if (file.config.serve) {
-      WriteServed(file.config, request);
+      WriteServed(file, request);
       return outcome;
     }
     for (int r = 0; r < request.world_size; ++r) {
@@ -206,8 +206,10 @@ class FakeLauncher final : public Launcher {
   }
 
   // Every rank's samples of the requests its replica served; each replica's leader records them.
-  void WriteServed(const TrialConfig& config, const LaunchRequest& request) const {
-    const std::vector<Request> load = TrialRequests(config);
+  // The requests are the trial file's, as the worker's are.
+  void WriteServed(const TrialFile& file, const LaunchRequest& request) const {
+    const TrialConfig& config = file.config;
+    const std::vector<Request>& load = file.requests.requests;
     const std::vector<RequestRecord> served =
         SimulateQueue(load, std::vector<double>(load.size(), 100.0), config.dp);
     for (int r = 0; r < request.world_size; ++r) {
