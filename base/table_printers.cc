@@ -271,10 +271,19 @@ void PrintMarkdown(const Table& table, std::ostream& out) {
   out << text;
 }
 
-void PrintHtml(const Table& table, std::ostream& out) {
+void PrintHtml(const Table& table, std::ostream& out) { PrintHtml(table, out, HtmlOptions{}); }
+
+void PrintHtml(const Table& table, std::ostream& out, const HtmlOptions& options) {
+  out << HtmlTable(table, options);
+}
+
+std::string HtmlTable(const Table& table, const HtmlOptions& options) {
   const std::vector<Column>& columns = table.columns();
   auto cls = [&](std::size_t c) { return AlignsRight(columns[c]) ? " class=\"num\"" : ""; };
-  std::string html = "<table>\n<thead>\n<tr>";
+  std::string html =
+      options.table_class.empty()
+          ? std::string("<table>\n<thead>\n<tr>")
+          : fmt::format("<table class=\"{}\">\n<thead>\n<tr>", HtmlText(options.table_class));
   for (std::size_t c = 0; c < columns.size(); ++c)
     html += fmt::format("<th{}>{}</th>", cls(c), HtmlText(columns[c].name));
   html += "</tr>\n</thead>\n<tbody>\n";
@@ -284,7 +293,7 @@ void PrintHtml(const Table& table, std::ostream& out) {
       html += fmt::format("<td{}>{}</td>", cls(c), HtmlCell(columns[c], row[c]));
     html += "</tr>\n";
   }
-  out << html << "</tbody>\n</table>\n";
+  return html + "</tbody>\n</table>\n";
 }
 
 void PrintTable(const Table& table, TableFormat format, std::ostream& out) {

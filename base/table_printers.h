@@ -58,7 +58,16 @@ void PrintCsv(const Table& table, std::ostream& out, const CsvOptions& options =
 void PrintJson(const Table& table, std::ostream& out);
 // A pipe table (GitHub's): numbers right-aligned, except in a column with no value in any row.
 void PrintMarkdown(const Table& table, std::ostream& out);
+// An HTML table, every value escaped and each note in a <span class="note">; numbers in cells
+// of class "num". `table_class`: the table element's class, as a page styles its tables ("" for
+// none): the report's tables are printed through it.
+struct HtmlOptions {
+  std::string table_class;
+};
+void PrintHtml(const Table& table, std::ostream& out, const HtmlOptions& options);
 void PrintHtml(const Table& table, std::ostream& out);
+// PrintHtml's text.
+std::string HtmlTable(const Table& table, const HtmlOptions& options = {});
 
 // The output formats, one row each: the name `--format` takes, its help and the printer that
 // writes a Table in it (with the printer's default options). Commands accept them through

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/row_metrics.h"
+#include "base/table_printers.h"
 #include "report/html_report.h"
 #include "report/report_assets.h"
 
@@ -55,38 +56,34 @@ std::string DifferencesTable(const Comparison& comparison) {
   if (comparison.differences.empty())
     return "<p class=\"note\">Baseline and candidate have the same build, device, host and "
            "environment.</p>\n";
-  std::string html =
-      "<p>What differs between baseline and candidate:</p>\n<div class=\"scroll\"><table>"
-      "<tr><th>setting</th><th>baseline</th><th>candidate</th></tr>\n";
-  for (const SettingDifference& d : comparison.differences)
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", HtmlEscape(d.setting),
-                        HtmlEscape(d.a), HtmlEscape(d.b));
-  html += "</table></div>\n";
-  return html;
+  Table table({{.name = "setting"}, {.name = "baseline"}, {.name = "candidate"}});
+  for (const SettingDifference& d : comparison.differences) table.AddRow({d.setting, d.a, d.b});
+  return "<p>What differs between baseline and candidate:</p>\n<div class=\"scroll\">" +
+         HtmlTable(table) + "</div>\n";
 }
 
 // The compared metrics beside the latency (energy per image, a serving trial's p95, a
 // program's own numbers), one row per trial and metric, each value formatted by its hint, with
 // the verdict its row draws or its direction.
 std::string MetricsTable(const Comparison& comparison) {
-  std::string html =
-      "<h3>Other metrics</h3><div class=\"scroll\"><table class=\"comparison\">"
-      "<tr><th>metric</th><th>baseline</th><th>candidate</th><th>candidate / baseline</th>"
-      "<th>candidate is</th><th>configuration</th><th>trial</th></tr>\n";
+  Table table({{.name = "metric"},
+               {.name = "baseline", .align = Align::kRight},
+               {.name = "candidate", .align = Align::kRight},
+               {.name = "candidate / baseline", .hint = ColumnHint::kNumber, .decimals = 3},
+               {.name = "candidate is"},
+               {.name = "configuration"},
+               {.name = "trial"}});
   for (const ComparedTrial& t : comparison.trials)
     for (const ComparedMetric& m : t.metrics) {
       const auto value = [&](const std::optional<double>& v) {
-        return v ? FormatMetric(*v, m.display.hint) : std::string("-");
+        return v ? Cell(FormatMetric(*v, m.display.hint)) : Cell();
       };
-      html += fmt::format(
-          "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-          "<td class=\"num\">{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>\n",
-          HtmlEscape(MetricHeader(m.name, m.display)), value(m.a), value(m.b),
-          m.ratio() ? fmt::format("{:.3f}", *m.ratio()) : "-", m.Judgement(), HtmlEscape(t.label),
-          HtmlEscape(t.trial_key));
+      table.AddRow({MetricHeader(m.name, m.display), value(m.a), value(m.b),
+                    m.ratio() ? Cell(*m.ratio()) : Cell(), std::string(m.Judgement()), t.label,
+                    t.trial_key});
     }
-  html += "</table></div>\n";
-  return html;
+  return "<h3>Other metrics</h3><div class=\"scroll\">" +
+         HtmlTable(table, {.table_class = "comparison"}) + "</div>\n";
 }
 
 }  // namespace

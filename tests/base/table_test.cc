@@ -141,6 +141,17 @@ TEST_F(TableTest, HtmlEscapesEveryTextAndMarksNumbersAndNotes) {
             "</tbody>\n</table>\n");
 }
 
+// The report prints its tables through PrintHtml with its class for the table element,
+// escaped like every text.
+TEST_F(TableTest, HtmlTakesTheTableElementsClass) {
+  const std::string html = HtmlTable(Sample(), {.table_class = "comparison"});
+  EXPECT_EQ(html.rfind("<table class=\"comparison\">\n<thead>", 0), 0u) << html;
+  EXPECT_EQ(html.substr(html.find("<thead>")),
+            HtmlTable(Sample()).substr(HtmlTable(Sample()).find("<thead>")));
+  EXPECT_EQ(HtmlTable(Sample(), {.table_class = "a\"b"}).rfind("<table class=\"a&quot;b\">", 0),
+            0u);
+}
+
 TEST_F(TableTest, NumbersOfOneColumnShareTheirDecimals) {
   const Column ms{.name = "ms", .hint = ColumnHint::kMs};
   EXPECT_EQ(ShownValue(ms, 1234.5), "1234.50");
