@@ -44,6 +44,13 @@ const std::vector<Command>& Commands();
 // (--help, --version) or a known command: returns.
 void CheckCommandWord(std::span<const char* const> args);
 
+// Before CLI11 parses `command`'s arguments (those after its name): throws UserError
+// "run --dbb: unknown option; did you mean '--db'?" (or naming `ditbench run --help` when none
+// is close) for a word "--name" or "--name=value" that is not one of the command's long options;
+// CLI11 would say only "The following arguments were not expected". Words after "--" are left
+// alone, as are short options and option values that do not start with "--".
+void CheckOptionWords(const CLI::App& command, std::span<const char* const> args);
+
 std::function<int()> DefineRunCommand(CLI::App& sub);
 std::function<int()> DefinePlanCommand(CLI::App& sub);
 std::function<int()> DefineAdviseCommand(CLI::App& sub);

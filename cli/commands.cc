@@ -1,7 +1,9 @@
 #include "cli/command.h"
 
+#include <algorithm>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -69,6 +71,26 @@ void CheckCommandWord(std::span<const char* const> args) {
           ? fmt::format("unknown command '{}' (commands: {})", word, fmt::join(names, ", "))
           : fmt::format("unknown command '{}'; did you mean '{}'?", word, closest),
       InputLocation{"", 0, "command"});
+}
+
+void CheckOptionWords(const CLI::App& command, std::span<const char* const> args) {
+  std::vector<std::string> names = {"--help"};
+  for (const CLI::Option* option : command.get_options())
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+  for (const char* arg : args) {
+    const std::string_view word(arg);
+    if (word == "--") return;  // what follows is positional
+    if (!word.starts_with("--") || word.size() == 2) continue;
+    const std::string name(word.substr(0, word.find('=')));
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    const std::string closest = DidYouMean(name, names);
+    throw UserError(closest.empty()
+                        ? fmt::format("{} {}: unknown option (`ditbench {} --help` lists them)",
+                                      command.get_name(), name, command.get_name())
+                        : fmt::format("{} {}: unknown option; did you mean '{}'?",
+                                      command.get_name(), name, closest),
+                    InputLocation{"", 0, "option"});
+  }
 }
 
 }  // namespace ditbench

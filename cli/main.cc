@@ -16,10 +16,13 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
     actions[sub] = {command.define(*sub), &command};
   }
-  // A mistyped command is named, with the closest one, before CLI11 sees it.
+  // A mistyped command or option is named, with the closest one, before CLI11 sees it.
   const int checked = ditbench::RunGuarded(
       [&] {
         ditbench::CheckCommandWord({argv + 1, argv + argc});
+        for (const auto& [sub, action] : actions)
+          if (argc > 1 && sub->get_name() == argv[1])
+            ditbench::CheckOptionWords(*sub, {argv + 2, argv + argc});
         return ditbench::kExitOk;
       },
       nullptr, std::cerr);

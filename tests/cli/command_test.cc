@@ -142,6 +142,33 @@ TEST(CommandWordTest, KnownCommandsOptionsAndNothingPass) {
   EXPECT_NO_THROW(CheckCommandWord(std::vector<const char*>{}));
 }
 
+// `ditbench run --dbb x` said only CLI11's "The following arguments were not expected".
+TEST(CommandWordTest, AMistypedOptionIsNamedWithTheClosestOne) {
+  CLI::App app;
+  CLI::App* run = app.add_subcommand("run", "");
+  std::string db, format;
+  run->add_option("--db", db);
+  run->add_option("-f,--format", format);
+  const auto message = [&](std::vector<const char*> args) -> std::string {
+    try {
+      CheckOptionWords(*run, args);
+      return "";
+    } catch (const UserError& e) {
+      EXPECT_EQ(e.where().key, "option");
+      return e.what();
+    }
+  };
+  EXPECT_EQ(message({"sweep.yaml", "--dbb", "x"}),
+            "run --dbb: unknown option; did you mean '--db'?");
+  EXPECT_EQ(message({"--formt=csv"}), "run --formt: unknown option; did you mean '--format'?");
+  EXPECT_EQ(message({"--frobnicate"}),
+            "run --frobnicate: unknown option (`ditbench run --help` lists them)");
+  for (std::vector<const char*> fine :
+       {std::vector<const char*>{"--db", "r.db", "--format=csv", "-f", "csv", "--help"},
+        std::vector<const char*>{"--", "--not-an-option"}, std::vector<const char*>{"-x", "--"}})
+    EXPECT_EQ(message(fine), "");
+}
+
 // The program itself: one line on stderr, nothing on stdout, exit 2.
 TEST(CommandWordTest, TheProgramSaysUnknownCommandForAMistypedOne) {
   test::TempDir dir;
@@ -155,6 +182,15 @@ TEST(CommandWordTest, TheProgramSaysUnknownCommandForAMistypedOne) {
     return std::string(std::istreambuf_iterator<char>(in), {});
   };
   EXPECT_EQ(read(dir / "err"), "ditbench: error: unknown command 'quary'; did you mean 'query'?\n");
+  EXPECT_EQ(read(dir / "out"), "");
+  // A mistyped option of a real command, through the program: one line, exit 2.
+  const std::string option = std::string(DITBENCH_BIN) + " query --formt csv > " +
+                             (dir / "out").string() + " 2> " + (dir / "err").string();
+  const int option_status = std::system(option.c_str());
+  ASSERT_TRUE(WIFEXITED(option_status));
+  EXPECT_EQ(WEXITSTATUS(option_status), kExitUsage);
+  EXPECT_EQ(read(dir / "err"),
+            "ditbench: error: query --formt: unknown option; did you mean '--format'?\n");
   EXPECT_EQ(read(dir / "out"), "");
 }
 
