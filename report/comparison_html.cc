@@ -67,18 +67,19 @@ std::string DifferencesTable(const Comparison& comparison) {
 // the verdict its row draws or its direction.
 std::string MetricsTable(const Comparison& comparison) {
   Table table({{.name = "metric"},
-               {.name = "baseline", .align = Align::kRight},
-               {.name = "candidate", .align = Align::kRight},
+               {.name = "baseline", .notes = true, .align = Align::kRight},
+               {.name = "candidate", .notes = true, .align = Align::kRight},
                {.name = "candidate / baseline", .hint = ColumnHint::kNumber, .decimals = 3},
                {.name = "candidate is"},
                {.name = "configuration"},
                {.name = "trial"}});
   for (const ComparedTrial& t : comparison.trials)
     for (const ComparedMetric& m : t.metrics) {
-      const auto value = [&](const std::optional<double>& v) {
-        return v ? Cell(FormatMetric(*v, m.display.hint)) : Cell();
+      // A side measured on a busy machine says so beside its value, as its latency does.
+      const auto value = [&](const std::optional<double>& v, bool busy) {
+        return v ? Cell(FormatMetric(*v, m.display.hint), busy ? "busy" : "") : Cell();
       };
-      table.AddRow({MetricHeader(m.name, m.display), value(m.a), value(m.b),
+      table.AddRow({MetricHeader(m.name, m.display), value(m.a, t.a_busy), value(m.b, t.b_busy),
                     m.ratio() ? Cell(*m.ratio()) : Cell(), std::string(m.Judgement()), t.label,
                     t.trial_key});
     }

@@ -52,13 +52,14 @@ void WriteOtherMetrics(const Comparison& comparison, std::ostream& out) {
                            "metric", "A", "B", "B / A", "B is", "trial key", "configuration");
         header = true;
       }
-      const auto value = [&](const std::optional<double>& v) {
-        return v ? FormatMetric(*v, m.display.hint) : std::string("-");
+      // A side measured on a busy machine says so beside its value, as its latency does.
+      const auto value = [&](const std::optional<double>& v, bool busy) {
+        return v ? FormatMetric(*v, m.display.hint) + (busy ? " (busy)" : "") : std::string("-");
       };
       out << fmt::format("{:<24} {:>12} {:>12} {:>8} {:<7} {:<16}  {}\n",
-                         ForTerminal(MetricHeader(m.name, m.display)), value(m.a), value(m.b),
-                         m.ratio() ? fmt::format("{:.3f}", *m.ratio()) : "-", m.Judgement(),
-                         ForTerminal(t.trial_key), ForTerminal(t.label));
+                         ForTerminal(MetricHeader(m.name, m.display)), value(m.a, t.a_busy),
+                         value(m.b, t.b_busy), m.ratio() ? fmt::format("{:.3f}", *m.ratio()) : "-",
+                         m.Judgement(), ForTerminal(t.trial_key), ForTerminal(t.label));
     }
   }
   if (header)

@@ -112,6 +112,10 @@ TEST_F(ComparisonTest, AServingTrialsP95HasAVerdictOfItsOwn) {
   EXPECT_GT(p95->b.low, p95->a.high);
   EXPECT_EQ(c.trials[0].Metric("p95_ms")->Judgement(), "slower");
   EXPECT_THAT(VerdictText(c.trials[0]), HasSubstr(", p95 slower"));
+  std::ostringstream json;
+  WriteComparison(c, TableFormat::kJson, json);
+  EXPECT_EQ(nlohmann::json::parse(json.str())["trials"][0]["metrics"]["p95_ms"]["verdict"],
+            "slower");
   const std::int64_t same = Campaign(*db, {trial(Series(7, 100, 0.05, 200))}, "fff0000");
   EXPECT_EQ(TailOf(CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({same})).trials[0])
                 ->verdict,
@@ -199,6 +203,26 @@ TEST_F(ComparisonTest, ATrialMeasuredOnABusyMachineSaysSoAndCountsOnlyWhenStrict
   const RegressionCheck strict = FindRegressions(c, 10, /*strict=*/true);
   EXPECT_EQ(strict.regressions.size(), 2u);
   EXPECT_TRUE(strict.skipped_busy.empty());
+}
+
+// A metric beside the latency of a busy side carries the doubt where its value is shown (text
+// and HTML; CSV and JSON carry a_busy / b_busy on the trial's row).
+TEST_F(ComparisonTest, AMetricOfABusySideSaysSoBesideItsValue) {
+  auto db = ResultsDb::Open(DbPath());
+  const TrialConfig two = test::MakeConfig(2);
+  TrialRecord quiet = test::MakeTrialWithSamples(two, Series(1, 100), "NVIDIA H100");
+  quiet.metrics->joules_per_image = 0.2;
+  TrialRecord busy = test::MakeTrialWithSamples(two, Series(2, 100), "NVIDIA H100");
+  busy.metrics->joules_per_image = 0.15;
+  busy.health = {{"busy", true}, {"note", "load 3.10 on 2 cores"}};
+  const std::int64_t a = Campaign(*db, {quiet});
+  const std::int64_t b = Campaign(*db, {busy}, "def5678");
+  const Comparison c = CompareCampaigns(db->reader(), Set({a}), db->reader(), Set({b}));
+  ASSERT_EQ(c.trials.size(), 1u);
+  std::ostringstream text;
+  WriteComparison(c, TableFormat::kText, text);
+  EXPECT_THAT(text.str(), HasSubstr("0.2  0.15 (busy)"));
+  EXPECT_THAT(RenderComparisonSection(c, 10), HasSubstr("0.15 <span class=\"note\">(busy)</span>"));
 }
 
 TEST_F(ComparisonTest, ASideBelowQualitySaysSoInItsVerdictAndEveryOutput) {
