@@ -38,7 +38,7 @@ std::string Number(double v, int decimals, bool sign) {
 
 }  // namespace
 
-void Table::AddRow(std::vector<Cell> cells) {
+void Table::AddRow(std::vector<Cell> cells, RowHtml html) {
   if (cells.size() != columns_.size()) {
     throw std::invalid_argument(
         fmt::format("a table row of {} cells under {} columns", cells.size(), columns_.size()));
@@ -50,6 +50,15 @@ void Table::AddRow(std::vector<Cell> cells) {
     }
   }
   rows_.push_back(std::move(cells));
+  if (!html.id.empty() || !html.css_class.empty()) {
+    row_html_.resize(rows_.size());
+    row_html_.back() = std::move(html);
+  }
+}
+
+const RowHtml& Table::RowHtmlOf(std::size_t row) const {
+  static const RowHtml kNone;
+  return row < row_html_.size() ? row_html_[row] : kNone;
 }
 
 std::string ShownValue(const Column& column, const CellValue& value) {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -46,9 +47,22 @@ struct Column {
   std::size_t min_width = 0;
   std::size_t gap = 2;
   std::size_t max_chars = 0;
+  // The HTML printer only: what the column means, as its header's tooltip, and a class its
+  // cells carry beside "num" (a page's style sheet sizes or colours the column by it).
+  std::string description{};
+  std::string html_class{};
 };
 
 using CellValue = std::variant<std::monostate, std::int64_t, double, std::string>;
+
+// What a page (the HTML report) shows of a cell beyond its value: the other printers ignore it.
+struct CellHtml {
+  // The cell's content in place of its escaped value and note: markup the caller built from
+  // escaped text (a link, a badge, a folded detail); empty: the value, escaped, and its note.
+  std::string markup{};
+  std::string css_class{};  // added to the cell's class (after the column's)
+  std::string title{};      // a tooltip; the printer escapes it
+};
 
 // One value, or none (monostate: printed "-" in text, empty in CSV, Markdown and HTML, null in
 // JSON), with an optional trust note.
@@ -63,8 +77,25 @@ struct Cell {
   Cell(std::size_t number) : value(static_cast<std::int64_t>(number)) {}  // NOLINT
   Cell(CellValue v, std::string trust_note) : value(std::move(v)), note(std::move(trust_note)) {}
 
+  // This cell with `html` for the HTML printer (CellHtml).
+  Cell WithHtml(CellHtml html) && {
+    html_ = std::make_shared<const CellHtml>(std::move(html));
+    return std::move(*this);
+  }
+  // The cell's HTML extras, or null for none.
+  const CellHtml* html() const { return html_.get(); }
+
   CellValue value;
   std::string note;  // short: "busy"; empty when the number is trusted
+
+ private:
+  std::shared_ptr<const CellHtml> html_;  // shared: a cell is copied with its row
+};
+
+// What a page shows of a row beyond its cells: an anchor to link to, a class to style it by.
+struct RowHtml {
+  std::string id{};
+  std::string css_class{};
 };
 
 // Rows of cells under columns. Values: columns and rows are copied, read by printers.
@@ -75,15 +106,20 @@ class Table {
 
   // REQUIRES: one cell per column, and a note only in a column declared with `notes`
   // (std::invalid_argument otherwise: a program error, not a user's).
-  void AddRow(std::vector<Cell> cells);
+  // `html`: the row's anchor and class for the HTML printer.
+  void AddRow(std::vector<Cell> cells, RowHtml html = {});
 
   const std::vector<Column>& columns() const { return columns_; }
   const std::vector<std::vector<Cell>>& rows() const { return rows_; }
   bool empty() const { return rows_.empty(); }
+  // Row `row`'s RowHtml (empty for a row added without one).
+  const RowHtml& RowHtmlOf(std::size_t row) const;
 
  private:
   std::vector<Column> columns_;
   std::vector<std::vector<Cell>> rows_;
+  // Each row's RowHtml, up to the last row that has one: a long table without any holds none.
+  std::vector<RowHtml> row_html_;
 };
 
 // `value` as the column shows it to a person (text, Markdown, HTML): by its hint, without the

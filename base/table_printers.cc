@@ -1,6 +1,7 @@
 #include "base/table_printers.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <ostream>
 #include <stdexcept>
 
@@ -232,8 +233,10 @@ std::string MarkdownCell(const Column& column, const Cell& cell) {
   return text.append("(").append(MarkdownText(cell.note)).append(")");
 }
 
-std::string HtmlCell(const Column& column, const Cell& cell) {
-  std::string html = HtmlText(ShownValue(column, cell.value));
+std::string HtmlCell(const Column& column, const Cell& cell, std::string_view none) {
+  std::string html = std::holds_alternative<std::monostate>(cell.value)
+                         ? HtmlText(none)
+                         : HtmlText(ShownValue(column, cell.value));
   if (cell.note.empty()) return html;
   if (!html.empty()) html += ' ';
   return html.append("<span class=\"note\">(").append(HtmlText(cell.note)).append(")</span>");
@@ -277,20 +280,60 @@ void PrintHtml(const Table& table, std::ostream& out, const HtmlOptions& options
   out << HtmlTable(table, options);
 }
 
+namespace {
+
+// ' class="..."' of the classes given, or "" for none.
+std::string ClassAttribute(std::initializer_list<std::string_view> classes) {
+  std::string joined;
+  for (std::string_view c : classes) {
+    if (c.empty()) continue;
+    if (!joined.empty()) joined += ' ';
+    joined += c;
+  }
+  return joined.empty() ? "" : fmt::format(" class=\"{}\"", HtmlText(joined));
+}
+
+std::string TitleAttribute(std::string_view title) {
+  return title.empty() ? "" : fmt::format(" title=\"{}\"", HtmlText(title));
+}
+
+// A header may break after an underscore: a long metric name ("cache_hit_rate (fraction)")
+// wraps there rather than widen its column.
+std::string HeaderCell(const Column& column) {
+  std::string name;
+  for (const char c : HtmlText(column.name)) {
+    name += c;
+    if (c == '_') name += "<wbr>";
+  }
+  return fmt::format("<th{}{}>{}</th>", ClassAttribute({AlignsRight(column) ? "num" : ""}),
+                     TitleAttribute(column.description), name);
+}
+
+std::string BodyCell(const Column& column, const Cell& cell, std::string_view none) {
+  const CellHtml* html = cell.html();
+  const std::string_view num = AlignsRight(column) ? "num" : "";
+  if (!html)
+    return fmt::format("<td{}>{}</td>", ClassAttribute({num, column.html_class}),
+                       HtmlCell(column, cell, none));
+  return fmt::format("<td{}{}>{}</td>", ClassAttribute({num, column.html_class, html->css_class}),
+                     TitleAttribute(html->title),
+                     html->markup.empty() ? HtmlCell(column, cell, none) : html->markup);
+}
+
+}  // namespace
+
 std::string HtmlTable(const Table& table, const HtmlOptions& options) {
   const std::vector<Column>& columns = table.columns();
-  auto cls = [&](std::size_t c) { return AlignsRight(columns[c]) ? " class=\"num\"" : ""; };
-  std::string html =
-      options.table_class.empty()
-          ? std::string("<table>\n<thead>\n<tr>")
-          : fmt::format("<table class=\"{}\">\n<thead>\n<tr>", HtmlText(options.table_class));
-  for (std::size_t c = 0; c < columns.size(); ++c)
-    html += fmt::format("<th{}>{}</th>", cls(c), HtmlText(columns[c].name));
+  std::string html = fmt::format("<table{}>\n<thead>\n<tr>", ClassAttribute({options.table_class}));
+  for (const Column& column : columns) html += HeaderCell(column);
   html += "</tr>\n</thead>\n<tbody>\n";
-  for (const std::vector<Cell>& row : table.rows()) {
-    html += "<tr>";
-    for (std::size_t c = 0; c < row.size(); ++c)
-      html += fmt::format("<td{}>{}</td>", cls(c), HtmlCell(columns[c], row[c]));
+  for (std::size_t r = 0; r < table.rows().size(); ++r) {
+    const RowHtml& row_html = table.RowHtmlOf(r);
+    html += fmt::format("<tr{}{}>",
+                        row_html.id.empty() ? "" : fmt::format(" id=\"{}\"", HtmlText(row_html.id)),
+                        ClassAttribute({row_html.css_class}));
+    const std::vector<Cell>& row = table.rows()[r];
+    for (std::size_t c = 0; c < row.size(); ++c) html += BodyCell(columns[c], row[c], options.none);
     html += "</tr>\n";
   }
   return html + "</tbody>\n</table>\n";

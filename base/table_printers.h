@@ -13,7 +13,11 @@
 //             and "*" escaped with a backslash, "&", "<" and ">" as entities, a line break as
 //             "<br>", so that no cell text can end a cell or a row or become markup.
 //   html      a <table> with <thead> and <tbody>, every text HTML-escaped; numeric cells
-//             class "num", a note in <span class="note">.
+//             class "num", a note in <span class="note">. A page's extras are kept: a column's
+//             description as its header's title and its html_class on its cells, a row's
+//             RowHtml (id, class), a cell's CellHtml (markup in place of the value, class,
+//             title); the other printers show the values alone. A header may break after
+//             an underscore (<wbr>).
 // Text, Markdown and HTML show a cell's note after its value: "23.90x (busy)".
 #pragma once
 
@@ -62,7 +66,8 @@ void PrintMarkdown(const Table& table, std::ostream& out);
 // of class "num". `table_class`: the table element's class, as a page styles its tables ("" for
 // none): the report's tables are printed through it.
 struct HtmlOptions {
-  std::string table_class;
+  std::string table_class{};
+  std::string none{};  // what a cell with no value shows ("" by default; the report's "-")
 };
 void PrintHtml(const Table& table, std::ostream& out, const HtmlOptions& options);
 void PrintHtml(const Table& table, std::ostream& out);

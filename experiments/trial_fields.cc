@@ -199,6 +199,7 @@ void AddKnobFields(std::vector<TrialField>& t) {
       [](TrialConfig& c) { c.pipefusion_patches = Defaults().pipefusion_patches; },
       [](const TrialConfig& c) { return c.effective_pipefusion_patches() != c.pipefusion; },
       [](const TrialConfig& c) { return std::to_string(c.effective_pipefusion_patches()); }));
+  t.back().identity_default_field = "pipefusion";
   t.push_back(IntField("pipefusion_warmup_steps", &TrialConfig::pipefusion_warmup_steps, 0, 100000,
                        FieldRole::kSplitsWork, 1, Written::kAlways));
   // Without PipeFusion it computes nothing: normalised, so it never splits a key.

@@ -50,6 +50,9 @@ struct TrialField {
   // Key format v2's frozen default: a field at it is left out of the identity. nullopt: none
   // (a policy field). Once listed a default never changes (trial_identity.h).
   std::optional<nlohmann::json> identity_default;
+  // The field whose value is this one's identity default instead (pipefusion_patches: one
+  // patch per PipeFusion stage, "pipefusion"); empty: identity_default is.
+  std::string identity_default_field{};
   FieldSetter set;
   // The field's canonical value, or nullopt when the configuration leaves it out (a field
   // added after key format v2 is written only when it is set).

@@ -66,10 +66,9 @@ namespace {
 
 // IdentityDefault without copying the default: nullptr where the field has none.
 const nlohmann::json* DefaultOf(const std::string& field, const nlohmann::json& computation) {
-  static const nlohmann::json one = 1;
-  if (field == "pipefusion_patches") {
-    const auto it = computation.find("pipefusion");
-    return it != computation.end() ? &*it : &one;
+  if (const TrialField* row = FieldByKey(field); row && !row->identity_default_field.empty()) {
+    const auto it = computation.find(row->identity_default_field);
+    return it != computation.end() ? &*it : DefaultOf(row->identity_default_field, computation);
   }
   const auto it = IdentityDefaults().find(field);
   return it == IdentityDefaults().end() ? nullptr : &it->second;
@@ -155,14 +154,16 @@ std::string IdentityText(const TrialConfig& config) {
   // value from its row, in the table's (sorted) order, left out at its identity default.
   std::string text = "{";
   JsonAppender json(text);
-  const nlohmann::json pipefusion = config.pipefusion;
   for (const TrialField& field : TrialFields()) {
     if (field.role == FieldRole::kPolicy) continue;
     const std::optional<nlohmann::json> value = field.value(config);
     if (!value) continue;
-    const nlohmann::json* fallback = field.key == "pipefusion_patches" ? &pipefusion
-                                     : field.identity_default          ? &*field.identity_default
-                                                                       : nullptr;
+    std::optional<nlohmann::json> fallback = field.identity_default;
+    if (!field.identity_default_field.empty()) {
+      const TrialField& other = *FieldByKey(field.identity_default_field);
+      fallback = other.value(config);
+      if (!fallback) fallback = other.identity_default;
+    }
     if (fallback && *value == *fallback) continue;
     if (text.size() > 1) text += ',';
     AppendName(field.key, json, text);

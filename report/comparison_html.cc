@@ -87,6 +87,45 @@ std::string MetricsTable(const Comparison& comparison) {
          HtmlTable(table, {.table_class = "comparison"}) + "</div>\n";
 }
 
+// The matched trials `shown`, one row each; the intervals drawn on an axis of +-`range`%.
+Table ComparisonTable(const std::vector<const ComparedTrial*>& shown, double range) {
+  Table table({{.name = "verdict"},
+               {.name = "change", .hint = ColumnHint::kPercent, .sign = true},
+               {.name = "interval (coverage)", .align = Align::kRight},
+               {.name = fmt::format("interval on \u00b1{:.0f}%", range)},
+               {.name = "baseline ms", .hint = ColumnHint::kMs, .decimals = 3},
+               {.name = "candidate ms", .hint = ColumnHint::kMs, .decimals = 3},
+               {.name = "launches", .align = Align::kRight},
+               {.name = "configuration"},
+               {.name = "trial"},
+               {.name = "why", .html_class = "more"},
+               {.name = "reproduce",
+                .description = "runs the trial again from the candidate's sweep file; add --new "
+                               "to measure it in a fresh campaign",
+                .html_class = "more"}});
+  for (const ComparedTrial* shown_trial : shown) {
+    const ComparedTrial& t = *shown_trial;
+    const LatencyChange& c = t.change;
+    const std::string why = c.reason + "; " + t.thresholds;
+    const std::string reproduce =
+        t.run.sweep_path.empty() ? std::string("-") : ReproduceCommand(t.run, t.trial_key);
+    table.AddRow(
+        {Cell(VerdictText(t))
+             .WithHtml({.css_class = fmt::format("verdict-{}", VerdictName(c.verdict))}),
+         Cell(c.change.pct), Cell(IntervalText(c.change)),
+         Cell("").WithHtml({.markup = c.change.Bounded() ? CiBar(c.change, range) : ""}),
+         Cell(c.a_ms), Cell(c.b_ms), Cell(fmt::format("{}/{}", c.a_launches, c.b_launches)),
+         Cell(t.label),
+         Cell(t.trial_key).WithHtml({.markup = "<code>" + HtmlEscape(t.trial_key) + "</code>"}),
+         // Secondary text folded, so a row stays one line and the table fits 1400 px: a busy
+         // machine's process list no longer repeats at full length in every row.
+         Cell(why).WithHtml({.markup = Folded(why)}),
+         Cell(reproduce).WithHtml(
+             {.markup = t.run.sweep_path.empty() ? "-" : Folded(reproduce, "command")})});
+  }
+  return table;
+}
+
 }  // namespace
 
 std::string RenderComparisonSection(const Comparison& comparison, std::size_t max_rows) {
@@ -116,14 +155,6 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
       HtmlEscape(NoiseFloorHeadline(comparison).empty() ? ""
                                                          : "; " + NoiseFloorHeadline(comparison)));
   if (!comparison.trials.empty()) {
-    html += fmt::format(
-        "<div class=\"scroll\"><table class=\"comparison\"><tr><th>verdict</th><th>change</th>"
-        "<th>interval (coverage)</th><th>interval on &plusmn;{:.0f}%</th><th>baseline ms</th>"
-        "<th>candidate ms</th>"
-        "<th>launches</th><th>configuration</th><th>trial</th><th>why</th>"
-        "<th title=\"runs the trial again from the candidate's sweep file; add --new to "
-        "measure it in a fresh campaign\">reproduce</th></tr>\n",
-        range);
     // The rows shown: every trial, or the first max_rows, verdicts other than `same` first.
     std::vector<const ComparedTrial*> shown;
     for (const ComparedTrial& t : comparison.trials)
@@ -136,26 +167,8 @@ std::string RenderComparisonSection(const Comparison& comparison, std::size_t ma
     } else {
       shown.resize(max_rows);
     }
-    for (const ComparedTrial* shown_trial : shown) {
-      const ComparedTrial& t = *shown_trial;
-      const LatencyChange& c = t.change;
-      html += fmt::format(
-          "<tr><td class=\"verdict-{0}\">{14}</td><td class=\"num\">{1:+.1f}%</td>"
-          "<td class=\"num\">{2}</td><td>{3}</td><td class=\"num\">{5:.3f}"
-          "</td><td class=\"num\">{6:.3f}</td><td class=\"num\">{7}/{8}</td><td>{9}</td>"
-          "<td><code>{10}</code></td><td class=\"more\">{11}</td>"
-          "<td class=\"more\">{13}</td></tr>\n",
-          VerdictName(c.verdict), c.change.pct, HtmlEscape(IntervalText(c.change)),
-          c.change.Bounded() ? CiBar(c.change, range) : std::string(), "", c.a_ms, c.b_ms,
-          c.a_launches, c.b_launches, HtmlEscape(t.label), HtmlEscape(t.trial_key),
-          // Secondary text folded, so a row stays one line and the table fits 1400 px: a
-          // busy machine's process list no longer repeats at full length in every row.
-          Folded(c.reason + "; " + t.thresholds), "",
-          t.run.sweep_path.empty() ? std::string("-")
-                                   : Folded(ReproduceCommand(t.run, t.trial_key), "command"),
-          HtmlEscape(VerdictText(t)));
-    }
-    html += "</table></div>\n";
+    html += "<div class=\"scroll\">" +
+            HtmlTable(ComparisonTable(shown, range), {.table_class = "comparison"}) + "</div>\n";
     if (std::any_of(comparison.trials.begin(), comparison.trials.end(),
                     [](const ComparedTrial& t) { return !t.metrics.empty(); }))
       html += MetricsTable(comparison);

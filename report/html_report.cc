@@ -21,6 +21,7 @@
 #include "analysis/history.h"
 #include "analysis/seed_folding.h"
 #include "analysis/speedup.h"
+#include "base/table_printers.h"
 #include "base/user_error.h"
 #include "report/chart_style.h"
 #include "report/comparison_html.h"
@@ -130,29 +131,34 @@ void RenderHeader(std::string& html, const std::vector<CampaignInfo>& campaigns,
                         campaigns.size(), campaigns.front().id, IsoTime(campaigns.front().started_at),
                         campaigns.back().id, IsoTime(campaigns.back().started_at));
   }
-  html += "<div class=\"scroll\"><table><tr>"
-          "<th>campaign</th><th>sweep</th>"
-          "<th>build</th>"
-          "<th>host</th><th>started</th><th>finished</th><th>spec</th><th>trials</th></tr>\n";
+  Table table({{.name = "campaign", .hint = ColumnHint::kCount},
+               {.name = "sweep"},
+               {.name = "build"},
+               {.name = "host"},
+               {.name = "started"},
+               {.name = "finished"},
+               {.name = "spec", .description = "the sweep file and its spec hash"},
+               {.name = "trials", .hint = ColumnHint::kCount}});
   for (const CampaignInfo& c : campaigns) {
     auto count = trials_per_campaign.find(c.id);
-    html += fmt::format(
-        "<tr><td class=\"num\">{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td title=\"{}\">{}</td><td class=\"num\">{}</td></tr>\n",
-        c.id, HtmlEscape(c.record.sweep_name),
-        // A campaign that answers nothing (analysis/campaign_roles.h) is listed, and says so.
+    // A campaign that answers nothing (analysis/campaign_roles.h) is listed, and says so.
+    const std::string role =
         RoleOf(c) == CampaignRole::kBisect
-            ? std::string(" <span class=\"note\">(bisect: left out of the summary, charts and "
-                          "baselines)</span>")
+            ? std::string(
+                  " <span class=\"note\">(bisect: left out of the summary, charts and "
+                  "baselines)</span>")
         : RoleOf(c) == CampaignRole::kExcluded
             ? std::string(" <span class=\"note\">(excluded: shown because named by id)</span>")
-            : std::string(),
-        HtmlEscape(c.record.build), HtmlEscape(c.record.host), IsoTime(c.started_at),
-        c.finished_at ? IsoTime(*c.finished_at) : "unfinished", HtmlEscape(c.record.sweep_path),
-        HtmlEscape(c.record.spec_hash.substr(0, 12)),
-        count == trials_per_campaign.end() ? 0 : count->second);
+            : std::string();
+    table.AddRow(
+        {Cell(c.id),
+         Cell(c.record.sweep_name).WithHtml({.markup = HtmlEscape(c.record.sweep_name) + role}),
+         Cell(c.record.build), Cell(c.record.host), Cell(IsoTime(c.started_at)),
+         Cell(c.finished_at ? IsoTime(*c.finished_at) : "unfinished"),
+         Cell(c.record.spec_hash.substr(0, 12)).WithHtml({.title = c.record.sweep_path}),
+         Cell(count == trials_per_campaign.end() ? 0 : count->second)});
   }
-  html += "</table></div>\n";
+  html += "<div class=\"scroll\">" + HtmlTable(table) + "</div>\n";
   if (folded) html += "</details>\n";
 }
 
@@ -170,13 +176,11 @@ std::vector<SelfcheckRecord> DeviceChecks(ResultsDb& db, const std::vector<Row>&
 void RenderStatusCounts(std::string& html, const std::vector<Row>& rows) {
   std::map<std::string, int> counts;
   for (const Row& row : rows) ++counts[row.status];
-  html += "<h2 id=\"status\">Status</h2>\n<table><tr>";
-  for (const auto& [status, count] : counts) {
-    html += fmt::format("<th class=\"status-{0}\">{0}</th>", HtmlEscape(status));
-  }
-  html += "<th>total</th></tr>\n<tr>";
-  for (const auto& entry : counts) html += fmt::format("<td class=\"num\">{}</td>", entry.second);
-  html += fmt::format("<td class=\"num\">{}</td></tr></table>\n", rows.size());
+  Table table({{.name = "status"}, {.name = "trials", .hint = ColumnHint::kCount}});
+  for (const auto& [status, count] : counts)
+    table.AddRow({Cell(status).WithHtml({.css_class = "status-" + status}), Cell(count)});
+  table.AddRow({Cell("total"), Cell(rows.size())});
+  html += "<h2 id=\"status\">Status</h2>\n" + HtmlTable(table);
 }
 
 // The command that runs the row's trial again, as HTML; a row folded over seeds names one
@@ -203,26 +207,26 @@ std::vector<Row> Ranked(const std::vector<Row>& unfolded) {
   return group;
 }
 
-// The last cell of a row: what a reader needs less often (trial key, device, iterations, the
-// error and the command that reproduces it), folded so that the table fits the window.
+// The last cell of a row, as markup: what a reader needs less often (trial key, device,
+// iterations, the error and the command that reproduces it), folded so that the table fits the
+// window.
 std::string MoreCell(const Row& row, const std::string& reproduce) {
   std::string summary = "trial";
   if (!row.error.empty()) {
     summary = row.error.size() > 48 ? row.error.substr(0, 45) + "..." : row.error;
   }
   std::string html = fmt::format(
-      "<td class=\"more\"><details><summary>{}</summary><div>trial <code>{}</code>{}</div>"
+      "<details><summary>{}</summary><div>trial <code>{}</code>{}</div>"
       "<div>{}{}</div>",
       HtmlEscape(summary),
       row.folded > 1 ? fmt::format("{} … ({} seeds)", HtmlEscape(row.trial_key), row.folded)
                      : HtmlEscape(row.trial_key),
       row.device.empty() ? "" : " on " + HtmlEscape(row.device),
       row.iterations ? fmt::format("{} iterations", *row.iterations) : "",
-      row.comm_mb_per_step ? fmt::format(", {:.1f} MiB sent per step", *row.comm_mb_per_step)
-                           : "");
+      row.comm_mb_per_step ? fmt::format(", {:.1f} MiB sent per step", *row.comm_mb_per_step) : "");
   if (!row.error.empty())
     html += "<div class=\"error\">" + HtmlEscape(row.error) + "</div>";
-  html += "<div class=\"reproduce\">" + reproduce + "</div></details></td>";
+  html += "<div class=\"reproduce\">" + reproduce + "</div></details>";
   return html;
 }
 
@@ -283,25 +287,25 @@ void RenderGroup(std::string& html, nlohmann::json& charts, const GroupKey& key,
   }
   RenderGroupCharts(html, charts, GroupTitle(key), group, unfolded, stages, campaign_labels);
 
-  const std::string table_head = TrialsTableHead(with, metric_columns);
-  html += table_head;
   const OneRankBaselines baselines(group);  // the charts above use the same ones
+  // The best kShownRows rows open; the rest in a collapsed table below them.
+  Table shown(TrialsColumns(with, metric_columns)), more(shown.columns());
   int rank = 0;
-  std::size_t shown = 0;
   for (const Row& row : group) {
-    // The best kShownRows rows open; the rest in a collapsed list below them.
-    if (shown++ == kShownRows) {
-      html += fmt::format("</table></div>\n<details><summary>{} more trial(s) of this group"
-                          "</summary>\n", group.size() - kShownRows);
-      html += table_head;
-    }
-    html +=
-        TrialRow(row, row.measured() ? fmt::format("{}", ++rank) : "", label(row), with,
-                 metric_columns, SpeedupCellsOf(baselines, row),
-                 CampaignName(campaign_labels, row.campaign), MoreCell(row, Reproduce(row, runs)));
+    AddTrialRow(shown.rows().size() < kShownRows ? shown : more, row, with, metric_columns,
+                {.rank = row.measured() ? ++rank : 0,
+                 .label = label(row),
+                 .speedup = SpeedupCellsOf(baselines, row),
+                 .campaign_name = CampaignName(campaign_labels, row.campaign),
+                 .more_markup = MoreCell(row, Reproduce(row, runs))});
   }
-  html += "</table></div>\n";
-  if (group.size() > kShownRows) html += "</details>\n";
+  const HtmlOptions trials{.table_class = "trials", .none = "-"};
+  html += "<div class=\"scroll\">" + HtmlTable(shown, trials) + "</div>\n";
+  if (!more.empty())
+    html += fmt::format(
+        "<details><summary>{} more trial(s) of this group</summary>\n<div class=\"scroll\">{}"
+        "</div>\n</details>\n",
+        more.rows().size(), HtmlTable(more, trials));
   html += RenderProfileTable(group);
 }
 

@@ -29,15 +29,6 @@ std::string HtmlEscape(const std::string& text) {
   return out;
 }
 
-std::string BreakableName(const std::string& name) {
-  std::string out;
-  for (const char c : HtmlEscape(name)) {
-    out += c;
-    if (c == '_') out += "<wbr>";
-  }
-  return out;
-}
-
 std::string Number(const std::optional<double>& value, const char* format) {
   return value ? fmt::format(fmt::runtime(format), *value) : "-";
 }

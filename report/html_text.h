@@ -13,9 +13,6 @@ namespace ditbench {
 // U+FFFD, and control characters other than newline and tab shown as "\x1b" (untrusted text,
 // base/terminal_text.h).
 std::string HtmlEscape(const std::string& text);
-// HtmlEscape(name) that a narrow column may break after each '_' ("cache_hit_rate"): a metric's
-// name as a table header.
-std::string BreakableName(const std::string& name);
 
 // `value` with `format` (fmt syntax), or "-" when unset.
 std::string Number(const std::optional<double>& value, const char* format = "{:.2f}");

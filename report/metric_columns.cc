@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "analysis/row_metrics.h"
-#include "report/html_text.h"
 
 namespace ditbench {
 
@@ -18,29 +17,30 @@ MetricColumns::MetricColumns(const std::vector<ResultRow>& rows) {
   for (const std::string& name : names_) displays_.push_back(MetricDisplay(pointers, name));
 }
 
-std::string MetricColumns::HeaderCells() const {
-  std::string html;
+std::vector<Column> MetricColumns::Columns() const {
+  std::vector<Column> columns;
   for (std::size_t i = 0; i < names_.size(); ++i) {
     const MetricInfo* info = FindMetric(names_[i]);
     std::string title = info ? std::string(info->description) : "the program's own number";
     if (displays_[i].better != Better::kNone)
       title += fmt::format("; {} is better", BetterName(displays_[i].better));
-    html += fmt::format("<th title=\"{}\">{}</th>", HtmlEscape(title),
-                        BreakableName(MetricHeader(names_[i], displays_[i])));
+    columns.push_back({.name = MetricHeader(names_[i], displays_[i]),
+                       .align = Align::kRight,
+                       .description = std::move(title),
+                       .html_class = "metric"});
   }
-  return html;
+  return columns;
 }
 
-std::string MetricColumns::Cells(const ResultRow& row) const {
-  std::string html;
+std::vector<Cell> MetricColumns::CellsOf(const ResultRow& row) const {
+  std::vector<Cell> cells;
   for (std::size_t i = 0; i < names_.size(); ++i) {
     auto metric = row.extra_metrics.find(names_[i]);
-    html += fmt::format("<td class=\"num metric\">{}</td>",
-                        metric == row.extra_metrics.end()
-                            ? std::string("-")
-                            : HtmlEscape(FormatMetric(metric->second.value, displays_[i].hint)));
+    cells.push_back(metric == row.extra_metrics.end()
+                        ? std::string("-")
+                        : FormatMetric(metric->second.value, displays_[i].hint));
   }
-  return html;
+  return cells;
 }
 
 }  // namespace ditbench

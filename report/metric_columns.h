@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/table.h"
 #include "metrics/metric_table.h"
 #include "storage/result_rows.h"
 
@@ -26,10 +27,11 @@ class MetricColumns {
   // ExtraMetricNames' order; none when no row has one.
   explicit MetricColumns(const std::vector<ResultRow>& rows);
 
-  // "<th ...>name (unit)</th>" per column; "" when there are none.
-  std::string HeaderCells() const;
-  // "<td class=\"num metric\">value</td>" per column ("-" where `row` has none).
-  std::string Cells(const ResultRow& row) const;
+  // One column per metric: "name (unit)", its description or declared direction as its
+  // description, right-aligned, class "metric".
+  std::vector<Column> Columns() const;
+  // One cell per column: the value as its hint formats it, "-" where `row` has none.
+  std::vector<Cell> CellsOf(const ResultRow& row) const;
 
  private:
   std::vector<std::string> names_;

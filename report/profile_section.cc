@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/configuration_group.h"
+#include "base/table_printers.h"
 #include "experiments/trial_settings.h"
 #include "report/html_text.h"
 #include "stats/stats.h"
@@ -171,7 +172,23 @@ nlohmann::json StepChart(const std::string& id, const std::string& title,
 }
 
 std::string RenderProfileTable(const std::vector<ResultRow>& rows) {
-  std::string body;
+  Table table({{.name = "configuration", .html_class = "wrap"},
+               {.name = "slowest rank",
+                .hint = ColumnHint::kCount,
+                .description = "the rank with the longest profiled steps"},
+               {.name = "steps ms",
+                .hint = ColumnHint::kMs,
+                .description = "one profiled denoising pass, summed over steps"},
+               {.name = "compute", .align = Align::kRight},
+               {.name = "exposed comm",
+                .align = Align::kRight,
+                .description = "communication with no compute beside it"},
+               {.name = "idle", .align = Align::kRight},
+               {.name = "overlap ms",
+                .hint = ColumnHint::kMs,
+                .description = "communication hidden behind compute"},
+               {.name = "top kernels (slowest rank)", .html_class = "wrap kernels"},
+               {.name = "traces"}});
   for (const ResultRow& row : rows) {
     if (!row.profile) continue;
     const RankTrace* slowest = row.profile->Slowest();
@@ -194,24 +211,15 @@ std::string RenderProfileTable(const std::vector<ResultRow>& rows) {
                              HtmlEscape(TraceHref(row, rank)), rank.rank);
     }
     const StepProfile* total = slowest ? &slowest->profile->total : nullptr;
-    body += fmt::format(
-        "<tr><td class=\"wrap\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td class=\"wrap kernels\">{}</td><td>{}</td></tr>\n",
-        HtmlEscape(ConfigurationLabel(row)),
-        slowest ? fmt::format("{}", slowest->rank) : "-",
-        total ? fmt::format("{:.2f}", total->step_ms) : "-", Percent(row.compute_share),
-        Percent(row.comm_share), Percent(row.idle_share),
-        total ? fmt::format("{:.2f}", total->overlap_ms) : "-", kernels, links);
+    table.AddRow({Cell(ConfigurationLabel(row)), slowest ? Cell(slowest->rank) : Cell(),
+                  total ? Cell(total->step_ms) : Cell(), Cell(Percent(row.compute_share)),
+                  Cell(Percent(row.comm_share)), Cell(Percent(row.idle_share)),
+                  total ? Cell(total->overlap_ms) : Cell(), Cell("").WithHtml({.markup = kernels}),
+                  Cell("").WithHtml({.markup = links})});
   }
-  if (body.empty()) return "";
-  return "<div class=\"scroll\"><table class=\"profiles\"><tr><th>configuration</th>"
-         "<th title=\"the rank with the longest profiled steps\">slowest rank</th>"
-         "<th title=\"one profiled denoising pass, summed over steps\">steps ms</th>"
-         "<th>compute</th><th title=\"communication with no compute beside it\">exposed "
-         "comm</th><th>idle</th><th title=\"communication hidden behind compute\">overlap "
-         "ms</th><th>top kernels (slowest rank)</th><th>traces</th></tr>\n" +
-         body + "</table></div>\n";
+  if (table.empty()) return "";
+  return "<div class=\"scroll\">" + HtmlTable(table, {.table_class = "profiles", .none = "-"}) +
+         "</div>\n";
 }
 
 }  // namespace ditbench

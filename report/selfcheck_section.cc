@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/table_printers.h"
 #include "report/html_text.h"
 
 namespace ditbench {
@@ -11,17 +12,22 @@ std::string RenderSelfcheckSection(const std::vector<SelfcheckRecord>& checks) {
   std::string html =
       "<h3 id=\"selfcheck\">Machine checks</h3>\n<p>The newest <code>ditbench selfcheck</code> "
       "of each device (docs/selfcheck.md): its rows that did not pass.</p>\n"
-      "<div class=\"scroll\"><table><tr><th>device</th><th>host</th><th>build</th>"
-      "<th>checked</th><th>rows</th></tr>\n";
+      "";
+  Table table({{.name = "device"},
+               {.name = "host"},
+               {.name = "build"},
+               {.name = "checked"},
+               {.name = "rows", .description = "the rows that did not pass"}});
   for (const SelfcheckRecord& check : checks) {
-    std::string lines;
-    for (const std::string& line : NotPassingLines(check.rows))
-      lines += (lines.empty() ? "" : "<br>") + HtmlEscape(line);
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                        HtmlEscape(check.device), HtmlEscape(check.host), HtmlEscape(check.build),
-                        HtmlEscape(check.started_at), lines);
+    std::string text, markup;
+    for (const std::string& line : NotPassingLines(check.rows)) {
+      text += (text.empty() ? "" : "\n") + line;
+      markup += (markup.empty() ? "" : "<br>") + HtmlEscape(line);
+    }
+    table.AddRow({Cell(check.device), Cell(check.host), Cell(check.build), Cell(check.started_at),
+                  Cell(text).WithHtml({.markup = markup})});
   }
-  return html + "</table></div>\n";
+  return html + "<div class=\"scroll\">" + HtmlTable(table) + "</div>\n";
 }
 
 }  // namespace ditbench

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/configuration_group.h"
+#include "base/table_printers.h"
 #include "base/terminal_text.h"
 #include "report/chart_style.h"
 #include "report/html_text.h"
@@ -130,10 +131,15 @@ std::string RenderServingSection(const std::vector<ResultRow>& rows, nlohmann::j
     // The table: per rate, every layout, the best marked.
     std::map<double, std::vector<const ServedTrial*>> by_rate;
     for (const ServedTrial* t : served) by_rate[t->rate].push_back(t);
-    html +=
-        "<div class=\"scroll\"><table class=\"serving\"><tr><th>offered (requests/s)</th>"
-        "<th>layout</th><th>p50 ms</th><th>p95 ms</th><th>requests/s</th><th>queue ms</th>"
-        "<th>SLO attainment</th><th></th><th>note</th></tr>\n";
+    Table table({{.name = "offered (requests/s)", .align = Align::kRight},
+                 {.name = "layout", .html_class = "layout"},
+                 {.name = "p50 ms", .align = Align::kRight},
+                 {.name = "p95 ms", .align = Align::kRight},
+                 {.name = "requests/s", .align = Align::kRight},
+                 {.name = "queue ms", .align = Align::kRight},
+                 {.name = "SLO attainment", .align = Align::kRight},
+                 {.name = "", .description = "the best layout at this rate; busy requests"},
+                 {.name = "note", .html_class = "note"}});
     for (const auto& [rate, layouts] : by_rate) {
       const auto better = [](const ServedTrial* a, const ServedTrial* b) {
         const double sa = a->slo_attainment.value_or(0), sb = b->slo_attainment.value_or(0);
@@ -146,19 +152,18 @@ std::string RenderServingSection(const std::vector<ResultRow>& rows, nlohmann::j
         const char* doubt = t->busy || !busy_requests.empty() ? "?" : "";
         std::string remark = t == best && layouts.size() > 1 ? "best at this rate" : "";
         if (!busy_requests.empty()) remark += (remark.empty() ? "" : "; ") + busy_requests;
-        html += fmt::format(
-            "<tr{}><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}{}</td>"
-            "<td class=\"num\">{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-            "<td class=\"num\">{}</td><td>{}</td><td class=\"note\">{}</td></tr>\n",
-            t == best ? " class=\"best\"" : "",
-            rate > 0 ? fmt::format("{:g}", rate) : "closed loop / trace", HtmlEscape(t->layout),
-            Ms(t->p50_ms), doubt, t->p95_ms ? Ms(t->p95_ms) : "not bounded", t->p95_ms ? doubt : "",
-            t->requests_per_s ? fmt::format("{:.3g}", *t->requests_per_s) : "-", Ms(t->queue_ms),
-            t->slo_attainment ? fmt::format("{:.0f}%", 100 * *t->slo_attainment) : "-", remark,
-            NoteHtml(t->note));
+        table.AddRow(
+            {Cell(rate > 0 ? fmt::format("{:g}", rate) : "closed loop / trace"), Cell(t->layout),
+             Cell(Ms(t->p50_ms) + doubt),
+             Cell(t->p95_ms ? Ms(t->p95_ms) + doubt : std::string("not bounded")),
+             Cell(t->requests_per_s ? fmt::format("{:.3g}", *t->requests_per_s) : "-"),
+             Cell(Ms(t->queue_ms)),
+             Cell(t->slo_attainment ? fmt::format("{:.0f}%", 100 * *t->slo_attainment) : "-"),
+             Cell(remark), Cell(t->note).WithHtml({.markup = NoteHtml(t->note)})},
+            {.css_class = t == best ? "best" : ""});
       }
     }
-    html += "</table></div>\n";
+    html += "<div class=\"scroll\">" + HtmlTable(table, {.table_class = "serving"}) + "</div>\n";
   }
   return html;
 }

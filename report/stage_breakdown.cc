@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "base/table_printers.h"
 #include "metrics/trial_metrics.h"
 #include "report/html_report.h"
 #include "stats/stats.h"
@@ -149,43 +150,60 @@ std::string RenderStageBreakdown(const StageSummaries& all) {
       "stage (with replicates, the median over the trial's launches; over seeds of one "
       "configuration, the median over them). <em>Outside blocks</em> "
       "is step time not spent in transformer blocks (embeddings, final layer, gathers, the "
-      "sampler); blocks are timed with <code>profile_blocks: true</code>.</p>\n"
-      "<div class=\"scroll\"><table><tr><th>campaign</th><th>configuration</th><th>trial</th>"
-      "<th>iteration ms</th><th>steps</th><th>mean step ms</th><th>first step ms</th>"
-      "<th>blocks ms</th><th>outside blocks ms</th><th>slowest block</th>"
-      "<th>VAE decode ms</th><th title=\"the VAE decode's part of the iteration (scope "
-      "pipeline)\">decode share</th><th title=\"the 1-rank trial's decode time over this "
-      "one's: what vae_parallel bought\">decode speed-up</th></tr>\n";
+      "sampler); blocks are timed with <code>profile_blocks: true</code>.</p>\n";
+  const auto ms3 = [](const char* name) {
+    return Column{.name = name, .hint = ColumnHint::kMs, .decimals = 3};
+  };
+  Table table({{.name = "campaign", .hint = ColumnHint::kCount},
+               {.name = "configuration"},
+               {.name = "trial"},
+               ms3("iteration ms"),
+               {.name = "steps", .hint = ColumnHint::kCount},
+               ms3("mean step ms"),
+               ms3("first step ms"),
+               ms3("blocks ms"),
+               ms3("outside blocks ms"),
+               {.name = "slowest block"},
+               ms3("VAE decode ms"),
+               {.name = "decode share",
+                .hint = ColumnHint::kPercent,
+                .decimals = 0,
+                .description = "the VAE decode's part of the iteration (scope pipeline)",
+                .html_class = "decode-share"},
+               {.name = "decode speed-up",
+                .hint = ColumnHint::kRatio,
+                .notes = true,
+                .description = "the 1-rank trial's decode time over this one's: what "
+                               "vae_parallel bought",
+                .html_class = "decode-speedup"}});
   for (const auto& [trial, s, seeds] : summaries) {
     const bool blocks = s.blocks > 0;
-    html += fmt::format(
-        "<tr><td class=\"num\">{}</td><td>{}</td><td><code>{}</code></td>"
-        "<td class=\"num\">{:.3f}</td><td class=\"num\">{}</td><td class=\"num\">{:.3f}</td>"
-        "<td class=\"num\">{:.3f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td>{}</td><td class=\"num\">{}</td><td class=\"num decode-share\">{}</td>"
-        "<td class=\"num decode-speedup\">{}</td></tr>\n",
-        trial.campaign, HtmlEscape(trial.label),
-        seeds > 1 ? fmt::format("{} … ({} seeds)", HtmlEscape(trial.trial_key), seeds)
-                  : HtmlEscape(trial.trial_key),
-        s.iteration_ms, s.steps, s.steps ? s.steps_ms / s.steps : 0.0, s.first_step_ms,
-        blocks ? fmt::format("{:.3f}", s.blocks_ms) : "-",
-        blocks ? fmt::format("{:.3f}", s.steps_ms - s.blocks_ms) : "-",
-        blocks ? fmt::format("block {} ({:.3f} ms over all steps)", s.slowest_block,
-                             s.slowest_block_ms)
-               : "-",
-        s.decode_ms ? fmt::format("{:.3f}", *s.decode_ms) : "-",
-        s.decode_ms && s.iteration_ms > 0
-            ? fmt::format("{:.0f}%", 100.0 * *s.decode_ms / s.iteration_ms)
-            : "-",
-        trial.decode_speedup
-            ? fmt::format("{:.2f}x{}", *trial.decode_speedup,
-                          trial.decode_speedup_doubts.empty()
-                              ? ""
-                              : " <span class=\"doubt\">(" +
-                                    HtmlEscape(trial.decode_speedup_doubts) + ")</span>")
-            : "-");
+    const std::string key =
+        seeds > 1 ? fmt::format("{} … ({} seeds)", trial.trial_key, seeds) : trial.trial_key;
+    Cell decode_speedup;
+    if (trial.decode_speedup)
+      decode_speedup =
+          Cell(*trial.decode_speedup, trial.decode_speedup_doubts)
+              .WithHtml({.markup = fmt::format("{:.2f}x{}", *trial.decode_speedup,
+                                               trial.decode_speedup_doubts.empty()
+                                                   ? ""
+                                                   : " <span class=\"doubt\">(" +
+                                                         HtmlEscape(trial.decode_speedup_doubts) +
+                                                         ")</span>")});
+    table.AddRow(
+        {Cell(trial.campaign), Cell(trial.label),
+         Cell(key).WithHtml({.markup = "<code>" + HtmlEscape(key) + "</code>"}),
+         Cell(s.iteration_ms), Cell(s.steps), Cell(s.steps ? s.steps_ms / s.steps : 0.0),
+         Cell(s.first_step_ms), blocks ? Cell(s.blocks_ms) : Cell(),
+         blocks ? Cell(s.steps_ms - s.blocks_ms) : Cell(),
+         Cell(blocks ? fmt::format("block {} ({:.3f} ms over all steps)", s.slowest_block,
+                                   s.slowest_block_ms)
+                     : "-"),
+         s.decode_ms ? Cell(*s.decode_ms) : Cell(),
+         s.decode_ms && s.iteration_ms > 0 ? Cell(100.0 * *s.decode_ms / s.iteration_ms) : Cell(),
+         std::move(decode_speedup)});
   }
-  html += "</table></div>\n";
+  html += "<div class=\"scroll\">" + HtmlTable(table, {.none = "-"}) + "</div>\n";
   return html;
 }
 

@@ -108,6 +108,36 @@ std::vector<int64_t> PromptLengths(const torch::Tensor& mask, int64_t batch, int
   return lengths;
 }
 
+// Flux: packed tokens [B, rows * cols, 4C] -> the latent [B, C, 2 rows, 2 cols] ditbench's
+// Flux packs itself; the grid's sides are the largest row and column of img_ids plus one. Takes
+// and checks img_ids and txt_ids (`text_tokens` rows of zeros).
+torch::Tensor UnpackedFluxLatent(const DiffusersModel& model, Inputs& inputs,
+                                 const torch::Tensor& hidden, int64_t text_tokens) {
+  const std::string& path = inputs.path();
+  const std::string why = model.class_name + "'s forward needs it";
+  const int64_t channels = model.config.in_channels;
+  Require(hidden.dim() == 3 && hidden.size(2) == 4 * channels, path,
+          "input 'hidden_states' has shape " + Dims(hidden) + ", expected [batch, rows * cols, " +
+              std::to_string(4 * channels) + "]");
+  auto ids = inputs.Take("img_ids", why);
+  if (ids.dim() == 3 && ids.size(0) == 1) ids = ids[0];
+  Require(ids.dim() == 2 && ids.size(0) == hidden.size(1) && ids.size(1) == 3, path,
+          "input 'img_ids' has shape " + Dims(ids) + ", expected [" +
+              std::to_string(hidden.size(1)) + ", 3] (a row per token of hidden_states)");
+  const int64_t rows = ids.select(1, 1).max().item<int64_t>() + 1;
+  const int64_t cols = ids.select(1, 2).max().item<int64_t>() + 1;
+  Require(rows > 0 && cols > 0 && rows * cols == hidden.size(1), path,
+          "input 'img_ids' spans " + std::to_string(rows) + " rows x " + std::to_string(cols) +
+              " columns, which is not the " + std::to_string(hidden.size(1)) +
+              " tokens of hidden_states");
+  auto options = torch::TensorOptions().dtype(torch::kFloat64);
+  CheckFluxIds(ids, FluxImageIds(rows, cols, options), path, "img_ids",
+               "the (0, row, column) grid of the latent, row-major");
+  CheckFluxIds(inputs.Take("txt_ids", why), torch::zeros({text_tokens, 3}, options), path,
+               "txt_ids", "zeros");
+  return UnpackLatents(hidden, rows, cols, channels);
+}
+
 using Forward = std::function<torch::Tensor()>;
 
 // The model with its weights and inputs on the device, as one forward to call.
@@ -144,30 +174,8 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
   if (model.config.text_mask)
     lengths = PromptLengths(inputs.Take("encoder_attention_mask", why), b, text.size(1), path);
   if (packed) {
-    // Flux: packed tokens [B, rows * cols, 4C] -> the latent [B, C, 2 rows, 2 cols] ditbench's
-    // Flux packs itself; the grid's sides are the largest row and column of img_ids plus one.
-    const int64_t channels = model.config.in_channels;
-    Require(hidden.dim() == 3 && hidden.size(2) == 4 * channels, path,
-            "input 'hidden_states' has shape " + Dims(hidden) + ", expected [batch, rows * cols, " +
-                std::to_string(4 * channels) + "]");
-    auto ids = inputs.Take("img_ids", why);
-    if (ids.dim() == 3 && ids.size(0) == 1) ids = ids[0];
-    Require(ids.dim() == 2 && ids.size(0) == hidden.size(1) && ids.size(1) == 3, path,
-            "input 'img_ids' has shape " + Dims(ids) + ", expected [" +
-                std::to_string(hidden.size(1)) + ", 3] (a row per token of hidden_states)");
-    const int64_t rows = ids.select(1, 1).max().item<int64_t>() + 1;
-    const int64_t cols = ids.select(1, 2).max().item<int64_t>() + 1;
-    Require(rows > 0 && cols > 0 && rows * cols == hidden.size(1), path,
-            "input 'img_ids' spans " + std::to_string(rows) + " rows x " + std::to_string(cols) +
-                " columns, which is not the " + std::to_string(hidden.size(1)) +
-                " tokens of hidden_states");
-    auto options = torch::TensorOptions().dtype(torch::kFloat64);
-    CheckFluxIds(ids, FluxImageIds(rows, cols, options), path, "img_ids",
-                 "the (0, row, column) grid of the latent, row-major");
-    latent = UnpackLatents(hidden, rows, cols, channels);
+    latent = UnpackedFluxLatent(model, inputs, hidden, text.size(1));
     time = time * 1000.0;  // diffusers' Flux scales sigma inside the model; ditbench before it
-    CheckFluxIds(inputs.Take("txt_ids", why), torch::zeros({text.size(1), 3}, options), path,
-                 "txt_ids", "zeros");
   } else if (model.config.video()) {
     // [B, C, F, H, W]: latent frames in patch_t steps, rows and columns in patches.
     const auto& c = model.config;

@@ -128,7 +128,7 @@ TEST_F(TableTest, MarkdownShowsImageLinkAndHtmlMarkupAsText) {
 
 TEST_F(TableTest, HtmlEscapesEveryTextAndMarksNumbersAndNotes) {
   EXPECT_EQ(Printed(Sample(), [](const Table& t, std::ostream& o) { PrintHtml(t, o); }),
-            "<table>\n<thead>\n<tr><th>name</th><th class=\"num\">latency_ms</th>"
+            "<table>\n<thead>\n<tr><th>name</th><th class=\"num\">latency_<wbr>ms</th>"
             "<th class=\"num\">speedup</th><th class=\"num\">share</th>"
             "<th class=\"num\">trials</th></tr>\n</thead>\n<tbody>\n"
             "<tr><td>a|b</td><td class=\"num\">40.66</td><td class=\"num\">1.85x</td>"
@@ -150,6 +150,31 @@ TEST_F(TableTest, HtmlTakesTheTableElementsClass) {
             HtmlTable(Sample()).substr(HtmlTable(Sample()).find("<thead>")));
   EXPECT_EQ(HtmlTable(Sample(), {.table_class = "a\"b"}).rfind("<table class=\"a&quot;b\">", 0),
             0u);
+}
+
+// A page's extras reach the HTML printer alone: a column's description and class, a row's
+// anchor and class, a cell's markup, class and title; what a cell with no value shows. The
+// other printers print the values.
+TEST_F(TableTest, HtmlKeepsAPagesExtrasAndTheOtherPrintersTheValues) {
+  Table table({{.name = "trial", .description = "the \"key\"", .html_class = "more"},
+               {.name = "ms", .hint = ColumnHint::kMs},
+               {.name = "status"}});
+  table.AddRow({Cell("k1").WithHtml({.markup = "<code>k1</code>"}), Cell(1.5),
+                Cell("ok").WithHtml({.css_class = "status-ok", .title = "a <b>"})},
+               {.id = "trial-1-k1", .css_class = "best"});
+  table.AddRow({Cell("k2"), Cell(), Cell("failed")});
+  EXPECT_EQ(HtmlTable(table, {.none = "-"}),
+            "<table>\n<thead>\n<tr><th title=\"the &quot;key&quot;\">trial</th>"
+            "<th class=\"num\">ms</th><th>status</th></tr>\n</thead>\n<tbody>\n"
+            "<tr id=\"trial-1-k1\" class=\"best\"><td class=\"more\"><code>k1</code></td>"
+            "<td class=\"num\">1.50</td><td class=\"status-ok\" title=\"a &lt;b&gt;\">ok</td>"
+            "</tr>\n"
+            "<tr><td class=\"more\">k2</td><td class=\"num\">-</td><td>failed</td></tr>\n"
+            "</tbody>\n</table>\n");
+  EXPECT_EQ(Printed(table, [](const Table& t, std::ostream& o) { PrintCsv(t, o); }),
+            "trial,ms,status\r\nk1,1.5,ok\r\nk2,,failed\r\n");
+  EXPECT_EQ(table.RowHtmlOf(1).id, "");
+  EXPECT_EQ(table.RowHtmlOf(7).css_class, "");
 }
 
 TEST_F(TableTest, NumbersOfOneColumnShareTheirDecimals) {

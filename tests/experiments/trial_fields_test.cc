@@ -131,6 +131,27 @@ TEST(TrialFieldsTest, RowsAreSortedByKeyAndFoundBySettingAndKey) {
 }
 
 // Every computation field is in the key when set; no policy field ever is.
+// A field whose identity default is another field's value names a row of the table, and a
+// configuration at that value keeps it out of the key (pipefusion_patches at pipefusion).
+TEST(TrialFieldsTest, AnIdentityDefaultFromAnotherFieldNamesARow) {
+  int with_default_field = 0;
+  for (const TrialField& field : TrialFields()) {
+    if (field.identity_default_field.empty()) continue;
+    ++with_default_field;
+    EXPECT_NE(FieldByKey(field.identity_default_field), nullptr) << field.key;
+    EXPECT_FALSE(field.identity_default) << field.key << ": two defaults";
+  }
+  EXPECT_GE(with_default_field, 1);
+  TrialConfig patches_at_stages;
+  patches_at_stages.pipefusion = 4;
+  patches_at_stages.pipefusion_patches = 4;
+  EXPECT_EQ(IdentityText(patches_at_stages).find("pipefusion_patches"), std::string::npos);
+  patches_at_stages.pipefusion_patches = 8;
+  EXPECT_NE(IdentityText(patches_at_stages).find("\"pipefusion_patches\":8"), std::string::npos);
+  EXPECT_EQ(IdentityText(patches_at_stages),
+            IdentityJson(ComputationJson(patches_at_stages)).dump());
+}
+
 TEST(TrialFieldsTest, ComputationFieldsKeyAndPolicyFieldsDoNot) {
   for (const TrialField& field : TrialFields()) {
     if (field.role == FieldRole::kDegree) continue;

@@ -196,7 +196,9 @@ TEST(HeadlessRenderTest, AGroupTableWithPsnrAndSsimFitsA1400PxWindow) {
       db->writer().RecordTrial(id, trial);
   }
   std::string html = RenderHtmlReport({dir / "results.db", {}, {}, {}, {}});
-  ASSERT_THAT(html, HasSubstr("<th title=\"SSIM, 11x11 Gaussian window, sigma 1.5\">SSIM</th>"));
+  ASSERT_THAT(
+      html,
+      HasSubstr("<th class=\"num\" title=\"SSIM, 11x11 Gaussian window, sigma 1.5\">SSIM</th>"));
   // Added here, not in the report: "scrollWidth/clientWidth" of each trials table and its box.
   const std::string measure = R"(<script>
 setTimeout(function () {

@@ -95,10 +95,10 @@ TEST_F(ReportStructureTest, NoiseThresholdDependsOnTheDeviceAndEveryTrialIsNamed
       html.substr(cpu_group, html.find("</table>", cpu_group) - cpu_group);
   const std::string gpu_table =
       html.substr(gpu_group, html.find("</table>", gpu_group) - gpu_group);
-  EXPECT_THAT(cpu_table, HasSubstr("<th>ranks</th>"));
+  EXPECT_THAT(cpu_table, HasSubstr("<th class=\"num\">ranks</th>"));
   EXPECT_THAT(cpu_table, Not(HasSubstr("TFLOPS")));
-  EXPECT_THAT(gpu_table, HasSubstr("<th>GPUs</th>"));
-  EXPECT_THAT(gpu_table, HasSubstr("<th>TFLOPS</th><th>MFU</th>"));
+  EXPECT_THAT(gpu_table, HasSubstr("<th class=\"num\">GPUs</th>"));
+  EXPECT_THAT(gpu_table, HasSubstr("<th class=\"num\">TFLOPS</th><th class=\"num\">MFU</th>"));
   EXPECT_THAT(gpu_table, HasSubstr(">300.0<"));
   EXPECT_THAT(gpu_table, HasSubstr("<div class=\"scroll\"><table class=\"trials\">"));
 }
@@ -185,7 +185,8 @@ TEST_F(ReportStructureTest, AGroupTableStacksItsBadgesAndDoubtsOneToALine) {
     }
   }
   const std::string html = Render();
-  EXPECT_THAT(html, HasSubstr("<table class=\"trials\"><tr><th>#</th><th>configuration</th>"));
+  EXPECT_THAT(html, HasSubstr("<table class=\"trials\">\n<thead>\n<tr><th class=\"num\">#</th>"
+                              "<th>configuration</th>"));
   const std::size_t row = html.find("id=\"trial-1-" + TrialKey(fused) + "\"");
   ASSERT_NE(row, std::string::npos);
   const std::string cells = html.substr(row, html.find("</tr>", row) - row);

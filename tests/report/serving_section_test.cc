@@ -65,14 +65,17 @@ TEST(ServingSectionTest, EachLayoutIsACurveOverTheRatesAndTheBestPerRateIsMarked
   EXPECT_EQ(datasets[3]["label"], "ulysses=2 p95");
   EXPECT_EQ(datasets[3]["points"].size(), 2u) << "an unbounded p95 is left out";
   // At 5/s both meet every SLO: the lower p95 (Ulysses) is best; at 20/s dp meets more.
-  EXPECT_NE(html.find("<tr class=\"best\"><td class=\"num\">5</td><td>ulysses=2</td>"),
-            std::string::npos)
+  EXPECT_NE(
+      html.find("<tr class=\"best\"><td class=\"num\">5</td><td class=\"layout\">ulysses=2</td>"),
+      std::string::npos)
       << html;
-  EXPECT_NE(html.find("<tr class=\"best\"><td class=\"num\">20</td><td>dp=2</td>"),
+  EXPECT_NE(html.find("<tr class=\"best\"><td class=\"num\">20</td><td class=\"layout\">dp=2</td>"),
             std::string::npos);
-  EXPECT_NE(html.find("<td>ulysses=2</td><td class=\"num\">900.0</td><td class=\"num\">not "
-                      "bounded</td>"),
-            std::string::npos);
+  EXPECT_NE(
+      html.find(
+          "<td class=\"layout\">ulysses=2</td><td class=\"num\">900.0</td><td class=\"num\">not "
+          "bounded</td>"),
+      std::string::npos);
   EXPECT_NE(html.find("<td class=\"num\">300.0?</td>"), std::string::npos) << "busy: in doubt";
   // What ingest noted of a trial's figures is in its row, escaped (the database is untrusted).
   rows[3].metrics_note = "serve: stopped early; serve: by shape: 256x256, 4 steps: 61 requests <b>";
@@ -113,8 +116,10 @@ TEST(ServingSectionTest, ATrialWhoseRequestsWerePartlyBusySaysHowMany) {
   ASSERT_EQ(dp["label"], "dp=2 p50");
   EXPECT_EQ(dp["points"][0]["doubt"], "12 of 80 requests busy");
   EXPECT_EQ(dp["points"][1]["doubt"], "busy");
-  EXPECT_NE(html.find("<td>dp=2</td><td class=\"num\">70.0?</td><td class=\"num\">90.0?</td>"),
-            std::string::npos)
+  EXPECT_NE(
+      html.find(
+          "<td class=\"layout\">dp=2</td><td class=\"num\">70.0?</td><td class=\"num\">90.0?</td>"),
+      std::string::npos)
       << html;
   EXPECT_NE(html.find("<td class=\"num\">100%</td><td>12 of 80 requests busy</td><td "
                       "class=\"note\"></td></tr>"),
