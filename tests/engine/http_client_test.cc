@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -22,8 +23,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// A socket on 127.0.0.1 that answers every connection with `answer` after reading the request's
-// headers, until it is destroyed. Every wait is bounded (poll with a timeout).
+// A socket on 127.0.0.1 that answers every connection with `answer` after reading the request
+// (its headers, and as many bytes more as its Content-Length says), until it is destroyed. Every
+// wait is bounded (poll with a timeout).
 class CannedServer {
  public:
   explicit CannedServer(std::string answer) : answer_(std::move(answer)) {
@@ -48,6 +50,11 @@ class CannedServer {
     return "http://127.0.0.1:" + std::to_string(port_) + path;
   }
   int port() const { return port_; }
+  // The last request read whole, headers and body.
+  std::string last_request() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_request_;
+  }
 
  private:
   void Serve() {
@@ -56,14 +63,10 @@ class CannedServer {
       if (::poll(&ready, 1, 50) <= 0) continue;
       UniqueFd connection(::accept(listener_.get(), nullptr, nullptr));
       if (!connection) continue;
-      std::string request;
-      char buffer[4096];
-      while (request.find("\r\n\r\n") == std::string::npos && request.size() < 65536) {
-        pollfd readable{connection.get(), POLLIN, 0};
-        if (::poll(&readable, 1, 2000) <= 0) break;
-        const ssize_t got = ::read(connection.get(), buffer, sizeof buffer);
-        if (got <= 0) break;
-        request.append(buffer, static_cast<std::size_t>(got));
+      const std::string request = ReadRequest(connection.get());
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        last_request_ = request;
       }
       // The client may hang up before the whole answer is written: that is not an error here.
       [[maybe_unused]] const ssize_t sent =
@@ -71,7 +74,28 @@ class CannedServer {
     }
   }
 
+  static std::string ReadRequest(int fd) {
+    std::string request;
+    char buffer[4096];
+    std::size_t wanted = 65536;  // until the headers are in, then their Content-Length more
+    while (request.size() < wanted && request.size() < 65536) {
+      pollfd readable{fd, POLLIN, 0};
+      if (::poll(&readable, 1, 2000) <= 0) break;
+      const ssize_t got = ::read(fd, buffer, sizeof buffer);
+      if (got <= 0) break;
+      request.append(buffer, static_cast<std::size_t>(got));
+      const std::size_t end = request.find("\r\n\r\n");
+      if (end == std::string::npos) continue;
+      const std::size_t length = request.find("Content-Length: ");
+      wanted =
+          end + 4 + (length < end ? std::stoul(request.substr(length + 16, 12)) : std::size_t{0});
+    }
+    return request;
+  }
+
   std::string answer_;
+  std::mutex mutex_;
+  std::string last_request_;
   UniqueFd listener_;
   int port_ = 0;
   std::atomic<bool> stop_{false};
@@ -168,6 +192,31 @@ TEST(HttpClientTest, PostJsonSendsTheBodyAndReadsTheAnswer) {
   EXPECT_EQ(response.content_type, "application/json");
   EXPECT_EQ(response.body, "{\"a\":1}");
   EXPECT_TRUE(response.new_connection);
+  const std::string request = server.last_request();
+  EXPECT_EQ(request.rfind("POST /x HTTP/1.1\r\n", 0), 0u) << request;
+  EXPECT_THAT(request, HasSubstr("\r\nContent-Type: application/json\r\n"));
+  EXPECT_THAT(request, HasSubstr("\r\nContent-Length: 18\r\n"));
+  EXPECT_THAT(request, ::testing::EndsWith("\r\n\r\n{\"prompt\":\"a cat\"}"));
+  EXPECT_THAT(request, ::testing::Not(HasSubstr("Expect:")));
+}
+
+TEST(HttpClientTest, PostMultipartSendsFieldsAndFiles) {
+  CannedServer server(Answer("200 OK", "Content-Type: application/json\r\n", "{\"id\":\"v1\"}"));
+  HttpClient client;
+  const std::string png("\x89PNG\r\n\x1a\n\0\xff", 10);
+  const HttpResponse response = client.PostMultipart(
+      server.url("/v1/videos"), {{"prompt", "a cat on a boat", "", ""},
+                                 {"num_frames", "81", "", ""},
+                                 {"input_reference", png, "first.png", "image/png"}});
+  ASSERT_TRUE(response.ok()) << response.error;
+  EXPECT_EQ(response.body, "{\"id\":\"v1\"}");
+  const std::string request = server.last_request();
+  EXPECT_THAT(request, HasSubstr("Content-Type: multipart/form-data; boundary="));
+  EXPECT_THAT(request, HasSubstr("name=\"prompt\"\r\n\r\na cat on a boat\r\n"));
+  EXPECT_THAT(request, HasSubstr("name=\"num_frames\"\r\n\r\n81\r\n"));
+  EXPECT_THAT(request, HasSubstr("name=\"input_reference\"; filename=\"first.png\"\r\n"
+                                 "Content-Type: image/png\r\n\r\n" +
+                                 png + "\r\n"));
 }
 
 TEST(WaitReadyTest, NothingListeningFailsAfterTheTimeoutWithTheLastError) {

@@ -37,15 +37,16 @@ inline std::filesystem::path EngineScript(const char* name) {
 // when it did not exit by itself in time (then it is killed).
 inline int RunToEnd(const std::vector<std::string>& argv, const std::filesystem::path& log,
                     int seconds) {
+  // Made before fork: the child only calls what is safe after a fork (no allocation).
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(fd, 1);
     ::dup2(fd, 2);
-    std::vector<char*> args;
-    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
     ::execv(args[0], args.data());
     ::_exit(127);
   }
@@ -107,6 +108,9 @@ class EngineServer {
         "--model",      model.string(),
         "--threads",    "1"};
     argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> exec_args;  // made before fork, as in RunToEnd
+    for (const std::string& arg : argv) exec_args.push_back(const_cast<char*>(arg.c_str()));
+    exec_args.push_back(nullptr);
     pid_ = ::fork();
     if (pid_ == 0) {
       ::setpgid(0, 0);
@@ -114,9 +118,6 @@ class EngineServer {
       ::dup2(out[1], 1);
       ::dup2(fd, 2);
       ::close(out[0]);
-      std::vector<char*> exec_args;
-      for (const std::string& arg : argv) exec_args.push_back(const_cast<char*>(arg.c_str()));
-      exec_args.push_back(nullptr);
       ::execv(exec_args[0], exec_args.data());
       ::_exit(127);
     }
