@@ -233,6 +233,7 @@ HttpResponse Perform(CURL* curl, const HttpLimits& limits, Method method, const 
   // Nothing set above may outlive this request: the handle is reset before the next one.
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(curl, CURLOPT_MIMEPOST, nullptr);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
   if (code != CURLE_OK) return fail(TransferError(code, sink, error_buffer, limits, timeout));
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   char* content_type = nullptr;
