@@ -31,10 +31,12 @@ ALLOWED = {
              "storage", "analysis"],
     "launch": ["base", SHAPES, "experiments", "contract", "machine"],
     "launch/slurm": ["base", SHAPES, "experiments", "contract", "machine", "launch"],
+    "engine": ["base"],
     "runner": ["base", "stats", SHAPES, "experiments", "contract", "machine", "metrics",
-               "storage", "analysis", "report", "plan", "launch", "launch/slurm"],
+               "storage", "analysis", "report", "plan", "launch", "launch/slurm", "engine"],
     "cli": ["base", "stats", SHAPES, "experiments", "contract", "machine", "metrics",
-            "storage", "analysis", "report", "plan", "launch", "launch/slurm", "runner"],
+            "storage", "analysis", "report", "plan", "launch", "launch/slurm", "engine",
+            "runner"],
     "worker": ["base", "stats", SHAPES, "experiments", "contract", "machine", "metrics"]
               + TORCH_MODEL_ZOO,
 }

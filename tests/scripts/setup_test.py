@@ -48,12 +48,17 @@ mkdir -p "$3/bin"
 cp "$STATE/venv_python" "$3/bin/python"
 echo "python3 -m venv $3" >>"$STATE/calls"
 """
+# It knows the reference engine's packages once pip has "installed" them.
 VENV_PYTHON = """#!/bin/sh
 case "$*" in
+  *"-m pip install"*diffusers*)
+    echo "pip $*" >>"$STATE/calls"
+    touch "$STATE/engine" ;;
   *"-m pip install"*)
     echo "pip $*" >>"$STATE/calls"
     echo "Downloading torch-2.11.0-cp311-cp311-manylinux_2_28_x86_64.whl (1.0 MB)"
     touch "$STATE/torch" ;;
+  *diffusers==*) [ -f "$STATE/engine" ] ;;
   *cmake_prefix_path*) [ -f "$STATE/torch" ] && echo /stub/torch/share/cmake ;;
   *) [ -f "$STATE/torch" ] ;;
 esac
@@ -190,10 +195,23 @@ class SetupTest(unittest.TestCase):
         self.assertEqual(self.cache()["DITBENCH_TESTS"], "ON")
         self.assertEqual(self.cache()["DITBENCH_ASAN_BUILD"], str(self.root / "build-asan"))
         self.assertEqual(self.cache("build-asan")["DITBENCH_SANITIZE"], "ON")
-        self.assert_phases(log, ["Debian packages", "torch wheel", "configure", "build",
-                                 "sanitizer build"])
+        self.assert_phases(log, ["Debian packages", "torch wheel", "engine packages",
+                                 "configure", "build", "sanitizer build"])
         builds = self.builds()
         self.assertEqual(builds[0], f"cmake --build {self.root}/build -j 2")
+
+    def test_engine_packages_only_with_tests_and_once(self):
+        self.setup()
+        self.assertFalse([c for c in self.calls("pip") if "diffusers" in c])
+        log = self.setup("--tests")
+        [pip] = [c for c in self.calls("pip") if "diffusers" in c]
+        self.assertIn("diffusers==0.35.2", pip)
+        self.assertIn("transformers==", pip)
+        self.assertRegex(log, r"\[3/6\] engine packages: diffusers==0.35.2 .* into "
+                              r".*/\.venv/bin/python")
+        log = self.setup("--tests")
+        self.assertEqual(self.calls("pip"), [])
+        self.assertRegex(log, r"\[3/6\] engine packages: .* already in ")
 
     def test_quick_start_keeps_the_tests_of_an_earlier_tests_run(self):
         self.setup("--tests")
@@ -205,7 +223,8 @@ class SetupTest(unittest.TestCase):
         self.setup("--tests")
         log = self.setup("--tests", DITBENCH_ASAN="0")
         self.assertEqual(self.cache()["DITBENCH_ASAN_BUILD"], "")
-        self.assert_phases(log, ["Debian packages", "torch wheel", "configure", "build"])
+        self.assert_phases(log, ["Debian packages", "torch wheel", "engine packages",
+                                 "configure", "build"])
         self.assertNotIn("sanitizer", log)
 
     def test_a_build_folder_from_before_the_tests_option_is_not_configured_again(self):

@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+"""ditbench's reference engine: an OpenAI-style image server over a real diffusers pipeline.
+
+The engine workload drives servers over HTTP; this one runs anywhere torch does (a CPU in CI
+included), so that every part of that workload is tested against a real server. It serves a
+diffusers pipeline folder (`--model DIR`, e.g. one that python/make_tiny_pipeline.py wrote),
+listening on 127.0.0.1 only:
+
+  GET  /health                   200 {"status": "ok"} once the pipeline is loaded, 503 before
+  GET  /v1/models                the one model, OpenAI's list shape
+  GET  /version                  this server's, diffusers', transformers' and torch's versions
+  POST /v1/images/generations    {"prompt", "size": "WxH", "n", "num_inference_steps",
+                                  "guidance_scale", "seed", "negative_prompt", "model",
+                                  "response_format": "b64_json"} ->
+                                 {"created": T, "data": [{"b64_json": "<PNG>"}, ...]}
+
+A request is checked before it runs: a body without Content-Length (411) or over
+--max-request-bytes (413), text that is not a JSON object, an unknown field or a value out of
+range is answered 400 with {"error": {"message", "type"}}. One image request runs at a time
+(the pipeline is not thread-safe); the others wait their turn, as on one GPU.
+
+    python ditbench_engine_server.py --model DIR [--port 0] [--threads N]
+
+`--port 0` takes a free port; either way the first line on stdout is
+`listening on 127.0.0.1:PORT`, printed once the socket listens and before the pipeline loads
+(a port already taken ends the server with exit status 2 and one line on stderr). Request logs
+go to stderr.
+
+Misbehaviour, for the tests of the client that drives it (each counts image requests that
+passed the checks, from 1):
+  --fail-every N   answer 500 to every Nth image request
+  --delay-s X      sleep X seconds before answering an image request
+  --huge-body      answer image requests 200 with a declared 1 GiB body, then stream it
+  --endless-body   answer image requests 200 without a length, streaming until the client
+                   hangs up (at most 16 GiB)
+  --malformed      answer image requests 200 with a body that is not JSON
+  --never-ready    /health answers 503 forever
+  --die-after N    after N image requests, the next one ends the process (exit status 3)
+                   without an answer
+"""
+import argparse
+import base64
+import importlib.metadata
+import inspect
+import io
+import json
+import math
+import os
+import re
+import secrets
+import sys
+import threading
+import time
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HOST = "127.0.0.1"
+ENGINE = "ditbench-reference"
+ENGINE_VERSION = "1"
+FIELDS = {"prompt", "negative_prompt", "size", "n", "num_inference_steps", "guidance_scale",
+          "seed", "response_format", "model"}
+SIZE = re.compile(r"^([0-9]{1,5})x([0-9]{1,5})$")
+STREAM_CHUNK = b"\0" * (1 << 16)
+
+
+class BadRequest(Exception):
+    """A request refused with 400 and this message."""
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="a diffusers pipeline folder")
+    parser.add_argument("--port", type=int, default=0, help="0: a free port")
+    parser.add_argument("--served-model-name", default=None,
+                        help="the model's id in /v1/models (default: the folder's name)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's own)")
+    parser.add_argument("--max-request-bytes", type=int, default=1 << 20)
+    parser.add_argument("--max-side", type=int, default=1024, help="largest width or height")
+    parser.add_argument("--max-n", type=int, default=4, help="most images per request")
+    parser.add_argument("--max-steps", type=int, default=200)
+    parser.add_argument("--fail-every", type=int, default=0, metavar="N")
+    parser.add_argument("--delay-s", type=float, default=0.0, metavar="X")
+    parser.add_argument("--huge-body", action="store_true")
+    parser.add_argument("--endless-body", action="store_true")
+    parser.add_argument("--malformed", action="store_true")
+    parser.add_argument("--never-ready", action="store_true")
+    parser.add_argument("--die-after", type=int, default=0, metavar="N")
+    args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port {args.port}: expected 0 to 65535")
+    if args.fail_every < 0 or args.die_after < 0 or args.delay_s < 0:
+        parser.error("--fail-every, --die-after and --delay-s take values of 0 or more")
+    return args
+
+
+def package_version(name):
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+class Engine:
+    """The pipeline and what the server knows of its state. Thread-safe."""
+
+    def __init__(self, args):
+        self.args = args
+        self.model_name = args.served_model_name or os.path.basename(
+            os.path.normpath(args.model))
+        self.pipeline = None
+        self.granularity = 16  # pixels a side must be a multiple of, known once loaded
+        self.load_error = None
+        self.lock = threading.Lock()  # one generation at a time
+        self.count_lock = threading.Lock()
+        self.requests = 0
+
+    def load(self):
+        """Loads the pipeline; on failure the process exits 1 with the traceback on stderr."""
+        try:
+            import torch
+            from diffusers import DiffusionPipeline
+            from diffusers.utils import logging as diffusers_logging
+            diffusers_logging.disable_progress_bar()
+            if self.args.threads > 0:
+                torch.set_num_threads(self.args.threads)
+            started = time.monotonic()
+            pipeline = DiffusionPipeline.from_pretrained(self.args.model, local_files_only=True)
+            pipeline.set_progress_bar_config(disable=True)
+            patch = getattr(getattr(pipeline, "transformer", None), "config", None)
+            patch = getattr(patch, "patch_size", 1) or 1
+            self.granularity = getattr(pipeline, "vae_scale_factor", 8) * patch
+            self.pipeline = pipeline
+            log(f"loaded {type(pipeline).__name__} from {self.args.model} in "
+                f"{time.monotonic() - started:.2f} s")
+        except Exception:  # noqa: BLE001  (any failure to load ends the server)
+            traceback.print_exc()
+            log(f"cannot load the pipeline from {self.args.model}; exiting")
+            sys.stderr.flush()
+            os._exit(1)
+
+    def next_request(self):
+        with self.count_lock:
+            self.requests += 1
+            return self.requests
+
+    def generate(self, request):
+        """PNG bytes of each image `request` (checked) asks for."""
+        import torch
+        call = self.pipeline.__call__
+        accepted = inspect.signature(call).parameters
+        kwargs = dict(prompt=request["prompt"], width=request["width"],
+                      height=request["height"], num_inference_steps=request["steps"],
+                      guidance_scale=request["guidance_scale"],
+                      num_images_per_prompt=request["n"],
+                      generator=torch.Generator("cpu").manual_seed(request["seed"]),
+                      output_type="pil")
+        if request.get("negative_prompt") is not None:
+            kwargs["negative_prompt"] = request["negative_prompt"]
+        # PixArt's own defaults that would change the request: its sizes snapped to trained
+        # aspect ratios, and captions cleaned with packages this server does not need.
+        for name, value in (("use_resolution_binning", False), ("clean_caption", False)):
+            if name in accepted:
+                kwargs[name] = value
+        with self.lock, torch.inference_mode():
+            images = self.pipeline(**kwargs).images
+        encoded = []
+        for image in images:
+            buffer = io.BytesIO()
+            image.save(buffer, format="PNG")
+            encoded.append(buffer.getvalue())
+        return encoded
+
+
+def log(message):
+    print(f"ditbench_engine_server: {message}", file=sys.stderr, flush=True)
+
+
+def check_int(request, name, default, low, high):
+    value = request.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise BadRequest(f"'{name}' must be an integer from {low} to {high}")
+    return value
+
+
+def check_request(body, engine):
+    """The generation request `body` (bytes) asks for, checked; raises BadRequest."""
+    try:
+        request = json.loads(body)
+    except (ValueError, RecursionError) as error:
+        raise BadRequest(f"the body is not JSON: {error}") from None
+    if not isinstance(request, dict):
+        raise BadRequest("the body must be a JSON object")
+    unknown = sorted(set(request) - FIELDS)
+    if unknown:
+        raise BadRequest(f"unknown field '{unknown[0]}'; known: {', '.join(sorted(FIELDS))}")
+    prompt = request.get("prompt")
+    if not isinstance(prompt, str) or not prompt or len(prompt) > 4096:
+        raise BadRequest("'prompt' must be a string of 1 to 4096 characters")
+    negative = request.get("negative_prompt")
+    if negative is not None and (not isinstance(negative, str) or len(negative) > 4096):
+        raise BadRequest("'negative_prompt' must be a string of at most 4096 characters")
+    if request.get("response_format", "b64_json") != "b64_json":
+        raise BadRequest("'response_format' must be 'b64_json' (this server returns no URLs)")
+    if not isinstance(request.get("model", ""), str):
+        raise BadRequest("'model' must be a string")
+    args, step = engine.args, engine.granularity
+    size = SIZE.match(str(request.get("size", "")))
+    if not size:
+        raise BadRequest("'size' must be a string 'WIDTHxHEIGHT', e.g. '64x64'")
+    width, height = int(size.group(1)), int(size.group(2))
+    for side in (width, height):
+        if not step <= side <= args.max_side or side % step:
+            raise BadRequest(f"'size' {width}x{height}: each side must be a multiple of {step} "
+                             f"from {step} to {args.max_side}")
+    guidance = request.get("guidance_scale", 4.5)
+    if isinstance(guidance, bool) or not isinstance(guidance, (int, float)) \
+            or not math.isfinite(guidance) or not 0 <= guidance <= 100:
+        raise BadRequest("'guidance_scale' must be a number from 0 to 100")
+    seed = request.get("seed")
+    return dict(prompt=prompt, negative_prompt=negative, width=width, height=height,
+                n=check_int(request, "n", 1, 1, args.max_n),
+                steps=check_int(request, "num_inference_steps", 20, 1, args.max_steps),
+                guidance_scale=float(guidance),
+                seed=secrets.randbelow(1 << 63) if seed is None
+                else check_int(request, "seed", 0, 0, (1 << 63) - 1))
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: every answer carries its Content-Length
+    server_version = f"{ENGINE}/{ENGINE_VERSION}"
+    engine = None  # set by main()
+
+    def log_message(self, format, *args):  # noqa: A002  (BaseHTTPRequestHandler's name)
+        log(f"{self.address_string()} {format % args}")
+
+    def send_json(self, status, value):
+        body = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def send_error_json(self, status, message, kind="invalid_request_error"):
+        self.send_json(status, {"error": {"message": message, "type": kind, "code": status}})
+
+    def do_GET(self):  # noqa: N802  (BaseHTTPRequestHandler's name)
+        engine = self.engine
+        if self.path == "/health":
+            if engine.args.never_ready or engine.pipeline is None:
+                self.send_json(503, {"status": "loading"})
+            else:
+                self.send_json(200, {"status": "ok"})
+        elif self.path == "/v1/models":
+            self.send_json(200, {"object": "list", "data": [
+                {"id": engine.model_name, "object": "model", "owned_by": "ditbench"}]})
+        elif self.path == "/version":
+            self.send_json(200, {"engine": ENGINE, "version": ENGINE_VERSION,
+                                 "diffusers": package_version("diffusers"),
+                                 "transformers": package_version("transformers"),
+                                 "torch": package_version("torch"),
+                                 "python": sys.version.split()[0]})
+        else:
+            self.send_error_json(404, f"no such path: {self.path}")
+
+    def read_body(self):
+        """The request's body, or None once an error has been answered."""
+        length = self.headers.get("Content-Length")
+        if length is None or not length.isdigit():
+            self.close_connection = True
+            self.send_error_json(411, "a Content-Length is required")
+            return None
+        if int(length) > self.engine.args.max_request_bytes:
+            self.close_connection = True  # the body is left unread
+            self.send_error_json(413, f"the body is {length} bytes; at most "
+                                      f"{self.engine.args.max_request_bytes} are accepted")
+            return None
+        return self.rfile.read(int(length))
+
+    def do_POST(self):  # noqa: N802  (BaseHTTPRequestHandler's name)
+        if self.path != "/v1/images/generations":
+            self.close_connection = True
+            self.send_error_json(404, f"no such path: {self.path}")
+            return
+        body = self.read_body()
+        if body is None:
+            return
+        engine = self.engine
+        if engine.pipeline is None:
+            self.send_error_json(503, "the model is still loading", "server_error")
+            return
+        try:
+            request = check_request(body, engine)
+        except BadRequest as error:
+            self.send_error_json(400, str(error))
+            return
+        self.answer_generation(request, engine.next_request())
+
+    def answer_generation(self, request, number):
+        args = self.engine.args
+        if args.die_after and number > args.die_after:
+            log(f"image request {number}: exiting without an answer (--die-after "
+                f"{args.die_after})")
+            os._exit(3)
+        if args.delay_s:
+            time.sleep(args.delay_s)
+        if args.fail_every and number % args.fail_every == 0:
+            self.send_error_json(500, f"injected failure of image request {number} "
+                                      f"(--fail-every {args.fail_every})", "server_error")
+        elif args.huge_body or args.endless_body:
+            self.stream_body(declared=args.huge_body)
+        elif args.malformed:
+            self.send_raw(200, b"<html>this is not JSON {\"data\": [")
+        else:
+            started = time.monotonic()
+            images = self.engine.generate(request)
+            log(f"image request {number}: {len(images)} image(s) of {request['width']}x"
+                f"{request['height']} in {request['steps']} steps, "
+                f"{time.monotonic() - started:.3f} s")
+            self.send_json(200, {"created": int(time.time()), "data": [
+                {"b64_json": base64.b64encode(png).decode("ascii")} for png in images]})
+
+    def send_raw(self, status, body):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def stream_body(self, declared):
+        """A body of zeros: 1 GiB declared, or no length and at most 16 GiB."""
+        limit = (1 << 30) if declared else (16 << 30)
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if declared:
+            self.send_header("Content-Length", str(limit))
+        else:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        sent = 0
+        try:
+            while sent < limit:
+                self.wfile.write(STREAM_CHUNK)
+                sent += len(STREAM_CHUNK)
+        except OSError:
+            log(f"the client hung up after {sent} bytes of the streamed body")
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never a download
+    engine = Engine(args)
+    Handler.engine = engine
+    try:
+        server = ThreadingHTTPServer((HOST, args.port), Handler)
+    except OSError as error:
+        log(f"cannot listen on {HOST}:{args.port}: {error}")
+        return 2
+    server.daemon_threads = True
+    print(f"listening on {HOST}:{server.server_address[1]}", flush=True)
+    threading.Thread(target=engine.load, name="load", daemon=True).start()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
