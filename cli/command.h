@@ -25,6 +25,8 @@ struct Command {
   // there (`ditbench run ... | head`) loses the rest of it and changes nothing else. Every
   // other command's output is its result, checked by RunGuarded.
   bool output_is_progress = false;
+  // Started by ditbench itself, not by users (engine-trial): left out of --help.
+  bool hidden = false;
 };
 
 // Runs a subcommand's action, then flushes `out` (its standard output) and checks every write
@@ -52,6 +54,7 @@ void CheckCommandWord(std::span<const char* const> args);
 void CheckOptionWords(const CLI::App& command, std::span<const char* const> args);
 
 std::function<int()> DefineRunCommand(CLI::App& sub);
+std::function<int()> DefineEngineTrialCommand(CLI::App& sub);
 std::function<int()> DefinePlanCommand(CLI::App& sub);
 std::function<int()> DefineAdviseCommand(CLI::App& sub);
 std::function<int()> DefineQueryCommand(CLI::App& sub);

@@ -53,6 +53,8 @@ const std::vector<Command>& Commands() {
        DefineSelfcheckCommand},
       {"forward", "one transformer forward or VAE decode on diffusers-format weights",
        DefineForwardCommand},
+      {"engine-trial", "the client of one `engine` trial (started by `run`)",
+       DefineEngineTrialCommand, /*output_is_progress=*/false, /*hidden=*/true},
   };
   return commands;
 }

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   std::map<CLI::App*, std::pair<std::function<int()>, const ditbench::Command*>> actions;
   for (const auto& command : ditbench::Commands()) {
     CLI::App* sub = app.add_subcommand(command.name, command.help);
+    if (command.hidden) sub->group("");  // not listed by --help
     actions[sub] = {command.define(*sub), &command};
   }
   // A mistyped command or option is named, with the closest one, before CLI11 sees it.

@@ -84,22 +84,31 @@ std::optional<std::string> PlaceholderValue(const TrialConfig& config, const std
   return Text(canonical[key]);
 }
 
+std::string ExpandTemplate(const std::string& text, const PlaceholderLookup& value_of) {
+  std::string out, problem, missing;
+  const bool ok = Walk(
+      text, &problem, [&](const std::string& piece) { out += piece; },
+      [&](const std::string& name) {
+        auto value = value_of(name);
+        if (!value && missing.empty()) missing = name;
+        out += value.value_or("");
+      });
+  if (!ok) throw std::invalid_argument(fmt::format("argument \"{}\": {}", text, problem));
+  if (!missing.empty())
+    throw std::invalid_argument(
+        fmt::format("argument \"{}\": the trial has no field '{}'", text, missing));
+  return out;
+}
+
 std::vector<std::string> ExpandCommand(const TrialConfig& config) {
   std::vector<std::string> argv;
+  const auto value_of = [&](const std::string& name) { return PlaceholderValue(config, name); };
   for (const std::string& text : config.command) {
-    std::string out, problem, missing;
-    const bool ok = Walk(
-        text, &problem, [&](const std::string& piece) { out += piece; },
-        [&](const std::string& name) {
-          auto value = PlaceholderValue(config, name);
-          if (!value && missing.empty()) missing = name;
-          out += value.value_or("");
-        });
-    if (!ok) throw std::invalid_argument(fmt::format("command argument \"{}\": {}", text, problem));
-    if (!missing.empty())
-      throw std::invalid_argument(
-          fmt::format("command argument \"{}\": the trial has no field '{}'", text, missing));
-    argv.push_back(std::move(out));
+    try {
+      argv.push_back(ExpandTemplate(text, value_of));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("command {}", e.what()));
+    }
   }
   return argv;
 }

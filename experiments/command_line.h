@@ -8,6 +8,7 @@
 // shortest form, booleans as true/false. Pure.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,13 @@ const std::vector<std::string>& BuiltinPlaceholders();
 
 // The text placeholder `name` stands for in `config`; nullopt when the trial has no such field.
 std::optional<std::string> PlaceholderValue(const TrialConfig& config, const std::string& name);
+
+// The value of a placeholder by name; nullopt when there is none.
+using PlaceholderLookup = std::function<std::optional<std::string>(const std::string& name)>;
+
+// `text` with every placeholder replaced by `value_of`'s answer. Throws std::invalid_argument
+// naming the template and the placeholder when one is malformed or has no value.
+std::string ExpandTemplate(const std::string& text, const PlaceholderLookup& value_of);
 
 // config.command with every placeholder replaced. Throws std::invalid_argument naming the
 // template and the placeholder when one is malformed or has no value (the sweep parser checks

@@ -14,6 +14,7 @@
 #include "experiments/arrivals.h"
 #include "experiments/command_line.h"
 #include "experiments/constraint.h"
+#include "experiments/sweep_engine.h"
 #include "experiments/sweep_expand.h"
 #include "experiments/sweep_spec_file.h"
 #include "experiments/trial_settings.h"
@@ -25,7 +26,7 @@ using Json = nlohmann::json;
 
 const std::vector<std::string> kTopLevelKeys = {
     "name",    "description", "workload", "command", "replicates", "on_oom",  "search", "profile",
-    "quality", "defaults",    "matrix",   "zip",     "include",    "exclude", "where"};
+    "quality", "defaults",    "matrix",   "zip",     "include",    "exclude", "where",   "engine"};
 
 // Reads one file's sections, collecting every diagnostic.
 class SpecReader {
@@ -74,6 +75,9 @@ class SpecReader {
             fmt::format("missing required key 'command' for workload '{}' (the program and its "
                         "arguments, e.g. [python3, bench.py, --steps, \"{{steps}}\"])",
                         WorkloadName(spec_.workload)));
+    if (auto problem = ReadEngineSection(spec_.workload, sections, root, converter_,
+                                         &spec_.defaults.engine))
+      Error(problem->mark, "engine", problem->message);
     if (sections.contains("replicates")) ReadReplicates(sections["replicates"]);
     if (sections.contains("on_oom")) {
       const std::string policy = Text(sections["on_oom"], "on_oom");

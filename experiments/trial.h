@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/engine_spec.h"
 #include "experiments/quality_gate.h"
 #include "experiments/repeats.h"
 #include "experiments/serve_load.h"
@@ -138,6 +139,9 @@ struct TrialConfig : ParallelDegrees {
   // A workload launched as a program: custom axes, any name a sweep gives them, to scalar
   // values (numbers, strings, booleans). Part of the identity; empty otherwise.
   std::map<std::string, nlohmann::json> custom;
+  // The `engine` workload: the server it starts (or attaches to) and the request it sends
+  // (experiments/engine_spec.h). Part of the identity; empty otherwise.
+  EngineSpec engine;
   std::string model = "pixart-alpha";          // a preset name (model_zoo/shapes/model_config.h)
   std::map<std::string, int> model_overrides;  // preset dimensions replaced, e.g. depth
   // Folders in diffusers' format (config.json + *.safetensors) holding the transformer's and the

@@ -302,8 +302,27 @@ void AddWorkloadFields(std::vector<TrialField>& t) {
       },
       {}, [](const TrialConfig& c) { return !c.custom.empty(); },
       [](const TrialConfig& c) { return Json(c.custom).dump(); }));
+  t.push_back(StructuredField(
+      "engine", FieldRole::kPlain, Json::object(),
+      [](TrialConfig& c, const Json& v, std::string* expected) {
+        std::string problem;
+        if (EngineSpecFromJson(v, &c.engine, &problem)) return true;
+        *expected = "an engine mapping: " + problem;
+        return false;
+      },
+      [](const TrialConfig& c) -> std::optional<Json> {
+        if (c.engine.empty()) return std::nullopt;
+        return EngineSpecJson(c.engine);
+      },
+      [](TrialConfig& c) { c.engine = EngineSpec{}; },
+      [](const TrialConfig& c) { return !c.engine.empty(); },
+      [](const TrialConfig& c) {
+        return c.engine.url.empty() ? fmt::format("{}", fmt::join(c.engine.start, " "))
+                                    : c.engine.url;
+      }));
   for (TrialField& field : t)
-    if (field.key == "workload" || field.key == "command" || field.key == "custom")
+    if (field.key == "workload" || field.key == "command" || field.key == "custom" ||
+        field.key == "engine")
       field.setting.clear();
 }
 

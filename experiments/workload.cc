@@ -8,7 +8,7 @@ namespace ditbench {
 namespace {
 
 // The one list of workloads. Names are stored in trial keys and databases: never rename one.
-constexpr std::array<WorkloadTraits, 2> kWorkloads{{
+constexpr std::array<WorkloadTraits, 3> kWorkloads{{
     {.workload = Workload::kDit,
      .name = "dit",
      .summary = "the built-in DiT worker",
@@ -19,6 +19,12 @@ constexpr std::array<WorkloadTraits, 2> kWorkloads{{
      .name = "command",
      .summary = "your own program, see 'command'",
      .launch = WorkloadLaunch::kProgram,
+     .builtin_model = false,
+     .log_tail_in_errors = true},
+    {.workload = Workload::kEngine,
+     .name = "engine",
+     .summary = "an inference server over HTTP, see 'engine'",
+     .launch = WorkloadLaunch::kEngine,
      .builtin_model = false,
      .log_tail_in_errors = true},
 }};
@@ -39,6 +45,10 @@ const WorkloadTraits& TraitsOf(Workload workload) {
   for (const WorkloadTraits& traits : kWorkloads)
     if (traits.workload == workload) return traits;
   return kWorkloads.front();  // unreachable: every enum value has a row (workload_test)
+}
+
+int LaunchedRanks(Workload workload, int world_size) {
+  return TraitsOf(workload).launch == WorkloadLaunch::kEngine ? 1 : world_size;
 }
 
 std::string_view WorkloadName(Workload workload) { return TraitsOf(workload).name; }

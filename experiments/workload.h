@@ -16,6 +16,7 @@ namespace ditbench {
 enum class Workload {
   kDit,      // ditbench-worker runs a model of model_zoo
   kCommand,  // the sweep's own program, started once per rank
+  kEngine,   // an inference server driven over HTTP (experiments/engine_spec.h)
 };
 
 // How the coordinator starts a trial's ranks (runner/scheduler_adoption.cc, TrialRequest).
@@ -23,6 +24,8 @@ enum class WorkloadLaunch {
   kWorker,   // ditbench-worker (or --worker) with `--trial RUN_DIR/trial.json`
   kProgram,  // the sweep's `command` (argument templates, experiments/command_line.h), in the
              // sweep's folder: the sweep must give a `command`, and may give custom axes
+  kEngine,   // one client process whatever the degrees (`ditbench engine-trial --trial
+             // RUN_DIR/trial.json`), which starts the sweep's `engine` server with them
 };
 
 // What ditbench knows about a workload. One row per workload; every field is a decision that
@@ -44,6 +47,11 @@ struct WorkloadTraits {
   // program's own last words), not only its last line.
   bool log_tail_in_errors;
 };
+
+// The processes the launcher starts for a trial of `workload` with `world_size` ranks: one for
+// an engine trial (its client; the degrees go to the server), else one per rank. Each writes
+// its rank file, and ingest reads this many.
+int LaunchedRanks(Workload workload, int world_size);
 
 // The row of `workload`.
 const WorkloadTraits& TraitsOf(Workload workload);

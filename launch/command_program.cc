@@ -95,6 +95,12 @@ std::filesystem::path HelperPythonFolder() {
   return folder;
 }
 
+std::filesystem::path EngineClientProgram() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path("ditbench") : self;
+}
+
 void SetCommand(const SweepSpec& spec, const TrialConfig& config, LaunchRequest& request) {
   std::vector<std::string> argv = ExpandCommand(config);
   request.working_dir = CommandFolder(spec);

@@ -44,6 +44,9 @@ std::optional<std::string> CommandProgramProblem(const SweepSpec& spec);
 // there is none (a test binary, a moved program).
 std::filesystem::path HelperPythonFolder();
 
+// The program an `engine` trial's client runs: this ditbench program (`ditbench engine-trial`).
+std::filesystem::path EngineClientProgram();
+
 // Sets the program, arguments (placeholders replaced by the trial's values), working folder
 // and the ranks' PYTHONPATH (HelperPythonFolder) of `request` for trial `config` of `spec`.
 // REQUIRES: config's workload is launched as a program (WorkloadLaunch::kProgram), from a

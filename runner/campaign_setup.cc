@@ -83,6 +83,9 @@ std::optional<SweepSetup> PrepareSweep(const RunOptions& options, const SweepEff
       err << "ditbench run: error: command prefix not found at " << setup.worker.string() << "\n";
       return std::nullopt;
     }
+  } else if (TraitsOf(spec.workload).launch == WorkloadLaunch::kEngine) {
+    // `ditbench engine-trial` (runner/engine_trial.h): this program, or --worker's.
+    setup.worker = options.worker.empty() ? EngineClientProgram() : options.worker;
   } else if (!options.dry_run && !std::filesystem::exists(worker)) {
     err << "ditbench run: error: worker not found at " << worker.string()
         << " (build ditbench-worker or pass --worker)\n";

@@ -194,7 +194,8 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
   record.run_dir = run_dir.string();
 
   // Whatever rank files exist are read first: they carry the workers' own words.
-  RankFiles files = ReadRankFiles(run_dir, config.world_size(), cancelled);
+  RankFiles files =
+      ReadRankFiles(run_dir, LaunchedRanks(config.workload, config.world_size()), cancelled);
   const std::vector<RankResult>& ranks = files.ranks;
   for (const auto& r : ranks) {
     if (record.device.empty()) record.device = r.device;

@@ -14,7 +14,7 @@
 namespace ditbench {
 
 // What the launcher needs to run `t` in `run_dir` (devices are added by the caller): the
-// worker, or for a `command` workload the sweep's program.
+// worker, for a `command` workload the sweep's program, for an `engine` workload the client.
 LaunchRequest TrialRequest(const SweepSpec& spec, const PlannedTrial& t,
                            const std::filesystem::path& run_dir,
                            const std::filesystem::path& worker) {
@@ -28,11 +28,16 @@ LaunchRequest TrialRequest(const SweepSpec& spec, const PlannedTrial& t,
       request.args.insert(request.args.begin(), request.worker.string());
       request.worker = worker;
     }
+  } else if (TraitsOf(t.config.workload).launch == WorkloadLaunch::kEngine) {
+    // One client process, ditbench itself, in the sweep's folder (relative server paths).
+    request.worker = worker;
+    request.args = {"engine-trial", "--trial", (request.run_dir / "trial.json").string()};
+    request.working_dir = CommandFolder(spec);
   } else {
     request.worker = worker;
     request.args = {"--trial", (run_dir / "trial.json").string()};
   }
-  request.world_size = t.config.world_size();
+  request.world_size = LaunchedRanks(t.config.workload, t.config.world_size());
   request.timeout_s = t.config.timeout_s;
   return request;
 }

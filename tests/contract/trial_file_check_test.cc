@@ -75,7 +75,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadField{"ScopeUnknown", "/config/scope", "all", "'config.scope': expected one of forward, denoise, pipeline, got \"all\""},
         BadField{"SeedString", "/config/seed", "zero", "'config.seed': expected an integer, got \"zero\""},
         BadField{"ProfileBlocksNumber", "/config/profile_blocks", 1, "'config.profile_blocks': expected true or false, got 1"},
-        BadField{"WorkloadShell", "/config/workload", "shell", "'config.workload': expected 'dit' or 'command', got \"shell\""},
+        BadField{"WorkloadShell", "/config/workload", "shell", "'config.workload': expected 'dit', 'command' or 'engine', got \"shell\""},
         BadField{"CommandString", "/config/command", "python3 b.py", "'config.command': expected a list of strings, got \"python3 b.py\""},
         BadField{"CustomReservedName", "/config/custom", {{"world_size", 2}}, "'config.custom.world_size': expected a custom axis name with a scalar value, got 2"},
         BadField{"CustomList", "/config/custom", {{"opt", {1, 2}}}, "'config.custom.opt': expected a custom axis name with a scalar value, got [1,2]"},

@@ -476,7 +476,7 @@ TEST(TrialTest, AConfigurationWithAnUnknownWorkloadIsRefused) {
     TrialConfigFromJson(config);
     FAIL() << "an unknown workload was accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "key 'workload': expected 'dit' or 'command', got \"shell\"");
+    EXPECT_STREQ(e.what(), "key 'workload': expected 'dit', 'command' or 'engine', got \"shell\"");
   }
   config["workload"] = 7;
   EXPECT_THROW(TrialConfigFromJson(config), std::invalid_argument);

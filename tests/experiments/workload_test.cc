@@ -26,6 +26,7 @@ TEST(WorkloadTest, EveryWorkloadHasItsOwnRowAndItsNameReadsBack) {
 TEST(WorkloadTest, StoredNamesAreFrozen) {
   EXPECT_EQ(WorkloadName(Workload::kDit), "dit");
   EXPECT_EQ(WorkloadName(Workload::kCommand), "command");
+  EXPECT_EQ(WorkloadName(Workload::kEngine), "engine");
 }
 
 TEST(WorkloadTest, AnUnknownNameParsesToNothing) {
@@ -36,9 +37,10 @@ TEST(WorkloadTest, AnUnknownNameParsesToNothing) {
 }
 
 TEST(WorkloadTest, DiagnosticsListEveryName) {
-  EXPECT_EQ(WorkloadNameList(), "'dit' or 'command'");
+  EXPECT_EQ(WorkloadNameList(), "'dit', 'command' or 'engine'");
   EXPECT_EQ(WorkloadChoices(),
-            "'dit' (the built-in DiT worker) or 'command' (your own program, see 'command')");
+            "'dit' (the built-in DiT worker), 'command' (your own program, see 'command') or "
+            "'engine' (an inference server over HTTP, see 'engine')");
 }
 
 TEST(WorkloadTest, TheBuiltInWorkerRunsItsOwnModel) {

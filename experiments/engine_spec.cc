@@ -1,0 +1,128 @@
+#include "experiments/engine_spec.h"
+
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace ditbench {
+namespace {
+
+using Json = nlohmann::json;
+
+bool StringList(const Json& value, bool allow_empty, std::vector<std::string>* out) {
+  if (!value.is_array() || (!allow_empty && value.empty())) return false;
+  std::vector<std::string> list;
+  for (const Json& item : value) {
+    if (!item.is_string() || item.get_ref<const std::string&>().empty()) return false;
+    list.push_back(item.get<std::string>());
+  }
+  *out = std::move(list);
+  return true;
+}
+
+bool ReadRequest(const Json& value, EngineSpec* spec, std::string* problem) {
+  if (!value.is_object()) {
+    *problem = "'request': expected a mapping of the engine's request fields";
+    return false;
+  }
+  for (const auto& [name, field] : value.items())
+    if (name.empty() || !field.is_primitive() || field.is_null()) {
+      *problem = fmt::format("'request.{}': expected a string, number or true/false", name);
+      return false;
+    }
+  spec->request = value;
+  return true;
+}
+
+bool ReadNumbers(const Json& value, EngineSpec* spec, std::string* problem) {
+  for (const char* key : {"start_timeout", "start_timeout_s"})
+    if (value.contains(key)) {
+      const Json& s = value.at(key);
+      if (!s.is_number() || !(s.get<double>() > 0) || s.get<double>() > kMaxEngineStartTimeoutS) {
+        *problem = fmt::format("'{}': expected seconds above 0, at most {:.0f}", key,
+                               kMaxEngineStartTimeoutS);
+        return false;
+      }
+      spec->start_timeout_s = s.get<double>();
+    }
+  if (value.contains("warmup_requests")) {
+    const Json& n = value.at("warmup_requests");
+    if (!n.is_number_integer() || n.get<std::int64_t>() < 0 ||
+        n.get<std::int64_t>() > kMaxEngineWarmupRequests) {
+      *problem = fmt::format("'warmup_requests': expected an integer from 0 to {}",
+                             kMaxEngineWarmupRequests);
+      return false;
+    }
+    spec->warmup_requests = n.get<int>();
+  }
+  return true;
+}
+
+}  // namespace
+
+Json EngineSpecJson(const EngineSpec& spec) {
+  Json out = {{"api", spec.api},
+              {"ready", spec.ready},
+              {"request", spec.request},
+              {"start_timeout_s", spec.start_timeout_s},
+              {"warmup_requests", spec.warmup_requests}};
+  if (!spec.start.empty()) out["start"] = spec.start;
+  if (!spec.url.empty()) out["url"] = spec.url;
+  return out;
+}
+
+bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* problem) {
+  static const std::set<std::string> kKeys = {"start",         "url",
+                                              "ready",         "api",
+                                              "request",       "start_timeout",
+                                              "start_timeout_s", "warmup_requests"};
+  if (!value.is_object()) {
+    *problem = "expected a mapping {start: [argv] or url: URL, ready, api, request, ...}";
+    return false;
+  }
+  for (const auto& [key, item] : value.items())
+    if (!kKeys.contains(key)) {
+      *problem = fmt::format("unknown key '{}'; expected start, url, ready, api, request, "
+                             "start_timeout or warmup_requests",
+                             key);
+      return false;
+    }
+  EngineSpec out;
+  if (value.contains("start") && !StringList(value.at("start"), false, &out.start)) {
+    *problem = "'start': expected a non-empty list of non-empty strings (the server's argv)";
+    return false;
+  }
+  if (value.contains("url")) {
+    const Json& url = value.at("url");
+    if (!url.is_string() || url.get_ref<const std::string&>().empty()) {
+      *problem = "'url': expected the server's address, e.g. http://127.0.0.1:8000";
+      return false;
+    }
+    out.url = url.get<std::string>();
+  }
+  if (out.start.empty() == out.url.empty()) {
+    *problem = "give exactly one of 'start' (a server to start per trial) and 'url' (one to "
+               "attach to)";
+    return false;
+  }
+  if (value.contains("ready") && !StringList(value.at("ready"), true, &out.ready)) {
+    *problem = "'ready': expected a list of paths, e.g. [/health]";
+    return false;
+  }
+  for (const std::string& path : out.ready)
+    if (path.front() != '/') {
+      *problem = fmt::format("'ready': '{}' is not a path starting with '/'", path);
+      return false;
+    }
+  if (value.contains("api") && value.at("api") != "images") {
+    *problem = "'api': expected 'images' (the video API is not driven yet)";
+    return false;
+  }
+  if (value.contains("request") && !ReadRequest(value.at("request"), &out, problem)) return false;
+  if (!ReadNumbers(value, &out, problem)) return false;
+  *spec = std::move(out);
+  return true;
+}
+
+}  // namespace ditbench

@@ -1,0 +1,45 @@
+// The `engine` workload's server and requests (docs/engines.md): a sweep's `engine:` mapping,
+// held by every trial of such a sweep (TrialConfig::engine, part of its key) and carried to the
+// engine trial's client in trial.json. Torch-free and pure: the sweep parser fills it, the
+// engine trial (runner/engine_trial.h) reads it; experiments/engine_request.h expands its
+// templates for one trial.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ditbench {
+
+struct EngineSpec {
+  // The server's program and arguments, each a template as `command`'s (experiments/
+  // command_line.h) with {port}, {world_size} and {gpus} besides the trial's fields; started
+  // once per trial. Empty when the trial attaches to `url`.
+  std::vector<std::string> start;
+  // A server the user runs ("http://127.0.0.1:8000"): attached to, never started or stopped.
+  std::string url;
+  // Paths polled until every one answers 2xx (engine/http_client.h, WaitReady).
+  std::vector<std::string> ready{"/health"};
+  std::string api = "images";  // the OpenAI-style API driven: only "images" so far
+  // The request body: engine field -> a template string ("{steps}", "{size}", "a red fox") or a
+  // scalar taken verbatim. A template that is one placeholder keeps the field's type (a number
+  // stays a number); {size} is "WxH" of the trial's resolution.
+  nlohmann::json request = nlohmann::json::object();
+  double start_timeout_s = 300;  // start to ready, at most
+  int warmup_requests = 1;       // untimed requests before the timed ones
+  bool empty() const { return start.empty() && url.empty(); }
+  bool operator==(const EngineSpec&) const = default;
+};
+
+inline constexpr int kMaxEngineWarmupRequests = 1000;
+inline constexpr double kMaxEngineStartTimeoutS = 86'400;
+
+// The canonical form (trial.json, the key, config_json): every member, keys sorted.
+nlohmann::json EngineSpecJson(const EngineSpec& spec);
+// Reads the canonical form or a sweep's mapping converted to JSON (`start_timeout` in seconds
+// there). False with what was expected in `*problem` on a value out of its range, an unknown
+// key, or neither or both of start and url.
+bool EngineSpecFromJson(const nlohmann::json& value, EngineSpec* spec, std::string* problem);
+
+}  // namespace ditbench

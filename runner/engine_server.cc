@@ -1,0 +1,98 @@
+#include "runner/engine_server.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "launch/command_program.h"
+
+namespace ditbench {
+namespace {
+
+std::string DescribeStatus(int status) {
+  if (WIFSIGNALED(status)) return fmt::format("the server was killed by signal {}", WTERMSIG(status));
+  return fmt::format("the server exited with status {}", WEXITSTATUS(status));
+}
+
+}  // namespace
+
+EngineServer::EngineServer(const std::vector<std::string>& argv,
+                           const std::filesystem::path& folder, const std::filesystem::path& log) {
+  if (argv.empty()) throw std::runtime_error("the engine's start command is empty");
+  const std::filesystem::path program = ResolveProgram(argv[0], folder, ProcessPath());
+  if (program.empty())
+    throw std::runtime_error(ProgramProblem(argv[0], folder, ProcessPath())
+                                 .value_or("the engine's program cannot be found"));
+  // Everything the child needs is made before fork: after it, only async-signal-safe calls.
+  std::vector<std::string> args = argv;
+  args[0] = program.string();
+  std::vector<char*> cargs;
+  for (std::string& arg : args) cargs.push_back(arg.data());
+  cargs.push_back(nullptr);
+  const std::string dir = folder.string(), log_path = log.string();
+  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd < 0)
+    throw std::runtime_error(fmt::format("cannot open {}: {}", log_path, std::strerror(errno)));
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, 0);
+    ::dup2(log_fd, 1);
+    ::dup2(log_fd, 2);
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+    ::execv(cargs[0], cargs.data());
+    ::_exit(127);
+  }
+  const int fork_errno = errno;
+  ::close(log_fd);
+  if (pid < 0)
+    throw std::runtime_error(fmt::format("cannot start the server: {}", std::strerror(fork_errno)));
+  ::setpgid(pid, pid);  // also here, so that the group exists before any signal is sent to it
+  pid_ = pid;
+}
+
+EngineServer::~EngineServer() { Stop(); }
+
+std::optional<std::string> EngineServer::ExitReason() {
+  if (!reaped_) {
+    if (pid_ <= 0) return std::nullopt;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) return std::nullopt;
+    reaped_ = true;
+    status_ = status;
+  }
+  return DescribeStatus(status_);
+}
+
+bool EngineServer::Stop(std::chrono::milliseconds grace) noexcept {
+  if (pid_ <= 0) return true;
+  ::kill(-pid_, SIGTERM);
+  const auto step = std::chrono::milliseconds(50);
+  bool exited = reaped_;
+  for (auto waited = std::chrono::milliseconds(0); !exited && waited < grace; waited += step) {
+    if (ExitReason()) exited = true;
+    else std::this_thread::sleep_for(step);
+  }
+  // The whole group, leader gone or not: a worker the server forked may outlive it.
+  ::kill(-pid_, SIGKILL);
+  if (!reaped_) {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    reaped_ = true;
+    status_ = status;
+  }
+  pid_ = -1;
+  return exited;
+}
+
+}  // namespace ditbench

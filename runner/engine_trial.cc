@@ -1,0 +1,198 @@
+#include "runner/engine_trial.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "base/atomic_file.h"
+#include "contract/worker_contract.h"
+#include "engine/http_client.h"
+#include "engine/image_response.h"
+#include "experiments/engine_request.h"
+#include "launch/local_launcher.h"
+#include "metrics/measurement.h"
+#include "runner/engine_server.h"
+#include "runner/ingest.h"
+
+namespace ditbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kServerLog = "server.log";
+constexpr const char* kRequestFile = "request.json";
+
+// The host's monotonic clock, read at each mark: a request's latency is what its client waited.
+class SteadyIterationClock final : public IterationClock {
+ public:
+  void Mark(int slot) override { marks_.at(static_cast<std::size_t>(slot)) = Clock::now(); }
+  void Synchronize() override {}
+  double ElapsedMs(int from, int to) override {
+    return std::chrono::duration<double, std::milli>(marks_.at(static_cast<std::size_t>(to)) -
+                                                     marks_.at(static_cast<std::size_t>(from)))
+        .count();
+  }
+
+ private:
+  std::array<Clock::time_point, kMaxMarks> marks_{};
+};
+
+// What one trial's requests share.
+struct EngineSession {
+  EngineSession(const TrialFile& t, std::filesystem::path dir, HttpLimits limits)
+      : trial(t), run_dir(std::move(dir)), client(std::move(limits)) {}
+  const TrialFile& trial;
+  std::filesystem::path run_dir;
+  std::string base_url;  // "http://127.0.0.1:PORT", no trailing '/'
+  HttpClient client;
+  std::string body;  // the request, as sent
+  int requests_sent = 0;
+  int warmup_requests = 0;
+  GeneratedImage last_image;
+};
+
+std::string TrimmedUrl(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+HttpLimits TrialLimits(const TrialConfig& config) {
+  HttpLimits limits;
+  const double seconds = std::clamp(config.timeout_s, 1.0, 3600.0);
+  limits.total_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+  return limits;
+}
+
+// Waits for every ready path (or the server's end); ready_s is stored in `result`. Throws
+// naming start_timeout and the last failure.
+void WaitForServer(EngineSession& s, EngineServer* server, RankResult& result) {
+  const EngineSpec& engine = s.trial.config.engine;
+  std::vector<std::string> urls;
+  for (const std::string& path : engine.ready) urls.push_back(s.base_url + path);
+  ReadyOptions options;
+  options.timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(engine.start_timeout_s * 1000));
+  if (server)
+    options.stop = [server] { return server->ExitReason().value_or(""); };
+  const ReadyResult ready = WaitReady(s.client, urls, options);
+  if (!ready.ready) {
+    const bool exited = server && server->ExitReason();
+    throw std::runtime_error(fmt::format(
+        "trial {}: the server at {} {} ({} polls): {}", s.trial.trial_key, s.base_url,
+        exited ? "ended before it was ready"
+               : fmt::format("was not ready within start_timeout {:g} s", engine.start_timeout_s),
+        ready.polls, ready.last_failure));
+  }
+  result.metrics["ready_s"] = ready.seconds;
+}
+
+// One request; the image kept. Throws a line naming the trial and the request.
+void SendRequest(EngineSession& s) {
+  const int number = ++s.requests_sent;
+  const std::string which =
+      number <= s.warmup_requests
+          ? fmt::format("warm-up request {}", number)
+          : fmt::format("request {} (timed {})", number, number - s.warmup_requests);
+  const std::string url = s.base_url + "/v1/images/generations";
+  const HttpResponse response = s.client.PostJson(url, s.body);
+  if (!response.ok())
+    throw std::runtime_error(fmt::format("trial {}: {}: {}", s.trial.trial_key, which,
+                                         DescribeFailure(response, "POST", url)));
+  ImageResponse images = ParseImageResponse(response.body, url);
+  if (!images.error.empty())
+    throw std::runtime_error(
+        fmt::format("trial {}: {}: {}", s.trial.trial_key, which, images.error));
+  s.last_image = std::move(images.images.back());
+}
+
+void SaveImage(const EngineSession& s) {
+  const char* name = s.last_image.format == ImageFormat::kPng ? "output.png" : "output.bin";
+  WriteFileAtomically(s.run_dir / name, s.last_image.bytes);
+}
+
+// Warm-up and timed requests (the trial's repeats); samples and first_request_ms in `result`.
+void TimeRequests(EngineSession& s, RankResult& result) {
+  const TrialConfig& config = s.trial.config;
+  s.warmup_requests = config.engine.warmup_requests;
+  MeasureOptions options;
+  options.warmup = s.warmup_requests;
+  options.repeats = config.repeats;
+  SingleRankGroup group;
+  SteadyIterationClock clock;
+  const Measurement m = Measure(options, group, clock, [&s](Stages&) { SendRequest(s); });
+  result.samples = m.samples;
+  result.stop_reason = m.stop_reason;
+  const auto first = std::find_if(m.samples.begin(), m.samples.end(),
+                                  [](const Sample& x) { return x.stage == kIterationStage; });
+  if (first != m.samples.end()) result.metrics["first_request_ms"] = first->ms;
+  SaveImage(s);
+}
+
+// The whole trial, the server stopped before it returns or throws.
+void RunTrial(const TrialFile& trial, const std::filesystem::path& run_dir, RankResult& result) {
+  const TrialConfig& config = trial.config;
+  EngineSession s(trial, run_dir, TrialLimits(config));
+  s.body = EngineRequestBody(config).dump();
+  WriteFileAtomically(run_dir / kRequestFile, s.body);
+  std::unique_ptr<EngineServer> server;
+  if (config.engine.url.empty()) {
+    EngineStartValues values;
+    values.port = FindFreePort();
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) values.gpus = visible;
+    const std::vector<std::string> argv = ExpandEngineStart(config, values);
+    result.environment["engine_command"] = argv;
+    s.base_url = fmt::format("http://127.0.0.1:{}", values.port);
+    server = std::make_unique<EngineServer>(argv, std::filesystem::current_path(),
+                                            run_dir / kServerLog);
+    // Its process group's id too: what a check that no server outlived the trial looks for.
+    result.environment["engine_server_pid"] = server->pid();
+  } else {
+    s.base_url = TrimmedUrl(config.engine.url);
+    result.environment["engine_url"] = s.base_url;
+  }
+  try {
+    WaitForServer(s, server.get(), result);
+    TimeRequests(s, result);
+  } catch (const std::exception& e) {
+    if (!server) throw;
+    server->Stop();
+    throw std::runtime_error(fmt::format("{}; server log tail: {}", e.what(),
+                                         LogTail(run_dir / kServerLog)));
+  }
+  if (server) server->Stop();
+}
+
+}  // namespace
+
+int RunEngineTrial(const std::filesystem::path& trial_file, std::ostream& err) {
+  const std::filesystem::path run_dir = std::filesystem::absolute(trial_file).parent_path();
+  RankResult result;
+  result.backend = "none";
+  int code = kWorkerOk;
+  try {
+    const TrialFile trial = ReadTrialFile(trial_file);
+    result.device = trial.device;
+    try {
+      RunTrial(trial, run_dir, result);
+    } catch (const std::exception& e) {
+      result.status = "failed";
+      result.error = e.what();
+      code = kWorkerFailed;
+    }
+  } catch (const std::exception& e) {
+    result.status = "invalid";
+    result.error = e.what();
+    code = kWorkerInvalidConfig;
+  }
+  if (code != kWorkerOk) err << "ditbench engine-trial: " << result.error << "\n";
+  WriteFileAtomically(RankResultPath(run_dir, 0), ToJson(result).dump(1));
+  return code;
+}
+
+}  // namespace ditbench

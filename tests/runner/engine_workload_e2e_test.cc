@@ -1,0 +1,187 @@
+// The `engine` workload end to end with real processes: the real coordinator (RunSweep with the
+// real LocalLauncher) starts `ditbench engine-trial` per trial, which starts the reference
+// engine (python/ditbench_engine_server.py, a real diffusers pipeline on CPU) on a free
+// loopback port, drives it over HTTP and stops it. Each case checks what the database, the run
+// folder and the process table say; the failures are real misbehaving servers, never timing.
+#include <signal.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/table_printers.h"
+#include "cli/query.h"
+#include "launch/local_launcher.h"
+#include "metrics/png_image.h"
+#include "runner/sweep_run.h"
+#include "tests/support/engine_server.h"
+#include "tests/support/runner_fakes.h"
+#include "tests/support/temp_dir.h"
+
+namespace ditbench::engine_workload_e2e_test {
+namespace {
+
+using ::testing::HasSubstr;
+
+class EngineWorkloadTest : public ::testing::Test {
+ protected:
+  // A sweep of the reference engine with `flags` added to its command line, `matrix` as the
+  // sweep's matrix and `start_timeout` seconds to be ready; RunSweep's exit code.
+  int RunCampaign(const std::string& flags, const std::string& matrix = "steps: [1, 2]",
+                  int start_timeout = 120) {
+    std::ofstream(dir_ / "sweep.yaml") << fmt::format(
+        "name: engine-e2e\n"
+        "workload: engine\n"
+        "engine:\n"
+        "  start: [\"{}\", \"{}\", --model, \"{}\", --port, \"{{port}}\", --threads, \"1\"{}]\n"
+        "  ready: [/health]\n"
+        "  request: {{prompt: a red fox, size: \"{{size}}\", num_inference_steps: "
+        "\"{{steps}}\", seed: \"{{seed}}\", guidance_scale: 4.5, response_format: b64_json}}\n"
+        "  start_timeout: {}\n"
+        "defaults: {{model: pixart-alpha-tiny, resolution: 64, repeats: {{min: 2, max: 3, "
+        "target_rel_ci: 0.5, max_seconds: 60}}, timeout: 5m}}\n"
+        "matrix: {{{}}}\n",
+        test::EnginePython(), test::EngineScript("ditbench_engine_server.py").string(),
+        test::TinyPipeline().string(), flags, start_timeout, matrix);
+    RunOptions o;
+    o.sweep = dir_ / "sweep.yaml";
+    o.db = dir_ / "results.db";
+    o.gpus = "cpu:1";
+    o.worker = DITBENCH_BIN;  // the engine trial's client: `ditbench engine-trial`
+    o.fresh = true;
+    LocalLauncher launcher(CurrentEnvironment());
+    std::stringstream out, err;
+    const int code = RunSweep(o, SweepEffects{launcher, interrupt_, gpus_}, out, err);
+    log_ = out.str() + err.str();
+    return code;
+  }
+
+  nlohmann::json Sql(const std::string& sql) {
+    QueryOptions options;
+    options.db = dir_ / "results.db";
+    options.sql = sql;
+    options.format = TableFormat::kJson;
+    std::ostringstream out, err;
+    EXPECT_EQ(RunQuery(options, out, err), 0) << err.str();
+    return nlohmann::json::parse(out.str());
+  }
+
+  nlohmann::json Trials() {
+    return Sql("SELECT trial_key, status, error, run_dir FROM trials ORDER BY id");
+  }
+
+  // No process of the server's group is left (its pid is the group's id).
+  static void ExpectServerGone(const std::filesystem::path& run_dir) {
+    std::ifstream in(run_dir / "rank0.json");
+    const nlohmann::json rank = nlohmann::json::parse(in);
+    ASSERT_TRUE(rank["environment"].contains("engine_server_pid")) << rank.dump();
+    const int pid = rank["environment"]["engine_server_pid"].get<int>();
+    ASSERT_GT(pid, 1);
+    errno = 0;
+    EXPECT_EQ(::kill(-pid, 0), -1) << "the server's process group " << pid << " is still alive";
+    EXPECT_EQ(errno, ESRCH);
+  }
+
+  test::TempDir dir_;
+  test::FakeInterrupt interrupt_;
+  test::FakeGpuDiscovery gpus_;
+  std::string log_;
+};
+
+TEST_F(EngineWorkloadTest, TrialsTimeTheEngineStoreItsFiguresAndLeaveNoServer) {
+  EXPECT_EQ(RunCampaign(""), 0) << log_;
+  const nlohmann::json trials = Trials();
+  ASSERT_EQ(trials.size(), 2u) << log_;
+  for (const nlohmann::json& t : trials) {
+    EXPECT_EQ(t["status"], "ok") << t.dump();
+    const std::filesystem::path run_dir = t["run_dir"].get<std::string>();
+    // The body as sent, the image decoded, the server gone.
+    std::ifstream request(run_dir / "request.json");
+    const nlohmann::json body = nlohmann::json::parse(request);
+    EXPECT_EQ(body["size"], "64x64");
+    EXPECT_EQ(body["prompt"], "a red fox");
+    EXPECT_TRUE(body["num_inference_steps"].is_number_integer()) << body.dump();
+    EXPECT_EQ(body["guidance_scale"], 4.5);
+    std::ifstream png(run_dir / "output.png", std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(png)), {});
+    const RgbImage image = DecodePng(bytes);
+    EXPECT_EQ(image.width, 64);
+    EXPECT_EQ(image.height, 64);
+    ExpectServerGone(run_dir);
+  }
+  // Every timed request is a sample; the warm-up one is kept and flagged.
+  const nlohmann::json samples = Sql(
+      "SELECT t.trial_key, SUM(s.warmup = 0) AS timed, SUM(s.warmup = 1) AS warm FROM samples s "
+      "JOIN trials t ON t.id = s.trial_id GROUP BY t.id ORDER BY t.id");
+  ASSERT_EQ(samples.size(), 2u);
+  for (const nlohmann::json& row : samples) {
+    EXPECT_GE(row["timed"].get<int>(), 2) << row.dump();
+    EXPECT_EQ(row["warm"].get<int>(), 1) << row.dump();
+  }
+  const nlohmann::json metrics = Sql(
+      "SELECT name, COUNT(*) AS trials, MIN(value) AS low FROM metric_values "
+      "WHERE name IN ('ready_s', 'first_request_ms') GROUP BY name ORDER BY name");
+  ASSERT_EQ(metrics.size(), 2u) << metrics.dump();
+  for (const nlohmann::json& row : metrics) {
+    EXPECT_EQ(row["trials"], 2) << row.dump();
+    EXPECT_GT(row["low"].get<double>(), 0) << row.dump();
+  }
+  const nlohmann::json latency = Sql("SELECT COUNT(latency_ms) AS n FROM trial_metrics");
+  EXPECT_EQ(latency[0]["n"], 2);
+}
+
+TEST_F(EngineWorkloadTest, TheRequestBodyIsPartOfTheTrialKey) {
+  EXPECT_EQ(RunCampaign("", "resolution: [64]"), 0) << log_;
+  const std::string first = Trials()[0]["trial_key"];
+  EXPECT_EQ(RunCampaign("", "resolution: [64]"), 0) << log_;
+  EXPECT_EQ(Trials()[0]["trial_key"], first);  // same sweep, same key
+  const std::string config = Sql("SELECT config_json FROM trials")[0]["config_json"];
+  EXPECT_THAT(config, HasSubstr("\"num_inference_steps\":\"{steps}\""));
+}
+
+TEST_F(EngineWorkloadTest, NeverReadyFailsAtStartTimeoutWithTheLogTailAndTheSweepGoesOn) {
+  EXPECT_NE(RunCampaign(", --never-ready", "steps: [1, 2]", 2), 0);
+  const nlohmann::json trials = Trials();
+  ASSERT_EQ(trials.size(), 2u) << log_;
+  for (const nlohmann::json& t : trials) {
+    EXPECT_EQ(t["status"], "failed");
+    const std::string error = t["error"];
+    EXPECT_THAT(error, HasSubstr("start_timeout 2 s"));
+    EXPECT_THAT(error, HasSubstr("server log tail"));
+    EXPECT_THAT(error, HasSubstr("listening on 127.0.0.1"));  // the server's own first line
+    ExpectServerGone(t["run_dir"].get<std::string>());
+  }
+}
+
+TEST_F(EngineWorkloadTest, AServerThatDiesFailsTheTrialWithItsLogTail) {
+  EXPECT_NE(RunCampaign(", --die-after, \"1\"", "steps: [1]"), 0);
+  const nlohmann::json trials = Trials();
+  ASSERT_EQ(trials.size(), 1u) << log_;
+  EXPECT_EQ(trials[0]["status"], "failed");
+  const std::string error = trials[0]["error"];
+  EXPECT_THAT(error, HasSubstr("request 2 (timed 1)"));
+  EXPECT_THAT(error, HasSubstr("server log tail"));
+  ExpectServerGone(trials[0]["run_dir"].get<std::string>());
+}
+
+TEST_F(EngineWorkloadTest, AnHttpErrorFailsTheTrialNamingTheStatusAndTheRequest) {
+  EXPECT_NE(RunCampaign(", --fail-every, \"2\"", "steps: [1]"), 0);
+  const nlohmann::json trials = Trials();
+  ASSERT_EQ(trials.size(), 1u) << log_;
+  EXPECT_EQ(trials[0]["status"], "failed");
+  const std::string error = trials[0]["error"];
+  EXPECT_THAT(error, HasSubstr("HTTP 500"));
+  EXPECT_THAT(error, HasSubstr("request 2 (timed 1)"));
+  EXPECT_THAT(error, HasSubstr(trials[0]["trial_key"].get<std::string>()));
+  ExpectServerGone(trials[0]["run_dir"].get<std::string>());
+}
+
+}  // namespace
+}  // namespace ditbench::engine_workload_e2e_test
