@@ -294,10 +294,16 @@ ReadyResult WaitReady(HttpClient& client, const std::vector<std::string>& urls,
     for (const std::string& url : urls) {
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      const HttpResponse response = client.Get(url, std::max(left, std::chrono::milliseconds(1)));
+      const auto given = std::max(left, std::chrono::milliseconds(1));
+      const HttpResponse response = client.Get(url, given);
       if (!response.ok()) {
         all_ready = false;
-        result.last_failure = DescribeFailure(response, "GET", url);
+        // A request cut short by the deadline that got no answer says less than an answer
+        // seen before it (a 503 "loading"), so it does not replace one.
+        const bool clipped = response.status == 0 && given < interval;
+        if (!clipped || result.last_failure.empty()) {
+          result.last_failure = DescribeFailure(response, "GET", url);
+        }
         break;
       }
     }

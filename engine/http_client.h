@@ -115,8 +115,9 @@ struct ReadyOptions {
 
 // Polls every URL of `urls` with `client`, a round at a time, until one round finds all of them
 // answering 2xx (ready) or `options.timeout` has passed (not ready, with the last failure).
-// Each request is given at most the time left. Bounded: at most timeout / poll_interval + 2
-// rounds, whatever the clock does.
+// Each request is given at most the time left; one cut shorter than a poll interval by the
+// deadline that gets no answer does not replace an answer seen before it. Bounded: at most timeout
+// / poll_interval + 2 rounds, whatever the clock does.
 ReadyResult WaitReady(HttpClient& client, const std::vector<std::string>& urls,
                       const ReadyOptions& options);
 

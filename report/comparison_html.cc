@@ -89,9 +89,9 @@ std::string MetricsTable(const Comparison& comparison) {
 
 // The matched trials `shown`, one row each; the intervals drawn on an axis of +-`range`%.
 Table ComparisonTable(const std::vector<const ComparedTrial*>& shown, double range) {
-  Table table({{.name = "verdict"},
+  Table table({{.name = "verdict", .html_class = "verdict"},
                {.name = "change", .hint = ColumnHint::kPercent, .sign = true},
-               {.name = "interval (coverage)", .align = Align::kRight},
+               {.name = "interval (coverage)", .align = Align::kRight, .html_class = "wrap"},
                {.name = fmt::format("interval on \u00b1{:.0f}%", range)},
                {.name = "baseline ms", .hint = ColumnHint::kMs, .decimals = 3},
                {.name = "candidate ms", .hint = ColumnHint::kMs, .decimals = 3},

@@ -222,7 +222,7 @@ TEST_F(CompareCommandTest, HtmlGoesToTheOutputFile) {
   std::ifstream in(options.output);
   const std::string html{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   EXPECT_THAT(html, StartsWith("<!DOCTYPE html>"));
-  EXPECT_THAT(html, HasSubstr("<td class=\"verdict-slower\">slower</td>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"verdict verdict-slower\">slower</td>"));
   EXPECT_THAT(html, Not(HasSubstr("<script")));
   options.output = dir_ / "no such folder" / "compare.html";
   EXPECT_EQ(Run(options), kExitTrialsFailed);

@@ -3,12 +3,8 @@
 // that reads or writes one; a path with no database, like any other mistake of the user's,
 // exits 2. Before issue 51 the same damaged file gave 1 (advise), 2 (query, report, compare,
 // history, campaigns, migrate, run) or 0 (plan, which ignored it).
-#include <sys/wait.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +13,7 @@
 
 #include "base/exit_codes.h"
 #include "storage/results_db.h"
+#include "tests/support/ditbench_program.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench::exit_convention_test {
@@ -41,13 +38,9 @@ class ExitConventionTest : public ::testing::Test {
 
   // `ditbench ARGS` in the test's folder; its exit code, its standard error in `err_`.
   int Ditbench(const std::string& args) {
-    const auto err = dir_.path() / "err.txt";
-    const std::string command = "cd '" + dir_.path().string() + "' && '" + DITBENCH_BIN + "' " +
-                                args + " > out.txt 2> '" + err.string() + "'";
-    const int status = std::system(command.c_str());
-    std::ifstream in(err);
-    err_.assign(std::istreambuf_iterator<char>(in), {});
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    test::ProgramResult result = test::RunDitbench(dir_.path(), args);
+    err_ = std::move(result.err);
+    return result.exit_code;
   }
 
   // Every command that opens a results database, with the arguments it needs besides --db.

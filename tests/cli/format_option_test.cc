@@ -3,13 +3,10 @@
 // runs, in one wording that names the command, the value, the formats it accepts and the
 // closest of them, and exits 2. Before issue 51 the six commands said it three ways
 // ("unknown --format 'x'; valid formats: ...", "--format 'x': expected ...", CLI11's own).
-#include <sys/wait.h>
-
-#include <cstdlib>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -18,6 +15,7 @@
 #include "base/choices.h"
 #include "base/exit_codes.h"
 #include "base/table_printers.h"
+#include "tests/support/ditbench_program.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench::format_option_test {
@@ -39,13 +37,9 @@ class FormatOptionTest : public ::testing::Test {
 
   // `ditbench ARGS` in the test's folder; its exit code, its standard error in `err_`.
   int Ditbench(const std::string& args) {
-    const auto err = dir_.path() / "err.txt";
-    const std::string command = "cd '" + dir_.path().string() + "' && '" + DITBENCH_BIN + "' " +
-                                args + " > out.txt 2> '" + err.string() + "'";
-    const int status = std::system(command.c_str());
-    std::ifstream in(err);
-    err_.assign(std::istreambuf_iterator<char>(in), {});
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    test::ProgramResult result = test::RunDitbench(dir_.path(), args);
+    err_ = std::move(result.err);
+    return result.exit_code;
   }
 
   test::TempDir dir_;

@@ -142,6 +142,11 @@ setTimeout(function () {
     for (var i = 3; i < data.length; i += 4) if (data[i] !== 0) { inked++; return; }
   });
   document.body.setAttribute('data-inked-canvases', String(inked));
+  var widths = [];
+  document.querySelectorAll('table').forEach(function (table) {
+    widths.push(table.scrollWidth + '/' + table.parentElement.clientWidth);
+  });
+  document.body.setAttribute('data-table-widths', widths.join(' '));
 }, 100);
 </script>
 </body>)";
@@ -150,11 +155,13 @@ setTimeout(function () {
   std::ofstream(report, std::ios::trunc) << checked;
 
   const std::string command =
-      chromium + " --headless --no-sandbox --disable-gpu --disable-background-networking "
+      chromium +
+      " --headless --no-sandbox --disable-gpu --disable-background-networking "
       "--disable-component-update --disable-sync --enable-logging=stderr --v=0 "
-      "--user-data-dir=" + (dir / "profile").string() +
-      " --virtual-time-budget=5000 --dump-dom file://" + report.string() + " > " +
-      (dir / "dom.html").string() + " 2> " + (dir / "chromium.log").string();
+      "--window-size=1400,1000 --user-data-dir=" +
+      (dir / "profile").string() + " --virtual-time-budget=5000 --dump-dom file://" +
+      report.string() + " > " + (dir / "dom.html").string() + " 2> " +
+      (dir / "chromium.log").string();
   ASSERT_EQ(std::system(command.c_str()), 0) << ReadFile(dir / "chromium.log");
   const std::string dom = ReadFile(dir / "dom.html");
   const std::string log = ReadFile(dir / "chromium.log");
@@ -165,6 +172,17 @@ setTimeout(function () {
       << "a chart was left blank";
   EXPECT_THAT(log, Not(HasSubstr("Uncaught"))) << log;
   EXPECT_THAT(dom, HasSubstr("Comparison: campaign 1 (baseline) vs 2"));
+  // Every table of the page, the comparison's included, fits a 1400 px window (issue 51).
+  const std::string start = "data-table-widths=\"";
+  const std::size_t at = dom.find(start);
+  ASSERT_NE(at, std::string::npos);
+  std::istringstream widths(
+      dom.substr(at + start.size(), dom.find('"', at + start.size()) - at - start.size()));
+  int tables = 0;
+  for (std::string pair; widths >> pair; ++tables)
+    EXPECT_LE(std::stoi(pair.substr(0, pair.find('/'))), std::stoi(pair.substr(pair.find('/') + 1)))
+        << "table " << tables << " is wider than its box (px): " << pair;
+  EXPECT_GE(tables, 8);
 
   // docs/report-screenshot.png is this page: DITBENCH_SCREENSHOT=PATH writes it (optional; the
   // checks above never depend on it).

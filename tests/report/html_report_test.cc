@@ -605,8 +605,8 @@ TEST_F(HtmlReportTest, BaselineComparisonSortsByEffectAndColoursVerdicts) {
   EXPECT_THAT(html, ContainsRegex("Baseline: #" + std::to_string(a) + " [0-9-]+ [0-9:]+ abc\\. "
                                   "Candidate: #" + std::to_string(b) + " [0-9-]+ [0-9:]+ def\\."));
   EXPECT_THAT(html, HasSubstr("<td>build</td><td>abc</td><td>def</td>"));
-  const std::size_t slower = html.find("<td class=\"verdict-slower\">slower</td>", section);
-  const std::size_t same = html.find("<td class=\"verdict-same\">same</td>", section);
+  const std::size_t slower = html.find("<td class=\"verdict verdict-slower\">slower</td>", section);
+  const std::size_t same = html.find("<td class=\"verdict verdict-same\">same</td>", section);
   ASSERT_NE(slower, std::string::npos);
   ASSERT_NE(same, std::string::npos);
   EXPECT_LT(slower, same);  // most slowed down first
