@@ -313,7 +313,13 @@ class Handler(BaseHTTPRequestHandler):
             self.send_raw(200, b"<html>this is not JSON {\"data\": [")
         else:
             started = time.monotonic()
-            images = self.engine.generate(request)
+            try:
+                images = self.engine.generate(request)
+            except Exception as error:  # noqa: BLE001  (the pipeline's failure is the answer)
+                log(f"image request {number}: the pipeline failed: {error!r}")
+                self.send_error_json(500, f"the pipeline failed: {type(error).__name__}: "
+                                          f"{error}", "server_error")
+                return
             log(f"image request {number}: {len(images)} image(s) of {request['width']}x"
                 f"{request['height']} in {request['steps']} steps, "
                 f"{time.monotonic() - started:.3f} s")
