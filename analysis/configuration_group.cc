@@ -23,8 +23,9 @@ namespace {
 // (DegreesLabel: the degrees and custom axes); a command's program is the group's workload.
 const std::set<std::string>& NamedElsewhere() {
   static const std::set<std::string> fields = [] {
-    std::set<std::string> named = {"batch", "command", "custom", "model", "precision", "resolution",
-                                   "scope", "seed",    "serve",  "steps", "workload",  "frames"};
+    std::set<std::string> named = {"batch",     "command",    "custom", "engine", "model",
+                                   "precision", "resolution", "scope",  "seed",   "serve",
+                                   "steps",     "workload",   "frames"};
     for (const DegreeInfo& d : kDegreeTable) named.emplace(d.name);
     return named;
   }();

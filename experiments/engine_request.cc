@@ -38,8 +38,7 @@ std::optional<std::string> TemplateProblem(const std::string& where, const std::
                                            const std::vector<std::string>& extra) {
   std::vector<std::string> names;
   std::string problem;
-  if (!ParseCommandTemplate(text, &names, &problem))
-    return fmt::format("'{}': {}", where, problem);
+  if (!ParseCommandTemplate(text, &names, &problem)) return fmt::format("'{}': {}", where, problem);
   const std::vector<std::string>& builtin = BuiltinPlaceholders();
   for (const std::string& name : names) {
     if (std::find(builtin.begin(), builtin.end(), name) != builtin.end()) continue;
@@ -55,7 +54,7 @@ std::optional<std::string> TemplateProblem(const std::string& where, const std::
 std::vector<std::string> ExpandEngineStart(const TrialConfig& config,
                                            const EngineStartValues& values) {
   const auto value_of = [&](const std::string& name) -> std::optional<std::string> {
-    if (name == "port") return std::to_string(values.port);
+    if (name == "port") return values.port;
     if (name == "gpus") return values.gpus;
     return TrialValue(config, name);
   };
@@ -82,7 +81,8 @@ nlohmann::json EngineRequestBody(const TrialConfig& config) {
     try {
       std::string name;
       const std::string expanded = ExpandTemplate(text, value_of);
-      body[field] = IsSinglePlaceholder(text, &name) ? TypedValue(expanded) : nlohmann::json(expanded);
+      body[field] =
+          IsSinglePlaceholder(text, &name) ? TypedValue(expanded) : nlohmann::json(expanded);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("engine request.{} {}", field, e.what()));
     }
@@ -92,8 +92,8 @@ nlohmann::json EngineRequestBody(const TrialConfig& config) {
 
 std::optional<std::string> EnginePlaceholderProblem(const EngineSpec& spec) {
   for (std::size_t i = 0; i < spec.start.size(); ++i)
-    if (auto problem = TemplateProblem(fmt::format("start[{}]", i), spec.start[i],
-                                       {"port", "gpus", "size"}))
+    if (auto problem =
+            TemplateProblem(fmt::format("start[{}]", i), spec.start[i], {"port", "gpus", "size"}))
       return problem;
   for (const auto& [field, value] : spec.request.items())
     if (value.is_string())

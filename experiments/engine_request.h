@@ -18,7 +18,7 @@ namespace ditbench {
 // {port} (the free loopback port the trial picked) and {gpus} (the trial's CUDA_VISIBLE_DEVICES,
 // "" on CPU). A request template may name {size} ("WxH" of the resolution) besides the fields.
 struct EngineStartValues {
-  int port = 0;
+  std::string port;  // "8123"; `plan` shows "{port}", which only the launch can fill
   std::string gpus;
 };
 

@@ -1,9 +1,13 @@
 #include "experiments/engine_spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "model_zoo/shapes/parallel_degrees.h"
 
 namespace ditbench {
 namespace {
@@ -59,6 +63,25 @@ bool ReadNumbers(const Json& value, EngineSpec* spec, std::string* problem) {
   return true;
 }
 
+bool ReadDegrees(const Json& value, EngineSpec* spec, std::string* problem) {
+  std::vector<std::string> names;
+  std::vector<std::string_view> known;
+  for (const DegreeInfo& d : kDegreeTable) known.push_back(d.name);
+  bool ok = StringList(value, true, &names);
+  for (std::size_t i = 0; ok && i < names.size(); ++i)
+    ok = std::find(known.begin(), known.end(), names[i]) != known.end() &&
+         std::find(names.begin(), names.begin() + i, names[i]) == names.begin() + i;
+  if (!ok) {
+    *problem = fmt::format(
+        "'degrees': expected a list of distinct degrees the engine takes, "
+        "each one of {}",
+        fmt::join(known, ", "));
+    return false;
+  }
+  spec->degrees = std::move(names);
+  return true;
+}
+
 }  // namespace
 
 Json EngineSpecJson(const EngineSpec& spec) {
@@ -69,23 +92,24 @@ Json EngineSpecJson(const EngineSpec& spec) {
               {"warmup_requests", spec.warmup_requests}};
   if (!spec.start.empty()) out["start"] = spec.start;
   if (!spec.url.empty()) out["url"] = spec.url;
+  if (spec.degrees) out["degrees"] = *spec.degrees;
   return out;
 }
 
 bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* problem) {
-  static const std::set<std::string> kKeys = {"start",         "url",
-                                              "ready",         "api",
-                                              "request",       "start_timeout",
-                                              "start_timeout_s", "warmup_requests"};
+  static const std::set<std::string> kKeys = {
+      "start",           "url",    "ready", "api", "request", "start_timeout", "start_timeout_s",
+      "warmup_requests", "degrees"};
   if (!value.is_object()) {
     *problem = "expected a mapping {start: [argv] or url: URL, ready, api, request, ...}";
     return false;
   }
   for (const auto& [key, item] : value.items())
     if (!kKeys.contains(key)) {
-      *problem = fmt::format("unknown key '{}'; expected start, url, ready, api, request, "
-                             "start_timeout or warmup_requests",
-                             key);
+      *problem = fmt::format(
+          "unknown key '{}'; expected start, url, ready, api, request, "
+          "start_timeout, warmup_requests or degrees",
+          key);
       return false;
     }
   EngineSpec out;
@@ -102,8 +126,9 @@ bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* proble
     out.url = url.get<std::string>();
   }
   if (out.start.empty() == out.url.empty()) {
-    *problem = "give exactly one of 'start' (a server to start per trial) and 'url' (one to "
-               "attach to)";
+    *problem =
+        "give exactly one of 'start' (a server to start per trial) and 'url' (one to "
+        "attach to)";
     return false;
   }
   if (value.contains("ready") && !StringList(value.at("ready"), true, &out.ready)) {
@@ -121,6 +146,7 @@ bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* proble
   }
   if (value.contains("request") && !ReadRequest(value.at("request"), &out, problem)) return false;
   if (!ReadNumbers(value, &out, problem)) return false;
+  if (value.contains("degrees") && !ReadDegrees(value.at("degrees"), &out, problem)) return false;
   *spec = std::move(out);
   return true;
 }

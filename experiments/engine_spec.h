@@ -5,6 +5,7 @@
 // templates for one trial.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct EngineSpec {
   // scalar taken verbatim. A template that is one placeholder keeps the field's type (a number
   // stays a number); {size} is "WxH" of the trial's resolution.
   nlohmann::json request = nlohmann::json::object();
+  // The parallel degrees (kDegreeTable's names) the start command passes on to the engine: a
+  // trial with any other degree above 1 is refused before launch ([] takes none). nullopt: not
+  // declared, every degree is passed on as the command's placeholders say.
+  std::optional<std::vector<std::string>> degrees;
   double start_timeout_s = 300;  // start to ready, at most
   int warmup_requests = 1;       // untimed requests before the timed ones
   bool empty() const { return start.empty() && url.empty(); }

@@ -26,7 +26,7 @@ using Json = nlohmann::json;
 
 const std::vector<std::string> kTopLevelKeys = {
     "name",    "description", "workload", "command", "replicates", "on_oom",  "search", "profile",
-    "quality", "defaults",    "matrix",   "zip",     "include",    "exclude", "where",   "engine"};
+    "quality", "defaults",    "matrix",   "zip",     "include",    "exclude", "where",  "engine"};
 
 // Reads one file's sections, collecting every diagnostic.
 class SpecReader {
@@ -75,8 +75,8 @@ class SpecReader {
             fmt::format("missing required key 'command' for workload '{}' (the program and its "
                         "arguments, e.g. [python3, bench.py, --steps, \"{{steps}}\"])",
                         WorkloadName(spec_.workload)));
-    if (auto problem = ReadEngineSection(spec_.workload, sections, root, converter_,
-                                         &spec_.defaults.engine))
+    if (auto problem =
+            ReadEngineSection(spec_.workload, sections, root, converter_, &spec_.defaults))
       Error(problem->mark, "engine", problem->message);
     if (sections.contains("replicates")) ReadReplicates(sections["replicates"]);
     if (sections.contains("on_oom")) {
@@ -112,6 +112,8 @@ class SpecReader {
     if (sections.contains("where")) ReadWhere(sections["where"]);
     CheckAxesAreDistinct();
     CheckPlaceholders();
+    if (auto bad = AttachedAxisProblem(spec_))
+      errors_.push_back({file_, bad->first.line, bad->first.column, bad->first.key, bad->second});
     if (UnfilteredTrialCount(spec_) > kMaxTrials)
       Error(root.Mark(), "matrix",
             fmt::format("the sweep expands to {} trials; at most {} are allowed per sweep",

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "experiments/trial_fields.h"
 #include "experiments/trial_kind.h"
@@ -112,6 +113,18 @@ std::optional<std::string> LowPrecisionProblem(const TrialConfig& c) {
   return std::nullopt;
 }
 
+// An engine that declares the degrees its command passes on runs no other above 1.
+std::optional<std::string> EngineDegreeProblem(const TrialConfig& c) {
+  if (!c.engine.degrees) return std::nullopt;
+  const std::vector<std::string>& takes = *c.engine.degrees;
+  for (const DegreeInfo& d : kDegreeTable)
+    if (c.*d.member > 1 && std::find(takes.begin(), takes.end(), d.name) == takes.end())
+      return fmt::format(
+          "{}={}: this engine's command passes on {} (engine.degrees)", d.name, c.*d.member,
+          takes.empty() ? "no degree" : fmt::format("only {}", fmt::join(takes, ", ")));
+  return std::nullopt;
+}
+
 // Why a trial of a workload that runs its own program cannot run: a setting that only
 // ditbench's own models take, or the world size; nullopt when it can.
 std::optional<std::string> CommandWorkloadProblem(const TrialConfig& c, const Capacity& capacity) {
@@ -135,6 +148,15 @@ std::optional<std::string> CommandWorkloadProblem(const TrialConfig& c, const Ca
         "cache: {} applies to ditbench's own models; give a {} workload's program its own "
         "through a custom axis",
         StepCacheKindName(c.cache.kind), WorkloadName(c.workload));
+  if (auto problem = EngineDegreeProblem(c)) return problem;
+  if (c.workload == Workload::kEngine && c.scope != Scope::kPipeline)
+    return fmt::format(
+        "scope: {}: an engine answers with the decoded image, so its scope is "
+        "pipeline",
+        ScopeName(c.scope));
+  if (c.workload == Workload::kEngine && c.serve)
+    return "serve: an engine under a serving load is not built yet; its trials send requests "
+           "one at a time (latency mode)";
   if (const TrialKindRow& kind = KindRow(KindOf(c)); !kind.program_refusal.empty())
     return fmt::format(fmt::runtime(kind.program_refusal), WorkloadName(c.workload));
   if (c.quant != Quantization::kNone || !c.schedule.empty())

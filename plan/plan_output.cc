@@ -10,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "analysis/comparison.h"
 #include "analysis/configuration_group.h"
 #include "base/json_append.h"
 #include "base/table_printers.h"
 #include "base/terminal_text.h"
+#include "experiments/engine_request.h"
 #include "experiments/trial_identity.h"
 #include "experiments/trial_rows.h"
 #include "machine/placement_policy.h"
@@ -21,6 +23,7 @@
 #include "plan/plan_savings.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "model_zoo/shapes/model_config.h"
@@ -346,6 +349,33 @@ void WriteServeLines(const SweepPlan& plan, std::ostream& out) {
   }
 }
 
+// What an `engine` sweep's trials would start and send: the server's command line (the port
+// and the GPUs are chosen at launch) and the request body, once per trial that would run.
+void WriteEngineLines(const SweepPlan& plan, std::ostream& out) {
+  bool first = true;
+  for (const PlannedTrial& t : plan.trials) {
+    const EngineSpec& engine = t.config.engine;
+    if (engine.empty() || t.invalid_reason) continue;
+    if (first) {
+      out << (engine.url.empty()
+                  ? "engine: each trial starts its server in the sweep's folder ({port} and "
+                    "{gpus} are chosen at launch), waits for " +
+                        fmt::format("{}", fmt::join(engine.ready, ", ")) +
+                        ", and sends the body shown:\n"
+                  : "engine: each trial attaches to " + engine.url +
+                        " (a server you run: nothing is started or stopped) and sends the body "
+                        "shown:\n");
+      first = false;
+    }
+    std::vector<std::string> words;
+    if (engine.url.empty())
+      for (const std::string& arg : ExpandEngineStart(t.config, {"{port}", "{gpus}"}))
+        words.push_back(ShellWord(arg));
+    out << fmt::format("  {}  {}\n", t.key, fmt::join(words, " "))
+        << fmt::format("  {:{}}  {}\n", "", t.key.size(), EngineRequestBody(t.config).dump());
+  }
+}
+
 }  // namespace
 
 void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssumptions& a,
@@ -414,6 +444,7 @@ void WritePlanTable(const SweepSpec& spec, const SweepPlan& plan, const PlanAssu
                             "context and NCCL buffers come on top");
   WriteCacheLines(plan, out);
   WriteServeLines(plan, out);
+  WriteEngineLines(plan, out);
   WritePacking(plan, a, out);
   WriteSavings(EstimateSavings(spec, plan, budget_s), out);
   // An adaptive stop may end a trial after repeats.min iterations, where the median's "95%"

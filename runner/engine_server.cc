@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,7 +19,8 @@ namespace ditbench {
 namespace {
 
 std::string DescribeStatus(int status) {
-  if (WIFSIGNALED(status)) return fmt::format("the server was killed by signal {}", WTERMSIG(status));
+  if (WIFSIGNALED(status))
+    return fmt::format("the server was killed by signal {}", WTERMSIG(status));
   return fmt::format("the server exited with status {}", WEXITSTATUS(status));
 }
 
@@ -41,9 +43,14 @@ EngineServer::EngineServer(const std::vector<std::string>& argv,
   const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log_fd < 0)
     throw std::runtime_error(fmt::format("cannot open {}: {}", log_path, std::strerror(errno)));
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
+    // A client killed outright (SIGKILL: its timeout, a killed coordinator) cannot stop its
+    // server: the kernel sends the server SIGTERM then. Checked after, in case it died first.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(125);
     const int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, 0);
     ::dup2(log_fd, 1);
@@ -79,8 +86,10 @@ bool EngineServer::Stop(std::chrono::milliseconds grace) noexcept {
   const auto step = std::chrono::milliseconds(50);
   bool exited = reaped_;
   for (auto waited = std::chrono::milliseconds(0); !exited && waited < grace; waited += step) {
-    if (ExitReason()) exited = true;
-    else std::this_thread::sleep_for(step);
+    if (ExitReason())
+      exited = true;
+    else
+      std::this_thread::sleep_for(step);
   }
   // The whole group, leader gone or not: a worker the server forked may outlive it.
   ::kill(-pid_, SIGKILL);

@@ -1,7 +1,8 @@
 // An engine trial's server process (the `engine` workload's `start`): started in its own
 // process group with its output in a log file, and stopped with the whole group: SIGTERM, a
-// bounded grace period, then SIGKILL, and reaped. Move-only; the destructor stops it, so no
-// server outlives the trial's client however the client leaves.
+// bounded grace period, then SIGKILL, and reaped. Not copyable; the destructor stops it, and a
+// client killed outright has the kernel send the server's leader SIGTERM (PR_SET_PDEATHSIG):
+// what the leader started itself is then the leader's to stop.
 #pragma once
 
 #include <sys/types.h>

@@ -11,12 +11,14 @@
 #include <fmt/ranges.h>
 
 #include "base/atomic_file.h"
+#include "contract/npy.h"
 #include "contract/worker_contract.h"
 #include "engine/http_client.h"
 #include "engine/image_response.h"
 #include "experiments/engine_request.h"
 #include "launch/local_launcher.h"
 #include "metrics/measurement.h"
+#include "metrics/png_image.h"
 #include "runner/engine_server.h"
 #include "runner/ingest.h"
 
@@ -78,8 +80,7 @@ void WaitForServer(EngineSession& s, EngineServer* server, RankResult& result) {
   ReadyOptions options;
   options.timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(engine.start_timeout_s * 1000));
-  if (server)
-    options.stop = [server] { return server->ExitReason().value_or(""); };
+  if (server) options.stop = [server] { return server->ExitReason().value_or(""); };
   const ReadyResult ready = WaitReady(s.client, urls, options);
   if (!ready.ready) {
     const bool exited = server && server->ExitReason();
@@ -111,9 +112,27 @@ void SendRequest(EngineSession& s) {
   s.last_image = std::move(images.images.back());
 }
 
+// The last image as the server sent it, and a PNG also as output.npy (float32 [1, 3, H, W] on
+// [-1, 1], as a `dit` trial's decoded image), so that runner/output_error.h compares it with
+// its reference trial's (PSNR, SSIM, the quality gates) as for every trial. Throws naming the
+// trial when a PNG does not decode.
 void SaveImage(const EngineSession& s) {
-  const char* name = s.last_image.format == ImageFormat::kPng ? "output.png" : "output.bin";
-  WriteFileAtomically(s.run_dir / name, s.last_image.bytes);
+  const bool png = s.last_image.format == ImageFormat::kPng;
+  WriteFileAtomically(s.run_dir / (png ? "output.png" : "output.bin"), s.last_image.bytes);
+  if (!png) return;
+  RgbImage image;
+  try {
+    image = DecodePng(s.last_image.bytes);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(
+        fmt::format("trial {}: the last image does not decode: {}", s.trial.trial_key, e.what()));
+  }
+  const std::size_t plane = static_cast<std::size_t>(image.width) * image.height;
+  std::vector<float> chw(3 * plane);
+  for (std::size_t i = 0; i < plane; ++i)
+    for (std::size_t c = 0; c < 3; ++c)
+      chw[c * plane + i] = static_cast<float>(image.pixels[3 * i + c]) / 127.5f - 1.0f;
+  WriteNpy(s.run_dir / kOutputFileName, {1, 3, image.height, image.width}, chw.data());
 }
 
 // Warm-up and timed requests (the trial's repeats); samples and first_request_ms in `result`.
@@ -143,13 +162,13 @@ void RunTrial(const TrialFile& trial, const std::filesystem::path& run_dir, Rank
   std::unique_ptr<EngineServer> server;
   if (config.engine.url.empty()) {
     EngineStartValues values;
-    values.port = FindFreePort();
+    values.port = std::to_string(FindFreePort());
     if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) values.gpus = visible;
     const std::vector<std::string> argv = ExpandEngineStart(config, values);
     result.environment["engine_command"] = argv;
     s.base_url = fmt::format("http://127.0.0.1:{}", values.port);
-    server = std::make_unique<EngineServer>(argv, std::filesystem::current_path(),
-                                            run_dir / kServerLog);
+    server =
+        std::make_unique<EngineServer>(argv, std::filesystem::current_path(), run_dir / kServerLog);
     // Its process group's id too: what a check that no server outlived the trial looks for.
     result.environment["engine_server_pid"] = server->pid();
   } else {
@@ -162,8 +181,8 @@ void RunTrial(const TrialFile& trial, const std::filesystem::path& run_dir, Rank
   } catch (const std::exception& e) {
     if (!server) throw;
     server->Stop();
-    throw std::runtime_error(fmt::format("{}; server log tail: {}", e.what(),
-                                         LogTail(run_dir / kServerLog)));
+    throw std::runtime_error(
+        fmt::format("{}; server log tail: {}", e.what(), LogTail(run_dir / kServerLog)));
   }
   if (server) server->Stop();
 }

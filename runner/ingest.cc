@@ -184,6 +184,22 @@ std::optional<std::string> RecordsProblem(const TrialConfig& config,
   return std::nullopt;
 }
 
+// The final output is read later, to compare it with its reference: a file that cannot be
+// read as the float32 array its header claims fails the trial now. nullopt: none, or readable.
+std::optional<std::string> OutputFileProblem(const std::filesystem::path& run_dir) {
+  const std::filesystem::path output = run_dir / kOutputFileName;
+  std::error_code absent;
+  if (std::filesystem::symlink_status(output, absent).type() ==
+      std::filesystem::file_type::not_found)
+    return std::nullopt;
+  try {
+    ReadNpyHeader(output);
+  } catch (const std::exception& e) {
+    return fmt::format("bad final output: {}", e.what());
+  }
+  return std::nullopt;
+}
+
 TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
                    const std::filesystem::path& run_dir, const LaunchOutcome& outcome,
                    const std::function<bool()>& cancelled, const IntervalSet* busy_s) {
@@ -192,10 +208,10 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
   record.config = config;
   record.world_size = config.world_size();
   record.run_dir = run_dir.string();
-
-  // Whatever rank files exist are read first: they carry the workers' own words.
-  RankFiles files =
-      ReadRankFiles(run_dir, LaunchedRanks(config.workload, config.world_size()), cancelled);
+  // Whatever rank files exist are read first: they carry the workers' own words (an engine
+  // trial's one client writes one).
+  const int launched = LaunchedRanks(config.workload, config.world_size());
+  RankFiles files = ReadRankFiles(run_dir, launched, cancelled);
   const std::vector<RankResult>& ranks = files.ranks;
   for (const auto& r : ranks) {
     if (record.device.empty()) record.device = r.device;
@@ -266,19 +282,10 @@ TrialRecord Ingest(const TrialConfig& config, const std::string& trial_key,
     record.error = std::move(*problem);
     return record;
   }
-  // The final output is read later, to compare it with its reference: a file that cannot be
-  // read as the float32 array its header claims fails the trial now.
-  const std::filesystem::path output = run_dir / kOutputFileName;
-  std::error_code absent;
-  if (std::filesystem::symlink_status(output, absent).type() !=
-      std::filesystem::file_type::not_found) {
-    try {
-      ReadNpyHeader(output);
-    } catch (const std::exception& e) {
-      record.status = TrialStatus::kFailed;
-      record.error = fmt::format("bad final output: {}", e.what());
-      return record;
-    }
+  if (auto problem = OutputFileProblem(run_dir)) {
+    record.status = TrialStatus::kFailed;
+    record.error = std::move(*problem);
+    return record;
   }
   record.status = TrialStatus::kOk;
   record.metrics = ComputeTrialMetrics(config, ranks, record.device, busy_s, requests);

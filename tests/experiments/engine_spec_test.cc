@@ -4,14 +4,22 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <sstream>
+
 #include "experiments/engine_request.h"
 #include "experiments/sweep_expand.h"
+#include "experiments/sweep_spec.h"
 #include "experiments/trial_identity.h"
+#include "experiments/validity.h"
+#include "plan/plan_output.h"
+#include "plan/sweep_plan.h"
 #include "tests/support/sweeps.h"
 
 namespace ditbench {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -38,18 +46,26 @@ TEST(EngineSpecTest, ASweepExpandsToTrialsThatCarryTheEngine) {
   ASSERT_EQ(trials.size(), 1u);
   const TrialConfig& t = trials[0];
   EXPECT_EQ(t.workload, Workload::kEngine);
-  EXPECT_THAT(ExpandEngineStart(t, {.port = 4321, .gpus = "0,1"}),
+  EXPECT_THAT(ExpandEngineStart(t, {.port = "4321", .gpus = "0,1"}),
               ElementsAre("python3", "server.py", "--port", "4321", "--gpus", "0,1", "--sp", "1"));
   const nlohmann::json body = EngineRequestBody(t);
   EXPECT_EQ(body["size"], "64x48");
   EXPECT_EQ(body["num_inference_steps"], 3);  // one placeholder keeps the number
-  EXPECT_EQ(body["label"], "s3");              // text around it makes a string
+  EXPECT_EQ(body["label"], "s3");             // text around it makes a string
   EXPECT_EQ(body["prompt"], "a fox");
   EXPECT_EQ(body["guidance_scale"], 4.5);
   EXPECT_EQ(t.engine.ready, std::vector<std::string>{"/health"});  // the defaults
   EXPECT_EQ(t.engine.start_timeout_s, 300);
   EXPECT_EQ(t.engine.warmup_requests, 1);
   EXPECT_EQ(LaunchedRanks(t.workload, 4), 1);  // one client whatever the degrees
+  // An engine answers with the decoded image: scope pipeline unless the sweep says otherwise,
+  // which is refused with the reason.
+  EXPECT_EQ(t.scope, Scope::kPipeline);
+  const TrialConfig denoise =
+      ExpandSweep(test::ParseValidSweep(Sweep(kEngine) + "matrix: {scope: [denoise]}\n"), 1)
+          .trials.at(0);
+  EXPECT_EQ(InvalidReason(denoise, Capacity{1, false}),
+            "scope: denoise: an engine answers with the decoded image, so its scope is pipeline");
 }
 
 TEST(EngineSpecTest, TheRequestIsPartOfTheTrialKey) {
@@ -90,6 +106,110 @@ TEST(EngineSpecTest, TheCanonicalFormReadsBack) {
   std::string problem;
   ASSERT_TRUE(EngineSpecFromJson(EngineSpecJson(t.engine), &back, &problem)) << problem;
   EXPECT_EQ(back, t.engine);
+}
+
+TEST(EngineSpecTest, AnAttachedServerLetsOnlyWhatTheRequestCarriesVary) {
+  const std::string attached =
+      "engine: {url: \"http://127.0.0.1:8000\", request: {prompt: a fox, size: \"{size}\", "
+      "num_inference_steps: \"{steps}\"}}\n";
+  const auto with_matrix = [&](const std::string& matrix) {
+    return Sweep(attached) + "matrix: {" + matrix + "}\n";
+  };
+  // What the request names, and how a trial is measured, may vary.
+  EXPECT_EQ(FirstError(with_matrix("steps: [2, 4], resolution: [64, 128], warmup: [1, 2]")), "");
+  // The server's layout or precision is the user's: refused where the axis is written.
+  EXPECT_THAT(FirstError(with_matrix("steps: [2, 4], ulysses: [1, 2]")),
+              AllOf(HasSubstr("test.yaml:5:"), HasSubstr("'ulysses'"),
+                    HasSubstr("vary only what the request names (height, resolution, size, "
+                              "steps)")));
+  EXPECT_THAT(FirstError(with_matrix("precision: [bf16, fp16]")), HasSubstr("'precision'"));
+  // One value is no variation; a server that ditbench starts takes every axis.
+  EXPECT_EQ(FirstError(with_matrix("ulysses: [1]")), "");
+  EXPECT_EQ(FirstError(Sweep(kEngine) + "matrix: {ulysses: [1, 2]}\n"), "");
+}
+
+TEST(EngineSpecTest, AnEngineRunsOnlyTheDegreesItsCommandPassesOn) {
+  const std::string engine = std::string(kEngine) + "  degrees: [ulysses, cfg]\n";
+  const SweepSpec spec =
+      test::ParseValidSweep(Sweep(engine) + "matrix: {ulysses: [1, 2], ring: [1, 2]}\n");
+  const std::vector<TrialConfig> trials = ExpandSweep(spec, 4).trials;
+  ASSERT_EQ(trials.size(), 4u);
+  for (const TrialConfig& t : trials) {
+    const std::optional<std::string> why = InvalidReason(t, Capacity{4, false});
+    if (t.ring == 1) {
+      EXPECT_FALSE(why) << *why;
+    } else {
+      ASSERT_TRUE(why);
+      EXPECT_EQ(*why, "ring=2: this engine's command passes on only ulysses, cfg (engine.degrees)");
+    }
+  }
+  // [] takes none: one rank only.
+  const SweepSpec none = test::ParseValidSweep(Sweep(std::string(kEngine) + "  degrees: []\n") +
+                                               "matrix: {cfg: [1, 2]}\n");
+  const std::vector<TrialConfig> cfg = ExpandSweep(none, 4).trials;
+  ASSERT_EQ(cfg.size(), 2u);
+  EXPECT_FALSE(InvalidReason(cfg[0], Capacity{4, false}));
+  EXPECT_EQ(InvalidReason(cfg[1], Capacity{4, false}),
+            "cfg=2: this engine's command passes on no degree (engine.degrees)");
+  EXPECT_THAT(FirstError(Sweep(std::string(kEngine) + "  degrees: [ulyses]\n")),
+              HasSubstr("'degrees': expected a list of distinct degrees the engine takes, each "
+                        "one of ulysses, ring, pipefusion, cfg, dp"));
+}
+
+TEST(EngineSpecTest, AnEngineUnderAServingLoadIsRefusedBeforeLaunch) {
+  TrialConfig t = ExpandSweep(test::ParseValidSweep(Sweep(kEngine)), 1).trials.at(0);
+  t.serve = ServeLoad{};
+  const std::optional<std::string> why = InvalidReason(t, Capacity{1, false});
+  ASSERT_TRUE(why);
+  EXPECT_THAT(*why, HasSubstr("an engine under a serving load is not built yet"));
+}
+
+TEST(EngineSpecTest, PlanPrintsEachTrialsServerCommandAndRequestBody) {
+  const SweepSpec spec =
+      test::ParseValidSweep(Sweep(kEngine) + "matrix: {steps: [2, 4], ulysses: [1, 2]}\n");
+  const SweepPlan plan = PlanSweep(spec, Capacity{2, false});
+  ASSERT_EQ(plan.trials.size(), 4u);
+  std::ostringstream out;
+  WritePlanTable(spec, plan, PlanAssumptions{}, out);
+  const std::string text = out.str();
+  EXPECT_THAT(text, HasSubstr("engine: each trial starts its server in the sweep's folder"));
+  for (const PlannedTrial& t : plan.trials) {
+    const std::string sp = std::to_string(t.config.world_size());
+    EXPECT_THAT(text, HasSubstr("  " + t.key +
+                                "  python3 server.py --port '{port}' --gpus "
+                                "'{gpus}' --sp " +
+                                sp + "\n"));
+    EXPECT_THAT(text, HasSubstr(EngineRequestBody(t.config).dump()));
+  }
+  EXPECT_THAT(text, HasSubstr("\"num_inference_steps\":4"));
+}
+
+// The presets users start from (sweeps/engines/): each parses, plans on 8 GPUs with at least one
+// trial to run, and `plan` prints every such trial's server command line and request body.
+TEST(EngineSpecTest, EveryPresetPlansAndPrintsItsCommandLines) {
+  const std::filesystem::path folder =
+      std::filesystem::path(DITBENCH_PYTHON_DIR) / ".." / "sweeps" / "engines";
+  int presets = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++presets;
+    const ParseResult parsed = ParseSweepFile(entry.path());
+    ASSERT_TRUE(parsed.ok()) << entry.path() << ": " << parsed.errors[0].ToString();
+    EXPECT_EQ(parsed.spec.workload, Workload::kEngine) << entry.path();
+    EXPECT_TRUE(parsed.spec.defaults.engine.degrees) << entry.path() << " declares no degrees";
+    const SweepPlan plan = PlanSweep(parsed.spec, Capacity{8, true});
+    std::ostringstream out;
+    WritePlanTable(parsed.spec, plan, PlanAssumptions{}, out);
+    int valid = 0;
+    for (const PlannedTrial& t : plan.trials) {
+      if (t.invalid_reason) continue;
+      ++valid;
+      const std::vector<std::string> argv = ExpandEngineStart(t.config, {"{port}", "{gpus}"});
+      EXPECT_THAT(out.str(), HasSubstr("  " + t.key + "  " + argv.front() + " ")) << entry.path();
+    }
+    EXPECT_GT(valid, 0) << entry.path() << "\n" << out.str();
+  }
+  EXPECT_GE(presets, 3);
 }
 
 }  // namespace

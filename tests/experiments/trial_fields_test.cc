@@ -43,7 +43,7 @@ constexpr std::size_t AggregateInitializers() {
 // TrialConfig's own members (its ParallelDegrees base aside). A new member fails to compile
 // here: give it a row in experiments/trial_fields.cc (or say below which row holds it), then
 // count it.
-constexpr std::size_t kTrialConfigMembers = 33;
+constexpr std::size_t kTrialConfigMembers = 34;
 static_assert(AggregateInitializers<TrialConfig>() == 1 + kTrialConfigMembers,
               "TrialConfig has a member the field table does not know: add its row to "
               "experiments/trial_fields.cc, a sample below, and count it here");
@@ -62,6 +62,7 @@ const std::map<std::string, nlohmann::json>& Samples() {
       {"cache", {{"kind", "fbcache"}, {"threshold", 0.1}, {"warmup_steps", 1}}},
       {"command", {"prog", "{seed}"}},
       {"custom", {{"heads", 3}}},
+      {"engine", {{"start", {"server", "{port}"}}}},
       {"frames", 17},
       {"graph", "cuda_graph"},
       {"model", "pixart-alpha-tiny"},

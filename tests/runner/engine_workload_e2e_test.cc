@@ -35,7 +35,7 @@ class EngineWorkloadTest : public ::testing::Test {
   // A sweep of the reference engine with `flags` added to its command line, `matrix` as the
   // sweep's matrix and `start_timeout` seconds to be ready; RunSweep's exit code.
   int RunCampaign(const std::string& flags, const std::string& matrix = "steps: [2, 3]",
-                  int start_timeout = 120) {
+                  int start_timeout = 120, const std::string& gpus = "cpu:1") {
     std::ofstream(dir_ / "sweep.yaml") << fmt::format(
         "name: engine-e2e\n"
         "workload: engine\n"
@@ -53,7 +53,7 @@ class EngineWorkloadTest : public ::testing::Test {
     RunOptions o;
     o.sweep = dir_ / "sweep.yaml";
     o.db = dir_ / "results.db";
-    o.gpus = "cpu:1";
+    o.gpus = gpus;
     o.worker = DITBENCH_BIN;  // the engine trial's client: `ditbench engine-trial`
     o.fresh = true;
     LocalLauncher launcher(CurrentEnvironment());
@@ -125,9 +125,9 @@ TEST_F(EngineWorkloadTest, TrialsTimeTheEngineStoreItsFiguresAndLeaveNoServer) {
     EXPECT_GE(row["timed"].get<int>(), 2) << row.dump();
     EXPECT_EQ(row["warm"].get<int>(), 1) << row.dump();
   }
-  const nlohmann::json metrics = Sql(
-      "SELECT name, COUNT(*) AS trials, MIN(value) AS low FROM metric_values "
-      "WHERE name IN ('ready_s', 'first_request_ms') GROUP BY name ORDER BY name");
+  const nlohmann::json metrics =
+      Sql("SELECT name, COUNT(*) AS trials, MIN(value) AS low FROM metric_values "
+          "WHERE name IN ('ready_s', 'first_request_ms') GROUP BY name ORDER BY name");
   ASSERT_EQ(metrics.size(), 2u) << metrics.dump();
   for (const nlohmann::json& row : metrics) {
     EXPECT_EQ(row["trials"], 2) << row.dump();
@@ -181,6 +181,25 @@ TEST_F(EngineWorkloadTest, AnHttpErrorFailsTheTrialNamingTheStatusAndTheRequest)
   EXPECT_THAT(error, HasSubstr("request 2 (timed 1)"));
   EXPECT_THAT(error, HasSubstr(trials[0]["trial_key"].get<std::string>()));
   ExpectServerGone(trials[0]["run_dir"].get<std::string>());
+}
+
+// The reference engine ignores the layout (its command does not pass ulysses on), so the
+// ulysses=2 trial's image equals the 1-rank trial's: its output error against that trial is 0
+// and its PSNR infinite, through the same output comparison as every trial's.
+TEST_F(EngineWorkloadTest, ALayoutsImageIsComparedWithTheOneRankTrials) {
+  EXPECT_EQ(RunCampaign("", "ulysses: [1, 2]", 120, "cpu:2"), 0) << log_;
+  const nlohmann::json rows =
+      Sql("SELECT t.trial_key, json_extract(t.config_json, '$.ulysses') AS ulysses, "
+          "m.output_error, m.output_error_note, m.psnr, m.ssim, "
+          "m.output_reference_key FROM trials t JOIN trial_metrics m ON m.trial_id = t.id "
+          "ORDER BY t.id");
+  ASSERT_EQ(rows.size(), 2u) << log_;
+  EXPECT_EQ(rows[1]["ulysses"], 2) << rows.dump();
+  EXPECT_EQ(rows[1]["output_reference_key"], rows[0]["trial_key"]) << rows.dump();
+  EXPECT_EQ(rows[1]["output_error"], 0.0) << rows.dump();
+  EXPECT_EQ(rows[1]["output_error_note"], "against " + rows[0]["trial_key"].get<std::string>());
+  EXPECT_EQ(rows[1]["ssim"], 1.0) << rows.dump();
+  EXPECT_EQ(rows[0]["output_error_note"], "the 1-rank reference itself");
 }
 
 }  // namespace
