@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -40,7 +41,8 @@ bool ReadRequest(const Json& value, EngineSpec* spec, std::string* problem) {
 }
 
 bool ReadNumbers(const Json& value, EngineSpec* spec, std::string* problem) {
-  for (const char* key : {"start_timeout", "start_timeout_s"})
+  for (const char* key :
+       {"start_timeout", "start_timeout_s", "request_timeout", "request_timeout_s"})
     if (value.contains(key)) {
       const Json& s = value.at(key);
       if (!s.is_number() || !(s.get<double>() > 0) || s.get<double>() > kMaxEngineStartTimeoutS) {
@@ -48,7 +50,10 @@ bool ReadNumbers(const Json& value, EngineSpec* spec, std::string* problem) {
                                kMaxEngineStartTimeoutS);
         return false;
       }
-      spec->start_timeout_s = s.get<double>();
+      if (std::string_view(key).starts_with("start"))
+        spec->start_timeout_s = s.get<double>();
+      else
+        spec->request_timeout_s = s.get<double>();
     }
   if (value.contains("warmup_requests")) {
     const Json& n = value.at("warmup_requests");
@@ -93,13 +98,22 @@ Json EngineSpecJson(const EngineSpec& spec) {
   if (!spec.start.empty()) out["start"] = spec.start;
   if (!spec.url.empty()) out["url"] = spec.url;
   if (spec.degrees) out["degrees"] = *spec.degrees;
+  if (spec.request_timeout_s) out["request_timeout_s"] = *spec.request_timeout_s;
   return out;
 }
 
 bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* problem) {
-  static const std::set<std::string> kKeys = {
-      "start",           "url",    "ready", "api", "request", "start_timeout", "start_timeout_s",
-      "warmup_requests", "degrees"};
+  static const std::set<std::string> kKeys = {"start",
+                                              "url",
+                                              "ready",
+                                              "api",
+                                              "request",
+                                              "start_timeout",
+                                              "start_timeout_s",
+                                              "warmup_requests",
+                                              "degrees",
+                                              "request_timeout",
+                                              "request_timeout_s"};
   if (!value.is_object()) {
     *problem = "expected a mapping {start: [argv] or url: URL, ready, api, request, ...}";
     return false;
@@ -108,7 +122,7 @@ bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* proble
     if (!kKeys.contains(key)) {
       *problem = fmt::format(
           "unknown key '{}'; expected start, url, ready, api, request, "
-          "start_timeout, warmup_requests or degrees",
+          "start_timeout, request_timeout, warmup_requests or degrees",
           key);
       return false;
     }

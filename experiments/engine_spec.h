@@ -32,7 +32,10 @@ struct EngineSpec {
   // declared, every degree is passed on as the command's placeholders say.
   std::optional<std::vector<std::string>> degrees;
   double start_timeout_s = 300;  // start to ready, at most
-  int warmup_requests = 1;       // untimed requests before the timed ones
+  // One request, sent to last byte received, at most; nullopt: the trial's timeout. Recorded,
+  // never a hidden constant: a client timeout too short for a loaded server reads as a collapse.
+  std::optional<double> request_timeout_s;
+  int warmup_requests = 1;  // untimed requests before the timed ones
   bool empty() const { return start.empty() && url.empty(); }
   bool operator==(const EngineSpec&) const = default;
 };

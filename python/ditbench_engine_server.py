@@ -229,6 +229,9 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: every answer carries its Content-Length
     server_version = f"{ENGINE}/{ENGINE_VERSION}"
     engine = None  # set by main()
+    # The headers and the body go out as two writes: with Nagle's algorithm the body would
+    # wait for the client's delayed ACK of the headers (about 40 ms a request on Linux).
+    disable_nagle_algorithm = True
 
     def log_message(self, format, *args):  # noqa: A002  (BaseHTTPRequestHandler's name)
         log(f"{self.address_string()} {format % args}")

@@ -66,7 +66,8 @@ std::string TrimmedUrl(std::string url) {
 
 HttpLimits TrialLimits(const TrialConfig& config) {
   HttpLimits limits;
-  const double seconds = std::clamp(config.timeout_s, 1.0, 3600.0);
+  const double seconds =
+      std::clamp(config.engine.request_timeout_s.value_or(config.timeout_s), 0.001, 86'400.0);
   limits.total_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
   return limits;
 }

@@ -347,6 +347,7 @@ ModelConfig ModelWithDiffusersVae(const ModelConfig& model, const DiffusersModel
   resolved.vae_latents_mean = f.vae_latents_mean;
   resolved.vae_latents_std = f.vae_latents_std;
   resolved.vae_channels = f.vae_channels;
+  resolved.vae_norm_groups = f.vae_norm_groups;
   resolved.vae_layers = f.vae_layers;
   resolved.vae_scaling = f.vae_scaling;
   resolved.vae_shift = f.vae_shift;

@@ -246,6 +246,7 @@ TEST(TrialFieldsTest, IdentityDefaultsAreFrozen) {
       {"command", nlohmann::json::array()},
       {"custom", nlohmann::json::object()},
       {"dp", 1},
+      {"engine", nlohmann::json::object()},
       {"frames", 0},
       {"graph", "eager"},
       {"model", "pixart-alpha"},

@@ -18,6 +18,7 @@
 
 #include "base/table_printers.h"
 #include "cli/query.h"
+#include "engine/http_client.h"
 #include "launch/local_launcher.h"
 #include "metrics/png_image.h"
 #include "runner/sweep_run.h"
@@ -44,12 +45,12 @@ class EngineWorkloadTest : public ::testing::Test {
         "  ready: [/health]\n"
         "  request: {{prompt: a red fox, size: \"{{size}}\", num_inference_steps: "
         "\"{{steps}}\", seed: \"{{seed}}\", guidance_scale: 4.5, response_format: b64_json}}\n"
-        "  start_timeout: {}\n"
+        "  start_timeout: {}\n{}"
         "defaults: {{model: pixart-alpha-tiny, resolution: 64, repeats: {{min: 2, max: 3, "
         "target_rel_ci: 0.5, max_seconds: 60}}, timeout: 5m}}\n"
         "matrix: {{{}}}\n",
         test::EnginePython(), test::EngineScript("ditbench_engine_server.py").string(),
-        test::TinyPipeline().string(), flags, start_timeout, matrix);
+        test::TinyPipeline().string(), flags, start_timeout, engine_extra_, matrix);
     RunOptions o;
     o.sweep = dir_ / "sweep.yaml";
     o.db = dir_ / "results.db";
@@ -89,7 +90,22 @@ class EngineWorkloadTest : public ::testing::Test {
     EXPECT_EQ(errno, ESRCH);
   }
 
+  // Runs a one-trial sweep of a server with `flags` that must fail it; the trial's error, once
+  // checked that the trial failed and left no server ("" when it did not fail).
+  std::string FailedTrialError(const std::string& flags) {
+    EXPECT_NE(RunCampaign(flags, "steps: [2]"), 0);
+    const nlohmann::json trials = Trials();
+    if (trials.size() != 1u || trials[0]["status"] != "failed") {
+      ADD_FAILURE() << "expected one failed trial: " << trials.dump() << "\n" << log_;
+      return "";
+    }
+    ExpectServerGone(trials[0]["run_dir"].get<std::string>());
+    return trials[0]["error"].get<std::string>() + " [key " +
+           trials[0]["trial_key"].get<std::string>() + "]";
+  }
+
   test::TempDir dir_;
+  std::string engine_extra_;  // more lines of the engine mapping, each "  key: value\n"
   test::FakeInterrupt interrupt_;
   test::FakeGpuDiscovery gpus_;
   std::string log_;
@@ -161,26 +177,18 @@ TEST_F(EngineWorkloadTest, NeverReadyFailsAtStartTimeoutWithTheLogTailAndTheSwee
 }
 
 TEST_F(EngineWorkloadTest, AServerThatDiesFailsTheTrialWithItsLogTail) {
-  EXPECT_NE(RunCampaign(", --die-after, \"1\"", "steps: [2]"), 0);
-  const nlohmann::json trials = Trials();
-  ASSERT_EQ(trials.size(), 1u) << log_;
-  EXPECT_EQ(trials[0]["status"], "failed");
-  const std::string error = trials[0]["error"];
+  const std::string error = FailedTrialError(", --die-after, \"1\"");
   EXPECT_THAT(error, HasSubstr("request 2 (timed 1)"));
   EXPECT_THAT(error, HasSubstr("server log tail"));
-  ExpectServerGone(trials[0]["run_dir"].get<std::string>());
 }
 
 TEST_F(EngineWorkloadTest, AnHttpErrorFailsTheTrialNamingTheStatusAndTheRequest) {
-  EXPECT_NE(RunCampaign(", --fail-every, \"2\"", "steps: [2]"), 0);
-  const nlohmann::json trials = Trials();
-  ASSERT_EQ(trials.size(), 1u) << log_;
-  EXPECT_EQ(trials[0]["status"], "failed");
-  const std::string error = trials[0]["error"];
+  const std::string error = FailedTrialError(", --fail-every, \"2\"");
   EXPECT_THAT(error, HasSubstr("HTTP 500"));
   EXPECT_THAT(error, HasSubstr("request 2 (timed 1)"));
-  EXPECT_THAT(error, HasSubstr(trials[0]["trial_key"].get<std::string>()));
-  ExpectServerGone(trials[0]["run_dir"].get<std::string>());
+  // The error names its trial: the key stored beside it appears in it too.
+  const std::string key = error.substr(error.rfind("[key ") + 5, 16);
+  EXPECT_THAT(error.substr(0, error.rfind(" [key ")), HasSubstr("trial " + key));
 }
 
 // The reference engine ignores the layout (its command does not pass ulysses on), so the
@@ -200,6 +208,56 @@ TEST_F(EngineWorkloadTest, ALayoutsImageIsComparedWithTheOneRankTrials) {
   EXPECT_EQ(rows[1]["output_error_note"], "against " + rows[0]["trial_key"].get<std::string>());
   EXPECT_EQ(rows[1]["ssim"], 1.0) << rows.dump();
   EXPECT_EQ(rows[0]["output_error_note"], "the 1-rank reference itself");
+}
+
+// A request slower than the sweep's request_timeout fails the trial naming the timeout; the
+// client does not wait for the trial's own (5 minutes here).
+TEST_F(EngineWorkloadTest, ARequestPastRequestTimeoutFailsTheTrialNamingIt) {
+  engine_extra_ = "  request_timeout: 1\n  warmup_requests: 0\n";
+  const std::string error = FailedTrialError(", --delay-s, \"4\"");
+  EXPECT_THAT(error, HasSubstr("request 1 (timed 1)"));
+  EXPECT_THAT(error, HasSubstr("no complete answer within 1 s"));
+}
+
+// Attached with `url:` to a server the user runs: the trials time it, and ditbench starts and
+// stops nothing (the server answers after the run, and no trial names a server process).
+TEST_F(EngineWorkloadTest, AnAttachedServerIsTimedAndLeftRunning) {
+  test::EngineServer server(test::TinyPipeline(), {"--threads", "1"});
+  ASSERT_NE(server.port(), 0) << server.log();
+  HttpClient client;
+  ReadyOptions wait;
+  wait.timeout = std::chrono::seconds(120);
+  ASSERT_TRUE(WaitReady(client, {server.url("/health")}, wait).ready) << server.log();
+  std::ofstream(dir_ / "sweep.yaml") << fmt::format(
+      "name: engine-attached\n"
+      "workload: engine\n"
+      "engine:\n"
+      "  url: \"{}\"\n"
+      "  request: {{prompt: a red fox, size: \"{{size}}\", num_inference_steps: \"{{steps}}\", "
+      "response_format: b64_json}}\n"
+      "defaults: {{model: pixart-alpha-tiny, resolution: 64, repeats: 2}}\n"
+      "matrix: {{steps: [2, 3]}}\n",
+      server.url(""));
+  RunOptions o;
+  o.sweep = dir_ / "sweep.yaml";
+  o.db = dir_ / "results.db";
+  o.gpus = "cpu:1";
+  o.worker = DITBENCH_BIN;
+  LocalLauncher launcher(CurrentEnvironment());
+  std::stringstream out, err;
+  ASSERT_EQ(RunSweep(o, SweepEffects{launcher, interrupt_, gpus_}, out, err), 0)
+      << out.str() << err.str();
+  const nlohmann::json trials = Trials();
+  ASSERT_EQ(trials.size(), 2u);
+  for (const nlohmann::json& t : trials) {
+    EXPECT_EQ(t["status"], "ok") << t.dump();
+    std::ifstream in(std::filesystem::path(t["run_dir"].get<std::string>()) / "rank0.json");
+    const nlohmann::json rank = nlohmann::json::parse(in);
+    EXPECT_EQ(rank["environment"]["engine_url"], server.url("")) << rank.dump();
+    EXPECT_FALSE(rank["environment"].contains("engine_server_pid"));
+  }
+  EXPECT_TRUE(client.Get(server.url("/health")).ok()) << "the attached server was stopped";
+  EXPECT_FALSE(server.exit_status());
 }
 
 }  // namespace

@@ -205,6 +205,25 @@ TEST(DiffusersConfigTest, VideoVaeDecoderShapes) {
   EXPECT_THROW(ModelWithDiffusersVae(*FindModelPreset("pixart-alpha"), w, "c"), std::invalid_argument);
 }
 
+// A folder's GroupNorm groups reach the decoder the worker builds, with its widths: 8-wide
+// levels in 4 groups (the reference engine's tiny VAE) ran with the preset's 32 groups before.
+TEST(DiffusersConfigTest, AVaeFoldersNormGroupsComeWithItsWidths) {
+  nlohmann::json tiny = {{"_class_name", "AutoencoderKL"},
+                         {"in_channels", 3},
+                         {"out_channels", 3},
+                         {"latent_channels", 4},
+                         {"layers_per_block", 1},
+                         {"block_out_channels", {8, 8, 8, 8}},
+                         {"norm_num_groups", 4},
+                         {"act_fn", "silu"},
+                         {"scaling_factor", 0.18215}};
+  const DiffusersModel folder = DiffusersConfigFromJson(tiny, "c");
+  const ModelConfig model =
+      ModelWithDiffusersVae(*FindModelPreset("pixart-alpha-tiny"), folder, "c");
+  EXPECT_EQ(model.vae_channels, (std::vector<int>{8, 8, 8, 8}));
+  EXPECT_EQ(model.vae_norm_groups, 4);
+}
+
 // Wan 2.2 TI2V-5B's vae/config.json (its statistics shortened to their count): residual levels,
 // decoder_base_dim over base_dim, 2x2 patches (12 pixel channels), 16x in all.
 TEST(DiffusersConfigTest, ResidualWanVaeDecoderShapes) {
