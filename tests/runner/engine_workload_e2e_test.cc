@@ -5,9 +5,12 @@
 // folder and the process table say; the failures are real misbehaving servers, never timing.
 #include <signal.h>
 
+#include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -51,17 +54,23 @@ class EngineWorkloadTest : public ::testing::Test {
         "matrix: {{{}}}\n",
         test::EnginePython(), test::EngineScript("ditbench_engine_server.py").string(),
         test::TinyPipeline().string(), flags, start_timeout, engine_extra_, matrix);
-    RunOptions o;
-    o.sweep = dir_ / "sweep.yaml";
-    o.db = dir_ / "results.db";
-    o.gpus = gpus;
-    o.worker = DITBENCH_BIN;  // the engine trial's client: `ditbench engine-trial`
+    RunOptions o = Options(gpus);
     o.fresh = true;
     LocalLauncher launcher(CurrentEnvironment());
     std::stringstream out, err;
     const int code = RunSweep(o, SweepEffects{launcher, interrupt_, gpus_}, out, err);
     log_ = out.str() + err.str();
     return code;
+  }
+
+  // `run` of dir_/sweep.yaml into dir_/results.db on `gpus`, with this build's client.
+  RunOptions Options(const std::string& gpus = "cpu:1") const {
+    RunOptions o;
+    o.sweep = dir_ / "sweep.yaml";
+    o.db = dir_ / "results.db";
+    o.gpus = gpus;
+    o.worker = DITBENCH_BIN;  // the engine trial's client: `ditbench engine-trial`
+    return o;
   }
 
   nlohmann::json Sql(const std::string& sql) {
@@ -238,11 +247,7 @@ TEST_F(EngineWorkloadTest, AnAttachedServerIsTimedAndLeftRunning) {
       "defaults: {{model: pixart-alpha-tiny, resolution: 64, repeats: 2}}\n"
       "matrix: {{steps: [2, 3]}}\n",
       server.url(""));
-  RunOptions o;
-  o.sweep = dir_ / "sweep.yaml";
-  o.db = dir_ / "results.db";
-  o.gpus = "cpu:1";
-  o.worker = DITBENCH_BIN;
+  const RunOptions o = Options();
   LocalLauncher launcher(CurrentEnvironment());
   std::stringstream out, err;
   ASSERT_EQ(RunSweep(o, SweepEffects{launcher, interrupt_, gpus_}, out, err), 0)
@@ -258,6 +263,80 @@ TEST_F(EngineWorkloadTest, AnAttachedServerIsTimedAndLeftRunning) {
   }
   EXPECT_TRUE(client.Get(server.url("/health")).ok()) << "the attached server was stopped";
   EXPECT_FALSE(server.exit_status());
+}
+
+// Ctrl-C during a trial (an interrupt the test raises once the server listens): the coordinator
+// stops the trial's client, and the kernel takes the server with it. The server is found by
+// the port its log names, in /proc.
+class AtomicInterrupt final : public InterruptSource {
+ public:
+  bool Requested() const override { return requested.load(); }
+  std::atomic<bool> requested{false};
+};
+
+// The pid of the reference engine listening on `port` (its command line holds "--port PORT"),
+// or 0.
+pid_t ServerOnPort(int port) {
+  const std::string wanted = std::string("--port") + '\0' + std::to_string(port) + '\0';
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    const std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    if (cmdline.find("ditbench_engine_server.py") != std::string::npos &&
+        cmdline.find(wanted) != std::string::npos)
+      return static_cast<pid_t>(std::stoi(name));
+  }
+  return 0;
+}
+
+// Running and not a zombie.
+bool Alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string id, comm, state;
+  return static_cast<bool>(stat >> id >> comm >> state) && state != "Z";
+}
+
+TEST_F(EngineWorkloadTest, CtrlCDuringATrialLeavesNoServer) {
+  std::ofstream(dir_ / "sweep.yaml") << fmt::format(
+      "name: engine-interrupted\n"
+      "workload: engine\n"
+      "engine:\n"
+      "  start: [\"{}\", \"{}\", --model, \"{}\", --port, \"{{port}}\", --delay-s, \"600\"]\n"
+      "  request: {{prompt: a red fox, size: \"{{size}}\", response_format: b64_json}}\n"
+      "defaults: {{model: pixart-alpha-tiny, resolution: 64, timeout: 30m}}\n",
+      test::EnginePython(), test::EngineScript("ditbench_engine_server.py").string(),
+      test::TinyPipeline().string());
+  const RunOptions o = Options();
+  LocalLauncher launcher(CurrentEnvironment());
+  AtomicInterrupt interrupt;
+  std::stringstream out, err;
+  std::thread run([&] { RunSweep(o, SweepEffects{launcher, interrupt, gpus_}, out, err); });
+  // Wait (at most 120 s) for the server to be ready (its log's "listening on 127.0.0.1:PORT"
+  // and a 200 to /health): the client's first request is then held by --delay-s.
+  pid_t server = 0;
+  for (int i = 0; i < 1200 && server == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(
+             dir_.path(), std::filesystem::directory_options::skip_permission_denied)) {
+      if (entry.path().filename() != "server.log") continue;
+      std::ifstream log(entry.path());
+      const std::string text((std::istreambuf_iterator<char>(log)), {});
+      const auto at = text.find("listening on 127.0.0.1:");
+      if (at != std::string::npos && text.find("GET /health HTTP/1.1\" 200") != std::string::npos)
+        server = ServerOnPort(std::atoi(text.c_str() + at + 23));
+    }
+  }
+  interrupt.requested = true;
+  run.join();
+  ASSERT_GT(server, 0) << "the server never took a request\n" << out.str() << err.str();
+  bool gone = false;
+  for (int i = 0; i < 400 && !gone; ++i) {
+    gone = !Alive(server);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone) << "the server " << server << " outlived the interrupted run";
+  if (!gone) ::kill(server, SIGKILL);
 }
 
 }  // namespace
