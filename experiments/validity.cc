@@ -113,15 +113,25 @@ std::optional<std::string> LowPrecisionProblem(const TrialConfig& c) {
   return std::nullopt;
 }
 
-// An engine that declares the degrees its command passes on runs no other above 1.
-std::optional<std::string> EngineDegreeProblem(const TrialConfig& c) {
-  if (!c.engine.degrees) return std::nullopt;
-  const std::vector<std::string>& takes = *c.engine.degrees;
-  for (const DegreeInfo& d : kDegreeTable)
-    if (c.*d.member > 1 && std::find(takes.begin(), takes.end(), d.name) == takes.end())
-      return fmt::format(
-          "{}={}: this engine's command passes on {} (engine.degrees)", d.name, c.*d.member,
-          takes.empty() ? "no degree" : fmt::format("only {}", fmt::join(takes, ", ")));
+// Why an engine trial cannot run: a degree above 1 that its command does not pass on
+// (engine.degrees), a scope other than pipeline, a serving load; nullopt for other workloads.
+std::optional<std::string> EngineProblem(const TrialConfig& c) {
+  if (c.workload != Workload::kEngine) return std::nullopt;
+  if (c.engine.degrees) {
+    const std::vector<std::string>& takes = *c.engine.degrees;
+    for (const DegreeInfo& d : kDegreeTable)
+      if (c.*d.member > 1 && std::find(takes.begin(), takes.end(), d.name) == takes.end())
+        return fmt::format(
+            "{}={}: this engine's command passes on {} (engine.degrees)", d.name, c.*d.member,
+            takes.empty() ? "no degree" : fmt::format("only {}", fmt::join(takes, ", ")));
+  }
+  if (c.scope != Scope::kPipeline)
+    return fmt::format(
+        "scope: {}: an engine answers with the decoded image, so its scope is pipeline",
+        ScopeName(c.scope));
+  if (c.serve)
+    return "serve: an engine under a serving load is not built yet; its trials send requests "
+           "one at a time (latency mode)";
   return std::nullopt;
 }
 
@@ -148,15 +158,7 @@ std::optional<std::string> CommandWorkloadProblem(const TrialConfig& c, const Ca
         "cache: {} applies to ditbench's own models; give a {} workload's program its own "
         "through a custom axis",
         StepCacheKindName(c.cache.kind), WorkloadName(c.workload));
-  if (auto problem = EngineDegreeProblem(c)) return problem;
-  if (c.workload == Workload::kEngine && c.scope != Scope::kPipeline)
-    return fmt::format(
-        "scope: {}: an engine answers with the decoded image, so its scope is "
-        "pipeline",
-        ScopeName(c.scope));
-  if (c.workload == Workload::kEngine && c.serve)
-    return "serve: an engine under a serving load is not built yet; its trials send requests "
-           "one at a time (latency mode)";
+  if (auto problem = EngineProblem(c)) return problem;
   if (const TrialKindRow& kind = KindRow(KindOf(c)); !kind.program_refusal.empty())
     return fmt::format(fmt::runtime(kind.program_refusal), WorkloadName(c.workload));
   if (c.quant != Quantization::kNone || !c.schedule.empty())

@@ -211,7 +211,10 @@ int RunEngineTrial(const std::filesystem::path& trial_file, std::ostream& err) {
     code = kWorkerInvalidConfig;
   }
   if (code != kWorkerOk) err << "ditbench engine-trial: " << result.error << "\n";
-  WriteFileAtomically(RankResultPath(run_dir, 0), ToJson(result).dump(1));
+  // Every string here went through OneLine or LogTail (valid UTF-8); replacing is the guard
+  // that a server's bytes can never keep the rank file from being written.
+  WriteFileAtomically(RankResultPath(run_dir, 0),
+                      ToJson(result).dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
   return code;
 }
 

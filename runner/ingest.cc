@@ -30,6 +30,16 @@ std::string DescribeExit(int rank, const RankExit& exit) {
   return fmt::format("rank {} exited with code {}", rank, exit.exit_code);
 }
 
+// `line` cut to at most `max_bytes` at a character boundary, "..." after it when cut.
+// REQUIRES: `line` is valid UTF-8.
+std::string CutLine(std::string line, std::size_t max_bytes) {
+  if (line.size() <= max_bytes) return line;
+  std::size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(line[end]) & 0xC0) == 0x80) --end;
+  line.resize(end);
+  return line + "...";
+}
+
 }  // namespace
 
 RankFiles ReadRankFiles(const std::filesystem::path& run_dir, int world_size,
@@ -90,8 +100,10 @@ std::optional<std::vector<std::string>> LogLines(const std::filesystem::path& lo
   } catch (const std::exception&) {
     return std::nullopt;
   }
+  // A program's own output: any bytes. Lines reach errors, rank files and the database as
+  // valid UTF-8 (a progress bar's block characters cut short, or raw bytes, become U+FFFD).
   std::vector<std::string> lines;
-  std::istringstream in(text);
+  std::istringstream in(ValidUtf8(text));
   std::string line;
   if (cut) std::getline(in, line);  // the first line is only the end of one
   while (std::getline(in, line))
@@ -105,7 +117,7 @@ std::string LastLogLine(const std::filesystem::path& log) {
   const auto lines = LogLines(log);
   if (!lines || lines->empty()) return "";
   std::string last = lines->back();
-  if (last.size() > 500) last = last.substr(0, 500) + "...";
+  last = CutLine(std::move(last), 500);
   return last;
 }
 
@@ -116,12 +128,15 @@ std::string LogTail(const std::filesystem::path& log, int lines) {
   std::string joined;
   const std::size_t first = all->size() > static_cast<std::size_t>(lines) ? all->size() - lines : 0;
   for (std::size_t i = first; i < all->size(); ++i) {
-    std::string line = (*all)[i];
-    if (line.size() > 300) line = line.substr(0, 300) + "...";
-    joined += (joined.empty() ? "" : " | ") + line;
+    joined += (joined.empty() ? "" : " | ") + CutLine((*all)[i], 300);
   }
   constexpr std::size_t kMaxChars = 1000;
-  if (joined.size() > kMaxChars) joined = "..." + joined.substr(joined.size() - kMaxChars);
+  if (joined.size() > kMaxChars) {
+    std::size_t start = joined.size() - kMaxChars;
+    while (start < joined.size() && (static_cast<unsigned char>(joined[start]) & 0xC0) == 0x80)
+      ++start;
+    joined = "..." + joined.substr(start);
+  }
   return joined;
 }
 

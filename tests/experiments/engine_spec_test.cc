@@ -84,6 +84,9 @@ TEST(EngineSpecTest, AnEngineWorkloadNeedsItsEngineAndOnlyItHasOne) {
 }
 
 TEST(EngineSpecTest, BadEngineSectionsAreLocatedErrors) {
+  // The file, the engine mapping's line (3) and the key.
+  EXPECT_THAT(FirstError(Sweep("engine: {start: [srv], warmup: 2}\n")),
+              AllOf(HasSubstr("test.yaml:3:"), HasSubstr("'engine'")));
   EXPECT_THAT(FirstError(Sweep("engine: {start: [srv, \"{prot}\"]}\n")),
               HasSubstr("'start[1]': unknown placeholder '{prot}'"));
   EXPECT_THAT(FirstError(Sweep("engine: {start: [srv], url: \"http://127.0.0.1:1\"}\n")),

@@ -408,6 +408,25 @@ TEST_F(IngestTrialTest, ALongLogIsReadFromItsEnd) {
   EXPECT_EQ(LogTail(RankLogPath(dir_.path(), 0), 2), "line 99998 | line 99999");
 }
 
+// A server's or program's log holds any bytes (a progress bar's block characters, raw bytes):
+// its tail and last line are valid UTF-8 however their lines are cut, so an error that quotes
+// them can be written to a rank file and stored (nlohmann refuses to write invalid UTF-8).
+TEST_F(IngestTrialTest, ALogsTailIsValidUtf8WhereverItIsCut) {
+  std::string bar;
+  for (int i = 0; i < 200; ++i) bar += "\u2588";  // "█": 3 bytes, cut at 300 and 500 bytes
+  {
+    std::ofstream log(RankLogPath(dir_.path(), 0), std::ios::binary);
+    log << "raw \xff\xfe bytes\n" << std::string(299, 'x') << bar << "\n" << bar << "\n";
+  }
+  const std::string tail = LogTail(RankLogPath(dir_.path(), 0));
+  EXPECT_FALSE(FirstInvalidUtf8(tail)) << tail;
+  EXPECT_NE(tail.find("raw \ufffd"), std::string::npos) << tail;
+  EXPECT_NE(tail.find(std::string(299, 'x') + "..."), std::string::npos) << tail;
+  const std::string last = LastLogLine(RankLogPath(dir_.path(), 0));
+  EXPECT_FALSE(FirstInvalidUtf8(last)) << last;
+  EXPECT_EQ(last.size(), 498u + 3u);  // 166 whole characters of the 500 bytes, then "..."
+}
+
 TEST_F(IngestTrialTest, TimeoutIsRecorded) {
   LaunchOutcome o = Outcome({{true, 0, SIGKILL, true}, {true, 0, SIGKILL, true}});
   o.timed_out = true;
