@@ -114,7 +114,7 @@ std::optional<std::string> LowPrecisionProblem(const TrialConfig& c) {
 }
 
 // Why an engine trial cannot run: a degree above 1 that its command does not pass on
-// (engine.degrees), a scope other than pipeline, a serving load; nullopt for other workloads.
+// (engine.degrees), a scope other than pipeline; nullopt for other workloads.
 std::optional<std::string> EngineProblem(const TrialConfig& c) {
   if (c.workload != Workload::kEngine) return std::nullopt;
   if (c.engine.degrees) {
@@ -129,9 +129,6 @@ std::optional<std::string> EngineProblem(const TrialConfig& c) {
     return fmt::format(
         "scope: {}: an engine answers with the decoded image, so its scope is pipeline",
         ScopeName(c.scope));
-  if (c.serve)
-    return "serve: an engine under a serving load is not built yet; its trials send requests "
-           "one at a time (latency mode)";
   return std::nullopt;
 }
 
@@ -159,7 +156,10 @@ std::optional<std::string> CommandWorkloadProblem(const TrialConfig& c, const Ca
         "through a custom axis",
         StepCacheKindName(c.cache.kind), WorkloadName(c.workload));
   if (auto problem = EngineProblem(c)) return problem;
-  if (const TrialKindRow& kind = KindRow(KindOf(c)); !kind.program_refusal.empty())
+  // An engine serves a load through ditbench's client (runner/engine_trial.h); a program
+  // does not.
+  if (const TrialKindRow& kind = KindRow(KindOf(c));
+      TraitsOf(c.workload).launch == WorkloadLaunch::kProgram && !kind.program_refusal.empty())
     return fmt::format(fmt::runtime(kind.program_refusal), WorkloadName(c.workload));
   if (c.quant != Quantization::kNone || !c.schedule.empty())
     return fmt::format(

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -157,6 +158,18 @@ int FindFreePort() {
       ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
     throw std::runtime_error("cannot bind a socket to find a free port");
   return ntohs(addr.sin_port);
+}
+
+bool PortIsFree(int port) {
+  const UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return false;
+  const int on = 1;
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  return ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
 }
 
 LocalLauncher::LocalLauncher(std::vector<std::string> environment)

@@ -46,6 +46,9 @@ class LocalLauncher final : public Launcher {
 
 // A TCP port on 127.0.0.1 that was free a moment ago. Throws std::runtime_error.
 int FindFreePort();
+// Whether a server could listen on 127.0.0.1:`port` now (a bind with SO_REUSEADDR, as servers
+// set it, succeeds): false when another socket listens there.
+bool PortIsFree(int port);
 
 // The worker program `run`, `forward` and `selfcheck` start when --worker is not given:
 // ditbench-worker beside this executable (plain "ditbench-worker", found on PATH, when

@@ -1,6 +1,8 @@
 #include "metrics/serve_loop.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "metrics/serving.h"
 #include "stats/stats.h"
@@ -27,6 +29,19 @@ Span RunOne(IterationClock& device, HostClock& host, MarkedStages& stages, const
 
 }  // namespace
 
+double SteadyHostClock::NowMs() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void SteadyHostClock::SleepUntilMs(double ms) {
+  const auto at = std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double, std::milli>(ms)));
+  std::this_thread::sleep_until(at);
+}
+
 ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
                              IterationClock& device, HostClock& host, ServeQueue& queue,
                              const ServeWork& serve) {
@@ -34,7 +49,8 @@ ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
   MarkedStages stages(device);
   // 1. Each replica alone in turn: every shape's isolated latency.
   served.isolated_ms.assign(static_cast<std::size_t>(std::max(1, options.shapes)), 0.0);
-  for (int replica = 0; replica < options.load.replicas; ++replica) {
+  if (!options.isolated_ms.empty()) served.isolated_ms = options.isolated_ms;
+  for (int replica = 0; options.isolated_ms.empty() && replica < options.load.replicas; ++replica) {
     world.Barrier();
     if (replica != options.replica) continue;
     for (int shape = 0; shape < static_cast<int>(served.isolated_ms.size()); ++shape) {
@@ -102,6 +118,24 @@ ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
   // 4. Every replica done.
   world.Barrier();
   return served;
+}
+
+void RecordServed(const ServedRequests& served, int warmup_requests, bool leader,
+                  RankResult& result) {
+  for (const RequestRecord& r : served.records) {
+    const bool warmup = r.index < warmup_requests;
+    result.samples.push_back(
+        {result.rank, r.index, kIterationStage, r.end_ms - r.arrival_ms, warmup});
+    result.samples.push_back({result.rank, r.index, "queue", r.start_ms - r.arrival_ms, warmup});
+    result.samples.push_back({result.rank, r.index, "service", r.end_ms - r.start_ms, warmup});
+  }
+  result.samples.insert(result.samples.end(), served.stage_samples.begin(),
+                        served.stage_samples.end());
+  if (leader) {
+    result.requests = served.records;
+    result.serve_start_monotonic_s = served.start_ms / 1000;
+  }
+  result.stop_reason = "served";
 }
 
 }  // namespace ditbench

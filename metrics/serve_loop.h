@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "contract/measurement_records.h"
+#include "contract/worker_contract.h"
 #include "experiments/serve_load.h"
 #include "metrics/measurement.h"
 #include "model_zoo/shapes/parallel_layout.h"
@@ -71,6 +72,14 @@ class HostClock {
   virtual void SleepUntilMs(double ms) = 0;
 };
 
+// std::chrono::steady_clock: CLOCK_MONOTONIC, one clock for every process of a host (the
+// coordinator places a load's requests against its busy stretches on it).
+class SteadyHostClock final : public HostClock {
+ public:
+  double NowMs() override;
+  void SleepUntilMs(double ms) override;
+};
+
 struct ServeRankOptions {
   ServeLoad load;                 // TrialServeLoad: replicas, concurrency, slo_scale, ...
   std::vector<Request> requests;  // RequestList::requests: arrival order, warm-up first
@@ -78,6 +87,9 @@ struct ServeRankOptions {
   int replica = 0;                // this rank's replica (its dp group)
   bool leader = false;            // the rank of its replica that takes and records requests
   int isolated_runs = 3;          // requests each replica times alone before the load
+  // Each shape's isolated latency when measured already (an engine's client times its server
+  // alone once, metrics/serve_slots.h): step 1 is skipped. Empty: step 1 measures it.
+  std::vector<double> isolated_ms;
 };
 
 struct ServedRequests {
@@ -102,5 +114,13 @@ using ServeWork = std::function<void(int shape, Stages& stages)>;
 ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
                              IterationClock& device, HostClock& host, ServeQueue& queue,
                              const ServeWork& serve);
+
+// What a rank's file says of the requests it served (`result.rank`'s): each request's latency
+// (stage "iteration", arrival to end), queue wait and service as samples, the load's first
+// `warmup_requests` flagged, then its stages' samples; a replica's leader also records the
+// requests and the load's start (in seconds of the host's monotonic clock: where the
+// coordinator places them against its busy stretches). stop_reason "served".
+void RecordServed(const ServedRequests& served, int warmup_requests, bool leader,
+                  RankResult& result);
 
 }  // namespace ditbench

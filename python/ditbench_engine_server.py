@@ -16,10 +16,12 @@ listening on 127.0.0.1 only:
 
 A request is checked before it runs: a body without Content-Length (411) or over
 --max-request-bytes (413), text that is not a JSON object, an unknown field or a value out of
-range is answered 400 with {"error": {"message", "type"}}. One image request runs at a time
-(the pipeline is not thread-safe); the others wait their turn, as on one GPU.
+range is answered 400 with {"error": {"message", "type"}}. Each replica (`--replicas N`, a
+copy of the pipeline loaded on its own: data parallelism, as an engine runs one copy a GPU)
+serves one image request at a time (a pipeline is not thread-safe); a request takes the replica
+that is free, or waits for the first that frees, first come first served.
 
-    python ditbench_engine_server.py --model DIR [--port 0] [--threads N]
+    python ditbench_engine_server.py --model DIR [--port 0] [--threads N] [--replicas N]
 
 `--port 0` takes a free port; either way the first line on stdout is
 `listening on 127.0.0.1:PORT`, printed once the socket listens and before the pipeline loads
@@ -46,6 +48,7 @@ import io
 import json
 import math
 import os
+import queue
 import re
 import secrets
 import sys
@@ -74,6 +77,8 @@ def parse_args(argv):
     parser.add_argument("--served-model-name", default=None,
                         help="the model's id in /v1/models (default: the folder's name)")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's own)")
+    parser.add_argument("--replicas", type=int, default=1,
+                        help="copies of the pipeline serving requests at once (1 to 64)")
     parser.add_argument("--max-request-bytes", type=int, default=1 << 20)
     parser.add_argument("--max-side", type=int, default=1024, help="largest width or height")
     parser.add_argument("--max-n", type=int, default=4, help="most images per request")
@@ -88,6 +93,8 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port {args.port}: expected 0 to 65535")
+    if not 1 <= args.replicas <= 64:
+        parser.error(f"--replicas {args.replicas}: expected 1 to 64")
     if args.fail_every < 0 or args.die_after < 0 or args.delay_s < 0:
         parser.error("--fail-every, --die-after and --delay-s take values of 0 or more")
     return args
@@ -107,10 +114,10 @@ class Engine:
         self.args = args
         self.model_name = args.served_model_name or os.path.basename(
             os.path.normpath(args.model))
-        self.pipeline = None
+        self.pipeline = None  # the first replica's, once every replica is loaded
         self.granularity = 16  # pixels a side must be a multiple of, known once loaded
         self.load_error = None
-        self.lock = threading.Lock()  # one generation at a time
+        self.free = queue.Queue()  # the replicas' pipelines not serving a request
         self.count_lock = threading.Lock()
         self.requests = 0
 
@@ -124,14 +131,21 @@ class Engine:
             if self.args.threads > 0:
                 torch.set_num_threads(self.args.threads)
             started = time.monotonic()
-            pipeline = DiffusionPipeline.from_pretrained(self.args.model, local_files_only=True)
-            pipeline.set_progress_bar_config(disable=True)
+            pipelines = []
+            for _ in range(self.args.replicas):
+                pipeline = DiffusionPipeline.from_pretrained(self.args.model,
+                                                             local_files_only=True)
+                pipeline.set_progress_bar_config(disable=True)
+                pipelines.append(pipeline)
+            pipeline = pipelines[0]
             patch = getattr(getattr(pipeline, "transformer", None), "config", None)
             patch = getattr(patch, "patch_size", 1) or 1
             self.granularity = getattr(pipeline, "vae_scale_factor", 8) * patch
+            for each in pipelines:
+                self.free.put(each)
             self.pipeline = pipeline
-            log(f"loaded {type(pipeline).__name__} from {self.args.model} in "
-                f"{time.monotonic() - started:.2f} s")
+            log(f"loaded {self.args.replicas} x {type(pipeline).__name__} from "
+                f"{self.args.model} in {time.monotonic() - started:.2f} s")
         except Exception:  # noqa: BLE001  (any failure to load ends the server)
             traceback.print_exc()
             log(f"cannot load the pipeline from {self.args.model}; exiting")
@@ -146,7 +160,14 @@ class Engine:
     def generate(self, request):
         """PNG bytes of each image `request` (checked) asks for."""
         import torch
-        call = self.pipeline.__call__
+        pipeline = self.free.get()  # blocks until a replica is free (FIFO among the waiters)
+        try:
+            return self.generate_on(pipeline, request, torch)
+        finally:
+            self.free.put(pipeline)
+
+    def generate_on(self, pipeline, request, torch):
+        call = pipeline.__call__
         accepted = inspect.signature(call).parameters
         kwargs = dict(prompt=request["prompt"], width=request["width"],
                       height=request["height"], num_inference_steps=request["steps"],
@@ -161,8 +182,8 @@ class Engine:
         for name, value in (("use_resolution_binning", False), ("clean_caption", False)):
             if name in accepted:
                 kwargs[name] = value
-        with self.lock, torch.inference_mode():
-            images = self.pipeline(**kwargs).images
+        with torch.inference_mode():
+            images = pipeline(**kwargs).images
         encoded = []
         for image in images:
             buffer = io.BytesIO()

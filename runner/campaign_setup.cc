@@ -17,11 +17,32 @@
 #include "plan/resume.h"
 #include "runner/coordinator_lock.h"
 #include "runner/database_wait.h"
+#include "runner/engine_server.h"
 #include "runner/run_folder.h"
 #include "runner/unrecorded_launch.h"
 #include "storage/storage_error.h"
 
 namespace ditbench {
+namespace {
+
+// The engine servers that clients killed with their coordinator left on this host
+// (runner/engine_server.h, StopLeftoverServer): stopped before the campaign goes on, each said
+// in one line. A trial whose coordinator ran on another host is that host's to clean.
+void StopServersLeftBehind(CampaignWriter& writer, std::int64_t campaign,
+                           const CampaignWriter::CoordinatorIsGone& gone,
+                           const std::set<std::string>& taken_over, std::ostream& out) {
+  const std::string host = Hostname();
+  for (const CampaignWriter::RunningTrial& running : writer.RunningTrials(campaign)) {
+    if (taken_over.count(running.trial_key) || running.run_dir.empty() ||
+        running.coordinator_host != host ||
+        !gone(running.coordinator_host, running.coordinator_pid))
+      continue;
+    if (auto done = StopLeftoverServer(running.run_dir))
+      out << fmt::format("trial {}: {}\n", running.trial_key, *done);
+  }
+}
+
+}  // namespace
 
 std::optional<SweepSetup> PrepareSweep(const RunOptions& options, const SweepEffects& effects,
                                        std::ostream& err) {
@@ -169,6 +190,7 @@ std::optional<CampaignStart> StartCampaign(const RunOptions& options, const Swee
                                        setup.worker, gone, out);
     std::set<std::string> taken_over;
     for (const AdoptedTrial& a : start.adopted) taken_over.insert(a.trial->key);
+    StopServersLeftBehind(db.writer(), campaign, gone, taken_over, out);
     RecordUnrecordedLaunches(db.writer(), db.output_errors(), campaign, plan, spec.replicates, gone,
                              taken_over, out);
     if (int n =

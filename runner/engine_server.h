@@ -18,8 +18,8 @@ namespace ditbench {
 class EngineServer {
  public:
   // Starts `argv` (argv[0] resolved against `folder` and PATH, launch/command_program.h) in
-  // `folder`, stdin from /dev/null, stdout and stderr to `log`. Throws std::runtime_error with
-  // one line when it cannot be started.
+  // `folder`, stdin from /dev/null, stdout and stderr appended to `log`. Throws std::runtime_error
+  // with one line when it cannot be started.
   EngineServer(const std::vector<std::string>& argv, const std::filesystem::path& folder,
                const std::filesystem::path& log);
   ~EngineServer();
@@ -39,5 +39,23 @@ class EngineServer {
   bool reaped_ = false;
   int status_ = 0;
 };
+
+// A server a killed client left running. The client writes RUN_DIR/engine-server.json once
+// its server started ({"pid": P, "start_ticks": T}, T the leader's start time in clock ticks
+// since boot, /proc/P/stat) and removes it once the server is stopped, so the file outlives
+// the trial only when the client was killed outright; the next `run` of the campaign then
+// stops what is left of that server (runner/campaign_setup.cc).
+inline constexpr const char* kEngineServerFile = "engine-server.json";
+void RecordServerProcess(const std::filesystem::path& run_dir, pid_t pid);
+void ForgetServerProcess(const std::filesystem::path& run_dir) noexcept;
+
+// What is left of the server `run_dir`'s engine-server.json names, stopped (SIGTERM to its
+// group, `grace`, SIGKILL): one line saying what was done, or nullopt when nothing was left.
+// The file is untrusted: a pid that is not a positive number, or a leader that runs but
+// started at another time (its pid reused by a process that is not the server), is left alone
+// and said so. The file is removed once handled.
+std::optional<std::string> StopLeftoverServer(
+    const std::filesystem::path& run_dir,
+    std::chrono::milliseconds grace = std::chrono::seconds(5));
 
 }  // namespace ditbench

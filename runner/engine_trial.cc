@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <fstream>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <stdexcept>
 
@@ -19,8 +21,11 @@
 #include "launch/local_launcher.h"
 #include "metrics/measurement.h"
 #include "metrics/png_image.h"
+#include "metrics/serve_loop.h"
+#include "metrics/serve_slots.h"
 #include "runner/engine_server.h"
 #include "runner/ingest.h"
+#include "stats/stats.h"
 
 namespace ditbench {
 namespace {
@@ -94,15 +99,12 @@ void WaitForServer(EngineSession& s, EngineServer* server, RankResult& result) {
   result.metrics["ready_s"] = ready.seconds;
 }
 
-// One request; the image kept. Throws a line naming the trial and the request.
-void SendRequest(EngineSession& s) {
-  const int number = ++s.requests_sent;
-  const std::string which =
-      number <= s.warmup_requests
-          ? fmt::format("warm-up request {}", number)
-          : fmt::format("request {} (timed {})", number, number - s.warmup_requests);
+// One request with `body` through `client`; the image it answered. Throws a line naming the
+// trial and the request (`which`).
+GeneratedImage Generate(const EngineSession& s, HttpClient& client, const std::string& body,
+                        const std::string& which) {
   const std::string url = s.base_url + "/v1/images/generations";
-  const HttpResponse response = s.client.PostJson(url, s.body);
+  const HttpResponse response = client.PostJson(url, body);
   if (!response.ok())
     throw std::runtime_error(fmt::format("trial {}: {}: {}", s.trial.trial_key, which,
                                          DescribeFailure(response, "POST", url)));
@@ -110,7 +112,17 @@ void SendRequest(EngineSession& s) {
   if (!images.error.empty())
     throw std::runtime_error(
         fmt::format("trial {}: {}: {}", s.trial.trial_key, which, images.error));
-  s.last_image = std::move(images.images.back());
+  return std::move(images.images.back());
+}
+
+// One request of the latency mode; the image kept.
+void SendRequest(EngineSession& s) {
+  const int number = ++s.requests_sent;
+  const std::string which =
+      number <= s.warmup_requests
+          ? fmt::format("warm-up request {}", number)
+          : fmt::format("request {} (timed {})", number, number - s.warmup_requests);
+  s.last_image = Generate(s, s.client, s.body, which);
 }
 
 // The last image as the server sent it, and a PNG also as output.npy (float32 [1, 3, H, W] on
@@ -154,38 +166,149 @@ void TimeRequests(EngineSession& s, RankResult& result) {
   SaveImage(s);
 }
 
+// The most requests an open loop's client has in flight at once (its slots): a request that
+// arrives while every slot waits for an answer is sent when one is free, its wait recorded as
+// its queue time.
+constexpr int kEngineClientSlots = 64;
+
+// Milliseconds `send` took on the host's monotonic clock.
+template <typename Send>
+double TimedMs(Send&& send) {
+  const Clock::time_point start = Clock::now();
+  send();
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// A serving load (`serve`): warmup_requests untimed requests of every shape (the first one's
+// latency is first_request_ms), each shape timed alone on the idle server (max(1, repeats.min)
+// requests, the median: its isolated latency, against which the SLO is judged), then the load's
+// requests through client slots (metrics/serve_slots.h), recorded as a `dit` trial's replica
+// leader records its own (metrics/serve_loop.h, RecordServed).
+void ServeLoad(EngineSession& s, const RequestList& load, RankResult& result) {
+  const TrialConfig& config = s.trial.config;
+  std::vector<std::string> bodies;
+  for (const RequestShape& shape : load.shapes)
+    bodies.push_back(EngineRequestBody(ShapeTrial(config, shape)).dump());
+  int sent = 0;
+  for (std::size_t shape = 0; shape < bodies.size(); ++shape)
+    for (int i = 0; i < config.engine.warmup_requests; ++i) {
+      const double ms = TimedMs([&] {
+        Generate(s, s.client, bodies[shape],
+                 fmt::format("warm-up request {} (shape {})", ++sent, shape));
+      });
+      if (!result.metrics.contains("first_request_ms")) result.metrics["first_request_ms"] = ms;
+    }
+  ServeRankOptions options;
+  options.load = TrialServeLoad(config);
+  options.requests = load.requests;
+  options.shapes = static_cast<int>(bodies.size());
+  options.isolated_runs = std::max(1, config.repeats.min);
+  for (std::size_t shape = 0; shape < bodies.size(); ++shape) {
+    std::vector<double> alone;
+    for (int i = 0; i < options.isolated_runs; ++i)
+      alone.push_back(TimedMs([&] {
+        Generate(s, s.client, bodies[shape],
+                 fmt::format("isolated request {} of shape {}", i + 1, shape));
+      }));
+    std::sort(alone.begin(), alone.end());
+    options.isolated_ms.push_back(Quantile(alone, 0.5));
+  }
+  const int slots = options.load.concurrency > 0
+                        ? options.load.concurrency
+                        : std::clamp(static_cast<int>(load.requests.size()), 1, kEngineClientSlots);
+  std::vector<HttpClient> clients;
+  for (int i = 0; i < slots; ++i) clients.emplace_back(s.client.limits());
+  std::mutex image_mutex;
+  SteadyHostClock host;
+  const ServedRequests served = ServeFromSlots(options, slots, host, [&](int slot, int shape) {
+    GeneratedImage image = Generate(
+        s, clients[static_cast<std::size_t>(slot)], bodies[static_cast<std::size_t>(shape)],
+        fmt::format("a load request of shape {} (client slot {})", shape, slot));
+    // The output compared with the reference trial's: the first shape's, as a `dit` trial's.
+    if (shape != 0) return;
+    const std::lock_guard lock(image_mutex);
+    s.last_image = std::move(image);
+  });
+  RecordServed(served, options.load.warmup_requests, /*leader=*/true, result);
+  result.environment["engine_client_slots"] = slots;
+  SaveImage(s);
+}
+
+void AppendToLog(const std::filesystem::path& log, const std::string& line) {
+  std::ofstream(log, std::ios::app) << line;
+}
+
+// How many ports a trial tries: a server that ends before it is ready while another process
+// listens on its port lost a race for the port, and is started again on another.
+constexpr int kPortAttempts = 3;
+
+// Starts the sweep's server on a free port and waits until it is ready, trying another port
+// when the server ended because another process took its port (said in server.log and in
+// the rank's environment). Returns the server, ready; throws as WaitForServer.
+std::unique_ptr<EngineServer> StartServer(EngineSession& s, RankResult& result) {
+  const TrialConfig& config = s.trial.config;
+  std::vector<int> taken;
+  for (int attempt = 1;; ++attempt) {
+    EngineStartValues values;
+    const int port = FindFreePort();
+    values.port = std::to_string(port);
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) values.gpus = visible;
+    const std::vector<std::string> argv = ExpandEngineStart(config, values);
+    result.environment["engine_command"] = argv;
+    s.base_url = fmt::format("http://127.0.0.1:{}", port);
+    // A second start appends to the log: the first one's lines stay.
+    auto server = std::make_unique<EngineServer>(argv, std::filesystem::current_path(),
+                                                 s.run_dir / kServerLog);
+    // Its process group's id too: what a check that no server outlived the trial looks for,
+    // and a file that outlives the trial only if this client is killed outright.
+    result.environment["engine_server_pid"] = server->pid();
+    RecordServerProcess(s.run_dir, server->pid());
+    try {
+      WaitForServer(s, server.get(), result);
+      return server;
+    } catch (const std::exception&) {
+      const bool lost_port = server->ExitReason() && !PortIsFree(port);
+      server->Stop();
+      if (!lost_port || attempt == kPortAttempts) throw;
+      taken.push_back(port);
+      result.environment["engine_ports_taken"] = taken;
+      AppendToLog(s.run_dir / kServerLog,
+                  fmt::format("ditbench: the server ended before it was ready and another "
+                              "process listens on port {}; starting it again on another port\n",
+                              port));
+    }
+  }
+}
+
 // The whole trial, the server stopped before it returns or throws.
 void RunTrial(const TrialFile& trial, const std::filesystem::path& run_dir, RankResult& result) {
   const TrialConfig& config = trial.config;
   EngineSession s(trial, run_dir, TrialLimits(config));
   s.body = EngineRequestBody(config).dump();
   WriteFileAtomically(run_dir / kRequestFile, s.body);
+  std::filesystem::remove(run_dir / kServerLog);  // each start appends to it
   std::unique_ptr<EngineServer> server;
-  if (config.engine.url.empty()) {
-    EngineStartValues values;
-    values.port = std::to_string(FindFreePort());
-    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) values.gpus = visible;
-    const std::vector<std::string> argv = ExpandEngineStart(config, values);
-    result.environment["engine_command"] = argv;
-    s.base_url = fmt::format("http://127.0.0.1:{}", values.port);
-    server =
-        std::make_unique<EngineServer>(argv, std::filesystem::current_path(), run_dir / kServerLog);
-    // Its process group's id too: what a check that no server outlived the trial looks for.
-    result.environment["engine_server_pid"] = server->pid();
-  } else {
-    s.base_url = TrimmedUrl(config.engine.url);
-    result.environment["engine_url"] = s.base_url;
-  }
   try {
-    WaitForServer(s, server.get(), result);
-    TimeRequests(s, result);
+    if (config.engine.url.empty()) {
+      server = StartServer(s, result);
+    } else {
+      s.base_url = TrimmedUrl(config.engine.url);
+      result.environment["engine_url"] = s.base_url;
+      WaitForServer(s, nullptr, result);
+    }
+    if (config.serve)
+      ServeLoad(s, trial.requests, result);
+    else
+      TimeRequests(s, result);
   } catch (const std::exception& e) {
-    if (!server) throw;
-    server->Stop();
+    if (!config.engine.url.empty()) throw;
+    if (server) server->Stop();
+    ForgetServerProcess(run_dir);
     throw std::runtime_error(
         fmt::format("{}; server log tail: {}", e.what(), LogTail(run_dir / kServerLog)));
   }
   if (server) server->Stop();
+  ForgetServerProcess(run_dir);
 }
 
 }  // namespace

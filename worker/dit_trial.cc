@@ -535,25 +535,7 @@ void ServeDitTrial(const TrialConfig& config, const RequestList& load, ParallelC
                                                 torch::Tensor out = dit.Iterate(&stages);
                                                 if (shape == 0) last = out;
                                               });
-  // Every rank's samples of the requests its replica served: the latency (stage "iteration",
-  // arrival to end), the queue wait and the service; the warm-up requests flagged.
-  for (const RequestRecord& r : served.records) {
-    const bool warmup = r.index < options.load.warmup_requests;
-    result.samples.push_back(
-        {result.rank, r.index, kIterationStage, r.end_ms - r.arrival_ms, warmup});
-    result.samples.push_back({result.rank, r.index, "queue", r.start_ms - r.arrival_ms, warmup});
-    result.samples.push_back({result.rank, r.index, "service", r.end_ms - r.start_ms, warmup});
-  }
-  // Each request's stages (its denoising steps, its decode), by the request's index.
-  result.samples.insert(result.samples.end(), served.stage_samples.begin(),
-                        served.stage_samples.end());
-  if (options.leader) {
-    result.requests = served.records;
-    // The load's start on the host's monotonic clock (SteadyHostClock reads steady_clock from
-    // its epoch): where the coordinator places the requests against its busy stretches.
-    result.serve_start_monotonic_s = served.start_ms / 1000;
-  }
-  result.stop_reason = "served";
+  RecordServed(served, options.load.warmup_requests, options.leader, result);
   result.steps = dit.step_kernels();
   result.latent_shape = dit.latent_shape();
   WriteOutput(last, output, result);

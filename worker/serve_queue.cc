@@ -2,7 +2,6 @@
 
 #include <limits>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -61,19 +60,6 @@ std::string StoreServeQueue::Read(const std::string& key) {
   store_->wait({key}, timeout_);
   const std::vector<uint8_t> value = store_->get(key);
   return {value.begin(), value.end()};
-}
-
-double SteadyHostClock::NowMs() {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-void SteadyHostClock::SleepUntilMs(double ms) {
-  const auto at = std::chrono::steady_clock::time_point(
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double, std::milli>(ms)));
-  std::this_thread::sleep_until(at);
 }
 
 }  // namespace ditbench

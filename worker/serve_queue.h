@@ -1,5 +1,5 @@
 // What a serving trial's loop (metrics/serve_loop.h) needs from the worker's process: the
-// replicas' shared queue over the trial's c10d store, and the host's monotonic clock.
+// replicas' shared queue over the trial's c10d store.
 #pragma once
 
 #include <chrono>
@@ -30,13 +30,6 @@ class StoreServeQueue final : public ServeQueue {
   std::string Read(const std::string& key);
   c10::intrusive_ptr<c10d::Store> store_;
   std::chrono::milliseconds timeout_;
-};
-
-// std::chrono::steady_clock: CLOCK_MONOTONIC, one clock for every process of a host.
-class SteadyHostClock final : public HostClock {
- public:
-  double NowMs() override;
-  void SleepUntilMs(double ms) override;
 };
 
 }  // namespace ditbench

@@ -159,12 +159,32 @@ TEST(EngineSpecTest, AnEngineRunsOnlyTheDegreesItsCommandPassesOn) {
                         "one of ulysses, ring, pipefusion, cfg, dp"));
 }
 
-TEST(EngineSpecTest, AnEngineUnderAServingLoadIsRefusedBeforeLaunch) {
-  TrialConfig t = ExpandSweep(test::ParseValidSweep(Sweep(kEngine)), 1).trials.at(0);
-  t.serve = ServeLoad{};
-  const std::optional<std::string> why = InvalidReason(t, Capacity{1, false});
-  ASSERT_TRUE(why);
-  EXPECT_THAT(*why, HasSubstr("an engine under a serving load is not built yet"));
+TEST(EngineSpecTest, AnEngineServesALoadAndEachShapeOfItsMixIsJudgedAsAnEngineTrial) {
+  const std::string serve =
+      "  serve: {arrivals: poisson, rate: 2, requests: 4, mix: [{steps: 2}, {steps: 4}]}\n";
+  const auto with_serve = [&serve](std::string yaml) {
+    const std::string defaults =
+        "defaults: {model: pixart-alpha-tiny, resolution: 64x48, steps: 3}\n";
+    yaml.replace(
+        yaml.find(defaults), defaults.size(),
+        "defaults:\n  model: pixart-alpha-tiny\n  resolution: 64x48\n  steps: 3\n" + serve);
+    return yaml;
+  };
+  const TrialConfig t =
+      ExpandSweep(test::ParseValidSweep(with_serve(Sweep(kEngine))), 1).trials.at(0);
+  ASSERT_TRUE(t.serve);
+  EXPECT_FALSE(InvalidReason(t, Capacity{1, false}));
+  // A shape of the mix is judged as the engine trial that times it alone: its layout's rule
+  // holds for it too.
+  const std::vector<TrialConfig> ring =
+      ExpandSweep(
+          test::ParseValidSweep(with_serve(Sweep(std::string(kEngine) + "  degrees: [ulysses]\n")) +
+                                "matrix: {ring: [2]}\n"),
+          2)
+          .trials;
+  ASSERT_EQ(ring.size(), 1u);
+  EXPECT_THAT(InvalidReason(ring[0], Capacity{2, false}).value_or(""),
+              HasSubstr("ring=2: this engine's command passes on only ulysses"));
 }
 
 TEST(EngineSpecTest, PlanPrintsEachTrialsServerCommandAndRequestBody) {

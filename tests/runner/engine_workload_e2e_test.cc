@@ -3,7 +3,10 @@
 // engine (python/ditbench_engine_server.py, a real diffusers pipeline on CPU) on a free
 // loopback port, drives it over HTTP and stops it. Each case checks what the database, the run
 // folder and the process table say; the failures are real misbehaving servers, never timing.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cctype>
@@ -24,6 +27,7 @@
 #include "engine/http_client.h"
 #include "launch/local_launcher.h"
 #include "metrics/png_image.h"
+#include "runner/engine_server.h"
 #include "runner/sweep_run.h"
 #include "tests/support/engine_server.h"
 #include "tests/support/runner_fakes.h"
@@ -50,10 +54,11 @@ class EngineWorkloadTest : public ::testing::Test {
         "\"{{steps}}\", seed: \"{{seed}}\", guidance_scale: 4.5, response_format: b64_json}}\n"
         "  start_timeout: {}\n{}"
         "defaults: {{model: pixart-alpha-tiny, resolution: 64, repeats: {{min: 2, max: 3, "
-        "target_rel_ci: 0.5, max_seconds: 60}}, timeout: 5m}}\n"
+        "target_rel_ci: 0.5, max_seconds: 60}}, timeout: 5m{}}}\n"
         "matrix: {{{}}}\n",
         test::EnginePython(), test::EngineScript("ditbench_engine_server.py").string(),
-        test::TinyPipeline().string(), flags, start_timeout, engine_extra_, matrix);
+        test::TinyPipeline().string(), flags, start_timeout, engine_extra_, defaults_extra_,
+        matrix);
     RunOptions o = Options(gpus);
     o.fresh = true;
     LocalLauncher launcher(CurrentEnvironment());
@@ -113,8 +118,21 @@ class EngineWorkloadTest : public ::testing::Test {
            trials[0]["trial_key"].get<std::string>() + "]";
   }
 
+  // Writes a one-trial sweep `name` whose server starts as `start` (the flow list's items) and
+  // whose defaults are `defaults` (the flow map's items).
+  void WriteOneTrialSweep(const std::string& name, const std::string& start,
+                          const std::string& defaults =
+                              "model: pixart-alpha-tiny, resolution: 64, steps: 2, repeats: "
+                              "{min: 2, max: 2}, timeout: 5m") {
+    std::ofstream(dir_ / "sweep.yaml")
+        << "name: " << name << "\nworkload: engine\nengine:\n  start: [" << start
+        << "]\n  request: {prompt: a red fox, size: \"{size}\", response_format: b64_json}\n"
+        << "  start_timeout: 120\ndefaults: {" << defaults << "}\n";
+  }
+
   test::TempDir dir_;
-  std::string engine_extra_;  // more lines of the engine mapping, each "  key: value\n"
+  std::string engine_extra_;    // more lines of the engine mapping, each "  key: value\n"
+  std::string defaults_extra_;  // more keys of the defaults' flow map, each ", key: value"
   test::FakeInterrupt interrupt_;
   test::FakeGpuDiscovery gpus_;
   std::string log_;
@@ -219,6 +237,41 @@ TEST_F(EngineWorkloadTest, ALayoutsImageIsComparedWithTheOneRankTrials) {
   EXPECT_EQ(rows[0]["output_error_note"], "the 1-rank reference itself");
 }
 
+// A Poisson load served by the reference engine at two layouts, one pipeline and two replicas
+// (the engine's own data parallelism, `--replicas {dp}`): each trial's requests are the load's,
+// each served once, with the serving figures stored as a `dit` trial's, and the two replicas'
+// image compared with the one pipeline's.
+TEST_F(EngineWorkloadTest, APoissonLoadAtOneAndTwoReplicasStoresItsTailAndSlo) {
+  engine_extra_ = "  degrees: [dp]\n";
+  defaults_extra_ =
+      ", serve: {arrivals: poisson, rate: 20, requests: 72, warmup_requests: 1, slo_scale: 50}";
+  EXPECT_EQ(RunCampaign(", --replicas, \"{dp}\"", "dp: [1, 2]", 120, "cpu:2"), 0) << log_;
+  const nlohmann::json rows =
+      Sql("SELECT r.trial_key, r.status, r.run_dir, r.dp, r.p95_ms, r.slo_attainment, "
+          "r.requests_per_s, r.ssim, m.output_reference_key FROM results r JOIN trials t ON "
+          "t.trial_key = r.trial_key JOIN trial_metrics m ON m.trial_id = t.id ORDER BY t.id");
+  ASSERT_EQ(rows.size(), 2u) << log_;
+  for (const nlohmann::json& r : rows) {
+    EXPECT_EQ(r["status"], "ok") << r.dump();
+    EXPECT_GT(r["p95_ms"].get<double>(), 0) << r.dump();
+    EXPECT_GT(r["requests_per_s"].get<double>(), 0) << r.dump();
+    EXPECT_GE(r["slo_attainment"].get<double>(), 0) << r.dump();
+    const std::filesystem::path run_dir = r["run_dir"].get<std::string>();
+    std::ifstream in(run_dir / "rank0.json");
+    const nlohmann::json rank = nlohmann::json::parse(in);
+    EXPECT_EQ(rank["requests"].size(), 73u);  // the warm-up one and 72 timed (p95 bounded)
+    ExpectServerGone(run_dir);
+  }
+  EXPECT_EQ(rows[1]["dp"], 2);
+  EXPECT_EQ(rows[1]["output_reference_key"], rows[0]["trial_key"]) << rows.dump();
+  EXPECT_EQ(rows[1]["ssim"], 1.0) << rows.dump();
+  // The server's first answer and its cold start, once per trial.
+  const nlohmann::json metrics =
+      Sql("SELECT COUNT(*) AS n FROM metric_values WHERE name IN ('ready_s', "
+          "'first_request_ms', 'isolated_ms')");
+  EXPECT_EQ(metrics[0]["n"], 6) << metrics.dump();
+}
+
 // A request slower than the sweep's request_timeout fails the trial naming the timeout; the
 // client does not wait for the trial's own (5 minutes here).
 TEST_F(EngineWorkloadTest, ARequestPastRequestTimeoutFailsTheTrialNamingIt) {
@@ -298,15 +351,13 @@ bool Alive(pid_t pid) {
 }
 
 TEST_F(EngineWorkloadTest, CtrlCDuringATrialLeavesNoServer) {
-  std::ofstream(dir_ / "sweep.yaml") << fmt::format(
-      "name: engine-interrupted\n"
-      "workload: engine\n"
-      "engine:\n"
-      "  start: [\"{}\", \"{}\", --model, \"{}\", --port, \"{{port}}\", --delay-s, \"600\"]\n"
-      "  request: {{prompt: a red fox, size: \"{{size}}\", response_format: b64_json}}\n"
-      "defaults: {{model: pixart-alpha-tiny, resolution: 64, timeout: 30m}}\n",
-      test::EnginePython(), test::EngineScript("ditbench_engine_server.py").string(),
-      test::TinyPipeline().string());
+  WriteOneTrialSweep(
+      "engine-interrupted",
+      fmt::format("\"{}\", \"{}\", --model, \"{}\", --port, \"{{port}}\", "
+                  "--delay-s, \"600\"",
+                  test::EnginePython(), test::EngineScript("ditbench_engine_server.py").string(),
+                  test::TinyPipeline().string()),
+      "model: pixart-alpha-tiny, resolution: 64, timeout: 30m");
   const RunOptions o = Options();
   LocalLauncher launcher(CurrentEnvironment());
   AtomicInterrupt interrupt;
@@ -337,6 +388,123 @@ TEST_F(EngineWorkloadTest, CtrlCDuringATrialLeavesNoServer) {
   }
   EXPECT_TRUE(gone) << "the server " << server << " outlived the interrupted run";
   if (!gone) ::kill(server, SIGKILL);
+}
+
+// A process that takes the server's port before the server listens (another server racing for
+// a free port): the server ends, and the trial starts it again on another port. The first start
+// is a script that puts a real listener on the port, in a session of its own, and exits as a
+// server that cannot listen does.
+TEST_F(EngineWorkloadTest, APortTakenByAnotherProcessIsLeftForAnother) {
+  std::ofstream(dir_ / "squat_once.py") << R"(import os, subprocess, sys
+port, marker = sys.argv[1], sys.argv[2]
+if not os.path.exists(marker):
+    listen = ("import socket, sys, time\n"
+              "s = socket.socket()\n"
+              "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+              "s.bind(('127.0.0.1', int(sys.argv[1])))\n"
+              "s.listen()\n"
+              "print('bound', flush=True)\n"
+              "time.sleep(300)\n")
+    squatter = subprocess.Popen([sys.executable, "-c", listen, port], stdout=subprocess.PIPE,
+                                start_new_session=True)
+    squatter.stdout.readline()
+    with open(marker, "w") as out:
+        out.write(str(squatter.pid))
+    print(f"cannot listen on 127.0.0.1:{port}: address in use", file=sys.stderr)
+    sys.exit(2)
+os.execv(sys.executable, [sys.executable] + sys.argv[3:] + ["--port", port])
+)";
+  WriteOneTrialSweep(
+      "engine-port",
+      fmt::format("\"{}\", squat_once.py, \"{{port}}\", squatter.pid, \"{}\", --model, \"{}\", "
+                  "--threads, \"1\"",
+                  test::EnginePython(), test::EngineScript("ditbench_engine_server.py").string(),
+                  test::TinyPipeline().string()));
+  RunOptions o = Options();
+  LocalLauncher launcher(CurrentEnvironment());
+  std::stringstream out, err;
+  const int code = RunSweep(o, SweepEffects{launcher, interrupt_, gpus_}, out, err);
+  std::ifstream squatter_pid(dir_ / "squatter.pid");
+  pid_t squatter = 0;
+  squatter_pid >> squatter;
+  ASSERT_GT(squatter, 1) << "the first start did not take the port\n" << out.str() << err.str();
+  ::kill(squatter, SIGKILL);
+  EXPECT_EQ(code, 0) << out.str() << err.str();
+  const nlohmann::json trials = Trials();
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials[0]["status"], "ok") << trials.dump();
+  const std::filesystem::path run_dir = trials[0]["run_dir"].get<std::string>();
+  std::ifstream in(run_dir / "rank0.json");
+  const nlohmann::json rank = nlohmann::json::parse(in);
+  ASSERT_EQ(rank["environment"]["engine_ports_taken"].size(), 1u) << rank.dump();
+  std::ifstream log(run_dir / "server.log");
+  const std::string text((std::istreambuf_iterator<char>(log)), {});
+  EXPECT_THAT(text, HasSubstr("address in use"));  // the first start's own words, kept
+  EXPECT_THAT(text, HasSubstr("another process listens on port"));
+  ExpectServerGone(run_dir);
+}
+
+// The coordinator killed outright (SIGKILL) while a trial's server runs, a server that ignores
+// SIGTERM: its client dies with the coordinator and cannot stop it, so the server outlives
+// them. The next `run` of the campaign finds it through the run folder, stops it and says so,
+// then runs the trial again.
+TEST_F(EngineWorkloadTest, AServerLeftByAKilledCoordinatorIsStoppedByTheNextRun) {
+  // The first start ignores SIGTERM and answers slowly (the trial cannot end before the kill);
+  // later starts are the plain server.
+  std::ofstream(dir_ / "stubborn_once.sh")
+      << "if [ ! -e first-start ]; then : > first-start; trap '' TERM; exec \"$@\" --delay-s 600;"
+         " fi\nexec \"$@\"\n";
+  WriteOneTrialSweep(
+      "engine-killed",
+      fmt::format("sh, stubborn_once.sh, \"{}\", \"{}\", --model, \"{}\", --port, \"{{port}}\", "
+                  "--threads, \"1\"",
+                  test::EnginePython(), test::EngineScript("ditbench_engine_server.py").string(),
+                  test::TinyPipeline().string()));
+  const std::string sweep = (dir_ / "sweep.yaml").string(), db = (dir_ / "results.db").string();
+  const pid_t coordinator = ::fork();
+  ASSERT_GE(coordinator, 0);
+  if (coordinator == 0) {
+    const int log = ::open((dir_ / "coordinator.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(log, 1);
+    ::dup2(log, 2);
+    ::execl(DITBENCH_BIN, DITBENCH_BIN, "run", sweep.c_str(), "--db", db.c_str(), "--gpus", "cpu:1",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // The client records its server once started: then the coordinator is killed.
+  std::filesystem::path server_file;
+  for (int i = 0; i < 6000 && server_file.empty(); ++i) {
+    std::error_code ignored;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir_.path(), ignored);
+         it != std::filesystem::recursive_directory_iterator(); it.increment(ignored))
+      if (it->path().filename() == kEngineServerFile) server_file = it->path();
+    if (server_file.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(coordinator, SIGKILL);
+  int status = 0;
+  ::waitpid(coordinator, &status, 0);
+  ASSERT_FALSE(server_file.empty()) << "no trial started its server";
+  std::ifstream in(server_file);
+  const pid_t server = nlohmann::json::parse(in)["pid"].get<pid_t>();
+  // The client is gone (the kernel killed it with its coordinator); its server is not.
+  ASSERT_EQ(::kill(-server, 0), 0) << "the server went with its client: nothing to clean";
+
+  RunOptions o = Options();
+  LocalLauncher launcher(CurrentEnvironment());
+  std::stringstream out, err;
+  EXPECT_EQ(RunSweep(o, SweepEffects{launcher, interrupt_, gpus_}, out, err), 0)
+      << out.str() << err.str();
+  EXPECT_THAT(out.str(),
+              HasSubstr(fmt::format("stopped the engine server (process group {})", server)));
+  bool gone = false;
+  for (int i = 0; i < 1000 && !gone; ++i) {
+    gone = ::kill(-server, 0) == -1 && errno == ESRCH;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "the server's group " << server << " outlived the next run";
+  const nlohmann::json trials = Trials();
+  ASSERT_EQ(trials.size(), 1u);
+  EXPECT_EQ(trials[0]["status"], "ok") << trials.dump();
 }
 
 }  // namespace
