@@ -54,6 +54,9 @@ struct RequestRecord {
   double arrival_ms = 0, start_ms = 0, end_ms = 0;
   double isolated_ms = 0;  // its shape's latency alone on an idle replica; > 0
   bool busy = false;       // another process used the replica's devices meanwhile
+  // Answered with an error (an engine's HTTP error or malformed answer): counted as a request
+  // and as an SLO miss, left out of the latency and throughput figures.
+  bool failed = false;
   bool operator==(const RequestRecord&) const = default;
 };
 

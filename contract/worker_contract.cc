@@ -130,6 +130,11 @@ std::vector<RequestRecord> ReadRequests(const RankFileFields& field, const nlohm
         field.Fail(key + "." + name, v, fmt::format("ms from {:g} to {:g}", low, kMaxServeMs));
       *value = v.get<double>();
     }
+    if (item.contains("failed")) {
+      if (!item["failed"].is_boolean())
+        field.Fail(key + ".failed", item["failed"], "true or false");
+      r.failed = item["failed"].get<bool>();
+    }
     requests.push_back(r);
   }
   return requests;
@@ -260,7 +265,7 @@ nlohmann::json ToJson(const RankResult& r) {
   if (!r.latent_shape.empty()) j["latent_shape"] = r.latent_shape;
   if (!r.requests.empty()) {
     j["requests"] = nlohmann::json::array();
-    for (const RequestRecord& q : r.requests)
+    for (const RequestRecord& q : r.requests) {
       j["requests"].push_back({{"index", q.index},
                                {"shape", q.shape},
                                {"replica", q.replica},
@@ -268,6 +273,8 @@ nlohmann::json ToJson(const RankResult& r) {
                                {"start_ms", q.start_ms},
                                {"end_ms", q.end_ms},
                                {"isolated_ms", q.isolated_ms}});
+      if (q.failed) j["requests"].back()["failed"] = true;
+    }
   }
   if (r.serve_start_monotonic_s) j["serve_start_monotonic_s"] = *r.serve_start_monotonic_s;
   if (r.energy)

@@ -65,6 +65,14 @@ bool ReadNumbers(const Json& value, EngineSpec* spec, std::string* problem) {
     }
     spec->warmup_requests = n.get<int>();
   }
+  if (value.contains("max_error_rate")) {
+    const Json& r = value.at("max_error_rate");
+    if (!r.is_number() || !(r.get<double>() >= 0 && r.get<double>() < 1)) {
+      *problem = "'max_error_rate': expected a share from 0 (no error) to below 1";
+      return false;
+    }
+    spec->max_error_rate = r.get<double>();
+  }
   return true;
 }
 
@@ -99,6 +107,7 @@ Json EngineSpecJson(const EngineSpec& spec) {
   if (!spec.url.empty()) out["url"] = spec.url;
   if (spec.degrees) out["degrees"] = *spec.degrees;
   if (spec.request_timeout_s) out["request_timeout_s"] = *spec.request_timeout_s;
+  if (spec.max_error_rate > 0) out["max_error_rate"] = spec.max_error_rate;
   return out;
 }
 
@@ -113,7 +122,8 @@ bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* proble
                                               "warmup_requests",
                                               "degrees",
                                               "request_timeout",
-                                              "request_timeout_s"};
+                                              "request_timeout_s",
+                                              "max_error_rate"};
   if (!value.is_object()) {
     *problem = "expected a mapping {start: [argv] or url: URL, ready, api, request, ...}";
     return false;
@@ -122,7 +132,7 @@ bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* proble
     if (!kKeys.contains(key)) {
       *problem = fmt::format(
           "unknown key '{}'; expected start, url, ready, api, request, "
-          "start_timeout, request_timeout, warmup_requests or degrees",
+          "start_timeout, request_timeout, warmup_requests, max_error_rate or degrees",
           key);
       return false;
     }

@@ -36,6 +36,11 @@ struct EngineSpec {
   // never a hidden constant: a client timeout too short for a loaded server reads as a collapse.
   std::optional<double> request_timeout_s;
   int warmup_requests = 1;  // untimed requests before the timed ones
+  // Under a serving load: the share of its timed requests that may be answered with an error
+  // (an HTTP status not 2xx, a malformed answer; each flagged and counted, error_rate) before
+  // the trial fails naming the first error. 0: the first error fails it, as every error does
+  // in latency mode (where each request is a sample).
+  double max_error_rate = 0;
   bool empty() const { return start.empty() && url.empty(); }
   bool operator==(const EngineSpec&) const = default;
 };

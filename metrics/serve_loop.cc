@@ -123,6 +123,7 @@ ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
 void RecordServed(const ServedRequests& served, int warmup_requests, bool leader,
                   RankResult& result) {
   for (const RequestRecord& r : served.records) {
+    if (r.failed) continue;  // its time is no latency; the record says it failed
     const bool warmup = r.index < warmup_requests;
     result.samples.push_back(
         {result.rank, r.index, kIterationStage, r.end_ms - r.arrival_ms, warmup});

@@ -116,7 +116,8 @@ ServedRequests ServeRequests(const ServeRankOptions& options, RankGroup& world,
                              const ServeWork& serve);
 
 // What a rank's file says of the requests it served (`result.rank`'s): each request's latency
-// (stage "iteration", arrival to end), queue wait and service as samples, the load's first
+// (stage "iteration", arrival to end), queue wait and service as samples (none for a request
+// answered with an error, RequestRecord::failed), the load's first
 // `warmup_requests` flagged, then its stages' samples; a replica's leader also records the
 // requests and the load's start (in seconds of the host's monotonic clock: where the
 // coordinator places them against its busy stretches). stop_reason "served".

@@ -51,6 +51,10 @@ class SharedQueue final : public ServeQueue {
     std::lock_guard lock(mutex_);
     stopped_ = true;
   }
+  bool stopped() {
+    std::lock_guard lock(mutex_);
+    return stopped_;
+  }
   void Abort() {
     {
       std::lock_guard lock(mutex_);
@@ -113,9 +117,28 @@ ServedRequests ServeFromSlots(const ServeRankOptions& options, int slots, HostCl
       SlotGroup group(barrier, slot, slots);
       NoDevice device;
       try {
-        served[static_cast<std::size_t>(slot)] =
-            ServeRequests(slot_options, group, device, host, queue,
-                          [&](int shape, Stages&) { work(slot, shape); });
+        // The loop calls the work once per record, in the records' order. A request taken
+        // before the load stopped but not yet sent when it did (every slot takes its next
+        // request before waiting for its arrival) is not sent, and leaves no record.
+        std::vector<bool> failed, sent;
+        ServedRequests& mine = served[static_cast<std::size_t>(slot)];
+        mine = ServeRequests(slot_options, group, device, host, queue, [&](int shape, Stages&) {
+          sent.push_back(!queue.stopped());
+          if (!sent.back()) {
+            failed.push_back(false);
+            return;
+          }
+          const SlotOutcome outcome = work(slot, shape);
+          failed.push_back(outcome != SlotOutcome::kServed);
+          if (outcome == SlotOutcome::kStopLoad) queue.Stop();
+        });
+        std::vector<RequestRecord> kept;
+        for (std::size_t i = 0; i < mine.records.size() && i < sent.size(); ++i)
+          if (sent[i]) {
+            kept.push_back(mine.records[i]);
+            kept.back().failed = failed[i];
+          }
+        mine.records = std::move(kept);
       } catch (...) {
         {
           std::lock_guard lock(error_mutex);

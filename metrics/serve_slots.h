@@ -17,9 +17,15 @@
 
 namespace ditbench {
 
-// One request of `shape` sent through slot `slot` and answered. May throw: the load stops
-// (no slot takes another request), every slot ends, and ServeFromSlots rethrows the first error.
-using SlotWork = std::function<void(int slot, int shape)>;
+// How one request went: answered; answered with an error (its record is flagged failed); or
+// failed so that the load cannot go on (the server is gone): flagged, and no request is sent
+// after it, so the records are the requests sent until then. A load stopped early
+// (ServeLoad::stop_percentile) likewise sends nothing more.
+enum class SlotOutcome { kServed, kFailed, kStopLoad };
+
+// One request of `shape` sent through slot `slot`. May throw: the load stops, every slot
+// ends, and ServeFromSlots rethrows the first error (what was served is lost).
+using SlotWork = std::function<SlotOutcome(int slot, int shape)>;
 
 // Serves options.requests through `slots` threads (1 or more; a closed loop of concurrency c
 // needs at least c). REQUIRES: options.isolated_ms measured for every shape (step 1 of the

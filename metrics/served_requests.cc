@@ -77,6 +77,7 @@ std::optional<std::string> SamplesProblem(const RankResult& r, int warmup) {
   std::set<int> served;
   for (const RequestRecord& q : r.requests) {
     served.insert(q.index);
+    if (q.failed) continue;  // answered with an error: no latency (RecordServed)
     const auto latency = samples.find({kIterationStage, q.index});
     if (latency == samples.end())
       return fmt::format(
@@ -158,7 +159,8 @@ namespace {
 void AddReplicaSpread(const std::vector<RequestRecord>& records, TrialMetrics& m) {
   constexpr double kFallsBehind = 1.5;
   std::map<int, std::vector<double>> service;
-  for (const RequestRecord& q : records) service[q.replica].push_back(q.end_ms - q.start_ms);
+  for (const RequestRecord& q : records)
+    if (!q.failed) service[q.replica].push_back(q.end_ms - q.start_ms);
   if (service.size() < 2) return;
   std::map<int, double> median;
   for (auto& [replica, ms] : service) {
@@ -225,8 +227,16 @@ void AddServedMetrics(const TrialConfig& config, const RequestList& load,
   const ServingSummary s = SummarizeServing(records, config.world_size(), config.serve->slo_scale);
   // The latency's figures are the requests' (end - arrival), never samples claimed beside them
   // (ServedRequestsProblem holds a leader's samples to its requests).
+  // A request answered with an error (an engine's) is counted, and misses its SLO; its time is
+  // no latency. An engine trial states its error rate, 0 included.
+  if (s.failed_requests > 0 || config.workload == Workload::kEngine) {
+    m.extra["failed_requests"] = s.failed_requests;
+    m.extra["error_rate"] = static_cast<double>(s.failed_requests) / s.requests;
+  }
   std::vector<double> latencies;
-  for (const RequestRecord& q : records) latencies.push_back(q.end_ms - q.arrival_ms);
+  for (const RequestRecord& q : records)
+    if (!q.failed) latencies.push_back(q.end_ms - q.arrival_ms);
+  if (latencies.empty()) return;
   const Summary latency = Summarize(latencies);
   m.latency_ms = s.p50_ms.estimate;
   m.mean_ms = s.mean_latency_ms;
@@ -235,14 +245,14 @@ void AddServedMetrics(const TrialConfig& config, const RequestList& load,
   m.max_ms = latency.max;
   m.cov = latency.cov;
   m.outliers = latency.outliers;
-  m.iterations = s.requests;
+  m.iterations = static_cast<int>(latencies.size());
   m.ci_low_ms = s.p50_ms.bounded ? s.p50_ms.low : latency.ci_low;
   m.ci_high_ms = s.p50_ms.bounded ? s.p50_ms.high : latency.ci_high;
   m.p90_ms = s.p90_ms.estimate;
   m.p99_ms = s.p99_ms.estimate;
   // The stored p95 (what compare and the report read) by the one rule of every percentile
   // (PercentileBounded); p90 and p99 are withheld where they are read (`query`).
-  const auto requests = static_cast<std::size_t>(s.requests);
+  const std::size_t requests = latencies.size();
   if (PercentileBounded(requests, 0.95)) m.extra["p95_ms"] = s.p95_ms.estimate;
   std::vector<std::string> unbounded;
   for (auto [name, p] : {std::pair{"p90", 0.90}, std::pair{"p95", 0.95}, std::pair{"p99", 0.99}})
@@ -251,7 +261,7 @@ void AddServedMetrics(const TrialConfig& config, const RequestList& load,
     m.extra_note += fmt::format(
         "{}serve: {} of the latency not bounded by {} requests (a 95% "
         "interval of p99 needs {}, of p95 {})",
-        m.extra_note.empty() ? "" : "; ", fmt::join(unbounded, ", "), s.requests,
+        m.extra_note.empty() ? "" : "; ", fmt::join(unbounded, ", "), requests,
         MinSamplesToBound(0.99), MinSamplesToBound(0.95));
   std::sort(isolated.begin(), isolated.end());
   m.extra["isolated_ms"] = Quantile(isolated, 0.5);

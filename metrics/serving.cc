@@ -26,15 +26,24 @@ ServingSummary SummarizeServing(const std::vector<RequestRecord>& records, int g
   double first_arrival_ms = records.front().arrival_ms, last_end_ms = records.front().end_ms;
   int met = 0;
   for (const RequestRecord& record : records) {
+    first_arrival_ms = std::min(first_arrival_ms, record.arrival_ms);
+    last_end_ms = std::max(last_end_ms, record.end_ms);
+    summary.busy_requests += record.busy ? 1 : 0;
+    // A failed request misses its SLO; its time says nothing of serving.
+    if (record.failed) {
+      ++summary.failed_requests;
+      continue;
+    }
     const double latency = record.end_ms - record.arrival_ms;
     latencies.push_back(latency);
     waits.push_back(record.start_ms - record.arrival_ms);
-    first_arrival_ms = std::min(first_arrival_ms, record.arrival_ms);
-    last_end_ms = std::max(last_end_ms, record.end_ms);
     met += latency <= slo_scale * record.isolated_ms ? 1 : 0;
-    summary.busy_requests += record.busy ? 1 : 0;
   }
   summary.requests = static_cast<int>(records.size());
+  summary.window_s = window_s.value_or((last_end_ms - first_arrival_ms) / 1000);
+  summary.slo_attainment = static_cast<double>(met) / summary.requests;
+  summary.goodput_per_s = met / summary.window_s;
+  if (latencies.empty()) return summary;  // every request failed
   summary.mean_latency_ms = Mean(latencies);
   summary.mean_queue_ms = Mean(waits);
   std::sort(latencies.begin(), latencies.end());
@@ -45,11 +54,8 @@ ServingSummary SummarizeServing(const std::vector<RequestRecord>& records, int g
   summary.p99_ms = QuantileInterval(latencies, 0.99);
   summary.p95_queue_ms = QuantileInterval(waits, 0.95);
 
-  summary.window_s = window_s.value_or((last_end_ms - first_arrival_ms) / 1000);
-  summary.throughput_per_s = summary.requests / summary.window_s;
+  summary.throughput_per_s = static_cast<double>(latencies.size()) / summary.window_s;
   summary.throughput_per_gpu_per_s = summary.throughput_per_s / gpus;
-  summary.slo_attainment = static_cast<double>(met) / summary.requests;
-  summary.goodput_per_s = met / summary.window_s;
   return summary;
 }
 

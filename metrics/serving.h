@@ -28,7 +28,8 @@ namespace ditbench {
 
 struct ServingSummary {
   int requests = 0;
-  int busy_requests = 0;  // of them, served while another process used the GPUs
+  int busy_requests = 0;    // of them, served while another process used the GPUs
+  int failed_requests = 0;  // of them, answered with an error (RequestRecord::failed)
   QuantileEstimate p50_ms, p90_ms, p95_ms, p99_ms;  // latency
   double mean_latency_ms = 0;
   double mean_queue_ms = 0;
@@ -39,6 +40,8 @@ struct ServingSummary {
   double goodput_per_s = 0;
 };
 
+// A failed request (RequestRecord::failed) counts in `requests` and `failed_requests` and
+// misses its SLO; the latency, queue and throughput figures are the others' (zeros when none).
 // REQUIRES: `records` non-empty (warm-up requests already left out), every isolated_ms > 0,
 // gpus >= 1 (all replicas' GPUs), slo_scale > 0, window_s (when given) > 0.
 ServingSummary SummarizeServing(const std::vector<RequestRecord>& records, int gpus,

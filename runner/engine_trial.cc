@@ -4,8 +4,10 @@
 #include <array>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 
@@ -101,18 +103,39 @@ void WaitForServer(EngineSession& s, EngineServer* server, RankResult& result) {
 
 // One request with `body` through `client`; the image it answered. Throws a line naming the
 // trial and the request (`which`).
-GeneratedImage Generate(const EngineSession& s, HttpClient& client, const std::string& body,
-                        const std::string& which) {
+// One request's failure: its kind as counted ("HTTP 500", "no answer", "malformed answer")
+// and the line naming the trial and the request.
+struct RequestFailure {
+  std::string kind;
+  std::string line;
+};
+
+// One request with `body` through `client`: the image it answered in `*image`, or why not.
+std::optional<RequestFailure> TryGenerate(const EngineSession& s, HttpClient& client,
+                                          const std::string& body, const std::string& which,
+                                          GeneratedImage* image) {
   const std::string url = s.base_url + "/v1/images/generations";
   const HttpResponse response = client.PostJson(url, body);
   if (!response.ok())
-    throw std::runtime_error(fmt::format("trial {}: {}: {}", s.trial.trial_key, which,
-                                         DescribeFailure(response, "POST", url)));
+    return RequestFailure{
+        response.status > 0 ? fmt::format("HTTP {}", response.status) : "no answer",
+        fmt::format("trial {}: {}: {}", s.trial.trial_key, which,
+                    DescribeFailure(response, "POST", url))};
   ImageResponse images = ParseImageResponse(response.body, url);
   if (!images.error.empty())
-    throw std::runtime_error(
-        fmt::format("trial {}: {}: {}", s.trial.trial_key, which, images.error));
-  return std::move(images.images.back());
+    return RequestFailure{"malformed answer",
+                          fmt::format("trial {}: {}: {}", s.trial.trial_key, which, images.error)};
+  *image = std::move(images.images.back());
+  return std::nullopt;
+}
+
+// TryGenerate, a failure thrown.
+GeneratedImage Generate(const EngineSession& s, HttpClient& client, const std::string& body,
+                        const std::string& which) {
+  GeneratedImage image;
+  if (auto failure = TryGenerate(s, client, body, which, &image))
+    throw std::runtime_error(failure->line);
+  return image;
 }
 
 // One request of the latency mode; the image kept.
@@ -171,6 +194,41 @@ void TimeRequests(EngineSession& s, RankResult& result) {
 // its queue time.
 constexpr int kEngineClientSlots = 64;
 
+// A load's failed requests: how many of each kind, and the first one's line.
+struct LoadErrors {
+  std::map<std::string, int> by_kind;
+  std::string first;
+  void Add(const RequestFailure& failure) {
+    ++by_kind[failure.kind];
+    if (first.empty()) first = failure.line;
+  }
+};
+
+// Throws when the load's timed requests failed beyond engine.max_error_rate (any failure at 0),
+// or when the load was cut short (the server gone), naming how many and the first error.
+void CheckErrorRate(const EngineSession& s, const ServedRequests& served, const ServeLoad& load,
+                    const LoadErrors& errors) {
+  if (errors.first.empty()) return;
+  int timed = 0, failed = 0;
+  for (const RequestRecord& r : served.records)
+    if (r.index >= load.warmup_requests) {
+      ++timed;
+      failed += r.failed ? 1 : 0;
+    }
+  const double allowed = s.trial.config.engine.max_error_rate;
+  const std::size_t offered = s.trial.requests.requests.size();
+  const bool cut_short = served.records.size() < offered;
+  const double rate = timed > 0 ? static_cast<double>(failed) / timed : 1.0;
+  if (!cut_short && allowed > 0 && rate <= allowed) return;
+  throw std::runtime_error(fmt::format(
+      "{} of {} timed requests failed ({:.1f}%{}){}; the first: {}", failed, timed, 100 * rate,
+      allowed > 0 ? fmt::format(", max_error_rate {:g}", allowed) : std::string(),
+      cut_short ? fmt::format("; the load stopped after {} of its {} requests",
+                              served.records.size(), offered)
+                : std::string(),
+      errors.first));
+}
+
 // Milliseconds `send` took on the host's monotonic clock.
 template <typename Send>
 double TimedMs(Send&& send) {
@@ -184,7 +242,8 @@ double TimedMs(Send&& send) {
 // requests, the median: its isolated latency, against which the SLO is judged), then the load's
 // requests through client slots (metrics/serve_slots.h), recorded as a `dit` trial's replica
 // leader records its own (metrics/serve_loop.h, RecordServed).
-void ServeLoad(EngineSession& s, const RequestList& load, RankResult& result) {
+void ServeLoad(EngineSession& s, EngineServer* server, const RequestList& load,
+               RankResult& result) {
   const TrialConfig& config = s.trial.config;
   std::vector<std::string> bodies;
   for (const RequestShape& shape : load.shapes)
@@ -218,19 +277,30 @@ void ServeLoad(EngineSession& s, const RequestList& load, RankResult& result) {
                         : std::clamp(static_cast<int>(load.requests.size()), 1, kEngineClientSlots);
   std::vector<HttpClient> clients;
   for (int i = 0; i < slots; ++i) clients.emplace_back(s.client.limits());
-  std::mutex image_mutex;
+  std::mutex mutex;  // the image kept, the errors, the server's state
+  LoadErrors errors;
   SteadyHostClock host;
   const ServedRequests served = ServeFromSlots(options, slots, host, [&](int slot, int shape) {
-    GeneratedImage image = Generate(
+    GeneratedImage image;
+    const auto failure = TryGenerate(
         s, clients[static_cast<std::size_t>(slot)], bodies[static_cast<std::size_t>(shape)],
-        fmt::format("a load request of shape {} (client slot {})", shape, slot));
+        fmt::format("a load request of shape {} (client slot {})", shape, slot), &image);
+    const std::lock_guard lock(mutex);
+    if (failure) {
+      errors.Add(*failure);
+      // A server that is gone answers nothing more; errors are tolerated only up to the rate.
+      const bool gone = server && server->ExitReason();
+      return gone || config.engine.max_error_rate == 0 ? SlotOutcome::kStopLoad
+                                                       : SlotOutcome::kFailed;
+    }
     // The output compared with the reference trial's: the first shape's, as a `dit` trial's.
-    if (shape != 0) return;
-    const std::lock_guard lock(image_mutex);
-    s.last_image = std::move(image);
+    if (shape == 0) s.last_image = std::move(image);
+    return SlotOutcome::kServed;
   });
   RecordServed(served, options.load.warmup_requests, /*leader=*/true, result);
   result.environment["engine_client_slots"] = slots;
+  if (!errors.by_kind.empty()) result.environment["engine_errors"] = errors.by_kind;
+  CheckErrorRate(s, served, options.load, errors);
   SaveImage(s);
 }
 
@@ -297,7 +367,7 @@ void RunTrial(const TrialFile& trial, const std::filesystem::path& run_dir, Rank
       WaitForServer(s, nullptr, result);
     }
     if (config.serve)
-      ServeLoad(s, trial.requests, result);
+      ServeLoad(s, server.get(), trial.requests, result);
     else
       TimeRequests(s, result);
   } catch (const std::exception& e) {

@@ -55,7 +55,7 @@ TEST(MetricTableTest, CompareShowsLatencyEnergyGraphCaptureEngineDecodeAndServin
   EXPECT_EQ(names, (std::vector<std::string_view>{
                        "latency_ms", "joules_per_image", "graph_capture_ms", "ready_s",
                        "first_request_ms", "decode_ms", "p95_ms", "queue_ms", "requests_per_s",
-                       "slo_attainment", "goodput_per_s"}));
+                       "slo_attainment", "error_rate", "goodput_per_s"}));
 }
 
 // The query's default columns as they were before the table: the table must reproduce them.

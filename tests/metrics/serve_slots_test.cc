@@ -51,6 +51,7 @@ TEST(ServeSlotsTest, AnOpenLoopIsServedOnceEachAtItsArrival) {
     EXPECT_LT(slot, 8);
     EXPECT_EQ(shape, 0);
     ++calls;
+    return SlotOutcome::kServed;
   });
   EXPECT_EQ(calls.load(), 32);  // the 2 warm-up requests and 30
   ASSERT_EQ(served.records.size(), 32u);
@@ -73,7 +74,8 @@ TEST(ServeSlotsTest, AnOpenLoopIsServedOnceEachAtItsArrival) {
 TEST(ServeSlotsTest, AClosedLoopIssuesEachRequestAtACompletion) {
   const ServeRankOptions options = Options(ClosedLoop(3, 20));
   SteadyHostClock host;
-  const ServedRequests served = ServeFromSlots(options, 3, host, [](int, int) {});
+  const ServedRequests served =
+      ServeFromSlots(options, 3, host, [](int, int) { return SlotOutcome::kServed; });
   ASSERT_EQ(served.records.size(), 20u);
   std::multiset<double> ends;
   for (const RequestRecord& r : served.records) ends.insert(r.end_ms);
@@ -93,6 +95,7 @@ TEST(ServeSlotsTest, AFailingRequestEndsEverySlotWithItsError) {
         [&] {
           (void)ServeFromSlots(Options(load), 4, host, [&](int, int) {
             if (++calls == 5) throw std::runtime_error("request 5: HTTP 500");
+            return SlotOutcome::kServed;
           });
         },
         ::testing::ThrowsMessage<std::runtime_error>("request 5: HTTP 500"));
@@ -100,9 +103,32 @@ TEST(ServeSlotsTest, AFailingRequestEndsEverySlotWithItsError) {
   }
 }
 
+// A request answered with an error is flagged failed and the load goes on; one that cannot go on
+// (the server gone) stops it: the records are the requests taken until then.
+TEST(ServeSlotsTest, FailedRequestsAreFlaggedAndAStopEndsTheLoad) {
+  SteadyHostClock host;
+  std::atomic<int> calls{0};
+  const ServedRequests flagged = ServeFromSlots(Options(ClosedLoop(1, 10)), 1, host, [&](int, int) {
+    return ++calls % 3 == 0 ? SlotOutcome::kFailed : SlotOutcome::kServed;
+  });
+  ASSERT_EQ(flagged.records.size(), 10u);
+  for (const RequestRecord& r : flagged.records) EXPECT_EQ(r.failed, (r.index + 1) % 3 == 0);
+  RankResult result;
+  RecordServed(flagged, 0, true, result);
+  EXPECT_EQ(result.samples.size(), 3u * 7u);  // no latency of a failed request
+
+  calls = 0;
+  const ServedRequests stopped = ServeFromSlots(Options(ClosedLoop(1, 10)), 1, host, [&](int, int) {
+    return ++calls == 4 ? SlotOutcome::kStopLoad : SlotOutcome::kServed;
+  });
+  ASSERT_EQ(stopped.records.size(), 4u);
+  EXPECT_TRUE(stopped.records.back().failed);
+}
+
 TEST(ServeSlotsTest, FewerSlotsThanTheClosedLoopsConcurrencyAreRefused) {
   SteadyHostClock host;
-  EXPECT_THROW((void)ServeFromSlots(Options(ClosedLoop(4, 8)), 2, host, [](int, int) {}),
+  EXPECT_THROW((void)ServeFromSlots(Options(ClosedLoop(4, 8)), 2, host,
+                                    [](int, int) { return SlotOutcome::kServed; }),
                std::invalid_argument);
 }
 

@@ -272,6 +272,52 @@ TEST_F(EngineWorkloadTest, APoissonLoadAtOneAndTwoReplicasStoresItsTailAndSlo) {
   EXPECT_EQ(metrics[0]["n"], 6) << metrics.dump();
 }
 
+// Under a load, a request answered with an error is flagged and counted (error_rate); within
+// engine.max_error_rate the trial is ok, past it the trial fails naming the rate and the first
+// error, and the requests served are kept. The reference engine answers 500 to every 4th image
+// request it gets (the warm-up and isolated ones come first: 3 of them).
+TEST_F(EngineWorkloadTest, ALoadsErrorRateIsStoredAndItsThresholdRespected) {
+  const std::string load =
+      ", serve: {arrivals: poisson, rate: 20, requests: 72, warmup_requests: 1, slo_scale: 50}";
+  defaults_extra_ = load;
+  engine_extra_ = "  max_error_rate: 0.3\n";
+  EXPECT_EQ(RunCampaign(", --fail-every, \"4\"", "steps: [2]"), 0) << log_;
+  const nlohmann::json ok =
+      Sql("SELECT r.status, m.value AS error_rate FROM results r JOIN trials t ON "
+          "t.trial_key = r.trial_key JOIN metric_values m ON m.trial_id = t.id AND "
+          "m.name = 'error_rate'");
+  ASSERT_EQ(ok.size(), 1u) << log_;
+  EXPECT_EQ(ok[0]["status"], "ok") << ok.dump();
+  // 19 of the 73 load requests fail; 18 or 19 of them timed, as they reach the server.
+  EXPECT_GE(ok[0]["error_rate"].get<double>(), 18.0 / 72) << ok.dump();
+  EXPECT_LE(ok[0]["error_rate"].get<double>(), 19.0 / 72) << ok.dump();
+
+  engine_extra_ = "  max_error_rate: 0.1\n";
+  EXPECT_NE(RunCampaign(", --fail-every, \"4\"", "steps: [2]"), 0);
+  const nlohmann::json failed =
+      Sql("SELECT t.id, t.status, t.error, (SELECT COUNT(*) FROM samples s WHERE s.trial_id = t.id "
+          "AND s.stage = 'iteration') AS kept FROM trials t ORDER BY t.id DESC LIMIT 1");
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0]["status"], "failed") << failed.dump();
+  EXPECT_THAT(failed[0]["error"].get<std::string>(), HasSubstr("max_error_rate 0.1"));
+  EXPECT_THAT(failed[0]["error"].get<std::string>(), HasSubstr("HTTP 500"));
+  EXPECT_GE(failed[0]["kept"].get<int>(), 50) << "the requests served were not kept";
+}
+
+// A server that dies under a load (the 21st image request ends it): the load stops, the trial
+// fails with the log tail, and the requests served before are kept.
+TEST_F(EngineWorkloadTest, AServerThatDiesUnderALoadFailsTheTrialKeepingWhatItServed) {
+  defaults_extra_ =
+      ", serve: {arrivals: poisson, rate: 20, requests: 40, warmup_requests: 1, slo_scale: 50}";
+  engine_extra_ = "  max_error_rate: 0.5\n";
+  const std::string error = FailedTrialError(", --die-after, \"20\"");
+  EXPECT_THAT(error, HasSubstr("the load stopped after"));
+  EXPECT_THAT(error, HasSubstr("server log tail"));
+  EXPECT_THAT(error, HasSubstr("exiting without an answer"));
+  const nlohmann::json kept = Sql("SELECT COUNT(*) AS n FROM samples WHERE stage = 'iteration'");
+  EXPECT_GE(kept[0]["n"].get<int>(), 10) << "the requests served were not kept";
+}
+
 // A request slower than the sweep's request_timeout fails the trial naming the timeout; the
 // client does not wait for the trial's own (5 minutes here).
 TEST_F(EngineWorkloadTest, ARequestPastRequestTimeoutFailsTheTrialNamingIt) {
