@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include <fmt/format.h>
@@ -24,13 +25,25 @@ std::string QualityGateExpected(std::string_view key) {
     return "a number of dB above 0 (the least PSNR of the decoded image, e.g. 35)";
   if (key == "min_ssim")
     return "a number above 0 and at most 1 (the least SSIM of the decoded image)";
-  return "one of max_output_error, min_psnr, min_ssim";
+  if (key == "restarts")
+    return fmt::format(
+        "an integer from 1 to {} (server restarts an engine trial measures its restart band "
+        "over)",
+        kMaxQualityRestarts);
+  return "one of max_output_error, min_psnr, min_ssim, restarts";
 }
 
 bool SetQualityGate(QualityGate& gate, const std::string& key, const nlohmann::json& value,
                     std::string* expected) {
   *expected = QualityGateExpected(key);
   if (!value.is_number() || value.is_boolean()) return false;
+  if (key == "restarts") {
+    if (!value.is_number_integer() || value.get<std::int64_t>() < 1 ||
+        value.get<std::int64_t>() > kMaxQualityRestarts)
+      return false;
+    gate.restarts = value.get<int>();
+    return true;
+  }
   const double v = value.get<double>();
   if (!std::isfinite(v) || v <= 0) return false;
   if (key == "max_output_error")
@@ -49,11 +62,12 @@ nlohmann::json QualityGateJson(const QualityGate& gate) {
   if (gate.max_output_error) json["max_output_error"] = *gate.max_output_error;
   if (gate.min_psnr) json["min_psnr"] = *gate.min_psnr;
   if (gate.min_ssim) json["min_ssim"] = *gate.min_ssim;
+  if (gate.restarts) json["restarts"] = *gate.restarts;
   return json;
 }
 
 bool QualityGateFromJson(const nlohmann::json& value, QualityGate* gate, std::string* expected) {
-  *expected = "an object of quality gates: max_output_error, min_psnr, min_ssim";
+  *expected = "an object of quality gates: max_output_error, min_psnr, min_ssim, restarts";
   if (!value.is_object()) return false;
   QualityGate read;
   for (const auto& [key, number] : value.items())
@@ -63,7 +77,8 @@ bool QualityGateFromJson(const nlohmann::json& value, QualityGate* gate, std::st
 }
 
 std::optional<std::string> QualityVerdict(const QualityGate& gate, bool decoded_image,
-                                          const OutputQuality& measured) {
+                                          const OutputQuality& measured,
+                                          std::optional<double> restart_psnr) {
   std::vector<std::string> missed;
   bool applies = false;
   if (gate.max_output_error) {
@@ -86,6 +101,9 @@ std::optional<std::string> QualityVerdict(const QualityGate& gate, bool decoded_
       missed.push_back(fmt::format("ssim {} < {}", Short(*measured.ssim), Short(*gate.min_ssim)));
   }
   if (!applies) return std::nullopt;
+  if (decoded_image && gate.min_psnr && restart_psnr && *gate.min_psnr > *restart_psnr)
+    return fmt::format("{}: min_psnr {} > restart band {} dB", kUnresolvedQualityPrefix,
+                       Short(*gate.min_psnr), Short(*restart_psnr));
   if (missed.empty()) return "ok";
   std::string verdict = std::string(kBelowQualityPrefix) + ": ";
   for (std::size_t i = 0; i < missed.size(); ++i) verdict += (i ? ", " : "") + missed[i];

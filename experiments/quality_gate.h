@@ -22,13 +22,21 @@ struct QualityGate {
   std::optional<double> max_output_error;  // rel. L2 against the 1-rank trial, at most
   std::optional<double> min_psnr;          // dB, at least (scope pipeline: the decoded image)
   std::optional<double> min_ssim;          // at least, in (0, 1] (scope pipeline)
+  // An engine trial (workload: engine) sends its request again after each of this many
+  // restarts of its server and compares each image with its own: the restart band
+  // (`restart_psnr`, the least PSNR a restart alone gives), against which a PSNR gate is judged.
+  // Not a gate itself.
+  std::optional<int> restarts;
 
+  // No gate (`restarts` alone judges nothing).
   bool empty() const { return !max_output_error && !min_psnr && !min_ssim; }
   bool operator==(const QualityGate&) const = default;
 };
 
 // The gate's names, in the order a verdict lists them.
-inline constexpr const char* kQualityGateKeys[] = {"max_output_error", "min_psnr", "min_ssim"};
+inline constexpr const char* kQualityGateKeys[] = {"max_output_error", "min_psnr", "min_ssim",
+                                                   "restarts"};
+inline constexpr int kMaxQualityRestarts = 20;
 
 // What one gate value must be, for the sweep parser's messages ("expected ...").
 std::string QualityGateExpected(std::string_view key);
@@ -53,17 +61,24 @@ struct OutputQuality {
 //  * "ok" when every gate that applies holds;
 //  * "below: psnr 30.1 < 35" (every missed gate, comma-separated, in kQualityGateKeys order)
 //    when one is missed;
+//  * "unresolved: min_psnr 60 > restart band 41.2 dB" when a PSNR gate asks for more than a
+//    restart of the same server gives (`restart_psnr`: the least PSNR between the trial's own
+//    image and the same request's after a restart; unset when not measured, or when every
+//    restart gave the same image): the measurement cannot tell
+//    such a trial from a restart of its own, so it is neither ok nor below;
 //  * nullopt when no gate applies (an empty gate; PSNR and SSIM gates on a trial without a
 //    decoded image) or a value a gate needs is not known (yet: the reference has not finished,
 //    or it could not be compared). The PSNR and SSIM gates apply to decoded images only
 //    (`decoded_image`: scope pipeline); an infinite PSNR (an image equal to the reference's)
 //    passes any minimum.
 std::optional<std::string> QualityVerdict(const QualityGate& gate, bool decoded_image,
-                                          const OutputQuality& measured);
+                                          const OutputQuality& measured,
+                                          std::optional<double> restart_psnr = std::nullopt);
 
 // Whether a stored verdict says the trial missed a gate ("below: ...").
 bool IsBelowQuality(std::string_view verdict);
 inline constexpr std::string_view kBelowQualityPrefix = "below";
+inline constexpr std::string_view kUnresolvedQualityPrefix = "unresolved";
 // What a "below: ..." verdict says was missed ("psnr 30.1 < 35"); the verdict itself otherwise.
 std::string_view MissedGates(std::string_view verdict);
 

@@ -390,7 +390,7 @@ class SpecReader {
     if (!node.IsMap() || node.size() == 0) {
       Error(node.Mark(), "quality",
             "expected a map of quality gates, e.g. {max_output_error: 1e-3, min_psnr: 35} "
-            "(also min_ssim)");
+            "(also min_ssim, and restarts for an engine's restart band)");
       return;
     }
     const std::vector<std::string> gates(std::begin(kQualityGateKeys), std::end(kQualityGateKeys));

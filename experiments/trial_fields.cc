@@ -381,7 +381,7 @@ void AddPolicyFields(std::vector<TrialField>& t) {
         return QualityGateFromJson(v, &c.quality, expected);
       },
       [](const TrialConfig& c) -> std::optional<Json> {
-        if (!c.quality.empty()) return Json(QualityGateJson(c.quality));
+        if (!c.quality.empty() || c.quality.restarts) return Json(QualityGateJson(c.quality));
         return std::nullopt;
       },
       {}, {}, {}));

@@ -172,6 +172,11 @@ std::optional<std::string> CommandWorkloadProblem(const TrialConfig& c, const Ca
 }
 
 std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capacity) {
+  if (c.quality.restarts && c.workload != Workload::kEngine)
+    return fmt::format(
+        "quality.restarts: the restart band is measured over restarts of an engine's server "
+        "(workload: engine); a {} trial has no server to restart",
+        WorkloadName(c.workload));
   std::string error;
   auto resolved = ResolveModel(c.model, c.model_overrides, &error);
   if (!resolved) return error;

@@ -39,6 +39,10 @@ passed the checks, from 1):
   --never-ready    /health answers 503 forever
   --die-after N    after N image requests, the next one ends the process (exit status 3)
                    without an answer
+  --process-noise K  add to every pixel a value from -K to K drawn from a generator seeded by
+                   the process (its pid and start time): the same request's image is the same
+                   within one server process and differs after a restart, as on GPUs whose
+                   kernels a restart may choose differently
 """
 import argparse
 import base64
@@ -64,6 +68,7 @@ FIELDS = {"prompt", "negative_prompt", "size", "n", "num_inference_steps", "guid
           "seed", "response_format", "model"}
 SIZE = re.compile(r"^([0-9]{1,5})x([0-9]{1,5})$")
 STREAM_CHUNK = b"\0" * (1 << 16)
+PROCESS_SEED = (os.getpid() << 32) ^ time.monotonic_ns()  # --process-noise: one per process
 
 
 class BadRequest(Exception):
@@ -90,11 +95,14 @@ def parse_args(argv):
     parser.add_argument("--malformed", action="store_true")
     parser.add_argument("--never-ready", action="store_true")
     parser.add_argument("--die-after", type=int, default=0, metavar="N")
+    parser.add_argument("--process-noise", type=int, default=0, metavar="K")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port {args.port}: expected 0 to 65535")
     if not 1 <= args.replicas <= 64:
         parser.error(f"--replicas {args.replicas}: expected 1 to 64")
+    if not 0 <= args.process_noise <= 255:
+        parser.error(f"--process-noise {args.process_noise}: expected 0 to 255")
     if args.fail_every < 0 or args.die_after < 0 or args.delay_s < 0:
         parser.error("--fail-every, --die-after and --delay-s take values of 0 or more")
     return args
@@ -184,12 +192,24 @@ class Engine:
                 kwargs[name] = value
         with torch.inference_mode():
             images = pipeline(**kwargs).images
+        if self.args.process_noise:
+            images = [self.noisy(image) for image in images]
         encoded = []
         for image in images:
             buffer = io.BytesIO()
             image.save(buffer, format="PNG")
             encoded.append(buffer.getvalue())
         return encoded
+
+
+    def noisy(self, image):
+        """`image` with --process-noise's per-process noise added (the same in this process)."""
+        import numpy
+        from PIL import Image
+        pixels = numpy.asarray(image.convert("RGB"), dtype=numpy.int16)
+        noise = numpy.random.default_rng(PROCESS_SEED).integers(
+            -self.args.process_noise, self.args.process_noise + 1, size=pixels.shape)
+        return Image.fromarray(numpy.clip(pixels + noise, 0, 255).astype(numpy.uint8))
 
 
 def log(message):

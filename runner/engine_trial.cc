@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,12 +23,14 @@
 #include "engine/image_response.h"
 #include "experiments/engine_request.h"
 #include "launch/local_launcher.h"
+#include "metrics/image_quality.h"
 #include "metrics/measurement.h"
 #include "metrics/png_image.h"
 #include "metrics/serve_loop.h"
 #include "metrics/serve_slots.h"
 #include "runner/engine_server.h"
 #include "runner/ingest.h"
+#include "runner/output_error.h"
 #include "stats/stats.h"
 
 namespace ditbench {
@@ -60,7 +64,8 @@ struct EngineSession {
   std::filesystem::path run_dir;
   std::string base_url;  // "http://127.0.0.1:PORT", no trailing '/'
   HttpClient client;
-  std::string body;  // the request, as sent
+  std::string body;        // the request, as sent
+  std::string image_body;  // the request whose image last_image is (a load's first shape's)
   int requests_sent = 0;
   int warmup_requests = 0;
   GeneratedImage last_image;
@@ -148,27 +153,33 @@ void SendRequest(EngineSession& s) {
   s.last_image = Generate(s, s.client, s.body, which);
 }
 
-// The last image as the server sent it, and a PNG also as output.npy (float32 [1, 3, H, W] on
-// [-1, 1], as a `dit` trial's decoded image), so that runner/output_error.h compares it with
-// its reference trial's (PSNR, SSIM, the quality gates) as for every trial. Throws naming the
-// trial when a PNG does not decode.
+// A PNG's pixels as a decoded image is stored and compared: float32 [1, 3, H, W] on [-1, 1], as
+// a `dit` trial's. Throws naming the trial when the PNG does not decode.
+NpyArray ImagePixels(const EngineSession& s, const GeneratedImage& png, const std::string& which) {
+  RgbImage image;
+  try {
+    image = DecodePng(png.bytes);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(
+        fmt::format("trial {}: {} does not decode: {}", s.trial.trial_key, which, e.what()));
+  }
+  const std::size_t plane = static_cast<std::size_t>(image.width) * image.height;
+  NpyArray array{{1, 3, image.height, image.width}, std::vector<float>(3 * plane)};
+  for (std::size_t i = 0; i < plane; ++i)
+    for (std::size_t c = 0; c < 3; ++c)
+      array.data[c * plane + i] = static_cast<float>(image.pixels[3 * i + c]) / 127.5f - 1.0f;
+  return array;
+}
+
+// The last image as the server sent it, and a PNG also as output.npy, so that
+// runner/output_error.h compares it with its reference trial's (PSNR, SSIM, the quality gates)
+// as for every trial.
 void SaveImage(const EngineSession& s) {
   const bool png = s.last_image.format == ImageFormat::kPng;
   WriteFileAtomically(s.run_dir / (png ? "output.png" : "output.bin"), s.last_image.bytes);
   if (!png) return;
-  RgbImage image;
-  try {
-    image = DecodePng(s.last_image.bytes);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(
-        fmt::format("trial {}: the last image does not decode: {}", s.trial.trial_key, e.what()));
-  }
-  const std::size_t plane = static_cast<std::size_t>(image.width) * image.height;
-  std::vector<float> chw(3 * plane);
-  for (std::size_t i = 0; i < plane; ++i)
-    for (std::size_t c = 0; c < 3; ++c)
-      chw[c * plane + i] = static_cast<float>(image.pixels[3 * i + c]) / 127.5f - 1.0f;
-  WriteNpy(s.run_dir / kOutputFileName, {1, 3, image.height, image.width}, chw.data());
+  const NpyArray pixels = ImagePixels(s, s.last_image, "the last image");
+  WriteNpy(s.run_dir / kOutputFileName, pixels.shape, pixels.data.data());
 }
 
 // Warm-up and timed requests (the trial's repeats); samples and first_request_ms in `result`.
@@ -248,6 +259,7 @@ void ServeLoad(EngineSession& s, EngineServer* server, const RequestList& load,
   std::vector<std::string> bodies;
   for (const RequestShape& shape : load.shapes)
     bodies.push_back(EngineRequestBody(ShapeTrial(config, shape)).dump());
+  s.image_body = bodies.at(0);
   int sent = 0;
   for (std::size_t shape = 0; shape < bodies.size(); ++shape)
     for (int i = 0; i < config.engine.warmup_requests; ++i) {
@@ -350,11 +362,55 @@ std::unique_ptr<EngineServer> StartServer(EngineSession& s, RankResult& result) 
   }
 }
 
+// The restart band (quality.restarts, experiments/quality_gate.h): the server stopped and
+// started again that many times, the request whose image the trial kept sent once after each
+// start, and each image compared with the kept one. The least PSNR is `restart_psnr` (left out
+// when every restart gave the same image: then no PSNR is out of the band's reach), the least
+// SSIM `restart_ssim`; each restart's figures in the rank's environment (`engine_restarts`).
+// An attached server (url) is not ours to restart: said there, nothing measured.
+void MeasureRestartBand(EngineSession& s, std::unique_ptr<EngineServer>& server,
+                        RankResult& result) {
+  if (!server) {
+    result.environment["engine_restarts"] =
+        "not measured: the server is attached (url), not "
+        "started by ditbench";
+    return;
+  }
+  if (s.last_image.format != ImageFormat::kPng) {
+    result.environment["engine_restarts"] = "not measured: the server's image is not a PNG";
+    return;
+  }
+  const NpyArray kept = ImagePixels(s, s.last_image, "the last image");
+  const double ready_s = result.metrics.at("ready_s");  // the trial's own cold start
+  double least_psnr = std::numeric_limits<double>::infinity(), least_ssim = 1;
+  nlohmann::json restarts = nlohmann::json::array();
+  for (int i = 1; i <= *s.trial.config.quality.restarts; ++i) {
+    server->Stop();
+    server = StartServer(s, result);
+    const std::string which = fmt::format("the request after restart {}", i);
+    const NpyArray again = ImagePixels(s, Generate(s, s.client, s.image_body, which), which);
+    if (again.shape != kept.shape)
+      throw std::runtime_error(
+          fmt::format("trial {}: {} answered an image of another size", s.trial.trial_key, which));
+    const double psnr = Psnr(again, kept, kDecodedImageRange);
+    const double ssim = Ssim(again, kept, kDecodedImageRange);
+    least_psnr = std::min(least_psnr, psnr);
+    least_ssim = std::min(least_ssim, ssim);
+    restarts.push_back(
+        {{"psnr", std::isinf(psnr) ? nlohmann::json("identical") : nlohmann::json(psnr)},
+         {"ssim", ssim}});
+  }
+  result.metrics["ready_s"] = ready_s;
+  result.metrics["restart_ssim"] = least_ssim;
+  if (std::isfinite(least_psnr)) result.metrics["restart_psnr"] = least_psnr;
+  result.environment["engine_restarts"] = restarts;
+}
+
 // The whole trial, the server stopped before it returns or throws.
 void RunTrial(const TrialFile& trial, const std::filesystem::path& run_dir, RankResult& result) {
   const TrialConfig& config = trial.config;
   EngineSession s(trial, run_dir, TrialLimits(config));
-  s.body = EngineRequestBody(config).dump();
+  s.body = s.image_body = EngineRequestBody(config).dump();
   WriteFileAtomically(run_dir / kRequestFile, s.body);
   std::filesystem::remove(run_dir / kServerLog);  // each start appends to it
   std::unique_ptr<EngineServer> server;
@@ -370,6 +426,7 @@ void RunTrial(const TrialFile& trial, const std::filesystem::path& run_dir, Rank
       ServeLoad(s, server.get(), trial.requests, result);
     else
       TimeRequests(s, result);
+    if (config.quality.restarts) MeasureRestartBand(s, server, result);
   } catch (const std::exception& e) {
     if (!config.engine.url.empty()) throw;
     if (server) server->Stop();

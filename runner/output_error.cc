@@ -30,7 +30,8 @@ void Compare(OutputErrorStore& db, const AwaitingReference& trial, const NpyArra
     }
     // The gates are judged here, where the numbers they need arrive, whichever of the trial
     // and its reference finished last.
-    db.SetQualityVerdict(trial.trial_id, QualityVerdict(trial.quality, decoded_image, measured));
+    db.SetQualityVerdict(
+        trial.trial_id, QualityVerdict(trial.quality, decoded_image, measured, trial.restart_psnr));
   } catch (const std::exception& e) {
     db.SetOutputError(trial.trial_id, std::nullopt, e.what());
     db.SetQualityVerdict(trial.trial_id, std::nullopt);

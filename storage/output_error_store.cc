@@ -21,14 +21,16 @@ std::optional<std::string> OutputErrorStore::NewestOkRunDir(const std::string& t
 std::vector<AwaitingReference> OutputErrorStore::TrialsAwaitingReference(
     const std::string& reference_key) {
   Statement query(db_, R"sql(
-    SELECT t.id, t.run_dir, json_extract(t.policy_json, '$.quality')
+    SELECT t.id, t.run_dir, json_extract(t.policy_json, '$.quality'),
+           (SELECT v.value FROM metric_values v WHERE v.trial_id = t.id
+            AND v.name = 'restart_psnr')
     FROM trials t JOIN trial_metrics m ON m.trial_id = t.id
     WHERE t.status = 'ok' AND m.output_error IS NULL AND m.output_reference_key = ?
     ORDER BY t.id)sql");
   query.Bind(1, reference_key);
   std::vector<AwaitingReference> trials;
   while (query.Step()) {
-    AwaitingReference trial{query.Int(0), query.Text(1), {}};
+    AwaitingReference trial{query.Int(0), query.Text(1), {}, std::nullopt};
     if (!query.IsNull(2)) {
       std::string expected;
       const auto gate = ParseStoredJson(query.Text(2));
@@ -36,6 +38,7 @@ std::vector<AwaitingReference> OutputErrorStore::TrialsAwaitingReference(
         throw StorageError(fmt::format("trial {}: its stored quality gate: expected {}",
                                        trial.trial_id, expected));
     }
+    if (!query.IsNull(3)) trial.restart_psnr = query.Double(3);
     trials.push_back(std::move(trial));
   }
   return trials;

@@ -104,6 +104,9 @@ struct AwaitingReference {
   std::int64_t trial_id = 0;
   std::string run_dir;
   QualityGate quality;  // its gates (the policy's "quality"); empty: none
+  // Its restart band (metric restart_psnr: an engine trial's, experiments/quality_gate.h), when
+  // measured and finite.
+  std::optional<double> restart_psnr;
 };
 
 // A campaign as stored (for reports and comparisons).

@@ -187,6 +187,17 @@ TEST(EngineSpecTest, AnEngineServesALoadAndEachShapeOfItsMixIsJudgedAsAnEngineTr
               HasSubstr("ring=2: this engine's command passes on only ulysses"));
 }
 
+TEST(EngineSpecTest, OnlyAnEngineTrialMeasuresARestartBand) {
+  TrialConfig t = ExpandSweep(test::ParseValidSweep(Sweep(kEngine)), 1).trials.at(0);
+  t.quality.restarts = 2;
+  EXPECT_FALSE(InvalidReason(t, Capacity{1, false}));
+  t.workload = Workload::kDit;
+  t.engine = {};
+  EXPECT_THAT(InvalidReason(t, Capacity{1, false}).value_or(""),
+              HasSubstr("quality.restarts: the restart band is measured over restarts of an "
+                        "engine's server"));
+}
+
 TEST(EngineSpecTest, PlanPrintsEachTrialsServerCommandAndRequestBody) {
   const SweepSpec spec =
       test::ParseValidSweep(Sweep(kEngine) + "matrix: {steps: [2, 4], ulysses: [1, 2]}\n");

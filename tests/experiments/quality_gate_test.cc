@@ -61,5 +61,29 @@ TEST(QualityGateTest, GatesReadBackFromTheirJsonAndRefuseOutOfRangeValues) {
   }
 }
 
+// A PSNR gate above the restart band (the least PSNR a server restart alone gives) cannot be
+// told from a restart: neither ok nor below. Within the band, the gates judge as ever.
+TEST(QualityGateTest, APsnrGateAboveTheRestartBandIsUnresolved) {
+  EXPECT_EQ(QualityVerdict(Gate(std::nullopt, 45), true, {0.01, 38.0, 0.99}, 41.2),
+            "unresolved: min_psnr 45 > restart band 41.2 dB");
+  EXPECT_FALSE(IsBelowQuality("unresolved: min_psnr 45 > restart band 41.2 dB"));
+  EXPECT_EQ(QualityVerdict(Gate(std::nullopt, 35), true, {0.01, 38.0, 0.99}, 41.2), "ok");
+  EXPECT_EQ(QualityVerdict(Gate(std::nullopt, 35), true, {0.01, 30.0, 0.99}, 41.2),
+            "below: psnr 30 < 35");
+}
+
+TEST(QualityGateTest, RestartsIsAnIntegerFromOneToTwentyAndNoGate) {
+  QualityGate gate;
+  std::string expected;
+  EXPECT_TRUE(SetQualityGate(gate, "restarts", 3, &expected));
+  EXPECT_EQ(gate.restarts, 3);
+  EXPECT_TRUE(gate.empty());
+  EXPECT_EQ(QualityGateJson(gate), (nlohmann::json{{"restarts", 3}}));
+  for (const nlohmann::json& bad : {nlohmann::json(0), nlohmann::json(21), nlohmann::json(2.5)}) {
+    EXPECT_FALSE(SetQualityGate(gate, "restarts", bad, &expected)) << bad;
+    EXPECT_NE(expected.find("an integer from 1 to 20"), std::string::npos) << expected;
+  }
+}
+
 }  // namespace
 }  // namespace ditbench::quality_gate_test

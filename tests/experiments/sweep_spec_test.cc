@@ -151,13 +151,13 @@ TEST(SweepSpecTest, BadQualityGatesAreOneLocatedLineEach) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"quality: 35\n",
        "q.yaml:3:10: 'quality': expected a map of quality gates, e.g. {max_output_error: 1e-3, "
-       "min_psnr: 35} (also min_ssim)"},
+       "min_psnr: 35} (also min_ssim, and restarts for an engine's restart band)"},
       {"quality: {}\n",
        "q.yaml:3:10: 'quality': expected a map of quality gates, e.g. {max_output_error: 1e-3, "
-       "min_psnr: 35} (also min_ssim)"},
+       "min_psnr: 35} (also min_ssim, and restarts for an engine's restart band)"},
       {"quality: {min_psrn: 35}\n",
        "q.yaml:3:11: 'min_psrn': unknown key in quality; expected one of: max_output_error, "
-       "min_psnr, min_ssim; did you mean 'min_psnr'?"},
+       "min_psnr, min_ssim, restarts; did you mean 'min_psnr'?"},
       {"quality: {min_psnr: -3}\n",
        "q.yaml:3:21: 'quality.min_psnr': expected a number of dB above 0 (the least PSNR of the "
        "decoded image, e.g. 35)"},

@@ -55,10 +55,10 @@ class EngineWorkloadTest : public ::testing::Test {
         "  start_timeout: {}\n{}"
         "defaults: {{model: pixart-alpha-tiny, resolution: 64, repeats: {{min: 2, max: 3, "
         "target_rel_ci: 0.5, max_seconds: 60}}, timeout: 5m{}}}\n"
-        "matrix: {{{}}}\n",
+        "matrix: {{{}}}\n{}",
         test::EnginePython(), test::EngineScript("ditbench_engine_server.py").string(),
-        test::TinyPipeline().string(), flags, start_timeout, engine_extra_, defaults_extra_,
-        matrix);
+        test::TinyPipeline().string(), flags, start_timeout, engine_extra_, defaults_extra_, matrix,
+        top_extra_);
     RunOptions o = Options(gpus);
     o.fresh = true;
     LocalLauncher launcher(CurrentEnvironment());
@@ -133,6 +133,7 @@ class EngineWorkloadTest : public ::testing::Test {
   test::TempDir dir_;
   std::string engine_extra_;    // more lines of the engine mapping, each "  key: value\n"
   std::string defaults_extra_;  // more keys of the defaults' flow map, each ", key: value"
+  std::string top_extra_;       // more top-level lines of the sweep, each "key: value\n"
   test::FakeInterrupt interrupt_;
   test::FakeGpuDiscovery gpus_;
   std::string log_;
@@ -316,6 +317,43 @@ TEST_F(EngineWorkloadTest, AServerThatDiesUnderALoadFailsTheTrialKeepingWhatItSe
   EXPECT_THAT(error, HasSubstr("exiting without an answer"));
   const nlohmann::json kept = Sql("SELECT COUNT(*) AS n FROM samples WHERE stage = 'iteration'");
   EXPECT_GE(kept[0]["n"].get<int>(), 10) << "the requests served were not kept";
+}
+
+// The restart band: a server whose image changes from one process to the next (the reference
+// engine's --process-noise, as GPU kernels chosen anew at a restart) is restarted twice per
+// trial. Its band is stored (restart_psnr, finite: the noise moves pixels), and a PSNR gate
+// above the band cannot be told from a restart: the verdict says so instead of "below".
+TEST_F(EngineWorkloadTest, APsnrGateAboveTheRestartBandIsUnresolved) {
+  top_extra_ = "quality: {restarts: 2, min_psnr: 90}\n";
+  EXPECT_EQ(RunCampaign(", --process-noise, \"3\"", "ulysses: [1, 2]", 120, "cpu:2"), 0) << log_;
+  const nlohmann::json rows =
+      Sql("SELECT r.ulysses, r.status, r.psnr, r.quality, (SELECT v.value FROM metric_values v "
+          "WHERE v.trial_id = t.id AND v.name = 'restart_psnr') AS band FROM results r JOIN "
+          "trials t ON t.trial_key = r.trial_key ORDER BY t.id");
+  ASSERT_EQ(rows.size(), 2u) << log_;
+  for (const nlohmann::json& r : rows) {
+    EXPECT_EQ(r["status"], "ok") << r.dump();
+    ASSERT_TRUE(r["band"].is_number()) << r.dump();
+    EXPECT_GT(r["band"].get<double>(), 20) << r.dump();
+    EXPECT_LT(r["band"].get<double>(), 90) << r.dump();
+  }
+  // The ulysses=2 trial ran in another server process than its 1-rank reference: its PSNR is
+  // finite, below the gate, and the gate is above its band.
+  EXPECT_LT(rows[1]["psnr"].get<double>(), 90) << rows.dump();
+  EXPECT_THAT(rows[1]["quality"].get<std::string>(),
+              HasSubstr("unresolved: min_psnr 90 > restart band"));
+}
+
+// Without the noise the reference engine gives the same image after a restart: no PSNR is out of
+// the band's reach (restart_psnr left out), its SSIM 1; a `dit` sweep cannot ask for restarts.
+TEST_F(EngineWorkloadTest, AnExactServerHasNoRestartBandToJudgeAgainst) {
+  top_extra_ = "quality: {restarts: 1}\n";
+  EXPECT_EQ(RunCampaign("", "steps: [2]"), 0) << log_;
+  const nlohmann::json band =
+      Sql("SELECT name, value FROM metric_values WHERE name LIKE 'restart_%' ORDER BY name");
+  ASSERT_EQ(band.size(), 1u) << band.dump();
+  EXPECT_EQ(band[0]["name"], "restart_ssim");
+  EXPECT_EQ(band[0]["value"], 1.0);
 }
 
 // A request slower than the sweep's request_timeout fails the trial naming the timeout; the
