@@ -37,7 +37,8 @@ TEST_F(WorkerContractTest, RankResultRoundTripsEveryField) {
   r.steps = {
       {0, "cudnn", "bf16"}, {1, "flash+math", "fp8_rowwise"}, {2, "", "bf16", false, /*expert=*/1}};
   r.latent_shape = {1, 16, 21, 60, 104};
-  r.requests = {{3, 0, 1, 10.5, 12.0, 400.25, 380.0}, {4, 0, 1, 11.0, 400.25, 790.0, 380.0}};
+  r.requests = {{3, 0, 1, 10.5, 12.0, 400.25, 380.0},
+                {4, 0, 1, 11.0, 400.25, 790.0, 380.0, false, /*failed=*/true}};
   r.serve_start_monotonic_s = 81234.5625;
   WriteFileAtomically(RankResultPath(dir_.path(), 1), ToJson(r).dump());
   EXPECT_FALSE(std::filesystem::exists(RankResultPath(dir_.path(), 1).string() + ".tmp"));
@@ -204,6 +205,11 @@ TEST_F(WorkerContractTest, EveryNumberOutOfRangeIsRefusedNamingTheField) {
        nlohmann::json::parse(R"([{"index": 0, "shape": 0, "replica": 0, "arrival_ms": 0,
                                   "start_ms": 1, "end_ms": 2}])"),
        "'requests[0].isolated_ms' is missing or null; expected ms from 1e-06 to 1e+09"},
+      {"/requests",
+       nlohmann::json::parse(R"([{"index": 0, "shape": 0, "replica": 0, "arrival_ms": 0,
+                                  "start_ms": 1, "end_ms": 2, "isolated_ms": 1,
+                                  "failed": 1}])"),
+       "'requests[0].failed' is 1; expected true or false"},
       {"/serve_start_monotonic_s", -0.5,
        "'serve_start_monotonic_s' is -0.5; expected a number from 0 to 1e+09"},
       {"/serve_start_monotonic_s", 1e300, "'serve_start_monotonic_s' is 1e+300;"},
