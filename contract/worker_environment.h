@@ -15,6 +15,13 @@ inline constexpr const char kResultDirVariable[] = "DITBENCH_RESULT";
 // it is not pinned: the worker starts one thread per core.
 inline constexpr const char kRankCpusVariable[] = "DITBENCH_RANK_CPUS";
 
+// Rank 0 of a local launch of ditbench-worker (LaunchRequest::rendezvous_socket): the number of
+// an inherited file descriptor that already listens on 127.0.0.1:MASTER_PORT. Rank 0 serves the
+// rendezvous store on it instead of binding the port itself, so no other process can take the
+// port between the launcher choosing it and rank 0 listening (the race that a check-then-bind
+// port choice has when trials or test suites start side by side).
+inline constexpr const char kRendezvousFdVariable[] = "DITBENCH_RENDEZVOUS_FD";
+
 // Under Slurm the coordinator cannot know which ports are free on the first node, so every
 // rank derives MASTER_PORT from the job's id (and a step's id) as
 // kSlurmRendezvousPortBase + id % kSlurmRendezvousPortSpan: ports 20000 to 39999, below the

@@ -104,6 +104,8 @@ const char* ImageFormatName(ImageFormat format) {
       return "png";
     case ImageFormat::kJpeg:
       return "jpeg";
+    case ImageFormat::kMp4:
+      return "mp4";
     case ImageFormat::kOther:
       break;
   }
@@ -113,6 +115,7 @@ const char* ImageFormatName(ImageFormat format) {
 ImageFormat SniffImageFormat(std::string_view bytes) {
   if (bytes.substr(0, 8) == std::string_view("\x89PNG\r\n\x1a\n", 8)) return ImageFormat::kPng;
   if (bytes.substr(0, 3) == "\xff\xd8\xff") return ImageFormat::kJpeg;
+  if (bytes.size() >= 12 && bytes.substr(4, 4) == "ftyp") return ImageFormat::kMp4;
   return ImageFormat::kOther;
 }
 

@@ -16,9 +16,11 @@
 
 namespace ditbench {
 
-enum class ImageFormat { kPng, kJpeg, kOther };
+// What a server's output is, by its first bytes: an image, or a video's container (MP4 or
+// QuickTime: "ftyp" at byte 4).
+enum class ImageFormat { kPng, kJpeg, kMp4, kOther };
 
-// "png", "jpeg", "other".
+// "png", "jpeg", "mp4", "other".
 const char* ImageFormatName(ImageFormat format);
 
 // What the first bytes of an image say it is.

@@ -65,6 +65,16 @@ bool ReadNumbers(const Json& value, EngineSpec* spec, std::string* problem) {
     }
     spec->warmup_requests = n.get<int>();
   }
+  if (value.contains("poll_interval_ms")) {
+    const Json& ms = value.at("poll_interval_ms");
+    if (!ms.is_number_integer() || ms.get<std::int64_t>() < 1 ||
+        ms.get<std::int64_t>() > kMaxEnginePollMs) {
+      *problem = fmt::format("'poll_interval_ms': expected whole milliseconds from 1 to {}",
+                             kMaxEnginePollMs);
+      return false;
+    }
+    spec->poll_interval_ms = ms.get<int>();
+  }
   if (value.contains("max_error_rate")) {
     const Json& r = value.at("max_error_rate");
     if (!r.is_number() || !(r.get<double>() >= 0 && r.get<double>() < 1)) {
@@ -108,6 +118,8 @@ Json EngineSpecJson(const EngineSpec& spec) {
   if (spec.degrees) out["degrees"] = *spec.degrees;
   if (spec.request_timeout_s) out["request_timeout_s"] = *spec.request_timeout_s;
   if (spec.max_error_rate > 0) out["max_error_rate"] = spec.max_error_rate;
+  if (spec.poll_interval_ms) out["poll_interval_ms"] = *spec.poll_interval_ms;
+  if (spec.version != kDefaultEngineVersionPath) out["version"] = spec.version;
   return out;
 }
 
@@ -123,7 +135,9 @@ bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* proble
                                               "degrees",
                                               "request_timeout",
                                               "request_timeout_s",
-                                              "max_error_rate"};
+                                              "max_error_rate",
+                                              "poll_interval_ms",
+                                              "version"};
   if (!value.is_object()) {
     *problem = "expected a mapping {start: [argv] or url: URL, ready, api, request, ...}";
     return false;
@@ -132,7 +146,8 @@ bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* proble
     if (!kKeys.contains(key)) {
       *problem = fmt::format(
           "unknown key '{}'; expected start, url, ready, api, request, "
-          "start_timeout, request_timeout, warmup_requests, max_error_rate or degrees",
+          "start_timeout, request_timeout, warmup_requests, max_error_rate, degrees, "
+          "poll_interval_ms or version",
           key);
       return false;
     }
@@ -164,12 +179,30 @@ bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* proble
       *problem = fmt::format("'ready': '{}' is not a path starting with '/'", path);
       return false;
     }
-  if (value.contains("api") && value.at("api") != "images") {
-    *problem = "'api': expected 'images' (the video API is not driven yet)";
-    return false;
+  if (value.contains("api")) {
+    const Json& api = value.at("api");
+    if (api != "images" && api != "videos") {
+      *problem = "'api': expected images (POST /v1/images/generations) or videos (POST /v1/videos)";
+      return false;
+    }
+    out.api = api.get<std::string>();
+  }
+  if (value.contains("version")) {
+    const Json& path = value.at("version");
+    if (!path.is_string() || (!path.get_ref<const std::string&>().empty() &&
+                              path.get_ref<const std::string&>()[0] != '/')) {
+      *problem =
+          "'version': expected a path starting with '/' (e.g. /version), or \"\" to ask none";
+      return false;
+    }
+    out.version = path.get<std::string>();
   }
   if (value.contains("request") && !ReadRequest(value.at("request"), &out, problem)) return false;
   if (!ReadNumbers(value, &out, problem)) return false;
+  if (out.poll_interval_ms && out.api != "videos") {
+    *problem = "'poll_interval_ms': applies to api: videos only (an image answers at once)";
+    return false;
+  }
   if (value.contains("degrees") && !ReadDegrees(value.at("degrees"), &out, problem)) return false;
   *spec = std::move(out);
   return true;

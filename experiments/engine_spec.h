@@ -13,6 +13,10 @@
 
 namespace ditbench {
 
+inline constexpr int kDefaultEnginePollMs = 20;
+inline constexpr int kMaxEnginePollMs = 10'000;
+inline constexpr const char* kDefaultEngineVersionPath = "/version";
+
 struct EngineSpec {
   // The server's program and arguments, each a template as `command`'s (experiments/
   // command_line.h) with {port}, {world_size} and {gpus} besides the trial's fields; started
@@ -22,7 +26,16 @@ struct EngineSpec {
   std::string url;
   // Paths polled until every one answers 2xx (engine/http_client.h, WaitReady).
   std::vector<std::string> ready{"/health"};
-  std::string api = "images";  // the OpenAI-style API driven: only "images" so far
+  // The OpenAI-style API driven: "images" (POST /v1/images/generations, JSON, the image in the
+  // answer) or "videos" (POST /v1/videos as a form, the job polled, its content fetched:
+  // engine/video_job.h).
+  std::string api = "images";
+  // Videos: how often a job's state is asked for, in ms; nullopt: kDefaultEnginePollMs. Part of
+  // the key: the interval bounds how late a completion is seen.
+  std::optional<int> poll_interval_ms;
+  // The path asked once the server is ready for its version (engine_version in the trial's
+  // environment, shown by compare where two trials differ); "" asks nothing.
+  std::string version = kDefaultEngineVersionPath;
   // The request body: engine field -> a template string ("{steps}", "{size}", "a red fox") or a
   // scalar taken verbatim. A template that is one placeholder keeps the field's type (a number
   // stays a number); {size} is "WxH" of the trial's resolution.

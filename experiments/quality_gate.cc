@@ -30,12 +30,25 @@ std::string QualityGateExpected(std::string_view key) {
         "an integer from 1 to {} (server restarts an engine trial measures its restart band "
         "over)",
         kMaxQualityRestarts);
-  return "one of max_output_error, min_psnr, min_ssim, restarts";
+  if (key == "reference")
+    return "a trial key: 16 hexadecimal characters, as `ditbench query` shows trial_key (the "
+           "trial this one's output is compared with)";
+  return "one of max_output_error, min_psnr, min_ssim, restarts, reference";
 }
 
 bool SetQualityGate(QualityGate& gate, const std::string& key, const nlohmann::json& value,
                     std::string* expected) {
   *expected = QualityGateExpected(key);
+  if (key == "reference") {
+    if (!value.is_string()) return false;
+    const std::string& text = value.get_ref<const std::string&>();
+    if (text.size() != 16 || !std::all_of(text.begin(), text.end(), [](char c) {
+          return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+        }))
+      return false;
+    gate.reference = text;
+    return true;
+  }
   if (!value.is_number() || value.is_boolean()) return false;
   if (key == "restarts") {
     if (!value.is_number_integer() || value.get<std::int64_t>() < 1 ||
@@ -63,11 +76,13 @@ nlohmann::json QualityGateJson(const QualityGate& gate) {
   if (gate.min_psnr) json["min_psnr"] = *gate.min_psnr;
   if (gate.min_ssim) json["min_ssim"] = *gate.min_ssim;
   if (gate.restarts) json["restarts"] = *gate.restarts;
+  if (gate.reference) json["reference"] = *gate.reference;
   return json;
 }
 
 bool QualityGateFromJson(const nlohmann::json& value, QualityGate* gate, std::string* expected) {
-  *expected = "an object of quality gates: max_output_error, min_psnr, min_ssim, restarts";
+  *expected =
+      "an object of quality gates: max_output_error, min_psnr, min_ssim, restarts, reference";
   if (!value.is_object()) return false;
   QualityGate read;
   for (const auto& [key, number] : value.items())

@@ -27,15 +27,20 @@ struct QualityGate {
   // (`restart_psnr`, the least PSNR a restart alone gives), against which a PSNR gate is judged.
   // Not a gate itself.
   std::optional<int> restarts;
+  // The trial whose output this one is compared with, by its key (16 hexadecimal characters,
+  // as `query` shows trial_key), instead of the 1-rank trial of its own computation: another
+  // engine, another sweep's layout, ditbench's own model at the same shape. It may be in
+  // another campaign of the same database; its newest ok run is used. Not a gate itself.
+  std::optional<std::string> reference;
 
-  // No gate (`restarts` alone judges nothing).
+  // No gate (`restarts` and `reference` alone judge nothing).
   bool empty() const { return !max_output_error && !min_psnr && !min_ssim; }
   bool operator==(const QualityGate&) const = default;
 };
 
 // The gate's names, in the order a verdict lists them.
 inline constexpr const char* kQualityGateKeys[] = {"max_output_error", "min_psnr", "min_ssim",
-                                                   "restarts"};
+                                                   "restarts", "reference"};
 inline constexpr int kMaxQualityRestarts = 20;
 
 // What one gate value must be, for the sweep parser's messages ("expected ...").

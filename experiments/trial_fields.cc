@@ -381,7 +381,8 @@ void AddPolicyFields(std::vector<TrialField>& t) {
         return QualityGateFromJson(v, &c.quality, expected);
       },
       [](const TrialConfig& c) -> std::optional<Json> {
-        if (!c.quality.empty() || c.quality.restarts) return Json(QualityGateJson(c.quality));
+        if (!c.quality.empty() || c.quality.restarts || c.quality.reference)
+          return Json(QualityGateJson(c.quality));
         return std::nullopt;
       },
       {}, {}, {}));

@@ -114,7 +114,8 @@ std::optional<std::string> LowPrecisionProblem(const TrialConfig& c) {
 }
 
 // Why an engine trial cannot run: a degree above 1 that its command does not pass on
-// (engine.degrees), a scope other than pipeline; nullopt for other workloads.
+// (engine.degrees), a video (frames) asked of the images API, a scope other than pipeline;
+// nullopt for other workloads.
 std::optional<std::string> EngineProblem(const TrialConfig& c) {
   if (c.workload != Workload::kEngine) return std::nullopt;
   if (c.engine.degrees) {
@@ -125,9 +126,13 @@ std::optional<std::string> EngineProblem(const TrialConfig& c) {
             "{}={}: this engine's command passes on {} (engine.degrees)", d.name, c.*d.member,
             takes.empty() ? "no degree" : fmt::format("only {}", fmt::join(takes, ", ")));
   }
+  if (c.frames > 1 && c.engine.api != "videos")
+    return fmt::format(
+        "frames={}: api: {} answers with an image; a video engine is driven with api: videos",
+        c.frames, c.engine.api);
   if (c.scope != Scope::kPipeline)
     return fmt::format(
-        "scope: {}: an engine answers with the decoded image, so its scope is pipeline",
+        "scope: {}: an engine answers with the decoded output, so its scope is pipeline",
         ScopeName(c.scope));
   return std::nullopt;
 }

@@ -42,6 +42,10 @@ struct LaunchRequest {
   // A folder put first on the ranks' PYTHONPATH (a `command` workload: the folder of
   // ditbench_result.py, so that `import ditbench_result` works as written); empty: none.
   std::filesystem::path python_path;
+  // Rank 0 is handed the rendezvous port already listening (contract/worker_environment.h,
+  // kRendezvousFdVariable): for ditbench-worker, which serves its store on it. A `command`
+  // workload's program binds MASTER_PORT itself, so it is never handed one. LocalLauncher only.
+  bool rendezvous_socket = false;
 };
 
 // How one rank ended.

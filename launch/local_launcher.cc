@@ -1,9 +1,10 @@
 #include "launch/local_launcher.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -160,6 +161,27 @@ int FindFreePort() {
   return ntohs(addr.sin_port);
 }
 
+namespace {
+
+// A socket listening on 127.0.0.1 at a port the kernel chose (in `*port`), close-on-exec.
+// Throws std::runtime_error.
+UniqueFd ListeningSocket(int* port) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) throw std::runtime_error("cannot create the rendezvous socket");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(fd.get(), SOMAXCONN) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+    throw std::runtime_error("cannot listen on a rendezvous port");
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+}  // namespace
+
 bool PortIsFree(int port) {
   const UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) return false;
@@ -192,10 +214,22 @@ LaunchHandle LocalLauncher::Start(const LaunchRequest& request) {
                                        std::chrono::duration<double>(request.timeout_s));
   trial->outcome.ranks.resize(std::max(0, request.world_size));
   try {
-    const int port = FindFreePort();
+    // The rendezvous port: for ditbench-worker one already listening, handed to rank 0 (no
+    // other process can take it meanwhile); for any other program one free a moment ago.
+    int port = 0;
+    UniqueFd listening;
+    if (request.rendezvous_socket && request.world_size > 1)
+      listening = ListeningSocket(&port);
+    else
+      port = FindFreePort();
     for (int rank = 0; rank < request.world_size; ++rank) {
+      // Rank 0 inherits a copy without close-on-exec, closed here once it is started, so no
+      // other rank holds the socket.
+      UniqueFd inherited(rank == 0 && listening ? ::fcntl(listening.get(), F_DUPFD, 3) : -1);
+      if (rank == 0 && listening && !inherited)
+        throw std::runtime_error("cannot pass the rendezvous socket on");
       const std::vector<std::string> env =
-          BuildRankEnvironment(environment_, request, rank, port);
+          BuildRankEnvironment(environment_, request, rank, port, inherited ? inherited.get() : -1);
       const auto log = request.run_dir / fmt::format("rank{}.log", rank);
       const std::string start_dir =
           request.working_dir.empty() ? std::filesystem::current_path().string()

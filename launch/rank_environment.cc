@@ -16,7 +16,8 @@ std::vector<std::string> CurrentEnvironment() {
 }
 
 std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& inherited,
-                                              const LaunchRequest& request, int rank, int port) {
+                                              const LaunchRequest& request, int rank, int port,
+                                              int listen_fd) {
   std::string visible;
   for (const auto& device : request.devices) visible += (visible.empty() ? "" : ",") + device;
   std::map<std::string, std::string> ours = {
@@ -43,6 +44,9 @@ std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& in
   }
   std::vector<std::string> env;
   std::map<std::string, bool> seen;
+  seen[kRendezvousFdVariable] = true;  // never inherited: only the launch that made it says it
+  if (listen_fd >= 0)
+    env.push_back(std::string(kRendezvousFdVariable) + "=" + std::to_string(listen_fd));
   for (const auto& entry : inherited) {
     const auto eq = entry.find('=');
     if (eq == std::string::npos || eq == 0) continue;

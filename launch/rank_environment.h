@@ -21,7 +21,10 @@ std::vector<std::string> CurrentEnvironment();
 // list; empty when it is not pinned). With request.python_path set, PYTHONPATH is that folder
 // followed by the inherited PYTHONPATH, if any. Entries without '=' are dropped; each name
 // appears once. Pure.
+// `listen_fd` >= 0: DITBENCH_RENDEZVOUS_FD names it (rank 0 of a worker launch); otherwise the
+// variable is left out, an inherited one included.
 std::vector<std::string> BuildRankEnvironment(const std::vector<std::string>& inherited,
-                                              const LaunchRequest& request, int rank, int port);
+                                              const LaunchRequest& request, int rank, int port,
+                                              int listen_fd = -1);
 
 }  // namespace ditbench

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""ditbench's reference engine: an OpenAI-style image server over a real diffusers pipeline.
+"""ditbench's reference engine: an OpenAI-style image and video server over a real diffusers
+pipeline.
 
 The engine workload drives servers over HTTP; this one runs anywhere torch does (a CPU in CI
 included), so that every part of that workload is tested against a real server. It serves a
@@ -13,6 +14,16 @@ listening on 127.0.0.1 only:
                                   "guidance_scale", "seed", "negative_prompt", "model",
                                   "response_format": "b64_json"} ->
                                  {"created": T, "data": [{"b64_json": "<PNG>"}, ...]}
+  POST /v1/videos                a video pipeline's job (multipart/form-data: "prompt", "size",
+                                 "num_frames", "fps", "num_inference_steps", "guidance_scale",
+                                 "seed", "negative_prompt", "model") -> {"id", "status"}
+  GET  /v1/videos/ID             the job: {"id", "object": "video", "status": "queued" |
+                                 "in_progress" | "completed" | "failed", "error"}
+  GET  /v1/videos/ID/content     a completed job's MP4 (video/mp4)
+
+A pipeline that takes `num_frames` (a video pipeline such as Wan) serves the videos API, any
+other the images API; the other API answers 400. A video job runs on a thread of its own once
+a replica is free; the server keeps the last --max-jobs jobs.
 
 A request is checked before it runs: a body without Content-Length (411) or over
 --max-request-bytes (413), text that is not a JSON object, an unknown field or a value out of
@@ -28,8 +39,8 @@ that is free, or waits for the first that frees, first come first served.
 (a port already taken ends the server with exit status 2 and one line on stderr). Request logs
 go to stderr.
 
-Misbehaviour, for the tests of the client that drives it (each counts image requests that
-passed the checks, from 1):
+Misbehaviour, for the tests of the client that drives it (each counts image requests, or
+video jobs, that passed the checks, from 1; a video job's failure is its status "failed"):
   --fail-every N   answer 500 to every Nth image request
   --delay-s X      sleep X seconds before answering an image request
   --huge-body      answer image requests 200 with a declared 1 GiB body, then stream it
@@ -46,6 +57,9 @@ passed the checks, from 1):
 """
 import argparse
 import base64
+import collections
+import email.parser
+import email.policy
 import importlib.metadata
 import inspect
 import io
@@ -56,6 +70,7 @@ import queue
 import re
 import secrets
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -66,6 +81,9 @@ ENGINE = "ditbench-reference"
 ENGINE_VERSION = "1"
 FIELDS = {"prompt", "negative_prompt", "size", "n", "num_inference_steps", "guidance_scale",
           "seed", "response_format", "model"}
+VIDEO_FIELDS = {"prompt", "negative_prompt", "size", "num_frames", "fps", "num_inference_steps",
+                "guidance_scale", "seed", "model"}
+JOB_ID = re.compile(r"^/v1/videos/(video_[0-9a-f]{24})(/content)?$")
 SIZE = re.compile(r"^([0-9]{1,5})x([0-9]{1,5})$")
 STREAM_CHUNK = b"\0" * (1 << 16)
 PROCESS_SEED = (os.getpid() << 32) ^ time.monotonic_ns()  # --process-noise: one per process
@@ -88,6 +106,8 @@ def parse_args(argv):
     parser.add_argument("--max-side", type=int, default=1024, help="largest width or height")
     parser.add_argument("--max-n", type=int, default=4, help="most images per request")
     parser.add_argument("--max-steps", type=int, default=200)
+    parser.add_argument("--max-frames", type=int, default=257, help="most frames per video")
+    parser.add_argument("--max-jobs", type=int, default=256, help="video jobs kept")
     parser.add_argument("--fail-every", type=int, default=0, metavar="N")
     parser.add_argument("--delay-s", type=float, default=0.0, metavar="X")
     parser.add_argument("--huge-body", action="store_true")
@@ -115,6 +135,16 @@ def package_version(name):
         return None
 
 
+def pipeline_arguments(request, torch, **more):
+    """The pipeline call's arguments for `request` (checked), `more` added."""
+    kwargs = dict(prompt=request["prompt"], width=request["width"], height=request["height"],
+                  num_inference_steps=request["steps"], guidance_scale=request["guidance_scale"],
+                  generator=torch.Generator("cpu").manual_seed(request["seed"]), **more)
+    if request.get("negative_prompt") is not None:
+        kwargs["negative_prompt"] = request["negative_prompt"]
+    return kwargs
+
+
 class Engine:
     """The pipeline and what the server knows of its state. Thread-safe."""
 
@@ -128,6 +158,10 @@ class Engine:
         self.free = queue.Queue()  # the replicas' pipelines not serving a request
         self.count_lock = threading.Lock()
         self.requests = 0
+        self.video = False  # the pipeline makes videos (takes num_frames), known once loaded
+        self.frame_step = 1  # a video's frames must be 1 + a multiple of this
+        self.jobs = collections.OrderedDict()  # video job id -> its state, the oldest first
+        self.jobs_lock = threading.Lock()
 
     def load(self):
         """Loads the pipeline; on failure the process exits 1 with the traceback on stderr."""
@@ -148,7 +182,12 @@ class Engine:
             pipeline = pipelines[0]
             patch = getattr(getattr(pipeline, "transformer", None), "config", None)
             patch = getattr(patch, "patch_size", 1) or 1
-            self.granularity = getattr(pipeline, "vae_scale_factor", 8) * patch
+            if isinstance(patch, (list, tuple)):  # a video transformer's (frames, h, w)
+                patch = patch[-1]
+            self.video = "num_frames" in inspect.signature(pipeline.__call__).parameters
+            self.granularity = getattr(pipeline, "vae_scale_factor",
+                                       getattr(pipeline, "vae_scale_factor_spatial", 8)) * patch
+            self.frame_step = getattr(pipeline, "vae_scale_factor_temporal", 1)
             for each in pipelines:
                 self.free.put(each)
             self.pipeline = pipeline
@@ -177,14 +216,8 @@ class Engine:
     def generate_on(self, pipeline, request, torch):
         call = pipeline.__call__
         accepted = inspect.signature(call).parameters
-        kwargs = dict(prompt=request["prompt"], width=request["width"],
-                      height=request["height"], num_inference_steps=request["steps"],
-                      guidance_scale=request["guidance_scale"],
-                      num_images_per_prompt=request["n"],
-                      generator=torch.Generator("cpu").manual_seed(request["seed"]),
-                      output_type="pil")
-        if request.get("negative_prompt") is not None:
-            kwargs["negative_prompt"] = request["negative_prompt"]
+        kwargs = pipeline_arguments(request, torch, num_images_per_prompt=request["n"],
+                                    output_type="pil")
         # PixArt's own defaults that would change the request: its sizes snapped to trained
         # aspect ratios, and captions cleaned with packages this server does not need.
         for name, value in (("use_resolution_binning", False), ("clean_caption", False)):
@@ -201,6 +234,68 @@ class Engine:
             encoded.append(buffer.getvalue())
         return encoded
 
+
+    def generate_video(self, request):
+        """MP4 bytes of the video `request` (checked) asks for."""
+        import torch
+        pipeline = self.free.get()
+        try:
+            kwargs = pipeline_arguments(request, torch, num_frames=request["num_frames"],
+                                        output_type="np")
+            with torch.inference_mode():
+                frames = pipeline(**kwargs).frames[0]
+        finally:
+            self.free.put(pipeline)
+        if self.args.process_noise:
+            import numpy
+            noise = numpy.random.default_rng(PROCESS_SEED).integers(
+                -self.args.process_noise, self.args.process_noise + 1, size=frames.shape)
+            frames = numpy.clip(frames + noise / 255.0, 0.0, 1.0)
+        from diffusers.utils import export_to_video
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "video.mp4")
+            export_to_video(list(frames), path, fps=request["fps"])
+            with open(path, "rb") as file:
+                return file.read()
+
+    def add_job(self, job):
+        """Keeps `job` (a dict with "id"), forgetting the oldest past --max-jobs."""
+        with self.jobs_lock:
+            self.jobs[job["id"]] = job
+            while len(self.jobs) > self.args.max_jobs:
+                self.jobs.popitem(last=False)
+
+    def job(self, job_id):
+        with self.jobs_lock:
+            job = self.jobs.get(job_id)
+            return dict(job) if job else None
+
+    def update_job(self, job_id, **fields):
+        with self.jobs_lock:
+            if job_id in self.jobs:
+                self.jobs[job_id].update(fields)
+
+    def run_job(self, job_id, request, number):
+        """A video job's thread: the video made, or the job failed with the reason."""
+        args = self.args
+        self.update_job(job_id, status="in_progress")
+        try:
+            if args.delay_s:
+                time.sleep(args.delay_s)
+            if args.fail_every and number % args.fail_every == 0:
+                raise RuntimeError(f"injected failure of video job {number} "
+                                   f"(--fail-every {args.fail_every})")
+            started = time.monotonic()
+            content = self.generate_video(request)
+            log(f"video job {number}: {request['num_frames']} frames of {request['width']}x"
+                f"{request['height']} in {request['steps']} steps, "
+                f"{time.monotonic() - started:.3f} s")
+            self.update_job(job_id, status="completed", content=content,
+                            completed_at=int(time.time()))
+        except Exception as error:  # noqa: BLE001  (the job's failure is its answer)
+            log(f"video job {number}: failed: {error!r}")
+            self.update_job(job_id, status="failed",
+                            error={"code": "generation_failed", "message": str(error)})
 
     def noisy(self, image):
         """`image` with --process-noise's per-process noise added (the same in this process)."""
@@ -266,6 +361,63 @@ def check_request(body, engine):
                 else check_int(request, "seed", 0, 0, (1 << 63) - 1))
 
 
+def parse_form(content_type, body):
+    """The fields of a multipart/form-data `body` as {name: text}; raises BadRequest."""
+    if not content_type.lower().startswith("multipart/form-data"):
+        raise BadRequest("the body must be multipart/form-data")
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode("latin-1", "replace") + b"\r\n\r\n" + body)
+    if not message.is_multipart():
+        raise BadRequest("the body is not a multipart form")
+    fields = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if not name:
+            raise BadRequest("a form part has no name")
+        if name in fields:
+            raise BadRequest(f"the field '{name}' is given twice")
+        try:
+            fields[name] = (part.get_payload(decode=True) or b"").decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRequest(f"the field '{name}' is not UTF-8 text") from None
+    return fields
+
+
+def form_number(fields, name, default, kind):
+    """A form field's text as `kind` (int or float), `default` when absent."""
+    if name not in fields:
+        return default
+    try:
+        return kind(fields[name])
+    except ValueError:
+        raise BadRequest(f"'{name}' must be a number, not {fields[name][:40]!r}") from None
+
+
+def check_video_request(fields, engine):
+    """The video job `fields` (a form's) asks for, checked; raises BadRequest."""
+    unknown = sorted(set(fields) - VIDEO_FIELDS)
+    if unknown:
+        raise BadRequest(f"unknown field '{unknown[0]}'; known: {', '.join(sorted(VIDEO_FIELDS))}")
+    request = {name: value for name, value in fields.items()
+               if name in ("prompt", "negative_prompt", "size", "model")}
+    for name, kind in (("num_frames", int), ("fps", int), ("num_inference_steps", int),
+                       ("seed", int), ("guidance_scale", float)):
+        if name in fields:
+            request[name] = form_number(fields, name, None, kind)
+    checked = check_request(json.dumps(
+        {k: v for k, v in request.items() if k not in ("num_frames", "fps")}).encode(), engine)
+    args = engine.args
+    frames = request.get("num_frames", 1 + 4 * engine.frame_step)
+    if not 1 <= frames <= args.max_frames or (frames - 1) % engine.frame_step:
+        raise BadRequest(f"'num_frames' {frames}: expected 1 + a multiple of "
+                         f"{engine.frame_step}, at most {args.max_frames}")
+    fps = request.get("fps", 16)
+    if not 1 <= fps <= 120:
+        raise BadRequest(f"'fps' {fps}: expected 1 to 120")
+    checked.update(num_frames=frames, fps=fps)
+    return checked
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: every answer carries its Content-Length
     server_version = f"{ENGINE}/{ENGINE_VERSION}"
@@ -304,8 +456,31 @@ class Handler(BaseHTTPRequestHandler):
                                  "transformers": package_version("transformers"),
                                  "torch": package_version("torch"),
                                  "python": sys.version.split()[0]})
+        elif JOB_ID.match(self.path):
+            self.answer_job(JOB_ID.match(self.path))
         else:
             self.send_error_json(404, f"no such path: {self.path}")
+
+    def answer_job(self, match):
+        job = self.engine.job(match.group(1))
+        if job is None:
+            self.send_error_json(404, f"no video job {match.group(1)}")
+        elif match.group(2):
+            if job["status"] != "completed":
+                self.send_error_json(409, f"video job {job['id']} is {job['status']}")
+            else:
+                self.send_response(200)
+                self.send_header("Content-Type", "video/mp4")
+                self.send_header("Content-Length", str(len(job["content"])))
+                self.end_headers()
+                self.wfile.write(job["content"])
+        else:
+            answer = {key: job[key] for key in ("id", "object", "status", "created_at",
+                                                "model", "size", "seconds") if key in job}
+            if "completed_at" in job:
+                answer["completed_at"] = job["completed_at"]
+            answer["error"] = job.get("error")
+            self.send_json(200, answer)
 
     def read_body(self):
         """The request's body, or None once an error has been answered."""
@@ -322,7 +497,7 @@ class Handler(BaseHTTPRequestHandler):
         return self.rfile.read(int(length))
 
     def do_POST(self):  # noqa: N802  (BaseHTTPRequestHandler's name)
-        if self.path != "/v1/images/generations":
+        if self.path not in ("/v1/images/generations", "/v1/videos"):
             self.close_connection = True
             self.send_error_json(404, f"no such path: {self.path}")
             return
@@ -333,12 +508,37 @@ class Handler(BaseHTTPRequestHandler):
         if engine.pipeline is None:
             self.send_error_json(503, "the model is still loading", "server_error")
             return
+        video = self.path == "/v1/videos"
         try:
-            request = check_request(body, engine)
+            if video != engine.video:
+                raise BadRequest(f"this server's model makes {'videos' if engine.video else 'images'}"
+                                 f"; {self.path} is not served")
+            if video:
+                request = check_video_request(
+                    parse_form(self.headers.get("Content-Type", ""), body), engine)
+            else:
+                request = check_request(body, engine)
         except BadRequest as error:
             self.send_error_json(400, str(error))
             return
-        self.answer_generation(request, engine.next_request())
+        if video:
+            self.create_job(request, engine.next_request())
+        else:
+            self.answer_generation(request, engine.next_request())
+
+    def create_job(self, request, number):
+        args = self.engine.args
+        if args.die_after and number > args.die_after:
+            log(f"video job {number}: exiting without an answer (--die-after {args.die_after})")
+            os._exit(3)
+        job = {"id": "video_" + secrets.token_hex(12), "object": "video", "status": "queued",
+               "created_at": int(time.time()), "model": request.get("model") or
+               self.engine.model_name, "size": f"{request['width']}x{request['height']}"}
+        answer = {key: job[key] for key in ("id", "object", "status", "created_at")}
+        self.engine.add_job(job)
+        threading.Thread(target=self.engine.run_job, args=(job["id"], request, number),
+                         name=f"job {number}", daemon=True).start()
+        self.send_json(200, answer)
 
     def answer_generation(self, request, number):
         args = self.engine.args

@@ -22,9 +22,11 @@
 #include "analysis/seed_folding.h"
 #include "analysis/speedup.h"
 #include "base/table_printers.h"
+#include "base/terminal_text.h"
 #include "base/user_error.h"
 #include "report/chart_style.h"
 #include "report/comparison_html.h"
+#include "report/engines_section.h"
 #include "report/group_charts.h"
 #include "report/history_section.h"
 #include "report/html_text.h"
@@ -363,6 +365,22 @@ std::string RenderBaselineComparison(ResultsDb& db, const ReportOptions& options
   return html;
 }
 
+// Each campaign's engine version, as its first ok engine trial's server gave it
+// (runner/engine_trial.h, EngineCampaignEnvironment); read from the database: untrusted, so
+// only a string is taken, cut short.
+std::map<std::int64_t, std::string> EngineVersions(const std::vector<CampaignInfo>& campaigns) {
+  constexpr std::size_t kVersionChars = 80;
+  std::map<std::int64_t, std::string> versions;
+  for (const CampaignInfo& c : campaigns) {
+    const nlohmann::json& env = c.record.environment;
+    if (!env.is_object() || !env.contains("worker") || !env["worker"].is_object()) continue;
+    const nlohmann::json& version = env["worker"].value("engine_version", nlohmann::json());
+    if (version.is_string())
+      versions[c.id] = ForTerminal(version.get<std::string>(), kVersionChars);
+  }
+  return versions;
+}
+
 // Every measured trial whose iteration the groups' stage charts and the stage breakdown table
 // break down (over all its ok launches), in the order of the groups' rankings, each with its
 // decode speedup.
@@ -442,6 +460,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
     stages.emplace(std::make_pair(trial.campaign, trial.trial_key), summary);
   const std::vector<ReportWarning> warnings = ReportWarnings(campaigns, answering);
   const std::string history = RenderHistorySection(BuildHistory(campaigns, rows, {}));
+  const std::string engines = RenderEnginesSection(answering, EngineVersions(campaigns));
   const PlannerView planner = options.planner
                                   ? options.planner(db->planner_history(), campaigns, answering)
                                   : PlannerView{};
@@ -460,6 +479,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
     contents.emplace_back("planner", "Planner: predicted against measured latency");
   if (!ServedTrials(answering).empty())
     contents.emplace_back("serving", "Serving under load: latency against offered load");
+  if (!engines.empty()) contents.emplace_back("engines", "Engines side by side");
   for (const auto& [key, anchor] : anchors) contents.emplace_back(anchor, GroupTitle(key));
   if (!stage_summaries.empty()) contents.emplace_back("stages", "Stage breakdown");
   html += RenderContents(contents);
@@ -475,6 +495,7 @@ std::string RenderHtmlReport(const ReportOptions& options) {
   nlohmann::json charts = nlohmann::json::array();
   html += RenderPlannerSection(planner, charts);  // "" without a planner
   html += RenderServingSection(answering, charts);  // "" without serving trials
+  html += engines;                                  // "" without engine trials
   if (rows.empty()) html += "<p>No trials selected.</p>\n";
   for (const auto& [key, group] : groups)
     RenderGroup(html, charts, key, anchors[key], ranked[key], group, runs, stages,

@@ -17,6 +17,8 @@
 #include <fmt/ranges.h>
 
 #include "base/atomic_file.h"
+#include "base/terminal_text.h"
+#include "base/untrusted_input.h"
 #include "contract/npy.h"
 #include "contract/worker_contract.h"
 #include "engine/http_client.h"
@@ -25,13 +27,10 @@
 #include "launch/local_launcher.h"
 #include "metrics/image_quality.h"
 #include "metrics/measurement.h"
-#include "metrics/png_image.h"
-#include "metrics/serve_loop.h"
-#include "metrics/serve_slots.h"
 #include "runner/engine_server.h"
+#include "runner/engine_session.h"
 #include "runner/ingest.h"
 #include "runner/output_error.h"
-#include "stats/stats.h"
 
 namespace ditbench {
 namespace {
@@ -54,21 +53,6 @@ class SteadyIterationClock final : public IterationClock {
 
  private:
   std::array<Clock::time_point, kMaxMarks> marks_{};
-};
-
-// What one trial's requests share.
-struct EngineSession {
-  EngineSession(const TrialFile& t, std::filesystem::path dir, HttpLimits limits)
-      : trial(t), run_dir(std::move(dir)), client(std::move(limits)) {}
-  const TrialFile& trial;
-  std::filesystem::path run_dir;
-  std::string base_url;  // "http://127.0.0.1:PORT", no trailing '/'
-  HttpClient client;
-  std::string body;        // the request, as sent
-  std::string image_body;  // the request whose image last_image is (a load's first shape's)
-  int requests_sent = 0;
-  int warmup_requests = 0;
-  GeneratedImage last_image;
 };
 
 std::string TrimmedUrl(std::string url) {
@@ -106,41 +90,33 @@ void WaitForServer(EngineSession& s, EngineServer* server, RankResult& result) {
   result.metrics["ready_s"] = ready.seconds;
 }
 
-// One request with `body` through `client`; the image it answered. Throws a line naming the
-// trial and the request (`which`).
-// One request's failure: its kind as counted ("HTTP 500", "no answer", "malformed answer")
-// and the line naming the trial and the request.
-struct RequestFailure {
-  std::string kind;
-  std::string line;
-};
+// The version is a label, not a measurement: asked once, briefly, and kept short.
+constexpr std::chrono::milliseconds kVersionTimeout{5'000};
+constexpr std::size_t kVersionBytes = 200;
 
-// One request with `body` through `client`: the image it answered in `*image`, or why not.
-std::optional<RequestFailure> TryGenerate(const EngineSession& s, HttpClient& client,
-                                          const std::string& body, const std::string& which,
-                                          GeneratedImage* image) {
-  const std::string url = s.base_url + "/v1/images/generations";
-  const HttpResponse response = client.PostJson(url, body);
-  if (!response.ok())
-    return RequestFailure{
-        response.status > 0 ? fmt::format("HTTP {}", response.status) : "no answer",
-        fmt::format("trial {}: {}: {}", s.trial.trial_key, which,
-                    DescribeFailure(response, "POST", url))};
-  ImageResponse images = ParseImageResponse(response.body, url);
-  if (!images.error.empty())
-    return RequestFailure{"malformed answer",
-                          fmt::format("trial {}: {}: {}", s.trial.trial_key, which, images.error)};
-  *image = std::move(images.images.back());
-  return std::nullopt;
-}
-
-// TryGenerate, a failure thrown.
-GeneratedImage Generate(const EngineSession& s, HttpClient& client, const std::string& body,
-                        const std::string& which) {
-  GeneratedImage image;
-  if (auto failure = TryGenerate(s, client, body, which, &image))
-    throw std::runtime_error(failure->line);
-  return image;
+// The engine's version as its server tells it (engine.version, a path): a JSON answer's string
+// `version`, else the answer's text; "not answered (...)" when no 2xx came. Stored as
+// engine_version in the rank's environment, so that the campaign's environment carries it and
+// `compare` shows it where two campaigns differ.
+void AskVersion(EngineSession& s, RankResult& result) {
+  const std::string& path = s.trial.config.engine.version;
+  if (path.empty()) return;
+  const HttpResponse answer = s.client.Get(s.base_url + path, kVersionTimeout);
+  std::string version;
+  if (!answer.ok()) {
+    version = answer.status > 0 ? fmt::format("not answered (HTTP {} at {})", answer.status, path)
+                                : fmt::format("not answered (no answer at {})", path);
+  } else {
+    try {
+      const nlohmann::json json = ParseBoundedJson(answer.body, 4, path);
+      if (json.is_object() && json.contains("version") && json.at("version").is_string())
+        version = json.at("version").get<std::string>();
+    } catch (const std::exception&) {
+      // Not JSON: the text itself.
+    }
+    if (version.empty()) version = answer.body.substr(0, kVersionBytes);
+  }
+  result.environment["engine_version"] = OneLine(version.substr(0, kVersionBytes));
 }
 
 // One request of the latency mode; the image kept.
@@ -151,35 +127,6 @@ void SendRequest(EngineSession& s) {
           ? fmt::format("warm-up request {}", number)
           : fmt::format("request {} (timed {})", number, number - s.warmup_requests);
   s.last_image = Generate(s, s.client, s.body, which);
-}
-
-// A PNG's pixels as a decoded image is stored and compared: float32 [1, 3, H, W] on [-1, 1], as
-// a `dit` trial's. Throws naming the trial when the PNG does not decode.
-NpyArray ImagePixels(const EngineSession& s, const GeneratedImage& png, const std::string& which) {
-  RgbImage image;
-  try {
-    image = DecodePng(png.bytes);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(
-        fmt::format("trial {}: {} does not decode: {}", s.trial.trial_key, which, e.what()));
-  }
-  const std::size_t plane = static_cast<std::size_t>(image.width) * image.height;
-  NpyArray array{{1, 3, image.height, image.width}, std::vector<float>(3 * plane)};
-  for (std::size_t i = 0; i < plane; ++i)
-    for (std::size_t c = 0; c < 3; ++c)
-      array.data[c * plane + i] = static_cast<float>(image.pixels[3 * i + c]) / 127.5f - 1.0f;
-  return array;
-}
-
-// The last image as the server sent it, and a PNG also as output.npy, so that
-// runner/output_error.h compares it with its reference trial's (PSNR, SSIM, the quality gates)
-// as for every trial.
-void SaveImage(const EngineSession& s) {
-  const bool png = s.last_image.format == ImageFormat::kPng;
-  WriteFileAtomically(s.run_dir / (png ? "output.png" : "output.bin"), s.last_image.bytes);
-  if (!png) return;
-  const NpyArray pixels = ImagePixels(s, s.last_image, "the last image");
-  WriteNpy(s.run_dir / kOutputFileName, pixels.shape, pixels.data.data());
 }
 
 // Warm-up and timed requests (the trial's repeats); samples and first_request_ms in `result`.
@@ -197,123 +144,7 @@ void TimeRequests(EngineSession& s, RankResult& result) {
   const auto first = std::find_if(m.samples.begin(), m.samples.end(),
                                   [](const Sample& x) { return x.stage == kIterationStage; });
   if (first != m.samples.end()) result.metrics["first_request_ms"] = first->ms;
-  SaveImage(s);
-}
-
-// The most requests an open loop's client has in flight at once (its slots): a request that
-// arrives while every slot waits for an answer is sent when one is free, its wait recorded as
-// its queue time.
-constexpr int kEngineClientSlots = 64;
-
-// A load's failed requests: how many of each kind, and the first one's line.
-struct LoadErrors {
-  std::map<std::string, int> by_kind;
-  std::string first;
-  void Add(const RequestFailure& failure) {
-    ++by_kind[failure.kind];
-    if (first.empty()) first = failure.line;
-  }
-};
-
-// Throws when the load's timed requests failed beyond engine.max_error_rate (any failure at 0),
-// or when the load was cut short (the server gone), naming how many and the first error.
-void CheckErrorRate(const EngineSession& s, const ServedRequests& served, const ServeLoad& load,
-                    const LoadErrors& errors) {
-  if (errors.first.empty()) return;
-  int timed = 0, failed = 0;
-  for (const RequestRecord& r : served.records)
-    if (r.index >= load.warmup_requests) {
-      ++timed;
-      failed += r.failed ? 1 : 0;
-    }
-  const double allowed = s.trial.config.engine.max_error_rate;
-  const std::size_t offered = s.trial.requests.requests.size();
-  const bool cut_short = served.records.size() < offered;
-  const double rate = timed > 0 ? static_cast<double>(failed) / timed : 1.0;
-  if (!cut_short && allowed > 0 && rate <= allowed) return;
-  throw std::runtime_error(fmt::format(
-      "{} of {} timed requests failed ({:.1f}%{}){}; the first: {}", failed, timed, 100 * rate,
-      allowed > 0 ? fmt::format(", max_error_rate {:g}", allowed) : std::string(),
-      cut_short ? fmt::format("; the load stopped after {} of its {} requests",
-                              served.records.size(), offered)
-                : std::string(),
-      errors.first));
-}
-
-// Milliseconds `send` took on the host's monotonic clock.
-template <typename Send>
-double TimedMs(Send&& send) {
-  const Clock::time_point start = Clock::now();
-  send();
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-// A serving load (`serve`): warmup_requests untimed requests of every shape (the first one's
-// latency is first_request_ms), each shape timed alone on the idle server (max(1, repeats.min)
-// requests, the median: its isolated latency, against which the SLO is judged), then the load's
-// requests through client slots (metrics/serve_slots.h), recorded as a `dit` trial's replica
-// leader records its own (metrics/serve_loop.h, RecordServed).
-void ServeLoad(EngineSession& s, EngineServer* server, const RequestList& load,
-               RankResult& result) {
-  const TrialConfig& config = s.trial.config;
-  std::vector<std::string> bodies;
-  for (const RequestShape& shape : load.shapes)
-    bodies.push_back(EngineRequestBody(ShapeTrial(config, shape)).dump());
-  s.image_body = bodies.at(0);
-  int sent = 0;
-  for (std::size_t shape = 0; shape < bodies.size(); ++shape)
-    for (int i = 0; i < config.engine.warmup_requests; ++i) {
-      const double ms = TimedMs([&] {
-        Generate(s, s.client, bodies[shape],
-                 fmt::format("warm-up request {} (shape {})", ++sent, shape));
-      });
-      if (!result.metrics.contains("first_request_ms")) result.metrics["first_request_ms"] = ms;
-    }
-  ServeRankOptions options;
-  options.load = TrialServeLoad(config);
-  options.requests = load.requests;
-  options.shapes = static_cast<int>(bodies.size());
-  options.isolated_runs = std::max(1, config.repeats.min);
-  for (std::size_t shape = 0; shape < bodies.size(); ++shape) {
-    std::vector<double> alone;
-    for (int i = 0; i < options.isolated_runs; ++i)
-      alone.push_back(TimedMs([&] {
-        Generate(s, s.client, bodies[shape],
-                 fmt::format("isolated request {} of shape {}", i + 1, shape));
-      }));
-    std::sort(alone.begin(), alone.end());
-    options.isolated_ms.push_back(Quantile(alone, 0.5));
-  }
-  const int slots = options.load.concurrency > 0
-                        ? options.load.concurrency
-                        : std::clamp(static_cast<int>(load.requests.size()), 1, kEngineClientSlots);
-  std::vector<HttpClient> clients;
-  for (int i = 0; i < slots; ++i) clients.emplace_back(s.client.limits());
-  std::mutex mutex;  // the image kept, the errors, the server's state
-  LoadErrors errors;
-  SteadyHostClock host;
-  const ServedRequests served = ServeFromSlots(options, slots, host, [&](int slot, int shape) {
-    GeneratedImage image;
-    const auto failure = TryGenerate(
-        s, clients[static_cast<std::size_t>(slot)], bodies[static_cast<std::size_t>(shape)],
-        fmt::format("a load request of shape {} (client slot {})", shape, slot), &image);
-    const std::lock_guard lock(mutex);
-    if (failure) {
-      errors.Add(*failure);
-      // A server that is gone answers nothing more; errors are tolerated only up to the rate.
-      const bool gone = server && server->ExitReason();
-      return gone || config.engine.max_error_rate == 0 ? SlotOutcome::kStopLoad
-                                                       : SlotOutcome::kFailed;
-    }
-    // The output compared with the reference trial's: the first shape's, as a `dit` trial's.
-    if (shape == 0) s.last_image = std::move(image);
-    return SlotOutcome::kServed;
-  });
-  RecordServed(served, options.load.warmup_requests, /*leader=*/true, result);
-  result.environment["engine_client_slots"] = slots;
-  if (!errors.by_kind.empty()) result.environment["engine_errors"] = errors.by_kind;
-  CheckErrorRate(s, served, options.load, errors);
-  SaveImage(s);
+  SaveOutput(s, result);
 }
 
 void AppendToLog(const std::filesystem::path& log, const std::string& line) {
@@ -377,7 +208,7 @@ void MeasureRestartBand(EngineSession& s, std::unique_ptr<EngineServer>& server,
     return;
   }
   if (s.last_image.format != ImageFormat::kPng) {
-    result.environment["engine_restarts"] = "not measured: the server's image is not a PNG";
+    result.environment["engine_restarts"] = "not measured: the server's output is not a PNG image";
     return;
   }
   const NpyArray kept = ImagePixels(s, s.last_image, "the last image");
@@ -422,8 +253,9 @@ void RunTrial(const TrialFile& trial, const std::filesystem::path& run_dir, Rank
       result.environment["engine_url"] = s.base_url;
       WaitForServer(s, nullptr, result);
     }
+    AskVersion(s, result);
     if (config.serve)
-      ServeLoad(s, server.get(), trial.requests, result);
+      ServeEngineLoad(s, server.get(), trial.requests, result);
     else
       TimeRequests(s, result);
     if (config.quality.restarts) MeasureRestartBand(s, server, result);
@@ -439,6 +271,13 @@ void RunTrial(const TrialFile& trial, const std::filesystem::path& run_dir, Rank
 }
 
 }  // namespace
+
+nlohmann::json EngineCampaignEnvironment(const nlohmann::json& rank_environment) {
+  nlohmann::json out = nlohmann::json::object();
+  if (rank_environment.is_object() && rank_environment.contains("engine_version"))
+    out["engine_version"] = rank_environment.at("engine_version");
+  return out;
+}
 
 int RunEngineTrial(const std::filesystem::path& trial_file, std::ostream& err) {
   const std::filesystem::path run_dir = std::filesystem::absolute(trial_file).parent_path();

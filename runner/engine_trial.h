@@ -15,7 +15,15 @@
 #include <filesystem>
 #include <iosfwd>
 
+#include <nlohmann/json.hpp>
+
 namespace ditbench {
+
+// What of an engine trial's rank environment describes the campaign (its `worker` environment,
+// which `compare` lists where two campaigns differ): the engine's version only. The rest is the
+// trial's own (the command line with its port, the server's pid, the output's hash) and would
+// make every two campaigns differ. An object, empty when the trial stored no version.
+nlohmann::json EngineCampaignEnvironment(const nlohmann::json& rank_environment);
 
 // Runs the trial of `trial_file` (its run folder is the file's). Returns the worker exit code
 // (kWorkerOk, kWorkerFailed with the reason in rank0.json, kWorkerInvalidConfig); a line on

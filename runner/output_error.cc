@@ -55,8 +55,17 @@ double RelativeL2(const NpyArray& output, const NpyArray& reference) {
 
 void AttachOutputReference(TrialRecord& record, const TrialConfig& config) {
   if (!record.metrics) return;
-  const std::string reference = TrialKey(ReferenceConfig(config));
+  const std::string reference =
+      config.quality.reference.value_or(TrialKey(ReferenceConfig(config)));
   record.metrics->output_reference_key = reference;
+  if (config.quality.reference) {
+    record.metrics->output_error_note =
+        reference == record.trial_key
+            ? "quality.reference names this trial itself; nothing to compare"
+            : "no ok trial " + reference + " (quality.reference) recorded yet";
+    if (reference == record.trial_key) record.metrics->output_reference_key.clear();
+    return;
+  }
   if (reference == record.trial_key) {
     record.metrics->output_error = 0.0;
     record.metrics->output_error_note = "the 1-rank reference itself";

@@ -106,6 +106,7 @@ SelfcheckResult RunSelfcheck(const SelfcheckRequest& request, SelfcheckEffects& 
   launch.worker = request.worker;
   launch.args = {"--selfcheck", file.string()};
   launch.world_size = request.world_size;
+  launch.rendezvous_socket = true;  // this build's worker (LaunchRequest::rendezvous_socket)
   launch.devices = request.devices;
   launch.timeout_s = request.timeout_s;
 

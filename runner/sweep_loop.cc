@@ -11,9 +11,11 @@
 #include "contract/worker_contract.h"
 #include "experiments/trial_kind.h"
 #include "experiments/trial_requests.h"
+#include "experiments/workload.h"
 #include "launch/command_program.h"
 #include "machine/host_info.h"
 #include "metrics/time_intervals.h"
+#include "runner/engine_trial.h"
 #include "runner/ingest.h"
 #include "runner/output_error.h"
 #include "runner/output_image.h"
@@ -305,6 +307,8 @@ void SweepLoop::Start(const QueuedTrial& queued, std::size_t position, const std
   if (SampleHealth()) health.emplace(GpuUuids(slots), SampleNow());
 
   LaunchRequest request = TrialRequest(spec_, t, run_dir, worker_);
+  request.rendezvous_socket =
+      settings_.rendezvous_socket && TraitsOf(t.config.workload).launch == WorkloadLaunch::kWorker;
   if (placement_.capacity.on_gpu)
     for (int slot : slots) request.devices.push_back(placement_.devices.at(slot));
   else if (!placement_.topology.empty())  // --policy pack on CPU: each rank on its slot's cores
@@ -380,6 +384,8 @@ void SweepLoop::Reap(const FinishedTrial& finished) {
     summary.metrics = outcome.metrics;
     UpdateOutputErrors(output_errors_, summary);
   }
+  if (t.config.workload == Workload::kEngine)  // the engine's version, not the trial's own
+    record.worker_environment = EngineCampaignEnvironment(record.worker_environment);
   if (!worker_described_ && record.status == TrialStatus::kOk &&
       record.worker_environment.is_object() && !record.worker_environment.empty()) {
     writer_.UpdateCampaignEnvironment(campaign_, {{"worker", record.worker_environment}});

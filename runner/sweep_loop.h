@@ -38,6 +38,10 @@ struct LoopSettings {
   bool skip_larger_after_oom = false;  // on_oom: skip_larger
   double require_idle_s = -1;          // --require-idle
   int stop_after_failures = 0;  // --stop-after-failures N (0: warn only, runner/failure_streak.h)
+  // Rank 0 of ditbench-worker gets its rendezvous port already listening
+  // (LaunchRequest::rendezvous_socket). Off for another build's worker under `bisect`, which
+  // may be older than that hand-off and bind the port itself.
+  bool rendezvous_socket = true;
 };
 
 // One campaign's trials through the launcher. Owns the bookkeeping of trials in flight; every

@@ -70,6 +70,7 @@ LoopSettings LoopSettingsFor(const RunOptions& options, const SweepSpec& spec) {
   settings.budget_s = options.search == SearchOrder::kAdvise ? -1 : options.budget_s;
   settings.require_idle_s = options.require_idle_s;
   settings.stop_after_failures = options.stop_after_failures;
+  settings.rendezvous_socket = !options.build_under_test;
   return settings;
 }
 

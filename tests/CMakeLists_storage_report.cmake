@@ -31,6 +31,7 @@ add_executable(ditbench_storage_report_tests
   ${CMAKE_CURRENT_LIST_DIR}/report/report_configurations_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/group_charts_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/profile_section_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report/engines_section_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/serving_section_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/quality_section_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/report/headless_render_test.cc

@@ -1,6 +1,8 @@
 #include "worker/torch_runtime.h"
 
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,6 +22,7 @@
 #include <torch/version.h>
 
 #include "contract/slurm_hostlist.h"
+#include "contract/worker_environment.h"
 #include "machine/host_info.h"
 #include "worker/cpu_isa_guard.h"
 #include "worker/cuda_info.h"
@@ -37,6 +40,28 @@ int EnvInt(const char* name, const char* fallback_name, int fallback) {
     throw std::invalid_argument(fmt::format("environment variable {}='{}' is not a valid integer",
                                             name, value));
   return static_cast<int>(parsed);
+}
+
+// The descriptor `text` names, once checked to be a socket listening on 127.0.0.1:`port` (a
+// launcher's DITBENCH_RENDEZVOUS_FD); throws std::invalid_argument naming the variable.
+int ListeningSocketOn(const char* text, int port) {
+  char* end = nullptr;
+  const long fd = std::strtol(text, &end, 10);
+  int listening = 0;
+  socklen_t size = sizeof(listening);
+  sockaddr_in addr{};
+  socklen_t len = sizeof(addr);
+  const bool ok =
+      *end == '\0' && fd >= 3 && fd < (1 << 20) &&
+      ::getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0 &&
+      listening != 0 &&
+      ::getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&addr), &len) == 0 &&
+      addr.sin_family == AF_INET && ntohs(addr.sin_port) == port;
+  if (!ok)
+    throw std::invalid_argument(
+        fmt::format("environment variable {}='{}' is not a socket listening on MASTER_PORT {}",
+                    kRendezvousFdVariable, text, port));
+  return static_cast<int>(fd);
 }
 
 class DeviceEventClock final : public IterationClock {
@@ -97,6 +122,8 @@ RankEnvironment RankEnvironment::FromEnv() {
   } else if (const char* nodes = std::getenv("SLURM_JOB_NODELIST"); nodes && *nodes) {
     env.master_addr = FirstSlurmHost(nodes);
   }
+  if (const char* fd = std::getenv(kRendezvousFdVariable); fd && *fd && env.rank == 0)
+    env.listen_fd = ListeningSocketOn(fd, env.master_port);
   if (env.rank >= env.world_size)
     throw std::invalid_argument(
         fmt::format("RANK={} is not below WORLD_SIZE={}", env.rank, env.world_size));
@@ -108,6 +135,7 @@ c10::intrusive_ptr<c10d::Store> RendezvousStore(const RankEnvironment& env) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<uint16_t>(env.master_port);
   options.isServer = env.rank == 0;
+  if (env.rank == 0 && env.listen_fd >= 0) options.masterListenFd = env.listen_fd;
   options.numWorkers = env.world_size;
   options.waitWorkers = true;
   options.timeout = std::chrono::seconds(300);

@@ -25,7 +25,11 @@ struct RankEnvironment {
   int local_world_size = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
-  // Reads RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT; where one
+  // Rank 0 of a local launch: a socket already listening on MASTER_PORT, which the store is
+  // served on (DITBENCH_RENDEZVOUS_FD, contract/worker_environment.h); -1: bind the port.
+  int listen_fd = -1;
+  // Reads RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT and
+  // DITBENCH_RENDEZVOUS_FD (refused unless it is a socket listening on MASTER_PORT); where one
   // is unset, Slurm's: SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS, SLURM_NTASKS_PER_NODE, the
   // first host of SLURM_JOB_NODELIST and 20000 + SLURM_JOB_ID % 20000 (the port ditbench's
   // Slurm job script uses). Throws std::invalid_argument on a malformed value.

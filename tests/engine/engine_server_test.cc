@@ -21,6 +21,7 @@ namespace ditbench {
 namespace {
 
 using test::EngineServer;
+using test::ExpectReady;
 using test::TinyPipeline;
 using ::testing::HasSubstr;
 
@@ -32,19 +33,6 @@ std::string Request(int n = 1, int seed = 7, const std::string& size = "64x64") 
       {"num_inference_steps", 2},          {"guidance_scale", 4.5}, {"seed", seed},
       {"response_format", "b64_json"}}
       .dump();
-}
-
-// Waits for /health; the server's log in the failure message when it never gets there.
-void ExpectReady(EngineServer& server, HttpClient& client) {
-  ASSERT_NE(server.port(), 0) << server.log();
-  ReadyOptions options;
-  options.timeout = std::chrono::seconds(120);
-  options.stop = [&server] {
-    const auto status = server.exit_status();
-    return status ? "the server exited with status " + std::to_string(*status) : "";
-  };
-  const ReadyResult ready = WaitReady(client, {server.url("/health")}, options);
-  ASSERT_TRUE(ready.ready) << ready.last_failure << "\n" << server.log();
 }
 
 TEST(EngineServerTest, GenerationReturnsPngsThatDecodeAndRepeatForTheSameSeed) {
@@ -136,13 +124,8 @@ TEST(EngineServerTest, AServerThatCannotLoadExitsAndEndsTheWait) {
   test::TempDir empty;
   EngineServer server(empty.path(), {});
   HttpClient client;
-  ReadyOptions options;
-  options.timeout = std::chrono::seconds(120);
-  options.stop = [&server] {
-    const auto status = server.exit_status();
-    return status ? "the server exited with status " + std::to_string(*status) : "";
-  };
-  const ReadyResult ready = WaitReady(client, {server.url("/health")}, options);
+  const ReadyResult ready =
+      WaitReady(client, {server.url("/health")}, test::ServerReadyOptions(server));
   EXPECT_FALSE(ready.ready);
   EXPECT_EQ(ready.last_failure, "the server exited with status 1");
   EXPECT_THAT(server.log(), HasSubstr("cannot load the pipeline from"));

@@ -65,7 +65,7 @@ TEST(EngineSpecTest, ASweepExpandsToTrialsThatCarryTheEngine) {
       ExpandSweep(test::ParseValidSweep(Sweep(kEngine) + "matrix: {scope: [denoise]}\n"), 1)
           .trials.at(0);
   EXPECT_EQ(InvalidReason(denoise, Capacity{1, false}),
-            "scope: denoise: an engine answers with the decoded image, so its scope is pipeline");
+            "scope: denoise: an engine answers with the decoded output, so its scope is pipeline");
 }
 
 TEST(EngineSpecTest, TheRequestIsPartOfTheTrialKey) {
@@ -91,8 +91,14 @@ TEST(EngineSpecTest, BadEngineSectionsAreLocatedErrors) {
               HasSubstr("'start[1]': unknown placeholder '{prot}'"));
   EXPECT_THAT(FirstError(Sweep("engine: {start: [srv], url: \"http://127.0.0.1:1\"}\n")),
               HasSubstr("exactly one of 'start'"));
-  EXPECT_THAT(FirstError(Sweep("engine: {url: \"http://127.0.0.1:1\", api: videos}\n")),
-              HasSubstr("'api': expected 'images'"));
+  EXPECT_THAT(FirstError(Sweep("engine: {url: \"http://127.0.0.1:1\", api: audio}\n")),
+              HasSubstr("'api': expected images (POST /v1/images/generations) or videos"));
+  EXPECT_THAT(FirstError(Sweep("engine: {start: [srv], poll_interval_ms: 20}\n")),
+              HasSubstr("'poll_interval_ms': applies to api: videos only"));
+  EXPECT_THAT(FirstError(Sweep("engine: {start: [srv], api: videos, poll_interval_ms: 0.5}\n")),
+              HasSubstr("'poll_interval_ms': expected whole milliseconds from 1 to 10000"));
+  EXPECT_THAT(FirstError(Sweep("engine: {start: [srv], version: version}\n")),
+              HasSubstr("'version': expected a path starting with '/'"));
   EXPECT_THAT(FirstError(Sweep("engine: {start: [srv], start_timeout: 0}\n")),
               HasSubstr("'start_timeout': expected seconds above 0"));
   EXPECT_THAT(FirstError(Sweep("engine: {start: [srv], ready: [health]}\n")),
@@ -109,6 +115,46 @@ TEST(EngineSpecTest, TheCanonicalFormReadsBack) {
   std::string problem;
   ASSERT_TRUE(EngineSpecFromJson(EngineSpecJson(t.engine), &back, &problem)) << problem;
   EXPECT_EQ(back, t.engine);
+}
+
+TEST(EngineSpecTest, AVideoEngineIsPolledAtTheSweepsIntervalAndTakesFrames) {
+  std::string video = std::string(kEngine) + "  api: videos\n  poll_interval_ms: 50\n";
+  video.replace(video.find("label:"), 0, "num_frames: \"{frames}\", ");
+  const std::string defaults = "defaults: {model: pixart-alpha-tiny, resolution: 64x48, steps: 3}";
+  std::string yaml = Sweep(video);
+  yaml.replace(yaml.find(defaults), defaults.size(),
+               "defaults: {model: wan2.1-t2v-tiny, resolution: 64x48, steps: 3, frames: 9}");
+  const TrialConfig t = ExpandSweep(test::ParseValidSweep(yaml), 1).trials.at(0);
+  EXPECT_EQ(t.engine.api, "videos");
+  EXPECT_EQ(t.engine.poll_interval_ms, 50);
+  EXPECT_EQ(EngineRequestBody(t)["num_frames"], 9);
+  EXPECT_FALSE(InvalidReason(t, Capacity{1, false}));
+  EngineSpec back;  // as the client reads it from trial.json
+  std::string problem;
+  ASSERT_TRUE(EngineSpecFromJson(EngineSpecJson(t.engine), &back, &problem)) << problem;
+  EXPECT_EQ(back, t.engine);
+  // The interval is part of the key: it bounds how late a completion is seen.
+  std::string slower = yaml;
+  slower.replace(slower.find("poll_interval_ms: 50"), 20, "poll_interval_ms: 60");
+  EXPECT_NE(TrialKey(t), TrialKey(ExpandSweep(test::ParseValidSweep(slower), 1).trials.at(0)));
+  // The images API makes no video: frames are refused there, with the reason.
+  TrialConfig image = t;
+  image.engine.api = "images";
+  image.engine.poll_interval_ms.reset();
+  EXPECT_EQ(InvalidReason(image, Capacity{1, false}),
+            "frames=9: api: images answers with an image; a video engine is driven with api: "
+            "videos");
+}
+
+TEST(EngineSpecTest, TheVersionPathIsKeptOnlyWhenNotTheDefault) {
+  const TrialConfig t = ExpandSweep(test::ParseValidSweep(Sweep(kEngine)), 1).trials.at(0);
+  EXPECT_EQ(t.engine.version, "/version");
+  EXPECT_FALSE(EngineSpecJson(t.engine).contains("version"));  // earlier keys unchanged
+  const TrialConfig none =
+      ExpandSweep(test::ParseValidSweep(Sweep(std::string(kEngine) + "  version: \"\"\n")), 1)
+          .trials.at(0);
+  EXPECT_EQ(none.engine.version, "");
+  EXPECT_EQ(EngineSpecJson(none.engine)["version"], "");
 }
 
 TEST(EngineSpecTest, AnAttachedServerLetsOnlyWhatTheRequestCarriesVary) {

@@ -146,18 +146,32 @@ TEST(SweepSpecTest, QualityGatesAreASweepFieldOutsideEveryTrialKeyCarriedWithThe
   EXPECT_EQ(TrialConfigFromJson(CanonicalJson(config)).quality, config.quality);
 }
 
+TEST(SweepSpecTest, AQualityReferenceNamesATrialKeyEvenOfDigitsOnly) {
+  for (const char* key : {"5ebde67bb4365347", "0123456789012345"}) {
+    const ParseResult r = ParseSweep(
+        std::string("name: q\ndefaults: {model: pixart-alpha-tiny}\nquality: {reference: ") + key +
+            "}\n",
+        "q.yaml");
+    ASSERT_TRUE(r.ok()) << r.errors[0].ToString();
+    EXPECT_EQ(r.spec.defaults.quality.reference, key);
+  }
+}
+
 TEST(SweepSpecTest, BadQualityGatesAreOneLocatedLineEach) {
   const std::string base = "name: q\ndefaults: {model: pixart-alpha-tiny}\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"quality: 35\n",
        "q.yaml:3:10: 'quality': expected a map of quality gates, e.g. {max_output_error: 1e-3, "
-       "min_psnr: 35} (also min_ssim, and restarts for an engine's restart band)"},
+       "min_psnr: 35}"},
       {"quality: {}\n",
        "q.yaml:3:10: 'quality': expected a map of quality gates, e.g. {max_output_error: 1e-3, "
-       "min_psnr: 35} (also min_ssim, and restarts for an engine's restart band)"},
+       "min_psnr: 35}"},
       {"quality: {min_psrn: 35}\n",
        "q.yaml:3:11: 'min_psrn': unknown key in quality; expected one of: max_output_error, "
-       "min_psnr, min_ssim, restarts; did you mean 'min_psnr'?"},
+       "min_psnr, min_ssim, restarts, reference; did you mean 'min_psnr'?"},
+      {"quality: {reference: 5ebde67bb436534}\n",
+       "q.yaml:3:22: 'quality.reference': expected a trial key: 16 hexadecimal characters, as "
+       "`ditbench query` shows trial_key (the trial this one's output is compared with)"},
       {"quality: {min_psnr: -3}\n",
        "q.yaml:3:21: 'quality.min_psnr': expected a number of dB above 0 (the least PSNR of the "
        "decoded image, e.g. 35)"},

@@ -87,6 +87,31 @@ TEST_F(LocalLauncherTest, RanksGetTheTorchrunEnvironment) {
   EXPECT_NE(log0.find((dir_ / "trial").string()), std::string::npos);
 }
 
+// A worker's rank 0 gets the rendezvous port already listening, as an inherited descriptor
+// (no other process can take the port before it serves its store there); no other rank holds
+// that socket, and a program that is not the worker is never handed one.
+TEST_F(LocalLauncherTest, RankZeroOfAWorkerInheritsItsRendezvousPortListening) {
+  // ss -l would need iproute2; /proc/self/fd and the socket's inode say the same: rank 0's
+  // descriptor is a socket, and /proc/net/tcp lists it listening (state 0A) on MASTER_PORT.
+  const std::string script =
+      "fd=$DITBENCH_RENDEZVOUS_FD\n"
+      "if [ -z \"$fd\" ]; then echo \"rank $RANK: none\"; exit 0; fi\n"
+      "inode=$(readlink /proc/$$/fd/$fd | sed -n 's/^socket:\\[\\(.*\\)\\]$/\\1/p')\n"
+      "port=$(printf '%04X' \"$MASTER_PORT\")\n"
+      "if awk -v p=\":$port\" -v i=\"$inode\" '$2 ~ p\"$\" && $4 == \"0A\" && $10 == i "
+      "{ found = 1 } END { exit !found }' /proc/net/tcp; then\n"
+      "  echo \"rank $RANK: listening\"; else echo \"rank $RANK: fd $fd inode $inode\"; fi";
+  LaunchRequest request = Request(script, 2);
+  request.rendezvous_socket = true;
+  ASSERT_EQ(Run(request).first_failed_rank, -1);
+  EXPECT_EQ(Read("trial/rank0.log"), "rank 0: listening\n");
+  EXPECT_EQ(Read("trial/rank1.log"), "rank 1: none\n");
+  // Not asked for (a `command` workload's program binds MASTER_PORT itself): none.
+  request = Request(script, 2, 30, "program");
+  ASSERT_EQ(Run(request).first_failed_rank, -1);
+  EXPECT_EQ(Read("program/rank0.log"), "rank 0: none\n");
+}
+
 TEST_F(LocalLauncherTest, RanksInheritTheGivenEnvironmentAndTheirDevices) {
   auto request = Request("echo \"$DITBENCH_TEST_INHERITED [$CUDA_VISIBLE_DEVICES]\"", 1);
   request.devices = {"4", "GPU-5e1f"};

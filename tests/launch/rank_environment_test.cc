@@ -62,6 +62,15 @@ TEST(RankEnvironmentTest, InheritedValuesOfOurVariablesAreReplacedNotDuplicated)
   EXPECT_EQ(Named(env, "CUDA_HOME"), (std::vector<std::string>{"CUDA_HOME=/usr/local/cuda"}));
 }
 
+TEST(RankEnvironmentTest, OnlyTheLaunchThatMadeARendezvousSocketNamesIt) {
+  const std::vector<std::string> inherited = {"DITBENCH_RENDEZVOUS_FD=9"};
+  EXPECT_TRUE(Named(BuildRankEnvironment(inherited, TwoRanks(), 1, 29500), "DITBENCH_RENDEZVOUS_FD")
+                  .empty());
+  EXPECT_EQ(
+      Named(BuildRankEnvironment(inherited, TwoRanks(), 0, 29500, 5), "DITBENCH_RENDEZVOUS_FD"),
+      (std::vector<std::string>{"DITBENCH_RENDEZVOUS_FD=5"}));
+}
+
 TEST(RankEnvironmentTest, CpuTrialsSeeNoGpu) {
   LaunchRequest request = TwoRanks();
   request.devices.clear();

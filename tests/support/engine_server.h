@@ -24,6 +24,9 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "engine/http_client.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench::test {
@@ -69,20 +72,22 @@ inline std::string ReadWholeFile(const std::filesystem::path& path) {
   return text.str();
 }
 
-// The tiny pipeline folder, made on the first call in this process unless
-// DITBENCH_TINY_PIPELINE names one already made. Throws std::runtime_error with the maker's
-// output when it fails.
-inline std::filesystem::path TinyPipeline() {
-  if (const char* made = std::getenv("DITBENCH_TINY_PIPELINE")) {
+// A tiny pipeline folder, made on the first call in this process for each kind unless the
+// environment variable `made_in` names one already made (ctest's fixtures make them).
+// Throws std::runtime_error with the maker's output when it fails.
+inline std::filesystem::path MadeTinyPipeline(const char* made_in, bool video) {
+  if (const char* made = std::getenv(made_in)) {
     if (std::filesystem::exists(std::filesystem::path(made) / "model_index.json")) return made;
   }
-  static std::unique_ptr<TempDir> folder;  // removed when the process ends
+  static std::unique_ptr<TempDir> folders[2];  // removed when the process ends
+  std::unique_ptr<TempDir>& folder = folders[video ? 1 : 0];
   if (!folder) {
     auto made = std::make_unique<TempDir>();
     const std::filesystem::path log = *made / "make.log";
-    const int status = RunToEnd(
-        {EnginePython(), EngineScript("make_tiny_pipeline.py").string(), (*made / "pipe").string()},
-        log, 300);
+    std::vector<std::string> argv = {EnginePython(), EngineScript("make_tiny_pipeline.py").string(),
+                                     (*made / "pipe").string()};
+    if (video) argv.push_back("--video");
+    const int status = RunToEnd(argv, log, 300);
     if (status != 0) {
       throw std::runtime_error("make_tiny_pipeline.py exited with " + std::to_string(status) +
                                ": " + ReadWholeFile(log));
@@ -90,6 +95,17 @@ inline std::filesystem::path TinyPipeline() {
     folder = std::move(made);
   }
   return *folder / "pipe";
+}
+
+// The tiny PixArt image pipeline (DITBENCH_TINY_PIPELINE).
+inline std::filesystem::path TinyPipeline() {
+  return MadeTinyPipeline("DITBENCH_TINY_PIPELINE", false);
+}
+
+// The tiny Wan text-to-video pipeline (make_tiny_pipeline.py --video,
+// DITBENCH_TINY_VIDEO_PIPELINE).
+inline std::filesystem::path TinyVideoPipeline() {
+  return MadeTinyPipeline("DITBENCH_TINY_VIDEO_PIPELINE", true);
 }
 
 // One server process and its group.
@@ -186,5 +202,23 @@ class EngineServer {
   int port_ = 0;
   std::optional<int> exit_status_;
 };
+
+// A wait for `server` of up to 2 minutes that ends at once when it exits, saying its status.
+inline ReadyOptions ServerReadyOptions(EngineServer& server) {
+  ReadyOptions options;
+  options.timeout = std::chrono::seconds(120);
+  options.stop = [&server] {
+    const auto status = server.exit_status();
+    return status ? "the server exited with status " + std::to_string(*status) : "";
+  };
+  return options;
+}
+
+// Waits for /health; the server's log in the failure message when it never gets there.
+inline void ExpectReady(EngineServer& server, HttpClient& client) {
+  ASSERT_NE(server.port(), 0) << server.log();
+  const ReadyResult ready = WaitReady(client, {server.url("/health")}, ServerReadyOptions(server));
+  ASSERT_TRUE(ready.ready) << ready.last_failure << "\n" << server.log();
+}
 
 }  // namespace ditbench::test
