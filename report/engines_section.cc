@@ -87,6 +87,8 @@ std::string QualityCell(const EngineLayout& e) {
   if (row->psnr) text = std::isinf(*row->psnr) ? "identical" : fmt::format("{:.1f} dB", *row->psnr);
   if (row->ssim) text += fmt::format("{}SSIM {:.4f}", text.empty() ? "" : ", ", *row->ssim);
   if (!row->quality.empty()) text += fmt::format("{}{}", text.empty() ? "" : "; ", row->quality);
+  // Its own reference: error 0, nothing compared (runner/output_error.h).
+  if (text.empty() && row->output_error == 0.0) return "the reference";
   return text.empty() ? "-" : text;
 }
 

@@ -84,6 +84,9 @@ TEST(EnginesSectionTest, EachEngineAndLayoutIsARowBesideDitbenchsOwnModel) {
   // ditbench's own model at the same shape, its busy latency in doubt, no band of its own.
   EXPECT_THAT(html, HasSubstr("ditbench: pixart-alpha-tiny"));
   EXPECT_THAT(html, HasSubstr("17.0? [16.0, 18.0]"));
+  EXPECT_THAT(html, Not(HasSubstr(">the reference<")));
+  rows[3].output_error = 0.0;  // its own reference
+  EXPECT_THAT(RenderEnginesSection(rows, {}), HasSubstr(">the reference<"));
 }
 
 TEST(EnginesSectionTest, TheNewestCampaignOfAnEngineAndLayoutIsShown) {
