@@ -56,6 +56,7 @@ std::vector<std::string> ExpandEngineStart(const TrialConfig& config,
   const auto value_of = [&](const std::string& name) -> std::optional<std::string> {
     if (name == "port") return values.port;
     if (name == "gpus") return values.gpus;
+    if (name == "files") return values.files;
     return TrialValue(config, name);
   };
   std::vector<std::string> argv;
@@ -67,6 +68,19 @@ std::vector<std::string> ExpandEngineStart(const TrialConfig& config,
     }
   }
   return argv;
+}
+
+std::map<std::string, std::string> ExpandEngineFiles(const TrialConfig& config) {
+  const auto value_of = [&](const std::string& name) { return TrialValue(config, name); };
+  std::map<std::string, std::string> files;
+  for (const auto& [name, text] : config.engine.files) {
+    try {
+      files[name] = ExpandTemplate(text, value_of);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("engine files.{} {}", name, e.what()));
+    }
+  }
+  return files;
 }
 
 nlohmann::json EngineRequestBody(const TrialConfig& config) {
@@ -92,9 +106,11 @@ nlohmann::json EngineRequestBody(const TrialConfig& config) {
 
 std::optional<std::string> EnginePlaceholderProblem(const EngineSpec& spec) {
   for (std::size_t i = 0; i < spec.start.size(); ++i)
-    if (auto problem =
-            TemplateProblem(fmt::format("start[{}]", i), spec.start[i], {"port", "gpus", "size"}))
+    if (auto problem = TemplateProblem(fmt::format("start[{}]", i), spec.start[i],
+                                       {"port", "gpus", "size", "files"}))
       return problem;
+  for (const auto& [name, text] : spec.files)
+    if (auto problem = TemplateProblem("files." + name, text, {"size"})) return problem;
   for (const auto& [field, value] : spec.request.items())
     if (value.is_string())
       if (auto problem = TemplateProblem("request." + field, value.get<std::string>(), {"size"}))

@@ -1,6 +1,7 @@
 #include "experiments/engine_spec.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 #include <string_view>
@@ -37,6 +38,41 @@ bool ReadRequest(const Json& value, EngineSpec* spec, std::string* problem) {
       return false;
     }
   spec->request = value;
+  return true;
+}
+
+// A name a file may have in a run folder: 1 to 128 characters of [A-Za-z0-9._-], not starting
+// with '.', so that it can neither leave the folder nor hide in it.
+bool PlainFileName(const std::string& name) {
+  return !name.empty() && name.size() <= 128 && name.front() != '.' &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+         });
+}
+
+bool ReadFiles(const Json& value, EngineSpec* spec, std::string* problem) {
+  if (!value.is_object() || value.size() > kMaxEngineFiles) {
+    *problem = fmt::format(
+        "'files': expected a mapping of at most {} file names to their text (templates of the "
+        "trial's fields)",
+        kMaxEngineFiles);
+    return false;
+  }
+  for (const auto& [name, text] : value.items()) {
+    if (!PlainFileName(name)) {
+      *problem = fmt::format(
+          "'files': '{}' is not a plain file name (1 to 128 letters, digits, '.', '_', '-', "
+          "not starting with '.')",
+          name);
+      return false;
+    }
+    if (!text.is_string() || text.get_ref<const std::string&>().size() > kMaxEngineFileBytes) {
+      *problem = fmt::format("'files.{}': expected the file's text, at most {} bytes", name,
+                             kMaxEngineFileBytes);
+      return false;
+    }
+    spec->files[name] = text.get<std::string>();
+  }
   return true;
 }
 
@@ -114,6 +150,7 @@ Json EngineSpecJson(const EngineSpec& spec) {
               {"start_timeout_s", spec.start_timeout_s},
               {"warmup_requests", spec.warmup_requests}};
   if (!spec.start.empty()) out["start"] = spec.start;
+  if (!spec.files.empty()) out["files"] = spec.files;
   if (!spec.url.empty()) out["url"] = spec.url;
   if (spec.degrees) out["degrees"] = *spec.degrees;
   if (spec.request_timeout_s) out["request_timeout_s"] = *spec.request_timeout_s;
@@ -137,7 +174,8 @@ bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* proble
                                               "request_timeout_s",
                                               "max_error_rate",
                                               "poll_interval_ms",
-                                              "version"};
+                                              "version",
+                                              "files"};
   if (!value.is_object()) {
     *problem = "expected a mapping {start: [argv] or url: URL, ready, api, request, ...}";
     return false;
@@ -147,7 +185,7 @@ bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* proble
       *problem = fmt::format(
           "unknown key '{}'; expected start, url, ready, api, request, "
           "start_timeout, request_timeout, warmup_requests, max_error_rate, degrees, "
-          "poll_interval_ms or version",
+          "poll_interval_ms, version or files",
           key);
       return false;
     }
@@ -198,7 +236,12 @@ bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* proble
     out.version = path.get<std::string>();
   }
   if (value.contains("request") && !ReadRequest(value.at("request"), &out, problem)) return false;
+  if (value.contains("files") && !ReadFiles(value.at("files"), &out, problem)) return false;
   if (!ReadNumbers(value, &out, problem)) return false;
+  if (!out.files.empty() && !out.url.empty()) {
+    *problem = "'files': applies to a server ditbench starts (start), not to one attached by url";
+    return false;
+  }
   if (out.poll_interval_ms && out.api != "videos") {
     *problem = "'poll_interval_ms': applies to api: videos only (an image answers at once)";
     return false;

@@ -5,6 +5,7 @@
 // templates for one trial.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,9 +20,13 @@ inline constexpr const char* kDefaultEngineVersionPath = "/version";
 
 struct EngineSpec {
   // The server's program and arguments, each a template as `command`'s (experiments/
-  // command_line.h) with {port}, {world_size} and {gpus} besides the trial's fields; started
-  // once per trial. Empty when the trial attaches to `url`.
+  // command_line.h) with {port}, {world_size}, {gpus} and {files} besides the trial's
+  // fields; started once per trial. Empty when the trial attaches to `url`.
   std::vector<std::string> start;
+  // Files written before the server starts into RUN_DIR/engine-files, the folder {files} names:
+  // name -> a template of the trial's fields (an engine that takes its parallel degrees from a
+  // config file: `--config {files}/engine.yml`). Names are plain file names.
+  std::map<std::string, std::string> files;
   // A server the user runs ("http://127.0.0.1:8000"): attached to, never started or stopped.
   std::string url;
   // Paths polled until every one answers 2xx (engine/http_client.h, WaitReady).
@@ -59,6 +64,8 @@ struct EngineSpec {
 };
 
 inline constexpr int kMaxEngineWarmupRequests = 1000;
+inline constexpr std::size_t kMaxEngineFiles = 16;
+inline constexpr std::size_t kMaxEngineFileBytes = 64 * 1024;
 inline constexpr double kMaxEngineStartTimeoutS = 86'400;
 
 // The canonical form (trial.json, the key, config_json): every member, keys sorted.

@@ -358,8 +358,8 @@ void WriteEngineLines(const SweepPlan& plan, std::ostream& out) {
     if (engine.empty() || t.invalid_reason) continue;
     if (first) {
       out << (engine.url.empty()
-                  ? "engine: each trial starts its server in the sweep's folder ({port} and "
-                    "{gpus} are chosen at launch), waits for " +
+                  ? "engine: each trial starts its server in the sweep's folder ({port}, {gpus} "
+                    "and {files} are chosen at launch), waits for " +
                         fmt::format("{}", fmt::join(engine.ready, ", ")) +
                         ", and sends the body shown:\n"
                   : "engine: each trial attaches to " + engine.url +
@@ -373,6 +373,15 @@ void WriteEngineLines(const SweepPlan& plan, std::ostream& out) {
         words.push_back(ShellWord(arg));
     out << fmt::format("  {}  {}\n", t.key, fmt::join(words, " "))
         << fmt::format("  {:{}}  {}\n", "", t.key.size(), EngineRequestBody(t.config).dump());
+    // Each file written into the run folder first, one line of its text a line here.
+    for (const auto& [name, text] : ExpandEngineFiles(t.config)) {
+      out << fmt::format("  {:{}}  {{files}}/{}:\n", "", t.key.size(), name);
+      for (std::size_t at = 0; at < text.size();) {
+        const std::size_t end = std::min(text.find('\n', at), text.size());
+        out << fmt::format("  {:{}}    {}\n", "", t.key.size(), text.substr(at, end - at));
+        at = end + 1;
+      }
+    }
   }
 }
 

@@ -33,6 +33,10 @@ serves one image request at a time (a pipeline is not thread-safe); a request ta
 that is free, or waits for the first that frees, first come first served.
 
     python ditbench_engine_server.py --model DIR [--port 0] [--threads N] [--replicas N]
+                                     [--config FILE]
+
+`--config FILE` reads a JSON object of the same options (`{"replicas": 2}`) from a file, as
+engines that take their layout from a config file do.
 
 `--port 0` takes a free port; either way the first line on stdout is
 `listening on 127.0.0.1:PORT`, printed once the socket listens and before the pipeline loads
@@ -116,7 +120,12 @@ def parse_args(argv):
     parser.add_argument("--never-ready", action="store_true")
     parser.add_argument("--die-after", type=int, default=0, metavar="N")
     parser.add_argument("--process-noise", type=int, default=0, metavar="K")
+    parser.add_argument("--config", default=None, metavar="FILE",
+                        help="a JSON object of options read from a file, as engines take "
+                             "their parallel layout: {\"replicas\": N, \"threads\": N}")
     args = parser.parse_args(argv)
+    if args.config:
+        apply_config(parser, args)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port {args.port}: expected 0 to 65535")
     if not 1 <= args.replicas <= 64:
@@ -126,6 +135,25 @@ def parse_args(argv):
     if args.fail_every < 0 or args.die_after < 0 or args.delay_s < 0:
         parser.error("--fail-every, --die-after and --delay-s take values of 0 or more")
     return args
+
+
+CONFIG_KEYS = ("replicas", "threads")
+
+
+def apply_config(parser, args):
+    """Sets the options --config's JSON object names; a bad file ends the server (status 2)."""
+    try:
+        with open(args.config, encoding="utf-8") as file:
+            config = json.load(file)
+    except (OSError, ValueError) as error:
+        parser.error(f"--config {args.config}: {error}")
+    if not isinstance(config, dict):
+        parser.error(f"--config {args.config}: expected a JSON object")
+    for key, value in config.items():
+        if key not in CONFIG_KEYS or isinstance(value, bool) or not isinstance(value, int):
+            parser.error(f"--config {args.config}: '{key}': expected one of "
+                         f"{', '.join(CONFIG_KEYS)} with an integer")
+        setattr(args, key, value)
 
 
 def package_version(name):

@@ -165,6 +165,7 @@ std::unique_ptr<EngineServer> StartServer(EngineSession& s, RankResult& result) 
     EngineStartValues values;
     const int port = FindFreePort();
     values.port = std::to_string(port);
+    values.files = (s.run_dir / kEngineFilesFolder).string();
     if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) values.gpus = visible;
     const std::vector<std::string> argv = ExpandEngineStart(config, values);
     result.environment["engine_command"] = argv;
@@ -243,6 +244,11 @@ void RunTrial(const TrialFile& trial, const std::filesystem::path& run_dir, Rank
   EngineSession s(trial, run_dir, TrialLimits(config));
   s.body = s.image_body = EngineRequestBody(config).dump();
   WriteFileAtomically(run_dir / kRequestFile, s.body);
+  // engine.files, before the server that reads them starts.
+  const std::map<std::string, std::string> files = ExpandEngineFiles(config);
+  if (!files.empty()) std::filesystem::create_directories(run_dir / kEngineFilesFolder);
+  for (const auto& [name, text] : files)
+    WriteFileAtomically(run_dir / kEngineFilesFolder / name, text);
   std::filesystem::remove(run_dir / kServerLog);  // each start appends to it
   std::unique_ptr<EngineServer> server;
   try {

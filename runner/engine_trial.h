@@ -8,8 +8,10 @@
 // returns, however the trial ends.
 //
 // In the run folder: server.log (the server's output), request.json (the body sent, verbatim),
-// output.png (the last image; output.bin when it is not a PNG), rank0.json. Metrics: ready_s,
-// first_request_ms; samples: every request's latency (warm-up ones flagged).
+// engine-files/ (engine.files, when any), the last output as the server sent it (output.png,
+// .jpg, .mp4 or .bin; runner/engine_session.h), rank0.json. Metrics: ready_s,
+// first_request_ms; samples: every request's latency (warm-up ones flagged). The requests go
+// to the images API or, as video jobs, to the videos API (engine.api).
 #pragma once
 
 #include <filesystem>

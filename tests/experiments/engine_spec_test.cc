@@ -146,6 +146,39 @@ TEST(EngineSpecTest, AVideoEngineIsPolledAtTheSweepsIntervalAndTakesFrames) {
             "videos");
 }
 
+TEST(EngineSpecTest, FilesAreTemplatesOfTheTrialWrittenWhereFilesPointsTo) {
+  std::string engine = kEngine;
+  engine.replace(engine.find("--gpus"), 0, "--config, \"{files}/layout.yml\", ");
+  engine += "  files:\n    layout.yml: \"parallel: {{ulysses: {ulysses}}}\\nsize: {size}\\n\"\n";
+  const SweepSpec spec = test::ParseValidSweep(Sweep(engine) + "matrix: {ulysses: [1, 2]}\n");
+  const std::vector<TrialConfig> trials = ExpandSweep(spec, 2).trials;
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(ExpandEngineFiles(trials[1]).at("layout.yml"), "parallel: {ulysses: 2}\nsize: 64x48\n");
+  EXPECT_THAT(
+      ExpandEngineStart(trials[1], {.port = "1", .gpus = "", .files = "/runs/7/engine-files"}),
+      testing::Contains("/runs/7/engine-files/layout.yml"));
+  EXPECT_NE(TrialKey(trials[0]), TrialKey(trials[1]));
+  EngineSpec back;
+  std::string problem;
+  ASSERT_TRUE(EngineSpecFromJson(EngineSpecJson(trials[0].engine), &back, &problem)) << problem;
+  EXPECT_EQ(back, trials[0].engine);
+  // `plan` shows each file as the trial would write it.
+  std::ostringstream out;
+  WritePlanTable(spec, PlanSweep(spec, Capacity{2, false}), PlanAssumptions{}, out);
+  EXPECT_THAT(out.str(), HasSubstr("{files}/layout.yml:\n"));
+  EXPECT_THAT(out.str(), HasSubstr("    parallel: {ulysses: 2}\n"));
+  // A name that could leave the folder or hide in it, a file beside url, a bad placeholder.
+  for (const char* name : {"../x.yml", "a/b", ".hidden", ""})
+    EXPECT_THAT(
+        FirstError(Sweep(std::string("engine: {start: [srv], files: {\"") + name + "\": x}}\n")),
+        HasSubstr("is not a plain file name"))
+        << name;
+  EXPECT_THAT(FirstError(Sweep("engine: {url: \"http://127.0.0.1:1\", files: {a.yml: x}}\n")),
+              HasSubstr("'files': applies to a server ditbench starts"));
+  EXPECT_THAT(FirstError(Sweep("engine: {start: [srv], files: {a.yml: \"{ulyses}\"}}\n")),
+              HasSubstr("'files.a.yml': unknown placeholder '{ulyses}'"));
+}
+
 TEST(EngineSpecTest, TheVersionPathIsKeptOnlyWhenNotTheDefault) {
   const TrialConfig t = ExpandSweep(test::ParseValidSweep(Sweep(kEngine)), 1).trials.at(0);
   EXPECT_EQ(t.engine.version, "/version");
