@@ -52,6 +52,19 @@ bool Failed(const HttpResponse& response, const char* method, const std::string&
   return true;
 }
 
+// A poll cut short by the job's deadline (no answer within the time left) is the deadline's
+// failure, not the server's: true, with that said in `result`.
+bool PastDeadline(const HttpResponse& response, Clock::time_point deadline,
+                  const std::string& status, const std::string& url, const VideoJobOptions& options,
+                  VideoJobResult& result) {
+  if (response.status > 0 || Clock::now() < deadline) return false;
+  result.failure_kind = "deadline";
+  result.error =
+      fmt::format("GET {}: the job was still {} after {} polls, past the deadline of {:g} s", url,
+                  status, result.polls, options.deadline.count() / 1000.0);
+  return true;
+}
+
 bool Malformed(const std::string& error, VideoJobResult& result) {
   if (error.empty()) return false;
   result.failure_kind = "malformed answer";
@@ -133,6 +146,7 @@ VideoJobResult RunVideoJob(HttpClient& client, const std::string& base_url,
     std::this_thread::sleep_for(std::min<Clock::duration>(interval, deadline - Clock::now()));
     ++result.polls;
     const HttpResponse polled = client.Get(job, left());
+    if (PastDeadline(polled, deadline, state.status, job, options, result)) return result;
     if (Failed(polled, "GET", job, result)) return result;
     VideoJobState now;
     if (Malformed(ParseVideoJobState(polled.body, "GET " + job, &now), result)) return result;
