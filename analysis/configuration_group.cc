@@ -89,8 +89,17 @@ std::string LoadText(const nlohmann::json& serve) {
   if (!serve.is_object()) return "";
   const nlohmann::json identity = IdentityJson({{"serve", serve}}).value("serve", serve);
   std::string text;
-  for (const auto& [key, value] : identity.items())
+  for (const auto& [key, value] : identity.items()) {
+    // A share of capacity as two words: "rate=0.1*capacity capacity_concurrency=4".
+    if (key == "rate" && value.is_object()) {
+      for (const auto& [field, part] : value.items())
+        text += fmt::format("{}{}", text.empty() ? "" : " ",
+                            field == "of_capacity" ? fmt::format("rate={}*capacity", Plain(part))
+                                                   : fmt::format("{}={}", field, Plain(part)));
+      continue;
+    }
     text += fmt::format("{}{}={}", text.empty() ? "" : " ", key, Plain(value));
+  }
   return text;
 }
 

@@ -5,8 +5,21 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace ditbench {
+
+std::optional<double> OfferedRate(const ResultRow& row) {
+  const nlohmann::json computation = nlohmann::json::parse(row.computation, nullptr, false);
+  if (!computation.is_object()) return std::nullopt;
+  const auto serve = computation.find("serve");
+  if (serve == computation.end() || !serve->is_object()) return std::nullopt;
+  const auto rate = serve->find("rate");
+  if (rate == serve->end()) return std::nullopt;
+  if (rate->is_number()) return rate->get<double>();
+  if (rate->is_object()) return MetricValue(row, "offered_per_s");
+  return std::nullopt;
+}
 
 std::optional<double> MetricValue(const ResultRow& row, std::string_view name) {
   if (const auto member = RowMemberOf(name)) return row.*member;

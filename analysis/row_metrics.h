@@ -17,6 +17,11 @@ namespace ditbench {
 // `row`'s value of `name`; unset when the row has none.
 std::optional<double> MetricValue(const ResultRow& row, std::string_view name);
 
+// A served row's offered rate, requests a second: its load's `rate`, or for a share of
+// capacity (`rate: {of_capacity: F, ...}`) the rate it came to when it ran (offered_per_s);
+// nullopt for a closed loop, a trace, a share not run, or a row that serves nothing.
+std::optional<double> OfferedRate(const ResultRow& row);
+
 // How `name` is shown: the table's row for a name of the table, else what some row's extra
 // metric declared (the first that declared a unit or direction), else no unit, kUnknown, and
 // no direction. `value` is left 0.

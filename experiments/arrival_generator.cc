@@ -75,6 +75,10 @@ std::vector<Request> GenerateArrivals(const ServeLoad& load) {
   if (auto problem = ServeLoadProblem(load)) throw std::invalid_argument(*problem);
   if (load.arrivals == ArrivalKind::kTrace)
     throw std::invalid_argument("a trace's requests come from ReadArrivalTrace");
+  if (load.rate_points != 0 || (load.of_capacity != 0 && load.rate_per_s == 0))
+    throw std::invalid_argument(
+        "'rate' is a share of a capacity not measured yet; expected the rate it comes to, set "
+        "when the trial is launched (ResolveCapacityShare)");
   Draws gaps(load.seed), shapes(load.seed ^ 0x9e3779b97f4a7c15ull);
   double total_weight = 0;
   for (const RequestShape& shape : load.mix) total_weight += shape.weight;

@@ -52,6 +52,35 @@ std::optional<std::string> OpenLoopSizeProblem(const ServeLoad& load) {
   return std::nullopt;
 }
 
+// A rate sweep (rate_points) or a share of a capacity trial's throughput (of_capacity): both
+// need a count of requests, since how long a load at a rate not yet known lasts is not known.
+std::optional<std::string> CapacityShareProblem(const ServeLoad& load) {
+  if (load.rate_points != 0) {
+    if (load.rate_points < 2 || load.rate_points > kMaxRatePoints)
+      return fmt::format("'points' is {}; expected 2 to {} open-loop rates of a rate: sweep",
+                         load.rate_points, kMaxRatePoints);
+    if (load.of_capacity != 0 || load.rate_per_s != 0)
+      return "'rate' is a sweep and a rate; expected one of them";
+  } else {
+    if (!(load.of_capacity >= 0.01 && load.of_capacity <= 1))
+      return fmt::format("'rate.of_capacity' is {}; expected a share of capacity from 0.01 to 1",
+                         load.of_capacity);
+    if (load.capacity_concurrency < 1 || load.capacity_concurrency > kMaxServeRequests)
+      return fmt::format(
+          "'rate.capacity_concurrency' is {}; expected the capacity trial's closed loop, 1 to {}",
+          load.capacity_concurrency, kMaxServeRequests);
+    if (load.concurrency != 0)
+      return fmt::format(
+          "'concurrency' is {} with a rate of capacity; expected none (the capacity trial's "
+          "closed loop is rate.capacity_concurrency)",
+          load.concurrency);
+  }
+  if (load.requests == 0)
+    return "'requests' is 0 with a rate of capacity; expected a count of requests (how long a "
+           "load lasts at a rate measured later is not known before)";
+  return std::nullopt;
+}
+
 bool IsSha256Hex(const std::string& text) {
   return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
@@ -75,11 +104,16 @@ std::optional<std::string> ServeLoadProblem(const ServeLoad& load) {
   }
   if (!load.trace.empty() || !load.trace_sha256.empty())
     return "'trace' is set with generated arrivals; expected arrivals: trace with a trace";
-  const bool open_loop = load.rate_per_s != 0;
-  if (open_loop == (load.concurrency != 0))
+  const bool of_capacity = load.rate_points != 0 || load.of_capacity != 0;
+  if (of_capacity) {
+    if (auto problem = CapacityShareProblem(load)) return problem;
+  } else if ((load.rate_per_s != 0) == (load.concurrency != 0)) {
     return fmt::format("'rate' is {} and 'concurrency' {}; expected exactly one of them",
                        load.rate_per_s, load.concurrency);
-  if (open_loop && !(load.rate_per_s >= kMinRatePerS && load.rate_per_s <= kMaxRatePerS))
+  }
+  // A share of capacity is an open loop whose rate is known once its capacity trial ran.
+  const bool open_loop = load.rate_per_s != 0 || load.of_capacity != 0;
+  if (load.rate_per_s != 0 && !(load.rate_per_s >= kMinRatePerS && load.rate_per_s <= kMaxRatePerS))
     return fmt::format("'rate' is {}; expected requests per second from {} to {}", load.rate_per_s,
                        kMinRatePerS, kMaxRatePerS);
   if (load.concurrency < 0 || load.concurrency > kMaxServeRequests)
@@ -116,8 +150,15 @@ std::optional<std::string> ServeLoadProblem(const ServeLoad& load) {
   if (load.requests == 0 && (load.duration_s == 0 || !open_loop))
     return open_loop ? "'requests' and 'duration_s' are 0; expected at least one of them"
                      : "'requests' is 0; expected a count of requests for a closed loop";
-  if (open_loop) return OpenLoopSizeProblem(load);
+  if (load.rate_per_s != 0) return OpenLoopSizeProblem(load);
   return std::nullopt;
+}
+
+std::vector<double> RateSweepShares(int points) {
+  if (points == 1) return {0.5};
+  std::vector<double> shares;
+  for (int i = 0; i < points; ++i) shares.push_back(0.1 + 0.8 * i / (points - 1));
+  return shares;
 }
 
 namespace {
@@ -146,7 +187,7 @@ const char* ArrivalKindName(ArrivalKind kind) {
 
 const std::vector<std::string> kServeKeys = {
     "arrivals",        "rate",      "burstiness", "concurrency", "requests", "duration_s",
-    "warmup_requests", "slo_scale", "early_stop", "mix",         "trace"};
+    "warmup_requests", "slo_scale", "early_stop", "mix",         "trace",    "points"};
 const std::vector<std::string> kMixKeys = {"resolution", "frames", "steps", "weight"};
 
 // One `mix` entry: a map of kMixKeys, each optional (kTrialsOwn's fields stand for the trial's).
@@ -209,6 +250,46 @@ bool ParseMix(const nlohmann::json& value, std::vector<RequestShape>* mix, std::
   return true;
 }
 
+// `early_stop`: {percentile: P, within: W}.
+bool ParseEarlyStop(const nlohmann::json& v, ServeLoad* load, std::string* expected) {
+  *expected = kEarlyStopExpected;
+  if (!v.is_object() || !v.contains("percentile")) return false;
+  for (const auto& [field, number] : v.items()) {
+    if (field != "percentile" && field != "within") {
+      *expected = fmt::format("{}, not '{}'", kEarlyStopExpected, field);
+      return false;
+    }
+    if (!number.is_number()) return false;
+    (field == "percentile" ? load->stop_percentile : load->stop_within) = number.get<double>();
+  }
+  return true;
+}
+
+// `rate`: requests per second, "sweep" (`*sweep` set; its points are a key of their own), or a
+// share of a capacity trial's throughput {of_capacity: F, capacity_concurrency: C}.
+bool ParseRate(const nlohmann::json& v, ServeLoad* load, bool* sweep, std::string* expected) {
+  *expected = kRateExpected;
+  if (v.is_number()) {
+    load->rate_per_s = v.get<double>();
+    return true;
+  }
+  if (v.is_string()) return (*sweep = v.get<std::string>() == "sweep");
+  if (!v.is_object() || !v.contains("of_capacity") || !v.contains("capacity_concurrency"))
+    return false;
+  for (const auto& [field, value] : v.items()) {
+    if (field == "of_capacity" && value.is_number()) {
+      load->of_capacity = value.get<double>();
+    } else if (field == "capacity_concurrency" && value.is_number_integer() &&
+               value.get<std::int64_t>() >= 1 && value.get<std::int64_t>() <= kMaxServeRequests) {
+      load->capacity_concurrency = static_cast<int>(value.get<std::int64_t>());
+    } else {
+      *expected = fmt::format("{}, not '{}': {}", kRateExpected, field, value.dump());
+      return false;
+    }
+  }
+  return true;
+}
+
 // ServeLoadProblem of a load as a sweep writes it, the trial's own fields of a shape as
 // placeholders: validity checks the shapes the trial resolves (experiments/validity.cc).
 std::optional<std::string> ParsedLoadProblem(const ServeLoad& parsed) {
@@ -234,6 +315,8 @@ bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
   }
   if (!value.is_object() || value.empty()) return false;
   ServeLoad parsed;
+  bool rate_sweep = false;
+  int points = -1;
   const auto number = [&](const std::string& key, const nlohmann::json& v, double* out) {
     if (!v.is_number()) {
       *expected = fmt::format("serve.{} as a number", key);
@@ -260,7 +343,9 @@ bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
       }
       parsed.arrivals = *kind;
     } else if (key == "rate") {
-      if (!number(key, v, &parsed.rate_per_s)) return false;
+      if (!ParseRate(v, &parsed, &rate_sweep, expected)) return false;
+    } else if (key == "points") {
+      if (!count(key, v, &points)) return false;
     } else if (key == "burstiness") {
       if (!number(key, v, &parsed.burstiness)) return false;
     } else if (key == "duration_s") {
@@ -290,17 +375,7 @@ bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
     } else if (key == "mix") {
       if (!ParseMix(v, &parsed.mix, expected)) return false;
     } else if (key == "early_stop") {
-      *expected = kEarlyStopExpected;
-      if (!v.is_object() || !v.contains("percentile")) return false;
-      for (const auto& [field, number] : v.items()) {
-        if (field != "percentile" && field != "within") {
-          *expected = fmt::format("{}, not '{}'", kEarlyStopExpected, field);
-          return false;
-        }
-        if (!number.is_number()) return false;
-        (field == "percentile" ? parsed.stop_percentile : parsed.stop_within) =
-            number.get<double>();
-      }
+      if (!ParseEarlyStop(v, &parsed, expected)) return false;
     } else if (key == "replicas") {
       *expected = "no serve.replicas: a serving trial's replicas are its dp groups (set dp)";
       return false;
@@ -311,6 +386,13 @@ bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
       return false;
     }
   }
+  if (rate_sweep != (points >= 0)) {
+    *expected = rate_sweep ? "serve.points with rate: sweep, the open-loop rates to measure (2 to "
+                             "16)"
+                           : "serve.points only with rate: sweep";
+    return false;
+  }
+  if (rate_sweep) parsed.rate_points = points;
   if (auto problem = ParsedLoadProblem(parsed)) {
     *expected = "serve: " + *problem;
     return false;
@@ -322,7 +404,16 @@ bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
 nlohmann::json ServeLoadJson(const ServeLoad& load) {
   nlohmann::json j = nlohmann::json::object();
   j["arrivals"] = ArrivalKindName(load.arrivals);
-  if (load.rate_per_s != 0) j["rate"] = load.rate_per_s;
+  // A share of capacity is known by its share, never by the rate it came to at launch.
+  if (load.rate_points != 0) {
+    j["rate"] = "sweep";
+    j["points"] = load.rate_points;
+  } else if (load.of_capacity != 0) {
+    j["rate"] = {{"capacity_concurrency", load.capacity_concurrency},
+                 {"of_capacity", load.of_capacity}};
+  } else if (load.rate_per_s != 0) {
+    j["rate"] = load.rate_per_s;
+  }
   if (load.arrivals == ArrivalKind::kGamma) j["burstiness"] = load.burstiness;
   if (load.concurrency != 0) j["concurrency"] = load.concurrency;
   if (load.requests != 0) j["requests"] = load.requests;

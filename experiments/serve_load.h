@@ -46,6 +46,18 @@ struct ServeLoad {
   // Closed loop when > 0: at most this many requests in flight, the next one issued when one
   // completes, and rate_per_s 0. Exactly one of rate_per_s and concurrency is set.
   int concurrency = 0;
+  // A rate sweep (`rate: sweep, points: N`, 2 to 16): the sweep's trial stands for a capacity
+  // trial, a closed loop of `concurrency` requests (2 per replica unless given), and N open-loop
+  // trials at shares of the throughput it measures, evenly from 0.1 to 0.9 (ExpandRateSweeps,
+  // experiments/sweep_expand.h). Only a sweep's load has it: no trial is run with it set.
+  int rate_points = 0;
+  // An open loop whose rate is a share (0.01 to 1) of a capacity trial's measured throughput
+  // (`rate: {of_capacity: F, capacity_concurrency: C}`): the same trial with its load a closed
+  // loop of C requests (CapacityTrial, experiments/trial.h). The coordinator reads that trial's
+  // requests_per_s when it launches this one and sets rate_per_s from it (0 until then); the
+  // trial key holds the share, never the rate it came to.
+  double of_capacity = 0;
+  int capacity_concurrency = 0;
   // The shapes requests draw from, by weight. A sweep's `serve` leaves it empty (every request
   // of the trial's own shape) or lists shapes whose unset fields are the trial's.
   std::vector<RequestShape> mix;
@@ -89,7 +101,16 @@ inline constexpr RequestShape kTrialsOwn{0, 0, -1, 0, 1};
 // anchored at the sweep's folder.
 inline constexpr const char* kServeExpected =
     "none, or a map {arrivals: poisson | gamma | constant | trace, rate, burstiness, "
-    "concurrency, requests, duration_s, warmup_requests, slo_scale, early_stop, mix, trace}";
+    "concurrency, requests, duration_s, warmup_requests, slo_scale, early_stop, mix, trace, "
+    "points}";
+inline constexpr const char* kRateExpected =
+    "serve.rate as requests per second, 'sweep' (with points: N, 2 to 16, and requests), or "
+    "{of_capacity: F (0.01 to 1), capacity_concurrency: C} (with requests)";
+// The most open-loop rates one rate sweep makes.
+inline constexpr int kMaxRatePoints = 16;
+// The capacity trial's closed loop of a rate sweep that names no concurrency: requests in
+// flight per replica, enough to keep every replica busy while one request's answer is read.
+inline constexpr int kCapacityConcurrencyPerReplica = 2;
 inline constexpr const char* kMixEntryExpected =
     "a map {resolution: N or WxH, frames: N, steps: N, weight: W} (missing fields are the "
     "trial's; weight 1 unless given)";
@@ -100,6 +121,10 @@ bool ParseServeLoad(const nlohmann::json& value, std::optional<ServeLoad>* load,
 // The canonical form of the fields a sweep sets, the inverse of ParseServeLoad: the trial key's
 // `serve` (sorted keys; a field at its default left out).
 nlohmann::json ServeLoadJson(const ServeLoad& load);
+
+// A rate sweep's open-loop shares of capacity: `points` of them, evenly from 0.1 to 0.9
+// (0.5 alone for one point). REQUIRES: 1 <= points <= kMaxRatePoints.
+std::vector<double> RateSweepShares(int points);
 
 // The most requests one load may make (a trace's lines included).
 inline constexpr int kMaxServeRequests = 1'000'000;

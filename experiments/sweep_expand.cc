@@ -1,5 +1,7 @@
 #include "experiments/sweep_expand.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -47,21 +49,70 @@ bool Matches(const ExcludePattern& pattern, const nlohmann::json& canonical) {
   return true;
 }
 
+// A rate sweep's trial (ServeLoad::rate_points) as its capacity trial, then one trial per share
+// of that capacity, in this order: the sweep loop launches a share once its capacity trial is
+// recorded (runner/sweep_loop.cc). Every other trial as it is.
+void ExpandRateSweeps(std::vector<TrialConfig>& trials) {
+  const auto sweeps_rate = [](const TrialConfig& t) { return t.serve && t.serve->rate_points; };
+  if (std::none_of(trials.begin(), trials.end(), sweeps_rate)) return;
+  std::vector<TrialConfig> expanded;
+  for (TrialConfig& trial : trials) {
+    if (!sweeps_rate(trial)) {
+      expanded.push_back(std::move(trial));
+      continue;
+    }
+    ServeLoad share = *trial.serve;
+    share.capacity_concurrency =
+        share.concurrency > 0 ? share.concurrency : kCapacityConcurrencyPerReplica * trial.dp;
+    share.concurrency = 0;
+    const std::vector<double> shares = RateSweepShares(share.rate_points);
+    share.rate_points = 0;
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+      share.of_capacity = std::round(shares[i] * 1e6) / 1e6;  // 0.3, not 0.30000000000000004
+      TrialConfig t = trial;
+      t.serve = share;
+      if (i == 0) expanded.push_back(CapacityTrial(t));
+      expanded.push_back(std::move(t));
+    }
+  }
+  trials = std::move(expanded);
+}
+
 }  // namespace
 
 namespace {
 
+// The trials one trial of the sweep may become: a rate sweep's capacity trial and its points
+// (the most points of any `serve` the sweep sets), else 1.
+unsigned RateSweepFactor(const SweepSpec& spec) {
+  std::int64_t most = spec.defaults.serve ? spec.defaults.serve->rate_points : 0;
+  const auto look = [&](const Setting& s) {
+    if (s.key != "serve" || !s.value.is_object()) return;
+    const auto points = s.value.find("points");
+    if (points != s.value.end() && points->is_number_integer())
+      most =
+          std::max(most, std::clamp<std::int64_t>(points->get<std::int64_t>(), 0, kMaxRatePoints));
+  };
+  for (const auto& axis : spec.matrix) std::for_each(axis.values.begin(), axis.values.end(), look);
+  for (const auto& group : spec.zip)
+    for (const auto& axis : group.axes) std::for_each(axis.values.begin(), axis.values.end(), look);
+  for (const auto& point : spec.include) std::for_each(point.begin(), point.end(), look);
+  return most > 0 ? static_cast<unsigned>(most) + 1 : 1;
+}
+
 // The matrix, zip and include sections' trial count in `Count`, saturating at its largest
-// value: a saturated count is always above Count's largest value less one.
+// value: a saturated count is always above Count's largest value less one. A rate sweep counts
+// as the trials it becomes.
 template <typename Count>
 Count SaturatingTrialCount(const SweepSpec& spec) {
   constexpr Count kMax = ~Count(0);  // Count is unsigned
-  Count product = 1;
+  Count product = RateSweepFactor(spec);
   auto multiply = [&](Count n) { product = (n != 0 && product > kMax / n) ? kMax : product * n; };
   for (const auto& axis : spec.matrix) multiply(axis.values.size());
   for (const auto& group : spec.zip) multiply(group.size());
   if (spec.matrix.empty() && spec.zip.empty() && !spec.include.empty()) product = 0;
-  return product > kMax - spec.include.size() ? kMax : product + spec.include.size();
+  const Count included = static_cast<Count>(spec.include.size()) * RateSweepFactor(spec);
+  return product > kMax - included ? kMax : product + included;
 }
 
 }  // namespace
@@ -132,6 +183,7 @@ ExpandedSweep ExpandSweep(const SweepSpec& spec, int gpus) {
     }
     return false;
   });
+  ExpandRateSweeps(trials);
   out.trials = std::move(trials);
   return out;
 }

@@ -160,6 +160,25 @@ ServeLoad TrialServeLoad(const TrialConfig& config) {
   return load;
 }
 
+TrialConfig CapacityTrial(const TrialConfig& config) {
+  TrialConfig trial = config;
+  ServeLoad& load = trial.serve.value();
+  load.concurrency = load.capacity_concurrency;
+  load.arrivals = ArrivalKind::kPoisson;  // a closed loop has no arrivals of its own
+  load.burstiness = 1;
+  load.of_capacity = 0;
+  load.capacity_concurrency = 0;
+  load.rate_per_s = 0;
+  return trial;
+}
+
+TrialConfig ResolveCapacityShare(const TrialConfig& config, double capacity_per_s) {
+  TrialConfig trial = config;
+  ServeLoad& load = trial.serve.value();
+  load.rate_per_s = load.of_capacity * capacity_per_s;
+  return trial;
+}
+
 TrialConfig ShapeTrial(const TrialConfig& config, const RequestShape& shape) {
   TrialConfig trial = config;
   trial.resolution = shape.width;

@@ -227,6 +227,15 @@ ServeLoad TrialServeLoad(const TrialConfig& config);
 // planner estimates its service time from.
 TrialConfig ShapeTrial(const TrialConfig& config, const RequestShape& shape);
 
+// A trial whose rate is a share of capacity (ServeLoad::of_capacity): the trial that measures
+// that capacity, `config` with its load a closed loop of capacity_concurrency requests, the
+// rest of the load (its requests, mix, warm-up, SLO) as it is. Its key is what the coordinator
+// looks the capacity up by. REQUIRES: config.serve with of_capacity set.
+TrialConfig CapacityTrial(const TrialConfig& config);
+// `config` with its share of capacity turned into a rate: of_capacity x `capacity_per_s`, the
+// capacity trial's requests_per_s. REQUIRES: as CapacityTrial, capacity_per_s > 0.
+TrialConfig ResolveCapacityShare(const TrialConfig& config, double capacity_per_s);
+
 // The canonical JSON object of a configuration: ComputationJson and PolicyJson of
 // experiments/trial_identity.h together (see the file comment).
 nlohmann::json CanonicalJson(const TrialConfig& config);

@@ -51,6 +51,8 @@ std::optional<std::string> RankFileProblem(const TrialConfig& c,
   if (given) {
     count = given->requests.size();
     for (const Request& request : given->requests) total += values(shapes.at(request.shape));
+  } else if (load.of_capacity != 0 && load.rate_per_s == 0) {
+    total = count * most;  // a rate not known yet: every request as one of the costliest shape
   } else if (traced) {
     count = 0;
     for (const RequestShape& shape : shapes) {  // a trace's shape's weight: its requests

@@ -232,16 +232,14 @@ ServeEstimate EstimateServing(const TrialConfig& config, const std::vector<doubl
   ServeEstimate e;
   // From the configuration: the plan runs before any trial file holds the requests the run
   // will serve (the coordinator materializes the same list then, experiments/trial_requests.h).
-  RequestList list;
+  std::vector<RequestShape> shapes;
   try {
-    list = MaterializeRequests(config);
+    shapes = TrialShapes(config);
   } catch (const std::exception& error) {
     e.note = error.what();
     return e;
   }
-  const std::vector<Request>& requests = list.requests;
-  const std::vector<RequestShape>& shapes = list.shapes;
-  if (requests.empty() || service_ms.empty()) return e;
+  if (service_ms.empty()) return e;
   const auto service_of = [&](int shape) {
     return service_ms.size() == 1 ? service_ms.front()
                                   : service_ms.at(static_cast<std::size_t>(shape));
@@ -253,8 +251,23 @@ ServeEstimate EstimateServing(const TrialConfig& config, const std::vector<doubl
     weighted += shapes[i].weight * service_of(static_cast<int>(i));
   }
   e.service_ms = weight > 0 ? weighted / weight : service_of(0);
-  const ServeLoad& load = *config.serve;
   e.capacity_per_s = config.dp * 1000.0 / e.service_ms;
+  // A share of capacity is planned at the capacity the plan expects its capacity trial to
+  // measure: a closed loop of capacity_concurrency requests at the estimated service time.
+  TrialConfig planned = config;
+  if (const ServeLoad& load = *config.serve; load.of_capacity != 0 && load.rate_per_s == 0)
+    planned = ResolveCapacityShare(
+        config, std::min(load.capacity_concurrency, config.dp) * 1000.0 / e.service_ms);
+  RequestList list;
+  try {
+    list = MaterializeRequests(planned);
+  } catch (const std::exception& error) {
+    e.note = error.what();
+    return e;
+  }
+  const std::vector<Request>& requests = list.requests;
+  if (requests.empty()) return e;
+  const ServeLoad& load = *planned.serve;
   const double last_arrival_s = requests.back().arrival_s;
   e.offered_per_s =
       load.concurrency > 0 ? std::min(load.concurrency, config.dp) * 1000.0 / e.service_ms

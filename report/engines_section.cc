@@ -23,8 +23,7 @@ std::optional<double> LoadRate(const ResultRow& row) {
   if (!computation.is_object() || !computation.contains("serve") ||
       !computation["serve"].is_object())
     return std::nullopt;
-  const nlohmann::json& rate = computation["serve"]["rate"];
-  return rate.is_number() ? rate.get<double>() : 0.0;
+  return OfferedRate(row).value_or(0);  // a share of capacity: the rate it came to
 }
 
 // One row of a shape's table: an engine (or ditbench's own model) at one layout.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/configuration_group.h"
+#include "analysis/row_metrics.h"
 #include "base/table_printers.h"
 #include "base/terminal_text.h"
 #include "report/chart_style.h"
@@ -18,6 +19,14 @@ std::optional<double> Extra(const ResultRow& row, const char* name) {
   const auto it = row.extra_metrics.find(name);
   if (it == row.extra_metrics.end()) return std::nullopt;
   return it->second.value;
+}
+
+// The offered rate as the table shows it: "4.5", a share of capacity "1.92 (0.5 x 3.84)".
+std::string OfferedText(const ServedTrial& t) {
+  if (t.rate <= 0) return "closed loop / trace";
+  if (t.of_capacity && t.capacity_per_s)
+    return fmt::format("{:.3g} ({:g} x {:.3g})", t.rate, *t.of_capacity, *t.capacity_per_s);
+  return fmt::format("{:g}", t.rate);
 }
 
 std::string Ms(std::optional<double> ms) { return ms ? fmt::format("{:.1f}", *ms) : "-"; }
@@ -50,7 +59,12 @@ std::vector<ServedTrial> ServedTrials(const std::vector<ResultRow>& rows) {
       continue;
     nlohmann::json serve = computation["serve"];
     ServedTrial t;
-    t.rate = serve.value("rate", 0.0);
+    t.rate = OfferedRate(row).value_or(0);  // a share of capacity: the rate it came to
+    if (const nlohmann::json& rate = serve["rate"]; rate.is_object()) {
+      if (const auto share = rate.find("of_capacity"); share != rate.end() && share->is_number())
+        t.of_capacity = share->get<double>();
+      t.capacity_per_s = Extra(row, "capacity_per_s");
+    }
     serve.erase("rate");
     std::string settings;
     for (const auto& [key, value] : serve.items())
@@ -153,8 +167,7 @@ std::string RenderServingSection(const std::vector<ResultRow>& rows, nlohmann::j
         std::string remark = t == best && layouts.size() > 1 ? "best at this rate" : "";
         if (!busy_requests.empty()) remark += (remark.empty() ? "" : "; ") + busy_requests;
         table.AddRow(
-            {Cell(rate > 0 ? fmt::format("{:g}", rate) : "closed loop / trace"), Cell(t->layout),
-             Cell(Ms(t->p50_ms) + doubt),
+            {Cell(OfferedText(*t)), Cell(t->layout), Cell(Ms(t->p50_ms) + doubt),
              Cell(t->p95_ms ? Ms(t->p95_ms) + doubt : std::string("not bounded")),
              Cell(t->requests_per_s ? fmt::format("{:.3g}", *t->requests_per_s) : "-"),
              Cell(Ms(t->queue_ms)),

@@ -28,8 +28,10 @@ namespace ditbench {
 // One serving trial as the section reads it: its load without the rate (what a chart and a
 // table group by), the rate (0 for a closed loop or a trace), its layout and figures.
 struct ServedTrial {
-  std::string load;    // model, shape and the load's settings but its rate: "pixart-alpha-tiny ..."
-  double rate = 0;     // offered requests a second (open loop), else 0
+  std::string load;  // model, shape and the load's settings but its rate: "pixart-alpha-tiny ..."
+  double rate = 0;   // offered requests a second (open loop), else 0
+  // A share of capacity (`rate: sweep`): its share and the capacity it is of (requests/s).
+  std::optional<double> of_capacity, capacity_per_s;
   std::string layout;  // ConfigurationLabel: "ulysses=2", "dp=2 vae_parallel=2", "1 rank"
   std::string color;   // its strategy's colour (report/chart_style.h)
   double p50_ms = 0;

@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "base/atomic_file.h"
+#include "base/terminal_text.h"
 #include "contract/worker_contract.h"
 #include "experiments/trial_kind.h"
 #include "experiments/trial_requests.h"
@@ -82,6 +84,19 @@ void SweepLoop::Run(const std::vector<QueuedTrial>& trials, std::size_t total) {
         continue;
       }
       if (KeyInFlight(t.key)) break;  // wait for its other launch to end
+      // A share of capacity runs once its capacity trial is recorded, at the rate it measured.
+      std::optional<double> capacity_per_s;
+      if (t.config.serve && t.config.serve->of_capacity != 0) {
+        const std::string capacity_key = TrialKey(CapacityTrial(t.config));
+        if (KeyInFlight(capacity_key)) break;
+        std::string why;
+        capacity_per_s = MeasuredCapacity(capacity_key, &why);
+        if (!capacity_per_s) {
+          ++next;
+          RecordUnstartable(queued, next - 1, prefix, why, UnixNow());
+          continue;
+        }
+      }
       if (settings_.budget_s >= 0) {  // --budget: would this launch end past it?
         const double estimate = t.estimate ? t.estimate->trial_s : 0.0;
         if (Now() - began + estimate > settings_.budget_s) {
@@ -106,7 +121,13 @@ void SweepLoop::Run(const std::vector<QueuedTrial>& trials, std::size_t total) {
                           UnixNow());
         continue;
       }
-      Start(queued, next - 1, prefix, *slots, why_here);
+      // A share of capacity says the rate it came to in every line about it.
+      const std::string shown =
+          capacity_per_s ? fmt::format("{} (offered {:.3g}/s: {:g} x capacity {:.3g}/s)", prefix,
+                                       t.config.serve->of_capacity * *capacity_per_s,
+                                       t.config.serve->of_capacity, *capacity_per_s)
+                         : prefix;
+      Start(queued, next - 1, shown, *slots, why_here, capacity_per_s);
     }
     if (effects_.launcher.InFlight() == 0) return;
     if (effects_.interrupt.Requested() && !cancelled) {
@@ -121,8 +142,23 @@ void SweepLoop::Run(const std::vector<QueuedTrial>& trials, std::size_t total) {
 void SweepLoop::Adopt(const AdoptedTrial& a) {
   std::string prefix = AdoptedLabel(a.trial->key, a.trial->config, a.launch,
                                     settings_.replicates, settings_.halving);
-  in_flight_.emplace(a.handle, InFlight{a.trial, a.launch, kAdoptedPosition, std::move(prefix),
-                                        a.run_dir, {}, {}, a.started_at, std::nullopt, a.job});
+  in_flight_.emplace(a.handle, InFlight{a.trial,
+                                        a.launch,
+                                        kAdoptedPosition,
+                                        std::move(prefix),
+                                        a.run_dir,
+                                        {},
+                                        {},
+                                        a.started_at,
+                                        std::nullopt,
+                                        a.job,
+                                        0,
+                                        std::nullopt});
+  // A share of capacity started by an earlier coordinator ran at the capacity recorded then.
+  if (const TrialConfig& c = a.trial->config; c.serve && c.serve->of_capacity != 0) {
+    std::string unused;
+    in_flight_.at(a.handle).capacity_per_s = MeasuredCapacity(TrialKey(CapacityTrial(c)), &unused);
+  }
 }
 
 void SweepLoop::Abandon() noexcept {
@@ -266,8 +302,27 @@ void SweepLoop::RecordUnstartable(const QueuedTrial& queued, std::size_t positio
   status_.LaunchUnstartable(prefix, error);
 }
 
+std::optional<double> SweepLoop::MeasuredCapacity(const std::string& capacity_key,
+                                                  std::string* why) {
+  const auto figure = writer_.TrialExtraMetric(campaign_, capacity_key, "requests_per_s");
+  const std::string rate = fmt::format("its rate is a share of capacity trial {}", capacity_key);
+  if (!figure || figure->status == TrialStatus::kPending ||
+      figure->status == TrialStatus::kRunning) {
+    *why = rate + ", which has not run in this campaign";
+  } else if (figure->status != TrialStatus::kOk) {
+    *why = fmt::format("{}, which is {}: {}", rate, StatusName(figure->status),
+                       OneLine(figure->error));
+  } else if (!figure->value || !(*figure->value > 0) || !std::isfinite(*figure->value)) {
+    *why = rate + ", which measured no throughput (requests_per_s)";
+  } else {
+    return figure->value;
+  }
+  return std::nullopt;
+}
+
 void SweepLoop::Start(const QueuedTrial& queued, std::size_t position, const std::string& prefix,
-           const std::vector<int>& slots, const std::string& slots_reason) {
+                      const std::vector<int>& slots, const std::string& slots_reason,
+                      std::optional<double> capacity_per_s) {
   const PlannedTrial& t = *queued.trial;
   const auto run_dir = LaunchRunDir(run_root_, campaign_, t.key, queued.launch);
   const double started_at = UnixNow();
@@ -275,6 +330,7 @@ void SweepLoop::Start(const QueuedTrial& queued, std::size_t position, const std
     std::filesystem::remove_all(run_dir);
     std::filesystem::create_directories(run_dir);
     TrialConfig config = t.config;
+    if (capacity_per_s) config = ResolveCapacityShare(config, *capacity_per_s);
     if (queued.screening) {  // a screening round: the fewest iterations the sweep allows
       config.repeats.max = config.repeats.min;
       config.repeats.target_rel_ci = 0;
@@ -331,7 +387,7 @@ void SweepLoop::Start(const QueuedTrial& queued, std::size_t position, const std
   const int beside = static_cast<int>(in_flight_.size());
   auto [entry, inserted] = in_flight_.emplace(
       handle, InFlight{&t, queued.launch, position, prefix, run_dir, slots, slots_reason,
-                       started_at, std::move(health), job});
+                       started_at, std::move(health), job, 0, capacity_per_s});
   if (inserted) entry->second.concurrent = beside;
 }
 
@@ -372,6 +428,11 @@ void SweepLoop::Reap(const FinishedTrial& finished) {
   if (health) {
     record.health = health->ToJson();
     if (health->Busy()) busy_note = fmt::format("  [machine busy: {}]", health->Note());
+  }
+  if (record.status == TrialStatus::kOk && trial.capacity_per_s) {
+    // The rate a share of capacity came to, and the capacity it is a share of.
+    record.metrics->extra["capacity_per_s"] = *trial.capacity_per_s;
+    record.metrics->extra["offered_per_s"] = t.config.serve->of_capacity * *trial.capacity_per_s;
   }
   if (record.status == TrialStatus::kOk) AttachOutputReference(record, t.config);
   if (record.status == TrialStatus::kOk && t.config.scope == Scope::kPipeline)

@@ -136,6 +136,8 @@ class SweepLoop {
     // Other trials in flight at any time during this one (packed beside it): they share the
     // host's CPU, memory bandwidth and PCIe with it.
     int concurrent = 0;
+    // A share of capacity: the capacity trial's requests_per_s its rate was made from.
+    std::optional<double> capacity_per_s;
   };
 
   double Now() const;
@@ -158,8 +160,15 @@ class SweepLoop {
                          const std::string& prefix, const std::string& error,
                          double started_at);
 
+  // `capacity_per_s`: a share of capacity's (ServeLoad::of_capacity) measured capacity, which
+  // its rate is made from.
   void Start(const QueuedTrial& queued, std::size_t position, const std::string& prefix,
-             const std::vector<int>& slots, const std::string& slots_reason);
+             const std::vector<int>& slots, const std::string& slots_reason,
+             std::optional<double> capacity_per_s);
+
+  // The throughput (requests_per_s) capacity trial `capacity_key` measured in this campaign,
+  // or nullopt with why not in `*why` (not run, failed, no figure).
+  std::optional<double> MeasuredCapacity(const std::string& capacity_key, std::string* why);
 
   void Reap(const FinishedTrial& finished);
 

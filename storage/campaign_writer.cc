@@ -386,6 +386,21 @@ void CampaignWriter::RecordLaunch(std::int64_t campaign_id, const TrialRecord& l
   transaction.Commit();
 }
 
+std::optional<CampaignWriter::TrialFigure> CampaignWriter::TrialExtraMetric(
+    std::int64_t campaign_id, const std::string& trial_key, const std::string& name) {
+  Statement query(db_, R"sql(
+    SELECT t.status, t.error, v.value FROM trials t
+    LEFT JOIN metric_values v ON v.trial_id = t.id AND v.name = ?
+    WHERE t.campaign_id = ? AND t.trial_key = ?)sql");
+  query.Bind(1, name).Bind(2, campaign_id).Bind(3, trial_key);
+  if (!query.Step()) return std::nullopt;
+  TrialFigure figure;
+  figure.status = ParseStatus(query.Text(0)).value_or(TrialStatus::kFailed);
+  figure.error = query.Text(1);
+  figure.value = query.OptionalDouble(2);
+  return figure;
+}
+
 std::vector<LaunchMeasurement> CampaignWriter::Launches(std::int64_t campaign_id,
                                                         const std::string& trial_key, int except) {
   Statement query(db_, R"sql(

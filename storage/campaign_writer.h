@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -83,6 +84,18 @@ class CampaignWriter {
   // SummarizeLaunches needs besides the launch just measured.
   std::vector<LaunchMeasurement> Launches(std::int64_t campaign_id, const std::string& trial_key,
                                           int except = -1);
+
+  // A trial's status and error in `campaign_id` and its extra metric `name` (metric_values;
+  // nullopt when it has none), or nullopt when the trial is not recorded there: what a share
+  // of capacity reads of its capacity trial (its requests_per_s).
+  struct TrialFigure {
+    TrialStatus status = TrialStatus::kPending;
+    std::string error;
+    std::optional<double> value;
+  };
+  std::optional<TrialFigure> TrialExtraMetric(std::int64_t campaign_id,
+                                              const std::string& trial_key,
+                                              const std::string& name);
 
   // Merges `environment` into the campaign's environment (top-level keys replaced).
   void UpdateCampaignEnvironment(std::int64_t campaign_id, const nlohmann::json& environment);

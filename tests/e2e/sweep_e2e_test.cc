@@ -260,6 +260,32 @@ include:
             std::vector<std::string>{"2"});
 }
 
+// A rate sweep on ditbench's own worker: the capacity trial (a closed loop of 2 requests a
+// replica) runs first, then each share at its share of the throughput that trial measured.
+TEST_F(SweepEndToEndTest, ARateSweepRunsItsSharesAtTheCapacityItsWorkerMeasured) {
+  std::ofstream(dir_ / "sweep.yaml") << R"(name: rates
+defaults: {model: pixart-alpha-tiny, resolution: 256, precision: fp32, steps: 2, warmup: 1,
+           repeats: 2, timeout: 3m,
+           serve: {rate: sweep, points: 2, requests: 8, warmup_requests: 1}}
+)";
+  const std::string db = (dir_ / "results.db").string();
+  auto run =
+      Shell(Ditbench("run " + (dir_ / "sweep.yaml").string() + " --db " + db + " --gpus cpu:1"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(Query("SELECT status FROM trials ORDER BY id"),
+            (std::vector<std::string>{"ok", "ok", "ok"}));
+  const auto capacity = Query(
+      "SELECT v.value FROM metric_values v JOIN trials t ON t.id = v.trial_id WHERE v.name = "
+      "'requests_per_s' AND json_extract(t.config_json, '$.serve.concurrency') = 2");
+  ASSERT_EQ(capacity.size(), 1u);
+  const auto offered = Query(
+      "SELECT v.value / json_extract(t.config_json, '$.serve.rate.of_capacity') FROM "
+      "metric_values v JOIN trials t ON t.id = v.trial_id WHERE v.name = 'offered_per_s' "
+      "ORDER BY t.id");
+  ASSERT_EQ(offered.size(), 2u);
+  for (const std::string& o : offered) EXPECT_NEAR(std::stod(o), std::stod(capacity[0]), 1e-9);
+}
+
 // A trace replays exactly: ingest checks every served request's arrival and shape against the
 // trace's (a trial whose requests arrived otherwise fails); a trace of two shapes is served
 // as a mix (each shape timed alone, its figures in the trial's note), and a trace asking for a

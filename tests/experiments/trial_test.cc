@@ -258,11 +258,11 @@ TEST(TrialTest, AServeLoadIsInTheKeyAndNoneKeepsEveryEarlierKey) {
   const std::pair<nlohmann::json, std::string> refused[] = {
       {{{"rate", 2}, {"requets", 10}},
        "serve keys arrivals, rate, burstiness, concurrency, requests, duration_s, "
-       "warmup_requests, slo_scale, early_stop, mix, trace, not 'requets' (did you mean "
+       "warmup_requests, slo_scale, early_stop, mix, trace, points, not 'requets' (did you mean "
        "'requests'?)"},
       {{{"arrivals", "poison"}, {"rate", 2}, {"requests", 10}},
        "serve.arrivals as one of poisson, gamma, constant, trace"},
-      {{{"rate", "fast"}, {"requests", 10}}, "serve.rate as a number"},
+      {{{"rate", "fast"}, {"requests", 10}}, kRateExpected},
       {{{"rate", 2}, {"concurrency", 2}, {"requests", 10}},
        "serve: 'rate' is 2 and 'concurrency' 2; expected exactly one of them"},
       {{{"rate", 2}}, "serve: 'requests' and 'duration_s' are 0; expected at least one of them"},

@@ -90,6 +90,35 @@ TEST(ServingSectionTest, EachLayoutIsACurveOverTheRatesAndTheBestPerRateIsMarked
   EXPECT_EQ(RenderServingSection(rows, charts), "");
 }
 
+// A share of capacity (a rate sweep's) is charted and listed at the rate it came to, with its
+// share of the capacity it was measured against; the closed loop that measured it has a table.
+TEST(ServingSectionTest, AShareOfCapacityIsShownAtTheRateItCameTo) {
+  std::vector<ResultRow> rows = {Served("dp", 0, 300, 0, 1.0), Served("dp", 0, 60, 0, 1.0)};
+  nlohmann::json capacity = nlohmann::json::parse(rows[0].computation);
+  capacity["serve"].erase("rate");
+  capacity["serve"]["concurrency"] = 4;
+  rows[0].computation = capacity.dump();
+  nlohmann::json share = nlohmann::json::parse(rows[1].computation);
+  share["serve"]["rate"] = {{"capacity_concurrency", 4}, {"of_capacity", 0.5}};
+  rows[1].computation = share.dump();
+  ExtraMetric capacity_per_s, offered;
+  capacity_per_s.value = 10.6667;
+  offered.value = 5.33335;
+  rows[1].extra_metrics["capacity_per_s"] = capacity_per_s;
+  rows[1].extra_metrics["offered_per_s"] = offered;
+  const std::vector<ServedTrial> trials = ServedTrials(rows);
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0].rate, 0);
+  EXPECT_EQ(trials[1].rate, 5.33335);
+  EXPECT_EQ(trials[1].of_capacity, 0.5);
+  nlohmann::json charts = nlohmann::json::array();
+  const std::string html = RenderServingSection(rows, charts);
+  ASSERT_EQ(charts.size(), 1u);
+  EXPECT_EQ(charts[0]["datasets"][0]["points"][0]["x"], 5.33335);
+  EXPECT_NE(html.find("<td class=\"num\">5.33 (0.5 x 10.7)</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("closed loop / trace"), std::string::npos);
+}
+
 // A busy trial whose requests were judged one by one says how many a busy stretch touched,
 // in the table and in its chart point's doubt; one whose requests all missed it says nothing
 // more than a busy trial does.

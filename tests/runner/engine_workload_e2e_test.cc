@@ -175,6 +175,38 @@ TEST_F(EngineWorkloadTest, APoissonLoadAtOneAndTwoReplicasStoresItsTailAndSlo) {
   EXPECT_EQ(metrics[0]["n"], 6) << metrics.dump();
 }
 
+// A rate sweep through an engine: the capacity trial's closed loop first, then each share of
+// it as an open loop at that share of the throughput the engine served, stored with the
+// capacity it came from.
+TEST_F(EngineWorkloadTest, ARateSweepRunsItsSharesAtTheCapacityTheEngineServed) {
+  defaults_extra_ =
+      ", serve: {rate: sweep, points: 2, requests: 12, warmup_requests: 1, slo_scale: 50}";
+  EXPECT_EQ(RunCampaign("", "steps: [2]"), 0) << log_;
+  const auto figure = [](const char* name) {
+    return fmt::format(
+        "(SELECT value FROM metric_values v WHERE v.trial_id = t.id AND v.name = "
+        "'{}') AS {}",
+        name, name);
+  };
+  const nlohmann::json rows = Sql(fmt::format(
+      "SELECT t.status, t.error, json_extract(t.config_json, '$.serve.concurrency') AS loop, "
+      "json_extract(t.config_json, '$.serve.rate.of_capacity') AS share, {}, {}, {} FROM "
+      "trials t ORDER BY t.id",
+      figure("requests_per_s"), figure("offered_per_s"), figure("capacity_per_s")));
+  ASSERT_EQ(rows.size(), 3u) << log_;
+  for (const nlohmann::json& r : rows) EXPECT_EQ(r["status"], "ok") << r.dump();
+  EXPECT_EQ(rows[0]["loop"], 2) << rows.dump();  // 2 requests in flight for one replica
+  const double capacity = rows[0]["requests_per_s"].get<double>();
+  ASSERT_GT(capacity, 0);
+  for (int i : {1, 2}) {
+    const double share = i == 1 ? 0.1 : 0.9;
+    EXPECT_EQ(rows[i]["share"], share) << rows.dump();
+    EXPECT_EQ(rows[i]["capacity_per_s"], capacity) << rows.dump();
+    EXPECT_DOUBLE_EQ(rows[i]["offered_per_s"].get<double>(), share * capacity) << rows.dump();
+    EXPECT_GT(rows[i]["requests_per_s"].get<double>(), 0) << rows.dump();
+  }
+}
+
 // Under a load, a request answered with an error is flagged and counted (error_rate); within
 // engine.max_error_rate the trial is ok, past it the trial fails naming the rate and the first
 // error, and the requests served are kept. The reference engine answers 500 to every 4th image
