@@ -119,6 +119,17 @@ bool ReadNumbers(const Json& value, EngineSpec* spec, std::string* problem) {
     }
     spec->max_error_rate = r.get<double>();
   }
+  if (value.contains("dirty_gpu_mb")) {
+    const Json& mb = value.at("dirty_gpu_mb");
+    if (!mb.is_number() || !(mb.get<double>() >= 0 && mb.get<double>() <= kMaxDirtyGpuMb)) {
+      *problem = fmt::format(
+          "'dirty_gpu_mb': expected the most MiB a GPU may hold before the server starts, 0 to "
+          "{:.0f}",
+          kMaxDirtyGpuMb);
+      return false;
+    }
+    spec->dirty_gpu_mb = mb.get<double>();
+  }
   return true;
 }
 
@@ -156,6 +167,7 @@ Json EngineSpecJson(const EngineSpec& spec) {
   if (spec.request_timeout_s) out["request_timeout_s"] = *spec.request_timeout_s;
   if (spec.max_error_rate > 0) out["max_error_rate"] = spec.max_error_rate;
   if (spec.poll_interval_ms) out["poll_interval_ms"] = *spec.poll_interval_ms;
+  if (spec.dirty_gpu_mb != kDefaultDirtyGpuMb) out["dirty_gpu_mb"] = spec.dirty_gpu_mb;
   if (spec.version != kDefaultEngineVersionPath) out["version"] = spec.version;
   return out;
 }
@@ -175,7 +187,8 @@ bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* proble
                                               "max_error_rate",
                                               "poll_interval_ms",
                                               "version",
-                                              "files"};
+                                              "files",
+                                              "dirty_gpu_mb"};
   if (!value.is_object()) {
     *problem = "expected a mapping {start: [argv] or url: URL, ready, api, request, ...}";
     return false;
@@ -185,7 +198,7 @@ bool EngineSpecFromJson(const Json& value, EngineSpec* spec, std::string* proble
       *problem = fmt::format(
           "unknown key '{}'; expected start, url, ready, api, request, "
           "start_timeout, request_timeout, warmup_requests, max_error_rate, degrees, "
-          "poll_interval_ms, version or files",
+          "poll_interval_ms, version, files or dirty_gpu_mb",
           key);
       return false;
     }

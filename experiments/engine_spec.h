@@ -17,6 +17,10 @@ namespace ditbench {
 inline constexpr int kDefaultEnginePollMs = 20;
 inline constexpr int kMaxEnginePollMs = 10'000;
 inline constexpr const char* kDefaultEngineVersionPath = "/version";
+// A GPU holding more than this before an engine's server starts is not clean (the "dirty
+// card" rule of video benchmarks: a CUDA context alone is a few hundred MiB).
+inline constexpr double kDefaultDirtyGpuMb = 4096;
+inline constexpr double kMaxDirtyGpuMb = 1e7;
 
 struct EngineSpec {
   // The server's program and arguments, each a template as `command`'s (experiments/
@@ -59,6 +63,10 @@ struct EngineSpec {
   // the trial fails naming the first error. 0: the first error fails it, as every error does
   // in latency mode (where each request is a sample).
   double max_error_rate = 0;
+  // On GPUs: the most device memory (MiB) a GPU of the trial may hold before ditbench starts
+  // the server. Memory is read whole-GPU (runner/engine_gpu_memory.h), so more means another
+  // program's, which would be counted as the server's: the trial fails naming the GPU.
+  double dirty_gpu_mb = kDefaultDirtyGpuMb;
   bool empty() const { return start.empty() && url.empty(); }
   bool operator==(const EngineSpec&) const = default;
 };

@@ -27,6 +27,7 @@
 #include "launch/local_launcher.h"
 #include "metrics/image_quality.h"
 #include "metrics/measurement.h"
+#include "runner/engine_gpu_memory.h"
 #include "runner/engine_server.h"
 #include "runner/engine_session.h"
 #include "runner/ingest.h"
@@ -251,8 +252,10 @@ void RunTrial(const TrialFile& trial, const std::filesystem::path& run_dir, Rank
     WriteFileAtomically(run_dir / kEngineFilesFolder / name, text);
   std::filesystem::remove(run_dir / kServerLog);  // each start appends to it
   std::unique_ptr<EngineServer> server;
+  const std::unique_ptr<EngineGpuMemory> memory = WatchEngineGpuMemory(trial);
   try {
     if (config.engine.url.empty()) {
+      memory->CheckClean();  // before anything of ours holds memory there
       server = StartServer(s, result);
     } else {
       s.base_url = TrimmedUrl(config.engine.url);
@@ -260,10 +263,13 @@ void RunTrial(const TrialFile& trial, const std::filesystem::path& run_dir, Rank
       WaitForServer(s, nullptr, result);
     }
     AskVersion(s, result);
+    memory->StartSampling();
     if (config.serve)
       ServeEngineLoad(s, server.get(), trial.requests, result);
     else
       TimeRequests(s, result);
+    memory->StopSampling();
+    memory->Record(result);
     if (config.quality.restarts) MeasureRestartBand(s, server, result);
   } catch (const std::exception& e) {
     if (!config.engine.url.empty()) throw;

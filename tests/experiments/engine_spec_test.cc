@@ -107,6 +107,20 @@ TEST(EngineSpecTest, BadEngineSectionsAreLocatedErrors) {
               HasSubstr("'request.size': unknown placeholder '{sise}'"));
   EXPECT_THAT(FirstError(Sweep("engine: {start: [srv], warmup: 2}\n")),
               HasSubstr("unknown key 'warmup'"));
+  EXPECT_THAT(FirstError(Sweep("engine: {start: [srv], dirty_gpu_mb: -1}\n")),
+              HasSubstr("'dirty_gpu_mb': expected the most MiB a GPU may hold before the server "
+                        "starts, 0 to 10000000"));
+}
+
+TEST(EngineSpecTest, ADirtyGpuThresholdIsReadAndWrittenOnlyWhenNotTheDefault) {
+  EngineSpec spec;
+  std::string problem;
+  ASSERT_TRUE(EngineSpecFromJson({{"start", {"srv"}}, {"dirty_gpu_mb", 512}}, &spec, &problem))
+      << problem;
+  EXPECT_EQ(spec.dirty_gpu_mb, 512);
+  EXPECT_EQ(EngineSpecJson(spec)["dirty_gpu_mb"], 512);
+  spec.dirty_gpu_mb = kDefaultDirtyGpuMb;
+  EXPECT_FALSE(EngineSpecJson(spec).contains("dirty_gpu_mb")) << "earlier keys are kept";
 }
 
 TEST(EngineSpecTest, TheCanonicalFormReadsBack) {
