@@ -88,6 +88,21 @@ TEST(WanVaeUnscaleTest, UnscalesEachChannelByItsStatistics) {
   EXPECT_FALSE(torch::allclose(vae->forward(latent, 0), vae->DecodeUnscaled(latent, 0), 1e-4, 1e-5));
 }
 
+// A folder's statistics of another count than the latent channels load (the class reads them
+// nowhere, model_zoo/shapes/diffusers_config.cc); the decode, which applies them, refuses them.
+TEST(WanVaeUnscaleTest, StatisticsOfAnotherCountAreRefusedByTheDecodeAlone) {
+  ModelConfig config = *FindModelPreset("wan2.1-t2v-tiny");
+  config.vae_latents_std.pop_back();
+  try {
+    WanVaeDecoderImpl decoder(config);
+    FAIL() << "15 statistics for 16 latent channels were taken";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs latents_mean and latents_std per latent channel"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // The analytic count (plan's memory, the folder check before allocating) counts exactly the
 // module's parameters: the tiny presets', Wan 2.1's real decoder and Wan 2.2's at an eighth of
 // its widths (levels of different widths: shortcut convolutions; the full size, 555,051,580, is
