@@ -85,6 +85,27 @@ TEST(SweepPlanTest, AServingTrialIsEstimatedAgainstItsReplicasCapacity) {
   EXPECT_NE(EstimateServing(c, {100}).note.find("/nonexistent/arrivals.csv"), std::string::npos);
 }
 
+// A share of capacity (a rate sweep's) is planned at its share of what the plan expects its
+// capacity trial to serve: a closed loop of capacity_concurrency requests on the replicas.
+TEST(SweepPlanTest, AShareOfCapacityIsPlannedAtItsShareOfThePredictedCapacity) {
+  TrialConfig c;
+  c.model = "pixart-alpha-tiny";
+  c.resolution = 256;
+  c.dp = 2;
+  c.serve = ServeLoad{};
+  c.serve->arrivals = ArrivalKind::kConstant;
+  c.serve->of_capacity = 0.5;
+  c.serve->capacity_concurrency = 4;  // both replicas kept busy: 2 x 1000 / 100 ms
+  c.serve->requests = 50;
+  const ServeEstimate half = EstimateServing(c, {100});
+  EXPECT_TRUE(half.note.empty()) << half.note;
+  EXPECT_DOUBLE_EQ(half.capacity_per_s, 20);
+  EXPECT_DOUBLE_EQ(half.offered_per_s, 10);
+  EXPECT_DOUBLE_EQ(half.utilisation, 0.5);
+  c.serve->capacity_concurrency = 1;  // a closed loop of one keeps one replica busy
+  EXPECT_DOUBLE_EQ(EstimateServing(c, {100}).offered_per_s, 5);
+}
+
 // A mix: capacity from the mean service over the shapes by weight, and every request played
 // at its own shape's time; the plan scales the trial's own shape's time to the others by the
 // cost model, so a mix of larger shapes has less capacity than the trial's shape alone.
