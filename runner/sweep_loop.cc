@@ -86,11 +86,12 @@ void SweepLoop::Run(const std::vector<QueuedTrial>& trials, std::size_t total) {
       if (KeyInFlight(t.key)) break;  // wait for its other launch to end
       // A share of capacity runs once its capacity trial is recorded, at the rate it measured.
       std::optional<double> capacity_per_s;
+      bool capacity_busy = false;
       if (t.config.serve && t.config.serve->of_capacity != 0) {
         const std::string capacity_key = TrialKey(CapacityTrial(t.config));
         if (KeyInFlight(capacity_key)) break;
         std::string why;
-        capacity_per_s = MeasuredCapacity(capacity_key, &why);
+        capacity_per_s = MeasuredCapacity(capacity_key, &why, &capacity_busy);
         if (!capacity_per_s) {
           ++next;
           RecordUnstartable(queued, next - 1, prefix, why, UnixNow());
@@ -127,7 +128,7 @@ void SweepLoop::Run(const std::vector<QueuedTrial>& trials, std::size_t total) {
                                        t.config.serve->of_capacity * *capacity_per_s,
                                        t.config.serve->of_capacity, *capacity_per_s)
                          : prefix;
-      Start(queued, next - 1, shown, *slots, why_here, capacity_per_s);
+      Start(queued, next - 1, shown, *slots, why_here, capacity_per_s, capacity_busy);
     }
     if (effects_.launcher.InFlight() == 0) return;
     if (effects_.interrupt.Requested() && !cancelled) {
@@ -153,11 +154,14 @@ void SweepLoop::Adopt(const AdoptedTrial& a) {
                                         std::nullopt,
                                         a.job,
                                         0,
-                                        std::nullopt});
+                                        std::nullopt,
+                                        false});
   // A share of capacity started by an earlier coordinator ran at the capacity recorded then.
   if (const TrialConfig& c = a.trial->config; c.serve && c.serve->of_capacity != 0) {
     std::string unused;
-    in_flight_.at(a.handle).capacity_per_s = MeasuredCapacity(TrialKey(CapacityTrial(c)), &unused);
+    InFlight& adopted = in_flight_.at(a.handle);
+    adopted.capacity_per_s =
+        MeasuredCapacity(TrialKey(CapacityTrial(c)), &unused, &adopted.capacity_busy);
   }
 }
 
@@ -302,8 +306,8 @@ void SweepLoop::RecordUnstartable(const QueuedTrial& queued, std::size_t positio
   status_.LaunchUnstartable(prefix, error);
 }
 
-std::optional<double> SweepLoop::MeasuredCapacity(const std::string& capacity_key,
-                                                  std::string* why) {
+std::optional<double> SweepLoop::MeasuredCapacity(const std::string& capacity_key, std::string* why,
+                                                  bool* busy) {
   const auto figure = writer_.TrialExtraMetric(campaign_, capacity_key, "requests_per_s");
   const std::string rate = fmt::format("its rate is a share of capacity trial {}", capacity_key);
   if (!figure || figure->status == TrialStatus::kPending ||
@@ -315,6 +319,7 @@ std::optional<double> SweepLoop::MeasuredCapacity(const std::string& capacity_ke
   } else if (!figure->value || !(*figure->value > 0) || !std::isfinite(*figure->value)) {
     *why = rate + ", which measured no throughput (requests_per_s)";
   } else {
+    *busy = figure->busy;
     return figure->value;
   }
   return std::nullopt;
@@ -322,7 +327,7 @@ std::optional<double> SweepLoop::MeasuredCapacity(const std::string& capacity_ke
 
 void SweepLoop::Start(const QueuedTrial& queued, std::size_t position, const std::string& prefix,
                       const std::vector<int>& slots, const std::string& slots_reason,
-                      std::optional<double> capacity_per_s) {
+                      std::optional<double> capacity_per_s, bool capacity_busy) {
   const PlannedTrial& t = *queued.trial;
   const auto run_dir = LaunchRunDir(run_root_, campaign_, t.key, queued.launch);
   const double started_at = UnixNow();
@@ -387,7 +392,7 @@ void SweepLoop::Start(const QueuedTrial& queued, std::size_t position, const std
   const int beside = static_cast<int>(in_flight_.size());
   auto [entry, inserted] = in_flight_.emplace(
       handle, InFlight{&t, queued.launch, position, prefix, run_dir, slots, slots_reason,
-                       started_at, std::move(health), job, 0, capacity_per_s});
+                       started_at, std::move(health), job, 0, capacity_per_s, capacity_busy});
   if (inserted) entry->second.concurrent = beside;
 }
 
@@ -433,6 +438,12 @@ void SweepLoop::Reap(const FinishedTrial& finished) {
     // The rate a share of capacity came to, and the capacity it is a share of.
     record.metrics->extra["capacity_per_s"] = *trial.capacity_per_s;
     record.metrics->extra["offered_per_s"] = t.config.serve->of_capacity * *trial.capacity_per_s;
+    // A rate made from a figure in doubt is in doubt too, whatever this trial's own health.
+    if (trial.capacity_busy)
+      record.metrics->extra_note += fmt::format(
+          "{}serve: its rate comes from capacity trial {}, measured while the "
+          "machine was busy",
+          record.metrics->extra_note.empty() ? "" : "; ", TrialKey(CapacityTrial(t.config)));
   }
   if (record.status == TrialStatus::kOk) AttachOutputReference(record, t.config);
   if (record.status == TrialStatus::kOk && t.config.scope == Scope::kPipeline)

@@ -136,8 +136,10 @@ class SweepLoop {
     // Other trials in flight at any time during this one (packed beside it): they share the
     // host's CPU, memory bandwidth and PCIe with it.
     int concurrent = 0;
-    // A share of capacity: the capacity trial's requests_per_s its rate was made from.
+    // A share of capacity: the capacity trial's requests_per_s its rate was made from, and
+    // whether that trial was measured while the machine was busy.
     std::optional<double> capacity_per_s;
+    bool capacity_busy = false;
   };
 
   double Now() const;
@@ -164,11 +166,13 @@ class SweepLoop {
   // its rate is made from.
   void Start(const QueuedTrial& queued, std::size_t position, const std::string& prefix,
              const std::vector<int>& slots, const std::string& slots_reason,
-             std::optional<double> capacity_per_s);
+             std::optional<double> capacity_per_s, bool capacity_busy);
 
   // The throughput (requests_per_s) capacity trial `capacity_key` measured in this campaign,
-  // or nullopt with why not in `*why` (not run, failed, no figure).
-  std::optional<double> MeasuredCapacity(const std::string& capacity_key, std::string* why);
+  // or nullopt with why not in `*why` (not run, failed, no figure); `*busy`: it was measured
+  // while the machine was busy.
+  std::optional<double> MeasuredCapacity(const std::string& capacity_key, std::string* why,
+                                         bool* busy);
 
   void Reap(const FinishedTrial& finished);
 

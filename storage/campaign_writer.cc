@@ -389,7 +389,8 @@ void CampaignWriter::RecordLaunch(std::int64_t campaign_id, const TrialRecord& l
 std::optional<CampaignWriter::TrialFigure> CampaignWriter::TrialExtraMetric(
     std::int64_t campaign_id, const std::string& trial_key, const std::string& name) {
   Statement query(db_, R"sql(
-    SELECT t.status, t.error, v.value FROM trials t
+    SELECT t.status, t.error, v.value, CASE WHEN json_valid(t.health_json)
+           THEN json_extract(t.health_json, '$.busy') END FROM trials t
     LEFT JOIN metric_values v ON v.trial_id = t.id AND v.name = ?
     WHERE t.campaign_id = ? AND t.trial_key = ?)sql");
   query.Bind(1, name).Bind(2, campaign_id).Bind(3, trial_key);
@@ -398,6 +399,7 @@ std::optional<CampaignWriter::TrialFigure> CampaignWriter::TrialExtraMetric(
   figure.status = ParseStatus(query.Text(0)).value_or(TrialStatus::kFailed);
   figure.error = query.Text(1);
   figure.value = query.OptionalDouble(2);
+  figure.busy = query.OptionalDouble(3).value_or(0) != 0;
   return figure;
 }
 

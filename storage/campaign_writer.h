@@ -92,6 +92,7 @@ class CampaignWriter {
     TrialStatus status = TrialStatus::kPending;
     std::string error;
     std::optional<double> value;
+    bool busy = false;  // measured while the machine was busy (its health_json)
   };
   std::optional<TrialFigure> TrialExtraMetric(std::int64_t campaign_id,
                                               const std::string& trial_key,

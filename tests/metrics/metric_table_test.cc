@@ -52,10 +52,11 @@ TEST(MetricTableTest, LatencyIsLowerBetterSlowestRankPooledOverLaunchesShownEver
 TEST(MetricTableTest, CompareShowsLatencyEnergyGraphCaptureEngineDecodeAndServingInTableOrder) {
   std::vector<std::string_view> names;
   for (const MetricInfo* m : MetricsShownIn(kShownInCompare)) names.push_back(m->name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{
-                       "latency_ms", "joules_per_image", "graph_capture_ms", "ready_s",
-                       "first_request_ms", "decode_ms", "p95_ms", "queue_ms", "requests_per_s",
-                       "slo_attainment", "error_rate", "goodput_per_s"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string_view>{
+                "latency_ms", "joules_per_image", "graph_capture_ms", "ready_s", "first_request_ms",
+                "decode_ms", "p95_ms", "queue_ms", "requests_per_s", "slo_attainment", "error_rate",
+                "goodput_per_s", "server_gpu_mem_rest_mb", "server_gpu_mem_peak_mb"}));
 }
 
 // The query's default columns as they were before the table: the table must reproduce them.

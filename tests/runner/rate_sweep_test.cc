@@ -189,6 +189,37 @@ TEST_F(SweepRunTest, EachShareRunsAtItsShareOfTheThroughputItsCapacityTrialMeasu
   }
 }
 
+// A share's rate is only as sure as the capacity it came from: a capacity trial measured while
+// the machine was busy says so in each share's note; an idle one says nothing.
+TEST_F(SweepRunTest, AShareOfABusyCapacityTrialSaysItsRateIsInDoubt) {
+  const char* kNotes =
+      "SELECT m.extra_note FROM trial_metrics m JOIN trials t ON t.id = m.trial_id WHERE "
+      "json_extract(t.config_json, '$.serve.rate') IS NOT NULL ORDER BY t.id";
+  test::FakeHealthProbe probe;
+  health_ = &probe;
+  ASSERT_EQ(Run(Options(kRateSweep)), 0) << err_.str();
+  for (const std::string& note : Column(kNotes))
+    EXPECT_EQ(note.find("measured while the machine was busy"), std::string::npos) << note;
+  probe.disturbed = true;
+  RunOptions again = Options(kRateSweep);
+  again.fresh = true;
+  ASSERT_EQ(Run(again), 0) << err_.str();
+  const std::vector<std::string> key = Column(
+      "SELECT trial_key FROM trials WHERE json_extract(config_json, '$.serve.concurrency') = 2 "
+      "ORDER BY id DESC LIMIT 1");
+  ASSERT_EQ(key.size(), 1u);
+  const std::vector<std::string> notes = Column(
+      "SELECT m.extra_note FROM trial_metrics m JOIN trials t ON t.id = m.trial_id WHERE "
+      "json_extract(t.config_json, '$.serve.rate') IS NOT NULL AND t.campaign_id = "
+      "(SELECT max(id) FROM campaigns) ORDER BY t.id");
+  ASSERT_EQ(notes.size(), 3u);
+  for (const std::string& note : notes)
+    EXPECT_NE(note.find("serve: its rate comes from capacity trial " + key[0] +
+                        ", measured while the machine was busy"),
+              std::string::npos)
+        << note;
+}
+
 TEST_F(SweepRunTest, ASharesCapacityTrialThatFailedFailsItNamingThatTrial) {
   launcher_.on_start = [&](const LaunchRequest& r) {
     launcher_.fail_all = ReadTrialFile(r.run_dir / "trial.json").config.serve->concurrency > 0;
