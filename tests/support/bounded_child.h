@@ -36,7 +36,9 @@ inline ChildOutcome RunInBoundedChild(const std::function<bool()>& body, unsigne
     // Not under AddressSanitizer: its shadow memory alone reserves terabytes of address space,
     // so the limit would refuse ASan's own next mapping ("Failed to mmap"), not the code's; the
     // release build checks the memory bound, and both check the time bound.
-#if !defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__)
+    (void)address_space_bytes;
+#else
     if (address_space_bytes != 0) {
       const rlimit limit{address_space_bytes, address_space_bytes};
       ::setrlimit(RLIMIT_AS, &limit);
