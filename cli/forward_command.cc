@@ -25,7 +25,7 @@ namespace {
 
 struct ForwardArgs {
   std::filesystem::path model_dir, inputs, output, worker;
-  int ulysses = 1, ring = 1;
+  int ulysses = 1, ring = 1, tp = 1;
   std::string precision = "fp32";
   int vae_tile = 0;
   std::string variant;
@@ -50,7 +50,8 @@ std::string LogTail(const std::filesystem::path& path) {
 }
 
 int RunForward(const ForwardArgs& a) {
-  if (a.ulysses < 1 || a.ring < 1) throw UserError("--ulysses and --ring must be at least 1");
+  if (a.ulysses < 1 || a.ring < 1 || a.tp < 1)
+    throw UserError("--ulysses, --ring and --tp must be at least 1");
   if (!IsValidVaeTile(a.vae_tile))  // as the sweep field vae_tile
     throw UserError("--vae-tile " + std::to_string(a.vae_tile) + ": expected " + kVaeTileExpected);
   if (!std::filesystem::is_directory(a.model_dir))
@@ -75,7 +76,7 @@ int RunForward(const ForwardArgs& a) {
     throw UserError(worker.string() +
                     ": no such worker (build ditbench-worker or "
                     "pass --worker)");
-  const int world = a.ulysses * a.ring;
+  const int world = a.ulysses * a.ring * a.tp;
   if (!a.gpus.empty() && static_cast<int>(a.gpus.size()) != world)
     throw UserError("--gpus names " + std::to_string(a.gpus.size()) + " devices, the ranks need " +
                     std::to_string(world));
@@ -89,11 +90,12 @@ int RunForward(const ForwardArgs& a) {
   request.world_size = world;
   request.devices = a.gpus;
   request.timeout_s = a.timeout_s;
-  request.args = {"--forward", std::filesystem::absolute(a.model_dir).string(),
-                  "--inputs",  std::filesystem::absolute(a.inputs).string(),
-                  "--output",  std::filesystem::absolute(a.output).string(),
-                  "--ulysses", std::to_string(a.ulysses),
-                  "--ring",    std::to_string(a.ring),
+  request.args = {"--forward",   std::filesystem::absolute(a.model_dir).string(),
+                  "--inputs",    std::filesystem::absolute(a.inputs).string(),
+                  "--output",    std::filesystem::absolute(a.output).string(),
+                  "--ulysses",   std::to_string(a.ulysses),
+                  "--ring",      std::to_string(a.ring),
+                  "--tp",        std::to_string(a.tp),
                   "--precision", a.precision};
   if (!a.variant.empty()) {
     request.args.push_back("--variant");
@@ -146,6 +148,7 @@ std::function<int()> DefineForwardCommand(CLI::App& sub) {
       ->required();
   sub.add_option("--ulysses", a->ulysses, "Ulysses degree (ranks)");
   sub.add_option("--ring", a->ring, "ring-attention degree (ranks)");
+  sub.add_option("--tp", a->tp, "tensor-parallel degree (ranks; heads and MLP split)");
   sub.add_option("--precision", a->precision, "fp32, tf32, bf16 or fp16")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp16"}));
   sub.add_option("--vae-tile", a->vae_tile,

@@ -58,15 +58,24 @@ const std::vector<std::string> kShownWhenSet = [] {
   return columns;
 }();
 
-// `table` without the kShownWhenSet columns that are NULL, 0 or "" in every row.
+// Whether `column` is a degree left out of labels at 1 (DegreeInfo::shown_at_one: tp).
+bool DegreeShownAboveOne(const std::string& column) {
+  return std::any_of(kDegreeTable.begin(), kDegreeTable.end(),
+                     [&](const DegreeInfo& d) { return !d.shown_at_one && d.name == column; });
+}
+
+// `table` without the kShownWhenSet columns that are NULL, 0 or "" in every row, and without
+// the degrees shown above 1 only that are 1 in every row.
 void DropEmptyOptionalColumns(ResultTable& table) {
   for (std::size_t c = table.columns.size(); c-- > 0;) {
-    if (std::find(kShownWhenSet.begin(), kShownWhenSet.end(), table.columns[c]) ==
-        kShownWhenSet.end())
+    const bool degree = DegreeShownAboveOne(table.columns[c]);
+    if (!degree && std::find(kShownWhenSet.begin(), kShownWhenSet.end(), table.columns[c]) ==
+                       kShownWhenSet.end())
       continue;
+    const std::int64_t unset = degree ? 1 : 0;
     const bool empty = std::all_of(table.rows.begin(), table.rows.end(), [&](const auto& row) {
       const ResultCell& cell = row[c];
-      if (const auto* n = std::get_if<std::int64_t>(&cell)) return *n == 0;
+      if (const auto* n = std::get_if<std::int64_t>(&cell)) return *n == unset;
       if (const auto* t = std::get_if<std::string>(&cell)) return t->empty();
       return std::holds_alternative<std::monostate>(cell);
     });

@@ -167,6 +167,11 @@ struct TrialConfig : ParallelDegrees {
   int steps = 20;
   int warmup = 5;               // untimed benchmark warm-up iterations
   bool profile_blocks = false;  // also time every transformer block (stage "step:i/block:j")
+  // `pad_heads: true`: a Ulysses degree that does not divide the heads (of a tp rank) runs,
+  // its heads padded with zero heads to the next multiple (the padding's FLOPs are stored as
+  // waste beside the model's real work); false: such a layout is refused before launch. Policy,
+  // not key: the padded layout is the only way such a trial runs, so its key is its layout's.
+  bool pad_heads = false;
   // `profile: trace` (top level of a sweep): after the timed iterations, an untimed pass under
   // the profiler writes a Chrome trace per rank (metrics/trace_profile.h). Policy, not key.
   bool profile_trace = false;

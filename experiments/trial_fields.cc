@@ -350,16 +350,25 @@ void AddPolicyFields(std::vector<TrialField>& t) {
       },
       [](const TrialConfig& c) -> std::optional<Json> { return Json(c.timeout_s); }, {}, {}, {}));
   t.back().setting = "timeout";
-  t.push_back(StructuredField(
-      "profile_blocks", policy, std::nullopt,
-      [](TrialConfig& c, const Json& v, std::string* expected) {
-        *expected = "true or false";
-        if (!v.is_boolean()) return false;
-        c.profile_blocks = v.get<bool>();
-        return true;
-      },
-      [](const TrialConfig& c) -> std::optional<Json> { return Json(c.profile_blocks); }, {}, {},
-      {}));
+  // A boolean policy in `member`: written always, or only when true (`pad_heads`, so that
+  // every earlier trial's policy reads as it did).
+  const auto boolean = [&](std::string key, bool TrialConfig::*member, bool always) {
+    t.push_back(StructuredField(
+        std::move(key), policy, std::nullopt,
+        [member](TrialConfig& c, const Json& v, std::string* expected) {
+          *expected = "true or false";
+          if (!v.is_boolean()) return false;
+          c.*member = v.get<bool>();
+          return true;
+        },
+        [member, always](const TrialConfig& c) -> std::optional<Json> {
+          if (always || c.*member) return Json(c.*member);
+          return std::nullopt;
+        },
+        {}, {}, {}));
+  };
+  boolean("profile_blocks", &TrialConfig::profile_blocks, /*always=*/true);
+  boolean("pad_heads", &TrialConfig::pad_heads, /*always=*/false);
   // Top-level keys of a sweep, not trial settings; written only when set, so that every
   // earlier trial's policy reads as it did.
   t.push_back(StructuredField(
@@ -393,10 +402,12 @@ void AddPolicyFields(std::vector<TrialField>& t) {
 std::vector<TrialField> BuildTable() {
   std::vector<TrialField> table;
   AddComputationFields(table);
-  // The parallel degrees: integers from 1 to the degree's maximum (kDegreeTable).
+  // The parallel degrees: integers from 1 to the degree's maximum (kDegreeTable). A degree
+  // left out of the labels at 1 is left out of the key at 1 too: every key written before it
+  // existed stays the key of the same trial.
   for (const DegreeInfo& d : kDegreeTable)
-    table.push_back(
-        IntField(std::string(d.name), d.member, 1, d.max, FieldRole::kDegree, 1, Written::kAlways));
+    table.push_back(IntField(std::string(d.name), d.member, 1, d.max, FieldRole::kDegree, 1,
+                             d.shown_at_one ? Written::kAlways : Written::kWhenSet));
   AddKnobFields(table);
   AddWorkloadFields(table);
   AddPolicyFields(table);

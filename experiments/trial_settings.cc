@@ -116,7 +116,8 @@ TrialConfig TrialConfigFromJson(const nlohmann::json& json) {
                                        "repeats",
                                        "pipefusion_patches",
                                        "profile_blocks"};
-  for (const DegreeInfo& d : kDegreeTable) required.emplace_back(d.name);
+  for (const DegreeInfo& d : kDegreeTable)
+    if (d.shown_at_one) required.emplace_back(d.name);  // tp is written only above 1
   for (const std::string& key : required)
     if (!json.contains(key)) throw std::invalid_argument(fmt::format("missing key '{}'", key));
   TrialConfig config;

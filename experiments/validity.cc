@@ -10,6 +10,7 @@
 #include "experiments/trial_kind.h"
 
 #include "model_zoo/shapes/family.h"
+#include "model_zoo/shapes/memory_traffic.h"
 #include "model_zoo/shapes/teacache_polynomials.h"
 #include "model_zoo/shapes/vae_shapes.h"
 
@@ -176,6 +177,37 @@ std::optional<std::string> CommandWorkloadProblem(const TrialConfig& c, const Ca
   return WorldSizeProblem(c, capacity);
 }
 
+// Why tensor parallelism cannot split this trial's model: a family it is not built for, heads
+// or an MLP width that tp (with Ulysses inside its heads) does not divide, or a strategy it
+// does not compose with yet; nullopt without tp, or when it can.
+std::optional<std::string> TensorParallelProblem(const TrialConfig& c, const ModelConfig& model) {
+  if (c.tp == 1) return std::nullopt;
+  if (!TensorParallelFamily(model.family))
+    return fmt::format(
+        "tp={}: tensor parallelism is built for {} so far; {} ({}) is not among them", c.tp,
+        TensorParallelFamilies(), c.model, FamilyName(model.family));
+  if (model.heads % c.tp != 0)
+    return fmt::format("{} heads are not divisible by tp={}", model.heads, c.tp);
+  if ((model.heads / c.tp) % c.ulysses != 0 && !c.pad_heads)
+    return fmt::format(
+        "{} heads are not divisible by tp x ulysses = {} (each tp rank attends with heads / tp, "
+        "which Ulysses splits again; pad_heads: true pads them to {})",
+        model.heads, c.tp * c.ulysses, PaddedHeads(model.heads, c.tp, c.ulysses));
+  if (model.mlp_width() % c.tp != 0)
+    return fmt::format("the MLP's {} hidden units are not divisible by tp={}", model.mlp_width(),
+                       c.tp);
+  if (c.pipefusion > 1)
+    return fmt::format(
+        "tp={} with pipefusion={}: PipeFusion's stages do not split their blocks' heads yet", c.tp,
+        c.pipefusion);
+  if (c.quant != Quantization::kNone)
+    return fmt::format(
+        "tp={} with quant: {}: FP8 layers have not been verified on a tensor-parallel shard "
+        "yet",
+        c.tp, QuantizationName(c.quant));
+  return std::nullopt;
+}
+
 std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capacity) {
   if (c.quality.restarts && c.workload != Workload::kEngine)
     return fmt::format(
@@ -210,8 +242,13 @@ std::optional<std::string> BrokenRule(const TrialConfig& c, const Capacity& capa
           "resolution {}: {} {} is not a multiple of {} (VAE downsample {} x "
           "patch {})",
           c.resolution_text(), side, pixels, unit, model.vae_downsample, model.patch);
-  if (model.heads % c.ulysses != 0)
-    return fmt::format("{} heads are not divisible by ulysses={}", model.heads, c.ulysses);
+  if (auto problem = TensorParallelProblem(c, model)) return problem;
+  if (model.heads % c.ulysses != 0 && !c.pad_heads)
+    return fmt::format(
+        "{} heads are not divisible by ulysses={} (pad_heads: true pads them to {}, +{:.1f}% "
+        "attention work)",
+        model.heads, c.ulysses, PaddedHeads(model.heads, 1, c.ulysses),
+        100.0 * (PaddedHeads(model.heads, 1, c.ulysses) - model.heads) / model.heads);
   const TokenGrid grid = TokenGridOf(model, c.image_shape());
   const std::int64_t tokens = grid.tokens();
   if (tokens % sp != 0)

@@ -91,6 +91,10 @@ constexpr MetricInfo kMetrics[] = {
     {"decode_ms", MetricHint::kMilliseconds, "ms", Better::kLower, RankReduction::kMax,
      LaunchReduction::kMedian, kShownInReportTable | kShownInCompare | kShownOnlyWhenSet | kShownInHistory,
      "scope pipeline: median over timed iterations of the slowest rank's VAE decode"},
+    {"padding_share", MetricHint::kFraction, "", Better::kLower, RankReduction::kRank0,
+     LaunchReduction::kMedian, kShownInReportTable | kShownOnlyWhenSet,
+     "pad_heads: the share of the FLOPs spent attending over zero heads that pad the heads to a "
+     "multiple of the Ulysses degree (waste: tflops and mfu count the model's real work only)"},
     {"decode_share", MetricHint::kFraction, "", Better::kNone, RankReduction::kMax,
      LaunchReduction::kMedian, kShownInReportTable | kShownOnlyWhenSet,
      "scope pipeline: decode_ms over latency_ms (a serving trial: over the median request's "

@@ -13,6 +13,7 @@
 #include "metrics/metric_table.h"
 #include "metrics/serve_loop.h"
 #include "metrics/trial_kind_metrics.h"
+#include "model_zoo/shapes/memory_traffic.h"
 #include "model_zoo/shapes/model_config.h"
 #include "model_zoo/shapes/parallel_layout.h"
 #include "stats/stats.h"
@@ -306,6 +307,11 @@ void AddWorkMetrics(const TrialConfig& config, const StepReuse& reuse,
     }
     const int samples = RowsPerForward(config, *model);
     m.flops = forwards * ForwardFlops(*model, config.image_shape(), samples);
+    // Padded heads (pad_heads) attend too: work done, but not the model's; shown apart.
+    if (const double padding = forwards * HeadPaddingFlops(*model, config.image_shape(), samples,
+                                                           config.tp, config.ulysses);
+        padding > 0)
+      m.extra["padding_share"] = padding / (*m.flops + padding);
     const double seconds = m.latency_ms / 1000.0;
     if (seconds > 0) {
       m.tflops = *m.flops / seconds / 1e12;

@@ -60,7 +60,7 @@ std::optional<double> CollectiveCostInPlace(const SelfcheckMeasurements& m,
     if (calls <= 0) continue;
     const double compute_ms = f.gflop / f.ulysses / *rank_tflops;  // GFLOP / TFLOP/s = ms
     LinkPrior bandwidth_only = *calibration.link;
-    bandwidth_only.latency_us = {0, 0, 0};
+    bandwidth_only.latency_us = {0, 0, 0, 0};
     const double bytes_ms = CommSeconds(*comm, bandwidth_only) * 1000;
     per_call_us.push_back(std::max(0.0, f.ms - compute_ms - bytes_ms) / calls * 1000);
   }
@@ -145,14 +145,16 @@ std::optional<PlanCalibration> CalibrationFrom(const SelfcheckMeasurements& m, s
   if (m.comm && m.comm->world_size >= 2 && m.comm->all_to_all_gbps > 0 &&
       m.comm->all_gather_gbps > 0) {
     const double latency = m.comm->latency_us;
-    // kAllToAll, kSendRecv, kAllGather (plan/comm_volume.h).
-    calibration.link =
-        LinkPrior{kCalibratedLinkName,
-                  {latency, latency, latency},
-                  {m.comm->all_to_all_gbps, m.comm->all_gather_gbps, m.comm->all_gather_gbps}};
+    // kAllToAll, kSendRecv, kAllGather, kAllReduce (plan/comm_volume.h). An all-reduce is a
+    // reduce-scatter and an all-gather, each rank sending (P-1)/P of the tensor in each: the
+    // selfcheck's all-gather bus bandwidth prices it (no all-reduce is measured).
+    calibration.link = LinkPrior{kCalibratedLinkName,
+                                 {latency, latency, latency, latency},
+                                 {m.comm->all_to_all_gbps, m.comm->all_gather_gbps,
+                                  m.comm->all_gather_gbps, m.comm->all_gather_gbps}};
     calibration.comm_ranks = m.comm->world_size;
     if (const auto in_place = CollectiveCostInPlace(m, calibration)) {
-      calibration.link->latency_us = {*in_place, *in_place, *in_place};
+      calibration.link->latency_us = {*in_place, *in_place, *in_place, *in_place};
       calibration.in_place_latency = true;
     }
   }

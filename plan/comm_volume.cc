@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "experiments/trial_rows.h"
+#include "model_zoo/shapes/memory_traffic.h"
 
 namespace ditbench {
 namespace {
@@ -10,6 +11,7 @@ namespace {
 constexpr std::size_t kA2a = std::size_t(Collective::kAllToAll);
 constexpr std::size_t kP2p = std::size_t(Collective::kSendRecv);
 constexpr std::size_t kGather = std::size_t(Collective::kAllGather);
+constexpr std::size_t kReduce = std::size_t(Collective::kAllReduce);
 
 // Adds `count` collectives of kind `kind` moving `bytes` in all (nothing when no bytes move);
 // the total is the caller's to keep.
@@ -40,6 +42,41 @@ CommPerStep Mean(const CommPerStep& a, double x, const CommPerStep& b, double y,
   return mean;
 }
 
+// Tensor parallelism's all-reduces in block i (model_zoo/weights/weight_shard.h): each
+// row-parallel layer's partial output is all-reduced over the tp group, 2 (tp-1)/tp of it sent.
+// A block with cross-attention (PixArt) reduces three outputs over its `image_rows` rows of
+// tokens: self-attention, cross-attention and MLP; a joint block (SD3, Flux, HunyuanVideo) its
+// attention's and its MLP's output over the image and over the text stream (four; SD3's last
+// block, whose text stream only feeds attention, two), and SD3.5's second attention one more
+// over the image; a single-stream block its output over the image and over the text.
+CommPerStep TensorParallelBlock(const ModelConfig& m, const TrialConfig& c, int i,
+                                double image_rows, double patches) {
+  CommPerStep comm;
+  if (c.tp == 1) return comm;
+  const bool joint = m.text_attention == TextAttention::kJoint;
+  const double share = 2.0 * (c.tp - 1) / c.tp, row = m.hidden * BytesPerElement(c.precision);
+  const double image = image_rows * row * share;
+  const double text = joint ? RowsPerRank(c, m) * m.text_tokens * row * share : 0;
+  if (!joint) {
+    Add(comm, kReduce, 3 * image, 3 * patches);
+  } else if (i < m.depth) {
+    const bool text_out = !(m.family == ModelFamily::kMmDit && i == m.depth - 1);
+    const int dual = m.dual_attention(i) ? 1 : 0;
+    Add(comm, kReduce, (2 + dual) * image + (text_out ? 2 * text : 0),
+        (2 + dual + (text_out ? 2 : 0)) * patches);
+  } else {
+    Add(comm, kReduce, image + text, 2 * patches);
+  }
+  comm.total_bytes = comm.bytes[kReduce];
+  return comm;
+}
+
+// The width a rank attends with per token: heads / tp of the model's, padded to a multiple of
+// the Ulysses degree (pad_heads); what the sequence-parallel collectives move of each token.
+double AttendedWidth(const ModelConfig& m, const TrialConfig& c) {
+  return double(m.hidden) / c.tp * PaddedHeads(m.heads, c.tp, c.ulysses) / m.heads;
+}
+
 }  // namespace
 
 std::optional<double> CommBytesPerStep(const ModelConfig& m, const TrialConfig& c) {
@@ -56,7 +93,7 @@ std::optional<CommPerStep> CommByKindPerStep(const ModelConfig& m, const TrialCo
   const double latent = double(LatentFrames(m, c.frames)) * (c.image_height() / m.vae_downsample) *
                         (c.resolution / m.vae_downsample);
   const int u = c.ulysses, r = c.ring, s = u * r, p = c.pipefusion;
-  const double d = m.hidden;
+  const double d = m.hidden, head_width = AttendedWidth(m, c);
   // Rows through the transformer on one rank: CFG batches the negative prompt unless cfg=2.
   const double rows = RowsPerRank(c, m);
   const double local = tokens / s;
@@ -66,12 +103,13 @@ std::optional<CommPerStep> CommByKindPerStep(const ModelConfig& m, const TrialCo
   // One attention over the image tokens on one rank: Ulysses' two all-to-alls (q, k, v out; the
   // output back), and ring's R - 1 transfers of a K/V block (R's share of the tokens, U's share
   // of the heads).
-  const double ulysses_block = u > 1 ? 4.0 * rows * local * d * e * (u - 1) / u : 0;
-  const double ring_block = r > 1 ? (r - 1) * 2.0 * rows * (tokens / r) * (d / u) * e : 0;
+  const double ulysses_block = u > 1 ? 4.0 * rows * local * head_width * e * (u - 1) / u : 0;
+  const double ring_block = r > 1 ? (r - 1) * 2.0 * rows * (tokens / r) * (head_width / u) * e : 0;
   // Joint attention (SD3, Flux: every block, single-stream ones included): the text tokens are
   // replicated, so Ulysses slices their heads without communication, ring passes only image
   // K/V, and the text output is all-gathered over the Ulysses group (all heads on every rank).
-  const double text_gather = joint && u > 1 ? rows * m.text_tokens * (d / u) * e * (u - 1) : 0;
+  const double text_gather =
+      joint && u > 1 ? rows * m.text_tokens * (head_width / u) * e * (u - 1) : 0;
   // Block i's attentions in a step whose sequence passes in `patches` patches (1: synchronous).
   // In a patch step each of the M patches passes every block once: Ulysses moves the patch's
   // tokens (M patches: the whole sequence once) but gathers the text output for each patch,
@@ -89,7 +127,7 @@ std::optional<CommPerStep> CommByKindPerStep(const ModelConfig& m, const TrialCo
     const double image = ulysses_block + patches * ring_block;
     comm.total_bytes =
         joint ? image + patches * text_gather + (m.dual_attention(i) ? image : 0) : image;
-    return comm;
+    return comm + TensorParallelBlock(m, c, i, rows * local, patches);
   };
 
   const double out_channels = m.out_channels, patch_area = double(m.patch_t) * m.patch * m.patch;

@@ -1,9 +1,10 @@
 // Bytes one rank sends per denoising step (per forward, for scope forward), predicted from the
-// shapes with exactly the accounting of the worker's CommCounter (model_zoo/parallel/parallel_attention.h):
-// an all-to-all counts (P-1)/P of its input, an all-gather P-1 times the local part, a send its
-// tensor, a broadcast's root P-1 times the tensor. The maximum over the trial's ranks, averaged
-// over the steps of one iteration (PipeFusion's synchronous and patch steps differ).
-// Torch-free: `plan` estimates communication with it; tests pin it against the counters.
+// shapes with exactly the accounting of the worker's CommCounter
+// (model_zoo/parallel/parallel_attention.h): an all-to-all counts (P-1)/P of its input, an
+// all-gather P-1 times the local part, a send its tensor, a broadcast's root P-1 times the tensor,
+// an all-reduce 2 (P-1)/P of its tensor. The maximum over the trial's ranks, averaged over the
+// steps of one iteration (PipeFusion's synchronous and patch steps differ). Torch-free: `plan`
+// estimates communication with it; tests pin it against the counters.
 #pragma once
 
 #include <array>
@@ -18,8 +19,10 @@ namespace ditbench {
 // (plan/device_prior.h): Ulysses' all-to-alls; ring attention's K/V and PipeFusion's
 // activations passed to the next rank (send / receive); all-gathers of outputs and text, and
 // PipeFusion's broadcast of the output (counted as its root's P-1 copies, like an all-gather).
-enum class Collective { kAllToAll, kSendRecv, kAllGather };
-inline constexpr std::size_t kCollectiveKinds = 3;
+// Tensor parallelism's all-reduces of the row-parallel layers' partial outputs: a ring
+// all-reduce, each rank sending 2 (P-1)/P of the tensor.
+enum class Collective { kAllToAll, kSendRecv, kAllGather, kAllReduce };
+inline constexpr std::size_t kCollectiveKinds = 4;
 
 // One rank's communication per step, by collective kind (indexed by Collective): the bytes it
 // sends and the number of collectives it takes part in. For the rank that sends the most.

@@ -44,6 +44,8 @@ enum TermIndex : std::size_t {
   kEfficientScores,
   kCudnnScores,
   kMathScores,
+  kAllReduceCalls,  // tensor parallelism's all-reduces
+  kAllReduceMib,
   kTerms
 };
 
@@ -114,6 +116,8 @@ const std::vector<std::string>& CostTermNames() {
     n[kEfficientScores] = "efficient_extra_ms_per_million_scores";
     n[kCudnnScores] = "cudnn_extra_ms_per_million_scores";
     n[kMathScores] = "math_extra_ms_per_million_scores";
+    n[kAllReduceCalls] = "all_reduce_ms_per_call";
+    n[kAllReduceMib] = "all_reduce_ms_per_mib";
     return n;
   }();
   return names;
@@ -128,7 +132,11 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   if (!model) return std::nullopt;
   const double forwards = c.scope == Scope::kForward ? 1 : c.steps;
   const int samples = RowsPerForward(c, *model);
-  const double gflop = forwards * ForwardFlops(*model, c.image_shape(), samples) / 1e9;
+  // Padded heads (pad_heads) attend like the others: their FLOPs are run.
+  const double gflop = forwards *
+                       (ForwardFlops(*model, c.image_shape(), samples) +
+                        HeadPaddingFlops(*model, c.image_shape(), samples, c.tp, c.ulysses)) /
+                       1e9;
   const ForwardElements elements = ForwardMemoryElements(*model, c.image_shape(), samples);
   const double mscores = forwards * elements.scores / 1e6;
   const double mactivations = forwards * elements.activations / 1e6;
@@ -159,8 +167,8 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   // its block executions, its collectives, which wait for peers that are descheduled) takes
   // longer. The stretch beyond what the other terms price is fitted, not assumed.
   const double stretch = std::max(sharing, 1.0) - 1;
-  const double collectives =
-      calls(Collective::kAllToAll) + calls(Collective::kSendRecv) + calls(Collective::kAllGather);
+  const double collectives = calls(Collective::kAllToAll) + calls(Collective::kSendRecv) +
+                             calls(Collective::kAllGather) + calls(Collective::kAllReduce);
   // An all-to-all among the U ranks of a Ulysses group (the only all-to-alls) exchanges a
   // message with each of its U - 1 peers: its latency grows with them.
   const double all_to_all_messages = calls(Collective::kAllToAll) * (c.ulysses - 1);
@@ -195,6 +203,8 @@ std::optional<std::vector<double>> CostFeatures(const TrialConfig& c,
   x[kRingMib] = mib(Collective::kSendRecv);
   x[kGatherCalls] = calls(Collective::kAllGather);
   x[kGatherMib] = mib(Collective::kAllGather);
+  x[kAllReduceCalls] = calls(Collective::kAllReduce);
+  x[kAllReduceMib] = mib(Collective::kAllReduce);
   // A decode every rank runs whole, or vae_parallel ranks split (a share each, the machine
   // doing it once), with the split's collectives among the gathers.
   const double split = std::max(1, c.vae_parallel);
@@ -224,8 +234,8 @@ std::vector<double> ReducedFeatures(const std::vector<double>& x) {
   return {x[kOverhead],
           x[kRankCompute] + x[kFp8Compute],
           x[kSharedCompute],
-          x[kAllToAllMessages] + x[kRingCalls] + x[kGatherCalls],
-          x[kAllToAllMib] + x[kRingMib] + x[kGatherMib],
+          x[kAllToAllMessages] + x[kRingCalls] + x[kGatherCalls] + x[kAllReduceCalls],
+          x[kAllToAllMib] + x[kRingMib] + x[kGatherMib] + x[kAllReduceMib],
           x[kDecode],
           x[kSharedDecode],
           x[kOversubscribedCompute],

@@ -8,16 +8,20 @@ namespace {
 // Sources (docs/benchmarks.md, "The planner's prior"): NVLink and PCIe bandwidths are
 // nccl-tests' large-message bus bandwidths as published in its issue tracker, NVLink 4 scaled
 // from NVLink 3 by the vendor's per-GPU NVLink bandwidth (900 against 600 GB/s); latencies are
-// the order of nccl-tests' small-message times. kAllToAll, kSendRecv, kAllGather.
-constexpr LinkPrior kNvlink3{"NVLink 3 (A100 SXM, NVSwitch)", {25, 10, 15}, {180, 200, 200}};
-constexpr LinkPrior kNvlink4{"NVLink 4 (H100/H200 SXM, NVSwitch)", {25, 10, 15}, {270, 300, 300}};
-constexpr LinkPrior kPcie{"PCIe (through the host)", {35, 20, 30}, {20, 20, 20}};
-constexpr LinkPrior kInfiniband{"InfiniBand NDR (one 400 Gb/s NIC per GPU)", {40, 20, 35},
-                                {45, 48, 48}};
+// the order of nccl-tests' small-message times. kAllToAll, kSendRecv, kAllGather, kAllReduce.
+// All-reduce (tensor parallelism): nccl-tests' all_reduce bus bandwidth on 8 A100 SXM (about
+// 200 GB/s), scaled for NVLink 4 as the others; no in-switch reduction (NVLS) assumed.
+constexpr LinkPrior kNvlink3{
+    "NVLink 3 (A100 SXM, NVSwitch)", {25, 10, 15, 20}, {180, 200, 200, 200}};
+constexpr LinkPrior kNvlink4{
+    "NVLink 4 (H100/H200 SXM, NVSwitch)", {25, 10, 15, 20}, {270, 300, 300, 300}};
+constexpr LinkPrior kPcie{"PCIe (through the host)", {35, 20, 30, 30}, {20, 20, 20, 20}};
+constexpr LinkPrior kInfiniband{
+    "InfiniBand NDR (one 400 Gb/s NIC per GPU)", {40, 20, 35, 40}, {45, 48, 48, 48}};
 // A GPU of unknown kind: today's assumption, an NVLink-class link at 100 GB/s.
-constexpr LinkPrior kUnknownGpu{"unknown link", {25, 10, 15}, {100, 100, 100}};
+constexpr LinkPrior kUnknownGpu{"unknown link", {25, 10, 15, 20}, {100, 100, 100, 100}};
 // CPU ranks over Gloo on loopback: bandwidth only, as measured campaigns showed.
-constexpr LinkPrior kLoopback{"loopback (Gloo)", {0, 0, 0}, {2, 2, 2}};
+constexpr LinkPrior kLoopback{"loopback (Gloo)", {0, 0, 0, 0}, {2, 2, 2, 2}};
 
 struct DeviceLink {
   std::string_view name_part;  // a substring of the device name, first match wins
@@ -61,10 +65,12 @@ double CommSeconds(const CommPerStep& comm, const LinkPrior& link, double gb_per
     if (comm.bytes[k] > 0) latency += comm.calls[k] * link.latency_us[k] * 1e-6;
   // One bandwidth for every kind: the total at once.
   const auto& bw = link.bus_gb_per_s;
-  if (gb_per_s_override > 0 || (bw[0] == bw[1] && bw[1] == bw[2]))
+  if (gb_per_s_override > 0 ||
+      std::all_of(bw.begin(), bw.end(), [&](double b) { return b == bw[0]; }))
     return latency + comm.total_bytes / ((gb_per_s_override > 0 ? gb_per_s_override : bw[0]) * 1e9);
   double transfer = 0;
-  for (std::size_t k = 0; k < kCollectiveKinds; ++k) transfer += comm.bytes[k] / (bw[k] * 1e9);
+  for (std::size_t k = 0; k < kCollectiveKinds; ++k)
+    if (comm.bytes[k] > 0) transfer += comm.bytes[k] / (bw[k] * 1e9);
   return latency + transfer;
 }
 

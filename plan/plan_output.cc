@@ -94,10 +94,21 @@ std::vector<const VaryingColumn*> VaryingColumns(const SweepPlan& plan) {
   return shown;
 }
 
+// The degrees the plan table has a column for: every one its trials list (Listed).
+std::vector<const DegreeInfo*> DegreeColumns(const SweepPlan& plan) {
+  std::vector<const DegreeInfo*> degrees;
+  for (const DegreeInfo& d : kDegreeTable)
+    if (d.shown_at_one || std::any_of(plan.trials.begin(), plan.trials.end(),
+                                      [&](const PlannedTrial& t) { return Listed(d, t.config); }))
+      degrees.push_back(&d);
+  return degrees;
+}
+
 // The plan table's columns: the trial's settings (the varying ones of kVaryingColumns after
 // the precision), then one narrow column per parallel degree (kDegreeTable, headed by its short
 // label) and the world size, then the estimates and what the plan does with the trial.
-std::vector<Column> PlanColumns(const std::vector<const VaryingColumn*>& varying) {
+std::vector<Column> PlanColumns(const std::vector<const VaryingColumn*>& varying,
+                                const std::vector<const DegreeInfo*>& degrees) {
   std::vector<Column> columns = {{.name = "trial", .min_width = 16},
                                  {.name = "model", .min_width = 22},
                                  {.name = "res", .align = Align::kRight, .min_width = 5, .gap = 1},
@@ -106,9 +117,11 @@ std::vector<Column> PlanColumns(const std::vector<const VaryingColumn*>& varying
     columns.push_back({.name = std::string(v->heading),
                        .align = v->value == OtherSettings ? Align::kLeft : Align::kRight,
                        .gap = 1});
-  for (const DegreeInfo& d : kDegreeTable)
-    columns.push_back(
-        {.name = std::string(d.short_label), .hint = ColumnHint::kCount, .min_width = 3, .gap = 1});
+  for (const DegreeInfo* d : degrees)
+    columns.push_back({.name = std::string(d->short_label),
+                       .hint = ColumnHint::kCount,
+                       .min_width = 3,
+                       .gap = 1});
   columns.push_back({.name = "ws", .hint = ColumnHint::kCount, .min_width = 3, .gap = 1});
   // An estimate carries its source as a marker: "*" measured earlier, "~" predicted.
   columns.push_back({.name = "iter (ms)", .align = Align::kRight, .min_width = 10});
@@ -207,12 +220,12 @@ nlohmann::json TrialJson(const PlannedTrial& t) {
 
 // One row of the plan table (PlanColumns); `note` (may be empty) replaces the plan column.
 std::vector<Cell> PlanRow(const PlannedTrial& t, const std::vector<const VaryingColumn*>& varying,
-                          const std::string& note) {
+                          const std::vector<const DegreeInfo*>& degrees, const std::string& note) {
   const TrialConfig& c = t.config;
   std::vector<Cell> row = {t.key, Model(c), c.resolution_text(),
                            std::string(PrecisionName(c.precision))};
   for (const VaryingColumn* v : varying) row.emplace_back(v->value(c));
-  for (const DegreeInfo& d : kDegreeTable) row.emplace_back(c.*d.member);
+  for (const DegreeInfo* d : degrees) row.emplace_back(c.*d->member);
   row.emplace_back(c.world_size());
   if (t.estimate) {
     row.emplace_back(fmt::format("{:.3g}{}", t.estimate->iteration_ms,
@@ -241,14 +254,15 @@ std::vector<Cell> PlanRow(const PlannedTrial& t, const std::vector<const Varying
 void WritePlanText(const SweepPlan& plan, const std::vector<std::string>& notes,
                    std::ostream& out) {
   const auto varying = VaryingColumns(plan);
-  const std::vector<Column> columns = PlanColumns(varying);
+  const auto degrees = DegreeColumns(plan);
+  const std::vector<Column> columns = PlanColumns(varying, degrees);
   std::vector<std::size_t> widths(columns.size());
   for (std::size_t c = 0; c < columns.size(); ++c)
     widths[c] = std::max(columns[c].min_width, TextCharacters(ForTerminal(columns[c].name)));
   std::vector<std::string> rows(plan.trials.size());
   for (std::size_t i = 0; i < plan.trials.size(); ++i) {
     const std::vector<Cell> row =
-        PlanRow(plan.trials[i], varying, i < notes.size() ? notes[i] : std::string());
+        PlanRow(plan.trials[i], varying, degrees, i < notes.size() ? notes[i] : std::string());
     for (std::size_t c = 0; c < columns.size(); ++c) {
       const std::string text = TextCell(columns[c], row[c]);
       widths[c] = std::max(widths[c], TextCharacters(text));
@@ -285,12 +299,13 @@ void WritePlanMarkdownRows(const SweepPlan& plan, const std::vector<std::string>
                            std::ostream& out) {
   constexpr std::size_t kPiece = 4096;
   const auto varying = VaryingColumns(plan);
-  const std::vector<Column> columns = PlanColumns(varying);
+  const auto degrees = DegreeColumns(plan);
+  const std::vector<Column> columns = PlanColumns(varying, degrees);
   auto note = [&](std::size_t i) { return i < notes.size() ? notes[i] : std::string(); };
   for (std::size_t from = 0; from == 0 || from < plan.trials.size(); from += kPiece) {
     Table piece(columns);
     for (std::size_t i = from; i < std::min(from + kPiece, plan.trials.size()); ++i)
-      piece.AddRow(PlanRow(plan.trials[i], varying, note(i)));
+      piece.AddRow(PlanRow(plan.trials[i], varying, degrees, note(i)));
     if (from == 0) {
       PrintMarkdown(piece, out);
     } else {

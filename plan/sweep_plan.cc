@@ -14,6 +14,7 @@
 #include "machine/device_peaks.h"
 #include "machine/rank_sharing.h"
 #include "metrics/serving.h"
+#include "model_zoo/shapes/memory_traffic.h"
 #include "model_zoo/shapes/model_config.h"
 #include "model_zoo/shapes/vae_shapes.h"
 #include "plan/comm_volume.h"
@@ -440,7 +441,10 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a, d
   if (!model) return e;
   const int forwards = c.scope == Scope::kForward ? 1 : c.steps;
   const int samples = RowsPerForward(c, *model);
-  const double flops = step_work * forwards * ForwardFlops(*model, c.image_shape(), samples);
+  // Padded heads (pad_heads) are attended over like the others: their FLOPs are run.
+  const double flops = step_work * forwards *
+                       (ForwardFlops(*model, c.image_shape(), samples) +
+                        HeadPaddingFlops(*model, c.image_shape(), samples, c.tp, c.ulysses));
   // Each rank runs its share of the rows (CFG batch halved by cfg=2) over its share of the
   // tokens (a PipeFusion patch's in a patch step).
   const double rank_rows = RowsPerRank(c, *model);
@@ -448,7 +452,8 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a, d
   const double rank_tokens = double(ImageTokens(*model, c.image_shape())) / c.sequence_size() /
                                  c.effective_pipefusion_patches() +
                              joint_text;
-  const double rank_elements = rank_rows * rank_tokens * model->hidden;
+  // Tensor parallelism: a rank's GEMMs and attention are 1 / tp as wide.
+  const double rank_elements = rank_rows * rank_tokens * model->hidden / c.tp;
   const double tflops = PlannedTflops(c, a, rank_elements);
   e.iteration_ms = flops / (tflops * 1e12) * 1000;
   if (c.quant != Quantization::kNone && a.device != "cpu") {
@@ -495,12 +500,19 @@ TrialEstimate AnalyticEstimate(const TrialConfig& c, const PlanAssumptions& a, d
       c.quant != Quantization::kNone ? double(Fp8ParameterCount(*model)) : 0.0;
   const double high_parameters =
       double(ParameterCount(*model)) - (c.schedule.empty() ? fp8_parameters : 0.0);
-  const double weights = (high_parameters * bytes + fp8_parameters) / c.pipefusion;
+  // Tensor parallelism keeps 1 / tp of the blocks' attention and MLP weights on a rank
+  // (the same layers FP8 quantizes, Fp8ParameterCount; tp and quant do not combine yet).
+  const double tp_shared = c.tp > 1 ? double(Fp8ParameterCount(*model)) * bytes : 0.0;
+  const double weights =
+      ((high_parameters * bytes + fp8_parameters) - tp_shared * (1.0 - 1.0 / c.tp)) / c.pipefusion;
   // Activations: a working set of about 16 hidden-wide tensors over this rank's tokens (flash
-  // attention keeps scores out of memory), for the samples this rank runs.
+  // attention keeps scores out of memory), for the samples this rank runs; of which tensor
+  // parallelism splits the 12 inside attention and the MLP (q, k, v, the attention's output,
+  // the MLP's 4-wide hidden and their copies) and keeps the residual stream's 4 whole.
   const double resident_tokens =
       double(ImageTokens(*model, c.image_shape()) + model->text_tokens) / c.sequence_size();
-  const double activations = 16.0 * resident_tokens * model->hidden * rank_rows * bytes;
+  const double activations =
+      (4.0 + 12.0 / c.tp) * resident_tokens * model->hidden * rank_rows * bytes;
   double working = activations;
   if (c.scope == Scope::kPipeline && model->video()) {
     const double decode =

@@ -155,6 +155,9 @@ std::string ResultsView(int version) {
   json_extract(t.config_json, '$.schedule') AS schedule,
   m.attention_ran AS attention_ran,
   m.steps_json AS step_kernels)sql";
+  if (version >= 23)  // before the metric columns, which grow with the metric table
+    extra += R"sql(,
+  COALESCE(json_extract(t.config_json, '$.tp'), 1) AS tp)sql";
   if (version >= 22)
     for (const std::string& name : MetricColumnsOfView())  // valid SQL identifiers
       extra += fmt::format(

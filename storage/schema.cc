@@ -408,6 +408,13 @@ void MigrateToV22(sqlite3* db) {
   Exec(db, ResultsView(22).c_str());
 }
 
+// Schema version 23: the view gains tp (the tensor-parallel degree, 1 when a trial's
+// configuration does not name it), before the metric columns; no table changes.
+void MigrateToV23(sqlite3* db) {
+  Exec(db, "DROP VIEW results;");
+  Exec(db, ResultsView(23).c_str());
+}
+
 // kMigrations[v - 1] takes a database from version v - 1 to v. A schema change is a function
 // above and a line here and in the history below; nothing else records the version.
 //
@@ -456,12 +463,13 @@ void MigrateToV22(sqlite3* db) {
 //  22: the view gains a column per metric of the metric table held by name (metric_values);
 //      a database whose view lacks a metric of this build's table has it created again on
 //      open (MigrateSchema), without a new version.
+//  23: the view gains tp (tensor parallelism) before the metric columns.
 using Migration = void (*)(sqlite3*);
 constexpr Migration kMigrations[] = {
     MigrateToV1,  MigrateToV2,  MigrateToV3,  MigrateToV4,  MigrateToV5,  MigrateToV6,
     MigrateToV7,  MigrateToV8,  MigrateToV9,  MigrateToV10, MigrateToV11, MigrateToV12,
     MigrateToV13, MigrateToV14, MigrateToV15, MigrateToV16, MigrateToV17, MigrateToV18,
-    MigrateToV19, MigrateToV20, MigrateToV21, MigrateToV22};
+    MigrateToV19, MigrateToV20, MigrateToV21, MigrateToV22, MigrateToV23};
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include "machine/energy_counter.h"
 #include "metrics/measurement.h"
 #include "model_zoo/families/dit_model.h"
+#include "model_zoo/families/family_models.h"
 #include "model_zoo/families/latent_decoder.h"
 #include "model_zoo/families/step_cache.h"
 #include "model_zoo/layers/fp8_linear.h"
@@ -67,9 +68,12 @@ ModelConfig ResolvedModel(const TrialConfig& config) {
 
 // Copies the folder's tensors into `module` (every rank reads the same files): the files
 // diffusers would load for the trial's weights variant.
-void LoadWeights(torch::nn::Module& module, const std::string& dir, const std::string& variant) {
+// Under tensor parallelism `module`'s split layers are this rank's shards (`shard`): only their
+// bytes are copied.
+void LoadWeights(torch::nn::Module& module, const std::string& dir, const std::string& variant,
+                 const ShardPlacement& shard = {}) {
   WeightsFolder folder = ReadWeightsFolder(dir);
-  LoadDiffusersWeights(module, folder.config, ReadDiffusersTensors(dir, variant), dir);
+  LoadDiffusersWeights(module, folder.config, ReadDiffusersTensors(dir, variant), dir, shard);
 }
 
 // Everything one rank needs to run iterations: model, inputs and sampler, for any family.
@@ -90,7 +94,14 @@ class DitRank {
     // Built in the trial's dtype, then moved: the host never holds an fp32 copy of a bf16 model.
     model_ = MakeDitModel(ResolvedModel(config), dtype_,
                           config.weights.empty() ? Weights::kSeeded : Weights::kLoaded);
-    if (!config.weights.empty()) LoadWeights(model_->module(), config.weights, config.weights_variant);
+    // Tensor parallelism: the split layers keep this rank's shard (seeded weights are drawn
+    // whole, as on one rank, then cut), before anything reaches the device.
+    TensorShards shards;
+    const ShardPlacement shard =
+        TensorParallelPlacement(model_->config(), parallel.tensor_parallel(), shards);
+    ShardParameters(model_->module(), shard);
+    if (!config.weights.empty())
+      LoadWeights(model_->module(), config.weights, config.weights_variant, shard);
     model_->module().to(device, dtype_);
     model_->module().eval();
     if (config.quant != Quantization::kNone) QuantizeLinears(device);

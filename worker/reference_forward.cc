@@ -19,6 +19,7 @@
 
 #include "experiments/trial.h"
 #include "model_zoo/families/dit_model.h"
+#include "model_zoo/families/family_models.h"
 #include "model_zoo/families/flux.h"
 #include "model_zoo/families/latent_decoder.h"
 #include "model_zoo/shapes/diffusers_config.h"
@@ -194,7 +195,11 @@ Forward PrepareTransformer(DiffusersModel& model, Inputs& inputs, const std::str
   inputs.RefuseOthers(model.class_name);
 
   std::shared_ptr<DitModel> dit = MakeDitModel(model.config, dtype, Weights::kLoaded);
-  LoadDiffusersWeights(dit->module(), model, ReadDiffusersTensors(where, variant), where);
+  TensorShards shards;  // tensor parallelism: this rank reads its shard of the split layers
+  const ShardPlacement shard =
+      TensorParallelPlacement(model.config, parallel.tensor_parallel(), shards);
+  ShardParameters(dit->module(), shard);
+  LoadDiffusersWeights(dit->module(), model, ReadDiffusersTensors(where, variant), where, shard);
   dit->module().to(device, dtype);
   dit->module().eval();
   auto options = torch::TensorOptions().dtype(dtype).device(device);
@@ -290,10 +295,11 @@ int RunReferenceForward(const ReferenceForwardOptions& options) {
     if (!precision)
       throw std::invalid_argument("--precision " + options.precision +
                                   ": expected fp32, tf32, bf16 or fp16");
-    if (options.ulysses < 1 || options.ring < 1 ||
-        options.ulysses * options.ring != env.world_size)
+    if (options.ulysses < 1 || options.ring < 1 || options.tp < 1 ||
+        options.ulysses * options.ring * options.tp != env.world_size)
       throw std::invalid_argument("--ulysses " + std::to_string(options.ulysses) + " x --ring " +
-                                  std::to_string(options.ring) + " must equal WORLD_SIZE " +
+                                  std::to_string(options.ring) + " x --tp " +
+                                  std::to_string(options.tp) + " must equal WORLD_SIZE " +
                                   std::to_string(env.world_size));
     const torch::ScalarType dtype = ApplyPrecision(*precision);
     const bool cuda = torch::cuda::is_available();
@@ -304,7 +310,7 @@ int RunReferenceForward(const ReferenceForwardOptions& options) {
     }
     const c10::intrusive_ptr<c10d::Store> store = RendezvousStore(env);
     ParallelContext parallel(
-        ParallelDegrees{1, 1, 1, options.ring, options.ulysses}, env.rank, store,
+        ParallelDegrees{1, 1, 1, options.ring, options.ulysses, options.tp}, env.rank, store,
         [cuda](const auto& s, int rank, int size) { return CreateBackend(s, rank, size, cuda); });
 
     c10::InferenceMode inference;

@@ -10,10 +10,11 @@
 // [B, C, F, H, W], encoder_hidden_states, timestep; HunyuanVideo the same with
 // pooled_projections, guidance (as its pipeline passes it: guidance_scale x 1000) and
 // encoder_attention_mask (ones, then zeros for padding: each row attends to its prompt's tokens
-// only, one forward per row when their lengths differ); a VAE latent_sample ([B, C, h, w], or [B, C, F, h, w] for a video VAE), decoded as
-// the class's decode does (no scaling). Output: `sample` in fp32, written by world rank 0.
+// only, one forward per row when their lengths differ); a VAE latent_sample ([B, C, h, w], or [B,
+// C, F, h, w] for a video VAE), decoded as the class's decode does (no scaling). Output: `sample`
+// in fp32, written by world rank 0.
 //
-// Ranks: torchrun's environment (WORLD_SIZE = ulysses x ring), as `ditbench run` starts them.
+// Ranks: torchrun's environment (WORLD_SIZE = ulysses x ring x tp), as `ditbench run` starts them.
 #pragma once
 
 #include <filesystem>
@@ -27,6 +28,7 @@ struct ReferenceForwardOptions {
   std::filesystem::path output;
   int ulysses = 1;
   int ring = 1;
+  int tp = 1;  // tensor parallelism: each rank loads its shard of the split layers
   std::string precision = "fp32";  // fp32, tf32, bf16, fp16
   std::string variant;  // diffusers' weights variant: which files of the folder (diffusers_files.h)
   int vae_tile = 0;  // a VAE folder: decode in tiles of this many pixels (model_zoo/families/vae_tiles.h)

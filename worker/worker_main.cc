@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   app.add_option("--output", forward.output, "--forward: where rank 0 writes `sample`");
   app.add_option("--ulysses", forward.ulysses, "--forward: Ulysses degree");
   app.add_option("--ring", forward.ring, "--forward: ring degree");
+  app.add_option("--tp", forward.tp, "--forward: tensor-parallel degree");
   app.add_option("--precision", forward.precision, "--forward: fp32, tf32, bf16 or fp16");
   app.add_option("--vae-tile", forward.vae_tile, "--forward, a VAE folder: tile size in pixels");
   app.add_option("--variant", forward.variant,

@@ -43,17 +43,22 @@ torch::Tensor PixArtBlockImpl::forward(const torch::Tensor& x, const torch::Tens
   const auto &shift_msa = mod[0], &scale_msa = mod[1], &gate_msa = mod[2];
   const auto &shift_mlp = mod[3], &scale_mlp = mod[4], &gate_mlp = mod[5];
 
+  // Under tensor parallelism (model_zoo/weights/weight_shard.h) the projections hold this
+  // rank's heads (-1 below: heads / tp) and the output projections' partial sums are reduced.
   auto h = Modulate(norm1_(x), shift_msa, scale_msa);
-  auto attn = parallel.Attend(Qkv::FromPacked(Dense(qkv_, h).view({b, n, 3, heads_, hd}))).image;
-  auto out = GatedResidual(x, gate_msa, Dense(attn_out_, attn.reshape({b, n, d})));
+  auto attn = parallel.Attend(Qkv::FromPacked(Dense(qkv_, h).view({b, n, 3, -1, hd}))).image;
+  auto out = GatedResidual(
+      x, gate_msa, parallel.ReduceTensorParallel(Dense(attn_out_, attn.reshape({b, n, -1}))));
 
   // Cross-attention: local queries against the full text; no communication needed.
-  auto q = Dense(cross_q_, out).view({b, n, heads_, hd});
-  auto kv = Dense(cross_kv_, text).view({b, t, 2, heads_, hd}).unbind(2);
-  out = out + Dense(cross_out_, Attention(q, kv[0], kv[1]).reshape({b, n, d}));
+  auto q = Dense(cross_q_, out).view({b, n, -1, hd});
+  auto kv = Dense(cross_kv_, text).view({b, t, 2, -1, hd}).unbind(2);
+  out = out + parallel.ReduceTensorParallel(
+                  Dense(cross_out_, Attention(q, kv[0], kv[1]).reshape({b, n, -1})));
 
   h = Modulate(norm2_(out), shift_mlp, scale_mlp);
-  return GatedResidual(out, gate_mlp, Dense(fc2_, DenseGelu(fc1_, h)));
+  return GatedResidual(out, gate_mlp,
+                       parallel.ReduceTensorParallel(Dense(fc2_, DenseGelu(fc1_, h))));
 }
 
 PixArtTransformerImpl::PixArtTransformerImpl(const ModelConfig& c) : config_(c) {

@@ -4,8 +4,9 @@ namespace ditbench {
 
 Qkv ProjectQkv(const torch::nn::Linear& qkv, const torch::Tensor& x, int64_t heads,
                RmsNorm* norm_q, RmsNorm* norm_k, const RotaryTable* rotary) {
+  // Under tensor parallelism the projection holds this rank's heads: -1 is heads / tp.
   const int64_t b = x.size(0), n = x.size(1), d = x.size(2) / heads;
-  auto packed = Dense(qkv, x).view({b, n, 3, heads, d});
+  auto packed = Dense(qkv, x).view({b, n, 3, -1, d});
   if (!norm_q && !rotary) return Qkv::FromPacked(packed);
   auto parts = packed.unbind(2);
   auto q = norm_q ? (*norm_q)(parts[0]) : parts[0];
@@ -60,7 +61,10 @@ torch::Tensor JointBlockImpl::ModulatedImage(const torch::Tensor& image,
 void JointBlockImpl::forward(torch::Tensor& image, torch::Tensor& text, const torch::Tensor& temb,
                              const RotaryTable* image_rotary, const RotaryTable* text_rotary,
                              const ParallelContext& parallel) {
-  const int64_t b = image.size(0), n = image.size(1), t = text.size(1), d = options_.dim;
+  // Under tensor parallelism (model_zoo/weights/weight_shard.h) the attentions hold this
+  // rank's heads (-1 below: its share of the width) and each output projection's partial sum
+  // is reduced over the tp group.
+  const int64_t b = image.size(0), n = image.size(1), t = text.size(1);
   const int64_t h = options_.heads;
   auto silu = torch::silu(temb);
   // shift, scale, gate (attention); same (MLP); same (dual attention)
@@ -79,21 +83,27 @@ void JointBlockImpl::forward(torch::Tensor& image, torch::Tensor& text, const to
   Qkv text_qkv = ProjectQkv(add_qkv_, c, h, naq, nak, text_rotary);
   AttentionOutput attn = parallel.Attend(image_qkv, text_qkv);
 
-  image = GatedResidual(image, mod[2], Dense(to_out_, attn.image.reshape({b, n, d})));
+  image = GatedResidual(
+      image, mod[2], parallel.ReduceTensorParallel(Dense(to_out_, attn.image.reshape({b, n, -1}))));
   if (options_.dual_attention) {  // image tokens only, from the image as it entered the block
     RmsNorm* nq2 = options_.qk_norm ? &attn2_norm_q_ : nullptr;
     RmsNorm* nk2 = options_.qk_norm ? &attn2_norm_k_ : nullptr;
     Qkv qkv2 = ProjectQkv(attn2_qkv_, Modulate(normed, mod[6], mod[7]), h, nq2, nk2, nullptr);
-    auto attn2 = parallel.Attend(qkv2, std::nullopt, /*attention=*/1).image.reshape({b, n, d});
-    image = GatedResidual(image, mod[8], Dense(attn2_out_, attn2));
+    auto attn2 = parallel.Attend(qkv2, std::nullopt, /*attention=*/1).image.reshape({b, n, -1});
+    image = GatedResidual(image, mod[8], parallel.ReduceTensorParallel(Dense(attn2_out_, attn2)));
   }
   auto y = Modulate(norm_(image), mod[3], mod[4]);
-  image = GatedResidual(image, mod[5], Dense(ff_fc2_, DenseGelu(ff_fc1_, y)));
+  image = GatedResidual(image, mod[5],
+                        parallel.ReduceTensorParallel(Dense(ff_fc2_, DenseGelu(ff_fc1_, y))));
   if (options_.context_pre_only) return;
 
-  text = GatedResidual(text, cmod[2], Dense(to_add_out_, attn.text.reshape({b, t, d})));
+  text = GatedResidual(
+      text, cmod[2],
+      parallel.ReduceTensorParallel(Dense(to_add_out_, attn.text.reshape({b, t, -1}))));
   auto z = Modulate(norm_(text), cmod[3], cmod[4]);
-  text = GatedResidual(text, cmod[5], Dense(ff_context_fc2_, DenseGelu(ff_context_fc1_, z)));
+  text = GatedResidual(
+      text, cmod[5],
+      parallel.ReduceTensorParallel(Dense(ff_context_fc2_, DenseGelu(ff_context_fc1_, z))));
   if (text.scalar_type() == torch::kHalf) text = text.clamp(-65504, 65504);
 }
 

@@ -15,13 +15,16 @@ SingleStreamBlockImpl::SingleStreamBlockImpl(int64_t dim, int64_t heads, int64_t
 SingleStreamBlockImpl::Prepared SingleStreamBlockImpl::Prepare(const torch::Tensor& x,
                                                                const torch::Tensor& shift,
                                                                const torch::Tensor& scale,
-                                                               const RotaryTable& rotary) {
+                                                               const RotaryTable& rotary,
+                                                               int64_t tp) {
+  // Under tensor parallelism the weight holds this rank's share of each part: 1 / tp of the
+  // heads, then of the MLP.
   const int64_t b = x.size(0), n = x.size(1), hd = dim_ / heads_;
   auto h = Modulate(norm_(x), shift, scale);
   // One weight, two GEMMs over its row blocks: Q/K/V, and the MLP with GELU as its epilogue.
   auto qkv =
-      DenseRows(qkv_mlp_, h, 0, 3 * dim_, Epilogue::kNone).view({b, n, 3, heads_, hd}).unbind(2);
-  auto mlp = DenseRows(qkv_mlp_, h, 3 * dim_, mlp_dim_, Epilogue::kGeluTanh);
+      DenseRows(qkv_mlp_, h, 0, 3 * dim_ / tp, Epilogue::kNone).view({b, n, 3, -1, hd}).unbind(2);
+  auto mlp = DenseRows(qkv_mlp_, h, 3 * dim_ / tp, mlp_dim_ / tp, Epilogue::kGeluTanh);
   auto q = ApplyRotary(norm_q_(qkv[0]), rotary);
   auto k = ApplyRotary(norm_k_(qkv[1]), rotary);
   return {Qkv::FromPacked(torch::stack({q, k, qkv[2]}, 2)), mlp};
@@ -32,13 +35,15 @@ void SingleStreamBlockImpl::forward(torch::Tensor& image, torch::Tensor& text,
                                     const RotaryTable& text_rotary,
                                     const ParallelContext& parallel) {
   auto mod = Dense(norm_linear_, torch::silu(temb)).chunk(3, 1);  // shift, scale, gate
-  Prepared img = Prepare(image, mod[0], mod[1], image_rotary);
-  Prepared txt = Prepare(text, mod[0], mod[1], text_rotary);
+  const int64_t tp = parallel.tensor_parallel().size;
+  Prepared img = Prepare(image, mod[0], mod[1], image_rotary, tp);
+  Prepared txt = Prepare(text, mod[0], mod[1], text_rotary, tp);
   AttentionOutput attn = parallel.Attend(img.qkv, txt.qkv);
   auto finish = [&](const torch::Tensor& x, const torch::Tensor& attended,
                     const torch::Tensor& mlp) {
-    auto a = attended.reshape({x.size(0), x.size(1), dim_});
-    auto out = GatedResidual(x, mod[2], Dense(proj_out_, torch::cat({a, mlp}, 2)));
+    auto a = attended.reshape({x.size(0), x.size(1), -1});
+    auto out = GatedResidual(
+        x, mod[2], parallel.ReduceTensorParallel(Dense(proj_out_, torch::cat({a, mlp}, 2))));
     return out.scalar_type() == torch::kHalf ? out.clamp(-65504, 65504) : out;
   };
   image = finish(image, attn.image, img.mlp);

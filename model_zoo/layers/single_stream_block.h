@@ -33,13 +33,14 @@ class SingleStreamBlockImpl : public torch::nn::Module {
                const ParallelContext& parallel);
 
  private:
-  // Everything before attention for one part of the sequence.
+  // Everything before attention for one part of the sequence; `tp`: the ranks that share the
+  // fused projection (tensor parallelism), each holding 1 / tp of every part.
   struct Prepared {
     Qkv qkv;
     torch::Tensor mlp;
   };
   Prepared Prepare(const torch::Tensor& x, const torch::Tensor& shift, const torch::Tensor& scale,
-                   const RotaryTable& rotary);
+                   const RotaryTable& rotary, int64_t tp);
 
   int64_t dim_, heads_, mlp_dim_;
   torch::nn::Linear norm_linear_{nullptr};

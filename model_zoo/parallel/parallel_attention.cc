@@ -76,25 +76,42 @@ class SequenceParallelAttention final : public AttentionStrategy {
                          const KvCacheSlot* slot) const override {
     const int64_t p = ulysses_.size, h = image.q.size(2);
     if (p == 1) return AttendAcrossRing(image.q, image.k, image.v, joint, slot);
-    TORCH_CHECK(h % p == 0, "heads ", h, " not divisible by the Ulysses degree ", p);
+    // Heads the Ulysses degree does not divide are padded with zero heads to the next multiple
+    // (`pad_heads`, experiments/trial.h): a zero query and key attend uniformly over zero
+    // values, so a padded head's output is zero and is dropped; the others are exact.
+    const int64_t hp = (h + p - 1) / p * p;
+    const auto padded = [h, hp](const torch::Tensor& x, int64_t dim) {
+      if (hp == h) return x;
+      std::vector<int64_t> pad(2 * (x.dim() - dim), 0);
+      pad.back() = hp - h;  // constant_pad_nd lists the last dimension first
+      return torch::constant_pad_nd(x, pad);
+    };
     const int64_t b = image.q.size(0), n = image.q.size(1), d = image.q.size(3);
     // [B, n, 3, P, H/P, d] -> [P, B, n, 3, H/P, d]: head chunk j goes to rank j.
-    auto qkv = image.packed.defined() ? image.packed : torch::stack({image.q, image.k, image.v}, 2);
-    auto send = qkv.view({b, n, 3, p, h / p, d}).permute({3, 0, 1, 2, 4, 5});
+    auto qkv = padded(
+        image.packed.defined() ? image.packed : torch::stack({image.q, image.k, image.v}, 2), 3);
+    auto send = qkv.view({b, n, 3, p, hp / p, d}).permute({3, 0, 1, 2, 4, 5});
     // Received chunk j holds rank j's tokens for our heads; rank order is token order.
-    auto full = AllToAll(send, ulysses_).permute({1, 0, 2, 3, 4, 5}).reshape({b, p * n, 3, h / p, d});
+    auto full =
+        AllToAll(send, ulysses_).permute({1, 0, 2, 3, 4, 5}).reshape({b, p * n, 3, hp / p, d});
     auto parts = full.unbind(2);
     std::optional<Qkv> local_joint;
     if (joint) {  // replicated text tokens: keep our heads, no communication needed
-      local_joint = Qkv{HeadSlice(joint->q, ulysses_), HeadSlice(joint->k, ulysses_),
-                        HeadSlice(joint->v, ulysses_), {}};
+      local_joint = Qkv{HeadSlice(padded(joint->q, 2), ulysses_),
+                        HeadSlice(padded(joint->k, 2), ulysses_),
+                        HeadSlice(padded(joint->v, 2), ulysses_),
+                        {}};
     }
     AttentionOutput out = AttendAcrossRing(parts[0], parts[1], parts[2], local_joint, slot);
     // [B, P, n, H/P, d] -> [P, B, n, H/P, d]: token chunk j goes back to rank j.
-    auto back = out.image.reshape({b, p, n, h / p, d}).permute({1, 0, 2, 3, 4});
+    auto back = out.image.reshape({b, p, n, hp / p, d}).permute({1, 0, 2, 3, 4});
     // Received chunk j holds our tokens for rank j's heads; rank order is head order.
-    out.image = AllToAll(back, ulysses_).permute({1, 2, 0, 3, 4}).reshape({b, n, h, d});
-    if (joint) out.text = AllGather(out.text, 2, ulysses_);  // every rank: all heads of the text
+    out.image = AllToAll(back, ulysses_).permute({1, 2, 0, 3, 4}).reshape({b, n, hp, d});
+    if (hp != h) out.image = out.image.narrow(2, 0, h);
+    if (joint) {  // every rank: all heads of the text
+      out.text = AllGather(out.text, 2, ulysses_);
+      if (hp != h) out.text = out.text.narrow(2, 0, h);
+    }
     return out;
   }
 
@@ -368,7 +385,8 @@ void AllReduce(torch::Tensor& tensor, c10d::ReduceOp::RedOpType op, const RankSu
   std::vector<torch::Tensor> tensors{tensor};
   c10d::AllreduceOptions options;
   options.reduceOp = c10d::ReduceOp(op);
-  Count(group, Bytes(tensor) * (group.size - 1));
+  // A ring all-reduce (reduce-scatter, then all-gather): each rank sends 2 (P-1)/P of it.
+  Count(group, Bytes(tensor) * 2.0 * (group.size - 1) / group.size);
   RECORD_USER_SCOPE("ditbench.collective all_reduce");
   group.backend->allreduce(tensors, options)->wait();
 }

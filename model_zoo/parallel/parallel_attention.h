@@ -38,7 +38,8 @@ namespace ditbench {
 
 // Bytes a rank sent through its collectives and point-to-point transfers: an all-to-all counts
 // (P-1)/P of its input, an all-gather P-1 times its part, a send its tensor, a broadcast root
-// (P-1) times its tensor. Shared by every subgroup of one rank.
+// (P-1) times its tensor, an all-reduce 2 (P-1)/P of its tensor (a ring all-reduce). Shared by
+// every subgroup of one rank.
 struct CommCounter {
   std::atomic<std::int64_t> bytes_sent{0};
   void Add(double bytes) { bytes_sent += static_cast<std::int64_t>(bytes); }

@@ -22,7 +22,7 @@ RankSubgroup MakeGroup(Subgroup which, const ParallelDegrees& degrees, const Ran
 
 ParallelContext::ParallelContext() {
   world_.counter = ulysses_.counter = ring_.counter = sequence_.counter = cfg_.counter =
-      pipefusion_.counter = vae_.counter = counter_;
+      pipefusion_.counter = vae_.counter = tp_.counter = counter_;
   attention_ = MakeAttentionStrategy(ulysses_, ring_);
 }
 
@@ -39,6 +39,7 @@ ParallelContext::ParallelContext(const ParallelDegrees& degrees, int rank,
   else sequence_ = MakeGroup(Subgroup::kSequence, degrees, at_, store, create, counter_);
   cfg_ = MakeGroup(Subgroup::kCfg, degrees, at_, store, create, counter_);
   pipefusion_ = MakeGroup(Subgroup::kPipeFusion, degrees, at_, store, create, counter_);
+  tp_ = MakeGroup(Subgroup::kTensor, degrees, at_, store, create, counter_);
   attention_ = MakeAttentionStrategy(ulysses_, ring_);
   TORCH_CHECK(vae_parallel >= 1 && vae_parallel <= world_.size, "vae_parallel ", vae_parallel,
               " is not from 1 to the trial's ", world_.size, " ranks");
@@ -115,6 +116,13 @@ torch::Tensor ParallelContext::GatherSequence(const torch::Tensor& local, int64_
   for (int m = 0; m < layout_patches_; ++m)
     for (const auto& rank_parts : by_rank) ordered.push_back(rank_parts[m]);
   return torch::cat(ordered, dim);
+}
+
+torch::Tensor ParallelContext::ReduceTensorParallel(torch::Tensor partial) const {
+  if (tp_.size == 1) return partial;
+  partial = partial.contiguous();
+  AllReduce(partial, c10d::ReduceOp::SUM, tp_);
+  return partial;
 }
 
 torch::Tensor ParallelContext::GatherCfg(const torch::Tensor& local, int64_t dim) const {

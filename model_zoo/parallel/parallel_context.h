@@ -47,6 +47,9 @@ class ParallelContext {
   const RankSubgroup& cfg() const { return cfg_; }
   const RankSubgroup& pipefusion() const { return pipefusion_; }
   const RankSubgroup& sequence() const { return sequence_; }
+  // The tp group: ranks holding the same tokens, each with 1 / tp of every block's heads and
+  // MLP (model_zoo/weights/weight_shard.h). Size 1 without tensor parallelism.
+  const RankSubgroup& tensor_parallel() const { return tp_; }
   // The ranks that split the VAE decode (`vae_parallel`): the first N of the world. Size 1 when
   // vae_parallel is 1 (every rank decodes the whole latent, as one) or on a rank past the
   // first N (decodes(): false).
@@ -70,6 +73,9 @@ class ParallelContext {
   // The whole sequence (or patch) from every rank's part, on every rank; a no-op in
   // whole-sequence mode.
   torch::Tensor GatherSequence(const torch::Tensor& local, int64_t dim) const;
+  // The sum of a row-parallel layer's partial outputs over the tp group, on every rank of it
+  // (an all-reduce, in place); `partial` itself without tensor parallelism.
+  torch::Tensor ReduceTensorParallel(torch::Tensor partial) const;
   // Both CFG halves along `dim` (rows [0, B) negative, [B, 2B) prompt) on every rank.
   torch::Tensor GatherCfg(const torch::Tensor& local, int64_t dim) const;
 
@@ -92,7 +98,7 @@ class ParallelContext {
  private:
   ParallelDegrees degrees_;
   RankCoordinates at_;
-  RankSubgroup world_, ulysses_, ring_, sequence_, cfg_, pipefusion_, vae_;
+  RankSubgroup world_, ulysses_, ring_, sequence_, cfg_, pipefusion_, vae_, tp_;
   bool decodes_ = true;
   std::unique_ptr<AttentionStrategy> attention_;
   std::shared_ptr<CommCounter> counter_ = std::make_shared<CommCounter>();

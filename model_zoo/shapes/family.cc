@@ -30,4 +30,13 @@ const FamilyShapes& ShapesOf(ModelFamily family) {
   return FamilyShapesTable().at(static_cast<std::size_t>(family));
 }
 
+bool TensorParallelFamily(ModelFamily family) { return ShapesOf(family).tensor_parallel; }
+
+std::string TensorParallelFamilies() {
+  std::string names;
+  for (const FamilyShapes& f : FamilyShapesTable())
+    if (f.tensor_parallel) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  return names;
+}
+
 }  // namespace ditbench

@@ -39,7 +39,14 @@ struct FamilyShapes {
   // Whether model_zoo/families/family_models.cc has its LibTorch module: without one its trials
   // are planned (shapes, cost, memory) but refused as unsupported before launch.
   bool has_module;
+  // Whether its module splits heads and MLP over a `tp` degree (model_zoo/parallel/
+  // tensor_parallel.h): without it a trial with tp above 1 is refused before launch.
+  bool tensor_parallel;
 };
+
+// Whether `family`'s module takes a tp degree, and those that do ("pixart, sd3"), for errors.
+bool TensorParallelFamily(ModelFamily family);
+std::string TensorParallelFamilies();
 
 // The `problem` of a family without single-stream blocks: a model that sets single_blocks.
 std::string NoSingleStreamBlocks(const ModelConfig& model);

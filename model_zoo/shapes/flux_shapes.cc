@@ -89,8 +89,17 @@ std::string Problem(const ModelConfig& m) {
 }  // namespace
 
 FamilyShapes FluxShapes() {
-  return {ModelFamily::kFlux, "flux", "FluxTransformer2DModel", "joint_attention_dim",
-          Presets, FromDiffusers, Problem, Flops, Parameters, /*has_module=*/true};
+  return {ModelFamily::kFlux,
+          "flux",
+          "FluxTransformer2DModel",
+          "joint_attention_dim",
+          Presets,
+          FromDiffusers,
+          Problem,
+          Flops,
+          Parameters,
+          /*has_module=*/true,
+          /*tensor_parallel=*/true};
 }
 
 }  // namespace ditbench

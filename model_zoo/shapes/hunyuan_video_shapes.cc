@@ -134,8 +134,17 @@ std::string Problem(const ModelConfig& m) {
 }  // namespace
 
 FamilyShapes HunyuanVideoShapes() {
-  return {ModelFamily::kHunyuanVideo, "hunyuanvideo", "HunyuanVideoTransformer3DModel", "text_embed_dim",
-          Presets, FromDiffusers, Problem, Flops, Parameters, /*has_module=*/true};
+  return {ModelFamily::kHunyuanVideo,
+          "hunyuanvideo",
+          "HunyuanVideoTransformer3DModel",
+          "text_embed_dim",
+          Presets,
+          FromDiffusers,
+          Problem,
+          Flops,
+          Parameters,
+          /*has_module=*/true,
+          /*tensor_parallel=*/true};
 }
 
 }  // namespace ditbench

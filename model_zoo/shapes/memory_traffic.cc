@@ -22,4 +22,20 @@ ForwardElements ForwardMemoryElements(const ModelConfig& m, const ImageShape& sh
   return e;
 }
 
+int PaddedHeads(int heads, int tp, int ulysses) {
+  const int per_rank = heads / tp;
+  return (per_rank + ulysses - 1) / ulysses * ulysses * tp;
+}
+
+double HeadPaddingFlops(const ModelConfig& m, const ImageShape& shape, int samples, int tp,
+                        int ulysses) {
+  const int padded = PaddedHeads(m.heads, tp, ulysses);
+  if (padded == m.heads) return 0;
+  const double n = double(ImageTokens(m, shape)), t = m.text_tokens;
+  const double l = m.text_attention == TextAttention::kJoint ? n + t : n;
+  // Scores of one padded head over every attention Ulysses splits.
+  const double per_head = m.total_blocks() * l * l + m.dual_attention_blocks() * n * n;
+  return 4.0 * m.head_dim() * per_head * (padded - m.heads) * samples;
+}
+
 }  // namespace ditbench

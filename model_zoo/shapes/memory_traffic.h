@@ -27,4 +27,16 @@ struct ForwardElements {
 ForwardElements ForwardMemoryElements(const ModelConfig& model, const ImageShape& shape,
                                       int samples);
 
+// The heads every tp rank attends with under Ulysses `ulysses` inside tensor parallelism `tp`,
+// times tp: heads / tp rounded up to a multiple of ulysses (`pad_heads`: a Ulysses degree that
+// does not divide them attends over zero heads besides). `heads` when nothing is padded.
+// REQUIRES: tp divides heads; tp, ulysses >= 1.
+int PaddedHeads(int heads, int tp, int ulysses);
+
+// FLOPs one forward over `samples` samples of `shape` spends on padded heads: the attention
+// matmuls (4 x head_dim per score) of every self- or joint attention Ulysses splits (PixArt's
+// cross-attention and HunyuanVideo's token refiner are not split, nor padded). 0 unpadded.
+double HeadPaddingFlops(const ModelConfig& model, const ImageShape& shape, int samples, int tp,
+                        int ulysses);
+
 }  // namespace ditbench

@@ -24,7 +24,8 @@ std::string AboveOne(const ParallelDegrees& degrees, std::string_view separator,
 std::string ShortDegreesLabel(const ParallelDegrees& degrees) {
   std::string text;
   for (const DegreeInfo& d : kDegreeTable)
-    text += fmt::format("{}{}{}", text.empty() ? "" : " ", d.short_label, degrees.*d.member);
+    if (Listed(d, degrees))
+      text += fmt::format("{}{}{}", text.empty() ? "" : " ", d.short_label, degrees.*d.member);
   return text;
 }
 
@@ -39,7 +40,8 @@ std::string StrategyName(const ParallelDegrees& degrees) {
 std::string LayoutProduct(const ParallelDegrees& degrees) {
   std::string text;
   for (auto d = kDegreeTable.rbegin(); d != kDegreeTable.rend(); ++d)
-    text += fmt::format("{}{} {}", text.empty() ? "" : " x ", d->name, degrees.*d->member);
+    if (Listed(*d, degrees))
+      text += fmt::format("{}{} {}", text.empty() ? "" : " x ", d->name, degrees.*d->member);
   return text;
 }
 

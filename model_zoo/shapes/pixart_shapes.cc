@@ -118,8 +118,11 @@ std::int64_t Parameters(const ModelConfig& m) {
 }  // namespace
 
 FamilyShapes PixArtShapes() {
-  return {ModelFamily::kPixArt, "pixart", "PixArtTransformer2DModel", "caption_channels",
-          Presets, FromDiffusers, NoSingleStreamBlocks, Flops, Parameters, /*has_module=*/true};
+  return {ModelFamily::kPixArt,    "pixart", "PixArtTransformer2DModel",
+          "caption_channels",      Presets,  FromDiffusers,
+          NoSingleStreamBlocks,    Flops,    Parameters,
+          /*has_module=*/true,
+          /*tensor_parallel=*/true};
 }
 
 }  // namespace ditbench

@@ -96,8 +96,11 @@ std::int64_t Parameters(const ModelConfig& m) { return JointParameterCount(m, Bl
 }  // namespace
 
 FamilyShapes SD3Shapes() {
-  return {ModelFamily::kMmDit, "mmdit", "SD3Transformer2DModel", "joint_attention_dim",
-          Presets, FromDiffusers, NoSingleStreamBlocks, Flops, Parameters, /*has_module=*/true};
+  return {ModelFamily::kMmDit,     "mmdit", "SD3Transformer2DModel",
+          "joint_attention_dim",   Presets, FromDiffusers,
+          NoSingleStreamBlocks,    Flops,   Parameters,
+          /*has_module=*/true,
+          /*tensor_parallel=*/true};
 }
 
 }  // namespace ditbench

@@ -208,8 +208,17 @@ std::string Problem(const ModelConfig& m) {
 }  // namespace
 
 FamilyShapes WanShapes() {
-  return {ModelFamily::kWan, "wan", "WanTransformer3DModel", "text_dim",
-          Presets, FromDiffusers, Problem, Flops, Parameters, /*has_module=*/true};
+  return {ModelFamily::kWan,
+          "wan",
+          "WanTransformer3DModel",
+          "text_dim",
+          Presets,
+          FromDiffusers,
+          Problem,
+          Flops,
+          Parameters,
+          /*has_module=*/true,
+          /*tensor_parallel=*/false};
 }
 
 }  // namespace ditbench

@@ -33,11 +33,13 @@ const WeightRules& RulesFor(const DiffusersModel& model) {
   return rules;
 }
 
-std::string Shape(const torch::Tensor& t) {
+std::string Shape(at::IntArrayRef sizes) {
   std::string s = "[";
-  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
+  for (std::size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
   return s + "]";
 }
+
+std::string Shape(const torch::Tensor& t) { return Shape(t.sizes()); }
 
 // The VAE attention's names before diffusers 0.14 (query, key, value, proj_attn), which older
 // folders still hold and diffusers converts when it loads them: the old name of `name`, or "".
@@ -92,13 +94,19 @@ NamedTensors ReadDiffusersTensors(const std::filesystem::path& dir, const std::s
 }
 
 void LoadDiffusersWeights(torch::nn::Module& module, const DiffusersModel& model,
-                          const NamedTensors& tensors, const std::string& where) {
+                          const NamedTensors& tensors, const std::string& where,
+                          const ShardPlacement& shard) {
   torch::NoGradGuard no_grad;
   std::set<std::string> used;
   for (auto& item : module.named_parameters(/*recurse=*/true)) {
     const auto sources = DiffusersSources(model, item.key());
     if (sources.empty())
       throw std::logic_error("no diffusers name for ditbench's parameter '" + item.key() + "'");
+    // A tensor-parallel shard is checked against the whole layer's shape, then cut from the
+    // (mapped) tensors: only its bytes are read.
+    const WeightShard* rule = shard.RuleFor(item.key());
+    const std::vector<int64_t> whole = WholeSizes(shard, item.key(), item.value().sizes());
+    const at::IntArrayRef want(whole);
     std::vector<torch::Tensor> parts;
     std::string names;
     for (std::string source : sources) {
@@ -111,20 +119,32 @@ void LoadDiffusersWeights(torch::nn::Module& module, const DiffusersModel& model
         throw std::invalid_argument(where + ": missing tensor '" + source + "' (" +
                                     model.class_name + " with this config.json has it)");
       const auto& part = it->second;
-      const auto want = item.value().sizes();
       if (part.dim() != int64_t(want.size()) || part.sizes().slice(1) != want.slice(1))
-        throw std::invalid_argument(where + ": tensor '" + source + "' has shape " +
-                                    Shape(part) + ", config.json implies " +
-                                    (sources.size() == 1 ? Shape(item.value())
-                                                         : "a part of " + Shape(item.value())));
+        throw std::invalid_argument(
+            where + ": tensor '" + source + "' has shape " + Shape(part) +
+            ", config.json implies " +
+            (sources.size() == 1 ? Shape(want) : "a part of " + Shape(want)));
       parts.push_back(part);
       used.insert(source);
       names += (names.empty() ? "" : " + ") + source;
     }
-    auto value = parts.size() == 1 ? parts[0] : torch::cat(parts, 0);
-    if (value.sizes() != item.value().sizes())
-      throw std::invalid_argument(where + ": tensor '" + names + "' has shape " + Shape(value) +
-                                  ", config.json implies " + Shape(item.value()));
+    std::vector<int64_t> joined(want.begin(), want.end());  // the parts' shape, concatenated
+    if (!joined.empty()) {
+      joined[0] = 0;
+      for (const auto& part : parts) joined[0] += part.size(0);
+    }
+    if (joined != whole)
+      throw std::invalid_argument(where + ": tensor '" + names + "' has shape " + Shape(joined) +
+                                  ", config.json implies " + Shape(want));
+    const bool is_bias =
+        item.key().size() >= 5 && item.key().compare(item.key().size() - 5, 5, ".bias") == 0;
+    torch::Tensor value;
+    if (!rule)
+      value = parts.size() == 1 ? parts[0] : torch::cat(parts, 0);
+    else if (parts.size() == 1)
+      value = ShardOf(parts[0], *rule, is_bias, shard.rank, shard.size);
+    else
+      value = ShardOfParts(parts, *rule, is_bias, shard.rank, shard.size);
     item.value().copy_(value);
   }
   for (const auto& [name, tensor] : tensors)

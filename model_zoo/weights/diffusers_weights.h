@@ -20,6 +20,7 @@
 
 #include "model_zoo/shapes/diffusers_config.h"
 #include "model_zoo/weights/safetensors.h"
+#include "model_zoo/weights/weight_shard.h"
 
 namespace ditbench {
 
@@ -36,8 +37,11 @@ NamedTensors ReadDiffusersTensors(const std::filesystem::path& dir,
 
 // Copies `tensors` into `module`'s parameters (cast to each parameter's dtype). `module` is the
 // model zoo's module for `model` (MakeDitModel(model.config)'s module, or a VaeDecoder).
-// `where` names the folder in errors.
+// `where` names the folder in errors. With a tensor-parallel `shard`, `module`'s split
+// parameters are already shards (ShardParameters): each gets its shard of the tensors, which
+// are checked against the whole layer's shape.
 void LoadDiffusersWeights(torch::nn::Module& module, const DiffusersModel& model,
-                          const NamedTensors& tensors, const std::string& where);
+                          const NamedTensors& tensors, const std::string& where,
+                          const ShardPlacement& shard = {});
 
 }  // namespace ditbench

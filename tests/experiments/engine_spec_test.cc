@@ -249,7 +249,7 @@ TEST(EngineSpecTest, AnEngineRunsOnlyTheDegreesItsCommandPassesOn) {
             "cfg=2: this engine's command passes on no degree (engine.degrees)");
   EXPECT_THAT(FirstError(Sweep(std::string(kEngine) + "  degrees: [ulyses]\n")),
               HasSubstr("'degrees': expected a list of distinct degrees the engine takes, each "
-                        "one of ulysses, ring, pipefusion, cfg, dp"));
+                        "one of tp, ulysses, ring, pipefusion, cfg, dp"));
 }
 
 TEST(EngineSpecTest, AnEngineServesALoadAndEachShapeOfItsMixIsJudgedAsAnEngineTrial) {

@@ -43,7 +43,7 @@ constexpr std::size_t AggregateInitializers() {
 // TrialConfig's own members (its ParallelDegrees base aside). A new member fails to compile
 // here: give it a row in experiments/trial_fields.cc (or say below which row holds it), then
 // count it.
-constexpr std::size_t kTrialConfigMembers = 34;
+constexpr std::size_t kTrialConfigMembers = 35;
 static_assert(AggregateInitializers<TrialConfig>() == 1 + kTrialConfigMembers,
               "TrialConfig has a member the field table does not know: add its row to "
               "experiments/trial_fields.cc, a sample below, and count it here");
@@ -66,6 +66,7 @@ const std::map<std::string, nlohmann::json>& Samples() {
       {"frames", 17},
       {"graph", "cuda_graph"},
       {"model", "pixart-alpha-tiny"},
+      {"pad_heads", true},
       {"pipefusion_patches", 4},
       {"pipefusion_warmup_steps", 2},
       {"precision", "fp16"},
@@ -262,6 +263,7 @@ TEST(TrialFieldsTest, IdentityDefaultsAreFrozen) {
       {"seed", 0},
       {"serve", "none"},
       {"steps", 20},
+      {"tp", 1},
       {"ulysses", 1},
       {"vae_parallel", 1},
       {"vae_tile", 0},

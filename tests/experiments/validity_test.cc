@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model_zoo/shapes/memory_traffic.h"
 #include "tests/support/temp_dir.h"
 
 namespace ditbench::validity_test {
@@ -21,6 +22,75 @@ TEST(ValidityTest, PixArtHeadsRefuseUlyssesThree) {
   auto reason = InvalidReason(PixArt(1024, 3), {8, true});
   ASSERT_TRUE(reason);
   EXPECT_NE(reason->find("16 heads are not divisible by ulysses=3"), std::string::npos) << *reason;
+}
+
+// Tensor parallelism: heads split over tp, then over Ulysses inside each tp rank's heads; a
+// family whose module does not split, PipeFusion and FP8 are refused, each saying why.
+TEST(ValidityTest, TensorParallelismSplitsHeadsAndRefusesWhatItDoesNotBuild) {
+  TrialConfig c = PixArt(1024, 2);
+  c.tp = 2;
+  EXPECT_EQ(InvalidReason(c, {8, true}), std::nullopt);
+  c.tp = 3;
+  c.ulysses = 1;
+  auto reason = InvalidReason(c, {8, true});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("16 heads are not divisible by tp=3"), std::string::npos) << *reason;
+  c.tp = 4;
+  c.ulysses = 8;
+  reason = InvalidReason(c, {64, true});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("tp x ulysses = 32"), std::string::npos) << *reason;
+  c.ulysses = 1;
+  c.tp = 2;
+  c.pipefusion = 2;
+  reason = InvalidReason(c, {8, true});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("tp=2 with pipefusion=2"), std::string::npos) << *reason;
+  c.pipefusion = 1;
+  c.model = "wan2.1-t2v-1.3b";
+  c.resolution = 832;
+  c.height = 480;
+  c.frames = 81;
+  reason = InvalidReason(c, {8, true});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find(
+                "tp=2: tensor parallelism is built for pixart, mmdit, flux, hunyuanvideo so far; "
+                "wan2.1-t2v-1.3b (wan) is not among them"),
+            std::string::npos)
+      << *reason;
+}
+
+// pad_heads lets a Ulysses degree that does not divide the heads run, padded; without it the
+// refusal says what padding would cost.
+TEST(ValidityTest, PadHeadsLetsUlyssesThreeRunAndTheRefusalSaysWhatItWouldCost) {
+  TrialConfig c = PixArt(1536, 3);  // 48 patch rows: 3 ranks split them
+  auto reason = InvalidReason(c, {8, true});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("16 heads are not divisible by ulysses=3 (pad_heads: true pads them to "
+                         "18, +12.5% attention work)"),
+            std::string::npos)
+      << *reason;
+  c.pad_heads = true;
+  EXPECT_EQ(InvalidReason(c, {8, true}), std::nullopt);
+  // Inside tensor parallelism a tp rank's heads are padded: 16 / 2 = 8 over Ulysses 3 -> 9.
+  c.tp = 2;
+  EXPECT_EQ(InvalidReason(c, {8, true}), std::nullopt);
+  c.pad_heads = false;
+  reason = InvalidReason(c, {8, true});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("pad_heads: true pads them to 18"), std::string::npos) << *reason;
+  // tp itself must divide the heads: padding is Ulysses' only.
+  c.pad_heads = true;
+  c.tp = 3;
+  c.ulysses = 1;
+  reason = InvalidReason(c, {8, true});
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("16 heads are not divisible by tp=3"), std::string::npos) << *reason;
+  // The padding's FLOPs, by hand: PixArt-alpha at 1024 px, 2 padded heads of 72 over 28
+  // blocks' 4,096^2 scores, the CFG batch's 2 rows: 4 x 72 x 28 x 4096^2 x 2 x 2.
+  EXPECT_DOUBLE_EQ(HeadPaddingFlops(*FindModelPreset("pixart-alpha"), {1024, 1024, 0}, 2, 1, 3),
+                   4.0 * 72 * 28 * 4096.0 * 4096.0 * 2 * 2);
+  EXPECT_EQ(HeadPaddingFlops(*FindModelPreset("pixart-alpha"), {1024, 1024, 0}, 2, 1, 4), 0.0);
 }
 
 TEST(ValidityTest, ValidPixArtTrialPasses) {
@@ -436,7 +506,9 @@ TEST(ValidityTest, VideoTrialsFollowTheirFamilysRules) {
   u8.ulysses = 8;
   EXPECT_EQ(Invalid(u8), "");
   u8.ulysses = 16;
-  EXPECT_EQ(Invalid(u8, {16, true}), "40 heads are not divisible by ulysses=16");
+  EXPECT_EQ(Invalid(u8, {16, true}),
+            "40 heads are not divisible by ulysses=16 (pad_heads: true pads them to 48, +20.0% "
+            "attention work)");
   // 832x480 x 81 frames: 32,760 tokens; ring 16 does not split them (32760 / 16 = 2047.5).
   TrialConfig ring = Wan(832, 480, 81);
   ring.ring = 16;

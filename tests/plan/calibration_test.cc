@@ -153,7 +153,7 @@ std::vector<SelfcheckForwardRate> SplitForwards(double latency_us, const LinkPri
     double calls = 0;
     for (const double n : comm->calls) calls += n;
     LinkPrior bandwidth_only = link;
-    bandwidth_only.latency_us = {0, 0, 0};
+    bandwidth_only.latency_us = {0, 0, 0, 0};
     f.ms = kOneThreadTogether.Ms(f.gflop / 2, f.rank_elements / 2) +
            CommSeconds(*comm, bandwidth_only) * 1000 + calls * latency_us / 1000;
     points.push_back(f);
@@ -164,7 +164,7 @@ std::vector<SelfcheckForwardRate> SplitForwards(double latency_us, const LinkPri
 TEST(CalibrationTest, ACollectivesCostInPlaceComesFromTheForwardSplitByUlysses) {
   SelfcheckMeasurements m = Measured(ThreeSizes("fp32", 1, 2, kOneThreadTogether));
   m.comm = SelfcheckComm{2, 1.0, 0.5, 230};
-  const LinkPrior link{kCalibratedLinkName, {0, 0, 0}, {1.0, 0.5, 0.5}};
+  const LinkPrior link{kCalibratedLinkName, {0, 0, 0, 0}, {1.0, 0.5, 0.5, 0.5}};
   for (const auto& p : SplitForwards(900, link)) m.calibration->forward.push_back(p);
   const auto c = CalibrationFrom(m, "s", nullptr);
   ASSERT_TRUE(c);

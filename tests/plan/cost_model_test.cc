@@ -199,6 +199,31 @@ TEST_F(CostModelTest, AnAllToAllsLatencyCountsAMessagePerPeer) {
   EXPECT_EQ(per_call[4], 3.0);
 }
 
+// Tensor parallelism's all-reduces are terms of their own: calls and MiB per iteration, from the
+// same count as `plan`'s (plan/comm_volume.h), and no other collective's.
+TEST(CostModelTensorParallelTest, AllReducesArePricedPerCallAndPerMib) {
+  const std::vector<std::string>& names = CostTermNames();
+  const auto at = [&](const char* name) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    EXPECT_NE(it, names.end()) << name;
+    return std::size_t(it - names.begin());
+  };
+  TrialConfig c;
+  c.model = "pixart-alpha";
+  c.resolution = 1024;
+  c.steps = 10;
+  c.tp = 2;
+  const auto x = CostFeatures(c);
+  ASSERT_TRUE(x);
+  const auto comm = CommByKindPerStep(*FindModelPreset("pixart-alpha"), c);
+  EXPECT_DOUBLE_EQ(x->at(at("all_reduce_ms_per_call")), 10.0 * 3 * 28);
+  EXPECT_DOUBLE_EQ(x->at(at("all_reduce_ms_per_mib")),
+                   10.0 * comm->bytes[std::size_t(Collective::kAllReduce)] / 1048576.0);
+  EXPECT_EQ(x->at(at("all_to_all_ms_per_mib")), 0.0);
+  c.tp = 1;
+  EXPECT_EQ(CostFeatures(c)->at(at("all_reduce_ms_per_call")), 0.0);
+}
+
 // Two families whose time per FLOP differs: the narrow PixArt with 16-wide heads pays for its
 // attention scores and activations (model_zoo/shapes/memory_traffic.h) more per FLOP than SD3.
 // A law with those terms is recovered, and leave-one-out predicts both families; priced by

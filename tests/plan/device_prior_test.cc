@@ -11,6 +11,7 @@ namespace {
 constexpr std::size_t kA2a = std::size_t(Collective::kAllToAll);
 constexpr std::size_t kP2p = std::size_t(Collective::kSendRecv);
 constexpr std::size_t kGather = std::size_t(Collective::kAllGather);
+constexpr std::size_t kReduce = std::size_t(Collective::kAllReduce);
 
 TEST(DevicePriorTest, EfficiencyFallsAtSmallPerRankSizesAndOnFasterDevices) {
   const double small = ComputeEfficiency(989, 1e5), large = ComputeEfficiency(989, 1e9);
@@ -74,6 +75,41 @@ TEST(DevicePriorTest, CommByKindAddsUpToTheTotalAndCountsCollectives) {
     EXPECT_DOUBLE_EQ(piped->total_bytes, *CommBytesPerStep(model, p));
     EXPECT_GT(piped->calls[kP2p], 0);
   }
+}
+
+// Tensor parallelism's all-reduces, counted by hand for PixArt-alpha at 1024 px in bf16 (2
+// bytes): 4,096 tokens, hidden 1,152, the CFG batch's 2 rows, 28 blocks. Each block reduces
+// three [2, 4096, 1152] outputs (self-attention, cross-attention, MLP), each rank sending
+// 2 (tp-1)/tp of each: at tp 2, 3 x 2 x 4096 x 1152 x 2 bytes x 1 = 56,623,104 bytes a block,
+// 1,585,446,912 a step; at tp 4, 1.5 times that. With Ulysses 2 inside tp 2 a rank reduces its
+// half of the tokens, and its all-to-alls move its tp rank's half of the heads.
+TEST(DevicePriorTest, TensorParallelAllReducesAreWhatAHandCountGives) {
+  const ModelConfig model = *FindModelPreset("pixart-alpha");
+  TrialConfig c;
+  c.resolution = 1024;
+  c.tp = 2;
+  const auto comm = CommByKindPerStep(model, c);
+  ASSERT_TRUE(comm);
+  EXPECT_DOUBLE_EQ(comm->bytes[kReduce], 1585446912.0);
+  EXPECT_DOUBLE_EQ(comm->calls[kReduce], 3.0 * 28);
+  EXPECT_DOUBLE_EQ(comm->total_bytes, 1585446912.0);
+  c.tp = 4;
+  EXPECT_DOUBLE_EQ(CommByKindPerStep(model, c)->bytes[kReduce], 1.5 * 1585446912.0);
+  c.tp = 2;
+  c.ulysses = 2;
+  TrialConfig ulysses_alone = c;
+  ulysses_alone.tp = 1;
+  const auto both = CommByKindPerStep(model, c), alone = CommByKindPerStep(model, ulysses_alone);
+  EXPECT_DOUBLE_EQ(both->bytes[kReduce], 1585446912.0 / 2);
+  EXPECT_DOUBLE_EQ(both->bytes[kA2a], alone->bytes[kA2a] / 2);
+  EXPECT_DOUBLE_EQ(alone->bytes[kReduce], 0);
+  // The link prices them: more time at tp 4 than at tp 2 on the same link.
+  const LinkPrior& link = LinkFor("NVIDIA H100 80GB HBM3", 4, 8);
+  c.ulysses = 1;
+  const double two = CommSeconds(*CommByKindPerStep(model, c), link);
+  c.tp = 4;
+  EXPECT_GT(CommSeconds(*CommByKindPerStep(model, c), link), two);
+  EXPECT_GT(link.bus_gb_per_s[kReduce], 0);
 }
 
 // A wide Ulysses layout at a small size: the prior's estimate now pays per-collective latency

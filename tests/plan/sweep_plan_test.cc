@@ -306,6 +306,31 @@ TEST(SweepPlanTest, AnalyticEstimateScalesWithWorkAndDegree) {
   EXPECT_LT(es.iteration_ms, e1.iteration_ms);
 }
 
+// Tensor parallelism: each rank holds 1 / tp of the blocks' projections (bf16: 2 bytes a
+// parameter) and of the activations inside attention and the MLP; its compute is split like any
+// degree's and its all-reduces priced on the link.
+TEST(SweepPlanTest, TensorParallelismSplitsTheWeightsPlanCountsPerRank) {
+  PlanAssumptions a;
+  a.device = "NVIDIA H100 80GB HBM3";
+  a.efficiency = 0.35;
+  TrialConfig one;
+  one.model = "pixart-alpha";
+  TrialConfig two = one;
+  two.tp = 2;
+  const auto e1 = AnalyticEstimate(one, a), e2 = AnalyticEstimate(two, a);
+  const ModelConfig model = *FindModelPreset("pixart-alpha");
+  const double split_mb = 2.0 * double(Fp8ParameterCount(model)) / 1048576;
+  const double activations_mb = 16.0 * (4096 + 120) * 1152 * 2 * 2 / 1048576;
+  EXPECT_NEAR(e1.memory_mb - e2.memory_mb, split_mb / 2 + activations_mb * 6 / 16, 1e-6);
+  EXPECT_GT(e1.memory_mb - e2.memory_mb, 2.0 * ParameterCount(model) / 1048576 / 3)
+      << "a third of the weights or more";
+  const auto comm = CommByKindPerStep(model, two);
+  const double comm_ms = one.steps * CommSeconds(*comm, LinkFor(a.device, 2, 0)) * 1000;
+  EXPECT_GT(comm_ms, 0);
+  EXPECT_NEAR(e2.iteration_ms, e1.iteration_ms / 2 + comm_ms, 1e-6);
+  EXPECT_NEAR(*e2.comm_mb_per_step, comm->total_bytes / 1048576, 1e-9);
+}
+
 // Ranks that outnumber the cores time-share them: the analytic estimate bounds their compute
 // by the cores and stretches their collectives by the sharing factor, and the plan records the
 // factor each trial will run with (what the fitted model predicts it with).

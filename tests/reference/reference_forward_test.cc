@@ -92,6 +92,7 @@ double RelativeL2(const torch::Tensor& ours, const torch::Tensor& reference) {
 struct Layout {
   const char* name;
   int ulysses, ring;
+  int tp = 1;
 };
 
 struct Case {
@@ -128,8 +129,8 @@ TEST_P(ReferenceForwardTest, MatchesDiffusers) {
       isa + std::string(DITBENCH_BIN) + " forward " + (dir / "model").string() + " --inputs " +
       (dir / ("inputs" + c.inputs + ".safetensors")).string() + " --output " + out.string() +
       " --precision " + c.precision + " --ulysses " + std::to_string(c.layout.ulysses) +
-      " --ring " + std::to_string(c.layout.ring) + " --worker " + DITBENCH_WORKER + " > " +
-      log.string() + " 2>&1";
+      " --ring " + std::to_string(c.layout.ring) + " --tp " + std::to_string(c.layout.tp) +
+      " --worker " + DITBENCH_WORKER + " > " + log.string() + " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << command << "\n" << ReadAll(log);
   auto ours = ReadSafetensors(out).at("sample");
   auto fp32 = ReadSafetensors(dir / ("expected" + c.inputs + "_fp32.safetensors")).at("sample");
@@ -184,6 +185,14 @@ std::vector<Case> AllCases() {
   for (const char* model : models)
     for (const char* cap : {"AVX2", "AVX512_CORE", "AVX512_CORE_BF16"})
       cases.push_back({model, "bf16", layouts[0], cap, ""});
+  // Tensor parallelism: each rank reads its shard of the folder's split layers (PixArt's 4
+  // heads: 2 a tp rank, 1 a rank with Ulysses inside them; the joint families' 2 heads: 1).
+  for (const char* precision : {"fp32", "bf16"}) {
+    for (const char* model : {"pixart", "sd3", "sd3_dual", "flux", "hunyuan_video"})
+      cases.push_back({model, precision, Layout{"tp2", 1, 1, 2}, "", ""});
+    cases.push_back({"pixart", precision, Layout{"tp2_ulysses2", 2, 1, 2}, "", ""});
+    cases.push_back({"pixart", precision, Layout{"tp2", 1, 1, 2}, "", "_wide"});
+  }
   // The image transformers on a non-square image (make_reference.py, wide_images), the same
   // rules.
   for (const char* model : {"pixart", "sd3", "flux"}) {

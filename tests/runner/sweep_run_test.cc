@@ -488,7 +488,8 @@ TEST_F(SweepRunTest, DryRunSaysWhatIsAlreadyRecordedAndWhatWouldRun) {
   EXPECT_TRUE(launcher_.started.empty());
   const std::string text = out_.str();
   EXPECT_NE(text.find("recorded ok: kept"), std::string::npos) << text;
-  EXPECT_NE(text.find("recorded skipped: kept (4 heads are not divisible by ulysses=3)"),
+  EXPECT_NE(text.find("recorded skipped: kept (4 heads are not divisible by ulysses=3 "
+                      "(pad_heads: true pads them to 6, +50.0% attention work))"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("run (skipped earlier; fits this machine now)"), std::string::npos) << text;

@@ -101,6 +101,7 @@ TEST(ParallelEquivalenceTest, CfgParallelEqualsOneRank) {
 struct Layout {
   const char* name;
   int ulysses, ring, cfg, dp, pipefusion, patches;
+  int tp = 1;
 };
 
 class ExactStrategyTest : public ::testing::TestWithParam<Layout> {
@@ -114,6 +115,7 @@ class ExactStrategyTest : public ::testing::TestWithParam<Layout> {
     c.dp = l.dp;
     c.pipefusion = l.pipefusion;
     c.pipefusion_patches = l.patches;
+    c.tp = l.tp;
     return c;
   }
 };
@@ -155,6 +157,32 @@ void ExpectCountedCommunicationAsPredicted(const TrialConfig& c, const std::stri
   EXPECT_NEAR(counted, *predicted, 1e-9 * *predicted) << name;
 }
 
+// pad_heads: Ulysses 3 over 16 heads attends with 18, two of them zero; the output is the
+// 1-rank output, and the all-to-alls move the padded heads as plan/comm_volume.h counts them.
+// 384 px: 24 patch rows, 576 tokens, which 3 ranks split.
+TEST(ParallelEquivalenceTest, PaddedUlyssesThreeOnSixteenHeadsEqualsOneRank) {
+  TrialConfig single = Tiny(384);
+  single.model_overrides["heads"] = 16;
+  const auto reference = DenoiseOnAllRanks(single)[0];
+  TrialConfig padded = single;
+  padded.ulysses = 3;
+  padded.pad_heads = true;
+  const auto outputs = DenoiseOnAllRanks(padded);
+  ASSERT_EQ(outputs.size(), 3u);
+  for (int rank = 0; rank < 3; ++rank)
+    EXPECT_LT(RecordedRelativeL2(rank, outputs[rank], reference), 1e-5) << rank;
+  EXPECT_GT(reference.norm().item<double>(), 1.0);
+  ExpectCountedCommunicationAsPredicted(padded, "pixart_padded_ulysses3");
+  // A joint family, its replicated text's heads padded too: Flux's 4 heads over Ulysses 3.
+  TrialConfig flux = Tiny(384);
+  flux.model = "flux-dev-tiny";
+  const auto flux_reference = DenoiseOnAllRanks(flux)[0];
+  flux.ulysses = 3;
+  flux.pad_heads = true;
+  for (const auto& out : DenoiseOnAllRanks(flux)) EXPECT_LT(RelativeL2(out, flux_reference), 1e-5);
+  ExpectCountedCommunicationAsPredicted(flux, "flux_padded_ulysses3");
+}
+
 // The communication each layout's ranks really sent (the counters at every collective) is what
 // plan/comm_volume.h predicts from the shapes, which is what `plan` and the docs use.
 TEST_P(ExactStrategyTest, CountedCommunicationMatchesThePrediction) {
@@ -167,14 +195,19 @@ TEST_P(ExactStrategyTest, CountedCommunicationMatchesThePrediction) {
 
 INSTANTIATE_TEST_SUITE_P(
     Strategies, ExactStrategyTest,
-    ::testing::Values(Layout{"ring2", 1, 2, 1, 1, 1, 0}, Layout{"ring4", 1, 4, 1, 1, 1, 0},
-                      Layout{"usp2x2", 2, 2, 1, 1, 1, 0}, Layout{"cfg2_ring2", 1, 2, 2, 1, 1, 0},
-                      Layout{"dp2_ulysses2", 2, 1, 1, 2, 1, 0},
-                      Layout{"pipefusion2", 1, 1, 1, 1, 2, 2},
-                      Layout{"pipefusion4", 1, 1, 1, 1, 4, 4},
-                      Layout{"pipefusion2_ulysses2", 2, 1, 1, 1, 2, 2},
-                      Layout{"pipefusion2_ring2", 1, 2, 1, 1, 2, 2},
-                      Layout{"pipefusion2_usp2x2", 2, 2, 1, 1, 2, 4}),
+    ::testing::Values(
+        Layout{"ring2", 1, 2, 1, 1, 1, 0}, Layout{"ring4", 1, 4, 1, 1, 1, 0},
+        Layout{"usp2x2", 2, 2, 1, 1, 1, 0}, Layout{"cfg2_ring2", 1, 2, 2, 1, 1, 0},
+        Layout{"dp2_ulysses2", 2, 1, 1, 2, 1, 0},
+        // Tensor parallelism: alone, with Ulysses inside its heads (4 heads:
+        // 2 per tp rank, 1 per Ulysses rank), with ring, CFG and dp.
+        Layout{"tp2", 1, 1, 1, 1, 1, 0, 2}, Layout{"tp4", 1, 1, 1, 1, 1, 0, 4},
+        Layout{"tp2_ulysses2", 2, 1, 1, 1, 1, 0, 2}, Layout{"tp2_ring2", 1, 2, 1, 1, 1, 0, 2},
+        Layout{"tp2_cfg2", 1, 1, 2, 1, 1, 0, 2}, Layout{"tp2_dp2", 1, 1, 1, 2, 1, 0, 2},
+        Layout{"pipefusion2", 1, 1, 1, 1, 2, 2}, Layout{"pipefusion4", 1, 1, 1, 1, 4, 4},
+        Layout{"pipefusion2_ulysses2", 2, 1, 1, 1, 2, 2},
+        Layout{"pipefusion2_ring2", 1, 2, 1, 1, 2, 2},
+        Layout{"pipefusion2_usp2x2", 2, 2, 1, 1, 2, 4}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // The joint text-image families (text tokens replicated, attended jointly) under every exact
@@ -184,6 +217,7 @@ struct JointLayout {
   const char* name;
   int ulysses, ring;
   int cfg = 1;
+  int tp = 1;
   friend void PrintTo(const JointLayout& l, std::ostream* os) { *os << l.model << " " << l.name; }
 };
 
@@ -199,6 +233,7 @@ TEST_P(JointFamilyStrategyTest, MatchesOneRank) {
   parallel.ulysses = l.ulysses;
   parallel.ring = l.ring;
   parallel.cfg = l.cfg;
+  parallel.tp = l.tp;
   auto outputs = DenoiseOnAllRanks(parallel);
   ASSERT_EQ(static_cast<int>(outputs.size()), parallel.world_size());
   for (int rank = 0; rank < parallel.world_size(); ++rank) {
@@ -222,6 +257,7 @@ TEST_P(JointFamilyStrategyTest, CountedCommunicationMatchesThePrediction) {
   c.ulysses = l.ulysses;
   c.ring = l.ring;
   c.cfg = l.cfg;
+  c.tp = l.tp;
   c.steps = 2;
   ExpectCountedCommunicationAsPredicted(c, l.name);
 }
@@ -237,7 +273,17 @@ INSTANTIATE_TEST_SUITE_P(
                       JointLayout{"sd3-medium-tiny", "sd3_cfg2_ulysses2", 2, 1, 2},
                       JointLayout{"sd3.5-medium-tiny", "sd35_dual_ulysses2", 2, 1},
                       JointLayout{"sd3.5-medium-tiny", "sd35_dual_ring2", 1, 2},
-                      JointLayout{"sd3.5-medium-tiny", "sd35_dual_usp2x2", 2, 2}),
+                      JointLayout{"sd3.5-medium-tiny", "sd35_dual_usp2x2", 2, 2},
+                      // Tensor parallelism: joint blocks (both streams), Flux's single-stream
+                      // blocks, SD3.5's second attention; with Ulysses, ring and CFG.
+                      JointLayout{"flux-dev-tiny", "flux_tp2", 1, 1, 1, 2},
+                      JointLayout{"flux-dev-tiny", "flux_tp2_ulysses2", 2, 1, 1, 2},
+                      JointLayout{"flux-dev-tiny", "flux_tp2_ring2", 1, 2, 1, 2},
+                      JointLayout{"sd3-medium-tiny", "sd3_tp2", 1, 1, 1, 2},
+                      JointLayout{"sd3-medium-tiny", "sd3_tp2_ulysses2", 2, 1, 1, 2},
+                      JointLayout{"sd3-medium-tiny", "sd3_tp2_cfg2", 1, 1, 2, 2},
+                      JointLayout{"sd3.5-medium-tiny", "sd35_dual_tp2", 1, 1, 1, 2},
+                      JointLayout{"sd3.5-medium-tiny", "sd35_dual_tp2_ulysses2", 2, 1, 1, 2}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // The video families' clips under every exact sequence-parallel strategy (and CFG parallelism
@@ -258,6 +304,7 @@ struct VideoLayout {
   const char* name;
   int ulysses, ring;
   int cfg = 1;
+  int tp = 1;
   friend void PrintTo(const VideoLayout& l, std::ostream* os) { *os << l.model << " " << l.name; }
 };
 
@@ -268,6 +315,7 @@ class VideoFamilyStrategyTest : public ::testing::TestWithParam<VideoLayout> {
     c.ulysses = l.ulysses;
     c.ring = l.ring;
     c.cfg = l.cfg;
+    c.tp = l.tp;
     return c;
   }
 };
@@ -303,7 +351,9 @@ INSTANTIATE_TEST_SUITE_P(
                       VideoLayout{"wan2.1-t2v-tiny", "wan_cfg2_ulysses2", 2, 1, 2},
                       VideoLayout{"hunyuanvideo-tiny", "hunyuan_ulysses2", 2, 1},
                       VideoLayout{"hunyuanvideo-tiny", "hunyuan_ring2", 1, 2},
-                      VideoLayout{"hunyuanvideo-tiny", "hunyuan_usp2x2", 2, 2}),
+                      VideoLayout{"hunyuanvideo-tiny", "hunyuan_usp2x2", 2, 2},
+                      VideoLayout{"hunyuanvideo-tiny", "hunyuan_tp2", 1, 1, 1, 2},
+                      VideoLayout{"hunyuanvideo-tiny", "hunyuan_tp2_ulysses2", 2, 1, 1, 2}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // The image families on a non-square image (384 x 256 pixels: 16 patch rows of 24 columns)

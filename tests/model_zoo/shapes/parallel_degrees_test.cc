@@ -9,6 +9,7 @@
 #include "experiments/constraint.h"
 #include "experiments/trial.h"
 #include "experiments/trial_settings.h"
+#include "storage/results_view.h"
 #include "storage/schema.h"
 
 namespace ditbench::parallel_degrees_test {
@@ -78,8 +79,29 @@ TEST(ParallelDegreesTest, EveryDegreeIsASettingACanonicalKeyAVariableAndAColumn)
     EXPECT_EQ(where.FirstFailing(config, 64), -1) << name;  // refused values leave it at 2
     EXPECT_EQ(where.FirstFailing(TrialConfig{}, 64), 0) << name;
 
-    EXPECT_NE(std::find(columns.begin(), columns.end(), name), columns.end()) << name;
+    // The five older degrees lead the view (its contract); tp was added at its end.
+    if (d.shown_at_one)
+      EXPECT_NE(std::find(columns.begin(), columns.end(), name), columns.end()) << name;
+    else
+      EXPECT_NE(ResultsView(kSchemaVersion).find(" AS " + name + ","), std::string::npos) << name;
   }
+}
+
+TEST(ParallelDegreesTest, TensorParallelismIsLabelledAndKeyedOnlyAboveOne) {
+  ParallelDegrees d = UlyssesFourCfgTwo();
+  d.ulysses = 2;
+  d.tp = 2;
+  EXPECT_EQ(ShortDegreesLabel(d), "tp2 u2 r1 pf1 cfg2 dp1");
+  EXPECT_EQ(DegreesAboveOne(d), "tp=2 ulysses=2 cfg=2");
+  EXPECT_EQ(StrategyName(d), "tp+ulysses+cfg");
+  EXPECT_EQ(LayoutProduct(d), "dp 1 x cfg 2 x pipefusion 1 x ring 1 x ulysses 2 x tp 2");
+  // At 1 it is in no label and not in the key: every earlier trial keeps its key.
+  TrialConfig config;
+  config.ulysses = 2;
+  EXPECT_FALSE(CanonicalJson(config).contains("tp"));
+  EXPECT_EQ(ShortDegreesLabel(config.degrees()), "u2 r1 pf1 cfg1 dp1");
+  config.tp = 2;
+  EXPECT_EQ(CanonicalJson(config).at("tp"), 2);
 }
 
 }  // namespace
