@@ -13,6 +13,11 @@ been back to back (the figure to quote on a shared machine).
     PYTHONPATH=/tmp/refdeps .venv/bin/python bench/reference_speed.py --worker build/ditbench-worker
         [--precision fp32] [--threads 2] [--rounds 3] [--iterations 10]
         [--models pixart,sd3,flux,pixart-alpha,sd3-medium,flux-dev-d2s4]
+        [--against OTHER/ditbench-worker]
+--against times a second worker (another commit's build) in every round too, right after the
+first, on the same folder: the JSON line then also has `against_median_round_ratio`, this
+worker's median over the other's per round (and its quartiles), the figure that says whether a
+change slowed the forward, measured in one run on one machine.
 
 diffusers==0.35.2 (tests/reference/make_reference.py's pin).
 
@@ -145,6 +150,8 @@ def main():
     parser.add_argument("--gpus", default="auto", help="--device cuda: `ditbench run --gpus`")
     parser.add_argument("--jsonl", help="--device cuda: also append each JSON line here")
     parser.add_argument("--worker", help="--device cpu: ditbench-worker (--forward)")
+    parser.add_argument("--against", help="--device cpu: another ditbench-worker, timed in "
+                        "every round too (another commit's build)")
     parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)  # --device cuda: gpu-session passes 2
@@ -176,7 +183,7 @@ def main():
             model.save_pretrained(os.path.join(folder, "model"), safe_serialization=True)
             save_file({k: v.contiguous() for k, v in inputs.items()},
                       os.path.join(folder, "inputs.safetensors"))
-            ours, theirs, ratios = [], [], []
+            ours, theirs, ratios, against = [], [], [], []
             for _ in range(args.rounds):  # interleaved: diffusers, ditbench, diffusers, ...
                 t = diffusers_times(model, inputs, dtype, args.iterations)
                 o = ditbench_times(args.worker, folder, args.precision, args.threads,
@@ -186,8 +193,17 @@ def main():
                 # Each round's pair ran back to back: their ratio is what a burst of load
                 # from other processes disturbs least.
                 ratios.append(statistics.median(o) / statistics.median(t))
+                if args.against:
+                    a = ditbench_times(args.against, folder, args.precision, args.threads,
+                                       args.iterations)
+                    against.append(statistics.median(o) / statistics.median(a))
             ditbench_ms, diffusers_ms = statistics.median(ours), statistics.median(theirs)
             quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+            extra = {}
+            if against:
+                q = statistics.quantiles(against, n=4) if len(against) > 1 else against * 3
+                extra = {"against_median_round_ratio": round(statistics.median(against), 3),
+                         "against_round_ratio_iqr": [round(q[0], 3), round(q[2], 3)]}
             print(json.dumps({
                 "model": name, "precision": args.precision, "threads": args.threads,
                 "diffusers": diffusers.__version__, "torch": torch.__version__,
@@ -197,7 +213,7 @@ def main():
                 "median_round_ratio": round(statistics.median(ratios), 3),
                 "round_ratio_iqr": [round(quartiles[0], 3), round(quartiles[2], 3)],
                 "rounds": args.rounds, "samples": len(ours),
-                "load_average": round(os.getloadavg()[0], 2)}), flush=True)
+                "load_average": round(os.getloadavg()[0], 2), **extra}), flush=True)
 
 
 if __name__ == "__main__":
