@@ -136,15 +136,14 @@ void LoadDiffusersWeights(torch::nn::Module& module, const DiffusersModel& model
     if (joined != whole)
       throw std::invalid_argument(where + ": tensor '" + names + "' has shape " + Shape(joined) +
                                   ", config.json implies " + Shape(want));
-    const bool is_bias =
-        item.key().size() >= 5 && item.key().compare(item.key().size() - 5, 5, ".bias") == 0;
+    const bool is_bias = IsBias(item.key());
     torch::Tensor value;
     if (!rule)
       value = parts.size() == 1 ? parts[0] : torch::cat(parts, 0);
     else if (parts.size() == 1)
       value = ShardOf(parts[0], *rule, is_bias, shard.rank, shard.size);
     else
-      value = ShardOfParts(parts, *rule, is_bias, shard.rank, shard.size);
+      value = ShardOfParts(parts, *rule, shard.rank, shard.size);
     item.value().copy_(value);
   }
   for (const auto& [name, tensor] : tensors)

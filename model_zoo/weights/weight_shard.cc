@@ -48,7 +48,7 @@ torch::Tensor ShardOf(const torch::Tensor& full, const WeightShard& rule, bool i
 }
 
 torch::Tensor ShardOfParts(const std::vector<torch::Tensor>& parts, const WeightShard& rule,
-                           bool is_bias, int rank, int size) {
+                           int rank, int size) {
   TORCH_CHECK(rule.split == WeightShard::Split::kColumns && parts.size() == rule.parts.size(),
               "a fused parameter given in ", parts.size(),
               " tensors splits only as a column-parallel layer of as many parts");
@@ -57,10 +57,13 @@ torch::Tensor ShardOfParts(const std::vector<torch::Tensor>& parts, const Weight
     const int64_t share = parts[i].size(0) / size;
     TORCH_CHECK(share * size == parts[i].size(0), "a part of ", parts[i].size(0),
                 " features does not split over tp=", size);
-    (void)is_bias;  // weight and bias split along dim 0 alike
     pieces.push_back(parts[i].narrow(0, rank * share, share));
   }
   return torch::cat(pieces, 0);
+}
+
+bool IsBias(const std::string& name) {
+  return name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
 }
 
 std::vector<std::int64_t> WholeSizes(const ShardPlacement& placement, const std::string& name,
@@ -68,8 +71,7 @@ std::vector<std::int64_t> WholeSizes(const ShardPlacement& placement, const std:
   std::vector<std::int64_t> sizes(local.begin(), local.end());
   const WeightShard* rule = placement.RuleFor(name);
   if (!rule) return sizes;
-  const bool is_bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
-  const int64_t dim = SplitDim(*rule, is_bias);
+  const int64_t dim = SplitDim(*rule, IsBias(name));
   if (dim >= 0) sizes[dim] *= placement.size;
   return sizes;
 }
@@ -80,10 +82,9 @@ void ShardParameters(torch::nn::Module& module, const ShardPlacement& placement)
   for (auto& item : module.named_parameters(/*recurse=*/true)) {
     const WeightShard* rule = placement.RuleFor(item.key());
     if (!rule) continue;
-    const bool is_bias =
-        item.key().size() >= 5 && item.key().compare(item.key().size() - 5, 5, ".bias") == 0;
     // set_data: the module's own parameter now holds the shard; the whole one is freed.
-    item.value().set_data(ShardOf(item.value(), *rule, is_bias, placement.rank, placement.size));
+    item.value().set_data(
+        ShardOf(item.value(), *rule, IsBias(item.key()), placement.rank, placement.size));
   }
 }
 

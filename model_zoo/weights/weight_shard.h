@@ -50,9 +50,12 @@ struct ShardPlacement {
 torch::Tensor ShardOf(const torch::Tensor& full, const WeightShard& rule, bool is_bias, int rank,
                       int size);
 // The shard of a fused parameter given as its parts' tensors (diffusers' to_q, to_k, to_v),
-// each one part of a column-parallel layer: each part's share, concatenated.
+// each one part of a column-parallel layer (weight and bias alike): each part's share,
+// concatenated.
 torch::Tensor ShardOfParts(const std::vector<torch::Tensor>& parts, const WeightShard& rule,
-                           bool is_bias, int rank, int size);
+                           int rank, int size);
+// Whether parameter `name` is a layer's bias ("blocks.3.attn_out.bias"): ShardOf's `is_bias`.
+bool IsBias(const std::string& name);
 // The shape `name`'s parameter has whole, from its shard's `local` shape (the inverse of
 // ShardOf's).
 std::vector<std::int64_t> WholeSizes(const ShardPlacement& placement, const std::string& name,

@@ -17,7 +17,7 @@ TEST(WeightShardTest, AColumnParallelLayerKeepsItsShareOfEachFusedPart) {
   for (int part = 0; part < 3; ++part)
     EXPECT_TRUE(torch::equal(rank1.narrow(0, 2 * part, 2), full.narrow(0, 4 * part + 2, 2)));
   // Given as its parts' tensors (a diffusers folder's to_q, to_k, to_v), the same shard.
-  EXPECT_TRUE(torch::equal(ShardOfParts(full.split(4, 0), qkv, false, 1, 2), rank1));
+  EXPECT_TRUE(torch::equal(ShardOfParts(full.split(4, 0), qkv, 1, 2), rank1));
   const auto bias = torch::arange(12, torch::kFloat32);
   EXPECT_TRUE(torch::equal(ShardOf(bias, qkv, /*is_bias=*/true, 0, 2),
                            torch::tensor({0.f, 1.f, 4.f, 5.f, 8.f, 9.f})));
